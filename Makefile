@@ -1,0 +1,20 @@
+# trainc — top-level build. `make` builds the compiler and runtime; `make demo` trains the
+# default example; `make test` runs the suite. Each area keeps its rules in mk/<area>.mk.
+
+BUILD      ?= build
+CC         ?= cc
+CFLAGS_COMMON := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -g -fopenmp \
+                 -Iruntime/include -Icompiler -I$(BUILD)/gen
+CFLAGS     ?= -O2
+# Sanitized build used by unit tests (address + undefined behaviour).
+SAN_FLAGS  := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDLIBS     := -lopenblas -lz -lm -lgomp
+
+.PHONY: all demo test test-gpu bench bench-cpu deps clean
+all: deps-check trainc runtime
+
+include mk/deps.mk
+include $(sort $(wildcard mk/[a-z]*.mk))
+
+clean:
+	rm -rf $(BUILD)

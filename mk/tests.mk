@@ -1,0 +1,16 @@
+# `make test`: every tests/unit/test_*.c becomes a sanitized binary; tests/run_all.sh runs
+# those binaries and every tests/*/*_test.sh script, and prints "N passed, N failed".
+
+UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/testlib.h $(RT_LIB_ASAN) $(RT_LIB_F64) $(TRAINC_LIB_ASAN) $(RT_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) $(SAN_FLAGS) -Itests/unit $< -o $@ \
+	  $(TRAINC_LIB_ASAN) $(RT_LIB_ASAN) $(RT_LIB_F64) $(LDLIBS)
+
+.PHONY: test-build
+test-build: all $(UNIT_BINS) $(TEST_EXTRA_DEPS)
+
+test: test-build
+	@BUILD=$(BUILD) bash tests/run_all.sh
