@@ -1,0 +1,90 @@
+/* Batch normalization over (N, H, W) per channel with affine gamma/beta: training (batch
+ * statistics, running-stat update with torch semantics), evaluation, and backward. */
+#include "rt_ops.h"
+#include "rt_real.h"
+
+void RT_FN(batchnorm_forward_train)(real_t *out /*N,C,HW*/, real_t *save_mean /*C*/,
+                                    real_t *save_inv_std /*C*/, real_t *running_mean /*C*/,
+                                    real_t *running_var /*C*/, const real_t *in /*N,C,HW*/,
+                                    const real_t *gamma /*C*/, const real_t *beta /*C*/,
+                                    int n, int c, int hw, real_t momentum, real_t eps) {
+    long m = (long)n * hw;
+    #pragma omp parallel for schedule(static)
+    for (int ch = 0; ch < c; ch++) {
+        /* Two passes in double: sums over a whole batch lose too much in float. */
+        double sum = 0, sq = 0;
+        for (int b = 0; b < n; b++) {
+            const real_t *x = in + ((long)b * c + ch) * hw;
+            for (int i = 0; i < hw; i++) sum += x[i];
+        }
+        double mean = sum / m;
+        for (int b = 0; b < n; b++) {
+            const real_t *x = in + ((long)b * c + ch) * hw;
+            for (int i = 0; i < hw; i++) { double d = x[i] - mean; sq += d * d; }
+        }
+        double var = sq / m;   /* biased: what normalizes the batch */
+        real_t inv_std = (real_t)(1.0 / sqrt(var + eps));
+        save_mean[ch] = (real_t)mean;
+        save_inv_std[ch] = inv_std;
+        /* torch keeps the unbiased variance in the running estimate */
+        double unbiased = m > 1 ? sq / (m - 1) : var;
+        running_mean[ch] = (real_t)((1 - momentum) * running_mean[ch] + momentum * mean);
+        running_var[ch] = (real_t)((1 - momentum) * running_var[ch] + momentum * unbiased);
+        real_t scale = gamma[ch] * inv_std, shift = beta[ch] - (real_t)mean * scale;
+        for (int b = 0; b < n; b++) {
+            const real_t *x = in + ((long)b * c + ch) * hw;
+            real_t *y = out + ((long)b * c + ch) * hw;
+            for (int i = 0; i < hw; i++) y[i] = x[i] * scale + shift;
+        }
+    }
+}
+
+void RT_FN(batchnorm_forward_eval)(real_t *out, const real_t *in, const real_t *gamma,
+                                   const real_t *beta, const real_t *running_mean,
+                                   const real_t *running_var, int n, int c, int hw, real_t eps) {
+    #pragma omp parallel for collapse(2) schedule(static)
+    for (int b = 0; b < n; b++)
+        for (int ch = 0; ch < c; ch++) {
+            real_t scale = gamma[ch] / rt_sqrt(running_var[ch] + eps);
+            real_t shift = beta[ch] - running_mean[ch] * scale;
+            const real_t *x = in + ((long)b * c + ch) * hw;
+            real_t *y = out + ((long)b * c + ch) * hw;
+            for (int i = 0; i < hw; i++) y[i] = x[i] * scale + shift;
+        }
+}
+
+/* din = gamma*inv_std/M * (M*dout - sum(dout) - xhat*sum(dout*xhat)); xhat is recomputed
+ * from in and the saved statistics rather than stored. */
+void RT_FN(batchnorm_backward)(real_t *din /*N,C,HW or NULL*/, real_t *dgamma /*C*/,
+                               real_t *dbeta /*C*/, const real_t *dout, const real_t *in,
+                               const real_t *gamma, const real_t *save_mean,
+                               const real_t *save_inv_std, int n, int c, int hw) {
+    long m = (long)n * hw;
+    #pragma omp parallel for schedule(static)
+    for (int ch = 0; ch < c; ch++) {
+        real_t mean = save_mean[ch], inv_std = save_inv_std[ch];
+        double sum_dy = 0, sum_dy_xhat = 0;
+        for (int b = 0; b < n; b++) {
+            const real_t *x = in + ((long)b * c + ch) * hw;
+            const real_t *dy = dout + ((long)b * c + ch) * hw;
+            for (int i = 0; i < hw; i++) {
+                sum_dy += dy[i];
+                sum_dy_xhat += dy[i] * (x[i] - mean) * inv_std;
+            }
+        }
+        dgamma[ch] = (real_t)sum_dy_xhat;
+        dbeta[ch] = (real_t)sum_dy;
+        if (!din) continue;
+        real_t k = gamma[ch] * inv_std / m;
+        real_t s_dy = (real_t)sum_dy, s_dy_xhat = (real_t)sum_dy_xhat;
+        for (int b = 0; b < n; b++) {
+            const real_t *x = in + ((long)b * c + ch) * hw;
+            const real_t *dy = dout + ((long)b * c + ch) * hw;
+            real_t *dx = din + ((long)b * c + ch) * hw;
+            for (int i = 0; i < hw; i++) {
+                real_t xhat = (x[i] - mean) * inv_std;
+                dx[i] = k * ((real_t)m * dy[i] - s_dy - xhat * s_dy_xhat);
+            }
+        }
+    }
+}

@@ -1,0 +1,125 @@
+/* 2-D convolution (stride, padding, dilation, groups), forward and backward, as im2col + GEMM
+ * one image and one group at a time. GEMMs run on OpenBLAS's own threads; only the im2col
+ * and col2im copies use OpenMP, outside any GEMM, so the two pools never run together. */
+#include <string.h>
+#include "rt_gemm.h"
+#include "rt_ops.h"
+#include "rt_real.h"
+
+/* 1x1 stride-1 pad-0 convolutions are a GEMM on the input as it lies: no im2col. */
+static int is_pointwise(const rt_conv_shape *s) {
+    return s->kh == 1 && s->kw == 1 && s->sh == 1 && s->sw == 1 && s->ph == 0 && s->pw == 0;
+}
+
+long RT_FN(conv2d_workspace_elems)(const rt_conv_shape *s) {
+    if (is_pointwise(s)) return 0;
+    return (long)(s->c / s->groups) * s->kh * s->kw * s->oh * s->ow;
+}
+
+/* col[(ci*KH+ki)*KW+kj][oy*OW+ox] = in[ci][oy*sh-ph+ki*dh][ox*sw-pw+kj*dw], 0 outside. */
+static void im2col(real_t *col /*cg*KH*KW, OH*OW*/, const real_t *in /*cg,H,W*/, int cg,
+                   const rt_conv_shape *s) {
+    int rows = cg * s->kh * s->kw;
+    #pragma omp parallel for schedule(static) if ((long)rows * s->oh * s->ow > 32768)
+    for (int r = 0; r < rows; r++) {
+        int kj = r % s->kw, ki = (r / s->kw) % s->kh, ci = r / (s->kw * s->kh);
+        const real_t *plane = in + (long)ci * s->h * s->w;
+        real_t *dst = col + (long)r * s->oh * s->ow;
+        for (int oy = 0; oy < s->oh; oy++) {
+            int iy = oy * s->sh - s->ph + ki * s->dh;
+            real_t *row = dst + (long)oy * s->ow;
+            if (iy < 0 || iy >= s->h) { memset(row, 0, sizeof(real_t) * s->ow); continue; }
+            for (int ox = 0; ox < s->ow; ox++) {
+                int ix = ox * s->sw - s->pw + kj * s->dw;
+                row[ox] = (ix >= 0 && ix < s->w) ? plane[(long)iy * s->w + ix] : 0;
+            }
+        }
+    }
+}
+
+/* Adjoint of im2col: din += scatter of dcol. Parallel over input channels so that no two
+ * threads write the same element. */
+static void col2im_add(real_t *din /*cg,H,W*/, const real_t *dcol, int cg, const rt_conv_shape *s) {
+    #pragma omp parallel for schedule(static) if ((long)cg * s->kh * s->kw * s->oh * s->ow > 32768)
+    for (int ci = 0; ci < cg; ci++) {
+        real_t *plane = din + (long)ci * s->h * s->w;
+        for (int ki = 0; ki < s->kh; ki++)
+            for (int kj = 0; kj < s->kw; kj++) {
+                const real_t *src = dcol + ((long)(ci * s->kh + ki) * s->kw + kj) * s->oh * s->ow;
+                for (int oy = 0; oy < s->oh; oy++) {
+                    int iy = oy * s->sh - s->ph + ki * s->dh;
+                    if (iy < 0 || iy >= s->h) continue;
+                    for (int ox = 0; ox < s->ow; ox++) {
+                        int ix = ox * s->sw - s->pw + kj * s->dw;
+                        if (ix >= 0 && ix < s->w) plane[(long)iy * s->w + ix] += src[(long)oy * s->ow + ox];
+                    }
+                }
+            }
+    }
+}
+
+void RT_FN(conv2d_forward)(real_t *out /*N,OC,OH,OW*/, const real_t *in /*N,C,H,W*/,
+                           const real_t *weight /*OC,C/groups,KH,KW*/,
+                           const real_t *bias /*OC or NULL*/, real_t *work,
+                           const rt_conv_shape *s) {
+    int cg = s->c / s->groups, ocg = s->oc / s->groups;
+    int kdim = cg * s->kh * s->kw, ohw = s->oh * s->ow;
+    long in_img = (long)s->c * s->h * s->w, out_img = (long)s->oc * ohw;
+    for (int b = 0; b < s->n; b++) {
+        for (int g = 0; g < s->groups; g++) {
+            const real_t *x = in + b * in_img + (long)g * cg * s->h * s->w;
+            const real_t *col = x;
+            if (!is_pointwise(s)) { im2col(work, x, cg, s); col = work; }
+            RT_FN(rt_gemm)(0, 0, ocg, ohw, kdim, 1, weight + (long)g * ocg * kdim, kdim,
+                           col, ohw, 0, out + b * out_img + (long)g * ocg * ohw, ohw);
+        }
+        if (bias) {
+            real_t *o = out + b * out_img;
+            #pragma omp parallel for schedule(static) if (out_img > 65536)
+            for (int oc = 0; oc < s->oc; oc++)
+                for (int i = 0; i < ohw; i++) o[(long)oc * ohw + i] += bias[oc];
+        }
+    }
+}
+
+void RT_FN(conv2d_backward)(real_t *din /*N,C,H,W or NULL*/, real_t *dweight /*OC,C/groups,KH,KW*/,
+                            real_t *dbias /*OC or NULL*/, const real_t *dout /*N,OC,OH,OW*/,
+                            const real_t *in, const real_t *weight, real_t *work,
+                            const rt_conv_shape *s) {
+    int cg = s->c / s->groups, ocg = s->oc / s->groups;
+    int kdim = cg * s->kh * s->kw, ohw = s->oh * s->ow;
+    long in_img = (long)s->c * s->h * s->w, out_img = (long)s->oc * ohw;
+    int pointwise = is_pointwise(s);
+    if (dbias) {
+        #pragma omp parallel for schedule(static)
+        for (int oc = 0; oc < s->oc; oc++) {
+            real_t acc = 0;   /* one thread per channel: the sum order is fixed */
+            for (int b = 0; b < s->n; b++) {
+                const real_t *d = dout + b * out_img + (long)oc * ohw;
+                for (int i = 0; i < ohw; i++) acc += d[i];
+            }
+            dbias[oc] = acc;
+        }
+    }
+    for (int b = 0; b < s->n; b++) {
+        for (int g = 0; g < s->groups; g++) {
+            const real_t *x = in + b * in_img + (long)g * cg * s->h * s->w;
+            const real_t *dy = dout + b * out_img + (long)g * ocg * ohw;
+            const real_t *w = weight + (long)g * ocg * kdim;
+            const real_t *col = x;
+            if (!pointwise) { im2col(work, x, cg, s); col = work; }
+            /* dW_g = dY_g . col^T, summed over images: beta 0 on the first overwrites. */
+            RT_FN(rt_gemm)(0, 1, ocg, kdim, ohw, 1, dy, ohw, col, ohw, b ? 1 : 0,
+                           dweight + (long)g * ocg * kdim, kdim);
+            if (!din) continue;
+            real_t *dx = din + b * in_img + (long)g * cg * s->h * s->w;
+            if (pointwise) {   /* dX_g = W_g^T . dY_g straight into din */
+                RT_FN(rt_gemm)(1, 0, kdim, ohw, ocg, 1, w, kdim, dy, ohw, 0, dx, ohw);
+            } else {           /* the col buffer is free again once dW is done: reuse it */
+                RT_FN(rt_gemm)(1, 0, kdim, ohw, ocg, 1, w, kdim, dy, ohw, 0, work, ohw);
+                memset(dx, 0, sizeof(real_t) * cg * s->h * s->w);
+                col2im_add(dx, work, cg, s);
+            }
+        }
+    }
+}

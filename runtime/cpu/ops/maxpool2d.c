@@ -1,0 +1,48 @@
+/* 2-D max pooling with padding; the forward saves the winning input index per output so
+ * the backward is a scatter, with no second search. */
+#include <string.h>
+#include "rt_ops.h"
+#include "rt_real.h"
+
+void RT_FN(maxpool2d_forward)(real_t *out /*N,C,OH,OW*/, int32_t *argmax /*N,C,OH,OW*/,
+                              const real_t *in /*N,C,H,W*/, const rt_pool_shape *s) {
+    long planes = (long)s->n * s->c;
+    #pragma omp parallel for schedule(static)
+    for (long pl = 0; pl < planes; pl++) {
+        const real_t *x = in + pl * s->h * s->w;
+        real_t *y = out + pl * s->oh * s->ow;
+        int32_t *am = argmax + pl * s->oh * s->ow;
+        for (int oy = 0; oy < s->oh; oy++)
+            for (int ox = 0; ox < s->ow; ox++) {
+                int best = -1;
+                real_t bv = 0;
+                for (int ki = 0; ki < s->kh; ki++) {
+                    int iy = oy * s->sh - s->ph + ki;
+                    if (iy < 0 || iy >= s->h) continue;
+                    for (int kj = 0; kj < s->kw; kj++) {
+                        int ix = ox * s->sw - s->pw + kj;
+                        if (ix < 0 || ix >= s->w) continue;
+                        real_t v = x[iy * s->w + ix];
+                        if (best < 0 || v > bv) { bv = v; best = iy * s->w + ix; }
+                    }
+                }
+                /* torch requires pad <= kernel/2, so every window sees an input */
+                y[oy * s->ow + ox] = bv;
+                am[oy * s->ow + ox] = best;
+            }
+    }
+}
+
+void RT_FN(maxpool2d_backward)(real_t *din /*N,C,H,W*/, const real_t *dout,
+                               const int32_t *argmax, const rt_pool_shape *s) {
+    long planes = (long)s->n * s->c;
+    #pragma omp parallel for schedule(static)
+    for (long pl = 0; pl < planes; pl++) {
+        real_t *dx = din + pl * s->h * s->w;
+        const real_t *dy = dout + pl * s->oh * s->ow;
+        const int32_t *am = argmax + pl * s->oh * s->ow;
+        memset(dx, 0, sizeof(real_t) * s->h * s->w);
+        for (int o = 0; o < s->oh * s->ow; o++)
+            if (am[o] >= 0) dx[am[o]] += dy[o];   /* windows overlap when stride < kernel */
+    }
+}

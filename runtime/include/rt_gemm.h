@@ -1,0 +1,15 @@
+/* Row-major matrix multiply used by the CPU ops: C = alpha * op(A) * op(B) + beta * C,
+ * op(X) = X or X^T, through OpenBLAS (which brings its own threads; do not call it from
+ * inside an OpenMP parallel region, or the two thread pools oversubscribe the cores). */
+#ifndef RT_GEMM_H
+#define RT_GEMM_H
+
+/* A is M x K after op (stored K x M when trans_a), B is K x N after op, C is M x N. */
+void rt_gemm(int trans_a, int trans_b, int m, int n, int k,
+             float alpha, const float *a, int lda, const float *b, int ldb,
+             float beta, float *c, int ldc);
+void rt_gemm_f64(int trans_a, int trans_b, int m, int n, int k,
+                 double alpha, const double *a, int lda, const double *b, int ldb,
+                 double beta, double *c, int ldc);
+
+#endif

@@ -1,0 +1,210 @@
+/* CPU training ops of libtrainrt: forward and backward of every layer the compiler emits,
+ * NCHW layout, batch N explicit. This header is the reference for their conventions.
+ *
+ * CONVENTIONS
+ * - Signatures: outputs first, then inputs, then sizes. Gradients carry a `d` prefix.
+ * - Precision: every op exists as `name` (float) and `name_f64` (double). Op sources are
+ *   written once against real_t/RT_FN (rt_real.h); the double build exists for the
+ *   central-difference gradient checks in tests/unit/test_grad_*.c.
+ * - Backward OVERWRITES: dinput, dweight, dbias, dgamma, dbeta are written with `=`, never
+ *   accumulated; a gradient output passed as NULL is skipped (e.g. dinput of the first layer).
+ *   The one exception is a tensor that feeds several consumers: the generated code lets the
+ *   first consumer's backward write its gradient and, for each further consumer, writes into
+ *   a scratch buffer and calls tensor_accumulate(dst, scratch, n). Ops never do this themselves.
+ * - In-place: elementwise ops (relu, gelu, dropout, drop_path, layer_scale, add) allow
+ *   out == in and din == dout. Nothing else may alias.
+ * - Workspace: conv2d needs a scratch buffer of conv2d_workspace_elems(s) elements (the
+ *   im2col matrix of one image and one group), the same size for forward and backward; the
+ *   caller allocates it (from the static memory plan) and may reuse it between layers.
+ *   It is 0 for 1x1 stride-1 pad-0 convolutions, and work may then be NULL.
+ * - Saved state: batchnorm saves mean and inv_std per channel, layernorm mean and rstd per
+ *   pixel, maxpool int32 argmax per output, LRN its scale per element; backward reads them.
+ * - Stateless masks: dropout and drop_path hold no RNG state and no mask buffer. Element
+ *   (or sample) i is kept iff rt_hash_uniform(seed, i) >= p, kept values are scaled by
+ *   1/(1-p); backward recomputes the same mask from the same seed. The caller derives a
+ *   fresh seed per layer and step (e.g. hash of run seed, step, layer id).
+ * - Flatten is a no-op: a contiguous NCHW tensor [N,C,H,W] is already [N, C*H*W]; the
+ *   compiler aliases the buffer and emits no call.
+ * - Labels are int32_t class indices in [0, k).
+ */
+#ifndef RT_OPS_PROTOTYPES
+#ifndef RT_OPS_H
+#define RT_OPS_H
+#include <stdint.h>
+
+/* conv2d sizes; oh/ow must equal rt_conv_out_dim() of the rest (the compiler sets them). */
+typedef struct {
+    int n, c, h, w;        /* input */
+    int oc, kh, kw;        /* output channels, kernel */
+    int sh, sw, ph, pw;    /* stride, zero padding */
+    int dh, dw;            /* dilation (1 = dense) */
+    int groups;            /* c and oc divisible by groups; groups == c is depthwise */
+    int oh, ow;            /* output */
+} rt_conv_shape;
+
+/* maxpool2d / avgpool2d sizes (floor mode, as torch's default ceil_mode=False). */
+typedef struct {
+    int n, c, h, w;
+    int kh, kw, sh, sw, ph, pw;
+    int oh, ow;
+} rt_pool_shape;
+
+/* Output extent of a convolution or pooling window along one axis. */
+static inline int rt_conv_out_dim(int in, int k, int stride, int pad, int dilation) {
+    return (in + 2 * pad - dilation * (k - 1) - 1) / stride + 1;
+}
+
+/* Counter-based uniform in [0,1) from (seed, index): splitmix64 of the pair. Kept in the
+ * header so that dropout, drop_path, the tests and a CUDA port share one bit-exact mask. */
+static inline double rt_hash_uniform(uint64_t seed, uint64_t index) {
+    uint64_t z = seed ^ (index * 0xD1B54A32D192ED03ull);
+    z += 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return (double)(z >> 11) * 0x1.0p-53;
+}
+
+/* Prototypes, declared once per precision: RT_OPS_R is the element type, RT_OPS_FN the name. */
+#define RT_OPS_PROTOTYPES
+#define RT_OPS_R float
+#define RT_OPS_FN(name) name
+#include "rt_ops.h"
+#undef RT_OPS_R
+#undef RT_OPS_FN
+#define RT_OPS_R double
+#define RT_OPS_FN(name) name##_f64
+#include "rt_ops.h"
+#undef RT_OPS_R
+#undef RT_OPS_FN
+#undef RT_OPS_PROTOTYPES
+
+#endif /* RT_OPS_H */
+#else  /* RT_OPS_PROTOTYPES: this part is read twice, once per precision */
+
+/* dst += src: gradient of a tensor with several consumers (see CONVENTIONS). */
+void RT_OPS_FN(tensor_accumulate)(RT_OPS_R *dst, const RT_OPS_R *src, long n);
+
+/* ---- conv2d (im2col + GEMM; 1x1 stride-1 pad-0 without im2col) ---- */
+long RT_OPS_FN(conv2d_workspace_elems)(const rt_conv_shape *s);
+void RT_OPS_FN(conv2d_forward)(RT_OPS_R *out /*N,OC,OH,OW*/, const RT_OPS_R *in /*N,C,H,W*/,
+                               const RT_OPS_R *weight /*OC,C/groups,KH,KW*/,
+                               const RT_OPS_R *bias /*OC or NULL*/, RT_OPS_R *work,
+                               const rt_conv_shape *s);
+void RT_OPS_FN(conv2d_backward)(RT_OPS_R *din /*N,C,H,W or NULL*/,
+                                RT_OPS_R *dweight /*OC,C/groups,KH,KW*/,
+                                RT_OPS_R *dbias /*OC or NULL*/,
+                                const RT_OPS_R *dout /*N,OC,OH,OW*/, const RT_OPS_R *in,
+                                const RT_OPS_R *weight, RT_OPS_R *work, const rt_conv_shape *s);
+
+/* ---- linear: out = in . weight^T + bias (PyTorch layout) ---- */
+void RT_OPS_FN(linear_forward)(RT_OPS_R *out /*N,O*/, const RT_OPS_R *in /*N,I*/,
+                               const RT_OPS_R *weight /*O,I*/, const RT_OPS_R *bias /*O or NULL*/,
+                               int n, int in_features, int out_features);
+void RT_OPS_FN(linear_backward)(RT_OPS_R *din /*N,I or NULL*/, RT_OPS_R *dweight /*O,I*/,
+                                RT_OPS_R *dbias /*O or NULL*/, const RT_OPS_R *dout /*N,O*/,
+                                const RT_OPS_R *in, const RT_OPS_R *weight,
+                                int n, int in_features, int out_features);
+
+/* ---- batchnorm over N,H,W per channel; [N,C] inputs use hw = 1 ---- */
+/* Training: batch statistics (biased var for normalizing), saves mean and inv_std, and
+ * updates running stats like torch: r = (1-momentum)*r + momentum*batch, var unbiased. */
+void RT_OPS_FN(batchnorm_forward_train)(RT_OPS_R *out /*N,C,HW*/, RT_OPS_R *save_mean /*C*/,
+                                        RT_OPS_R *save_inv_std /*C*/, RT_OPS_R *running_mean /*C*/,
+                                        RT_OPS_R *running_var /*C*/, const RT_OPS_R *in /*N,C,HW*/,
+                                        const RT_OPS_R *gamma /*C*/, const RT_OPS_R *beta /*C*/,
+                                        int n, int c, int hw, RT_OPS_R momentum, RT_OPS_R eps);
+void RT_OPS_FN(batchnorm_forward_eval)(RT_OPS_R *out, const RT_OPS_R *in, const RT_OPS_R *gamma,
+                                       const RT_OPS_R *beta, const RT_OPS_R *running_mean,
+                                       const RT_OPS_R *running_var, int n, int c, int hw,
+                                       RT_OPS_R eps);
+void RT_OPS_FN(batchnorm_backward)(RT_OPS_R *din /*N,C,HW or NULL*/, RT_OPS_R *dgamma /*C*/,
+                                   RT_OPS_R *dbeta /*C*/, const RT_OPS_R *dout, const RT_OPS_R *in,
+                                   const RT_OPS_R *gamma, const RT_OPS_R *save_mean,
+                                   const RT_OPS_R *save_inv_std, int n, int c, int hw);
+
+/* ---- layernorm over C per (n, pixel): ConvNeXt channels_first; [N,C] uses hw = 1 ---- */
+void RT_OPS_FN(layernorm_forward)(RT_OPS_R *out /*N,C,HW*/, RT_OPS_R *save_mean /*N,HW*/,
+                                  RT_OPS_R *save_rstd /*N,HW*/, const RT_OPS_R *in /*N,C,HW*/,
+                                  const RT_OPS_R *gamma /*C*/, const RT_OPS_R *beta /*C*/,
+                                  int n, int c, int hw, RT_OPS_R eps);
+void RT_OPS_FN(layernorm_backward)(RT_OPS_R *din /*N,C,HW or NULL*/, RT_OPS_R *dgamma /*C*/,
+                                   RT_OPS_R *dbeta /*C*/, const RT_OPS_R *dout, const RT_OPS_R *in,
+                                   const RT_OPS_R *gamma, const RT_OPS_R *save_mean,
+                                   const RT_OPS_R *save_rstd, int n, int c, int hw);
+
+/* ---- activations ---- */
+void RT_OPS_FN(relu_forward)(RT_OPS_R *out, const RT_OPS_R *in, long n);
+/* Takes the forward OUTPUT (out > 0 iff in > 0), so relu may run in place. */
+void RT_OPS_FN(relu_backward)(RT_OPS_R *din, const RT_OPS_R *dout, const RT_OPS_R *out, long n);
+/* Exact erf form: 0.5 x (1 + erf(x / sqrt 2)), torch's default. */
+void RT_OPS_FN(gelu_forward)(RT_OPS_R *out, const RT_OPS_R *in, long n);
+void RT_OPS_FN(gelu_backward)(RT_OPS_R *din, const RT_OPS_R *dout, const RT_OPS_R *in, long n);
+
+/* ---- pooling ---- */
+/* argmax is the index inside the input H*W plane; padding never wins. */
+void RT_OPS_FN(maxpool2d_forward)(RT_OPS_R *out /*N,C,OH,OW*/, int32_t *argmax /*N,C,OH,OW*/,
+                                  const RT_OPS_R *in /*N,C,H,W*/, const rt_pool_shape *s);
+void RT_OPS_FN(maxpool2d_backward)(RT_OPS_R *din /*N,C,H,W*/, const RT_OPS_R *dout,
+                                   const int32_t *argmax, const rt_pool_shape *s);
+/* count_include_pad = true: every window divides by kh*kw (torch default). */
+void RT_OPS_FN(avgpool2d_forward)(RT_OPS_R *out /*N,C,OH,OW*/, const RT_OPS_R *in /*N,C,H,W*/,
+                                  const rt_pool_shape *s);
+void RT_OPS_FN(avgpool2d_backward)(RT_OPS_R *din /*N,C,H,W*/, const RT_OPS_R *dout,
+                                   const rt_pool_shape *s);
+void RT_OPS_FN(global_avgpool_forward)(RT_OPS_R *out /*N,C*/, const RT_OPS_R *in /*N,C,HW*/,
+                                       int n, int c, int hw);
+void RT_OPS_FN(global_avgpool_backward)(RT_OPS_R *din /*N,C,HW*/, const RT_OPS_R *dout /*N,C*/,
+                                        int n, int c, int hw);
+
+/* ---- stochastic regularizers (stateless masks, see CONVENTIONS); train = 0 is identity ---- */
+void RT_OPS_FN(dropout_forward)(RT_OPS_R *out, const RT_OPS_R *in, long n, RT_OPS_R p,
+                                uint64_t seed, int train);
+void RT_OPS_FN(dropout_backward)(RT_OPS_R *din, const RT_OPS_R *dout, long n, RT_OPS_R p,
+                                 uint64_t seed, int train);
+/* Drop path: sample i of the residual branch is dropped whole, mask from (seed, i). */
+void RT_OPS_FN(drop_path_forward)(RT_OPS_R *out /*N,per_sample*/, const RT_OPS_R *in, int n,
+                                  long per_sample, RT_OPS_R p, uint64_t seed, int train);
+void RT_OPS_FN(drop_path_backward)(RT_OPS_R *din, const RT_OPS_R *dout, int n, long per_sample,
+                                   RT_OPS_R p, uint64_t seed, int train);
+
+/* ---- local response norm across channels (torch/Caffe: alpha is divided by size) ---- */
+/* scale = k + alpha/size * sum of x^2 over channels [c - size/2, c + (size-1)/2];
+ * out = x * scale^-beta. */
+void RT_OPS_FN(lrn_forward)(RT_OPS_R *out /*N,C,HW*/, RT_OPS_R *save_scale /*N,C,HW*/,
+                            const RT_OPS_R *in /*N,C,HW*/, int n, int c, int hw, int size,
+                            RT_OPS_R alpha, RT_OPS_R beta, RT_OPS_R k);
+void RT_OPS_FN(lrn_backward)(RT_OPS_R *din, const RT_OPS_R *dout, const RT_OPS_R *in,
+                             const RT_OPS_R *out, const RT_OPS_R *save_scale, int n, int c,
+                             int hw, int size, RT_OPS_R alpha, RT_OPS_R beta);
+
+/* ---- structural ---- */
+void RT_OPS_FN(add_forward)(RT_OPS_R *out, const RT_OPS_R *a, const RT_OPS_R *b, long n);
+/* Routes dout to both inputs (either may be NULL; generated code usually aliases instead). */
+void RT_OPS_FN(add_backward)(RT_OPS_R *da, RT_OPS_R *db, const RT_OPS_R *dout, long n);
+/* Concatenation along channels of k NCHW tensors with channels[i] each. */
+void RT_OPS_FN(concat_forward)(RT_OPS_R *out /*N,sum C,HW*/, const RT_OPS_R *const *ins,
+                               const int *channels, int k, int n, int hw);
+/* Splits dout back into dins[i] (NULL entries are skipped). */
+void RT_OPS_FN(concat_backward)(RT_OPS_R *const *dins, const RT_OPS_R *dout,
+                                const int *channels, int k, int n, int hw);
+/* Per-channel scale (ConvNeXt layer scale): out = in * gamma[c]. */
+void RT_OPS_FN(layer_scale_forward)(RT_OPS_R *out /*N,C,HW*/, const RT_OPS_R *in,
+                                    const RT_OPS_R *gamma /*C*/, int n, int c, int hw);
+void RT_OPS_FN(layer_scale_backward)(RT_OPS_R *din /*or NULL*/, RT_OPS_R *dgamma /*C*/,
+                                     const RT_OPS_R *dout, const RT_OPS_R *in,
+                                     const RT_OPS_R *gamma, int n, int c, int hw);
+
+/* ---- loss and metrics ---- */
+/* Mean over the batch of (1-eps)*NLL + eps * mean over classes of -log softmax (torch's
+ * label_smoothing). If dlogits is not NULL it receives dscale * (softmax - target), the
+ * fused backward: pass dscale = loss_scale / n for the gradient of the returned mean. */
+double RT_OPS_FN(softmax_xent_forward)(RT_OPS_R *dlogits /*N,K or NULL*/,
+                                       const RT_OPS_R *logits /*N,K*/,
+                                       const int32_t *labels /*N*/, int n, int k,
+                                       RT_OPS_R smoothing, RT_OPS_R dscale);
+/* Counts samples whose label is the top-1 / among the top-5 logits (ties count against). */
+void RT_OPS_FN(topk_correct)(int *top1, int *top5, const RT_OPS_R *logits /*N,K*/,
+                             const int32_t *labels /*N*/, int n, int k);
+
+#endif /* RT_OPS_PROTOTYPES */
