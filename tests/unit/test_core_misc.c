@@ -1,0 +1,49 @@
+/* Core utilities: rt_err/rt_fail, arena alignment, aligned alloc, durations, stop signals. */
+#include <signal.h>
+#include <string.h>
+#include "rt_core.h"
+#include "testlib.h"
+
+int main(void) {
+    rt_err e;
+    rt_status s = rt_fail(&e, RT_E_RANGE, "use a smaller value", "value %d too big", 7);
+    CHECK(s == RT_E_RANGE && e.code == RT_E_RANGE);
+    CHECK(strcmp(e.msg, "value 7 too big") == 0);
+    CHECK(strcmp(e.hint, "use a smaller value") == 0);
+    rt_fail(&e, RT_E_IO, NULL, "x");
+    CHECK(e.hint[0] == '\0');
+    CHECK(strcmp(rt_status_name(RT_E_CHECKSUM), "checksum mismatch") == 0);
+
+    void *p = rt_alloc_aligned(100);
+    CHECK(((uintptr_t)p % 64) == 0);
+    CHECK(((unsigned char *)p)[99] == 0);
+    rt_free_aligned(p);
+
+    rt_arena a;
+    rt_arena_init(&a, 1024, "test arena");
+    char *x = rt_arena_alloc(&a, 3), *y = rt_arena_alloc(&a, 10);
+    CHECK(((uintptr_t)x % 64) == 0 && ((uintptr_t)y % 64) == 0 && y - x == 64);
+    rt_arena_reset(&a);
+    CHECK(rt_arena_alloc(&a, 1024) == (void *)x);
+    rt_arena_free(&a);
+
+    char buf[32];
+    CHECK(strcmp(rt_format_duration(4071, buf, sizeof buf), "1h07m51s") == 0);
+    CHECK(strcmp(rt_format_duration(185, buf, sizeof buf), "3m05s") == 0);
+    CHECK(strcmp(rt_format_duration(12.34, buf, sizeof buf), "12.3s") == 0);
+    CHECK(strcmp(rt_format_duration(-1, buf, sizeof buf), "?") == 0);
+
+    double t0 = rt_time_s();
+    CHECK(rt_time_s() >= t0);
+
+    rt_install_stop_signals();
+    CHECK(rt_stop_requested() == 0);
+    raise(SIGTERM);
+    CHECK(rt_stop_requested() == SIGTERM);
+    rt_stop_reset();
+    rt_install_stop_signals();
+    raise(SIGINT);
+    CHECK(rt_stop_requested() == SIGINT);
+    signal(SIGINT, SIG_DFL);
+    return test_finish("test_core_misc");
+}
