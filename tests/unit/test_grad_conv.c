@@ -1,0 +1,147 @@
+/* conv2d and the GEMM under it: forward vs a direct 7-loop convolution, backward vs central
+ * differences (double), and the float build vs the double build, over stride, padding,
+ * dilation, groups, depthwise and the 1x1 no-im2col path. */
+#include <string.h>
+#include "gradcheck.h"
+#include "rt_gemm.h"
+#include "rt_ops.h"
+
+typedef struct { const char *name; rt_conv_shape s; int bias; } conv_case;
+
+/* Direct convolution, straight from the definition, as the independent reference. */
+static void conv_ref(double *out, const double *in, const double *w, const double *bias,
+                     const rt_conv_shape *s) {
+    int cg = s->c / s->groups, ocg = s->oc / s->groups;
+    for (int b = 0; b < s->n; b++)
+        for (int oc = 0; oc < s->oc; oc++)
+            for (int oy = 0; oy < s->oh; oy++)
+                for (int ox = 0; ox < s->ow; ox++) {
+                    double acc = bias ? bias[oc] : 0;
+                    int g = oc / ocg;
+                    for (int ci = 0; ci < cg; ci++)
+                        for (int ki = 0; ki < s->kh; ki++)
+                            for (int kj = 0; kj < s->kw; kj++) {
+                                int iy = oy * s->sh - s->ph + ki * s->dh;
+                                int ix = ox * s->sw - s->pw + kj * s->dw;
+                                if (iy < 0 || iy >= s->h || ix < 0 || ix >= s->w) continue;
+                                acc += in[((long)(b * s->c + g * cg + ci) * s->h + iy) * s->w + ix] *
+                                       w[((long)(oc * cg + ci) * s->kh + ki) * s->kw + kj];
+                            }
+                    out[((long)(b * s->oc + oc) * s->oh + oy) * s->ow + ox] = acc;
+                }
+}
+
+typedef struct {
+    const rt_conv_shape *s;
+    double *in, *w, *bias, *out, *r, *work;
+    long out_n;
+} conv_ctx;
+
+static double conv_loss(void *p) {
+    conv_ctx *c = p;
+    conv2d_forward_f64(c->out, c->in, c->w, c->bias, c->work, c->s);
+    return gc_dot(c->out, c->r, c->out_n);
+}
+
+static void run_case(conv_case *cc) {
+    rt_conv_shape *s = &cc->s;
+    s->oh = rt_conv_out_dim(s->h, s->kh, s->sh, s->ph, s->dh);
+    s->ow = rt_conv_out_dim(s->w, s->kw, s->sw, s->pw, s->dw);
+    long in_n = (long)s->n * s->c * s->h * s->w, out_n = (long)s->n * s->oc * s->oh * s->ow;
+    long w_n = (long)s->oc * (s->c / s->groups) * s->kh * s->kw;
+    long work_n = conv2d_workspace_elems_f64(s);
+    CHECK(work_n == conv2d_workspace_elems(s));
+    conv_ctx c = { s, gc_rand(in_n, -1, 1), gc_rand(w_n, -1, 1),
+                   cc->bias ? gc_rand(s->oc, -1, 1) : NULL, gc_alloc(out_n),
+                   gc_rand(out_n, -1, 1), work_n ? gc_alloc(work_n) : NULL, out_n };
+    char what[200];
+
+    double *ref = gc_alloc(out_n);
+    conv_ref(ref, c.in, c.w, c.bias, s);
+    conv_loss(&c);
+    snprintf(what, sizeof what, "%s forward vs direct", cc->name);
+    gc_compare(what, c.out, ref, out_n, 1e-12);
+
+    double *din = gc_alloc(in_n), *dw = gc_alloc(w_n), *db = gc_alloc(s->oc);
+    for (long i = 0; i < w_n; i++) dw[i] = 1e9;   /* backward must overwrite, not add */
+    conv2d_backward_f64(din, dw, cc->bias ? db : NULL, c.r, c.in, c.w, c.work, s);
+    snprintf(what, sizeof what, "%s dinput", cc->name);
+    gc_check(what, c.in, in_n, din, conv_loss, &c);
+    snprintf(what, sizeof what, "%s dweight", cc->name);
+    gc_check(what, c.w, w_n, dw, conv_loss, &c);
+    if (cc->bias) {
+        snprintf(what, sizeof what, "%s dbias", cc->name);
+        gc_check(what, c.bias, s->oc, db, conv_loss, &c);
+    }
+    /* dinput = NULL skips it but still yields dweight */
+    double *dw2 = gc_alloc(w_n);
+    conv2d_backward_f64(NULL, dw2, NULL, c.r, c.in, c.w, c.work, s);
+    snprintf(what, sizeof what, "%s dweight with din=NULL", cc->name);
+    gc_compare(what, dw2, dw, w_n, 1e-12);
+
+    /* float build agrees with the double build */
+    float *fin = gc_to_f32(c.in, in_n), *fw = gc_to_f32(c.w, w_n), *fr = gc_to_f32(c.r, out_n);
+    float *fb = c.bias ? gc_to_f32(c.bias, s->oc) : NULL;
+    float *fout = malloc(sizeof(float) * out_n), *fdin = malloc(sizeof(float) * in_n);
+    float *fdw = malloc(sizeof(float) * w_n), *fdb = malloc(sizeof(float) * s->oc);
+    float *fwork = work_n ? malloc(sizeof(float) * work_n) : NULL;
+    conv2d_forward(fout, fin, fw, fb, fwork, s);
+    conv2d_backward(fdin, fdw, fb ? fdb : NULL, fr, fin, fw, fwork, s);
+    snprintf(what, sizeof what, "%s float forward vs double", cc->name);
+    gc_compare_f32(what, fout, ref, out_n);
+    snprintf(what, sizeof what, "%s float dinput vs double", cc->name);
+    gc_compare_f32(what, fdin, din, in_n);
+    snprintf(what, sizeof what, "%s float dweight vs double", cc->name);
+    gc_compare_f32(what, fdw, dw, w_n);
+    if (fb) {
+        snprintf(what, sizeof what, "%s float dbias vs double", cc->name);
+        gc_compare_f32(what, fdb, db, s->oc);
+    }
+    free(fin); free(fw); free(fr); free(fb); free(fout); free(fdin); free(fdw); free(fdb);
+    free(fwork); free(c.in); free(c.w); free(c.bias); free(c.out); free(c.r); free(c.work);
+    free(ref); free(din); free(dw); free(db); free(dw2);
+}
+
+/* rt_gemm against a triple loop, all four transpose combinations, with alpha and beta. */
+static void test_gemm(void) {
+    int m = 5, n = 7, k = 4;
+    for (int ta = 0; ta < 2; ta++)
+        for (int tb = 0; tb < 2; tb++) {
+            double *a = gc_rand(m * k, -1, 1), *b = gc_rand(k * n, -1, 1);
+            double *c = gc_rand(m * n, -1, 1), *ref = gc_alloc(m * n);
+            for (int i = 0; i < m; i++)
+                for (int j = 0; j < n; j++) {
+                    double acc = 0;
+                    for (int p = 0; p < k; p++)
+                        acc += (ta ? a[p * m + i] : a[i * k + p]) * (tb ? b[j * k + p] : b[p * n + j]);
+                    ref[i * n + j] = 0.5 * acc + 2 * c[i * n + j];
+                }
+            rt_gemm_f64(ta, tb, m, n, k, 0.5, a, ta ? m : k, b, tb ? k : n, 2, c, n);
+            char what[64];
+            snprintf(what, sizeof what, "rt_gemm ta=%d tb=%d", ta, tb);
+            gc_compare(what, c, ref, m * n, 1e-13);
+            free(a); free(b); free(c); free(ref);
+        }
+}
+
+int main(void) {
+    gc_seed(1);
+    test_gemm();
+    /*                                  n  c  h  w oc kh kw sh sw ph pw dh dw  g      bias */
+    conv_case cases[] = {
+        { "3x3 s1 p1",          { 2, 3, 7, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0 }, 1 },
+        { "3x3 s2 p1",          { 2, 4, 9, 8, 5, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0, 0 }, 0 },
+        { "3x3 dilation 2",     { 1, 3, 9, 9, 2, 3, 3, 1, 1, 2, 2, 2, 2, 1, 0, 0 }, 1 },
+        { "3x2 groups 2",       { 2, 4, 6, 7, 6, 3, 2, 1, 2, 1, 0, 1, 1, 2, 0, 0 }, 1 },
+        { "depthwise 3x3",      { 2, 4, 7, 7, 4, 3, 3, 1, 1, 1, 1, 1, 1, 4, 0, 0 }, 1 },
+        { "depthwise x2 s2",    { 1, 3, 8, 8, 6, 3, 3, 2, 2, 1, 1, 1, 1, 3, 0, 0 }, 0 },
+        { "7x7 s2 p3 stem",     { 1, 3, 11, 10, 4, 7, 7, 2, 2, 3, 3, 1, 1, 1, 0, 0 }, 0 },
+        { "5x5 valid",          { 3, 2, 8, 8, 3, 5, 5, 1, 1, 0, 0, 1, 1, 1, 0, 0 }, 1 },
+        { "1x1 pointwise",      { 2, 5, 4, 5, 3, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0, 0 }, 1 },
+        { "1x1 groups 2",       { 2, 4, 3, 3, 6, 1, 1, 1, 1, 0, 0, 1, 1, 2, 0, 0 }, 0 },
+        { "1x1 s2 downsample",  { 2, 4, 6, 5, 3, 1, 1, 2, 2, 0, 0, 1, 1, 1, 0, 0 }, 1 },
+        { "asym s/p/d",         { 2, 2, 9, 7, 2, 2, 3, 2, 1, 0, 2, 1, 2, 1, 0, 0 }, 1 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
+    return test_finish("test_grad_conv");
+}
