@@ -1,0 +1,113 @@
+/* LR schedule evaluation: rt_lr_at and the time conversions it shares with the key-point
+ * listing. The conventions are documented in rt_schedule.h. */
+#include <math.h>
+#include "rt_schedule.h"
+
+/* ---- Time: steps become ticks (steps, or whole epochs when stepping per epoch) ---------- */
+static double ticks_per_epoch(const rt_lr_config *cfg) {
+    return cfg->stepping == RT_LR_PER_EPOCH ? 1.0 : (double)cfg->steps_per_epoch;
+}
+
+static double step_to_tick(const rt_lr_config *cfg, long step) {
+    if (cfg->stepping == RT_LR_PER_EPOCH) return (double)(step / cfg->steps_per_epoch);
+    return (double)step;
+}
+
+/* A threshold computed as epochs × steps (0.7 × 10) may land a hair above the integer
+ * it means; the slack keeps such a boundary on the step it names. */
+static bool tick_reached(double t, double threshold) {
+    return t + 1e-9 * fmax(1.0, t) >= threshold;
+}
+
+double rt_lr_warmup_epochs(const rt_lr_config *cfg) {
+    if (cfg->warmup.unit == RT_LR_UNIT_ITERATIONS)
+        return cfg->warmup.length / (double)cfg->steps_per_epoch;
+    return cfg->warmup.length;
+}
+
+long rt_lr_step_of_epoch(const rt_lr_config *cfg, double epoch) {
+    double tick = epoch * ticks_per_epoch(cfg);
+    long t = (long)ceil(tick);
+    if (t > 0 && tick_reached((double)(t - 1), tick)) t--;
+    return cfg->stepping == RT_LR_PER_EPOCH ? t * cfg->steps_per_epoch : t;
+}
+
+double rt_lr_scale_factor(const rt_lr_config *cfg) {
+    double ratio = cfg->per_batch > 0 ? cfg->global_batch / cfg->per_batch : 1.0;
+    switch (cfg->scaling) {
+    case RT_LR_SCALE_LINEAR: return ratio;
+    case RT_LR_SCALE_SQRT: return sqrt(ratio);
+    default: return 1.0;
+    }
+}
+
+double rt_lr_peak(const rt_lr_config *cfg) {
+    double unscaled = cfg->kind == RT_LR_ONE_CYCLE ? cfg->one_cycle.max_lr : cfg->base;
+    return unscaled * rt_lr_scale_factor(cfg);
+}
+
+long rt_lr_total_steps(const rt_lr_config *cfg) {
+    return (long)cfg->epochs * cfg->steps_per_epoch;
+}
+
+long rt_lr_warmup_steps(const rt_lr_config *cfg) {
+    return rt_lr_step_of_epoch(cfg, rt_lr_warmup_epochs(cfg));
+}
+
+static double warmup_factor(const rt_lr_config *cfg, double t, double w) {
+    if (w <= 0 || t >= w) return 1.0;
+    double s = cfg->warmup.start == RT_WARMUP_FROM_BASE ? 1.0 / rt_lr_scale_factor(cfg)
+                                                        : cfg->warmup.start_factor;
+    if (cfg->warmup.kind == RT_WARMUP_CONSTANT) return s;
+    return s + (1.0 - s) * t / w;
+}
+
+/* torch OneCycleLR._schedule_phases without three_phase; u is ticks since warmup end. */
+static double one_cycle_lr(const rt_lr_config *cfg, double peak, double u, double d) {
+    double lo = peak / cfg->one_cycle.div_factor;
+    double floor_lr = lo / cfg->one_cycle.final_div_factor;
+    double mid = cfg->one_cycle.pct_start * d - 1.0, end = d - 1.0;
+    if (u > end) u = end;
+    double from, to, pct;
+    if (u <= mid) { from = lo;   to = peak;     pct = u / mid; }
+    else          { from = peak; to = floor_lr; pct = (u - mid) / (end - mid); }
+    if (cfg->one_cycle.anneal == RT_ANNEAL_LINEAR) return from + (to - from) * pct;
+    return to + (from - to) * 0.5 * (1.0 + cos(M_PI * pct));
+}
+
+/* The schedule's shape at tick t; milestone kinds read t, curves read u = t - w over d. */
+static double schedule_lr(const rt_lr_config *cfg, double peak, double t, double w) {
+    double tpe = ticks_per_epoch(cfg);
+    double d = cfg->epochs * tpe - w;
+    double u = t > w ? t - w : 0.0;
+    double p = d > 0 ? fmin(u / d, 1.0) : 1.0;
+    switch (cfg->kind) {
+    case RT_LR_STEP:
+        return peak * pow(cfg->step.gamma, floor((t + 1e-9 * fmax(1.0, t)) / (cfg->step.every * tpe)));
+    case RT_LR_MULTISTEP: {
+        int drops = 0;
+        for (int i = 0; i < cfg->multistep.count; i++)
+            drops += tick_reached(t, cfg->multistep.milestones[i] * tpe);
+        return peak * pow(cfg->multistep.gamma, drops);
+    }
+    case RT_LR_EXPONENTIAL: return peak * pow(cfg->exponential.gamma, u / tpe);
+    case RT_LR_COSINE: {
+        double lo = cfg->cosine.min_lr;
+        return lo + (peak - lo) * 0.5 * (1.0 + cos(M_PI * p));
+    }
+    case RT_LR_POLYNOMIAL: {
+        double lo = cfg->polynomial.end_lr;
+        return lo + (peak - lo) * pow(1.0 - p, cfg->polynomial.power);
+    }
+    case RT_LR_LINEAR: return cfg->linear.end_lr + (peak - cfg->linear.end_lr) * (1.0 - p);
+    case RT_LR_ONE_CYCLE: return one_cycle_lr(cfg, peak, u, d);
+    default: return peak;
+    }
+}
+
+double rt_lr_at(const rt_lr_config *cfg, long step) {
+    double t = step_to_tick(cfg, step);
+    double w = rt_lr_warmup_epochs(cfg) * ticks_per_epoch(cfg);
+    double peak = rt_lr_peak(cfg);
+    return warmup_factor(cfg, t, w) * schedule_lr(cfg, peak, t, w);
+}
