@@ -203,7 +203,7 @@ double RT_OPS_FN(softmax_xent_forward)(RT_OPS_R *dlogits /*N,K or NULL*/,
                                        const RT_OPS_R *logits /*N,K*/,
                                        const int32_t *labels /*N*/, int n, int k,
                                        RT_OPS_R smoothing, RT_OPS_R dscale);
-/* Counts samples whose label is the top-1 / among the top-5 logits (ties count against). */
+/* Counts samples whose label is the top-1 / among the top-5 logits (ties go to the lower class index). */
 void RT_OPS_FN(topk_correct)(int *top1, int *top5, const RT_OPS_R *logits /*N,K*/,
                              const int32_t *labels /*N*/, int n, int k);
 

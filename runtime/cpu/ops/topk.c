@@ -8,8 +8,8 @@ void RT_FN(topk_correct)(int *top1, int *top5, const real_t *logits /*N,K*/,
     for (int b = 0; b < n; b++) {
         const real_t *z = logits + (long)b * k;
         real_t target = z[labels[b]];
-        /* classes that beat the label; an equal logit at a lower index also beats it, so a
-         * constant output (all ties) is not counted as correct */
+        /* classes that beat the label; an equal logit at a lower index also beats it, as
+         * in a stable sort, so an all-ties output is not counted correct for every label */
         int rank = 0;
         for (int j = 0; j < k; j++)
             if (z[j] > target || (z[j] == target && j < labels[b])) rank++;
