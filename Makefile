@@ -13,7 +13,6 @@ LDLIBS     := -lopenblas -lz -lm -lgomp
 .PHONY: all demo test test-gpu bench bench-cpu deps clean
 all: deps-check trainc runtime
 
-include mk/deps.mk
 include $(sort $(wildcard mk/[a-z]*.mk))
 
 clean:

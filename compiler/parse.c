@@ -1,0 +1,66 @@
+/* Loads spec files from disk and runs the Flex scanner + Bison parser over them. */
+#include "parse.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "parser.h"
+#include "lexer.h"
+
+src_file *source_load(ast_arena *arena, diag_ctx *diag, const char *path, const char *how,
+                      src_loc from) {
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        diag_error(diag, from, "check the path (relative paths in a spec are relative to that spec's directory)",
+                   "cannot open spec '%s': %s", path, strerror(errno));
+        return NULL;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        diag_error(diag, from, "give the path of a .spec file", "'%s' is a directory, not a spec", path);
+        return NULL;
+    }
+    if ((unsigned long long)st.st_size > PARSE_MAX_FILE_BYTES) {
+        diag_error(diag, from, "is this really a spec file?", "spec '%s' is %lld bytes; the limit is %u",
+                   path, (long long)st.st_size, PARSE_MAX_FILE_BYTES);
+        return NULL;
+    }
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        diag_error(diag, from, NULL, "cannot open spec '%s': %s", path, strerror(errno));
+        return NULL;
+    }
+    src_file *file = ast_arena_alloc(arena, sizeof *file);
+    file->path = ast_arena_strdup(arena, path);
+    file->text = ast_arena_alloc(arena, (size_t)st.st_size + 1);
+    file->len = fread(file->text, 1, (size_t)st.st_size, f);
+    int read_error = ferror(f);
+    fclose(f);
+    if (read_error) {
+        diag_error(diag, from, NULL, "cannot read spec '%s'", path);
+        return NULL;
+    }
+    file->text[file->len] = '\0';
+    file->how = how;
+    file->from = from;
+    return file;
+}
+
+ast_node *parse_source(ast_arena *arena, diag_ctx *diag, src_file *file) {
+    parse_ctx ctx = { .diag = diag, .arena = arena, .file = file };
+    int errors_before = diag->n_errors;
+    yyscan_t scanner;
+    if (spec_yylex_init_extra(&ctx, &scanner) != 0) {
+        diag_error(diag, parse_loc(&ctx, 0, 0), NULL, "cannot initialise the scanner");
+        return NULL;
+    }
+    YY_BUFFER_STATE buf = spec_yy_scan_bytes(file->text, (int)file->len, scanner);
+    spec_yyset_lineno(1, scanner);
+    spec_yyset_column(1, scanner);
+    int rc = spec_yyparse(scanner, &ctx);
+    spec_yy_delete_buffer(buf, scanner);
+    spec_yylex_destroy(scanner);
+    if (rc != 0 || diag->n_errors > errors_before) return NULL;
+    return ctx.root;
+}

@@ -1,0 +1,205 @@
+/* Grammar of the spec language: protobuf text format (so Caffe prototxt parses) plus
+ * include, block definitions, use, repeat, if/else, let and arithmetic. Actions only build
+ * tree nodes; meaning is decided later by resolve and sema. */
+%code requires {
+#include "ast.h"
+#include "parse.h"
+}
+
+%define api.pure full
+%define api.prefix {spec_yy}
+%define parse.error verbose
+%locations
+%lex-param   { void *scanner }
+%parse-param { void *scanner } { parse_ctx *ctx }
+%expect 0
+
+%union { ast_node *node; }
+
+%code {
+#include <string.h>
+#include "lexer.h"
+
+#define LOC(l) parse_loc(ctx, (l).first_line, (l).first_column)
+static void spec_yyerror(SPEC_YYLTYPE *loc, void *scanner, parse_ctx *ctx, const char *msg);
+static ast_node *node(parse_ctx *ctx, ast_kind kind, SPEC_YYLTYPE loc) {
+    return ast_new(ctx->arena, kind, LOC(loc));
+}
+static ast_node *binary(parse_ctx *ctx, int op, ast_node *a, ast_node *b, SPEC_YYLTYPE loc) {
+    ast_node *n = node(ctx, AST_BINARY, loc);
+    n->op = op; n->a = a; n->b = b;
+    return n;
+}
+}
+
+%token <node> IDENT INT_LIT FLOAT_LIT STRING_LIT
+%token KW_INCLUDE KW_BLOCK KW_USE KW_REPEAT KW_IN KW_IF KW_ELSE KW_LET KW_AS
+%token OP_EQ_TOK OP_NE_TOK OP_LE_TOK OP_GE_TOK OP_AND_TOK OP_OR_TOK
+
+%type <node> statements statement field_value body list items expr primary args arglist
+%type <node> params paramlist if_statement
+
+%right '?' ':'
+%left OP_OR_TOK
+%left OP_AND_TOK
+%left OP_EQ_TOK OP_NE_TOK
+%left '<' '>' OP_LE_TOK OP_GE_TOK
+%left '+' '-'
+%left '*' '/' '%'
+%precedence UNARY
+%precedence '['
+
+%%
+
+file
+    : statements                { ctx->root = $1; }
+    ;
+
+statements
+    : %empty                    { $$ = node(ctx, AST_MESSAGE, @$); }
+    | statements statement      { $$ = $1; if ($2) ast_append(ctx->arena, $$, $2); }
+    | statements separator      { $$ = $1; }
+    | statements error          { $$ = $1; }
+    ;
+
+separator : ';' | ',' ;
+
+statement
+    : IDENT ':' field_value     { $$ = node(ctx, AST_FIELD, @1); $$->text = $1->text; $$->a = $3; }
+    | IDENT body                { $$ = node(ctx, AST_FIELD, @1); $$->text = $1->text; $$->a = $2; }
+    | KW_INCLUDE STRING_LIT     { $$ = node(ctx, AST_INCLUDE, @1); $$->text = $2->text; }
+    | KW_BLOCK IDENT '(' params ')' body
+                                { $$ = $4; $$->kind = AST_BLOCK_DEF; $$->loc = LOC(@1);
+                                  $$->text = $2->text; $$->a = $6; }
+    | KW_USE IDENT '(' args ')' { $$ = $4; $$->kind = AST_USE; $$->loc = LOC(@1); $$->text = $2->text; }
+    | KW_USE IDENT '(' args ')' KW_AS expr
+                                { $$ = $4; $$->kind = AST_USE; $$->loc = LOC(@1);
+                                  $$->text = $2->text; $$->a = $7; }
+    | KW_REPEAT IDENT KW_IN expr body
+                                { $$ = node(ctx, AST_REPEAT, @1); $$->text = $2->text;
+                                  $$->a = $4; $$->b = $5; }
+    | if_statement              { $$ = $1; }
+    | KW_LET IDENT '=' expr     { $$ = node(ctx, AST_LET, @1); $$->text = $2->text; $$->a = $4; }
+    ;
+
+if_statement
+    : KW_IF '(' expr ')' body   { $$ = node(ctx, AST_IF, @1); $$->a = $3; $$->b = $5; }
+    | KW_IF '(' expr ')' body KW_ELSE body
+                                { $$ = node(ctx, AST_IF, @1); $$->a = $3; $$->b = $5; $$->c = $7; }
+    | KW_IF '(' expr ')' body KW_ELSE if_statement
+                                { $$ = node(ctx, AST_IF, @1); $$->a = $3; $$->b = $5; $$->c = $7; }
+    ;
+
+body
+    : '{' statements '}'        { $$ = $2; $$->loc = LOC(@1); }
+    ;
+
+field_value
+    : expr                      { $$ = $1; }
+    | body                      { $$ = $1; }
+    | list                      { $$ = $1; }
+    ;
+
+list
+    : '[' ']'                   { $$ = node(ctx, AST_LIST, @1); }
+    | '[' items ']'             { $$ = $2; $$->loc = LOC(@1); }
+    | '[' items ',' ']'         { $$ = $2; $$->loc = LOC(@1); }
+    ;
+
+items
+    : field_value               { $$ = node(ctx, AST_LIST, @1); ast_append(ctx->arena, $$, $1); }
+    | items ',' field_value     { $$ = $1; ast_append(ctx->arena, $$, $3); }
+    ;
+
+params
+    : %empty                    { $$ = node(ctx, AST_LIST, @$); }
+    | paramlist                 { $$ = $1; }
+    ;
+paramlist
+    : IDENT                     { $$ = node(ctx, AST_LIST, @1); ast_append(ctx->arena, $$, $1); }
+    | paramlist ',' IDENT       { $$ = $1; ast_append(ctx->arena, $$, $3); }
+    ;
+
+args
+    : %empty                    { $$ = node(ctx, AST_LIST, @$); }
+    | arglist                   { $$ = $1; }
+    ;
+arglist
+    : expr                      { $$ = node(ctx, AST_LIST, @1); ast_append(ctx->arena, $$, $1); }
+    | list                      { $$ = node(ctx, AST_LIST, @1); ast_append(ctx->arena, $$, $1); }
+    | arglist ',' expr          { $$ = $1; ast_append(ctx->arena, $$, $3); }
+    | arglist ',' list          { $$ = $1; ast_append(ctx->arena, $$, $3); }
+    ;
+
+expr
+    : primary                   { $$ = $1; }
+    | '-' expr %prec UNARY      { $$ = node(ctx, AST_UNARY, @1); $$->op = '-'; $$->a = $2; }
+    | '+' expr %prec UNARY      { $$ = $2; }
+    | '!' expr %prec UNARY      { $$ = node(ctx, AST_UNARY, @1); $$->op = '!'; $$->a = $2; }
+    | expr '+' expr             { $$ = binary(ctx, '+', $1, $3, @2); }
+    | expr '-' expr             { $$ = binary(ctx, '-', $1, $3, @2); }
+    | expr '*' expr             { $$ = binary(ctx, '*', $1, $3, @2); }
+    | expr '/' expr             { $$ = binary(ctx, '/', $1, $3, @2); }
+    | expr '%' expr             { $$ = binary(ctx, '%', $1, $3, @2); }
+    | expr '<' expr             { $$ = binary(ctx, '<', $1, $3, @2); }
+    | expr '>' expr             { $$ = binary(ctx, '>', $1, $3, @2); }
+    | expr OP_LE_TOK expr       { $$ = binary(ctx, OP_LE, $1, $3, @2); }
+    | expr OP_GE_TOK expr       { $$ = binary(ctx, OP_GE, $1, $3, @2); }
+    | expr OP_EQ_TOK expr       { $$ = binary(ctx, OP_EQ, $1, $3, @2); }
+    | expr OP_NE_TOK expr       { $$ = binary(ctx, OP_NE, $1, $3, @2); }
+    | expr OP_AND_TOK expr      { $$ = binary(ctx, OP_AND, $1, $3, @2); }
+    | expr OP_OR_TOK expr       { $$ = binary(ctx, OP_OR, $1, $3, @2); }
+    | expr '?' expr ':' expr    { $$ = node(ctx, AST_TERNARY, @2); $$->a = $1; $$->b = $3; $$->c = $5; }
+    | expr '[' expr ']'         { $$ = node(ctx, AST_INDEX, @2); $$->a = $1; $$->b = $3; }
+    ;
+
+primary
+    : INT_LIT                   { $$ = $1; }
+    | FLOAT_LIT                 { $$ = $1; }
+    | STRING_LIT                { $$ = $1; }
+    | IDENT                     { $$ = $1; }
+    | IDENT '(' args ')'        { $$ = $3; $$->kind = AST_CALL; $$->loc = $1->loc; $$->text = $1->text; }
+    | '(' expr ')'              { $$ = $2; }
+    ;
+
+%%
+
+src_loc parse_loc(const parse_ctx *ctx, int line, int col) {
+    src_loc loc = { ctx->file, line, col, NULL, NULL };
+    return loc;
+}
+
+/* Bison's messages name tokens; translate the internal names into what the user typed. */
+static void spec_yyerror(SPEC_YYLTYPE *loc, void *scanner, parse_ctx *ctx, const char *msg) {
+    (void)scanner;
+    static const char *const renames[][2] = {
+        { "IDENT", "name" }, { "INT_LIT", "integer" }, { "FLOAT_LIT", "number" },
+        { "STRING_LIT", "string" }, { "KW_INCLUDE", "'include'" }, { "KW_BLOCK", "'block'" },
+        { "KW_USE", "'use'" }, { "KW_REPEAT", "'repeat'" }, { "KW_IN", "'in'" },
+        { "KW_IF", "'if'" }, { "KW_ELSE", "'else'" }, { "KW_LET", "'let'" }, { "KW_AS", "'as'" },
+        { "OP_EQ_TOK", "'=='" }, { "OP_NE_TOK", "'!='" }, { "OP_LE_TOK", "'<='" },
+        { "OP_GE_TOK", "'>='" }, { "OP_AND_TOK", "'&&'" }, { "OP_OR_TOK", "'||'" },
+        { "$end", "end of file" }, { "end of file", "end of file" },
+    };
+    char out[512];
+    size_t n = 0;
+    for (const char *p = msg; *p && n + 40 < sizeof out;) {
+        int done = 0;
+        for (size_t r = 0; r < sizeof renames / sizeof renames[0]; r++) {
+            size_t len = strlen(renames[r][0]);
+            if (strncmp(p, renames[r][0], len) == 0) {
+                n += (size_t)snprintf(out + n, sizeof out - n, "%s", renames[r][1]);
+                p += len;
+                done = 1;
+                break;
+            }
+        }
+        if (!done) out[n++] = *p++;
+    }
+    out[n] = '\0';
+    const char *hint = NULL;
+    if (strstr(out, "unexpected end of file")) hint = "possibly an unclosed '{' or '['";
+    else if (strstr(out, "unexpected '}'")) hint = "possibly an extra '}' or a field without a value";
+    else if (strstr(out, "expecting ':'")) hint = "fields are written 'name: value' or 'name { ... }'";
+    diag_error(ctx->diag, LOC(*loc), hint, "%s", out);
+}

@@ -1,0 +1,43 @@
+# The trainc compiler: compiler/*.c plus the Flex/Bison output (generated under build/gen,
+# never committed). Also a sanitized library of the compiler stages for unit tests and the fuzzer.
+
+TRAINC         := $(BUILD)/trainc
+COMPILER_SRCS  := $(sort $(filter-out compiler/main.c,$(wildcard compiler/*.c)))
+COMPILER_HDRS  := $(wildcard compiler/*.h) $(BUILD)/gen/parser.h $(BUILD)/gen/lexer.h
+# Stages the compiler shares with the runtime (spec hashing).
+COMPILER_SHARED_SRCS := $(wildcard runtime/core/sha256.c)
+GEN_SRCS       := $(BUILD)/gen/parser.c $(BUILD)/gen/lexer.c
+TRAINC_OBJS    := $(COMPILER_SRCS:%.c=$(BUILD)/cobj/%.o) $(GEN_SRCS:$(BUILD)/gen/%.c=$(BUILD)/cobj/gen/%.o)
+TRAINC_OBJS_ASAN := $(COMPILER_SRCS:%.c=$(BUILD)/casan/%.o) $(GEN_SRCS:$(BUILD)/gen/%.c=$(BUILD)/casan/gen/%.o)
+TRAINC_LIB_ASAN := $(BUILD)/casan/libtrainc.a
+
+.PHONY: trainc
+trainc: $(TRAINC)
+
+$(BUILD)/gen/parser.c $(BUILD)/gen/parser.h: compiler/parser.y | deps-check
+	@mkdir -p $(BUILD)/gen
+	bison -Wall -Werror --defines=$(BUILD)/gen/parser.h -o $(BUILD)/gen/parser.c $<
+$(BUILD)/gen/lexer.c $(BUILD)/gen/lexer.h: compiler/lexer.l $(BUILD)/gen/parser.h | deps-check
+	@mkdir -p $(BUILD)/gen
+	flex --header-file=$(BUILD)/gen/lexer.h -o $(BUILD)/gen/lexer.c $<
+
+# Generated scanner code trips a few warnings we cannot fix at the source.
+GEN_CFLAGS := -Wno-sign-compare -Wno-unused-function
+
+$(BUILD)/cobj/gen/%.o: $(BUILD)/gen/%.c $(COMPILER_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) $(CFLAGS) $(GEN_CFLAGS) -c $< -o $@
+$(BUILD)/casan/gen/%.o: $(BUILD)/gen/%.c $(COMPILER_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) $(SAN_FLAGS) $(GEN_CFLAGS) -c $< -o $@
+$(BUILD)/cobj/%.o: %.c $(COMPILER_HDRS) | deps-check
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) $(CFLAGS) -c $< -o $@
+$(BUILD)/casan/%.o: %.c $(COMPILER_HDRS) | deps-check
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) $(SAN_FLAGS) -c $< -o $@
+
+$(TRAINC): $(TRAINC_OBJS) $(BUILD)/cobj/compiler/main.o $(COMPILER_SHARED_SRCS:%.c=$(BUILD)/cobj/%.o)
+	$(CC) $(CFLAGS) -fopenmp $^ -o $@ -lm
+$(TRAINC_LIB_ASAN): $(TRAINC_OBJS_ASAN)
+	@rm -f $@; ar rcs $@ $^
