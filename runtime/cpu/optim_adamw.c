@@ -1,0 +1,29 @@
+/* AdamW (torch.optim.AdamW: decoupled weight decay, bias correction) in one fused pass. */
+#include <math.h>
+#include "rt_optim.h"
+
+#define ADAMW_PAR_MIN 32768
+
+void rt_adamw_step(float *param, float *exp_avg, float *exp_avg_sq, const float *grad, long n,
+                   const rt_adamw_config *cfg, const rt_optim_args *a) {
+    /* Bias corrections in double: β2^t for t in the 100k range loses digits in float. */
+    double t = (double)a->step + 1.0;
+    double bc1 = 1.0 - pow(cfg->beta1, t), bc2 = 1.0 - pow(cfg->beta2, t);
+    float step_size = (float)(a->lr / bc1);
+    float inv_sqrt_bc2 = (float)(1.0 / sqrt(bc2));
+    float decay = 1.0f - a->lr * a->weight_decay;
+    float b1 = (float)cfg->beta1, b2 = (float)cfg->beta2, eps = (float)cfg->eps;
+    float one_b1 = (float)(1.0 - cfg->beta1), one_b2 = (float)(1.0 - cfg->beta2);
+    float s = a->grad_scale;
+    float *p = param, *m = exp_avg, *v = exp_avg_sq;
+    const float *g = grad;
+    #pragma omp parallel for simd schedule(static) if (n >= ADAMW_PAR_MIN)
+    for (long i = 0; i < n; i++) {
+        float gi = g[i] * s;
+        float mi = b1 * m[i] + one_b1 * gi;
+        float vi = b2 * v[i] + one_b2 * gi * gi;
+        m[i] = mi;
+        v[i] = vi;
+        p[i] = p[i] * decay - step_size * mi / (sqrtf(vi) * inv_sqrt_bc2 + eps);
+    }
+}

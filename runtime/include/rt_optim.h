@@ -1,0 +1,119 @@
+/* Optimizers (SGD with momentum, LARS, AdamW) and global-norm gradient clipping over flat
+ * float arrays: one fused pass per tensor, callable per tensor or once over all parameters. */
+#ifndef RT_OPTIM_H
+#define RT_OPTIM_H
+#include <stdbool.h>
+#include <stddef.h>
+
+/* ---- Overview ---------------------------------------------------------------------------
+ * Generated code calls one step function per parameter tensor (or once over the whole
+ * parameter buffer when no tensor is exempt and the optimizer is elementwise — SGD, AdamW;
+ * LARS is per tensor by definition). Every call takes:
+ *   - the optimizer's constant config (from the spec),
+ *   - rt_optim_args: what changes with the step or the tensor (lr, weight decay, grad scale).
+ * Semantics follow PyTorch (torch.optim.SGD, AdamW) and You et al. 2017 for LARS, with the
+ * step 0-based and global as in rt_lr_at: step 0 is the first update.
+ *
+ * grad_scale multiplies every gradient element before anything else reads it, so unscaling
+ * a mixed-precision loss scale (1/S) and a clipping coefficient (rt_grad_clip_coef) cost no
+ * extra pass over the gradients. It has no default: set it to 1 when there is nothing to fold.
+ *
+ * Example (ResNet-50, SGD momentum 0.9, wd 1e-4, BN and biases exempt):
+ *   static const rt_sgd_config sgd = { .momentum = 0.9f };
+ *   rt_optim_args a = { .lr = (float)rt_lr_at(&lr_cfg, step), .weight_decay = 1e-4f,
+ *                       .grad_scale = 1.0f, .step = step };
+ *   rt_optim_args a_exempt = a; a_exempt.weight_decay = 0;
+ *   rt_sgd_step(P + 0, M + 0, G + 0, 9408, &sgd, &a);          // conv1.weight
+ *   rt_sgd_step(P + 9408, M + 9408, G + 9408, 64, &sgd, &a_exempt);   // bn1.weight
+ *
+ * Determinism: updates are elementwise; the norms (LARS, clipping) sum in a fixed order
+ * that depends on n only, never on the thread count, so a run is bit-for-bit repeatable. */
+
+typedef enum { RT_OPTIM_SGD = 0, RT_OPTIM_LARS, RT_OPTIM_ADAMW, RT_OPTIM_KIND_COUNT } rt_optim_kind;
+
+/* torch.optim.SGD: d = g·s + wd·p; buf = d on step 0, else momentum·buf + (1 − dampening)·d;
+ * p −= lr·(nesterov ? d + momentum·buf : buf). Weight decay is coupled (L2, added to d). */
+typedef struct {
+    float momentum;           /* 0 = plain SGD, no state */
+    float dampening;
+    bool nesterov;            /* requires momentum > 0 and dampening = 0, as torch */
+} rt_sgd_config;
+
+/* LARS (You, Gitman, Ginsburg 2017; the MLPerf ResNet form):
+ *   trust = eta·‖p‖ / (‖g‖ + wd·‖p‖ + eps), or 1 when ‖p‖ or ‖g‖ is 0 or the tensor is exempt
+ *   v = momentum·v + lr·trust·(g + wd·p);  p −= nesterov ? momentum·v + lr·trust·(g + wd·p) : v
+ * The LR sits inside the momentum buffer, as in the paper (v starts at 0); with a constant
+ * LR this equals torch-style SGD on the trust-scaled gradient. */
+typedef struct {
+    float momentum;
+    float eta;                /* trust coefficient, 0.001 in the paper */
+    float eps;                /* added to the denominator; 0 in the paper */
+    bool nesterov;
+} rt_lars_config;
+
+/* torch.optim.AdamW (decoupled weight decay, bias correction, amsgrad off), t = step + 1:
+ *   p ·= 1 − lr·wd;  m = β1·m + (1 − β1)·g;  v = β2·v + (1 − β2)·g²
+ *   p −= lr/(1 − β1^t) · m / (sqrt(v)/sqrt(1 − β2^t) + eps) */
+typedef struct {
+    double beta1, beta2;      /* torch defaults 0.9, 0.999; double because 1 − 0.999f is off
+                                 by 1.3e-5 relative, a bias torch (Python floats) does not have */
+    double eps;               /* torch default 1e-8 */
+} rt_adamw_config;
+
+/* What changes per step or per tensor. */
+typedef struct {
+    float lr;                 /* rt_lr_at(cfg, step) */
+    float weight_decay;       /* this tensor's; 0 where the spec exempts it (BN, bias) */
+    float grad_scale;         /* folded into g first: 1/loss_scale × clip coefficient; 1 = none */
+    long step;                /* 0-based global step (SGD's first buffer, AdamW's t = step + 1) */
+} rt_optim_args;
+
+/* momentum_buf[n] may be NULL when cfg->momentum == 0. */
+void rt_sgd_step(float *param, float *momentum_buf, const float *grad, long n,
+                 const rt_sgd_config *cfg, const rt_optim_args *a);
+/* exempt: no trust ratio and no weight decay (plain momentum SGD in the LARS form). */
+void rt_lars_step(float *param, float *momentum_buf, const float *grad, long n, bool exempt,
+                  const rt_lars_config *cfg, const rt_optim_args *a);
+/* Returns the trust ratio rt_lars_step applies (1 for exempt tensors); for logging. */
+float rt_lars_trust_ratio(const float *param, const float *grad, long n, bool exempt,
+                          const rt_lars_config *cfg, const rt_optim_args *a);
+void rt_adamw_step(float *param, float *exp_avg, float *exp_avg_sq, const float *grad, long n,
+                   const rt_adamw_config *cfg, const rt_optim_args *a);
+
+/* ---- One entry point for all three, and the state each keeps ----------------------------
+ * State of a tensor of n parameters is rt_optim_state_per_param() planes of n floats, plane
+ * after plane (AdamW: exp_avg then exp_avg_sq), zero-initialized; with one state buffer for
+ * the whole model, a tensor at parameter offset o has its state at k·o. Checkpoints store the
+ * planes under rt_optim_state_name(). */
+typedef struct {
+    rt_optim_kind kind;
+    union {
+        rt_sgd_config sgd;
+        rt_lars_config lars;
+        rt_adamw_config adamw;
+    };
+} rt_optim_config;
+
+int rt_optim_state_per_param(const rt_optim_config *cfg);
+const char *rt_optim_state_name(rt_optim_kind kind, int plane);
+const char *rt_optim_kind_name(rt_optim_kind kind);
+/* exempt: the spec exempts this tensor: weight decay 0 whatever a says, and no LARS trust. */
+void rt_optim_step(float *param, float *state, const float *grad, long n, bool exempt,
+                   const rt_optim_config *cfg, const rt_optim_args *a);
+
+/* ---- Norms and clipping -----------------------------------------------------------------
+ * Sums of squares accumulate in double, in an order fixed by n alone. */
+double rt_sum_squares(const float *x, long n);
+void rt_sum_squares_pair(double *sum_x, double *sum_y, const float *x, const float *y, long n);
+/* sqrt of the sum over tensors of their sums of squares (torch clip_grad_norm_, norm 2). */
+double rt_grad_global_norm(const float *const *grads, const long *counts, int ntensors);
+/* torch's coefficient min(1, max_norm / (norm + 1e-6)); 1 when the norm is not finite, so
+ * that the caller's overflow check (loss scaling) sees the bad gradients and skips the step. */
+float rt_grad_clip_coef(double norm, double max_norm);
+void rt_grad_scale(float *const *grads, const long *counts, int ntensors, float scale);
+/* Clips in place; returns the norm before clipping. To save the scaling pass, compute the
+ * norm and pass rt_grad_clip_coef() as rt_optim_args.grad_scale instead. */
+double rt_grad_clip_global_norm(float *const *grads, const long *counts, int ntensors,
+                                double max_norm);
+
+#endif
