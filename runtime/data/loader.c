@@ -1,0 +1,118 @@
+/* Batch loader: validates the layout, maps (epoch, step, rank) to samples, and hands out
+ * batches in order, through the prefetch thread when it is on. */
+#include <stdlib.h>
+#include <string.h>
+#include "loader_internal.h"
+#include "rt_rng.h"
+
+void rt_loader_config_default(rt_loader_config *cfg) {
+    memset(cfg, 0, sizeof *cfg);
+    cfg->global_batch = 64;
+    cfg->world = 1;
+    cfg->train = 1;
+    for (int c = 0; c < RT_MAX_CHANNELS; c++) cfg->std[c] = 1.0f;
+    cfg->prefetch = 1;
+}
+
+static rt_status check_config(const rt_dataset *ds, const rt_loader_config *c, rt_err *err) {
+    if (c->world < 1 || c->rank < 0 || c->rank >= c->world)
+        return rt_fail(err, RT_E_ARG, NULL, "data loader: rank %d is not in a world of %d", c->rank,
+                       c->world);
+    if (c->global_batch < 1 || c->global_batch % c->world != 0)
+        return rt_fail(err, RT_E_ARG, "choose a global batch that is a multiple of the rank count",
+                       "data loader: global batch %d cannot be split evenly over %d ranks",
+                       c->global_batch, c->world);
+    if (ds->c > RT_MAX_CHANNELS)
+        return rt_fail(err, RT_E_ARG, NULL, "data loader: %d channels (at most %d)", ds->c,
+                       RT_MAX_CHANNELS);
+    if (c->crop_pad < 0 || c->crop_pad > 255)
+        return rt_fail(err, RT_E_ARG, NULL, "data loader: crop padding %d out of 0..255", c->crop_pad);
+    if (c->train && ds->n < c->global_batch)
+        return rt_fail(err, RT_E_ARG, "use a smaller batch or more data",
+                       "data loader: %ld samples do not fill one global batch of %d (training "
+                       "drops partial batches)", ds->n, c->global_batch);
+    if (ds->n > 0xffffffffL)
+        return rt_fail(err, RT_E_ARG, NULL, "data loader: %ld samples is more than 2^32", ds->n);
+    return RT_OK;
+}
+
+rt_status rt_loader_init(rt_loader *l, const rt_dataset *ds, const rt_loader_config *cfg,
+                         rt_err *err) {
+    memset(l, 0, sizeof *l);
+    rt_status st = check_config(ds, cfg, err);
+    if (st) return st;
+    l->ds = ds;
+    l->cfg = *cfg;
+    l->batch_per_rank = cfg->global_batch / cfg->world;
+    l->steps_per_epoch = cfg->train ? ds->n / cfg->global_batch
+                                    : (ds->n + cfg->global_batch - 1) / cfg->global_batch;
+    l->perm_epoch = -1;
+    loader_build_lut(l);
+    if (cfg->prefetch) l->bg = prefetch_start(l, 0, 0);
+    return RT_OK;
+}
+
+void rt_loader_free(rt_loader *l) {
+    if (l->bg) prefetch_stop(l->bg);
+    free(l->perm);
+    memset(l, 0, sizeof *l);
+}
+
+void loader_advance(const rt_loader *l, int64_t *epoch, int64_t *step) {
+    if (++*step >= l->steps_per_epoch) {
+        *step = 0;
+        ++*epoch;
+    }
+}
+
+int loader_fill(const rt_loader *l, const uint32_t *perm, int64_t epoch, int64_t step, float *x,
+                int32_t *y) {
+    const rt_dataset *ds = l->ds;
+    const long B = l->cfg.global_batch, world = l->cfg.world, rank = l->cfg.rank;
+    const long first = (long)step * B;
+    long in_batch = ds->n - first < B ? ds->n - first : B;   /* < B only for eval's last */
+    if (in_batch < 0) in_batch = 0;
+    const long lo = rank * in_batch / world, hi = (rank + 1) * in_batch / world;
+    const size_t sample = (size_t)ds->c * ds->h * ds->w;
+    const uint64_t aug_key = rt_hash_u64(l->cfg.seed, RT_STREAM_AUGMENT, (uint64_t)epoch);
+    for (long j = lo; j < hi; j++) {
+        long pos = first + j;   /* position in the epoch: the only input to augmentation */
+        long idx = perm ? (long)perm[pos] : pos;
+        uint64_t bits = rt_hash_u64(aug_key, (uint64_t)pos, 0);
+        augment_sample(l, ds->images + (size_t)idx * sample, x + (size_t)(j - lo) * sample, bits,
+                       l->cfg.train);
+        y[j - lo] = ds->labels[idx];
+    }
+    return (int)(hi - lo);
+}
+
+int rt_loader_batch_at(rt_loader *l, int64_t epoch, int64_t step, float *x, int32_t *y) {
+    if (step < 0 || step >= l->steps_per_epoch || epoch < 0)
+        rt_die("rt_loader_batch_at: step %lld of epoch %lld is outside 0..%ld",
+               (long long)step, (long long)epoch, l->steps_per_epoch - 1);
+    const uint32_t *perm = loader_perm(l, &l->perm, &l->perm_epoch, epoch);
+    return loader_fill(l, perm, epoch, step, x, y);
+}
+
+int rt_loader_next(rt_loader *l, float *x, int32_t *y) {
+    int got = l->bg ? prefetch_take(l->bg, x, y) : rt_loader_batch_at(l, l->epoch, l->step, x, y);
+    loader_advance(l, &l->epoch, &l->step);
+    return got;
+}
+
+void rt_loader_seek(rt_loader *l, int64_t epoch, int64_t step_in_epoch) {
+    if (epoch < 0 || step_in_epoch < 0 || step_in_epoch >= l->steps_per_epoch)
+        rt_die_hint("the checkpoint and the data disagree: resume with the same dataset and batch size",
+                    "cannot seek the data loader to step %lld of epoch %lld: an epoch has %ld steps",
+                    (long long)step_in_epoch, (long long)epoch, l->steps_per_epoch);
+    l->epoch = epoch;
+    l->step = step_in_epoch;
+    if (l->bg) {   /* what the thread prepared is for the old position: restart it */
+        prefetch_stop(l->bg);
+        l->bg = prefetch_start(l, epoch, step_in_epoch);
+    }
+}
+
+long rt_loader_steps_per_epoch(const rt_loader *l) { return l->steps_per_epoch; }
+
+int rt_loader_batch_per_rank(const rt_loader *l) { return l->batch_per_rank; }

@@ -1,0 +1,99 @@
+/* Training data: datasets in memory (IDX files or synthetic) and a batch loader that
+ * shuffles, slices per rank, augments, normalizes and prefetches on a background thread.
+ *
+ *   rt_dataset train;
+ *   rt_dataset_load_idx(&train, RT_DEFAULT_DATA_DIR, "train", 10, NULL);   // dies on error
+ *   rt_loader_config cfg;
+ *   rt_loader_config_default(&cfg);
+ *   cfg.global_batch = 256; cfg.rank = rank; cfg.world = world; cfg.seed = seed;
+ *   cfg.crop_pad = 2; cfg.flip = 1; cfg.mean[0] = 0.2860f; cfg.std[0] = 0.3530f;
+ *   rt_loader loader;
+ *   rt_loader_init(&loader, &train, &cfg, NULL);
+ *   rt_loader_seek(&loader, epoch, step_in_epoch);        // when resuming
+ *   float *x = ...;   // [batch_per_rank, c, h, w]
+ *   int32_t *y = ...; // [batch_per_rank]
+ *   int got = rt_loader_next(&loader, x, y);
+ *   ...
+ *   rt_loader_free(&loader); rt_dataset_free(&train);
+ *
+ * Determinism contract: which samples form global batch (epoch, step) depends only on
+ * (seed, epoch); rank r of `world` gets slice [r*B/world, (r+1)*B/world) of it; the crop
+ * offset and flip of a sample depend only on (seed, epoch, its position in the epoch).
+ * So 1 rank and 4 ranks see the same global batch, pixel for pixel, and a resumed run
+ * sees exactly what the uninterrupted one would have. */
+#ifndef RT_DATA_H
+#define RT_DATA_H
+#include <stdint.h>
+#include "rt_core.h"
+
+#define RT_DEFAULT_DATA_DIR "/usr/share/datasets/fashion-mnist"
+#define RT_MAX_CHANNELS 4
+
+typedef struct {
+    long n;              /* samples */
+    int c, h, w;
+    uint8_t *images;     /* [n, c, h, w] */
+    int32_t *labels;     /* [n], each in [0, classes) */
+    int classes;
+} rt_dataset;
+
+/* Reads DIR/<split>-images-idx3-ubyte[.gz] and DIR/<split>-labels-idx1-ubyte[.gz]
+ * (split is "train" or "t10k"). classes > 0: labels must lie in [0, classes);
+ * classes == 0: inferred as max label + 1. Any bad input returns one message naming the
+ * path, what is wrong and what to do (err == NULL: print it and exit). */
+rt_status rt_dataset_load_idx(rt_dataset *ds, const char *dir, const char *split, int classes,
+                              rt_err *err);
+/* Reads one IDX file of unsigned bytes: expect_dims 3 (images) or 1 (labels). On success
+ * *data is malloc'd and dims[0..expect_dims) are set. Used by rt_dataset_load_idx. */
+rt_status rt_idx_read(const char *path, int expect_dims, uint8_t **data, long dims[3],
+                      rt_err *err);
+/* A learnable stand-in: each class is a bright blob at its own place plus noise. */
+void rt_dataset_synthetic(rt_dataset *ds, long n, int c, int h, int w, int classes,
+                          uint64_t seed);
+void rt_dataset_free(rt_dataset *ds);
+
+typedef struct {
+    int global_batch;   /* B: samples per step over all ranks */
+    int rank, world;    /* this rank gets B/world samples per step; B % world must be 0 */
+    int train;          /* 1: shuffle + augment + drop the last partial batch;
+                           0 (eval): dataset order, no augmentation, keep the partial batch */
+    uint64_t seed;
+    int crop_pad;       /* random crop: zero-pad by this much, crop back to h x w (0 = off) */
+    int flip;           /* random horizontal flip, p = 0.5 */
+    float mean[RT_MAX_CHANNELS], std[RT_MAX_CHANNELS];   /* out = (x/255 - mean) / std */
+    int prefetch;       /* 1: prepare the next batch on a background thread */
+} rt_loader_config;
+
+struct rt_prefetch;
+typedef struct {
+    const rt_dataset *ds;
+    rt_loader_config cfg;
+    int batch_per_rank;
+    long steps_per_epoch;
+    int64_t epoch, step;          /* position of the batch the next rt_loader_next returns */
+    float lut[RT_MAX_CHANNELS][256];   /* normalized value of each byte, per channel */
+    uint32_t *perm;               /* permutation cache for perm_epoch (sync path) */
+    int64_t perm_epoch;
+    struct rt_prefetch *bg;       /* NULL when prefetch is off */
+} rt_loader;
+
+void rt_loader_config_default(rt_loader_config *cfg);
+rt_status rt_loader_init(rt_loader *l, const rt_dataset *ds, const rt_loader_config *cfg,
+                         rt_err *err);
+void rt_loader_free(rt_loader *l);
+/* Writes this rank's part of the next batch and returns how many samples it wrote
+ * (batch_per_rank, or fewer for eval's last partial batch). After the last batch of an
+ * epoch the loader moves on to step 0 of the next epoch. */
+int rt_loader_next(rt_loader *l, float *x, int32_t *y);
+/* Makes the next rt_loader_next return batch (epoch, step_in_epoch): for resume. */
+void rt_loader_seek(rt_loader *l, int64_t epoch, int64_t step_in_epoch);
+/* Random access, no prefetch, loader position unchanged (tests, benchmarks). */
+int rt_loader_batch_at(rt_loader *l, int64_t epoch, int64_t step, float *x, int32_t *y);
+long rt_loader_steps_per_epoch(const rt_loader *l);
+int rt_loader_batch_per_rank(const rt_loader *l);   /* capacity x and y need */
+
+/* The epoch's sample order (identity in eval mode); perm has ds->n entries. Depends only
+ * on (seed, epoch). */
+void rt_shuffle_permutation(uint32_t *perm, long n, uint64_t seed, int64_t epoch);
+
+#endif
