@@ -13,10 +13,12 @@
  *   a scratch buffer and calls tensor_accumulate(dst, scratch, n). Ops never do this themselves.
  * - In-place: elementwise ops (relu, gelu, dropout, drop_path, layer_scale, add) allow
  *   out == in and din == dout. Nothing else may alias.
- * - Workspace: conv2d needs a scratch buffer of conv2d_workspace_elems(s) elements (the
- *   im2col matrix of one image and one group), the same size for forward and backward; the
- *   caller allocates it (from the static memory plan) and may reuse it between layers.
- *   It is 0 for 1x1 stride-1 pad-0 convolutions, and work may then be NULL.
+ * - Workspace: conv2d needs a scratch buffer of conv2d_workspace_elems(s) elements, the
+ *   same for forward and backward: per OpenMP thread, the im2col matrix of one image and
+ *   group (none for 1x1 stride-1 pad-0 convs) plus a private dweight. It depends on
+ *   omp_get_max_threads(), so the trainer sizes it at start-up, after fixing its thread
+ *   count, takes the maximum over layers, and shares one buffer between them.
+ * - Threading: ops use OpenMP; OpenBLAS is pinned to one thread (see rt_gemm.h).
  * - Saved state: batchnorm saves mean and inv_std per channel, layernorm mean and rstd per
  *   pixel, maxpool int32 argmax per output, LRN its scale per element; backward reads them.
  * - Stateless masks: dropout and drop_path hold no RNG state and no mask buffer. Element

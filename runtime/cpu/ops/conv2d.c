@@ -1,6 +1,7 @@
 /* 2-D convolution (stride, padding, dilation, groups), forward and backward, as im2col + GEMM
- * one image and one group at a time. GEMMs run on OpenBLAS's own threads; only the im2col
- * and col2im copies use OpenMP, outside any GEMM, so the two pools never run together. */
+ * per image and group. Images run in parallel on OpenMP threads, each with its own slice of
+ * the workspace and a single-threaded GEMM (see rt_gemm.h for why). */
+#include <omp.h>
 #include <string.h>
 #include "rt_gemm.h"
 #include "rt_ops.h"
@@ -11,16 +12,29 @@ static int is_pointwise(const rt_conv_shape *s) {
     return s->kh == 1 && s->kw == 1 && s->sh == 1 && s->sw == 1 && s->ph == 0 && s->pw == 0;
 }
 
+static long col_elems(const rt_conv_shape *s) {   /* im2col matrix of one image and group */
+    return is_pointwise(s) ? 0 : (long)(s->c / s->groups) * s->kh * s->kw * s->oh * s->ow;
+}
+static long weight_elems(const rt_conv_shape *s) {
+    return (long)s->oc * (s->c / s->groups) * s->kh * s->kw;
+}
+
+/* Images go to threads only when there are enough of them; otherwise rt_gemm splits. */
+static int image_threads(const rt_conv_shape *s) {
+    int t = omp_get_max_threads();
+    return s->n >= t ? t : 1;
+}
+
+/* Per thread: an im2col buffer and a private dweight (backward sums them in thread order,
+ * so the result does not depend on timing). Fixed at the first call's thread count. */
 long RT_FN(conv2d_workspace_elems)(const rt_conv_shape *s) {
-    if (is_pointwise(s)) return 0;
-    return (long)(s->c / s->groups) * s->kh * s->kw * s->oh * s->ow;
+    return (long)omp_get_max_threads() * (col_elems(s) + weight_elems(s));
 }
 
 /* col[(ci*KH+ki)*KW+kj][oy*OW+ox] = in[ci][oy*sh-ph+ki*dh][ox*sw-pw+kj*dw], 0 outside. */
 static void im2col(real_t *col /*cg*KH*KW, OH*OW*/, const real_t *in /*cg,H,W*/, int cg,
                    const rt_conv_shape *s) {
     int rows = cg * s->kh * s->kw;
-    #pragma omp parallel for schedule(static) if ((long)rows * s->oh * s->ow > 32768)
     for (int r = 0; r < rows; r++) {
         int kj = r % s->kw, ki = (r / s->kw) % s->kh, ci = r / (s->kw * s->kh);
         const real_t *plane = in + (long)ci * s->h * s->w;
@@ -37,10 +51,8 @@ static void im2col(real_t *col /*cg*KH*KW, OH*OW*/, const real_t *in /*cg,H,W*/,
     }
 }
 
-/* Adjoint of im2col: din += scatter of dcol. Parallel over input channels so that no two
- * threads write the same element. */
+/* Adjoint of im2col: din += scatter of dcol. */
 static void col2im_add(real_t *din /*cg,H,W*/, const real_t *dcol, int cg, const rt_conv_shape *s) {
-    #pragma omp parallel for schedule(static) if ((long)cg * s->kh * s->kw * s->oh * s->ow > 32768)
     for (int ci = 0; ci < cg; ci++) {
         real_t *plane = din + (long)ci * s->h * s->w;
         for (int ki = 0; ki < s->kh; ki++)
@@ -65,17 +77,18 @@ void RT_FN(conv2d_forward)(real_t *out /*N,OC,OH,OW*/, const real_t *in /*N,C,H,
     int cg = s->c / s->groups, ocg = s->oc / s->groups;
     int kdim = cg * s->kh * s->kw, ohw = s->oh * s->ow;
     long in_img = (long)s->c * s->h * s->w, out_img = (long)s->oc * ohw;
+    #pragma omp parallel for schedule(static) num_threads(image_threads(s))
     for (int b = 0; b < s->n; b++) {
+        real_t *col_buf = work + (long)omp_get_thread_num() * col_elems(s);
         for (int g = 0; g < s->groups; g++) {
             const real_t *x = in + b * in_img + (long)g * cg * s->h * s->w;
             const real_t *col = x;
-            if (!is_pointwise(s)) { im2col(work, x, cg, s); col = work; }
+            if (!is_pointwise(s)) { im2col(col_buf, x, cg, s); col = col_buf; }
             RT_FN(rt_gemm)(0, 0, ocg, ohw, kdim, 1, weight + (long)g * ocg * kdim, kdim,
                            col, ohw, 0, out + b * out_img + (long)g * ocg * ohw, ohw);
         }
         if (bias) {
             real_t *o = out + b * out_img;
-            #pragma omp parallel for schedule(static) if (out_img > 65536)
             for (int oc = 0; oc < s->oc; oc++)
                 for (int i = 0; i < ohw; i++) o[(long)oc * ohw + i] += bias[oc];
         }
@@ -89,7 +102,8 @@ void RT_FN(conv2d_backward)(real_t *din /*N,C,H,W or NULL*/, real_t *dweight /*O
     int cg = s->c / s->groups, ocg = s->oc / s->groups;
     int kdim = cg * s->kh * s->kw, ohw = s->oh * s->ow;
     long in_img = (long)s->c * s->h * s->w, out_img = (long)s->oc * ohw;
-    int pointwise = is_pointwise(s);
+    long wn = weight_elems(s), per_thread = col_elems(s) + wn;
+    int threads = image_threads(s), pointwise = is_pointwise(s);
     if (dbias) {
         #pragma omp parallel for schedule(static)
         for (int oc = 0; oc < s->oc; oc++) {
@@ -101,25 +115,40 @@ void RT_FN(conv2d_backward)(real_t *din /*N,C,H,W or NULL*/, real_t *dweight /*O
             dbias[oc] = acc;
         }
     }
-    for (int b = 0; b < s->n; b++) {
-        for (int g = 0; g < s->groups; g++) {
-            const real_t *x = in + b * in_img + (long)g * cg * s->h * s->w;
-            const real_t *dy = dout + b * out_img + (long)g * ocg * ohw;
-            const real_t *w = weight + (long)g * ocg * kdim;
-            const real_t *col = x;
-            if (!pointwise) { im2col(work, x, cg, s); col = work; }
-            /* dW_g = dY_g . col^T, summed over images: beta 0 on the first overwrites. */
-            RT_FN(rt_gemm)(0, 1, ocg, kdim, ohw, 1, dy, ohw, col, ohw, b ? 1 : 0,
-                           dweight + (long)g * ocg * kdim, kdim);
-            if (!din) continue;
-            real_t *dx = din + b * in_img + (long)g * cg * s->h * s->w;
-            if (pointwise) {   /* dX_g = W_g^T . dY_g straight into din */
-                RT_FN(rt_gemm)(1, 0, kdim, ohw, ocg, 1, w, kdim, dy, ohw, 0, dx, ohw);
-            } else {           /* the col buffer is free again once dW is done: reuse it */
-                RT_FN(rt_gemm)(1, 0, kdim, ohw, ocg, 1, w, kdim, dy, ohw, 0, work, ohw);
-                memset(dx, 0, sizeof(real_t) * cg * s->h * s->w);
-                col2im_add(dx, work, cg, s);
+    #pragma omp parallel num_threads(threads)
+    {
+        int t = omp_get_thread_num();
+        real_t *dw_part = work + t * per_thread;       /* this thread's sum of dW over images */
+        real_t *col_buf = dw_part + wn;
+        memset(dw_part, 0, sizeof(real_t) * wn);
+        #pragma omp for schedule(static)
+        for (int b = 0; b < s->n; b++) {
+            for (int g = 0; g < s->groups; g++) {
+                const real_t *x = in + b * in_img + (long)g * cg * s->h * s->w;
+                const real_t *dy = dout + b * out_img + (long)g * ocg * ohw;
+                const real_t *w = weight + (long)g * ocg * kdim;
+                const real_t *col = x;
+                if (!pointwise) { im2col(col_buf, x, cg, s); col = col_buf; }
+                /* dW_g += dY_g . col^T */
+                RT_FN(rt_gemm)(0, 1, ocg, kdim, ohw, 1, dy, ohw, col, ohw, 1,
+                               dw_part + (long)g * ocg * kdim, kdim);
+                if (!din) continue;
+                real_t *dx = din + b * in_img + (long)g * cg * s->h * s->w;
+                if (pointwise) {   /* dX_g = W_g^T . dY_g straight into din */
+                    RT_FN(rt_gemm)(1, 0, kdim, ohw, ocg, 1, w, kdim, dy, ohw, 0, dx, ohw);
+                } else {           /* the col buffer is free again once dW is done: reuse it */
+                    RT_FN(rt_gemm)(1, 0, kdim, ohw, ocg, 1, w, kdim, dy, ohw, 0, col_buf, ohw);
+                    memset(dx, 0, sizeof(real_t) * cg * s->h * s->w);
+                    col2im_add(dx, col_buf, cg, s);
+                }
             }
+        }
+        /* implicit barrier: every partial is complete before the reduction below */
+        #pragma omp for schedule(static)
+        for (long i = 0; i < wn; i++) {
+            real_t acc = 0;
+            for (int u = 0; u < threads; u++) acc += work[u * per_thread + i];
+            dweight[i] = acc;
         }
     }
 }
