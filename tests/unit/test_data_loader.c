@@ -1,0 +1,219 @@
+/* Loader: batches independent of world size and rank layout, stateless augmentation,
+ * seek/resume, prefetch = sync, eval partial batches, normalization, and throughput. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "rt_data.h"
+#include "rt_rng.h"
+#include "testlib.h"
+
+enum { N = 1000, C = 2, H = 8, W = 8, B = 64, S = C * H * W };
+static rt_dataset ds;
+
+static void config(rt_loader_config *cfg, int rank, int world, int train, int prefetch) {
+    rt_loader_config_default(cfg);
+    cfg->global_batch = B;
+    cfg->rank = rank;
+    cfg->world = world;
+    cfg->train = train;
+    cfg->seed = 1234;
+    cfg->crop_pad = 2;
+    cfg->flip = 1;
+    cfg->mean[0] = 0.25f; cfg->std[0] = 0.5f;
+    cfg->mean[1] = 0.5f;  cfg->std[1] = 0.25f;
+    cfg->prefetch = prefetch;
+}
+
+/* Global batch (epoch, step) assembled from `world` ranks, each with its own loader. */
+static int global_batch(int world, int train, int64_t epoch, int64_t step, float *x, int32_t *y) {
+    int total = 0;
+    for (int r = 0; r < world; r++) {
+        rt_loader_config cfg;
+        rt_loader l;
+        config(&cfg, r, world, train, 0);
+        CHECK(rt_loader_init(&l, &ds, &cfg, NULL) == RT_OK);
+        total += rt_loader_batch_at(&l, epoch, step, x + (size_t)total * S, y + total);
+        rt_loader_free(&l);
+    }
+    return total;
+}
+
+static void check_layouts(void) {
+    static float x1[B * S], x2[B * S], x4[B * S];
+    static int32_t y1[B], y2[B], y4[B];
+    for (int64_t epoch = 0; epoch < 3; epoch++)
+        for (int64_t step = 0; step < 15; step += 7) {
+            CHECK(global_batch(1, 1, epoch, step, x1, y1) == B);
+            CHECK(global_batch(2, 1, epoch, step, x2, y2) == B);
+            CHECK(global_batch(4, 1, epoch, step, x4, y4) == B);
+            CHECK(memcmp(y1, y2, sizeof y1) == 0 && memcmp(y1, y4, sizeof y1) == 0);
+            CHECK(memcmp(x1, x2, sizeof x1) == 0);   /* identical pixels, augmentation included */
+            CHECK(memcmp(x1, x4, sizeof x1) == 0);
+        }
+    /* Different epochs: different order. */
+    uint32_t *p0 = malloc(N * 4), *p1 = malloc(N * 4);
+    rt_shuffle_permutation(p0, N, 1234, 0);
+    rt_shuffle_permutation(p1, N, 1234, 1);
+    CHECK(memcmp(p0, p1, N * 4) != 0);
+    char *seen = calloc(N, 1);
+    for (int i = 0; i < N; i++) if (p0[i] < N) seen[p0[i]]++;
+    int ok = 1;
+    for (int i = 0; i < N; i++) ok &= seen[i] == 1;
+    CHECK(ok);   /* a permutation: every sample exactly once */
+    free(p0); free(p1); free(seen);
+}
+
+/* Records `steps` batches through rt_loader_next, starting from a seek (or from 0). */
+static void record(int prefetch, int64_t epoch, int64_t step, int steps, float *x, int32_t *y) {
+    rt_loader_config cfg;
+    rt_loader l;
+    config(&cfg, 1, 2, 1, prefetch);
+    CHECK(rt_loader_init(&l, &ds, &cfg, NULL) == RT_OK);
+    if (epoch || step) rt_loader_seek(&l, epoch, step);
+    int bpr = rt_loader_batch_per_rank(&l);
+    for (int i = 0; i < steps; i++) CHECK(rt_loader_next(&l, x + (size_t)i * bpr * S, y + i * bpr) == bpr);
+    rt_loader_free(&l);
+}
+
+static void check_resume_and_prefetch(void) {
+    /* 15 steps per epoch (1000 / 64, last partial dropped); 40 steps span 3 epochs. */
+    enum { STEPS = 40, BPR = B / 2 };
+    float *xa = malloc(sizeof(float) * STEPS * BPR * S), *xb = malloc(sizeof(float) * STEPS * BPR * S);
+    int32_t *ya = malloc(4 * STEPS * BPR), *yb = malloc(4 * STEPS * BPR);
+    record(0, 0, 0, STEPS, xa, ya);
+    record(1, 0, 0, STEPS, xb, yb);
+    CHECK(memcmp(xa, xb, sizeof(float) * STEPS * BPR * S) == 0);   /* prefetch changes nothing */
+    CHECK(memcmp(ya, yb, 4 * STEPS * BPR) == 0);
+    /* Resume at global step 22 = epoch 1, step 7: the rest matches the uninterrupted run. */
+    record(1, 1, 7, STEPS - 22, xb, yb);
+    CHECK(memcmp(xa + (size_t)22 * BPR * S, xb, sizeof(float) * (STEPS - 22) * BPR * S) == 0);
+    CHECK(memcmp(ya + 22 * BPR, yb, 4 * (STEPS - 22) * BPR) == 0);
+    /* Seeking a running prefetching loader (after it has prepared batches) also works. */
+    rt_loader_config cfg;
+    rt_loader l;
+    config(&cfg, 1, 2, 1, 1);
+    rt_loader_init(&l, &ds, &cfg, NULL);
+    rt_loader_next(&l, xb, yb);
+    rt_loader_next(&l, xb, yb);
+    rt_loader_seek(&l, 2, 0);
+    rt_loader_next(&l, xb, yb);
+    CHECK(memcmp(xa + (size_t)30 * BPR * S, xb, sizeof(float) * BPR * S) == 0);
+    rt_loader_free(&l);
+    free(xa); free(xb); free(ya); free(yb);
+}
+
+static void check_eval(void) {
+    static float x[B * S], x2[B * S];
+    static int32_t y[B], y2[B];
+    rt_loader_config cfg;
+    rt_loader l;
+    config(&cfg, 0, 1, 0, 1);
+    CHECK(rt_loader_init(&l, &ds, &cfg, NULL) == RT_OK);
+    CHECK(rt_loader_steps_per_epoch(&l) == 16);
+    int seen = 0, last = 0;
+    for (int s = 0; s < 16; s++) {
+        last = rt_loader_next(&l, x, y);
+        for (int i = 0; i < last; i++) CHECK(y[i] == ds.labels[seen + i]);   /* dataset order */
+        seen += last;
+    }
+    CHECK(last == 40 && seen == N);   /* the partial batch is kept and its size reported */
+    /* No augmentation: exact normalization of the stored bytes. */
+    const uint8_t *img = ds.images + (size_t)(N - 1) * S;
+    float want = ((float)img[S - 1] / 255.0f - 0.5f) / 0.25f;
+    CHECK(x[(size_t)39 * S + S - 1] == want);
+    CHECK(rt_loader_next(&l, x, y) == B);   /* and the next epoch starts over */
+    CHECK(y[0] == ds.labels[0]);
+    rt_loader_free(&l);
+    /* Two ranks split the partial batch: 20 + 20, same samples as one rank. */
+    CHECK(global_batch(1, 0, 0, 15, x, y) == 40);
+    CHECK(global_batch(2, 0, 0, 15, x2, y2) == 40);
+    CHECK(memcmp(x, x2, 40 * S * sizeof(float)) == 0);
+}
+
+/* Each augmented output must be the source shifted by (dy, dx) in [-2, 2], possibly
+ * flipped, with normalized zeros where the shift uncovers padding. */
+static void check_augment_semantics(void) {
+    static float x[B * S];
+    static int32_t y[B];
+    rt_loader_config cfg;
+    rt_loader l;
+    config(&cfg, 0, 1, 1, 0);
+    rt_loader_init(&l, &ds, &cfg, NULL);
+    uint32_t *perm = malloc(N * 4);
+    rt_shuffle_permutation(perm, N, cfg.seed, 0);
+    rt_loader_batch_at(&l, 0, 0, x, y);
+    int flipped = 0, shifted = 0;
+    for (int i = 0; i < B; i++) {
+        const uint8_t *src = ds.images + (size_t)perm[i] * S;
+        CHECK(y[i] == ds.labels[perm[i]]);
+        int match = 0;
+        for (int f = 0; f < 2 && !match; f++)
+            for (int dy = -2; dy <= 2 && !match; dy++)
+                for (int dx = -2; dx <= 2 && !match; dx++) {
+                    int ok = 1;
+                    for (int c = 0; c < C && ok; c++)
+                        for (int yy = 0; yy < H && ok; yy++)
+                            for (int xx = 0; xx < W && ok; xx++) {
+                                int sy = yy + dy, sx = (f ? W - 1 - xx : xx) + dx;
+                                int v = (sy >= 0 && sy < H && sx >= 0 && sx < W) ? src[(c * H + sy) * W + sx] : 0;
+                                float want = ((float)v / 255.0f - cfg.mean[c]) / cfg.std[c];
+                                ok = fabsf(x[(size_t)i * S + (c * H + yy) * W + xx] - want) < 1e-6f;
+                            }
+                    if (ok) { match = 1; flipped += f; shifted += dx || dy; }
+                }
+        CHECK(match);
+    }
+    CHECK(flipped > 10 && flipped < 54);   /* p = 0.5 over 64 samples */
+    CHECK(shifted > 40);                    /* 24 of 25 offsets shift */
+    free(perm);
+    rt_loader_free(&l);
+}
+
+static void check_errors(void) {
+    rt_loader_config cfg;
+    rt_loader l;
+    rt_err e;
+    config(&cfg, 0, 3, 1, 0);
+    CHECK(rt_loader_init(&l, &ds, &cfg, &e) == RT_E_ARG && strstr(e.msg, "64 cannot be split evenly over 3"));
+    config(&cfg, 2, 2, 1, 0);
+    CHECK(rt_loader_init(&l, &ds, &cfg, &e) == RT_E_ARG && strstr(e.msg, "rank 2"));
+    config(&cfg, 0, 1, 1, 0);
+    cfg.global_batch = 2048;
+    CHECK(rt_loader_init(&l, &ds, &cfg, &e) == RT_E_ARG && strstr(e.msg, "do not fill"));
+}
+
+/* 28x28 at the rate a CPU trainer consumes: must beat 10k img/s even under ASan. */
+static void check_throughput(void) {
+    rt_dataset big;
+    rt_dataset_synthetic(&big, 12800, 1, 28, 28, 10, 5);
+    rt_loader_config cfg;
+    rt_loader_config_default(&cfg);
+    cfg.global_batch = 256;
+    cfg.crop_pad = 2;
+    cfg.flip = 1;
+    rt_loader l;
+    rt_loader_init(&l, &big, &cfg, NULL);
+    float *x = malloc(sizeof(float) * 256 * 784);
+    int32_t y[256];
+    double t0 = rt_time_s();
+    long imgs = 0;
+    for (int s = 0; s < 100; s++) imgs += rt_loader_next(&l, x, y);
+    double rate = imgs / (rt_time_s() - t0);
+    printf("loader throughput: %.0f img/s (28x28, crop+flip, sanitized build)\n", rate);
+    CHECK(rate > 10000);
+    free(x);
+    rt_loader_free(&l);
+    rt_dataset_free(&big);
+}
+
+int main(void) {
+    rt_dataset_synthetic(&ds, N, C, H, W, 10, 77);
+    check_layouts();
+    check_resume_and_prefetch();
+    check_eval();
+    check_augment_semantics();
+    check_errors();
+    check_throughput();
+    rt_dataset_free(&ds);
+    return test_finish("test_data_loader");
+}
