@@ -1,0 +1,72 @@
+/* The training driver every compiled trainer runs: command line, data, the epoch/step loop,
+ * evaluation, metrics, checkpoints and resume. The compiler emits an rt_model (straight-line
+ * forward/backward functions with constant shapes and offsets) and an rt_run_config (the
+ * spec's data/solver settings), and its main() is one call to rt_trainer_main.
+ *
+ *   int main(int argc, char **argv) { return rt_trainer_main(&model, &run, argc, argv); }
+ */
+#ifndef RT_TRAINER_H
+#define RT_TRAINER_H
+
+#include <stdint.h>
+#include "rt_optim.h"
+#include "rt_schedule.h"
+
+/* Working memory of one model instance; every pointer is one planned allocation. */
+typedef struct {
+    float *params;          /* [n_params] trainable, contiguous (see rt_param_tensor) */
+    float *grads;           /* [n_params] same layout */
+    float *buffers;         /* [n_buffers] non-trainable state: BN running mean/var */
+    unsigned char *arena;   /* [arena_bytes] activations, their gradients, saved state, workspace */
+    uint64_t step_seed;     /* per-step seed for dropout / drop-path masks */
+    int training;           /* 1: batch statistics and masks; 0: eval */
+} rt_model_ctx;
+
+/* One trainable tensor inside params/grads. */
+typedef struct {
+    const char *name;       /* "layer1.0.conv1.weight" */
+    long offset, count;     /* in floats */
+    int no_decay;           /* BN/LN/bias/layer-scale tensors, for exempt_bn_bias */
+} rt_param_tensor;
+
+typedef struct {
+    const char *name, *spec_path, *spec_hash, *spec_text, *compiler_version;
+    int in_c, in_h, in_w, classes;
+    int batch;              /* per-rank batch the code was specialized for */
+    long n_params, n_buffers;
+    long arena_bytes, arena_naive_bytes;
+    int n_tensors;
+    const rt_param_tensor *tensors;
+    void (*init)(float *params, float *buffers, uint64_t seed);
+    /* Forward, loss and backward over one batch (x: batch × in_c × in_h × in_w). Gradients
+     * are overwritten in ctx->grads; returns the mean loss; logits stay readable through
+     * `logits` (batch × classes) for accuracy. */
+    double (*train_step)(rt_model_ctx *ctx, const float *x, const int32_t *y);
+    /* Forward only, running statistics, no masks; logits out: batch × classes. */
+    void (*eval_forward)(rt_model_ctx *ctx, const float *x, float *logits);
+    const float *(*logits)(const rt_model_ctx *ctx);
+} rt_model;
+
+typedef enum { RT_DATA_FASHION_MNIST = 0, RT_DATA_IDX, RT_DATA_SYNTHETIC } rt_data_source;
+
+typedef struct {
+    int epochs;
+    uint64_t seed;
+    int ranks;              /* spec's world size; 0 = any */
+    int global_batch;
+    rt_lr_config lr;        /* steps_per_epoch is recomputed from the real dataset size */
+    rt_optim_config optim;
+    float weight_decay;
+    int exempt_bn_bias;
+    double clip_grad_norm;  /* 0 = off */
+    int log_every, eval_every, ckpt_every, ckpt_keep;
+    rt_data_source source;
+    const char *data_path;
+    long train_samples, val_samples;   /* synthetic sizes */
+    int crop_pad, flip;
+    float mean[4], std[4];
+} rt_run_config;
+
+int rt_trainer_main(const rt_model *model, const rt_run_config *run, int argc, char **argv);
+
+#endif

@@ -1,0 +1,287 @@
+/* The training loop of every compiled trainer: data, steps, evaluation, logging,
+ * checkpoints and exact resume. Model-specific work happens in the generated rt_model. */
+#include "rt_trainer.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt_checkpoint.h"
+#include "rt_core.h"
+#include "rt_data.h"
+#include "rt_ops.h"
+#include "rt_rng.h"
+#include "trainer_args.h"
+#include "trainer_log.h"
+
+/* Everything a checkpoint must restore besides the tensors. */
+typedef struct {
+    int64_t step;
+    uint64_t seed;
+    int64_t n_params, n_buffers, n_state;
+} trainer_resume_state;
+
+typedef struct {
+    const rt_model *m;
+    rt_run_config run;
+    rt_trainer_args args;
+    rt_dataset train_set, val_set;
+    rt_loader train, val;
+    rt_model_ctx ctx;
+    float *opt_state;
+    long n_state;
+    float *x, *logits;
+    int32_t *y;
+    long steps_per_epoch, total_steps, step;
+    trainer_log log;
+} trainer;
+
+static void load_data(trainer *t) {
+    const rt_model *m = t->m;
+    const rt_run_config *run = &t->run;
+    const char *dir = t->args.data_dir ? t->args.data_dir : run->data_path;
+    if (run->source == RT_DATA_SYNTHETIC) {
+        rt_dataset_synthetic(&t->train_set, run->train_samples, m->in_c, m->in_h, m->in_w,
+                             m->classes, run->seed);
+        rt_dataset_synthetic(&t->val_set, run->val_samples, m->in_c, m->in_h, m->in_w,
+                             m->classes, run->seed + 1);
+    } else {
+        rt_dataset_load_idx(&t->train_set, dir, "train", m->classes, NULL);
+        rt_dataset_load_idx(&t->val_set, dir, "t10k", m->classes, NULL);
+    }
+    const rt_dataset *d = &t->train_set;
+    if (d->c != m->in_c || d->h != m->in_h || d->w != m->in_w)
+        rt_die_hint("point --data at a dataset of the spec's input shape, or change net.input_shape",
+                    "data in '%s' has images of %dx%dx%d but the spec's net takes %dx%dx%d", dir,
+                    d->c, d->h, d->w, m->in_c, m->in_h, m->in_w);
+}
+
+static void make_loader(trainer *t, rt_loader *l, const rt_dataset *ds, int train) {
+    rt_loader_config cfg;
+    rt_loader_config_default(&cfg);
+    cfg.global_batch = t->m->batch;   /* world size 1: the per-rank batch is the global one */
+    cfg.rank = 0;
+    cfg.world = 1;
+    cfg.train = train;
+    cfg.seed = t->run.seed;
+    cfg.crop_pad = train ? t->run.crop_pad : 0;
+    cfg.flip = train ? t->run.flip : 0;
+    memcpy(cfg.mean, t->run.mean, sizeof cfg.mean);
+    memcpy(cfg.std, t->run.std, sizeof cfg.std);
+    rt_loader_init(l, ds, &cfg, NULL);
+}
+
+static void allocate(trainer *t) {
+    const rt_model *m = t->m;
+    t->ctx.params = rt_alloc_aligned((size_t)m->n_params * sizeof(float));
+    t->ctx.grads = rt_alloc_aligned((size_t)m->n_params * sizeof(float));
+    t->ctx.buffers = rt_alloc_aligned((size_t)(m->n_buffers ? m->n_buffers : 1) * sizeof(float));
+    t->ctx.arena = rt_alloc_aligned((size_t)m->arena_bytes);
+    t->n_state = (long)rt_optim_state_per_param(&t->run.optim) * m->n_params;
+    t->opt_state = rt_alloc_aligned((size_t)(t->n_state ? t->n_state : 1) * sizeof(float));
+    size_t image = (size_t)m->in_c * m->in_h * m->in_w;
+    t->x = rt_alloc_aligned((size_t)m->batch * image * sizeof(float));
+    t->y = rt_alloc_aligned((size_t)m->batch * sizeof(int32_t));
+    t->logits = rt_alloc_aligned((size_t)m->batch * m->classes * sizeof(float));
+}
+
+static int checkpoint_sections(trainer *t, rt_ckpt_section *secs, trainer_resume_state *st) {
+    const rt_model *m = t->m;
+    st->step = t->step;
+    st->seed = t->run.seed;
+    st->n_params = m->n_params;
+    st->n_buffers = m->n_buffers;
+    st->n_state = t->n_state;
+    int n = 0;
+    secs[n++] = (rt_ckpt_section){ "trainer", st, sizeof *st };
+    secs[n++] = (rt_ckpt_section){ "params", t->ctx.params, (size_t)m->n_params * sizeof(float) };
+    if (m->n_buffers)
+        secs[n++] = (rt_ckpt_section){ "buffers", t->ctx.buffers, (size_t)m->n_buffers * sizeof(float) };
+    if (t->n_state)
+        secs[n++] = (rt_ckpt_section){ "optimizer", t->opt_state, (size_t)t->n_state * sizeof(float) };
+    return n;
+}
+
+static void save_checkpoint(trainer *t) {
+    rt_ckpt_section secs[4];
+    trainer_resume_state st;
+    int n = checkpoint_sections(t, secs, &st);
+    char dir[4096], path[4096];
+    snprintf(dir, sizeof dir, "%s/checkpoints", t->args.out_dir);
+    rt_ckpt_save(dir, t->m->spec_hash, t->step, t->step / t->steps_per_epoch, secs, n,
+                 t->run.ckpt_keep, path, sizeof path, NULL);
+    trainer_log_note(&t->log, "checkpoint %s (step %ld)", path, t->step);
+}
+
+static void resume(trainer *t, const char *path) {
+    rt_ckpt_section secs[4];
+    trainer_resume_state st, want;
+    int n = checkpoint_sections(t, secs, &want);
+    secs[0].data = &st;
+    int64_t step, epoch;
+    rt_ckpt_load(path, t->m->spec_hash, &step, &epoch, secs, n, NULL);
+    if (st.seed != t->run.seed)
+        rt_die_hint("resume without --seed, or with the seed the run started with",
+                    "checkpoint '%s' was written by a run with seed %llu, this run has seed %llu",
+                    path, (unsigned long long)st.seed, (unsigned long long)t->run.seed);
+    if (st.step > t->total_steps)
+        rt_die_hint("pass --epochs at least as large as the original run's",
+                    "checkpoint '%s' is at step %lld, beyond this run's %ld steps", path,
+                    (long long)st.step, t->total_steps);
+    t->step = st.step;
+}
+
+/* Loss and top-1/top-5 over the whole validation split. */
+static void evaluate(trainer *t, double *loss, double *top1, double *top5) {
+    const rt_model *m = t->m;
+    rt_loader_seek(&t->val, 0, 0);
+    long steps = rt_loader_steps_per_epoch(&t->val);
+    double sum_loss = 0;
+    long c1 = 0, c5 = 0, seen = 0;
+    size_t image = (size_t)m->in_c * m->in_h * m->in_w;
+    t->ctx.training = 0;
+    for (long s = 0; s < steps; s++) {
+        int got = rt_loader_next(&t->val, t->x, t->y);
+        if (got < m->batch)   /* the compiled batch is fixed: pad the last one */
+            memset(t->x + (size_t)got * image, 0, (size_t)(m->batch - got) * image * sizeof(float));
+        m->eval_forward(&t->ctx, t->x, t->logits);
+        sum_loss += softmax_xent_forward(NULL, t->logits, t->y, got, m->classes, 0.0f, 0.0f) * got;
+        int a1, a5;
+        topk_correct(&a1, &a5, t->logits, t->y, got, m->classes);
+        c1 += a1, c5 += a5, seen += got;
+    }
+    t->ctx.training = 1;
+    *loss = seen ? sum_loss / seen : NAN;
+    *top1 = seen ? (double)c1 / seen : NAN;
+    *top5 = seen ? (double)c5 / seen : NAN;
+}
+
+static void optimizer_step(trainer *t, double lr) {
+    const rt_model *m = t->m;
+    float grad_scale = 1.0f;
+    if (t->run.clip_grad_norm > 0) {
+        double norm = sqrt(rt_sum_squares(t->ctx.grads, m->n_params));
+        grad_scale = rt_grad_clip_coef(norm, t->run.clip_grad_norm);
+    }
+    int per = rt_optim_state_per_param(&t->run.optim);
+    for (int i = 0; i < m->n_tensors; i++) {
+        const rt_param_tensor *p = &m->tensors[i];
+        int exempt = t->run.exempt_bn_bias && p->no_decay;
+        rt_optim_args a = { (float)lr, exempt ? 0.0f : t->run.weight_decay, grad_scale, t->step };
+        rt_optim_step(t->ctx.params + p->offset, t->opt_state + per * p->offset,
+                      t->ctx.grads + p->offset, p->count, exempt, &t->run.optim, &a);
+    }
+}
+
+/* One optimizer step on the next batch; returns the loss and adds to the top-1 count. */
+static double train_one_step(trainer *t, long *correct) {
+    const rt_model *m = t->m;
+    rt_loader_next(&t->train, t->x, t->y);
+    t->ctx.step_seed = rt_hash_u64(t->run.seed, RT_STREAM_DROPOUT, (uint64_t)t->step);
+    double loss = m->train_step(&t->ctx, t->x, t->y);
+    if (!isfinite(loss))
+        rt_die_hint("lower solver.lr.base, add warmup, or set solver.clip_grad_norm",
+                    "training diverged: loss is %g at step %ld", loss, t->step);
+    int c1, c5;
+    topk_correct(&c1, &c5, m->logits(&t->ctx), t->y, m->batch, m->classes);
+    *correct += c1;
+    optimizer_step(t, rt_lr_at(&t->run.lr, t->step));
+    t->step++;
+    return loss;
+}
+
+static int run_benchmark(trainer *t) {
+    long correct = 0;
+    for (int i = 0; i < 3; i++) train_one_step(t, &correct);   /* warm caches and threads */
+    long n = t->args.benchmark_steps;
+    double t0 = rt_time_s();
+    for (long i = 0; i < n; i++) train_one_step(t, &correct);
+    double secs = rt_time_s() - t0;
+    double ips = (double)n * t->m->batch / secs;
+    printf("benchmark: %ld steps of batch %d in %.3f s: %.1f images/s\n", n, t->m->batch, secs, ips);
+    trainer_log_benchmark(&t->log, n, t->m->batch, secs, ips);
+    return 0;
+}
+
+static int train(trainer *t) {
+    const rt_model *m = t->m;
+    double t_start = rt_time_s(), t_interval = t_start;
+    double sum_loss = 0, last_top1 = NAN, last_top5 = NAN, last_loss = NAN;
+    long correct = 0, interval_steps = 0;
+    rt_loader_seek(&t->train, t->step / t->steps_per_epoch, t->step % t->steps_per_epoch);
+    rt_install_stop_signals();
+    while (t->step < t->total_steps) {
+        sum_loss += train_one_step(t, &correct);
+        interval_steps++;
+        long epoch = (t->step - 1) / t->steps_per_epoch;
+        if (t->step % t->run.log_every == 0 || t->step == t->total_steps) {
+            double now = rt_time_s();
+            trainer_log_train(&t->log, epoch, t->step, t->total_steps,
+                              rt_lr_at(&t->run.lr, t->step - 1), sum_loss / interval_steps,
+                              (double)correct / ((double)interval_steps * m->batch),
+                              interval_steps * m->batch / (now - t_interval), now - t_start);
+            sum_loss = 0, correct = 0, interval_steps = 0, t_interval = now;
+        }
+        if (t->step % t->steps_per_epoch == 0) {
+            int last = t->step == t->total_steps;
+            if ((epoch + 1) % t->run.eval_every == 0 || last) {
+                evaluate(t, &last_loss, &last_top1, &last_top5);
+                trainer_log_eval(&t->log, epoch + 1, t->step, last_loss, last_top1, last_top5);
+            }
+            if ((epoch + 1) % t->run.ckpt_every == 0 || last) save_checkpoint(t);
+            t_interval = rt_time_s();
+        }
+        int sig = rt_stop_requested();
+        if (sig && t->step < t->total_steps) {
+            save_checkpoint(t);
+            trainer_log_note(&t->log, "stopped by signal %d at step %ld; resume with --resume", sig,
+                             t->step);
+            trainer_log_close(&t->log);
+            return 128 + sig;
+        }
+    }
+    if (isnan(last_top1)) evaluate(t, &last_loss, &last_top1, &last_top5);
+    char hash[RT_PARAMS_HASH_LEN + 1];
+    rt_params_hash(t->ctx.params, m->n_params, hash);
+    trainer_log_summary(&t->log, t->step, last_loss, last_top1, last_top5, rt_time_s() - t_start, hash);
+    return 0;
+}
+
+int rt_trainer_main(const rt_model *m, const rt_run_config *run, int argc, char **argv) {
+    static trainer t;   /* large; lives for the whole process */
+    t.m = m;
+    t.run = *run;
+    char default_out[512];
+    snprintf(default_out, sizeof default_out, "runs/%s", m->name);
+    rt_trainer_parse_args(&t.args, argv[0], default_out, argc, argv);
+    if (t.args.print_spec) {
+        fputs(m->spec_text, stdout);
+        return 0;
+    }
+    if (t.args.has_seed) t.run.seed = t.args.seed;
+    if (t.args.epochs) t.run.epochs = t.run.lr.epochs = t.args.epochs;
+    if (t.run.ranks > 1)
+        rt_die_hint("launch with mpirun -np N (or srun), or set parallel.ranks: 1 in the spec",
+                    "the spec asks for %d ranks but this process runs alone", t.run.ranks);
+    load_data(&t);
+    make_loader(&t, &t.train, &t.train_set, 1);
+    make_loader(&t, &t.val, &t.val_set, 0);
+    t.steps_per_epoch = rt_loader_steps_per_epoch(&t.train);
+    if (t.steps_per_epoch < 1)
+        rt_die_hint("use a smaller batch or more data", "the dataset (%ld samples) is smaller than one batch (%d)",
+                    t.train_set.n, m->batch);
+    t.run.lr.steps_per_epoch = t.steps_per_epoch;
+    t.run.lr.global_batch = m->batch;
+    rt_lr_validate(&t.run.lr, NULL);
+    t.total_steps = t.steps_per_epoch * t.run.epochs;
+    allocate(&t);
+    m->init(t.ctx.params, t.ctx.buffers, t.run.seed);
+    t.ctx.training = 1;
+    if (t.args.resume) resume(&t, t.args.resume);
+    trainer_log_open(&t.log, t.args.out_dir, m, t.args.resume ? t.step : -1,
+                     t.args.benchmark_steps > 0);
+    int rc = t.args.benchmark_steps > 0 ? run_benchmark(&t) : train(&t);
+    trainer_log_close(&t.log);
+    return rc;
+}

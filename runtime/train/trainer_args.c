@@ -1,0 +1,73 @@
+/* Parses a compiled trainer's command line; every mistake is one message and exit 2. */
+#include "trainer_args.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *out, const char *prog) {
+    fprintf(out,
+            "usage: %s [--data DIR] [--out DIR] [--resume FILE] [--benchmark STEPS]\n"
+            "          [--seed N] [--epochs N] [--print-spec] [--help]\n"
+            "  --data DIR         dataset directory (default: the spec's data path)\n"
+            "  --out DIR          where metrics.jsonl and checkpoints/ go\n"
+            "  --resume FILE      continue the exact run saved in FILE (a checkpoint)\n"
+            "  --benchmark STEPS  time STEPS training steps and report images/s\n"
+            "  --seed N           override the spec's seed\n"
+            "  --epochs N         override the spec's number of epochs\n"
+            "  --print-spec       print the resolved spec embedded in this binary\n",
+            prog);
+}
+
+static void bad(const char *prog, const char *fmt, const char *arg) {
+    fprintf(stderr, "error: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\nHINT: run '%s --help' for the options\n", prog);
+    exit(2);
+}
+
+static long parse_long(const char *prog, const char *opt, const char *s, long lo, long hi) {
+    errno = 0;
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (errno || !*s || *end || v < lo || v > hi) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "%s needs an integer from %ld to %ld, got '%%s'", opt, lo, hi);
+        bad(prog, msg, s);
+    }
+    return v;
+}
+
+void rt_trainer_parse_args(rt_trainer_args *a, const char *prog, const char *default_out,
+                           int argc, char **argv) {
+    memset(a, 0, sizeof *a);
+    a->out_dir = default_out;
+    for (int i = 1; i < argc; i++) {
+        const char *opt = argv[i];
+        if (!strcmp(opt, "--help") || !strcmp(opt, "-h")) {
+            usage(stdout, prog);
+            exit(0);
+        }
+        if (!strcmp(opt, "--print-spec")) {
+            a->print_spec = 1;
+            continue;
+        }
+        static const char *const with_value[] = { "--data", "--out", "--resume", "--benchmark",
+                                                  "--seed", "--epochs", NULL };
+        int known = 0;
+        for (int k = 0; with_value[k]; k++) known |= !strcmp(opt, with_value[k]);
+        if (!known) bad(prog, "unknown option '%s'", opt);
+        if (i + 1 >= argc) bad(prog, "option '%s' needs a value", opt);
+        const char *v = argv[++i];
+        if (!strcmp(opt, "--data")) a->data_dir = v;
+        else if (!strcmp(opt, "--out")) a->out_dir = v;
+        else if (!strcmp(opt, "--resume")) a->resume = v;
+        else if (!strcmp(opt, "--benchmark")) a->benchmark_steps = parse_long(prog, opt, v, 1, 100000000);
+        else if (!strcmp(opt, "--epochs")) a->epochs = (int)parse_long(prog, opt, v, 1, 100000);
+        else {
+            a->has_seed = 1;
+            a->seed = (uint64_t)parse_long(prog, opt, v, 0, 0x7fffffffffffffffL);
+        }
+    }
+}

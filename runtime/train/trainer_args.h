@@ -1,0 +1,20 @@
+/* Command line of a compiled trainer. */
+#ifndef RT_TRAINER_ARGS_H
+#define RT_TRAINER_ARGS_H
+#include <stdint.h>
+
+typedef struct {
+    const char *data_dir;     /* NULL: the spec's path */
+    const char *out_dir;
+    const char *resume;       /* checkpoint file, or NULL */
+    long benchmark_steps;     /* > 0: time this many steps, no eval or checkpoints */
+    int has_seed;
+    uint64_t seed;
+    int print_spec;
+    int epochs;               /* 0: the spec's */
+} rt_trainer_args;
+
+/* Parses argv; on a bad argument prints one message with the usage and exits 2. */
+void rt_trainer_parse_args(rt_trainer_args *a, const char *prog, const char *default_out,
+                           int argc, char **argv);
+#endif
