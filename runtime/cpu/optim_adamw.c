@@ -4,6 +4,8 @@
 
 #define ADAMW_PAR_MIN 32768
 
+/* Note for speed: with the default -fmath-errno GCC will not vectorize sqrtf (it may set
+ * errno), so this loop runs scalar; built with -fno-math-errno it vectorizes. */
 void rt_adamw_step(float *param, float *exp_avg, float *exp_avg_sq, const float *grad, long n,
                    const rt_adamw_config *cfg, const rt_optim_args *a) {
     /* Bias corrections in double: β2^t for t in the 100k range loses digits in float. */
@@ -12,6 +14,7 @@ void rt_adamw_step(float *param, float *exp_avg, float *exp_avg_sq, const float 
     float step_size = (float)(a->lr / bc1);
     float inv_sqrt_bc2 = (float)(1.0 / sqrt(bc2));
     float decay = 1.0f - a->lr * a->weight_decay;
+    /* 1 − β rounded once from double: 1 − 0.999f would be off by 1.3e-5 relative. */
     float b1 = (float)cfg->beta1, b2 = (float)cfg->beta2, eps = (float)cfg->eps;
     float one_b1 = (float)(1.0 - cfg->beta1), one_b2 = (float)(1.0 - cfg->beta2);
     float s = a->grad_scale;
