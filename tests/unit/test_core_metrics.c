@@ -1,0 +1,111 @@
+/* metrics.jsonl lines verbatim (escaping, NaN -> null, append on reopen) and progress
+ * output in terminal and log modes. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "rt_metrics.h"
+#include "testlib.h"
+
+static void check_line(const char *got, const char *want) {
+    if (strcmp(got, want) != 0) {
+        fprintf(stderr, "  line mismatch:\n    got  %s\n    want %s\n", got, want);
+        test_failures++;
+    }
+}
+
+int main(void) {
+    char root[] = "/tmp/test_core_metrics.XXXXXX";
+    CHECK(mkdtemp(root) != NULL);
+    char out[600];
+    snprintf(out, sizeof out, "%s/run/out", root);
+
+    rt_json j;
+    rt_json_init(&j);
+    rt_json_begin(&j);
+    rt_json_str(&j, "s", "a\"b\\c\nd\te\x01 caf\xc3\xa9");
+    rt_json_num(&j, "nan", NAN);
+    rt_json_num(&j, "inf", -INFINITY);
+    rt_json_num(&j, "x", 0.1);
+    rt_json_int(&j, "big", 9007199254740993LL);
+    rt_json_bool(&j, "t", 1);
+    rt_json_str(&j, "none", NULL);
+    check_line(rt_json_end(&j),
+               "{\"s\":\"a\\\"b\\\\c\\nd\\te\\u0001 caf\xc3\xa9\",\"nan\":null,\"inf\":null,"
+               "\"x\":0.1,\"big\":9007199254740993,\"t\":true,\"none\":null}");
+    rt_json_free(&j);
+
+    rt_metrics m;
+    rt_err e;
+    CHECK(rt_metrics_open(&m, out, &e) == RT_OK);
+    rt_metrics_train(&m, &(rt_train_record){.epoch = 1, .step = 100, .lr = 0.1, .loss = 0.5,
+                                            .images_per_s = 1234.5, .elapsed_s = 2});
+    rt_metrics_eval(&m, 1, 100, NAN, 0.875, 0.99);
+    rt_metrics_close(&m);
+    CHECK(rt_metrics_open(&m, out, &e) == RT_OK);   /* reopen appends (resume) */
+    rt_metrics_summary(&m, &(rt_summary_record){.spec_hash = "abc", .steps = 200, .epochs = 2,
+                                                .final_loss = 0.25, .top1 = 0.9, .top5 = NAN,
+                                                .elapsed_s = 10, .images_per_s = 999,
+                                                .params_hash = "0123456789abcdef"});
+    rt_metrics_close(&m);
+
+    char path[700], line[1024];
+    snprintf(path, sizeof path, "%s/metrics.jsonl", out);
+    FILE *f = fopen(path, "r");
+    CHECK(f != NULL);
+    const char *want[] = {
+        "{\"event\":\"train\",\"epoch\":1,\"step\":100,\"lr\":0.1,\"loss\":0.5,"
+        "\"images_per_s\":1234.5,\"elapsed_s\":2}\n",
+        "{\"event\":\"eval\",\"epoch\":1,\"step\":100,\"loss\":null,\"top1\":0.875,\"top5\":0.99}\n",
+        "{\"event\":\"summary\",\"spec_hash\":\"abc\",\"steps\":200,\"epochs\":2,\"final_loss\":0.25,"
+        "\"top1\":0.9,\"top5\":null,\"elapsed_s\":10,\"images_per_s\":999,"
+        "\"params_hash\":\"0123456789abcdef\"}\n",
+    };
+    int n = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        if (n < 3) check_line(line, want[n]);
+        n++;
+    }
+    CHECK(n == 3);
+    if (f) fclose(f);
+
+    /* Unwritable output: a regular file where the directory should be. */
+    snprintf(path, sizeof path, "%s/plain", root);
+    fclose(fopen(path, "w"));
+    CHECK(rt_metrics_open(&m, path, &e) == RT_E_IO && strstr(e.msg, "metrics.jsonl"));
+
+    /* Progress. */
+    char buf[256];
+    rt_progress_format(buf, sizeof buf, 1200, 5000, 3, 0.43214, 0.1, 12345.4, 185);
+    check_line(buf, "step 1200/5000 (24.0%) | epoch 3 | loss 0.4321 | lr 0.1 | 12345 img/s | ETA 3m05s");
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    rt_progress p;
+    rt_progress_init(&p, mem, 0, 10);
+    CHECK(p.tty == 0);
+    rt_progress_update(&p, 1, 0, 1.0, 0.1, 100);    /* printed: first update */
+    rt_progress_update(&p, 2, 0, 1.0, 0.1, 100);    /* suppressed: within interval */
+    rt_progress_update(&p, 10, 0, 1.0, 0.1, 100);   /* printed: last step */
+    rt_progress_finish(&p);
+    fflush(mem);
+    CHECK(strchr(text, '\r') == NULL);
+    CHECK(strstr(text, "step 1/10") && !strstr(text, "step 2/10") && strstr(text, "step 10/10"));
+    fclose(mem);
+    free(text);
+    mem = open_memstream(&text, &len);
+    rt_progress_init(&p, mem, 0, 10);
+    p.tty = 1;   /* as if stdout were a terminal */
+    rt_progress_update(&p, 1, 0, 1.0, 0.1, 100);
+    rt_progress_update(&p, 10, 0, 1.0, 0.1, 100);
+    rt_progress_finish(&p);
+    fflush(mem);
+    CHECK(text[0] == '\r' && strstr(text + 1, "\rstep 10/10") && text[len - 1] == '\n');
+    CHECK(strchr(text, '\n') == text + len - 1);   /* one newline, at the very end */
+    fclose(mem);
+    free(text);
+
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+    CHECK(system(cmd) == 0);
+    return test_finish("test_core_metrics");
+}
