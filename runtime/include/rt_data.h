@@ -64,6 +64,8 @@ typedef struct {
     int prefetch;       /* 1: prepare the next batch on a background thread */
 } rt_loader_config;
 
+/* The prefetch thread keeps a pointer to the rt_loader: do not copy or move it between
+ * rt_loader_init and rt_loader_free. The dataset must outlive the loader. */
 struct rt_prefetch;
 typedef struct {
     const rt_dataset *ds;
@@ -82,8 +84,9 @@ rt_status rt_loader_init(rt_loader *l, const rt_dataset *ds, const rt_loader_con
                          rt_err *err);
 void rt_loader_free(rt_loader *l);
 /* Writes this rank's part of the next batch and returns how many samples it wrote
- * (batch_per_rank, or fewer for eval's last partial batch). After the last batch of an
- * epoch the loader moves on to step 0 of the next epoch. */
+ * (batch_per_rank, or fewer for eval's last partial batch; entries past the count are left
+ * as they were). After the last batch of an epoch the loader moves on to step 0 of the
+ * next epoch. */
 int rt_loader_next(rt_loader *l, float *x, int32_t *y);
 /* Makes the next rt_loader_next return batch (epoch, step_in_epoch): for resume. */
 void rt_loader_seek(rt_loader *l, int64_t epoch, int64_t step_in_epoch);
