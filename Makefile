@@ -3,7 +3,7 @@
 
 BUILD      ?= build
 CC         ?= cc
-CFLAGS_COMMON := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -g -fopenmp \
+CFLAGS_COMMON := -std=c11 -D_GNU_SOURCE -fno-math-errno -Wall -Wextra -Wno-unused-parameter -g -fopenmp \
                  -Iruntime/include -Icompiler -I$(BUILD)/gen
 CFLAGS     ?= -O2
 # Sanitized build used by unit tests (address + undefined behaviour).

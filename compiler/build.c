@@ -1,0 +1,140 @@
+/* `trainc build`: resolve and check a spec, lower it, plan memory, emit model.c and
+ * plan.txt into a source directory, and compile them against libtrainrt. */
+#include "build.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "emit_run.h"
+#include "ir_build.h"
+#include "sema.h"
+
+#ifndef TRAINC_HOME
+#define TRAINC_HOME "."
+#endif
+#define TRAINC_VERSION_STRING "0.1"
+
+static const char *trainc_home(void) {
+    const char *env = getenv("TRAINC_HOME");
+    return env && *env ? env : TRAINC_HOME;
+}
+
+static int write_file(const char *path, void (*fill)(FILE *, const void *), const void *arg) {
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        fprintf(stderr, "trainc: error: cannot write '%s': %s\n", tmp, strerror(errno));
+        return -1;
+    }
+    fill(f, arg);
+    if (fclose(f) != 0 || rename(tmp, path) != 0) {
+        fprintf(stderr, "trainc: error: cannot write '%s': %s\n", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+typedef struct { const ir_net *net; const ir_emit_info *info; } model_args;
+static void fill_model(FILE *f, const void *arg) {
+    const model_args *a = arg;
+    ir_emit_c(f, a->net, a->info);
+}
+static void fill_plan(FILE *f, const void *arg) { ir_print_plan(f, arg); }
+
+/* Runs argv, returning its exit status (or -1). stdout/stderr pass through. */
+static int run_command(char *const argv[]) {
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        execvp(argv[0], argv);
+        fprintf(stderr, "trainc: error: cannot run '%s': %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    int status;
+    if (waitpid(pid, &status, 0) < 0) return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+int build_emit(const char *spec_path, const char *emit_dir, int quiet) {
+    diag_ctx diag;
+    diag_init(&diag, stderr);
+    spec_doc doc;
+    sema_result res;
+    memset(&res, 0, sizeof res);
+    int rc = sema_load(&doc, &res, &diag, spec_path);
+    if (rc == 0 && !res.run.has_run) {
+        fprintf(stderr, "%s: error: the spec has no 'solver' or 'data.train', so there is nothing to train\n"
+                        "  hint: a model spec is built by a run spec that extends it\n", spec_path);
+        rc = 1;
+    }
+    ir_net net;
+    memset(&net, 0, sizeof net);
+    char *run_c = NULL;
+    if (rc == 0) {
+        char err[512];
+        run_c = emit_run_config(&res.run, err, sizeof err);
+        if (!run_c) {
+            fprintf(stderr, "%s: error: %s\n", spec_path, err);
+            rc = 1;
+        } else if (ir_build(&net, &res.net, (int)res.run.train.batch_per_rank, res.run.label_smoothing) != 0) {
+            fprintf(stderr, "%s: error: the net cannot be compiled (empty, or an op with more than %d inputs)\n",
+                    spec_path, IR_MAX_INPUTS);
+            rc = 1;
+        }
+    }
+    if (rc == 0) {
+        mkdir(emit_dir, 0777);
+        char *spec_text = spec_print_to_string(res.root);
+        ir_emit_info info = { spec_path, res.hash, spec_text ? spec_text : "",
+                              res.run.name && *res.run.name ? res.run.name : "model", TRAINC_VERSION_STRING, run_c };
+        model_args ma = { &net, &info };
+        char path[4096];
+        snprintf(path, sizeof path, "%s/model.c", emit_dir);
+        rc = write_file(path, fill_model, &ma) ? 1 : 0;
+        snprintf(path, sizeof path, "%s/plan.txt", emit_dir);
+        if (rc == 0) rc = write_file(path, fill_plan, &net) ? 1 : 0;
+        if (rc == 0 && !quiet)
+            printf("trainc: wrote %s/model.c (%d ops, %ld params, arena %.1f MiB planned vs %.1f MiB naive)\n",
+                   emit_dir, net.n_ops, net.n_params, net.arena_bytes / 1048576.0, net.arena_naive_bytes / 1048576.0);
+        free(spec_text);
+    }
+    free(run_c);
+    ir_net_free(&net);
+    sema_result_free(&res);
+    spec_doc_free(&doc);
+    return rc;
+}
+
+int build_binary(const char *spec_path, const char *out_bin, const char *emit_dir_opt) {
+    char emit_dir[4096];
+    if (emit_dir_opt) snprintf(emit_dir, sizeof emit_dir, "%s", emit_dir_opt);
+    else snprintf(emit_dir, sizeof emit_dir, "%s.src", out_bin);
+    int rc = build_emit(spec_path, emit_dir, 0);
+    if (rc != 0) return rc;
+    const char *home = trainc_home();
+    char model_c[4200], include[4200], lib[4200];
+    snprintf(model_c, sizeof model_c, "%s/model.c", emit_dir);
+    snprintf(include, sizeof include, "-I%s/runtime/include", home);
+    snprintf(lib, sizeof lib, "%s/build/libtrainrt.a", home);
+    struct stat st;
+    if (stat(lib, &st) != 0) {
+        fprintf(stderr, "trainc: error: runtime library '%s' not found\n  hint: run 'make' in %s, or set TRAINC_HOME\n",
+                lib, home);
+        return 1;
+    }
+    const char *cc = getenv("CC") && *getenv("CC") ? getenv("CC") : "cc";
+    char *argv[] = { (char *)cc, "-std=c11", "-O2", "-fopenmp", "-fno-math-errno", include, model_c, "-o",
+                     (char *)out_bin, lib, "-lopenblas", "-lz", "-lm", "-lpthread", NULL };
+    int status = run_command(argv);
+    if (status != 0) {
+        fprintf(stderr, "trainc: error: compiling %s failed (status %d)\n", model_c, status);
+        return 1;
+    }
+    printf("trainc: built %s\n", out_bin);
+    return 0;
+}

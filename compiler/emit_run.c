@@ -1,0 +1,104 @@
+/* Emits the C initializer of the trainer's rt_run_config from a spec's resolved run. */
+#include "emit_run.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void emit_lr(FILE *f, const rt_lr_config *lr) {
+    static const char *const kinds[] = { "RT_LR_CONSTANT", "RT_LR_STEP", "RT_LR_MULTISTEP",
+                                         "RT_LR_EXPONENTIAL", "RT_LR_COSINE", "RT_LR_POLYNOMIAL",
+                                         "RT_LR_LINEAR", "RT_LR_ONE_CYCLE" };
+    _Static_assert(sizeof kinds / sizeof kinds[0] == RT_LR_KIND_COUNT, "one name per rt_lr_kind");
+    static const char *const scalings[] = { "RT_LR_SCALE_NONE", "RT_LR_SCALE_LINEAR", "RT_LR_SCALE_SQRT" };
+    fprintf(f, "    .lr = {\n        .base = %.17g, .per_batch = %.17g, .scaling = %s, .global_batch = %.17g,\n"
+               "        .steps_per_epoch = %ld, .epochs = %d, .stepping = %s,\n"
+               "        .warmup = { .length = %.17g, .unit = %s, .kind = %s, .start = %s, .start_factor = %.17g },\n"
+               "        .kind = %s,\n",
+            lr->base, lr->per_batch, scalings[lr->scaling], lr->global_batch, lr->steps_per_epoch, lr->epochs,
+            lr->stepping == RT_LR_PER_EPOCH ? "RT_LR_PER_EPOCH" : "RT_LR_PER_ITERATION", lr->warmup.length,
+            lr->warmup.unit == RT_LR_UNIT_ITERATIONS ? "RT_LR_UNIT_ITERATIONS" : "RT_LR_UNIT_EPOCHS",
+            lr->warmup.kind == RT_WARMUP_CONSTANT ? "RT_WARMUP_CONSTANT" : "RT_WARMUP_LINEAR",
+            lr->warmup.start == RT_WARMUP_FROM_BASE ? "RT_WARMUP_FROM_BASE" : "RT_WARMUP_FROM_FACTOR",
+            lr->warmup.start_factor, kinds[lr->kind]);
+    switch (lr->kind) {
+    case RT_LR_STEP: fprintf(f, "        .step = { .every = %.17g, .gamma = %.17g },\n", lr->step.every, lr->step.gamma); break;
+    case RT_LR_MULTISTEP:
+        fprintf(f, "        .multistep = { .milestones = {");
+        for (int i = 0; i < lr->multistep.count; i++) fprintf(f, "%s%.17g", i ? ", " : " ", lr->multistep.milestones[i]);
+        fprintf(f, " }, .count = %d, .gamma = %.17g },\n", lr->multistep.count, lr->multistep.gamma);
+        break;
+    case RT_LR_EXPONENTIAL: fprintf(f, "        .exponential = { .gamma = %.17g },\n", lr->exponential.gamma); break;
+    case RT_LR_COSINE: fprintf(f, "        .cosine = { .min_lr = %.17g },\n", lr->cosine.min_lr); break;
+    case RT_LR_POLYNOMIAL:
+        fprintf(f, "        .polynomial = { .power = %.17g, .end_lr = %.17g },\n", lr->polynomial.power, lr->polynomial.end_lr);
+        break;
+    case RT_LR_LINEAR: fprintf(f, "        .linear = { .end_lr = %.17g },\n", lr->linear.end_lr); break;
+    case RT_LR_ONE_CYCLE:
+        fprintf(f, "        .one_cycle = { .max_lr = %.17g, .pct_start = %.17g, .div_factor = %.17g,\n"
+                   "                       .final_div_factor = %.17g, .anneal = %s },\n",
+                lr->one_cycle.max_lr, lr->one_cycle.pct_start, lr->one_cycle.div_factor,
+                lr->one_cycle.final_div_factor, lr->one_cycle.anneal == RT_ANNEAL_LINEAR ? "RT_ANNEAL_LINEAR" : "RT_ANNEAL_COS");
+        break;
+    default: break;
+    }
+    fprintf(f, "    },\n");
+}
+
+static void emit_optim(FILE *f, const run_config *run) {
+    switch (run->optimizer) {
+    case RUN_OPT_SGD:
+        fprintf(f, "    .optim = { .kind = RT_OPTIM_SGD, .sgd = { .momentum = %.9gf, .dampening = %.9gf, .nesterov = %s } },\n",
+                run->momentum, run->dampening, run->nesterov ? "true" : "false");
+        break;
+    case RUN_OPT_LARS:
+        fprintf(f, "    .optim = { .kind = RT_OPTIM_LARS, .lars = { .momentum = %.9gf, .eta = %.9gf, .eps = 0.0f, .nesterov = %s } },\n",
+                run->momentum, run->eta, run->nesterov ? "true" : "false");
+        break;
+    case RUN_OPT_ADAMW:
+        fprintf(f, "    .optim = { .kind = RT_OPTIM_ADAMW, .adamw = { .beta1 = %.17g, .beta2 = %.17g, .eps = %.17g } },\n",
+                run->beta1, run->beta2, run->adam_eps);
+        break;
+    }
+}
+
+static void emit_floats(FILE *f, const char *name, const double *v, int n, double fill) {
+    fprintf(f, ".%s = {", name);
+    for (int i = 0; i < 4; i++) fprintf(f, "%s%.9gf", i ? ", " : " ", i < n ? v[i] : (n == 1 ? v[0] : fill));
+    fprintf(f, " }");
+}
+
+char *emit_run_config(const run_config *run, char *err, size_t err_cap) {
+    const char *source;
+    if (!strcmp(run->train.source, "fashion-mnist")) source = "RT_DATA_FASHION_MNIST";
+    else if (!strcmp(run->train.source, "idx")) source = "RT_DATA_IDX";
+    else if (!strcmp(run->train.source, "synthetic")) source = "RT_DATA_SYNTHETIC";
+    else {
+        snprintf(err, err_cap, "data source '%s' is not supported by the CPU trainer yet "
+                               "(use fashion-mnist, idx or synthetic)", run->train.source);
+        return NULL;
+    }
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return NULL;
+    fprintf(f, "    .epochs = %ld, .seed = %llu, .ranks = %ld, .global_batch = %ld,\n", (long)run->epochs,
+            (unsigned long long)run->seed, (long)run->ranks, (long)run->global_batch);
+    emit_lr(f, &run->lr);
+    emit_optim(f, run);
+    fprintf(f, "    .weight_decay = %.9gf, .exempt_bn_bias = %d, .clip_grad_norm = %.17g,\n", run->weight_decay,
+            run->exempt_bn_bias, run->clip_grad_norm);
+    fprintf(f, "    .log_every = %ld, .eval_every = %ld, .ckpt_every = %ld, .ckpt_keep = %ld,\n", (long)run->log_every,
+            (long)run->eval_every, (long)run->ckpt_every_epochs, (long)run->ckpt_keep);
+    fprintf(f, "    .source = %s, .data_path = \"%s\",\n", source, run->train.path);
+    fprintf(f, "    .train_samples = %ld, .val_samples = %ld,\n", (long)run->train_samples,
+            (long)(run->val_samples ? run->val_samples : 10000));
+    fprintf(f, "    .crop_pad = %ld, .flip = %d,\n    ", (long)(run->train.crop_size ? run->train.crop_padding : 0),
+            run->train.flip);
+    double zero = 0, one = 1;
+    emit_floats(f, "mean", run->train.n_mean ? run->train.mean : &zero, run->train.n_mean ? run->train.n_mean : 1, 0);
+    fprintf(f, ", ");
+    emit_floats(f, "std", run->train.n_std ? run->train.std : &one, run->train.n_std ? run->train.n_std : 1, 1);
+    fprintf(f, ",\n");
+    fclose(f);
+    return buf;
+}

@@ -1,0 +1,92 @@
+/* The code generator's view of a net: ops in schedule order over values (tensors), with
+ * parameters laid out and memory planned. Built from sema's net (ir_build.c); read by
+ * autodiff/plan.c and the emitters. */
+#ifndef TRAINC_IR_H
+#define TRAINC_IR_H
+
+#include <stdio.h>
+#include "ast.h"
+
+/* Every op kind, with its C name stem. The count sentinel below keeps per-kind tables
+ * complete. */
+#define IR_OPS(X) \
+    X(CONV, "conv") X(LINEAR, "linear") X(BN, "bn") X(LN, "ln") X(RELU, "relu") \
+    X(GELU, "gelu") X(MAXPOOL, "maxpool") X(AVGPOOL, "avgpool") X(GAP, "gap") \
+    X(DROPOUT, "dropout") X(LRN, "lrn") X(ADD, "add") X(CONCAT, "concat") \
+    X(FLATTEN, "flatten") X(LAYER_SCALE, "layer_scale") X(DROP_PATH, "stochastic_depth")
+
+typedef enum {
+#define IR_ENUM(kind, name) IR_##kind,
+    IR_OPS(IR_ENUM)
+#undef IR_ENUM
+    IR_OP_COUNT
+} ir_op_kind;
+
+#define IR_MAX_INPUTS 8
+
+typedef struct {
+    ir_op_kind kind;
+    const char *name;          /* layer name from the spec */
+    char ident[96];            /* C identifier derived from the name, unique in the net */
+    src_loc loc;
+    int n_in;
+    int in[IR_MAX_INPUTS];     /* value ids: 0 is the network input, op k produces value k+1 */
+    int c, h, w;               /* output shape per image */
+    int in_c, in_h, in_w;      /* shape of in[0] per image */
+    /* attributes (those of the op's kind) */
+    int kh, kw, sh, sw, ph, pw, dh, dw, groups, bias;
+    double eps, momentum, p, init;
+    int lrn_size;
+    double lrn_alpha, lrn_beta, lrn_k;
+    /* parameters, in floats from the start of params/grads; -1 when absent */
+    long w_off, w_count, b_off, b_count;
+    long buf_off;              /* BN: running mean at buf_off, running var at buf_off + c */
+    long fan_in;
+} ir_op;
+
+typedef enum { T_ACT, T_GRAD, T_SAVED, T_SCRATCH } ir_tensor_kind;
+
+typedef struct {
+    ir_tensor_kind kind;
+    int op;                    /* op it belongs to (producer, or consumer for scratch) */
+    long bytes;
+    int first, last;           /* schedule steps during which it is live */
+    long offset;               /* byte offset in the arena */
+} ir_tensor;
+
+typedef struct {
+    int n_ops;
+    ir_op *ops;
+    int batch;                 /* per-rank batch the code is specialized for */
+    int in_c, in_h, in_w, classes;
+    double label_smoothing;
+    long n_params, n_buffers;
+    /* memory plan */
+    int n_tensors;
+    ir_tensor *tensors;
+    int *act_of, *grad_of, *saved_of;   /* per value / op: tensor index, -1 if none */
+    int *alias;                /* per value: the value whose buffer it shares (flatten) */
+    int *scratch_of;           /* per (op, input slot): scratch tensor for an extra gradient, or -1 */
+    long arena_bytes, arena_naive_bytes;
+} ir_net;
+
+extern const char *const ir_op_names[IR_OP_COUNT];
+
+long ir_value_elems(const ir_net *net, int value);   /* per batch */
+/* Lays parameters out contiguously in reverse schedule order (the order backward finishes
+ * their gradients, so gradient buckets are contiguous) and BN buffers in schedule order. */
+void ir_layout_params(ir_net *net);
+/* Appends the backward pass and plans memory: liveness over the fixed schedule
+ * (forward ops, loss, backward ops in reverse) and first-fit offsets in one arena. */
+void ir_plan(ir_net *net);
+/* Writes plan.txt: tensors, lifetimes, offsets, peak vs naive. */
+void ir_print_plan(FILE *out, const ir_net *net);
+/* Writes the specialized C source of the model. */
+typedef struct {
+    const char *spec_path, *spec_hash, *spec_text, *name, *compiler_version;
+    const char *run_config_c;  /* C initializer body of the rt_run_config, from the emitter of run settings */
+} ir_emit_info;
+void ir_emit_c(FILE *out, const ir_net *net, const ir_emit_info *info);
+void ir_net_free(ir_net *net);
+
+#endif

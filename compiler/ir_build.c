@@ -1,0 +1,128 @@
+/* Lowers sema's net_desc to the code generator's ir_net: ops over numbered values, C
+ * identifiers from layer names, parameter sizes and fan-in, loss layers folded away. */
+#include "ir.h"
+#include "ir_build.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void make_ident(ir_net *net, int i, const char *name) {
+    char *id = net->ops[i].ident;
+    size_t cap = sizeof net->ops[i].ident - 4, n = 0;
+    if (isdigit((unsigned char)name[0])) id[n++] = 'l';
+    for (const char *p = name; *p && n < cap; p++) id[n++] = isalnum((unsigned char)*p) ? *p : '_';
+    id[n] = '\0';
+    /* Two names can sanitize alike ("a.b" and "a_b"): number the later ones. */
+    for (int dup = 2;; dup++) {
+        int clash = 0;
+        for (int k = 0; k < i && !clash; k++) clash = !strcmp(net->ops[k].ident, id);
+        if (!clash) break;
+        snprintf(id + n, 4, "_%d", dup % 100);
+    }
+}
+
+static ir_op_kind lower_kind(net_kind k) {
+    switch (k) {
+    case NET_CONV: return IR_CONV;
+    case NET_LINEAR: return IR_LINEAR;
+    case NET_BN: return IR_BN;
+    case NET_LN: return IR_LN;
+    case NET_RELU: return IR_RELU;
+    case NET_GELU: return IR_GELU;
+    case NET_FLATTEN: return IR_FLATTEN;
+    case NET_GAP: return IR_GAP;
+    case NET_MAXPOOL: return IR_MAXPOOL;
+    case NET_AVGPOOL: case NET_ADAPTIVE_AVGPOOL: return IR_AVGPOOL;
+    case NET_DROPOUT: return IR_DROPOUT;
+    case NET_LRN: return IR_LRN;
+    case NET_ADD: return IR_ADD;
+    case NET_CONCAT: return IR_CONCAT;
+    case NET_LAYER_SCALE: return IR_LAYER_SCALE;
+    case NET_STOCHASTIC_DEPTH: return IR_DROP_PATH;
+    default: return IR_OP_COUNT;
+    }
+}
+
+static void lower_attrs(ir_op *op, const net_layer *l) {
+    op->w_count = op->b_count = 0;
+    switch (l->kind) {
+    case NET_CONV:
+        op->kh = (int)l->conv.kernel[0], op->kw = (int)l->conv.kernel[1];
+        op->sh = (int)l->conv.stride[0], op->sw = (int)l->conv.stride[1];
+        op->ph = (int)l->conv.pad[0], op->pw = (int)l->conv.pad[1];
+        op->dh = (int)l->conv.dilation[0], op->dw = (int)l->conv.dilation[1];
+        op->groups = (int)l->conv.groups;
+        op->fan_in = (long)(l->in.c / l->conv.groups) * op->kh * op->kw;
+        op->w_count = (long)l->conv.out * op->fan_in;
+        op->b_count = l->conv.bias ? (long)l->conv.out : 0;
+        break;
+    case NET_LINEAR:
+        op->fan_in = (long)l->linear.in;
+        op->w_count = (long)l->linear.out * l->linear.in;
+        op->b_count = l->linear.bias ? (long)l->linear.out : 0;
+        break;
+    case NET_BN: case NET_LN:
+        op->eps = l->norm.eps, op->momentum = l->norm.momentum;
+        op->w_count = op->b_count = (long)l->out.c;
+        break;
+    case NET_MAXPOOL: case NET_AVGPOOL:
+        op->kh = (int)l->pool.kernel[0], op->kw = (int)l->pool.kernel[1];
+        op->sh = (int)l->pool.stride[0], op->sw = (int)l->pool.stride[1];
+        op->ph = (int)l->pool.pad[0], op->pw = (int)l->pool.pad[1];
+        break;
+    case NET_ADAPTIVE_AVGPOOL:   /* sema checked divisibility: a plain average pool */
+        op->kh = op->sh = (int)(l->in.h / l->adaptive.size);
+        op->kw = op->sw = (int)(l->in.w / l->adaptive.size);
+        break;
+    case NET_DROPOUT: case NET_STOCHASTIC_DEPTH: op->p = l->drop.p; break;
+    case NET_LRN:
+        op->lrn_size = (int)l->lrn.size, op->lrn_alpha = l->lrn.alpha;
+        op->lrn_beta = l->lrn.beta, op->lrn_k = l->lrn.k;
+        break;
+    case NET_LAYER_SCALE:
+        op->init = l->scale.init;
+        op->w_count = (long)l->out.c;
+        break;
+    default: break;
+    }
+}
+
+int ir_build(ir_net *net, const net_desc *nd, int batch, double label_smoothing) {
+    memset(net, 0, sizeof *net);
+    net->ops = calloc((size_t)nd->n_layers + 1, sizeof *net->ops);
+    int *value_of = calloc((size_t)nd->n_layers + 1, sizeof *value_of);
+    if (!net->ops || !value_of) return -1;
+    net->batch = batch;
+    net->in_c = (int)nd->input.c, net->in_h = (int)nd->input.h, net->in_w = (int)nd->input.w;
+    net->classes = (int)nd->classes;
+    net->label_smoothing = label_smoothing;
+    for (int l = 0; l < nd->n_layers; l++) {
+        const net_layer *src = &nd->layers[l];
+        int first_in = src->n_inputs ? src->inputs[0] : NET_INPUT_DATA;
+        int in_value = first_in == NET_INPUT_DATA ? 0 : value_of[first_in];
+        if (src->kind == NET_SOFTMAX_CE) {   /* the loss is emitted after the last op */
+            value_of[l] = in_value;
+            continue;
+        }
+        ir_op *op = &net->ops[net->n_ops];
+        op->kind = lower_kind(src->kind);
+        op->name = src->name;
+        op->loc = src->loc;
+        op->n_in = src->n_inputs ? src->n_inputs : 1;
+        if (op->n_in > IR_MAX_INPUTS) return -1;
+        for (int k = 0; k < op->n_in; k++) {
+            int in = src->n_inputs ? src->inputs[k] : NET_INPUT_DATA;
+            op->in[k] = in == NET_INPUT_DATA ? 0 : value_of[in];
+        }
+        op->c = (int)src->out.c, op->h = (int)src->out.h, op->w = (int)src->out.w;
+        op->in_c = (int)src->in.c, op->in_h = (int)src->in.h, op->in_w = (int)src->in.w;
+        lower_attrs(op, src);
+        make_ident(net, net->n_ops, src->name);
+        value_of[l] = ++net->n_ops;
+    }
+    free(value_of);
+    ir_layout_params(net);
+    ir_plan(net);
+    return net->n_ops > 0 ? 0 : -1;
+}

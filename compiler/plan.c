@@ -1,0 +1,213 @@
+/* Autodiff schedule and static memory plan: which tensors the forward pass, the loss and
+ * the reverse-order backward pass need, how long each lives, and where it sits in one arena. */
+#include "ir.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *const ir_op_names[IR_OP_COUNT] = {
+#define IR_NAME(kind, name) name,
+    IR_OPS(IR_NAME)
+#undef IR_NAME
+};
+
+#define ALIGN 64
+
+static void *xcalloc(size_t n, size_t size) {
+    void *p = calloc(n ? n : 1, size);
+    if (!p) {
+        fprintf(stderr, "error: out of memory while planning\n");
+        exit(1);
+    }
+    return p;
+}
+
+long ir_value_elems(const ir_net *net, int value) {
+    if (value == 0) return (long)net->batch * net->in_c * net->in_h * net->in_w;
+    const ir_op *op = &net->ops[value - 1];
+    return (long)net->batch * op->c * op->h * op->w;
+}
+
+/* Backward needs the op's input activation. */
+static int backward_reads_input(ir_op_kind k) {
+    return k == IR_CONV || k == IR_LINEAR || k == IR_BN || k == IR_LN || k == IR_GELU ||
+           k == IR_LRN || k == IR_LAYER_SCALE;
+}
+
+/* Backward needs the op's own output. */
+static int backward_reads_output(ir_op_kind k) { return k == IR_RELU || k == IR_LRN; }
+
+static long saved_bytes(const ir_net *net, const ir_op *op) {
+    switch (op->kind) {
+    case IR_BN: return 2L * op->c * (long)sizeof(float);
+    case IR_LN: return 2L * net->batch * op->h * op->w * (long)sizeof(float);
+    case IR_MAXPOOL: return (long)net->batch * op->c * op->h * op->w * (long)sizeof(int32_t);
+    case IR_LRN: return (long)net->batch * op->c * op->h * op->w * (long)sizeof(float);
+    default: return 0;
+    }
+}
+
+static int add_tensor(ir_net *net, ir_tensor_kind kind, int op, long bytes, int first, int last) {
+    ir_tensor *t = &net->tensors[net->n_tensors];
+    t->kind = kind;
+    t->op = op;
+    t->bytes = (bytes + ALIGN - 1) / ALIGN * ALIGN;
+    t->first = first;
+    t->last = last;
+    t->offset = -1;
+    return net->n_tensors++;
+}
+
+static void extend(ir_tensor *t, int step) {
+    if (step < t->first) t->first = step;
+    if (step > t->last) t->last = step;
+}
+
+/* Greedy placement, largest first: each tensor goes at the lowest offset where it overlaps
+ * no already-placed tensor that is live at the same time. */
+static void assign_offsets(ir_net *net) {
+    int n = net->n_tensors;
+    int *order = xcalloc((size_t)n, sizeof *order);
+    for (int i = 0; i < n; i++) order[i] = i;
+    for (int i = 1; i < n; i++)   /* insertion sort: stable, deterministic */
+        for (int j = i; j > 0 && net->tensors[order[j]].bytes > net->tensors[order[j - 1]].bytes; j--) {
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    long peak = 0, naive = 0;
+    for (int k = 0; k < n; k++) {
+        ir_tensor *t = &net->tensors[order[k]];
+        naive += t->bytes;
+        long offset = 0;
+        for (int moved = 1; moved;) {
+            moved = 0;
+            for (int q = 0; q < k; q++) {
+                const ir_tensor *o = &net->tensors[order[q]];
+                int live_together = o->first <= t->last && t->first <= o->last;
+                int overlap = offset < o->offset + o->bytes && o->offset < offset + t->bytes;
+                if (live_together && overlap) {
+                    offset = o->offset + o->bytes;
+                    moved = 1;
+                }
+            }
+        }
+        t->offset = offset;
+        if (offset + t->bytes > peak) peak = offset + t->bytes;
+    }
+    net->arena_bytes = peak > 0 ? peak : ALIGN;
+    net->arena_naive_bytes = naive;
+    free(order);
+}
+
+void ir_plan(ir_net *net) {
+    int L = net->n_ops, values = L + 1;
+    net->tensors = xcalloc((size_t)(4 * L + 4), sizeof *net->tensors);
+    net->act_of = xcalloc((size_t)values, sizeof(int));
+    net->grad_of = xcalloc((size_t)values, sizeof(int));
+    net->saved_of = xcalloc((size_t)L, sizeof(int));
+    net->alias = xcalloc((size_t)values, sizeof(int));
+    net->scratch_of = xcalloc((size_t)L * IR_MAX_INPUTS, sizeof(int));
+    for (int s = 0; s < L * IR_MAX_INPUTS; s++) net->scratch_of[s] = -1;
+    for (int v = 0; v < values; v++) net->alias[v] = v, net->act_of[v] = net->grad_of[v] = -1;
+    for (int i = 0; i < L; i++)
+        if (net->ops[i].kind == IR_FLATTEN) net->alias[i + 1] = net->alias[net->ops[i].in[0]];
+
+    const int loss_step = L;
+    #define FWD(i) (i)
+    #define BWD(i) (2 * L - (i))
+    int last_value = net->alias[L];
+    /* Activations: produced by their op's forward step. */
+    for (int i = 0; i < L; i++) {
+        const ir_op *op = &net->ops[i];
+        if (op->kind == IR_FLATTEN) continue;
+        int t = add_tensor(net, T_ACT, i, ir_value_elems(net, i + 1) * (long)sizeof(float), FWD(i), FWD(i));
+        net->act_of[i + 1] = t;
+        if (backward_reads_output(op->kind)) extend(&net->tensors[t], BWD(i));
+        long sb = saved_bytes(net, op);
+        net->saved_of[i] = sb ? add_tensor(net, T_SAVED, i, sb, FWD(i), BWD(i)) : -1;
+    }
+    net->tensors[net->act_of[last_value]].last = loss_step;
+    /* Gradients: written first by the last consumer's backward (or the loss), read last by
+     * the producer's backward. */
+    for (int i = 0; i < L; i++) {
+        if (net->ops[i].kind == IR_FLATTEN) continue;
+        int t = add_tensor(net, T_GRAD, i, ir_value_elems(net, i + 1) * (long)sizeof(float), BWD(i), BWD(i));
+        net->grad_of[i + 1] = t;
+    }
+    extend(&net->tensors[net->grad_of[last_value]], loss_step);
+    /* Consumers extend what they read. A value consumed more than once gets its extra
+     * gradients in scratch tensors that live for one backward step. */
+    int *grad_written = xcalloc((size_t)values, sizeof(int));
+    for (int j = L - 1; j >= 0; j--) {
+        const ir_op *op = &net->ops[j];
+        if (op->kind == IR_FLATTEN) continue;
+        for (int k = 0; k < op->n_in; k++) {
+            int v = net->alias[op->in[k]];
+            if (v == 0) {
+                continue;   /* the input data needs no gradient */
+            }
+            ir_tensor *act = &net->tensors[net->act_of[v]];
+            extend(act, FWD(j));
+            if (backward_reads_input(op->kind) && k == 0) extend(act, BWD(j));
+            extend(&net->tensors[net->grad_of[v]], BWD(j));
+            /* add's gradient is dout itself: it accumulates straight from dout. */
+            if ((grad_written[v] || v == last_value) && op->kind != IR_ADD)
+                net->scratch_of[j * IR_MAX_INPUTS + k] =
+                    add_tensor(net, T_SCRATCH, j, ir_value_elems(net, v) * (long)sizeof(float), BWD(j), BWD(j));
+            grad_written[v] = 1;
+        }
+    }
+    free(grad_written);
+    #undef FWD
+    #undef BWD
+    assign_offsets(net);
+}
+
+void ir_layout_params(ir_net *net) {
+    long p = 0, b = 0;
+    for (int i = net->n_ops - 1; i >= 0; i--) {
+        ir_op *op = &net->ops[i];
+        if (op->w_count > 0) op->w_off = p, p += op->w_count;
+        else op->w_off = -1;
+        if (op->b_count > 0) op->b_off = p, p += op->b_count;
+        else op->b_off = -1;
+    }
+    for (int i = 0; i < net->n_ops; i++) {
+        ir_op *op = &net->ops[i];
+        op->buf_off = -1;
+        if (op->kind == IR_BN) op->buf_off = b, b += 2L * op->c;
+    }
+    net->n_params = p;
+    net->n_buffers = b;
+}
+
+static const char *tensor_kind_name(ir_tensor_kind k) {
+    static const char *const names[] = { "act", "grad", "saved", "scratch" };
+    return names[k];
+}
+
+void ir_print_plan(FILE *out, const ir_net *net) {
+    fprintf(out, "# Static memory plan: schedule steps 0..%d are forward ops, %d is the loss,\n"
+                 "# %d..%d are backward ops in reverse. Offsets and sizes in bytes.\n",
+            net->n_ops - 1, net->n_ops, net->n_ops + 1, 2 * net->n_ops);
+    fprintf(out, "%-8s %-32s %12s %12s %6s %6s\n", "kind", "layer", "offset", "bytes", "first", "last");
+    for (int i = 0; i < net->n_tensors; i++) {
+        const ir_tensor *t = &net->tensors[i];
+        fprintf(out, "%-8s %-32s %12ld %12ld %6d %6d\n", tensor_kind_name(t->kind), net->ops[t->op].name,
+                t->offset, t->bytes, t->first, t->last);
+    }
+    fprintf(out, "planned peak: %ld bytes; naive sum: %ld bytes (%.1fx)\n", net->arena_bytes,
+            net->arena_naive_bytes, (double)net->arena_naive_bytes / (double)net->arena_bytes);
+}
+
+void ir_net_free(ir_net *net) {
+    free(net->ops);
+    free(net->tensors);
+    free(net->act_of);
+    free(net->grad_of);
+    free(net->saved_of);
+    free(net->alias);
+    free(net->scratch_of);
+    memset(net, 0, sizeof *net);
+}
