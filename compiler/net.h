@@ -1,0 +1,107 @@
+/* The network IR that sema produces and the code generator consumes: layers in schedule
+ * order with resolved inputs, per-image output shapes, every attribute with its default
+ * applied, and the parameter / MAC / activation-byte counts.
+ *
+ * Example: the layer `conv { name: "conv1" out: 64 kernel: 7 stride: 2 pad: 3 bias: false }`
+ * fed by data [3,224,224] becomes
+ *   { .kind = NET_CONV, .name = "conv1", .n_inputs = 1, .inputs = {-1},
+ *     .in = {3,224,224}, .out = {64,112,112}, .conv = { .out = 64, .kernel = {7,7},
+ *     .stride = {2,2}, .pad = {3,3}, .dilation = {1,1}, .groups = 1, .bias = 0 },
+ *     .params = 9408, .macs = 118013952, .act_bytes = 3211264 }
+ * A generator walks net->layers[0..n_layers) once; every layer's inputs precede it. */
+#ifndef TRAINC_NET_H
+#define TRAINC_NET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "ast.h"
+
+/* Layer kinds: enum suffix, spec field name (the schema message of the same name). */
+#define NET_LAYER_KINDS(X)                 \
+    X(CONV, "conv")                        \
+    X(LINEAR, "linear")                    \
+    X(BN, "bn")                            \
+    X(LN, "ln")                            \
+    X(RELU, "relu")                        \
+    X(GELU, "gelu")                        \
+    X(FLATTEN, "flatten")                  \
+    X(GAP, "gap")                          \
+    X(MAXPOOL, "maxpool")                  \
+    X(AVGPOOL, "avgpool")                  \
+    X(ADAPTIVE_AVGPOOL, "adaptive_avgpool") \
+    X(DROPOUT, "dropout")                  \
+    X(LRN, "lrn")                          \
+    X(ADD, "add")                          \
+    X(CONCAT, "concat")                    \
+    X(LAYER_SCALE, "layer_scale")          \
+    X(STOCHASTIC_DEPTH, "stochastic_depth") \
+    X(SOFTMAX_CE, "softmax_ce")
+
+typedef enum {
+#define NET_KIND_ENUM(id, name) NET_##id,
+    NET_LAYER_KINDS(NET_KIND_ENUM)
+#undef NET_KIND_ENUM
+    NET_KIND_COUNT
+} net_kind;
+
+const char *net_kind_name(net_kind kind);     /* "conv", ... */
+
+#define NET_INPUT_DATA (-1)   /* input index meaning the network input */
+#define NET_MAX_INPUTS 16     /* add/concat fan-in limit */
+
+typedef struct { int64_t c, h, w; } net_shape;   /* per image, NCHW without N */
+
+typedef struct {
+    int64_t out;              /* output channels */
+    int64_t kernel[2], stride[2], pad[2], dilation[2];   /* [h, w] */
+    int64_t groups;
+    bool bias;
+} net_conv_attr;
+
+typedef struct { int64_t in, out; bool bias; } net_linear_attr;   /* in = flattened input */
+typedef struct { double eps, momentum; } net_norm_attr;           /* bn; ln uses eps only */
+typedef struct { int64_t kernel[2], stride[2], pad[2]; } net_pool_attr;   /* max/avg */
+typedef struct { int64_t size; } net_adaptive_attr;
+typedef struct { double p; } net_drop_attr;                       /* dropout, stochastic_depth */
+typedef struct { int64_t size; double alpha, beta, k; } net_lrn_attr;
+typedef struct { double init; } net_scale_attr;                   /* layer_scale */
+
+typedef struct net_layer {
+    net_kind kind;
+    const char *name;         /* unique; lives in the spec's arena */
+    src_loc loc;              /* the layer's message in the spec */
+    int n_inputs;
+    int inputs[NET_MAX_INPUTS];   /* indices of earlier layers, NET_INPUT_DATA for the data */
+    net_shape in;             /* shape of inputs[0] */
+    net_shape out;
+    union {                   /* the member named by kind; kinds without attributes have none */
+        net_conv_attr conv;
+        net_linear_attr linear;
+        net_norm_attr norm;
+        net_pool_attr pool;
+        net_adaptive_attr adaptive;
+        net_drop_attr drop;
+        net_lrn_attr lrn;
+        net_scale_attr scale;
+    };
+    int64_t params;           /* learnable parameters (weights + bias + affine) */
+    int64_t macs;             /* forward multiply-accumulates per image (conv and linear only) */
+    int64_t act_bytes;        /* fp32 output bytes per image */
+} net_layer;
+
+typedef struct net_desc {
+    net_shape input;          /* net.input_shape */
+    int64_t classes;          /* net.classes, or the last layer's output size if not given */
+    int n_layers;
+    net_layer *layers;        /* malloc'd, schedule order */
+    int loss_layer;           /* index of an explicit softmax_ce, or -1 (implicit after last) */
+    int64_t params, macs, act_bytes;   /* totals */
+} net_desc;
+
+void net_desc_free(net_desc *net);
+/* Index of the layer named `name`, or -1. */
+int net_find(const net_desc *net, const char *name);
+/* C*H*W, assuming it was checked not to overflow. */
+static inline int64_t net_shape_size(net_shape s) { return s.c * s.h * s.w; }
+
+#endif

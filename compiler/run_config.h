@@ -1,0 +1,70 @@
+/* The resolved run: every data / solver / precision / parallel / seed / reference setting of
+ * a spec with defaults applied, plus derived numbers (global batch, steps, LR curve).
+ * Filled by sema (sema_run.c); read by `show`, `diff` and the code generator. */
+#ifndef TRAINC_RUN_CONFIG_H
+#define TRAINC_RUN_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "rt_schedule.h"
+
+typedef enum { RUN_OPT_SGD = 0, RUN_OPT_LARS, RUN_OPT_ADAMW } run_optimizer;
+typedef enum { RUN_FP32 = 0, RUN_TF32, RUN_FP16, RUN_BF16 } run_compute;
+typedef enum { RUN_LOSS_SCALE_NONE = 0, RUN_LOSS_SCALE_STATIC, RUN_LOSS_SCALE_DYNAMIC } run_loss_scale;
+
+typedef struct {
+    const char *source;       /* "fashion-mnist" | "synthetic" | "idx" | "imagenet-folder" */
+    const char *path;
+    int64_t batch_per_rank;
+    int64_t samples;          /* synthetic; 0 otherwise */
+    bool flip;
+    int64_t crop_size, crop_padding;           /* random_crop; size 0 = off */
+    int64_t rrc_size;                          /* random_resized_crop; 0 = off */
+    double rrc_scale[2], rrc_ratio[2];
+    int n_mean, n_std;        /* normalize; 0 = off */
+    double mean[16], std[16];
+    int64_t resize, center_crop;               /* val only; 0 = off */
+} run_data_split;
+
+typedef struct run_config {
+    bool has_run;             /* false when the spec has no solver or no data.train */
+    const char *name;         /* spec name, "" if none */
+    int64_t seed;
+
+    run_data_split train, val;
+    bool has_val;
+    int64_t train_samples, val_samples;        /* val_samples 0 = whole set */
+
+    int64_t epochs;
+    run_optimizer optimizer;
+    double momentum, dampening, weight_decay, eta, beta1, beta2, adam_eps;
+    bool nesterov, exempt_bn_bias;
+    double label_smoothing, clip_grad_norm;
+    int64_t log_every, eval_every, ckpt_every_epochs, ckpt_keep;
+
+    run_compute compute;      /* master weights are always FP32 */
+    run_loss_scale loss_scale;
+    double init_scale;
+
+    int64_t ranks;            /* as written; 0 = any */
+    int64_t ranks_for_show;   /* ranks, or 1 when 0 */
+    int64_t ranks_per_node;   /* 0 = unspecified */
+    double bucket_mb;
+    bool overlap, sync_bn;
+
+    /* Derived. */
+    int64_t global_batch;     /* batch_per_rank × ranks_for_show */
+    int64_t steps_per_epoch;  /* floor(train_samples / global_batch) */
+    int64_t total_steps;      /* steps_per_epoch × epochs */
+    int64_t warmup_steps;
+    double peak_lr;           /* after batch scaling */
+    rt_lr_config lr;          /* validated; feed to rt_lr_at */
+
+    struct {                  /* reference { } */
+        const char *source, *url, *time, *notes;   /* "" if absent */
+        double top1, top5;    /* < 0 if absent */
+        int64_t gpus;         /* 0 if absent */
+    } reference;
+} run_config;
+
+#endif

@@ -1,0 +1,34 @@
+/* Sema driver: runs the field check, the net and the run stages in order, and hashes the
+ * canonical text. A stage runs only when the ones it reads from succeeded. */
+#include "sema.h"
+#include "sema_value.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int sema_analyze(sema_result *res, diag_ctx *diag, const ast_node *root) {
+    memset(res, 0, sizeof *res);
+    res->root = root;
+    res->net.loss_layer = -1;
+    if (!root) return 1;
+    if (sema_check_fields(diag, root)) return 1;
+    const ast_node *net = sv_msg(root, SM_SPEC, "net");
+    if (sema_build_net(&res->net, diag, net)) return 1;
+    if (sema_build_run(&res->run, diag, root, &res->net)) return 1;
+    char *text = spec_print_to_string(root);
+    if (!text) return diag_error(diag, root->loc, NULL, "out of memory"), 1;
+    rt_sha256_hex(text, strlen(text), res->hash);
+    free(text);
+    return 0;
+}
+
+void sema_result_free(sema_result *res) {
+    net_desc_free(&res->net);
+}
+
+int sema_load(spec_doc *doc, sema_result *res, diag_ctx *diag, const char *path) {
+    memset(res, 0, sizeof *res);
+    res->net.loss_layer = -1;
+    if (spec_load(doc, diag, path) != 0) return 1;
+    return sema_analyze(res, diag, doc->root);
+}

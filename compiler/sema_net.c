@@ -1,0 +1,284 @@
+/* Sema stage 2: the net. Layers in spec order become net_desc entries; names are checked
+ * unique, inputs resolved to earlier layers, then each layer's shape is inferred
+ * (sema_shape.c) and the totals summed with overflow checks. */
+#include "sema.h"
+#include "sema_internal.h"
+#include "sema_value.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const kind_names[] = {
+#define NET_KIND_NAME(id, name) name,
+    NET_LAYER_KINDS(NET_KIND_NAME)
+#undef NET_KIND_NAME
+};
+static_assert(sizeof kind_names / sizeof kind_names[0] == NET_KIND_COUNT,
+              "net.h: every layer kind needs a name");
+
+/* Every layer kind has a schema message of the same name; this fails to compile otherwise. */
+const schema_msg_id sema_layer_msg[] = {
+#define NET_KIND_MSG(id, name) SM_##id,
+    NET_LAYER_KINDS(NET_KIND_MSG)
+#undef NET_KIND_MSG
+};
+static_assert(sizeof sema_layer_msg / sizeof sema_layer_msg[0] == NET_KIND_COUNT,
+              "net.h: every layer kind needs a schema message");
+
+const char *net_kind_name(net_kind kind) {
+    return (unsigned)kind < NET_KIND_COUNT ? kind_names[kind] : "?";
+}
+
+static int kind_of(const char *field) {
+    for (int k = 0; k < NET_KIND_COUNT; k++)
+        if (strcmp(kind_names[k], field) == 0) return k;
+    return -1;
+}
+
+void net_desc_free(net_desc *net) {
+    free(net->layers);
+    memset(net, 0, sizeof *net);
+}
+
+int net_find(const net_desc *net, const char *name) {
+    for (int i = 0; i < net->n_layers; i++)
+        if (strcmp(net->layers[i].name, name) == 0) return i;
+    return -1;
+}
+
+/* ---- name → index map (open addressing), so nets of 100k layers stay linear ---- */
+typedef struct { const char **keys; int *vals; size_t cap; } name_map;
+
+static size_t name_hash(const char *s) {
+    size_t h = 1469598103934665603u;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211u;
+    return h;
+}
+
+static int map_init(name_map *m, int n) {
+    m->cap = 16;
+    while (m->cap < (size_t)n * 2 + 1) m->cap *= 2;
+    m->keys = calloc(m->cap, sizeof *m->keys);
+    m->vals = calloc(m->cap, sizeof *m->vals);
+    return m->keys && m->vals;
+}
+
+static void map_free(name_map *m) { free(m->keys); free(m->vals); }
+
+/* Returns the existing index for key, or inserts val and returns -1. */
+static int map_put(name_map *m, const char *key, int val) {
+    size_t i = name_hash(key) & (m->cap - 1);
+    for (; m->keys[i]; i = (i + 1) & (m->cap - 1))
+        if (strcmp(m->keys[i], key) == 0) return m->vals[i];
+    m->keys[i] = key;
+    m->vals[i] = val;
+    return -1;
+}
+
+static int map_get(const name_map *m, const char *key) {
+    size_t i = name_hash(key) & (m->cap - 1);
+    for (; m->keys[i]; i = (i + 1) & (m->cap - 1))
+        if (strcmp(m->keys[i], key) == 0) return m->vals[i];
+    return -1;
+}
+
+/* ---- inputs ---- */
+static void suggest_layer(char *hint, size_t cap, const net_desc *net, int upto, const char *name) {
+    /* Candidates: the layers before this one (only they can be inputs), capped for speed. */
+    enum { MAX_CANDS = 4096 };
+    static const char *cands[MAX_CANDS + 2];
+    int n = 0, from = upto > MAX_CANDS ? upto - MAX_CANDS : 0;
+    for (int i = from; i < upto; i++) cands[n++] = net->layers[i].name;
+    cands[n++] = "data";
+    cands[n] = NULL;
+    const char *near = diag_suggest(name, cands);
+    if (near) snprintf(hint, cap, "did you mean '%s'?", near);
+    else snprintf(hint, cap, "an input must name an earlier layer, or \"data\" for the network input");
+}
+
+static int resolve_one(diag_ctx *diag, net_desc *net, const name_map *names, int i,
+                       const ast_node *ref) {
+    net_layer *L = &net->layers[i];
+    const char *name = ref->text;
+    if (strcmp(name, "data") == 0) return NET_INPUT_DATA;
+    int j = map_get(names, name);
+    if (j == i) {
+        diag_error(diag, ref->loc, "inputs must be earlier layers, so a net has no cycles",
+                   "layer '%s' takes its own output as input", L->name);
+        return -2;
+    }
+    if (j > i) {
+        diag_error(diag, ref->loc, "inputs must be earlier layers, so a net has no cycles; move "
+                   "the layer or fix the name", "input '%s' of layer '%s' refers to a later layer",
+                   name, L->name);
+        diag_note(diag, net->layers[j].loc, "'%s' is defined here", name);
+        return -2;
+    }
+    if (j < 0) {
+        char hint[200];
+        suggest_layer(hint, sizeof hint, net, i, name);
+        diag_error(diag, ref->loc, hint, "input '%.64s' of layer '%s' does not exist", name,
+                   L->name);
+        return -2;
+    }
+    return j;
+}
+
+static int resolve_inputs(diag_ctx *diag, net_desc *net, const name_map *names, int i,
+                          const ast_node *msg, schema_msg_id sm) {
+    net_layer *L = &net->layers[i];
+    const ast_node *one = sv_get(msg, sm, "input"), *many = sv_get(msg, sm, "inputs");
+    int multi = L->kind == NET_ADD || L->kind == NET_CONCAT;
+    if (!one && !many) {
+        if (multi) {
+            diag_error(diag, L->loc, "e.g. inputs: [\"conv2\", \"@in\"]",
+                       "'%s' layer '%s' needs 'inputs' with two or more layers",
+                       net_kind_name(L->kind), L->name);
+            return 1;
+        }
+        L->n_inputs = 1;
+        L->inputs[0] = i > 0 ? i - 1 : NET_INPUT_DATA;
+        return 0;
+    }
+    if (one) {
+        many = NULL;
+        if (multi) {
+            diag_error(diag, one->loc, "e.g. inputs: [\"conv2\", \"@in\"]",
+                       "'%s' layer '%s' needs 'inputs' with two or more layers, not 'input'",
+                       net_kind_name(L->kind), L->name);
+            return 1;
+        }
+        int j = resolve_one(diag, net, names, i, one);
+        if (j == -2) return 1;
+        L->n_inputs = 1;
+        L->inputs[0] = j;
+        return 0;
+    }
+    if (multi && many->n_kids < 2) {
+        diag_error(diag, many->loc, NULL, "'%s' layer '%s' needs two or more inputs, not %d",
+                   net_kind_name(L->kind), L->name, many->n_kids);
+        return 1;
+    }
+    if (!multi && many->n_kids != 1) {
+        diag_error(diag, many->loc, "only add and concat combine several inputs",
+                   "'%s' layer '%s' takes one input, not %d", net_kind_name(L->kind), L->name,
+                   many->n_kids);
+        return 1;
+    }
+    if (many->n_kids > NET_MAX_INPUTS) {
+        diag_error(diag, many->loc, "chain several add/concat layers instead",
+                   "layer '%s' has %d inputs; the limit is %d", L->name, many->n_kids,
+                   NET_MAX_INPUTS);
+        return 1;
+    }
+    L->n_inputs = many->n_kids;
+    for (int k = 0; k < many->n_kids; k++) {
+        int j = resolve_one(diag, net, names, i, many->kids[k]);
+        if (j == -2) return 1;
+        L->inputs[k] = j;
+    }
+    return 0;
+}
+
+/* ---- the net ---- */
+static int collect_layers(net_desc *net, diag_ctx *diag, const ast_node *net_msg,
+                          const ast_node ***msgs, name_map *names) {
+    int n = 0;
+    for (int i = 0; i < net_msg->n_kids; i++)
+        if (net_msg->kids[i]->kind == AST_FIELD && kind_of(net_msg->kids[i]->text) >= 0) n++;
+    net->layers = calloc((size_t)n + 1, sizeof *net->layers);
+    *msgs = calloc((size_t)n + 1, sizeof **msgs);
+    if (!net->layers || !*msgs || !map_init(names, n)) {
+        diag_error(diag, net_msg->loc, NULL, "out of memory for %d layers", n);
+        return 1;
+    }
+    int errors = 0;
+    for (int i = 0; i < net_msg->n_kids; i++) {
+        const ast_node *f = net_msg->kids[i];
+        int kind = f->kind == AST_FIELD ? kind_of(f->text) : -1;
+        if (kind < 0) continue;
+        net_layer *L = &net->layers[net->n_layers];
+        L->kind = (net_kind)kind;
+        L->loc = f->loc;
+        L->name = sv_has(f->a, sema_layer_msg[kind], "name") ? sv_str(f->a, sema_layer_msg[kind], "name")
+                                                             : f->text;
+        (*msgs)[net->n_layers] = f->a;
+        if (strcmp(L->name, "data") == 0) {
+            diag_error(diag, L->loc, "\"data\" means the network input; pick another name",
+                       "a layer may not be named \"data\"");
+            errors++;
+        }
+        int prev = map_put(names, L->name, net->n_layers);
+        if (prev >= 0) {
+            diag_error(diag, L->loc, "layer names must be unique; inputs refer to them",
+                       "duplicate layer name '%s'", L->name);
+            diag_note(diag, net->layers[prev].loc, "'%s' first defined here", L->name);
+            errors++;
+        }
+        net->n_layers++;
+    }
+    if (net->n_layers == 0) {
+        diag_error(diag, net_msg->loc, "add layers such as conv { out: 16 kernel: 3 }",
+                   "the net has no layers");
+        errors++;
+    }
+    return errors;
+}
+
+static int check_classes(diag_ctx *diag, net_desc *net, const ast_node *net_msg) {
+    int last = net->loss_layer >= 0 ? net->loss_layer - 1 : net->n_layers - 1;
+    if (last < 0) return 0;
+    const net_layer *L = &net->layers[last];
+    int64_t size = net_shape_size(L->out);
+    if (!sv_has(net_msg, SM_NET, "classes")) { net->classes = size; return 0; }
+    net->classes = sv_int(net_msg, SM_NET, "classes");
+    if (size == net->classes) return 0;
+    char hint[160];
+    snprintf(hint, sizeof hint, "the last layer's output size must equal net.classes (%lld)",
+             (long long)net->classes);
+    diag_error(diag, L->loc, hint, "last layer '%s' outputs %lld values but net.classes is %lld",
+               L->name, (long long)size, (long long)net->classes);
+    diag_note(diag, sv_loc(net_msg, SM_NET, "classes"), "classes given here");
+    return 1;
+}
+
+int sema_build_net(net_desc *net, diag_ctx *diag, const ast_node *net_msg) {
+    memset(net, 0, sizeof *net);
+    net->loss_layer = -1;
+    const ast_node *shape = sv_get(net_msg, SM_NET, "input_shape");
+    if (!shape || shape->kind != AST_LIST || shape->n_kids != 3) return 1;
+    net->input = (net_shape){shape->kids[0]->ival, shape->kids[1]->ival, shape->kids[2]->ival};
+    if (sema_shape_bytes(diag, shape->loc, "input_shape", net->input, NULL)) return 1;
+
+    const ast_node **msgs = NULL;
+    name_map names = {0};
+    int errors = collect_layers(net, diag, net_msg, &msgs, &names);
+    int broken_names = errors;
+    /* ok[i]: layer i has a shape; layers fed by a broken one are skipped, not re-reported. */
+    char *ok = calloc((size_t)net->n_layers + 1, 1);
+    for (int i = 0; !broken_names && ok && i < net->n_layers && !diag_should_stop(diag); i++) {
+        net_layer *L = &net->layers[i];
+        schema_msg_id sm = sema_layer_msg[L->kind];
+        if (resolve_inputs(diag, net, &names, i, msgs[i], sm)) { errors++; continue; }
+        int fed = 1;
+        for (int k = 0; k < L->n_inputs; k++)
+            if (L->inputs[k] >= 0 && !ok[L->inputs[k]]) fed = 0;
+        if (!fed) continue;
+        if (sema_infer_layer(diag, net, i, msgs[i], sm)) { errors++; continue; }
+        ok[i] = 1;
+        if (__builtin_add_overflow(net->params, L->params, &net->params) ||
+            __builtin_add_overflow(net->macs, L->macs, &net->macs) ||
+            __builtin_add_overflow(net->act_bytes, L->act_bytes, &net->act_bytes)) {
+            diag_error(diag, L->loc, "the net is far too large", "net totals overflow 64 bits at layer '%s'",
+                       L->name);
+            errors++;
+            break;
+        }
+    }
+    if (!errors && net->n_layers > 0) errors += check_classes(diag, net, net_msg);
+    free(ok);
+    free(msgs);
+    map_free(&names);
+    return errors;
+}

@@ -1,0 +1,308 @@
+/* Sema stage 3: the run. Data, solver, precision, parallel, seed and reference settings with
+ * defaults applied, then the derived numbers: global batch, steps per epoch, total steps and
+ * the LR schedule as an rt_lr_config validated by the runtime's own checker. */
+#include "sema.h"
+#include "sema_value.h"
+
+#include <string.h>
+
+static void read_normalize(run_data_split *d, const ast_node *norm) {
+    const ast_node *mean = sv_get(norm, SM_NORMALIZE, "mean"), *std = sv_get(norm, SM_NORMALIZE, "std");
+    if (!mean || !std) return;
+    for (int i = 0; i < mean->n_kids && i < 16; i++) d->mean[d->n_mean++] = sv_number(mean->kids[i]);
+    for (int i = 0; i < std->n_kids && i < 16; i++) d->std[d->n_std++] = sv_number(std->kids[i]);
+}
+
+/* normalize needs one mean and std per input channel. */
+static int check_normalize(diag_ctx *diag, const ast_node *norm, const net_desc *net) {
+    const ast_node *mean = sv_get(norm, SM_NORMALIZE, "mean"), *std = sv_get(norm, SM_NORMALIZE, "std");
+    if (!mean || !std) return 0;
+    const ast_node *bad = mean->n_kids != net->input.c ? mean : std->n_kids != net->input.c ? std : NULL;
+    if (!bad) return 0;
+    diag_error(diag, bad->loc, "give one value per channel of net.input_shape",
+               "normalize has %d values but the input has %lld channels", bad->n_kids,
+               (long long)net->input.c);
+    return 1;
+}
+
+/* A crop must produce exactly the net's input size. */
+static int check_crop(diag_ctx *diag, const ast_node *msg, schema_msg_id id, const char *field,
+                      const net_desc *net) {
+    if (!sv_has(msg, id, field)) return 0;
+    int64_t size = sv_int(msg, id, field);
+    if (size == net->input.h && size == net->input.w) return 0;
+    diag_error(diag, sv_get(msg, id, field)->loc, "the crop size must match net.input_shape",
+               "%s %lld does not match the net's %lldx%lld input", field, (long long)size,
+               (long long)net->input.h, (long long)net->input.w);
+    return 1;
+}
+
+static int read_train(run_config *run, diag_ctx *diag, const ast_node *train, const net_desc *net) {
+    run_data_split *d = &run->train;
+    int errors = 0;
+    d->source = sv_str(train, SM_TRAIN, "source");
+    d->path = sv_str(train, SM_TRAIN, "path");
+    d->batch_per_rank = sv_int(train, SM_TRAIN, "batch_per_rank");
+    d->samples = sv_int(train, SM_TRAIN, "samples");
+    const ast_node *aug = sv_msg(train, SM_TRAIN, "augment");
+    d->flip = sv_bool(aug, SM_AUGMENT, "flip");
+    const ast_node *rc = sv_msg(aug, SM_AUGMENT, "random_crop");
+    if (rc) {
+        d->crop_size = sv_int(rc, SM_RANDOM_CROP, "size");
+        d->crop_padding = sv_int(rc, SM_RANDOM_CROP, "padding");
+        errors += check_crop(diag, rc, SM_RANDOM_CROP, "size", net);
+    }
+    const ast_node *rrc = sv_msg(aug, SM_AUGMENT, "random_resized_crop");
+    d->rrc_scale[0] = 0.08, d->rrc_scale[1] = 1.0;
+    d->rrc_ratio[0] = 3.0 / 4.0, d->rrc_ratio[1] = 4.0 / 3.0;
+    if (rrc) {
+        d->rrc_size = sv_int(rrc, SM_RANDOM_RESIZED_CROP, "size");
+        const ast_node *scale = sv_get(rrc, SM_RANDOM_RESIZED_CROP, "scale");
+        const ast_node *ratio = sv_get(rrc, SM_RANDOM_RESIZED_CROP, "ratio");
+        for (int i = 0; i < 2; i++) {
+            if (scale) d->rrc_scale[i] = sv_number(scale->kids[i]);
+            if (ratio) d->rrc_ratio[i] = sv_number(ratio->kids[i]);
+        }
+        errors += check_crop(diag, rrc, SM_RANDOM_RESIZED_CROP, "size", net);
+    }
+    const ast_node *norm = sv_msg(train, SM_TRAIN, "normalize");
+    read_normalize(d, norm);
+    errors += check_normalize(diag, norm, net);
+    return errors;
+}
+
+static int read_val(run_config *run, diag_ctx *diag, const ast_node *val, const net_desc *net) {
+    run_data_split *d = &run->val;
+    run->has_val = val != NULL;
+    d->source = sv_str(val, SM_VAL, "source");
+    d->path = sv_str(val, SM_VAL, "path");
+    d->batch_per_rank = sv_has(val, SM_VAL, "batch_per_rank") ? sv_int(val, SM_VAL, "batch_per_rank")
+                                                              : run->train.batch_per_rank;
+    d->resize = sv_int(val, SM_VAL, "resize");
+    d->center_crop = sv_int(val, SM_VAL, "center_crop");
+    const ast_node *norm = sv_msg(val, SM_VAL, "normalize");
+    read_normalize(d, norm);
+    return check_normalize(diag, norm, net) + check_crop(diag, val, SM_VAL, "center_crop", net);
+}
+
+/* data.train_samples, or the known size of the source. */
+static int read_train_samples(run_config *run, diag_ctx *diag, const ast_node *data,
+                              const ast_node *train) {
+    if (sv_has(data, SM_DATA, "train_samples")) {
+        run->train_samples = sv_int(data, SM_DATA, "train_samples");
+        return 0;
+    }
+    const char *src = run->train.source;
+    if (strcmp(src, "fashion-mnist") == 0) run->train_samples = 60000;
+    else if (strcmp(src, "imagenet-folder") == 0) run->train_samples = 1281167;
+    else if (strcmp(src, "synthetic") == 0 && run->train.samples > 0) run->train_samples = run->train.samples;
+    if (run->train_samples > 0) return 0;
+    diag_error(diag, sv_loc(train, SM_TRAIN, "source"),
+               "steps per epoch need the dataset size: set data.train_samples (or train.samples "
+               "for synthetic data)", "the size of a \"%s\" training set is unknown", src);
+    return 1;
+}
+
+static void read_optimizer(run_config *run, const ast_node *solver) {
+    const ast_node *m;
+    if ((m = sv_msg(solver, SM_SOLVER, "sgd"))) {
+        run->optimizer = RUN_OPT_SGD;
+        run->momentum = sv_float(m, SM_SGD, "momentum");
+        run->nesterov = sv_bool(m, SM_SGD, "nesterov");
+        run->dampening = sv_float(m, SM_SGD, "dampening");
+        run->weight_decay = sv_float(m, SM_SGD, "weight_decay");
+        run->exempt_bn_bias = sv_bool(m, SM_SGD, "exempt_bn_bias");
+    } else if ((m = sv_msg(solver, SM_SOLVER, "lars"))) {
+        run->optimizer = RUN_OPT_LARS;
+        run->momentum = sv_float(m, SM_LARS, "momentum");
+        run->weight_decay = sv_float(m, SM_LARS, "weight_decay");
+        run->eta = sv_float(m, SM_LARS, "eta");
+        run->exempt_bn_bias = sv_bool(m, SM_LARS, "exempt_bn_bias");
+    } else if ((m = sv_msg(solver, SM_SOLVER, "adamw"))) {
+        run->optimizer = RUN_OPT_ADAMW;
+        run->beta1 = sv_float(m, SM_ADAMW, "beta1");
+        run->beta2 = sv_float(m, SM_ADAMW, "beta2");
+        run->adam_eps = sv_float(m, SM_ADAMW, "eps");
+        run->weight_decay = sv_float(m, SM_ADAMW, "weight_decay");
+        run->exempt_bn_bias = sv_bool(m, SM_ADAMW, "exempt_bn_bias");
+    }
+}
+
+static int read_warmup(rt_lr_config *lr, diag_ctx *diag, const ast_node *w) {
+    if (!w) return 0;
+    if (sv_has(w, SM_WARMUP, "iterations")) {
+        lr->warmup.length = (double)sv_int(w, SM_WARMUP, "iterations");
+        lr->warmup.unit = RT_LR_UNIT_ITERATIONS;
+    } else {
+        lr->warmup.length = sv_float(w, SM_WARMUP, "epochs");
+        lr->warmup.unit = RT_LR_UNIT_EPOCHS;
+    }
+    lr->warmup.kind = strcmp(sv_str(w, SM_WARMUP, "kind"), "CONSTANT") == 0 ? RT_WARMUP_CONSTANT
+                                                                          : RT_WARMUP_LINEAR;
+    lr->warmup.start = RT_WARMUP_FROM_FACTOR;
+    lr->warmup.start_factor = sv_float(w, SM_WARMUP, "start_factor");
+    if (lr->warmup.kind == RT_WARMUP_CONSTANT && !sv_has(w, SM_WARMUP, "start_factor")) {
+        diag_error(diag, sv_loc(w, SM_WARMUP, "kind"), "e.g. start_factor: 0.25",
+                   "warmup kind CONSTANT needs an explicit start_factor");
+        return 1;
+    }
+    return 0;
+}
+
+static int read_schedule(rt_lr_config *lr, diag_ctx *diag, const ast_node *s) {
+    const ast_node *m;
+    lr->kind = RT_LR_CONSTANT;
+    if (!s) return 0;
+    if ((m = sv_msg(s, SM_SCHEDULE, "step"))) {
+        lr->kind = RT_LR_STEP;
+        lr->step.every = sv_float(m, SM_SCHED_STEP, "every");
+        lr->step.gamma = sv_float(m, SM_SCHED_STEP, "gamma");
+    } else if ((m = sv_msg(s, SM_SCHEDULE, "multistep"))) {
+        lr->kind = RT_LR_MULTISTEP;
+        const ast_node *ms = sv_get(m, SM_SCHED_MULTISTEP, "milestones");
+        if (ms->n_kids > RT_LR_MAX_MILESTONES || ms->n_kids == 0) {
+            diag_error(diag, ms->loc, NULL, "multistep needs 1 to %d milestones, not %d",
+                       RT_LR_MAX_MILESTONES, ms->n_kids);
+            return 1;
+        }
+        for (int i = 0; i < ms->n_kids; i++) lr->multistep.milestones[i] = sv_number(ms->kids[i]);
+        lr->multistep.count = ms->n_kids;
+        lr->multistep.gamma = sv_float(m, SM_SCHED_MULTISTEP, "gamma");
+    } else if ((m = sv_msg(s, SM_SCHEDULE, "exponential"))) {
+        lr->kind = RT_LR_EXPONENTIAL;
+        lr->exponential.gamma = sv_float(m, SM_SCHED_EXPONENTIAL, "gamma");
+    } else if ((m = sv_msg(s, SM_SCHEDULE, "cosine"))) {
+        lr->kind = RT_LR_COSINE;
+        lr->cosine.min_lr = sv_float(m, SM_SCHED_COSINE, "min_lr");
+    } else if ((m = sv_msg(s, SM_SCHEDULE, "polynomial"))) {
+        lr->kind = RT_LR_POLYNOMIAL;
+        lr->polynomial.power = sv_float(m, SM_SCHED_POLYNOMIAL, "power");
+        lr->polynomial.end_lr = sv_float(m, SM_SCHED_POLYNOMIAL, "end_lr");
+    } else if ((m = sv_msg(s, SM_SCHEDULE, "linear"))) {
+        lr->kind = RT_LR_LINEAR;
+        lr->linear.end_lr = sv_float(m, SM_SCHED_LINEAR, "end_lr");
+    } else if ((m = sv_msg(s, SM_SCHEDULE, "one_cycle"))) {
+        lr->kind = RT_LR_ONE_CYCLE;
+        lr->one_cycle.max_lr = sv_float(m, SM_SCHED_ONE_CYCLE, "max_lr");
+        lr->one_cycle.pct_start = sv_float(m, SM_SCHED_ONE_CYCLE, "pct_start");
+        lr->one_cycle.div_factor = sv_float(m, SM_SCHED_ONE_CYCLE, "div_factor");
+        lr->one_cycle.final_div_factor = sv_float(m, SM_SCHED_ONE_CYCLE, "final_div_factor");
+        lr->one_cycle.anneal = RT_ANNEAL_COS;
+    }
+    return 0;
+}
+
+static int read_lr(run_config *run, diag_ctx *diag, const ast_node *solver) {
+    const ast_node *m = sv_msg(solver, SM_SOLVER, "lr");
+    rt_lr_config *lr = &run->lr;
+    memset(lr, 0, sizeof *lr);
+    lr->base = sv_float(m, SM_LR, "base");
+    lr->per_batch = sv_has(m, SM_LR, "per_batch") ? (double)sv_int(m, SM_LR, "per_batch")
+                                                  : (double)run->global_batch;
+    const char *scaling = sv_str(m, SM_LR, "scaling");
+    lr->scaling = strcmp(scaling, "LINEAR") == 0 ? RT_LR_SCALE_LINEAR
+                : strcmp(scaling, "SQRT") == 0   ? RT_LR_SCALE_SQRT : RT_LR_SCALE_NONE;
+    lr->global_batch = (double)run->global_batch;
+    lr->steps_per_epoch = (long)run->steps_per_epoch;
+    lr->epochs = (int)run->epochs;
+    lr->stepping = sv_bool(m, SM_LR, "per_iteration") ? RT_LR_PER_ITERATION : RT_LR_PER_EPOCH;
+    int errors = read_warmup(lr, diag, sv_msg(m, SM_LR, "warmup"));
+    errors += read_schedule(lr, diag, sv_msg(m, SM_LR, "schedule"));
+    if (errors) return errors;
+    rt_err err;
+    if (rt_lr_validate(lr, &err) != RT_OK) {
+        diag_error(diag, sv_loc(solver, SM_SOLVER, "lr"), err.hint[0] ? err.hint : NULL,
+                   "invalid learning-rate schedule: %s", err.msg);
+        return 1;
+    }
+    run->peak_lr = rt_lr_peak(lr);
+    run->warmup_steps = rt_lr_warmup_steps(lr);
+    return 0;
+}
+
+static void read_precision_parallel(run_config *run, const ast_node *root) {
+    const ast_node *p = sv_msg(root, SM_SPEC, "precision");
+    const char *compute = sv_str(p, SM_PRECISION, "compute");
+    run->compute = strcmp(compute, "TF32") == 0 ? RUN_TF32 : strcmp(compute, "FP16") == 0 ? RUN_FP16
+                 : strcmp(compute, "BF16") == 0 ? RUN_BF16 : RUN_FP32;
+    const char *ls = sv_str(p, SM_PRECISION, "loss_scale");
+    if (!sv_has(p, SM_PRECISION, "loss_scale") && run->compute == RUN_FP16) ls = "DYNAMIC";
+    run->loss_scale = strcmp(ls, "DYNAMIC") == 0 ? RUN_LOSS_SCALE_DYNAMIC
+                    : strcmp(ls, "STATIC") == 0  ? RUN_LOSS_SCALE_STATIC : RUN_LOSS_SCALE_NONE;
+    run->init_scale = sv_float(p, SM_PRECISION, "init_scale");
+
+    const ast_node *q = sv_msg(root, SM_SPEC, "parallel");
+    run->ranks = sv_int(q, SM_PARALLEL, "ranks");
+    run->ranks_for_show = run->ranks ? run->ranks : 1;
+    run->ranks_per_node = sv_int(q, SM_PARALLEL, "ranks_per_node");
+    run->bucket_mb = sv_float(q, SM_PARALLEL, "bucket_mb");
+    run->overlap = sv_bool(q, SM_PARALLEL, "overlap");
+    run->sync_bn = sv_bool(q, SM_PARALLEL, "sync_bn");
+}
+
+static void read_reference(run_config *run, const ast_node *root) {
+    const ast_node *r = sv_msg(root, SM_SPEC, "reference");
+    run->reference.source = sv_str(r, SM_REFERENCE, "source");
+    run->reference.url = sv_str(r, SM_REFERENCE, "url");
+    run->reference.time = sv_str(r, SM_REFERENCE, "time");
+    run->reference.notes = sv_str(r, SM_REFERENCE, "notes");
+    run->reference.top1 = sv_has(r, SM_REFERENCE, "top1") ? sv_float(r, SM_REFERENCE, "top1") : -1;
+    run->reference.top5 = sv_has(r, SM_REFERENCE, "top5") ? sv_float(r, SM_REFERENCE, "top5") : -1;
+    run->reference.gpus = sv_int(r, SM_REFERENCE, "gpus");
+}
+
+static void read_solver_misc(run_config *run, const ast_node *solver) {
+    run->epochs = sv_int(solver, SM_SOLVER, "epochs");
+    read_optimizer(run, solver);
+    run->label_smoothing = sv_float(sv_msg(solver, SM_SOLVER, "loss"), SM_LOSS, "label_smoothing");
+    run->clip_grad_norm = sv_float(solver, SM_SOLVER, "clip_grad_norm");
+    run->log_every = sv_int(solver, SM_SOLVER, "log_every");
+    run->eval_every = sv_int(solver, SM_SOLVER, "eval_every");
+    const ast_node *ck = sv_msg(solver, SM_SOLVER, "checkpoint");
+    run->ckpt_every_epochs = sv_int(ck, SM_CHECKPOINT, "every_epochs");
+    run->ckpt_keep = sv_int(ck, SM_CHECKPOINT, "keep");
+}
+
+/* Global batch, steps per epoch and total steps, each overflow-checked. */
+static int derive_steps(run_config *run, diag_ctx *diag, const ast_node *train) {
+    src_loc at = sv_loc(train, SM_TRAIN, "batch_per_rank");
+    if (__builtin_mul_overflow(run->train.batch_per_rank, run->ranks_for_show, &run->global_batch)) {
+        diag_error(diag, at, NULL, "global batch (batch_per_rank x ranks) overflows 64 bits");
+        return 1;
+    }
+    run->steps_per_epoch = run->train_samples / run->global_batch;
+    if (run->steps_per_epoch == 0) {
+        diag_error(diag, at, "reduce batch_per_rank or ranks, or set data.train_samples",
+                   "global batch %lld (%lld per rank x %lld ranks) is larger than the %lld "
+                   "training samples", (long long)run->global_batch,
+                   (long long)run->train.batch_per_rank, (long long)run->ranks_for_show,
+                   (long long)run->train_samples);
+        return 1;
+    }
+    if (__builtin_mul_overflow(run->steps_per_epoch, run->epochs, &run->total_steps)) {
+        diag_error(diag, at, NULL, "total steps (steps per epoch x epochs) overflow 64 bits");
+        return 1;
+    }
+    return 0;
+}
+
+int sema_build_run(run_config *run, diag_ctx *diag, const ast_node *root, const net_desc *net) {
+    memset(run, 0, sizeof *run);
+    run->name = sv_str(root, SM_SPEC, "name");
+    run->seed = sv_int(root, SM_SPEC, "seed");
+    read_precision_parallel(run, root);
+    read_reference(run, root);
+    const ast_node *data = sv_msg(root, SM_SPEC, "data");
+    const ast_node *train = sv_msg(data, SM_DATA, "train");
+    const ast_node *solver = sv_msg(root, SM_SPEC, "solver");
+    int errors = 0;
+    if (train) errors += read_train(run, diag, train, net);
+    errors += read_val(run, diag, sv_msg(data, SM_DATA, "val"), net);
+    run->val_samples = sv_int(data, SM_DATA, "val_samples");
+    if (solver) read_solver_misc(run, solver);
+    if (!train || !solver || errors) return errors;
+    if (read_train_samples(run, diag, data, train) || derive_steps(run, diag, train)) return errors + 1;
+    errors += read_lr(run, diag, solver);
+    run->has_run = errors == 0;
+    return errors;
+}
