@@ -9,7 +9,7 @@
 
 #include "resolve.h"
 
-/* mk/golden.mk defines FUZZ_WITH_SEMA once some compiler/*.c defines sema_analyze. */
+/* mk/golden.mk defines FUZZ_WITH_SEMA once a compiler source file defines sema_analyze. */
 #ifdef FUZZ_WITH_SEMA
 #include "sema.h"
 #endif
