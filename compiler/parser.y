@@ -172,6 +172,9 @@ src_loc parse_loc(const parse_ctx *ctx, int line, int col) {
 /* Bison's messages name tokens; translate the internal names into what the user typed. */
 static void spec_yyerror(SPEC_YYLTYPE *loc, void *scanner, parse_ctx *ctx, const char *msg) {
     (void)scanner;
+    /* The lexer already reported nesting beyond PARSE_MAX_DEPTH and ended the input there:
+     * the "unexpected end of file" that follows is noise. */
+    if (ctx->depth > PARSE_MAX_DEPTH) return;
     static const char *const renames[][2] = {
         { "IDENT", "name" }, { "INT_LIT", "integer" }, { "FLOAT_LIT", "number" },
         { "STRING_LIT", "string" }, { "KW_INCLUDE", "'include'" }, { "KW_BLOCK", "'block'" },
