@@ -1,15 +1,147 @@
-/* trainc command line: check, show, diff, build. */
+/* trainc command line: check, show, print, diff, schema, build. Exit status: 0 success,
+ * 1 invalid spec (or, for diff, different runs), 2 usage errors and trouble. */
 #include <stdio.h>
 #include <string.h>
-#include "resolve.h"
+
+#include "build.h"
+#include "schema.h"
+#include "sema.h"
+#include "show.h"
+
+#define TRAINC_VERSION "0.1.0"
+
+static const char usage_text[] =
+    "usage: trainc COMMAND [ARGS]\n"
+    "\n"
+    "  check SPEC              report every error in SPEC; exit 0 if it is valid, 1 if not\n"
+    "  show [--json] SPEC      per-layer table (shape, params, MACs, activation bytes) and\n"
+    "                          run summary (batch, steps, LR key points, spec hash)\n"
+    "  print SPEC              the resolved spec in canonical text (what the hash covers)\n"
+    "  diff A B                semantic diff of two resolved specs; exit 0 same run,\n"
+    "                          1 different, 2 trouble (like diff(1))\n"
+    "  build SPEC -o BIN [--emit-dir DIR]\n"
+    "                          generate the specialized trainer and compile it\n"
+    "  schema --markdown       the field reference of the spec language\n"
+    "  --version, help\n";
+
+static int usage_error(const char *fmt, const char *arg) {
+    fputs("trainc: error: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputs("\n  hint: run 'trainc help' for usage\n", stderr);
+    return 2;
+}
+
+/* Loads and analyses one spec; errors are already printed when it returns nonzero. */
+static int load(spec_doc *doc, sema_result *res, diag_ctx *diag, const char *path) {
+    diag_init(diag, stderr);
+    return sema_load(doc, res, diag, path);
+}
+
+static int cmd_check(int argc, char **argv) {
+    if (argc != 1) return usage_error("check takes one SPEC%s", "");
+    diag_ctx diag;
+    spec_doc doc;
+    sema_result res;
+    int bad = load(&doc, &res, &diag, argv[0]);
+    if (bad && diag.n_errors)
+        fprintf(stderr, "%s: %d error%s\n", argv[0], diag.n_errors, diag.n_errors == 1 ? "" : "s");
+    sema_result_free(&res);
+    spec_doc_free(&doc);
+    return bad ? 1 : 0;
+}
+
+static int cmd_show(int argc, char **argv) {
+    int json = 0;
+    const char *path = NULL;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0) json = 1;
+        else if (argv[i][0] == '-' && argv[i][1]) return usage_error("unknown option '%s' for show", argv[i]);
+        else if (path) return usage_error("show takes one SPEC (extra '%s')", argv[i]);
+        else path = argv[i];
+    }
+    if (!path) return usage_error("show needs a SPEC%s", "");
+    diag_ctx diag;
+    spec_doc doc;
+    sema_result res;
+    int bad = load(&doc, &res, &diag, path);
+    if (!bad) {
+        if (json) show_json(stdout, path, &res);
+        else show_table(stdout, path, &res);
+    }
+    sema_result_free(&res);
+    spec_doc_free(&doc);
+    return bad ? 1 : 0;
+}
+
+static int cmd_print(int argc, char **argv) {
+    if (argc != 1) return usage_error("print takes one SPEC%s", "");
+    diag_ctx diag;
+    spec_doc doc;
+    sema_result res;
+    int bad = load(&doc, &res, &diag, argv[0]);
+    if (!bad) spec_print(stdout, doc.root);
+    sema_result_free(&res);
+    spec_doc_free(&doc);
+    return bad ? 1 : 0;
+}
+
+static int cmd_diff(int argc, char **argv) {
+    if (argc != 2) return usage_error("diff takes two specs, A and B%s", "");
+    diag_ctx da, db;
+    spec_doc a, b;
+    sema_result ra, rb;
+    int bad_a = load(&a, &ra, &da, argv[0]);
+    int bad_b = load(&b, &rb, &db, argv[1]);
+    int rc = 2;   /* an invalid side is trouble, not a difference */
+    if (!bad_a && !bad_b) rc = diff_results(stdout, &ra, &rb) ? 1 : 0;
+    sema_result_free(&ra);
+    sema_result_free(&rb);
+    spec_doc_free(&a);
+    spec_doc_free(&b);
+    return rc;
+}
+
+static int cmd_build(int argc, char **argv) {
+    const char *spec = NULL, *out = NULL, *emit_dir = NULL;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) out = argv[++i];
+        else if (strcmp(argv[i], "--emit-dir") == 0 && i + 1 < argc) emit_dir = argv[++i];
+        else if (argv[i][0] == '-') return usage_error("unknown or incomplete option '%s' for build", argv[i]);
+        else if (spec) return usage_error("build takes one SPEC (extra '%s')", argv[i]);
+        else spec = argv[i];
+    }
+    if (!spec || !out) return usage_error("build needs SPEC and -o BIN%s", "");
+    return build_binary(spec, out, emit_dir) ? 1 : 0;
+}
+
+static int cmd_schema(int argc, char **argv) {
+    if (argc != 1 || strcmp(argv[0], "--markdown") != 0)
+        return usage_error("schema takes --markdown%s", "");
+    schema_print_markdown(stdout);
+    return 0;
+}
 
 int main(int argc, char **argv) {
-    if (argc < 3) { fprintf(stderr, "usage: trainc check|print SPEC\n"); return 2; }
-    diag_ctx diag;
-    diag_init(&diag, stderr);
-    spec_doc doc;
-    int rc = spec_load(&doc, &diag, argv[2]);
-    if (rc == 0 && strcmp(argv[1], "print") == 0) spec_print(stdout, doc.root);
-    spec_doc_free(&doc);
-    return rc == 0 ? 0 : 1;
+    if (argc < 2) {
+        fputs(usage_text, stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    int n = argc - 2;
+    char **rest = argv + 2;
+    if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+        fputs(usage_text, stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
+        printf("trainc %s\n", TRAINC_VERSION);
+        return 0;
+    }
+    if (!strcmp(cmd, "check")) return cmd_check(n, rest);
+    if (!strcmp(cmd, "show")) return cmd_show(n, rest);
+    if (!strcmp(cmd, "print")) return cmd_print(n, rest);
+    if (!strcmp(cmd, "diff")) return cmd_diff(n, rest);
+    if (!strcmp(cmd, "build")) return cmd_build(n, rest);
+    if (!strcmp(cmd, "schema")) return cmd_schema(n, rest);
+    return usage_error("unknown command '%s'", cmd);
 }

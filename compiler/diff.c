@@ -1,0 +1,215 @@
+/* `trainc diff`: a semantic diff of two analysed specs. Each spec is flattened into
+ * `path = value` entries walking the schema (so absent fields take their defaults and
+ * `kernel: 3` equals `kernel: [3, 3]`), layers are keyed by name with their inputs resolved,
+ * and derived quantities are added; then entries with the same path are compared. */
+#include "show.h"
+#include "sema_value.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct { char *path, *value; int matched; } diff_entry;
+typedef struct { diff_entry *items; int n, cap; } diff_list;
+
+static void list_add(diff_list *l, const char *path, const char *value) {
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 256;
+        l->items = realloc(l->items, (size_t)l->cap * sizeof *l->items);
+        if (!l->items) { fputs("trainc: out of memory\n", stderr); exit(2); }
+    }
+    l->items[l->n++] = (diff_entry){strdup(path), strdup(value), 0};
+}
+
+static void list_free(diff_list *l) {
+    for (int i = 0; i < l->n; i++) free(l->items[i].path), free(l->items[i].value);
+    free(l->items);
+}
+
+/* Appends the text of one value, typed by the schema, to a memory stream. */
+static void format_value(FILE *s, const ast_node *v, schema_type t) {
+    char buf[40];
+    switch (v->kind) {
+    case AST_INT:
+        if (t == SF_FLOAT || t == SF_FLOAT_LIST) {
+            show_format_float(buf, sizeof buf, (double)v->ival);
+            fputs(buf, s);
+        } else {
+            fprintf(s, "%lld", (long long)v->ival);
+        }
+        break;
+    case AST_FLOAT: show_format_float(buf, sizeof buf, v->fval); fputs(buf, s); break;
+    case AST_STRING: fprintf(s, "\"%s\"", v->text); break;
+    case AST_IDENT: fputs(v->text, s); break;
+    case AST_LIST:
+        if (t == SF_INT_PAIR && v->n_kids == 2 && v->kids[0]->ival == v->kids[1]->ival) {
+            format_value(s, v->kids[0], t);
+            break;
+        }
+        fputc('[', s);
+        for (int i = 0; i < v->n_kids; i++) {
+            if (i) fputs(", ", s);
+            format_value(s, v->kids[i], t);
+        }
+        fputc(']', s);
+        break;
+    default: fputs("?", s);
+    }
+}
+
+static void add_value(diff_list *l, const char *path, const schema_field *f, const ast_node *v) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *s = open_memstream(&text, &len);
+    if (!s) return;
+    if (v) {
+        format_value(s, v, f->type);
+    } else {
+        double d;
+        if (!schema_default_number(f, &d)) {
+            /* Strings and enums default to their text; descriptive defaults ("global batch")
+             * are compared through the derived quantities instead. */
+            if (f->type == SF_STRING && f->def[0]) fprintf(s, "\"%s\"", f->def);
+            else if (f->type == SF_ENUM) fputs(f->def, s);
+            else { fclose(s); free(text); return; }
+        } else if (f->type == SF_BOOL) {
+            fputs(d ? "true" : "false", s);
+        } else if (f->type == SF_FLOAT) {
+            char buf[40];
+            show_format_float(buf, sizeof buf, d);
+            fputs(buf, s);
+        } else {
+            fputs(f->def, s);
+        }
+    }
+    fclose(s);
+    list_add(l, path, text);
+    free(text);
+}
+
+static void flatten_msg(diff_list *l, const ast_node *msg, schema_msg_id id, const char *prefix,
+                        int skip_layer_common) {
+    for (int k = 0; k < schema_field_count; k++) {
+        const schema_field *f = &schema_fields[k];
+        if (f->msg != id || (f->flags & SF_REPEATED)) continue;
+        if (skip_layer_common && (!strcmp(f->name, "name") || !strcmp(f->name, "input") ||
+                                  !strcmp(f->name, "inputs")))
+            continue;
+        char path[512];
+        snprintf(path, sizeof path, "%s%s%s", prefix, prefix[0] ? "." : "", f->name);
+        if (f->type == SF_MSG) {
+            const ast_node *sub = sv_msg(msg, id, f->name);
+            /* Absent messages expand to their defaults, except alternatives (optimizers,
+             * schedule kinds), whose absence is the information. */
+            if (sub || !f->group[0]) flatten_msg(l, sub, f->sub, path, 0);
+            continue;
+        }
+        add_value(l, path, f, sv_get(msg, id, f->name));
+    }
+}
+
+static void flatten_layers(diff_list *l, const sema_result *res) {
+    const net_desc *net = &res->net;
+    const ast_node *net_msg = sv_msg(res->root, SM_SPEC, "net");
+    int i = 0;
+    for (int k = 0; k < net_msg->n_kids && i < net->n_layers; k++) {
+        const ast_node *f = net_msg->kids[k];
+        const schema_field *sf = f->kind == AST_FIELD ? schema_find(SM_NET, f->text) : NULL;
+        if (!sf || !(sf->flags & SF_REPEATED)) continue;
+        const net_layer *L = &net->layers[i++];
+        char prefix[512], path[560];
+        snprintf(prefix, sizeof prefix, "net[\"%s\"]", L->name);
+        list_add(l, prefix, net_kind_name(L->kind));
+        flatten_msg(l, f->a, sf->sub, prefix, 1);
+        char *text = NULL;
+        size_t len = 0;
+        FILE *s = open_memstream(&text, &len);
+        if (!s) continue;
+        fputc('[', s);
+        for (int j = 0; j < L->n_inputs; j++)
+            fprintf(s, "%s\"%s\"", j ? ", " : "", L->inputs[j] < 0 ? "data" : net->layers[L->inputs[j]].name);
+        fputc(']', s);
+        fclose(s);
+        snprintf(path, sizeof path, "%s.inputs", prefix);
+        list_add(l, path, text);
+        free(text);
+    }
+}
+
+static void add_int(diff_list *l, const char *path, long long v) {
+    char buf[32];
+    snprintf(buf, sizeof buf, "%lld", v);
+    list_add(l, path, buf);
+}
+
+static void flatten_derived(diff_list *l, const sema_result *res) {
+    const run_config *r = &res->run;
+    add_int(l, "derived.params", res->net.params);
+    add_int(l, "derived.macs", res->net.macs);
+    if (!r->has_run) return;
+    char buf[40];
+    add_int(l, "derived.global_batch", r->global_batch);
+    add_int(l, "derived.steps_per_epoch", r->steps_per_epoch);
+    add_int(l, "derived.total_steps", r->total_steps);
+    add_int(l, "derived.warmup_steps", r->warmup_steps);
+    show_format_float(buf, sizeof buf, r->peak_lr);
+    list_add(l, "derived.peak_lr", buf);
+}
+
+static void flatten(diff_list *l, const sema_result *res) {
+    /* Fields of the top level except the net's layers, then layers, then derived. */
+    flatten_msg(l, res->root, SM_SPEC, "", 0);
+    flatten_layers(l, res);
+    flatten_derived(l, res);
+}
+
+static int entry_cmp(const void *a, const void *b) {
+    return strcmp((*(diff_entry *const *)a)->path, (*(diff_entry *const *)b)->path);
+}
+
+/* A layer present on one side only is one line, not one per field. */
+static int layer_prefix_len(const char *path) {
+    if (strncmp(path, "net[\"", 5)) return 0;
+    const char *end = strstr(path + 5, "\"]");
+    return end ? (int)(end - path) + 2 : 0;
+}
+
+static int report_one_sided(FILE *out, diff_list *l, int a_side) {
+    int count = 0;
+    for (int i = 0; i < l->n; i++) {
+        diff_entry *e = &l->items[i];
+        if (e->matched) continue;
+        int plen = layer_prefix_len(e->path);
+        if (plen && (int)strlen(e->path) != plen) continue;   /* a field of a one-sided layer */
+        fprintf(out, "%s: %s -> %s\n", e->path, a_side ? e->value : "(absent)",
+                a_side ? "(absent)" : e->value);
+        count++;
+    }
+    return count;
+}
+
+int diff_results(FILE *out, const sema_result *a, const sema_result *b) {
+    diff_list la = {0}, lb = {0};
+    flatten(&la, a);
+    flatten(&lb, b);
+    diff_entry **index = malloc(((size_t)lb.n + 1) * sizeof *index);
+    if (!index) { fputs("trainc: out of memory\n", stderr); exit(2); }
+    for (int i = 0; i < lb.n; i++) index[i] = &lb.items[i];
+    qsort(index, (size_t)lb.n, sizeof *index, entry_cmp);
+    int count = 0;
+    for (int i = 0; i < la.n; i++) {
+        diff_entry key = {la.items[i].path, NULL, 0}, *kp = &key;
+        diff_entry **hit = bsearch(&kp, index, (size_t)lb.n, sizeof *index, entry_cmp);
+        if (!hit) continue;
+        la.items[i].matched = (*hit)->matched = 1;
+        if (strcmp(la.items[i].value, (*hit)->value)) {
+            fprintf(out, "%s: %s -> %s\n", la.items[i].path, la.items[i].value, (*hit)->value);
+            count++;
+        }
+    }
+    count += report_one_sided(out, &la, 1);
+    count += report_one_sided(out, &lb, 0);
+    free(index);
+    list_free(&la);
+    list_free(&lb);
+    return count;
+}

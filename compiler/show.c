@@ -1,0 +1,186 @@
+/* `trainc show`: the per-layer table (shape, params, MACs, activation bytes) and the run
+ * summary (batch, steps, LR at its key points, precision, parallel layout, spec hash). */
+#include "show.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void show_format_float(char *buf, size_t cap, double v) {
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, cap, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v) break;
+    }
+    if (!strpbrk(buf, ".eEn") && strlen(buf) + 3 < cap) strcat(buf, ".0");
+}
+
+static void shape_text(char *buf, size_t cap, net_shape s) {
+    snprintf(buf, cap, "[%lld, %lld, %lld]", (long long)s.c, (long long)s.h, (long long)s.w);
+}
+
+static const char *const optimizer_names[] = {"sgd", "lars", "adamw"};
+static const char *const compute_names[] = {"FP32", "TF32", "FP16", "BF16"};
+static const char *const loss_scale_names[] = {"NONE", "STATIC", "DYNAMIC"};
+static const char *const scaling_names[] = {"NONE", "LINEAR", "SQRT"};
+
+static void show_layers(FILE *out, const net_desc *net) {
+    int w = 5;
+    for (int i = 0; i < net->n_layers; i++) {
+        int n = (int)strlen(net->layers[i].name);
+        if (n > w) w = n > 60 ? 60 : n;
+    }
+    char shape[80];
+    shape_text(shape, sizeof shape, net->input);
+    fprintf(out, "%-*s  %-16s  %-18s  %12s  %14s  %12s\n", w, "layer", "type", "output", "params",
+            "MACs", "act bytes");
+    fprintf(out, "%-*s  %-16s  %-18s  %12s  %14s  %12s\n", w, "data", "input", shape, "-", "-", "-");
+    for (int i = 0; i < net->n_layers; i++) {
+        const net_layer *L = &net->layers[i];
+        shape_text(shape, sizeof shape, L->out);
+        fprintf(out, "%-*s  %-16s  %-18s  %12lld  %14lld  %12lld\n", w, L->name,
+                net_kind_name(L->kind), shape, (long long)L->params, (long long)L->macs,
+                (long long)L->act_bytes);
+    }
+    fprintf(out, "%-*s  %-16s  %-18s  %12lld  %14lld  %12lld\n", w, "total", "", "",
+            (long long)net->params, (long long)net->macs, (long long)net->act_bytes);
+    fprintf(out, "\nparams %lld (%.2f M), MACs per image %lld (%.2f G), activations per image "
+            "%.1f MB\n", (long long)net->params, net->params / 1e6, (long long)net->macs,
+            net->macs / 1e9, net->act_bytes / 1048576.0);
+}
+
+static void show_lr_points(FILE *out, const rt_lr_config *lr) {
+    rt_lr_point pts[64];
+    int n = rt_lr_key_points(pts, 64, lr);
+    if (n > 64) n = 64;
+    fprintf(out, "  LR key points:\n    %10s  %9s  %-14s  %s\n", "step", "epoch", "lr", "what");
+    for (int i = 0; i < n; i++) {
+        char v[40];
+        show_format_float(v, sizeof v, pts[i].lr);
+        fprintf(out, "    %10ld  %9.3f  %-14s  %s\n", pts[i].step, pts[i].epoch, v, pts[i].what);
+    }
+}
+
+static void show_run(FILE *out, const run_config *r) {
+    if (!r->has_run) {
+        fputs("\nrun: (no data.train or no solver: nothing to summarize)\n", out);
+        return;
+    }
+    char v[40];
+    fputs("\nrun:\n", out);
+    fprintf(out, "  global batch      %lld (%lld per rank x %lld rank%s%s)\n",
+            (long long)r->global_batch, (long long)r->train.batch_per_rank,
+            (long long)r->ranks_for_show, r->ranks_for_show == 1 ? "" : "s",
+            r->ranks == 0 ? ", ranks: any, shown for 1" : "");
+    fprintf(out, "  steps per epoch   %lld (%lld samples, source %s)\n", (long long)r->steps_per_epoch,
+            (long long)r->train_samples, r->train.source);
+    fprintf(out, "  total steps       %lld (%lld epochs)\n", (long long)r->total_steps,
+            (long long)r->epochs);
+    show_format_float(v, sizeof v, r->peak_lr);
+    fprintf(out, "  peak LR           %s (scaling %s, reference batch %.0f)\n", v,
+            scaling_names[r->lr.scaling], r->lr.per_batch);
+    fprintf(out, "  warmup            %lld steps\n", (long long)r->warmup_steps);
+    fprintf(out, "  schedule          %s, updated per %s\n", rt_lr_kind_name(r->lr.kind),
+            r->lr.stepping == RT_LR_PER_ITERATION ? "step" : "epoch");
+    show_lr_points(out, &r->lr);
+    show_format_float(v, sizeof v, r->label_smoothing);
+    fprintf(out, "  optimizer         %s, label smoothing %s\n", optimizer_names[r->optimizer], v);
+    fprintf(out, "  precision         compute %s, master FP32, loss scale %s\n",
+            compute_names[r->compute], loss_scale_names[r->loss_scale]);
+    show_format_float(v, sizeof v, r->bucket_mb);
+    fprintf(out, "  parallel          ranks %lld, bucket %s MB, overlap %s, sync BN %s\n",
+            (long long)r->ranks, v, r->overlap ? "on" : "off", r->sync_bn ? "on" : "off");
+}
+
+void show_table(FILE *out, const char *path, const sema_result *res) {
+    fprintf(out, "spec %s%s%s%s\n\n", path, res->run.name[0] ? " (" : "", res->run.name,
+            res->run.name[0] ? ")" : "");
+    show_layers(out, &res->net);
+    show_run(out, &res->run);
+    fprintf(out, "\nspec hash sha256:%s\n", res->hash);
+}
+
+/* ---- JSON ---- */
+static void json_string(FILE *out, const char *s) {
+    fputc('"', out);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\') fprintf(out, "\\%c", *p);
+        else if (*p < 32 || *p >= 127) fprintf(out, "\\u%04x", *p);
+        else fputc(*p, out);
+    }
+    fputc('"', out);
+}
+
+static void json_number(FILE *out, double v) {
+    char buf[40];
+    show_format_float(buf, sizeof buf, v);
+    fputs(isfinite(v) ? buf : "null", out);
+}
+
+static void json_shape(FILE *out, net_shape s) {
+    fprintf(out, "[%lld, %lld, %lld]", (long long)s.c, (long long)s.h, (long long)s.w);
+}
+
+static void json_layers(FILE *out, const net_desc *net) {
+    fputs("  \"layers\": [", out);
+    for (int i = 0; i < net->n_layers; i++) {
+        const net_layer *L = &net->layers[i];
+        fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", out);
+        json_string(out, L->name);
+        fprintf(out, ", \"type\": \"%s\", \"line\": %d, \"inputs\": [", net_kind_name(L->kind),
+                L->loc.line);
+        for (int k = 0; k < L->n_inputs; k++) {
+            if (k) fputs(", ", out);
+            json_string(out, L->inputs[k] < 0 ? "data" : net->layers[L->inputs[k]].name);
+        }
+        fputs("], \"shape\": ", out);
+        json_shape(out, L->out);
+        fprintf(out, ", \"params\": %lld, \"macs\": %lld, \"activation_bytes\": %lld}",
+                (long long)L->params, (long long)L->macs, (long long)L->act_bytes);
+    }
+    fputs("\n  ],\n", out);
+}
+
+static void json_run(FILE *out, const run_config *r) {
+    if (!r->has_run) { fputs("  \"run\": null\n", out); return; }
+    fprintf(out, "  \"run\": {\"global_batch\": %lld, \"batch_per_rank\": %lld, \"ranks\": %lld, "
+            "\"train_samples\": %lld, \"steps_per_epoch\": %lld, \"epochs\": %lld, "
+            "\"total_steps\": %lld, \"warmup_steps\": %lld, \"peak_lr\": ",
+            (long long)r->global_batch, (long long)r->train.batch_per_rank, (long long)r->ranks,
+            (long long)r->train_samples, (long long)r->steps_per_epoch, (long long)r->epochs,
+            (long long)r->total_steps, (long long)r->warmup_steps);
+    json_number(out, r->peak_lr);
+    fprintf(out, ", \"schedule\": \"%s\", \"optimizer\": \"%s\", \"compute\": \"%s\", "
+            "\"loss_scale\": \"%s\", \"label_smoothing\": ", rt_lr_kind_name(r->lr.kind),
+            optimizer_names[r->optimizer], compute_names[r->compute],
+            loss_scale_names[r->loss_scale]);
+    json_number(out, r->label_smoothing);
+    fputs(",\n    \"lr_points\": [", out);
+    rt_lr_point pts[64];
+    int n = rt_lr_key_points(pts, 64, &r->lr);
+    if (n > 64) n = 64;
+    for (int i = 0; i < n; i++) {
+        fprintf(out, "%s{\"step\": %ld, \"epoch\": ", i ? ", " : "", pts[i].step);
+        json_number(out, pts[i].epoch);
+        fputs(", \"lr\": ", out);
+        json_number(out, pts[i].lr);
+        fprintf(out, ", \"what\": \"%s\"}", pts[i].what);
+    }
+    fputs("]}\n", out);
+}
+
+void show_json(FILE *out, const char *path, const sema_result *res) {
+    const net_desc *net = &res->net;
+    fputs("{\n  \"spec\": ", out);
+    json_string(out, path);
+    fputs(", \"name\": ", out);
+    json_string(out, res->run.name);
+    fprintf(out, ", \"spec_hash\": \"%s\",\n", res->hash);
+    fputs("  \"input_shape\": ", out);
+    json_shape(out, net->input);
+    fprintf(out, ", \"classes\": %lld,\n  \"params\": %lld, \"macs\": %lld, "
+            "\"activation_bytes\": %lld,\n", (long long)net->classes, (long long)net->params,
+            (long long)net->macs, (long long)net->act_bytes);
+    json_layers(out, net);
+    json_run(out, &res->run);
+    fputs("}\n", out);
+}
