@@ -11,9 +11,12 @@ int sema_analyze(sema_result *res, diag_ctx *diag, const ast_node *root) {
     res->root = root;
     res->net.loss_layer = -1;
     if (!root) return 1;
-    if (sema_check_fields(diag, root)) return 1;
+    int net_errors = 0;
+    int field_errors = sema_check_fields(diag, root, &net_errors);
     const ast_node *net = sv_msg(root, SM_SPEC, "net");
-    if (sema_build_net(&res->net, diag, net)) return 1;
+    /* The net is checked even when other messages have field errors: more useful errors
+     * per run. The run stage reads everything, so it needs a clean tree. */
+    if (!net || net_errors || sema_build_net(&res->net, diag, net) || field_errors) return 1;
     if (sema_build_run(&res->run, diag, root, &res->net)) return 1;
     char *text = spec_print_to_string(root);
     if (!text) return diag_error(diag, root->loc, NULL, "out of memory"), 1;

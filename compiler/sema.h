@@ -26,8 +26,9 @@ void sema_result_free(sema_result *res);
 /* spec_load + sema_analyze: what every command runs first. */
 int sema_load(spec_doc *doc, sema_result *res, diag_ctx *diag, const char *path);
 
-/* The stages, exposed for tests. Each returns the number of errors it reported. */
-int sema_check_fields(diag_ctx *diag, const ast_node *root);
+/* The stages, exposed for tests. Each returns the number of errors it reported.
+ * sema_check_fields also reports how many of them were inside `net` (may be NULL). */
+int sema_check_fields(diag_ctx *diag, const ast_node *root, int *net_errors);
 int sema_build_net(net_desc *net, diag_ctx *diag, const ast_node *net_msg);
 int sema_build_run(run_config *run, diag_ctx *diag, const ast_node *root, const net_desc *net);
 

@@ -208,7 +208,7 @@ static void report_unknown(diag_ctx *diag, const ast_node *field, schema_msg_id 
 }
 
 static int check_message(diag_ctx *diag, const ast_node *node, schema_msg_id id, src_loc where,
-                         int depth);
+                         int depth, int *net_errors);
 
 /* Duplicates and group conflicts with fields earlier in the same message. */
 static int check_against_earlier(diag_ctx *diag, const ast_node *node, int i,
@@ -271,8 +271,10 @@ static int check_required(diag_ctx *diag, const ast_node *node, schema_msg_id id
     return errors;
 }
 
+/* net_errors (top level only) receives the errors found inside `net`, so the net can still
+ * be analysed when only, say, the solver is wrong. */
 static int check_message(diag_ctx *diag, const ast_node *node, schema_msg_id id, src_loc where,
-                         int depth) {
+                         int depth, int *net_errors) {
     if (depth > SEMA_MAX_MSG_DEPTH || diag_should_stop(diag)) return 1;
     int errors = 0;
     for (int i = 0; i < node->n_kids && !diag_should_stop(diag); i++) {
@@ -288,13 +290,19 @@ static int check_message(diag_ctx *diag, const ast_node *node, schema_msg_id id,
         int needs_scan = !(sf->flags & SF_REPEATED) || sf->group[0];
         if (needs_scan && check_against_earlier(diag, node, i, sf, id)) { errors++; continue; }
         if (check_value(diag, sf, schema_msgs[id].name, f->a)) { errors++; continue; }
-        if (sf->type == SF_MSG) errors += check_message(diag, f->a, sf->sub, f->loc, depth + 1);
+        if (sf->type != SF_MSG) continue;
+        int sub = check_message(diag, f->a, sf->sub, f->loc, depth + 1, NULL);
+        errors += sub;
+        if (net_errors && sf->sub == SM_NET) *net_errors += sub;
     }
     errors += check_required(diag, node, id, where);
     return errors;
 }
 
-int sema_check_fields(diag_ctx *diag, const ast_node *root) {
+int sema_check_fields(diag_ctx *diag, const ast_node *root, int *net_errors) {
+    int dummy = 0;
+    if (!net_errors) net_errors = &dummy;
+    *net_errors = 0;
     if (!root) return 1;
-    return check_message(diag, root, SM_SPEC, root->loc, 0);
+    return check_message(diag, root, SM_SPEC, root->loc, 0, net_errors);
 }

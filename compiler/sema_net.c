@@ -211,7 +211,9 @@ static int collect_layers(net_desc *net, diag_ctx *diag, const ast_node *net_msg
         }
         int prev = map_put(names, L->name, net->n_layers);
         if (prev >= 0) {
-            diag_error(diag, L->loc, "layer names must be unique; inputs refer to them",
+            diag_error(diag, L->loc, strchr(L->name, '@')
+                       ? "unnamed layers are named TYPE@LINE; give one of them a name"
+                       : "layer names must be unique; inputs refer to them",
                        "duplicate layer name '%s'", L->name);
             diag_note(diag, net->layers[prev].loc, "'%s' first defined here", L->name);
             errors++;

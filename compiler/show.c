@@ -55,7 +55,7 @@ static void show_lr_points(FILE *out, const rt_lr_config *lr) {
     fprintf(out, "  LR key points:\n    %10s  %9s  %-14s  %s\n", "step", "epoch", "lr", "what");
     for (int i = 0; i < n; i++) {
         char v[40];
-        show_format_float(v, sizeof v, pts[i].lr);
+        snprintf(v, sizeof v, "%.6g", pts[i].lr);
         fprintf(out, "    %10ld  %9.3f  %-14s  %s\n", pts[i].step, pts[i].epoch, v, pts[i].what);
     }
 }
@@ -75,7 +75,7 @@ static void show_run(FILE *out, const run_config *r) {
             (long long)r->train_samples, r->train.source);
     fprintf(out, "  total steps       %lld (%lld epochs)\n", (long long)r->total_steps,
             (long long)r->epochs);
-    show_format_float(v, sizeof v, r->peak_lr);
+    snprintf(v, sizeof v, "%.6g", r->peak_lr);
     fprintf(out, "  peak LR           %s (scaling %s, reference batch %.0f)\n", v,
             scaling_names[r->lr.scaling], r->lr.per_batch);
     fprintf(out, "  warmup            %lld steps\n", (long long)r->warmup_steps);
