@@ -4,6 +4,7 @@
 #include "sema.h"
 #include "sema_value.h"
 
+#include <math.h>
 #include <string.h>
 
 static void read_normalize(run_data_split *d, const ast_node *norm) {
@@ -216,6 +217,11 @@ static int read_lr(run_config *run, diag_ctx *diag, const ast_node *solver) {
         return 1;
     }
     run->peak_lr = rt_lr_peak(lr);
+    if (!isfinite(run->peak_lr)) {
+        diag_error(diag, sv_loc(m, SM_LR, "base"), "check base, per_batch and the scaling rule",
+                   "the peak learning rate after batch scaling is not a finite number");
+        return 1;
+    }
     run->warmup_steps = rt_lr_warmup_steps(lr);
     return 0;
 }
