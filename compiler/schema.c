@@ -109,7 +109,7 @@ void schema_print_markdown(FILE *out) {
     fputs("Every field of the spec language, generated from `compiler/schema.def` by "
           "`trainc schema --markdown`. *required* fields must be given when their message is; "
           "fields marked *one of: G* are mutually exclusive with the others of group G "
-          "(exactly one when required). Layer messages also take `name`, `input`, `inputs`.\n",
+          "(exactly one when required).\n",
           out);
     for (int m = 0; m < SM_COUNT; m++) {
         fprintf(out, "\n### `%s`\n%s\n\n", schema_msgs[m].name, schema_msgs[m].doc);
