@@ -155,12 +155,6 @@ static void flatten_derived(diff_list *l, const sema_result *res) {
     list_add(l, "derived.peak_lr", buf);
 }
 
-static void flatten(diff_list *l, const sema_result *res) {
-    /* Fields of the top level except the net's layers, then layers, then derived. */
-    flatten_msg(l, res->root, SM_SPEC, "", 0);
-    flatten_layers(l, res);
-    flatten_derived(l, res);
-}
 
 static int entry_cmp(const void *a, const void *b) {
     return strcmp((*(diff_entry *const *)a)->path, (*(diff_entry *const *)b)->path);
@@ -187,29 +181,42 @@ static int report_one_sided(FILE *out, diff_list *l, int a_side) {
     return count;
 }
 
-int diff_results(FILE *out, const sema_result *a, const sema_result *b) {
-    diff_list la = {0}, lb = {0};
-    flatten(&la, a);
-    flatten(&lb, b);
-    diff_entry **index = malloc(((size_t)lb.n + 1) * sizeof *index);
+/* Prints entries of la and lb that differ, in la's order, then those only in lb. */
+static int diff_lists(FILE *out, diff_list *la, diff_list *lb) {
+    diff_entry **index = malloc(((size_t)lb->n + 1) * sizeof *index);
     if (!index) { fputs("trainc: out of memory\n", stderr); exit(2); }
-    for (int i = 0; i < lb.n; i++) index[i] = &lb.items[i];
-    qsort(index, (size_t)lb.n, sizeof *index, entry_cmp);
+    for (int i = 0; i < lb->n; i++) index[i] = &lb->items[i];
+    qsort(index, (size_t)lb->n, sizeof *index, entry_cmp);
     int count = 0;
-    for (int i = 0; i < la.n; i++) {
-        diff_entry key = {la.items[i].path, NULL, 0}, *kp = &key;
-        diff_entry **hit = bsearch(&kp, index, (size_t)lb.n, sizeof *index, entry_cmp);
+    for (int i = 0; i < la->n; i++) {
+        diff_entry key = {la->items[i].path, NULL, 0}, *kp = &key;
+        diff_entry **hit = bsearch(&kp, index, (size_t)lb->n, sizeof *index, entry_cmp);
         if (!hit) continue;
-        la.items[i].matched = (*hit)->matched = 1;
-        if (strcmp(la.items[i].value, (*hit)->value)) {
-            fprintf(out, "%s: %s -> %s\n", la.items[i].path, la.items[i].value, (*hit)->value);
+        la->items[i].matched = (*hit)->matched = 1;
+        if (strcmp(la->items[i].value, (*hit)->value)) {
+            fprintf(out, "%s: %s -> %s\n", la->items[i].path, la->items[i].value, (*hit)->value);
             count++;
         }
     }
-    count += report_one_sided(out, &la, 1);
-    count += report_one_sided(out, &lb, 0);
+    count += report_one_sided(out, la, 1);
+    count += report_one_sided(out, lb, 0);
     free(index);
+    return count;
+}
+
+int diff_results(FILE *out, const sema_result *a, const sema_result *b) {
+    /* Spec fields and layers first, then the derived quantities they lead to. */
+    diff_list la = {0}, lb = {0}, da = {0}, db = {0};
+    flatten_msg(&la, a->root, SM_SPEC, "", 0);
+    flatten_layers(&la, a);
+    flatten_msg(&lb, b->root, SM_SPEC, "", 0);
+    flatten_layers(&lb, b);
+    flatten_derived(&da, a);
+    flatten_derived(&db, b);
+    int count = diff_lists(out, &la, &lb) + diff_lists(out, &da, &db);
     list_free(&la);
     list_free(&lb);
+    list_free(&da);
+    list_free(&db);
     return count;
 }

@@ -7,6 +7,11 @@
 #include <string.h>
 
 void show_format_float(char *buf, size_t cap, double v) {
+    /* Whole numbers read better as 30.0 than as the shorter 3e+01. */
+    if (v == (double)(long long)v && fabs(v) < 1e15) {
+        snprintf(buf, cap, "%.1f", v);
+        return;
+    }
     for (int prec = 1; prec <= 17; prec++) {
         snprintf(buf, cap, "%.*g", prec, v);
         if (strtod(buf, NULL) == v) break;
