@@ -437,7 +437,41 @@ static void emit_descriptor(emitter *e, const ir_emit_info *info) {
                 info->run_config_c);
 }
 
+/* printf's %g drops the '.' of whole numbers, and "0f" is not C: turn every integer
+ * token directly followed by 'f' (and not part of an identifier) into "0.0f". */
+static void write_with_float_literals_fixed(FILE *out, const char *s) {
+    for (const char *p = s; *p; p++) {
+        int starts_number = (*p >= '0' && *p <= '9') &&
+                            (p == s || !(p[-1] == '_' || p[-1] == '.' || (p[-1] >= '0' && p[-1] <= '9') ||
+                                         (p[-1] >= 'a' && p[-1] <= 'z') || (p[-1] >= 'A' && p[-1] <= 'Z')));
+        if (starts_number) {
+            const char *q = p;
+            while (*q >= '0' && *q <= '9') q++;
+            if (*q == 'f' && !(q[1] == '_' || (q[1] >= 'a' && q[1] <= 'z') || (q[1] >= 'A' && q[1] <= 'Z'))) {
+                fwrite(p, 1, (size_t)(q - p), out);
+                fputs(".0f", out);
+                p = q;
+                continue;
+            }
+        }
+        fputc(*p, out);
+    }
+}
+
+static void emit_all(FILE *out, const ir_net *net, const ir_emit_info *info);
+
 void ir_emit_c(FILE *out, const ir_net *net, const ir_emit_info *info) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    if (!mem) return;
+    emit_all(mem, net, info);
+    fclose(mem);
+    write_with_float_literals_fixed(out, buf);
+    free(buf);
+}
+
+static void emit_all(FILE *out, const ir_net *net, const ir_emit_info *info) {
     emitter e = { out, net, NULL };
     emit_banner(out, info);
     emit_layout(&e);
