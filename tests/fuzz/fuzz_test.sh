@@ -28,10 +28,10 @@ echo "fuzzing for ${seconds}s"
 "$fuzz" "${opts[@]}" -dict="$root/tests/fuzz/spec.dict" -max_total_time="$seconds" \
   -print_final_stats=1 "$work/corpus" "$work/seeds" 2>"$work/fuzz.log"
 rc=$?
-grep -E '^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss_mb)' "$work/fuzz.log"
-if [ "$rc" -ne 0 ] || grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:' "$work/fuzz.log"; then
+grep -aE '^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss_mb)' "$work/fuzz.log"
+if [ "$rc" -ne 0 ] || grep -aqE 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:' "$work/fuzz.log"; then
   echo "FAIL: fuzzer exit code $rc; report:"
-  grep -E -A30 'ERROR:|runtime error:' "$work/fuzz.log" | head -60
+  grep -aE -A30 'ERROR:|runtime error:' "$work/fuzz.log" | head -60
   ls -1 "$work/artifacts" | tail -5
   exit 1
 fi

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Golden `trainc show` output for every model spec: tests/golden/show/<model>.txt holds the
-# exact stdout of `trainc show specs/models/<model>.spec`. UPDATE=1 rewrites the files from
+# Golden `trainc show` output for every model spec, every example, and a few published runs
+# whose run summaries cover warmup, scaling and several schedules: tests/golden/show/NAME.txt
+# holds the exact stdout of `trainc show specs/.../NAME.spec`. UPDATE=1 rewrites the files from
 # the current output; review the diff before committing it.
 set -u
 BUILD=${BUILD:-build}
@@ -9,7 +10,8 @@ TRAINC=$BUILD/trainc
 [ -x "$TRAINC" ] || { echo "missing $TRAINC (run make trainc)" >&2; exit 1; }
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 n=0; bad=0
-for spec in specs/models/*.spec; do
+for spec in specs/models/*.spec specs/examples/*.spec \
+            specs/published/{ibm_hal_resnet50_64gpu,juwels_resnet50_cosine_1024gpu,intelcaffe_resnet50_448node_part2,goyal_resnet50_256gpu}.spec; do
   model=$(basename "$spec" .spec)
   golden=tests/golden/show/$model.txt
   n=$((n + 1))
