@@ -169,6 +169,42 @@ src_loc parse_loc(const parse_ctx *ctx, int line, int col) {
     return loc;
 }
 
+/* The innermost '{' or '[' still open at the end of the text (strings and comments skipped),
+ * so that "unexpected end of file" can point at the bracket that was never closed. Columns
+ * count bytes from 1, as the lexer does. Returns 0 when every bracket is closed. */
+static int find_unclosed_bracket(const src_file *f, int *line_out, int *col_out, char *which) {
+    enum { MAX_OPEN = PARSE_MAX_DEPTH + 1 };
+    int lines[MAX_OPEN], cols[MAX_OPEN];
+    char kinds[MAX_OPEN];
+    int n = 0, line = 1, col = 1;
+    for (size_t i = 0; i < f->len; i++, col++) {
+        char c = f->text[i];
+        if (c == '\n') { line++; col = 0; continue; }
+        if (c == '#') {
+            while (i + 1 < f->len && f->text[i + 1] != '\n') i++;
+            continue;
+        }
+        if (c == '"' || c == '\'') {
+            while (i + 1 < f->len && f->text[i + 1] != c && f->text[i + 1] != '\n') {
+                if (f->text[i + 1] == '\\' && i + 2 < f->len && f->text[i + 2] != '\n') { i++; col++; }
+                i++; col++;
+            }
+            if (i + 1 < f->len && f->text[i + 1] == c) { i++; col++; }
+            continue;
+        }
+        if ((c == '{' || c == '[') && n < MAX_OPEN) {
+            lines[n] = line; cols[n] = col; kinds[n] = c; n++;
+        } else if ((c == '}' || c == ']') && n > 0) {
+            n--;
+        }
+    }
+    if (n == 0) return 0;
+    *line_out = lines[n - 1];
+    *col_out = cols[n - 1];
+    *which = kinds[n - 1];
+    return 1;
+}
+
 /* Bison's messages name tokens; translate the internal names into what the user typed. */
 static void spec_yyerror(SPEC_YYLTYPE *loc, void *scanner, parse_ctx *ctx, const char *msg) {
     (void)scanner;
@@ -201,6 +237,15 @@ static void spec_yyerror(SPEC_YYLTYPE *loc, void *scanner, parse_ctx *ctx, const
     }
     out[n] = '\0';
     const char *hint = NULL;
+    int open_line, open_col;
+    char open_kind;
+    if (strstr(out, "unexpected end of file") && ctx->file &&
+        find_unclosed_bracket(ctx->file, &open_line, &open_col, &open_kind)) {
+        diag_error(ctx->diag, parse_loc(ctx, open_line, open_col),
+                   open_kind == '{' ? "add the matching '}'" : "add the matching ']'",
+                   "'%c' is never closed (the file ends first)", open_kind);
+        return;
+    }
     if (strstr(out, "unexpected end of file")) hint = "possibly an unclosed '{' or '['";
     else if (strstr(out, "unexpected '}'")) hint = "possibly an extra '}' or a field without a value";
     else if (strstr(out, "expecting ':'")) hint = "fields are written 'name: value' or 'name { ... }'";
