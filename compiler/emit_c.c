@@ -440,10 +440,17 @@ static void emit_descriptor(emitter *e, const ir_emit_info *info) {
 /* printf's %g drops the '.' of whole numbers, and "0f" is not C: turn every integer
  * token directly followed by 'f' (and not part of an identifier) into "0.0f". */
 static void write_with_float_literals_fixed(FILE *out, const char *s) {
+    int in_string = 0;
     for (const char *p = s; *p; p++) {
+        if (*p == '"' && (p == s || p[-1] != '\\')) in_string = !in_string;
+        if (in_string) {
+            fputc(*p, out);
+            continue;
+        }
         int starts_number = (*p >= '0' && *p <= '9') &&
                             (p == s || !(p[-1] == '_' || p[-1] == '.' || (p[-1] >= '0' && p[-1] <= '9') ||
-                                         (p[-1] >= 'a' && p[-1] <= 'z') || (p[-1] >= 'A' && p[-1] <= 'Z')));
+                                         (p[-1] >= 'a' && p[-1] <= 'z') || (p[-1] >= 'A' && p[-1] <= 'Z'))) &&
+                            !(p - s >= 2 && (p[-1] == '-' || p[-1] == '+') && (p[-2] == 'e' || p[-2] == 'E'));
         if (starts_number) {
             const char *q = p;
             while (*q >= '0' && *q <= '9') q++;

@@ -20,6 +20,9 @@ typedef struct {
     int64_t step;
     uint64_t seed;
     int64_t n_params, n_buffers, n_state;
+    /* The open log interval, so a resumed run logs the same averages. */
+    double interval_loss;
+    int64_t interval_correct, interval_steps;
 } trainer_resume_state;
 
 typedef struct {
@@ -34,6 +37,8 @@ typedef struct {
     float *x, *logits;
     int32_t *y;
     long steps_per_epoch, total_steps, step;
+    double interval_loss;
+    long interval_correct, interval_steps;
     trainer_log log;
 } trainer;
 
@@ -93,6 +98,9 @@ static int checkpoint_sections(trainer *t, rt_ckpt_section *secs, trainer_resume
     st->n_params = m->n_params;
     st->n_buffers = m->n_buffers;
     st->n_state = t->n_state;
+    st->interval_loss = t->interval_loss;
+    st->interval_correct = t->interval_correct;
+    st->interval_steps = t->interval_steps;
     int n = 0;
     secs[n++] = (rt_ckpt_section){ "trainer", st, sizeof *st };
     secs[n++] = (rt_ckpt_section){ "params", t->ctx.params, (size_t)m->n_params * sizeof(float) };
@@ -130,6 +138,9 @@ static void resume(trainer *t, const char *path) {
                     "checkpoint '%s' is at step %lld, beyond this run's %ld steps", path,
                     (long long)st.step, t->total_steps);
     t->step = st.step;
+    t->interval_loss = st.interval_loss;
+    t->interval_correct = st.interval_correct;
+    t->interval_steps = st.interval_steps;
 }
 
 /* Loss and top-1/top-5 over the whole validation split. */
@@ -207,21 +218,20 @@ static int run_benchmark(trainer *t) {
 static int train(trainer *t) {
     const rt_model *m = t->m;
     double t_start = rt_time_s(), t_interval = t_start;
-    double sum_loss = 0, last_top1 = NAN, last_top5 = NAN, last_loss = NAN;
-    long correct = 0, interval_steps = 0;
+    double last_top1 = NAN, last_top5 = NAN, last_loss = NAN;
     rt_loader_seek(&t->train, t->step / t->steps_per_epoch, t->step % t->steps_per_epoch);
     rt_install_stop_signals();
     while (t->step < t->total_steps) {
-        sum_loss += train_one_step(t, &correct);
-        interval_steps++;
+        t->interval_loss += train_one_step(t, &t->interval_correct);
+        t->interval_steps++;
         long epoch = (t->step - 1) / t->steps_per_epoch;
         if (t->step % t->run.log_every == 0 || t->step == t->total_steps) {
             double now = rt_time_s();
             trainer_log_train(&t->log, epoch, t->step, t->total_steps,
-                              rt_lr_at(&t->run.lr, t->step - 1), sum_loss / interval_steps,
-                              (double)correct / ((double)interval_steps * m->batch),
-                              interval_steps * m->batch / (now - t_interval), now - t_start);
-            sum_loss = 0, correct = 0, interval_steps = 0, t_interval = now;
+                              rt_lr_at(&t->run.lr, t->step - 1), t->interval_loss / t->interval_steps,
+                              (double)t->interval_correct / ((double)t->interval_steps * m->batch),
+                              t->interval_steps * m->batch / (now - t_interval), now - t_start);
+            t->interval_loss = 0, t->interval_correct = 0, t->interval_steps = 0, t_interval = now;
         }
         if (t->step % t->steps_per_epoch == 0) {
             int last = t->step == t->total_steps;

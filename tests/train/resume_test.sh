@@ -12,7 +12,11 @@ rm -rf "$dir" && mkdir -p "$dir"
 
 "$dir/mlp" --epochs 2 --out "$dir/cut" > "$dir/cut.txt" &
 pid=$!
-sleep 1.5
+# Interrupt somewhere after the third log record: an arbitrary step inside epoch 1.
+for _ in $(seq 600); do
+  [ "$(grep -c '"train"' "$dir/cut/metrics.jsonl" 2>/dev/null || true)" -ge 3 ] && break
+  sleep 0.05
+done
 kill -TERM $pid
 status=0; wait $pid || status=$?
 if [ "$status" -eq 0 ]; then echo "run finished before the signal; nothing interrupted" >&2; exit 1; fi
