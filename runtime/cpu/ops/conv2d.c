@@ -31,6 +31,17 @@ long RT_FN(conv2d_workspace_elems)(const rt_conv_shape *s) {
     return (long)omp_get_max_threads() * (col_elems(s) + weight_elems(s));
 }
 
+/* Output columns ox whose input column ox*sw-pw+kj*dw lies inside [0, w): [*lo, *hi).
+ * Computing the range once per kernel column keeps bounds tests out of the inner loops. */
+static void valid_cols(const rt_conv_shape *s, int kj, int *lo, int *hi) {
+    int off = kj * s->dw - s->pw;              /* ix = ox*sw + off */
+    int a = off >= 0 ? 0 : (-off + s->sw - 1) / s->sw;
+    int b = s->w - off <= 0 ? 0 : (s->w - off + s->sw - 1) / s->sw;
+    if (b > s->ow) b = s->ow;
+    if (a > b) a = b;
+    *lo = a; *hi = b;
+}
+
 /* col[(ci*KH+ki)*KW+kj][oy*OW+ox] = in[ci][oy*sh-ph+ki*dh][ox*sw-pw+kj*dw], 0 outside. */
 static void im2col(real_t *col /*cg*KH*KW, OH*OW*/, const real_t *in /*cg,H,W*/, int cg,
                    const rt_conv_shape *s) {
@@ -39,14 +50,20 @@ static void im2col(real_t *col /*cg*KH*KW, OH*OW*/, const real_t *in /*cg,H,W*/,
         int kj = r % s->kw, ki = (r / s->kw) % s->kh, ci = r / (s->kw * s->kh);
         const real_t *plane = in + (long)ci * s->h * s->w;
         real_t *dst = col + (long)r * s->oh * s->ow;
+        int lo, hi, off = kj * s->dw - s->pw;
+        valid_cols(s, kj, &lo, &hi);
         for (int oy = 0; oy < s->oh; oy++) {
             int iy = oy * s->sh - s->ph + ki * s->dh;
             real_t *row = dst + (long)oy * s->ow;
-            if (iy < 0 || iy >= s->h) { memset(row, 0, sizeof(real_t) * s->ow); continue; }
-            for (int ox = 0; ox < s->ow; ox++) {
-                int ix = ox * s->sw - s->pw + kj * s->dw;
-                row[ox] = (ix >= 0 && ix < s->w) ? plane[(long)iy * s->w + ix] : 0;
+            if (iy < 0 || iy >= s->h || lo == hi) {
+                memset(row, 0, sizeof(real_t) * s->ow);
+                continue;
             }
+            long base = (long)iy * s->w + off;   /* input index of ox is base + ox*sw */
+            for (int ox = 0; ox < lo; ox++) row[ox] = 0;
+            if (s->sw == 1) memcpy(row + lo, plane + base + lo, sizeof(real_t) * (hi - lo));
+            else for (int ox = lo; ox < hi; ox++) row[ox] = plane[base + (long)ox * s->sw];
+            for (int ox = hi; ox < s->ow; ox++) row[ox] = 0;
         }
     }
 }
@@ -58,12 +75,18 @@ static void col2im_add(real_t *din /*cg,H,W*/, const real_t *dcol, int cg, const
         for (int ki = 0; ki < s->kh; ki++)
             for (int kj = 0; kj < s->kw; kj++) {
                 const real_t *src = dcol + ((long)(ci * s->kh + ki) * s->kw + kj) * s->oh * s->ow;
+                int lo, hi, off = kj * s->dw - s->pw;
+                valid_cols(s, kj, &lo, &hi);
                 for (int oy = 0; oy < s->oh; oy++) {
                     int iy = oy * s->sh - s->ph + ki * s->dh;
                     if (iy < 0 || iy >= s->h) continue;
-                    for (int ox = 0; ox < s->ow; ox++) {
-                        int ix = ox * s->sw - s->pw + kj * s->dw;
-                        if (ix >= 0 && ix < s->w) plane[(long)iy * s->w + ix] += src[(long)oy * s->ow + ox];
+                    long base = (long)iy * s->w + off;   /* input index of ox is base + ox*sw */
+                    const real_t *row = src + (long)oy * s->ow;
+                    if (s->sw == 1) {
+                        real_t *dst = plane + base + lo;
+                        for (int ox = 0; ox < hi - lo; ox++) dst[ox] += row[lo + ox];
+                    } else {
+                        for (int ox = lo; ox < hi; ox++) plane[base + (long)ox * s->sw] += row[ox];
                     }
                 }
             }
