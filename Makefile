@@ -5,7 +5,10 @@ BUILD      ?= build
 CC         ?= cc
 CFLAGS_COMMON := -std=c11 -D_GNU_SOURCE -fno-math-errno -Wall -Wextra -Wno-unused-parameter -g -fopenmp \
                  -Iruntime/include -Icompiler -I$(BUILD)/gen
-CFLAGS     ?= -O2
+CFLAGS     ?= -O3
+# The runtime is built for the CPU it is built on (AVX-512 where present): set RT_ARCH= for
+# a binary that must run on older CPUs than the build machine.
+RT_ARCH    ?= -march=native
 # Sanitized build used by unit tests (address + undefined behaviour).
 SAN_FLAGS  := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDLIBS     := -lopenblas -lz -lm -lgomp

@@ -97,9 +97,10 @@ static void emit_shapes(emitter *e) {
             fprintf(out,
                     "static const rt_conv_shape %s_shape = { .n = BATCH, .c = %d, .h = %d, .w = %d, "
                     ".oc = %d, .kh = %d, .kw = %d, .sh = %d, .sw = %d, .ph = %d, .pw = %d, .dh = %d, "
-                    ".dw = %d, .groups = %d, .oh = %d, .ow = %d };\n",
+                    ".dw = %d, .groups = %d, .oh = %d, .ow = %d%s };\n",
                     op->ident, op->in_c, op->in_h, op->in_w, op->c, op->kh, op->kw, op->sh, op->sw,
-                    op->ph, op->pw, op->dh, op->dw, op->groups, op->h, op->w);
+                    op->ph, op->pw, op->dh, op->dw, op->groups, op->h, op->w,
+                    op->act ? ", .act = RT_ACT_RELU" : "");
         if (op->kind == IR_MAXPOOL || op->kind == IR_AVGPOOL)
             fprintf(out,
                     "static const rt_pool_shape %s_shape = { .n = BATCH, .c = %d, .h = %d, .w = %d, "
@@ -112,9 +113,16 @@ static void emit_shapes(emitter *e) {
 }
 
 static void emit_comment(FILE *out, const ir_op *op, const char *what) {
-    fprintf(out, "    /* %s \"%s\" (%s) at %s:%d */\n", what, op->name, ir_op_names[op->kind],
+    fprintf(out, "    /* %s \"%s\" (%s) at %s:%d", what, op->name, ir_op_names[op->kind],
             op->loc.file ? op->loc.file->path : "?", op->loc.line);
+    if (op->act)
+        fprintf(out, ",\n       with \"%s\" (relu) at %s:%d fused into it", op->act_name,
+                op->act_loc.file ? op->act_loc.file->path : "?", op->act_loc.line);
+    fprintf(out, " */\n");
 }
+
+/* The rt_act constant of an op's fused activation. */
+static const char *act_const(const ir_op *op) { return op->act ? "RT_ACT_RELU" : "RT_ACT_NONE"; }
 
 static void emit_forward_op(emitter *e, int i) {
     const ir_net *net = e->net;
@@ -139,17 +147,20 @@ static void emit_forward_op(emitter *e, int i) {
         fprintf(out, "    linear_forward(%s_out, %s, %s_weight, %s%s, BATCH, %d, %d);\n", id, in, id,
                 op->b_off >= 0 ? id : "NULL", op->b_off >= 0 ? "_bias" : "",
                 op->in_c * op->in_h * op->in_w, op->c);
+        if (op->act)   /* dense outputs are small: an in-place pass costs little */
+            fprintf(out, "    relu_forward(%s_out, %s_out, %ld);\n", id, id, n);
         break;
     case IR_BN:
         fprintf(out,
                 "    if (ctx->training)\n"
                 "        batchnorm_forward_train(%s_out, %s_saved, %s_saved + %d, %s_running_mean,\n"
-                "                                %s_running_var, %s, %s_weight, %s_bias, BATCH, %d, %ld, %.9gf, %.9gf);\n"
+                "                                %s_running_var, %s, %s_weight, %s_bias, BATCH, %d, %ld, %.9gf, %.9gf,\n"
+                "                                %s);\n"
                 "    else\n"
                 "        batchnorm_forward_eval(%s_out, %s, %s_weight, %s_bias, %s_running_mean, %s_running_var,\n"
-                "                               BATCH, %d, %ld, %.9gf);\n",
-                id, id, id, op->c, id, id, in, id, id, op->c, hw_of(op), op->momentum, op->eps, id, in,
-                id, id, id, id, op->c, hw_of(op), op->eps);
+                "                               BATCH, %d, %ld, %.9gf, %s);\n",
+                id, id, id, op->c, id, id, in, id, id, op->c, hw_of(op), op->momentum, op->eps,
+                act_const(op), id, in, id, id, id, id, op->c, hw_of(op), op->eps, act_const(op));
         break;
     case IR_LN:
         fprintf(out, "    layernorm_forward(%s_out, %s_saved, %s_saved + %ld, %s, %s_weight, %s_bias, BATCH, %d, %ld, %.9gf);\n",
@@ -242,17 +253,22 @@ static void emit_backward_op(emitter *e, int j) {
     emit_comment(out, op, "backward of");
     switch (op->kind) {
     case IR_CONV:
-        fprintf(out, "    conv2d_backward(%s, %s_dweight, %s%s, %s, %s, %s_weight, work, &%s_shape);\n", din,
-                id, op->b_off >= 0 ? id : "NULL", op->b_off >= 0 ? "_dbias" : "", o, in, id, id);
+        fprintf(out, "    conv2d_backward(%s, %s_dweight, %s%s, %s, %s%s, %s, %s_weight, work, &%s_shape);\n",
+                din, id, op->b_off >= 0 ? id : "NULL", op->b_off >= 0 ? "_dbias" : "", o,
+                op->act ? id : "NULL", op->act ? "_out" : "", in, id, id);
         break;
     case IR_LINEAR:
+        if (op->act)   /* the fused relu's backward, in place on this op's dout */
+            fprintf(out, "    relu_backward(%s, %s, %s_out, %ld);\n", o, o, id, n);
         fprintf(out, "    linear_backward(%s, %s_dweight, %s%s, %s, %s, %s_weight, BATCH, %d, %d);\n", din, id,
                 op->b_off >= 0 ? id : "NULL", op->b_off >= 0 ? "_dbias" : "", o, in, id,
                 op->in_c * op->in_h * op->in_w, op->c);
         break;
     case IR_BN:
-        fprintf(out, "    batchnorm_backward(%s, %s_dweight, %s_dbias, %s, %s, %s_weight, %s_saved, %s_saved + %d, BATCH, %d, %ld);\n",
-                din, id, id, o, in, id, id, id, op->c, op->c, hw_of(op));
+        fprintf(out, "    batchnorm_backward(%s, %s_dweight, %s_dbias, %s, %s%s, %s, %s_weight, %s_saved, %s_saved + %d,\n"
+                     "                       BATCH, %d, %ld);\n",
+                din, id, id, o, op->act ? id : "NULL", op->act ? "_out" : "", in, id, id, id, op->c,
+                op->c, hw_of(op));
         break;
     case IR_LN:
         fprintf(out, "    layernorm_backward(%s, %s_dweight, %s_dbias, %s, %s, %s_weight, %s_saved, %s_saved + %ld, BATCH, %d, %ld);\n",

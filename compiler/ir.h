@@ -42,6 +42,11 @@ typedef struct {
     long w_off, w_count, b_off, b_count;
     long buf_off;              /* BN: running mean at buf_off, running var at buf_off + c */
     long fan_in;
+    /* A ReLU fused into this conv / linear / bn: the op's output is the activated value and
+     * the relu layer has no op of its own (ir_build.c decides when that is safe). */
+    int act;                   /* 0 none, 1 relu (rt_act) */
+    const char *act_name;      /* the fused relu layer's name and place, for comments */
+    src_loc act_loc;
 } ir_op;
 
 typedef enum { T_ACT, T_GRAD, T_SAVED, T_SCRATCH } ir_tensor_kind;

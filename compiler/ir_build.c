@@ -18,7 +18,11 @@ static void make_ident(ir_net *net, int i, const char *name) {
         int clash = 0;
         for (int k = 0; k < i && !clash; k++) clash = !strcmp(net->ops[k].ident, id);
         if (!clash) break;
-        snprintf(id + n, 4, "_%d", dup % 100);
+        char *tail = id + n;   /* "_2".."_99": at most 3 characters, inside the 4 reserved */
+        *tail++ = '_';
+        if (dup % 100 >= 10) *tail++ = (char)('0' + dup / 10 % 10);
+        *tail++ = (char)('0' + dup % 10);
+        *tail = '\0';
     }
 }
 
@@ -88,11 +92,25 @@ static void lower_attrs(ir_op *op, const net_layer *l) {
     }
 }
 
+/* A relu can run inside the op that produces its input when that op is a conv, linear or
+ * batch norm without an activation yet and the relu is its output's only reader: then the
+ * pre-activation tensor is never needed, and backward masks with the activated output. */
+static int fusable_relu(const ir_net *net, const net_layer *relu, int in_value, const int *readers,
+                        int in_layer) {
+    if (relu->kind != NET_RELU || in_value == 0 || readers[in_layer] != 1) return 0;
+    const ir_op *prod = &net->ops[in_value - 1];
+    return (prod->kind == IR_CONV || prod->kind == IR_LINEAR || prod->kind == IR_BN) && !prod->act;
+}
+
 int ir_build(ir_net *net, const net_desc *nd, int batch, double label_smoothing) {
     memset(net, 0, sizeof *net);
     net->ops = calloc((size_t)nd->n_layers + 1, sizeof *net->ops);
     int *value_of = calloc((size_t)nd->n_layers + 1, sizeof *value_of);
-    if (!net->ops || !value_of) return -1;
+    int *readers = calloc((size_t)nd->n_layers + 1, sizeof *readers);   /* per layer */
+    if (!net->ops || !value_of || !readers) return -1;
+    for (int l = 0; l < nd->n_layers; l++)
+        for (int k = 0; k < nd->layers[l].n_inputs; k++)
+            if (nd->layers[l].inputs[k] != NET_INPUT_DATA) readers[nd->layers[l].inputs[k]]++;
     net->batch = batch;
     net->in_c = (int)nd->input.c, net->in_h = (int)nd->input.h, net->in_w = (int)nd->input.w;
     net->classes = (int)nd->classes;
@@ -102,6 +120,14 @@ int ir_build(ir_net *net, const net_desc *nd, int batch, double label_smoothing)
         int first_in = src->n_inputs ? src->inputs[0] : NET_INPUT_DATA;
         int in_value = first_in == NET_INPUT_DATA ? 0 : value_of[first_in];
         if (src->kind == NET_SOFTMAX_CE) {   /* the loss is emitted after the last op */
+            value_of[l] = in_value;
+            continue;
+        }
+        if (src->n_inputs == 1 && fusable_relu(net, src, in_value, readers, first_in)) {
+            ir_op *prod = &net->ops[in_value - 1];
+            prod->act = 1;
+            prod->act_name = src->name;
+            prod->act_loc = src->loc;
             value_of[l] = in_value;
             continue;
         }
@@ -122,6 +148,7 @@ int ir_build(ir_net *net, const net_desc *nd, int batch, double label_smoothing)
         value_of[l] = ++net->n_ops;
     }
     free(value_of);
+    free(readers);
     ir_layout_params(net);
     ir_plan(net);
     return net->n_ops > 0 ? 0 : -1;

@@ -34,8 +34,10 @@ static int backward_reads_input(ir_op_kind k) {
            k == IR_LRN || k == IR_LAYER_SCALE;
 }
 
-/* Backward needs the op's own output. */
-static int backward_reads_output(ir_op_kind k) { return k == IR_RELU || k == IR_LRN; }
+/* Backward needs the op's own output (a fused ReLU masks with it). */
+static int backward_reads_output(const ir_op *op) {
+    return op->kind == IR_RELU || op->kind == IR_LRN || op->act;
+}
 
 static long saved_bytes(const ir_net *net, const ir_op *op) {
     switch (op->kind) {
@@ -123,7 +125,7 @@ void ir_plan(ir_net *net) {
         if (op->kind == IR_FLATTEN) continue;
         int t = add_tensor(net, T_ACT, i, ir_value_elems(net, i + 1) * (long)sizeof(float), FWD(i), FWD(i));
         net->act_of[i + 1] = t;
-        if (backward_reads_output(op->kind)) extend(&net->tensors[t], BWD(i));
+        if (backward_reads_output(op)) extend(&net->tensors[t], BWD(i));
         long sb = saved_bytes(net, op);
         net->saved_of[i] = sb ? add_tensor(net, T_SAVED, i, sb, FWD(i), BWD(i)) : -1;
     }

@@ -16,7 +16,7 @@ runtime: $(RT_LIB)
 
 $(BUILD)/obj/%.o: %.c $(RT_HDRS) | deps-check
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_COMMON) $(CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS_COMMON) $(CFLAGS) $(RT_ARCH) -c $< -o $@
 $(BUILD)/asan/%.o: %.c $(RT_HDRS) | deps-check
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) $(SAN_FLAGS) -c $< -o $@

@@ -32,29 +32,23 @@
 
 /* Activations, gradients and saved state in the arena, in bytes (plan.txt). */
 #define conv1_out ((float *)(arena + 0))  /* [128,32,28,28] */
-#define relu1_out ((float *)(arena + 12845056))  /* [128,32,28,28] */
-#define pool1_out ((float *)(arena + 32112640))  /* [128,32,14,14] */
-#define pool1_saved ((int32_t *)(arena + 38535168))
-#define conv2_out ((float *)(arena + 0))  /* [128,64,14,14] */
-#define relu2_out ((float *)(arena + 6422528))  /* [128,64,14,14] */
-#define pool2_out ((float *)(arena + 0))  /* [128,64,7,7] */
-#define pool2_saved ((int32_t *)(arena + 1605632))
-#define fc1_out ((float *)(arena + 3211264))  /* [128,512,1,1] */
-#define relu3_out ((float *)(arena + 3473408))  /* [128,512,1,1] */
-#define fc2_out ((float *)(arena + 3211264))  /* [128,10,1,1] */
-#define conv1_dout ((float *)(arena + 0))
-#define relu1_dout ((float *)(arena + 25690112))
-#define pool1_dout ((float *)(arena + 6422528))
-#define conv2_dout ((float *)(arena + 0))
-#define relu2_dout ((float *)(arena + 25690112))
-#define pool2_dout ((float *)(arena + 3211264))
-#define fc1_dout ((float *)(arena + 4816896))
-#define relu3_dout ((float *)(arena + 3211264))
-#define fc2_dout ((float *)(arena + 3735552))
+#define pool1_out ((float *)(arena + 25690112))  /* [128,32,14,14] */
+#define pool1_saved ((int32_t *)(arena + 28901376))
+#define conv2_out ((float *)(arena + 12845056))  /* [128,64,14,14] */
+#define pool2_out ((float *)(arena + 19267584))  /* [128,64,7,7] */
+#define pool2_saved ((int32_t *)(arena + 32112640))
+#define fc1_out ((float *)(arena + 20873216))  /* [128,512,1,1] */
+#define fc2_out ((float *)(arena + 21135360))  /* [128,10,1,1] */
+#define conv1_dout ((float *)(arena + 12845056))
+#define pool1_dout ((float *)(arena + 32112640))
+#define conv2_dout ((float *)(arena + 19267584))
+#define pool2_dout ((float *)(arena + 33718272))
+#define fc1_dout ((float *)(arena + 21135360))
+#define fc2_dout ((float *)(arena + 21397504))
 
-static const rt_conv_shape conv1_shape = { .n = BATCH, .c = 1, .h = 28, .w = 28, .oc = 32, .kh = 5, .kw = 5, .sh = 1, .sw = 1, .ph = 2, .pw = 2, .dh = 1, .dw = 1, .groups = 1, .oh = 28, .ow = 28 };
+static const rt_conv_shape conv1_shape = { .n = BATCH, .c = 1, .h = 28, .w = 28, .oc = 32, .kh = 5, .kw = 5, .sh = 1, .sw = 1, .ph = 2, .pw = 2, .dh = 1, .dw = 1, .groups = 1, .oh = 28, .ow = 28, .act = RT_ACT_RELU };
 static const rt_pool_shape pool1_shape = { .n = BATCH, .c = 32, .h = 28, .w = 28, .kh = 2, .kw = 2, .sh = 2, .sw = 2, .ph = 0, .pw = 0, .oh = 14, .ow = 14 };
-static const rt_conv_shape conv2_shape = { .n = BATCH, .c = 32, .h = 14, .w = 14, .oc = 64, .kh = 5, .kw = 5, .sh = 1, .sw = 1, .ph = 2, .pw = 2, .dh = 1, .dw = 1, .groups = 1, .oh = 14, .ow = 14 };
+static const rt_conv_shape conv2_shape = { .n = BATCH, .c = 32, .h = 14, .w = 14, .oc = 64, .kh = 5, .kw = 5, .sh = 1, .sw = 1, .ph = 2, .pw = 2, .dh = 1, .dw = 1, .groups = 1, .oh = 14, .ow = 14, .act = RT_ACT_RELU };
 static const rt_pool_shape pool2_shape = { .n = BATCH, .c = 64, .h = 14, .w = 14, .kh = 2, .kw = 2, .sh = 2, .sw = 2, .ph = 0, .pw = 0, .oh = 7, .ow = 7 };
 
 /* conv2d scratch; its size depends on the thread count, known at start-up. */
@@ -64,24 +58,22 @@ static void forward(rt_model_ctx *ctx, const float *x) {
     float *P = ctx->params, *S = ctx->buffers;
     unsigned char *arena = ctx->arena;
     (void)P, (void)S, (void)arena;
-    /* layer "conv1" (conv) at specs/examples/fmnist_lenet.spec:10 */
+    /* layer "conv1" (conv) at specs/examples/fmnist_lenet.spec:10,
+       with "relu1" (relu) at specs/examples/fmnist_lenet.spec:11 fused into it */
     conv2d_forward(conv1_out, x, conv1_weight, conv1_bias, work, &conv1_shape);
-    /* layer "relu1" (relu) at specs/examples/fmnist_lenet.spec:11 */
-    relu_forward(relu1_out, conv1_out, 3211264);
     /* layer "pool1" (maxpool) at specs/examples/fmnist_lenet.spec:12 */
-    maxpool2d_forward(pool1_out, pool1_saved, relu1_out, &pool1_shape);
-    /* layer "conv2" (conv) at specs/examples/fmnist_lenet.spec:13 */
+    maxpool2d_forward(pool1_out, pool1_saved, conv1_out, &pool1_shape);
+    /* layer "conv2" (conv) at specs/examples/fmnist_lenet.spec:13,
+       with "relu2" (relu) at specs/examples/fmnist_lenet.spec:14 fused into it */
     conv2d_forward(conv2_out, pool1_out, conv2_weight, conv2_bias, work, &conv2_shape);
-    /* layer "relu2" (relu) at specs/examples/fmnist_lenet.spec:14 */
-    relu_forward(relu2_out, conv2_out, 1605632);
     /* layer "pool2" (maxpool) at specs/examples/fmnist_lenet.spec:15 */
-    maxpool2d_forward(pool2_out, pool2_saved, relu2_out, &pool2_shape);
-    /* layer "fc1" (linear) at specs/examples/fmnist_lenet.spec:16 */
+    maxpool2d_forward(pool2_out, pool2_saved, conv2_out, &pool2_shape);
+    /* layer "fc1" (linear) at specs/examples/fmnist_lenet.spec:16,
+       with "relu3" (relu) at specs/examples/fmnist_lenet.spec:17 fused into it */
     linear_forward(fc1_out, pool2_out, fc1_weight, fc1_bias, BATCH, 3136, 512);
-    /* layer "relu3" (relu) at specs/examples/fmnist_lenet.spec:17 */
-    relu_forward(relu3_out, fc1_out, 65536);
+    relu_forward(fc1_out, fc1_out, 65536);
     /* layer "fc2" (linear) at specs/examples/fmnist_lenet.spec:18 */
-    linear_forward(fc2_out, relu3_out, fc2_weight, fc2_bias, BATCH, 512, 10);
+    linear_forward(fc2_out, fc1_out, fc2_weight, fc2_bias, BATCH, 512, 10);
 }
 
 static double train_step(rt_model_ctx *ctx, const float *x, const int32_t *y) {
@@ -92,23 +84,21 @@ static double train_step(rt_model_ctx *ctx, const float *x, const int32_t *y) {
     /* softmax cross-entropy, label smoothing 0.1, fused with its gradient */
     double loss = softmax_xent_forward(fc2_dout, fc2_out, y, BATCH, CLASSES, 0.1f, 1.0f / BATCH);
     /* backward of "fc2" (linear) at specs/examples/fmnist_lenet.spec:18 */
-    linear_backward(relu3_dout, fc2_dweight, fc2_dbias, fc2_dout, relu3_out, fc2_weight, BATCH, 512, 10);
-    /* backward of "relu3" (relu) at specs/examples/fmnist_lenet.spec:17 */
-    relu_backward(fc1_dout, relu3_dout, relu3_out, 65536);
-    /* backward of "fc1" (linear) at specs/examples/fmnist_lenet.spec:16 */
+    linear_backward(fc1_dout, fc2_dweight, fc2_dbias, fc2_dout, fc1_out, fc2_weight, BATCH, 512, 10);
+    /* backward of "fc1" (linear) at specs/examples/fmnist_lenet.spec:16,
+       with "relu3" (relu) at specs/examples/fmnist_lenet.spec:17 fused into it */
+    relu_backward(fc1_dout, fc1_dout, fc1_out, 65536);
     linear_backward(pool2_dout, fc1_dweight, fc1_dbias, fc1_dout, pool2_out, fc1_weight, BATCH, 3136, 512);
     /* backward of "pool2" (maxpool) at specs/examples/fmnist_lenet.spec:15 */
-    maxpool2d_backward(relu2_dout, pool2_dout, pool2_saved, &pool2_shape);
-    /* backward of "relu2" (relu) at specs/examples/fmnist_lenet.spec:14 */
-    relu_backward(conv2_dout, relu2_dout, relu2_out, 1605632);
-    /* backward of "conv2" (conv) at specs/examples/fmnist_lenet.spec:13 */
-    conv2d_backward(pool1_dout, conv2_dweight, conv2_dbias, conv2_dout, pool1_out, conv2_weight, work, &conv2_shape);
+    maxpool2d_backward(conv2_dout, pool2_dout, pool2_saved, &pool2_shape);
+    /* backward of "conv2" (conv) at specs/examples/fmnist_lenet.spec:13,
+       with "relu2" (relu) at specs/examples/fmnist_lenet.spec:14 fused into it */
+    conv2d_backward(pool1_dout, conv2_dweight, conv2_dbias, conv2_dout, conv2_out, pool1_out, conv2_weight, work, &conv2_shape);
     /* backward of "pool1" (maxpool) at specs/examples/fmnist_lenet.spec:12 */
-    maxpool2d_backward(relu1_dout, pool1_dout, pool1_saved, &pool1_shape);
-    /* backward of "relu1" (relu) at specs/examples/fmnist_lenet.spec:11 */
-    relu_backward(conv1_dout, relu1_dout, relu1_out, 3211264);
-    /* backward of "conv1" (conv) at specs/examples/fmnist_lenet.spec:10 */
-    conv2d_backward(NULL, conv1_dweight, conv1_dbias, conv1_dout, x, conv1_weight, work, &conv1_shape);
+    maxpool2d_backward(conv1_dout, pool1_dout, pool1_saved, &pool1_shape);
+    /* backward of "conv1" (conv) at specs/examples/fmnist_lenet.spec:10,
+       with "relu1" (relu) at specs/examples/fmnist_lenet.spec:11 fused into it */
+    conv2d_backward(NULL, conv1_dweight, conv1_dbias, conv1_dout, conv1_out, x, conv1_weight, work, &conv1_shape);
     return loss;
 }
 
@@ -242,7 +232,7 @@ const rt_model model = {
     .compiler_version = "0.1",
     .in_c = 1, .in_h = 28, .in_w = 28, .classes = CLASSES, .batch = BATCH,
     .n_params = 1663370, .n_buffers = 0,
-    .arena_bytes = 41746432, .arena_naive_bytes = 92579840,
+    .arena_bytes = 35323904, .arena_naive_bytes = 53520384,
     .n_tensors = 8, .tensors = tensors,
     .init = init, .train_step = train_step, .eval_forward = eval_forward, .logits = logits,
 };

@@ -142,12 +142,10 @@
 #define stem_out ((float *)(arena + 0))  /* [128,32,28,28] */
 #define stem_bn_out ((float *)(arena + 12845056))  /* [128,32,28,28] */
 #define stem_bn_saved ((float *)(arena + 221584896))
-#define stem_relu_out ((float *)(arena + 25690112))  /* [128,32,28,28] */
-#define layer1_0_conv1_out ((float *)(arena + 12845056))  /* [128,32,28,28] */
+#define layer1_0_conv1_out ((float *)(arena + 25690112))  /* [128,32,28,28] */
 #define layer1_0_bn1_out ((float *)(arena + 38535168))  /* [128,32,28,28] */
 #define layer1_0_bn1_saved ((float *)(arena + 221585152))
-#define layer1_0_relu1_out ((float *)(arena + 51380224))  /* [128,32,28,28] */
-#define layer1_0_conv2_out ((float *)(arena + 38535168))  /* [128,32,28,28] */
+#define layer1_0_conv2_out ((float *)(arena + 51380224))  /* [128,32,28,28] */
 #define layer1_0_bn2_out ((float *)(arena + 64225280))  /* [128,32,28,28] */
 #define layer1_0_bn2_saved ((float *)(arena + 221585408))
 #define layer1_0_add_out ((float *)(arena + 77070336))  /* [128,32,28,28] */
@@ -155,113 +153,101 @@
 #define layer1_1_conv1_out ((float *)(arena + 77070336))  /* [128,32,28,28] */
 #define layer1_1_bn1_out ((float *)(arena + 89915392))  /* [128,32,28,28] */
 #define layer1_1_bn1_saved ((float *)(arena + 221585664))
-#define layer1_1_relu1_out ((float *)(arena + 102760448))  /* [128,32,28,28] */
-#define layer1_1_conv2_out ((float *)(arena + 89915392))  /* [128,32,28,28] */
+#define layer1_1_conv2_out ((float *)(arena + 102760448))  /* [128,32,28,28] */
 #define layer1_1_bn2_out ((float *)(arena + 115605504))  /* [128,32,28,28] */
 #define layer1_1_bn2_saved ((float *)(arena + 221585920))
 #define layer1_1_add_out ((float *)(arena + 128450560))  /* [128,32,28,28] */
 #define layer1_1_relu2_out ((float *)(arena + 115605504))  /* [128,32,28,28] */
-#define layer2_0_conv1_out ((float *)(arena + 128450560))  /* [128,64,14,14] */
-#define layer2_0_bn1_out ((float *)(arena + 134873088))  /* [128,64,14,14] */
+#define layer2_0_conv1_out ((float *)(arena + 141295616))  /* [128,64,14,14] */
+#define layer2_0_bn1_out ((float *)(arena + 147718144))  /* [128,64,14,14] */
 #define layer2_0_bn1_saved ((float *)(arena + 221582336))
-#define layer2_0_relu1_out ((float *)(arena + 154140672))  /* [128,64,14,14] */
-#define layer2_0_conv2_out ((float *)(arena + 134873088))  /* [128,64,14,14] */
-#define layer2_0_bn2_out ((float *)(arena + 141295616))  /* [128,64,14,14] */
+#define layer2_0_conv2_out ((float *)(arena + 154140672))  /* [128,64,14,14] */
+#define layer2_0_bn2_out ((float *)(arena + 128450560))  /* [128,64,14,14] */
 #define layer2_0_bn2_saved ((float *)(arena + 221582848))
-#define layer2_0_down_out ((float *)(arena + 147718144))  /* [128,64,14,14] */
+#define layer2_0_down_out ((float *)(arena + 134873088))  /* [128,64,14,14] */
 #define layer2_0_down_bn_out ((float *)(arena + 160563200))  /* [128,64,14,14] */
 #define layer2_0_down_bn_saved ((float *)(arena + 221583360))
 #define layer2_0_add_out ((float *)(arena + 166985728))  /* [128,64,14,14] */
-#define layer2_0_relu2_out ((float *)(arena + 141295616))  /* [128,64,14,14] */
+#define layer2_0_relu2_out ((float *)(arena + 128450560))  /* [128,64,14,14] */
 #define layer2_1_conv1_out ((float *)(arena + 160563200))  /* [128,64,14,14] */
 #define layer2_1_bn1_out ((float *)(arena + 166985728))  /* [128,64,14,14] */
 #define layer2_1_bn1_saved ((float *)(arena + 221583872))
-#define layer2_1_relu1_out ((float *)(arena + 173408256))  /* [128,64,14,14] */
-#define layer2_1_conv2_out ((float *)(arena + 166985728))  /* [128,64,14,14] */
+#define layer2_1_conv2_out ((float *)(arena + 173408256))  /* [128,64,14,14] */
 #define layer2_1_bn2_out ((float *)(arena + 179830784))  /* [128,64,14,14] */
 #define layer2_1_bn2_saved ((float *)(arena + 221584384))
 #define layer2_1_add_out ((float *)(arena + 186253312))  /* [128,64,14,14] */
 #define layer2_1_relu2_out ((float *)(arena + 179830784))  /* [128,64,14,14] */
-#define layer3_0_conv1_out ((float *)(arena + 186253312))  /* [128,128,7,7] */
-#define layer3_0_bn1_out ((float *)(arena + 189464576))  /* [128,128,7,7] */
+#define layer3_0_conv1_out ((float *)(arena + 192675840))  /* [128,128,7,7] */
+#define layer3_0_bn1_out ((float *)(arena + 195887104))  /* [128,128,7,7] */
 #define layer3_0_bn1_saved ((float *)(arena + 221577216))
-#define layer3_0_relu1_out ((float *)(arena + 199098368))  /* [128,128,7,7] */
-#define layer3_0_conv2_out ((float *)(arena + 189464576))  /* [128,128,7,7] */
-#define layer3_0_bn2_out ((float *)(arena + 192675840))  /* [128,128,7,7] */
+#define layer3_0_conv2_out ((float *)(arena + 199098368))  /* [128,128,7,7] */
+#define layer3_0_bn2_out ((float *)(arena + 186253312))  /* [128,128,7,7] */
 #define layer3_0_bn2_saved ((float *)(arena + 221578240))
-#define layer3_0_down_out ((float *)(arena + 195887104))  /* [128,128,7,7] */
+#define layer3_0_down_out ((float *)(arena + 189464576))  /* [128,128,7,7] */
 #define layer3_0_down_bn_out ((float *)(arena + 202309632))  /* [128,128,7,7] */
 #define layer3_0_down_bn_saved ((float *)(arena + 221579264))
 #define layer3_0_add_out ((float *)(arena + 205520896))  /* [128,128,7,7] */
-#define layer3_0_relu2_out ((float *)(arena + 192675840))  /* [128,128,7,7] */
+#define layer3_0_relu2_out ((float *)(arena + 186253312))  /* [128,128,7,7] */
 #define layer3_1_conv1_out ((float *)(arena + 202309632))  /* [128,128,7,7] */
 #define layer3_1_bn1_out ((float *)(arena + 205520896))  /* [128,128,7,7] */
 #define layer3_1_bn1_saved ((float *)(arena + 221580288))
-#define layer3_1_relu1_out ((float *)(arena + 208732160))  /* [128,128,7,7] */
-#define layer3_1_conv2_out ((float *)(arena + 205520896))  /* [128,128,7,7] */
+#define layer3_1_conv2_out ((float *)(arena + 208732160))  /* [128,128,7,7] */
 #define layer3_1_bn2_out ((float *)(arena + 211943424))  /* [128,128,7,7] */
 #define layer3_1_bn2_saved ((float *)(arena + 221581312))
 #define layer3_1_add_out ((float *)(arena + 215154688))  /* [128,128,7,7] */
 #define layer3_1_relu2_out ((float *)(arena + 211943424))  /* [128,128,7,7] */
 #define pool_out ((float *)(arena + 215154688))  /* [128,128,1,1] */
 #define fc_out ((float *)(arena + 215220224))  /* [128,10,1,1] */
-#define stem_dout ((float *)(arena + 12845056))
-#define stem_bn_dout ((float *)(arena + 38535168))
-#define stem_relu_dout ((float *)(arena + 64225280))
-#define layer1_0_conv1_dout ((float *)(arena + 38535168))
+#define stem_dout ((float *)(arena + 25690112))
+#define stem_bn_dout ((float *)(arena + 64225280))
+#define layer1_0_conv1_dout ((float *)(arena + 51380224))
 #define layer1_0_bn1_dout ((float *)(arena + 77070336))
-#define layer1_0_relu1_dout ((float *)(arena + 38535168))
-#define layer1_0_conv2_dout ((float *)(arena + 77070336))
-#define layer1_0_bn2_dout ((float *)(arena + 89915392))
-#define layer1_0_add_dout ((float *)(arena + 77070336))
+#define layer1_0_conv2_dout ((float *)(arena + 89915392))
+#define layer1_0_bn2_dout ((float *)(arena + 77070336))
+#define layer1_0_add_dout ((float *)(arena + 89915392))
 #define layer1_0_relu2_dout ((float *)(arena + 115605504))
-#define layer1_1_conv1_dout ((float *)(arena + 89915392))
+#define layer1_1_conv1_dout ((float *)(arena + 102760448))
 #define layer1_1_bn1_dout ((float *)(arena + 128450560))
-#define layer1_1_relu1_dout ((float *)(arena + 89915392))
-#define layer1_1_conv2_dout ((float *)(arena + 128450560))
-#define layer1_1_bn2_dout ((float *)(arena + 141295616))
-#define layer1_1_add_dout ((float *)(arena + 128450560))
-#define layer1_1_relu2_dout ((float *)(arena + 141295616))
+#define layer1_1_conv2_dout ((float *)(arena + 141295616))
+#define layer1_1_bn2_dout ((float *)(arena + 128450560))
+#define layer1_1_add_dout ((float *)(arena + 141295616))
+#define layer1_1_relu2_dout ((float *)(arena + 128450560))
 #define layer2_0_conv1_dout ((float *)(arena + 154140672))
-#define layer2_0_bn1_dout ((float *)(arena + 134873088))
-#define layer2_0_relu1_dout ((float *)(arena + 160563200))
+#define layer2_0_bn1_dout ((float *)(arena + 160563200))
 #define layer2_0_conv2_dout ((float *)(arena + 166985728))
 #define layer2_0_bn2_dout ((float *)(arena + 160563200))
 #define layer2_0_down_dout ((float *)(arena + 166985728))
-#define layer2_0_down_bn_dout ((float *)(arena + 141295616))
+#define layer2_0_down_bn_dout ((float *)(arena + 128450560))
 #define layer2_0_add_dout ((float *)(arena + 166985728))
 #define layer2_0_relu2_dout ((float *)(arena + 179830784))
-#define layer2_1_conv1_dout ((float *)(arena + 166985728))
+#define layer2_1_conv1_dout ((float *)(arena + 173408256))
 #define layer2_1_bn1_dout ((float *)(arena + 186253312))
-#define layer2_1_relu1_dout ((float *)(arena + 166985728))
-#define layer2_1_conv2_dout ((float *)(arena + 186253312))
-#define layer2_1_bn2_dout ((float *)(arena + 192675840))
-#define layer2_1_add_dout ((float *)(arena + 186253312))
-#define layer2_1_relu2_dout ((float *)(arena + 192675840))
+#define layer2_1_conv2_dout ((float *)(arena + 192675840))
+#define layer2_1_bn2_dout ((float *)(arena + 186253312))
+#define layer2_1_add_dout ((float *)(arena + 192675840))
+#define layer2_1_relu2_dout ((float *)(arena + 186253312))
 #define layer3_0_conv1_dout ((float *)(arena + 199098368))
-#define layer3_0_bn1_dout ((float *)(arena + 189464576))
-#define layer3_0_relu1_dout ((float *)(arena + 202309632))
+#define layer3_0_bn1_dout ((float *)(arena + 202309632))
 #define layer3_0_conv2_dout ((float *)(arena + 205520896))
 #define layer3_0_bn2_dout ((float *)(arena + 202309632))
 #define layer3_0_down_dout ((float *)(arena + 205520896))
-#define layer3_0_down_bn_dout ((float *)(arena + 192675840))
+#define layer3_0_down_bn_dout ((float *)(arena + 186253312))
 #define layer3_0_add_dout ((float *)(arena + 205520896))
 #define layer3_0_relu2_dout ((float *)(arena + 211943424))
-#define layer3_1_conv1_dout ((float *)(arena + 205520896))
+#define layer3_1_conv1_dout ((float *)(arena + 208732160))
 #define layer3_1_bn1_dout ((float *)(arena + 215154688))
-#define layer3_1_relu1_dout ((float *)(arena + 205520896))
-#define layer3_1_conv2_dout ((float *)(arena + 215154688))
-#define layer3_1_bn2_dout ((float *)(arena + 218365952))
-#define layer3_1_add_dout ((float *)(arena + 215154688))
-#define layer3_1_relu2_dout ((float *)(arena + 218365952))
-#define pool_dout ((float *)(arena + 215220224))
-#define fc_dout ((float *)(arena + 215285760))
-#define scratch_117 ((float *)(arena + 202309632))  /* for "layer3.1.conv1" */
-#define scratch_118 ((float *)(arena + 186253312))  /* for "layer3.0.conv1" */
-#define scratch_119 ((float *)(arena + 160563200))  /* for "layer2.1.conv1" */
-#define scratch_120 ((float *)(arena + 128450560))  /* for "layer2.0.conv1" */
-#define scratch_121 ((float *)(arena + 77070336))  /* for "layer1.1.conv1" */
-#define scratch_122 ((float *)(arena + 12845056))  /* for "layer1.0.conv1" */
+#define layer3_1_conv2_dout ((float *)(arena + 218365952))
+#define layer3_1_bn2_dout ((float *)(arena + 215154688))
+#define layer3_1_add_dout ((float *)(arena + 218365952))
+#define layer3_1_relu2_dout ((float *)(arena + 215154688))
+#define pool_dout ((float *)(arena + 218365952))
+#define fc_dout ((float *)(arena + 215225344))
+#define scratch_103 ((float *)(arena + 202309632))  /* for "layer3.1.conv1" */
+#define scratch_104 ((float *)(arena + 192675840))  /* for "layer3.0.conv1" */
+#define scratch_105 ((float *)(arena + 160563200))  /* for "layer2.1.conv1" */
+#define scratch_106 ((float *)(arena + 141295616))  /* for "layer2.0.conv1" */
+#define scratch_107 ((float *)(arena + 77070336))  /* for "layer1.1.conv1" */
+#define scratch_108 ((float *)(arena + 25690112))  /* for "layer1.0.conv1" */
 
 static const rt_conv_shape stem_shape = { .n = BATCH, .c = 1, .h = 28, .w = 28, .oc = 32, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 28, .ow = 28 };
 static const rt_conv_shape layer1_0_conv1_shape = { .n = BATCH, .c = 32, .h = 28, .w = 28, .oc = 32, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 28, .ow = 28 };
@@ -288,173 +274,181 @@ static void forward(rt_model_ctx *ctx, const float *x) {
     (void)P, (void)S, (void)arena;
     /* layer "stem" (conv) at specs/examples/fmnist_resnet.spec:32 */
     conv2d_forward(stem_out, x, stem_weight, NULL, work, &stem_shape);
-    /* layer "stem_bn" (bn) at specs/examples/fmnist_resnet.spec:33 */
+    /* layer "stem_bn" (bn) at specs/examples/fmnist_resnet.spec:33,
+       with "stem_relu" (relu) at specs/examples/fmnist_resnet.spec:34 fused into it */
     if (ctx->training)
         batchnorm_forward_train(stem_bn_out, stem_bn_saved, stem_bn_saved + 32, stem_bn_running_mean,
-                                stem_bn_running_var, stem_out, stem_bn_weight, stem_bn_bias, BATCH, 32, 784, 0.1f, 1e-05f);
+                                stem_bn_running_var, stem_out, stem_bn_weight, stem_bn_bias, BATCH, 32, 784, 0.1f, 1e-05f,
+                                RT_ACT_RELU);
     else
         batchnorm_forward_eval(stem_bn_out, stem_out, stem_bn_weight, stem_bn_bias, stem_bn_running_mean, stem_bn_running_var,
-                               BATCH, 32, 784, 1e-05f);
-    /* layer "stem_relu" (relu) at specs/examples/fmnist_resnet.spec:34 */
-    relu_forward(stem_relu_out, stem_bn_out, 3211264);
+                               BATCH, 32, 784, 1e-05f, RT_ACT_RELU);
     /* layer "layer1.0.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
-    conv2d_forward(layer1_0_conv1_out, stem_relu_out, layer1_0_conv1_weight, NULL, work, &layer1_0_conv1_shape);
-    /* layer "layer1.0.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
+    conv2d_forward(layer1_0_conv1_out, stem_bn_out, layer1_0_conv1_weight, NULL, work, &layer1_0_conv1_shape);
+    /* layer "layer1.0.bn1" (bn) at specs/examples/fmnist_resnet.spec:11,
+       with "layer1.0.relu1" (relu) at specs/examples/fmnist_resnet.spec:12 fused into it */
     if (ctx->training)
         batchnorm_forward_train(layer1_0_bn1_out, layer1_0_bn1_saved, layer1_0_bn1_saved + 32, layer1_0_bn1_running_mean,
-                                layer1_0_bn1_running_var, layer1_0_conv1_out, layer1_0_bn1_weight, layer1_0_bn1_bias, BATCH, 32, 784, 0.1f, 1e-05f);
+                                layer1_0_bn1_running_var, layer1_0_conv1_out, layer1_0_bn1_weight, layer1_0_bn1_bias, BATCH, 32, 784, 0.1f, 1e-05f,
+                                RT_ACT_RELU);
     else
         batchnorm_forward_eval(layer1_0_bn1_out, layer1_0_conv1_out, layer1_0_bn1_weight, layer1_0_bn1_bias, layer1_0_bn1_running_mean, layer1_0_bn1_running_var,
-                               BATCH, 32, 784, 1e-05f);
-    /* layer "layer1.0.relu1" (relu) at specs/examples/fmnist_resnet.spec:12 */
-    relu_forward(layer1_0_relu1_out, layer1_0_bn1_out, 3211264);
+                               BATCH, 32, 784, 1e-05f, RT_ACT_RELU);
     /* layer "layer1.0.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
-    conv2d_forward(layer1_0_conv2_out, layer1_0_relu1_out, layer1_0_conv2_weight, NULL, work, &layer1_0_conv2_shape);
+    conv2d_forward(layer1_0_conv2_out, layer1_0_bn1_out, layer1_0_conv2_weight, NULL, work, &layer1_0_conv2_shape);
     /* layer "layer1.0.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
     if (ctx->training)
         batchnorm_forward_train(layer1_0_bn2_out, layer1_0_bn2_saved, layer1_0_bn2_saved + 32, layer1_0_bn2_running_mean,
-                                layer1_0_bn2_running_var, layer1_0_conv2_out, layer1_0_bn2_weight, layer1_0_bn2_bias, BATCH, 32, 784, 0.1f, 1e-05f);
+                                layer1_0_bn2_running_var, layer1_0_conv2_out, layer1_0_bn2_weight, layer1_0_bn2_bias, BATCH, 32, 784, 0.1f, 1e-05f,
+                                RT_ACT_NONE);
     else
         batchnorm_forward_eval(layer1_0_bn2_out, layer1_0_conv2_out, layer1_0_bn2_weight, layer1_0_bn2_bias, layer1_0_bn2_running_mean, layer1_0_bn2_running_var,
-                               BATCH, 32, 784, 1e-05f);
+                               BATCH, 32, 784, 1e-05f, RT_ACT_NONE);
     /* layer "layer1.0.add" (add) at specs/examples/fmnist_resnet.spec:20 */
-    add_forward(layer1_0_add_out, layer1_0_bn2_out, stem_relu_out, 3211264);
+    add_forward(layer1_0_add_out, layer1_0_bn2_out, stem_bn_out, 3211264);
     /* layer "layer1.0.relu2" (relu) at specs/examples/fmnist_resnet.spec:22 */
     relu_forward(layer1_0_relu2_out, layer1_0_add_out, 3211264);
     /* layer "layer1.1.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
     conv2d_forward(layer1_1_conv1_out, layer1_0_relu2_out, layer1_1_conv1_weight, NULL, work, &layer1_1_conv1_shape);
-    /* layer "layer1.1.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
+    /* layer "layer1.1.bn1" (bn) at specs/examples/fmnist_resnet.spec:11,
+       with "layer1.1.relu1" (relu) at specs/examples/fmnist_resnet.spec:12 fused into it */
     if (ctx->training)
         batchnorm_forward_train(layer1_1_bn1_out, layer1_1_bn1_saved, layer1_1_bn1_saved + 32, layer1_1_bn1_running_mean,
-                                layer1_1_bn1_running_var, layer1_1_conv1_out, layer1_1_bn1_weight, layer1_1_bn1_bias, BATCH, 32, 784, 0.1f, 1e-05f);
+                                layer1_1_bn1_running_var, layer1_1_conv1_out, layer1_1_bn1_weight, layer1_1_bn1_bias, BATCH, 32, 784, 0.1f, 1e-05f,
+                                RT_ACT_RELU);
     else
         batchnorm_forward_eval(layer1_1_bn1_out, layer1_1_conv1_out, layer1_1_bn1_weight, layer1_1_bn1_bias, layer1_1_bn1_running_mean, layer1_1_bn1_running_var,
-                               BATCH, 32, 784, 1e-05f);
-    /* layer "layer1.1.relu1" (relu) at specs/examples/fmnist_resnet.spec:12 */
-    relu_forward(layer1_1_relu1_out, layer1_1_bn1_out, 3211264);
+                               BATCH, 32, 784, 1e-05f, RT_ACT_RELU);
     /* layer "layer1.1.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
-    conv2d_forward(layer1_1_conv2_out, layer1_1_relu1_out, layer1_1_conv2_weight, NULL, work, &layer1_1_conv2_shape);
+    conv2d_forward(layer1_1_conv2_out, layer1_1_bn1_out, layer1_1_conv2_weight, NULL, work, &layer1_1_conv2_shape);
     /* layer "layer1.1.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
     if (ctx->training)
         batchnorm_forward_train(layer1_1_bn2_out, layer1_1_bn2_saved, layer1_1_bn2_saved + 32, layer1_1_bn2_running_mean,
-                                layer1_1_bn2_running_var, layer1_1_conv2_out, layer1_1_bn2_weight, layer1_1_bn2_bias, BATCH, 32, 784, 0.1f, 1e-05f);
+                                layer1_1_bn2_running_var, layer1_1_conv2_out, layer1_1_bn2_weight, layer1_1_bn2_bias, BATCH, 32, 784, 0.1f, 1e-05f,
+                                RT_ACT_NONE);
     else
         batchnorm_forward_eval(layer1_1_bn2_out, layer1_1_conv2_out, layer1_1_bn2_weight, layer1_1_bn2_bias, layer1_1_bn2_running_mean, layer1_1_bn2_running_var,
-                               BATCH, 32, 784, 1e-05f);
+                               BATCH, 32, 784, 1e-05f, RT_ACT_NONE);
     /* layer "layer1.1.add" (add) at specs/examples/fmnist_resnet.spec:20 */
     add_forward(layer1_1_add_out, layer1_1_bn2_out, layer1_0_relu2_out, 3211264);
     /* layer "layer1.1.relu2" (relu) at specs/examples/fmnist_resnet.spec:22 */
     relu_forward(layer1_1_relu2_out, layer1_1_add_out, 3211264);
     /* layer "layer2.0.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
     conv2d_forward(layer2_0_conv1_out, layer1_1_relu2_out, layer2_0_conv1_weight, NULL, work, &layer2_0_conv1_shape);
-    /* layer "layer2.0.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
+    /* layer "layer2.0.bn1" (bn) at specs/examples/fmnist_resnet.spec:11,
+       with "layer2.0.relu1" (relu) at specs/examples/fmnist_resnet.spec:12 fused into it */
     if (ctx->training)
         batchnorm_forward_train(layer2_0_bn1_out, layer2_0_bn1_saved, layer2_0_bn1_saved + 64, layer2_0_bn1_running_mean,
-                                layer2_0_bn1_running_var, layer2_0_conv1_out, layer2_0_bn1_weight, layer2_0_bn1_bias, BATCH, 64, 196, 0.1f, 1e-05f);
+                                layer2_0_bn1_running_var, layer2_0_conv1_out, layer2_0_bn1_weight, layer2_0_bn1_bias, BATCH, 64, 196, 0.1f, 1e-05f,
+                                RT_ACT_RELU);
     else
         batchnorm_forward_eval(layer2_0_bn1_out, layer2_0_conv1_out, layer2_0_bn1_weight, layer2_0_bn1_bias, layer2_0_bn1_running_mean, layer2_0_bn1_running_var,
-                               BATCH, 64, 196, 1e-05f);
-    /* layer "layer2.0.relu1" (relu) at specs/examples/fmnist_resnet.spec:12 */
-    relu_forward(layer2_0_relu1_out, layer2_0_bn1_out, 1605632);
+                               BATCH, 64, 196, 1e-05f, RT_ACT_RELU);
     /* layer "layer2.0.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
-    conv2d_forward(layer2_0_conv2_out, layer2_0_relu1_out, layer2_0_conv2_weight, NULL, work, &layer2_0_conv2_shape);
+    conv2d_forward(layer2_0_conv2_out, layer2_0_bn1_out, layer2_0_conv2_weight, NULL, work, &layer2_0_conv2_shape);
     /* layer "layer2.0.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
     if (ctx->training)
         batchnorm_forward_train(layer2_0_bn2_out, layer2_0_bn2_saved, layer2_0_bn2_saved + 64, layer2_0_bn2_running_mean,
-                                layer2_0_bn2_running_var, layer2_0_conv2_out, layer2_0_bn2_weight, layer2_0_bn2_bias, BATCH, 64, 196, 0.1f, 1e-05f);
+                                layer2_0_bn2_running_var, layer2_0_conv2_out, layer2_0_bn2_weight, layer2_0_bn2_bias, BATCH, 64, 196, 0.1f, 1e-05f,
+                                RT_ACT_NONE);
     else
         batchnorm_forward_eval(layer2_0_bn2_out, layer2_0_conv2_out, layer2_0_bn2_weight, layer2_0_bn2_bias, layer2_0_bn2_running_mean, layer2_0_bn2_running_var,
-                               BATCH, 64, 196, 1e-05f);
+                               BATCH, 64, 196, 1e-05f, RT_ACT_NONE);
     /* layer "layer2.0.down" (conv) at specs/examples/fmnist_resnet.spec:16 */
     conv2d_forward(layer2_0_down_out, layer1_1_relu2_out, layer2_0_down_weight, NULL, work, &layer2_0_down_shape);
     /* layer "layer2.0.down_bn" (bn) at specs/examples/fmnist_resnet.spec:17 */
     if (ctx->training)
         batchnorm_forward_train(layer2_0_down_bn_out, layer2_0_down_bn_saved, layer2_0_down_bn_saved + 64, layer2_0_down_bn_running_mean,
-                                layer2_0_down_bn_running_var, layer2_0_down_out, layer2_0_down_bn_weight, layer2_0_down_bn_bias, BATCH, 64, 196, 0.1f, 1e-05f);
+                                layer2_0_down_bn_running_var, layer2_0_down_out, layer2_0_down_bn_weight, layer2_0_down_bn_bias, BATCH, 64, 196, 0.1f, 1e-05f,
+                                RT_ACT_NONE);
     else
         batchnorm_forward_eval(layer2_0_down_bn_out, layer2_0_down_out, layer2_0_down_bn_weight, layer2_0_down_bn_bias, layer2_0_down_bn_running_mean, layer2_0_down_bn_running_var,
-                               BATCH, 64, 196, 1e-05f);
+                               BATCH, 64, 196, 1e-05f, RT_ACT_NONE);
     /* layer "layer2.0.add" (add) at specs/examples/fmnist_resnet.spec:18 */
     add_forward(layer2_0_add_out, layer2_0_bn2_out, layer2_0_down_bn_out, 1605632);
     /* layer "layer2.0.relu2" (relu) at specs/examples/fmnist_resnet.spec:22 */
     relu_forward(layer2_0_relu2_out, layer2_0_add_out, 1605632);
     /* layer "layer2.1.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
     conv2d_forward(layer2_1_conv1_out, layer2_0_relu2_out, layer2_1_conv1_weight, NULL, work, &layer2_1_conv1_shape);
-    /* layer "layer2.1.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
+    /* layer "layer2.1.bn1" (bn) at specs/examples/fmnist_resnet.spec:11,
+       with "layer2.1.relu1" (relu) at specs/examples/fmnist_resnet.spec:12 fused into it */
     if (ctx->training)
         batchnorm_forward_train(layer2_1_bn1_out, layer2_1_bn1_saved, layer2_1_bn1_saved + 64, layer2_1_bn1_running_mean,
-                                layer2_1_bn1_running_var, layer2_1_conv1_out, layer2_1_bn1_weight, layer2_1_bn1_bias, BATCH, 64, 196, 0.1f, 1e-05f);
+                                layer2_1_bn1_running_var, layer2_1_conv1_out, layer2_1_bn1_weight, layer2_1_bn1_bias, BATCH, 64, 196, 0.1f, 1e-05f,
+                                RT_ACT_RELU);
     else
         batchnorm_forward_eval(layer2_1_bn1_out, layer2_1_conv1_out, layer2_1_bn1_weight, layer2_1_bn1_bias, layer2_1_bn1_running_mean, layer2_1_bn1_running_var,
-                               BATCH, 64, 196, 1e-05f);
-    /* layer "layer2.1.relu1" (relu) at specs/examples/fmnist_resnet.spec:12 */
-    relu_forward(layer2_1_relu1_out, layer2_1_bn1_out, 1605632);
+                               BATCH, 64, 196, 1e-05f, RT_ACT_RELU);
     /* layer "layer2.1.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
-    conv2d_forward(layer2_1_conv2_out, layer2_1_relu1_out, layer2_1_conv2_weight, NULL, work, &layer2_1_conv2_shape);
+    conv2d_forward(layer2_1_conv2_out, layer2_1_bn1_out, layer2_1_conv2_weight, NULL, work, &layer2_1_conv2_shape);
     /* layer "layer2.1.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
     if (ctx->training)
         batchnorm_forward_train(layer2_1_bn2_out, layer2_1_bn2_saved, layer2_1_bn2_saved + 64, layer2_1_bn2_running_mean,
-                                layer2_1_bn2_running_var, layer2_1_conv2_out, layer2_1_bn2_weight, layer2_1_bn2_bias, BATCH, 64, 196, 0.1f, 1e-05f);
+                                layer2_1_bn2_running_var, layer2_1_conv2_out, layer2_1_bn2_weight, layer2_1_bn2_bias, BATCH, 64, 196, 0.1f, 1e-05f,
+                                RT_ACT_NONE);
     else
         batchnorm_forward_eval(layer2_1_bn2_out, layer2_1_conv2_out, layer2_1_bn2_weight, layer2_1_bn2_bias, layer2_1_bn2_running_mean, layer2_1_bn2_running_var,
-                               BATCH, 64, 196, 1e-05f);
+                               BATCH, 64, 196, 1e-05f, RT_ACT_NONE);
     /* layer "layer2.1.add" (add) at specs/examples/fmnist_resnet.spec:20 */
     add_forward(layer2_1_add_out, layer2_1_bn2_out, layer2_0_relu2_out, 1605632);
     /* layer "layer2.1.relu2" (relu) at specs/examples/fmnist_resnet.spec:22 */
     relu_forward(layer2_1_relu2_out, layer2_1_add_out, 1605632);
     /* layer "layer3.0.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
     conv2d_forward(layer3_0_conv1_out, layer2_1_relu2_out, layer3_0_conv1_weight, NULL, work, &layer3_0_conv1_shape);
-    /* layer "layer3.0.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
+    /* layer "layer3.0.bn1" (bn) at specs/examples/fmnist_resnet.spec:11,
+       with "layer3.0.relu1" (relu) at specs/examples/fmnist_resnet.spec:12 fused into it */
     if (ctx->training)
         batchnorm_forward_train(layer3_0_bn1_out, layer3_0_bn1_saved, layer3_0_bn1_saved + 128, layer3_0_bn1_running_mean,
-                                layer3_0_bn1_running_var, layer3_0_conv1_out, layer3_0_bn1_weight, layer3_0_bn1_bias, BATCH, 128, 49, 0.1f, 1e-05f);
+                                layer3_0_bn1_running_var, layer3_0_conv1_out, layer3_0_bn1_weight, layer3_0_bn1_bias, BATCH, 128, 49, 0.1f, 1e-05f,
+                                RT_ACT_RELU);
     else
         batchnorm_forward_eval(layer3_0_bn1_out, layer3_0_conv1_out, layer3_0_bn1_weight, layer3_0_bn1_bias, layer3_0_bn1_running_mean, layer3_0_bn1_running_var,
-                               BATCH, 128, 49, 1e-05f);
-    /* layer "layer3.0.relu1" (relu) at specs/examples/fmnist_resnet.spec:12 */
-    relu_forward(layer3_0_relu1_out, layer3_0_bn1_out, 802816);
+                               BATCH, 128, 49, 1e-05f, RT_ACT_RELU);
     /* layer "layer3.0.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
-    conv2d_forward(layer3_0_conv2_out, layer3_0_relu1_out, layer3_0_conv2_weight, NULL, work, &layer3_0_conv2_shape);
+    conv2d_forward(layer3_0_conv2_out, layer3_0_bn1_out, layer3_0_conv2_weight, NULL, work, &layer3_0_conv2_shape);
     /* layer "layer3.0.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
     if (ctx->training)
         batchnorm_forward_train(layer3_0_bn2_out, layer3_0_bn2_saved, layer3_0_bn2_saved + 128, layer3_0_bn2_running_mean,
-                                layer3_0_bn2_running_var, layer3_0_conv2_out, layer3_0_bn2_weight, layer3_0_bn2_bias, BATCH, 128, 49, 0.1f, 1e-05f);
+                                layer3_0_bn2_running_var, layer3_0_conv2_out, layer3_0_bn2_weight, layer3_0_bn2_bias, BATCH, 128, 49, 0.1f, 1e-05f,
+                                RT_ACT_NONE);
     else
         batchnorm_forward_eval(layer3_0_bn2_out, layer3_0_conv2_out, layer3_0_bn2_weight, layer3_0_bn2_bias, layer3_0_bn2_running_mean, layer3_0_bn2_running_var,
-                               BATCH, 128, 49, 1e-05f);
+                               BATCH, 128, 49, 1e-05f, RT_ACT_NONE);
     /* layer "layer3.0.down" (conv) at specs/examples/fmnist_resnet.spec:16 */
     conv2d_forward(layer3_0_down_out, layer2_1_relu2_out, layer3_0_down_weight, NULL, work, &layer3_0_down_shape);
     /* layer "layer3.0.down_bn" (bn) at specs/examples/fmnist_resnet.spec:17 */
     if (ctx->training)
         batchnorm_forward_train(layer3_0_down_bn_out, layer3_0_down_bn_saved, layer3_0_down_bn_saved + 128, layer3_0_down_bn_running_mean,
-                                layer3_0_down_bn_running_var, layer3_0_down_out, layer3_0_down_bn_weight, layer3_0_down_bn_bias, BATCH, 128, 49, 0.1f, 1e-05f);
+                                layer3_0_down_bn_running_var, layer3_0_down_out, layer3_0_down_bn_weight, layer3_0_down_bn_bias, BATCH, 128, 49, 0.1f, 1e-05f,
+                                RT_ACT_NONE);
     else
         batchnorm_forward_eval(layer3_0_down_bn_out, layer3_0_down_out, layer3_0_down_bn_weight, layer3_0_down_bn_bias, layer3_0_down_bn_running_mean, layer3_0_down_bn_running_var,
-                               BATCH, 128, 49, 1e-05f);
+                               BATCH, 128, 49, 1e-05f, RT_ACT_NONE);
     /* layer "layer3.0.add" (add) at specs/examples/fmnist_resnet.spec:18 */
     add_forward(layer3_0_add_out, layer3_0_bn2_out, layer3_0_down_bn_out, 802816);
     /* layer "layer3.0.relu2" (relu) at specs/examples/fmnist_resnet.spec:22 */
     relu_forward(layer3_0_relu2_out, layer3_0_add_out, 802816);
     /* layer "layer3.1.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
     conv2d_forward(layer3_1_conv1_out, layer3_0_relu2_out, layer3_1_conv1_weight, NULL, work, &layer3_1_conv1_shape);
-    /* layer "layer3.1.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
+    /* layer "layer3.1.bn1" (bn) at specs/examples/fmnist_resnet.spec:11,
+       with "layer3.1.relu1" (relu) at specs/examples/fmnist_resnet.spec:12 fused into it */
     if (ctx->training)
         batchnorm_forward_train(layer3_1_bn1_out, layer3_1_bn1_saved, layer3_1_bn1_saved + 128, layer3_1_bn1_running_mean,
-                                layer3_1_bn1_running_var, layer3_1_conv1_out, layer3_1_bn1_weight, layer3_1_bn1_bias, BATCH, 128, 49, 0.1f, 1e-05f);
+                                layer3_1_bn1_running_var, layer3_1_conv1_out, layer3_1_bn1_weight, layer3_1_bn1_bias, BATCH, 128, 49, 0.1f, 1e-05f,
+                                RT_ACT_RELU);
     else
         batchnorm_forward_eval(layer3_1_bn1_out, layer3_1_conv1_out, layer3_1_bn1_weight, layer3_1_bn1_bias, layer3_1_bn1_running_mean, layer3_1_bn1_running_var,
-                               BATCH, 128, 49, 1e-05f);
-    /* layer "layer3.1.relu1" (relu) at specs/examples/fmnist_resnet.spec:12 */
-    relu_forward(layer3_1_relu1_out, layer3_1_bn1_out, 802816);
+                               BATCH, 128, 49, 1e-05f, RT_ACT_RELU);
     /* layer "layer3.1.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
-    conv2d_forward(layer3_1_conv2_out, layer3_1_relu1_out, layer3_1_conv2_weight, NULL, work, &layer3_1_conv2_shape);
+    conv2d_forward(layer3_1_conv2_out, layer3_1_bn1_out, layer3_1_conv2_weight, NULL, work, &layer3_1_conv2_shape);
     /* layer "layer3.1.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
     if (ctx->training)
         batchnorm_forward_train(layer3_1_bn2_out, layer3_1_bn2_saved, layer3_1_bn2_saved + 128, layer3_1_bn2_running_mean,
-                                layer3_1_bn2_running_var, layer3_1_conv2_out, layer3_1_bn2_weight, layer3_1_bn2_bias, BATCH, 128, 49, 0.1f, 1e-05f);
+                                layer3_1_bn2_running_var, layer3_1_conv2_out, layer3_1_bn2_weight, layer3_1_bn2_bias, BATCH, 128, 49, 0.1f, 1e-05f,
+                                RT_ACT_NONE);
     else
         batchnorm_forward_eval(layer3_1_bn2_out, layer3_1_conv2_out, layer3_1_bn2_weight, layer3_1_bn2_bias, layer3_1_bn2_running_mean, layer3_1_bn2_running_var,
-                               BATCH, 128, 49, 1e-05f);
+                               BATCH, 128, 49, 1e-05f, RT_ACT_NONE);
     /* layer "layer3.1.add" (add) at specs/examples/fmnist_resnet.spec:20 */
     add_forward(layer3_1_add_out, layer3_1_bn2_out, layer3_0_relu2_out, 802816);
     /* layer "layer3.1.relu2" (relu) at specs/examples/fmnist_resnet.spec:22 */
@@ -482,110 +476,118 @@ static double train_step(rt_model_ctx *ctx, const float *x, const int32_t *y) {
     memcpy(layer3_1_bn2_dout, layer3_1_add_dout, 802816 * sizeof(float));
     memcpy(layer3_0_relu2_dout, layer3_1_add_dout, 802816 * sizeof(float));
     /* backward of "layer3.1.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
-    batchnorm_backward(layer3_1_conv2_dout, layer3_1_bn2_dweight, layer3_1_bn2_dbias, layer3_1_bn2_dout, layer3_1_conv2_out, layer3_1_bn2_weight, layer3_1_bn2_saved, layer3_1_bn2_saved + 128, BATCH, 128, 49);
+    batchnorm_backward(layer3_1_conv2_dout, layer3_1_bn2_dweight, layer3_1_bn2_dbias, layer3_1_bn2_dout, NULL, layer3_1_conv2_out, layer3_1_bn2_weight, layer3_1_bn2_saved, layer3_1_bn2_saved + 128,
+                       BATCH, 128, 49);
     /* backward of "layer3.1.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
-    conv2d_backward(layer3_1_relu1_dout, layer3_1_conv2_dweight, NULL, layer3_1_conv2_dout, layer3_1_relu1_out, layer3_1_conv2_weight, work, &layer3_1_conv2_shape);
-    /* backward of "layer3.1.relu1" (relu) at specs/examples/fmnist_resnet.spec:12 */
-    relu_backward(layer3_1_bn1_dout, layer3_1_relu1_dout, layer3_1_relu1_out, 802816);
-    /* backward of "layer3.1.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
-    batchnorm_backward(layer3_1_conv1_dout, layer3_1_bn1_dweight, layer3_1_bn1_dbias, layer3_1_bn1_dout, layer3_1_conv1_out, layer3_1_bn1_weight, layer3_1_bn1_saved, layer3_1_bn1_saved + 128, BATCH, 128, 49);
+    conv2d_backward(layer3_1_bn1_dout, layer3_1_conv2_dweight, NULL, layer3_1_conv2_dout, NULL, layer3_1_bn1_out, layer3_1_conv2_weight, work, &layer3_1_conv2_shape);
+    /* backward of "layer3.1.bn1" (bn) at specs/examples/fmnist_resnet.spec:11,
+       with "layer3.1.relu1" (relu) at specs/examples/fmnist_resnet.spec:12 fused into it */
+    batchnorm_backward(layer3_1_conv1_dout, layer3_1_bn1_dweight, layer3_1_bn1_dbias, layer3_1_bn1_dout, layer3_1_bn1_out, layer3_1_conv1_out, layer3_1_bn1_weight, layer3_1_bn1_saved, layer3_1_bn1_saved + 128,
+                       BATCH, 128, 49);
     /* backward of "layer3.1.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
-    conv2d_backward(scratch_117, layer3_1_conv1_dweight, NULL, layer3_1_conv1_dout, layer3_0_relu2_out, layer3_1_conv1_weight, work, &layer3_1_conv1_shape);
-    tensor_accumulate(layer3_0_relu2_dout, scratch_117, 802816);
+    conv2d_backward(scratch_103, layer3_1_conv1_dweight, NULL, layer3_1_conv1_dout, NULL, layer3_0_relu2_out, layer3_1_conv1_weight, work, &layer3_1_conv1_shape);
+    tensor_accumulate(layer3_0_relu2_dout, scratch_103, 802816);
     /* backward of "layer3.0.relu2" (relu) at specs/examples/fmnist_resnet.spec:22 */
     relu_backward(layer3_0_add_dout, layer3_0_relu2_dout, layer3_0_relu2_out, 802816);
     /* backward of "layer3.0.add" (add) at specs/examples/fmnist_resnet.spec:18 */
     memcpy(layer3_0_bn2_dout, layer3_0_add_dout, 802816 * sizeof(float));
     memcpy(layer3_0_down_bn_dout, layer3_0_add_dout, 802816 * sizeof(float));
     /* backward of "layer3.0.down_bn" (bn) at specs/examples/fmnist_resnet.spec:17 */
-    batchnorm_backward(layer3_0_down_dout, layer3_0_down_bn_dweight, layer3_0_down_bn_dbias, layer3_0_down_bn_dout, layer3_0_down_out, layer3_0_down_bn_weight, layer3_0_down_bn_saved, layer3_0_down_bn_saved + 128, BATCH, 128, 49);
+    batchnorm_backward(layer3_0_down_dout, layer3_0_down_bn_dweight, layer3_0_down_bn_dbias, layer3_0_down_bn_dout, NULL, layer3_0_down_out, layer3_0_down_bn_weight, layer3_0_down_bn_saved, layer3_0_down_bn_saved + 128,
+                       BATCH, 128, 49);
     /* backward of "layer3.0.down" (conv) at specs/examples/fmnist_resnet.spec:16 */
-    conv2d_backward(layer2_1_relu2_dout, layer3_0_down_dweight, NULL, layer3_0_down_dout, layer2_1_relu2_out, layer3_0_down_weight, work, &layer3_0_down_shape);
+    conv2d_backward(layer2_1_relu2_dout, layer3_0_down_dweight, NULL, layer3_0_down_dout, NULL, layer2_1_relu2_out, layer3_0_down_weight, work, &layer3_0_down_shape);
     /* backward of "layer3.0.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
-    batchnorm_backward(layer3_0_conv2_dout, layer3_0_bn2_dweight, layer3_0_bn2_dbias, layer3_0_bn2_dout, layer3_0_conv2_out, layer3_0_bn2_weight, layer3_0_bn2_saved, layer3_0_bn2_saved + 128, BATCH, 128, 49);
+    batchnorm_backward(layer3_0_conv2_dout, layer3_0_bn2_dweight, layer3_0_bn2_dbias, layer3_0_bn2_dout, NULL, layer3_0_conv2_out, layer3_0_bn2_weight, layer3_0_bn2_saved, layer3_0_bn2_saved + 128,
+                       BATCH, 128, 49);
     /* backward of "layer3.0.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
-    conv2d_backward(layer3_0_relu1_dout, layer3_0_conv2_dweight, NULL, layer3_0_conv2_dout, layer3_0_relu1_out, layer3_0_conv2_weight, work, &layer3_0_conv2_shape);
-    /* backward of "layer3.0.relu1" (relu) at specs/examples/fmnist_resnet.spec:12 */
-    relu_backward(layer3_0_bn1_dout, layer3_0_relu1_dout, layer3_0_relu1_out, 802816);
-    /* backward of "layer3.0.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
-    batchnorm_backward(layer3_0_conv1_dout, layer3_0_bn1_dweight, layer3_0_bn1_dbias, layer3_0_bn1_dout, layer3_0_conv1_out, layer3_0_bn1_weight, layer3_0_bn1_saved, layer3_0_bn1_saved + 128, BATCH, 128, 49);
+    conv2d_backward(layer3_0_bn1_dout, layer3_0_conv2_dweight, NULL, layer3_0_conv2_dout, NULL, layer3_0_bn1_out, layer3_0_conv2_weight, work, &layer3_0_conv2_shape);
+    /* backward of "layer3.0.bn1" (bn) at specs/examples/fmnist_resnet.spec:11,
+       with "layer3.0.relu1" (relu) at specs/examples/fmnist_resnet.spec:12 fused into it */
+    batchnorm_backward(layer3_0_conv1_dout, layer3_0_bn1_dweight, layer3_0_bn1_dbias, layer3_0_bn1_dout, layer3_0_bn1_out, layer3_0_conv1_out, layer3_0_bn1_weight, layer3_0_bn1_saved, layer3_0_bn1_saved + 128,
+                       BATCH, 128, 49);
     /* backward of "layer3.0.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
-    conv2d_backward(scratch_118, layer3_0_conv1_dweight, NULL, layer3_0_conv1_dout, layer2_1_relu2_out, layer3_0_conv1_weight, work, &layer3_0_conv1_shape);
-    tensor_accumulate(layer2_1_relu2_dout, scratch_118, 1605632);
+    conv2d_backward(scratch_104, layer3_0_conv1_dweight, NULL, layer3_0_conv1_dout, NULL, layer2_1_relu2_out, layer3_0_conv1_weight, work, &layer3_0_conv1_shape);
+    tensor_accumulate(layer2_1_relu2_dout, scratch_104, 1605632);
     /* backward of "layer2.1.relu2" (relu) at specs/examples/fmnist_resnet.spec:22 */
     relu_backward(layer2_1_add_dout, layer2_1_relu2_dout, layer2_1_relu2_out, 1605632);
     /* backward of "layer2.1.add" (add) at specs/examples/fmnist_resnet.spec:20 */
     memcpy(layer2_1_bn2_dout, layer2_1_add_dout, 1605632 * sizeof(float));
     memcpy(layer2_0_relu2_dout, layer2_1_add_dout, 1605632 * sizeof(float));
     /* backward of "layer2.1.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
-    batchnorm_backward(layer2_1_conv2_dout, layer2_1_bn2_dweight, layer2_1_bn2_dbias, layer2_1_bn2_dout, layer2_1_conv2_out, layer2_1_bn2_weight, layer2_1_bn2_saved, layer2_1_bn2_saved + 64, BATCH, 64, 196);
+    batchnorm_backward(layer2_1_conv2_dout, layer2_1_bn2_dweight, layer2_1_bn2_dbias, layer2_1_bn2_dout, NULL, layer2_1_conv2_out, layer2_1_bn2_weight, layer2_1_bn2_saved, layer2_1_bn2_saved + 64,
+                       BATCH, 64, 196);
     /* backward of "layer2.1.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
-    conv2d_backward(layer2_1_relu1_dout, layer2_1_conv2_dweight, NULL, layer2_1_conv2_dout, layer2_1_relu1_out, layer2_1_conv2_weight, work, &layer2_1_conv2_shape);
-    /* backward of "layer2.1.relu1" (relu) at specs/examples/fmnist_resnet.spec:12 */
-    relu_backward(layer2_1_bn1_dout, layer2_1_relu1_dout, layer2_1_relu1_out, 1605632);
-    /* backward of "layer2.1.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
-    batchnorm_backward(layer2_1_conv1_dout, layer2_1_bn1_dweight, layer2_1_bn1_dbias, layer2_1_bn1_dout, layer2_1_conv1_out, layer2_1_bn1_weight, layer2_1_bn1_saved, layer2_1_bn1_saved + 64, BATCH, 64, 196);
+    conv2d_backward(layer2_1_bn1_dout, layer2_1_conv2_dweight, NULL, layer2_1_conv2_dout, NULL, layer2_1_bn1_out, layer2_1_conv2_weight, work, &layer2_1_conv2_shape);
+    /* backward of "layer2.1.bn1" (bn) at specs/examples/fmnist_resnet.spec:11,
+       with "layer2.1.relu1" (relu) at specs/examples/fmnist_resnet.spec:12 fused into it */
+    batchnorm_backward(layer2_1_conv1_dout, layer2_1_bn1_dweight, layer2_1_bn1_dbias, layer2_1_bn1_dout, layer2_1_bn1_out, layer2_1_conv1_out, layer2_1_bn1_weight, layer2_1_bn1_saved, layer2_1_bn1_saved + 64,
+                       BATCH, 64, 196);
     /* backward of "layer2.1.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
-    conv2d_backward(scratch_119, layer2_1_conv1_dweight, NULL, layer2_1_conv1_dout, layer2_0_relu2_out, layer2_1_conv1_weight, work, &layer2_1_conv1_shape);
-    tensor_accumulate(layer2_0_relu2_dout, scratch_119, 1605632);
+    conv2d_backward(scratch_105, layer2_1_conv1_dweight, NULL, layer2_1_conv1_dout, NULL, layer2_0_relu2_out, layer2_1_conv1_weight, work, &layer2_1_conv1_shape);
+    tensor_accumulate(layer2_0_relu2_dout, scratch_105, 1605632);
     /* backward of "layer2.0.relu2" (relu) at specs/examples/fmnist_resnet.spec:22 */
     relu_backward(layer2_0_add_dout, layer2_0_relu2_dout, layer2_0_relu2_out, 1605632);
     /* backward of "layer2.0.add" (add) at specs/examples/fmnist_resnet.spec:18 */
     memcpy(layer2_0_bn2_dout, layer2_0_add_dout, 1605632 * sizeof(float));
     memcpy(layer2_0_down_bn_dout, layer2_0_add_dout, 1605632 * sizeof(float));
     /* backward of "layer2.0.down_bn" (bn) at specs/examples/fmnist_resnet.spec:17 */
-    batchnorm_backward(layer2_0_down_dout, layer2_0_down_bn_dweight, layer2_0_down_bn_dbias, layer2_0_down_bn_dout, layer2_0_down_out, layer2_0_down_bn_weight, layer2_0_down_bn_saved, layer2_0_down_bn_saved + 64, BATCH, 64, 196);
+    batchnorm_backward(layer2_0_down_dout, layer2_0_down_bn_dweight, layer2_0_down_bn_dbias, layer2_0_down_bn_dout, NULL, layer2_0_down_out, layer2_0_down_bn_weight, layer2_0_down_bn_saved, layer2_0_down_bn_saved + 64,
+                       BATCH, 64, 196);
     /* backward of "layer2.0.down" (conv) at specs/examples/fmnist_resnet.spec:16 */
-    conv2d_backward(layer1_1_relu2_dout, layer2_0_down_dweight, NULL, layer2_0_down_dout, layer1_1_relu2_out, layer2_0_down_weight, work, &layer2_0_down_shape);
+    conv2d_backward(layer1_1_relu2_dout, layer2_0_down_dweight, NULL, layer2_0_down_dout, NULL, layer1_1_relu2_out, layer2_0_down_weight, work, &layer2_0_down_shape);
     /* backward of "layer2.0.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
-    batchnorm_backward(layer2_0_conv2_dout, layer2_0_bn2_dweight, layer2_0_bn2_dbias, layer2_0_bn2_dout, layer2_0_conv2_out, layer2_0_bn2_weight, layer2_0_bn2_saved, layer2_0_bn2_saved + 64, BATCH, 64, 196);
+    batchnorm_backward(layer2_0_conv2_dout, layer2_0_bn2_dweight, layer2_0_bn2_dbias, layer2_0_bn2_dout, NULL, layer2_0_conv2_out, layer2_0_bn2_weight, layer2_0_bn2_saved, layer2_0_bn2_saved + 64,
+                       BATCH, 64, 196);
     /* backward of "layer2.0.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
-    conv2d_backward(layer2_0_relu1_dout, layer2_0_conv2_dweight, NULL, layer2_0_conv2_dout, layer2_0_relu1_out, layer2_0_conv2_weight, work, &layer2_0_conv2_shape);
-    /* backward of "layer2.0.relu1" (relu) at specs/examples/fmnist_resnet.spec:12 */
-    relu_backward(layer2_0_bn1_dout, layer2_0_relu1_dout, layer2_0_relu1_out, 1605632);
-    /* backward of "layer2.0.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
-    batchnorm_backward(layer2_0_conv1_dout, layer2_0_bn1_dweight, layer2_0_bn1_dbias, layer2_0_bn1_dout, layer2_0_conv1_out, layer2_0_bn1_weight, layer2_0_bn1_saved, layer2_0_bn1_saved + 64, BATCH, 64, 196);
+    conv2d_backward(layer2_0_bn1_dout, layer2_0_conv2_dweight, NULL, layer2_0_conv2_dout, NULL, layer2_0_bn1_out, layer2_0_conv2_weight, work, &layer2_0_conv2_shape);
+    /* backward of "layer2.0.bn1" (bn) at specs/examples/fmnist_resnet.spec:11,
+       with "layer2.0.relu1" (relu) at specs/examples/fmnist_resnet.spec:12 fused into it */
+    batchnorm_backward(layer2_0_conv1_dout, layer2_0_bn1_dweight, layer2_0_bn1_dbias, layer2_0_bn1_dout, layer2_0_bn1_out, layer2_0_conv1_out, layer2_0_bn1_weight, layer2_0_bn1_saved, layer2_0_bn1_saved + 64,
+                       BATCH, 64, 196);
     /* backward of "layer2.0.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
-    conv2d_backward(scratch_120, layer2_0_conv1_dweight, NULL, layer2_0_conv1_dout, layer1_1_relu2_out, layer2_0_conv1_weight, work, &layer2_0_conv1_shape);
-    tensor_accumulate(layer1_1_relu2_dout, scratch_120, 3211264);
+    conv2d_backward(scratch_106, layer2_0_conv1_dweight, NULL, layer2_0_conv1_dout, NULL, layer1_1_relu2_out, layer2_0_conv1_weight, work, &layer2_0_conv1_shape);
+    tensor_accumulate(layer1_1_relu2_dout, scratch_106, 3211264);
     /* backward of "layer1.1.relu2" (relu) at specs/examples/fmnist_resnet.spec:22 */
     relu_backward(layer1_1_add_dout, layer1_1_relu2_dout, layer1_1_relu2_out, 3211264);
     /* backward of "layer1.1.add" (add) at specs/examples/fmnist_resnet.spec:20 */
     memcpy(layer1_1_bn2_dout, layer1_1_add_dout, 3211264 * sizeof(float));
     memcpy(layer1_0_relu2_dout, layer1_1_add_dout, 3211264 * sizeof(float));
     /* backward of "layer1.1.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
-    batchnorm_backward(layer1_1_conv2_dout, layer1_1_bn2_dweight, layer1_1_bn2_dbias, layer1_1_bn2_dout, layer1_1_conv2_out, layer1_1_bn2_weight, layer1_1_bn2_saved, layer1_1_bn2_saved + 32, BATCH, 32, 784);
+    batchnorm_backward(layer1_1_conv2_dout, layer1_1_bn2_dweight, layer1_1_bn2_dbias, layer1_1_bn2_dout, NULL, layer1_1_conv2_out, layer1_1_bn2_weight, layer1_1_bn2_saved, layer1_1_bn2_saved + 32,
+                       BATCH, 32, 784);
     /* backward of "layer1.1.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
-    conv2d_backward(layer1_1_relu1_dout, layer1_1_conv2_dweight, NULL, layer1_1_conv2_dout, layer1_1_relu1_out, layer1_1_conv2_weight, work, &layer1_1_conv2_shape);
-    /* backward of "layer1.1.relu1" (relu) at specs/examples/fmnist_resnet.spec:12 */
-    relu_backward(layer1_1_bn1_dout, layer1_1_relu1_dout, layer1_1_relu1_out, 3211264);
-    /* backward of "layer1.1.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
-    batchnorm_backward(layer1_1_conv1_dout, layer1_1_bn1_dweight, layer1_1_bn1_dbias, layer1_1_bn1_dout, layer1_1_conv1_out, layer1_1_bn1_weight, layer1_1_bn1_saved, layer1_1_bn1_saved + 32, BATCH, 32, 784);
+    conv2d_backward(layer1_1_bn1_dout, layer1_1_conv2_dweight, NULL, layer1_1_conv2_dout, NULL, layer1_1_bn1_out, layer1_1_conv2_weight, work, &layer1_1_conv2_shape);
+    /* backward of "layer1.1.bn1" (bn) at specs/examples/fmnist_resnet.spec:11,
+       with "layer1.1.relu1" (relu) at specs/examples/fmnist_resnet.spec:12 fused into it */
+    batchnorm_backward(layer1_1_conv1_dout, layer1_1_bn1_dweight, layer1_1_bn1_dbias, layer1_1_bn1_dout, layer1_1_bn1_out, layer1_1_conv1_out, layer1_1_bn1_weight, layer1_1_bn1_saved, layer1_1_bn1_saved + 32,
+                       BATCH, 32, 784);
     /* backward of "layer1.1.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
-    conv2d_backward(scratch_121, layer1_1_conv1_dweight, NULL, layer1_1_conv1_dout, layer1_0_relu2_out, layer1_1_conv1_weight, work, &layer1_1_conv1_shape);
-    tensor_accumulate(layer1_0_relu2_dout, scratch_121, 3211264);
+    conv2d_backward(scratch_107, layer1_1_conv1_dweight, NULL, layer1_1_conv1_dout, NULL, layer1_0_relu2_out, layer1_1_conv1_weight, work, &layer1_1_conv1_shape);
+    tensor_accumulate(layer1_0_relu2_dout, scratch_107, 3211264);
     /* backward of "layer1.0.relu2" (relu) at specs/examples/fmnist_resnet.spec:22 */
     relu_backward(layer1_0_add_dout, layer1_0_relu2_dout, layer1_0_relu2_out, 3211264);
     /* backward of "layer1.0.add" (add) at specs/examples/fmnist_resnet.spec:20 */
     memcpy(layer1_0_bn2_dout, layer1_0_add_dout, 3211264 * sizeof(float));
-    memcpy(stem_relu_dout, layer1_0_add_dout, 3211264 * sizeof(float));
+    memcpy(stem_bn_dout, layer1_0_add_dout, 3211264 * sizeof(float));
     /* backward of "layer1.0.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
-    batchnorm_backward(layer1_0_conv2_dout, layer1_0_bn2_dweight, layer1_0_bn2_dbias, layer1_0_bn2_dout, layer1_0_conv2_out, layer1_0_bn2_weight, layer1_0_bn2_saved, layer1_0_bn2_saved + 32, BATCH, 32, 784);
+    batchnorm_backward(layer1_0_conv2_dout, layer1_0_bn2_dweight, layer1_0_bn2_dbias, layer1_0_bn2_dout, NULL, layer1_0_conv2_out, layer1_0_bn2_weight, layer1_0_bn2_saved, layer1_0_bn2_saved + 32,
+                       BATCH, 32, 784);
     /* backward of "layer1.0.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
-    conv2d_backward(layer1_0_relu1_dout, layer1_0_conv2_dweight, NULL, layer1_0_conv2_dout, layer1_0_relu1_out, layer1_0_conv2_weight, work, &layer1_0_conv2_shape);
-    /* backward of "layer1.0.relu1" (relu) at specs/examples/fmnist_resnet.spec:12 */
-    relu_backward(layer1_0_bn1_dout, layer1_0_relu1_dout, layer1_0_relu1_out, 3211264);
-    /* backward of "layer1.0.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
-    batchnorm_backward(layer1_0_conv1_dout, layer1_0_bn1_dweight, layer1_0_bn1_dbias, layer1_0_bn1_dout, layer1_0_conv1_out, layer1_0_bn1_weight, layer1_0_bn1_saved, layer1_0_bn1_saved + 32, BATCH, 32, 784);
+    conv2d_backward(layer1_0_bn1_dout, layer1_0_conv2_dweight, NULL, layer1_0_conv2_dout, NULL, layer1_0_bn1_out, layer1_0_conv2_weight, work, &layer1_0_conv2_shape);
+    /* backward of "layer1.0.bn1" (bn) at specs/examples/fmnist_resnet.spec:11,
+       with "layer1.0.relu1" (relu) at specs/examples/fmnist_resnet.spec:12 fused into it */
+    batchnorm_backward(layer1_0_conv1_dout, layer1_0_bn1_dweight, layer1_0_bn1_dbias, layer1_0_bn1_dout, layer1_0_bn1_out, layer1_0_conv1_out, layer1_0_bn1_weight, layer1_0_bn1_saved, layer1_0_bn1_saved + 32,
+                       BATCH, 32, 784);
     /* backward of "layer1.0.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
-    conv2d_backward(scratch_122, layer1_0_conv1_dweight, NULL, layer1_0_conv1_dout, stem_relu_out, layer1_0_conv1_weight, work, &layer1_0_conv1_shape);
-    tensor_accumulate(stem_relu_dout, scratch_122, 3211264);
-    /* backward of "stem_relu" (relu) at specs/examples/fmnist_resnet.spec:34 */
-    relu_backward(stem_bn_dout, stem_relu_dout, stem_relu_out, 3211264);
-    /* backward of "stem_bn" (bn) at specs/examples/fmnist_resnet.spec:33 */
-    batchnorm_backward(stem_dout, stem_bn_dweight, stem_bn_dbias, stem_bn_dout, stem_out, stem_bn_weight, stem_bn_saved, stem_bn_saved + 32, BATCH, 32, 784);
+    conv2d_backward(scratch_108, layer1_0_conv1_dweight, NULL, layer1_0_conv1_dout, NULL, stem_bn_out, layer1_0_conv1_weight, work, &layer1_0_conv1_shape);
+    tensor_accumulate(stem_bn_dout, scratch_108, 3211264);
+    /* backward of "stem_bn" (bn) at specs/examples/fmnist_resnet.spec:33,
+       with "stem_relu" (relu) at specs/examples/fmnist_resnet.spec:34 fused into it */
+    batchnorm_backward(stem_dout, stem_bn_dweight, stem_bn_dbias, stem_bn_dout, stem_bn_out, stem_out, stem_bn_weight, stem_bn_saved, stem_bn_saved + 32,
+                       BATCH, 32, 784);
     /* backward of "stem" (conv) at specs/examples/fmnist_resnet.spec:32 */
-    conv2d_backward(NULL, stem_dweight, NULL, stem_dout, x, stem_weight, work, &stem_shape);
+    conv2d_backward(NULL, stem_dweight, NULL, stem_dout, NULL, x, stem_weight, work, &stem_shape);
     return loss;
 }
 
@@ -1042,7 +1044,7 @@ const rt_model model = {
     .compiler_version = "0.1",
     .in_c = 1, .in_h = 28, .in_w = 28, .classes = CLASSES, .batch = BATCH,
     .n_params = 696042, .n_buffers = 2240,
-    .arena_bytes = 221586176, .arena_naive_bytes = 799755008,
+    .arena_bytes = 221586176, .arena_naive_bytes = 684149504,
     .n_tensors = 47, .tensors = tensors,
     .init = init, .train_step = train_step, .eval_forward = eval_forward, .logits = logits,
 };

@@ -28,11 +28,18 @@
  * - Flatten is a no-op: a contiguous NCHW tensor [N,C,H,W] is already [N, C*H*W]; the
  *   compiler aliases the buffer and emits no call.
  * - Labels are int32_t class indices in [0, k).
+ * - Fused activation: conv2d (rt_conv_shape.act) and batchnorm (an rt_act argument) can
+ *   apply a ReLU to their output in the same pass, so the pre-activation tensor is never
+ *   stored. Their backward then takes `act_out`, the activated output, whose sign is the
+ *   ReLU's mask, and `dout` is the gradient with respect to that activated output.
  */
 #ifndef RT_OPS_PROTOTYPES
 #ifndef RT_OPS_H
 #define RT_OPS_H
 #include <stdint.h>
+
+/* Activation fused into the op that produces its input (see CONVENTIONS). */
+typedef enum { RT_ACT_NONE = 0, RT_ACT_RELU = 1 } rt_act;
 
 /* conv2d sizes; oh/ow must equal rt_conv_out_dim() of the rest (the compiler sets them). */
 typedef struct {
@@ -42,6 +49,7 @@ typedef struct {
     int dh, dw;            /* dilation (1 = dense) */
     int groups;            /* c and oc divisible by groups; groups == c is depthwise */
     int oh, ow;            /* output */
+    rt_act act;            /* fused activation of the output (0: none) */
 } rt_conv_shape;
 
 /* maxpool2d / avgpool2d sizes (floor mode, as torch's default ceil_mode=False). */
@@ -87,7 +95,9 @@ static inline double rt_hash_uniform(uint64_t seed, uint64_t index) {
 /* dst += src: gradient of a tensor with several consumers (see CONVENTIONS). */
 void RT_OPS_FN(tensor_accumulate)(RT_OPS_R *dst, const RT_OPS_R *src, long n);
 
-/* ---- conv2d (im2col + GEMM; 1x1 stride-1 pad-0 without im2col) ---- */
+/* ---- conv2d (im2col + GEMM; 1x1 stride-1 pad-0 without im2col) ----
+ * With s->act set, forward applies the activation and backward reads act_out (the forward's
+ * out) to mask dout; act_out may be NULL otherwise. */
 long RT_OPS_FN(conv2d_workspace_elems)(const rt_conv_shape *s);
 void RT_OPS_FN(conv2d_forward)(RT_OPS_R *out /*N,OC,OH,OW*/, const RT_OPS_R *in /*N,C,H,W*/,
                                const RT_OPS_R *weight /*OC,C/groups,KH,KW*/,
@@ -96,8 +106,10 @@ void RT_OPS_FN(conv2d_forward)(RT_OPS_R *out /*N,OC,OH,OW*/, const RT_OPS_R *in 
 void RT_OPS_FN(conv2d_backward)(RT_OPS_R *din /*N,C,H,W or NULL*/,
                                 RT_OPS_R *dweight /*OC,C/groups,KH,KW*/,
                                 RT_OPS_R *dbias /*OC or NULL*/,
-                                const RT_OPS_R *dout /*N,OC,OH,OW*/, const RT_OPS_R *in,
-                                const RT_OPS_R *weight, RT_OPS_R *work, const rt_conv_shape *s);
+                                const RT_OPS_R *dout /*N,OC,OH,OW*/,
+                                const RT_OPS_R *act_out /*N,OC,OH,OW or NULL*/,
+                                const RT_OPS_R *in, const RT_OPS_R *weight, RT_OPS_R *work,
+                                const rt_conv_shape *s);
 
 /* ---- linear: out = in . weight^T + bias (PyTorch layout) ---- */
 void RT_OPS_FN(linear_forward)(RT_OPS_R *out /*N,O*/, const RT_OPS_R *in /*N,I*/,
@@ -115,13 +127,16 @@ void RT_OPS_FN(batchnorm_forward_train)(RT_OPS_R *out /*N,C,HW*/, RT_OPS_R *save
                                         RT_OPS_R *save_inv_std /*C*/, RT_OPS_R *running_mean /*C*/,
                                         RT_OPS_R *running_var /*C*/, const RT_OPS_R *in /*N,C,HW*/,
                                         const RT_OPS_R *gamma /*C*/, const RT_OPS_R *beta /*C*/,
-                                        int n, int c, int hw, RT_OPS_R momentum, RT_OPS_R eps);
+                                        int n, int c, int hw, RT_OPS_R momentum, RT_OPS_R eps,
+                                        rt_act act);
 void RT_OPS_FN(batchnorm_forward_eval)(RT_OPS_R *out, const RT_OPS_R *in, const RT_OPS_R *gamma,
                                        const RT_OPS_R *beta, const RT_OPS_R *running_mean,
                                        const RT_OPS_R *running_var, int n, int c, int hw,
-                                       RT_OPS_R eps);
+                                       RT_OPS_R eps, rt_act act);
 void RT_OPS_FN(batchnorm_backward)(RT_OPS_R *din /*N,C,HW or NULL*/, RT_OPS_R *dgamma /*C*/,
-                                   RT_OPS_R *dbeta /*C*/, const RT_OPS_R *dout, const RT_OPS_R *in,
+                                   RT_OPS_R *dbeta /*C*/, const RT_OPS_R *dout,
+                                   const RT_OPS_R *act_out /*fused ReLU's output or NULL*/,
+                                   const RT_OPS_R *in,
                                    const RT_OPS_R *gamma, const RT_OPS_R *save_mean,
                                    const RT_OPS_R *save_inv_std, int n, int c, int hw);
 

@@ -58,13 +58,18 @@ static void run_case(conv_case *cc) {
 
     double *ref = gc_alloc(out_n);
     conv_ref(ref, c.in, c.w, c.bias, s);
+    if (s->act == RT_ACT_RELU)
+        for (long i = 0; i < out_n; i++) ref[i] = ref[i] > 0 ? ref[i] : 0;
     conv_loss(&c);
     snprintf(what, sizeof what, "%s forward vs direct", cc->name);
     gc_compare(what, c.out, ref, out_n, 1e-12);
 
     double *din = gc_alloc(in_n), *dw = gc_alloc(w_n), *db = gc_alloc(s->oc);
+    double *act_out = s->act ? gc_alloc(out_n) : NULL;   /* the forward's output, kept */
+    if (act_out) memcpy(act_out, c.out, sizeof(double) * out_n);
     for (long i = 0; i < w_n; i++) dw[i] = 1e9;   /* backward must overwrite, not add */
-    conv2d_backward_f64(din, dw, cc->bias ? db : NULL, c.r, c.in, c.w, c.work, s);
+    for (int i = 0; i < s->oc; i++) db[i] = 1e9;
+    conv2d_backward_f64(din, dw, cc->bias ? db : NULL, c.r, act_out, c.in, c.w, c.work, s);
     snprintf(what, sizeof what, "%s dinput", cc->name);
     gc_check(what, c.in, in_n, din, conv_loss, &c);
     snprintf(what, sizeof what, "%s dweight", cc->name);
@@ -75,7 +80,7 @@ static void run_case(conv_case *cc) {
     }
     /* dinput = NULL skips it but still yields dweight */
     double *dw2 = gc_alloc(w_n);
-    conv2d_backward_f64(NULL, dw2, NULL, c.r, c.in, c.w, c.work, s);
+    conv2d_backward_f64(NULL, dw2, NULL, c.r, act_out, c.in, c.w, c.work, s);
     snprintf(what, sizeof what, "%s dweight with din=NULL", cc->name);
     gc_compare(what, dw2, dw, w_n, 1e-12);
 
@@ -86,7 +91,7 @@ static void run_case(conv_case *cc) {
     float *fdw = malloc(sizeof(float) * w_n), *fdb = malloc(sizeof(float) * s->oc);
     float *fwork = work_n ? malloc(sizeof(float) * work_n) : NULL;
     conv2d_forward(fout, fin, fw, fb, fwork, s);
-    conv2d_backward(fdin, fdw, fb ? fdb : NULL, fr, fin, fw, fwork, s);
+    conv2d_backward(fdin, fdw, fb ? fdb : NULL, fr, s->act ? fout : NULL, fin, fw, fwork, s);
     snprintf(what, sizeof what, "%s float forward vs double", cc->name);
     gc_compare_f32(what, fout, ref, out_n);
     snprintf(what, sizeof what, "%s float dinput vs double", cc->name);
@@ -99,7 +104,7 @@ static void run_case(conv_case *cc) {
     }
     free(fin); free(fw); free(fr); free(fb); free(fout); free(fdin); free(fdw); free(fdb);
     free(fwork); free(c.in); free(c.w); free(c.bias); free(c.out); free(c.r); free(c.work);
-    free(ref); free(din); free(dw); free(db); free(dw2);
+    free(ref); free(din); free(dw); free(db); free(dw2); free(act_out);
 }
 
 /* rt_gemm against a triple loop, all four transpose combinations, with alpha and beta. */
@@ -127,20 +132,24 @@ static void test_gemm(void) {
 int main(void) {
     gc_seed(1);
     test_gemm();
-    /*                                  n  c  h  w oc kh kw sh sw ph pw dh dw  g      bias */
+    /*                                  n  c  h  w oc kh kw sh sw ph pw dh dw  g oh ow act   bias */
     conv_case cases[] = {
-        { "3x3 s1 p1",          { 2, 3, 7, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0 }, 1 },
-        { "3x3 s2 p1",          { 2, 4, 9, 8, 5, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0, 0 }, 0 },
-        { "3x3 dilation 2",     { 1, 3, 9, 9, 2, 3, 3, 1, 1, 2, 2, 2, 2, 1, 0, 0 }, 1 },
-        { "3x2 groups 2",       { 2, 4, 6, 7, 6, 3, 2, 1, 2, 1, 0, 1, 1, 2, 0, 0 }, 1 },
-        { "depthwise 3x3",      { 2, 4, 7, 7, 4, 3, 3, 1, 1, 1, 1, 1, 1, 4, 0, 0 }, 1 },
-        { "depthwise x2 s2",    { 1, 3, 8, 8, 6, 3, 3, 2, 2, 1, 1, 1, 1, 3, 0, 0 }, 0 },
-        { "7x7 s2 p3 stem",     { 1, 3, 11, 10, 4, 7, 7, 2, 2, 3, 3, 1, 1, 1, 0, 0 }, 0 },
-        { "5x5 valid",          { 3, 2, 8, 8, 3, 5, 5, 1, 1, 0, 0, 1, 1, 1, 0, 0 }, 1 },
-        { "1x1 pointwise",      { 2, 5, 4, 5, 3, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0, 0 }, 1 },
-        { "1x1 groups 2",       { 2, 4, 3, 3, 6, 1, 1, 1, 1, 0, 0, 1, 1, 2, 0, 0 }, 0 },
-        { "1x1 s2 downsample",  { 2, 4, 6, 5, 3, 1, 1, 2, 2, 0, 0, 1, 1, 1, 0, 0 }, 1 },
-        { "asym s/p/d",         { 2, 2, 9, 7, 2, 2, 3, 2, 1, 0, 2, 1, 2, 1, 0, 0 }, 1 },
+        { "3x3 s1 p1",          { 2, 3, 7, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, RT_ACT_NONE }, 1 },
+        { "3x3 s2 p1",          { 2, 4, 9, 8, 5, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0, 0, RT_ACT_NONE }, 0 },
+        { "3x3 dilation 2",     { 1, 3, 9, 9, 2, 3, 3, 1, 1, 2, 2, 2, 2, 1, 0, 0, RT_ACT_NONE }, 1 },
+        { "3x2 groups 2",       { 2, 4, 6, 7, 6, 3, 2, 1, 2, 1, 0, 1, 1, 2, 0, 0, RT_ACT_NONE }, 1 },
+        { "depthwise 3x3",      { 2, 4, 7, 7, 4, 3, 3, 1, 1, 1, 1, 1, 1, 4, 0, 0, RT_ACT_NONE }, 1 },
+        { "depthwise x2 s2",    { 1, 3, 8, 8, 6, 3, 3, 2, 2, 1, 1, 1, 1, 3, 0, 0, RT_ACT_NONE }, 0 },
+        { "7x7 s2 p3 stem",     { 1, 3, 11, 10, 4, 7, 7, 2, 2, 3, 3, 1, 1, 1, 0, 0, RT_ACT_NONE }, 0 },
+        { "5x5 valid",          { 3, 2, 8, 8, 3, 5, 5, 1, 1, 0, 0, 1, 1, 1, 0, 0, RT_ACT_NONE }, 1 },
+        { "1x1 pointwise",      { 2, 5, 4, 5, 3, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0, 0, RT_ACT_NONE }, 1 },
+        { "1x1 groups 2",       { 2, 4, 3, 3, 6, 1, 1, 1, 1, 0, 0, 1, 1, 2, 0, 0, RT_ACT_NONE }, 0 },
+        { "1x1 s2 downsample",  { 2, 4, 6, 5, 3, 1, 1, 2, 2, 0, 0, 1, 1, 1, 0, 0, RT_ACT_NONE }, 1 },
+        { "asym s/p/d",         { 2, 2, 9, 7, 2, 2, 3, 2, 1, 0, 2, 1, 2, 1, 0, 0, RT_ACT_NONE }, 1 },
+        /* fused ReLU (last field): masked dout, per-thread dbias */
+        { "5x5 p2 +relu",       { 3, 2, 8, 8, 4, 5, 5, 1, 1, 2, 2, 1, 1, 1, 0, 0, RT_ACT_RELU }, 1 },
+        { "3x3 s2 groups +relu",{ 2, 4, 7, 7, 6, 3, 3, 2, 2, 1, 1, 1, 1, 2, 0, 0, RT_ACT_RELU }, 0 },
+        { "1x1 +relu",          { 2, 5, 4, 5, 3, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0, 0, RT_ACT_RELU }, 1 },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
     return test_finish("test_grad_conv");

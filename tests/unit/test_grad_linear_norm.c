@@ -50,22 +50,25 @@ static void test_linear(int n, int in_f, int out_f, int bias) {
 }
 
 /* ---------- batchnorm ---------- */
-typedef struct { double *in, *g, *b, *out, *r, *mean, *istd, *rm, *rv; int n, c, hw; } bn_ctx;
+typedef struct { double *in, *g, *b, *out, *r, *mean, *istd, *rm, *rv; int n, c, hw; rt_act act; } bn_ctx;
 #define BN_EPS 1e-5
 #define BN_MOM 0.1
 
 static double bn_loss(void *p) {
     bn_ctx *c = p;
     batchnorm_forward_train_f64(c->out, c->mean, c->istd, c->rm, c->rv, c->in, c->g, c->b,
-                                c->n, c->c, c->hw, BN_MOM, BN_EPS);
+                                c->n, c->c, c->hw, BN_MOM, BN_EPS, c->act);
     return gc_dot(c->out, c->r, (long)c->n * c->c * c->hw);
 }
 
-static void test_batchnorm(int n, int ch, int hw) {
+/* With act = RT_ACT_RELU the ReLU is fused: forward and backward are checked through it. */
+static void test_batchnorm(int n, int ch, int hw, rt_act act) {
+    const char *tag = act ? "batchnorm+relu" : "batchnorm";
+    char what[96];
     long tn = (long)n * ch * hw;
     bn_ctx c = { gc_rand(tn, -2, 3), gc_rand(ch, 0.5, 1.5), gc_rand(ch, -1, 1), gc_alloc(tn),
                  gc_rand(tn, -1, 1), gc_alloc(ch), gc_alloc(ch), gc_alloc(ch), gc_alloc(ch),
-                 n, ch, hw };
+                 n, ch, hw, act };
     for (int k = 0; k < ch; k++) { c.rm[k] = 0.5; c.rv[k] = 2.0; }
     bn_loss(&c);
     /* reference: textbook batch statistics and running-stat update */
@@ -80,36 +83,45 @@ static void test_batchnorm(int n, int ch, int hw) {
         for (int b = 0; b < n; b++) for (int i = 0; i < hw; i++) {
             long q = ((long)b * ch + k) * hw + i;
             ref[q] = (c.in[q] - mean) / sqrt(sq / m + BN_EPS) * c.g[k] + c.b[k];
+            if (act && ref[q] < 0) ref[q] = 0;
         }
         rm_ref[k] = 0.9 * 0.5 + 0.1 * mean;
         rv_ref[k] = 0.9 * 2.0 + 0.1 * sq / (m - 1);
     }
-    gc_compare("batchnorm train forward vs direct", c.out, ref, tn, 1e-12);
+    snprintf(what, sizeof what, "%s train forward vs direct", tag);
+    gc_compare(what, c.out, ref, tn, 1e-12);
     gc_compare("batchnorm running_mean", c.rm, rm_ref, ch, 1e-12);
     gc_compare("batchnorm running_var (unbiased)", c.rv, rv_ref, ch, 1e-12);
 
     /* eval uses the running statistics */
     double *eo = gc_alloc(tn), *eref = gc_alloc(tn);
-    batchnorm_forward_eval_f64(eo, c.in, c.g, c.b, c.rm, c.rv, n, ch, hw, BN_EPS);
+    batchnorm_forward_eval_f64(eo, c.in, c.g, c.b, c.rm, c.rv, n, ch, hw, BN_EPS, act);
     for (long q = 0; q < tn; q++) {
         int k = (int)((q / hw) % ch);
         eref[q] = (c.in[q] - c.rm[k]) / sqrt(c.rv[k] + BN_EPS) * c.g[k] + c.b[k];
+        if (act && eref[q] < 0) eref[q] = 0;
     }
-    gc_compare("batchnorm eval forward vs direct", eo, eref, tn, 1e-12);
+    snprintf(what, sizeof what, "%s eval forward vs direct", tag);
+    gc_compare(what, eo, eref, tn, 1e-12);
 
-    double *din = gc_alloc(tn), *dg = gc_alloc(ch), *db = gc_alloc(ch);
+    double *din = gc_alloc(tn), *dg = gc_alloc(ch), *db = gc_alloc(ch), *act_out = gc_alloc(tn);
     bn_loss(&c);
-    batchnorm_backward_f64(din, dg, db, c.r, c.in, c.g, c.mean, c.istd, n, ch, hw);
-    gc_check("batchnorm dinput", c.in, tn, din, bn_loss, &c);
-    gc_check("batchnorm dgamma", c.g, ch, dg, bn_loss, &c);
-    gc_check("batchnorm dbeta", c.b, ch, db, bn_loss, &c);
+    memcpy(act_out, c.out, sizeof(double) * tn);
+    batchnorm_backward_f64(din, dg, db, c.r, act ? act_out : NULL, c.in, c.g, c.mean, c.istd,
+                           n, ch, hw);
+    snprintf(what, sizeof what, "%s dinput", tag);
+    gc_check(what, c.in, tn, din, bn_loss, &c);
+    snprintf(what, sizeof what, "%s dgamma", tag);
+    gc_check(what, c.g, ch, dg, bn_loss, &c);
+    snprintf(what, sizeof what, "%s dbeta", tag);
+    gc_check(what, c.b, ch, db, bn_loss, &c);
 
     float *fi = gc_to_f32(c.in, tn), *fg = gc_to_f32(c.g, ch), *fb = gc_to_f32(c.b, ch);
     float *fr = gc_to_f32(c.r, tn), *fo = malloc(sizeof(float) * tn), *fdi = malloc(sizeof(float) * tn);
     float fm[64], fs[64], frm[64], frv[64], fdg[64], fdb[64];
     for (int k = 0; k < ch; k++) { frm[k] = 0.5f; frv[k] = 2.0f; }
-    batchnorm_forward_train(fo, fm, fs, frm, frv, fi, fg, fb, n, ch, hw, 0.1f, 1e-5f);
-    batchnorm_backward(fdi, fdg, fdb, fr, fi, fg, fm, fs, n, ch, hw);
+    batchnorm_forward_train(fo, fm, fs, frm, frv, fi, fg, fb, n, ch, hw, 0.1f, 1e-5f, act);
+    batchnorm_backward(fdi, fdg, fdb, fr, act ? fo : NULL, fi, fg, fm, fs, n, ch, hw);
     gc_compare_f32("batchnorm float forward", fo, ref, tn);
     gc_compare_f32("batchnorm float running_var", frv, rv_ref, ch);
     gc_compare_f32("batchnorm float dinput", fdi, din, tn);
@@ -118,7 +130,7 @@ static void test_batchnorm(int n, int ch, int hw) {
     free(fi); free(fg); free(fb); free(fr); free(fo); free(fdi);
     free(c.in); free(c.g); free(c.b); free(c.out); free(c.r); free(c.mean); free(c.istd);
     free(c.rm); free(c.rv); free(ref); free(rm_ref); free(rv_ref); free(eo); free(eref);
-    free(din); free(dg); free(db);
+    free(din); free(dg); free(db); free(act_out);
 }
 
 /* ---------- layernorm ---------- */
@@ -211,8 +223,9 @@ int main(void) {
     gc_seed(2);
     test_linear(4, 7, 5, 1);
     test_linear(3, 12, 9, 0);
-    test_batchnorm(3, 4, 10);   /* NCHW */
-    test_batchnorm(8, 6, 1);    /* [N,C] */
+    test_batchnorm(3, 4, 10, RT_ACT_NONE);   /* NCHW */
+    test_batchnorm(8, 6, 1, RT_ACT_NONE);    /* [N,C] */
+    test_batchnorm(3, 4, 10, RT_ACT_RELU);   /* fused ReLU */
     test_layernorm(2, 5, 6);    /* channels_first */
     test_layernorm(4, 8, 1);    /* last dim of [N,C] */
     test_layer_scale(2, 5, 7);

@@ -1,13 +1,29 @@
 /* Batch normalization over (N, H, W) per channel with affine gamma/beta: training (batch
- * statistics, running-stat update with torch semantics), evaluation, and backward. */
+ * statistics, running-stat update with torch semantics), evaluation, and backward; an
+ * optional ReLU is applied in the same pass (see the fused-activation convention). */
+#include <stddef.h>
 #include "rt_ops.h"
 #include "rt_real.h"
+
+/* y = x*scale + shift, then the fused activation; two loops so each one vectorizes. */
+static void apply_affine(real_t *y, const real_t *x, int hw, real_t scale, real_t shift, rt_act act) {
+    if (act == RT_ACT_RELU)
+        for (int i = 0; i < hw; i++) { real_t v = x[i] * scale + shift; y[i] = v > 0 ? v : 0; }
+    else
+        for (int i = 0; i < hw; i++) y[i] = x[i] * scale + shift;
+}
+
+/* The gradient reaching the normalization: dout, or dout masked by the fused ReLU. */
+static inline real_t masked(const real_t *dy, const real_t *act_out, long i) {
+    return act_out && act_out[i] <= 0 ? 0 : dy[i];
+}
 
 void RT_FN(batchnorm_forward_train)(real_t *out /*N,C,HW*/, real_t *save_mean /*C*/,
                                     real_t *save_inv_std /*C*/, real_t *running_mean /*C*/,
                                     real_t *running_var /*C*/, const real_t *in /*N,C,HW*/,
                                     const real_t *gamma /*C*/, const real_t *beta /*C*/,
-                                    int n, int c, int hw, real_t momentum, real_t eps) {
+                                    int n, int c, int hw, real_t momentum, real_t eps,
+                                    rt_act act) {
     long m = (long)n * hw;
     #pragma omp parallel for schedule(static)
     for (int ch = 0; ch < c; ch++) {
@@ -34,14 +50,15 @@ void RT_FN(batchnorm_forward_train)(real_t *out /*N,C,HW*/, real_t *save_mean /*
         for (int b = 0; b < n; b++) {
             const real_t *x = in + ((long)b * c + ch) * hw;
             real_t *y = out + ((long)b * c + ch) * hw;
-            for (int i = 0; i < hw; i++) y[i] = x[i] * scale + shift;
+            apply_affine(y, x, hw, scale, shift, act);
         }
     }
 }
 
 void RT_FN(batchnorm_forward_eval)(real_t *out, const real_t *in, const real_t *gamma,
                                    const real_t *beta, const real_t *running_mean,
-                                   const real_t *running_var, int n, int c, int hw, real_t eps) {
+                                   const real_t *running_var, int n, int c, int hw, real_t eps,
+                                   rt_act act) {
     #pragma omp parallel for collapse(2) schedule(static)
     for (int b = 0; b < n; b++)
         for (int ch = 0; ch < c; ch++) {
@@ -49,14 +66,15 @@ void RT_FN(batchnorm_forward_eval)(real_t *out, const real_t *in, const real_t *
             real_t shift = beta[ch] - running_mean[ch] * scale;
             const real_t *x = in + ((long)b * c + ch) * hw;
             real_t *y = out + ((long)b * c + ch) * hw;
-            for (int i = 0; i < hw; i++) y[i] = x[i] * scale + shift;
+            apply_affine(y, x, hw, scale, shift, act);
         }
 }
 
 /* din = gamma*inv_std/M * (M*dout - sum(dout) - xhat*sum(dout*xhat)); xhat is recomputed
  * from in and the saved statistics rather than stored. */
 void RT_FN(batchnorm_backward)(real_t *din /*N,C,HW or NULL*/, real_t *dgamma /*C*/,
-                               real_t *dbeta /*C*/, const real_t *dout, const real_t *in,
+                               real_t *dbeta /*C*/, const real_t *dout,
+                               const real_t *act_out /*N,C,HW or NULL*/, const real_t *in,
                                const real_t *gamma, const real_t *save_mean,
                                const real_t *save_inv_std, int n, int c, int hw) {
     long m = (long)n * hw;
@@ -66,10 +84,12 @@ void RT_FN(batchnorm_backward)(real_t *din /*N,C,HW or NULL*/, real_t *dgamma /*
         double sum_dy = 0, sum_dy_xhat = 0;
         for (int b = 0; b < n; b++) {
             const real_t *x = in + ((long)b * c + ch) * hw;
-            const real_t *dy = dout + ((long)b * c + ch) * hw;
+            long base = ((long)b * c + ch) * hw;
+            const real_t *dy = dout + base, *ao = act_out ? act_out + base : NULL;
             for (int i = 0; i < hw; i++) {
-                sum_dy += dy[i];
-                sum_dy_xhat += dy[i] * (x[i] - mean) * inv_std;
+                real_t g = masked(dy, ao, i);
+                sum_dy += g;
+                sum_dy_xhat += g * (x[i] - mean) * inv_std;
             }
         }
         dgamma[ch] = (real_t)sum_dy_xhat;
@@ -79,11 +99,12 @@ void RT_FN(batchnorm_backward)(real_t *din /*N,C,HW or NULL*/, real_t *dgamma /*
         real_t s_dy = (real_t)sum_dy, s_dy_xhat = (real_t)sum_dy_xhat;
         for (int b = 0; b < n; b++) {
             const real_t *x = in + ((long)b * c + ch) * hw;
-            const real_t *dy = dout + ((long)b * c + ch) * hw;
-            real_t *dx = din + ((long)b * c + ch) * hw;
+            long base = ((long)b * c + ch) * hw;
+            const real_t *dy = dout + base, *ao = act_out ? act_out + base : NULL;
+            real_t *dx = din + base;
             for (int i = 0; i < hw; i++) {
                 real_t xhat = (x[i] - mean) * inv_std;
-                dx[i] = k * ((real_t)m * dy[i] - s_dy - xhat * s_dy_xhat);
+                dx[i] = k * ((real_t)m * masked(dy, ao, i) - s_dy - xhat * s_dy_xhat);
             }
         }
     }

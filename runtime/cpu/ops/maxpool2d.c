@@ -4,9 +4,33 @@
 #include "rt_ops.h"
 #include "rt_real.h"
 
+/* The common 2x2 stride-2 unpadded window, without bounds tests; same tie rule as below
+ * (the first maximum in row-major window order wins). */
+static void pool2x2_plane(real_t *y, int32_t *am, const real_t *x, const rt_pool_shape *s) {
+    for (int oy = 0; oy < s->oh; oy++) {
+        const real_t *r0 = x + (long)(2 * oy) * s->w, *r1 = r0 + s->w;
+        for (int ox = 0; ox < s->ow; ox++) {
+            int i = 2 * ox, best = i;
+            real_t bv = r0[i];
+            if (r0[i + 1] > bv) bv = r0[i + 1], best = i + 1;
+            if (r1[i] > bv) bv = r1[i], best = s->w + i;
+            if (r1[i + 1] > bv) bv = r1[i + 1], best = s->w + i + 1;
+            y[oy * s->ow + ox] = bv;
+            am[oy * s->ow + ox] = 2 * oy * s->w + best;
+        }
+    }
+}
+
 void RT_FN(maxpool2d_forward)(real_t *out /*N,C,OH,OW*/, int32_t *argmax /*N,C,OH,OW*/,
                               const real_t *in /*N,C,H,W*/, const rt_pool_shape *s) {
     long planes = (long)s->n * s->c;
+    if (s->kh == 2 && s->kw == 2 && s->sh == 2 && s->sw == 2 && s->ph == 0 && s->pw == 0) {
+        #pragma omp parallel for schedule(static)
+        for (long pl = 0; pl < planes; pl++)
+            pool2x2_plane(out + pl * s->oh * s->ow, argmax + pl * s->oh * s->ow,
+                          in + pl * s->h * s->w, s);
+        return;
+    }
     #pragma omp parallel for schedule(static)
     for (long pl = 0; pl < planes; pl++) {
         const real_t *x = in + pl * s->h * s->w;
