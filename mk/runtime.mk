@@ -14,7 +14,16 @@ RT_LIB_F64  := $(BUILD)/asan/libtrainrt_f64.a
 .PHONY: runtime
 runtime: $(RT_LIB)
 
-$(BUILD)/obj/%.o: %.c $(RT_HDRS) | deps-check
+# The optimized objects also depend on the flags they were built with, so that changing
+# CFLAGS or RT_ARCH rebuilds them instead of silently linking stale code.
+RT_OBJ_FLAGS := $(CFLAGS_COMMON) $(CFLAGS) $(RT_ARCH)
+$(BUILD)/obj/.flags: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(RT_OBJ_FLAGS)' | cmp -s - $@ || echo '$(RT_OBJ_FLAGS)' > $@
+.PHONY: FORCE
+FORCE:
+
+$(BUILD)/obj/%.o: %.c $(RT_HDRS) $(BUILD)/obj/.flags | deps-check
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) $(CFLAGS) $(RT_ARCH) -c $< -o $@
 $(BUILD)/asan/%.o: %.c $(RT_HDRS) | deps-check

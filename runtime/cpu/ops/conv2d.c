@@ -25,17 +25,46 @@ static int image_threads(const rt_conv_shape *s) {
     return s->n >= t ? t : 1;
 }
 
+/* Stride-1 "same" convolutions (output as large as the input, e.g. 3x3 pad 1, 5x5 pad 2):
+ * the im2col rows of one (channel, kernel column) are vertical shifts of a single
+ * horizontally shifted, vertically zero-padded plane, so each row is one long copy instead of
+ * oh short ones. */
+static int is_same_stride1(const rt_conv_shape *s) {
+    return !is_pointwise(s) && s->sh == 1 && s->sw == 1 && s->dh == 1 && s->dw == 1 &&
+           s->oh == s->h && s->ow == s->w;
+}
+static long shift_elems(const rt_conv_shape *s) {
+    return is_same_stride1(s) ? (long)(s->h + s->kh - 1) * s->w : 0;
+}
+
 /* With a fused activation, backward masks one image's dout into a private buffer and sums
  * dbias per thread, while that image is in cache. */
 static long act_elems(const rt_conv_shape *s) {
     return s->act ? (long)s->oc * s->oh * s->ow + s->oc : 0;
 }
 
-/* Per thread: an im2col buffer and a private dweight (backward sums them in thread order,
- * so the result does not depend on timing), plus the masking buffers of act_elems. Fixed at
- * the first call's thread count. */
+/* One thread's slice of the workspace: the im2col matrix, the shifted plane, a private
+ * dweight (backward sums them in thread order, so the result does not depend on timing),
+ * and the masked dout and dbias partial of a fused activation. */
+typedef struct { real_t *col, *shift, *dw, *dy, *db; } conv_slice;
+
+static long slice_elems(const rt_conv_shape *s) {
+    return col_elems(s) + shift_elems(s) + weight_elems(s) + act_elems(s);
+}
+static long slice_dw_at(const rt_conv_shape *s) { return col_elems(s) + shift_elems(s); }
+static long slice_db_at(const rt_conv_shape *s) {
+    return slice_dw_at(s) + weight_elems(s) + (long)s->oc * s->oh * s->ow;
+}
+static conv_slice slice_of(real_t *work, int t, const rt_conv_shape *s) {
+    real_t *base = work + (long)t * slice_elems(s);
+    conv_slice sl = { base, base + col_elems(s), base + slice_dw_at(s),
+                      base + slice_dw_at(s) + weight_elems(s), base + slice_db_at(s) };
+    return sl;
+}
+
+/* Sized for the thread count at the first call (the trainer fixes it at start-up). */
 long RT_FN(conv2d_workspace_elems)(const rt_conv_shape *s) {
-    return (long)omp_get_max_threads() * (col_elems(s) + weight_elems(s) + act_elems(s));
+    return (long)omp_get_max_threads() * slice_elems(s);
 }
 
 /* Output columns ox whose input column ox*sw-pw+kj*dw lies inside [0, w): [*lo, *hi).
@@ -49,9 +78,36 @@ static void valid_cols(const rt_conv_shape *s, int kj, int *lo, int *hi) {
     *lo = a; *hi = b;
 }
 
+/* im2col of a stride-1 "same" convolution through one shifted plane per (ci, kj). */
+static void im2col_same(real_t *col, real_t *shifted /*(H+KH-1),W*/, const real_t *in, int cg,
+                        const rt_conv_shape *s) {
+    int w = s->w, h = s->h, rows = h + s->kh - 1;
+    long hw = (long)h * w;
+    for (int ci = 0; ci < cg; ci++) {
+        const real_t *plane = in + (long)ci * hw;
+        for (int kj = 0; kj < s->kw; kj++) {
+            int lo, hi, off = kj - s->pw;     /* shifted[(y+ph)*w + x] = plane[y*w + x + off] */
+            valid_cols(s, kj, &lo, &hi);
+            for (int r = 0; r < rows; r++) {
+                real_t *row = shifted + (long)r * w;
+                int y = r - s->ph;
+                if (y < 0 || y >= h) { for (int x = 0; x < w; x++) row[x] = 0; continue; }
+                const real_t *src = plane + (long)y * w + off + lo;
+                for (int x = 0; x < lo; x++) row[x] = 0;
+                for (int i = 0; i < hi - lo; i++) row[lo + i] = src[i];
+                for (int x = hi; x < w; x++) row[x] = 0;
+            }
+            for (int ki = 0; ki < s->kh; ki++)
+                memcpy(col + ((long)(ci * s->kh + ki) * s->kw + kj) * hw, shifted + (long)ki * w,
+                       sizeof(real_t) * hw);
+        }
+    }
+}
+
 /* col[(ci*KH+ki)*KW+kj][oy*OW+ox] = in[ci][oy*sh-ph+ki*dh][ox*sw-pw+kj*dw], 0 outside. */
-static void im2col(real_t *col /*cg*KH*KW, OH*OW*/, const real_t *in /*cg,H,W*/, int cg,
-                   const rt_conv_shape *s) {
+static void im2col(real_t *col /*cg*KH*KW, OH*OW*/, real_t *shifted, const real_t *in /*cg,H,W*/,
+                   int cg, const rt_conv_shape *s) {
+    if (is_same_stride1(s)) { im2col_same(col, shifted, in, cg, s); return; }
     int rows = cg * s->kh * s->kw;
     for (int r = 0; r < rows; r++) {
         int kj = r % s->kw, ki = (r / s->kw) % s->kh, ci = r / (s->kw * s->kh);
@@ -81,8 +137,36 @@ static void im2col(real_t *col /*cg*KH*KW, OH*OW*/, const real_t *in /*cg,H,W*/,
     }
 }
 
+/* Adjoint of im2col_same: the kh rows of one (ci, kj) are summed into the shifted plane with
+ * long vector adds, then the plane is added to din row by row. */
+static void col2im_same_add(real_t *din, real_t *shifted, const real_t *dcol, int cg,
+                            const rt_conv_shape *s) {
+    int w = s->w, h = s->h, rows = h + s->kh - 1;
+    long hw = (long)h * w;
+    for (int ci = 0; ci < cg; ci++) {
+        real_t *plane = din + (long)ci * hw;
+        for (int kj = 0; kj < s->kw; kj++) {
+            int lo, hi, off = kj - s->pw;
+            valid_cols(s, kj, &lo, &hi);
+            for (long i = 0; i < (long)rows * w; i++) shifted[i] = 0;
+            for (int ki = 0; ki < s->kh; ki++) {
+                const real_t *src = dcol + ((long)(ci * s->kh + ki) * s->kw + kj) * hw;
+                real_t *dst = shifted + (long)ki * w;
+                for (long i = 0; i < hw; i++) dst[i] += src[i];
+            }
+            for (int y = 0; y < h; y++) {
+                const real_t *row = shifted + (long)(y + s->ph) * w;
+                real_t *dst = plane + (long)y * w + off + lo;
+                for (int i = 0; i < hi - lo; i++) dst[i] += row[lo + i];
+            }
+        }
+    }
+}
+
 /* Adjoint of im2col: din += scatter of dcol. */
-static void col2im_add(real_t *din /*cg,H,W*/, const real_t *dcol, int cg, const rt_conv_shape *s) {
+static void col2im_add(real_t *din /*cg,H,W*/, real_t *shifted, const real_t *dcol, int cg,
+                       const rt_conv_shape *s) {
+    if (is_same_stride1(s)) { col2im_same_add(din, shifted, dcol, cg, s); return; }
     for (int ci = 0; ci < cg; ci++) {
         real_t *plane = din + (long)ci * s->h * s->w;
         for (int ki = 0; ki < s->kh; ki++)
@@ -115,11 +199,11 @@ void RT_FN(conv2d_forward)(real_t *out /*N,OC,OH,OW*/, const real_t *in /*N,C,H,
     long in_img = (long)s->c * s->h * s->w, out_img = (long)s->oc * ohw;
     #pragma omp parallel for schedule(static) num_threads(image_threads(s))
     for (int b = 0; b < s->n; b++) {
-        real_t *col_buf = work + (long)omp_get_thread_num() * col_elems(s);
+        conv_slice sl = slice_of(work, omp_get_thread_num(), s);
         for (int g = 0; g < s->groups; g++) {
             const real_t *x = in + b * in_img + (long)g * cg * s->h * s->w;
             const real_t *col = x;
-            if (!is_pointwise(s)) { im2col(col_buf, x, cg, s); col = col_buf; }
+            if (!is_pointwise(s)) { im2col(sl.col, sl.shift, x, cg, s); col = sl.col; }
             RT_FN(rt_gemm)(0, 0, ocg, ohw, kdim, 1, weight + (long)g * ocg * kdim, kdim,
                            col, ohw, 0, out + b * out_img + (long)g * ocg * ohw, ohw);
         }
@@ -139,7 +223,7 @@ void RT_FN(conv2d_backward)(real_t *din /*N,C,H,W or NULL*/, real_t *dweight /*O
     int cg = s->c / s->groups, ocg = s->oc / s->groups;
     int kdim = cg * s->kh * s->kw, ohw = s->oh * s->ow;
     long in_img = (long)s->c * s->h * s->w, out_img = (long)s->oc * ohw;
-    long wn = weight_elems(s), per_thread = col_elems(s) + wn + act_elems(s);
+    long wn = weight_elems(s), per_thread = slice_elems(s);
     int threads = image_threads(s), pointwise = is_pointwise(s), act = s->act != RT_ACT_NONE;
     if (dbias && !act) {
         #pragma omp parallel for schedule(static)
@@ -155,9 +239,9 @@ void RT_FN(conv2d_backward)(real_t *din /*N,C,H,W or NULL*/, real_t *dweight /*O
     #pragma omp parallel num_threads(threads)
     {
         int t = omp_get_thread_num();
-        real_t *dw_part = work + t * per_thread;       /* this thread's sum of dW over images */
-        real_t *col_buf = dw_part + wn;
-        real_t *dy_buf = col_buf + col_elems(s), *db_part = dy_buf + out_img;   /* act only */
+        conv_slice sl = slice_of(work, t, s);
+        real_t *dw_part = sl.dw;                       /* this thread's sum of dW over images */
+        real_t *col_buf = sl.col, *dy_buf = sl.dy, *db_part = sl.db;   /* dy, db: act only */
         memset(dw_part, 0, sizeof(real_t) * wn);
         if (act) memset(db_part, 0, sizeof(real_t) * s->oc);
         #pragma omp for schedule(static)
@@ -179,7 +263,7 @@ void RT_FN(conv2d_backward)(real_t *din /*N,C,H,W or NULL*/, real_t *dweight /*O
                 const real_t *dy = dy_img + (long)g * ocg * ohw;
                 const real_t *w = weight + (long)g * ocg * kdim;
                 const real_t *col = x;
-                if (!pointwise) { im2col(col_buf, x, cg, s); col = col_buf; }
+                if (!pointwise) { im2col(col_buf, sl.shift, x, cg, s); col = col_buf; }
                 /* dW_g += dY_g . col^T */
                 RT_FN(rt_gemm)(0, 1, ocg, kdim, ohw, 1, dy, ohw, col, ohw, 1,
                                dw_part + (long)g * ocg * kdim, kdim);
@@ -190,7 +274,7 @@ void RT_FN(conv2d_backward)(real_t *din /*N,C,H,W or NULL*/, real_t *dweight /*O
                 } else {           /* the col buffer is free again once dW is done: reuse it */
                     RT_FN(rt_gemm)(1, 0, kdim, ohw, ocg, 1, w, kdim, dy, ohw, 0, col_buf, ohw);
                     memset(dx, 0, sizeof(real_t) * cg * s->h * s->w);
-                    col2im_add(dx, col_buf, cg, s);
+                    col2im_add(dx, sl.shift, col_buf, cg, s);
                 }
             }
         }
@@ -198,11 +282,11 @@ void RT_FN(conv2d_backward)(real_t *din /*N,C,H,W or NULL*/, real_t *dweight /*O
         #pragma omp for schedule(static)
         for (long i = 0; i < wn; i++) {
             real_t acc = 0;
-            for (int u = 0; u < threads; u++) acc += work[u * per_thread + i];
+            for (int u = 0; u < threads; u++) acc += work[u * per_thread + slice_dw_at(s) + i];
             dweight[i] = acc;
         }
         if (act && dbias) {
-            long db_at = wn + col_elems(s) + out_img;   /* db_part within a thread's slice */
+            long db_at = slice_db_at(s);
             #pragma omp for schedule(static)
             for (int oc = 0; oc < s->oc; oc++) {
                 real_t acc = 0;
