@@ -4,19 +4,21 @@
 #include "rt_ops.h"
 #include "rt_real.h"
 
-/* The common 2x2 stride-2 unpadded window, without bounds tests; same tie rule as below
- * (the first maximum in row-major window order wins). */
+/* The common 2x2 stride-2 unpadded window, without bounds tests and without branches
+ * (selects, so random data costs no mispredictions); same tie rule as the general loop: the
+ * first maximum in row-major window order wins, and a NaN in front stays. */
 static void pool2x2_plane(real_t *y, int32_t *am, const real_t *x, const rt_pool_shape *s) {
     for (int oy = 0; oy < s->oh; oy++) {
         const real_t *r0 = x + (long)(2 * oy) * s->w, *r1 = r0 + s->w;
+        real_t *yo = y + (long)oy * s->ow;
+        int32_t *ao = am + (long)oy * s->ow, top = 2 * oy * s->w, bottom = top + s->w;
         for (int ox = 0; ox < s->ow; ox++) {
-            int i = 2 * ox, best = i;
-            real_t bv = r0[i];
-            if (r0[i + 1] > bv) bv = r0[i + 1], best = i + 1;
-            if (r1[i] > bv) bv = r1[i], best = s->w + i;
-            if (r1[i + 1] > bv) bv = r1[i + 1], best = s->w + i + 1;
-            y[oy * s->ow + ox] = bv;
-            am[oy * s->ow + ox] = 2 * oy * s->w + best;
+            real_t a = r0[2 * ox], b = r0[2 * ox + 1], c = r1[2 * ox], d = r1[2 * ox + 1];
+            int right0 = b > a, right1 = d > c;
+            real_t m0 = right0 ? b : a, m1 = right1 ? d : c;
+            int lower = m1 > m0;
+            yo[ox] = lower ? m1 : m0;
+            ao[ox] = lower ? bottom + 2 * ox + right1 : top + 2 * ox + right0;
         }
     }
 }
