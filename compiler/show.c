@@ -1,6 +1,10 @@
 /* `trainc show`: the per-layer table (shape, params, MACs, activation bytes) and the run
- * summary (batch, steps, LR at its key points, precision, parallel layout, spec hash). */
+ * summary (batch, steps, LR at its key points, precision, parallel layout, the codegen's
+ * memory plan, spec hash). */
 #include "show.h"
+
+#include "ir.h"
+#include "ir_build.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -65,7 +69,32 @@ static void show_lr_points(FILE *out, const rt_lr_config *lr) {
     }
 }
 
-static void show_run(FILE *out, const run_config *r) {
+/* The arena of the compiled trainer, as `trainc build` plans it for the per-rank batch:
+ * its peak (what the binary allocates) and the naive sum of every tensor it holds. */
+typedef struct { int ok; long peak, naive; } show_plan;
+
+static show_plan plan_memory(const sema_result *res) {
+    show_plan p = {0, 0, 0};
+    if (!res->run.has_run || res->run.train.batch_per_rank < 1) return p;
+    ir_net net;
+    memset(&net, 0, sizeof net);
+    if (ir_build(&net, &res->net, (int)res->run.train.batch_per_rank, res->run.label_smoothing) == 0)
+        p = (show_plan){1, net.arena_bytes, net.arena_naive_bytes};
+    ir_net_free(&net);
+    return p;
+}
+
+static void show_memory(FILE *out, const run_config *r, show_plan p) {
+    if (!p.ok) {
+        fputs("  memory plan       (the net cannot be compiled; see trainc build)\n", out);
+        return;
+    }
+    fprintf(out, "  memory plan       arena %.1f MiB planned (%ld bytes) vs %.1f MiB naive sum "
+            "(%ld bytes), batch %lld per rank\n", p.peak / 1048576.0, p.peak,
+            p.naive / 1048576.0, p.naive, (long long)r->train.batch_per_rank);
+}
+
+static void show_run(FILE *out, const run_config *r, show_plan plan) {
     if (!r->has_run) {
         fputs("\nrun: (no data.train or no solver: nothing to summarize)\n", out);
         return;
@@ -94,13 +123,14 @@ static void show_run(FILE *out, const run_config *r) {
     show_format_float(v, sizeof v, r->bucket_mb);
     fprintf(out, "  parallel          ranks %lld, bucket %s MB, overlap %s, sync BN %s\n",
             (long long)r->ranks, v, r->overlap ? "on" : "off", r->sync_bn ? "on" : "off");
+    show_memory(out, r, plan);
 }
 
 void show_table(FILE *out, const char *path, const sema_result *res) {
     fprintf(out, "spec %s%s%s%s\n\n", path, res->run.name[0] ? " (" : "", res->run.name,
             res->run.name[0] ? ")" : "");
     show_layers(out, &res->net);
-    show_run(out, &res->run);
+    show_run(out, &res->run, plan_memory(res));
     fprintf(out, "\nspec hash sha256:%s\n", res->hash);
 }
 
@@ -145,7 +175,7 @@ static void json_layers(FILE *out, const net_desc *net) {
     fputs("\n  ],\n", out);
 }
 
-static void json_run(FILE *out, const run_config *r) {
+static void json_run(FILE *out, const run_config *r, show_plan plan) {
     if (!r->has_run) { fputs("  \"run\": null\n", out); return; }
     fprintf(out, "  \"run\": {\"global_batch\": %lld, \"batch_per_rank\": %lld, \"ranks\": %lld, "
             "\"train_samples\": %lld, \"steps_per_epoch\": %lld, \"epochs\": %lld, "
@@ -159,6 +189,10 @@ static void json_run(FILE *out, const run_config *r) {
             optimizer_names[r->optimizer], compute_names[r->compute],
             loss_scale_names[r->loss_scale]);
     json_number(out, r->label_smoothing);
+    if (plan.ok)
+        fprintf(out, ",\n    \"arena_peak_bytes\": %ld, \"arena_naive_bytes\": %ld", plan.peak, plan.naive);
+    else
+        fputs(",\n    \"arena_peak_bytes\": null, \"arena_naive_bytes\": null", out);
     fputs(",\n    \"lr_points\": [", out);
     rt_lr_point pts[64];
     int n = rt_lr_key_points(pts, 64, &r->lr);
@@ -186,6 +220,6 @@ void show_json(FILE *out, const char *path, const sema_result *res) {
             "\"activation_bytes\": %lld,\n", (long long)net->classes, (long long)net->params,
             (long long)net->macs, (long long)net->act_bytes);
     json_layers(out, net);
-    json_run(out, &res->run);
+    json_run(out, &res->run, plan_memory(res));
     fputs("}\n", out);
 }

@@ -28,6 +28,9 @@ static rt_status check_header(const char *path, FILE *f, rt_ckpt_header *h, rt_e
     struct stat st;
     if (fstat(fileno(f), &st) != 0)
         return rt_fail(err, RT_E_IO, NULL, "cannot stat checkpoint %s: %s", path, strerror(errno));
+    if (S_ISDIR(st.st_mode))
+        return rt_fail(err, RT_E_ARG, "pass one of the ckpt-<step>.bin files in it (the newest "
+                       "has the highest step)", "checkpoint %s is a directory, not a file", path);
     uint64_t size = (uint64_t)st.st_size;
     uint8_t b[CKPT_HEADER_BYTES] = {0};
     size_t got = fread(b, 1, sizeof b, f);

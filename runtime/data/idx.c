@@ -23,7 +23,12 @@ static rt_status check_gzip_magic(const char *path, rt_err *err) {
                        "cannot open %s: %s", path, strerror(errno));
     unsigned char m[2] = {0, 0};
     size_t got = fread(m, 1, 2, f);
+    int is_dir = ferror(f) && errno == EISDIR;
     fclose(f);
+    if (is_dir)
+        return rt_fail(err, RT_E_FORMAT, REFETCH_HINT, "%s is a directory, not an IDX file", path);
+    if (got == 0)
+        return rt_fail(err, RT_E_TRUNCATED, REFETCH_HINT, "%s is empty (0 bytes)", path);
     if (ends_with(path, ".gz") && (got < 2 || m[0] != 0x1f || m[1] != 0x8b))
         return rt_fail(err, RT_E_FORMAT,
                        "re-download it; if it is an uncompressed IDX file, drop the .gz suffix",
@@ -51,10 +56,10 @@ static rt_status read_exact(gzFile g, const char *path, void *dst, size_t n, lon
     const char *zmsg = gzerror(g, &zerr);
     size_t plen = strlen(path);   /* zlib prefixes the path; we already print it */
     if (strncmp(zmsg, path, plen) == 0 && strncmp(zmsg + plen, ": ", 2) == 0) zmsg += plen + 2;
+    /* zlib inflates a whole buffer ahead of the bytes asked for, so the offset reached
+     * says nothing about where the damage is: name only the zlib reason. */
     if (zerr == Z_DATA_ERROR || zerr == Z_STREAM_ERROR || zerr == Z_MEM_ERROR)
-        return rt_fail(err, RT_E_FORMAT, REFETCH_HINT,
-                       "%s: corrupt gzip data after %ld uncompressed bytes (%s)", path,
-                       at + (long)done, zmsg);
+        return rt_fail(err, RT_E_FORMAT, REFETCH_HINT, "%s: corrupt gzip data (%s)", path, zmsg);
     return rt_fail(err, RT_E_TRUNCATED, REFETCH_HINT,
                    "%s is truncated: expected %zu bytes of %s after offset %ld, got %zu "
                    "(file ends at uncompressed offset %ld)", path, n, what, at, done,
@@ -115,9 +120,15 @@ rt_status rt_idx_read(const char *path, int expect_dims, uint8_t **data, long di
     for (int i = 0; i < expect_dims && !st; i++) {
         dims[i] = (long)((uint32_t)d[4 * i] << 24 | (uint32_t)d[4 * i + 1] << 16 |
                          (uint32_t)d[4 * i + 2] << 8 | d[4 * i + 3]);
-        if (dims[i] <= 0 || dims[i] > (1L << 31) || total > (1L << 40) / dims[i])
-            st = rt_fail(err, RT_E_FORMAT, REFETCH_HINT, "%s: implausible dimension %d = %ld",
-                         path, i, dims[i]);
+        if (dims[i] == 0)
+            st = rt_fail(err, RT_E_FORMAT, REFETCH_HINT,
+                         "%s: IDX dimension %d (%s) is 0 at offset %d: the file holds no %s", path,
+                         i, i == 0 ? "count" : i == 1 ? "rows" : "columns", 4 + 4 * i,
+                         i == 0 && expect_dims == 1 ? "labels" : "images");
+        else if (dims[i] > (1L << 31) || total > (1L << 40) / dims[i])
+            st = rt_fail(err, RT_E_FORMAT, REFETCH_HINT,
+                         "%s: implausible IDX dimension %d = %ld at offset %d (damaged header?)",
+                         path, i, dims[i], 4 + 4 * i);
         else total *= dims[i];
     }
     if (!st) {

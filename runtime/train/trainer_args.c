@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static void usage(FILE *out, const char *prog) {
     fprintf(out,
@@ -60,6 +61,7 @@ void rt_trainer_parse_args(rt_trainer_args *a, const char *prog, const char *def
         if (!known) bad(prog, "unknown option '%s'", opt);
         if (i + 1 >= argc) bad(prog, "option '%s' needs a value", opt);
         const char *v = argv[++i];
+        if (!*v) bad(prog, "option '%s' needs a value, got an empty string", opt);
         if (!strcmp(opt, "--data")) a->data_dir = v;
         else if (!strcmp(opt, "--out")) a->out_dir = v;
         else if (!strcmp(opt, "--resume")) a->resume = v;
@@ -69,5 +71,13 @@ void rt_trainer_parse_args(rt_trainer_args *a, const char *prog, const char *def
             a->has_seed = 1;
             a->seed = (uint64_t)parse_long(prog, opt, v, 0, 0x7fffffffffffffffL);
         }
+    }
+    /* Caught here, before minutes of data loading, rather than when metrics.jsonl is opened. */
+    struct stat st;
+    if (stat(a->out_dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "error: --out %s is a file, not a directory\n"
+                        "HINT: pass a new or existing directory; the file is left alone\n",
+                a->out_dir);
+        exit(2);
     }
 }

@@ -1,0 +1,25 @@
+# Benchmarks (not part of `make test`): `make bench-cpu` compares training throughput with
+# PyTorch on the CPU (bench/bench_cpu.sh; figures go in bench/RESULTS.md); `make bench-resnet`
+# trains specs/examples/fmnist_resnet.spec to its 93.5% bar and reports accuracy and time.
+
+RESNET_SPEC := specs/examples/fmnist_resnet.spec
+RESNET_BIN  := $(BUILD)/bench/fmnist_resnet
+RESNET_OUT  := $(BUILD)/bench/resnet-run
+RESNET_BAR  := 0.935
+
+.PHONY: bench-resnet
+bench: bench-cpu
+
+bench-cpu: all
+	@BUILD=$(BUILD) bash bench/bench_cpu.sh
+
+bench-resnet: all
+	@mkdir -p $(BUILD)/bench
+	$(TRAINC) build $(RESNET_SPEC) -o $(RESNET_BIN)
+	rm -rf $(RESNET_OUT)
+	@t0=$$(date +%s); $(RESNET_BIN) --out $(RESNET_OUT) || exit 1; \
+	  secs=$$(( $$(date +%s) - t0 )); \
+	  top1=$$(grep '"event":"summary"' $(RESNET_OUT)/metrics.jsonl | tail -n 1 | sed 's/.*"top1":\([0-9.e+-]*\).*/\1/'); \
+	  awk -v t="$$top1" -v s="$$secs" -v bar=$(RESNET_BAR) 'BEGIN { \
+	    printf "bench-resnet: test top-1 %.2f%% (bar %.1f%%) in %d s (%.1f min): %s\n", \
+	      100 * t, 100 * bar, s, s / 60, (t >= bar ? "PASS" : "FAIL"); exit !(t >= bar) }'

@@ -1,0 +1,72 @@
+/* Force-included (-include) before a generated model.c to compile it in double precision for
+ * the whole-model gradient check: `float` becomes `double`, every op maps to its _f64 twin
+ * (ops_f64.h, generated from rt_ops.h by model_gradcheck_test.sh), and the trainer types are
+ * replaced by double-typed look-alikes. The generated code itself is used unchanged, except
+ * that the test doubles its arena byte offsets (sed), since every element takes 8 bytes. */
+#ifndef MODEL_F64_H
+#define MODEL_F64_H
+#include <stdint.h>
+#include <string.h>
+#include "rt_ops.h"
+#include "rt_rng.h"
+#include "rt_core.h"
+#include "rt_trainer.h"
+
+#include "ops_f64.h"
+
+typedef struct {
+    double *params, *grads, *buffers;
+    unsigned char *arena;
+    uint64_t step_seed;
+    int training;
+} gc_model_ctx;
+
+typedef struct {
+    const char *name, *spec_path, *spec_hash, *spec_text, *compiler_version;
+    int in_c, in_h, in_w, classes;
+    int batch;
+    long n_params, n_buffers;
+    long arena_bytes, arena_naive_bytes;
+    int n_tensors;
+    const rt_param_tensor *tensors;
+    void (*init)(double *params, double *buffers, uint64_t seed);
+    double (*train_step)(gc_model_ctx *ctx, const double *x, const int32_t *y);
+    void (*eval_forward)(gc_model_ctx *ctx, const double *x, double *logits);
+    const double *(*logits)(const gc_model_ctx *ctx);
+} gc_model;
+
+#define rt_model_ctx gc_model_ctx
+#define rt_model gc_model
+
+/* The network input's gradient: the generated code passes NULL as the first layer's dinput
+ * (nobody needs it); the check supplies this buffer instead so d(loss)/d(input) is tested. */
+static double *gc_dx;
+static inline double *gc_din(double *din) { return din ? din : gc_dx; }
+#undef conv2d_backward
+#undef linear_backward
+#define conv2d_backward(din, ...) conv2d_backward_f64(gc_din(din), __VA_ARGS__)
+#define linear_backward(din, ...) linear_backward_f64(gc_din(din), __VA_ARGS__)
+
+/* Initializers: the real float ones, widened, so the check starts from the trainer's init. */
+static inline void gc_init_const(double *w, long n, double v) {
+    for (long i = 0; i < n; i++) w[i] = v;
+}
+static inline void gc_init_torch_default(double *w, long nw, double *b, long nb, long fan_in,
+                                         rt_rng *r) {
+    float *fw = rt_alloc_aligned((size_t)nw * 4), *fb = nb ? rt_alloc_aligned((size_t)nb * 4) : NULL;
+    rt_init_torch_default(fw, nw, fb, nb, fan_in, r);
+    for (long i = 0; i < nw; i++) w[i] = fw[i];
+    for (long i = 0; i < nb; i++) b[i] = fb[i];
+    rt_free_aligned(fw);
+    if (fb) rt_free_aligned(fb);
+}
+#define rt_init_const gc_init_const
+#define rt_init_torch_default gc_init_torch_default
+
+/* The real headers are in, with float; from here on the model's `float` is double. */
+#define float double
+
+/* The model's main() is not this program's. */
+#define main gc_model_main
+#define rt_trainer_main(m, r, argc, argv) ((void)(m), (void)(r), (void)(argc), (void)(argv), 0)
+#endif

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Whole-model gradient check: compiles tests/gradcheck/gradcheck_net.spec with trainc, then
+# builds its generated model.c in double precision (model_f64.h, the _f64 ops of
+# libtrainrt_f64.a, arena offsets doubled) with model_gradcheck.c and runs the check.
+set -eu
+BUILD=${BUILD:-build}
+dir=$BUILD/test-gradcheck
+rm -rf "$dir" && mkdir -p "$dir"
+for lib in "$BUILD/asan/libtrainrt.a" "$BUILD/asan/libtrainrt_f64.a"; do
+  [ -f "$lib" ] || { echo "missing $lib: run make test-build" >&2; exit 1; }
+done
+"$BUILD/trainc" build tests/gradcheck/gradcheck_net.spec -o "$dir/net" >/dev/null
+
+# Every op of rt_ops.h maps to its double twin (`name` is the parameter of RT_OPS_FN itself).
+grep -o 'RT_OPS_FN([a-z_0-9]*)' runtime/include/rt_ops.h | sed 's/RT_OPS_FN(\(.*\))/\1/' | grep -vx name | sort -u |
+  awk '{ printf "#define %s %s_f64\n", $1, $1 }' > "$dir/ops_f64.h"
+[ -s "$dir/ops_f64.h" ] || { echo "no ops found in rt_ops.h" >&2; exit 1; }
+
+# Arena offsets are bytes planned for 4-byte floats; in double every tensor needs twice that.
+sed -E 's/\(arena \+ ([0-9]+)\)/(arena + 2 * \1)/g' "$dir/net.src/model.c" > "$dir/model_f64.c"
+if grep -E 'arena \+ [0-9]+\)' "$dir/model_f64.c"; then
+  echo "model.c addresses the arena in a form this test does not rescale (lines above)" >&2; exit 1
+fi
+grep -q 'arena + 2 \* ' "$dir/model_f64.c" || { echo "no arena offsets found in model.c" >&2; exit 1; }
+
+cc -std=c11 -D_GNU_SOURCE -g -O1 -fopenmp -fsanitize=address,undefined -fno-omit-frame-pointer \
+  -fno-sanitize-recover=undefined -Wall -Wno-unused-function -Wno-unused-parameter -Werror=incompatible-pointer-types \
+  -Iruntime/include -Itests/gradcheck -I"$dir" -include model_f64.h \
+  -DMODEL_C="\"$PWD/$dir/model_f64.c\"" tests/gradcheck/model_gradcheck.c -o "$dir/model_gradcheck" \
+  "$BUILD/asan/libtrainrt_f64.a" "$BUILD/asan/libtrainrt.a" -lopenblas -lz -lm -lgomp
+OMP_NUM_THREADS=2 "$dir/model_gradcheck"
