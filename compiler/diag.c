@@ -38,11 +38,29 @@ static void print_source_line(FILE *out, src_loc loc) {
     fputs("^\n", out);
 }
 
+static int same_use(const src_loc *a, const src_loc *b) {
+    const char *na = a->via_block ? a->via_block : "?", *nb = b->via_block ? b->via_block : "?";
+    return a->via->file == b->via->file && a->via->line == b->via->line &&
+           a->via->col == b->via->col && strcmp(na, nb) == 0;
+}
+
+/* The block-instantiation chain, innermost first; a run of identical lines (a block that
+ * uses itself) is printed once with its count. */
 static void print_chain(FILE *out, src_loc loc) {
-    for (src_loc cur = loc; cur.via; cur = *cur.via)
-        if (cur.via->file)
-            fprintf(out, "  in block '%s' used at %s:%d:%d\n", cur.via_block ? cur.via_block : "?",
-                    cur.via->file->path, cur.via->line, cur.via->col);
+    for (src_loc cur = loc; cur.via;) {
+        if (!cur.via->file) { cur = *cur.via; continue; }
+        int repeats = 0;
+        src_loc next = *cur.via;
+        while (next.via && next.via->file && same_use(&cur, &next)) {
+            repeats++;
+            next = *next.via;
+        }
+        fprintf(out, "  in block '%s' used at %s:%d:%d", cur.via_block ? cur.via_block : "?",
+                cur.via->file->path, cur.via->line, cur.via->col);
+        if (repeats) fprintf(out, " (%d times in a row)", repeats + 1);
+        fputc('\n', out);
+        cur = next;
+    }
     for (const src_file *f = loc.file; f && f->from.file; f = f->from.file)
         fprintf(out, "  in file %s from %s:%d:%d\n", f->how, f->from.file->path, f->from.line,
                 f->from.col);

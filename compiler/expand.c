@@ -437,8 +437,16 @@ static void expand_use(expander *x, const ast_node *use, ast_node *out, scope *s
         return;
     }
     if (lc->block_depth >= RESOLVE_MAX_BLOCK_DEPTH) {
-        diag_error(x->diag, loc, "does a block use itself?", "blocks nested deeper than %d",
-                   RESOLVE_MAX_BLOCK_DEPTH);
+        int recursive = 0;
+        for (const src_loc *v = &loc; v && !recursive; v = v->via)
+            recursive = v->via_block && strcmp(v->via_block, def->text) == 0;
+        char hint[200];
+        if (recursive)
+            snprintf(hint, sizeof hint, "block '%.64s' uses itself without end; stop the recursion "
+                     "with an if on one of its parameters", def->text);
+        else
+            snprintf(hint, sizeof hint, "does a block use itself?");
+        diag_error(x->diag, loc, hint, "blocks nested deeper than %d", RESOLVE_MAX_BLOCK_DEPTH);
         return;
     }
     /* Blocks see the globals and their parameters, not the caller's locals. */

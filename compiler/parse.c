@@ -47,9 +47,37 @@ src_file *source_load(ast_arena *arena, diag_ctx *diag, const char *path, const 
     return file;
 }
 
+/* A binary file would give one "control byte" error per byte (up to the error limit), which
+ * hides the real mistake: a NUL byte, or more than a few control bytes, means not a text
+ * file. Sets *at to the offset of the first control byte. */
+#define PARSE_BINARY_CONTROL_BYTES 4
+static int looks_binary(const src_file *file, size_t *at) {
+    size_t controls = 0;
+    int nul = 0;
+    for (size_t i = 0; i < file->len; i++) {
+        unsigned char ch = (unsigned char)file->text[i];
+        if ((ch >= 32 && ch != 127) || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f' ||
+            ch == '\v')
+            continue;
+        if (controls++ == 0) *at = i;
+        nul |= ch == 0;
+    }
+    return nul || controls >= PARSE_BINARY_CONTROL_BYTES;
+}
+
 ast_node *parse_source(ast_arena *arena, diag_ctx *diag, src_file *file) {
     parse_ctx ctx = { .diag = diag, .arena = arena, .file = file };
     int errors_before = diag->n_errors;
+    size_t at = 0;
+    if (looks_binary(file, &at)) {
+        int line = 1, col = 1;
+        for (size_t i = 0; i < at; i++, col++)
+            if (file->text[i] == '\n') line++, col = 0;
+        diag_error(diag, parse_loc(&ctx, line, col), "a spec is a text file; check the path",
+                   "'%s' is not a text file (control byte 0x%02x at offset %zu)", file->path,
+                   (unsigned char)file->text[at], at);
+        return NULL;
+    }
     yyscan_t scanner;
     if (spec_yylex_init_extra(&ctx, &scanner) != 0) {
         diag_error(diag, parse_loc(&ctx, 0, 0), NULL, "cannot initialise the scanner");

@@ -10,8 +10,26 @@
 
 typedef struct load_stack {
     const char *real;               /* realpath of a file being loaded */
+    const char *shown;              /* its path as the user wrote it, for messages */
     const struct load_stack *up;
 } load_stack;
+
+/* "a.spec -> b.inc -> a.spec": the files from the first load of `cycle_start` down to the
+ * innermost one (stack), then `path` again, which closes the cycle. */
+static void format_cycle(char *buf, size_t cap, const load_stack *stack,
+                         const load_stack *cycle_start, const char *path) {
+    const load_stack *chain[RESOLVE_MAX_INCLUDE_DEPTH + 2];
+    int n = 0;
+    for (const load_stack *s = stack; s && n < RESOLVE_MAX_INCLUDE_DEPTH + 1; s = s->up) {
+        chain[n++] = s;
+        if (s == cycle_start) break;
+    }
+    size_t k = 0;
+    buf[0] = '\0';
+    for (int i = n - 1; i >= 0 && k < cap; i--)
+        k += (size_t)snprintf(buf + k, cap - k, "%s -> ", chain[i]->shown);
+    if (k < cap) snprintf(buf + k, cap - k, "%s", path);
+}
 
 typedef struct resolver {
     ast_arena *arena;
@@ -179,8 +197,18 @@ static ast_node *load_raw(resolver *r, const char *path, const char *how, src_lo
     if (realpath(path, real)) {
         for (const load_stack *s = stack; s; s = s->up)
             if (strcmp(s->real, real) == 0) {
-                diag_error(r->diag, from, "remove the cycle", "'%s' %s itself (cycle)", path,
-                           strcmp(how, "extended") == 0 ? "extends" : "includes");
+                int ext = strcmp(how, "extended") == 0;
+                if (s == stack) {
+                    diag_error(r->diag, from, "remove the cycle", "'%s' %s itself (cycle)", path,
+                               ext ? "extends" : "includes");
+                } else {
+                    char cycle[2048], hint[160];
+                    format_cycle(cycle, sizeof cycle, stack, s, path);
+                    snprintf(hint, sizeof hint, "remove one of these %s so that no file pulls itself in",
+                             ext ? "extends" : "includes");
+                    diag_error(r->diag, from, hint, "%s cycle: %s", ext ? "extends" : "include",
+                               cycle);
+                }
                 return NULL;
             }
     } else {
@@ -190,7 +218,7 @@ static ast_node *load_raw(resolver *r, const char *path, const char *how, src_lo
     if (!file) return NULL;
     ast_node *root = parse_source(r->arena, r->diag, file);
     if (!root) return NULL;
-    load_stack here = { real, stack };
+    load_stack here = { real, path, stack };
     splice_includes(r, root, &here, depth);
     return apply_extends(r, root, &here, depth);
 }
@@ -201,7 +229,7 @@ ast_node *resolve_includes_and_extends(ast_arena *arena, diag_ctx *diag, src_fil
     if (!root) return NULL;
     char real[PATH_MAX];
     if (!realpath(file->path, real)) snprintf(real, sizeof real, "%s", file->path);
-    load_stack here = { real, NULL };
+    load_stack here = { real, file->path, NULL };
     splice_includes(&r, root, &here, 0);
     return apply_extends(&r, root, &here, 0);
 }

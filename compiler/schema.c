@@ -87,6 +87,11 @@ int schema_default_number(const schema_field *f, double *out) {
     return 1;
 }
 
+void schema_format_number(char *buf, size_t cap, double v) {
+    if (v == floor(v) && fabs(v) < 1e15) snprintf(buf, cap, "%.0f", v);
+    else snprintf(buf, cap, "%g", v);
+}
+
 static void print_range(FILE *out, const schema_field *f) {
     if (f->values[0]) {
         fputs("one of ", out);
@@ -97,11 +102,14 @@ static void print_range(FILE *out, const schema_field *f) {
         return;
     }
     int has_lo = isfinite(f->lo), has_hi = isfinite(f->hi);
+    char lo[32], hi[32];
+    schema_format_number(lo, sizeof lo, f->lo);
+    schema_format_number(hi, sizeof hi, f->hi);
     if (has_lo && has_hi)
-        fprintf(out, "%s%g, %g%s", f->flags & SF_LO_OPEN ? "(" : "[", f->lo, f->hi,
+        fprintf(out, "%s%s, %s%s", f->flags & SF_LO_OPEN ? "(" : "[", lo, hi,
                 f->flags & SF_HI_OPEN ? ")" : "]");
-    else if (has_lo) fprintf(out, "%s %g", f->flags & SF_LO_OPEN ? ">" : "≥", f->lo);
-    else if (has_hi) fprintf(out, "%s %g", f->flags & SF_HI_OPEN ? "<" : "≤", f->hi);
+    else if (has_lo) fprintf(out, "%s %s", f->flags & SF_LO_OPEN ? ">" : "≥", lo);
+    else if (has_hi) fprintf(out, "%s %s", f->flags & SF_HI_OPEN ? "<" : "≤", hi);
     if (f->list_len) fprintf(out, "%s%d items", has_lo || has_hi ? "; " : "", f->list_len);
 }
 

@@ -61,6 +61,9 @@ int schema_value_allowed(const schema_field *f, const char *word);
 /* The field's default as a number / bool / string; fails (returns 0) when it has none or
  * it is descriptive ("global batch"). */
 int schema_default_number(const schema_field *f, double *out);
+/* A range bound or value as text: whole numbers as integers (2147483647, not 2.14748e+09),
+ * others with %g. */
+void schema_format_number(char *buf, size_t cap, double v);
 /* Prints the field reference as Markdown (README, `trainc schema --markdown`). */
 void schema_print_markdown(FILE *out);
 

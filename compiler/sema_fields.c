@@ -4,9 +4,12 @@
 #include "sema.h"
 #include "schema.h"
 
+#include <ctype.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #define SEMA_MAX_MSG_DEPTH 64   /* the schema nests 5 deep; deeper input is already wrong */
 
@@ -22,11 +25,60 @@ static void format_values(char *buf, size_t cap, const char *values) {
 
 static void format_range(char *buf, size_t cap, const schema_field *f) {
     int has_lo = isfinite(f->lo), has_hi = isfinite(f->hi);
+    char lo[32], hi[32];
+    schema_format_number(lo, sizeof lo, f->lo);
+    schema_format_number(hi, sizeof hi, f->hi);
     if (has_lo && has_hi)
-        snprintf(buf, cap, "in %s%g, %g%s", f->flags & SF_LO_OPEN ? "(" : "[", f->lo, f->hi,
+        snprintf(buf, cap, "in %s%s, %s%s", f->flags & SF_LO_OPEN ? "(" : "[", lo, hi,
                  f->flags & SF_HI_OPEN ? ")" : "]");
-    else if (has_lo) snprintf(buf, cap, "%s %g", f->flags & SF_LO_OPEN ? ">" : ">=", f->lo);
-    else snprintf(buf, cap, "%s %g", f->flags & SF_HI_OPEN ? "<" : "<=", f->hi);
+    else if (has_lo) snprintf(buf, cap, "%s %s", f->flags & SF_LO_OPEN ? ">" : ">=", lo);
+    else snprintf(buf, cap, "%s %s", f->flags & SF_HI_OPEN ? "<" : "<=", hi);
+}
+
+/* A hint says what to do, then what the field is (its schema doc, as context):
+ * "add 'out: ...' to this 'conv' ('out': output channels)". */
+static const char *field_hint(char *buf, size_t cap, const schema_field *f, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static const char *field_hint(char *buf, size_t cap, const schema_field *f, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, cap, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= cap || !f->doc[0]) return buf;
+    size_t len = strlen(f->doc);
+    while (len && f->doc[len - 1] == '.') len--;
+    if (len == strlen(f->name) && strncasecmp(f->doc, f->name, len) == 0) return buf;   /* "Momentum." */
+    /* "Output channels." reads as "output channels" mid-sentence; keep "GELU", "BN". */
+    int lower = isupper((unsigned char)f->doc[0]) && !isupper((unsigned char)f->doc[1]);
+    snprintf(buf + n, cap - (size_t)n, " ('%s': %c%.*s)", f->name,
+             lower ? tolower((unsigned char)f->doc[0]) : f->doc[0], (int)len - 1, f->doc + 1);
+    return buf;
+}
+
+/* A value of the field's type to show in a hint: its default where it has a plain one. */
+static const char *example_value(char *buf, size_t cap, const schema_field *f) {
+    double d;
+    if (f->def[0] && (schema_default_number(f, &d) || f->type == SF_BOOL || f->type == SF_ENUM)) {
+        snprintf(buf, cap, "%s", f->def);
+        return buf;
+    }
+    /* No default: a placeholder of the right shape, not a made-up number. */
+    switch (f->type) {
+    case SF_BOOL: snprintf(buf, cap, "true"); break;
+    case SF_STRING: snprintf(buf, cap, "\"...\""); break;
+    case SF_ENUM: snprintf(buf, cap, "%.*s", (int)strcspn(f->values, "|"), f->values); break;
+    case SF_INT_LIST: case SF_FLOAT_LIST: case SF_STRING_LIST: {
+        const char *item = f->type == SF_STRING_LIST ? "\"...\"" : "...";
+        if (f->list_len == 0) { snprintf(buf, cap, "[%s, ...]", item); break; }
+        size_t k = (size_t)snprintf(buf, cap, "[");
+        for (int i = 0; i < f->list_len && k < cap; i++)
+            k += (size_t)snprintf(buf + k, cap - k, "%s%s", i ? ", " : "", item);
+        if (k < cap) snprintf(buf + k, cap - k, "]");
+        break;
+    }
+    default: snprintf(buf, cap, "...");
+    }
+    return buf;
 }
 
 static int in_range(const schema_field *f, double v) {
@@ -65,7 +117,13 @@ static const char *expected_name(schema_type t) {
 }
 
 static int type_error(diag_ctx *diag, const schema_field *f, const char *msg, const ast_node *v) {
-    diag_error(diag, v->loc, f->doc, "field '%s' in '%s' must be %s, not %s", f->name, msg,
+    char hint[512], ex[96];
+    if (f->type == SF_MSG)
+        field_hint(hint, sizeof hint, f, "write it as a message: '%s { ... }'", f->name);
+    else
+        field_hint(hint, sizeof hint, f, "write it as '%s: %s'", f->name,
+                   example_value(ex, sizeof ex, f));
+    diag_error(diag, v->loc, hint, "field '%s' in '%s' must be %s, not %s", f->name, msg,
                expected_name(f->type), value_kind_name(v));
     return 1;
 }
@@ -82,7 +140,18 @@ static int check_number(diag_ctx *diag, const schema_field *f, const char *msg,
     char shown[48];
     if (v->kind == AST_INT) snprintf(shown, sizeof shown, "%lld", (long long)v->ival);
     else snprintf(shown, sizeof shown, "%g", v->fval);
-    diag_error(diag, v->loc, f->doc, "%s in '%s' is %s; it must be %s", what, msg, shown, range);
+    char hint[512], ex[32];
+    double d;
+    if (item < 0 && f->def[0] && schema_default_number(f, &d))
+        field_hint(hint, sizeof hint, f, "leave '%s' out to use its default, %s", f->name, f->def);
+    else if (in_range(f, -x)) {   /* a stray minus sign */
+        schema_format_number(ex, sizeof ex, -x);
+        field_hint(hint, sizeof hint, f, "did you mean %s?", ex);
+    } else {
+        schema_format_number(ex, sizeof ex, x > f->hi ? f->hi : f->lo);
+        field_hint(hint, sizeof hint, f, "use %s %s", x > f->hi ? "at most" : "at least", ex);
+    }
+    diag_error(diag, v->loc, hint, "%s in '%s' is %s; it must be %s", what, msg, shown, range);
     return 1;
 }
 
@@ -91,7 +160,11 @@ static int check_scalar(diag_ctx *diag, const schema_field *f, const char *msg,
     switch (t) {
     case SF_INT:
         if (v->kind == AST_FLOAT) {
-            diag_error(diag, v->loc, f->doc, "field '%s' in '%s' must be an integer, not %g",
+            char hint[512];
+            double r = floor(v->fval), up = ceil(v->fval);
+            if (r == up) field_hint(hint, sizeof hint, f, "write it without a decimal point: %.0f", r);
+            else field_hint(hint, sizeof hint, f, "write a whole number such as %.0f or %.0f", r, up);
+            diag_error(diag, v->loc, hint, "field '%s' in '%s' must be an integer, not %g",
                        f->name, msg, v->fval);
             return 1;
         }
@@ -147,7 +220,8 @@ static int check_scalar(diag_ctx *diag, const schema_field *f, const char *msg,
         cands[n] = NULL;
         const char *near = diag_suggest(v->text, cands);
         if (near) snprintf(hint, sizeof hint, "did you mean '%s'?", near);
-        diag_error(diag, v->loc, near ? hint : f->doc,
+        if (!near) field_hint(hint, sizeof hint, f, "write one of the allowed values, unquoted");
+        diag_error(diag, v->loc, hint,
                    "invalid value '%.64s' for '%s' in '%s'; allowed: %s", v->text, f->name, msg,
                    allowed);
         return 1;
@@ -159,7 +233,10 @@ static int check_list(diag_ctx *diag, const schema_field *f, const char *msg, co
                       schema_type item) {
     if (v->kind != AST_LIST) return type_error(diag, f, msg, v);
     if (f->list_len && v->n_kids != f->list_len) {
-        diag_error(diag, v->loc, f->doc, "field '%s' in '%s' needs %d items, not %d", f->name,
+        char hint[512], ex[96];
+        field_hint(hint, sizeof hint, f, "write %d items, e.g. '%s: %s'", f->list_len, f->name,
+                   example_value(ex, sizeof ex, f));
+        diag_error(diag, v->loc, hint, "field '%s' in '%s' needs %d items, not %d", f->name,
                    msg, f->list_len, v->n_kids);
         return 1;
     }
@@ -173,7 +250,9 @@ static int check_value(diag_ctx *diag, const schema_field *f, const char *msg, c
     case SF_INT_PAIR:
         if (v->kind == AST_LIST) {
             if (v->n_kids != 2) {
-                diag_error(diag, v->loc, f->doc, "field '%s' in '%s' needs 2 items [h, w], not %d",
+                char hint[512];
+                field_hint(hint, sizeof hint, f, "write one number for both, or [h, w]");
+                diag_error(diag, v->loc, hint, "field '%s' in '%s' needs 2 items [h, w], not %d",
                            f->name, msg, v->n_kids);
                 return 1;
             }
@@ -244,7 +323,14 @@ static int check_required(diag_ctx *diag, const ast_node *node, schema_msg_id id
         if (sf->msg != id || !(sf->flags & SF_REQUIRED)) continue;
         if (!sf->group[0]) {
             if (!ast_find_field(node, sf->name)) {
-                diag_error(diag, where, sf->doc, "missing required field '%s' in '%s'", sf->name,
+                char hint[512], ex[96];
+                if (sf->type == SF_MSG)
+                    field_hint(hint, sizeof hint, sf, "add '%s { ... }' to this '%s'", sf->name,
+                               schema_msgs[id].name);
+                else
+                    field_hint(hint, sizeof hint, sf, "add '%s: %s' to this '%s'", sf->name,
+                               example_value(ex, sizeof ex, sf), schema_msgs[id].name);
+                diag_error(diag, where, hint, "missing required field '%s' in '%s'", sf->name,
                            schema_msgs[id].name);
                 errors++;
             }
