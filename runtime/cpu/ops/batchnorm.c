@@ -13,6 +13,30 @@ static void apply_affine(real_t *y, const real_t *x, int hw, real_t scale, real_
         for (int i = 0; i < hw; i++) y[i] = x[i] * scale + shift;
 }
 
+/* Channel sums are taken in double (a whole batch loses too much in float) over LANES
+ * independent partial sums: a single running double sum is one dependent add per element and
+ * cannot vectorize; lanes can, and their fixed combination order keeps results reproducible. */
+#define LANES 8
+
+/* sum of x[i] and of (x[i] - mean)^2 over one plane, added to acc */
+static void plane_sum(double acc[LANES], const real_t *x, int hw) {
+    int i = 0;
+    for (; i + LANES <= hw; i += LANES)
+        for (int l = 0; l < LANES; l++) acc[l] += x[i + l];
+    for (; i < hw; i++) acc[i % LANES] += x[i];
+}
+static void plane_sq_dev(double acc[LANES], const real_t *x, int hw, double mean) {
+    int i = 0;
+    for (; i + LANES <= hw; i += LANES)
+        for (int l = 0; l < LANES; l++) { double d = x[i + l] - mean; acc[l] += d * d; }
+    for (; i < hw; i++) { double d = x[i] - mean; acc[i % LANES] += d * d; }
+}
+static double lanes_total(const double acc[LANES]) {
+    double t = 0;
+    for (int l = 0; l < LANES; l++) t += acc[l];
+    return t;
+}
+
 /* The gradient reaching the normalization: dout, or dout masked by the fused ReLU. */
 static inline real_t masked(const real_t *dy, const real_t *act_out, long i) {
     return act_out && act_out[i] <= 0 ? 0 : dy[i];
@@ -27,17 +51,12 @@ void RT_FN(batchnorm_forward_train)(real_t *out /*N,C,HW*/, real_t *save_mean /*
     long m = (long)n * hw;
     #pragma omp parallel for schedule(static)
     for (int ch = 0; ch < c; ch++) {
-        /* Two passes in double: sums over a whole batch lose too much in float. */
-        double sum = 0, sq = 0;
-        for (int b = 0; b < n; b++) {
-            const real_t *x = in + ((long)b * c + ch) * hw;
-            for (int i = 0; i < hw; i++) sum += x[i];
-        }
-        double mean = sum / m;
-        for (int b = 0; b < n; b++) {
-            const real_t *x = in + ((long)b * c + ch) * hw;
-            for (int i = 0; i < hw; i++) { double d = x[i] - mean; sq += d * d; }
-        }
+        /* Two passes (mean, then squared deviations): stable where E[x^2]-E[x]^2 is not. */
+        double acc[LANES] = { 0 }, acc_sq[LANES] = { 0 };
+        for (int b = 0; b < n; b++) plane_sum(acc, in + ((long)b * c + ch) * hw, hw);
+        double mean = lanes_total(acc) / m;
+        for (int b = 0; b < n; b++) plane_sq_dev(acc_sq, in + ((long)b * c + ch) * hw, hw, mean);
+        double sq = lanes_total(acc_sq);
         double var = sq / m;   /* biased: what normalizes the batch */
         real_t inv_std = (real_t)(1.0 / sqrt(var + eps));
         save_mean[ch] = (real_t)mean;
@@ -81,17 +100,17 @@ void RT_FN(batchnorm_backward)(real_t *din /*N,C,HW or NULL*/, real_t *dgamma /*
     #pragma omp parallel for schedule(static)
     for (int ch = 0; ch < c; ch++) {
         real_t mean = save_mean[ch], inv_std = save_inv_std[ch];
-        double sum_dy = 0, sum_dy_xhat = 0;
+        double acc_dy[LANES] = { 0 }, acc_dy_xhat[LANES] = { 0 };
         for (int b = 0; b < n; b++) {
-            const real_t *x = in + ((long)b * c + ch) * hw;
             long base = ((long)b * c + ch) * hw;
-            const real_t *dy = dout + base, *ao = act_out ? act_out + base : NULL;
+            const real_t *x = in + base, *dy = dout + base, *ao = act_out ? act_out + base : NULL;
             for (int i = 0; i < hw; i++) {
                 real_t g = masked(dy, ao, i);
-                sum_dy += g;
-                sum_dy_xhat += g * (x[i] - mean) * inv_std;
+                acc_dy[i % LANES] += g;
+                acc_dy_xhat[i % LANES] += g * (x[i] - mean) * inv_std;
             }
         }
+        double sum_dy = lanes_total(acc_dy), sum_dy_xhat = lanes_total(acc_dy_xhat);
         dgamma[ch] = (real_t)sum_dy_xhat;
         dbeta[ch] = (real_t)sum_dy;
         if (!din) continue;
