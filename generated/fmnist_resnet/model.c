@@ -7,6 +7,7 @@
 #include "rt_ops.h"
 #include "rt_rng.h"
 #include "rt_core.h"
+#include "rt_comm.h"
 #include "rt_trainer.h"
 
 #define BATCH 128
@@ -586,6 +587,7 @@ static double train_step(rt_model_ctx *ctx, const float *x, const int32_t *y) {
     batchnorm_backward(stem_dout, stem_bn_dweight, stem_bn_dbias, stem_bn_dout, stem_out, stem_bn_weight, stem_bn_saved, stem_bn_saved + 32, BATCH, 32, 784);
     /* backward of "stem" (conv) at specs/examples/fmnist_resnet.spec:32 */
     conv2d_backward(NULL, stem_dweight, NULL, stem_dout, x, stem_weight, work, &stem_shape);
+    rt_grad_bucket_ready(ctx->comm, 0);  /* bucket 0 complete: 696042 grads from "fc" to here */
     return loss;
 }
 
@@ -748,6 +750,11 @@ static const rt_param_tensor tensors[] = {
     { "stem_bn.weight", 695690, 32, 1 },
     { "stem_bn.bias", 695722, 32, 1 },
     { "stem.weight", 695754, 288, 0 },
+};
+
+/* Gradient buckets (offset, count in floats), in the order backward completes them. */
+static const rt_grad_bucket buckets[] = {
+    { 0, 696042 },
 };
 
 static const char spec_text[] =
@@ -1044,11 +1051,12 @@ const rt_model model = {
     .n_params = 696042, .n_buffers = 2240,
     .arena_bytes = 221586176, .arena_naive_bytes = 799755008,
     .n_tensors = 47, .tensors = tensors,
+    .n_buckets = 1, .buckets = buckets,
     .init = init, .train_step = train_step, .eval_forward = eval_forward, .logits = logits,
 };
 
 static const rt_run_config run = {
-    .epochs = 12, .seed = 1, .ranks = 1, .global_batch = 128,
+    .epochs = 12, .seed = 1, .ranks = 1, .overlap = 1, .global_batch = 128,
     .lr = {
         .base = 0.10000000000000001, .per_batch = 128, .scaling = RT_LR_SCALE_NONE, .global_batch = 128,
         .steps_per_epoch = 468, .epochs = 12, .stepping = RT_LR_PER_ITERATION,

@@ -261,7 +261,7 @@ static int run_benchmark(trainer *t) {
     double t0 = rt_time_s();
     for (long i = 0; i < n; i++) train_one_step(t, &correct);
     double secs = rt_time_s() - t0;
-    double comm_ms = 1e3 * rt_comm_take_exposed_s(t->comm) / n;
+    double comm_ms = t->comm ? 1e3 * rt_comm_take_exposed_s(t->comm) / n : NAN;   /* NaN: no MPI */
     double ips = (double)n * t->global_batch / secs;
     if (t->rank == 0) {
         printf("benchmark: %ld steps of batch %d (%d rank%s x %d) in %.3f s: %.1f images/s", n, t->global_batch,
