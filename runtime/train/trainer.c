@@ -303,6 +303,7 @@ static int train(trainer *t) {
             /* every_epochs: 0 means never (and must not divide by zero) */
             if (t->run.ckpt_every > 0 && ((epoch + 1) % t->run.ckpt_every == 0 || last)) save_checkpoint(t);
             t_interval = rt_time_s();
+            rt_comm_take_exposed_s(t->comm);   /* evaluation's exchanges are not step time */
         }
         /* Ranks stop together: at the step where any of them got the signal. */
         int sig = t->comm ? (t->stop_votes ? (rt_stop_requested() ? rt_stop_requested() : SIGTERM) : 0)
