@@ -11,7 +11,10 @@ CFLAGS     ?= -O3
 RT_ARCH    ?= -march=native
 # Sanitized build used by unit tests (address + undefined behaviour).
 SAN_FLAGS  := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-LDLIBS     := -lopenblas -lz -lm -lgomp
+# Open MPI (data parallelism, runtime/mpi/): flags as its compiler wrapper reports them.
+MPI_CFLAGS  := $(shell mpicc --showme:compile 2>/dev/null)
+MPI_LDFLAGS := $(shell mpicc --showme:link 2>/dev/null)
+LDLIBS     := -lopenblas -lz -lm -lgomp $(MPI_LDFLAGS)
 
 .PHONY: all demo test test-gpu bench bench-cpu deps clean
 all: deps-check trainc runtime

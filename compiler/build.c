@@ -17,6 +17,9 @@
 #define TRAINC_HOME "."
 #endif
 #define TRAINC_VERSION_STRING "0.1"
+#ifndef TRAINC_MPI_LIBS
+#define TRAINC_MPI_LIBS "-lmpi"
+#endif
 
 static const char *trainc_home(void) {
     const char *env = getenv("TRAINC_HOME");
@@ -45,6 +48,11 @@ static void fill_model(FILE *f, const void *arg) {
     ir_emit_c(f, a->net, a->info);
 }
 static void fill_plan(FILE *f, const void *arg) { ir_print_plan(f, arg); }
+typedef struct { const ir_net *net; double bucket_mb; } bucket_args;
+static void fill_buckets(FILE *f, const void *arg) {
+    const bucket_args *a = arg;
+    ir_print_buckets(f, a->net, a->bucket_mb);
+}
 
 /* Runs argv, returning its exit status (or -1). stdout/stderr pass through. */
 static int run_command(char *const argv[]) {
@@ -86,6 +94,10 @@ int build_emit(const char *spec_path, const char *emit_dir, int quiet) {
                     spec_path, IR_MAX_INPUTS);
             rc = 1;
         }
+        if (rc == 0) {
+            ir_plan_buckets(&net, res.run.bucket_mb);
+            net.sync_bn = res.run.sync_bn;
+        }
     }
     if (rc == 0) {
         mkdir(emit_dir, 0777);
@@ -98,6 +110,9 @@ int build_emit(const char *spec_path, const char *emit_dir, int quiet) {
         rc = write_file(path, fill_model, &ma) ? 1 : 0;
         snprintf(path, sizeof path, "%s/plan.txt", emit_dir);
         if (rc == 0) rc = write_file(path, fill_plan, &net) ? 1 : 0;
+        bucket_args ba = { &net, res.run.bucket_mb };
+        snprintf(path, sizeof path, "%s/buckets.txt", emit_dir);
+        if (rc == 0) rc = write_file(path, fill_buckets, &ba) ? 1 : 0;
         if (rc == 0 && !quiet)
             printf("trainc: wrote %s/model.c (%d ops, %ld params, arena %.1f MiB planned vs %.1f MiB naive)\n",
                    emit_dir, net.n_ops, net.n_params, net.arena_bytes / 1048576.0, net.arena_naive_bytes / 1048576.0);
@@ -128,8 +143,15 @@ int build_binary(const char *spec_path, const char *out_bin, const char *emit_di
         return 1;
     }
     const char *cc = getenv("CC") && *getenv("CC") ? getenv("CC") : "cc";
-    char *argv[] = { (char *)cc, "-std=c11", "-O2", "-fopenmp", "-fno-math-errno", include, model_c, "-o",
-                     (char *)out_bin, lib, "-lopenblas", "-lz", "-lm", "-lpthread", NULL };
+    /* The runtime's data parallelism links Open MPI: its flags as `mpicc --showme:link`
+     * printed them when trainc was built. */
+    char mpi_libs[1024];
+    snprintf(mpi_libs, sizeof mpi_libs, "%s", TRAINC_MPI_LIBS);
+    char *argv[32] = { (char *)cc, "-std=c11", "-O2", "-fopenmp", "-fno-math-errno", include, model_c, "-o",
+                       (char *)out_bin, lib, "-lopenblas", "-lz", "-lm", "-lpthread" };
+    int argc = 14;
+    for (char *tok = strtok(mpi_libs, " "); tok && argc < 31; tok = strtok(NULL, " ")) argv[argc++] = tok;
+    argv[argc] = NULL;
     int status = run_command(argv);
     if (status != 0) {
         fprintf(stderr, "trainc: error: compiling %s failed (status %d)\n", model_c, status);

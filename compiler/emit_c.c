@@ -42,6 +42,7 @@ static void emit_banner(FILE *out, const ir_emit_info *info) {
             "#include \"rt_ops.h\"\n"
             "#include \"rt_rng.h\"\n"
             "#include \"rt_core.h\"\n"
+            "#include \"rt_comm.h\"\n"
             "#include \"rt_trainer.h\"\n\n",
             info->name, info->compiler_version, info->spec_path, info->spec_hash);
 }
@@ -151,16 +152,18 @@ static void emit_forward_op(emitter *e, int i) {
             fprintf(out, "    relu_forward(%s_out, %s_out, %ld);\n", id, id, n);
         break;
     case IR_BN:
+        /* sync_bn: the same op with its statistics all-reduced over the ranks */
         fprintf(out,
                 "    if (ctx->training)\n"
-                "        batchnorm_forward_train(%s_out, %s_saved, %s_saved + %d, %s_running_mean,\n"
+                "        %sbatchnorm_forward_train(%s%s_out, %s_saved, %s_saved + %d, %s_running_mean,\n"
                 "                                %s_running_var, %s, %s_weight, %s_bias, BATCH, %d, %ld, %.9gf, %.9gf,\n"
                 "                                %s);\n"
                 "    else\n"
                 "        batchnorm_forward_eval(%s_out, %s, %s_weight, %s_bias, %s_running_mean, %s_running_var,\n"
                 "                               BATCH, %d, %ld, %.9gf, %s);\n",
-                id, id, id, op->c, id, id, in, id, id, op->c, hw_of(op), op->momentum, op->eps,
-                act_const(op), id, in, id, id, id, id, op->c, hw_of(op), op->eps, act_const(op));
+                net->sync_bn ? "sync_" : "", net->sync_bn ? "ctx->comm, " : "", id, id, id, op->c, id, id,
+                in, id, id, op->c, hw_of(op), op->momentum, op->eps, act_const(op), id, in, id, id, id, id,
+                op->c, hw_of(op), op->eps, act_const(op));
         break;
     case IR_LN:
         fprintf(out, "    layernorm_forward(%s_out, %s_saved, %s_saved + %ld, %s, %s_weight, %s_bias, BATCH, %d, %ld, %.9gf);\n",
@@ -265,10 +268,10 @@ static void emit_backward_op(emitter *e, int j) {
                 op->in_c * op->in_h * op->in_w, op->c);
         break;
     case IR_BN:
-        fprintf(out, "    batchnorm_backward(%s, %s_dweight, %s_dbias, %s, %s%s, %s, %s_weight, %s_saved, %s_saved + %d,\n"
-                     "                       BATCH, %d, %ld);\n",
-                din, id, id, o, op->act ? id : "NULL", op->act ? "_out" : "", in, id, id, id, op->c,
-                op->c, hw_of(op));
+        fprintf(out, "    %sbatchnorm_backward(%s%s, %s_dweight, %s_dbias, %s, %s%s, %s, %s_weight, %s_saved,\n"
+                     "                       %s_saved + %d, BATCH, %d, %ld);\n",
+                net->sync_bn ? "sync_" : "", net->sync_bn ? "ctx->comm, " : "", din, id, id, o,
+                op->act ? id : "NULL", op->act ? "_out" : "", in, id, id, id, op->c, op->c, hw_of(op));
         break;
     case IR_LN:
         fprintf(out, "    layernorm_backward(%s, %s_dweight, %s_dbias, %s, %s, %s_weight, %s_saved, %s_saved + %ld, BATCH, %d, %ld);\n",
@@ -334,6 +337,15 @@ static void emit_backward_op(emitter *e, int j) {
     e->grad_written[root(net, op->in[0])] = 1;
 }
 
+/* Starts the all-reduce of every gradient bucket whose last gradient op j just wrote. */
+static void emit_bucket_ready(emitter *e, int j) {
+    const ir_net *net = e->net;
+    for (int k = 0; k < net->n_buckets; k++)
+        if (net->buckets[k].ready_op == j)
+            fprintf(e->out, "    rt_grad_bucket_ready(ctx->comm, %d);  /* bucket %d complete: %ld grads from \"%s\" to here */\n",
+                    k, k, net->buckets[k].count, net->ops[net->buckets[k].first_op].name);
+}
+
 static void emit_functions(emitter *e) {
     const ir_net *net = e->net;
     FILE *out = e->out;
@@ -357,7 +369,10 @@ static void emit_functions(emitter *e) {
             net->label_smoothing);
     e->grad_written = calloc((size_t)net->n_ops + 1, sizeof(int));
     e->grad_written[last] = 1;
-    for (int j = net->n_ops - 1; j >= 0; j--) emit_backward_op(e, j);
+    for (int j = net->n_ops - 1; j >= 0; j--) {
+        emit_backward_op(e, j);
+        emit_bucket_ready(e, j);
+    }
     free(e->grad_written);
     fprintf(out, "    return loss;\n}\n\n");
 
@@ -434,6 +449,11 @@ static void emit_descriptor(emitter *e, const ir_emit_info *info) {
         if (op->b_off >= 0)
             fprintf(out, "    { \"%s.bias\", %ld, %ld, 1 },\n", op->name, op->b_off, op->b_count), n++;
     }
+    fprintf(out, "};\n\n/* Gradient buckets (offset, count in floats), in the order backward completes them. */\n"
+                 "static const rt_grad_bucket buckets[] = {\n");
+    for (int k = 0; k < net->n_buckets; k++)
+        fprintf(out, "    { %ld, %ld },\n", net->buckets[k].offset, net->buckets[k].count);
+    if (net->n_buckets == 0) fprintf(out, "    { 0, 0 },  /* no parameters: C has no empty arrays */\n");
     fprintf(out, "};\n\nstatic const char spec_text[] =\n");
     emit_string_literal(out, info->spec_text);
     fprintf(out, ";\n\nconst rt_model model = {\n"
@@ -443,10 +463,11 @@ static void emit_descriptor(emitter *e, const ir_emit_info *info) {
                  "    .n_params = %ld, .n_buffers = %ld,\n"
                  "    .arena_bytes = %ld, .arena_naive_bytes = %ld,\n"
                  "    .n_tensors = %d, .tensors = tensors,\n"
+                 "    .n_buckets = %d, .buckets = buckets,\n"
                  "    .init = init, .train_step = train_step, .eval_forward = eval_forward, .logits = logits,\n"
                  "};\n",
             info->name, info->spec_path, info->spec_hash, info->compiler_version, net->in_c, net->in_h,
-            net->in_w, net->n_params, net->n_buffers, net->arena_bytes, net->arena_naive_bytes, n);
+            net->in_w, net->n_params, net->n_buffers, net->arena_bytes, net->arena_naive_bytes, n, net->n_buckets);
     if (info->run_config_c)
         fprintf(out, "\nstatic const rt_run_config run = {\n%s};\n\n"
                      "int main(int argc, char **argv) { return rt_trainer_main(&model, &run, argc, argv); }\n",

@@ -81,8 +81,9 @@ char *emit_run_config(const run_config *run, char *err, size_t err_cap) {
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (!f) return NULL;
-    fprintf(f, "    .epochs = %ld, .seed = %llu, .ranks = %ld, .global_batch = %ld,\n", (long)run->epochs,
-            (unsigned long long)run->seed, (long)run->ranks, (long)run->global_batch);
+    fprintf(f, "    .epochs = %ld, .seed = %llu, .ranks = %ld, .overlap = %d, .global_batch = %ld,\n",
+            (long)run->epochs, (unsigned long long)run->seed, (long)run->ranks, run->overlap,
+            (long)run->global_batch);
     emit_lr(f, &run->lr);
     emit_optim(f, run);
     fprintf(f, "    .weight_decay = %.9gf, .exempt_bn_bias = %d, .clip_grad_norm = %.17g,\n", run->weight_decay,

@@ -59,6 +59,15 @@ typedef struct {
     long offset;               /* byte offset in the arena */
 } ir_tensor;
 
+/* A gradient bucket: consecutive parameter tensors (a contiguous range of grads) that are
+ * all-reduced together as soon as backward has written the last of them. */
+typedef struct {
+    long offset, count;        /* in floats */
+    int n_tensors, n_layers;
+    int ready_op;              /* op whose backward writes the bucket's last gradient */
+    int first_op;              /* op of the bucket's first tensor (the first written) */
+} ir_bucket;
+
 typedef struct {
     int n_ops;
     ir_op *ops;
@@ -73,6 +82,10 @@ typedef struct {
     int *alias;                /* per value: the value whose buffer it shares (flatten) */
     int *scratch_of;           /* per (op, input slot): scratch tensor for an extra gradient, or -1 */
     long arena_bytes, arena_naive_bytes;
+    /* data parallelism (buckets.c); 0 buckets until ir_plan_buckets runs */
+    int n_buckets;
+    ir_bucket *buckets;
+    int sync_bn;               /* batch norm statistics all-reduced over ranks */
 } ir_net;
 
 extern const char *const ir_op_names[IR_OP_COUNT];
@@ -84,6 +97,11 @@ void ir_layout_params(ir_net *net);
 /* Appends the backward pass and plans memory: liveness over the fixed schedule
  * (forward ops, loss, backward ops in reverse) and first-fit offsets in one arena. */
 void ir_plan(ir_net *net);
+/* Groups the parameter tensors, in layout order, into buckets of at most bucket_mb MiB
+ * (a tensor larger than the cap gets a bucket of its own). */
+void ir_plan_buckets(ir_net *net, double bucket_mb);
+/* Writes the bucket plan: one line per bucket with its range, bytes and layers. */
+void ir_print_buckets(FILE *out, const ir_net *net, double bucket_mb);
 /* Writes plan.txt: tensors, lifetimes, offsets, peak vs naive. */
 void ir_print_plan(FILE *out, const ir_net *net);
 /* Writes the specialized C source of the model. */

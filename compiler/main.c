@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "build.h"
+#include "ir_build.h"
 #include "schema.h"
 #include "sema.h"
 #include "show.h"
@@ -16,6 +17,7 @@ static const char usage_text[] =
     "  check SPEC              report every error in SPEC; exit 0 if it is valid, 1 if not\n"
     "  show [--json] SPEC      per-layer table (shape, params, MACs, activation bytes) and\n"
     "                          run summary (batch, steps, LR key points, spec hash)\n"
+    "  show --buckets SPEC     the gradient all-reduce buckets of the compiled trainer\n"
     "  print SPEC              the resolved spec in canonical text (what the hash covers)\n"
     "  diff A B                semantic diff of two resolved specs; exit 0 same run,\n"
     "                          1 different, 2 trouble (like diff(1))\n"
@@ -50,11 +52,29 @@ static int cmd_check(int argc, char **argv) {
     return bad ? 1 : 0;
 }
 
+/* The bucket plan needs the lowered net: parameter layout in reverse schedule order. */
+static int show_buckets(FILE *out, const char *path, const sema_result *res) {
+    ir_net net;
+    memset(&net, 0, sizeof net);
+    int batch = res->run.train.batch_per_rank > 0 ? (int)res->run.train.batch_per_rank : 1;
+    if (ir_build(&net, &res->net, batch, res->run.label_smoothing) != 0) {
+        fprintf(stderr, "%s: error: the net cannot be compiled (empty, or an op with more than %d inputs)\n", path,
+                IR_MAX_INPUTS);
+        return 1;
+    }
+    double cap = res->run.bucket_mb > 0 ? res->run.bucket_mb : 25;
+    ir_plan_buckets(&net, cap);
+    ir_print_buckets(out, &net, cap);
+    ir_net_free(&net);
+    return 0;
+}
+
 static int cmd_show(int argc, char **argv) {
-    int json = 0;
+    int json = 0, buckets = 0;
     const char *path = NULL;
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0) json = 1;
+        else if (strcmp(argv[i], "--buckets") == 0) buckets = 1;
         else if (argv[i][0] == '-' && argv[i][1]) return usage_error("unknown option '%s' for show", argv[i]);
         else if (path) return usage_error("show takes one SPEC (extra '%s')", argv[i]);
         else path = argv[i];
@@ -64,7 +84,8 @@ static int cmd_show(int argc, char **argv) {
     spec_doc doc;
     sema_result res;
     int bad = load(&doc, &res, &diag, path);
-    if (!bad) {
+    if (!bad && buckets) bad = show_buckets(stdout, path, &res);
+    else if (!bad) {
         if (json) show_json(stdout, path, &res);
         else show_table(stdout, path, &res);
     }

@@ -211,5 +211,6 @@ void ir_net_free(ir_net *net) {
     free(net->saved_of);
     free(net->alias);
     free(net->scratch_of);
+    free(net->buckets);
     memset(net, 0, sizeof *net);
 }

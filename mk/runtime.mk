@@ -33,6 +33,9 @@ $(BUILD)/asan-f64/%.o: %.c $(RT_HDRS) | deps-check
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) $(SAN_FLAGS) -DRT_REAL_DOUBLE -c $< -o $@
 
+# Only runtime/mpi/ sees mpi.h; the rest of the runtime and generated code do not.
+$(BUILD)/obj/runtime/mpi/%.o $(BUILD)/asan/runtime/mpi/%.o: CFLAGS_COMMON += $(MPI_CFLAGS)
+
 $(RT_LIB): $(RT_SRCS:%.c=$(BUILD)/obj/%.o)
 	@rm -f $@; ar rcs $@ $^
 $(RT_LIB_ASAN): $(RT_SRCS:%.c=$(BUILD)/asan/%.o)

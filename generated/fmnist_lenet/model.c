@@ -7,6 +7,7 @@
 #include "rt_ops.h"
 #include "rt_rng.h"
 #include "rt_core.h"
+#include "rt_comm.h"
 #include "rt_trainer.h"
 
 #define BATCH 128
@@ -99,6 +100,7 @@ static double train_step(rt_model_ctx *ctx, const float *x, const int32_t *y) {
     /* backward of "conv1" (conv) at specs/examples/fmnist_lenet.spec:10,
        with "relu1" (relu) at specs/examples/fmnist_lenet.spec:11 fused into it */
     conv2d_backward(NULL, conv1_dweight, conv1_dbias, conv1_dout, conv1_out, x, conv1_weight, work, &conv1_shape);
+    rt_grad_bucket_ready(ctx->comm, 0);  /* bucket 0 complete: 1663370 grads from "fc2" to here */
     return loss;
 }
 
@@ -137,6 +139,11 @@ static const rt_param_tensor tensors[] = {
     { "conv2.bias", 1662474, 64, 1 },
     { "conv1.weight", 1662538, 800, 0 },
     { "conv1.bias", 1663338, 32, 1 },
+};
+
+/* Gradient buckets (offset, count in floats), in the order backward completes them. */
+static const rt_grad_bucket buckets[] = {
+    { 0, 1663370 },
 };
 
 static const char spec_text[] =
@@ -234,11 +241,12 @@ const rt_model model = {
     .n_params = 1663370, .n_buffers = 0,
     .arena_bytes = 35323904, .arena_naive_bytes = 53520384,
     .n_tensors = 8, .tensors = tensors,
+    .n_buckets = 1, .buckets = buckets,
     .init = init, .train_step = train_step, .eval_forward = eval_forward, .logits = logits,
 };
 
 static const rt_run_config run = {
-    .epochs = 4, .seed = 1, .ranks = 1, .global_batch = 128,
+    .epochs = 4, .seed = 1, .ranks = 1, .overlap = 1, .global_batch = 128,
     .lr = {
         .base = 0.10000000000000001, .per_batch = 128, .scaling = RT_LR_SCALE_NONE, .global_batch = 128,
         .steps_per_epoch = 468, .epochs = 4, .stepping = RT_LR_PER_ITERATION,

@@ -7,6 +7,7 @@
 #include "rt_ops.h"
 #include "rt_rng.h"
 #include "rt_core.h"
+#include "rt_comm.h"
 #include "rt_trainer.h"
 
 #define BATCH 64
@@ -58,6 +59,7 @@ static double train_step(rt_model_ctx *ctx, const float *x, const int32_t *y) {
        with "relu1" (relu) at specs/examples/fmnist_mlp.spec:10 fused into it */
     relu_backward(fc1_dout, fc1_dout, fc1_out, 8192);
     linear_backward(NULL, fc1_dweight, fc1_dbias, fc1_dout, x, fc1_weight, BATCH, 784, 128);
+    rt_grad_bucket_ready(ctx->comm, 0);  /* bucket 0 complete: 101770 grads from "fc2" to here */
     return loss;
 }
 
@@ -88,6 +90,11 @@ static const rt_param_tensor tensors[] = {
     { "fc2.bias", 1280, 10, 1 },
     { "fc1.weight", 1290, 100352, 0 },
     { "fc1.bias", 101642, 128, 1 },
+};
+
+/* Gradient buckets (offset, count in floats), in the order backward completes them. */
+static const rt_grad_bucket buckets[] = {
+    { 0, 101770 },
 };
 
 static const char spec_text[] =
@@ -153,11 +160,12 @@ const rt_model model = {
     .n_params = 101770, .n_buffers = 0,
     .arena_bytes = 68096, .arena_naive_bytes = 70656,
     .n_tensors = 4, .tensors = tensors,
+    .n_buckets = 1, .buckets = buckets,
     .init = init, .train_step = train_step, .eval_forward = eval_forward, .logits = logits,
 };
 
 static const rt_run_config run = {
-    .epochs = 1, .seed = 0, .ranks = 1, .global_batch = 64,
+    .epochs = 1, .seed = 0, .ranks = 1, .overlap = 1, .global_batch = 64,
     .lr = {
         .base = 0.050000000000000003, .per_batch = 64, .scaling = RT_LR_SCALE_NONE, .global_batch = 64,
         .steps_per_epoch = 937, .epochs = 1, .stepping = RT_LR_PER_ITERATION,

@@ -7,6 +7,7 @@
 #include "rt_ops.h"
 #include "rt_rng.h"
 #include "rt_core.h"
+#include "rt_comm.h"
 #include "rt_trainer.h"
 
 #define BATCH 128
@@ -476,14 +477,14 @@ static double train_step(rt_model_ctx *ctx, const float *x, const int32_t *y) {
     memcpy(layer3_1_bn2_dout, layer3_1_add_dout, 802816 * sizeof(float));
     memcpy(layer3_0_relu2_dout, layer3_1_add_dout, 802816 * sizeof(float));
     /* backward of "layer3.1.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
-    batchnorm_backward(layer3_1_conv2_dout, layer3_1_bn2_dweight, layer3_1_bn2_dbias, layer3_1_bn2_dout, NULL, layer3_1_conv2_out, layer3_1_bn2_weight, layer3_1_bn2_saved, layer3_1_bn2_saved + 128,
-                       BATCH, 128, 49);
+    batchnorm_backward(layer3_1_conv2_dout, layer3_1_bn2_dweight, layer3_1_bn2_dbias, layer3_1_bn2_dout, NULL, layer3_1_conv2_out, layer3_1_bn2_weight, layer3_1_bn2_saved,
+                       layer3_1_bn2_saved + 128, BATCH, 128, 49);
     /* backward of "layer3.1.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
     conv2d_backward(layer3_1_bn1_dout, layer3_1_conv2_dweight, NULL, layer3_1_conv2_dout, NULL, layer3_1_bn1_out, layer3_1_conv2_weight, work, &layer3_1_conv2_shape);
     /* backward of "layer3.1.bn1" (bn) at specs/examples/fmnist_resnet.spec:11,
        with "layer3.1.relu1" (relu) at specs/examples/fmnist_resnet.spec:12 fused into it */
-    batchnorm_backward(layer3_1_conv1_dout, layer3_1_bn1_dweight, layer3_1_bn1_dbias, layer3_1_bn1_dout, layer3_1_bn1_out, layer3_1_conv1_out, layer3_1_bn1_weight, layer3_1_bn1_saved, layer3_1_bn1_saved + 128,
-                       BATCH, 128, 49);
+    batchnorm_backward(layer3_1_conv1_dout, layer3_1_bn1_dweight, layer3_1_bn1_dbias, layer3_1_bn1_dout, layer3_1_bn1_out, layer3_1_conv1_out, layer3_1_bn1_weight, layer3_1_bn1_saved,
+                       layer3_1_bn1_saved + 128, BATCH, 128, 49);
     /* backward of "layer3.1.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
     conv2d_backward(scratch_103, layer3_1_conv1_dweight, NULL, layer3_1_conv1_dout, NULL, layer3_0_relu2_out, layer3_1_conv1_weight, work, &layer3_1_conv1_shape);
     tensor_accumulate(layer3_0_relu2_dout, scratch_103, 802816);
@@ -493,19 +494,19 @@ static double train_step(rt_model_ctx *ctx, const float *x, const int32_t *y) {
     memcpy(layer3_0_bn2_dout, layer3_0_add_dout, 802816 * sizeof(float));
     memcpy(layer3_0_down_bn_dout, layer3_0_add_dout, 802816 * sizeof(float));
     /* backward of "layer3.0.down_bn" (bn) at specs/examples/fmnist_resnet.spec:17 */
-    batchnorm_backward(layer3_0_down_dout, layer3_0_down_bn_dweight, layer3_0_down_bn_dbias, layer3_0_down_bn_dout, NULL, layer3_0_down_out, layer3_0_down_bn_weight, layer3_0_down_bn_saved, layer3_0_down_bn_saved + 128,
-                       BATCH, 128, 49);
+    batchnorm_backward(layer3_0_down_dout, layer3_0_down_bn_dweight, layer3_0_down_bn_dbias, layer3_0_down_bn_dout, NULL, layer3_0_down_out, layer3_0_down_bn_weight, layer3_0_down_bn_saved,
+                       layer3_0_down_bn_saved + 128, BATCH, 128, 49);
     /* backward of "layer3.0.down" (conv) at specs/examples/fmnist_resnet.spec:16 */
     conv2d_backward(layer2_1_relu2_dout, layer3_0_down_dweight, NULL, layer3_0_down_dout, NULL, layer2_1_relu2_out, layer3_0_down_weight, work, &layer3_0_down_shape);
     /* backward of "layer3.0.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
-    batchnorm_backward(layer3_0_conv2_dout, layer3_0_bn2_dweight, layer3_0_bn2_dbias, layer3_0_bn2_dout, NULL, layer3_0_conv2_out, layer3_0_bn2_weight, layer3_0_bn2_saved, layer3_0_bn2_saved + 128,
-                       BATCH, 128, 49);
+    batchnorm_backward(layer3_0_conv2_dout, layer3_0_bn2_dweight, layer3_0_bn2_dbias, layer3_0_bn2_dout, NULL, layer3_0_conv2_out, layer3_0_bn2_weight, layer3_0_bn2_saved,
+                       layer3_0_bn2_saved + 128, BATCH, 128, 49);
     /* backward of "layer3.0.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
     conv2d_backward(layer3_0_bn1_dout, layer3_0_conv2_dweight, NULL, layer3_0_conv2_dout, NULL, layer3_0_bn1_out, layer3_0_conv2_weight, work, &layer3_0_conv2_shape);
     /* backward of "layer3.0.bn1" (bn) at specs/examples/fmnist_resnet.spec:11,
        with "layer3.0.relu1" (relu) at specs/examples/fmnist_resnet.spec:12 fused into it */
-    batchnorm_backward(layer3_0_conv1_dout, layer3_0_bn1_dweight, layer3_0_bn1_dbias, layer3_0_bn1_dout, layer3_0_bn1_out, layer3_0_conv1_out, layer3_0_bn1_weight, layer3_0_bn1_saved, layer3_0_bn1_saved + 128,
-                       BATCH, 128, 49);
+    batchnorm_backward(layer3_0_conv1_dout, layer3_0_bn1_dweight, layer3_0_bn1_dbias, layer3_0_bn1_dout, layer3_0_bn1_out, layer3_0_conv1_out, layer3_0_bn1_weight, layer3_0_bn1_saved,
+                       layer3_0_bn1_saved + 128, BATCH, 128, 49);
     /* backward of "layer3.0.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
     conv2d_backward(scratch_104, layer3_0_conv1_dweight, NULL, layer3_0_conv1_dout, NULL, layer2_1_relu2_out, layer3_0_conv1_weight, work, &layer3_0_conv1_shape);
     tensor_accumulate(layer2_1_relu2_dout, scratch_104, 1605632);
@@ -515,14 +516,14 @@ static double train_step(rt_model_ctx *ctx, const float *x, const int32_t *y) {
     memcpy(layer2_1_bn2_dout, layer2_1_add_dout, 1605632 * sizeof(float));
     memcpy(layer2_0_relu2_dout, layer2_1_add_dout, 1605632 * sizeof(float));
     /* backward of "layer2.1.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
-    batchnorm_backward(layer2_1_conv2_dout, layer2_1_bn2_dweight, layer2_1_bn2_dbias, layer2_1_bn2_dout, NULL, layer2_1_conv2_out, layer2_1_bn2_weight, layer2_1_bn2_saved, layer2_1_bn2_saved + 64,
-                       BATCH, 64, 196);
+    batchnorm_backward(layer2_1_conv2_dout, layer2_1_bn2_dweight, layer2_1_bn2_dbias, layer2_1_bn2_dout, NULL, layer2_1_conv2_out, layer2_1_bn2_weight, layer2_1_bn2_saved,
+                       layer2_1_bn2_saved + 64, BATCH, 64, 196);
     /* backward of "layer2.1.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
     conv2d_backward(layer2_1_bn1_dout, layer2_1_conv2_dweight, NULL, layer2_1_conv2_dout, NULL, layer2_1_bn1_out, layer2_1_conv2_weight, work, &layer2_1_conv2_shape);
     /* backward of "layer2.1.bn1" (bn) at specs/examples/fmnist_resnet.spec:11,
        with "layer2.1.relu1" (relu) at specs/examples/fmnist_resnet.spec:12 fused into it */
-    batchnorm_backward(layer2_1_conv1_dout, layer2_1_bn1_dweight, layer2_1_bn1_dbias, layer2_1_bn1_dout, layer2_1_bn1_out, layer2_1_conv1_out, layer2_1_bn1_weight, layer2_1_bn1_saved, layer2_1_bn1_saved + 64,
-                       BATCH, 64, 196);
+    batchnorm_backward(layer2_1_conv1_dout, layer2_1_bn1_dweight, layer2_1_bn1_dbias, layer2_1_bn1_dout, layer2_1_bn1_out, layer2_1_conv1_out, layer2_1_bn1_weight, layer2_1_bn1_saved,
+                       layer2_1_bn1_saved + 64, BATCH, 64, 196);
     /* backward of "layer2.1.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
     conv2d_backward(scratch_105, layer2_1_conv1_dweight, NULL, layer2_1_conv1_dout, NULL, layer2_0_relu2_out, layer2_1_conv1_weight, work, &layer2_1_conv1_shape);
     tensor_accumulate(layer2_0_relu2_dout, scratch_105, 1605632);
@@ -532,19 +533,19 @@ static double train_step(rt_model_ctx *ctx, const float *x, const int32_t *y) {
     memcpy(layer2_0_bn2_dout, layer2_0_add_dout, 1605632 * sizeof(float));
     memcpy(layer2_0_down_bn_dout, layer2_0_add_dout, 1605632 * sizeof(float));
     /* backward of "layer2.0.down_bn" (bn) at specs/examples/fmnist_resnet.spec:17 */
-    batchnorm_backward(layer2_0_down_dout, layer2_0_down_bn_dweight, layer2_0_down_bn_dbias, layer2_0_down_bn_dout, NULL, layer2_0_down_out, layer2_0_down_bn_weight, layer2_0_down_bn_saved, layer2_0_down_bn_saved + 64,
-                       BATCH, 64, 196);
+    batchnorm_backward(layer2_0_down_dout, layer2_0_down_bn_dweight, layer2_0_down_bn_dbias, layer2_0_down_bn_dout, NULL, layer2_0_down_out, layer2_0_down_bn_weight, layer2_0_down_bn_saved,
+                       layer2_0_down_bn_saved + 64, BATCH, 64, 196);
     /* backward of "layer2.0.down" (conv) at specs/examples/fmnist_resnet.spec:16 */
     conv2d_backward(layer1_1_relu2_dout, layer2_0_down_dweight, NULL, layer2_0_down_dout, NULL, layer1_1_relu2_out, layer2_0_down_weight, work, &layer2_0_down_shape);
     /* backward of "layer2.0.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
-    batchnorm_backward(layer2_0_conv2_dout, layer2_0_bn2_dweight, layer2_0_bn2_dbias, layer2_0_bn2_dout, NULL, layer2_0_conv2_out, layer2_0_bn2_weight, layer2_0_bn2_saved, layer2_0_bn2_saved + 64,
-                       BATCH, 64, 196);
+    batchnorm_backward(layer2_0_conv2_dout, layer2_0_bn2_dweight, layer2_0_bn2_dbias, layer2_0_bn2_dout, NULL, layer2_0_conv2_out, layer2_0_bn2_weight, layer2_0_bn2_saved,
+                       layer2_0_bn2_saved + 64, BATCH, 64, 196);
     /* backward of "layer2.0.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
     conv2d_backward(layer2_0_bn1_dout, layer2_0_conv2_dweight, NULL, layer2_0_conv2_dout, NULL, layer2_0_bn1_out, layer2_0_conv2_weight, work, &layer2_0_conv2_shape);
     /* backward of "layer2.0.bn1" (bn) at specs/examples/fmnist_resnet.spec:11,
        with "layer2.0.relu1" (relu) at specs/examples/fmnist_resnet.spec:12 fused into it */
-    batchnorm_backward(layer2_0_conv1_dout, layer2_0_bn1_dweight, layer2_0_bn1_dbias, layer2_0_bn1_dout, layer2_0_bn1_out, layer2_0_conv1_out, layer2_0_bn1_weight, layer2_0_bn1_saved, layer2_0_bn1_saved + 64,
-                       BATCH, 64, 196);
+    batchnorm_backward(layer2_0_conv1_dout, layer2_0_bn1_dweight, layer2_0_bn1_dbias, layer2_0_bn1_dout, layer2_0_bn1_out, layer2_0_conv1_out, layer2_0_bn1_weight, layer2_0_bn1_saved,
+                       layer2_0_bn1_saved + 64, BATCH, 64, 196);
     /* backward of "layer2.0.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
     conv2d_backward(scratch_106, layer2_0_conv1_dweight, NULL, layer2_0_conv1_dout, NULL, layer1_1_relu2_out, layer2_0_conv1_weight, work, &layer2_0_conv1_shape);
     tensor_accumulate(layer1_1_relu2_dout, scratch_106, 3211264);
@@ -554,14 +555,14 @@ static double train_step(rt_model_ctx *ctx, const float *x, const int32_t *y) {
     memcpy(layer1_1_bn2_dout, layer1_1_add_dout, 3211264 * sizeof(float));
     memcpy(layer1_0_relu2_dout, layer1_1_add_dout, 3211264 * sizeof(float));
     /* backward of "layer1.1.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
-    batchnorm_backward(layer1_1_conv2_dout, layer1_1_bn2_dweight, layer1_1_bn2_dbias, layer1_1_bn2_dout, NULL, layer1_1_conv2_out, layer1_1_bn2_weight, layer1_1_bn2_saved, layer1_1_bn2_saved + 32,
-                       BATCH, 32, 784);
+    batchnorm_backward(layer1_1_conv2_dout, layer1_1_bn2_dweight, layer1_1_bn2_dbias, layer1_1_bn2_dout, NULL, layer1_1_conv2_out, layer1_1_bn2_weight, layer1_1_bn2_saved,
+                       layer1_1_bn2_saved + 32, BATCH, 32, 784);
     /* backward of "layer1.1.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
     conv2d_backward(layer1_1_bn1_dout, layer1_1_conv2_dweight, NULL, layer1_1_conv2_dout, NULL, layer1_1_bn1_out, layer1_1_conv2_weight, work, &layer1_1_conv2_shape);
     /* backward of "layer1.1.bn1" (bn) at specs/examples/fmnist_resnet.spec:11,
        with "layer1.1.relu1" (relu) at specs/examples/fmnist_resnet.spec:12 fused into it */
-    batchnorm_backward(layer1_1_conv1_dout, layer1_1_bn1_dweight, layer1_1_bn1_dbias, layer1_1_bn1_dout, layer1_1_bn1_out, layer1_1_conv1_out, layer1_1_bn1_weight, layer1_1_bn1_saved, layer1_1_bn1_saved + 32,
-                       BATCH, 32, 784);
+    batchnorm_backward(layer1_1_conv1_dout, layer1_1_bn1_dweight, layer1_1_bn1_dbias, layer1_1_bn1_dout, layer1_1_bn1_out, layer1_1_conv1_out, layer1_1_bn1_weight, layer1_1_bn1_saved,
+                       layer1_1_bn1_saved + 32, BATCH, 32, 784);
     /* backward of "layer1.1.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
     conv2d_backward(scratch_107, layer1_1_conv1_dweight, NULL, layer1_1_conv1_dout, NULL, layer1_0_relu2_out, layer1_1_conv1_weight, work, &layer1_1_conv1_shape);
     tensor_accumulate(layer1_0_relu2_dout, scratch_107, 3211264);
@@ -571,23 +572,24 @@ static double train_step(rt_model_ctx *ctx, const float *x, const int32_t *y) {
     memcpy(layer1_0_bn2_dout, layer1_0_add_dout, 3211264 * sizeof(float));
     memcpy(stem_bn_dout, layer1_0_add_dout, 3211264 * sizeof(float));
     /* backward of "layer1.0.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
-    batchnorm_backward(layer1_0_conv2_dout, layer1_0_bn2_dweight, layer1_0_bn2_dbias, layer1_0_bn2_dout, NULL, layer1_0_conv2_out, layer1_0_bn2_weight, layer1_0_bn2_saved, layer1_0_bn2_saved + 32,
-                       BATCH, 32, 784);
+    batchnorm_backward(layer1_0_conv2_dout, layer1_0_bn2_dweight, layer1_0_bn2_dbias, layer1_0_bn2_dout, NULL, layer1_0_conv2_out, layer1_0_bn2_weight, layer1_0_bn2_saved,
+                       layer1_0_bn2_saved + 32, BATCH, 32, 784);
     /* backward of "layer1.0.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
     conv2d_backward(layer1_0_bn1_dout, layer1_0_conv2_dweight, NULL, layer1_0_conv2_dout, NULL, layer1_0_bn1_out, layer1_0_conv2_weight, work, &layer1_0_conv2_shape);
     /* backward of "layer1.0.bn1" (bn) at specs/examples/fmnist_resnet.spec:11,
        with "layer1.0.relu1" (relu) at specs/examples/fmnist_resnet.spec:12 fused into it */
-    batchnorm_backward(layer1_0_conv1_dout, layer1_0_bn1_dweight, layer1_0_bn1_dbias, layer1_0_bn1_dout, layer1_0_bn1_out, layer1_0_conv1_out, layer1_0_bn1_weight, layer1_0_bn1_saved, layer1_0_bn1_saved + 32,
-                       BATCH, 32, 784);
+    batchnorm_backward(layer1_0_conv1_dout, layer1_0_bn1_dweight, layer1_0_bn1_dbias, layer1_0_bn1_dout, layer1_0_bn1_out, layer1_0_conv1_out, layer1_0_bn1_weight, layer1_0_bn1_saved,
+                       layer1_0_bn1_saved + 32, BATCH, 32, 784);
     /* backward of "layer1.0.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
     conv2d_backward(scratch_108, layer1_0_conv1_dweight, NULL, layer1_0_conv1_dout, NULL, stem_bn_out, layer1_0_conv1_weight, work, &layer1_0_conv1_shape);
     tensor_accumulate(stem_bn_dout, scratch_108, 3211264);
     /* backward of "stem_bn" (bn) at specs/examples/fmnist_resnet.spec:33,
        with "stem_relu" (relu) at specs/examples/fmnist_resnet.spec:34 fused into it */
-    batchnorm_backward(stem_dout, stem_bn_dweight, stem_bn_dbias, stem_bn_dout, stem_bn_out, stem_out, stem_bn_weight, stem_bn_saved, stem_bn_saved + 32,
-                       BATCH, 32, 784);
+    batchnorm_backward(stem_dout, stem_bn_dweight, stem_bn_dbias, stem_bn_dout, stem_bn_out, stem_out, stem_bn_weight, stem_bn_saved,
+                       stem_bn_saved + 32, BATCH, 32, 784);
     /* backward of "stem" (conv) at specs/examples/fmnist_resnet.spec:32 */
     conv2d_backward(NULL, stem_dweight, NULL, stem_dout, NULL, x, stem_weight, work, &stem_shape);
+    rt_grad_bucket_ready(ctx->comm, 0);  /* bucket 0 complete: 696042 grads from "fc" to here */
     return loss;
 }
 
@@ -750,6 +752,11 @@ static const rt_param_tensor tensors[] = {
     { "stem_bn.weight", 695690, 32, 1 },
     { "stem_bn.bias", 695722, 32, 1 },
     { "stem.weight", 695754, 288, 0 },
+};
+
+/* Gradient buckets (offset, count in floats), in the order backward completes them. */
+static const rt_grad_bucket buckets[] = {
+    { 0, 696042 },
 };
 
 static const char spec_text[] =
@@ -1046,11 +1053,12 @@ const rt_model model = {
     .n_params = 696042, .n_buffers = 2240,
     .arena_bytes = 221586176, .arena_naive_bytes = 684149504,
     .n_tensors = 47, .tensors = tensors,
+    .n_buckets = 1, .buckets = buckets,
     .init = init, .train_step = train_step, .eval_forward = eval_forward, .logits = logits,
 };
 
 static const rt_run_config run = {
-    .epochs = 12, .seed = 1, .ranks = 1, .global_batch = 128,
+    .epochs = 12, .seed = 1, .ranks = 1, .overlap = 1, .global_batch = 128,
     .lr = {
         .base = 0.10000000000000001, .per_batch = 128, .scaling = RT_LR_SCALE_NONE, .global_batch = 128,
         .steps_per_epoch = 468, .epochs = 12, .stepping = RT_LR_PER_ITERATION,

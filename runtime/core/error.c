@@ -5,6 +5,11 @@
 #include <string.h>
 #include "rt_core.h"
 
+/* "rank 3: " in a multi-rank run, so a message says which process it comes from. */
+static const char *error_prefix = "";
+
+void rt_set_error_prefix(const char *prefix) { error_prefix = prefix ? prefix : ""; }
+
 static void print_hint(const char *hint) {
     if (hint && hint[0]) fprintf(stderr, "HINT: %s\n", hint);
 }
@@ -13,7 +18,7 @@ void rt_die(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     fflush(stdout);   /* so the error lands after any progress already printed */
-    fputs("error: ", stderr);
+    fprintf(stderr, "error: %s", error_prefix);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
@@ -24,7 +29,7 @@ void rt_die_hint(const char *hint, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     fflush(stdout);
-    fputs("error: ", stderr);
+    fprintf(stderr, "error: %s", error_prefix);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
@@ -35,7 +40,7 @@ void rt_die_hint(const char *hint, const char *fmt, ...) {
 void rt_warn(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    fputs("warning: ", stderr);
+    fprintf(stderr, "warning: %s", error_prefix);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);

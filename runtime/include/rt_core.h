@@ -46,6 +46,9 @@ RT_NORETURN void rt_die(const char *fmt, ...) RT_PRINTF(1, 2);
 /* hint may be NULL or "" for none. */
 RT_NORETURN void rt_die_hint(const char *hint, const char *fmt, ...) RT_PRINTF(2, 3);
 void rt_warn(const char *fmt, ...) RT_PRINTF(1, 2);
+/* Text put after "error: " / "warning: " in every message ("rank 3: " in an MPI run). The
+ * string must outlive the process's messages. */
+void rt_set_error_prefix(const char *prefix);
 /* Fills err (code, message, hint) and returns code; if err is NULL, dies with that message. */
 rt_status rt_fail(rt_err *err, rt_status code, const char *hint, const char *fmt, ...)
     RT_PRINTF(4, 5);

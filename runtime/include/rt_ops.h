@@ -38,6 +38,15 @@
 #define RT_OPS_H
 #include <stdint.h>
 
+/* Synchronized batch norm: `sum` adds v[0..n) over all processes in place (an all-reduce;
+ * `what` names it in failure messages), `ranks` processes hold the global batch. The
+ * *_sync batchnorm variants take NULL for per-process statistics. */
+typedef struct {
+    void (*sum)(void *ctx, double *v, int n, const char *what);
+    void *ctx;
+    int ranks;
+} rt_bn_sync;
+
 /* Activation fused into the op that produces its input (see CONVENTIONS). */
 typedef enum { RT_ACT_NONE = 0, RT_ACT_RELU = 1 } rt_act;
 
@@ -139,6 +148,20 @@ void RT_OPS_FN(batchnorm_backward)(RT_OPS_R *din /*N,C,HW or NULL*/, RT_OPS_R *d
                                    const RT_OPS_R *in,
                                    const RT_OPS_R *gamma, const RT_OPS_R *save_mean,
                                    const RT_OPS_R *save_inv_std, int n, int c, int hw);
+
+/* The same with the per-channel sums added over processes (sync may be NULL). dgamma and
+ * dbeta stay this process's share; din uses the global sums. */
+void RT_OPS_FN(batchnorm_forward_train_sync)(RT_OPS_R *out, RT_OPS_R *save_mean,
+                                             RT_OPS_R *save_inv_std, RT_OPS_R *running_mean,
+                                             RT_OPS_R *running_var, const RT_OPS_R *in,
+                                             const RT_OPS_R *gamma, const RT_OPS_R *beta,
+                                             int n, int c, int hw, RT_OPS_R momentum,
+                                             RT_OPS_R eps, rt_act act, const rt_bn_sync *sync);
+void RT_OPS_FN(batchnorm_backward_sync)(RT_OPS_R *din, RT_OPS_R *dgamma, RT_OPS_R *dbeta,
+                                        const RT_OPS_R *dout, const RT_OPS_R *act_out,
+                                        const RT_OPS_R *in, const RT_OPS_R *gamma,
+                                        const RT_OPS_R *save_mean, const RT_OPS_R *save_inv_std,
+                                        int n, int c, int hw, const rt_bn_sync *sync);
 
 /* ---- layernorm over C per (n, pixel): ConvNeXt channels_first; [N,C] uses hw = 1 ---- */
 void RT_OPS_FN(layernorm_forward)(RT_OPS_R *out /*N,C,HW*/, RT_OPS_R *save_mean /*N,HW*/,

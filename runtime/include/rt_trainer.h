@@ -2,6 +2,8 @@
  * evaluation, metrics, checkpoints and resume. The compiler emits an rt_model (straight-line
  * forward/backward functions with constant shapes and offsets) and an rt_run_config (the
  * spec's data/solver settings), and its main() is one call to rt_trainer_main.
+ * Under mpirun/srun every rank runs the same loop on its slice of each global batch and the
+ * gradients are averaged over ranks (rt_comm.h); only rank 0 writes logs and checkpoints.
  *
  *   int main(int argc, char **argv) { return rt_trainer_main(&model, &run, argc, argv); }
  */
@@ -9,6 +11,7 @@
 #define RT_TRAINER_H
 
 #include <stdint.h>
+#include "rt_comm.h"
 #include "rt_optim.h"
 #include "rt_schedule.h"
 
@@ -20,6 +23,7 @@ typedef struct {
     unsigned char *arena;   /* [arena_bytes] activations, their gradients, saved state, workspace */
     uint64_t step_seed;     /* per-step seed for dropout / drop-path masks */
     int training;           /* 1: batch statistics and masks; 0: eval */
+    rt_comm *comm;          /* the other ranks; NULL in a world of 1 (no MPI calls at all) */
 } rt_model_ctx;
 
 /* One trainable tensor inside params/grads. */
@@ -37,6 +41,10 @@ typedef struct {
     long arena_bytes, arena_naive_bytes;
     int n_tensors;
     const rt_param_tensor *tensors;
+    /* Gradient buckets in the order backward completes them; train_step calls
+     * rt_grad_bucket_ready(ctx->comm, k) right after the last gradient of bucket k. */
+    int n_buckets;
+    const rt_grad_bucket *buckets;
     void (*init)(float *params, float *buffers, uint64_t seed);
     /* Forward, loss and backward over one batch (x: batch × in_c × in_h × in_w). Gradients
      * are overwritten in ctx->grads; returns the mean loss; logits stay readable through
@@ -53,6 +61,7 @@ typedef struct {
     int epochs;
     uint64_t seed;
     int ranks;              /* spec's world size; 0 = any */
+    int overlap;            /* all-reduce buckets during backward (0: after it, blocking) */
     int global_batch;
     rt_lr_config lr;        /* steps_per_epoch is recomputed from the real dataset size */
     rt_optim_config optim;

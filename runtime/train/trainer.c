@@ -1,8 +1,13 @@
 /* The training loop of every compiled trainer: data, steps, evaluation, logging,
- * checkpoints and exact resume. Model-specific work happens in the generated rt_model. */
+ * checkpoints and exact resume. Model-specific work happens in the generated rt_model.
+ * Data parallel: each of the `world` ranks trains on its slice of every global batch;
+ * gradients are summed over ranks by buckets during backward (rt_comm.h) and divided by the
+ * world size in the optimizer step, so every rank applies the global-batch mean and the
+ * replicas stay identical. Only rank 0 logs and writes checkpoints. */
 #include "rt_trainer.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +28,7 @@ typedef struct {
     /* The open log interval, so a resumed run logs the same averages. */
     double interval_loss;
     int64_t interval_correct, interval_steps;
+    int64_t world;            /* ranks of the run: the data order of a step depends on it */
 } trainer_resume_state;
 
 typedef struct {
@@ -32,12 +38,15 @@ typedef struct {
     rt_dataset train_set, val_set;
     rt_loader train, val;
     rt_model_ctx ctx;
+    rt_comm *comm;            /* NULL: a world of 1 */
+    int rank, world, global_batch;
+    int stop_votes;           /* ranks that received a stop signal, summed every step */
     float *opt_state;
     long n_state;
     float *x, *logits;
     int32_t *y;
     long steps_per_epoch, total_steps, step;
-    double interval_loss;
+    double interval_loss, interval_comm_s;
     long interval_correct, interval_steps;
     trainer_log log;
 } trainer;
@@ -65,9 +74,9 @@ static void load_data(trainer *t) {
 static void make_loader(trainer *t, rt_loader *l, const rt_dataset *ds, int train) {
     rt_loader_config cfg;
     rt_loader_config_default(&cfg);
-    cfg.global_batch = t->m->batch;   /* world size 1: the per-rank batch is the global one */
-    cfg.rank = 0;
-    cfg.world = 1;
+    cfg.global_batch = t->global_batch;   /* each rank gets its slice of every global batch */
+    cfg.rank = t->rank;
+    cfg.world = t->world;
     cfg.train = train;
     cfg.seed = t->run.seed;
     cfg.crop_pad = train ? t->run.crop_pad : 0;
@@ -101,6 +110,7 @@ static int checkpoint_sections(trainer *t, rt_ckpt_section *secs, trainer_resume
     st->interval_loss = t->interval_loss;
     st->interval_correct = t->interval_correct;
     st->interval_steps = t->interval_steps;
+    st->world = t->world;
     int n = 0;
     secs[n++] = (rt_ckpt_section){ "trainer", st, sizeof *st };
     secs[n++] = (rt_ckpt_section){ "params", t->ctx.params, (size_t)m->n_params * sizeof(float) };
@@ -112,6 +122,7 @@ static int checkpoint_sections(trainer *t, rt_ckpt_section *secs, trainer_resume
 }
 
 static void save_checkpoint(trainer *t) {
+    if (t->rank != 0) return;   /* the replicas are identical: rank 0 speaks for all */
     rt_ckpt_section secs[4];
     trainer_resume_state st;
     int n = checkpoint_sections(t, secs, &st);
@@ -133,6 +144,11 @@ static void resume(trainer *t, const char *path) {
         rt_die_hint("resume without --seed, or with the seed the run started with",
                     "checkpoint '%s' was written by a run with seed %llu, this run has seed %llu",
                     path, (unsigned long long)st.seed, (unsigned long long)t->run.seed);
+    if (st.world != t->world)
+        rt_die_hint("resume with as many ranks as the run that wrote it: the sample order and the "
+                    "replicas' state of a step depend on the world size",
+                    "checkpoint '%s' was written by a run of %lld rank%s, this run has %d", path,
+                    (long long)st.world, st.world == 1 ? "" : "s", t->world);
     if (st.step > t->total_steps)
         rt_die_hint("pass --epochs at least as large as the original run's",
                     "checkpoint '%s' is at step %lld, beyond this run's %ld steps", path,
@@ -143,9 +159,25 @@ static void resume(trainer *t, const char *path) {
     t->interval_steps = st.interval_steps;
 }
 
-/* Loss and top-1/top-5 over the whole validation split. */
+/* Rank 0 holds the state to start from (initialized or resumed); every rank starts from it. */
+static void share_start_state(trainer *t) {
+    if (!t->comm) return;
+    const rt_model *m = t->m;
+    double pos[4] = { (double)t->step, t->interval_loss, (double)t->interval_correct, (double)t->interval_steps };
+    rt_comm_bcast(t->comm, pos, sizeof pos, "the start state from rank 0");
+    t->step = (long)pos[0], t->interval_loss = pos[1];
+    t->interval_correct = (long)pos[2], t->interval_steps = (long)pos[3];
+    rt_comm_bcast(t->comm, t->ctx.params, (size_t)m->n_params * sizeof(float), "the parameters from rank 0");
+    rt_comm_bcast(t->comm, t->ctx.buffers, (size_t)m->n_buffers * sizeof(float), "the buffers from rank 0");
+    rt_comm_bcast(t->comm, t->opt_state, (size_t)t->n_state * sizeof(float), "the optimizer state from rank 0");
+}
+
+/* Loss and top-1/top-5 over the whole validation split, each rank evaluating its slice of
+ * every batch. Per-rank batch norm leaves each rank its own running statistics: like torch
+ * DDP, evaluation (and the checkpoint) use rank 0's. */
 static void evaluate(trainer *t, double *loss, double *top1, double *top5) {
     const rt_model *m = t->m;
+    rt_comm_bcast(t->comm, t->ctx.buffers, (size_t)m->n_buffers * sizeof(float), "rank 0's batch norm statistics");
     rt_loader_seek(&t->val, 0, 0);
     long steps = rt_loader_steps_per_epoch(&t->val);
     double sum_loss = 0;
@@ -154,6 +186,7 @@ static void evaluate(trainer *t, double *loss, double *top1, double *top5) {
     t->ctx.training = 0;
     for (long s = 0; s < steps; s++) {
         int got = rt_loader_next(&t->val, t->x, t->y);
+        if (got == 0) continue;   /* the last partial batch may not reach every rank */
         if (got < m->batch)   /* the compiled batch is fixed: pad the last one */
             memset(t->x + (size_t)got * image, 0, (size_t)(m->batch - got) * image * sizeof(float));
         m->eval_forward(&t->ctx, t->x, t->logits);
@@ -163,17 +196,22 @@ static void evaluate(trainer *t, double *loss, double *top1, double *top5) {
         c1 += a1, c5 += a5, seen += got;
     }
     t->ctx.training = 1;
+    double sums[4] = { sum_loss, (double)c1, (double)c5, (double)seen };
+    rt_comm_sum(t->comm, sums, 4, "the evaluation results");
+    sum_loss = sums[0], c1 = (long)sums[1], c5 = (long)sums[2], seen = (long)sums[3];
     *loss = seen ? sum_loss / seen : NAN;
     *top1 = seen ? (double)c1 / seen : NAN;
     *top5 = seen ? (double)c5 / seen : NAN;
 }
 
+/* The gradients hold the sum over ranks of per-rank means; 1/world makes them the mean
+ * over the global batch (exact for a power-of-two world). */
 static void optimizer_step(trainer *t, double lr) {
     const rt_model *m = t->m;
-    float grad_scale = 1.0f;
+    float grad_scale = 1.0f / (float)t->world;
     if (t->run.clip_grad_norm > 0) {
-        double norm = sqrt(rt_sum_squares(t->ctx.grads, m->n_params));
-        grad_scale = rt_grad_clip_coef(norm, t->run.clip_grad_norm);
+        double norm = sqrt(rt_sum_squares(t->ctx.grads, m->n_params)) / t->world;
+        grad_scale *= rt_grad_clip_coef(norm, t->run.clip_grad_norm);
     }
     int per = rt_optim_state_per_param(&t->run.optim);
     for (int i = 0; i < m->n_tensors; i++) {
@@ -185,17 +223,29 @@ static void optimizer_step(trainer *t, double lr) {
     }
 }
 
-/* One optimizer step on the next batch; returns the loss and adds to the top-1 count. */
+/* One optimizer step on the next global batch; returns its mean loss and adds to the top-1
+ * count. In a multi-rank run the loss, the count and the ranks' stop signals are summed, so
+ * every rank sees the global numbers and takes the same decisions. */
 static double train_one_step(trainer *t, long *correct) {
     const rt_model *m = t->m;
     rt_loader_next(&t->train, t->x, t->y);
+    /* Masks are keyed by the element's index in this rank's slice, so every rank needs its
+     * own seed (rank 0 keeps the single-process one). Nets with dropout or drop-path thus
+     * draw other (equally distributed) masks at another world size. */
     t->ctx.step_seed = rt_hash_u64(t->run.seed, RT_STREAM_DROPOUT, (uint64_t)t->step);
+    if (t->rank) t->ctx.step_seed = rt_hash_u64(t->ctx.step_seed, (uint64_t)t->rank, 0);
     double loss = m->train_step(&t->ctx, t->x, t->y);
-    if (!isfinite(loss))
-        rt_die_hint("lower solver.lr.base, add warmup, or set solver.clip_grad_norm",
-                    "training diverged: loss is %g at step %ld", loss, t->step);
     int c1, c5;
     topk_correct(&c1, &c5, m->logits(&t->ctx), t->y, m->batch, m->classes);
+    rt_comm_grads_finish(t->comm);
+    if (t->comm) {
+        double s[3] = { loss, (double)c1, rt_stop_requested() ? 1.0 : 0.0 };
+        rt_comm_sum(t->comm, s, 3, "the step's loss");
+        loss = s[0] / t->world, c1 = (int)s[1], t->stop_votes = (int)s[2];
+    }
+    if (!isfinite(loss))
+        rt_comm_die_all(t->comm, "lower solver.lr.base, add warmup, or set solver.clip_grad_norm",
+                        "training diverged: loss is %g at step %ld", loss, t->step);
     *correct += c1;
     optimizer_step(t, rt_lr_at(&t->run.lr, t->step));
     t->step++;
@@ -206,12 +256,20 @@ static int run_benchmark(trainer *t) {
     long correct = 0;
     for (int i = 0; i < 3; i++) train_one_step(t, &correct);   /* warm caches and threads */
     long n = t->args.benchmark_steps;
+    rt_comm_barrier(t->comm, "the start of the benchmark");
+    rt_comm_take_exposed_s(t->comm);
     double t0 = rt_time_s();
     for (long i = 0; i < n; i++) train_one_step(t, &correct);
     double secs = rt_time_s() - t0;
-    double ips = (double)n * t->m->batch / secs;
-    printf("benchmark: %ld steps of batch %d in %.3f s: %.1f images/s\n", n, t->m->batch, secs, ips);
-    trainer_log_benchmark(&t->log, n, t->m->batch, secs, ips);
+    double comm_ms = t->comm ? 1e3 * rt_comm_take_exposed_s(t->comm) / n : NAN;   /* NaN: no MPI */
+    double ips = (double)n * t->global_batch / secs;
+    if (t->rank == 0) {
+        printf("benchmark: %ld steps of batch %d (%d rank%s x %d) in %.3f s: %.1f images/s", n, t->global_batch,
+               t->world, t->world == 1 ? "" : "s", t->m->batch, secs, ips);
+        if (t->comm) printf(", comm wait %.3f ms/step (%s all-reduce)", comm_ms, t->run.overlap ? "overlapped" : "blocking");
+        printf("\n");
+    }
+    trainer_log_benchmark(&t->log, n, t->global_batch, t->world, t->run.overlap, secs, ips, comm_ms);
     return 0;
 }
 
@@ -224,14 +282,17 @@ static int train(trainer *t) {
     while (t->step < t->total_steps) {
         t->interval_loss += train_one_step(t, &t->interval_correct);
         t->interval_steps++;
+        t->interval_comm_s += rt_comm_take_exposed_s(t->comm);
         long epoch = (t->step - 1) / t->steps_per_epoch;
         if (t->step % t->run.log_every == 0 || t->step == t->total_steps) {
             double now = rt_time_s();
             trainer_log_train(&t->log, epoch, t->step, t->total_steps,
                               rt_lr_at(&t->run.lr, t->step - 1), t->interval_loss / t->interval_steps,
-                              (double)t->interval_correct / ((double)t->interval_steps * m->batch),
-                              t->interval_steps * m->batch / (now - t_interval), now - t_start);
+                              (double)t->interval_correct / ((double)t->interval_steps * t->global_batch),
+                              t->interval_steps * t->global_batch / (now - t_interval),
+                              t->comm ? 1e3 * t->interval_comm_s / t->interval_steps : NAN, now - t_start);
             t->interval_loss = 0, t->interval_correct = 0, t->interval_steps = 0, t_interval = now;
+            t->interval_comm_s = 0;
         }
         if (t->step % t->steps_per_epoch == 0) {
             int last = t->step == t->total_steps;
@@ -239,15 +300,18 @@ static int train(trainer *t) {
                 evaluate(t, &last_loss, &last_top1, &last_top5);
                 trainer_log_eval(&t->log, epoch + 1, t->step, last_loss, last_top1, last_top5);
             }
-            if ((epoch + 1) % t->run.ckpt_every == 0 || last) save_checkpoint(t);
+            /* every_epochs: 0 means never (and must not divide by zero) */
+            if (t->run.ckpt_every > 0 && ((epoch + 1) % t->run.ckpt_every == 0 || last)) save_checkpoint(t);
             t_interval = rt_time_s();
+            rt_comm_take_exposed_s(t->comm);   /* evaluation's exchanges are not step time */
         }
-        int sig = rt_stop_requested();
+        /* Ranks stop together: at the step where any of them got the signal. */
+        int sig = t->comm ? (t->stop_votes ? (rt_stop_requested() ? rt_stop_requested() : SIGTERM) : 0)
+                          : rt_stop_requested();
         if (sig && t->step < t->total_steps) {
             save_checkpoint(t);
             trainer_log_note(&t->log, "stopped by signal %d at step %ld; resume with --resume", sig,
                              t->step);
-            trainer_log_close(&t->log);
             return 128 + sig;
         }
     }
@@ -271,27 +335,39 @@ int rt_trainer_main(const rt_model *m, const rt_run_config *run, int argc, char 
     }
     if (t.args.has_seed) t.run.seed = t.args.seed;
     if (t.args.epochs) t.run.epochs = t.run.lr.epochs = t.args.epochs;
-    if (t.run.ranks > 1)
-        rt_die_hint("launch with mpirun -np N (or srun), or set parallel.ranks: 1 in the spec",
+    t.comm = rt_comm_init();
+    t.rank = rt_comm_rank(t.comm);
+    t.world = rt_comm_size(t.comm);
+    t.global_batch = m->batch * t.world;
+    if (!t.comm && t.run.ranks > 1)
+        rt_die_hint("launch with mpirun -np N (or srun -n N), or set parallel.ranks: 1 (or 0 for any) in the spec",
                     "the spec asks for %d ranks but this process runs alone", t.run.ranks);
+    rt_comm_handshake(t.comm, m->spec_hash, t.run.ranks);
     load_data(&t);
     make_loader(&t, &t.train, &t.train_set, 1);
     make_loader(&t, &t.val, &t.val_set, 0);
     t.steps_per_epoch = rt_loader_steps_per_epoch(&t.train);
     if (t.steps_per_epoch < 1)
         rt_die_hint("use a smaller batch or more data", "the dataset (%ld samples) is smaller than one batch (%d)",
-                    t.train_set.n, m->batch);
+                    t.train_set.n, t.global_batch);
     t.run.lr.steps_per_epoch = t.steps_per_epoch;
-    t.run.lr.global_batch = m->batch;
+    t.run.lr.global_batch = t.global_batch;   /* the LR scaling rule sees the global batch */
     rt_lr_validate(&t.run.lr, NULL);
     t.total_steps = t.steps_per_epoch * t.run.epochs;
     allocate(&t);
     m->init(t.ctx.params, t.ctx.buffers, t.run.seed);
     t.ctx.training = 1;
-    if (t.args.resume) resume(&t, t.args.resume);
-    trainer_log_open(&t.log, t.args.out_dir, m, t.args.resume ? t.step : -1,
-                     t.args.benchmark_steps > 0);
+    t.ctx.comm = t.comm;
+    rt_comm_attach_grads(t.comm, t.ctx.grads, m->buckets, m->n_buckets, t.run.overlap);
+    if (t.args.resume && t.rank == 0) resume(&t, t.args.resume);
+    if (t.rank == 0)
+        trainer_log_open(&t.log, t.args.out_dir, m, t.world, t.args.resume ? t.step : -1,
+                         t.args.benchmark_steps > 0);
+    else
+        trainer_log_off(&t.log);
+    share_start_state(&t);
     int rc = t.args.benchmark_steps > 0 ? run_benchmark(&t) : train(&t);
     trainer_log_close(&t.log);
+    rt_comm_finalize(t.comm);
     return rc;
 }

@@ -60,9 +60,12 @@ static void truncate_metrics_after(const char *path, long step) {
         rt_die("cannot rewrite '%s': %s", path, strerror(errno));
 }
 
-void trainer_log_open(trainer_log *log, const char *out_dir, const rt_model *m, long resume_step,
-                      int benchmark) {
+void trainer_log_off(trainer_log *log) { memset(log, 0, sizeof *log); }
+
+void trainer_log_open(trainer_log *log, const char *out_dir, const rt_model *m, int ranks,
+                      long resume_step, int benchmark) {
     memset(log, 0, sizeof *log);
+    log->on = 1;
     log->tty = rt_is_tty(stdout);
     if (resume_step < 0 && !benchmark && dir_has_checkpoints(out_dir))
         rt_die_hint("resume it with --resume FILE, or pass another --out",
@@ -74,12 +77,15 @@ void trainer_log_open(trainer_log *log, const char *out_dir, const rt_model *m, 
     if (!log->metrics)
         rt_die_hint("choose another --out directory", "cannot write '%s': %s", log->path, strerror(errno));
     fprintf(log->metrics,
-            "{\"event\":\"start\",\"name\":\"%s\",\"spec_hash\":\"%s\",\"batch\":%d,\"params\":%ld,"
-            "\"resumed_at\":%ld}\n",
-            m->name, m->spec_hash, m->batch, m->n_params, resume_step);
+            "{\"event\":\"start\",\"name\":\"%s\",\"spec_hash\":\"%s\",\"batch\":%d,\"ranks\":%d,"
+            "\"global_batch\":%d,\"params\":%ld,\"resumed_at\":%ld}\n",
+            m->name, m->spec_hash, m->batch, ranks, m->batch * ranks, m->n_params, resume_step);
     fflush(log->metrics);
-    if (resume_step < 0) printf("%s: %ld parameters, batch %d, spec %.12s\n", m->name, m->n_params,
-                                m->batch, m->spec_hash);
+    if (resume_step < 0 && ranks > 1)
+        printf("%s: %ld parameters, batch %d = %d ranks x %d, spec %.12s\n", m->name, m->n_params,
+               m->batch * ranks, ranks, m->batch, m->spec_hash);
+    else if (resume_step < 0)
+        printf("%s: %ld parameters, batch %d, spec %.12s\n", m->name, m->n_params, m->batch, m->spec_hash);
     else printf("%s: resumed at step %ld\n", m->name, resume_step);
 }
 
@@ -95,25 +101,31 @@ static void end_progress(trainer_log *log) {
 }
 
 void trainer_log_train(trainer_log *log, long epoch, long step, long total_steps, double lr,
-                       double loss, double top1, double images_per_s, double elapsed_s) {
+                       double loss, double top1, double images_per_s, double comm_ms,
+                       double elapsed_s) {
+    if (!log->on) return;
     fprintf(log->metrics, "{\"event\":\"train\",\"epoch\":%ld,\"step\":%ld", epoch, step);
     json_number(log->metrics, "lr", lr);
     json_number(log->metrics, "loss", loss);
     json_number(log->metrics, "top1", top1);
     json_number(log->metrics, "images_per_s", images_per_s);
+    if (!isnan(comm_ms)) json_number(log->metrics, "comm_wait_ms", comm_ms);
     fputs("}\n", log->metrics);
     fflush(log->metrics);
+    char comm[48] = "";
+    if (!isnan(comm_ms)) snprintf(comm, sizeof comm, "  comm wait %.2f ms/step", comm_ms);
     double eta = step > 0 ? elapsed_s / step * (total_steps - step) : 0;
     char eta_s[32];
     rt_format_duration(eta, eta_s, sizeof eta_s);
-    printf("%sepoch %ld step %ld/%ld  loss %.4f  lr %.5f  %.0f img/s  ETA %s%s",
-           log->tty ? "\r" : "", epoch, step, total_steps, loss, lr, images_per_s, eta_s,
+    printf("%sepoch %ld step %ld/%ld  loss %.4f  lr %.5f  %.0f img/s%s  ETA %s%s",
+           log->tty ? "\r" : "", epoch, step, total_steps, loss, lr, images_per_s, comm, eta_s,
            log->tty ? "   " : "\n");
     fflush(stdout);
     log->progress_open = log->tty;
 }
 
 void trainer_log_eval(trainer_log *log, long epoch, long step, double loss, double top1, double top5) {
+    if (!log->on) return;
     fprintf(log->metrics, "{\"event\":\"eval\",\"epoch\":%ld,\"step\":%ld", epoch, step);
     json_number(log->metrics, "loss", loss);
     json_number(log->metrics, "top1", top1);
@@ -125,16 +137,21 @@ void trainer_log_eval(trainer_log *log, long epoch, long step, double loss, doub
     fflush(stdout);
 }
 
-void trainer_log_benchmark(trainer_log *log, long steps, int batch, double seconds, double ips) {
-    fprintf(log->metrics, "{\"event\":\"benchmark\",\"steps\":%ld,\"batch\":%d", steps, batch);
+void trainer_log_benchmark(trainer_log *log, long steps, int batch, int ranks, int overlap,
+                           double seconds, double ips, double comm_ms) {
+    if (!log->on) return;
+    fprintf(log->metrics, "{\"event\":\"benchmark\",\"steps\":%ld,\"batch\":%d,\"ranks\":%d,\"overlap\":%s",
+            steps, batch, ranks, overlap ? "true" : "false");
     json_number(log->metrics, "seconds", seconds);
     json_number(log->metrics, "images_per_s", ips);
+    json_number(log->metrics, "comm_wait_ms", comm_ms);
     fputs("}\n", log->metrics);
     fflush(log->metrics);
 }
 
 void trainer_log_summary(trainer_log *log, long step, double loss, double top1, double top5,
                          double wall_s, const char *params_hash) {
+    if (!log->on) return;
     fprintf(log->metrics, "{\"event\":\"summary\",\"step\":%ld", step);
     json_number(log->metrics, "loss", loss);
     json_number(log->metrics, "top1", top1);
@@ -149,6 +166,7 @@ void trainer_log_summary(trainer_log *log, long step, double loss, double top1, 
 }
 
 void trainer_log_note(trainer_log *log, const char *fmt, ...) {
+    if (!log->on) return;
     end_progress(log);
     va_list ap;
     va_start(ap, fmt);
@@ -159,7 +177,7 @@ void trainer_log_note(trainer_log *log, const char *fmt, ...) {
 }
 
 void trainer_log_close(trainer_log *log) {
-    if (!log->metrics) return;
+    if (!log->on || !log->metrics) return;
     end_progress(log);
     if (fclose(log->metrics) != 0)
         rt_die("cannot finish writing '%s': %s", log->path, strerror(errno));

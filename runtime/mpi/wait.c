@@ -1,0 +1,68 @@
+/* Waiting for the other ranks without ever hanging on a lost one. Every MPI exchange of the
+ * trainer ends in comm_wait, which polls instead of blocking so that it can notice (a) a
+ * peer process on this machine that is gone, checked every second and as soon as the
+ * launcher's SIGTERM arrives, and (b) a wait longer than the timeout, for peers elsewhere. */
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "comm_internal.h"
+#include "rt_core.h"
+
+/* Gone: no /proc entry, or a zombie waiting to be reaped by its launcher daemon. */
+static int process_gone(pid_t pid) {
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return 1;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')');   /* "pid (comm) S ...": comm may hold spaces */
+    return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+}
+
+/* The first other rank on this machine whose process is gone, or -1. */
+static int find_lost_rank(const rt_comm *c) {
+    if (!c->peer_pid || !c->boot[0]) return -1;
+    for (int r = 0; r < c->size; r++)
+        if (r != c->rank && c->peer_pid[r] > 0 && !strcmp(c->peer_boot[r], c->boot) &&
+            process_gone(c->peer_pid[r]))
+            return r;
+    return -1;
+}
+
+RT_NORETURN static void die_lost(const rt_comm *c, int lost, const char *what) {
+    rt_die_hint("the launcher's message and that rank's own output say why it ended; resume from the "
+                "last checkpoint with --resume",
+                "lost rank %d (pid %d on %s): its process is gone while this rank waited for %s", lost,
+                (int)c->peer_pid[lost], c->peer_host[lost], what);
+}
+
+void comm_wait(rt_comm *c, int n, MPI_Request *reqs, const char *what) {
+    double t0 = rt_time_s(), next_check = t0 + 1.0;
+    int signal_seen = 0;
+    for (long spins = 0;; spins++) {
+        int done = 0;
+        comm_check(c, MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE), what);
+        if (done) break;
+        double now = rt_time_s();
+        int sig = rt_stop_requested();
+        if ((sig && !signal_seen) || now >= next_check) {
+            /* A launcher answers a dead rank with SIGTERM to the others: look at once. A
+             * SIGTERM with every local peer alive is a scheduler's stop: keep waiting. */
+            signal_seen |= sig != 0;
+            int lost = find_lost_rank(c);
+            if (lost >= 0) die_lost(c, lost, what);
+            next_check = now + 1.0;
+        }
+        if (now - t0 > c->timeout_s)
+            rt_die_hint("a rank on another machine may be lost or stuck (the launcher's messages may "
+                        "name it); set TRAINC_COMM_TIMEOUT (seconds) to wait longer",
+                        "waited %.0f s for %s without an answer from all %d ranks (the ranks on "
+                        "this machine are alive)", now - t0, what, c->size);
+        /* Short waits spin; longer ones give the core to ranks sharing it (oversubscribed). */
+        if (spins > 64) sched_yield();
+    }
+    c->exposed_s += rt_time_s() - t0;
+}

@@ -1,0 +1,112 @@
+/* The MPI world: joining it only when a launcher started several ranks, each rank's pid and
+ * host (so a lost rank can be named), and leaving it. */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "comm_internal.h"
+#include "rt_core.h"
+
+static long env_long(const char *name) {
+    const char *v = getenv(name);
+    return v && *v ? strtol(v, NULL, 10) : -1;
+}
+
+int rt_comm_launched(void) {
+    /* Open MPI's mpirun, MPICH/Hydra or srun with PMI-2, and srun's own step size. */
+    static const char *const sizes[] = { "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS" };
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        long n = env_long(sizes[i]);
+        if (n >= 0) return n > 1;
+    }
+    return getenv("PMIX_RANK") != NULL;   /* PMIx (srun --mpi=pmix) names no size: ask MPI */
+}
+
+void comm_check(rt_comm *c, int rc, const char *what) {
+    if (rc == MPI_SUCCESS) return;
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(rc, text, &len);
+    rt_die_hint("if another rank failed, its own message says why; resume from the last checkpoint",
+                "MPI failed during %s: %s", what, text);
+}
+
+/* Two ranks share a machine only if they share its boot id (host names can repeat across
+ * containers); without /proc the id stays empty and no peer is ever checked locally. */
+static void read_boot_id(char *out, size_t cap) {
+    out[0] = '\0';
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (!f) return;
+    if (fgets(out, (int)cap, f)) out[strcspn(out, "\n")] = '\0';
+    fclose(f);
+}
+
+static void gather_peers(rt_comm *c) {
+    typedef struct { int pid; char host[COMM_HOST_LEN], boot[COMM_HOST_LEN]; } peer;
+    peer me = { (int)getpid(), "", "" };
+    memcpy(me.host, c->host, sizeof me.host);
+    memcpy(me.boot, c->boot, sizeof me.boot);
+    peer *all = rt_xcalloc((size_t)c->size, sizeof *all);
+    MPI_Request req;
+    comm_check(c, MPI_Iallgather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, c->comm, &req),
+               "start-up");
+    comm_wait(c, 1, &req, "the start-up exchange of pids and hosts");
+    for (int r = 0; r < c->size; r++) {
+        c->peer_pid[r] = all[r].pid;
+        memcpy(c->peer_host[r], all[r].host, COMM_HOST_LEN);
+        memcpy(c->peer_boot[r], all[r].boot, COMM_HOST_LEN);
+        c->peer_host[r][COMM_HOST_LEN - 1] = c->peer_boot[r][COMM_HOST_LEN - 1] = '\0';
+    }
+    free(all);
+}
+
+rt_comm *rt_comm_init(void) {
+    if (!rt_comm_launched()) return NULL;
+    int provided = 0, size = 1;
+    /* Only the main thread calls MPI; OpenMP workers and the data thread never do. */
+    if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+        rt_die_hint("check the MPI installation and the launcher (mpirun, srun --mpi=pmix)",
+                    "cannot join the MPI world");
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size == 1) {   /* a world of one: no MPI in the training loop at all */
+        MPI_Finalize();
+        return NULL;
+    }
+    rt_comm *c = rt_xcalloc(1, sizeof *c);
+    MPI_Comm_rank(MPI_COMM_WORLD, &c->rank);
+    c->size = size;
+    /* Errors come back as codes so a rank can say what failed instead of aborting blindly. */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_dup(MPI_COMM_WORLD, &c->comm);
+    MPI_Comm_set_errhandler(c->comm, MPI_ERRORS_RETURN);
+    long t = env_long("TRAINC_COMM_TIMEOUT");
+    c->timeout_s = t > 0 ? (double)t : 120.0;
+    gethostname(c->host, sizeof c->host - 1);
+    read_boot_id(c->boot, sizeof c->boot);
+    c->peer_pid = rt_xcalloc((size_t)size, sizeof *c->peer_pid);
+    c->peer_host = rt_xcalloc((size_t)size, sizeof *c->peer_host);
+    c->peer_boot = rt_xcalloc((size_t)size, sizeof *c->peer_boot);
+    static char prefix[32];
+    snprintf(prefix, sizeof prefix, "rank %d: ", c->rank);
+    rt_set_error_prefix(prefix);
+    /* The launcher sends SIGTERM when another rank dies: let waits see it (comm_wait). */
+    rt_install_stop_signals();
+    gather_peers(c);
+    return c;
+}
+
+void rt_comm_finalize(rt_comm *c) {
+    if (!c) return;
+    rt_comm_barrier(c, "the end of the run");
+    free(c->reqs);
+    free(c->peer_pid);
+    free(c->peer_host);
+    free(c->peer_boot);
+    MPI_Comm_free(&c->comm);
+    free(c);
+    MPI_Finalize();
+}
+
+int rt_comm_rank(const rt_comm *c) { return c ? c->rank : 0; }
+int rt_comm_size(const rt_comm *c) { return c ? c->size : 1; }
