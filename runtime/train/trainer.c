@@ -312,6 +312,9 @@ static int train(trainer *t) {
             save_checkpoint(t);
             trainer_log_note(&t->log, "stopped by signal %d at step %ld; resume with --resume", sig,
                              t->step);
+            /* No rank exits before rank 0's checkpoint is on disk: a launcher kills the rest
+             * of the job (mpirun: 1 s after the first rank's exit) as soon as one rank ends. */
+            rt_comm_barrier(t->comm, "the checkpoint written at a stop signal");
             return 128 + sig;
         }
     }

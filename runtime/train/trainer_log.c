@@ -112,6 +112,12 @@ void trainer_log_train(trainer_log *log, long epoch, long step, long total_steps
     if (!isnan(comm_ms)) json_number(log->metrics, "comm_wait_ms", comm_ms);
     fputs("}\n", log->metrics);
     fflush(log->metrics);
+    /* A terminal gets at most a few redraws a second: with log_every: 1 a small net logs
+     * thousands of steps a second, and a launcher that stops reading its ranks' terminal
+     * (mpirun at SIGTERM) would leave rank 0 blocked in write() instead of checkpointing. */
+    double now = rt_time_s();
+    if (log->tty && step < total_steps && now - log->progress_at < 0.25) return;
+    log->progress_at = now;
     char comm[48] = "";
     if (!isnan(comm_ms)) snprintf(comm, sizeof comm, "  comm wait %.2f ms/step", comm_ms);
     double eta = step > 0 ? elapsed_s / step * (total_steps - step) : 0;

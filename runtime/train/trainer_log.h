@@ -11,6 +11,7 @@ typedef struct {
     FILE *metrics;
     int tty;
     int progress_open;        /* a \r progress line is on screen */
+    double progress_at;       /* when the progress line was last redrawn (rt_time_s) */
     char path[4096];
 } trainer_log;
 

@@ -19,6 +19,7 @@ typedef struct {
     unsigned char *arena;
     uint64_t step_seed;
     int training;
+    rt_comm *comm;          /* NULL: a world of one, the bucket hooks do nothing */
 } gc_model_ctx;
 
 typedef struct {
@@ -29,6 +30,8 @@ typedef struct {
     long arena_bytes, arena_naive_bytes;
     int n_tensors;
     const rt_param_tensor *tensors;
+    int n_buckets;
+    const rt_grad_bucket *buckets;
     void (*init)(double *params, double *buffers, uint64_t seed);
     double (*train_step)(gc_model_ctx *ctx, const double *x, const int32_t *y);
     void (*eval_forward)(gc_model_ctx *ctx, const double *x, double *logits);

@@ -53,8 +53,9 @@ grep -q "lost rank 1 (pid $victim" "$dir/killed.txt" || { echo "no message namin
 grep "lost rank 1" "$dir/killed.txt"
 
 # SIGTERM to the launcher: all ranks stop at one step, rank 0 checkpoints, exact resume.
-"${MPIRUN[@]}" -np 2 "$dir/dp_conv_any" --epochs 3 --out "$dir/full" > /dev/null
-"${MPIRUN[@]}" -np 2 "$dir/dp_conv_any" --epochs 3 --out "$dir/cut" > "$dir/cut.txt" 2>&1 &
+# 30 epochs (a few seconds) so that the signal lands mid-run however fast the machine is.
+"${MPIRUN[@]}" -np 2 "$dir/dp_conv_any" --epochs 30 --out "$dir/full" > /dev/null
+"${MPIRUN[@]}" -np 2 "$dir/dp_conv_any" --epochs 30 --out "$dir/cut" > "$dir/cut.txt" 2>&1 &
 launcher=$!
 for _ in $(seq 600); do
   [ "$(grep -c '"train"' "$dir/cut/metrics.jsonl" 2>/dev/null || true)" -ge 70 ] 2>/dev/null && break
@@ -65,7 +66,8 @@ status=0; wait $launcher || status=$?
 grep -q "stopped by signal 15 at step" "$dir/cut.txt" || { echo "no stop at SIGTERM:" >&2; cat "$dir/cut.txt" >&2; exit 1; }
 ckpt=$(ls "$dir/cut/checkpoints"/ckpt-*.bin | tail -n 1)
 echo "interrupted at $(basename "$ckpt") (launcher status $status)"
-"${MPIRUN[@]}" -np 2 "$dir/dp_conv_any" --epochs 3 --out "$dir/cut" --resume "$ckpt" > /dev/null
+cp "$ckpt" "$dir/stopped.bin"   # the resumed run rotates checkpoints away; keep this one
+"${MPIRUN[@]}" -np 2 "$dir/dp_conv_any" --epochs 30 --out "$dir/cut" --resume "$ckpt" > /dev/null
 python3 - "$dir/full/metrics.jsonl" "$dir/cut/metrics.jsonl" <<'PY'
 import json, sys
 def load(p):
@@ -78,4 +80,4 @@ print("params_hash after resume at 2 ranks:", a[0], b[0])
 assert a == b, "the resumed 2-rank run differs from the uninterrupted one"
 PY
 expect_fail resume1 "was written by a run of 2 ranks, this run has 1" \
-  "$dir/dp_conv_any" --epochs 3 --out "$dir/cut" --resume "$ckpt"
+  "$dir/dp_conv_any" --epochs 30 --out "$dir/cut" --resume "$dir/stopped.bin"
