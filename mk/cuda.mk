@@ -33,14 +33,14 @@ NVCC_WARN    := -Xcompiler -Wall,-Wextra,-Wno-unused-parameter $(if $(filter 1,$
 NVCC_FLAGS   := -std=c++17 -O3 -g -lineinfo $(CUDA_GENCODE) $(NVCC_WARN) $(CUDA_INCLUDES)
 
 RT_CUDA_SRCS := $(sort $(wildcard runtime/cuda/*.cu runtime/cuda/*/*.cu))
-RT_CUDA_HDRS := $(wildcard runtime/cuda/*.cuh runtime/cuda/*/*.cuh) runtime/include/rt_cuda.h $(RT_HDRS)
+RT_CUDA_HDRS := $(wildcard runtime/cuda/*.cuh runtime/cuda/*/*.cuh runtime/include/*.cuh) runtime/include/rt_cuda.h $(RT_HDRS)
 # Objects per architecture list, so a one-architecture check build never mixes with the default.
 CUDA_OBJDIR  := $(BUILD)/cuda/sm$(subst $(eval) ,_,$(strip $(CUDA_ARCHS)))
 RT_CUDA_LIB  := $(BUILD)/libtrainrt_cuda.a
 CUDA_ENV     := $(BUILD)/cuda.env
 
 .PHONY: cuda cuda-check
-cuda: cuda-check $(RT_CUDA_LIB) $(CUDA_ENV) $(TRAINC) $(RT_LIB)
+cuda: cuda-check $(RT_CUDA_LIB) $(CUDA_ENV) trainc runtime
 
 cuda-check:
 	@command -v $(NVCC) >/dev/null 2>&1 || { echo "error: nvcc not found (looked for $(NVCC))" >&2; \

@@ -79,6 +79,35 @@ void *rt_cublaslt_workspace(size_t *bytes) {
 
 void rt_cuda_sync(void) { CUDA_CHECK(cudaStreamSynchronize(ctx.stream)); }
 
+void rt_cuda_launched(const char *file, int line) { rt_cuda_check_(cudaGetLastError(), "kernel launch", file, line); }
+
+static long env_long(const char *name, long fallback) {
+    const char *v = getenv(name);
+    if (!v || !*v) return fallback;
+    char *end;
+    long x = strtol(v, &end, 10);
+    if (*end || x < 0)
+        rt_die_hint("unset it or give a non-negative integer", "environment variable %s='%s' is not a number", name, v);
+    return x;
+}
+
+int rt_cuda_device_from_env(void) {
+    long d = env_long("TRAINC_CUDA_DEVICE", -1);
+    if (d >= 0) return (int)d;
+    static const char *const local_rank[] = { "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID" };
+    for (size_t i = 0; i < sizeof local_rank / sizeof local_rank[0]; i++) {
+        long r = env_long(local_rank[i], -1);
+        if (r >= 0) {
+            int n = 0;
+            if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) return 0;
+            return (int)(r % n);
+        }
+    }
+    return 0;
+}
+
+size_t rt_cuda_workspace_cap(void) { return (size_t)env_long("TRAINC_CUDNN_WORKSPACE_MB", 1024) << 20; }
+
 void *rt_cuda_malloc(size_t bytes, const char *what) {
     void *p = NULL;
     cudaError_t err = cudaMalloc(&p, bytes ? bytes : 256);

@@ -24,12 +24,13 @@
 #define RT_CUDA_H
 #include <stddef.h>
 #include <stdint.h>
-#include "rt_ops.h"
-#include "rt_optim.h"
 
+/* The runtime's C headers are included inside the C linkage block: nvcc compiles this as C++. */
 #ifdef __cplusplus
 extern "C" {
 #endif
+#include "rt_ops.h"
+#include "rt_optim.h"
 
 /* ---- Context ------------------------------------------------------------------------- */
 /* Math mode of convolutions and GEMMs: FP32 is IEEE single precision (cuDNN FMA math, cuBLAS
@@ -43,6 +44,14 @@ rt_cuda_math rt_cuda_math_mode(void);
 void *rt_cuda_stream(void);                 /* the cudaStream_t all ops use */
 const char *rt_cuda_device_name(void);
 void rt_cuda_sync(void);                    /* waits for the stream; dies on a kernel error */
+/* After a kernel launch: dies on a bad launch configuration, naming file and line (faults
+ * inside a kernel surface at the next synchronizing call, which checks too). */
+void rt_cuda_launched(const char *file, int line);
+/* Device of this process: TRAINC_CUDA_DEVICE, else the node-local MPI rank (Open MPI,
+ * MPICH, Slurm) modulo the visible devices, else 0. */
+int rt_cuda_device_from_env(void);
+/* Cap on one conv's cuDNN workspace: TRAINC_CUDNN_WORKSPACE_MB, default 1024 MiB. */
+size_t rt_cuda_workspace_cap(void);
 
 /* Device memory. rt_cuda_malloc dies with the size and what it was for on failure. */
 void *rt_cuda_malloc(size_t bytes, const char *what);

@@ -112,6 +112,7 @@ static int checkpoint_sections(trainer *t, rt_ckpt_section *secs, trainer_resume
 }
 
 static void save_checkpoint(trainer *t) {
+    if (t->m->device) t->m->device->download(&t->ctx, t->opt_state, t->n_state);
     rt_ckpt_section secs[4];
     trainer_resume_state st;
     int n = checkpoint_sections(t, secs, &st);
@@ -170,6 +171,10 @@ static void evaluate(trainer *t, double *loss, double *top1, double *top5) {
 
 static void optimizer_step(trainer *t, double lr) {
     const rt_model *m = t->m;
+    if (m->device) {
+        m->device->optimizer_step(&t->ctx, lr, t->step);
+        return;
+    }
     float grad_scale = 1.0f;
     if (t->run.clip_grad_norm > 0) {
         double norm = sqrt(rt_sum_squares(t->ctx.grads, m->n_params));
@@ -253,6 +258,7 @@ static int train(trainer *t) {
     }
     if (isnan(last_top1)) evaluate(t, &last_loss, &last_top1, &last_top5);
     char hash[RT_PARAMS_HASH_LEN + 1];
+    if (m->device) m->device->download(&t->ctx, t->opt_state, t->n_state);
     rt_params_hash(t->ctx.params, m->n_params, hash);
     trainer_log_summary(&t->log, t->step, last_loss, last_top1, last_top5, rt_time_s() - t_start, hash);
     return 0;
@@ -289,6 +295,7 @@ int rt_trainer_main(const rt_model *m, const rt_run_config *run, int argc, char 
     m->init(t.ctx.params, t.ctx.buffers, t.run.seed);
     t.ctx.training = 1;
     if (t.args.resume) resume(&t, t.args.resume);
+    if (m->device) m->device->upload(&t.ctx, &t.run, t.opt_state, t.n_state);
     trainer_log_open(&t.log, t.args.out_dir, m, t.args.resume ? t.step : -1,
                      t.args.benchmark_steps > 0);
     int rc = t.args.benchmark_steps > 0 ? run_benchmark(&t) : train(&t);
