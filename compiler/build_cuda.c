@@ -1,6 +1,7 @@
 /* `trainc build --backend cuda`: compiles a net's kernels.cu with nvcc and its model.c with
  * cc, then links the GPU trainer against libtrainrt, libtrainrt_cuda, cuDNN and cuBLASLt, with
- * the toolchain `make cuda` recorded in build/cuda.env (NVCC, flags, include dirs, libraries). */
+ * the toolchain `make cuda` recorded in build/cuda.env, or the file TRAINC_CUDA_ENV names
+ * (NVCC, flags, include dirs, libraries). */
 #include "build.h"
 
 #include <stdio.h>
@@ -90,7 +91,9 @@ static void free_args(args *a) {
 
 int build_cuda_binary(const char *home, const char *emit_dir, const char *out_bin, int (*run)(char *const argv[])) {
     char env_path[4200], rt_lib[4200], include[4200];
-    snprintf(env_path, sizeof env_path, "%s/build/cuda.env", home);
+    const char *env_override = getenv("TRAINC_CUDA_ENV");
+    if (env_override && *env_override) snprintf(env_path, sizeof env_path, "%s", env_override);
+    else snprintf(env_path, sizeof env_path, "%s/build/cuda.env", home);
     snprintf(rt_lib, sizeof rt_lib, "%s/build/libtrainrt.a", home);
     snprintf(include, sizeof include, "-I%s/runtime/include", home);
     cuda_env env;

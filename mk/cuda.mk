@@ -36,10 +36,12 @@ RT_CUDA_SRCS := $(sort $(wildcard runtime/cuda/*.cu runtime/cuda/*/*.cu))
 RT_CUDA_HDRS := $(wildcard runtime/cuda/*.cuh runtime/cuda/*/*.cuh runtime/include/*.cuh) runtime/include/rt_cuda.h $(RT_HDRS)
 # Objects per architecture list, so a one-architecture check build never mixes with the default.
 CUDA_OBJDIR  := $(BUILD)/cuda/sm$(subst $(eval) ,_,$(strip $(CUDA_ARCHS)))
-RT_CUDA_LIB  := $(BUILD)/libtrainrt_cuda.a
-CUDA_ENV     := $(BUILD)/cuda.env
+RT_CUDA_LIB  := $(CUDA_OBJDIR)/libtrainrt_cuda.a
+# trainc reads $(BUILD)/cuda.env, or the file named by TRAINC_CUDA_ENV (the compile check in
+# `make test` writes its own, so a one-architecture check never replaces the real one).
+CUDA_ENV     ?= $(BUILD)/cuda.env
 
-.PHONY: cuda cuda-check
+.PHONY: cuda cuda-check cuda-env-force
 cuda: cuda-check $(RT_CUDA_LIB) $(CUDA_ENV) trainc runtime
 
 cuda-check:
@@ -56,15 +58,32 @@ $(CUDA_OBJDIR)/%.o: %.cu $(RT_CUDA_HDRS) | cuda-check
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCC_FLAGS) -c $< -o $@
 
-$(CUDA_OBJDIR)/libtrainrt_cuda.a: $(RT_CUDA_SRCS:%.cu=$(CUDA_OBJDIR)/%.o)
+$(RT_CUDA_LIB): $(RT_CUDA_SRCS:%.cu=$(CUDA_OBJDIR)/%.o)
 	@rm -f $@; ar rcs $@ $^
-$(RT_CUDA_LIB): $(CUDA_OBJDIR)/libtrainrt_cuda.a
-	cp $< $@
 
 # Read by compiler/build.c: how to compile generated kernels and link a GPU trainer.
-$(CUDA_ENV): mk/cuda.mk $(RT_CUDA_LIB) | cuda-check
+# Rewritten on every `make cuda` (it is cheap), so switching CUDA_ARCHS always takes effect.
+$(CUDA_ENV): cuda-env-force $(RT_CUDA_LIB) | cuda-check
+	@mkdir -p $(dir $@)
 	@{ echo "NVCC=$(NVCC)"; echo "NVCC_FLAGS=-std=c++17 -O3 -lineinfo $(CUDA_GENCODE) $(NVCC_WARN)"; \
 	   echo "CUDA_INCLUDES=$(abspath runtime/include) $(sort $(CUDA_HOME)/include $(CUDNN_HOME)/include)"; \
 	   echo "CUDA_LIBS=$(abspath $(RT_CUDA_LIB)) $(CUDNN_LIB) $(CUBLASLT_LIB) $(CUDART_LIB)"; \
 	   echo "CUDA_RPATH=$(CUDA_RPATH)"; echo "CUDA_ARCHS=$(CUDA_ARCHS)"; } > $@.tmp && mv $@.tmp $@
 	@echo "cuda: wrote $@ (archs $(CUDA_ARCHS); cuDNN $(CUDNN_HOME))"
+
+# ---- GPU tests: `make test-gpu` (needs a GPU; fails loudly without one) --------------------
+comma        := ,
+GPU_TEST_BIN := $(CUDA_OBJDIR)/tests/test_ops_gpu
+CUDA_LINK    := $(RT_CUDA_LIB) $(CUDNN_LIB) $(CUBLASLT_LIB) $(CUDART_LIB) $(BUILD)/libtrainrt.a \
+                $(addprefix -Wl$(comma)-rpath$(comma),$(CUDA_RPATH)) $(LDLIBS) -lpthread -ldl -lrt
+
+$(GPU_TEST_BIN): tests/gpu/test_ops_gpu.c $(RT_CUDA_LIB) $(BUILD)/libtrainrt.a runtime/include/rt_cuda.h | cuda-check
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -O2 -Werror -c $< -o $@.o
+	$(CXX) -fopenmp $@.o $(CUDA_LINK) -o $@
+
+.PHONY: test-gpu-build
+test-gpu-build: cuda $(GPU_TEST_BIN)
+
+test-gpu: test-gpu-build
+	@BUILD=$(BUILD) GPU_TEST_BIN=$(GPU_TEST_BIN) bash tests/gpu/run_gpu_tests.sh
