@@ -87,3 +87,8 @@ test-gpu-build: cuda $(GPU_TEST_BIN)
 
 test-gpu: test-gpu-build
 	@BUILD=$(BUILD) GPU_TEST_BIN=$(GPU_TEST_BIN) bash tests/gpu/run_gpu_tests.sh
+
+# ---- GPU benchmark: `make bench-gpu` (needs a GPU; fails loudly without one) ---------------
+.PHONY: bench-gpu
+bench-gpu: cuda
+	@BUILD=$(BUILD) bash bench/bench_gpu.sh

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The CUDA backend without a GPU (part of `make test`): libtrainrt_cuda, the GPU op test and
-# the CUDA trainers of the example specs (fused and --no-fuse) must compile with nvcc and cc
+# the CUDA trainers of the example specs (fused and --no-fuse) and of the benchmark nets must compile with nvcc and cc
 # without a single warning; the emitted CUDA sources must equal generated/<name>/cuda/
 # (UPDATE=1 rewrites them); bad backend options and unsupported precisions give one clear
 # error; and on a machine without a GPU the trainer refuses with a clear message.
@@ -50,6 +50,13 @@ for spec in specs/examples/*.spec; do
   done
 done
 echo "built the CUDA trainers of $(ls specs/examples/*.spec | wc -l) example specs (fused and unfused)"
+# The benchmark nets (ResNet-50, AlexNet, ConvNeXt-Tiny at batch 256): emitted and compiled only.
+for spec in bench/specs/gpu_*.spec; do
+  name=$(basename "$spec" .spec)
+  "$BUILD/trainc" build "$spec" -o "$out/$name" --backend cuda > "$out/$name.log" 2>&1 ||
+    { fail "trainc build --backend cuda failed for $spec:"; tail -20 "$out/$name.log"; continue; }
+  if grep -i "warning" "$out/$name.log"; then fail "warnings compiling the CUDA trainer of $spec"; fi
+done
 
 # 3. bad input: one clear error each, non-zero exit
 expect_error() {  # description, expected text, command...
