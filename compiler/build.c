@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "emit_cuda.h"
 #include "emit_run.h"
 #include "ir_build.h"
 #include "sema.h"
@@ -54,6 +55,46 @@ static void fill_buckets(FILE *f, const void *arg) {
     ir_print_buckets(f, a->net, a->bucket_mb);
 }
 
+typedef struct { const ir_net *net; const cuda_fuse_plan *fp; const cuda_emit_info *info; } cuda_args;
+static void fill_cuda_model(FILE *f, const void *arg) {
+    const cuda_args *a = arg;
+    emit_cuda_model(f, a->net, a->fp, a->info);
+}
+static void fill_cuda_kernels(FILE *f, const void *arg) {
+    const cuda_args *a = arg;
+    emit_cuda_kernels(f, a->net, a->fp, a->info);
+}
+static void fill_cuda_header(FILE *f, const void *arg) {
+    const cuda_args *a = arg;
+    emit_cuda_kernels_header(f, a->net, a->fp, a->info);
+}
+
+/* The CUDA backend's sources: fusion pass, then model.c (host schedule), kernels.cu and
+ * kernels.h (fused kernels), plan.txt (the plan after fusion). */
+static int write_cuda_sources(const char *spec_path, const char *emit_dir, ir_net *net, const ir_emit_info *info,
+                              const run_config *run, const build_options *opt) {
+    if (run->compute == RUN_FP16 || run->compute == RUN_BF16) {
+        fprintf(stderr, "%s: error: precision.compute %s is not supported by the CUDA backend yet\n"
+                        "  hint: use compute: FP32 or TF32 for --backend cuda, or build for the CPU\n",
+                spec_path, run->compute == RUN_FP16 ? "FP16" : "BF16");
+        return 1;
+    }
+    cuda_fuse_plan fp;
+    cuda_fuse(&fp, net, opt->fuse);
+    cuda_emit_info ci = { info, run->compute == RUN_TF32, opt->fuse };
+    cuda_args ca = { net, &fp, &ci };
+    char path[4096];
+    int rc = 0;
+    snprintf(path, sizeof path, "%s/model.c", emit_dir);
+    rc = rc || write_file(path, fill_cuda_model, &ca);
+    snprintf(path, sizeof path, "%s/kernels.cu", emit_dir);
+    rc = rc || write_file(path, fill_cuda_kernels, &ca);
+    snprintf(path, sizeof path, "%s/kernels.h", emit_dir);
+    rc = rc || write_file(path, fill_cuda_header, &ca);
+    cuda_fuse_free(&fp);
+    return rc ? 1 : 0;
+}
+
 /* Runs argv, returning its exit status (or -1). stdout/stderr pass through. */
 static int run_command(char *const argv[]) {
     pid_t pid = fork();
@@ -69,6 +110,11 @@ static int run_command(char *const argv[]) {
 }
 
 int build_emit(const char *spec_path, const char *emit_dir, int quiet) {
+    build_options opt = { BACKEND_CPU, 1 };
+    return build_emit_opts(spec_path, emit_dir, quiet, &opt);
+}
+
+int build_emit_opts(const char *spec_path, const char *emit_dir, int quiet, const build_options *opt) {
     diag_ctx diag;
     diag_init(&diag, stderr);
     spec_doc doc;
@@ -89,7 +135,8 @@ int build_emit(const char *spec_path, const char *emit_dir, int quiet) {
         if (!run_c) {
             fprintf(stderr, "%s: error: %s\n", spec_path, err);
             rc = 1;
-        } else if (ir_build(&net, &res.net, (int)res.run.train.batch_per_rank, res.run.label_smoothing) != 0) {
+        } else if (ir_build(&net, &res.net, (int)res.run.train.batch_per_rank, res.run.label_smoothing,
+                            opt->backend != BACKEND_CUDA) != 0) {
             fprintf(stderr, "%s: error: the net cannot be compiled (empty, or an op with more than %d inputs)\n",
                     spec_path, IR_MAX_INPUTS);
             rc = 1;
@@ -107,15 +154,16 @@ int build_emit(const char *spec_path, const char *emit_dir, int quiet) {
         model_args ma = { &net, &info };
         char path[4096];
         snprintf(path, sizeof path, "%s/model.c", emit_dir);
-        rc = write_file(path, fill_model, &ma) ? 1 : 0;
+        if (opt->backend == BACKEND_CUDA) rc = write_cuda_sources(spec_path, emit_dir, &net, &info, &res.run, opt);
+        else rc = write_file(path, fill_model, &ma) ? 1 : 0;
         snprintf(path, sizeof path, "%s/plan.txt", emit_dir);
         if (rc == 0) rc = write_file(path, fill_plan, &net) ? 1 : 0;
         bucket_args ba = { &net, res.run.bucket_mb };
         snprintf(path, sizeof path, "%s/buckets.txt", emit_dir);
         if (rc == 0) rc = write_file(path, fill_buckets, &ba) ? 1 : 0;
         if (rc == 0 && !quiet)
-            printf("trainc: wrote %s/model.c (%d ops, %ld params, arena %.1f MiB planned vs %.1f MiB naive)\n",
-                   emit_dir, net.n_ops, net.n_params, net.arena_bytes / 1048576.0, net.arena_naive_bytes / 1048576.0);
+            printf("trainc: wrote %s/%s (%d ops, %ld params, arena %.1f MiB planned vs %.1f MiB naive)\n",
+                   emit_dir, opt->backend == BACKEND_CUDA ? "model.c, kernels.cu" : "model.c", net.n_ops, net.n_params, net.arena_bytes / 1048576.0, net.arena_naive_bytes / 1048576.0);
         free(spec_text);
     }
     free(run_c);
@@ -126,12 +174,18 @@ int build_emit(const char *spec_path, const char *emit_dir, int quiet) {
 }
 
 int build_binary(const char *spec_path, const char *out_bin, const char *emit_dir_opt) {
+    build_options opt = { BACKEND_CPU, 1 };
+    return build_binary_opts(spec_path, out_bin, emit_dir_opt, &opt);
+}
+
+int build_binary_opts(const char *spec_path, const char *out_bin, const char *emit_dir_opt, const build_options *opt) {
     char emit_dir[4096];
     if (emit_dir_opt) snprintf(emit_dir, sizeof emit_dir, "%s", emit_dir_opt);
     else snprintf(emit_dir, sizeof emit_dir, "%s.src", out_bin);
-    int rc = build_emit(spec_path, emit_dir, 0);
+    int rc = build_emit_opts(spec_path, emit_dir, 0, opt);
     if (rc != 0) return rc;
     const char *home = trainc_home();
+    if (opt->backend == BACKEND_CUDA) return build_cuda_binary(home, emit_dir, out_bin, run_command);
     char model_c[4200], include[4200], lib[4200];
     snprintf(model_c, sizeof model_c, "%s/model.c", emit_dir);
     snprintf(include, sizeof include, "-I%s/runtime/include", home);

@@ -2,8 +2,20 @@
 #ifndef TRAINC_BUILD_H
 #define TRAINC_BUILD_H
 
+typedef enum { BACKEND_CPU = 0, BACKEND_CUDA } build_backend;
+typedef struct {
+    build_backend backend;
+    int fuse;   /* CUDA: fuse elementwise chains (0: one kernel per op, to test the fused ones) */
+} build_options;
+
 /* Writes model.c and plan.txt for the spec into emit_dir. Returns 0 or 1 (errors reported). */
 int build_emit(const char *spec_path, const char *emit_dir, int quiet);
 /* build_emit into emit_dir (default OUT_BIN.src), then compiles and links OUT_BIN. */
 int build_binary(const char *spec_path, const char *out_bin, const char *emit_dir);
+/* The same with a backend: CUDA writes model.c, kernels.cu, kernels.h and plan.txt. */
+int build_emit_opts(const char *spec_path, const char *emit_dir, int quiet, const build_options *opt);
+int build_binary_opts(const char *spec_path, const char *out_bin, const char *emit_dir, const build_options *opt);
+/* Compiles emit_dir's CUDA sources with the toolchain recorded in HOME/build/cuda.env (written
+ * by `make cuda`) and links OUT_BIN; run executes one command. build_cuda.c. */
+int build_cuda_binary(const char *home, const char *emit_dir, const char *out_bin, int (*run)(char *const argv[]));
 #endif

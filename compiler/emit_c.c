@@ -476,7 +476,7 @@ static void emit_descriptor(emitter *e, const ir_emit_info *info) {
 
 /* printf's %g drops the '.' of whole numbers, and "0f" is not C: turn every integer
  * token directly followed by 'f' (and not part of an identifier) into "0.0f". */
-static void write_with_float_literals_fixed(FILE *out, const char *s) {
+void write_with_float_literals_fixed(FILE *out, const char *s) {
     int in_string = 0;
     for (const char *p = s; *p; p++) {
         if (*p == '"' && (p == s || p[-1] != '\\')) in_string = !in_string;

@@ -102,6 +102,8 @@ void ir_plan(ir_net *net);
 void ir_plan_buckets(ir_net *net, double bucket_mb);
 /* Writes the bucket plan: one line per bucket with its range, bytes and layers. */
 void ir_print_buckets(FILE *out, const ir_net *net, double bucket_mb);
+/* Places every tensor again after a pass changed lifetimes or sizes (CUDA fusion). */
+void ir_replan(ir_net *net);
 /* Writes plan.txt: tensors, lifetimes, offsets, peak vs naive. */
 void ir_print_plan(FILE *out, const ir_net *net);
 /* Writes the specialized C source of the model. */
@@ -110,6 +112,8 @@ typedef struct {
     const char *run_config_c;  /* C initializer body of the rt_run_config, from the emitter of run settings */
 } ir_emit_info;
 void ir_emit_c(FILE *out, const ir_net *net, const ir_emit_info *info);
+/* Copies generated C to out, turning %g's whole numbers before 'f' ("1f") into "1.0f". */
+void write_with_float_literals_fixed(FILE *out, const char *s);
 void ir_net_free(ir_net *net);
 
 #endif

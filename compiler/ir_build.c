@@ -102,7 +102,7 @@ static int fusable_relu(const ir_net *net, const net_layer *relu, int in_value, 
     return (prod->kind == IR_CONV || prod->kind == IR_LINEAR || prod->kind == IR_BN) && !prod->act;
 }
 
-int ir_build(ir_net *net, const net_desc *nd, int batch, double label_smoothing) {
+int ir_build(ir_net *net, const net_desc *nd, int batch, double label_smoothing, int fuse_relu) {
     memset(net, 0, sizeof *net);
     net->ops = calloc((size_t)nd->n_layers + 1, sizeof *net->ops);
     int *value_of = calloc((size_t)nd->n_layers + 1, sizeof *value_of);
@@ -123,7 +123,7 @@ int ir_build(ir_net *net, const net_desc *nd, int batch, double label_smoothing)
             value_of[l] = in_value;
             continue;
         }
-        if (src->n_inputs == 1 && fusable_relu(net, src, in_value, readers, first_in)) {
+        if (fuse_relu && src->n_inputs == 1 && fusable_relu(net, src, in_value, readers, first_in)) {
             ir_op *prod = &net->ops[in_value - 1];
             prod->act = 1;
             prod->act_name = src->name;

@@ -21,8 +21,10 @@ static const char usage_text[] =
     "  print SPEC              the resolved spec in canonical text (what the hash covers)\n"
     "  diff A B                semantic diff of two resolved specs; exit 0 same run,\n"
     "                          1 different, 2 trouble (like diff(1))\n"
-    "  build SPEC -o BIN [--emit-dir DIR]\n"
-    "                          generate the specialized trainer and compile it\n"
+    "  build SPEC -o BIN [--emit-dir DIR] [--backend cpu|cuda] [--no-fuse]\n"
+    "                          generate the specialized trainer and compile it; cuda\n"
+    "                          needs 'make cuda' first; --no-fuse (cuda) runs one kernel\n"
+    "                          per op instead of the fused ones\n"
     "  schema --markdown       the field reference of the spec language\n"
     "  --version, help\n";
 
@@ -57,7 +59,7 @@ static int show_buckets(FILE *out, const char *path, const sema_result *res) {
     ir_net net;
     memset(&net, 0, sizeof net);
     int batch = res->run.train.batch_per_rank > 0 ? (int)res->run.train.batch_per_rank : 1;
-    if (ir_build(&net, &res->net, batch, res->run.label_smoothing) != 0) {
+    if (ir_build(&net, &res->net, batch, res->run.label_smoothing, 1) != 0) {
         fprintf(stderr, "%s: error: the net cannot be compiled (empty, or an op with more than %d inputs)\n", path,
                 IR_MAX_INPUTS);
         return 1;
@@ -124,15 +126,22 @@ static int cmd_diff(int argc, char **argv) {
 
 static int cmd_build(int argc, char **argv) {
     const char *spec = NULL, *out = NULL, *emit_dir = NULL;
+    build_options opt = { BACKEND_CPU, 1 };
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) out = argv[++i];
         else if (strcmp(argv[i], "--emit-dir") == 0 && i + 1 < argc) emit_dir = argv[++i];
+        else if (strcmp(argv[i], "--backend") == 0 && i + 1 < argc) {
+            const char *b = argv[++i];
+            if (strcmp(b, "cpu") == 0) opt.backend = BACKEND_CPU;
+            else if (strcmp(b, "cuda") == 0) opt.backend = BACKEND_CUDA;
+            else return usage_error("unknown backend '%s' (cpu or cuda)", b);
+        } else if (strcmp(argv[i], "--no-fuse") == 0) opt.fuse = 0;
         else if (argv[i][0] == '-') return usage_error("unknown or incomplete option '%s' for build", argv[i]);
         else if (spec) return usage_error("build takes one SPEC (extra '%s')", argv[i]);
         else spec = argv[i];
     }
     if (!spec || !out) return usage_error("build needs SPEC and -o BIN%s", "");
-    return build_binary(spec, out, emit_dir) ? 1 : 0;
+    return build_binary_opts(spec, out, emit_dir, &opt) ? 1 : 0;
 }
 
 static int cmd_schema(int argc, char **argv) {

@@ -102,6 +102,8 @@ static void assign_offsets(ir_net *net) {
     free(order);
 }
 
+void ir_replan(ir_net *net) { assign_offsets(net); }
+
 void ir_plan(ir_net *net) {
     int L = net->n_ops, values = L + 1;
     net->tensors = xcalloc((size_t)(4 * L + 4), sizeof *net->tensors);

@@ -78,7 +78,7 @@ static show_plan plan_memory(const sema_result *res) {
     if (!res->run.has_run || res->run.train.batch_per_rank < 1) return p;
     ir_net net;
     memset(&net, 0, sizeof net);
-    if (ir_build(&net, &res->net, (int)res->run.train.batch_per_rank, res->run.label_smoothing) == 0)
+    if (ir_build(&net, &res->net, (int)res->run.train.batch_per_rank, res->run.label_smoothing, 1) == 0)
         p = (show_plan){1, net.arena_bytes, net.arena_naive_bytes};
     ir_net_free(&net);
     return p;

@@ -45,4 +45,4 @@ $(TRAINC_LIB_ASAN): $(TRAINC_OBJS_ASAN)
 # The compiler finds the runtime it links trainers against in this checkout (or $TRAINC_HOME).
 $(BUILD)/cobj/compiler/build.o $(BUILD)/casan/compiler/build.o: CFLAGS_COMMON += -DTRAINC_HOME='"$(abspath .)"'
 # ... and links them with Open MPI, whose flags mpicc knows.
-$(BUILD)/cobj/compiler/build.o $(BUILD)/casan/compiler/build.o: CFLAGS_COMMON += -DTRAINC_MPI_LIBS='"$(MPI_LDFLAGS)"'
+$(BUILD)/cobj/compiler/build.o $(BUILD)/casan/compiler/build.o $(BUILD)/cobj/compiler/build_cuda.o $(BUILD)/casan/compiler/build_cuda.o: CFLAGS_COMMON += -DTRAINC_MPI_LIBS='"$(MPI_LDFLAGS)"'

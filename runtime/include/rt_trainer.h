@@ -53,6 +53,7 @@ typedef struct {
     /* Forward only, running statistics, no masks; logits out: batch × classes. */
     void (*eval_forward)(rt_model_ctx *ctx, const float *x, float *logits);
     const float *(*logits)(const rt_model_ctx *ctx);
+    const struct rt_device_hooks *device;   /* NULL: params live in host memory (CPU) */
 } rt_model;
 
 typedef enum { RT_DATA_FASHION_MNIST = 0, RT_DATA_IDX, RT_DATA_SYNTHETIC } rt_data_source;
@@ -75,6 +76,16 @@ typedef struct {
     int crop_pad, flip;
     float mean[4], std[4];
 } rt_run_config;
+
+/* A model whose tensors live on a device (the CUDA backend). The trainer's host arrays
+ * (params, buffers, optimizer state) are mirrors: init and resume fill them, upload copies
+ * them to the device once, the device runs every step and the optimizer, and download
+ * refreshes the mirrors before the trainer reads them (checkpoint, params hash). */
+typedef struct rt_device_hooks {
+    void (*upload)(rt_model_ctx *ctx, const rt_run_config *run, const float *opt_state, long n_state);
+    void (*download)(rt_model_ctx *ctx, float *opt_state, long n_state);
+    void (*optimizer_step)(rt_model_ctx *ctx, double lr, long step);
+} rt_device_hooks;
 
 int rt_trainer_main(const rt_model *model, const rt_run_config *run, int argc, char **argv);
 

@@ -123,6 +123,7 @@ static int checkpoint_sections(trainer *t, rt_ckpt_section *secs, trainer_resume
 
 static void save_checkpoint(trainer *t) {
     if (t->rank != 0) return;   /* the replicas are identical: rank 0 speaks for all */
+    if (t->m->device) t->m->device->download(&t->ctx, t->opt_state, t->n_state);
     rt_ckpt_section secs[4];
     trainer_resume_state st;
     int n = checkpoint_sections(t, secs, &st);
@@ -208,6 +209,10 @@ static void evaluate(trainer *t, double *loss, double *top1, double *top5) {
  * over the global batch (exact for a power-of-two world). */
 static void optimizer_step(trainer *t, double lr) {
     const rt_model *m = t->m;
+    if (m->device) {   /* one GPU: the device kernel applies the same update */
+        m->device->optimizer_step(&t->ctx, lr, t->step);
+        return;
+    }
     float grad_scale = 1.0f / (float)t->world;
     if (t->run.clip_grad_norm > 0) {
         double norm = sqrt(rt_sum_squares(t->ctx.grads, m->n_params)) / t->world;
@@ -320,6 +325,7 @@ static int train(trainer *t) {
     }
     if (isnan(last_top1)) evaluate(t, &last_loss, &last_top1, &last_top5);
     char hash[RT_PARAMS_HASH_LEN + 1];
+    if (m->device) m->device->download(&t->ctx, t->opt_state, t->n_state);
     rt_params_hash(t->ctx.params, m->n_params, hash);
     trainer_log_summary(&t->log, t->step, last_loss, last_top1, last_top5, rt_time_s() - t_start, hash);
     return 0;
@@ -346,6 +352,10 @@ int rt_trainer_main(const rt_model *m, const rt_run_config *run, int argc, char 
         rt_die_hint("launch with mpirun -np N (or srun -n N), or set parallel.ranks: 1 (or 0 for any) in the spec",
                     "the spec asks for %d ranks but this process runs alone", t.run.ranks);
     rt_comm_handshake(t.comm, m->spec_hash, t.run.ranks);
+    if (m->device && t.world > 1)
+        rt_die_hint("run the CUDA trainer as one process per machine for now, or build the CPU trainer",
+                    "this CUDA trainer runs on one GPU; %d ranks need the NCCL gradient all-reduce, "
+                    "which is not built yet", (int)t.world);
     load_data(&t);
     make_loader(&t, &t.train, &t.train_set, 1);
     make_loader(&t, &t.val, &t.val_set, 0);
@@ -369,6 +379,7 @@ int rt_trainer_main(const rt_model *m, const rt_run_config *run, int argc, char 
     else
         trainer_log_off(&t.log);
     share_start_state(&t);
+    if (m->device) m->device->upload(&t.ctx, &t.run, t.opt_state, t.n_state);
     int rc = t.args.benchmark_steps > 0 ? run_benchmark(&t) : train(&t);
     trainer_log_close(&t.log);
     rt_comm_finalize(t.comm);

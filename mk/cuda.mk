@@ -1,0 +1,94 @@
+# CUDA backend: build/libtrainrt_cuda.a from runtime/cuda/**/*.cu (nvcc), and build/cuda.env,
+# which tells `trainc build --backend cuda` how to compile and link a GPU trainer.
+#
+#   make cuda                         # default architectures sm_80 and sm_90
+#   make cuda CUDA_ARCHS="90"         # one architecture (faster to build)
+#   make cuda CUDNN_HOME=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn
+#
+# cuDNN and NCCL are looked for in CUDA_HOME, then /usr, then PyTorch's nvidia-* wheels of
+# the python3 on PATH (many GPU machines have them only there); CUDNN_HOME / NCCL_HOME win.
+# Without nvcc, `make cuda` says so and stops; the CPU build never needs any of this.
+
+CUDA_HOME  ?= $(firstword $(patsubst %/bin/nvcc,%,$(wildcard /usr/local/cuda/bin/nvcc /usr/local/cuda-*/bin/nvcc)) /usr/local/cuda)
+NVCC       ?= $(if $(wildcard $(CUDA_HOME)/bin/nvcc),$(CUDA_HOME)/bin/nvcc,nvcc)
+CUDA_ARCHS ?= 80 90
+CUDA_WERROR ?= 1
+PY_NVIDIA  := $(shell python3 -c "import nvidia, sys; print(' '.join(nvidia.__path__))" 2>/dev/null)
+CUDNN_HOME ?= $(firstword $(patsubst %/include/cudnn.h,%,$(wildcard $(CUDA_HOME)/include/cudnn.h /usr/include/cudnn.h \
+                $(PY_NVIDIA:%=%/cudnn/include/cudnn.h))))
+NCCL_HOME  ?= $(firstword $(patsubst %/include/nccl.h,%,$(wildcard $(CUDA_HOME)/include/nccl.h /usr/include/nccl.h \
+                $(PY_NVIDIA:%=%/nccl/include/nccl.h))))
+# A library by its path (wheels ship libcudnn.so.9 without the libcudnn.so link).
+cuda_lib = $(firstword $(wildcard $(foreach d,lib64 lib lib/x86_64-linux-gnu,$(foreach f,lib$(2).so lib$(2).so.*,$(1)/$(d)/$(f)))))
+
+CUDNN_LIB   := $(call cuda_lib,$(CUDNN_HOME),cudnn)
+CUBLASLT_LIB := $(firstword $(call cuda_lib,$(CUDA_HOME),cublasLt) $(call cuda_lib,$(CUDA_HOME)/targets/x86_64-linux,cublasLt) \
+                  $(foreach d,$(PY_NVIDIA),$(call cuda_lib,$(d)/cublas,cublasLt)))
+CUDART_LIB  := $(firstword $(call cuda_lib,$(CUDA_HOME),cudart) $(call cuda_lib,$(CUDA_HOME)/targets/x86_64-linux,cudart))
+CUDA_RPATH  := $(sort $(foreach l,$(CUDNN_LIB) $(CUBLASLT_LIB) $(CUDART_LIB),$(dir $(l))))
+
+CUDA_GENCODE := $(foreach a,$(CUDA_ARCHS),-gencode=arch=compute_$(a),code=sm_$(a))
+CUDA_INCLUDES := -Iruntime/include $(addprefix -I,$(sort $(CUDA_HOME)/include $(CUDNN_HOME)/include))
+NVCC_WARN    := -Xcompiler -Wall,-Wextra,-Wno-unused-parameter $(if $(filter 1,$(CUDA_WERROR)),-Werror all-warnings -Xcompiler -Werror)
+NVCC_FLAGS   := -std=c++17 -O3 -g -lineinfo $(CUDA_GENCODE) $(NVCC_WARN) $(CUDA_INCLUDES)
+
+RT_CUDA_SRCS := $(sort $(wildcard runtime/cuda/*.cu runtime/cuda/*/*.cu))
+RT_CUDA_HDRS := $(wildcard runtime/cuda/*.cuh runtime/cuda/*/*.cuh runtime/include/*.cuh) runtime/include/rt_cuda.h $(RT_HDRS)
+# Objects per architecture list, so a one-architecture check build never mixes with the default.
+CUDA_OBJDIR  := $(BUILD)/cuda/sm$(subst $(eval) ,_,$(strip $(CUDA_ARCHS)))
+RT_CUDA_LIB  := $(CUDA_OBJDIR)/libtrainrt_cuda.a
+# trainc reads $(BUILD)/cuda.env, or the file named by TRAINC_CUDA_ENV (the compile check in
+# `make test` writes its own, so a one-architecture check never replaces the real one).
+CUDA_ENV     ?= $(BUILD)/cuda.env
+
+.PHONY: cuda cuda-check cuda-env-force
+cuda: cuda-check $(RT_CUDA_LIB) $(CUDA_ENV) trainc runtime
+
+cuda-check:
+	@command -v $(NVCC) >/dev/null 2>&1 || { echo "error: nvcc not found (looked for $(NVCC))" >&2; \
+	  echo "HINT: install the CUDA toolkit or set CUDA_HOME=/path/to/cuda" >&2; exit 1; }
+	@[ -n "$(CUDNN_HOME)" ] || { echo "error: cuDNN headers (cudnn.h) not found in $(CUDA_HOME), /usr or python3's nvidia wheels" >&2; \
+	  echo "HINT: set CUDNN_HOME=/path/with/include/cudnn.h (e.g. .../site-packages/nvidia/cudnn)" >&2; exit 1; }
+	@[ -n "$(CUDNN_LIB)" ] || { echo "error: libcudnn.so not found under $(CUDNN_HOME)" >&2; \
+	  echo "HINT: set CUDNN_HOME to the directory holding include/cudnn.h and lib/libcudnn.so*" >&2; exit 1; }
+	@[ -n "$(CUBLASLT_LIB)" ] || { echo "error: libcublasLt.so not found under $(CUDA_HOME)" >&2; \
+	  echo "HINT: set CUDA_HOME to a full CUDA toolkit" >&2; exit 1; }
+
+$(CUDA_OBJDIR)/%.o: %.cu $(RT_CUDA_HDRS) | cuda-check
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCC_FLAGS) -c $< -o $@
+
+$(RT_CUDA_LIB): $(RT_CUDA_SRCS:%.cu=$(CUDA_OBJDIR)/%.o)
+	@rm -f $@; ar rcs $@ $^
+
+# Read by compiler/build.c: how to compile generated kernels and link a GPU trainer.
+# Rewritten on every `make cuda` (it is cheap), so switching CUDA_ARCHS always takes effect.
+$(CUDA_ENV): cuda-env-force $(RT_CUDA_LIB) | cuda-check
+	@mkdir -p $(dir $@)
+	@{ echo "NVCC=$(NVCC)"; echo "NVCC_FLAGS=-std=c++17 -O3 -lineinfo $(CUDA_GENCODE) $(NVCC_WARN)"; \
+	   echo "CUDA_INCLUDES=$(abspath runtime/include) $(sort $(CUDA_HOME)/include $(CUDNN_HOME)/include)"; \
+	   echo "CUDA_LIBS=$(abspath $(RT_CUDA_LIB)) $(CUDNN_LIB) $(CUBLASLT_LIB) $(CUDART_LIB)"; \
+	   echo "CUDA_RPATH=$(CUDA_RPATH)"; echo "CUDA_ARCHS=$(CUDA_ARCHS)"; } > $@.tmp && mv $@.tmp $@
+	@echo "cuda: wrote $@ (archs $(CUDA_ARCHS); cuDNN $(CUDNN_HOME))"
+
+# ---- GPU tests: `make test-gpu` (needs a GPU; fails loudly without one) --------------------
+comma        := ,
+GPU_TEST_BIN := $(CUDA_OBJDIR)/tests/test_ops_gpu
+CUDA_LINK    := $(RT_CUDA_LIB) $(CUDNN_LIB) $(CUBLASLT_LIB) $(CUDART_LIB) $(BUILD)/libtrainrt.a \
+                $(addprefix -Wl$(comma)-rpath$(comma),$(CUDA_RPATH)) $(LDLIBS) -lpthread -ldl -lrt
+
+$(GPU_TEST_BIN): tests/gpu/test_ops_gpu.c $(RT_CUDA_LIB) $(BUILD)/libtrainrt.a runtime/include/rt_cuda.h | cuda-check
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -O2 -Werror -c $< -o $@.o
+	$(CXX) -fopenmp $@.o $(CUDA_LINK) -o $@
+
+.PHONY: test-gpu-build
+test-gpu-build: cuda $(GPU_TEST_BIN)
+
+test-gpu: test-gpu-build
+	@BUILD=$(BUILD) GPU_TEST_BIN=$(GPU_TEST_BIN) bash tests/gpu/run_gpu_tests.sh
+
+# ---- GPU benchmark: `make bench-gpu` (needs a GPU; fails loudly without one) ---------------
+.PHONY: bench-gpu
+bench-gpu: cuda
+	@BUILD=$(BUILD) bash bench/bench_gpu.sh

@@ -1,0 +1,33 @@
+/* Shared by the CUDA runtime's .cu files: error checks that carry file and line and block
+ * reductions in a fixed order (launch geometry and the device hash: rt_cuda_kernels.cuh). */
+#ifndef RT_CUDA_COMMON_CUH
+#define RT_CUDA_COMMON_CUH
+#include <cuda_runtime.h>
+#include <stdint.h>
+extern "C" {
+#include "rt_core.h"
+}
+#include "rt_cuda.h"
+#include "rt_cuda_kernels.cuh"
+
+#define CUDA_CHECK(call) rt_cuda_check_((call), #call, __FILE__, __LINE__)
+void rt_cuda_check_(cudaError_t err, const char *what, const char *file, int line);
+/* After a launch: reports a bad configuration at once (kernel faults surface at the next
+ * synchronizing call, which also checks). */
+#define CUDA_LAUNCHED() rt_cuda_launched(__FILE__, __LINE__)
+
+/* Sum over the block, the same tree for a given blockDim (so results repeat); every thread
+ * gets the total. blockDim.x must be a multiple of 32, at most 1024. */
+__device__ static inline double block_sum(double v) {
+    __shared__ double warp_part[32];
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+    __syncthreads();   /* warp_part may still be read by a previous call */
+    if (lane == 0) warp_part[warp] = v;
+    __syncthreads();
+    double t = 0;
+    for (int w = 0; w < nwarps; w++) t += warp_part[w];
+    return t;
+}
+
+#endif

@@ -1,0 +1,49 @@
+/* 2-D average pooling, count_include_pad = true (torch's default): every window divides by
+ * kh·kw; the backward gathers per input from the windows that hold it. */
+#include "../cuda_common.cuh"
+#include "pool_window.cuh"
+
+__global__ void avgpool_forward_kernel(float *out, const float *in, rt_pool_shape s, float inv) {
+    GRID_STRIDE(o, (long)s.n * s.c * s.oh * s.ow) {
+        long pl = o / ((long)s.oh * s.ow);
+        int oy = (int)(o / s.ow % s.oh), ox = (int)(o % s.ow);
+        const float *x = in + pl * s.h * s.w;
+        float acc = 0.0f;
+        for (int ki = 0; ki < s.kh; ki++) {
+            int iy = oy * s.sh - s.ph + ki;
+            if (iy < 0 || iy >= s.h) continue;
+            for (int kj = 0; kj < s.kw; kj++) {
+                int ix = ox * s.sw - s.pw + kj;
+                if (ix >= 0 && ix < s.w) acc += x[iy * s.w + ix];
+            }
+        }
+        out[o] = acc * inv;
+    }
+}
+
+__global__ void avgpool_backward_kernel(float *din, const float *dout, rt_pool_shape s, float inv) {
+    GRID_STRIDE(i, (long)s.n * s.c * s.h * s.w) {
+        long pl = i / ((long)s.h * s.w);
+        int iy = (int)(i / s.w % s.h), ix = (int)(i % s.w);
+        int y0, y1, x0, x1;
+        pool_window_range(iy, s.kh, s.sh, s.ph, s.oh, &y0, &y1);
+        pool_window_range(ix, s.kw, s.sw, s.pw, s.ow, &x0, &x1);
+        const float *dy = dout + pl * s.oh * s.ow;
+        float acc = 0.0f;
+        for (int oy = y0; oy <= y1; oy++)
+            for (int ox = x0; ox <= x1; ox++) acc += dy[oy * s.ow + ox] * inv;
+        din[i] = acc;
+    }
+}
+
+void cuda_avgpool2d_forward(float *out, const float *in, const rt_pool_shape *s) {
+    avgpool_forward_kernel<<<rt_blocks((long)s->n * s->c * s->oh * s->ow), RT_THREADS, 0, rt_stream()>>>(
+        out, in, *s, 1.0f / (s->kh * s->kw));
+    CUDA_LAUNCHED();
+}
+
+void cuda_avgpool2d_backward(float *din, const float *dout, const rt_pool_shape *s) {
+    avgpool_backward_kernel<<<rt_blocks((long)s->n * s->c * s->h * s->w), RT_THREADS, 0, rt_stream()>>>(
+        din, dout, *s, 1.0f / (s->kh * s->kw));
+    CUDA_LAUNCHED();
+}

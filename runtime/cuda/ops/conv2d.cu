@@ -1,0 +1,140 @@
+/* 2-D convolution through cuDNN (NCHW, FP32 storage): descriptors per layer, algorithms
+ * timed once at start-up and shared by layers of equal shape, one shared workspace. */
+#include <stdlib.h>
+#include <string.h>
+#include "../cuda_libs.cuh"
+
+struct rt_cuda_conv {
+    rt_conv_shape s;
+    int selected, no_din;
+    cudnnTensorDescriptor_t x, y;
+    cudnnFilterDescriptor_t w;
+    cudnnConvolutionDescriptor_t conv;
+    cudnnConvolutionFwdAlgo_t fwd;
+    cudnnConvolutionBwdDataAlgo_t bwd_data;
+    cudnnConvolutionBwdFilterAlgo_t bwd_filter;
+};
+
+/* Every conv created, so that select can reuse the choice of an equal shape. */
+static rt_cuda_conv **all_convs;
+static int n_convs;
+static void *workspace;
+static size_t workspace_bytes;
+
+rt_cuda_conv *rt_cuda_conv_create(const rt_conv_shape *s) {
+    rt_cuda_conv *c = (rt_cuda_conv *)rt_xcalloc(1, sizeof *c);
+    c->s = *s;
+    CUDNN_CHECK(cudnnCreateTensorDescriptor(&c->x));
+    CUDNN_CHECK(cudnnCreateTensorDescriptor(&c->y));
+    CUDNN_CHECK(cudnnCreateFilterDescriptor(&c->w));
+    CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&c->conv));
+    CUDNN_CHECK(cudnnSetTensor4dDescriptor(c->x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, s->n, s->c, s->h, s->w));
+    CUDNN_CHECK(cudnnSetTensor4dDescriptor(c->y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, s->n, s->oc, s->oh, s->ow));
+    CUDNN_CHECK(cudnnSetFilter4dDescriptor(c->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, s->oc, s->c / s->groups,
+                                           s->kh, s->kw));
+    CUDNN_CHECK(cudnnSetConvolution2dDescriptor(c->conv, s->ph, s->pw, s->sh, s->sw, s->dh, s->dw,
+                                                CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    CUDNN_CHECK(cudnnSetConvolutionGroupCount(c->conv, s->groups));
+    /* FP32: plain FMA math, so results match the CPU to 1e-4; TF32: tensor cores. */
+    CUDNN_CHECK(cudnnSetConvolutionMathType(c->conv, rt_cuda_math_mode() == RT_CUDA_TF32
+                                                         ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH));
+    int dims[4];
+    CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(c->conv, c->x, c->w, &dims[0], &dims[1], &dims[2], &dims[3]));
+    if (dims[0] != s->n || dims[1] != s->oc || dims[2] != s->oh || dims[3] != s->ow)
+        rt_die("conv2d: cuDNN computes output %dx%dx%dx%d, the plan says %dx%dx%dx%d", dims[0], dims[1],
+               dims[2], dims[3], s->n, s->oc, s->oh, s->ow);
+    all_convs = (rt_cuda_conv **)realloc(all_convs, sizeof *all_convs * (size_t)(n_convs + 1));
+    if (!all_convs) rt_die("out of host memory");
+    all_convs[n_convs++] = c;
+    return c;
+}
+
+static int deterministic_only(void) {
+    const char *e = getenv("TRAINC_CUDNN_DETERMINISTIC");
+    return e && *e && strcmp(e, "0") != 0;
+}
+
+/* The fastest successful result within the cap (cuDNN sorts results by time). */
+#define PICK(results, count, cap, out_algo)                                          \
+    do {                                                                                      \
+        int found_ = 0;                                                                       \
+        for (int i_ = 0; i_ < (count) && !found_; i_++) {                                     \
+            if ((results)[i_].status != CUDNN_STATUS_SUCCESS || (results)[i_].memory > (cap)) \
+                continue;                                                                     \
+            if (deterministic_only() && (results)[i_].determinism != CUDNN_DETERMINISTIC)     \
+                continue;                                                                     \
+            (out_algo) = (results)[i_].algo;                                                  \
+            found_ = 1;                                                                       \
+        }                                                                                     \
+        if (!found_)                                                                          \
+            rt_die_hint("raise the workspace cap (TRAINC_CUDNN_WORKSPACE_MB) or unset "       \
+                        "TRAINC_CUDNN_DETERMINISTIC",                                         \
+                        "cuDNN offers no usable algorithm for a %dx%d conv (%d->%d channels)", \
+                        c->s.kh, c->s.kw, c->s.c, c->s.oc);                                  \
+    } while (0)
+
+static int same_shape(const rt_cuda_conv *a, const rt_cuda_conv *b) {
+    return memcmp(&a->s, &b->s, sizeof a->s) == 0;
+}
+
+static size_t conv_workspace(const rt_cuda_conv *c) {
+    size_t f = 0, d = 0, w = 0;
+    CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(rt_cudnn(), c->x, c->w, c->conv, c->y, c->fwd, &f));
+    if (!c->no_din)
+        CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(rt_cudnn(), c->w, c->y, c->conv, c->x,
+                                                                 c->bwd_data, &d));
+    CUDNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(rt_cudnn(), c->x, c->y, c->conv, c->w,
+                                                               c->bwd_filter, &w));
+    size_t m = f > d ? f : d;
+    return m > w ? m : w;
+}
+
+size_t rt_cuda_conv_select(rt_cuda_conv *c, int no_din, size_t cap) {
+    c->no_din = no_din;
+    for (int i = 0; i < n_convs; i++) {
+        const rt_cuda_conv *o = all_convs[i];
+        if (o != c && o->selected && same_shape(o, c) && (o->no_din <= no_din)) {
+            c->fwd = o->fwd, c->bwd_data = o->bwd_data, c->bwd_filter = o->bwd_filter;
+            c->selected = 1;
+            return conv_workspace(c);
+        }
+    }
+    /* The non-Ex Find calls allocate their own buffers: no model memory is needed yet. */
+    enum { MAXR = 16 };
+    int got = 0;
+    cudnnConvolutionFwdAlgoPerf_t fr[MAXR];
+    CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithm(rt_cudnn(), c->x, c->w, c->conv, c->y, MAXR, &got, fr));
+    PICK(fr, got, cap, c->fwd);
+    if (!no_din) {
+        cudnnConvolutionBwdDataAlgoPerf_t dr[MAXR];
+        CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithm(rt_cudnn(), c->w, c->y, c->conv, c->x, MAXR, &got, dr));
+        PICK(dr, got, cap, c->bwd_data);
+    }
+    cudnnConvolutionBwdFilterAlgoPerf_t wr[MAXR];
+    CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithm(rt_cudnn(), c->x, c->y, c->conv, c->w, MAXR, &got, wr));
+    PICK(wr, got, cap, c->bwd_filter);
+    c->selected = 1;
+    return conv_workspace(c);
+}
+
+void rt_cuda_conv_set_workspace(void *work, size_t bytes) {
+    workspace = work;
+    workspace_bytes = bytes;
+}
+
+void cuda_conv2d_forward(const rt_cuda_conv *c, float *out, const float *in, const float *weight) {
+    const float one = 1.0f, zero = 0.0f;
+    CUDNN_CHECK(cudnnConvolutionForward(rt_cudnn(), &one, c->x, in, c->w, weight, c->conv, c->fwd, workspace,
+                                        workspace_bytes, &zero, c->y, out));
+}
+
+void cuda_conv2d_backward(const rt_cuda_conv *c, float *din, float *dweight, const float *dout,
+                          const float *in, const float *weight) {
+    const float one = 1.0f, zero = 0.0f;
+    CUDNN_CHECK(cudnnConvolutionBackwardFilter(rt_cudnn(), &one, c->x, in, c->y, dout, c->conv, c->bwd_filter,
+                                               workspace, workspace_bytes, &zero, c->w, dweight));
+    if (!din) return;
+    if (c->no_din) rt_die("conv2d: backward asked for din of a layer selected without it");
+    CUDNN_CHECK(cudnnConvolutionBackwardData(rt_cudnn(), &one, c->w, weight, c->y, dout, c->conv, c->bwd_data,
+                                             workspace, workspace_bytes, &zero, c->x, din));
+}

@@ -1,0 +1,70 @@
+/* Fully connected layer through cuBLASLt, PyTorch layout (out[N,O] = in[N,I]·W[O,I]^T): the
+ * three GEMMs of forward and backward are planned once per layer (layouts, algorithm). */
+#include "../cuda_libs.cuh"
+
+/* One column-major GEMM C(m×n) = op(A)·op(B), planned. Row-major tensors are read as their
+ * column-major transposes, which is how the three products below are written. */
+typedef struct {
+    cublasLtMatmulDesc_t desc;
+    cublasLtMatrixLayout_t a, b, c;
+    cublasLtMatmulAlgo_t algo;
+} gemm_plan;
+
+struct rt_cuda_linear {
+    int n, in_f, out_f;
+    gemm_plan fwd, dweight, dinput;
+};
+
+static void plan_init(gemm_plan *g, int trans_a, int trans_b, int m, int n, int k, int lda, int ldb, int ldc) {
+    cublasComputeType_t ct = rt_cuda_math_mode() == RT_CUDA_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    CUBLAS_CHECK(cublasLtMatmulDescCreate(&g->desc, ct, CUDA_R_32F));
+    cublasOperation_t ta = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, tb = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(g->desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(g->desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+    /* Stored shapes: op(A) is m×k, so A is k×m when transposed; likewise B. */
+    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&g->a, CUDA_R_32F, trans_a ? k : m, trans_a ? m : k, lda));
+    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&g->b, CUDA_R_32F, trans_b ? n : k, trans_b ? k : n, ldb));
+    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&g->c, CUDA_R_32F, m, n, ldc));
+    size_t ws_bytes;
+    rt_cublaslt_workspace(&ws_bytes);
+    cublasLtMatmulPreference_t pref;
+    CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+    CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes,
+                                                      sizeof ws_bytes));
+    cublasLtMatmulHeuristicResult_t res;
+    int got = 0;
+    CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(rt_cublaslt(), g->desc, g->a, g->b, g->c, g->c, pref, 1, &res, &got));
+    CUBLAS_CHECK(cublasLtMatmulPreferenceDestroy(pref));
+    if (got < 1) rt_die("cuBLASLt has no algorithm for a %dx%dx%d product", m, n, k);
+    g->algo = res.algo;
+}
+
+static void plan_run(const gemm_plan *g, const float *a, const float *b, float *c) {
+    const float one = 1.0f, zero = 0.0f;
+    size_t ws_bytes;
+    void *ws = rt_cublaslt_workspace(&ws_bytes);
+    CUBLAS_CHECK(cublasLtMatmul(rt_cublaslt(), g->desc, &one, a, g->a, b, g->b, &zero, c, g->c, c, g->c,
+                                &g->algo, ws, ws_bytes, rt_stream()));
+}
+
+rt_cuda_linear *rt_cuda_linear_create(int n, int in_f, int out_f) {
+    rt_cuda_linear *l = (rt_cuda_linear *)rt_xcalloc(1, sizeof *l);
+    l->n = n, l->in_f = in_f, l->out_f = out_f;
+    /* out^T (O×N) = W (O×I, stored as I×O) · in^T (I×N) */
+    plan_init(&l->fwd, 1, 0, out_f, n, in_f, in_f, in_f, out_f);
+    /* dW^T (I×O) = in^T (I×N) · dout (N×O, stored as O×N) */
+    plan_init(&l->dweight, 0, 1, in_f, out_f, n, in_f, out_f, in_f);
+    /* din^T (I×N) = W^T (I×O) · dout^T (O×N) */
+    plan_init(&l->dinput, 0, 0, in_f, n, out_f, in_f, out_f, in_f);
+    return l;
+}
+
+void cuda_linear_forward(const rt_cuda_linear *l, float *out, const float *in, const float *weight) {
+    plan_run(&l->fwd, weight, in, out);
+}
+
+void cuda_linear_backward(const rt_cuda_linear *l, float *din, float *dweight, const float *dout,
+                          const float *in, const float *weight) {
+    plan_run(&l->dweight, in, dout, dweight);
+    if (din) plan_run(&l->dinput, weight, dout, din);
+}

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# The CUDA backend without a GPU (part of `make test`): libtrainrt_cuda, the GPU op test and
+# the CUDA trainers of the example specs (fused and --no-fuse) and of the benchmark nets must compile with nvcc and cc
+# without a single warning; the emitted CUDA sources must equal generated/<name>/cuda/
+# (UPDATE=1 rewrites them); bad backend options and unsupported precisions give one clear
+# error; and on a machine without a GPU the trainer refuses with a clear message.
+# Skips, saying so, only when nvcc is absent. One architecture (CHECK_ARCHS, default 90)
+# keeps the compile short; `make cuda` builds the default sm_80 + sm_90.
+set -u
+BUILD=${BUILD:-build}
+out=$BUILD/test-cuda
+rm -rf "$out" && mkdir -p "$out"
+nvcc=${NVCC:-$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null | head -1)}
+if [ -z "$nvcc" ]; then
+  echo "SKIP: nvcc not found (PATH, /usr/local/cuda/bin): the CUDA backend's compile check did not run"
+  exit 0
+fi
+status=0
+fail() { echo "FAIL: $*"; status=1; }
+env_file=$(pwd)/$out/cuda-check.env
+archs=${CHECK_ARCHS:-90}
+
+# 1. runtime library, op test and cuda.env for the check, warnings as errors
+if ! make -s cuda test-gpu-build CUDA_ARCHS="$archs" CUDA_ENV="$env_file" CUDA_WERROR=1 > "$out/make.log" 2>&1; then
+  fail "make cuda (sm_$archs) failed:"; tail -30 "$out/make.log"; exit 1
+fi
+if grep -i "warning" "$out/make.log"; then fail "warnings while building the CUDA runtime"; fi
+echo "built libtrainrt_cuda and test_ops_gpu for sm_$archs without warnings"
+
+# 2. the example trainers, fused and unfused, and their emitted sources vs the goldens
+export TRAINC_CUDA_ENV=$env_file
+for spec in specs/examples/*.spec; do
+  name=$(basename "$spec" .spec)
+  for mode in fused unfused; do
+    flags=(--backend cuda); [ $mode = unfused ] && flags+=(--no-fuse)
+    log=$out/$name.$mode.log
+    if ! "$BUILD/trainc" build "$spec" -o "$out/$name.$mode" --emit-dir "$out/$name.$mode.src" "${flags[@]}" > "$log" 2>&1; then
+      fail "trainc build --backend cuda ($mode) failed for $spec:"; cat "$log"; continue
+    fi
+    if grep -i "warning" "$log"; then fail "warnings compiling the CUDA trainer of $spec ($mode)"; fi
+  done
+  src=$out/$name.fused.src
+  if [ "${UPDATE:-0}" = 1 ]; then
+    mkdir -p "generated/$name/cuda" && cp "$src"/{model.c,kernels.cu,kernels.h,plan.txt} "generated/$name/cuda/"
+    continue
+  fi
+  for f in model.c kernels.cu kernels.h plan.txt; do
+    diff -u "generated/$name/cuda/$f" "$src/$f" > "$out/$name.$f.diff" ||
+      { fail "generated/$name/cuda/$f differs from what trainc emits now (UPDATE=1 bash $0 to accept):"; head -30 "$out/$name.$f.diff"; }
+  done
+done
+echo "built the CUDA trainers of $(ls specs/examples/*.spec | wc -l) example specs (fused and unfused)"
+# The benchmark nets (ResNet-50, AlexNet, ConvNeXt-Tiny at batch 256): emitted and compiled only.
+for spec in bench/specs/gpu_*.spec; do
+  name=$(basename "$spec" .spec)
+  "$BUILD/trainc" build "$spec" -o "$out/$name" --backend cuda > "$out/$name.log" 2>&1 ||
+    { fail "trainc build --backend cuda failed for $spec:"; tail -20 "$out/$name.log"; continue; }
+  if grep -i "warning" "$out/$name.log"; then fail "warnings compiling the CUDA trainer of $spec"; fi
+done
+
+# 3. bad input: one clear error each, non-zero exit
+expect_error() {  # description, expected text, command...
+  local what=$1 want=$2; shift 2
+  "$@" > "$out/err.out" 2> "$out/err.txt"; local rc=$?
+  if [ $rc -eq 0 ] || ! grep -q "$want" "$out/err.txt"; then
+    fail "$what: expected a failure saying '$want', got status $rc:"; cat "$out/err.txt"
+  fi
+}
+expect_error "unknown backend" "unknown backend 'metal'" \
+  "$BUILD/trainc" build specs/examples/fmnist_mlp.spec -o "$out/x" --backend metal
+printf 'extends: "%s/specs/examples/fmnist_mlp.spec"\nprecision { compute: BF16 }\n' "$(pwd)" > "$out/bf16.spec"
+expect_error "BF16 on the CUDA backend" "not supported by the CUDA backend yet" \
+  "$BUILD/trainc" build "$out/bf16.spec" -o "$out/bf16" --backend cuda
+TRAINC_CUDA_ENV=$out/missing.env expect_error "CUDA runtime not built" "make cuda" \
+  "$BUILD/trainc" build specs/examples/fmnist_mlp.spec -o "$out/x" --backend cuda
+
+# 4. without a GPU the trainer refuses cleanly (on a GPU machine, make test-gpu runs it)
+if ! nvidia-smi -L > /dev/null 2>&1; then
+  expect_error "trainer on a machine without a GPU" "no CUDA device is available" \
+    "$out/fmnist_mlp.fused" --out "$out/run"
+  [ "$(grep -c '^error:' "$out/err.txt")" = 1 ] || { fail "expected exactly one error line:"; cat "$out/err.txt"; }
+fi
+exit $status

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Prepares a GPU machine that has CUDA and PyTorch but none of the build's Debian packages and
+# no network (the project's lent H100/H200 machines): on the development machine, `fetch`
+# downloads the .deb files the build links against plus Fashion-MNIST into DIR (default
+# .devdeps, git-ignored: carry it); on the GPU machine, `source tests/gpu/device_prep.sh
+# install DIR` unpacks them under DIR/root (never into /) and exports the paths that cc, the
+# linker and the trainers need. UNTESTED on a GPU machine so far.
+set -u
+cmd=${1:-}; dir=${2:-.devdeps}
+pkgs="libopenblas-dev libopenblas-pthread-dev libopenblas0-pthread libopenblas0 zlib1g-dev flex bison libfl-dev libfl2 m4"
+case "$cmd" in
+fetch)
+  mkdir -p "$dir/debs" "$dir/fashion-mnist"
+  (cd "$dir/debs" && apt-get download $pkgs) || { echo "error: apt-get download failed" >&2; exit 1; }
+  cp /usr/share/datasets/fashion-mnist/*.gz "$dir/fashion-mnist/" ||
+    { echo "error: Fashion-MNIST not found in /usr/share/datasets/fashion-mnist" >&2; exit 1; }
+  grep -qx "/$dir/" .git/info/exclude 2>/dev/null || echo "/$dir/" >> "$(git rev-parse --git-path info/exclude)"
+  echo "fetched into $dir; carry it (run tool: carry [\"$dir\"]) and 'source tests/gpu/device_prep.sh install $dir' there"
+  ;;
+install)
+  root=$(cd "$dir" && pwd)/root
+  mkdir -p "$root"
+  for f in "$dir"/debs/*.deb; do dpkg -x "$f" "$root"; done
+  lib=$root/usr/lib/x86_64-linux-gnu
+  # openblas ships as an alternative: give the linker the names it looks for
+  [ -e "$lib/libopenblas.so" ] || ln -sf "$(ls "$lib"/openblas-pthread/libopenblas.so* | head -1)" "$lib/libopenblas.so"
+  export PATH=$root/usr/bin:$PATH
+  export LIBRARY_PATH=$lib:$lib/openblas-pthread${LIBRARY_PATH:+:$LIBRARY_PATH}
+  export LD_LIBRARY_PATH=$lib:$lib/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  export C_INCLUDE_PATH=$root/usr/include:$root/usr/include/x86_64-linux-gnu/openblas-pthread${C_INCLUDE_PATH:+:$C_INCLUDE_PATH}
+  export BISON_PKGDATADIR=$root/usr/share/bison M4=$root/usr/bin/m4
+  export FMNIST_DIR=$(cd "$dir" && pwd)/fashion-mnist
+  mkdir -p build && touch build/.deps-ok   # the packages are here, not in dpkg's database
+  echo "device_prep: build dependencies under $root; FMNIST_DIR=$FMNIST_DIR"
+  ;;
+*) echo "usage: tests/gpu/device_prep.sh fetch|install [DIR]" >&2; exit 2 ;;
+esac

@@ -1,0 +1,450 @@
+/* Every CUDA op of libtrainrt_cuda, forward and backward, against the CPU op (the reference)
+ * on random data: FP32 within 1e-4 of the tensor's largest magnitude; dropout masks and
+ * maxpool argmax exactly; the multi-tensor optimizer against rt_optim_step over 3 steps.
+ * Needs a GPU: `make test-gpu` runs it. On failure it prints the first values and the
+ * largest difference. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt_core.h"
+#include "rt_cuda.h"
+#include "rt_ops.h"
+#include "rt_optim.h"
+#include "rt_rng.h"
+
+#define TOL 1e-4
+
+static int failures, checks;
+static rt_rng rng;
+
+static float *host_random(long n, float scale) {
+    float *p = rt_xmalloc((size_t)(n ? n : 1) * sizeof(float));
+    for (long i = 0; i < n; i++) p[i] = scale * (2.0f * rt_rng_uniform(&rng) - 1.0f);
+    return p;
+}
+
+static float *dev_from(const float *h, long n) {
+    float *d = rt_cuda_malloc((size_t)(n ? n : 1) * sizeof(float), "test tensor");
+    rt_cuda_copy_h2d(d, h, (size_t)n * sizeof(float));
+    return d;
+}
+
+static float *dev_zero(long n) {
+    float *d = rt_cuda_malloc((size_t)(n ? n : 1) * sizeof(float), "test tensor");
+    rt_cuda_memset0(d, (size_t)(n ? n : 1) * sizeof(float));
+    return d;
+}
+
+/* Compares a device tensor with the CPU reference: max |gpu - cpu| over max |cpu|. */
+static void compare(const char *what, const float *dev, const float *ref, long n, double tol) {
+    float *got = rt_xmalloc((size_t)(n ? n : 1) * sizeof(float));
+    rt_cuda_copy_d2h(got, dev, (size_t)n * sizeof(float));
+    double maxref = 0, maxdiff = 0;
+    long at = 0;
+    for (long i = 0; i < n; i++) {
+        double d = fabs((double)got[i] - ref[i]);
+        if (fabs(ref[i]) > maxref) maxref = fabs(ref[i]);
+        if (d > maxdiff || d != d) maxdiff = d, at = i;
+    }
+    double rel = maxdiff / (maxref > 0 ? maxref : 1);
+    checks++;
+    if (!(rel <= tol)) {
+        failures++;
+        fprintf(stderr, "FAIL %s: largest difference %.3g at %ld (gpu %.8g, cpu %.8g), %.3g of max |cpu| %.4g (tol %g)\n",
+                what, maxdiff, at, got[at], ref[at], rel, maxref, tol);
+        fprintf(stderr, "     first values gpu:");
+        for (long i = 0; i < n && i < 6; i++) fprintf(stderr, " %.6g", got[i]);
+        fprintf(stderr, "\n     first values cpu:");
+        for (long i = 0; i < n && i < 6; i++) fprintf(stderr, " %.6g", ref[i]);
+        fprintf(stderr, "\n");
+    } else {
+        printf("ok   %-44s rel err %.2e\n", what, rel);
+    }
+    free(got);
+}
+
+static void compare_i32(const char *what, const int32_t *dev, const int32_t *ref, long n) {
+    int32_t *got = rt_xmalloc((size_t)(n ? n : 1) * sizeof(int32_t));
+    rt_cuda_copy_d2h(got, dev, (size_t)n * sizeof(int32_t));
+    long bad = 0, first = -1;
+    for (long i = 0; i < n; i++)
+        if (got[i] != ref[i]) bad++, first = first < 0 ? i : first;
+    checks++;
+    if (bad) {
+        failures++;
+        fprintf(stderr, "FAIL %s: %ld of %ld differ, first at %ld (gpu %d, cpu %d)\n", what, bad, n, first, got[first],
+                ref[first]);
+    } else {
+        printf("ok   %-44s exact\n", what);
+    }
+    free(got);
+}
+
+static void test_conv(const char *name, rt_conv_shape s) {
+    s.oh = rt_conv_out_dim(s.h, s.kh, s.sh, s.ph, s.dh);
+    s.ow = rt_conv_out_dim(s.w, s.kw, s.sw, s.pw, s.dw);
+    long nin = (long)s.n * s.c * s.h * s.w, nout = (long)s.n * s.oc * s.oh * s.ow;
+    long nw = (long)s.oc * (s.c / s.groups) * s.kh * s.kw;
+    float *x = host_random(nin, 1), *w = host_random(nw, 0.3f), *dy = host_random(nout, 1);
+    float *y = rt_xmalloc(nout * sizeof(float)), *dx = rt_xmalloc(nin * sizeof(float)), *dw = rt_xmalloc(nw * sizeof(float));
+    float *work = rt_xmalloc((size_t)conv2d_workspace_elems(&s) * sizeof(float));
+    conv2d_forward(y, x, w, NULL, work, &s);
+    conv2d_backward(dx, dw, NULL, dy, NULL, x, w, work, &s);
+    rt_cuda_conv *c = rt_cuda_conv_create(&s);
+    size_t ws = rt_cuda_conv_select(c, 0, rt_cuda_workspace_cap());
+    void *dwork = rt_cuda_malloc(ws, "conv workspace");
+    rt_cuda_conv_set_workspace(dwork, ws);
+    float *gx = dev_from(x, nin), *gw = dev_from(w, nw), *gdy = dev_from(dy, nout);
+    float *gy = dev_zero(nout), *gdx = dev_zero(nin), *gdw = dev_zero(nw);
+    cuda_conv2d_forward(c, gy, gx, gw);
+    cuda_conv2d_backward(c, gdx, gdw, gdy, gx, gw);
+    char what[128];
+    snprintf(what, sizeof what, "conv2d %s forward", name);
+    compare(what, gy, y, nout, TOL);
+    snprintf(what, sizeof what, "conv2d %s dinput", name);
+    compare(what, gdx, dx, nin, TOL);
+    snprintf(what, sizeof what, "conv2d %s dweight", name);
+    compare(what, gdw, dw, nw, TOL);
+    rt_cuda_free(dwork), rt_cuda_free(gx), rt_cuda_free(gw), rt_cuda_free(gdy), rt_cuda_free(gy), rt_cuda_free(gdx),
+        rt_cuda_free(gdw);
+    free(x), free(w), free(dy), free(y), free(dx), free(dw), free(work);
+}
+
+static void test_linear(int n, int in, int out) {
+    long nx = (long)n * in, ny = (long)n * out, nw = (long)in * out;
+    float *x = host_random(nx, 1), *w = host_random(nw, 0.2f), *dy = host_random(ny, 1);
+    float *y = rt_xmalloc(ny * 4), *dx = rt_xmalloc(nx * 4), *dw = rt_xmalloc(nw * 4);
+    linear_forward(y, x, w, NULL, n, in, out);
+    linear_backward(dx, dw, NULL, dy, x, w, n, in, out);
+    rt_cuda_linear *l = rt_cuda_linear_create(n, in, out);
+    float *gx = dev_from(x, nx), *gw = dev_from(w, nw), *gdy = dev_from(dy, ny);
+    float *gy = dev_zero(ny), *gdx = dev_zero(nx), *gdw = dev_zero(nw);
+    cuda_linear_forward(l, gy, gx, gw);
+    cuda_linear_backward(l, gdx, gdw, gdy, gx, gw);
+    compare("linear forward", gy, y, ny, TOL);
+    compare("linear dinput", gdx, dx, nx, TOL);
+    compare("linear dweight", gdw, dw, nw, TOL);
+}
+
+/* Bias (+ReLU): CPU reference is linear's bias add and relu ops. */
+static void test_bias(int n, int c, int hw) {
+    long total = (long)n * c * hw;
+    float *x = host_random(total, 1), *b = host_random(c, 1), *dy = host_random(total, 1);
+    float *y = rt_xmalloc(total * 4), *r = rt_xmalloc(total * 4), *dm = rt_xmalloc(total * 4), *db = rt_xmalloc(c * 4);
+    float *db_plain = rt_xmalloc(c * 4);
+    for (long i = 0; i < total; i++) y[i] = x[i] + b[(i / hw) % c];
+    relu_forward(r, y, total);
+    relu_backward(dm, dy, r, total);
+    for (int ch = 0; ch < c; ch++) {
+        double s = 0, sp = 0;
+        for (int b_ = 0; b_ < n; b_++)
+            for (int p = 0; p < hw; p++) {
+                long i = ((long)b_ * c + ch) * hw + p;
+                s += dm[i], sp += dy[i];
+            }
+        db[ch] = (float)s, db_plain[ch] = (float)sp;
+    }
+    float *gx = dev_from(x, total), *gb = dev_from(b, c), *gdy = dev_from(dy, total), *gy = dev_zero(total);
+    float *gr = dev_zero(total), *gdm = dev_zero(total), *gdb = dev_zero(c);
+    cuda_bias_forward(gy, gx, gb, n, c, hw);
+    compare("bias forward", gy, y, total, TOL);
+    cuda_relu_forward(gr, gy, total);
+    cuda_bias_backward(gdb, gdm, gdy, gr, n, c, hw);
+    compare("bias+relu backward: masked gradient", gdm, dm, total, TOL);
+    compare("bias+relu backward: dbias", gdb, db, c, TOL);
+    cuda_bias_backward(gdb, NULL, gdy, NULL, n, c, hw);
+    compare("bias backward: dbias", gdb, db_plain, c, TOL);
+}
+
+static void test_batchnorm(int n, int c, int hw) {
+    long total = (long)n * c * hw;
+    float *x = host_random(total, 2), *g = host_random(c, 1), *b = host_random(c, 1), *dy = host_random(total, 1);
+    for (long i = 0; i < total; i++) x[i] += 0.5f;   /* a non-zero mean */
+    float *rm = host_random(c, 0.1f), *rv = host_random(c, 0.1f);
+    for (int i = 0; i < c; i++) rv[i] += 1.0f;
+    float *rm0 = dev_from(rm, c), *rv0 = dev_from(rv, c);
+    float *y = rt_xmalloc(total * 4), *r = rt_xmalloc(total * 4), *dm = rt_xmalloc(total * 4);
+    float *mean = rt_xmalloc(c * 4), *istd = rt_xmalloc(c * 4), *dx = rt_xmalloc(total * 4);
+    float *dg = rt_xmalloc(c * 4), *dbt = rt_xmalloc(c * 4), *ye = rt_xmalloc(total * 4);
+    batchnorm_forward_train(y, mean, istd, rm, rv, x, g, b, n, c, hw, 0.1f, 1e-5f, RT_ACT_NONE);
+    relu_forward(r, y, total);
+    relu_backward(dm, dy, r, total);
+    batchnorm_backward(dx, dg, dbt, dm, NULL, x, g, mean, istd, n, c, hw);
+    float *gx = dev_from(x, total), *gg = dev_from(g, c), *gb = dev_from(b, c), *gdy = dev_from(dy, total);
+    float *gmean = dev_zero(c), *gistd = dev_zero(c), *gy = dev_zero(total), *gdx = dev_zero(total);
+    float *gdg = dev_zero(c), *gdb = dev_zero(c);
+    cuda_batchnorm_stats_train(gmean, gistd, rm0, rv0, gx, n, c, hw, 0.1f, 1e-5f);
+    compare("batchnorm saved mean", gmean, mean, c, TOL);
+    compare("batchnorm saved inv_std", gistd, istd, c, TOL);
+    compare("batchnorm running mean", rm0, rm, c, TOL);
+    compare("batchnorm running var", rv0, rv, c, TOL);
+    cuda_batchnorm_apply(gy, gx, gg, gb, gmean, gistd, n, c, hw, 1);
+    compare("batchnorm apply + relu", gy, r, total, TOL);
+    cuda_batchnorm_backward(gdx, gdg, gdb, gdy, gy, gx, gg, gmean, gistd, n, c, hw);
+    compare("batchnorm+relu backward dinput", gdx, dx, total, TOL);
+    compare("batchnorm+relu backward dgamma", gdg, dg, c, TOL);
+    compare("batchnorm+relu backward dbeta", gdb, dbt, c, TOL);
+    batchnorm_backward(dx, dg, dbt, dy, NULL, x, g, mean, istd, n, c, hw);
+    cuda_batchnorm_backward(gdx, gdg, gdb, gdy, NULL, gx, gg, gmean, gistd, n, c, hw);
+    compare("batchnorm backward dinput", gdx, dx, total, TOL);
+    compare("batchnorm backward dgamma", gdg, dg, c, TOL);
+    /* evaluation with the updated running statistics */
+    batchnorm_forward_eval(ye, x, g, b, rm, rv, n, c, hw, 1e-5f, RT_ACT_NONE);
+    cuda_batchnorm_stats_eval(gmean, gistd, rm0, rv0, c, 1e-5f);
+    cuda_batchnorm_apply(gy, gx, gg, gb, gmean, gistd, n, c, hw, 0);
+    compare("batchnorm eval", gy, ye, total, TOL);
+}
+
+static void test_layernorm(int n, int c, int hw) {
+    long total = (long)n * c * hw, pix = (long)n * hw;
+    float *x = host_random(total, 2), *g = host_random(c, 1), *b = host_random(c, 1), *dy = host_random(total, 1);
+    float *y = rt_xmalloc(total * 4), *m = rt_xmalloc(pix * 4), *rs = rt_xmalloc(pix * 4), *dx = rt_xmalloc(total * 4);
+    float *dg = rt_xmalloc(c * 4), *db = rt_xmalloc(c * 4);
+    layernorm_forward(y, m, rs, x, g, b, n, c, hw, 1e-6f);
+    layernorm_backward(dx, dg, db, dy, x, g, m, rs, n, c, hw);
+    float *gx = dev_from(x, total), *gg = dev_from(g, c), *gb = dev_from(b, c), *gdy = dev_from(dy, total);
+    float *gy = dev_zero(total), *gm = dev_zero(pix), *grs = dev_zero(pix), *gdx = dev_zero(total);
+    float *gdg = dev_zero(c), *gdb = dev_zero(c);
+    cuda_layernorm_forward(gy, gm, grs, gx, gg, gb, n, c, hw, 1e-6f);
+    cuda_layernorm_backward(gdx, gdg, gdb, gdy, gx, gg, gm, grs, n, c, hw);
+    compare("layernorm forward", gy, y, total, TOL);
+    compare("layernorm dinput", gdx, dx, total, TOL);
+    compare("layernorm dgamma", gdg, dg, c, TOL);
+    compare("layernorm dbeta", gdb, db, c, TOL);
+}
+
+static void test_elementwise(long n) {
+    float *x = host_random(n, 3), *x2 = host_random(n, 3), *dy = host_random(n, 1);
+    float *y = rt_xmalloc(n * 4), *dx = rt_xmalloc(n * 4);
+    float *gx = dev_from(x, n), *gx2 = dev_from(x2, n), *gdy = dev_from(dy, n), *gy = dev_zero(n), *gdx = dev_zero(n);
+    relu_forward(y, x, n);
+    cuda_relu_forward(gy, gx, n);
+    compare("relu forward", gy, y, n, TOL);
+    relu_backward(dx, dy, y, n);
+    cuda_relu_backward(gdx, gdy, gy, n);
+    compare("relu backward", gdx, dx, n, TOL);
+    gelu_forward(y, x, n);
+    cuda_gelu_forward(gy, gx, n);
+    compare("gelu forward", gy, y, n, TOL);
+    gelu_backward(dx, dy, x, n);
+    cuda_gelu_backward(gdx, gdy, gx, n);
+    compare("gelu backward", gdx, dx, n, TOL);
+    add_forward(y, x, x2, n);
+    cuda_add_forward(gy, gx, gx2, n);
+    compare("add forward", gy, y, n, TOL);
+    tensor_accumulate(y, dy, n);
+    cuda_tensor_accumulate(gy, gdy, n);
+    compare("tensor_accumulate", gy, y, n, TOL);
+    uint64_t seed = rt_hash_u64(7, RT_STREAM_DROPOUT, 3);
+    dropout_forward(y, x, n, 0.3f, seed, 1);
+    cuda_dropout_forward(gy, gx, n, 0.3f, seed, 1);
+    compare("dropout forward (same mask)", gy, y, n, 0);
+    dropout_backward(dx, dy, n, 0.3f, seed, 1);
+    cuda_dropout_backward(gdx, gdy, n, 0.3f, seed, 1);
+    compare("dropout backward (same mask)", gdx, dx, n, 0);
+    int batch = 16;
+    long per = n / batch;
+    drop_path_forward(y, x, batch, per, 0.4f, seed, 1);
+    cuda_drop_path_forward(gy, gx, batch, per, 0.4f, seed, 1);
+    compare("drop_path forward (same samples)", gy, y, batch * per, 0);
+    drop_path_backward(dx, dy, batch, per, 0.4f, seed, 1);
+    cuda_drop_path_backward(gdx, gdy, batch, per, 0.4f, seed, 1);
+    compare("drop_path backward", gdx, dx, batch * per, 0);
+}
+
+static void test_layer_scale(int n, int c, int hw) {
+    long total = (long)n * c * hw;
+    float *x = host_random(total, 1), *g = host_random(c, 1), *dy = host_random(total, 1);
+    float *y = rt_xmalloc(total * 4), *dx = rt_xmalloc(total * 4), *dg = rt_xmalloc(c * 4);
+    layer_scale_forward(y, x, g, n, c, hw);
+    layer_scale_backward(dx, dg, dy, x, g, n, c, hw);
+    float *gx = dev_from(x, total), *gg = dev_from(g, c), *gdy = dev_from(dy, total);
+    float *gy = dev_zero(total), *gdx = dev_zero(total), *gdg = dev_zero(c);
+    cuda_layer_scale_forward(gy, gx, gg, n, c, hw);
+    cuda_layer_scale_backward(gdx, gdg, gdy, gx, gg, n, c, hw);
+    compare("layer_scale forward", gy, y, total, TOL);
+    compare("layer_scale dinput", gdx, dx, total, TOL);
+    compare("layer_scale dgamma", gdg, dg, c, TOL);
+}
+
+static void test_pool(const char *name, rt_pool_shape s) {
+    s.oh = rt_conv_out_dim(s.h, s.kh, s.sh, s.ph, 1);
+    s.ow = rt_conv_out_dim(s.w, s.kw, s.sw, s.pw, 1);
+    long nin = (long)s.n * s.c * s.h * s.w, nout = (long)s.n * s.c * s.oh * s.ow;
+    float *x = host_random(nin, 1), *dy = host_random(nout, 1);
+    float *y = rt_xmalloc(nout * 4), *dx = rt_xmalloc(nin * 4);
+    int32_t *am = rt_xmalloc(nout * 4);
+    float *gx = dev_from(x, nin), *gdy = dev_from(dy, nout), *gy = dev_zero(nout), *gdx = dev_zero(nin);
+    int32_t *gam = rt_cuda_malloc(nout * 4, "argmax");
+    char what[128];
+    maxpool2d_forward(y, am, x, &s);
+    maxpool2d_backward(dx, dy, am, &s);
+    cuda_maxpool2d_forward(gy, gam, gx, &s);
+    cuda_maxpool2d_backward(gdx, gdy, gam, &s);
+    snprintf(what, sizeof what, "maxpool %s forward", name);
+    compare(what, gy, y, nout, TOL);
+    snprintf(what, sizeof what, "maxpool %s argmax", name);
+    compare_i32(what, gam, am, nout);
+    snprintf(what, sizeof what, "maxpool %s backward", name);
+    compare(what, gdx, dx, nin, TOL);
+    avgpool2d_forward(y, x, &s);
+    avgpool2d_backward(dx, dy, &s);
+    cuda_avgpool2d_forward(gy, gx, &s);
+    cuda_avgpool2d_backward(gdx, gdy, &s);
+    snprintf(what, sizeof what, "avgpool %s forward", name);
+    compare(what, gy, y, nout, TOL);
+    snprintf(what, sizeof what, "avgpool %s backward", name);
+    compare(what, gdx, dx, nin, TOL);
+}
+
+static void test_gap(int n, int c, int hw) {
+    long total = (long)n * c * hw;
+    float *x = host_random(total, 1), *dy = host_random((long)n * c, 1);
+    float *y = rt_xmalloc((long)n * c * 4), *dx = rt_xmalloc(total * 4);
+    global_avgpool_forward(y, x, n, c, hw);
+    global_avgpool_backward(dx, dy, n, c, hw);
+    float *gx = dev_from(x, total), *gdy = dev_from(dy, (long)n * c), *gy = dev_zero((long)n * c), *gdx = dev_zero(total);
+    cuda_global_avgpool_forward(gy, gx, n, c, hw);
+    cuda_global_avgpool_backward(gdx, gdy, n, c, hw);
+    compare("global_avgpool forward", gy, y, (long)n * c, TOL);
+    compare("global_avgpool backward", gdx, dx, total, TOL);
+}
+
+static void test_lrn(int n, int c, int hw) {
+    long total = (long)n * c * hw;
+    float *x = host_random(total, 2), *dy = host_random(total, 1);
+    float *y = rt_xmalloc(total * 4), *sc = rt_xmalloc(total * 4), *dx = rt_xmalloc(total * 4);
+    lrn_forward(y, sc, x, n, c, hw, 5, 1e-4f, 0.75f, 2.0f);
+    lrn_backward(dx, dy, x, y, sc, n, c, hw, 5, 1e-4f, 0.75f);
+    float *gx = dev_from(x, total), *gdy = dev_from(dy, total), *gy = dev_zero(total), *gsc = dev_zero(total);
+    float *gdx = dev_zero(total);
+    cuda_lrn_forward(gy, gsc, gx, n, c, hw, 5, 1e-4f, 0.75f, 2.0f);
+    cuda_lrn_backward(gdx, gdy, gx, gy, gsc, n, c, hw, 5, 1e-4f, 0.75f);
+    compare("lrn forward", gy, y, total, TOL);
+    compare("lrn backward", gdx, dx, total, TOL);
+}
+
+static void test_concat(int n, int hw) {
+    int ch[3] = { 3, 5, 2 }, k = 3, tot = 10;
+    const float *ins[3];
+    float *dins[3], *gins_d[3], *gdins[3];
+    for (int i = 0; i < k; i++) {
+        float *h = host_random((long)n * ch[i] * hw, 1);
+        ins[i] = h;
+        gins_d[i] = dev_from(h, (long)n * ch[i] * hw);
+        dins[i] = rt_xmalloc((size_t)n * ch[i] * hw * 4);
+        gdins[i] = dev_zero((long)n * ch[i] * hw);
+    }
+    long total = (long)n * tot * hw;
+    float *y = rt_xmalloc(total * 4), *gy = dev_zero(total);
+    concat_forward(y, ins, ch, k, n, hw);
+    cuda_concat_forward(gy, (const float *const *)gins_d, ch, k, n, hw);
+    compare("concat forward", gy, y, total, 0);
+    concat_backward(dins, y, ch, k, n, hw);
+    cuda_concat_backward(gdins, gy, ch, k, n, hw);
+    for (int i = 0; i < k; i++) compare("concat backward", gdins[i], dins[i], (long)n * ch[i] * hw, 0);
+}
+
+static void test_softmax_xent(int n, int k, float smoothing) {
+    float *z = host_random((long)n * k, 4), *dz = rt_xmalloc((size_t)n * k * 4);
+    int32_t *y = rt_xmalloc((size_t)n * 4);
+    for (int i = 0; i < n; i++) y[i] = (int32_t)rt_rng_below(&rng, (uint32_t)k);
+    double loss = softmax_xent_forward(dz, z, y, n, k, smoothing, 1.0f / n);
+    float *gz = dev_from(z, (long)n * k), *gdz = dev_zero((long)n * k);
+    int32_t *gy = rt_cuda_malloc((size_t)n * 4, "labels");
+    rt_cuda_copy_h2d(gy, y, (size_t)n * 4);
+    double *gloss = rt_cuda_malloc(sizeof(double), "loss"), got;
+    cuda_softmax_xent(gloss, gdz, gz, gy, n, k, smoothing, 1.0f / n);
+    rt_cuda_copy_d2h(&got, gloss, sizeof got);
+    float lf = (float)loss, gf = (float)got;
+    float *glf = dev_from(&gf, 1);
+    compare("softmax_xent loss", glf, &lf, 1, TOL);
+    compare("softmax_xent dlogits", gdz, dz, (long)n * k, TOL);
+}
+
+/* The multi-tensor optimizer vs rt_optim_step per tensor, with the trainer's exemption rule. */
+static void test_optim(const char *name, rt_optim_config cfg, double clip) {
+    enum { T = 4 };
+    long counts[T] = { 70000, 64, 33, 40000 }, offsets[T];
+    int exempt[T] = { 0, 1, 1, 0 };
+    long np = 0;
+    for (int t = 0; t < T; t++) offsets[t] = np, np += counts[t];
+    int per = rt_optim_state_per_param(&cfg);
+    float *p = host_random(np, 1), *st = rt_xcalloc((size_t)(per * np + 1), sizeof(float));
+    float *gp = dev_from(p, np), *gst = dev_zero(per * np), *gg = dev_zero(np);
+    rt_cuda_optim *o = rt_cuda_optim_create(&cfg, offsets, counts, exempt, T, 1e-2f, clip);
+    for (long step = 0; step < 3; step++) {
+        float *g = host_random(np, 1);
+        rt_cuda_copy_h2d(gg, g, (size_t)np * 4);
+        float scale = 1.0f;
+        if (clip > 0) scale = rt_grad_clip_coef(sqrt(rt_sum_squares(g, np)), clip);
+        double lr = 0.1 / (step + 1);
+        for (int t = 0; t < T; t++) {
+            rt_optim_args a = { (float)lr, exempt[t] ? 0.0f : 1e-2f, scale, step };
+            rt_optim_step(p + offsets[t], st + per * offsets[t], g + offsets[t], counts[t], exempt[t], &cfg, &a);
+        }
+        rt_cuda_optim_step(o, gp, gst, gg, np, lr, step);
+        free(g);
+    }
+    char what[128];
+    snprintf(what, sizeof what, "optimizer %s params after 3 steps", name);
+    compare(what, gp, p, np, TOL);
+    if (per) {
+        snprintf(what, sizeof what, "optimizer %s state after 3 steps", name);
+        compare(what, gst, st, per * np, TOL);
+    }
+}
+
+int main(void) {
+    rt_cuda_init(rt_cuda_device_from_env(), RT_CUDA_FP32);
+    printf("device: %s\n", rt_cuda_device_name());
+    rt_rng_init(&rng, 42, 1);
+    test_conv("3x3 pad 1", (rt_conv_shape){ .n = 4, .c = 8, .h = 13, .w = 11, .oc = 16, .kh = 3, .kw = 3, .sh = 1,
+                                             .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1 });
+    test_conv("5x5 stride 2", (rt_conv_shape){ .n = 3, .c = 3, .h = 20, .w = 20, .oc = 8, .kh = 5, .kw = 5, .sh = 2,
+                                                .sw = 2, .ph = 2, .pw = 2, .dh = 1, .dw = 1, .groups = 1 });
+    test_conv("1x1", (rt_conv_shape){ .n = 4, .c = 16, .h = 7, .w = 7, .oc = 32, .kh = 1, .kw = 1, .sh = 1, .sw = 1,
+                                       .ph = 0, .pw = 0, .dh = 1, .dw = 1, .groups = 1 });
+    test_conv("depthwise 7x7", (rt_conv_shape){ .n = 2, .c = 12, .h = 14, .w = 14, .oc = 12, .kh = 7, .kw = 7, .sh = 1,
+                                                 .sw = 1, .ph = 3, .pw = 3, .dh = 1, .dw = 1, .groups = 12 });
+    test_conv("groups 2 dilation 2", (rt_conv_shape){ .n = 2, .c = 8, .h = 12, .w = 12, .oc = 8, .kh = 3, .kw = 3,
+                                                       .sh = 1, .sw = 1, .ph = 2, .pw = 2, .dh = 2, .dw = 2, .groups = 2 });
+    test_conv("11x11 stride 4 (AlexNet stem)", (rt_conv_shape){ .n = 2, .c = 3, .h = 63, .w = 63, .oc = 16, .kh = 11,
+                                                                 .kw = 11, .sh = 4, .sw = 4, .ph = 2, .pw = 2, .dh = 1,
+                                                                 .dw = 1, .groups = 1 });
+    test_linear(32, 300, 77);
+    test_bias(8, 12, 49);
+    test_bias(32, 10, 1);
+    test_batchnorm(8, 16, 49);
+    test_batchnorm(64, 32, 1);
+    test_layernorm(4, 24, 49);
+    test_layernorm(16, 64, 1);
+    test_elementwise(16 * 1000);
+    test_layer_scale(4, 24, 49);
+    test_pool("2x2 stride 2", (rt_pool_shape){ .n = 3, .c = 5, .h = 14, .w = 14, .kh = 2, .kw = 2, .sh = 2, .sw = 2 });
+    test_pool("3x3 stride 2 (overlapping)", (rt_pool_shape){ .n = 2, .c = 4, .h = 13, .w = 13, .kh = 3, .kw = 3,
+                                                              .sh = 2, .sw = 2 });
+    test_pool("3x3 stride 2 pad 1", (rt_pool_shape){ .n = 2, .c = 4, .h = 16, .w = 16, .kh = 3, .kw = 3, .sh = 2,
+                                                      .sw = 2, .ph = 1, .pw = 1 });
+    test_gap(8, 16, 49);
+    test_lrn(2, 16, 36);
+    test_concat(4, 9);
+    test_softmax_xent(64, 10, 0.1f);
+    test_softmax_xent(8, 1000, 0.0f);
+    rt_optim_config sgd = { .kind = RT_OPTIM_SGD, .sgd = { .momentum = 0.9f, .nesterov = true } };
+    rt_optim_config sgd_plain = { .kind = RT_OPTIM_SGD, .sgd = { .momentum = 0.9f, .dampening = 0.1f } };
+    rt_optim_config sgd_nomom = { .kind = RT_OPTIM_SGD };
+    rt_optim_config lars = { .kind = RT_OPTIM_LARS, .lars = { .momentum = 0.9f, .eta = 0.001f } };
+    rt_optim_config adamw = { .kind = RT_OPTIM_ADAMW, .adamw = { .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8 } };
+    test_optim("sgd nesterov", sgd, 0);
+    test_optim("sgd momentum+dampening", sgd_plain, 0);
+    test_optim("sgd no momentum", sgd_nomom, 0);
+    test_optim("sgd nesterov, clipped at 1", sgd, 1.0);
+    test_optim("lars", lars, 0);
+    test_optim("adamw", adamw, 0);
+    rt_cuda_sync();
+    printf("%d checks, %d failed\n", checks, failures);
+    return failures ? 1 : 0;
+}
