@@ -87,6 +87,10 @@ typedef struct rt_device_hooks {
     void (*optimizer_step)(rt_model_ctx *ctx, double lr, long step);
 } rt_device_hooks;
 
+/* Makes OpenMP workers sleep rather than spin at barriers unless OMP_WAIT_POLICY is set, by
+ * setting it and re-executing the binary once (libgomp reads it before main). */
+void rt_trainer_choose_omp_policy(char **argv);
+
 int rt_trainer_main(const rt_model *model, const rt_run_config *run, int argc, char **argv);
 
 #endif

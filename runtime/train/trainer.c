@@ -332,6 +332,7 @@ static int train(trainer *t) {
 }
 
 int rt_trainer_main(const rt_model *m, const rt_run_config *run, int argc, char **argv) {
+    rt_trainer_choose_omp_policy(argv);   /* may re-execute this binary once (omp_policy.c) */
     static trainer t;   /* large; lives for the whole process */
     t.m = m;
     t.run = *run;
