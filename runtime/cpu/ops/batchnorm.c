@@ -147,29 +147,48 @@ typedef struct {
     double m;
 } bn_bwd;
 
+/* sum(d) and sum(d * xhat) over one plane, d = dy (ao NULL) or dy masked where ao <= 0, added
+ * to acc[0..1]. Within a plane (at most a few thousand elements) 16 float lanes are exact
+ * enough and vectorize without conversions; planes are then summed in double. The mask is a
+ * select, not a branch, and each case has its own loop. */
+#define PLANE_LANES 16
+static void plane_grad_sums(double acc[2], const real_t *x, const real_t *dy, const real_t *ao,
+                            int hw, real_t mean, real_t inv_std) {
+    real_t sd[PLANE_LANES] = { 0 }, sx[PLANE_LANES] = { 0 };
+    int i = 0;
+    if (ao) {
+        for (; i + PLANE_LANES <= hw; i += PLANE_LANES)
+            for (int l = 0; l < PLANE_LANES; l++) {
+                real_t d = ao[i + l] > 0 ? dy[i + l] : 0;
+                sd[l] += d;
+                sx[l] += d * ((x[i + l] - mean) * inv_std);
+            }
+    } else {
+        for (; i + PLANE_LANES <= hw; i += PLANE_LANES)
+            for (int l = 0; l < PLANE_LANES; l++) {
+                real_t d = dy[i + l];
+                sd[l] += d;
+                sx[l] += d * ((x[i + l] - mean) * inv_std);
+            }
+    }
+    for (; i < hw; i++) {
+        real_t d = masked(dy, ao, i);
+        sd[i % PLANE_LANES] += d;
+        sx[i % PLANE_LANES] += d * ((x[i] - mean) * inv_std);
+    }
+    for (int l = 0; l < PLANE_LANES; l++) acc[0] += sd[l], acc[1] += sx[l];
+}
+
 /* sum(dy) and sum(dy * xhat) of one channel, dy masked by a fused ReLU. */
 static void channel_grad_sums(const bn_bwd *g, int ch, double *s_dy, double *s_dy_xhat) {
-    real_t mean = g->save_mean[ch], inv_std = g->save_inv_std[ch];
-    double acc_dy[LANES] = { 0 }, acc_dx[LANES] = { 0 };
+    double acc[2] = { 0, 0 };
     for (int b = 0; b < g->n; b++) {
         long base = ((long)b * g->c + ch) * g->hw;
-        const real_t *x = g->in + base, *dy = g->dout + base;
-        const real_t *ao = g->act_out ? g->act_out + base : NULL;
-        int i = 0;
-        for (; i + LANES <= g->hw; i += LANES)
-            for (int l = 0; l < LANES; l++) {
-                real_t d = masked(dy, ao, i + l);
-                acc_dy[l] += d;
-                acc_dx[l] += d * (x[i + l] - mean) * inv_std;
-            }
-        for (; i < g->hw; i++) {
-            real_t d = masked(dy, ao, i);
-            acc_dy[i % LANES] += d;
-            acc_dx[i % LANES] += d * (x[i] - mean) * inv_std;
-        }
+        plane_grad_sums(acc, g->in + base, g->dout + base, g->act_out ? g->act_out + base : NULL,
+                        g->hw, g->save_mean[ch], g->save_inv_std[ch]);
     }
-    *s_dy = lanes_total(acc_dy);
-    *s_dy_xhat = lanes_total(acc_dx);
+    *s_dy = acc[0];
+    *s_dy_xhat = acc[1];
 }
 
 static void channel_din(const bn_bwd *g, int ch, double sum_dy, double sum_dy_xhat) {
@@ -181,10 +200,16 @@ static void channel_din(const bn_bwd *g, int ch, double sum_dy, double sum_dy_xh
         const real_t *x = g->in + base, *dy = g->dout + base;
         const real_t *ao = g->act_out ? g->act_out + base : NULL;
         real_t *dx = g->din + base;
-        for (int i = 0; i < g->hw; i++) {
-            real_t xhat = (x[i] - mean) * inv_std;
-            dx[i] = k * (m * masked(dy, ao, i) - s_dy - xhat * s_dy_xhat);
-        }
+        if (ao)
+            for (int i = 0; i < g->hw; i++) {
+                real_t xhat = (x[i] - mean) * inv_std, d = ao[i] > 0 ? dy[i] : 0;
+                dx[i] = k * (m * d - s_dy - xhat * s_dy_xhat);
+            }
+        else
+            for (int i = 0; i < g->hw; i++) {
+                real_t xhat = (x[i] - mean) * inv_std;
+                dx[i] = k * (m * dy[i] - s_dy - xhat * s_dy_xhat);
+            }
     }
 }
 
