@@ -6,7 +6,7 @@ COMPILER_SRCS  := $(sort $(filter-out compiler/main.c,$(wildcard compiler/*.c)))
 COMPILER_HDRS  := $(wildcard compiler/*.h) $(BUILD)/gen/parser.h $(BUILD)/gen/lexer.h
 # Stages the compiler shares with the runtime (spec hashing).
 COMPILER_SHARED_SRCS := $(wildcard runtime/core/sha256.c runtime/core/schedule*.c runtime/core/error.c)
-GEN_SRCS       := $(BUILD)/gen/parser.c $(BUILD)/gen/lexer.c
+GEN_SRCS       := $(BUILD)/gen/parser.c $(BUILD)/gen/lexer.c $(BUILD)/gen/templates.c
 TRAINC_OBJS    := $(COMPILER_SRCS:%.c=$(BUILD)/cobj/%.o) $(GEN_SRCS:$(BUILD)/gen/%.c=$(BUILD)/cobj/gen/%.o)
 TRAINC_OBJS_ASAN := $(COMPILER_SRCS:%.c=$(BUILD)/casan/%.o) $(GEN_SRCS:$(BUILD)/gen/%.c=$(BUILD)/casan/gen/%.o)
 TRAINC_LIB_ASAN := $(BUILD)/casan/libtrainc.a
@@ -20,6 +20,12 @@ $(BUILD)/gen/parser.c $(BUILD)/gen/parser.h: compiler/parser.y | deps-check
 $(BUILD)/gen/lexer.c $(BUILD)/gen/lexer.h: compiler/lexer.l $(BUILD)/gen/parser.h | deps-check
 	@mkdir -p $(BUILD)/gen
 	flex --header-file=$(BUILD)/gen/lexer.h -o $(BUILD)/gen/lexer.c $<
+
+# The code generators' templates (templates/*.in), embedded as C strings.
+TEMPLATES := $(sort $(wildcard templates/*.in))
+$(BUILD)/gen/templates.c: $(TEMPLATES) mk/embed_templates.awk
+	@mkdir -p $(BUILD)/gen
+	awk -f mk/embed_templates.awk $(TEMPLATES) > $@
 
 # Generated scanner code trips a few warnings we cannot fix at the source.
 GEN_CFLAGS := -Wno-sign-compare -Wno-unused-function
