@@ -144,16 +144,23 @@ expect_fail arg-empty-out "--out empty" "$dir/mlp" --data "$good" --out ""
 touch "$dir/a-file"
 expect_fail out-is-file "--out a-file is a file" "$dir/mlp" --data "$good" --out "$dir/a-file"
 expect_fail out-under-file "a-file not a directory" "$dir/mlp" --data "$good" --out "$dir/a-file/run"
-mkdir -p "$dir/locked" && chmod 555 "$dir/locked"
 if [ "$(id -u)" = 0 ]; then
-  # root may write anywhere: run as nobody, who can read the binary and data but not write there
-  chmod -R a+rX "$dir"
+  # root may write anywhere: run as nobody, who must reach the binary and data but may not
+  # write the output directory. The checkout may sit below a directory nobody cannot enter
+  # (mktemp -d makes 0700 ones), so stage copies in a world-readable directory of their own.
+  stage=$(mktemp -d /tmp/trainc-nobody.XXXXXX)
+  trap 'rm -rf "$stage"' EXIT
+  cp "$dir/mlp" "$stage/mlp" && cp -r "$good" "$stage/good"
+  chmod -R a+rX "$stage"
+  run_dir=$stage run_good=$stage/good
   as_user() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 else
+  run_dir=$dir run_good=$good
   as_user() { "$@"; }
 fi
-expect_fail out-unwritable "locked/run permission denied" as_user "$dir/mlp" --data "$good" --out "$dir/locked/run"
-expect_fail out-unwritable-dir "locked permission denied" as_user "$dir/mlp" --data "$good" --out "$dir/locked"
+mkdir -p "$run_dir/locked" && chmod 555 "$run_dir/locked"
+expect_fail out-unwritable "locked/run permission denied" as_user "$run_dir/mlp" --data "$run_good" --out "$run_dir/locked/run"
+expect_fail out-unwritable-dir "locked permission denied" as_user "$run_dir/mlp" --data "$run_good" --out "$run_dir/locked"
 
 # --- nothing damaged ----------------------------------------------------------------------
 sums > "$dir/after.sha256"
