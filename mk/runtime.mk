@@ -5,7 +5,7 @@
 
 RT_SRCS     := $(sort $(filter-out runtime/cuda/%,$(wildcard runtime/*/*.c runtime/*/*/*.c)))
 RT_OPS_SRCS := $(sort $(wildcard runtime/cpu/ops/*.c))
-RT_HDRS     := $(wildcard runtime/include/*.h runtime/*/*.h)
+RT_HDRS     := $(wildcard runtime/include/*.h runtime/*/*.h runtime/*/*/*.h)
 
 RT_LIB      := $(BUILD)/libtrainrt.a
 RT_LIB_ASAN := $(BUILD)/asan/libtrainrt.a

@@ -6,11 +6,7 @@
 #include "rt_gemm.h"
 #include "rt_ops.h"
 #include "rt_real.h"
-
-/* 1x1 stride-1 pad-0 convolutions are a GEMM on the input as it lies: no im2col. */
-static int is_pointwise(const rt_conv_shape *s) {
-    return s->kh == 1 && s->kw == 1 && s->sh == 1 && s->sw == 1 && s->ph == 0 && s->pw == 0;
-}
+#include "conv2d_im2col.h"
 
 static long col_elems(const rt_conv_shape *s) {   /* im2col matrix of one image and group */
     return is_pointwise(s) ? 0 : (long)(s->c / s->groups) * s->kh * s->kw * s->oh * s->ow;
@@ -23,18 +19,6 @@ static long weight_elems(const rt_conv_shape *s) {
 static int image_threads(const rt_conv_shape *s) {
     int t = omp_get_max_threads();
     return s->n >= t ? t : 1;
-}
-
-/* Stride-1 "same" convolutions (output as large as the input, e.g. 3x3 pad 1, 5x5 pad 2):
- * the im2col rows of one (channel, kernel column) are vertical shifts of a single
- * horizontally shifted, vertically zero-padded plane, so each row is one long copy instead of
- * oh short ones. */
-static int is_same_stride1(const rt_conv_shape *s) {
-    return !is_pointwise(s) && s->sh == 1 && s->sw == 1 && s->dh == 1 && s->dw == 1 &&
-           s->oh == s->h && s->ow == s->w;
-}
-static long shift_elems(const rt_conv_shape *s) {
-    return is_same_stride1(s) ? (long)(s->h + s->kh - 1) * s->w : 0;
 }
 
 /* With a fused activation, backward masks one image's dout into a private buffer and sums
@@ -67,129 +51,6 @@ long RT_FN(conv2d_workspace_elems)(const rt_conv_shape *s) {
     return (long)omp_get_max_threads() * slice_elems(s);
 }
 
-/* Output columns ox whose input column ox*sw-pw+kj*dw lies inside [0, w): [*lo, *hi).
- * Computing the range once per kernel column keeps bounds tests out of the inner loops. */
-static void valid_cols(const rt_conv_shape *s, int kj, int *lo, int *hi) {
-    int off = kj * s->dw - s->pw;              /* ix = ox*sw + off */
-    int a = off >= 0 ? 0 : (-off + s->sw - 1) / s->sw;
-    int b = s->w - off <= 0 ? 0 : (s->w - off + s->sw - 1) / s->sw;
-    if (b > s->ow) b = s->ow;
-    if (a > b) a = b;
-    *lo = a; *hi = b;
-}
-
-/* im2col of a stride-1 "same" convolution through one shifted plane per (ci, kj). */
-static void im2col_same(real_t *col, real_t *shifted /*(H+KH-1),W*/, const real_t *in, int cg,
-                        const rt_conv_shape *s) {
-    int w = s->w, h = s->h, rows = h + s->kh - 1;
-    long hw = (long)h * w;
-    for (int ci = 0; ci < cg; ci++) {
-        const real_t *plane = in + (long)ci * hw;
-        for (int kj = 0; kj < s->kw; kj++) {
-            int lo, hi, off = kj - s->pw;     /* shifted[(y+ph)*w + x] = plane[y*w + x + off] */
-            valid_cols(s, kj, &lo, &hi);
-            for (int r = 0; r < rows; r++) {
-                real_t *row = shifted + (long)r * w;
-                int y = r - s->ph;
-                if (y < 0 || y >= h) { for (int x = 0; x < w; x++) row[x] = 0; continue; }
-                const real_t *src = plane + (long)y * w + off + lo;
-                for (int x = 0; x < lo; x++) row[x] = 0;
-                for (int i = 0; i < hi - lo; i++) row[lo + i] = src[i];
-                for (int x = hi; x < w; x++) row[x] = 0;
-            }
-            for (int ki = 0; ki < s->kh; ki++)
-                memcpy(col + ((long)(ci * s->kh + ki) * s->kw + kj) * hw, shifted + (long)ki * w,
-                       sizeof(real_t) * hw);
-        }
-    }
-}
-
-/* col[(ci*KH+ki)*KW+kj][oy*OW+ox] = in[ci][oy*sh-ph+ki*dh][ox*sw-pw+kj*dw], 0 outside. */
-static void im2col(real_t *col /*cg*KH*KW, OH*OW*/, real_t *shifted, const real_t *in /*cg,H,W*/,
-                   int cg, const rt_conv_shape *s) {
-    if (is_same_stride1(s)) { im2col_same(col, shifted, in, cg, s); return; }
-    int rows = cg * s->kh * s->kw;
-    for (int r = 0; r < rows; r++) {
-        int kj = r % s->kw, ki = (r / s->kw) % s->kh, ci = r / (s->kw * s->kh);
-        const real_t *plane = in + (long)ci * s->h * s->w;
-        real_t *dst = col + (long)r * s->oh * s->ow;
-        int lo, hi, off = kj * s->dw - s->pw;
-        valid_cols(s, kj, &lo, &hi);
-        for (int oy = 0; oy < s->oh; oy++) {
-            int iy = oy * s->sh - s->ph + ki * s->dh;
-            real_t *row = dst + (long)oy * s->ow;
-            if (iy < 0 || iy >= s->h || lo == hi) {
-                for (int ox = 0; ox < s->ow; ox++) row[ox] = 0;
-                continue;
-            }
-            /* Rows are short (tens of elements): plain loops, which the compiler vectorizes,
-             * beat memcpy/memset calls here (measured: im2col was 14% of conv time). */
-            long base = (long)iy * s->w + off;   /* input index of ox is base + ox*sw */
-            for (int ox = 0; ox < lo; ox++) row[ox] = 0;
-            if (s->sw == 1) {
-                const real_t *src = plane + base + lo;
-                for (int i = 0; i < hi - lo; i++) row[lo + i] = src[i];
-            } else {
-                for (int ox = lo; ox < hi; ox++) row[ox] = plane[base + (long)ox * s->sw];
-            }
-            for (int ox = hi; ox < s->ow; ox++) row[ox] = 0;
-        }
-    }
-}
-
-/* Adjoint of im2col_same: the kh rows of one (ci, kj) are summed into the shifted plane with
- * long vector adds, then the plane is added to din row by row. */
-static void col2im_same_add(real_t *din, real_t *shifted, const real_t *dcol, int cg,
-                            const rt_conv_shape *s) {
-    int w = s->w, h = s->h, rows = h + s->kh - 1;
-    long hw = (long)h * w;
-    for (int ci = 0; ci < cg; ci++) {
-        real_t *plane = din + (long)ci * hw;
-        for (int kj = 0; kj < s->kw; kj++) {
-            int lo, hi, off = kj - s->pw;
-            valid_cols(s, kj, &lo, &hi);
-            for (long i = 0; i < (long)rows * w; i++) shifted[i] = 0;
-            for (int ki = 0; ki < s->kh; ki++) {
-                const real_t *src = dcol + ((long)(ci * s->kh + ki) * s->kw + kj) * hw;
-                real_t *dst = shifted + (long)ki * w;
-                for (long i = 0; i < hw; i++) dst[i] += src[i];
-            }
-            for (int y = 0; y < h; y++) {
-                const real_t *row = shifted + (long)(y + s->ph) * w;
-                real_t *dst = plane + (long)y * w + off + lo;
-                for (int i = 0; i < hi - lo; i++) dst[i] += row[lo + i];
-            }
-        }
-    }
-}
-
-/* Adjoint of im2col: din += scatter of dcol. */
-static void col2im_add(real_t *din /*cg,H,W*/, real_t *shifted, const real_t *dcol, int cg,
-                       const rt_conv_shape *s) {
-    if (is_same_stride1(s)) { col2im_same_add(din, shifted, dcol, cg, s); return; }
-    for (int ci = 0; ci < cg; ci++) {
-        real_t *plane = din + (long)ci * s->h * s->w;
-        for (int ki = 0; ki < s->kh; ki++)
-            for (int kj = 0; kj < s->kw; kj++) {
-                const real_t *src = dcol + ((long)(ci * s->kh + ki) * s->kw + kj) * s->oh * s->ow;
-                int lo, hi, off = kj * s->dw - s->pw;
-                valid_cols(s, kj, &lo, &hi);
-                for (int oy = 0; oy < s->oh; oy++) {
-                    int iy = oy * s->sh - s->ph + ki * s->dh;
-                    if (iy < 0 || iy >= s->h) continue;
-                    long base = (long)iy * s->w + off;   /* input index of ox is base + ox*sw */
-                    const real_t *row = src + (long)oy * s->ow;
-                    if (s->sw == 1) {
-                        real_t *dst = plane + base + lo;
-                        for (int ox = 0; ox < hi - lo; ox++) dst[ox] += row[lo + ox];
-                    } else {
-                        for (int ox = lo; ox < hi; ox++) plane[base + (long)ox * s->sw] += row[ox];
-                    }
-                }
-            }
-    }
-}
-
 void RT_FN(conv2d_forward)(real_t *out /*N,OC,OH,OW*/, const real_t *in /*N,C,H,W*/,
                            const real_t *weight /*OC,C/groups,KH,KW*/,
                            const real_t *bias /*OC or NULL*/, real_t *work,
@@ -203,7 +64,7 @@ void RT_FN(conv2d_forward)(real_t *out /*N,OC,OH,OW*/, const real_t *in /*N,C,H,
         for (int g = 0; g < s->groups; g++) {
             const real_t *x = in + b * in_img + (long)g * cg * s->h * s->w;
             const real_t *col = x;
-            if (!is_pointwise(s)) { im2col(sl.col, sl.shift, x, cg, s); col = sl.col; }
+            if (!is_pointwise(s)) { RT_FN(conv2d_im2col)(sl.col, sl.shift, x, cg, s); col = sl.col; }
             RT_FN(rt_gemm)(0, 0, ocg, ohw, kdim, 1, weight + (long)g * ocg * kdim, kdim,
                            col, ohw, 0, out + b * out_img + (long)g * ocg * ohw, ohw);
         }
@@ -263,7 +124,7 @@ void RT_FN(conv2d_backward)(real_t *din /*N,C,H,W or NULL*/, real_t *dweight /*O
                 const real_t *dy = dy_img + (long)g * ocg * ohw;
                 const real_t *w = weight + (long)g * ocg * kdim;
                 const real_t *col = x;
-                if (!pointwise) { im2col(col_buf, sl.shift, x, cg, s); col = col_buf; }
+                if (!pointwise) { RT_FN(conv2d_im2col)(col_buf, sl.shift, x, cg, s); col = col_buf; }
                 /* dW_g += dY_g . col^T */
                 RT_FN(rt_gemm)(0, 1, ocg, kdim, ohw, 1, dy, ohw, col, ohw, 1,
                                dw_part + (long)g * ocg * kdim, kdim);
@@ -274,7 +135,7 @@ void RT_FN(conv2d_backward)(real_t *din /*N,C,H,W or NULL*/, real_t *dweight /*O
                 } else {           /* the col buffer is free again once dW is done: reuse it */
                     RT_FN(rt_gemm)(1, 0, kdim, ohw, ocg, 1, w, kdim, dy, ohw, 0, col_buf, ohw);
                     memset(dx, 0, sizeof(real_t) * cg * s->h * s->w);
-                    col2im_add(dx, sl.shift, col_buf, cg, s);
+                    RT_FN(conv2d_col2im_add)(dx, sl.shift, col_buf, cg, s);
                 }
             }
         }
