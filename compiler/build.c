@@ -73,15 +73,19 @@ static void fill_cuda_header(FILE *f, const void *arg) {
  * kernels.h (fused kernels), plan.txt (the plan after fusion). */
 static int write_cuda_sources(const char *spec_path, const char *emit_dir, ir_net *net, const ir_emit_info *info,
                               const run_config *run, const build_options *opt) {
-    if (run->compute == RUN_FP16 || run->compute == RUN_BF16) {
-        fprintf(stderr, "%s: error: precision.compute %s is not supported by the CUDA backend yet\n"
-                        "  hint: use compute: FP32 or TF32 for --backend cuda, or build for the CPU\n",
-                spec_path, run->compute == RUN_FP16 ? "FP16" : "BF16");
+    if (run->sync_bn && (run->ranks > 1 || run->ranks == 0)) {
+        fprintf(stderr, "%s: error: parallel.sync_bn is not supported by the CUDA backend yet\n"
+                        "  hint: leave out sync_bn (per-rank batch statistics) for --backend cuda, or build for the CPU\n",
+                spec_path);
         return 1;
     }
+    cuda_precision prec = run->compute == RUN_TF32 ? CUDA_TF32 : run->compute == RUN_BF16 ? CUDA_BF16
+                        : run->compute == RUN_FP16 ? CUDA_FP16 : CUDA_FP32;
     cuda_fuse_plan fp;
-    cuda_fuse(&fp, net, opt->fuse);
-    cuda_emit_info ci = { info, run->compute == RUN_TF32, opt->fuse };
+    cuda_fuse(&fp, net, opt->fuse, prec == CUDA_BF16 || prec == CUDA_FP16 ? 2 : 4);
+    cuda_emit_info ci = { info, prec,
+                          run->loss_scale == RUN_LOSS_SCALE_DYNAMIC ? 2 : run->loss_scale == RUN_LOSS_SCALE_STATIC ? 1 : 0,
+                          run->init_scale, opt->fuse };
     cuda_args ca = { net, &fp, &ci };
     char path[4096];
     int rc = 0;

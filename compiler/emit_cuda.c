@@ -11,8 +11,13 @@ typedef struct {
     FILE *out;
     const ir_net *net;
     const cuda_fuse_plan *fp;
+    const cuda_emit_info *ci;
     int *grad_written;   /* per value, while emitting backward */
 } emitter;
+
+static const char *const precision_names[] = { "FP32", "TF32", "BF16", "FP16" };
+static const char *const precision_enums[] = { "RT_CUDA_FP32", "RT_CUDA_TF32", "RT_CUDA_BF16", "RT_CUDA_FP16" };
+static int half_of(const cuda_emit_info *ci) { return ci->precision == CUDA_BF16 || ci->precision == CUDA_FP16; }
 
 static int root(const ir_net *net, int v) { return net->alias[v]; }
 
@@ -44,32 +49,51 @@ static void emit_banner(FILE *out, const cuda_emit_info *ci) {
             " * spec: %s\n"
             " * spec sha256: %s\n"
             " * Host schedule of the GPU trainer: every tensor lives in device memory laid out as\n"
-            " * below (plan.txt beside this file); ops run on one CUDA stream, in this order.\n"
-            " * Fused elementwise kernels of this net are in kernels.cu%s; math: %s. */\n"
+            " * below (plan.txt beside this file); ops run on one CUDA stream, in this order, and\n"
+            " * a training step (forward, loss, backward) and the optimizer step are each captured\n"
+            " * once into a CUDA graph and replayed (--no-graph: launched one by one).\n"
+            " * Fused elementwise kernels of this net are in kernels.cu%s; precision: %s. */\n"
             "#include <stdio.h>\n"
             "#include <string.h>\n"
             "#include \"rt_core.h\"\n"
             "#include \"rt_cuda.h\"\n"
+            "#include \"rt_devmem.h\"\n"
             "#include \"rt_rng.h\"\n"
             "#include \"rt_trainer.h\"\n"
             "#include \"kernels.h\"\n\n",
             info->name, info->compiler_version, info->spec_path, info->spec_hash,
-            ci->fused ? "" : " (fusion off: one kernel per op)", ci->tf32 ? "TF32 tensor cores" : "FP32");
+            ci->fused ? "" : " (fusion off: one kernel per op)",
+            ci->precision == CUDA_FP32 ? "FP32"
+            : ci->precision == CUDA_TF32 ? "TF32 tensor cores, FP32 storage"
+            : ci->precision == CUDA_BF16 ? "BF16 activations and tensor cores, FP32 master weights"
+                                         : "FP16 activations and tensor cores, FP32 master weights, loss scaling");
 }
 
 /* Same names and offsets as the CPU model.c, over device pointers. */
 static void emit_layout(emitter *e) {
     const ir_net *net = e->net;
     FILE *out = e->out;
-    fprintf(out, "#define BATCH %d\n#define CLASSES %d\n#define N_PARAMS %ldL\n#define N_BUFFERS %ldL\n"
-                 "#define ARENA_BYTES %ldL\n\n",
-            net->batch, net->classes, net->n_params, net->n_buffers, net->arena_bytes);
-    fprintf(out, "/* Parameters (P) and gradients (G) on the device, in floats: reverse schedule order. */\n");
+    fprintf(out, "#define BATCH %d\n#define CLASSES %d\n#define IMAGE %ldL\n#define N_PARAMS %ldL\n"
+                 "#define N_BUFFERS %ldL\n#define ARENA_BYTES %ldL\n\n",
+            net->batch, net->classes, (long)net->in_c * net->in_h * net->in_w, net->n_params, net->n_buffers,
+            net->arena_bytes);
+    if (half_of(e->ci))
+        fprintf(out, "/* Activations, their gradients and the weights conv/linear read are %s: 16 bits the\n"
+                     " * host never interprets (kernels.cu and libtrainrt_cuda compute in FP32 registers). */\n"
+                     "typedef uint16_t act_t;\n\n",
+                precision_names[e->ci->precision]);
+    else
+        fprintf(out, "typedef float act_t;   /* activations and their gradients */\n\n");
+    fprintf(out, "/* Parameters (P, FP32 master weights), their compute copy (WA: %s) and gradients (G,\n"
+                 " * FP32) on the device, in elements: reverse schedule order. */\n",
+            half_of(e->ci) ? "updated by the optimizer kernel" : "P itself");
     for (int i = 0; i < net->n_ops; i++) {
         const ir_op *op = &net->ops[i];
         if (op->w_off >= 0)
             fprintf(out, "#define %s_weight (P + %ld)  /* %ld */\n#define %s_dweight (G + %ld)\n", op->ident,
                     op->w_off, op->w_count, op->ident, op->w_off);
+        if (op->w_off >= 0 && (op->kind == IR_CONV || op->kind == IR_LINEAR))
+            fprintf(out, "#define %s_wact (WA + %ld)\n", op->ident, op->w_off);
         if (op->b_off >= 0)
             fprintf(out, "#define %s_bias (P + %ld)  /* %ld */\n#define %s_dbias (G + %ld)\n", op->ident, op->b_off,
                     op->b_count, op->ident, op->b_off);
@@ -84,16 +108,16 @@ static void emit_layout(emitter *e) {
         if (ts->bytes == 0) continue;   /* never materialized: fused away */
         switch (ts->kind) {
         case T_ACT:
-            fprintf(out, "#define %s_out ((float *)(arena + %ld))  /* [%d,%d,%d,%d] */\n", op->ident, ts->offset,
+            fprintf(out, "#define %s_out ((act_t *)(arena + %ld))  /* [%d,%d,%d,%d] */\n", op->ident, ts->offset,
                     net->batch, op->c, op->h, op->w);
             break;
-        case T_GRAD: fprintf(out, "#define %s_dout ((float *)(arena + %ld))\n", op->ident, ts->offset); break;
+        case T_GRAD: fprintf(out, "#define %s_dout ((act_t *)(arena + %ld))\n", op->ident, ts->offset); break;
         case T_SAVED:
             fprintf(out, "#define %s_saved ((%s *)(arena + %ld))\n", op->ident,
                     op->kind == IR_MAXPOOL ? "int32_t" : "float", ts->offset);
             break;
         case T_SCRATCH:
-            fprintf(out, "#define scratch_%d ((float *)(arena + %ld))  /* for \"%s\" */\n", t, ts->offset, op->name);
+            fprintf(out, "#define scratch_%d ((act_t *)(arena + %ld))  /* for \"%s\" */\n", t, ts->offset, op->name);
             break;
         }
     }
@@ -122,12 +146,17 @@ static void emit_shapes(emitter *e) {
     fprintf(out, "\n/* Device memory of the model, set up once by upload(). */\n"
                  "static struct {\n"
                  "    float *P, *G, *S, *state;   /* params, grads, BN buffers, optimizer state */\n"
+                 "    act_t *WA;                  /* compute copy of the params (P itself in FP32) */\n"
                  "    unsigned char *arena;       /* the static plan */\n"
-                 "    float *x;                   /* the batch: BATCH images */\n"
-                 "    int32_t *y;                 /* and labels */\n"
+                 "    float *x_in;                /* the batch as the host sends it: BATCH images */\n"
+                 "    act_t *x;                   /* and as the first layer reads it (x_in in FP32) */\n"
+                 "    int32_t *y;                 /* the labels */\n"
+                 "    float *logits;              /* FP32 logits for the host (the arena's in FP32) */\n"
+                 "    uint64_t *seed;             /* the step's mask seed (dropout, drop-path) */\n"
                  "    double *loss;\n"
                  "    void *work;                 /* cuDNN workspace, shared by every conv */\n"
                  "    rt_cuda_optim *optim;\n"
+                 "    rt_cuda_graph *step_graph, *optim_graph;\n"
                  "} dev;\n\n");
     fprintf(out, "/* Per-layer library plans: cuDNN descriptors and algorithms, cuBLASLt layouts. */\n");
     for (int i = 0; i < net->n_ops; i++) {
@@ -167,9 +196,9 @@ static void emit_forward_op(emitter *e, int i) {
     switch (op->kind) {
     case IR_CONV: case IR_LINEAR:
         if (op->kind == IR_CONV)
-            fprintf(out, "    cuda_conv2d_forward(%s_conv, %s_out, %s, %s_weight);\n", id, id, in, id);
+            fprintf(out, "    cuda_conv2d_forward(%s_conv, %s_out, %s, %s_wact);\n", id, id, in, id);
         else
-            fprintf(out, "    cuda_linear_forward(%s_gemm, %s_out, %s, %s_weight);\n", id, id, in, id);
+            fprintf(out, "    cuda_linear_forward(%s_gemm, %s_out, %s, %s_wact);\n", id, id, in, id);
         if (op->b_off >= 0) fprintf(out, "    fused_%s_bias(%s, %s_out, %s_bias);\n", id, dst, id, id);
         break;
     case IR_BN:
@@ -195,8 +224,7 @@ static void emit_forward_op(emitter *e, int i) {
         fprintf(out, "    cuda_global_avgpool_forward(%s_out, %s, BATCH, %d, %d);\n", id, in, op->in_c, op->in_h * op->in_w);
         break;
     case IR_DROPOUT:
-        fprintf(out, "    fused_%s_forward(%s_out, %s, rt_hash_u64(ctx->step_seed, %d, 0), ctx->training);\n", id, id,
-                in, i);
+        fprintf(out, "    fused_%s_forward(%s_out, %s, dev.seed, %d, ctx->training);\n", id, id, in, i);
         break;
     case IR_LRN:
         fprintf(out, "    cuda_lrn_forward(%s_out, %s_saved, %s, BATCH, %d, %ld, %d, %.9gf, %.9gf, %.9gf);\n", id, id, in,
@@ -208,7 +236,7 @@ static void emit_forward_op(emitter *e, int i) {
         fprintf(out, ");\n");
         break;
     case IR_CONCAT: {
-        fprintf(out, "    {\n        const float *ins[] = {");
+        fprintf(out, "    {\n        const void *ins[] = {");
         for (int k = 0; k < op->n_in; k++) fprintf(out, "%s%s", k ? ", " : " ", value_name(net, op->in[k], b, sizeof b));
         fprintf(out, " };\n        static const int channels[] = {");
         for (int k = 0; k < op->n_in; k++) {
@@ -221,7 +249,7 @@ static void emit_forward_op(emitter *e, int i) {
     }
     case IR_LAYER_SCALE: fprintf(out, "    fused_%s_forward(%s_out, %s, %s_weight);\n", id, id, in, id); break;
     case IR_DROP_PATH:
-        fprintf(out, "    cuda_drop_path_forward(%s_out, %s, BATCH, %ld, %.9gf, rt_hash_u64(ctx->step_seed, %d, 0), ctx->training);\n",
+        fprintf(out, "    cuda_drop_path_forward(%s_out, %s, BATCH, %ld, %.9gf, dev.seed, %d, ctx->training);\n",
                 id, in, (long)op->c * hw_of(op), op->p, i);
         break;
     default: break;
@@ -310,9 +338,9 @@ static void emit_backward_op(emitter *e, int j) {
         if (op->b_off >= 0 && fp->kind[j] != FUSE_BIAS_RELU)
             fprintf(out, "    cuda_bias_backward(%s_dbias, NULL, %s, NULL, BATCH, %d, %ld);\n", id, o, op->c, hw_of(op));
         if (op->kind == IR_CONV)
-            fprintf(out, "    cuda_conv2d_backward(%s_conv, %s, %s_dweight, %s, %s, %s_weight);\n", id, din, id, o, in, id);
+            fprintf(out, "    cuda_conv2d_backward(%s_conv, %s, %s_dweight, %s, %s, %s_wact);\n", id, din, id, o, in, id);
         else
-            fprintf(out, "    cuda_linear_backward(%s_gemm, %s, %s_dweight, %s, %s, %s_weight);\n", id, din, id, o, in, id);
+            fprintf(out, "    cuda_linear_backward(%s_gemm, %s, %s_dweight, %s, %s, %s_wact);\n", id, din, id, o, in, id);
         break;
     case IR_BN: {
         char mask[128];
@@ -334,7 +362,7 @@ static void emit_backward_op(emitter *e, int j) {
         fprintf(out, "    cuda_global_avgpool_backward(%s, %s, BATCH, %d, %d);\n", din, o, op->in_c, op->in_h * op->in_w);
         break;
     case IR_DROPOUT:
-        fprintf(out, "    fused_%s_backward(%s, %s, rt_hash_u64(ctx->step_seed, %d, 0));\n", id, din, o, j);
+        fprintf(out, "    fused_%s_backward(%s, %s, dev.seed, %d);\n", id, din, o, j);
         break;
     case IR_LRN:
         fprintf(out, "    cuda_lrn_backward(%s, %s, %s, %s_out, %s_saved, BATCH, %d, %ld, %d, %.9gf, %.9gf);\n", din, o, in,
@@ -345,8 +373,8 @@ static void emit_backward_op(emitter *e, int j) {
                 id, op->c, hw_of(op));
         break;
     case IR_DROP_PATH:
-        fprintf(out, "    cuda_drop_path_backward(%s, %s, BATCH, %ld, %.9gf, rt_hash_u64(ctx->step_seed, %d, 0), 1);\n", din,
-                o, (long)op->c * hw_of(op), op->p, j);
+        fprintf(out, "    cuda_drop_path_backward(%s, %s, BATCH, %ld, %.9gf, dev.seed, %d, 1);\n", din, o,
+                (long)op->c * hw_of(op), op->p, j);
         break;
     case IR_ADD:
         emit_add_backward(e, j, o);
@@ -355,7 +383,7 @@ static void emit_backward_op(emitter *e, int j) {
     case IR_CONCAT: {
         char bufs[IR_MAX_INPUTS][128];
         int accs[IR_MAX_INPUTS];
-        fprintf(out, "    {\n        float *dins[] = {");
+        fprintf(out, "    {\n        void *dins[] = {");
         for (int k = 0; k < op->n_in; k++)
             fprintf(out, "%s%s", k ? ", " : " ", din_target(e, j, k, bufs[k], sizeof bufs[k], &accs[k]));
         fprintf(out, " };\n        static const int channels[] = {");
@@ -376,56 +404,93 @@ static void emit_backward_op(emitter *e, int j) {
     e->grad_written[root(net, op->in[0])] = 1;
 }
 
+/* Starts the NCCL all-reduce of every gradient bucket whose last gradient op j just wrote. */
+static void emit_bucket_ready(emitter *e, int j) {
+    const ir_net *net = e->net;
+    for (int k = 0; k < net->n_buckets; k++)
+        if (net->buckets[k].ready_op == j)
+            fprintf(e->out, "    rt_cuda_grad_bucket_ready(%d);  /* bucket %d complete: %ld grads from \"%s\" to here */\n",
+                    k, k, net->buckets[k].count, net->ops[net->buckets[k].first_op].name);
+}
+
 static void emit_functions(emitter *e) {
     const ir_net *net = e->net;
     FILE *out = e->out;
+    int half = half_of(e->ci);
     int last = root(net, net->n_ops);
     char lg[128], lo[128];
     fprintf(out, "static void forward(rt_model_ctx *ctx) {\n"
                  "    float *P = dev.P, *S = dev.S;\n"
+                 "    const act_t *WA = dev.WA;\n"
                  "    unsigned char *arena = dev.arena;\n"
-                 "    const float *x = dev.x;\n"
-                 "    (void)P, (void)S, (void)arena, (void)x;\n");
+                 "    const act_t *x = dev.x;\n"
+                 "    (void)P, (void)S, (void)WA, (void)arena, (void)x;\n");
     for (int i = 0; i < net->n_ops; i++) emit_forward_op(e, i);
     fprintf(out, "}\n\n");
 
-    fprintf(out, "/* The batch to the device (page-locked on first use, so copies run at full speed). */\n"
-                 "static void put_batch(const float *x_host, const int32_t *y_host) {\n"
-                 "    size_t xb = sizeof(float) * BATCH * %d;\n"
+    fprintf(out, "/* The batch and the step's mask seed to the device, outside the captured graph (the\n"
+                 " * batch buffer is page-locked on first use, so copies run at full speed). */\n"
+                 "static void put_batch(rt_model_ctx *ctx, const float *x_host, const int32_t *y_host) {\n"
+                 "    size_t xb = sizeof(float) * BATCH * IMAGE;\n"
                  "    rt_cuda_pin_host((void *)x_host, xb);\n"
-                 "    rt_cuda_copy_h2d(dev.x, x_host, xb);\n"
+                 "    rt_cuda_copy_h2d(dev.x_in, x_host, xb);\n"
+                 "%s"
                  "    if (y_host) rt_cuda_copy_h2d(dev.y, y_host, sizeof(int32_t) * BATCH);\n"
+                 "    rt_cuda_copy_h2d(dev.seed, &ctx->step_seed, sizeof ctx->step_seed);\n"
                  "}\n\n",
-            net->in_c * net->in_h * net->in_w);
-    fprintf(out, "static double train_step(rt_model_ctx *ctx, const float *x_host, const int32_t *y_host) {\n"
+            half ? "    rt_cuda_to_act(dev.x, dev.x_in, BATCH * IMAGE);\n" : "");
+    fprintf(out, "/* Forward, loss and backward of one batch: device work only, captured once into a CUDA\n"
+                 " * graph (rt_cuda_graph_run). Gradients are overwritten in G; with several ranks every\n"
+                 " * bucket is all-reduced on NCCL's stream as soon as it is complete. */\n"
+                 "static void train_step_device(void *arg) {\n"
+                 "    rt_model_ctx *ctx = arg;\n"
                  "    float *P = dev.P, *G = dev.G;\n"
+                 "    const act_t *WA = dev.WA;\n"
                  "    unsigned char *arena = dev.arena;\n"
-                 "    const float *x = dev.x;\n"
-                 "    (void)P, (void)G, (void)x;\n"
-                 "    put_batch(x_host, y_host);\n"
+                 "    const act_t *x = dev.x;\n"
+                 "    (void)P, (void)G, (void)WA, (void)x;\n"
                  "    forward(ctx);\n"
-                 "    /* softmax cross-entropy, label smoothing %g, fused with its gradient */\n"
-                 "    cuda_softmax_xent(dev.loss, %s, %s, dev.y, BATCH, CLASSES, %.9gf, 1.0f / BATCH);\n",
-            net->label_smoothing, grad_name(net, last, lg, sizeof lg), value_name(net, last, lo, sizeof lo),
-            net->label_smoothing);
+                 "    /* softmax cross-entropy, label smoothing %g, fused with its gradient%s */\n"
+                 "    cuda_softmax_xent(dev.loss, %s, %s, dev.y, BATCH, CLASSES, %.9gf, 1.0f / BATCH,\n"
+                 "                      rt_cuda_optim_loss_scale(dev.optim));\n",
+            net->label_smoothing, e->ci->loss_scale ? " (times the loss scale)" : "",
+            grad_name(net, last, lg, sizeof lg), value_name(net, last, lo, sizeof lo), net->label_smoothing);
     e->grad_written = calloc((size_t)net->n_ops + 1, sizeof(int));
     e->grad_written[last] = 1;
-    for (int j = net->n_ops - 1; j >= 0; j--) emit_backward_op(e, j);
+    for (int j = net->n_ops - 1; j >= 0; j--) {
+        emit_backward_op(e, j);
+        emit_bucket_ready(e, j);
+    }
     free(e->grad_written);
-    fprintf(out, "    /* loss and logits back to the host, for the trainer's log and accuracy */\n"
+    fprintf(out, "    rt_cuda_grads_finish();   /* the optimizer waits for every bucket's sum */\n");
+    if (half)
+        fprintf(out, "    rt_cuda_from_act(dev.logits, %s, BATCH * CLASSES);\n", value_name(net, last, lo, sizeof lo));
+    fprintf(out, "}\n\n");
+    fprintf(out, "static double train_step(rt_model_ctx *ctx, const float *x_host, const int32_t *y_host) {\n"
+                 "    unsigned char *arena = dev.arena;\n"
+                 "    (void)arena;\n"
+                 "    put_batch(ctx, x_host, y_host);\n"
+                 "    rt_cuda_graph_run(&dev.step_graph, train_step_device, ctx);\n"
+                 "    /* loss and logits back to the host, for the trainer's log and accuracy */\n"
                  "    double loss;\n"
                  "    rt_cuda_copy_d2h(&loss, dev.loss, sizeof loss);\n"
                  "    rt_cuda_copy_d2h(ctx->arena, %s, sizeof(float) * BATCH * CLASSES);\n"
                  "    return loss;\n}\n\n",
-            value_name(net, last, lo, sizeof lo));
+            half ? "dev.logits" : value_name(net, last, lo, sizeof lo));
     fprintf(out, "static void eval_forward(rt_model_ctx *ctx, const float *x_host, float *logits_host) {\n"
                  "    unsigned char *arena = dev.arena;\n"
-                 "    put_batch(x_host, NULL);\n"
-                 "    forward(ctx);\n"
-                 "    rt_cuda_copy_d2h(logits_host, %s, sizeof(float) * BATCH * CLASSES);\n}\n\n"
-                 "/* The host copy train_step made: the trainer's arena is BATCH x CLASSES floats. */\n"
-                 "static const float *logits(const rt_model_ctx *ctx) { return (const float *)ctx->arena; }\n\n",
-            value_name(net, last, lo, sizeof lo));
+                 "    (void)arena;\n"
+                 "    put_batch(ctx, x_host, NULL);\n"
+                 "    forward(ctx);\n");
+    if (half)
+        fprintf(out, "    rt_cuda_from_act(dev.logits, %s, BATCH * CLASSES);\n"
+                     "    rt_cuda_copy_d2h(logits_host, dev.logits, sizeof(float) * BATCH * CLASSES);\n}\n\n",
+                value_name(net, last, lo, sizeof lo));
+    else
+        fprintf(out, "    rt_cuda_copy_d2h(logits_host, %s, sizeof(float) * BATCH * CLASSES);\n}\n\n",
+                value_name(net, last, lo, sizeof lo));
+    fprintf(out, "/* The host copy train_step made: the trainer's arena is BATCH x CLASSES floats. */\n"
+                 "static const float *logits(const rt_model_ctx *ctx) { return (const float *)ctx->arena; }\n\n");
 }
 
 /* torch's default initialization into the host mirrors; must stay the CPU model's init
@@ -465,13 +530,14 @@ static void emit_init(emitter *e) {
 static void emit_device_hooks(emitter *e, const cuda_emit_info *ci, int n_tensors) {
     const ir_net *net = e->net;
     FILE *out = e->out;
-    long image = (long)net->in_c * net->in_h * net->in_w;
+    int half = half_of(ci);
     fprintf(out, "static void upload(rt_model_ctx *ctx, const rt_run_config *run, const float *opt_state, long n_state) {\n"
                  "    rt_cuda_init(rt_cuda_device_from_env(), %s);\n"
+                 "    if (ctx->no_graph) rt_cuda_graph_disable();\n"
                  "    /* cuDNN algorithms are timed once here (no model memory needed yet) */\n"
                  "    size_t work = 0, w, cap = rt_cuda_workspace_cap();\n"
                  "    (void)w, (void)cap;\n",
-            ci->tf32 ? "RT_CUDA_TF32" : "RT_CUDA_FP32");
+            precision_enums[ci->precision]);
     for (int i = 0; i < net->n_ops; i++) {
         const ir_op *op = &net->ops[i];
         if (op->kind == IR_CONV)
@@ -483,22 +549,26 @@ static void emit_device_hooks(emitter *e, const cuda_emit_info *ci, int n_tensor
                     op->in_c * op->in_h * op->in_w, op->c);
     }
     fprintf(out,
-            "    /* refuse before allocating when the plan does not fit; the arena and the batch\n"
-            "     * grow with the batch, the rest does not */\n"
-            "    size_t fixed = sizeof(float) * (2 * N_PARAMS + N_BUFFERS + (size_t)n_state) + work;\n"
-            "    size_t per_sample = (ARENA_BYTES + sizeof(float) * %ld + sizeof(int32_t)) / BATCH + 1;\n"
-            "    rt_cuda_check_memory(model.name, fixed, per_sample, BATCH);\n"
+            "    /* refuse before allocating when the plan does not fit (rt_devmem.h: the accounting\n"
+            "     * `trainc show --device-memory` uses too) */\n"
+            "    rt_devmem mem = rt_devmem_plan(N_PARAMS, N_BUFFERS, n_state, (int)sizeof(act_t), ARENA_BYTES, BATCH,\n"
+            "                                   IMAGE, CLASSES, work);\n"
+            "    rt_cuda_check_memory(model.name, mem.fixed, mem.per_sample, BATCH);\n"
             "    dev.P = rt_cuda_malloc(sizeof(float) * N_PARAMS, \"parameters\");\n"
             "    dev.G = rt_cuda_malloc(sizeof(float) * N_PARAMS, \"gradients\");\n"
+            "%s"
             "    dev.S = rt_cuda_malloc(sizeof(float) * (N_BUFFERS ? N_BUFFERS : 1), \"batch-norm buffers\");\n"
             "    dev.state = rt_cuda_malloc(sizeof(float) * (n_state ? n_state : 1), \"optimizer state\");\n"
             "    dev.arena = rt_cuda_malloc(ARENA_BYTES, \"activations (the static plan)\");\n"
-            "    dev.x = rt_cuda_malloc(sizeof(float) * BATCH * %ld, \"the input batch\");\n"
+            "    dev.x_in = rt_cuda_malloc(sizeof(float) * BATCH * IMAGE, \"the input batch\");\n"
+            "%s"
             "    dev.y = rt_cuda_malloc(sizeof(int32_t) * BATCH, \"the labels\");\n"
+            "    dev.seed = rt_cuda_malloc(sizeof(uint64_t), \"the mask seed\");\n"
             "    dev.loss = rt_cuda_malloc(sizeof(double), \"the loss\");\n"
             "    dev.work = rt_cuda_malloc(work, \"the cuDNN workspace\");\n"
             "    rt_cuda_conv_set_workspace(dev.work, work);\n"
             "    rt_cuda_copy_h2d(dev.P, ctx->params, sizeof(float) * N_PARAMS);\n"
+            "%s"
             "    rt_cuda_memset0(dev.G, sizeof(float) * N_PARAMS);\n"
             "    if (N_BUFFERS) rt_cuda_copy_h2d(dev.S, ctx->buffers, sizeof(float) * N_BUFFERS);\n"
             "    if (n_state) rt_cuda_copy_h2d(dev.state, opt_state, sizeof(float) * (size_t)n_state);\n"
@@ -508,23 +578,64 @@ static void emit_device_hooks(emitter *e, const cuda_emit_info *ci, int n_tensor
             "        offsets[i] = tensors[i].offset, counts[i] = tensors[i].count;\n"
             "        exempt[i] = run->exempt_bn_bias && tensors[i].no_decay;\n"
             "    }\n"
+            "    /* the all-reduce leaves the sum over ranks: the optimizer divides by the world size */\n"
             "    dev.optim = rt_cuda_optim_create(&run->optim, offsets, counts, exempt, %d, run->weight_decay,\n"
-            "                                     run->clip_grad_norm);\n"
-            "    rt_cuda_sync();\n"
-            "    printf(\"%%s: on %%s, %%.1f MiB of device memory\\n\", model.name, rt_cuda_device_name(),\n"
-            "           (fixed + per_sample * BATCH) / 1048576.0);\n"
-            "}\n\n",
-            image + 1, image, n_tensors, n_tensors, n_tensors, n_tensors, n_tensors);
+            "                                     run->clip_grad_norm, 1.0f / rt_comm_size(ctx->comm));\n",
+            half ? "    dev.WA = rt_cuda_malloc(sizeof(act_t) * N_PARAMS, \"the 16-bit weight copy\");\n" : "    dev.WA = (act_t *)dev.P;\n",
+            half ? "    dev.x = rt_cuda_malloc(sizeof(act_t) * BATCH * IMAGE, \"the input batch (16-bit)\");\n"
+                   "    dev.logits = rt_cuda_malloc(sizeof(float) * BATCH * CLASSES, \"the logits for the host\");\n"
+                 : "    dev.x = dev.x_in;\n",
+            half ? "    rt_cuda_to_act(dev.WA, dev.P, N_PARAMS);\n" : "",
+            n_tensors, n_tensors, n_tensors, n_tensors, n_tensors);
+    if (ci->loss_scale)
+        fprintf(out, "    /* precision.loss_scale %s: overflowing steps are skipped and counted */\n"
+                     "    rt_cuda_optim_set_loss_scale(dev.optim, %d, %.9gf);\n",
+                ci->loss_scale == 2 ? "DYNAMIC" : "STATIC", ci->loss_scale, ci->init_scale);
+    fprintf(out, "    rt_cuda_nccl_init(ctx->comm, dev.G, buckets, %d, run->overlap);\n"
+                 "    rt_cuda_sync();\n"
+                 "    printf(\"%%s: on %%s, %%.1f MiB of device memory, %s%%s\\n\", model.name, rt_cuda_device_name(),\n"
+                 "           (mem.fixed + mem.per_sample * BATCH) / 1048576.0, rt_cuda_graph_enabled() ? \", CUDA graphs\" : \"\");\n"
+                 "}\n\n",
+            net->n_buckets, precision_names[ci->precision]);
     fprintf(out, "static void download(rt_model_ctx *ctx, float *opt_state, long n_state) {\n"
                  "    rt_cuda_copy_d2h(ctx->params, dev.P, sizeof(float) * N_PARAMS);\n"
                  "    if (N_BUFFERS) rt_cuda_copy_d2h(ctx->buffers, dev.S, sizeof(float) * N_BUFFERS);\n"
                  "    if (n_state) rt_cuda_copy_d2h(opt_state, dev.state, sizeof(float) * (size_t)n_state);\n"
                  "}\n\n"
+                 "static void optimizer_device(void *arg) {\n"
+                 "    (void)arg;\n"
+                 "    rt_cuda_optim_launch(dev.optim, dev.P, %s, dev.state, dev.G);\n"
+                 "}\n\n"
+                 "/* The step's scalars go to page-locked memory the captured graph copies from. */\n"
                  "static void optimizer_step(rt_model_ctx *ctx, double lr, long step) {\n"
                  "    (void)ctx;\n"
-                 "    rt_cuda_optim_step(dev.optim, dev.P, dev.state, dev.G, N_PARAMS, lr, step);\n"
+                 "    rt_cuda_optim_set_step(dev.optim, lr, step);\n"
+                 "    rt_cuda_graph_run(&dev.optim_graph, optimizer_device, NULL);\n"
                  "}\n\n"
-                 "static const rt_device_hooks device = { upload, download, optimizer_step };\n\n");
+                 "/* Rank 0's batch-norm statistics to every rank, before evaluation. */\n"
+                 "static void broadcast_buffers(rt_model_ctx *ctx) {\n"
+                 "    (void)ctx;\n"
+                 "    rt_cuda_broadcast(dev.S, N_BUFFERS);\n"
+                 "}\n\n",
+            half ? "dev.WA" : "NULL");
+    if (ci->loss_scale)
+        fprintf(out, "static void loss_scaler(rt_model_ctx *ctx, double state[3], int set) {\n"
+                     "    (void)ctx;\n"
+                     "    if (set) rt_cuda_optim_scaler_set(dev.optim, state);\n"
+                     "    else rt_cuda_optim_scaler_get(dev.optim, state);\n"
+                     "}\n\n");
+    fprintf(out, "static const rt_device_hooks device = { upload, download, optimizer_step, broadcast_buffers, %s };\n\n",
+            ci->loss_scale ? "loss_scaler" : "NULL");
+}
+
+/* Gradient buckets (offset, count in floats) in the order backward completes them. */
+static void emit_buckets(emitter *e) {
+    const ir_net *net = e->net;
+    fprintf(e->out, "static const rt_grad_bucket buckets[] = {\n");
+    for (int k = 0; k < net->n_buckets; k++)
+        fprintf(e->out, "    { %ld, %ld },\n", net->buckets[k].offset, net->buckets[k].count);
+    if (net->n_buckets == 0) fprintf(e->out, "    { 0, 0 },  /* no parameters: C has no empty arrays */\n");
+    fprintf(e->out, "};\n\n");
 }
 
 static void emit_string_literal(FILE *out, const char *s) {
@@ -570,11 +681,12 @@ static void emit_descriptor(emitter *e, const ir_emit_info *info) {
                  "    /* the host arena holds the logits copy; the plan's arena is on the device */\n"
                  "    .arena_bytes = sizeof(float) * BATCH * CLASSES, .arena_naive_bytes = %ld,\n"
                  "    .n_tensors = %d, .tensors = tensors,\n"
+                 "    .n_buckets = %d, .buckets = buckets,\n"
                  "    .init = init, .train_step = train_step, .eval_forward = eval_forward, .logits = logits,\n"
                  "    .device = &device,\n"
                  "};\n",
             info->name, info->spec_path, info->spec_hash, info->compiler_version, net->in_c, net->in_h, net->in_w,
-            net->arena_naive_bytes, count_tensors(net));
+            net->arena_naive_bytes, count_tensors(net), net->n_buckets);
     if (info->run_config_c)
         fprintf(out, "\nstatic const rt_run_config run = {\n%s};\n\n"
                      "int main(int argc, char **argv) { return rt_trainer_main(&model, &run, argc, argv); }\n",
@@ -582,7 +694,7 @@ static void emit_descriptor(emitter *e, const ir_emit_info *info) {
 }
 
 static void emit_all(FILE *out, const ir_net *net, const cuda_fuse_plan *fp, const cuda_emit_info *ci) {
-    emitter e = { out, net, fp, NULL };
+    emitter e = { out, net, fp, ci, NULL };
     emit_banner(out, ci);
     emit_layout(&e);
     emit_shapes(&e);
@@ -590,6 +702,7 @@ static void emit_all(FILE *out, const ir_net *net, const cuda_fuse_plan *fp, con
     emit_functions(&e);
     emit_init(&e);
     emit_tensor_table(&e);
+    emit_buckets(&e);
     emit_device_hooks(&e, ci, count_tensors(net));
     emit_descriptor(&e, ci->base);
 }

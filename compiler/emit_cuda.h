@@ -23,12 +23,19 @@ typedef struct {
 /* Decides the fusions, adjusts tensor lifetimes (an absorbed ReLU's output is written at its
  * producer's step; outputs nobody writes any more take no memory) and re-plans the arena.
  * enable = 0 keeps every op separate (the reference the fused kernels are tested against). */
-void cuda_fuse(cuda_fuse_plan *fp, ir_net *net, int enable);
+/* act_bytes: bytes of an activation element on the device (4, or 2 for BF16/FP16): the
+ * activations, their gradients and scratch are re-planned at that size. */
+void cuda_fuse(cuda_fuse_plan *fp, ir_net *net, int enable, int act_bytes);
 void cuda_fuse_free(cuda_fuse_plan *fp);
+
+/* precision.compute as the CUDA runtime names it (rt_cuda_math in rt_cuda.h). */
+typedef enum { CUDA_FP32 = 0, CUDA_TF32, CUDA_BF16, CUDA_FP16 } cuda_precision;
 
 typedef struct {
     const ir_emit_info *base;
-    int tf32;             /* precision.compute TF32: tensor-core math with FP32 storage */
+    cuda_precision precision;
+    int loss_scale;       /* 0 none, 1 static, 2 dynamic (precision.loss_scale) */
+    double init_scale;
     int fused;            /* 1 if cuda_fuse ran with enable = 1 (for the banner) */
 } cuda_emit_info;
 

@@ -1,9 +1,11 @@
 /* Emits the fused elementwise kernels of one net (kernels.cu) and their C prototypes
  * (kernels.h): bias + ReLU, batch-norm apply + ReLU, n-way add + ReLU and its backward,
  * layer scale, dropout. Every shape is a constant; tensors whose size is a multiple of 4 are
- * read and written as float4 (arena offsets are 64-byte aligned). */
+ * read and written 4 elements at a time (arena offsets are 64-byte aligned). Tensors are the
+ * net's activation type act_t (FP32, BF16 or FP16); arithmetic is FP32. */
 #include "emit_cuda.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,13 +13,16 @@ static long hw_of(const ir_op *op) { return (long)op->h * op->w; }
 static long total_of(const ir_net *net, const ir_op *op) { return (long)net->batch * op->c * hw_of(op); }
 
 /* One elementwise kernel and its launcher.
+ *   params: the parameter list, activation tensors typed ACT: act_t in the kernel, void in the
+ *           C launcher (kernels.h), cast back in the launch
+ *   prologue: statements before the loop (per-thread constants), or NULL
  *   loads:  the input pointers read at element i, bound to floats v0, v1, ... in the body
  *   body:   C statements that set float r from v0.. and the element index i
  *   stores: the output pointers given r; '+' before a name accumulates instead of assigning */
 typedef struct {
     const char *name;         /* kernel and launcher stem: fused_<name> */
-    const char *params;       /* launcher/kernel parameter list */
-    const char *args;         /* the same names, comma-separated, for the launch */
+    const char *params;
+    const char *prologue;
     const char *loads[IR_MAX_INPUTS + 1];
     int n_loads;
     const char *body;
@@ -27,17 +32,62 @@ typedef struct {
     const char *what;         /* comment */
 } ew_kernel;
 
+/* params with ACT replaced by `type`. */
+static void params_as(char *buf, size_t cap, const char *params, const char *type) {
+    size_t n = 0;
+    for (const char *p = params; *p && n + 1 < cap;) {
+        if (strncmp(p, "ACT", 3) == 0) {
+            n += (size_t)snprintf(buf + n, cap - n, "%s", type);
+            p += 3;
+        } else {
+            buf[n++] = *p++;
+        }
+    }
+    buf[n < cap ? n : cap - 1] = '\0';
+}
+
+/* The launch arguments: each parameter's name, cast back to act_t when it is an ACT tensor
+ * ("const ACT *in" -> "(const act_t *)in"). */
+static void launch_args(char *buf, size_t cap, const char *params) {
+    size_t n = 0;
+    buf[0] = '\0';
+    for (const char *p = params; *p && n < cap;) {
+        const char *end = strchr(p, ',');
+        char one[160], type[160];
+        snprintf(one, sizeof one, "%.*s", end ? (int)(end - p) : (int)strlen(p), p);
+        size_t name_at = strlen(one);
+        while (name_at > 0 && (isalnum((unsigned char)one[name_at - 1]) || one[name_at - 1] == '_')) name_at--;
+        char name[160];
+        snprintf(name, sizeof name, "%s", one + name_at);
+        one[name_at] = '\0';   /* now the type: "const ACT *" */
+        size_t tl = strlen(one);
+        while (tl > 0 && one[tl - 1] == ' ') one[--tl] = '\0';
+        const char *sep = n ? ", " : "";
+        if (strstr(one, "ACT")) {
+            params_as(type, sizeof type, one, "act_t");
+            n += (size_t)snprintf(buf + n, cap - n, "%s(%s)%s", sep, type, name);
+        } else {
+            n += (size_t)snprintf(buf + n, cap - n, "%s%s", sep, name);
+        }
+        if (!end) break;
+        for (p = end + 1; *p == ' '; p++) {}
+    }
+}
+
 static void emit_ew(FILE *out, const ew_kernel *k) {
     int vec = k->total % 4 == 0;
     long iters = vec ? k->total / 4 : k->total;
-    fprintf(out, "/* %s */\n__global__ void %s_kernel(%s) {\n", k->what, k->name, k->params);
+    char kparams[512], cparams[512], args[512];
+    params_as(kparams, sizeof kparams, k->params, "act_t");
+    params_as(cparams, sizeof cparams, k->params, "void");
+    launch_args(args, sizeof args, k->params);
+    fprintf(out, "/* %s */\n__global__ void %s_kernel(%s) {\n", k->what, k->name, kparams);
+    if (k->prologue) fprintf(out, "    %s\n", k->prologue);
     fprintf(out, "    for (long q = blockIdx.x * (long)blockDim.x + threadIdx.x; q < %ldL; q += (long)gridDim.x * blockDim.x) {\n",
             iters);
     if (vec) {
         for (int l = 0; l < k->n_loads; l++)
-            fprintf(out, "        const float4 L%d = reinterpret_cast<const float4 *>(%s)[q];\n"
-                         "        const float a%d[4] = { L%d.x, L%d.y, L%d.z, L%d.w };\n",
-                    l, k->loads[l], l, l, l, l, l);
+            fprintf(out, "        float a%d[4];\n        rt_load4(%s, q, a%d);\n", l, k->loads[l], l);
         fprintf(out, "        float r4[4];\n        #pragma unroll\n        for (int j = 0; j < 4; j++) {\n"
                      "            const long i = 4 * q + j;\n            (void)i;\n");
         for (int l = 0; l < k->n_loads; l++) fprintf(out, "            const float v%d = a%d[j];\n", l, l);
@@ -45,28 +95,28 @@ static void emit_ew(FILE *out, const ew_kernel *k) {
         for (int s = 0; s < k->n_stores; s++) {
             const char *dst = k->stores[s];
             if (dst[0] == '+')
-                fprintf(out, "        {\n            float4 o = reinterpret_cast<float4 *>(%s)[q];\n"
-                             "            reinterpret_cast<float4 *>(%s)[q] = make_float4(o.x + r4[0], o.y + r4[1], o.z + r4[2], o.w + r4[3]);\n"
-                             "        }\n",
+                fprintf(out, "        {\n            float o[4];\n            rt_load4(%s, q, o);\n"
+                             "            for (int j = 0; j < 4; j++) o[j] += r4[j];\n"
+                             "            rt_store4(%s, q, o);\n        }\n",
                         dst + 1, dst + 1);
             else
-                fprintf(out, "        reinterpret_cast<float4 *>(%s)[q] = make_float4(r4[0], r4[1], r4[2], r4[3]);\n", dst);
+                fprintf(out, "        rt_store4(%s, q, r4);\n", dst);
         }
     } else {
         fprintf(out, "        const long i = q;\n");
-        for (int l = 0; l < k->n_loads; l++) fprintf(out, "        const float v%d = %s[i];\n", l, k->loads[l]);
+        for (int l = 0; l < k->n_loads; l++) fprintf(out, "        const float v%d = rt_ld(%s[i]);\n", l, k->loads[l]);
         fprintf(out, "        float r;\n        %s\n", k->body);
         for (int s = 0; s < k->n_stores; s++) {
             const char *dst = k->stores[s];
-            if (dst[0] == '+') fprintf(out, "        %s[i] += r;\n", dst + 1);
-            else fprintf(out, "        %s[i] = r;\n", dst);
+            if (dst[0] == '+') fprintf(out, "        %s[i] = rt_st<act_t>(rt_ld(%s[i]) + r);\n", dst + 1, dst + 1);
+            else fprintf(out, "        %s[i] = rt_st<act_t>(r);\n", dst);
         }
     }
     fprintf(out, "    }\n}\n\n");
     fprintf(out, "extern \"C\" void fused_%s(%s) {\n"
                  "    %s_kernel<<<rt_blocks(%ldL), RT_THREADS, 0, rt_stream()>>>(%s);\n"
                  "    rt_cuda_launched(__FILE__, __LINE__);\n}\n\n",
-            k->name, k->params, k->name, iters, k->args);
+            k->name, cparams, k->name, iters, args);
 }
 
 typedef struct {
@@ -77,7 +127,9 @@ typedef struct {
 } kgen;
 
 static void declare(kgen *g, const char *name, const char *params) {
-    if (g->header) fprintf(g->header, "void fused_%s(%s);\n", name, params);
+    char cparams[512];
+    params_as(cparams, sizeof cparams, params, "void");
+    if (g->header) fprintf(g->header, "void fused_%s(%s);\n", name, cparams);
 }
 
 static void kernel(kgen *g, const ew_kernel *k) {
@@ -99,8 +151,8 @@ static void gen_bias(kgen *g, int i) {
         size_t n = strlen(what);
         snprintf(what + n, sizeof what - n, " (the ReLU \"%s\" is fused in)", g->net->ops[g->fp->relu_of[i]].name);
     }
-    ew_kernel k = { name, "float *out, const float *in, const float *bias", "out, in, bias", { "in" }, 1, body,
-                    { "out" }, 1, total_of(g->net, op), what };
+    ew_kernel k = { name, "ACT *out, const ACT *in, const float *bias", NULL, { "in" }, 1, body, { "out" }, 1,
+                    total_of(g->net, op), what };
     kernel(g, &k);
 }
 
@@ -117,27 +169,26 @@ static void gen_bn_apply(kgen *g, int i) {
     snprintf(what, sizeof what, "batch norm \"%s\" apply: (x - mean)·inv_std·gamma + beta%s, [%d,%d,%d,%d]", op->name,
              relu ? ", then ReLU" : "", g->net->batch, op->c, op->h, op->w);
     ew_kernel k = { name,
-                    "float *out, const float *in, const float *gamma, const float *beta, const float *mean, "
+                    "ACT *out, const ACT *in, const float *gamma, const float *beta, const float *mean, "
                     "const float *inv_std",
-                    "out, in, gamma, beta, mean, inv_std", { "in" }, 1, body, { "out" }, 1, total_of(g->net, op), what };
+                    NULL, { "in" }, 1, body, { "out" }, 1, total_of(g->net, op), what };
     kernel(g, &k);
 }
 
 static void gen_add(kgen *g, int i) {
     const ir_op *op = &g->net->ops[i];
     int relu = g->fp->kind[i] == FUSE_ADD_RELU;
-    char name[160], body[512], what[256], params[512], args[256];
+    char name[160], body[512], what[256], params[512];
     char loadbuf[IR_MAX_INPUTS][8], storebuf[IR_MAX_INPUTS][8];
     /* forward: out = sum of inputs (+ ReLU) */
     snprintf(name, sizeof name, "%s_forward", op->ident);
-    int n = snprintf(params, sizeof params, "float *out"), m = snprintf(args, sizeof args, "out");
+    int n = snprintf(params, sizeof params, "ACT *out");
     int b = snprintf(body, sizeof body, "r = v0");
-    ew_kernel k = { name, params, args, { 0 }, op->n_in, body, { "out" }, 1, total_of(g->net, op), what };
+    ew_kernel k = { name, params, NULL, { 0 }, op->n_in, body, { "out" }, 1, total_of(g->net, op), what };
     for (int s = 0; s < op->n_in; s++) {
         snprintf(loadbuf[s], sizeof loadbuf[s], "in%d", s);
         k.loads[s] = loadbuf[s];
-        n += snprintf(params + n, sizeof params - (size_t)n, ", const float *in%d", s);
-        m += snprintf(args + m, sizeof args - (size_t)m, ", in%d", s);
+        n += snprintf(params + n, sizeof params - (size_t)n, ", const ACT *in%d", s);
         if (s) b += snprintf(body + b, sizeof body - (size_t)b, " + v%d", s);
     }
     snprintf(body + b, sizeof body - (size_t)b, ";%s", relu ? " r = r > 0.0f ? r : 0.0f;" : "");
@@ -146,15 +197,13 @@ static void gen_add(kgen *g, int i) {
     kernel(g, &k);
 
     /* backward: g = dout (masked by the ReLU output), assigned to or added into each input */
-    char bname[160], bparams[512], bargs[256], bwhat[256];
+    char bname[160], bparams[512], bwhat[256];
     snprintf(bname, sizeof bname, "%s_backward", op->ident);
-    n = snprintf(bparams, sizeof bparams, "const float *dout%s", relu ? ", const float *relu_out" : "");
-    m = snprintf(bargs, sizeof bargs, "dout%s", relu ? ", relu_out" : "");
-    ew_kernel kb = { bname, bparams, bargs, { "dout", "relu_out" }, relu ? 2 : 1,
+    n = snprintf(bparams, sizeof bparams, "const ACT *dout%s", relu ? ", const ACT *relu_out" : "");
+    ew_kernel kb = { bname, bparams, NULL, { "dout", "relu_out" }, relu ? 2 : 1,
                      relu ? "r = v1 > 0.0f ? v0 : 0.0f;" : "r = v0;", { 0 }, 0, total_of(g->net, op), bwhat };
     for (int s = 0; s < op->n_in; s++) {
-        n += snprintf(bparams + n, sizeof bparams - (size_t)n, ", float *d%d", s);
-        m += snprintf(bargs + m, sizeof bargs - (size_t)m, ", d%d", s);
+        n += snprintf(bparams + n, sizeof bparams - (size_t)n, ", ACT *d%d", s);
         if (g->net->alias[op->in[s]] == 0) continue;   /* the network input has no gradient */
         snprintf(storebuf[s], sizeof storebuf[s], "%sd%d", g->fp->add_assign[i * IR_MAX_INPUTS + s] ? "" : "+", s);
         kb.stores[kb.n_stores++] = storebuf[s];
@@ -171,12 +220,14 @@ static void gen_layer_scale(kgen *g, int i) {
     snprintf(body, sizeof body, "r = v0 * gamma[i / %ldL %% %d];", hw_of(op), op->c);
     snprintf(what, sizeof what, "layer scale \"%s\": x·gamma[c], [%d,%d,%d,%d]", op->name, g->net->batch, op->c,
              op->h, op->w);
-    ew_kernel k = { name, "float *out, const float *in, const float *gamma", "out, in, gamma", { "in" }, 1, body,
-                    { "out" }, 1, total_of(g->net, op), what };
+    ew_kernel k = { name, "ACT *out, const ACT *in, const float *gamma", NULL, { "in" }, 1, body, { "out" }, 1,
+                    total_of(g->net, op), what };
     kernel(g, &k);
 }
 
-/* Dropout: element i kept iff hash_uniform(seed, i) >= p, scaled by 1/(1-p): the CPU mask. */
+/* Dropout: element i kept iff hash_uniform(seed, i) >= p, scaled by 1/(1-p): the CPU mask.
+ * The seed, rt_hash_u64(step seed, salt, 0), is derived on the device from the step's seed
+ * word, so a replayed graph draws a new mask every step. */
 static void gen_dropout(kgen *g, int i) {
     const ir_op *op = &g->net->ops[i];
     double p = op->p;
@@ -190,32 +241,33 @@ static void gen_dropout(kgen *g, int i) {
     char fname[160], bname[160];
     snprintf(fname, sizeof fname, "%s_forward", op->ident);
     snprintf(bname, sizeof bname, "%s_backward", op->ident);
-    declare(g, fname, "float *out, const float *in, uint64_t seed, int train");
-    declare(g, bname, "float *din, const float *dout, uint64_t seed");
+    declare(g, fname, "ACT *out, const ACT *in, const uint64_t *step_seed, uint64_t salt, int train");
+    declare(g, bname, "ACT *din, const ACT *dout, const uint64_t *step_seed, uint64_t salt");
     if (!g->out) return;
     if (p <= 0) {   /* nothing is ever dropped: both directions are copies (or nothing, in place) */
         fprintf(g->out,
                 "/* dropout \"%s\" with p = 0: the identity */\n"
-                "extern \"C\" void fused_%s(float *out, const float *in, uint64_t seed, int train) {\n"
-                "    (void)seed, (void)train;\n"
-                "    if (out != in) rt_cuda_copy_d2d(out, in, sizeof(float) * %ldL);\n}\n\n"
-                "extern \"C\" void fused_%s(float *din, const float *dout, uint64_t seed) {\n"
-                "    (void)seed;\n"
-                "    if (din != dout) rt_cuda_copy_d2d(din, dout, sizeof(float) * %ldL);\n}\n\n",
+                "extern \"C\" void fused_%s(void *out, const void *in, const uint64_t *step_seed, uint64_t salt, int train) {\n"
+                "    (void)step_seed, (void)salt, (void)train;\n"
+                "    if (out != in) rt_cuda_copy_d2d(out, in, sizeof(act_t) * %ldL);\n}\n\n"
+                "extern \"C\" void fused_%s(void *din, const void *dout, const uint64_t *step_seed, uint64_t salt) {\n"
+                "    (void)step_seed, (void)salt;\n"
+                "    if (din != dout) rt_cuda_copy_d2d(din, dout, sizeof(act_t) * %ldL);\n}\n\n",
                 op->name, fname, total, bname, total);
         return;
     }
     /* The mask kernel's launcher is internal to this file; the two below are the interface. */
-    ew_kernel k = { mname, "float *out, const float *in, uint64_t seed", "out, in, seed", { "in" }, 1, body,
-                    { "out" }, 1, total, what };
+    ew_kernel k = { mname, "ACT *out, const ACT *in, const uint64_t *step_seed, uint64_t salt",
+                    "const uint64_t seed = rt_hash_u64_dev(*step_seed, salt, 0);", { "in" }, 1, body, { "out" }, 1,
+                    total, what };
     emit_ew(g->out, &k);
     fprintf(g->out,
             "/* dropout \"%s\": the identity in evaluation (train = 0) */\n"
-            "extern \"C\" void fused_%s(float *out, const float *in, uint64_t seed, int train) {\n"
-            "    if (train) fused_%s(out, in, seed);\n"
-            "    else if (out != in) rt_cuda_copy_d2d(out, in, sizeof(float) * %ldL);\n}\n\n"
-            "extern \"C\" void fused_%s(float *din, const float *dout, uint64_t seed) {\n"
-            "    fused_%s(din, dout, seed);\n}\n\n",
+            "extern \"C\" void fused_%s(void *out, const void *in, const uint64_t *step_seed, uint64_t salt, int train) {\n"
+            "    if (train) fused_%s(out, in, step_seed, salt);\n"
+            "    else if (out != in) rt_cuda_copy_d2d(out, in, sizeof(act_t) * %ldL);\n}\n\n"
+            "extern \"C\" void fused_%s(void *din, const void *dout, const uint64_t *step_seed, uint64_t salt) {\n"
+            "    fused_%s(din, dout, step_seed, salt);\n}\n\n",
             op->name, fname, mname, total, bname, mname);
 }
 
@@ -248,9 +300,13 @@ void emit_cuda_kernels_header(FILE *out, const ir_net *net, const cuda_fuse_plan
 static void emit_kernels_all(FILE *out, const ir_net *net, const cuda_fuse_plan *fp, const cuda_emit_info *info) {
     fprintf(out, "/* Fused elementwise kernels of spec \"%s\", generated by trainc %s. DO NOT EDIT.\n"
                  " * spec sha256: %s\n"
-                 " * Shapes are constants of this net; model.c calls the fused_* launchers. */\n"
-                 "#include \"rt_cuda_kernels.cuh\"\n#include \"kernels.h\"\n\n",
-            info->base->name, info->base->compiler_version, info->base->spec_hash);
+                 " * Shapes are constants of this net; model.c calls the fused_* launchers. Tensors are\n"
+                 " * act_t (%s); arithmetic is FP32 in registers. */\n"
+                 "#include \"rt_cuda_kernels.cuh\"\n#include \"kernels.h\"\n\n"
+                 "typedef %s act_t;\n\n",
+            info->base->name, info->base->compiler_version, info->base->spec_hash,
+            info->precision == CUDA_BF16 ? "BF16" : info->precision == CUDA_FP16 ? "FP16" : "FP32",
+            info->precision == CUDA_BF16 ? "__nv_bfloat16" : info->precision == CUDA_FP16 ? "__half" : "float");
     kgen g = { out, NULL, net, fp };
     generate(&g);
 }

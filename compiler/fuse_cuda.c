@@ -50,15 +50,29 @@ static void plan_add_gradients(cuda_fuse_plan *fp, const ir_net *net) {
     free(written);
 }
 
-void cuda_fuse(cuda_fuse_plan *fp, ir_net *net, int enable) {
+/* 16-bit activations: every activation, gradient and scratch tensor takes half the bytes
+ * (rounded up to the plan's 64-byte alignment); saved statistics and indices stay as planned. */
+static void shrink_activations(ir_net *net, int act_bytes) {
+    for (int t = 0; t < net->n_tensors; t++) {
+        ir_tensor *ts = &net->tensors[t];
+        if (ts->kind == T_SAVED) continue;
+        ts->bytes = (ts->bytes / 4 * act_bytes + 63) / 64 * 64;
+    }
+}
+
+void cuda_fuse(cuda_fuse_plan *fp, ir_net *net, int enable, int act_bytes) {
     int L = net->n_ops;
+    if (act_bytes != 4) shrink_activations(net, act_bytes);
     fp->kind = xcalloc((size_t)L, sizeof *fp->kind);
     fp->relu_of = xcalloc((size_t)L, sizeof *fp->relu_of);
     fp->fused_into = xcalloc((size_t)L, sizeof *fp->fused_into);
     fp->add_assign = xcalloc((size_t)L * IR_MAX_INPUTS, sizeof *fp->add_assign);
     for (int i = 0; i < L; i++) fp->relu_of[i] = fp->fused_into[i] = -1;
     plan_add_gradients(fp, net);
-    if (!enable) return;
+    if (!enable) {
+        if (act_bytes != 4) ir_replan(net);
+        return;
+    }
     /* Schedule steps as in plan.c: forward op i at i, backward op i at 2L - i. */
     #define FWD(i) (i)
     #define BWD(i) (2 * L - (i))

@@ -1,6 +1,7 @@
 /* trainc command line: check, show, print, diff, schema, build. Exit status: 0 success,
  * 1 invalid spec (or, for diff, different runs), 2 usage errors and trouble. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "build.h"
@@ -18,6 +19,9 @@ static const char usage_text[] =
     "  show [--json] SPEC      per-layer table (shape, params, MACs, activation bytes) and\n"
     "                          run summary (batch, steps, LR key points, spec hash)\n"
     "  show --buckets SPEC     the gradient all-reduce buckets of the compiled trainer\n"
+    "  show --device-memory GiB SPEC\n"
+    "                          the largest per-rank batch whose CUDA trainer fits in GiB of\n"
+    "                          free device memory\n"
     "  print SPEC              the resolved spec in canonical text (what the hash covers)\n"
     "  diff A B                semantic diff of two resolved specs; exit 0 same run,\n"
     "                          1 different, 2 trouble (like diff(1))\n"
@@ -73,10 +77,18 @@ static int show_buckets(FILE *out, const char *path, const sema_result *res) {
 
 static int cmd_show(int argc, char **argv) {
     int json = 0, buckets = 0;
+    double gib = 0;
     const char *path = NULL;
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0) json = 1;
         else if (strcmp(argv[i], "--buckets") == 0) buckets = 1;
+        else if (strcmp(argv[i], "--device-memory") == 0) {
+            if (i + 1 >= argc) return usage_error("--device-memory needs the device's free memory in GiB (e.g. 79.1)%s", "");
+            char *end;
+            gib = strtod(argv[++i], &end);
+            if (*end || !(gib > 0) || gib > 1e6)
+                return usage_error("--device-memory needs a positive number of GiB, got '%s'", argv[i]);
+        }
         else if (argv[i][0] == '-' && argv[i][1]) return usage_error("unknown option '%s' for show", argv[i]);
         else if (path) return usage_error("show takes one SPEC (extra '%s')", argv[i]);
         else path = argv[i];
@@ -86,7 +98,8 @@ static int cmd_show(int argc, char **argv) {
     spec_doc doc;
     sema_result res;
     int bad = load(&doc, &res, &diag, path);
-    if (!bad && buckets) bad = show_buckets(stdout, path, &res);
+    if (!bad && gib > 0) bad = show_device_memory(stdout, path, &res, gib);
+    else if (!bad && buckets) bad = show_buckets(stdout, path, &res);
     else if (!bad) {
         if (json) show_json(stdout, path, &res);
         else show_table(stdout, path, &res);

@@ -11,6 +11,10 @@ void show_json(FILE *out, const char *path, const sema_result *res);
  * returns how many differ (0 = the same run). */
 int diff_results(FILE *out, const sema_result *a, const sema_result *b);
 
+/* `show --device-memory GiB`: the largest per-rank batch whose planned device memory fits
+ * (show_devmem.c); 0 on success, 1 for a spec without a trainer. */
+int show_device_memory(FILE *out, const char *path, const sema_result *res, double gib);
+
 /* Shared formatting: shortest round-trip decimal of v (always a '.' or exponent). */
 void show_format_float(char *buf, size_t cap, double v);
 

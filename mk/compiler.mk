@@ -5,7 +5,7 @@ TRAINC         := $(BUILD)/trainc
 COMPILER_SRCS  := $(sort $(filter-out compiler/main.c,$(wildcard compiler/*.c)))
 COMPILER_HDRS  := $(wildcard compiler/*.h) $(BUILD)/gen/parser.h $(BUILD)/gen/lexer.h
 # Stages the compiler shares with the runtime (spec hashing).
-COMPILER_SHARED_SRCS := $(wildcard runtime/core/sha256.c runtime/core/schedule*.c runtime/core/error.c)
+COMPILER_SHARED_SRCS := $(wildcard runtime/core/sha256.c runtime/core/schedule*.c runtime/core/error.c runtime/core/devmem.c)
 GEN_SRCS       := $(BUILD)/gen/parser.c $(BUILD)/gen/lexer.c $(BUILD)/gen/templates.c
 TRAINC_OBJS    := $(COMPILER_SRCS:%.c=$(BUILD)/cobj/%.o) $(GEN_SRCS:$(BUILD)/gen/%.c=$(BUILD)/cobj/gen/%.o)
 TRAINC_OBJS_ASAN := $(COMPILER_SRCS:%.c=$(BUILD)/casan/%.o) $(GEN_SRCS:$(BUILD)/gen/%.c=$(BUILD)/casan/gen/%.o)

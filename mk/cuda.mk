@@ -7,6 +7,7 @@
 #
 # cuDNN and NCCL are looked for in CUDA_HOME, then /usr, then PyTorch's nvidia-* wheels of
 # the python3 on PATH (many GPU machines have them only there); CUDNN_HOME / NCCL_HOME win.
+# Without NCCL (or with NCCL=0) the runtime is built for one GPU per run.
 # Without nvcc, `make cuda` says so and stops; the CPU build never needs any of this.
 
 CUDA_HOME  ?= $(firstword $(patsubst %/bin/nvcc,%,$(wildcard /usr/local/cuda/bin/nvcc /usr/local/cuda-*/bin/nvcc)) /usr/local/cuda)
@@ -22,20 +23,26 @@ NCCL_HOME  ?= $(firstword $(patsubst %/include/nccl.h,%,$(wildcard $(CUDA_HOME)/
 cuda_lib = $(firstword $(wildcard $(foreach d,lib64 lib lib/x86_64-linux-gnu,$(foreach f,lib$(2).so lib$(2).so.*,$(1)/$(d)/$(f)))))
 
 CUDNN_LIB   := $(call cuda_lib,$(CUDNN_HOME),cudnn)
+# NCCL is optional: without it the trainers run on one GPU (runtime/cuda/nccl.cu refuses more
+# ranks with a clear message). NCCL=0 builds without it even when it is there.
+NCCL        ?= 1
+NCCL_LIB    := $(if $(filter 1,$(NCCL)),$(if $(NCCL_HOME),$(call cuda_lib,$(NCCL_HOME),nccl)))
+NCCL_FLAGS  := $(if $(NCCL_LIB),-DRT_HAVE_NCCL=1 -I$(NCCL_HOME)/include,-DRT_HAVE_NCCL=0)
 CUBLASLT_LIB := $(firstword $(call cuda_lib,$(CUDA_HOME),cublasLt) $(call cuda_lib,$(CUDA_HOME)/targets/x86_64-linux,cublasLt) \
                   $(foreach d,$(PY_NVIDIA),$(call cuda_lib,$(d)/cublas,cublasLt)))
 CUDART_LIB  := $(firstword $(call cuda_lib,$(CUDA_HOME),cudart) $(call cuda_lib,$(CUDA_HOME)/targets/x86_64-linux,cudart))
-CUDA_RPATH  := $(sort $(foreach l,$(CUDNN_LIB) $(CUBLASLT_LIB) $(CUDART_LIB),$(dir $(l))))
+CUDA_RPATH  := $(sort $(foreach l,$(CUDNN_LIB) $(CUBLASLT_LIB) $(CUDART_LIB) $(NCCL_LIB),$(dir $(l))))
 
 CUDA_GENCODE := $(foreach a,$(CUDA_ARCHS),-gencode=arch=compute_$(a),code=sm_$(a))
 CUDA_INCLUDES := -Iruntime/include $(addprefix -I,$(sort $(CUDA_HOME)/include $(CUDNN_HOME)/include))
 NVCC_WARN    := -Xcompiler -Wall,-Wextra,-Wno-unused-parameter $(if $(filter 1,$(CUDA_WERROR)),-Werror all-warnings -Xcompiler -Werror)
-NVCC_FLAGS   := -std=c++17 -O3 -g -lineinfo $(CUDA_GENCODE) $(NVCC_WARN) $(CUDA_INCLUDES)
+NVCC_FLAGS   := -std=c++17 -O3 -g -lineinfo $(CUDA_GENCODE) $(NVCC_WARN) $(CUDA_INCLUDES) $(NCCL_FLAGS)
 
 RT_CUDA_SRCS := $(sort $(wildcard runtime/cuda/*.cu runtime/cuda/*/*.cu))
 RT_CUDA_HDRS := $(wildcard runtime/cuda/*.cuh runtime/cuda/*/*.cuh runtime/include/*.cuh) runtime/include/rt_cuda.h $(RT_HDRS)
-# Objects per architecture list, so a one-architecture check build never mixes with the default.
-CUDA_OBJDIR  := $(BUILD)/cuda/sm$(subst $(eval) ,_,$(strip $(CUDA_ARCHS)))
+# Objects per architecture list (and with or without NCCL), so a one-architecture check build
+# never mixes with the default.
+CUDA_OBJDIR  := $(BUILD)/cuda/sm$(subst $(eval) ,_,$(strip $(CUDA_ARCHS)))$(if $(NCCL_LIB),,-nonccl)
 RT_CUDA_LIB  := $(CUDA_OBJDIR)/libtrainrt_cuda.a
 # trainc reads $(BUILD)/cuda.env, or the file named by TRAINC_CUDA_ENV (the compile check in
 # `make test` writes its own, so a one-architecture check never replaces the real one).
@@ -67,14 +74,14 @@ $(CUDA_ENV): cuda-env-force $(RT_CUDA_LIB) | cuda-check
 	@mkdir -p $(dir $@)
 	@{ echo "NVCC=$(NVCC)"; echo "NVCC_FLAGS=-std=c++17 -O3 -lineinfo $(CUDA_GENCODE) $(NVCC_WARN)"; \
 	   echo "CUDA_INCLUDES=$(abspath runtime/include) $(sort $(CUDA_HOME)/include $(CUDNN_HOME)/include)"; \
-	   echo "CUDA_LIBS=$(abspath $(RT_CUDA_LIB)) $(CUDNN_LIB) $(CUBLASLT_LIB) $(CUDART_LIB)"; \
+	   echo "CUDA_LIBS=$(abspath $(RT_CUDA_LIB)) $(CUDNN_LIB) $(CUBLASLT_LIB) $(NCCL_LIB) $(CUDART_LIB)"; \
 	   echo "CUDA_RPATH=$(CUDA_RPATH)"; echo "CUDA_ARCHS=$(CUDA_ARCHS)"; } > $@.tmp && mv $@.tmp $@
-	@echo "cuda: wrote $@ (archs $(CUDA_ARCHS); cuDNN $(CUDNN_HOME))"
+	@echo "cuda: wrote $@ (archs $(CUDA_ARCHS); cuDNN $(CUDNN_HOME); NCCL $(if $(NCCL_LIB),$(NCCL_HOME),absent: one GPU per run))"
 
 # ---- GPU tests: `make test-gpu` (needs a GPU; fails loudly without one) --------------------
 comma        := ,
 GPU_TEST_BIN := $(CUDA_OBJDIR)/tests/test_ops_gpu
-CUDA_LINK    := $(RT_CUDA_LIB) $(CUDNN_LIB) $(CUBLASLT_LIB) $(CUDART_LIB) $(BUILD)/libtrainrt.a \
+CUDA_LINK    := $(RT_CUDA_LIB) $(CUDNN_LIB) $(CUBLASLT_LIB) $(NCCL_LIB) $(CUDART_LIB) $(BUILD)/libtrainrt.a \
                 $(addprefix -Wl$(comma)-rpath$(comma),$(CUDA_RPATH)) $(LDLIBS) -lpthread -ldl -lrt
 
 $(GPU_TEST_BIN): tests/gpu/test_ops_gpu.c $(RT_CUDA_LIB) $(BUILD)/libtrainrt.a runtime/include/rt_cuda.h | cuda-check

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cuda_libs.cuh"
+#include "rt_devmem.h"
 
 #define CUBLASLT_WORKSPACE (32u << 20)   /* what cuBLAS itself uses on Hopper */
 
@@ -68,6 +69,11 @@ void rt_cuda_init(int device, rt_cuda_math math) {
 }
 
 rt_cuda_math rt_cuda_math_mode(void) { return ctx.math; }
+void rt_cuda_set_math(rt_cuda_math math) { ctx.math = math; }
+rt_cuda_act rt_cuda_act_type(void) {
+    return ctx.math == RT_CUDA_BF16 ? RT_ACT_BF16 : ctx.math == RT_CUDA_FP16 ? RT_ACT_F16 : RT_ACT_F32;
+}
+size_t rt_cuda_act_bytes(void) { return rt_cuda_act_type() == RT_ACT_F32 ? 4 : 2; }
 void *rt_cuda_stream(void) { return ctx.stream; }
 const char *rt_cuda_device_name(void) { return ctx.name; }
 cudnnHandle_t rt_cudnn(void) { return ctx.cudnn; }
@@ -162,8 +168,7 @@ long rt_cuda_max_batch(size_t avail, size_t fixed_bytes, size_t per_sample_bytes
 size_t rt_cuda_check_memory(const char *model, size_t fixed_bytes, size_t per_sample_bytes, int batch) {
     size_t free_b = 0, total_b = 0;
     CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-    /* Keep a little back for the CUDA context's own growth (kernels loaded lazily, cuDNN). */
-    size_t reserve = 256u << 20;
+    size_t reserve = RT_DEVMEM_RESERVE;
     size_t avail = free_b > reserve ? free_b - reserve : 0;
     size_t need = fixed_bytes + per_sample_bytes * (size_t)batch;
     if (need <= avail) return free_b;

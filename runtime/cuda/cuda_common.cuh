@@ -1,5 +1,6 @@
 /* Shared by the CUDA runtime's .cu files: error checks that carry file and line and block
- * reductions in a fixed order (launch geometry and the device hash: rt_cuda_kernels.cuh). */
+ * reductions in a fixed order, and the activation-type dispatch (launch geometry, element
+ * conversions and the device hash: rt_cuda_kernels.cuh). */
 #ifndef RT_CUDA_COMMON_CUH
 #define RT_CUDA_COMMON_CUH
 #include <cuda_runtime.h>
@@ -15,6 +16,17 @@ void rt_cuda_check_(cudaError_t err, const char *what, const char *file, int lin
 /* After a launch: reports a bad configuration at once (kernel faults surface at the next
  * synchronizing call, which also checks). */
 #define CUDA_LAUNCHED() rt_cuda_launched(__FILE__, __LINE__)
+
+/* Runs the statements with T bound to the context's activation element type (rt_cuda.h):
+ * every op is compiled for FP32, BF16 and FP16 and its launcher picks one at run time. */
+#define RT_ACT_DISPATCH(...)                                                    \
+    do {                                                                        \
+        switch (rt_cuda_act_type()) {                                           \
+        case RT_ACT_BF16: { typedef __nv_bfloat16 T; __VA_ARGS__; } break;     \
+        case RT_ACT_F16: { typedef __half T; __VA_ARGS__; } break;             \
+        default: { typedef float T; __VA_ARGS__; } break;                      \
+        }                                                                       \
+    } while (0)
 
 /* Sum over the block, the same tree for a given blockDim (so results repeat); every thread
  * gets the total. blockDim.x must be a multiple of 32, at most 1024. */

@@ -1,8 +1,11 @@
 /* The optimizer update as one multi-tensor kernel over every parameter: the parameters are
  * cut into fixed chunks, each block updates one chunk with its tensor's weight decay and
- * (LARS) trust ratio. Norms for LARS and gradient clipping are per-chunk partial sums added
- * in chunk order, so a run repeats bit for bit. Semantics: rt_optim.h, per tensor. */
+ * (LARS) trust ratio. Norms for LARS, gradient clipping and the loss scaler's overflow test
+ * are per-chunk partial sums added in chunk order, so a run repeats bit for bit. Semantics:
+ * rt_optim.h, per tensor. Every per-step value (LR, bias corrections, the loss scale) is
+ * read from device memory, so the launch can be captured in a CUDA graph. */
 #include <math.h>
+#include <string.h>
 #include "cuda_common.cuh"
 
 #define CHUNK 32768
@@ -21,14 +24,35 @@ typedef struct {
     int first_chunk, n_chunks;
 } tensor_info;
 
+typedef struct {
+    int kind, first_step, nesterov, per;
+    float lr, momentum, dampening;
+    float b1, b2, one_b1, one_b2, adam_eps, step_size, inv_sqrt_bc2;
+} update_args;
+
+/* The loss scaler (rt_cuda.h), on the device. */
+#define SCALER_GROWTH_INTERVAL 2000
+typedef struct {
+    float scale;
+    int mode;              /* 0 none, 1 static, 2 dynamic */
+    int clean;             /* finite steps in a row */
+    int skip;              /* this step's gradients overflowed */
+    long long skipped;
+} scaler_state;
+
 struct rt_cuda_optim {
     rt_optim_config cfg;
     int n_tensors, n_chunks, per;
     double clip;
+    float grad_div;
     chunk_info *chunks;          /* device */
     tensor_info *tensors;        /* device */
     double *sq_g, *sq_p;         /* device, per chunk */
     float *trust, *scale;        /* device: per tensor; one */
+    scaler_state *scaler;        /* device */
+    int scaler_mode;
+    update_args *args_host;      /* page-locked: set_step writes, launch copies */
+    update_args *args;           /* device */
 };
 
 __global__ void chunk_norms_kernel(double *sq_g, double *sq_p, const chunk_info *chunks, const float *grads,
@@ -51,22 +75,34 @@ __global__ void chunk_norms_kernel(double *sq_g, double *sq_p, const chunk_info 
     }
 }
 
-/* One block: the clipping coefficient (torch's min(1, max/(norm + 1e-6)), 1 when the norm is
- * not finite) and, for LARS, every tensor's trust ratio (rt_lars_trust_ratio). */
+/* One block: the gradient scale (1/world, 1/loss scale, and torch's clipping coefficient
+ * min(1, max/(norm + 1e-6)), left out when the norm is not finite), the loss scaler's
+ * verdict on this step and, for LARS, every tensor's trust ratio (rt_lars_trust_ratio). */
 __global__ void finalize_kernel(float *scale, float *trust, const double *sq_g, const double *sq_p,
                                 const tensor_info *tensors, int n_tensors, int n_chunks, double clip,
-                                float eta, float eps) {
-    float s = 1.0f;
-    if (clip > 0) {
-        double acc = 0;
-        for (int c = threadIdx.x; c < n_chunks; c += blockDim.x) acc += sq_g[c];
-        double norm = sqrt(block_sum(acc));
-        if (isfinite(norm)) {
-            double coef = clip / (norm + 1e-6);
-            s = coef < 1.0 ? (float)coef : 1.0f;
+                                float eta, float eps, float grad_div, scaler_state *sc) {
+    float s = grad_div;
+    if (sc && sc->mode) s /= sc->scale;   /* read by every thread before thread 0 updates it */
+    double acc = 0;
+    for (int c = threadIdx.x; c < n_chunks; c += blockDim.x) acc += sq_g[c];
+    double total = block_sum(acc);
+    int finite = isfinite(total);
+    if (clip > 0 && finite) {
+        double coef = clip / (sqrt(total) * fabs((double)s) + 1e-6);
+        if (coef < 1.0) s *= (float)coef;
+    }
+    if (threadIdx.x == 0) {
+        *scale = s;
+        if (sc && sc->mode) {
+            sc->skip = !finite;
+            if (!finite) {
+                sc->skipped++;
+                if (sc->mode == 2) sc->scale *= 0.5f, sc->clean = 0;
+            } else if (sc->mode == 2 && ++sc->clean >= SCALER_GROWTH_INTERVAL) {
+                sc->scale *= 2.0f, sc->clean = 0;
+            }
         }
     }
-    if (threadIdx.x == 0) *scale = s;
     if (!trust) return;
     for (int t = threadIdx.x; t < n_tensors; t += blockDim.x) {
         tensor_info ti = tensors[t];
@@ -79,15 +115,14 @@ __global__ void finalize_kernel(float *scale, float *trust, const double *sq_g, 
     }
 }
 
-typedef struct {
-    int kind, first_step, nesterov, per;
-    float lr, momentum, dampening;
-    float b1, b2, one_b1, one_b2, adam_eps, step_size, inv_sqrt_bc2;
-} update_args;
-
-__global__ void update_kernel(float *params, float *state, const float *grads, const chunk_info *chunks,
-                              const tensor_info *tensors, const float *scale_p, const float *trust,
-                              update_args a) {
+/* params_act: the compute copy of the parameters (16-bit modes), or NULL. A step the loss
+ * scaler rejected changes nothing. */
+template <typename T>
+__global__ void update_kernel(float *params, T *params_act, float *state, const float *grads,
+                              const chunk_info *chunks, const tensor_info *tensors, const float *scale_p,
+                              const float *trust, const update_args *args, const scaler_state *sc) {
+    if (sc && sc->skip) return;
+    const update_args a = *args;
     chunk_info ch = chunks[blockIdx.x];
     tensor_info t = tensors[ch.tensor];
     float s = *scale_p, wd = t.weight_decay, lr = a.lr, mom = a.momentum;
@@ -124,16 +159,19 @@ __global__ void update_kernel(float *params, float *state, const float *grads, c
             p = p * (1.0f - lr * wd) - a.step_size * m / (sqrtf(v) * a.inv_sqrt_bc2 + a.adam_eps);
         }
         params[e] = p;
+        if (params_act) params_act[e] = rt_st<T>(p);
     }
 }
 
 rt_cuda_optim *rt_cuda_optim_create(const rt_optim_config *cfg, const long *offsets, const long *counts,
-                                    const int *exempt, int n_tensors, float weight_decay, double clip) {
+                                    const int *exempt, int n_tensors, float weight_decay, double clip,
+                                    float grad_div) {
     rt_cuda_optim *o = (rt_cuda_optim *)rt_xcalloc(1, sizeof *o);
     o->cfg = *cfg;
     o->n_tensors = n_tensors;
     o->per = rt_optim_state_per_param(cfg);
     o->clip = clip;
+    o->grad_div = grad_div;
     tensor_info *ti = (tensor_info *)rt_xcalloc((size_t)n_tensors, sizeof *ti);
     int nc = 0;
     for (int t = 0; t < n_tensors; t++) nc += (int)((counts[t] + CHUNK - 1) / CHUNK);
@@ -156,28 +194,40 @@ rt_cuda_optim *rt_cuda_optim_create(const rt_optim_config *cfg, const long *offs
     o->sq_p = (double *)rt_cuda_malloc(sizeof(double) * (size_t)(nc ? nc : 1), "parameter norms");
     o->trust = (float *)rt_cuda_malloc(sizeof(float) * (size_t)(n_tensors ? n_tensors : 1), "LARS trust ratios");
     o->scale = (float *)rt_cuda_malloc(sizeof(float), "gradient scale");
-    const float one = 1.0f;
-    rt_cuda_copy_h2d(o->scale, &one, sizeof one);
+    rt_cuda_copy_h2d(o->scale, &grad_div, sizeof grad_div);
+    o->scaler = (scaler_state *)rt_cuda_malloc(sizeof *o->scaler, "loss scaler");
+    rt_cuda_memset0(o->scaler, sizeof *o->scaler);
+    o->args = (update_args *)rt_cuda_malloc(sizeof *o->args, "optimizer step arguments");
+    CUDA_CHECK(cudaHostAlloc((void **)&o->args_host, sizeof *o->args_host, cudaHostAllocDefault));
+    memset(o->args_host, 0, sizeof *o->args_host);
     rt_cuda_sync();   /* the host tables are freed next */
     free(ti);
     free(ci);
     return o;
 }
 
-void rt_cuda_optim_step(rt_cuda_optim *o, float *params, float *state, const float *grads, long n_params,
-                        double lr, long step) {
-    (void)n_params;
-    if (o->n_chunks == 0) return;
-    int lars = o->cfg.kind == RT_OPTIM_LARS;
-    if (o->clip > 0 || lars) {
-        chunk_norms_kernel<<<o->n_chunks, OPT_THREADS, 0, rt_stream()>>>(o->sq_g, lars ? o->sq_p : NULL, o->chunks,
-                                                                        grads, params);
-        CUDA_LAUNCHED();
-        finalize_kernel<<<1, 1024, 0, rt_stream()>>>(o->scale, lars ? o->trust : NULL, o->sq_g, o->sq_p,
-                                                     o->tensors, o->n_tensors, o->n_chunks, o->clip,
-                                                     lars ? o->cfg.lars.eta : 0.0f, lars ? o->cfg.lars.eps : 0.0f);
-        CUDA_LAUNCHED();
-    }
+void rt_cuda_optim_set_loss_scale(rt_cuda_optim *o, int mode, float init_scale) {
+    scaler_state st = { init_scale, mode, 0, 0, 0 };
+    o->scaler_mode = mode;
+    rt_cuda_copy_h2d(o->scaler, &st, sizeof st);
+    rt_cuda_sync();   /* st lives on this stack frame */
+}
+
+const float *rt_cuda_optim_loss_scale(const rt_cuda_optim *o) { return o->scaler_mode ? &o->scaler->scale : NULL; }
+
+void rt_cuda_optim_scaler_get(const rt_cuda_optim *o, double state_host[3]) {
+    scaler_state st;
+    rt_cuda_copy_d2h(&st, o->scaler, sizeof st);
+    state_host[0] = st.scale, state_host[1] = st.clean, state_host[2] = (double)st.skipped;
+}
+
+void rt_cuda_optim_scaler_set(rt_cuda_optim *o, const double state_host[3]) {
+    scaler_state st = { (float)state_host[0], o->scaler_mode, (int)state_host[1], 0, (long long)state_host[2] };
+    rt_cuda_copy_h2d(o->scaler, &st, sizeof st);
+    rt_cuda_sync();
+}
+
+void rt_cuda_optim_set_step(rt_cuda_optim *o, double lr, long step) {
     update_args a = {};
     a.kind = (int)o->cfg.kind;
     a.per = o->per;
@@ -185,7 +235,7 @@ void rt_cuda_optim_step(rt_cuda_optim *o, float *params, float *state, const flo
     a.first_step = step == 0;
     if (o->cfg.kind == RT_OPTIM_SGD) {
         a.momentum = o->cfg.sgd.momentum, a.dampening = o->cfg.sgd.dampening, a.nesterov = o->cfg.sgd.nesterov;
-    } else if (lars) {
+    } else if (o->cfg.kind == RT_OPTIM_LARS) {
         a.momentum = o->cfg.lars.momentum, a.nesterov = o->cfg.lars.nesterov;
     } else {
         const rt_adamw_config *c = &o->cfg.adamw;
@@ -195,7 +245,33 @@ void rt_cuda_optim_step(rt_cuda_optim *o, float *params, float *state, const flo
         a.b1 = (float)c->beta1, a.b2 = (float)c->beta2, a.adam_eps = (float)c->eps;
         a.one_b1 = (float)(1.0 - c->beta1), a.one_b2 = (float)(1.0 - c->beta2);
     }
-    update_kernel<<<o->n_chunks, OPT_THREADS, 0, rt_stream()>>>(params, o->per ? state : NULL, grads, o->chunks,
-                                                                o->tensors, o->scale, o->trust, a);
+    *o->args_host = a;   /* the previous step's copy has completed: the trainer synchronized since */
+}
+
+void rt_cuda_optim_launch(rt_cuda_optim *o, float *params, void *params_act, float *state, const float *grads) {
+    if (o->n_chunks == 0) return;
+    /* From page-locked memory: captured, this copy reads the host word at every replay. */
+    CUDA_CHECK(cudaMemcpyAsync(o->args, o->args_host, sizeof *o->args, cudaMemcpyHostToDevice, rt_stream()));
+    int lars = o->cfg.kind == RT_OPTIM_LARS;
+    scaler_state *sc = o->scaler_mode ? o->scaler : NULL;
+    if (o->clip > 0 || lars || sc) {
+        chunk_norms_kernel<<<o->n_chunks, OPT_THREADS, 0, rt_stream()>>>(o->sq_g, lars ? o->sq_p : NULL, o->chunks,
+                                                                        grads, params);
+        CUDA_LAUNCHED();
+        finalize_kernel<<<1, 1024, 0, rt_stream()>>>(o->scale, lars ? o->trust : NULL, o->sq_g, o->sq_p,
+                                                     o->tensors, o->n_tensors, o->n_chunks, o->clip,
+                                                     lars ? o->cfg.lars.eta : 0.0f, lars ? o->cfg.lars.eps : 0.0f,
+                                                     o->grad_div, sc);
+        CUDA_LAUNCHED();
+    }
+    float *st = o->per ? state : NULL;
+    RT_ACT_DISPATCH(update_kernel<T><<<o->n_chunks, OPT_THREADS, 0, rt_stream()>>>(
+        params, (T *)params_act, st, grads, o->chunks, o->tensors, o->scale, o->trust, o->args, sc));
     CUDA_LAUNCHED();
+}
+
+void rt_cuda_optim_step(rt_cuda_optim *o, float *params, void *params_act, float *state, const float *grads,
+                        double lr, long step) {
+    rt_cuda_optim_set_step(o, lr, step);
+    rt_cuda_optim_launch(o, params, params_act, state, grads);
 }

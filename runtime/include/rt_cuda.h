@@ -1,24 +1,31 @@
 /* CUDA ops of libtrainrt_cuda: the device side of every op in rt_ops.h, plus the context
- * (stream, cuDNN and cuBLASLt handles), device memory with a fits-or-refuses check, and the
- * multi-tensor optimizer. Callable from C: the generated host schedule is plain C11.
+ * (stream, cuDNN and cuBLASLt handles), device memory with a fits-or-refuses check, the
+ * multi-tensor optimizer with loss scaling, CUDA graphs of the step and the NCCL gradient
+ * all-reduce. Callable from C: the generated host schedule is plain C11.
  *
  * CONVENTIONS (those of rt_ops.h, except where said here)
  * - Names: cuda_<cpu name>. Same argument order and meaning as the CPU op; every pointer is
- *   device memory unless its name ends in _host. FP32, NCHW.
+ *   device memory unless its name ends in _host.
+ * - Precision: activations, their gradients and the compute copy of conv/linear weights are
+ *   `void *` in the context's activation type (rt_cuda_act_bytes): FP32 for FP32 and TF32,
+ *   BF16 or FP16 for those. Parameters, their gradients, batch-norm statistics and every
+ *   `float *` are FP32 in all modes (FP32 master weights); arithmetic is FP32 in registers,
+ *   reductions in double, and cuDNN / cuBLASLt accumulate in FP32. Layout: NCHW.
  * - Streams: every launch goes to the one compute stream of the context (rt_cuda_stream());
- *   nothing synchronizes except the functions documented as returning host values.
+ *   nothing synchronizes except the functions documented as returning host values, so a
+ *   step can be captured into a CUDA graph (rt_cuda_graph_run).
  * - Backward OVERWRITES, as on the CPU; NULL gradient outputs are skipped.
- * - Errors: a failing CUDA / cuDNN / cuBLAS call dies with file, line, the library's message
- *   and a HINT; a user never sees a raw error code alone.
+ * - Errors: a failing CUDA / cuDNN / cuBLAS / NCCL call dies with file, line, the library's
+ *   message and a HINT; a user never sees a raw error code alone.
  * - Determinism: no atomics in any op. Reductions have a fixed order for a given shape, so a
  *   run repeats bit for bit on one GPU model with one library version. cuDNN algorithms are
  *   chosen by timing at start-up, so two processes may pick different ones; set
  *   TRAINC_CUDNN_DETERMINISTIC=1 to restrict them to deterministic ones.
  *
- *   rt_cuda_init(0, RT_CUDA_FP32);
+ *   rt_cuda_init(0, RT_CUDA_BF16);
  *   rt_cuda_conv *c1 = rt_cuda_conv_create(&conv1_shape);        // descriptors only
- *   ... rt_cuda_conv_select_all(): time algorithms once, size the shared workspace ...
- *   cuda_conv2d_forward(c1, out, in, weight);                    // no bias: a fused kernel adds it
+ *   ... rt_cuda_conv_select(): time algorithms once, size the shared workspace ...
+ *   cuda_conv2d_forward(c1, out, in, weight_act);               // no bias: a fused kernel adds it
  */
 #ifndef RT_CUDA_H
 #define RT_CUDA_H
@@ -29,18 +36,29 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#include "rt_comm.h"
 #include "rt_ops.h"
 #include "rt_optim.h"
 
 /* ---- Context ------------------------------------------------------------------------- */
-/* Math mode of convolutions and GEMMs: FP32 is IEEE single precision (cuDNN FMA math, cuBLAS
- * 32F compute); TF32 lets both use TF32 tensor cores with FP32 storage. */
-typedef enum { RT_CUDA_FP32 = 0, RT_CUDA_TF32 = 1 } rt_cuda_math;
+/* Precision of a trainer: FP32 is IEEE single precision (cuDNN FMA math, cuBLAS 32F compute);
+ * TF32 lets both use TF32 tensor cores with FP32 storage; BF16 and FP16 store activations in
+ * 16 bits and run convolutions and GEMMs on tensor cores with FP32 accumulation. */
+typedef enum { RT_CUDA_FP32 = 0, RT_CUDA_TF32 = 1, RT_CUDA_BF16 = 2, RT_CUDA_FP16 = 3 } rt_cuda_math;
+/* The activation element type that follows from it. */
+typedef enum { RT_ACT_F32 = 0, RT_ACT_BF16 = 1, RT_ACT_F16 = 2 } rt_cuda_act;
 
 /* Selects the device (dies with a clear message when there is none), creates the stream and
  * the library handles. Idempotent. */
 void rt_cuda_init(int device, rt_cuda_math math);
 rt_cuda_math rt_cuda_math_mode(void);
+/* Changes the precision of plans created from now on (tests run every op in each mode). */
+void rt_cuda_set_math(rt_cuda_math math);
+rt_cuda_act rt_cuda_act_type(void);
+size_t rt_cuda_act_bytes(void);             /* 4, or 2 for BF16 / FP16 */
+/* FP32 <-> activation type, n elements (a copy in FP32 mode). Async. */
+void rt_cuda_to_act(void *dst, const float *src, long n);
+void rt_cuda_from_act(float *dst, const void *src, long n);
 void *rt_cuda_stream(void);                 /* the cudaStream_t all ops use */
 const char *rt_cuda_device_name(void);
 void rt_cuda_sync(void);                    /* waits for the stream; dies on a kernel error */
@@ -73,10 +91,11 @@ size_t rt_cuda_check_memory(const char *model, size_t fixed_bytes, size_t per_sa
 long rt_cuda_max_batch(size_t avail, size_t fixed_bytes, size_t per_sample_bytes);
 
 /* ---- Convolution (cuDNN) ---------------------------------------------------------------
- * One object per conv layer: descriptors, and the algorithms rt_cuda_conv_select picks by
- * timing (once, at start-up; layers of equal shape share the result). The workspace is one
- * device buffer shared by every layer, sized to the largest choice. Bias is not part of the
- * convolution: a fused kernel adds it (with the activation that follows, if any). */
+ * One object per conv layer: descriptors in the activation type (FP32 compute), and the
+ * algorithms rt_cuda_conv_select picks by timing (once, at start-up; layers of equal shape
+ * share the result). The workspace is one device buffer shared by every layer, sized to the
+ * largest need (in BF16/FP16 it also holds the 16-bit weight gradient that is widened into
+ * the FP32 dweight). Bias is not part of the convolution: a fused kernel adds it. */
 typedef struct rt_cuda_conv rt_cuda_conv;
 rt_cuda_conv *rt_cuda_conv_create(const rt_conv_shape *s);
 /* Times forward, backward-data (unless no_din) and backward-filter algorithms within
@@ -84,23 +103,25 @@ rt_cuda_conv *rt_cuda_conv_create(const rt_conv_shape *s);
 size_t rt_cuda_conv_select(rt_cuda_conv *c, int no_din, size_t workspace_cap);
 /* The shared workspace; set once after every layer is selected. */
 void rt_cuda_conv_set_workspace(void *work, size_t bytes);
-void cuda_conv2d_forward(const rt_cuda_conv *c, float *out, const float *in, const float *weight);
-void cuda_conv2d_backward(const rt_cuda_conv *c, float *din /*or NULL*/, float *dweight,
-                          const float *dout, const float *in, const float *weight);
+/* weight: the compute copy (activation type); dweight: FP32. */
+void cuda_conv2d_forward(const rt_cuda_conv *c, void *out, const void *in, const void *weight);
+void cuda_conv2d_backward(const rt_cuda_conv *c, void *din /*or NULL*/, float *dweight,
+                          const void *dout, const void *in, const void *weight);
 
-/* ---- Linear (cuBLASLt): out[N,O] = in[N,I] · W[O,I]^T, bias added by a fused kernel ----- */
+/* ---- Linear (cuBLASLt): out[N,O] = in[N,I] · W[O,I]^T, bias added by a fused kernel -----
+ * weight: the compute copy (activation type); dweight: FP32 (cuBLASLt writes it directly). */
 typedef struct rt_cuda_linear rt_cuda_linear;
 rt_cuda_linear *rt_cuda_linear_create(int n, int in_features, int out_features);
-void cuda_linear_forward(const rt_cuda_linear *l, float *out, const float *in, const float *weight);
-void cuda_linear_backward(const rt_cuda_linear *l, float *din /*or NULL*/, float *dweight,
-                          const float *dout, const float *in, const float *weight);
+void cuda_linear_forward(const rt_cuda_linear *l, void *out, const void *in, const void *weight);
+void cuda_linear_backward(const rt_cuda_linear *l, void *din /*or NULL*/, float *dweight,
+                          const void *dout, const void *in, const void *weight);
 
 /* ---- Per-channel bias (conv and linear; linear is hw = 1) ------------------------------ */
-void cuda_bias_forward(float *out, const float *in, const float *bias, int n, int c, long hw);
+void cuda_bias_forward(void *out, const void *in, const float *bias, int n, int c, long hw);
 /* dbias[c] = sum over n, hw of dout. If relu_out is not NULL, dout is first masked by
  * relu_out > 0 and the masked gradient is written to dmasked (the fused bias+ReLU backward:
  * dmasked may alias dout). */
-void cuda_bias_backward(float *dbias, float *dmasked, const float *dout, const float *relu_out,
+void cuda_bias_backward(float *dbias, void *dmasked, const void *dout, const void *relu_out,
                         int n, int c, long hw);
 
 /* ---- Batch norm -------------------------------------------------------------------------
@@ -108,83 +129,139 @@ void cuda_bias_backward(float *dbias, float *dmasked, const float *dout, const f
  * training); applying them, y = (x - mean)·inv_std·gamma + beta, is a per-net fused kernel
  * (with the ReLU after it, when there is one), or cuda_batchnorm_apply. */
 void cuda_batchnorm_stats_train(float *save_mean, float *save_inv_std, float *running_mean,
-                                float *running_var, const float *in, int n, int c, int hw,
+                                float *running_var, const void *in, int n, int c, int hw,
                                 float momentum, float eps);
 /* Eval: mean = running_mean, inv_std = 1/sqrt(running_var + eps), into the same slots. */
 void cuda_batchnorm_stats_eval(float *save_mean, float *save_inv_std, const float *running_mean,
                                const float *running_var, int c, float eps);
-void cuda_batchnorm_apply(float *out, const float *in, const float *gamma, const float *beta,
+void cuda_batchnorm_apply(void *out, const void *in, const float *gamma, const float *beta,
                           const float *mean, const float *inv_std, int n, int c, int hw, int relu);
 /* relu_out not NULL: dout is the gradient of ReLU(bn(x)) and is masked by relu_out > 0 first
  * (the fused BN+ReLU backward). */
-void cuda_batchnorm_backward(float *din /*or NULL*/, float *dgamma, float *dbeta,
-                             const float *dout, const float *relu_out, const float *in,
+void cuda_batchnorm_backward(void *din /*or NULL*/, float *dgamma, float *dbeta,
+                             const void *dout, const void *relu_out, const void *in,
                              const float *gamma, const float *save_mean,
                              const float *save_inv_std, int n, int c, int hw);
 
 /* ---- Layer norm over C per (n, pixel) --------------------------------------------------- */
-void cuda_layernorm_forward(float *out, float *save_mean, float *save_rstd, const float *in,
+void cuda_layernorm_forward(void *out, float *save_mean, float *save_rstd, const void *in,
                             const float *gamma, const float *beta, int n, int c, int hw, float eps);
-void cuda_layernorm_backward(float *din, float *dgamma, float *dbeta, const float *dout,
-                             const float *in, const float *gamma, const float *save_mean,
+void cuda_layernorm_backward(void *din, float *dgamma, float *dbeta, const void *dout,
+                             const void *in, const float *gamma, const float *save_mean,
                              const float *save_rstd, int n, int c, int hw);
 
-/* ---- Elementwise ------------------------------------------------------------------------- */
-void cuda_relu_forward(float *out, const float *in, long n);
-void cuda_relu_backward(float *din, const float *dout, const float *out, long n);
-void cuda_gelu_forward(float *out, const float *in, long n);
-void cuda_gelu_backward(float *din, const float *dout, const float *in, long n);
-void cuda_add_forward(float *out, const float *a, const float *b, long n);
-void cuda_tensor_accumulate(float *dst, const float *src, long n);
-void cuda_dropout_forward(float *out, const float *in, long n, float p, uint64_t seed, int train);
-void cuda_dropout_backward(float *din, const float *dout, long n, float p, uint64_t seed, int train);
-void cuda_drop_path_forward(float *out, const float *in, int n, long per_sample, float p,
-                            uint64_t seed, int train);
-void cuda_drop_path_backward(float *din, const float *dout, int n, long per_sample, float p,
-                             uint64_t seed, int train);
-void cuda_layer_scale_forward(float *out, const float *in, const float *gamma, int n, int c, int hw);
-void cuda_layer_scale_backward(float *din, float *dgamma, const float *dout, const float *in,
+/* ---- Elementwise -------------------------------------------------------------------------
+ * Masks: the seed of a dropout / drop-path op is rt_hash_u64(*step_seed, salt, 0), derived
+ * on the device from the step's seed (a device word the trainer sets before each step), so a
+ * replayed graph draws new masks every step; the masks equal the CPU op's for that seed. */
+void cuda_relu_forward(void *out, const void *in, long n);
+void cuda_relu_backward(void *din, const void *dout, const void *out, long n);
+void cuda_gelu_forward(void *out, const void *in, long n);
+void cuda_gelu_backward(void *din, const void *dout, const void *in, long n);
+void cuda_add_forward(void *out, const void *a, const void *b, long n);
+void cuda_tensor_accumulate(void *dst, const void *src, long n);
+void cuda_dropout_forward(void *out, const void *in, long n, float p, const uint64_t *step_seed,
+                          uint64_t salt, int train);
+void cuda_dropout_backward(void *din, const void *dout, long n, float p, const uint64_t *step_seed,
+                           uint64_t salt, int train);
+void cuda_drop_path_forward(void *out, const void *in, int n, long per_sample, float p,
+                            const uint64_t *step_seed, uint64_t salt, int train);
+void cuda_drop_path_backward(void *din, const void *dout, int n, long per_sample, float p,
+                             const uint64_t *step_seed, uint64_t salt, int train);
+void cuda_layer_scale_forward(void *out, const void *in, const float *gamma, int n, int c, int hw);
+void cuda_layer_scale_backward(void *din, float *dgamma, const void *dout, const void *in,
                                const float *gamma, int n, int c, int hw);
 
 /* ---- Pooling ----------------------------------------------------------------------------- */
-void cuda_maxpool2d_forward(float *out, int32_t *argmax, const float *in, const rt_pool_shape *s);
-void cuda_maxpool2d_backward(float *din, const float *dout, const int32_t *argmax,
+void cuda_maxpool2d_forward(void *out, int32_t *argmax, const void *in, const rt_pool_shape *s);
+void cuda_maxpool2d_backward(void *din, const void *dout, const int32_t *argmax,
                              const rt_pool_shape *s);
-void cuda_avgpool2d_forward(float *out, const float *in, const rt_pool_shape *s);
-void cuda_avgpool2d_backward(float *din, const float *dout, const rt_pool_shape *s);
-void cuda_global_avgpool_forward(float *out, const float *in, int n, int c, int hw);
-void cuda_global_avgpool_backward(float *din, const float *dout, int n, int c, int hw);
+void cuda_avgpool2d_forward(void *out, const void *in, const rt_pool_shape *s);
+void cuda_avgpool2d_backward(void *din, const void *dout, const rt_pool_shape *s);
+void cuda_global_avgpool_forward(void *out, const void *in, int n, int c, int hw);
+void cuda_global_avgpool_backward(void *din, const void *dout, int n, int c, int hw);
 
 /* ---- LRN, concat --------------------------------------------------------------------------- */
-void cuda_lrn_forward(float *out, float *save_scale, const float *in, int n, int c, int hw,
+/* save_scale: FP32 in every mode. */
+void cuda_lrn_forward(void *out, float *save_scale, const void *in, int n, int c, int hw,
                       int size, float alpha, float beta, float k);
-void cuda_lrn_backward(float *din, const float *dout, const float *in, const float *out,
+void cuda_lrn_backward(void *din, const void *dout, const void *in, const void *out,
                        const float *save_scale, int n, int c, int hw, int size, float alpha,
                        float beta);
 /* ins / dins are host arrays of device pointers. */
-void cuda_concat_forward(float *out, const float *const *ins, const int *channels, int k, int n,
+void cuda_concat_forward(void *out, const void *const *ins, const int *channels, int k, int n,
                          int hw);
-void cuda_concat_backward(float *const *dins, const float *dout, const int *channels, int k,
+void cuda_concat_backward(void *const *dins, const void *dout, const int *channels, int k,
                           int n, int hw);
 
 /* ---- Loss -------------------------------------------------------------------------------
  * Softmax cross-entropy with label smoothing fused with its backward (dlogits may be NULL).
- * Writes the batch mean loss to *loss (device double) without synchronizing. */
-void cuda_softmax_xent(double *loss, float *dlogits, const float *logits, const int32_t *labels,
-                       int n, int k, float smoothing, float dscale);
+ * Writes the batch mean loss (unscaled) to *loss (device double) without synchronizing;
+ * dlogits = dscale · (*loss_scale, a device float, when not NULL) · d(loss)/d(logits). */
+void cuda_softmax_xent(double *loss, void *dlogits, const void *logits, const int32_t *labels,
+                       int n, int k, float smoothing, float dscale, const float *loss_scale);
 
 /* ---- Optimizer: one multi-tensor kernel over all parameters ------------------------------
  * Same semantics as rt_optim_step per tensor with the trainer's rules: weight decay per
  * tensor (0 for exempt ones when exempt_bn_bias), LARS trust ratios per tensor, optional
- * global-norm clipping folded into the gradient scale. Norms reduce in a fixed order. */
+ * global-norm clipping folded into the gradient scale, and grad_div (1 / world size) for the
+ * sum the all-reduce leaves. Norms reduce in a fixed order. */
 typedef struct rt_cuda_optim rt_cuda_optim;
 rt_cuda_optim *rt_cuda_optim_create(const rt_optim_config *cfg, const long *offsets,
                                     const long *counts, const int *exempt, int n_tensors,
-                                    float weight_decay, double clip_grad_norm);
-/* state: the host layout (rt_optim.h): a tensor at parameter offset o keeps its
+                                    float weight_decay, double clip_grad_norm, float grad_div);
+/* Loss scaling (precision.loss_scale): mode 0 none, 1 static, 2 dynamic. The backward is
+ * seeded with the scale (rt_cuda_optim_loss_scale); the step divides it out. A step whose
+ * gradients hold an inf or NaN is skipped (parameters and state untouched) and counted; in
+ * dynamic mode the scale then halves, and doubles after 2000 clean steps in a row (torch's
+ * GradScaler defaults). All of it happens on the device, identically on every rank (the
+ * gradients are the all-reduced ones), so the step needs no synchronization. */
+void rt_cuda_optim_set_loss_scale(rt_cuda_optim *o, int mode, float init_scale);
+const float *rt_cuda_optim_loss_scale(const rt_cuda_optim *o);   /* device float */
+/* The scaler's state for checkpoints and metrics: { scale, clean steps in a row, skipped
+ * steps so far }. get synchronizes; set is async. */
+void rt_cuda_optim_scaler_get(const rt_cuda_optim *o, double state_host[3]);
+void rt_cuda_optim_scaler_set(rt_cuda_optim *o, const double state_host[3]);
+/* A step in two halves, so that the launch can be captured in a CUDA graph: set_step stores
+ * the step's scalars (LR, bias corrections) in page-locked host memory; launch copies them to
+ * the device and runs the kernels. params_act (or NULL) receives the updated parameters in
+ * the activation type: the compute copy conv and linear read.
+ * state: the host layout (rt_optim.h): a tensor at parameter offset o keeps its
  * rt_optim_state_per_param planes of count floats at state + planes·o. */
-void rt_cuda_optim_step(rt_cuda_optim *o, float *params, float *state, const float *grads,
-                        long n_params, double lr, long step);
+void rt_cuda_optim_set_step(rt_cuda_optim *o, double lr, long step);
+void rt_cuda_optim_launch(rt_cuda_optim *o, float *params, void *params_act, float *state,
+                          const float *grads);
+/* Both, for a caller that does not capture. */
+void rt_cuda_optim_step(rt_cuda_optim *o, float *params, void *params_act, float *state,
+                        const float *grads, double lr, long step);
+
+/* ---- CUDA graphs ---------------------------------------------------------------------------
+ * rt_cuda_graph_run(&g, fn, arg) runs fn(arg), which only enqueues work on the stream: the
+ * first call runs it directly (lazy library set-up happens there), the second captures it
+ * into a graph and every later call replays that graph. Shapes and pointers are static, and
+ * per-step values live in device words that are set before each replay, so a replay does the
+ * same work as a direct call. TRAINC_CUDA_GRAPH=0 or rt_cuda_graph_disable() runs fn directly
+ * every time. */
+typedef struct rt_cuda_graph rt_cuda_graph;
+void rt_cuda_graph_run(rt_cuda_graph **g, void (*fn)(void *), void *arg);
+void rt_cuda_graph_disable(void);
+int rt_cuda_graph_enabled(void);
+
+/* ---- Gradient all-reduce over NCCL ----------------------------------------------------------
+ * One NCCL communicator over the MPI world (rank 0 makes the unique id and broadcasts it over
+ * MPI) and one stream of its own. bucket_ready(k), called right after backward writes the
+ * last gradient of bucket k, records an event on the compute stream; the NCCL stream waits
+ * for it and sums the bucket in place, overlapping the rest of backward. grads_finish makes
+ * the compute stream wait for every bucket (the optimizer runs after it). With comm == NULL
+ * (a world of one) all of it is a no-op. Built without NCCL (rt_cuda_nccl_available() == 0),
+ * init refuses a world of more than one rank. */
+int rt_cuda_nccl_available(void);
+void rt_cuda_nccl_init(rt_comm *comm, float *grads, const rt_grad_bucket *buckets, int n_buckets,
+                       int overlap);
+void rt_cuda_grad_bucket_ready(int k);
+void rt_cuda_grads_finish(void);
+/* Copies rank 0's floats to every rank (batch-norm statistics before evaluation). */
+void rt_cuda_broadcast(float *buf, long n);
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,11 @@
 /* Device-side helpers shared by libtrainrt_cuda and the fused kernels trainc generates per
- * net (kernels.cu): launch geometry and the bit-exact twin of rt_hash_uniform. CUDA C++. */
+ * net (kernels.cu): launch geometry, activation element types (FP32 / BF16 / FP16 storage,
+ * FP32 arithmetic in registers) and the bit-exact twins of rt_hash_uniform / rt_hash_u64.
+ * CUDA C++. */
 #ifndef RT_CUDA_KERNELS_CUH
 #define RT_CUDA_KERNELS_CUH
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include "rt_cuda.h"
@@ -18,6 +22,38 @@ static inline unsigned rt_blocks(long n) {
 
 static inline cudaStream_t rt_stream(void) { return (cudaStream_t)rt_cuda_stream(); }
 
+/* Activation storage -> FP32 (rt_ld) and FP32 -> storage, rounding to nearest (rt_st<T>). */
+__device__ __forceinline__ float rt_ld(float v) { return v; }
+__device__ __forceinline__ float rt_ld(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ __forceinline__ float rt_ld(__half v) { return __half2float(v); }
+template <typename T> __device__ __forceinline__ T rt_st(float v);
+template <> __device__ __forceinline__ float rt_st<float>(float v) { return v; }
+template <> __device__ __forceinline__ __nv_bfloat16 rt_st<__nv_bfloat16>(float v) { return __float2bfloat16(v); }
+template <> __device__ __forceinline__ __half rt_st<__half>(float v) { return __float2half(v); }
+
+/* Four consecutive elements at index 4q as one 16-byte (FP32) or 8-byte (16-bit) access;
+ * the caller guarantees the alignment (arena offsets are 64-byte aligned). */
+template <typename T> __device__ __forceinline__ void rt_load4(const T *p, long q, float a[4]) {
+    if constexpr (sizeof(T) == 4) {
+        const float4 v = reinterpret_cast<const float4 *>(p)[q];
+        a[0] = v.x, a[1] = v.y, a[2] = v.z, a[3] = v.w;
+    } else {
+        const uint2 u = reinterpret_cast<const uint2 *>(p)[q];
+        const T *h = reinterpret_cast<const T *>(&u);
+        for (int j = 0; j < 4; j++) a[j] = rt_ld(h[j]);
+    }
+}
+template <typename T> __device__ __forceinline__ void rt_store4(T *p, long q, const float a[4]) {
+    if constexpr (sizeof(T) == 4) {
+        reinterpret_cast<float4 *>(p)[q] = make_float4(a[0], a[1], a[2], a[3]);
+    } else {
+        uint2 u;
+        T *h = reinterpret_cast<T *>(&u);
+        for (int j = 0; j < 4; j++) h[j] = rt_st<T>(a[j]);
+        reinterpret_cast<uint2 *>(p)[q] = u;
+    }
+}
+
 /* Bit-exact twin of rt_hash_uniform (rt_ops.h): dropout masks equal the CPU's. */
 __device__ static inline double hash_uniform(uint64_t seed, uint64_t index) {
     uint64_t z = seed ^ (index * 0xD1B54A32D192ED03ull);
@@ -26,6 +62,19 @@ __device__ static inline double hash_uniform(uint64_t seed, uint64_t index) {
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     z ^= z >> 31;
     return (double)(z >> 11) * 0x1.0p-53;
+}
+
+/* Bit-exact twin of rt_hash_u64 (rt_rng.h): per-op mask seeds derived on the device from the
+ * step seed, so a captured CUDA graph draws new masks every step. */
+__device__ static inline uint64_t rt_mix64_dev(uint64_t x) {
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+__device__ static inline uint64_t rt_hash_u64_dev(uint64_t seed, uint64_t a, uint64_t b) {
+    uint64_t h = rt_mix64_dev(seed + 0x9e3779b97f4a7c15ull);
+    h = rt_mix64_dev(h ^ (a + 0x632be59bd9b4e019ull));
+    return rt_mix64_dev(h ^ (b + 0x8cb92ba72f3d8dd7ull));
 }
 
 #endif

@@ -24,6 +24,7 @@ typedef struct {
     uint64_t step_seed;     /* per-step seed for dropout / drop-path masks */
     int training;           /* 1: batch statistics and masks; 0: eval */
     rt_comm *comm;          /* the other ranks; NULL in a world of 1 (no MPI calls at all) */
+    int no_graph;           /* device models: launch the step op by op (--no-graph) */
 } rt_model_ctx;
 
 /* One trainable tensor inside params/grads. */
@@ -80,11 +81,18 @@ typedef struct {
 /* A model whose tensors live on a device (the CUDA backend). The trainer's host arrays
  * (params, buffers, optimizer state) are mirrors: init and resume fill them, upload copies
  * them to the device once, the device runs every step and the optimizer, and download
- * refreshes the mirrors before the trainer reads them (checkpoint, params hash). */
+ * refreshes the mirrors before the trainer reads them (checkpoint, params hash). With
+ * several ranks the device model all-reduces its own gradients (NCCL) inside train_step, so
+ * the trainer attaches no host gradient buffer to rt_comm. */
 typedef struct rt_device_hooks {
     void (*upload)(rt_model_ctx *ctx, const rt_run_config *run, const float *opt_state, long n_state);
     void (*download)(rt_model_ctx *ctx, float *opt_state, long n_state);
     void (*optimizer_step)(rt_model_ctx *ctx, double lr, long step);
+    /* Rank 0's batch-norm running statistics to every rank, on the device. */
+    void (*broadcast_buffers)(rt_model_ctx *ctx);
+    /* Loss scaling (FP16), or NULL: reads (set = 0) or restores (set = 1) the scaler's state
+     * { scale, clean steps in a row, skipped steps so far }, kept in checkpoints. */
+    void (*loss_scaler)(rt_model_ctx *ctx, double state[3], int set);
 } rt_device_hooks;
 
 /* Makes OpenMP workers sleep rather than spin at barriers unless OMP_WAIT_POLICY is set, by

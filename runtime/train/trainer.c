@@ -31,6 +31,12 @@ typedef struct {
     int64_t world;            /* ranks of the run: the data order of a step depends on it */
 } trainer_resume_state;
 
+/* The loss scaler of a device model (rt_device_hooks.loss_scaler): its own checkpoint
+ * section, present only for models that scale, so other checkpoints keep their layout. */
+typedef struct {
+    double scale, clean, skipped;
+} trainer_scaler_state;
+
 typedef struct {
     const rt_model *m;
     rt_run_config run;
@@ -49,7 +55,19 @@ typedef struct {
     double interval_loss, interval_comm_s;
     long interval_correct, interval_steps;
     trainer_log log;
+    trainer_scaler_state scaler;   /* host mirror: filled before a checkpoint, after a resume */
 } trainer;
+
+static int has_scaler(const trainer *t) { return t->m->device && t->m->device->loss_scaler; }
+
+/* The loss scaler's state from the device (a small synchronous copy), for logs and checkpoints. */
+static void read_scaler(trainer *t) {
+    if (!has_scaler(t)) return;
+    double st[3];
+    t->m->device->loss_scaler(&t->ctx, st, 0);
+    t->scaler = (trainer_scaler_state){ st[0], st[1], st[2] };
+    t->log.skipped_steps = (long)st[2];
+}
 
 static void load_data(trainer *t) {
     const rt_model *m = t->m;
@@ -100,7 +118,7 @@ static void allocate(trainer *t) {
     t->logits = rt_alloc_aligned((size_t)m->batch * m->classes * sizeof(float));
 }
 
-static int checkpoint_sections(trainer *t, rt_ckpt_section *secs, trainer_resume_state *st) {
+static int checkpoint_sections(trainer *t, rt_ckpt_section *secs, trainer_resume_state *st) {   /* at most 5 */
     const rt_model *m = t->m;
     st->step = t->step;
     st->seed = t->run.seed;
@@ -118,13 +136,15 @@ static int checkpoint_sections(trainer *t, rt_ckpt_section *secs, trainer_resume
         secs[n++] = (rt_ckpt_section){ "buffers", t->ctx.buffers, (size_t)m->n_buffers * sizeof(float) };
     if (t->n_state)
         secs[n++] = (rt_ckpt_section){ "optimizer", t->opt_state, (size_t)t->n_state * sizeof(float) };
+    if (has_scaler(t)) secs[n++] = (rt_ckpt_section){ "loss_scale", &t->scaler, sizeof t->scaler };
     return n;
 }
 
 static void save_checkpoint(trainer *t) {
     if (t->rank != 0) return;   /* the replicas are identical: rank 0 speaks for all */
     if (t->m->device) t->m->device->download(&t->ctx, t->opt_state, t->n_state);
-    rt_ckpt_section secs[4];
+    read_scaler(t);
+    rt_ckpt_section secs[5];
     trainer_resume_state st;
     int n = checkpoint_sections(t, secs, &st);
     char dir[4096], path[4096];
@@ -135,7 +155,7 @@ static void save_checkpoint(trainer *t) {
 }
 
 static void resume(trainer *t, const char *path) {
-    rt_ckpt_section secs[4];
+    rt_ckpt_section secs[5];
     trainer_resume_state st, want;
     int n = checkpoint_sections(t, secs, &want);
     secs[0].data = &st;
@@ -178,7 +198,8 @@ static void share_start_state(trainer *t) {
  * DDP, evaluation (and the checkpoint) use rank 0's. */
 static void evaluate(trainer *t, double *loss, double *top1, double *top5) {
     const rt_model *m = t->m;
-    rt_comm_bcast(t->comm, t->ctx.buffers, (size_t)m->n_buffers * sizeof(float), "rank 0's batch norm statistics");
+    if (m->device && t->comm) m->device->broadcast_buffers(&t->ctx);
+    else rt_comm_bcast(t->comm, t->ctx.buffers, (size_t)m->n_buffers * sizeof(float), "rank 0's batch norm statistics");
     rt_loader_seek(&t->val, 0, 0);
     long steps = rt_loader_steps_per_epoch(&t->val);
     double sum_loss = 0;
@@ -209,7 +230,7 @@ static void evaluate(trainer *t, double *loss, double *top1, double *top5) {
  * over the global batch (exact for a power-of-two world). */
 static void optimizer_step(trainer *t, double lr) {
     const rt_model *m = t->m;
-    if (m->device) {   /* one GPU: the device kernel applies the same update */
+    if (m->device) {   /* the device kernel applies the same update (and divides by the world size) */
         m->device->optimizer_step(&t->ctx, lr, t->step);
         return;
     }
@@ -290,6 +311,7 @@ static int train(trainer *t) {
         t->interval_comm_s += rt_comm_take_exposed_s(t->comm);
         long epoch = (t->step - 1) / t->steps_per_epoch;
         if (t->step % t->run.log_every == 0 || t->step == t->total_steps) {
+            read_scaler(t);
             double now = rt_time_s();
             trainer_log_train(&t->log, epoch, t->step, t->total_steps,
                               rt_lr_at(&t->run.lr, t->step - 1), t->interval_loss / t->interval_steps,
@@ -326,6 +348,7 @@ static int train(trainer *t) {
     if (isnan(last_top1)) evaluate(t, &last_loss, &last_top1, &last_top5);
     char hash[RT_PARAMS_HASH_LEN + 1];
     if (m->device) m->device->download(&t->ctx, t->opt_state, t->n_state);
+    read_scaler(t);
     rt_params_hash(t->ctx.params, m->n_params, hash);
     trainer_log_summary(&t->log, t->step, last_loss, last_top1, last_top5, rt_time_s() - t_start, hash);
     return 0;
@@ -353,10 +376,6 @@ int rt_trainer_main(const rt_model *m, const rt_run_config *run, int argc, char 
         rt_die_hint("launch with mpirun -np N (or srun -n N), or set parallel.ranks: 1 (or 0 for any) in the spec",
                     "the spec asks for %d ranks but this process runs alone", t.run.ranks);
     rt_comm_handshake(t.comm, m->spec_hash, t.run.ranks);
-    if (m->device && t.world > 1)
-        rt_die_hint("run the CUDA trainer as one process per machine for now, or build the CPU trainer",
-                    "this CUDA trainer runs on one GPU; %d ranks need the NCCL gradient all-reduce, "
-                    "which is not built yet", (int)t.world);
     load_data(&t);
     make_loader(&t, &t.train, &t.train_set, 1);
     make_loader(&t, &t.val, &t.val_set, 0);
@@ -372,7 +391,9 @@ int rt_trainer_main(const rt_model *m, const rt_run_config *run, int argc, char 
     m->init(t.ctx.params, t.ctx.buffers, t.run.seed);
     t.ctx.training = 1;
     t.ctx.comm = t.comm;
-    rt_comm_attach_grads(t.comm, t.ctx.grads, m->buckets, m->n_buckets, t.run.overlap);
+    t.ctx.no_graph = t.args.no_graph;
+    /* A device model all-reduces its gradients on the device (NCCL) inside train_step. */
+    if (!m->device) rt_comm_attach_grads(t.comm, t.ctx.grads, m->buckets, m->n_buckets, t.run.overlap);
     if (t.args.resume && t.rank == 0) resume(&t, t.args.resume);
     if (t.rank == 0)
         trainer_log_open(&t.log, t.args.out_dir, m, t.world, t.args.resume ? t.step : -1,
@@ -381,6 +402,14 @@ int rt_trainer_main(const rt_model *m, const rt_run_config *run, int argc, char 
         trainer_log_off(&t.log);
     share_start_state(&t);
     if (m->device) m->device->upload(&t.ctx, &t.run, t.opt_state, t.n_state);
+    if (has_scaler(&t)) {   /* a resumed run continues with the checkpoint's scale, on every rank */
+        rt_comm_bcast(t.comm, &t.scaler, sizeof t.scaler, "the loss scale from rank 0");
+        if (t.args.resume) {
+            double st[3] = { t.scaler.scale, t.scaler.clean, t.scaler.skipped };
+            m->device->loss_scaler(&t.ctx, st, 1);
+        }
+        read_scaler(&t);
+    }
     int rc = t.args.benchmark_steps > 0 ? run_benchmark(&t) : train(&t);
     trainer_log_close(&t.log);
     rt_comm_finalize(t.comm);

@@ -10,13 +10,15 @@
 static void usage(FILE *out, const char *prog) {
     fprintf(out,
             "usage: %s [--data DIR] [--out DIR] [--resume FILE] [--benchmark STEPS]\n"
-            "          [--seed N] [--epochs N] [--print-spec] [--help]\n"
+            "          [--seed N] [--epochs N] [--no-graph] [--print-spec] [--help]\n"
             "  --data DIR         dataset directory (default: the spec's data path)\n"
             "  --out DIR          where metrics.jsonl and checkpoints/ go\n"
             "  --resume FILE      continue the exact run saved in FILE (a checkpoint)\n"
             "  --benchmark STEPS  time STEPS training steps and report images/s\n"
             "  --seed N           override the spec's seed\n"
             "  --epochs N         override the spec's number of epochs\n"
+            "  --no-graph         CUDA trainers: launch every op of a step instead of replaying\n"
+            "                     the step's captured CUDA graph (for comparison)\n"
             "  --print-spec       print the resolved spec embedded in this binary\n",
             prog);
 }
@@ -52,6 +54,10 @@ void rt_trainer_parse_args(rt_trainer_args *a, const char *prog, const char *def
         }
         if (!strcmp(opt, "--print-spec")) {
             a->print_spec = 1;
+            continue;
+        }
+        if (!strcmp(opt, "--no-graph")) {
+            a->no_graph = 1;
             continue;
         }
         static const char *const with_value[] = { "--data", "--out", "--resume", "--benchmark",

@@ -12,6 +12,7 @@ typedef struct {
     uint64_t seed;
     int print_spec;
     int epochs;               /* 0: the spec's */
+    int no_graph;             /* CUDA trainers: no CUDA graph capture (for comparison) */
 } rt_trainer_args;
 
 /* Parses argv; on a bad argument prints one message with the usage and exits 2. */

@@ -60,12 +60,16 @@ static void truncate_metrics_after(const char *path, long step) {
         rt_die("cannot rewrite '%s': %s", path, strerror(errno));
 }
 
-void trainer_log_off(trainer_log *log) { memset(log, 0, sizeof *log); }
+void trainer_log_off(trainer_log *log) {
+    memset(log, 0, sizeof *log);
+    log->skipped_steps = -1;
+}
 
 void trainer_log_open(trainer_log *log, const char *out_dir, const rt_model *m, int ranks,
                       long resume_step, int benchmark) {
     memset(log, 0, sizeof *log);
     log->on = 1;
+    log->skipped_steps = -1;
     log->tty = rt_is_tty(stdout);
     if (resume_step < 0 && !benchmark && dir_has_checkpoints(out_dir))
         rt_die_hint("resume it with --resume FILE, or pass another --out",
@@ -110,6 +114,7 @@ void trainer_log_train(trainer_log *log, long epoch, long step, long total_steps
     json_number(log->metrics, "top1", top1);
     json_number(log->metrics, "images_per_s", images_per_s);
     if (!isnan(comm_ms)) json_number(log->metrics, "comm_wait_ms", comm_ms);
+    if (log->skipped_steps >= 0) fprintf(log->metrics, ",\"skipped_steps\":%ld", log->skipped_steps);
     fputs("}\n", log->metrics);
     fflush(log->metrics);
     /* A terminal gets at most a few redraws a second: with log_every: 1 a small net logs
@@ -163,6 +168,7 @@ void trainer_log_summary(trainer_log *log, long step, double loss, double top1, 
     json_number(log->metrics, "top1", top1);
     json_number(log->metrics, "top5", top5);
     json_number(log->metrics, "wall_s", wall_s);
+    if (log->skipped_steps >= 0) fprintf(log->metrics, ",\"skipped_steps\":%ld", log->skipped_steps);
     fprintf(log->metrics, ",\"params_hash\":\"%s\"}\n", params_hash);
     fflush(log->metrics);
     end_progress(log);

@@ -13,6 +13,8 @@ typedef struct {
     int progress_open;        /* a \r progress line is on screen */
     double progress_at;       /* when the progress line was last redrawn (rt_time_s) */
     char path[4096];
+    long skipped_steps;       /* loss scaling: steps skipped so far, in train and summary
+                               * records; -1 (no loss scaling): the field is left out */
 } trainer_log;
 
 /* resume_step >= 0: keep the records up to that step (a resumed run rewrites what the

@@ -2,7 +2,8 @@
 # The CUDA backend without a GPU (part of `make test`): libtrainrt_cuda, the GPU op test and
 # the CUDA trainers of the example specs (fused and --no-fuse) and of the benchmark nets must compile with nvcc and cc
 # without a single warning; the emitted CUDA sources must equal generated/<name>/cuda/
-# (UPDATE=1 rewrites them); bad backend options and unsupported precisions give one clear
+# (UPDATE=1 rewrites them); BF16 and FP16 trainers (16-bit activations, loss scaling) compile
+# too, with 16-bit act_t in their sources; bad backend options and sync_bn give one clear
 # error; and on a machine without a GPU the trainer refuses with a clear message.
 # Skips, saying so, only when nvcc is absent. One architecture (CHECK_ARCHS, default 90)
 # keeps the compile short; `make cuda` builds the default sm_80 + sm_90.
@@ -50,6 +51,21 @@ for spec in specs/examples/*.spec; do
   done
 done
 echo "built the CUDA trainers of $(ls specs/examples/*.spec | wc -l) example specs (fused and unfused)"
+# Mixed precision: the ResNet example in BF16 and FP16 (FP16 with dynamic loss scaling).
+for p in BF16 FP16; do
+  printf 'extends: "%s/specs/examples/fmnist_resnet.spec"\nprecision { compute: %s }\n' "$(pwd)" $p > "$out/resnet_$p.spec"
+  "$BUILD/trainc" build "$out/resnet_$p.spec" -o "$out/resnet_$p" --backend cuda > "$out/resnet_$p.log" 2>&1 ||
+    { fail "trainc build --backend cuda failed for compute: $p:"; tail -20 "$out/resnet_$p.log"; continue; }
+  if grep -i "warning" "$out/resnet_$p.log"; then fail "warnings compiling the $p CUDA trainer"; fi
+  want=$([ $p = BF16 ] && echo __nv_bfloat16 || echo __half)
+  grep -q "typedef $want act_t;" "$out/resnet_$p.src/kernels.cu" || fail "$p kernels.cu does not use $want activations"
+  grep -q "typedef uint16_t act_t;" "$out/resnet_$p.src/model.c" || fail "$p model.c does not plan 16-bit activations"
+  if [ $p = FP16 ]; then
+    grep -q "rt_cuda_optim_set_loss_scale(dev.optim, 2, 65536.0f)" "$out/resnet_$p.src/model.c" ||
+      fail "FP16 model.c does not set up dynamic loss scaling"
+  fi
+done
+echo "built the ResNet example in BF16 and FP16"
 # The benchmark nets (ResNet-50, AlexNet, ConvNeXt-Tiny at batch 256): emitted and compiled only.
 for spec in bench/specs/gpu_*.spec; do
   name=$(basename "$spec" .spec)
@@ -68,9 +84,9 @@ expect_error() {  # description, expected text, command...
 }
 expect_error "unknown backend" "unknown backend 'metal'" \
   "$BUILD/trainc" build specs/examples/fmnist_mlp.spec -o "$out/x" --backend metal
-printf 'extends: "%s/specs/examples/fmnist_mlp.spec"\nprecision { compute: BF16 }\n' "$(pwd)" > "$out/bf16.spec"
-expect_error "BF16 on the CUDA backend" "not supported by the CUDA backend yet" \
-  "$BUILD/trainc" build "$out/bf16.spec" -o "$out/bf16" --backend cuda
+printf 'extends: "%s/specs/examples/fmnist_mlp.spec"\nparallel { ranks: 2 sync_bn: true }\n' "$(pwd)" > "$out/syncbn.spec"
+expect_error "sync_bn on the CUDA backend" "sync_bn is not supported by the CUDA backend yet" \
+  "$BUILD/trainc" build "$out/syncbn.spec" -o "$out/syncbn" --backend cuda
 TRAINC_CUDA_ENV=$out/missing.env expect_error "CUDA runtime not built" "make cuda" \
   "$BUILD/trainc" build specs/examples/fmnist_mlp.spec -o "$out/x" --backend cuda
 

@@ -3,8 +3,14 @@
 #  1. every CUDA op forward/backward vs the CPU op (test_ops_gpu: FP32 within 1e-4)
 #  2. fused kernels vs the unfused sequence: tests/gpu/specs/ops_mix.spec trained with and
 #     without --no-fuse (losses within 1e-4 per step), and vs the CPU trainer (1e-3, 20 steps)
-#  3. end to end: fmnist_lenet on the GPU must reach the CPU trainer's bar, 92% test top-1
-#  4. compute-sanitizer (memcheck) clean on ops_mix
+#     CUDA graphs vs --no-graph (losses within 1e-5: the same kernels, cuDNN picks per process)
+#  3. mixed precision: ops_mix in BF16 and FP16 (dynamic loss scaling) against FP32, losses
+#     within 5e-2 over 20 steps; the FP16 run logs skipped_steps
+#  4. end to end: fmnist_lenet on the GPU must reach the CPU trainer's bar, 92% test top-1,
+#     in FP32 and in BF16
+#  5. compute-sanitizer (memcheck) clean on ops_mix, FP32 and FP16
+#  6. with 2 or more GPUs: ops_mix on 2 ranks (mpirun, NCCL buckets) vs the CPU trainer on 2
+#     ranks (losses within 1e-3); with one GPU this step says it did not run
 # Environment: BUILD (build), FMNIST_DIR (Fashion-MNIST IDX files; default the Debian
 # package's /usr/share/datasets/fashion-mnist), GPU_TEST_BIN (the op test binary).
 set -u
@@ -46,6 +52,18 @@ step "fused vs unfused losses (1e-4)" python3 tests/gpu/compare_runs.py \
   "$out/mix_fused.run/metrics.jsonl" "$out/mix_unfused.run/metrics.jsonl" 1e-4
 step "CUDA vs CPU losses (1e-3, 20 steps)" python3 tests/gpu/compare_runs.py \
   "$out/mix_fused.run/metrics.jsonl" "$out/mix_cpu.run/metrics.jsonl" 1e-3 20
+step "ops_mix: --no-graph" "$out/mix_fused" --no-graph --out "$out/mix_nograph.run"
+step "CUDA graph vs --no-graph losses (1e-5)" python3 tests/gpu/compare_runs.py \
+  "$out/mix_fused.run/metrics.jsonl" "$out/mix_nograph.run/metrics.jsonl" 1e-5
+
+for p in BF16 FP16; do
+  printf 'extends: "%s/%s"\nprecision { compute: %s }\n' "$(pwd)" "$mix" $p > "$out/mix_$p.spec"
+  step "ops_mix: $p CUDA trainer" bash -c "'$BUILD/trainc' build '$out/mix_$p.spec' -o '$out/mix_$p' --backend cuda && '$out/mix_$p' --out '$out/mix_$p.run'"
+  step "$p vs FP32 losses (5e-2, 20 steps)" python3 tests/gpu/compare_runs.py \
+    "$out/mix_$p.run/metrics.jsonl" "$out/mix_fused.run/metrics.jsonl" 5e-2 20
+done
+step "FP16 run logs skipped_steps (train and summary)" bash -c \
+  "grep -q '\"event\":\"train\".*\"skipped_steps\":' '$out/mix_FP16.run/metrics.jsonl' && grep -q '\"event\":\"summary\".*\"skipped_steps\":' '$out/mix_FP16.run/metrics.jsonl'"
 
 fmnist=${FMNIST_DIR:-/usr/share/datasets/fashion-mnist}
 lenet_e2e() {
@@ -67,6 +85,18 @@ assert evals and evals[-1]["top1"] >= 0.92, "below the CPU trainer's 92% bar"
 PY
 }
 step "fmnist_lenet end to end on the GPU (>= 92%)" lenet_e2e
+lenet_bf16() {
+  printf 'extends: "%s/specs/examples/fmnist_lenet.spec"\nprecision { compute: BF16 }\n' "$(pwd)" > "$out/lenet_bf16.spec"
+  "$BUILD/trainc" build "$out/lenet_bf16.spec" --backend cuda -o "$out/lenet_bf16" || return 1
+  "$out/lenet_bf16" --data "$fmnist" --out "$out/lenet_bf16.run" || return 1
+  python3 - "$out/lenet_bf16.run/metrics.jsonl" <<'PY'
+import json, sys
+evals = [json.loads(l) for l in open(sys.argv[1]) if '"eval"' in l]
+print(f"fmnist_lenet BF16: test top-1 per epoch {[round(r['top1'], 4) for r in evals]}")
+assert evals and evals[-1]["top1"] >= 0.92, "below the 92% bar"
+PY
+}
+step "fmnist_lenet end to end in BF16 (>= 92%)" lenet_bf16
 
 sanitize() {
   local cs
@@ -75,6 +105,31 @@ sanitize() {
   "$cs" --tool memcheck --error-exitcode 1 --leak-check no "$out/mix_fused" --out "$out/mix_sanitized.run"
 }
 step "compute-sanitizer memcheck on ops_mix" sanitize
+sanitize_fp16() {
+  local cs
+  cs=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null | head -1)
+  [ -n "$cs" ] || { echo "error: compute-sanitizer not found"; return 1; }
+  "$cs" --tool memcheck --error-exitcode 1 --leak-check no "$out/mix_FP16" --out "$out/mix_fp16_sanitized.run"
+}
+step "compute-sanitizer memcheck on ops_mix in FP16" sanitize_fp16
+
+ngpu=$(nvidia-smi -L | grep -c '^GPU')
+if [ "$ngpu" -ge 2 ] && command -v mpirun > /dev/null; then
+  two_ranks() {
+    # ops_mix on 2 ranks: per-rank batch norm and masks make it its own run, so the reference
+    # is the CPU trainer on 2 ranks (MPI all-reduce), which computes the same per-rank values
+    printf 'extends: "%s/%s"\nparallel { ranks: 2 }\n' "$(pwd)" "$mix" > "$out/mix_2r.spec"
+    "$BUILD/trainc" build "$out/mix_2r.spec" --backend cuda -o "$out/mix_2r" || return 1
+    "$BUILD/trainc" build "$out/mix_2r.spec" -o "$out/mix_2r_cpu" || return 1
+    local mpi=(env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np 2 --oversubscribe)
+    "${mpi[@]}" "$out/mix_2r" --out "$out/mix_2r.run" || return 1
+    "${mpi[@]}" "$out/mix_2r_cpu" --out "$out/mix_2r_cpu.run" || return 1
+    python3 tests/gpu/compare_runs.py "$out/mix_2r.run/metrics.jsonl" "$out/mix_2r_cpu.run/metrics.jsonl" 1e-3 20
+  }
+  step "2 GPUs over NCCL vs the CPU trainer on 2 ranks (1e-3, 20 steps)" two_ranks
+else
+  echo "NOT RUN  2-GPU NCCL test: this machine has $ngpu GPU(s) (or no mpirun); it needs 2"
+fi
 
 echo
 echo "test-gpu: $passed passed, $fail failed"

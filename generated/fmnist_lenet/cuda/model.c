@@ -2,61 +2,72 @@
  * spec: specs/examples/fmnist_lenet.spec
  * spec sha256: 2b2a39a2ddf35e0c572481208dc99fccbaa081c12b6f4d1b7ab52170ea192e95
  * Host schedule of the GPU trainer: every tensor lives in device memory laid out as
- * below (plan.txt beside this file); ops run on one CUDA stream, in this order.
- * Fused elementwise kernels of this net are in kernels.cu; math: FP32. */
+ * below (plan.txt beside this file); ops run on one CUDA stream, in this order, and
+ * a training step (forward, loss, backward) and the optimizer step are each captured
+ * once into a CUDA graph and replayed (--no-graph: launched one by one).
+ * Fused elementwise kernels of this net are in kernels.cu; precision: FP32. */
 #include <stdio.h>
 #include <string.h>
 #include "rt_core.h"
 #include "rt_cuda.h"
+#include "rt_devmem.h"
 #include "rt_rng.h"
 #include "rt_trainer.h"
 #include "kernels.h"
 
 #define BATCH 128
 #define CLASSES 10
+#define IMAGE 784L
 #define N_PARAMS 1663370L
 #define N_BUFFERS 0L
 #define ARENA_BYTES 41746432L
 
-/* Parameters (P) and gradients (G) on the device, in floats: reverse schedule order. */
+typedef float act_t;   /* activations and their gradients */
+
+/* Parameters (P, FP32 master weights), their compute copy (WA: P itself) and gradients (G,
+ * FP32) on the device, in elements: reverse schedule order. */
 #define conv1_weight (P + 1662538)  /* 800 */
 #define conv1_dweight (G + 1662538)
+#define conv1_wact (WA + 1662538)
 #define conv1_bias (P + 1663338)  /* 32 */
 #define conv1_dbias (G + 1663338)
 #define conv2_weight (P + 1611274)  /* 51200 */
 #define conv2_dweight (G + 1611274)
+#define conv2_wact (WA + 1611274)
 #define conv2_bias (P + 1662474)  /* 64 */
 #define conv2_dbias (G + 1662474)
 #define fc1_weight (P + 5130)  /* 1605632 */
 #define fc1_dweight (G + 5130)
+#define fc1_wact (WA + 5130)
 #define fc1_bias (P + 1610762)  /* 512 */
 #define fc1_dbias (G + 1610762)
 #define fc2_weight (P + 0)  /* 5120 */
 #define fc2_dweight (G + 0)
+#define fc2_wact (WA + 0)
 #define fc2_bias (P + 5120)  /* 10 */
 #define fc2_dbias (G + 5120)
 
 /* Activations, gradients and saved state in the device arena, in bytes (plan.txt). */
-#define conv1_out ((float *)(arena + 0))  /* [128,32,28,28] */
-#define relu1_out ((float *)(arena + 12845056))  /* [128,32,28,28] */
-#define pool1_out ((float *)(arena + 32112640))  /* [128,32,14,14] */
+#define conv1_out ((act_t *)(arena + 0))  /* [128,32,28,28] */
+#define relu1_out ((act_t *)(arena + 12845056))  /* [128,32,28,28] */
+#define pool1_out ((act_t *)(arena + 32112640))  /* [128,32,14,14] */
 #define pool1_saved ((int32_t *)(arena + 38535168))
-#define conv2_out ((float *)(arena + 0))  /* [128,64,14,14] */
-#define relu2_out ((float *)(arena + 6422528))  /* [128,64,14,14] */
-#define pool2_out ((float *)(arena + 0))  /* [128,64,7,7] */
+#define conv2_out ((act_t *)(arena + 0))  /* [128,64,14,14] */
+#define relu2_out ((act_t *)(arena + 6422528))  /* [128,64,14,14] */
+#define pool2_out ((act_t *)(arena + 0))  /* [128,64,7,7] */
 #define pool2_saved ((int32_t *)(arena + 1605632))
-#define fc1_out ((float *)(arena + 3211264))  /* [128,512,1,1] */
-#define relu3_out ((float *)(arena + 3473408))  /* [128,512,1,1] */
-#define fc2_out ((float *)(arena + 3211264))  /* [128,10,1,1] */
-#define conv1_dout ((float *)(arena + 0))
-#define relu1_dout ((float *)(arena + 25690112))
-#define pool1_dout ((float *)(arena + 6422528))
-#define conv2_dout ((float *)(arena + 0))
-#define relu2_dout ((float *)(arena + 25690112))
-#define pool2_dout ((float *)(arena + 3211264))
-#define fc1_dout ((float *)(arena + 4816896))
-#define relu3_dout ((float *)(arena + 3211264))
-#define fc2_dout ((float *)(arena + 3735552))
+#define fc1_out ((act_t *)(arena + 3211264))  /* [128,512,1,1] */
+#define relu3_out ((act_t *)(arena + 3473408))  /* [128,512,1,1] */
+#define fc2_out ((act_t *)(arena + 3211264))  /* [128,10,1,1] */
+#define conv1_dout ((act_t *)(arena + 0))
+#define relu1_dout ((act_t *)(arena + 25690112))
+#define pool1_dout ((act_t *)(arena + 6422528))
+#define conv2_dout ((act_t *)(arena + 0))
+#define relu2_dout ((act_t *)(arena + 25690112))
+#define pool2_dout ((act_t *)(arena + 3211264))
+#define fc1_dout ((act_t *)(arena + 4816896))
+#define relu3_dout ((act_t *)(arena + 3211264))
+#define fc2_dout ((act_t *)(arena + 3735552))
 
 static const rt_conv_shape conv1_shape = { .n = BATCH, .c = 1, .h = 28, .w = 28, .oc = 32, .kh = 5, .kw = 5, .sh = 1, .sw = 1, .ph = 2, .pw = 2, .dh = 1, .dw = 1, .groups = 1, .oh = 28, .ow = 28 };
 static const rt_pool_shape pool1_shape = { .n = BATCH, .c = 32, .h = 28, .w = 28, .kh = 2, .kw = 2, .sh = 2, .sw = 2, .ph = 0, .pw = 0, .oh = 14, .ow = 14 };
@@ -66,12 +77,17 @@ static const rt_pool_shape pool2_shape = { .n = BATCH, .c = 64, .h = 14, .w = 14
 /* Device memory of the model, set up once by upload(). */
 static struct {
     float *P, *G, *S, *state;   /* params, grads, BN buffers, optimizer state */
+    act_t *WA;                  /* compute copy of the params (P itself in FP32) */
     unsigned char *arena;       /* the static plan */
-    float *x;                   /* the batch: BATCH images */
-    int32_t *y;                 /* and labels */
+    float *x_in;                /* the batch as the host sends it: BATCH images */
+    act_t *x;                   /* and as the first layer reads it (x_in in FP32) */
+    int32_t *y;                 /* the labels */
+    float *logits;              /* FP32 logits for the host (the arena's in FP32) */
+    uint64_t *seed;             /* the step's mask seed (dropout, drop-path) */
     double *loss;
     void *work;                 /* cuDNN workspace, shared by every conv */
     rt_cuda_optim *optim;
+    rt_cuda_graph *step_graph, *optim_graph;
 } dev;
 
 /* Per-layer library plans: cuDNN descriptors and algorithms, cuBLASLt layouts. */
@@ -84,69 +100,86 @@ extern const rt_model model;
 
 static void forward(rt_model_ctx *ctx) {
     float *P = dev.P, *S = dev.S;
+    const act_t *WA = dev.WA;
     unsigned char *arena = dev.arena;
-    const float *x = dev.x;
-    (void)P, (void)S, (void)arena, (void)x;
+    const act_t *x = dev.x;
+    (void)P, (void)S, (void)WA, (void)arena, (void)x;
     /* layer "conv1" (conv) at specs/examples/fmnist_lenet.spec:11 */
-    cuda_conv2d_forward(conv1_conv, conv1_out, x, conv1_weight);
+    cuda_conv2d_forward(conv1_conv, conv1_out, x, conv1_wact);
     fused_conv1_bias(relu1_out, conv1_out, conv1_bias);
     /* layer "relu1" (relu) at specs/examples/fmnist_lenet.spec:12: fused into "conv1" */
     /* layer "pool1" (maxpool) at specs/examples/fmnist_lenet.spec:13 */
     cuda_maxpool2d_forward(pool1_out, pool1_saved, relu1_out, &pool1_shape);
     /* layer "conv2" (conv) at specs/examples/fmnist_lenet.spec:14 */
-    cuda_conv2d_forward(conv2_conv, conv2_out, pool1_out, conv2_weight);
+    cuda_conv2d_forward(conv2_conv, conv2_out, pool1_out, conv2_wact);
     fused_conv2_bias(relu2_out, conv2_out, conv2_bias);
     /* layer "relu2" (relu) at specs/examples/fmnist_lenet.spec:15: fused into "conv2" */
     /* layer "pool2" (maxpool) at specs/examples/fmnist_lenet.spec:16 */
     cuda_maxpool2d_forward(pool2_out, pool2_saved, relu2_out, &pool2_shape);
     /* layer "fc1" (linear) at specs/examples/fmnist_lenet.spec:17 */
-    cuda_linear_forward(fc1_gemm, fc1_out, pool2_out, fc1_weight);
+    cuda_linear_forward(fc1_gemm, fc1_out, pool2_out, fc1_wact);
     fused_fc1_bias(relu3_out, fc1_out, fc1_bias);
     /* layer "relu3" (relu) at specs/examples/fmnist_lenet.spec:18: fused into "fc1" */
     /* layer "fc2" (linear) at specs/examples/fmnist_lenet.spec:19 */
-    cuda_linear_forward(fc2_gemm, fc2_out, relu3_out, fc2_weight);
+    cuda_linear_forward(fc2_gemm, fc2_out, relu3_out, fc2_wact);
     fused_fc2_bias(fc2_out, fc2_out, fc2_bias);
 }
 
-/* The batch to the device (page-locked on first use, so copies run at full speed). */
-static void put_batch(const float *x_host, const int32_t *y_host) {
-    size_t xb = sizeof(float) * BATCH * 784;
+/* The batch and the step's mask seed to the device, outside the captured graph (the
+ * batch buffer is page-locked on first use, so copies run at full speed). */
+static void put_batch(rt_model_ctx *ctx, const float *x_host, const int32_t *y_host) {
+    size_t xb = sizeof(float) * BATCH * IMAGE;
     rt_cuda_pin_host((void *)x_host, xb);
-    rt_cuda_copy_h2d(dev.x, x_host, xb);
+    rt_cuda_copy_h2d(dev.x_in, x_host, xb);
     if (y_host) rt_cuda_copy_h2d(dev.y, y_host, sizeof(int32_t) * BATCH);
+    rt_cuda_copy_h2d(dev.seed, &ctx->step_seed, sizeof ctx->step_seed);
 }
 
-static double train_step(rt_model_ctx *ctx, const float *x_host, const int32_t *y_host) {
+/* Forward, loss and backward of one batch: device work only, captured once into a CUDA
+ * graph (rt_cuda_graph_run). Gradients are overwritten in G; with several ranks every
+ * bucket is all-reduced on NCCL's stream as soon as it is complete. */
+static void train_step_device(void *arg) {
+    rt_model_ctx *ctx = arg;
     float *P = dev.P, *G = dev.G;
+    const act_t *WA = dev.WA;
     unsigned char *arena = dev.arena;
-    const float *x = dev.x;
-    (void)P, (void)G, (void)x;
-    put_batch(x_host, y_host);
+    const act_t *x = dev.x;
+    (void)P, (void)G, (void)WA, (void)x;
     forward(ctx);
     /* softmax cross-entropy, label smoothing 0.1, fused with its gradient */
-    cuda_softmax_xent(dev.loss, fc2_dout, fc2_out, dev.y, BATCH, CLASSES, 0.1f, 1.0f / BATCH);
+    cuda_softmax_xent(dev.loss, fc2_dout, fc2_out, dev.y, BATCH, CLASSES, 0.1f, 1.0f / BATCH,
+                      rt_cuda_optim_loss_scale(dev.optim));
     /* backward of "fc2" (linear) at specs/examples/fmnist_lenet.spec:19 */
     cuda_bias_backward(fc2_dbias, NULL, fc2_dout, NULL, BATCH, 10, 1);
-    cuda_linear_backward(fc2_gemm, relu3_dout, fc2_dweight, fc2_dout, relu3_out, fc2_weight);
+    cuda_linear_backward(fc2_gemm, relu3_dout, fc2_dweight, fc2_dout, relu3_out, fc2_wact);
     /* backward of "relu3" (relu) at specs/examples/fmnist_lenet.spec:18 */
     /* fused with the bias gradient of "fc1" */
     cuda_bias_backward(fc1_dbias, fc1_dout, relu3_dout, relu3_out, BATCH, 512, 1);
     /* backward of "fc1" (linear) at specs/examples/fmnist_lenet.spec:17 */
-    cuda_linear_backward(fc1_gemm, pool2_dout, fc1_dweight, fc1_dout, pool2_out, fc1_weight);
+    cuda_linear_backward(fc1_gemm, pool2_dout, fc1_dweight, fc1_dout, pool2_out, fc1_wact);
     /* backward of "pool2" (maxpool) at specs/examples/fmnist_lenet.spec:16 */
     cuda_maxpool2d_backward(relu2_dout, pool2_dout, pool2_saved, &pool2_shape);
     /* backward of "relu2" (relu) at specs/examples/fmnist_lenet.spec:15 */
     /* fused with the bias gradient of "conv2" */
     cuda_bias_backward(conv2_dbias, conv2_dout, relu2_dout, relu2_out, BATCH, 64, 196);
     /* backward of "conv2" (conv) at specs/examples/fmnist_lenet.spec:14 */
-    cuda_conv2d_backward(conv2_conv, pool1_dout, conv2_dweight, conv2_dout, pool1_out, conv2_weight);
+    cuda_conv2d_backward(conv2_conv, pool1_dout, conv2_dweight, conv2_dout, pool1_out, conv2_wact);
     /* backward of "pool1" (maxpool) at specs/examples/fmnist_lenet.spec:13 */
     cuda_maxpool2d_backward(relu1_dout, pool1_dout, pool1_saved, &pool1_shape);
     /* backward of "relu1" (relu) at specs/examples/fmnist_lenet.spec:12 */
     /* fused with the bias gradient of "conv1" */
     cuda_bias_backward(conv1_dbias, conv1_dout, relu1_dout, relu1_out, BATCH, 32, 784);
     /* backward of "conv1" (conv) at specs/examples/fmnist_lenet.spec:11 */
-    cuda_conv2d_backward(conv1_conv, NULL, conv1_dweight, conv1_dout, x, conv1_weight);
+    cuda_conv2d_backward(conv1_conv, NULL, conv1_dweight, conv1_dout, x, conv1_wact);
+    rt_cuda_grad_bucket_ready(0);  /* bucket 0 complete: 1663370 grads from "fc2" to here */
+    rt_cuda_grads_finish();   /* the optimizer waits for every bucket's sum */
+}
+
+static double train_step(rt_model_ctx *ctx, const float *x_host, const int32_t *y_host) {
+    unsigned char *arena = dev.arena;
+    (void)arena;
+    put_batch(ctx, x_host, y_host);
+    rt_cuda_graph_run(&dev.step_graph, train_step_device, ctx);
     /* loss and logits back to the host, for the trainer's log and accuracy */
     double loss;
     rt_cuda_copy_d2h(&loss, dev.loss, sizeof loss);
@@ -156,7 +189,8 @@ static double train_step(rt_model_ctx *ctx, const float *x_host, const int32_t *
 
 static void eval_forward(rt_model_ctx *ctx, const float *x_host, float *logits_host) {
     unsigned char *arena = dev.arena;
-    put_batch(x_host, NULL);
+    (void)arena;
+    put_batch(ctx, x_host, NULL);
     forward(ctx);
     rt_cuda_copy_d2h(logits_host, fc2_out, sizeof(float) * BATCH * CLASSES);
 }
@@ -185,8 +219,13 @@ static const rt_param_tensor tensors[] = {
     { "conv1.bias", 1663338, 32, 1 },
 };
 
+static const rt_grad_bucket buckets[] = {
+    { 0, 1663370 },
+};
+
 static void upload(rt_model_ctx *ctx, const rt_run_config *run, const float *opt_state, long n_state) {
     rt_cuda_init(rt_cuda_device_from_env(), RT_CUDA_FP32);
+    if (ctx->no_graph) rt_cuda_graph_disable();
     /* cuDNN algorithms are timed once here (no model memory needed yet) */
     size_t work = 0, w, cap = rt_cuda_workspace_cap();
     (void)w, (void)cap;
@@ -196,18 +235,21 @@ static void upload(rt_model_ctx *ctx, const rt_run_config *run, const float *opt
     if ((w = rt_cuda_conv_select(conv2_conv, 0, cap)) > work) work = w;
     fc1_gemm = rt_cuda_linear_create(BATCH, 3136, 512);
     fc2_gemm = rt_cuda_linear_create(BATCH, 512, 10);
-    /* refuse before allocating when the plan does not fit; the arena and the batch
-     * grow with the batch, the rest does not */
-    size_t fixed = sizeof(float) * (2 * N_PARAMS + N_BUFFERS + (size_t)n_state) + work;
-    size_t per_sample = (ARENA_BYTES + sizeof(float) * 785 + sizeof(int32_t)) / BATCH + 1;
-    rt_cuda_check_memory(model.name, fixed, per_sample, BATCH);
+    /* refuse before allocating when the plan does not fit (rt_devmem.h: the accounting
+     * `trainc show --device-memory` uses too) */
+    rt_devmem mem = rt_devmem_plan(N_PARAMS, N_BUFFERS, n_state, (int)sizeof(act_t), ARENA_BYTES, BATCH,
+                                   IMAGE, CLASSES, work);
+    rt_cuda_check_memory(model.name, mem.fixed, mem.per_sample, BATCH);
     dev.P = rt_cuda_malloc(sizeof(float) * N_PARAMS, "parameters");
     dev.G = rt_cuda_malloc(sizeof(float) * N_PARAMS, "gradients");
+    dev.WA = (act_t *)dev.P;
     dev.S = rt_cuda_malloc(sizeof(float) * (N_BUFFERS ? N_BUFFERS : 1), "batch-norm buffers");
     dev.state = rt_cuda_malloc(sizeof(float) * (n_state ? n_state : 1), "optimizer state");
     dev.arena = rt_cuda_malloc(ARENA_BYTES, "activations (the static plan)");
-    dev.x = rt_cuda_malloc(sizeof(float) * BATCH * 784, "the input batch");
+    dev.x_in = rt_cuda_malloc(sizeof(float) * BATCH * IMAGE, "the input batch");
+    dev.x = dev.x_in;
     dev.y = rt_cuda_malloc(sizeof(int32_t) * BATCH, "the labels");
+    dev.seed = rt_cuda_malloc(sizeof(uint64_t), "the mask seed");
     dev.loss = rt_cuda_malloc(sizeof(double), "the loss");
     dev.work = rt_cuda_malloc(work, "the cuDNN workspace");
     rt_cuda_conv_set_workspace(dev.work, work);
@@ -221,11 +263,13 @@ static void upload(rt_model_ctx *ctx, const rt_run_config *run, const float *opt
         offsets[i] = tensors[i].offset, counts[i] = tensors[i].count;
         exempt[i] = run->exempt_bn_bias && tensors[i].no_decay;
     }
+    /* the all-reduce leaves the sum over ranks: the optimizer divides by the world size */
     dev.optim = rt_cuda_optim_create(&run->optim, offsets, counts, exempt, 8, run->weight_decay,
-                                     run->clip_grad_norm);
+                                     run->clip_grad_norm, 1.0f / rt_comm_size(ctx->comm));
+    rt_cuda_nccl_init(ctx->comm, dev.G, buckets, 1, run->overlap);
     rt_cuda_sync();
-    printf("%s: on %s, %.1f MiB of device memory\n", model.name, rt_cuda_device_name(),
-           (fixed + per_sample * BATCH) / 1048576.0);
+    printf("%s: on %s, %.1f MiB of device memory, FP32%s\n", model.name, rt_cuda_device_name(),
+           (mem.fixed + mem.per_sample * BATCH) / 1048576.0, rt_cuda_graph_enabled() ? ", CUDA graphs" : "");
 }
 
 static void download(rt_model_ctx *ctx, float *opt_state, long n_state) {
@@ -234,12 +278,25 @@ static void download(rt_model_ctx *ctx, float *opt_state, long n_state) {
     if (n_state) rt_cuda_copy_d2h(opt_state, dev.state, sizeof(float) * (size_t)n_state);
 }
 
-static void optimizer_step(rt_model_ctx *ctx, double lr, long step) {
-    (void)ctx;
-    rt_cuda_optim_step(dev.optim, dev.P, dev.state, dev.G, N_PARAMS, lr, step);
+static void optimizer_device(void *arg) {
+    (void)arg;
+    rt_cuda_optim_launch(dev.optim, dev.P, NULL, dev.state, dev.G);
 }
 
-static const rt_device_hooks device = { upload, download, optimizer_step };
+/* The step's scalars go to page-locked memory the captured graph copies from. */
+static void optimizer_step(rt_model_ctx *ctx, double lr, long step) {
+    (void)ctx;
+    rt_cuda_optim_set_step(dev.optim, lr, step);
+    rt_cuda_graph_run(&dev.optim_graph, optimizer_device, NULL);
+}
+
+/* Rank 0's batch-norm statistics to every rank, before evaluation. */
+static void broadcast_buffers(rt_model_ctx *ctx) {
+    (void)ctx;
+    rt_cuda_broadcast(dev.S, N_BUFFERS);
+}
+
+static const rt_device_hooks device = { upload, download, optimizer_step, broadcast_buffers, NULL };
 
 static const char spec_text[] =
     "name: \"fmnist_lenet\"\n"
@@ -337,6 +394,7 @@ const rt_model model = {
     /* the host arena holds the logits copy; the plan's arena is on the device */
     .arena_bytes = sizeof(float) * BATCH * CLASSES, .arena_naive_bytes = 92579840,
     .n_tensors = 8, .tensors = tensors,
+    .n_buckets = 1, .buckets = buckets,
     .init = init, .train_step = train_step, .eval_forward = eval_forward, .logits = logits,
     .device = &device,
 };

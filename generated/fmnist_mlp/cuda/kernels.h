@@ -8,8 +8,8 @@
 extern "C" {
 #endif
 
-void fused_fc1_bias(float *out, const float *in, const float *bias);
-void fused_fc2_bias(float *out, const float *in, const float *bias);
+void fused_fc1_bias(void *out, const void *in, const float *bias);
+void fused_fc2_bias(void *out, const void *in, const float *bias);
 
 #ifdef __cplusplus
 }

@@ -8,34 +8,34 @@
 extern "C" {
 #endif
 
-void fused_stem_bn_apply(float *out, const float *in, const float *gamma, const float *beta, const float *mean, const float *inv_std);
-void fused_layer1_0_bn1_apply(float *out, const float *in, const float *gamma, const float *beta, const float *mean, const float *inv_std);
-void fused_layer1_0_bn2_apply(float *out, const float *in, const float *gamma, const float *beta, const float *mean, const float *inv_std);
-void fused_layer1_0_add_forward(float *out, const float *in0, const float *in1);
-void fused_layer1_0_add_backward(const float *dout, const float *relu_out, float *d0, float *d1);
-void fused_layer1_1_bn1_apply(float *out, const float *in, const float *gamma, const float *beta, const float *mean, const float *inv_std);
-void fused_layer1_1_bn2_apply(float *out, const float *in, const float *gamma, const float *beta, const float *mean, const float *inv_std);
-void fused_layer1_1_add_forward(float *out, const float *in0, const float *in1);
-void fused_layer1_1_add_backward(const float *dout, const float *relu_out, float *d0, float *d1);
-void fused_layer2_0_bn1_apply(float *out, const float *in, const float *gamma, const float *beta, const float *mean, const float *inv_std);
-void fused_layer2_0_bn2_apply(float *out, const float *in, const float *gamma, const float *beta, const float *mean, const float *inv_std);
-void fused_layer2_0_down_bn_apply(float *out, const float *in, const float *gamma, const float *beta, const float *mean, const float *inv_std);
-void fused_layer2_0_add_forward(float *out, const float *in0, const float *in1);
-void fused_layer2_0_add_backward(const float *dout, const float *relu_out, float *d0, float *d1);
-void fused_layer2_1_bn1_apply(float *out, const float *in, const float *gamma, const float *beta, const float *mean, const float *inv_std);
-void fused_layer2_1_bn2_apply(float *out, const float *in, const float *gamma, const float *beta, const float *mean, const float *inv_std);
-void fused_layer2_1_add_forward(float *out, const float *in0, const float *in1);
-void fused_layer2_1_add_backward(const float *dout, const float *relu_out, float *d0, float *d1);
-void fused_layer3_0_bn1_apply(float *out, const float *in, const float *gamma, const float *beta, const float *mean, const float *inv_std);
-void fused_layer3_0_bn2_apply(float *out, const float *in, const float *gamma, const float *beta, const float *mean, const float *inv_std);
-void fused_layer3_0_down_bn_apply(float *out, const float *in, const float *gamma, const float *beta, const float *mean, const float *inv_std);
-void fused_layer3_0_add_forward(float *out, const float *in0, const float *in1);
-void fused_layer3_0_add_backward(const float *dout, const float *relu_out, float *d0, float *d1);
-void fused_layer3_1_bn1_apply(float *out, const float *in, const float *gamma, const float *beta, const float *mean, const float *inv_std);
-void fused_layer3_1_bn2_apply(float *out, const float *in, const float *gamma, const float *beta, const float *mean, const float *inv_std);
-void fused_layer3_1_add_forward(float *out, const float *in0, const float *in1);
-void fused_layer3_1_add_backward(const float *dout, const float *relu_out, float *d0, float *d1);
-void fused_fc_bias(float *out, const float *in, const float *bias);
+void fused_stem_bn_apply(void *out, const void *in, const float *gamma, const float *beta, const float *mean, const float *inv_std);
+void fused_layer1_0_bn1_apply(void *out, const void *in, const float *gamma, const float *beta, const float *mean, const float *inv_std);
+void fused_layer1_0_bn2_apply(void *out, const void *in, const float *gamma, const float *beta, const float *mean, const float *inv_std);
+void fused_layer1_0_add_forward(void *out, const void *in0, const void *in1);
+void fused_layer1_0_add_backward(const void *dout, const void *relu_out, void *d0, void *d1);
+void fused_layer1_1_bn1_apply(void *out, const void *in, const float *gamma, const float *beta, const float *mean, const float *inv_std);
+void fused_layer1_1_bn2_apply(void *out, const void *in, const float *gamma, const float *beta, const float *mean, const float *inv_std);
+void fused_layer1_1_add_forward(void *out, const void *in0, const void *in1);
+void fused_layer1_1_add_backward(const void *dout, const void *relu_out, void *d0, void *d1);
+void fused_layer2_0_bn1_apply(void *out, const void *in, const float *gamma, const float *beta, const float *mean, const float *inv_std);
+void fused_layer2_0_bn2_apply(void *out, const void *in, const float *gamma, const float *beta, const float *mean, const float *inv_std);
+void fused_layer2_0_down_bn_apply(void *out, const void *in, const float *gamma, const float *beta, const float *mean, const float *inv_std);
+void fused_layer2_0_add_forward(void *out, const void *in0, const void *in1);
+void fused_layer2_0_add_backward(const void *dout, const void *relu_out, void *d0, void *d1);
+void fused_layer2_1_bn1_apply(void *out, const void *in, const float *gamma, const float *beta, const float *mean, const float *inv_std);
+void fused_layer2_1_bn2_apply(void *out, const void *in, const float *gamma, const float *beta, const float *mean, const float *inv_std);
+void fused_layer2_1_add_forward(void *out, const void *in0, const void *in1);
+void fused_layer2_1_add_backward(const void *dout, const void *relu_out, void *d0, void *d1);
+void fused_layer3_0_bn1_apply(void *out, const void *in, const float *gamma, const float *beta, const float *mean, const float *inv_std);
+void fused_layer3_0_bn2_apply(void *out, const void *in, const float *gamma, const float *beta, const float *mean, const float *inv_std);
+void fused_layer3_0_down_bn_apply(void *out, const void *in, const float *gamma, const float *beta, const float *mean, const float *inv_std);
+void fused_layer3_0_add_forward(void *out, const void *in0, const void *in1);
+void fused_layer3_0_add_backward(const void *dout, const void *relu_out, void *d0, void *d1);
+void fused_layer3_1_bn1_apply(void *out, const void *in, const float *gamma, const float *beta, const float *mean, const float *inv_std);
+void fused_layer3_1_bn2_apply(void *out, const void *in, const float *gamma, const float *beta, const float *mean, const float *inv_std);
+void fused_layer3_1_add_forward(void *out, const void *in0, const void *in1);
+void fused_layer3_1_add_backward(const void *dout, const void *relu_out, void *d0, void *d1);
+void fused_fc_bias(void *out, const void *in, const float *bias);
 
 #ifdef __cplusplus
 }

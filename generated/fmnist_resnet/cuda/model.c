@@ -2,25 +2,33 @@
  * spec: specs/examples/fmnist_resnet.spec
  * spec sha256: 86dcf8ee1134fd13074ec7495f73af7a81c091993b8d49b1341e55799e2b1bcd
  * Host schedule of the GPU trainer: every tensor lives in device memory laid out as
- * below (plan.txt beside this file); ops run on one CUDA stream, in this order.
- * Fused elementwise kernels of this net are in kernels.cu; math: FP32. */
+ * below (plan.txt beside this file); ops run on one CUDA stream, in this order, and
+ * a training step (forward, loss, backward) and the optimizer step are each captured
+ * once into a CUDA graph and replayed (--no-graph: launched one by one).
+ * Fused elementwise kernels of this net are in kernels.cu; precision: FP32. */
 #include <stdio.h>
 #include <string.h>
 #include "rt_core.h"
 #include "rt_cuda.h"
+#include "rt_devmem.h"
 #include "rt_rng.h"
 #include "rt_trainer.h"
 #include "kernels.h"
 
 #define BATCH 128
 #define CLASSES 10
+#define IMAGE 784L
 #define N_PARAMS 696042L
 #define N_BUFFERS 2240L
 #define ARENA_BYTES 224797440L
 
-/* Parameters (P) and gradients (G) on the device, in floats: reverse schedule order. */
+typedef float act_t;   /* activations and their gradients */
+
+/* Parameters (P, FP32 master weights), their compute copy (WA: P itself) and gradients (G,
+ * FP32) on the device, in elements: reverse schedule order. */
 #define stem_weight (P + 695754)  /* 288 */
 #define stem_dweight (G + 695754)
+#define stem_wact (WA + 695754)
 #define stem_bn_weight (P + 695690)  /* 32 */
 #define stem_bn_dweight (G + 695690)
 #define stem_bn_bias (P + 695722)  /* 32 */
@@ -29,6 +37,7 @@
 #define stem_bn_running_var (S + 32)
 #define layer1_0_conv1_weight (P + 686474)  /* 9216 */
 #define layer1_0_conv1_dweight (G + 686474)
+#define layer1_0_conv1_wact (WA + 686474)
 #define layer1_0_bn1_weight (P + 686410)  /* 32 */
 #define layer1_0_bn1_dweight (G + 686410)
 #define layer1_0_bn1_bias (P + 686442)  /* 32 */
@@ -37,6 +46,7 @@
 #define layer1_0_bn1_running_var (S + 96)
 #define layer1_0_conv2_weight (P + 677194)  /* 9216 */
 #define layer1_0_conv2_dweight (G + 677194)
+#define layer1_0_conv2_wact (WA + 677194)
 #define layer1_0_bn2_weight (P + 677130)  /* 32 */
 #define layer1_0_bn2_dweight (G + 677130)
 #define layer1_0_bn2_bias (P + 677162)  /* 32 */
@@ -45,6 +55,7 @@
 #define layer1_0_bn2_running_var (S + 160)
 #define layer1_1_conv1_weight (P + 667914)  /* 9216 */
 #define layer1_1_conv1_dweight (G + 667914)
+#define layer1_1_conv1_wact (WA + 667914)
 #define layer1_1_bn1_weight (P + 667850)  /* 32 */
 #define layer1_1_bn1_dweight (G + 667850)
 #define layer1_1_bn1_bias (P + 667882)  /* 32 */
@@ -53,6 +64,7 @@
 #define layer1_1_bn1_running_var (S + 224)
 #define layer1_1_conv2_weight (P + 658634)  /* 9216 */
 #define layer1_1_conv2_dweight (G + 658634)
+#define layer1_1_conv2_wact (WA + 658634)
 #define layer1_1_bn2_weight (P + 658570)  /* 32 */
 #define layer1_1_bn2_dweight (G + 658570)
 #define layer1_1_bn2_bias (P + 658602)  /* 32 */
@@ -61,6 +73,7 @@
 #define layer1_1_bn2_running_var (S + 288)
 #define layer2_0_conv1_weight (P + 640138)  /* 18432 */
 #define layer2_0_conv1_dweight (G + 640138)
+#define layer2_0_conv1_wact (WA + 640138)
 #define layer2_0_bn1_weight (P + 640010)  /* 64 */
 #define layer2_0_bn1_dweight (G + 640010)
 #define layer2_0_bn1_bias (P + 640074)  /* 64 */
@@ -69,6 +82,7 @@
 #define layer2_0_bn1_running_var (S + 384)
 #define layer2_0_conv2_weight (P + 603146)  /* 36864 */
 #define layer2_0_conv2_dweight (G + 603146)
+#define layer2_0_conv2_wact (WA + 603146)
 #define layer2_0_bn2_weight (P + 603018)  /* 64 */
 #define layer2_0_bn2_dweight (G + 603018)
 #define layer2_0_bn2_bias (P + 603082)  /* 64 */
@@ -77,6 +91,7 @@
 #define layer2_0_bn2_running_var (S + 512)
 #define layer2_0_down_weight (P + 600970)  /* 2048 */
 #define layer2_0_down_dweight (G + 600970)
+#define layer2_0_down_wact (WA + 600970)
 #define layer2_0_down_bn_weight (P + 600842)  /* 64 */
 #define layer2_0_down_bn_dweight (G + 600842)
 #define layer2_0_down_bn_bias (P + 600906)  /* 64 */
@@ -85,6 +100,7 @@
 #define layer2_0_down_bn_running_var (S + 640)
 #define layer2_1_conv1_weight (P + 563978)  /* 36864 */
 #define layer2_1_conv1_dweight (G + 563978)
+#define layer2_1_conv1_wact (WA + 563978)
 #define layer2_1_bn1_weight (P + 563850)  /* 64 */
 #define layer2_1_bn1_dweight (G + 563850)
 #define layer2_1_bn1_bias (P + 563914)  /* 64 */
@@ -93,6 +109,7 @@
 #define layer2_1_bn1_running_var (S + 768)
 #define layer2_1_conv2_weight (P + 526986)  /* 36864 */
 #define layer2_1_conv2_dweight (G + 526986)
+#define layer2_1_conv2_wact (WA + 526986)
 #define layer2_1_bn2_weight (P + 526858)  /* 64 */
 #define layer2_1_bn2_dweight (G + 526858)
 #define layer2_1_bn2_bias (P + 526922)  /* 64 */
@@ -101,6 +118,7 @@
 #define layer2_1_bn2_running_var (S + 896)
 #define layer3_0_conv1_weight (P + 453130)  /* 73728 */
 #define layer3_0_conv1_dweight (G + 453130)
+#define layer3_0_conv1_wact (WA + 453130)
 #define layer3_0_bn1_weight (P + 452874)  /* 128 */
 #define layer3_0_bn1_dweight (G + 452874)
 #define layer3_0_bn1_bias (P + 453002)  /* 128 */
@@ -109,6 +127,7 @@
 #define layer3_0_bn1_running_var (S + 1088)
 #define layer3_0_conv2_weight (P + 305418)  /* 147456 */
 #define layer3_0_conv2_dweight (G + 305418)
+#define layer3_0_conv2_wact (WA + 305418)
 #define layer3_0_bn2_weight (P + 305162)  /* 128 */
 #define layer3_0_bn2_dweight (G + 305162)
 #define layer3_0_bn2_bias (P + 305290)  /* 128 */
@@ -117,6 +136,7 @@
 #define layer3_0_bn2_running_var (S + 1344)
 #define layer3_0_down_weight (P + 296970)  /* 8192 */
 #define layer3_0_down_dweight (G + 296970)
+#define layer3_0_down_wact (WA + 296970)
 #define layer3_0_down_bn_weight (P + 296714)  /* 128 */
 #define layer3_0_down_bn_dweight (G + 296714)
 #define layer3_0_down_bn_bias (P + 296842)  /* 128 */
@@ -125,6 +145,7 @@
 #define layer3_0_down_bn_running_var (S + 1600)
 #define layer3_1_conv1_weight (P + 149258)  /* 147456 */
 #define layer3_1_conv1_dweight (G + 149258)
+#define layer3_1_conv1_wact (WA + 149258)
 #define layer3_1_bn1_weight (P + 149002)  /* 128 */
 #define layer3_1_bn1_dweight (G + 149002)
 #define layer3_1_bn1_bias (P + 149130)  /* 128 */
@@ -133,6 +154,7 @@
 #define layer3_1_bn1_running_var (S + 1856)
 #define layer3_1_conv2_weight (P + 1546)  /* 147456 */
 #define layer3_1_conv2_dweight (G + 1546)
+#define layer3_1_conv2_wact (WA + 1546)
 #define layer3_1_bn2_weight (P + 1290)  /* 128 */
 #define layer3_1_bn2_dweight (G + 1290)
 #define layer3_1_bn2_bias (P + 1418)  /* 128 */
@@ -141,107 +163,108 @@
 #define layer3_1_bn2_running_var (S + 2112)
 #define fc_weight (P + 0)  /* 1280 */
 #define fc_dweight (G + 0)
+#define fc_wact (WA + 0)
 #define fc_bias (P + 1280)  /* 10 */
 #define fc_dbias (G + 1280)
 
 /* Activations, gradients and saved state in the device arena, in bytes (plan.txt). */
-#define stem_out ((float *)(arena + 0))  /* [128,32,28,28] */
+#define stem_out ((act_t *)(arena + 0))  /* [128,32,28,28] */
 #define stem_bn_saved ((float *)(arena + 224796160))
-#define stem_relu_out ((float *)(arena + 12845056))  /* [128,32,28,28] */
-#define layer1_0_conv1_out ((float *)(arena + 25690112))  /* [128,32,28,28] */
+#define stem_relu_out ((act_t *)(arena + 12845056))  /* [128,32,28,28] */
+#define layer1_0_conv1_out ((act_t *)(arena + 25690112))  /* [128,32,28,28] */
 #define layer1_0_bn1_saved ((float *)(arena + 224796416))
-#define layer1_0_relu1_out ((float *)(arena + 38535168))  /* [128,32,28,28] */
-#define layer1_0_conv2_out ((float *)(arena + 51380224))  /* [128,32,28,28] */
-#define layer1_0_bn2_out ((float *)(arena + 64225280))  /* [128,32,28,28] */
+#define layer1_0_relu1_out ((act_t *)(arena + 38535168))  /* [128,32,28,28] */
+#define layer1_0_conv2_out ((act_t *)(arena + 51380224))  /* [128,32,28,28] */
+#define layer1_0_bn2_out ((act_t *)(arena + 64225280))  /* [128,32,28,28] */
 #define layer1_0_bn2_saved ((float *)(arena + 224796672))
-#define layer1_0_relu2_out ((float *)(arena + 77070336))  /* [128,32,28,28] */
-#define layer1_1_conv1_out ((float *)(arena + 64225280))  /* [128,32,28,28] */
+#define layer1_0_relu2_out ((act_t *)(arena + 77070336))  /* [128,32,28,28] */
+#define layer1_1_conv1_out ((act_t *)(arena + 64225280))  /* [128,32,28,28] */
 #define layer1_1_bn1_saved ((float *)(arena + 224796928))
-#define layer1_1_relu1_out ((float *)(arena + 89915392))  /* [128,32,28,28] */
-#define layer1_1_conv2_out ((float *)(arena + 102760448))  /* [128,32,28,28] */
-#define layer1_1_bn2_out ((float *)(arena + 115605504))  /* [128,32,28,28] */
+#define layer1_1_relu1_out ((act_t *)(arena + 89915392))  /* [128,32,28,28] */
+#define layer1_1_conv2_out ((act_t *)(arena + 102760448))  /* [128,32,28,28] */
+#define layer1_1_bn2_out ((act_t *)(arena + 115605504))  /* [128,32,28,28] */
 #define layer1_1_bn2_saved ((float *)(arena + 224797184))
-#define layer1_1_relu2_out ((float *)(arena + 128450560))  /* [128,32,28,28] */
-#define layer2_0_conv1_out ((float *)(arena + 115605504))  /* [128,64,14,14] */
+#define layer1_1_relu2_out ((act_t *)(arena + 128450560))  /* [128,32,28,28] */
+#define layer2_0_conv1_out ((act_t *)(arena + 115605504))  /* [128,64,14,14] */
 #define layer2_0_bn1_saved ((float *)(arena + 224793600))
-#define layer2_0_relu1_out ((float *)(arena + 122028032))  /* [128,64,14,14] */
-#define layer2_0_conv2_out ((float *)(arena + 154140672))  /* [128,64,14,14] */
-#define layer2_0_bn2_out ((float *)(arena + 141295616))  /* [128,64,14,14] */
+#define layer2_0_relu1_out ((act_t *)(arena + 122028032))  /* [128,64,14,14] */
+#define layer2_0_conv2_out ((act_t *)(arena + 154140672))  /* [128,64,14,14] */
+#define layer2_0_bn2_out ((act_t *)(arena + 141295616))  /* [128,64,14,14] */
 #define layer2_0_bn2_saved ((float *)(arena + 224794112))
-#define layer2_0_down_out ((float *)(arena + 147718144))  /* [128,64,14,14] */
-#define layer2_0_down_bn_out ((float *)(arena + 160563200))  /* [128,64,14,14] */
+#define layer2_0_down_out ((act_t *)(arena + 147718144))  /* [128,64,14,14] */
+#define layer2_0_down_bn_out ((act_t *)(arena + 160563200))  /* [128,64,14,14] */
 #define layer2_0_down_bn_saved ((float *)(arena + 224794624))
-#define layer2_0_relu2_out ((float *)(arena + 166985728))  /* [128,64,14,14] */
-#define layer2_1_conv1_out ((float *)(arena + 141295616))  /* [128,64,14,14] */
+#define layer2_0_relu2_out ((act_t *)(arena + 166985728))  /* [128,64,14,14] */
+#define layer2_1_conv1_out ((act_t *)(arena + 141295616))  /* [128,64,14,14] */
 #define layer2_1_bn1_saved ((float *)(arena + 224795136))
-#define layer2_1_relu1_out ((float *)(arena + 160563200))  /* [128,64,14,14] */
-#define layer2_1_conv2_out ((float *)(arena + 173408256))  /* [128,64,14,14] */
-#define layer2_1_bn2_out ((float *)(arena + 179830784))  /* [128,64,14,14] */
+#define layer2_1_relu1_out ((act_t *)(arena + 160563200))  /* [128,64,14,14] */
+#define layer2_1_conv2_out ((act_t *)(arena + 173408256))  /* [128,64,14,14] */
+#define layer2_1_bn2_out ((act_t *)(arena + 179830784))  /* [128,64,14,14] */
 #define layer2_1_bn2_saved ((float *)(arena + 224795648))
-#define layer2_1_relu2_out ((float *)(arena + 186253312))  /* [128,64,14,14] */
-#define layer3_0_conv1_out ((float *)(arena + 179830784))  /* [128,128,7,7] */
+#define layer2_1_relu2_out ((act_t *)(arena + 186253312))  /* [128,64,14,14] */
+#define layer3_0_conv1_out ((act_t *)(arena + 179830784))  /* [128,128,7,7] */
 #define layer3_0_bn1_saved ((float *)(arena + 224788480))
-#define layer3_0_relu1_out ((float *)(arena + 183042048))  /* [128,128,7,7] */
-#define layer3_0_conv2_out ((float *)(arena + 199098368))  /* [128,128,7,7] */
-#define layer3_0_bn2_out ((float *)(arena + 192675840))  /* [128,128,7,7] */
+#define layer3_0_relu1_out ((act_t *)(arena + 183042048))  /* [128,128,7,7] */
+#define layer3_0_conv2_out ((act_t *)(arena + 199098368))  /* [128,128,7,7] */
+#define layer3_0_bn2_out ((act_t *)(arena + 192675840))  /* [128,128,7,7] */
 #define layer3_0_bn2_saved ((float *)(arena + 224789504))
-#define layer3_0_down_out ((float *)(arena + 195887104))  /* [128,128,7,7] */
-#define layer3_0_down_bn_out ((float *)(arena + 202309632))  /* [128,128,7,7] */
+#define layer3_0_down_out ((act_t *)(arena + 195887104))  /* [128,128,7,7] */
+#define layer3_0_down_bn_out ((act_t *)(arena + 202309632))  /* [128,128,7,7] */
 #define layer3_0_down_bn_saved ((float *)(arena + 224790528))
-#define layer3_0_relu2_out ((float *)(arena + 205520896))  /* [128,128,7,7] */
-#define layer3_1_conv1_out ((float *)(arena + 192675840))  /* [128,128,7,7] */
+#define layer3_0_relu2_out ((act_t *)(arena + 205520896))  /* [128,128,7,7] */
+#define layer3_1_conv1_out ((act_t *)(arena + 192675840))  /* [128,128,7,7] */
 #define layer3_1_bn1_saved ((float *)(arena + 224791552))
-#define layer3_1_relu1_out ((float *)(arena + 202309632))  /* [128,128,7,7] */
-#define layer3_1_conv2_out ((float *)(arena + 208732160))  /* [128,128,7,7] */
-#define layer3_1_bn2_out ((float *)(arena + 211943424))  /* [128,128,7,7] */
+#define layer3_1_relu1_out ((act_t *)(arena + 202309632))  /* [128,128,7,7] */
+#define layer3_1_conv2_out ((act_t *)(arena + 208732160))  /* [128,128,7,7] */
+#define layer3_1_bn2_out ((act_t *)(arena + 211943424))  /* [128,128,7,7] */
 #define layer3_1_bn2_saved ((float *)(arena + 224792576))
-#define layer3_1_relu2_out ((float *)(arena + 215154688))  /* [128,128,7,7] */
-#define pool_out ((float *)(arena + 211943424))  /* [128,128,1,1] */
-#define fc_out ((float *)(arena + 212008960))  /* [128,10,1,1] */
-#define stem_dout ((float *)(arena + 25690112))
-#define stem_relu_dout ((float *)(arena + 64225280))
-#define layer1_0_conv1_dout ((float *)(arena + 51380224))
-#define layer1_0_relu1_dout ((float *)(arena + 77070336))
-#define layer1_0_conv2_dout ((float *)(arena + 89915392))
-#define layer1_0_bn2_dout ((float *)(arena + 102760448))
-#define layer1_0_relu2_dout ((float *)(arena + 115605504))
-#define layer1_1_conv1_dout ((float *)(arena + 102760448))
-#define layer1_1_relu1_dout ((float *)(arena + 128450560))
-#define layer1_1_conv2_dout ((float *)(arena + 141295616))
-#define layer1_1_bn2_dout ((float *)(arena + 154140672))
-#define layer1_1_relu2_dout ((float *)(arena + 141295616))
-#define layer2_0_conv1_dout ((float *)(arena + 154140672))
-#define layer2_0_relu1_dout ((float *)(arena + 160563200))
-#define layer2_0_conv2_dout ((float *)(arena + 166985728))
-#define layer2_0_bn2_dout ((float *)(arena + 160563200))
-#define layer2_0_down_dout ((float *)(arena + 166985728))
-#define layer2_0_down_bn_dout ((float *)(arena + 141295616))
-#define layer2_0_relu2_dout ((float *)(arena + 179830784))
-#define layer2_1_conv1_dout ((float *)(arena + 173408256))
-#define layer2_1_relu1_dout ((float *)(arena + 186253312))
-#define layer2_1_conv2_dout ((float *)(arena + 192675840))
-#define layer2_1_bn2_dout ((float *)(arena + 199098368))
-#define layer2_1_relu2_dout ((float *)(arena + 192675840))
-#define layer3_0_conv1_dout ((float *)(arena + 199098368))
-#define layer3_0_relu1_dout ((float *)(arena + 202309632))
-#define layer3_0_conv2_dout ((float *)(arena + 205520896))
-#define layer3_0_bn2_dout ((float *)(arena + 202309632))
-#define layer3_0_down_dout ((float *)(arena + 205520896))
-#define layer3_0_down_bn_dout ((float *)(arena + 192675840))
-#define layer3_0_relu2_dout ((float *)(arena + 211943424))
-#define layer3_1_conv1_dout ((float *)(arena + 208732160))
-#define layer3_1_relu1_dout ((float *)(arena + 215154688))
-#define layer3_1_conv2_dout ((float *)(arena + 218365952))
-#define layer3_1_bn2_dout ((float *)(arena + 221577216))
-#define layer3_1_relu2_dout ((float *)(arena + 218365952))
-#define pool_dout ((float *)(arena + 212008960))
-#define fc_dout ((float *)(arena + 212074496))
-#define scratch_117 ((float *)(arena + 192675840))  /* for "layer3.1.conv1" */
-#define scratch_118 ((float *)(arena + 179830784))  /* for "layer3.0.conv1" */
-#define scratch_119 ((float *)(arena + 141295616))  /* for "layer2.1.conv1" */
-#define scratch_120 ((float *)(arena + 115605504))  /* for "layer2.0.conv1" */
-#define scratch_121 ((float *)(arena + 64225280))  /* for "layer1.1.conv1" */
-#define scratch_122 ((float *)(arena + 25690112))  /* for "layer1.0.conv1" */
+#define layer3_1_relu2_out ((act_t *)(arena + 215154688))  /* [128,128,7,7] */
+#define pool_out ((act_t *)(arena + 211943424))  /* [128,128,1,1] */
+#define fc_out ((act_t *)(arena + 212008960))  /* [128,10,1,1] */
+#define stem_dout ((act_t *)(arena + 25690112))
+#define stem_relu_dout ((act_t *)(arena + 64225280))
+#define layer1_0_conv1_dout ((act_t *)(arena + 51380224))
+#define layer1_0_relu1_dout ((act_t *)(arena + 77070336))
+#define layer1_0_conv2_dout ((act_t *)(arena + 89915392))
+#define layer1_0_bn2_dout ((act_t *)(arena + 102760448))
+#define layer1_0_relu2_dout ((act_t *)(arena + 115605504))
+#define layer1_1_conv1_dout ((act_t *)(arena + 102760448))
+#define layer1_1_relu1_dout ((act_t *)(arena + 128450560))
+#define layer1_1_conv2_dout ((act_t *)(arena + 141295616))
+#define layer1_1_bn2_dout ((act_t *)(arena + 154140672))
+#define layer1_1_relu2_dout ((act_t *)(arena + 141295616))
+#define layer2_0_conv1_dout ((act_t *)(arena + 154140672))
+#define layer2_0_relu1_dout ((act_t *)(arena + 160563200))
+#define layer2_0_conv2_dout ((act_t *)(arena + 166985728))
+#define layer2_0_bn2_dout ((act_t *)(arena + 160563200))
+#define layer2_0_down_dout ((act_t *)(arena + 166985728))
+#define layer2_0_down_bn_dout ((act_t *)(arena + 141295616))
+#define layer2_0_relu2_dout ((act_t *)(arena + 179830784))
+#define layer2_1_conv1_dout ((act_t *)(arena + 173408256))
+#define layer2_1_relu1_dout ((act_t *)(arena + 186253312))
+#define layer2_1_conv2_dout ((act_t *)(arena + 192675840))
+#define layer2_1_bn2_dout ((act_t *)(arena + 199098368))
+#define layer2_1_relu2_dout ((act_t *)(arena + 192675840))
+#define layer3_0_conv1_dout ((act_t *)(arena + 199098368))
+#define layer3_0_relu1_dout ((act_t *)(arena + 202309632))
+#define layer3_0_conv2_dout ((act_t *)(arena + 205520896))
+#define layer3_0_bn2_dout ((act_t *)(arena + 202309632))
+#define layer3_0_down_dout ((act_t *)(arena + 205520896))
+#define layer3_0_down_bn_dout ((act_t *)(arena + 192675840))
+#define layer3_0_relu2_dout ((act_t *)(arena + 211943424))
+#define layer3_1_conv1_dout ((act_t *)(arena + 208732160))
+#define layer3_1_relu1_dout ((act_t *)(arena + 215154688))
+#define layer3_1_conv2_dout ((act_t *)(arena + 218365952))
+#define layer3_1_bn2_dout ((act_t *)(arena + 221577216))
+#define layer3_1_relu2_dout ((act_t *)(arena + 218365952))
+#define pool_dout ((act_t *)(arena + 212008960))
+#define fc_dout ((act_t *)(arena + 212074496))
+#define scratch_117 ((act_t *)(arena + 192675840))  /* for "layer3.1.conv1" */
+#define scratch_118 ((act_t *)(arena + 179830784))  /* for "layer3.0.conv1" */
+#define scratch_119 ((act_t *)(arena + 141295616))  /* for "layer2.1.conv1" */
+#define scratch_120 ((act_t *)(arena + 115605504))  /* for "layer2.0.conv1" */
+#define scratch_121 ((act_t *)(arena + 64225280))  /* for "layer1.1.conv1" */
+#define scratch_122 ((act_t *)(arena + 25690112))  /* for "layer1.0.conv1" */
 
 static const rt_conv_shape stem_shape = { .n = BATCH, .c = 1, .h = 28, .w = 28, .oc = 32, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 28, .ow = 28 };
 static const rt_conv_shape layer1_0_conv1_shape = { .n = BATCH, .c = 32, .h = 28, .w = 28, .oc = 32, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 28, .ow = 28 };
@@ -262,12 +285,17 @@ static const rt_conv_shape layer3_1_conv2_shape = { .n = BATCH, .c = 128, .h = 7
 /* Device memory of the model, set up once by upload(). */
 static struct {
     float *P, *G, *S, *state;   /* params, grads, BN buffers, optimizer state */
+    act_t *WA;                  /* compute copy of the params (P itself in FP32) */
     unsigned char *arena;       /* the static plan */
-    float *x;                   /* the batch: BATCH images */
-    int32_t *y;                 /* and labels */
+    float *x_in;                /* the batch as the host sends it: BATCH images */
+    act_t *x;                   /* and as the first layer reads it (x_in in FP32) */
+    int32_t *y;                 /* the labels */
+    float *logits;              /* FP32 logits for the host (the arena's in FP32) */
+    uint64_t *seed;             /* the step's mask seed (dropout, drop-path) */
     double *loss;
     void *work;                 /* cuDNN workspace, shared by every conv */
     rt_cuda_optim *optim;
+    rt_cuda_graph *step_graph, *optim_graph;
 } dev;
 
 /* Per-layer library plans: cuDNN descriptors and algorithms, cuBLASLt layouts. */
@@ -292,11 +320,12 @@ extern const rt_model model;
 
 static void forward(rt_model_ctx *ctx) {
     float *P = dev.P, *S = dev.S;
+    const act_t *WA = dev.WA;
     unsigned char *arena = dev.arena;
-    const float *x = dev.x;
-    (void)P, (void)S, (void)arena, (void)x;
+    const act_t *x = dev.x;
+    (void)P, (void)S, (void)WA, (void)arena, (void)x;
     /* layer "stem" (conv) at specs/examples/fmnist_resnet.spec:32 */
-    cuda_conv2d_forward(stem_conv, stem_out, x, stem_weight);
+    cuda_conv2d_forward(stem_conv, stem_out, x, stem_wact);
     /* layer "stem_bn" (bn) at specs/examples/fmnist_resnet.spec:33 */
     if (ctx->training)
         cuda_batchnorm_stats_train(stem_bn_saved, stem_bn_saved + 32, stem_bn_running_mean, stem_bn_running_var, stem_out,
@@ -306,7 +335,7 @@ static void forward(rt_model_ctx *ctx) {
     fused_stem_bn_apply(stem_relu_out, stem_out, stem_bn_weight, stem_bn_bias, stem_bn_saved, stem_bn_saved + 32);
     /* layer "stem_relu" (relu) at specs/examples/fmnist_resnet.spec:34: fused into "stem_bn" */
     /* layer "layer1.0.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
-    cuda_conv2d_forward(layer1_0_conv1_conv, layer1_0_conv1_out, stem_relu_out, layer1_0_conv1_weight);
+    cuda_conv2d_forward(layer1_0_conv1_conv, layer1_0_conv1_out, stem_relu_out, layer1_0_conv1_wact);
     /* layer "layer1.0.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
     if (ctx->training)
         cuda_batchnorm_stats_train(layer1_0_bn1_saved, layer1_0_bn1_saved + 32, layer1_0_bn1_running_mean, layer1_0_bn1_running_var, layer1_0_conv1_out,
@@ -316,7 +345,7 @@ static void forward(rt_model_ctx *ctx) {
     fused_layer1_0_bn1_apply(layer1_0_relu1_out, layer1_0_conv1_out, layer1_0_bn1_weight, layer1_0_bn1_bias, layer1_0_bn1_saved, layer1_0_bn1_saved + 32);
     /* layer "layer1.0.relu1" (relu) at specs/examples/fmnist_resnet.spec:12: fused into "layer1.0.bn1" */
     /* layer "layer1.0.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
-    cuda_conv2d_forward(layer1_0_conv2_conv, layer1_0_conv2_out, layer1_0_relu1_out, layer1_0_conv2_weight);
+    cuda_conv2d_forward(layer1_0_conv2_conv, layer1_0_conv2_out, layer1_0_relu1_out, layer1_0_conv2_wact);
     /* layer "layer1.0.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
     if (ctx->training)
         cuda_batchnorm_stats_train(layer1_0_bn2_saved, layer1_0_bn2_saved + 32, layer1_0_bn2_running_mean, layer1_0_bn2_running_var, layer1_0_conv2_out,
@@ -328,7 +357,7 @@ static void forward(rt_model_ctx *ctx) {
     fused_layer1_0_add_forward(layer1_0_relu2_out, layer1_0_bn2_out, stem_relu_out);
     /* layer "layer1.0.relu2" (relu) at specs/examples/fmnist_resnet.spec:22: fused into "layer1.0.add" */
     /* layer "layer1.1.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
-    cuda_conv2d_forward(layer1_1_conv1_conv, layer1_1_conv1_out, layer1_0_relu2_out, layer1_1_conv1_weight);
+    cuda_conv2d_forward(layer1_1_conv1_conv, layer1_1_conv1_out, layer1_0_relu2_out, layer1_1_conv1_wact);
     /* layer "layer1.1.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
     if (ctx->training)
         cuda_batchnorm_stats_train(layer1_1_bn1_saved, layer1_1_bn1_saved + 32, layer1_1_bn1_running_mean, layer1_1_bn1_running_var, layer1_1_conv1_out,
@@ -338,7 +367,7 @@ static void forward(rt_model_ctx *ctx) {
     fused_layer1_1_bn1_apply(layer1_1_relu1_out, layer1_1_conv1_out, layer1_1_bn1_weight, layer1_1_bn1_bias, layer1_1_bn1_saved, layer1_1_bn1_saved + 32);
     /* layer "layer1.1.relu1" (relu) at specs/examples/fmnist_resnet.spec:12: fused into "layer1.1.bn1" */
     /* layer "layer1.1.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
-    cuda_conv2d_forward(layer1_1_conv2_conv, layer1_1_conv2_out, layer1_1_relu1_out, layer1_1_conv2_weight);
+    cuda_conv2d_forward(layer1_1_conv2_conv, layer1_1_conv2_out, layer1_1_relu1_out, layer1_1_conv2_wact);
     /* layer "layer1.1.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
     if (ctx->training)
         cuda_batchnorm_stats_train(layer1_1_bn2_saved, layer1_1_bn2_saved + 32, layer1_1_bn2_running_mean, layer1_1_bn2_running_var, layer1_1_conv2_out,
@@ -350,7 +379,7 @@ static void forward(rt_model_ctx *ctx) {
     fused_layer1_1_add_forward(layer1_1_relu2_out, layer1_1_bn2_out, layer1_0_relu2_out);
     /* layer "layer1.1.relu2" (relu) at specs/examples/fmnist_resnet.spec:22: fused into "layer1.1.add" */
     /* layer "layer2.0.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
-    cuda_conv2d_forward(layer2_0_conv1_conv, layer2_0_conv1_out, layer1_1_relu2_out, layer2_0_conv1_weight);
+    cuda_conv2d_forward(layer2_0_conv1_conv, layer2_0_conv1_out, layer1_1_relu2_out, layer2_0_conv1_wact);
     /* layer "layer2.0.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
     if (ctx->training)
         cuda_batchnorm_stats_train(layer2_0_bn1_saved, layer2_0_bn1_saved + 64, layer2_0_bn1_running_mean, layer2_0_bn1_running_var, layer2_0_conv1_out,
@@ -360,7 +389,7 @@ static void forward(rt_model_ctx *ctx) {
     fused_layer2_0_bn1_apply(layer2_0_relu1_out, layer2_0_conv1_out, layer2_0_bn1_weight, layer2_0_bn1_bias, layer2_0_bn1_saved, layer2_0_bn1_saved + 64);
     /* layer "layer2.0.relu1" (relu) at specs/examples/fmnist_resnet.spec:12: fused into "layer2.0.bn1" */
     /* layer "layer2.0.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
-    cuda_conv2d_forward(layer2_0_conv2_conv, layer2_0_conv2_out, layer2_0_relu1_out, layer2_0_conv2_weight);
+    cuda_conv2d_forward(layer2_0_conv2_conv, layer2_0_conv2_out, layer2_0_relu1_out, layer2_0_conv2_wact);
     /* layer "layer2.0.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
     if (ctx->training)
         cuda_batchnorm_stats_train(layer2_0_bn2_saved, layer2_0_bn2_saved + 64, layer2_0_bn2_running_mean, layer2_0_bn2_running_var, layer2_0_conv2_out,
@@ -369,7 +398,7 @@ static void forward(rt_model_ctx *ctx) {
         cuda_batchnorm_stats_eval(layer2_0_bn2_saved, layer2_0_bn2_saved + 64, layer2_0_bn2_running_mean, layer2_0_bn2_running_var, 64, 1e-05f);
     fused_layer2_0_bn2_apply(layer2_0_bn2_out, layer2_0_conv2_out, layer2_0_bn2_weight, layer2_0_bn2_bias, layer2_0_bn2_saved, layer2_0_bn2_saved + 64);
     /* layer "layer2.0.down" (conv) at specs/examples/fmnist_resnet.spec:16 */
-    cuda_conv2d_forward(layer2_0_down_conv, layer2_0_down_out, layer1_1_relu2_out, layer2_0_down_weight);
+    cuda_conv2d_forward(layer2_0_down_conv, layer2_0_down_out, layer1_1_relu2_out, layer2_0_down_wact);
     /* layer "layer2.0.down_bn" (bn) at specs/examples/fmnist_resnet.spec:17 */
     if (ctx->training)
         cuda_batchnorm_stats_train(layer2_0_down_bn_saved, layer2_0_down_bn_saved + 64, layer2_0_down_bn_running_mean, layer2_0_down_bn_running_var, layer2_0_down_out,
@@ -381,7 +410,7 @@ static void forward(rt_model_ctx *ctx) {
     fused_layer2_0_add_forward(layer2_0_relu2_out, layer2_0_bn2_out, layer2_0_down_bn_out);
     /* layer "layer2.0.relu2" (relu) at specs/examples/fmnist_resnet.spec:22: fused into "layer2.0.add" */
     /* layer "layer2.1.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
-    cuda_conv2d_forward(layer2_1_conv1_conv, layer2_1_conv1_out, layer2_0_relu2_out, layer2_1_conv1_weight);
+    cuda_conv2d_forward(layer2_1_conv1_conv, layer2_1_conv1_out, layer2_0_relu2_out, layer2_1_conv1_wact);
     /* layer "layer2.1.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
     if (ctx->training)
         cuda_batchnorm_stats_train(layer2_1_bn1_saved, layer2_1_bn1_saved + 64, layer2_1_bn1_running_mean, layer2_1_bn1_running_var, layer2_1_conv1_out,
@@ -391,7 +420,7 @@ static void forward(rt_model_ctx *ctx) {
     fused_layer2_1_bn1_apply(layer2_1_relu1_out, layer2_1_conv1_out, layer2_1_bn1_weight, layer2_1_bn1_bias, layer2_1_bn1_saved, layer2_1_bn1_saved + 64);
     /* layer "layer2.1.relu1" (relu) at specs/examples/fmnist_resnet.spec:12: fused into "layer2.1.bn1" */
     /* layer "layer2.1.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
-    cuda_conv2d_forward(layer2_1_conv2_conv, layer2_1_conv2_out, layer2_1_relu1_out, layer2_1_conv2_weight);
+    cuda_conv2d_forward(layer2_1_conv2_conv, layer2_1_conv2_out, layer2_1_relu1_out, layer2_1_conv2_wact);
     /* layer "layer2.1.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
     if (ctx->training)
         cuda_batchnorm_stats_train(layer2_1_bn2_saved, layer2_1_bn2_saved + 64, layer2_1_bn2_running_mean, layer2_1_bn2_running_var, layer2_1_conv2_out,
@@ -403,7 +432,7 @@ static void forward(rt_model_ctx *ctx) {
     fused_layer2_1_add_forward(layer2_1_relu2_out, layer2_1_bn2_out, layer2_0_relu2_out);
     /* layer "layer2.1.relu2" (relu) at specs/examples/fmnist_resnet.spec:22: fused into "layer2.1.add" */
     /* layer "layer3.0.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
-    cuda_conv2d_forward(layer3_0_conv1_conv, layer3_0_conv1_out, layer2_1_relu2_out, layer3_0_conv1_weight);
+    cuda_conv2d_forward(layer3_0_conv1_conv, layer3_0_conv1_out, layer2_1_relu2_out, layer3_0_conv1_wact);
     /* layer "layer3.0.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
     if (ctx->training)
         cuda_batchnorm_stats_train(layer3_0_bn1_saved, layer3_0_bn1_saved + 128, layer3_0_bn1_running_mean, layer3_0_bn1_running_var, layer3_0_conv1_out,
@@ -413,7 +442,7 @@ static void forward(rt_model_ctx *ctx) {
     fused_layer3_0_bn1_apply(layer3_0_relu1_out, layer3_0_conv1_out, layer3_0_bn1_weight, layer3_0_bn1_bias, layer3_0_bn1_saved, layer3_0_bn1_saved + 128);
     /* layer "layer3.0.relu1" (relu) at specs/examples/fmnist_resnet.spec:12: fused into "layer3.0.bn1" */
     /* layer "layer3.0.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
-    cuda_conv2d_forward(layer3_0_conv2_conv, layer3_0_conv2_out, layer3_0_relu1_out, layer3_0_conv2_weight);
+    cuda_conv2d_forward(layer3_0_conv2_conv, layer3_0_conv2_out, layer3_0_relu1_out, layer3_0_conv2_wact);
     /* layer "layer3.0.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
     if (ctx->training)
         cuda_batchnorm_stats_train(layer3_0_bn2_saved, layer3_0_bn2_saved + 128, layer3_0_bn2_running_mean, layer3_0_bn2_running_var, layer3_0_conv2_out,
@@ -422,7 +451,7 @@ static void forward(rt_model_ctx *ctx) {
         cuda_batchnorm_stats_eval(layer3_0_bn2_saved, layer3_0_bn2_saved + 128, layer3_0_bn2_running_mean, layer3_0_bn2_running_var, 128, 1e-05f);
     fused_layer3_0_bn2_apply(layer3_0_bn2_out, layer3_0_conv2_out, layer3_0_bn2_weight, layer3_0_bn2_bias, layer3_0_bn2_saved, layer3_0_bn2_saved + 128);
     /* layer "layer3.0.down" (conv) at specs/examples/fmnist_resnet.spec:16 */
-    cuda_conv2d_forward(layer3_0_down_conv, layer3_0_down_out, layer2_1_relu2_out, layer3_0_down_weight);
+    cuda_conv2d_forward(layer3_0_down_conv, layer3_0_down_out, layer2_1_relu2_out, layer3_0_down_wact);
     /* layer "layer3.0.down_bn" (bn) at specs/examples/fmnist_resnet.spec:17 */
     if (ctx->training)
         cuda_batchnorm_stats_train(layer3_0_down_bn_saved, layer3_0_down_bn_saved + 128, layer3_0_down_bn_running_mean, layer3_0_down_bn_running_var, layer3_0_down_out,
@@ -434,7 +463,7 @@ static void forward(rt_model_ctx *ctx) {
     fused_layer3_0_add_forward(layer3_0_relu2_out, layer3_0_bn2_out, layer3_0_down_bn_out);
     /* layer "layer3.0.relu2" (relu) at specs/examples/fmnist_resnet.spec:22: fused into "layer3.0.add" */
     /* layer "layer3.1.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
-    cuda_conv2d_forward(layer3_1_conv1_conv, layer3_1_conv1_out, layer3_0_relu2_out, layer3_1_conv1_weight);
+    cuda_conv2d_forward(layer3_1_conv1_conv, layer3_1_conv1_out, layer3_0_relu2_out, layer3_1_conv1_wact);
     /* layer "layer3.1.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
     if (ctx->training)
         cuda_batchnorm_stats_train(layer3_1_bn1_saved, layer3_1_bn1_saved + 128, layer3_1_bn1_running_mean, layer3_1_bn1_running_var, layer3_1_conv1_out,
@@ -444,7 +473,7 @@ static void forward(rt_model_ctx *ctx) {
     fused_layer3_1_bn1_apply(layer3_1_relu1_out, layer3_1_conv1_out, layer3_1_bn1_weight, layer3_1_bn1_bias, layer3_1_bn1_saved, layer3_1_bn1_saved + 128);
     /* layer "layer3.1.relu1" (relu) at specs/examples/fmnist_resnet.spec:12: fused into "layer3.1.bn1" */
     /* layer "layer3.1.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
-    cuda_conv2d_forward(layer3_1_conv2_conv, layer3_1_conv2_out, layer3_1_relu1_out, layer3_1_conv2_weight);
+    cuda_conv2d_forward(layer3_1_conv2_conv, layer3_1_conv2_out, layer3_1_relu1_out, layer3_1_conv2_wact);
     /* layer "layer3.1.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
     if (ctx->training)
         cuda_batchnorm_stats_train(layer3_1_bn2_saved, layer3_1_bn2_saved + 128, layer3_1_bn2_running_mean, layer3_1_bn2_running_var, layer3_1_conv2_out,
@@ -458,30 +487,37 @@ static void forward(rt_model_ctx *ctx) {
     /* layer "pool" (gap) at specs/examples/fmnist_resnet.spec:38 */
     cuda_global_avgpool_forward(pool_out, layer3_1_relu2_out, BATCH, 128, 49);
     /* layer "fc" (linear) at specs/examples/fmnist_resnet.spec:39 */
-    cuda_linear_forward(fc_gemm, fc_out, pool_out, fc_weight);
+    cuda_linear_forward(fc_gemm, fc_out, pool_out, fc_wact);
     fused_fc_bias(fc_out, fc_out, fc_bias);
 }
 
-/* The batch to the device (page-locked on first use, so copies run at full speed). */
-static void put_batch(const float *x_host, const int32_t *y_host) {
-    size_t xb = sizeof(float) * BATCH * 784;
+/* The batch and the step's mask seed to the device, outside the captured graph (the
+ * batch buffer is page-locked on first use, so copies run at full speed). */
+static void put_batch(rt_model_ctx *ctx, const float *x_host, const int32_t *y_host) {
+    size_t xb = sizeof(float) * BATCH * IMAGE;
     rt_cuda_pin_host((void *)x_host, xb);
-    rt_cuda_copy_h2d(dev.x, x_host, xb);
+    rt_cuda_copy_h2d(dev.x_in, x_host, xb);
     if (y_host) rt_cuda_copy_h2d(dev.y, y_host, sizeof(int32_t) * BATCH);
+    rt_cuda_copy_h2d(dev.seed, &ctx->step_seed, sizeof ctx->step_seed);
 }
 
-static double train_step(rt_model_ctx *ctx, const float *x_host, const int32_t *y_host) {
+/* Forward, loss and backward of one batch: device work only, captured once into a CUDA
+ * graph (rt_cuda_graph_run). Gradients are overwritten in G; with several ranks every
+ * bucket is all-reduced on NCCL's stream as soon as it is complete. */
+static void train_step_device(void *arg) {
+    rt_model_ctx *ctx = arg;
     float *P = dev.P, *G = dev.G;
+    const act_t *WA = dev.WA;
     unsigned char *arena = dev.arena;
-    const float *x = dev.x;
-    (void)P, (void)G, (void)x;
-    put_batch(x_host, y_host);
+    const act_t *x = dev.x;
+    (void)P, (void)G, (void)WA, (void)x;
     forward(ctx);
     /* softmax cross-entropy, label smoothing 0.1, fused with its gradient */
-    cuda_softmax_xent(dev.loss, fc_dout, fc_out, dev.y, BATCH, CLASSES, 0.1f, 1.0f / BATCH);
+    cuda_softmax_xent(dev.loss, fc_dout, fc_out, dev.y, BATCH, CLASSES, 0.1f, 1.0f / BATCH,
+                      rt_cuda_optim_loss_scale(dev.optim));
     /* backward of "fc" (linear) at specs/examples/fmnist_resnet.spec:39 */
     cuda_bias_backward(fc_dbias, NULL, fc_dout, NULL, BATCH, 10, 1);
-    cuda_linear_backward(fc_gemm, pool_dout, fc_dweight, fc_dout, pool_out, fc_weight);
+    cuda_linear_backward(fc_gemm, pool_dout, fc_dweight, fc_dout, pool_out, fc_wact);
     /* backward of "pool" (gap) at specs/examples/fmnist_resnet.spec:38 */
     cuda_global_avgpool_backward(layer3_1_relu2_dout, pool_dout, BATCH, 128, 49);
     /* backward of "layer3.1.relu2" (relu): fused into the backward of "layer3.1.add" */
@@ -490,12 +526,12 @@ static double train_step(rt_model_ctx *ctx, const float *x_host, const int32_t *
     /* backward of "layer3.1.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
     cuda_batchnorm_backward(layer3_1_conv2_dout, layer3_1_bn2_dweight, layer3_1_bn2_dbias, layer3_1_bn2_dout, NULL, layer3_1_conv2_out, layer3_1_bn2_weight, layer3_1_bn2_saved, layer3_1_bn2_saved + 128, BATCH, 128, 49);
     /* backward of "layer3.1.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
-    cuda_conv2d_backward(layer3_1_conv2_conv, layer3_1_relu1_dout, layer3_1_conv2_dweight, layer3_1_conv2_dout, layer3_1_relu1_out, layer3_1_conv2_weight);
+    cuda_conv2d_backward(layer3_1_conv2_conv, layer3_1_relu1_dout, layer3_1_conv2_dweight, layer3_1_conv2_dout, layer3_1_relu1_out, layer3_1_conv2_wact);
     /* backward of "layer3.1.relu1" (relu): fused into the backward of "layer3.1.bn1" */
     /* backward of "layer3.1.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
     cuda_batchnorm_backward(layer3_1_conv1_dout, layer3_1_bn1_dweight, layer3_1_bn1_dbias, layer3_1_relu1_dout, layer3_1_relu1_out, layer3_1_conv1_out, layer3_1_bn1_weight, layer3_1_bn1_saved, layer3_1_bn1_saved + 128, BATCH, 128, 49);
     /* backward of "layer3.1.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
-    cuda_conv2d_backward(layer3_1_conv1_conv, scratch_117, layer3_1_conv1_dweight, layer3_1_conv1_dout, layer3_0_relu2_out, layer3_1_conv1_weight);
+    cuda_conv2d_backward(layer3_1_conv1_conv, scratch_117, layer3_1_conv1_dweight, layer3_1_conv1_dout, layer3_0_relu2_out, layer3_1_conv1_wact);
     cuda_tensor_accumulate(layer3_0_relu2_dout, scratch_117, 802816);
     /* backward of "layer3.0.relu2" (relu): fused into the backward of "layer3.0.add" */
     /* backward of "layer3.0.add" (add) at specs/examples/fmnist_resnet.spec:18 */
@@ -503,16 +539,16 @@ static double train_step(rt_model_ctx *ctx, const float *x_host, const int32_t *
     /* backward of "layer3.0.down_bn" (bn) at specs/examples/fmnist_resnet.spec:17 */
     cuda_batchnorm_backward(layer3_0_down_dout, layer3_0_down_bn_dweight, layer3_0_down_bn_dbias, layer3_0_down_bn_dout, NULL, layer3_0_down_out, layer3_0_down_bn_weight, layer3_0_down_bn_saved, layer3_0_down_bn_saved + 128, BATCH, 128, 49);
     /* backward of "layer3.0.down" (conv) at specs/examples/fmnist_resnet.spec:16 */
-    cuda_conv2d_backward(layer3_0_down_conv, layer2_1_relu2_dout, layer3_0_down_dweight, layer3_0_down_dout, layer2_1_relu2_out, layer3_0_down_weight);
+    cuda_conv2d_backward(layer3_0_down_conv, layer2_1_relu2_dout, layer3_0_down_dweight, layer3_0_down_dout, layer2_1_relu2_out, layer3_0_down_wact);
     /* backward of "layer3.0.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
     cuda_batchnorm_backward(layer3_0_conv2_dout, layer3_0_bn2_dweight, layer3_0_bn2_dbias, layer3_0_bn2_dout, NULL, layer3_0_conv2_out, layer3_0_bn2_weight, layer3_0_bn2_saved, layer3_0_bn2_saved + 128, BATCH, 128, 49);
     /* backward of "layer3.0.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
-    cuda_conv2d_backward(layer3_0_conv2_conv, layer3_0_relu1_dout, layer3_0_conv2_dweight, layer3_0_conv2_dout, layer3_0_relu1_out, layer3_0_conv2_weight);
+    cuda_conv2d_backward(layer3_0_conv2_conv, layer3_0_relu1_dout, layer3_0_conv2_dweight, layer3_0_conv2_dout, layer3_0_relu1_out, layer3_0_conv2_wact);
     /* backward of "layer3.0.relu1" (relu): fused into the backward of "layer3.0.bn1" */
     /* backward of "layer3.0.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
     cuda_batchnorm_backward(layer3_0_conv1_dout, layer3_0_bn1_dweight, layer3_0_bn1_dbias, layer3_0_relu1_dout, layer3_0_relu1_out, layer3_0_conv1_out, layer3_0_bn1_weight, layer3_0_bn1_saved, layer3_0_bn1_saved + 128, BATCH, 128, 49);
     /* backward of "layer3.0.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
-    cuda_conv2d_backward(layer3_0_conv1_conv, scratch_118, layer3_0_conv1_dweight, layer3_0_conv1_dout, layer2_1_relu2_out, layer3_0_conv1_weight);
+    cuda_conv2d_backward(layer3_0_conv1_conv, scratch_118, layer3_0_conv1_dweight, layer3_0_conv1_dout, layer2_1_relu2_out, layer3_0_conv1_wact);
     cuda_tensor_accumulate(layer2_1_relu2_dout, scratch_118, 1605632);
     /* backward of "layer2.1.relu2" (relu): fused into the backward of "layer2.1.add" */
     /* backward of "layer2.1.add" (add) at specs/examples/fmnist_resnet.spec:20 */
@@ -520,12 +556,12 @@ static double train_step(rt_model_ctx *ctx, const float *x_host, const int32_t *
     /* backward of "layer2.1.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
     cuda_batchnorm_backward(layer2_1_conv2_dout, layer2_1_bn2_dweight, layer2_1_bn2_dbias, layer2_1_bn2_dout, NULL, layer2_1_conv2_out, layer2_1_bn2_weight, layer2_1_bn2_saved, layer2_1_bn2_saved + 64, BATCH, 64, 196);
     /* backward of "layer2.1.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
-    cuda_conv2d_backward(layer2_1_conv2_conv, layer2_1_relu1_dout, layer2_1_conv2_dweight, layer2_1_conv2_dout, layer2_1_relu1_out, layer2_1_conv2_weight);
+    cuda_conv2d_backward(layer2_1_conv2_conv, layer2_1_relu1_dout, layer2_1_conv2_dweight, layer2_1_conv2_dout, layer2_1_relu1_out, layer2_1_conv2_wact);
     /* backward of "layer2.1.relu1" (relu): fused into the backward of "layer2.1.bn1" */
     /* backward of "layer2.1.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
     cuda_batchnorm_backward(layer2_1_conv1_dout, layer2_1_bn1_dweight, layer2_1_bn1_dbias, layer2_1_relu1_dout, layer2_1_relu1_out, layer2_1_conv1_out, layer2_1_bn1_weight, layer2_1_bn1_saved, layer2_1_bn1_saved + 64, BATCH, 64, 196);
     /* backward of "layer2.1.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
-    cuda_conv2d_backward(layer2_1_conv1_conv, scratch_119, layer2_1_conv1_dweight, layer2_1_conv1_dout, layer2_0_relu2_out, layer2_1_conv1_weight);
+    cuda_conv2d_backward(layer2_1_conv1_conv, scratch_119, layer2_1_conv1_dweight, layer2_1_conv1_dout, layer2_0_relu2_out, layer2_1_conv1_wact);
     cuda_tensor_accumulate(layer2_0_relu2_dout, scratch_119, 1605632);
     /* backward of "layer2.0.relu2" (relu): fused into the backward of "layer2.0.add" */
     /* backward of "layer2.0.add" (add) at specs/examples/fmnist_resnet.spec:18 */
@@ -533,16 +569,16 @@ static double train_step(rt_model_ctx *ctx, const float *x_host, const int32_t *
     /* backward of "layer2.0.down_bn" (bn) at specs/examples/fmnist_resnet.spec:17 */
     cuda_batchnorm_backward(layer2_0_down_dout, layer2_0_down_bn_dweight, layer2_0_down_bn_dbias, layer2_0_down_bn_dout, NULL, layer2_0_down_out, layer2_0_down_bn_weight, layer2_0_down_bn_saved, layer2_0_down_bn_saved + 64, BATCH, 64, 196);
     /* backward of "layer2.0.down" (conv) at specs/examples/fmnist_resnet.spec:16 */
-    cuda_conv2d_backward(layer2_0_down_conv, layer1_1_relu2_dout, layer2_0_down_dweight, layer2_0_down_dout, layer1_1_relu2_out, layer2_0_down_weight);
+    cuda_conv2d_backward(layer2_0_down_conv, layer1_1_relu2_dout, layer2_0_down_dweight, layer2_0_down_dout, layer1_1_relu2_out, layer2_0_down_wact);
     /* backward of "layer2.0.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
     cuda_batchnorm_backward(layer2_0_conv2_dout, layer2_0_bn2_dweight, layer2_0_bn2_dbias, layer2_0_bn2_dout, NULL, layer2_0_conv2_out, layer2_0_bn2_weight, layer2_0_bn2_saved, layer2_0_bn2_saved + 64, BATCH, 64, 196);
     /* backward of "layer2.0.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
-    cuda_conv2d_backward(layer2_0_conv2_conv, layer2_0_relu1_dout, layer2_0_conv2_dweight, layer2_0_conv2_dout, layer2_0_relu1_out, layer2_0_conv2_weight);
+    cuda_conv2d_backward(layer2_0_conv2_conv, layer2_0_relu1_dout, layer2_0_conv2_dweight, layer2_0_conv2_dout, layer2_0_relu1_out, layer2_0_conv2_wact);
     /* backward of "layer2.0.relu1" (relu): fused into the backward of "layer2.0.bn1" */
     /* backward of "layer2.0.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
     cuda_batchnorm_backward(layer2_0_conv1_dout, layer2_0_bn1_dweight, layer2_0_bn1_dbias, layer2_0_relu1_dout, layer2_0_relu1_out, layer2_0_conv1_out, layer2_0_bn1_weight, layer2_0_bn1_saved, layer2_0_bn1_saved + 64, BATCH, 64, 196);
     /* backward of "layer2.0.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
-    cuda_conv2d_backward(layer2_0_conv1_conv, scratch_120, layer2_0_conv1_dweight, layer2_0_conv1_dout, layer1_1_relu2_out, layer2_0_conv1_weight);
+    cuda_conv2d_backward(layer2_0_conv1_conv, scratch_120, layer2_0_conv1_dweight, layer2_0_conv1_dout, layer1_1_relu2_out, layer2_0_conv1_wact);
     cuda_tensor_accumulate(layer1_1_relu2_dout, scratch_120, 3211264);
     /* backward of "layer1.1.relu2" (relu): fused into the backward of "layer1.1.add" */
     /* backward of "layer1.1.add" (add) at specs/examples/fmnist_resnet.spec:20 */
@@ -550,12 +586,12 @@ static double train_step(rt_model_ctx *ctx, const float *x_host, const int32_t *
     /* backward of "layer1.1.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
     cuda_batchnorm_backward(layer1_1_conv2_dout, layer1_1_bn2_dweight, layer1_1_bn2_dbias, layer1_1_bn2_dout, NULL, layer1_1_conv2_out, layer1_1_bn2_weight, layer1_1_bn2_saved, layer1_1_bn2_saved + 32, BATCH, 32, 784);
     /* backward of "layer1.1.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
-    cuda_conv2d_backward(layer1_1_conv2_conv, layer1_1_relu1_dout, layer1_1_conv2_dweight, layer1_1_conv2_dout, layer1_1_relu1_out, layer1_1_conv2_weight);
+    cuda_conv2d_backward(layer1_1_conv2_conv, layer1_1_relu1_dout, layer1_1_conv2_dweight, layer1_1_conv2_dout, layer1_1_relu1_out, layer1_1_conv2_wact);
     /* backward of "layer1.1.relu1" (relu): fused into the backward of "layer1.1.bn1" */
     /* backward of "layer1.1.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
     cuda_batchnorm_backward(layer1_1_conv1_dout, layer1_1_bn1_dweight, layer1_1_bn1_dbias, layer1_1_relu1_dout, layer1_1_relu1_out, layer1_1_conv1_out, layer1_1_bn1_weight, layer1_1_bn1_saved, layer1_1_bn1_saved + 32, BATCH, 32, 784);
     /* backward of "layer1.1.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
-    cuda_conv2d_backward(layer1_1_conv1_conv, scratch_121, layer1_1_conv1_dweight, layer1_1_conv1_dout, layer1_0_relu2_out, layer1_1_conv1_weight);
+    cuda_conv2d_backward(layer1_1_conv1_conv, scratch_121, layer1_1_conv1_dweight, layer1_1_conv1_dout, layer1_0_relu2_out, layer1_1_conv1_wact);
     cuda_tensor_accumulate(layer1_0_relu2_dout, scratch_121, 3211264);
     /* backward of "layer1.0.relu2" (relu): fused into the backward of "layer1.0.add" */
     /* backward of "layer1.0.add" (add) at specs/examples/fmnist_resnet.spec:20 */
@@ -563,18 +599,27 @@ static double train_step(rt_model_ctx *ctx, const float *x_host, const int32_t *
     /* backward of "layer1.0.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
     cuda_batchnorm_backward(layer1_0_conv2_dout, layer1_0_bn2_dweight, layer1_0_bn2_dbias, layer1_0_bn2_dout, NULL, layer1_0_conv2_out, layer1_0_bn2_weight, layer1_0_bn2_saved, layer1_0_bn2_saved + 32, BATCH, 32, 784);
     /* backward of "layer1.0.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
-    cuda_conv2d_backward(layer1_0_conv2_conv, layer1_0_relu1_dout, layer1_0_conv2_dweight, layer1_0_conv2_dout, layer1_0_relu1_out, layer1_0_conv2_weight);
+    cuda_conv2d_backward(layer1_0_conv2_conv, layer1_0_relu1_dout, layer1_0_conv2_dweight, layer1_0_conv2_dout, layer1_0_relu1_out, layer1_0_conv2_wact);
     /* backward of "layer1.0.relu1" (relu): fused into the backward of "layer1.0.bn1" */
     /* backward of "layer1.0.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
     cuda_batchnorm_backward(layer1_0_conv1_dout, layer1_0_bn1_dweight, layer1_0_bn1_dbias, layer1_0_relu1_dout, layer1_0_relu1_out, layer1_0_conv1_out, layer1_0_bn1_weight, layer1_0_bn1_saved, layer1_0_bn1_saved + 32, BATCH, 32, 784);
     /* backward of "layer1.0.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
-    cuda_conv2d_backward(layer1_0_conv1_conv, scratch_122, layer1_0_conv1_dweight, layer1_0_conv1_dout, stem_relu_out, layer1_0_conv1_weight);
+    cuda_conv2d_backward(layer1_0_conv1_conv, scratch_122, layer1_0_conv1_dweight, layer1_0_conv1_dout, stem_relu_out, layer1_0_conv1_wact);
     cuda_tensor_accumulate(stem_relu_dout, scratch_122, 3211264);
     /* backward of "stem_relu" (relu): fused into the backward of "stem_bn" */
     /* backward of "stem_bn" (bn) at specs/examples/fmnist_resnet.spec:33 */
     cuda_batchnorm_backward(stem_dout, stem_bn_dweight, stem_bn_dbias, stem_relu_dout, stem_relu_out, stem_out, stem_bn_weight, stem_bn_saved, stem_bn_saved + 32, BATCH, 32, 784);
     /* backward of "stem" (conv) at specs/examples/fmnist_resnet.spec:32 */
-    cuda_conv2d_backward(stem_conv, NULL, stem_dweight, stem_dout, x, stem_weight);
+    cuda_conv2d_backward(stem_conv, NULL, stem_dweight, stem_dout, x, stem_wact);
+    rt_cuda_grad_bucket_ready(0);  /* bucket 0 complete: 696042 grads from "fc" to here */
+    rt_cuda_grads_finish();   /* the optimizer waits for every bucket's sum */
+}
+
+static double train_step(rt_model_ctx *ctx, const float *x_host, const int32_t *y_host) {
+    unsigned char *arena = dev.arena;
+    (void)arena;
+    put_batch(ctx, x_host, y_host);
+    rt_cuda_graph_run(&dev.step_graph, train_step_device, ctx);
     /* loss and logits back to the host, for the trainer's log and accuracy */
     double loss;
     rt_cuda_copy_d2h(&loss, dev.loss, sizeof loss);
@@ -584,7 +629,8 @@ static double train_step(rt_model_ctx *ctx, const float *x_host, const int32_t *
 
 static void eval_forward(rt_model_ctx *ctx, const float *x_host, float *logits_host) {
     unsigned char *arena = dev.arena;
-    put_batch(x_host, NULL);
+    (void)arena;
+    put_batch(ctx, x_host, NULL);
     forward(ctx);
     rt_cuda_copy_d2h(logits_host, fc_out, sizeof(float) * BATCH * CLASSES);
 }
@@ -724,8 +770,13 @@ static const rt_param_tensor tensors[] = {
     { "stem.weight", 695754, 288, 0 },
 };
 
+static const rt_grad_bucket buckets[] = {
+    { 0, 696042 },
+};
+
 static void upload(rt_model_ctx *ctx, const rt_run_config *run, const float *opt_state, long n_state) {
     rt_cuda_init(rt_cuda_device_from_env(), RT_CUDA_FP32);
+    if (ctx->no_graph) rt_cuda_graph_disable();
     /* cuDNN algorithms are timed once here (no model memory needed yet) */
     size_t work = 0, w, cap = rt_cuda_workspace_cap();
     (void)w, (void)cap;
@@ -760,18 +811,21 @@ static void upload(rt_model_ctx *ctx, const rt_run_config *run, const float *opt
     layer3_1_conv2_conv = rt_cuda_conv_create(&layer3_1_conv2_shape);
     if ((w = rt_cuda_conv_select(layer3_1_conv2_conv, 0, cap)) > work) work = w;
     fc_gemm = rt_cuda_linear_create(BATCH, 128, 10);
-    /* refuse before allocating when the plan does not fit; the arena and the batch
-     * grow with the batch, the rest does not */
-    size_t fixed = sizeof(float) * (2 * N_PARAMS + N_BUFFERS + (size_t)n_state) + work;
-    size_t per_sample = (ARENA_BYTES + sizeof(float) * 785 + sizeof(int32_t)) / BATCH + 1;
-    rt_cuda_check_memory(model.name, fixed, per_sample, BATCH);
+    /* refuse before allocating when the plan does not fit (rt_devmem.h: the accounting
+     * `trainc show --device-memory` uses too) */
+    rt_devmem mem = rt_devmem_plan(N_PARAMS, N_BUFFERS, n_state, (int)sizeof(act_t), ARENA_BYTES, BATCH,
+                                   IMAGE, CLASSES, work);
+    rt_cuda_check_memory(model.name, mem.fixed, mem.per_sample, BATCH);
     dev.P = rt_cuda_malloc(sizeof(float) * N_PARAMS, "parameters");
     dev.G = rt_cuda_malloc(sizeof(float) * N_PARAMS, "gradients");
+    dev.WA = (act_t *)dev.P;
     dev.S = rt_cuda_malloc(sizeof(float) * (N_BUFFERS ? N_BUFFERS : 1), "batch-norm buffers");
     dev.state = rt_cuda_malloc(sizeof(float) * (n_state ? n_state : 1), "optimizer state");
     dev.arena = rt_cuda_malloc(ARENA_BYTES, "activations (the static plan)");
-    dev.x = rt_cuda_malloc(sizeof(float) * BATCH * 784, "the input batch");
+    dev.x_in = rt_cuda_malloc(sizeof(float) * BATCH * IMAGE, "the input batch");
+    dev.x = dev.x_in;
     dev.y = rt_cuda_malloc(sizeof(int32_t) * BATCH, "the labels");
+    dev.seed = rt_cuda_malloc(sizeof(uint64_t), "the mask seed");
     dev.loss = rt_cuda_malloc(sizeof(double), "the loss");
     dev.work = rt_cuda_malloc(work, "the cuDNN workspace");
     rt_cuda_conv_set_workspace(dev.work, work);
@@ -785,11 +839,13 @@ static void upload(rt_model_ctx *ctx, const rt_run_config *run, const float *opt
         offsets[i] = tensors[i].offset, counts[i] = tensors[i].count;
         exempt[i] = run->exempt_bn_bias && tensors[i].no_decay;
     }
+    /* the all-reduce leaves the sum over ranks: the optimizer divides by the world size */
     dev.optim = rt_cuda_optim_create(&run->optim, offsets, counts, exempt, 47, run->weight_decay,
-                                     run->clip_grad_norm);
+                                     run->clip_grad_norm, 1.0f / rt_comm_size(ctx->comm));
+    rt_cuda_nccl_init(ctx->comm, dev.G, buckets, 1, run->overlap);
     rt_cuda_sync();
-    printf("%s: on %s, %.1f MiB of device memory\n", model.name, rt_cuda_device_name(),
-           (fixed + per_sample * BATCH) / 1048576.0);
+    printf("%s: on %s, %.1f MiB of device memory, FP32%s\n", model.name, rt_cuda_device_name(),
+           (mem.fixed + mem.per_sample * BATCH) / 1048576.0, rt_cuda_graph_enabled() ? ", CUDA graphs" : "");
 }
 
 static void download(rt_model_ctx *ctx, float *opt_state, long n_state) {
@@ -798,12 +854,25 @@ static void download(rt_model_ctx *ctx, float *opt_state, long n_state) {
     if (n_state) rt_cuda_copy_d2h(opt_state, dev.state, sizeof(float) * (size_t)n_state);
 }
 
-static void optimizer_step(rt_model_ctx *ctx, double lr, long step) {
-    (void)ctx;
-    rt_cuda_optim_step(dev.optim, dev.P, dev.state, dev.G, N_PARAMS, lr, step);
+static void optimizer_device(void *arg) {
+    (void)arg;
+    rt_cuda_optim_launch(dev.optim, dev.P, NULL, dev.state, dev.G);
 }
 
-static const rt_device_hooks device = { upload, download, optimizer_step };
+/* The step's scalars go to page-locked memory the captured graph copies from. */
+static void optimizer_step(rt_model_ctx *ctx, double lr, long step) {
+    (void)ctx;
+    rt_cuda_optim_set_step(dev.optim, lr, step);
+    rt_cuda_graph_run(&dev.optim_graph, optimizer_device, NULL);
+}
+
+/* Rank 0's batch-norm statistics to every rank, before evaluation. */
+static void broadcast_buffers(rt_model_ctx *ctx) {
+    (void)ctx;
+    rt_cuda_broadcast(dev.S, N_BUFFERS);
+}
+
+static const rt_device_hooks device = { upload, download, optimizer_step, broadcast_buffers, NULL };
 
 static const char spec_text[] =
     "name: \"fmnist_resnet\"\n"
@@ -1100,6 +1169,7 @@ const rt_model model = {
     /* the host arena holds the logits copy; the plan's arena is on the device */
     .arena_bytes = sizeof(float) * BATCH * CLASSES, .arena_naive_bytes = 594234112,
     .n_tensors = 47, .tensors = tensors,
+    .n_buckets = 1, .buckets = buckets,
     .init = init, .train_step = train_step, .eval_forward = eval_forward, .logits = logits,
     .device = &device,
 };

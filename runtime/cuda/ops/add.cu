@@ -1,16 +1,16 @@
 /* Residual add, and dst += src (a gradient with several consumers). */
 #include "../cuda_common.cuh"
 
-__global__ void add_kernel(float *out, const float *a, const float *b, long n) {
-    GRID_STRIDE(i, n) out[i] = a[i] + b[i];
+template <typename T> __global__ void add_kernel(T *out, const T *a, const T *b, long n) {
+    GRID_STRIDE(i, n) out[i] = rt_st<T>(rt_ld(a[i]) + rt_ld(b[i]));
 }
 
-void cuda_add_forward(float *out, const float *a, const float *b, long n) {
-    add_kernel<<<rt_blocks(n), RT_THREADS, 0, rt_stream()>>>(out, a, b, n);
+void cuda_add_forward(void *out, const void *a, const void *b, long n) {
+    RT_ACT_DISPATCH(add_kernel<T><<<rt_blocks(n), RT_THREADS, 0, rt_stream()>>>((T *)out, (const T *)a, (const T *)b, n));
     CUDA_LAUNCHED();
 }
 
-void cuda_tensor_accumulate(float *dst, const float *src, long n) {
-    add_kernel<<<rt_blocks(n), RT_THREADS, 0, rt_stream()>>>(dst, dst, src, n);
+void cuda_tensor_accumulate(void *dst, const void *src, long n) {
+    RT_ACT_DISPATCH(add_kernel<T><<<rt_blocks(n), RT_THREADS, 0, rt_stream()>>>((T *)dst, (const T *)dst, (const T *)src, n));
     CUDA_LAUNCHED();
 }

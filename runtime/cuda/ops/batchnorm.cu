@@ -1,20 +1,22 @@
 /* Batch normalization over (N, H, W) per channel: statistics (with torch's running-stat
- * update), the apply step, and the backward, optionally through a following ReLU's mask. */
+ * update), the apply step, and the backward, optionally through a following ReLU's mask.
+ * Activations in the context's type; statistics, gamma, beta and their gradients FP32. */
 #include "../cuda_common.cuh"
 
 #define BN_THREADS 512
 
 /* One block per channel, two passes in double like the CPU op. */
+template <typename T>
 __global__ void bn_stats_kernel(float *save_mean, float *save_inv_std, float *running_mean, float *running_var,
-                                const float *in, int n, int c, int hw, float momentum, float eps) {
+                                const T *in, int n, int c, int hw, float momentum, float eps) {
     int ch = blockIdx.x;
     long m = (long)n * hw;
     double sum = 0;
-    for (long j = threadIdx.x; j < m; j += blockDim.x) sum += in[(j / hw * c + ch) * hw + j % hw];
+    for (long j = threadIdx.x; j < m; j += blockDim.x) sum += rt_ld(in[(j / hw * c + ch) * hw + j % hw]);
     double mean = block_sum(sum) / m;
     double sq = 0;
     for (long j = threadIdx.x; j < m; j += blockDim.x) {
-        double d = in[(j / hw * c + ch) * hw + j % hw] - mean;
+        double d = rt_ld(in[(j / hw * c + ch) * hw + j % hw]) - mean;
         sq += d * d;
     }
     sq = block_sum(sq);
@@ -35,28 +37,30 @@ __global__ void bn_eval_stats_kernel(float *save_mean, float *save_inv_std, cons
     }
 }
 
-__global__ void bn_apply_kernel(float *out, const float *in, const float *gamma, const float *beta,
-                                const float *mean, const float *inv_std, int c, long hw, long total, int relu) {
+template <typename T>
+__global__ void bn_apply_kernel(T *out, const T *in, const float *gamma, const float *beta, const float *mean,
+                                const float *inv_std, int c, long hw, long total, int relu) {
     GRID_STRIDE(i, total) {
         int ch = (int)((i / hw) % c);
         float scale = gamma[ch] * inv_std[ch];
-        float y = in[i] * scale + (beta[ch] - mean[ch] * scale);
-        out[i] = relu && y < 0.0f ? 0.0f : y;
+        float y = rt_ld(in[i]) * scale + (beta[ch] - mean[ch] * scale);
+        out[i] = rt_st<T>(relu && y < 0.0f ? 0.0f : y);
     }
 }
 
-__global__ void bn_backward_kernel(float *din, float *dgamma, float *dbeta, const float *dout,
-                                   const float *relu_out, const float *in, const float *gamma,
-                                   const float *save_mean, const float *save_inv_std, int n, int c, int hw) {
+template <typename T>
+__global__ void bn_backward_kernel(T *din, float *dgamma, float *dbeta, const T *dout, const T *relu_out,
+                                   const T *in, const float *gamma, const float *save_mean,
+                                   const float *save_inv_std, int n, int c, int hw) {
     int ch = blockIdx.x;
     long m = (long)n * hw;
     float mean = save_mean[ch], inv_std = save_inv_std[ch];
     double s_dy = 0, s_dy_xhat = 0;
     for (long j = threadIdx.x; j < m; j += blockDim.x) {
         long i = (j / hw * c + ch) * hw + j % hw;
-        float dy = relu_out && !(relu_out[i] > 0.0f) ? 0.0f : dout[i];
+        float dy = relu_out && !(rt_ld(relu_out[i]) > 0.0f) ? 0.0f : rt_ld(dout[i]);
         s_dy += dy;
-        s_dy_xhat += dy * (in[i] - mean) * inv_std;
+        s_dy_xhat += dy * (rt_ld(in[i]) - mean) * inv_std;
     }
     s_dy = block_sum(s_dy);
     s_dy_xhat = block_sum(s_dy_xhat);
@@ -68,16 +72,17 @@ __global__ void bn_backward_kernel(float *din, float *dgamma, float *dbeta, cons
     float k = gamma[ch] * inv_std / m, a = (float)s_dy, b = (float)s_dy_xhat;
     for (long j = threadIdx.x; j < m; j += blockDim.x) {
         long i = (j / hw * c + ch) * hw + j % hw;
-        float dy = relu_out && !(relu_out[i] > 0.0f) ? 0.0f : dout[i];
-        float xhat = (in[i] - mean) * inv_std;
-        din[i] = k * ((float)m * dy - a - xhat * b);
+        float dy = relu_out && !(rt_ld(relu_out[i]) > 0.0f) ? 0.0f : rt_ld(dout[i]);
+        float xhat = (rt_ld(in[i]) - mean) * inv_std;
+        din[i] = rt_st<T>(k * ((float)m * dy - a - xhat * b));
     }
 }
 
 void cuda_batchnorm_stats_train(float *save_mean, float *save_inv_std, float *running_mean, float *running_var,
-                                const float *in, int n, int c, int hw, float momentum, float eps) {
-    bn_stats_kernel<<<c, BN_THREADS, 0, rt_stream()>>>(save_mean, save_inv_std, running_mean, running_var, in, n,
-                                                       c, hw, momentum, eps);
+                                const void *in, int n, int c, int hw, float momentum, float eps) {
+    RT_ACT_DISPATCH(bn_stats_kernel<T><<<c, BN_THREADS, 0, rt_stream()>>>(save_mean, save_inv_std, running_mean,
+                                                                         running_var, (const T *)in, n, c, hw,
+                                                                         momentum, eps));
     CUDA_LAUNCHED();
 }
 
@@ -88,18 +93,19 @@ void cuda_batchnorm_stats_eval(float *save_mean, float *save_inv_std, const floa
     CUDA_LAUNCHED();
 }
 
-void cuda_batchnorm_apply(float *out, const float *in, const float *gamma, const float *beta, const float *mean,
+void cuda_batchnorm_apply(void *out, const void *in, const float *gamma, const float *beta, const float *mean,
                           const float *inv_std, int n, int c, int hw, int relu) {
     long total = (long)n * c * hw;
-    bn_apply_kernel<<<rt_blocks(total), RT_THREADS, 0, rt_stream()>>>(out, in, gamma, beta, mean, inv_std, c, hw,
-                                                                      total, relu);
+    RT_ACT_DISPATCH(bn_apply_kernel<T><<<rt_blocks(total), RT_THREADS, 0, rt_stream()>>>(
+        (T *)out, (const T *)in, gamma, beta, mean, inv_std, c, hw, total, relu));
     CUDA_LAUNCHED();
 }
 
-void cuda_batchnorm_backward(float *din, float *dgamma, float *dbeta, const float *dout, const float *relu_out,
-                             const float *in, const float *gamma, const float *save_mean,
+void cuda_batchnorm_backward(void *din, float *dgamma, float *dbeta, const void *dout, const void *relu_out,
+                             const void *in, const float *gamma, const float *save_mean,
                              const float *save_inv_std, int n, int c, int hw) {
-    bn_backward_kernel<<<c, BN_THREADS, 0, rt_stream()>>>(din, dgamma, dbeta, dout, relu_out, in, gamma,
-                                                          save_mean, save_inv_std, n, c, hw);
+    RT_ACT_DISPATCH(bn_backward_kernel<T><<<c, BN_THREADS, 0, rt_stream()>>>(
+        (T *)din, dgamma, dbeta, (const T *)dout, (const T *)relu_out, (const T *)in, gamma, save_mean,
+        save_inv_std, n, c, hw));
     CUDA_LAUNCHED();
 }

@@ -1,5 +1,11 @@
-/* 2-D convolution through cuDNN (NCHW, FP32 storage): descriptors per layer, algorithms
- * timed once at start-up and shared by layers of equal shape, one shared workspace. */
+/* 2-D convolution through cuDNN (NCHW; FP32, or BF16/FP16 storage with FP32 accumulation on
+ * tensor cores): descriptors per layer, algorithms timed once at start-up and shared by
+ * layers of equal shape, one shared workspace. In 16-bit modes cuDNN writes the weight
+ * gradient in the activation type into the top of the workspace, and a cast widens it into
+ * the FP32 gradient buffer the optimizer and the all-reduce read.
+ * Layout: NCHW. NHWC would let cuDNN skip its internal transposes on tensor cores, but every
+ * other op (batch norm, pooling, the fused kernels) indexes channels as NCHW; switching the
+ * whole net's layout is the next step, not a conv-only change. */
 #include <stdlib.h>
 #include <string.h>
 #include "../cuda_libs.cuh"
@@ -7,6 +13,8 @@
 struct rt_cuda_conv {
     rt_conv_shape s;
     int selected, no_din;
+    rt_cuda_act act;     /* element type of the descriptors */
+    size_t dw_scratch;   /* bytes of the 16-bit weight gradient at the workspace's top; 0 in FP32 */
     cudnnTensorDescriptor_t x, y;
     cudnnFilterDescriptor_t w;
     cudnnConvolutionDescriptor_t conv;
@@ -28,16 +36,21 @@ rt_cuda_conv *rt_cuda_conv_create(const rt_conv_shape *s) {
     CUDNN_CHECK(cudnnCreateTensorDescriptor(&c->y));
     CUDNN_CHECK(cudnnCreateFilterDescriptor(&c->w));
     CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&c->conv));
-    CUDNN_CHECK(cudnnSetTensor4dDescriptor(c->x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, s->n, s->c, s->h, s->w));
-    CUDNN_CHECK(cudnnSetTensor4dDescriptor(c->y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, s->n, s->oc, s->oh, s->ow));
-    CUDNN_CHECK(cudnnSetFilter4dDescriptor(c->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, s->oc, s->c / s->groups,
-                                           s->kh, s->kw));
+    rt_cuda_act act = c->act = rt_cuda_act_type();
+    cudnnDataType_t dt = act == RT_ACT_BF16 ? CUDNN_DATA_BFLOAT16 : act == RT_ACT_F16 ? CUDNN_DATA_HALF
+                                                                                      : CUDNN_DATA_FLOAT;
+    long w_elems = (long)s->oc * (s->c / s->groups) * s->kh * s->kw;
+    c->dw_scratch = act == RT_ACT_F32 ? 0 : ((size_t)w_elems * 2 + 255) / 256 * 256;
+    CUDNN_CHECK(cudnnSetTensor4dDescriptor(c->x, CUDNN_TENSOR_NCHW, dt, s->n, s->c, s->h, s->w));
+    CUDNN_CHECK(cudnnSetTensor4dDescriptor(c->y, CUDNN_TENSOR_NCHW, dt, s->n, s->oc, s->oh, s->ow));
+    CUDNN_CHECK(cudnnSetFilter4dDescriptor(c->w, dt, CUDNN_TENSOR_NCHW, s->oc, s->c / s->groups, s->kh, s->kw));
+    /* Accumulation is FP32 in every mode. */
     CUDNN_CHECK(cudnnSetConvolution2dDescriptor(c->conv, s->ph, s->pw, s->sh, s->sw, s->dh, s->dw,
                                                 CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
     CUDNN_CHECK(cudnnSetConvolutionGroupCount(c->conv, s->groups));
-    /* FP32: plain FMA math, so results match the CPU to 1e-4; TF32: tensor cores. */
-    CUDNN_CHECK(cudnnSetConvolutionMathType(c->conv, rt_cuda_math_mode() == RT_CUDA_TF32
-                                                         ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH));
+    /* FP32: plain FMA math, so results match the CPU to 1e-4; TF32, BF16, FP16: tensor cores. */
+    CUDNN_CHECK(cudnnSetConvolutionMathType(c->conv, rt_cuda_math_mode() == RT_CUDA_FP32 ? CUDNN_FMA_MATH
+                                                                                         : CUDNN_TENSOR_OP_MATH));
     int dims[4];
     CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(c->conv, c->x, c->w, &dims[0], &dims[1], &dims[2], &dims[3]));
     if (dims[0] != s->n || dims[1] != s->oc || dims[2] != s->oh || dims[3] != s->ow)
@@ -74,7 +87,7 @@ static int deterministic_only(void) {
     } while (0)
 
 static int same_shape(const rt_cuda_conv *a, const rt_cuda_conv *b) {
-    return memcmp(&a->s, &b->s, sizeof a->s) == 0;
+    return memcmp(&a->s, &b->s, sizeof a->s) == 0 && a->act == b->act;
 }
 
 static size_t conv_workspace(const rt_cuda_conv *c) {
@@ -96,7 +109,7 @@ size_t rt_cuda_conv_select(rt_cuda_conv *c, int no_din, size_t cap) {
         if (o != c && o->selected && same_shape(o, c) && (o->no_din <= no_din)) {
             c->fwd = o->fwd, c->bwd_data = o->bwd_data, c->bwd_filter = o->bwd_filter;
             c->selected = 1;
-            return conv_workspace(c);
+            return conv_workspace(c) + c->dw_scratch;
         }
     }
     /* The non-Ex Find calls allocate their own buffers: no model memory is needed yet. */
@@ -114,7 +127,7 @@ size_t rt_cuda_conv_select(rt_cuda_conv *c, int no_din, size_t cap) {
     CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithm(rt_cudnn(), c->x, c->y, c->conv, c->w, MAXR, &got, wr));
     PICK(wr, got, cap, c->bwd_filter);
     c->selected = 1;
-    return conv_workspace(c);
+    return conv_workspace(c) + c->dw_scratch;
 }
 
 void rt_cuda_conv_set_workspace(void *work, size_t bytes) {
@@ -122,19 +135,23 @@ void rt_cuda_conv_set_workspace(void *work, size_t bytes) {
     workspace_bytes = bytes;
 }
 
-void cuda_conv2d_forward(const rt_cuda_conv *c, float *out, const float *in, const float *weight) {
+void cuda_conv2d_forward(const rt_cuda_conv *c, void *out, const void *in, const void *weight) {
     const float one = 1.0f, zero = 0.0f;
     CUDNN_CHECK(cudnnConvolutionForward(rt_cudnn(), &one, c->x, in, c->w, weight, c->conv, c->fwd, workspace,
-                                        workspace_bytes, &zero, c->y, out));
+                                        workspace_bytes - c->dw_scratch, &zero, c->y, out));
 }
 
-void cuda_conv2d_backward(const rt_cuda_conv *c, float *din, float *dweight, const float *dout,
-                          const float *in, const float *weight) {
+void cuda_conv2d_backward(const rt_cuda_conv *c, void *din, float *dweight, const void *dout, const void *in,
+                          const void *weight) {
     const float one = 1.0f, zero = 0.0f;
+    size_t ws = workspace_bytes - c->dw_scratch;
+    void *dw = c->dw_scratch ? (void *)((char *)workspace + ws) : (void *)dweight;
     CUDNN_CHECK(cudnnConvolutionBackwardFilter(rt_cudnn(), &one, c->x, in, c->y, dout, c->conv, c->bwd_filter,
-                                               workspace, workspace_bytes, &zero, c->w, dweight));
+                                               workspace, ws, &zero, c->w, dw));
+    if (c->dw_scratch)
+        rt_cuda_from_act(dweight, dw, (long)c->s.oc * (c->s.c / c->s.groups) * c->s.kh * c->s.kw);
     if (!din) return;
     if (c->no_din) rt_die("conv2d: backward asked for din of a layer selected without it");
     CUDNN_CHECK(cudnnConvolutionBackwardData(rt_cudnn(), &one, c->w, weight, c->y, dout, c->conv, c->bwd_data,
-                                             workspace, workspace_bytes, &zero, c->x, din));
+                                             workspace, ws, &zero, c->x, din));
 }

@@ -1,30 +1,34 @@
 /* Stochastic depth: sample b of a residual branch kept iff rt_hash_uniform(seed, b) >= p,
- * then scaled by 1/(1-p); the same stateless mask as the CPU op. */
+ * then scaled by 1/(1-p); the same stateless mask as the CPU op. The seed is derived on the
+ * device from the step's seed (rt_cuda.h), so a replayed CUDA graph draws a new mask. */
 #include "../cuda_common.cuh"
 
-__global__ void drop_path_kernel(float *y, const float *x, long per_sample, long total, float p,
-                                 float keep_scale, uint64_t seed, int train) {
+template <typename T>
+__global__ void drop_path_kernel(T *y, const T *x, long per_sample, long total, float p, float keep_scale,
+                                 const uint64_t *step_seed, uint64_t salt, int train) {
+    uint64_t seed = train ? rt_hash_u64_dev(*step_seed, salt, 0) : 0;
     GRID_STRIDE(i, total) {
         long b = i / per_sample;
         int keep = !train || p <= 0 || hash_uniform(seed, (uint64_t)b) >= (double)p;
-        y[i] = x[i] * (keep ? keep_scale : 0.0f);
+        y[i] = rt_st<T>(rt_ld(x[i]) * (keep ? keep_scale : 0.0f));
     }
 }
 
-static void apply_mask(float *y, const float *x, int n, long per_sample, float p, uint64_t seed, int train) {
+static void apply_mask(void *y, const void *x, int n, long per_sample, float p, const uint64_t *step_seed,
+                       uint64_t salt, int train) {
     float keep_scale = (!train || p <= 0) ? 1.0f : (p < 1 ? 1 / (1 - p) : 0.0f);
     long total = (long)n * per_sample;
-    drop_path_kernel<<<rt_blocks(total), RT_THREADS, 0, rt_stream()>>>(y, x, per_sample, total, p, keep_scale,
-                                                                       seed, train);
+    RT_ACT_DISPATCH(drop_path_kernel<T><<<rt_blocks(total), RT_THREADS, 0, rt_stream()>>>(
+        (T *)y, (const T *)x, per_sample, total, p, keep_scale, step_seed, salt, train));
     CUDA_LAUNCHED();
 }
 
-void cuda_drop_path_forward(float *out, const float *in, int n, long per_sample, float p, uint64_t seed,
-                            int train) {
-    apply_mask(out, in, n, per_sample, p, seed, train);
+void cuda_drop_path_forward(void *out, const void *in, int n, long per_sample, float p, const uint64_t *step_seed,
+                            uint64_t salt, int train) {
+    apply_mask(out, in, n, per_sample, p, step_seed, salt, train);
 }
 
-void cuda_drop_path_backward(float *din, const float *dout, int n, long per_sample, float p, uint64_t seed,
-                             int train) {
-    apply_mask(din, dout, n, per_sample, p, seed, train);
+void cuda_drop_path_backward(void *din, const void *dout, int n, long per_sample, float p, const uint64_t *step_seed,
+                             uint64_t salt, int train) {
+    apply_mask(din, dout, n, per_sample, p, step_seed, salt, train);
 }

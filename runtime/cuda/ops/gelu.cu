@@ -4,28 +4,29 @@
 #define INV_SQRT2 0.70710678118654752440f
 #define INV_SQRT_2PI 0.39894228040143267794f
 
-__global__ void gelu_forward_kernel(float *out, const float *in, long n) {
+template <typename T> __global__ void gelu_forward_kernel(T *out, const T *in, long n) {
     GRID_STRIDE(i, n) {
-        float x = in[i];
-        out[i] = 0.5f * x * (1.0f + erff(x * INV_SQRT2));
+        float x = rt_ld(in[i]);
+        out[i] = rt_st<T>(0.5f * x * (1.0f + erff(x * INV_SQRT2)));
     }
 }
 
-__global__ void gelu_backward_kernel(float *din, const float *dout, const float *in, long n) {
+template <typename T> __global__ void gelu_backward_kernel(T *din, const T *dout, const T *in, long n) {
     GRID_STRIDE(i, n) {
-        float x = in[i];
+        float x = rt_ld(in[i]);
         float cdf = 0.5f * (1.0f + erff(x * INV_SQRT2));
         float pdf = INV_SQRT_2PI * expf(-0.5f * x * x);
-        din[i] = dout[i] * (cdf + x * pdf);
+        din[i] = rt_st<T>(rt_ld(dout[i]) * (cdf + x * pdf));
     }
 }
 
-void cuda_gelu_forward(float *out, const float *in, long n) {
-    gelu_forward_kernel<<<rt_blocks(n), RT_THREADS, 0, rt_stream()>>>(out, in, n);
+void cuda_gelu_forward(void *out, const void *in, long n) {
+    RT_ACT_DISPATCH(gelu_forward_kernel<T><<<rt_blocks(n), RT_THREADS, 0, rt_stream()>>>((T *)out, (const T *)in, n));
     CUDA_LAUNCHED();
 }
 
-void cuda_gelu_backward(float *din, const float *dout, const float *in, long n) {
-    gelu_backward_kernel<<<rt_blocks(n), RT_THREADS, 0, rt_stream()>>>(din, dout, in, n);
+void cuda_gelu_backward(void *din, const void *dout, const void *in, long n) {
+    RT_ACT_DISPATCH(gelu_backward_kernel<T><<<rt_blocks(n), RT_THREADS, 0, rt_stream()>>>((T *)din, (const T *)dout,
+                                                                                         (const T *)in, n));
     CUDA_LAUNCHED();
 }

@@ -1,38 +1,43 @@
 /* Layer normalization over channels per (sample, pixel), NCHW (ConvNeXt channels_first):
- * one thread per pixel, so neighbouring threads read neighbouring addresses. */
+ * one thread per pixel, so neighbouring threads read neighbouring addresses. Activations in
+ * the context's type; mean, rstd, gamma, beta and their gradients FP32. */
 #include "../cuda_common.cuh"
 
-__global__ void ln_forward_kernel(float *out, float *save_mean, float *save_rstd, const float *in,
-                                  const float *gamma, const float *beta, int n, int c, int hw, float eps) {
+template <typename T>
+__global__ void ln_forward_kernel(T *out, float *save_mean, float *save_rstd, const T *in, const float *gamma,
+                                  const float *beta, int n, int c, int hw, float eps) {
     GRID_STRIDE(q, (long)n * hw) {
         long b = q / hw, p = q % hw;
-        const float *x = in + b * c * hw + p;
-        float *y = out + b * c * hw + p;
+        const T *x = in + b * c * hw + p;
+        T *y = out + b * c * hw + p;
         double sum = 0, sq = 0;
-        for (int ch = 0; ch < c; ch++) sum += x[(long)ch * hw];
+        for (int ch = 0; ch < c; ch++) sum += rt_ld(x[(long)ch * hw]);
         double mean = sum / c;
         for (int ch = 0; ch < c; ch++) {
-            double d = x[(long)ch * hw] - mean;
+            double d = rt_ld(x[(long)ch * hw]) - mean;
             sq += d * d;
         }
         float rstd = (float)(1.0 / sqrt(sq / c + eps)), fmean = (float)mean;
         save_mean[q] = fmean;
         save_rstd[q] = rstd;
-        for (int ch = 0; ch < c; ch++) y[(long)ch * hw] = (x[(long)ch * hw] - fmean) * rstd * gamma[ch] + beta[ch];
+        for (int ch = 0; ch < c; ch++)
+            y[(long)ch * hw] = rt_st<T>((rt_ld(x[(long)ch * hw]) - fmean) * rstd * gamma[ch] + beta[ch]);
     }
 }
 
 /* Parameter gradients: one block per channel, fixed order. */
-__global__ void ln_param_grad_kernel(float *dgamma, float *dbeta, const float *dout, const float *in,
-                                     const float *save_mean, const float *save_rstd, int n, int c, int hw) {
+template <typename T>
+__global__ void ln_param_grad_kernel(float *dgamma, float *dbeta, const T *dout, const T *in, const float *save_mean,
+                                     const float *save_rstd, int n, int c, int hw) {
     int ch = blockIdx.x;
     long m = (long)n * hw;
     double dg = 0, db = 0;
     for (long j = threadIdx.x; j < m; j += blockDim.x) {
         long b = j / hw, p = j % hw, i = (b * c + ch) * hw + p;
-        float xhat = (in[i] - save_mean[j]) * save_rstd[j];
-        dg += dout[i] * xhat;
-        db += dout[i];
+        float xhat = (rt_ld(in[i]) - save_mean[j]) * save_rstd[j];
+        float dy = rt_ld(dout[i]);
+        dg += dy * xhat;
+        db += dy;
     }
     dg = block_sum(dg);
     db = block_sum(db);
@@ -42,41 +47,43 @@ __global__ void ln_param_grad_kernel(float *dgamma, float *dbeta, const float *d
     }
 }
 
-__global__ void ln_input_grad_kernel(float *din, const float *dout, const float *in, const float *gamma,
-                                     const float *save_mean, const float *save_rstd, int n, int c, int hw) {
+template <typename T>
+__global__ void ln_input_grad_kernel(T *din, const T *dout, const T *in, const float *gamma, const float *save_mean,
+                                     const float *save_rstd, int n, int c, int hw) {
     GRID_STRIDE(q, (long)n * hw) {
         long b = q / hw, p = q % hw;
-        const float *x = in + b * c * hw + p, *dy = dout + b * c * hw + p;
-        float *dx = din + b * c * hw + p;
+        const T *x = in + b * c * hw + p, *dy = dout + b * c * hw + p;
+        T *dx = din + b * c * hw + p;
         float mean = save_mean[q], rstd = save_rstd[q];
         double sg = 0, sgx = 0;
         for (int ch = 0; ch < c; ch++) {
-            float g = dy[(long)ch * hw] * gamma[ch];
+            float g = rt_ld(dy[(long)ch * hw]) * gamma[ch];
             sg += g;
-            sgx += g * (x[(long)ch * hw] - mean) * rstd;
+            sgx += g * (rt_ld(x[(long)ch * hw]) - mean) * rstd;
         }
         for (int ch = 0; ch < c; ch++) {
-            float g = dy[(long)ch * hw] * gamma[ch];
-            float xhat = (x[(long)ch * hw] - mean) * rstd;
-            dx[(long)ch * hw] = rstd / c * ((float)c * g - (float)sg - xhat * (float)sgx);
+            float g = rt_ld(dy[(long)ch * hw]) * gamma[ch];
+            float xhat = (rt_ld(x[(long)ch * hw]) - mean) * rstd;
+            dx[(long)ch * hw] = rt_st<T>(rstd / c * ((float)c * g - (float)sg - xhat * (float)sgx));
         }
     }
 }
 
-void cuda_layernorm_forward(float *out, float *save_mean, float *save_rstd, const float *in, const float *gamma,
+void cuda_layernorm_forward(void *out, float *save_mean, float *save_rstd, const void *in, const float *gamma,
                             const float *beta, int n, int c, int hw, float eps) {
-    ln_forward_kernel<<<rt_blocks((long)n * hw), RT_THREADS, 0, rt_stream()>>>(out, save_mean, save_rstd, in,
-                                                                              gamma, beta, n, c, hw, eps);
+    RT_ACT_DISPATCH(ln_forward_kernel<T><<<rt_blocks((long)n * hw), RT_THREADS, 0, rt_stream()>>>(
+        (T *)out, save_mean, save_rstd, (const T *)in, gamma, beta, n, c, hw, eps));
     CUDA_LAUNCHED();
 }
 
-void cuda_layernorm_backward(float *din, float *dgamma, float *dbeta, const float *dout, const float *in,
+void cuda_layernorm_backward(void *din, float *dgamma, float *dbeta, const void *dout, const void *in,
                              const float *gamma, const float *save_mean, const float *save_rstd, int n, int c,
                              int hw) {
-    ln_param_grad_kernel<<<c, 512, 0, rt_stream()>>>(dgamma, dbeta, dout, in, save_mean, save_rstd, n, c, hw);
+    RT_ACT_DISPATCH(ln_param_grad_kernel<T><<<c, 512, 0, rt_stream()>>>(dgamma, dbeta, (const T *)dout, (const T *)in,
+                                                                       save_mean, save_rstd, n, c, hw));
     CUDA_LAUNCHED();
     if (!din) return;
-    ln_input_grad_kernel<<<rt_blocks((long)n * hw), RT_THREADS, 0, rt_stream()>>>(din, dout, in, gamma, save_mean,
-                                                                                 save_rstd, n, c, hw);
+    RT_ACT_DISPATCH(ln_input_grad_kernel<T><<<rt_blocks((long)n * hw), RT_THREADS, 0, rt_stream()>>>(
+        (T *)din, (const T *)dout, (const T *)in, gamma, save_mean, save_rstd, n, c, hw));
     CUDA_LAUNCHED();
 }

@@ -3,11 +3,11 @@
 #include "../cuda_common.cuh"
 #include "pool_window.cuh"
 
-__global__ void maxpool_forward_kernel(float *out, int32_t *argmax, const float *in, rt_pool_shape s) {
+template <typename T> __global__ void maxpool_forward_kernel(T *out, int32_t *argmax, const T *in, rt_pool_shape s) {
     GRID_STRIDE(o, (long)s.n * s.c * s.oh * s.ow) {
         long pl = o / ((long)s.oh * s.ow);
         int oy = (int)(o / s.ow % s.oh), ox = (int)(o % s.ow);
-        const float *x = in + pl * s.h * s.w;
+        const T *x = in + pl * s.h * s.w;
         int best = -1;
         float bv = 0.0f;
         for (int ki = 0; ki < s.kh; ki++) {
@@ -16,40 +16,41 @@ __global__ void maxpool_forward_kernel(float *out, int32_t *argmax, const float 
             for (int kj = 0; kj < s.kw; kj++) {
                 int ix = ox * s.sw - s.pw + kj;
                 if (ix < 0 || ix >= s.w) continue;
-                float v = x[iy * s.w + ix];
+                float v = rt_ld(x[iy * s.w + ix]);
                 if (best < 0 || v > bv) { bv = v; best = iy * s.w + ix; }
             }
         }
-        out[o] = bv;
+        out[o] = rt_st<T>(bv);
         argmax[o] = best;
     }
 }
 
-__global__ void maxpool_backward_kernel(float *din, const float *dout, const int32_t *argmax, rt_pool_shape s) {
+template <typename T>
+__global__ void maxpool_backward_kernel(T *din, const T *dout, const int32_t *argmax, rt_pool_shape s) {
     GRID_STRIDE(i, (long)s.n * s.c * s.h * s.w) {
         long pl = i / ((long)s.h * s.w);
         int iy = (int)(i / s.w % s.h), ix = (int)(i % s.w), me = iy * s.w + ix;
         int y0, y1, x0, x1;
         pool_window_range(iy, s.kh, s.sh, s.ph, s.oh, &y0, &y1);
         pool_window_range(ix, s.kw, s.sw, s.pw, s.ow, &x0, &x1);
-        const float *dy = dout + pl * s.oh * s.ow;
+        const T *dy = dout + pl * s.oh * s.ow;
         const int32_t *am = argmax + pl * s.oh * s.ow;
         float acc = 0.0f;
         for (int oy = y0; oy <= y1; oy++)
             for (int ox = x0; ox <= x1; ox++)
-                if (am[oy * s.ow + ox] == me) acc += dy[oy * s.ow + ox];
-        din[i] = acc;
+                if (am[oy * s.ow + ox] == me) acc += rt_ld(dy[oy * s.ow + ox]);
+        din[i] = rt_st<T>(acc);
     }
 }
 
-void cuda_maxpool2d_forward(float *out, int32_t *argmax, const float *in, const rt_pool_shape *s) {
-    maxpool_forward_kernel<<<rt_blocks((long)s->n * s->c * s->oh * s->ow), RT_THREADS, 0, rt_stream()>>>(
-        out, argmax, in, *s);
+void cuda_maxpool2d_forward(void *out, int32_t *argmax, const void *in, const rt_pool_shape *s) {
+    RT_ACT_DISPATCH(maxpool_forward_kernel<T><<<rt_blocks((long)s->n * s->c * s->oh * s->ow), RT_THREADS, 0, rt_stream()>>>(
+        (T *)out, argmax, (const T *)in, *s));
     CUDA_LAUNCHED();
 }
 
-void cuda_maxpool2d_backward(float *din, const float *dout, const int32_t *argmax, const rt_pool_shape *s) {
-    maxpool_backward_kernel<<<rt_blocks((long)s->n * s->c * s->h * s->w), RT_THREADS, 0, rt_stream()>>>(
-        din, dout, argmax, *s);
+void cuda_maxpool2d_backward(void *din, const void *dout, const int32_t *argmax, const rt_pool_shape *s) {
+    RT_ACT_DISPATCH(maxpool_backward_kernel<T><<<rt_blocks((long)s->n * s->c * s->h * s->w), RT_THREADS, 0, rt_stream()>>>(
+        (T *)din, (const T *)dout, argmax, *s));
     CUDA_LAUNCHED();
 }

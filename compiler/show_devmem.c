@@ -1,0 +1,110 @@
+/* `trainc show --device-memory GiB SPEC`: the largest per-rank batch whose planned device
+ * memory fits a GPU with GiB free, with the CUDA trainer's own accounting (rt_devmem.h, the
+ * formula its start-up check uses) over the arena re-planned at each candidate batch, as
+ * `trainc build --backend cuda` plans it (fused, in the spec's precision). */
+#include "show.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit_cuda.h"
+#include "ir_build.h"
+#include "rt_devmem.h"
+
+typedef struct {
+    const sema_result *res;
+    int act_bytes;
+    size_t workspace;     /* cuDNN workspace bound: the cap, plus the 16-bit weight gradient */
+    long n_state_per_param;
+} devmem_ctx;
+
+/* What the trainer's start-up check demands at batch b; 0 if the net cannot be compiled. */
+static size_t need_at(const devmem_ctx *d, int b, rt_devmem *m_out) {
+    ir_net net;
+    memset(&net, 0, sizeof net);
+    if (ir_build(&net, &d->res->net, b, d->res->run.label_smoothing, 0) != 0) {
+        ir_net_free(&net);
+        return 0;
+    }
+    cuda_fuse_plan fp;
+    cuda_fuse(&fp, &net, 1, d->act_bytes);
+    rt_devmem m = rt_devmem_plan(net.n_params, net.n_buffers, d->n_state_per_param * net.n_params, d->act_bytes,
+                                 net.arena_bytes, b, (long)net.in_c * net.in_h * net.in_w, net.classes, d->workspace);
+    cuda_fuse_free(&fp);
+    ir_net_free(&net);
+    if (m_out) *m_out = m;
+    return m.fixed + m.per_sample * (size_t)b;
+}
+
+/* The workspace the trainer may take: TRAINC_CUDNN_WORKSPACE_MB (default 1024) when the net
+ * has a convolution, plus the largest conv weight in 16 bits (its gradient's scratch). */
+static size_t workspace_bound(const sema_result *res, int act_bytes) {
+    ir_net net;
+    memset(&net, 0, sizeof net);
+    size_t ws = 0;
+    if (ir_build(&net, &res->net, 1, res->run.label_smoothing, 0) == 0) {
+        const char *e = getenv("TRAINC_CUDNN_WORKSPACE_MB");
+        size_t cap = (size_t)(e && *e ? strtol(e, NULL, 10) : 1024) << 20;
+        long biggest = 0;
+        int convs = 0;
+        for (int i = 0; i < net.n_ops; i++)
+            if (net.ops[i].kind == IR_CONV) {
+                convs = 1;
+                if (net.ops[i].w_count > biggest) biggest = net.ops[i].w_count;
+            }
+        if (convs) ws = cap + (act_bytes == 4 ? 0 : ((size_t)biggest * 2 + 255) / 256 * 256);
+    }
+    ir_net_free(&net);
+    return ws;
+}
+
+int show_device_memory(FILE *out, const char *path, const sema_result *res, double gib) {
+    const run_config *r = &res->run;
+    if (!r->has_run) {
+        fprintf(stderr, "%s: error: the spec has no 'solver' or 'data.train', so it has no trainer to plan\n"
+                        "  hint: a model spec is planned through a run spec that extends it\n", path);
+        return 1;
+    }
+    devmem_ctx d = { res, r->compute == RUN_BF16 || r->compute == RUN_FP16 ? 2 : 4, 0, 0 };
+    d.workspace = workspace_bound(res, d.act_bytes);
+    d.n_state_per_param = r->optimizer == RUN_OPT_ADAMW ? 2 : r->momentum != 0;
+    size_t total = (size_t)(gib * 1073741824.0);
+    size_t avail = total > RT_DEVMEM_RESERVE ? total - RT_DEVMEM_RESERVE : 0;
+    if (need_at(&d, 1, NULL) == 0) {
+        fprintf(stderr, "%s: error: the net cannot be compiled (empty, or an op with more than %d inputs)\n", path,
+                IR_MAX_INPUTS);
+        return 1;
+    }
+    /* need grows with the batch: double to an upper bound, then bisect */
+    int lo = 0, hi = 1;
+    const int limit = 1 << 22;
+    while (hi < limit && need_at(&d, hi, NULL) <= avail) lo = hi, hi *= 2;
+    while (hi - lo > 1) {
+        int mid = lo + (hi - lo) / 2;
+        if (need_at(&d, mid, NULL) <= avail) lo = mid;
+        else hi = mid;
+    }
+    static const char *const names[] = { "FP32", "TF32", "FP16", "BF16" };
+    int spec_b = (int)r->train.batch_per_rank;
+    rt_devmem m = { 0, 0 };
+    size_t spec_need = need_at(&d, spec_b, &m);
+    fprintf(out, "device memory of the CUDA trainer (%s, fused), as its start-up check counts it\n", names[r->compute]);
+    fprintf(out, "  device            %.2f GiB free, %.0f MiB kept back for the CUDA context: %.1f MiB usable\n", gib,
+            RT_DEVMEM_RESERVE / 1048576.0, avail / 1048576.0);
+    fprintf(out, "  fixed             %.1f MiB: parameters, gradients, optimizer state, batch-norm buffers%s, "
+                 "cuDNN workspace up to %.0f MiB\n",
+            m.fixed / 1048576.0, d.act_bytes == 4 ? "" : ", 16-bit weight copy", d.workspace / 1048576.0);
+    fprintf(out, "  per sample        %.2f MiB at batch %d: activation arena and batch buffers\n",
+            m.per_sample / 1048576.0, spec_b);
+    fprintf(out, "  spec batch        %d per rank needs %.1f MiB: %s\n", spec_b, spec_need / 1048576.0,
+            spec_need <= avail ? "fits" : "does not fit");
+    if (lo == 0) {
+        fprintf(out, "  largest batch     none: batch 1 needs %.1f MiB\n", need_at(&d, 1, NULL) / 1048576.0);
+    } else if (lo >= limit) {
+        fprintf(out, "  largest batch     at least %d per rank\n", lo);
+    } else {
+        fprintf(out, "  largest batch     %d per rank (needs %.1f MiB; %d would need %.1f MiB)\n", lo,
+                need_at(&d, lo, NULL) / 1048576.0, lo + 1, need_at(&d, lo + 1, NULL) / 1048576.0);
+    }
+    return 0;
+}

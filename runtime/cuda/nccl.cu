@@ -1,0 +1,90 @@
+/* The gradient all-reduce of a multi-GPU run: NCCL over the MPI world, one bucket at a time
+ * on a stream of its own as soon as backward completes it (an event on the compute stream
+ * marks that), so the sums overlap the rest of backward; the optimizer's stream waits for
+ * the last one. Built without NCCL (RT_HAVE_NCCL 0), a world of one still works. */
+#include <stdlib.h>
+#include "cuda_common.cuh"
+#if RT_HAVE_NCCL
+#include <nccl.h>
+
+#define NCCL_CHECK(call) nccl_check_((call), #call, __FILE__, __LINE__)
+static void nccl_check_(ncclResult_t r, const char *what, const char *file, int line) {
+    if (r == ncclSuccess) return;
+    rt_die_hint("if another rank failed, its own message says why; NCCL_DEBUG=WARN shows NCCL's view",
+                "NCCL: %s failed at %s:%d: %s", what, file, line, ncclGetErrorString(r));
+}
+#endif
+
+static struct {
+    rt_comm *comm;   /* NULL: a world of one, nothing to do */
+    float *grads;
+    const rt_grad_bucket *buckets;
+    int n_buckets, overlap;
+    cudaStream_t stream;
+    cudaEvent_t *ready, done;
+#if RT_HAVE_NCCL
+    ncclComm_t nccl;
+#endif
+} nc;
+
+int rt_cuda_nccl_available(void) { return RT_HAVE_NCCL; }
+
+void rt_cuda_nccl_init(rt_comm *comm, float *grads, const rt_grad_bucket *buckets, int n_buckets, int overlap) {
+    if (!comm) return;
+#if RT_HAVE_NCCL
+    ncclUniqueId id;
+    if (rt_comm_rank(comm) == 0) NCCL_CHECK(ncclGetUniqueId(&id));
+    rt_comm_bcast(comm, &id, sizeof id, "the NCCL id from rank 0");
+    NCCL_CHECK(ncclCommInitRank(&nc.nccl, rt_comm_size(comm), id, rt_comm_rank(comm)));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&nc.stream, cudaStreamNonBlocking));
+    nc.ready = (cudaEvent_t *)rt_xcalloc((size_t)(n_buckets ? n_buckets : 1), sizeof *nc.ready);
+    for (int k = 0; k < n_buckets; k++) CUDA_CHECK(cudaEventCreateWithFlags(&nc.ready[k], cudaEventDisableTiming));
+    CUDA_CHECK(cudaEventCreateWithFlags(&nc.done, cudaEventDisableTiming));
+    nc.comm = comm, nc.grads = grads, nc.buckets = buckets, nc.n_buckets = n_buckets, nc.overlap = overlap;
+#else
+    (void)grads, (void)buckets, (void)n_buckets, (void)overlap;
+    rt_die_hint("rebuild with NCCL (make cuda NCCL_HOME=DIR, the directory with include/nccl.h), or run one rank",
+                "this CUDA trainer was built without NCCL, so it cannot all-reduce gradients over %d ranks",
+                rt_comm_size(comm));
+#endif
+}
+
+#if RT_HAVE_NCCL
+static void allreduce(int k, cudaStream_t s) {
+    const rt_grad_bucket *b = &nc.buckets[k];
+    NCCL_CHECK(ncclAllReduce(nc.grads + b->offset, nc.grads + b->offset, (size_t)b->count, ncclFloat, ncclSum,
+                             nc.nccl, s));
+}
+#endif
+
+void rt_cuda_grad_bucket_ready(int k) {
+    if (!nc.comm || !nc.overlap) return;
+#if RT_HAVE_NCCL
+    CUDA_CHECK(cudaEventRecord(nc.ready[k], rt_stream()));
+    CUDA_CHECK(cudaStreamWaitEvent(nc.stream, nc.ready[k], 0));
+    allreduce(k, nc.stream);
+#else
+    (void)k;
+#endif
+}
+
+void rt_cuda_grads_finish(void) {
+    if (!nc.comm) return;
+#if RT_HAVE_NCCL
+    if (nc.overlap) {
+        CUDA_CHECK(cudaEventRecord(nc.done, nc.stream));
+        CUDA_CHECK(cudaStreamWaitEvent(rt_stream(), nc.done, 0));
+    } else {   /* the blocking variant, for comparison: one bucket after another after backward */
+        for (int k = 0; k < nc.n_buckets; k++) allreduce(k, rt_stream());
+    }
+#endif
+}
+
+void rt_cuda_broadcast(float *buf, long n) {
+    if (!nc.comm || n == 0) return;
+#if RT_HAVE_NCCL
+    NCCL_CHECK(ncclBroadcast(buf, buf, (size_t)n, ncclFloat, 0, nc.nccl, rt_stream()));
+#else
+    (void)buf;
+#endif
+}

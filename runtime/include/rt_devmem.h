@@ -1,0 +1,29 @@
+/* The device memory a CUDA trainer plans for itself: one formula shared by the trainer's
+ * start-up check (generated model.c, rt_cuda_check_memory) and `trainc show --device-memory`,
+ * so that the batch show reports is the batch the trainer accepts.
+ *
+ *   rt_devmem m = rt_devmem_plan(N_PARAMS, N_BUFFERS, n_state, 2, ARENA_BYTES, BATCH, IMAGE,
+ *                                CLASSES, workspace);
+ *   fits iff m.fixed + m.per_sample * BATCH <= free - RT_DEVMEM_RESERVE
+ */
+#ifndef RT_DEVMEM_H
+#define RT_DEVMEM_H
+#include <stddef.h>
+
+/* Kept back from the free memory for the CUDA context's own growth (kernels loaded lazily,
+ * cuDNN and NCCL buffers, graphs). */
+#define RT_DEVMEM_RESERVE ((size_t)256 << 20)
+
+typedef struct {
+    size_t fixed;        /* does not grow with the batch: parameters, gradients, BN buffers,
+                          * optimizer state, the 16-bit weight copy, the cuDNN workspace */
+    size_t per_sample;   /* grows with it: the arena (activations, gradients, saved state) and
+                          * the batch buffers, per sample, rounded up */
+} rt_devmem;
+
+/* act_bytes: 4 (FP32, TF32) or 2 (BF16, FP16); arena_bytes: the static plan at `batch`;
+ * image: floats per input sample; workspace: the cuDNN workspace bytes. */
+rt_devmem rt_devmem_plan(long n_params, long n_buffers, long n_state, int act_bytes, long arena_bytes,
+                         int batch, long image, int classes, size_t workspace);
+
+#endif
