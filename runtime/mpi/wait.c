@@ -39,13 +39,11 @@ RT_NORETURN static void die_lost(const rt_comm *c, int lost, const char *what) {
                 (int)c->peer_pid[lost], c->peer_host[lost], what);
 }
 
-void comm_wait(rt_comm *c, int n, MPI_Request *reqs, const char *what) {
+void comm_wait_until(rt_comm *c, int (*poll)(void *arg), void *arg, const char *what) {
     double t0 = rt_time_s(), next_check = t0 + 1.0;
     int signal_seen = 0;
     for (long spins = 0;; spins++) {
-        int done = 0;
-        comm_check(c, MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE), what);
-        if (done) break;
+        if (poll(arg)) break;
         double now = rt_time_s();
         int sig = rt_stop_requested();
         if ((sig && !signal_seen) || now >= next_check) {
@@ -65,4 +63,23 @@ void comm_wait(rt_comm *c, int n, MPI_Request *reqs, const char *what) {
         if (spins > 64) sched_yield();
     }
     c->exposed_s += rt_time_s() - t0;
+}
+
+typedef struct {
+    rt_comm *c;
+    int n;
+    MPI_Request *reqs;
+    const char *what;
+} requests;
+
+static int requests_done(void *arg) {
+    requests *r = arg;
+    int done = 0;
+    comm_check(r->c, MPI_Testall(r->n, r->reqs, &done, MPI_STATUSES_IGNORE), r->what);
+    return done;
+}
+
+void comm_wait(rt_comm *c, int n, MPI_Request *reqs, const char *what) {
+    requests r = { c, n, reqs, what };
+    comm_wait_until(c, requests_done, &r, what);
 }

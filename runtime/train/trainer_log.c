@@ -144,13 +144,14 @@ void trainer_log_eval(trainer_log *log, long epoch, long step, double loss, doub
 }
 
 void trainer_log_benchmark(trainer_log *log, long steps, int batch, int ranks, int overlap,
-                           double seconds, double ips, double comm_ms) {
+                           double seconds, double ips, double comm_ms, double exposed_ms) {
     if (!log->on) return;
     fprintf(log->metrics, "{\"event\":\"benchmark\",\"steps\":%ld,\"batch\":%d,\"ranks\":%d,\"overlap\":%s",
             steps, batch, ranks, overlap ? "true" : "false");
     json_number(log->metrics, "seconds", seconds);
     json_number(log->metrics, "images_per_s", ips);
     json_number(log->metrics, "comm_wait_ms", comm_ms);
+    json_number(log->metrics, "comm_exposed_ms", exposed_ms);
     fputs("}\n", log->metrics);
     fflush(log->metrics);
 }

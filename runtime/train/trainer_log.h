@@ -28,7 +28,7 @@ void trainer_log_train(trainer_log *log, long epoch, long step, long total_steps
                        double elapsed_s);
 void trainer_log_eval(trainer_log *log, long epoch, long step, double loss, double top1, double top5);
 void trainer_log_benchmark(trainer_log *log, long steps, int batch, int ranks, int overlap,
-                           double seconds, double ips, double comm_ms);
+                           double seconds, double ips, double comm_ms, double exposed_ms);
 void trainer_log_summary(trainer_log *log, long step, double loss, double top1, double top5,
                          double wall_s, const char *params_hash);
 void trainer_log_note(trainer_log *log, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -238,18 +238,18 @@ static void test_elementwise(long n) {
     cuda_tensor_accumulate(gy, gdy, n);
     compare("tensor_accumulate", gy, y, n, TOL);
     uint64_t seed = rt_hash_u64(7, RT_STREAM_DROPOUT, 3);
-    dropout_forward(y, x, n, 0.3f, seed, 1);
+    dropout_forward(y, x, n, 0.3f, seed, 0, 1);
     cuda_dropout_forward(gy, gx, n, 0.3f, seed, 1);
     compare("dropout forward (same mask)", gy, y, n, 0);
-    dropout_backward(dx, dy, n, 0.3f, seed, 1);
+    dropout_backward(dx, dy, n, 0.3f, seed, 0, 1);
     cuda_dropout_backward(gdx, gdy, n, 0.3f, seed, 1);
     compare("dropout backward (same mask)", gdx, dx, n, 0);
     int batch = 16;
     long per = n / batch;
-    drop_path_forward(y, x, batch, per, 0.4f, seed, 1);
+    drop_path_forward(y, x, batch, per, 0.4f, seed, 0, 1);
     cuda_drop_path_forward(gy, gx, batch, per, 0.4f, seed, 1);
     compare("drop_path forward (same samples)", gy, y, batch * per, 0);
-    drop_path_backward(dx, dy, batch, per, 0.4f, seed, 1);
+    drop_path_backward(dx, dy, batch, per, 0.4f, seed, 0, 1);
     cuda_drop_path_backward(gdx, gdy, batch, per, 0.4f, seed, 1);
     compare("drop_path backward", gdx, dx, batch * per, 0);
 }
