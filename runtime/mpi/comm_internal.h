@@ -44,6 +44,7 @@ void comm_progress_stop(comm_progress *p);
 
 struct rt_comm {
     MPI_Comm comm;            /* a duplicate of MPI_COMM_WORLD, errors returned, not fatal */
+    MPI_Comm notice_comm;     /* notices of a rank's own fatal error (fail.c) */
     int rank, size;
     double timeout_s;         /* longest wait before a rank is declared lost */
     pid_t *peer_pid;          /* [size] */
@@ -68,6 +69,13 @@ struct rt_comm {
 void comm_wait(rt_comm *c, int n, MPI_Request *reqs, const char *what);
 /* The same wait for any condition: poll(arg) returns 1 when done (it must not block). */
 void comm_wait_until(rt_comm *c, int (*poll)(void *arg), void *arg, const char *what);
+/* 1 when rank r runs on this machine and its process is gone. */
+int comm_rank_gone(const rt_comm *c, int r);
+/* fail.c: routes rt_die through the notice protocol, so a failure prints once. */
+void comm_fail_install(rt_comm *c);
+/* Ends this rank quietly (after the failing rank has printed) if another rank sent notice
+ * of its own fatal error; returns otherwise. */
+void comm_fail_check_notices(rt_comm *c);
 /* Dies with `what` and the MPI error text when rc is not MPI_SUCCESS. */
 void comm_check(rt_comm *c, int rc, const char *what);
 

@@ -82,6 +82,7 @@ rt_comm *rt_comm_init(void) {
     MPI_Comm_dup(MPI_COMM_WORLD, &c->comm);
     MPI_Comm_set_errhandler(c->comm, MPI_ERRORS_RETURN);
     MPI_Comm_dup(c->comm, &c->grad_comm);
+    MPI_Comm_dup(c->comm, &c->notice_comm);
     /* TRAINC_COMM_THREAD=0 keeps overlap on the training thread (for comparison). */
     const char *thread = getenv("TRAINC_COMM_THREAD");
     c->comm_thread = provided >= MPI_THREAD_MULTIPLE && !(thread && !strcmp(thread, "0"));
@@ -98,6 +99,7 @@ rt_comm *rt_comm_init(void) {
     /* The launcher sends SIGTERM when another rank dies: let waits see it (comm_wait). */
     rt_install_stop_signals();
     gather_peers(c);
+    comm_fail_install(c);
     return c;
 }
 
@@ -109,6 +111,8 @@ void rt_comm_finalize(rt_comm *c) {
     free(c->peer_pid);
     free(c->peer_host);
     free(c->peer_boot);
+    rt_set_die_hook(NULL);
+    MPI_Comm_free(&c->notice_comm);
     MPI_Comm_free(&c->grad_comm);
     MPI_Comm_free(&c->comm);
     free(c);

@@ -354,14 +354,16 @@ int rt_trainer_main(const rt_model *m, const rt_run_config *run, int argc, char 
     t.run = *run;
     char default_out[512];
     snprintf(default_out, sizeof default_out, "runs/%s", m->name);
+    /* The world first: a mistake every rank makes (a bad option) is then said once. */
+    t.comm = rt_comm_init();
     rt_trainer_parse_args(&t.args, argv[0], default_out, argc, argv);
     if (t.args.print_spec) {
-        fputs(m->spec_text, stdout);
+        if (rt_comm_rank(t.comm) == 0) fputs(m->spec_text, stdout);
+        rt_comm_finalize(t.comm);
         return 0;
     }
     if (t.args.has_seed) t.run.seed = t.args.seed;
     if (t.args.epochs) t.run.epochs = t.run.lr.epochs = t.args.epochs;
-    t.comm = rt_comm_init();
     t.rank = rt_comm_rank(t.comm);
     t.world = rt_comm_size(t.comm);
     t.global_batch = m->batch * t.world;
