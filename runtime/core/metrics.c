@@ -83,11 +83,21 @@ void rt_metrics_write(rt_metrics *m, rt_json *j) {
         rt_warn("writing %s failed: %s (metrics from here on may be lost)", m->path, strerror(errno));
 }
 
+/* Every record: a line that opens with its event name, written only where the log is on. */
+static rt_json *record(rt_metrics *m, const char *event) {
+    rt_json_begin(&m->line);
+    rt_json_str(&m->line, "event", event);
+    return &m->line;
+}
+
+static void finish(rt_metrics *m) {
+    rt_json_end(&m->line);
+    rt_metrics_write(m, &m->line);
+}
+
 void rt_metrics_start(rt_metrics *m, const rt_start_record *r) {
     if (!m->f) return;
-    rt_json *j = &m->line;
-    rt_json_begin(j);
-    rt_json_str(j, "event", "start");
+    rt_json *j = record(m, "start");
     rt_json_str(j, "name", r->name);
     rt_json_str(j, "spec_hash", r->spec_hash);
     rt_json_int(j, "batch", r->batch);
@@ -95,15 +105,12 @@ void rt_metrics_start(rt_metrics *m, const rt_start_record *r) {
     rt_json_int(j, "global_batch", (int64_t)r->batch * r->ranks);
     rt_json_int(j, "params", r->params);
     rt_json_int(j, "resumed_at", r->resumed_at);
-    rt_json_end(j);
-    rt_metrics_write(m, j);
+    finish(m);
 }
 
 void rt_metrics_train(rt_metrics *m, const rt_train_record *r) {
     if (!m->f) return;
-    rt_json *j = &m->line;
-    rt_json_begin(j);
-    rt_json_str(j, "event", "train");
+    rt_json *j = record(m, "train");
     rt_json_int(j, "epoch", r->epoch);
     rt_json_int(j, "step", r->step);
     rt_json_num(j, "lr", r->lr);
@@ -112,30 +119,24 @@ void rt_metrics_train(rt_metrics *m, const rt_train_record *r) {
     rt_json_num(j, "images_per_s", r->images_per_s);
     if (r->comm_wait_ms == r->comm_wait_ms) rt_json_num(j, "comm_wait_ms", r->comm_wait_ms);
     if (r->loss_scale != 0) rt_json_num(j, "loss_scale", r->loss_scale);
-    rt_json_end(j);
-    rt_metrics_write(m, j);
+    finish(m);
 }
 
 void rt_metrics_eval(rt_metrics *m, int64_t epoch, int64_t step, double loss, double top1,
                      double top5) {
     if (!m->f) return;
-    rt_json *j = &m->line;
-    rt_json_begin(j);
-    rt_json_str(j, "event", "eval");
+    rt_json *j = record(m, "eval");
     rt_json_int(j, "epoch", epoch);
     rt_json_int(j, "step", step);
     rt_json_num(j, "loss", loss);
     rt_json_num(j, "top1", top1);
     rt_json_num(j, "top5", top5);
-    rt_json_end(j);
-    rt_metrics_write(m, j);
+    finish(m);
 }
 
 void rt_metrics_benchmark(rt_metrics *m, const rt_benchmark_record *r) {
     if (!m->f) return;
-    rt_json *j = &m->line;
-    rt_json_begin(j);
-    rt_json_str(j, "event", "benchmark");
+    rt_json *j = record(m, "benchmark");
     rt_json_int(j, "steps", r->steps);
     rt_json_int(j, "batch", r->batch);
     rt_json_int(j, "ranks", r->ranks);
@@ -144,21 +145,17 @@ void rt_metrics_benchmark(rt_metrics *m, const rt_benchmark_record *r) {
     rt_json_num(j, "images_per_s", r->images_per_s);
     rt_json_num(j, "comm_wait_ms", r->comm_wait_ms);
     rt_json_num(j, "comm_exposed_ms", r->comm_exposed_ms);
-    rt_json_end(j);
-    rt_metrics_write(m, j);
+    finish(m);
 }
 
 void rt_metrics_summary(rt_metrics *m, const rt_summary_record *r) {
     if (!m->f) return;
-    rt_json *j = &m->line;
-    rt_json_begin(j);
-    rt_json_str(j, "event", "summary");
+    rt_json *j = record(m, "summary");
     rt_json_int(j, "step", r->step);
     rt_json_num(j, "loss", r->loss);
     rt_json_num(j, "top1", r->top1);
     rt_json_num(j, "top5", r->top5);
     rt_json_num(j, "wall_s", r->wall_s);
     rt_json_str(j, "params_hash", r->params_hash);
-    rt_json_end(j);
-    rt_metrics_write(m, j);
+    finish(m);
 }

@@ -13,6 +13,20 @@ static void check_line(const char *got, const char *want) {
     }
 }
 
+/* The file holds exactly these lines. */
+static void check_file(const char *path, const char *const *want, int n_want) {
+    FILE *f = fopen(path, "r");
+    CHECK(f != NULL);
+    char line[1024];
+    int n = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        if (n < n_want) check_line(line, want[n]);
+        n++;
+    }
+    CHECK(n == n_want);
+    if (f) fclose(f);
+}
+
 int main(void) {
     char root[] = "/tmp/test_core_metrics.XXXXXX";
     CHECK(mkdtemp(root) != NULL);
@@ -54,10 +68,8 @@ int main(void) {
                                                     .comm_exposed_ms = NAN});
     rt_metrics_close(&m);
 
-    char path[700], line[1024];
+    char path[700];
     snprintf(path, sizeof path, "%s/metrics.jsonl", out);
-    FILE *f = fopen(path, "r");
-    CHECK(f != NULL);
     const char *want[] = {
         "{\"event\":\"start\",\"name\":\"net\",\"spec_hash\":\"abc\",\"batch\":32,\"ranks\":2,"
         "\"global_batch\":64,\"params\":1234,\"resumed_at\":-1}\n",
@@ -66,13 +78,7 @@ int main(void) {
         "{\"event\":\"benchmark\",\"steps\":40,\"batch\":128,\"ranks\":2,\"overlap\":true,\"seconds\":2,"
         "\"images_per_s\":2560,\"comm_wait_ms\":3.5,\"comm_exposed_ms\":null}\n",
     };
-    int n = 0;
-    while (f && fgets(line, sizeof line, f)) {
-        if (n < 3) check_line(line, want[n]);
-        n++;
-    }
-    CHECK(n == 3);
-    if (f) fclose(f);
+    check_file(path, want, 3);
     /* The records a run without resume writes, verbatim. */
     CHECK(rt_metrics_open(&m, out, "metrics.jsonl", -1, &e) == RT_OK);
     rt_metrics_train(&m, &(rt_train_record){.epoch = 0, .step = 5, .lr = 0.05, .loss = 2.5, .top1 = 0.125,
@@ -88,14 +94,7 @@ int main(void) {
         "{\"event\":\"summary\",\"step\":200,\"loss\":0.25,\"top1\":0.9,\"top5\":null,\"wall_s\":10,"
         "\"params_hash\":\"0123456789abcdef\"}\n",
     };
-    f = fopen(path, "r");
-    n = 0;
-    while (f && fgets(line, sizeof line, f)) {
-        if (n < 3) check_line(line, want2[n]);
-        n++;
-    }
-    CHECK(n == 3);
-    if (f) fclose(f);
+    check_file(path, want2, 3);
 
     /* Unwritable output: a regular file where the directory should be. */
     snprintf(path, sizeof path, "%s/plain", root);
