@@ -168,8 +168,8 @@ static void emit_forward_op(emitter *e, int i) {
         fprintf(out, "    global_avgpool_forward(%s_out, %s, BATCH, %d, %d);\n", id, in, op->in_c, op->in_h * op->in_w);
         break;
     case IR_DROPOUT:
-        fprintf(out, "    dropout_forward(%s_out, %s, %ld, %.9gf, rt_hash_u64(ctx->step_seed, %d, 0), ctx->training);\n",
-                id, in, n, op->p, i);
+        fprintf(out, "    dropout_forward(%s_out, %s, %ld, %.9gf, rt_hash_u64(ctx->step_seed, %d, 0), "
+                "ctx->first_sample * %ldL, ctx->training);\n", id, in, n, op->p, i, n / net->batch);
         break;
     case IR_LRN:
         fprintf(out, "    lrn_forward(%s_out, %s_saved, %s, BATCH, %d, %ld, %d, %.9gf, %.9gf, %.9gf);\n", id, id,
@@ -198,8 +198,8 @@ static void emit_forward_op(emitter *e, int i) {
         fprintf(out, "    layer_scale_forward(%s_out, %s, %s_weight, BATCH, %d, %ld);\n", id, in, id, op->c, hw_of(op));
         break;
     case IR_DROP_PATH:
-        fprintf(out, "    drop_path_forward(%s_out, %s, BATCH, %ld, %.9gf, rt_hash_u64(ctx->step_seed, %d, 0), ctx->training);\n",
-                id, in, (long)op->c * hw_of(op), op->p, i);
+        fprintf(out, "    drop_path_forward(%s_out, %s, BATCH, %ld, %.9gf, rt_hash_u64(ctx->step_seed, %d, 0), "
+                "ctx->first_sample, ctx->training);\n", id, in, (long)op->c * hw_of(op), op->p, i);
         break;
     default: break;
     }
@@ -276,7 +276,8 @@ static void emit_backward_op(emitter *e, int j) {
         fprintf(out, "    global_avgpool_backward(%s, %s, BATCH, %d, %d);\n", din, o, op->in_c, op->in_h * op->in_w);
         break;
     case IR_DROPOUT:
-        fprintf(out, "    dropout_backward(%s, %s, %ld, %.9gf, rt_hash_u64(ctx->step_seed, %d, 0), 1);\n", din, o, n, op->p, j);
+        fprintf(out, "    dropout_backward(%s, %s, %ld, %.9gf, rt_hash_u64(ctx->step_seed, %d, 0), "
+                "ctx->first_sample * %ldL, 1);\n", din, o, n, op->p, j, n / net->batch);
         break;
     case IR_LRN:
         fprintf(out, "    lrn_backward(%s, %s, %s, %s_out, %s_saved, BATCH, %d, %ld, %d, %.9gf, %.9gf);\n", din, o, in,
@@ -287,7 +288,8 @@ static void emit_backward_op(emitter *e, int j) {
                 id, op->c, hw_of(op));
         break;
     case IR_DROP_PATH:
-        fprintf(out, "    drop_path_backward(%s, %s, BATCH, %ld, %.9gf, rt_hash_u64(ctx->step_seed, %d, 0), 1);\n", din, o,
+        fprintf(out, "    drop_path_backward(%s, %s, BATCH, %ld, %.9gf, rt_hash_u64(ctx->step_seed, %d, 0), "
+                "ctx->first_sample, 1);\n", din, o,
                 (long)op->c * hw_of(op), op->p, j);
         break;
     case IR_ADD:

@@ -10,31 +10,41 @@ static const char *error_prefix = "";
 
 void rt_set_error_prefix(const char *prefix) { error_prefix = prefix ? prefix : ""; }
 
-static void print_hint(const char *hint) {
+static rt_die_hook die_hook;
+
+void rt_set_die_hook(rt_die_hook hook) { die_hook = hook; }
+
+void rt_print_error(const char *msg, const char *hint) {
+    fflush(stdout);   /* so the error lands after any progress already printed */
+    fprintf(stderr, "error: %s%s\n", error_prefix, msg);
     if (hint && hint[0]) fprintf(stderr, "HINT: %s\n", hint);
+    fflush(stderr);
+}
+
+RT_NORETURN static void die_v(int status, const char *hint, const char *fmt, va_list ap) {
+    char msg[2048];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    if (die_hook) die_hook(msg, hint, status);
+    rt_print_error(msg, hint);
+    exit(status);
 }
 
 void rt_die(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    fflush(stdout);   /* so the error lands after any progress already printed */
-    fprintf(stderr, "error: %s", error_prefix);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    exit(1);
+    die_v(1, NULL, fmt, ap);
 }
 
 void rt_die_hint(const char *hint, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    fflush(stdout);
-    fprintf(stderr, "error: %s", error_prefix);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    print_hint(hint);
-    exit(1);
+    die_v(1, hint, fmt, ap);
+}
+
+void rt_die_status(int status, const char *hint, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    die_v(status, hint, fmt, ap);
 }
 
 void rt_warn(const char *fmt, ...) {

@@ -63,6 +63,8 @@ double rt_comm_take_exposed_s(rt_comm *c);
 /* ---- reduce.c ---- */
 /* Sums v[0..n) over all ranks, in place. `what` names the wait in failure messages. */
 void rt_comm_sum(rt_comm *c, double *v, int n, const char *what);
+/* Minimum over all ranks, in place. */
+void rt_comm_min(rt_comm *c, double *v, int n, const char *what);
 /* Copies rank 0's bytes to every rank. */
 void rt_comm_bcast(rt_comm *c, void *buf, size_t bytes, const char *what);
 /* Every rank reaches this point before any leaves it. */

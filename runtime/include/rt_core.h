@@ -45,6 +45,14 @@ typedef struct {
 RT_NORETURN void rt_die(const char *fmt, ...) RT_PRINTF(1, 2);
 /* hint may be NULL or "" for none. */
 RT_NORETURN void rt_die_hint(const char *hint, const char *fmt, ...) RT_PRINTF(2, 3);
+/* rt_die_hint with another exit status (2: a bad command line). */
+RT_NORETURN void rt_die_status(int status, const char *hint, const char *fmt, ...) RT_PRINTF(3, 4);
+/* Prints "error: PREFIXmsg" (+ "HINT: hint") on stderr, after flushing stdout. */
+void rt_print_error(const char *msg, const char *hint);
+/* Where a fatal error goes when set: an MPI run ends its ranks with one message instead of
+ * one per rank (runtime/mpi/fail.c). The hook prints (or not) and exits; it never returns. */
+typedef void (*rt_die_hook)(const char *msg, const char *hint, int status);
+void rt_set_die_hook(rt_die_hook hook);
 void rt_warn(const char *fmt, ...) RT_PRINTF(1, 2);
 /* Text put after "error: " / "warning: " in every message ("rank 3: " in an MPI run). The
  * string must outlive the process's messages. */

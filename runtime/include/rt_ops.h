@@ -22,7 +22,9 @@
  * - Saved state: batchnorm saves mean and inv_std per channel, layernorm mean and rstd per
  *   pixel, maxpool int32 argmax per output, LRN its scale per element; backward reads them.
  * - Stateless masks: dropout and drop_path hold no RNG state and no mask buffer. Element
- *   (or sample) i is kept iff rt_hash_uniform(seed, i) >= p, kept values are scaled by
+ *   (or sample) i is kept iff rt_hash_uniform(seed, first + i) >= p, where `first` is the
+ *   index of element (sample) 0 in the global batch, so a sample's mask does not depend on
+ *   the rank that trains it or the world size; kept values are scaled by
  *   1/(1-p); backward recomputes the same mask from the same seed. The caller derives a
  *   fresh seed per layer and step (e.g. hash of run seed, step, layer id).
  * - Flatten is a no-op: a contiguous NCHW tensor [N,C,H,W] is already [N, C*H*W]; the
@@ -199,14 +201,14 @@ void RT_OPS_FN(global_avgpool_backward)(RT_OPS_R *din /*N,C,HW*/, const RT_OPS_R
 
 /* ---- stochastic regularizers (stateless masks, see CONVENTIONS); train = 0 is identity ---- */
 void RT_OPS_FN(dropout_forward)(RT_OPS_R *out, const RT_OPS_R *in, long n, RT_OPS_R p,
-                                uint64_t seed, int train);
+                                uint64_t seed, long first, int train);
 void RT_OPS_FN(dropout_backward)(RT_OPS_R *din, const RT_OPS_R *dout, long n, RT_OPS_R p,
-                                 uint64_t seed, int train);
-/* Drop path: sample i of the residual branch is dropped whole, mask from (seed, i). */
+                                 uint64_t seed, long first, int train);
+/* Drop path: sample i of the residual branch is dropped whole, mask from (seed, first + i). */
 void RT_OPS_FN(drop_path_forward)(RT_OPS_R *out /*N,per_sample*/, const RT_OPS_R *in, int n,
-                                  long per_sample, RT_OPS_R p, uint64_t seed, int train);
+                                  long per_sample, RT_OPS_R p, uint64_t seed, long first, int train);
 void RT_OPS_FN(drop_path_backward)(RT_OPS_R *din, const RT_OPS_R *dout, int n, long per_sample,
-                                   RT_OPS_R p, uint64_t seed, int train);
+                                   RT_OPS_R p, uint64_t seed, long first, int train);
 
 /* ---- local response norm across channels (torch/Caffe: alpha is divided by size) ---- */
 /* scale = k + alpha/size * sum of x^2 over channels [c - size/2, c + (size-1)/2];

@@ -21,7 +21,9 @@ typedef struct {
     float *grads;           /* [n_params] same layout */
     float *buffers;         /* [n_buffers] non-trainable state: BN running mean/var */
     unsigned char *arena;   /* [arena_bytes] activations, their gradients, saved state, workspace */
-    uint64_t step_seed;     /* per-step seed for dropout / drop-path masks */
+    uint64_t step_seed;     /* per-step seed for dropout / drop-path masks, the same on every rank */
+    long first_sample;      /* index of this rank's sample 0 in the global batch: masks are keyed
+                             * by it, so a sample's mask does not depend on the world size */
     int training;           /* 1: batch statistics and masks; 0: eval */
     rt_comm *comm;          /* the other ranks; NULL in a world of 1 (no MPI calls at all) */
     int no_graph;           /* device models: launch the step op by op (--no-graph) */

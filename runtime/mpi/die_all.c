@@ -14,6 +14,7 @@ void rt_comm_die_all(rt_comm *c, const char *hint, const char *fmt, ...) {
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     if (!c) rt_die_hint(hint, "%s", msg);
+    comm_progress_stop(&c->progress);   /* MPI_Finalize below wants no other thread in MPI */
     if (c->rank == 0) {
         fflush(stdout);
         fprintf(stderr, "error: %s\n", msg);

@@ -1,7 +1,8 @@
 /* Waiting for the other ranks without ever hanging on a lost one. Every MPI exchange of the
  * trainer ends in comm_wait, which polls instead of blocking so that it can notice (a) a
  * peer process on this machine that is gone, checked every second and as soon as the
- * launcher's SIGTERM arrives, and (b) a wait longer than the timeout, for peers elsewhere. */
+ * launcher's SIGTERM arrives, and (b) a wait longer than the timeout, for peers elsewhere.
+ * Before naming a lost rank it looks for that rank's notice of its own error (fail.c). */
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,13 +23,15 @@ static int process_gone(pid_t pid) {
     return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
 }
 
+int comm_rank_gone(const rt_comm *c, int r) {
+    return c->peer_pid && c->boot[0] && r != c->rank && c->peer_pid[r] > 0 &&
+           !strcmp(c->peer_boot[r], c->boot) && process_gone(c->peer_pid[r]);
+}
+
 /* The first other rank on this machine whose process is gone, or -1. */
 static int find_lost_rank(const rt_comm *c) {
-    if (!c->peer_pid || !c->boot[0]) return -1;
     for (int r = 0; r < c->size; r++)
-        if (r != c->rank && c->peer_pid[r] > 0 && !strcmp(c->peer_boot[r], c->boot) &&
-            process_gone(c->peer_pid[r]))
-            return r;
+        if (comm_rank_gone(c, r)) return r;
     return -1;
 }
 
@@ -39,19 +42,18 @@ RT_NORETURN static void die_lost(const rt_comm *c, int lost, const char *what) {
                 (int)c->peer_pid[lost], c->peer_host[lost], what);
 }
 
-void comm_wait(rt_comm *c, int n, MPI_Request *reqs, const char *what) {
+void comm_wait_until(rt_comm *c, int (*poll)(void *arg), void *arg, const char *what) {
     double t0 = rt_time_s(), next_check = t0 + 1.0;
     int signal_seen = 0;
     for (long spins = 0;; spins++) {
-        int done = 0;
-        comm_check(c, MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE), what);
-        if (done) break;
+        if (poll(arg)) break;
         double now = rt_time_s();
         int sig = rt_stop_requested();
         if ((sig && !signal_seen) || now >= next_check) {
             /* A launcher answers a dead rank with SIGTERM to the others: look at once. A
              * SIGTERM with every local peer alive is a scheduler's stop: keep waiting. */
             signal_seen |= sig != 0;
+            comm_fail_check_notices(c);   /* a rank that failed on its own error said so */
             int lost = find_lost_rank(c);
             if (lost >= 0) die_lost(c, lost, what);
             next_check = now + 1.0;
@@ -65,4 +67,23 @@ void comm_wait(rt_comm *c, int n, MPI_Request *reqs, const char *what) {
         if (spins > 64) sched_yield();
     }
     c->exposed_s += rt_time_s() - t0;
+}
+
+typedef struct {
+    rt_comm *c;
+    int n;
+    MPI_Request *reqs;
+    const char *what;
+} requests;
+
+static int requests_done(void *arg) {
+    requests *r = arg;
+    int done = 0;
+    comm_check(r->c, MPI_Testall(r->n, r->reqs, &done, MPI_STATUSES_IGNORE), r->what);
+    return done;
+}
+
+void comm_wait(rt_comm *c, int n, MPI_Request *reqs, const char *what) {
+    requests r = { c, n, reqs, what };
+    comm_wait_until(c, requests_done, &r, what);
 }

@@ -64,8 +64,9 @@ static void gather_peers(rt_comm *c) {
 rt_comm *rt_comm_init(void) {
     if (!rt_comm_launched()) return NULL;
     int provided = 0, size = 1;
-    /* Only the main thread calls MPI; OpenMP workers and the data thread never do. */
-    if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+    /* The training thread and, with overlap, the communication thread call MPI (each on a
+     * communicator of its own); OpenMP workers and the data thread never do. */
+    if (MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS)
         rt_die_hint("check the MPI installation and the launcher (mpirun, srun --mpi=pmix)",
                     "cannot join the MPI world");
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -80,6 +81,11 @@ rt_comm *rt_comm_init(void) {
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_dup(MPI_COMM_WORLD, &c->comm);
     MPI_Comm_set_errhandler(c->comm, MPI_ERRORS_RETURN);
+    MPI_Comm_dup(c->comm, &c->grad_comm);
+    MPI_Comm_dup(c->comm, &c->notice_comm);
+    /* TRAINC_COMM_THREAD=0 keeps overlap on the training thread (for comparison). */
+    const char *thread = getenv("TRAINC_COMM_THREAD");
+    c->comm_thread = provided >= MPI_THREAD_MULTIPLE && !(thread && !strcmp(thread, "0"));
     long t = env_long("TRAINC_COMM_TIMEOUT");
     c->timeout_s = t > 0 ? (double)t : 120.0;
     gethostname(c->host, sizeof c->host - 1);
@@ -93,16 +99,21 @@ rt_comm *rt_comm_init(void) {
     /* The launcher sends SIGTERM when another rank dies: let waits see it (comm_wait). */
     rt_install_stop_signals();
     gather_peers(c);
+    comm_fail_install(c);
     return c;
 }
 
 void rt_comm_finalize(rt_comm *c) {
     if (!c) return;
     rt_comm_barrier(c, "the end of the run");
+    comm_progress_stop(&c->progress);
     free(c->reqs);
     free(c->peer_pid);
     free(c->peer_host);
     free(c->peer_boot);
+    rt_set_die_hook(NULL);
+    MPI_Comm_free(&c->notice_comm);
+    MPI_Comm_free(&c->grad_comm);
     MPI_Comm_free(&c->comm);
     free(c);
     MPI_Finalize();

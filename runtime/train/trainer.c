@@ -15,10 +15,10 @@
 #include "rt_checkpoint.h"
 #include "rt_core.h"
 #include "rt_data.h"
+#include "rt_metrics.h"
 #include "rt_ops.h"
 #include "rt_rng.h"
 #include "trainer_args.h"
-#include "trainer_log.h"
 
 /* Everything a checkpoint must restore besides the tensors. */
 typedef struct {
@@ -54,7 +54,8 @@ typedef struct {
     long steps_per_epoch, total_steps, step;
     double interval_loss, interval_comm_s;
     long interval_correct, interval_steps;
-    trainer_log log;
+    rt_metrics metrics;       /* OUT/metrics.jsonl (benchmark.jsonl); off on ranks other than 0 */
+    rt_progress progress;     /* stdout; off on ranks other than 0 */
     trainer_scaler_state scaler;   /* host mirror: filled before a checkpoint, after a resume */
 } trainer;
 
@@ -66,7 +67,6 @@ static void read_scaler(trainer *t) {
     double st[3];
     t->m->device->loss_scaler(&t->ctx, st, 0);
     t->scaler = (trainer_scaler_state){ st[0], st[1], st[2] };
-    t->log.skipped_steps = (long)st[2];
 }
 
 static void load_data(trainer *t) {
@@ -151,7 +151,7 @@ static void save_checkpoint(trainer *t) {
     snprintf(dir, sizeof dir, "%s/checkpoints", t->args.out_dir);
     rt_ckpt_save(dir, t->m->spec_hash, t->step, t->step / t->steps_per_epoch, secs, n,
                  t->run.ckpt_keep, path, sizeof path, NULL);
-    trainer_log_note(&t->log, "checkpoint %s (step %ld)", path, t->step);
+    rt_progress_note(&t->progress, "checkpoint %s (step %ld)", path, t->step);
 }
 
 static void resume(trainer *t, const char *path) {
@@ -178,6 +178,32 @@ static void resume(trainer *t, const char *path) {
     t->interval_loss = st.interval_loss;
     t->interval_correct = st.interval_correct;
     t->interval_steps = st.interval_steps;
+}
+
+/* Rank 0's output: metrics.jsonl (benchmark.jsonl for --benchmark; a resumed run keeps the
+ * records up to its checkpoint) and the progress line. A new run refuses an out dir that
+ * already holds checkpoints, so nothing is overwritten by accident. */
+static void open_output(trainer *t) {
+    const rt_model *m = t->m;
+    int bench = t->args.benchmark_steps > 0;
+    long resumed_at = t->args.resume ? t->step : -1;
+    char dir[4096], found[4096];
+    snprintf(dir, sizeof dir, "%s/checkpoints", t->args.out_dir);
+    if (resumed_at < 0 && !bench && rt_ckpt_find_latest(dir, found, sizeof found))
+        rt_die_hint("resume it with --resume FILE, or pass another --out",
+                    "output directory '%s' already holds a run's checkpoints", t->args.out_dir);
+    rt_metrics_open(&t->metrics, t->args.out_dir, bench ? "benchmark.jsonl" : "metrics.jsonl", resumed_at, NULL);
+    rt_metrics_start(&t->metrics, &(rt_start_record){ .name = m->name, .spec_hash = m->spec_hash,
+                     .batch = m->batch, .ranks = t->world, .params = m->n_params, .resumed_at = resumed_at });
+    rt_progress_init(&t->progress, stdout, t->step, t->total_steps);
+    if (resumed_at >= 0)
+        rt_progress_note(&t->progress, "%s: resumed at step %ld", m->name, resumed_at);
+    else if (t->world > 1)
+        rt_progress_note(&t->progress, "%s: %ld parameters, batch %d = %d ranks x %d, spec %.12s", m->name,
+                         m->n_params, t->global_batch, t->world, m->batch, m->spec_hash);
+    else
+        rt_progress_note(&t->progress, "%s: %ld parameters, batch %d, spec %.12s", m->name, m->n_params,
+                         m->batch, m->spec_hash);
 }
 
 /* Rank 0 holds the state to start from (initialized or resumed); every rank starts from it. */
@@ -255,11 +281,9 @@ static void optimizer_step(trainer *t, double lr) {
 static double train_one_step(trainer *t, long *correct) {
     const rt_model *m = t->m;
     rt_loader_next(&t->train, t->x, t->y);
-    /* Masks are keyed by the element's index in this rank's slice, so every rank needs its
-     * own seed (rank 0 keeps the single-process one). Nets with dropout or drop-path thus
-     * draw other (equally distributed) masks at another world size. */
+    /* One seed for all ranks: masks are keyed by the sample's index in the global batch
+     * (ctx.first_sample), so dropout and drop-path draw the same masks at any world size. */
     t->ctx.step_seed = rt_hash_u64(t->run.seed, RT_STREAM_DROPOUT, (uint64_t)t->step);
-    if (t->rank) t->ctx.step_seed = rt_hash_u64(t->ctx.step_seed, (uint64_t)t->rank, 0);
     double loss = m->train_step(&t->ctx, t->x, t->y);
     int c1, c5;
     topk_correct(&c1, &c5, m->logits(&t->ctx), t->y, m->batch, m->classes);
@@ -278,24 +302,44 @@ static double train_one_step(trainer *t, long *correct) {
     return loss;
 }
 
+/* Times benchmark_steps steps. Besides rank 0's communication wait it reports the exposed
+ * communication: per step the least any rank waited. The last rank to finish backward waits
+ * only for the all-reduce work compute did not hide, while the others also wait for it, so
+ * the minimum leaves out how unevenly the ranks computed (which dominates on shared cores). */
 static int run_benchmark(trainer *t) {
     long correct = 0;
     for (int i = 0; i < 3; i++) train_one_step(t, &correct);   /* warm caches and threads */
     long n = t->args.benchmark_steps;
     rt_comm_barrier(t->comm, "the start of the benchmark");
     rt_comm_take_exposed_s(t->comm);
-    double t0 = rt_time_s();
-    for (long i = 0; i < n; i++) train_one_step(t, &correct);
+    double wait_s = 0, exposed_s = 0, t0 = rt_time_s();
+    for (long i = 0; i < n; i++) {
+        train_one_step(t, &correct);
+        double w = rt_comm_take_exposed_s(t->comm);
+        wait_s += w;
+        if (t->comm) {   /* outside the timed region: its own exchange is not step time */
+            double pause = rt_time_s();
+            rt_comm_min(t->comm, &w, 1, "the benchmark's exposed communication time");
+            exposed_s += w;
+            t0 += rt_time_s() - pause;
+            rt_comm_take_exposed_s(t->comm);
+        }
+    }
     double secs = rt_time_s() - t0;
-    double comm_ms = t->comm ? 1e3 * rt_comm_take_exposed_s(t->comm) / n : NAN;   /* NaN: no MPI */
+    double comm_ms = t->comm ? 1e3 * wait_s / n : NAN;   /* NaN: no MPI */
+    double exposed_ms = t->comm ? 1e3 * exposed_s / n : NAN;
     double ips = (double)n * t->global_batch / secs;
     if (t->rank == 0) {
         printf("benchmark: %ld steps of batch %d (%d rank%s x %d) in %.3f s: %.1f images/s", n, t->global_batch,
                t->world, t->world == 1 ? "" : "s", t->m->batch, secs, ips);
-        if (t->comm) printf(", comm wait %.3f ms/step (%s all-reduce)", comm_ms, t->run.overlap ? "overlapped" : "blocking");
+        if (t->comm)
+            printf(", comm wait %.3f ms/step, exposed comm %.3f ms/step (%s all-reduce)", comm_ms, exposed_ms,
+                   t->run.overlap ? "overlapped" : "blocking");
         printf("\n");
     }
-    trainer_log_benchmark(&t->log, n, t->global_batch, t->world, t->run.overlap, secs, ips, comm_ms);
+    rt_metrics_benchmark(&t->metrics, &(rt_benchmark_record){ .steps = n, .batch = t->global_batch,
+                         .ranks = t->world, .overlap = t->run.overlap, .seconds = secs, .images_per_s = ips,
+                         .comm_wait_ms = comm_ms, .comm_exposed_ms = exposed_ms });
     return 0;
 }
 
@@ -313,11 +357,14 @@ static int train(trainer *t) {
         if (t->step % t->run.log_every == 0 || t->step == t->total_steps) {
             read_scaler(t);
             double now = rt_time_s();
-            trainer_log_train(&t->log, epoch, t->step, t->total_steps,
-                              rt_lr_at(&t->run.lr, t->step - 1), t->interval_loss / t->interval_steps,
-                              (double)t->interval_correct / ((double)t->interval_steps * t->global_batch),
-                              t->interval_steps * t->global_batch / (now - t_interval),
-                              t->comm ? 1e3 * t->interval_comm_s / t->interval_steps : NAN, now - t_start);
+            double lr = rt_lr_at(&t->run.lr, t->step - 1), loss = t->interval_loss / t->interval_steps;
+            double ips = t->interval_steps * t->global_batch / (now - t_interval);
+            double comm_ms = t->comm ? 1e3 * t->interval_comm_s / t->interval_steps : NAN;
+            rt_metrics_train(&t->metrics, &(rt_train_record){ .epoch = epoch, .step = t->step, .lr = lr,
+                             .loss = loss, .images_per_s = ips, .comm_wait_ms = comm_ms,
+                             .top1 = (double)t->interval_correct / ((double)t->interval_steps * t->global_batch),
+                             .loss_scaling = has_scaler(t), .skipped_steps = (int64_t)t->scaler.skipped });
+            rt_progress_update(&t->progress, t->step, epoch, loss, lr, ips, comm_ms);
             t->interval_loss = 0, t->interval_correct = 0, t->interval_steps = 0, t_interval = now;
             t->interval_comm_s = 0;
         }
@@ -325,7 +372,9 @@ static int train(trainer *t) {
             int last = t->step == t->total_steps;
             if ((epoch + 1) % t->run.eval_every == 0 || last) {
                 evaluate(t, &last_loss, &last_top1, &last_top5);
-                trainer_log_eval(&t->log, epoch + 1, t->step, last_loss, last_top1, last_top5);
+                rt_metrics_eval(&t->metrics, epoch + 1, t->step, last_loss, last_top1, last_top5);
+                rt_progress_note(&t->progress, "epoch %ld: test loss %.4f  top-1 %.2f%%  top-5 %.2f%%", epoch + 1,
+                                 last_loss, 100 * last_top1, 100 * last_top5);
             }
             /* every_epochs: 0 means never (and must not divide by zero) */
             if (t->run.ckpt_every > 0 && ((epoch + 1) % t->run.ckpt_every == 0 || last)) save_checkpoint(t);
@@ -337,7 +386,7 @@ static int train(trainer *t) {
                           : rt_stop_requested();
         if (sig && t->step < t->total_steps) {
             save_checkpoint(t);
-            trainer_log_note(&t->log, "stopped by signal %d at step %ld; resume with --resume", sig,
+            rt_progress_note(&t->progress, "stopped by signal %d at step %ld; resume with --resume", sig,
                              t->step);
             /* No rank exits before rank 0's checkpoint is on disk: a launcher kills the rest
              * of the job (mpirun: 1 s after the first rank's exit) as soon as one rank ends. */
@@ -350,7 +399,14 @@ static int train(trainer *t) {
     if (m->device) m->device->download(&t->ctx, t->opt_state, t->n_state);
     read_scaler(t);
     rt_params_hash(t->ctx.params, m->n_params, hash);
-    trainer_log_summary(&t->log, t->step, last_loss, last_top1, last_top5, rt_time_s() - t_start, hash);
+    double wall_s = rt_time_s() - t_start;
+    rt_metrics_summary(&t->metrics, &(rt_summary_record){ .step = t->step, .loss = last_loss, .top1 = last_top1,
+                       .top5 = last_top5, .wall_s = wall_s, .params_hash = hash,
+                       .loss_scaling = has_scaler(t), .skipped_steps = (int64_t)t->scaler.skipped });
+    char wall[32];
+    rt_progress_note(&t->progress, "final: test top-1 %.2f%%  top-5 %.2f%%  loss %.4f  after %ld steps  wall time %s  "
+                     "params %s", 100 * last_top1, 100 * last_top5, last_loss, t->step,
+                     rt_format_duration(wall_s, wall, sizeof wall), hash);
     return 0;
 }
 
@@ -361,14 +417,16 @@ int rt_trainer_main(const rt_model *m, const rt_run_config *run, int argc, char 
     t.run = *run;
     char default_out[512];
     snprintf(default_out, sizeof default_out, "runs/%s", m->name);
+    /* The world first: a mistake every rank makes (a bad option) is then said once. */
+    t.comm = rt_comm_init();
     rt_trainer_parse_args(&t.args, argv[0], default_out, argc, argv);
     if (t.args.print_spec) {
-        fputs(m->spec_text, stdout);
+        if (rt_comm_rank(t.comm) == 0) fputs(m->spec_text, stdout);
+        rt_comm_finalize(t.comm);
         return 0;
     }
     if (t.args.has_seed) t.run.seed = t.args.seed;
     if (t.args.epochs) t.run.epochs = t.run.lr.epochs = t.args.epochs;
-    t.comm = rt_comm_init();
     t.rank = rt_comm_rank(t.comm);
     t.world = rt_comm_size(t.comm);
     t.global_batch = m->batch * t.world;
@@ -392,14 +450,14 @@ int rt_trainer_main(const rt_model *m, const rt_run_config *run, int argc, char 
     t.ctx.training = 1;
     t.ctx.comm = t.comm;
     t.ctx.no_graph = t.args.no_graph;
+    t.ctx.first_sample = (long)t.rank * m->batch;   /* rank r trains slice r of each global batch */
     /* A device model all-reduces its gradients on the device (NCCL) inside train_step. */
     if (!m->device) rt_comm_attach_grads(t.comm, t.ctx.grads, m->buckets, m->n_buckets, t.run.overlap);
     if (t.args.resume && t.rank == 0) resume(&t, t.args.resume);
     if (t.rank == 0)
-        trainer_log_open(&t.log, t.args.out_dir, m, t.world, t.args.resume ? t.step : -1,
-                         t.args.benchmark_steps > 0);
+        open_output(&t);
     else
-        trainer_log_off(&t.log);
+        rt_metrics_off(&t.metrics), rt_progress_init(&t.progress, NULL, 0, 0);
     share_start_state(&t);
     if (m->device) m->device->upload(&t.ctx, &t.run, t.opt_state, t.n_state);
     if (has_scaler(&t)) {   /* a resumed run continues with the checkpoint's scale, on every rank */
@@ -411,7 +469,8 @@ int rt_trainer_main(const rt_model *m, const rt_run_config *run, int argc, char 
         read_scaler(&t);
     }
     int rc = t.args.benchmark_steps > 0 ? run_benchmark(&t) : train(&t);
-    trainer_log_close(&t.log);
+    rt_progress_finish(&t.progress);
+    rt_metrics_close(&t.metrics);
     rt_comm_finalize(t.comm);
     return rc;
 }

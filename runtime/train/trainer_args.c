@@ -7,6 +7,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "rt_core.h"
+
 static void usage(FILE *out, const char *prog) {
     fprintf(out,
             "usage: %s [--data DIR] [--out DIR] [--resume FILE] [--benchmark STEPS]\n"
@@ -23,11 +25,12 @@ static void usage(FILE *out, const char *prog) {
             prog);
 }
 
+/* Through rt_die_status, so that under mpirun the ranks' identical mistakes print once. */
 static void bad(const char *prog, const char *fmt, const char *arg) {
-    fprintf(stderr, "error: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\nHINT: run '%s --help' for the options\n", prog);
-    exit(2);
+    char msg[512], hint[512];
+    snprintf(msg, sizeof msg, fmt, arg);
+    snprintf(hint, sizeof hint, "run '%s --help' for the options", prog);
+    rt_die_status(2, hint, "%s", msg);
 }
 
 static long parse_long(const char *prog, const char *opt, const char *s, long lo, long hi) {
@@ -80,10 +83,7 @@ void rt_trainer_parse_args(rt_trainer_args *a, const char *prog, const char *def
     }
     /* Caught here, before minutes of data loading, rather than when metrics.jsonl is opened. */
     struct stat st;
-    if (stat(a->out_dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "error: --out %s is a file, not a directory\n"
-                        "HINT: pass a new or existing directory; the file is left alone\n",
-                a->out_dir);
-        exit(2);
-    }
+    if (stat(a->out_dir, &st) == 0 && !S_ISDIR(st.st_mode))
+        rt_die_status(2, "pass a new or existing directory; the file is left alone",
+                      "--out %s is a file, not a directory", a->out_dir);
 }

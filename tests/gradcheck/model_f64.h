@@ -18,6 +18,7 @@ typedef struct {
     double *params, *grads, *buffers;
     unsigned char *arena;
     uint64_t step_seed;
+    long first_sample;      /* 0: the whole batch is the global batch */
     int training;
     rt_comm *comm;          /* NULL: a world of one, the bucket hooks do nothing */
 } gc_model_ctx;

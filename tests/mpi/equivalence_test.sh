@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Data-parallel equivalence: the same run (same global batch of 64, same seed) on 1, 2 and 4
 # ranks gives per-step losses equal within 1e-5 relative over 60 steps, for a net without
-# batch norm and for one with sync_bn. With per-rank batch norm (the default) the runs must
+# batch norm, for one with sync_bn, and for one with dropout and drop path (masks keyed by
+# the sample's index in the global batch). With per-rank batch norm (the default) the runs must
 # differ, as documented: each rank normalizes with its own 32 samples' statistics, which
 # already changes the first step's loss by ~3e-4 relative, while training just as well.
 set -eu
@@ -9,7 +10,7 @@ source tests/mpi/lib.sh
 dir=$BUILD/test-mpi/equivalence
 rm -rf "$dir" && mkdir -p "$dir"
 
-for net in dp_conv dp_bn; do
+for net in dp_conv dp_bn dp_drop; do
   build_spec $net; build_spec ${net}_r2; build_spec ${net}_r4
   "$dir/$net" --out "$dir/$net-1" > /dev/null
   "${MPIRUN[@]}" -np 2 "$dir/${net}_r2" --out "$dir/$net-2" > /dev/null
@@ -28,7 +29,7 @@ def load(name):
 def rel(a, b):
     return [abs(x - y) / abs(x) for (_, x), (_, y) in zip(a, b)]
 ok = True
-for net in ("dp_conv", "dp_bn"):
+for net in ("dp_conv", "dp_bn", "dp_drop"):
     one = load(f"{net}-1")
     assert len(one) >= 50, f"{net}: only {len(one)} steps logged"
     for n in (2, 4):

@@ -2,6 +2,8 @@
 # What goes wrong between ranks ends with one clear message, never a hang:
 #  - a world size that disagrees with the spec, two different binaries in one world, and a
 #    multi-rank spec started without a launcher are refused at start-up;
+#  - an error every rank hits (a bad --data, a bad option) prints once, from rank 0; an error
+#    of one rank prints once, from that rank, and the others add no "lost rank" line;
 #  - a rank killed with SIGTERM-less kill -9 ends the others within 60 s (non-zero, the lost
 #    rank named);
 #  - SIGTERM to the launcher stops every rank at the same step with one checkpoint, which
@@ -10,7 +12,7 @@ set -eu
 source tests/mpi/lib.sh
 dir=$BUILD/test-mpi/failure
 rm -rf "$dir" && mkdir -p "$dir"
-build_spec dp_conv_r2; build_spec dp_bn_r2; build_spec dp_conv_any
+build_spec dp_conv_r2; build_spec dp_bn_r2; build_spec dp_conv_any; build_spec mlp_any
 
 expect_fail() {  # name, expected text, command... : must exit non-zero printing the text
   local name=$1 text=$2; shift 2
@@ -27,6 +29,22 @@ expect_fail world "world size mismatch: the spec sets parallel.ranks: 2 but the 
 expect_fail binary "ranks run different executables: rank 0 runs sha256" \
   "${MPIRUN[@]}" -np 1 "$dir/dp_conv_r2" --out "$dir/binary" : -np 1 "$dir/dp_bn_r2" --out "$dir/binary"
 expect_fail alone "the spec asks for 2 ranks but this process runs alone" "$dir/dp_conv_r2" --out "$dir/alone"
+
+no_lost() {  # name: a rank that failed on its own error is not reported as lost
+  if grep -q "lost rank" "$dir/$1.txt"; then echo "$1: a 'lost rank' line:" >&2; cat "$dir/$1.txt" >&2; exit 1; fi
+}
+expect_fail data "error: rank 0: data directory $dir/none does not exist" \
+  "${MPIRUN[@]}" -np 4 "$dir/mlp_any" --data "$dir/none" --out "$dir/data"
+no_lost data
+expect_fail option "error: rank 0: unknown option '--bogus'" "${MPIRUN[@]}" -np 2 "$dir/dp_conv_any" --bogus
+no_lost option
+mkdir -p "$dir/taken/checkpoints" && touch "$dir/taken/checkpoints/ckpt-000000000001.bin"
+expect_fail rank0 "error: rank 0: output directory '$dir/taken' already holds a run's checkpoints" \
+  "${MPIRUN[@]}" -np 2 "$dir/dp_conv_any" --out "$dir/taken"
+no_lost rank0
+expect_fail rank1 "error: rank 1: unknown option '--bogus'" \
+  "${MPIRUN[@]}" -np 1 "$dir/dp_conv_any" --out "$dir/rank1" : -np 1 "$dir/dp_conv_any" --bogus
+no_lost rank1
 
 # kill -9 of rank 1 in the middle of training.
 "${MPIRUN[@]}" -np 2 "$dir/dp_conv_any" --epochs 1000 --out "$dir/killed" > "$dir/killed.txt" 2>&1 &

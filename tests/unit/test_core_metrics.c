@@ -1,5 +1,5 @@
-/* metrics.jsonl lines verbatim (escaping, NaN -> null, append on reopen) and progress
- * output in terminal and log modes. */
+/* metrics.jsonl lines verbatim (escaping, NaN -> null, the rewind of a resumed log) and
+ * progress output in terminal and log modes. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +11,20 @@ static void check_line(const char *got, const char *want) {
         fprintf(stderr, "  line mismatch:\n    got  %s\n    want %s\n", got, want);
         test_failures++;
     }
+}
+
+/* The file holds exactly these lines. */
+static void check_file(const char *path, const char *const *want, int n_want) {
+    FILE *f = fopen(path, "r");
+    CHECK(f != NULL);
+    char line[1024];
+    int n = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        if (n < n_want) check_line(line, want[n]);
+        n++;
+    }
+    CHECK(n == n_want);
+    if (f) fclose(f);
 }
 
 int main(void) {
@@ -36,73 +50,95 @@ int main(void) {
 
     rt_metrics m;
     rt_err e;
-    CHECK(rt_metrics_open(&m, out, &e) == RT_OK);
-    rt_metrics_train(&m, &(rt_train_record){.epoch = 1, .step = 100, .lr = 0.1, .loss = 0.5,
-                                            .images_per_s = 1234.5, .elapsed_s = 2});
-    rt_metrics_eval(&m, 1, 100, NAN, 0.875, 0.99);
+    CHECK(rt_metrics_open(&m, out, "metrics.jsonl", -1, &e) == RT_OK);
+    rt_metrics_start(&m, &(rt_start_record){.name = "net", .spec_hash = "abc", .batch = 32, .ranks = 2,
+                                            .params = 1234, .resumed_at = -1});
+    rt_metrics_train(&m, &(rt_train_record){.epoch = 1, .step = 100, .lr = 0.1, .loss = 0.5, .top1 = 0.25,
+                                            .images_per_s = 1234.5, .comm_wait_ms = NAN});
+    rt_metrics_train(&m, &(rt_train_record){.epoch = 1, .step = 200, .lr = 0.1, .loss = 0.5, .top1 = 0.25,
+                                            .images_per_s = 1234.5, .comm_wait_ms = 1.5});
+    rt_metrics_eval(&m, 1, 200, NAN, 0.875, 0.99);
+    rt_metrics_summary(&m, &(rt_summary_record){.step = 200, .loss = 0.25, .top1 = 0.9, .top5 = NAN,
+                                                .wall_s = 10, .params_hash = "0123456789abcdef"});
     rt_metrics_close(&m);
-    CHECK(rt_metrics_open(&m, out, &e) == RT_OK);   /* reopen appends (resume) */
-    rt_metrics_summary(&m, &(rt_summary_record){.spec_hash = "abc", .steps = 200, .epochs = 2,
-                                                .final_loss = 0.25, .top1 = 0.9, .top5 = NAN,
-                                                .elapsed_s = 10, .images_per_s = 999,
-                                                .params_hash = "0123456789abcdef"});
+    /* A run resumed at step 100 drops what came after its checkpoint, and the summary. */
+    CHECK(rt_metrics_open(&m, out, "metrics.jsonl", 100, &e) == RT_OK);
+    rt_metrics_benchmark(&m, &(rt_benchmark_record){.steps = 40, .batch = 128, .ranks = 2, .overlap = 1,
+                                                    .seconds = 2, .images_per_s = 2560, .comm_wait_ms = 3.5,
+                                                    .comm_exposed_ms = NAN});
     rt_metrics_close(&m);
 
-    char path[700], line[1024];
+    char path[700];
     snprintf(path, sizeof path, "%s/metrics.jsonl", out);
-    FILE *f = fopen(path, "r");
-    CHECK(f != NULL);
     const char *want[] = {
-        "{\"event\":\"train\",\"epoch\":1,\"step\":100,\"lr\":0.1,\"loss\":0.5,"
-        "\"images_per_s\":1234.5,\"elapsed_s\":2}\n",
-        "{\"event\":\"eval\",\"epoch\":1,\"step\":100,\"loss\":null,\"top1\":0.875,\"top5\":0.99}\n",
-        "{\"event\":\"summary\",\"spec_hash\":\"abc\",\"steps\":200,\"epochs\":2,\"final_loss\":0.25,"
-        "\"top1\":0.9,\"top5\":null,\"elapsed_s\":10,\"images_per_s\":999,"
+        "{\"event\":\"start\",\"name\":\"net\",\"spec_hash\":\"abc\",\"batch\":32,\"ranks\":2,"
+        "\"global_batch\":64,\"params\":1234,\"resumed_at\":-1}\n",
+        "{\"event\":\"train\",\"epoch\":1,\"step\":100,\"lr\":0.1,\"loss\":0.5,\"top1\":0.25,"
+        "\"images_per_s\":1234.5}\n",
+        "{\"event\":\"benchmark\",\"steps\":40,\"batch\":128,\"ranks\":2,\"overlap\":true,\"seconds\":2,"
+        "\"images_per_s\":2560,\"comm_wait_ms\":3.5,\"comm_exposed_ms\":null}\n",
+    };
+    check_file(path, want, 3);
+    /* The records a run without resume writes, verbatim. */
+    CHECK(rt_metrics_open(&m, out, "metrics.jsonl", -1, &e) == RT_OK);
+    rt_metrics_train(&m, &(rt_train_record){.epoch = 0, .step = 5, .lr = 0.05, .loss = 2.5, .top1 = 0.125,
+                                            .images_per_s = 99, .comm_wait_ms = 1.5});
+    rt_metrics_eval(&m, 1, 200, NAN, 0.875, 0.99);
+    rt_metrics_summary(&m, &(rt_summary_record){.step = 200, .loss = 0.25, .top1 = 0.9, .top5 = NAN,
+                                                .wall_s = 10, .params_hash = "0123456789abcdef"});
+    rt_metrics_close(&m);
+    const char *want2[] = {
+        "{\"event\":\"train\",\"epoch\":0,\"step\":5,\"lr\":0.05,\"loss\":2.5,\"top1\":0.125,"
+        "\"images_per_s\":99,\"comm_wait_ms\":1.5}\n",
+        "{\"event\":\"eval\",\"epoch\":1,\"step\":200,\"loss\":null,\"top1\":0.875,\"top5\":0.99}\n",
+        "{\"event\":\"summary\",\"step\":200,\"loss\":0.25,\"top1\":0.9,\"top5\":null,\"wall_s\":10,"
         "\"params_hash\":\"0123456789abcdef\"}\n",
     };
-    int n = 0;
-    while (f && fgets(line, sizeof line, f)) {
-        if (n < 3) check_line(line, want[n]);
-        n++;
-    }
-    CHECK(n == 3);
-    if (f) fclose(f);
+    check_file(path, want2, 3);
 
     /* Unwritable output: a regular file where the directory should be. */
     snprintf(path, sizeof path, "%s/plain", root);
     fclose(fopen(path, "w"));
-    CHECK(rt_metrics_open(&m, path, &e) == RT_E_IO && strstr(e.msg, "metrics.jsonl"));
+    CHECK(rt_metrics_open(&m, path, "metrics.jsonl", -1, &e) == RT_E_IO && strstr(e.msg, "metrics.jsonl"));
 
     /* Progress. */
     char buf[256];
-    rt_progress_format(buf, sizeof buf, 1200, 5000, 3, 0.43214, 0.1, 12345.4, 185);
-    check_line(buf, "step 1200/5000 (24.0%) | epoch 3 | loss 0.4321 | lr 0.1 | 12345 img/s | ETA 3m05s");
+    rt_progress_format(buf, sizeof buf, 1200, 5000, 3, 0.43214, 0.1, 12345.4, NAN, 185);
+    check_line(buf, "epoch 3 step 1200/5000  loss 0.4321  lr 0.10000  12345 img/s  ETA 3m05s");
+    rt_progress_format(buf, sizeof buf, 1200, 5000, 3, 0.43214, 0.1, 12345.4, 2.345, 185);
+    check_line(buf, "epoch 3 step 1200/5000  loss 0.4321  lr 0.10000  12345 img/s  comm wait 2.35 ms/step  ETA 3m05s");
     char *text = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&text, &len);
     rt_progress p;
     rt_progress_init(&p, mem, 0, 10);
     CHECK(p.tty == 0);
-    rt_progress_update(&p, 1, 0, 1.0, 0.1, 100);    /* printed: first update */
-    rt_progress_update(&p, 2, 0, 1.0, 0.1, 100);    /* suppressed: within interval */
-    rt_progress_update(&p, 10, 0, 1.0, 0.1, 100);   /* printed: last step */
+    rt_progress_update(&p, 1, 0, 1.0, 0.1, 100, NAN);    /* a log gets every update */
+    rt_progress_note(&p, "epoch %d: a note", 1);
+    rt_progress_update(&p, 10, 0, 1.0, 0.1, 100, NAN);
     rt_progress_finish(&p);
     fflush(mem);
     CHECK(strchr(text, '\r') == NULL);
-    CHECK(strstr(text, "step 1/10") && !strstr(text, "step 2/10") && strstr(text, "step 10/10"));
+    CHECK(strstr(text, "step 1/10") && strstr(text, "\nepoch 1: a note\n") && strstr(text, "step 10/10"));
     fclose(mem);
     free(text);
     mem = open_memstream(&text, &len);
     rt_progress_init(&p, mem, 0, 10);
     p.tty = 1;   /* as if stdout were a terminal */
-    rt_progress_update(&p, 1, 0, 1.0, 0.1, 100);
-    rt_progress_update(&p, 10, 0, 1.0, 0.1, 100);
+    rt_progress_update(&p, 1, 0, 1.0, 0.1, 100, NAN);
+    rt_progress_update(&p, 2, 0, 1.0, 0.1, 100, NAN);    /* suppressed: within 0.25 s */
+    rt_progress_update(&p, 10, 0, 1.0, 0.1, 100, NAN);   /* the last step always shows */
     rt_progress_finish(&p);
     fflush(mem);
-    CHECK(text[0] == '\r' && strstr(text + 1, "\rstep 10/10") && text[len - 1] == '\n');
+    CHECK(text[0] == '\r' && !strstr(text, "step 2/10") && strstr(text + 1, "\repoch 0 step 10/10") &&
+          text[len - 1] == '\n');
     CHECK(strchr(text, '\n') == text + len - 1);   /* one newline, at the very end */
     fclose(mem);
     free(text);
+    rt_progress_init(&p, NULL, 0, 10);   /* off: a rank other than 0 */
+    rt_progress_update(&p, 1, 0, 1.0, 0.1, 100, NAN);
+    rt_progress_note(&p, "nothing");
+    rt_progress_finish(&p);
 
     char cmd[700];
     snprintf(cmd, sizeof cmd, "rm -rf %s", root);

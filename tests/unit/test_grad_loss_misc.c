@@ -74,12 +74,12 @@ typedef struct { double *in, *out, *r; long n; int samples; double p; uint64_t s
 
 static double dropout_loss(void *p) {
     mask_ctx *c = p;
-    dropout_forward_f64(c->out, c->in, c->n, c->p, c->seed, 1);
+    dropout_forward_f64(c->out, c->in, c->n, c->p, c->seed, 0, 1);
     return gc_dot(c->out, c->r, c->n);
 }
 static double drop_path_loss(void *p) {
     mask_ctx *c = p;
-    drop_path_forward_f64(c->out, c->in, c->samples, c->n / c->samples, c->p, c->seed, 1);
+    drop_path_forward_f64(c->out, c->in, c->samples, c->n / c->samples, c->p, c->seed, 0, 1);
     return gc_dot(c->out, c->r, c->n);
 }
 
@@ -99,27 +99,30 @@ static void test_dropout(void) {
     CHECK(fabs((double)dropped / n - p) < 0.02);
     /* same seed, same mask; another seed, another mask */
     double *again = gc_alloc(n), *other = gc_alloc(n);
-    dropout_forward_f64(again, c.in, n, p, 42, 1);
-    dropout_forward_f64(other, c.in, n, p, 43, 1);
+    dropout_forward_f64(again, c.in, n, p, 42, 0, 1);
+    dropout_forward_f64(other, c.in, n, p, 43, 0, 1);
     CHECK(memcmp(again, c.out, sizeof(double) * n) == 0);
     long same = 0;
     for (long i = 0; i < n; i++) same += (other[i] == 0) == (c.out[i] == 0);
     CHECK(same < n * 0.8);
     /* eval is the identity, in place too */
-    dropout_forward_f64(again, c.in, n, p, 42, 0);
+    dropout_forward_f64(again, c.in, n, p, 42, 0, 0);
     CHECK(memcmp(again, c.in, sizeof(double) * n) == 0);
     /* backward recomputes the forward's mask */
     double *din = gc_alloc(n);
-    dropout_backward_f64(din, c.r, n, p, 42, 1);
+    dropout_backward_f64(din, c.r, n, p, 42, 0, 1);
     for (long i = 0; i < n; i++) ref[i] = c.out[i] != 0 ? c.r[i] / (1 - p) : 0;
     gc_compare("dropout backward vs forward mask", din, ref, n, 1e-15);
     c.n = 300;   /* the difference check needs only a few points */
     gc_check("dropout dinput", c.in, c.n, din, dropout_loss, &c);
     float *fi = gc_to_f32(c.in, n), *fo = malloc(sizeof(float) * n);
-    dropout_forward(fi, fi, n, (float)p, 42, 1);   /* in place */
+    dropout_forward(fi, fi, n, (float)p, 42, 0, 1);   /* in place */
     double *want = gc_alloc(n);
-    dropout_forward_f64(want, c.in, n, p, 42, 1);
+    dropout_forward_f64(want, c.in, n, p, 42, 0, 1);
     gc_compare_f32("dropout float (in place) vs double", fi, want, n);
+    /* a rank's slice keyed by its global offset draws the whole batch's mask for that slice */
+    dropout_forward_f64(want, c.in + 5000, 7000, p, 42, 5000, 1);
+    gc_compare("dropout of a slice at its global offset", want, c.out + 5000, 7000, 0);
     free(fi); free(fo); free(want); free(c.in); free(c.out); free(c.r); free(ref);
     free(again); free(other); free(din);
 }
@@ -140,14 +143,17 @@ static void test_drop_path(void) {
     gc_compare("drop_path forward (whole samples)", c.out, ref, n, 1e-15);
     CHECK(kept > 16 && kept < 48);
     double *din = gc_alloc(n);
-    drop_path_backward_f64(din, c.r, samples, per, p, 7, 1);
+    drop_path_backward_f64(din, c.r, samples, per, p, 7, 0, 1);
     gc_check("drop_path dinput", c.in, n, din, drop_path_loss, &c);
     double *ev = gc_alloc(n);
-    drop_path_forward_f64(ev, c.in, samples, per, p, 7, 0);
+    drop_path_forward_f64(ev, c.in, samples, per, p, 7, 0, 0);
     CHECK(memcmp(ev, c.in, sizeof(double) * n) == 0);
     float *fi = gc_to_f32(c.in, n), *fo = malloc(sizeof(float) * n);
-    drop_path_forward(fo, fi, samples, per, (float)p, 7, 1);
+    drop_path_forward(fo, fi, samples, per, (float)p, 7, 0, 1);
     gc_compare_f32("drop_path float vs double", fo, c.out, n);
+    /* samples 16..47 as a rank holding them would see them: the same samples dropped */
+    drop_path_forward_f64(ev, c.in + 16 * per, 32, per, p, 7, 16, 1);
+    gc_compare("drop_path of a slice at its global offset", ev, c.out + 16 * per, 32 * per, 0);
     free(fi); free(fo); free(c.in); free(c.out); free(c.r); free(ref); free(din); free(ev);
 }
 
