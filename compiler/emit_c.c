@@ -2,6 +2,7 @@
  * straight-line forward / backward functions with constant shapes, init, and the rt_model
  * descriptor the runtime's trainer drives. Output is deterministic and meant to be read. */
 #include "ir.h"
+#include "emit_names.h"
 #include "template.h"
 
 #include <stdlib.h>
@@ -12,25 +13,6 @@ typedef struct {
     const ir_net *net;
     int *grad_written;   /* per value, while emitting backward */
 } emitter;
-
-static int root(const ir_net *net, int v) { return net->alias[v]; }
-
-/* Name of the buffer holding value v ("x" for the input). */
-static const char *value_name(const ir_net *net, int v, char *buf, size_t cap) {
-    v = root(net, v);
-    if (v == 0) return "x";
-    snprintf(buf, cap, "%s_out", net->ops[v - 1].ident);
-    return buf;
-}
-
-static const char *grad_name(const ir_net *net, int v, char *buf, size_t cap) {
-    v = root(net, v);
-    snprintf(buf, cap, "%s_dout", net->ops[v - 1].ident);
-    return buf;
-}
-
-static long hw_of(const ir_op *op) { return (long)op->h * op->w; }
-static long out_elems(const ir_net *net, const ir_op *op) { return (long)net->batch * op->c * op->h * op->w; }
 
 static void emit_banner(FILE *out, const ir_emit_info *info) {
     template_var vars[] = { { "NAME", info->name }, { "VERSION", info->compiler_version },
@@ -121,7 +103,7 @@ static void emit_forward_op(emitter *e, int i) {
     const ir_op *op = &net->ops[i];
     FILE *out = e->out;
     char a[128], b[128];
-    const char *in = value_name(net, op->in[0], a, sizeof a);
+    const char *in = ir_value_name(net, op->in[0], a, sizeof a);
     const char *id = op->ident;
     if (op->kind == IR_FLATTEN) {
         fprintf(out, "    /* layer \"%s\" (flatten) at %s:%d: a view of %s, no code */\n", op->name,
@@ -129,7 +111,7 @@ static void emit_forward_op(emitter *e, int i) {
         return;
     }
     emit_comment(out, op, "layer");
-    long n = out_elems(net, op);
+    long n = ir_out_elems(net, op);
     switch (op->kind) {
     case IR_CONV:
         fprintf(out, "    conv2d_forward(%s_out, %s, %s_weight, %s%s, work, &%s_shape);\n", id, in, id,
@@ -153,12 +135,12 @@ static void emit_forward_op(emitter *e, int i) {
                 "        batchnorm_forward_eval(%s_out, %s, %s_weight, %s_bias, %s_running_mean, %s_running_var,\n"
                 "                               BATCH, %d, %ld, %.9gf, %s);\n",
                 net->sync_bn ? "sync_" : "", net->sync_bn ? "ctx->comm, " : "", id, id, id, op->c, id, id,
-                in, id, id, op->c, hw_of(op), op->momentum, op->eps, act_const(op), id, in, id, id, id, id,
-                op->c, hw_of(op), op->eps, act_const(op));
+                in, id, id, op->c, ir_hw(op), op->momentum, op->eps, act_const(op), id, in, id, id, id, id,
+                op->c, ir_hw(op), op->eps, act_const(op));
         break;
     case IR_LN:
         fprintf(out, "    layernorm_forward(%s_out, %s_saved, %s_saved + %ld, %s, %s_weight, %s_bias, BATCH, %d, %ld, %.9gf);\n",
-                id, id, id, (long)net->batch * hw_of(op), in, id, id, op->c, hw_of(op), op->eps);
+                id, id, id, (long)net->batch * ir_hw(op), in, id, id, op->c, ir_hw(op), op->eps);
         break;
     case IR_RELU: fprintf(out, "    relu_forward(%s_out, %s, %ld);\n", id, in, n); break;
     case IR_GELU: fprintf(out, "    gelu_forward(%s_out, %s, %ld);\n", id, in, n); break;
@@ -173,61 +155,44 @@ static void emit_forward_op(emitter *e, int i) {
         break;
     case IR_LRN:
         fprintf(out, "    lrn_forward(%s_out, %s_saved, %s, BATCH, %d, %ld, %d, %.9gf, %.9gf, %.9gf);\n", id, id,
-                in, op->c, hw_of(op), op->lrn_size, op->lrn_alpha, op->lrn_beta, op->lrn_k);
+                in, op->c, ir_hw(op), op->lrn_size, op->lrn_alpha, op->lrn_beta, op->lrn_k);
         break;
     case IR_ADD:
-        fprintf(out, "    add_forward(%s_out, %s, %s, %ld);\n", id, in, value_name(net, op->in[1], b, sizeof b), n);
+        fprintf(out, "    add_forward(%s_out, %s, %s, %ld);\n", id, in, ir_value_name(net, op->in[1], b, sizeof b), n);
         for (int k = 2; k < op->n_in; k++)
             fprintf(out, "    add_forward(%s_out, %s_out, %s, %ld);\n", id, id,
-                    value_name(net, op->in[k], b, sizeof b), n);
+                    ir_value_name(net, op->in[k], b, sizeof b), n);
         break;
     case IR_CONCAT: {
         fprintf(out, "    {\n        const float *ins[] = {");
         for (int k = 0; k < op->n_in; k++)
-            fprintf(out, "%s%s", k ? ", " : " ", value_name(net, op->in[k], b, sizeof b));
+            fprintf(out, "%s%s", k ? ", " : " ", ir_value_name(net, op->in[k], b, sizeof b));
         fprintf(out, " };\n        static const int channels[] = {");
         for (int k = 0; k < op->n_in; k++) {
-            int v = root(net, op->in[k]);
+            int v = ir_root(net, op->in[k]);
             fprintf(out, "%s%d", k ? ", " : " ", v ? net->ops[v - 1].c : net->in_c);
         }
         fprintf(out, " };\n        concat_forward(%s_out, ins, channels, %d, BATCH, %ld);\n    }\n", id,
-                op->n_in, hw_of(op));
+                op->n_in, ir_hw(op));
         break;
     }
     case IR_LAYER_SCALE:
-        fprintf(out, "    layer_scale_forward(%s_out, %s, %s_weight, BATCH, %d, %ld);\n", id, in, id, op->c, hw_of(op));
+        fprintf(out, "    layer_scale_forward(%s_out, %s, %s_weight, BATCH, %d, %ld);\n", id, in, id, op->c, ir_hw(op));
         break;
     case IR_DROP_PATH:
         fprintf(out, "    drop_path_forward(%s_out, %s, BATCH, %ld, %.9gf, rt_hash_u64(ctx->step_seed, %d, 0), "
-                "ctx->first_sample, ctx->training);\n", id, in, (long)op->c * hw_of(op), op->p, i);
+                "ctx->first_sample, ctx->training);\n", id, in, (long)op->c * ir_hw(op), op->p, i);
         break;
     default: break;
     }
 }
 
-/* Where the gradient of input slot k of op j goes: the value's gradient buffer if this is
- * the first (in backward order) consumer to write it, else a scratch buffer that is then
- * accumulated. Returns "NULL" for the network input, which needs no gradient. */
 static const char *din_target(emitter *e, int j, int k, char *buf, size_t cap, int *needs_acc) {
-    const ir_net *net = e->net;
-    int v = root(net, net->ops[j].in[k]);
-    *needs_acc = 0;
-    if (v == 0) return "NULL";
-    int s = net->scratch_of[j * IR_MAX_INPUTS + k];
-    if (s >= 0) {
-        snprintf(buf, cap, "scratch_%d", s);
-        *needs_acc = 1;
-        return buf;
-    }
-    return grad_name(net, v, buf, cap);
+    return ir_din_target(e->net, j, k, buf, cap, needs_acc);
 }
 
 static void emit_accumulate(emitter *e, int j, int k) {
-    const ir_net *net = e->net;
-    int v = root(net, net->ops[j].in[k]);
-    char g[128];
-    fprintf(e->out, "    tensor_accumulate(%s, scratch_%d, %ld);\n", grad_name(net, v, g, sizeof g),
-            net->scratch_of[j * IR_MAX_INPUTS + k], ir_value_elems(net, v));
+    ir_emit_accumulate(e->out, e->net, j, k, "tensor_accumulate");
 }
 
 static void emit_backward_op(emitter *e, int j) {
@@ -236,12 +201,12 @@ static void emit_backward_op(emitter *e, int j) {
     FILE *out = e->out;
     if (op->kind == IR_FLATTEN) return;
     char a[128], d[128], o[128];
-    const char *in = value_name(net, op->in[0], a, sizeof a);
+    const char *in = ir_value_name(net, op->in[0], a, sizeof a);
     const char *id = op->ident;
     int acc = 0;
     const char *din = din_target(e, j, 0, d, sizeof d, &acc);
     snprintf(o, sizeof o, "%s_dout", id);
-    long n = out_elems(net, op);
+    long n = ir_out_elems(net, op);
     int no_din = strcmp(din, "NULL") == 0;
     if (no_din && op->w_off < 0 && op->kind != IR_ADD && op->kind != IR_CONCAT) return;
     emit_comment(out, op, "backward of");
@@ -262,11 +227,11 @@ static void emit_backward_op(emitter *e, int j) {
         fprintf(out, "    %sbatchnorm_backward(%s%s, %s_dweight, %s_dbias, %s, %s%s, %s, %s_weight, %s_saved,\n"
                      "                       %s_saved + %d, BATCH, %d, %ld);\n",
                 net->sync_bn ? "sync_" : "", net->sync_bn ? "ctx->comm, " : "", din, id, id, o,
-                op->act ? id : "NULL", op->act ? "_out" : "", in, id, id, id, op->c, op->c, hw_of(op));
+                op->act ? id : "NULL", op->act ? "_out" : "", in, id, id, id, op->c, op->c, ir_hw(op));
         break;
     case IR_LN:
         fprintf(out, "    layernorm_backward(%s, %s_dweight, %s_dbias, %s, %s, %s_weight, %s_saved, %s_saved + %ld, BATCH, %d, %ld);\n",
-                din, id, id, o, in, id, id, id, (long)net->batch * hw_of(op), op->c, hw_of(op));
+                din, id, id, o, in, id, id, id, (long)net->batch * ir_hw(op), op->c, ir_hw(op));
         break;
     case IR_RELU: fprintf(out, "    relu_backward(%s, %s, %s_out, %ld);\n", din, o, id, n); break;
     case IR_GELU: fprintf(out, "    gelu_backward(%s, %s, %s, %ld);\n", din, o, in, n); break;
@@ -281,25 +246,25 @@ static void emit_backward_op(emitter *e, int j) {
         break;
     case IR_LRN:
         fprintf(out, "    lrn_backward(%s, %s, %s, %s_out, %s_saved, BATCH, %d, %ld, %d, %.9gf, %.9gf);\n", din, o, in,
-                id, id, op->c, hw_of(op), op->lrn_size, op->lrn_alpha, op->lrn_beta);
+                id, id, op->c, ir_hw(op), op->lrn_size, op->lrn_alpha, op->lrn_beta);
         break;
     case IR_LAYER_SCALE:
         fprintf(out, "    layer_scale_backward(%s, %s_dweight, %s, %s, %s_weight, BATCH, %d, %ld);\n", din, id, o, in,
-                id, op->c, hw_of(op));
+                id, op->c, ir_hw(op));
         break;
     case IR_DROP_PATH:
         fprintf(out, "    drop_path_backward(%s, %s, BATCH, %ld, %.9gf, rt_hash_u64(ctx->step_seed, %d, 0), "
                 "ctx->first_sample, 1);\n", din, o,
-                (long)op->c * hw_of(op), op->p, j);
+                (long)op->c * ir_hw(op), op->p, j);
         break;
     case IR_ADD:
         /* The gradient of a sum is dout itself: copy for the first writer, add for others. */
         for (int k = 0; k < op->n_in; k++) {
-            int v = root(net, op->in[k]);
+            int v = ir_root(net, op->in[k]);
             if (v == 0) continue;
             char g[128];
-            grad_name(net, v, g, sizeof g);
-            if (!e->grad_written[v] && v != root(net, net->n_ops))
+            ir_grad_name(net, v, g, sizeof g);
+            if (!e->grad_written[v] && v != ir_root(net, net->n_ops))
                 fprintf(out, "    memcpy(%s, %s, %ld * sizeof(float));\n", g, o, n);
             else
                 fprintf(out, "    tensor_accumulate(%s, %s, %ld);\n", g, o, n);
@@ -314,35 +279,31 @@ static void emit_backward_op(emitter *e, int j) {
             fprintf(out, "%s%s", k ? ", " : " ", din_target(e, j, k, bufs[k], sizeof bufs[k], &accs[k]));
         fprintf(out, " };\n        static const int channels[] = {");
         for (int k = 0; k < op->n_in; k++) {
-            int v = root(net, op->in[k]);
+            int v = ir_root(net, op->in[k]);
             fprintf(out, "%s%d", k ? ", " : " ", v ? net->ops[v - 1].c : net->in_c);
         }
-        fprintf(out, " };\n        concat_backward(dins, %s, channels, %d, BATCH, %ld);\n    }\n", o, op->n_in, hw_of(op));
+        fprintf(out, " };\n        concat_backward(dins, %s, channels, %d, BATCH, %ld);\n    }\n", o, op->n_in, ir_hw(op));
         for (int k = 0; k < op->n_in; k++) {
             if (accs[k]) emit_accumulate(e, j, k);
-            e->grad_written[root(net, op->in[k])] = 1;
+            e->grad_written[ir_root(net, op->in[k])] = 1;
         }
         return;
     }
     default: break;
     }
     if (acc) emit_accumulate(e, j, 0);
-    e->grad_written[root(net, op->in[0])] = 1;
+    e->grad_written[ir_root(net, op->in[0])] = 1;
 }
 
 /* Starts the all-reduce of every gradient bucket whose last gradient op j just wrote. */
 static void emit_bucket_ready(emitter *e, int j) {
-    const ir_net *net = e->net;
-    for (int k = 0; k < net->n_buckets; k++)
-        if (net->buckets[k].ready_op == j)
-            fprintf(e->out, "    rt_grad_bucket_ready(ctx->comm, %d);  /* bucket %d complete: %ld grads from \"%s\" to here */\n",
-                    k, k, net->buckets[k].count, net->ops[net->buckets[k].first_op].name);
+    ir_emit_bucket_ready(e->out, e->net, j, "rt_grad_bucket_ready(ctx->comm, ");
 }
 
 static void emit_functions(emitter *e) {
     const ir_net *net = e->net;
     FILE *out = e->out;
-    int last = root(net, net->n_ops);
+    int last = ir_root(net, net->n_ops);
     char lg[128], lo[128];
     fprintf(out, "static void forward(rt_model_ctx *ctx, const float *x) {\n"
                  "    float *P = ctx->params, *S = ctx->buffers;\n"
@@ -358,7 +319,7 @@ static void emit_functions(emitter *e) {
                  "    forward(ctx, x);\n"
                  "    /* softmax cross-entropy, label smoothing %g, fused with its gradient */\n"
                  "    double loss = softmax_xent_forward(%s, %s, y, BATCH, CLASSES, %.9gf, 1.0f / BATCH);\n",
-            net->label_smoothing, grad_name(net, last, lg, sizeof lg), value_name(net, last, lo, sizeof lo),
+            net->label_smoothing, ir_grad_name(net, last, lg, sizeof lg), ir_value_name(net, last, lo, sizeof lo),
             net->label_smoothing);
     e->grad_written = calloc((size_t)net->n_ops + 1, sizeof(int));
     e->grad_written[last] = 1;
@@ -373,10 +334,10 @@ static void emit_functions(emitter *e) {
                  "    unsigned char *arena = ctx->arena;\n"
                  "    forward(ctx, x);\n"
                  "    memcpy(logits, %s, sizeof(float) * BATCH * CLASSES);\n}\n\n",
-            value_name(net, last, lo, sizeof lo));
+            ir_value_name(net, last, lo, sizeof lo));
     fprintf(out, "static const float *logits(const rt_model_ctx *ctx) {\n"
                  "    unsigned char *arena = ctx->arena;\n"
-                 "    return %s;\n}\n\n", value_name(net, last, lo, sizeof lo));
+                 "    return %s;\n}\n\n", ir_value_name(net, last, lo, sizeof lo));
 }
 
 static void emit_init(emitter *e) {

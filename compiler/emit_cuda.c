@@ -3,6 +3,7 @@
  * kernels, start-up (algorithm choice, memory check, allocation, upload) and the rt_model
  * with its device hooks. Plain C11; deterministic output meant to be read. */
 #include "emit_cuda.h"
+#include "emit_names.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -19,22 +20,6 @@ static const char *const precision_names[] = { "FP32", "TF32", "BF16", "FP16" };
 static const char *const precision_enums[] = { "RT_CUDA_FP32", "RT_CUDA_TF32", "RT_CUDA_BF16", "RT_CUDA_FP16" };
 static int half_of(const cuda_emit_info *ci) { return ci->precision == CUDA_BF16 || ci->precision == CUDA_FP16; }
 
-static int root(const ir_net *net, int v) { return net->alias[v]; }
-
-static const char *value_name(const ir_net *net, int v, char *buf, size_t cap) {
-    v = root(net, v);
-    if (v == 0) return "x";
-    snprintf(buf, cap, "%s_out", net->ops[v - 1].ident);
-    return buf;
-}
-
-static const char *grad_name(const ir_net *net, int v, char *buf, size_t cap) {
-    snprintf(buf, cap, "%s_dout", net->ops[root(net, v) - 1].ident);
-    return buf;
-}
-
-static long hw_of(const ir_op *op) { return (long)op->h * op->w; }
-static long out_elems(const ir_net *net, const ir_op *op) { return (long)net->batch * op->c * hw_of(op); }
 static const char *src_path(const ir_op *op) { return op->loc.file ? op->loc.file->path : "?"; }
 
 static void comment(FILE *out, const ir_op *op, const char *what) {
@@ -175,7 +160,7 @@ static void emit_forward_op(emitter *e, int i) {
     const ir_op *op = &net->ops[i];
     FILE *out = e->out;
     char a[128], b[128];
-    const char *in = value_name(net, op->in[0], a, sizeof a);
+    const char *in = ir_value_name(net, op->in[0], a, sizeof a);
     const char *id = op->ident;
     if (op->kind == IR_FLATTEN) {
         fprintf(out, "    /* layer \"%s\" (flatten) at %s:%d: a view of %s, no code */\n", op->name, src_path(op),
@@ -192,7 +177,7 @@ static void emit_forward_op(emitter *e, int i) {
     char dst[128];
     if (fp->relu_of[i] >= 0) snprintf(dst, sizeof dst, "%s_out", net->ops[fp->relu_of[i]].ident);
     else snprintf(dst, sizeof dst, "%s_out", id);
-    long n = out_elems(net, op);
+    long n = ir_out_elems(net, op);
     switch (op->kind) {
     case IR_CONV: case IR_LINEAR:
         if (op->kind == IR_CONV)
@@ -209,12 +194,12 @@ static void emit_forward_op(emitter *e, int i) {
                 "    else\n"
                 "        cuda_batchnorm_stats_eval(%s_saved, %s_saved + %d, %s_running_mean, %s_running_var, %d, %.9gf);\n"
                 "    fused_%s_apply(%s, %s, %s_weight, %s_bias, %s_saved, %s_saved + %d);\n",
-                id, id, op->c, id, id, in, op->c, hw_of(op), op->momentum, op->eps, id, id, op->c, id, id, op->c,
+                id, id, op->c, id, id, in, op->c, ir_hw(op), op->momentum, op->eps, id, id, op->c, id, id, op->c,
                 op->eps, id, dst, in, id, id, id, id, op->c);
         break;
     case IR_LN:
         fprintf(out, "    cuda_layernorm_forward(%s_out, %s_saved, %s_saved + %ld, %s, %s_weight, %s_bias, BATCH, %d, %ld, %.9gf);\n",
-                id, id, id, (long)net->batch * hw_of(op), in, id, id, op->c, hw_of(op), op->eps);
+                id, id, id, (long)net->batch * ir_hw(op), in, id, id, op->c, ir_hw(op), op->eps);
         break;
     case IR_RELU: fprintf(out, "    cuda_relu_forward(%s_out, %s, %ld);\n", id, in, n); break;
     case IR_GELU: fprintf(out, "    cuda_gelu_forward(%s_out, %s, %ld);\n", id, in, n); break;
@@ -228,29 +213,29 @@ static void emit_forward_op(emitter *e, int i) {
         break;
     case IR_LRN:
         fprintf(out, "    cuda_lrn_forward(%s_out, %s_saved, %s, BATCH, %d, %ld, %d, %.9gf, %.9gf, %.9gf);\n", id, id, in,
-                op->c, hw_of(op), op->lrn_size, op->lrn_alpha, op->lrn_beta, op->lrn_k);
+                op->c, ir_hw(op), op->lrn_size, op->lrn_alpha, op->lrn_beta, op->lrn_k);
         break;
     case IR_ADD:
         fprintf(out, "    fused_%s_forward(%s", id, dst);
-        for (int k = 0; k < op->n_in; k++) fprintf(out, ", %s", value_name(net, op->in[k], b, sizeof b));
+        for (int k = 0; k < op->n_in; k++) fprintf(out, ", %s", ir_value_name(net, op->in[k], b, sizeof b));
         fprintf(out, ");\n");
         break;
     case IR_CONCAT: {
         fprintf(out, "    {\n        const void *ins[] = {");
-        for (int k = 0; k < op->n_in; k++) fprintf(out, "%s%s", k ? ", " : " ", value_name(net, op->in[k], b, sizeof b));
+        for (int k = 0; k < op->n_in; k++) fprintf(out, "%s%s", k ? ", " : " ", ir_value_name(net, op->in[k], b, sizeof b));
         fprintf(out, " };\n        static const int channels[] = {");
         for (int k = 0; k < op->n_in; k++) {
-            int v = root(net, op->in[k]);
+            int v = ir_root(net, op->in[k]);
             fprintf(out, "%s%d", k ? ", " : " ", v ? net->ops[v - 1].c : net->in_c);
         }
         fprintf(out, " };\n        cuda_concat_forward(%s_out, ins, channels, %d, BATCH, %ld);\n    }\n", id, op->n_in,
-                hw_of(op));
+                ir_hw(op));
         break;
     }
     case IR_LAYER_SCALE: fprintf(out, "    fused_%s_forward(%s_out, %s, %s_weight);\n", id, id, in, id); break;
     case IR_DROP_PATH:
         fprintf(out, "    cuda_drop_path_forward(%s_out, %s, BATCH, %ld, %.9gf, dev.seed, %d, ctx->training);\n",
-                id, in, (long)op->c * hw_of(op), op->p, i);
+                id, in, (long)op->c * ir_hw(op), op->p, i);
         break;
     default: break;
     }
@@ -258,28 +243,12 @@ static void emit_forward_op(emitter *e, int i) {
 
 /* ---- backward --------------------------------------------------------------------------- */
 
-/* As in emit_c.c: the first consumer (in backward order) writes a value's gradient buffer,
- * later ones write scratch and accumulate. "NULL" for the network input. */
 static const char *din_target(emitter *e, int j, int k, char *buf, size_t cap, int *needs_acc) {
-    const ir_net *net = e->net;
-    int v = root(net, net->ops[j].in[k]);
-    *needs_acc = 0;
-    if (v == 0) return "NULL";
-    int s = net->scratch_of[j * IR_MAX_INPUTS + k];
-    if (s >= 0) {
-        snprintf(buf, cap, "scratch_%d", s);
-        *needs_acc = 1;
-        return buf;
-    }
-    return grad_name(net, v, buf, cap);
+    return ir_din_target(e->net, j, k, buf, cap, needs_acc);
 }
 
 static void emit_accumulate(emitter *e, int j, int k) {
-    const ir_net *net = e->net;
-    int v = root(net, net->ops[j].in[k]);
-    char g[128];
-    fprintf(e->out, "    cuda_tensor_accumulate(%s, scratch_%d, %ld);\n", grad_name(net, v, g, sizeof g),
-            net->scratch_of[j * IR_MAX_INPUTS + k], ir_value_elems(net, v));
+    ir_emit_accumulate(e->out, e->net, j, k, "cuda_tensor_accumulate");
 }
 
 /* Add's backward: dout (masked by the absorbed ReLU, if any) to every input, copying into a
@@ -294,8 +263,8 @@ static void emit_add_backward(emitter *e, int j, const char *dout) {
     fprintf(out, "    fused_%s_backward(%s", op->ident, dout);
     if (r >= 0) fprintf(out, ", %s_out", net->ops[r].ident);
     for (int k = 0; k < op->n_in; k++) {
-        int v = root(net, op->in[k]);
-        fprintf(out, ", %s", v == 0 ? "NULL" : grad_name(net, v, g, sizeof g));
+        int v = ir_root(net, op->in[k]);
+        fprintf(out, ", %s", v == 0 ? "NULL" : ir_grad_name(net, v, g, sizeof g));
     }
     fprintf(out, ");\n");
 }
@@ -307,7 +276,7 @@ static void emit_backward_op(emitter *e, int j) {
     FILE *out = e->out;
     if (op->kind == IR_FLATTEN) return;
     char a[128], d[128], o[128];
-    const char *in = value_name(net, op->in[0], a, sizeof a);
+    const char *in = ir_value_name(net, op->in[0], a, sizeof a);
     const char *id = op->ident;
     int acc = 0;
     const char *din = din_target(e, j, 0, d, sizeof d, &acc);
@@ -315,7 +284,7 @@ static void emit_backward_op(emitter *e, int j) {
     /* An op that absorbed a ReLU reads the ReLU's gradient (BN and add mask it themselves). */
     if (r >= 0 && fp->kind[j] != FUSE_BIAS_RELU) snprintf(o, sizeof o, "%s_dout", net->ops[r].ident);
     else snprintf(o, sizeof o, "%s_dout", id);
-    long n = out_elems(net, op);
+    long n = ir_out_elems(net, op);
     int no_din = strcmp(din, "NULL") == 0;
     if (fp->fused_into[j] >= 0) {
         int p = fp->fused_into[j];
@@ -324,11 +293,11 @@ static void emit_backward_op(emitter *e, int j) {
             comment(out, op, "backward of");
             fprintf(out, "    /* fused with the bias gradient of \"%s\" */\n", prod->name);
             fprintf(out, "    cuda_bias_backward(%s_dbias, %s, %s, %s_out, BATCH, %d, %ld);\n", prod->ident, din, o, id,
-                    prod->c, hw_of(prod));
+                    prod->c, ir_hw(prod));
         } else {
             fprintf(out, "    /* backward of \"%s\" (relu): fused into the backward of \"%s\" */\n", op->name, prod->name);
         }
-        e->grad_written[root(net, op->in[0])] = 1;
+        e->grad_written[ir_root(net, op->in[0])] = 1;
         return;
     }
     if (no_din && op->w_off < 0 && op->kind != IR_ADD && op->kind != IR_CONCAT) return;
@@ -336,7 +305,7 @@ static void emit_backward_op(emitter *e, int j) {
     switch (op->kind) {
     case IR_CONV: case IR_LINEAR:
         if (op->b_off >= 0 && fp->kind[j] != FUSE_BIAS_RELU)
-            fprintf(out, "    cuda_bias_backward(%s_dbias, NULL, %s, NULL, BATCH, %d, %ld);\n", id, o, op->c, hw_of(op));
+            fprintf(out, "    cuda_bias_backward(%s_dbias, NULL, %s, NULL, BATCH, %d, %ld);\n", id, o, op->c, ir_hw(op));
         if (op->kind == IR_CONV)
             fprintf(out, "    cuda_conv2d_backward(%s_conv, %s, %s_dweight, %s, %s, %s_wact);\n", id, din, id, o, in, id);
         else
@@ -347,12 +316,12 @@ static void emit_backward_op(emitter *e, int j) {
         if (r >= 0) snprintf(mask, sizeof mask, "%s_out", net->ops[r].ident);
         else snprintf(mask, sizeof mask, "NULL");
         fprintf(out, "    cuda_batchnorm_backward(%s, %s_dweight, %s_dbias, %s, %s, %s, %s_weight, %s_saved, %s_saved + %d, BATCH, %d, %ld);\n",
-                din, id, id, o, mask, in, id, id, id, op->c, op->c, hw_of(op));
+                din, id, id, o, mask, in, id, id, id, op->c, op->c, ir_hw(op));
         break;
     }
     case IR_LN:
         fprintf(out, "    cuda_layernorm_backward(%s, %s_dweight, %s_dbias, %s, %s, %s_weight, %s_saved, %s_saved + %ld, BATCH, %d, %ld);\n",
-                din, id, id, o, in, id, id, id, (long)net->batch * hw_of(op), op->c, hw_of(op));
+                din, id, id, o, in, id, id, id, (long)net->batch * ir_hw(op), op->c, ir_hw(op));
         break;
     case IR_RELU: fprintf(out, "    cuda_relu_backward(%s, %s, %s_out, %ld);\n", din, o, id, n); break;
     case IR_GELU: fprintf(out, "    cuda_gelu_backward(%s, %s, %s, %ld);\n", din, o, in, n); break;
@@ -366,19 +335,19 @@ static void emit_backward_op(emitter *e, int j) {
         break;
     case IR_LRN:
         fprintf(out, "    cuda_lrn_backward(%s, %s, %s, %s_out, %s_saved, BATCH, %d, %ld, %d, %.9gf, %.9gf);\n", din, o, in,
-                id, id, op->c, hw_of(op), op->lrn_size, op->lrn_alpha, op->lrn_beta);
+                id, id, op->c, ir_hw(op), op->lrn_size, op->lrn_alpha, op->lrn_beta);
         break;
     case IR_LAYER_SCALE:
         fprintf(out, "    cuda_layer_scale_backward(%s, %s_dweight, %s, %s, %s_weight, BATCH, %d, %ld);\n", din, id, o, in,
-                id, op->c, hw_of(op));
+                id, op->c, ir_hw(op));
         break;
     case IR_DROP_PATH:
         fprintf(out, "    cuda_drop_path_backward(%s, %s, BATCH, %ld, %.9gf, dev.seed, %d, 1);\n", din, o,
-                (long)op->c * hw_of(op), op->p, j);
+                (long)op->c * ir_hw(op), op->p, j);
         break;
     case IR_ADD:
         emit_add_backward(e, j, o);
-        for (int k = 0; k < op->n_in; k++) e->grad_written[root(net, op->in[k])] = 1;
+        for (int k = 0; k < op->n_in; k++) e->grad_written[ir_root(net, op->in[k])] = 1;
         return;
     case IR_CONCAT: {
         char bufs[IR_MAX_INPUTS][128];
@@ -388,36 +357,32 @@ static void emit_backward_op(emitter *e, int j) {
             fprintf(out, "%s%s", k ? ", " : " ", din_target(e, j, k, bufs[k], sizeof bufs[k], &accs[k]));
         fprintf(out, " };\n        static const int channels[] = {");
         for (int k = 0; k < op->n_in; k++) {
-            int v = root(net, op->in[k]);
+            int v = ir_root(net, op->in[k]);
             fprintf(out, "%s%d", k ? ", " : " ", v ? net->ops[v - 1].c : net->in_c);
         }
-        fprintf(out, " };\n        cuda_concat_backward(dins, %s, channels, %d, BATCH, %ld);\n    }\n", o, op->n_in, hw_of(op));
+        fprintf(out, " };\n        cuda_concat_backward(dins, %s, channels, %d, BATCH, %ld);\n    }\n", o, op->n_in, ir_hw(op));
         for (int k = 0; k < op->n_in; k++) {
             if (accs[k]) emit_accumulate(e, j, k);
-            e->grad_written[root(net, op->in[k])] = 1;
+            e->grad_written[ir_root(net, op->in[k])] = 1;
         }
         return;
     }
     default: break;
     }
     if (acc) emit_accumulate(e, j, 0);
-    e->grad_written[root(net, op->in[0])] = 1;
+    e->grad_written[ir_root(net, op->in[0])] = 1;
 }
 
 /* Starts the NCCL all-reduce of every gradient bucket whose last gradient op j just wrote. */
 static void emit_bucket_ready(emitter *e, int j) {
-    const ir_net *net = e->net;
-    for (int k = 0; k < net->n_buckets; k++)
-        if (net->buckets[k].ready_op == j)
-            fprintf(e->out, "    rt_cuda_grad_bucket_ready(%d);  /* bucket %d complete: %ld grads from \"%s\" to here */\n",
-                    k, k, net->buckets[k].count, net->ops[net->buckets[k].first_op].name);
+    ir_emit_bucket_ready(e->out, e->net, j, "rt_cuda_grad_bucket_ready(");
 }
 
 static void emit_functions(emitter *e) {
     const ir_net *net = e->net;
     FILE *out = e->out;
     int half = half_of(e->ci);
-    int last = root(net, net->n_ops);
+    int last = ir_root(net, net->n_ops);
     char lg[128], lo[128];
     fprintf(out, "static void forward(rt_model_ctx *ctx) {\n"
                  "    float *P = dev.P, *S = dev.S;\n"
@@ -454,7 +419,7 @@ static void emit_functions(emitter *e) {
                  "    cuda_softmax_xent(dev.loss, %s, %s, dev.y, BATCH, CLASSES, %.9gf, 1.0f / BATCH,\n"
                  "                      rt_cuda_optim_loss_scale(dev.optim));\n",
             net->label_smoothing, e->ci->loss_scale ? " (times the loss scale)" : "",
-            grad_name(net, last, lg, sizeof lg), value_name(net, last, lo, sizeof lo), net->label_smoothing);
+            ir_grad_name(net, last, lg, sizeof lg), ir_value_name(net, last, lo, sizeof lo), net->label_smoothing);
     e->grad_written = calloc((size_t)net->n_ops + 1, sizeof(int));
     e->grad_written[last] = 1;
     for (int j = net->n_ops - 1; j >= 0; j--) {
@@ -464,7 +429,7 @@ static void emit_functions(emitter *e) {
     free(e->grad_written);
     fprintf(out, "    rt_cuda_grads_finish();   /* the optimizer waits for every bucket's sum */\n");
     if (half)
-        fprintf(out, "    rt_cuda_from_act(dev.logits, %s, BATCH * CLASSES);\n", value_name(net, last, lo, sizeof lo));
+        fprintf(out, "    rt_cuda_from_act(dev.logits, %s, BATCH * CLASSES);\n", ir_value_name(net, last, lo, sizeof lo));
     fprintf(out, "}\n\n");
     fprintf(out, "static double train_step(rt_model_ctx *ctx, const float *x_host, const int32_t *y_host) {\n"
                  "    unsigned char *arena = dev.arena;\n"
@@ -476,7 +441,7 @@ static void emit_functions(emitter *e) {
                  "    rt_cuda_copy_d2h(&loss, dev.loss, sizeof loss);\n"
                  "    rt_cuda_copy_d2h(ctx->arena, %s, sizeof(float) * BATCH * CLASSES);\n"
                  "    return loss;\n}\n\n",
-            half ? "dev.logits" : value_name(net, last, lo, sizeof lo));
+            half ? "dev.logits" : ir_value_name(net, last, lo, sizeof lo));
     fprintf(out, "static void eval_forward(rt_model_ctx *ctx, const float *x_host, float *logits_host) {\n"
                  "    unsigned char *arena = dev.arena;\n"
                  "    (void)arena;\n"
@@ -485,10 +450,10 @@ static void emit_functions(emitter *e) {
     if (half)
         fprintf(out, "    rt_cuda_from_act(dev.logits, %s, BATCH * CLASSES);\n"
                      "    rt_cuda_copy_d2h(logits_host, dev.logits, sizeof(float) * BATCH * CLASSES);\n}\n\n",
-                value_name(net, last, lo, sizeof lo));
+                ir_value_name(net, last, lo, sizeof lo));
     else
         fprintf(out, "    rt_cuda_copy_d2h(logits_host, %s, sizeof(float) * BATCH * CLASSES);\n}\n\n",
-                value_name(net, last, lo, sizeof lo));
+                ir_value_name(net, last, lo, sizeof lo));
     fprintf(out, "/* The host copy train_step made: the trainer's arena is BATCH x CLASSES floats. */\n"
                  "static const float *logits(const rt_model_ctx *ctx) { return (const float *)ctx->arena; }\n\n");
 }
@@ -543,7 +508,7 @@ static void emit_device_hooks(emitter *e, const cuda_emit_info *ci, int n_tensor
         if (op->kind == IR_CONV)
             fprintf(out, "    %s_conv = rt_cuda_conv_create(&%s_shape);\n"
                          "    if ((w = rt_cuda_conv_select(%s_conv, %d, cap)) > work) work = w;\n",
-                    op->ident, op->ident, op->ident, root(net, op->in[0]) == 0);
+                    op->ident, op->ident, op->ident, ir_root(net, op->in[0]) == 0);
         if (op->kind == IR_LINEAR)
             fprintf(out, "    %s_gemm = rt_cuda_linear_create(BATCH, %d, %d);\n", op->ident,
                     op->in_c * op->in_h * op->in_w, op->c);
