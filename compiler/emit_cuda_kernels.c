@@ -225,7 +225,7 @@ static void gen_layer_scale(kgen *g, int i) {
     kernel(g, &k);
 }
 
-/* Dropout: element i kept iff hash_uniform(seed, i) >= p, scaled by 1/(1-p): the CPU mask.
+/* Dropout: element i kept iff rt_hash_uniform(seed, i) >= p, scaled by 1/(1-p): the CPU mask.
  * The seed, rt_hash_u64(step seed, salt, 0), is derived on the device from the step's seed
  * word, so a replayed graph draws a new mask every step. */
 static void gen_dropout(kgen *g, int i) {
@@ -235,7 +235,7 @@ static void gen_dropout(kgen *g, int i) {
     long total = total_of(g->net, op);
     char body[256], mname[160], what[256];
     snprintf(mname, sizeof mname, "%s_mask", op->ident);
-    snprintf(body, sizeof body, "r = hash_uniform(seed, (uint64_t)i) >= %.17g ? v0 * %.9gf : 0.0f;", p, scale);
+    snprintf(body, sizeof body, "r = rt_hash_uniform(seed, (uint64_t)i) >= %.17g ? v0 * %.9gf : 0.0f;", p, scale);
     snprintf(what, sizeof what, "dropout \"%s\", p = %g: the stateless mask of both directions, [%d,%d,%d,%d]",
              op->name, p, g->net->batch, op->c, op->h, op->w);
     char fname[160], bname[160];
@@ -258,7 +258,7 @@ static void gen_dropout(kgen *g, int i) {
     }
     /* The mask kernel's launcher is internal to this file; the two below are the interface. */
     ew_kernel k = { mname, "ACT *out, const ACT *in, const uint64_t *step_seed, uint64_t salt",
-                    "const uint64_t seed = rt_hash_u64_dev(*step_seed, salt, 0);", { "in" }, 1, body, { "out" }, 1,
+                    "const uint64_t seed = rt_hash_u64(*step_seed, salt, 0);", { "in" }, 1, body, { "out" }, 1,
                     total, what };
     emit_ew(g->out, &k);
     fprintf(g->out,

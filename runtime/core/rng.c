@@ -4,21 +4,6 @@
 
 #define GOLDEN 0x9e3779b97f4a7c15ull
 
-uint64_t rt_mix64(uint64_t x) {
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-
-uint64_t rt_hash_u64(uint64_t seed, uint64_t a, uint64_t b) {
-    /* Chained mixing: each input passes through a full avalanche before the next is added,
-     * so (a, b) and (b, a) give unrelated outputs. */
-    uint64_t h = rt_mix64(seed + GOLDEN);
-    h = rt_mix64(h ^ (a + 0x632be59bd9b4e019ull));
-    h = rt_mix64(h ^ (b + 0x8cb92ba72f3d8dd7ull));
-    return h;
-}
-
 void rt_rng_init(rt_rng *r, uint64_t seed, uint64_t stream) {
     r->key = rt_hash_u64(seed, stream, 0x5eedull);
     r->counter = 0;

@@ -1,6 +1,6 @@
 /* Device-side helpers shared by libtrainrt_cuda and the fused kernels trainc generates per
  * net (kernels.cu): launch geometry, activation element types (FP32 / BF16 / FP16 storage,
- * FP32 arithmetic in registers) and the bit-exact twins of rt_hash_uniform / rt_hash_u64.
+ * FP32 arithmetic in registers); the mask hashes come from rt_hash.h, shared with the CPU.
  * CUDA C++. */
 #ifndef RT_CUDA_KERNELS_CUH
 #define RT_CUDA_KERNELS_CUH
@@ -9,6 +9,7 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include "rt_cuda.h"
+#include "rt_hash.h"   /* rt_hash_uniform, rt_hash_u64: the CPU masks, on the device */
 
 #define RT_THREADS 256
 /* Grid for one thread per element, capped: kernels stride over the rest (grid-stride loop). */
@@ -52,29 +53,6 @@ template <typename T> __device__ __forceinline__ void rt_store4(T *p, long q, co
         for (int j = 0; j < 4; j++) h[j] = rt_st<T>(a[j]);
         reinterpret_cast<uint2 *>(p)[q] = u;
     }
-}
-
-/* Bit-exact twin of rt_hash_uniform (rt_ops.h): dropout masks equal the CPU's. */
-__device__ static inline double hash_uniform(uint64_t seed, uint64_t index) {
-    uint64_t z = seed ^ (index * 0xD1B54A32D192ED03ull);
-    z += 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    return (double)(z >> 11) * 0x1.0p-53;
-}
-
-/* Bit-exact twin of rt_hash_u64 (rt_rng.h): per-op mask seeds derived on the device from the
- * step seed, so a captured CUDA graph draws new masks every step. */
-__device__ static inline uint64_t rt_mix64_dev(uint64_t x) {
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-__device__ static inline uint64_t rt_hash_u64_dev(uint64_t seed, uint64_t a, uint64_t b) {
-    uint64_t h = rt_mix64_dev(seed + 0x9e3779b97f4a7c15ull);
-    h = rt_mix64_dev(h ^ (a + 0x632be59bd9b4e019ull));
-    return rt_mix64_dev(h ^ (b + 0x8cb92ba72f3d8dd7ull));
 }
 
 #endif

@@ -39,6 +39,7 @@
 #ifndef RT_OPS_H
 #define RT_OPS_H
 #include <stdint.h>
+#include "rt_hash.h"   /* rt_hash_uniform: dropout and drop-path masks */
 
 /* Synchronized batch norm: `sum` adds v[0..n) over all processes in place (an all-reduce;
  * `what` names it in failure messages), `ranks` processes hold the global batch. The
@@ -73,17 +74,6 @@ typedef struct {
 /* Output extent of a convolution or pooling window along one axis. */
 static inline int rt_conv_out_dim(int in, int k, int stride, int pad, int dilation) {
     return (in + 2 * pad - dilation * (k - 1) - 1) / stride + 1;
-}
-
-/* Counter-based uniform in [0,1) from (seed, index): splitmix64 of the pair. Kept in the
- * header so that dropout, drop_path, the tests and a CUDA port share one bit-exact mask. */
-static inline double rt_hash_uniform(uint64_t seed, uint64_t index) {
-    uint64_t z = seed ^ (index * 0xD1B54A32D192ED03ull);
-    z += 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    return (double)(z >> 11) * 0x1.0p-53;
 }
 
 /* Prototypes, declared once per precision: RT_OPS_R is the element type, RT_OPS_FN the name. */

@@ -13,6 +13,7 @@
 #ifndef RT_RNG_H
 #define RT_RNG_H
 #include <stdint.h>
+#include "rt_hash.h"   /* rt_hash_u64, rt_mix64 */
 
 typedef struct {
     uint64_t key;       /* derived from (seed, stream) */
@@ -31,8 +32,6 @@ float rt_rng_normal(rt_rng *r);                   /* N(0, 1) via Box-Muller */
 uint32_t rt_rng_below(rt_rng *r, uint32_t n);     /* uniform integer in [0, n), unbiased */
 
 /* Stateless: a well-mixed 64-bit function of three inputs. */
-uint64_t rt_hash_u64(uint64_t seed, uint64_t a, uint64_t b);
-uint64_t rt_mix64(uint64_t x);                    /* the splitmix64 finalizer */
 
 /* Weight init into w[0..n). `fan` is fan_in (or fan_out where the caller chooses) =
  * in_channels * kh * kw for a conv, in_features for a linear layer. */

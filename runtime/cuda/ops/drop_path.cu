@@ -6,10 +6,10 @@
 template <typename T>
 __global__ void drop_path_kernel(T *y, const T *x, long per_sample, long total, float p, float keep_scale,
                                  const uint64_t *step_seed, uint64_t salt, int train) {
-    uint64_t seed = train ? rt_hash_u64_dev(*step_seed, salt, 0) : 0;
+    uint64_t seed = train ? rt_hash_u64(*step_seed, salt, 0) : 0;
     GRID_STRIDE(i, total) {
         long b = i / per_sample;
-        int keep = !train || p <= 0 || hash_uniform(seed, (uint64_t)b) >= (double)p;
+        int keep = !train || p <= 0 || rt_hash_uniform(seed, (uint64_t)b) >= (double)p;
         y[i] = rt_st<T>(rt_ld(x[i]) * (keep ? keep_scale : 0.0f));
     }
 }

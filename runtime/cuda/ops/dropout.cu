@@ -6,8 +6,8 @@
 template <typename T>
 __global__ void dropout_kernel(T *y, const T *x, long n, float p, float scale, const uint64_t *step_seed,
                                uint64_t salt) {
-    uint64_t seed = rt_hash_u64_dev(*step_seed, salt, 0);
-    GRID_STRIDE(i, n) y[i] = rt_st<T>(hash_uniform(seed, (uint64_t)i) >= (double)p ? rt_ld(x[i]) * scale : 0.0f);
+    uint64_t seed = rt_hash_u64(*step_seed, salt, 0);
+    GRID_STRIDE(i, n) y[i] = rt_st<T>(rt_hash_uniform(seed, (uint64_t)i) >= (double)p ? rt_ld(x[i]) * scale : 0.0f);
 }
 
 static void apply_mask(void *y, const void *x, long n, float p, const uint64_t *step_seed, uint64_t salt, int train) {
