@@ -140,10 +140,11 @@ void RT_FN(conv2d_backward)(real_t *din /*N,C,H,W or NULL*/, real_t *dweight /*O
             }
         }
         /* implicit barrier: every partial is complete before the reduction below */
+        long dw_at = slice_dw_at(s);
         #pragma omp for schedule(static)
         for (long i = 0; i < wn; i++) {
             real_t acc = 0;
-            for (int u = 0; u < threads; u++) acc += work[u * per_thread + slice_dw_at(s) + i];
+            for (int u = 0; u < threads; u++) acc += work[u * per_thread + dw_at + i];
             dweight[i] = acc;
         }
         if (act && dbias) {
