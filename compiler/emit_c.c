@@ -62,19 +62,34 @@ static void emit_layout(emitter *e) {
     fputc('\n', out);
 }
 
+/* Winograd F(2x2,3x3) for 3x3 stride-1 pad-1 convolutions with enough input channels for
+ * its transformed-domain GEMMs to pay off (a 1-channel stem is a 9-deep im2col GEMM). */
+static int conv_uses_winograd(const ir_op *op) {
+    return op->kh == 3 && op->kw == 3 && op->sh == 1 && op->sw == 1 && op->ph == 1 &&
+           op->pw == 1 && op->dh == 1 && op->dw == 1 && op->groups == 1 && op->in_c >= 8 &&
+           op->h == op->in_h && op->w == op->in_w;
+}
+
 static void emit_shapes(emitter *e) {
     const ir_net *net = e->net;
     FILE *out = e->out;
+    for (int i = 0; i < net->n_ops; i++)
+        if (net->ops[i].kind == IR_CONV && conv_uses_winograd(&net->ops[i])) {
+            fprintf(out, "/* .algo = RT_CONV_WINOGRAD: 3x3 stride-1 pad-1 convolutions run as Winograd F(2x2,3x3),\n"
+                         "   2.25x fewer multiply-adds than im2col + GEMM. */\n");
+            break;
+        }
     for (int i = 0; i < net->n_ops; i++) {
         const ir_op *op = &net->ops[i];
         if (op->kind == IR_CONV)
             fprintf(out,
                     "static const rt_conv_shape %s_shape = { .n = BATCH, .c = %d, .h = %d, .w = %d, "
                     ".oc = %d, .kh = %d, .kw = %d, .sh = %d, .sw = %d, .ph = %d, .pw = %d, .dh = %d, "
-                    ".dw = %d, .groups = %d, .oh = %d, .ow = %d%s };\n",
+                    ".dw = %d, .groups = %d, .oh = %d, .ow = %d%s%s };\n",
                     op->ident, op->in_c, op->in_h, op->in_w, op->c, op->kh, op->kw, op->sh, op->sw,
                     op->ph, op->pw, op->dh, op->dw, op->groups, op->h, op->w,
-                    op->act ? ", .act = RT_ACT_RELU" : "");
+                    op->act ? ", .act = RT_ACT_RELU" : "",
+                    conv_uses_winograd(op) ? ", .algo = RT_CONV_WINOGRAD" : "");
         if (op->kind == IR_MAXPOOL || op->kind == IR_AVGPOOL)
             fprintf(out,
                     "static const rt_pool_shape %s_shape = { .n = BATCH, .c = %d, .h = %d, .w = %d, "

@@ -15,7 +15,8 @@
  *   out == in and din == dout. Nothing else may alias.
  * - Workspace: conv2d needs a scratch buffer of conv2d_workspace_elems(s) elements, the
  *   same for forward and backward: per OpenMP thread, the im2col matrix of one image and
- *   group (none for 1x1 stride-1 pad-0 convs) plus a private dweight. It depends on
+ *   group (none for 1x1 stride-1 pad-0 convs) plus a private dweight (Winograd: the
+ *   transformed kernels and per thread a block of transformed tiles). It depends on
  *   omp_get_max_threads(), so the trainer sizes it at start-up, after fixing its thread
  *   count, takes the maximum over layers, and shares one buffer between them.
  * - Threading: ops use OpenMP; OpenBLAS is pinned to one thread (see rt_gemm.h).
@@ -53,6 +54,10 @@ typedef struct {
 /* Activation fused into the op that produces its input (see CONVENTIONS). */
 typedef enum { RT_ACT_NONE = 0, RT_ACT_RELU = 1 } rt_act;
 
+/* How conv2d computes: im2col + GEMM (any shape), or Winograd F(2x2,3x3) (3x3 stride-1
+ * pad-1 undilated ungrouped shapes only; 2.25x fewer multiply-adds). The compiler picks. */
+typedef enum { RT_CONV_IM2COL = 0, RT_CONV_WINOGRAD = 1 } rt_conv_algo;
+
 /* conv2d sizes; oh/ow must equal rt_conv_out_dim() of the rest (the compiler sets them). */
 typedef struct {
     int n, c, h, w;        /* input */
@@ -62,7 +67,14 @@ typedef struct {
     int groups;            /* c and oc divisible by groups; groups == c is depthwise */
     int oh, ow;            /* output */
     rt_act act;            /* fused activation of the output (0: none) */
+    rt_conv_algo algo;     /* RT_CONV_WINOGRAD only where rt_conv_winograd_fits() */
 } rt_conv_shape;
+
+/* Shapes the Winograd path computes. */
+static inline int rt_conv_winograd_fits(const rt_conv_shape *s) {
+    return s->kh == 3 && s->kw == 3 && s->sh == 1 && s->sw == 1 && s->ph == 1 && s->pw == 1 &&
+           s->dh == 1 && s->dw == 1 && s->groups == 1 && s->oh == s->h && s->ow == s->w;
+}
 
 /* maxpool2d / avgpool2d sizes (floor mode, as torch's default ceil_mode=False). */
 typedef struct {
@@ -96,7 +108,8 @@ static inline int rt_conv_out_dim(int in, int k, int stride, int pad, int dilati
 /* dst += src: gradient of a tensor with several consumers (see CONVENTIONS). */
 void RT_OPS_FN(tensor_accumulate)(RT_OPS_R *dst, const RT_OPS_R *src, long n);
 
-/* ---- conv2d (im2col + GEMM; 1x1 stride-1 pad-0 without im2col) ----
+/* ---- conv2d (im2col + GEMM; 1x1 stride-1 pad-0 without im2col; Winograd when s->algo
+ * says so and the shape fits, im2col otherwise) ----
  * With s->act set, forward applies the activation and backward reads act_out (the forward's
  * out) to mask dout; act_out may be NULL otherwise. */
 long RT_OPS_FN(conv2d_workspace_elems)(const rt_conv_shape *s);

@@ -129,28 +129,77 @@ static void test_gemm(void) {
         }
 }
 
+/* Winograd against im2col (both precisions) on a batch large enough for several blocks of tile
+ * rows and all threads, odd extents, bias and a fused ReLU: forward and all three gradients. */
+static void test_winograd_vs_im2col(void) {
+    rt_conv_shape s = { 8, 24, 15, 15, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 15, 15, RT_ACT_RELU, RT_CONV_IM2COL };
+    rt_conv_shape w = s;
+    w.algo = RT_CONV_WINOGRAD;
+    long in_n = (long)s.n * s.c * s.h * s.w, out_n = (long)s.n * s.oc * s.oh * s.ow;
+    long w_n = (long)s.oc * s.c * 9;
+    double *x = gc_rand(in_n, -1, 1), *k = gc_rand(w_n, -1, 1), *b = gc_rand(s.oc, -1, 1);
+    double *r = gc_rand(out_n, -1, 1);
+    double *out[2], *din[2], *dw[2], *db[2];
+    for (int a = 0; a < 2; a++) {
+        const rt_conv_shape *sa = a ? &w : &s;
+        double *work = gc_alloc(conv2d_workspace_elems_f64(sa));
+        out[a] = gc_alloc(out_n); din[a] = gc_alloc(in_n); dw[a] = gc_alloc(w_n);
+        db[a] = gc_alloc(s.oc);
+        conv2d_forward_f64(out[a], x, k, b, work, sa);
+        conv2d_backward_f64(din[a], dw[a], db[a], r, out[a], x, k, work, sa);
+        free(work);
+    }
+    gc_compare("winograd vs im2col forward", out[1], out[0], out_n, 1e-12);
+    gc_compare("winograd vs im2col dinput", din[1], din[0], in_n, 1e-12);
+    gc_compare("winograd vs im2col dweight", dw[1], dw[0], w_n, 1e-12);
+    gc_compare("winograd vs im2col dbias", db[1], db[0], s.oc, 1e-12);
+
+    float *fx = gc_to_f32(x, in_n), *fk = gc_to_f32(k, w_n), *fb = gc_to_f32(b, s.oc);
+    float *fr = gc_to_f32(r, out_n), *fout = malloc(sizeof(float) * out_n);
+    float *fdin = malloc(sizeof(float) * in_n), *fdw = malloc(sizeof(float) * w_n);
+    float *fdb = malloc(sizeof(float) * s.oc);
+    float *fwork = malloc(sizeof(float) * conv2d_workspace_elems(&w));
+    conv2d_forward(fout, fx, fk, fb, fwork, &w);
+    conv2d_backward(fdin, fdw, fdb, fr, fout, fx, fk, fwork, &w);
+    gc_compare_f32("winograd float forward vs double", fout, out[0], out_n);
+    gc_compare_f32("winograd float dinput vs double", fdin, din[0], in_n);
+    gc_compare_f32("winograd float dweight vs double", fdw, dw[0], w_n);
+    gc_compare_f32("winograd float dbias vs double", fdb, db[0], s.oc);
+    free(fx); free(fk); free(fb); free(fr); free(fout); free(fdin); free(fdw); free(fdb);
+    free(fwork); free(x); free(k); free(b); free(r);
+    for (int a = 0; a < 2; a++) { free(out[a]); free(din[a]); free(dw[a]); free(db[a]); }
+}
+
 int main(void) {
     gc_seed(1);
     test_gemm();
     /*                                  n  c  h  w oc kh kw sh sw ph pw dh dw  g oh ow act   bias */
     conv_case cases[] = {
-        { "3x3 s1 p1",          { 2, 3, 7, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, RT_ACT_NONE }, 1 },
-        { "3x3 s2 p1",          { 2, 4, 9, 8, 5, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0, 0, RT_ACT_NONE }, 0 },
-        { "3x3 dilation 2",     { 1, 3, 9, 9, 2, 3, 3, 1, 1, 2, 2, 2, 2, 1, 0, 0, RT_ACT_NONE }, 1 },
-        { "3x2 groups 2",       { 2, 4, 6, 7, 6, 3, 2, 1, 2, 1, 0, 1, 1, 2, 0, 0, RT_ACT_NONE }, 1 },
-        { "depthwise 3x3",      { 2, 4, 7, 7, 4, 3, 3, 1, 1, 1, 1, 1, 1, 4, 0, 0, RT_ACT_NONE }, 1 },
-        { "depthwise x2 s2",    { 1, 3, 8, 8, 6, 3, 3, 2, 2, 1, 1, 1, 1, 3, 0, 0, RT_ACT_NONE }, 0 },
-        { "7x7 s2 p3 stem",     { 1, 3, 11, 10, 4, 7, 7, 2, 2, 3, 3, 1, 1, 1, 0, 0, RT_ACT_NONE }, 0 },
-        { "5x5 valid",          { 3, 2, 8, 8, 3, 5, 5, 1, 1, 0, 0, 1, 1, 1, 0, 0, RT_ACT_NONE }, 1 },
-        { "1x1 pointwise",      { 2, 5, 4, 5, 3, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0, 0, RT_ACT_NONE }, 1 },
-        { "1x1 groups 2",       { 2, 4, 3, 3, 6, 1, 1, 1, 1, 0, 0, 1, 1, 2, 0, 0, RT_ACT_NONE }, 0 },
-        { "1x1 s2 downsample",  { 2, 4, 6, 5, 3, 1, 1, 2, 2, 0, 0, 1, 1, 1, 0, 0, RT_ACT_NONE }, 1 },
-        { "asym s/p/d",         { 2, 2, 9, 7, 2, 2, 3, 2, 1, 0, 2, 1, 2, 1, 0, 0, RT_ACT_NONE }, 1 },
+        { "3x3 s1 p1",          { 2, 3, 7, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL }, 1 },
+        { "3x3 s2 p1",          { 2, 4, 9, 8, 5, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL }, 0 },
+        { "3x3 dilation 2",     { 1, 3, 9, 9, 2, 3, 3, 1, 1, 2, 2, 2, 2, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL }, 1 },
+        { "3x2 groups 2",       { 2, 4, 6, 7, 6, 3, 2, 1, 2, 1, 0, 1, 1, 2, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL }, 1 },
+        { "depthwise 3x3",      { 2, 4, 7, 7, 4, 3, 3, 1, 1, 1, 1, 1, 1, 4, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL }, 1 },
+        { "depthwise x2 s2",    { 1, 3, 8, 8, 6, 3, 3, 2, 2, 1, 1, 1, 1, 3, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL }, 0 },
+        { "7x7 s2 p3 stem",     { 1, 3, 11, 10, 4, 7, 7, 2, 2, 3, 3, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL }, 0 },
+        { "5x5 valid",          { 3, 2, 8, 8, 3, 5, 5, 1, 1, 0, 0, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL }, 1 },
+        { "1x1 pointwise",      { 2, 5, 4, 5, 3, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL }, 1 },
+        { "1x1 groups 2",       { 2, 4, 3, 3, 6, 1, 1, 1, 1, 0, 0, 1, 1, 2, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL }, 0 },
+        { "1x1 s2 downsample",  { 2, 4, 6, 5, 3, 1, 1, 2, 2, 0, 0, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL }, 1 },
+        { "asym s/p/d",         { 2, 2, 9, 7, 2, 2, 3, 2, 1, 0, 2, 1, 2, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL }, 1 },
         /* fused ReLU (last field): masked dout, per-thread dbias */
-        { "5x5 p2 +relu",       { 3, 2, 8, 8, 4, 5, 5, 1, 1, 2, 2, 1, 1, 1, 0, 0, RT_ACT_RELU }, 1 },
-        { "3x3 s2 groups +relu",{ 2, 4, 7, 7, 6, 3, 3, 2, 2, 1, 1, 1, 1, 2, 0, 0, RT_ACT_RELU }, 0 },
-        { "1x1 +relu",          { 2, 5, 4, 5, 3, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0, 0, RT_ACT_RELU }, 1 },
+        { "5x5 p2 +relu",       { 3, 2, 8, 8, 4, 5, 5, 1, 1, 2, 2, 1, 1, 1, 0, 0, RT_ACT_RELU, RT_CONV_IM2COL }, 1 },
+        { "3x3 s2 groups +relu",{ 2, 4, 7, 7, 6, 3, 3, 2, 2, 1, 1, 1, 1, 2, 0, 0, RT_ACT_RELU, RT_CONV_IM2COL }, 0 },
+        { "1x1 +relu",          { 2, 5, 4, 5, 3, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0, 0, RT_ACT_RELU, RT_CONV_IM2COL }, 1 },
+        /* Winograd F(2x2,3x3) (last field): even and odd extents (partial edge tiles) */
+        { "winograd 6x8",       { 2, 3, 6, 8, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, RT_ACT_NONE,
+                                  RT_CONV_WINOGRAD }, 1 },
+        { "winograd 7x5 +relu", { 3, 4, 7, 5, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, RT_ACT_RELU,
+                                  RT_CONV_WINOGRAD }, 1 },
+        { "winograd 1x1 image", { 2, 2, 1, 1, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, RT_ACT_NONE,
+                                  RT_CONV_WINOGRAD }, 0 },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
+    test_winograd_vs_im2col();
     return test_finish("test_grad_conv");
 }

@@ -7,6 +7,7 @@
 #include "rt_ops.h"
 #include "rt_real.h"
 #include "conv2d_im2col.h"
+#include "conv2d_winograd.h"
 
 static long col_elems(const rt_conv_shape *s) {   /* im2col matrix of one image and group */
     return is_pointwise(s) ? 0 : (long)(s->c / s->groups) * s->kh * s->kw * s->oh * s->ow;
@@ -46,8 +47,13 @@ static conv_slice slice_of(real_t *work, int t, const rt_conv_shape *s) {
     return sl;
 }
 
+static int use_winograd(const rt_conv_shape *s) {
+    return s->algo == RT_CONV_WINOGRAD && rt_conv_winograd_fits(s);
+}
+
 /* Sized for the thread count at the first call (the trainer fixes it at start-up). */
 long RT_FN(conv2d_workspace_elems)(const rt_conv_shape *s) {
+    if (use_winograd(s)) return RT_FN(conv2d_winograd_workspace_elems)(s);
     return (long)omp_get_max_threads() * slice_elems(s);
 }
 
@@ -55,6 +61,10 @@ void RT_FN(conv2d_forward)(real_t *out /*N,OC,OH,OW*/, const real_t *in /*N,C,H,
                            const real_t *weight /*OC,C/groups,KH,KW*/,
                            const real_t *bias /*OC or NULL*/, real_t *work,
                            const rt_conv_shape *s) {
+    if (use_winograd(s)) {
+        RT_FN(conv2d_winograd_forward)(out, in, weight, bias, work, s);
+        return;
+    }
     int cg = s->c / s->groups, ocg = s->oc / s->groups;
     int kdim = cg * s->kh * s->kw, ohw = s->oh * s->ow;
     long in_img = (long)s->c * s->h * s->w, out_img = (long)s->oc * ohw;
@@ -81,6 +91,10 @@ void RT_FN(conv2d_backward)(real_t *din /*N,C,H,W or NULL*/, real_t *dweight /*O
                             real_t *dbias /*OC or NULL*/, const real_t *dout /*N,OC,OH,OW*/,
                             const real_t *act_out /*N,OC,OH,OW or NULL*/, const real_t *in,
                             const real_t *weight, real_t *work, const rt_conv_shape *s) {
+    if (use_winograd(s)) {
+        RT_FN(conv2d_winograd_backward)(din, dweight, dbias, dout, act_out, in, weight, work, s);
+        return;
+    }
     int cg = s->c / s->groups, ocg = s->oc / s->groups;
     int kdim = cg * s->kh * s->kw, ohw = s->oh * s->ow;
     long in_img = (long)s->c * s->h * s->w, out_img = (long)s->oc * ohw;
