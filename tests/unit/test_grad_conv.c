@@ -129,10 +129,8 @@ static void test_gemm(void) {
         }
 }
 
-/* Winograd against im2col (both precisions) on a batch large enough for several blocks of tile
- * rows and all threads, odd extents, bias and a fused ReLU: forward and all three gradients. */
-static void test_winograd_vs_im2col(void) {
-    rt_conv_shape s = { 8, 24, 15, 15, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 15, 15, RT_ACT_RELU, RT_CONV_IM2COL };
+/* Winograd against im2col (both precisions): forward and all three gradients. */
+static void test_winograd_vs_im2col(rt_conv_shape s) {
     rt_conv_shape w = s;
     w.algo = RT_CONV_WINOGRAD;
     long in_n = (long)s.n * s.c * s.h * s.w, out_n = (long)s.n * s.oc * s.oh * s.ow;
@@ -149,10 +147,12 @@ static void test_winograd_vs_im2col(void) {
         conv2d_backward_f64(din[a], dw[a], db[a], r, out[a], x, k, work, sa);
         free(work);
     }
-    gc_compare("winograd vs im2col forward", out[1], out[0], out_n, 1e-12);
-    gc_compare("winograd vs im2col dinput", din[1], din[0], in_n, 1e-12);
-    gc_compare("winograd vs im2col dweight", dw[1], dw[0], w_n, 1e-12);
-    gc_compare("winograd vs im2col dbias", db[1], db[0], s.oc, 1e-12);
+    char what[160];
+#define WHAT(part) (snprintf(what, sizeof what, "winograd %dx%d %s", s.h, s.w, part), what)
+    gc_compare(WHAT("vs im2col forward"), out[1], out[0], out_n, 1e-12);
+    gc_compare(WHAT("vs im2col dinput"), din[1], din[0], in_n, 1e-12);
+    gc_compare(WHAT("vs im2col dweight"), dw[1], dw[0], w_n, 1e-12);
+    gc_compare(WHAT("vs im2col dbias"), db[1], db[0], s.oc, 1e-12);
 
     float *fx = gc_to_f32(x, in_n), *fk = gc_to_f32(k, w_n), *fb = gc_to_f32(b, s.oc);
     float *fr = gc_to_f32(r, out_n), *fout = malloc(sizeof(float) * out_n);
@@ -161,10 +161,11 @@ static void test_winograd_vs_im2col(void) {
     float *fwork = malloc(sizeof(float) * conv2d_workspace_elems(&w));
     conv2d_forward(fout, fx, fk, fb, fwork, &w);
     conv2d_backward(fdin, fdw, fdb, fr, fout, fx, fk, fwork, &w);
-    gc_compare_f32("winograd float forward vs double", fout, out[0], out_n);
-    gc_compare_f32("winograd float dinput vs double", fdin, din[0], in_n);
-    gc_compare_f32("winograd float dweight vs double", fdw, dw[0], w_n);
-    gc_compare_f32("winograd float dbias vs double", fdb, db[0], s.oc);
+    gc_compare_f32(WHAT("float forward vs double"), fout, out[0], out_n);
+    gc_compare_f32(WHAT("float dinput vs double"), fdin, din[0], in_n);
+    gc_compare_f32(WHAT("float dweight vs double"), fdw, dw[0], w_n);
+    gc_compare_f32(WHAT("float dbias vs double"), fdb, db[0], s.oc);
+#undef WHAT
     free(fx); free(fk); free(fb); free(fr); free(fout); free(fdin); free(fdw); free(fdb);
     free(fwork); free(x); free(k); free(b); free(r);
     for (int a = 0; a < 2; a++) { free(out[a]); free(din[a]); free(dw[a]); free(db[a]); }
@@ -200,6 +201,17 @@ int main(void) {
                                   RT_CONV_WINOGRAD }, 0 },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
-    test_winograd_vs_im2col();
+    /* Batches large enough for several blocks of images and all threads, bias and a fused
+     * ReLU; planes one 16-tile chunk wide (15x15), two chunks (9x35), and two tile rows per
+     * vector (14x14, 7x7, odd tile-row counts). */
+    /*                      n   c   h   w  oc kh kw sh sw ph pw dh dw g  oh  ow */
+    rt_conv_shape wide  = { 8, 24, 15, 15, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 15, 15, RT_ACT_RELU, 0 };
+    rt_conv_shape wider = { 3, 20,  9, 35, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1,  9, 35, RT_ACT_RELU, 0 };
+    rt_conv_shape pair  = { 9, 64, 14, 14, 48, 3, 3, 1, 1, 1, 1, 1, 1, 1, 14, 14, RT_ACT_RELU, 0 };
+    rt_conv_shape small = { 40, 32, 7, 7, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1,  7,  7, RT_ACT_NONE, 0 };
+    test_winograd_vs_im2col(wide);
+    test_winograd_vs_im2col(wider);
+    test_winograd_vs_im2col(pair);
+    test_winograd_vs_im2col(small);
     return test_finish("test_grad_conv");
 }

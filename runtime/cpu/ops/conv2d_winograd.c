@@ -56,7 +56,7 @@ static long buf_elems(const wino_geom *g) { return (long)XI * g->cmax * g->ld; }
 static long row_len(int tw);
 static long scratch_elems(const rt_conv_shape *s, const wino_geom *g) {
     (void)s;
-    return (2L * g->th + 2) * row_len(g->tw);
+    return (2L * g->th + 4) * row_len(g->tw);
 }
 static long slice_elems(const rt_conv_shape *s, const wino_geom *g) {
     return 2 * buf_elems(g) + kernels_elems(s) + scratch_elems(s, g);
@@ -140,6 +140,20 @@ static const rsel ODD = { 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29,
 static const rsel ZIP_LO = { 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23 };
 static const rsel ZIP_HI = { 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31 };
 
+/* Planes at most PAIR_TW tiles wide go through the transforms two tile rows per vector
+ * (lanes 0 .. tw-1 row i, tw .. 2tw-1 row i+1), so 14x14 and 7x7 maps do not leave most
+ * lanes idle. pair_select(tw, off) picks, from two 16-value vectors, element 2l + off of the
+ * first for lane l < tw and element 2(l - tw) + off of the second for tw <= l < 2tw. */
+#define PAIR_TW 7
+static void pair_select(rsel *m, int tw, int off) {
+    for (int l = 0; l < 16; l++)
+        (*m)[l] = l < tw ? 2 * l + off : l < 2 * tw ? 16 + 2 * (l - tw) + off : 0;
+}
+
+/* The 1-D transforms, on vectors: B^T x (4 -> 4), A^T x (4 -> 2), A x (2 -> 4). */
+#define BT4(o, x0, x1, x2, x3) \
+    do { (o)[0] = (x0) - (x2); (o)[1] = (x1) + (x2); (o)[2] = (x2) - (x1); (o)[3] = (x1) - (x3); } while (0)
+
 /* Unaligned loads and stores (macros: generic vectors are not passed to functions). */
 #define VLOAD(v, p) memcpy(&(v), (p), sizeof(rvec))
 #define VSTORE(p, v) do { rvec v_ = (v); memcpy((p), &v_, sizeof v_); } while (0)
@@ -160,8 +174,9 @@ static inline void store16(real_t *v, long ld, long at, const rvec out[16]) {
     for (int xi = 0; xi < XI; xi++) VSTORE(v + xi * ld + at, out[xi]);
 }
 
-/* The plane zero-padded by one pixel on every side (and on the right to row_len), masked by a
- * fused ReLU's output when `mask` is set: pad[(y + 1) * len + x + 1] = plane[y][x]. */
+/* The plane zero-padded by one pixel on every side (and below and on the right to 2*th + 4
+ * rows of row_len), masked by a fused ReLU's output when `mask` is set:
+ * pad[(y + 1) * len + x + 1] = plane[y][x]. */
 static void pad_plane(real_t *restrict pad, long len, const real_t *plane, const real_t *mask,
                       int h, int w, int th) {
     memset(pad, 0, sizeof(real_t) * len);
@@ -177,7 +192,7 @@ static void pad_plane(real_t *restrict pad, long len, const real_t *plane, const
         }
         zero_tail(row, w + 1, len);
     }
-    memset(pad + (h + 1) * len, 0, sizeof(real_t) * len * (2 * th + 2 - (h + 1)));
+    memset(pad + (h + 1) * len, 0, sizeof(real_t) * len * (2 * th + 4 - (h + 1)));
 }
 
 /* B^T d B for every tile of one plane: v[xi * ld + t], t = i * tw + j; the patch of tile
@@ -188,6 +203,26 @@ static void input_transform_plane(real_t *restrict v, long ld, const real_t *pla
                                   real_t *restrict scratch) {
     long len = row_len(tw);
     pad_plane(scratch, len, plane, mask, h, w, th);
+    rvec out[16];
+    if (tw <= PAIR_TW) {   /* tile rows i and i+1: padded rows 2i .. 2i+5, columns 0 .. 15 */
+        rsel sel[4];
+        for (int s = 0; s < 4; s++) pair_select(&sel[s], tw, s);
+        for (int i = 0; i < th; i += 2) {
+            rvec p[6], ea[4], eb[4];
+            for (int k = 0; k < 6; k++) VLOAD(p[k], scratch + (2 * i + k) * len);
+            BT4(ea, p[0], p[1], p[2], p[3]);   /* B^T d down the columns, row i */
+            BT4(eb, p[2], p[3], p[4], p[5]);   /* and row i+1 */
+            for (int q = 0; q < 4; q++) {      /* row q of B^T d, times B */
+                rvec x0 = __builtin_shuffle(ea[q], eb[q], sel[0]);
+                rvec x1 = __builtin_shuffle(ea[q], eb[q], sel[1]);
+                rvec x2 = __builtin_shuffle(ea[q], eb[q], sel[2]);
+                rvec x3 = __builtin_shuffle(ea[q], eb[q], sel[3]);
+                BT4(out + 4 * q, x0, x1, x2, x3);
+            }
+            store16(v, ld, (long)i * tw, out);
+        }
+        return;
+    }
     for (int i = 0; i < th; i++)
         for (int j0 = 0; j0 < tw; j0 += 16) {
             /* rows 2i .. 2i+3 at columns 2j0 .. 2j0+31 (lo, hi) and 2j0+2 .. 2j0+33 (lo2, hi2) */
@@ -196,21 +231,15 @@ static void input_transform_plane(real_t *restrict v, long ld, const real_t *pla
                 const real_t *p = scratch + (2 * i + r) * len + 2 * j0;
                 VLOAD(lo[r], p); VLOAD(hi[r], p + 16); VLOAD(lo2[r], p + 2); VLOAD(hi2[r], p + 18);
             }
-            rvec out[16];
-            for (int q = 0; q < 4; q++) {   /* row q of B^T d, then times B */
-                rvec el, eh, el2, eh2;
-                switch (q) {
-                case 0: el = lo[0] - lo[2]; eh = hi[0] - hi[2]; el2 = lo2[0] - lo2[2]; eh2 = hi2[0] - hi2[2]; break;
-                case 1: el = lo[1] + lo[2]; eh = hi[1] + hi[2]; el2 = lo2[1] + lo2[2]; eh2 = hi2[1] + hi2[2]; break;
-                case 2: el = lo[2] - lo[1]; eh = hi[2] - hi[1]; el2 = lo2[2] - lo2[1]; eh2 = hi2[2] - hi2[1]; break;
-                default: el = lo[1] - lo[3]; eh = hi[1] - hi[3]; el2 = lo2[1] - lo2[3]; eh2 = hi2[1] - hi2[3]; break;
-                }
-                rvec a = __builtin_shuffle(el, eh, EVEN), b = __builtin_shuffle(el, eh, ODD);
-                rvec c = __builtin_shuffle(el2, eh2, EVEN), dd = __builtin_shuffle(el2, eh2, ODD);
-                out[4 * q + 0] = a - c;
-                out[4 * q + 1] = b + c;
-                out[4 * q + 2] = c - b;
-                out[4 * q + 3] = b - dd;
+            rvec el[4], eh[4], el2[4], eh2[4];   /* B^T d down the columns */
+            BT4(el, lo[0], lo[1], lo[2], lo[3]);
+            BT4(eh, hi[0], hi[1], hi[2], hi[3]);
+            BT4(el2, lo2[0], lo2[1], lo2[2], lo2[3]);
+            BT4(eh2, hi2[0], hi2[1], hi2[2], hi2[3]);
+            for (int q = 0; q < 4; q++) {   /* row q of B^T d, times B: tile j reads 2j .. 2j+3 */
+                rvec a = __builtin_shuffle(el[q], eh[q], EVEN), b = __builtin_shuffle(el[q], eh[q], ODD);
+                rvec c = __builtin_shuffle(el2[q], eh2[q], EVEN), d = __builtin_shuffle(el2[q], eh2[q], ODD);
+                BT4(out + 4 * q, a, b, c, d);
             }
             store16(v, ld, (long)i * tw + j0, out);
         }
@@ -222,27 +251,35 @@ static void output_transform_plane(real_t *plane, const real_t *restrict m, long
                                    int w, int th, int tw, real_t bias, rt_act act,
                                    real_t *restrict scratch) {
     long len = row_len(tw);
-    real_t *row0 = scratch, *row1 = scratch + len;
-    for (int i = 0; i < th; i++) {
+    real_t *rows = scratch;   /* output rows 2i .. 2i+3 of the tiles in flight */
+    int pair = tw <= PAIR_TW, step = pair ? 2 : 1;
+    rsel zip_b;   /* pair mode: row i+1's tiles start at lane tw */
+    for (int l = 0; l < 16; l++) zip_b[l] = (l % 2 ? 16 : 0) + tw + l / 2;
+    for (int i = 0; i < th; i += step) {
         for (int j0 = 0; j0 < tw; j0 += 16) {
             rvec f0[4], f1[4];
             long at = (long)i * tw + j0;
-            for (int c = 0; c < 4; c++) {
+            for (int c = 0; c < 4; c++) {   /* A^T m down the columns */
                 rvec m0, m1, m2, m3;
                 VLOAD(m0, m + c * ld + at); VLOAD(m1, m + (4 + c) * ld + at);
                 VLOAD(m2, m + (8 + c) * ld + at); VLOAD(m3, m + (12 + c) * ld + at);
                 f0[c] = m0 + m1 + m2;
                 f1[c] = m1 - m2 - m3;
             }
+            /* ... times A: pixel (2i + a, 2j + b) of every tile */
             rvec y00 = f0[0] + f0[1] + f0[2], y01 = f0[1] - f0[2] - f0[3];
             rvec y10 = f1[0] + f1[1] + f1[2], y11 = f1[1] - f1[2] - f1[3];
-            VSTORE(row0 + 2 * j0, __builtin_shuffle(y00, y01, ZIP_LO));
-            VSTORE(row0 + 2 * j0 + 16, __builtin_shuffle(y00, y01, ZIP_HI));
-            VSTORE(row1 + 2 * j0, __builtin_shuffle(y10, y11, ZIP_LO));
-            VSTORE(row1 + 2 * j0 + 16, __builtin_shuffle(y10, y11, ZIP_HI));
+            VSTORE(rows + 2 * j0, __builtin_shuffle(y00, y01, ZIP_LO));
+            VSTORE(rows + 2 * j0 + 16, __builtin_shuffle(y00, y01, ZIP_HI));
+            VSTORE(rows + len + 2 * j0, __builtin_shuffle(y10, y11, ZIP_LO));
+            VSTORE(rows + len + 2 * j0 + 16, __builtin_shuffle(y10, y11, ZIP_HI));
+            if (pair) {
+                VSTORE(rows + 2 * len, __builtin_shuffle(y00, y01, zip_b));
+                VSTORE(rows + 3 * len, __builtin_shuffle(y10, y11, zip_b));
+            }
         }
-        for (int q = 0; q < 2 && 2 * i + q < h; q++) {
-            const real_t *restrict o = q ? row1 : row0;
+        for (int q = 0; q < 2 * step && 2 * i + q < h; q++) {
+            const real_t *restrict o = rows + q * len;
             real_t *restrict y = plane + (long)(2 * i + q) * w;
             if (act == RT_ACT_RELU)
                 for (int x = 0; x < w; x++) { real_t val = o[x] + bias; y[x] = val > 0 ? val : 0; }
@@ -260,14 +297,25 @@ static void output_grad_transform_plane(real_t *restrict v, long ld, const real_
                                         real_t *restrict scratch) {
     long len = row_len(tw);
     pad_plane(scratch, len, plane, mask, h, w, th);
-    for (int i = 0; i < th; i++)
+    int pair = tw <= PAIR_TW;
+    rsel sel[2];
+    for (int b = 0; b < 2; b++) pair_select(&sel[b], tw, b);
+    for (int i = 0; i < th; i += pair ? 2 : 1)
         for (int j0 = 0; j0 < tw; j0 += 16) {
-            /* rows 2i, 2i+1 at columns 2j0 .. 2j0+31: padded rows 2i+1, 2i+2 from column 1 */
+            /* dy rows 2i, 2i+1 from column 2j0: padded rows 2i+1, 2i+2 from column 1 + 2j0 */
             const real_t *r0 = scratch + (2 * i + 1) * len + 1 + 2 * j0, *r1 = r0 + len;
-            rvec lo0, hi0, lo1, hi1;
-            VLOAD(lo0, r0); VLOAD(hi0, r0 + 16); VLOAD(lo1, r1); VLOAD(hi1, r1 + 16);
-            rvec g00 = __builtin_shuffle(lo0, hi0, EVEN), g01 = __builtin_shuffle(lo0, hi0, ODD);
-            rvec g10 = __builtin_shuffle(lo1, hi1, EVEN), g11 = __builtin_shuffle(lo1, hi1, ODD);
+            rvec g00, g01, g10, g11;   /* gab: pixel (2i + a, 2j + b) of every tile */
+            if (pair) {   /* tile row i+1 reads dy rows 2i+2, 2i+3 */
+                rvec a0, a1, b0, b1;
+                VLOAD(a0, r0); VLOAD(a1, r1); VLOAD(b0, r0 + 2 * len); VLOAD(b1, r1 + 2 * len);
+                g00 = __builtin_shuffle(a0, b0, sel[0]); g01 = __builtin_shuffle(a0, b0, sel[1]);
+                g10 = __builtin_shuffle(a1, b1, sel[0]); g11 = __builtin_shuffle(a1, b1, sel[1]);
+            } else {
+                rvec lo0, hi0, lo1, hi1;
+                VLOAD(lo0, r0); VLOAD(hi0, r0 + 16); VLOAD(lo1, r1); VLOAD(hi1, r1 + 16);
+                g00 = __builtin_shuffle(lo0, hi0, EVEN); g01 = __builtin_shuffle(lo0, hi0, ODD);
+                g10 = __builtin_shuffle(lo1, hi1, EVEN); g11 = __builtin_shuffle(lo1, hi1, ODD);
+            }
             rvec z[4][2] = { { g00, g01 }, { g00 + g10, g01 + g11 }, { g00 - g10, g01 - g11 },
                              { -g10, -g11 } };
             rvec out[16];
