@@ -18,7 +18,6 @@
 #include "rt_real.h"
 #include "conv2d_winograd.h"
 
-
 #define XI 16   /* 4x4 transformed positions */
 
 /* Transformed tiles per block: V and the GEMM's output for one block take
@@ -30,7 +29,7 @@
 typedef struct {
     int th, tw, tiles;     /* tile rows, tiles per row, tiles of one image plane */
     int imgs_per_block, blocks;
-    long ld;               /* leading dimension: tiles per block, rounded up to 16 */
+    long ld;               /* leading dimension: tiles per block, rounded up to 16, + 16 */
     int cmax;
 } wino_geom;
 
@@ -49,17 +48,17 @@ static wino_geom geom_of(const rt_conv_shape *s) {
     return g;
 }
 
+/* Padded rows: long enough for every 16-tile chunk's loads (two 16-value vectors from
+ * column 2*j0, two more from 2*j0 + 2). */
+static long row_len(int tw) { return 32L * ((tw + 15) / 16) + 16; }
+
 /* Workspace: the transformed kernels (shared), then per thread two block buffers, a partial
- * transformed weight gradient and plane scratch (phase planes, see input_transform_plane). */
+ * transformed weight gradient and the zero-padded plane (see pad_plane). */
 static long kernels_elems(const rt_conv_shape *s) { return (long)XI * s->oc * s->c; }
 static long buf_elems(const wino_geom *g) { return (long)XI * g->cmax * g->ld; }
-static long row_len(int tw);
-static long scratch_elems(const rt_conv_shape *s, const wino_geom *g) {
-    (void)s;
-    return (2L * g->th + 4) * row_len(g->tw);
-}
+static long scratch_elems(const wino_geom *g) { return (2L * g->th + 4) * row_len(g->tw); }
 static long slice_elems(const rt_conv_shape *s, const wino_geom *g) {
-    return 2 * buf_elems(g) + kernels_elems(s) + scratch_elems(s, g);
+    return 2 * buf_elems(g) + kernels_elems(s) + scratch_elems(g);
 }
 
 typedef struct { real_t *a, *b, *du, *scratch; } wino_slice;
@@ -157,10 +156,6 @@ static void pair_select(rsel *m, int tw, int off) {
 /* Unaligned loads and stores (macros: generic vectors are not passed to functions). */
 #define VLOAD(v, p) memcpy(&(v), (p), sizeof(rvec))
 #define VSTORE(p, v) do { rvec v_ = (v); memcpy((p), &v_, sizeof v_); } while (0)
-
-/* Row scratch: rows of `row_len` values, enough for every 16-tile chunk's loads. */
-static int chunks_of(int tw) { return (tw + 15) / 16; }
-static long row_len(int tw) { return 32L * chunks_of(tw) + 16; }
 
 /* Zeroes row[from .. len-1]: the padding columns past the plane's last one. */
 static void zero_tail(real_t *row, long from, long len) {
