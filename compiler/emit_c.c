@@ -4,6 +4,7 @@
 #include "ir.h"
 #include "emit_names.h"
 #include "template.h"
+#include "rt_ops.h"   /* rt_conv_winograd_fits: the runtime's own shape predicate */
 
 #include <stdlib.h>
 #include <string.h>
@@ -62,12 +63,15 @@ static void emit_layout(emitter *e) {
     fputc('\n', out);
 }
 
-/* Winograd F(2x2,3x3) for 3x3 stride-1 pad-1 convolutions with enough input channels for
- * its transformed-domain GEMMs to pay off (a 1-channel stem is a 9-deep im2col GEMM). */
+/* Winograd F(2x2,3x3) for the shapes the runtime's Winograd path computes, when there are
+ * enough input channels for its transformed-domain GEMMs to pay off (a 1-channel stem is a
+ * 9-deep im2col GEMM). */
 static int conv_uses_winograd(const ir_op *op) {
-    return op->kh == 3 && op->kw == 3 && op->sh == 1 && op->sw == 1 && op->ph == 1 &&
-           op->pw == 1 && op->dh == 1 && op->dw == 1 && op->groups == 1 && op->in_c >= 8 &&
-           op->h == op->in_h && op->w == op->in_w;
+    rt_conv_shape s = { .c = op->in_c, .h = op->in_h, .w = op->in_w, .oc = op->c,
+                        .kh = op->kh, .kw = op->kw, .sh = op->sh, .sw = op->sw, .ph = op->ph,
+                        .pw = op->pw, .dh = op->dh, .dw = op->dw, .groups = op->groups,
+                        .oh = op->h, .ow = op->w };
+    return rt_conv_winograd_fits(&s) && op->in_c >= 8;
 }
 
 static void emit_shapes(emitter *e) {
