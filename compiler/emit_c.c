@@ -63,9 +63,10 @@ static void emit_layout(emitter *e) {
     fputc('\n', out);
 }
 
-/* Winograd F(2x2,3x3) for the shapes the runtime's Winograd path computes, when there are
+/* Winograd F(4x4,3x3) for the shapes the runtime's Winograd path computes, when there are
  * enough input channels for its transformed-domain GEMMs to pay off (a 1-channel stem is a
- * 9-deep im2col GEMM). */
+ * 9-deep im2col GEMM). F(4x4) needs 0.56-0.73x the GEMM work of F(2x2) on 28x28, 14x14 and
+ * 7x7 maps (bench/RESULTS.md has the measurement). */
 static int conv_uses_winograd(const ir_op *op) {
     rt_conv_shape s = { .c = op->in_c, .h = op->in_h, .w = op->in_w, .oc = op->c,
                         .kh = op->kh, .kw = op->kw, .sh = op->sh, .sw = op->sw, .ph = op->ph,
@@ -79,8 +80,8 @@ static void emit_shapes(emitter *e) {
     FILE *out = e->out;
     for (int i = 0; i < net->n_ops; i++)
         if (net->ops[i].kind == IR_CONV && conv_uses_winograd(&net->ops[i])) {
-            fprintf(out, "/* .algo = RT_CONV_WINOGRAD: 3x3 stride-1 pad-1 convolutions run as Winograd F(2x2,3x3),\n"
-                         "   2.25x fewer multiply-adds than im2col + GEMM. */\n");
+            fprintf(out, "/* .algo = RT_CONV_WINOGRAD_F4: 3x3 stride-1 pad-1 convolutions run as Winograd F(4x4,3x3),\n"
+                         "   up to 4x fewer multiply-adds than im2col + GEMM. */\n");
             break;
         }
     for (int i = 0; i < net->n_ops; i++) {
@@ -93,7 +94,7 @@ static void emit_shapes(emitter *e) {
                     op->ident, op->in_c, op->in_h, op->in_w, op->c, op->kh, op->kw, op->sh, op->sw,
                     op->ph, op->pw, op->dh, op->dw, op->groups, op->h, op->w,
                     op->act ? ", .act = RT_ACT_RELU" : "",
-                    conv_uses_winograd(op) ? ", .algo = RT_CONV_WINOGRAD" : "");
+                    conv_uses_winograd(op) ? ", .algo = RT_CONV_WINOGRAD_F4" : "");
         if (op->kind == IR_MAXPOOL || op->kind == IR_AVGPOOL)
             fprintf(out,
                     "static const rt_pool_shape %s_shape = { .n = BATCH, .c = %d, .h = %d, .w = %d, "

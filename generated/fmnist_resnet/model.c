@@ -250,23 +250,23 @@
 #define scratch_107 ((float *)(arena + 77070336))  /* for "layer1.1.conv1" */
 #define scratch_108 ((float *)(arena + 25690112))  /* for "layer1.0.conv1" */
 
-/* .algo = RT_CONV_WINOGRAD: 3x3 stride-1 pad-1 convolutions run as Winograd F(2x2,3x3),
-   2.25x fewer multiply-adds than im2col + GEMM. */
+/* .algo = RT_CONV_WINOGRAD_F4: 3x3 stride-1 pad-1 convolutions run as Winograd F(4x4,3x3),
+   up to 4x fewer multiply-adds than im2col + GEMM. */
 static const rt_conv_shape stem_shape = { .n = BATCH, .c = 1, .h = 28, .w = 28, .oc = 32, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 28, .ow = 28 };
-static const rt_conv_shape layer1_0_conv1_shape = { .n = BATCH, .c = 32, .h = 28, .w = 28, .oc = 32, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 28, .ow = 28, .algo = RT_CONV_WINOGRAD };
-static const rt_conv_shape layer1_0_conv2_shape = { .n = BATCH, .c = 32, .h = 28, .w = 28, .oc = 32, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 28, .ow = 28, .algo = RT_CONV_WINOGRAD };
-static const rt_conv_shape layer1_1_conv1_shape = { .n = BATCH, .c = 32, .h = 28, .w = 28, .oc = 32, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 28, .ow = 28, .algo = RT_CONV_WINOGRAD };
-static const rt_conv_shape layer1_1_conv2_shape = { .n = BATCH, .c = 32, .h = 28, .w = 28, .oc = 32, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 28, .ow = 28, .algo = RT_CONV_WINOGRAD };
+static const rt_conv_shape layer1_0_conv1_shape = { .n = BATCH, .c = 32, .h = 28, .w = 28, .oc = 32, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 28, .ow = 28, .algo = RT_CONV_WINOGRAD_F4 };
+static const rt_conv_shape layer1_0_conv2_shape = { .n = BATCH, .c = 32, .h = 28, .w = 28, .oc = 32, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 28, .ow = 28, .algo = RT_CONV_WINOGRAD_F4 };
+static const rt_conv_shape layer1_1_conv1_shape = { .n = BATCH, .c = 32, .h = 28, .w = 28, .oc = 32, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 28, .ow = 28, .algo = RT_CONV_WINOGRAD_F4 };
+static const rt_conv_shape layer1_1_conv2_shape = { .n = BATCH, .c = 32, .h = 28, .w = 28, .oc = 32, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 28, .ow = 28, .algo = RT_CONV_WINOGRAD_F4 };
 static const rt_conv_shape layer2_0_conv1_shape = { .n = BATCH, .c = 32, .h = 28, .w = 28, .oc = 64, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 14, .ow = 14 };
-static const rt_conv_shape layer2_0_conv2_shape = { .n = BATCH, .c = 64, .h = 14, .w = 14, .oc = 64, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 14, .ow = 14, .algo = RT_CONV_WINOGRAD };
+static const rt_conv_shape layer2_0_conv2_shape = { .n = BATCH, .c = 64, .h = 14, .w = 14, .oc = 64, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 14, .ow = 14, .algo = RT_CONV_WINOGRAD_F4 };
 static const rt_conv_shape layer2_0_down_shape = { .n = BATCH, .c = 32, .h = 28, .w = 28, .oc = 64, .kh = 1, .kw = 1, .sh = 2, .sw = 2, .ph = 0, .pw = 0, .dh = 1, .dw = 1, .groups = 1, .oh = 14, .ow = 14 };
-static const rt_conv_shape layer2_1_conv1_shape = { .n = BATCH, .c = 64, .h = 14, .w = 14, .oc = 64, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 14, .ow = 14, .algo = RT_CONV_WINOGRAD };
-static const rt_conv_shape layer2_1_conv2_shape = { .n = BATCH, .c = 64, .h = 14, .w = 14, .oc = 64, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 14, .ow = 14, .algo = RT_CONV_WINOGRAD };
+static const rt_conv_shape layer2_1_conv1_shape = { .n = BATCH, .c = 64, .h = 14, .w = 14, .oc = 64, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 14, .ow = 14, .algo = RT_CONV_WINOGRAD_F4 };
+static const rt_conv_shape layer2_1_conv2_shape = { .n = BATCH, .c = 64, .h = 14, .w = 14, .oc = 64, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 14, .ow = 14, .algo = RT_CONV_WINOGRAD_F4 };
 static const rt_conv_shape layer3_0_conv1_shape = { .n = BATCH, .c = 64, .h = 14, .w = 14, .oc = 128, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 7, .ow = 7 };
-static const rt_conv_shape layer3_0_conv2_shape = { .n = BATCH, .c = 128, .h = 7, .w = 7, .oc = 128, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 7, .ow = 7, .algo = RT_CONV_WINOGRAD };
+static const rt_conv_shape layer3_0_conv2_shape = { .n = BATCH, .c = 128, .h = 7, .w = 7, .oc = 128, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 7, .ow = 7, .algo = RT_CONV_WINOGRAD_F4 };
 static const rt_conv_shape layer3_0_down_shape = { .n = BATCH, .c = 64, .h = 14, .w = 14, .oc = 128, .kh = 1, .kw = 1, .sh = 2, .sw = 2, .ph = 0, .pw = 0, .dh = 1, .dw = 1, .groups = 1, .oh = 7, .ow = 7 };
-static const rt_conv_shape layer3_1_conv1_shape = { .n = BATCH, .c = 128, .h = 7, .w = 7, .oc = 128, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 7, .ow = 7, .algo = RT_CONV_WINOGRAD };
-static const rt_conv_shape layer3_1_conv2_shape = { .n = BATCH, .c = 128, .h = 7, .w = 7, .oc = 128, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 7, .ow = 7, .algo = RT_CONV_WINOGRAD };
+static const rt_conv_shape layer3_1_conv1_shape = { .n = BATCH, .c = 128, .h = 7, .w = 7, .oc = 128, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 7, .ow = 7, .algo = RT_CONV_WINOGRAD_F4 };
+static const rt_conv_shape layer3_1_conv2_shape = { .n = BATCH, .c = 128, .h = 7, .w = 7, .oc = 128, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 7, .ow = 7, .algo = RT_CONV_WINOGRAD_F4 };
 
 /* conv2d scratch; its size depends on the thread count, known at start-up. */
 static float *work;

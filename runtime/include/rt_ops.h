@@ -54,9 +54,10 @@ typedef struct {
 /* Activation fused into the op that produces its input (see CONVENTIONS). */
 typedef enum { RT_ACT_NONE = 0, RT_ACT_RELU = 1 } rt_act;
 
-/* How conv2d computes: im2col + GEMM (any shape), or Winograd F(2x2,3x3) (3x3 stride-1
- * pad-1 undilated ungrouped shapes only; 2.25x fewer multiply-adds). The compiler picks. */
-typedef enum { RT_CONV_IM2COL = 0, RT_CONV_WINOGRAD = 1 } rt_conv_algo;
+/* How conv2d computes: im2col + GEMM (any shape), or Winograd F(2x2,3x3) or F(4x4,3x3)
+ * (3x3 stride-1 pad-1 undilated ungrouped shapes only; 2.25x and 4x fewer multiply-adds
+ * than im2col, less the tiles' overhang at the edges). The compiler picks. */
+typedef enum { RT_CONV_IM2COL = 0, RT_CONV_WINOGRAD = 1, RT_CONV_WINOGRAD_F4 = 2 } rt_conv_algo;
 
 /* conv2d sizes; oh/ow must equal rt_conv_out_dim() of the rest (the compiler sets them). */
 typedef struct {
@@ -67,7 +68,7 @@ typedef struct {
     int groups;            /* c and oc divisible by groups; groups == c is depthwise */
     int oh, ow;            /* output */
     rt_act act;            /* fused activation of the output (0: none) */
-    rt_conv_algo algo;     /* RT_CONV_WINOGRAD only where rt_conv_winograd_fits() */
+    rt_conv_algo algo;     /* RT_CONV_WINOGRAD(_F4) only where rt_conv_winograd_fits() */
 } rt_conv_shape;
 
 /* Shapes the Winograd path computes. */

@@ -129,10 +129,11 @@ static void test_gemm(void) {
         }
 }
 
-/* Winograd against im2col (both precisions): forward and all three gradients. */
-static void test_winograd_vs_im2col(rt_conv_shape s) {
+/* Winograd (F(2x2) or F(4x4), `algo`) against im2col (both precisions): forward and all three
+ * gradients. */
+static void test_winograd_vs_im2col(rt_conv_shape s, rt_conv_algo algo) {
     rt_conv_shape w = s;
-    w.algo = RT_CONV_WINOGRAD;
+    w.algo = algo;
     long in_n = (long)s.n * s.c * s.h * s.w, out_n = (long)s.n * s.oc * s.oh * s.ow;
     long w_n = (long)s.oc * s.c * 9;
     double *x = gc_rand(in_n, -1, 1), *k = gc_rand(w_n, -1, 1), *b = gc_rand(s.oc, -1, 1);
@@ -148,7 +149,8 @@ static void test_winograd_vs_im2col(rt_conv_shape s) {
         free(work);
     }
     char what[160];
-#define WHAT(part) (snprintf(what, sizeof what, "winograd %dx%d %s", s.h, s.w, part), what)
+#define WHAT(part) (snprintf(what, sizeof what, "winograd F(%d) %dx%d %s", \
+                           algo == RT_CONV_WINOGRAD_F4 ? 4 : 2, s.h, s.w, part), what)
     gc_compare(WHAT("vs im2col forward"), out[1], out[0], out_n, 1e-12);
     gc_compare(WHAT("vs im2col dinput"), din[1], din[0], in_n, 1e-12);
     gc_compare(WHAT("vs im2col dweight"), dw[1], dw[0], w_n, 1e-12);
@@ -161,10 +163,20 @@ static void test_winograd_vs_im2col(rt_conv_shape s) {
     float *fwork = malloc(sizeof(float) * conv2d_workspace_elems(&w));
     conv2d_forward(fout, fx, fk, fb, fwork, &w);
     conv2d_backward(fdin, fdw, fdb, fr, fout, fx, fk, fwork, &w);
-    gc_compare_f32(WHAT("float forward vs double"), fout, out[0], out_n);
-    gc_compare_f32(WHAT("float dinput vs double"), fdin, din[0], in_n);
-    gc_compare_f32(WHAT("float dweight vs double"), fdw, dw[0], w_n);
-    gc_compare_f32(WHAT("float dbias vs double"), fdb, db[0], s.oc);
+    /* F(4x4)'s transforms scale values by up to 8 and 1/24 both ways, so float rounding
+     * errors grow about 5x over F(2x2)'s (cuDNN and oneDNN accept the same for speed). */
+    double tol = algo == RT_CONV_WINOGRAD_F4 ? 5 * GC_F32_TOL : GC_F32_TOL;
+    float *fgot[4] = { fout, fdin, fdw, fdb };
+    const double *want[4] = { out[0], din[0], dw[0], db[0] };
+    long count[4] = { out_n, in_n, w_n, s.oc };
+    const char *part[4] = { "float forward vs double", "float dinput vs double",
+                            "float dweight vs double", "float dbias vs double" };
+    for (int i = 0; i < 4; i++) {
+        double *g = gc_alloc(count[i]);
+        for (long e = 0; e < count[i]; e++) g[e] = fgot[i][e];
+        gc_compare(WHAT(part[i]), g, want[i], count[i], tol);
+        free(g);
+    }
 #undef WHAT
     free(fx); free(fk); free(fb); free(fr); free(fout); free(fdin); free(fdw); free(fdb);
     free(fwork); free(x); free(k); free(b); free(r);
@@ -199,6 +211,16 @@ int main(void) {
                                   RT_CONV_WINOGRAD }, 1 },
         { "winograd 1x1 image", { 2, 2, 1, 1, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, RT_ACT_NONE,
                                   RT_CONV_WINOGRAD }, 0 },
+        /* Winograd F(4x4,3x3): extents 1..3 past a multiple of 4, a row wider than the
+         * shuffles' 7 tiles (scalar path) */
+        { "winograd4 6x8",      { 2, 3, 6, 8, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, RT_ACT_NONE,
+                                  RT_CONV_WINOGRAD_F4 }, 1 },
+        { "winograd4 7x5 +relu",{ 3, 4, 7, 5, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, RT_ACT_RELU,
+                                  RT_CONV_WINOGRAD_F4 }, 1 },
+        { "winograd4 5x33",     { 1, 2, 5, 33, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, RT_ACT_RELU,
+                                  RT_CONV_WINOGRAD_F4 }, 0 },
+        { "winograd4 1x1 image",{ 2, 2, 1, 1, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, RT_ACT_NONE,
+                                  RT_CONV_WINOGRAD_F4 }, 0 },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
     /* Batches large enough for several blocks of images and all threads, bias and a fused
@@ -209,9 +231,14 @@ int main(void) {
     rt_conv_shape wider = { 3, 20,  9, 35, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1,  9, 35, RT_ACT_RELU, 0 };
     rt_conv_shape pair  = { 9, 64, 14, 14, 48, 3, 3, 1, 1, 1, 1, 1, 1, 1, 14, 14, RT_ACT_RELU, 0 };
     rt_conv_shape small = { 40, 32, 7, 7, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1,  7,  7, RT_ACT_NONE, 0 };
-    test_winograd_vs_im2col(wide);
-    test_winograd_vs_im2col(wider);
-    test_winograd_vs_im2col(pair);
-    test_winograd_vs_im2col(small);
+    rt_conv_shape full  = { 6, 16, 28, 28, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 28, 28, RT_ACT_RELU, 0 };
+    rt_conv_algo algos[] = { RT_CONV_WINOGRAD, RT_CONV_WINOGRAD_F4 };
+    for (int a = 0; a < 2; a++) {
+        test_winograd_vs_im2col(wide, algos[a]);
+        test_winograd_vs_im2col(wider, algos[a]);
+        test_winograd_vs_im2col(pair, algos[a]);
+        test_winograd_vs_im2col(small, algos[a]);
+        test_winograd_vs_im2col(full, algos[a]);
+    }
     return test_finish("test_grad_conv");
 }

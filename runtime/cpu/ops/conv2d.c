@@ -48,7 +48,8 @@ static conv_slice slice_of(real_t *work, int t, const rt_conv_shape *s) {
 }
 
 static int use_winograd(const rt_conv_shape *s) {
-    return s->algo == RT_CONV_WINOGRAD && rt_conv_winograd_fits(s);
+    return (s->algo == RT_CONV_WINOGRAD || s->algo == RT_CONV_WINOGRAD_F4) &&
+           rt_conv_winograd_fits(s);
 }
 
 /* Sized for the thread count at the first call (the trainer fixes it at start-up). */

@@ -1,32 +1,39 @@
-/* 3x3 stride-1 pad-1 convolution by Winograd's minimal filtering F(2x2,3x3) (Lavin & Gray,
- * 2016): forward, input gradient and weight gradient each become 16 GEMMs on transformed
- * 4x4 tiles, 2.25x fewer multiply-adds than im2col + GEMM for 28x28 and 14x14 maps.
+/* 3x3 stride-1 pad-1 convolution by Winograd's minimal filtering (Lavin & Gray, 2016):
+ * forward, input gradient and weight gradient each become one GEMM per transformed position
+ * on transformed tiles; F(2x2,3x3) (16 positions per 2x2 outputs) or F(4x4,3x3) (36 per 4x4,
+ * 1.8x fewer multiply-adds again), as rt_conv_shape.algo says. The tile transforms are in
+ * conv2d_winograd_f2.c and _f4.c; this file cuts the batch into blocks and runs the GEMMs.
  *
- * Notation: d is a 4x4 input patch, g a 3x3 kernel, y a 2x2 output tile.
+ * Notation: d is an input patch, g a 3x3 kernel, y an output tile.
  *   forward         y = A^T [ (G g G^T) . (B^T d B) ] A            (. = elementwise)
  *   input gradient  the same convolution of dy with each kernel rotated by 180 degrees and
  *                   in/out channels swapped (stride 1, pad 1: the output keeps the input size)
  *   weight gradient dU = sum over tiles (A dy A^T) . (B^T d B),  dg = G^T dU G
  *                   (the adjoint of the forward in the transformed domain)
- * The tiles of a block of whole images are transformed into V[xi][channel][tile] (xi = 0..15
- * the transformed position), so each xi is one GEMM over channels; blocks are sized to stay
- * in the per-core cache and run on OpenMP threads, each with its own workspace slice. */
+ * The tiles of a block of whole images are transformed into V[xi][channel][tile] (xi the
+ * transformed position), so each xi is one GEMM over channels; blocks are sized to stay
+ * near the per-core cache and run on OpenMP threads, each with its own workspace slice. */
 #include <omp.h>
 #include <string.h>
 #include "rt_gemm.h"
 #include "rt_ops.h"
 #include "rt_real.h"
 #include "conv2d_winograd.h"
+#include "conv2d_winograd_tiles.h"
 
-#define XI 16   /* 4x4 transformed positions */
-
-/* Transformed tiles per block: V and the GEMM's output for one block take
- * 16 * (c + oc) * tiles values; blocks of whole images near this size stay in the per-core
+/* Transformed values per block: V and the GEMM's output for one block take
+ * xi * (c + oc) * tiles values; blocks of whole images near this size stay in the per-core
  * cache (1 MiB L2 on the 2-core machine) for 32..128 channels. */
 #define BLOCK_VALUES (192 * 1024)
 
+static const wino_tiles *tiles_of(const rt_conv_shape *s) {
+    return s->algo == RT_CONV_WINOGRAD_F4 ? &RT_FN(wino_f4x4) : &RT_FN(wino_f2x2);
+}
+
 /* How one call cuts the batch into blocks of whole images. */
 typedef struct {
+    const wino_tiles *t;
+    int xi;                /* transformed positions per tile */
     int th, tw, tiles;     /* tile rows, tiles per row, tiles of one image plane */
     int imgs_per_block, blocks;
     long ld;               /* leading dimension: tiles per block, rounded up to 16, + 16 */
@@ -35,292 +42,57 @@ typedef struct {
 
 static wino_geom geom_of(const rt_conv_shape *s) {
     wino_geom g;
-    g.th = (s->h + 1) / 2;
-    g.tw = (s->w + 1) / 2;
+    g.t = tiles_of(s);
+    g.xi = g.t->xi;
+    g.th = (s->h + g.t->m - 1) / g.t->m;
+    g.tw = (s->w + g.t->m - 1) / g.t->m;
     g.tiles = g.th * g.tw;
-    int per_block = BLOCK_VALUES / (XI * (s->c + s->oc));
+    int per_block = BLOCK_VALUES / (g.xi * (s->c + s->oc));
     g.imgs_per_block = per_block / g.tiles < 1 ? 1 : per_block / g.tiles;
     if (g.imgs_per_block > s->n) g.imgs_per_block = s->n;
     g.blocks = (s->n + g.imgs_per_block - 1) / g.imgs_per_block;
-    /* room for the 16-tile stores that run past the last tile (see store16) */
+    /* room for the 16-tile stores that run past a plane's last tile */
     g.ld = ((long)g.imgs_per_block * g.tiles + 15) / 16 * 16 + 16;
     g.cmax = s->c > s->oc ? s->c : s->oc;
     return g;
 }
 
-/* Padded rows: long enough for every 16-tile chunk's loads (two 16-value vectors from
- * column 2*j0, two more from 2*j0 + 2). */
-static long row_len(int tw) { return 32L * ((tw + 15) / 16) + 16; }
-
 /* Workspace: the transformed kernels (shared), then per thread two block buffers, a partial
- * transformed weight gradient and the zero-padded plane (see pad_plane). */
-static long kernels_elems(const rt_conv_shape *s) { return (long)XI * s->oc * s->c; }
-static long buf_elems(const wino_geom *g) { return (long)XI * g->cmax * g->ld; }
-static long scratch_elems(const wino_geom *g) { return (2L * g->th + 4) * row_len(g->tw); }
+ * transformed weight gradient and the tile transforms' scratch. */
+static long round16(long n) { return (n + 15) / 16 * 16; }   /* keeps 16-tile rows aligned */
+static long kernels_elems(const rt_conv_shape *s, const wino_geom *g) {
+    return round16((long)g->xi * s->oc * s->c);
+}
+static long buf_elems(const wino_geom *g) { return (long)g->xi * g->cmax * g->ld; }
 static long slice_elems(const rt_conv_shape *s, const wino_geom *g) {
-    return 2 * buf_elems(g) + kernels_elems(s) + scratch_elems(g);
+    return 2 * buf_elems(g) + kernels_elems(s, g) +
+           round16(g->t->scratch_elems(g->imgs_per_block, g->th, g->tw));
 }
 
 typedef struct { real_t *a, *b, *du, *scratch; } wino_slice;
 
 static wino_slice slice_of(real_t *work, int t, const rt_conv_shape *s, const wino_geom *g) {
-    real_t *base = work + kernels_elems(s) + (long)t * slice_elems(s, g);
+    real_t *base = work + kernels_elems(s, g) + (long)t * slice_elems(s, g);
     wino_slice sl = { base, base + buf_elems(g), base + 2 * buf_elems(g),
-                      base + 2 * buf_elems(g) + kernels_elems(s) };
+                      base + 2 * buf_elems(g) + kernels_elems(s, g) };
     return sl;
 }
 
 long RT_FN(conv2d_winograd_workspace_elems)(const rt_conv_shape *s) {
     wino_geom g = geom_of(s);
-    return kernels_elems(s) + (long)omp_get_max_threads() * slice_elems(s, &g);
-}
-
-/* ---- transforms ---- */
-
-/* u[xi * stride] = (G g G^T)[xi] for one 3x3 kernel g (flipped: rotated by 180 degrees). */
-static void kernel_transform(real_t *u, long stride, const real_t *g, int flip) {
-    real_t k[9], t[4][3];
-    for (int i = 0; i < 9; i++) k[i] = flip ? g[8 - i] : g[i];
-    for (int c = 0; c < 3; c++) {   /* G g: G = [1 0 0; .5 .5 .5; .5 -.5 .5; 0 0 1] */
-        t[0][c] = k[c];
-        t[1][c] = (real_t)0.5 * (k[c] + k[3 + c] + k[6 + c]);
-        t[2][c] = (real_t)0.5 * (k[c] - k[3 + c] + k[6 + c]);
-        t[3][c] = k[6 + c];
-    }
-    for (int r = 0; r < 4; r++) {   /* (G g) G^T */
-        u[(4 * r + 0) * stride] = t[r][0];
-        u[(4 * r + 1) * stride] = (real_t)0.5 * (t[r][0] + t[r][1] + t[r][2]);
-        u[(4 * r + 2) * stride] = (real_t)0.5 * (t[r][0] - t[r][1] + t[r][2]);
-        u[(4 * r + 3) * stride] = t[r][2];
-    }
+    return kernels_elems(s, &g) + (long)omp_get_max_threads() * slice_elems(s, &g);
 }
 
 /* Transformed kernels for the forward (U[xi][oc][c]) or, flipped and transposed, for the
  * input gradient (U[xi][c][oc]); one thread per output row of U. */
 static void transform_kernels(real_t *u, const real_t *weight, const rt_conv_shape *s,
-                              int for_input_grad) {
+                              const wino_geom *g, int for_input_grad) {
     long plane = (long)s->oc * s->c;
     #pragma omp for schedule(static)
     for (int o = 0; o < s->oc; o++)
         for (int c = 0; c < s->c; c++) {
             long at = for_input_grad ? (long)c * s->oc + o : (long)o * s->c + c;
-            kernel_transform(u + at, plane, weight + ((long)o * s->c + c) * 9, for_input_grad);
-        }
-}
-
-/* dg = G^T dU G for one kernel; du[xi * stride]. */
-static void kernel_grad_transform(real_t *dg, const real_t *du, long stride) {
-    real_t t[3][4];
-    for (int c = 0; c < 4; c++) {   /* G^T = [1 .5 .5 0; 0 .5 -.5 0; 0 .5 .5 1] */
-        real_t u0 = du[c * stride], u1 = du[(4 + c) * stride];
-        real_t u2 = du[(8 + c) * stride], u3 = du[(12 + c) * stride];
-        t[0][c] = u0 + (real_t)0.5 * (u1 + u2);
-        t[1][c] = (real_t)0.5 * (u1 - u2);
-        t[2][c] = (real_t)0.5 * (u1 + u2) + u3;
-    }
-    for (int r = 0; r < 3; r++) {
-        dg[3 * r + 0] = t[r][0] + (real_t)0.5 * (t[r][1] + t[r][2]);
-        dg[3 * r + 1] = (real_t)0.5 * (t[r][1] - t[r][2]);
-        dg[3 * r + 2] = (real_t)0.5 * (t[r][1] + t[r][2]) + t[r][3];
-    }
-}
-
-/* Tiles go through the transforms 16 at a time, as vectors of 16 lanes (one tile per lane);
- * the stride-2 tile layout within a row is taken apart with two-vector shuffles (vpermt2ps
- * on AVX-512). GCC's generic vectors keep this portable to any -march and to double. */
-typedef real_t rvec __attribute__((vector_size(16 * sizeof(real_t))));
-#ifdef RT_REAL_DOUBLE
-typedef long long rsel __attribute__((vector_size(16 * sizeof(long long))));
-#else
-typedef int rsel __attribute__((vector_size(16 * sizeof(int))));
-#endif
-static const rsel EVEN = { 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30 };
-static const rsel ODD = { 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31 };
-static const rsel ZIP_LO = { 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23 };
-static const rsel ZIP_HI = { 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31 };
-
-/* Planes at most PAIR_TW tiles wide go through the transforms two tile rows per vector
- * (lanes 0 .. tw-1 row i, tw .. 2tw-1 row i+1), so 14x14 and 7x7 maps do not leave most
- * lanes idle. pair_select(tw, off) picks, from two 16-value vectors, element 2l + off of the
- * first for lane l < tw and element 2(l - tw) + off of the second for tw <= l < 2tw. */
-#define PAIR_TW 7
-static void pair_select(rsel *m, int tw, int off) {
-    for (int l = 0; l < 16; l++)
-        (*m)[l] = l < tw ? 2 * l + off : l < 2 * tw ? 16 + 2 * (l - tw) + off : 0;
-}
-
-/* The 1-D transforms, on vectors: B^T x (4 -> 4), A^T x (4 -> 2), A x (2 -> 4). */
-#define BT4(o, x0, x1, x2, x3) \
-    do { (o)[0] = (x0) - (x2); (o)[1] = (x1) + (x2); (o)[2] = (x2) - (x1); (o)[3] = (x1) - (x3); } while (0)
-
-/* Unaligned loads and stores (macros: generic vectors are not passed to functions). */
-#define VLOAD(v, p) memcpy(&(v), (p), sizeof(rvec))
-#define VSTORE(p, v) do { rvec v_ = (v); memcpy((p), &v_, sizeof v_); } while (0)
-
-/* Zeroes row[from .. len-1]: the padding columns past the plane's last one. */
-static void zero_tail(real_t *row, long from, long len) {
-    for (long x = from; x < len; x++) row[x] = 0;
-}
-
-/* Stores 16 tiles' values of the 16 transformed positions: v[xi * ld + t], t = at .. at+15.
- * Lanes past the tile row's end land in the next row's slots (rewritten later) or in the
- * block's padding (ld >= tiles + 16). */
-static inline void store16(real_t *v, long ld, long at, const rvec out[16]) {
-    for (int xi = 0; xi < XI; xi++) VSTORE(v + xi * ld + at, out[xi]);
-}
-
-/* The plane zero-padded by one pixel on every side (and below and on the right to 2*th + 4
- * rows of row_len), masked by a fused ReLU's output when `mask` is set:
- * pad[(y + 1) * len + x + 1] = plane[y][x]. */
-static void pad_plane(real_t *restrict pad, long len, const real_t *plane, const real_t *mask,
-                      int h, int w, int th) {
-    memset(pad, 0, sizeof(real_t) * len);
-    for (int y = 0; y < h; y++) {
-        real_t *restrict row = pad + (y + 1) * len;
-        const real_t *restrict x = plane + (long)y * w;
-        row[0] = 0;
-        if (mask) {
-            const real_t *restrict m = mask + (long)y * w;
-            for (int p = 0; p < w; p++) row[p + 1] = m[p] > 0 ? x[p] : 0;
-        } else {
-            memcpy(row + 1, x, sizeof(real_t) * w);
-        }
-        zero_tail(row, w + 1, len);
-    }
-    memset(pad + (h + 1) * len, 0, sizeof(real_t) * len * (2 * th + 4 - (h + 1)));
-}
-
-/* B^T d B for every tile of one plane: v[xi * ld + t], t = i * tw + j; the patch of tile
- * (i, j) is rows 2i .. 2i+3, columns 2j .. 2j+3 of the padded plane.
- * B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]. */
-static void input_transform_plane(real_t *restrict v, long ld, const real_t *plane,
-                                  const real_t *mask, int h, int w, int th, int tw,
-                                  real_t *restrict scratch) {
-    long len = row_len(tw);
-    pad_plane(scratch, len, plane, mask, h, w, th);
-    rvec out[16];
-    if (tw <= PAIR_TW) {   /* tile rows i and i+1: padded rows 2i .. 2i+5, columns 0 .. 15 */
-        rsel sel[4];
-        for (int s = 0; s < 4; s++) pair_select(&sel[s], tw, s);
-        for (int i = 0; i < th; i += 2) {
-            rvec p[6], ea[4], eb[4];
-            for (int k = 0; k < 6; k++) VLOAD(p[k], scratch + (2 * i + k) * len);
-            BT4(ea, p[0], p[1], p[2], p[3]);   /* B^T d down the columns, row i */
-            BT4(eb, p[2], p[3], p[4], p[5]);   /* and row i+1 */
-            for (int q = 0; q < 4; q++) {      /* row q of B^T d, times B */
-                rvec x0 = __builtin_shuffle(ea[q], eb[q], sel[0]);
-                rvec x1 = __builtin_shuffle(ea[q], eb[q], sel[1]);
-                rvec x2 = __builtin_shuffle(ea[q], eb[q], sel[2]);
-                rvec x3 = __builtin_shuffle(ea[q], eb[q], sel[3]);
-                BT4(out + 4 * q, x0, x1, x2, x3);
-            }
-            store16(v, ld, (long)i * tw, out);
-        }
-        return;
-    }
-    for (int i = 0; i < th; i++)
-        for (int j0 = 0; j0 < tw; j0 += 16) {
-            /* rows 2i .. 2i+3 at columns 2j0 .. 2j0+31 (lo, hi) and 2j0+2 .. 2j0+33 (lo2, hi2) */
-            rvec lo[4], hi[4], lo2[4], hi2[4];
-            for (int r = 0; r < 4; r++) {
-                const real_t *p = scratch + (2 * i + r) * len + 2 * j0;
-                VLOAD(lo[r], p); VLOAD(hi[r], p + 16); VLOAD(lo2[r], p + 2); VLOAD(hi2[r], p + 18);
-            }
-            rvec el[4], eh[4], el2[4], eh2[4];   /* B^T d down the columns */
-            BT4(el, lo[0], lo[1], lo[2], lo[3]);
-            BT4(eh, hi[0], hi[1], hi[2], hi[3]);
-            BT4(el2, lo2[0], lo2[1], lo2[2], lo2[3]);
-            BT4(eh2, hi2[0], hi2[1], hi2[2], hi2[3]);
-            for (int q = 0; q < 4; q++) {   /* row q of B^T d, times B: tile j reads 2j .. 2j+3 */
-                rvec a = __builtin_shuffle(el[q], eh[q], EVEN), b = __builtin_shuffle(el[q], eh[q], ODD);
-                rvec c = __builtin_shuffle(el2[q], eh2[q], EVEN), d = __builtin_shuffle(el2[q], eh2[q], ODD);
-                BT4(out + 4 * q, a, b, c, d);
-            }
-            store16(v, ld, (long)i * tw + j0, out);
-        }
-}
-
-/* A^T m A for every tile of one plane (m[xi * ld + t]), plus bias and the fused activation,
- * into the output plane. A^T = [1 1 1 0; 0 1 -1 -1]. */
-static void output_transform_plane(real_t *plane, const real_t *restrict m, long ld, int h,
-                                   int w, int th, int tw, real_t bias, rt_act act,
-                                   real_t *restrict scratch) {
-    long len = row_len(tw);
-    real_t *rows = scratch;   /* output rows 2i .. 2i+3 of the tiles in flight */
-    int pair = tw <= PAIR_TW, step = pair ? 2 : 1;
-    rsel zip_b;   /* pair mode: row i+1's tiles start at lane tw */
-    for (int l = 0; l < 16; l++) zip_b[l] = (l % 2 ? 16 : 0) + tw + l / 2;
-    for (int i = 0; i < th; i += step) {
-        for (int j0 = 0; j0 < tw; j0 += 16) {
-            rvec f0[4], f1[4];
-            long at = (long)i * tw + j0;
-            for (int c = 0; c < 4; c++) {   /* A^T m down the columns */
-                rvec m0, m1, m2, m3;
-                VLOAD(m0, m + c * ld + at); VLOAD(m1, m + (4 + c) * ld + at);
-                VLOAD(m2, m + (8 + c) * ld + at); VLOAD(m3, m + (12 + c) * ld + at);
-                f0[c] = m0 + m1 + m2;
-                f1[c] = m1 - m2 - m3;
-            }
-            /* ... times A: pixel (2i + a, 2j + b) of every tile */
-            rvec y00 = f0[0] + f0[1] + f0[2], y01 = f0[1] - f0[2] - f0[3];
-            rvec y10 = f1[0] + f1[1] + f1[2], y11 = f1[1] - f1[2] - f1[3];
-            VSTORE(rows + 2 * j0, __builtin_shuffle(y00, y01, ZIP_LO));
-            VSTORE(rows + 2 * j0 + 16, __builtin_shuffle(y00, y01, ZIP_HI));
-            VSTORE(rows + len + 2 * j0, __builtin_shuffle(y10, y11, ZIP_LO));
-            VSTORE(rows + len + 2 * j0 + 16, __builtin_shuffle(y10, y11, ZIP_HI));
-            if (pair) {
-                VSTORE(rows + 2 * len, __builtin_shuffle(y00, y01, zip_b));
-                VSTORE(rows + 3 * len, __builtin_shuffle(y10, y11, zip_b));
-            }
-        }
-        for (int q = 0; q < 2 * step && 2 * i + q < h; q++) {
-            const real_t *restrict o = rows + q * len;
-            real_t *restrict y = plane + (long)(2 * i + q) * w;
-            if (act == RT_ACT_RELU)
-                for (int x = 0; x < w; x++) { real_t val = o[x] + bias; y[x] = val > 0 ? val : 0; }
-            else
-                for (int x = 0; x < w; x++) y[x] = o[x] + bias;
-        }
-    }
-}
-
-/* A dy A^T for every tile of one output-gradient plane (masked by the fused activation's
- * output when `mask` is set): v[xi * ld + t]. Tile (i, j) reads dy[2i + a][2j + b], zero
- * past the edge. A = [1 0; 1 1; 1 -1; 0 -1]. */
-static void output_grad_transform_plane(real_t *restrict v, long ld, const real_t *plane,
-                                        const real_t *mask, int h, int w, int th, int tw,
-                                        real_t *restrict scratch) {
-    long len = row_len(tw);
-    pad_plane(scratch, len, plane, mask, h, w, th);
-    int pair = tw <= PAIR_TW;
-    rsel sel[2];
-    for (int b = 0; b < 2; b++) pair_select(&sel[b], tw, b);
-    for (int i = 0; i < th; i += pair ? 2 : 1)
-        for (int j0 = 0; j0 < tw; j0 += 16) {
-            /* dy rows 2i, 2i+1 from column 2j0: padded rows 2i+1, 2i+2 from column 1 + 2j0 */
-            const real_t *r0 = scratch + (2 * i + 1) * len + 1 + 2 * j0, *r1 = r0 + len;
-            rvec g00, g01, g10, g11;   /* gab: pixel (2i + a, 2j + b) of every tile */
-            if (pair) {   /* tile row i+1 reads dy rows 2i+2, 2i+3 */
-                rvec a0, a1, b0, b1;
-                VLOAD(a0, r0); VLOAD(a1, r1); VLOAD(b0, r0 + 2 * len); VLOAD(b1, r1 + 2 * len);
-                g00 = __builtin_shuffle(a0, b0, sel[0]); g01 = __builtin_shuffle(a0, b0, sel[1]);
-                g10 = __builtin_shuffle(a1, b1, sel[0]); g11 = __builtin_shuffle(a1, b1, sel[1]);
-            } else {
-                rvec lo0, hi0, lo1, hi1;
-                VLOAD(lo0, r0); VLOAD(hi0, r0 + 16); VLOAD(lo1, r1); VLOAD(hi1, r1 + 16);
-                g00 = __builtin_shuffle(lo0, hi0, EVEN); g01 = __builtin_shuffle(lo0, hi0, ODD);
-                g10 = __builtin_shuffle(lo1, hi1, EVEN); g11 = __builtin_shuffle(lo1, hi1, ODD);
-            }
-            rvec z[4][2] = { { g00, g01 }, { g00 + g10, g01 + g11 }, { g00 - g10, g01 - g11 },
-                             { -g10, -g11 } };
-            rvec out[16];
-            for (int q = 0; q < 4; q++) {
-                out[4 * q + 0] = z[q][0];
-                out[4 * q + 1] = z[q][0] + z[q][1];
-                out[4 * q + 2] = z[q][0] - z[q][1];
-                out[4 * q + 3] = -z[q][1];
-            }
-            store16(v, ld, (long)i * tw + j0, out);
+            g->t->kernel(u + at, plane, weight + ((long)o * s->c + c) * 9, for_input_grad);
         }
 }
 
@@ -341,37 +113,30 @@ static wino_block block_at(const wino_geom *g, int n, int b) {
 static void transform_block(real_t *dst, const real_t *src, const real_t *mask, int channels,
                             int h, int w, const wino_geom *g, const wino_block *k,
                             int grad_form, real_t *scratch) {
-    long xi_stride = (long)channels * g->ld;
-    for (int im = 0; im < k->imgs; im++)
-        for (int c = 0; c < channels; c++) {
-            long plane_at = ((long)(k->first_img + im) * channels + c) * h * w;
-            real_t *v = dst + (long)c * g->ld + (long)im * g->tiles;
-            const real_t *mk = mask ? mask + plane_at : NULL;
-            if (grad_form)
-                output_grad_transform_plane(v, xi_stride, src + plane_at, mk, h, w, g->th, g->tw,
-                                            scratch);
-            else
-                input_transform_plane(v, xi_stride, src + plane_at, mk, h, w, g->th, g->tw,
-                                      scratch);
-        }
+    long xi_stride = (long)channels * g->ld, hw = (long)h * w;
+    for (int c = 0; c < channels; c++) {
+        long at = ((long)k->first_img * channels + c) * hw;
+        (grad_form ? g->t->output_grad : g->t->input)(dst + (long)c * g->ld, xi_stride, src + at,
+                                                      mask ? mask + at : NULL, channels * hw,
+                                                      k->imgs, h, w, g->th, g->tw, scratch);
+    }
 }
 
 /* Inverse transform of a block's GEMM output m[xi][channel][tile] into `channels` planes. */
 static void untransform_block(real_t *dst, const real_t *m, const real_t *bias, rt_act act,
                               int channels, int h, int w, const wino_geom *g,
                               const wino_block *k, real_t *scratch) {
-    long xi_stride = (long)channels * g->ld;
-    for (int im = 0; im < k->imgs; im++)
-        for (int c = 0; c < channels; c++)
-            output_transform_plane(dst + ((long)(k->first_img + im) * channels + c) * h * w,
-                                   m + (long)c * g->ld + (long)im * g->tiles, xi_stride, h, w,
-                                   g->th, g->tw, bias ? bias[c] : 0, act, scratch);
+    long xi_stride = (long)channels * g->ld, hw = (long)h * w;
+    for (int c = 0; c < channels; c++)
+        g->t->output(dst + ((long)k->first_img * channels + c) * hw, m + (long)c * g->ld,
+                     xi_stride, channels * hw, k->imgs, h, w, g->th, g->tw, bias ? bias[c] : 0,
+                     act, scratch);
 }
 
-/* out[xi] (rows x tiles) = u[xi] (rows x inner) . v[xi] (inner x tiles), for all 16 xi. */
+/* out[xi] (rows x tiles) = u[xi] (rows x inner) . v[xi] (inner x tiles), for every xi. */
 static void transformed_gemms(real_t *out, const real_t *u, const real_t *v, int rows, int inner,
                               const wino_geom *g, const wino_block *k) {
-    for (int xi = 0; xi < XI; xi++)
+    for (int xi = 0; xi < g->xi; xi++)
         RT_FN(rt_gemm)(0, 0, rows, k->tiles, inner, 1, u + (long)xi * rows * inner, inner,
                        v + (long)xi * inner * g->ld, (int)g->ld, 0, out + (long)xi * rows * g->ld,
                        (int)g->ld);
@@ -383,7 +148,7 @@ void RT_FN(conv2d_winograd_forward)(real_t *out, const real_t *in, const real_t 
     real_t *u = work;
     #pragma omp parallel
     {
-        transform_kernels(u, weight, s, 0);   /* ends in a barrier */
+        transform_kernels(u, weight, s, &g, 0);   /* ends in a barrier */
         wino_slice sl = slice_of(work, omp_get_thread_num(), s, &g);
         #pragma omp for schedule(static)
         for (int b = 0; b < g.blocks; b++) {
@@ -416,17 +181,17 @@ void RT_FN(conv2d_winograd_backward)(real_t *din, real_t *dweight, real_t *dbias
                 dbias[o] = acc;
             }
         }
-        if (din) transform_kernels(u, weight, s, 1);
+        if (din) transform_kernels(u, weight, s, &g, 1);
         int t = omp_get_thread_num();
         wino_slice sl = slice_of(work, t, s, &g);
-        memset(sl.du, 0, sizeof(real_t) * XI * kc);
+        memset(sl.du, 0, sizeof(real_t) * g.xi * kc);
         #pragma omp for schedule(static)
         for (int b = 0; b < g.blocks; b++) {
             wino_block k = block_at(&g, s->n, b);
             /* weight gradient: dU[xi] += (A dy A^T)[xi] . (B^T d B)[xi]^T over this block */
             transform_block(sl.a, in, NULL, s->c, s->h, s->w, &g, &k, 0, sl.scratch);
             transform_block(sl.b, dout, mask, s->oc, s->h, s->w, &g, &k, 1, sl.scratch);
-            for (int xi = 0; xi < XI; xi++)
+            for (int xi = 0; xi < g.xi; xi++)
                 RT_FN(rt_gemm)(0, 1, s->oc, s->c, k.tiles, 1, sl.b + xi * s->oc * g.ld, (int)g.ld,
                                sl.a + xi * s->c * g.ld, (int)g.ld, 1, sl.du + xi * kc, s->c);
             if (!din) continue;
@@ -438,16 +203,16 @@ void RT_FN(conv2d_winograd_backward)(real_t *din, real_t *dweight, real_t *dbias
         /* implicit barrier: every partial is complete; sum them in thread order */
         long per_thread = slice_elems(s, &g);
         int threads = omp_get_num_threads();
-        real_t *du0 = work + kernels_elems(s) + 2 * buf_elems(&g);
+        real_t *du0 = work + kernels_elems(s, &g) + 2 * buf_elems(&g);
         #pragma omp for schedule(static)
         for (long e = 0; e < kc; e++) {
-            real_t du[XI];
-            for (int xi = 0; xi < XI; xi++) {
+            real_t du[WINO_MAX_XI];
+            for (int xi = 0; xi < g.xi; xi++) {
                 real_t acc = 0;
                 for (int v = 0; v < threads; v++) acc += du0[v * per_thread + xi * kc + e];
                 du[xi] = acc;
             }
-            kernel_grad_transform(dweight + e * 9, du, 1);
+            g.t->kernel_grad(dweight + e * 9, du, 1);
         }
     }
 }

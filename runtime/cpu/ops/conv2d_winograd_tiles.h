@@ -1,0 +1,72 @@
+/* What the Winograd driver (conv2d_winograd.c) needs of one tile size: the transforms of
+ * kernels and of whole input, output and output-gradient planes. F(2x2,3x3) is in
+ * conv2d_winograd_f2.c, F(4x4,3x3) in conv2d_winograd_f4.c; both are named per precision.
+ * Also the 16-lane vector helpers the plane transforms share. */
+#ifndef RT_CONV2D_WINOGRAD_TILES_H
+#define RT_CONV2D_WINOGRAD_TILES_H
+#include <string.h>
+#include "rt_ops.h"
+#include "rt_real.h"
+
+#define WINO_MAX_XI 36   /* transformed positions of the largest tile, F(4x4,3x3): 6x6 */
+
+/* The transforms of F(m x m, 3x3). Planes are h x w with th x tw tiles of m x m outputs,
+ * tile t = i * tw + j. The plane transforms take one channel of a block of `imgs` images:
+ * image im's plane (and mask) at src + im * img_stride, its tiles at t + im * th * tw of the
+ * transformed values v[xi * ld + t]. They may write up to 16 slots past the block's last
+ * tile (ld leaves room) and use `scratch` (scratch_elems(imgs, th, tw) values) as they like. */
+typedef struct {
+    int m;    /* output tile side */
+    int xi;   /* transformed positions per tile, (m + 2)^2 */
+    /* u[xi * stride] = G g G^T of one 3x3 kernel g, rotated by 180 degrees when `flip` */
+    void (*kernel)(real_t *u, long stride, const real_t *g, int flip);
+    /* dg = G^T dU G of one kernel, du[xi * stride] */
+    void (*kernel_grad)(real_t *dg, const real_t *du, long stride);
+    /* B^T d B of every tile (d: the m+2 square patch of the plane zero-padded by one pixel),
+     * the planes masked to where mask > 0 when `mask` is set */
+    void (*input)(real_t *restrict v, long ld, const real_t *src, const real_t *mask,
+                  long img_stride, int imgs, int h, int w, int th, int tw,
+                  real_t *restrict scratch);
+    /* A dy A^T of every m x m tile of output-gradient planes (zero past their edges), masked
+     * like `input` */
+    void (*output_grad)(real_t *restrict v, long ld, const real_t *src, const real_t *mask,
+                        long img_stride, int imgs, int h, int w, int th, int tw,
+                        real_t *restrict scratch);
+    /* A^T m A of every tile, plus bias, through the fused activation, into the planes */
+    void (*output)(real_t *dst, const real_t *restrict m, long ld, long img_stride, int imgs,
+                   int h, int w, int th, int tw, real_t bias, rt_act act,
+                   real_t *restrict scratch);
+    long (*scratch_elems)(int imgs, int th, int tw);
+} wino_tiles;
+
+extern const wino_tiles RT_FN(wino_f2x2);
+extern const wino_tiles RT_FN(wino_f4x4);
+
+/* Tiles go through the transforms 16 at a time, as vectors of 16 lanes (one tile per lane).
+ * GCC's generic vectors keep this portable to any -march and to double; lanes are picked
+ * apart with two-vector shuffles (vpermt2ps on AVX-512). */
+typedef real_t rvec __attribute__((vector_size(16 * sizeof(real_t))));
+#ifdef RT_REAL_DOUBLE
+typedef long long rsel __attribute__((vector_size(16 * sizeof(long long))));
+#else
+typedef int rsel __attribute__((vector_size(16 * sizeof(int))));
+#endif
+
+/* Shuffle indices that interleave two vectors: lanes 0..7 (ZIP_LO) or 8..15 (ZIP_HI) of each. */
+#define WINO_ZIP_LO { 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23 }
+#define WINO_ZIP_HI { 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31 }
+
+/* Unaligned loads and stores (macros: generic vectors are not passed to functions). */
+#define VLOAD(v, p) memcpy(&(v), (p), sizeof(rvec))
+#define VSTORE(p, v) do { rvec v_ = (v); memcpy((p), &v_, sizeof v_); } while (0)
+
+/* Stores 16 tiles' values of `n` transformed positions: v[xi * ld + t], t = at .. at+15. */
+static inline void wino_store_tiles(real_t *v, long ld, long at, const rvec *out, int n) {
+    for (int xi = 0; xi < n; xi++) VSTORE(v + xi * ld + at, out[xi]);
+}
+
+/* Zeroes row[from .. len-1]. */
+static inline void wino_zero_tail(real_t *row, long from, long len) {
+    for (long x = from; x < len; x++) row[x] = 0;
+}
+#endif
