@@ -6,8 +6,10 @@
  *
  * Notation: d is an input patch, g a 3x3 kernel, y an output tile.
  *   forward         y = A^T [ (G g G^T) . (B^T d B) ] A            (. = elementwise)
- *   input gradient  the same convolution of dy with each kernel rotated by 180 degrees and
- *                   in/out channels swapped (stride 1, pad 1: the output keeps the input size)
+ *   input gradient  F(4x4): the adjoint, dV = U^T (A dy A^T), then B dV B^T summed over the
+ *                   overlapping patches (the tile kind's input_adjoint);
+ *                   F(2x2): the same convolution of dy with each kernel rotated by 180 degrees
+ *                   and in/out channels swapped (stride 1, pad 1: the output keeps the size)
  *   weight gradient dU = sum over tiles (A dy A^T) . (B^T d B),  dg = G^T dU G
  *                   (the adjoint of the forward in the transformed domain)
  * The tiles of a block of whole images are transformed into V[xi][channel][tile] (xi the
@@ -133,6 +135,16 @@ static void untransform_block(real_t *dst, const real_t *m, const real_t *bias, 
                      act, scratch);
 }
 
+/* The input gradient of a block from dV[xi][channel][tile] by the adjoint of the input
+ * transform, into `channels` planes. */
+static void adjoint_block(real_t *dst, const real_t *dv, int channels, int h, int w,
+                          const wino_geom *g, const wino_block *k, real_t *scratch) {
+    long xi_stride = (long)channels * g->ld, hw = (long)h * w;
+    for (int c = 0; c < channels; c++)
+        g->t->input_adjoint(dst + ((long)k->first_img * channels + c) * hw, dv + (long)c * g->ld,
+                            xi_stride, channels * hw, k->imgs, h, w, g->th, g->tw, scratch);
+}
+
 /* out[xi] (rows x tiles) = u[xi] (rows x inner) . v[xi] (inner x tiles), for every xi. */
 static void transformed_gemms(real_t *out, const real_t *u, const real_t *v, int rows, int inner,
                               const wino_geom *g, const wino_block *k) {
@@ -164,7 +176,7 @@ void RT_FN(conv2d_winograd_backward)(real_t *din, real_t *dweight, real_t *dbias
                                      const real_t *dout, const real_t *act_out, const real_t *in,
                                      const real_t *weight, real_t *work, const rt_conv_shape *s) {
     wino_geom g = geom_of(s);
-    real_t *u = work;   /* flipped, transposed kernels for the input gradient */
+    real_t *u = work;   /* kernels for the input gradient (see `adjoint`) */
     const real_t *mask = s->act ? act_out : NULL;
     long ohw = (long)s->h * s->w, kc = (long)s->oc * s->c;
     #pragma omp parallel
@@ -181,7 +193,9 @@ void RT_FN(conv2d_winograd_backward)(real_t *din, real_t *dweight, real_t *dbias
                 dbias[o] = acc;
             }
         }
-        if (din) transform_kernels(u, weight, s, &g, 1);
+        /* the input gradient needs the forward's kernels for the adjoint, else flipped ones */
+        int adjoint = g.t->input_adjoint != NULL;
+        if (din) transform_kernels(u, weight, s, &g, !adjoint);
         int t = omp_get_thread_num();
         wino_slice sl = slice_of(work, t, s, &g);
         memset(sl.du, 0, sizeof(real_t) * g.xi * kc);
@@ -195,6 +209,14 @@ void RT_FN(conv2d_winograd_backward)(real_t *din, real_t *dweight, real_t *dbias
                 RT_FN(rt_gemm)(0, 1, s->oc, s->c, k.tiles, 1, sl.b + xi * s->oc * g.ld, (int)g.ld,
                                sl.a + xi * s->c * g.ld, (int)g.ld, 1, sl.du + xi * kc, s->c);
             if (!din) continue;
+            if (adjoint) {   /* input gradient: dV[xi] = U[xi]^T dM[xi], then its adjoint */
+                for (int xi = 0; xi < g.xi; xi++)
+                    RT_FN(rt_gemm)(1, 0, s->c, k.tiles, s->oc, 1, u + xi * kc, s->c,
+                                   sl.b + xi * s->oc * g.ld, (int)g.ld, 0, sl.a + xi * s->c * g.ld,
+                                   (int)g.ld);
+                adjoint_block(din, sl.a, s->c, s->h, s->w, &g, &k, sl.scratch);
+                continue;
+            }
             /* input gradient: the forward convolution of dy with the flipped kernels */
             transform_block(sl.b, dout, mask, s->oc, s->h, s->w, &g, &k, 0, sl.scratch);
             transformed_gemms(sl.a, u, sl.b, s->c, s->oc, &g, &k);

@@ -43,6 +43,15 @@ static const real_t G[6][3] = {
         (o)[0] = (x0) + s12_ + s34_; (o)[1] = d12_ + (real_t)2 * d34_;                          \
         (o)[2] = s12_ + (real_t)4 * s34_; (o)[3] = d12_ + (real_t)8 * d34_ + (x5);                   \
     } while (0)
+/* B x (6 -> 6), B the transpose of B^T: the adjoint of BT6 */
+#define B6(T, o, x0, x1, x2, x3, x4, x5) do {                                                \
+        T s12_ = (x1) + (x2), d12_ = (x1) - (x2), s34_ = (x3) + (x4), d34_ = (x3) - (x4);  \
+        (o)[0] = (real_t)4 * (x0);                                                         \
+        (o)[1] = (real_t)-4 * d12_ - (real_t)2 * d34_ + (real_t)4 * (x5);                  \
+        (o)[2] = (real_t)-5 * (x0) - (real_t)4 * s12_ - s34_;                              \
+        (o)[3] = d12_ + (real_t)2 * d34_ - (real_t)5 * (x5);                               \
+        (o)[4] = (x0) + s12_ + s34_; (o)[5] = (x5);                                        \
+    } while (0)
 /* A z (4 -> 6), A the transpose of A^T */
 #define A4(T, o, z0, z1, z2, z3) do {                                                        \
         T e_ = (z0) + (z2), f_ = (z1) + (z3), e4_ = (z0) + (real_t)4 * (z2);                    \
@@ -256,8 +265,61 @@ static void output_grad_transform(real_t *restrict v, long ld, const real_t *src
     }
 }
 
+/* The adjoint of input_transform (the input gradient from dV = U^T dM): the column pass
+ * B dV[.][p] into H[p][k][tile], then per padded row y the sum of the two tile rows it is
+ * patch row k of, times B, added up over the overlapping columns: x = 4j + c. */
+static void input_adjoint(real_t *dst, const real_t *restrict m, long ld, long img_stride,
+                          int imgs, int h, int w, int th, int tw, real_t *restrict scratch) {
+    long sec = section(imgs, th, tw), tiles = (long)th * tw;
+    real_t *hbuf = scratch, *row = scratch + 36 * sec;
+    for (long t0 = 0; t0 < imgs * tiles; t0 += 16)
+        for (int p = 0; p < 6; p++) {
+            rvec x[6], o[6];
+            for (int q = 0; q < 6; q++) VLOAD(x[q], m + (6 * q + p) * ld + t0);
+            B6(rvec, o, x[0], x[1], x[2], x[3], x[4], x[5]);
+            for (int k = 0; k < 6; k++) VSTORE(hbuf + (long)(6 * p + k) * sec + t0, o[k]);
+        }
+    rsel live;   /* lanes of real tiles: the rest hold the next row's values */
+    for (int l = 0; l < 16; l++) live[l] = l < tw ? -1 : 0;
+    static const rsel UP = { 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14 };
+    const rvec zero = { 0 };
+    for (int im = 0; im < imgs; im++)
+        for (int y = 1; y <= h; y++) {   /* padded rows 0 and past h are the zero border */
+            int i = y / 4, k = y % 4;
+            const real_t *here = i < th ? hbuf + (long)k * sec + im * tiles + (long)i * tw : NULL;
+            const real_t *above = k < 2 && i > 0
+                                  ? hbuf + (long)(k + 4) * sec + im * tiles + (long)(i - 1) * tw : NULL;
+            if (tw <= ROW_TW) {
+                rvec o[6], x[6];
+                for (int p = 0; p < 6; p++) {
+                    rvec a = zero, b = zero;
+                    if (here) VLOAD(a, here + 6 * p * sec);
+                    if (above) VLOAD(b, above + 6 * p * sec);
+                    o[p] = (rvec)((rsel)(a + b) & live);
+                }
+                B6(rvec, x, o[0], o[1], o[2], o[3], o[4], o[5]);
+                /* columns 4j + 4, 4j + 5 are columns 0, 1 of tile j + 1 */
+                rvec c0 = x[0] + __builtin_shuffle(x[4], zero, UP);
+                rvec c1 = x[1] + __builtin_shuffle(x[5], zero, UP);
+                rvec e = __builtin_shuffle(c0, x[2], ZIP_LO), f = __builtin_shuffle(c1, x[3], ZIP_LO);
+                VSTORE(row, __builtin_shuffle(e, f, ZIP_LO));
+                VSTORE(row + 16, __builtin_shuffle(e, f, ZIP_HI));
+            } else {
+                for (int x = 0; x < 4 * tw + 2; x++) row[x] = 0;
+                for (int j = 0; j < tw; j++) {
+                    real_t o[6], x[6];
+                    for (int p = 0; p < 6; p++)
+                        o[p] = (here ? here[6 * p * sec + j] : 0) + (above ? above[6 * p * sec + j] : 0);
+                    B6(real_t, x, o[0], o[1], o[2], o[3], o[4], o[5]);
+                    for (int c = 0; c < 6; c++) row[4 * j + c] += x[c];
+                }
+            }
+            memcpy(dst + im * img_stride + (long)(y - 1) * w, row + 1, sizeof(real_t) * w);
+        }
+}
+
 const wino_tiles RT_FN(wino_f4x4) = {
     .m = 4, .xi = XI, .kernel = kernel_transform, .kernel_grad = kernel_grad_transform,
     .input = input_transform, .output_grad = output_grad_transform, .output = output_transform,
-    .scratch_elems = f4_scratch_elems,
+    .input_adjoint = input_adjoint, .scratch_elems = f4_scratch_elems,
 };

@@ -36,6 +36,11 @@ typedef struct {
     void (*output)(real_t *dst, const real_t *restrict m, long ld, long img_stride, int imgs,
                    int h, int w, int th, int tw, real_t bias, rt_act act,
                    real_t *restrict scratch);
+    /* The adjoint of `input`: B dv B^T of every tile, summed over the overlapping patches
+     * into the planes (written, not added); NULL where the driver takes the input gradient as
+     * the forward convolution of dy with flipped kernels instead */
+    void (*input_adjoint)(real_t *dst, const real_t *restrict m, long ld, long img_stride,
+                          int imgs, int h, int w, int th, int tw, real_t *restrict scratch);
     long (*scratch_elems)(int imgs, int th, int tw);
 } wino_tiles;
 
