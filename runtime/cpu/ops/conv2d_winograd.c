@@ -85,6 +85,32 @@ long RT_FN(conv2d_winograd_workspace_elems)(const rt_conv_shape *s) {
     return kernels_elems(s, &g) + (long)omp_get_max_threads() * slice_elems(s, &g);
 }
 
+void RT_FN(wino_pad_plane)(real_t *restrict pad, long len, long rows, int off,
+                           const real_t *plane, const real_t *mask, int h, int w) {
+    memset(pad, 0, sizeof(real_t) * len * off);
+    for (int y = 0; y < h; y++) {
+        real_t *restrict row = pad + (y + off) * len;
+        const real_t *restrict x = plane + (long)y * w;
+        for (int p = 0; p < off; p++) row[p] = 0;
+        if (mask) {
+            const real_t *restrict m = mask + (long)y * w;
+            for (int p = 0; p < w; p++) row[off + p] = m[p] > 0 ? x[p] : 0;
+        } else {
+            memcpy(row + off, x, sizeof(real_t) * w);
+        }
+        for (long p = off + w; p < len; p++) row[p] = 0;
+    }
+    memset(pad + (h + off) * len, 0, sizeof(real_t) * len * (rows - (h + off)));
+}
+
+void RT_FN(wino_bias_act_row)(real_t *restrict out, const real_t *restrict o, int w, real_t bias,
+                              rt_act act) {
+    if (act == RT_ACT_RELU)
+        for (int x = 0; x < w; x++) { real_t val = o[x] + bias; out[x] = val > 0 ? val : 0; }
+    else
+        for (int x = 0; x < w; x++) out[x] = o[x] + bias;
+}
+
 /* Transformed kernels for the forward (U[xi][oc][c]) or, flipped and transposed, for the
  * input gradient (U[xi][c][oc]); one thread per output row of U. */
 static void transform_kernels(real_t *u, const real_t *weight, const rt_conv_shape *s,

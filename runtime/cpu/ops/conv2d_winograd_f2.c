@@ -12,7 +12,7 @@
  * column 2*j0, two more from 2*j0 + 2). */
 static long row_len(int tw) { return 32L * ((tw + 15) / 16) + 16; }
 
-/* The zero-padded plane (see pad_plane): 2*th + 4 rows of row_len. */
+/* The zero-padded plane (see wino_pad_plane): 2*th + 4 rows of row_len. */
 static long f2_scratch_elems(int imgs, int th, int tw) { (void)imgs; return (2L * th + 4) * row_len(tw); }
 
 /* u[xi * stride] = (G g G^T)[xi] for one 3x3 kernel g (flipped: rotated by 180 degrees). */
@@ -71,27 +71,6 @@ static void pair_select(rsel *m, int tw, int off) {
 
 #define store16(v, ld, at, out) wino_store_tiles((v), (ld), (at), (out), XI)
 
-/* The plane zero-padded by one pixel on every side (and below and on the right to 2*th + 4
- * rows of row_len), masked by a fused ReLU's output when `mask` is set:
- * pad[(y + 1) * len + x + 1] = plane[y][x]. */
-static void pad_plane(real_t *restrict pad, long len, const real_t *plane, const real_t *mask,
-                      int h, int w, int th) {
-    memset(pad, 0, sizeof(real_t) * len);
-    for (int y = 0; y < h; y++) {
-        real_t *restrict row = pad + (y + 1) * len;
-        const real_t *restrict x = plane + (long)y * w;
-        row[0] = 0;
-        if (mask) {
-            const real_t *restrict m = mask + (long)y * w;
-            for (int p = 0; p < w; p++) row[p + 1] = m[p] > 0 ? x[p] : 0;
-        } else {
-            memcpy(row + 1, x, sizeof(real_t) * w);
-        }
-        wino_zero_tail(row, w + 1, len);
-    }
-    memset(pad + (h + 1) * len, 0, sizeof(real_t) * len * (2 * th + 4 - (h + 1)));
-}
-
 /* B^T d B for every tile of one plane: v[xi * ld + t], t = i * tw + j; the patch of tile
  * (i, j) is rows 2i .. 2i+3, columns 2j .. 2j+3 of the padded plane.
  * B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]. */
@@ -99,7 +78,7 @@ static void input_transform_plane(real_t *restrict v, long ld, const real_t *pla
                                   const real_t *mask, int h, int w, int th, int tw,
                                   real_t *restrict scratch) {
     long len = row_len(tw);
-    pad_plane(scratch, len, plane, mask, h, w, th);
+    RT_FN(wino_pad_plane)(scratch, len, 2L * th + 4, 1, plane, mask, h, w);
     rvec out[16];
     if (tw <= PAIR_TW) {   /* tile rows i and i+1: padded rows 2i .. 2i+5, columns 0 .. 15 */
         rsel sel[4];
@@ -176,12 +155,7 @@ static void output_transform_plane(real_t *plane, const real_t *restrict m, long
             }
         }
         for (int q = 0; q < 2 * step && 2 * i + q < h; q++) {
-            const real_t *restrict o = rows + q * len;
-            real_t *restrict y = plane + (long)(2 * i + q) * w;
-            if (act == RT_ACT_RELU)
-                for (int x = 0; x < w; x++) { real_t val = o[x] + bias; y[x] = val > 0 ? val : 0; }
-            else
-                for (int x = 0; x < w; x++) y[x] = o[x] + bias;
+            RT_FN(wino_bias_act_row)(plane + (long)(2 * i + q) * w, rows + q * len, w, bias, act);
         }
     }
 }
@@ -193,7 +167,7 @@ static void output_grad_transform_plane(real_t *restrict v, long ld, const real_
                                         const real_t *mask, int h, int w, int th, int tw,
                                         real_t *restrict scratch) {
     long len = row_len(tw);
-    pad_plane(scratch, len, plane, mask, h, w, th);
+    RT_FN(wino_pad_plane)(scratch, len, 2L * th + 4, 1, plane, mask, h, w);
     int pair = tw <= PAIR_TW;
     rsel sel[2];
     for (int b = 0; b < 2; b++) pair_select(&sel[b], tw, b);

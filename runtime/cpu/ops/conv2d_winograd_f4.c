@@ -71,7 +71,7 @@ static const rsel ZIP_HI = WINO_ZIP_HI;
 
 /* Scratch: 36 sections of H (input) or 16 of dY / Y (output grad, output), each the block's
  * tiles plus 16 for the vectors that run past its end, then one zero-padded plane of
- * 4 * th + 2 rows of pad_len (see pad_plane). */
+ * 4 * th + 2 rows of pad_len (see wino_pad_plane). */
 static long section(int imgs, int th, int tw) { return ((long)imgs * th * tw + 31) / 16 * 16; }
 static long pad_len(int tw) { return (4L * tw + 2 + 15) / 16 * 16 + 16; }
 static long f4_scratch_elems(int imgs, int th, int tw) {
@@ -106,27 +106,6 @@ static void kernel_grad_transform(real_t *dg, const real_t *du, long stride) {
         }
 }
 
-/* The plane, masked to where mask > 0 when `mask` is set, shifted by `off` rows and columns
- * into 4 * th + 2 zero-padded rows of `len`: pad[(y + off) * len + x + off] = plane[y][x].
- * Built whole before it is read, so that vector loads do not wait on the narrower stores. */
-static void pad_plane(real_t *restrict pad, long len, int off, const real_t *plane,
-                      const real_t *mask, int h, int w, int th) {
-    memset(pad, 0, sizeof(real_t) * len * off);
-    for (int y = 0; y < h; y++) {
-        real_t *restrict row = pad + (y + off) * len;
-        const real_t *restrict x = plane + (long)y * w;
-        for (int p = 0; p < off; p++) row[p] = 0;
-        if (mask) {
-            const real_t *restrict m = mask + (long)y * w;
-            for (int p = 0; p < w; p++) row[off + p] = m[p] > 0 ? x[p] : 0;
-        } else {
-            memcpy(row + off, x, sizeof(real_t) * w);
-        }
-        wino_zero_tail(row, off + w, len);
-    }
-    memset(pad + (h + off) * len, 0, sizeof(real_t) * len * (4L * th + 2 - (h + off)));
-}
-
 /* B^T d B for every tile of a block's planes of one channel: v[xi * ld + t], xi = 6q + p;
  * the patch of tile (i, j) is rows 4i-1 .. 4i+4 and columns 4j-1 .. 4j+4 of its plane (zero
  * outside). */
@@ -136,8 +115,8 @@ static void input_transform(real_t *restrict v, long ld, const real_t *src, cons
     long sec = section(imgs, th, tw), len = pad_len(tw), tiles = (long)th * tw;
     real_t *hbuf = scratch, *pad = scratch + 36 * sec;
     for (int im = 0; im < imgs; im++) {
-        pad_plane(pad, len, 1, src + im * img_stride, mask ? mask + im * img_stride : NULL, h, w,
-                  th);
+        RT_FN(wino_pad_plane)(pad, len, 4L * th + 2, 1, src + im * img_stride,
+                              mask ? mask + im * img_stride : NULL, h, w);
         /* row pass: padded row y times B is patch row k = y - 4i of tile rows i = y / 4 and,
          * for k = 4, 5, i - 1: H[p][k][t]. 16-lane stores past tw land in rows that are
          * written later or in the section's room. */
@@ -217,12 +196,7 @@ static void output_transform(real_t *dst, const real_t *restrict m, long ld, lon
             } else {
                 for (int x = 0; x < w; x++) row[x] = yr[(x % 4) * sec + x / 4];
             }
-            const real_t *o = row;
-            real_t *restrict out = dst + im * img_stride + (long)y * w;
-            if (act == RT_ACT_RELU)
-                for (int x = 0; x < w; x++) { real_t val = o[x] + bias; out[x] = val > 0 ? val : 0; }
-            else
-                for (int x = 0; x < w; x++) out[x] = o[x] + bias;
+            RT_FN(wino_bias_act_row)(dst + im * img_stride + (long)y * w, row, w, bias, act);
         }
 }
 
@@ -237,8 +211,8 @@ static void output_grad_transform(real_t *restrict v, long ld, const real_t *src
     /* split rows by column phase: dY[a][b][t] = dy[4i + a][4j + b]; 16-lane stores past tw
      * land in rows written later or in the section's room */
     for (int im = 0; im < imgs; im++) {
-        pad_plane(pad, len, 0, src + im * img_stride, mask ? mask + im * img_stride : NULL, h, w,
-                  th);
+        RT_FN(wino_pad_plane)(pad, len, 4L * th + 2, 0, src + im * img_stride,
+                              mask ? mask + im * img_stride : NULL, h, w);
         for (int y = 0; y < 4 * th; y++) {
             const real_t *row = pad + y * len;
             real_t *gy = gs + 4 * (y % 4) * sec + im * tiles + (long)(y / 4) * tw;

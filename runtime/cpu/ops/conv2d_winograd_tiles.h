@@ -70,8 +70,14 @@ static inline void wino_store_tiles(real_t *v, long ld, long at, const rvec *out
     for (int xi = 0; xi < n; xi++) VSTORE(v + xi * ld + at, out[xi]);
 }
 
-/* Zeroes row[from .. len-1]. */
-static inline void wino_zero_tail(real_t *row, long from, long len) {
-    for (long x = from; x < len; x++) row[x] = 0;
-}
+/* The plane, masked to where mask > 0 when `mask` is set, shifted by `off` rows and columns
+ * into `rows` zero-padded rows of `len`: pad[(y + off) * len + x + off] = plane[y][x]. Built
+ * whole before the transforms read it with vector loads (which would wait on narrower stores
+ * still in flight). In conv2d_winograd.c. */
+void RT_FN(wino_pad_plane)(real_t *restrict pad, long len, long rows, int off,
+                           const real_t *plane, const real_t *mask, int h, int w);
+
+/* out[x] = o[x] + bias through the fused activation, x < w. In conv2d_winograd.c. */
+void RT_FN(wino_bias_act_row)(real_t *restrict out, const real_t *restrict o, int w, real_t bias,
+                              rt_act act);
 #endif
