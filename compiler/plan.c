@@ -131,7 +131,9 @@ void ir_plan(ir_net *net) {
         long sb = saved_bytes(net, op);
         net->saved_of[i] = sb ? add_tensor(net, T_SAVED, i, sb, FWD(i), BWD(i)) : -1;
     }
-    net->tensors[net->act_of[last_value]].last = loss_step;
+    /* The logits outlive the step: the trainer reads them after it for the training top-1
+     * (rt_model.logits). Ending their life at the loss let backward tensors overwrite them. */
+    net->tensors[net->act_of[last_value]].last = BWD(0);
     /* Gradients: written first by the last consumer's backward (or the loss), read last by
      * the producer's backward. */
     for (int i = 0; i < L; i++) {

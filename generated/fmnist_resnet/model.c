@@ -142,63 +142,63 @@
 /* Activations, gradients and saved state in the arena, in bytes (plan.txt). */
 #define stem_out ((float *)(arena + 0))  /* [128,32,28,28] */
 #define stem_bn_out ((float *)(arena + 12845056))  /* [128,32,28,28] */
-#define stem_bn_saved ((float *)(arena + 221584896))
+#define stem_bn_saved ((float *)(arena + 221590016))
 #define layer1_0_conv1_out ((float *)(arena + 25690112))  /* [128,32,28,28] */
 #define layer1_0_bn1_out ((float *)(arena + 38535168))  /* [128,32,28,28] */
-#define layer1_0_bn1_saved ((float *)(arena + 221585152))
+#define layer1_0_bn1_saved ((float *)(arena + 221590272))
 #define layer1_0_conv2_out ((float *)(arena + 51380224))  /* [128,32,28,28] */
 #define layer1_0_bn2_out ((float *)(arena + 64225280))  /* [128,32,28,28] */
-#define layer1_0_bn2_saved ((float *)(arena + 221585408))
+#define layer1_0_bn2_saved ((float *)(arena + 221590528))
 #define layer1_0_add_out ((float *)(arena + 77070336))  /* [128,32,28,28] */
 #define layer1_0_relu2_out ((float *)(arena + 64225280))  /* [128,32,28,28] */
 #define layer1_1_conv1_out ((float *)(arena + 77070336))  /* [128,32,28,28] */
 #define layer1_1_bn1_out ((float *)(arena + 89915392))  /* [128,32,28,28] */
-#define layer1_1_bn1_saved ((float *)(arena + 221585664))
+#define layer1_1_bn1_saved ((float *)(arena + 221590784))
 #define layer1_1_conv2_out ((float *)(arena + 102760448))  /* [128,32,28,28] */
 #define layer1_1_bn2_out ((float *)(arena + 115605504))  /* [128,32,28,28] */
-#define layer1_1_bn2_saved ((float *)(arena + 221585920))
+#define layer1_1_bn2_saved ((float *)(arena + 221591040))
 #define layer1_1_add_out ((float *)(arena + 128450560))  /* [128,32,28,28] */
 #define layer1_1_relu2_out ((float *)(arena + 115605504))  /* [128,32,28,28] */
 #define layer2_0_conv1_out ((float *)(arena + 141295616))  /* [128,64,14,14] */
 #define layer2_0_bn1_out ((float *)(arena + 147718144))  /* [128,64,14,14] */
-#define layer2_0_bn1_saved ((float *)(arena + 221582336))
+#define layer2_0_bn1_saved ((float *)(arena + 221587456))
 #define layer2_0_conv2_out ((float *)(arena + 154140672))  /* [128,64,14,14] */
 #define layer2_0_bn2_out ((float *)(arena + 128450560))  /* [128,64,14,14] */
-#define layer2_0_bn2_saved ((float *)(arena + 221582848))
+#define layer2_0_bn2_saved ((float *)(arena + 221587968))
 #define layer2_0_down_out ((float *)(arena + 134873088))  /* [128,64,14,14] */
 #define layer2_0_down_bn_out ((float *)(arena + 160563200))  /* [128,64,14,14] */
-#define layer2_0_down_bn_saved ((float *)(arena + 221583360))
+#define layer2_0_down_bn_saved ((float *)(arena + 221588480))
 #define layer2_0_add_out ((float *)(arena + 166985728))  /* [128,64,14,14] */
 #define layer2_0_relu2_out ((float *)(arena + 128450560))  /* [128,64,14,14] */
 #define layer2_1_conv1_out ((float *)(arena + 160563200))  /* [128,64,14,14] */
 #define layer2_1_bn1_out ((float *)(arena + 166985728))  /* [128,64,14,14] */
-#define layer2_1_bn1_saved ((float *)(arena + 221583872))
+#define layer2_1_bn1_saved ((float *)(arena + 221588992))
 #define layer2_1_conv2_out ((float *)(arena + 173408256))  /* [128,64,14,14] */
 #define layer2_1_bn2_out ((float *)(arena + 179830784))  /* [128,64,14,14] */
-#define layer2_1_bn2_saved ((float *)(arena + 221584384))
+#define layer2_1_bn2_saved ((float *)(arena + 221589504))
 #define layer2_1_add_out ((float *)(arena + 186253312))  /* [128,64,14,14] */
 #define layer2_1_relu2_out ((float *)(arena + 179830784))  /* [128,64,14,14] */
 #define layer3_0_conv1_out ((float *)(arena + 192675840))  /* [128,128,7,7] */
 #define layer3_0_bn1_out ((float *)(arena + 195887104))  /* [128,128,7,7] */
-#define layer3_0_bn1_saved ((float *)(arena + 221577216))
+#define layer3_0_bn1_saved ((float *)(arena + 221582336))
 #define layer3_0_conv2_out ((float *)(arena + 199098368))  /* [128,128,7,7] */
 #define layer3_0_bn2_out ((float *)(arena + 186253312))  /* [128,128,7,7] */
-#define layer3_0_bn2_saved ((float *)(arena + 221578240))
+#define layer3_0_bn2_saved ((float *)(arena + 221583360))
 #define layer3_0_down_out ((float *)(arena + 189464576))  /* [128,128,7,7] */
 #define layer3_0_down_bn_out ((float *)(arena + 202309632))  /* [128,128,7,7] */
-#define layer3_0_down_bn_saved ((float *)(arena + 221579264))
+#define layer3_0_down_bn_saved ((float *)(arena + 221584384))
 #define layer3_0_add_out ((float *)(arena + 205520896))  /* [128,128,7,7] */
 #define layer3_0_relu2_out ((float *)(arena + 186253312))  /* [128,128,7,7] */
 #define layer3_1_conv1_out ((float *)(arena + 202309632))  /* [128,128,7,7] */
 #define layer3_1_bn1_out ((float *)(arena + 205520896))  /* [128,128,7,7] */
-#define layer3_1_bn1_saved ((float *)(arena + 221580288))
+#define layer3_1_bn1_saved ((float *)(arena + 221585408))
 #define layer3_1_conv2_out ((float *)(arena + 208732160))  /* [128,128,7,7] */
 #define layer3_1_bn2_out ((float *)(arena + 211943424))  /* [128,128,7,7] */
-#define layer3_1_bn2_saved ((float *)(arena + 221581312))
+#define layer3_1_bn2_saved ((float *)(arena + 221586432))
 #define layer3_1_add_out ((float *)(arena + 215154688))  /* [128,128,7,7] */
 #define layer3_1_relu2_out ((float *)(arena + 211943424))  /* [128,128,7,7] */
 #define pool_out ((float *)(arena + 215154688))  /* [128,128,1,1] */
-#define fc_out ((float *)(arena + 215220224))  /* [128,10,1,1] */
+#define fc_out ((float *)(arena + 221577216))  /* [128,10,1,1] */
 #define stem_dout ((float *)(arena + 25690112))
 #define stem_bn_dout ((float *)(arena + 64225280))
 #define layer1_0_conv1_dout ((float *)(arena + 51380224))
@@ -242,7 +242,7 @@
 #define layer3_1_add_dout ((float *)(arena + 218365952))
 #define layer3_1_relu2_dout ((float *)(arena + 215154688))
 #define pool_dout ((float *)(arena + 218365952))
-#define fc_dout ((float *)(arena + 215225344))
+#define fc_dout ((float *)(arena + 215220224))
 #define scratch_103 ((float *)(arena + 202309632))  /* for "layer3.1.conv1" */
 #define scratch_104 ((float *)(arena + 192675840))  /* for "layer3.0.conv1" */
 #define scratch_105 ((float *)(arena + 160563200))  /* for "layer2.1.conv1" */
@@ -1053,7 +1053,7 @@ const rt_model model = {
     .compiler_version = "0.1",
     .in_c = 1, .in_h = 28, .in_w = 28, .classes = CLASSES, .batch = BATCH,
     .n_params = 696042, .n_buffers = 2240,
-    .arena_bytes = 221586176, .arena_naive_bytes = 684149504,
+    .arena_bytes = 221591296, .arena_naive_bytes = 684149504,
     .n_tensors = 47, .tensors = tensors,
     .n_buckets = 1, .buckets = buckets,
     .init = init, .train_step = train_step, .eval_forward = eval_forward, .logits = logits,
