@@ -20,7 +20,7 @@
 #define IMAGE 784L
 #define N_PARAMS 1663370L
 #define N_BUFFERS 0L
-#define ARENA_BYTES 41746432L
+#define ARENA_BYTES 41751552L
 
 typedef float act_t;   /* activations and their gradients */
 
@@ -58,7 +58,7 @@ typedef float act_t;   /* activations and their gradients */
 #define pool2_saved ((int32_t *)(arena + 1605632))
 #define fc1_out ((act_t *)(arena + 3211264))  /* [128,512,1,1] */
 #define relu3_out ((act_t *)(arena + 3473408))  /* [128,512,1,1] */
-#define fc2_out ((act_t *)(arena + 3211264))  /* [128,10,1,1] */
+#define fc2_out ((act_t *)(arena + 41746432))  /* [128,10,1,1] */
 #define conv1_dout ((act_t *)(arena + 0))
 #define relu1_dout ((act_t *)(arena + 25690112))
 #define pool1_dout ((act_t *)(arena + 6422528))

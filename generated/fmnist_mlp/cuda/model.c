@@ -20,7 +20,7 @@
 #define IMAGE 784L
 #define N_PARAMS 101770L
 #define N_BUFFERS 0L
-#define ARENA_BYTES 98304L
+#define ARENA_BYTES 100864L
 
 typedef float act_t;   /* activations and their gradients */
 
@@ -40,10 +40,10 @@ typedef float act_t;   /* activations and their gradients */
 /* Activations, gradients and saved state in the device arena, in bytes (plan.txt). */
 #define fc1_out ((act_t *)(arena + 0))  /* [64,128,1,1] */
 #define relu1_out ((act_t *)(arena + 32768))  /* [64,128,1,1] */
-#define fc2_out ((act_t *)(arena + 0))  /* [64,10,1,1] */
+#define fc2_out ((act_t *)(arena + 98304))  /* [64,10,1,1] */
 #define fc1_dout ((act_t *)(arena + 0))
 #define relu1_dout ((act_t *)(arena + 65536))
-#define fc2_dout ((act_t *)(arena + 2560))
+#define fc2_dout ((act_t *)(arena + 0))
 
 
 /* Device memory of the model, set up once by upload(). */

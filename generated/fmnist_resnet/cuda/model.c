@@ -20,7 +20,7 @@
 #define IMAGE 784L
 #define N_PARAMS 696042L
 #define N_BUFFERS 2240L
-#define ARENA_BYTES 224797440L
+#define ARENA_BYTES 224802560L
 
 typedef float act_t;   /* activations and their gradients */
 
@@ -169,58 +169,58 @@ typedef float act_t;   /* activations and their gradients */
 
 /* Activations, gradients and saved state in the device arena, in bytes (plan.txt). */
 #define stem_out ((act_t *)(arena + 0))  /* [128,32,28,28] */
-#define stem_bn_saved ((float *)(arena + 224796160))
+#define stem_bn_saved ((float *)(arena + 224801280))
 #define stem_relu_out ((act_t *)(arena + 12845056))  /* [128,32,28,28] */
 #define layer1_0_conv1_out ((act_t *)(arena + 25690112))  /* [128,32,28,28] */
-#define layer1_0_bn1_saved ((float *)(arena + 224796416))
+#define layer1_0_bn1_saved ((float *)(arena + 224801536))
 #define layer1_0_relu1_out ((act_t *)(arena + 38535168))  /* [128,32,28,28] */
 #define layer1_0_conv2_out ((act_t *)(arena + 51380224))  /* [128,32,28,28] */
 #define layer1_0_bn2_out ((act_t *)(arena + 64225280))  /* [128,32,28,28] */
-#define layer1_0_bn2_saved ((float *)(arena + 224796672))
+#define layer1_0_bn2_saved ((float *)(arena + 224801792))
 #define layer1_0_relu2_out ((act_t *)(arena + 77070336))  /* [128,32,28,28] */
 #define layer1_1_conv1_out ((act_t *)(arena + 64225280))  /* [128,32,28,28] */
-#define layer1_1_bn1_saved ((float *)(arena + 224796928))
+#define layer1_1_bn1_saved ((float *)(arena + 224802048))
 #define layer1_1_relu1_out ((act_t *)(arena + 89915392))  /* [128,32,28,28] */
 #define layer1_1_conv2_out ((act_t *)(arena + 102760448))  /* [128,32,28,28] */
 #define layer1_1_bn2_out ((act_t *)(arena + 115605504))  /* [128,32,28,28] */
-#define layer1_1_bn2_saved ((float *)(arena + 224797184))
+#define layer1_1_bn2_saved ((float *)(arena + 224802304))
 #define layer1_1_relu2_out ((act_t *)(arena + 128450560))  /* [128,32,28,28] */
 #define layer2_0_conv1_out ((act_t *)(arena + 115605504))  /* [128,64,14,14] */
-#define layer2_0_bn1_saved ((float *)(arena + 224793600))
+#define layer2_0_bn1_saved ((float *)(arena + 224798720))
 #define layer2_0_relu1_out ((act_t *)(arena + 122028032))  /* [128,64,14,14] */
 #define layer2_0_conv2_out ((act_t *)(arena + 154140672))  /* [128,64,14,14] */
 #define layer2_0_bn2_out ((act_t *)(arena + 141295616))  /* [128,64,14,14] */
-#define layer2_0_bn2_saved ((float *)(arena + 224794112))
+#define layer2_0_bn2_saved ((float *)(arena + 224799232))
 #define layer2_0_down_out ((act_t *)(arena + 147718144))  /* [128,64,14,14] */
 #define layer2_0_down_bn_out ((act_t *)(arena + 160563200))  /* [128,64,14,14] */
-#define layer2_0_down_bn_saved ((float *)(arena + 224794624))
+#define layer2_0_down_bn_saved ((float *)(arena + 224799744))
 #define layer2_0_relu2_out ((act_t *)(arena + 166985728))  /* [128,64,14,14] */
 #define layer2_1_conv1_out ((act_t *)(arena + 141295616))  /* [128,64,14,14] */
-#define layer2_1_bn1_saved ((float *)(arena + 224795136))
+#define layer2_1_bn1_saved ((float *)(arena + 224800256))
 #define layer2_1_relu1_out ((act_t *)(arena + 160563200))  /* [128,64,14,14] */
 #define layer2_1_conv2_out ((act_t *)(arena + 173408256))  /* [128,64,14,14] */
 #define layer2_1_bn2_out ((act_t *)(arena + 179830784))  /* [128,64,14,14] */
-#define layer2_1_bn2_saved ((float *)(arena + 224795648))
+#define layer2_1_bn2_saved ((float *)(arena + 224800768))
 #define layer2_1_relu2_out ((act_t *)(arena + 186253312))  /* [128,64,14,14] */
 #define layer3_0_conv1_out ((act_t *)(arena + 179830784))  /* [128,128,7,7] */
-#define layer3_0_bn1_saved ((float *)(arena + 224788480))
+#define layer3_0_bn1_saved ((float *)(arena + 224793600))
 #define layer3_0_relu1_out ((act_t *)(arena + 183042048))  /* [128,128,7,7] */
 #define layer3_0_conv2_out ((act_t *)(arena + 199098368))  /* [128,128,7,7] */
 #define layer3_0_bn2_out ((act_t *)(arena + 192675840))  /* [128,128,7,7] */
-#define layer3_0_bn2_saved ((float *)(arena + 224789504))
+#define layer3_0_bn2_saved ((float *)(arena + 224794624))
 #define layer3_0_down_out ((act_t *)(arena + 195887104))  /* [128,128,7,7] */
 #define layer3_0_down_bn_out ((act_t *)(arena + 202309632))  /* [128,128,7,7] */
-#define layer3_0_down_bn_saved ((float *)(arena + 224790528))
+#define layer3_0_down_bn_saved ((float *)(arena + 224795648))
 #define layer3_0_relu2_out ((act_t *)(arena + 205520896))  /* [128,128,7,7] */
 #define layer3_1_conv1_out ((act_t *)(arena + 192675840))  /* [128,128,7,7] */
-#define layer3_1_bn1_saved ((float *)(arena + 224791552))
+#define layer3_1_bn1_saved ((float *)(arena + 224796672))
 #define layer3_1_relu1_out ((act_t *)(arena + 202309632))  /* [128,128,7,7] */
 #define layer3_1_conv2_out ((act_t *)(arena + 208732160))  /* [128,128,7,7] */
 #define layer3_1_bn2_out ((act_t *)(arena + 211943424))  /* [128,128,7,7] */
-#define layer3_1_bn2_saved ((float *)(arena + 224792576))
+#define layer3_1_bn2_saved ((float *)(arena + 224797696))
 #define layer3_1_relu2_out ((act_t *)(arena + 215154688))  /* [128,128,7,7] */
 #define pool_out ((act_t *)(arena + 211943424))  /* [128,128,1,1] */
-#define fc_out ((act_t *)(arena + 212008960))  /* [128,10,1,1] */
+#define fc_out ((act_t *)(arena + 224788480))  /* [128,10,1,1] */
 #define stem_dout ((act_t *)(arena + 25690112))
 #define stem_relu_dout ((act_t *)(arena + 64225280))
 #define layer1_0_conv1_dout ((act_t *)(arena + 51380224))
