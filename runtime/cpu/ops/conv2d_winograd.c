@@ -32,6 +32,8 @@ static const wino_tiles *tiles_of(const rt_conv_shape *s) {
     return s->algo == RT_CONV_WINOGRAD_F4 ? &RT_FN(wino_f4x4) : &RT_FN(wino_f2x2);
 }
 
+static long round16(long n) { return (n + 15) / 16 * 16; }   /* keeps 16-tile rows aligned */
+
 /* How one call cuts the batch into blocks of whole images. */
 typedef struct {
     const wino_tiles *t;
@@ -54,14 +56,13 @@ static wino_geom geom_of(const rt_conv_shape *s) {
     if (g.imgs_per_block > s->n) g.imgs_per_block = s->n;
     g.blocks = (s->n + g.imgs_per_block - 1) / g.imgs_per_block;
     /* room for the 16-tile stores that run past a plane's last tile */
-    g.ld = ((long)g.imgs_per_block * g.tiles + 15) / 16 * 16 + 16;
+    g.ld = round16((long)g.imgs_per_block * g.tiles) + 16;
     g.cmax = s->c > s->oc ? s->c : s->oc;
     return g;
 }
 
 /* Workspace: the transformed kernels (shared), then per thread two block buffers, a partial
  * transformed weight gradient and the tile transforms' scratch. */
-static long round16(long n) { return (n + 15) / 16 * 16; }   /* keeps 16-tile rows aligned */
 static long kernels_elems(const rt_conv_shape *s, const wino_geom *g) {
     return round16((long)g->xi * s->oc * s->c);
 }

@@ -10,7 +10,8 @@
  *   output       both passes on 16 consecutive tiles, then the 4x4 pixels of the tiles are
  *                interleaved back into the planes' rows;
  *   output grad  the planes' rows are split by column phase into dY[a][b][tile], then both
- *                passes on 16 consecutive tiles.
+ *                passes on 16 consecutive tiles;
+ *   input adjoint (the input gradient) the input's passes transposed and in reverse order.
  * Rows of at most 7 tiles (28 columns) are split and interleaved with two-vector shuffles;
  * wider rows take a scalar path. */
 #include "conv2d_winograd_tiles.h"
@@ -69,9 +70,9 @@ static const rsel PHASE[6] = {
 static const rsel ZIP_LO = WINO_ZIP_LO;
 static const rsel ZIP_HI = WINO_ZIP_HI;
 
-/* Scratch: 36 sections of H (input) or 16 of dY / Y (output grad, output), each the block's
- * tiles plus 16 for the vectors that run past its end, then one zero-padded plane of
- * 4 * th + 2 rows of pad_len (see wino_pad_plane). */
+/* Scratch: 36 sections of H (input, input adjoint) or 16 of dY / Y (output grad, output), each
+ * the block's tiles plus 16 for the vectors that run past its end, then one zero-padded
+ * plane of 4 * th + 2 rows of pad_len (see wino_pad_plane). */
 static long section(int imgs, int th, int tw) { return ((long)imgs * th * tw + 31) / 16 * 16; }
 static long pad_len(int tw) { return (4L * tw + 2 + 15) / 16 * 16 + 16; }
 static long f4_scratch_elems(int imgs, int th, int tw) {
