@@ -63,38 +63,46 @@ static void emit_layout(emitter *e) {
     fputc('\n', out);
 }
 
-/* Winograd F(4x4,3x3) for the shapes the runtime's Winograd path computes, when there are
- * enough input channels for its transformed-domain GEMMs to pay off (a 1-channel stem is a
- * 9-deep im2col GEMM). F(4x4) needs 0.56-0.73x the GEMM work of F(2x2) on 28x28, 14x14 and
- * 7x7 maps (bench/RESULTS.md has the measurement). */
-static int conv_uses_winograd(const ir_op *op) {
+/* Winograd for the shapes the runtime's Winograd path computes, when there are enough input
+ * channels for its transformed-domain GEMMs to pay off (a 1-channel stem is a 9- or 25-deep
+ * im2col GEMM): F(4x4,3x3) for 3x3 kernels (0.56-0.73x the GEMM work of F(2x2,3x3) on 28x28,
+ * 14x14 and 7x7 maps; bench/RESULTS.md has the measurement), F(2x2,5x5) for 5x5 ones.
+ * Returns the algorithm's name for the generated shape, or NULL for im2col. */
+static const char *conv_winograd_algo(const ir_op *op) {
     rt_conv_shape s = { .c = op->in_c, .h = op->in_h, .w = op->in_w, .oc = op->c,
                         .kh = op->kh, .kw = op->kw, .sh = op->sh, .sw = op->sw, .ph = op->ph,
                         .pw = op->pw, .dh = op->dh, .dw = op->dw, .groups = op->groups,
                         .oh = op->h, .ow = op->w };
-    return rt_conv_winograd_fits(&s) && op->in_c >= 8;
+    if (!rt_conv_winograd_fits(&s) || op->in_c < 8) return NULL;
+    return op->kh == 3 ? "RT_CONV_WINOGRAD_F4" : "RT_CONV_WINOGRAD";
 }
 
 static void emit_shapes(emitter *e) {
     const ir_net *net = e->net;
     FILE *out = e->out;
+    int k3 = 0, k5 = 0;
     for (int i = 0; i < net->n_ops; i++)
-        if (net->ops[i].kind == IR_CONV && conv_uses_winograd(&net->ops[i])) {
-            fprintf(out, "/* .algo = RT_CONV_WINOGRAD_F4: 3x3 stride-1 pad-1 convolutions run as Winograd F(4x4,3x3),\n"
-                         "   up to 4x fewer multiply-adds than im2col + GEMM. */\n");
-            break;
+        if (net->ops[i].kind == IR_CONV && conv_winograd_algo(&net->ops[i])) {
+            if (net->ops[i].kh == 3) k3 = 1; else k5 = 1;
         }
+    if (k3)
+        fprintf(out, "/* .algo = RT_CONV_WINOGRAD_F4: 3x3 stride-1 pad-1 convolutions run as Winograd F(4x4,3x3),\n"
+                     "   up to 4x fewer multiply-adds than im2col + GEMM. */\n");
+    if (k5)
+        fprintf(out, "/* .algo = RT_CONV_WINOGRAD: 5x5 stride-1 pad-2 convolutions run as Winograd F(2x2,5x5),\n"
+                     "   up to 2.8x fewer multiply-adds than im2col + GEMM. */\n");
     for (int i = 0; i < net->n_ops; i++) {
         const ir_op *op = &net->ops[i];
         if (op->kind == IR_CONV)
             fprintf(out,
                     "static const rt_conv_shape %s_shape = { .n = BATCH, .c = %d, .h = %d, .w = %d, "
                     ".oc = %d, .kh = %d, .kw = %d, .sh = %d, .sw = %d, .ph = %d, .pw = %d, .dh = %d, "
-                    ".dw = %d, .groups = %d, .oh = %d, .ow = %d%s%s };\n",
+                    ".dw = %d, .groups = %d, .oh = %d, .ow = %d%s%s%s };\n",
                     op->ident, op->in_c, op->in_h, op->in_w, op->c, op->kh, op->kw, op->sh, op->sw,
                     op->ph, op->pw, op->dh, op->dw, op->groups, op->h, op->w,
                     op->act ? ", .act = RT_ACT_RELU" : "",
-                    conv_uses_winograd(op) ? ", .algo = RT_CONV_WINOGRAD_F4" : "");
+                    conv_winograd_algo(op) ? ", .algo = " : "",
+                    conv_winograd_algo(op) ? conv_winograd_algo(op) : "");
         if (op->kind == IR_MAXPOOL || op->kind == IR_AVGPOOL)
             fprintf(out,
                     "static const rt_pool_shape %s_shape = { .n = BATCH, .c = %d, .h = %d, .w = %d, "

@@ -54,9 +54,10 @@ typedef struct {
 /* Activation fused into the op that produces its input (see CONVENTIONS). */
 typedef enum { RT_ACT_NONE = 0, RT_ACT_RELU = 1 } rt_act;
 
-/* How conv2d computes: im2col + GEMM (any shape), or Winograd F(2x2,3x3) or F(4x4,3x3)
- * (3x3 stride-1 pad-1 undilated ungrouped shapes only; 2.25x and 4x fewer multiply-adds
- * than im2col, less the tiles' overhang at the edges). The compiler picks. */
+/* How conv2d computes: im2col + GEMM (any shape), or Winograd on the shapes that
+ * rt_conv_winograd_fits(): RT_CONV_WINOGRAD is F(2x2,3x3) on 3x3 and F(2x2,5x5) on 5x5
+ * kernels, RT_CONV_WINOGRAD_F4 is F(4x4,3x3) (3x3 only); 2.25x, 2.8x and 4x fewer
+ * multiply-adds than im2col, less the tiles' overhang at the edges. The compiler picks. */
 typedef enum { RT_CONV_IM2COL = 0, RT_CONV_WINOGRAD = 1, RT_CONV_WINOGRAD_F4 = 2 } rt_conv_algo;
 
 /* conv2d sizes; oh/ow must equal rt_conv_out_dim() of the rest (the compiler sets them). */
@@ -71,10 +72,13 @@ typedef struct {
     rt_conv_algo algo;     /* RT_CONV_WINOGRAD(_F4) only where rt_conv_winograd_fits() */
 } rt_conv_shape;
 
-/* Shapes the Winograd path computes. */
+/* Shapes the Winograd path computes: square 3x3 or 5x5 kernels, stride 1, "same" padding,
+ * no dilation or groups; RT_CONV_WINOGRAD_F4 takes 3x3 only. */
 static inline int rt_conv_winograd_fits(const rt_conv_shape *s) {
-    return s->kh == 3 && s->kw == 3 && s->sh == 1 && s->sw == 1 && s->ph == 1 && s->pw == 1 &&
-           s->dh == 1 && s->dw == 1 && s->groups == 1 && s->oh == s->h && s->ow == s->w;
+    int k = s->kh, p = (k - 1) / 2;
+    int kernel_ok = (k == 3 || (k == 5 && s->algo != RT_CONV_WINOGRAD_F4)) && s->kw == k;
+    return kernel_ok && s->sh == 1 && s->sw == 1 && s->ph == p && s->pw == p && s->dh == 1 &&
+           s->dw == 1 && s->groups == 1 && s->oh == s->h && s->ow == s->w;
 }
 
 /* maxpool2d / avgpool2d sizes (floor mode, as torch's default ceil_mode=False). */

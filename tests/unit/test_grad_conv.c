@@ -129,13 +129,13 @@ static void test_gemm(void) {
         }
 }
 
-/* Winograd (F(2x2) or F(4x4), `algo`) against im2col (both precisions): forward and all three
- * gradients. */
+/* Winograd (`algo`: F(2x2) or F(4x4) on 3x3 kernels, F(2x2,5x5) on 5x5) against im2col (both
+ * precisions): forward and all three gradients. */
 static void test_winograd_vs_im2col(rt_conv_shape s, rt_conv_algo algo) {
     rt_conv_shape w = s;
     w.algo = algo;
     long in_n = (long)s.n * s.c * s.h * s.w, out_n = (long)s.n * s.oc * s.oh * s.ow;
-    long w_n = (long)s.oc * s.c * 9;
+    long w_n = (long)s.oc * s.c * s.kh * s.kw;
     double *x = gc_rand(in_n, -1, 1), *k = gc_rand(w_n, -1, 1), *b = gc_rand(s.oc, -1, 1);
     double *r = gc_rand(out_n, -1, 1);
     double *out[2], *din[2], *dw[2], *db[2];
@@ -149,8 +149,8 @@ static void test_winograd_vs_im2col(rt_conv_shape s, rt_conv_algo algo) {
         free(work);
     }
     char what[160];
-#define WHAT(part) (snprintf(what, sizeof what, "winograd F(%d) %dx%d %s", \
-                           algo == RT_CONV_WINOGRAD_F4 ? 4 : 2, s.h, s.w, part), what)
+#define WHAT(part) (snprintf(what, sizeof what, "winograd F(%d,%d) %dx%d %s", \
+                           algo == RT_CONV_WINOGRAD_F4 ? 4 : 2, s.kh, s.h, s.w, part), what)
     gc_compare(WHAT("vs im2col forward"), out[1], out[0], out_n, 1e-12);
     gc_compare(WHAT("vs im2col dinput"), din[1], din[0], in_n, 1e-12);
     gc_compare(WHAT("vs im2col dweight"), dw[1], dw[0], w_n, 1e-12);
@@ -163,9 +163,9 @@ static void test_winograd_vs_im2col(rt_conv_shape s, rt_conv_algo algo) {
     float *fwork = malloc(sizeof(float) * conv2d_workspace_elems(&w));
     conv2d_forward(fout, fx, fk, fb, fwork, &w);
     conv2d_backward(fdin, fdw, fdb, fr, fout, fx, fk, fwork, &w);
-    /* F(4x4)'s transforms scale values by up to 8 and 1/24 both ways, so float rounding
-     * errors grow about 5x over F(2x2)'s (cuDNN and oneDNN accept the same for speed). */
-    double tol = algo == RT_CONV_WINOGRAD_F4 ? 5 * GC_F32_TOL : GC_F32_TOL;
+    /* The 6x6 tiles' transforms scale values by up to 8 and 1/24 both ways, so float rounding
+     * errors grow about 5x over F(2x2,3x3)'s (cuDNN and oneDNN accept the same for speed). */
+    double tol = algo == RT_CONV_WINOGRAD_F4 || s.kh == 5 ? 5 * GC_F32_TOL : GC_F32_TOL;
     float *fgot[4] = { fout, fdin, fdw, fdb };
     const double *want[4] = { out[0], din[0], dw[0], db[0] };
     long count[4] = { out_n, in_n, w_n, s.oc };
@@ -221,6 +221,16 @@ int main(void) {
                                   RT_CONV_WINOGRAD_F4 }, 0 },
         { "winograd4 1x1 image",{ 2, 2, 1, 1, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, RT_ACT_NONE,
                                   RT_CONV_WINOGRAD_F4 }, 0 },
+        /* Winograd F(2x2,5x5): odd extents, a row wider than the shuffles' 14 tiles (scalar
+         * path), an image smaller than the kernel */
+        { "winograd5 6x7",      { 2, 3, 6, 7, 4, 5, 5, 1, 1, 2, 2, 1, 1, 1, 0, 0, RT_ACT_NONE,
+                                  RT_CONV_WINOGRAD }, 1 },
+        { "winograd5 5x9 +relu",{ 3, 4, 5, 9, 5, 5, 5, 1, 1, 2, 2, 1, 1, 1, 0, 0, RT_ACT_RELU,
+                                  RT_CONV_WINOGRAD }, 1 },
+        { "winograd5 4x31",     { 1, 2, 4, 31, 3, 5, 5, 1, 1, 2, 2, 1, 1, 1, 0, 0, RT_ACT_RELU,
+                                  RT_CONV_WINOGRAD }, 0 },
+        { "winograd5 2x3 image",{ 2, 2, 2, 3, 3, 5, 5, 1, 1, 2, 2, 1, 1, 1, 0, 0, RT_ACT_NONE,
+                                  RT_CONV_WINOGRAD }, 0 },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
     /* Batches large enough for several blocks of images and all threads, bias and a fused
@@ -240,5 +250,15 @@ int main(void) {
         test_winograd_vs_im2col(small, algos[a]);
         test_winograd_vs_im2col(full, algos[a]);
     }
+    /* F(2x2,5x5) on the same kinds of planes: one vector's worth of tiles per row (LeNet's
+     * 14x14, 28x28), a wide row on the scalar path (9x35), several blocks */
+    rt_conv_shape five[] = {
+        { 9, 32, 14, 14, 24, 5, 5, 1, 1, 2, 2, 1, 1, 1, 14, 14, RT_ACT_RELU, 0 },
+        { 4, 16, 28, 28, 8, 5, 5, 1, 1, 2, 2, 1, 1, 1, 28, 28, RT_ACT_RELU, 0 },
+        { 3, 20, 9, 35, 12, 5, 5, 1, 1, 2, 2, 1, 1, 1, 9, 35, RT_ACT_NONE, 0 },
+        { 40, 24, 7, 7, 16, 5, 5, 1, 1, 2, 2, 1, 1, 1, 7, 7, RT_ACT_NONE, 0 },
+    };
+    for (size_t i = 0; i < sizeof five / sizeof five[0]; i++)
+        test_winograd_vs_im2col(five[i], RT_CONV_WINOGRAD);
     return test_finish("test_grad_conv");
 }

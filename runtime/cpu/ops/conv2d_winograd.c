@@ -1,15 +1,17 @@
-/* 3x3 stride-1 pad-1 convolution by Winograd's minimal filtering (Lavin & Gray, 2016):
- * forward, input gradient and weight gradient each become one GEMM per transformed position
- * on transformed tiles; F(2x2,3x3) (16 positions per 2x2 outputs) or F(4x4,3x3) (36 per 4x4,
- * 1.8x fewer multiply-adds again), as rt_conv_shape.algo says. The tile transforms are in
- * conv2d_winograd_f2.c and _f4.c; this file cuts the batch into blocks and runs the GEMMs.
+/* 3x3 and 5x5 stride-1 "same" convolution by Winograd's minimal filtering (Lavin & Gray,
+ * 2016): forward, input gradient and weight gradient each become one GEMM per transformed
+ * position on transformed tiles. For 3x3, F(2x2,3x3) (16 positions per 2x2 outputs) or
+ * F(4x4,3x3) (36 per 4x4, 1.8x fewer multiply-adds again), as rt_conv_shape.algo says; for
+ * 5x5, F(2x2,5x5) (36 per 2x2, 2.8x fewer than im2col). The tile transforms are in
+ * conv2d_winograd_f2.c and _6x6.c; this file cuts the batch into blocks and runs the GEMMs.
  *
- * Notation: d is an input patch, g a 3x3 kernel, y an output tile.
+ * Notation: d is an input patch, g a kernel, y an output tile.
  *   forward         y = A^T [ (G g G^T) . (B^T d B) ] A            (. = elementwise)
- *   input gradient  F(4x4): the adjoint, dV = U^T (A dy A^T), then B dV B^T summed over the
- *                   overlapping patches (the tile kind's input_adjoint);
- *                   F(2x2): the same convolution of dy with each kernel rotated by 180 degrees
- *                   and in/out channels swapped (stride 1, pad 1: the output keeps the size)
+ *   input gradient  6x6 tiles: the adjoint, dV = U^T (A dy A^T), then B dV B^T summed over
+ *                   the overlapping patches (the tile kind's input_adjoint);
+ *                   F(2x2,3x3): the same convolution of dy with each kernel rotated by 180
+ *                   degrees and in/out channels swapped (stride 1, pad 1: the output keeps
+ *                   the size)
  *   weight gradient dU = sum over tiles (A dy A^T) . (B^T d B),  dg = G^T dU G
  *                   (the adjoint of the forward in the transformed domain)
  * The tiles of a block of whole images are transformed into V[xi][channel][tile] (xi the
@@ -29,6 +31,7 @@
 #define BLOCK_VALUES (192 * 1024)
 
 static const wino_tiles *tiles_of(const rt_conv_shape *s) {
+    if (s->kh == 5) return &RT_FN(wino_f2x2_5x5);
     return s->algo == RT_CONV_WINOGRAD_F4 ? &RT_FN(wino_f4x4) : &RT_FN(wino_f2x2);
 }
 
@@ -42,6 +45,7 @@ typedef struct {
     int imgs_per_block, blocks;
     long ld;               /* leading dimension: tiles per block, rounded up to 16, + 16 */
     int cmax;
+    int kk;                /* weights per kernel, r * r */
 } wino_geom;
 
 static wino_geom geom_of(const rt_conv_shape *s) {
@@ -58,6 +62,7 @@ static wino_geom geom_of(const rt_conv_shape *s) {
     /* room for the 16-tile stores that run past a plane's last tile */
     g.ld = round16((long)g.imgs_per_block * g.tiles) + 16;
     g.cmax = s->c > s->oc ? s->c : s->oc;
+    g.kk = g.t->r * g.t->r;
     return g;
 }
 
@@ -121,7 +126,7 @@ static void transform_kernels(real_t *u, const real_t *weight, const rt_conv_sha
     for (int o = 0; o < s->oc; o++)
         for (int c = 0; c < s->c; c++) {
             long at = for_input_grad ? (long)c * s->oc + o : (long)o * s->c + c;
-            g->t->kernel(u + at, plane, weight + ((long)o * s->c + c) * 9, for_input_grad);
+            g->t->kernel(u + at, plane, weight + ((long)o * s->c + c) * g->kk, for_input_grad);
         }
 }
 
@@ -261,7 +266,7 @@ void RT_FN(conv2d_winograd_backward)(real_t *din, real_t *dweight, real_t *dbias
                 for (int v = 0; v < threads; v++) acc += du0[v * per_thread + xi * kc + e];
                 du[xi] = acc;
             }
-            g.t->kernel_grad(dweight + e * 9, du, 1);
+            g.t->kernel_grad(dweight + e * g.kk, du, 1);
         }
     }
 }

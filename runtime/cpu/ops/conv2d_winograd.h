@@ -1,6 +1,6 @@
-/* The Winograd F(2x2,3x3) / F(4x4,3x3) convolution that conv2d.c hands 3x3 stride-1 pad-1
- * shapes to when the compiler chose it (rt_conv_shape.algo); named per precision like the
- * other ops. */
+/* The Winograd convolution (F(2x2,3x3), F(4x4,3x3), F(2x2,5x5)) that conv2d.c hands the
+ * shapes rt_conv_winograd_fits() to when the compiler chose it (rt_conv_shape.algo); named per
+ * precision like the other ops. */
 #ifndef RT_CONV2D_WINOGRAD_H
 #define RT_CONV2D_WINOGRAD_H
 #include "rt_ops.h"

@@ -227,7 +227,7 @@ static void output_planes(real_t *dst, const real_t *restrict m, long ld, long i
 }
 
 const wino_tiles RT_FN(wino_f2x2) = {
-    .m = 2, .xi = XI, .kernel = kernel_transform, .kernel_grad = kernel_grad_transform,
+    .m = 2, .r = 3, .xi = XI, .kernel = kernel_transform, .kernel_grad = kernel_grad_transform,
     .input = input_planes, .output_grad = output_grad_planes, .output = output_planes,
     .scratch_elems = f2_scratch_elems,
 };

@@ -1,6 +1,7 @@
-/* What the Winograd driver (conv2d_winograd.c) needs of one tile size: the transforms of
+/* What the Winograd driver (conv2d_winograd.c) needs of one kind of tile: the transforms of
  * kernels and of whole input, output and output-gradient planes. F(2x2,3x3) is in
- * conv2d_winograd_f2.c, F(4x4,3x3) in conv2d_winograd_f4.c; both are named per precision.
+ * conv2d_winograd_f2.c, F(4x4,3x3) and F(2x2,5x5) in conv2d_winograd_6x6.c; all are named
+ * per precision.
  * Also the 16-lane vector helpers the plane transforms share. */
 #ifndef RT_CONV2D_WINOGRAD_TILES_H
 #define RT_CONV2D_WINOGRAD_TILES_H
@@ -8,21 +9,22 @@
 #include "rt_ops.h"
 #include "rt_real.h"
 
-#define WINO_MAX_XI 36   /* transformed positions of the largest tile, F(4x4,3x3): 6x6 */
+#define WINO_MAX_XI 36   /* transformed positions of the largest tiles, 6x6 */
 
-/* The transforms of F(m x m, 3x3). Planes are h x w with th x tw tiles of m x m outputs,
+/* The transforms of F(m x m, r x r). Planes are h x w with th x tw tiles of m x m outputs,
  * tile t = i * tw + j. The plane transforms take one channel of a block of `imgs` images:
  * image im's plane (and mask) at src + im * img_stride, its tiles at t + im * th * tw of the
  * transformed values v[xi * ld + t]. They may write up to 16 slots past the block's last
  * tile (ld leaves room) and use `scratch` (scratch_elems(imgs, th, tw) values) as they like. */
 typedef struct {
     int m;    /* output tile side */
-    int xi;   /* transformed positions per tile, (m + 2)^2 */
-    /* u[xi * stride] = G g G^T of one 3x3 kernel g, rotated by 180 degrees when `flip` */
+    int r;    /* kernel side; the convolution pads by (r - 1) / 2 */
+    int xi;   /* transformed positions per tile, (m + r - 1)^2 */
+    /* u[xi * stride] = G g G^T of one r x r kernel g, rotated by 180 degrees when `flip` */
     void (*kernel)(real_t *u, long stride, const real_t *g, int flip);
     /* dg = G^T dU G of one kernel, du[xi * stride] */
     void (*kernel_grad)(real_t *dg, const real_t *du, long stride);
-    /* B^T d B of every tile (d: the m+2 square patch of the plane zero-padded by one pixel),
+    /* B^T d B of every tile (d: the m+r-1 square patch of the zero-padded plane),
      * the planes masked to where mask > 0 when `mask` is set */
     void (*input)(real_t *restrict v, long ld, const real_t *src, const real_t *mask,
                   long img_stride, int imgs, int h, int w, int th, int tw,
@@ -46,6 +48,7 @@ typedef struct {
 
 extern const wino_tiles RT_FN(wino_f2x2);
 extern const wino_tiles RT_FN(wino_f4x4);
+extern const wino_tiles RT_FN(wino_f2x2_5x5);
 
 /* Tiles go through the transforms 16 at a time, as vectors of 16 lanes (one tile per lane).
  * GCC's generic vectors keep this portable to any -march and to double; lanes are picked

@@ -1,0 +1,393 @@
+/* Winograd tile transforms with 6x6 transformed tiles (interpolation points 0, 1, -1, 2, -2,
+ * infinity; Lavin & Gray, 2016) for conv2d_winograd.c, in the two kinds that share the input
+ * transform B^T d B:
+ *   F(4x4,3x3)  4x4 outputs per tile: 4x fewer multiply-adds than im2col + GEMM (3x3 convs);
+ *   F(2x2,5x5)  2x2 outputs per tile: 2.8x fewer (5x5 convs, as in LeNet).
+ * Below M is the output tile side, 7 - M the kernel side and (6 - M) / 2 the padding; each
+ * function is written once for both and specialized by inlining with M constant.
+ *
+ * The 2-D transforms are split so that the pass across tiles runs on 16 consecutive tiles
+ * of a whole block of images with aligned loads and stores:
+ *   input        the row pass (d B, tiles at a stride of M columns) goes row by row into
+ *                H[p][k][tile], k = 0..5 the tile's patch row, after which the column pass
+ *                (B^T .) reads H[p][0..5] at the same tile;
+ *   output       both passes on 16 consecutive tiles, then the MxM pixels of the tiles are
+ *                interleaved back into the planes' rows;
+ *   output grad  the planes' rows are split by column phase into dY[a][b][tile], then both
+ *                passes on 16 consecutive tiles;
+ *   input adjoint (the input gradient) the input's passes transposed and in reverse order.
+ * Rows of at most ROW_TW(M) tiles (28 output columns of either kind) are split and
+ * interleaved with two-vector shuffles; wider rows take a scalar path. */
+#include "conv2d_winograd_tiles.h"
+
+#define XI 36                      /* 6x6 transformed positions */
+#define KSIDE(M) (7 - (M))         /* kernel side */
+#define PADDING(M) ((6 - (M)) / 2) /* the convolution's zero padding */
+/* Widest tile row the shuffles handle: patch columns M*j .. M*j + 5 of every tile within the
+ * 32 lanes of two vectors (7 tiles for M = 4, 14 for M = 2). */
+#define ROW_TW(M) (26 / (M) + 1)
+#define INLINE static inline __attribute__((always_inline))
+
+/* G of each kind: row i evaluates the kernel polynomial at point i, scaled to match B^T. */
+static const real_t G3[6][3] = {
+    { 1.0 / 4, 0, 0 },
+    { -1.0 / 6, -1.0 / 6, -1.0 / 6 },
+    { -1.0 / 6, 1.0 / 6, -1.0 / 6 },
+    { 1.0 / 24, 1.0 / 12, 1.0 / 6 },
+    { 1.0 / 24, -1.0 / 12, 1.0 / 6 },
+    { 0, 0, 1 },
+};
+static const real_t G5[6][5] = {
+    { 1.0 / 4, 0, 0, 0, 0 },
+    { -1.0 / 6, -1.0 / 6, -1.0 / 6, -1.0 / 6, -1.0 / 6 },
+    { -1.0 / 6, 1.0 / 6, -1.0 / 6, 1.0 / 6, -1.0 / 6 },
+    { 1.0 / 24, 1.0 / 12, 1.0 / 6, 1.0 / 3, 2.0 / 3 },
+    { 1.0 / 24, -1.0 / 12, 1.0 / 6, -1.0 / 3, 2.0 / 3 },
+    { 0, 0, 0, 0, 1 },
+};
+INLINE real_t g_at(int M, int i, int j) { return M == 4 ? G3[i][j] : G5[i][j]; }
+
+/* The 1-D transforms, on vectors or scalars:
+ * B^T x (6 -> 6), B^T = [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0;
+ *                        0 -2 -1 2 1 0; 0 2 -1 -2 1 0; 0 4 0 -5 0 1] */
+#define BT6(T, o, x0, x1, x2, x3, x4, x5) do {                                               \
+        T t1_ = (x4) - (real_t)4 * (x2), t2_ = (x3) - (real_t)4 * (x1);                      \
+        T t3_ = (x4) - (x2), t4_ = (real_t)2 * ((x3) - (x1));                                \
+        (o)[0] = (real_t)4 * (x0) - (real_t)5 * (x2) + (x4);                                 \
+        (o)[1] = t1_ + t2_; (o)[2] = t1_ - t2_; (o)[3] = t3_ + t4_; (o)[4] = t3_ - t4_;     \
+        (o)[5] = (real_t)4 * (x1) - (real_t)5 * (x3) + (x5);                                 \
+    } while (0)
+/* B x (6 -> 6), B the transpose of B^T: the adjoint of BT6 */
+#define B6(T, o, x0, x1, x2, x3, x4, x5) do {                                                \
+        T s12_ = (x1) + (x2), d12_ = (x1) - (x2), s34_ = (x3) + (x4), d34_ = (x3) - (x4);  \
+        (o)[0] = (real_t)4 * (x0);                                                           \
+        (o)[1] = (real_t)-4 * d12_ - (real_t)2 * d34_ + (real_t)4 * (x5);                    \
+        (o)[2] = (real_t)-5 * (x0) - (real_t)4 * s12_ - s34_;                                \
+        (o)[3] = d12_ + (real_t)2 * d34_ - (real_t)5 * (x5);                                 \
+        (o)[4] = (x0) + s12_ + s34_; (o)[5] = (x5);                                          \
+    } while (0)
+/* A^T x (6 -> M): the first M powers of the points, A^T = [1 1 1 1 1 0; 0 1 -1 2 -2 0;
+ * 0 1 1 4 4 0; 0 1 -1 8 -8 1] for M = 4 and [1 1 1 1 1 0; 0 1 -1 2 -2 1] for M = 2 */
+#define AT6(M, T, o, x0, x1, x2, x3, x4, x5) do {                                            \
+        T s12_ = (x1) + (x2), d12_ = (x1) - (x2), s34_ = (x3) + (x4), d34_ = (x3) - (x4);  \
+        (o)[0] = (x0) + s12_ + s34_;                                                         \
+        if ((M) == 4) {                                                                      \
+            (o)[1] = d12_ + (real_t)2 * d34_;                                                \
+            (o)[2] = s12_ + (real_t)4 * s34_; (o)[3] = d12_ + (real_t)8 * d34_ + (x5);       \
+        } else {                                                                             \
+            (o)[1] = d12_ + (real_t)2 * d34_ + (x5);                                         \
+        }                                                                                    \
+    } while (0)
+/* A z (M -> 6), A the transpose of A^T; z holds M values */
+#define A6(M, T, o, z) do {                                                                  \
+        if ((M) == 4) {                                                                      \
+            T e_ = (z)[0] + (z)[2], f_ = (z)[1] + (z)[3], e4_ = (z)[0] + (real_t)4 * (z)[2]; \
+            T f4_ = (real_t)2 * (z)[1] + (real_t)8 * (z)[3];                                 \
+            (o)[0] = (z)[0]; (o)[1] = e_ + f_; (o)[2] = e_ - f_; (o)[3] = e4_ + f4_;         \
+            (o)[4] = e4_ - f4_; (o)[5] = (z)[3];                                             \
+        } else {                                                                             \
+            T f2_ = (real_t)2 * (z)[1];                                                      \
+            (o)[0] = (z)[0]; (o)[1] = (z)[0] + (z)[1]; (o)[2] = (z)[0] - (z)[1];             \
+            (o)[3] = (z)[0] + f2_; (o)[4] = (z)[0] - f2_; (o)[5] = (z)[1];                   \
+        }                                                                                    \
+    } while (0)
+
+/* Lane j of PHASE<M>[c] picks column M*j + c of a row held in two vectors (j < ROW_TW(M)). */
+#define PH4(c) { c, c + 4, c + 8, c + 12, c + 16, c + 20, c + 24 }
+#define PH2(c) { c, c + 2, c + 4, c + 6, c + 8, c + 10, c + 12, c + 14, c + 16, c + 18,     \
+                 c + 20, c + 22, c + 24, c + 26 }
+static const rsel PHASE4[6] = { PH4(0), PH4(1), PH4(2), PH4(3), PH4(4), PH4(5) };
+static const rsel PHASE2[6] = { PH2(0), PH2(1), PH2(2), PH2(3), PH2(4), PH2(5) };
+#define PHASE(M, c) ((M) == 4 ? PHASE4[c] : PHASE2[c])
+static const rsel ZIP_LO = WINO_ZIP_LO;
+static const rsel ZIP_HI = WINO_ZIP_HI;
+
+/* Scratch: 36 sections of H (input, input adjoint) or M*M of dY / Y (output grad, output),
+ * each the block's tiles plus 16 for the vectors that run past its end, then one zero-padded
+ * plane of M * th + 6 - M rows of pad_len (see wino_pad_plane). */
+static long section(int imgs, int th, int tw) { return ((long)imgs * th * tw + 31) / 16 * 16; }
+INLINE long pad_rows(int M, int th) { return (long)M * th + 6 - M; }
+INLINE long pad_len(int M, int tw) { return ((long)M * tw + 6 - M + 15) / 16 * 16 + 16; }
+INLINE long scratch_elems(int M, int imgs, int th, int tw) {
+    return 36 * section(imgs, th, tw) + pad_rows(M, th) * pad_len(M, tw);
+}
+
+/* u[xi * stride] = (G g G^T)[xi] for one kernel g (flipped: rotated by 180 degrees). */
+INLINE void kernel_transform(int M, real_t *u, long stride, const real_t *g, int flip) {
+    enum { RMAX = 5 };
+    int r = KSIDE(M);
+    real_t k[RMAX * RMAX], t[6][RMAX];
+    for (int i = 0; i < r * r; i++) k[i] = flip ? g[r * r - 1 - i] : g[i];
+    for (int i = 0; i < 6; i++)
+        for (int c = 0; c < r; c++) {
+            real_t acc = 0;
+            for (int j = 0; j < r; j++) acc += g_at(M, i, j) * k[j * r + c];
+            t[i][c] = acc;
+        }
+    for (int i = 0; i < 6; i++)
+        for (int q = 0; q < 6; q++) {
+            real_t acc = 0;
+            for (int c = 0; c < r; c++) acc += t[i][c] * g_at(M, q, c);
+            u[(6 * i + q) * stride] = acc;
+        }
+}
+
+/* dg = G^T dU G for one kernel; du[xi * stride]. */
+INLINE void kernel_grad_transform(int M, real_t *dg, const real_t *du, long stride) {
+    enum { RMAX = 5 };
+    int r = KSIDE(M);
+    real_t t[RMAX][6];
+    for (int a = 0; a < r; a++)
+        for (int q = 0; q < 6; q++) {
+            real_t acc = 0;
+            for (int i = 0; i < 6; i++) acc += g_at(M, i, a) * du[(6 * i + q) * stride];
+            t[a][q] = acc;
+        }
+    for (int a = 0; a < r; a++)
+        for (int c = 0; c < r; c++) {
+            real_t acc = 0;
+            for (int q = 0; q < 6; q++) acc += t[a][q] * g_at(M, q, c);
+            dg[r * a + c] = acc;
+        }
+}
+
+/* B^T d B for every tile of a block's planes of one channel: v[xi * ld + t], xi = 6q + p;
+ * the patch of tile (i, j) is rows M*i .. M*i + 5 and columns M*j .. M*j + 5 of its plane
+ * zero-padded by PADDING(M). */
+INLINE void input_transform(int M, real_t *restrict v, long ld, const real_t *src,
+                            const real_t *mask, long img_stride, int imgs, int h, int w, int th,
+                            int tw, real_t *restrict scratch) {
+    long sec = section(imgs, th, tw), len = pad_len(M, tw), tiles = (long)th * tw;
+    real_t *hbuf = scratch, *pad = scratch + 36 * sec;
+    for (int im = 0; im < imgs; im++) {
+        RT_FN(wino_pad_plane)(pad, len, pad_rows(M, th), PADDING(M), src + im * img_stride,
+                              mask ? mask + im * img_stride : NULL, h, w);
+        /* row pass: padded row y times B is patch row k = y - M*i of every tile row i with
+         * 0 <= k <= 5: H[p][k][t]. 16-lane stores past tw land in later tile rows of the same
+         * section, written by later padded rows, or in the section's room. */
+        for (int y = 0; y < pad_rows(M, th); y++) {
+            const real_t *row = pad + y * len;
+            real_t *dst[3];   /* the tile rows' slots: at most 6 / M of them */
+            int n = 0;
+            for (int i = y / M; i >= 0 && y - M * i <= 5; i--)
+                if (i < th) dst[n++] = hbuf + (long)(y - M * i) * sec + im * tiles + (long)i * tw;
+            if (tw <= ROW_TW(M)) {
+                rvec lo, hi, x[6], o[6];
+                VLOAD(lo, row); VLOAD(hi, row + 16);
+                for (int c = 0; c < 6; c++) x[c] = __builtin_shuffle(lo, hi, PHASE(M, c));
+                BT6(rvec, o, x[0], x[1], x[2], x[3], x[4], x[5]);
+                for (int d = 0; d < n; d++)
+                    for (int p = 0; p < 6; p++) VSTORE(dst[d] + 6 * p * sec, o[p]);
+            } else {
+                for (int j = 0; j < tw; j++) {
+                    const real_t *x = row + M * j;
+                    real_t o[6];
+                    BT6(real_t, o, x[0], x[1], x[2], x[3], x[4], x[5]);
+                    for (int d = 0; d < n; d++)
+                        for (int p = 0; p < 6; p++) dst[d][6 * p * sec + j] = o[p];
+                }
+            }
+        }
+    }
+    /* column pass over the block's tiles */
+    for (long t0 = 0; t0 < imgs * tiles; t0 += 16) {
+        rvec out[XI];
+        for (int p = 0; p < 6; p++) {
+            rvec x[6], o[6];
+            for (int k = 0; k < 6; k++) VLOAD(x[k], hbuf + (long)(6 * p + k) * sec + t0);
+            BT6(rvec, o, x[0], x[1], x[2], x[3], x[4], x[5]);
+            for (int q = 0; q < 6; q++) out[6 * q + p] = o[q];
+        }
+        wino_store_tiles(v, ld, t0, out, XI);
+    }
+}
+
+/* A^T m A for every tile of a block (m[xi * ld + t]), plus bias and the fused activation,
+ * into its planes of one channel. */
+INLINE void output_transform(int M, real_t *dst, const real_t *restrict m, long ld,
+                             long img_stride, int imgs, int h, int w, int th, int tw,
+                             real_t bias, rt_act act, real_t *restrict scratch) {
+    long sec = section(imgs, th, tw), tiles = (long)th * tw;
+    real_t *ys = scratch, *row = scratch + 36 * sec;
+    /* both passes on 16 tiles at a time: Y[a][b][t] = pixel (M*i + a, M*j + b) of tile t */
+    for (long t0 = 0; t0 < imgs * tiles; t0 += 16) {
+        rvec z[4][6];
+        for (int p = 0; p < 6; p++) {
+            rvec x[6], o[4];
+            for (int q = 0; q < 6; q++) VLOAD(x[q], m + (6 * q + p) * ld + t0);
+            AT6(M, rvec, o, x[0], x[1], x[2], x[3], x[4], x[5]);
+            for (int a = 0; a < M; a++) z[a][p] = o[a];
+        }
+        for (int a = 0; a < M; a++) {
+            rvec o[4];
+            AT6(M, rvec, o, z[a][0], z[a][1], z[a][2], z[a][3], z[a][4], z[a][5]);
+            for (int b = 0; b < M; b++) VSTORE(ys + (M * a + b) * sec + t0, o[b]);
+        }
+    }
+    /* interleave each output row's pixels back: x = M*j + b */
+    for (int im = 0; im < imgs; im++)
+        for (int y = 0; y < h; y++) {
+            const real_t *yr = ys + M * (y % M) * sec + im * tiles + (long)(y / M) * tw;
+            if (tw <= ROW_TW(M) && M == 4) {
+                rvec y0, y1, y2, y3;
+                VLOAD(y0, yr); VLOAD(y1, yr + sec); VLOAD(y2, yr + 2 * sec); VLOAD(y3, yr + 3 * sec);
+                rvec e = __builtin_shuffle(y0, y2, ZIP_LO), f = __builtin_shuffle(y1, y3, ZIP_LO);
+                VSTORE(row, __builtin_shuffle(e, f, ZIP_LO));
+                VSTORE(row + 16, __builtin_shuffle(e, f, ZIP_HI));
+            } else if (tw <= ROW_TW(M)) {
+                rvec y0, y1;
+                VLOAD(y0, yr); VLOAD(y1, yr + sec);
+                VSTORE(row, __builtin_shuffle(y0, y1, ZIP_LO));
+                VSTORE(row + 16, __builtin_shuffle(y0, y1, ZIP_HI));
+            } else {
+                for (int x = 0; x < w; x++) row[x] = yr[(x % M) * sec + x / M];
+            }
+            RT_FN(wino_bias_act_row)(dst + im * img_stride + (long)y * w, row, w, bias, act);
+        }
+}
+
+/* A dy A^T for every MxM tile of a block's output-gradient planes of one channel (masked by
+ * the fused activation's output when `mask` is set): v[xi * ld + t]; pixels past a plane's
+ * edge count as zero. */
+INLINE void output_grad_transform(int M, real_t *restrict v, long ld, const real_t *src,
+                                  const real_t *mask, long img_stride, int imgs, int h, int w,
+                                  int th, int tw, real_t *restrict scratch) {
+    long sec = section(imgs, th, tw), len = pad_len(M, tw), tiles = (long)th * tw;
+    real_t *gs = scratch, *pad = scratch + 36 * sec;
+    /* split rows by column phase: dY[a][b][t] = dy[M*i + a][M*j + b]; 16-lane stores past tw
+     * land in rows written later or in the section's room */
+    for (int im = 0; im < imgs; im++) {
+        RT_FN(wino_pad_plane)(pad, len, pad_rows(M, th), 0, src + im * img_stride,
+                              mask ? mask + im * img_stride : NULL, h, w);
+        for (int y = 0; y < M * th; y++) {
+            const real_t *row = pad + y * len;
+            real_t *gy = gs + M * (y % M) * sec + im * tiles + (long)(y / M) * tw;
+            if (tw <= ROW_TW(M)) {
+                rvec lo, hi;
+                VLOAD(lo, row); VLOAD(hi, row + 16);
+                for (int b = 0; b < M; b++)
+                    VSTORE(gy + b * sec, __builtin_shuffle(lo, hi, PHASE(M, b)));
+            } else {
+                for (int x = 0; x < M * tw; x++) gy[(x % M) * sec + x / M] = row[x];
+            }
+        }
+    }
+    for (long t0 = 0; t0 < imgs * tiles; t0 += 16) {
+        rvec z[6][4], out[XI];
+        for (int b = 0; b < M; b++) {   /* A dY down the columns */
+            rvec d[4], o[6];
+            for (int a = 0; a < M; a++) VLOAD(d[a], gs + (M * a + b) * sec + t0);
+            A6(M, rvec, o, d);
+            for (int k = 0; k < 6; k++) z[k][b] = o[k];
+        }
+        for (int k = 0; k < 6; k++)      /* ... times A^T */
+            A6(M, rvec, out + 6 * k, z[k]);
+        wino_store_tiles(v, ld, t0, out, XI);
+    }
+}
+
+/* The adjoint of input_transform (the input gradient from dV = U^T dM): the column pass
+ * B dV[.][p] into H[p][k][tile], then per padded row y the sum of the tile rows it is patch
+ * row k of, times B, added up over the overlapping columns: x = M*j + c. */
+INLINE void input_adjoint(int M, real_t *dst, const real_t *restrict m, long ld,
+                          long img_stride, int imgs, int h, int w, int th, int tw,
+                          real_t *restrict scratch) {
+    long sec = section(imgs, th, tw), tiles = (long)th * tw;
+    real_t *hbuf = scratch, *row = scratch + 36 * sec;
+    for (long t0 = 0; t0 < imgs * tiles; t0 += 16)
+        for (int p = 0; p < 6; p++) {
+            rvec x[6], o[6];
+            for (int q = 0; q < 6; q++) VLOAD(x[q], m + (6 * q + p) * ld + t0);
+            B6(rvec, o, x[0], x[1], x[2], x[3], x[4], x[5]);
+            for (int k = 0; k < 6; k++) VSTORE(hbuf + (long)(6 * p + k) * sec + t0, o[k]);
+        }
+    rsel live;   /* lanes of real tiles: the rest hold the next row's values */
+    for (int l = 0; l < 16; l++) live[l] = l < tw ? -1 : 0;
+    /* lane j takes lane j - 1 (UP1) or j - 2 (UP2) of the first vector, zero below */
+    static const rsel UP1 = { 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14 };
+    static const rsel UP2 = { 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13 };
+    const rvec zero = { 0 };
+    int pad = PADDING(M);
+    for (int im = 0; im < imgs; im++)
+        for (int y = pad; y < pad + h; y++) {   /* the padded rows of the plane proper */
+            const real_t *src[3];   /* the tile rows' slots: at most 6 / M of them */
+            int n = 0;
+            for (int i = y / M; i >= 0 && y - M * i <= 5; i--)
+                if (i < th) src[n++] = hbuf + (long)(y - M * i) * sec + im * tiles + (long)i * tw;
+            if (tw <= ROW_TW(M)) {
+                rvec o[6], x[6];
+                for (int p = 0; p < 6; p++) {
+                    rvec acc = zero, a;
+                    for (int d = 0; d < n; d++) { VLOAD(a, src[d] + 6 * p * sec); acc += a; }
+                    o[p] = (rvec)((rsel)acc & live);
+                }
+                B6(rvec, x, o[0], o[1], o[2], o[3], o[4], o[5]);
+                if (M == 4) {   /* columns 4j + 4, 4j + 5 are columns 0, 1 of tile j + 1 */
+                    rvec c0 = x[0] + __builtin_shuffle(x[4], zero, UP1);
+                    rvec c1 = x[1] + __builtin_shuffle(x[5], zero, UP1);
+                    rvec e = __builtin_shuffle(c0, x[2], ZIP_LO), f = __builtin_shuffle(c1, x[3], ZIP_LO);
+                    VSTORE(row, __builtin_shuffle(e, f, ZIP_LO));
+                    VSTORE(row + 16, __builtin_shuffle(e, f, ZIP_HI));
+                } else {        /* column 2j + c is column c - 2 of tile j + 1, c - 4 of j + 2 */
+                    rvec e = x[0] + __builtin_shuffle(x[2], zero, UP1) + __builtin_shuffle(x[4], zero, UP2);
+                    rvec f = x[1] + __builtin_shuffle(x[3], zero, UP1) + __builtin_shuffle(x[5], zero, UP2);
+                    VSTORE(row, __builtin_shuffle(e, f, ZIP_LO));
+                    VSTORE(row + 16, __builtin_shuffle(e, f, ZIP_HI));
+                }
+            } else {
+                for (int x = 0; x < M * tw + 6 - M; x++) row[x] = 0;
+                for (int j = 0; j < tw; j++) {
+                    real_t o[6], x[6];
+                    for (int p = 0; p < 6; p++) {
+                        o[p] = 0;
+                        for (int d = 0; d < n; d++) o[p] += src[d][6 * p * sec + j];
+                    }
+                    B6(real_t, x, o[0], o[1], o[2], o[3], o[4], o[5]);
+                    for (int c = 0; c < 6; c++) row[M * j + c] += x[c];
+                }
+            }
+            memcpy(dst + im * img_stride + (long)(y - pad) * w, row + pad, sizeof(real_t) * w);
+        }
+}
+
+/* ---- the two kinds: every function above with M fixed ---- */
+
+#define KIND(M, name)                                                                        \
+    static void name##_kernel(real_t *u, long stride, const real_t *g, int flip) {           \
+        kernel_transform(M, u, stride, g, flip);                                             \
+    }                                                                                        \
+    static void name##_kernel_grad(real_t *dg, const real_t *du, long stride) {              \
+        kernel_grad_transform(M, dg, du, stride);                                            \
+    }                                                                                        \
+    static void name##_input(real_t *restrict v, long ld, const real_t *src,                 \
+                             const real_t *mask, long img_stride, int imgs, int h, int w,    \
+                             int th, int tw, real_t *restrict scratch) {                     \
+        input_transform(M, v, ld, src, mask, img_stride, imgs, h, w, th, tw, scratch);      \
+    }                                                                                        \
+    static void name##_output_grad(real_t *restrict v, long ld, const real_t *src,           \
+                                   const real_t *mask, long img_stride, int imgs, int h,     \
+                                   int w, int th, int tw, real_t *restrict scratch) {        \
+        output_grad_transform(M, v, ld, src, mask, img_stride, imgs, h, w, th, tw, scratch);\
+    }                                                                                        \
+    static void name##_output(real_t *dst, const real_t *restrict m, long ld,                \
+                              long img_stride, int imgs, int h, int w, int th, int tw,       \
+                              real_t bias, rt_act act, real_t *restrict scratch) {           \
+        output_transform(M, dst, m, ld, img_stride, imgs, h, w, th, tw, bias, act, scratch);\
+    }                                                                                        \
+    static void name##_input_adjoint(real_t *dst, const real_t *restrict m, long ld,         \
+                                     long img_stride, int imgs, int h, int w, int th,        \
+                                     int tw, real_t *restrict scratch) {                     \
+        input_adjoint(M, dst, m, ld, img_stride, imgs, h, w, th, tw, scratch);               \
+    }                                                                                        \
+    static long name##_scratch_elems(int imgs, int th, int tw) {                             \
+        return scratch_elems(M, imgs, th, tw);                                               \
+    }                                                                                        \
+    const wino_tiles RT_FN(wino_##name) = {                                                  \
+        .m = M, .r = KSIDE(M), .xi = XI, .kernel = name##_kernel,                            \
+        .kernel_grad = name##_kernel_grad, .input = name##_input,                            \
+        .output_grad = name##_output_grad, .output = name##_output,                          \
+        .input_adjoint = name##_input_adjoint, .scratch_elems = name##_scratch_elems,        \
+    };
+
+KIND(4, f4x4)
+KIND(2, f2x2_5x5)
