@@ -346,7 +346,7 @@ INLINE void input_adjoint(int M, real_t *dst, const real_t *restrict m, long ld,
                     for (int c = 0; c < 6; c++) row[M * j + c] += x[c];
                 }
             }
-            memcpy(dst + im * img_stride + (long)(y - pad) * w, row + pad, sizeof(real_t) * w);
+            RT_FN(wino_copy_row)(dst + im * img_stride + (long)(y - pad) * w, row + pad, w);
         }
 }
 

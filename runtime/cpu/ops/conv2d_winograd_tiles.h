@@ -80,6 +80,9 @@ static inline void wino_store_tiles(real_t *v, long ld, long at, const rvec *out
 void RT_FN(wino_pad_plane)(real_t *restrict pad, long len, long rows, int off,
                            const real_t *plane, const real_t *mask, int h, int w);
 
+/* dst[0 .. n) = src[0 .. n) for short rows, without a libc call. In conv2d_winograd.c. */
+void RT_FN(wino_copy_row)(real_t *restrict dst, const real_t *restrict src, int n);
+
 /* out[x] = o[x] + bias through the fused activation, x < w. In conv2d_winograd.c. */
 void RT_FN(wino_bias_act_row)(real_t *restrict out, const real_t *restrict o, int w, real_t bias,
                               rt_act act);
