@@ -15,6 +15,7 @@
 #include "rt_checkpoint.h"
 #include "rt_core.h"
 #include "rt_data.h"
+#include "rt_loss_guard.h"
 #include "rt_metrics.h"
 #include "rt_ops.h"
 #include "rt_rng.h"
@@ -57,6 +58,7 @@ typedef struct {
     rt_metrics metrics;       /* OUT/metrics.jsonl (benchmark.jsonl); off on ranks other than 0 */
     rt_progress progress;     /* stdout; off on ranks other than 0 */
     trainer_scaler_state scaler;   /* host mirror: filled before a checkpoint, after a resume */
+    rt_loss_guard loss_guard;
 } trainer;
 
 static int has_scaler(const trainer *t) { return t->m->device && t->m->device->loss_scaler; }
@@ -293,9 +295,17 @@ static double train_one_step(trainer *t, long *correct) {
         rt_comm_sum(t->comm, s, 3, "the step's loss");
         loss = s[0] / t->world, c1 = (int)s[1], t->stop_votes = (int)s[2];
     }
-    if (!isfinite(loss))
+    /* Under FP16 loss scaling a step whose forward overflowed is skipped by the device's
+     * optimizer step and counted, as an overflowing backward is; its loss goes into the
+     * interval's mean, which the metrics then write as null. */
+    if (rt_loss_guard_step(&t->loss_guard, loss, has_scaler(t))) {
+        if (has_scaler(t))
+            rt_comm_die_all(t->comm, "set precision.compute: BF16 (float's range), or lower solver.lr.base",
+                            "training diverged: the loss was not finite for %d steps in a row up to step %ld "
+                            "(the FP16 forward overflows)", RT_LOSS_GUARD_MAX_RUN + 1, t->step);
         rt_comm_die_all(t->comm, "lower solver.lr.base, add warmup, or set solver.clip_grad_norm",
                         "training diverged: loss is %g at step %ld", loss, t->step);
+    }
     *correct += c1;
     optimizer_step(t, rt_lr_at(&t->run.lr, t->step));
     t->step++;
