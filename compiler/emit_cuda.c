@@ -209,7 +209,8 @@ static void emit_forward_op(emitter *e, int i) {
         fprintf(out, "    cuda_global_avgpool_forward(%s_out, %s, BATCH, %d, %d);\n", id, in, op->in_c, op->in_h * op->in_w);
         break;
     case IR_DROPOUT:
-        fprintf(out, "    fused_%s_forward(%s_out, %s, dev.seed, %d, ctx->training);\n", id, id, in, i);
+        fprintf(out, "    fused_%s_forward(%s_out, %s, dev.seed, %d, ctx->first_sample * %ldL, ctx->training);\n",
+                id, id, in, i, (long)op->c * ir_hw(op));
         break;
     case IR_LRN:
         fprintf(out, "    cuda_lrn_forward(%s_out, %s_saved, %s, BATCH, %d, %ld, %d, %.9gf, %.9gf, %.9gf);\n", id, id, in,
@@ -234,8 +235,8 @@ static void emit_forward_op(emitter *e, int i) {
     }
     case IR_LAYER_SCALE: fprintf(out, "    fused_%s_forward(%s_out, %s, %s_weight);\n", id, id, in, id); break;
     case IR_DROP_PATH:
-        fprintf(out, "    cuda_drop_path_forward(%s_out, %s, BATCH, %ld, %.9gf, dev.seed, %d, ctx->training);\n",
-                id, in, (long)op->c * ir_hw(op), op->p, i);
+        fprintf(out, "    cuda_drop_path_forward(%s_out, %s, BATCH, %ld, %.9gf, dev.seed, %d, ctx->first_sample, "
+                "ctx->training);\n", id, in, (long)op->c * ir_hw(op), op->p, i);
         break;
     default: break;
     }
@@ -331,7 +332,8 @@ static void emit_backward_op(emitter *e, int j) {
         fprintf(out, "    cuda_global_avgpool_backward(%s, %s, BATCH, %d, %d);\n", din, o, op->in_c, op->in_h * op->in_w);
         break;
     case IR_DROPOUT:
-        fprintf(out, "    fused_%s_backward(%s, %s, dev.seed, %d);\n", id, din, o, j);
+        fprintf(out, "    fused_%s_backward(%s, %s, dev.seed, %d, ctx->first_sample * %ldL);\n", id, din, o, j,
+                (long)op->c * ir_hw(op));
         break;
     case IR_LRN:
         fprintf(out, "    cuda_lrn_backward(%s, %s, %s, %s_out, %s_saved, BATCH, %d, %ld, %d, %.9gf, %.9gf);\n", din, o, in,
@@ -342,8 +344,8 @@ static void emit_backward_op(emitter *e, int j) {
                 id, op->c, ir_hw(op));
         break;
     case IR_DROP_PATH:
-        fprintf(out, "    cuda_drop_path_backward(%s, %s, BATCH, %ld, %.9gf, dev.seed, %d, 1);\n", din, o,
-                (long)op->c * ir_hw(op), op->p, j);
+        fprintf(out, "    cuda_drop_path_backward(%s, %s, BATCH, %ld, %.9gf, dev.seed, %d, ctx->first_sample, 1);\n",
+                din, o, (long)op->c * ir_hw(op), op->p, j);
         break;
     case IR_ADD:
         emit_add_backward(e, j, o);

@@ -225,7 +225,8 @@ static void gen_layer_scale(kgen *g, int i) {
     kernel(g, &k);
 }
 
-/* Dropout: element i kept iff rt_hash_uniform(seed, i) >= p, scaled by 1/(1-p): the CPU mask.
+/* Dropout: element i kept iff rt_hash_uniform(seed, first + i) >= p, scaled by 1/(1-p): the
+ * CPU mask (first: this rank's element 0 in the global batch, so any world size draws alike).
  * The seed, rt_hash_u64(step seed, salt, 0), is derived on the device from the step's seed
  * word, so a replayed graph draws a new mask every step. */
 static void gen_dropout(kgen *g, int i) {
@@ -235,39 +236,42 @@ static void gen_dropout(kgen *g, int i) {
     long total = total_of(g->net, op);
     char body[256], mname[160], what[256];
     snprintf(mname, sizeof mname, "%s_mask", op->ident);
-    snprintf(body, sizeof body, "r = rt_hash_uniform(seed, (uint64_t)i) >= %.17g ? v0 * %.9gf : 0.0f;", p, scale);
+    snprintf(body, sizeof body, "r = rt_hash_uniform(seed, (uint64_t)(first + i)) >= %.17g ? v0 * %.9gf : 0.0f;", p,
+             scale);
     snprintf(what, sizeof what, "dropout \"%s\", p = %g: the stateless mask of both directions, [%d,%d,%d,%d]",
              op->name, p, g->net->batch, op->c, op->h, op->w);
     char fname[160], bname[160];
     snprintf(fname, sizeof fname, "%s_forward", op->ident);
     snprintf(bname, sizeof bname, "%s_backward", op->ident);
-    declare(g, fname, "ACT *out, const ACT *in, const uint64_t *step_seed, uint64_t salt, int train");
-    declare(g, bname, "ACT *din, const ACT *dout, const uint64_t *step_seed, uint64_t salt");
+    declare(g, fname, "ACT *out, const ACT *in, const uint64_t *step_seed, uint64_t salt, long first, int train");
+    declare(g, bname, "ACT *din, const ACT *dout, const uint64_t *step_seed, uint64_t salt, long first");
     if (!g->out) return;
     if (p <= 0) {   /* nothing is ever dropped: both directions are copies (or nothing, in place) */
         fprintf(g->out,
                 "/* dropout \"%s\" with p = 0: the identity */\n"
-                "extern \"C\" void fused_%s(void *out, const void *in, const uint64_t *step_seed, uint64_t salt, int train) {\n"
-                "    (void)step_seed, (void)salt, (void)train;\n"
+                "extern \"C\" void fused_%s(void *out, const void *in, const uint64_t *step_seed, uint64_t salt, long first,\n"
+                "                           int train) {\n"
+                "    (void)step_seed, (void)salt, (void)first, (void)train;\n"
                 "    if (out != in) rt_cuda_copy_d2d(out, in, sizeof(act_t) * %ldL);\n}\n\n"
-                "extern \"C\" void fused_%s(void *din, const void *dout, const uint64_t *step_seed, uint64_t salt) {\n"
-                "    (void)step_seed, (void)salt;\n"
+                "extern \"C\" void fused_%s(void *din, const void *dout, const uint64_t *step_seed, uint64_t salt, long first) {\n"
+                "    (void)step_seed, (void)salt, (void)first;\n"
                 "    if (din != dout) rt_cuda_copy_d2d(din, dout, sizeof(act_t) * %ldL);\n}\n\n",
                 op->name, fname, total, bname, total);
         return;
     }
     /* The mask kernel's launcher is internal to this file; the two below are the interface. */
-    ew_kernel k = { mname, "ACT *out, const ACT *in, const uint64_t *step_seed, uint64_t salt",
+    ew_kernel k = { mname, "ACT *out, const ACT *in, const uint64_t *step_seed, uint64_t salt, long first",
                     "const uint64_t seed = rt_hash_u64(*step_seed, salt, 0);", { "in" }, 1, body, { "out" }, 1,
                     total, what };
     emit_ew(g->out, &k);
     fprintf(g->out,
             "/* dropout \"%s\": the identity in evaluation (train = 0) */\n"
-            "extern \"C\" void fused_%s(void *out, const void *in, const uint64_t *step_seed, uint64_t salt, int train) {\n"
-            "    if (train) fused_%s(out, in, step_seed, salt);\n"
+            "extern \"C\" void fused_%s(void *out, const void *in, const uint64_t *step_seed, uint64_t salt, long first,\n"
+            "                           int train) {\n"
+            "    if (train) fused_%s(out, in, step_seed, salt, first);\n"
             "    else if (out != in) rt_cuda_copy_d2d(out, in, sizeof(act_t) * %ldL);\n}\n\n"
-            "extern \"C\" void fused_%s(void *din, const void *dout, const uint64_t *step_seed, uint64_t salt) {\n"
-            "    fused_%s(din, dout, step_seed, salt);\n}\n\n",
+            "extern \"C\" void fused_%s(void *din, const void *dout, const uint64_t *step_seed, uint64_t salt, long first) {\n"
+            "    fused_%s(din, dout, step_seed, salt, first);\n}\n\n",
             op->name, fname, mname, total, bname, mname);
 }
 

@@ -153,7 +153,9 @@ void cuda_layernorm_backward(void *din, float *dgamma, float *dbeta, const void 
 /* ---- Elementwise -------------------------------------------------------------------------
  * Masks: the seed of a dropout / drop-path op is rt_hash_u64(*step_seed, salt, 0), derived
  * on the device from the step's seed (a device word the trainer sets before each step), so a
- * replayed graph draws new masks every step; the masks equal the CPU op's for that seed. */
+ * replayed graph draws new masks every step; the masks equal the CPU op's for that seed.
+ * Masks are keyed by the index in the global batch, as on the CPU: `first` is the index of
+ * this rank's element 0 (dropout) or sample 0 (drop-path), so any world size draws alike. */
 void cuda_relu_forward(void *out, const void *in, long n);
 void cuda_relu_backward(void *din, const void *dout, const void *out, long n);
 void cuda_gelu_forward(void *out, const void *in, long n);
@@ -161,13 +163,13 @@ void cuda_gelu_backward(void *din, const void *dout, const void *in, long n);
 void cuda_add_forward(void *out, const void *a, const void *b, long n);
 void cuda_tensor_accumulate(void *dst, const void *src, long n);
 void cuda_dropout_forward(void *out, const void *in, long n, float p, const uint64_t *step_seed,
-                          uint64_t salt, int train);
+                          uint64_t salt, long first, int train);
 void cuda_dropout_backward(void *din, const void *dout, long n, float p, const uint64_t *step_seed,
-                           uint64_t salt, int train);
+                           uint64_t salt, long first, int train);
 void cuda_drop_path_forward(void *out, const void *in, int n, long per_sample, float p,
-                            const uint64_t *step_seed, uint64_t salt, int train);
+                            const uint64_t *step_seed, uint64_t salt, long first, int train);
 void cuda_drop_path_backward(void *din, const void *dout, int n, long per_sample, float p,
-                             const uint64_t *step_seed, uint64_t salt, int train);
+                             const uint64_t *step_seed, uint64_t salt, long first, int train);
 void cuda_layer_scale_forward(void *out, const void *in, const float *gamma, int n, int c, int hw);
 void cuda_layer_scale_backward(void *din, float *dgamma, const void *dout, const void *in,
                                const float *gamma, int n, int c, int hw);

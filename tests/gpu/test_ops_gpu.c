@@ -295,19 +295,20 @@ static void test_elementwise(long n) {
     uint64_t seed = rt_hash_u64(step_seed, salt, 0);
     uint64_t *gseed = rt_cuda_malloc(sizeof step_seed, "step seed");
     rt_cuda_copy_h2d(gseed, &step_seed, sizeof step_seed);
-    dropout_forward(y, x, n, 0.3f, seed, 0, 1);
-    cuda_dropout_forward(gy, gx, n, 0.3f, gseed, salt, 1);
-    compare_act("dropout forward (same mask)", gy, y, n, exact_tol());
-    dropout_backward(dx, dy, n, 0.3f, seed, 0, 1);
-    cuda_dropout_backward(gdx, gdy, n, 0.3f, gseed, salt, 1);
-    compare_act("dropout backward (same mask)", gdx, dx, n, exact_tol());
+    /* as rank 2 of a world whose ranks hold `batch` samples: masks keyed by global index */
     int batch = 16;
-    long per = n / batch;
-    drop_path_forward(y, x, batch, per, 0.4f, seed, 0, 1);
-    cuda_drop_path_forward(gy, gx, batch, per, 0.4f, gseed, salt, 1);
+    long per = n / batch, first = 2L * batch;
+    dropout_forward(y, x, n, 0.3f, seed, first * per, 1);
+    cuda_dropout_forward(gy, gx, n, 0.3f, gseed, salt, first * per, 1);
+    compare_act("dropout forward (same mask)", gy, y, n, exact_tol());
+    dropout_backward(dx, dy, n, 0.3f, seed, first * per, 1);
+    cuda_dropout_backward(gdx, gdy, n, 0.3f, gseed, salt, first * per, 1);
+    compare_act("dropout backward (same mask)", gdx, dx, n, exact_tol());
+    drop_path_forward(y, x, batch, per, 0.4f, seed, first, 1);
+    cuda_drop_path_forward(gy, gx, batch, per, 0.4f, gseed, salt, first, 1);
     compare_act("drop_path forward (same samples)", gy, y, batch * per, exact_tol());
-    drop_path_backward(dx, dy, batch, per, 0.4f, seed, 0, 1);
-    cuda_drop_path_backward(gdx, gdy, batch, per, 0.4f, gseed, salt, 1);
+    drop_path_backward(dx, dy, batch, per, 0.4f, seed, first, 1);
+    cuda_drop_path_backward(gdx, gdy, batch, per, 0.4f, gseed, salt, first, 1);
     compare_act("drop_path backward", gdx, dx, batch * per, exact_tol());
 }
 
