@@ -199,6 +199,11 @@ int main(void) {
         { "1x1 pointwise",      { 2, 5, 4, 5, 3, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL }, 1 },
         { "1x1 groups 2",       { 2, 4, 3, 3, 6, 1, 1, 1, 1, 0, 0, 1, 1, 2, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL }, 0 },
         { "1x1 s2 downsample",  { 2, 4, 6, 5, 3, 1, 1, 2, 2, 0, 0, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL }, 1 },
+        /* strides past 2: a padding past the stride, a kernel smaller than the stride, a
+         * plane smaller than the kernel */
+        { "3x3 s3 p2",          { 2, 3, 10, 11, 4, 3, 3, 3, 3, 2, 2, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL }, 1 },
+        { "2x2 s3 p0",          { 1, 2, 8, 7, 3, 2, 2, 3, 3, 0, 0, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL }, 0 },
+        { "3x3 s2 p1 2x1 image",{ 2, 2, 2, 1, 3, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL }, 1 },
         { "asym s/p/d",         { 2, 2, 9, 7, 2, 2, 3, 2, 1, 0, 2, 1, 2, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL }, 1 },
         /* fused ReLU (last field): masked dout, per-thread dbias */
         { "5x5 p2 +relu",       { 3, 2, 8, 8, 4, 5, 5, 1, 1, 2, 2, 1, 1, 1, 0, 0, RT_ACT_RELU, RT_CONV_IM2COL }, 1 },

@@ -8,14 +8,17 @@
 #include "rt_ops.h"
 #include "rt_real.h"
 
-/* Channel sums are taken in double (a whole batch loses too much in float) over LANES
- * independent partial sums: a single running double sum is one dependent add per element and
- * cannot vectorize; lanes can, and their fixed combination order keeps results reproducible. */
-#define LANES 8
+/* Channel sums: spans of at most SPAN values (a plane, or part of a large one) over
+ * PLANE_LANES float partial sums, which vectorize without conversions and are exact enough
+ * there, then the spans in double (a whole batch in float loses too much). A single running
+ * sum would be one dependent add per value; the fixed combination order keeps results
+ * reproducible. */
+#define PLANE_LANES 16
+#define SPAN 4096
 
-static double lanes_total(const double acc[LANES]) {
-    double t = 0;
-    for (int l = 0; l < LANES; l++) t += acc[l];
+static real_t lanes_total(const real_t acc[PLANE_LANES]) {
+    real_t t = 0;
+    for (int l = 0; l < PLANE_LANES; l++) t += acc[l];
     return t;
 }
 
@@ -26,29 +29,40 @@ static inline real_t masked(const real_t *dy, const real_t *act_out, long i) {
 
 /* ---- forward, one channel at a time: sum, sum of squared deviations, normalize ---- */
 
-static double channel_sum(const real_t *in, int n, int c, int hw, int ch) {
-    double acc[LANES] = { 0 };
-    for (int b = 0; b < n; b++) {
-        const real_t *x = in + ((long)b * c + ch) * hw;
-        int i = 0;
-        for (; i + LANES <= hw; i += LANES)
-            for (int l = 0; l < LANES; l++) acc[l] += x[i + l];
-        for (; i < hw; i++) acc[i % LANES] += x[i];
-    }
+static real_t plane_sum(const real_t *x, int hw) {   /* hw <= SPAN */
+    real_t acc[PLANE_LANES] = { 0 };
+    int i = 0;
+    for (; i + PLANE_LANES <= hw; i += PLANE_LANES)
+        for (int l = 0; l < PLANE_LANES; l++) acc[l] += x[i + l];
+    for (; i < hw; i++) acc[i % PLANE_LANES] += x[i];
     return lanes_total(acc);
+}
+
+static real_t plane_sq_dev(const real_t *x, int hw, real_t mean) {
+    real_t acc[PLANE_LANES] = { 0 };
+    int i = 0;
+    for (; i + PLANE_LANES <= hw; i += PLANE_LANES)
+        for (int l = 0; l < PLANE_LANES; l++) { real_t d = x[i + l] - mean; acc[l] += d * d; }
+    for (; i < hw; i++) { real_t d = x[i] - mean; acc[i % PLANE_LANES] += d * d; }
+    return lanes_total(acc);
+}
+
+static double channel_sum(const real_t *in, int n, int c, int hw, int ch) {
+    double total = 0;
+    for (int b = 0; b < n; b++)
+        for (int at = 0; at < hw; at += SPAN)
+            total += plane_sum(in + ((long)b * c + ch) * hw + at, hw - at < SPAN ? hw - at : SPAN);
+    return total;
 }
 
 /* Second pass around the mean: stable where E[x^2] - E[x]^2 is not. */
 static double channel_sq_dev(const real_t *in, int n, int c, int hw, int ch, double mean) {
-    double acc[LANES] = { 0 };
-    for (int b = 0; b < n; b++) {
-        const real_t *x = in + ((long)b * c + ch) * hw;
-        int i = 0;
-        for (; i + LANES <= hw; i += LANES)
-            for (int l = 0; l < LANES; l++) { double d = x[i + l] - mean; acc[l] += d * d; }
-        for (; i < hw; i++) { double d = x[i] - mean; acc[i % LANES] += d * d; }
-    }
-    return lanes_total(acc);
+    double total = 0;
+    for (int b = 0; b < n; b++)
+        for (int at = 0; at < hw; at += SPAN)
+            total += plane_sq_dev(in + ((long)b * c + ch) * hw + at,
+                                  hw - at < SPAN ? hw - at : SPAN, (real_t)mean);
+    return total;
 }
 
 /* y = x*scale + shift, then the fused activation; two loops so each one vectorizes. */
@@ -148,10 +162,8 @@ typedef struct {
 } bn_bwd;
 
 /* sum(d) and sum(d * xhat) over one plane, d = dy (ao NULL) or dy masked where ao <= 0, added
- * to acc[0..1]. Within a plane (at most a few thousand elements) 16 float lanes are exact
- * enough and vectorize without conversions; planes are then summed in double. The mask is a
+ * to acc[0..1] (float lanes within the plane, as for the forward's sums). The mask is a
  * select, not a branch, and each case has its own loop. */
-#define PLANE_LANES 16
 static void plane_grad_sums(double acc[2], const real_t *x, const real_t *dy, const real_t *ao,
                             int hw, real_t mean, real_t inv_std) {
     real_t sd[PLANE_LANES] = { 0 }, sx[PLANE_LANES] = { 0 };
@@ -182,11 +194,14 @@ static void plane_grad_sums(double acc[2], const real_t *x, const real_t *dy, co
 /* sum(dy) and sum(dy * xhat) of one channel, dy masked by a fused ReLU. */
 static void channel_grad_sums(const bn_bwd *g, int ch, double *s_dy, double *s_dy_xhat) {
     double acc[2] = { 0, 0 };
-    for (int b = 0; b < g->n; b++) {
-        long base = ((long)b * g->c + ch) * g->hw;
-        plane_grad_sums(acc, g->in + base, g->dout + base, g->act_out ? g->act_out + base : NULL,
-                        g->hw, g->save_mean[ch], g->save_inv_std[ch]);
-    }
+    for (int b = 0; b < g->n; b++)
+        for (int at = 0; at < g->hw; at += SPAN) {
+            long base = ((long)b * g->c + ch) * g->hw + at;
+            plane_grad_sums(acc, g->in + base, g->dout + base,
+                            g->act_out ? g->act_out + base : NULL,
+                            g->hw - at < SPAN ? g->hw - at : SPAN, g->save_mean[ch],
+                            g->save_inv_std[ch]);
+        }
     *s_dy = acc[0];
     *s_dy_xhat = acc[1];
 }

@@ -282,16 +282,18 @@ void RT_FN(conv2d_winograd_backward)(real_t *din, real_t *dweight, real_t *dbias
         if (din) transform_kernels(u, weight, s, &g, !adjoint);
         int t = omp_get_thread_num();
         wino_slice sl = slice_of(work, t, s, &g);
-        memset(sl.du, 0, sizeof(real_t) * g.xi * kc);
+        int summed = 0;   /* this thread's partial dU holds a block's terms */
         #pragma omp for schedule(static)
         for (int b = 0; b < g.blocks; b++) {
             wino_block k = block_at(&g, s->n, b);
-            /* weight gradient: dU[xi] += (A dy A^T)[xi] . (B^T d B)[xi]^T over this block */
+            /* weight gradient: dU[xi] += (A dy A^T)[xi] . (B^T d B)[xi]^T over this block
+             * (the first block's GEMMs write it: no pass to zero it first) */
             transform_block(sl.a, in, NULL, s->c, s->h, s->w, &g, &k, 0, sl.scratch);
             transform_block(sl.b, dout, mask, s->oc, s->h, s->w, &g, &k, 1, sl.scratch);
             for (int xi = 0; xi < g.xi; xi++)
                 RT_FN(rt_gemm)(0, 1, s->oc, s->c, k.tiles, 1, sl.b + xi * s->oc * g.ld, (int)g.ld,
-                               sl.a + xi * s->c * g.ld, (int)g.ld, 1, sl.du + xi * kc, s->c);
+                               sl.a + xi * s->c * g.ld, (int)g.ld, summed, sl.du + xi * kc, s->c);
+            summed = 1;
             if (!din) continue;
             if (adjoint) {   /* input gradient: dV[xi] = U[xi]^T dM[xi], then its adjoint */
                 for (int xi = 0; xi < g.xi; xi++)
@@ -306,7 +308,9 @@ void RT_FN(conv2d_winograd_backward)(real_t *din, real_t *dweight, real_t *dbias
             transformed_gemms(sl.a, u, sl.b, s->c, s->oc, &g, &k);
             untransform_block(din, sl.a, NULL, RT_ACT_NONE, s->c, s->h, s->w, &g, &k, sl.scratch);
         }
-        /* implicit barrier: every partial is complete; sum them in thread order */
+        if (!summed) memset(sl.du, 0, sizeof(real_t) * g.xi * kc);   /* a thread without blocks */
+        #pragma omp barrier
+        /* every partial is complete; sum them in thread order */
         long per_thread = slice_elems(s, &g);
         int threads = omp_get_num_threads();
         real_t *du0 = work + kernels_elems(s, &g) + 2 * buf_elems(&g);

@@ -99,6 +99,16 @@ INLINE real_t g_at(int M, int i, int j) { return M == 4 ? G3[i][j] : G5[i][j]; }
 static const rsel PHASE4[6] = { PH4(0), PH4(1), PH4(2), PH4(3), PH4(4), PH4(5) };
 static const rsel PHASE2[6] = { PH2(0), PH2(1), PH2(2), PH2(3), PH2(4), PH2(5) };
 #define PHASE(M, c) ((M) == 4 ? PHASE4[c] : PHASE2[c])
+/* The same on an unpadded row: column M*j + c of the zero-padded row is column
+ * M*j + c - PADDING(M) of the plane's, and the padding's columns (< 0) read lane 31, which
+ * is zero since rows this path takes have w <= 28. */
+#define UNPAD(x) ((x) < 0 ? 31 : (x))
+#define PU4(c) { UNPAD((c) - 1), (c) + 3, (c) + 7, (c) + 11, (c) + 15, (c) + 19, (c) + 23 }
+#define PU2(c) { UNPAD((c) - 2), (c), (c) + 2, (c) + 4, (c) + 6, (c) + 8, (c) + 10, (c) + 12,  \
+                 (c) + 14, (c) + 16, (c) + 18, (c) + 20, (c) + 22, (c) + 24 }
+static const rsel PADDED4[6] = { PU4(0), PU4(1), PU4(2), PU4(3), PU4(4), PU4(5) };
+static const rsel PADDED2[6] = { PU2(0), PU2(1), PU2(2), PU2(3), PU2(4), PU2(5) };
+#define PADDED_PHASE(M, c) ((M) == 4 ? PADDED4[c] : PADDED2[c])
 static const rsel ZIP_LO = WINO_ZIP_LO;
 static const rsel ZIP_HI = WINO_ZIP_HI;
 
@@ -151,6 +161,53 @@ INLINE void kernel_grad_transform(int M, real_t *dg, const real_t *du, long stri
         }
 }
 
+/* Row y of an h x w plane (w <= 32) in two vectors, lanes 0..31 its columns, zero from
+ * column w on and for rows outside the plane; masked to where mask > 0 when `mask` is set.
+ * Reads nothing outside the plane: a row too near the plane's end is loaded as the plane's
+ * last 16 or 32 values and moved down into place. Reading rows straight from the plane
+ * replaces building a zero-padded copy (wino_pad_plane), whose stores and reloads were a
+ * fifth of the input transform's time. */
+static const rsel IOTA16 = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 };
+INLINE void load_span(rvec *lo, rvec *hi, const real_t *p, long start, int n, long len) {
+    const rvec zero = { 0 };
+    rvec a = zero, b = zero;
+    if (start + (n <= 16 ? 16 : 32) <= len) {
+        VLOAD(a, p + start);
+        if (n > 16) VLOAD(b, p + start + 16);
+    } else if (n <= 16 && len >= 16) {
+        rvec t;
+        VLOAD(t, p + len - 16);
+        a = __builtin_shuffle(t, IOTA16 + (int)(start - (len - 16)));   /* indices mod 16 */
+    } else if (len >= 32) {
+        rvec t0, t1;
+        VLOAD(t0, p + len - 32); VLOAD(t1, p + len - 16);
+        rsel at = IOTA16 + (int)(start - (len - 32));                     /* indices mod 32 */
+        a = __builtin_shuffle(t0, t1, at);
+        b = __builtin_shuffle(t0, t1, at + 16);
+    } else {
+        for (int l = 0; l < n; l++) {
+            if (l < 16) a[l] = p[start + l];
+            else b[l - 16] = p[start + l];
+        }
+    }
+    *lo = (rvec)((rsel)a & (IOTA16 < n));
+    *hi = (rvec)((rsel)b & (IOTA16 + 16 < n));
+}
+INLINE void load_row(rvec *lo, rvec *hi, const real_t *plane, const real_t *mask, int y, int h,
+                     int w) {
+    const rvec zero = { 0 };
+    *lo = *hi = zero;
+    if (y < 0 || y >= h) return;
+    long hw = (long)h * w;
+    load_span(lo, hi, plane, (long)y * w, w, hw);
+    if (mask) {
+        rvec mlo, mhi;
+        load_span(&mlo, &mhi, mask, (long)y * w, w, hw);
+        *lo = (rvec)((rsel)*lo & (mlo > zero));
+        *hi = (rvec)((rsel)*hi & (mhi > zero));
+    }
+}
+
 /* B^T d B for every tile of a block's planes of one channel: v[xi * ld + t], xi = 6q + p;
  * the patch of tile (i, j) is rows M*i .. M*i + 5 and columns M*j .. M*j + 5 of its plane
  * zero-padded by PADDING(M). */
@@ -159,9 +216,10 @@ INLINE void input_transform(int M, real_t *restrict v, long ld, const real_t *sr
                             int tw, real_t *restrict scratch) {
     long sec = section(imgs, th, tw), len = pad_len(M, tw), tiles = (long)th * tw;
     real_t *hbuf = scratch, *pad = scratch + 36 * sec;
+    int narrow = tw <= ROW_TW(M);
     for (int im = 0; im < imgs; im++) {
-        RT_FN(wino_pad_plane)(pad, len, pad_rows(M, th), PADDING(M), src + im * img_stride,
-                              mask ? mask + im * img_stride : NULL, h, w);
+        const real_t *plane = src + im * img_stride, *pmask = mask ? mask + im * img_stride : NULL;
+        if (!narrow) RT_FN(wino_pad_plane)(pad, len, pad_rows(M, th), PADDING(M), plane, pmask, h, w);
         /* row pass: padded row y times B is patch row k = y - M*i of every tile row i with
          * 0 <= k <= 5: H[p][k][t]. 16-lane stores past tw land in later tile rows of the same
          * section, written by later padded rows, or in the section's room. */
@@ -171,10 +229,10 @@ INLINE void input_transform(int M, real_t *restrict v, long ld, const real_t *sr
             int n = 0;
             for (int i = y / M; i >= 0 && y - M * i <= 5; i--)
                 if (i < th) dst[n++] = hbuf + (long)(y - M * i) * sec + im * tiles + (long)i * tw;
-            if (tw <= ROW_TW(M)) {
+            if (narrow) {
                 rvec lo, hi, x[6], o[6];
-                VLOAD(lo, row); VLOAD(hi, row + 16);
-                for (int c = 0; c < 6; c++) x[c] = __builtin_shuffle(lo, hi, PHASE(M, c));
+                load_row(&lo, &hi, plane, pmask, y - PADDING(M), h, w);
+                for (int c = 0; c < 6; c++) x[c] = __builtin_shuffle(lo, hi, PADDED_PHASE(M, c));
                 BT6(rvec, o, x[0], x[1], x[2], x[3], x[4], x[5]);
                 for (int d = 0; d < n; d++)
                     for (int p = 0; p < 6; p++) VSTORE(dst[d] + 6 * p * sec, o[p]);
@@ -225,24 +283,46 @@ INLINE void output_transform(int M, real_t *dst, const real_t *restrict m, long 
         }
     }
     /* interleave each output row's pixels back: x = M*j + b */
+    long hw = (long)h * w;
+    int span = w <= 16 ? 16 : 32;   /* the values a narrow row's vector stores cover */
+    const rvec zero = { 0 };
     for (int im = 0; im < imgs; im++)
         for (int y = 0; y < h; y++) {
             const real_t *yr = ys + M * (y % M) * sec + im * tiles + (long)(y / M) * tw;
-            if (tw <= ROW_TW(M) && M == 4) {
+            real_t *out = dst + im * img_stride + (long)y * w;
+            if (tw > ROW_TW(M)) {
+                for (int x = 0; x < w; x++) row[x] = yr[(x % M) * sec + x / M];
+                RT_FN(wino_bias_act_row)(out, row, w, bias, act);
+                continue;
+            }
+            rvec lo, hi;
+            if (M == 4) {
                 rvec y0, y1, y2, y3;
                 VLOAD(y0, yr); VLOAD(y1, yr + sec); VLOAD(y2, yr + 2 * sec); VLOAD(y3, yr + 3 * sec);
                 rvec e = __builtin_shuffle(y0, y2, ZIP_LO), f = __builtin_shuffle(y1, y3, ZIP_LO);
-                VSTORE(row, __builtin_shuffle(e, f, ZIP_LO));
-                VSTORE(row + 16, __builtin_shuffle(e, f, ZIP_HI));
-            } else if (tw <= ROW_TW(M)) {
+                lo = __builtin_shuffle(e, f, ZIP_LO);
+                hi = __builtin_shuffle(e, f, ZIP_HI);
+            } else {
                 rvec y0, y1;
                 VLOAD(y0, yr); VLOAD(y1, yr + sec);
-                VSTORE(row, __builtin_shuffle(y0, y1, ZIP_LO));
-                VSTORE(row + 16, __builtin_shuffle(y0, y1, ZIP_HI));
-            } else {
-                for (int x = 0; x < w; x++) row[x] = yr[(x % M) * sec + x / M];
+                lo = __builtin_shuffle(y0, y1, ZIP_LO);
+                hi = __builtin_shuffle(y0, y1, ZIP_HI);
             }
-            RT_FN(wino_bias_act_row)(dst + im * img_stride + (long)y * w, row, w, bias, act);
+            lo += bias; hi += bias;
+            if (act == RT_ACT_RELU) {
+                lo = (rvec)((rsel)lo & (lo > zero));
+                hi = (rvec)((rsel)hi & (hi > zero));
+            }
+            /* Whole vectors straight into the plane where they stay inside it: what they
+             * write past the row lands in later rows, which are written after it. The rows
+             * near the plane's end go through a buffer. */
+            if ((long)y * w + span <= hw) {
+                VSTORE(out, lo);
+                if (span == 32) VSTORE(out + 16, hi);
+            } else {
+                VSTORE(row, lo); VSTORE(row + 16, hi);
+                RT_FN(wino_copy_row)(out, row, w);
+            }
         }
 }
 
@@ -256,15 +336,16 @@ INLINE void output_grad_transform(int M, real_t *restrict v, long ld, const real
     real_t *gs = scratch, *pad = scratch + 36 * sec;
     /* split rows by column phase: dY[a][b][t] = dy[M*i + a][M*j + b]; 16-lane stores past tw
      * land in rows written later or in the section's room */
+    int narrow = tw <= ROW_TW(M);
     for (int im = 0; im < imgs; im++) {
-        RT_FN(wino_pad_plane)(pad, len, pad_rows(M, th), 0, src + im * img_stride,
-                              mask ? mask + im * img_stride : NULL, h, w);
+        const real_t *plane = src + im * img_stride, *pmask = mask ? mask + im * img_stride : NULL;
+        if (!narrow) RT_FN(wino_pad_plane)(pad, len, pad_rows(M, th), 0, plane, pmask, h, w);
         for (int y = 0; y < M * th; y++) {
             const real_t *row = pad + y * len;
             real_t *gy = gs + M * (y % M) * sec + im * tiles + (long)(y / M) * tw;
-            if (tw <= ROW_TW(M)) {
+            if (narrow) {
                 rvec lo, hi;
-                VLOAD(lo, row); VLOAD(hi, row + 16);
+                load_row(&lo, &hi, plane, pmask, y, h, w);
                 for (int b = 0; b < M; b++)
                     VSTORE(gy + b * sec, __builtin_shuffle(lo, hi, PHASE(M, b)));
             } else {
