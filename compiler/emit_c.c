@@ -286,13 +286,16 @@ static void emit_backward_op(emitter *e, int j) {
                 (long)op->c * ir_hw(op), op->p, j);
         break;
     case IR_ADD:
-        /* The gradient of a sum is dout itself: copy for the first writer, add for others. */
+        /* The gradient of a sum is dout itself: nothing to do where the input's gradient is
+         * dout's buffer (plan.c), else a copy for the first writer and an add for others. */
         for (int k = 0; k < op->n_in; k++) {
             int v = ir_root(net, op->in[k]);
             if (v == 0) continue;
             char g[128];
             ir_grad_name(net, v, g, sizeof g);
-            if (!e->grad_written[v] && v != ir_root(net, net->n_ops))
+            if (net->grad_shared[j * IR_MAX_INPUTS + k])
+                fprintf(out, "    /* %s is %s: no copy */\n", g, o);
+            else if (!e->grad_written[v] && v != ir_root(net, net->n_ops))
                 fprintf(out, "    memcpy(%s, %s, %ld * sizeof(float));\n", g, o, n);
             else
                 fprintf(out, "    tensor_accumulate(%s, %s, %ld);\n", g, o, n);

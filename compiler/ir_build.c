@@ -150,6 +150,7 @@ int ir_build(ir_net *net, const net_desc *nd, int batch, double label_smoothing,
     free(value_of);
     free(readers);
     ir_layout_params(net);
+    net->share_add_grads = fuse_relu;   /* the CPU schedule; the CUDA fusion pass plans its own */
     ir_plan(net);
     return net->n_ops > 0 ? 0 : -1;
 }

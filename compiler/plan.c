@@ -102,6 +102,56 @@ static void assign_offsets(ir_net *net) {
     free(order);
 }
 
+/* Whether some op after op j reads value v. */
+static int consumed_after(const ir_net *net, int v, int j) {
+    for (int c = j + 1; c < net->n_ops; c++)
+        for (int k = 0; k < net->ops[c].n_in; k++)
+            if (net->ops[c].kind != IR_FLATTEN && net->alias[net->ops[c].in[k]] == v) return 1;
+    return 0;
+}
+/* Every consumer of x other than op j comes before op `before` in the schedule. */
+static int others_before(const ir_net *net, int x, int j, int before) {
+    for (int c = 0; c < net->n_ops; c++) {
+        if (c == j || net->ops[c].kind == IR_FLATTEN) continue;
+        for (int k = 0; k < net->ops[c].n_in; k++)
+            if (net->alias[net->ops[c].in[k]] == x && c >= before) return 0;
+    }
+    return 1;
+}
+/* Copy elision for sums (residual adds): an add's input gradient is the add's output
+ * gradient itself, so an input whose gradient the add writes first (no later consumer) can
+ * take over that buffer instead of receiving a copy of it (in a ResNet, 2 copies of a whole
+ * activation per block). Several inputs can share it when none is added to (by the backward
+ * of its other consumers) while another still reads it: every other consumer of one runs
+ * before the other's producer. An add whose own gradient lives in another add's buffer keeps
+ * its copies (no chains). Returns per value the add value whose gradient buffer it took
+ * over, or 0. */
+static int *share_add_gradients(ir_net *net) {
+    int L = net->n_ops, last = net->alias[L];
+    int *taken = xcalloc((size_t)L + 1, sizeof *taken);
+    for (int j = L - 1; j >= 0; j--) {
+        const ir_op *op = &net->ops[j];
+        int a = j + 1;
+        if (op->kind != IR_ADD || taken[a]) continue;
+        int members[IR_MAX_INPUTS], n = 0;
+        for (int k = 0; k < op->n_in; k++) {
+            int v = net->alias[op->in[k]], ok = v != 0 && v != last && !consumed_after(net, v, j);
+            for (int m = 0; ok && m < n; m++)   /* producers: op v - 1 */
+                ok = v != members[m] && others_before(net, v, j, members[m] - 1) &&
+                     others_before(net, members[m], j, v - 1);
+            if (!ok) continue;
+            members[n++] = v;
+            net->grad_shared[j * IR_MAX_INPUTS + k] = 1;
+            ir_tensor *mine = &net->tensors[net->grad_of[v]], *add = &net->tensors[net->grad_of[a]];
+            extend(add, mine->first);
+            extend(add, mine->last);
+            mine->bytes = 0;
+            taken[v] = a;
+        }
+    }
+    return taken;
+}
+
 void ir_replan(ir_net *net) { assign_offsets(net); }
 
 void ir_plan(ir_net *net) {
@@ -112,6 +162,7 @@ void ir_plan(ir_net *net) {
     net->saved_of = xcalloc((size_t)L, sizeof(int));
     net->alias = xcalloc((size_t)values, sizeof(int));
     net->scratch_of = xcalloc((size_t)L * IR_MAX_INPUTS, sizeof(int));
+    net->grad_shared = xcalloc((size_t)L * IR_MAX_INPUTS, sizeof(int));
     for (int s = 0; s < L * IR_MAX_INPUTS; s++) net->scratch_of[s] = -1;
     for (int v = 0; v < values; v++) net->alias[v] = v, net->act_of[v] = net->grad_of[v] = -1;
     for (int i = 0; i < L; i++)
@@ -167,7 +218,11 @@ void ir_plan(ir_net *net) {
     free(grad_written);
     #undef FWD
     #undef BWD
+    int *taken = net->share_add_grads ? share_add_gradients(net) : NULL;
     assign_offsets(net);
+    for (int v = 1; taken && v <= L; v++)   /* a taken-over gradient sits in the add's buffer */
+        if (taken[v]) net->tensors[net->grad_of[v]].offset = net->tensors[net->grad_of[taken[v]]].offset;
+    free(taken);
 }
 
 void ir_layout_params(ir_net *net) {
@@ -215,6 +270,7 @@ void ir_net_free(ir_net *net) {
     free(net->saved_of);
     free(net->alias);
     free(net->scratch_of);
+    free(net->grad_shared);
     free(net->buckets);
     memset(net, 0, sizeof *net);
 }

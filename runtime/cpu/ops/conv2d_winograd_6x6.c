@@ -247,17 +247,15 @@ INLINE void input_transform(int M, real_t *restrict v, long ld, const real_t *sr
             }
         }
     }
-    /* column pass over the block's tiles */
-    for (long t0 = 0; t0 < imgs * tiles; t0 += 16) {
-        rvec out[XI];
+    /* column pass over the block's tiles, each result stored as it is made (gathering the
+     * 36 first spills them to the stack) */
+    for (long t0 = 0; t0 < imgs * tiles; t0 += 16)
         for (int p = 0; p < 6; p++) {
             rvec x[6], o[6];
             for (int k = 0; k < 6; k++) VLOAD(x[k], hbuf + (long)(6 * p + k) * sec + t0);
             BT6(rvec, o, x[0], x[1], x[2], x[3], x[4], x[5]);
-            for (int q = 0; q < 6; q++) out[6 * q + p] = o[q];
+            for (int q = 0; q < 6; q++) VSTORE(v + (6 * q + p) * ld + t0, o[q]);
         }
-        wino_store_tiles(v, ld, t0, out, XI);
-    }
 }
 
 /* A^T m A for every tile of a block (m[xi * ld + t]), plus bias and the fused activation,
@@ -354,16 +352,18 @@ INLINE void output_grad_transform(int M, real_t *restrict v, long ld, const real
         }
     }
     for (long t0 = 0; t0 < imgs * tiles; t0 += 16) {
-        rvec z[6][4], out[XI];
+        rvec z[6][4];
         for (int b = 0; b < M; b++) {   /* A dY down the columns */
             rvec d[4], o[6];
             for (int a = 0; a < M; a++) VLOAD(d[a], gs + (M * a + b) * sec + t0);
             A6(M, rvec, o, d);
             for (int k = 0; k < 6; k++) z[k][b] = o[k];
         }
-        for (int k = 0; k < 6; k++)      /* ... times A^T */
-            A6(M, rvec, out + 6 * k, z[k]);
-        wino_store_tiles(v, ld, t0, out, XI);
+        for (int k = 0; k < 6; k++) {    /* ... times A^T, stored as made */
+            rvec o[6];
+            A6(M, rvec, o, z[k]);
+            for (int q = 0; q < 6; q++) VSTORE(v + (6 * k + q) * ld + t0, o[q]);
+        }
     }
 }
 
