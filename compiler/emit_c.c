@@ -185,11 +185,17 @@ static void emit_forward_op(emitter *e, int i) {
         fprintf(out, "    lrn_forward(%s_out, %s_saved, %s, BATCH, %d, %ld, %d, %.9gf, %.9gf, %.9gf);\n", id, id,
                 in, op->c, ir_hw(op), op->lrn_size, op->lrn_alpha, op->lrn_beta, op->lrn_k);
         break;
-    case IR_ADD:
-        fprintf(out, "    add_forward(%s_out, %s, %s, %ld);\n", id, in, ir_value_name(net, op->in[1], b, sizeof b), n);
-        for (int k = 2; k < op->n_in; k++)
-            fprintf(out, "    add_forward(%s_out, %s_out, %s, %ld);\n", id, id,
-                    ir_value_name(net, op->in[k], b, sizeof b), n);
+    case IR_ADD:   /* a fused ReLU goes with the last input's add */
+        for (int k = 1; k < op->n_in; k++) {
+            char sum[128];   /* the running sum of the earlier inputs */
+            snprintf(sum, sizeof sum, "%s_out", id);
+            const char *first = k == 1 ? in : sum;
+            ir_value_name(net, op->in[k], b, sizeof b);
+            if (op->act && k == op->n_in - 1)
+                fprintf(out, "    add_act_forward(%s_out, %s, %s, %ld, RT_ACT_RELU);\n", id, first, b, n);
+            else
+                fprintf(out, "    add_forward(%s_out, %s, %s, %ld);\n", id, first, b, n);
+        }
         break;
     case IR_CONCAT: {
         fprintf(out, "    {\n        const float *ins[] = {");
@@ -286,6 +292,8 @@ static void emit_backward_op(emitter *e, int j) {
                 (long)op->c * ir_hw(op), op->p, j);
         break;
     case IR_ADD:
+        if (op->act)   /* the fused relu's backward, in place on this op's dout */
+            fprintf(out, "    relu_backward(%s, %s, %s_out, %ld);\n", o, o, id, n);
         /* The gradient of a sum is dout itself: nothing to do where the input's gradient is
          * dout's buffer (plan.c), else a copy for the first writer and an add for others. */
         for (int k = 0; k < op->n_in; k++) {

@@ -99,7 +99,8 @@ static int fusable_relu(const ir_net *net, const net_layer *relu, int in_value, 
                         int in_layer) {
     if (relu->kind != NET_RELU || in_value == 0 || readers[in_layer] != 1) return 0;
     const ir_op *prod = &net->ops[in_value - 1];
-    return (prod->kind == IR_CONV || prod->kind == IR_LINEAR || prod->kind == IR_BN) && !prod->act;
+    return (prod->kind == IR_CONV || prod->kind == IR_LINEAR || prod->kind == IR_BN ||
+            prod->kind == IR_ADD) && !prod->act;
 }
 
 int ir_build(ir_net *net, const net_desc *nd, int batch, double label_smoothing, int fuse_relu) {

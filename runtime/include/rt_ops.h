@@ -230,6 +230,9 @@ void RT_OPS_FN(lrn_backward)(RT_OPS_R *din, const RT_OPS_R *dout, const RT_OPS_R
 
 /* ---- structural ---- */
 void RT_OPS_FN(add_forward)(RT_OPS_R *out, const RT_OPS_R *a, const RT_OPS_R *b, long n);
+/* out = act(a + b) in one pass; backward: relu_backward(dout, dout, out) first. */
+void RT_OPS_FN(add_act_forward)(RT_OPS_R *out, const RT_OPS_R *a, const RT_OPS_R *b, long n,
+                                rt_act act);
 /* Routes dout to both inputs (either may be NULL; generated code usually aliases instead). */
 void RT_OPS_FN(add_backward)(RT_OPS_R *da, RT_OPS_R *db, const RT_OPS_R *dout, long n);
 /* Concatenation along channels of k NCHW tensors with channels[i] each. */

@@ -179,6 +179,32 @@ static void test_add(void) {
     free(c.a); free(c.b); free(c.out); free(c.r); free(ref); free(da); free(db);
 }
 
+/* The add with a fused ReLU: its backward is relu_backward in place on dout, then the add's. */
+static double add_relu_loss(void *p) {
+    add_ctx *c = p;
+    add_act_forward_f64(c->out, c->a, c->b, c->n, RT_ACT_RELU);
+    return gc_dot(c->out, c->r, c->n);
+}
+
+static void test_add_relu(void) {
+    long n = 50;
+    add_ctx c = { gc_rand(n, -1, 1), gc_rand(n, -1, 1), gc_alloc(n), gc_rand(n, -1, 1), n };
+    add_relu_loss(&c);
+    double *ref = gc_alloc(n), *d = gc_alloc(n), *da = gc_alloc(n), *db = gc_alloc(n);
+    for (long i = 0; i < n; i++) ref[i] = c.a[i] + c.b[i] > 0 ? c.a[i] + c.b[i] : 0;
+    gc_compare("add+relu forward", c.out, ref, n, 0);
+    add_act_forward_f64(c.out, c.a, c.b, c.n, RT_ACT_NONE);
+    for (long i = 0; i < n; i++) ref[i] = c.a[i] + c.b[i];
+    gc_compare("add, no activation", c.out, ref, n, 0);
+    add_relu_loss(&c);
+    memcpy(d, c.r, sizeof(double) * n);
+    relu_backward_f64(d, d, c.out, n);
+    add_backward_f64(da, db, d, n);
+    gc_check("add+relu da", c.a, n, da, add_relu_loss, &c);
+    gc_check("add+relu db", c.b, n, db, add_relu_loss, &c);
+    free(c.a); free(c.b); free(c.out); free(c.r); free(ref); free(d); free(da); free(db);
+}
+
 typedef struct { double *ins[3], *out, *r; int ch[3], n, hw; long out_n; } cat_ctx;
 
 static double cat_loss(void *p) {
@@ -233,6 +259,7 @@ int main(void) {
     test_dropout();
     test_drop_path();
     test_add();
+    test_add_relu();
     test_concat();
     test_accumulate();
     return test_finish("test_grad_loss_misc");
