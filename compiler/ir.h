@@ -81,9 +81,12 @@ typedef struct {
     int *act_of, *grad_of, *saved_of;   /* per value / op: tensor index, -1 if none */
     int *alias;                /* per value: the value whose buffer it shares (flatten) */
     int *scratch_of;           /* per (op, input slot): scratch tensor for an extra gradient, or -1 */
-    int share_add_grads;       /* set before ir_plan: adds hand their gradient buffer on */
+    int share_add_grads;       /* set before ir_plan (CPU schedule): adds hand their gradient
+                                * buffer on, convs add into gradients (conv_din_add) */
     int *grad_shared;          /* per (add op, input slot): the input's gradient is the add's
                                 * output gradient buffer itself (no copy) */
+    int *conv_din_add;         /* per op: a conv whose backward adds into its input's gradient,
+                                * already written by another consumer (no scratch) */
     long arena_bytes, arena_naive_bytes;
     /* data parallelism (buckets.c); 0 buckets until ir_plan_buckets runs */
     int n_buckets;

@@ -163,6 +163,7 @@ void ir_plan(ir_net *net) {
     net->alias = xcalloc((size_t)values, sizeof(int));
     net->scratch_of = xcalloc((size_t)L * IR_MAX_INPUTS, sizeof(int));
     net->grad_shared = xcalloc((size_t)L * IR_MAX_INPUTS, sizeof(int));
+    net->conv_din_add = xcalloc((size_t)L, sizeof(int));
     for (int s = 0; s < L * IR_MAX_INPUTS; s++) net->scratch_of[s] = -1;
     for (int v = 0; v < values; v++) net->alias[v] = v, net->act_of[v] = net->grad_of[v] = -1;
     for (int i = 0; i < L; i++)
@@ -208,10 +209,15 @@ void ir_plan(ir_net *net) {
             extend(act, FWD(j));
             if (backward_reads_input(op->kind) && k == 0) extend(act, BWD(j));
             extend(&net->tensors[net->grad_of[v]], BWD(j));
-            /* add's gradient is dout itself: it accumulates straight from dout. */
-            if ((grad_written[v] || v == last_value) && op->kind != IR_ADD)
-                net->scratch_of[j * IR_MAX_INPUTS + k] =
-                    add_tensor(net, T_SCRATCH, j, ir_value_elems(net, v) * (long)sizeof(float), BWD(j), BWD(j));
+            /* add's gradient is dout itself: it accumulates straight from dout; the CPU
+             * conv adds its input gradient in place (rt_conv_shape.din_add). */
+            if ((grad_written[v] || v == last_value) && op->kind != IR_ADD) {
+                if (net->share_add_grads && op->kind == IR_CONV)
+                    net->conv_din_add[j] = 1;
+                else
+                    net->scratch_of[j * IR_MAX_INPUTS + k] =
+                        add_tensor(net, T_SCRATCH, j, ir_value_elems(net, v) * (long)sizeof(float), BWD(j), BWD(j));
+            }
             grad_written[v] = 1;
         }
     }
@@ -271,6 +277,7 @@ void ir_net_free(ir_net *net) {
     free(net->alias);
     free(net->scratch_of);
     free(net->grad_shared);
+    free(net->conv_din_add);
     free(net->buckets);
     memset(net, 0, sizeof *net);
 }

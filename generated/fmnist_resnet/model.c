@@ -231,29 +231,23 @@
 #define layer3_1_add_dout ((float *)(arena + 218365952))
 #define pool_dout ((float *)(arena + 212008960))
 #define fc_dout ((float *)(arena + 212074496))
-#define scratch_91 ((float *)(arena + 192675840))  /* for "layer3.1.conv1" */
-#define scratch_92 ((float *)(arena + 179830784))  /* for "layer3.0.conv1" */
-#define scratch_93 ((float *)(arena + 141295616))  /* for "layer2.1.conv1" */
-#define scratch_94 ((float *)(arena + 115605504))  /* for "layer2.0.conv1" */
-#define scratch_95 ((float *)(arena + 64225280))  /* for "layer1.1.conv1" */
-#define scratch_96 ((float *)(arena + 25690112))  /* for "layer1.0.conv1" */
 
 /* .algo = RT_CONV_WINOGRAD_F4: 3x3 stride-1 pad-1 convolutions run as Winograd F(4x4,3x3),
    up to 4x fewer multiply-adds than im2col + GEMM. */
 static const rt_conv_shape stem_shape = { .n = BATCH, .c = 1, .h = 28, .w = 28, .oc = 32, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 28, .ow = 28 };
-static const rt_conv_shape layer1_0_conv1_shape = { .n = BATCH, .c = 32, .h = 28, .w = 28, .oc = 32, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 28, .ow = 28, .algo = RT_CONV_WINOGRAD_F4 };
+static const rt_conv_shape layer1_0_conv1_shape = { .n = BATCH, .c = 32, .h = 28, .w = 28, .oc = 32, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 28, .ow = 28, .algo = RT_CONV_WINOGRAD_F4, .din_add = 1 };
 static const rt_conv_shape layer1_0_conv2_shape = { .n = BATCH, .c = 32, .h = 28, .w = 28, .oc = 32, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 28, .ow = 28, .algo = RT_CONV_WINOGRAD_F4 };
-static const rt_conv_shape layer1_1_conv1_shape = { .n = BATCH, .c = 32, .h = 28, .w = 28, .oc = 32, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 28, .ow = 28, .algo = RT_CONV_WINOGRAD_F4 };
+static const rt_conv_shape layer1_1_conv1_shape = { .n = BATCH, .c = 32, .h = 28, .w = 28, .oc = 32, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 28, .ow = 28, .algo = RT_CONV_WINOGRAD_F4, .din_add = 1 };
 static const rt_conv_shape layer1_1_conv2_shape = { .n = BATCH, .c = 32, .h = 28, .w = 28, .oc = 32, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 28, .ow = 28, .algo = RT_CONV_WINOGRAD_F4 };
-static const rt_conv_shape layer2_0_conv1_shape = { .n = BATCH, .c = 32, .h = 28, .w = 28, .oc = 64, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 14, .ow = 14 };
+static const rt_conv_shape layer2_0_conv1_shape = { .n = BATCH, .c = 32, .h = 28, .w = 28, .oc = 64, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 14, .ow = 14, .din_add = 1 };
 static const rt_conv_shape layer2_0_conv2_shape = { .n = BATCH, .c = 64, .h = 14, .w = 14, .oc = 64, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 14, .ow = 14, .algo = RT_CONV_WINOGRAD_F4 };
 static const rt_conv_shape layer2_0_down_shape = { .n = BATCH, .c = 32, .h = 28, .w = 28, .oc = 64, .kh = 1, .kw = 1, .sh = 2, .sw = 2, .ph = 0, .pw = 0, .dh = 1, .dw = 1, .groups = 1, .oh = 14, .ow = 14 };
-static const rt_conv_shape layer2_1_conv1_shape = { .n = BATCH, .c = 64, .h = 14, .w = 14, .oc = 64, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 14, .ow = 14, .algo = RT_CONV_WINOGRAD_F4 };
+static const rt_conv_shape layer2_1_conv1_shape = { .n = BATCH, .c = 64, .h = 14, .w = 14, .oc = 64, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 14, .ow = 14, .algo = RT_CONV_WINOGRAD_F4, .din_add = 1 };
 static const rt_conv_shape layer2_1_conv2_shape = { .n = BATCH, .c = 64, .h = 14, .w = 14, .oc = 64, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 14, .ow = 14, .algo = RT_CONV_WINOGRAD_F4 };
-static const rt_conv_shape layer3_0_conv1_shape = { .n = BATCH, .c = 64, .h = 14, .w = 14, .oc = 128, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 7, .ow = 7 };
+static const rt_conv_shape layer3_0_conv1_shape = { .n = BATCH, .c = 64, .h = 14, .w = 14, .oc = 128, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 7, .ow = 7, .din_add = 1 };
 static const rt_conv_shape layer3_0_conv2_shape = { .n = BATCH, .c = 128, .h = 7, .w = 7, .oc = 128, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 7, .ow = 7, .algo = RT_CONV_WINOGRAD_F4 };
 static const rt_conv_shape layer3_0_down_shape = { .n = BATCH, .c = 64, .h = 14, .w = 14, .oc = 128, .kh = 1, .kw = 1, .sh = 2, .sw = 2, .ph = 0, .pw = 0, .dh = 1, .dw = 1, .groups = 1, .oh = 7, .ow = 7 };
-static const rt_conv_shape layer3_1_conv1_shape = { .n = BATCH, .c = 128, .h = 7, .w = 7, .oc = 128, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 7, .ow = 7, .algo = RT_CONV_WINOGRAD_F4 };
+static const rt_conv_shape layer3_1_conv1_shape = { .n = BATCH, .c = 128, .h = 7, .w = 7, .oc = 128, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 7, .ow = 7, .algo = RT_CONV_WINOGRAD_F4, .din_add = 1 };
 static const rt_conv_shape layer3_1_conv2_shape = { .n = BATCH, .c = 128, .h = 7, .w = 7, .oc = 128, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 7, .ow = 7, .algo = RT_CONV_WINOGRAD_F4 };
 
 /* conv2d scratch; its size depends on the thread count, known at start-up. */
@@ -470,8 +464,7 @@ static double train_step(rt_model_ctx *ctx, const float *x, const int32_t *y) {
     batchnorm_backward(layer3_1_conv1_dout, layer3_1_bn1_dweight, layer3_1_bn1_dbias, layer3_1_bn1_dout, layer3_1_bn1_out, layer3_1_conv1_out, layer3_1_bn1_weight, layer3_1_bn1_saved,
                        layer3_1_bn1_saved + 128, BATCH, 128, 49);
     /* backward of "layer3.1.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
-    conv2d_backward(scratch_91, layer3_1_conv1_dweight, NULL, layer3_1_conv1_dout, NULL, layer3_0_add_out, layer3_1_conv1_weight, work, &layer3_1_conv1_shape);
-    tensor_accumulate(layer3_0_add_dout, scratch_91, 802816);
+    conv2d_backward(layer3_0_add_dout, layer3_1_conv1_dweight, NULL, layer3_1_conv1_dout, NULL, layer3_0_add_out, layer3_1_conv1_weight, work, &layer3_1_conv1_shape);
     /* backward of "layer3.0.add" (add) at specs/examples/fmnist_resnet.spec:18,
        with "layer3.0.relu2" (relu) at specs/examples/fmnist_resnet.spec:22 fused into it */
     relu_backward(layer3_0_add_dout, layer3_0_add_dout, layer3_0_add_out, 802816);
@@ -492,8 +485,7 @@ static double train_step(rt_model_ctx *ctx, const float *x, const int32_t *y) {
     batchnorm_backward(layer3_0_conv1_dout, layer3_0_bn1_dweight, layer3_0_bn1_dbias, layer3_0_bn1_dout, layer3_0_bn1_out, layer3_0_conv1_out, layer3_0_bn1_weight, layer3_0_bn1_saved,
                        layer3_0_bn1_saved + 128, BATCH, 128, 49);
     /* backward of "layer3.0.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
-    conv2d_backward(scratch_92, layer3_0_conv1_dweight, NULL, layer3_0_conv1_dout, NULL, layer2_1_add_out, layer3_0_conv1_weight, work, &layer3_0_conv1_shape);
-    tensor_accumulate(layer2_1_add_dout, scratch_92, 1605632);
+    conv2d_backward(layer2_1_add_dout, layer3_0_conv1_dweight, NULL, layer3_0_conv1_dout, NULL, layer2_1_add_out, layer3_0_conv1_weight, work, &layer3_0_conv1_shape);
     /* backward of "layer2.1.add" (add) at specs/examples/fmnist_resnet.spec:20,
        with "layer2.1.relu2" (relu) at specs/examples/fmnist_resnet.spec:22 fused into it */
     relu_backward(layer2_1_add_dout, layer2_1_add_dout, layer2_1_add_out, 1605632);
@@ -509,8 +501,7 @@ static double train_step(rt_model_ctx *ctx, const float *x, const int32_t *y) {
     batchnorm_backward(layer2_1_conv1_dout, layer2_1_bn1_dweight, layer2_1_bn1_dbias, layer2_1_bn1_dout, layer2_1_bn1_out, layer2_1_conv1_out, layer2_1_bn1_weight, layer2_1_bn1_saved,
                        layer2_1_bn1_saved + 64, BATCH, 64, 196);
     /* backward of "layer2.1.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
-    conv2d_backward(scratch_93, layer2_1_conv1_dweight, NULL, layer2_1_conv1_dout, NULL, layer2_0_add_out, layer2_1_conv1_weight, work, &layer2_1_conv1_shape);
-    tensor_accumulate(layer2_0_add_dout, scratch_93, 1605632);
+    conv2d_backward(layer2_0_add_dout, layer2_1_conv1_dweight, NULL, layer2_1_conv1_dout, NULL, layer2_0_add_out, layer2_1_conv1_weight, work, &layer2_1_conv1_shape);
     /* backward of "layer2.0.add" (add) at specs/examples/fmnist_resnet.spec:18,
        with "layer2.0.relu2" (relu) at specs/examples/fmnist_resnet.spec:22 fused into it */
     relu_backward(layer2_0_add_dout, layer2_0_add_dout, layer2_0_add_out, 1605632);
@@ -531,8 +522,7 @@ static double train_step(rt_model_ctx *ctx, const float *x, const int32_t *y) {
     batchnorm_backward(layer2_0_conv1_dout, layer2_0_bn1_dweight, layer2_0_bn1_dbias, layer2_0_bn1_dout, layer2_0_bn1_out, layer2_0_conv1_out, layer2_0_bn1_weight, layer2_0_bn1_saved,
                        layer2_0_bn1_saved + 64, BATCH, 64, 196);
     /* backward of "layer2.0.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
-    conv2d_backward(scratch_94, layer2_0_conv1_dweight, NULL, layer2_0_conv1_dout, NULL, layer1_1_add_out, layer2_0_conv1_weight, work, &layer2_0_conv1_shape);
-    tensor_accumulate(layer1_1_add_dout, scratch_94, 3211264);
+    conv2d_backward(layer1_1_add_dout, layer2_0_conv1_dweight, NULL, layer2_0_conv1_dout, NULL, layer1_1_add_out, layer2_0_conv1_weight, work, &layer2_0_conv1_shape);
     /* backward of "layer1.1.add" (add) at specs/examples/fmnist_resnet.spec:20,
        with "layer1.1.relu2" (relu) at specs/examples/fmnist_resnet.spec:22 fused into it */
     relu_backward(layer1_1_add_dout, layer1_1_add_dout, layer1_1_add_out, 3211264);
@@ -548,8 +538,7 @@ static double train_step(rt_model_ctx *ctx, const float *x, const int32_t *y) {
     batchnorm_backward(layer1_1_conv1_dout, layer1_1_bn1_dweight, layer1_1_bn1_dbias, layer1_1_bn1_dout, layer1_1_bn1_out, layer1_1_conv1_out, layer1_1_bn1_weight, layer1_1_bn1_saved,
                        layer1_1_bn1_saved + 32, BATCH, 32, 784);
     /* backward of "layer1.1.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
-    conv2d_backward(scratch_95, layer1_1_conv1_dweight, NULL, layer1_1_conv1_dout, NULL, layer1_0_add_out, layer1_1_conv1_weight, work, &layer1_1_conv1_shape);
-    tensor_accumulate(layer1_0_add_dout, scratch_95, 3211264);
+    conv2d_backward(layer1_0_add_dout, layer1_1_conv1_dweight, NULL, layer1_1_conv1_dout, NULL, layer1_0_add_out, layer1_1_conv1_weight, work, &layer1_1_conv1_shape);
     /* backward of "layer1.0.add" (add) at specs/examples/fmnist_resnet.spec:20,
        with "layer1.0.relu2" (relu) at specs/examples/fmnist_resnet.spec:22 fused into it */
     relu_backward(layer1_0_add_dout, layer1_0_add_dout, layer1_0_add_out, 3211264);
@@ -565,8 +554,7 @@ static double train_step(rt_model_ctx *ctx, const float *x, const int32_t *y) {
     batchnorm_backward(layer1_0_conv1_dout, layer1_0_bn1_dweight, layer1_0_bn1_dbias, layer1_0_bn1_dout, layer1_0_bn1_out, layer1_0_conv1_out, layer1_0_bn1_weight, layer1_0_bn1_saved,
                        layer1_0_bn1_saved + 32, BATCH, 32, 784);
     /* backward of "layer1.0.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
-    conv2d_backward(scratch_96, layer1_0_conv1_dweight, NULL, layer1_0_conv1_dout, NULL, stem_bn_out, layer1_0_conv1_weight, work, &layer1_0_conv1_shape);
-    tensor_accumulate(stem_bn_dout, scratch_96, 3211264);
+    conv2d_backward(stem_bn_dout, layer1_0_conv1_dweight, NULL, layer1_0_conv1_dout, NULL, stem_bn_out, layer1_0_conv1_weight, work, &layer1_0_conv1_shape);
     /* backward of "stem_bn" (bn) at specs/examples/fmnist_resnet.spec:33,
        with "stem_relu" (relu) at specs/examples/fmnist_resnet.spec:34 fused into it */
     batchnorm_backward(stem_dout, stem_bn_dweight, stem_bn_dbias, stem_bn_dout, stem_bn_out, stem_out, stem_bn_weight, stem_bn_saved,
@@ -1035,7 +1023,7 @@ const rt_model model = {
     .compiler_version = "0.1",
     .in_c = 1, .in_h = 28, .in_w = 28, .classes = CLASSES, .batch = BATCH,
     .n_params = 696042, .n_buffers = 2240,
-    .arena_bytes = 221591296, .arena_naive_bytes = 549276416,
+    .arena_bytes = 221591296, .arena_naive_bytes = 494684928,
     .n_tensors = 47, .tensors = tensors,
     .n_buckets = 1, .buckets = buckets,
     .init = init, .train_step = train_step, .eval_forward = eval_forward, .logits = logits,

@@ -70,6 +70,8 @@ typedef struct {
     int oh, ow;            /* output */
     rt_act act;            /* fused activation of the output (0: none) */
     rt_conv_algo algo;     /* RT_CONV_WINOGRAD(_F4) only where rt_conv_winograd_fits() */
+    int din_add;           /* backward adds its input gradient into din (a gradient other
+                            * consumers of the input wrote first) instead of writing it */
 } rt_conv_shape;
 
 /* Shapes the Winograd path computes: square 3x3 or 5x5 kernels, stride 1, "same" padding,

@@ -145,11 +145,12 @@ void RT_FN(conv2d_backward)(real_t *din /*N,C,H,W or NULL*/, real_t *dweight /*O
                                dw_part + (long)g * ocg * kdim, kdim);
                 if (!din) continue;
                 real_t *dx = din + b * in_img + (long)g * cg * s->h * s->w;
-                if (pointwise) {   /* dX_g = W_g^T . dY_g straight into din */
-                    RT_FN(rt_gemm)(1, 0, kdim, ohw, ocg, 1, w, kdim, dy, ohw, 0, dx, ohw);
+                if (pointwise) {   /* dX_g (+)= W_g^T . dY_g straight into din */
+                    RT_FN(rt_gemm)(1, 0, kdim, ohw, ocg, 1, w, kdim, dy, ohw, s->din_add ? 1 : 0,
+                                   dx, ohw);
                 } else {           /* the col buffer is free again once dW is done: reuse it */
                     RT_FN(rt_gemm)(1, 0, kdim, ohw, ocg, 1, w, kdim, dy, ohw, 0, col_buf, ohw);
-                    memset(dx, 0, sizeof(real_t) * cg * s->h * s->w);
+                    if (!s->din_add) memset(dx, 0, sizeof(real_t) * cg * s->h * s->w);
                     RT_FN(conv2d_col2im_add)(dx, sl.shift, col_buf, cg, s);
                 }
             }

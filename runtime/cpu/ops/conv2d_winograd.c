@@ -72,17 +72,25 @@ static long kernels_elems(const rt_conv_shape *s, const wino_geom *g) {
     return round16((long)g->xi * s->oc * s->c);
 }
 static long buf_elems(const wino_geom *g) { return (long)g->xi * g->cmax * g->ld; }
+/* A block's input gradient, when backward adds it into din (din_add) rather than writing. */
+static long din_block_elems(const rt_conv_shape *s, const wino_geom *g) {
+    return s->din_add ? round16((long)g->imgs_per_block * s->c * s->h * s->w) : 0;
+}
+static long scratch_at(const rt_conv_shape *s, const wino_geom *g) {
+    return 2 * buf_elems(g) + kernels_elems(s, g);
+}
 static long slice_elems(const rt_conv_shape *s, const wino_geom *g) {
-    return 2 * buf_elems(g) + kernels_elems(s, g) +
-           round16(g->t->scratch_elems(g->imgs_per_block, g->th, g->tw));
+    return scratch_at(s, g) + round16(g->t->scratch_elems(g->imgs_per_block, g->th, g->tw)) +
+           din_block_elems(s, g);
 }
 
-typedef struct { real_t *a, *b, *du, *scratch; } wino_slice;
+typedef struct { real_t *a, *b, *du, *scratch, *din; } wino_slice;
 
 static wino_slice slice_of(real_t *work, int t, const rt_conv_shape *s, const wino_geom *g) {
     real_t *base = work + kernels_elems(s, g) + (long)t * slice_elems(s, g);
-    wino_slice sl = { base, base + buf_elems(g), base + 2 * buf_elems(g),
-                      base + 2 * buf_elems(g) + kernels_elems(s, g) };
+    real_t *scratch = base + scratch_at(s, g);
+    wino_slice sl = { base, base + buf_elems(g), base + 2 * buf_elems(g), scratch,
+                      scratch + round16(g->t->scratch_elems(g->imgs_per_block, g->th, g->tw)) };
     return sl;
 }
 
@@ -286,6 +294,10 @@ void RT_FN(conv2d_winograd_backward)(real_t *din, real_t *dweight, real_t *dbias
         #pragma omp for schedule(static)
         for (int b = 0; b < g.blocks; b++) {
             wino_block k = block_at(&g, s->n, b);
+            /* where the block's input gradient goes: din, or (din_add) a buffer added to it */
+            wino_block kd = k;
+            real_t *dst = din;
+            if (s->din_add) kd.first_img = 0, dst = sl.din;
             /* weight gradient: dU[xi] += (A dy A^T)[xi] . (B^T d B)[xi]^T over this block
              * (the first block's GEMMs write it: no pass to zero it first) */
             transform_block(sl.a, in, NULL, s->c, s->h, s->w, &g, &k, 0, sl.scratch);
@@ -300,13 +312,18 @@ void RT_FN(conv2d_winograd_backward)(real_t *din, real_t *dweight, real_t *dbias
                     RT_FN(rt_gemm)(1, 0, s->c, k.tiles, s->oc, 1, u + xi * kc, s->c,
                                    sl.b + xi * s->oc * g.ld, (int)g.ld, 0, sl.a + xi * s->c * g.ld,
                                    (int)g.ld);
-                adjoint_block(din, sl.a, s->c, s->h, s->w, &g, &k, sl.scratch);
-                continue;
+                adjoint_block(dst, sl.a, s->c, s->h, s->w, &g, &kd, sl.scratch);
+            } else {
+                /* input gradient: the forward convolution of dy with the flipped kernels */
+                transform_block(sl.b, dout, mask, s->oc, s->h, s->w, &g, &k, 0, sl.scratch);
+                transformed_gemms(sl.a, u, sl.b, s->c, s->oc, &g, &k);
+                untransform_block(dst, sl.a, NULL, RT_ACT_NONE, s->c, s->h, s->w, &g, &kd, sl.scratch);
             }
-            /* input gradient: the forward convolution of dy with the flipped kernels */
-            transform_block(sl.b, dout, mask, s->oc, s->h, s->w, &g, &k, 0, sl.scratch);
-            transformed_gemms(sl.a, u, sl.b, s->c, s->oc, &g, &k);
-            untransform_block(din, sl.a, NULL, RT_ACT_NONE, s->c, s->h, s->w, &g, &k, sl.scratch);
+            if (s->din_add) {   /* the block's images lie contiguously in din */
+                real_t *to = din + (long)k.first_img * s->c * s->h * s->w;
+                long count = (long)k.imgs * s->c * s->h * s->w;
+                for (long i = 0; i < count; i++) to[i] += sl.din[i];
+            }
         }
         if (!summed) memset(sl.du, 0, sizeof(real_t) * g.xi * kc);   /* a thread without blocks */
         #pragma omp barrier
