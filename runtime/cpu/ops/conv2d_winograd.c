@@ -331,15 +331,21 @@ void RT_FN(conv2d_winograd_backward)(real_t *din, real_t *dweight, real_t *dbias
         long per_thread = slice_elems(s, &g);
         int threads = omp_get_num_threads();
         real_t *du0 = work + kernels_elems(s, &g) + 2 * buf_elems(&g);
+        /* 16 kernels at a time, so the sums run along rows of the partials (vectors)
+         * rather than down their columns */
+        enum { KERNELS = 16 };
         #pragma omp for schedule(static)
-        for (long e = 0; e < kc; e++) {
-            real_t du[WINO_MAX_XI];
+        for (long e0 = 0; e0 < kc; e0 += KERNELS) {
+            real_t du[WINO_MAX_XI][KERNELS];
+            int n = kc - e0 < KERNELS ? (int)(kc - e0) : KERNELS;
             for (int xi = 0; xi < g.xi; xi++) {
-                real_t acc = 0;
-                for (int v = 0; v < threads; v++) acc += du0[v * per_thread + xi * kc + e];
-                du[xi] = acc;
+                for (int j = 0; j < KERNELS; j++) du[xi][j] = 0;
+                for (int v = 0; v < threads; v++) {
+                    const real_t *part = du0 + v * per_thread + xi * kc + e0;
+                    for (int j = 0; j < n; j++) du[xi][j] += part[j];
+                }
             }
-            g.t->kernel_grad(dweight + e * g.kk, du, 1);
+            for (int j = 0; j < n; j++) g.t->kernel_grad(dweight + (e0 + j) * g.kk, &du[0][j], KERNELS);
         }
     }
 }
