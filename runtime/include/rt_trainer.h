@@ -97,8 +97,9 @@ typedef struct rt_device_hooks {
     void (*loss_scaler)(rt_model_ctx *ctx, double state[3], int set);
 } rt_device_hooks;
 
-/* Makes OpenMP workers sleep rather than spin at barriers unless OMP_WAIT_POLICY is set, by
- * setting it and re-executing the binary once (libgomp reads it before main). */
+/* Unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is set: OpenMP workers spin briefly at barriers
+ * (GOMP_SPINCOUNT=10000), or sleep at once (passive) where this node's ranks x threads exceed
+ * its cores; set by re-executing the binary once (libgomp reads them before main). */
 void rt_trainer_choose_omp_policy(char **argv);
 
 int rt_trainer_main(const rt_model *model, const rt_run_config *run, int argc, char **argv);
