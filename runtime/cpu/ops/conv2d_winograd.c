@@ -67,7 +67,8 @@ static wino_geom geom_of(const rt_conv_shape *s) {
 }
 
 /* Workspace: the transformed kernels (shared), then per thread two block buffers, a partial
- * transformed weight gradient and the tile transforms' scratch. */
+ * transformed weight gradient, the tile transforms' scratch and, with din_add, a block's
+ * input gradient. */
 static long kernels_elems(const rt_conv_shape *s, const wino_geom *g) {
     return round16((long)g->xi * s->oc * s->c);
 }
