@@ -15,6 +15,8 @@
  * reproducible. */
 #define PLANE_LANES 16
 #define SPAN 4096
+/* The length of the span at `at` of a plane of hw values. */
+static inline int span_at(int hw, int at) { return hw - at < SPAN ? hw - at : SPAN; }
 
 static real_t lanes_total(const real_t acc[PLANE_LANES]) {
     real_t t = 0;
@@ -51,7 +53,7 @@ static double channel_sum(const real_t *in, int n, int c, int hw, int ch) {
     double total = 0;
     for (int b = 0; b < n; b++)
         for (int at = 0; at < hw; at += SPAN)
-            total += plane_sum(in + ((long)b * c + ch) * hw + at, hw - at < SPAN ? hw - at : SPAN);
+            total += plane_sum(in + ((long)b * c + ch) * hw + at, span_at(hw, at));
     return total;
 }
 
@@ -60,8 +62,7 @@ static double channel_sq_dev(const real_t *in, int n, int c, int hw, int ch, dou
     double total = 0;
     for (int b = 0; b < n; b++)
         for (int at = 0; at < hw; at += SPAN)
-            total += plane_sq_dev(in + ((long)b * c + ch) * hw + at,
-                                  hw - at < SPAN ? hw - at : SPAN, (real_t)mean);
+            total += plane_sq_dev(in + ((long)b * c + ch) * hw + at, span_at(hw, at), (real_t)mean);
     return total;
 }
 
@@ -199,7 +200,7 @@ static void channel_grad_sums(const bn_bwd *g, int ch, double *s_dy, double *s_d
             long base = ((long)b * g->c + ch) * g->hw + at;
             plane_grad_sums(acc, g->in + base, g->dout + base,
                             g->act_out ? g->act_out + base : NULL,
-                            g->hw - at < SPAN ? g->hw - at : SPAN, g->save_mean[ch],
+                            span_at(g->hw, at), g->save_mean[ch],
                             g->save_inv_std[ch]);
         }
     *s_dy = acc[0];

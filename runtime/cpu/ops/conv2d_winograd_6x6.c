@@ -224,7 +224,6 @@ INLINE void input_transform(int M, real_t *restrict v, long ld, const real_t *sr
          * 0 <= k <= 5: H[p][k][t]. 16-lane stores past tw land in later tile rows of the same
          * section, written by later padded rows, or in the section's room. */
         for (int y = 0; y < pad_rows(M, th); y++) {
-            const real_t *row = pad + y * len;
             real_t *dst[3];   /* the tile rows' slots: at most 6 / M of them */
             int n = 0;
             for (int i = y / M; i >= 0 && y - M * i <= 5; i--)
@@ -236,7 +235,8 @@ INLINE void input_transform(int M, real_t *restrict v, long ld, const real_t *sr
                 BT6(rvec, o, x[0], x[1], x[2], x[3], x[4], x[5]);
                 for (int d = 0; d < n; d++)
                     for (int p = 0; p < 6; p++) VSTORE(dst[d] + 6 * p * sec, o[p]);
-            } else {
+            } else {   /* from the padded copy */
+                const real_t *row = pad + y * len;
                 for (int j = 0; j < tw; j++) {
                     const real_t *x = row + M * j;
                     real_t o[6];
@@ -339,14 +339,14 @@ INLINE void output_grad_transform(int M, real_t *restrict v, long ld, const real
         const real_t *plane = src + im * img_stride, *pmask = mask ? mask + im * img_stride : NULL;
         if (!narrow) RT_FN(wino_pad_plane)(pad, len, pad_rows(M, th), 0, plane, pmask, h, w);
         for (int y = 0; y < M * th; y++) {
-            const real_t *row = pad + y * len;
             real_t *gy = gs + M * (y % M) * sec + im * tiles + (long)(y / M) * tw;
             if (narrow) {
                 rvec lo, hi;
                 load_row(&lo, &hi, plane, pmask, y, h, w);
                 for (int b = 0; b < M; b++)
                     VSTORE(gy + b * sec, __builtin_shuffle(lo, hi, PHASE(M, b)));
-            } else {
+            } else {   /* from the padded copy */
+                const real_t *row = pad + y * len;
                 for (int x = 0; x < M * tw; x++) gy[(x % M) * sec + x / M] = row[x];
             }
         }
