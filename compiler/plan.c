@@ -118,37 +118,63 @@ static int others_before(const ir_net *net, int x, int j, int before) {
     }
     return 1;
 }
+/* Whether the backward of value v's producer masks v's gradient in place (a ReLU fused into
+ * an add or a linear, emit_c.c): any other value sharing that buffer sees the change. */
+static int masks_own_grad(const ir_net *net, int v) {
+    const ir_op *p = &net->ops[v - 1];
+    return p->act && (p->kind == IR_ADD || p->kind == IR_LINEAR);
+}
+/* Whether values x and y, handed one gradient buffer by the adds jx and jy, can share it when
+ * neither is an add that handed it to the other: each producer reads the buffer before the
+ * other value's other consumers add to it and before the other's producer masks it (the
+ * producer of one runs later in the forward than the other's). Since a value's own other
+ * consumers add to the buffer before its producer reads it, at most one of the two may have
+ * other consumers. */
+static int may_share(const ir_net *net, int x, int jx, int y, int jy) {
+    return x != y && others_before(net, x, jx, y - 1) && others_before(net, y, jy, x - 1) &&
+           (!masks_own_grad(net, x) || x < y) && (!masks_own_grad(net, y) || y < x);
+}
 /* Copy elision for sums (residual adds): an add's input gradient is the add's output
  * gradient itself, so an input whose gradient the add writes first (no later consumer) can
  * take over that buffer instead of receiving a copy of it (in a ResNet, 2 copies of a whole
- * activation per block). Several inputs can share it when none is added to (by the backward
- * of its other consumers) while another still reads it: every other consumer of one runs
- * before the other's producer. An add whose own gradient lives in another add's buffer keeps
- * its copies (no chains). Returns per value the add value whose gradient buffer it took
- * over, or 0. */
+ * activation per block). An add whose own gradient already sits in a later add's buffer
+ * hands that buffer on (a chain: in a ResNet, block after block). Every pair of values in
+ * one buffer must pass may_share(), except an add and the values it handed the buffer to
+ * (those read it after the add's backward, as they should). Returns per value the add value
+ * that handed it its gradient buffer, or 0. */
 static int *share_add_gradients(ir_net *net) {
     int L = net->n_ops, last = net->alias[L];
     int *taken = xcalloc((size_t)L + 1, sizeof *taken);
+    int *root = xcalloc((size_t)L + 1, sizeof *root);        /* the value owning the buffer */
+    int *via = xcalloc((size_t)L + 1, sizeof *via);          /* the add op that handed it on */
+    int *handed_down = xcalloc((size_t)L + 1, sizeof *handed_down);
     for (int j = L - 1; j >= 0; j--) {
         const ir_op *op = &net->ops[j];
         int a = j + 1;
-        if (op->kind != IR_ADD || taken[a]) continue;
-        int members[IR_MAX_INPUTS], n = 0;
+        if (op->kind != IR_ADD) continue;
+        int r = taken[a] ? root[a] : a;
+        /* a and the adds above it hand the buffer down to this add's inputs */
+        memset(handed_down, 0, sizeof *handed_down * ((size_t)L + 1));
+        for (int p = a; p; p = taken[p]) handed_down[p] = 1;
         for (int k = 0; k < op->n_in; k++) {
-            int v = net->alias[op->in[k]], ok = v != 0 && v != last && !consumed_after(net, v, j);
-            for (int m = 0; ok && m < n; m++)   /* producers: op v - 1 */
-                ok = v != members[m] && others_before(net, v, j, members[m] - 1) &&
-                     others_before(net, members[m], j, v - 1);
+            int v = net->alias[op->in[k]], ok = v != 0 && v != last && !taken[v] &&
+                                                !consumed_after(net, v, j);
+            for (int x = 1; ok && x <= L; x++)
+                if (root[x] == r && !handed_down[x]) ok = may_share(net, x, via[x], v, j);
             if (!ok) continue;
-            members[n++] = v;
             net->grad_shared[j * IR_MAX_INPUTS + k] = 1;
-            ir_tensor *mine = &net->tensors[net->grad_of[v]], *add = &net->tensors[net->grad_of[a]];
-            extend(add, mine->first);
-            extend(add, mine->last);
+            ir_tensor *mine = &net->tensors[net->grad_of[v]], *owner = &net->tensors[net->grad_of[r]];
+            extend(owner, mine->first);
+            extend(owner, mine->last);
             mine->bytes = 0;
-            taken[v] = a;
+            taken[v] = a, root[v] = r, via[v] = j;
         }
     }
+    /* callers want the buffer's owner */
+    for (int v = 1; v <= L; v++) taken[v] = root[v];
+    free(root);
+    free(via);
+    free(handed_down);
     return taken;
 }
 
@@ -226,7 +252,7 @@ void ir_plan(ir_net *net) {
     #undef BWD
     int *taken = net->share_add_grads ? share_add_gradients(net) : NULL;
     assign_offsets(net);
-    for (int v = 1; taken && v <= L; v++)   /* a taken-over gradient sits in the add's buffer */
+    for (int v = 1; taken && v <= L; v++)   /* a taken-over gradient sits in its owner's buffer */
         if (taken[v]) net->tensors[net->grad_of[v]].offset = net->tensors[net->grad_of[taken[v]]].offset;
     free(taken);
 }

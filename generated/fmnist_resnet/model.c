@@ -194,11 +194,11 @@
 #define pool_out ((float *)(arena + 211943424))  /* [128,128,1,1] */
 #define fc_out ((float *)(arena + 221577216))  /* [128,10,1,1] */
 #define stem_dout ((float *)(arena + 25690112))
-#define stem_bn_dout ((float *)(arena + 64225280))
+#define stem_bn_dout ((float *)(arena + 141295616))
 #define layer1_0_conv1_dout ((float *)(arena + 51380224))
-#define layer1_0_bn1_dout ((float *)(arena + 77070336))
-#define layer1_0_conv2_dout ((float *)(arena + 89915392))
-#define layer1_0_bn2_dout ((float *)(arena + 102760448))
+#define layer1_0_bn1_dout ((float *)(arena + 64225280))
+#define layer1_0_conv2_dout ((float *)(arena + 77070336))
+#define layer1_0_bn2_dout ((float *)(arena + 141295616))
 #define layer1_0_add_dout ((float *)(arena + 141295616))
 #define layer1_1_conv1_dout ((float *)(arena + 102760448))
 #define layer1_1_bn1_dout ((float *)(arena + 115605504))
@@ -208,9 +208,9 @@
 #define layer2_0_conv1_dout ((float *)(arena + 154140672))
 #define layer2_0_bn1_dout ((float *)(arena + 160563200))
 #define layer2_0_conv2_dout ((float *)(arena + 166985728))
-#define layer2_0_bn2_dout ((float *)(arena + 160563200))
-#define layer2_0_down_dout ((float *)(arena + 166985728))
-#define layer2_0_down_bn_dout ((float *)(arena + 141295616))
+#define layer2_0_bn2_dout ((float *)(arena + 192675840))
+#define layer2_0_down_dout ((float *)(arena + 160563200))
+#define layer2_0_down_bn_dout ((float *)(arena + 192675840))
 #define layer2_0_add_dout ((float *)(arena + 192675840))
 #define layer2_1_conv1_dout ((float *)(arena + 173408256))
 #define layer2_1_bn1_dout ((float *)(arena + 179830784))
@@ -220,9 +220,9 @@
 #define layer3_0_conv1_dout ((float *)(arena + 199098368))
 #define layer3_0_bn1_dout ((float *)(arena + 202309632))
 #define layer3_0_conv2_dout ((float *)(arena + 205520896))
-#define layer3_0_bn2_dout ((float *)(arena + 202309632))
-#define layer3_0_down_dout ((float *)(arena + 205520896))
-#define layer3_0_down_bn_dout ((float *)(arena + 192675840))
+#define layer3_0_bn2_dout ((float *)(arena + 218365952))
+#define layer3_0_down_dout ((float *)(arena + 202309632))
+#define layer3_0_down_bn_dout ((float *)(arena + 218365952))
 #define layer3_0_add_dout ((float *)(arena + 218365952))
 #define layer3_1_conv1_dout ((float *)(arena + 208732160))
 #define layer3_1_bn1_dout ((float *)(arena + 211943424))
@@ -468,8 +468,8 @@ static double train_step(rt_model_ctx *ctx, const float *x, const int32_t *y) {
     /* backward of "layer3.0.add" (add) at specs/examples/fmnist_resnet.spec:18,
        with "layer3.0.relu2" (relu) at specs/examples/fmnist_resnet.spec:22 fused into it */
     relu_backward(layer3_0_add_dout, layer3_0_add_dout, layer3_0_add_out, 802816);
-    memcpy(layer3_0_bn2_dout, layer3_0_add_dout, 802816 * sizeof(float));
-    memcpy(layer3_0_down_bn_dout, layer3_0_add_dout, 802816 * sizeof(float));
+    /* layer3_0_bn2_dout is layer3_0_add_dout: no copy */
+    /* layer3_0_down_bn_dout is layer3_0_add_dout: no copy */
     /* backward of "layer3.0.down_bn" (bn) at specs/examples/fmnist_resnet.spec:17 */
     batchnorm_backward(layer3_0_down_dout, layer3_0_down_bn_dweight, layer3_0_down_bn_dbias, layer3_0_down_bn_dout, NULL, layer3_0_down_out, layer3_0_down_bn_weight, layer3_0_down_bn_saved,
                        layer3_0_down_bn_saved + 128, BATCH, 128, 49);
@@ -505,8 +505,8 @@ static double train_step(rt_model_ctx *ctx, const float *x, const int32_t *y) {
     /* backward of "layer2.0.add" (add) at specs/examples/fmnist_resnet.spec:18,
        with "layer2.0.relu2" (relu) at specs/examples/fmnist_resnet.spec:22 fused into it */
     relu_backward(layer2_0_add_dout, layer2_0_add_dout, layer2_0_add_out, 1605632);
-    memcpy(layer2_0_bn2_dout, layer2_0_add_dout, 1605632 * sizeof(float));
-    memcpy(layer2_0_down_bn_dout, layer2_0_add_dout, 1605632 * sizeof(float));
+    /* layer2_0_bn2_dout is layer2_0_add_dout: no copy */
+    /* layer2_0_down_bn_dout is layer2_0_add_dout: no copy */
     /* backward of "layer2.0.down_bn" (bn) at specs/examples/fmnist_resnet.spec:17 */
     batchnorm_backward(layer2_0_down_dout, layer2_0_down_bn_dweight, layer2_0_down_bn_dbias, layer2_0_down_bn_dout, NULL, layer2_0_down_out, layer2_0_down_bn_weight, layer2_0_down_bn_saved,
                        layer2_0_down_bn_saved + 64, BATCH, 64, 196);
@@ -542,8 +542,8 @@ static double train_step(rt_model_ctx *ctx, const float *x, const int32_t *y) {
     /* backward of "layer1.0.add" (add) at specs/examples/fmnist_resnet.spec:20,
        with "layer1.0.relu2" (relu) at specs/examples/fmnist_resnet.spec:22 fused into it */
     relu_backward(layer1_0_add_dout, layer1_0_add_dout, layer1_0_add_out, 3211264);
-    memcpy(layer1_0_bn2_dout, layer1_0_add_dout, 3211264 * sizeof(float));
-    memcpy(stem_bn_dout, layer1_0_add_dout, 3211264 * sizeof(float));
+    /* layer1_0_bn2_dout is layer1_0_add_dout: no copy */
+    /* stem_bn_dout is layer1_0_add_dout: no copy */
     /* backward of "layer1.0.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
     batchnorm_backward(layer1_0_conv2_dout, layer1_0_bn2_dweight, layer1_0_bn2_dbias, layer1_0_bn2_dout, NULL, layer1_0_conv2_out, layer1_0_bn2_weight, layer1_0_bn2_saved,
                        layer1_0_bn2_saved + 32, BATCH, 32, 784);
@@ -1023,7 +1023,7 @@ const rt_model model = {
     .compiler_version = "0.1",
     .in_c = 1, .in_h = 28, .in_w = 28, .classes = CLASSES, .batch = BATCH,
     .n_params = 696042, .n_buffers = 2240,
-    .arena_bytes = 221591296, .arena_naive_bytes = 494684928,
+    .arena_bytes = 221591296, .arena_naive_bytes = 449727232,
     .n_tensors = 47, .tensors = tensors,
     .n_buckets = 1, .buckets = buckets,
     .init = init, .train_step = train_step, .eval_forward = eval_forward, .logits = logits,
