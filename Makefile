@@ -11,10 +11,13 @@ CFLAGS     ?= -O3
 RT_ARCH    ?= -march=native
 # Sanitized build used by unit tests (address + undefined behaviour).
 SAN_FLAGS  := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-# Open MPI (data parallelism, runtime/mpi/): flags as its compiler wrapper reports them.
-MPI_CFLAGS  := $(shell mpicc --showme:compile 2>/dev/null)
-MPI_LDFLAGS := $(shell mpicc --showme:link 2>/dev/null)
-LDLIBS     := -lopenblas -lz -lm -lgomp $(MPI_LDFLAGS)
+# Open MPI (data parallelism, runtime/mpi/): flags as its compiler wrapper reports them,
+# asked when a rule needs them (deps-check may have just installed it). WITH_MPI=0 builds
+# without MPI (runtime/solo/: one process per run), e.g. on a GPU machine that has none.
+WITH_MPI   ?= 1
+MPI_CFLAGS  = $(if $(filter 1,$(WITH_MPI)),$(shell mpicc --showme:compile 2>/dev/null))
+MPI_LDFLAGS = $(if $(filter 1,$(WITH_MPI)),$(shell mpicc --showme:link 2>/dev/null))
+LDLIBS      = -lopenblas -lz -lm -lgomp $(MPI_LDFLAGS)
 
 .PHONY: all demo test test-gpu bench bench-cpu deps clean
 all: deps-check trainc runtime

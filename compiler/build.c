@@ -22,9 +22,20 @@
 #define TRAINC_MPI_LIBS "-lmpi"
 #endif
 
+#ifndef TRAINC_BUILD_DIR   /* set by mk/compiler.mk: the BUILD directory trainc was built in */
+#define TRAINC_BUILD_DIR "build"
+#endif
+
 static const char *trainc_home(void) {
     const char *env = getenv("TRAINC_HOME");
     return env && *env ? env : TRAINC_HOME;
+}
+
+/* The runtime library (and cuda.env) of this trainc: in the build directory it was built in
+ * (make BUILD=...), under the home unless that directory was given as an absolute path. */
+static void runtime_build_dir(const char *home, char *out, size_t cap) {
+    if (TRAINC_BUILD_DIR[0] == '/') snprintf(out, cap, "%s", TRAINC_BUILD_DIR);
+    else snprintf(out, cap, "%s/%s", home, TRAINC_BUILD_DIR);
 }
 
 static int write_file(const char *path, void (*fill)(FILE *, const void *), const void *arg) {
@@ -189,11 +200,13 @@ int build_binary_opts(const char *spec_path, const char *out_bin, const char *em
     int rc = build_emit_opts(spec_path, emit_dir, 0, opt);
     if (rc != 0) return rc;
     const char *home = trainc_home();
-    if (opt->backend == BACKEND_CUDA) return build_cuda_binary(home, emit_dir, out_bin, run_command);
+    char build_dir[4096];
+    runtime_build_dir(home, build_dir, sizeof build_dir);
+    if (opt->backend == BACKEND_CUDA) return build_cuda_binary(home, build_dir, emit_dir, out_bin, run_command);
     char model_c[4200], include[4200], lib[4200];
     snprintf(model_c, sizeof model_c, "%s/model.c", emit_dir);
     snprintf(include, sizeof include, "-I%s/runtime/include", home);
-    snprintf(lib, sizeof lib, "%s/build/libtrainrt.a", home);
+    snprintf(lib, sizeof lib, "%s/libtrainrt.a", build_dir);
     struct stat st;
     if (stat(lib, &st) != 0) {
         fprintf(stderr, "trainc: error: runtime library '%s' not found\n  hint: run 'make' in %s, or set TRAINC_HOME\n",

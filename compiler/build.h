@@ -15,7 +15,9 @@ int build_binary(const char *spec_path, const char *out_bin, const char *emit_di
 /* The same with a backend: CUDA writes model.c, kernels.cu, kernels.h and plan.txt. */
 int build_emit_opts(const char *spec_path, const char *emit_dir, int quiet, const build_options *opt);
 int build_binary_opts(const char *spec_path, const char *out_bin, const char *emit_dir, const build_options *opt);
-/* Compiles emit_dir's CUDA sources with the toolchain recorded in HOME/build/cuda.env (written
- * by `make cuda`) and links OUT_BIN; run executes one command. build_cuda.c. */
-int build_cuda_binary(const char *home, const char *emit_dir, const char *out_bin, int (*run)(char *const argv[]));
+/* Compiles emit_dir's CUDA sources with the toolchain recorded in BUILD_DIR/cuda.env (written
+ * by `make cuda`), links OUT_BIN against BUILD_DIR's runtime and HOME's headers; run executes
+ * one command. build_cuda.c. */
+int build_cuda_binary(const char *home, const char *build_dir, const char *emit_dir, const char *out_bin,
+                      int (*run)(char *const argv[]));
 #endif

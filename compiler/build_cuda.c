@@ -93,12 +93,13 @@ static void free_args(args *a) {
     for (int i = 0; i < a->n_owned; i++) free(a->owned[i]);
 }
 
-int build_cuda_binary(const char *home, const char *emit_dir, const char *out_bin, int (*run)(char *const argv[])) {
+int build_cuda_binary(const char *home, const char *build_dir, const char *emit_dir, const char *out_bin,
+                      int (*run)(char *const argv[])) {
     char env_path[4200], rt_lib[4200], include[4200];
     const char *env_override = getenv("TRAINC_CUDA_ENV");
     if (env_override && *env_override) snprintf(env_path, sizeof env_path, "%s", env_override);
-    else snprintf(env_path, sizeof env_path, "%s/build/cuda.env", home);
-    snprintf(rt_lib, sizeof rt_lib, "%s/build/libtrainrt.a", home);
+    else snprintf(env_path, sizeof env_path, "%s/cuda.env", build_dir);
+    snprintf(rt_lib, sizeof rt_lib, "%s/libtrainrt.a", build_dir);
     snprintf(include, sizeof include, "-I%s/runtime/include", home);
     cuda_env env;
     int er = read_env(env_path, &env);

@@ -179,7 +179,7 @@ static void gen_add(kgen *g, int i) {
     const ir_op *op = &g->net->ops[i];
     int relu = g->fp->kind[i] == FUSE_ADD_RELU;
     char name[160], body[512], what[256], params[512];
-    char loadbuf[IR_MAX_INPUTS][8], storebuf[IR_MAX_INPUTS][8];
+    char loadbuf[IR_MAX_INPUTS][16], storebuf[IR_MAX_INPUTS][16];   /* "+d" and an int */
     /* forward: out = sum of inputs (+ ReLU) */
     snprintf(name, sizeof name, "%s_forward", op->ident);
     int n = snprintf(params, sizeof params, "ACT *out");

@@ -48,7 +48,14 @@ $(TRAINC): $(TRAINC_OBJS) $(BUILD)/cobj/compiler/main.o $(COMPILER_SHARED_SRCS:%
 $(TRAINC_LIB_ASAN): $(TRAINC_OBJS_ASAN)
 	@rm -f $@; ar rcs $@ $^
 
-# The compiler finds the runtime it links trainers against in this checkout (or $TRAINC_HOME).
-$(BUILD)/cobj/compiler/build.o $(BUILD)/casan/compiler/build.o: CFLAGS_COMMON += -DTRAINC_HOME='"$(abspath .)"'
-# ... and links them with Open MPI, whose flags mpicc knows.
-$(BUILD)/cobj/compiler/build.o $(BUILD)/casan/compiler/build.o $(BUILD)/cobj/compiler/build_cuda.o $(BUILD)/casan/compiler/build_cuda.o: CFLAGS_COMMON += -DTRAINC_MPI_LIBS='"$(MPI_LDFLAGS)"'
+# The compiler finds the runtime it links trainers against in this checkout (or $TRAINC_HOME),
+# in the build directory it was built in, and links trainers with Open MPI, whose flags
+# mpicc knows (none with WITH_MPI=0). What these say is recorded, so that a change rebuilds
+# the objects that bake it in.
+LINKERS := $(foreach d,cobj casan,$(foreach f,build build_cuda,$(BUILD)/$(d)/compiler/$(f).o))
+LINK_DEFINES = -DTRAINC_HOME='"$(abspath .)"' -DTRAINC_BUILD_DIR='"$(BUILD)"' -DTRAINC_MPI_LIBS='"$(MPI_LDFLAGS)"'
+$(LINKERS): CFLAGS_COMMON += $(LINK_DEFINES)
+$(LINKERS): $(BUILD)/cobj/.link-defines
+$(BUILD)/cobj/.link-defines: FORCE
+	@mkdir -p $(dir $@)
+	@echo "$(LINK_DEFINES)" | cmp -s - $@ || echo "$(LINK_DEFINES)" > $@

@@ -1,9 +1,11 @@
-# libtrainrt: every .c under runtime/ (except cuda/) goes into the library, built twice:
-# optimized (build/obj) and sanitized (build/asan, for unit tests). Files under
-# runtime/cpu/ops/ are type-generic (rt_real.h) and are also built in double precision
-# (symbols suffixed _f64) for the central-difference gradient checks.
+# libtrainrt: every .c under runtime/ (except cuda/, and mpi/ or solo/) goes into the
+# library, built twice: optimized (build/obj) and sanitized (build/asan, for unit tests).
+# Files under runtime/cpu/ops/ are type-generic (rt_real.h) and are also built in double
+# precision (symbols suffixed _f64) for the central-difference gradient checks.
 
-RT_SRCS     := $(sort $(filter-out runtime/cuda/%,$(wildcard runtime/*/*.c runtime/*/*/*.c)))
+# runtime/mpi/ (Open MPI) or, built with WITH_MPI=0, runtime/solo/ (a world of one rank).
+RT_NOT_HERE := runtime/cuda/% $(if $(filter 1,$(WITH_MPI)),runtime/solo/%,runtime/mpi/%)
+RT_SRCS     := $(sort $(filter-out $(RT_NOT_HERE),$(wildcard runtime/*/*.c runtime/*/*/*.c)))
 RT_OPS_SRCS := $(sort $(wildcard runtime/cpu/ops/*.c))
 RT_HDRS     := $(wildcard runtime/include/*.h runtime/*/*.h runtime/*/*/*.h)
 

@@ -12,6 +12,8 @@
  *       double s[2] = { loss, correct }; rt_comm_sum(comm, s, 2, "the step's loss");
  *   rt_comm_finalize(comm);
  *
+ * A runtime built without MPI (make WITH_MPI=0) has runtime/solo/ instead: a world of one.
+ *
  * Failure: every wait polls; a rank whose peer process is gone, or that waits longer than
  * TRAINC_COMM_TIMEOUT seconds (default 120), ends with a message naming the lost rank. */
 #ifndef RT_COMM_H
@@ -32,7 +34,12 @@ rt_comm *rt_comm_init(void);
 void rt_comm_finalize(rt_comm *c);
 int rt_comm_rank(const rt_comm *c);   /* 0 for NULL */
 int rt_comm_size(const rt_comm *c);   /* 1 for NULL */
-/* 1 when the environment shows an MPI launcher with more than one rank. */
+/* ---- launcher.c (environment only: the same with or without MPI) ---- */
+/* The world size an MPI launcher's environment names: 1 without a launcher, 0 when the
+ * launcher names none (PMIx); as written otherwise. */
+long rt_launcher_ranks(void);
+/* 1 when the environment shows an MPI launcher with more than one rank (or an unnamed
+ * number of them). */
 int rt_comm_launched(void);
 
 /* ---- handshake.c ---- */

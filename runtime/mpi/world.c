@@ -13,16 +13,6 @@ static long env_long(const char *name) {
     return v && *v ? strtol(v, NULL, 10) : -1;
 }
 
-int rt_comm_launched(void) {
-    /* Open MPI's mpirun, MPICH/Hydra or srun with PMI-2, and srun's own step size. */
-    static const char *const sizes[] = { "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS" };
-    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
-        long n = env_long(sizes[i]);
-        if (n >= 0) return n > 1;
-    }
-    return getenv("PMIX_RANK") != NULL;   /* PMIx (srun --mpi=pmix) names no size: ask MPI */
-}
-
 void comm_check(rt_comm *c, int rc, const char *what) {
     if (rc == MPI_SUCCESS) return;
     char text[MPI_MAX_ERROR_STRING];

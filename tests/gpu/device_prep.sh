@@ -4,7 +4,8 @@
 # downloads the .deb files the build links against plus Fashion-MNIST into DIR (default
 # .devdeps, git-ignored: carry it); on the GPU machine, `source tests/gpu/device_prep.sh
 # install DIR` unpacks them under DIR/root (never into /) and exports the paths that cc, the
-# linker and the trainers need. UNTESTED on a GPU machine so far.
+# linker and the trainers need, and WITH_MPI=0 where there is no mpicc (the build then has no
+# MPI: one GPU per run). UNTESTED on a GPU machine so far.
 set -u
 cmd=${1:-}; dir=${2:-.devdeps}
 pkgs="libopenblas-dev libopenblas-pthread-dev libopenblas0-pthread libopenblas0 zlib1g-dev flex bison libfl-dev libfl2 m4"
@@ -30,8 +31,10 @@ install)
   export C_INCLUDE_PATH=$root/usr/include:$root/usr/include/x86_64-linux-gnu/openblas-pthread${C_INCLUDE_PATH:+:$C_INCLUDE_PATH}
   export BISON_PKGDATADIR=$root/usr/share/bison M4=$root/usr/bin/m4
   export FMNIST_DIR=$(cd "$dir" && pwd)/fashion-mnist
+  # No Open MPI there: build trainc and the runtime without it (one process per GPU run)
+  command -v mpicc >/dev/null 2>&1 || export WITH_MPI=0
   mkdir -p build && touch build/.deps-ok   # the packages are here, not in dpkg's database
-  echo "device_prep: build dependencies under $root; FMNIST_DIR=$FMNIST_DIR"
+  echo "device_prep: build dependencies under $root; FMNIST_DIR=$FMNIST_DIR; WITH_MPI=${WITH_MPI:-1}"
   ;;
 *) echo "usage: tests/gpu/device_prep.sh fetch|install [DIR]" >&2; exit 2 ;;
 esac
