@@ -56,4 +56,23 @@ sed 's/^solver {/parallel { ranks: 2 }\nsolver {/' "$dir/small.spec" > "$dir/two
 "$dir/build/trainc" build "$dir/two.spec" -o "$dir/two" >/dev/null
 expect_refusal "a spec for 2 ranks" "the spec asks for 2 ranks but this process runs alone" "$dir/two" --out "$dir/run4"
 [ ! -e "$dir/run2" ] && [ ! -e "$dir/run3" ] || { echo "FAIL: a refused run wrote its output directory" >&2; exit 1; }
+
+# The CUDA trainer links without MPI too (where nvcc is; one architecture keeps it short).
+# Running it needs a GPU: here it must only refuse, saying why.
+nvcc=${NVCC:-$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null | head -1)}
+if [ -n "$nvcc" ]; then
+  make -s BUILD="$dir/build" WITH_MPI=0 CUDA_ARCHS=90 NVCC="$nvcc" cuda >"$dir/make-cuda.log" 2>&1 ||
+    { tail -n 30 "$dir/make-cuda.log"; echo "FAIL: make WITH_MPI=0 cuda" >&2; exit 1; }
+  "$dir/build/trainc" build "$dir/small.spec" --backend cuda -o "$dir/small_gpu" >"$dir/build-gpu.log" 2>&1 ||
+    { cat "$dir/build-gpu.log"; echo "FAIL: the CUDA trainer did not build without MPI" >&2; exit 1; }
+  if ldd "$dir/small_gpu" | grep -q libmpi; then
+    echo "FAIL: a CUDA trainer built without MPI links libmpi" >&2; exit 1
+  fi
+  if ! nvidia-smi -L >/dev/null 2>&1; then
+    expect_refusal "the CUDA trainer without a GPU" "no CUDA device" "$dir/small_gpu" --out "$dir/run5"
+  fi
+  echo "solo build: the CUDA trainer links without MPI"
+else
+  echo "solo build: nvcc not found, the CUDA trainer without MPI was not built"
+fi
 echo "solo build: trainc and runtime without MPI, trainer trains alone and refuses several ranks"
