@@ -3,7 +3,8 @@
 # and ConvNeXt-Tiny, our CUDA trainer vs PyTorch on the same GPU in the same run (AMP,
 # channels_last, the faster of eager and torch.compile). Prints one RESULTS.md row per model
 # and precision with the ratio as N.NN×, plus the GPU busy fraction of our trainer (sampled
-# with nvidia-smi), and our img/s without CUDA graphs (--no-graph) beside it. Needs a GPU:
+# with nvidia-smi), and our img/s without CUDA graphs (--no-graph) beside it; then the time
+# for the Fashion-MNIST example to reach 92% (bench/time_to_acc.sh). Needs a GPU:
 # without one it fails, loudly. A trainer that fails to build or run is a "failed" row and
 # the script ends non-zero.
 # Environment: BUILD, MODELS (default "resnet50 alexnet convnext_tiny"), PRECISIONS
@@ -61,5 +62,9 @@ for m in $MODELS; do
       "$ips" "$t_ips" "$t_mode" "$ratio" "$util" "$ng" | tee -a "$rows"
   done
 done
+# The Fashion-MNIST example to 92% test top-1, ours vs PyTorch with the same net and recipe.
+echo | tee -a "$rows"
+BUILD=$BUILD PYTHON=$PYTHON bash bench/time_to_acc.sh 2> "$out/tta.err" | tee -a "$rows" ||
+  { cat "$out/tta.err" >&2; missing=1; }
 echo "rows written to $rows (copy them into bench/RESULTS.md)"
 [ "$missing" -eq 0 ] || { echo "error: some of our trainers failed to build or run (logs in $out)" >&2; exit 1; }

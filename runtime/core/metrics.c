@@ -124,7 +124,7 @@ void rt_metrics_train(rt_metrics *m, const rt_train_record *r) {
 }
 
 void rt_metrics_eval(rt_metrics *m, int64_t epoch, int64_t step, double loss, double top1,
-                     double top5) {
+                     double top5, double wall_s) {
     if (!m->f) return;
     rt_json *j = record(m, "eval");
     rt_json_int(j, "epoch", epoch);
@@ -132,6 +132,7 @@ void rt_metrics_eval(rt_metrics *m, int64_t epoch, int64_t step, double loss, do
     rt_json_num(j, "loss", loss);
     rt_json_num(j, "top1", top1);
     rt_json_num(j, "top5", top5);
+    rt_json_num(j, "wall_s", wall_s);
     finish(m);
 }
 

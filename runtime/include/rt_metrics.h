@@ -8,7 +8,7 @@
  *   rt_metrics_train(&m, &(rt_train_record){.epoch = e, .step = s, .lr = lr, .loss = loss,
  *                                           .top1 = acc, .images_per_s = ips,
  *                                           .comm_wait_ms = NAN});
- *   rt_metrics_eval(&m, e, s, loss, top1, top5);
+ *   rt_metrics_eval(&m, e, s, loss, top1, top5, wall_s);
  *   rt_metrics_summary(&m, &summary);
  *   rt_metrics_close(&m);
  * Lines look like
@@ -86,8 +86,10 @@ typedef struct {
 
 void rt_metrics_start(rt_metrics *m, const rt_start_record *r);
 void rt_metrics_train(rt_metrics *m, const rt_train_record *r);
+/* wall_s: seconds since this process began training (as the summary's), evaluations
+ * included; the time to an accuracy reads off it. */
 void rt_metrics_eval(rt_metrics *m, int64_t epoch, int64_t step, double loss, double top1,
-                     double top5);
+                     double top5, double wall_s);
 void rt_metrics_benchmark(rt_metrics *m, const rt_benchmark_record *r);
 void rt_metrics_summary(rt_metrics *m, const rt_summary_record *r);
 

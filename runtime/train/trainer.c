@@ -382,7 +382,8 @@ static int train(trainer *t) {
             int last = t->step == t->total_steps;
             if ((epoch + 1) % t->run.eval_every == 0 || last) {
                 evaluate(t, &last_loss, &last_top1, &last_top5);
-                rt_metrics_eval(&t->metrics, epoch + 1, t->step, last_loss, last_top1, last_top5);
+                rt_metrics_eval(&t->metrics, epoch + 1, t->step, last_loss, last_top1, last_top5,
+                                rt_time_s() - t_start);
                 rt_progress_note(&t->progress, "epoch %ld: test loss %.4f  top-1 %.2f%%  top-5 %.2f%%", epoch + 1,
                                  last_loss, 100 * last_top1, 100 * last_top5);
             }

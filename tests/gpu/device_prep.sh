@@ -8,14 +8,16 @@
 # MPI: one GPU per run). UNTESTED on a GPU machine so far.
 set -u
 cmd=${1:-}; dir=${2:-.devdeps}
-pkgs="libopenblas-dev libopenblas-pthread-dev libopenblas0-pthread libopenblas0 zlib1g-dev flex bison libfl-dev libfl2 m4"
+pkgs="libopenblas-dev libopenblas-pthread-dev libopenblas0-pthread libopenblas0 libgfortran5 libquadmath0 zlib1g-dev flex bison libfl-dev libfl2 m4"
 case "$cmd" in
 fetch)
   mkdir -p "$dir/debs" "$dir/fashion-mnist"
   (cd "$dir/debs" && apt-get download $pkgs) || { echo "error: apt-get download failed" >&2; exit 1; }
   cp /usr/share/datasets/fashion-mnist/*.gz "$dir/fashion-mnist/" ||
     { echo "error: Fashion-MNIST not found in /usr/share/datasets/fashion-mnist" >&2; exit 1; }
-  grep -qx "/$dir/" .git/info/exclude 2>/dev/null || echo "/$dir/" >> "$(git rev-parse --git-path info/exclude)"
+  exclude=$(git rev-parse --git-path info/exclude)   # keep DIR out of git status and commits
+  mkdir -p "$(dirname "$exclude")"
+  grep -qx "/$dir/" "$exclude" 2>/dev/null || echo "/$dir/" >> "$exclude"
   echo "fetched into $dir; carry it (run tool: carry [\"$dir\"]) and 'source tests/gpu/device_prep.sh install $dir' there"
   ;;
 install)

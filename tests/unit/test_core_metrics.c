@@ -57,7 +57,7 @@ int main(void) {
                                             .images_per_s = 1234.5, .comm_wait_ms = NAN});
     rt_metrics_train(&m, &(rt_train_record){.epoch = 1, .step = 200, .lr = 0.1, .loss = 0.5, .top1 = 0.25,
                                             .images_per_s = 1234.5, .comm_wait_ms = 1.5});
-    rt_metrics_eval(&m, 1, 200, NAN, 0.875, 0.99);
+    rt_metrics_eval(&m, 1, 200, NAN, 0.875, 0.99, 12.5);
     rt_metrics_summary(&m, &(rt_summary_record){.step = 200, .loss = 0.25, .top1 = 0.9, .top5 = NAN,
                                                 .wall_s = 10, .params_hash = "0123456789abcdef"});
     rt_metrics_close(&m);
@@ -83,14 +83,15 @@ int main(void) {
     CHECK(rt_metrics_open(&m, out, "metrics.jsonl", -1, &e) == RT_OK);
     rt_metrics_train(&m, &(rt_train_record){.epoch = 0, .step = 5, .lr = 0.05, .loss = 2.5, .top1 = 0.125,
                                             .images_per_s = 99, .comm_wait_ms = 1.5});
-    rt_metrics_eval(&m, 1, 200, NAN, 0.875, 0.99);
+    rt_metrics_eval(&m, 1, 200, NAN, 0.875, 0.99, 12.5);
     rt_metrics_summary(&m, &(rt_summary_record){.step = 200, .loss = 0.25, .top1 = 0.9, .top5 = NAN,
                                                 .wall_s = 10, .params_hash = "0123456789abcdef"});
     rt_metrics_close(&m);
     const char *want2[] = {
         "{\"event\":\"train\",\"epoch\":0,\"step\":5,\"lr\":0.05,\"loss\":2.5,\"top1\":0.125,"
         "\"images_per_s\":99,\"comm_wait_ms\":1.5}\n",
-        "{\"event\":\"eval\",\"epoch\":1,\"step\":200,\"loss\":null,\"top1\":0.875,\"top5\":0.99}\n",
+        "{\"event\":\"eval\",\"epoch\":1,\"step\":200,\"loss\":null,\"top1\":0.875,\"top5\":0.99,"
+        "\"wall_s\":12.5}\n",
         "{\"event\":\"summary\",\"step\":200,\"loss\":0.25,\"top1\":0.9,\"top5\":null,\"wall_s\":10,"
         "\"params_hash\":\"0123456789abcdef\"}\n",
     };
