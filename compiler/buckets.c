@@ -33,11 +33,11 @@ void ir_plan_buckets(ir_net *net, double bucket_mb) {
     net->n_buckets = 0;
     ir_bucket *b = NULL;
     for (int t = 0; t < n; t++) {
-        if (!b || (double)(b->count + p[t].count) > cap_floats) {
+        if (!b || (double)(p[t].offset + p[t].count - b->offset) > cap_floats) {
             b = &net->buckets[net->n_buckets++];
             *b = (ir_bucket){ .offset = p[t].offset, .first_op = p[t].op, .ready_op = -1 };
         }
-        b->count += p[t].count;
+        b->count = p[t].offset + p[t].count - b->offset;   /* the span, alignment gaps included */
         b->n_tensors++;
         if (b->ready_op != p[t].op) b->n_layers++;
         b->ready_op = p[t].op;   /* layout order = backward order: the last one decides */

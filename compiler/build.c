@@ -178,7 +178,7 @@ int build_emit_opts(const char *spec_path, const char *emit_dir, int quiet, cons
         if (rc == 0) rc = write_file(path, fill_buckets, &ba) ? 1 : 0;
         if (rc == 0 && !quiet)
             printf("trainc: wrote %s/%s (%d ops, %ld params, arena %.1f MiB planned vs %.1f MiB naive)\n",
-                   emit_dir, opt->backend == BACKEND_CUDA ? "model.c, kernels.cu" : "model.c", net.n_ops, net.n_params, net.arena_bytes / 1048576.0, net.arena_naive_bytes / 1048576.0);
+                   emit_dir, opt->backend == BACKEND_CUDA ? "model.c, kernels.cu" : "model.c", net.n_ops, net.param_count, net.arena_bytes / 1048576.0, net.arena_naive_bytes / 1048576.0);
         free(spec_text);
     }
     free(run_c);

@@ -451,15 +451,16 @@ static void emit_descriptor(emitter *e, const ir_emit_info *info) {
     fprintf(out, "};\n\nstatic const char spec_text[] =\n");
     emit_string_literal(out, info->spec_text);
     fprintf(out, ";\n\n");
-    char num[9][32];
-    long nums[9] = { net->in_c, net->in_h, net->in_w, net->n_params, net->n_buffers, net->arena_bytes,
-                     net->arena_naive_bytes, n, net->n_buckets };
-    for (int k = 0; k < 9; k++) snprintf(num[k], sizeof num[k], "%ld", nums[k]);
+    char num[10][32];
+    long nums[10] = { net->in_c, net->in_h, net->in_w, net->n_params, net->n_buffers, net->arena_bytes,
+                      net->arena_naive_bytes, n, net->n_buckets, net->param_count };
+    for (int k = 0; k < 10; k++) snprintf(num[k], sizeof num[k], "%ld", nums[k]);
     template_var vars[] = {
         { "NAME", info->name }, { "SPEC_PATH", info->spec_path }, { "SPEC_HASH", info->spec_hash },
         { "VERSION", info->compiler_version }, { "IN_C", num[0] }, { "IN_H", num[1] }, { "IN_W", num[2] },
         { "N_PARAMS", num[3] }, { "N_BUFFERS", num[4] }, { "ARENA_BYTES", num[5] },
         { "ARENA_NAIVE_BYTES", num[6] }, { "N_TENSORS", num[7] }, { "N_BUCKETS", num[8] },
+        { "PARAM_COUNT", num[9] },
     };
     if (template_fill(out, "model_descriptor.c.in", vars, (int)(sizeof vars / sizeof vars[0])) != 0) exit(1);
     if (info->run_config_c) {

@@ -644,7 +644,7 @@ static void emit_descriptor(emitter *e, const ir_emit_info *info) {
                  "    .name = \"%s\",\n    .spec_path = \"%s\",\n    .spec_hash = \"%s\",\n"
                  "    .spec_text = spec_text,\n    .compiler_version = \"%s\",\n"
                  "    .in_c = %d, .in_h = %d, .in_w = %d, .classes = CLASSES, .batch = BATCH,\n"
-                 "    .n_params = N_PARAMS, .n_buffers = N_BUFFERS,\n"
+                 "    .n_params = N_PARAMS, .n_buffers = N_BUFFERS, .param_count = %ldL,\n"
                  "    /* the host arena holds the logits copy; the plan's arena is on the device */\n"
                  "    .arena_bytes = sizeof(float) * BATCH * CLASSES, .arena_naive_bytes = %ld,\n"
                  "    .n_tensors = %d, .tensors = tensors,\n"
@@ -653,7 +653,7 @@ static void emit_descriptor(emitter *e, const ir_emit_info *info) {
                  "    .device = &device,\n"
                  "};\n",
             info->name, info->spec_path, info->spec_hash, info->compiler_version, net->in_c, net->in_h, net->in_w,
-            net->arena_naive_bytes, count_tensors(net), net->n_buckets);
+            net->param_count, net->arena_naive_bytes, count_tensors(net), net->n_buckets);
     if (info->run_config_c)
         fprintf(out, "\nstatic const rt_run_config run = {\n%s};\n\n"
                      "int main(int argc, char **argv) { return rt_trainer_main(&model, &run, argc, argv); }\n",

@@ -51,12 +51,13 @@ static void plan_add_gradients(cuda_fuse_plan *fp, const ir_net *net) {
 }
 
 /* 16-bit activations: every activation, gradient and scratch tensor takes half the bytes
- * (rounded up to the plan's 64-byte alignment); saved statistics and indices stay as planned. */
+ * (rounded up to the plan's alignment); saved statistics and indices stay as planned. */
 static void shrink_activations(ir_net *net, int act_bytes) {
+    long a = net->align_bytes;
     for (int t = 0; t < net->n_tensors; t++) {
         ir_tensor *ts = &net->tensors[t];
         if (ts->kind == T_SAVED) continue;
-        ts->bytes = (ts->bytes / 4 * act_bytes + 63) / 64 * 64;
+        ts->bytes = (ts->bytes / 4 * act_bytes + a - 1) / a * a;
     }
 }
 

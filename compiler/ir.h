@@ -74,7 +74,13 @@ typedef struct {
     int batch;                 /* per-rank batch the code is specialized for */
     int in_c, in_h, in_w, classes;
     double label_smoothing;
-    long n_params, n_buffers;
+    long n_params, n_buffers;  /* parameter buffer length (with alignment gaps), BN buffers */
+    long param_count;          /* trainable values: n_params less the gaps */
+    /* Alignment (set by ir_build): arena tensors on align_bytes (CPU 64, CUDA 256), parameter
+     * tensors on param_align elements (CPU 1: packed; CUDA 128: cuBLASLt and cuDNN pick
+     * kernels that assume 256-byte-aligned operands, and the 16-bit weight copy has 2-byte
+     * elements) */
+    long align_bytes, param_align;
     /* memory plan */
     int n_tensors;
     ir_tensor *tensors;

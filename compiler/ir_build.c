@@ -103,8 +103,11 @@ static int fusable_relu(const ir_net *net, const net_layer *relu, int in_value, 
             prod->kind == IR_ADD) && !prod->act;
 }
 
-int ir_build(ir_net *net, const net_desc *nd, int batch, double label_smoothing, int fuse_relu) {
+int ir_build(ir_net *net, const net_desc *nd, int batch, double label_smoothing, int cpu) {
     memset(net, 0, sizeof *net);
+    int fuse_relu = cpu;   /* the CUDA fusion pass (fuse_cuda.c) fuses its own way */
+    net->align_bytes = cpu ? 64 : 256;
+    net->param_align = cpu ? 1 : 128;
     net->ops = calloc((size_t)nd->n_layers + 1, sizeof *net->ops);
     int *value_of = calloc((size_t)nd->n_layers + 1, sizeof *value_of);
     int *readers = calloc((size_t)nd->n_layers + 1, sizeof *readers);   /* per layer */
@@ -151,7 +154,7 @@ int ir_build(ir_net *net, const net_desc *nd, int batch, double label_smoothing,
     free(value_of);
     free(readers);
     ir_layout_params(net);
-    net->share_add_grads = fuse_relu;   /* the CPU schedule; the CUDA fusion pass plans its own */
+    net->share_add_grads = cpu;   /* the CPU schedule; the CUDA fusion pass plans its own */
     ir_plan(net);
     return net->n_ops > 0 ? 0 : -1;
 }

@@ -11,7 +11,6 @@ const char *const ir_op_names[IR_OP_COUNT] = {
 #undef IR_NAME
 };
 
-#define ALIGN 64
 
 static void *xcalloc(size_t n, size_t size) {
     void *p = calloc(n ? n : 1, size);
@@ -53,7 +52,7 @@ static int add_tensor(ir_net *net, ir_tensor_kind kind, int op, long bytes, int 
     ir_tensor *t = &net->tensors[net->n_tensors];
     t->kind = kind;
     t->op = op;
-    t->bytes = (bytes + ALIGN - 1) / ALIGN * ALIGN;
+    t->bytes = (bytes + net->align_bytes - 1) / net->align_bytes * net->align_bytes;
     t->first = first;
     t->last = last;
     t->offset = -1;
@@ -97,7 +96,7 @@ static void assign_offsets(ir_net *net) {
         t->offset = offset;
         if (offset + t->bytes > peak) peak = offset + t->bytes;
     }
-    net->arena_bytes = peak > 0 ? peak : ALIGN;
+    net->arena_bytes = peak > 0 ? peak : net->align_bytes;
     net->arena_naive_bytes = naive;
     free(order);
 }
@@ -258,13 +257,14 @@ void ir_plan(ir_net *net) {
 }
 
 void ir_layout_params(ir_net *net) {
-    long p = 0, b = 0;
+    long p = 0, b = 0, a = net->param_align > 0 ? net->param_align : 1;
+    net->param_count = 0;
     for (int i = net->n_ops - 1; i >= 0; i--) {
         ir_op *op = &net->ops[i];
-        if (op->w_count > 0) op->w_off = p, p += op->w_count;
-        else op->w_off = -1;
-        if (op->b_count > 0) op->b_off = p, p += op->b_count;
-        else op->b_off = -1;
+        op->w_off = op->b_off = -1;
+        if (op->w_count > 0) p = (p + a - 1) / a * a, op->w_off = p, p += op->w_count;
+        if (op->b_count > 0) p = (p + a - 1) / a * a, op->b_off = p, p += op->b_count;
+        net->param_count += op->w_count + op->b_count;
     }
     for (int i = 0; i < net->n_ops; i++) {
         ir_op *op = &net->ops[i];

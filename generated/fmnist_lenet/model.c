@@ -240,7 +240,7 @@ const rt_model model = {
     .spec_text = spec_text,
     .compiler_version = "0.1",
     .in_c = 1, .in_h = 28, .in_w = 28, .classes = CLASSES, .batch = BATCH,
-    .n_params = 1663370, .n_buffers = 0,
+    .n_params = 1663370, .n_buffers = 0, .param_count = 1663370,
     .arena_bytes = 35329024, .arena_naive_bytes = 53520384,
     .n_tensors = 8, .tensors = tensors,
     .n_buckets = 1, .buckets = buckets,

@@ -157,7 +157,7 @@ const rt_model model = {
     .spec_text = spec_text,
     .compiler_version = "0.1",
     .in_c = 1, .in_h = 28, .in_w = 28, .classes = CLASSES, .batch = BATCH,
-    .n_params = 101770, .n_buffers = 0,
+    .n_params = 101770, .n_buffers = 0, .param_count = 101770,
     .arena_bytes = 70656, .arena_naive_bytes = 70656,
     .n_tensors = 4, .tensors = tensors,
     .n_buckets = 1, .buckets = buckets,

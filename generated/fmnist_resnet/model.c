@@ -1022,7 +1022,7 @@ const rt_model model = {
     .spec_text = spec_text,
     .compiler_version = "0.1",
     .in_c = 1, .in_h = 28, .in_w = 28, .classes = CLASSES, .batch = BATCH,
-    .n_params = 696042, .n_buffers = 2240,
+    .n_params = 696042, .n_buffers = 2240, .param_count = 696042,
     .arena_bytes = 221591296, .arena_naive_bytes = 449727232,
     .n_tensors = 47, .tensors = tensors,
     .n_buckets = 1, .buckets = buckets,

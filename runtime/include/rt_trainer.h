@@ -41,6 +41,7 @@ typedef struct {
     int in_c, in_h, in_w, classes;
     int batch;              /* per-rank batch the code was specialized for */
     long n_params, n_buffers;
+    long param_count;       /* trainable values: n_params less the CUDA plan's alignment gaps */
     long arena_bytes, arena_naive_bytes;
     int n_tensors;
     const rt_param_tensor *tensors;

@@ -196,15 +196,15 @@ static void open_output(trainer *t) {
                     "output directory '%s' already holds a run's checkpoints", t->args.out_dir);
     rt_metrics_open(&t->metrics, t->args.out_dir, bench ? "benchmark.jsonl" : "metrics.jsonl", resumed_at, NULL);
     rt_metrics_start(&t->metrics, &(rt_start_record){ .name = m->name, .spec_hash = m->spec_hash,
-                     .batch = m->batch, .ranks = t->world, .params = m->n_params, .resumed_at = resumed_at });
+                     .batch = m->batch, .ranks = t->world, .params = m->param_count, .resumed_at = resumed_at });
     rt_progress_init(&t->progress, stdout, t->step, t->total_steps);
     if (resumed_at >= 0)
         rt_progress_note(&t->progress, "%s: resumed at step %ld", m->name, resumed_at);
     else if (t->world > 1)
         rt_progress_note(&t->progress, "%s: %ld parameters, batch %d = %d ranks x %d, spec %.12s", m->name,
-                         m->n_params, t->global_batch, t->world, m->batch, m->spec_hash);
+                         m->param_count, t->global_batch, t->world, m->batch, m->spec_hash);
     else
-        rt_progress_note(&t->progress, "%s: %ld parameters, batch %d, spec %.12s", m->name, m->n_params,
+        rt_progress_note(&t->progress, "%s: %ld parameters, batch %d, spec %.12s", m->name, m->param_count,
                          m->batch, m->spec_hash);
 }
 

@@ -28,6 +28,17 @@ fi
 if grep -i "warning" "$out/make.log"; then fail "warnings while building the CUDA runtime"; fi
 echo "built libtrainrt_cuda and test_ops_gpu for sm_$archs without warnings"
 
+# Every device operand 256-byte aligned: cuBLASLt and cuDNN pick kernels that assume it.
+# Parameters sit on 128-element boundaries (512 bytes in FP32, 256 in the 16-bit weight
+# copy WA), arena tensors on 256 bytes.
+check_aligned() {  # model.c
+  local bad
+  bad=$(grep -oE '\((P|G|WA) \+ [0-9]+\)|\(arena \+ [0-9]+\)' "$1" |
+        awk '{ n = $3 + 0; if (($2 == "(arena" && n % 256) || ($2 != "(arena" && n % 128)) print }' | head -3)
+  [ -z "$bad" ] || fail "$1 has unaligned device offsets: $bad"
+  grep -qE '\((P|G) \+ [0-9]+\)' "$1" || fail "$1: no parameter offsets found to check"
+}
+
 # 2. the example trainers, fused and unfused, and their emitted sources vs the goldens
 export TRAINC_CUDA_ENV=$env_file
 for spec in specs/examples/*.spec; do
@@ -41,6 +52,7 @@ for spec in specs/examples/*.spec; do
     if grep -i "warning" "$log"; then fail "warnings compiling the CUDA trainer of $spec ($mode)"; fi
   done
   src=$out/$name.fused.src
+  check_aligned "$src/model.c"
   if [ "${UPDATE:-0}" = 1 ]; then
     mkdir -p "generated/$name/cuda" && cp "$src"/{model.c,kernels.cu,kernels.h,plan.txt} "generated/$name/cuda/"
     continue
@@ -57,6 +69,7 @@ for p in BF16 FP16; do
   "$BUILD/trainc" build "$out/resnet_$p.spec" -o "$out/resnet_$p" --backend cuda > "$out/resnet_$p.log" 2>&1 ||
     { fail "trainc build --backend cuda failed for compute: $p:"; tail -20 "$out/resnet_$p.log"; continue; }
   if grep -i "warning" "$out/resnet_$p.log"; then fail "warnings compiling the $p CUDA trainer"; fi
+  check_aligned "$out/resnet_$p.src/model.c"
   want=$([ $p = BF16 ] && echo __nv_bfloat16 || echo __half)
   grep -q "typedef $want act_t;" "$out/resnet_$p.src/kernels.cu" || fail "$p kernels.cu does not use $want activations"
   grep -q "typedef uint16_t act_t;" "$out/resnet_$p.src/model.c" || fail "$p model.c does not plan 16-bit activations"

@@ -3,7 +3,8 @@
 #  1. every CUDA op forward/backward vs the CPU op (test_ops_gpu: FP32 within 1e-4)
 #  2. fused kernels vs the unfused sequence: tests/gpu/specs/ops_mix.spec trained with and
 #     without --no-fuse (losses within 1e-4 per step), and vs the CPU trainer (1e-3, 20 steps)
-#     CUDA graphs vs --no-graph (losses within 1e-5: the same kernels, cuDNN picks per process)
+#     CUDA graphs vs --no-graph (losses within 1e-4: each process times its own cuDNN
+#     algorithms, so rounding may differ; TRAINC_CUDNN_DETERMINISTIC=1 keeps atomics out)
 #  3. mixed precision: ops_mix in BF16 and FP16 (dynamic loss scaling) against FP32, losses
 #     within 5e-2 over 20 steps; the FP16 run logs skipped_steps
 #  4. end to end: fmnist_lenet on the GPU must reach the CPU trainer's bar, 92% test top-1,
@@ -15,6 +16,8 @@
 # package's /usr/share/datasets/fashion-mnist), GPU_TEST_BIN (the op test binary).
 set -u
 BUILD=${BUILD:-build}
+# Runs compared with each other use deterministic cuDNN algorithms (no atomics in backward).
+export TRAINC_CUDNN_DETERMINISTIC=1
 out=$BUILD/test-gpu
 rm -rf "$out" && mkdir -p "$out"
 fail=0; passed=0
@@ -53,8 +56,8 @@ step "fused vs unfused losses (1e-4)" python3 tests/gpu/compare_runs.py \
 step "CUDA vs CPU losses (1e-3, 20 steps)" python3 tests/gpu/compare_runs.py \
   "$out/mix_fused.run/metrics.jsonl" "$out/mix_cpu.run/metrics.jsonl" 1e-3 20
 step "ops_mix: --no-graph" "$out/mix_fused" --no-graph --out "$out/mix_nograph.run"
-step "CUDA graph vs --no-graph losses (1e-5)" python3 tests/gpu/compare_runs.py \
-  "$out/mix_fused.run/metrics.jsonl" "$out/mix_nograph.run/metrics.jsonl" 1e-5
+step "CUDA graph vs --no-graph losses (1e-4)" python3 tests/gpu/compare_runs.py \
+  "$out/mix_fused.run/metrics.jsonl" "$out/mix_nograph.run/metrics.jsonl" 1e-4
 
 for p in BF16 FP16; do
   printf 'extends: "%s/%s"\nprecision { compute: %s }\n' "$(pwd)" "$mix" $p > "$out/mix_$p.spec"

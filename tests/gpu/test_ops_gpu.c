@@ -161,21 +161,38 @@ static void test_conv(const char *name, rt_conv_shape s) {
     free(x), free(w), free(dy), free(y), free(dx), free(dw), free(work);
 }
 
-static void test_linear(int n, int in, int out) {
+/* A device tensor `off` elements into its allocation: the trainers' operands are 256-byte
+ * aligned, and the linear layer must also be right (choosing its algorithm anew) on less. */
+static void *act_from_at(const float *h, long n, int off) {
+    void *a = act_zero(n + off);
+    float *f = dev_from(h, n);
+    void *at = (char *)a + (size_t)off * rt_cuda_act_bytes();
+    rt_cuda_to_act(at, f, n);
+    rt_cuda_sync();
+    rt_cuda_free(f);
+    return at;
+}
+
+static void test_linear(int n, int in, int out, int off) {
     long nx = (long)n * in, ny = (long)n * out, nw = (long)in * out;
     float *x = host_act(nx, 1), *w = host_act(nw, 0.2f), *dy = host_act(ny, 1);
     float *y = rt_xmalloc(ny * 4), *dx = rt_xmalloc(nx * 4), *dw = rt_xmalloc(nw * 4);
     linear_forward(y, x, w, NULL, n, in, out);
     linear_backward(dx, dw, NULL, dy, x, w, n, in, out);
     rt_cuda_linear *l = rt_cuda_linear_create(n, in, out);
-    void *gx = act_from(x, nx), *gw = act_from(w, nw), *gdy = act_from(dy, ny);
-    void *gy = act_zero(ny), *gdx = act_zero(nx);
-    float *gdw = dev_zero(nw);
+    void *gx = act_from_at(x, nx, off), *gw = act_from_at(w, nw, off), *gdy = act_from_at(dy, ny, off);
+    void *gy = (char *)act_zero(ny + off) + (size_t)off * rt_cuda_act_bytes();
+    void *gdx = (char *)act_zero(nx + off) + (size_t)off * rt_cuda_act_bytes();
+    float *gdw = dev_zero(nw + off) + off;
     cuda_linear_forward(l, gy, gx, gw);
     cuda_linear_backward(l, gdx, gdw, gdy, gx, gw);
-    compare_act("linear forward", gy, y, ny, TOL);
-    compare_act("linear dinput", gdx, dx, nx, TOL);
-    compare("linear dweight", gdw, dw, nw, TOL);
+    char what[64];
+    snprintf(what, sizeof what, "linear forward (offset %d)", off);
+    compare_act(what, gy, y, ny, TOL);
+    snprintf(what, sizeof what, "linear dinput (offset %d)", off);
+    compare_act(what, gdx, dx, nx, TOL);
+    snprintf(what, sizeof what, "linear dweight (offset %d)", off);
+    compare(what, gdw, dw, nw, TOL);
 }
 
 /* Bias (+ReLU): CPU reference is linear's bias add and relu ops. */
@@ -515,7 +532,8 @@ static void run_ops(void) {
     test_conv("11x11 stride 4 (AlexNet stem)", (rt_conv_shape){ .n = 2, .c = 3, .h = 63, .w = 63, .oc = 16, .kh = 11,
                                                                  .kw = 11, .sh = 4, .sw = 4, .ph = 2, .pw = 2, .dh = 1,
                                                                  .dw = 1, .groups = 1 });
-    test_linear(32, 300, 77);
+    test_linear(32, 300, 77, 0);
+    test_linear(32, 300, 77, 2);   /* 4-byte (16-bit) / 8-byte (FP32) aligned operands */
     test_bias(8, 12, 49);
     test_bias(32, 10, 1);
     test_batchnorm(8, 16, 49);

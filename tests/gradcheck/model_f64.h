@@ -27,7 +27,7 @@ typedef struct {
     const char *name, *spec_path, *spec_hash, *spec_text, *compiler_version;
     int in_c, in_h, in_w, classes;
     int batch;
-    long n_params, n_buffers;
+    long n_params, n_buffers, param_count;
     long arena_bytes, arena_naive_bytes;
     int n_tensors;
     const rt_param_tensor *tensors;

@@ -18,7 +18,7 @@
 #define BATCH 128
 #define CLASSES 10
 #define IMAGE 784L
-#define N_PARAMS 1663370L
+#define N_PARAMS 1663648L
 #define N_BUFFERS 0L
 #define ARENA_BYTES 41751552L
 
@@ -26,21 +26,21 @@ typedef float act_t;   /* activations and their gradients */
 
 /* Parameters (P, FP32 master weights), their compute copy (WA: P itself) and gradients (G,
  * FP32) on the device, in elements: reverse schedule order. */
-#define conv1_weight (P + 1662538)  /* 800 */
-#define conv1_dweight (G + 1662538)
-#define conv1_wact (WA + 1662538)
-#define conv1_bias (P + 1663338)  /* 32 */
-#define conv1_dbias (G + 1663338)
-#define conv2_weight (P + 1611274)  /* 51200 */
-#define conv2_dweight (G + 1611274)
-#define conv2_wact (WA + 1611274)
-#define conv2_bias (P + 1662474)  /* 64 */
-#define conv2_dbias (G + 1662474)
-#define fc1_weight (P + 5130)  /* 1605632 */
-#define fc1_dweight (G + 5130)
-#define fc1_wact (WA + 5130)
-#define fc1_bias (P + 1610762)  /* 512 */
-#define fc1_dbias (G + 1610762)
+#define conv1_weight (P + 1662720)  /* 800 */
+#define conv1_dweight (G + 1662720)
+#define conv1_wact (WA + 1662720)
+#define conv1_bias (P + 1663616)  /* 32 */
+#define conv1_dbias (G + 1663616)
+#define conv2_weight (P + 1611392)  /* 51200 */
+#define conv2_dweight (G + 1611392)
+#define conv2_wact (WA + 1611392)
+#define conv2_bias (P + 1662592)  /* 64 */
+#define conv2_dbias (G + 1662592)
+#define fc1_weight (P + 5248)  /* 1605632 */
+#define fc1_dweight (G + 5248)
+#define fc1_wact (WA + 5248)
+#define fc1_bias (P + 1610880)  /* 512 */
+#define fc1_dbias (G + 1610880)
 #define fc2_weight (P + 0)  /* 5120 */
 #define fc2_dweight (G + 0)
 #define fc2_wact (WA + 0)
@@ -171,7 +171,7 @@ static void train_step_device(void *arg) {
     cuda_bias_backward(conv1_dbias, conv1_dout, relu1_dout, relu1_out, BATCH, 32, 784);
     /* backward of "conv1" (conv) at specs/examples/fmnist_lenet.spec:11 */
     cuda_conv2d_backward(conv1_conv, NULL, conv1_dweight, conv1_dout, x, conv1_wact);
-    rt_cuda_grad_bucket_ready(0);  /* bucket 0 complete: 1663370 grads from "fc2" to here */
+    rt_cuda_grad_bucket_ready(0);  /* bucket 0 complete: 1663648 grads from "fc2" to here */
     rt_cuda_grads_finish();   /* the optimizer waits for every bucket's sum */
 }
 
@@ -211,16 +211,16 @@ static void init(float *P, float *S, uint64_t seed) {
 static const rt_param_tensor tensors[] = {
     { "fc2.weight", 0, 5120, 0 },
     { "fc2.bias", 5120, 10, 1 },
-    { "fc1.weight", 5130, 1605632, 0 },
-    { "fc1.bias", 1610762, 512, 1 },
-    { "conv2.weight", 1611274, 51200, 0 },
-    { "conv2.bias", 1662474, 64, 1 },
-    { "conv1.weight", 1662538, 800, 0 },
-    { "conv1.bias", 1663338, 32, 1 },
+    { "fc1.weight", 5248, 1605632, 0 },
+    { "fc1.bias", 1610880, 512, 1 },
+    { "conv2.weight", 1611392, 51200, 0 },
+    { "conv2.bias", 1662592, 64, 1 },
+    { "conv1.weight", 1662720, 800, 0 },
+    { "conv1.bias", 1663616, 32, 1 },
 };
 
 static const rt_grad_bucket buckets[] = {
-    { 0, 1663370 },
+    { 0, 1663648 },
 };
 
 static void upload(rt_model_ctx *ctx, const rt_run_config *run, const float *opt_state, long n_state) {
@@ -390,7 +390,7 @@ const rt_model model = {
     .spec_text = spec_text,
     .compiler_version = "0.1",
     .in_c = 1, .in_h = 28, .in_w = 28, .classes = CLASSES, .batch = BATCH,
-    .n_params = N_PARAMS, .n_buffers = N_BUFFERS,
+    .n_params = N_PARAMS, .n_buffers = N_BUFFERS, .param_count = 1663370L,
     /* the host arena holds the logits copy; the plan's arena is on the device */
     .arena_bytes = sizeof(float) * BATCH * CLASSES, .arena_naive_bytes = 92579840,
     .n_tensors = 8, .tensors = tensors,

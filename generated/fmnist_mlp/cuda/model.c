@@ -18,7 +18,7 @@
 #define BATCH 64
 #define CLASSES 10
 #define IMAGE 784L
-#define N_PARAMS 101770L
+#define N_PARAMS 101888L
 #define N_BUFFERS 0L
 #define ARENA_BYTES 100864L
 
@@ -26,11 +26,11 @@ typedef float act_t;   /* activations and their gradients */
 
 /* Parameters (P, FP32 master weights), their compute copy (WA: P itself) and gradients (G,
  * FP32) on the device, in elements: reverse schedule order. */
-#define fc1_weight (P + 1290)  /* 100352 */
-#define fc1_dweight (G + 1290)
-#define fc1_wact (WA + 1290)
-#define fc1_bias (P + 101642)  /* 128 */
-#define fc1_dbias (G + 101642)
+#define fc1_weight (P + 1408)  /* 100352 */
+#define fc1_dweight (G + 1408)
+#define fc1_wact (WA + 1408)
+#define fc1_bias (P + 101760)  /* 128 */
+#define fc1_dbias (G + 101760)
 #define fc2_weight (P + 0)  /* 1280 */
 #define fc2_dweight (G + 0)
 #define fc2_wact (WA + 0)
@@ -116,7 +116,7 @@ static void train_step_device(void *arg) {
     cuda_bias_backward(fc1_dbias, fc1_dout, relu1_dout, relu1_out, BATCH, 128, 1);
     /* backward of "fc1" (linear) at specs/examples/fmnist_mlp.spec:9 */
     cuda_linear_backward(fc1_gemm, NULL, fc1_dweight, fc1_dout, x, fc1_wact);
-    rt_cuda_grad_bucket_ready(0);  /* bucket 0 complete: 101770 grads from "fc2" to here */
+    rt_cuda_grad_bucket_ready(0);  /* bucket 0 complete: 101888 grads from "fc2" to here */
     rt_cuda_grads_finish();   /* the optimizer waits for every bucket's sum */
 }
 
@@ -154,12 +154,12 @@ static void init(float *P, float *S, uint64_t seed) {
 static const rt_param_tensor tensors[] = {
     { "fc2.weight", 0, 1280, 0 },
     { "fc2.bias", 1280, 10, 1 },
-    { "fc1.weight", 1290, 100352, 0 },
-    { "fc1.bias", 101642, 128, 1 },
+    { "fc1.weight", 1408, 100352, 0 },
+    { "fc1.bias", 101760, 128, 1 },
 };
 
 static const rt_grad_bucket buckets[] = {
-    { 0, 101770 },
+    { 0, 101888 },
 };
 
 static void upload(rt_model_ctx *ctx, const rt_run_config *run, const float *opt_state, long n_state) {
@@ -293,7 +293,7 @@ const rt_model model = {
     .spec_text = spec_text,
     .compiler_version = "0.1",
     .in_c = 1, .in_h = 28, .in_w = 28, .classes = CLASSES, .batch = BATCH,
-    .n_params = N_PARAMS, .n_buffers = N_BUFFERS,
+    .n_params = N_PARAMS, .n_buffers = N_BUFFERS, .param_count = 101770L,
     /* the host arena holds the logits copy; the plan's arena is on the device */
     .arena_bytes = sizeof(float) * BATCH * CLASSES, .arena_naive_bytes = 136192,
     .n_tensors = 4, .tensors = tensors,

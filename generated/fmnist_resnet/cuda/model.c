@@ -18,7 +18,7 @@
 #define BATCH 128
 #define CLASSES 10
 #define IMAGE 784L
-#define N_PARAMS 696042L
+#define N_PARAMS 697760L
 #define N_BUFFERS 2240L
 #define ARENA_BYTES 224802560L
 
@@ -26,139 +26,139 @@ typedef float act_t;   /* activations and their gradients */
 
 /* Parameters (P, FP32 master weights), their compute copy (WA: P itself) and gradients (G,
  * FP32) on the device, in elements: reverse schedule order. */
-#define stem_weight (P + 695754)  /* 288 */
-#define stem_dweight (G + 695754)
-#define stem_wact (WA + 695754)
-#define stem_bn_weight (P + 695690)  /* 32 */
-#define stem_bn_dweight (G + 695690)
-#define stem_bn_bias (P + 695722)  /* 32 */
-#define stem_bn_dbias (G + 695722)
+#define stem_weight (P + 697472)  /* 288 */
+#define stem_dweight (G + 697472)
+#define stem_wact (WA + 697472)
+#define stem_bn_weight (P + 697216)  /* 32 */
+#define stem_bn_dweight (G + 697216)
+#define stem_bn_bias (P + 697344)  /* 32 */
+#define stem_bn_dbias (G + 697344)
 #define stem_bn_running_mean (S + 0)
 #define stem_bn_running_var (S + 32)
-#define layer1_0_conv1_weight (P + 686474)  /* 9216 */
-#define layer1_0_conv1_dweight (G + 686474)
-#define layer1_0_conv1_wact (WA + 686474)
-#define layer1_0_bn1_weight (P + 686410)  /* 32 */
-#define layer1_0_bn1_dweight (G + 686410)
-#define layer1_0_bn1_bias (P + 686442)  /* 32 */
-#define layer1_0_bn1_dbias (G + 686442)
+#define layer1_0_conv1_weight (P + 688000)  /* 9216 */
+#define layer1_0_conv1_dweight (G + 688000)
+#define layer1_0_conv1_wact (WA + 688000)
+#define layer1_0_bn1_weight (P + 687744)  /* 32 */
+#define layer1_0_bn1_dweight (G + 687744)
+#define layer1_0_bn1_bias (P + 687872)  /* 32 */
+#define layer1_0_bn1_dbias (G + 687872)
 #define layer1_0_bn1_running_mean (S + 64)
 #define layer1_0_bn1_running_var (S + 96)
-#define layer1_0_conv2_weight (P + 677194)  /* 9216 */
-#define layer1_0_conv2_dweight (G + 677194)
-#define layer1_0_conv2_wact (WA + 677194)
-#define layer1_0_bn2_weight (P + 677130)  /* 32 */
-#define layer1_0_bn2_dweight (G + 677130)
-#define layer1_0_bn2_bias (P + 677162)  /* 32 */
-#define layer1_0_bn2_dbias (G + 677162)
+#define layer1_0_conv2_weight (P + 678528)  /* 9216 */
+#define layer1_0_conv2_dweight (G + 678528)
+#define layer1_0_conv2_wact (WA + 678528)
+#define layer1_0_bn2_weight (P + 678272)  /* 32 */
+#define layer1_0_bn2_dweight (G + 678272)
+#define layer1_0_bn2_bias (P + 678400)  /* 32 */
+#define layer1_0_bn2_dbias (G + 678400)
 #define layer1_0_bn2_running_mean (S + 128)
 #define layer1_0_bn2_running_var (S + 160)
-#define layer1_1_conv1_weight (P + 667914)  /* 9216 */
-#define layer1_1_conv1_dweight (G + 667914)
-#define layer1_1_conv1_wact (WA + 667914)
-#define layer1_1_bn1_weight (P + 667850)  /* 32 */
-#define layer1_1_bn1_dweight (G + 667850)
-#define layer1_1_bn1_bias (P + 667882)  /* 32 */
-#define layer1_1_bn1_dbias (G + 667882)
+#define layer1_1_conv1_weight (P + 669056)  /* 9216 */
+#define layer1_1_conv1_dweight (G + 669056)
+#define layer1_1_conv1_wact (WA + 669056)
+#define layer1_1_bn1_weight (P + 668800)  /* 32 */
+#define layer1_1_bn1_dweight (G + 668800)
+#define layer1_1_bn1_bias (P + 668928)  /* 32 */
+#define layer1_1_bn1_dbias (G + 668928)
 #define layer1_1_bn1_running_mean (S + 192)
 #define layer1_1_bn1_running_var (S + 224)
-#define layer1_1_conv2_weight (P + 658634)  /* 9216 */
-#define layer1_1_conv2_dweight (G + 658634)
-#define layer1_1_conv2_wact (WA + 658634)
-#define layer1_1_bn2_weight (P + 658570)  /* 32 */
-#define layer1_1_bn2_dweight (G + 658570)
-#define layer1_1_bn2_bias (P + 658602)  /* 32 */
-#define layer1_1_bn2_dbias (G + 658602)
+#define layer1_1_conv2_weight (P + 659584)  /* 9216 */
+#define layer1_1_conv2_dweight (G + 659584)
+#define layer1_1_conv2_wact (WA + 659584)
+#define layer1_1_bn2_weight (P + 659328)  /* 32 */
+#define layer1_1_bn2_dweight (G + 659328)
+#define layer1_1_bn2_bias (P + 659456)  /* 32 */
+#define layer1_1_bn2_dbias (G + 659456)
 #define layer1_1_bn2_running_mean (S + 256)
 #define layer1_1_bn2_running_var (S + 288)
-#define layer2_0_conv1_weight (P + 640138)  /* 18432 */
-#define layer2_0_conv1_dweight (G + 640138)
-#define layer2_0_conv1_wact (WA + 640138)
-#define layer2_0_bn1_weight (P + 640010)  /* 64 */
-#define layer2_0_bn1_dweight (G + 640010)
-#define layer2_0_bn1_bias (P + 640074)  /* 64 */
-#define layer2_0_bn1_dbias (G + 640074)
+#define layer2_0_conv1_weight (P + 640896)  /* 18432 */
+#define layer2_0_conv1_dweight (G + 640896)
+#define layer2_0_conv1_wact (WA + 640896)
+#define layer2_0_bn1_weight (P + 640640)  /* 64 */
+#define layer2_0_bn1_dweight (G + 640640)
+#define layer2_0_bn1_bias (P + 640768)  /* 64 */
+#define layer2_0_bn1_dbias (G + 640768)
 #define layer2_0_bn1_running_mean (S + 320)
 #define layer2_0_bn1_running_var (S + 384)
-#define layer2_0_conv2_weight (P + 603146)  /* 36864 */
-#define layer2_0_conv2_dweight (G + 603146)
-#define layer2_0_conv2_wact (WA + 603146)
-#define layer2_0_bn2_weight (P + 603018)  /* 64 */
-#define layer2_0_bn2_dweight (G + 603018)
-#define layer2_0_bn2_bias (P + 603082)  /* 64 */
-#define layer2_0_bn2_dbias (G + 603082)
+#define layer2_0_conv2_weight (P + 603776)  /* 36864 */
+#define layer2_0_conv2_dweight (G + 603776)
+#define layer2_0_conv2_wact (WA + 603776)
+#define layer2_0_bn2_weight (P + 603520)  /* 64 */
+#define layer2_0_bn2_dweight (G + 603520)
+#define layer2_0_bn2_bias (P + 603648)  /* 64 */
+#define layer2_0_bn2_dbias (G + 603648)
 #define layer2_0_bn2_running_mean (S + 448)
 #define layer2_0_bn2_running_var (S + 512)
-#define layer2_0_down_weight (P + 600970)  /* 2048 */
-#define layer2_0_down_dweight (G + 600970)
-#define layer2_0_down_wact (WA + 600970)
-#define layer2_0_down_bn_weight (P + 600842)  /* 64 */
-#define layer2_0_down_bn_dweight (G + 600842)
-#define layer2_0_down_bn_bias (P + 600906)  /* 64 */
-#define layer2_0_down_bn_dbias (G + 600906)
+#define layer2_0_down_weight (P + 601472)  /* 2048 */
+#define layer2_0_down_dweight (G + 601472)
+#define layer2_0_down_wact (WA + 601472)
+#define layer2_0_down_bn_weight (P + 601216)  /* 64 */
+#define layer2_0_down_bn_dweight (G + 601216)
+#define layer2_0_down_bn_bias (P + 601344)  /* 64 */
+#define layer2_0_down_bn_dbias (G + 601344)
 #define layer2_0_down_bn_running_mean (S + 576)
 #define layer2_0_down_bn_running_var (S + 640)
-#define layer2_1_conv1_weight (P + 563978)  /* 36864 */
-#define layer2_1_conv1_dweight (G + 563978)
-#define layer2_1_conv1_wact (WA + 563978)
-#define layer2_1_bn1_weight (P + 563850)  /* 64 */
-#define layer2_1_bn1_dweight (G + 563850)
-#define layer2_1_bn1_bias (P + 563914)  /* 64 */
-#define layer2_1_bn1_dbias (G + 563914)
+#define layer2_1_conv1_weight (P + 564352)  /* 36864 */
+#define layer2_1_conv1_dweight (G + 564352)
+#define layer2_1_conv1_wact (WA + 564352)
+#define layer2_1_bn1_weight (P + 564096)  /* 64 */
+#define layer2_1_bn1_dweight (G + 564096)
+#define layer2_1_bn1_bias (P + 564224)  /* 64 */
+#define layer2_1_bn1_dbias (G + 564224)
 #define layer2_1_bn1_running_mean (S + 704)
 #define layer2_1_bn1_running_var (S + 768)
-#define layer2_1_conv2_weight (P + 526986)  /* 36864 */
-#define layer2_1_conv2_dweight (G + 526986)
-#define layer2_1_conv2_wact (WA + 526986)
-#define layer2_1_bn2_weight (P + 526858)  /* 64 */
-#define layer2_1_bn2_dweight (G + 526858)
-#define layer2_1_bn2_bias (P + 526922)  /* 64 */
-#define layer2_1_bn2_dbias (G + 526922)
+#define layer2_1_conv2_weight (P + 527232)  /* 36864 */
+#define layer2_1_conv2_dweight (G + 527232)
+#define layer2_1_conv2_wact (WA + 527232)
+#define layer2_1_bn2_weight (P + 526976)  /* 64 */
+#define layer2_1_bn2_dweight (G + 526976)
+#define layer2_1_bn2_bias (P + 527104)  /* 64 */
+#define layer2_1_bn2_dbias (G + 527104)
 #define layer2_1_bn2_running_mean (S + 832)
 #define layer2_1_bn2_running_var (S + 896)
-#define layer3_0_conv1_weight (P + 453130)  /* 73728 */
-#define layer3_0_conv1_dweight (G + 453130)
-#define layer3_0_conv1_wact (WA + 453130)
-#define layer3_0_bn1_weight (P + 452874)  /* 128 */
-#define layer3_0_bn1_dweight (G + 452874)
-#define layer3_0_bn1_bias (P + 453002)  /* 128 */
-#define layer3_0_bn1_dbias (G + 453002)
+#define layer3_0_conv1_weight (P + 453248)  /* 73728 */
+#define layer3_0_conv1_dweight (G + 453248)
+#define layer3_0_conv1_wact (WA + 453248)
+#define layer3_0_bn1_weight (P + 452992)  /* 128 */
+#define layer3_0_bn1_dweight (G + 452992)
+#define layer3_0_bn1_bias (P + 453120)  /* 128 */
+#define layer3_0_bn1_dbias (G + 453120)
 #define layer3_0_bn1_running_mean (S + 960)
 #define layer3_0_bn1_running_var (S + 1088)
-#define layer3_0_conv2_weight (P + 305418)  /* 147456 */
-#define layer3_0_conv2_dweight (G + 305418)
-#define layer3_0_conv2_wact (WA + 305418)
-#define layer3_0_bn2_weight (P + 305162)  /* 128 */
-#define layer3_0_bn2_dweight (G + 305162)
-#define layer3_0_bn2_bias (P + 305290)  /* 128 */
-#define layer3_0_bn2_dbias (G + 305290)
+#define layer3_0_conv2_weight (P + 305536)  /* 147456 */
+#define layer3_0_conv2_dweight (G + 305536)
+#define layer3_0_conv2_wact (WA + 305536)
+#define layer3_0_bn2_weight (P + 305280)  /* 128 */
+#define layer3_0_bn2_dweight (G + 305280)
+#define layer3_0_bn2_bias (P + 305408)  /* 128 */
+#define layer3_0_bn2_dbias (G + 305408)
 #define layer3_0_bn2_running_mean (S + 1216)
 #define layer3_0_bn2_running_var (S + 1344)
-#define layer3_0_down_weight (P + 296970)  /* 8192 */
-#define layer3_0_down_dweight (G + 296970)
-#define layer3_0_down_wact (WA + 296970)
-#define layer3_0_down_bn_weight (P + 296714)  /* 128 */
-#define layer3_0_down_bn_dweight (G + 296714)
-#define layer3_0_down_bn_bias (P + 296842)  /* 128 */
-#define layer3_0_down_bn_dbias (G + 296842)
+#define layer3_0_down_weight (P + 297088)  /* 8192 */
+#define layer3_0_down_dweight (G + 297088)
+#define layer3_0_down_wact (WA + 297088)
+#define layer3_0_down_bn_weight (P + 296832)  /* 128 */
+#define layer3_0_down_bn_dweight (G + 296832)
+#define layer3_0_down_bn_bias (P + 296960)  /* 128 */
+#define layer3_0_down_bn_dbias (G + 296960)
 #define layer3_0_down_bn_running_mean (S + 1472)
 #define layer3_0_down_bn_running_var (S + 1600)
-#define layer3_1_conv1_weight (P + 149258)  /* 147456 */
-#define layer3_1_conv1_dweight (G + 149258)
-#define layer3_1_conv1_wact (WA + 149258)
-#define layer3_1_bn1_weight (P + 149002)  /* 128 */
-#define layer3_1_bn1_dweight (G + 149002)
-#define layer3_1_bn1_bias (P + 149130)  /* 128 */
-#define layer3_1_bn1_dbias (G + 149130)
+#define layer3_1_conv1_weight (P + 149376)  /* 147456 */
+#define layer3_1_conv1_dweight (G + 149376)
+#define layer3_1_conv1_wact (WA + 149376)
+#define layer3_1_bn1_weight (P + 149120)  /* 128 */
+#define layer3_1_bn1_dweight (G + 149120)
+#define layer3_1_bn1_bias (P + 149248)  /* 128 */
+#define layer3_1_bn1_dbias (G + 149248)
 #define layer3_1_bn1_running_mean (S + 1728)
 #define layer3_1_bn1_running_var (S + 1856)
-#define layer3_1_conv2_weight (P + 1546)  /* 147456 */
-#define layer3_1_conv2_dweight (G + 1546)
-#define layer3_1_conv2_wact (WA + 1546)
-#define layer3_1_bn2_weight (P + 1290)  /* 128 */
-#define layer3_1_bn2_dweight (G + 1290)
-#define layer3_1_bn2_bias (P + 1418)  /* 128 */
-#define layer3_1_bn2_dbias (G + 1418)
+#define layer3_1_conv2_weight (P + 1664)  /* 147456 */
+#define layer3_1_conv2_dweight (G + 1664)
+#define layer3_1_conv2_wact (WA + 1664)
+#define layer3_1_bn2_weight (P + 1408)  /* 128 */
+#define layer3_1_bn2_dweight (G + 1408)
+#define layer3_1_bn2_bias (P + 1536)  /* 128 */
+#define layer3_1_bn2_dbias (G + 1536)
 #define layer3_1_bn2_running_mean (S + 1984)
 #define layer3_1_bn2_running_var (S + 2112)
 #define fc_weight (P + 0)  /* 1280 */
@@ -611,7 +611,7 @@ static void train_step_device(void *arg) {
     cuda_batchnorm_backward(stem_dout, stem_bn_dweight, stem_bn_dbias, stem_relu_dout, stem_relu_out, stem_out, stem_bn_weight, stem_bn_saved, stem_bn_saved + 32, BATCH, 32, 784);
     /* backward of "stem" (conv) at specs/examples/fmnist_resnet.spec:32 */
     cuda_conv2d_backward(stem_conv, NULL, stem_dweight, stem_dout, x, stem_wact);
-    rt_cuda_grad_bucket_ready(0);  /* bucket 0 complete: 696042 grads from "fc" to here */
+    rt_cuda_grad_bucket_ready(0);  /* bucket 0 complete: 697760 grads from "fc" to here */
     rt_cuda_grads_finish();   /* the optimizer waits for every bucket's sum */
 }
 
@@ -723,55 +723,55 @@ static void init(float *P, float *S, uint64_t seed) {
 static const rt_param_tensor tensors[] = {
     { "fc.weight", 0, 1280, 0 },
     { "fc.bias", 1280, 10, 1 },
-    { "layer3.1.bn2.weight", 1290, 128, 1 },
-    { "layer3.1.bn2.bias", 1418, 128, 1 },
-    { "layer3.1.conv2.weight", 1546, 147456, 0 },
-    { "layer3.1.bn1.weight", 149002, 128, 1 },
-    { "layer3.1.bn1.bias", 149130, 128, 1 },
-    { "layer3.1.conv1.weight", 149258, 147456, 0 },
-    { "layer3.0.down_bn.weight", 296714, 128, 1 },
-    { "layer3.0.down_bn.bias", 296842, 128, 1 },
-    { "layer3.0.down.weight", 296970, 8192, 0 },
-    { "layer3.0.bn2.weight", 305162, 128, 1 },
-    { "layer3.0.bn2.bias", 305290, 128, 1 },
-    { "layer3.0.conv2.weight", 305418, 147456, 0 },
-    { "layer3.0.bn1.weight", 452874, 128, 1 },
-    { "layer3.0.bn1.bias", 453002, 128, 1 },
-    { "layer3.0.conv1.weight", 453130, 73728, 0 },
-    { "layer2.1.bn2.weight", 526858, 64, 1 },
-    { "layer2.1.bn2.bias", 526922, 64, 1 },
-    { "layer2.1.conv2.weight", 526986, 36864, 0 },
-    { "layer2.1.bn1.weight", 563850, 64, 1 },
-    { "layer2.1.bn1.bias", 563914, 64, 1 },
-    { "layer2.1.conv1.weight", 563978, 36864, 0 },
-    { "layer2.0.down_bn.weight", 600842, 64, 1 },
-    { "layer2.0.down_bn.bias", 600906, 64, 1 },
-    { "layer2.0.down.weight", 600970, 2048, 0 },
-    { "layer2.0.bn2.weight", 603018, 64, 1 },
-    { "layer2.0.bn2.bias", 603082, 64, 1 },
-    { "layer2.0.conv2.weight", 603146, 36864, 0 },
-    { "layer2.0.bn1.weight", 640010, 64, 1 },
-    { "layer2.0.bn1.bias", 640074, 64, 1 },
-    { "layer2.0.conv1.weight", 640138, 18432, 0 },
-    { "layer1.1.bn2.weight", 658570, 32, 1 },
-    { "layer1.1.bn2.bias", 658602, 32, 1 },
-    { "layer1.1.conv2.weight", 658634, 9216, 0 },
-    { "layer1.1.bn1.weight", 667850, 32, 1 },
-    { "layer1.1.bn1.bias", 667882, 32, 1 },
-    { "layer1.1.conv1.weight", 667914, 9216, 0 },
-    { "layer1.0.bn2.weight", 677130, 32, 1 },
-    { "layer1.0.bn2.bias", 677162, 32, 1 },
-    { "layer1.0.conv2.weight", 677194, 9216, 0 },
-    { "layer1.0.bn1.weight", 686410, 32, 1 },
-    { "layer1.0.bn1.bias", 686442, 32, 1 },
-    { "layer1.0.conv1.weight", 686474, 9216, 0 },
-    { "stem_bn.weight", 695690, 32, 1 },
-    { "stem_bn.bias", 695722, 32, 1 },
-    { "stem.weight", 695754, 288, 0 },
+    { "layer3.1.bn2.weight", 1408, 128, 1 },
+    { "layer3.1.bn2.bias", 1536, 128, 1 },
+    { "layer3.1.conv2.weight", 1664, 147456, 0 },
+    { "layer3.1.bn1.weight", 149120, 128, 1 },
+    { "layer3.1.bn1.bias", 149248, 128, 1 },
+    { "layer3.1.conv1.weight", 149376, 147456, 0 },
+    { "layer3.0.down_bn.weight", 296832, 128, 1 },
+    { "layer3.0.down_bn.bias", 296960, 128, 1 },
+    { "layer3.0.down.weight", 297088, 8192, 0 },
+    { "layer3.0.bn2.weight", 305280, 128, 1 },
+    { "layer3.0.bn2.bias", 305408, 128, 1 },
+    { "layer3.0.conv2.weight", 305536, 147456, 0 },
+    { "layer3.0.bn1.weight", 452992, 128, 1 },
+    { "layer3.0.bn1.bias", 453120, 128, 1 },
+    { "layer3.0.conv1.weight", 453248, 73728, 0 },
+    { "layer2.1.bn2.weight", 526976, 64, 1 },
+    { "layer2.1.bn2.bias", 527104, 64, 1 },
+    { "layer2.1.conv2.weight", 527232, 36864, 0 },
+    { "layer2.1.bn1.weight", 564096, 64, 1 },
+    { "layer2.1.bn1.bias", 564224, 64, 1 },
+    { "layer2.1.conv1.weight", 564352, 36864, 0 },
+    { "layer2.0.down_bn.weight", 601216, 64, 1 },
+    { "layer2.0.down_bn.bias", 601344, 64, 1 },
+    { "layer2.0.down.weight", 601472, 2048, 0 },
+    { "layer2.0.bn2.weight", 603520, 64, 1 },
+    { "layer2.0.bn2.bias", 603648, 64, 1 },
+    { "layer2.0.conv2.weight", 603776, 36864, 0 },
+    { "layer2.0.bn1.weight", 640640, 64, 1 },
+    { "layer2.0.bn1.bias", 640768, 64, 1 },
+    { "layer2.0.conv1.weight", 640896, 18432, 0 },
+    { "layer1.1.bn2.weight", 659328, 32, 1 },
+    { "layer1.1.bn2.bias", 659456, 32, 1 },
+    { "layer1.1.conv2.weight", 659584, 9216, 0 },
+    { "layer1.1.bn1.weight", 668800, 32, 1 },
+    { "layer1.1.bn1.bias", 668928, 32, 1 },
+    { "layer1.1.conv1.weight", 669056, 9216, 0 },
+    { "layer1.0.bn2.weight", 678272, 32, 1 },
+    { "layer1.0.bn2.bias", 678400, 32, 1 },
+    { "layer1.0.conv2.weight", 678528, 9216, 0 },
+    { "layer1.0.bn1.weight", 687744, 32, 1 },
+    { "layer1.0.bn1.bias", 687872, 32, 1 },
+    { "layer1.0.conv1.weight", 688000, 9216, 0 },
+    { "stem_bn.weight", 697216, 32, 1 },
+    { "stem_bn.bias", 697344, 32, 1 },
+    { "stem.weight", 697472, 288, 0 },
 };
 
 static const rt_grad_bucket buckets[] = {
-    { 0, 696042 },
+    { 0, 697760 },
 };
 
 static void upload(rt_model_ctx *ctx, const rt_run_config *run, const float *opt_state, long n_state) {
@@ -1165,7 +1165,7 @@ const rt_model model = {
     .spec_text = spec_text,
     .compiler_version = "0.1",
     .in_c = 1, .in_h = 28, .in_w = 28, .classes = CLASSES, .batch = BATCH,
-    .n_params = N_PARAMS, .n_buffers = N_BUFFERS,
+    .n_params = N_PARAMS, .n_buffers = N_BUFFERS, .param_count = 696042L,
     /* the host arena holds the logits copy; the plan's arena is on the device */
     .arena_bytes = sizeof(float) * BATCH * CLASSES, .arena_naive_bytes = 594234112,
     .n_tensors = 47, .tensors = tensors,

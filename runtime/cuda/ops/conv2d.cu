@@ -102,6 +102,13 @@ static size_t conv_workspace(const rt_cuda_conv *c) {
     return m > w ? m : w;
 }
 
+/* The workspace a conv needs: cuDNN's part rounded up to 256 bytes, then the 16-bit weight
+ * gradient (a multiple of 256), so that part starts 256-byte aligned wherever the workspace's
+ * end lies (cuDNN's output and rt_cuda_from_act want aligned pointers). */
+static size_t selected_bytes(const rt_cuda_conv *c) {
+    return ((conv_workspace(c) + 255) & ~(size_t)255) + c->dw_scratch;
+}
+
 size_t rt_cuda_conv_select(rt_cuda_conv *c, int no_din, size_t cap) {
     c->no_din = no_din;
     for (int i = 0; i < n_convs; i++) {
@@ -109,7 +116,7 @@ size_t rt_cuda_conv_select(rt_cuda_conv *c, int no_din, size_t cap) {
         if (o != c && o->selected && same_shape(o, c) && (o->no_din <= no_din)) {
             c->fwd = o->fwd, c->bwd_data = o->bwd_data, c->bwd_filter = o->bwd_filter;
             c->selected = 1;
-            return conv_workspace(c) + c->dw_scratch;
+            return selected_bytes(c);
         }
     }
     /* The non-Ex Find calls allocate their own buffers: no model memory is needed yet. */
@@ -127,12 +134,12 @@ size_t rt_cuda_conv_select(rt_cuda_conv *c, int no_din, size_t cap) {
     CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithm(rt_cudnn(), c->x, c->y, c->conv, c->w, MAXR, &got, wr));
     PICK(wr, got, cap, c->bwd_filter);
     c->selected = 1;
-    return conv_workspace(c) + c->dw_scratch;
+    return selected_bytes(c);
 }
 
 void rt_cuda_conv_set_workspace(void *work, size_t bytes) {
     workspace = work;
-    workspace_bytes = bytes;
+    workspace_bytes = bytes & ~(size_t)255;   /* the largest selected_bytes(): a multiple of 256 already */
 }
 
 void cuda_conv2d_forward(const rt_cuda_conv *c, void *out, const void *in, const void *weight) {

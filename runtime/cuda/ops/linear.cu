@@ -10,12 +10,40 @@ typedef struct {
     cublasLtMatmulDesc_t desc;
     cublasLtMatrixLayout_t a, b, c;
     cublasLtMatmulAlgo_t algo;
+    int m, n, k;
+    unsigned align;   /* the operand alignment in bytes the algorithm was chosen for */
 } gemm_plan;
 
 struct rt_cuda_linear {
     int n, in_f, out_f;
     gemm_plan fwd, dweight, dinput;
 };
+
+/* The algorithm for operands aligned to `align` bytes (cuBLASLt assumes 256 unless told:
+ * a kernel picked for that faults or refuses on less). A host-side query, so it may run
+ * while a CUDA graph is being captured. */
+static void choose_algo(gemm_plan *g, unsigned align) {
+    size_t ws_bytes;
+    rt_cublaslt_workspace(&ws_bytes);
+    cublasLtMatmulPreference_t pref;
+    CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+    CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes,
+                                                      sizeof ws_bytes));
+    const cublasLtMatmulPreferenceAttributes_t aligns[] = {
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES };
+    uint32_t al = align;
+    for (int i = 0; i < 4; i++) CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, aligns[i], &al, sizeof al));
+    cublasLtMatmulHeuristicResult_t res;
+    int got = 0;
+    CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(rt_cublaslt(), g->desc, g->a, g->b, g->c, g->c, pref, 1, &res, &got));
+    CUBLAS_CHECK(cublasLtMatmulPreferenceDestroy(pref));
+    if (got < 1)
+        rt_die("cuBLASLt has no algorithm for a %dx%dx%d product on %u-byte aligned operands", g->m, g->n, g->k,
+               align);
+    g->algo = res.algo;
+    g->align = align;
+}
 
 static void plan_init(gemm_plan *g, int trans_a, int trans_b, int m, int n, int k, int lda, int ldb, int ldc,
                       int c_fp32) {
@@ -31,21 +59,21 @@ static void plan_init(gemm_plan *g, int trans_a, int trans_b, int m, int n, int 
     CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&g->a, ab, trans_a ? k : m, trans_a ? m : k, lda));
     CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&g->b, ab, trans_b ? n : k, trans_b ? k : n, ldb));
     CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&g->c, cd, m, n, ldc));
-    size_t ws_bytes;
-    rt_cublaslt_workspace(&ws_bytes);
-    cublasLtMatmulPreference_t pref;
-    CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
-    CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes,
-                                                      sizeof ws_bytes));
-    cublasLtMatmulHeuristicResult_t res;
-    int got = 0;
-    CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(rt_cublaslt(), g->desc, g->a, g->b, g->c, g->c, pref, 1, &res, &got));
-    CUBLAS_CHECK(cublasLtMatmulPreferenceDestroy(pref));
-    if (got < 1) rt_die("cuBLASLt has no algorithm for a %dx%dx%d product", m, n, k);
-    g->algo = res.algo;
+    g->m = m, g->n = n, g->k = k;
+    choose_algo(g, 256);
 }
 
-static void plan_run(const gemm_plan *g, const void *a, const void *b, void *c) {
+/* The largest power of two up to 256 that divides every operand's address. */
+static unsigned alignment_of(const void *a, const void *b, const void *c) {
+    uintptr_t bits = (uintptr_t)a | (uintptr_t)b | (uintptr_t)c | 256;
+    return (unsigned)(bits & (~bits + 1));
+}
+
+static void plan_run(gemm_plan *g, const void *a, const void *b, void *c) {
+    /* The plans assume 256-byte-aligned operands (the CUDA plan aligns every tensor and
+     * parameter so); a caller with less gets an algorithm chosen for what it has. */
+    unsigned al = alignment_of(a, b, c);
+    if (al < g->align) choose_algo(g, al);
     const float one = 1.0f, zero = 0.0f;
     size_t ws_bytes;
     void *ws = rt_cublaslt_workspace(&ws_bytes);
@@ -65,12 +93,14 @@ rt_cuda_linear *rt_cuda_linear_create(int n, int in_f, int out_f) {
     return l;
 }
 
+/* The plans are a cache plan_run may refine (a new alignment): the layer is const to its
+ * callers only. */
 void cuda_linear_forward(const rt_cuda_linear *l, void *out, const void *in, const void *weight) {
-    plan_run(&l->fwd, weight, in, out);
+    plan_run((gemm_plan *)&l->fwd, weight, in, out);
 }
 
 void cuda_linear_backward(const rt_cuda_linear *l, void *din, float *dweight, const void *dout, const void *in,
                           const void *weight) {
-    plan_run(&l->dweight, in, dout, dweight);
-    if (din) plan_run(&l->dinput, weight, dout, din);
+    plan_run((gemm_plan *)&l->dweight, in, dout, dweight);
+    if (din) plan_run((gemm_plan *)&l->dinput, weight, dout, din);
 }

@@ -47,14 +47,18 @@ __global__ void xent_mean_kernel(double *loss, const double *row_loss, int n) {
 }
 
 /* Per-sample losses: a scratch buffer that grows to the largest batch seen (the first,
- * uncaptured step allocates it; a graph replays with the same buffer). */
+ * uncaptured step allocates it; a graph replays with the same buffer). A smaller one is
+ * never freed: a captured graph may still write to it. */
 static double *row_loss;
 static int row_cap;
 
 void cuda_softmax_xent(double *loss, void *dlogits, const void *logits, const int32_t *labels, int n, int k,
                        float smoothing, float dscale, const float *loss_scale) {
     if (n > row_cap) {
-        rt_cuda_free(row_loss);
+        cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+        CUDA_CHECK(cudaStreamIsCapturing(rt_stream(), &capturing));
+        if (capturing != cudaStreamCaptureStatusNone)
+            rt_die("internal: the loss's first call with a batch of %d is inside a CUDA graph capture", n);
         row_loss = (double *)rt_cuda_malloc((size_t)n * sizeof(double), "per-sample losses");
         row_cap = n;
     }
