@@ -130,6 +130,18 @@ static void compare_act(const char *what, const void *dev, const float *ref, lon
 /* 0 in FP32 (the same float operations as the CPU); the 16-bit rounding otherwise. */
 static double exact_tol(void) { return rt_cuda_act_bytes() == 4 ? 0 : TOL; }
 
+/* A layer with weights against the CPU: its output, input gradient and weight gradient. */
+static void compare_weighted(const char *op, const void *gy, const float *y, long ny, const void *gdx,
+                             const float *dx, long nx, const float *gdw, const float *dw, long nw) {
+    char what[160];
+    snprintf(what, sizeof what, "%s forward", op);
+    compare_act(what, gy, y, ny, TOL);
+    snprintf(what, sizeof what, "%s dinput", op);
+    compare_act(what, gdx, dx, nx, TOL);
+    snprintf(what, sizeof what, "%s dweight", op);
+    compare(what, gdw, dw, nw, TOL);
+}
+
 static void test_conv(const char *name, rt_conv_shape s) {
     s.oh = rt_conv_out_dim(s.h, s.kh, s.sh, s.ph, s.dh);
     s.ow = rt_conv_out_dim(s.w, s.kw, s.sw, s.pw, s.dw);
@@ -150,12 +162,8 @@ static void test_conv(const char *name, rt_conv_shape s) {
     cuda_conv2d_forward(c, gy, gx, gw);
     cuda_conv2d_backward(c, gdx, gdw, gdy, gx, gw);
     char what[128];
-    snprintf(what, sizeof what, "conv2d %s forward", name);
-    compare_act(what, gy, y, nout, TOL);
-    snprintf(what, sizeof what, "conv2d %s dinput", name);
-    compare_act(what, gdx, dx, nin, TOL);
-    snprintf(what, sizeof what, "conv2d %s dweight", name);
-    compare(what, gdw, dw, nw, TOL);
+    snprintf(what, sizeof what, "conv2d %s", name);
+    compare_weighted(what, gy, y, nout, gdx, dx, nin, gdw, dw, nw);
     rt_cuda_free(dwork), rt_cuda_free(gx), rt_cuda_free(gw), rt_cuda_free(gdy), rt_cuda_free(gy), rt_cuda_free(gdx),
         rt_cuda_free(gdw);
     free(x), free(w), free(dy), free(y), free(dx), free(dw), free(work);
@@ -187,12 +195,8 @@ static void test_linear(int n, int in, int out, int off) {
     cuda_linear_forward(l, gy, gx, gw);
     cuda_linear_backward(l, gdx, gdw, gdy, gx, gw);
     char what[64];
-    snprintf(what, sizeof what, "linear forward (offset %d)", off);
-    compare_act(what, gy, y, ny, TOL);
-    snprintf(what, sizeof what, "linear dinput (offset %d)", off);
-    compare_act(what, gdx, dx, nx, TOL);
-    snprintf(what, sizeof what, "linear dweight (offset %d)", off);
-    compare(what, gdw, dw, nw, TOL);
+    snprintf(what, sizeof what, "linear (offset %d)", off);
+    compare_weighted(what, gy, y, ny, gdx, dx, nx, gdw, dw, nw);
 }
 
 /* Bias (+ReLU): CPU reference is linear's bias add and relu ops. */
