@@ -38,9 +38,15 @@ $(BUILD)/asan-f64/%.o: %.c $(RT_HDRS) | deps-check
 # Only runtime/mpi/ sees mpi.h; the rest of the runtime and generated code do not.
 $(BUILD)/obj/runtime/mpi/%.o $(BUILD)/asan/runtime/mpi/%.o: CFLAGS_COMMON += $(MPI_CFLAGS)
 
-$(RT_LIB): $(RT_SRCS:%.c=$(BUILD)/obj/%.o)
-	@rm -f $@; ar rcs $@ $^
-$(RT_LIB_ASAN): $(RT_SRCS:%.c=$(BUILD)/asan/%.o)
-	@rm -f $@; ar rcs $@ $^
+# Which of runtime/mpi/ and runtime/solo/ the libraries hold: switching WITH_MPI in one build
+# directory re-archives them even though every object is already there.
+$(BUILD)/.with-mpi: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(WITH_MPI)' | cmp -s - $@ || echo '$(WITH_MPI)' > $@
+
+$(RT_LIB): $(RT_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/.with-mpi
+	@rm -f $@; ar rcs $@ $(filter %.o,$^)
+$(RT_LIB_ASAN): $(RT_SRCS:%.c=$(BUILD)/asan/%.o) $(BUILD)/.with-mpi
+	@rm -f $@; ar rcs $@ $(filter %.o,$^)
 $(RT_LIB_F64): $(RT_OPS_SRCS:%.c=$(BUILD)/asan-f64/%.o)
 	@rm -f $@; ar rcs $@ $^
