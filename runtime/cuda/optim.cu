@@ -28,6 +28,8 @@ typedef struct {
     int kind, first_step, nesterov, per;
     float lr, momentum, dampening;
     float b1, b2, one_b1, one_b2, adam_eps, step_size, inv_sqrt_bc2;
+    long long step;        /* the trainer's step, skipped ones included */
+    double beta1, beta2;   /* as configured, for bias corrections computed on the device */
 } update_args;
 
 /* The loss scaler (rt_cuda.h), on the device. */
@@ -122,7 +124,19 @@ __global__ void update_kernel(float *params, T *params_act, float *state, const 
                               const chunk_info *chunks, const tensor_info *tensors, const float *scale_p,
                               const float *trust, const update_args *args, const scaler_state *sc) {
     if (sc && sc->skip) return;
-    const update_args a = *args;
+    update_args a = *args;
+    if (sc && sc->skipped) {
+        /* Steps the loss scaler skipped are not steps, as torch's GradScaler never calls
+         * optimizer.step() for them: momentum starts, and AdamW's bias corrections count,
+         * from the steps taken. (The host set these from the trainer's step.) */
+        long long taken = a.step - sc->skipped;
+        a.first_step = taken == 0;
+        if (a.kind != RT_OPTIM_SGD && a.kind != RT_OPTIM_LARS) {
+            double t = (double)taken + 1.0;
+            a.step_size = (float)(a.lr / (1.0 - pow(a.beta1, t)));
+            a.inv_sqrt_bc2 = (float)(1.0 / sqrt(1.0 - pow(a.beta2, t)));
+        }
+    }
     chunk_info ch = chunks[blockIdx.x];
     tensor_info t = tensors[ch.tensor];
     float s = *scale_p, wd = t.weight_decay, lr = a.lr, mom = a.momentum;
@@ -233,6 +247,7 @@ void rt_cuda_optim_set_step(rt_cuda_optim *o, double lr, long step) {
     a.per = o->per;
     a.lr = (float)lr;
     a.first_step = step == 0;
+    a.step = step;
     if (o->cfg.kind == RT_OPTIM_SGD) {
         a.momentum = o->cfg.sgd.momentum, a.dampening = o->cfg.sgd.dampening, a.nesterov = o->cfg.sgd.nesterov;
     } else if (o->cfg.kind == RT_OPTIM_LARS) {
@@ -243,6 +258,7 @@ void rt_cuda_optim_set_step(rt_cuda_optim *o, double lr, long step) {
         a.step_size = (float)((float)lr / (1.0 - pow(c->beta1, t)));
         a.inv_sqrt_bc2 = (float)(1.0 / sqrt(1.0 - pow(c->beta2, t)));
         a.b1 = (float)c->beta1, a.b2 = (float)c->beta2, a.adam_eps = (float)c->eps;
+        a.beta1 = c->beta1, a.beta2 = c->beta2;
         a.one_b1 = (float)(1.0 - c->beta1), a.one_b2 = (float)(1.0 - c->beta2);
     }
     *o->args_host = a;   /* the previous step's copy has completed: the trainer synchronized since */

@@ -492,14 +492,16 @@ static void test_optim(const char *name, rt_optim_config cfg, double clip) {
 }
 
 /* Dynamic loss scaling: a step with an inf gradient changes nothing, is counted and halves
- * the scale; a clean step divides the scale out of the gradients. */
-static void test_loss_scaler(void) {
-    rt_optim_config cfg = { .kind = RT_OPTIM_SGD, .sgd = { .momentum = 0.9f } };
+ * the scale; the next, clean step (the trainer's step 1) divides the scale out of the
+ * gradients and is the optimizer's first step (momentum starts, AdamW's bias corrections
+ * are those of step 1), as with torch's GradScaler. */
+static void test_loss_scaler(const char *name, rt_optim_config cfg) {
     long counts[1] = { 5000 }, offsets[1] = { 0 };
     int exempt[1] = { 0 };
     long np = counts[0];
-    float *p = host_random(np, 1), *st = rt_xcalloc((size_t)np, sizeof(float));
-    float *gp = dev_from(p, np), *gst = dev_zero(np);
+    int per = rt_optim_state_per_param(&cfg);
+    float *p = host_random(np, 1), *st = rt_xcalloc((size_t)(per * np), sizeof(float));
+    float *gp = dev_from(p, np), *gst = dev_zero(per * np);
     rt_cuda_optim *o = rt_cuda_optim_create(&cfg, offsets, counts, exempt, 1, 0.0f, 0, 0.5f);
     rt_cuda_optim_set_loss_scale(o, 2, 1024.0f);
     float *g = host_random(np, 1), *scaled = rt_xmalloc((size_t)np * 4);
@@ -507,19 +509,26 @@ static void test_loss_scaler(void) {
     scaled[17] = INFINITY;
     float *gg = dev_from(scaled, np);
     rt_cuda_optim_step(o, gp, NULL, gst, gg, 0.1, 0);
-    compare("loss scaler: overflowing step leaves params alone", gp, p, np, 0);
+    char what[128];
+    snprintf(what, sizeof what, "loss scaler (%s): overflowing step leaves params alone", name);
+    compare(what, gp, p, np, 0);
     double s[3];
     rt_cuda_optim_scaler_get(o, s);
     float got[2] = { (float)s[0], (float)s[2] }, want[2] = { 512.0f, 1.0f };
     float *gotd = dev_from(got, 2);
-    compare("loss scaler: scale halved, one step skipped", gotd, want, 2, 0);
-    /* a clean step at scale 512 (grad_div 0.5: the sum of two ranks) */
+    snprintf(what, sizeof what, "loss scaler (%s): scale halved, one step skipped", name);
+    compare(what, gotd, want, 2, 0);
+    /* the trainer's step 1, clean, at scale 512 (grad_div 0.5: the sum of two ranks): the
+     * optimizer's step 0 */
     for (long i = 0; i < np; i++) scaled[i] = g[i] * 512.0f;
     rt_cuda_copy_h2d(gg, scaled, (size_t)np * 4);
     rt_optim_args a = { 0.1f, 0.0f, 0.5f, 0 };
     rt_optim_step(p, st, g, np, 0, &cfg, &a);
-    rt_cuda_optim_step(o, gp, NULL, gst, gg, 0.1, 0);
-    compare("loss scaler: clean step unscales the gradients", gp, p, np, 1e-5);
+    rt_cuda_optim_step(o, gp, NULL, gst, gg, 0.1, 1);
+    snprintf(what, sizeof what, "loss scaler (%s): clean step unscales, and is the first step", name);
+    compare(what, gp, p, np, 1e-5);
+    snprintf(what, sizeof what, "loss scaler (%s): optimizer state after the first step", name);
+    compare(what, gst, st, per * np, 1e-5);
 }
 
 static void run_ops(void) {
@@ -584,7 +593,10 @@ int main(void) {
     }
     rt_cuda_set_math(RT_CUDA_FP32);
     mode = "fp32", TOL = 1e-4;
-    test_loss_scaler();
+    test_loss_scaler("sgd nesterov", (rt_optim_config){ .kind = RT_OPTIM_SGD,
+                                                         .sgd = { .momentum = 0.9f, .nesterov = 1 } });
+    test_loss_scaler("adamw", (rt_optim_config){ .kind = RT_OPTIM_ADAMW,
+                                                  .adamw = { .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8 } });
     rt_cuda_sync();
     printf("%d checks, %d failed\n", checks, failures);
     return failures ? 1 : 0;
