@@ -11,7 +11,6 @@ const char *const ir_op_names[IR_OP_COUNT] = {
 #undef IR_NAME
 };
 
-
 static void *xcalloc(size_t n, size_t size) {
     void *p = calloc(n ? n : 1, size);
     if (!p) {

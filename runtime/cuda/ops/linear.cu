@@ -20,8 +20,8 @@ struct rt_cuda_linear {
 };
 
 /* The algorithm for operands aligned to `align` bytes (cuBLASLt assumes 256 unless told:
- * a kernel picked for that faults or refuses on less). A host-side query, so it may run
- * while a CUDA graph is being captured. */
+ * a kernel picked for that faults or refuses on less). A host-side query that launches no
+ * GPU work; plan_run may call it during a graph capture (not yet run on a GPU). */
 static void choose_algo(gemm_plan *g, unsigned align) {
     size_t ws_bytes;
     rt_cublaslt_workspace(&ws_bytes);
