@@ -352,7 +352,7 @@ static void emit_functions(emitter *e) {
     for (int i = 0; i < net->n_ops; i++) emit_forward_op(e, i);
     fprintf(out, "}\n\n");
 
-    fprintf(out, "static double train_step(rt_model_ctx *ctx, const float *x, const int32_t *y) {\n"
+    fprintf(out, "static double train_step(rt_model_ctx *ctx, const void *x, const int32_t *y) {\n"
                  "    float *P = ctx->params, *G = ctx->grads;\n"
                  "    unsigned char *arena = ctx->arena;\n"
                  "    (void)P, (void)G;\n"
@@ -370,7 +370,7 @@ static void emit_functions(emitter *e) {
     free(e->grad_written);
     fprintf(out, "    return loss;\n}\n\n");
 
-    fprintf(out, "static void eval_forward(rt_model_ctx *ctx, const float *x, float *logits) {\n"
+    fprintf(out, "static void eval_forward(rt_model_ctx *ctx, const void *x, float *logits) {\n"
                  "    unsigned char *arena = ctx->arena;\n"
                  "    forward(ctx, x);\n"
                  "    memcpy(logits, %s, sizeof(float) * BATCH * CLASSES);\n}\n\n",

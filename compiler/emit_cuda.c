@@ -43,6 +43,7 @@ static void emit_banner(FILE *out, const cuda_emit_info *ci) {
             "#include \"rt_core.h\"\n"
             "#include \"rt_cuda.h\"\n"
             "#include \"rt_devmem.h\"\n"
+            "#include \"rt_data.h\"\n"
             "#include \"rt_rng.h\"\n"
             "#include \"rt_trainer.h\"\n"
             "#include \"kernels.h\"\n\n",
@@ -133,8 +134,9 @@ static void emit_shapes(emitter *e) {
                  "    float *P, *G, *S, *state;   /* params, grads, BN buffers, optimizer state */\n"
                  "    act_t *WA;                  /* compute copy of the params (P itself in FP32) */\n"
                  "    unsigned char *arena;       /* the static plan */\n"
-                 "    float *x_in;                /* the batch as the host sends it: BATCH images */\n"
-                 "    act_t *x;                   /* and as the first layer reads it (x_in in FP32) */\n"
+                 "    uint8_t *x_u8;              /* the batch as the host sends it: bytes, cropped and flipped */\n"
+                 "    float *lut;                 /* [IN_C][256]: what a byte becomes (rt_normalize_lut) */\n"
+                 "    act_t *x;                   /* the batch normalized, as the first layer reads it */\n"
                  "    int32_t *y;                 /* the labels */\n"
                  "    float *logits;              /* FP32 logits for the host (the arena's in FP32) */\n"
                  "    uint64_t *seed;             /* the step's mask seed (dropout, drop-path) */\n"
@@ -395,17 +397,17 @@ static void emit_functions(emitter *e) {
     for (int i = 0; i < net->n_ops; i++) emit_forward_op(e, i);
     fprintf(out, "}\n\n");
 
-    fprintf(out, "/* The batch and the step's mask seed to the device, outside the captured graph (the\n"
-                 " * batch buffer is page-locked on first use, so copies run at full speed). */\n"
-                 "static void put_batch(rt_model_ctx *ctx, const float *x_host, const int32_t *y_host) {\n"
-                 "    size_t xb = sizeof(float) * BATCH * IMAGE;\n"
-                 "    rt_cuda_pin_host((void *)x_host, xb);\n"
-                 "    rt_cuda_copy_h2d(dev.x_in, x_host, xb);\n"
-                 "%s"
+    fprintf(out, "/* The batch and the step's mask seed to the device, outside the captured graph. The\n"
+                 " * batch comes as bytes (a quarter of FP32's) straight from the loader's buffer, which\n"
+                 " * is page-locked on first use so the copy runs at full speed; it is normalized here. */\n"
+                 "static void put_batch(rt_model_ctx *ctx, const void *x_host, const int32_t *y_host) {\n"
+                 "    rt_cuda_pin_host((void *)x_host, BATCH * IMAGE);\n"
+                 "    rt_cuda_copy_h2d(dev.x_u8, x_host, BATCH * IMAGE);\n"
+                 "    rt_cuda_normalize_input(dev.x, dev.x_u8, dev.lut, BATCH * IMAGE, %d, %ldL);\n"
                  "    if (y_host) rt_cuda_copy_h2d(dev.y, y_host, sizeof(int32_t) * BATCH);\n"
                  "    rt_cuda_copy_h2d(dev.seed, &ctx->step_seed, sizeof ctx->step_seed);\n"
                  "}\n\n",
-            half ? "    rt_cuda_to_act(dev.x, dev.x_in, BATCH * IMAGE);\n" : "");
+            net->in_c, (long)net->in_h * net->in_w);
     fprintf(out, "/* Forward, loss and backward of one batch: device work only, captured once into a CUDA\n"
                  " * graph (rt_cuda_graph_run). Gradients are overwritten in G; with several ranks every\n"
                  " * bucket is all-reduced on NCCL's stream as soon as it is complete. */\n"
@@ -433,7 +435,7 @@ static void emit_functions(emitter *e) {
     if (half)
         fprintf(out, "    rt_cuda_from_act(dev.logits, %s, BATCH * CLASSES);\n", ir_value_name(net, last, lo, sizeof lo));
     fprintf(out, "}\n\n");
-    fprintf(out, "static double train_step(rt_model_ctx *ctx, const float *x_host, const int32_t *y_host) {\n"
+    fprintf(out, "static double train_step(rt_model_ctx *ctx, const void *x_host, const int32_t *y_host) {\n"
                  "    unsigned char *arena = dev.arena;\n"
                  "    (void)arena;\n"
                  "    put_batch(ctx, x_host, y_host);\n"
@@ -444,7 +446,7 @@ static void emit_functions(emitter *e) {
                  "    rt_cuda_copy_d2h(ctx->arena, %s, sizeof(float) * BATCH * CLASSES);\n"
                  "    return loss;\n}\n\n",
             half ? "dev.logits" : ir_value_name(net, last, lo, sizeof lo));
-    fprintf(out, "static void eval_forward(rt_model_ctx *ctx, const float *x_host, float *logits_host) {\n"
+    fprintf(out, "static void eval_forward(rt_model_ctx *ctx, const void *x_host, float *logits_host) {\n"
                  "    unsigned char *arena = dev.arena;\n"
                  "    (void)arena;\n"
                  "    put_batch(ctx, x_host, NULL);\n"
@@ -527,7 +529,12 @@ static void emit_device_hooks(emitter *e, const cuda_emit_info *ci, int n_tensor
             "    dev.S = rt_cuda_malloc(sizeof(float) * (N_BUFFERS ? N_BUFFERS : 1), \"batch-norm buffers\");\n"
             "    dev.state = rt_cuda_malloc(sizeof(float) * (n_state ? n_state : 1), \"optimizer state\");\n"
             "    dev.arena = rt_cuda_malloc(ARENA_BYTES, \"activations (the static plan)\");\n"
-            "    dev.x_in = rt_cuda_malloc(sizeof(float) * BATCH * IMAGE, \"the input batch\");\n"
+            "    dev.x_u8 = rt_cuda_malloc(BATCH * IMAGE, \"the input batch\");\n"
+            "    dev.x = rt_cuda_malloc(sizeof(act_t) * BATCH * IMAGE, \"the normalized input batch\");\n"
+            "    float lut[%d][256];\n"
+            "    rt_normalize_lut(run->mean, run->std, %d, lut);\n"
+            "    dev.lut = rt_cuda_malloc(sizeof lut, \"the input normalization table\");\n"
+            "    rt_cuda_copy_h2d(dev.lut, lut, sizeof lut);   /* a pageable source: staged before it returns */\n"
             "%s"
             "    dev.y = rt_cuda_malloc(sizeof(int32_t) * BATCH, \"the labels\");\n"
             "    dev.seed = rt_cuda_malloc(sizeof(uint64_t), \"the mask seed\");\n"
@@ -549,9 +556,8 @@ static void emit_device_hooks(emitter *e, const cuda_emit_info *ci, int n_tensor
             "    dev.optim = rt_cuda_optim_create(&run->optim, offsets, counts, exempt, %d, run->weight_decay,\n"
             "                                     run->clip_grad_norm, 1.0f / rt_comm_size(ctx->comm));\n",
             half ? "    dev.WA = rt_cuda_malloc(sizeof(act_t) * N_PARAMS, \"the 16-bit weight copy\");\n" : "    dev.WA = (act_t *)dev.P;\n",
-            half ? "    dev.x = rt_cuda_malloc(sizeof(act_t) * BATCH * IMAGE, \"the input batch (16-bit)\");\n"
-                   "    dev.logits = rt_cuda_malloc(sizeof(float) * BATCH * CLASSES, \"the logits for the host\");\n"
-                 : "    dev.x = dev.x_in;\n",
+            net->in_c, net->in_c,
+            half ? "    dev.logits = rt_cuda_malloc(sizeof(float) * BATCH * CLASSES, \"the logits for the host\");\n" : "",
             half ? "    rt_cuda_to_act(dev.WA, dev.P, N_PARAMS);\n" : "",
             n_tensors, n_tensors, n_tensors, n_tensors, n_tensors);
     if (ci->loss_scale)
@@ -649,6 +655,7 @@ static void emit_descriptor(emitter *e, const ir_emit_info *info) {
                  "    .arena_bytes = sizeof(float) * BATCH * CLASSES, .arena_naive_bytes = %ld,\n"
                  "    .n_tensors = %d, .tensors = tensors,\n"
                  "    .n_buckets = %d, .buckets = buckets,\n"
+                 "    .input_u8 = 1,   /* the loader sends bytes; put_batch normalizes them on the device */\n"
                  "    .init = init, .train_step = train_step, .eval_forward = eval_forward, .logits = logits,\n"
                  "    .device = &device,\n"
                  "};\n",

@@ -79,7 +79,7 @@ static void forward(rt_model_ctx *ctx, const float *x) {
     linear_forward(fc2_out, fc1_out, fc2_weight, fc2_bias, BATCH, 512, 10);
 }
 
-static double train_step(rt_model_ctx *ctx, const float *x, const int32_t *y) {
+static double train_step(rt_model_ctx *ctx, const void *x, const int32_t *y) {
     float *P = ctx->params, *G = ctx->grads;
     unsigned char *arena = ctx->arena;
     (void)P, (void)G;
@@ -106,7 +106,7 @@ static double train_step(rt_model_ctx *ctx, const float *x, const int32_t *y) {
     return loss;
 }
 
-static void eval_forward(rt_model_ctx *ctx, const float *x, float *logits) {
+static void eval_forward(rt_model_ctx *ctx, const void *x, float *logits) {
     unsigned char *arena = ctx->arena;
     forward(ctx, x);
     memcpy(logits, fc2_out, sizeof(float) * BATCH * CLASSES);

@@ -438,7 +438,7 @@ static void forward(rt_model_ctx *ctx, const float *x) {
     linear_forward(fc_out, pool_out, fc_weight, fc_bias, BATCH, 128, 10);
 }
 
-static double train_step(rt_model_ctx *ctx, const float *x, const int32_t *y) {
+static double train_step(rt_model_ctx *ctx, const void *x, const int32_t *y) {
     float *P = ctx->params, *G = ctx->grads;
     unsigned char *arena = ctx->arena;
     (void)P, (void)G;
@@ -565,7 +565,7 @@ static double train_step(rt_model_ctx *ctx, const float *x, const int32_t *y) {
     return loss;
 }
 
-static void eval_forward(rt_model_ctx *ctx, const float *x, float *logits) {
+static void eval_forward(rt_model_ctx *ctx, const void *x, float *logits) {
     unsigned char *arena = ctx->arena;
     forward(ctx, x);
     memcpy(logits, fc_out, sizeof(float) * BATCH * CLASSES);

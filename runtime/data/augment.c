@@ -1,22 +1,28 @@
 /* Per-sample augmentation and normalization: zero-padded random crop, horizontal flip,
  * (x/255 - mean) / std through a 256-entry table per channel. */
+#include <string.h>
 #include "loader_internal.h"
 
-void loader_build_lut(rt_loader *l) {
-    for (int c = 0; c < l->ds->c; c++) {
-        float std = l->cfg.std[c] != 0.0f ? l->cfg.std[c] : 1.0f;
-        for (int v = 0; v < 256; v++) l->lut[c][v] = ((float)v / 255.0f - l->cfg.mean[c]) / std;
+void rt_normalize_lut(const float *mean, const float *std, int channels, float lut[][256]) {
+    for (int c = 0; c < channels; c++) {
+        float s = std[c] != 0.0f ? std[c] : 1.0f;
+        for (int v = 0; v < 256; v++) lut[c][v] = ((float)v / 255.0f - mean[c]) / s;
     }
+}
+
+/* Offsets into the padded image: 0..2*pad; pad means "no shift". Independent bit fields of
+ * one 64-bit hash pick dy, dx and the flip. */
+static void crop_and_flip(const rt_loader *l, uint64_t bits, int augment, int *oy, int *ox, int *flip) {
+    const int pad = augment ? l->cfg.crop_pad : 0;
+    *oy = pad ? (int)((bits & 0xffff) % (uint64_t)(2 * pad + 1)) - pad : 0;
+    *ox = pad ? (int)(((bits >> 16) & 0xffff) % (uint64_t)(2 * pad + 1)) - pad : 0;
+    *flip = augment && l->cfg.flip && ((bits >> 40) & 1);
 }
 
 void augment_sample(const rt_loader *l, const uint8_t *src, float *dst, uint64_t bits, int augment) {
     const int C = l->ds->c, H = l->ds->h, W = l->ds->w;
-    const int pad = augment ? l->cfg.crop_pad : 0;
-    /* Offsets into the padded image: 0..2*pad; pad means "no shift". Independent bit fields
-     * of one 64-bit hash pick dy, dx and the flip. */
-    const int oy = pad ? (int)((bits & 0xffff) % (uint64_t)(2 * pad + 1)) - pad : 0;
-    const int ox = pad ? (int)(((bits >> 16) & 0xffff) % (uint64_t)(2 * pad + 1)) - pad : 0;
-    const int flip = augment && l->cfg.flip && ((bits >> 40) & 1);
+    int oy, ox, flip;
+    crop_and_flip(l, bits, augment, &oy, &ox, &flip);
     for (int c = 0; c < C; c++) {
         const float *lut = l->lut[c];
         const uint8_t *s = src + (size_t)c * H * W;
@@ -35,4 +41,31 @@ void augment_sample(const rt_loader *l, const uint8_t *src, float *dst, uint64_t
             }
         }
     }
+}
+
+void augment_sample_u8(const rt_loader *l, const uint8_t *src, uint8_t *dst, uint64_t bits, int augment) {
+    const int C = l->ds->c, H = l->ds->h, W = l->ds->w;
+    int oy, ox, flip;
+    crop_and_flip(l, bits, augment, &oy, &ox, &flip);
+    /* Output columns [x0, x1) read inside the source row; the rest is padding. Without a flip
+     * that span is one memcpy: this is the GPU trainer's loader, which must keep up with it. */
+    int x0 = flip ? ox : -ox, x1 = flip ? W + ox : W - ox;
+    if (x0 < 0) x0 = 0;
+    if (x1 > W) x1 = W;
+    for (int c = 0; c < C; c++)
+        for (int y = 0; y < H; y++) {
+            uint8_t *row = dst + ((size_t)c * H + y) * W;
+            int sy = y + oy;
+            if (sy < 0 || sy >= H || x0 >= x1) {
+                memset(row, 0, (size_t)W);
+                continue;
+            }
+            const uint8_t *srow = src + ((size_t)c * H + sy) * W;
+            memset(row, 0, (size_t)x0);
+            if (flip)
+                for (int x = x0; x < x1; x++) row[x] = srow[W - 1 - x + ox];
+            else
+                memcpy(row + x0, srow + x0 + ox, (size_t)(x1 - x0));
+            memset(row + x1, 0, (size_t)(W - x1));
+        }
 }

@@ -47,13 +47,22 @@ rt_status rt_loader_init(rt_loader *l, const rt_dataset *ds, const rt_loader_con
     l->steps_per_epoch = cfg->train ? ds->n / cfg->global_batch
                                     : (ds->n + cfg->global_batch - 1) / cfg->global_batch;
     l->perm_epoch = -1;
-    loader_build_lut(l);
+    rt_normalize_lut(cfg->mean, cfg->std, ds->c, l->lut);
+    l->sample_bytes = (size_t)ds->c * ds->h * ds->w * (cfg->raw_u8 ? 1 : sizeof(float));
+    for (int s = 0; s < RT_LOADER_SLOTS; s++) {
+        l->slot_x[s] = rt_alloc_aligned((size_t)l->batch_per_rank * l->sample_bytes);
+        l->slot_y[s] = rt_xcalloc((size_t)l->batch_per_rank, sizeof(int32_t));
+    }
     if (cfg->prefetch) l->bg = prefetch_start(l, 0, 0);
     return RT_OK;
 }
 
 void rt_loader_free(rt_loader *l) {
     if (l->bg) prefetch_stop(l->bg);
+    for (int s = 0; s < RT_LOADER_SLOTS; s++) {
+        rt_free_aligned(l->slot_x[s]);
+        free(l->slot_y[s]);
+    }
     free(l->perm);
     memset(l, 0, sizeof *l);
 }
@@ -65,7 +74,7 @@ void loader_advance(const rt_loader *l, int64_t *epoch, int64_t *step) {
     }
 }
 
-int loader_fill(const rt_loader *l, const uint32_t *perm, int64_t epoch, int64_t step, float *x,
+int loader_fill(const rt_loader *l, const uint32_t *perm, int64_t epoch, int64_t step, void *x,
                 int32_t *y) {
     const rt_dataset *ds = l->ds;
     const long B = l->cfg.global_batch, world = l->cfg.world, rank = l->cfg.rank;
@@ -75,18 +84,27 @@ int loader_fill(const rt_loader *l, const uint32_t *perm, int64_t epoch, int64_t
     const long lo = rank * in_batch / world, hi = (rank + 1) * in_batch / world;
     const size_t sample = (size_t)ds->c * ds->h * ds->w;
     const uint64_t aug_key = rt_hash_u64(l->cfg.seed, RT_STREAM_AUGMENT, (uint64_t)epoch);
+    unsigned char *out = x;
     for (long j = lo; j < hi; j++) {
         long pos = first + j;   /* position in the epoch: the only input to augmentation */
         long idx = perm ? (long)perm[pos] : pos;
         uint64_t bits = rt_hash_u64(aug_key, (uint64_t)pos, 0);
-        augment_sample(l, ds->images + (size_t)idx * sample, x + (size_t)(j - lo) * sample, bits,
-                       l->cfg.train);
+        void *dst = out + (size_t)(j - lo) * l->sample_bytes;
+        if (l->cfg.raw_u8)
+            augment_sample_u8(l, ds->images + (size_t)idx * sample, dst, bits, l->cfg.train);
+        else
+            augment_sample(l, ds->images + (size_t)idx * sample, dst, bits, l->cfg.train);
         y[j - lo] = ds->labels[idx];
     }
-    return (int)(hi - lo);
+    /* A compiled model always runs its full batch: the rows past a partial one are zeros,
+     * never a previous batch's leftovers. */
+    long n = hi - lo;
+    memset(out + (size_t)n * l->sample_bytes, 0, (size_t)(l->batch_per_rank - n) * l->sample_bytes);
+    memset(y + n, 0, (size_t)(l->batch_per_rank - n) * sizeof(int32_t));
+    return (int)n;
 }
 
-int rt_loader_batch_at(rt_loader *l, int64_t epoch, int64_t step, float *x, int32_t *y) {
+int rt_loader_batch_at(rt_loader *l, int64_t epoch, int64_t step, void *x, int32_t *y) {
     if (step < 0 || step >= l->steps_per_epoch || epoch < 0)
         rt_die("rt_loader_batch_at: step %lld of epoch %lld is outside 0..%ld",
                (long long)step, (long long)epoch, l->steps_per_epoch - 1);
@@ -94,9 +112,24 @@ int rt_loader_batch_at(rt_loader *l, int64_t epoch, int64_t step, float *x, int3
     return loader_fill(l, perm, epoch, step, x, y);
 }
 
-int rt_loader_next(rt_loader *l, float *x, int32_t *y) {
-    int got = l->bg ? prefetch_take(l->bg, x, y) : rt_loader_batch_at(l, l->epoch, l->step, x, y);
+int rt_loader_next_view(rt_loader *l, const void **x, const int32_t **y) {
+    int slot = 0, got;
+    if (l->bg)
+        got = prefetch_view(l->bg, &slot);
+    else
+        got = rt_loader_batch_at(l, l->epoch, l->step, l->slot_x[0], l->slot_y[0]);
     loader_advance(l, &l->epoch, &l->step);
+    *x = l->slot_x[slot];
+    *y = l->slot_y[slot];
+    return got;
+}
+
+int rt_loader_next(rt_loader *l, void *x, int32_t *y) {
+    const void *vx;
+    const int32_t *vy;
+    int got = rt_loader_next_view(l, &vx, &vy);
+    memcpy(x, vx, (size_t)l->batch_per_rank * l->sample_bytes);
+    memcpy(y, vy, (size_t)l->batch_per_rank * sizeof(int32_t));
     return got;
 }
 
@@ -116,3 +149,5 @@ void rt_loader_seek(rt_loader *l, int64_t epoch, int64_t step_in_epoch) {
 long rt_loader_steps_per_epoch(const rt_loader *l) { return l->steps_per_epoch; }
 
 int rt_loader_batch_per_rank(const rt_loader *l) { return l->batch_per_rank; }
+
+size_t rt_loader_sample_bytes(const rt_loader *l) { return l->sample_bytes; }

@@ -8,16 +8,20 @@
  * (dataset order). Each caller (the sync path, the prefetch thread) owns its own cache. */
 const uint32_t *loader_perm(const rt_loader *l, uint32_t **cache, int64_t *cache_epoch,
                             int64_t epoch);
-/* Writes this rank's slice of global batch (epoch, step); returns the sample count. */
-int loader_fill(const rt_loader *l, const uint32_t *perm, int64_t epoch, int64_t step, float *x,
+/* Writes this rank's slice of global batch (epoch, step), zeros past its end; returns the
+ * sample count. x holds batch_per_rank samples of l->sample_bytes. */
+int loader_fill(const rt_loader *l, const uint32_t *perm, int64_t epoch, int64_t step, void *x,
                 int32_t *y);
 /* Copies one sample to float CHW: random crop + flip when bits say so, then normalization. */
 void augment_sample(const rt_loader *l, const uint8_t *src, float *dst, uint64_t bits, int augment);
-void loader_build_lut(rt_loader *l);
+/* The same crop and flip, to bytes: no normalization (raw_u8). */
+void augment_sample_u8(const rt_loader *l, const uint8_t *src, uint8_t *dst, uint64_t bits, int augment);
 void loader_advance(const rt_loader *l, int64_t *epoch, int64_t *step);
 
+/* The background thread fills the loader's slots in batch order; prefetch_view hands out the
+ * next full one and gives the previously handed-out slot back to the thread. */
 struct rt_prefetch *prefetch_start(rt_loader *l, int64_t epoch, int64_t step);
-int prefetch_take(struct rt_prefetch *p, float *x, int32_t *y);
+int prefetch_view(struct rt_prefetch *p, int *slot);
 void prefetch_stop(struct rt_prefetch *p);
 
 #endif

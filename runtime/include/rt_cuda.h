@@ -58,6 +58,8 @@ rt_cuda_act rt_cuda_act_type(void);
 size_t rt_cuda_act_bytes(void);             /* 4, or 2 for BF16 / FP16 */
 /* FP32 <-> activation type, n elements (a copy in FP32 mode). Async. */
 void rt_cuda_to_act(void *dst, const float *src, long n);
+/* dst[i] (activation type) = lut[channel of i][src[i]]; src is n bytes of [b, channels, hw]. */
+void rt_cuda_normalize_input(void *dst, const uint8_t *src, const float *lut, long n, int channels, long hw);
 void rt_cuda_from_act(float *dst, const void *src, long n);
 void *rt_cuda_stream(void);                 /* the cudaStream_t all ops use */
 const char *rt_cuda_device_name(void);
@@ -78,8 +80,8 @@ void rt_cuda_memset0(void *p, size_t bytes);                          /* async *
 void rt_cuda_copy_h2d(void *dst, const void *src_host, size_t bytes); /* async on the stream */
 void rt_cuda_copy_d2h(void *dst_host, const void *src, size_t bytes); /* synchronous */
 void rt_cuda_copy_d2d(void *dst, const void *src, size_t bytes);      /* async */
-/* Page-locks a host buffer that is copied every step (the batch) so copies run at full
- * speed; a no-op for a buffer already registered. */
+/* Page-locks a host buffer that is copied every step (the loader's batch slots, which live
+ * for the whole run) so copies run at full speed; a no-op for a buffer already registered. */
 void rt_cuda_pin_host(void *p, size_t bytes);
 
 /* Refuses, before anything large is allocated, a run whose planned device memory does not

@@ -10,9 +10,8 @@
  *   rt_loader loader;
  *   rt_loader_init(&loader, &train, &cfg, NULL);
  *   rt_loader_seek(&loader, epoch, step_in_epoch);        // when resuming
- *   float *x = ...;   // [batch_per_rank, c, h, w]
- *   int32_t *y = ...; // [batch_per_rank]
- *   int got = rt_loader_next(&loader, x, y);
+ *   const void *x; const int32_t *y;                    // [batch_per_rank, c, h, w] floats
+ *   int got = rt_loader_next_view(&loader, &x, &y);      // no copy; valid until the next call
  *   ...
  *   rt_loader_free(&loader); rt_dataset_free(&train);
  *
@@ -62,7 +61,14 @@ typedef struct {
     int flip;           /* random horizontal flip, p = 0.5 */
     float mean[RT_MAX_CHANNELS], std[RT_MAX_CHANNELS];   /* out = (x/255 - mean) / std */
     int prefetch;       /* 1: prepare the next batch on a background thread */
+    int raw_u8;         /* 1: batches are the cropped and flipped bytes (uint8), not normalized
+                           floats; the consumer normalizes them with rt_normalize_lut. A GPU
+                           trainer does that on the device: a quarter of the bytes to copy. */
 } rt_loader_config;
+
+/* Batch buffers the loader owns: the consumer holds one (its last view) while the prefetch
+ * thread fills the other. */
+#define RT_LOADER_SLOTS 2
 
 /* The prefetch thread keeps a pointer to the rt_loader: do not copy or move it between
  * rt_loader_init and rt_loader_free. The dataset must outlive the loader. */
@@ -74,6 +80,10 @@ typedef struct {
     long steps_per_epoch;
     int64_t epoch, step;          /* position of the batch the next rt_loader_next returns */
     float lut[RT_MAX_CHANNELS][256];   /* normalized value of each byte, per channel */
+    size_t sample_bytes;          /* one sample in a batch: c*h*w floats, or bytes (raw_u8) */
+    /* Allocated once and kept until rt_loader_free, so a consumer may page-lock them. */
+    void *slot_x[RT_LOADER_SLOTS];
+    int32_t *slot_y[RT_LOADER_SLOTS];
     uint32_t *perm;               /* permutation cache for perm_epoch (sync path) */
     int64_t perm_epoch;
     struct rt_prefetch *bg;       /* NULL when prefetch is off */
@@ -83,17 +93,25 @@ void rt_loader_config_default(rt_loader_config *cfg);
 rt_status rt_loader_init(rt_loader *l, const rt_dataset *ds, const rt_loader_config *cfg,
                          rt_err *err);
 void rt_loader_free(rt_loader *l);
-/* Writes this rank's part of the next batch and returns how many samples it wrote
- * (batch_per_rank, or fewer for eval's last partial batch; entries past the count are left
- * as they were). After the last batch of an epoch the loader moves on to step 0 of the
- * next epoch. */
-int rt_loader_next(rt_loader *l, float *x, int32_t *y);
+/* This rank's part of the next batch, without a copy: *x and *y point into one of the
+ * loader's slots and stay valid until the next rt_loader_next_view, rt_loader_next,
+ * rt_loader_seek or rt_loader_free. Returns the sample count (batch_per_rank, or fewer for
+ * eval's last partial batch; the rows past the count are zeros, labels 0). After the last
+ * batch of an epoch the loader moves on to step 0 of the next epoch. */
+int rt_loader_next_view(rt_loader *l, const void **x, const int32_t **y);
+/* The same, copied into x (batch_per_rank samples of rt_loader_sample_bytes) and y. */
+int rt_loader_next(rt_loader *l, void *x, int32_t *y);
 /* Makes the next rt_loader_next return batch (epoch, step_in_epoch): for resume. */
 void rt_loader_seek(rt_loader *l, int64_t epoch, int64_t step_in_epoch);
 /* Random access, no prefetch, loader position unchanged (tests, benchmarks). */
-int rt_loader_batch_at(rt_loader *l, int64_t epoch, int64_t step, float *x, int32_t *y);
+int rt_loader_batch_at(rt_loader *l, int64_t epoch, int64_t step, void *x, int32_t *y);
 long rt_loader_steps_per_epoch(const rt_loader *l);
 int rt_loader_batch_per_rank(const rt_loader *l);   /* capacity x and y need */
+size_t rt_loader_sample_bytes(const rt_loader *l);
+
+/* lut[c][v] = (v/255 - mean[c]) / std[c] (std 0 counts as 1): what a byte becomes. The loader
+ * and the CUDA trainer's on-device normalization share it, so both see the same floats. */
+void rt_normalize_lut(const float *mean, const float *std, int channels, float lut[][256]);
 
 /* The epoch's sample order (identity in eval mode); perm has ds->n entries. Depends only
  * on (seed, epoch). */

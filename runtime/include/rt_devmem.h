@@ -22,7 +22,7 @@ typedef struct {
 } rt_devmem;
 
 /* act_bytes: 4 (FP32, TF32) or 2 (BF16, FP16); arena_bytes: the static plan at `batch`;
- * image: floats per input sample; workspace: the cuDNN workspace bytes. */
+ * image: values per input sample (sent as bytes); workspace: the cuDNN workspace bytes. */
 rt_devmem rt_devmem_plan(long n_params, long n_buffers, long n_state, int act_bytes, long arena_bytes,
                          int batch, long image, int classes, size_t workspace);
 

@@ -50,12 +50,16 @@ typedef struct {
     int n_buckets;
     const rt_grad_bucket *buckets;
     void (*init)(float *params, float *buffers, uint64_t seed);
+    /* 0: x is normalized floats; 1: x is the batch's bytes, cropped and flipped but not
+     * normalized, and the model normalizes them itself (rt_normalize_lut with the run's
+     * mean and std): the CUDA backend, which then copies a quarter of the bytes. */
+    int input_u8;
     /* Forward, loss and backward over one batch (x: batch × in_c × in_h × in_w). Gradients
      * are overwritten in ctx->grads; returns the mean loss; logits stay readable through
      * `logits` (batch × classes) for accuracy. */
-    double (*train_step)(rt_model_ctx *ctx, const float *x, const int32_t *y);
+    double (*train_step)(rt_model_ctx *ctx, const void *x, const int32_t *y);
     /* Forward only, running statistics, no masks; logits out: batch × classes. */
-    void (*eval_forward)(rt_model_ctx *ctx, const float *x, float *logits);
+    void (*eval_forward)(rt_model_ctx *ctx, const void *x, float *logits);
     const float *(*logits)(const rt_model_ctx *ctx);
     const struct rt_device_hooks *device;   /* NULL: params live in host memory (CPU) */
 } rt_model;

@@ -50,8 +50,7 @@ typedef struct {
     int stop_votes;           /* ranks that received a stop signal, summed every step */
     float *opt_state;
     long n_state;
-    float *x, *logits;
-    int32_t *y;
+    float *logits;
     long steps_per_epoch, total_steps, step;
     double interval_loss, interval_comm_s;
     long interval_correct, interval_steps;
@@ -101,6 +100,7 @@ static void make_loader(trainer *t, rt_loader *l, const rt_dataset *ds, int trai
     cfg.seed = t->run.seed;
     cfg.crop_pad = train ? t->run.crop_pad : 0;
     cfg.flip = train ? t->run.flip : 0;
+    cfg.raw_u8 = t->m->input_u8;   /* a device model normalizes on the device */
     memcpy(cfg.mean, t->run.mean, sizeof cfg.mean);
     memcpy(cfg.std, t->run.std, sizeof cfg.std);
     rt_loader_init(l, ds, &cfg, NULL);
@@ -114,9 +114,6 @@ static void allocate(trainer *t) {
     t->ctx.arena = rt_alloc_aligned((size_t)m->arena_bytes);
     t->n_state = (long)rt_optim_state_per_param(&t->run.optim) * m->n_params;
     t->opt_state = rt_alloc_aligned((size_t)(t->n_state ? t->n_state : 1) * sizeof(float));
-    size_t image = (size_t)m->in_c * m->in_h * m->in_w;
-    t->x = rt_alloc_aligned((size_t)m->batch * image * sizeof(float));
-    t->y = rt_alloc_aligned((size_t)m->batch * sizeof(int32_t));
     t->logits = rt_alloc_aligned((size_t)m->batch * m->classes * sizeof(float));
 }
 
@@ -232,17 +229,17 @@ static void evaluate(trainer *t, double *loss, double *top1, double *top5) {
     long steps = rt_loader_steps_per_epoch(&t->val);
     double sum_loss = 0;
     long c1 = 0, c5 = 0, seen = 0;
-    size_t image = (size_t)m->in_c * m->in_h * m->in_w;
     t->ctx.training = 0;
     for (long s = 0; s < steps; s++) {
-        int got = rt_loader_next(&t->val, t->x, t->y);
+        const void *x;
+        const int32_t *y;
+        /* the compiled batch is fixed: the loader pads the last one with zeros */
+        int got = rt_loader_next_view(&t->val, &x, &y);
         if (got == 0) continue;   /* the last partial batch may not reach every rank */
-        if (got < m->batch)   /* the compiled batch is fixed: pad the last one */
-            memset(t->x + (size_t)got * image, 0, (size_t)(m->batch - got) * image * sizeof(float));
-        m->eval_forward(&t->ctx, t->x, t->logits);
-        sum_loss += softmax_xent_forward(NULL, t->logits, t->y, got, m->classes, 0.0f, 0.0f) * got;
+        m->eval_forward(&t->ctx, x, t->logits);
+        sum_loss += softmax_xent_forward(NULL, t->logits, y, got, m->classes, 0.0f, 0.0f) * got;
         int a1, a5;
-        topk_correct(&a1, &a5, t->logits, t->y, got, m->classes);
+        topk_correct(&a1, &a5, t->logits, y, got, m->classes);
         c1 += a1, c5 += a5, seen += got;
     }
     t->ctx.training = 1;
@@ -282,13 +279,15 @@ static void optimizer_step(trainer *t, double lr) {
  * every rank sees the global numbers and takes the same decisions. */
 static double train_one_step(trainer *t, long *correct) {
     const rt_model *m = t->m;
-    rt_loader_next(&t->train, t->x, t->y);
+    const void *x;   /* the loader's own buffer: no copy of the batch */
+    const int32_t *y;
+    rt_loader_next_view(&t->train, &x, &y);
     /* One seed for all ranks: masks are keyed by the sample's index in the global batch
      * (ctx.first_sample), so dropout and drop-path draw the same masks at any world size. */
     t->ctx.step_seed = rt_hash_u64(t->run.seed, RT_STREAM_DROPOUT, (uint64_t)t->step);
-    double loss = m->train_step(&t->ctx, t->x, t->y);
+    double loss = m->train_step(&t->ctx, x, y);
     int c1, c5;
-    topk_correct(&c1, &c5, m->logits(&t->ctx), t->y, m->batch, m->classes);
+    topk_correct(&c1, &c5, m->logits(&t->ctx), y, m->batch, m->classes);
     rt_comm_grads_finish(t->comm);
     if (t->comm) {
         double s[3] = { loss, (double)c1, rt_stop_requested() ? 1.0 : 0.0 };

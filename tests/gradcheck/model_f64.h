@@ -34,8 +34,8 @@ typedef struct {
     int n_buckets;
     const rt_grad_bucket *buckets;
     void (*init)(double *params, double *buffers, uint64_t seed);
-    double (*train_step)(gc_model_ctx *ctx, const double *x, const int32_t *y);
-    void (*eval_forward)(gc_model_ctx *ctx, const double *x, double *logits);
+    double (*train_step)(gc_model_ctx *ctx, const void *x, const int32_t *y);
+    void (*eval_forward)(gc_model_ctx *ctx, const void *x, double *logits);
     const double *(*logits)(const gc_model_ctx *ctx);
 } gc_model;
 

@@ -11,6 +11,7 @@
 #include "rt_core.h"
 #include "rt_cuda.h"
 #include "rt_devmem.h"
+#include "rt_data.h"
 #include "rt_rng.h"
 #include "rt_trainer.h"
 #include "kernels.h"
@@ -79,8 +80,9 @@ static struct {
     float *P, *G, *S, *state;   /* params, grads, BN buffers, optimizer state */
     act_t *WA;                  /* compute copy of the params (P itself in FP32) */
     unsigned char *arena;       /* the static plan */
-    float *x_in;                /* the batch as the host sends it: BATCH images */
-    act_t *x;                   /* and as the first layer reads it (x_in in FP32) */
+    uint8_t *x_u8;              /* the batch as the host sends it: bytes, cropped and flipped */
+    float *lut;                 /* [IN_C][256]: what a byte becomes (rt_normalize_lut) */
+    act_t *x;                   /* the batch normalized, as the first layer reads it */
     int32_t *y;                 /* the labels */
     float *logits;              /* FP32 logits for the host (the arena's in FP32) */
     uint64_t *seed;             /* the step's mask seed (dropout, drop-path) */
@@ -125,12 +127,13 @@ static void forward(rt_model_ctx *ctx) {
     fused_fc2_bias(fc2_out, fc2_out, fc2_bias);
 }
 
-/* The batch and the step's mask seed to the device, outside the captured graph (the
- * batch buffer is page-locked on first use, so copies run at full speed). */
-static void put_batch(rt_model_ctx *ctx, const float *x_host, const int32_t *y_host) {
-    size_t xb = sizeof(float) * BATCH * IMAGE;
-    rt_cuda_pin_host((void *)x_host, xb);
-    rt_cuda_copy_h2d(dev.x_in, x_host, xb);
+/* The batch and the step's mask seed to the device, outside the captured graph. The
+ * batch comes as bytes (a quarter of FP32's) straight from the loader's buffer, which
+ * is page-locked on first use so the copy runs at full speed; it is normalized here. */
+static void put_batch(rt_model_ctx *ctx, const void *x_host, const int32_t *y_host) {
+    rt_cuda_pin_host((void *)x_host, BATCH * IMAGE);
+    rt_cuda_copy_h2d(dev.x_u8, x_host, BATCH * IMAGE);
+    rt_cuda_normalize_input(dev.x, dev.x_u8, dev.lut, BATCH * IMAGE, 1, 784L);
     if (y_host) rt_cuda_copy_h2d(dev.y, y_host, sizeof(int32_t) * BATCH);
     rt_cuda_copy_h2d(dev.seed, &ctx->step_seed, sizeof ctx->step_seed);
 }
@@ -175,7 +178,7 @@ static void train_step_device(void *arg) {
     rt_cuda_grads_finish();   /* the optimizer waits for every bucket's sum */
 }
 
-static double train_step(rt_model_ctx *ctx, const float *x_host, const int32_t *y_host) {
+static double train_step(rt_model_ctx *ctx, const void *x_host, const int32_t *y_host) {
     unsigned char *arena = dev.arena;
     (void)arena;
     put_batch(ctx, x_host, y_host);
@@ -187,7 +190,7 @@ static double train_step(rt_model_ctx *ctx, const float *x_host, const int32_t *
     return loss;
 }
 
-static void eval_forward(rt_model_ctx *ctx, const float *x_host, float *logits_host) {
+static void eval_forward(rt_model_ctx *ctx, const void *x_host, float *logits_host) {
     unsigned char *arena = dev.arena;
     (void)arena;
     put_batch(ctx, x_host, NULL);
@@ -246,8 +249,12 @@ static void upload(rt_model_ctx *ctx, const rt_run_config *run, const float *opt
     dev.S = rt_cuda_malloc(sizeof(float) * (N_BUFFERS ? N_BUFFERS : 1), "batch-norm buffers");
     dev.state = rt_cuda_malloc(sizeof(float) * (n_state ? n_state : 1), "optimizer state");
     dev.arena = rt_cuda_malloc(ARENA_BYTES, "activations (the static plan)");
-    dev.x_in = rt_cuda_malloc(sizeof(float) * BATCH * IMAGE, "the input batch");
-    dev.x = dev.x_in;
+    dev.x_u8 = rt_cuda_malloc(BATCH * IMAGE, "the input batch");
+    dev.x = rt_cuda_malloc(sizeof(act_t) * BATCH * IMAGE, "the normalized input batch");
+    float lut[1][256];
+    rt_normalize_lut(run->mean, run->std, 1, lut);
+    dev.lut = rt_cuda_malloc(sizeof lut, "the input normalization table");
+    rt_cuda_copy_h2d(dev.lut, lut, sizeof lut);   /* a pageable source: staged before it returns */
     dev.y = rt_cuda_malloc(sizeof(int32_t) * BATCH, "the labels");
     dev.seed = rt_cuda_malloc(sizeof(uint64_t), "the mask seed");
     dev.loss = rt_cuda_malloc(sizeof(double), "the loss");
@@ -395,6 +402,7 @@ const rt_model model = {
     .arena_bytes = sizeof(float) * BATCH * CLASSES, .arena_naive_bytes = 92579840,
     .n_tensors = 8, .tensors = tensors,
     .n_buckets = 1, .buckets = buckets,
+    .input_u8 = 1,   /* the loader sends bytes; put_batch normalizes them on the device */
     .init = init, .train_step = train_step, .eval_forward = eval_forward, .logits = logits,
     .device = &device,
 };
