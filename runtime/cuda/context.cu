@@ -128,6 +128,17 @@ void *rt_cuda_malloc(size_t bytes, const char *what) {
     return p;
 }
 
+void *rt_cuda_scratch_get(rt_cuda_scratch *s, size_t bytes, const char *what) {
+    if (bytes <= s->bytes) return s->p;
+    cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+    CUDA_CHECK(cudaStreamIsCapturing(ctx.stream, &capturing));
+    if (capturing != cudaStreamCaptureStatusNone)
+        rt_die("internal: %s would grow to %zu bytes inside a CUDA graph capture", what, bytes);
+    s->p = rt_cuda_malloc(bytes, what);
+    s->bytes = bytes;
+    return s->p;
+}
+
 void rt_cuda_free(void *p) {
     if (p) CUDA_CHECK(cudaFree(p));
 }

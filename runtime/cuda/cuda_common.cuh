@@ -17,6 +17,15 @@ void rt_cuda_check_(cudaError_t err, const char *what, const char *file, int lin
  * synchronizing call, which also checks). */
 #define CUDA_LAUNCHED() rt_cuda_launched(__FILE__, __LINE__)
 
+/* A device scratch buffer that grows to the largest size asked for. It grows only outside a
+ * graph capture (a graph's first, uncaptured run sizes it; growing inside one dies naming
+ * `what`), and an outgrown buffer is never freed: a captured graph may still use it. */
+typedef struct {
+    void *p;
+    size_t bytes;
+} rt_cuda_scratch;
+void *rt_cuda_scratch_get(rt_cuda_scratch *s, size_t bytes, const char *what);
+
 /* Runs the statements with T bound to the context's activation element type (rt_cuda.h):
  * every op is compiled for FP32, BF16 and FP16 and its launcher picks one at run time. */
 #define RT_ACT_DISPATCH(...)                                                    \

@@ -12,6 +12,7 @@
 
 #include "rt_core.h"
 #include "rt_cuda.h"
+#include "rt_data.h"
 #include "rt_ops.h"
 #include "rt_optim.h"
 #include "rt_rng.h"
@@ -263,6 +264,10 @@ static void test_batchnorm(int n, int c, int hw) {
     cuda_batchnorm_backward(gdx, gdg, gdb, gdy, NULL, gx, gg, gmean, gistd, n, c, hw);
     compare_act("batchnorm backward dinput", gdx, dx, total, TOL);
     compare("batchnorm backward dgamma", gdg, dg, c, TOL);
+    rt_cuda_memset0(gdg, sizeof(float) * c);
+    cuda_batchnorm_backward(NULL, gdg, gdb, gdy, NULL, gx, gg, gmean, gistd, n, c, hw);   /* no input gradient */
+    compare("batchnorm backward dgamma (no dinput)", gdg, dg, c, TOL);
+    compare("batchnorm backward dbeta (no dinput)", gdb, dbt, c, TOL);
     /* evaluation with the updated running statistics */
     batchnorm_forward_eval(ye, x, g, b, rm, rv, n, c, hw, 1e-5f, RT_ACT_NONE);
     cuda_batchnorm_stats_eval(gmean, gistd, rm0, rv0, c, 1e-5f);
@@ -531,7 +536,31 @@ static void test_loss_scaler(const char *name, rt_optim_config cfg) {
     compare(what, gst, st, per * np, 1e-5);
 }
 
+/* The input batch: bytes to the activation type through the loader's table, as the CPU
+ * trainer's loader does (exactly, in FP32). */
+static void test_normalize_input(int n, int c, int hw) {
+    long total = (long)n * c * hw;
+    const float mean[3] = { 0.485f, 0.456f, 0.406f }, std[3] = { 0.229f, 0.224f, 0.225f };
+    float lut[3][256];
+    rt_normalize_lut(mean, std, c, lut);
+    uint8_t *bytes = malloc((size_t)total);
+    float *ref = malloc(sizeof(float) * (size_t)total);
+    for (long i = 0; i < total; i++) {
+        bytes[i] = (uint8_t)rt_rng_below(&rng, 256);
+        ref[i] = lut[(i / hw) % c][bytes[i]];
+    }
+    uint8_t *d_bytes = rt_cuda_malloc((size_t)total, "test bytes");
+    float *d_lut = dev_from(&lut[0][0], c * 256);
+    void *out = act_zero(total);
+    rt_cuda_copy_h2d(d_bytes, bytes, (size_t)total);
+    rt_cuda_normalize_input(out, d_bytes, d_lut, total, c, hw);
+    compare_act("normalize_input", out, ref, total, exact_tol());
+    rt_cuda_free(d_bytes), rt_cuda_free(d_lut), rt_cuda_free(out);
+    free(bytes), free(ref);
+}
+
 static void run_ops(void) {
+    test_normalize_input(5, 3, 37);
     test_conv("3x3 pad 1", (rt_conv_shape){ .n = 4, .c = 8, .h = 13, .w = 11, .oc = 16, .kh = 3, .kw = 3, .sh = 1,
                                              .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1 });
     test_conv("5x5 stride 2", (rt_conv_shape){ .n = 3, .c = 3, .h = 20, .w = 20, .oc = 8, .kh = 5, .kw = 5, .sh = 2,
@@ -551,6 +580,8 @@ static void run_ops(void) {
     test_bias(32, 10, 1);
     test_batchnorm(8, 16, 49);
     test_batchnorm(64, 32, 1);
+    test_batchnorm(32, 8, 1000);   /* 4 blocks a channel, rows wider than a block */
+    test_batchnorm(300, 4, 37);    /* 2 blocks of 150 samples, 6 rows a pass */
     test_layernorm(4, 24, 49);
     test_layernorm(16, 64, 1);
     test_elementwise(16 * 1000);

@@ -3,30 +3,73 @@
  * Activations in the context's type; statistics, gamma, beta and their gradients FP32. */
 #include "../cuda_common.cuh"
 
-#define BN_THREADS 512
+#define BN_THREADS 256
+#define BN_VALUES_PER_BLOCK 8192   /* of one channel: about 32 per thread */
 
-/* One block per channel, two passes in double like the CPU op. */
-template <typename T>
-__global__ void bn_stats_kernel(float *save_mean, float *save_inv_std, float *running_mean, float *running_var,
-                                const T *in, int n, int c, int hw, float momentum, float eps) {
-    int ch = blockIdx.x;
-    long m = (long)n * hw;
-    double sum = 0;
-    for (long j = threadIdx.x; j < m; j += blockDim.x) sum += rt_ld(in[(j / hw * c + ch) * hw + j % hw]);
-    double mean = block_sum(sum) / m;
-    double sq = 0;
-    for (long j = threadIdx.x; j < m; j += blockDim.x) {
-        double d = rt_ld(in[(j / hw * c + ch) * hw + j % hw]) - mean;
-        sq += d * d;
+/* A channel's N x HW values are split over `splits` blocks of `per` whole samples each, so
+ * the channel dimension alone does not limit the grid (64 channels would fill half an H100)
+ * and no loop divides per element. Partial sums go to a scratch buffer; a small kernel adds
+ * them in a fixed order, so results repeat run to run. */
+struct bn_split {
+    int splits, per;
+};
+
+static bn_split split_of(int n, int c, int hw) {
+    if (c > 65535) rt_die("batch norm: %d channels (the CUDA grid takes at most 65535)", c);
+    long m = (long)n * hw, want = (m + BN_VALUES_PER_BLOCK - 1) / BN_VALUES_PER_BLOCK;
+    int splits = (int)(want < 1 ? 1 : want > n ? n : want);
+    int per = (n + splits - 1) / splits;
+    return { (n + per - 1) / per, per };
+}
+
+/* Calls f(i) for every index i of channel ch in samples [n0, n1): each thread walks rows
+ * (samples) and positions of its own; with hw below the block size one pass covers
+ * blockDim/hw whole rows, so small feature maps keep the threads busy too. */
+template <typename F>
+__device__ static inline void bn_for_each(int n0, int n1, int c, int ch, int hw, F f) {
+    int wide = hw >= (int)blockDim.x;
+    int rows = wide ? 1 : (int)blockDim.x / hw, step = wide ? (int)blockDim.x : hw;
+    int r = wide ? 0 : (int)threadIdx.x / hw, p0 = wide ? (int)threadIdx.x : (int)threadIdx.x % hw;
+    if (r >= rows) return;   /* the blockDim % hw threads left over */
+    for (int ni = n0 + r; ni < n1; ni += rows) {
+        long base = ((long)ni * c + ch) * hw;
+        for (int p = p0; p < hw; p += step) f(base + p);
     }
+}
+
+/* Grid (splits, c): block (s, ch) sums x and x^2 of its samples, in double like the CPU op. */
+template <typename T>
+__global__ void bn_partial_stats_kernel(double *part, const T *in, int n, int c, int hw, int per) {
+    int s = blockIdx.x, ch = blockIdx.y, n0 = s * per, n1 = min(n, n0 + per);
+    double sum = 0, sq = 0;
+    bn_for_each(n0, n1, c, ch, hw, [&](long i) {
+        double x = rt_ld(in[i]);
+        sum += x;
+        sq += x * x;
+    });
+    sum = block_sum(sum);
     sq = block_sum(sq);
-    if (threadIdx.x != 0) return;
-    double var = sq / m;
-    save_mean[ch] = (float)mean;
-    save_inv_std[ch] = (float)(1.0 / sqrt(var + eps));
-    double unbiased = m > 1 ? sq / (m - 1) : var;
-    running_mean[ch] = (float)((1 - momentum) * running_mean[ch] + momentum * mean);
-    running_var[ch] = (float)((1 - momentum) * running_var[ch] + momentum * unbiased);
+    if (threadIdx.x == 0) {
+        double *o = part + 2 * ((long)ch * gridDim.x + s);
+        o[0] = sum, o[1] = sq;
+    }
+}
+
+/* One thread per channel: the batch statistics and torch's running-stat update. */
+__global__ void bn_finish_stats_kernel(float *save_mean, float *save_inv_std, float *running_mean,
+                                       float *running_var, const double *part, int splits, int c, long m,
+                                       float momentum, float eps) {
+    GRID_STRIDE(ch, c) {
+        double sum = 0, sq = 0;
+        for (int s = 0; s < splits; s++) sum += part[2 * (ch * splits + s)], sq += part[2 * (ch * splits + s) + 1];
+        double mean = sum / m, var = sq / m - mean * mean;   /* in double: no cancellation to fear */
+        if (var < 0) var = 0;
+        save_mean[ch] = (float)mean;
+        save_inv_std[ch] = (float)(1.0 / sqrt(var + eps));
+        double unbiased = m > 1 ? var * m / (m - 1) : var;
+        running_mean[ch] = (float)((1 - momentum) * running_mean[ch] + momentum * mean);
+        running_var[ch] = (float)((1 - momentum) * running_var[ch] + momentum * unbiased);
+    }
 }
 
 __global__ void bn_eval_stats_kernel(float *save_mean, float *save_inv_std, const float *running_mean,
@@ -48,41 +91,71 @@ __global__ void bn_apply_kernel(T *out, const T *in, const float *gamma, const f
     }
 }
 
+/* dy after the following ReLU's mask (relu_out: that ReLU's output; NULL: none). */
+template <typename T> __device__ static inline float bn_dy(const T *dout, const T *relu_out, long i) {
+    return relu_out && !(rt_ld(relu_out[i]) > 0.0f) ? 0.0f : rt_ld(dout[i]);
+}
+
+/* Grid (splits, c): block (s, ch) sums dy and dy·xhat of its samples. */
 template <typename T>
-__global__ void bn_backward_kernel(T *din, float *dgamma, float *dbeta, const T *dout, const T *relu_out,
-                                   const T *in, const float *gamma, const float *save_mean,
-                                   const float *save_inv_std, int n, int c, int hw) {
-    int ch = blockIdx.x;
-    long m = (long)n * hw;
+__global__ void bn_partial_grads_kernel(double *part, const T *dout, const T *relu_out, const T *in,
+                                        const float *save_mean, const float *save_inv_std, int n, int c, int hw,
+                                        int per) {
+    int s = blockIdx.x, ch = blockIdx.y, n0 = s * per, n1 = min(n, n0 + per);
     float mean = save_mean[ch], inv_std = save_inv_std[ch];
     double s_dy = 0, s_dy_xhat = 0;
-    for (long j = threadIdx.x; j < m; j += blockDim.x) {
-        long i = (j / hw * c + ch) * hw + j % hw;
-        float dy = relu_out && !(rt_ld(relu_out[i]) > 0.0f) ? 0.0f : rt_ld(dout[i]);
+    bn_for_each(n0, n1, c, ch, hw, [&](long i) {
+        float dy = bn_dy(dout, relu_out, i);
         s_dy += dy;
         s_dy_xhat += dy * (rt_ld(in[i]) - mean) * inv_std;
-    }
+    });
     s_dy = block_sum(s_dy);
     s_dy_xhat = block_sum(s_dy_xhat);
     if (threadIdx.x == 0) {
-        dgamma[ch] = (float)s_dy_xhat;
-        dbeta[ch] = (float)s_dy;
-    }
-    if (!din) return;
-    float k = gamma[ch] * inv_std / m, a = (float)s_dy, b = (float)s_dy_xhat;
-    for (long j = threadIdx.x; j < m; j += blockDim.x) {
-        long i = (j / hw * c + ch) * hw + j % hw;
-        float dy = relu_out && !(rt_ld(relu_out[i]) > 0.0f) ? 0.0f : rt_ld(dout[i]);
-        float xhat = (rt_ld(in[i]) - mean) * inv_std;
-        din[i] = rt_st<T>(k * ((float)m * dy - a - xhat * b));
+        double *o = part + 2 * ((long)ch * gridDim.x + s);
+        o[0] = s_dy, o[1] = s_dy_xhat;
     }
 }
 
+__global__ void bn_finish_grads_kernel(float *dgamma, float *dbeta, const double *part, int splits, int c) {
+    GRID_STRIDE(ch, c) {
+        double s_dy = 0, s_dy_xhat = 0;
+        for (int s = 0; s < splits; s++)
+            s_dy += part[2 * (ch * splits + s)], s_dy_xhat += part[2 * (ch * splits + s) + 1];
+        dgamma[ch] = (float)s_dy_xhat;
+        dbeta[ch] = (float)s_dy;
+    }
+}
+
+/* din = gamma·inv_std/m · (m·dy - sum dy - xhat · sum dy·xhat), the CPU op's float formula. */
+template <typename T>
+__global__ void bn_input_grad_kernel(T *din, const T *dout, const T *relu_out, const T *in, const float *gamma,
+                                     const float *dgamma, const float *dbeta, const float *save_mean,
+                                     const float *save_inv_std, int n, int c, int hw, int per) {
+    int s = blockIdx.x, ch = blockIdx.y, n0 = s * per, n1 = min(n, n0 + per);
+    long m = (long)n * hw;
+    float mean = save_mean[ch], inv_std = save_inv_std[ch];
+    float k = gamma[ch] * inv_std / m, a = dbeta[ch], b = dgamma[ch];
+    bn_for_each(n0, n1, c, ch, hw, [&](long i) {
+        float xhat = (rt_ld(in[i]) - mean) * inv_std;
+        din[i] = rt_st<T>(k * ((float)m * bn_dy(dout, relu_out, i) - a - xhat * b));
+    });
+}
+
+/* Partial sums of every BN layer: grows to the largest (splits x channels) on the first,
+ * uncaptured step. */
+static rt_cuda_scratch partials;
+
 void cuda_batchnorm_stats_train(float *save_mean, float *save_inv_std, float *running_mean, float *running_var,
                                 const void *in, int n, int c, int hw, float momentum, float eps) {
-    RT_ACT_DISPATCH(bn_stats_kernel<T><<<c, BN_THREADS, 0, rt_stream()>>>(save_mean, save_inv_std, running_mean,
-                                                                         running_var, (const T *)in, n, c, hw,
-                                                                         momentum, eps));
+    bn_split sp = split_of(n, c, hw);
+    double *part = (double *)rt_cuda_scratch_get(&partials, sizeof(double) * 2 * (size_t)sp.splits * c,
+                                                 "batch-norm partial sums");
+    RT_ACT_DISPATCH(bn_partial_stats_kernel<T><<<dim3(sp.splits, c), BN_THREADS, 0, rt_stream()>>>(
+        part, (const T *)in, n, c, hw, sp.per));
+    CUDA_LAUNCHED();
+    bn_finish_stats_kernel<<<rt_blocks(c), RT_THREADS, 0, rt_stream()>>>(
+        save_mean, save_inv_std, running_mean, running_var, part, sp.splits, c, (long)n * hw, momentum, eps);
     CUDA_LAUNCHED();
 }
 
@@ -104,8 +177,18 @@ void cuda_batchnorm_apply(void *out, const void *in, const float *gamma, const f
 void cuda_batchnorm_backward(void *din, float *dgamma, float *dbeta, const void *dout, const void *relu_out,
                              const void *in, const float *gamma, const float *save_mean,
                              const float *save_inv_std, int n, int c, int hw) {
-    RT_ACT_DISPATCH(bn_backward_kernel<T><<<c, BN_THREADS, 0, rt_stream()>>>(
-        (T *)din, dgamma, dbeta, (const T *)dout, (const T *)relu_out, (const T *)in, gamma, save_mean,
-        save_inv_std, n, c, hw));
+    bn_split sp = split_of(n, c, hw);
+    double *part = (double *)rt_cuda_scratch_get(&partials, sizeof(double) * 2 * (size_t)sp.splits * c,
+                                                 "batch-norm partial sums");
+    dim3 grid(sp.splits, c);
+    RT_ACT_DISPATCH(bn_partial_grads_kernel<T><<<grid, BN_THREADS, 0, rt_stream()>>>(
+        part, (const T *)dout, (const T *)relu_out, (const T *)in, save_mean, save_inv_std, n, c, hw, sp.per));
+    CUDA_LAUNCHED();
+    bn_finish_grads_kernel<<<rt_blocks(c), RT_THREADS, 0, rt_stream()>>>(dgamma, dbeta, part, sp.splits, c);
+    CUDA_LAUNCHED();
+    if (!din) return;
+    RT_ACT_DISPATCH(bn_input_grad_kernel<T><<<grid, BN_THREADS, 0, rt_stream()>>>(
+        (T *)din, (const T *)dout, (const T *)relu_out, (const T *)in, gamma, dgamma, dbeta, save_mean,
+        save_inv_std, n, c, hw, sp.per));
     CUDA_LAUNCHED();
 }

@@ -46,22 +46,12 @@ __global__ void xent_mean_kernel(double *loss, const double *row_loss, int n) {
     if (threadIdx.x == 0) *loss = acc / n;
 }
 
-/* Per-sample losses: a scratch buffer that grows to the largest batch seen (the first,
- * uncaptured step allocates it; a graph replays with the same buffer). A smaller one is
- * never freed: a captured graph may still write to it. */
-static double *row_loss;
-static int row_cap;
+/* Per-sample losses, sized by the first (uncaptured) step. */
+static rt_cuda_scratch row_losses;
 
 void cuda_softmax_xent(double *loss, void *dlogits, const void *logits, const int32_t *labels, int n, int k,
                        float smoothing, float dscale, const float *loss_scale) {
-    if (n > row_cap) {
-        cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
-        CUDA_CHECK(cudaStreamIsCapturing(rt_stream(), &capturing));
-        if (capturing != cudaStreamCaptureStatusNone)
-            rt_die("internal: the loss's first call with a batch of %d is inside a CUDA graph capture", n);
-        row_loss = (double *)rt_cuda_malloc((size_t)n * sizeof(double), "per-sample losses");
-        row_cap = n;
-    }
+    double *row_loss = (double *)rt_cuda_scratch_get(&row_losses, (size_t)n * sizeof(double), "per-sample losses");
     RT_ACT_DISPATCH(xent_rows_kernel<T><<<rt_blocks((long)n * 32), RT_THREADS, 0, rt_stream()>>>(
         row_loss, (T *)dlogits, (const T *)logits, labels, n, k, smoothing, dscale, loss_scale));
     CUDA_LAUNCHED();
