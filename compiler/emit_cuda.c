@@ -119,9 +119,11 @@ static void emit_shapes(emitter *e) {
             fprintf(out,
                     "static const rt_conv_shape %s_shape = { .n = BATCH, .c = %d, .h = %d, .w = %d, .oc = %d, "
                     ".kh = %d, .kw = %d, .sh = %d, .sw = %d, .ph = %d, .pw = %d, .dh = %d, .dw = %d, "
-                    ".groups = %d, .oh = %d, .ow = %d };\n",
+                    ".groups = %d, .oh = %d, .ow = %d%s };\n",
                     op->ident, op->in_c, op->in_h, op->in_w, op->c, op->kh, op->kw, op->sh, op->sw, op->ph, op->pw,
-                    op->dh, op->dw, op->groups, op->h, op->w);
+                    op->dh, op->dw, op->groups, op->h, op->w,
+                    /* cuDNN adds the input gradient into one another consumer wrote (beta = 1) */
+                    net->conv_din_add[i] ? ", .din_add = 1" : "");
         if (op->kind == IR_MAXPOOL || op->kind == IR_AVGPOOL)
             fprintf(out,
                     "static const rt_pool_shape %s_shape = { .n = BATCH, .c = %d, .h = %d, .w = %d, .kh = %d, "

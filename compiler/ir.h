@@ -88,7 +88,7 @@ typedef struct {
     int *alias;                /* per value: the value whose buffer it shares (flatten) */
     int *scratch_of;           /* per (op, input slot): scratch tensor for an extra gradient, or -1 */
     int share_add_grads;       /* set before ir_plan (CPU schedule): adds hand their gradient
-                                * buffer on, convs add into gradients (conv_din_add) */
+                                * buffer on */
     int *grad_shared;          /* per (add op, input slot): the input's gradient is the add's
                                 * output gradient buffer itself (no copy) */
     int *conv_din_add;         /* per op: a conv whose backward adds into its input's gradient,

@@ -233,10 +233,11 @@ void ir_plan(ir_net *net) {
             extend(act, FWD(j));
             if (backward_reads_input(op->kind) && k == 0) extend(act, BWD(j));
             extend(&net->tensors[net->grad_of[v]], BWD(j));
-            /* add's gradient is dout itself: it accumulates straight from dout; the CPU
-             * conv adds its input gradient in place (rt_conv_shape.din_add). */
+            /* add's gradient is dout itself: it accumulates straight from dout; a conv adds
+             * its input gradient in place (rt_conv_shape.din_add: the CPU op, or cuDNN with
+             * beta = 1). */
             if ((grad_written[v] || v == last_value) && op->kind != IR_ADD) {
-                if (net->share_add_grads && op->kind == IR_CONV)
+                if (op->kind == IR_CONV)
                     net->conv_din_add[j] = 1;
                 else
                     net->scratch_of[j * IR_MAX_INPUTS + k] =

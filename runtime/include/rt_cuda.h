@@ -107,6 +107,7 @@ size_t rt_cuda_conv_select(rt_cuda_conv *c, int no_din, size_t workspace_cap);
 void rt_cuda_conv_set_workspace(void *work, size_t bytes);
 /* weight: the compute copy (activation type); dweight: FP32. */
 void cuda_conv2d_forward(const rt_cuda_conv *c, void *out, const void *in, const void *weight);
+/* din is overwritten, or added to when the shape says din_add. */
 void cuda_conv2d_backward(const rt_cuda_conv *c, void *din /*or NULL*/, float *dweight,
                           const void *dout, const void *in, const void *weight);
 

@@ -165,6 +165,19 @@ static void test_conv(const char *name, rt_conv_shape s) {
     char what[128];
     snprintf(what, sizeof what, "conv2d %s", name);
     compare_weighted(what, gy, y, nout, gdx, dx, nin, gdw, dw, nw);
+    /* din_add: the input gradient added to one another consumer wrote (cuDNN's beta = 1) */
+    rt_conv_shape sa = s;
+    sa.din_add = 1;
+    float *other = host_act(nin, 1);
+    memcpy(dx, other, nin * sizeof(float));
+    conv2d_backward(dx, dw, NULL, dy, NULL, x, w, work, &sa);
+    rt_cuda_conv *ca = rt_cuda_conv_create(&sa);
+    if (rt_cuda_conv_select(ca, 0, rt_cuda_workspace_cap()) > ws) rt_die("conv din_add: a larger workspace");
+    void *gother = act_from(other, nin);
+    cuda_conv2d_backward(ca, gother, gdw, gdy, gx, gw);
+    snprintf(what, sizeof what, "conv2d %s backward dinput, added", name);
+    compare_act(what, gother, dx, nin, TOL);
+    rt_cuda_free(gother), free(other);
     rt_cuda_free(dwork), rt_cuda_free(gx), rt_cuda_free(gw), rt_cuda_free(gdy), rt_cuda_free(gy), rt_cuda_free(gdx),
         rt_cuda_free(gdw);
     free(x), free(w), free(dy), free(y), free(dx), free(dw), free(work);

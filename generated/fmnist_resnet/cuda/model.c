@@ -260,27 +260,21 @@ typedef float act_t;   /* activations and their gradients */
 #define layer3_1_relu2_dout ((act_t *)(arena + 218365952))
 #define pool_dout ((act_t *)(arena + 212008960))
 #define fc_dout ((act_t *)(arena + 212074496))
-#define scratch_117 ((act_t *)(arena + 192675840))  /* for "layer3.1.conv1" */
-#define scratch_118 ((act_t *)(arena + 179830784))  /* for "layer3.0.conv1" */
-#define scratch_119 ((act_t *)(arena + 141295616))  /* for "layer2.1.conv1" */
-#define scratch_120 ((act_t *)(arena + 115605504))  /* for "layer2.0.conv1" */
-#define scratch_121 ((act_t *)(arena + 64225280))  /* for "layer1.1.conv1" */
-#define scratch_122 ((act_t *)(arena + 25690112))  /* for "layer1.0.conv1" */
 
 static const rt_conv_shape stem_shape = { .n = BATCH, .c = 1, .h = 28, .w = 28, .oc = 32, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 28, .ow = 28 };
-static const rt_conv_shape layer1_0_conv1_shape = { .n = BATCH, .c = 32, .h = 28, .w = 28, .oc = 32, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 28, .ow = 28 };
+static const rt_conv_shape layer1_0_conv1_shape = { .n = BATCH, .c = 32, .h = 28, .w = 28, .oc = 32, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 28, .ow = 28, .din_add = 1 };
 static const rt_conv_shape layer1_0_conv2_shape = { .n = BATCH, .c = 32, .h = 28, .w = 28, .oc = 32, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 28, .ow = 28 };
-static const rt_conv_shape layer1_1_conv1_shape = { .n = BATCH, .c = 32, .h = 28, .w = 28, .oc = 32, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 28, .ow = 28 };
+static const rt_conv_shape layer1_1_conv1_shape = { .n = BATCH, .c = 32, .h = 28, .w = 28, .oc = 32, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 28, .ow = 28, .din_add = 1 };
 static const rt_conv_shape layer1_1_conv2_shape = { .n = BATCH, .c = 32, .h = 28, .w = 28, .oc = 32, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 28, .ow = 28 };
-static const rt_conv_shape layer2_0_conv1_shape = { .n = BATCH, .c = 32, .h = 28, .w = 28, .oc = 64, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 14, .ow = 14 };
+static const rt_conv_shape layer2_0_conv1_shape = { .n = BATCH, .c = 32, .h = 28, .w = 28, .oc = 64, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 14, .ow = 14, .din_add = 1 };
 static const rt_conv_shape layer2_0_conv2_shape = { .n = BATCH, .c = 64, .h = 14, .w = 14, .oc = 64, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 14, .ow = 14 };
 static const rt_conv_shape layer2_0_down_shape = { .n = BATCH, .c = 32, .h = 28, .w = 28, .oc = 64, .kh = 1, .kw = 1, .sh = 2, .sw = 2, .ph = 0, .pw = 0, .dh = 1, .dw = 1, .groups = 1, .oh = 14, .ow = 14 };
-static const rt_conv_shape layer2_1_conv1_shape = { .n = BATCH, .c = 64, .h = 14, .w = 14, .oc = 64, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 14, .ow = 14 };
+static const rt_conv_shape layer2_1_conv1_shape = { .n = BATCH, .c = 64, .h = 14, .w = 14, .oc = 64, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 14, .ow = 14, .din_add = 1 };
 static const rt_conv_shape layer2_1_conv2_shape = { .n = BATCH, .c = 64, .h = 14, .w = 14, .oc = 64, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 14, .ow = 14 };
-static const rt_conv_shape layer3_0_conv1_shape = { .n = BATCH, .c = 64, .h = 14, .w = 14, .oc = 128, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 7, .ow = 7 };
+static const rt_conv_shape layer3_0_conv1_shape = { .n = BATCH, .c = 64, .h = 14, .w = 14, .oc = 128, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 7, .ow = 7, .din_add = 1 };
 static const rt_conv_shape layer3_0_conv2_shape = { .n = BATCH, .c = 128, .h = 7, .w = 7, .oc = 128, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 7, .ow = 7 };
 static const rt_conv_shape layer3_0_down_shape = { .n = BATCH, .c = 64, .h = 14, .w = 14, .oc = 128, .kh = 1, .kw = 1, .sh = 2, .sw = 2, .ph = 0, .pw = 0, .dh = 1, .dw = 1, .groups = 1, .oh = 7, .ow = 7 };
-static const rt_conv_shape layer3_1_conv1_shape = { .n = BATCH, .c = 128, .h = 7, .w = 7, .oc = 128, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 7, .ow = 7 };
+static const rt_conv_shape layer3_1_conv1_shape = { .n = BATCH, .c = 128, .h = 7, .w = 7, .oc = 128, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 7, .ow = 7, .din_add = 1 };
 static const rt_conv_shape layer3_1_conv2_shape = { .n = BATCH, .c = 128, .h = 7, .w = 7, .oc = 128, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 7, .ow = 7 };
 
 /* Device memory of the model, set up once by upload(). */
@@ -534,8 +528,7 @@ static void train_step_device(void *arg) {
     /* backward of "layer3.1.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
     cuda_batchnorm_backward(layer3_1_conv1_dout, layer3_1_bn1_dweight, layer3_1_bn1_dbias, layer3_1_relu1_dout, layer3_1_relu1_out, layer3_1_conv1_out, layer3_1_bn1_weight, layer3_1_bn1_saved, layer3_1_bn1_saved + 128, BATCH, 128, 49);
     /* backward of "layer3.1.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
-    cuda_conv2d_backward(layer3_1_conv1_conv, scratch_117, layer3_1_conv1_dweight, layer3_1_conv1_dout, layer3_0_relu2_out, layer3_1_conv1_wact);
-    cuda_tensor_accumulate(layer3_0_relu2_dout, scratch_117, 802816);
+    cuda_conv2d_backward(layer3_1_conv1_conv, layer3_0_relu2_dout, layer3_1_conv1_dweight, layer3_1_conv1_dout, layer3_0_relu2_out, layer3_1_conv1_wact);
     /* backward of "layer3.0.relu2" (relu): fused into the backward of "layer3.0.add" */
     /* backward of "layer3.0.add" (add) at specs/examples/fmnist_resnet.spec:18 */
     fused_layer3_0_add_backward(layer3_0_relu2_dout, layer3_0_relu2_out, layer3_0_bn2_dout, layer3_0_down_bn_dout);
@@ -551,8 +544,7 @@ static void train_step_device(void *arg) {
     /* backward of "layer3.0.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
     cuda_batchnorm_backward(layer3_0_conv1_dout, layer3_0_bn1_dweight, layer3_0_bn1_dbias, layer3_0_relu1_dout, layer3_0_relu1_out, layer3_0_conv1_out, layer3_0_bn1_weight, layer3_0_bn1_saved, layer3_0_bn1_saved + 128, BATCH, 128, 49);
     /* backward of "layer3.0.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
-    cuda_conv2d_backward(layer3_0_conv1_conv, scratch_118, layer3_0_conv1_dweight, layer3_0_conv1_dout, layer2_1_relu2_out, layer3_0_conv1_wact);
-    cuda_tensor_accumulate(layer2_1_relu2_dout, scratch_118, 1605632);
+    cuda_conv2d_backward(layer3_0_conv1_conv, layer2_1_relu2_dout, layer3_0_conv1_dweight, layer3_0_conv1_dout, layer2_1_relu2_out, layer3_0_conv1_wact);
     /* backward of "layer2.1.relu2" (relu): fused into the backward of "layer2.1.add" */
     /* backward of "layer2.1.add" (add) at specs/examples/fmnist_resnet.spec:20 */
     fused_layer2_1_add_backward(layer2_1_relu2_dout, layer2_1_relu2_out, layer2_1_bn2_dout, layer2_0_relu2_dout);
@@ -564,8 +556,7 @@ static void train_step_device(void *arg) {
     /* backward of "layer2.1.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
     cuda_batchnorm_backward(layer2_1_conv1_dout, layer2_1_bn1_dweight, layer2_1_bn1_dbias, layer2_1_relu1_dout, layer2_1_relu1_out, layer2_1_conv1_out, layer2_1_bn1_weight, layer2_1_bn1_saved, layer2_1_bn1_saved + 64, BATCH, 64, 196);
     /* backward of "layer2.1.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
-    cuda_conv2d_backward(layer2_1_conv1_conv, scratch_119, layer2_1_conv1_dweight, layer2_1_conv1_dout, layer2_0_relu2_out, layer2_1_conv1_wact);
-    cuda_tensor_accumulate(layer2_0_relu2_dout, scratch_119, 1605632);
+    cuda_conv2d_backward(layer2_1_conv1_conv, layer2_0_relu2_dout, layer2_1_conv1_dweight, layer2_1_conv1_dout, layer2_0_relu2_out, layer2_1_conv1_wact);
     /* backward of "layer2.0.relu2" (relu): fused into the backward of "layer2.0.add" */
     /* backward of "layer2.0.add" (add) at specs/examples/fmnist_resnet.spec:18 */
     fused_layer2_0_add_backward(layer2_0_relu2_dout, layer2_0_relu2_out, layer2_0_bn2_dout, layer2_0_down_bn_dout);
@@ -581,8 +572,7 @@ static void train_step_device(void *arg) {
     /* backward of "layer2.0.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
     cuda_batchnorm_backward(layer2_0_conv1_dout, layer2_0_bn1_dweight, layer2_0_bn1_dbias, layer2_0_relu1_dout, layer2_0_relu1_out, layer2_0_conv1_out, layer2_0_bn1_weight, layer2_0_bn1_saved, layer2_0_bn1_saved + 64, BATCH, 64, 196);
     /* backward of "layer2.0.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
-    cuda_conv2d_backward(layer2_0_conv1_conv, scratch_120, layer2_0_conv1_dweight, layer2_0_conv1_dout, layer1_1_relu2_out, layer2_0_conv1_wact);
-    cuda_tensor_accumulate(layer1_1_relu2_dout, scratch_120, 3211264);
+    cuda_conv2d_backward(layer2_0_conv1_conv, layer1_1_relu2_dout, layer2_0_conv1_dweight, layer2_0_conv1_dout, layer1_1_relu2_out, layer2_0_conv1_wact);
     /* backward of "layer1.1.relu2" (relu): fused into the backward of "layer1.1.add" */
     /* backward of "layer1.1.add" (add) at specs/examples/fmnist_resnet.spec:20 */
     fused_layer1_1_add_backward(layer1_1_relu2_dout, layer1_1_relu2_out, layer1_1_bn2_dout, layer1_0_relu2_dout);
@@ -594,8 +584,7 @@ static void train_step_device(void *arg) {
     /* backward of "layer1.1.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
     cuda_batchnorm_backward(layer1_1_conv1_dout, layer1_1_bn1_dweight, layer1_1_bn1_dbias, layer1_1_relu1_dout, layer1_1_relu1_out, layer1_1_conv1_out, layer1_1_bn1_weight, layer1_1_bn1_saved, layer1_1_bn1_saved + 32, BATCH, 32, 784);
     /* backward of "layer1.1.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
-    cuda_conv2d_backward(layer1_1_conv1_conv, scratch_121, layer1_1_conv1_dweight, layer1_1_conv1_dout, layer1_0_relu2_out, layer1_1_conv1_wact);
-    cuda_tensor_accumulate(layer1_0_relu2_dout, scratch_121, 3211264);
+    cuda_conv2d_backward(layer1_1_conv1_conv, layer1_0_relu2_dout, layer1_1_conv1_dweight, layer1_1_conv1_dout, layer1_0_relu2_out, layer1_1_conv1_wact);
     /* backward of "layer1.0.relu2" (relu): fused into the backward of "layer1.0.add" */
     /* backward of "layer1.0.add" (add) at specs/examples/fmnist_resnet.spec:20 */
     fused_layer1_0_add_backward(layer1_0_relu2_dout, layer1_0_relu2_out, layer1_0_bn2_dout, stem_relu_dout);
@@ -607,8 +596,7 @@ static void train_step_device(void *arg) {
     /* backward of "layer1.0.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
     cuda_batchnorm_backward(layer1_0_conv1_dout, layer1_0_bn1_dweight, layer1_0_bn1_dbias, layer1_0_relu1_dout, layer1_0_relu1_out, layer1_0_conv1_out, layer1_0_bn1_weight, layer1_0_bn1_saved, layer1_0_bn1_saved + 32, BATCH, 32, 784);
     /* backward of "layer1.0.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
-    cuda_conv2d_backward(layer1_0_conv1_conv, scratch_122, layer1_0_conv1_dweight, layer1_0_conv1_dout, stem_relu_out, layer1_0_conv1_wact);
-    cuda_tensor_accumulate(stem_relu_dout, scratch_122, 3211264);
+    cuda_conv2d_backward(layer1_0_conv1_conv, stem_relu_dout, layer1_0_conv1_dweight, layer1_0_conv1_dout, stem_relu_out, layer1_0_conv1_wact);
     /* backward of "stem_relu" (relu): fused into the backward of "stem_bn" */
     /* backward of "stem_bn" (bn) at specs/examples/fmnist_resnet.spec:33 */
     cuda_batchnorm_backward(stem_dout, stem_bn_dweight, stem_bn_dbias, stem_relu_dout, stem_relu_out, stem_out, stem_bn_weight, stem_bn_saved, stem_bn_saved + 32, BATCH, 32, 784);
@@ -1174,7 +1162,7 @@ const rt_model model = {
     .in_c = 1, .in_h = 28, .in_w = 28, .classes = CLASSES, .batch = BATCH,
     .n_params = N_PARAMS, .n_buffers = N_BUFFERS, .param_count = 696042L,
     /* the host arena holds the logits copy; the plan's arena is on the device */
-    .arena_bytes = sizeof(float) * BATCH * CLASSES, .arena_naive_bytes = 594234112,
+    .arena_bytes = sizeof(float) * BATCH * CLASSES, .arena_naive_bytes = 539642624,
     .n_tensors = 47, .tensors = tensors,
     .n_buckets = 1, .buckets = buckets,
     .input_u8 = 1,   /* the loader sends bytes; put_batch normalizes them on the device */

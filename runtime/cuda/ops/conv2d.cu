@@ -21,6 +21,9 @@ struct rt_cuda_conv {
     cudnnConvolutionFwdAlgo_t fwd;
     cudnnConvolutionBwdDataAlgo_t bwd_data;
     cudnnConvolutionBwdFilterAlgo_t bwd_filter;
+    /* The math type each algorithm was timed with: cuDNN picks tensor-core kernels by algorithm
+     * and math type together, so each call sets its own (as PyTorch does). */
+    cudnnMathType_t fwd_math, bwd_data_math, bwd_filter_math;
 };
 
 /* Every conv created, so that select can reuse the choice of an equal shape. */
@@ -67,8 +70,9 @@ static int deterministic_only(void) {
     return e && *e && strcmp(e, "0") != 0;
 }
 
-/* The fastest successful result within the cap (cuDNN sorts results by time). */
-#define PICK(results, count, cap, out_algo)                                          \
+/* The fastest successful result within the cap (cuDNN sorts results by time), and its math
+ * type; FP32 keeps plain FMA math whatever the result says, so it stays exact. */
+#define PICK(results, count, cap, out_algo, out_math)                                        \
     do {                                                                                      \
         int found_ = 0;                                                                       \
         for (int i_ = 0; i_ < (count) && !found_; i_++) {                                     \
@@ -77,6 +81,8 @@ static int deterministic_only(void) {
             if (deterministic_only() && (results)[i_].determinism != CUDNN_DETERMINISTIC)     \
                 continue;                                                                     \
             (out_algo) = (results)[i_].algo;                                                  \
+            (out_math) = rt_cuda_math_mode() == RT_CUDA_FP32 ? CUDNN_FMA_MATH                \
+                                                             : (results)[i_].mathType;        \
             found_ = 1;                                                                       \
         }                                                                                     \
         if (!found_)                                                                          \
@@ -86,16 +92,23 @@ static int deterministic_only(void) {
                         c->s.kh, c->s.kw, c->s.c, c->s.oc);                                  \
     } while (0)
 
+/* Equal geometry and type; whether backward adds into din does not change the algorithms. */
 static int same_shape(const rt_cuda_conv *a, const rt_cuda_conv *b) {
-    return memcmp(&a->s, &b->s, sizeof a->s) == 0 && a->act == b->act;
+    rt_conv_shape sa = a->s, sb = b->s;
+    sa.din_add = sb.din_add = 0;
+    return memcmp(&sa, &sb, sizeof sa) == 0 && a->act == b->act;
 }
 
 static size_t conv_workspace(const rt_cuda_conv *c) {
-    size_t f = 0, d = 0, w = 0;
+    size_t f = 0, d = 0, w = 0;   /* each under the math type its call will run with */
+    CUDNN_CHECK(cudnnSetConvolutionMathType(c->conv, c->fwd_math));
     CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(rt_cudnn(), c->x, c->w, c->conv, c->y, c->fwd, &f));
-    if (!c->no_din)
+    if (!c->no_din) {
+        CUDNN_CHECK(cudnnSetConvolutionMathType(c->conv, c->bwd_data_math));
         CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(rt_cudnn(), c->w, c->y, c->conv, c->x,
                                                                  c->bwd_data, &d));
+    }
+    CUDNN_CHECK(cudnnSetConvolutionMathType(c->conv, c->bwd_filter_math));
     CUDNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(rt_cudnn(), c->x, c->y, c->conv, c->w,
                                                                c->bwd_filter, &w));
     size_t m = f > d ? f : d;
@@ -115,6 +128,7 @@ size_t rt_cuda_conv_select(rt_cuda_conv *c, int no_din, size_t cap) {
         const rt_cuda_conv *o = all_convs[i];
         if (o != c && o->selected && same_shape(o, c) && (o->no_din <= no_din)) {
             c->fwd = o->fwd, c->bwd_data = o->bwd_data, c->bwd_filter = o->bwd_filter;
+            c->fwd_math = o->fwd_math, c->bwd_data_math = o->bwd_data_math, c->bwd_filter_math = o->bwd_filter_math;
             c->selected = 1;
             return selected_bytes(c);
         }
@@ -124,15 +138,15 @@ size_t rt_cuda_conv_select(rt_cuda_conv *c, int no_din, size_t cap) {
     int got = 0;
     cudnnConvolutionFwdAlgoPerf_t fr[MAXR];
     CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithm(rt_cudnn(), c->x, c->w, c->conv, c->y, MAXR, &got, fr));
-    PICK(fr, got, cap, c->fwd);
+    PICK(fr, got, cap, c->fwd, c->fwd_math);
     if (!no_din) {
         cudnnConvolutionBwdDataAlgoPerf_t dr[MAXR];
         CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithm(rt_cudnn(), c->w, c->y, c->conv, c->x, MAXR, &got, dr));
-        PICK(dr, got, cap, c->bwd_data);
+        PICK(dr, got, cap, c->bwd_data, c->bwd_data_math);
     }
     cudnnConvolutionBwdFilterAlgoPerf_t wr[MAXR];
     CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithm(rt_cudnn(), c->x, c->y, c->conv, c->w, MAXR, &got, wr));
-    PICK(wr, got, cap, c->bwd_filter);
+    PICK(wr, got, cap, c->bwd_filter, c->bwd_filter_math);
     c->selected = 1;
     return selected_bytes(c);
 }
@@ -144,6 +158,7 @@ void rt_cuda_conv_set_workspace(void *work, size_t bytes) {
 
 void cuda_conv2d_forward(const rt_cuda_conv *c, void *out, const void *in, const void *weight) {
     const float one = 1.0f, zero = 0.0f;
+    CUDNN_CHECK(cudnnSetConvolutionMathType(c->conv, c->fwd_math));
     CUDNN_CHECK(cudnnConvolutionForward(rt_cudnn(), &one, c->x, in, c->w, weight, c->conv, c->fwd, workspace,
                                         workspace_bytes - c->dw_scratch, &zero, c->y, out));
 }
@@ -153,12 +168,16 @@ void cuda_conv2d_backward(const rt_cuda_conv *c, void *din, float *dweight, cons
     const float one = 1.0f, zero = 0.0f;
     size_t ws = workspace_bytes - c->dw_scratch;
     void *dw = c->dw_scratch ? (void *)((char *)workspace + ws) : (void *)dweight;
+    CUDNN_CHECK(cudnnSetConvolutionMathType(c->conv, c->bwd_filter_math));
     CUDNN_CHECK(cudnnConvolutionBackwardFilter(rt_cudnn(), &one, c->x, in, c->y, dout, c->conv, c->bwd_filter,
                                                workspace, ws, &zero, c->w, dw));
     if (c->dw_scratch)
         rt_cuda_from_act(dweight, dw, (long)c->s.oc * (c->s.c / c->s.groups) * c->s.kh * c->s.kw);
     if (!din) return;
     if (c->no_din) rt_die("conv2d: backward asked for din of a layer selected without it");
+    /* din_add: din already holds another consumer's gradient; cuDNN adds to it (beta = 1),
+     * which saves a scratch tensor and an accumulate kernel's pass over both. */
+    CUDNN_CHECK(cudnnSetConvolutionMathType(c->conv, c->bwd_data_math));
     CUDNN_CHECK(cudnnConvolutionBackwardData(rt_cudnn(), &one, c->w, weight, c->y, dout, c->conv, c->bwd_data,
-                                             workspace, ws, &zero, c->x, din));
+                                             workspace, ws, c->s.din_add ? &one : &zero, c->x, din));
 }
