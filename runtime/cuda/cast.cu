@@ -28,3 +28,20 @@ void rt_cuda_normalize_input(void *dst, const uint8_t *src, const float *lut, lo
                                                                                     channels, hw));
     CUDA_LAUNCHED();
 }
+
+/* Channels-last output: element (b, p, ch) at (b * hw + p) * channels + ch, read from the
+ * loader's [b, channels, hw] bytes. */
+template <typename T> __global__ void normalize_nhwc_kernel(T *dst, const uint8_t *src, const float *lut, long n,
+                                                            int channels, long hw) {
+    GRID_STRIDE(i, n) {
+        int ch = (int)(i % channels);
+        long pos = i / channels, b = pos / hw;
+        dst[i] = rt_st<T>(lut[ch * 256 + src[(b * channels + ch) * hw + pos % hw]]);
+    }
+}
+
+void rt_cuda_normalize_input_nhwc(void *dst, const uint8_t *src, const float *lut, long n, int channels, long hw) {
+    RT_ACT_DISPATCH(normalize_nhwc_kernel<T><<<rt_blocks(n), RT_THREADS, 0, rt_stream()>>>((T *)dst, src, lut, n,
+                                                                                         channels, hw));
+    CUDA_LAUNCHED();
+}

@@ -60,6 +60,8 @@ size_t rt_cuda_act_bytes(void);             /* 4, or 2 for BF16 / FP16 */
 void rt_cuda_to_act(void *dst, const float *src, long n);
 /* dst[i] (activation type) = lut[channel of i][src[i]]; src is n bytes of [b, channels, hw]. */
 void rt_cuda_normalize_input(void *dst, const uint8_t *src, const float *lut, long n, int channels, long hw);
+/* The same into channels-last [b, hw, channels]. */
+void rt_cuda_normalize_input_nhwc(void *dst, const uint8_t *src, const float *lut, long n, int channels, long hw);
 void rt_cuda_from_act(float *dst, const void *src, long n);
 void *rt_cuda_stream(void);                 /* the cudaStream_t all ops use */
 const char *rt_cuda_device_name(void);
@@ -100,6 +102,11 @@ long rt_cuda_max_batch(size_t avail, size_t fixed_bytes, size_t per_sample_bytes
  * the FP32 dweight). Bias is not part of the convolution: a fused kernel adds it. */
 typedef struct rt_cuda_conv rt_cuda_conv;
 rt_cuda_conv *rt_cuda_conv_create(const rt_conv_shape *s);
+/* Channels-last: in/out [N,H,W,C], weight [K][R][S][C] (16-bit modes only; dweight stays
+ * [K][C][R][S] FP32, like the parameters). */
+rt_cuda_conv *rt_cuda_conv_create_nhwc(const rt_conv_shape *s);
+/* The [K][R][S][C] copy a channels-last conv reads, from the [K][C][R][S] compute weights. */
+void rt_cuda_conv_weight_nhwc(const rt_cuda_conv *c, void *dst, const void *src);
 /* Times forward, backward-data (unless no_din) and backward-filter algorithms within
  * workspace_cap bytes; returns the workspace the choice needs. Needs no model memory. */
 size_t rt_cuda_conv_select(rt_cuda_conv *c, int no_din, size_t workspace_cap);
@@ -145,6 +152,16 @@ void cuda_batchnorm_backward(void *din /*or NULL*/, float *dgamma, float *dbeta,
                              const void *dout, const void *relu_out, const void *in,
                              const float *gamma, const float *save_mean,
                              const float *save_inv_std, int n, int c, int hw);
+/* The same on channels-last tensors [N, H, W, C]. */
+void cuda_batchnorm_stats_train_nhwc(float *save_mean, float *save_inv_std, float *running_mean,
+                                     float *running_var, const void *in, int n, int c, int hw,
+                                     float momentum, float eps);
+void cuda_batchnorm_apply_nhwc(void *out, const void *in, const float *gamma, const float *beta,
+                               const float *mean, const float *inv_std, int n, int c, int hw, int relu);
+void cuda_batchnorm_backward_nhwc(void *din /*or NULL*/, float *dgamma, float *dbeta,
+                                  const void *dout, const void *relu_out, const void *in,
+                                  const float *gamma, const float *save_mean,
+                                  const float *save_inv_std, int n, int c, int hw);
 
 /* ---- Layer norm over C per (n, pixel) --------------------------------------------------- */
 void cuda_layernorm_forward(void *out, float *save_mean, float *save_rstd, const void *in,
@@ -185,6 +202,12 @@ void cuda_avgpool2d_forward(void *out, const void *in, const rt_pool_shape *s);
 void cuda_avgpool2d_backward(void *din, const void *dout, const rt_pool_shape *s);
 void cuda_global_avgpool_forward(void *out, const void *in, int n, int c, int hw);
 void cuda_global_avgpool_backward(void *din, const void *dout, int n, int c, int hw);
+/* Channels-last [N, H, W, C] inputs (argmax: the position iy * w + ix, as in NCHW). */
+void cuda_maxpool2d_forward_nhwc(void *out, int32_t *argmax, const void *in, const rt_pool_shape *s);
+void cuda_maxpool2d_backward_nhwc(void *din, const void *dout, const int32_t *argmax,
+                                  const rt_pool_shape *s);
+void cuda_global_avgpool_forward_nhwc(void *out, const void *in, int n, int c, int hw);
+void cuda_global_avgpool_backward_nhwc(void *din, const void *dout, int n, int c, int hw);
 
 /* ---- LRN, concat --------------------------------------------------------------------------- */
 /* save_scale: FP32 in every mode. */

@@ -3,7 +3,8 @@
  * BF16 and FP16 activations (within 1e-2; the inputs are rounded to the 16-bit type first,
  * so the CPU computes from the same values); dropout masks and maxpool argmax exactly; the
  * multi-tensor optimizer against rt_optim_step over 3 steps, its 16-bit weight copy, and
- * the loss scaler skipping a step whose gradients overflow. Needs a GPU: `make test-gpu`
+ * the loss scaler skipping a step whose gradients overflow; the channels-last (NHWC) variants
+ * against the CPU op on transposed tensors. Needs a GPU: `make test-gpu`
  * runs it. On failure it prints the first values and the largest difference. */
 #include <math.h>
 #include <stdio.h>
@@ -572,6 +573,162 @@ static void test_normalize_input(int n, int c, int hw) {
     free(bytes), free(ref);
 }
 
+/* ---- channels-last (NHWC) variants: the CPU op in NCHW, its tensors transposed ---- */
+
+/* [n][c][hw] -> [n][hw][c] (to = 1) or back (to = 0), into a new host array. */
+static float *transposed(const float *x, int n, int c, long hw, int to) {
+    float *t = rt_xmalloc((size_t)n * c * hw * sizeof(float));
+    for (int b = 0; b < n; b++)
+        for (int ch = 0; ch < c; ch++)
+            for (long p = 0; p < hw; p++) {
+                long nchw = ((long)b * c + ch) * hw + p, nhwc = ((long)b * hw + p) * c + ch;
+                if (to) t[nhwc] = x[nchw];
+                else t[nchw] = x[nhwc];
+            }
+    return t;
+}
+static float *nhwc_of(const float *x, int n, int c, long hw) { return transposed(x, n, c, hw, 1); }
+
+static void test_normalize_input_nhwc(int n, int c, int hw) {
+    long total = (long)n * c * hw;
+    const float mean[3] = { 0.485f, 0.456f, 0.406f }, std[3] = { 0.229f, 0.224f, 0.225f };
+    float lut[3][256];
+    rt_normalize_lut(mean, std, c, lut);
+    uint8_t *bytes = malloc((size_t)total);
+    float *ref = malloc(sizeof(float) * (size_t)total);
+    for (long i = 0; i < total; i++) {
+        bytes[i] = (uint8_t)rt_rng_below(&rng, 256);
+        ref[i] = lut[(i / hw) % c][bytes[i]];
+    }
+    float *want = nhwc_of(ref, n, c, hw);
+    uint8_t *d_bytes = rt_cuda_malloc((size_t)total, "test bytes");
+    float *d_lut = dev_from(&lut[0][0], c * 256);
+    void *out = act_zero(total);
+    rt_cuda_copy_h2d(d_bytes, bytes, (size_t)total);
+    rt_cuda_normalize_input_nhwc(out, d_bytes, d_lut, total, c, hw);
+    compare_act("normalize_input nhwc", out, want, total, exact_tol());
+    rt_cuda_free(d_bytes), rt_cuda_free(d_lut), rt_cuda_free(out);
+    free(bytes), free(ref), free(want);
+}
+
+static void test_batchnorm_nhwc(int n, int c, int hw) {
+    long total = (long)n * c * hw;
+    float *x = host_random(total, 2), *g = host_random(c, 1), *b = host_random(c, 1), *dy = host_act(total, 1);
+    for (long i = 0; i < total; i++) x[i] += 0.5f;
+    round_act(x, total);
+    float *rm = host_random(c, 0.1f), *rv = host_random(c, 0.1f);
+    for (int i = 0; i < c; i++) rv[i] += 1.0f;
+    float *rm0 = dev_from(rm, c), *rv0 = dev_from(rv, c);
+    float *y = rt_xmalloc(total * 4), *r = rt_xmalloc(total * 4), *dm = rt_xmalloc(total * 4);
+    float *mean = rt_xmalloc(c * 4), *istd = rt_xmalloc(c * 4), *dx = rt_xmalloc(total * 4);
+    float *dg = rt_xmalloc(c * 4), *dbt = rt_xmalloc(c * 4);
+    batchnorm_forward_train(y, mean, istd, rm, rv, x, g, b, n, c, hw, 0.1f, 1e-5f, RT_ACT_NONE);
+    relu_forward(r, y, total);
+    relu_backward(dm, dy, r, total);
+    batchnorm_backward(dx, dg, dbt, dm, NULL, x, g, mean, istd, n, c, hw);
+    float *xt = nhwc_of(x, n, c, hw), *dyt = nhwc_of(dy, n, c, hw), *rt = nhwc_of(r, n, c, hw);
+    float *dxt = nhwc_of(dx, n, c, hw);
+    void *gx = act_from(xt, total), *gdy = act_from(dyt, total), *gy = act_zero(total), *gdx = act_zero(total);
+    float *gg = dev_from(g, c), *gb = dev_from(b, c), *gmean = dev_zero(c), *gistd = dev_zero(c);
+    float *gdg = dev_zero(c), *gdb = dev_zero(c);
+    cuda_batchnorm_stats_train_nhwc(gmean, gistd, rm0, rv0, gx, n, c, hw, 0.1f, 1e-5f);
+    compare("batchnorm nhwc saved mean", gmean, mean, c, TOL);
+    compare("batchnorm nhwc saved inv_std", gistd, istd, c, TOL);
+    compare("batchnorm nhwc running mean", rm0, rm, c, TOL);
+    compare("batchnorm nhwc running var", rv0, rv, c, TOL);
+    cuda_batchnorm_apply_nhwc(gy, gx, gg, gb, gmean, gistd, n, c, hw, 1);
+    compare_act("batchnorm nhwc apply + relu", gy, rt, total, TOL);
+    cuda_batchnorm_backward_nhwc(gdx, gdg, gdb, gdy, gy, gx, gg, gmean, gistd, n, c, hw);
+    compare_act("batchnorm+relu nhwc backward dinput", gdx, dxt, total, TOL);
+    compare("batchnorm+relu nhwc backward dgamma", gdg, dg, c, TOL);
+    compare("batchnorm+relu nhwc backward dbeta", gdb, dbt, c, TOL);
+}
+
+static void test_pool_nhwc(const char *name, rt_pool_shape s) {
+    s.oh = rt_conv_out_dim(s.h, s.kh, s.sh, s.ph, 1);
+    s.ow = rt_conv_out_dim(s.w, s.kw, s.sw, s.pw, 1);
+    long hw = (long)s.h * s.w, ohw = (long)s.oh * s.ow, nin = s.n * s.c * hw, nout = s.n * s.c * ohw;
+    float *x = host_act(nin, 1), *dy = host_act(nout, 1);
+    float *y = rt_xmalloc(nout * 4), *dx = rt_xmalloc(nin * 4);
+    int32_t *am = rt_xmalloc(nout * 4);
+    maxpool2d_forward(y, am, x, &s);
+    maxpool2d_backward(dx, dy, am, &s);
+    float *xt = nhwc_of(x, s.n, s.c, hw), *dyt = nhwc_of(dy, s.n, s.c, ohw), *yt = nhwc_of(y, s.n, s.c, ohw);
+    float *dxt = nhwc_of(dx, s.n, s.c, hw);
+    void *gx = act_from(xt, nin), *gdy = act_from(dyt, nout), *gy = act_zero(nout), *gdx = act_zero(nin);
+    int32_t *gam = rt_cuda_malloc(nout * 4, "argmax");
+    cuda_maxpool2d_forward_nhwc(gy, gam, gx, &s);
+    cuda_maxpool2d_backward_nhwc(gdx, gdy, gam, &s);
+    char what[128];
+    snprintf(what, sizeof what, "maxpool nhwc %s forward", name);
+    compare_act(what, gy, yt, nout, TOL);
+    snprintf(what, sizeof what, "maxpool nhwc %s backward", name);
+    compare_act(what, gdx, dxt, nin, TOL);
+}
+
+static void test_gap_nhwc(int n, int c, int hw) {
+    long total = (long)n * c * hw;
+    float *x = host_act(total, 1), *dy = host_act((long)n * c, 1);
+    float *y = rt_xmalloc((long)n * c * 4), *dx = rt_xmalloc(total * 4);
+    global_avgpool_forward(y, x, n, c, hw);
+    global_avgpool_backward(dx, dy, n, c, hw);
+    float *xt = nhwc_of(x, n, c, hw), *dxt = nhwc_of(dx, n, c, hw);
+    void *gx = act_from(xt, total), *gdy = act_from(dy, (long)n * c), *gy = act_zero((long)n * c);
+    void *gdx = act_zero(total);
+    cuda_global_avgpool_forward_nhwc(gy, gx, n, c, hw);
+    cuda_global_avgpool_backward_nhwc(gdx, gdy, n, c, hw);
+    compare_act("global_avgpool nhwc forward", gy, y, (long)n * c, TOL);
+    compare_act("global_avgpool nhwc backward", gdx, dxt, total, TOL);
+}
+
+/* 16-bit modes only: weights go through rt_cuda_conv_weight_nhwc, dweight comes back
+ * [K][C][R][S] FP32. */
+static void test_conv_nhwc(const char *name, rt_conv_shape s) {
+    s.oh = rt_conv_out_dim(s.h, s.kh, s.sh, s.ph, s.dh);
+    s.ow = rt_conv_out_dim(s.w, s.kw, s.sw, s.pw, s.dw);
+    long hw = (long)s.h * s.w, ohw = (long)s.oh * s.ow;
+    long nin = s.n * s.c * hw, nout = s.n * s.oc * ohw, nw = (long)s.oc * (s.c / s.groups) * s.kh * s.kw;
+    float *x = host_act(nin, 1), *w = host_act(nw, 0.3f), *dy = host_act(nout, 1);
+    float *y = rt_xmalloc(nout * sizeof(float)), *dx = rt_xmalloc(nin * sizeof(float)), *dw = rt_xmalloc(nw * sizeof(float));
+    float *work = rt_xmalloc((size_t)conv2d_workspace_elems(&s) * sizeof(float));
+    conv2d_forward(y, x, w, NULL, work, &s);
+    conv2d_backward(dx, dw, NULL, dy, NULL, x, w, work, &s);
+    rt_cuda_conv *c = rt_cuda_conv_create_nhwc(&s);
+    size_t ws = rt_cuda_conv_select(c, 0, rt_cuda_workspace_cap());
+    void *dwork = rt_cuda_malloc(ws, "conv workspace");
+    rt_cuda_conv_set_workspace(dwork, ws);
+    float *xt = nhwc_of(x, s.n, s.c, hw), *dyt = nhwc_of(dy, s.n, s.oc, ohw);
+    float *yt = nhwc_of(y, s.n, s.oc, ohw), *dxt = nhwc_of(dx, s.n, s.c, hw);
+    void *gx = act_from(xt, nin), *gw = act_from(w, nw), *gdy = act_from(dyt, nout);
+    void *gwn = act_zero(nw), *gy = act_zero(nout), *gdx = act_zero(nin);
+    float *gdw = dev_zero(nw);
+    rt_cuda_conv_weight_nhwc(c, gwn, gw);
+    cuda_conv2d_forward(c, gy, gx, gwn);
+    cuda_conv2d_backward(c, gdx, gdw, gdy, gx, gwn);
+    char what[128];
+    snprintf(what, sizeof what, "conv2d nhwc %s", name);
+    compare_weighted(what, gy, yt, nout, gdx, dxt, nin, gdw, dw, nw);
+    rt_cuda_free(dwork);
+}
+
+static void run_nhwc_ops(void) {
+    test_normalize_input_nhwc(5, 3, 37);
+    test_batchnorm_nhwc(8, 16, 49);
+    test_batchnorm_nhwc(64, 40, 1);       /* a partial channel tile */
+    test_batchnorm_nhwc(32, 8, 1000);     /* rows split over blocks */
+    test_pool_nhwc("3x3 stride 2 pad 1", (rt_pool_shape){ .n = 2, .c = 4, .h = 16, .w = 16, .kh = 3, .kw = 3,
+                                                           .sh = 2, .sw = 2, .ph = 1, .pw = 1 });
+    test_gap_nhwc(8, 16, 49);
+    if (rt_cuda_act_bytes() == 4) return;   /* channels-last convs are 16-bit only */
+    test_conv_nhwc("3x3 pad 1", (rt_conv_shape){ .n = 4, .c = 8, .h = 13, .w = 11, .oc = 16, .kh = 3, .kw = 3,
+                                                  .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1 });
+    test_conv_nhwc("1x1 stride 2", (rt_conv_shape){ .n = 4, .c = 16, .h = 14, .w = 14, .oc = 32, .kh = 1, .kw = 1,
+                                                     .sh = 2, .sw = 2, .ph = 0, .pw = 0, .dh = 1, .dw = 1, .groups = 1 });
+    test_conv_nhwc("7x7 stride 2 (ResNet stem)", (rt_conv_shape){ .n = 2, .c = 3, .h = 32, .w = 32, .oc = 16, .kh = 7,
+                                                                   .kw = 7, .sh = 2, .sw = 2, .ph = 3, .pw = 3, .dh = 1,
+                                                                   .dw = 1, .groups = 1 });
+}
+
 static void run_ops(void) {
     test_normalize_input(5, 3, 37);
     test_conv("3x3 pad 1", (rt_conv_shape){ .n = 4, .c = 8, .h = 13, .w = 11, .oc = 16, .kh = 3, .kw = 3, .sh = 1,
@@ -621,6 +778,7 @@ static void run_ops(void) {
     test_optim("sgd nesterov, clipped at 1", sgd, 1.0);
     test_optim("lars", lars, 0);
     test_optim("adamw", adamw, 0);
+    run_nhwc_ops();
 }
 
 int main(void) {

@@ -1,7 +1,7 @@
 /* Batch normalization over (N, H, W) per channel: statistics (with torch's running-stat
  * update), the apply step, and the backward, optionally through a following ReLU's mask.
  * Activations in the context's type; statistics, gamma, beta and their gradients FP32. */
-#include "../cuda_common.cuh"
+#include "batchnorm_sums.cuh"
 
 #define BN_THREADS 256
 #define BN_VALUES_PER_BLOCK 8192   /* of one channel: about 32 per thread */
@@ -91,11 +91,6 @@ __global__ void bn_apply_kernel(T *out, const T *in, const float *gamma, const f
     }
 }
 
-/* dy after the following ReLU's mask (relu_out: that ReLU's output; NULL: none). */
-template <typename T> __device__ static inline float bn_dy(const T *dout, const T *relu_out, long i) {
-    return relu_out && !(rt_ld(relu_out[i]) > 0.0f) ? 0.0f : rt_ld(dout[i]);
-}
-
 /* Grid (splits, c): block (s, ch) sums dy and dy·xhat of its samples. */
 template <typename T>
 __global__ void bn_partial_grads_kernel(double *part, const T *dout, const T *relu_out, const T *in,
@@ -142,21 +137,34 @@ __global__ void bn_input_grad_kernel(T *din, const T *dout, const T *relu_out, c
     });
 }
 
-/* Partial sums of every BN layer: grows to the largest (splits x channels) on the first,
- * uncaptured step. */
+/* Partial sums of every BN layer, of either layout: one stream runs them one after another. */
 static rt_cuda_scratch partials;
+
+double *bn_partials(int splits, int c) {
+    return (double *)rt_cuda_scratch_get(&partials, sizeof(double) * 2 * (size_t)splits * c, "batch-norm partial sums");
+}
+
+void bn_finish_stats(float *save_mean, float *save_inv_std, float *running_mean, float *running_var,
+                     const double *part, int splits, int c, long m, float momentum, float eps) {
+    bn_finish_stats_kernel<<<rt_blocks(c), RT_THREADS, 0, rt_stream()>>>(save_mean, save_inv_std, running_mean,
+                                                                         running_var, part, splits, c, m, momentum, eps);
+    CUDA_LAUNCHED();
+}
+
+void bn_finish_grads(float *dgamma, float *dbeta, const double *part, int splits, int c) {
+    bn_finish_grads_kernel<<<rt_blocks(c), RT_THREADS, 0, rt_stream()>>>(dgamma, dbeta, part, splits, c);
+    CUDA_LAUNCHED();
+}
 
 void cuda_batchnorm_stats_train(float *save_mean, float *save_inv_std, float *running_mean, float *running_var,
                                 const void *in, int n, int c, int hw, float momentum, float eps) {
     bn_split sp = split_of(n, c, hw);
-    double *part = (double *)rt_cuda_scratch_get(&partials, sizeof(double) * 2 * (size_t)sp.splits * c,
-                                                 "batch-norm partial sums");
+    double *part = bn_partials(sp.splits, c);
     RT_ACT_DISPATCH(bn_partial_stats_kernel<T><<<dim3(sp.splits, c), BN_THREADS, 0, rt_stream()>>>(
         part, (const T *)in, n, c, hw, sp.per));
     CUDA_LAUNCHED();
-    bn_finish_stats_kernel<<<rt_blocks(c), RT_THREADS, 0, rt_stream()>>>(
-        save_mean, save_inv_std, running_mean, running_var, part, sp.splits, c, (long)n * hw, momentum, eps);
-    CUDA_LAUNCHED();
+    bn_finish_stats(save_mean, save_inv_std, running_mean, running_var, part, sp.splits, c, (long)n * hw, momentum,
+                    eps);
 }
 
 void cuda_batchnorm_stats_eval(float *save_mean, float *save_inv_std, const float *running_mean,
@@ -178,14 +186,12 @@ void cuda_batchnorm_backward(void *din, float *dgamma, float *dbeta, const void 
                              const void *in, const float *gamma, const float *save_mean,
                              const float *save_inv_std, int n, int c, int hw) {
     bn_split sp = split_of(n, c, hw);
-    double *part = (double *)rt_cuda_scratch_get(&partials, sizeof(double) * 2 * (size_t)sp.splits * c,
-                                                 "batch-norm partial sums");
+    double *part = bn_partials(sp.splits, c);
     dim3 grid(sp.splits, c);
     RT_ACT_DISPATCH(bn_partial_grads_kernel<T><<<grid, BN_THREADS, 0, rt_stream()>>>(
         part, (const T *)dout, (const T *)relu_out, (const T *)in, save_mean, save_inv_std, n, c, hw, sp.per));
     CUDA_LAUNCHED();
-    bn_finish_grads_kernel<<<rt_blocks(c), RT_THREADS, 0, rt_stream()>>>(dgamma, dbeta, part, sp.splits, c);
-    CUDA_LAUNCHED();
+    bn_finish_grads(dgamma, dbeta, part, sp.splits, c);
     if (!din) return;
     RT_ACT_DISPATCH(bn_input_grad_kernel<T><<<grid, BN_THREADS, 0, rt_stream()>>>(
         (T *)din, (const T *)dout, (const T *)relu_out, (const T *)in, gamma, dgamma, dbeta, save_mean,

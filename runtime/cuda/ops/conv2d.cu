@@ -1,17 +1,19 @@
-/* 2-D convolution through cuDNN (NCHW; FP32, or BF16/FP16 storage with FP32 accumulation on
- * tensor cores): descriptors per layer, algorithms timed once at start-up and shared by
- * layers of equal shape, one shared workspace. In 16-bit modes cuDNN writes the weight
- * gradient in the activation type into the top of the workspace, and a cast widens it into
- * the FP32 gradient buffer the optimizer and the all-reduce read.
- * Layout: NCHW. NHWC would let cuDNN skip its internal transposes on tensor cores, but every
- * other op (batch norm, pooling, the fused kernels) indexes channels as NCHW; switching the
- * whole net's layout is the next step, not a conv-only change. */
+/* 2-D convolution through cuDNN (FP32, or BF16/FP16 storage with FP32 accumulation on tensor
+ * cores): descriptors per layer, algorithms timed once at start-up and shared by layers of
+ * equal shape, one shared workspace. In 16-bit modes cuDNN writes the weight gradient in the
+ * activation type into the top of the workspace, and a cast widens it into the FP32 gradient
+ * buffer the optimizer and the all-reduce read.
+ * Layout: NCHW, or channels-last (NHWC, 16-bit modes only) where the whole net runs in it:
+ * cuDNN's tensor-core kernels then need no internal transposes. In NHWC the weight is read
+ * as [K][R][S][C] (rt_cuda_conv_weight_nhwc makes that copy of the [K][C][R][S] parameters)
+ * and its gradient is transposed back to [K][C][R][S] as it is widened. */
 #include <stdlib.h>
 #include <string.h>
 #include "../cuda_libs.cuh"
 
 struct rt_cuda_conv {
     rt_conv_shape s;
+    int nhwc;            /* channels-last tensors and [K][R][S][C] weights */
     int selected, no_din;
     rt_cuda_act act;     /* element type of the descriptors */
     size_t dw_scratch;   /* bytes of the 16-bit weight gradient at the workspace's top; 0 in FP32 */
@@ -32,9 +34,12 @@ static int n_convs;
 static void *workspace;
 static size_t workspace_bytes;
 
-rt_cuda_conv *rt_cuda_conv_create(const rt_conv_shape *s) {
+static long weight_elems(const rt_conv_shape *s) { return (long)s->oc * (s->c / s->groups) * s->kh * s->kw; }
+
+static rt_cuda_conv *conv_create(const rt_conv_shape *s, int nhwc) {
     rt_cuda_conv *c = (rt_cuda_conv *)rt_xcalloc(1, sizeof *c);
     c->s = *s;
+    c->nhwc = nhwc;
     CUDNN_CHECK(cudnnCreateTensorDescriptor(&c->x));
     CUDNN_CHECK(cudnnCreateTensorDescriptor(&c->y));
     CUDNN_CHECK(cudnnCreateFilterDescriptor(&c->w));
@@ -42,11 +47,15 @@ rt_cuda_conv *rt_cuda_conv_create(const rt_conv_shape *s) {
     rt_cuda_act act = c->act = rt_cuda_act_type();
     cudnnDataType_t dt = act == RT_ACT_BF16 ? CUDNN_DATA_BFLOAT16 : act == RT_ACT_F16 ? CUDNN_DATA_HALF
                                                                                       : CUDNN_DATA_FLOAT;
-    long w_elems = (long)s->oc * (s->c / s->groups) * s->kh * s->kw;
+    long w_elems = weight_elems(s);
     c->dw_scratch = act == RT_ACT_F32 ? 0 : ((size_t)w_elems * 2 + 255) / 256 * 256;
-    CUDNN_CHECK(cudnnSetTensor4dDescriptor(c->x, CUDNN_TENSOR_NCHW, dt, s->n, s->c, s->h, s->w));
-    CUDNN_CHECK(cudnnSetTensor4dDescriptor(c->y, CUDNN_TENSOR_NCHW, dt, s->n, s->oc, s->oh, s->ow));
-    CUDNN_CHECK(cudnnSetFilter4dDescriptor(c->w, dt, CUDNN_TENSOR_NCHW, s->oc, s->c / s->groups, s->kh, s->kw));
+    if (nhwc && act == RT_ACT_F32)
+        rt_die_hint("build with precision.compute BF16 or FP16, or without --layout nhwc",
+                    "conv2d: the channels-last layout is for 16-bit activations only");
+    cudnnTensorFormat_t f = nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+    CUDNN_CHECK(cudnnSetTensor4dDescriptor(c->x, f, dt, s->n, s->c, s->h, s->w));
+    CUDNN_CHECK(cudnnSetTensor4dDescriptor(c->y, f, dt, s->n, s->oc, s->oh, s->ow));
+    CUDNN_CHECK(cudnnSetFilter4dDescriptor(c->w, dt, f, s->oc, s->c / s->groups, s->kh, s->kw));
     /* Accumulation is FP32 in every mode. */
     CUDNN_CHECK(cudnnSetConvolution2dDescriptor(c->conv, s->ph, s->pw, s->sh, s->sw, s->dh, s->dw,
                                                 CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
@@ -63,6 +72,34 @@ rt_cuda_conv *rt_cuda_conv_create(const rt_conv_shape *s) {
     if (!all_convs) rt_die("out of host memory");
     all_convs[n_convs++] = c;
     return c;
+}
+
+rt_cuda_conv *rt_cuda_conv_create(const rt_conv_shape *s) { return conv_create(s, 0); }
+rt_cuda_conv *rt_cuda_conv_create_nhwc(const rt_conv_shape *s) { return conv_create(s, 1); }
+
+/* [K][C][R][S] -> [K][R][S][C] (c: input channels per group, rs: kernel positions). */
+template <typename T> __global__ void kcrs_to_krsc_kernel(T *dst, const T *src, long total, int c, int rs) {
+    GRID_STRIDE(i, total) {
+        int ch = (int)(i % c);
+        long t = i / c;
+        dst[i] = src[(t / rs * c + ch) * rs + t % rs];
+    }
+}
+
+/* [K][R][S][C] (activation type) -> [K][C][R][S] (FP32). */
+template <typename T> __global__ void krsc_to_kcrs_kernel(float *dst, const T *src, long total, int c, int rs) {
+    GRID_STRIDE(i, total) {
+        int p = (int)(i % rs);
+        long t = i / rs;
+        dst[i] = rt_ld(src[(t / c * rs + p) * c + t % c]);
+    }
+}
+
+void rt_cuda_conv_weight_nhwc(const rt_cuda_conv *c, void *dst, const void *src) {
+    long n = weight_elems(&c->s);
+    RT_ACT_DISPATCH(kcrs_to_krsc_kernel<T><<<rt_blocks(n), RT_THREADS, 0, rt_stream()>>>(
+        (T *)dst, (const T *)src, n, c->s.c / c->s.groups, c->s.kh * c->s.kw));
+    CUDA_LAUNCHED();
 }
 
 static int deterministic_only(void) {
@@ -96,7 +133,7 @@ static int deterministic_only(void) {
 static int same_shape(const rt_cuda_conv *a, const rt_cuda_conv *b) {
     rt_conv_shape sa = a->s, sb = b->s;
     sa.din_add = sb.din_add = 0;
-    return memcmp(&sa, &sb, sizeof sa) == 0 && a->act == b->act;
+    return memcmp(&sa, &sb, sizeof sa) == 0 && a->act == b->act && a->nhwc == b->nhwc;
 }
 
 static size_t conv_workspace(const rt_cuda_conv *c) {
@@ -171,8 +208,14 @@ void cuda_conv2d_backward(const rt_cuda_conv *c, void *din, float *dweight, cons
     CUDNN_CHECK(cudnnSetConvolutionMathType(c->conv, c->bwd_filter_math));
     CUDNN_CHECK(cudnnConvolutionBackwardFilter(rt_cudnn(), &one, c->x, in, c->y, dout, c->conv, c->bwd_filter,
                                                workspace, ws, &zero, c->w, dw));
-    if (c->dw_scratch)
-        rt_cuda_from_act(dweight, dw, (long)c->s.oc * (c->s.c / c->s.groups) * c->s.kh * c->s.kw);
+    long nw = weight_elems(&c->s);
+    if (c->nhwc) {
+        RT_ACT_DISPATCH(krsc_to_kcrs_kernel<T><<<rt_blocks(nw), RT_THREADS, 0, rt_stream()>>>(
+            dweight, (const T *)dw, nw, c->s.c / c->s.groups, c->s.kh * c->s.kw));
+        CUDA_LAUNCHED();
+    } else if (c->dw_scratch) {
+        rt_cuda_from_act(dweight, dw, nw);
+    }
     if (!din) return;
     if (c->no_din) rt_die("conv2d: backward asked for din of a layer selected without it");
     /* din_add: din already holds another consumer's gradient; cuDNN adds to it (beta = 1),

@@ -1,0 +1,21 @@
+/* Shared by the batch-norm ops of both layouts (batchnorm.cu: NCHW, batchnorm_nhwc.cu): the
+ * per-(channel, block) partial sums they leave in one scratch buffer, part[2 * (ch * splits +
+ * s) + k], and the kernels that add them up in a fixed order. */
+#ifndef RT_CUDA_BATCHNORM_SUMS_CUH
+#define RT_CUDA_BATCHNORM_SUMS_CUH
+#include "../cuda_common.cuh"
+
+/* Room for splits x c pairs; grows on the first, uncaptured step (rt_cuda_scratch). */
+double *bn_partials(int splits, int c);
+/* Batch statistics from sums of x and x^2 over m values per channel, and torch's running-stat
+ * update (unbiased variance). */
+void bn_finish_stats(float *save_mean, float *save_inv_std, float *running_mean, float *running_var,
+                     const double *part, int splits, int c, long m, float momentum, float eps);
+/* dgamma = sum dy·xhat, dbeta = sum dy. */
+void bn_finish_grads(float *dgamma, float *dbeta, const double *part, int splits, int c);
+
+/* dy after the following ReLU's mask (relu_out: that ReLU's output; NULL: none). */
+template <typename T> __device__ static inline float bn_dy(const T *dout, const T *relu_out, long i) {
+    return relu_out && !(rt_ld(relu_out[i]) > 0.0f) ? 0.0f : rt_ld(dout[i]);
+}
+#endif
