@@ -92,11 +92,24 @@ static int write_cuda_sources(const char *spec_path, const char *emit_dir, ir_ne
     }
     cuda_precision prec = run->compute == RUN_TF32 ? CUDA_TF32 : run->compute == RUN_BF16 ? CUDA_BF16
                         : run->compute == RUN_FP16 ? CUDA_FP16 : CUDA_FP32;
+    if (opt->nhwc) {
+        char why[512];
+        if (prec != CUDA_BF16 && prec != CUDA_FP16) {
+            fprintf(stderr, "%s: error: --layout nhwc is for 16-bit activations, and this spec computes in %s\n"
+                            "  hint: set precision { compute: BF16 } (or FP16), or build without --layout nhwc\n",
+                    spec_path, prec == CUDA_TF32 ? "TF32" : "FP32");
+            return 1;
+        }
+        if (cuda_nhwc_check(net, why, sizeof why) >= 0) {
+            fprintf(stderr, "%s\n  hint: build without --layout nhwc (NCHW runs every op)\n", why);
+            return 1;
+        }
+    }
     cuda_fuse_plan fp;
     cuda_fuse(&fp, net, opt->fuse, prec == CUDA_BF16 || prec == CUDA_FP16 ? 2 : 4);
     cuda_emit_info ci = { info, prec,
                           run->loss_scale == RUN_LOSS_SCALE_DYNAMIC ? 2 : run->loss_scale == RUN_LOSS_SCALE_STATIC ? 1 : 0,
-                          run->init_scale, opt->fuse };
+                          run->init_scale, opt->fuse, opt->nhwc };
     cuda_args ca = { net, &fp, &ci };
     char path[4096];
     int rc = 0;
@@ -125,7 +138,7 @@ static int run_command(char *const argv[]) {
 }
 
 int build_emit(const char *spec_path, const char *emit_dir, int quiet) {
-    build_options opt = { BACKEND_CPU, 1 };
+    build_options opt = { BACKEND_CPU, 1, 0 };
     return build_emit_opts(spec_path, emit_dir, quiet, &opt);
 }
 
@@ -189,7 +202,7 @@ int build_emit_opts(const char *spec_path, const char *emit_dir, int quiet, cons
 }
 
 int build_binary(const char *spec_path, const char *out_bin, const char *emit_dir_opt) {
-    build_options opt = { BACKEND_CPU, 1 };
+    build_options opt = { BACKEND_CPU, 1, 0 };
     return build_binary_opts(spec_path, out_bin, emit_dir_opt, &opt);
 }
 

@@ -19,12 +19,43 @@ typedef struct {
 static const char *const precision_names[] = { "FP32", "TF32", "BF16", "FP16" };
 static const char *const precision_enums[] = { "RT_CUDA_FP32", "RT_CUDA_TF32", "RT_CUDA_BF16", "RT_CUDA_FP16" };
 static int half_of(const cuda_emit_info *ci) { return ci->precision == CUDA_BF16 || ci->precision == CUDA_FP16; }
+/* Channels-last builds call the runtime's _nhwc variants and read the conv weights' WN copy. */
+static const char *sfx(const emitter *e) { return e->ci->nhwc ? "_nhwc" : ""; }
+static const char *wname(const emitter *e) { return e->ci->nhwc ? "wnhwc" : "wact"; }
 
 static const char *src_path(const ir_op *op) { return op->loc.file ? op->loc.file->path : "?"; }
 
 static void comment(FILE *out, const ir_op *op, const char *what) {
     fprintf(out, "    /* %s \"%s\" (%s) at %s:%d */\n", what, op->name, ir_op_names[op->kind], src_path(op),
             op->loc.line);
+}
+
+/* What --layout nhwc covers: the ops of the ResNet family. A value's layout only matters
+ * where it has positions (hw > 1); past global pooling every op reads [N, C] alike. */
+int cuda_nhwc_check(const ir_net *net, char *why, size_t cap) {
+    for (int i = 0; i < net->n_ops; i++) {
+        const ir_op *op = &net->ops[i];
+        int spatial_in = op->in_h * op->in_w > 1, spatial_out = op->h * op->w > 1;
+        const char *no = NULL;
+        switch (op->kind) {
+        case IR_CONV:
+            if (op->b_off >= 0 && spatial_out) no = "a conv with a bias (its gradient is summed over NCHW planes)";
+            break;
+        case IR_LINEAR: case IR_FLATTEN: case IR_DROPOUT:
+            if (spatial_in) no = "this op on a tensor with positions (it reads channels-first order)";
+            break;
+        case IR_BN: case IR_RELU: case IR_GELU: case IR_ADD: case IR_MAXPOOL: case IR_GAP: case IR_LAYER_SCALE:
+        case IR_DROP_PATH:
+            break;
+        default: no = "this op"; break;
+        }
+        if (no) {
+            snprintf(why, cap, "%s:%d: layer \"%s\" (%s): --layout nhwc does not support %s yet", src_path(op),
+                     op->loc.line, op->name, ir_op_names[op->kind], no);
+            return i;
+        }
+    }
+    return -1;
 }
 
 static void emit_banner(FILE *out, const cuda_emit_info *ci) {
@@ -37,7 +68,7 @@ static void emit_banner(FILE *out, const cuda_emit_info *ci) {
             " * below (plan.txt beside this file); ops run on one CUDA stream, in this order, and\n"
             " * a training step (forward, loss, backward) and the optimizer step are each captured\n"
             " * once into a CUDA graph and replayed (--no-graph: launched one by one).\n"
-            " * Fused elementwise kernels of this net are in kernels.cu%s; precision: %s. */\n"
+            " * Fused elementwise kernels of this net are in kernels.cu%s; precision: %s%s. */\n"
             "#include <stdio.h>\n"
             "#include <string.h>\n"
             "#include \"rt_core.h\"\n"
@@ -52,7 +83,8 @@ static void emit_banner(FILE *out, const cuda_emit_info *ci) {
             ci->precision == CUDA_FP32 ? "FP32"
             : ci->precision == CUDA_TF32 ? "TF32 tensor cores, FP32 storage"
             : ci->precision == CUDA_BF16 ? "BF16 activations and tensor cores, FP32 master weights"
-                                         : "FP16 activations and tensor cores, FP32 master weights, loss scaling");
+                                         : "FP16 activations and tensor cores, FP32 master weights, loss scaling",
+            ci->nhwc ? "; activations channels-last [N,H,W,C] (--layout nhwc)" : "");
 }
 
 /* Same names and offsets as the CPU model.c, over device pointers. */
@@ -80,6 +112,9 @@ static void emit_layout(emitter *e) {
                     op->w_off, op->w_count, op->ident, op->w_off);
         if (op->w_off >= 0 && (op->kind == IR_CONV || op->kind == IR_LINEAR))
             fprintf(out, "#define %s_wact (WA + %ld)\n", op->ident, op->w_off);
+        if (op->w_off >= 0 && op->kind == IR_CONV && e->ci->nhwc)
+            fprintf(out, "#define %s_wnhwc (WN + %ld)  /* [K][R][S][C], from %s_wact */\n", op->ident, op->w_off,
+                    op->ident);
         if (op->b_off >= 0)
             fprintf(out, "#define %s_bias (P + %ld)  /* %ld */\n#define %s_dbias (G + %ld)\n", op->ident, op->b_off,
                     op->b_count, op->ident, op->b_off);
@@ -94,8 +129,12 @@ static void emit_layout(emitter *e) {
         if (ts->bytes == 0) continue;   /* never materialized: fused away */
         switch (ts->kind) {
         case T_ACT:
-            fprintf(out, "#define %s_out ((act_t *)(arena + %ld))  /* [%d,%d,%d,%d] */\n", op->ident, ts->offset,
-                    net->batch, op->c, op->h, op->w);
+            if (e->ci->nhwc)
+                fprintf(out, "#define %s_out ((act_t *)(arena + %ld))  /* [%d,%d,%d,%d] NHWC */\n", op->ident,
+                        ts->offset, net->batch, op->h, op->w, op->c);
+            else
+                fprintf(out, "#define %s_out ((act_t *)(arena + %ld))  /* [%d,%d,%d,%d] */\n", op->ident, ts->offset,
+                        net->batch, op->c, op->h, op->w);
             break;
         case T_GRAD: fprintf(out, "#define %s_dout ((act_t *)(arena + %ld))\n", op->ident, ts->offset); break;
         case T_SAVED:
@@ -135,6 +174,7 @@ static void emit_shapes(emitter *e) {
                  "static struct {\n"
                  "    float *P, *G, *S, *state;   /* params, grads, BN buffers, optimizer state */\n"
                  "    act_t *WA;                  /* compute copy of the params (P itself in FP32) */\n"
+                 "%s"
                  "    unsigned char *arena;       /* the static plan */\n"
                  "    uint8_t *x_u8;              /* the batch as the host sends it: bytes, cropped and flipped */\n"
                  "    float *lut;                 /* [IN_C][256]: what a byte becomes (rt_normalize_lut) */\n"
@@ -146,7 +186,8 @@ static void emit_shapes(emitter *e) {
                  "    void *work;                 /* cuDNN workspace, shared by every conv */\n"
                  "    rt_cuda_optim *optim;\n"
                  "    rt_cuda_graph *step_graph, *optim_graph;\n"
-                 "} dev;\n\n");
+                 "} dev;\n\n",
+            e->ci->nhwc ? "    act_t *WN;                  /* the conv weights channels-last, from WA */\n" : "");
     fprintf(out, "/* Per-layer library plans: cuDNN descriptors and algorithms, cuBLASLt layouts. */\n");
     for (int i = 0; i < net->n_ops; i++) {
         const ir_op *op = &net->ops[i];
@@ -185,7 +226,7 @@ static void emit_forward_op(emitter *e, int i) {
     switch (op->kind) {
     case IR_CONV: case IR_LINEAR:
         if (op->kind == IR_CONV)
-            fprintf(out, "    cuda_conv2d_forward(%s_conv, %s_out, %s, %s_wact);\n", id, id, in, id);
+            fprintf(out, "    cuda_conv2d_forward(%s_conv, %s_out, %s, %s_%s);\n", id, id, in, id, wname(e));
         else
             fprintf(out, "    cuda_linear_forward(%s_gemm, %s_out, %s, %s_wact);\n", id, id, in, id);
         if (op->b_off >= 0) fprintf(out, "    fused_%s_bias(%s, %s_out, %s_bias);\n", id, dst, id, id);
@@ -193,12 +234,12 @@ static void emit_forward_op(emitter *e, int i) {
     case IR_BN:
         fprintf(out,
                 "    if (ctx->training)\n"
-                "        cuda_batchnorm_stats_train(%s_saved, %s_saved + %d, %s_running_mean, %s_running_var, %s,\n"
+                "        cuda_batchnorm_stats_train%s(%s_saved, %s_saved + %d, %s_running_mean, %s_running_var, %s,\n"
                 "                                   BATCH, %d, %ld, %.9gf, %.9gf);\n"
                 "    else\n"
                 "        cuda_batchnorm_stats_eval(%s_saved, %s_saved + %d, %s_running_mean, %s_running_var, %d, %.9gf);\n"
                 "    fused_%s_apply(%s, %s, %s_weight, %s_bias, %s_saved, %s_saved + %d);\n",
-                id, id, op->c, id, id, in, op->c, ir_hw(op), op->momentum, op->eps, id, id, op->c, id, id, op->c,
+                sfx(e), id, id, op->c, id, id, in, op->c, ir_hw(op), op->momentum, op->eps, id, id, op->c, id, id, op->c,
                 op->eps, id, dst, in, id, id, id, id, op->c);
         break;
     case IR_LN:
@@ -207,10 +248,13 @@ static void emit_forward_op(emitter *e, int i) {
         break;
     case IR_RELU: fprintf(out, "    cuda_relu_forward(%s_out, %s, %ld);\n", id, in, n); break;
     case IR_GELU: fprintf(out, "    cuda_gelu_forward(%s_out, %s, %ld);\n", id, in, n); break;
-    case IR_MAXPOOL: fprintf(out, "    cuda_maxpool2d_forward(%s_out, %s_saved, %s, &%s_shape);\n", id, id, in, id); break;
+    case IR_MAXPOOL:
+        fprintf(out, "    cuda_maxpool2d_forward%s(%s_out, %s_saved, %s, &%s_shape);\n", sfx(e), id, id, in, id);
+        break;
     case IR_AVGPOOL: fprintf(out, "    cuda_avgpool2d_forward(%s_out, %s, &%s_shape);\n", id, in, id); break;
     case IR_GAP:
-        fprintf(out, "    cuda_global_avgpool_forward(%s_out, %s, BATCH, %d, %d);\n", id, in, op->in_c, op->in_h * op->in_w);
+        fprintf(out, "    cuda_global_avgpool_forward%s(%s_out, %s, BATCH, %d, %d);\n", sfx(e), id, in, op->in_c,
+                op->in_h * op->in_w);
         break;
     case IR_DROPOUT:
         fprintf(out, "    fused_%s_forward(%s_out, %s, dev.seed, %d, ctx->first_sample * %ldL, ctx->training);\n",
@@ -312,7 +356,8 @@ static void emit_backward_op(emitter *e, int j) {
         if (op->b_off >= 0 && fp->kind[j] != FUSE_BIAS_RELU)
             fprintf(out, "    cuda_bias_backward(%s_dbias, NULL, %s, NULL, BATCH, %d, %ld);\n", id, o, op->c, ir_hw(op));
         if (op->kind == IR_CONV)
-            fprintf(out, "    cuda_conv2d_backward(%s_conv, %s, %s_dweight, %s, %s, %s_wact);\n", id, din, id, o, in, id);
+            fprintf(out, "    cuda_conv2d_backward(%s_conv, %s, %s_dweight, %s, %s, %s_%s);\n", id, din, id, o, in, id,
+                    wname(e));
         else
             fprintf(out, "    cuda_linear_backward(%s_gemm, %s, %s_dweight, %s, %s, %s_wact);\n", id, din, id, o, in, id);
         break;
@@ -320,8 +365,8 @@ static void emit_backward_op(emitter *e, int j) {
         char mask[128];
         if (r >= 0) snprintf(mask, sizeof mask, "%s_out", net->ops[r].ident);
         else snprintf(mask, sizeof mask, "NULL");
-        fprintf(out, "    cuda_batchnorm_backward(%s, %s_dweight, %s_dbias, %s, %s, %s, %s_weight, %s_saved, %s_saved + %d, BATCH, %d, %ld);\n",
-                din, id, id, o, mask, in, id, id, id, op->c, op->c, ir_hw(op));
+        fprintf(out, "    cuda_batchnorm_backward%s(%s, %s_dweight, %s_dbias, %s, %s, %s, %s_weight, %s_saved, %s_saved + %d, BATCH, %d, %ld);\n",
+                sfx(e), din, id, id, o, mask, in, id, id, id, op->c, op->c, ir_hw(op));
         break;
     }
     case IR_LN:
@@ -330,10 +375,13 @@ static void emit_backward_op(emitter *e, int j) {
         break;
     case IR_RELU: fprintf(out, "    cuda_relu_backward(%s, %s, %s_out, %ld);\n", din, o, id, n); break;
     case IR_GELU: fprintf(out, "    cuda_gelu_backward(%s, %s, %s, %ld);\n", din, o, in, n); break;
-    case IR_MAXPOOL: fprintf(out, "    cuda_maxpool2d_backward(%s, %s, %s_saved, &%s_shape);\n", din, o, id, id); break;
+    case IR_MAXPOOL:
+        fprintf(out, "    cuda_maxpool2d_backward%s(%s, %s, %s_saved, &%s_shape);\n", sfx(e), din, o, id, id);
+        break;
     case IR_AVGPOOL: fprintf(out, "    cuda_avgpool2d_backward(%s, %s, &%s_shape);\n", din, o, id); break;
     case IR_GAP:
-        fprintf(out, "    cuda_global_avgpool_backward(%s, %s, BATCH, %d, %d);\n", din, o, op->in_c, op->in_h * op->in_w);
+        fprintf(out, "    cuda_global_avgpool_backward%s(%s, %s, BATCH, %d, %d);\n", sfx(e), din, o, op->in_c,
+                op->in_h * op->in_w);
         break;
     case IR_DROPOUT:
         fprintf(out, "    fused_%s_backward(%s, %s, dev.seed, %d, ctx->first_sample * %ldL);\n", id, din, o, j,
@@ -392,10 +440,11 @@ static void emit_functions(emitter *e) {
     char lg[128], lo[128];
     fprintf(out, "static void forward(rt_model_ctx *ctx) {\n"
                  "    float *P = dev.P, *S = dev.S;\n"
-                 "    const act_t *WA = dev.WA;\n"
+                 "    const act_t *WA = dev.WA;\n%s"
                  "    unsigned char *arena = dev.arena;\n"
                  "    const act_t *x = dev.x;\n"
-                 "    (void)P, (void)S, (void)WA, (void)arena, (void)x;\n");
+                 "    (void)P, (void)S, (void)WA, (void)arena, (void)x;\n",
+            e->ci->nhwc ? "    const act_t *WN = dev.WN;\n" : "");
     for (int i = 0; i < net->n_ops; i++) emit_forward_op(e, i);
     fprintf(out, "}\n\n");
 
@@ -405,18 +454,18 @@ static void emit_functions(emitter *e) {
                  "static void put_batch(rt_model_ctx *ctx, const void *x_host, const int32_t *y_host) {\n"
                  "    rt_cuda_pin_host((void *)x_host, BATCH * IMAGE);\n"
                  "    rt_cuda_copy_h2d(dev.x_u8, x_host, BATCH * IMAGE);\n"
-                 "    rt_cuda_normalize_input(dev.x, dev.x_u8, dev.lut, BATCH * IMAGE, %d, %ldL);\n"
+                 "    rt_cuda_normalize_input%s(dev.x, dev.x_u8, dev.lut, BATCH * IMAGE, %d, %ldL);\n"
                  "    if (y_host) rt_cuda_copy_h2d(dev.y, y_host, sizeof(int32_t) * BATCH);\n"
                  "    rt_cuda_copy_h2d(dev.seed, &ctx->step_seed, sizeof ctx->step_seed);\n"
                  "}\n\n",
-            net->in_c, (long)net->in_h * net->in_w);
+            sfx(e), net->in_c, (long)net->in_h * net->in_w);
     fprintf(out, "/* Forward, loss and backward of one batch: device work only, captured once into a CUDA\n"
                  " * graph (rt_cuda_graph_run). Gradients are overwritten in G; with several ranks every\n"
                  " * bucket is all-reduced on NCCL's stream as soon as it is complete. */\n"
                  "static void train_step_device(void *arg) {\n"
                  "    rt_model_ctx *ctx = arg;\n"
                  "    float *P = dev.P, *G = dev.G;\n"
-                 "    const act_t *WA = dev.WA;\n"
+                 "    const act_t *WA = dev.WA;\n%s"
                  "    unsigned char *arena = dev.arena;\n"
                  "    const act_t *x = dev.x;\n"
                  "    (void)P, (void)G, (void)WA, (void)x;\n"
@@ -424,6 +473,7 @@ static void emit_functions(emitter *e) {
                  "    /* softmax cross-entropy, label smoothing %g, fused with its gradient%s */\n"
                  "    cuda_softmax_xent(dev.loss, %s, %s, dev.y, BATCH, CLASSES, %.9gf, 1.0f / BATCH,\n"
                  "                      rt_cuda_optim_loss_scale(dev.optim));\n",
+            e->ci->nhwc ? "    const act_t *WN = dev.WN;\n" : "",
             net->label_smoothing, e->ci->loss_scale ? " (times the loss scale)" : "",
             ir_grad_name(net, last, lg, sizeof lg), ir_value_name(net, last, lo, sizeof lo), net->label_smoothing);
     e->grad_written = calloc((size_t)net->n_ops + 1, sizeof(int));
@@ -502,6 +552,18 @@ static void emit_device_hooks(emitter *e, const cuda_emit_info *ci, int n_tensor
     const ir_net *net = e->net;
     FILE *out = e->out;
     int half = half_of(ci);
+    if (ci->nhwc) {
+        fprintf(out, "/* The channels-last copies of the conv weights ([K][R][S][C]) from WA: after every change\n"
+                     " * of WA (upload, each optimizer step). */\n"
+                     "static void weights_nhwc(void) {\n"
+                     "    const act_t *WA = dev.WA;\n"
+                     "    act_t *WN = dev.WN;\n");
+        for (int i = 0; i < net->n_ops; i++)
+            if (net->ops[i].kind == IR_CONV)
+                fprintf(out, "    rt_cuda_conv_weight_nhwc(%s_conv, %s_wnhwc, %s_wact);\n", net->ops[i].ident,
+                        net->ops[i].ident, net->ops[i].ident);
+        fprintf(out, "}\n\n");
+    }
     fprintf(out, "static void upload(rt_model_ctx *ctx, const rt_run_config *run, const float *opt_state, long n_state) {\n"
                  "    rt_cuda_init(rt_cuda_device_from_env(), %s);\n"
                  "    if (ctx->no_graph) rt_cuda_graph_disable();\n"
@@ -512,9 +574,9 @@ static void emit_device_hooks(emitter *e, const cuda_emit_info *ci, int n_tensor
     for (int i = 0; i < net->n_ops; i++) {
         const ir_op *op = &net->ops[i];
         if (op->kind == IR_CONV)
-            fprintf(out, "    %s_conv = rt_cuda_conv_create(&%s_shape);\n"
+            fprintf(out, "    %s_conv = rt_cuda_conv_create%s(&%s_shape);\n"
                          "    if ((w = rt_cuda_conv_select(%s_conv, %d, cap)) > work) work = w;\n",
-                    op->ident, op->ident, op->ident, ir_root(net, op->in[0]) == 0);
+                    op->ident, sfx(e), op->ident, op->ident, ir_root(net, op->in[0]) == 0);
         if (op->kind == IR_LINEAR)
             fprintf(out, "    %s_gemm = rt_cuda_linear_create(BATCH, %d, %d);\n", op->ident,
                     op->in_c * op->in_h * op->in_w, op->c);
@@ -524,6 +586,7 @@ static void emit_device_hooks(emitter *e, const cuda_emit_info *ci, int n_tensor
             "     * `trainc show --device-memory` uses too) */\n"
             "    rt_devmem mem = rt_devmem_plan(N_PARAMS, N_BUFFERS, n_state, (int)sizeof(act_t), ARENA_BYTES, BATCH,\n"
             "                                   IMAGE, CLASSES, work);\n"
+            "%s"
             "    rt_cuda_check_memory(model.name, mem.fixed, mem.per_sample, BATCH);\n"
             "    dev.P = rt_cuda_malloc(sizeof(float) * N_PARAMS, \"parameters\");\n"
             "    dev.G = rt_cuda_malloc(sizeof(float) * N_PARAMS, \"gradients\");\n"
@@ -557,10 +620,15 @@ static void emit_device_hooks(emitter *e, const cuda_emit_info *ci, int n_tensor
             "    /* the all-reduce leaves the sum over ranks: the optimizer divides by the world size */\n"
             "    dev.optim = rt_cuda_optim_create(&run->optim, offsets, counts, exempt, %d, run->weight_decay,\n"
             "                                     run->clip_grad_norm, 1.0f / rt_comm_size(ctx->comm));\n",
-            half ? "    dev.WA = rt_cuda_malloc(sizeof(act_t) * N_PARAMS, \"the 16-bit weight copy\");\n" : "    dev.WA = (act_t *)dev.P;\n",
+            ci->nhwc ? "    mem.fixed += sizeof(act_t) * N_PARAMS;   /* WN, the channels-last weights */\n" : "",
+            !half ? "    dev.WA = (act_t *)dev.P;\n"
+            : ci->nhwc ? "    dev.WA = rt_cuda_malloc(sizeof(act_t) * N_PARAMS, \"the 16-bit weight copy\");\n"
+                         "    dev.WN = rt_cuda_malloc(sizeof(act_t) * N_PARAMS, \"the channels-last weight copy\");\n"
+                       : "    dev.WA = rt_cuda_malloc(sizeof(act_t) * N_PARAMS, \"the 16-bit weight copy\");\n",
             net->in_c, net->in_c,
             half ? "    dev.logits = rt_cuda_malloc(sizeof(float) * BATCH * CLASSES, \"the logits for the host\");\n" : "",
-            half ? "    rt_cuda_to_act(dev.WA, dev.P, N_PARAMS);\n" : "",
+            !half ? "" : ci->nhwc ? "    rt_cuda_to_act(dev.WA, dev.P, N_PARAMS);\n    weights_nhwc();\n"
+                                  : "    rt_cuda_to_act(dev.WA, dev.P, N_PARAMS);\n",
             n_tensors, n_tensors, n_tensors, n_tensors, n_tensors);
     if (ci->loss_scale)
         fprintf(out, "    /* precision.loss_scale %s: overflowing steps are skipped and counted */\n"
@@ -579,7 +647,7 @@ static void emit_device_hooks(emitter *e, const cuda_emit_info *ci, int n_tensor
                  "}\n\n"
                  "static void optimizer_device(void *arg) {\n"
                  "    (void)arg;\n"
-                 "    rt_cuda_optim_launch(dev.optim, dev.P, %s, dev.state, dev.G);\n"
+                 "    rt_cuda_optim_launch(dev.optim, dev.P, %s, dev.state, dev.G);\n%s"
                  "}\n\n"
                  "/* The step's scalars go to page-locked memory the captured graph copies from. */\n"
                  "static void optimizer_step(rt_model_ctx *ctx, double lr, long step) {\n"
@@ -592,7 +660,7 @@ static void emit_device_hooks(emitter *e, const cuda_emit_info *ci, int n_tensor
                  "    (void)ctx;\n"
                  "    rt_cuda_broadcast(dev.S, N_BUFFERS);\n"
                  "}\n\n",
-            half ? "dev.WA" : "NULL");
+            half ? "dev.WA" : "NULL", ci->nhwc ? "    weights_nhwc();\n" : "");
     if (ci->loss_scale)
         fprintf(out, "static void loss_scaler(rt_model_ctx *ctx, double state[3], int set) {\n"
                      "    (void)ctx;\n"

@@ -37,7 +37,11 @@ typedef struct {
     int loss_scale;       /* 0 none, 1 static, 2 dynamic (precision.loss_scale) */
     double init_scale;
     int fused;            /* 1 if cuda_fuse ran with enable = 1 (for the banner) */
+    int nhwc;             /* channels-last activations (trainc build --layout nhwc) */
 } cuda_emit_info;
+
+/* The first op the channels-last layout cannot run (why: "path:line: ..."), or -1. */
+int cuda_nhwc_check(const ir_net *net, char *why, size_t cap);
 
 void emit_cuda_model(FILE *out, const ir_net *net, const cuda_fuse_plan *fp, const cuda_emit_info *info);
 void emit_cuda_kernels(FILE *out, const ir_net *net, const cuda_fuse_plan *fp, const cuda_emit_info *info);

@@ -25,10 +25,11 @@ static const char usage_text[] =
     "  print SPEC              the resolved spec in canonical text (what the hash covers)\n"
     "  diff A B                semantic diff of two resolved specs; exit 0 same run,\n"
     "                          1 different, 2 trouble (like diff(1))\n"
-    "  build SPEC -o BIN [--emit-dir DIR] [--backend cpu|cuda] [--no-fuse]\n"
+    "  build SPEC -o BIN [--emit-dir DIR] [--backend cpu|cuda] [--no-fuse] [--layout nchw|nhwc]\n"
     "                          generate the specialized trainer and compile it; cuda\n"
     "                          needs 'make cuda' first; --no-fuse (cuda) runs one kernel\n"
-    "                          per op instead of the fused ones\n"
+    "                          per op instead of the fused ones; --layout nhwc (cuda, BF16\n"
+    "                          or FP16) keeps activations channels-last for tensor cores\n"
     "  schema --markdown       the field reference of the spec language\n"
     "  --version, help\n";
 
@@ -139,7 +140,7 @@ static int cmd_diff(int argc, char **argv) {
 
 static int cmd_build(int argc, char **argv) {
     const char *spec = NULL, *out = NULL, *emit_dir = NULL;
-    build_options opt = { BACKEND_CPU, 1 };
+    build_options opt = { BACKEND_CPU, 1, 0 };
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) out = argv[++i];
         else if (strcmp(argv[i], "--emit-dir") == 0 && i + 1 < argc) emit_dir = argv[++i];
@@ -148,12 +149,18 @@ static int cmd_build(int argc, char **argv) {
             if (strcmp(b, "cpu") == 0) opt.backend = BACKEND_CPU;
             else if (strcmp(b, "cuda") == 0) opt.backend = BACKEND_CUDA;
             else return usage_error("unknown backend '%s' (cpu or cuda)", b);
+        } else if (strcmp(argv[i], "--layout") == 0 && i + 1 < argc) {
+            const char *l = argv[++i];
+            if (strcmp(l, "nchw") == 0) opt.nhwc = 0;
+            else if (strcmp(l, "nhwc") == 0) opt.nhwc = 1;
+            else return usage_error("unknown layout '%s' (nchw or nhwc)", l);
         } else if (strcmp(argv[i], "--no-fuse") == 0) opt.fuse = 0;
         else if (argv[i][0] == '-') return usage_error("unknown or incomplete option '%s' for build", argv[i]);
         else if (spec) return usage_error("build takes one SPEC (extra '%s')", argv[i]);
         else spec = argv[i];
     }
     if (!spec || !out) return usage_error("build needs SPEC and -o BIN%s", "");
+    if (opt.nhwc && opt.backend != BACKEND_CUDA) return usage_error("--layout nhwc needs --backend cuda%s", "");
     return build_binary_opts(spec, out, emit_dir, &opt) ? 1 : 0;
 }
 

@@ -2,7 +2,8 @@
 # The CUDA backend without a GPU (part of `make test`): libtrainrt_cuda, the GPU op test and
 # the CUDA trainers of the example specs (fused and --no-fuse) and of the benchmark nets must compile with nvcc and cc
 # without a single warning; the emitted CUDA sources must equal generated/<name>/cuda/
-# (UPDATE=1 rewrites them); BF16 and FP16 trainers (16-bit activations, loss scaling) compile
+# (UPDATE=1 rewrites them); BF16 and FP16 trainers (16-bit activations, loss scaling) and
+# channels-last ones (--layout nhwc) compile
 # too, with 16-bit act_t in their sources; bad backend options and sync_bn give one clear
 # error; and on a machine without a GPU the trainer refuses with a clear message.
 # Skips, saying so, only when nvcc is absent. One architecture (CHECK_ARCHS, default 90)
@@ -79,6 +80,24 @@ for p in BF16 FP16; do
   fi
 done
 echo "built the ResNet example in BF16 and FP16"
+# Channels-last (--layout nhwc): the ResNet example in BF16 and ResNet-50, emitted and compiled;
+# every conv reads the channels-last weight copy, and the ops take their _nhwc variants.
+nhwc_build() {  # spec, name
+  "$BUILD/trainc" build "$1" -o "$out/$2" --backend cuda --layout nhwc > "$out/$2.log" 2>&1 ||
+    { fail "trainc build --layout nhwc failed for $1:"; tail -20 "$out/$2.log"; return; }
+  if grep -i "warning" "$out/$2.log"; then fail "warnings compiling the NHWC CUDA trainer of $1"; fi
+  local src=$out/$2.src/model.c
+  check_aligned "$src"
+  [ "$(grep -c 'cuda_conv2d_forward(.*_wnhwc);' "$src")" = "$(grep -c 'rt_cuda_conv_create_nhwc' "$src")" ] &&
+    [ "$(grep -c 'rt_cuda_conv_create(' "$src")" = 0 ] && grep -q 'rt_cuda_normalize_input_nhwc' "$src" &&
+    grep -q 'cuda_batchnorm_stats_train_nhwc' "$src" && ! grep -q 'cuda_batchnorm_stats_train(' "$src" ||
+    fail "$2: model.c mixes channels-last and NCHW calls"
+  grep -q 'const int c = (int)(i % ' "$out/$2.src/kernels.cu" || fail "$2: kernels.cu indexes channels as NCHW"
+}
+nhwc_build "$out/resnet_BF16.spec" resnet_nhwc
+printf 'extends: "%s/bench/specs/gpu_resnet50.spec"\nprecision { compute: BF16 }\n' "$(pwd)" > "$out/r50_bf16.spec"
+nhwc_build "$out/r50_bf16.spec" resnet50_nhwc
+echo "built the ResNet example and ResNet-50 channels-last (--layout nhwc)"
 # The benchmark nets (ResNet-50, AlexNet, ConvNeXt-Tiny at batch 256): emitted and compiled only.
 for spec in bench/specs/gpu_*.spec; do
   name=$(basename "$spec" .spec)
@@ -100,6 +119,13 @@ expect_error "unknown backend" "unknown backend 'metal'" \
 printf 'extends: "%s/specs/examples/fmnist_mlp.spec"\nparallel { ranks: 2 sync_bn: true }\n' "$(pwd)" > "$out/syncbn.spec"
 expect_error "sync_bn on the CUDA backend" "sync_bn is not supported by the CUDA backend yet" \
   "$BUILD/trainc" build "$out/syncbn.spec" -o "$out/syncbn" --backend cuda
+expect_error "--layout nhwc in FP32" "is for 16-bit activations" \
+  "$BUILD/trainc" build specs/examples/fmnist_resnet.spec -o "$out/x" --backend cuda --layout nhwc
+printf 'extends: "%s/specs/examples/fmnist_lenet.spec"\nprecision { compute: BF16 }\n' "$(pwd)" > "$out/lenet_bf16.spec"
+expect_error "--layout nhwc with an op it does not cover" "does not support a conv with a bias" \
+  "$BUILD/trainc" build "$out/lenet_bf16.spec" -o "$out/x" --backend cuda --layout nhwc
+expect_error "--layout nhwc on the CPU" "needs --backend cuda" \
+  "$BUILD/trainc" build specs/examples/fmnist_resnet.spec -o "$out/x" --layout nhwc
 TRAINC_CUDA_ENV=$out/missing.env expect_error "CUDA runtime not built" "make cuda" \
   "$BUILD/trainc" build specs/examples/fmnist_mlp.spec -o "$out/x" --backend cuda
 

@@ -9,7 +9,8 @@
 #     within 5e-2 over 20 steps; the FP16 run logs skipped_steps
 #  4. end to end: fmnist_lenet on the GPU must reach the CPU trainer's bar, 92% test top-1,
 #     in FP32 and in BF16
-#  5. compute-sanitizer (memcheck) clean on ops_mix, FP32 and FP16
+#  5. channels-last: the ResNet example in BF16 with --layout nhwc vs NCHW (5e-2, 20 steps)
+#     and memcheck-clean; compute-sanitizer (memcheck) clean on ops_mix, FP32 and FP16
 #  6. with 2 or more GPUs: ops_mix on 2 ranks (mpirun, NCCL buckets) vs the CPU trainer on 2
 #     ranks (losses within 1e-3); with one GPU this step says it did not run
 # Environment: BUILD (build), FMNIST_DIR (Fashion-MNIST IDX files; default the Debian
@@ -100,6 +101,26 @@ assert evals and evals[-1]["top1"] >= 0.92, "below the 92% bar"
 PY
 }
 step "fmnist_lenet end to end in BF16 (>= 92%)" lenet_bf16
+
+# Channels-last: the ResNet example in BF16 built with --layout nhwc against the NCHW build,
+# one epoch each (losses within 5e-2 over 20 logged steps, as BF16 vs FP32), and memcheck on it.
+nhwc_vs_nchw() {
+  printf 'extends: "%s/specs/examples/fmnist_resnet.spec"\nprecision { compute: BF16 }\n' "$(pwd)" > "$out/resnet_bf16.spec"
+  "$BUILD/trainc" build "$out/resnet_bf16.spec" --backend cuda -o "$out/resnet_nchw" || return 1
+  "$BUILD/trainc" build "$out/resnet_bf16.spec" --backend cuda --layout nhwc -o "$out/resnet_nhwc" || return 1
+  "$out/resnet_nchw" --data "$fmnist" --epochs 1 --out "$out/resnet_nchw.run" || return 1
+  "$out/resnet_nhwc" --data "$fmnist" --epochs 1 --out "$out/resnet_nhwc.run" || return 1
+  python3 tests/gpu/compare_runs.py "$out/resnet_nhwc.run/metrics.jsonl" "$out/resnet_nchw.run/metrics.jsonl" 5e-2 20
+}
+step "fmnist_resnet BF16: --layout nhwc vs nchw (5e-2, 20 steps)" nhwc_vs_nchw
+sanitize_nhwc() {
+  local cs
+  cs=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null | head -1)
+  [ -n "$cs" ] || { echo "error: compute-sanitizer not found"; return 1; }
+  "$cs" --tool memcheck --error-exitcode 1 --leak-check no "$out/resnet_nhwc" --data "$fmnist" --benchmark 3 \
+    --out "$out/resnet_nhwc_sanitized.run"
+}
+step "compute-sanitizer memcheck on the NHWC ResNet" sanitize_nhwc
 
 sanitize() {
   local cs
