@@ -3,9 +3,10 @@
 # and ConvNeXt-Tiny, our CUDA trainer vs PyTorch on the same GPU in the same run (AMP,
 # channels_last, the faster of eager and torch.compile). Prints one RESULTS.md row per model
 # and precision with the ratio as N.NN×, plus the GPU busy fraction of our trainer (sampled
-# with nvidia-smi), and our img/s without CUDA graphs (--no-graph) beside it; then the time
-# for the Fashion-MNIST example to reach 92% (bench/time_to_acc.sh). Needs a GPU:
-# without one it fails, loudly. A trainer that fails to build or run is a "failed" row and
+# with nvidia-smi), and our img/s without CUDA graphs (--no-graph) beside it, each net built
+# NCHW and, where it allows, channels-last (--layout nhwc; the faster is the row's figure,
+# both are in the last column); then the time for the Fashion-MNIST example to reach 92%
+# (bench/time_to_acc.sh). Needs a GPU: without one it fails, loudly. A trainer that fails to build or run is a "failed" row and
 # the script ends non-zero.
 # Environment: BUILD, MODELS (default "resnet50 alexnet convnext_tiny"), PRECISIONS
 # (default "bf16 fp16"), STEPS (our --benchmark steps, default 30), PYTHON (default python3).
@@ -29,10 +30,13 @@ rows=$out/rows.md
 missing=0
 
 # Runs our trainer's benchmark; prints img/s and the mean GPU utilization while it ran, then
-# img/s with --no-graph (every op launched from the host).
-ours() {  # spec, tag
+# img/s with --no-graph (every op launched from the host). A build that fails prints
+# "nobuild": for --layout nhwc that is a net with an op the layout does not cover.
+ours() {  # spec, tag, extra build flags...
   local spec=$1 tag=$2 bin=$out/$2
-  "$BUILD/trainc" build "$spec" --backend cuda -o "$bin" > "$out/$tag.build.log" 2>&1 || { echo "failed ? failed"; return; }
+  shift 2
+  "$BUILD/trainc" build "$spec" --backend cuda -o "$bin" "$@" > "$out/$tag.build.log" 2>&1 ||
+    { echo "nobuild ? nobuild"; return; }
   nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 200 > "$out/$tag.util" 2>/dev/null &
   local mon=$!
   "$bin" --benchmark "$STEPS" --out "$out/$tag.run" > "$out/$tag.log" 2>&1
@@ -45,21 +49,29 @@ ours() {  # spec, tag
   echo "${ips:-failed} ${util:-?} ${ng:-failed}"
 }
 
-printf '| date | GPU | model | precision | command | trainc img/s | PyTorch img/s (mode) | ratio | GPU busy (ours) | trainc --no-graph img/s |\n' | tee -a "$rows"
-printf '|---|---|---|---|---|---|---|---|---|---|\n' | tee -a "$rows"
+better() { awk -v a="$1" -v b="$2" 'BEGIN { print (b + 0 > a + 0) ? "nhwc" : "nchw" }'; }
+
+printf '| date | GPU | model | precision | command | trainc img/s (layout) | PyTorch img/s (mode) | ratio | GPU busy (ours) | trainc --no-graph img/s | trainc NCHW / NHWC img/s |\n' | tee -a "$rows"
+printf '|---|---|---|---|---|---|---|---|---|---|---|\n' | tee -a "$rows"
 for m in $MODELS; do
   spec=bench/specs/gpu_$m.spec
   for p in $PRECISIONS; do
     P=$(echo "$p" | tr a-z A-Z)
     printf 'extends: "%s/%s"\nprecision { compute: %s }\n' "$(pwd)" "$spec" "$P" > "$out/${m}_$p.spec"
     read -r ips util ng < <(ours "$out/${m}_$p.spec" "${m}_$p")
-    [ "$ips" = failed ] && missing=1
+    [ "$ips" = failed ] || [ "$ips" = nobuild ] && missing=1
+    # Channels-last where the net allows it (trainc build --layout nhwc); the faster layout
+    # is the row's figure, both are in the last column.
+    read -r nips nutil nng < <(ours "$out/${m}_$p.spec" "${m}_${p}_nhwc" --layout nhwc)
+    [ "$nips" = failed ] && missing=1
+    nchw_ips=$ips layout=nchw
+    if [ "$(better "$ips" "$nips")" = nhwc ]; then ips=$nips util=$nutil ng=$nng layout=nhwc; fi
     ref=$("$PYTHON" bench/torch_gpu_ref.py "$m" "$p" 2> "$out/${m}_$p.torch.err" | tee "$out/${m}_$p.torch.log" | tail -1)
     tips=$(echo "$ref" | "$PYTHON" -c 'import json,sys; r=json.loads(sys.stdin.read() or "{}"); print(r.get("best_img_per_s","failed"), r.get("best_mode","-"))' 2>/dev/null || echo "failed -")
     read -r t_ips t_mode <<< "$tips"
     ratio=$(awk -v a="$ips" -v b="$t_ips" 'BEGIN { if (a+0 > 0 && b+0 > 0) printf "%.2f×", a / b; else print "n/a" }')
-    printf '| %s | %s | %s | %s | `make bench-gpu` | %s | %s (%s) | %s | %s%% | %s |\n' "$date" "$gpu" "$m" "$P" \
-      "$ips" "$t_ips" "$t_mode" "$ratio" "$util" "$ng" | tee -a "$rows"
+    printf '| %s | %s | %s | %s | `make bench-gpu` | %s (%s) | %s (%s) | %s | %s%% | %s | %s / %s |\n' "$date" "$gpu" \
+      "$m" "$P" "$ips" "$layout" "$t_ips" "$t_mode" "$ratio" "$util" "$ng" "$nchw_ips" "$nips" | tee -a "$rows"
   done
 done
 # The Fashion-MNIST example to 92% test top-1, ours vs PyTorch with the same net and recipe.
