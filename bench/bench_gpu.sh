@@ -6,8 +6,8 @@
 # with nvidia-smi), and our img/s without CUDA graphs (--no-graph) beside it, each net built
 # NCHW and, where it allows, channels-last (--layout nhwc; the faster is the row's figure,
 # both are in the last column); then the time for the Fashion-MNIST example to reach 92%
-# (bench/time_to_acc.sh). Needs a GPU: without one it fails, loudly. A trainer that fails to build or run is a "failed" row and
-# the script ends non-zero.
+# (bench/time_to_acc.sh). Needs a GPU: without one it fails, loudly. A trainer that fails to
+# build or run is a "failed" row and the script ends non-zero.
 # Environment: BUILD, MODELS (default "resnet50 alexnet convnext_tiny"), PRECISIONS
 # (default "bf16 fp16"), STEPS (our --benchmark steps, default 30), PYTHON (default python3).
 set -u
