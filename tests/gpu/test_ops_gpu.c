@@ -245,7 +245,26 @@ static void test_bias(int n, int c, int hw) {
     compare("bias backward: dbias", gdb, db_plain, c, TOL);
 }
 
-static void test_batchnorm(int n, int c, int hw) {
+/* [n][c][hw] -> [n][hw][c], into a new host array: what the channels-last ops read. */
+static float *nhwc_of(const float *x, int n, int c, long hw) {
+    float *t = rt_xmalloc((size_t)n * c * hw * sizeof(float));
+    for (int b = 0; b < n; b++)
+        for (int ch = 0; ch < c; ch++)
+            for (long p = 0; p < hw; p++) t[((long)b * hw + p) * c + ch] = x[((long)b * c + ch) * hw + p];
+    return t;
+}
+
+/* A copy in the layout under test (nhwc: channels-last). */
+static float *in_layout(const float *x, int n, int c, long hw, int nhwc) {
+    if (nhwc) return nhwc_of(x, n, c, hw);
+    float *t = rt_xmalloc((size_t)n * c * hw * sizeof(float));
+    memcpy(t, x, (size_t)n * c * hw * sizeof(float));
+    return t;
+}
+
+/* nhwc: the channels-last variants, on the tensors transposed (statistics and parameter
+ * gradients are per channel either way). */
+static void test_batchnorm(int n, int c, int hw, int nhwc) {
     long total = (long)n * c * hw;
     float *x = host_random(total, 2), *g = host_random(c, 1), *b = host_random(c, 1), *dy = host_act(total, 1);
     for (long i = 0; i < total; i++) x[i] += 0.5f;   /* a non-zero mean */
@@ -256,37 +275,49 @@ static void test_batchnorm(int n, int c, int hw) {
     float *y = rt_xmalloc(total * 4), *r = rt_xmalloc(total * 4), *dm = rt_xmalloc(total * 4);
     float *mean = rt_xmalloc(c * 4), *istd = rt_xmalloc(c * 4), *dx = rt_xmalloc(total * 4);
     float *dg = rt_xmalloc(c * 4), *dbt = rt_xmalloc(c * 4), *ye = rt_xmalloc(total * 4);
+    void (*stats)(float *, float *, float *, float *, const void *, int, int, int, float, float) =
+        nhwc ? cuda_batchnorm_stats_train_nhwc : cuda_batchnorm_stats_train;
+    void (*apply)(void *, const void *, const float *, const float *, const float *, const float *, int, int, int,
+                  int) = nhwc ? cuda_batchnorm_apply_nhwc : cuda_batchnorm_apply;
+    void (*backward)(void *, float *, float *, const void *, const void *, const void *, const float *,
+                     const float *, const float *, int, int, int) =
+        nhwc ? cuda_batchnorm_backward_nhwc : cuda_batchnorm_backward;
+    char what[128];
+#define CHECK_NAMED(fn, name, ...) (snprintf(what, sizeof what, "batchnorm%s %s", nhwc ? " nhwc" : "", name), \
+                                    fn(what, __VA_ARGS__))
     batchnorm_forward_train(y, mean, istd, rm, rv, x, g, b, n, c, hw, 0.1f, 1e-5f, RT_ACT_NONE);
     relu_forward(r, y, total);
     relu_backward(dm, dy, r, total);
     batchnorm_backward(dx, dg, dbt, dm, NULL, x, g, mean, istd, n, c, hw);
-    void *gx = act_from(x, total), *gdy = act_from(dy, total), *gy = act_zero(total), *gdx = act_zero(total);
+    void *gx = act_from(in_layout(x, n, c, hw, nhwc), total), *gdy = act_from(in_layout(dy, n, c, hw, nhwc), total);
+    void *gy = act_zero(total), *gdx = act_zero(total);
     float *gg = dev_from(g, c), *gb = dev_from(b, c), *gmean = dev_zero(c), *gistd = dev_zero(c);
     float *gdg = dev_zero(c), *gdb = dev_zero(c);
-    cuda_batchnorm_stats_train(gmean, gistd, rm0, rv0, gx, n, c, hw, 0.1f, 1e-5f);
-    compare("batchnorm saved mean", gmean, mean, c, TOL);
-    compare("batchnorm saved inv_std", gistd, istd, c, TOL);
-    compare("batchnorm running mean", rm0, rm, c, TOL);
-    compare("batchnorm running var", rv0, rv, c, TOL);
-    cuda_batchnorm_apply(gy, gx, gg, gb, gmean, gistd, n, c, hw, 1);
-    compare_act("batchnorm apply + relu", gy, r, total, TOL);
-    cuda_batchnorm_backward(gdx, gdg, gdb, gdy, gy, gx, gg, gmean, gistd, n, c, hw);
-    compare_act("batchnorm+relu backward dinput", gdx, dx, total, TOL);
-    compare("batchnorm+relu backward dgamma", gdg, dg, c, TOL);
-    compare("batchnorm+relu backward dbeta", gdb, dbt, c, TOL);
+    stats(gmean, gistd, rm0, rv0, gx, n, c, hw, 0.1f, 1e-5f);
+    CHECK_NAMED(compare, "saved mean", gmean, mean, c, TOL);
+    CHECK_NAMED(compare, "saved inv_std", gistd, istd, c, TOL);
+    CHECK_NAMED(compare, "running mean", rm0, rm, c, TOL);
+    CHECK_NAMED(compare, "running var", rv0, rv, c, TOL);
+    apply(gy, gx, gg, gb, gmean, gistd, n, c, hw, 1);
+    CHECK_NAMED(compare_act, "apply + relu", gy, in_layout(r, n, c, hw, nhwc), total, TOL);
+    backward(gdx, gdg, gdb, gdy, gy, gx, gg, gmean, gistd, n, c, hw);
+    CHECK_NAMED(compare_act, "+relu backward dinput", gdx, in_layout(dx, n, c, hw, nhwc), total, TOL);
+    CHECK_NAMED(compare, "+relu backward dgamma", gdg, dg, c, TOL);
+    CHECK_NAMED(compare, "+relu backward dbeta", gdb, dbt, c, TOL);
     batchnorm_backward(dx, dg, dbt, dy, NULL, x, g, mean, istd, n, c, hw);
-    cuda_batchnorm_backward(gdx, gdg, gdb, gdy, NULL, gx, gg, gmean, gistd, n, c, hw);
-    compare_act("batchnorm backward dinput", gdx, dx, total, TOL);
-    compare("batchnorm backward dgamma", gdg, dg, c, TOL);
+    backward(gdx, gdg, gdb, gdy, NULL, gx, gg, gmean, gistd, n, c, hw);
+    CHECK_NAMED(compare_act, "backward dinput", gdx, in_layout(dx, n, c, hw, nhwc), total, TOL);
+    CHECK_NAMED(compare, "backward dgamma", gdg, dg, c, TOL);
     rt_cuda_memset0(gdg, sizeof(float) * c);
-    cuda_batchnorm_backward(NULL, gdg, gdb, gdy, NULL, gx, gg, gmean, gistd, n, c, hw);   /* no input gradient */
-    compare("batchnorm backward dgamma (no dinput)", gdg, dg, c, TOL);
-    compare("batchnorm backward dbeta (no dinput)", gdb, dbt, c, TOL);
+    backward(NULL, gdg, gdb, gdy, NULL, gx, gg, gmean, gistd, n, c, hw);   /* no input gradient */
+    CHECK_NAMED(compare, "backward dgamma (no dinput)", gdg, dg, c, TOL);
+    CHECK_NAMED(compare, "backward dbeta (no dinput)", gdb, dbt, c, TOL);
     /* evaluation with the updated running statistics */
     batchnorm_forward_eval(ye, x, g, b, rm, rv, n, c, hw, 1e-5f, RT_ACT_NONE);
     cuda_batchnorm_stats_eval(gmean, gistd, rm0, rv0, c, 1e-5f);
-    cuda_batchnorm_apply(gy, gx, gg, gb, gmean, gistd, n, c, hw, 0);
-    compare_act("batchnorm eval", gy, ye, total, TOL);
+    apply(gy, gx, gg, gb, gmean, gistd, n, c, hw, 0);
+    CHECK_NAMED(compare_act, "eval", gy, in_layout(ye, n, c, hw, nhwc), total, TOL);
+#undef CHECK_NAMED
 }
 
 static void test_layernorm(int n, int c, int hw) {
@@ -575,20 +606,6 @@ static void test_normalize_input(int n, int c, int hw) {
 
 /* ---- channels-last (NHWC) variants: the CPU op in NCHW, its tensors transposed ---- */
 
-/* [n][c][hw] -> [n][hw][c] (to = 1) or back (to = 0), into a new host array. */
-static float *transposed(const float *x, int n, int c, long hw, int to) {
-    float *t = rt_xmalloc((size_t)n * c * hw * sizeof(float));
-    for (int b = 0; b < n; b++)
-        for (int ch = 0; ch < c; ch++)
-            for (long p = 0; p < hw; p++) {
-                long nchw = ((long)b * c + ch) * hw + p, nhwc = ((long)b * hw + p) * c + ch;
-                if (to) t[nhwc] = x[nchw];
-                else t[nchw] = x[nhwc];
-            }
-    return t;
-}
-static float *nhwc_of(const float *x, int n, int c, long hw) { return transposed(x, n, c, hw, 1); }
-
 static void test_normalize_input_nhwc(int n, int c, int hw) {
     long total = (long)n * c * hw;
     const float mean[3] = { 0.485f, 0.456f, 0.406f }, std[3] = { 0.229f, 0.224f, 0.225f };
@@ -609,39 +626,6 @@ static void test_normalize_input_nhwc(int n, int c, int hw) {
     compare_act("normalize_input nhwc", out, want, total, exact_tol());
     rt_cuda_free(d_bytes), rt_cuda_free(d_lut), rt_cuda_free(out);
     free(bytes), free(ref), free(want);
-}
-
-static void test_batchnorm_nhwc(int n, int c, int hw) {
-    long total = (long)n * c * hw;
-    float *x = host_random(total, 2), *g = host_random(c, 1), *b = host_random(c, 1), *dy = host_act(total, 1);
-    for (long i = 0; i < total; i++) x[i] += 0.5f;
-    round_act(x, total);
-    float *rm = host_random(c, 0.1f), *rv = host_random(c, 0.1f);
-    for (int i = 0; i < c; i++) rv[i] += 1.0f;
-    float *rm0 = dev_from(rm, c), *rv0 = dev_from(rv, c);
-    float *y = rt_xmalloc(total * 4), *r = rt_xmalloc(total * 4), *dm = rt_xmalloc(total * 4);
-    float *mean = rt_xmalloc(c * 4), *istd = rt_xmalloc(c * 4), *dx = rt_xmalloc(total * 4);
-    float *dg = rt_xmalloc(c * 4), *dbt = rt_xmalloc(c * 4);
-    batchnorm_forward_train(y, mean, istd, rm, rv, x, g, b, n, c, hw, 0.1f, 1e-5f, RT_ACT_NONE);
-    relu_forward(r, y, total);
-    relu_backward(dm, dy, r, total);
-    batchnorm_backward(dx, dg, dbt, dm, NULL, x, g, mean, istd, n, c, hw);
-    float *xt = nhwc_of(x, n, c, hw), *dyt = nhwc_of(dy, n, c, hw), *rt = nhwc_of(r, n, c, hw);
-    float *dxt = nhwc_of(dx, n, c, hw);
-    void *gx = act_from(xt, total), *gdy = act_from(dyt, total), *gy = act_zero(total), *gdx = act_zero(total);
-    float *gg = dev_from(g, c), *gb = dev_from(b, c), *gmean = dev_zero(c), *gistd = dev_zero(c);
-    float *gdg = dev_zero(c), *gdb = dev_zero(c);
-    cuda_batchnorm_stats_train_nhwc(gmean, gistd, rm0, rv0, gx, n, c, hw, 0.1f, 1e-5f);
-    compare("batchnorm nhwc saved mean", gmean, mean, c, TOL);
-    compare("batchnorm nhwc saved inv_std", gistd, istd, c, TOL);
-    compare("batchnorm nhwc running mean", rm0, rm, c, TOL);
-    compare("batchnorm nhwc running var", rv0, rv, c, TOL);
-    cuda_batchnorm_apply_nhwc(gy, gx, gg, gb, gmean, gistd, n, c, hw, 1);
-    compare_act("batchnorm nhwc apply + relu", gy, rt, total, TOL);
-    cuda_batchnorm_backward_nhwc(gdx, gdg, gdb, gdy, gy, gx, gg, gmean, gistd, n, c, hw);
-    compare_act("batchnorm+relu nhwc backward dinput", gdx, dxt, total, TOL);
-    compare("batchnorm+relu nhwc backward dgamma", gdg, dg, c, TOL);
-    compare("batchnorm+relu nhwc backward dbeta", gdb, dbt, c, TOL);
 }
 
 static void test_pool_nhwc(const char *name, rt_pool_shape s) {
@@ -713,9 +697,6 @@ static void test_conv_nhwc(const char *name, rt_conv_shape s) {
 
 static void run_nhwc_ops(void) {
     test_normalize_input_nhwc(5, 3, 37);
-    test_batchnorm_nhwc(8, 16, 49);
-    test_batchnorm_nhwc(64, 40, 1);       /* a partial channel tile */
-    test_batchnorm_nhwc(32, 8, 1000);     /* rows split over blocks */
     test_pool_nhwc("3x3 stride 2 pad 1", (rt_pool_shape){ .n = 2, .c = 4, .h = 16, .w = 16, .kh = 3, .kw = 3,
                                                            .sh = 2, .sw = 2, .ph = 1, .pw = 1 });
     test_gap_nhwc(8, 16, 49);
@@ -748,10 +729,13 @@ static void run_ops(void) {
     test_linear(32, 300, 77, 2);   /* 4-byte (16-bit) / 8-byte (FP32) aligned operands */
     test_bias(8, 12, 49);
     test_bias(32, 10, 1);
-    test_batchnorm(8, 16, 49);
-    test_batchnorm(64, 32, 1);
-    test_batchnorm(32, 8, 1000);   /* 4 blocks a channel, rows wider than a block */
-    test_batchnorm(300, 4, 37);    /* 2 blocks of 150 samples, 6 rows a pass */
+    for (int nhwc = 0; nhwc < 2; nhwc++) {
+        test_batchnorm(8, 16, 49, nhwc);
+        test_batchnorm(64, 32, 1, nhwc);
+        test_batchnorm(64, 40, 1, nhwc);     /* nhwc: a partial channel tile */
+        test_batchnorm(32, 8, 1000, nhwc);   /* several blocks a channel; NCHW: rows wider than a block */
+        test_batchnorm(300, 4, 37, nhwc);    /* NCHW: 2 blocks of 150 samples, 6 rows a pass */
+    }
     test_layernorm(4, 24, 49);
     test_layernorm(16, 64, 1);
     test_elementwise(16 * 1000);

@@ -7,21 +7,8 @@
 template <typename T> __global__ void maxpool_forward_kernel(T *out, int32_t *argmax, const T *in, rt_pool_shape s) {
     GRID_STRIDE(o, (long)s.n * s.c * s.oh * s.ow) {
         long pl = o / ((long)s.oh * s.ow);
-        int oy = (int)(o / s.ow % s.oh), ox = (int)(o % s.ow);
-        const T *x = in + pl * s.h * s.w;
-        int best = -1;
-        float bv = 0.0f;
-        for (int ki = 0; ki < s.kh; ki++) {
-            int iy = oy * s.sh - s.ph + ki;
-            if (iy < 0 || iy >= s.h) continue;
-            for (int kj = 0; kj < s.kw; kj++) {
-                int ix = ox * s.sw - s.pw + kj;
-                if (ix < 0 || ix >= s.w) continue;
-                float v = rt_ld(x[iy * s.w + ix]);
-                if (best < 0 || v > bv) { bv = v; best = iy * s.w + ix; }
-            }
-        }
-        out[o] = rt_st<T>(bv);
+        int best, oy = (int)(o / s.ow % s.oh), ox = (int)(o % s.ow);
+        out[o] = rt_st<T>(pool_window_max(in + pl * s.h * s.w, 1, s, oy, ox, &best));
         argmax[o] = best;
     }
 }
@@ -29,18 +16,9 @@ template <typename T> __global__ void maxpool_forward_kernel(T *out, int32_t *ar
 template <typename T>
 __global__ void maxpool_backward_kernel(T *din, const T *dout, const int32_t *argmax, rt_pool_shape s) {
     GRID_STRIDE(i, (long)s.n * s.c * s.h * s.w) {
-        long pl = i / ((long)s.h * s.w);
-        int iy = (int)(i / s.w % s.h), ix = (int)(i % s.w), me = iy * s.w + ix;
-        int y0, y1, x0, x1;
-        pool_window_range(iy, s.kh, s.sh, s.ph, s.oh, &y0, &y1);
-        pool_window_range(ix, s.kw, s.sw, s.pw, s.ow, &x0, &x1);
-        const T *dy = dout + pl * s.oh * s.ow;
-        const int32_t *am = argmax + pl * s.oh * s.ow;
-        float acc = 0.0f;
-        for (int oy = y0; oy <= y1; oy++)
-            for (int ox = x0; ox <= x1; ox++)
-                if (am[oy * s.ow + ox] == me) acc += rt_ld(dy[oy * s.ow + ox]);
-        din[i] = rt_st<T>(acc);
+        long at = i / ((long)s.h * s.w) * s.oh * s.ow;   /* the plane's first output */
+        int iy = (int)(i / s.w % s.h), ix = (int)(i % s.w);
+        din[i] = rt_st<T>(pool_argmax_gather(dout + at, argmax + at, 1, s, iy, ix));
     }
 }
 
@@ -61,23 +39,10 @@ void cuda_maxpool2d_backward(void *din, const void *dout, const int32_t *argmax,
 template <typename T>
 __global__ void maxpool_forward_nhwc_kernel(T *out, int32_t *argmax, const T *in, rt_pool_shape s) {
     GRID_STRIDE(o, (long)s.n * s.oh * s.ow * s.c) {
-        int ch = (int)(o % s.c);
         long pos = o / s.c;
-        int ox = (int)(pos % s.ow), oy = (int)(pos / s.ow % s.oh);
-        const T *x = in + pos / ((long)s.oh * s.ow) * s.h * s.w * s.c + ch;
-        int best = -1;
-        float bv = 0.0f;
-        for (int ki = 0; ki < s.kh; ki++) {
-            int iy = oy * s.sh - s.ph + ki;
-            if (iy < 0 || iy >= s.h) continue;
-            for (int kj = 0; kj < s.kw; kj++) {
-                int ix = ox * s.sw - s.pw + kj;
-                if (ix < 0 || ix >= s.w) continue;
-                float v = rt_ld(x[((long)iy * s.w + ix) * s.c]);
-                if (best < 0 || v > bv) { bv = v; best = iy * s.w + ix; }
-            }
-        }
-        out[o] = rt_st<T>(bv);
+        const T *x = in + pos / ((long)s.oh * s.ow) * s.h * s.w * s.c + o % s.c;   /* (n, 0, 0, ch) */
+        int best, oy = (int)(pos / s.ow % s.oh), ox = (int)(pos % s.ow);
+        out[o] = rt_st<T>(pool_window_max(x, s.c, s, oy, ox, &best));
         argmax[o] = best;
     }
 }
@@ -85,20 +50,9 @@ __global__ void maxpool_forward_nhwc_kernel(T *out, int32_t *argmax, const T *in
 template <typename T>
 __global__ void maxpool_backward_nhwc_kernel(T *din, const T *dout, const int32_t *argmax, rt_pool_shape s) {
     GRID_STRIDE(i, (long)s.n * s.h * s.w * s.c) {
-        int ch = (int)(i % s.c);
-        long pos = i / s.c;
-        int ix = (int)(pos % s.w), iy = (int)(pos / s.w % s.h), me = iy * s.w + ix;
-        long first = pos / ((long)s.h * s.w) * s.oh * s.ow * s.c + ch;   /* output (n, 0, 0, ch) */
-        int y0, y1, x0, x1;
-        pool_window_range(iy, s.kh, s.sh, s.ph, s.oh, &y0, &y1);
-        pool_window_range(ix, s.kw, s.sw, s.pw, s.ow, &x0, &x1);
-        float acc = 0.0f;
-        for (int oy = y0; oy <= y1; oy++)
-            for (int ox = x0; ox <= x1; ox++) {
-                long o = first + ((long)oy * s.ow + ox) * s.c;
-                if (argmax[o] == me) acc += rt_ld(dout[o]);
-            }
-        din[i] = rt_st<T>(acc);
+        long pos = i / s.c, at = pos / ((long)s.h * s.w) * s.oh * s.ow * s.c + i % s.c;   /* output (n, 0, 0, ch) */
+        int iy = (int)(pos / s.w % s.h), ix = (int)(pos % s.w);
+        din[i] = rt_st<T>(pool_argmax_gather(dout + at, argmax + at, s.c, s, iy, ix));
     }
 }
 
