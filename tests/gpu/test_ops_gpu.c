@@ -398,26 +398,33 @@ static void test_layer_scale(int n, int c, int hw) {
     compare("layer_scale dgamma", gdg, dg, c, TOL);
 }
 
-static void test_pool(const char *name, rt_pool_shape s) {
+/* Max pooling in the layout under test (nhwc: transposed tensors, the argmax not compared
+ * there); average pooling in NCHW only. */
+static void test_pool(const char *name, rt_pool_shape s, int nhwc) {
     s.oh = rt_conv_out_dim(s.h, s.kh, s.sh, s.ph, 1);
     s.ow = rt_conv_out_dim(s.w, s.kw, s.sw, s.pw, 1);
-    long nin = (long)s.n * s.c * s.h * s.w, nout = (long)s.n * s.c * s.oh * s.ow;
+    long hw = (long)s.h * s.w, ohw = (long)s.oh * s.ow, nin = s.n * s.c * hw, nout = s.n * s.c * ohw;
     float *x = host_act(nin, 1), *dy = host_act(nout, 1);
     float *y = rt_xmalloc(nout * 4), *dx = rt_xmalloc(nin * 4);
     int32_t *am = rt_xmalloc(nout * 4);
-    void *gx = act_from(x, nin), *gdy = act_from(dy, nout), *gy = act_zero(nout), *gdx = act_zero(nin);
+    void *gx = act_from(in_layout(x, s.n, s.c, hw, nhwc), nin), *gdy = act_from(in_layout(dy, s.n, s.c, ohw, nhwc), nout);
+    void *gy = act_zero(nout), *gdx = act_zero(nin);
     int32_t *gam = rt_cuda_malloc(nout * 4, "argmax");
+    const char *tag = nhwc ? " nhwc" : "";
     char what[128];
     maxpool2d_forward(y, am, x, &s);
     maxpool2d_backward(dx, dy, am, &s);
-    cuda_maxpool2d_forward(gy, gam, gx, &s);
-    cuda_maxpool2d_backward(gdx, gdy, gam, &s);
-    snprintf(what, sizeof what, "maxpool %s forward", name);
-    compare_act(what, gy, y, nout, TOL);
-    snprintf(what, sizeof what, "maxpool %s argmax", name);
-    compare_i32(what, gam, am, nout);
-    snprintf(what, sizeof what, "maxpool %s backward", name);
-    compare_act(what, gdx, dx, nin, TOL);
+    (nhwc ? cuda_maxpool2d_forward_nhwc : cuda_maxpool2d_forward)(gy, gam, gx, &s);
+    (nhwc ? cuda_maxpool2d_backward_nhwc : cuda_maxpool2d_backward)(gdx, gdy, gam, &s);
+    snprintf(what, sizeof what, "maxpool%s %s forward", tag, name);
+    compare_act(what, gy, in_layout(y, s.n, s.c, ohw, nhwc), nout, TOL);
+    if (!nhwc) {
+        snprintf(what, sizeof what, "maxpool %s argmax", name);
+        compare_i32(what, gam, am, nout);
+    }
+    snprintf(what, sizeof what, "maxpool%s %s backward", tag, name);
+    compare_act(what, gdx, in_layout(dx, s.n, s.c, hw, nhwc), nin, TOL);
+    if (nhwc) return;
     avgpool2d_forward(y, x, &s);
     avgpool2d_backward(dx, dy, &s);
     cuda_avgpool2d_forward(gy, gx, &s);
@@ -428,17 +435,19 @@ static void test_pool(const char *name, rt_pool_shape s) {
     compare_act(what, gdx, dx, nin, TOL);
 }
 
-static void test_gap(int n, int c, int hw) {
+static void test_gap(int n, int c, int hw, int nhwc) {
     long total = (long)n * c * hw;
     float *x = host_act(total, 1), *dy = host_act((long)n * c, 1);
     float *y = rt_xmalloc((long)n * c * 4), *dx = rt_xmalloc(total * 4);
     global_avgpool_forward(y, x, n, c, hw);
     global_avgpool_backward(dx, dy, n, c, hw);
-    void *gx = act_from(x, total), *gdy = act_from(dy, (long)n * c), *gy = act_zero((long)n * c), *gdx = act_zero(total);
-    cuda_global_avgpool_forward(gy, gx, n, c, hw);
-    cuda_global_avgpool_backward(gdx, gdy, n, c, hw);
-    compare_act("global_avgpool forward", gy, y, (long)n * c, TOL);
-    compare_act("global_avgpool backward", gdx, dx, total, TOL);
+    void *gx = act_from(in_layout(x, n, c, hw, nhwc), total), *gdy = act_from(dy, (long)n * c);
+    void *gy = act_zero((long)n * c), *gdx = act_zero(total);
+    (nhwc ? cuda_global_avgpool_forward_nhwc : cuda_global_avgpool_forward)(gy, gx, n, c, hw);
+    (nhwc ? cuda_global_avgpool_backward_nhwc : cuda_global_avgpool_backward)(gdx, gdy, n, c, hw);
+    compare_act(nhwc ? "global_avgpool nhwc forward" : "global_avgpool forward", gy, y, (long)n * c, TOL);
+    compare_act(nhwc ? "global_avgpool nhwc backward" : "global_avgpool backward", gdx, in_layout(dx, n, c, hw, nhwc),
+                total, TOL);
 }
 
 static void test_lrn(int n, int c, int hw) {
@@ -628,43 +637,6 @@ static void test_normalize_input_nhwc(int n, int c, int hw) {
     free(bytes), free(ref), free(want);
 }
 
-static void test_pool_nhwc(const char *name, rt_pool_shape s) {
-    s.oh = rt_conv_out_dim(s.h, s.kh, s.sh, s.ph, 1);
-    s.ow = rt_conv_out_dim(s.w, s.kw, s.sw, s.pw, 1);
-    long hw = (long)s.h * s.w, ohw = (long)s.oh * s.ow, nin = s.n * s.c * hw, nout = s.n * s.c * ohw;
-    float *x = host_act(nin, 1), *dy = host_act(nout, 1);
-    float *y = rt_xmalloc(nout * 4), *dx = rt_xmalloc(nin * 4);
-    int32_t *am = rt_xmalloc(nout * 4);
-    maxpool2d_forward(y, am, x, &s);
-    maxpool2d_backward(dx, dy, am, &s);
-    float *xt = nhwc_of(x, s.n, s.c, hw), *dyt = nhwc_of(dy, s.n, s.c, ohw), *yt = nhwc_of(y, s.n, s.c, ohw);
-    float *dxt = nhwc_of(dx, s.n, s.c, hw);
-    void *gx = act_from(xt, nin), *gdy = act_from(dyt, nout), *gy = act_zero(nout), *gdx = act_zero(nin);
-    int32_t *gam = rt_cuda_malloc(nout * 4, "argmax");
-    cuda_maxpool2d_forward_nhwc(gy, gam, gx, &s);
-    cuda_maxpool2d_backward_nhwc(gdx, gdy, gam, &s);
-    char what[128];
-    snprintf(what, sizeof what, "maxpool nhwc %s forward", name);
-    compare_act(what, gy, yt, nout, TOL);
-    snprintf(what, sizeof what, "maxpool nhwc %s backward", name);
-    compare_act(what, gdx, dxt, nin, TOL);
-}
-
-static void test_gap_nhwc(int n, int c, int hw) {
-    long total = (long)n * c * hw;
-    float *x = host_act(total, 1), *dy = host_act((long)n * c, 1);
-    float *y = rt_xmalloc((long)n * c * 4), *dx = rt_xmalloc(total * 4);
-    global_avgpool_forward(y, x, n, c, hw);
-    global_avgpool_backward(dx, dy, n, c, hw);
-    float *xt = nhwc_of(x, n, c, hw), *dxt = nhwc_of(dx, n, c, hw);
-    void *gx = act_from(xt, total), *gdy = act_from(dy, (long)n * c), *gy = act_zero((long)n * c);
-    void *gdx = act_zero(total);
-    cuda_global_avgpool_forward_nhwc(gy, gx, n, c, hw);
-    cuda_global_avgpool_backward_nhwc(gdx, gdy, n, c, hw);
-    compare_act("global_avgpool nhwc forward", gy, y, (long)n * c, TOL);
-    compare_act("global_avgpool nhwc backward", gdx, dxt, total, TOL);
-}
-
 /* 16-bit modes only: weights go through rt_cuda_conv_weight_nhwc, dweight comes back
  * [K][C][R][S] FP32. */
 static void test_conv_nhwc(const char *name, rt_conv_shape s) {
@@ -697,9 +669,6 @@ static void test_conv_nhwc(const char *name, rt_conv_shape s) {
 
 static void run_nhwc_ops(void) {
     test_normalize_input_nhwc(5, 3, 37);
-    test_pool_nhwc("3x3 stride 2 pad 1", (rt_pool_shape){ .n = 2, .c = 4, .h = 16, .w = 16, .kh = 3, .kw = 3,
-                                                           .sh = 2, .sw = 2, .ph = 1, .pw = 1 });
-    test_gap_nhwc(8, 16, 49);
     if (rt_cuda_act_bytes() == 4) return;   /* channels-last convs are 16-bit only */
     test_conv_nhwc("3x3 pad 1", (rt_conv_shape){ .n = 4, .c = 8, .h = 13, .w = 11, .oc = 16, .kh = 3, .kw = 3,
                                                   .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1 });
@@ -740,12 +709,15 @@ static void run_ops(void) {
     test_layernorm(16, 64, 1);
     test_elementwise(16 * 1000);
     test_layer_scale(4, 24, 49);
-    test_pool("2x2 stride 2", (rt_pool_shape){ .n = 3, .c = 5, .h = 14, .w = 14, .kh = 2, .kw = 2, .sh = 2, .sw = 2 });
-    test_pool("3x3 stride 2 (overlapping)", (rt_pool_shape){ .n = 2, .c = 4, .h = 13, .w = 13, .kh = 3, .kw = 3,
-                                                              .sh = 2, .sw = 2 });
-    test_pool("3x3 stride 2 pad 1", (rt_pool_shape){ .n = 2, .c = 4, .h = 16, .w = 16, .kh = 3, .kw = 3, .sh = 2,
-                                                      .sw = 2, .ph = 1, .pw = 1 });
-    test_gap(8, 16, 49);
+    for (int nhwc = 0; nhwc < 2; nhwc++) {
+        test_pool("2x2 stride 2", (rt_pool_shape){ .n = 3, .c = 5, .h = 14, .w = 14, .kh = 2, .kw = 2, .sh = 2,
+                                                    .sw = 2 }, nhwc);
+        test_pool("3x3 stride 2 (overlapping)", (rt_pool_shape){ .n = 2, .c = 4, .h = 13, .w = 13, .kh = 3, .kw = 3,
+                                                                  .sh = 2, .sw = 2 }, nhwc);
+        test_pool("3x3 stride 2 pad 1", (rt_pool_shape){ .n = 2, .c = 4, .h = 16, .w = 16, .kh = 3, .kw = 3, .sh = 2,
+                                                          .sw = 2, .ph = 1, .pw = 1 }, nhwc);
+        test_gap(8, 16, 49, nhwc);
+    }
     test_lrn(2, 16, 36);
     test_concat(4, 9);
     test_softmax_xent(64, 10, 0.1f, 0);
