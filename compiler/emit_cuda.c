@@ -41,11 +41,10 @@ int cuda_nhwc_check(const ir_net *net, char *why, size_t cap) {
         case IR_CONV:
             if (op->b_off >= 0 && spatial_out) no = "a conv with a bias (its gradient is summed over NCHW planes)";
             break;
-        case IR_LINEAR: case IR_FLATTEN: case IR_DROPOUT:
+        case IR_LINEAR: case IR_FLATTEN: case IR_DROPOUT: case IR_LAYER_SCALE:
             if (spatial_in) no = "this op on a tensor with positions (it reads channels-first order)";
             break;
-        case IR_BN: case IR_RELU: case IR_GELU: case IR_ADD: case IR_MAXPOOL: case IR_GAP: case IR_LAYER_SCALE:
-        case IR_DROP_PATH:
+        case IR_BN: case IR_RELU: case IR_GELU: case IR_ADD: case IR_MAXPOOL: case IR_GAP: case IR_DROP_PATH:
             break;
         default: no = "this op"; break;
         }

@@ -2,6 +2,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "rt_core.h"
 
 static void die_oom(size_t bytes, const char *what) {
@@ -10,15 +11,22 @@ static void die_oom(size_t bytes, const char *what) {
                 bytes / (1024.0 * 1024.0));
 }
 
-void *rt_alloc_aligned(size_t bytes) {
+static void *zeroed_aligned(size_t bytes, size_t align) {
     /* aligned_alloc requires a multiple of the alignment; round up (and never ask for 0). */
-    size_t rounded = (bytes + RT_ALIGN - 1) / RT_ALIGN * RT_ALIGN;
-    if (rounded == 0) rounded = RT_ALIGN;
+    size_t rounded = (bytes + align - 1) / align * align;
+    if (rounded == 0) rounded = align;
     if (rounded < bytes) die_oom(bytes, "aligned allocation");
-    void *p = aligned_alloc(RT_ALIGN, rounded);
+    void *p = aligned_alloc(align, rounded);
     if (!p) die_oom(bytes, "aligned allocation");
     memset(p, 0, rounded);
     return p;
+}
+
+void *rt_alloc_aligned(size_t bytes) { return zeroed_aligned(bytes, RT_ALIGN); }
+
+void *rt_alloc_pages(size_t bytes) {
+    long page = sysconf(_SC_PAGESIZE);
+    return zeroed_aligned(bytes, page > 0 ? (size_t)page : 4096);
 }
 
 void rt_free_aligned(void *p) { free(p); }

@@ -50,7 +50,7 @@ rt_status rt_loader_init(rt_loader *l, const rt_dataset *ds, const rt_loader_con
     rt_normalize_lut(cfg->mean, cfg->std, ds->c, l->lut);
     l->sample_bytes = (size_t)ds->c * ds->h * ds->w * (cfg->raw_u8 ? 1 : sizeof(float));
     for (int s = 0; s < RT_LOADER_SLOTS; s++) {
-        l->slot_x[s] = rt_alloc_aligned((size_t)l->batch_per_rank * l->sample_bytes);
+        l->slot_x[s] = rt_alloc_pages((size_t)l->batch_per_rank * l->sample_bytes);   /* may be page-locked */
         l->slot_y[s] = rt_xcalloc((size_t)l->batch_per_rank, sizeof(int32_t));
     }
     if (cfg->prefetch) l->bg = prefetch_start(l, 0, 0);

@@ -69,6 +69,9 @@ const char *rt_status_name(rt_status s);
  * failure. Free with rt_free_aligned (plain free() also works on glibc, but say what you mean). */
 #define RT_ALIGN 64
 void *rt_alloc_aligned(size_t bytes);
+/* Whole pages of their own, zeroed (free with rt_free_aligned): a buffer a GPU trainer
+ * page-locks, which works page by page, so it must share no page with another buffer. */
+void *rt_alloc_pages(size_t bytes);
 void rt_free_aligned(void *p);
 void *rt_xmalloc(size_t bytes);            /* malloc that dies with the size on failure */
 void *rt_xcalloc(size_t n, size_t size);   /* calloc that dies, and checks n*size overflow */

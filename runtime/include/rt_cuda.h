@@ -82,8 +82,9 @@ void rt_cuda_memset0(void *p, size_t bytes);                          /* async *
 void rt_cuda_copy_h2d(void *dst, const void *src_host, size_t bytes); /* async on the stream */
 void rt_cuda_copy_d2h(void *dst_host, const void *src, size_t bytes); /* synchronous */
 void rt_cuda_copy_d2d(void *dst, const void *src, size_t bytes);      /* async */
-/* Page-locks a host buffer that is copied every step (the loader's batch slots, which live
- * for the whole run) so copies run at full speed; a no-op for a buffer already registered. */
+/* Page-locks a host buffer that is copied every step so copies run at full speed; a no-op for
+ * a buffer already registered. The buffer must own its pages (rt_alloc_pages) and live until
+ * the process ends: the loader's batch slots. */
 void rt_cuda_pin_host(void *p, size_t bytes);
 
 /* Refuses, before anything large is allocated, a run whose planned device memory does not

@@ -144,41 +144,68 @@ static void compare_weighted(const char *op, const void *gy, const float *y, lon
     compare(what, gdw, dw, nw, TOL);
 }
 
-static void test_conv(const char *name, rt_conv_shape s) {
+/* [n][c][hw] -> [n][hw][c], into a new host array: what the channels-last ops read. */
+static float *nhwc_of(const float *x, int n, int c, long hw) {
+    float *t = rt_xmalloc((size_t)n * c * hw * sizeof(float));
+    for (int b = 0; b < n; b++)
+        for (int ch = 0; ch < c; ch++)
+            for (long p = 0; p < hw; p++) t[((long)b * hw + p) * c + ch] = x[((long)b * c + ch) * hw + p];
+    return t;
+}
+
+/* A copy in the layout under test (nhwc: channels-last). */
+static float *in_layout(const float *x, int n, int c, long hw, int nhwc) {
+    if (nhwc) return nhwc_of(x, n, c, hw);
+    float *t = rt_xmalloc((size_t)n * c * hw * sizeof(float));
+    memcpy(t, x, (size_t)n * c * hw * sizeof(float));
+    return t;
+}
+
+/* nhwc (16-bit modes only): channels-last tensors, the weights through
+ * rt_cuda_conv_weight_nhwc; dweight comes back [K][C][R][S] FP32 either way. */
+static void test_conv(const char *name, rt_conv_shape s, int nhwc) {
     s.oh = rt_conv_out_dim(s.h, s.kh, s.sh, s.ph, s.dh);
     s.ow = rt_conv_out_dim(s.w, s.kw, s.sw, s.pw, s.dw);
-    long nin = (long)s.n * s.c * s.h * s.w, nout = (long)s.n * s.oc * s.oh * s.ow;
-    long nw = (long)s.oc * (s.c / s.groups) * s.kh * s.kw;
+    long hw = (long)s.h * s.w, ohw = (long)s.oh * s.ow;
+    long nin = s.n * s.c * hw, nout = s.n * s.oc * ohw, nw = (long)s.oc * (s.c / s.groups) * s.kh * s.kw;
     float *x = host_act(nin, 1), *w = host_act(nw, 0.3f), *dy = host_act(nout, 1);
     float *y = rt_xmalloc(nout * sizeof(float)), *dx = rt_xmalloc(nin * sizeof(float)), *dw = rt_xmalloc(nw * sizeof(float));
     float *work = rt_xmalloc((size_t)conv2d_workspace_elems(&s) * sizeof(float));
     conv2d_forward(y, x, w, NULL, work, &s);
     conv2d_backward(dx, dw, NULL, dy, NULL, x, w, work, &s);
-    rt_cuda_conv *c = rt_cuda_conv_create(&s);
+    rt_cuda_conv *(*create)(const rt_conv_shape *) = nhwc ? rt_cuda_conv_create_nhwc : rt_cuda_conv_create;
+    rt_cuda_conv *c = create(&s);
     size_t ws = rt_cuda_conv_select(c, 0, rt_cuda_workspace_cap());
     void *dwork = rt_cuda_malloc(ws, "conv workspace");
     rt_cuda_conv_set_workspace(dwork, ws);
-    void *gx = act_from(x, nin), *gw = act_from(w, nw), *gdy = act_from(dy, nout);
-    void *gy = act_zero(nout), *gdx = act_zero(nin);
+    void *gx = act_from(in_layout(x, s.n, s.c, hw, nhwc), nin), *gw = act_from(w, nw);
+    void *gdy = act_from(in_layout(dy, s.n, s.oc, ohw, nhwc), nout);
+    void *gy = act_zero(nout), *gdx = act_zero(nin), *gwn = gw;
     float *gdw = dev_zero(nw);
-    cuda_conv2d_forward(c, gy, gx, gw);
-    cuda_conv2d_backward(c, gdx, gdw, gdy, gx, gw);
+    if (nhwc) {
+        gwn = act_zero(nw);
+        rt_cuda_conv_weight_nhwc(c, gwn, gw);
+    }
+    cuda_conv2d_forward(c, gy, gx, gwn);
+    cuda_conv2d_backward(c, gdx, gdw, gdy, gx, gwn);
     char what[128];
-    snprintf(what, sizeof what, "conv2d %s", name);
-    compare_weighted(what, gy, y, nout, gdx, dx, nin, gdw, dw, nw);
+    snprintf(what, sizeof what, "conv2d%s %s", nhwc ? " nhwc" : "", name);
+    compare_weighted(what, gy, in_layout(y, s.n, s.oc, ohw, nhwc), nout, gdx, in_layout(dx, s.n, s.c, hw, nhwc), nin,
+                     gdw, dw, nw);
     /* din_add: the input gradient added to one another consumer wrote (cuDNN's beta = 1) */
     rt_conv_shape sa = s;
     sa.din_add = 1;
     float *other = host_act(nin, 1);
     memcpy(dx, other, nin * sizeof(float));
     conv2d_backward(dx, dw, NULL, dy, NULL, x, w, work, &sa);
-    rt_cuda_conv *ca = rt_cuda_conv_create(&sa);
+    rt_cuda_conv *ca = create(&sa);
     if (rt_cuda_conv_select(ca, 0, rt_cuda_workspace_cap()) > ws) rt_die("conv din_add: a larger workspace");
-    void *gother = act_from(other, nin);
-    cuda_conv2d_backward(ca, gother, gdw, gdy, gx, gw);
-    snprintf(what, sizeof what, "conv2d %s backward dinput, added", name);
-    compare_act(what, gother, dx, nin, TOL);
+    void *gother = act_from(in_layout(other, s.n, s.c, hw, nhwc), nin);
+    cuda_conv2d_backward(ca, gother, gdw, gdy, gx, gwn);
+    snprintf(what, sizeof what, "conv2d%s %s backward dinput, added", nhwc ? " nhwc" : "", name);
+    compare_act(what, gother, in_layout(dx, s.n, s.c, hw, nhwc), nin, TOL);
     rt_cuda_free(gother), free(other);
+    if (gwn != gw) rt_cuda_free(gwn);
     rt_cuda_free(dwork), rt_cuda_free(gx), rt_cuda_free(gw), rt_cuda_free(gdy), rt_cuda_free(gy), rt_cuda_free(gdx),
         rt_cuda_free(gdw);
     free(x), free(w), free(dy), free(y), free(dx), free(dw), free(work);
@@ -243,23 +270,6 @@ static void test_bias(int n, int c, int hw) {
     compare("bias+relu backward: dbias", gdb, db, c, TOL);
     cuda_bias_backward(gdb, NULL, gdy, NULL, n, c, hw);
     compare("bias backward: dbias", gdb, db_plain, c, TOL);
-}
-
-/* [n][c][hw] -> [n][hw][c], into a new host array: what the channels-last ops read. */
-static float *nhwc_of(const float *x, int n, int c, long hw) {
-    float *t = rt_xmalloc((size_t)n * c * hw * sizeof(float));
-    for (int b = 0; b < n; b++)
-        for (int ch = 0; ch < c; ch++)
-            for (long p = 0; p < hw; p++) t[((long)b * hw + p) * c + ch] = x[((long)b * c + ch) * hw + p];
-    return t;
-}
-
-/* A copy in the layout under test (nhwc: channels-last). */
-static float *in_layout(const float *x, int n, int c, long hw, int nhwc) {
-    if (nhwc) return nhwc_of(x, n, c, hw);
-    float *t = rt_xmalloc((size_t)n * c * hw * sizeof(float));
-    memcpy(t, x, (size_t)n * c * hw * sizeof(float));
-    return t;
 }
 
 /* nhwc: the channels-last variants, on the tensors transposed (statistics and parameter
@@ -591,8 +601,8 @@ static void test_loss_scaler(const char *name, rt_optim_config cfg) {
 }
 
 /* The input batch: bytes to the activation type through the loader's table, as the CPU
- * trainer's loader does (exactly, in FP32). */
-static void test_normalize_input(int n, int c, int hw) {
+ * trainer's loader does (exactly, in FP32); nhwc: into channels-last order. */
+static void test_normalize_input(int n, int c, int hw, int nhwc) {
     long total = (long)n * c * hw;
     const float mean[3] = { 0.485f, 0.456f, 0.406f }, std[3] = { 0.229f, 0.224f, 0.225f };
     float lut[3][256];
@@ -603,97 +613,46 @@ static void test_normalize_input(int n, int c, int hw) {
         bytes[i] = (uint8_t)rt_rng_below(&rng, 256);
         ref[i] = lut[(i / hw) % c][bytes[i]];
     }
+    float *want = in_layout(ref, n, c, hw, nhwc);
     uint8_t *d_bytes = rt_cuda_malloc((size_t)total, "test bytes");
     float *d_lut = dev_from(&lut[0][0], c * 256);
     void *out = act_zero(total);
     rt_cuda_copy_h2d(d_bytes, bytes, (size_t)total);
-    rt_cuda_normalize_input(out, d_bytes, d_lut, total, c, hw);
-    compare_act("normalize_input", out, ref, total, exact_tol());
-    rt_cuda_free(d_bytes), rt_cuda_free(d_lut), rt_cuda_free(out);
-    free(bytes), free(ref);
-}
-
-/* ---- channels-last (NHWC) variants: the CPU op in NCHW, its tensors transposed ---- */
-
-static void test_normalize_input_nhwc(int n, int c, int hw) {
-    long total = (long)n * c * hw;
-    const float mean[3] = { 0.485f, 0.456f, 0.406f }, std[3] = { 0.229f, 0.224f, 0.225f };
-    float lut[3][256];
-    rt_normalize_lut(mean, std, c, lut);
-    uint8_t *bytes = malloc((size_t)total);
-    float *ref = malloc(sizeof(float) * (size_t)total);
-    for (long i = 0; i < total; i++) {
-        bytes[i] = (uint8_t)rt_rng_below(&rng, 256);
-        ref[i] = lut[(i / hw) % c][bytes[i]];
-    }
-    float *want = nhwc_of(ref, n, c, hw);
-    uint8_t *d_bytes = rt_cuda_malloc((size_t)total, "test bytes");
-    float *d_lut = dev_from(&lut[0][0], c * 256);
-    void *out = act_zero(total);
-    rt_cuda_copy_h2d(d_bytes, bytes, (size_t)total);
-    rt_cuda_normalize_input_nhwc(out, d_bytes, d_lut, total, c, hw);
-    compare_act("normalize_input nhwc", out, want, total, exact_tol());
+    (nhwc ? rt_cuda_normalize_input_nhwc : rt_cuda_normalize_input)(out, d_bytes, d_lut, total, c, hw);
+    compare_act(nhwc ? "normalize_input nhwc" : "normalize_input", out, want, total, exact_tol());
     rt_cuda_free(d_bytes), rt_cuda_free(d_lut), rt_cuda_free(out);
     free(bytes), free(ref), free(want);
 }
 
-/* 16-bit modes only: weights go through rt_cuda_conv_weight_nhwc, dweight comes back
- * [K][C][R][S] FP32. */
-static void test_conv_nhwc(const char *name, rt_conv_shape s) {
-    s.oh = rt_conv_out_dim(s.h, s.kh, s.sh, s.ph, s.dh);
-    s.ow = rt_conv_out_dim(s.w, s.kw, s.sw, s.pw, s.dw);
-    long hw = (long)s.h * s.w, ohw = (long)s.oh * s.ow;
-    long nin = s.n * s.c * hw, nout = s.n * s.oc * ohw, nw = (long)s.oc * (s.c / s.groups) * s.kh * s.kw;
-    float *x = host_act(nin, 1), *w = host_act(nw, 0.3f), *dy = host_act(nout, 1);
-    float *y = rt_xmalloc(nout * sizeof(float)), *dx = rt_xmalloc(nin * sizeof(float)), *dw = rt_xmalloc(nw * sizeof(float));
-    float *work = rt_xmalloc((size_t)conv2d_workspace_elems(&s) * sizeof(float));
-    conv2d_forward(y, x, w, NULL, work, &s);
-    conv2d_backward(dx, dw, NULL, dy, NULL, x, w, work, &s);
-    rt_cuda_conv *c = rt_cuda_conv_create_nhwc(&s);
-    size_t ws = rt_cuda_conv_select(c, 0, rt_cuda_workspace_cap());
-    void *dwork = rt_cuda_malloc(ws, "conv workspace");
-    rt_cuda_conv_set_workspace(dwork, ws);
-    float *xt = nhwc_of(x, s.n, s.c, hw), *dyt = nhwc_of(dy, s.n, s.oc, ohw);
-    float *yt = nhwc_of(y, s.n, s.oc, ohw), *dxt = nhwc_of(dx, s.n, s.c, hw);
-    void *gx = act_from(xt, nin), *gw = act_from(w, nw), *gdy = act_from(dyt, nout);
-    void *gwn = act_zero(nw), *gy = act_zero(nout), *gdx = act_zero(nin);
-    float *gdw = dev_zero(nw);
-    rt_cuda_conv_weight_nhwc(c, gwn, gw);
-    cuda_conv2d_forward(c, gy, gx, gwn);
-    cuda_conv2d_backward(c, gdx, gdw, gdy, gx, gwn);
-    char what[128];
-    snprintf(what, sizeof what, "conv2d nhwc %s", name);
-    compare_weighted(what, gy, yt, nout, gdx, dxt, nin, gdw, dw, nw);
-    rt_cuda_free(dwork);
-}
+/* ---- channels-last (NHWC) variants: the CPU op in NCHW, its tensors transposed ---- */
 
 static void run_nhwc_ops(void) {
-    test_normalize_input_nhwc(5, 3, 37);
     if (rt_cuda_act_bytes() == 4) return;   /* channels-last convs are 16-bit only */
-    test_conv_nhwc("3x3 pad 1", (rt_conv_shape){ .n = 4, .c = 8, .h = 13, .w = 11, .oc = 16, .kh = 3, .kw = 3,
-                                                  .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1 });
-    test_conv_nhwc("1x1 stride 2", (rt_conv_shape){ .n = 4, .c = 16, .h = 14, .w = 14, .oc = 32, .kh = 1, .kw = 1,
-                                                     .sh = 2, .sw = 2, .ph = 0, .pw = 0, .dh = 1, .dw = 1, .groups = 1 });
-    test_conv_nhwc("7x7 stride 2 (ResNet stem)", (rt_conv_shape){ .n = 2, .c = 3, .h = 32, .w = 32, .oc = 16, .kh = 7,
-                                                                   .kw = 7, .sh = 2, .sw = 2, .ph = 3, .pw = 3, .dh = 1,
-                                                                   .dw = 1, .groups = 1 });
+    test_conv("3x3 pad 1", (rt_conv_shape){ .n = 4, .c = 8, .h = 13, .w = 11, .oc = 16, .kh = 3, .kw = 3, .sh = 1,
+                                             .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1 }, 1);
+    test_conv("1x1 stride 2", (rt_conv_shape){ .n = 4, .c = 16, .h = 14, .w = 14, .oc = 32, .kh = 1, .kw = 1, .sh = 2,
+                                                .sw = 2, .ph = 0, .pw = 0, .dh = 1, .dw = 1, .groups = 1 }, 1);
+    test_conv("7x7 stride 2 (ResNet stem)", (rt_conv_shape){ .n = 2, .c = 3, .h = 32, .w = 32, .oc = 16, .kh = 7,
+                                                              .kw = 7, .sh = 2, .sw = 2, .ph = 3, .pw = 3, .dh = 1,
+                                                              .dw = 1, .groups = 1 }, 1);
 }
 
 static void run_ops(void) {
-    test_normalize_input(5, 3, 37);
+    test_normalize_input(5, 3, 37, 0);
+    test_normalize_input(5, 3, 37, 1);
     test_conv("3x3 pad 1", (rt_conv_shape){ .n = 4, .c = 8, .h = 13, .w = 11, .oc = 16, .kh = 3, .kw = 3, .sh = 1,
-                                             .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1 });
+                                             .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1 }, 0);
     test_conv("5x5 stride 2", (rt_conv_shape){ .n = 3, .c = 3, .h = 20, .w = 20, .oc = 8, .kh = 5, .kw = 5, .sh = 2,
-                                                .sw = 2, .ph = 2, .pw = 2, .dh = 1, .dw = 1, .groups = 1 });
+                                                .sw = 2, .ph = 2, .pw = 2, .dh = 1, .dw = 1, .groups = 1 }, 0);
     test_conv("1x1", (rt_conv_shape){ .n = 4, .c = 16, .h = 7, .w = 7, .oc = 32, .kh = 1, .kw = 1, .sh = 1, .sw = 1,
-                                       .ph = 0, .pw = 0, .dh = 1, .dw = 1, .groups = 1 });
+                                       .ph = 0, .pw = 0, .dh = 1, .dw = 1, .groups = 1 }, 0);
     test_conv("depthwise 7x7", (rt_conv_shape){ .n = 2, .c = 12, .h = 14, .w = 14, .oc = 12, .kh = 7, .kw = 7, .sh = 1,
-                                                 .sw = 1, .ph = 3, .pw = 3, .dh = 1, .dw = 1, .groups = 12 });
+                                                 .sw = 1, .ph = 3, .pw = 3, .dh = 1, .dw = 1, .groups = 12 }, 0);
     test_conv("groups 2 dilation 2", (rt_conv_shape){ .n = 2, .c = 8, .h = 12, .w = 12, .oc = 8, .kh = 3, .kw = 3,
-                                                       .sh = 1, .sw = 1, .ph = 2, .pw = 2, .dh = 2, .dw = 2, .groups = 2 });
+                                                       .sh = 1, .sw = 1, .ph = 2, .pw = 2, .dh = 2, .dw = 2, .groups = 2 }, 0);
     test_conv("11x11 stride 4 (AlexNet stem)", (rt_conv_shape){ .n = 2, .c = 3, .h = 63, .w = 63, .oc = 16, .kh = 11,
                                                                  .kw = 11, .sh = 4, .sw = 4, .ph = 2, .pw = 2, .dh = 1,
-                                                                 .dw = 1, .groups = 1 });
+                                                                 .dw = 1, .groups = 1 }, 0);
     test_linear(32, 300, 77, 0);
     test_linear(32, 300, 77, 2);   /* 4-byte (16-bit) / 8-byte (FP32) aligned operands */
     test_bias(8, 12, 49);

@@ -37,15 +37,17 @@ __device__ static inline void bn_for_each(int n0, int n1, int c, int ch, int hw,
     }
 }
 
-/* Grid (splits, c): block (s, ch) sums x and x^2 of its samples, in double like the CPU op. */
+/* Grid (splits, c): block (s, ch) sums d and d^2 of its samples, d = x - shift[ch] (the
+ * running mean: near the batch mean, so the variance E[d^2] - E[d]^2 keeps its digits), in
+ * double like the CPU op. */
 template <typename T>
-__global__ void bn_partial_stats_kernel(double *part, const T *in, int n, int c, int hw, int per) {
+__global__ void bn_partial_stats_kernel(double *part, const T *in, const float *shift, int n, int c, int hw, int per) {
     int s = blockIdx.x, ch = blockIdx.y, n0 = s * per, n1 = min(n, n0 + per);
-    double sum = 0, sq = 0;
+    double sum = 0, sq = 0, k = shift[ch];
     bn_for_each(n0, n1, c, ch, hw, [&](long i) {
-        double x = rt_ld(in[i]);
-        sum += x;
-        sq += x * x;
+        double d = rt_ld(in[i]) - k;
+        sum += d;
+        sq += d * d;
     });
     sum = block_sum(sum);
     sq = block_sum(sq);
@@ -55,14 +57,15 @@ __global__ void bn_partial_stats_kernel(double *part, const T *in, int n, int c,
     }
 }
 
-/* One thread per channel: the batch statistics and torch's running-stat update. */
+/* One thread per channel: the batch statistics from the sums of d = x - running_mean (read
+ * before it is updated), and torch's running-stat update. */
 __global__ void bn_finish_stats_kernel(float *save_mean, float *save_inv_std, float *running_mean,
                                        float *running_var, const double *part, int splits, int c, long m,
                                        float momentum, float eps) {
     GRID_STRIDE(ch, c) {
         double sum = 0, sq = 0;
         for (int s = 0; s < splits; s++) sum += part[2 * (ch * splits + s)], sq += part[2 * (ch * splits + s) + 1];
-        double mean = sum / m, var = sq / m - mean * mean;   /* in double: no cancellation to fear */
+        double shifted = sum / m, mean = running_mean[ch] + shifted, var = sq / m - shifted * shifted;
         if (var < 0) var = 0;
         save_mean[ch] = (float)mean;
         save_inv_std[ch] = (float)(1.0 / sqrt(var + eps));
@@ -161,7 +164,7 @@ void cuda_batchnorm_stats_train(float *save_mean, float *save_inv_std, float *ru
     bn_split sp = split_of(n, c, hw);
     double *part = bn_partials(sp.splits, c);
     RT_ACT_DISPATCH(bn_partial_stats_kernel<T><<<dim3(sp.splits, c), BN_THREADS, 0, rt_stream()>>>(
-        part, (const T *)in, n, c, hw, sp.per));
+        part, (const T *)in, running_mean, n, c, hw, sp.per));
     CUDA_LAUNCHED();
     bn_finish_stats(save_mean, save_inv_std, running_mean, running_var, part, sp.splits, c, (long)n * hw, momentum,
                     eps);

@@ -46,12 +46,15 @@ __device__ static inline void nhwc_tile_sums(double a, double b, double *part, i
     o[0] = ta, o[1] = tb;
 }
 
-template <typename T> __global__ void nhwc_partial_stats_kernel(double *part, const T *in, long rows, long per, int c) {
-    double sum = 0, sq = 0;
+/* Sums of d and d^2, d = x - shift[ch] (the running mean, as in batchnorm.cu). */
+template <typename T>
+__global__ void nhwc_partial_stats_kernel(double *part, const T *in, const float *shift, long rows, long per, int c) {
+    int ch = blockIdx.x * TILE_C + threadIdx.x;
+    double sum = 0, sq = 0, k = ch < c ? shift[ch] : 0.0;
     nhwc_for_each(rows, per, c, [&](long i) {
-        double x = rt_ld(in[i]);
-        sum += x;
-        sq += x * x;
+        double d = rt_ld(in[i]) - k;
+        sum += d;
+        sq += d * d;
     });
     nhwc_tile_sums(sum, sq, part, c);
 }
@@ -105,7 +108,7 @@ void cuda_batchnorm_stats_train_nhwc(float *save_mean, float *save_inv_std, floa
     nhwc_split sp = nhwc_split_of(rows);
     double *part = bn_partials(sp.splits, c);
     RT_ACT_DISPATCH(nhwc_partial_stats_kernel<T><<<nhwc_grid(c, sp), nhwc_block, 0, rt_stream()>>>(
-        part, (const T *)in, rows, sp.per, c));
+        part, (const T *)in, running_mean, rows, sp.per, c));
     CUDA_LAUNCHED();
     bn_finish_stats(save_mean, save_inv_std, running_mean, running_var, part, sp.splits, c, rows, momentum, eps);
 }

@@ -7,8 +7,9 @@
 
 /* Room for splits x c pairs; grows on the first, uncaptured step (rt_cuda_scratch). */
 double *bn_partials(int splits, int c);
-/* Batch statistics from sums of x and x^2 over m values per channel, and torch's running-stat
- * update (unbiased variance). */
+/* Batch statistics from sums of d and d^2 over m values per channel, d = x - running_mean
+ * (the shift keeps E[d^2] - E[d]^2 accurate), and torch's running-stat update (unbiased
+ * variance). */
 void bn_finish_stats(float *save_mean, float *save_inv_std, float *running_mean, float *running_var,
                      const double *part, int splits, int c, long m, float momentum, float eps);
 /* dgamma = sum dy·xhat, dbeta = sum dy. */

@@ -107,8 +107,9 @@ static int deterministic_only(void) {
     return e && *e && strcmp(e, "0") != 0;
 }
 
-/* The fastest successful result within the cap (cuDNN sorts results by time), and its math
- * type; FP32 keeps plain FMA math whatever the result says, so it stays exact. */
+/* The fastest successful result within the cap (cuDNN sorts results by time), and the math
+ * type it was timed with. cuDNN also times DEFAULT_MATH, which may use TF32 on FP32 data: FP32
+ * takes only FMA-math results, so it stays exact. */
 #define PICK(results, count, cap, out_algo, out_math)                                        \
     do {                                                                                      \
         int found_ = 0;                                                                       \
@@ -117,14 +118,15 @@ static int deterministic_only(void) {
                 continue;                                                                     \
             if (deterministic_only() && (results)[i_].determinism != CUDNN_DETERMINISTIC)     \
                 continue;                                                                     \
+            if (rt_cuda_math_mode() == RT_CUDA_FP32 && (results)[i_].mathType != CUDNN_FMA_MATH) \
+                continue;                                                                     \
             (out_algo) = (results)[i_].algo;                                                  \
-            (out_math) = rt_cuda_math_mode() == RT_CUDA_FP32 ? CUDNN_FMA_MATH                \
-                                                             : (results)[i_].mathType;        \
+            (out_math) = (results)[i_].mathType;                                              \
             found_ = 1;                                                                       \
         }                                                                                     \
         if (!found_)                                                                          \
-            rt_die_hint("raise the workspace cap (TRAINC_CUDNN_WORKSPACE_MB) or unset "       \
-                        "TRAINC_CUDNN_DETERMINISTIC",                                         \
+            rt_die_hint("raise the workspace cap (TRAINC_CUDNN_WORKSPACE_MB), unset "         \
+                        "TRAINC_CUDNN_DETERMINISTIC, or (FP32) compute in TF32",              \
                         "cuDNN offers no usable algorithm for a %dx%d conv (%d->%d channels)", \
                         c->s.kh, c->s.kw, c->s.c, c->s.oc);                                  \
     } while (0)
