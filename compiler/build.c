@@ -84,12 +84,6 @@ static void fill_cuda_header(FILE *f, const void *arg) {
  * kernels.h (fused kernels), plan.txt (the plan after fusion). */
 static int write_cuda_sources(const char *spec_path, const char *emit_dir, ir_net *net, const ir_emit_info *info,
                               const run_config *run, const build_options *opt) {
-    if (run->sync_bn && (run->ranks > 1 || run->ranks == 0)) {
-        fprintf(stderr, "%s: error: parallel.sync_bn is not supported by the CUDA backend yet\n"
-                        "  hint: leave out sync_bn (per-rank batch statistics) for --backend cuda, or build for the CPU\n",
-                spec_path);
-        return 1;
-    }
     cuda_precision prec = run->compute == RUN_TF32 ? CUDA_TF32 : run->compute == RUN_BF16 ? CUDA_BF16
                         : run->compute == RUN_FP16 ? CUDA_FP16 : CUDA_FP32;
     if (opt->nhwc) {

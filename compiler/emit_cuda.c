@@ -234,11 +234,12 @@ static void emit_forward_op(emitter *e, int i) {
         fprintf(out,
                 "    if (ctx->training)\n"
                 "        cuda_batchnorm_stats_train%s(%s_saved, %s_saved + %d, %s_running_mean, %s_running_var, %s,\n"
-                "                                   BATCH, %d, %ld, %.9gf, %.9gf);\n"
+                "                                   BATCH, %d, %ld, %.9gf, %.9gf, %d);\n"
                 "    else\n"
                 "        cuda_batchnorm_stats_eval(%s_saved, %s_saved + %d, %s_running_mean, %s_running_var, %d, %.9gf);\n"
                 "    fused_%s_apply(%s, %s, %s_weight, %s_bias, %s_saved, %s_saved + %d);\n",
-                sfx(e), id, id, op->c, id, id, in, op->c, ir_hw(op), op->momentum, op->eps, id, id, op->c, id, id, op->c,
+                sfx(e), id, id, op->c, id, id, in, op->c, ir_hw(op), op->momentum, op->eps, net->sync_bn, id, id, op->c, id,
+                id, op->c,
                 op->eps, id, dst, in, id, id, id, id, op->c);
         break;
     case IR_LN:
@@ -364,8 +365,8 @@ static void emit_backward_op(emitter *e, int j) {
         char mask[128];
         if (r >= 0) snprintf(mask, sizeof mask, "%s_out", net->ops[r].ident);
         else snprintf(mask, sizeof mask, "NULL");
-        fprintf(out, "    cuda_batchnorm_backward%s(%s, %s_dweight, %s_dbias, %s, %s, %s, %s_weight, %s_saved, %s_saved + %d, BATCH, %d, %ld);\n",
-                sfx(e), din, id, id, o, mask, in, id, id, id, op->c, op->c, ir_hw(op));
+        fprintf(out, "    cuda_batchnorm_backward%s(%s, %s_dweight, %s_dbias, %s, %s, %s, %s_weight, %s_saved, %s_saved + %d, BATCH, %d, %ld, %d);\n",
+                sfx(e), din, id, id, o, mask, in, id, id, id, op->c, op->c, ir_hw(op), net->sync_bn);
         break;
     }
     case IR_LN:

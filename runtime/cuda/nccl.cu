@@ -80,6 +80,20 @@ void rt_cuda_grads_finish(void) {
 #endif
 }
 
+int rt_cuda_world(void) { return nc.comm ? rt_comm_size(nc.comm) : 1; }
+
+/* NCCL serializes one communicator's operations in the order they were issued (the same on
+ * every rank), so this also waits for the gradient buckets issued before it: synchronized
+ * batch norm costs some of backward's overlap. */
+void rt_cuda_allreduce_f64(double *buf, long n) {
+    if (!nc.comm || n == 0) return;
+#if RT_HAVE_NCCL
+    NCCL_CHECK(ncclAllReduce(buf, buf, (size_t)n, ncclDouble, ncclSum, nc.nccl, rt_stream()));
+#else
+    (void)buf;
+#endif
+}
+
 void rt_cuda_broadcast(float *buf, long n) {
     if (!nc.comm || n == 0) return;
 #if RT_HAVE_NCCL

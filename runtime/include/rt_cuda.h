@@ -141,7 +141,7 @@ void cuda_bias_backward(float *dbias, void *dmasked, const void *dout, const voi
  * (with the ReLU after it, when there is one), or cuda_batchnorm_apply. */
 void cuda_batchnorm_stats_train(float *save_mean, float *save_inv_std, float *running_mean,
                                 float *running_var, const void *in, int n, int c, int hw,
-                                float momentum, float eps);
+                                float momentum, float eps, int sync);
 /* Eval: mean = running_mean, inv_std = 1/sqrt(running_var + eps), into the same slots. */
 void cuda_batchnorm_stats_eval(float *save_mean, float *save_inv_std, const float *running_mean,
                                const float *running_var, int c, float eps);
@@ -152,17 +152,20 @@ void cuda_batchnorm_apply(void *out, const void *in, const float *gamma, const f
 void cuda_batchnorm_backward(void *din /*or NULL*/, float *dgamma, float *dbeta,
                              const void *dout, const void *relu_out, const void *in,
                              const float *gamma, const float *save_mean,
-                             const float *save_inv_std, int n, int c, int hw);
+                             const float *save_inv_std, int n, int c, int hw, int sync);
+/* sync (parallel.sync_bn): the statistics and the input gradient's sums are those of the
+ * global batch, all-reduced over the ranks (NCCL) as one process holding it would compute;
+ * dgamma and dbeta stay this rank's share, which the gradient all-reduce sums. */
 /* The same on channels-last tensors [N, H, W, C]. */
 void cuda_batchnorm_stats_train_nhwc(float *save_mean, float *save_inv_std, float *running_mean,
                                      float *running_var, const void *in, int n, int c, int hw,
-                                     float momentum, float eps);
+                                     float momentum, float eps, int sync);
 void cuda_batchnorm_apply_nhwc(void *out, const void *in, const float *gamma, const float *beta,
                                const float *mean, const float *inv_std, int n, int c, int hw, int relu);
 void cuda_batchnorm_backward_nhwc(void *din /*or NULL*/, float *dgamma, float *dbeta,
                                   const void *dout, const void *relu_out, const void *in,
                                   const float *gamma, const float *save_mean,
-                                  const float *save_inv_std, int n, int c, int hw);
+                                  const float *save_inv_std, int n, int c, int hw, int sync);
 
 /* ---- Layer norm over C per (n, pixel) --------------------------------------------------- */
 void cuda_layernorm_forward(void *out, float *save_mean, float *save_rstd, const void *in,
@@ -291,6 +294,10 @@ void rt_cuda_grad_bucket_ready(int k);
 void rt_cuda_grads_finish(void);
 /* Copies rank 0's floats to every rank (batch-norm statistics before evaluation). */
 void rt_cuda_broadcast(float *buf, long n);
+/* Ranks in the NCCL world (1 without one), and an in-place sum of n doubles over them on the
+ * compute stream, in order with the ops around it (synchronized batch norm). */
+int rt_cuda_world(void);
+void rt_cuda_allreduce_f64(double *buf, long n);
 
 #ifdef __cplusplus
 }

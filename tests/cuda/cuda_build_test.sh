@@ -4,8 +4,8 @@
 # without a single warning; the emitted CUDA sources must equal generated/<name>/cuda/
 # (UPDATE=1 rewrites them); BF16 and FP16 trainers (16-bit activations, loss scaling) and
 # channels-last ones (--layout nhwc) compile
-# too, with 16-bit act_t in their sources; bad backend options and sync_bn give one clear
-# error; and on a machine without a GPU the trainer refuses with a clear message.
+# too, with 16-bit act_t in their sources, and a sync_bn one; bad backend and layout options
+# give one clear error; and on a machine without a GPU the trainer refuses with a clear message.
 # Skips, saying so, only when nvcc is absent. One architecture (CHECK_ARCHS, default 90)
 # keeps the compile short; `make cuda` builds the default sm_80 + sm_90.
 set -u
@@ -98,6 +98,16 @@ nhwc_build "$out/resnet_BF16.spec" resnet_nhwc
 printf 'extends: "%s/bench/specs/gpu_resnet50.spec"\nprecision { compute: BF16 }\n' "$(pwd)" > "$out/r50_bf16.spec"
 nhwc_build "$out/r50_bf16.spec" resnet50_nhwc
 echo "built the ResNet example and ResNet-50 channels-last (--layout nhwc)"
+# Synchronized batch norm: every BN call of the ResNet example asks for the global statistics.
+printf 'extends: "%s/specs/examples/fmnist_resnet.spec"\nparallel { ranks: 2 sync_bn: true }\n' "$(pwd)" > "$out/syncbn.spec"
+if "$BUILD/trainc" build "$out/syncbn.spec" -o "$out/syncbn" --backend cuda > "$out/syncbn.log" 2>&1; then
+  src=$out/syncbn.src/model.c
+  [ "$(grep -c 'cuda_batchnorm_backward(.*, 1);' "$src")" = "$(grep -c 'cuda_batchnorm_backward(' "$src")" ] &&
+    [ "$(grep -c 'cuda_batchnorm_backward(' "$src")" -gt 0 ] || fail "sync_bn: some BN backward calls are not synchronized"
+  echo "built the ResNet example with sync_bn"
+else
+  fail "trainc build --backend cuda failed for sync_bn:"; tail -20 "$out/syncbn.log"
+fi
 # The benchmark nets (ResNet-50, AlexNet, ConvNeXt-Tiny at batch 256): emitted and compiled only.
 for spec in bench/specs/gpu_*.spec; do
   name=$(basename "$spec" .spec)
@@ -116,9 +126,6 @@ expect_error() {  # description, expected text, command...
 }
 expect_error "unknown backend" "unknown backend 'metal'" \
   "$BUILD/trainc" build specs/examples/fmnist_mlp.spec -o "$out/x" --backend metal
-printf 'extends: "%s/specs/examples/fmnist_mlp.spec"\nparallel { ranks: 2 sync_bn: true }\n' "$(pwd)" > "$out/syncbn.spec"
-expect_error "sync_bn on the CUDA backend" "sync_bn is not supported by the CUDA backend yet" \
-  "$BUILD/trainc" build "$out/syncbn.spec" -o "$out/syncbn" --backend cuda
 expect_error "--layout nhwc in FP32" "is for 16-bit activations" \
   "$BUILD/trainc" build specs/examples/fmnist_resnet.spec -o "$out/x" --backend cuda --layout nhwc
 printf 'extends: "%s/specs/examples/fmnist_lenet.spec"\nprecision { compute: BF16 }\n' "$(pwd)" > "$out/lenet_bf16.spec"

@@ -12,7 +12,7 @@
 #  5. channels-last: the ResNet example in BF16 with --layout nhwc vs NCHW (5e-2, 20 steps)
 #     and memcheck-clean; compute-sanitizer (memcheck) clean on ops_mix, FP32 and FP16
 #  6. with 2 or more GPUs: ops_mix on 2 ranks (mpirun, NCCL buckets) vs the CPU trainer on 2
-#     ranks (losses within 1e-3); with one GPU this step says it did not run
+#     ranks (losses within 1e-3), also with sync_bn; with one GPU this step says it did not run
 # Environment: BUILD (build), FMNIST_DIR (Fashion-MNIST IDX files; default the Debian
 # package's /usr/share/datasets/fashion-mnist), GPU_TEST_BIN (the op test binary).
 set -u
@@ -151,6 +151,16 @@ if [ "$ngpu" -ge 2 ] && command -v mpirun > /dev/null; then
     python3 tests/gpu/compare_runs.py "$out/mix_2r.run/metrics.jsonl" "$out/mix_2r_cpu.run/metrics.jsonl" 1e-3 20
   }
   step "2 GPUs over NCCL vs the CPU trainer on 2 ranks (1e-3, 20 steps)" two_ranks
+  two_ranks_sync_bn() {   # the same with synchronized batch norm on both sides
+    printf 'extends: "%s/%s"\nparallel { ranks: 2 sync_bn: true }\n' "$(pwd)" "$mix" > "$out/mix_2s.spec"
+    "$BUILD/trainc" build "$out/mix_2s.spec" --backend cuda -o "$out/mix_2s" || return 1
+    "$BUILD/trainc" build "$out/mix_2s.spec" -o "$out/mix_2s_cpu" || return 1
+    local mpi=(env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np 2 --oversubscribe)
+    "${mpi[@]}" "$out/mix_2s" --out "$out/mix_2s.run" || return 1
+    "${mpi[@]}" "$out/mix_2s_cpu" --out "$out/mix_2s_cpu.run" || return 1
+    python3 tests/gpu/compare_runs.py "$out/mix_2s.run/metrics.jsonl" "$out/mix_2s_cpu.run/metrics.jsonl" 1e-3 20
+  }
+  step "2 GPUs, sync_bn over NCCL vs the CPU trainer's (1e-3, 20 steps)" two_ranks_sync_bn
 else
   echo "NOT RUN  2-GPU NCCL test: this machine has $ngpu GPU(s) (or no mpirun); it needs 2"
 fi

@@ -285,12 +285,12 @@ static void test_batchnorm(int n, int c, int hw, int nhwc) {
     float *y = rt_xmalloc(total * 4), *r = rt_xmalloc(total * 4), *dm = rt_xmalloc(total * 4);
     float *mean = rt_xmalloc(c * 4), *istd = rt_xmalloc(c * 4), *dx = rt_xmalloc(total * 4);
     float *dg = rt_xmalloc(c * 4), *dbt = rt_xmalloc(c * 4), *ye = rt_xmalloc(total * 4);
-    void (*stats)(float *, float *, float *, float *, const void *, int, int, int, float, float) =
+    void (*stats)(float *, float *, float *, float *, const void *, int, int, int, float, float, int) =
         nhwc ? cuda_batchnorm_stats_train_nhwc : cuda_batchnorm_stats_train;
     void (*apply)(void *, const void *, const float *, const float *, const float *, const float *, int, int, int,
                   int) = nhwc ? cuda_batchnorm_apply_nhwc : cuda_batchnorm_apply;
     void (*backward)(void *, float *, float *, const void *, const void *, const void *, const float *,
-                     const float *, const float *, int, int, int) =
+                     const float *, const float *, int, int, int, int) =
         nhwc ? cuda_batchnorm_backward_nhwc : cuda_batchnorm_backward;
     char what[128];
 #define CHECK_NAMED(fn, name, ...) (snprintf(what, sizeof what, "batchnorm%s %s", nhwc ? " nhwc" : "", name), \
@@ -303,23 +303,23 @@ static void test_batchnorm(int n, int c, int hw, int nhwc) {
     void *gy = act_zero(total), *gdx = act_zero(total);
     float *gg = dev_from(g, c), *gb = dev_from(b, c), *gmean = dev_zero(c), *gistd = dev_zero(c);
     float *gdg = dev_zero(c), *gdb = dev_zero(c);
-    stats(gmean, gistd, rm0, rv0, gx, n, c, hw, 0.1f, 1e-5f);
+    stats(gmean, gistd, rm0, rv0, gx, n, c, hw, 0.1f, 1e-5f, 1);   /* sync: a world of one is the plain op */
     CHECK_NAMED(compare, "saved mean", gmean, mean, c, TOL);
     CHECK_NAMED(compare, "saved inv_std", gistd, istd, c, TOL);
     CHECK_NAMED(compare, "running mean", rm0, rm, c, TOL);
     CHECK_NAMED(compare, "running var", rv0, rv, c, TOL);
     apply(gy, gx, gg, gb, gmean, gistd, n, c, hw, 1);
     CHECK_NAMED(compare_act, "apply + relu", gy, in_layout(r, n, c, hw, nhwc), total, TOL);
-    backward(gdx, gdg, gdb, gdy, gy, gx, gg, gmean, gistd, n, c, hw);
+    backward(gdx, gdg, gdb, gdy, gy, gx, gg, gmean, gistd, n, c, hw, 0);
     CHECK_NAMED(compare_act, "+relu backward dinput", gdx, in_layout(dx, n, c, hw, nhwc), total, TOL);
     CHECK_NAMED(compare, "+relu backward dgamma", gdg, dg, c, TOL);
     CHECK_NAMED(compare, "+relu backward dbeta", gdb, dbt, c, TOL);
     batchnorm_backward(dx, dg, dbt, dy, NULL, x, g, mean, istd, n, c, hw);
-    backward(gdx, gdg, gdb, gdy, NULL, gx, gg, gmean, gistd, n, c, hw);
+    backward(gdx, gdg, gdb, gdy, NULL, gx, gg, gmean, gistd, n, c, hw, 1);
     CHECK_NAMED(compare_act, "backward dinput", gdx, in_layout(dx, n, c, hw, nhwc), total, TOL);
     CHECK_NAMED(compare, "backward dgamma", gdg, dg, c, TOL);
     rt_cuda_memset0(gdg, sizeof(float) * c);
-    backward(NULL, gdg, gdb, gdy, NULL, gx, gg, gmean, gistd, n, c, hw);   /* no input gradient */
+    backward(NULL, gdg, gdb, gdy, NULL, gx, gg, gmean, gistd, n, c, hw, 0);   /* no input gradient */
     CHECK_NAMED(compare, "backward dgamma (no dinput)", gdg, dg, c, TOL);
     CHECK_NAMED(compare, "backward dbeta (no dinput)", gdb, dbt, c, TOL);
     /* evaluation with the updated running statistics */

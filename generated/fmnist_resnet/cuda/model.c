@@ -325,7 +325,7 @@ static void forward(rt_model_ctx *ctx) {
     /* layer "stem_bn" (bn) at specs/examples/fmnist_resnet.spec:33 */
     if (ctx->training)
         cuda_batchnorm_stats_train(stem_bn_saved, stem_bn_saved + 32, stem_bn_running_mean, stem_bn_running_var, stem_out,
-                                   BATCH, 32, 784, 0.1f, 1e-05f);
+                                   BATCH, 32, 784, 0.1f, 1e-05f, 0);
     else
         cuda_batchnorm_stats_eval(stem_bn_saved, stem_bn_saved + 32, stem_bn_running_mean, stem_bn_running_var, 32, 1e-05f);
     fused_stem_bn_apply(stem_relu_out, stem_out, stem_bn_weight, stem_bn_bias, stem_bn_saved, stem_bn_saved + 32);
@@ -335,7 +335,7 @@ static void forward(rt_model_ctx *ctx) {
     /* layer "layer1.0.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
     if (ctx->training)
         cuda_batchnorm_stats_train(layer1_0_bn1_saved, layer1_0_bn1_saved + 32, layer1_0_bn1_running_mean, layer1_0_bn1_running_var, layer1_0_conv1_out,
-                                   BATCH, 32, 784, 0.1f, 1e-05f);
+                                   BATCH, 32, 784, 0.1f, 1e-05f, 0);
     else
         cuda_batchnorm_stats_eval(layer1_0_bn1_saved, layer1_0_bn1_saved + 32, layer1_0_bn1_running_mean, layer1_0_bn1_running_var, 32, 1e-05f);
     fused_layer1_0_bn1_apply(layer1_0_relu1_out, layer1_0_conv1_out, layer1_0_bn1_weight, layer1_0_bn1_bias, layer1_0_bn1_saved, layer1_0_bn1_saved + 32);
@@ -345,7 +345,7 @@ static void forward(rt_model_ctx *ctx) {
     /* layer "layer1.0.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
     if (ctx->training)
         cuda_batchnorm_stats_train(layer1_0_bn2_saved, layer1_0_bn2_saved + 32, layer1_0_bn2_running_mean, layer1_0_bn2_running_var, layer1_0_conv2_out,
-                                   BATCH, 32, 784, 0.1f, 1e-05f);
+                                   BATCH, 32, 784, 0.1f, 1e-05f, 0);
     else
         cuda_batchnorm_stats_eval(layer1_0_bn2_saved, layer1_0_bn2_saved + 32, layer1_0_bn2_running_mean, layer1_0_bn2_running_var, 32, 1e-05f);
     fused_layer1_0_bn2_apply(layer1_0_bn2_out, layer1_0_conv2_out, layer1_0_bn2_weight, layer1_0_bn2_bias, layer1_0_bn2_saved, layer1_0_bn2_saved + 32);
@@ -357,7 +357,7 @@ static void forward(rt_model_ctx *ctx) {
     /* layer "layer1.1.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
     if (ctx->training)
         cuda_batchnorm_stats_train(layer1_1_bn1_saved, layer1_1_bn1_saved + 32, layer1_1_bn1_running_mean, layer1_1_bn1_running_var, layer1_1_conv1_out,
-                                   BATCH, 32, 784, 0.1f, 1e-05f);
+                                   BATCH, 32, 784, 0.1f, 1e-05f, 0);
     else
         cuda_batchnorm_stats_eval(layer1_1_bn1_saved, layer1_1_bn1_saved + 32, layer1_1_bn1_running_mean, layer1_1_bn1_running_var, 32, 1e-05f);
     fused_layer1_1_bn1_apply(layer1_1_relu1_out, layer1_1_conv1_out, layer1_1_bn1_weight, layer1_1_bn1_bias, layer1_1_bn1_saved, layer1_1_bn1_saved + 32);
@@ -367,7 +367,7 @@ static void forward(rt_model_ctx *ctx) {
     /* layer "layer1.1.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
     if (ctx->training)
         cuda_batchnorm_stats_train(layer1_1_bn2_saved, layer1_1_bn2_saved + 32, layer1_1_bn2_running_mean, layer1_1_bn2_running_var, layer1_1_conv2_out,
-                                   BATCH, 32, 784, 0.1f, 1e-05f);
+                                   BATCH, 32, 784, 0.1f, 1e-05f, 0);
     else
         cuda_batchnorm_stats_eval(layer1_1_bn2_saved, layer1_1_bn2_saved + 32, layer1_1_bn2_running_mean, layer1_1_bn2_running_var, 32, 1e-05f);
     fused_layer1_1_bn2_apply(layer1_1_bn2_out, layer1_1_conv2_out, layer1_1_bn2_weight, layer1_1_bn2_bias, layer1_1_bn2_saved, layer1_1_bn2_saved + 32);
@@ -379,7 +379,7 @@ static void forward(rt_model_ctx *ctx) {
     /* layer "layer2.0.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
     if (ctx->training)
         cuda_batchnorm_stats_train(layer2_0_bn1_saved, layer2_0_bn1_saved + 64, layer2_0_bn1_running_mean, layer2_0_bn1_running_var, layer2_0_conv1_out,
-                                   BATCH, 64, 196, 0.1f, 1e-05f);
+                                   BATCH, 64, 196, 0.1f, 1e-05f, 0);
     else
         cuda_batchnorm_stats_eval(layer2_0_bn1_saved, layer2_0_bn1_saved + 64, layer2_0_bn1_running_mean, layer2_0_bn1_running_var, 64, 1e-05f);
     fused_layer2_0_bn1_apply(layer2_0_relu1_out, layer2_0_conv1_out, layer2_0_bn1_weight, layer2_0_bn1_bias, layer2_0_bn1_saved, layer2_0_bn1_saved + 64);
@@ -389,7 +389,7 @@ static void forward(rt_model_ctx *ctx) {
     /* layer "layer2.0.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
     if (ctx->training)
         cuda_batchnorm_stats_train(layer2_0_bn2_saved, layer2_0_bn2_saved + 64, layer2_0_bn2_running_mean, layer2_0_bn2_running_var, layer2_0_conv2_out,
-                                   BATCH, 64, 196, 0.1f, 1e-05f);
+                                   BATCH, 64, 196, 0.1f, 1e-05f, 0);
     else
         cuda_batchnorm_stats_eval(layer2_0_bn2_saved, layer2_0_bn2_saved + 64, layer2_0_bn2_running_mean, layer2_0_bn2_running_var, 64, 1e-05f);
     fused_layer2_0_bn2_apply(layer2_0_bn2_out, layer2_0_conv2_out, layer2_0_bn2_weight, layer2_0_bn2_bias, layer2_0_bn2_saved, layer2_0_bn2_saved + 64);
@@ -398,7 +398,7 @@ static void forward(rt_model_ctx *ctx) {
     /* layer "layer2.0.down_bn" (bn) at specs/examples/fmnist_resnet.spec:17 */
     if (ctx->training)
         cuda_batchnorm_stats_train(layer2_0_down_bn_saved, layer2_0_down_bn_saved + 64, layer2_0_down_bn_running_mean, layer2_0_down_bn_running_var, layer2_0_down_out,
-                                   BATCH, 64, 196, 0.1f, 1e-05f);
+                                   BATCH, 64, 196, 0.1f, 1e-05f, 0);
     else
         cuda_batchnorm_stats_eval(layer2_0_down_bn_saved, layer2_0_down_bn_saved + 64, layer2_0_down_bn_running_mean, layer2_0_down_bn_running_var, 64, 1e-05f);
     fused_layer2_0_down_bn_apply(layer2_0_down_bn_out, layer2_0_down_out, layer2_0_down_bn_weight, layer2_0_down_bn_bias, layer2_0_down_bn_saved, layer2_0_down_bn_saved + 64);
@@ -410,7 +410,7 @@ static void forward(rt_model_ctx *ctx) {
     /* layer "layer2.1.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
     if (ctx->training)
         cuda_batchnorm_stats_train(layer2_1_bn1_saved, layer2_1_bn1_saved + 64, layer2_1_bn1_running_mean, layer2_1_bn1_running_var, layer2_1_conv1_out,
-                                   BATCH, 64, 196, 0.1f, 1e-05f);
+                                   BATCH, 64, 196, 0.1f, 1e-05f, 0);
     else
         cuda_batchnorm_stats_eval(layer2_1_bn1_saved, layer2_1_bn1_saved + 64, layer2_1_bn1_running_mean, layer2_1_bn1_running_var, 64, 1e-05f);
     fused_layer2_1_bn1_apply(layer2_1_relu1_out, layer2_1_conv1_out, layer2_1_bn1_weight, layer2_1_bn1_bias, layer2_1_bn1_saved, layer2_1_bn1_saved + 64);
@@ -420,7 +420,7 @@ static void forward(rt_model_ctx *ctx) {
     /* layer "layer2.1.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
     if (ctx->training)
         cuda_batchnorm_stats_train(layer2_1_bn2_saved, layer2_1_bn2_saved + 64, layer2_1_bn2_running_mean, layer2_1_bn2_running_var, layer2_1_conv2_out,
-                                   BATCH, 64, 196, 0.1f, 1e-05f);
+                                   BATCH, 64, 196, 0.1f, 1e-05f, 0);
     else
         cuda_batchnorm_stats_eval(layer2_1_bn2_saved, layer2_1_bn2_saved + 64, layer2_1_bn2_running_mean, layer2_1_bn2_running_var, 64, 1e-05f);
     fused_layer2_1_bn2_apply(layer2_1_bn2_out, layer2_1_conv2_out, layer2_1_bn2_weight, layer2_1_bn2_bias, layer2_1_bn2_saved, layer2_1_bn2_saved + 64);
@@ -432,7 +432,7 @@ static void forward(rt_model_ctx *ctx) {
     /* layer "layer3.0.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
     if (ctx->training)
         cuda_batchnorm_stats_train(layer3_0_bn1_saved, layer3_0_bn1_saved + 128, layer3_0_bn1_running_mean, layer3_0_bn1_running_var, layer3_0_conv1_out,
-                                   BATCH, 128, 49, 0.1f, 1e-05f);
+                                   BATCH, 128, 49, 0.1f, 1e-05f, 0);
     else
         cuda_batchnorm_stats_eval(layer3_0_bn1_saved, layer3_0_bn1_saved + 128, layer3_0_bn1_running_mean, layer3_0_bn1_running_var, 128, 1e-05f);
     fused_layer3_0_bn1_apply(layer3_0_relu1_out, layer3_0_conv1_out, layer3_0_bn1_weight, layer3_0_bn1_bias, layer3_0_bn1_saved, layer3_0_bn1_saved + 128);
@@ -442,7 +442,7 @@ static void forward(rt_model_ctx *ctx) {
     /* layer "layer3.0.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
     if (ctx->training)
         cuda_batchnorm_stats_train(layer3_0_bn2_saved, layer3_0_bn2_saved + 128, layer3_0_bn2_running_mean, layer3_0_bn2_running_var, layer3_0_conv2_out,
-                                   BATCH, 128, 49, 0.1f, 1e-05f);
+                                   BATCH, 128, 49, 0.1f, 1e-05f, 0);
     else
         cuda_batchnorm_stats_eval(layer3_0_bn2_saved, layer3_0_bn2_saved + 128, layer3_0_bn2_running_mean, layer3_0_bn2_running_var, 128, 1e-05f);
     fused_layer3_0_bn2_apply(layer3_0_bn2_out, layer3_0_conv2_out, layer3_0_bn2_weight, layer3_0_bn2_bias, layer3_0_bn2_saved, layer3_0_bn2_saved + 128);
@@ -451,7 +451,7 @@ static void forward(rt_model_ctx *ctx) {
     /* layer "layer3.0.down_bn" (bn) at specs/examples/fmnist_resnet.spec:17 */
     if (ctx->training)
         cuda_batchnorm_stats_train(layer3_0_down_bn_saved, layer3_0_down_bn_saved + 128, layer3_0_down_bn_running_mean, layer3_0_down_bn_running_var, layer3_0_down_out,
-                                   BATCH, 128, 49, 0.1f, 1e-05f);
+                                   BATCH, 128, 49, 0.1f, 1e-05f, 0);
     else
         cuda_batchnorm_stats_eval(layer3_0_down_bn_saved, layer3_0_down_bn_saved + 128, layer3_0_down_bn_running_mean, layer3_0_down_bn_running_var, 128, 1e-05f);
     fused_layer3_0_down_bn_apply(layer3_0_down_bn_out, layer3_0_down_out, layer3_0_down_bn_weight, layer3_0_down_bn_bias, layer3_0_down_bn_saved, layer3_0_down_bn_saved + 128);
@@ -463,7 +463,7 @@ static void forward(rt_model_ctx *ctx) {
     /* layer "layer3.1.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
     if (ctx->training)
         cuda_batchnorm_stats_train(layer3_1_bn1_saved, layer3_1_bn1_saved + 128, layer3_1_bn1_running_mean, layer3_1_bn1_running_var, layer3_1_conv1_out,
-                                   BATCH, 128, 49, 0.1f, 1e-05f);
+                                   BATCH, 128, 49, 0.1f, 1e-05f, 0);
     else
         cuda_batchnorm_stats_eval(layer3_1_bn1_saved, layer3_1_bn1_saved + 128, layer3_1_bn1_running_mean, layer3_1_bn1_running_var, 128, 1e-05f);
     fused_layer3_1_bn1_apply(layer3_1_relu1_out, layer3_1_conv1_out, layer3_1_bn1_weight, layer3_1_bn1_bias, layer3_1_bn1_saved, layer3_1_bn1_saved + 128);
@@ -473,7 +473,7 @@ static void forward(rt_model_ctx *ctx) {
     /* layer "layer3.1.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
     if (ctx->training)
         cuda_batchnorm_stats_train(layer3_1_bn2_saved, layer3_1_bn2_saved + 128, layer3_1_bn2_running_mean, layer3_1_bn2_running_var, layer3_1_conv2_out,
-                                   BATCH, 128, 49, 0.1f, 1e-05f);
+                                   BATCH, 128, 49, 0.1f, 1e-05f, 0);
     else
         cuda_batchnorm_stats_eval(layer3_1_bn2_saved, layer3_1_bn2_saved + 128, layer3_1_bn2_running_mean, layer3_1_bn2_running_var, 128, 1e-05f);
     fused_layer3_1_bn2_apply(layer3_1_bn2_out, layer3_1_conv2_out, layer3_1_bn2_weight, layer3_1_bn2_bias, layer3_1_bn2_saved, layer3_1_bn2_saved + 128);
@@ -521,85 +521,85 @@ static void train_step_device(void *arg) {
     /* backward of "layer3.1.add" (add) at specs/examples/fmnist_resnet.spec:20 */
     fused_layer3_1_add_backward(layer3_1_relu2_dout, layer3_1_relu2_out, layer3_1_bn2_dout, layer3_0_relu2_dout);
     /* backward of "layer3.1.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
-    cuda_batchnorm_backward(layer3_1_conv2_dout, layer3_1_bn2_dweight, layer3_1_bn2_dbias, layer3_1_bn2_dout, NULL, layer3_1_conv2_out, layer3_1_bn2_weight, layer3_1_bn2_saved, layer3_1_bn2_saved + 128, BATCH, 128, 49);
+    cuda_batchnorm_backward(layer3_1_conv2_dout, layer3_1_bn2_dweight, layer3_1_bn2_dbias, layer3_1_bn2_dout, NULL, layer3_1_conv2_out, layer3_1_bn2_weight, layer3_1_bn2_saved, layer3_1_bn2_saved + 128, BATCH, 128, 49, 0);
     /* backward of "layer3.1.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
     cuda_conv2d_backward(layer3_1_conv2_conv, layer3_1_relu1_dout, layer3_1_conv2_dweight, layer3_1_conv2_dout, layer3_1_relu1_out, layer3_1_conv2_wact);
     /* backward of "layer3.1.relu1" (relu): fused into the backward of "layer3.1.bn1" */
     /* backward of "layer3.1.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
-    cuda_batchnorm_backward(layer3_1_conv1_dout, layer3_1_bn1_dweight, layer3_1_bn1_dbias, layer3_1_relu1_dout, layer3_1_relu1_out, layer3_1_conv1_out, layer3_1_bn1_weight, layer3_1_bn1_saved, layer3_1_bn1_saved + 128, BATCH, 128, 49);
+    cuda_batchnorm_backward(layer3_1_conv1_dout, layer3_1_bn1_dweight, layer3_1_bn1_dbias, layer3_1_relu1_dout, layer3_1_relu1_out, layer3_1_conv1_out, layer3_1_bn1_weight, layer3_1_bn1_saved, layer3_1_bn1_saved + 128, BATCH, 128, 49, 0);
     /* backward of "layer3.1.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
     cuda_conv2d_backward(layer3_1_conv1_conv, layer3_0_relu2_dout, layer3_1_conv1_dweight, layer3_1_conv1_dout, layer3_0_relu2_out, layer3_1_conv1_wact);
     /* backward of "layer3.0.relu2" (relu): fused into the backward of "layer3.0.add" */
     /* backward of "layer3.0.add" (add) at specs/examples/fmnist_resnet.spec:18 */
     fused_layer3_0_add_backward(layer3_0_relu2_dout, layer3_0_relu2_out, layer3_0_bn2_dout, layer3_0_down_bn_dout);
     /* backward of "layer3.0.down_bn" (bn) at specs/examples/fmnist_resnet.spec:17 */
-    cuda_batchnorm_backward(layer3_0_down_dout, layer3_0_down_bn_dweight, layer3_0_down_bn_dbias, layer3_0_down_bn_dout, NULL, layer3_0_down_out, layer3_0_down_bn_weight, layer3_0_down_bn_saved, layer3_0_down_bn_saved + 128, BATCH, 128, 49);
+    cuda_batchnorm_backward(layer3_0_down_dout, layer3_0_down_bn_dweight, layer3_0_down_bn_dbias, layer3_0_down_bn_dout, NULL, layer3_0_down_out, layer3_0_down_bn_weight, layer3_0_down_bn_saved, layer3_0_down_bn_saved + 128, BATCH, 128, 49, 0);
     /* backward of "layer3.0.down" (conv) at specs/examples/fmnist_resnet.spec:16 */
     cuda_conv2d_backward(layer3_0_down_conv, layer2_1_relu2_dout, layer3_0_down_dweight, layer3_0_down_dout, layer2_1_relu2_out, layer3_0_down_wact);
     /* backward of "layer3.0.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
-    cuda_batchnorm_backward(layer3_0_conv2_dout, layer3_0_bn2_dweight, layer3_0_bn2_dbias, layer3_0_bn2_dout, NULL, layer3_0_conv2_out, layer3_0_bn2_weight, layer3_0_bn2_saved, layer3_0_bn2_saved + 128, BATCH, 128, 49);
+    cuda_batchnorm_backward(layer3_0_conv2_dout, layer3_0_bn2_dweight, layer3_0_bn2_dbias, layer3_0_bn2_dout, NULL, layer3_0_conv2_out, layer3_0_bn2_weight, layer3_0_bn2_saved, layer3_0_bn2_saved + 128, BATCH, 128, 49, 0);
     /* backward of "layer3.0.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
     cuda_conv2d_backward(layer3_0_conv2_conv, layer3_0_relu1_dout, layer3_0_conv2_dweight, layer3_0_conv2_dout, layer3_0_relu1_out, layer3_0_conv2_wact);
     /* backward of "layer3.0.relu1" (relu): fused into the backward of "layer3.0.bn1" */
     /* backward of "layer3.0.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
-    cuda_batchnorm_backward(layer3_0_conv1_dout, layer3_0_bn1_dweight, layer3_0_bn1_dbias, layer3_0_relu1_dout, layer3_0_relu1_out, layer3_0_conv1_out, layer3_0_bn1_weight, layer3_0_bn1_saved, layer3_0_bn1_saved + 128, BATCH, 128, 49);
+    cuda_batchnorm_backward(layer3_0_conv1_dout, layer3_0_bn1_dweight, layer3_0_bn1_dbias, layer3_0_relu1_dout, layer3_0_relu1_out, layer3_0_conv1_out, layer3_0_bn1_weight, layer3_0_bn1_saved, layer3_0_bn1_saved + 128, BATCH, 128, 49, 0);
     /* backward of "layer3.0.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
     cuda_conv2d_backward(layer3_0_conv1_conv, layer2_1_relu2_dout, layer3_0_conv1_dweight, layer3_0_conv1_dout, layer2_1_relu2_out, layer3_0_conv1_wact);
     /* backward of "layer2.1.relu2" (relu): fused into the backward of "layer2.1.add" */
     /* backward of "layer2.1.add" (add) at specs/examples/fmnist_resnet.spec:20 */
     fused_layer2_1_add_backward(layer2_1_relu2_dout, layer2_1_relu2_out, layer2_1_bn2_dout, layer2_0_relu2_dout);
     /* backward of "layer2.1.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
-    cuda_batchnorm_backward(layer2_1_conv2_dout, layer2_1_bn2_dweight, layer2_1_bn2_dbias, layer2_1_bn2_dout, NULL, layer2_1_conv2_out, layer2_1_bn2_weight, layer2_1_bn2_saved, layer2_1_bn2_saved + 64, BATCH, 64, 196);
+    cuda_batchnorm_backward(layer2_1_conv2_dout, layer2_1_bn2_dweight, layer2_1_bn2_dbias, layer2_1_bn2_dout, NULL, layer2_1_conv2_out, layer2_1_bn2_weight, layer2_1_bn2_saved, layer2_1_bn2_saved + 64, BATCH, 64, 196, 0);
     /* backward of "layer2.1.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
     cuda_conv2d_backward(layer2_1_conv2_conv, layer2_1_relu1_dout, layer2_1_conv2_dweight, layer2_1_conv2_dout, layer2_1_relu1_out, layer2_1_conv2_wact);
     /* backward of "layer2.1.relu1" (relu): fused into the backward of "layer2.1.bn1" */
     /* backward of "layer2.1.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
-    cuda_batchnorm_backward(layer2_1_conv1_dout, layer2_1_bn1_dweight, layer2_1_bn1_dbias, layer2_1_relu1_dout, layer2_1_relu1_out, layer2_1_conv1_out, layer2_1_bn1_weight, layer2_1_bn1_saved, layer2_1_bn1_saved + 64, BATCH, 64, 196);
+    cuda_batchnorm_backward(layer2_1_conv1_dout, layer2_1_bn1_dweight, layer2_1_bn1_dbias, layer2_1_relu1_dout, layer2_1_relu1_out, layer2_1_conv1_out, layer2_1_bn1_weight, layer2_1_bn1_saved, layer2_1_bn1_saved + 64, BATCH, 64, 196, 0);
     /* backward of "layer2.1.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
     cuda_conv2d_backward(layer2_1_conv1_conv, layer2_0_relu2_dout, layer2_1_conv1_dweight, layer2_1_conv1_dout, layer2_0_relu2_out, layer2_1_conv1_wact);
     /* backward of "layer2.0.relu2" (relu): fused into the backward of "layer2.0.add" */
     /* backward of "layer2.0.add" (add) at specs/examples/fmnist_resnet.spec:18 */
     fused_layer2_0_add_backward(layer2_0_relu2_dout, layer2_0_relu2_out, layer2_0_bn2_dout, layer2_0_down_bn_dout);
     /* backward of "layer2.0.down_bn" (bn) at specs/examples/fmnist_resnet.spec:17 */
-    cuda_batchnorm_backward(layer2_0_down_dout, layer2_0_down_bn_dweight, layer2_0_down_bn_dbias, layer2_0_down_bn_dout, NULL, layer2_0_down_out, layer2_0_down_bn_weight, layer2_0_down_bn_saved, layer2_0_down_bn_saved + 64, BATCH, 64, 196);
+    cuda_batchnorm_backward(layer2_0_down_dout, layer2_0_down_bn_dweight, layer2_0_down_bn_dbias, layer2_0_down_bn_dout, NULL, layer2_0_down_out, layer2_0_down_bn_weight, layer2_0_down_bn_saved, layer2_0_down_bn_saved + 64, BATCH, 64, 196, 0);
     /* backward of "layer2.0.down" (conv) at specs/examples/fmnist_resnet.spec:16 */
     cuda_conv2d_backward(layer2_0_down_conv, layer1_1_relu2_dout, layer2_0_down_dweight, layer2_0_down_dout, layer1_1_relu2_out, layer2_0_down_wact);
     /* backward of "layer2.0.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
-    cuda_batchnorm_backward(layer2_0_conv2_dout, layer2_0_bn2_dweight, layer2_0_bn2_dbias, layer2_0_bn2_dout, NULL, layer2_0_conv2_out, layer2_0_bn2_weight, layer2_0_bn2_saved, layer2_0_bn2_saved + 64, BATCH, 64, 196);
+    cuda_batchnorm_backward(layer2_0_conv2_dout, layer2_0_bn2_dweight, layer2_0_bn2_dbias, layer2_0_bn2_dout, NULL, layer2_0_conv2_out, layer2_0_bn2_weight, layer2_0_bn2_saved, layer2_0_bn2_saved + 64, BATCH, 64, 196, 0);
     /* backward of "layer2.0.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
     cuda_conv2d_backward(layer2_0_conv2_conv, layer2_0_relu1_dout, layer2_0_conv2_dweight, layer2_0_conv2_dout, layer2_0_relu1_out, layer2_0_conv2_wact);
     /* backward of "layer2.0.relu1" (relu): fused into the backward of "layer2.0.bn1" */
     /* backward of "layer2.0.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
-    cuda_batchnorm_backward(layer2_0_conv1_dout, layer2_0_bn1_dweight, layer2_0_bn1_dbias, layer2_0_relu1_dout, layer2_0_relu1_out, layer2_0_conv1_out, layer2_0_bn1_weight, layer2_0_bn1_saved, layer2_0_bn1_saved + 64, BATCH, 64, 196);
+    cuda_batchnorm_backward(layer2_0_conv1_dout, layer2_0_bn1_dweight, layer2_0_bn1_dbias, layer2_0_relu1_dout, layer2_0_relu1_out, layer2_0_conv1_out, layer2_0_bn1_weight, layer2_0_bn1_saved, layer2_0_bn1_saved + 64, BATCH, 64, 196, 0);
     /* backward of "layer2.0.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
     cuda_conv2d_backward(layer2_0_conv1_conv, layer1_1_relu2_dout, layer2_0_conv1_dweight, layer2_0_conv1_dout, layer1_1_relu2_out, layer2_0_conv1_wact);
     /* backward of "layer1.1.relu2" (relu): fused into the backward of "layer1.1.add" */
     /* backward of "layer1.1.add" (add) at specs/examples/fmnist_resnet.spec:20 */
     fused_layer1_1_add_backward(layer1_1_relu2_dout, layer1_1_relu2_out, layer1_1_bn2_dout, layer1_0_relu2_dout);
     /* backward of "layer1.1.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
-    cuda_batchnorm_backward(layer1_1_conv2_dout, layer1_1_bn2_dweight, layer1_1_bn2_dbias, layer1_1_bn2_dout, NULL, layer1_1_conv2_out, layer1_1_bn2_weight, layer1_1_bn2_saved, layer1_1_bn2_saved + 32, BATCH, 32, 784);
+    cuda_batchnorm_backward(layer1_1_conv2_dout, layer1_1_bn2_dweight, layer1_1_bn2_dbias, layer1_1_bn2_dout, NULL, layer1_1_conv2_out, layer1_1_bn2_weight, layer1_1_bn2_saved, layer1_1_bn2_saved + 32, BATCH, 32, 784, 0);
     /* backward of "layer1.1.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
     cuda_conv2d_backward(layer1_1_conv2_conv, layer1_1_relu1_dout, layer1_1_conv2_dweight, layer1_1_conv2_dout, layer1_1_relu1_out, layer1_1_conv2_wact);
     /* backward of "layer1.1.relu1" (relu): fused into the backward of "layer1.1.bn1" */
     /* backward of "layer1.1.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
-    cuda_batchnorm_backward(layer1_1_conv1_dout, layer1_1_bn1_dweight, layer1_1_bn1_dbias, layer1_1_relu1_dout, layer1_1_relu1_out, layer1_1_conv1_out, layer1_1_bn1_weight, layer1_1_bn1_saved, layer1_1_bn1_saved + 32, BATCH, 32, 784);
+    cuda_batchnorm_backward(layer1_1_conv1_dout, layer1_1_bn1_dweight, layer1_1_bn1_dbias, layer1_1_relu1_dout, layer1_1_relu1_out, layer1_1_conv1_out, layer1_1_bn1_weight, layer1_1_bn1_saved, layer1_1_bn1_saved + 32, BATCH, 32, 784, 0);
     /* backward of "layer1.1.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
     cuda_conv2d_backward(layer1_1_conv1_conv, layer1_0_relu2_dout, layer1_1_conv1_dweight, layer1_1_conv1_dout, layer1_0_relu2_out, layer1_1_conv1_wact);
     /* backward of "layer1.0.relu2" (relu): fused into the backward of "layer1.0.add" */
     /* backward of "layer1.0.add" (add) at specs/examples/fmnist_resnet.spec:20 */
     fused_layer1_0_add_backward(layer1_0_relu2_dout, layer1_0_relu2_out, layer1_0_bn2_dout, stem_relu_dout);
     /* backward of "layer1.0.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
-    cuda_batchnorm_backward(layer1_0_conv2_dout, layer1_0_bn2_dweight, layer1_0_bn2_dbias, layer1_0_bn2_dout, NULL, layer1_0_conv2_out, layer1_0_bn2_weight, layer1_0_bn2_saved, layer1_0_bn2_saved + 32, BATCH, 32, 784);
+    cuda_batchnorm_backward(layer1_0_conv2_dout, layer1_0_bn2_dweight, layer1_0_bn2_dbias, layer1_0_bn2_dout, NULL, layer1_0_conv2_out, layer1_0_bn2_weight, layer1_0_bn2_saved, layer1_0_bn2_saved + 32, BATCH, 32, 784, 0);
     /* backward of "layer1.0.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
     cuda_conv2d_backward(layer1_0_conv2_conv, layer1_0_relu1_dout, layer1_0_conv2_dweight, layer1_0_conv2_dout, layer1_0_relu1_out, layer1_0_conv2_wact);
     /* backward of "layer1.0.relu1" (relu): fused into the backward of "layer1.0.bn1" */
     /* backward of "layer1.0.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
-    cuda_batchnorm_backward(layer1_0_conv1_dout, layer1_0_bn1_dweight, layer1_0_bn1_dbias, layer1_0_relu1_dout, layer1_0_relu1_out, layer1_0_conv1_out, layer1_0_bn1_weight, layer1_0_bn1_saved, layer1_0_bn1_saved + 32, BATCH, 32, 784);
+    cuda_batchnorm_backward(layer1_0_conv1_dout, layer1_0_bn1_dweight, layer1_0_bn1_dbias, layer1_0_relu1_dout, layer1_0_relu1_out, layer1_0_conv1_out, layer1_0_bn1_weight, layer1_0_bn1_saved, layer1_0_bn1_saved + 32, BATCH, 32, 784, 0);
     /* backward of "layer1.0.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
     cuda_conv2d_backward(layer1_0_conv1_conv, stem_relu_dout, layer1_0_conv1_dweight, layer1_0_conv1_dout, stem_relu_out, layer1_0_conv1_wact);
     /* backward of "stem_relu" (relu): fused into the backward of "stem_bn" */
     /* backward of "stem_bn" (bn) at specs/examples/fmnist_resnet.spec:33 */
-    cuda_batchnorm_backward(stem_dout, stem_bn_dweight, stem_bn_dbias, stem_relu_dout, stem_relu_out, stem_out, stem_bn_weight, stem_bn_saved, stem_bn_saved + 32, BATCH, 32, 784);
+    cuda_batchnorm_backward(stem_dout, stem_bn_dweight, stem_bn_dbias, stem_relu_dout, stem_relu_out, stem_out, stem_bn_weight, stem_bn_saved, stem_bn_saved + 32, BATCH, 32, 784, 0);
     /* backward of "stem" (conv) at specs/examples/fmnist_resnet.spec:32 */
     cuda_conv2d_backward(stem_conv, NULL, stem_dweight, stem_dout, x, stem_wact);
     rt_cuda_grad_bucket_ready(0);  /* bucket 0 complete: 697760 grads from "fc" to here */

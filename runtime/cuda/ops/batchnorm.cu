@@ -115,59 +115,82 @@ __global__ void bn_partial_grads_kernel(double *part, const T *dout, const T *re
     }
 }
 
-__global__ void bn_finish_grads_kernel(float *dgamma, float *dbeta, const double *part, int splits, int c) {
+/* Per channel: the partial sums added in order into totals [c][2] (and, when dgamma is not
+ * NULL, dgamma = the second, dbeta = the first, as floats). */
+__global__ void bn_sum_partials_kernel(double *totals, float *dgamma, float *dbeta, const double *part, int splits,
+                                       int c) {
     GRID_STRIDE(ch, c) {
-        double s_dy = 0, s_dy_xhat = 0;
-        for (int s = 0; s < splits; s++)
-            s_dy += part[2 * (ch * splits + s)], s_dy_xhat += part[2 * (ch * splits + s) + 1];
-        dgamma[ch] = (float)s_dy_xhat;
-        dbeta[ch] = (float)s_dy;
+        double s0 = 0, s1 = 0;
+        for (int s = 0; s < splits; s++) s0 += part[2 * (ch * splits + s)], s1 += part[2 * (ch * splits + s) + 1];
+        totals[2 * ch] = s0, totals[2 * ch + 1] = s1;
+        if (dgamma) dgamma[ch] = (float)s1, dbeta[ch] = (float)s0;
     }
 }
 
-/* din = gamma·inv_std/m · (m·dy - sum dy - xhat · sum dy·xhat), the CPU op's float formula. */
+/* din = gamma·inv_std/m · (m·dy - sum dy - xhat · sum dy·xhat), the CPU op's float formula;
+ * totals[ch] = {sum dy, sum dy·xhat} over the m values behind the statistics. */
 template <typename T>
 __global__ void bn_input_grad_kernel(T *din, const T *dout, const T *relu_out, const T *in, const float *gamma,
-                                     const float *dgamma, const float *dbeta, const float *save_mean,
-                                     const float *save_inv_std, int n, int c, int hw, int per) {
+                                     const double *totals, long m, const float *save_mean, const float *save_inv_std,
+                                     int n, int c, int hw, int per) {
     int s = blockIdx.x, ch = blockIdx.y, n0 = s * per, n1 = min(n, n0 + per);
-    long m = (long)n * hw;
     float mean = save_mean[ch], inv_std = save_inv_std[ch];
-    float k = gamma[ch] * inv_std / m, a = dbeta[ch], b = dgamma[ch];
+    float k = gamma[ch] * inv_std / m, a = (float)totals[2 * ch], b = (float)totals[2 * ch + 1];
     bn_for_each(n0, n1, c, ch, hw, [&](long i) {
         float xhat = (rt_ld(in[i]) - mean) * inv_std;
         din[i] = rt_st<T>(k * ((float)m * bn_dy(dout, relu_out, i) - a - xhat * b));
     });
 }
 
-/* Partial sums of every BN layer, of either layout: one stream runs them one after another. */
-static rt_cuda_scratch partials;
+/* Partial sums and per-channel totals of every BN layer, of either layout: one stream runs
+ * them one after another. */
+static rt_cuda_scratch partials, channel_totals;
 
 double *bn_partials(int splits, int c) {
     return (double *)rt_cuda_scratch_get(&partials, sizeof(double) * 2 * (size_t)splits * c, "batch-norm partial sums");
 }
 
+static double *bn_totals(int c) {
+    return (double *)rt_cuda_scratch_get(&channel_totals, sizeof(double) * 2 * (size_t)c, "batch-norm channel sums");
+}
+
+static void sum_partials(double *totals, float *dgamma, float *dbeta, const double *part, int splits, int c) {
+    bn_sum_partials_kernel<<<rt_blocks(c), RT_THREADS, 0, rt_stream()>>>(totals, dgamma, dbeta, part, splits, c);
+    CUDA_LAUNCHED();
+}
+
 void bn_finish_stats(float *save_mean, float *save_inv_std, float *running_mean, float *running_var,
-                     const double *part, int splits, int c, long m, float momentum, float eps) {
+                     const double *part, int splits, int c, long m, float momentum, float eps, int sync) {
+    if (sync && rt_cuda_world() > 1) {   /* every rank's sums, as one channel total each */
+        double *totals = bn_totals(c);
+        sum_partials(totals, NULL, NULL, part, splits, c);
+        rt_cuda_allreduce_f64(totals, 2L * c);
+        part = totals, splits = 1, m *= rt_cuda_world();
+    }
     bn_finish_stats_kernel<<<rt_blocks(c), RT_THREADS, 0, rt_stream()>>>(save_mean, save_inv_std, running_mean,
                                                                          running_var, part, splits, c, m, momentum, eps);
     CUDA_LAUNCHED();
 }
 
-void bn_finish_grads(float *dgamma, float *dbeta, const double *part, int splits, int c) {
-    bn_finish_grads_kernel<<<rt_blocks(c), RT_THREADS, 0, rt_stream()>>>(dgamma, dbeta, part, splits, c);
-    CUDA_LAUNCHED();
+const double *bn_finish_grads(float *dgamma, float *dbeta, const double *part, int splits, int c, long *m, int sync) {
+    double *totals = bn_totals(c);
+    sum_partials(totals, dgamma, dbeta, part, splits, c);
+    if (sync && rt_cuda_world() > 1) {
+        rt_cuda_allreduce_f64(totals, 2L * c);
+        *m *= rt_cuda_world();
+    }
+    return totals;
 }
 
 void cuda_batchnorm_stats_train(float *save_mean, float *save_inv_std, float *running_mean, float *running_var,
-                                const void *in, int n, int c, int hw, float momentum, float eps) {
+                                const void *in, int n, int c, int hw, float momentum, float eps, int sync) {
     bn_split sp = split_of(n, c, hw);
     double *part = bn_partials(sp.splits, c);
     RT_ACT_DISPATCH(bn_partial_stats_kernel<T><<<dim3(sp.splits, c), BN_THREADS, 0, rt_stream()>>>(
         part, (const T *)in, running_mean, n, c, hw, sp.per));
     CUDA_LAUNCHED();
     bn_finish_stats(save_mean, save_inv_std, running_mean, running_var, part, sp.splits, c, (long)n * hw, momentum,
-                    eps);
+                    eps, sync);
 }
 
 void cuda_batchnorm_stats_eval(float *save_mean, float *save_inv_std, const float *running_mean,
@@ -187,17 +210,19 @@ void cuda_batchnorm_apply(void *out, const void *in, const float *gamma, const f
 
 void cuda_batchnorm_backward(void *din, float *dgamma, float *dbeta, const void *dout, const void *relu_out,
                              const void *in, const float *gamma, const float *save_mean,
-                             const float *save_inv_std, int n, int c, int hw) {
+                             const float *save_inv_std, int n, int c, int hw, int sync) {
     bn_split sp = split_of(n, c, hw);
     double *part = bn_partials(sp.splits, c);
     dim3 grid(sp.splits, c);
     RT_ACT_DISPATCH(bn_partial_grads_kernel<T><<<grid, BN_THREADS, 0, rt_stream()>>>(
         part, (const T *)dout, (const T *)relu_out, (const T *)in, save_mean, save_inv_std, n, c, hw, sp.per));
     CUDA_LAUNCHED();
-    bn_finish_grads(dgamma, dbeta, part, sp.splits, c);
+    long m = (long)n * hw;
+    if (!din) sync = 0;   /* dgamma and dbeta are this rank's share: only din needs every rank's sums */
+    const double *totals = bn_finish_grads(dgamma, dbeta, part, sp.splits, c, &m, sync);
     if (!din) return;
     RT_ACT_DISPATCH(bn_input_grad_kernel<T><<<grid, BN_THREADS, 0, rt_stream()>>>(
-        (T *)din, (const T *)dout, (const T *)relu_out, (const T *)in, gamma, dgamma, dbeta, save_mean,
-        save_inv_std, n, c, hw, sp.per));
+        (T *)din, (const T *)dout, (const T *)relu_out, (const T *)in, gamma, totals, m, save_mean, save_inv_std, n,
+        c, hw, sp.per));
     CUDA_LAUNCHED();
 }

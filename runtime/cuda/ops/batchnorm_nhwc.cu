@@ -88,29 +88,29 @@ __global__ void nhwc_partial_grads_kernel(double *part, const T *dout, const T *
 /* din = gamma·inv_std/m · (m·dy - sum dy - xhat · sum dy·xhat), as in batchnorm.cu. */
 template <typename T>
 __global__ void nhwc_input_grad_kernel(T *din, const T *dout, const T *relu_out, const T *in, const float *gamma,
-                                       const float *dgamma, const float *dbeta, const float *save_mean,
+                                       const double *totals, long m, const float *save_mean,
                                        const float *save_inv_std, long rows, long per, int c) {
     int ch = blockIdx.x * TILE_C + threadIdx.x;
     if (ch >= c) return;
     float mean = save_mean[ch], inv_std = save_inv_std[ch];
-    float k = gamma[ch] * inv_std / rows, a = dbeta[ch], b = dgamma[ch];
+    float k = gamma[ch] * inv_std / m, a = (float)totals[2 * ch], b = (float)totals[2 * ch + 1];
     nhwc_for_each(rows, per, c, [&](long i) {
         float xhat = (rt_ld(in[i]) - mean) * inv_std;
-        din[i] = rt_st<T>(k * ((float)rows * bn_dy(dout, relu_out, i) - a - xhat * b));
+        din[i] = rt_st<T>(k * ((float)m * bn_dy(dout, relu_out, i) - a - xhat * b));
     });
 }
 
 static const dim3 nhwc_block(TILE_C, ROW_LANES);
 
 void cuda_batchnorm_stats_train_nhwc(float *save_mean, float *save_inv_std, float *running_mean, float *running_var,
-                                     const void *in, int n, int c, int hw, float momentum, float eps) {
+                                     const void *in, int n, int c, int hw, float momentum, float eps, int sync) {
     long rows = (long)n * hw;
     nhwc_split sp = nhwc_split_of(rows);
     double *part = bn_partials(sp.splits, c);
     RT_ACT_DISPATCH(nhwc_partial_stats_kernel<T><<<nhwc_grid(c, sp), nhwc_block, 0, rt_stream()>>>(
         part, (const T *)in, running_mean, rows, sp.per, c));
     CUDA_LAUNCHED();
-    bn_finish_stats(save_mean, save_inv_std, running_mean, running_var, part, sp.splits, c, rows, momentum, eps);
+    bn_finish_stats(save_mean, save_inv_std, running_mean, running_var, part, sp.splits, c, rows, momentum, eps, sync);
 }
 
 void cuda_batchnorm_apply_nhwc(void *out, const void *in, const float *gamma, const float *beta, const float *mean,
@@ -124,7 +124,7 @@ void cuda_batchnorm_apply_nhwc(void *out, const void *in, const float *gamma, co
 
 void cuda_batchnorm_backward_nhwc(void *din, float *dgamma, float *dbeta, const void *dout, const void *relu_out,
                                   const void *in, const float *gamma, const float *save_mean,
-                                  const float *save_inv_std, int n, int c, int hw) {
+                                  const float *save_inv_std, int n, int c, int hw, int sync) {
     long rows = (long)n * hw;
     nhwc_split sp = nhwc_split_of(rows);
     double *part = bn_partials(sp.splits, c);
@@ -132,10 +132,12 @@ void cuda_batchnorm_backward_nhwc(void *din, float *dgamma, float *dbeta, const 
     RT_ACT_DISPATCH(nhwc_partial_grads_kernel<T><<<grid, nhwc_block, 0, rt_stream()>>>(
         part, (const T *)dout, (const T *)relu_out, (const T *)in, save_mean, save_inv_std, rows, sp.per, c));
     CUDA_LAUNCHED();
-    bn_finish_grads(dgamma, dbeta, part, sp.splits, c);
+    long m = rows;
+    if (!din) sync = 0;   /* dgamma and dbeta are this rank's share: only din needs every rank's sums */
+    const double *totals = bn_finish_grads(dgamma, dbeta, part, sp.splits, c, &m, sync);
     if (!din) return;
     RT_ACT_DISPATCH(nhwc_input_grad_kernel<T><<<grid, nhwc_block, 0, rt_stream()>>>(
-        (T *)din, (const T *)dout, (const T *)relu_out, (const T *)in, gamma, dgamma, dbeta, save_mean,
-        save_inv_std, rows, sp.per, c));
+        (T *)din, (const T *)dout, (const T *)relu_out, (const T *)in, gamma, totals, m, save_mean, save_inv_std,
+        rows, sp.per, c));
     CUDA_LAUNCHED();
 }

@@ -9,11 +9,13 @@
 double *bn_partials(int splits, int c);
 /* Batch statistics from sums of d and d^2 over m values per channel, d = x - running_mean
  * (the shift keeps E[d^2] - E[d]^2 accurate), and torch's running-stat update (unbiased
- * variance). */
+ * variance). sync: the sums of every rank (all-reduced; m counts this rank's values). */
 void bn_finish_stats(float *save_mean, float *save_inv_std, float *running_mean, float *running_var,
-                     const double *part, int splits, int c, long m, float momentum, float eps);
-/* dgamma = sum dy·xhat, dbeta = sum dy. */
-void bn_finish_grads(float *dgamma, float *dbeta, const double *part, int splits, int c);
+                     const double *part, int splits, int c, long m, float momentum, float eps, int sync);
+/* dgamma = sum dy·xhat, dbeta = sum dy over this rank's values. Returns the per-channel totals
+ * {sum dy, sum dy·xhat} the input gradient needs, [c][2] on the device: every rank's when sync,
+ * *m then multiplied by the world size. */
+const double *bn_finish_grads(float *dgamma, float *dbeta, const double *part, int splits, int c, long *m, int sync);
 
 /* dy after the following ReLU's mask (relu_out: that ReLU's output; NULL: none). */
 template <typename T> __device__ static inline float bn_dy(const T *dout, const T *relu_out, long i) {
