@@ -8,9 +8,10 @@ rt_devmem rt_devmem_plan(long n_params, long n_buffers, long n_state, int act_by
     rt_devmem m;
     m.fixed = sizeof(float) * (size_t)(2 * n_params + n_buffers + n_state) + workspace;
     if (half) m.fixed += (size_t)act_bytes * (size_t)n_params;   /* the compute copy of the weights */
-    /* Batch buffers: the images' bytes as sent, the images normalized into the activation
-     * type, the labels, and in 16-bit modes the FP32 logits for the host. */
-    size_t io = (size_t)image * (1 + (size_t)act_bytes) + sizeof(int) + (half ? sizeof(float) * (size_t)classes : 0);
+    /* Batch buffers: the images' bytes as sent (two: the next batch arrives while one is used),
+     * the images normalized into the activation type, the labels, and in 16-bit modes the FP32
+     * logits for the host. */
+    size_t io = (size_t)image * (2 + (size_t)act_bytes) + sizeof(int) + (half ? sizeof(float) * (size_t)classes : 0);
     size_t per_batch = (size_t)arena_bytes + io * (size_t)batch;
     m.per_sample = batch > 0 ? (per_batch + (size_t)batch - 1) / (size_t)batch : per_batch;
     return m;

@@ -1,5 +1,6 @@
-/* The CUDA context of a trainer: device selection, one compute stream, the cuDNN and cuBLASLt
- * handles, device memory and copies, and the fits-or-refuses memory check. */
+/* The CUDA context of a trainer: device selection, one compute stream (and a copy stream for
+ * the next batch), the cuDNN and cuBLASLt handles, device memory and copies, and the
+ * fits-or-refuses memory check. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,9 @@ static struct {
     int ready;
     rt_cuda_math math;
     cudaStream_t stream;
+    cudaStream_t copy;           /* stages the next batch while a step computes */
+    cudaEvent_t input_read;      /* the compute stream is done reading the input bytes */
+    cudaEvent_t staged;          /* the staged batch is on the device */
     cudnnHandle_t cudnn;
     cublasLtHandle_t lt;
     void *lt_work;
@@ -60,6 +64,9 @@ void rt_cuda_init(int device, rt_cuda_math math) {
     snprintf(ctx.name, sizeof ctx.name, "%.256s (sm_%d%d, %.1f GiB)", prop.name, prop.major, prop.minor,
              prop.totalGlobalMem / 1073741824.0);
     CUDA_CHECK(cudaStreamCreateWithFlags(&ctx.stream, cudaStreamNonBlocking));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&ctx.copy, cudaStreamNonBlocking));
+    CUDA_CHECK(cudaEventCreateWithFlags(&ctx.input_read, cudaEventDisableTiming));
+    CUDA_CHECK(cudaEventCreateWithFlags(&ctx.staged, cudaEventDisableTiming));
     CUDNN_CHECK(cudnnCreate(&ctx.cudnn));
     CUDNN_CHECK(cudnnSetStream(ctx.cudnn, ctx.stream));
     CUBLAS_CHECK(cublasLtCreate(&ctx.lt));
@@ -148,6 +155,16 @@ void rt_cuda_memset0(void *p, size_t bytes) { CUDA_CHECK(cudaMemsetAsync(p, 0, b
 void rt_cuda_copy_h2d(void *dst, const void *src_host, size_t bytes) {
     CUDA_CHECK(cudaMemcpyAsync(dst, src_host, bytes, cudaMemcpyHostToDevice, ctx.stream));
 }
+
+void rt_cuda_input_consumed(void) { CUDA_CHECK(cudaEventRecord(ctx.input_read, ctx.stream)); }
+
+void rt_cuda_stage_h2d(void *dst, const void *src_host, size_t bytes) {
+    CUDA_CHECK(cudaStreamWaitEvent(ctx.copy, ctx.input_read, 0));   /* dst's last reader is done */
+    CUDA_CHECK(cudaMemcpyAsync(dst, src_host, bytes, cudaMemcpyHostToDevice, ctx.copy));
+    CUDA_CHECK(cudaEventRecord(ctx.staged, ctx.copy));
+}
+
+void rt_cuda_wait_staged(void) { CUDA_CHECK(cudaStreamWaitEvent(ctx.stream, ctx.staged, 0)); }
 
 void rt_cuda_copy_d2h(void *dst_host, const void *src, size_t bytes) {
     CUDA_CHECK(cudaMemcpyAsync(dst_host, src, bytes, cudaMemcpyDeviceToHost, ctx.stream));

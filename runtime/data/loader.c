@@ -113,11 +113,13 @@ int rt_loader_batch_at(rt_loader *l, int64_t epoch, int64_t step, void *x, int32
 }
 
 int rt_loader_next_view(rt_loader *l, const void **x, const int32_t **y) {
-    int slot = 0, got;
-    if (l->bg)
+    int slot, got;
+    if (l->bg) {
         got = prefetch_view(l->bg, &slot);
-    else
-        got = rt_loader_batch_at(l, l->epoch, l->step, l->slot_x[0], l->slot_y[0]);
+    } else {   /* slots in turn, so the views before stay valid */
+        slot = l->sync_slot = (l->sync_slot + 1) % RT_LOADER_SLOTS;
+        got = rt_loader_batch_at(l, l->epoch, l->step, l->slot_x[slot], l->slot_y[slot]);
+    }
     loader_advance(l, &l->epoch, &l->step);
     *x = l->slot_x[slot];
     *y = l->slot_y[slot];

@@ -14,7 +14,7 @@ struct rt_prefetch {
     int count[RT_LOADER_SLOTS];
     int full[RT_LOADER_SLOTS];   /* filled, or handed out and not yet given back */
     int head, tail;              /* the consumer takes head, the producer fills tail */
-    int held;                    /* the slot the consumer's last view points into; -1: none */
+    int held[RT_LOADER_HELD];    /* the slots of the consumer's last views, oldest first; -1: none */
     int stop;
     int64_t epoch, step;         /* next batch the producer makes */
     uint32_t *perm;              /* the thread's own permutation cache */
@@ -47,7 +47,7 @@ static void *producer(void *arg) {
 struct rt_prefetch *prefetch_start(rt_loader *l, int64_t epoch, int64_t step) {
     struct rt_prefetch *p = rt_xcalloc(1, sizeof *p);
     p->l = l;
-    p->held = -1;
+    for (int h = 0; h < RT_LOADER_HELD; h++) p->held[h] = -1;
     p->epoch = epoch;
     p->step = step;
     p->perm_epoch = -1;
@@ -60,13 +60,14 @@ struct rt_prefetch *prefetch_start(rt_loader *l, int64_t epoch, int64_t step) {
 
 int prefetch_view(struct rt_prefetch *p, int *slot) {
     pthread_mutex_lock(&p->mu);
-    if (p->held >= 0) {   /* the previous view is over: its slot may be refilled */
-        p->full[p->held] = 0;
+    if (p->held[0] >= 0) {   /* the oldest view is over: its slot may be refilled */
+        p->full[p->held[0]] = 0;
         pthread_cond_broadcast(&p->cv);
     }
     while (!p->full[p->head]) pthread_cond_wait(&p->cv, &p->mu);
     int s = p->head, n = p->count[s];
-    p->held = s;
+    for (int h = 0; h + 1 < RT_LOADER_HELD; h++) p->held[h] = p->held[h + 1];
+    p->held[RT_LOADER_HELD - 1] = s;
     p->head = (s + 1) % RT_LOADER_SLOTS;
     pthread_mutex_unlock(&p->mu);
     *slot = s;

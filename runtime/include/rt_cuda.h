@@ -82,6 +82,13 @@ void rt_cuda_memset0(void *p, size_t bytes);                          /* async *
 void rt_cuda_copy_h2d(void *dst, const void *src_host, size_t bytes); /* async on the stream */
 void rt_cuda_copy_d2h(void *dst_host, const void *src, size_t bytes); /* synchronous */
 void rt_cuda_copy_d2d(void *dst, const void *src, size_t bytes);      /* async */
+/* The next batch's copy, overlapping the step in flight: after the compute stream has read
+ * its input (rt_cuda_input_consumed, recorded where it has), rt_cuda_stage_h2d copies on a
+ * stream of its own into the other input buffer (src page-locked, and unchanged until the copy
+ * is waited for); rt_cuda_wait_staged makes the compute stream wait for that copy. */
+void rt_cuda_input_consumed(void);
+void rt_cuda_stage_h2d(void *dst, const void *src_host, size_t bytes);
+void rt_cuda_wait_staged(void);
 /* Page-locks a host buffer that is copied every step so copies run at full speed; a no-op for
  * a buffer already registered. The buffer must own its pages (rt_alloc_pages) and live until
  * the process ends: the loader's batch slots. */

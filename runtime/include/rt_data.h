@@ -66,9 +66,11 @@ typedef struct {
                            trainer does that on the device: a quarter of the bytes to copy. */
 } rt_loader_config;
 
-/* Batch buffers the loader owns: the consumer holds one (its last view) while the prefetch
- * thread fills the other. */
-#define RT_LOADER_SLOTS 2
+/* Batch buffers the loader owns: the consumer may hold two (the batch in flight and the next
+ * one, which a GPU trainer copies to the device meanwhile) while the prefetch thread fills the
+ * third. */
+#define RT_LOADER_SLOTS 3
+#define RT_LOADER_HELD 2
 
 /* The prefetch thread keeps a pointer to the rt_loader: do not copy or move it between
  * rt_loader_init and rt_loader_free. The dataset must outlive the loader. */
@@ -84,6 +86,7 @@ typedef struct {
     /* Allocated once and kept until rt_loader_free, so a consumer may page-lock them. */
     void *slot_x[RT_LOADER_SLOTS];
     int32_t *slot_y[RT_LOADER_SLOTS];
+    int sync_slot;                /* the slot the sync path (no prefetch) filled last */
     uint32_t *perm;               /* permutation cache for perm_epoch (sync path) */
     int64_t perm_epoch;
     struct rt_prefetch *bg;       /* NULL when prefetch is off */
@@ -94,10 +97,11 @@ rt_status rt_loader_init(rt_loader *l, const rt_dataset *ds, const rt_loader_con
                          rt_err *err);
 void rt_loader_free(rt_loader *l);
 /* This rank's part of the next batch, without a copy: *x and *y point into one of the
- * loader's slots and stay valid until the next rt_loader_next_view, rt_loader_next,
- * rt_loader_seek or rt_loader_free. Returns the sample count (batch_per_rank, or fewer for
- * eval's last partial batch; the rows past the count are zeros, labels 0). After the last
- * batch of an epoch the loader moves on to step 0 of the next epoch. */
+ * loader's slots and stay valid through the next call as well: until the second
+ * rt_loader_next_view or rt_loader_next after it, or rt_loader_seek or rt_loader_free. So a
+ * consumer can hold the batch it computes on and the next one. Returns the sample count
+ * (batch_per_rank, or fewer for eval's last partial batch; the rows past the count are zeros,
+ * labels 0). After the last batch of an epoch the loader moves on to step 0 of the next epoch. */
 int rt_loader_next_view(rt_loader *l, const void **x, const int32_t **y);
 /* The same, copied into x (batch_per_rank samples of rt_loader_sample_bytes) and y. */
 int rt_loader_next(rt_loader *l, void *x, int32_t *y);

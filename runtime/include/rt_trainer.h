@@ -27,6 +27,10 @@ typedef struct {
     int training;           /* 1: batch statistics and masks; 0: eval */
     rt_comm *comm;          /* the other ranks; NULL in a world of 1 (no MPI calls at all) */
     int no_graph;           /* device models: launch the step op by op (--no-graph) */
+    /* The next step's batch (x, as train_step's), already taken from the loader, or NULL: a
+     * device model copies it to the device while this step computes. The next train_step is
+     * then called with exactly this pointer. CPU models ignore it. */
+    const void *next_x;
 } rt_model_ctx;
 
 /* One trainable tensor inside params/grads. */

@@ -51,6 +51,9 @@ typedef struct {
     float *opt_state;
     long n_state;
     float *logits;
+    const void *next_x;       /* the next training batch, taken during this step (have_next) */
+    const int32_t *next_y;
+    int have_next;
     long steps_per_epoch, total_steps, step;
     double interval_loss, interval_comm_s;
     long interval_correct, interval_steps;
@@ -281,7 +284,14 @@ static double train_one_step(trainer *t, long *correct) {
     const rt_model *m = t->m;
     const void *x;   /* the loader's own buffer: no copy of the batch */
     const int32_t *y;
-    rt_loader_next_view(&t->train, &x, &y);
+    if (t->have_next) x = t->next_x, y = t->next_y;
+    else rt_loader_next_view(&t->train, &x, &y);
+    /* The next batch now (the loader keeps both views valid), so a device model copies it
+     * while this step computes. Taken at the last step too: nothing reads the loader's
+     * position afterwards, and a resumed run seeks it from the step count. */
+    rt_loader_next_view(&t->train, &t->next_x, &t->next_y);
+    t->have_next = 1;
+    t->ctx.next_x = t->next_x;
     /* One seed for all ranks: masks are keyed by the sample's index in the global batch
      * (ctx.first_sample), so dropout and drop-path draw the same masks at any world size. */
     t->ctx.step_seed = rt_hash_u64(t->run.seed, RT_STREAM_DROPOUT, (uint64_t)t->step);
@@ -357,6 +367,7 @@ static int train(trainer *t) {
     double t_start = rt_time_s(), t_interval = t_start;
     double last_top1 = NAN, last_top5 = NAN, last_loss = NAN;
     rt_loader_seek(&t->train, t->step / t->steps_per_epoch, t->step % t->steps_per_epoch);
+    t->have_next = 0;
     rt_install_stop_signals();
     while (t->step < t->total_steps) {
         t->interval_loss += train_one_step(t, &t->interval_correct);

@@ -187,13 +187,14 @@ static void check_errors(void) {
     CHECK(rt_loader_init(&l, &ds, &cfg, &e) == RT_E_ARG && strstr(e.msg, "do not fill"));
 }
 
-/* Views hand out the loader's two slots in turn, without a copy; each is what the copying
- * rt_loader_next of a loader without prefetch returns, also across a seek. A raw-bytes
+/* Views hand out the loader's slots in turn, without a copy; each is what the copying
+ * rt_loader_next of a loader without prefetch returns, also across a seek, and stays intact
+ * while the consumer takes the next one (it may hold two). A raw-bytes
  * loader (the GPU trainer's) gives the same batches as bytes: through rt_normalize_lut they
  * are the float loader's values exactly. */
 static void check_views_and_raw_bytes(void) {
     enum { BPR = B / 2 };
-    static float want[BPR * S], got[BPR * S];
+    static float want[BPR * S], got[BPR * S], prev_want[BPR * S];
     static int32_t want_y[BPR];
     float lut[C][256];
     rt_loader_config cfg;
@@ -207,7 +208,7 @@ static void check_views_and_raw_bytes(void) {
     CHECK(rt_loader_sample_bytes(&view) == S * sizeof(float) && rt_loader_sample_bytes(&raw) == S);
     rt_normalize_lut(cfg.mean, cfg.std, C, lut);
     const void *prev = NULL;
-    int same_values = 1, same_bytes = 1, alternates = 1;
+    int same_values = 1, same_bytes = 1, alternates = 1, prev_intact = 1;
     for (int i = 0; i < 34; i++) {   /* over an epoch boundary (15 steps) and a seek */
         if (i == 20) {
             rt_loader_seek(&sync, 2, 3);
@@ -220,15 +221,20 @@ static void check_views_and_raw_bytes(void) {
         CHECK(rt_loader_next(&sync, want, want_y) == BPR);
         CHECK(rt_loader_next_view(&view, &vx, &vy) == BPR);
         CHECK(rt_loader_next_view(&raw, &rx, &ry) == BPR);
-        if (prev) alternates &= vx != prev;
+        if (prev) {
+            alternates &= vx != prev;
+            prev_intact &= memcmp(prev, prev_want, sizeof prev_want) == 0;   /* the held view */
+        }
         prev = vx;
+        memcpy(prev_want, want, sizeof want);
         same_values &= memcmp(vx, want, sizeof want) == 0 && memcmp(vy, want_y, sizeof want_y) == 0;
         const uint8_t *bytes = rx;
         for (int k = 0; k < BPR * S; k++) got[k] = lut[(k / (H * W)) % C][bytes[k]];
         same_bytes &= memcmp(got, want, sizeof want) == 0 && memcmp(ry, want_y, sizeof want_y) == 0;
     }
     CHECK(same_values);
-    CHECK(alternates);   /* the slot of the last view is not refilled under the consumer */
+    CHECK(alternates);
+    CHECK(prev_intact);   /* the slot of the view before is not refilled under the consumer */
     CHECK(same_bytes);
     rt_loader_free(&sync);
     rt_loader_free(&view);

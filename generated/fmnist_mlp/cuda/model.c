@@ -52,7 +52,10 @@ static struct {
     float *P, *G, *S, *state;   /* params, grads, BN buffers, optimizer state */
     act_t *WA;                  /* compute copy of the params (P itself in FP32) */
     unsigned char *arena;       /* the static plan */
-    uint8_t *x_u8;              /* the batch as the host sends it: bytes, cropped and flipped */
+    uint8_t *x_u8[2];           /* the batch as the host sends it: bytes, cropped and flipped;
+                                 * x_u8[cur] is this step's, the other receives the next */
+    int cur;
+    const void *staged;         /* the host batch copied into x_u8[!cur] ahead, or NULL */
     float *lut;                 /* [IN_C][256]: what a byte becomes (rt_normalize_lut) */
     act_t *x;                   /* the batch normalized, as the first layer reads it */
     int32_t *y;                 /* the labels */
@@ -88,13 +91,31 @@ static void forward(rt_model_ctx *ctx) {
 
 /* The batch and the step's mask seed to the device, outside the captured graph. The
  * batch comes as bytes (a quarter of FP32's) straight from the loader's buffer, which
- * is page-locked on first use so the copy runs at full speed; it is normalized here. */
+ * is page-locked on first use so copies run at full speed: usually already copied by
+ * stage_next during the step before, otherwise now. It is normalized here. */
 static void put_batch(rt_model_ctx *ctx, const void *x_host, const int32_t *y_host) {
-    rt_cuda_pin_host((void *)x_host, BATCH * IMAGE);
-    rt_cuda_copy_h2d(dev.x_u8, x_host, BATCH * IMAGE);
-    rt_cuda_normalize_input(dev.x, dev.x_u8, dev.lut, BATCH * IMAGE, 1, 784L);
+    if (x_host == dev.staged) {
+        dev.cur ^= 1;
+        rt_cuda_wait_staged();
+        dev.staged = NULL;
+    } else {
+        rt_cuda_pin_host((void *)x_host, BATCH * IMAGE);
+        rt_cuda_copy_h2d(dev.x_u8[dev.cur], x_host, BATCH * IMAGE);
+        if (y_host) dev.staged = NULL;   /* a training batch other than the staged one */
+    }
+    rt_cuda_normalize_input(dev.x, dev.x_u8[dev.cur], dev.lut, BATCH * IMAGE, 1, 784L);
+    rt_cuda_input_consumed();
     if (y_host) rt_cuda_copy_h2d(dev.y, y_host, sizeof(int32_t) * BATCH);
     rt_cuda_copy_h2d(dev.seed, &ctx->step_seed, sizeof ctx->step_seed);
+}
+
+/* The next step's batch (the trainer has it already) to the other input buffer on the
+ * copy stream, while this step computes. */
+static void stage_next(const void *next_host) {
+    if (!next_host) return;
+    rt_cuda_pin_host((void *)next_host, BATCH * IMAGE);
+    rt_cuda_stage_h2d(dev.x_u8[dev.cur ^ 1], next_host, BATCH * IMAGE);
+    dev.staged = next_host;
 }
 
 /* Forward, loss and backward of one batch: device work only, captured once into a CUDA
@@ -128,6 +149,7 @@ static double train_step(rt_model_ctx *ctx, const void *x_host, const int32_t *y
     (void)arena;
     put_batch(ctx, x_host, y_host);
     rt_cuda_graph_run(&dev.step_graph, train_step_device, ctx);
+    stage_next(ctx->next_x);
     /* loss and logits back to the host, for the trainer's log and accuracy */
     double loss;
     rt_cuda_copy_d2h(&loss, dev.loss, sizeof loss);
@@ -184,7 +206,8 @@ static void upload(rt_model_ctx *ctx, const rt_run_config *run, const float *opt
     dev.S = rt_cuda_malloc(sizeof(float) * (N_BUFFERS ? N_BUFFERS : 1), "batch-norm buffers");
     dev.state = rt_cuda_malloc(sizeof(float) * (n_state ? n_state : 1), "optimizer state");
     dev.arena = rt_cuda_malloc(ARENA_BYTES, "activations (the static plan)");
-    dev.x_u8 = rt_cuda_malloc(BATCH * IMAGE, "the input batch");
+    dev.x_u8[0] = rt_cuda_malloc(BATCH * IMAGE, "the input batch");
+    dev.x_u8[1] = rt_cuda_malloc(BATCH * IMAGE, "the next input batch");
     dev.x = rt_cuda_malloc(sizeof(act_t) * BATCH * IMAGE, "the normalized input batch");
     float lut[1][256];
     rt_normalize_lut(run->mean, run->std, 1, lut);
