@@ -146,28 +146,20 @@ step "compute-sanitizer memcheck on ops_mix in FP16" sanitize_fp16
 
 ngpu=$(nvidia-smi -L | grep -c '^GPU')
 if [ "$ngpu" -ge 2 ] && command -v mpirun > /dev/null; then
-  two_ranks() {
+  two_ranks() {  # tag, extra parallel fields
     # ops_mix on 2 ranks: per-rank batch norm and masks make it its own run, so the reference
     # is the CPU trainer on 2 ranks (MPI all-reduce), which computes the same per-rank values
-    printf 'extends: "%s/%s"\nparallel { ranks: 2 }\n' "$(pwd)" "$mix" > "$out/mix_2r.spec"
-    "$BUILD/trainc" build "$out/mix_2r.spec" --backend cuda -o "$out/mix_2r" || return 1
-    "$BUILD/trainc" build "$out/mix_2r.spec" -o "$out/mix_2r_cpu" || return 1
+    local tag=$1 fields=$2
+    printf 'extends: "%s/%s"\nparallel { ranks: 2 %s }\n' "$(pwd)" "$mix" "$fields" > "$out/$tag.spec"
+    "$BUILD/trainc" build "$out/$tag.spec" --backend cuda -o "$out/$tag" || return 1
+    "$BUILD/trainc" build "$out/$tag.spec" -o "$out/${tag}_cpu" || return 1
     local mpi=(env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np 2 --oversubscribe)
-    "${mpi[@]}" "$out/mix_2r" --out "$out/mix_2r.run" || return 1
-    "${mpi[@]}" "$out/mix_2r_cpu" --out "$out/mix_2r_cpu.run" || return 1
-    python3 tests/gpu/compare_runs.py "$out/mix_2r.run/metrics.jsonl" "$out/mix_2r_cpu.run/metrics.jsonl" 1e-3 20
+    "${mpi[@]}" "$out/$tag" --out "$out/$tag.run" || return 1
+    "${mpi[@]}" "$out/${tag}_cpu" --out "$out/${tag}_cpu.run" || return 1
+    python3 tests/gpu/compare_runs.py "$out/$tag.run/metrics.jsonl" "$out/${tag}_cpu.run/metrics.jsonl" 1e-3 20
   }
-  step "2 GPUs over NCCL vs the CPU trainer on 2 ranks (1e-3, 20 steps)" two_ranks
-  two_ranks_sync_bn() {   # the same with synchronized batch norm on both sides
-    printf 'extends: "%s/%s"\nparallel { ranks: 2 sync_bn: true }\n' "$(pwd)" "$mix" > "$out/mix_2s.spec"
-    "$BUILD/trainc" build "$out/mix_2s.spec" --backend cuda -o "$out/mix_2s" || return 1
-    "$BUILD/trainc" build "$out/mix_2s.spec" -o "$out/mix_2s_cpu" || return 1
-    local mpi=(env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np 2 --oversubscribe)
-    "${mpi[@]}" "$out/mix_2s" --out "$out/mix_2s.run" || return 1
-    "${mpi[@]}" "$out/mix_2s_cpu" --out "$out/mix_2s_cpu.run" || return 1
-    python3 tests/gpu/compare_runs.py "$out/mix_2s.run/metrics.jsonl" "$out/mix_2s_cpu.run/metrics.jsonl" 1e-3 20
-  }
-  step "2 GPUs, sync_bn over NCCL vs the CPU trainer's (1e-3, 20 steps)" two_ranks_sync_bn
+  step "2 GPUs over NCCL vs the CPU trainer on 2 ranks (1e-3, 20 steps)" two_ranks mix_2r ""
+  step "2 GPUs, sync_bn over NCCL vs the CPU trainer's (1e-3, 20 steps)" two_ranks mix_2s "sync_bn: true"
 else
   echo "NOT RUN  2-GPU NCCL test: this machine has $ngpu GPU(s) (or no mpirun); it needs 2"
 fi
