@@ -689,7 +689,14 @@ static void emit_device_hooks(emitter *e, const cuda_emit_info *ci, int n_tensor
                      "    if (set) rt_cuda_optim_scaler_set(dev.optim, state);\n"
                      "    else rt_cuda_optim_scaler_get(dev.optim, state);\n"
                      "}\n\n");
-    fprintf(out, "static const rt_device_hooks device = { upload, download, optimizer_step, broadcast_buffers, %s };\n\n",
+    fprintf(out, "/* Before the trainer repositions its loader: the staged copy finishes, and is forgotten. */\n"
+                 "static void drop_staged(rt_model_ctx *ctx) {\n"
+                 "    (void)ctx;\n"
+                 "    rt_cuda_staged_done();\n"
+                 "    dev.staged = NULL;\n"
+                 "}\n\n"
+                 "static const rt_device_hooks device = { upload, download, optimizer_step, broadcast_buffers, %s,\n"
+                 "                                        drop_staged };\n\n",
             ci->loss_scale ? "loss_scaler" : "NULL");
 }
 

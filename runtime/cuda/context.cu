@@ -166,6 +166,8 @@ void rt_cuda_stage_h2d(void *dst, const void *src_host, size_t bytes) {
 
 void rt_cuda_wait_staged(void) { CUDA_CHECK(cudaStreamWaitEvent(ctx.stream, ctx.staged, 0)); }
 
+void rt_cuda_staged_done(void) { CUDA_CHECK(cudaEventSynchronize(ctx.staged)); }
+
 void rt_cuda_copy_d2h(void *dst_host, const void *src, size_t bytes) {
     CUDA_CHECK(cudaMemcpyAsync(dst_host, src, bytes, cudaMemcpyDeviceToHost, ctx.stream));
     rt_cuda_sync();

@@ -89,6 +89,7 @@ void rt_cuda_copy_d2d(void *dst, const void *src, size_t bytes);      /* async *
 void rt_cuda_input_consumed(void);
 void rt_cuda_stage_h2d(void *dst, const void *src_host, size_t bytes);
 void rt_cuda_wait_staged(void);
+void rt_cuda_staged_done(void);   /* the host waits for the last staged copy */
 /* Page-locks a host buffer that is copied every step so copies run at full speed; a no-op for
  * a buffer already registered. The buffer must own its pages (rt_alloc_pages) and live until
  * the process ends: the loader's batch slots. */

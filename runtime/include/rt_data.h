@@ -105,7 +105,8 @@ void rt_loader_free(rt_loader *l);
 int rt_loader_next_view(rt_loader *l, const void **x, const int32_t **y);
 /* The same, copied into x (batch_per_rank samples of rt_loader_sample_bytes) and y. */
 int rt_loader_next(rt_loader *l, void *x, int32_t *y);
-/* Makes the next rt_loader_next return batch (epoch, step_in_epoch): for resume. */
+/* Makes the next rt_loader_next return batch (epoch, step_in_epoch): for resume. Every view
+ * ends here: a consumer still reading one (a device copy) must finish first. */
 void rt_loader_seek(rt_loader *l, int64_t epoch, int64_t step_in_epoch);
 /* Random access, no prefetch, loader position unchanged (tests, benchmarks). */
 int rt_loader_batch_at(rt_loader *l, int64_t epoch, int64_t step, void *x, int32_t *y);

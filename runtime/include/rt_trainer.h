@@ -104,6 +104,9 @@ typedef struct rt_device_hooks {
     /* Loss scaling (FP16), or NULL: reads (set = 0) or restores (set = 1) the scaler's state
      * { scale, clean steps in a row, skipped steps so far }, kept in checkpoints. */
     void (*loss_scaler)(rt_model_ctx *ctx, double state[3], int set);
+    /* Forgets a batch staged from rt_model_ctx.next_x, waiting for its copy: before the
+     * training loader is repositioned, which hands its slots out anew. */
+    void (*drop_staged)(rt_model_ctx *ctx);
 } rt_device_hooks;
 
 /* Unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is set: OpenMP workers spin briefly at barriers

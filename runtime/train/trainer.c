@@ -366,6 +366,7 @@ static int train(trainer *t) {
     const rt_model *m = t->m;
     double t_start = rt_time_s(), t_interval = t_start;
     double last_top1 = NAN, last_top5 = NAN, last_loss = NAN;
+    if (m->device) m->device->drop_staged(&t->ctx);   /* the seek hands the loader's slots out anew */
     rt_loader_seek(&t->train, t->step / t->steps_per_epoch, t->step % t->steps_per_epoch);
     t->have_next = 0;
     rt_install_stop_signals();

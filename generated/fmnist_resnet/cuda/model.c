@@ -890,7 +890,15 @@ static void broadcast_buffers(rt_model_ctx *ctx) {
     rt_cuda_broadcast(dev.S, N_BUFFERS);
 }
 
-static const rt_device_hooks device = { upload, download, optimizer_step, broadcast_buffers, NULL };
+/* Before the trainer repositions its loader: the staged copy finishes, and is forgotten. */
+static void drop_staged(rt_model_ctx *ctx) {
+    (void)ctx;
+    rt_cuda_staged_done();
+    dev.staged = NULL;
+}
+
+static const rt_device_hooks device = { upload, download, optimizer_step, broadcast_buffers, NULL,
+                                        drop_staged };
 
 static const char spec_text[] =
     "name: \"fmnist_resnet\"\n"
