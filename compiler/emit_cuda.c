@@ -22,6 +22,14 @@ static int half_of(const cuda_emit_info *ci) { return ci->precision == CUDA_BF16
 /* Channels-last builds call the runtime's _nhwc variants and read the conv weights' WN copy. */
 static const char *sfx(const emitter *e) { return e->ci->nhwc ? "_nhwc" : ""; }
 static const char *wname(const emitter *e) { return e->ci->nhwc ? "wnhwc" : "wact"; }
+/* "BATCH, C, HW" for the runtime's per-channel ops (bias and layer-scale gradients, layer
+ * norm). Channels-last, a [N,H,W,C] tensor is [N*H*W rows, C, 1 position] to them: the same
+ * kernels then index it right. */
+static const char *nchw_args(const emitter *e, const ir_op *op, char *buf, size_t cap) {
+    if (e->ci->nhwc) snprintf(buf, cap, "BATCH * %ldL, %d, 1", ir_hw(op), op->c);
+    else snprintf(buf, cap, "BATCH, %d, %ld", op->c, ir_hw(op));
+    return buf;
+}
 
 static const char *src_path(const ir_op *op) { return op->loc.file ? op->loc.file->path : "?"; }
 
@@ -30,21 +38,18 @@ static void comment(FILE *out, const ir_op *op, const char *what) {
             op->loc.line);
 }
 
-/* What --layout nhwc covers: the ops of the ResNet family. A value's layout only matters
- * where it has positions (hw > 1); past global pooling every op reads [N, C] alike. */
+/* What --layout nhwc covers: the ops of the ResNet and ConvNeXt families. A value's layout
+ * only matters where it has positions (hw > 1); past global pooling every op reads [N, C]. */
 int cuda_nhwc_check(const ir_net *net, char *why, size_t cap) {
     for (int i = 0; i < net->n_ops; i++) {
         const ir_op *op = &net->ops[i];
-        int spatial_in = op->in_h * op->in_w > 1, spatial_out = op->h * op->w > 1;
         const char *no = NULL;
         switch (op->kind) {
-        case IR_CONV:
-            if (op->b_off >= 0 && spatial_out) no = "a conv with a bias (its gradient is summed over NCHW planes)";
+        case IR_LINEAR: case IR_FLATTEN: case IR_DROPOUT:
+            if (op->in_h * op->in_w > 1) no = "this op on a tensor with positions (it reads channels-first order)";
             break;
-        case IR_LINEAR: case IR_FLATTEN: case IR_DROPOUT: case IR_LAYER_SCALE:
-            if (spatial_in) no = "this op on a tensor with positions (it reads channels-first order)";
-            break;
-        case IR_BN: case IR_RELU: case IR_GELU: case IR_ADD: case IR_MAXPOOL: case IR_GAP: case IR_DROP_PATH:
+        case IR_CONV: case IR_BN: case IR_LN: case IR_RELU: case IR_GELU: case IR_ADD: case IR_MAXPOOL: case IR_GAP:
+        case IR_LAYER_SCALE: case IR_DROP_PATH:
             break;
         default: no = "this op"; break;
         }
@@ -206,7 +211,7 @@ static void emit_forward_op(emitter *e, int i) {
     const cuda_fuse_plan *fp = e->fp;
     const ir_op *op = &net->ops[i];
     FILE *out = e->out;
-    char a[128], b[128];
+    char a[128], b[128], rows[64];
     const char *in = ir_value_name(net, op->in[0], a, sizeof a);
     const char *id = op->ident;
     if (op->kind == IR_FLATTEN) {
@@ -246,8 +251,8 @@ static void emit_forward_op(emitter *e, int i) {
                 op->eps, id, dst, in, id, id, id, id, op->c);
         break;
     case IR_LN:
-        fprintf(out, "    cuda_layernorm_forward(%s_out, %s_saved, %s_saved + %ld, %s, %s_weight, %s_bias, BATCH, %d, %ld, %.9gf);\n",
-                id, id, id, (long)net->batch * ir_hw(op), in, id, id, op->c, ir_hw(op), op->eps);
+        fprintf(out, "    cuda_layernorm_forward(%s_out, %s_saved, %s_saved + %ld, %s, %s_weight, %s_bias, %s, %.9gf);\n",
+                id, id, id, (long)net->batch * ir_hw(op), in, id, id, nchw_args(e, op, rows, sizeof rows), op->eps);
         break;
     case IR_RELU: fprintf(out, "    cuda_relu_forward(%s_out, %s, %ld);\n", id, in, n); break;
     case IR_GELU: fprintf(out, "    cuda_gelu_forward(%s_out, %s, %ld);\n", id, in, n); break;
@@ -327,7 +332,7 @@ static void emit_backward_op(emitter *e, int j) {
     const ir_op *op = &net->ops[j];
     FILE *out = e->out;
     if (op->kind == IR_FLATTEN) return;
-    char a[128], d[128], o[128];
+    char a[128], d[128], o[128], rows[64];
     const char *in = ir_value_name(net, op->in[0], a, sizeof a);
     const char *id = op->ident;
     int acc = 0;
@@ -344,8 +349,8 @@ static void emit_backward_op(emitter *e, int j) {
         if (fp->kind[p] == FUSE_BIAS_RELU) {
             comment(out, op, "backward of");
             fprintf(out, "    /* fused with the bias gradient of \"%s\" */\n", prod->name);
-            fprintf(out, "    cuda_bias_backward(%s_dbias, %s, %s, %s_out, BATCH, %d, %ld);\n", prod->ident, din, o, id,
-                    prod->c, ir_hw(prod));
+            fprintf(out, "    cuda_bias_backward(%s_dbias, %s, %s, %s_out, %s);\n", prod->ident, din, o, id,
+                    nchw_args(e, prod, rows, sizeof rows));
         } else {
             fprintf(out, "    /* backward of \"%s\" (relu): fused into the backward of \"%s\" */\n", op->name, prod->name);
         }
@@ -357,7 +362,7 @@ static void emit_backward_op(emitter *e, int j) {
     switch (op->kind) {
     case IR_CONV: case IR_LINEAR:
         if (op->b_off >= 0 && fp->kind[j] != FUSE_BIAS_RELU)
-            fprintf(out, "    cuda_bias_backward(%s_dbias, NULL, %s, NULL, BATCH, %d, %ld);\n", id, o, op->c, ir_hw(op));
+            fprintf(out, "    cuda_bias_backward(%s_dbias, NULL, %s, NULL, %s);\n", id, o, nchw_args(e, op, rows, sizeof rows));
         if (op->kind == IR_CONV)
             fprintf(out, "    cuda_conv2d_backward(%s_conv, %s, %s_dweight, %s, %s, %s_%s);\n", id, din, id, o, in, id,
                     wname(e));
@@ -373,8 +378,8 @@ static void emit_backward_op(emitter *e, int j) {
         break;
     }
     case IR_LN:
-        fprintf(out, "    cuda_layernorm_backward(%s, %s_dweight, %s_dbias, %s, %s, %s_weight, %s_saved, %s_saved + %ld, BATCH, %d, %ld);\n",
-                din, id, id, o, in, id, id, id, (long)net->batch * ir_hw(op), op->c, ir_hw(op));
+        fprintf(out, "    cuda_layernorm_backward(%s, %s_dweight, %s_dbias, %s, %s, %s_weight, %s_saved, %s_saved + %ld, %s);\n",
+                din, id, id, o, in, id, id, id, (long)net->batch * ir_hw(op), nchw_args(e, op, rows, sizeof rows));
         break;
     case IR_RELU: fprintf(out, "    cuda_relu_backward(%s, %s, %s_out, %ld);\n", din, o, id, n); break;
     case IR_GELU: fprintf(out, "    cuda_gelu_backward(%s, %s, %s, %ld);\n", din, o, in, n); break;
@@ -395,8 +400,8 @@ static void emit_backward_op(emitter *e, int j) {
                 id, id, op->c, ir_hw(op), op->lrn_size, op->lrn_alpha, op->lrn_beta);
         break;
     case IR_LAYER_SCALE:
-        fprintf(out, "    cuda_layer_scale_backward(%s, %s_dweight, %s, %s, %s_weight, BATCH, %d, %ld);\n", din, id, o, in,
-                id, op->c, ir_hw(op));
+        fprintf(out, "    cuda_layer_scale_backward(%s, %s_dweight, %s, %s, %s_weight, %s);\n", din, id, o, in, id,
+                nchw_args(e, op, rows, sizeof rows));
         break;
     case IR_DROP_PATH:
         fprintf(out, "    cuda_drop_path_backward(%s, %s, BATCH, %ld, %.9gf, dev.seed, %d, ctx->first_sample, 1);\n",

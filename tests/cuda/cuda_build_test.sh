@@ -90,14 +90,19 @@ nhwc_build() {  # spec, name
   check_aligned "$src"
   [ "$(grep -c 'cuda_conv2d_forward(.*_wnhwc);' "$src")" = "$(grep -c 'rt_cuda_conv_create_nhwc' "$src")" ] &&
     [ "$(grep -c 'rt_cuda_conv_create(' "$src")" = 0 ] && grep -q 'rt_cuda_normalize_input_nhwc' "$src" &&
-    grep -q 'cuda_batchnorm_stats_train_nhwc' "$src" && ! grep -q 'cuda_batchnorm_stats_train(' "$src" ||
+    ! grep -q 'cuda_batchnorm_stats_train(\|cuda_maxpool2d_forward(\|cuda_global_avgpool_forward(' "$src" ||
     fail "$2: model.c mixes channels-last and NCHW calls"
-  grep -q 'const int c = (int)(i % ' "$out/$2.src/kernels.cu" || fail "$2: kernels.cu indexes channels as NCHW"
+  grep -qE 'i % [0-9]+' "$out/$2.src/kernels.cu" && ! grep -qE 'i / [0-9]+L % ' "$out/$2.src/kernels.cu" ||
+    fail "$2: kernels.cu indexes channels as NCHW"
 }
 nhwc_build "$out/resnet_BF16.spec" resnet_nhwc
 printf 'extends: "%s/bench/specs/gpu_resnet50.spec"\nprecision { compute: BF16 }\n' "$(pwd)" > "$out/r50_bf16.spec"
 nhwc_build "$out/r50_bf16.spec" resnet50_nhwc
-echo "built the ResNet example and ResNet-50 channels-last (--layout nhwc)"
+printf 'extends: "%s/bench/specs/gpu_convnext_tiny.spec"\nprecision { compute: BF16 }\n' "$(pwd)" > "$out/cnx_bf16.spec"
+nhwc_build "$out/cnx_bf16.spec" convnext_nhwc
+grep -q 'cuda_layernorm_forward(.*BATCH \* 3136L, 96, 1,' "$out/convnext_nhwc.src/model.c" ||
+  fail "convnext_nhwc: layer norm is not called on [N*H*W, C, 1] rows"
+echo "built the ResNet example, ResNet-50 and ConvNeXt-Tiny channels-last (--layout nhwc)"
 # Synchronized batch norm: every BN call of the ResNet example asks for the global statistics.
 printf 'extends: "%s/specs/examples/fmnist_resnet.spec"\nparallel { ranks: 2 sync_bn: true }\n' "$(pwd)" > "$out/syncbn.spec"
 if "$BUILD/trainc" build "$out/syncbn.spec" -o "$out/syncbn" --backend cuda > "$out/syncbn.log" 2>&1; then
@@ -129,7 +134,7 @@ expect_error "unknown backend" "unknown backend 'metal'" \
 expect_error "--layout nhwc in FP32" "is for 16-bit activations" \
   "$BUILD/trainc" build specs/examples/fmnist_resnet.spec -o "$out/x" --backend cuda --layout nhwc
 printf 'extends: "%s/specs/examples/fmnist_lenet.spec"\nprecision { compute: BF16 }\n' "$(pwd)" > "$out/lenet_bf16.spec"
-expect_error "--layout nhwc with an op it does not cover" "does not support a conv with a bias" \
+expect_error "--layout nhwc with an op it does not cover" "does not support this op on a tensor with positions" \
   "$BUILD/trainc" build "$out/lenet_bf16.spec" -o "$out/x" --backend cuda --layout nhwc
 expect_error "--layout nhwc on the CPU" "needs --backend cuda" \
   "$BUILD/trainc" build specs/examples/fmnist_resnet.spec -o "$out/x" --layout nhwc

@@ -242,7 +242,9 @@ static void test_linear(int n, int in, int out, int off) {
 }
 
 /* Bias (+ReLU): CPU reference is linear's bias add and relu ops. */
-static void test_bias(int n, int c, int hw) {
+/* nhwc: channels-last tensors, which the per-channel runtime ops take as [n*hw, c, 1] (the
+ * generated code calls them so under --layout nhwc); likewise for layer norm and layer scale. */
+static void test_bias(int n, int c, int hw, int nhwc) {
     long total = (long)n * c * hw;
     float *x = host_act(total, 1), *b = host_random(c, 1), *dy = host_act(total, 1);
     float *y = rt_xmalloc(total * 4), *r = rt_xmalloc(total * 4), *dm = rt_xmalloc(total * 4), *db = rt_xmalloc(c * 4);
@@ -259,17 +261,19 @@ static void test_bias(int n, int c, int hw) {
             }
         db[ch] = (float)s, db_plain[ch] = (float)sp;
     }
-    void *gx = act_from(x, total), *gdy = act_from(dy, total), *gy = act_zero(total);
-    void *gr = act_zero(total), *gdm = act_zero(total);
+    void *gx = act_from(in_layout(x, n, c, hw, nhwc), total), *gdy = act_from(in_layout(dy, n, c, hw, nhwc), total);
+    void *gy = act_zero(total), *gr = act_zero(total), *gdm = act_zero(total);
     float *gb = dev_from(b, c), *gdb = dev_zero(c);
-    cuda_bias_forward(gy, gx, gb, n, c, hw);
-    compare_act("bias forward", gy, y, total, TOL);
+    int rn = nhwc ? n * hw : n, rhw = nhwc ? 1 : hw;
+    cuda_bias_forward(gy, gx, gb, rn, c, rhw);
+    compare_act(nhwc ? "bias nhwc forward" : "bias forward", gy, in_layout(y, n, c, hw, nhwc), total, TOL);
     cuda_relu_forward(gr, gy, total);
-    cuda_bias_backward(gdb, gdm, gdy, gr, n, c, hw);
-    compare_act("bias+relu backward: masked gradient", gdm, dm, total, TOL);
-    compare("bias+relu backward: dbias", gdb, db, c, TOL);
-    cuda_bias_backward(gdb, NULL, gdy, NULL, n, c, hw);
-    compare("bias backward: dbias", gdb, db_plain, c, TOL);
+    cuda_bias_backward(gdb, gdm, gdy, gr, rn, c, rhw);
+    compare_act(nhwc ? "bias+relu nhwc backward: masked gradient" : "bias+relu backward: masked gradient", gdm,
+                in_layout(dm, n, c, hw, nhwc), total, TOL);
+    compare(nhwc ? "bias+relu nhwc backward: dbias" : "bias+relu backward: dbias", gdb, db, c, TOL);
+    cuda_bias_backward(gdb, NULL, gdy, NULL, rn, c, rhw);
+    compare(nhwc ? "bias nhwc backward: dbias" : "bias backward: dbias", gdb, db_plain, c, TOL);
 }
 
 /* nhwc: the channels-last variants, on the tensors transposed (statistics and parameter
@@ -330,22 +334,24 @@ static void test_batchnorm(int n, int c, int hw, int nhwc) {
 #undef CHECK_NAMED
 }
 
-static void test_layernorm(int n, int c, int hw) {
+static void test_layernorm(int n, int c, int hw, int nhwc) {
     long total = (long)n * c * hw, pix = (long)n * hw;
     float *x = host_act(total, 2), *g = host_random(c, 1), *b = host_random(c, 1), *dy = host_act(total, 1);
     float *y = rt_xmalloc(total * 4), *m = rt_xmalloc(pix * 4), *rs = rt_xmalloc(pix * 4), *dx = rt_xmalloc(total * 4);
     float *dg = rt_xmalloc(c * 4), *db = rt_xmalloc(c * 4);
     layernorm_forward(y, m, rs, x, g, b, n, c, hw, 1e-6f);
     layernorm_backward(dx, dg, db, dy, x, g, m, rs, n, c, hw);
-    void *gx = act_from(x, total), *gdy = act_from(dy, total), *gy = act_zero(total), *gdx = act_zero(total);
+    void *gx = act_from(in_layout(x, n, c, hw, nhwc), total), *gdy = act_from(in_layout(dy, n, c, hw, nhwc), total);
+    void *gy = act_zero(total), *gdx = act_zero(total);
     float *gg = dev_from(g, c), *gb = dev_from(b, c), *gm = dev_zero(pix), *grs = dev_zero(pix);
     float *gdg = dev_zero(c), *gdb = dev_zero(c);
-    cuda_layernorm_forward(gy, gm, grs, gx, gg, gb, n, c, hw, 1e-6f);
-    cuda_layernorm_backward(gdx, gdg, gdb, gdy, gx, gg, gm, grs, n, c, hw);
-    compare_act("layernorm forward", gy, y, total, TOL);
-    compare_act("layernorm dinput", gdx, dx, total, TOL);
-    compare("layernorm dgamma", gdg, dg, c, TOL);
-    compare("layernorm dbeta", gdb, db, c, TOL);
+    int rn = nhwc ? n * hw : n, rhw = nhwc ? 1 : hw;
+    cuda_layernorm_forward(gy, gm, grs, gx, gg, gb, rn, c, rhw, 1e-6f);
+    cuda_layernorm_backward(gdx, gdg, gdb, gdy, gx, gg, gm, grs, rn, c, rhw);
+    compare_act(nhwc ? "layernorm nhwc forward" : "layernorm forward", gy, in_layout(y, n, c, hw, nhwc), total, TOL);
+    compare_act(nhwc ? "layernorm nhwc dinput" : "layernorm dinput", gdx, in_layout(dx, n, c, hw, nhwc), total, TOL);
+    compare(nhwc ? "layernorm nhwc dgamma" : "layernorm dgamma", gdg, dg, c, TOL);
+    compare(nhwc ? "layernorm nhwc dbeta" : "layernorm dbeta", gdb, db, c, TOL);
 }
 
 static void test_elementwise(long n) {
@@ -393,19 +399,22 @@ static void test_elementwise(long n) {
     compare_act("drop_path backward", gdx, dx, batch * per, exact_tol());
 }
 
-static void test_layer_scale(int n, int c, int hw) {
+static void test_layer_scale(int n, int c, int hw, int nhwc) {
     long total = (long)n * c * hw;
     float *x = host_act(total, 1), *g = host_random(c, 1), *dy = host_act(total, 1);
     float *y = rt_xmalloc(total * 4), *dx = rt_xmalloc(total * 4), *dg = rt_xmalloc(c * 4);
     layer_scale_forward(y, x, g, n, c, hw);
     layer_scale_backward(dx, dg, dy, x, g, n, c, hw);
-    void *gx = act_from(x, total), *gdy = act_from(dy, total), *gy = act_zero(total), *gdx = act_zero(total);
+    void *gx = act_from(in_layout(x, n, c, hw, nhwc), total), *gdy = act_from(in_layout(dy, n, c, hw, nhwc), total);
+    void *gy = act_zero(total), *gdx = act_zero(total);
     float *gg = dev_from(g, c), *gdg = dev_zero(c);
-    cuda_layer_scale_forward(gy, gx, gg, n, c, hw);
-    cuda_layer_scale_backward(gdx, gdg, gdy, gx, gg, n, c, hw);
-    compare_act("layer_scale forward", gy, y, total, TOL);
-    compare_act("layer_scale dinput", gdx, dx, total, TOL);
-    compare("layer_scale dgamma", gdg, dg, c, TOL);
+    int rn = nhwc ? n * hw : n, rhw = nhwc ? 1 : hw;
+    cuda_layer_scale_forward(gy, gx, gg, rn, c, rhw);
+    cuda_layer_scale_backward(gdx, gdg, gdy, gx, gg, rn, c, rhw);
+    compare_act(nhwc ? "layer_scale nhwc forward" : "layer_scale forward", gy, in_layout(y, n, c, hw, nhwc), total, TOL);
+    compare_act(nhwc ? "layer_scale nhwc dinput" : "layer_scale dinput", gdx, in_layout(dx, n, c, hw, nhwc), total,
+                TOL);
+    compare(nhwc ? "layer_scale nhwc dgamma" : "layer_scale dgamma", gdg, dg, c, TOL);
 }
 
 /* Max pooling in the layout under test (nhwc: transposed tensors, the argmax not compared
@@ -655,8 +664,9 @@ static void run_ops(void) {
                                                                  .dw = 1, .groups = 1 }, 0);
     test_linear(32, 300, 77, 0);
     test_linear(32, 300, 77, 2);   /* 4-byte (16-bit) / 8-byte (FP32) aligned operands */
-    test_bias(8, 12, 49);
-    test_bias(32, 10, 1);
+    test_bias(8, 12, 49, 0);
+    test_bias(8, 12, 49, 1);
+    test_bias(32, 10, 1, 0);
     for (int nhwc = 0; nhwc < 2; nhwc++) {
         test_batchnorm(8, 16, 49, nhwc);
         test_batchnorm(64, 32, 1, nhwc);
@@ -664,10 +674,12 @@ static void run_ops(void) {
         test_batchnorm(32, 8, 1000, nhwc);   /* several blocks a channel; NCHW: rows wider than a block */
         test_batchnorm(300, 4, 37, nhwc);    /* NCHW: 2 blocks of 150 samples, 6 rows a pass */
     }
-    test_layernorm(4, 24, 49);
-    test_layernorm(16, 64, 1);
+    test_layernorm(4, 24, 49, 0);
+    test_layernorm(4, 24, 49, 1);
+    test_layernorm(16, 64, 1, 0);
     test_elementwise(16 * 1000);
-    test_layer_scale(4, 24, 49);
+    test_layer_scale(4, 24, 49, 0);
+    test_layer_scale(4, 24, 49, 1);
     for (int nhwc = 0; nhwc < 2; nhwc++) {
         test_pool("2x2 stride 2", (rt_pool_shape){ .n = 3, .c = 5, .h = 14, .w = 14, .kh = 2, .kw = 2, .sh = 2,
                                                     .sw = 2 }, nhwc);
