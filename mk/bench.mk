@@ -1,13 +1,14 @@
 # Benchmarks (not part of `make test`): `make bench-cpu` compares training throughput with
 # PyTorch on the CPU (bench/bench_cpu.sh; figures go in bench/RESULTS.md); `make bench-resnet`
-# trains specs/examples/fmnist_resnet.spec to its 93.5% bar and reports accuracy and time.
+# trains specs/examples/fmnist_resnet.spec to its 93.5% bar and reports accuracy and time;
+# `make bench-loader` times the data loader's host work per GPU-benchmark batch.
 
 RESNET_SPEC := specs/examples/fmnist_resnet.spec
 RESNET_BIN  := $(BUILD)/bench/fmnist_resnet
 RESNET_OUT  := $(BUILD)/bench/resnet-run
 RESNET_BAR  := 0.935
 
-.PHONY: bench-resnet
+.PHONY: bench-resnet bench-loader
 bench: bench-cpu
 
 bench-cpu: all
@@ -23,3 +24,8 @@ bench-resnet: all
 	  awk -v t="$$top1" -v s="$$secs" -v bar=$(RESNET_BAR) 'BEGIN { \
 	    printf "bench-resnet: test top-1 %.2f%% (bar %.1f%%) in %d s (%.1f min): %s\n", \
 	      100 * t, 100 * bar, s, s / 60, (t >= bar ? "PASS" : "FAIL"); exit !(t >= bar) }'
+
+bench-loader: $(RT_LIB)
+	@mkdir -p $(BUILD)/bench
+	$(CC) $(CFLAGS_COMMON) $(CFLAGS) bench/loader_rate.c -o $(BUILD)/bench/loader_rate $(RT_LIB) $(LDLIBS)
+	@$(BUILD)/bench/loader_rate
