@@ -616,7 +616,7 @@ static void emit_device_hooks(emitter *e, const cuda_emit_info *ci, int n_tensor
             "    rt_cuda_check_memory(model.name, mem.fixed, mem.per_sample, BATCH);\n"
             "    dev.P = rt_cuda_malloc(sizeof(float) * N_PARAMS, \"parameters\");\n"
             "    dev.G = rt_cuda_malloc(sizeof(float) * N_PARAMS, \"gradients\");\n"
-            "%s"
+            "%s%s"
             "    dev.S = rt_cuda_malloc(sizeof(float) * (N_BUFFERS ? N_BUFFERS : 1), \"batch-norm buffers\");\n"
             "    dev.state = rt_cuda_malloc(sizeof(float) * (n_state ? n_state : 1), \"optimizer state\");\n"
             "    dev.arena = rt_cuda_malloc(ARENA_BYTES, \"activations (the static plan)\");\n"
@@ -634,7 +634,7 @@ static void emit_device_hooks(emitter *e, const cuda_emit_info *ci, int n_tensor
             "    dev.work = rt_cuda_malloc(work, \"the cuDNN workspace\");\n"
             "    rt_cuda_conv_set_workspace(dev.work, work);\n"
             "    rt_cuda_copy_h2d(dev.P, ctx->params, sizeof(float) * N_PARAMS);\n"
-            "%s"
+            "%s%s"
             "    rt_cuda_memset0(dev.G, sizeof(float) * N_PARAMS);\n"
             "    if (N_BUFFERS) rt_cuda_copy_h2d(dev.S, ctx->buffers, sizeof(float) * N_BUFFERS);\n"
             "    if (n_state) rt_cuda_copy_h2d(dev.state, opt_state, sizeof(float) * (size_t)n_state);\n"
@@ -648,14 +648,12 @@ static void emit_device_hooks(emitter *e, const cuda_emit_info *ci, int n_tensor
             "    dev.optim = rt_cuda_optim_create(&run->optim, offsets, counts, exempt, %d, run->weight_decay,\n"
             "                                     run->clip_grad_norm, 1.0f / rt_comm_size(ctx->comm));\n",
             ci->nhwc ? "    mem.fixed += sizeof(act_t) * N_PARAMS;   /* WN, the channels-last weights */\n" : "",
-            !half ? "    dev.WA = (act_t *)dev.P;\n"
-            : ci->nhwc ? "    dev.WA = rt_cuda_malloc(sizeof(act_t) * N_PARAMS, \"the 16-bit weight copy\");\n"
-                         "    dev.WN = rt_cuda_malloc(sizeof(act_t) * N_PARAMS, \"the channels-last weight copy\");\n"
-                       : "    dev.WA = rt_cuda_malloc(sizeof(act_t) * N_PARAMS, \"the 16-bit weight copy\");\n",
+            half ? "    dev.WA = rt_cuda_malloc(sizeof(act_t) * N_PARAMS, \"the 16-bit weight copy\");\n" : "    dev.WA = (act_t *)dev.P;\n",
+            ci->nhwc ? "    dev.WN = rt_cuda_malloc(sizeof(act_t) * N_PARAMS, \"the channels-last weight copy\");\n" : "",
             net->in_c, net->in_c,
             half ? "    dev.logits = rt_cuda_malloc(sizeof(float) * BATCH * CLASSES, \"the logits for the host\");\n" : "",
-            !half ? "" : ci->nhwc ? "    rt_cuda_to_act(dev.WA, dev.P, N_PARAMS);\n    weights_nhwc();\n"
-                                  : "    rt_cuda_to_act(dev.WA, dev.P, N_PARAMS);\n",
+            half ? "    rt_cuda_to_act(dev.WA, dev.P, N_PARAMS);\n" : "",
+            ci->nhwc ? "    weights_nhwc();\n" : "",
             n_tensors, n_tensors, n_tensors, n_tensors, n_tensors);
     if (ci->loss_scale)
         fprintf(out, "    /* precision.loss_scale %s: overflowing steps are skipped and counted */\n"
