@@ -8,7 +8,7 @@
 
 %define api.pure full
 %define api.prefix {spec_yy}
-%define parse.error verbose
+%define parse.error detailed
 %locations
 %lex-param   { void *scanner }
 %parse-param { void *scanner } { parse_ctx *ctx }
@@ -32,12 +32,23 @@ static ast_node *binary(parse_ctx *ctx, int op, ast_node *a, ast_node *b, SPEC_Y
 }
 }
 
-%token <node> IDENT INT_LIT FLOAT_LIT STRING_LIT
-%token KW_INCLUDE KW_BLOCK KW_USE KW_REPEAT KW_IN KW_IF KW_ELSE KW_LET KW_AS
-%token OP_EQ_TOK OP_NE_TOK OP_LE_TOK OP_GE_TOK OP_AND_TOK OP_OR_TOK
+/* The aliases are how tokens read in syntax errors ("unexpected name, expecting ':'"). */
+%token SPEC_YYEOF 0 "end of file"
+%token <node> IDENT "name" INT_LIT "integer" FLOAT_LIT "number" STRING_LIT "string"
+%token <node> KW_INCLUDE "'include'" KW_BLOCK "'block'" KW_USE "'use'" KW_REPEAT "'repeat'"
+%token <node> KW_IN "'in'" KW_IF "'if'" KW_ELSE "'else'" KW_LET "'let'" KW_AS "'as'"
+%token OP_EQ_TOK "'=='" OP_NE_TOK "'!='" OP_LE_TOK "'<='" OP_GE_TOK "'>='"
+%token OP_AND_TOK "'&&'" OP_OR_TOK "'||'"
 
 %type <node> statements statement field_value body list items expr primary args arglist
-%type <node> params paramlist if_statement
+%type <node> params paramlist if_statement name keyword
+
+/* Keywords are also names, which leaves two real ambiguities, both settled here toward the
+ * statement that is already open: `else` right after an if's body is its else branch, and
+ * `as` right after `use b(...)` is its prefix. A field named `else` or `as` in that position
+ * is written after a separator (`if (c) { } ; else: 1`). */
+%precedence NO_ELSE NO_AS
+%precedence KW_ELSE KW_AS
 
 %right '?' ':'
 %left OP_OR_TOK
@@ -65,13 +76,14 @@ statements
 separator : ';' | ',' ;
 
 statement
-    : IDENT ':' field_value     { $$ = node(ctx, AST_FIELD, @1); $$->text = $1->text; $$->a = $3; }
-    | IDENT body                { $$ = node(ctx, AST_FIELD, @1); $$->text = $1->text; $$->a = $2; }
+    : name ':' field_value      { $$ = node(ctx, AST_FIELD, @1); $$->text = $1->text; $$->a = $3; }
+    | name body                 { $$ = node(ctx, AST_FIELD, @1); $$->text = $1->text; $$->a = $2; }
     | KW_INCLUDE STRING_LIT     { $$ = node(ctx, AST_INCLUDE, @1); $$->text = $2->text; }
     | KW_BLOCK IDENT '(' params ')' body
                                 { $$ = $4; $$->kind = AST_BLOCK_DEF; $$->loc = LOC(@1);
                                   $$->text = $2->text; $$->a = $6; }
-    | KW_USE IDENT '(' args ')' { $$ = $4; $$->kind = AST_USE; $$->loc = LOC(@1); $$->text = $2->text; }
+    | KW_USE IDENT '(' args ')' %prec NO_AS
+                                { $$ = $4; $$->kind = AST_USE; $$->loc = LOC(@1); $$->text = $2->text; }
     | KW_USE IDENT '(' args ')' KW_AS expr
                                 { $$ = $4; $$->kind = AST_USE; $$->loc = LOC(@1);
                                   $$->text = $2->text; $$->a = $7; }
@@ -83,11 +95,21 @@ statement
     ;
 
 if_statement
-    : KW_IF '(' expr ')' body   { $$ = node(ctx, AST_IF, @1); $$->a = $3; $$->b = $5; }
+    : KW_IF '(' expr ')' body %prec NO_ELSE
+                                { $$ = node(ctx, AST_IF, @1); $$->a = $3; $$->b = $5; }
     | KW_IF '(' expr ')' body KW_ELSE body
                                 { $$ = node(ctx, AST_IF, @1); $$->a = $3; $$->b = $5; $$->c = $7; }
     | KW_IF '(' expr ')' body KW_ELSE if_statement
                                 { $$ = node(ctx, AST_IF, @1); $$->a = $3; $$->b = $5; $$->c = $7; }
+    ;
+
+/* A field name or identifier value: protobuf text lets any word be one, keywords included. */
+name
+    : IDENT
+    | keyword
+    ;
+keyword
+    : KW_INCLUDE | KW_BLOCK | KW_USE | KW_REPEAT | KW_IN | KW_IF | KW_ELSE | KW_LET | KW_AS
     ;
 
 body
@@ -157,7 +179,7 @@ primary
     : INT_LIT                   { $$ = $1; }
     | FLOAT_LIT                 { $$ = $1; }
     | STRING_LIT                { $$ = $1; }
-    | IDENT                     { $$ = $1; }
+    | name                      { $$ = $1; }
     | IDENT '(' args ')'        { $$ = $3; $$->kind = AST_CALL; $$->loc = $1->loc; $$->text = $1->text; }
     | '(' expr ')'              { $$ = $2; }
     ;
@@ -205,49 +227,25 @@ static int find_unclosed_bracket(const src_file *f, int *line_out, int *col_out,
     return 1;
 }
 
-/* Bison's messages name tokens; translate the internal names into what the user typed. */
+/* Bison's message already names tokens as the user wrote them (the %token aliases); add
+ * where an unclosed bracket opened, or a hint for the common slips. */
 static void spec_yyerror(SPEC_YYLTYPE *loc, void *scanner, parse_ctx *ctx, const char *msg) {
     (void)scanner;
     /* The lexer already reported nesting beyond PARSE_MAX_DEPTH and ended the input there:
      * the "unexpected end of file" that follows is noise. */
     if (ctx->depth > PARSE_MAX_DEPTH) return;
-    static const char *const renames[][2] = {
-        { "IDENT", "name" }, { "INT_LIT", "integer" }, { "FLOAT_LIT", "number" },
-        { "STRING_LIT", "string" }, { "KW_INCLUDE", "'include'" }, { "KW_BLOCK", "'block'" },
-        { "KW_USE", "'use'" }, { "KW_REPEAT", "'repeat'" }, { "KW_IN", "'in'" },
-        { "KW_IF", "'if'" }, { "KW_ELSE", "'else'" }, { "KW_LET", "'let'" }, { "KW_AS", "'as'" },
-        { "OP_EQ_TOK", "'=='" }, { "OP_NE_TOK", "'!='" }, { "OP_LE_TOK", "'<='" },
-        { "OP_GE_TOK", "'>='" }, { "OP_AND_TOK", "'&&'" }, { "OP_OR_TOK", "'||'" },
-        { "$end", "end of file" }, { "end of file", "end of file" },
-    };
-    char out[512];
-    size_t n = 0;
-    for (const char *p = msg; *p && n + 40 < sizeof out;) {
-        int done = 0;
-        for (size_t r = 0; r < sizeof renames / sizeof renames[0]; r++) {
-            size_t len = strlen(renames[r][0]);
-            if (strncmp(p, renames[r][0], len) == 0) {
-                n += (size_t)snprintf(out + n, sizeof out - n, "%s", renames[r][1]);
-                p += len;
-                done = 1;
-                break;
-            }
-        }
-        if (!done) out[n++] = *p++;
-    }
-    out[n] = '\0';
     const char *hint = NULL;
     int open_line, open_col;
     char open_kind;
-    if (strstr(out, "unexpected end of file") && ctx->file &&
+    if (strstr(msg, "unexpected end of file") && ctx->file &&
         find_unclosed_bracket(ctx->file, &open_line, &open_col, &open_kind)) {
         diag_error(ctx->diag, parse_loc(ctx, open_line, open_col),
                    open_kind == '{' ? "add the matching '}'" : "add the matching ']'",
                    "'%c' is never closed (the file ends first)", open_kind);
         return;
     }
-    if (strstr(out, "unexpected end of file")) hint = "possibly an unclosed '{' or '['";
-    else if (strstr(out, "unexpected '}'")) hint = "possibly an extra '}' or a field without a value";
-    else if (strstr(out, "expecting ':'")) hint = "fields are written 'name: value' or 'name { ... }'";
-    diag_error(ctx->diag, LOC(*loc), hint, "%s", out);
+    if (strstr(msg, "unexpected end of file")) hint = "possibly an unclosed '{' or '['";
+    else if (strstr(msg, "unexpected '}'")) hint = "possibly an extra '}' or a field without a value";
+    else if (strstr(msg, "expecting ':'")) hint = "fields are written 'name: value' or 'name { ... }'";
+    diag_error(ctx->diag, LOC(*loc), hint, "%s", msg);
 }
