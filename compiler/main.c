@@ -69,9 +69,8 @@ static int show_buckets(FILE *out, const char *path, const sema_result *res) {
                 IR_MAX_INPUTS);
         return 1;
     }
-    double cap = res->run.bucket_mb > 0 ? res->run.bucket_mb : 25;
-    ir_plan_buckets(&net, cap);
-    ir_print_buckets(out, &net, cap);
+    ir_plan_buckets(&net, res->run.bucket_mb);   /* sema applied the schema's default */
+    ir_print_buckets(out, &net, res->run.bucket_mb);
     ir_net_free(&net);
     return 0;
 }

@@ -12,6 +12,14 @@ typedef enum { RUN_OPT_SGD = 0, RUN_OPT_LARS, RUN_OPT_ADAMW } run_optimizer;
 typedef enum { RUN_FP32 = 0, RUN_TF32, RUN_FP16, RUN_BF16 } run_compute;
 typedef enum { RUN_LOSS_SCALE_NONE = 0, RUN_LOSS_SCALE_STATIC, RUN_LOSS_SCALE_DYNAMIC } run_loss_scale;
 
+/* The spec's spellings of these enums and of the runtime's LR enums (the values schema.def
+ * allows), indexed by the enum: sema reads enum fields through them (sv_enum), show prints
+ * with them. */
+extern const char *const run_compute_names[RUN_BF16 + 1];
+extern const char *const run_loss_scale_names[RUN_LOSS_SCALE_DYNAMIC + 1];
+extern const char *const run_lr_scaling_names[RT_LR_SCALE_SQRT + 1];
+extern const char *const run_warmup_kind_names[RT_WARMUP_CONSTANT + 1];
+
 typedef struct {
     const char *source;       /* "fashion-mnist" | "synthetic" | "idx" | "imagenet-folder" */
     const char *path;

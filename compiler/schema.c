@@ -87,6 +87,37 @@ int schema_default_number(const schema_field *f, double *out) {
     return 1;
 }
 
+int schema_default_list(const schema_field *f, double *out, int cap) {
+    const char *p = f->def;
+    if (*p++ != '[') return -1;
+    int n = 0;
+    for (;;) {
+        char *end;
+        double v = strtod(p, &end);
+        if (end == p || n == cap) return -1;
+        out[n++] = v;
+        p = end + strspn(end, " ");
+        if (*p == ']') return p[1] ? -1 : n;
+        if (*p++ != ',') return -1;
+    }
+}
+
+int schema_default_for(const schema_field *f, const char *key, char *buf, size_t cap) {
+    size_t key_len = strlen(key);
+    for (const char *p = f->def; *p;) {
+        const char *comma = strchr(p, ',');
+        size_t n = comma ? (size_t)(comma - p) : strlen(p);
+        if (n > key_len + 2 && strncmp(p, key, key_len) == 0 && p[key_len] == ':') {
+            const char *v = p + key_len + 1 + strspn(p + key_len + 1, " ");
+            snprintf(buf, cap, "%.*s", (int)(n - (size_t)(v - p)), v);
+            return 1;
+        }
+        if (!comma) break;
+        p = comma + 1 + strspn(comma + 1, " ");
+    }
+    return 0;
+}
+
 void schema_format_number(char *buf, size_t cap, double v) {
     if (v == floor(v) && fabs(v) < 1e15) snprintf(buf, cap, "%.0f", v);
     else snprintf(buf, cap, "%g", v);

@@ -61,6 +61,12 @@ int schema_value_allowed(const schema_field *f, const char *word);
 /* The field's default as a number / bool / string; fails (returns 0) when it has none or
  * it is descriptive ("global batch"). */
 int schema_default_number(const schema_field *f, double *out);
+/* A list default ("[0.08, 1.0]") into out[0..cap); returns the item count, or -1 when the
+ * field has no list default. */
+int schema_default_list(const schema_field *f, double *out, int cap);
+/* A default that depends on another field's value, written "key: value, key: value"
+ * (data.train_samples by source): copies the value for `key` into buf; 0 when there is none. */
+int schema_default_for(const schema_field *f, const char *key, char *buf, size_t cap);
 /* A range bound or value as text: whole numbers as integers (2147483647, not 2.14748e+09),
  * others with %g. */
 void schema_format_number(char *buf, size_t cap, double v);

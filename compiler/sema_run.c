@@ -5,6 +5,7 @@
 #include "sema_value.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void read_normalize(run_data_split *d, const ast_node *norm) {
@@ -54,16 +55,11 @@ static int read_train(run_config *run, diag_ctx *diag, const ast_node *train, co
         errors += check_crop(diag, rc, SM_RANDOM_CROP, "size", net);
     }
     const ast_node *rrc = sv_msg(aug, SM_AUGMENT, "random_resized_crop");
-    d->rrc_scale[0] = 0.08, d->rrc_scale[1] = 1.0;
-    d->rrc_ratio[0] = 3.0 / 4.0, d->rrc_ratio[1] = 4.0 / 3.0;
+    /* Read even when absent: the defaults are what show and the trainer report. */
+    sv_floats(rrc, SM_RANDOM_RESIZED_CROP, "scale", d->rrc_scale, 2);
+    sv_floats(rrc, SM_RANDOM_RESIZED_CROP, "ratio", d->rrc_ratio, 2);
     if (rrc) {
         d->rrc_size = sv_int(rrc, SM_RANDOM_RESIZED_CROP, "size");
-        const ast_node *scale = sv_get(rrc, SM_RANDOM_RESIZED_CROP, "scale");
-        const ast_node *ratio = sv_get(rrc, SM_RANDOM_RESIZED_CROP, "ratio");
-        for (int i = 0; i < 2; i++) {
-            if (scale) d->rrc_scale[i] = sv_number(scale->kids[i]);
-            if (ratio) d->rrc_ratio[i] = sv_number(ratio->kids[i]);
-        }
         errors += check_crop(diag, rrc, SM_RANDOM_RESIZED_CROP, "size", net);
     }
     const ast_node *norm = sv_msg(train, SM_TRAIN, "normalize");
@@ -86,7 +82,7 @@ static int read_val(run_config *run, diag_ctx *diag, const ast_node *val, const 
     return check_normalize(diag, norm, net) + check_crop(diag, val, SM_VAL, "center_crop", net);
 }
 
-/* data.train_samples, or the known size of the source. */
+/* data.train_samples, or its schema default for the source: a size, or train.samples. */
 static int read_train_samples(run_config *run, diag_ctx *diag, const ast_node *data,
                               const ast_node *train) {
     if (sv_has(data, SM_DATA, "train_samples")) {
@@ -94,9 +90,13 @@ static int read_train_samples(run_config *run, diag_ctx *diag, const ast_node *d
         return 0;
     }
     const char *src = run->train.source;
-    if (strcmp(src, "fashion-mnist") == 0) run->train_samples = 60000;
-    else if (strcmp(src, "imagenet-folder") == 0) run->train_samples = 1281167;
-    else if (strcmp(src, "synthetic") == 0 && run->train.samples > 0) run->train_samples = run->train.samples;
+    char def[64];
+    if (schema_default_for(schema_find(SM_DATA, "train_samples"), src, def, sizeof def)) {
+        char *end;
+        long long n = strtoll(def, &end, 10);
+        if (end != def && !*end) run->train_samples = n;
+        else if (strcmp(def, "train.samples") == 0) run->train_samples = run->train.samples;
+    }
     if (run->train_samples > 0) return 0;
     diag_error(diag, sv_loc(train, SM_TRAIN, "source"),
                "steps per epoch need the dataset size: set data.train_samples (or train.samples "
@@ -138,8 +138,7 @@ static int read_warmup(rt_lr_config *lr, diag_ctx *diag, const ast_node *w) {
         lr->warmup.length = sv_float(w, SM_WARMUP, "epochs");
         lr->warmup.unit = RT_LR_UNIT_EPOCHS;
     }
-    lr->warmup.kind = strcmp(sv_str(w, SM_WARMUP, "kind"), "CONSTANT") == 0 ? RT_WARMUP_CONSTANT
-                                                                          : RT_WARMUP_LINEAR;
+    lr->warmup.kind = (rt_warmup_kind)SV_ENUM(w, SM_WARMUP, "kind", run_warmup_kind_names);
     lr->warmup.start = RT_WARMUP_FROM_FACTOR;
     lr->warmup.start_factor = sv_float(w, SM_WARMUP, "start_factor");
     if (lr->warmup.kind == RT_WARMUP_CONSTANT && !sv_has(w, SM_WARMUP, "start_factor")) {
@@ -200,9 +199,7 @@ static int read_lr(run_config *run, diag_ctx *diag, const ast_node *solver) {
     lr->base = sv_float(m, SM_LR, "base");
     lr->per_batch = sv_has(m, SM_LR, "per_batch") ? (double)sv_int(m, SM_LR, "per_batch")
                                                   : (double)run->global_batch;
-    const char *scaling = sv_str(m, SM_LR, "scaling");
-    lr->scaling = strcmp(scaling, "LINEAR") == 0 ? RT_LR_SCALE_LINEAR
-                : strcmp(scaling, "SQRT") == 0   ? RT_LR_SCALE_SQRT : RT_LR_SCALE_NONE;
+    lr->scaling = (rt_lr_scaling)SV_ENUM(m, SM_LR, "scaling", run_lr_scaling_names);
     lr->global_batch = (double)run->global_batch;
     lr->steps_per_epoch = (long)run->steps_per_epoch;
     lr->epochs = (int)run->epochs;
@@ -228,13 +225,11 @@ static int read_lr(run_config *run, diag_ctx *diag, const ast_node *solver) {
 
 static void read_precision_parallel(run_config *run, const ast_node *root) {
     const ast_node *p = sv_msg(root, SM_SPEC, "precision");
-    const char *compute = sv_str(p, SM_PRECISION, "compute");
-    run->compute = strcmp(compute, "TF32") == 0 ? RUN_TF32 : strcmp(compute, "FP16") == 0 ? RUN_FP16
-                 : strcmp(compute, "BF16") == 0 ? RUN_BF16 : RUN_FP32;
-    const char *ls = sv_str(p, SM_PRECISION, "loss_scale");
-    if (!sv_has(p, SM_PRECISION, "loss_scale") && run->compute == RUN_FP16) ls = "DYNAMIC";
-    run->loss_scale = strcmp(ls, "DYNAMIC") == 0 ? RUN_LOSS_SCALE_DYNAMIC
-                    : strcmp(ls, "STATIC") == 0  ? RUN_LOSS_SCALE_STATIC : RUN_LOSS_SCALE_NONE;
+    run->compute = (run_compute)SV_ENUM(p, SM_PRECISION, "compute", run_compute_names);
+    run->loss_scale = (run_loss_scale)SV_ENUM(p, SM_PRECISION, "loss_scale", run_loss_scale_names);
+    /* The schema documents this conditional default: FP16 needs a loss scale to train. */
+    if (!sv_has(p, SM_PRECISION, "loss_scale") && run->compute == RUN_FP16)
+        run->loss_scale = RUN_LOSS_SCALE_DYNAMIC;
     run->init_scale = sv_float(p, SM_PRECISION, "init_scale");
 
     const ast_node *q = sv_msg(root, SM_SPEC, "parallel");

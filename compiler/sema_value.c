@@ -71,6 +71,41 @@ void sv_pair(const ast_node *msg, schema_msg_id id, const char *field, int64_t o
     }
 }
 
+int sv_floats(const ast_node *msg, schema_msg_id id, const char *field, double *out, int cap) {
+    const ast_node *v = sv_get(msg, id, field);
+    if (!v || v->kind != AST_LIST) return schema_default_list(field_or_die(id, field), out, cap);
+    int n = v->n_kids < cap ? v->n_kids : cap;
+    for (int i = 0; i < n; i++) out[i] = sv_number(v->kids[i]);
+    return n;
+}
+
+static int name_index(const char *word, size_t len, const char *const *names, int n) {
+    for (int i = 0; i < n; i++)
+        if (names[i] && strlen(names[i]) == len && strncmp(names[i], word, len) == 0) return i;
+    return -1;
+}
+
+int sv_enum(const ast_node *msg, schema_msg_id id, const char *field, const char *const *names, int n) {
+    const schema_field *f = field_or_die(id, field);
+    for (const char *p = f->values; *p;) {
+        size_t len = strcspn(p, "|");
+        if (name_index(p, len, names, n) < 0) {
+            fprintf(stderr, "trainc: internal error: enum value '%.*s' of field '%s' has no C "
+                    "enum value\n", (int)len, p, field);
+            abort();
+        }
+        p += len + (p[len] == '|');
+    }
+    const char *word = sv_str(msg, id, field);
+    int k = name_index(word, strlen(word), names, n);
+    if (k < 0) {
+        fprintf(stderr, "trainc: internal error: field '%s' holds '%s', not one of its values\n",
+                field, word);
+        abort();
+    }
+    return k;
+}
+
 const ast_node *sv_msg(const ast_node *msg, schema_msg_id id, const char *field) {
     const ast_node *v = sv_get(msg, id, field);
     return v && v->kind == AST_MESSAGE ? v : NULL;

@@ -28,9 +28,6 @@ static void shape_text(char *buf, size_t cap, net_shape s) {
 }
 
 static const char *const optimizer_names[] = {"sgd", "lars", "adamw"};
-static const char *const compute_names[] = {"FP32", "TF32", "FP16", "BF16"};
-static const char *const loss_scale_names[] = {"NONE", "STATIC", "DYNAMIC"};
-static const char *const scaling_names[] = {"NONE", "LINEAR", "SQRT"};
 
 static void show_layers(FILE *out, const net_desc *net) {
     int w = 5;
@@ -111,7 +108,7 @@ static void show_run(FILE *out, const run_config *r, show_plan plan) {
             (long long)r->epochs);
     snprintf(v, sizeof v, "%.6g", r->peak_lr);
     fprintf(out, "  peak LR           %s (scaling %s, reference batch %.0f)\n", v,
-            scaling_names[r->lr.scaling], r->lr.per_batch);
+            run_lr_scaling_names[r->lr.scaling], r->lr.per_batch);
     fprintf(out, "  warmup            %lld steps\n", (long long)r->warmup_steps);
     fprintf(out, "  schedule          %s, updated per %s\n", rt_lr_kind_name(r->lr.kind),
             r->lr.stepping == RT_LR_PER_ITERATION ? "step" : "epoch");
@@ -119,7 +116,7 @@ static void show_run(FILE *out, const run_config *r, show_plan plan) {
     show_format_float(v, sizeof v, r->label_smoothing);
     fprintf(out, "  optimizer         %s, label smoothing %s\n", optimizer_names[r->optimizer], v);
     fprintf(out, "  precision         compute %s, master FP32, loss scale %s\n",
-            compute_names[r->compute], loss_scale_names[r->loss_scale]);
+            run_compute_names[r->compute], run_loss_scale_names[r->loss_scale]);
     show_format_float(v, sizeof v, r->bucket_mb);
     fprintf(out, "  parallel          ranks %lld, bucket %s MB, overlap %s, sync BN %s\n",
             (long long)r->ranks, v, r->overlap ? "on" : "off", r->sync_bn ? "on" : "off");
@@ -186,8 +183,8 @@ static void json_run(FILE *out, const run_config *r, show_plan plan) {
     json_number(out, r->peak_lr);
     fprintf(out, ", \"schedule\": \"%s\", \"optimizer\": \"%s\", \"compute\": \"%s\", "
             "\"loss_scale\": \"%s\", \"label_smoothing\": ", rt_lr_kind_name(r->lr.kind),
-            optimizer_names[r->optimizer], compute_names[r->compute],
-            loss_scale_names[r->loss_scale]);
+            optimizer_names[r->optimizer], run_compute_names[r->compute],
+            run_loss_scale_names[r->loss_scale]);
     json_number(out, r->label_smoothing);
     if (plan.ok)
         fprintf(out, ",\n    \"arena_peak_bytes\": %ld, \"arena_naive_bytes\": %ld", plan.peak, plan.naive);

@@ -3,11 +3,9 @@
  * parse as before (including the two positions where a keyword continues a statement). */
 #include "testlib.h"
 #include "parse.h"
-#include "sema.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 static const char *const keywords[] = { "include", "block", "use", "repeat", "in",
                                         "if", "else", "let", "as" };
@@ -141,48 +139,9 @@ static void test_messages(void) {
     release(&p);
 }
 
-/* The example, end to end: `in` reaches sema and is checked there. */
-static void test_linear_in_reaches_sema(void) {
-    char dir[] = "/tmp/test_parse_keywords_XXXXXX";
-    if (!mkdtemp(dir)) { perror("mkdtemp"); test_failures++; return; }
-    const char *texts[2] = {
-        "net { input_shape: [1, 28, 28]\n  linear { in : 784 out: 10 }\n}\n",
-        "net { input_shape: [1, 28, 28]\n  linear { in : 785 out: 10 }\n}\n",
-    };
-    for (int i = 0; i < 2; i++) {
-        char path[64];
-        snprintf(path, sizeof path, "%s/t.spec", dir);
-        FILE *f = fopen(path, "w");
-        fputs(texts[i], f);
-        fclose(f);
-        char *errors = NULL;
-        size_t len = 0;
-        FILE *mem = open_memstream(&errors, &len);
-        diag_ctx diag;
-        diag_init(&diag, mem);
-        spec_doc doc;
-        sema_result res;
-        int rc = sema_load(&doc, &res, &diag, path);
-        fclose(mem);
-        if (i == 0) {
-            CHECK(rc == 0 && res.net.n_layers == 1 && res.net.layers[0].linear.in == 784);
-            if (rc) fprintf(stderr, "%s", errors);
-        } else {
-            CHECK(rc != 0 && strstr(errors, "t.spec:2:12") && strstr(errors, "785"));
-            if (!strstr(errors, "785")) fprintf(stderr, "got: %s\n", errors);
-        }
-        sema_result_free(&res);
-        spec_doc_free(&doc);
-        free(errors);
-        unlink(path);
-    }
-    rmdir(dir);
-}
-
 int main(void) {
     test_keywords_as_names();
     test_statements_still_parse();
     test_messages();
-    test_linear_in_reaches_sema();
     return test_finish("test_parse_keywords");
 }

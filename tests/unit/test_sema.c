@@ -2,6 +2,7 @@
  * numbers, diagnostics text verbatim, and hostile inputs that must end in a diagnostic. */
 #include "testlib.h"
 #include "sema.h"
+#include "schema.h"
 #include "show.h"
 
 #include <stdlib.h>
@@ -265,6 +266,67 @@ static void test_hostile(void) {
     }
 }
 
+/* Keywords are field names too (parse side: test_parse_keywords.c): `in` reaches sema. */
+static void test_keyword_field(void) {
+    loaded l = load_text("net { input_shape: [1, 28, 28]\n  linear { in : 784 out: 10 }\n}\n");
+    CHECK(l.rc == 0 && l.res.net.n_layers == 1 && l.res.net.layers[0].linear.in == 784);
+    if (l.rc) fputs(l.errors, stderr);
+    unload(&l);
+    expect_error("net { input_shape: [1, 28, 28]\n  linear { in : 785 out: 10 }\n}\n", "t.spec:2:12");
+}
+
+/* Every default lives in schema.def and is valid by the schema's own rules; sema applies
+ * the list, keyed and enum defaults from there. Expected values are the published ones:
+ * torchvision RandomResizedCrop (scale 0.08..1, ratio 3/4..4/3), the dataset sizes. */
+static void test_schema_defaults(void) {
+    for (int i = 0; i < schema_field_count; i++) {
+        const schema_field *f = &schema_fields[i];
+        double v[8];
+        int n = 0;
+        if (f->def[0] == '[') {
+            n = schema_default_list(f, v, 8);
+            CHECK(n > 0 && (f->list_len == 0 || n == f->list_len));
+        } else if (schema_default_number(f, v) && f->type != SF_BOOL) {
+            n = 1;
+        }
+        for (int k = 0; k < n; k++) {
+            int ok = (f->flags & SF_LO_OPEN ? v[k] > f->lo : v[k] >= f->lo) &&
+                     (f->flags & SF_HI_OPEN ? v[k] < f->hi : v[k] <= f->hi);
+            if (!ok) fprintf(stderr, "default %s of %s.%s is out of its range\n", f->def,
+                             schema_msgs[f->msg].name, f->name);
+            CHECK(ok);
+        }
+        if (f->type == SF_ENUM) CHECK(schema_value_allowed(f, f->def));
+    }
+    const schema_field *ts = schema_find(SM_DATA, "train_samples");
+    char buf[32];
+    CHECK(schema_default_for(ts, "fashion-mnist", buf, sizeof buf) && strcmp(buf, "60000") == 0);
+    CHECK(schema_default_for(ts, "imagenet-folder", buf, sizeof buf) && strcmp(buf, "1281167") == 0);
+    CHECK(!schema_default_for(ts, "idx", buf, sizeof buf));
+
+    loaded l = load_text(
+        "net { input_shape: [3, 32, 32] linear { out: 2 } }\n"
+        "data { train { source: \"imagenet-folder\" batch_per_rank: 1000\n"
+        "  augment { random_resized_crop { size: 32 } } } }\n"
+        "solver { epochs: 1 sgd { } lr { base: 0.1 per_batch: 250 scaling: SQRT\n"
+        "  warmup { iterations: 10 kind: CONSTANT start_factor: 0.5 } } }\n"
+        "precision { compute: BF16 loss_scale: STATIC }\n");
+    CHECK(l.rc == 0);
+    if (l.rc) { fputs(l.errors, stderr); unload(&l); return; }
+    const run_config *r = &l.res.run;
+    CHECK(r->train_samples == 1281167 && r->steps_per_epoch == 1281);
+    CHECK(r->train.rrc_scale[0] == 0.08 && r->train.rrc_scale[1] == 1.0);
+    CHECK(r->train.rrc_ratio[0] == 3.0 / 4.0 && r->train.rrc_ratio[1] == 4.0 / 3.0);
+    CHECK(r->lr.scaling == RT_LR_SCALE_SQRT && r->lr.warmup.kind == RT_WARMUP_CONSTANT);
+    CHECK_NEAR(r->peak_lr, 0.2, 1e-12);                   /* 0.1 x sqrt(1000 / 250) */
+    CHECK(r->compute == RUN_BF16 && r->loss_scale == RUN_LOSS_SCALE_STATIC);
+    unload(&l);
+    expect_error("net { input_shape: [1, 4, 4] linear { out: 2 } }\n"
+                 "data { train { source: \"idx\" batch_per_rank: 2 } }\n"
+                 "solver { epochs: 1 sgd { } lr { base: 0.1 } }\n",
+                 "the size of a \"idx\" training set is unknown");
+}
+
 int main(void) {
     if (!mkdtemp(tmpdir)) { perror("mkdtemp"); return 1; }
     test_small_net();
@@ -273,6 +335,8 @@ int main(void) {
     test_net_errors();
     test_diff();
     test_hostile();
+    test_keyword_field();
+    test_schema_defaults();
     char cmd[64];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     if (system(cmd)) {}
