@@ -145,13 +145,18 @@ static void print_range(FILE *out, const schema_field *f) {
 }
 
 void schema_print_markdown(FILE *out) {
-    fputs("Every field of the spec language, generated from `compiler/schema.def` by "
-          "`trainc schema --markdown`. *required* fields must be given when their message is; "
-          "fields marked *one of: G* are mutually exclusive with the others of group G "
-          "(exactly one when required).\n",
+    fputs("# Spec field reference\n\n"
+          "Every field of the spec language, generated from `compiler/schema.def` by "
+          "`trainc schema --markdown` (`make reference` rewrites this file, and "
+          "`tests/golden/reference_test.sh` fails when it is stale); the language itself is "
+          "described in the [README](../README.md#spec-language). *required* fields must be "
+          "given when their message is; fields marked *one of: G* are mutually exclusive with "
+          "the others of group G (exactly one when required). Messages are listed in the order "
+          "they nest; a default may name another field (`kernel`) or depend on one "
+          "(`key: value, ...`).\n",
           out);
     for (int m = 0; m < SM_COUNT; m++) {
-        fprintf(out, "\n### `%s`\n%s\n\n", schema_msgs[m].name, schema_msgs[m].doc);
+        fprintf(out, "\n## `%s`\n%s\n\n", schema_msgs[m].name, schema_msgs[m].doc);
         int any = 0;
         for (int i = 0; i < schema_field_count; i++) {
             const schema_field *f = &schema_fields[i];

@@ -70,7 +70,7 @@ int schema_default_for(const schema_field *f, const char *key, char *buf, size_t
 /* A range bound or value as text: whole numbers as integers (2147483647, not 2.14748e+09),
  * others with %g. */
 void schema_format_number(char *buf, size_t cap, double v);
-/* Prints the field reference as Markdown (README, `trainc schema --markdown`). */
+/* Prints the field reference as a Markdown document (specs/REFERENCE.md, `trainc schema --markdown`). */
 void schema_print_markdown(FILE *out);
 
 #endif
