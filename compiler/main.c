@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "build.h"
+#include "cli_help.h"
 #include "ir_build.h"
 #include "schema.h"
 #include "sema.h"
@@ -31,7 +32,9 @@ static const char usage_text[] =
     "                          per op instead of the fused ones; --layout nhwc (cuda, BF16\n"
     "                          or FP16) keeps activations channels-last for tensor cores\n"
     "  schema --markdown       the field reference of the spec language\n"
-    "  --version, help\n";
+    "  --version, help\n"
+    "\n"
+    "'trainc COMMAND --help' describes one command.\n";
 
 static int usage_error(const char *fmt, const char *arg) {
     fputs("trainc: error: ", stderr);
@@ -184,6 +187,12 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
         printf("trainc %s\n", TRAINC_VERSION);
+        return 0;
+    }
+    if (cli_wants_help(n, rest)) {
+        const char *text = cli_command_help(cmd);
+        if (!text) return usage_error("unknown command '%s'", cmd);
+        fputs(text, stdout);
         return 0;
     }
     if (!strcmp(cmd, "check")) return cmd_check(n, rest);

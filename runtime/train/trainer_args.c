@@ -13,16 +13,42 @@ static void usage(FILE *out, const char *prog) {
     fprintf(out,
             "usage: %s [--data DIR] [--out DIR] [--resume FILE] [--benchmark STEPS]\n"
             "          [--seed N] [--epochs N] [--no-graph] [--print-spec] [--help]\n"
+            "\n"
+            "Trains the network of the spec compiled into this binary (see --print-spec),\n"
+            "writing OUT/metrics.jsonl and OUT/checkpoints/. Under mpirun, one rank per process.\n"
+            "\n"
             "  --data DIR         dataset directory (default: the spec's data path)\n"
-            "  --out DIR          where metrics.jsonl and checkpoints/ go\n"
+            "  --out DIR          where metrics.jsonl and checkpoints/ go (default: runs/NAME)\n"
             "  --resume FILE      continue the exact run saved in FILE (a checkpoint)\n"
             "  --benchmark STEPS  time STEPS training steps and report images/s\n"
             "  --seed N           override the spec's seed\n"
             "  --epochs N         override the spec's number of epochs\n"
             "  --no-graph         CUDA trainers: launch every op of a step instead of replaying\n"
             "                     the step's captured CUDA graph (for comparison)\n"
-            "  --print-spec       print the resolved spec embedded in this binary\n",
+            "  --print-spec       print the resolved spec embedded in this binary\n"
+            "  -h, --help         this help\n"
+            "\n"
+            "exit status: 0 done, 2 usage error, 1 any other error (data, checkpoint, ...),\n"
+            "128+N stopped by signal N (after writing a checkpoint)\n",
             prog);
+}
+
+static const char *const with_value[] = { "--data", "--out", "--resume", "--benchmark",
+                                          "--seed", "--epochs", NULL };
+
+static int takes_value(const char *opt) {
+    for (int k = 0; with_value[k]; k++)
+        if (!strcmp(opt, with_value[k])) return 1;
+    return 0;
+}
+
+/* --help wins over any other mistake on the line, as long as it is not an option's value. */
+static int wants_help(int argc, char **argv) {
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return 1;
+        if (takes_value(argv[i])) i++;
+    }
+    return 0;
 }
 
 /* Through rt_die_status, so that under mpirun the ranks' identical mistakes print once. */
@@ -49,12 +75,12 @@ void rt_trainer_parse_args(rt_trainer_args *a, const char *prog, const char *def
                            int argc, char **argv) {
     memset(a, 0, sizeof *a);
     a->out_dir = default_out;
+    if (wants_help(argc, argv)) {
+        usage(stdout, prog);
+        exit(0);
+    }
     for (int i = 1; i < argc; i++) {
         const char *opt = argv[i];
-        if (!strcmp(opt, "--help") || !strcmp(opt, "-h")) {
-            usage(stdout, prog);
-            exit(0);
-        }
         if (!strcmp(opt, "--print-spec")) {
             a->print_spec = 1;
             continue;
@@ -63,11 +89,7 @@ void rt_trainer_parse_args(rt_trainer_args *a, const char *prog, const char *def
             a->no_graph = 1;
             continue;
         }
-        static const char *const with_value[] = { "--data", "--out", "--resume", "--benchmark",
-                                                  "--seed", "--epochs", NULL };
-        int known = 0;
-        for (int k = 0; with_value[k]; k++) known |= !strcmp(opt, with_value[k]);
-        if (!known) bad(prog, "unknown option '%s'", opt);
+        if (!takes_value(opt)) bad(prog, "unknown option '%s'", opt);
         if (i + 1 >= argc) bad(prog, "option '%s' needs a value", opt);
         const char *v = argv[++i];
         if (!*v) bad(prog, "option '%s' needs a value, got an empty string", opt);

@@ -1,0 +1,84 @@
+/* The help text of each trainc command, printed to stdout by `trainc COMMAND --help`. */
+#include "cli_help.h"
+
+#include <string.h>
+
+typedef struct {
+    const char *command;
+    const char *text;
+} command_help;
+
+static const command_help helps[] = {
+    { "check",
+      "usage: trainc check SPEC\n"
+      "\n"
+      "Reads SPEC with its includes, extends and blocks, checks every field against the\n"
+      "schema and the network's shapes, and prints each error on stderr (file:line:col,\n"
+      "the source line, a hint); stdout stays empty.\n"
+      "\n"
+      "exit status: 0 valid, 1 invalid, 2 usage error\n" },
+    { "show",
+      "usage: trainc show [--json] SPEC\n"
+      "       trainc show --buckets SPEC\n"
+      "       trainc show --device-memory GiB SPEC\n"
+      "\n"
+      "Without options: the per-layer table (name, type, output shape, params, MACs,\n"
+      "activation bytes), totals, and the run summary (global batch, steps, peak LR, LR key\n"
+      "points, optimizer, precision, parallel layout, memory plan) and the spec hash.\n"
+      "\n"
+      "  --json                 the same as one JSON object\n"
+      "  --buckets              the gradient all-reduce buckets of the compiled trainer\n"
+      "  --device-memory GiB    the CUDA trainer's device memory (fixed and per sample) and\n"
+      "                         the largest batch_per_rank that fits GiB of free memory\n"
+      "\n"
+      "exit status: 0 shown, 1 invalid spec, 2 usage error\n" },
+    { "print",
+      "usage: trainc print SPEC\n"
+      "\n"
+      "Prints the resolved spec (includes, extends and blocks expanded, expressions\n"
+      "evaluated) in canonical text: the text the spec hash covers.\n"
+      "\n"
+      "exit status: 0 printed, 1 invalid spec, 2 usage error\n" },
+    { "diff",
+      "usage: trainc diff A B\n"
+      "\n"
+      "Semantic diff of two resolved specs, one 'path: a -> b' per line: fields (absent\n"
+      "ones at their defaults), layers matched by name, then the derived quantities that\n"
+      "differ (global batch, steps, peak LR, params, MACs).\n"
+      "\n"
+      "exit status: like diff(1): 0 same run, 1 different, 2 usage error or an invalid spec\n" },
+    { "build",
+      "usage: trainc build SPEC -o BIN [--emit-dir DIR] [--backend cpu|cuda] [--no-fuse]\n"
+      "                    [--layout nchw|nhwc]\n"
+      "\n"
+      "Generates the trainer specialized for SPEC (BIN.src/model.c, plan.txt, buckets.txt)\n"
+      "and compiles it against the runtime into BIN; run 'BIN --help' for its options.\n"
+      "\n"
+      "  -o BIN                 the trainer binary to write\n"
+      "  --emit-dir DIR         write the generated sources to DIR instead of BIN.src\n"
+      "  --backend cpu|cuda     CPU (default, OpenBLAS) or CUDA (needs 'make cuda' first)\n"
+      "  --no-fuse              cuda: one kernel per op instead of the fused ones\n"
+      "  --layout nchw|nhwc     cuda with BF16 or FP16 compute: nhwc keeps activations\n"
+      "                         channels-last for tensor cores (default nchw)\n"
+      "\n"
+      "exit status: 0 built, 1 invalid spec or build failure, 2 usage error\n" },
+    { "schema",
+      "usage: trainc schema --markdown\n"
+      "\n"
+      "Prints the field reference of the spec language as Markdown, generated from\n"
+      "compiler/schema.def (the text of specs/REFERENCE.md).\n"
+      "\n"
+      "exit status: 0 printed, 2 usage error\n" },
+};
+
+int cli_wants_help(int argc, char **argv) {
+    for (int i = 0; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return 1;
+    return 0;
+}
+
+const char *cli_command_help(const char *command) {
+    for (size_t i = 0; i < sizeof helps / sizeof helps[0]; i++)
+        if (strcmp(helps[i].command, command) == 0) return helps[i].text;
+    return NULL;
+}
