@@ -246,6 +246,8 @@ static void spec_yyerror(SPEC_YYLTYPE *loc, void *scanner, parse_ctx *ctx, const
     }
     if (strstr(msg, "unexpected end of file")) hint = "possibly an unclosed '{' or '['";
     else if (strstr(msg, "unexpected '}'")) hint = "possibly an extra '}' or a field without a value";
+    else if (strstr(msg, "expecting 'if' or '{'"))
+        hint = "'else' right after an if's body is its else branch; a field named else goes after a ';'";
     else if (strstr(msg, "expecting ':'")) hint = "fields are written 'name: value' or 'name { ... }'";
     diag_error(ctx->diag, LOC(*loc), hint, "%s", msg);
 }
