@@ -17,6 +17,8 @@ static int ends_with(const char *s, const char *suffix) {
 /* A .gz name whose bytes are not gzip would be read "transparently" by zlib as raw data
  * and then fail with a baffling bad-magic message; name the real problem instead. */
 static rt_status check_gzip_magic(const char *path, rt_err *err) {
+    rt_status regular = rt_require_regular_file(path, "IDX file", REFETCH_HINT, err);
+    if (regular) return regular;
     FILE *f = fopen(path, "rb");
     if (!f)
         return rt_fail(err, errno == ENOENT ? RT_E_NOT_FOUND : RT_E_IO, REFETCH_HINT,
