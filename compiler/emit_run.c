@@ -90,6 +90,8 @@ char *emit_run_config(const run_config *run, char *err, size_t err_cap) {
             run->exempt_bn_bias, run->clip_grad_norm);
     fprintf(f, "    .log_every = %ld, .eval_every = %ld, .ckpt_every = %ld, .ckpt_keep = %ld,\n", (long)run->log_every,
             (long)run->eval_every, (long)run->ckpt_every_epochs, (long)run->ckpt_keep);
+    if (run->hang_timeout_s > 0)   /* only when set: the default leaves generated code as it was */
+        fprintf(f, "    .hang_timeout_s = %.17g,\n", run->hang_timeout_s);
     fprintf(f, "    .source = %s, .data_path = \"%s\",\n", source, run->train.path);
     fprintf(f, "    .train_samples = %ld, .val_samples = %ld,\n", (long)run->train_samples,
             (long)(run->val_samples ? run->val_samples : 10000));

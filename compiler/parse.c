@@ -2,32 +2,53 @@
 #include "parse.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "parser.h"
 #include "lexer.h"
 
+/* Opens path for reading without blocking (a FIFO would otherwise wait for a writer) and
+ * accepts only a regular file: a FIFO, a device or a socket has no size to trust (/dev/zero
+ * reads forever, st_size 0 reads as an empty spec). Returns the descriptor, or -1 after
+ * reporting. */
+static int open_regular(diag_ctx *diag, const char *path, src_loc from, struct stat *st) {
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0 || fstat(fd, st) != 0) {
+        diag_error(diag, from, "check the path (relative paths in a spec are relative to that spec's directory)",
+                   "cannot open spec '%s': %s", path, strerror(errno));
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    if (S_ISREG(st->st_mode)) return fd;
+    close(fd);
+    if (S_ISDIR(st->st_mode))
+        diag_error(diag, from, "give the path of a .spec file", "'%s' is a directory, not a spec", path);
+    else
+        diag_error(diag, from, "a spec must be a regular file; copy the text into one and give its path",
+                   "'%s' is a %s, not a regular file", path,
+                   S_ISFIFO(st->st_mode) ? "FIFO" : S_ISCHR(st->st_mode) ? "character device"
+                   : S_ISBLK(st->st_mode) ? "block device" : S_ISSOCK(st->st_mode) ? "socket" : "special file");
+    return -1;
+}
+
 src_file *source_load(ast_arena *arena, diag_ctx *diag, const char *path, const char *how,
                       src_loc from) {
     struct stat st;
-    if (stat(path, &st) != 0) {
-        diag_error(diag, from, "check the path (relative paths in a spec are relative to that spec's directory)",
-                   "cannot open spec '%s': %s", path, strerror(errno));
-        return NULL;
-    }
-    if (S_ISDIR(st.st_mode)) {
-        diag_error(diag, from, "give the path of a .spec file", "'%s' is a directory, not a spec", path);
-        return NULL;
-    }
+    int fd = open_regular(diag, path, from, &st);
+    if (fd < 0) return NULL;
     if ((unsigned long long)st.st_size > PARSE_MAX_FILE_BYTES) {
+        close(fd);
         diag_error(diag, from, "is this really a spec file?", "spec '%s' is %lld bytes; the limit is %u",
                    path, (long long)st.st_size, PARSE_MAX_FILE_BYTES);
         return NULL;
     }
-    FILE *f = fopen(path, "rb");
+    FILE *f = fdopen(fd, "rb");
     if (!f) {
+        close(fd);
         diag_error(diag, from, NULL, "cannot open spec '%s': %s", path, strerror(errno));
         return NULL;
     }

@@ -59,6 +59,7 @@ typedef struct run_config {
     int64_t ranks_per_node;   /* 0 = unspecified */
     double bucket_mb;
     bool overlap, sync_bn;
+    double hang_timeout_s;    /* 0 = derived from the measured step time */
 
     /* Derived. */
     int64_t global_batch;     /* batch_per_rank × ranks_for_show */

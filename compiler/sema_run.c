@@ -239,6 +239,7 @@ static void read_precision_parallel(run_config *run, const ast_node *root) {
     run->bucket_mb = sv_float(q, SM_PARALLEL, "bucket_mb");
     run->overlap = sv_bool(q, SM_PARALLEL, "overlap");
     run->sync_bn = sv_bool(q, SM_PARALLEL, "sync_bn");
+    run->hang_timeout_s = sv_float(q, SM_PARALLEL, "hang_timeout");
 }
 
 static void read_reference(run_config *run, const ast_node *root) {

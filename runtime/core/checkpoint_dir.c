@@ -110,3 +110,28 @@ void ckpt_prune(const char *dir, int keep_last, const char *keep_path) {
     }
     free(v);
 }
+
+/* A temp file of this directory's checkpoint writes: ".ckpt-<digits>.tmp.<anything>". */
+static int is_temp_name(const char *name) {
+    if (strncmp(name, ".ckpt-", 6) != 0) return 0;
+    const char *p = name + 6, *digits = p;
+    while (*p >= '0' && *p <= '9') p++;
+    return p > digits && strncmp(p, ".tmp.", 5) == 0;
+}
+
+int rt_ckpt_remove_temps(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    int removed = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!is_temp_name(e->d_name)) continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (unlink(path) == 0) removed++;
+        else if (errno != ENOENT) rt_warn("could not delete %s (left by an interrupted checkpoint write): %s",
+                                          path, strerror(errno));
+    }
+    closedir(d);
+    return removed;
+}

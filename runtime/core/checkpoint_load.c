@@ -69,7 +69,19 @@ static rt_status check_header(const char *path, FILE *f, rt_ckpt_header *h, rt_e
     return RT_OK;
 }
 
+#define RESUME_HINT "check the --resume path; checkpoints are named ckpt-<step>.bin"
+
+/* A directory gets its own hint (check_header); a FIFO or a device is refused before any
+ * read could block on it or trust its size. */
+static rt_status check_regular(const char *path, rt_err *err) {
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return RT_OK;
+    return rt_require_regular_file(path, "checkpoint", RESUME_HINT, err);
+}
+
 rt_status rt_ckpt_read_header(const char *path, rt_ckpt_header *h, rt_err *err) {
+    rt_status regular = check_regular(path, err);
+    if (regular) return regular;
     FILE *f = fopen(path, "rb");
     if (!f)
         return rt_fail(err, errno == ENOENT ? RT_E_NOT_FOUND : RT_E_IO,
@@ -157,6 +169,12 @@ static rt_status check_trailer(ckpt_reader *r, rt_err *err) {
         return rt_fail(err, RT_E_CHECKSUM, CORRUPT_HINT,
                        "checkpoint %s is corrupt: file checksum mismatch in the trailer at "
                        "offset %" PRIu64, r->path, r->off);
+    /* The trailer's last 4 bytes are reserved and written as zeros; the file CRC does not
+     * cover the trailer, so these bytes are checked here or not at all. */
+    if (ckpt_get_u32(tr + 12) != 0)
+        return rt_fail(err, RT_E_CHECKSUM, CORRUPT_HINT,
+                       "checkpoint %s is corrupt: the trailer's reserved bytes at offset %" PRIu64
+                       " are not zero", r->path, r->off + 12);
     return RT_OK;
 }
 
@@ -197,6 +215,8 @@ static rt_status load_open(FILE *f, const char *path, const char *expected_spec_
 
 rt_status rt_ckpt_load(const char *path, const char *expected_spec_hash, int64_t *step,
                        int64_t *epoch, rt_ckpt_section *secs, int n, rt_err *err) {
+    rt_status regular = check_regular(path, err);
+    if (regular) return regular;
     FILE *f = fopen(path, "rb");
     if (!f)
         return rt_fail(err, errno == ENOENT ? RT_E_NOT_FOUND : RT_E_IO,

@@ -76,11 +76,12 @@ void rt_metrics_close(rt_metrics *m) {
 
 void rt_metrics_write(rt_metrics *m, rt_json *j) {
     if (!m->f) return;
-    fputs(j->buf, m->f);
-    fputc('\n', m->f);
-    /* Flush per line: a crash or kill should lose at most the line being written. */
-    if (fflush(m->f) != 0)
-        rt_warn("writing %s failed: %s (metrics from here on may be lost)", m->path, strerror(errno));
+    /* Flush per line: a crash or kill should lose at most the line being written. A line
+     * that cannot be written ends the run: the log (its summary and params_hash) is what the
+     * user keeps of it, and a run whose record is lost must not look like a success. */
+    if (fputs(j->buf, m->f) < 0 || fputc('\n', m->f) == EOF || fflush(m->f) != 0)
+        rt_die_hint("free space on that filesystem (df -h) or pass another --out; resume from the last "
+                    "checkpoint with --resume", "writing %s failed: %s", m->path, strerror(errno));
 }
 
 /* Every record: a line that opens with its event name, written only where the log is on. */

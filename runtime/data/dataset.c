@@ -15,13 +15,23 @@
 static rt_status find_file(const char *dir, const char *split, const char *kind, char *out,
                            size_t cap, rt_err *err) {
     struct stat st;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-        return rt_fail(err, RT_E_NOT_FOUND, DATA_HINT, "data directory %s %s", dir,
-                       stat(dir, &st) != 0 ? "does not exist" : "is not a directory");
+    if (stat(dir, &st) != 0)
+        return rt_fail(err, errno == ENOENT ? RT_E_NOT_FOUND : RT_E_IO, DATA_HINT, "data directory %s %s%s", dir,
+                       errno == ENOENT ? "does not exist" : "cannot be reached: ",
+                       errno == ENOENT ? "" : strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return rt_fail(err, RT_E_NOT_FOUND, DATA_HINT, "data directory %s is not a directory", dir);
+    /* A directory this user may not list or enter would otherwise look empty ("missing file"). */
+    if (access(dir, R_OK | X_OK) != 0)
+        return rt_fail(err, RT_E_IO, "give the user running the trainer read and search permission on it "
+                       "(chmod a+rx), or copy the dataset elsewhere", "cannot read data directory %s: %s", dir,
+                       strerror(errno));
     snprintf(out, cap, "%s/%s-%s-ubyte.gz", dir, split, kind);
     if (access(out, F_OK) == 0) return RT_OK;
+    if (errno != ENOENT) return rt_fail(err, RT_E_IO, DATA_HINT, "cannot reach %s: %s", out, strerror(errno));
     snprintf(out, cap, "%s/%s-%s-ubyte", dir, split, kind);
     if (access(out, F_OK) == 0) return RT_OK;
+    if (errno != ENOENT) return rt_fail(err, RT_E_IO, DATA_HINT, "cannot reach %s: %s", out, strerror(errno));
     return rt_fail(err, RT_E_NOT_FOUND, DATA_HINT, "missing file %s/%s-%s-ubyte.gz (also tried %s)",
                    dir, split, kind, out);
 }

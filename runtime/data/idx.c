@@ -7,6 +7,7 @@
 #include <zlib.h>
 #include "rt_data.h"
 
+#define IDX_FIRST_CHUNK ((size_t)64 << 20)
 #define REFETCH_HINT "re-download the dataset (Debian: apt-get install --reinstall dataset-fashion-mnist)"
 
 static int ends_with(const char *s, const char *suffix) {
@@ -17,6 +18,8 @@ static int ends_with(const char *s, const char *suffix) {
 /* A .gz name whose bytes are not gzip would be read "transparently" by zlib as raw data
  * and then fail with a baffling bad-magic message; name the real problem instead. */
 static rt_status check_gzip_magic(const char *path, rt_err *err) {
+    rt_status regular = rt_require_regular_file(path, "IDX file", REFETCH_HINT, err);
+    if (regular) return regular;
     FILE *f = fopen(path, "rb");
     if (!f)
         return rt_fail(err, errno == ENOENT ? RT_E_NOT_FOUND : RT_E_IO, REFETCH_HINT,
@@ -41,8 +44,9 @@ static const char *kind_name(int dims) {
     return dims == 3 ? "an images file (idx3)" : dims == 1 ? "a labels file (idx1)" : "an IDX file";
 }
 
-/* Reads exactly n bytes; on a short read reports corrupt gzip or truncation. */
-static rt_status read_exact(gzFile g, const char *path, void *dst, size_t n, long at,
+/* Reads exactly n bytes; on a short read reports corrupt gzip or truncation. `before`: bytes
+ * of the same item already read (by earlier calls), counted in the message. */
+static rt_status read_exact(gzFile g, const char *path, void *dst, size_t n, long at, size_t before,
                             const char *what, rt_err *err) {
     size_t done = 0;
     while (done < n) {
@@ -62,8 +66,8 @@ static rt_status read_exact(gzFile g, const char *path, void *dst, size_t n, lon
         return rt_fail(err, RT_E_FORMAT, REFETCH_HINT, "%s: corrupt gzip data (%s)", path, zmsg);
     return rt_fail(err, RT_E_TRUNCATED, REFETCH_HINT,
                    "%s is truncated: expected %zu bytes of %s after offset %ld, got %zu "
-                   "(file ends at uncompressed offset %ld)", path, n, what, at, done,
-                   at + (long)done);
+                   "(file ends at uncompressed offset %ld)", path, before + n, what, at, before + done,
+                   at + (long)(before + done));
 }
 
 /* Reads on to the end so zlib verifies the gzip trailer (CRC-32 and length): a download
@@ -113,9 +117,9 @@ rt_status rt_idx_read(const char *path, int expect_dims, uint8_t **data, long di
     if (!g) return rt_fail(err, RT_E_IO, NULL, "cannot open %s: %s", path, strerror(errno));
     gzbuffer(g, 1 << 17);
     uint8_t h[4], d[12];
-    st = read_exact(g, path, h, 4, 0, "IDX magic", err);
+    st = read_exact(g, path, h, 4, 0, 0, "IDX magic", err);
     if (!st) st = check_header(path, h, expect_dims, err);
-    if (!st) st = read_exact(g, path, d, 4 * (size_t)expect_dims, 4, "IDX dimensions", err);
+    if (!st) st = read_exact(g, path, d, 4 * (size_t)expect_dims, 4, 0, "IDX dimensions", err);
     long total = 1;
     for (int i = 0; i < expect_dims && !st; i++) {
         dims[i] = (long)((uint32_t)d[4 * i] << 24 | (uint32_t)d[4 * i + 1] << 16 |
@@ -132,14 +136,22 @@ rt_status rt_idx_read(const char *path, int expect_dims, uint8_t **data, long di
         else total *= dims[i];
     }
     if (!st) {
-        *data = malloc((size_t)total);
-        if (!*data) rt_die("reading %s: cannot allocate %ld bytes", path, total);
         char what[96];
         if (expect_dims == 3)
             snprintf(what, sizeof what, "pixel data (%ld images of %ldx%ld)", dims[0], dims[1], dims[2]);
         else
             snprintf(what, sizeof what, "label data (%ld labels)", dims[0]);
-        st = read_exact(g, path, *data, (size_t)total, 4 + 4L * expect_dims, what, err);
+        /* The buffer grows with the bytes that really arrive: a damaged header that claims a
+         * terabyte ends in "truncated", not in an attempt to allocate it. */
+        size_t got = 0, cap = 0, want = (size_t)total;
+        while (!st && got < want) {
+            cap = cap ? (want - cap < cap ? want : 2 * cap) : (want < IDX_FIRST_CHUNK ? want : IDX_FIRST_CHUNK);
+            uint8_t *grown = realloc(*data, cap);
+            if (!grown) rt_die("reading %s: cannot allocate %zu bytes", path, cap);
+            *data = grown;
+            st = read_exact(g, path, *data + got, cap - got, 4 + 4L * expect_dims, got, what, err);
+            if (!st) got = cap;
+        }
     }
     if (!st) st = check_stream_end(g, path, err);
     gzclose(g);

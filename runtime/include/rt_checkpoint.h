@@ -75,5 +75,8 @@ int rt_ckpt_find_latest(const char *dir, char *buf, size_t cap);
 
 /* The final file name for a step: DIR/ckpt-000000001200.bin. */
 void rt_ckpt_path(const char *dir, int64_t step, char *buf, size_t cap);
+/* Deletes the temp files (.ckpt-<step>.tmp.*) that writes interrupted by a crash or kill -9
+ * left in dir; returns how many. Call it once at the start of a run, before any write. */
+int rt_ckpt_remove_temps(const char *dir);
 
 #endif

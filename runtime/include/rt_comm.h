@@ -34,6 +34,17 @@ rt_comm *rt_comm_init(void);
 void rt_comm_finalize(rt_comm *c);
 int rt_comm_rank(const rt_comm *c);   /* 0 for NULL */
 int rt_comm_size(const rt_comm *c);   /* 1 for NULL */
+/* ---- watchdog.c ---- */
+/* The measured time of one training step: waits longer than 10x the median step (at least
+ * 5 s) look for a stopped peer on this machine, name it and end the job. */
+void rt_comm_step_done(rt_comm *c, double seconds);
+/* parallel.hang_timeout: a fixed bound in seconds instead (0: derived from the steps). */
+void rt_comm_set_hang_timeout(rt_comm *c, double seconds);
+/* For a wait outside MPI (the NCCL stream): call now and then with the seconds waited so
+ * far; dies naming a stopped peer once the bound has passed, after calling the function
+ * given to rt_comm_on_abort (e.g. ncclCommAbort) so no device collective is left hanging. */
+void rt_comm_watch(rt_comm *c, double waited_s, const char *what);
+void rt_comm_on_abort(rt_comm *c, void (*fn)(void *arg), void *arg);
 /* ---- launcher.c (environment only: the same with or without MPI) ---- */
 /* The world size an MPI launcher's environment names: 1 without a launcher, 0 when the
  * launcher names none (PMIx); as written otherwise. */

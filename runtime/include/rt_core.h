@@ -63,6 +63,10 @@ rt_status rt_fail(rt_err *err, rt_status code, const char *hint, const char *fmt
 /* Prints err as "error: msg\nHINT: hint" on stderr and exits 1. */
 RT_NORETURN void rt_die_err(const rt_err *err);
 const char *rt_status_name(rt_status s);
+/* Fails (RT_E_FORMAT, naming the kind: FIFO, device, directory...) unless path is a regular
+ * file; never blocks, even on a FIFO. what names the input ("checkpoint", "IDX file"). */
+rt_status rt_require_regular_file(const char *path, const char *what, const char *hint, rt_err *err);
+const char *rt_file_kind(unsigned mode);   /* "regular file", "FIFO", "character device", ... */
 
 /* ---- Memory ----------------------------------------------------------------------------
  * rt_alloc_aligned: 64-byte aligned (cache line / AVX-512), zeroed, dies with the size on
@@ -100,6 +104,9 @@ char *rt_format_duration(double seconds, char *out, size_t cap);
  * checkpoints and exits. A second signal of the same kind gets the default action, so a
  * stuck run can still be killed with a second Ctrl-C. */
 void rt_install_stop_signals(void);
+/* For a process a launcher started (an MPI rank): when the launcher's process ends, stop as
+ * at SIGTERM, with SIGHUP as the signal (exit status 129). */
+void rt_stop_on_launcher_exit(void);
 int rt_stop_requested(void);   /* 0, or the signal number that asked us to stop */
 void rt_stop_reset(void);      /* for tests */
 

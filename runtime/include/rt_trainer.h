@@ -82,6 +82,7 @@ typedef struct {
     int exempt_bn_bias;
     double clip_grad_norm;  /* 0 = off */
     int log_every, eval_every, ckpt_every, ckpt_keep;
+    double hang_timeout_s;  /* parallel.hang_timeout: seconds a stopped peer may hold a wait; 0 = derived */
     rt_data_source source;
     const char *data_path;
     long train_samples, val_samples;   /* synthetic sizes */

@@ -9,6 +9,7 @@
 #include "rt_comm.h"
 
 #define COMM_HOST_LEN 64
+#define COMM_STEP_HISTORY 64
 
 /* The communication thread of overlapped all-reduce (progress_thread.c). */
 typedef struct {
@@ -61,6 +62,13 @@ struct rt_comm {
     int n_started;
     comm_progress progress;
     double exposed_s;         /* communication time compute did not hide */
+    /* the hung-peer watchdog (watchdog.c) */
+    double step_s[COMM_STEP_HISTORY];   /* the last measured step times, a ring */
+    long n_steps;
+    double hang_timeout_s;    /* parallel.hang_timeout; 0: derived from the step times */
+    int hung_rank;            /* the stopped rank this rank is dying for, or -1 */
+    void (*abort_fn)(void *arg);   /* the device communicator's abort (NCCL), or NULL */
+    void *abort_arg;
 };
 
 /* Waits for reqs[0..n) while watching for lost ranks: polls, yields the CPU, and dies with
@@ -71,6 +79,8 @@ void comm_wait(rt_comm *c, int n, MPI_Request *reqs, const char *what);
 void comm_wait_until(rt_comm *c, int (*poll)(void *arg), void *arg, const char *what);
 /* 1 when rank r runs on this machine and its process is gone. */
 int comm_rank_gone(const rt_comm *c, int r);
+/* 1 when rank r runs on this machine and its process is stopped (SIGSTOP, a debugger). */
+int comm_rank_stopped(const rt_comm *c, int r);
 /* fail.c: routes rt_die through the notice protocol, so a failure prints once. */
 void comm_fail_install(rt_comm *c);
 /* Ends this rank quietly (after the failing rank has printed) if another rank sent notice

@@ -86,6 +86,10 @@ static void die_hook(const char *msg, const char *hint, int status) {
         exit(status);
     }
     send_notice(c, -1, NOTICE_FAILED, h);
+    if (c->hung_rank == 0) {   /* rank 0 is stopped: no verdict can come */
+        rt_print_error(msg, hint);
+        exit(status);
+    }
     int quiet = 0;
     double gone_at = 0;
     for (double t0 = rt_time_s(); rt_time_s() - t0 < VERDICT_WAIT_S; nap_ms(1)) {

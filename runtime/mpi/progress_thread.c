@@ -34,6 +34,7 @@ static void nap(long ns) {
 static void *progress_main(void *arg) {
     comm_progress *p = arg;
     int started = 0, in_flight = 0;
+    double waiting_since = 0;   /* when the training thread began to wait with buckets in flight */
     for (;;) {
         pthread_mutex_lock(&p->mu);
         /* Nothing to move: sleep until backward hands over the next bucket. */
@@ -57,8 +58,13 @@ static void *progress_main(void *arg) {
             continue;
         }
         /* While backward computes, nap between tests to leave it the core; once the training
-         * thread waits for the sums, the core is this thread's: test without pause. */
+         * thread waits for the sums, the core is this thread's: test without pause, for a
+         * few milliseconds; a longer wait (a slow or stopped peer) naps again, so a waiting
+         * rank does not spin a core. */
+        if (!in_flight || !finishing) waiting_since = 0;
         if (in_flight && !finishing) nap(p->nap_ns);
+        else if (in_flight && !waiting_since) waiting_since = rt_time_s();
+        else if (in_flight && rt_time_s() - waiting_since > 0.002) nap(500000);
     }
     return NULL;
 }

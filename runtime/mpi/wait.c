@@ -3,36 +3,59 @@
  * peer process on this machine that is gone, checked every second and as soon as the
  * launcher's SIGTERM arrives, and (b) a wait longer than the timeout, for peers elsewhere.
  * Before naming a lost rank it looks for that rank's notice of its own error (fail.c). */
+#include <errno.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "comm_internal.h"
 #include "rt_core.h"
 
-/* Gone: no /proc entry, or a zombie waiting to be reaped by its launcher daemon. */
-static int process_gone(pid_t pid) {
+/* The state letter of /proc/PID/stat ("pid (comm) S ..."; comm may hold spaces), or 0
+ * when the process is gone. */
+static char process_state(pid_t pid) {
     char path[64], buf[512];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
     FILE *f = fopen(path, "r");
-    if (!f) return 1;
+    if (!f) return 0;
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
     buf[n] = '\0';
-    const char *p = strrchr(buf, ')');   /* "pid (comm) S ...": comm may hold spaces */
-    return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+    const char *p = strrchr(buf, ')');
+    return p && p[1] == ' ' ? p[2] : '?';
 }
 
-int comm_rank_gone(const rt_comm *c, int r) {
-    return c->peer_pid && c->boot[0] && r != c->rank && c->peer_pid[r] > 0 &&
-           !strcmp(c->peer_boot[r], c->boot) && process_gone(c->peer_pid[r]);
+/* Gone: no /proc entry, or a zombie waiting to be reaped by its launcher daemon. */
+static int process_gone(pid_t pid) {
+    char s = process_state(pid);
+    return s == 0 || s == 'Z' || s == 'X';
 }
+
+static int rank_is_local(const rt_comm *c, int r) {
+    return c->peer_pid && c->boot[0] && r != c->rank && c->peer_pid[r] > 0 && !strcmp(c->peer_boot[r], c->boot);
+}
+
+int comm_rank_stopped(const rt_comm *c, int r) {
+    if (!rank_is_local(c, r)) return 0;
+    char s = process_state(c->peer_pid[r]);
+    return s == 'T' || s == 't';
+}
+
+int comm_rank_gone(const rt_comm *c, int r) { return rank_is_local(c, r) && process_gone(c->peer_pid[r]); }
 
 /* The first other rank on this machine whose process is gone, or -1. */
 static int find_lost_rank(const rt_comm *c) {
     for (int r = 0; r < c->size; r++)
         if (comm_rank_gone(c, r)) return r;
     return -1;
+}
+
+#define WAIT_SPIN_S 0.002
+
+static void nap_s(double s) {
+    struct timespec ts = { 0, (long)(s * 1e9) };
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
 }
 
 RT_NORETURN static void die_lost(const rt_comm *c, int lost, const char *what) {
@@ -56,6 +79,7 @@ void comm_wait_until(rt_comm *c, int (*poll)(void *arg), void *arg, const char *
             comm_fail_check_notices(c);   /* a rank that failed on its own error said so */
             int lost = find_lost_rank(c);
             if (lost >= 0) die_lost(c, lost, what);
+            rt_comm_watch(c, now - t0, what);   /* a stopped peer holds the wait (watchdog.c) */
             next_check = now + 1.0;
         }
         if (now - t0 > c->timeout_s)
@@ -63,8 +87,11 @@ void comm_wait_until(rt_comm *c, int (*poll)(void *arg), void *arg, const char *
                         "name it); set TRAINC_COMM_TIMEOUT (seconds) to wait longer",
                         "waited %.0f s for %s without an answer from all %d ranks (the ranks on "
                         "this machine are alive)", now - t0, what, c->size);
-        /* Short waits spin; longer ones give the core to ranks sharing it (oversubscribed). */
-        if (spins > 64) sched_yield();
+        /* Short waits spin, then yield the core to ranks sharing it (oversubscribed); a wait
+         * past a few milliseconds sleeps between polls, up to a millisecond, so that a rank
+         * waiting for a slow or stopped peer does not burn a core. */
+        if (now - t0 > WAIT_SPIN_S) nap_s(now - t0 > 10 * WAIT_SPIN_S ? 1e-3 : 1e-4);
+        else if (spins > 64) sched_yield();
     }
     c->exposed_s += rt_time_s() - t0;
 }

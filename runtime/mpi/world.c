@@ -78,6 +78,7 @@ rt_comm *rt_comm_init(void) {
     c->comm_thread = provided >= MPI_THREAD_MULTIPLE && !(thread && !strcmp(thread, "0"));
     long t = env_long("TRAINC_COMM_TIMEOUT");
     c->timeout_s = t > 0 ? (double)t : 120.0;
+    c->hung_rank = -1;
     gethostname(c->host, sizeof c->host - 1);
     read_boot_id(c->boot, sizeof c->boot);
     c->peer_pid = rt_xcalloc((size_t)size, sizeof *c->peer_pid);
@@ -88,6 +89,7 @@ rt_comm *rt_comm_init(void) {
     rt_set_error_prefix(prefix);
     /* The launcher sends SIGTERM when another rank dies: let waits see it (comm_wait). */
     rt_install_stop_signals();
+    rt_stop_on_launcher_exit();
     gather_peers(c);
     comm_fail_install(c);
     return c;

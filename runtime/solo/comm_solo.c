@@ -52,3 +52,8 @@ void rt_comm_bcast(rt_comm *c, void *buf, size_t bytes, const char *what) {
     (void)c, (void)buf, (void)bytes, (void)what;
 }
 void rt_comm_barrier(rt_comm *c, const char *what) { (void)c, (void)what; }
+
+void rt_comm_step_done(rt_comm *c, double seconds) { (void)c, (void)seconds; }
+void rt_comm_set_hang_timeout(rt_comm *c, double seconds) { (void)c, (void)seconds; }
+void rt_comm_watch(rt_comm *c, double waited_s, const char *what) { (void)c, (void)waited_s, (void)what; }
+void rt_comm_on_abort(rt_comm *c, void (*fn)(void *arg), void *arg) { (void)c, (void)fn, (void)arg; }

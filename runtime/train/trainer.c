@@ -194,10 +194,14 @@ static void open_output(trainer *t) {
     if (resumed_at < 0 && !bench && rt_ckpt_find_latest(dir, found, sizeof found))
         rt_die_hint("resume it with --resume FILE, or pass another --out",
                     "output directory '%s' already holds a run's checkpoints", t->args.out_dir);
+    int stale = rt_ckpt_remove_temps(dir);   /* left by a write that a crash or kill -9 cut short */
     rt_metrics_open(&t->metrics, t->args.out_dir, bench ? "benchmark.jsonl" : "metrics.jsonl", resumed_at, NULL);
     rt_metrics_start(&t->metrics, &(rt_start_record){ .name = m->name, .spec_hash = m->spec_hash,
                      .batch = m->batch, .ranks = t->world, .params = m->param_count, .resumed_at = resumed_at });
     rt_progress_init(&t->progress, stdout, t->step, t->total_steps);
+    if (stale)
+        rt_progress_note(&t->progress, "removed %d temp file%s of an interrupted checkpoint write in %s", stale,
+                         stale == 1 ? "" : "s", dir);
     if (resumed_at >= 0)
         rt_progress_note(&t->progress, "%s: resumed at step %ld", m->name, resumed_at);
     else if (t->world > 1)
@@ -371,7 +375,9 @@ static int train(trainer *t) {
     t->have_next = 0;
     rt_install_stop_signals();
     while (t->step < t->total_steps) {
+        double step_t0 = rt_time_s();
         t->interval_loss += train_one_step(t, &t->interval_correct);
+        rt_comm_step_done(t->comm, rt_time_s() - step_t0);   /* the hung-peer watchdog's yardstick */
         t->interval_steps++;
         t->interval_comm_s += rt_comm_take_exposed_s(t->comm);
         long epoch = (t->step - 1) / t->steps_per_epoch;
@@ -456,6 +462,7 @@ int rt_trainer_main(const rt_model *m, const rt_run_config *run, int argc, char 
         rt_die_hint("launch with mpirun -np N (or srun -n N), or set parallel.ranks: 1 (or 0 for any) in the spec",
                     "the spec asks for %d ranks but this process runs alone", t.run.ranks);
     rt_comm_handshake(t.comm, m->spec_hash, t.run.ranks);
+    rt_comm_set_hang_timeout(t.comm, t.run.hang_timeout_s);
     load_data(&t);
     make_loader(&t, &t.train, &t.train_set, 1);
     make_loader(&t, &t.val, &t.val_set, 0);

@@ -1,0 +1,25 @@
+# Reliability: `make soak` is the long crash-and-resume soak (make test runs a short one);
+# `make fuzz-long` fuzzes every target for FUZZ_SECONDS (default 600) per target, growing the
+# corpus kept in tests/fuzz/corpus/ (see tests/fuzz/fuzz_long.sh).
+SOAK_KILLS ?= 300
+.PHONY: soak fuzz-long
+soak: all
+	SOAK_KILLS=$(SOAK_KILLS) BUILD=$(BUILD) bash tests/reliability/soak_test.sh
+
+# Fuzz targets beside the spec fuzzer (mk/golden.mk): the checkpoint reader and the IDX reader,
+# built the same way (clang, libFuzzer, address + undefined sanitizers).
+FUZZ_CKPT_BIN := $(BUILD)/fuzz/fuzz_ckpt
+FUZZ_IDX_BIN  := $(BUILD)/fuzz/fuzz_idx
+FUZZ_IDX_OBJS := $(BUILD)/fuzz/obj/runtime/data/idx.o
+$(FUZZ_CKPT_BIN): tests/fuzz/fuzz_ckpt.c tests/fuzz/fuzz_input_file.h $(FUZZ_LIB) $(RT_HDRS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_LIB) -o $@ -lz -lm
+$(FUZZ_IDX_BIN): tests/fuzz/fuzz_idx.c tests/fuzz/fuzz_input_file.h $(FUZZ_IDX_OBJS) $(FUZZ_LIB) $(RT_HDRS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_IDX_OBJS) $(FUZZ_LIB) -o $@ -lz -lm
+fuzz: $(FUZZ_CKPT_BIN) $(FUZZ_IDX_BIN)
+TEST_EXTRA_DEPS += $(FUZZ_CKPT_BIN) $(FUZZ_IDX_BIN)
+
+FUZZ_SECONDS ?= 600
+fuzz-long: fuzz
+	FUZZ_SECONDS=$(FUZZ_SECONDS) BUILD=$(BUILD) bash tests/fuzz/fuzz_long.sh

@@ -1,0 +1,78 @@
+/* The hung-peer watchdog. Every rank records its measured step times; a wait that lasts
+ * longer than a bound derived from them (10x the median step, at least 5 s; 30 s before any
+ * step was measured; or parallel.hang_timeout from the spec) looks at the peers on this
+ * machine, and a peer that is stopped (SIGSTOP, a debugger: it can make no progress at all)
+ * is named and the job ends. Peers on other machines cannot be seen from here: their waits
+ * end at TRAINC_COMM_TIMEOUT (wait.c). The NCCL path calls rt_comm_watch from its own wait
+ * loop and registers the communicator's abort with rt_comm_on_abort. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm_internal.h"
+#include "rt_core.h"
+
+#define HANG_STEPS_FACTOR 10.0
+#define HANG_MIN_S 5.0
+#define HANG_UNMEASURED_S 30.0
+
+void rt_comm_set_hang_timeout(rt_comm *c, double seconds) {
+    if (c) c->hang_timeout_s = seconds > 0 ? seconds : 0;
+}
+
+void rt_comm_step_done(rt_comm *c, double seconds) {
+    if (!c) return;
+    c->step_s[c->n_steps % COMM_STEP_HISTORY] = seconds;
+    c->n_steps++;
+}
+
+void rt_comm_on_abort(rt_comm *c, void (*fn)(void *arg), void *arg) {
+    if (!c) return;
+    c->abort_fn = fn;
+    c->abort_arg = arg;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median_step_s(const rt_comm *c) {
+    int n = c->n_steps < COMM_STEP_HISTORY ? c->n_steps : COMM_STEP_HISTORY;
+    double v[COMM_STEP_HISTORY];
+    memcpy(v, c->step_s, (size_t)n * sizeof *v);
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* The bound and, in why, how it was derived (for the message). */
+static double hang_bound_s(const rt_comm *c, char *why, size_t cap) {
+    if (c->hang_timeout_s > 0) {
+        snprintf(why, cap, "parallel.hang_timeout");
+        return c->hang_timeout_s;
+    }
+    if (c->n_steps < 3) {
+        snprintf(why, cap, "before the step time is measured");
+        return HANG_UNMEASURED_S;
+    }
+    double med = median_step_s(c), bound = HANG_STEPS_FACTOR * med;
+    snprintf(why, cap, "%.0fx the median step of %.3f s, at least %.0f s", HANG_STEPS_FACTOR, med, HANG_MIN_S);
+    return bound > HANG_MIN_S ? bound : HANG_MIN_S;
+}
+
+void rt_comm_watch(rt_comm *c, double waited_s, const char *what) {
+    if (!c) return;
+    char why[128];
+    double bound = hang_bound_s(c, why, sizeof why);
+    if (waited_s < bound) return;
+    for (int r = 0; r < c->size; r++) {
+        if (!comm_rank_stopped(c, r)) continue;
+        c->hung_rank = r;   /* fail.c: nobody waits for a verdict from this rank */
+        if (c->abort_fn) c->abort_fn(c->abort_arg);
+        rt_die_hint("send it SIGCONT if it was paused on purpose; set parallel.hang_timeout (seconds) to wait "
+                    "longer; resume from the last checkpoint with --resume",
+                    "rank %d (pid %d on %s) is stopped and made no progress for %.0f s while this rank waited "
+                    "for %s (hang bound %.1f s: %s)", r, (int)c->peer_pid[r], c->peer_host[r], waited_s, what,
+                    bound, why);
+    }
+}

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# `make fuzz-long`: fuzzes the spec front end, the checkpoint reader and the IDX reader for
+# FUZZ_SECONDS in all (default 600, split evenly), starting from the corpus kept in
+# tests/fuzz/corpus/<target>/ (plus the repo's specs for the spec target), and merges what
+# each run found back into that corpus: only inputs that add coverage are kept, at most
+# FUZZ_MAX_LEN bytes each, so the committed corpus stays small. Prints executions, coverage
+# and crashes per target; fails on any crash (reproducer left in $BUILD/fuzz/long/artifacts/).
+set -u
+BUILD=${BUILD:-build}
+cd "$(dirname "$0")/../.."
+root=$PWD
+seconds=${FUZZ_SECONDS:-600}
+max_len=${FUZZ_MAX_LEN:-2048}
+work=$root/$BUILD/fuzz/long
+rm -rf "$work" && mkdir -p "$work/artifacts" "$work/cwd"
+bash tests/fuzz/make_corpus.sh "$work/spec-seeds" > /dev/null || exit 1
+targets=(spec ckpt idx)
+per=$((seconds / ${#targets[@]}))
+fail=0
+for t in "${targets[@]}"; do
+  fuzz=$root/$BUILD/fuzz/fuzz_$t
+  [ -x "$fuzz" ] || { echo "missing $fuzz (run make fuzz)" >&2; exit 1; }
+  kept=$root/tests/fuzz/corpus/$t
+  mkdir -p "$kept" "$work/$t/new" "$work/$t/merged"
+  extra=(); opts=(-timeout=25 -rss_limit_mb=2048 -malloc_limit_mb=2048 -max_len="$max_len"
+                  -artifact_prefix="$work/artifacts/$t-")
+  if [ "$t" = spec ]; then extra=("$work/spec-seeds"); opts+=(-dict="$root/tests/fuzz/spec.dict"); fi
+  before=$(ls "$kept" | wc -l)
+  # Specs may `include` paths relative to the working directory: give them an empty one.
+  (cd "$work/cwd" && "$fuzz" "${opts[@]}" -max_total_time="$per" -print_final_stats=1 \
+     "$work/$t/new" "$kept" "${extra[@]}" 2> "$work/$t.log")
+  rc=$?
+  execs=$(grep -a '^stat::number_of_executed_units' "$work/$t.log" | awk '{ print $2 }')
+  cov=$(grep -aE '^#[0-9]+' "$work/$t.log" | tail -n 1 | grep -oE 'cov: [0-9]+ ft: [0-9]+')
+  crashes=$(ls "$work/artifacts" | grep -c "^$t-" || true)
+  if [ "$rc" -ne 0 ] || grep -aqE 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:' "$work/$t.log"; then
+    echo "FAIL $t: fuzzer exit code $rc"; grep -aE -A20 'ERROR:|runtime error:' "$work/$t.log" | head -40
+    fail=1; continue
+  fi
+  # Grow the kept corpus: the seeds (kept as they are) plus every kept or new input that adds
+  # coverage to them (a greedy set cover: close to the fewest inputs for the same features),
+  # named by content.
+  # The repo's specs take part as a base that is not copied (they are in the repo already).
+  cp "$kept"/seed-* "$work/$t/merged/" 2>/dev/null
+  if [ "$t" = spec ]; then for f in "$work/spec-seeds"/*; do cp "$f" "$work/$t/merged/repo-$(basename "$f")"; done; fi
+  (cd "$work/cwd" && "$fuzz" "${opts[@]}" -set_cover_merge=1 "$work/$t/merged" "$kept" "$work/$t/new" \
+     > "$work/$t.merge.log" 2>&1) || { echo "FAIL $t: merge"; tail -5 "$work/$t.merge.log"; fail=1; continue; }
+  rm -f "$work/$t/merged"/repo-*
+  rm -rf "$kept" && cp -r "$work/$t/merged" "$kept"
+  echo "$t: ${per}s, ${execs:-?} executions, ${cov:-cov ?}, $crashes crashes; corpus $before -> $(ls "$kept" | wc -l) inputs ($(cat "$kept"/* 2>/dev/null | wc -c) bytes)"
+done
+echo "corpus in tests/fuzz/corpus: $(find tests/fuzz/corpus -type f -exec cat {} + | wc -c) bytes; commit it to keep what this run found"
+exit $fail
