@@ -117,6 +117,17 @@ static int write_cuda_sources(const char *spec_path, const char *emit_dir, ir_ne
     return rc ? 1 : 0;
 }
 
+/* precision.compute on the CPU backend: FP32 (and TF32, whose FP32 products are at least as
+ * precise) run as asked; BF16 and FP16 have no CPU implementation, so they are refused rather
+ * than trained in FP32 without a word. */
+static int cpu_precision_check(const char *spec_path, const run_config *run) {
+    if (run->compute != RUN_BF16 && run->compute != RUN_FP16) return 0;
+    fprintf(stderr, "%s: error: precision { compute: %s } is not implemented by the CPU backend\n"
+                    "  hint: use compute: FP32 on the CPU, or build with --backend cuda\n",
+            spec_path, run->compute == RUN_BF16 ? "BF16" : "FP16");
+    return 1;
+}
+
 /* Runs argv, returning its exit status (or -1). stdout/stderr pass through. */
 static int run_command(char *const argv[]) {
     pid_t pid = fork();
@@ -151,6 +162,7 @@ int build_emit_opts(const char *spec_path, const char *emit_dir, int quiet, cons
     ir_net net;
     memset(&net, 0, sizeof net);
     char *run_c = NULL;
+    if (rc == 0 && opt->backend != BACKEND_CUDA) rc = cpu_precision_check(spec_path, &res.run);
     if (rc == 0) {
         char err[512];
         run_c = emit_run_config(&res.run, err, sizeof err);
