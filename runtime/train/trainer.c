@@ -447,6 +447,11 @@ int rt_trainer_main(const rt_model *m, const rt_run_config *run, int argc, char 
         rt_comm_finalize(t.comm);
         return 0;
     }
+    if (!m->device) {   /* precision.compute of the CPU ops, before init sizes their workspace */
+        char why[256];
+        if (rt_gemm_set_compute(run->cpu_compute, why, sizeof why) != 0)
+            rt_die_hint("set precision { compute: FP32 } in the spec, or run on a CPU with avx512_bf16", "%s", why);
+    }
     if (t.args.has_seed) t.run.seed = t.args.seed;
     if (t.args.epochs) t.run.epochs = t.run.lr.epochs = t.args.epochs;
     t.rank = rt_comm_rank(t.comm);
