@@ -117,6 +117,18 @@ static int write_cuda_sources(const char *spec_path, const char *emit_dir, ir_ne
     return rc ? 1 : 0;
 }
 
+/* precision.compute on the CPU backend: FP32 (and TF32, whose FP32 products are at least as
+ * precise) run as asked, BF16 runs BF16 products (rt_run_config.cpu_compute; the trainer
+ * refuses it at start-up on a CPU without avx512_bf16); FP16 has no CPU implementation, so it
+ * is refused rather than trained in FP32 without a word. */
+static int cpu_precision_check(const char *spec_path, const run_config *run) {
+    if (run->compute != RUN_FP16) return 0;
+    fprintf(stderr, "%s: error: precision { compute: FP16 } is not implemented by the CPU backend\n"
+                    "  hint: use compute: BF16 (CPUs with avx512_bf16) or FP32 on the CPU, or build with --backend cuda\n",
+            spec_path);
+    return 1;
+}
+
 /* Runs argv, returning its exit status (or -1). stdout/stderr pass through. */
 static int run_command(char *const argv[]) {
     pid_t pid = fork();
@@ -151,6 +163,7 @@ int build_emit_opts(const char *spec_path, const char *emit_dir, int quiet, cons
     ir_net net;
     memset(&net, 0, sizeof net);
     char *run_c = NULL;
+    if (rc == 0 && opt->backend != BACKEND_CUDA) rc = cpu_precision_check(spec_path, &res.run);
     if (rc == 0) {
         char err[512];
         run_c = emit_run_config(&res.run, err, sizeof err);

@@ -102,6 +102,7 @@ char *emit_run_config(const run_config *run, char *err, size_t err_cap) {
     fprintf(f, ", ");
     emit_floats(f, "std", run->train.n_std ? run->train.std : &one, run->train.n_std ? run->train.n_std : 1, 1);
     fprintf(f, ",\n");
+    if (run->compute == RUN_BF16) fprintf(f, "    .cpu_compute = RT_COMPUTE_BF16,\n");
     fclose(f);
     return buf;
 }

@@ -16,4 +16,23 @@ void rt_gemm_f64(int trans_a, int trans_b, int m, int n, int k,
                  double alpha, const double *a, int lda, const double *b, int ldb,
                  double beta, double *c, int ldc);
 
+/* Precision of rt_gemm's products (precision.compute of the spec): FP32, or BF16 inputs
+ * (A and B rounded to bfloat16, to nearest even) with FP32 accumulation and FP32 output.
+ * Set once at start-up, before the first step; the f64 build always computes in double. */
+typedef enum { RT_COMPUTE_FP32 = 0, RT_COMPUTE_BF16 = 1 } rt_compute;
+/* Returns 0, or -1 with a reason in why (BF16 on a CPU without avx512_bf16, no oneDNN). */
+int rt_gemm_set_compute(rt_compute compute, char *why, unsigned why_cap);
+rt_compute rt_gemm_compute(void);
+
+/* The libraries rt_gemm can call, for benchmarks and tests (bench/gemm_peak.c). */
+typedef enum { RT_GEMM_OPENBLAS, RT_GEMM_DNNL_F32, RT_GEMM_DNNL_BF16 } rt_gemm_library;
+int rt_gemm_library_available(rt_gemm_library lib);
+/* One single-threaded-or-library-threaded product through lib (not OpenBLAS; see gemm.c). */
+void rt_gemm_library_call(rt_gemm_library lib, int trans_a, int trans_b, int m, int n, int k,
+                          float alpha, const float *a, int lda, const float *b, int ldb,
+                          float beta, float *c, int ldc);
+int rt_cpu_has_avx512_bf16(void);
+/* n floats to bfloat16 (round to nearest even). */
+void rt_to_bf16(unsigned short *dst, const float *src, long n);
+
 #endif

@@ -40,6 +40,7 @@
 #ifndef RT_OPS_H
 #define RT_OPS_H
 #include <stdint.h>
+#include <stdio.h>
 #include "rt_hash.h"   /* rt_hash_uniform: dropout and drop-path masks */
 
 /* Synchronized batch norm: `sum` adds v[0..n) over all processes in place (an all-reduce;
@@ -50,6 +51,23 @@ typedef struct {
     void *ctx;
     int ranks;
 } rt_bn_sync;
+
+/* Achieved rates of the ops by class, for `--benchmark` (runtime/cpu/op_stats.c). While
+ * counting, the ops add each call's useful FLOPs (2 x the direct convolution's or plain GEMM's
+ * multiply-adds, whatever algorithm ran) and wall seconds; conv backward splits its wall time
+ * into data and weights by the threads' measured time in the input-gradient part. */
+typedef enum { RT_OP_CONV_FWD = 0, RT_OP_CONV_BWD_DATA, RT_OP_CONV_BWD_WEIGHTS, RT_OP_LINEAR,
+               RT_OP_CLASSES } rt_op_class;
+void rt_op_stats_start(void);
+void rt_op_stats_stop(void);
+/* rt_time_s() while counting, else 0: an op times itself only when this is non-zero. */
+double rt_op_stats_clock(void);
+void rt_op_stats_add(rt_op_class c, double useful_flops, double seconds);
+/* One line per class that ran; step_seconds (the timed steps' wall time) gives the shares. */
+void rt_op_stats_print(FILE *out, double step_seconds);
+/* A conv backward call that began at t0 (rt_op_stats_clock), whose threads spent data_s
+ * seconds on average in the input-gradient part. */
+void rt_op_stats_conv_backward(double useful_flops_each, int has_din, double t0, double data_s);
 
 /* Activation fused into the op that produces its input (see CONVENTIONS). */
 typedef enum { RT_ACT_NONE = 0, RT_ACT_RELU = 1 } rt_act;

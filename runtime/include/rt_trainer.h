@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 #include "rt_comm.h"
+#include "rt_gemm.h"
 #include "rt_optim.h"
 #include "rt_schedule.h"
 
@@ -88,6 +89,10 @@ typedef struct {
     long train_samples, val_samples;   /* synthetic sizes */
     int crop_pad, flip;
     float mean[4], std[4];
+    /* precision.compute for the CPU ops (rt_gemm_set_compute, set at start-up): FP32, or BF16
+     * products with FP32 accumulation; 0 (FP32) unless the spec says BF16. Device models
+     * ignore it (they have their own precision). */
+    rt_compute cpu_compute;
 } rt_run_config;
 
 /* A model whose tensors live on a device (the CUDA backend). The trainer's host arrays

@@ -335,6 +335,7 @@ static int run_benchmark(trainer *t) {
     long n = t->args.benchmark_steps;
     rt_comm_barrier(t->comm, "the start of the benchmark");
     rt_comm_take_exposed_s(t->comm);
+    if (!t->m->device) rt_op_stats_start();   /* the CPU ops' rates by class */
     double wait_s = 0, exposed_s = 0, t0 = rt_time_s();
     for (long i = 0; i < n; i++) {
         train_one_step(t, &correct);
@@ -349,6 +350,7 @@ static int run_benchmark(trainer *t) {
         }
     }
     double secs = rt_time_s() - t0;
+    rt_op_stats_stop();
     double comm_ms = t->comm ? 1e3 * wait_s / n : NAN;   /* NaN: no MPI */
     double exposed_ms = t->comm ? 1e3 * exposed_s / n : NAN;
     double ips = (double)n * t->global_batch / secs;
@@ -359,6 +361,7 @@ static int run_benchmark(trainer *t) {
             printf(", comm wait %.3f ms/step, exposed comm %.3f ms/step (%s all-reduce)", comm_ms, exposed_ms,
                    t->run.overlap ? "overlapped" : "blocking");
         printf("\n");
+        if (!t->m->device) rt_op_stats_print(stdout, secs);
     }
     rt_metrics_benchmark(&t->metrics, &(rt_benchmark_record){ .steps = n, .batch = t->global_batch,
                          .ranks = t->world, .overlap = t->run.overlap, .seconds = secs, .images_per_s = ips,
@@ -452,6 +455,11 @@ int rt_trainer_main(const rt_model *m, const rt_run_config *run, int argc, char 
         if (rt_comm_rank(t.comm) == 0) fputs(m->spec_text, stdout);
         rt_comm_finalize(t.comm);
         return 0;
+    }
+    if (!m->device) {   /* precision.compute of the CPU ops, before init sizes their workspace */
+        char why[256];
+        if (rt_gemm_set_compute(run->cpu_compute, why, sizeof why) != 0)
+            rt_die_hint("set precision { compute: FP32 } in the spec, or run on a CPU with avx512_bf16", "%s", why);
     }
     if (t.args.has_seed) t.run.seed = t.args.seed;
     if (t.args.epochs) t.run.epochs = t.run.lr.epochs = t.args.epochs;

@@ -3,6 +3,7 @@
  * each with its own slice of the workspace and a single-threaded GEMM (see rt_gemm.h for why). */
 #include <omp.h>
 #include <string.h>
+#include "rt_core.h"
 #include "rt_gemm.h"
 #include "rt_ops.h"
 #include "rt_real.h"
@@ -47,25 +48,34 @@ static conv_slice slice_of(real_t *work, int t, const rt_conv_shape *s) {
     return sl;
 }
 
+/* The algorithm a shape runs with under the current compute precision. With BF16 products,
+ * Winograd F(4x4,3x3) and F(2x2,5x5) lose too much: their transforms amplify the inputs'
+ * BF16 rounding (tests/unit/test_grad_bf16.c measured 8% and 5.5% of the output's range,
+ * against under 2% for F(2x2,3x3) and im2col), so they run as F(2x2,3x3) and im2col. */
+static rt_conv_shape effective_shape(const rt_conv_shape *s) {
+    rt_conv_shape e = *s;
+#ifndef RT_REAL_DOUBLE
+    if (rt_gemm_compute() == RT_COMPUTE_BF16 && e.algo != RT_CONV_IM2COL)
+        e.algo = e.kh == 3 ? RT_CONV_WINOGRAD : RT_CONV_IM2COL;
+#endif
+    return e;
+}
+
 static int use_winograd(const rt_conv_shape *s) {
     return (s->algo == RT_CONV_WINOGRAD || s->algo == RT_CONV_WINOGRAD_F4) &&
            rt_conv_winograd_fits(s);
 }
 
 /* Sized for the thread count at the first call (the trainer fixes it at start-up). */
-long RT_FN(conv2d_workspace_elems)(const rt_conv_shape *s) {
+long RT_FN(conv2d_workspace_elems)(const rt_conv_shape *shape) {
+    rt_conv_shape e = effective_shape(shape);
+    const rt_conv_shape *s = &e;
     if (use_winograd(s)) return RT_FN(conv2d_winograd_workspace_elems)(s);
     return (long)omp_get_max_threads() * slice_elems(s);
 }
 
-void RT_FN(conv2d_forward)(real_t *out /*N,OC,OH,OW*/, const real_t *in /*N,C,H,W*/,
-                           const real_t *weight /*OC,C/groups,KH,KW*/,
-                           const real_t *bias /*OC or NULL*/, real_t *work,
-                           const rt_conv_shape *s) {
-    if (use_winograd(s)) {
-        RT_FN(conv2d_winograd_forward)(out, in, weight, bias, work, s);
-        return;
-    }
+static void forward_im2col(real_t *out, const real_t *in, const real_t *weight, const real_t *bias,
+                           real_t *work, const rt_conv_shape *s) {
     int cg = s->c / s->groups, ocg = s->oc / s->groups;
     int kdim = cg * s->kh * s->kw, ohw = s->oh * s->ow;
     long in_img = (long)s->c * s->h * s->w, out_img = (long)s->oc * ohw;
@@ -88,14 +98,10 @@ void RT_FN(conv2d_forward)(real_t *out /*N,OC,OH,OW*/, const real_t *in /*N,C,H,
     }
 }
 
-void RT_FN(conv2d_backward)(real_t *din /*N,C,H,W or NULL*/, real_t *dweight /*OC,C/groups,KH,KW*/,
-                            real_t *dbias /*OC or NULL*/, const real_t *dout /*N,OC,OH,OW*/,
-                            const real_t *act_out /*N,OC,OH,OW or NULL*/, const real_t *in,
-                            const real_t *weight, real_t *work, const rt_conv_shape *s) {
-    if (use_winograd(s)) {
-        RT_FN(conv2d_winograd_backward)(din, dweight, dbias, dout, act_out, in, weight, work, s);
-        return;
-    }
+/* timing: count each thread's seconds in the input-gradient part into *data_s (summed). */
+static void backward_im2col(real_t *din, real_t *dweight, real_t *dbias, const real_t *dout,
+                            const real_t *act_out, const real_t *in, const real_t *weight,
+                            real_t *work, const rt_conv_shape *s, int timing, double *data_s) {
     int cg = s->c / s->groups, ocg = s->oc / s->groups;
     int kdim = cg * s->kh * s->kw, ohw = s->oh * s->ow;
     long in_img = (long)s->c * s->h * s->w, out_img = (long)s->oc * ohw;
@@ -144,6 +150,7 @@ void RT_FN(conv2d_backward)(real_t *din /*N,C,H,W or NULL*/, real_t *dweight /*O
                 RT_FN(rt_gemm)(0, 1, ocg, kdim, ohw, 1, dy, ohw, col, ohw, 1,
                                dw_part + (long)g * ocg * kdim, kdim);
                 if (!din) continue;
+                double td = timing ? omp_get_wtime() : 0;
                 real_t *dx = din + b * in_img + (long)g * cg * s->h * s->w;
                 if (pointwise) {   /* dX_g (+)= W_g^T . dY_g straight into din */
                     RT_FN(rt_gemm)(1, 0, kdim, ohw, ocg, 1, w, kdim, dy, ohw, s->din_add ? 1 : 0,
@@ -152,6 +159,11 @@ void RT_FN(conv2d_backward)(real_t *din /*N,C,H,W or NULL*/, real_t *dweight /*O
                     RT_FN(rt_gemm)(1, 0, kdim, ohw, ocg, 1, w, kdim, dy, ohw, 0, col_buf, ohw);
                     if (!s->din_add) memset(dx, 0, sizeof(real_t) * cg * s->h * s->w);
                     RT_FN(conv2d_col2im_add)(dx, sl.shift, col_buf, cg, s);
+                }
+                if (timing) {
+                    double spent = omp_get_wtime() - td;
+                    #pragma omp atomic
+                    *data_s += spent;
                 }
             }
         }
@@ -173,4 +185,38 @@ void RT_FN(conv2d_backward)(real_t *din /*N,C,H,W or NULL*/, real_t *dweight /*O
             }
         }
     }
+}
+
+/* Useful FLOPs of one pass: 2 x the direct convolution's multiply-adds. */
+static double conv_flops(const rt_conv_shape *s) {
+    return 2.0 * s->n * s->oc * (s->c / s->groups) * s->kh * s->kw * s->oh * s->ow;
+}
+
+void RT_FN(conv2d_forward)(real_t *out /*N,OC,OH,OW*/, const real_t *in /*N,C,H,W*/,
+                           const real_t *weight /*OC,C/groups,KH,KW*/,
+                           const real_t *bias /*OC or NULL*/, real_t *work,
+                           const rt_conv_shape *shape) {
+    double t0 = rt_op_stats_clock();
+    rt_conv_shape e = effective_shape(shape);
+    if (use_winograd(&e)) RT_FN(conv2d_winograd_forward)(out, in, weight, bias, work, &e);
+    else forward_im2col(out, in, weight, bias, work, &e);
+    if (t0) rt_op_stats_add(RT_OP_CONV_FWD, conv_flops(&e), rt_time_s() - t0);
+}
+
+void RT_FN(conv2d_backward)(real_t *din /*N,C,H,W or NULL*/, real_t *dweight /*OC,C/groups,KH,KW*/,
+                            real_t *dbias /*OC or NULL*/, const real_t *dout /*N,OC,OH,OW*/,
+                            const real_t *act_out /*N,OC,OH,OW or NULL*/, const real_t *in,
+                            const real_t *weight, real_t *work, const rt_conv_shape *shape) {
+    double t0 = rt_op_stats_clock(), data_s = 0;
+    rt_conv_shape e = effective_shape(shape);
+    int threads;
+    if (use_winograd(&e)) {
+        threads = omp_get_max_threads();
+        RT_FN(conv2d_winograd_backward)(din, dweight, dbias, dout, act_out, in, weight, work, &e,
+                                        t0 != 0, &data_s);
+    } else {
+        threads = image_threads(&e);
+        backward_im2col(din, dweight, dbias, dout, act_out, in, weight, work, &e, t0 != 0, &data_s);
+    }
+    if (t0) rt_op_stats_conv_backward(conv_flops(&e), din != NULL, t0, data_s / threads);
 }

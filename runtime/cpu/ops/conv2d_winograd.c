@@ -318,7 +318,8 @@ void RT_FN(conv2d_winograd_forward)(real_t *out, const real_t *in, const real_t 
 
 void RT_FN(conv2d_winograd_backward)(real_t *din, real_t *dweight, real_t *dbias,
                                      const real_t *dout, const real_t *act_out, const real_t *in,
-                                     const real_t *weight, real_t *work, const rt_conv_shape *s) {
+                                     const real_t *weight, real_t *work, const rt_conv_shape *s,
+                                     int timing, double *data_s) {
     wino_geom g = geom_of(s);
     real_t *u = work;   /* kernels for the input gradient, transposed (see `adjoint`) */
     const real_t *mask = s->act ? act_out : NULL;
@@ -363,6 +364,7 @@ void RT_FN(conv2d_winograd_backward)(real_t *din, real_t *dweight, real_t *dbias
             }
             summed = 1;
             if (!din) continue;
+            double td = timing ? omp_get_wtime() : 0;   /* the input-gradient part (op stats) */
             if (adjoint) {   /* input gradient: dV[xi] = U[xi]^T dM[xi], then its adjoint */
                 for (int xi = 0; xi < g.xi; xi++)
                     RT_FN(rt_gemm)(0, 0, s->c, k.tiles, s->oc, 1, u + xi * kc, s->oc,
@@ -379,6 +381,11 @@ void RT_FN(conv2d_winograd_backward)(real_t *din, real_t *dweight, real_t *dbias
                 real_t *to = din + (long)k.first_img * s->c * s->h * s->w;
                 long count = (long)k.imgs * s->c * s->h * s->w;
                 for (long i = 0; i < count; i++) to[i] += sl.din[i];
+            }
+            if (timing) {
+                double spent = omp_get_wtime() - td;
+                #pragma omp atomic
+                *data_s += spent;
             }
         }
         if (!summed) memset(sl.du, 0, sizeof(real_t) * g.xi * kc);   /* a thread without blocks */

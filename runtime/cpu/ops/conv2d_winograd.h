@@ -11,5 +11,6 @@ void RT_FN(conv2d_winograd_forward)(real_t *out, const real_t *in, const real_t 
                                     const real_t *bias, real_t *work, const rt_conv_shape *s);
 void RT_FN(conv2d_winograd_backward)(real_t *din, real_t *dweight, real_t *dbias,
                                      const real_t *dout, const real_t *act_out, const real_t *in,
-                                     const real_t *weight, real_t *work, const rt_conv_shape *s);
+                                     const real_t *weight, real_t *work, const rt_conv_shape *s,
+                                     int timing, double *data_s);
 #endif

@@ -1,4 +1,4 @@
-/* Row-major GEMM for the CPU ops on OpenBLAS, threaded by OpenMP rather than by OpenBLAS:
+/* Row-major GEMM for the CPU ops on OpenBLAS (FP32; oneDNN's BF16 GEMM under compute BF16), threaded by OpenMP rather than by OpenBLAS:
  * measured on the 2-core machine, OpenBLAS's own threads made the small per-image GEMMs of
  * a convolution slower than one thread, and conv parallelizes over images instead. */
 #include <cblas.h>
@@ -16,6 +16,11 @@ static void gemm_one(int trans_a, int trans_b, int m, int n, int k, real_t alpha
     cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
                 trans_b ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 #else
+    if (rt_gemm_compute() == RT_COMPUTE_BF16) {   /* BF16 inputs, FP32 accumulation (oneDNN) */
+        rt_gemm_library_call(RT_GEMM_DNNL_BF16, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb,
+                             beta, c, ldc);
+        return;
+    }
     cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
                 trans_b ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 #endif

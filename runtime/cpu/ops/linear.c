@@ -1,4 +1,5 @@
 /* Fully connected layer in PyTorch layout: out[N,O] = in[N,I] . W[O,I]^T + b. */
+#include "rt_core.h"
 #include "rt_gemm.h"
 #include "rt_ops.h"
 #include "rt_real.h"
@@ -6,17 +7,20 @@
 void RT_FN(linear_forward)(real_t *out /*N,O*/, const real_t *in /*N,I*/,
                            const real_t *weight /*O,I*/, const real_t *bias /*O or NULL*/,
                            int n, int in_features, int out_features) {
+    double t0 = rt_op_stats_clock();
     RT_FN(rt_gemm)(0, 1, n, out_features, in_features, 1, in, in_features, weight, in_features,
                    0, out, out_features);
-    if (!bias) return;
-    for (int i = 0; i < n; i++)
-        for (int o = 0; o < out_features; o++) out[(long)i * out_features + o] += bias[o];
+    if (bias)
+        for (int i = 0; i < n; i++)
+            for (int o = 0; o < out_features; o++) out[(long)i * out_features + o] += bias[o];
+    if (t0) rt_op_stats_add(RT_OP_LINEAR, 2.0 * n * in_features * out_features, rt_time_s() - t0);
 }
 
 void RT_FN(linear_backward)(real_t *din /*N,I or NULL*/, real_t *dweight /*O,I*/,
                             real_t *dbias /*O or NULL*/, const real_t *dout /*N,O*/,
                             const real_t *in, const real_t *weight,
                             int n, int in_features, int out_features) {
+    double t0 = rt_op_stats_clock();
     /* dW = dout^T . in */
     RT_FN(rt_gemm)(1, 0, out_features, in_features, n, 1, dout, out_features, in, in_features,
                    0, dweight, in_features);
@@ -28,4 +32,5 @@ void RT_FN(linear_backward)(real_t *din /*N,I or NULL*/, real_t *dweight /*O,I*/
         for (int i = 0; i < n; i++)
             for (int o = 0; o < out_features; o++) dbias[o] += dout[(long)i * out_features + o];
     }
+    if (t0) rt_op_stats_add(RT_OP_LINEAR, (din ? 4.0 : 2.0) * n * in_features * out_features, rt_time_s() - t0);
 }

@@ -1,0 +1,124 @@
+/* `make bench-gemm`: single-precision and BF16 matrix-multiply rates of the libraries the CPU
+ * runtime can call (OpenBLAS under the core type it picked, oneDNN's sgemm and bf16 GEMM), on
+ * the GEMM shapes of the example nets' convolutions, with 1 and all threads each running its
+ * own GEMMs as the conv ops do. Prints GFLOP/s per shape and library, and the largest
+ * relative difference of each library's product from OpenBLAS's on the first call.
+ * usage: gemm_peak [SECONDS per cell]     (OPENBLAS_CORETYPE picks OpenBLAS's kernels) */
+#include <cblas.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "rt_gemm.h"
+
+typedef struct { const char *what; int m, n, k; } shape;
+
+/* Winograd F(4x4,3x3) GEMMs of the ResNet example per transformed position (oc x c x tiles of
+ * one block), its stem, LeNet's F(2x2,5x5) GEMMs and im2col shapes, and one big square. */
+static const shape shapes[] = {
+    { "resnet wino 32ch 28x28 (fwd)", 32, 64, 32 },
+    { "resnet wino 64ch 14x14 (fwd)", 64, 48, 64 },
+    { "resnet wino 128ch 7x7 (fwd)", 128, 32, 128 },
+    { "resnet wino 64ch dW (oc x c x tiles)", 64, 64, 32 },
+    { "lenet wino 64x32 5x5 (fwd)", 64, 64, 32 },
+    { "im2col 64x784x288", 64, 784, 288 },
+    { "im2col 128x196x576", 128, 196, 576 },
+    { "square 512", 512, 512, 512 },
+};
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+typedef enum { LIB_OPENBLAS, LIB_DNNL_F32, LIB_DNNL_BF16 } lib;
+
+/* One thread's product through `which`. */
+static void one(lib which, const shape *s, const float *a, const float *b, float *c) {
+    if (which == LIB_OPENBLAS)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s->m, s->n, s->k, 1, a, s->k, b,
+                    s->n, 0, c, s->n);
+    else
+        rt_gemm_library_call(which == LIB_DNNL_BF16 ? RT_GEMM_DNNL_BF16 : RT_GEMM_DNNL_F32, 0, 0,
+                             s->m, s->n, s->k, 1, a, s->k, b, s->n, 0, c, s->n);
+}
+
+/* GFLOP/s of `threads` threads each multiplying its own matrices for `secs` seconds. */
+static double rate(lib which, const shape *s, int threads, double secs, float *const *bufs) {
+    double flops = 0;
+    double t0 = now(), t1 = t0;
+    #pragma omp parallel num_threads(threads) reduction(+:flops)
+    {
+        int t = omp_get_thread_num();
+        const float *a = bufs[3 * t], *b = bufs[3 * t + 1];
+        float *c = bufs[3 * t + 2];
+        one(which, s, a, b, c);   /* warm-up */
+        #pragma omp barrier
+        #pragma omp single
+        t0 = now();
+        long reps = 0;
+        while (now() - t0 < secs) { one(which, s, a, b, c); reps++; }
+        flops = 2.0 * s->m * s->n * s->k * reps;
+        #pragma omp barrier
+        #pragma omp single
+        t1 = now();
+    }
+    return flops / (t1 - t0) / 1e9;
+}
+
+/* Largest |lib - OpenBLAS| / max |OpenBLAS| of one product. */
+static double rel_diff(lib which, const shape *s, float *const *bufs) {
+    long mn = (long)s->m * s->n;
+    float *ref = malloc(sizeof(float) * mn);
+    one(LIB_OPENBLAS, s, bufs[0], bufs[1], ref);
+    one(which, s, bufs[0], bufs[1], bufs[2]);
+    double worst = 0, scale = 0;
+    for (long i = 0; i < mn; i++) {
+        scale = fmax(scale, fabs(ref[i]));
+        worst = fmax(worst, fabs(bufs[2][i] - ref[i]));
+    }
+    free(ref);
+    return worst / scale;
+}
+
+int main(int argc, char **argv) {
+    double secs = argc > 1 ? atof(argv[1]) : 0.4;
+    openblas_set_num_threads(1);   /* as rt_gemm: one OpenBLAS thread per calling thread */
+    int maxt = omp_get_max_threads();
+    const char *names[] = { NULL, "oneDNN sgemm", "oneDNN bf16 (vdpbf16ps)" };
+    static char blas_name[64];
+    snprintf(blas_name, sizeof blas_name, "OpenBLAS %s", openblas_get_corename());
+    names[0] = blas_name;
+    int have_dnnl = rt_gemm_library_available(RT_GEMM_DNNL_F32);
+    int have_bf16 = rt_gemm_library_available(RT_GEMM_DNNL_BF16);
+    printf("gemm-peak: %.2f s per cell, OPENBLAS_CORETYPE=%s; oneDNN %s, bf16 GEMM %s\n", secs,
+           getenv("OPENBLAS_CORETYPE") ? getenv("OPENBLAS_CORETYPE") : "(unset)",
+           have_dnnl ? "found" : "not found", have_bf16 ? "on this CPU" : "not usable here");
+    printf("%-38s %-26s %10s %10s %9s\n", "shape (M x N x K)", "library", "1 thread", "all", "rel.diff");
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        const shape *s = &shapes[i];
+        float *bufs[3 * 64];
+        for (int t = 0; t < maxt && t < 64; t++) {
+            long sz[3] = { (long)s->m * s->k, (long)s->k * s->n, (long)s->m * s->n };
+            for (int j = 0; j < 3; j++) {
+                bufs[3 * t + j] = aligned_alloc(64, (sz[j] * sizeof(float) + 63) / 64 * 64);
+                for (long e = 0; e < sz[j]; e++) bufs[3 * t + j][e] = (float)((e * 7919 + t) % 2001) / 1000.0f - 1;
+            }
+        }
+        char label[96];
+        snprintf(label, sizeof label, "%s %dx%dx%d", s->what, s->m, s->n, s->k);
+        for (lib l = LIB_OPENBLAS; l <= LIB_DNNL_BF16; l++) {
+            if ((l == LIB_DNNL_F32 && !have_dnnl) || (l == LIB_DNNL_BF16 && !have_bf16)) continue;
+            double r1 = rate(l, s, 1, secs, bufs), ra = rate(l, s, maxt, secs, bufs);
+            printf("%-38s %-26s %10.1f %10.1f %9.1e\n", l == LIB_OPENBLAS ? label : "", names[l],
+                   r1, ra, l == LIB_OPENBLAS ? 0.0 : rel_diff(l, s, bufs));
+        }
+        for (int t = 0; t < maxt && t < 64; t++)
+            for (int j = 0; j < 3; j++) free(bufs[3 * t + j]);
+    }
+    return 0;
+}

@@ -1,0 +1,16 @@
+# CPU speed benchmarks (not part of `make test`): `make bench-gemm` measures the matrix-multiply
+# rates the CPU runtime can reach here (bench/gemm_peak.c: OpenBLAS under the core type it
+# detects and under SKYLAKEX, oneDNN's sgemm and BF16 GEMM) on the example nets' conv GEMM
+# shapes; bench/bench_cpu.sh runs it as the peak that `make bench-cpu` compares against.
+
+GEMM_PEAK := $(BUILD)/bench/gemm_peak
+
+.PHONY: bench-gemm
+$(GEMM_PEAK): bench/gemm_peak.c $(RT_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) $(CFLAGS) $(RT_ARCH) $< -o $@ $(RT_LIB) $(LDLIBS)
+
+bench-gemm: $(GEMM_PEAK)
+	@$(GEMM_PEAK)
+	@echo "OpenBLAS with OPENBLAS_CORETYPE=SKYLAKEX:"
+	@OPENBLAS_CORETYPE=SKYLAKEX $(GEMM_PEAK) | grep OpenBLAS
