@@ -107,21 +107,42 @@ static int deterministic_only(void) {
     return e && *e && strcmp(e, "0") != 0;
 }
 
+enum { FWD, BWD_DATA, BWD_FILTER };
+
+/* The workspace `algo` needs under CUDNN_FMA_MATH, or (size_t)-1 when cuDNN refuses it so. */
+static size_t fma_workspace(const rt_cuda_conv *c, int which, int algo) {
+    size_t bytes = 0;
+    cudnnStatus_t st;
+    CUDNN_CHECK(cudnnSetConvolutionMathType(c->conv, CUDNN_FMA_MATH));
+    if (which == FWD)
+        st = cudnnGetConvolutionForwardWorkspaceSize(rt_cudnn(), c->x, c->w, c->conv, c->y,
+                                                     (cudnnConvolutionFwdAlgo_t)algo, &bytes);
+    else if (which == BWD_DATA)
+        st = cudnnGetConvolutionBackwardDataWorkspaceSize(rt_cudnn(), c->w, c->y, c->conv, c->x,
+                                                          (cudnnConvolutionBwdDataAlgo_t)algo, &bytes);
+    else
+        st = cudnnGetConvolutionBackwardFilterWorkspaceSize(rt_cudnn(), c->x, c->y, c->conv, c->w,
+                                                            (cudnnConvolutionBwdFilterAlgo_t)algo, &bytes);
+    return st == CUDNN_STATUS_SUCCESS ? bytes : (size_t)-1;
+}
+
 /* The fastest successful result within the cap (cuDNN sorts results by time), and the math
- * type it was timed with. cuDNN also times DEFAULT_MATH, which may use TF32 on FP32 data: FP32
- * takes only FMA-math results, so it stays exact. */
-#define PICK(results, count, cap, out_algo, out_math)                                        \
+ * type to run it with. FP32 runs every algorithm under CUDNN_FMA_MATH, so it stays exact (no
+ * TF32): the legacy search tags its results DEFAULT or TENSOR_OP whatever math type was asked
+ * (OneFlow#3460, cumo#501), so the tag is not trusted; an FP32 conv takes the fastest
+ * algorithm cuDNN accepts under FMA math (its workspace query succeeds, within the cap). */
+#define PICK(results, count, cap, which, out_algo, out_math)                                 \
     do {                                                                                      \
-        int found_ = 0;                                                                       \
+        int found_ = 0, fp32_ = rt_cuda_math_mode() == RT_CUDA_FP32;                          \
         for (int i_ = 0; i_ < (count) && !found_; i_++) {                                     \
             if ((results)[i_].status != CUDNN_STATUS_SUCCESS || (results)[i_].memory > (cap)) \
                 continue;                                                                     \
             if (deterministic_only() && (results)[i_].determinism != CUDNN_DETERMINISTIC)     \
                 continue;                                                                     \
-            if (rt_cuda_math_mode() == RT_CUDA_FP32 && (results)[i_].mathType != CUDNN_FMA_MATH) \
+            if (fp32_ && fma_workspace(c, (which), (int)(results)[i_].algo) > (cap))          \
                 continue;                                                                     \
             (out_algo) = (results)[i_].algo;                                                  \
-            (out_math) = (results)[i_].mathType;                                              \
+            (out_math) = fp32_ ? CUDNN_FMA_MATH : (results)[i_].mathType;                     \
             found_ = 1;                                                                       \
         }                                                                                     \
         if (!found_)                                                                          \
@@ -177,15 +198,15 @@ size_t rt_cuda_conv_select(rt_cuda_conv *c, int no_din, size_t cap) {
     int got = 0;
     cudnnConvolutionFwdAlgoPerf_t fr[MAXR];
     CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithm(rt_cudnn(), c->x, c->w, c->conv, c->y, MAXR, &got, fr));
-    PICK(fr, got, cap, c->fwd, c->fwd_math);
+    PICK(fr, got, cap, FWD, c->fwd, c->fwd_math);
     if (!no_din) {
         cudnnConvolutionBwdDataAlgoPerf_t dr[MAXR];
         CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithm(rt_cudnn(), c->w, c->y, c->conv, c->x, MAXR, &got, dr));
-        PICK(dr, got, cap, c->bwd_data, c->bwd_data_math);
+        PICK(dr, got, cap, BWD_DATA, c->bwd_data, c->bwd_data_math);
     }
     cudnnConvolutionBwdFilterAlgoPerf_t wr[MAXR];
     CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithm(rt_cudnn(), c->x, c->y, c->conv, c->w, MAXR, &got, wr));
-    PICK(wr, got, cap, c->bwd_filter, c->bwd_filter_math);
+    PICK(wr, got, cap, BWD_FILTER, c->bwd_filter, c->bwd_filter_math);
     c->selected = 1;
     return selected_bytes(c);
 }

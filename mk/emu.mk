@@ -1,0 +1,55 @@
+# The CUDA backend without a GPU (tests/emu/): runtime/cuda/ and generated kernels.cu built
+# with the host compiler against an emulated CUDA runtime with reference cuDNN, cuBLASLt and
+# NCCL, under ASan and UBSan. `make test-emu` runs the op test and the example trainers on it.
+#
+#   make emu          # build/emu/: libcudaemu.a, libtrainrt_cuda.a, test_ops_gpu, cuda.env
+#   make test-emu     # tests/emu/emu_test.sh
+#
+# build/emu/cuda.env makes `trainc build --backend cuda` compile through tests/emu/emu-nvcc:
+#   TRAINC_CUDA_ENV=build/emu/cuda.env build/trainc build SPEC -o BIN --backend cuda
+
+EMU_DIR      := $(BUILD)/emu
+EMU_SAN      ?= -fsanitize=address,undefined -fno-sanitize-recover=undefined
+EMU_CUDA_INC := $(firstword $(wildcard /usr/local/cuda/include) $(CUDA_HOME)/include)
+EMU_CXXFLAGS := -std=c++20 -O1 -g -fno-omit-frame-pointer -Wall -Wextra -Wno-unused-parameter $(EMU_SAN) \
+                -I$(EMU_CUDA_INC) $(MPI_CFLAGS)
+EMU_LIB_SRCS := $(wildcard tests/emu/*.cpp)
+EMU_LIB      := $(EMU_DIR)/libcudaemu.a
+EMU_RT_LIB   := $(EMU_DIR)/libtrainrt_cuda.a
+EMU_NVCC     := tests/emu/emu-nvcc
+EMU_RT_OBJS  := $(RT_CUDA_SRCS:%.cu=$(EMU_DIR)/obj/%.o)
+EMU_LINK     := $(EMU_RT_LIB) $(EMU_LIB) $(EMU_SAN) $(MPI_LDFLAGS) -lstdc++
+EMU_TEST_BIN := $(EMU_DIR)/test_ops_gpu
+
+.PHONY: emu test-emu
+emu: $(EMU_LIB) $(EMU_RT_LIB) $(EMU_TEST_BIN) $(EMU_DIR)/cuda.env trainc runtime
+
+$(EMU_DIR)/lib/%.o: tests/emu/%.cpp tests/emu/emu_cuda.h tests/emu/emu_internal.h
+	@mkdir -p $(dir $@)
+	$(CXX) $(EMU_CXXFLAGS) -c $< -o $@
+
+$(EMU_LIB): $(EMU_LIB_SRCS:tests/emu/%.cpp=$(EMU_DIR)/lib/%.o)
+	@rm -f $@; ar rcs $@ $^
+
+$(EMU_DIR)/obj/%.o: %.cu $(RT_CUDA_HDRS) tests/emu/emu_cuda.h $(EMU_NVCC)
+	@mkdir -p $(dir $@)
+	EMU_CXXFLAGS="$(EMU_SAN)" $(EMU_NVCC) -Iruntime/include -DRT_HAVE_NCCL=1 -c $< -o $@
+
+$(EMU_RT_LIB): $(EMU_RT_OBJS)
+	@rm -f $@; ar rcs $@ $^
+
+$(EMU_TEST_BIN): tests/gpu/test_ops_gpu.c $(EMU_RT_LIB) $(EMU_LIB) $(RT_LIB_ASAN)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -O1 $(EMU_SAN) -c $< -o $@.o
+	$(CXX) -fopenmp $@.o $(EMU_LINK) $(RT_LIB_ASAN) $(LDLIBS) -lpthread -ldl -lrt -o $@
+
+# The toolchain trainc uses for `--backend cuda` under emulation (compiler/build_cuda.c).
+$(EMU_DIR)/cuda.env: $(EMU_RT_LIB) $(EMU_LIB) mk/emu.mk
+	@mkdir -p $(dir $@)
+	@{ echo "NVCC=$(abspath $(EMU_NVCC))"; echo "NVCC_FLAGS=$(EMU_SAN)"; \
+	   echo "CUDA_INCLUDES=$(abspath runtime/include) $(EMU_CUDA_INC)"; \
+	   echo "CUDA_LIBS=$(abspath $(EMU_RT_LIB)) $(abspath $(EMU_LIB)) $(EMU_SAN) $(MPI_LDFLAGS) -lstdc++"; \
+	   echo "CUDA_RPATH=$(abspath $(EMU_DIR))"; echo "CUDA_ARCHS=emu"; } > $@.tmp && mv $@.tmp $@
+
+test-emu: emu
+	@BUILD=$(BUILD) bash tests/emu/emu_test.sh

@@ -1,0 +1,108 @@
+/* The CUDA emulator's device-side language, force-included (-include) before every .cu file
+ * the emulator compiles with the host compiler: the real CUDA headers for types and host
+ * conversions, then threadIdx / blockIdx / blockDim / gridDim of the running fiber, the
+ * block barrier, warp shuffles across 32 lanes, and the kernel launch that tests/emu/emu-nvcc
+ * rewrites `k<<<grid, block, smem, stream>>>(args)` into: `k | emu::cfg(...) | emu::args(...)`,
+ * which freezes the arguments (converted to the kernel's parameter types) and enqueues the
+ * grid on its stream. `__shared__` variables are static: blocks run one after another. */
+#ifndef EMU_CUDA_H
+#define EMU_CUDA_H
+#ifdef __cplusplus
+#include <cuda_runtime.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+#include <functional>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+namespace emu {
+/* One thread of the running block (a fiber). */
+struct fiber;
+struct thread_state {
+    uint3 tid;
+};
+extern thread_state *cur;                /* the fiber that runs now */
+extern uint3 block_idx;
+extern dim3 block_dim, grid_dim;
+
+void syncthreads(const char *file, int line);
+/* A warp shuffle of a 64-bit pattern: kind 0 down (arg = delta), 1 xor (arg = lane mask),
+ * 2 idx (arg = source lane), 3 up (arg = delta). */
+uint64_t shuffle(int kind, unsigned mask, uint64_t bits, int arg, int width, const char *file, int line);
+template <typename T> T shfl(int kind, unsigned mask, T v, const char *file, int line, int arg, int width = 32) {
+    static_assert(sizeof(T) <= 8 && std::is_trivially_copyable<T>::value, "shuffle of a type wider than 8 bytes");
+    uint64_t bits = 0;
+    memcpy(&bits, &v, sizeof v);
+    bits = shuffle(kind, mask, bits, arg, width, file, line);
+    T out;
+    memcpy(&out, &bits, sizeof out);
+    return out;
+}
+
+/* A launch: where it is written, its geometry and stream. */
+struct launch_cfg {
+    const char *file;
+    int line;
+    dim3 grid, block;
+    size_t smem;
+    cudaStream_t stream;
+};
+inline launch_cfg cfg(const char *file, int line, dim3 grid, dim3 block, size_t smem = 0, cudaStream_t s = 0) {
+    return launch_cfg{ file, line, grid, block, smem, s };
+}
+/* Enqueues a grid whose every thread calls body (the runtime, emu_runtime.cpp). */
+void launch(const launch_cfg &c, std::function<void()> body);
+
+template <typename... P> struct pending {
+    void (*kernel)(P...);
+    launch_cfg c;
+};
+template <typename... A> struct argpack {
+    std::tuple<typename std::decay<A>::type...> values;
+};
+template <typename... A> argpack<A...> args(A &&...a) {
+    return argpack<A...>{ std::tuple<typename std::decay<A>::type...>(std::forward<A>(a)...) };
+}
+template <typename... P> pending<P...> operator|(void (*k)(P...), launch_cfg c) { return pending<P...>{ k, c }; }
+template <typename... P, typename... A, size_t... I>
+std::tuple<typename std::decay<P>::type...> freeze(const std::tuple<A...> &a, std::index_sequence<I...>) {
+    return std::tuple<typename std::decay<P>::type...>(static_cast<typename std::decay<P>::type>(std::get<I>(a))...);
+}
+/* The arguments are converted and copied now, as the driver copies them at the launch. */
+template <typename... P, typename... A> void operator|(pending<P...> p, argpack<A...> a) {
+    static_assert(sizeof...(P) == sizeof...(A), "kernel launched with the wrong number of arguments");
+    auto frozen = freeze<P...>(a.values, std::index_sequence_for<A...>{});
+    void (*k)(P...) = p.kernel;
+    launch(p.c, [k, frozen]() { std::apply(k, frozen); });
+}
+}   // namespace emu
+
+/* CUDA's device min / max (any arithmetic pair, in their common type). */
+template <typename A, typename B, typename = typename std::enable_if<std::is_arithmetic<A>::value && std::is_arithmetic<B>::value>::type>
+inline typename std::common_type<A, B>::type min(A a, B b) {
+    typedef typename std::common_type<A, B>::type C;
+    return (C)a < (C)b ? (C)a : (C)b;
+}
+template <typename A, typename B, typename = typename std::enable_if<std::is_arithmetic<A>::value && std::is_arithmetic<B>::value>::type>
+inline typename std::common_type<A, B>::type max(A a, B b) {
+    typedef typename std::common_type<A, B>::type C;
+    return (C)a > (C)b ? (C)a : (C)b;
+}
+
+#define threadIdx (emu::cur->tid)
+#define blockIdx (emu::block_idx)
+#define blockDim (emu::block_dim)
+#define gridDim (emu::grid_dim)
+#define __syncthreads() emu::syncthreads(__FILE__, __LINE__)
+#define __shfl_down_sync(mask, v, ...) emu::shfl(0, (mask), (v), __FILE__, __LINE__, __VA_ARGS__)
+#define __shfl_xor_sync(mask, v, ...) emu::shfl(1, (mask), (v), __FILE__, __LINE__, __VA_ARGS__)
+#define __shfl_sync(mask, v, ...) emu::shfl(2, (mask), (v), __FILE__, __LINE__, __VA_ARGS__)
+#define __shfl_up_sync(mask, v, ...) emu::shfl(3, (mask), (v), __FILE__, __LINE__, __VA_ARGS__)
+#undef __shared__
+#define __shared__ static
+#endif
+#endif

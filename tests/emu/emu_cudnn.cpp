@@ -1,0 +1,344 @@
+/* Reference cuDNN for the CUDA emulator: exactly the legacy convolution calls the runtime
+ * makes (runtime/cuda/ops/conv2d.cu), written from cuDNN's documentation, not from our CPU
+ * ops. Tensors 4-D NCHW or NHWC; filters KCRS (format NCHW) or KRSC (format NHWC); groups,
+ * padding, stride, dilation, cross-correlation or convolution; FLOAT / HALF / BFLOAT16 data
+ * accumulated in double; y = alpha * op + beta * y (y not read when beta is 0). FP32 data
+ * under a math type other than CUDNN_FMA_MATH is computed from TF32-rounded inputs, as
+ * Ampere and later do. Each algorithm has a workspace size; a call with less workspace
+ * fails, and the workspace it uses is overwritten with NaN (so a buffer that overlaps it
+ * shows). The Find calls report what other projects saw the legacy search report: results
+ * tagged CUDNN_DEFAULT_MATH or CUDNN_TENSOR_OP_MATH whatever math type the descriptor asks. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <vector>
+#include <cudnn.h>
+#include "emu_internal.h"
+
+struct cudnnContext {
+    cudaStream_t stream = 0;
+};
+struct cudnnTensorStruct {
+    bool set = false;
+    cudnnDataType_t dt;
+    int n, c, h, w;
+    long sn, sc, sh, sw;   /* element strides */
+};
+struct cudnnFilterStruct {
+    bool set = false;
+    cudnnDataType_t dt;
+    cudnnTensorFormat_t fmt;
+    int k, c, r, s;
+};
+struct cudnnConvolutionStruct {
+    bool set = false;
+    int ph, pw, sh, sw, dh, dw, groups = 1;
+    cudnnConvolutionMode_t mode;
+    cudnnDataType_t compute;
+    cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+};
+
+using emu::fail;
+
+static size_t elem_bytes(cudnnDataType_t t) { return t == CUDNN_DATA_FLOAT ? 4 : t == CUDNN_DATA_DOUBLE ? 8 : 2; }
+
+static double load(const void *p, cudnnDataType_t t, long i) {
+    switch (t) {
+    case CUDNN_DATA_FLOAT: return ((const float *)p)[i];
+    case CUDNN_DATA_HALF: return __half2float(((const __half *)p)[i]);
+    case CUDNN_DATA_BFLOAT16: return __bfloat162float(((const __nv_bfloat16 *)p)[i]);
+    default: fail("cuDNN: data type %d is not emulated", (int)t);
+    }
+}
+static void store(void *p, cudnnDataType_t t, long i, double v) {
+    switch (t) {
+    case CUDNN_DATA_FLOAT: ((float *)p)[i] = (float)v; break;
+    case CUDNN_DATA_HALF: ((__half *)p)[i] = __float2half((float)v); break;
+    case CUDNN_DATA_BFLOAT16: ((__nv_bfloat16 *)p)[i] = __float2bfloat16((float)v); break;
+    default: fail("cuDNN: data type %d is not emulated", (int)t);
+    }
+}
+/* FP32 -> TF32: 10 mantissa bits, rounded to nearest. */
+static double tf32(double v) {
+    float f = (float)v;
+    uint32_t b;
+    memcpy(&b, &f, 4);
+    if ((b & 0x7f800000u) != 0x7f800000u) b = (b + 0x1000u) & ~0x1fffu;
+    memcpy(&f, &b, 4);
+    return f;
+}
+
+static long t_index(const cudnnTensorStruct *t, int n, int c, int h, int w) {
+    return n * t->sn + c * t->sc + h * t->sh + w * t->sw;
+}
+static long t_span(const cudnnTensorStruct *t) { return t_index(t, t->n - 1, t->c - 1, t->h - 1, t->w - 1) + 1; }
+static long f_index(const cudnnFilterStruct *f, int k, int c, int r, int s) {
+    if (f->fmt == CUDNN_TENSOR_NHWC) return (((long)k * f->r + r) * f->s + s) * f->c + c;   /* KRSC */
+    return (((long)k * f->c + c) * f->r + r) * f->s + s;                                    /* KCRS */
+}
+
+/* The descriptors of one convolution, checked against each other as cuDNN does. */
+struct conv_geom {   /* copies: cuDNN reads the descriptors at the call, not when the work runs */
+    cudnnTensorStruct x, y;
+    cudnnFilterStruct f;
+    cudnnConvolutionStruct cv;
+    bool tf32;
+};
+static cudnnStatus_t check(const cudnnTensorStruct *x, const cudnnFilterStruct *f, const cudnnConvolutionStruct *cv,
+                           const cudnnTensorStruct *y, conv_geom *g) {
+    if (!x->set || !f->set || !cv->set || !y->set) return CUDNN_STATUS_BAD_PARAM;
+    if (x->dt != f->dt || x->dt != y->dt) return CUDNN_STATUS_BAD_PARAM;
+    if (x->c != f->c * cv->groups || f->k % cv->groups || y->c != f->k || y->n != x->n) return CUDNN_STATUS_BAD_PARAM;
+    int oh = 1 + (x->h + 2 * cv->ph - ((f->r - 1) * cv->dh + 1)) / cv->sh;
+    int ow = 1 + (x->w + 2 * cv->pw - ((f->s - 1) * cv->dw + 1)) / cv->sw;
+    if (y->h != oh || y->w != ow) return CUDNN_STATUS_BAD_PARAM;
+    *g = conv_geom{ *x, *y, *f, *cv, x->dt == CUDNN_DATA_FLOAT && cv->math != CUDNN_FMA_MATH };
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* Calls fn(n, k, oh, ow, ci, c, r, s, ih, iw) for every product term of the convolution. */
+template <typename F> static void each_term(const conv_geom &g, F fn) {
+    const cudnnFilterStruct *f = &g.f;
+    int kg = f->k / g.cv.groups;
+    for (int n = 0; n < g.x.n; n++)
+        for (int k = 0; k < f->k; k++)
+            for (int oh = 0; oh < g.y.h; oh++)
+                for (int ow = 0; ow < g.y.w; ow++)
+                    for (int c = 0; c < f->c; c++)
+                        for (int r = 0; r < f->r; r++)
+                            for (int s = 0; s < f->s; s++) {
+                                int ih = oh * g.cv.sh - g.cv.ph + r * g.cv.dh;
+                                int iw = ow * g.cv.sw - g.cv.pw + s * g.cv.dw;
+                                if (ih < 0 || ih >= g.x.h || iw < 0 || iw >= g.x.w) continue;
+                                int fr = g.cv.mode == CUDNN_CONVOLUTION ? f->r - 1 - r : r;
+                                int fs = g.cv.mode == CUDNN_CONVOLUTION ? f->s - 1 - s : s;
+                                fn(n, k, oh, ow, k / kg * f->c + c, f_index(f, k, c, fr, fs), ih, iw);
+                            }
+}
+
+enum { FWD, BWD_DATA, BWD_FILTER };
+/* Workspace per algorithm: 0 for algorithm 0, an im2col-sized buffer for algorithm 1 (the
+ * one the search reports fastest, so the workspace path is the one exercised). */
+static size_t ws_need(const conv_geom &g, int which, int algo) {
+    if (algo == 0) return 0;
+    size_t cols = (size_t)g.f.c * g.f.r * g.f.s * g.y.h * g.y.w;
+    return which == BWD_FILTER ? cols * 4 + 256 : cols * elem_bytes(g.x.dt) + 512;
+}
+
+static double scalar(const void *p) { return *(const float *)p; }   /* FLOAT/HALF/BF16 data: float scalars */
+
+static cudnnStatus_t run(cudnnHandle_t h, int which, int algo, const void *alpha, const void *beta, const conv_geom &g,
+                         const void *x, const void *w, void *y_or_dx_or_dw, const void *dy, void *ws, size_t ws_bytes,
+                         const char *what) {
+    if (algo < 0 || algo > 1) return CUDNN_STATUS_NOT_SUPPORTED;
+    size_t need = ws_need(g, which, algo);
+    if (ws_bytes < need || (need && !ws)) return CUDNN_STATUS_BAD_PARAM;
+    size_t eb = elem_bytes(g.x.dt);
+    long wspan = (long)g.f.k * g.f.c * g.f.r * g.f.s;
+    emu::check_device(which == BWD_DATA ? y_or_dx_or_dw : x, t_span(&g.x) * eb, what);
+    emu::check_device(which == BWD_FILTER ? y_or_dx_or_dw : w, wspan * eb, what);
+    emu::check_device(which == FWD ? y_or_dx_or_dw : dy, t_span(&g.y) * eb, what);
+    if (need) emu::check_device(ws, need, what);
+    double a = scalar(alpha), b = scalar(beta);
+    conv_geom gg = g;
+    emu::enqueue(h->stream, what, [=]() {
+        if (need) {   /* the algorithm's scratch: whatever was there is gone */
+            float nan = NAN;
+            for (size_t i = 0; i + 4 <= need; i += 4) memcpy((char *)ws + i, &nan, 4);
+        }
+        auto rd = [&](const void *p, long i) { return gg.tf32 ? tf32(load(p, gg.x.dt, i)) : load(p, gg.x.dt, i); };
+        const cudnnTensorStruct *X = &gg.x, *Y = &gg.y;
+        if (which == FWD) {
+            std::vector<double> acc((size_t)t_span(Y), 0.0);
+            each_term(gg, [&](int n, int k, int oh, int ow, int ci, long fi, int ih, int iw) {
+                acc[(size_t)t_index(Y, n, k, oh, ow)] += rd(x, t_index(X, n, ci, ih, iw)) * rd(w, fi);
+            });
+            for (int n = 0; n < Y->n; n++) for (int k = 0; k < Y->c; k++) for (int i = 0; i < Y->h; i++) for (int j = 0; j < Y->w; j++) {
+                long o = t_index(Y, n, k, i, j);
+                store(y_or_dx_or_dw, Y->dt, o, a * acc[(size_t)o] + (b != 0 ? b * load(y_or_dx_or_dw, Y->dt, o) : 0));
+            }
+        } else if (which == BWD_DATA) {
+            std::vector<double> acc((size_t)t_span(X), 0.0);
+            each_term(gg, [&](int n, int k, int oh, int ow, int ci, long fi, int ih, int iw) {
+                acc[(size_t)t_index(X, n, ci, ih, iw)] += rd(dy, t_index(Y, n, k, oh, ow)) * rd(w, fi);
+            });
+            for (int n = 0; n < X->n; n++) for (int c = 0; c < X->c; c++) for (int i = 0; i < X->h; i++) for (int j = 0; j < X->w; j++) {
+                long o = t_index(X, n, c, i, j);
+                store(y_or_dx_or_dw, X->dt, o, a * acc[(size_t)o] + (b != 0 ? b * load(y_or_dx_or_dw, X->dt, o) : 0));
+            }
+        } else {
+            std::vector<double> acc((size_t)wspan, 0.0);
+            each_term(gg, [&](int n, int k, int oh, int ow, int ci, long fi, int ih, int iw) {
+                acc[(size_t)fi] += rd(x, t_index(X, n, ci, ih, iw)) * rd(dy, t_index(Y, n, k, oh, ow));
+            });
+            for (long i = 0; i < wspan; i++)
+                store(y_or_dx_or_dw, X->dt, i, a * acc[(size_t)i] + (b != 0 ? b * load(y_or_dx_or_dw, X->dt, i) : 0));
+        }
+    });
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* The legacy search: every algorithm under both math types, the workspace one first. */
+template <typename Perf, typename Algo>
+static cudnnStatus_t find(cudnnHandle_t h, const conv_geom &g, int which, int requested, int *returned, Perf *out) {
+    cudaDeviceSynchronize();   /* the search runs the candidates: it synchronizes the device */
+    int k = 0;
+    static const cudnnMathType_t tags[] = { CUDNN_TENSOR_OP_MATH, CUDNN_DEFAULT_MATH };
+    for (int algo = 1; algo >= 0; algo--)
+        for (int m = 0; m < 2 && k < requested; m++) {
+            Perf p;
+            memset(&p, 0, sizeof p);
+            p.algo = (Algo)algo;
+            p.status = CUDNN_STATUS_SUCCESS;
+            p.time = 0.1f * (float)(k + 1);
+            p.memory = ws_need(g, which, algo);
+            p.determinism = CUDNN_DETERMINISTIC;
+            p.mathType = tags[m];
+            out[k++] = p;
+        }
+    *returned = k;
+    return CUDNN_STATUS_SUCCESS;
+}
+
+extern "C" {
+
+const char *cudnnGetErrorString(cudnnStatus_t st) {
+    switch (st) {
+    case CUDNN_STATUS_SUCCESS: return "CUDNN_STATUS_SUCCESS";
+    case CUDNN_STATUS_BAD_PARAM: return "CUDNN_STATUS_BAD_PARAM (emulated cuDNN: descriptors disagree, or too little workspace)";
+    case CUDNN_STATUS_NOT_SUPPORTED: return "CUDNN_STATUS_NOT_SUPPORTED (emulated cuDNN)";
+    default: return "CUDNN_STATUS (emulated cuDNN: other)";
+    }
+}
+cudnnStatus_t cudnnCreate(cudnnHandle_t *h) {
+    *h = new cudnnContext;
+    return CUDNN_STATUS_SUCCESS;
+}
+cudnnStatus_t cudnnSetStream(cudnnHandle_t h, cudaStream_t s) {
+    h->stream = s;
+    return CUDNN_STATUS_SUCCESS;
+}
+cudnnStatus_t cudnnCreateTensorDescriptor(cudnnTensorDescriptor_t *d) {
+    *d = new cudnnTensorStruct;
+    return CUDNN_STATUS_SUCCESS;
+}
+cudnnStatus_t cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t d, cudnnTensorFormat_t fmt, cudnnDataType_t dt, int n,
+                                         int c, int h, int w) {
+    if (n <= 0 || c <= 0 || h <= 0 || w <= 0) return CUDNN_STATUS_BAD_PARAM;
+    if (fmt == CUDNN_TENSOR_NCHW) *d = cudnnTensorStruct{ true, dt, n, c, h, w, (long)c * h * w, (long)h * w, w, 1 };
+    else if (fmt == CUDNN_TENSOR_NHWC) *d = cudnnTensorStruct{ true, dt, n, c, h, w, (long)h * w * c, 1, (long)w * c, c };
+    else return CUDNN_STATUS_NOT_SUPPORTED;
+    return CUDNN_STATUS_SUCCESS;
+}
+cudnnStatus_t cudnnCreateFilterDescriptor(cudnnFilterDescriptor_t *d) {
+    *d = new cudnnFilterStruct;
+    return CUDNN_STATUS_SUCCESS;
+}
+cudnnStatus_t cudnnSetFilter4dDescriptor(cudnnFilterDescriptor_t d, cudnnDataType_t dt, cudnnTensorFormat_t fmt, int k,
+                                         int c, int h, int w) {
+    if (k <= 0 || c <= 0 || h <= 0 || w <= 0) return CUDNN_STATUS_BAD_PARAM;
+    if (fmt != CUDNN_TENSOR_NCHW && fmt != CUDNN_TENSOR_NHWC) return CUDNN_STATUS_NOT_SUPPORTED;
+    *d = cudnnFilterStruct{ true, dt, fmt, k, c, h, w };
+    return CUDNN_STATUS_SUCCESS;
+}
+cudnnStatus_t cudnnCreateConvolutionDescriptor(cudnnConvolutionDescriptor_t *d) {
+    *d = new cudnnConvolutionStruct;
+    return CUDNN_STATUS_SUCCESS;
+}
+cudnnStatus_t cudnnSetConvolution2dDescriptor(cudnnConvolutionDescriptor_t d, int ph, int pw, int u, int v, int dh,
+                                              int dw, cudnnConvolutionMode_t mode, cudnnDataType_t compute) {
+    if (ph < 0 || pw < 0 || u <= 0 || v <= 0 || dh <= 0 || dw <= 0) return CUDNN_STATUS_BAD_PARAM;
+    d->set = true, d->ph = ph, d->pw = pw, d->sh = u, d->sw = v, d->dh = dh, d->dw = dw, d->mode = mode, d->compute = compute;
+    return CUDNN_STATUS_SUCCESS;
+}
+cudnnStatus_t cudnnSetConvolutionGroupCount(cudnnConvolutionDescriptor_t d, int groups) {
+    if (groups < 1) return CUDNN_STATUS_BAD_PARAM;
+    d->groups = groups;
+    return CUDNN_STATUS_SUCCESS;
+}
+cudnnStatus_t cudnnSetConvolutionMathType(cudnnConvolutionDescriptor_t d, cudnnMathType_t m) {
+    d->math = m;
+    return CUDNN_STATUS_SUCCESS;
+}
+cudnnStatus_t cudnnGetConvolution2dForwardOutputDim(const cudnnConvolutionDescriptor_t cv, const cudnnTensorDescriptor_t x,
+                                                    const cudnnFilterDescriptor_t f, int *n, int *c, int *h, int *w) {
+    if (!cv->set || !x->set || !f->set || x->c != f->c * cv->groups) return CUDNN_STATUS_BAD_PARAM;
+    *n = x->n, *c = f->k;
+    *h = 1 + (x->h + 2 * cv->ph - ((f->r - 1) * cv->dh + 1)) / cv->sh;
+    *w = 1 + (x->w + 2 * cv->pw - ((f->s - 1) * cv->dw + 1)) / cv->sw;
+    return CUDNN_STATUS_SUCCESS;
+}
+cudnnStatus_t cudnnGetConvolutionForwardWorkspaceSize(cudnnHandle_t, const cudnnTensorDescriptor_t x, const cudnnFilterDescriptor_t w,
+                                                      const cudnnConvolutionDescriptor_t cv, const cudnnTensorDescriptor_t y,
+                                                      cudnnConvolutionFwdAlgo_t algo, size_t *bytes) {
+    conv_geom g;
+    if (cudnnStatus_t st = check(x, w, cv, y, &g)) return st;
+    if (algo < 0 || algo > 1) return CUDNN_STATUS_NOT_SUPPORTED;
+    *bytes = ws_need(g, FWD, algo);
+    return CUDNN_STATUS_SUCCESS;
+}
+cudnnStatus_t cudnnGetConvolutionBackwardDataWorkspaceSize(cudnnHandle_t, const cudnnFilterDescriptor_t w, const cudnnTensorDescriptor_t dy,
+                                                           const cudnnConvolutionDescriptor_t cv, const cudnnTensorDescriptor_t dx,
+                                                           cudnnConvolutionBwdDataAlgo_t algo, size_t *bytes) {
+    conv_geom g;
+    if (cudnnStatus_t st = check(dx, w, cv, dy, &g)) return st;
+    if (algo < 0 || algo > 1) return CUDNN_STATUS_NOT_SUPPORTED;
+    *bytes = ws_need(g, BWD_DATA, algo);
+    return CUDNN_STATUS_SUCCESS;
+}
+cudnnStatus_t cudnnGetConvolutionBackwardFilterWorkspaceSize(cudnnHandle_t, const cudnnTensorDescriptor_t x, const cudnnTensorDescriptor_t dy,
+                                                             const cudnnConvolutionDescriptor_t cv, const cudnnFilterDescriptor_t dw,
+                                                             cudnnConvolutionBwdFilterAlgo_t algo, size_t *bytes) {
+    conv_geom g;
+    if (cudnnStatus_t st = check(x, dw, cv, dy, &g)) return st;
+    if (algo < 0 || algo > 1) return CUDNN_STATUS_NOT_SUPPORTED;
+    *bytes = ws_need(g, BWD_FILTER, algo);
+    return CUDNN_STATUS_SUCCESS;
+}
+cudnnStatus_t cudnnFindConvolutionForwardAlgorithm(cudnnHandle_t h, const cudnnTensorDescriptor_t x, const cudnnFilterDescriptor_t w,
+                                                   const cudnnConvolutionDescriptor_t cv, const cudnnTensorDescriptor_t y,
+                                                   const int requested, int *returned, cudnnConvolutionFwdAlgoPerf_t *out) {
+    conv_geom g;
+    if (cudnnStatus_t st = check(x, w, cv, y, &g)) return st;
+    return find<cudnnConvolutionFwdAlgoPerf_t, cudnnConvolutionFwdAlgo_t>(h, g, FWD, requested, returned, out);
+}
+cudnnStatus_t cudnnFindConvolutionBackwardDataAlgorithm(cudnnHandle_t h, const cudnnFilterDescriptor_t w, const cudnnTensorDescriptor_t dy,
+                                                        const cudnnConvolutionDescriptor_t cv, const cudnnTensorDescriptor_t dx,
+                                                        const int requested, int *returned, cudnnConvolutionBwdDataAlgoPerf_t *out) {
+    conv_geom g;
+    if (cudnnStatus_t st = check(dx, w, cv, dy, &g)) return st;
+    return find<cudnnConvolutionBwdDataAlgoPerf_t, cudnnConvolutionBwdDataAlgo_t>(h, g, BWD_DATA, requested, returned, out);
+}
+cudnnStatus_t cudnnFindConvolutionBackwardFilterAlgorithm(cudnnHandle_t h, const cudnnTensorDescriptor_t x, const cudnnTensorDescriptor_t dy,
+                                                          const cudnnConvolutionDescriptor_t cv, const cudnnFilterDescriptor_t dw,
+                                                          const int requested, int *returned, cudnnConvolutionBwdFilterAlgoPerf_t *out) {
+    conv_geom g;
+    if (cudnnStatus_t st = check(x, dw, cv, dy, &g)) return st;
+    return find<cudnnConvolutionBwdFilterAlgoPerf_t, cudnnConvolutionBwdFilterAlgo_t>(h, g, BWD_FILTER, requested, returned, out);
+}
+cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t h, const void *alpha, const cudnnTensorDescriptor_t xd, const void *x,
+                                      const cudnnFilterDescriptor_t wd, const void *w, const cudnnConvolutionDescriptor_t cv,
+                                      cudnnConvolutionFwdAlgo_t algo, void *ws, size_t ws_bytes, const void *beta,
+                                      const cudnnTensorDescriptor_t yd, void *y) {
+    conv_geom g;
+    if (cudnnStatus_t st = check(xd, wd, cv, yd, &g)) return st;
+    return run(h, FWD, algo, alpha, beta, g, x, w, y, nullptr, ws, ws_bytes, "cudnnConvolutionForward");
+}
+cudnnStatus_t cudnnConvolutionBackwardData(cudnnHandle_t h, const void *alpha, const cudnnFilterDescriptor_t wd, const void *w,
+                                           const cudnnTensorDescriptor_t dyd, const void *dy, const cudnnConvolutionDescriptor_t cv,
+                                           cudnnConvolutionBwdDataAlgo_t algo, void *ws, size_t ws_bytes, const void *beta,
+                                           const cudnnTensorDescriptor_t dxd, void *dx) {
+    conv_geom g;
+    if (cudnnStatus_t st = check(dxd, wd, cv, dyd, &g)) return st;
+    return run(h, BWD_DATA, algo, alpha, beta, g, nullptr, w, dx, dy, ws, ws_bytes, "cudnnConvolutionBackwardData");
+}
+cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t h, const void *alpha, const cudnnTensorDescriptor_t xd, const void *x,
+                                             const cudnnTensorDescriptor_t dyd, const void *dy, const cudnnConvolutionDescriptor_t cv,
+                                             cudnnConvolutionBwdFilterAlgo_t algo, void *ws, size_t ws_bytes, const void *beta,
+                                             const cudnnFilterDescriptor_t dwd, void *dw) {
+    conv_geom g;
+    if (cudnnStatus_t st = check(xd, dwd, cv, dyd, &g)) return st;
+    return run(h, BWD_FILTER, algo, alpha, beta, g, x, nullptr, dw, dy, ws, ws_bytes, "cudnnConvolutionBackwardFilter");
+}
+
+}   // extern "C"

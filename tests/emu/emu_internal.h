@@ -1,0 +1,26 @@
+/* Shared inside the CUDA emulator (not seen by the code under test): failure reports, the
+ * schedule, grid execution, stream work and device-memory checks. */
+#ifndef EMU_INTERNAL_H
+#define EMU_INTERNAL_H
+#include <stddef.h>
+#include <functional>
+#include "emu_cuda.h"
+
+namespace emu {
+typedef launch_cfg launch_desc;
+/* Prints "emu: error: ..." and aborts: what a GPU would hang on, fault on or compute wrongly. */
+[[noreturn]] void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* EMU_SCHEDULE: 0 streams, blocks and threads in order; 1 in reverse order. */
+int schedule(void);
+void run_grid(const launch_desc &d, const std::function<void()> &fn);
+/* Operations on one communicator run in the order they were issued (NCCL's rule). */
+struct ordered {
+    long issued = 0, executed = 0;
+};
+/* Enqueues library work (cuDNN, cuBLASLt, NCCL) on a stream, or records it in the stream's
+ * capture; it runs when the stream reaches it. */
+void enqueue(cudaStream_t s, const char *what, std::function<void()> fn, ordered *order = nullptr);
+/* Dies unless [p, p + bytes) lies inside one device allocation. */
+void check_device(const void *p, size_t bytes, const char *what);
+}   // namespace emu
+#endif

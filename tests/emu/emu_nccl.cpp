@@ -1,0 +1,136 @@
+/* Reference NCCL for the CUDA emulator, over MPI (each emulated GPU is one MPI process): the
+ * calls runtime/cuda/nccl.cu makes. A communicator's operations run in the order they were
+ * issued, whatever stream they are on (NCCL's rule; a capture replays them in node order).
+ * Before each one the ranks compare what they are about to do (call number, kind, type,
+ * count, root) and stop with both sides' calls when they differ: a rank that issues its
+ * calls in another order, or with another size, would hang or corrupt a real run. */
+#define OMPI_SKIP_MPICXX 1
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <vector>
+#include <nccl.h>
+#include "emu_internal.h"
+
+using emu::fail;
+
+struct ncclComm {
+    MPI_Comm mpi;
+    int rank, size;
+    emu::ordered order;
+    long calls = 0;
+    bool aborted = false;
+};
+
+namespace {
+struct signature {
+    long call;
+    int kind, dtype, root, op;
+    long count;
+};
+const char *kind_name(int k) { return k == 0 ? "ncclAllReduce" : "ncclBroadcast"; }
+
+MPI_Datatype mpi_type(ncclDataType_t t, size_t *bytes) {
+    switch (t) {
+    case ncclFloat32: *bytes = 4; return MPI_FLOAT;
+    case ncclFloat64: *bytes = 8; return MPI_DOUBLE;
+    case ncclInt32: *bytes = 4; return MPI_INT;
+    case ncclInt64: *bytes = 8; return MPI_LONG_LONG;
+    default: fail("NCCL: data type %d is not emulated", (int)t);
+    }
+}
+
+/* Every rank checks that every rank is at the same call with the same arguments. */
+void agree(ncclComm *c, const signature &mine) {
+    std::vector<signature> all((size_t)c->size);
+    MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, c->mpi);
+    for (int r = 0; r < c->size; r++) {
+        const signature &o = all[(size_t)r];
+        if (memcmp(&o, &mine, sizeof o) != 0)
+            fail("NCCL calls differ between ranks: rank %d's call #%ld is %s(type %d, count %ld, root %d), rank %d's "
+                 "is %s(type %d, count %ld, root %d)",
+                 c->rank, mine.call, kind_name(mine.kind), mine.dtype, mine.count, mine.root, r, kind_name(o.kind),
+                 o.dtype, o.count, o.root);
+    }
+}
+
+ncclResult_t collective(int kind, const void *send, void *recv, size_t count, ncclDataType_t t, ncclRedOp_t op, int root,
+                        ncclComm *c, cudaStream_t s) {
+    if (c->aborted) return ncclInvalidUsage;
+    if (kind == 0 && op != ncclSum) fail("NCCL: only ncclSum is emulated");
+    size_t eb;
+    MPI_Datatype mt = mpi_type(t, &eb);
+    emu::check_device(recv, count * eb, kind_name(kind));
+    emu::check_device(send, count * eb, kind_name(kind));
+    signature sig = { 0, kind, (int)t, root, (int)op, (long)count };
+    emu::enqueue(s, kind_name(kind), [=]() {
+        signature me = sig;
+        me.call = c->calls++;
+        agree(c, me);
+        if (kind == 0) {
+            if (send == recv) MPI_Allreduce(MPI_IN_PLACE, recv, (int)count, mt, MPI_SUM, c->mpi);
+            else MPI_Allreduce(send, recv, (int)count, mt, MPI_SUM, c->mpi);
+        } else {
+            if (c->rank == root && send != recv) memcpy(recv, send, count * eb);
+            MPI_Bcast(recv, (int)count, mt, root, c->mpi);
+        }
+    }, &c->order);
+    return ncclSuccess;
+}
+}   // namespace
+
+extern "C" {
+
+const char *ncclGetErrorString(ncclResult_t r) {
+    return r == ncclSuccess ? "no error" : r == ncclInvalidUsage ? "invalid usage (emulated NCCL)" : "error (emulated NCCL)";
+}
+ncclResult_t ncclGetUniqueId(ncclUniqueId *id) {
+    memset(id, 0, sizeof *id);
+    snprintf(id->internal, sizeof id->internal, "emu-nccl-%d", (int)getpid());
+    return ncclSuccess;
+}
+ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank) {
+    int inited = 0;
+    MPI_Initialized(&inited);
+    if (!inited) fail("ncclCommInitRank: the emulated NCCL runs over MPI, which is not initialized");
+    ncclComm *c = new ncclComm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c->mpi);
+    MPI_Comm_rank(c->mpi, &c->rank);
+    MPI_Comm_size(c->mpi, &c->size);
+    if (c->size != nranks || c->rank != rank)
+        fail("ncclCommInitRank(nranks %d, rank %d) in an MPI world where this is rank %d of %d", nranks, rank, c->rank, c->size);
+    /* Every rank must hold rank 0's id (it was broadcast over MPI). */
+    std::vector<char> root(sizeof id.internal);
+    memcpy(root.data(), id.internal, sizeof id.internal);
+    MPI_Bcast(root.data(), (int)root.size(), MPI_BYTE, 0, c->mpi);
+    if (memcmp(root.data(), id.internal, sizeof id.internal) != 0)
+        fail("ncclCommInitRank: rank %d holds another unique id than rank 0", rank);
+    *comm = c;
+    return ncclSuccess;
+}
+ncclResult_t ncclAllReduce(const void *send, void *recv, size_t count, ncclDataType_t t, ncclRedOp_t op, ncclComm_t c,
+                           cudaStream_t s) {
+    return collective(0, send, recv, count, t, op, 0, c, s);
+}
+ncclResult_t ncclBroadcast(const void *send, void *recv, size_t count, ncclDataType_t t, int root, ncclComm_t c,
+                           cudaStream_t s) {
+    return collective(1, send, recv, count, t, ncclSum, root, c, s);
+}
+ncclResult_t ncclCommGetAsyncError(ncclComm_t c, ncclResult_t *err) {
+    *err = c->aborted ? ncclInvalidUsage : ncclSuccess;
+    return ncclSuccess;
+}
+ncclResult_t ncclCommAbort(ncclComm_t c) {
+    c->aborted = true;
+    return ncclSuccess;
+}
+ncclResult_t ncclCommDestroy(ncclComm_t c) {
+    cudaDeviceSynchronize();
+    MPI_Comm_free(&c->mpi);
+    delete c;
+    return ncclSuccess;
+}
+
+}   // extern "C"
