@@ -108,7 +108,6 @@ int ic_import_solver(ic_ctx *ic, FILE *out, const ast_node *s) {
     if (iter_size != 1)
         return ic_error(ic, ic_get(s, "iter_size"), "use iter_size: 1 and a batch iter_size times larger",
                         "iter_size %lld (gradient accumulation) has no trainc equivalent yet", (long long)iter_size);
-    if (need_field(ic, ic_get(s, "max_iter"), SM_SOLVER, "iterations", "max_iter") < 0) return -1;
     const char *policy = "fixed";
     double momentum = 0;
     if (ic_word(ic, s, "lr_policy", &policy) < 0 || ic_float(ic, s, "momentum", &momentum) < 0) return -1;
@@ -138,6 +137,8 @@ int ic_import_solver(ic_ctx *ic, FILE *out, const ast_node *s) {
         fputs("  checkpoint { every_epochs: 0 }\n", out);
     }
     fputs("}\n", out);
+    /* last, so that what Caffe itself gets wrong is reported the same with or without it */
+    if (need_field(ic, ic_get(s, "max_iter"), SM_SOLVER, "iterations", "max_iter") < 0) return -1;
     if (ic_get(s, "test_iter"))
         ic_note(ic, ic_get(s, "test_iter"), "test_iter: the trainer evaluates the whole validation set "
                 "(or data.val_samples of it)");
