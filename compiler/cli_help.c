@@ -69,6 +69,23 @@ static const command_help helps[] = {
       "compiler/schema.def (the text of specs/REFERENCE.md).\n"
       "\n"
       "exit status: 0 printed, 2 usage error\n" },
+    { "import",
+      "usage: trainc import caffe NET.prototxt [SOLVER.prototxt] -o SPEC [--approximate]\n"
+      "\n"
+      "Translates a Caffe net (and its solver) into a trainc spec: one layer a line, Caffe's\n"
+      "layer names kept, BatchNorm + Scale as one bn, the Input layer's batch as\n"
+      "data.train.batch_per_rank, max_iter, test_interval, snapshot and the LR policy in\n"
+      "iterations. What trainc cannot say is an error at its file:line with what to do\n"
+      "instead (data layers: an Input layer and the trainer's data block, 'trainc pack').\n"
+      "SPEC is written only when the whole import succeeds.\n"
+      "\n"
+      "  -o SPEC                the spec to write\n"
+      "  --approximate          replace Caffe settings that only change how training starts\n"
+      "                         or proceeds (weight and bias fillers, lr_mult / decay_mult,\n"
+      "                         BN moving averages, SGD momentum across LR changes) by\n"
+      "                         trainc's behaviour, with a note for each at the top of SPEC\n"
+      "\n"
+      "exit status: 0 written, 1 the input cannot be imported, 2 usage error\n" },
 };
 
 int cli_wants_help(int argc, char **argv) {

@@ -6,6 +6,7 @@
 
 #include "build.h"
 #include "cli_help.h"
+#include "import_cli.h"
 #include "ir_build.h"
 #include "schema.h"
 #include "sema.h"
@@ -32,6 +33,8 @@ static const char usage_text[] =
     "                          per op instead of the fused ones; --layout nhwc (cuda, BF16\n"
     "                          or FP16) keeps activations channels-last for tensor cores\n"
     "  schema --markdown       the field reference of the spec language\n"
+    "  import caffe NET [SOLVER] -o SPEC [--approximate]\n"
+    "                          translate a Caffe net (and solver) prototxt into a spec\n"
     "  --version, help\n"
     "\n"
     "'trainc COMMAND --help' describes one command.\n";
@@ -201,5 +204,6 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "diff")) return cmd_diff(n, rest);
     if (!strcmp(cmd, "build")) return cmd_build(n, rest);
     if (!strcmp(cmd, "schema")) return cmd_schema(n, rest);
+    if (!strcmp(cmd, "import")) return import_main(n, rest);
     return usage_error("unknown command '%s'", cmd);
 }

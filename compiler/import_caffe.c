@@ -1,0 +1,81 @@
+/* `trainc import caffe`: reads the net (and solver) prototxt with the spec parser, and
+ * prints one trainc spec: notes, the net one layer a line, the input batch, the solver. */
+#include "import_caffe.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "import_caffe_internal.h"
+#include "parse.h"
+
+static const ast_node *load_prototxt(ic_ctx *ic, const char *path) {
+    src_file *file = source_load(ic->arena, ic->diag, path, NULL, (src_loc){ 0 });
+    return file ? parse_source(ic->arena, ic->diag, file) : NULL;
+}
+
+static const char *base_name(const char *path) {
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+/* A layer reads the previous one unless it says otherwise. */
+static void print_layer(FILE *out, const ic_layer *t, const char *previous) {
+    fprintf(out, "  %s { name: \"%s\"", t->type, t->name);
+    if (t->n_inputs > 1) {
+        fputs(" inputs: [", out);
+        for (int i = 0; i < t->n_inputs; i++) fprintf(out, "%s\"%s\"", i ? ", " : "", t->inputs[i]);
+        fputs("]", out);
+    } else if (t->n_inputs == 1 && strcmp(t->inputs[0], previous) != 0) {
+        fprintf(out, " input: \"%s\"", t->inputs[0]);
+    }
+    fprintf(out, "%s }\n", t->args);
+}
+
+static void print_spec(FILE *out, const ic_ctx *ic, const char *solver_text) {
+    const import_caffe_options *opt = ic->opt;
+    fprintf(out, "# Imported by 'trainc import caffe%s' from %s", opt->approximate ? " --approximate" : "",
+            base_name(opt->net_path));
+    if (opt->solver_path) fprintf(out, " and %s", base_name(opt->solver_path));
+    fputs(".\n", out);
+    for (int i = 0; i < ic->n_notes; i++) fprintf(out, "# %s\n", ic->notes[i]);
+    if (ic->net_name) fprintf(out, "name: \"%s\"\n", ic->net_name);
+    fputs("\nnet {\n", out);
+    fprintf(out, "  input_shape: [%lld, %lld, %lld]\n", (long long)ic->in_c, (long long)ic->in_h, (long long)ic->in_w);
+    fprintf(out, "  classes: %lld\n", (long long)ic->classes);
+    const char *previous = "data";
+    for (int i = 0; i < ic->n_layers; i++) {
+        print_layer(out, &ic->layers[i], previous);
+        previous = ic->layers[i].name;
+    }
+    fputs("}\n", out);
+    fputs("\n# Caffe's data layers become the data block: the batch is the Input layer's first dim;\n"
+          "# say where the images are (source, path) in a spec that extends this one.\n", out);
+    fprintf(out, "data {\n  train { batch_per_rank: %lld }\n}\n", (long long)ic->batch);
+    if (solver_text) fputs(solver_text, out);
+}
+
+int import_caffe(FILE *out, FILE *err, const import_caffe_options *opt) {
+    diag_ctx diag;
+    diag_init(&diag, err);
+    ic_ctx ic = { .diag = &diag, .arena = ast_arena_new(), .opt = opt };
+    if (!ic.arena) return -1;
+    int bad = 0;
+    const ast_node *net = load_prototxt(&ic, opt->net_path);
+    const ast_node *solver = NULL;
+    if (opt->solver_path) solver = load_prototxt(&ic, opt->solver_path);
+    if (!net || (opt->solver_path && !solver)) bad = -1;
+    if (!bad) bad = ic_import_net(&ic, net);
+    char *solver_text = NULL;
+    size_t solver_len = 0;
+    if (!bad && solver) {
+        FILE *s = open_memstream(&solver_text, &solver_len);
+        bad = s ? ic_import_solver(&ic, s, solver) : -1;
+        if (s) fclose(s);
+    }
+    if (!bad) print_spec(out, &ic, solver_text);
+    free(solver_text);
+    free(ic.layers);
+    free(ic.blobs);
+    ast_arena_free(ic.arena);
+    return bad || diag.n_errors ? -1 : 0;
+}

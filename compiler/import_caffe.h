@@ -1,0 +1,20 @@
+/* `trainc import caffe`: translates a Caffe net prototxt (and optionally its solver) into a
+ * trainc spec. Caffe settings with no trainc equivalent are errors at their file:line; with
+ * `approximate`, the ones that change only how training starts or proceeds (fillers, lr_mult,
+ * BN averaging) are replaced by trainc's behaviour and noted in the spec instead. */
+#ifndef TRAINC_IMPORT_CAFFE_H
+#define TRAINC_IMPORT_CAFFE_H
+
+#include <stdio.h>
+
+typedef struct import_caffe_options {
+    const char *net_path;       /* the net prototxt (required) */
+    const char *solver_path;    /* the solver prototxt, or NULL */
+    int approximate;            /* accept the settings listed above, with a note each */
+} import_caffe_options;
+
+/* Writes the spec to `out`. Returns 0 on success; otherwise every error has been printed to
+ * `err` (file:line:col, the source line, a hint) and nothing was written to `out`. */
+int import_caffe(FILE *out, FILE *err, const import_caffe_options *opt);
+
+#endif

@@ -1,0 +1,93 @@
+/* Shared state of the Caffe importer's stages: reading protobuf-text values with checks,
+ * the layers translated so far, and the notes and errors they produce. */
+#ifndef TRAINC_IMPORT_CAFFE_INTERNAL_H
+#define TRAINC_IMPORT_CAFFE_INTERNAL_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ast.h"
+#include "diag.h"
+#include "import_caffe.h"
+
+#define IC_MAX_INPUTS 16
+#define IC_MAX_NOTES 256
+
+/* One trainc layer, as the spec will print it. */
+typedef struct ic_layer {
+    const char *type;                   /* trainc layer field: conv, linear, bn, ... */
+    const char *name;
+    const char *inputs[IC_MAX_INPUTS];  /* trainc layer names; empty = the previous layer */
+    int n_inputs;
+    char args[256];                     /* the layer's fields, " out: 20 kernel: 5" */
+    src_loc loc;                        /* the Caffe layer it came from */
+} ic_layer;
+
+/* A Caffe blob: which trainc layer wrote it last, and its shape [C, H, W]. */
+typedef struct ic_blob {
+    const char *name;
+    const char *producer;               /* "data" for the net input */
+    int64_t c, h, w;
+} ic_blob;
+
+typedef struct ic_ctx {
+    diag_ctx *diag;
+    ast_arena *arena;
+    const import_caffe_options *opt;
+    /* the net */
+    const char *net_name;
+    int64_t batch;                      /* from the Input shape; 0 = unknown */
+    int64_t in_c, in_h, in_w;
+    int have_input;
+    ic_layer *layers;
+    int n_layers, cap_layers;
+    ic_blob *blobs;
+    int n_blobs, cap_blobs;
+    int have_loss;
+    int64_t classes;                    /* channels the loss reads */
+    /* notes printed as comments at the top of the spec */
+    char *notes[IC_MAX_NOTES];
+    int n_notes;
+} ic_ctx;
+
+/* ---- reading values (import_caffe_value.c) ---- */
+/* The first FIELD node `name` in msg (its value is ->a), or NULL. */
+ast_node *ic_get(const ast_node *msg, const char *name);
+/* Numbers and words with a type check; a wrong type is an error at the value. Return 0 when
+ * the field is absent (out keeps the default), 1 when read, -1 on error. */
+int ic_int(ic_ctx *ic, const ast_node *msg, const char *name, int64_t *out);
+int ic_float(ic_ctx *ic, const ast_node *msg, const char *name, double *out);
+int ic_bool(ic_ctx *ic, const ast_node *msg, const char *name, int *out);
+int ic_word(ic_ctx *ic, const ast_node *msg, const char *name, const char **out);
+int ic_msg(ic_ctx *ic, const ast_node *msg, const char *name, const ast_node **out);
+/* Every field of msg must be in `known` (NULL-terminated); reports the others, naming `what`. */
+int ic_only_fields(ic_ctx *ic, const ast_node *msg, const char *what, const char *const *known);
+/* An error at `at`; returns -1. */
+int ic_error(ic_ctx *ic, const ast_node *at, const char *hint, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* A setting trainc cannot honour exactly: an error, or with --approximate a note in the spec. */
+int ic_approximate(ic_ctx *ic, const ast_node *at, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* A note printed at the top of the spec. */
+void ic_note(ic_ctx *ic, const ast_node *at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* "file:line" of a node, for comments. */
+void ic_where(char *buf, size_t cap, const ast_node *at);
+/* The shortest text that reads back as v (one of 8 rotating buffers). */
+const char *ic_num(double v);
+/* appends printf text to a fixed buffer */
+void ic_append(char *buf, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* ---- the net (import_caffe_net.c, import_caffe_layers.c) ---- */
+int ic_import_net(ic_ctx *ic, const ast_node *root);
+ic_blob *ic_blob_find(ic_ctx *ic, const char *name);
+ic_blob *ic_blob_set(ic_ctx *ic, const char *name, const char *producer, int64_t c, int64_t h, int64_t w);
+ic_layer *ic_layer_add(ic_ctx *ic, const char *type, const char *name, const ast_node *at);
+/* Translates one Caffe layer; `next` is the layer after it (for BatchNorm + Scale), and
+ * *consumed is set to 1 when it was folded in. */
+int ic_import_layer(ic_ctx *ic, const ast_node *layer, const ast_node *next, int *consumed);
+
+/* ---- the solver (import_caffe_solver.c) ---- */
+/* Prints the solver block (and seed) to out; errors are reported in ic. */
+int ic_import_solver(ic_ctx *ic, FILE *out, const ast_node *root);
+
+#endif

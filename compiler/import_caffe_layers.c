@@ -1,0 +1,472 @@
+/* Caffe importer: one translation per Caffe layer type into a trainc layer, with the
+ * output shape Caffe gives it (checked against trainc's where their rules differ). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "import_caffe_internal.h"
+
+/* What a Caffe layer reads and writes. */
+typedef struct {
+    const ast_node *layer, *param;      /* the layer and its TYPE_param message (may be NULL) */
+    const char *name, *type;
+    ic_blob *in[IC_MAX_INPUTS];
+    int n_in;
+    const char *top;
+} layer_io;
+
+#define KNOWN(...) ((const char *const[]){ __VA_ARGS__, NULL })
+
+/* A kernel_size / stride / pad triple in Caffe's three spellings: repeated `kernel_size`,
+ * or kernel_h + kernel_w. Sets *h and *w; keeps the defaults when absent. */
+static int read_pair(ic_ctx *ic, const ast_node *p, const char *both, const char *hname, const char *wname,
+                     int64_t *h, int64_t *w) {
+    int n = ast_count_fields(p, both);
+    if (n > 2) return ic_error(ic, ic_get(p, both), NULL, "'%s' is given %d times; at most 2 (height, width)", both, n);
+    int seen = 0;
+    for (int i = 0; i < p->n_kids; i++) {
+        const ast_node *f = p->kids[i];
+        if (f->kind != AST_FIELD || strcmp(f->text, both) != 0) continue;
+        if (f->a->kind != AST_INT) return ic_error(ic, f->a, NULL, "'%s' must be an integer", both);
+        if (seen++ == 0) *h = *w = f->a->ival;
+        else *w = f->a->ival;
+    }
+    if (ic_int(ic, p, hname, h) < 0 || ic_int(ic, p, wname, w) < 0) return -1;
+    return 0;
+}
+
+static void pair_arg(char *args, size_t cap, const char *field, int64_t h, int64_t w) {
+    if (h == w) ic_append(args, cap, " %s: %lld", field, (long long)h);
+    else ic_append(args, cap, " %s: [%lld, %lld]", field, (long long)h, (long long)w);
+}
+
+/* Caffe's fillers only set the starting point: trainc starts from PyTorch's default init. */
+static int check_fillers(ic_ctx *ic, const layer_io *io, int has_bias) {
+    const ast_node *wf = NULL, *bf = NULL;
+    if (ic_msg(ic, io->param, "weight_filler", &wf) < 0 || ic_msg(ic, io->param, "bias_filler", &bf) < 0) return -1;
+    const char *wt = "constant";
+    if (wf && ic_word(ic, wf, "type", &wt) < 0) return -1;
+    if (ic_approximate(ic, wf ? wf : io->layer,
+                       "layer \"%s\": weight_filler %s%s; trainc initializes weights like PyTorch "
+                       "(kaiming_uniform, a = sqrt(5))",
+                       io->name, wt, wf ? "" : " (Caffe's default: all zeros)") < 0)
+        return -1;
+    if (has_bias && bf) {
+        const char *bt = "constant";
+        if (ic_word(ic, bf, "type", &bt) < 0) return -1;
+        if (ic_approximate(ic, bf, "layer \"%s\": bias_filler %s; trainc initializes biases like PyTorch "
+                           "(uniform +-1/sqrt(fan_in))", io->name, bt) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* param { lr_mult decay_mult }: trainc has one LR and one weight decay for all parameters. */
+static int check_param_mults(ic_ctx *ic, const layer_io *io) {
+    const ast_node *L = io->layer;
+    for (int i = 0; i < L->n_kids; i++) {
+        const ast_node *f = L->kids[i];
+        if (f->kind != AST_FIELD || strcmp(f->text, "param") != 0) continue;
+        if (f->a->kind != AST_MESSAGE) return ic_error(ic, f->a, NULL, "'param' must be a message { ... }");
+        if (ic_only_fields(ic, f->a, "param", KNOWN("lr_mult", "decay_mult", "name", "share_mode")) < 0) return -1;
+        if (ic_get(f->a, "name"))
+            return ic_error(ic, ic_get(f->a, "name"), "give each layer its own parameters",
+                            "layer \"%s\": shared parameters (param { name }) have no trainc equivalent", io->name);
+        double lr = 1, decay = 1;
+        if (ic_float(ic, f->a, "lr_mult", &lr) < 0 || ic_float(ic, f->a, "decay_mult", &decay) < 0) return -1;
+        if (lr == 0)
+            return ic_error(ic, f->a, "trainc trains every parameter; remove the layer's param { lr_mult: 0 }",
+                            "layer \"%s\": frozen parameters (lr_mult: 0) have no trainc equivalent yet", io->name);
+        if (lr != 1 || decay != 1) {
+            char what[64] = "";
+            if (lr != 1) ic_append(what, sizeof what, "lr_mult %g", lr);
+            if (decay != 1) ic_append(what, sizeof what, "%sdecay_mult %g", lr != 1 ? ", " : "", decay);
+            if (ic_approximate(ic, f->a, "layer \"%s\": %s; trainc uses the solver's LR and weight decay for "
+                               "every parameter", io->name, what) < 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+static int64_t conv_out(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d) {
+    return (in + 2 * p - (d * (k - 1) + 1)) / s + 1;
+}
+
+static int tr_convolution(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob *o) {
+    const ast_node *p = io->param;
+    if (!p) return ic_error(ic, io->layer, NULL, "Convolution layer \"%s\" needs convolution_param", io->name);
+    if (ic_only_fields(ic, p, "convolution_param",
+                       KNOWN("num_output", "bias_term", "pad", "kernel_size", "stride", "dilation", "group",
+                             "kernel_h", "kernel_w", "stride_h", "stride_w", "pad_h", "pad_w", "weight_filler",
+                             "bias_filler", "engine", "axis")) < 0)
+        return -1;
+    int64_t out = 0, kh = 0, kw = 0, sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1, group = 1, axis = 1;
+    int bias = 1;
+    if (ic_int(ic, p, "num_output", &out) < 0 || ic_int(ic, p, "group", &group) < 0 ||
+        ic_bool(ic, p, "bias_term", &bias) < 0 || ic_int(ic, p, "axis", &axis) < 0 ||
+        read_pair(ic, p, "kernel_size", "kernel_h", "kernel_w", &kh, &kw) < 0 ||
+        read_pair(ic, p, "stride", "stride_h", "stride_w", &sh, &sw) < 0 ||
+        read_pair(ic, p, "pad", "pad_h", "pad_w", &ph, &pw) < 0 ||
+        read_pair(ic, p, "dilation", "dilation_h", "dilation_w", &dh, &dw) < 0)
+        return -1;
+    if (out < 1) return ic_error(ic, p, NULL, "Convolution layer \"%s\" needs num_output >= 1", io->name);
+    if (kh < 1 || kw < 1) return ic_error(ic, p, NULL, "Convolution layer \"%s\" needs kernel_size", io->name);
+    if (axis != 1) return ic_error(ic, ic_get(p, "axis"), NULL, "convolution over axis %lld: trainc convolves images (axis 1)", (long long)axis);
+    if (check_fillers(ic, io, bias) < 0 || check_param_mults(ic, io) < 0) return -1;
+    t->type = "conv";
+    ic_append(t->args, sizeof t->args, " out: %lld", (long long)out);
+    pair_arg(t->args, sizeof t->args, "kernel", kh, kw);
+    if (sh != 1 || sw != 1) pair_arg(t->args, sizeof t->args, "stride", sh, sw);
+    if (ph != 0 || pw != 0) pair_arg(t->args, sizeof t->args, "pad", ph, pw);
+    if (dh != 1 || dw != 1) pair_arg(t->args, sizeof t->args, "dilation", dh, dw);
+    if (group != 1) ic_append(t->args, sizeof t->args, " groups: %lld", (long long)group);
+    if (!bias) ic_append(t->args, sizeof t->args, " bias: false");
+    o->c = out;
+    o->h = conv_out(io->in[0]->h, kh, sh, ph, dh);
+    o->w = conv_out(io->in[0]->w, kw, sw, pw, dw);
+    return 0;
+}
+
+static int tr_inner_product(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob *o) {
+    const ast_node *p = io->param;
+    if (!p) return ic_error(ic, io->layer, NULL, "InnerProduct layer \"%s\" needs inner_product_param", io->name);
+    if (ic_only_fields(ic, p, "inner_product_param",
+                       KNOWN("num_output", "bias_term", "weight_filler", "bias_filler", "axis", "transpose")) < 0)
+        return -1;
+    int64_t out = 0, axis = 1;
+    int bias = 1, transpose = 0;
+    if (ic_int(ic, p, "num_output", &out) < 0 || ic_bool(ic, p, "bias_term", &bias) < 0 ||
+        ic_int(ic, p, "axis", &axis) < 0 || ic_bool(ic, p, "transpose", &transpose) < 0)
+        return -1;
+    if (out < 1) return ic_error(ic, p, NULL, "InnerProduct layer \"%s\" needs num_output >= 1", io->name);
+    if (axis != 1)
+        return ic_error(ic, ic_get(p, "axis"), NULL, "InnerProduct over axis %lld: trainc flattens [C, H, W] (axis 1)", (long long)axis);
+    if (transpose)
+        return ic_error(ic, ic_get(p, "transpose"), "remove 'transpose' (it only changes how Caffe stores the weights)",
+                        "InnerProduct layer \"%s\": transposed weights have no trainc equivalent", io->name);
+    if (check_fillers(ic, io, bias) < 0 || check_param_mults(ic, io) < 0) return -1;
+    t->type = "linear";
+    ic_append(t->args, sizeof t->args, " out: %lld", (long long)out);
+    if (!bias) ic_append(t->args, sizeof t->args, " bias: false");
+    o->c = out, o->h = 1, o->w = 1;
+    return 0;
+}
+
+/* Caffe rounds pooled sizes up (and drops a last window that starts in the padding); trainc
+ * rounds down. The translation is exact when both give the same size. */
+static int64_t pool_out_caffe(int64_t in, int64_t k, int64_t s, int64_t p) {
+    int64_t n = (int64_t)ceil((double)(in + 2 * p - k) / (double)s) + 1;
+    if (p > 0 && (n - 1) * s >= in + p) n--;
+    return n;
+}
+
+static int tr_pooling(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob *o) {
+    const ast_node *p = io->param;
+    if (!p) return ic_error(ic, io->layer, NULL, "Pooling layer \"%s\" needs pooling_param", io->name);
+    if (ic_only_fields(ic, p, "pooling_param",
+                       KNOWN("pool", "pad", "pad_h", "pad_w", "kernel_size", "kernel_h", "kernel_w", "stride",
+                             "stride_h", "stride_w", "global_pooling", "engine", "round_mode")) < 0)
+        return -1;
+    const char *pool = "MAX", *round = "CEIL";
+    int global = 0;
+    int64_t kh = 0, kw = 0, sh = 1, sw = 1, ph = 0, pw = 0;
+    if (ic_word(ic, p, "pool", &pool) < 0 || ic_bool(ic, p, "global_pooling", &global) < 0 ||
+        ic_word(ic, p, "round_mode", &round) < 0 ||
+        read_pair(ic, p, "kernel_size", "kernel_h", "kernel_w", &kh, &kw) < 0 ||
+        read_pair(ic, p, "stride", "stride_h", "stride_w", &sh, &sw) < 0 ||
+        read_pair(ic, p, "pad", "pad_h", "pad_w", &ph, &pw) < 0)
+        return -1;
+    int is_max = strcmp(pool, "MAX") == 0, is_ave = strcmp(pool, "AVE") == 0;
+    if (!is_max && !is_ave)
+        return ic_error(ic, ic_get(p, "pool"), "use pool: MAX or AVE",
+                        "Pooling layer \"%s\": pool %s has no trainc equivalent", io->name, pool);
+    if (strcmp(round, "CEIL") != 0 && strcmp(round, "FLOOR") != 0)
+        return ic_error(ic, ic_get(p, "round_mode"), NULL, "round_mode must be CEIL or FLOOR");
+    const ic_blob *in = io->in[0];
+    o->c = in->c;
+    if (global) {
+        if (!is_ave)
+            return ic_error(ic, ic_get(p, "pool"), "use pool: AVE with global_pooling",
+                            "Pooling layer \"%s\": global max pooling has no trainc equivalent", io->name);
+        t->type = "gap";
+        o->h = o->w = 1;
+        return 0;
+    }
+    if (kh < 1 || kw < 1) return ic_error(ic, p, NULL, "Pooling layer \"%s\" needs kernel_size", io->name);
+    int64_t fh = (in->h + 2 * ph - kh) / sh + 1, fw = (in->w + 2 * pw - kw) / sw + 1;
+    if (strcmp(round, "CEIL") == 0) {
+        int64_t ch = pool_out_caffe(in->h, kh, sh, ph), cw = pool_out_caffe(in->w, kw, sw, pw);
+        if (ch != fh || cw != fw)
+            return ic_error(ic, io->layer,
+                            "trainc pools in floor mode; change the kernel, stride or pad so that the windows tile "
+                            "the input exactly, or write the spec by hand",
+                            "Pooling layer \"%s\": Caffe's ceil mode gives %lldx%lld from %lldx%lld, trainc's floor "
+                            "mode %lldx%lld; ceil-mode pooling has no trainc equivalent yet",
+                            io->name, (long long)ch, (long long)cw, (long long)in->h, (long long)in->w,
+                            (long long)fh, (long long)fw);
+    }
+    if (ph * 2 > kh || pw * 2 > kw)
+        return ic_error(ic, io->layer, NULL, "Pooling layer \"%s\": pad larger than half the kernel", io->name);
+    t->type = is_max ? "maxpool" : "avgpool";
+    pair_arg(t->args, sizeof t->args, "kernel", kh, kw);
+    pair_arg(t->args, sizeof t->args, "stride", sh, sw);
+    if (ph != 0 || pw != 0) pair_arg(t->args, sizeof t->args, "pad", ph, pw);
+    o->h = fh, o->w = fw;
+    return 0;
+}
+
+static int tr_relu(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob *o) {
+    if (io->param) {
+        if (ic_only_fields(ic, io->param, "relu_param", KNOWN("negative_slope", "engine")) < 0) return -1;
+        double slope = 0;
+        if (ic_float(ic, io->param, "negative_slope", &slope) < 0) return -1;
+        if (slope != 0)
+            return ic_error(ic, ic_get(io->param, "negative_slope"), "use a plain ReLU",
+                            "ReLU layer \"%s\": leaky ReLU (negative_slope %g) has no trainc equivalent", io->name, slope);
+    }
+    t->type = "relu";
+    return 0;
+}
+
+static int tr_dropout(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob *o) {
+    double ratio = 0.5;
+    int scale_train = 1;
+    if (io->param) {
+        if (ic_only_fields(ic, io->param, "dropout_param", KNOWN("dropout_ratio", "scale_train")) < 0 ||
+            ic_float(ic, io->param, "dropout_ratio", &ratio) < 0 || ic_bool(ic, io->param, "scale_train", &scale_train) < 0)
+            return -1;
+    }
+    if (!scale_train)
+        return ic_error(ic, ic_get(io->param, "scale_train"), "remove scale_train: false",
+                        "Dropout layer \"%s\": scaling at test time (scale_train: false) has no trainc equivalent", io->name);
+    if (ratio < 0 || ratio >= 1)
+        return ic_error(ic, ic_get(io->param, "dropout_ratio"), NULL, "dropout_ratio must be in [0, 1)");
+    t->type = "dropout";
+    ic_append(t->args, sizeof t->args, " p: %s", ic_num(ratio));
+    return 0;
+}
+
+static int tr_lrn(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob *o) {
+    int64_t size = 5;
+    double alpha = 1, beta = 0.75, k = 1;   /* Caffe's defaults (alpha 1, unlike torch) */
+    const char *region = "ACROSS_CHANNELS";
+    if (io->param) {
+        if (ic_only_fields(ic, io->param, "lrn_param", KNOWN("local_size", "alpha", "beta", "k", "norm_region", "engine")) < 0 ||
+            ic_int(ic, io->param, "local_size", &size) < 0 || ic_float(ic, io->param, "alpha", &alpha) < 0 ||
+            ic_float(ic, io->param, "beta", &beta) < 0 || ic_float(ic, io->param, "k", &k) < 0 ||
+            ic_word(ic, io->param, "norm_region", &region) < 0)
+            return -1;
+    }
+    if (strcmp(region, "ACROSS_CHANNELS") != 0)
+        return ic_error(ic, ic_get(io->param, "norm_region"), "use norm_region: ACROSS_CHANNELS",
+                        "LRN layer \"%s\": norm_region %s has no trainc equivalent yet", io->name, region);
+    if (size % 2 == 0)
+        return ic_error(ic, ic_get(io->param, "local_size"), NULL, "LRN local_size must be odd (Caffe's rule)");
+    t->type = "lrn";
+    ic_append(t->args, sizeof t->args, " size: %lld alpha: %s beta: %s k: %s", (long long)size, ic_num(alpha), ic_num(beta), ic_num(k));
+    return 0;
+}
+
+/* 1 - 0.999 is 0.0010000000000000009 in binary; the spec should say 0.001. */
+static double round_15_digits(double v) {
+    char buf[32];
+    snprintf(buf, sizeof buf, "%.15g", v);
+    return strtod(buf, NULL);
+}
+
+/* BatchNorm normalizes; the Scale layer after it holds gamma and beta. Together they are
+ * trainc's bn (affine batch norm). */
+static int tr_batch_norm(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob *o, const ast_node *next,
+                         int *consumed) {
+    double eps = 1e-5, fraction = 0.999;
+    int global = 0;
+    const ast_node *p = io->param;
+    if (p) {
+        if (ic_only_fields(ic, p, "batch_norm_param", KNOWN("use_global_stats", "moving_average_fraction", "eps")) < 0 ||
+            ic_bool(ic, p, "use_global_stats", &global) < 0 || ic_float(ic, p, "eps", &eps) < 0 ||
+            ic_float(ic, p, "moving_average_fraction", &fraction) < 0)
+            return -1;
+    }
+    if (global)
+        return ic_error(ic, ic_get(p, "use_global_stats"),
+                        "remove use_global_stats from the training net (Caffe then uses batch statistics in "
+                        "training and the running averages in testing, as trainc does)",
+                        "BatchNorm layer \"%s\": frozen statistics (use_global_stats: true) have no trainc "
+                        "equivalent yet", io->name);
+    const char *next_type = NULL;
+    const ast_node *bottom = NULL;
+    if (next) {
+        ic_word(ic, next, "type", &next_type);
+        bottom = ic_get(next, "bottom") ? ic_get(next, "bottom")->a : NULL;
+    }
+    if (!next_type || strcmp(next_type, "Scale") != 0 || !bottom || bottom->kind != AST_STRING ||
+        strcmp(bottom->text, io->top) != 0)
+        return ic_error(ic, io->layer, "follow it with a Scale layer (scale_param { bias_term: true }) that reads its output",
+                        "BatchNorm layer \"%s\" without a Scale layer after it: trainc's bn always learns a "
+                        "scale and a shift", io->name);
+    const ast_node *sp = NULL;
+    if (ic_msg(ic, next, "scale_param", &sp) < 0) return -1;
+    int bias = 0;
+    if (sp && (ic_only_fields(ic, sp, "scale_param", KNOWN("bias_term", "axis", "num_axes", "filler", "bias_filler")) < 0 ||
+               ic_bool(ic, sp, "bias_term", &bias) < 0))
+        return -1;
+    if (!bias)
+        return ic_error(ic, sp ? (const ast_node *)sp : next, "set scale_param { bias_term: true }",
+                        "Scale layer after BatchNorm \"%s\" without a bias: trainc's bn always learns a shift", io->name);
+    if (ic_approximate(ic, p ? p : io->layer,
+                       "layer \"%s\": Caffe's running statistics are a normalized moving average "
+                       "(moving_average_fraction %g); trainc keeps PyTorch's exponential average with "
+                       "momentum %g", io->name, fraction, 1 - fraction) < 0)
+        return -1;
+    t->type = "bn";
+    ic_append(t->args, sizeof t->args, " eps: %s momentum: %s", ic_num(eps), ic_num(round_15_digits(1 - fraction)));
+    *consumed = 1;
+    return 0;
+}
+
+static int tr_eltwise(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob *o) {
+    const char *op = "SUM";
+    if (io->param) {
+        if (ic_only_fields(ic, io->param, "eltwise_param", KNOWN("operation", "coeff", "stable_prod_grad")) < 0 ||
+            ic_word(ic, io->param, "operation", &op) < 0)
+            return -1;
+        for (int i = 0; i < io->param->n_kids; i++) {
+            const ast_node *f = io->param->kids[i];
+            double c = 0;
+            int is_int = 0;
+            if (strcmp(f->text, "coeff") != 0) continue;
+            if (f->a->kind == AST_INT) c = (double)f->a->ival, is_int = 1;
+            else if (f->a->kind == AST_FLOAT) c = f->a->fval;
+            if ((!is_int && f->a->kind != AST_FLOAT) || c != 1)
+                return ic_error(ic, f->a, "remove coeff", "Eltwise layer \"%s\": weighted sums have no trainc equivalent", io->name);
+        }
+    }
+    if (strcmp(op, "SUM") != 0)
+        return ic_error(ic, ic_get(io->param, "operation"), "use operation: SUM",
+                        "Eltwise layer \"%s\": operation %s has no trainc equivalent", io->name, op);
+    if (io->n_in < 2) return ic_error(ic, io->layer, NULL, "Eltwise layer \"%s\" needs two or more bottoms", io->name);
+    for (int i = 1; i < io->n_in; i++)
+        if (io->in[i]->c != io->in[0]->c || io->in[i]->h != io->in[0]->h || io->in[i]->w != io->in[0]->w)
+            return ic_error(ic, io->layer, NULL, "Eltwise layer \"%s\": bottoms of different shapes", io->name);
+    t->type = "add";
+    return 0;
+}
+
+static int tr_concat(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob *o) {
+    int64_t axis = 1;
+    if (io->param && (ic_only_fields(ic, io->param, "concat_param", KNOWN("axis", "concat_dim")) < 0 ||
+                      ic_int(ic, io->param, "axis", &axis) < 0 || ic_int(ic, io->param, "concat_dim", &axis) < 0))
+        return -1;
+    if (axis != 1)
+        return ic_error(ic, io->param, "concatenate channels (axis 1)", "Concat layer \"%s\" along axis %lld has no trainc equivalent",
+                        io->name, (long long)axis);
+    o->c = 0;
+    for (int i = 0; i < io->n_in; i++) {
+        if (io->in[i]->h != io->in[0]->h || io->in[i]->w != io->in[0]->w)
+            return ic_error(ic, io->layer, NULL, "Concat layer \"%s\": bottoms of different sizes", io->name);
+        o->c += io->in[i]->c;
+    }
+    t->type = "concat";
+    return 0;
+}
+
+static int tr_flatten(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob *o) {
+    int64_t axis = 1, end = -1;
+    if (io->param && (ic_only_fields(ic, io->param, "flatten_param", KNOWN("axis", "end_axis")) < 0 ||
+                      ic_int(ic, io->param, "axis", &axis) < 0 || ic_int(ic, io->param, "end_axis", &end) < 0))
+        return -1;
+    if (axis != 1 || (end != -1 && end != 3))
+        return ic_error(ic, io->param, NULL, "Flatten layer \"%s\": only axis 1 to the end has a trainc equivalent", io->name);
+    t->type = "flatten";
+    o->c = o->c * o->h * o->w, o->h = o->w = 1;
+    return 0;
+}
+
+typedef int (*translate_fn)(ic_ctx *, const layer_io *, ic_layer *, ic_blob *);
+static const struct {
+    const char *caffe_type, *param;
+    translate_fn fn;
+} translations[] = {
+    { "Convolution", "convolution_param", tr_convolution },
+    { "InnerProduct", "inner_product_param", tr_inner_product },
+    { "Pooling", "pooling_param", tr_pooling },
+    { "ReLU", "relu_param", tr_relu },
+    { "Dropout", "dropout_param", tr_dropout },
+    { "LRN", "lrn_param", tr_lrn },
+    { "BatchNorm", "batch_norm_param", NULL },
+    { "Eltwise", "eltwise_param", tr_eltwise },
+    { "Concat", "concat_param", tr_concat },
+    { "Flatten", "flatten_param", tr_flatten },
+};
+
+/* Layer types that read data themselves: trainc's data block replaces them. */
+static const char *const data_layers[] = { "Data", "ImageData", "HDF5Data", "WindowData", "MemoryData",
+                                           "DummyData", "AnnotatedData", "VideoData", NULL };
+
+static const char *const supported_list =
+    "supported: Input, Convolution, InnerProduct, Pooling, ReLU, Dropout, LRN, BatchNorm + Scale, Eltwise, "
+    "Concat, Flatten, SoftmaxWithLoss, Accuracy";
+
+/* Resolves the bottoms of a layer to blobs. */
+static int read_io(ic_ctx *ic, const ast_node *L, layer_io *io) {
+    for (int i = 0; i < L->n_kids; i++) {
+        const ast_node *f = L->kids[i];
+        if (f->kind != AST_FIELD) continue;
+        int is_bottom = strcmp(f->text, "bottom") == 0, is_top = strcmp(f->text, "top") == 0;
+        if (!is_bottom && !is_top) continue;
+        if (f->a->kind != AST_STRING) return ic_error(ic, f->a, NULL, "'%s' must be a string", f->text);
+        if (is_top) {
+            if (io->top) return ic_error(ic, f, "split the layer", "layer \"%s\" has more than one top", io->name);
+            io->top = f->a->text;
+            continue;
+        }
+        if (io->n_in == IC_MAX_INPUTS) return ic_error(ic, f, NULL, "layer \"%s\" has too many bottoms", io->name);
+        ic_blob *b = ic_blob_find(ic, f->a->text);
+        if (!b)
+            return ic_error(ic, f->a, "a bottom must be the top of an earlier layer (or of the Input layer)",
+                            "layer \"%s\" reads blob \"%s\", which no earlier layer writes", io->name, f->a->text);
+        io->in[io->n_in++] = b;
+    }
+    if (io->n_in == 0) return ic_error(ic, L, NULL, "layer \"%s\" has no bottom", io->name);
+    if (!io->top) return ic_error(ic, L, NULL, "layer \"%s\" has no top", io->name);
+    return 0;
+}
+
+int ic_import_layer(ic_ctx *ic, const ast_node *L, const ast_node *next, int *consumed) {
+    layer_io io = { .layer = L };
+    *consumed = 0;
+    if (ic_word(ic, L, "name", &io.name) < 0 || ic_word(ic, L, "type", &io.type) < 0) return -1;
+    if (!io.type) return ic_error(ic, L, NULL, "layer without a type");
+    if (!io.name) return ic_error(ic, L, NULL, "%s layer without a name", io.type);
+    for (const char *const *d = data_layers; *d; d++)
+        if (strcmp(io.type, *d) == 0)
+            return ic_error(ic, ic_get(L, "type"),
+                            "replace it with an Input layer (input_param { shape { dim: N dim: C dim: H dim: W } }) "
+                            "and give the trainer the dataset: IDX files or image folders as they are, or packed "
+                            "into record shards by 'trainc pack' (export an LMDB/LevelDB to image folders first)",
+                            "%s layer \"%s\" reads its own database (LMDB, LevelDB, HDF5 or a list); trainc "
+                            "reads datasets through its data block", io.type, io.name);
+    if (strcmp(io.type, "Python") == 0)
+        return ic_error(ic, ic_get(L, "type"), "write the layer's computation as trainc layers, or leave it out",
+                        "Python layer \"%s\" runs arbitrary Python code; trainc compiles only its own layers", io.name);
+    int k = -1;
+    for (int i = 0; i < (int)(sizeof translations / sizeof translations[0]); i++)
+        if (strcmp(io.type, translations[i].caffe_type) == 0) k = i;
+    if (k < 0) return ic_error(ic, ic_get(L, "type"), supported_list, "layer \"%s\": Caffe layer type '%s' has no trainc equivalent", io.name, io.type);
+    if (ic_only_fields(ic, L, "the layer",
+                       KNOWN("name", "type", "bottom", "top", "param", "include", "exclude", "phase",
+                             translations[k].param)) < 0)
+        return -1;
+    if (ic_msg(ic, L, translations[k].param, &io.param) < 0 || read_io(ic, L, &io) < 0) return -1;
+    ic_layer *t = ic_layer_add(ic, NULL, io.name, L);
+    if (!t) return -1;
+    for (int i = 0; i < io.n_in; i++) t->inputs[t->n_inputs++] = io.in[i]->producer;
+    ic_blob o = *io.in[0];
+    int rc = translations[k].fn ? translations[k].fn(ic, &io, t, &o) : tr_batch_norm(ic, &io, t, &o, next, consumed);
+    if (rc < 0) return -1;
+    if (o.h < 1 || o.w < 1)
+        return ic_error(ic, L, NULL, "layer \"%s\": the output would be %lldx%lld; check kernel, stride and pad",
+                        io.name, (long long)o.h, (long long)o.w);
+    return ic_blob_set(ic, io.top, t->name, o.c, o.h, o.w) ? 0 : -1;
+}

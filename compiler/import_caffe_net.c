@@ -1,0 +1,190 @@
+/* Caffe importer: the net prototxt. Walks the TRAIN-phase layers in order, follows blobs
+ * through in-place layers, and prints the trainc net block. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "import_caffe_internal.h"
+
+ic_blob *ic_blob_find(ic_ctx *ic, const char *name) {
+    for (int i = ic->n_blobs - 1; i >= 0; i--)
+        if (strcmp(ic->blobs[i].name, name) == 0) return &ic->blobs[i];
+    return NULL;
+}
+
+ic_blob *ic_blob_set(ic_ctx *ic, const char *name, const char *producer, int64_t c, int64_t h, int64_t w) {
+    ic_blob *b = ic_blob_find(ic, name);
+    if (!b) {
+        if (ic->n_blobs == ic->cap_blobs) {
+            int cap = ic->cap_blobs ? 2 * ic->cap_blobs : 64;
+            ic_blob *grown = realloc(ic->blobs, (size_t)cap * sizeof *grown);
+            if (!grown) return NULL;
+            ic->blobs = grown, ic->cap_blobs = cap;
+        }
+        b = &ic->blobs[ic->n_blobs++];
+        b->name = name;
+    }
+    b->producer = producer, b->c = c, b->h = h, b->w = w;
+    return b;
+}
+
+ic_layer *ic_layer_add(ic_ctx *ic, const char *type, const char *name, const ast_node *at) {
+    if (strcmp(name, "data") == 0) {
+        ic_error(ic, at, "rename the layer", "a layer named \"data\": trainc reserves the name for the net input");
+        return NULL;
+    }
+    if (ic->n_layers == ic->cap_layers) {
+        int cap = ic->cap_layers ? 2 * ic->cap_layers : 64;
+        ic_layer *grown = realloc(ic->layers, (size_t)cap * sizeof *grown);
+        if (!grown) return NULL;
+        ic->layers = grown, ic->cap_layers = cap;
+    }
+    ic_layer *t = &ic->layers[ic->n_layers++];
+    memset(t, 0, sizeof *t);
+    t->type = type, t->name = name, t->loc = at->loc;
+    return t;
+}
+
+/* include { phase: TEST } / exclude { phase: TRAIN }: the layer is not in the training net. */
+static int in_train_phase(ic_ctx *ic, const ast_node *L, int *keep) {
+    *keep = 1;
+    static const char *const rules[] = { "include", "exclude" };
+    for (int r = 0; r < 2; r++) {
+        int n = ast_count_fields(L, rules[r]);
+        for (int i = 0; i < L->n_kids && n; i++) {
+            const ast_node *f = L->kids[i];
+            if (f->kind != AST_FIELD || strcmp(f->text, rules[r]) != 0) continue;
+            if (f->a->kind != AST_MESSAGE) return ic_error(ic, f->a, NULL, "'%s' must be a message { phase: ... }", rules[r]);
+            if (ic_only_fields(ic, f->a, rules[r], (const char *const[]){ "phase", NULL }) < 0) return -1;
+            const char *phase = "TRAIN";
+            if (ic_word(ic, f->a, "phase", &phase) < 0) return -1;
+            if (strcmp(phase, "TRAIN") != 0 && strcmp(phase, "TEST") != 0)
+                return ic_error(ic, ic_get(f->a, "phase"), NULL, "phase must be TRAIN or TEST");
+            int train = strcmp(phase, "TRAIN") == 0;
+            if (r == 0 && !train) *keep = 0;
+            if (r == 1 && train) *keep = 0;
+        }
+    }
+    return 0;
+}
+
+/* The Input layer (or the old top-level input/input_shape/input_dim): batch and [C, H, W]. */
+static int read_input_layer(ic_ctx *ic, const ast_node *L) {
+    const ast_node *p = NULL, *shape = NULL;
+    const char *top = NULL;
+    if (ic_only_fields(ic, L, "the Input layer", (const char *const[]){ "name", "type", "top", "input_param", "include", NULL }) < 0 ||
+        ic_msg(ic, L, "input_param", &p) < 0 || ic_word(ic, L, "top", &top) < 0)
+        return -1;
+    if (ic->have_input) return ic_error(ic, L, "trainc nets read one input image", "a second Input layer");
+    if (!p || ic_msg(ic, p, "shape", &shape) <= 0 || !top)
+        return ic_error(ic, L, "write input_param { shape { dim: N dim: C dim: H dim: W } } and top: \"data\"",
+                        "the Input layer needs a top and one input_param { shape { ... } }");
+    int64_t dims[4];
+    int n = 0;
+    for (int i = 0; i < shape->n_kids; i++) {
+        const ast_node *f = shape->kids[i];
+        if (f->kind != AST_FIELD || strcmp(f->text, "dim") != 0 || f->a->kind != AST_INT || f->a->ival < 1)
+            return ic_error(ic, f, NULL, "a shape is a list of 'dim: N' with N >= 1");
+        if (n == 4) return ic_error(ic, f, "trainc nets read images [N, C, H, W]", "an input shape with more than 4 dims");
+        dims[n++] = f->a->ival;
+    }
+    if (n != 4) return ic_error(ic, shape, "trainc nets read images [N, C, H, W]", "an input shape with %d dims", n);
+    ic->batch = dims[0], ic->in_c = dims[1], ic->in_h = dims[2], ic->in_w = dims[3];
+    ic->have_input = 1;
+    return ic_blob_set(ic, top, "data", dims[1], dims[2], dims[3]) ? 0 : -1;
+}
+
+/* SoftmaxWithLoss: trainc's softmax_ce, the last layer. */
+static int read_loss(ic_ctx *ic, const ast_node *L) {
+    if (ic_only_fields(ic, L, "the loss layer",
+                       (const char *const[]){ "name", "type", "bottom", "top", "include", "exclude", "loss_weight",
+                                              "loss_param", "softmax_param", NULL }) < 0)
+        return -1;
+    const ast_node *lp = NULL;
+    if (ic_msg(ic, L, "loss_param", &lp) < 0) return -1;
+    if (lp) {
+        if (ic_only_fields(ic, lp, "loss_param", (const char *const[]){ "normalization", "normalize", NULL }) < 0) return -1;
+        const char *norm = "VALID";
+        if (ic_word(ic, lp, "normalization", &norm) < 0) return -1;
+        if (strcmp(norm, "VALID") != 0 && strcmp(norm, "BATCH_SIZE") != 0)
+            return ic_error(ic, ic_get(lp, "normalization"), "use VALID or BATCH_SIZE (the mean over the batch)",
+                            "loss normalization %s has no trainc equivalent", norm);
+    }
+    double weight = 1;
+    if (ic_float(ic, L, "loss_weight", &weight) < 0) return -1;
+    if (weight != 1) return ic_error(ic, ic_get(L, "loss_weight"), "remove loss_weight", "a loss_weight other than 1 has no trainc equivalent");
+    if (ic->have_loss) return ic_error(ic, L, "keep one loss layer", "a second loss layer: trainc nets have one loss");
+    const char *name = NULL, *bottom = NULL;
+    if (ic_word(ic, L, "name", &name) < 0 || ic_word(ic, L, "bottom", &bottom) < 0) return -1;
+    ic_blob *b = bottom ? ic_blob_find(ic, bottom) : NULL;
+    if (!b) return ic_error(ic, L, NULL, "the loss layer reads no known blob");
+    if (ic->n_layers == 0 || strcmp(b->producer, ic->layers[ic->n_layers - 1].name) != 0)
+        return ic_error(ic, L, "move the loss layer after the layer that computes its bottom",
+                        "the loss must read the output of the last layer");
+    if (b->h != 1 || b->w != 1)
+        return ic_error(ic, L, "put an InnerProduct layer or global pooling before the loss",
+                        "the loss reads a [%lld, %lld, %lld] blob; trainc's loss reads class scores",
+                        (long long)b->c, (long long)b->h, (long long)b->w);
+    ic_layer *t = ic_layer_add(ic, "softmax_ce", name ? name : "loss", L);
+    if (!t) return -1;
+    ic->have_loss = 1;
+    ic->classes = b->c;
+    return 0;
+}
+
+static int import_one(ic_ctx *ic, const ast_node *L, const ast_node *next, int *consumed) {
+    const char *type = NULL, *name = "?";
+    *consumed = 0;
+    if (ic_word(ic, L, "type", &type) < 0 || ic_word(ic, L, "name", &name) < 0) return -1;
+    int keep;
+    if (in_train_phase(ic, L, &keep) < 0) return -1;
+    if (!keep) {
+        ic_note(ic, L, "layer \"%s\" (%s) is only in Caffe's TEST phase; left out", name, type ? type : "?");
+        return 0;
+    }
+    if (type && strcmp(type, "Input") == 0) return read_input_layer(ic, L);
+    if (ic->have_loss)
+        return ic_error(ic, L, "move the loss layer to the end", "layer \"%s\" after the loss layer", name);
+    if (type && strcmp(type, "SoftmaxWithLoss") == 0) return read_loss(ic, L);
+    if (type && (strcmp(type, "Accuracy") == 0 || strcmp(type, "Silence") == 0)) {
+        ic_note(ic, L, "layer \"%s\" (%s) left out: the trainer reports validation top-1 itself", name, type);
+        return 0;
+    }
+    return ic_import_layer(ic, L, next, consumed);
+}
+
+int ic_import_net(ic_ctx *ic, const ast_node *root) {
+    if (ic_only_fields(ic, root, "the net", (const char *const[]){ "name", "layer", "layers", "force_backward",
+                                                                   "state", "debug_info", "input", "input_shape",
+                                                                   "input_dim", NULL }) < 0)
+        return -1;
+    if (ic_word(ic, root, "name", &ic->net_name) < 0) return -1;
+    static const char *const legacy[] = { "layers", "input", "input_shape", "input_dim", "state", NULL };
+    for (const char *const *f = legacy; *f; f++)
+        if (ic_get(root, *f))
+            return ic_error(ic, ic_get(root, *f),
+                            strcmp(*f, "layers") == 0
+                                ? "upgrade it with Caffe's tools/upgrade_net_proto_text, which writes 'layer' messages"
+                                : "declare the input as a layer: layer { name: \"data\" type: \"Input\" top: \"data\" "
+                                  "input_param { shape { dim: N dim: C dim: H dim: W } } }",
+                            "'%s' is an old Caffe net format the importer does not read", *f);
+    int bad = 0;
+    for (int i = 0; i < root->n_kids && !bad && !diag_should_stop(ic->diag); i++) {
+        const ast_node *f = root->kids[i];
+        if (strcmp(f->text, "layer") != 0) continue;
+        if (f->a->kind != AST_MESSAGE) return ic_error(ic, f->a, NULL, "'layer' must be a message");
+        int j = i + 1;
+        while (j < root->n_kids && strcmp(root->kids[j]->text, "layer") != 0) j++;
+        const ast_node *next = j < root->n_kids && root->kids[j]->a->kind == AST_MESSAGE ? root->kids[j]->a : NULL;
+        int consumed = 0;
+        /* stop at the first error: later layers would only repeat it through missing blobs */
+        bad = import_one(ic, f->a, next, &consumed);
+        if (consumed) i = j;
+    }
+    if (bad) return -1;
+    if (!ic->have_input)
+        return ic_error(ic, root, "add layer { name: \"data\" type: \"Input\" top: \"data\" input_param { shape { dim: N dim: C dim: H dim: W } } }",
+                        "the net has no Input layer");
+    if (!ic->have_loss)
+        return ic_error(ic, root, "end the net with a SoftmaxWithLoss layer", "the net has no SoftmaxWithLoss layer");
+    return 0;
+}

@@ -1,0 +1,151 @@
+/* Caffe importer: the solver prototxt into trainc's solver block. Caffe counts everything in
+ * iterations; trainc says them with the *_iterations fields when its schema has them. */
+#include <string.h>
+
+#include "import_caffe_internal.h"
+#include "schema.h"
+
+/* A trainc field this translation needs; an error naming it when the schema lacks it. */
+static int need_field(ic_ctx *ic, const ast_node *at, schema_msg_id msg, const char *field, const char *caffe) {
+    if (schema_find(msg, field)) return 0;
+    return ic_error(ic, at, "write the spec's lengths in epochs by hand (iterations x batch / training-set size)",
+                    "Caffe's %s counts iterations, and this trainc has no '%s.%s' to say it", caffe,
+                    schema_msgs[msg].name, field);
+}
+
+static int print_schedule(ic_ctx *ic, FILE *out, const ast_node *s, const ast_node *at_policy) {
+    const char *policy = "fixed";
+    double gamma = 0, power = 0;
+    int64_t stepsize = 0, max_iter = 0;
+    if (ic_word(ic, s, "lr_policy", &policy) < 0 || ic_float(ic, s, "gamma", &gamma) < 0 ||
+        ic_float(ic, s, "power", &power) < 0 || ic_int(ic, s, "stepsize", &stepsize) < 0 ||
+        ic_int(ic, s, "max_iter", &max_iter) < 0)
+        return -1;
+    if (strcmp(policy, "fixed") == 0) return 0;
+    if (strcmp(policy, "step") == 0) {
+        if (stepsize < 1) return ic_error(ic, at_policy, "set stepsize", "lr_policy \"step\" needs stepsize >= 1");
+        if (need_field(ic, ic_get(s, "stepsize"), SM_SCHED_STEP, "every_iterations", "stepsize") < 0) return -1;
+        fprintf(out, " schedule { step { every_iterations: %lld gamma: %s } }", (long long)stepsize, ic_num(gamma));
+        return 0;
+    }
+    if (strcmp(policy, "multistep") == 0) {
+        int first = 1;
+        if (!ic_get(s, "stepvalue")) return ic_error(ic, at_policy, "add stepvalue: ITER lines", "lr_policy \"multistep\" needs stepvalue");
+        if (need_field(ic, ic_get(s, "stepvalue"), SM_SCHED_MULTISTEP, "milestone_iterations", "stepvalue") < 0) return -1;
+        fputs(" schedule { multistep { milestone_iterations: [", out);
+        for (int i = 0; i < s->n_kids; i++) {
+            const ast_node *f = s->kids[i];
+            if (strcmp(f->text, "stepvalue") != 0) continue;
+            if (f->a->kind != AST_INT) return ic_error(ic, f->a, NULL, "'stepvalue' must be an integer");
+            fprintf(out, "%s%lld", first ? "" : ", ", (long long)f->a->ival);
+            first = 0;
+        }
+        fprintf(out, "] gamma: %s } }", ic_num(gamma));
+        return 0;
+    }
+    if (strcmp(policy, "poly") == 0) {
+        /* Caffe: base_lr (1 - iter/max_iter)^power, to 0 at max_iter = trainc's whole run */
+        fprintf(out, " schedule { polynomial { power: %s end_lr: 0 } }", ic_num(power));
+        return 0;
+    }
+    if (strcmp(policy, "exp") == 0)
+        return ic_error(ic, at_policy, "write schedule { exponential { gamma: G } } by hand with G = gamma^(iterations per epoch)",
+                        "lr_policy \"exp\" decays by gamma every iteration; trainc's exponential decays per epoch, "
+                        "and the epoch length depends on the dataset");
+    if (strcmp(policy, "inv") == 0 || strcmp(policy, "sigmoid") == 0)
+        return ic_error(ic, at_policy, "use fixed, step, multistep or poly",
+                        "lr_policy \"%s\" has no trainc equivalent yet", policy);
+    return ic_error(ic, at_policy, "Caffe's policies are fixed, step, exp, inv, multistep, poly and sigmoid",
+                    "unknown lr_policy \"%s\"", policy);
+}
+
+static int print_optimizer(ic_ctx *ic, FILE *out, const ast_node *s) {
+    const char *type = "SGD", *reg = "L2";
+    double momentum = 0, decay = 0, momentum2 = 0.999, delta = 1e-8;
+    if (ic_word(ic, s, "type", &type) < 0 || ic_word(ic, s, "solver_type", &type) < 0 ||
+        ic_word(ic, s, "regularization_type", &reg) < 0 || ic_float(ic, s, "momentum", &momentum) < 0 ||
+        ic_float(ic, s, "weight_decay", &decay) < 0 || ic_float(ic, s, "momentum2", &momentum2) < 0 ||
+        ic_float(ic, s, "delta", &delta) < 0)
+        return -1;
+    if (strcmp(reg, "L2") != 0)
+        return ic_error(ic, ic_get(s, "regularization_type"), "use L2", "regularization_type %s has no trainc equivalent", reg);
+    if (strcmp(type, "SGD") == 0 || strcmp(type, "Nesterov") == 0 || strcmp(type, "NESTEROV") == 0) {
+        fprintf(out, "  sgd { momentum: %s%s weight_decay: %s }\n", ic_num(momentum),
+                strcmp(type, "SGD") == 0 ? "" : " nesterov: true", ic_num(decay));
+        return 0;
+    }
+    if (strcmp(type, "Adam") == 0 || strcmp(type, "ADAM") == 0) {
+        if (decay != 0)
+            return ic_error(ic, ic_get(s, "weight_decay"), "use weight_decay: 0, or write adamw by hand (decoupled decay)",
+                            "Adam with weight_decay: Caffe adds L2 to the gradient; trainc's adamw decays decoupled");
+        fprintf(out, "  adamw { beta1: %s beta2: %s eps: %s weight_decay: 0 }\n", ic_num(momentum), ic_num(momentum2), ic_num(delta));
+        return 0;
+    }
+    return ic_error(ic, ic_get(s, ic_get(s, "type") ? "type" : "solver_type"), "use SGD, Nesterov or Adam",
+                    "solver type %s has no trainc equivalent", type);
+}
+
+int ic_import_solver(ic_ctx *ic, FILE *out, const ast_node *s) {
+    if (ic_only_fields(ic, s, "the solver",
+                       (const char *const[]){ "net", "train_net", "test_net", "test_iter", "test_interval",
+                                              "test_initialization", "test_compute_loss", "base_lr", "display",
+                                              "average_loss", "max_iter", "iter_size", "lr_policy", "gamma", "power",
+                                              "momentum", "weight_decay", "regularization_type", "stepsize",
+                                              "stepvalue", "clip_gradients", "snapshot", "snapshot_prefix",
+                                              "snapshot_diff", "snapshot_format", "snapshot_after_train",
+                                              "solver_mode", "device_id", "random_seed", "type", "solver_type",
+                                              "momentum2", "delta", "rms_decay", "debug_info", NULL }) < 0)
+        return -1;
+    double base_lr = 0, clip = -1;
+    int64_t max_iter = 0, test_interval = 0, display = 0, snapshot = 0, iter_size = 1, seed = -1;
+    if (ic_float(ic, s, "base_lr", &base_lr) < 0 || ic_int(ic, s, "max_iter", &max_iter) < 0 ||
+        ic_int(ic, s, "test_interval", &test_interval) < 0 || ic_int(ic, s, "display", &display) < 0 ||
+        ic_int(ic, s, "snapshot", &snapshot) < 0 || ic_int(ic, s, "iter_size", &iter_size) < 0 ||
+        ic_int(ic, s, "random_seed", &seed) < 0 || ic_float(ic, s, "clip_gradients", &clip) < 0)
+        return -1;
+    if (base_lr <= 0) return ic_error(ic, ic_get(s, "base_lr") ? ic_get(s, "base_lr") : s, "set base_lr", "the solver needs base_lr > 0");
+    if (max_iter < 1) return ic_error(ic, ic_get(s, "max_iter") ? ic_get(s, "max_iter") : s, "set max_iter", "the solver needs max_iter >= 1");
+    if (iter_size != 1)
+        return ic_error(ic, ic_get(s, "iter_size"), "use iter_size: 1 and a batch iter_size times larger",
+                        "iter_size %lld (gradient accumulation) has no trainc equivalent yet", (long long)iter_size);
+    const char *policy = "fixed";
+    double momentum = 0;
+    if (ic_word(ic, s, "lr_policy", &policy) < 0 || ic_float(ic, s, "momentum", &momentum) < 0) return -1;
+    if (momentum > 0 && strcmp(policy, "fixed") != 0 &&
+        ic_approximate(ic, ic_get(s, "lr_policy"),
+                       "Caffe's SGD keeps the LR inside the momentum buffer (v = m v + lr g); trainc's is "
+                       "PyTorch's (v = m v + g, step lr v): the same while the LR is constant, but after "
+                       "an LR change Caffe's old velocity still moves at the old LR") < 0)
+        return -1;
+    if (seed >= 0) fprintf(out, "seed: %lld\n", (long long)seed);
+    fputs("\nsolver {\n", out);
+    fprintf(out, "  iterations: %lld\n", (long long)max_iter);
+    if (print_optimizer(ic, out, s) < 0) return -1;
+    fprintf(out, "  lr { base: %s", ic_num(base_lr));
+    if (print_schedule(ic, out, s, ic_get(s, "lr_policy") ? ic_get(s, "lr_policy") : s) < 0) return -1;
+    fputs(" }\n", out);
+    if (clip > 0) fprintf(out, "  clip_grad_norm: %s\n", ic_num(clip));
+    if (display > 0) fprintf(out, "  log_every: %lld\n", (long long)display);
+    if (test_interval > 0) {
+        if (need_field(ic, ic_get(s, "test_interval"), SM_SOLVER, "eval_every_iterations", "test_interval") < 0) return -1;
+        fprintf(out, "  eval_every_iterations: %lld\n", (long long)test_interval);
+    }
+    if (snapshot > 0) {
+        if (need_field(ic, ic_get(s, "snapshot"), SM_CHECKPOINT, "every_iterations", "snapshot") < 0) return -1;
+        fprintf(out, "  checkpoint { every_iterations: %lld }\n", (long long)snapshot);
+    } else {
+        fputs("  checkpoint { every_epochs: 0 }\n", out);
+    }
+    fputs("}\n", out);
+    /* last, so that what Caffe itself gets wrong is reported the same with or without it */
+    if (need_field(ic, ic_get(s, "max_iter"), SM_SOLVER, "iterations", "max_iter") < 0) return -1;
+    if (ic_get(s, "test_iter"))
+        ic_note(ic, ic_get(s, "test_iter"), "test_iter: the trainer evaluates the whole validation set "
+                "(or data.val_samples of it)");
+    if (ic_get(s, "solver_mode") || ic_get(s, "device_id"))
+        ic_note(ic, ic_get(s, "solver_mode") ? ic_get(s, "solver_mode") : ic_get(s, "device_id"),
+                "solver_mode/device_id: choose the device with 'trainc build --backend cpu|cuda'");
+    if (ic_get(s, "snapshot_prefix"))
+        ic_note(ic, ic_get(s, "snapshot_prefix"), "snapshot_prefix: the trainer writes checkpoints under its --out DIR");
+    return 0;
+}

@@ -1,0 +1,60 @@
+/* `trainc import FORMAT ...`: the command line of the importers (Caffe today). The spec is
+ * written to a temporary file and renamed into place, so a failed import leaves OUT as it was. */
+#include "import_cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "import_caffe.h"
+
+static int import_usage(const char *fmt, const char *arg) {
+    fputs("trainc: error: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputs("\n  hint: trainc import caffe NET.prototxt [SOLVER.prototxt] -o SPEC [--approximate]\n", stderr);
+    return 2;
+}
+
+static int write_atomically(const char *path, const char *text, size_t len) {
+    size_t n = strlen(path) + 16;
+    char *tmp = malloc(n);
+    if (!tmp) return -1;
+    snprintf(tmp, n, "%s.tmp%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    int ok = f && fwrite(text, 1, len, f) == len;
+    if (f && fclose(f) != 0) ok = 0;
+    if (ok && rename(tmp, path) != 0) ok = 0;
+    if (!ok) {
+        perror(path);
+        remove(tmp);
+    }
+    free(tmp);
+    return ok ? 0 : -1;
+}
+
+int import_main(int argc, char **argv) {
+    if (argc < 1) return import_usage("import needs a FORMAT (caffe)%s", "");
+    if (strcmp(argv[0], "caffe") != 0) return import_usage("unknown import format '%s' (caffe)", argv[0]);
+    import_caffe_options opt = { 0 };
+    const char *out_path = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) out_path = argv[++i];
+        else if (strcmp(argv[i], "--approximate") == 0) opt.approximate = 1;
+        else if (argv[i][0] == '-') return import_usage("unknown or incomplete option '%s' for import caffe", argv[i]);
+        else if (!opt.net_path) opt.net_path = argv[i];
+        else if (!opt.solver_path) opt.solver_path = argv[i];
+        else return import_usage("import caffe takes one NET and at most one SOLVER; '%s' is a third file", argv[i]);
+    }
+    if (!opt.net_path) return import_usage("import caffe needs the NET prototxt%s", "");
+    if (!out_path) return import_usage("import caffe needs -o SPEC%s", "");
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (!mem) return 2;
+    int rc = import_caffe(mem, stderr, &opt);
+    fclose(mem);
+    if (rc == 0) rc = write_atomically(out_path, text, len) == 0 ? 0 : 2;
+    else rc = 1;
+    free(text);
+    return rc;
+}

@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""Independent reference for the import tests: Caffe's learnable parameter count of a net
+prototxt, computed the way Caffe sizes its blobs (Convolution: out x in/group x kh x kw + out;
+InnerProduct: out x C*H*W + out; Scale: 2 x C with a bias; BatchNorm's mean, variance and
+factor are statistics, not learned) with Caffe's shape rules (ceil-mode pooling). TEST-phase
+layers are left out, as in Caffe's training net.
+Usage: caffe_params.py NET.prototxt   prints the count."""
+import math
+import re
+import sys
+
+TOKEN = re.compile(r'\s+|#[^\n]*|"(?:[^"\\]|\\.)*"|[{}:\[\],]|[^\s{}:\[\],"#]+')
+
+
+def parse(text):
+    """protobuf text -> list of (field, value); messages are lists, strings unquoted."""
+    tokens = [t for t in TOKEN.findall(text) if t.strip() and not t.startswith("#")]
+    pos = 0
+
+    def message(end):
+        nonlocal pos
+        out = []
+        while pos < len(tokens) and tokens[pos] != end:
+            name = tokens[pos]
+            pos += 1
+            if tokens[pos] == ":":
+                pos += 1
+            if tokens[pos] == "{":
+                pos += 1
+                out.append((name, message("}")))
+                pos += 1
+            else:
+                out.append((name, scalar(tokens[pos])))
+                pos += 1
+        return out
+
+    return message(None)
+
+
+def scalar(tok):
+    if tok.startswith('"'):
+        return tok[1:-1]
+    try:
+        return int(tok)
+    except ValueError:
+        try:
+            return float(tok)
+        except ValueError:
+            return tok
+
+
+def get(msg, name, default=None):
+    for k, v in msg:
+        if k == name:
+            return v
+    return default
+
+
+def getall(msg, name):
+    return [v for k, v in msg if k == name]
+
+
+def pair(p, both, hname, wname, default):
+    vals = getall(p, both)
+    h = w = default
+    if vals:
+        h, w = vals[0], vals[-1]
+    return get(p, hname, h), get(p, wname, w)
+
+
+def in_train(layer):
+    for rule, keep_if_train in (("include", True), ("exclude", False)):
+        for r in getall(layer, rule):
+            is_train = get(r, "phase", "TRAIN") == "TRAIN"
+            if is_train != keep_if_train:
+                return False
+    return True
+
+
+def count(net):
+    shapes, total = {}, 0
+    for layer in getall(net, "layer"):
+        if not in_train(layer):
+            continue
+        kind = get(layer, "type")
+        bottoms, top = getall(layer, "bottom"), get(layer, "top")
+        if kind == "Input":
+            dims = getall(get(get(layer, "input_param"), "shape"), "dim")
+            shapes[top] = tuple(dims[1:])
+            continue
+        if kind in ("SoftmaxWithLoss", "Accuracy"):
+            continue
+        c, h, w = shapes[bottoms[0]]
+        if kind == "Convolution":
+            p = get(layer, "convolution_param")
+            out, group = get(p, "num_output"), get(p, "group", 1)
+            kh, kw = pair(p, "kernel_size", "kernel_h", "kernel_w", 0)
+            sh, sw = pair(p, "stride", "stride_h", "stride_w", 1)
+            ph, pw = pair(p, "pad", "pad_h", "pad_w", 0)
+            total += out * (c // group) * kh * kw + (out if get(p, "bias_term", "true") == "true" else 0)
+            c, h, w = out, (h + 2 * ph - kh) // sh + 1, (w + 2 * pw - kw) // sw + 1
+        elif kind == "InnerProduct":
+            p = get(layer, "inner_product_param")
+            out = get(p, "num_output")
+            total += out * c * h * w + (out if get(p, "bias_term", "true") == "true" else 0)
+            c, h, w = out, 1, 1
+        elif kind == "Pooling":
+            p = get(layer, "pooling_param")
+            if get(p, "global_pooling", "false") == "true":
+                h = w = 1
+            else:
+                kh, kw = pair(p, "kernel_size", "kernel_h", "kernel_w", 0)
+                sh, sw = pair(p, "stride", "stride_h", "stride_w", 1)
+                ph, pw = pair(p, "pad", "pad_h", "pad_w", 0)
+                h = math.ceil((h + 2 * ph - kh) / sh) + 1
+                w = math.ceil((w + 2 * pw - kw) / sw) + 1
+        elif kind == "Scale":
+            p = get(layer, "scale_param", [])
+            total += c * (2 if get(p, "bias_term", "false") == "true" else 1)
+        elif kind == "Concat":
+            c = sum(shapes[b][0] for b in bottoms)
+        elif kind not in ("ReLU", "Dropout", "LRN", "BatchNorm", "Eltwise"):
+            sys.exit("caffe_params.py: layer type %s is not counted here" % kind)
+        shapes[top] = (c, h, w)
+    return total
+
+
+if __name__ == "__main__":
+    with open(sys.argv[1]) as f:
+        print(count(parse(f.read())))

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# trainc import caffe: the Caffe LeNet, AlexNet and ResNet of tests/caffe import (with
+# --approximate; without it, their fillers are refused), the spec equals its golden, checks,
+# shows Caffe's learnable parameter count (tests/caffe/caffe_params.py, an independent count
+# over the prototxt) and builds a CPU trainer; with their solvers once trainc says lengths in
+# iterations (solver.iterations), else the import names that field. Every construct in
+# tests/caffe/errors gives its golden error (exit 1) and leaves -o's file as it was.
+# UPDATE=1 rewrites the goldens (review the diff).
+set -u
+BUILD=${BUILD:-build}
+cd "$(dirname "$0")/../.."
+root=$PWD
+TRAINC=$root/$BUILD/trainc
+[ -x "$TRAINC" ] || { echo "missing $TRAINC (run make trainc)" >&2; exit 1; }
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+cd tests/caffe
+bad=0; n=0
+fail() { bad=$((bad + 1)); echo "FAIL: $*"; }
+has_iterations=0
+"$TRAINC" schema --markdown | grep -q 'every_iterations' && has_iterations=1
+
+for net in lenet alexnet resnet; do
+  n=$((n + 1))
+  if "$TRAINC" import caffe $net.prototxt -o "$tmp/$net.spec" 2>"$tmp/err"; then
+    fail "$net imports without --approximate although its fillers have no trainc equivalent"
+  elif ! grep -q "^$net.prototxt:[0-9]*:[0-9]*: error: layer \".*\": weight_filler" "$tmp/err"; then
+    fail "$net without --approximate: expected a weight_filler error at $net.prototxt:LINE:COL, got:"; head -5 "$tmp/err"
+  fi
+  # the net alone: stable text whatever the solver fields
+  "$TRAINC" import caffe --approximate $net.prototxt -o "$tmp/$net.net.spec" 2>"$tmp/err" || { fail "$net: import"; cat "$tmp/err"; continue; }
+  [ "${UPDATE:-0}" = 1 ] && cp "$tmp/$net.net.spec" golden/$net.spec
+  cmp -s golden/$net.spec "$tmp/$net.net.spec" || { fail "$net: spec differs from tests/caffe/golden/$net.spec"; diff -u golden/$net.spec "$tmp/$net.net.spec" | head -20; }
+  spec=$tmp/$net.net.spec
+  if [ $has_iterations = 1 ]; then
+    "$TRAINC" import caffe --approximate $net.prototxt ${net}_solver.prototxt -o "$tmp/$net.spec" 2>"$tmp/err" \
+      || { fail "$net with its solver: import"; cat "$tmp/err"; continue; }
+    grep -q '^  iterations: ' "$tmp/$net.spec" || fail "$net: no solver.iterations in the spec"
+    spec=$tmp/$net.spec
+  elif "$TRAINC" import caffe --approximate $net.prototxt ${net}_solver.prototxt -o "$tmp/$net.spec" 2>"$tmp/err" \
+       || ! grep -q "error: Caffe's [a-z_]* counts iterations, and this trainc has no '[a-z_.]*iterations'" "$tmp/err"; then
+    fail "$net with its solver: expected the error naming the missing *iterations field"; head -3 "$tmp/err"
+  else
+    # build needs a solver: one in epochs, by hand, over the imported net
+    printf 'extends: "%s"\nsolver { epochs: 1 sgd { momentum: 0.9 } lr { base: 0.01 } }\n' "$net.net.spec" >"$tmp/$net.run.spec"
+    spec=$tmp/$net.run.spec
+  fi
+  "$TRAINC" check "$spec" || { fail "$net: the imported spec does not check"; continue; }
+  want=$(python3 caffe_params.py $net.prototxt)
+  got=$("$TRAINC" show "$spec" | sed -nE 's/^params ([0-9]+) .*/\1/p')
+  [ "$got" = "$want" ] || fail "$net: show gives $got params, Caffe has $want"
+  "$TRAINC" build "$spec" -o "$tmp/$net.bin" >/dev/null 2>"$tmp/err" && [ -x "$tmp/$net.bin" ] \
+    || { fail "$net: build"; tail -5 "$tmp/err"; continue; }
+  echo "$net: $got params (Caffe: $want), checks and builds ($(basename "$spec"))"
+done
+
+# Unsupported constructs: the net ones alone, the solver ones with the LeNet net.
+for input in errors/*.prototxt; do
+  n=$((n + 1))
+  name=$(basename "$input" .prototxt)
+  args=(--approximate "$input")
+  case $name in
+    filler) args=("$input") ;;
+    *.solver) args=(--approximate lenet.prototxt "$input"); name=${name%.solver} ;;
+  esac
+  echo "written before the import" >"$tmp/out.spec"
+  rc=0
+  "$TRAINC" import caffe "${args[@]}" -o "$tmp/out.spec" >"$tmp/stdout" 2>"$tmp/err" || rc=$?
+  [ "${UPDATE:-0}" = 1 ] && cp "$tmp/err" errors/$name.err
+  [ $rc = 1 ] || fail "$name: exit status $rc, expected 1"
+  [ -s "$tmp/stdout" ] && fail "$name: wrote to stdout"
+  [ "$(cat "$tmp/out.spec")" = "written before the import" ] || fail "$name: the -o file was changed"
+  cmp -s errors/$name.err "$tmp/err" || { fail "$name: stderr differs from tests/caffe/errors/$name.err"; diff -u errors/$name.err "$tmp/err" | head -12; }
+done
+
+if [ $bad -gt 0 ]; then echo "$bad failure(s) in $n cases"; exit 1; fi
+echo "caffe import: $n cases pass"
