@@ -19,6 +19,7 @@
 #include "rt_metrics.h"
 #include "rt_ops.h"
 #include "rt_rng.h"
+#include "rt_sha256.h"
 #include "trainer_args.h"
 
 /* Everything a checkpoint must restore besides the tensors. */
@@ -195,7 +196,11 @@ static void open_output(trainer *t) {
         rt_die_hint("resume it with --resume FILE, or pass another --out",
                     "output directory '%s' already holds a run's checkpoints", t->args.out_dir);
     rt_metrics_open(&t->metrics, t->args.out_dir, bench ? "benchmark.jsonl" : "metrics.jsonl", resumed_at, NULL);
+    /* spec_hash (training only) gates resume; the text hash tells edited descriptions apart. */
+    char text_hash[RT_SHA256_HEX_LEN + 1];
+    rt_sha256_hex(m->spec_text, strlen(m->spec_text), text_hash);
     rt_metrics_start(&t->metrics, &(rt_start_record){ .name = m->name, .spec_hash = m->spec_hash,
+                     .spec_text_hash = text_hash,
                      .batch = m->batch, .ranks = t->world, .params = m->param_count, .resumed_at = resumed_at });
     rt_progress_init(&t->progress, stdout, t->step, t->total_steps);
     if (resumed_at >= 0)
