@@ -71,7 +71,7 @@ typedef struct {
 typedef enum { RT_DATA_FASHION_MNIST = 0, RT_DATA_IDX, RT_DATA_SYNTHETIC } rt_data_source;
 
 typedef struct {
-    int epochs;
+    int epochs;             /* with lr.iterations, the epochs the run touches */
     uint64_t seed;
     int ranks;              /* spec's world size; 0 = any */
     int overlap;            /* all-reduce buckets during backward (0: after it, blocking) */
@@ -82,6 +82,7 @@ typedef struct {
     int exempt_bn_bias;
     double clip_grad_norm;  /* 0 = off */
     int log_every, eval_every, ckpt_every, ckpt_keep;
+    int eval_every_steps, ckpt_every_steps;   /* > 0: by optimizer steps instead of epochs */
     rt_data_source source;
     const char *data_path;
     long train_samples, val_samples;   /* synthetic sizes */

@@ -367,6 +367,21 @@ static int run_benchmark(trainer *t) {
     return 0;
 }
 
+/* Evaluation after this step: every eval_every_steps steps, or at the end of every
+ * eval_every-th epoch; always after the last step. */
+static int should_eval(const trainer *t, int epoch_end, int last) {
+    if (last) return 1;
+    if (t->run.eval_every_steps > 0) return t->step % t->run.eval_every_steps == 0;
+    return epoch_end && (t->step / t->steps_per_epoch) % t->run.eval_every == 0;
+}
+
+/* The same for checkpoints, which are off when every_epochs is 0 (and must not divide by it). */
+static int should_checkpoint(const trainer *t, int epoch_end, int last) {
+    if (t->run.ckpt_every_steps > 0) return last || t->step % t->run.ckpt_every_steps == 0;
+    if (t->run.ckpt_every <= 0) return 0;
+    return last || (epoch_end && (t->step / t->steps_per_epoch) % t->run.ckpt_every == 0);
+}
+
 static int train(trainer *t) {
     const rt_model *m = t->m;
     double t_start = rt_time_s(), t_interval = t_start;
@@ -394,17 +409,23 @@ static int train(trainer *t) {
             t->interval_loss = 0, t->interval_correct = 0, t->interval_steps = 0, t_interval = now;
             t->interval_comm_s = 0;
         }
-        if (t->step % t->steps_per_epoch == 0) {
-            int last = t->step == t->total_steps;
-            if ((epoch + 1) % t->run.eval_every == 0 || last) {
+        int epoch_end = t->step % t->steps_per_epoch == 0, last = t->step == t->total_steps;
+        int do_eval = should_eval(t, epoch_end, last), do_ckpt = should_checkpoint(t, epoch_end, last);
+        if (do_eval || do_ckpt) {
+            if (do_eval) {
+                /* the epochs completed; a run measured in iterations may stop inside one */
+                long done = epoch_end ? epoch + 1 : t->step / t->steps_per_epoch;
                 evaluate(t, &last_loss, &last_top1, &last_top5);
-                rt_metrics_eval(&t->metrics, epoch + 1, t->step, last_loss, last_top1, last_top5,
+                rt_metrics_eval(&t->metrics, done, t->step, last_loss, last_top1, last_top5,
                                 rt_time_s() - t_start);
-                rt_progress_note(&t->progress, "epoch %ld: test loss %.4f  top-1 %.2f%%  top-5 %.2f%%", epoch + 1,
-                                 last_loss, 100 * last_top1, 100 * last_top5);
+                if (epoch_end)
+                    rt_progress_note(&t->progress, "epoch %ld: test loss %.4f  top-1 %.2f%%  top-5 %.2f%%", epoch + 1,
+                                     last_loss, 100 * last_top1, 100 * last_top5);
+                else
+                    rt_progress_note(&t->progress, "step %ld: test loss %.4f  top-1 %.2f%%  top-5 %.2f%%", t->step,
+                                     last_loss, 100 * last_top1, 100 * last_top5);
             }
-            /* every_epochs: 0 means never (and must not divide by zero) */
-            if (t->run.ckpt_every > 0 && ((epoch + 1) % t->run.ckpt_every == 0 || last)) save_checkpoint(t);
+            if (do_ckpt) save_checkpoint(t);
             t_interval = rt_time_s();
             rt_comm_take_exposed_s(t->comm);   /* evaluation's exchanges are not step time */
         }
@@ -453,7 +474,7 @@ int rt_trainer_main(const rt_model *m, const rt_run_config *run, int argc, char 
         return 0;
     }
     if (t.args.has_seed) t.run.seed = t.args.seed;
-    if (t.args.epochs) t.run.epochs = t.run.lr.epochs = t.args.epochs;
+    if (t.args.epochs) t.run.epochs = t.run.lr.epochs = t.args.epochs, t.run.lr.iterations = 0;
     t.rank = rt_comm_rank(t.comm);
     t.world = rt_comm_size(t.comm);
     t.global_batch = m->batch * t.world;
@@ -470,8 +491,10 @@ int rt_trainer_main(const rt_model *m, const rt_run_config *run, int argc, char 
                     t.train_set.n, t.global_batch);
     t.run.lr.steps_per_epoch = t.steps_per_epoch;
     t.run.lr.global_batch = t.global_batch;   /* the LR scaling rule sees the global batch */
+    if (t.run.lr.iterations > 0)   /* the epochs it touches, for this dataset's steps per epoch */
+        t.run.epochs = t.run.lr.epochs = (int)((t.run.lr.iterations + t.steps_per_epoch - 1) / t.steps_per_epoch);
     rt_lr_validate(&t.run.lr, NULL);
-    t.total_steps = t.steps_per_epoch * t.run.epochs;
+    t.total_steps = rt_lr_total_steps(&t.run.lr);
     allocate(&t);
     m->init(t.ctx.params, t.ctx.buffers, t.run.seed);
     t.ctx.training = 1;
