@@ -23,8 +23,9 @@ static const char usage_text[] =
     "                          the largest per-rank batch whose CUDA trainer fits in GiB of\n"
     "                          free device memory\n"
     "  print SPEC              the resolved spec in canonical text (what the hash covers)\n"
-    "  diff A B                semantic diff of two resolved specs; exit 0 same run,\n"
-    "                          1 different, 2 trouble (like diff(1))\n"
+    "  diff [--layers] A B     semantic diff of two resolved specs, derived values with their\n"
+    "                          formulas, LR at landmarks, layers by stage (--layers: each);\n"
+    "                          exit 0 same run, 1 different, 2 trouble (like diff(1))\n"
     "  build SPEC -o BIN [--emit-dir DIR] [--backend cpu|cuda] [--no-fuse] [--layout nchw|nhwc]\n"
     "                          generate the specialized trainer and compile it; cuda\n"
     "                          needs 'make cuda' first; --no-fuse (cuda) runs one kernel\n"
@@ -123,6 +124,8 @@ static int cmd_print(int argc, char **argv) {
 }
 
 static int cmd_diff(int argc, char **argv) {
+    int full_layers = argc > 0 && !strcmp(argv[0], "--layers");
+    argc -= full_layers, argv += full_layers;
     if (argc != 2) return usage_error("diff takes two specs, A and B%s", "");
     diag_ctx da, db;
     spec_doc a, b;
@@ -130,7 +133,7 @@ static int cmd_diff(int argc, char **argv) {
     int bad_a = load(&a, &ra, &da, argv[0]);
     int bad_b = load(&b, &rb, &db, argv[1]);
     int rc = 2;   /* an invalid side is trouble, not a difference */
-    if (!bad_a && !bad_b) rc = diff_results(stdout, &ra, &rb) ? 1 : 0;
+    if (!bad_a && !bad_b) rc = diff_results(stdout, &ra, &rb, full_layers) ? 1 : 0;
     sema_result_free(&ra);
     sema_result_free(&rb);
     spec_doc_free(&a);

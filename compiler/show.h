@@ -7,9 +7,10 @@
 
 void show_table(FILE *out, const char *path, const sema_result *res);
 void show_json(FILE *out, const char *path, const sema_result *res);
-/* Prints the fields and derived quantities that differ, one `path: a -> b` per line;
- * returns how many differ (0 = the same run). */
-int diff_results(FILE *out, const sema_result *a, const sema_result *b);
+/* Prints the training fields, layers (by stage; every layer's field with full_layers) and
+ * derived quantities (with formulas) that differ, the LR at both schedules' landmarks, and
+ * the descriptive fields apart; returns how many training differences (0 = the same run). */
+int diff_results(FILE *out, const sema_result *a, const sema_result *b, int full_layers);
 
 /* `show --device-memory GiB`: the largest per-rank batch whose planned device memory fits
  * (show_devmem.c); 0 on success, 1 for a spec without a trainer. */
