@@ -139,6 +139,7 @@ void show_table(FILE *out, const char *path, const sema_result *res) {
             res->run.name[0] ? ")" : "");
     show_layers(out, &res->net);
     show_run(out, &res->run, plan_memory(res));
+    show_reference(out, &res->run);
     fprintf(out, "\nspec hash sha256:%s (training: what resume checks)\n", res->hash);
     fprintf(out, "text hash sha256:%s (the whole spec, descriptive fields too)\n", res->text_hash);
 }
@@ -223,6 +224,7 @@ void show_json(FILE *out, const char *path, const sema_result *res) {
     fputs(", \"name\": ", out);
     json_string(out, res->run.name);
     fprintf(out, ", \"spec_hash\": \"%s\", \"spec_text_hash\": \"%s\",\n", res->hash, res->text_hash);
+    show_reference_json(out, &res->run);
     fputs("  \"input_shape\": ", out);
     json_shape(out, net->input);
     fprintf(out, ", \"classes\": %lld,\n  \"params\": %lld, \"macs\": %lld, "

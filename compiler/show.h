@@ -16,6 +16,11 @@ int diff_results(FILE *out, const sema_result *a, const sema_result *b, int full
  * (show_devmem.c); 0 on success, 1 for a spec without a trainer. */
 int show_device_memory(FILE *out, const char *path, const sema_result *res, double gib);
 
+/* The spec's reference block (published result), after the run; nothing without one
+ * (show_reference.c). The JSON form is a "reference" member, null without one. */
+void show_reference(FILE *out, const run_config *r);
+void show_reference_json(FILE *out, const run_config *r);
+
 /* Shared formatting: shortest round-trip decimal of v (always a '.' or exponent). */
 void show_format_float(char *buf, size_t cap, double v);
 
