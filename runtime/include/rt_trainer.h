@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 #include "rt_comm.h"
+#include "rt_init.h"
 #include "rt_optim.h"
 #include "rt_schedule.h"
 
@@ -88,6 +89,7 @@ typedef struct {
     long train_samples, val_samples;   /* synthetic sizes */
     int crop_pad, flip;
     float mean[4], std[4];
+    const struct rt_init_config *init;   /* the spec's init block (rt_init.h); NULL: none */
 } rt_run_config;
 
 /* A model whose tensors live on a device (the CUDA backend). The trainer's host arrays

@@ -183,6 +183,20 @@ static void resume(trainer *t, const char *path) {
     t->interval_steps = st.interval_steps;
 }
 
+/* The spec's init block, or --init-from: another spec's weights over the fresh ones, on
+ * rank 0 (share_start_state hands them to every rank). A resumed run restores its own. */
+static void start_from_weights(trainer *t) {
+    if (t->args.init_from && !t->run.init)
+        rt_die_status(2, "add init { spec: \"...\" } to the spec, naming the spec that wrote the checkpoint",
+                      "--init-from needs a trainer built from a spec with an init block");
+    if (!t->run.init || t->args.resume || t->rank != 0) return;
+    long n = rt_init_apply(t->run.init, t->args.init_from, t->ctx.params, t->m->n_params, t->ctx.buffers,
+                           t->m->n_buffers);
+    printf("%s: %ld values from %s, %d layer%s fresh, %d tensor%s frozen\n", t->m->name, n,
+           t->args.init_from ? t->args.init_from : t->run.init->checkpoint, t->run.init->n_fresh,
+           t->run.init->n_fresh == 1 ? "" : "s", t->run.init->n_frozen, t->run.init->n_frozen == 1 ? "" : "s");
+}
+
 /* Rank 0's output: metrics.jsonl (benchmark.jsonl for --benchmark; a resumed run keeps the
  * records up to its checkpoint) and the progress line. A new run refuses an out dir that
  * already holds checkpoints, so nothing is overwritten by accident. */
@@ -268,6 +282,7 @@ static void optimizer_step(trainer *t, double lr) {
         return;
     }
     float grad_scale = 1.0f / (float)t->world;
+    rt_init_zero_frozen(t->run.init, t->ctx.grads);   /* init.freeze: outside norms and updates */
     if (t->run.clip_grad_norm > 0) {
         double norm = sqrt(rt_sum_squares(t->ctx.grads, m->n_params)) / t->world;
         grad_scale *= rt_grad_clip_coef(norm, t->run.clip_grad_norm);
@@ -275,6 +290,7 @@ static void optimizer_step(trainer *t, double lr) {
     int per = rt_optim_state_per_param(&t->run.optim);
     for (int i = 0; i < m->n_tensors; i++) {
         const rt_param_tensor *p = &m->tensors[i];
+        if (rt_init_is_frozen(t->run.init, p->offset)) continue;
         int exempt = t->run.exempt_bn_bias && p->no_decay;
         rt_optim_args a = { (float)lr, exempt ? 0.0f : t->run.weight_decay, grad_scale, t->step };
         rt_optim_step(t->ctx.params + p->offset, t->opt_state + per * p->offset,
@@ -497,6 +513,7 @@ int rt_trainer_main(const rt_model *m, const rt_run_config *run, int argc, char 
     t.total_steps = rt_lr_total_steps(&t.run.lr);
     allocate(&t);
     m->init(t.ctx.params, t.ctx.buffers, t.run.seed);
+    start_from_weights(&t);
     t.ctx.training = 1;
     t.ctx.comm = t.comm;
     t.ctx.no_graph = t.args.no_graph;

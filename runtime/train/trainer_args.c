@@ -11,11 +11,13 @@
 
 static void usage(FILE *out, const char *prog) {
     fprintf(out,
-            "usage: %s [--data DIR] [--out DIR] [--resume FILE] [--benchmark STEPS]\n"
+            "usage: %s [--data DIR] [--out DIR] [--resume FILE] [--init-from FILE] [--benchmark STEPS]\n"
             "          [--seed N] [--epochs N] [--no-graph] [--print-spec] [--help]\n"
             "  --data DIR         dataset directory (default: the spec's data path)\n"
             "  --out DIR          where metrics.jsonl and checkpoints/ go\n"
             "  --resume FILE      continue the exact run saved in FILE (a checkpoint)\n"
+            "  --init-from FILE   start from the weights in FILE, a checkpoint of the spec's\n"
+            "                     init.spec (overrides init.checkpoint)\n"
             "  --benchmark STEPS  time STEPS training steps and report images/s\n"
             "  --seed N           override the spec's seed\n"
             "  --epochs N         override the spec's number of epochs\n"
@@ -63,7 +65,7 @@ void rt_trainer_parse_args(rt_trainer_args *a, const char *prog, const char *def
             a->no_graph = 1;
             continue;
         }
-        static const char *const with_value[] = { "--data", "--out", "--resume", "--benchmark",
+        static const char *const with_value[] = { "--data", "--out", "--resume", "--init-from", "--benchmark",
                                                   "--seed", "--epochs", NULL };
         int known = 0;
         for (int k = 0; with_value[k]; k++) known |= !strcmp(opt, with_value[k]);
@@ -74,6 +76,7 @@ void rt_trainer_parse_args(rt_trainer_args *a, const char *prog, const char *def
         if (!strcmp(opt, "--data")) a->data_dir = v;
         else if (!strcmp(opt, "--out")) a->out_dir = v;
         else if (!strcmp(opt, "--resume")) a->resume = v;
+        else if (!strcmp(opt, "--init-from")) a->init_from = v;
         else if (!strcmp(opt, "--benchmark")) a->benchmark_steps = parse_long(prog, opt, v, 1, 100000000);
         else if (!strcmp(opt, "--epochs")) a->epochs = (int)parse_long(prog, opt, v, 1, 100000);
         else {
