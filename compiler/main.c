@@ -8,6 +8,7 @@
 #include "ir_build.h"
 #include "schema.h"
 #include "sema.h"
+#include "plot.h"
 #include "show.h"
 
 #define TRAINC_VERSION "0.1.0"
@@ -22,6 +23,10 @@ static const char usage_text[] =
     "  show --device-memory GiB SPEC\n"
     "                          the largest per-rank batch whose CUDA trainer fits in GiB of\n"
     "                          free device memory\n"
+    "  show --lr-plot FILE.svg SPEC\n"
+    "                          the spec's LR schedule as an SVG chart\n"
+    "  plot METRICS.jsonl... -o FILE.svg [--epochs] [--reference SPEC | --top1 X]\n"
+    "                          loss, top-1 and LR of runs overlaid, published top-1 as a line\n"
     "  print SPEC              the resolved spec in canonical text (what the hash covers)\n"
     "  diff [--layers] A B     semantic diff of two resolved specs, derived values with their\n"
     "                          formulas, LR at landmarks, layers by stage (--layers: each);\n"
@@ -79,11 +84,16 @@ static int show_buckets(FILE *out, const char *path, const sema_result *res) {
 
 static int cmd_show(int argc, char **argv) {
     int json = 0, buckets = 0;
+    const char *lr_plot = NULL;
     double gib = 0;
     const char *path = NULL;
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0) json = 1;
         else if (strcmp(argv[i], "--buckets") == 0) buckets = 1;
+        else if (strcmp(argv[i], "--lr-plot") == 0) {
+            if (i + 1 >= argc) return usage_error("--lr-plot needs the SVG file to write%s", "");
+            lr_plot = argv[++i];
+        }
         else if (strcmp(argv[i], "--device-memory") == 0) {
             if (i + 1 >= argc) return usage_error("--device-memory needs the device's free memory in GiB (e.g. 79.1)%s", "");
             char *end;
@@ -100,7 +110,8 @@ static int cmd_show(int argc, char **argv) {
     spec_doc doc;
     sema_result res;
     int bad = load(&doc, &res, &diag, path);
-    if (!bad && gib > 0) bad = show_device_memory(stdout, path, &res, gib);
+    if (!bad && lr_plot) bad = plot_lr_schedule(lr_plot, &res);
+    else if (!bad && gib > 0) bad = show_device_memory(stdout, path, &res, gib);
     else if (!bad && buckets) bad = show_buckets(stdout, path, &res);
     else if (!bad) {
         if (json) show_json(stdout, path, &res);
@@ -194,6 +205,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "show")) return cmd_show(n, rest);
     if (!strcmp(cmd, "print")) return cmd_print(n, rest);
     if (!strcmp(cmd, "diff")) return cmd_diff(n, rest);
+    if (!strcmp(cmd, "plot")) return plot_main(n, rest);
     if (!strcmp(cmd, "build")) return cmd_build(n, rest);
     if (!strcmp(cmd, "schema")) return cmd_schema(n, rest);
     return usage_error("unknown command '%s'", cmd);

@@ -4,7 +4,8 @@
 # classifier (fc2) and conv1/conv2 frozen. It must train well above chance in 60 steps, and
 # its final checkpoint must hold exactly the source's conv1/conv2 weights (read back from both
 # files) and different fc1/fc2 ones. Every mismatch is one clear error, at check time for
-# the spec and at start-up for the checkpoint; --resume stays strict.
+# the spec and at start-up for the checkpoint; --resume stays strict. Last, `trainc plot`
+# overlays the two runs.
 set -eu
 BUILD=${BUILD:-build}
 TRAINC=$BUILD/trainc
@@ -76,3 +77,10 @@ fails no_file "init: cannot open checkpoint" "$dir/ft" --out "$dir/run-y" --init
 fails no_init_block "--init-from needs a trainer built from a spec with an init block" \
   "$dir/src" --out "$dir/run-z" --init-from "$src_ckpt"
 fails resume_strict "was written by a different spec" "$dir/ft" --out "$dir/run-w" --resume "$src_ckpt"
+
+# Both runs' curves in one chart (trainc plot), rendered by rsvg-convert to a PNG of the size
+# the SVG declares, each run's color and the published-top-1 line drawn.
+"$TRAINC" plot "$dir/run-src/metrics.jsonl" "$dir/run-ft/metrics.jsonl" --top1 0.9 -o "$dir/curves.svg"
+rsvg-convert -o "$dir/curves.png" "$dir/curves.svg"
+python3 tests/plot/png_check.py "$dir/curves.png" 860 890 "#1f77b4:200" "#d62728:200" "#000000:100"
+fails plot_missing "cannot open metrics file" "$TRAINC" plot "$dir/none.jsonl" -o "$dir/none.svg"
