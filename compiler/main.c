@@ -9,6 +9,7 @@
 #include "schema.h"
 #include "sema.h"
 #include "plot.h"
+#include "project.h"
 #include "show.h"
 
 #define TRAINC_VERSION "0.1.0"
@@ -27,6 +28,9 @@ static const char usage_text[] =
     "                          the spec's LR schedule as an SVG chart\n"
     "  plot METRICS.jsonl... -o FILE.svg [--epochs] [--reference SPEC | --top1 X]\n"
     "                          loss, top-1 and LR of runs overlaid, published top-1 as a line\n"
+    "  project SPEC --benchmark OUT/benchmark.jsonl | --system NAME [--gpus N]\n"
+    "                          time to train from a measured benchmark or a roofline and\n"
+    "                          all-reduce model (--systems: the tables), next to the published time\n"
     "  print SPEC              the resolved spec in canonical text (what the hash covers)\n"
     "  diff [--layers] A B     semantic diff of two resolved specs, derived values with their\n"
     "                          formulas, LR at landmarks, layers by stage (--layers: each);\n"
@@ -206,6 +210,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "print")) return cmd_print(n, rest);
     if (!strcmp(cmd, "diff")) return cmd_diff(n, rest);
     if (!strcmp(cmd, "plot")) return plot_main(n, rest);
+    if (!strcmp(cmd, "project")) return project_main(n, rest);
     if (!strcmp(cmd, "build")) return cmd_build(n, rest);
     if (!strcmp(cmd, "schema")) return cmd_schema(n, rest);
     return usage_error("unknown command '%s'", cmd);
