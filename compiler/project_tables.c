@@ -83,7 +83,7 @@ void project_list_systems(FILE *out) {
     for (size_t i = 0; i < sizeof systems / sizeof systems[0]; i++) fprintf(out, "  %-16s %s\n", systems[i].name, systems[i].what);
     fputs("devices (peak TFLOP/s FP32 / TF32 / FP16-BF16, memory GB/s):\n", out);
     for (size_t i = 0; i < sizeof devices / sizeof devices[0]; i++)
-        fprintf(out, "  %-10s %-28s %6.1f / %5.0f / %5.0f, %5.0f\n", devices[i].name, devices[i].what,
+        fprintf(out, "  %-10s %-28s %6.1f / %5.1f / %5.1f, %5.0f\n", devices[i].name, devices[i].what,
                 devices[i].fp32 / 1e12, devices[i].tf32 / 1e12, devices[i].half / 1e12, devices[i].mem_bw / 1e9);
     fputs("links (alpha us, GB/s per direction):\n", out);
     for (size_t i = 0; i < sizeof links / sizeof links[0]; i++)
