@@ -11,6 +11,7 @@
 
 #include "emit_cuda.h"
 #include "emit_run.h"
+#include "init_match.h"
 #include "ir_build.h"
 #include "sema.h"
 
@@ -148,6 +149,22 @@ int build_emit(const char *spec_path, const char *emit_dir, int quiet) {
     return build_emit_opts(spec_path, emit_dir, quiet, &opt);
 }
 
+/* Appends the init block's copy table (init_match.c) to the run config's text. */
+static int append_init_config(char **run_c, const char *spec_path, const sema_result *res, const ir_net *net,
+                              int cuda) {
+    char err[512];
+    char *init_c = init_emit_config(res, net, cuda, err, sizeof err);
+    if (!init_c) {
+        fprintf(stderr, "%s: error: %s\n", spec_path, err);
+        return 1;
+    }
+    size_t n = strlen(*run_c), m = strlen(init_c);
+    char *both = realloc(*run_c, n + m + 1);
+    if (both) memcpy(both + n, init_c, m + 1), *run_c = both;
+    free(init_c);
+    return both ? 0 : 1;
+}
+
 int build_emit_opts(const char *spec_path, const char *emit_dir, int quiet, const build_options *opt) {
     diag_ctx diag;
     diag_init(&diag, stderr);
@@ -179,6 +196,7 @@ int build_emit_opts(const char *spec_path, const char *emit_dir, int quiet, cons
         if (rc == 0) {
             ir_plan_buckets(&net, res.run.bucket_mb);
             net.sync_bn = res.run.sync_bn;
+            rc = append_init_config(&run_c, spec_path, &res, &net, opt->backend == BACKEND_CUDA);
         }
     }
     if (rc == 0) {

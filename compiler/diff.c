@@ -1,7 +1,10 @@
 /* `trainc diff`: a semantic diff of two analysed specs. Each spec is flattened into
  * `path = value` entries walking the schema (so absent fields take their defaults and
- * `kernel: 3` equals `kernel: [3, 3]`), layers are keyed by name with their inputs resolved,
- * and derived quantities are added; then entries with the same path are compared. */
+ * `kernel: 3` equals `kernel: [3, 3]`), layers are keyed by name with their inputs resolved;
+ * entries with the same path are compared. The report (diff_explain.c) puts training fields
+ * first, then layers by stage, derived values with their formulas, the LR at landmarks, and
+ * last the descriptive fields that the training hash leaves out. */
+#include "diff_explain.h"
 #include "show.h"
 #include "sema_value.h"
 
@@ -31,13 +34,13 @@ static void format_value(FILE *s, const ast_node *v, schema_type t) {
     switch (v->kind) {
     case AST_INT:
         if (t == SF_FLOAT || t == SF_FLOAT_LIST) {
-            show_format_float(buf, sizeof buf, (double)v->ival);
+            diff_format_number(buf, sizeof buf, (double)v->ival);
             fputs(buf, s);
         } else {
             fprintf(s, "%lld", (long long)v->ival);
         }
         break;
-    case AST_FLOAT: show_format_float(buf, sizeof buf, v->fval); fputs(buf, s); break;
+    case AST_FLOAT: diff_format_number(buf, sizeof buf, v->fval); fputs(buf, s); break;
     case AST_STRING: fprintf(s, "\"%s\"", v->text); break;
     case AST_IDENT: fputs(v->text, s); break;
     case AST_LIST:
@@ -75,7 +78,7 @@ static void add_value(diff_list *l, const char *path, const schema_field *f, con
             fputs(d ? "true" : "false", s);
         } else if (f->type == SF_FLOAT) {
             char buf[40];
-            show_format_float(buf, sizeof buf, d);
+            diff_format_number(buf, sizeof buf, d);
             fputs(buf, s);
         } else {
             fputs(f->def, s);
@@ -135,88 +138,114 @@ static void flatten_layers(diff_list *l, const sema_result *res) {
     }
 }
 
-static void add_int(diff_list *l, const char *path, long long v) {
-    char buf[32];
-    snprintf(buf, sizeof buf, "%lld", v);
-    list_add(l, path, buf);
-}
+typedef struct { diff_change *items; int n, cap; } change_list;
 
-static void flatten_derived(diff_list *l, const sema_result *res) {
-    const run_config *r = &res->run;
-    add_int(l, "derived.params", res->net.params);
-    add_int(l, "derived.macs", res->net.macs);
-    if (!r->has_run) return;
-    char buf[40];
-    add_int(l, "derived.global_batch", r->global_batch);
-    add_int(l, "derived.steps_per_epoch", r->steps_per_epoch);
-    add_int(l, "derived.total_steps", r->total_steps);
-    add_int(l, "derived.warmup_steps", r->warmup_steps);
-    show_format_float(buf, sizeof buf, r->peak_lr);
-    list_add(l, "derived.peak_lr", buf);
+static void change_add(change_list *c, const char *path, const char *a, const char *b) {
+    if (c->n == c->cap) {
+        c->cap = c->cap ? c->cap * 2 : 64;
+        c->items = realloc(c->items, (size_t)c->cap * sizeof *c->items);
+        if (!c->items) { fputs("trainc: out of memory\n", stderr); exit(2); }
+    }
+    c->items[c->n++] = (diff_change){ path, a, b };
 }
-
 
 static int entry_cmp(const void *a, const void *b) {
     return strcmp((*(diff_entry *const *)a)->path, (*(diff_entry *const *)b)->path);
 }
 
-/* A layer present on one side only is one line, not one per field. */
+/* A layer present on one side only is one change, not one per field. */
 static int layer_prefix_len(const char *path) {
     if (strncmp(path, "net[\"", 5)) return 0;
     const char *end = strstr(path + 5, "\"]");
     return end ? (int)(end - path) + 2 : 0;
 }
 
-static int report_one_sided(FILE *out, diff_list *l, int a_side) {
-    int count = 0;
+static void add_one_sided(change_list *c, diff_list *l, int a_side) {
     for (int i = 0; i < l->n; i++) {
         diff_entry *e = &l->items[i];
         if (e->matched) continue;
         int plen = layer_prefix_len(e->path);
         if (plen && (int)strlen(e->path) != plen) continue;   /* a field of a one-sided layer */
-        fprintf(out, "%s: %s -> %s\n", e->path, a_side ? e->value : "(absent)",
-                a_side ? "(absent)" : e->value);
-        count++;
+        change_add(c, e->path, a_side ? e->value : NULL, a_side ? NULL : e->value);
     }
-    return count;
 }
 
-/* Prints entries of la and lb that differ, in la's order, then those only in lb. */
-static int diff_lists(FILE *out, diff_list *la, diff_list *lb) {
+/* The entries of la and lb that differ: in la's order, then those only in la, then only in lb. */
+static void collect_changes(change_list *c, diff_list *la, diff_list *lb) {
     diff_entry **index = malloc(((size_t)lb->n + 1) * sizeof *index);
     if (!index) { fputs("trainc: out of memory\n", stderr); exit(2); }
     for (int i = 0; i < lb->n; i++) index[i] = &lb->items[i];
     qsort(index, (size_t)lb->n, sizeof *index, entry_cmp);
-    int count = 0;
     for (int i = 0; i < la->n; i++) {
         diff_entry key = {la->items[i].path, NULL, 0}, *kp = &key;
         diff_entry **hit = bsearch(&kp, index, (size_t)lb->n, sizeof *index, entry_cmp);
         if (!hit) continue;
         la->items[i].matched = (*hit)->matched = 1;
-        if (strcmp(la->items[i].value, (*hit)->value)) {
-            fprintf(out, "%s: %s -> %s\n", la->items[i].path, la->items[i].value, (*hit)->value);
-            count++;
-        }
+        if (strcmp(la->items[i].value, (*hit)->value)) change_add(c, la->items[i].path, la->items[i].value, (*hit)->value);
     }
-    count += report_one_sided(out, la, 1);
-    count += report_one_sided(out, lb, 0);
+    add_one_sided(c, la, 1);
+    add_one_sided(c, lb, 0);
     free(index);
+}
+
+/* Fields the training hash leaves out (spec_print.c): name, description, reference. */
+static bool is_descriptive(const char *path) {
+    return !strcmp(path, "name") || !strcmp(path, "description") || !strncmp(path, "reference", 9);
+}
+
+static void print_change(FILE *out, const diff_change *c) {
+    fprintf(out, "%s: %s -> %s\n", c->path, c->a ? c->a : "(absent)", c->b ? c->b : "(absent)");
+}
+
+/* Training fields, one line each; returns how many. LR fields set *lr_changed. */
+static int report_fields(FILE *out, const change_list *c, bool *lr_changed) {
+    int count = 0;
+    for (int i = 0; i < c->n; i++) {
+        if (is_descriptive(c->items[i].path)) continue;
+        if (!strncmp(c->items[i].path, "solver.lr", 9) || !strncmp(c->items[i].path, "solver.epochs", 13) ||
+            !strncmp(c->items[i].path, "solver.iterations", 17))
+            *lr_changed = true;
+        print_change(out, &c->items[i]);
+        count++;
+    }
     return count;
 }
 
-int diff_results(FILE *out, const sema_result *a, const sema_result *b) {
-    /* Spec fields and layers first, then the derived quantities they lead to. */
-    diff_list la = {0}, lb = {0}, da = {0}, db = {0};
+int diff_results(FILE *out, const sema_result *a, const sema_result *b, int full_layers) {
+    diff_list la = {0}, lb = {0}, na = {0}, nb = {0};
+    change_list fields = {0}, layers = {0};
     flatten_msg(&la, a->root, SM_SPEC, "", 0);
-    flatten_layers(&la, a);
     flatten_msg(&lb, b->root, SM_SPEC, "", 0);
-    flatten_layers(&lb, b);
-    flatten_derived(&da, a);
-    flatten_derived(&db, b);
-    int count = diff_lists(out, &la, &lb) + diff_lists(out, &da, &db);
+    flatten_layers(&na, a);
+    flatten_layers(&nb, b);
+    collect_changes(&fields, &la, &lb);
+    collect_changes(&layers, &na, &nb);
+
+    bool lr_changed = false;
+    int count = report_fields(out, &fields, &lr_changed);
+    if (full_layers) for (int i = 0; i < layers.n; i++) print_change(out, &layers.items[i]);
+    else diff_explain_layers(out, a, b, layers.items, layers.n);
+    count += layers.n;
+    int derived = diff_explain_derived(out, a, b);
+    if (lr_changed || a->run.peak_lr != b->run.peak_lr || a->run.total_steps != b->run.total_steps)
+        diff_explain_lr(out, &a->run, &b->run);
+    count += derived;
+
+    int descriptive = 0;
+    for (int i = 0; i < fields.n; i++) descriptive += is_descriptive(fields.items[i].path);
+    if (descriptive) {
+        fprintf(out, "%sdescriptive fields (outside the training hash):\n", count ? "\n" : "");
+        for (int i = 0; i < fields.n; i++)
+            if (is_descriptive(fields.items[i].path)) fputs("  ", out), print_change(out, &fields.items[i]);
+    }
+    if (count == 0)
+        fprintf(out, "%sthe same run: identical training%s (spec hash sha256:%s)\n", descriptive ? "\n" : "",
+                strcmp(a->hash, b->hash) ? ", written differently" : "", a->hash);
     list_free(&la);
     list_free(&lb);
-    list_free(&da);
-    list_free(&db);
+    list_free(&na);
+    list_free(&nb);
+    free(fields.items);
+    free(layers.items);
     return count;
 }

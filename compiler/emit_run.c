@@ -20,6 +20,9 @@ static void emit_lr(FILE *f, const rt_lr_config *lr) {
             lr->warmup.kind == RT_WARMUP_CONSTANT ? "RT_WARMUP_CONSTANT" : "RT_WARMUP_LINEAR",
             lr->warmup.start == RT_WARMUP_FROM_BASE ? "RT_WARMUP_FROM_BASE" : "RT_WARMUP_FROM_FACTOR",
             lr->warmup.start_factor, kinds[lr->kind]);
+    /* Written only when used, so trainers of epoch-based specs read as before. */
+    if (lr->iterations) fprintf(f, "        .iterations = %ld,\n", lr->iterations);
+    if (lr->milestone_unit == RT_LR_UNIT_ITERATIONS) fprintf(f, "        .milestone_unit = RT_LR_UNIT_ITERATIONS,\n");
     switch (lr->kind) {
     case RT_LR_STEP: fprintf(f, "        .step = { .every = %.17g, .gamma = %.17g },\n", lr->step.every, lr->step.gamma); break;
     case RT_LR_MULTISTEP:
@@ -92,6 +95,9 @@ char *emit_run_config(const run_config *run, char *err, size_t err_cap) {
             (long)run->eval_every, (long)run->ckpt_every_epochs, (long)run->ckpt_keep);
     if (run->hang_timeout_s > 0)   /* only when set: the default leaves generated code as it was */
         fprintf(f, "    .hang_timeout_s = %.17g,\n", run->hang_timeout_s);
+    if (run->eval_every_iterations || run->ckpt_every_iterations)
+        fprintf(f, "    .eval_every_steps = %ld, .ckpt_every_steps = %ld,\n", (long)run->eval_every_iterations,
+                (long)run->ckpt_every_iterations);
     fprintf(f, "    .source = %s, .data_path = \"%s\",\n", source, run->train.path);
     fprintf(f, "    .train_samples = %ld, .val_samples = %ld,\n", (long)run->train_samples,
             (long)(run->val_samples ? run->val_samples : 10000));

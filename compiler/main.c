@@ -10,6 +10,8 @@
 #include "ir_build.h"
 #include "schema.h"
 #include "sema.h"
+#include "plot.h"
+#include "project.h"
 #include "show.h"
 
 #define TRAINC_VERSION "0.1.0"
@@ -24,9 +26,17 @@ static const char usage_text[] =
     "  show --device-memory GiB SPEC\n"
     "                          the largest per-rank batch whose CUDA trainer fits in GiB of\n"
     "                          free device memory\n"
+    "  show --lr-plot FILE.svg SPEC\n"
+    "                          the spec's LR schedule as an SVG chart\n"
+    "  plot METRICS.jsonl... -o FILE.svg [--epochs] [--reference SPEC | --top1 X]\n"
+    "                          loss, top-1 and LR of runs overlaid, published top-1 as a line\n"
+    "  project SPEC --benchmark OUT/benchmark.jsonl | --system NAME [--gpus N]\n"
+    "                          time to train from a measured benchmark or a roofline and\n"
+    "                          all-reduce model (--systems: the tables), next to the published time\n"
     "  print SPEC              the resolved spec in canonical text (what the hash covers)\n"
-    "  diff A B                semantic diff of two resolved specs; exit 0 same run,\n"
-    "                          1 different, 2 trouble (like diff(1))\n"
+    "  diff [--layers] A B     semantic diff of two resolved specs, derived values with their\n"
+    "                          formulas, LR at landmarks, layers by stage (--layers: each);\n"
+    "                          exit 0 same run, 1 different, 2 trouble (like diff(1))\n"
     "  build SPEC -o BIN [--emit-dir DIR] [--backend cpu|cuda] [--no-fuse] [--layout nchw|nhwc]\n"
     "                          generate the specialized trainer and compile it; cuda\n"
     "                          needs 'make cuda' first; --no-fuse (cuda) runs one kernel\n"
@@ -83,11 +93,16 @@ static int show_buckets(FILE *out, const char *path, const sema_result *res) {
 
 static int cmd_show(int argc, char **argv) {
     int json = 0, buckets = 0;
+    const char *lr_plot = NULL;
     double gib = 0;
     const char *path = NULL;
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0) json = 1;
         else if (strcmp(argv[i], "--buckets") == 0) buckets = 1;
+        else if (strcmp(argv[i], "--lr-plot") == 0) {
+            if (i + 1 >= argc) return usage_error("--lr-plot needs the SVG file to write%s", "");
+            lr_plot = argv[++i];
+        }
         else if (strcmp(argv[i], "--device-memory") == 0) {
             if (i + 1 >= argc) return usage_error("--device-memory needs the device's free memory in GiB (e.g. 79.1)%s", "");
             char *end;
@@ -104,7 +119,8 @@ static int cmd_show(int argc, char **argv) {
     spec_doc doc;
     sema_result res;
     int bad = load(&doc, &res, &diag, path);
-    if (!bad && gib > 0) bad = show_device_memory(stdout, path, &res, gib);
+    if (!bad && lr_plot) bad = plot_lr_schedule(lr_plot, &res);
+    else if (!bad && gib > 0) bad = show_device_memory(stdout, path, &res, gib);
     else if (!bad && buckets) bad = show_buckets(stdout, path, &res);
     else if (!bad) {
         if (json) show_json(stdout, path, &res);
@@ -128,6 +144,8 @@ static int cmd_print(int argc, char **argv) {
 }
 
 static int cmd_diff(int argc, char **argv) {
+    int full_layers = argc > 0 && !strcmp(argv[0], "--layers");
+    argc -= full_layers, argv += full_layers;
     if (argc != 2) return usage_error("diff takes two specs, A and B%s", "");
     diag_ctx da, db;
     spec_doc a, b;
@@ -135,7 +153,7 @@ static int cmd_diff(int argc, char **argv) {
     int bad_a = load(&a, &ra, &da, argv[0]);
     int bad_b = load(&b, &rb, &db, argv[1]);
     int rc = 2;   /* an invalid side is trouble, not a difference */
-    if (!bad_a && !bad_b) rc = diff_results(stdout, &ra, &rb) ? 1 : 0;
+    if (!bad_a && !bad_b) rc = diff_results(stdout, &ra, &rb, full_layers) ? 1 : 0;
     sema_result_free(&ra);
     sema_result_free(&rb);
     spec_doc_free(&a);
@@ -202,6 +220,8 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "show")) return cmd_show(n, rest);
     if (!strcmp(cmd, "print")) return cmd_print(n, rest);
     if (!strcmp(cmd, "diff")) return cmd_diff(n, rest);
+    if (!strcmp(cmd, "plot")) return plot_main(n, rest);
+    if (!strcmp(cmd, "project")) return project_main(n, rest);
     if (!strcmp(cmd, "build")) return cmd_build(n, rest);
     if (!strcmp(cmd, "schema")) return cmd_schema(n, rest);
     if (!strcmp(cmd, "import")) return import_main(n, rest);

@@ -31,8 +31,11 @@ ast_node *expand_spec(ast_arena *arena, diag_ctx *diag, ast_node *raw);
 
 /* Prints a resolved tree in canonical text form (one field per line, fixed indentation,
  * numbers in shortest round-trip form). Two specs that resolve alike print alike; the
- * spec hash is the SHA-256 of this text. */
+ * text hash is the SHA-256 of this text. */
 void spec_print(FILE *out, const ast_node *root);
 char *spec_print_to_string(const ast_node *root);   /* malloc'd */
+/* The same without the top-level fields that do not change training (name, description,
+ * reference): the text of the training hash that gates resume. malloc'd. */
+char *spec_print_training_to_string(const ast_node *root);
 
 #endif

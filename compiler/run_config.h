@@ -49,6 +49,8 @@ typedef struct run_config {
     bool nesterov, exempt_bn_bias;
     double label_smoothing, clip_grad_norm;
     int64_t log_every, eval_every, ckpt_every_epochs, ckpt_keep;
+    int64_t iterations;       /* solver.iterations; 0 = the run is `epochs` long */
+    int64_t eval_every_iterations, ckpt_every_iterations;   /* 0 = by epochs */
 
     run_compute compute;      /* master weights are always FP32 */
     run_loss_scale loss_scale;
@@ -64,7 +66,7 @@ typedef struct run_config {
     /* Derived. */
     int64_t global_batch;     /* batch_per_rank × ranks_for_show */
     int64_t steps_per_epoch;  /* floor(train_samples / global_batch) */
-    int64_t total_steps;      /* steps_per_epoch × epochs */
+    int64_t total_steps;      /* iterations, or steps_per_epoch × epochs */
     int64_t warmup_steps;
     double peak_lr;           /* after batch scaling */
     rt_lr_config lr;          /* validated; feed to rt_lr_at */

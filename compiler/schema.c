@@ -171,7 +171,7 @@ void schema_print_markdown(FILE *out) {
             fputs(" | ", out);
             if (f->flags & SF_REQUIRED && !f->group[0]) fputs("*required*", out);
             else if (f->def[0]) fprintf(out, "`%s`", f->def);
-            if (f->group[0]) fprintf(out, "*one of: %s*", f->group);
+            if (f->group[0]) fprintf(out, "%s*one of: %s*", f->def[0] ? ", " : "", f->group);
             fputs(" | ", out);
             print_range(out, f);
             fprintf(out, " | %s | %s |\n", f->units, f->doc);

@@ -1,6 +1,8 @@
 /* Sema driver: runs the field check, the net and the run stages in order, and hashes the
- * canonical text. A stage runs only when the ones it reads from succeeded. */
+ * canonical text (training hash and full text hash). A stage runs only when the ones it
+ * reads from succeeded. */
 #include "sema.h"
+#include "init_match.h"
 #include "sema_value.h"
 
 #include <stdlib.h>
@@ -18,10 +20,15 @@ int sema_analyze(sema_result *res, diag_ctx *diag, const ast_node *root) {
      * per run. The run stage reads everything, so it needs a clean tree. */
     if (!net || net_errors || sema_build_net(&res->net, diag, net) || field_errors) return 1;
     if (sema_build_run(&res->run, diag, root, &res->net)) return 1;
-    char *text = spec_print_to_string(root);
-    if (!text) return diag_error(diag, root->loc, NULL, "out of memory"), 1;
-    rt_sha256_hex(text, strlen(text), res->hash);
+    if (init_sema(diag, root, &res->net)) return 1;   /* init { spec: ... } matches another net */
+    char *text = spec_print_to_string(root), *training = spec_print_training_to_string(root);
+    if (text && training) {
+        rt_sha256_hex(text, strlen(text), res->text_hash);
+        rt_sha256_hex(training, strlen(training), res->hash);
+    }
     free(text);
+    free(training);
+    if (!res->hash[0]) return diag_error(diag, root->loc, NULL, "out of memory"), 1;
     return 0;
 }
 

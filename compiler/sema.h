@@ -14,7 +14,10 @@
 typedef struct sema_result {
     net_desc net;
     run_config run;
-    char hash[RT_SHA256_HEX_LEN + 1];   /* SHA-256 of the canonical text (spec_print) */
+    /* The run's identity, which gates resume: SHA-256 of the canonical text less the fields
+     * that do not change training (spec_print_training_to_string). */
+    char hash[RT_SHA256_HEX_LEN + 1];
+    char text_hash[RT_SHA256_HEX_LEN + 1];   /* SHA-256 of the whole canonical text */
     const ast_node *root;               /* the resolved tree it was computed from */
 } sema_result;
 

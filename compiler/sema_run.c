@@ -156,10 +156,18 @@ static int read_schedule(rt_lr_config *lr, diag_ctx *diag, const ast_node *s) {
     if ((m = sv_msg(s, SM_SCHEDULE, "step"))) {
         lr->kind = RT_LR_STEP;
         lr->step.every = sv_float(m, SM_SCHED_STEP, "every");
+        if (sv_has(m, SM_SCHED_STEP, "every_iterations")) {
+            lr->step.every = (double)sv_int(m, SM_SCHED_STEP, "every_iterations");
+            lr->milestone_unit = RT_LR_UNIT_ITERATIONS;
+        }
         lr->step.gamma = sv_float(m, SM_SCHED_STEP, "gamma");
     } else if ((m = sv_msg(s, SM_SCHEDULE, "multistep"))) {
         lr->kind = RT_LR_MULTISTEP;
         const ast_node *ms = sv_get(m, SM_SCHED_MULTISTEP, "milestones");
+        if (!ms) {
+            ms = sv_get(m, SM_SCHED_MULTISTEP, "milestone_iterations");
+            lr->milestone_unit = RT_LR_UNIT_ITERATIONS;
+        }
         if (ms->n_kids > RT_LR_MAX_MILESTONES || ms->n_kids == 0) {
             diag_error(diag, ms->loc, NULL, "multistep needs 1 to %d milestones, not %d",
                        RT_LR_MAX_MILESTONES, ms->n_kids);
@@ -203,6 +211,7 @@ static int read_lr(run_config *run, diag_ctx *diag, const ast_node *solver) {
     lr->global_batch = (double)run->global_batch;
     lr->steps_per_epoch = (long)run->steps_per_epoch;
     lr->epochs = (int)run->epochs;
+    lr->iterations = (long)run->iterations;
     lr->stepping = sv_bool(m, SM_LR, "per_iteration") ? RT_LR_PER_ITERATION : RT_LR_PER_EPOCH;
     int errors = read_warmup(lr, diag, sv_msg(m, SM_LR, "warmup"));
     errors += read_schedule(lr, diag, sv_msg(m, SM_LR, "schedule"));
@@ -255,6 +264,8 @@ static void read_reference(run_config *run, const ast_node *root) {
 
 static void read_solver_misc(run_config *run, const ast_node *solver) {
     run->epochs = sv_int(solver, SM_SOLVER, "epochs");
+    run->iterations = sv_int(solver, SM_SOLVER, "iterations");
+    run->eval_every_iterations = sv_int(solver, SM_SOLVER, "eval_every_iterations");
     read_optimizer(run, solver);
     run->label_smoothing = sv_float(sv_msg(solver, SM_SOLVER, "loss"), SM_LOSS, "label_smoothing");
     run->clip_grad_norm = sv_float(solver, SM_SOLVER, "clip_grad_norm");
@@ -262,6 +273,7 @@ static void read_solver_misc(run_config *run, const ast_node *solver) {
     run->eval_every = sv_int(solver, SM_SOLVER, "eval_every");
     const ast_node *ck = sv_msg(solver, SM_SOLVER, "checkpoint");
     run->ckpt_every_epochs = sv_int(ck, SM_CHECKPOINT, "every_epochs");
+    run->ckpt_every_iterations = sv_int(ck, SM_CHECKPOINT, "every_iterations");
     run->ckpt_keep = sv_int(ck, SM_CHECKPOINT, "keep");
 }
 
@@ -279,6 +291,15 @@ static int derive_steps(run_config *run, diag_ctx *diag, const ast_node *train) 
                    "training samples", (long long)run->global_batch,
                    (long long)run->train.batch_per_rank, (long long)run->ranks_for_show,
                    (long long)run->train_samples);
+        return 1;
+    }
+    if (run->iterations > 0) {   /* the epochs it touches, the last one maybe in part */
+        run->total_steps = run->iterations;
+        run->epochs = (run->iterations + run->steps_per_epoch - 1) / run->steps_per_epoch;
+        if (run->epochs <= 1000000) return 0;
+        diag_error(diag, at, "give fewer iterations or a larger global batch",
+                   "%lld iterations are %lld epochs of %lld steps, more than 1000000",
+                   (long long)run->iterations, (long long)run->epochs, (long long)run->steps_per_epoch);
         return 1;
     }
     if (__builtin_mul_overflow(run->steps_per_epoch, run->epochs, &run->total_steps)) {

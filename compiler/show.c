@@ -104,13 +104,21 @@ static void show_run(FILE *out, const run_config *r, show_plan plan) {
             r->ranks == 0 ? ", ranks: any, shown for 1" : "");
     fprintf(out, "  steps per epoch   %lld (%lld samples, source %s)\n", (long long)r->steps_per_epoch,
             (long long)r->train_samples, r->train.source);
-    fprintf(out, "  total steps       %lld (%lld epochs)\n", (long long)r->total_steps,
-            (long long)r->epochs);
+    if (r->iterations > 0)
+        fprintf(out, "  total steps       %lld (solver.iterations: %.2f epochs)\n", (long long)r->total_steps,
+                (double)r->total_steps / (double)r->steps_per_epoch);
+    else
+        fprintf(out, "  total steps       %lld (%lld epochs)\n", (long long)r->total_steps,
+                (long long)r->epochs);
     snprintf(v, sizeof v, "%.6g", r->peak_lr);
     fprintf(out, "  peak LR           %s (scaling %s, reference batch %.0f)\n", v,
             run_lr_scaling_names[r->lr.scaling], r->lr.per_batch);
     fprintf(out, "  warmup            %lld steps\n", (long long)r->warmup_steps);
-    fprintf(out, "  schedule          %s, updated per %s\n", rt_lr_kind_name(r->lr.kind),
+    /* A curve spans the steps after warmup: their count is what a paper states (7,594). */
+    bool curve = r->lr.kind != RT_LR_CONSTANT && r->lr.kind != RT_LR_STEP && r->lr.kind != RT_LR_MULTISTEP;
+    char span[64] = "";
+    if (curve) snprintf(span, sizeof span, " over %lld steps", (long long)(r->total_steps - r->warmup_steps));
+    fprintf(out, "  schedule          %s%s, updated per %s\n", rt_lr_kind_name(r->lr.kind), span,
             r->lr.stepping == RT_LR_PER_ITERATION ? "step" : "epoch");
     show_lr_points(out, &r->lr);
     show_format_float(v, sizeof v, r->label_smoothing);
@@ -128,7 +136,9 @@ void show_table(FILE *out, const char *path, const sema_result *res) {
             res->run.name[0] ? ")" : "");
     show_layers(out, &res->net);
     show_run(out, &res->run, plan_memory(res));
-    fprintf(out, "\nspec hash sha256:%s\n", res->hash);
+    show_reference(out, &res->run);
+    fprintf(out, "\nspec hash sha256:%s (training: what resume checks)\n", res->hash);
+    fprintf(out, "text hash sha256:%s (the whole spec, descriptive fields too)\n", res->text_hash);
 }
 
 /* ---- JSON ---- */
@@ -210,7 +220,8 @@ void show_json(FILE *out, const char *path, const sema_result *res) {
     json_string(out, path);
     fputs(", \"name\": ", out);
     json_string(out, res->run.name);
-    fprintf(out, ", \"spec_hash\": \"%s\",\n", res->hash);
+    fprintf(out, ", \"spec_hash\": \"%s\", \"spec_text_hash\": \"%s\",\n", res->hash, res->text_hash);
+    show_reference_json(out, &res->run);
     fputs("  \"input_shape\": ", out);
     json_shape(out, net->input);
     fprintf(out, ", \"classes\": %lld,\n  \"params\": %lld, \"macs\": %lld, "

@@ -7,13 +7,19 @@
 
 void show_table(FILE *out, const char *path, const sema_result *res);
 void show_json(FILE *out, const char *path, const sema_result *res);
-/* Prints the fields and derived quantities that differ, one `path: a -> b` per line;
- * returns how many differ (0 = the same run). */
-int diff_results(FILE *out, const sema_result *a, const sema_result *b);
+/* Prints the training fields, layers (by stage; every layer's field with full_layers) and
+ * derived quantities (with formulas) that differ, the LR at both schedules' landmarks, and
+ * the descriptive fields apart; returns how many training differences (0 = the same run). */
+int diff_results(FILE *out, const sema_result *a, const sema_result *b, int full_layers);
 
 /* `show --device-memory GiB`: the largest per-rank batch whose planned device memory fits
  * (show_devmem.c); 0 on success, 1 for a spec without a trainer. */
 int show_device_memory(FILE *out, const char *path, const sema_result *res, double gib);
+
+/* The spec's reference block (published result), after the run; nothing without one
+ * (show_reference.c). The JSON form is a "reference" member, null without one. */
+void show_reference(FILE *out, const run_config *r);
+void show_reference_json(FILE *out, const run_config *r);
 
 /* Shared formatting: shortest round-trip decimal of v (always a '.' or exponent). */
 void show_format_float(char *buf, size_t cap, double v);

@@ -1,6 +1,7 @@
-/* Canonical text form of a resolved spec: the basis of the spec hash, --print-spec and diff. */
+/* Canonical text form of a resolved spec: the basis of the spec hashes, --print-spec and diff. */
 #include "resolve.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,10 +31,17 @@ static void print_float(FILE *out, double v) {
 
 static void print_value(FILE *out, const ast_node *v, int indent);
 
-static void print_fields(FILE *out, const ast_node *msg, int indent) {
+/* Top-level fields that describe a run without changing it: the training hash leaves them
+ * out, so editing a name, a description or the published numbers keeps a run resumable. */
+static bool is_descriptive(const char *field) {
+    return !strcmp(field, "name") || !strcmp(field, "description") || !strcmp(field, "reference");
+}
+
+static void print_fields(FILE *out, const ast_node *msg, int indent, bool training_only) {
     for (int i = 0; i < msg->n_kids; i++) {
         const ast_node *f = msg->kids[i];
         if (f->kind != AST_FIELD) continue;
+        if (training_only && is_descriptive(f->text)) continue;
         fprintf(out, "%*s%s", indent, "", f->text);
         if (f->a->kind == AST_MESSAGE) fputc(' ', out);
         else fputs(": ", out);
@@ -58,7 +66,7 @@ static void print_value(FILE *out, const ast_node *v, int indent) {
         break;
     case AST_MESSAGE:
         fputs("{\n", out);
-        print_fields(out, v, indent + 2);
+        print_fields(out, v, indent + 2, false);
         fprintf(out, "%*s}", indent, "");
         break;
     default: fputs("?", out);
@@ -66,15 +74,18 @@ static void print_value(FILE *out, const ast_node *v, int indent) {
 }
 
 void spec_print(FILE *out, const ast_node *root) {
-    print_fields(out, root, 0);
+    print_fields(out, root, 0, false);
 }
 
-char *spec_print_to_string(const ast_node *root) {
+static char *print_to_string(const ast_node *root, bool training_only) {
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (!f) return NULL;
-    spec_print(f, root);
+    print_fields(f, root, 0, training_only);
     fclose(f);
     return buf;
 }
+
+char *spec_print_to_string(const ast_node *root) { return print_to_string(root, false); }
+char *spec_print_training_to_string(const ast_node *root) { return print_to_string(root, true); }

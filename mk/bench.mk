@@ -29,3 +29,8 @@ bench-loader: $(RT_LIB)
 	@mkdir -p $(BUILD)/bench
 	$(CC) $(CFLAGS_COMMON) $(CFLAGS) bench/loader_rate.c -o $(BUILD)/bench/loader_rate $(RT_LIB) $(LDLIBS)
 	@$(BUILD)/bench/loader_rate
+
+# Projection (trainc project) against measured epochs here and published times: bench/project.sh.
+.PHONY: bench-project
+bench-project: all
+	@BUILD=$(BUILD) bash bench/project.sh

@@ -101,6 +101,7 @@ void rt_metrics_start(rt_metrics *m, const rt_start_record *r) {
     rt_json *j = record(m, "start");
     rt_json_str(j, "name", r->name);
     rt_json_str(j, "spec_hash", r->spec_hash);
+    if (r->spec_text_hash) rt_json_str(j, "spec_text_hash", r->spec_text_hash);
     rt_json_int(j, "batch", r->batch);
     rt_json_int(j, "ranks", r->ranks);
     rt_json_int(j, "global_batch", (int64_t)r->batch * r->ranks);

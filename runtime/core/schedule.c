@@ -25,6 +25,28 @@ double rt_lr_warmup_epochs(const rt_lr_config *cfg) {
     return cfg->warmup.length;
 }
 
+double rt_lr_total_epochs(const rt_lr_config *cfg) {
+    if (cfg->iterations > 0) return (double)cfg->iterations / (double)cfg->steps_per_epoch;
+    return cfg->epochs;
+}
+
+double rt_lr_milestone_epochs(const rt_lr_config *cfg, double value) {
+    if (cfg->milestone_unit == RT_LR_UNIT_ITERATIONS) return value / (double)cfg->steps_per_epoch;
+    return value;
+}
+
+/* A length in ticks; one in iterations is exact when stepping per iteration. */
+static double length_ticks(const rt_lr_config *cfg, double value, rt_lr_unit unit) {
+    if (unit == RT_LR_UNIT_ITERATIONS && cfg->stepping == RT_LR_PER_ITERATION) return value;
+    if (unit == RT_LR_UNIT_ITERATIONS) return value / (double)cfg->steps_per_epoch;
+    return value * ticks_per_epoch(cfg);
+}
+
+static double total_ticks(const rt_lr_config *cfg) {
+    if (cfg->iterations > 0) return length_ticks(cfg, (double)cfg->iterations, RT_LR_UNIT_ITERATIONS);
+    return cfg->epochs * ticks_per_epoch(cfg);
+}
+
 long rt_lr_step_of_epoch(const rt_lr_config *cfg, double epoch) {
     double tick = epoch * ticks_per_epoch(cfg);
     long t = (long)ceil(tick);
@@ -47,6 +69,7 @@ double rt_lr_peak(const rt_lr_config *cfg) {
 }
 
 long rt_lr_total_steps(const rt_lr_config *cfg) {
+    if (cfg->iterations > 0) return cfg->iterations;
     return (long)cfg->epochs * cfg->steps_per_epoch;
 }
 
@@ -78,16 +101,17 @@ static double one_cycle_lr(const rt_lr_config *cfg, double peak, double u, doubl
 /* The schedule's shape at tick t; milestone kinds read t, curves read u = t - w over d. */
 static double schedule_lr(const rt_lr_config *cfg, double peak, double t, double w) {
     double tpe = ticks_per_epoch(cfg);
-    double d = cfg->epochs * tpe - w;
+    double d = total_ticks(cfg) - w;
     double u = t > w ? t - w : 0.0;
     double p = d > 0 ? fmin(u / d, 1.0) : 1.0;
     switch (cfg->kind) {
     case RT_LR_STEP:
-        return peak * pow(cfg->step.gamma, floor((t + 1e-9 * fmax(1.0, t)) / (cfg->step.every * tpe)));
+        return peak * pow(cfg->step.gamma, floor((t + 1e-9 * fmax(1.0, t)) /
+                                                 length_ticks(cfg, cfg->step.every, cfg->milestone_unit)));
     case RT_LR_MULTISTEP: {
         int drops = 0;
         for (int i = 0; i < cfg->multistep.count; i++)
-            drops += tick_reached(t, cfg->multistep.milestones[i] * tpe);
+            drops += tick_reached(t, length_ticks(cfg, cfg->multistep.milestones[i], cfg->milestone_unit));
         return peak * pow(cfg->multistep.gamma, drops);
     }
     case RT_LR_EXPONENTIAL: return peak * pow(cfg->exponential.gamma, u / tpe);

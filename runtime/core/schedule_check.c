@@ -21,6 +21,9 @@ static bool non_negative(double x) { return isfinite(x) && x >= 0; }
 static rt_status check_batch_and_time(const rt_lr_config *cfg, rt_err *err) {
     RANGE(cfg->steps_per_epoch > 0, "lr: steps_per_epoch must be > 0, got %ld", cfg->steps_per_epoch);
     RANGE(cfg->epochs > 0, "lr: epochs must be > 0, got %d", cfg->epochs);
+    RANGE(cfg->iterations >= 0, "lr: iterations must be >= 0, got %ld", cfg->iterations);
+    RANGE(cfg->milestone_unit == RT_LR_UNIT_EPOCHS || cfg->milestone_unit == RT_LR_UNIT_ITERATIONS,
+          "lr: unknown milestone unit %d", (int)cfg->milestone_unit);
     RANGE((unsigned)cfg->scaling <= RT_LR_SCALE_SQRT, "lr: unknown scaling rule %d", (int)cfg->scaling);
     if (cfg->scaling != RT_LR_SCALE_NONE) {
         RANGE(positive(cfg->per_batch), "lr: per_batch must be > 0 with a scaling rule, got %g",
@@ -40,9 +43,9 @@ static rt_status check_warmup(const rt_lr_config *cfg, rt_err *err) {
         return rt_fail(err, RT_E_ARG, "one_cycle rises from max_lr/div_factor on its own; set "
                        "pct_start for the rise and drop the warmup block",
                        "lr: warmup cannot be combined with a one_cycle schedule");
-    RANGE(rt_lr_warmup_epochs(cfg) < cfg->epochs,
-          "lr.warmup: %g epochs of warmup leaves nothing of the %d-epoch run",
-          rt_lr_warmup_epochs(cfg), cfg->epochs);
+    RANGE(rt_lr_warmup_epochs(cfg) < rt_lr_total_epochs(cfg),
+          "lr.warmup: %g epochs of warmup leaves nothing of the %g-epoch run",
+          rt_lr_warmup_epochs(cfg), rt_lr_total_epochs(cfg));
     if (w->start == RT_WARMUP_FROM_FACTOR)
         RANGE(isfinite(w->start_factor) && w->start_factor >= 0 && w->start_factor <= 1,
               "lr.warmup: start_factor must be in [0, 1], got %g", w->start_factor);
@@ -50,7 +53,8 @@ static rt_status check_warmup(const rt_lr_config *cfg, rt_err *err) {
 }
 
 /* A drop inside warmup would make the peak unreachable and break continuity at warmup end. */
-static rt_status check_milestone(const rt_lr_config *cfg, double epoch, rt_err *err) {
+static rt_status check_milestone(const rt_lr_config *cfg, double value, rt_err *err) {
+    double epoch = rt_lr_milestone_epochs(cfg, value);
     RANGE(epoch > rt_lr_warmup_epochs(cfg),
           "lr.schedule: a drop at epoch %g falls inside the %g-epoch warmup",
           epoch, rt_lr_warmup_epochs(cfg));
@@ -58,7 +62,7 @@ static rt_status check_milestone(const rt_lr_config *cfg, double epoch, rt_err *
 }
 
 static rt_status check_one_cycle(const rt_lr_config *cfg, rt_err *err) {
-    double d = cfg->epochs * (cfg->stepping == RT_LR_PER_EPOCH ? 1.0 : (double)cfg->steps_per_epoch);
+    double d = rt_lr_total_epochs(cfg) * (cfg->stepping == RT_LR_PER_EPOCH ? 1.0 : (double)cfg->steps_per_epoch);
     RANGE(positive(cfg->one_cycle.max_lr), "lr.one_cycle: max_lr must be > 0, got %g",
           cfg->one_cycle.max_lr);
     RANGE(cfg->one_cycle.pct_start > 0 && cfg->one_cycle.pct_start < 1,

@@ -27,12 +27,13 @@ static void point_add(point_list *pl, long step, const char *what) {
 
 static void add_drops(point_list *pl) {
     const rt_lr_config *cfg = pl->cfg;
+    double every = rt_lr_milestone_epochs(cfg, cfg->step.every);
     if (cfg->kind == RT_LR_STEP)
-        for (int k = 1; k * cfg->step.every < cfg->epochs; k++)
-            point_add(pl, rt_lr_step_of_epoch(cfg, k * cfg->step.every), "drop");
+        for (int k = 1; k * every < rt_lr_total_epochs(cfg); k++)
+            point_add(pl, rt_lr_step_of_epoch(cfg, k * every), "drop");
     if (cfg->kind == RT_LR_MULTISTEP)
         for (int i = 0; i < cfg->multistep.count; i++)
-            point_add(pl, rt_lr_step_of_epoch(cfg, cfg->multistep.milestones[i]), "drop");
+            point_add(pl, rt_lr_step_of_epoch(cfg, rt_lr_milestone_epochs(cfg, cfg->multistep.milestones[i])), "drop");
 }
 
 /* torch's first phase ends at tick pct_start·D − 1; the peak is the first step there. */
@@ -40,7 +41,7 @@ static void add_one_cycle_peak(point_list *pl) {
     const rt_lr_config *cfg = pl->cfg;
     if (cfg->kind != RT_LR_ONE_CYCLE) return;
     double ticks_per_epoch = cfg->stepping == RT_LR_PER_EPOCH ? 1.0 : (double)cfg->steps_per_epoch;
-    double peak_tick = cfg->one_cycle.pct_start * cfg->epochs * ticks_per_epoch - 1.0;
+    double peak_tick = cfg->one_cycle.pct_start * rt_lr_total_epochs(cfg) * ticks_per_epoch - 1.0;
     point_add(pl, rt_lr_step_of_epoch(cfg, peak_tick / ticks_per_epoch), "peak");
 }
 

@@ -55,6 +55,7 @@ void rt_metrics_write(rt_metrics *m, rt_json *j);
 
 typedef struct {
     const char *name, *spec_hash;
+    const char *spec_text_hash;      /* of the whole embedded spec, descriptive fields too; NULL: none */
     int batch, ranks;                /* per-rank batch and world size */
     int64_t params, resumed_at;      /* resumed_at: -1 for a new run */
 } rt_start_record;

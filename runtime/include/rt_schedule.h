@@ -16,8 +16,9 @@
  * update. It becomes a tick count t: PER_ITERATION t = step (fractional epochs, as Goyal et
  * al.); PER_EPOCH t = floor(step / steps_per_epoch) — the same curve sampled at epoch starts,
  * which is exactly a torch scheduler stepped once per epoch. Every length below is in epochs
- * and is converted to ticks (× steps_per_epoch, or × 1 per epoch); warmup may instead be given
- * in iterations. W = warmup ticks, T = total ticks (epochs × ticks per epoch), D = T − W.
+ * and is converted to ticks (× steps_per_epoch, or × 1 per epoch); warmup, the run's length
+ * and the milestones may instead be given in iterations (steps), as Caffe solvers state them.
+ * W = warmup ticks, T = total ticks (epochs × ticks per epoch), D = T − W.
  *
  * Warmup (t < W): LINEAR factor = s + (1 − s)·t/W (torch LinearLR), CONSTANT factor = s
  * (torch ConstantLR), s = start_factor, or base/peak = 1/k when start is RT_WARMUP_FROM_BASE
@@ -88,7 +89,8 @@ typedef struct {
     double start_factor;      /* with RT_WARMUP_FROM_FACTOR, in [0, 1] */
 } rt_warmup_config;
 
-/* Parameters of each schedule kind; lengths in epochs. */
+/* Parameters of each schedule kind; lengths in epochs, or in iterations where
+ * rt_lr_config.milestone_unit says so. */
 typedef struct { double every, gamma; } rt_lr_step_params;
 typedef struct {
     double milestones[RT_LR_MAX_MILESTONES];   /* increasing, each after warmup */
@@ -113,7 +115,10 @@ typedef struct {
     rt_lr_scaling scaling;
     double global_batch;      /* batch_per_rank × ranks, the batch the rule scales to */
     long steps_per_epoch;     /* optimizer steps per epoch, > 0 */
-    int epochs;               /* length of training, > 0 */
+    int epochs;               /* length of training, > 0 (with iterations: the epochs it touches) */
+    long iterations;          /* > 0: the run's length in optimizer steps, which then ends
+                               * inside an epoch (IntelCaffe's 8,040); 0: epochs x steps_per_epoch */
+    rt_lr_unit milestone_unit;   /* of step.every and multistep.milestones */
     rt_lr_stepping stepping;
     rt_warmup_config warmup;
     rt_lr_kind kind;
@@ -144,6 +149,10 @@ double rt_lr_at(const rt_lr_config *cfg, long step);
 double rt_lr_peak(const rt_lr_config *cfg);
 double rt_lr_scale_factor(const rt_lr_config *cfg);
 long rt_lr_total_steps(const rt_lr_config *cfg);
+/* Length of the run in epochs (fractional when given in iterations). */
+double rt_lr_total_epochs(const rt_lr_config *cfg);
+/* A step.every or multistep milestone value in epochs, whatever its unit. */
+double rt_lr_milestone_epochs(const rt_lr_config *cfg, double value);
 /* First step with the full (post-warmup) LR; 0 without warmup. */
 long rt_lr_warmup_steps(const rt_lr_config *cfg);
 double rt_lr_warmup_epochs(const rt_lr_config *cfg);

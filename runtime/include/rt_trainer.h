@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include "rt_comm.h"
 #include "rt_gemm.h"
+#include "rt_init.h"
 #include "rt_optim.h"
 #include "rt_schedule.h"
 
@@ -72,7 +73,7 @@ typedef struct {
 typedef enum { RT_DATA_FASHION_MNIST = 0, RT_DATA_IDX, RT_DATA_SYNTHETIC } rt_data_source;
 
 typedef struct {
-    int epochs;
+    int epochs;             /* with lr.iterations, the epochs the run touches */
     uint64_t seed;
     int ranks;              /* spec's world size; 0 = any */
     int overlap;            /* all-reduce buckets during backward (0: after it, blocking) */
@@ -84,6 +85,7 @@ typedef struct {
     double clip_grad_norm;  /* 0 = off */
     int log_every, eval_every, ckpt_every, ckpt_keep;
     double hang_timeout_s;  /* parallel.hang_timeout: seconds a stopped peer may hold a wait; 0 = derived */
+    int eval_every_steps, ckpt_every_steps;   /* > 0: by optimizer steps instead of epochs */
     rt_data_source source;
     const char *data_path;
     long train_samples, val_samples;   /* synthetic sizes */
@@ -93,6 +95,7 @@ typedef struct {
      * products with FP32 accumulation; 0 (FP32) unless the spec says BF16. Device models
      * ignore it (they have their own precision). */
     rt_compute cpu_compute;
+    const struct rt_init_config *init;   /* the spec's init block (rt_init.h); NULL: none */
 } rt_run_config;
 
 /* A model whose tensors live on a device (the CUDA backend). The trainer's host arrays

@@ -19,6 +19,7 @@
 #include "rt_metrics.h"
 #include "rt_ops.h"
 #include "rt_rng.h"
+#include "rt_sha256.h"
 #include "trainer_args.h"
 
 /* Everything a checkpoint must restore besides the tensors. */
@@ -182,6 +183,20 @@ static void resume(trainer *t, const char *path) {
     t->interval_steps = st.interval_steps;
 }
 
+/* The spec's init block, or --init-from: another spec's weights over the fresh ones, on
+ * rank 0 (share_start_state hands them to every rank). A resumed run restores its own. */
+static void start_from_weights(trainer *t) {
+    if (t->args.init_from && !t->run.init)
+        rt_die_status(2, "add init { spec: \"...\" } to the spec, naming the spec that wrote the checkpoint",
+                      "--init-from needs a trainer built from a spec with an init block");
+    if (!t->run.init || t->args.resume || t->rank != 0) return;
+    long n = rt_init_apply(t->run.init, t->args.init_from, t->ctx.params, t->m->n_params, t->ctx.buffers,
+                           t->m->n_buffers);
+    printf("%s: %ld values from %s, %d layer%s fresh, %d tensor%s frozen\n", t->m->name, n,
+           t->args.init_from ? t->args.init_from : t->run.init->checkpoint, t->run.init->n_fresh,
+           t->run.init->n_fresh == 1 ? "" : "s", t->run.init->n_frozen, t->run.init->n_frozen == 1 ? "" : "s");
+}
+
 /* Rank 0's output: metrics.jsonl (benchmark.jsonl for --benchmark; a resumed run keeps the
  * records up to its checkpoint) and the progress line. A new run refuses an out dir that
  * already holds checkpoints, so nothing is overwritten by accident. */
@@ -196,7 +211,11 @@ static void open_output(trainer *t) {
                     "output directory '%s' already holds a run's checkpoints", t->args.out_dir);
     int stale = rt_ckpt_remove_temps(dir);   /* left by a write that a crash or kill -9 cut short */
     rt_metrics_open(&t->metrics, t->args.out_dir, bench ? "benchmark.jsonl" : "metrics.jsonl", resumed_at, NULL);
+    /* spec_hash (training only) gates resume; the text hash tells edited descriptions apart. */
+    char text_hash[RT_SHA256_HEX_LEN + 1];
+    rt_sha256_hex(m->spec_text, strlen(m->spec_text), text_hash);
     rt_metrics_start(&t->metrics, &(rt_start_record){ .name = m->name, .spec_hash = m->spec_hash,
+                     .spec_text_hash = text_hash,
                      .batch = m->batch, .ranks = t->world, .params = m->param_count, .resumed_at = resumed_at });
     rt_progress_init(&t->progress, stdout, t->step, t->total_steps);
     if (stale)
@@ -267,6 +286,7 @@ static void optimizer_step(trainer *t, double lr) {
         return;
     }
     float grad_scale = 1.0f / (float)t->world;
+    rt_init_zero_frozen(t->run.init, t->ctx.grads);   /* init.freeze: outside norms and updates */
     if (t->run.clip_grad_norm > 0) {
         double norm = sqrt(rt_sum_squares(t->ctx.grads, m->n_params)) / t->world;
         grad_scale *= rt_grad_clip_coef(norm, t->run.clip_grad_norm);
@@ -274,6 +294,7 @@ static void optimizer_step(trainer *t, double lr) {
     int per = rt_optim_state_per_param(&t->run.optim);
     for (int i = 0; i < m->n_tensors; i++) {
         const rt_param_tensor *p = &m->tensors[i];
+        if (rt_init_is_frozen(t->run.init, p->offset)) continue;
         int exempt = t->run.exempt_bn_bias && p->no_decay;
         rt_optim_args a = { (float)lr, exempt ? 0.0f : t->run.weight_decay, grad_scale, t->step };
         rt_optim_step(t->ctx.params + p->offset, t->opt_state + per * p->offset,
@@ -369,6 +390,21 @@ static int run_benchmark(trainer *t) {
     return 0;
 }
 
+/* Evaluation after this step: every eval_every_steps steps, or at the end of every
+ * eval_every-th epoch; always after the last step. */
+static int should_eval(const trainer *t, int epoch_end, int last) {
+    if (last) return 1;
+    if (t->run.eval_every_steps > 0) return t->step % t->run.eval_every_steps == 0;
+    return epoch_end && (t->step / t->steps_per_epoch) % t->run.eval_every == 0;
+}
+
+/* The same for checkpoints, which are off when every_epochs is 0 (and must not divide by it). */
+static int should_checkpoint(const trainer *t, int epoch_end, int last) {
+    if (t->run.ckpt_every_steps > 0) return last || t->step % t->run.ckpt_every_steps == 0;
+    if (t->run.ckpt_every <= 0) return 0;
+    return last || (epoch_end && (t->step / t->steps_per_epoch) % t->run.ckpt_every == 0);
+}
+
 static int train(trainer *t) {
     const rt_model *m = t->m;
     double t_start = rt_time_s(), t_interval = t_start;
@@ -398,17 +434,23 @@ static int train(trainer *t) {
             t->interval_loss = 0, t->interval_correct = 0, t->interval_steps = 0, t_interval = now;
             t->interval_comm_s = 0;
         }
-        if (t->step % t->steps_per_epoch == 0) {
-            int last = t->step == t->total_steps;
-            if ((epoch + 1) % t->run.eval_every == 0 || last) {
+        int epoch_end = t->step % t->steps_per_epoch == 0, last = t->step == t->total_steps;
+        int do_eval = should_eval(t, epoch_end, last), do_ckpt = should_checkpoint(t, epoch_end, last);
+        if (do_eval || do_ckpt) {
+            if (do_eval) {
+                /* the epochs completed; a run measured in iterations may stop inside one */
+                long done = epoch_end ? epoch + 1 : t->step / t->steps_per_epoch;
                 evaluate(t, &last_loss, &last_top1, &last_top5);
-                rt_metrics_eval(&t->metrics, epoch + 1, t->step, last_loss, last_top1, last_top5,
+                rt_metrics_eval(&t->metrics, done, t->step, last_loss, last_top1, last_top5,
                                 rt_time_s() - t_start);
-                rt_progress_note(&t->progress, "epoch %ld: test loss %.4f  top-1 %.2f%%  top-5 %.2f%%", epoch + 1,
-                                 last_loss, 100 * last_top1, 100 * last_top5);
+                if (epoch_end)
+                    rt_progress_note(&t->progress, "epoch %ld: test loss %.4f  top-1 %.2f%%  top-5 %.2f%%", epoch + 1,
+                                     last_loss, 100 * last_top1, 100 * last_top5);
+                else
+                    rt_progress_note(&t->progress, "step %ld: test loss %.4f  top-1 %.2f%%  top-5 %.2f%%", t->step,
+                                     last_loss, 100 * last_top1, 100 * last_top5);
             }
-            /* every_epochs: 0 means never (and must not divide by zero) */
-            if (t->run.ckpt_every > 0 && ((epoch + 1) % t->run.ckpt_every == 0 || last)) save_checkpoint(t);
+            if (do_ckpt) save_checkpoint(t);
             t_interval = rt_time_s();
             rt_comm_take_exposed_s(t->comm);   /* evaluation's exchanges are not step time */
         }
@@ -462,7 +504,7 @@ int rt_trainer_main(const rt_model *m, const rt_run_config *run, int argc, char 
             rt_die_hint("set precision { compute: FP32 } in the spec, or run on a CPU with avx512_bf16", "%s", why);
     }
     if (t.args.has_seed) t.run.seed = t.args.seed;
-    if (t.args.epochs) t.run.epochs = t.run.lr.epochs = t.args.epochs;
+    if (t.args.epochs) t.run.epochs = t.run.lr.epochs = t.args.epochs, t.run.lr.iterations = 0;
     t.rank = rt_comm_rank(t.comm);
     t.world = rt_comm_size(t.comm);
     t.global_batch = m->batch * t.world;
@@ -480,10 +522,13 @@ int rt_trainer_main(const rt_model *m, const rt_run_config *run, int argc, char 
                     t.train_set.n, t.global_batch);
     t.run.lr.steps_per_epoch = t.steps_per_epoch;
     t.run.lr.global_batch = t.global_batch;   /* the LR scaling rule sees the global batch */
+    if (t.run.lr.iterations > 0)   /* the epochs it touches, for this dataset's steps per epoch */
+        t.run.epochs = t.run.lr.epochs = (int)((t.run.lr.iterations + t.steps_per_epoch - 1) / t.steps_per_epoch);
     rt_lr_validate(&t.run.lr, NULL);
-    t.total_steps = t.steps_per_epoch * t.run.epochs;
+    t.total_steps = rt_lr_total_steps(&t.run.lr);
     allocate(&t);
     m->init(t.ctx.params, t.ctx.buffers, t.run.seed);
+    start_from_weights(&t);
     t.ctx.training = 1;
     t.ctx.comm = t.comm;
     t.ctx.no_graph = t.args.no_graph;

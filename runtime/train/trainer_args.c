@@ -11,7 +11,7 @@
 
 static void usage(FILE *out, const char *prog) {
     fprintf(out,
-            "usage: %s [--data DIR] [--out DIR] [--resume FILE] [--benchmark STEPS]\n"
+            "usage: %s [--data DIR] [--out DIR] [--resume FILE] [--init-from FILE] [--benchmark STEPS]\n"
             "          [--seed N] [--epochs N] [--no-graph] [--print-spec] [--help]\n"
             "\n"
             "Trains the network of the spec compiled into this binary (see --print-spec),\n"
@@ -20,6 +20,8 @@ static void usage(FILE *out, const char *prog) {
             "  --data DIR         dataset directory (default: the spec's data path)\n"
             "  --out DIR          where metrics.jsonl and checkpoints/ go (default: runs/NAME)\n"
             "  --resume FILE      continue the exact run saved in FILE (a checkpoint)\n"
+            "  --init-from FILE   start from the weights in FILE, a checkpoint of the spec's\n"
+            "                     init.spec (overrides init.checkpoint)\n"
             "  --benchmark STEPS  time STEPS training steps and report images/s\n"
             "  --seed N           override the spec's seed\n"
             "  --epochs N         override the spec's number of epochs\n"
@@ -33,7 +35,7 @@ static void usage(FILE *out, const char *prog) {
             prog);
 }
 
-static const char *const with_value[] = { "--data", "--out", "--resume", "--benchmark",
+static const char *const with_value[] = { "--data", "--out", "--resume", "--init-from", "--benchmark",
                                           "--seed", "--epochs", NULL };
 
 static int takes_value(const char *opt) {
@@ -96,6 +98,7 @@ void rt_trainer_parse_args(rt_trainer_args *a, const char *prog, const char *def
         if (!strcmp(opt, "--data")) a->data_dir = v;
         else if (!strcmp(opt, "--out")) a->out_dir = v;
         else if (!strcmp(opt, "--resume")) a->resume = v;
+        else if (!strcmp(opt, "--init-from")) a->init_from = v;
         else if (!strcmp(opt, "--benchmark")) a->benchmark_steps = parse_long(prog, opt, v, 1, 100000000);
         else if (!strcmp(opt, "--epochs")) a->epochs = (int)parse_long(prog, opt, v, 1, 100000);
         else {

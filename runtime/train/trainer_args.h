@@ -7,6 +7,7 @@ typedef struct {
     const char *data_dir;     /* NULL: the spec's path */
     const char *out_dir;
     const char *resume;       /* checkpoint file, or NULL */
+    const char *init_from;    /* checkpoint of the spec's init.spec, overriding init.checkpoint */
     long benchmark_steps;     /* > 0: time this many steps, no eval or checkpoints */
     int has_seed;
     uint64_t seed;

@@ -1,0 +1,74 @@
+/* Initialization from a checkpoint of another spec (rt_init.h): check who wrote it, pick
+ * the layout it was written in, copy the matched tensors. */
+#include "rt_init.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt_checkpoint.h"
+#include "rt_core.h"
+
+/* Loads params (and buffers) of the layout with this index; RT_E_MISMATCH if the sizes
+ * are another layout's. */
+static rt_status load_layout(const rt_init_config *cfg, const char *path, int layout, float *src_p,
+                             float *src_b, rt_err *err) {
+    rt_ckpt_section secs[2] = {
+        { "params", src_p, (size_t)cfg->src_params[layout] * sizeof(float) },
+        { "buffers", src_b, (size_t)cfg->src_buffers[layout] * sizeof(float) },
+    };
+    return rt_ckpt_load(path, cfg->source_hash, NULL, NULL, secs, cfg->src_buffers[layout] > 0 ? 2 : 1, err);
+}
+
+long rt_init_apply(const rt_init_config *cfg, const char *path, float *params, long n_params,
+                   float *buffers, long n_buffers) {
+    if (!path || !*path) path = cfg->checkpoint;
+    if (!path || !*path)
+        rt_die_hint("set init.checkpoint in the spec, or pass --init-from FILE",
+                    "init: no checkpoint of '%s' to start from", cfg->source_spec);
+    rt_ckpt_header h;
+    rt_err err;
+    if (rt_ckpt_read_header(path, &h, &err) != RT_OK)
+        rt_die_hint(err.hint[0] ? err.hint : "check init.checkpoint or --init-from", "init: %s", err.msg);
+    if (strcmp(h.spec_hash, cfg->source_hash) != 0)
+        rt_die_hint("pass a checkpoint written by the trainer of init.spec, or point init.spec at the spec "
+                    "that wrote it (`trainc show` prints a spec's hash)",
+                    "init: checkpoint %s was written by spec hash %.16s..., but init.spec '%s' has hash %.16s...",
+                    path, h.spec_hash[0] ? h.spec_hash : "(none)", cfg->source_spec, cfg->source_hash);
+    long most_p = cfg->src_params[0] > cfg->src_params[1] ? cfg->src_params[0] : cfg->src_params[1];
+    long most_b = cfg->src_buffers[0] > cfg->src_buffers[1] ? cfg->src_buffers[0] : cfg->src_buffers[1];
+    float *src_p = rt_xcalloc((size_t)(most_p ? most_p : 1), sizeof(float));
+    float *src_b = rt_xcalloc((size_t)(most_b ? most_b : 1), sizeof(float));
+    int layout = 0;
+    rt_status st = load_layout(cfg, path, 0, src_p, src_b, &err);
+    if (st == RT_E_MISMATCH && (cfg->src_params[1] != cfg->src_params[0] || cfg->src_buffers[1] != cfg->src_buffers[0]))
+        layout = 1, st = load_layout(cfg, path, 1, src_p, src_b, &err);
+    if (st != RT_OK)
+        rt_die_hint("pass a checkpoint written by the trainer of init.spec, CPU or CUDA backend",
+                    "init: cannot read the weights of '%s' from %s: %s", cfg->source_spec, path, err.msg);
+    long copied = 0;
+    for (int i = 0; i < cfg->n_copies; i++) {
+        const rt_init_copy *c = &cfg->copies[i];
+        float *dst = c->buffer ? buffers : params;
+        const float *src = c->buffer ? src_b : src_p;
+        long dst_n = c->buffer ? n_buffers : n_params;
+        long src_n = c->buffer ? cfg->src_buffers[layout] : cfg->src_params[layout];
+        if (c->dst < 0 || c->dst + c->count > dst_n || c->src[layout] < 0 || c->src[layout] + c->count > src_n)
+            rt_die("init: tensor %s lies outside its buffer (a compiler bug)", c->name);
+        memcpy(dst + c->dst, src + c->src[layout], (size_t)c->count * sizeof(float));
+        copied += c->count;
+    }
+    free(src_p);
+    free(src_b);
+    return copied;
+}
+
+int rt_init_is_frozen(const rt_init_config *cfg, long offset) {
+    for (int i = 0; cfg && i < cfg->n_frozen; i++)
+        if (offset >= cfg->frozen[i].offset && offset < cfg->frozen[i].offset + cfg->frozen[i].count) return 1;
+    return 0;
+}
+
+void rt_init_zero_frozen(const rt_init_config *cfg, float *grads) {
+    for (int i = 0; cfg && i < cfg->n_frozen; i++)
+        memset(grads + cfg->frozen[i].offset, 0, (size_t)cfg->frozen[i].count * sizeof(float));
+}

@@ -1,0 +1,45 @@
+/* Initialization from another spec's weights (the spec's `init` block): the compiler
+ * matches this trainer's layers to the other spec's by name with shape checks and emits a
+ * copy table; the trainer applies it to a checkpoint of that spec before training starts.
+ * A checkpoint's params/buffers layout differs between the CPU and CUDA backends (CUDA
+ * aligns each tensor), so the table carries the source offsets of both and the section sizes
+ * tell which one wrote the file. Resume (--resume) never uses it: it restores a run exactly.
+ *
+ *   const rt_init_config *init = run->init;   // NULL: no init block
+ *   rt_init_apply(init, args.init_from, params, n_params, buffers, n_buffers);
+ */
+#ifndef RT_INIT_H
+#define RT_INIT_H
+
+/* One tensor to copy: src[0] in a CPU-written checkpoint, src[1] in a CUDA-written one. */
+typedef struct {
+    long src[2], dst, count;
+    int buffer;               /* 0: params, 1: BN running statistics (buffers) */
+    const char *name;         /* "conv1.weight", for messages */
+} rt_init_copy;
+
+typedef struct { long offset, count; } rt_init_range;   /* in floats of params */
+
+typedef struct rt_init_config {
+    const char *checkpoint;   /* init.checkpoint, "" if not given (then --init-from is needed) */
+    const char *source_spec, *source_hash;   /* init.spec and its training hash */
+    long src_params[2], src_buffers[2];      /* section sizes in floats: CPU, CUDA layout */
+    int n_copies;
+    const rt_init_copy *copies;
+    int n_frozen;
+    const rt_init_range *frozen;             /* init.freeze: never updated */
+    int n_fresh;                              /* layers left as initialized, for the log */
+} rt_init_config;
+
+/* Loads the checkpoint (path, or cfg->checkpoint when path is NULL), checks that the source
+ * spec wrote it, and copies every matched tensor into params/buffers. Dies with one message
+ * on any mismatch. Returns the number of values copied. */
+long rt_init_apply(const rt_init_config *cfg, const char *path, float *params, long n_params,
+                   float *buffers, long n_buffers);
+/* Whether the parameter tensor at this offset is frozen. */
+int rt_init_is_frozen(const rt_init_config *cfg, long offset);
+/* Zeroes the frozen tensors' gradients, so clipping and norms ignore them as torch does for
+ * parameters without requires_grad. */
+void rt_init_zero_frozen(const rt_init_config *cfg, float *grads);
+
+#endif
