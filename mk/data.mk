@@ -1,0 +1,17 @@
+# The image pipeline (runtime/data/ JPEG decode, folders, shards; trainc pack): its link
+# libraries, the tools its tests drive, and the data benchmarks.
+
+# Trainers and unit tests decode JPEGs with libjpeg-turbo.
+LDLIBS += -lturbojpeg
+
+# A sanitized driver of the decode path for tests/data/: prints a sample's window and writes
+# its bytes, so a Python reference (Pillow, djpeg) can redo the same sample.
+DATA_TOOLS := $(BUILD)/tests/data-tools/image_dump
+# (runtime.mk comes later in the include order: its variables are not set yet here)
+$(BUILD)/tests/data-tools/%: tests/data/%.c $(BUILD)/asan/libtrainrt.a $(wildcard runtime/include/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) $(SAN_FLAGS) $< -o $@ $(BUILD)/asan/libtrainrt.a $(LDLIBS)
+
+.PHONY: data-tools
+data-tools: $(DATA_TOOLS)
+TEST_EXTRA_DEPS += $(DATA_TOOLS)
