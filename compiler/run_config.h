@@ -12,8 +12,12 @@ typedef enum { RUN_OPT_SGD = 0, RUN_OPT_LARS, RUN_OPT_ADAMW } run_optimizer;
 typedef enum { RUN_FP32 = 0, RUN_TF32, RUN_FP16, RUN_BF16 } run_compute;
 typedef enum { RUN_LOSS_SCALE_NONE = 0, RUN_LOSS_SCALE_STATIC, RUN_LOSS_SCALE_DYNAMIC } run_loss_scale;
 
+/* Where samples come from; RUN_DATA_IMAGE_FOLDER is JPEG folders or packed shards. */
+typedef enum { RUN_DATA_FASHION_MNIST = 0, RUN_DATA_SYNTHETIC, RUN_DATA_IDX, RUN_DATA_IMAGE_FOLDER } run_data_source;
+
 typedef struct {
-    const char *source;       /* "fashion-mnist" | "synthetic" | "idx" | "imagenet-folder" */
+    run_data_source source;
+    const char *source_name;  /* as written: "fashion-mnist" | "synthetic" | "idx" | "imagenet-folder" */
     const char *path;
     int64_t batch_per_rank;
     int64_t samples;          /* synthetic; 0 otherwise */
@@ -23,7 +27,8 @@ typedef struct {
     double rrc_scale[2], rrc_ratio[2];
     int n_mean, n_std;        /* normalize; 0 = off */
     double mean[16], std[16];
-    int64_t resize, center_crop;               /* val only; 0 = off */
+    int64_t resize;           /* val: before center_crop; train (image sources): before random_crop; 0 = off */
+    int64_t center_crop;      /* val only; 0 = off */
 } run_data_split;
 
 typedef struct run_config {
@@ -34,6 +39,8 @@ typedef struct run_config {
     run_data_split train, val;
     bool has_val;
     int64_t train_samples, val_samples;        /* val_samples 0 = whole set */
+    int64_t decode_threads;   /* image sources; 0 = the runtime's default */
+    int64_t max_decode_failures;
 
     int64_t epochs;
     run_optimizer optimizer;

@@ -62,6 +62,21 @@ static inline uint8_t clip8(int32_t v) {
     return v < 0 ? 0 : v > 255 ? 255 : (uint8_t)v;
 }
 
+/* Padding: output pixels sampled from outside the image are zeros, not the edge. */
+static void zero_outside(uint8_t *chw, int out_h, int out_w, int src_w, int src_h, const rt_image_window *win) {
+    double sx = (win->x1 - win->x0) / out_w, sy = (win->y1 - win->y0) / out_h;
+    const size_t plane = (size_t)out_h * out_w;
+    for (int yy = 0; yy < out_h; yy++) {
+        double cy = win->y0 + (yy + 0.5) * sy;
+        for (int xx = 0; xx < out_w; xx++) {
+            double cx = win->x0 + (xx + 0.5) * sx;
+            if (cy >= 0 && cy < src_h && cx >= 0 && cx < src_w) continue;
+            size_t at = (size_t)yy * out_w + (win->flip ? out_w - 1 - xx : xx);
+            chw[at] = chw[at + plane] = chw[at + 2 * plane] = 0;
+        }
+    }
+}
+
 size_t rt_image_resample_tmp_bytes(int src_h, int out_w) { return (size_t)src_h * out_w * 3; }
 
 void rt_image_resample(uint8_t *chw, int out_h, int out_w, const uint8_t *rgb, int src_w,
@@ -111,6 +126,7 @@ void rt_image_resample(uint8_t *chw, int out_h, int out_w, const uint8_t *rgb, i
             o0[ox] = clip8(s0), o1[ox] = clip8(s1), o2[ox] = clip8(s2);
         }
     }
+    if (win->zero_outside) zero_outside(chw, out_h, out_w, src_w, src_h, win);
     coeffs_free(&h);
     coeffs_free(&v);
 }

@@ -23,7 +23,7 @@ static void rrc_window(const rt_image_transform *t, int width, int height, rt_rn
         if (0 < w && w <= width && 0 < h && h <= height) {
             long i = rt_rng_below(r, (uint32_t)(height - h + 1));
             long j = rt_rng_below(r, (uint32_t)(width - w + 1));
-            *win = (rt_image_window){ j, i, j + w, i + h, 0, 1 };
+            *win = (rt_image_window){ j, i, j + w, i + h, 0, 1, 0 };
             return;
         }
     }
@@ -33,7 +33,7 @@ static void rrc_window(const rt_image_transform *t, int width, int height, rt_rn
     if (in_ratio < lo) h = (long)nearbyint(w / lo);
     else if (in_ratio > hi) w = (long)nearbyint(h * hi);
     long i = (height - h) / 2, j = (width - w) / 2;
-    *win = (rt_image_window){ j, i, j + w, i + h, 0, 1 };
+    *win = (rt_image_window){ j, i, j + w, i + h, 0, 1, 0 };
 }
 
 /* torchvision Resize(int) on a PIL image: the shorter side becomes `resize`, the longer
@@ -58,13 +58,15 @@ void rt_image_plan(const rt_image_transform *t, int src_w, int src_h, uint64_t s
         if (t->mode == RT_IMG_CENTER) {   /* CenterCrop: int(round((size - crop) / 2)) */
             top = (long)nearbyint((rh - t->out_h) / 2.0);
             left = (long)nearbyint((rw - t->out_w) / 2.0);
-        } else {   /* Caffe: a random offset inside the resized image */
-            top = rh > t->out_h ? rt_rng_below(&r, (uint32_t)(rh - t->out_h + 1)) : (rh - t->out_h) / 2;
-            left = rw > t->out_w ? rt_rng_below(&r, (uint32_t)(rw - t->out_w + 1)) : (rw - t->out_w) / 2;
+        } else {   /* Caffe: a random offset inside the resized image, zero-padded by pad */
+            long ph = rh + 2L * t->pad, pw = rw + 2L * t->pad;
+            top = (ph > t->out_h ? rt_rng_below(&r, (uint32_t)(ph - t->out_h + 1)) : (ph - t->out_h) / 2) - t->pad;
+            left = (pw > t->out_w ? rt_rng_below(&r, (uint32_t)(pw - t->out_w + 1)) : (pw - t->out_w) / 2) - t->pad;
         }
         /* The window in source pixels: resizing then cropping samples the same points. */
         double sx = (double)src_w / rw, sy = (double)src_h / rh;
-        *win = (rt_image_window){ left * sx, top * sy, (left + t->out_w) * sx, (top + t->out_h) * sy, 0, 0 };
+        *win = (rt_image_window){ left * sx, top * sy, (left + t->out_w) * sx, (top + t->out_h) * sy, 0, 0,
+                                  t->mode == RT_IMG_RANDOM_CROP && t->pad > 0 };
     }
     win->flip = t->flip && (rt_rng_u64(&r) >> 63);
 }

@@ -30,6 +30,7 @@ typedef struct {
     rt_image_mode mode;
     float scale[2], ratio[2];   /* RRC: area share and aspect ranges */
     int resize;                 /* RT_IMG_CENTER / RT_IMG_RANDOM_CROP */
+    int pad;                    /* RT_IMG_RANDOM_CROP: zero padding around the resized image */
     int flip;                   /* random horizontal flip, p = 0.5 */
 } rt_image_transform;
 
@@ -39,6 +40,7 @@ typedef struct {
     int flip;
     int clamp_to_window;   /* 1: the filter reads only inside the window (torchvision crops,
                               then resizes: RRC); 0: anywhere in the image (it resizes, then crops) */
+    int zero_outside;      /* output pixels whose centre falls outside the image are 0 (padding) */
 } rt_image_window;
 
 /* The window and flip of one sample of a src_w x src_h image, from sample_seed alone.

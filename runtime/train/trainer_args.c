@@ -12,13 +12,16 @@
 static void usage(FILE *out, const char *prog) {
     fprintf(out,
             "usage: %s [--data DIR] [--out DIR] [--resume FILE] [--benchmark STEPS]\n"
-            "          [--seed N] [--epochs N] [--no-graph] [--print-spec] [--help]\n"
+            "          [--seed N] [--epochs N] [--decode-threads N] [--max-decode-failures N]\n"
+            "          [--no-graph] [--print-spec] [--help]\n"
             "  --data DIR         dataset directory (default: the spec's data path)\n"
             "  --out DIR          where metrics.jsonl and checkpoints/ go\n"
             "  --resume FILE      continue the exact run saved in FILE (a checkpoint)\n"
             "  --benchmark STEPS  time STEPS training steps and report images/s\n"
             "  --seed N           override the spec's seed\n"
             "  --epochs N         override the spec's number of epochs\n"
+            "  --decode-threads N image data: JPEG decode threads per rank (spec: data.decode_threads)\n"
+            "  --max-decode-failures N  image data: undecodable samples to skip before stopping\n"
             "  --no-graph         CUDA trainers: launch every op of a step instead of replaying\n"
             "                     the step's captured CUDA graph (for comparison)\n"
             "  --print-spec       print the resolved spec embedded in this binary\n",
@@ -49,6 +52,7 @@ void rt_trainer_parse_args(rt_trainer_args *a, const char *prog, const char *def
                            int argc, char **argv) {
     memset(a, 0, sizeof *a);
     a->out_dir = default_out;
+    a->max_decode_failures = -1;
     for (int i = 1; i < argc; i++) {
         const char *opt = argv[i];
         if (!strcmp(opt, "--help") || !strcmp(opt, "-h")) {
@@ -64,7 +68,8 @@ void rt_trainer_parse_args(rt_trainer_args *a, const char *prog, const char *def
             continue;
         }
         static const char *const with_value[] = { "--data", "--out", "--resume", "--benchmark",
-                                                  "--seed", "--epochs", NULL };
+                                                  "--seed", "--epochs", "--decode-threads",
+                                                  "--max-decode-failures", NULL };
         int known = 0;
         for (int k = 0; with_value[k]; k++) known |= !strcmp(opt, with_value[k]);
         if (!known) bad(prog, "unknown option '%s'", opt);
@@ -76,6 +81,9 @@ void rt_trainer_parse_args(rt_trainer_args *a, const char *prog, const char *def
         else if (!strcmp(opt, "--resume")) a->resume = v;
         else if (!strcmp(opt, "--benchmark")) a->benchmark_steps = parse_long(prog, opt, v, 1, 100000000);
         else if (!strcmp(opt, "--epochs")) a->epochs = (int)parse_long(prog, opt, v, 1, 100000);
+        else if (!strcmp(opt, "--decode-threads")) a->decode_threads = (int)parse_long(prog, opt, v, 1, 256);
+        else if (!strcmp(opt, "--max-decode-failures"))
+            a->max_decode_failures = parse_long(prog, opt, v, 0, 0x7fffffffffffffffL);
         else {
             a->has_seed = 1;
             a->seed = (uint64_t)parse_long(prog, opt, v, 0, 0x7fffffffffffffffL);
