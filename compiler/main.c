@@ -1,4 +1,4 @@
-/* trainc command line: check, show, print, diff, schema, build. Exit status: 0 success,
+/* trainc command line: check, show, print, diff, schema, build, pack. Exit status: 0 success,
  * 1 invalid spec (or, for diff, different runs), 2 usage errors and trouble. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,6 +6,7 @@
 
 #include "build.h"
 #include "ir_build.h"
+#include "rt_pack.h"
 #include "schema.h"
 #include "sema.h"
 #include "show.h"
@@ -31,6 +32,9 @@ static const char usage_text[] =
     "                          per op instead of the fused ones; --layout nhwc (cuda, BF16\n"
     "                          or FP16) keeps activations channels-last for tensor cores\n"
     "  schema --markdown       the field reference of the spec language\n"
+    "  pack SRC -o DST [--max-side N] [--quality Q]\n"
+    "                          an image folder into checksummed shards + index the trainer\n"
+    "                          reads like the folder; converts or names every bad file\n"
     "  --version, help\n";
 
 static int usage_error(const char *fmt, const char *arg) {
@@ -193,5 +197,6 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "diff")) return cmd_diff(n, rest);
     if (!strcmp(cmd, "build")) return cmd_build(n, rest);
     if (!strcmp(cmd, "schema")) return cmd_schema(n, rest);
+    if (!strcmp(cmd, "pack")) return rt_pack_main(argv[0], n, rest);
     return usage_error("unknown command '%s'", cmd);
 }
