@@ -10,7 +10,7 @@ PACK_LIBS = -lturbojpeg -lpng -lz -lpthread
 
 # A sanitized driver of the decode path for tests/data/: prints a sample's window and writes
 # its bytes, so a Python reference (Pillow, djpeg) can redo the same sample.
-DATA_TOOLS := $(BUILD)/tests/data-tools/image_dump $(BUILD)/tests/data-tools/pack
+DATA_TOOLS := $(BUILD)/tests/data-tools/image_dump $(BUILD)/tests/data-tools/pack $(BUILD)/tests/data-tools/loader_dump
 # (runtime.mk comes later in the include order: its variables are not set yet here)
 $(BUILD)/tests/data-tools/%: tests/data/%.c $(BUILD)/asan/libtrainrt.a $(wildcard runtime/include/*.h)
 	@mkdir -p $(dir $@)
