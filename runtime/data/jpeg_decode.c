@@ -62,14 +62,24 @@ static int not_jpeg(const uint8_t *buf, size_t len, char *why, size_t cap) {
     return 1;
 }
 
+/* After an error TurboJPEG 2.1's handle can report stale header fields for the next image
+ * (seen: a valid JPEG's colour space after a truncated one): start from a fresh one. */
+static int fail(rt_jpeg *j, const uint8_t *buf, size_t len, const char *what, char *why, size_t cap) {
+    int truncated = len < 2 || buf[len - 2] != 0xff || buf[len - 1] != 0xd9;   /* no end-of-image marker */
+    snprintf(why, cap, "%s JPEG%s: %s", truncated ? "truncated" : "corrupt",
+             truncated ? " (no end-of-image marker)" : what, tjGetErrorStr2(j->tj));
+    tjDestroy(j->tj);
+    j->tj = tjInitDecompress();
+    if (!j->tj) rt_die("libjpeg-turbo: cannot create a decompressor: %s", tjGetErrorStr2(NULL));
+    return -1;
+}
+
 int rt_jpeg_header(rt_jpeg *j, const uint8_t *buf, size_t len, int *w, int *h,
                    const char **colorspace, char *why, size_t why_cap) {
     if (not_jpeg(buf, len, why, why_cap)) return -1;
     int sub, cs;
-    if (tjDecompressHeader3(j->tj, buf, (unsigned long)len, w, h, &sub, &cs) != 0) {
-        snprintf(why, why_cap, "corrupt JPEG header: %s", tjGetErrorStr2(j->tj));
-        return -1;
-    }
+    if (tjDecompressHeader3(j->tj, buf, (unsigned long)len, w, h, &sub, &cs) != 0)
+        return fail(j, buf, len, " header", why, why_cap);
     static const char *const names[] = { "RGB", "YCbCr", "gray", "CMYK", "YCCK" };
     if (colorspace) *colorspace = cs >= 0 && cs <= TJCS_YCCK ? names[cs] : "unknown";
     return 0;
@@ -90,10 +100,8 @@ int rt_jpeg_decode(rt_jpeg *j, const uint8_t *buf, size_t len, int num8, const u
                    int *w, int *h, char *why, size_t why_cap) {
     int W, H, sub, cs;
     if (not_jpeg(buf, len, why, why_cap)) return -1;
-    if (tjDecompressHeader3(j->tj, buf, (unsigned long)len, &W, &H, &sub, &cs) != 0) {
-        snprintf(why, why_cap, "corrupt JPEG header: %s", tjGetErrorStr2(j->tj));
-        return -1;
-    }
+    if (tjDecompressHeader3(j->tj, buf, (unsigned long)len, &W, &H, &sub, &cs) != 0)
+        return fail(j, buf, len, " header", why, why_cap);
     tjscalingfactor sf = { num8, 8 };
     int sw = TJSCALED(W, sf), sh = TJSCALED(H, sf);
     int cmyk = cs == TJCS_CMYK || cs == TJCS_YCCK;
@@ -104,10 +112,7 @@ int rt_jpeg_decode(rt_jpeg *j, const uint8_t *buf, size_t len, int num8, const u
         const char *msg = tjGetErrorStr2(j->tj);
         /* Warnings (extraneous bytes and the like) leave a complete image, as for Pillow; a
          * premature end leaves grey rows, so the file counts as truncated. */
-        if (tjGetErrorCode(j->tj) != TJERR_WARNING || strstr(msg, "Premature end")) {
-            snprintf(why, why_cap, "%s JPEG: %s", strstr(msg, "Premature end") ? "truncated" : "corrupt", msg);
-            return -1;
-        }
+        if (tjGetErrorCode(j->tj) != TJERR_WARNING || strstr(msg, "Premature end")) return fail(j, buf, len, "", why, why_cap);
     }
     if (cmyk) cmyk_to_rgb(out, dec, px);
     *rgb = out;
