@@ -13,7 +13,7 @@ dir=$BUILD/test-data/pipeline
 tools=$BUILD/tests/data-tools
 rm -rf "$dir" && mkdir -p "$dir"
 tree=$dir/tree pack=$dir/packed
-/usr/bin/python3 tests/data/make_tree.py "$tree" 16 6 32 --bad
+/usr/bin/python3 tests/data/make_tree.py "$tree" 24 6 32 --bad
 
 echo "== pack"
 "$tools/pack" "$tree" -o "$pack" --shard-records 32 > "$dir/pack.out" 2> "$dir/pack.err"
@@ -21,7 +21,7 @@ cat "$dir/pack.out" "$dir/pack.err"
 for want in "bad_empty.JPEG: skipped: empty file" "bad_text.JPEG: skipped: not an image" \
             "bad_truncated.JPEG: skipped: truncated JPEG" "bad_png.JPEG: converted: PNG content" \
             "bad_cmyk.JPEG: converted: CMYK JPEG" "bad_gray.JPEG: converted: gray JPEG" \
-            "train: 163 records in 6 shards (3 converted, 0 resized), 3 files skipped" \
+            "train: 243 records in 8 shards (3 converted, 0 resized), 3 files skipped" \
             "val: 60 records in 2 shards"; do
   grep -qF "$want" "$dir/pack.out" "$dir/pack.err" || { echo "pack did not report: $want"; exit 1; }
 done
