@@ -70,16 +70,29 @@ static void emit_floats(FILE *f, const char *name, const double *v, int n, doubl
     fprintf(f, " }");
 }
 
+/* The image transforms of an image source, as rt_image_transform initializers. */
+static void emit_images(FILE *f, const run_config *run) {
+    const run_data_split *t = &run->train, *v = &run->val;
+    fprintf(f, "    .val_path = \"%s\", .decode_threads = %ld, .max_decode_failures = %ld,\n", v->path,
+            (long)run->decode_threads, (long)run->max_decode_failures);
+    if (t->rrc_size)
+        fprintf(f, "    .train_image = { .mode = RT_IMG_RRC, .out_h = %ld, .out_w = %ld, .scale = { %.9gf, %.9gf },"
+                   " .ratio = { %.9gf, %.9gf }, .flip = %d },\n", (long)t->rrc_size, (long)t->rrc_size,
+                t->rrc_scale[0], t->rrc_scale[1], t->rrc_ratio[0], t->rrc_ratio[1], t->flip);
+    else if (t->crop_size)
+        fprintf(f, "    .train_image = { .mode = RT_IMG_RANDOM_CROP, .out_h = %ld, .out_w = %ld, .resize = %ld, .pad = %ld,"
+                   " .flip = %d },\n", (long)t->crop_size, (long)t->crop_size, (long)t->resize, (long)t->crop_padding, t->flip);
+    else   /* no crop given: the center, at the input size */
+        fprintf(f, "    .train_image = { .mode = RT_IMG_CENTER, .resize = %ld, .flip = %d },\n", (long)t->resize, t->flip);
+    fprintf(f, "    .val_image = { .mode = RT_IMG_CENTER, .resize = %ld },\n", (long)v->resize);
+}
+
 char *emit_run_config(const run_config *run, char *err, size_t err_cap) {
-    const char *source;
-    if (!strcmp(run->train.source, "fashion-mnist")) source = "RT_DATA_FASHION_MNIST";
-    else if (!strcmp(run->train.source, "idx")) source = "RT_DATA_IDX";
-    else if (!strcmp(run->train.source, "synthetic")) source = "RT_DATA_SYNTHETIC";
-    else {
-        snprintf(err, err_cap, "data source '%s' is not supported by the CPU trainer yet "
-                               "(use fashion-mnist, idx or synthetic)", run->train.source);
-        return NULL;
-    }
+    static const char *const sources[] = { [RUN_DATA_FASHION_MNIST] = "RT_DATA_FASHION_MNIST",
+                                           [RUN_DATA_SYNTHETIC] = "RT_DATA_SYNTHETIC", [RUN_DATA_IDX] = "RT_DATA_IDX",
+                                           [RUN_DATA_IMAGE_FOLDER] = "RT_DATA_IMAGES" };
+    const char *source = sources[run->train.source];
+    (void)err, (void)err_cap;
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
@@ -109,6 +122,7 @@ char *emit_run_config(const run_config *run, char *err, size_t err_cap) {
     emit_floats(f, "std", run->train.n_std ? run->train.std : &one, run->train.n_std ? run->train.n_std : 1, 1);
     fprintf(f, ",\n");
     if (run->compute == RUN_BF16) fprintf(f, "    .cpu_compute = RT_COMPUTE_BF16,\n");
+    if (run->train.source == RUN_DATA_IMAGE_FOLDER) emit_images(f, run);
     fclose(f);
     return buf;
 }

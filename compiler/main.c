@@ -1,4 +1,4 @@
-/* trainc command line: check, show, print, diff, schema, build. Exit status: 0 success,
+/* trainc command line: check, show, print, diff, schema, build, pack. Exit status: 0 success,
  * 1 invalid spec (or, for diff, different runs), 2 usage errors and trouble. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +8,7 @@
 #include "cli_help.h"
 #include "import_cli.h"
 #include "ir_build.h"
+#include "rt_pack.h"
 #include "schema.h"
 #include "sema.h"
 #include "plot.h"
@@ -45,6 +46,9 @@ static const char usage_text[] =
     "  schema --markdown       the field reference of the spec language\n"
     "  import caffe NET [SOLVER] -o SPEC [--approximate]\n"
     "                          translate a Caffe net (and solver) prototxt into a spec\n"
+    "  pack SRC -o DST [--max-side N] [--quality Q]\n"
+    "                          an image folder into checksummed shards + index the trainer\n"
+    "                          reads like the folder; converts or names every bad file\n"
     "  --version, help\n"
     "\n"
     "'trainc COMMAND --help' describes one command.\n";
@@ -225,5 +229,6 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "build")) return cmd_build(n, rest);
     if (!strcmp(cmd, "schema")) return cmd_schema(n, rest);
     if (!strcmp(cmd, "import")) return import_main(n, rest);
+    if (!strcmp(cmd, "pack")) return rt_pack_main(argv[0], n, rest);
     return usage_error("unknown command '%s'", cmd);
 }

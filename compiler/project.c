@@ -132,7 +132,7 @@ static void format_duration(char *buf, size_t cap, double s) {
 
 static double val_samples(const run_config *r) {
     if (r->val_samples) return (double)r->val_samples;
-    return !strcmp(r->val.source, "imagenet-folder") ? 50000 : !strcmp(r->val.source, "fashion-mnist") ? 10000 : 0;
+    return r->val.source == RUN_DATA_IMAGE_FOLDER ? 50000 : r->val.source == RUN_DATA_FASHION_MNIST ? 10000 : 0;
 }
 
 /* Epoch and total times from a step time; prints them and the published figures. */

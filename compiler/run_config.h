@@ -19,9 +19,12 @@ extern const char *const run_compute_names[RUN_BF16 + 1];
 extern const char *const run_loss_scale_names[RUN_LOSS_SCALE_DYNAMIC + 1];
 extern const char *const run_lr_scaling_names[RT_LR_SCALE_SQRT + 1];
 extern const char *const run_warmup_kind_names[RT_WARMUP_CONSTANT + 1];
+/* Where samples come from; RUN_DATA_IMAGE_FOLDER is JPEG folders or packed shards. */
+typedef enum { RUN_DATA_FASHION_MNIST = 0, RUN_DATA_SYNTHETIC, RUN_DATA_IDX, RUN_DATA_IMAGE_FOLDER } run_data_source;
 
 typedef struct {
-    const char *source;       /* "fashion-mnist" | "synthetic" | "idx" | "imagenet-folder" */
+    run_data_source source;
+    const char *source_name;  /* as written: "fashion-mnist" | "synthetic" | "idx" | "imagenet-folder" */
     const char *path;
     int64_t batch_per_rank;
     int64_t samples;          /* synthetic; 0 otherwise */
@@ -31,7 +34,8 @@ typedef struct {
     double rrc_scale[2], rrc_ratio[2];
     int n_mean, n_std;        /* normalize; 0 = off */
     double mean[16], std[16];
-    int64_t resize, center_crop;               /* val only; 0 = off */
+    int64_t resize;           /* val: before center_crop; train (image sources): before random_crop; 0 = off */
+    int64_t center_crop;      /* val only; 0 = off */
 } run_data_split;
 
 typedef struct run_config {
@@ -42,6 +46,8 @@ typedef struct run_config {
     run_data_split train, val;
     bool has_val;
     int64_t train_samples, val_samples;        /* val_samples 0 = whole set */
+    int64_t decode_threads;   /* image sources; 0 = the runtime's default */
+    int64_t max_decode_failures;
 
     int64_t epochs;
     run_optimizer optimizer;

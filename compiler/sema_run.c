@@ -8,7 +8,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Caffe's mean_value / scale are the same map in pixel units: (x - mv) * s =
+ * (x/255 - mv/255) / (1 / (255 s)). */
 static void read_normalize(run_data_split *d, const ast_node *norm) {
+    const ast_node *mv = sv_get(norm, SM_NORMALIZE, "mean_value");
+    if (mv && sv_has(norm, SM_NORMALIZE, "scale")) {
+        double scale = sv_float(norm, SM_NORMALIZE, "scale");
+        for (int i = 0; i < mv->n_kids && i < 16; i++) {
+            d->mean[d->n_mean++] = sv_number(mv->kids[i]) / 255.0;
+            d->std[d->n_std++] = 1.0 / (255.0 * scale);
+        }
+        return;
+    }
     const ast_node *mean = sv_get(norm, SM_NORMALIZE, "mean"), *std = sv_get(norm, SM_NORMALIZE, "std");
     if (!mean || !std) return;
     for (int i = 0; i < mean->n_kids && i < 16; i++) d->mean[d->n_mean++] = sv_number(mean->kids[i]);
@@ -18,8 +29,9 @@ static void read_normalize(run_data_split *d, const ast_node *norm) {
 /* normalize needs one mean and std per input channel. */
 static int check_normalize(diag_ctx *diag, const ast_node *norm, const net_desc *net) {
     const ast_node *mean = sv_get(norm, SM_NORMALIZE, "mean"), *std = sv_get(norm, SM_NORMALIZE, "std");
-    if (!mean || !std) return 0;
-    const ast_node *bad = mean->n_kids != net->input.c ? mean : std->n_kids != net->input.c ? std : NULL;
+    if (!mean) mean = sv_get(norm, SM_NORMALIZE, "mean_value");
+    if (!mean) return 0;
+    const ast_node *bad = mean->n_kids != net->input.c ? mean : std && std->n_kids != net->input.c ? std : NULL;
     if (!bad) return 0;
     diag_error(diag, bad->loc, "give one value per channel of net.input_shape",
                "normalize has %d values but the input has %lld channels", bad->n_kids,
@@ -39,11 +51,30 @@ static int check_crop(diag_ctx *diag, const ast_node *msg, schema_msg_id id, con
     return 1;
 }
 
+static int read_source(run_data_split *d, diag_ctx *diag, const ast_node *msg, schema_msg_id id) {
+    static const char *const names[] = { "fashion-mnist", "synthetic", "idx", "imagenet-folder" };
+    d->source_name = sv_str(msg, id, "source");
+    for (int k = 0; k < (int)(sizeof names / sizeof names[0]); k++)
+        if (!strcmp(d->source_name, names[k])) {
+            d->source = (run_data_source)k;
+            return 0;
+        }
+    diag_error(diag, sv_loc(msg, id, "source"), "use fashion-mnist, synthetic, idx or imagenet-folder",
+               "unknown data source \"%s\"", d->source_name);
+    return 1;
+}
+
 static int read_train(run_config *run, diag_ctx *diag, const ast_node *train, const net_desc *net) {
     run_data_split *d = &run->train;
     int errors = 0;
-    d->source = sv_str(train, SM_TRAIN, "source");
+    errors += read_source(d, diag, train, SM_TRAIN);
     d->path = sv_str(train, SM_TRAIN, "path");
+    d->resize = sv_int(train, SM_TRAIN, "resize");
+    if (d->resize && d->source != RUN_DATA_IMAGE_FOLDER) {
+        diag_error(diag, sv_loc(train, SM_TRAIN, "resize"), "train.resize is for image sources (imagenet-folder)",
+                   "source \"%s\" has no resize before the crop", d->source_name);
+        errors++;
+    }
     d->batch_per_rank = sv_int(train, SM_TRAIN, "batch_per_rank");
     d->samples = sv_int(train, SM_TRAIN, "samples");
     const ast_node *aug = sv_msg(train, SM_TRAIN, "augment");
@@ -71,15 +102,21 @@ static int read_train(run_config *run, diag_ctx *diag, const ast_node *train, co
 static int read_val(run_config *run, diag_ctx *diag, const ast_node *val, const net_desc *net) {
     run_data_split *d = &run->val;
     run->has_val = val != NULL;
-    d->source = sv_str(val, SM_VAL, "source");
+    int errors = read_source(d, diag, val, SM_VAL);
     d->path = sv_str(val, SM_VAL, "path");
+    if (val && !errors && (d->source == RUN_DATA_IMAGE_FOLDER) != (run->train.source == RUN_DATA_IMAGE_FOLDER)) {
+        diag_error(diag, sv_loc(val, SM_VAL, "source"), "give train and val the same kind of source",
+                   "val source \"%s\" with train source \"%s\": the trainer reads both the same way",
+                   d->source_name, run->train.source_name);
+        errors++;
+    }
     d->batch_per_rank = sv_has(val, SM_VAL, "batch_per_rank") ? sv_int(val, SM_VAL, "batch_per_rank")
                                                               : run->train.batch_per_rank;
     d->resize = sv_int(val, SM_VAL, "resize");
     d->center_crop = sv_int(val, SM_VAL, "center_crop");
     const ast_node *norm = sv_msg(val, SM_VAL, "normalize");
     read_normalize(d, norm);
-    return check_normalize(diag, norm, net) + check_crop(diag, val, SM_VAL, "center_crop", net);
+    return errors + check_normalize(diag, norm, net) + check_crop(diag, val, SM_VAL, "center_crop", net);
 }
 
 /* data.train_samples, or its schema default for the source: a size, or train.samples. */
@@ -89,7 +126,7 @@ static int read_train_samples(run_config *run, diag_ctx *diag, const ast_node *d
         run->train_samples = sv_int(data, SM_DATA, "train_samples");
         return 0;
     }
-    const char *src = run->train.source;
+    const char *src = run->train.source_name;
     char def[64];
     if (schema_default_for(schema_find(SM_DATA, "train_samples"), src, def, sizeof def)) {
         char *end;
@@ -322,6 +359,8 @@ int sema_build_run(run_config *run, diag_ctx *diag, const ast_node *root, const 
     if (train) errors += read_train(run, diag, train, net);
     errors += read_val(run, diag, sv_msg(data, SM_DATA, "val"), net);
     run->val_samples = sv_int(data, SM_DATA, "val_samples");
+    run->decode_threads = sv_int(data, SM_DATA, "decode_threads");
+    run->max_decode_failures = sv_int(data, SM_DATA, "max_decode_failures");
     if (solver) read_solver_misc(run, solver);
     if (!train || !solver || errors) return errors;
     if (read_train_samples(run, diag, data, train) || derive_steps(run, diag, train)) return errors + 1;

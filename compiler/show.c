@@ -103,7 +103,7 @@ static void show_run(FILE *out, const run_config *r, show_plan plan) {
             (long long)r->ranks_for_show, r->ranks_for_show == 1 ? "" : "s",
             r->ranks == 0 ? ", ranks: any, shown for 1" : "");
     fprintf(out, "  steps per epoch   %lld (%lld samples, source %s)\n", (long long)r->steps_per_epoch,
-            (long long)r->train_samples, r->train.source);
+            (long long)r->train_samples, r->train.source_name);
     if (r->iterations > 0)
         fprintf(out, "  total steps       %lld (solver.iterations: %.2f epochs)\n", (long long)r->total_steps,
                 (double)r->total_steps / (double)r->steps_per_epoch);

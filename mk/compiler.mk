@@ -4,8 +4,12 @@
 TRAINC         := $(BUILD)/trainc
 COMPILER_SRCS  := $(sort $(filter-out compiler/main.c,$(wildcard compiler/*.c)))
 COMPILER_HDRS  := $(wildcard compiler/*.h) $(BUILD)/gen/parser.h $(BUILD)/gen/lexer.h
-# Stages the compiler shares with the runtime (spec hashing).
-COMPILER_SHARED_SRCS := $(wildcard runtime/core/sha256.c runtime/core/schedule*.c runtime/core/error.c runtime/core/devmem.c)
+# Stages the compiler shares with the runtime (spec hashing), and `trainc pack` with the
+# image decode path it shares with the loader (its libraries: PACK_LIBS in mk/data.mk).
+COMPILER_SHARED_SRCS := $(wildcard runtime/core/sha256.c runtime/core/schedule*.c runtime/core/error.c runtime/core/devmem.c \
+                          runtime/data/pack*.c runtime/data/image_set.c runtime/data/image_folder.c \
+                          runtime/data/image_shards.c runtime/data/image_resample.c runtime/data/image_window.c \
+                          runtime/data/jpeg_decode.c runtime/core/alloc.c runtime/core/rng.c)
 GEN_SRCS       := $(BUILD)/gen/parser.c $(BUILD)/gen/lexer.c $(BUILD)/gen/templates.c
 TRAINC_OBJS    := $(COMPILER_SRCS:%.c=$(BUILD)/cobj/%.o) $(GEN_SRCS:$(BUILD)/gen/%.c=$(BUILD)/cobj/gen/%.o)
 TRAINC_OBJS_ASAN := $(COMPILER_SRCS:%.c=$(BUILD)/casan/%.o) $(GEN_SRCS:$(BUILD)/gen/%.c=$(BUILD)/casan/gen/%.o)
@@ -44,7 +48,7 @@ $(BUILD)/casan/%.o: %.c $(COMPILER_HDRS) | deps-check
 	$(CC) $(CFLAGS_COMMON) $(SAN_FLAGS) -c $< -o $@
 
 $(TRAINC): $(TRAINC_OBJS) $(BUILD)/cobj/compiler/main.o $(COMPILER_SHARED_SRCS:%.c=$(BUILD)/cobj/%.o)
-	$(CC) $(CFLAGS) -fopenmp $^ -o $@ -lm
+	$(CC) $(CFLAGS) -fopenmp $^ -o $@ -lm $(PACK_LIBS)
 $(TRAINC_LIB_ASAN): $(TRAINC_OBJS_ASAN)
 	@rm -f $@; ar rcs $@ $^
 

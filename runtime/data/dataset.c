@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "image_set.h"
 #include "rt_data.h"
 #include "rt_rng.h"
 
@@ -117,6 +118,8 @@ void rt_dataset_synthetic(rt_dataset *ds, long n, int c, int h, int w, int class
 }
 
 void rt_dataset_free(rt_dataset *ds) {
+    if (ds->encoded) image_set_free(ds->encoded);
+    free(ds->encoded);
     free(ds->images);
     free(ds->labels);
     memset(ds, 0, sizeof *ds);

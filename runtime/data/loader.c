@@ -53,12 +53,14 @@ rt_status rt_loader_init(rt_loader *l, const rt_dataset *ds, const rt_loader_con
         l->slot_x[s] = rt_alloc_pages((size_t)l->batch_per_rank * l->sample_bytes);   /* may be page-locked */
         l->slot_y[s] = rt_xcalloc((size_t)l->batch_per_rank, sizeof(int32_t));
     }
+    if (ds->encoded) l->pool = image_pool_start(l);
     if (cfg->prefetch) l->bg = prefetch_start(l, 0, 0);
     return RT_OK;
 }
 
 void rt_loader_free(rt_loader *l) {
     if (l->bg) prefetch_stop(l->bg);
+    image_pool_stop(l->pool);
     for (int s = 0; s < RT_LOADER_SLOTS; s++) {
         rt_free_aligned(l->slot_x[s]);
         free(l->slot_y[s]);
@@ -75,7 +77,7 @@ void loader_advance(const rt_loader *l, int64_t *epoch, int64_t *step) {
 }
 
 int loader_fill(const rt_loader *l, const uint32_t *perm, int64_t epoch, int64_t step, void *x,
-                int32_t *y) {
+                int32_t *y, int *failures) {
     const rt_dataset *ds = l->ds;
     const long B = l->cfg.global_batch, world = l->cfg.world, rank = l->cfg.rank;
     const long first = (long)step * B;
@@ -85,7 +87,8 @@ int loader_fill(const rt_loader *l, const uint32_t *perm, int64_t epoch, int64_t
     const size_t sample = (size_t)ds->c * ds->h * ds->w;
     const uint64_t aug_key = rt_hash_u64(l->cfg.seed, RT_STREAM_AUGMENT, (uint64_t)epoch);
     unsigned char *out = x;
-    for (long j = lo; j < hi; j++) {
+    *failures = ds->encoded ? image_pool_fill(l->pool, perm, epoch, first, lo, hi, x, y) : 0;
+    for (long j = lo; j < hi && !ds->encoded; j++) {
         long pos = first + j;   /* position in the epoch: the only input to augmentation */
         long idx = perm ? (long)perm[pos] : pos;
         uint64_t bits = rt_hash_u64(aug_key, (uint64_t)pos, 0);
@@ -109,7 +112,7 @@ int rt_loader_batch_at(rt_loader *l, int64_t epoch, int64_t step, void *x, int32
         rt_die("rt_loader_batch_at: step %lld of epoch %lld is outside 0..%ld",
                (long long)step, (long long)epoch, l->steps_per_epoch - 1);
     const uint32_t *perm = loader_perm(l, &l->perm, &l->perm_epoch, epoch);
-    return loader_fill(l, perm, epoch, step, x, y);
+    return loader_fill(l, perm, epoch, step, x, y, &l->last_failures);
 }
 
 int rt_loader_next_view(rt_loader *l, const void **x, const int32_t **y) {
@@ -119,7 +122,9 @@ int rt_loader_next_view(rt_loader *l, const void **x, const int32_t **y) {
     } else {   /* slots in turn, so the views before stay valid */
         slot = l->sync_slot = (l->sync_slot + 1) % RT_LOADER_SLOTS;
         got = rt_loader_batch_at(l, l->epoch, l->step, l->slot_x[slot], l->slot_y[slot]);
+        l->slot_failures[slot] = l->last_failures;
     }
+    l->last_failures = l->slot_failures[slot];
     loader_advance(l, &l->epoch, &l->step);
     *x = l->slot_x[slot];
     *y = l->slot_y[slot];
@@ -149,6 +154,8 @@ void rt_loader_seek(rt_loader *l, int64_t epoch, int64_t step_in_epoch) {
 }
 
 long rt_loader_steps_per_epoch(const rt_loader *l) { return l->steps_per_epoch; }
+
+int rt_loader_last_failures(const rt_loader *l) { return l->last_failures; }
 
 int rt_loader_batch_per_rank(const rt_loader *l) { return l->batch_per_rank; }
 

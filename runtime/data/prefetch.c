@@ -32,8 +32,10 @@ static void *producer(void *arg) {
         pthread_mutex_unlock(&p->mu);
         /* The slot is ours until marked full: fill it without holding the lock. */
         const uint32_t *perm = loader_perm(p->l, &p->perm, &p->perm_epoch, epoch);
-        int n = loader_fill(p->l, perm, epoch, step, p->l->slot_x[slot], p->l->slot_y[slot]);
+        int failures;
+        int n = loader_fill(p->l, perm, epoch, step, p->l->slot_x[slot], p->l->slot_y[slot], &failures);
         pthread_mutex_lock(&p->mu);
+        p->l->slot_failures[slot] = failures;
         p->count[slot] = n;
         p->full[slot] = 1;
         p->tail = (slot + 1) % RT_LOADER_SLOTS;

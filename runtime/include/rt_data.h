@@ -24,16 +24,19 @@
 #define RT_DATA_H
 #include <stdint.h>
 #include "rt_core.h"
+#include "rt_image.h"
 
 #define RT_DEFAULT_DATA_DIR "/usr/share/datasets/fashion-mnist"
 #define RT_MAX_CHANNELS 4
 
+struct rt_image_set;
 typedef struct {
     long n;              /* samples */
-    int c, h, w;
-    uint8_t *images;     /* [n, c, h, w] */
+    int c, h, w;         /* of a sample as the loader hands it out */
+    uint8_t *images;     /* [n, c, h, w]; NULL for an encoded (image) dataset */
     int32_t *labels;     /* [n], each in [0, classes) */
     int classes;
+    struct rt_image_set *encoded;   /* JPEG files or packed shards, decoded by the loader */
 } rt_dataset;
 
 /* Reads DIR/<split>-images-idx3-ubyte[.gz] and DIR/<split>-labels-idx1-ubyte[.gz]
@@ -50,6 +53,15 @@ rt_status rt_idx_read(const char *path, int expect_dims, uint8_t **data, long di
 void rt_dataset_synthetic(rt_dataset *ds, long n, int c, int h, int w, int classes,
                           uint64_t seed);
 void rt_dataset_free(rt_dataset *ds);
+/* An image dataset, decoded on demand into 3 x out_h x out_w samples: PATH.index (packed by
+ * `trainc pack`), or the folder PATH: PATH/<class>/...images (class labels from the sorted
+ * folder names), or, for validation, a flat PATH/ of images with PATH/labels.txt.
+ * train: NULL for the training set; for validation the training set, whose class names it
+ * uses. classes > 0 must equal the class count. */
+rt_status rt_dataset_open_images(rt_dataset *ds, const char *path, const rt_dataset *train,
+                                 int out_h, int out_w, int classes, rt_err *err);
+/* Class k's name (an image dataset's folder name), or NULL. */
+const char *rt_dataset_class_name(const rt_dataset *ds, int k);
 
 typedef struct {
     int global_batch;   /* B: samples per step over all ranks */
@@ -64,6 +76,9 @@ typedef struct {
     int raw_u8;         /* 1: batches are the cropped and flipped bytes (uint8), not normalized
                            floats; the consumer normalizes them with rt_normalize_lut. A GPU
                            trainer does that on the device: a quarter of the bytes to copy. */
+    /* Encoded (image) datasets only: */
+    rt_image_transform image;   /* crop/resize/flip; out_h/out_w are the dataset's h and w */
+    int decode_threads;         /* JPEG decode threads (0: one per core, up to 8) */
 } rt_loader_config;
 
 /* Batch buffers the loader owns: the consumer may hold two (the batch in flight and the next
@@ -90,6 +105,9 @@ typedef struct {
     uint32_t *perm;               /* permutation cache for perm_epoch (sync path) */
     int64_t perm_epoch;
     struct rt_prefetch *bg;       /* NULL when prefetch is off */
+    int slot_failures[RT_LOADER_SLOTS];   /* samples of the slot's batch that failed to decode */
+    int last_failures;            /* ... of the batch the last rt_loader_next_view returned */
+    struct image_pool *pool;      /* decode threads (encoded datasets) */
 } rt_loader;
 
 void rt_loader_config_default(rt_loader_config *cfg);
@@ -111,6 +129,10 @@ void rt_loader_seek(rt_loader *l, int64_t epoch, int64_t step_in_epoch);
 /* Random access, no prefetch, loader position unchanged (tests, benchmarks). */
 int rt_loader_batch_at(rt_loader *l, int64_t epoch, int64_t step, void *x, int32_t *y);
 long rt_loader_steps_per_epoch(const rt_loader *l);
+/* How many samples of the batch the last rt_loader_next_view returned could not be decoded
+ * (each named on stderr, and replaced by the next sample in dataset order that decodes, with
+ * the same augmentation): the trainer sums this over ranks and applies its failure cap. */
+int rt_loader_last_failures(const rt_loader *l);
 int rt_loader_batch_per_rank(const rt_loader *l);   /* capacity x and y need */
 size_t rt_loader_sample_bytes(const rt_loader *l);
 

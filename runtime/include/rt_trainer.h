@@ -14,6 +14,7 @@
 #include "rt_comm.h"
 #include "rt_gemm.h"
 #include "rt_init.h"
+#include "rt_data.h"
 #include "rt_optim.h"
 #include "rt_schedule.h"
 
@@ -70,7 +71,8 @@ typedef struct {
     const struct rt_device_hooks *device;   /* NULL: params live in host memory (CPU) */
 } rt_model;
 
-typedef enum { RT_DATA_FASHION_MNIST = 0, RT_DATA_IDX, RT_DATA_SYNTHETIC } rt_data_source;
+/* RT_DATA_IMAGES: JPEG folders (train/<class>/ of .JPEG files) or `trainc pack` shards. */
+typedef enum { RT_DATA_FASHION_MNIST = 0, RT_DATA_IDX, RT_DATA_SYNTHETIC, RT_DATA_IMAGES } rt_data_source;
 
 typedef struct {
     int epochs;             /* with lr.iterations, the epochs the run touches */
@@ -96,6 +98,12 @@ typedef struct {
      * ignore it (they have their own precision). */
     rt_compute cpu_compute;
     const struct rt_init_config *init;   /* the spec's init block (rt_init.h); NULL: none */
+    /* Image sources (rt_data_open_run): the spec's val path, each split's crop/resize/flip
+     * (out_h/out_w: the net's input), decode threads (0: default) and the failure cap. */
+    const char *val_path;
+    rt_image_transform train_image, val_image;
+    int decode_threads;
+    long max_decode_failures;
 } rt_run_config;
 
 /* A model whose tensors live on a device (the CUDA backend). The trainer's host arrays
@@ -122,6 +130,18 @@ typedef struct rt_device_hooks {
  * (GOMP_SPINCOUNT=10000), or sleep at once (passive) where this node's ranks x threads exceed
  * its cores; set by re-executing the binary once (libgomp reads them before main). */
 void rt_trainer_choose_omp_policy(char **argv);
+
+/* Image sources (runtime/data/run_data.c). The train and val sets: DIR/train and DIR/val
+ * with --data DIR, else the spec's paths; dies with one message on bad data. */
+void rt_data_open_images(const rt_run_config *run, const char *data_dir, int in_c, int in_h, int in_w,
+                         int classes, rt_dataset *train, rt_dataset *val);
+/* A split's crop/resize/flip and decode threads (decode_threads > 0: the command line's). */
+void rt_data_image_loader_config(const rt_run_config *run, int train, int decode_threads, int in_h, int in_w,
+                                 rt_loader_config *cfg);
+/* OUT/classes.txt: "index name" per line (image sources; nothing otherwise). */
+void rt_data_write_classes(const rt_dataset *train, const char *out_dir);
+/* Adds a step's decode failures (summed over ranks) to *total: 1 when past the spec's cap. */
+int rt_data_failures_over_cap(const rt_run_config *run, long *total, long new_failures);
 
 int rt_trainer_main(const rt_model *model, const rt_run_config *run, int argc, char **argv);
 

@@ -62,6 +62,7 @@ typedef struct {
     rt_progress progress;     /* stdout; off on ranks other than 0 */
     trainer_scaler_state scaler;   /* host mirror: filled before a checkpoint, after a resume */
     rt_loss_guard loss_guard;
+    long decode_failures;     /* image sources: undecodable samples so far, over all ranks */
 } trainer;
 
 static int has_scaler(const trainer *t) { return t->m->device && t->m->device->loss_scaler; }
@@ -78,7 +79,9 @@ static void load_data(trainer *t) {
     const rt_model *m = t->m;
     const rt_run_config *run = &t->run;
     const char *dir = t->args.data_dir ? t->args.data_dir : run->data_path;
-    if (run->source == RT_DATA_SYNTHETIC) {
+    if (run->source == RT_DATA_IMAGES) {
+        rt_data_open_images(run, t->args.data_dir, m->in_c, m->in_h, m->in_w, m->classes, &t->train_set, &t->val_set);
+    } else if (run->source == RT_DATA_SYNTHETIC) {
         rt_dataset_synthetic(&t->train_set, run->train_samples, m->in_c, m->in_h, m->in_w,
                              m->classes, run->seed);
         rt_dataset_synthetic(&t->val_set, run->val_samples, m->in_c, m->in_h, m->in_w,
@@ -107,6 +110,7 @@ static void make_loader(trainer *t, rt_loader *l, const rt_dataset *ds, int trai
     cfg.raw_u8 = t->m->input_u8;   /* a device model normalizes on the device */
     memcpy(cfg.mean, t->run.mean, sizeof cfg.mean);
     memcpy(cfg.std, t->run.std, sizeof cfg.std);
+    rt_data_image_loader_config(&t->run, train, t->args.decode_threads, t->m->in_h, t->m->in_w, &cfg);
     rt_loader_init(l, ds, &cfg, NULL);
 }
 
@@ -214,6 +218,7 @@ static void open_output(trainer *t) {
     /* spec_hash (training only) gates resume; the text hash tells edited descriptions apart. */
     char text_hash[RT_SHA256_HEX_LEN + 1];
     rt_sha256_hex(m->spec_text, strlen(m->spec_text), text_hash);
+    rt_data_write_classes(&t->train_set, t->args.out_dir);
     rt_metrics_start(&t->metrics, &(rt_start_record){ .name = m->name, .spec_hash = m->spec_hash,
                      .spec_text_hash = text_hash,
                      .batch = m->batch, .ranks = t->world, .params = m->param_count, .resumed_at = resumed_at });
@@ -309,12 +314,14 @@ static double train_one_step(trainer *t, long *correct) {
     const rt_model *m = t->m;
     const void *x;   /* the loader's own buffer: no copy of the batch */
     const int32_t *y;
+    int failures = 0;   /* undecodable samples in the batches taken (image sources) */
     if (t->have_next) x = t->next_x, y = t->next_y;
-    else rt_loader_next_view(&t->train, &x, &y);
+    else rt_loader_next_view(&t->train, &x, &y), failures += rt_loader_last_failures(&t->train);
     /* The next batch now (the loader keeps both views valid), so a device model copies it
      * while this step computes. Taken at the last step too: nothing reads the loader's
      * position afterwards, and a resumed run seeks it from the step count. */
     rt_loader_next_view(&t->train, &t->next_x, &t->next_y);
+    failures += rt_loader_last_failures(&t->train);
     t->have_next = 1;
     t->ctx.next_x = t->next_x;
     /* One seed for all ranks: masks are keyed by the sample's index in the global batch
@@ -325,10 +332,15 @@ static double train_one_step(trainer *t, long *correct) {
     topk_correct(&c1, &c5, m->logits(&t->ctx), y, m->batch, m->classes);
     rt_comm_grads_finish(t->comm);
     if (t->comm) {
-        double s[3] = { loss, (double)c1, rt_stop_requested() ? 1.0 : 0.0 };
-        rt_comm_sum(t->comm, s, 3, "the step's loss");
-        loss = s[0] / t->world, c1 = (int)s[1], t->stop_votes = (int)s[2];
+        double s[4] = { loss, (double)c1, rt_stop_requested() ? 1.0 : 0.0, failures };
+        rt_comm_sum(t->comm, s, 4, "the step's loss");
+        loss = s[0] / t->world, c1 = (int)s[1], t->stop_votes = (int)s[2], failures = (int)s[3];
     }
+    if (rt_data_failures_over_cap(&t->run, &t->decode_failures, failures))   /* the same sum on every rank */
+        rt_comm_die_all(t->comm, "fix or remove the files named above (trainc pack reports and converts them), "
+                        "or raise data.max_decode_failures (--max-decode-failures)",
+                        "%ld samples could not be decoded, more than the run's cap of %ld",
+                        t->decode_failures, t->run.max_decode_failures);
     /* Under FP16 loss scaling a step whose forward overflowed is skipped by the device's
      * optimizer step and counted, as an overflowing backward is; its loss goes into the
      * interval's mean, which the metrics then write as null. */
@@ -505,6 +517,8 @@ int rt_trainer_main(const rt_model *m, const rt_run_config *run, int argc, char 
     }
     if (t.args.has_seed) t.run.seed = t.args.seed;
     if (t.args.epochs) t.run.epochs = t.run.lr.epochs = t.args.epochs, t.run.lr.iterations = 0;
+    if (t.args.epochs) t.run.epochs = t.run.lr.epochs = t.args.epochs;
+    if (t.args.max_decode_failures >= 0) t.run.max_decode_failures = t.args.max_decode_failures;
     t.rank = rt_comm_rank(t.comm);
     t.world = rt_comm_size(t.comm);
     t.global_batch = m->batch * t.world;

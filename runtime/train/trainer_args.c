@@ -12,7 +12,8 @@
 static void usage(FILE *out, const char *prog) {
     fprintf(out,
             "usage: %s [--data DIR] [--out DIR] [--resume FILE] [--init-from FILE] [--benchmark STEPS]\n"
-            "          [--seed N] [--epochs N] [--no-graph] [--print-spec] [--help]\n"
+            "          [--seed N] [--epochs N] [--decode-threads N] [--max-decode-failures N]\n"
+            "          [--no-graph] [--print-spec] [--help]\n"
             "\n"
             "Trains the network of the spec compiled into this binary (see --print-spec),\n"
             "writing OUT/metrics.jsonl and OUT/checkpoints/. Under mpirun, one rank per process.\n"
@@ -25,6 +26,8 @@ static void usage(FILE *out, const char *prog) {
             "  --benchmark STEPS  time STEPS training steps and report images/s\n"
             "  --seed N           override the spec's seed\n"
             "  --epochs N         override the spec's number of epochs\n"
+            "  --decode-threads N image data: JPEG decode threads per rank (spec: data.decode_threads)\n"
+            "  --max-decode-failures N  image data: undecodable samples to skip before stopping\n"
             "  --no-graph         CUDA trainers: launch every op of a step instead of replaying\n"
             "                     the step's captured CUDA graph (for comparison)\n"
             "  --print-spec       print the resolved spec embedded in this binary\n"
@@ -36,7 +39,8 @@ static void usage(FILE *out, const char *prog) {
 }
 
 static const char *const with_value[] = { "--data", "--out", "--resume", "--init-from", "--benchmark",
-                                          "--seed", "--epochs", NULL };
+                                          "--seed", "--epochs", "--decode-threads",
+                                          "--max-decode-failures", NULL };
 
 static int takes_value(const char *opt) {
     for (int k = 0; with_value[k]; k++)
@@ -81,6 +85,7 @@ void rt_trainer_parse_args(rt_trainer_args *a, const char *prog, const char *def
         usage(stdout, prog);
         exit(0);
     }
+    a->max_decode_failures = -1;
     for (int i = 1; i < argc; i++) {
         const char *opt = argv[i];
         if (!strcmp(opt, "--print-spec")) {
@@ -101,6 +106,9 @@ void rt_trainer_parse_args(rt_trainer_args *a, const char *prog, const char *def
         else if (!strcmp(opt, "--init-from")) a->init_from = v;
         else if (!strcmp(opt, "--benchmark")) a->benchmark_steps = parse_long(prog, opt, v, 1, 100000000);
         else if (!strcmp(opt, "--epochs")) a->epochs = (int)parse_long(prog, opt, v, 1, 100000);
+        else if (!strcmp(opt, "--decode-threads")) a->decode_threads = (int)parse_long(prog, opt, v, 1, 256);
+        else if (!strcmp(opt, "--max-decode-failures"))
+            a->max_decode_failures = parse_long(prog, opt, v, 0, 0x7fffffffffffffffL);
         else {
             a->has_seed = 1;
             a->seed = (uint64_t)parse_long(prog, opt, v, 0, 0x7fffffffffffffffL);

@@ -14,6 +14,8 @@ typedef struct {
     int print_spec;
     int epochs;               /* 0: the spec's */
     int no_graph;             /* CUDA trainers: no CUDA graph capture (for comparison) */
+    int decode_threads;       /* image data: 0 = the spec's */
+    long max_decode_failures; /* image data: -1 = the spec's */
 } rt_trainer_args;
 
 /* Parses argv; on a bad argument prints one message with the usage and exits 2. */

@@ -1,0 +1,150 @@
+/* JPEG decoding with libjpeg-turbo's TurboJPEG API, one decoder per thread: RGB output for
+ * every colour space JPEG files use (CMYK/YCCK converted as Pillow does), DCT-domain scaling
+ * by k/8, and the whole sample path (window, scale, decode, resample). */
+#include <stdlib.h>
+#include <string.h>
+#include <turbojpeg.h>
+#include "rt_core.h"
+#include "rt_image.h"
+
+struct rt_jpeg {
+    tjhandle tj;
+    uint8_t *pix;   /* decoded pixels (RGB, or CMYK before conversion) */
+    size_t pix_cap;
+    uint8_t *tmp;   /* the resampler's intermediate rows */
+    size_t tmp_cap;
+};
+
+rt_jpeg *rt_jpeg_new(void) {
+    rt_jpeg *j = rt_xcalloc(1, sizeof *j);
+    j->tj = tjInitDecompress();
+    if (!j->tj) rt_die("libjpeg-turbo: cannot create a decompressor: %s", tjGetErrorStr2(NULL));
+    return j;
+}
+
+void rt_jpeg_free(rt_jpeg *j) {
+    if (!j) return;
+    tjDestroy(j->tj);
+    free(j->pix);
+    free(j->tmp);
+    free(j);
+}
+
+static void *grow(uint8_t **buf, size_t *cap, size_t need) {
+    if (need > *cap) {
+        free(*buf);
+        *buf = rt_xmalloc(need);
+        *cap = need;
+    }
+    return *buf;
+}
+
+const char *rt_image_sniff(const uint8_t *b, size_t n) {
+    if (n >= 3 && b[0] == 0xff && b[1] == 0xd8 && b[2] == 0xff) return "JPEG";
+    if (n >= 8 && !memcmp(b, "\x89PNG\r\n\x1a\n", 8)) return "PNG";
+    if (n >= 6 && (!memcmp(b, "GIF87a", 6) || !memcmp(b, "GIF89a", 6))) return "GIF";
+    if (n >= 2 && b[0] == 'B' && b[1] == 'M') return "BMP";
+    if (n >= 12 && !memcmp(b, "RIFF", 4) && !memcmp(b + 8, "WEBP", 4)) return "WebP";
+    if (n >= 4 && (!memcmp(b, "II*\0", 4) || !memcmp(b, "MM\0*", 4))) return "TIFF";
+    return NULL;
+}
+
+static int not_jpeg(const uint8_t *buf, size_t len, char *why, size_t cap) {
+    if (len == 0) {
+        snprintf(why, cap, "empty file");
+        return 1;
+    }
+    const char *kind = rt_image_sniff(buf, len);
+    if (kind && !strcmp(kind, "JPEG")) return 0;
+    if (kind) snprintf(why, cap, "a %s image, not a JPEG", kind);
+    else snprintf(why, cap, "not an image (no JPEG signature; first bytes %02x %02x %02x)",
+                  buf[0], len > 1 ? buf[1] : 0, len > 2 ? buf[2] : 0);
+    return 1;
+}
+
+/* After an error TurboJPEG 2.1's handle can report stale header fields for the next image
+ * (seen: a valid JPEG's colour space after a truncated one): start from a fresh one. */
+static int fail(rt_jpeg *j, const uint8_t *buf, size_t len, const char *what, char *why, size_t cap) {
+    int truncated = len < 2 || buf[len - 2] != 0xff || buf[len - 1] != 0xd9;   /* no end-of-image marker */
+    snprintf(why, cap, "%s JPEG%s: %s", truncated ? "truncated" : "corrupt",
+             truncated ? " (no end-of-image marker)" : what, tjGetErrorStr2(j->tj));
+    tjDestroy(j->tj);
+    j->tj = tjInitDecompress();
+    if (!j->tj) rt_die("libjpeg-turbo: cannot create a decompressor: %s", tjGetErrorStr2(NULL));
+    return -1;
+}
+
+int rt_jpeg_header(rt_jpeg *j, const uint8_t *buf, size_t len, int *w, int *h,
+                   const char **colorspace, char *why, size_t why_cap) {
+    if (not_jpeg(buf, len, why, why_cap)) return -1;
+    int sub, cs;
+    if (tjDecompressHeader3(j->tj, buf, (unsigned long)len, w, h, &sub, &cs) != 0)
+        return fail(j, buf, len, " header", why, why_cap);
+    static const char *const names[] = { "RGB", "YCbCr", "gray", "CMYK", "YCCK" };
+    if (colorspace) *colorspace = cs >= 0 && cs <= TJCS_YCCK ? names[cs] : "unknown";
+    return 0;
+}
+
+/* Pillow's CMYK -> RGB for Adobe (inverted) CMYK JPEGs: r = c * k / 255, rounded as MULDIV255. */
+static void cmyk_to_rgb(uint8_t *rgb, const uint8_t *cmyk, size_t pixels) {
+    for (size_t i = 0; i < pixels; i++) {
+        unsigned k = cmyk[4 * i + 3];
+        for (int c = 0; c < 3; c++) {
+            unsigned t = cmyk[4 * i + c] * k + 128;
+            rgb[3 * i + c] = (uint8_t)(((t >> 8) + t) >> 8);
+        }
+    }
+}
+
+int rt_jpeg_decode(rt_jpeg *j, const uint8_t *buf, size_t len, int num8, const uint8_t **rgb,
+                   int *w, int *h, char *why, size_t why_cap) {
+    int W, H, sub, cs;
+    if (not_jpeg(buf, len, why, why_cap)) return -1;
+    if (tjDecompressHeader3(j->tj, buf, (unsigned long)len, &W, &H, &sub, &cs) != 0)
+        return fail(j, buf, len, " header", why, why_cap);
+    tjscalingfactor sf = { num8, 8 };
+    int sw = TJSCALED(W, sf), sh = TJSCALED(H, sf);
+    int cmyk = cs == TJCS_CMYK || cs == TJCS_YCCK;
+    size_t px = (size_t)sw * sh;
+    uint8_t *out = grow(&j->pix, &j->pix_cap, px * (cmyk ? 7 : 3));   /* CMYK + its RGB after it */
+    uint8_t *dec = cmyk ? out + px * 3 : out;
+    if (tjDecompress2(j->tj, buf, (unsigned long)len, dec, sw, 0, sh, cmyk ? TJPF_CMYK : TJPF_RGB, 0) != 0) {
+        const char *msg = tjGetErrorStr2(j->tj);
+        /* Warnings (extraneous bytes and the like) leave a complete image, as for Pillow; a
+         * premature end leaves grey rows, so the file counts as truncated. */
+        if (tjGetErrorCode(j->tj) != TJERR_WARNING || strstr(msg, "Premature end")) return fail(j, buf, len, "", why, why_cap);
+    }
+    if (cmyk) cmyk_to_rgb(out, dec, px);
+    *rgb = out;
+    *w = sw;
+    *h = sh;
+    return 0;
+}
+
+/* The smallest k/8 (libjpeg-turbo scales by 1/8..8/8) at which the window still spans the
+ * output: shrinking in the DCT costs almost nothing, the resampler then shrinks the rest. */
+static int choose_scale(const rt_image_window *win, int out_w, int out_h) {
+    double ww = win->x1 - win->x0, wh = win->y1 - win->y0;
+    for (int k = 1; k < 8; k++)
+        if (ww * k / 8 >= out_w && wh * k / 8 >= out_h) return k;
+    return 8;
+}
+
+int rt_jpeg_sample(rt_jpeg *j, const uint8_t *buf, size_t len, const rt_image_transform *t,
+                   uint64_t sample_seed, uint8_t *chw, char *why, size_t why_cap) {
+    int W, H;
+    if (rt_jpeg_header(j, buf, len, &W, &H, NULL, why, why_cap)) return -1;
+    rt_image_window win;
+    rt_image_plan(t, W, H, sample_seed, &win);
+    int k = choose_scale(&win, t->out_w, t->out_h);
+    const uint8_t *rgb;
+    int sw, sh;
+    if (rt_jpeg_decode(j, buf, len, k, &rgb, &sw, &sh, why, why_cap)) return -1;
+    if (k != 8) {   /* the window in the scaled image's pixels */
+        double fx = (double)sw / W, fy = (double)sh / H;
+        win.x0 *= fx, win.x1 *= fx, win.y0 *= fy, win.y1 *= fy;
+    }
+    uint8_t *tmp = grow(&j->tmp, &j->tmp_cap, rt_image_resample_tmp_bytes(sh, t->out_w));
+    rt_image_resample(chw, t->out_h, t->out_w, rgb, sw, sh, &win, tmp);
+    return 0;
+}

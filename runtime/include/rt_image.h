@@ -1,0 +1,84 @@
+/* Encoded images to training samples: JPEG decode (libjpeg-turbo, with its DCT-domain
+ * scaling where the crop is much larger than the output), torchvision's random-resized crop,
+ * resize-shorter-side + center crop (validation), Caffe's resize + random crop, horizontal
+ * flip, and Pillow's antialiased bilinear resampling (same fixed-point arithmetic, so a
+ * sample matches Pillow + torchvision on the same decoded pixels).
+ *
+ *   rt_image_transform t = { .out_h = 224, .out_w = 224, .mode = RT_IMG_RRC,
+ *                            .scale = {0.08f, 1}, .ratio = {3/4.f, 4/3.f}, .flip = 1 };
+ *   rt_jpeg *j = rt_jpeg_new();                  // one per thread
+ *   char why[256];
+ *   if (rt_jpeg_sample(j, bytes, len, &t, sample_seed, chw, why, sizeof why)) // 3 x 224 x 224 bytes
+ *       fprintf(stderr, "%s: %s\n", path, why);
+ *   rt_jpeg_free(j);
+ *
+ * A sample's randomness comes only from sample_seed (the loader derives it from (seed, epoch,
+ * position in the epoch)), so threads and ranks do not change it. */
+#ifndef RT_IMAGE_H
+#define RT_IMAGE_H
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum {
+    RT_IMG_RRC = 0,        /* random area/aspect crop, resized to out (Inception/torchvision) */
+    RT_IMG_CENTER,         /* shorter side to `resize` (0: keep), then the center out_h x out_w */
+    RT_IMG_RANDOM_CROP,    /* shorter side to `resize` (0: keep), then a random out_h x out_w (Caffe) */
+} rt_image_mode;
+
+typedef struct {
+    int out_h, out_w;
+    rt_image_mode mode;
+    float scale[2], ratio[2];   /* RRC: area share and aspect ranges */
+    int resize;                 /* RT_IMG_CENTER / RT_IMG_RANDOM_CROP */
+    int pad;                    /* RT_IMG_RANDOM_CROP: zero padding around the resized image */
+    int flip;                   /* random horizontal flip, p = 0.5 */
+} rt_image_transform;
+
+/* The source window (in source pixels; may be fractional after a resize) and the flip. */
+typedef struct {
+    double x0, y0, x1, y1;
+    int flip;
+    int clamp_to_window;   /* 1: the filter reads only inside the window (torchvision crops,
+                              then resizes: RRC); 0: anywhere in the image (it resizes, then crops) */
+    int zero_outside;      /* output pixels whose centre falls outside the image are 0 (padding) */
+} rt_image_window;
+
+/* The window and flip of one sample of a src_w x src_h image, from sample_seed alone.
+ * RRC follows torchvision.transforms.RandomResizedCrop.get_params (10 attempts, then the
+ * center crop clamped to the ratio range); RT_IMG_CENTER follows Resize(resize) +
+ * CenterCrop (torchvision's integer rounding). */
+void rt_image_plan(const rt_image_transform *t, int src_w, int src_h, uint64_t sample_seed,
+                   rt_image_window *win);
+
+/* Resamples window win of an RGB image (HWC bytes, stride src_w*3) to out_h x out_w with
+ * Pillow's bilinear filter (antialiased when shrinking; horizontal pass, then vertical, each
+ * rounded to bytes), flips it if win->flip, and writes planar CHW bytes. tmp holds at least
+ * rt_image_resample_tmp_bytes(...) bytes. */
+size_t rt_image_resample_tmp_bytes(int src_h, int out_w);
+void rt_image_resample(uint8_t *chw, int out_h, int out_w, const uint8_t *rgb, int src_w,
+                       int src_h, const rt_image_window *win, uint8_t *tmp);
+
+/* Per-thread JPEG decoder with its scratch buffers. */
+typedef struct rt_jpeg rt_jpeg;
+rt_jpeg *rt_jpeg_new(void);
+void rt_jpeg_free(rt_jpeg *j);
+
+/* What the bytes are, from their first bytes: "JPEG", "PNG", "GIF", ... or NULL (unknown). */
+const char *rt_image_sniff(const uint8_t *buf, size_t len);
+
+/* Decodes a JPEG (RGB, YCbCr, grayscale, CMYK or YCCK) to RGB bytes (HWC) at scale
+ * num/8 (8: full size; 1..8 as libjpeg-turbo offers). *rgb stays owned by j and is valid
+ * until the next call. Returns 0, or -1 with the reason in why. */
+int rt_jpeg_decode(rt_jpeg *j, const uint8_t *buf, size_t len, int num8, const uint8_t **rgb,
+                   int *w, int *h, char *why, size_t why_cap);
+/* The JPEG's size and colour space name ("YCbCr", "gray", "CMYK", "YCCK", "RGB"); 0 or -1. */
+int rt_jpeg_header(rt_jpeg *j, const uint8_t *buf, size_t len, int *w, int *h,
+                   const char **colorspace, char *why, size_t why_cap);
+
+/* The whole sample: header, window, the smallest DCT scale that keeps the window at least
+ * the output size, decode, resample, flip. chw receives 3 x out_h x out_w bytes.
+ * Returns 0, or -1 with the reason in why (not a JPEG, truncated, corrupt). */
+int rt_jpeg_sample(rt_jpeg *j, const uint8_t *buf, size_t len, const rt_image_transform *t,
+                   uint64_t sample_seed, uint8_t *chw, char *why, size_t why_cap);
+
+#endif

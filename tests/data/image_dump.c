@@ -1,0 +1,80 @@
+/* Test driver of the JPEG sample path: decodes FILE into one sample (or the whole image at
+ * scale K/8) and writes its bytes to OUT; prints the window it used, so that
+ * tests/data/reference_test.py can redo the sample with Pillow / djpeg.
+ *   image_dump decode K FILE OUT                       -> "W H" (RGB HWC bytes)
+ *   image_dump sample rrc|center|crop OH OW RESIZE FLIP SEED FILE OUT
+ *                                                      -> "x0 y0 x1 y1 flip clamp k" (CHW bytes) */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "rt_core.h"
+#include "rt_image.h"
+
+static uint8_t *slurp(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) rt_die("cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *b = rt_xmalloc((size_t)n + 1);
+    if (fread(b, 1, (size_t)n, f) != (size_t)n) rt_die("cannot read %s", path);
+    fclose(f);
+    *len = (size_t)n;
+    return b;
+}
+
+static void spill(const char *path, const void *p, size_t n) {
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(p, 1, n, f) != n || fclose(f)) rt_die("cannot write %s", path);
+}
+
+int main(int argc, char **argv) {
+    char why[256];
+    rt_jpeg *j = rt_jpeg_new();
+    size_t len;
+    if (argc == 5 && !strcmp(argv[1], "decode")) {
+        uint8_t *buf = slurp(argv[3], &len);
+        const uint8_t *rgb;
+        int w, h;
+        if (rt_jpeg_decode(j, buf, len, atoi(argv[2]), &rgb, &w, &h, why, sizeof why)) {
+            printf("error %s\n", why);
+            return 2;
+        }
+        spill(argv[4], rgb, (size_t)w * h * 3);
+        printf("%d %d\n", w, h);
+        free(buf);
+    } else if (argc == 10 && !strcmp(argv[1], "sample")) {
+        rt_image_transform t = { .out_h = atoi(argv[3]), .out_w = atoi(argv[4]), .resize = atoi(argv[5]),
+                                 .flip = atoi(argv[6]), .scale = { 0.08f, 1.0f }, .ratio = { 0.75f, 4.0f / 3.0f } };
+        t.mode = !strcmp(argv[2], "rrc") ? RT_IMG_RRC : !strcmp(argv[2], "center") ? RT_IMG_CENTER : RT_IMG_RANDOM_CROP;
+        uint64_t seed = strtoull(argv[7], NULL, 10);
+        uint8_t *buf = slurp(argv[8], &len);
+        int W, H;
+        if (rt_jpeg_header(j, buf, len, &W, &H, NULL, why, sizeof why)) {
+            printf("error %s\n", why);
+            return 2;
+        }
+        rt_image_window win;
+        rt_image_plan(&t, W, H, seed, &win);
+        uint8_t *chw = rt_xmalloc((size_t)3 * t.out_h * t.out_w);
+        if (rt_jpeg_sample(j, buf, len, &t, seed, chw, why, sizeof why)) {
+            printf("error %s\n", why);
+            return 2;
+        }
+        /* the scale rt_jpeg_sample picks, for the reference */
+        int k = 8;
+        for (int s = 1; s < 8; s++)
+            if ((win.x1 - win.x0) * s / 8 >= t.out_w && (win.y1 - win.y0) * s / 8 >= t.out_h) { k = s; break; }
+        spill(argv[9], chw, (size_t)3 * t.out_h * t.out_w);
+        printf("%.17g %.17g %.17g %.17g %d %d %d\n", win.x0, win.y0, win.x1, win.y1, win.flip,
+               win.clamp_to_window, k);
+        free(chw);
+        free(buf);
+    } else {
+        rt_jpeg_free(j);
+        fprintf(stderr, "usage: see the comment at the top of tests/data/image_dump.c\n");
+        return 1;
+    }
+    rt_jpeg_free(j);
+    return 0;
+}

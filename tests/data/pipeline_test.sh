@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# The image pipeline end to end on a JPEG tree made from Fashion-MNIST (make_tree.py: RGB,
+# upscaled, nested class folders, a val folder, a flat val folder with labels.txt, and bad
+# files of each kind): trainc pack (sanitized) names each bad file with its reason, converts
+# PNG/CMYK/grayscale, resumes after an interruption with the same index, and refuses other
+# options; the loader (sanitized) gives the same batches for 1, 2 and 4 ranks and 1 or 3
+# decode threads, from the folder and from the shards; validation samples equal djpeg/Pillow;
+# the trainer trains on both, stops at the failure cap naming a file, and SIGTERM + --resume
+# ends with the uninterrupted run's params_hash.
+set -eu
+BUILD=${BUILD:-build}
+dir=$BUILD/test-data/pipeline
+tools=$BUILD/tests/data-tools
+rm -rf "$dir" && mkdir -p "$dir"
+tree=$dir/tree pack=$dir/packed
+/usr/bin/python3 tests/data/make_tree.py "$tree" 24 6 32 --bad
+
+echo "== pack"
+"$tools/pack" "$tree" -o "$pack" --shard-records 32 > "$dir/pack.out" 2> "$dir/pack.err"
+cat "$dir/pack.out" "$dir/pack.err"
+for want in "bad_empty.JPEG: skipped: empty file" "bad_text.JPEG: skipped: not an image" \
+            "bad_truncated.JPEG: skipped: truncated JPEG" "bad_png.JPEG: converted: PNG content" \
+            "bad_cmyk.JPEG: converted: CMYK JPEG" "bad_gray.JPEG: converted: gray JPEG" \
+            "train: 243 records in 8 shards (3 converted, 0 resized), 3 files skipped" \
+            "val: 60 records in 2 shards"; do
+  grep -qF "$want" "$dir/pack.out" "$dir/pack.err" || { echo "pack did not report: $want"; exit 1; }
+done
+cp "$pack/train.index" "$dir/train.index.first"
+rm "$pack/train-00002.idx" "$pack/train.index"   # as if interrupted while shard 2 was written
+"$tools/pack" "$tree" -o "$pack" --shard-records 32 > /dev/null 2>&1
+cmp "$dir/train.index.first" "$pack/train.index" || { echo "resumed pack wrote another index"; exit 1; }
+if "$tools/pack" "$tree" -o "$pack" --shard-records 32 --quality 50 2> "$dir/other.err"; then
+  echo "pack into a DST packed with other options was accepted"; exit 1
+fi
+grep -q "other options" "$dir/other.err" && head -1 "$dir/other.err"
+
+echo "== loader: ranks x decode threads, folder and shards"
+for src in "$tree" "$pack"; do
+  ref=
+  for wt in "1 1" "2 1" "4 1" "1 3" "4 3"; do
+    set -- $wt
+    "$tools/loader_dump" "$src/train" - rrc 32 32 0 1 "$1" "$2" 2 3 20 7 1 "$dir/b.$1.$2" > /dev/null 2>&1
+    sum=$(cat "$dir/b.$1.$2" "$dir/b.$1.$2.labels" | sha256sum | cut -c1-16)
+    [ -z "$ref" ] && ref=$sum
+    [ "$sum" = "$ref" ] || { echo "$src: ranks $1, threads $2 give other batches ($sum vs $ref)"; exit 1; }
+  done
+  echo "$src: 2 epochs x 3 global batches identical for 1/2/4 ranks and 1/3 decode threads ($ref)"
+done
+"$tools/loader_dump" "$tree/train" "$tree/val" center 32 32 36 0 2 2 1 3 20 1 0 "$dir/val.f32" > /dev/null
+/usr/bin/python3 tests/data/loader_reference.py "$tree/val" "$dir/val.f32" 36 32 60
+"$tools/loader_dump" "$tree/train" "$tree/val_flat" center 32 32 36 0 1 1 1 3 20 1 1 "$dir/flat" > /dev/null
+"$tools/loader_dump" "$tree/train" "$tree/val" center 32 32 36 0 1 1 1 3 20 1 1 "$dir/nested" > /dev/null
+python3 - "$dir/flat.labels" "$dir/nested.labels" <<'PY'
+import sys
+a, b = (sorted(open(p, "rb").read()) for p in sys.argv[1:])
+assert a == b, "the flat val folder's labels.txt gives other labels than the class folders"
+print("flat val folder + labels.txt: the same labels as val/<class>/")
+PY
+
+echo "== trainer"
+"$BUILD/trainc" build bench/specs/fmnist_jpeg.spec -o "$dir/jpeg" > /dev/null
+run() { OMP_NUM_THREADS=1 "$dir/jpeg" --decode-threads 2 "$@"; }
+run --data "$tree" --out "$dir/folder" --epochs 2 > "$dir/folder.out" 2> "$dir/folder.err"
+run --data "$pack" --out "$dir/shards" --epochs 2 > "$dir/shards.out" 2> "$dir/shards.err"
+grep -q "^final:" "$dir/folder.out" && grep -q "^final:" "$dir/shards.out"
+grep -q "bad_png.JPEG: a PNG image, not a JPEG" "$dir/folder.err" || { echo "folder run did not name the PNG"; cat "$dir/folder.err"; exit 1; }
+[ "$(head -1 "$dir/folder/classes.txt")" = "0 bag" ] || { echo "classes.txt missing or unsorted"; exit 1; }
+if run --data "$tree" --out "$dir/capped" --epochs 2 --max-decode-failures 0 > /dev/null 2> "$dir/capped.err"; then
+  echo "a run over the failure cap did not stop"; exit 1
+fi
+grep -q "could not be decoded, more than the run's cap of 0" "$dir/capped.err" && grep -q "bad_" "$dir/capped.err"
+echo "failure cap 0: stopped with $(grep -c 'warning: data:' "$dir/capped.err") file(s) named"
+
+echo "== SIGTERM + --resume"
+run --data "$pack" --out "$dir/full" --epochs 8 > /dev/null 2>&1
+run --data "$pack" --out "$dir/cut" --epochs 8 > "$dir/cut.out" 2>&1 &
+pid=$!
+for _ in $(seq 600); do
+  [ "$(ls "$dir/cut/checkpoints" 2>/dev/null | grep -c 'ckpt-.*bin$')" -ge 2 ] && break
+  sleep 0.05
+done
+kill -TERM $pid
+status=0; wait $pid || status=$?
+[ "$status" -eq 143 ] || { echo "expected exit 143 after SIGTERM, got $status"; cat "$dir/cut.out"; exit 1; }
+ckpt=$(ls "$dir/cut/checkpoints"/ckpt-*.bin | tail -n 1)
+run --data "$pack" --out "$dir/cut" --epochs 8 --resume "$ckpt" > /dev/null 2>&1
+python3 - "$dir/full/metrics.jsonl" "$dir/cut/metrics.jsonl" "$(basename "$ckpt")" <<'PY'
+import json, sys
+h = [[json.loads(l) for l in open(p) if '"summary"' in l][-1]["params_hash"] for p in sys.argv[1:3]]
+print(f"stopped at {sys.argv[3]}; params_hash uninterrupted {h[0]}, resumed {h[1]}")
+assert h[0] == h[1], "params_hash differs after resume"
+PY
