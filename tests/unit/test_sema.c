@@ -193,7 +193,7 @@ static char *diff_text(loaded *a, loaded *b, int *count) {
     char *text = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&text, &len);
-    *count = diff_results(mem, &a->res, &b->res);
+    *count = diff_results(mem, &a->res, &b->res, 0);
     fclose(mem);
     return text;
 }
