@@ -19,7 +19,7 @@ typedef struct ic_layer {
     const char *name;
     const char *inputs[IC_MAX_INPUTS];  /* trainc layer names; empty = the previous layer */
     int n_inputs;
-    char args[256];                     /* the layer's fields, " out: 20 kernel: 5" */
+    char args[512];                     /* the layer's fields, " out: 20 kernel: 5" */
     src_loc loc;                        /* the Caffe layer it came from */
 } ic_layer;
 

@@ -40,24 +40,40 @@ static void pair_arg(char *args, size_t cap, const char *field, int64_t h, int64
     else ic_append(args, cap, " %s: [%lld, %lld]", field, (long long)h, (long long)w);
 }
 
-/* Caffe's fillers only set the starting point: trainc starts from PyTorch's default init. */
-static int check_fillers(ic_ctx *ic, const layer_io *io, int has_bias) {
-    const ast_node *wf = NULL, *bf = NULL;
-    if (ic_msg(ic, io->param, "weight_filler", &wf) < 0 || ic_msg(ic, io->param, "bias_filler", &bf) < 0) return -1;
-    const char *wt = "constant";
-    if (wf && ic_word(ic, wf, "type", &wt) < 0) return -1;
-    if (ic_approximate(ic, wf ? wf : io->layer,
-                       "layer \"%s\": weight_filler %s%s; trainc initializes weights like PyTorch "
-                       "(kaiming_uniform, a = sqrt(5))",
-                       io->name, wt, wf ? "" : " (Caffe's default: all zeros)") < 0)
+/* One Caffe filler as trainc's filler message, appended to args; absent = Caffe's default,
+ * constant 0. Types trainc lacks (positive_unitball, bilinear, sparse gaussian) are refused. */
+static int map_filler(ic_ctx *ic, const layer_io *io, const char *field, char *args, size_t cap) {
+    const ast_node *f = NULL;
+    if (ic_msg(ic, io->param, field, &f) < 0) return -1;
+    const char *type = "constant", *norm = "FAN_IN";
+    double value = 0, min = 0, max = 1, mean = 0, std = 1;
+    int64_t sparse = -1;
+    if (f && (ic_only_fields(ic, f, field, KNOWN("type", "value", "min", "max", "mean", "std", "sparse", "variance_norm")) < 0 ||
+              ic_word(ic, f, "type", &type) < 0 || ic_word(ic, f, "variance_norm", &norm) < 0 ||
+              ic_float(ic, f, "value", &value) < 0 || ic_float(ic, f, "min", &min) < 0 ||
+              ic_float(ic, f, "max", &max) < 0 || ic_float(ic, f, "mean", &mean) < 0 ||
+              ic_float(ic, f, "std", &std) < 0 || ic_int(ic, f, "sparse", &sparse) < 0))
         return -1;
-    if (has_bias && bf) {
-        const char *bt = "constant";
-        if (ic_word(ic, bf, "type", &bt) < 0) return -1;
-        if (ic_approximate(ic, bf, "layer \"%s\": bias_filler %s; trainc initializes biases like PyTorch "
-                           "(uniform +-1/sqrt(fan_in))", io->name, bt) < 0)
-            return -1;
-    }
+    const char *fan = strcmp(norm, "FAN_IN") == 0 ? "" : strcmp(norm, "FAN_OUT") == 0 ? " variance_norm: FAN_OUT"
+                    : strcmp(norm, "AVERAGE") == 0 ? " variance_norm: AVERAGE" : NULL;
+    if (!fan) return ic_error(ic, ic_get(f, "variance_norm"), "use FAN_IN, FAN_OUT or AVERAGE", "unknown variance_norm %s", norm);
+    if (strcmp(type, "constant") == 0) ic_append(args, cap, " %s { type: CONSTANT value: %s }", field, ic_num(value));
+    else if (strcmp(type, "uniform") == 0)
+        ic_append(args, cap, " %s { type: UNIFORM min: %s max: %s }", field, ic_num(min), ic_num(max));
+    else if (strcmp(type, "gaussian") == 0 && sparse < 0)
+        ic_append(args, cap, " %s { type: GAUSSIAN mean: %s std: %s }", field, ic_num(mean), ic_num(std));
+    else if (strcmp(type, "xavier") == 0) ic_append(args, cap, " %s { type: XAVIER%s }", field, fan);
+    else if (strcmp(type, "msra") == 0) ic_append(args, cap, " %s { type: MSRA%s }", field, fan);
+    else
+        return ic_approximate(ic, ic_get(f, "type"), "layer \"%s\": %s %s%s has no trainc equivalent; trainc starts "
+                              "from PyTorch's default", io->name, field, type, sparse >= 0 ? " with sparse" : "");
+    return 0;
+}
+
+static int map_fillers(ic_ctx *ic, const layer_io *io, int has_bias, char *args, size_t cap) {
+    if (map_filler(ic, io, "weight_filler", args, cap) < 0) return -1;
+    if (has_bias) return map_filler(ic, io, "bias_filler", args, cap);
+    if (ic_get(io->param, "bias_filler")) ic_note(ic, ic_get(io->param, "bias_filler"), "layer \"%s\": bias_filler of a layer without a bias; left out", io->name);
     return 0;
 }
 
@@ -113,7 +129,7 @@ static int tr_convolution(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob *
     if (out < 1) return ic_error(ic, p, NULL, "Convolution layer \"%s\" needs num_output >= 1", io->name);
     if (kh < 1 || kw < 1) return ic_error(ic, p, NULL, "Convolution layer \"%s\" needs kernel_size", io->name);
     if (axis != 1) return ic_error(ic, ic_get(p, "axis"), NULL, "convolution over axis %lld: trainc convolves images (axis 1)", (long long)axis);
-    if (check_fillers(ic, io, bias) < 0 || check_param_mults(ic, io) < 0) return -1;
+    if (check_param_mults(ic, io) < 0) return -1;
     t->type = "conv";
     ic_append(t->args, sizeof t->args, " out: %lld", (long long)out);
     pair_arg(t->args, sizeof t->args, "kernel", kh, kw);
@@ -122,6 +138,7 @@ static int tr_convolution(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob *
     if (dh != 1 || dw != 1) pair_arg(t->args, sizeof t->args, "dilation", dh, dw);
     if (group != 1) ic_append(t->args, sizeof t->args, " groups: %lld", (long long)group);
     if (!bias) ic_append(t->args, sizeof t->args, " bias: false");
+    if (map_fillers(ic, io, bias, t->args, sizeof t->args) < 0) return -1;
     o->c = out;
     o->h = conv_out(io->in[0]->h, kh, sh, ph, dh);
     o->w = conv_out(io->in[0]->w, kw, sw, pw, dw);
@@ -145,10 +162,11 @@ static int tr_inner_product(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob
     if (transpose)
         return ic_error(ic, ic_get(p, "transpose"), "remove 'transpose' (it only changes how Caffe stores the weights)",
                         "InnerProduct layer \"%s\": transposed weights have no trainc equivalent", io->name);
-    if (check_fillers(ic, io, bias) < 0 || check_param_mults(ic, io) < 0) return -1;
+    if (check_param_mults(ic, io) < 0) return -1;
     t->type = "linear";
     ic_append(t->args, sizeof t->args, " out: %lld", (long long)out);
     if (!bias) ic_append(t->args, sizeof t->args, " bias: false");
+    if (map_fillers(ic, io, bias, t->args, sizeof t->args) < 0) return -1;
     o->c = out, o->h = 1, o->w = 1;
     return 0;
 }
