@@ -293,6 +293,44 @@ static double round_15_digits(double v) {
     return strtod(buf, NULL);
 }
 
+/* The Scale layer after a BatchNorm: per-channel gamma and beta, starting at 1 and 0 (trainc's
+ * bn), read in place or written to a new top. Anything else is refused, not dropped. */
+static int read_scale(ic_ctx *ic, const layer_io *bn, const ast_node *next) {
+    const ast_node *sp = NULL;
+    const char *sname = "?";
+    if (ic_only_fields(ic, next, "the Scale layer", KNOWN("name", "type", "bottom", "top", "param", "scale_param")) < 0 ||
+        ic_word(ic, next, "name", &sname) < 0 || ic_msg(ic, next, "scale_param", &sp) < 0)
+        return -1;
+    int bias = 0;
+    int64_t axis = 1, num_axes = 1;
+    if (sp && (ic_only_fields(ic, sp, "scale_param", KNOWN("bias_term", "axis", "num_axes", "filler", "bias_filler")) < 0 ||
+               ic_bool(ic, sp, "bias_term", &bias) < 0 || ic_int(ic, sp, "axis", &axis) < 0 ||
+               ic_int(ic, sp, "num_axes", &num_axes) < 0))
+        return -1;
+    if (!bias)
+        return ic_error(ic, sp ? (const ast_node *)sp : next, "set scale_param { bias_term: true }",
+                        "Scale layer after BatchNorm \"%s\" without a bias: trainc's bn always learns a shift", bn->name);
+    if (axis != 1 || num_axes != 1)
+        return ic_error(ic, sp, "scale channels: axis 1, num_axes 1", "Scale layer \"%s\" over other axes than the channels", sname);
+    static const char *const fills[] = { "filler", "bias_filler" };
+    for (int i = 0; i < 2; i++) {
+        const ast_node *f = NULL;
+        const char *type = "constant";
+        double value = i == 0 ? 1 : 0, want = value;
+        if (ic_msg(ic, sp, fills[i], &f) < 0) return -1;
+        if (f && (ic_only_fields(ic, f, fills[i], KNOWN("type", "value")) < 0 || ic_word(ic, f, "type", &type) < 0 ||
+                  ic_float(ic, f, "value", &value) < 0))
+            return -1;
+        if (f && !ic_get(f, "value")) value = 0;   /* Caffe's constant filler defaults to 0 */
+        if (strcmp(type, "constant") != 0 || value != want)
+            if (ic_approximate(ic, f, "layer \"%s\": %s %s %g; trainc's bn starts at gamma 1, beta 0", sname, fills[i],
+                               type, value) < 0)
+                return -1;
+    }
+    layer_io scale_io = { .layer = next, .name = sname };
+    return check_param_mults(ic, &scale_io);
+}
+
 /* BatchNorm normalizes; the Scale layer after it holds gamma and beta. Together they are
  * trainc's bn (affine batch norm). */
 static int tr_batch_norm(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob *o, const ast_node *next,
@@ -323,15 +361,7 @@ static int tr_batch_norm(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob *o
         return ic_error(ic, io->layer, "follow it with a Scale layer (scale_param { bias_term: true }) that reads its output",
                         "BatchNorm layer \"%s\" without a Scale layer after it: trainc's bn always learns a "
                         "scale and a shift", io->name);
-    const ast_node *sp = NULL;
-    if (ic_msg(ic, next, "scale_param", &sp) < 0) return -1;
-    int bias = 0;
-    if (sp && (ic_only_fields(ic, sp, "scale_param", KNOWN("bias_term", "axis", "num_axes", "filler", "bias_filler")) < 0 ||
-               ic_bool(ic, sp, "bias_term", &bias) < 0))
-        return -1;
-    if (!bias)
-        return ic_error(ic, sp ? (const ast_node *)sp : next, "set scale_param { bias_term: true }",
-                        "Scale layer after BatchNorm \"%s\" without a bias: trainc's bn always learns a shift", io->name);
+    if (read_scale(ic, io, next) < 0) return -1;
     if (ic_approximate(ic, p ? p : io->layer,
                        "layer \"%s\": Caffe's running statistics are a normalized moving average "
                        "(moving_average_fraction %g); trainc keeps PyTorch's exponential average with "
@@ -486,5 +516,10 @@ int ic_import_layer(ic_ctx *ic, const ast_node *L, const ast_node *next, int *co
     if (o.h < 1 || o.w < 1)
         return ic_error(ic, L, NULL, "layer \"%s\": the output would be %lldx%lld; check kernel, stride and pad",
                         io.name, (long long)o.h, (long long)o.w);
-    return ic_blob_set(ic, io.top, t->name, o.c, o.h, o.w) ? 0 : -1;
+    if (!ic_blob_set(ic, io.top, t->name, o.c, o.h, o.w)) return -1;
+    /* BatchNorm + Scale: the Scale may write a blob of its own */
+    const ast_node *scale_top = *consumed ? ic_get(next, "top") : NULL;
+    if (scale_top && scale_top->a->kind == AST_STRING && !ic_blob_set(ic, scale_top->a->text, t->name, o.c, o.h, o.w))
+        return -1;
+    return 0;
 }
