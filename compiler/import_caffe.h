@@ -1,7 +1,7 @@
 /* `trainc import caffe`: translates a Caffe net prototxt (and optionally its solver) into a
  * trainc spec. Caffe settings with no trainc equivalent are errors at their file:line; with
- * `approximate`, the ones that change only how training starts or proceeds (fillers, lr_mult,
- * BN averaging) are replaced by trainc's behaviour and noted in the spec instead. */
+ * `approximate`, the ones that change only how training proceeds (lr_mult, BN averaging,
+ * filler types trainc lacks) are replaced by trainc's behaviour and noted in the spec instead. */
 #ifndef TRAINC_IMPORT_CAFFE_H
 #define TRAINC_IMPORT_CAFFE_H
 
