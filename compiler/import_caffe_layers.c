@@ -80,9 +80,11 @@ static int map_fillers(ic_ctx *ic, const layer_io *io, int has_bias, char *args,
 /* param { lr_mult decay_mult }: trainc has one LR and one weight decay for all parameters. */
 static int check_param_mults(ic_ctx *ic, const layer_io *io) {
     const ast_node *L = io->layer;
+    int which = 0;   /* Caffe's blob order: weights (or scale), then bias */
     for (int i = 0; i < L->n_kids; i++) {
         const ast_node *f = L->kids[i];
         if (f->kind != AST_FIELD || strcmp(f->text, "param") != 0) continue;
+        const char *blob = which++ == 0 ? "weights" : "bias";
         if (f->a->kind != AST_MESSAGE) return ic_error(ic, f->a, NULL, "'param' must be a message { ... }");
         if (ic_only_fields(ic, f->a, "param", KNOWN("lr_mult", "decay_mult", "name", "share_mode")) < 0) return -1;
         if (ic_get(f->a, "name"))
@@ -97,8 +99,8 @@ static int check_param_mults(ic_ctx *ic, const layer_io *io) {
             char what[64] = "";
             if (lr != 1) ic_append(what, sizeof what, "lr_mult %g", lr);
             if (decay != 1) ic_append(what, sizeof what, "%sdecay_mult %g", lr != 1 ? ", " : "", decay);
-            if (ic_approximate(ic, f->a, "layer \"%s\": %s; trainc uses the solver's LR and weight decay for "
-                               "every parameter", io->name, what) < 0)
+            if (ic_approximate(ic, f->a, "layer \"%s\" %s: %s; trainc uses the solver's LR and weight decay for "
+                               "every parameter", io->name, blob, what) < 0)
                 return -1;
         }
     }

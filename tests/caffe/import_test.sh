@@ -23,7 +23,7 @@ for net in lenet alexnet resnet; do
   n=$((n + 1))
   if "$TRAINC" import caffe $net.prototxt -o "$tmp/$net.spec" 2>"$tmp/err"; then
     fail "$net imports without --approximate although its lr_mult or BN averaging has no trainc equivalent"
-  elif ! grep -qE "^$net.prototxt:[0-9]+:[0-9]+: error: layer \".*\": (lr_mult|Caffe's running statistics)" "$tmp/err"; then
+  elif ! grep -qE "^$net.prototxt:[0-9]+:[0-9]+: error: layer \".*\"( bias)?: (lr_mult|Caffe's running statistics)" "$tmp/err"; then
     fail "$net without --approximate: expected an lr_mult or BN error at $net.prototxt:LINE:COL, got:"; head -5 "$tmp/err"
   fi
   # the net alone: stable text whatever the solver fields
