@@ -72,5 +72,17 @@ for input in errors/*.prototxt; do
   cmp -s errors/$name.err "$tmp/err" || { fail "$name: stderr differs from tests/caffe/errors/$name.err"; diff -u errors/$name.err "$tmp/err" | head -12; }
 done
 
+# Usage errors exit 2, and an -o naming an input is refused with the input intact.
+n=$((n + 1))
+cp lenet.prototxt "$tmp/net.prototxt"
+rc=0; "$TRAINC" import caffe "$tmp/net.prototxt" -o "$tmp/net.prototxt" 2>"$tmp/err" || rc=$?
+[ $rc = 2 ] && grep -q "would overwrite an input" "$tmp/err" || fail "-o over the input: exit $rc, $(head -1 "$tmp/err")"
+cmp -s lenet.prototxt "$tmp/net.prototxt" || fail "-o over the input changed it"
+for args in "caffe lenet.prototxt" "caffe -o $tmp/x.spec" "onnx lenet.prototxt -o $tmp/x.spec" "caffe a b c -o $tmp/x.spec"; do
+  n=$((n + 1))
+  rc=0; "$TRAINC" import $args 2>"$tmp/err" || rc=$?
+  [ $rc = 2 ] && grep -q "^trainc: error: " "$tmp/err" || fail "trainc import $args: exit $rc, $(head -1 "$tmp/err")"
+done
+
 if [ $bad -gt 0 ]; then echo "$bad failure(s) in $n cases"; exit 1; fi
 echo "caffe import: $n cases pass"
