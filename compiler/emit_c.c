@@ -1,6 +1,7 @@
 /* Emits the specialized C source of a model: parameter and arena layout as named macros,
  * straight-line forward / backward functions with constant shapes, init, and the rt_model
  * descriptor the runtime's trainer drives. Output is deterministic and meant to be read. */
+#include "emit_init.h"
 #include "ir.h"
 #include "emit_names.h"
 #include "template.h"
@@ -392,9 +393,7 @@ static void emit_init(emitter *e) {
         const char *id = op->ident;
         switch (op->kind) {
         case IR_CONV: case IR_LINEAR:
-            fprintf(out, "    rt_init_torch_default(%s_weight, %ld, %s%s, %ld, %ld, &r);\n", id, op->w_count,
-                    op->b_off >= 0 ? id : "NULL", op->b_off >= 0 ? "_bias" : "", op->b_off >= 0 ? op->b_count : 0,
-                    op->fan_in);
+            emit_init_params(out, op);
             break;
         case IR_BN:
             fprintf(out, "    rt_init_const(%s_weight, %d, 1.0f);\n    rt_init_const(%s_bias, %d, 0.0f);\n"

@@ -2,6 +2,7 @@
  * device, straight-line forward / backward calls into libtrainrt_cuda and the net's fused
  * kernels, start-up (algorithm choice, memory check, allocation, upload) and the rt_model
  * with its device hooks. Plain C11; deterministic output meant to be read. */
+#include "emit_init.h"
 #include "emit_cuda.h"
 #include "emit_names.h"
 
@@ -553,9 +554,7 @@ static void emit_init(emitter *e) {
         const char *id = op->ident;
         switch (op->kind) {
         case IR_CONV: case IR_LINEAR:
-            fprintf(out, "    rt_init_torch_default(%s_weight, %ld, %s%s, %ld, %ld, &r);\n", id, op->w_count,
-                    op->b_off >= 0 ? id : "NULL", op->b_off >= 0 ? "_bias" : "", op->b_off >= 0 ? op->b_count : 0,
-                    op->fan_in);
+            emit_init_params(out, op);
             break;
         case IR_BN:
             fprintf(out, "    rt_init_const(%s_weight, %d, 1.0f);\n    rt_init_const(%s_bias, %d, 0.0f);\n"

@@ -8,8 +8,18 @@
 #include "import_caffe_internal.h"
 #include "parse.h"
 
-static const ast_node *load_prototxt(ic_ctx *ic, const char *path) {
-    src_file *file = source_load(ic->arena, ic->diag, path, NULL, (src_loc){ 0 });
+/* Reads a prototxt from disk, or from `text` when it is not NULL (the fuzzer). */
+static const ast_node *load_prototxt(ic_ctx *ic, const char *path, const char *text, size_t len) {
+    src_file *file;
+    if (text) {
+        file = ast_arena_alloc(ic->arena, sizeof *file);
+        memset(file, 0, sizeof *file);
+        file->path = ast_arena_strdup(ic->arena, path);
+        file->text = ast_arena_strndup(ic->arena, text, len);
+        file->len = strlen(file->text);
+    } else {
+        file = source_load(ic->arena, ic->diag, path, NULL, (src_loc){ 0 });
+    }
     return file ? parse_source(ic->arena, ic->diag, file) : NULL;
 }
 
@@ -54,28 +64,33 @@ static void print_spec(FILE *out, const ic_ctx *ic, const char *solver_text) {
     if (solver_text) fputs(solver_text, out);
 }
 
-int import_caffe(FILE *out, FILE *err, const import_caffe_options *opt) {
+int import_caffe_text(FILE *out, FILE *err, const import_caffe_options *opt, const char *net_text,
+                      size_t net_len, const char *solver_text, size_t solver_len) {
     diag_ctx diag;
     diag_init(&diag, err);
     ic_ctx ic = { .diag = &diag, .arena = ast_arena_new(), .opt = opt };
     if (!ic.arena) return -1;
     int bad = 0;
-    const ast_node *net = load_prototxt(&ic, opt->net_path);
+    const ast_node *net = load_prototxt(&ic, opt->net_path, net_text, net_len);
     const ast_node *solver = NULL;
-    if (opt->solver_path) solver = load_prototxt(&ic, opt->solver_path);
+    if (opt->solver_path) solver = load_prototxt(&ic, opt->solver_path, solver_text, solver_len);
     if (!net || (opt->solver_path && !solver)) bad = -1;
     if (!bad) bad = ic_import_net(&ic, net);
-    char *solver_text = NULL;
-    size_t solver_len = 0;
+    char *solver_spec = NULL;
+    size_t solver_spec_len = 0;
     if (!bad && solver) {
-        FILE *s = open_memstream(&solver_text, &solver_len);
+        FILE *s = open_memstream(&solver_spec, &solver_spec_len);
         bad = s ? ic_import_solver(&ic, s, solver) : -1;
         if (s) fclose(s);
     }
-    if (!bad) print_spec(out, &ic, solver_text);
-    free(solver_text);
+    if (!bad) print_spec(out, &ic, solver_spec);
+    free(solver_spec);
     free(ic.layers);
     free(ic.blobs);
     ast_arena_free(ic.arena);
     return bad || diag.n_errors ? -1 : 0;
+}
+
+int import_caffe(FILE *out, FILE *err, const import_caffe_options *opt) {
+    return import_caffe_text(out, err, opt, NULL, 0, NULL, 0);
 }

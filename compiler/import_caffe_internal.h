@@ -19,7 +19,7 @@ typedef struct ic_layer {
     const char *name;
     const char *inputs[IC_MAX_INPUTS];  /* trainc layer names; empty = the previous layer */
     int n_inputs;
-    char args[256];                     /* the layer's fields, " out: 20 kernel: 5" */
+    char args[512];                     /* the layer's fields, " out: 20 kernel: 5" */
     src_loc loc;                        /* the Caffe layer it came from */
 } ic_layer;
 
@@ -77,7 +77,24 @@ const char *ic_num(double v);
 /* appends printf text to a fixed buffer */
 void ic_append(char *buf, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* ---- the net (import_caffe_net.c, import_caffe_layers.c) ---- */
+/* ---- the net (import_caffe_net.c, import_caffe_layers.c, import_caffe_learned.c) ---- */
+/* What a Caffe layer reads and writes. */
+typedef struct layer_io {
+    const ast_node *layer, *param;      /* the layer and its TYPE_param message (may be NULL) */
+    const char *name, *type;
+    ic_blob *in[IC_MAX_INPUTS];
+    int n_in;
+    const char *top;
+} layer_io;
+
+#define KNOWN(...) ((const char *const[]){ __VA_ARGS__, NULL })
+/* Appends the layer's weight_filler (and bias_filler) to args. */
+int ic_map_fillers(ic_ctx *ic, const layer_io *io, int has_bias, char *args, size_t cap);
+/* Its param { lr_mult decay_mult }: 1 passes, 0 is refused, others are approximated. */
+int ic_check_param_mults(ic_ctx *ic, const layer_io *io);
+/* BatchNorm and the Scale after it (`next`) as one bn; sets *consumed. */
+int ic_translate_batch_norm(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob *o, const ast_node *next,
+                            int *consumed);
 int ic_import_net(ic_ctx *ic, const ast_node *root);
 ic_blob *ic_blob_find(ic_ctx *ic, const char *name);
 ic_blob *ic_blob_set(ic_ctx *ic, const char *name, const char *producer, int64_t c, int64_t h, int64_t w);

@@ -6,17 +6,6 @@
 
 #include "import_caffe_internal.h"
 
-/* What a Caffe layer reads and writes. */
-typedef struct {
-    const ast_node *layer, *param;      /* the layer and its TYPE_param message (may be NULL) */
-    const char *name, *type;
-    ic_blob *in[IC_MAX_INPUTS];
-    int n_in;
-    const char *top;
-} layer_io;
-
-#define KNOWN(...) ((const char *const[]){ __VA_ARGS__, NULL })
-
 /* A kernel_size / stride / pad triple in Caffe's three spellings: repeated `kernel_size`,
  * or kernel_h + kernel_w. Sets *h and *w; keeps the defaults when absent. */
 static int read_pair(ic_ctx *ic, const ast_node *p, const char *both, const char *hname, const char *wname,
@@ -38,55 +27,6 @@ static int read_pair(ic_ctx *ic, const ast_node *p, const char *both, const char
 static void pair_arg(char *args, size_t cap, const char *field, int64_t h, int64_t w) {
     if (h == w) ic_append(args, cap, " %s: %lld", field, (long long)h);
     else ic_append(args, cap, " %s: [%lld, %lld]", field, (long long)h, (long long)w);
-}
-
-/* Caffe's fillers only set the starting point: trainc starts from PyTorch's default init. */
-static int check_fillers(ic_ctx *ic, const layer_io *io, int has_bias) {
-    const ast_node *wf = NULL, *bf = NULL;
-    if (ic_msg(ic, io->param, "weight_filler", &wf) < 0 || ic_msg(ic, io->param, "bias_filler", &bf) < 0) return -1;
-    const char *wt = "constant";
-    if (wf && ic_word(ic, wf, "type", &wt) < 0) return -1;
-    if (ic_approximate(ic, wf ? wf : io->layer,
-                       "layer \"%s\": weight_filler %s%s; trainc initializes weights like PyTorch "
-                       "(kaiming_uniform, a = sqrt(5))",
-                       io->name, wt, wf ? "" : " (Caffe's default: all zeros)") < 0)
-        return -1;
-    if (has_bias && bf) {
-        const char *bt = "constant";
-        if (ic_word(ic, bf, "type", &bt) < 0) return -1;
-        if (ic_approximate(ic, bf, "layer \"%s\": bias_filler %s; trainc initializes biases like PyTorch "
-                           "(uniform +-1/sqrt(fan_in))", io->name, bt) < 0)
-            return -1;
-    }
-    return 0;
-}
-
-/* param { lr_mult decay_mult }: trainc has one LR and one weight decay for all parameters. */
-static int check_param_mults(ic_ctx *ic, const layer_io *io) {
-    const ast_node *L = io->layer;
-    for (int i = 0; i < L->n_kids; i++) {
-        const ast_node *f = L->kids[i];
-        if (f->kind != AST_FIELD || strcmp(f->text, "param") != 0) continue;
-        if (f->a->kind != AST_MESSAGE) return ic_error(ic, f->a, NULL, "'param' must be a message { ... }");
-        if (ic_only_fields(ic, f->a, "param", KNOWN("lr_mult", "decay_mult", "name", "share_mode")) < 0) return -1;
-        if (ic_get(f->a, "name"))
-            return ic_error(ic, ic_get(f->a, "name"), "give each layer its own parameters",
-                            "layer \"%s\": shared parameters (param { name }) have no trainc equivalent", io->name);
-        double lr = 1, decay = 1;
-        if (ic_float(ic, f->a, "lr_mult", &lr) < 0 || ic_float(ic, f->a, "decay_mult", &decay) < 0) return -1;
-        if (lr == 0)
-            return ic_error(ic, f->a, "trainc trains every parameter; remove the layer's param { lr_mult: 0 }",
-                            "layer \"%s\": frozen parameters (lr_mult: 0) have no trainc equivalent yet", io->name);
-        if (lr != 1 || decay != 1) {
-            char what[64] = "";
-            if (lr != 1) ic_append(what, sizeof what, "lr_mult %g", lr);
-            if (decay != 1) ic_append(what, sizeof what, "%sdecay_mult %g", lr != 1 ? ", " : "", decay);
-            if (ic_approximate(ic, f->a, "layer \"%s\": %s; trainc uses the solver's LR and weight decay for "
-                               "every parameter", io->name, what) < 0)
-                return -1;
-        }
-    }
-    return 0;
 }
 
 static int64_t conv_out(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d) {
@@ -113,7 +53,7 @@ static int tr_convolution(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob *
     if (out < 1) return ic_error(ic, p, NULL, "Convolution layer \"%s\" needs num_output >= 1", io->name);
     if (kh < 1 || kw < 1) return ic_error(ic, p, NULL, "Convolution layer \"%s\" needs kernel_size", io->name);
     if (axis != 1) return ic_error(ic, ic_get(p, "axis"), NULL, "convolution over axis %lld: trainc convolves images (axis 1)", (long long)axis);
-    if (check_fillers(ic, io, bias) < 0 || check_param_mults(ic, io) < 0) return -1;
+    if (ic_check_param_mults(ic, io) < 0) return -1;
     t->type = "conv";
     ic_append(t->args, sizeof t->args, " out: %lld", (long long)out);
     pair_arg(t->args, sizeof t->args, "kernel", kh, kw);
@@ -122,6 +62,7 @@ static int tr_convolution(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob *
     if (dh != 1 || dw != 1) pair_arg(t->args, sizeof t->args, "dilation", dh, dw);
     if (group != 1) ic_append(t->args, sizeof t->args, " groups: %lld", (long long)group);
     if (!bias) ic_append(t->args, sizeof t->args, " bias: false");
+    if (ic_map_fillers(ic, io, bias, t->args, sizeof t->args) < 0) return -1;
     o->c = out;
     o->h = conv_out(io->in[0]->h, kh, sh, ph, dh);
     o->w = conv_out(io->in[0]->w, kw, sw, pw, dw);
@@ -145,10 +86,11 @@ static int tr_inner_product(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob
     if (transpose)
         return ic_error(ic, ic_get(p, "transpose"), "remove 'transpose' (it only changes how Caffe stores the weights)",
                         "InnerProduct layer \"%s\": transposed weights have no trainc equivalent", io->name);
-    if (check_fillers(ic, io, bias) < 0 || check_param_mults(ic, io) < 0) return -1;
+    if (ic_check_param_mults(ic, io) < 0) return -1;
     t->type = "linear";
     ic_append(t->args, sizeof t->args, " out: %lld", (long long)out);
     if (!bias) ic_append(t->args, sizeof t->args, " bias: false");
+    if (ic_map_fillers(ic, io, bias, t->args, sizeof t->args) < 0) return -1;
     o->c = out, o->h = 1, o->w = 1;
     return 0;
 }
@@ -265,63 +207,6 @@ static int tr_lrn(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob *o) {
         return ic_error(ic, ic_get(io->param, "local_size"), NULL, "LRN local_size must be odd (Caffe's rule)");
     t->type = "lrn";
     ic_append(t->args, sizeof t->args, " size: %lld alpha: %s beta: %s k: %s", (long long)size, ic_num(alpha), ic_num(beta), ic_num(k));
-    return 0;
-}
-
-/* 1 - 0.999 is 0.0010000000000000009 in binary; the spec should say 0.001. */
-static double round_15_digits(double v) {
-    char buf[32];
-    snprintf(buf, sizeof buf, "%.15g", v);
-    return strtod(buf, NULL);
-}
-
-/* BatchNorm normalizes; the Scale layer after it holds gamma and beta. Together they are
- * trainc's bn (affine batch norm). */
-static int tr_batch_norm(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob *o, const ast_node *next,
-                         int *consumed) {
-    double eps = 1e-5, fraction = 0.999;
-    int global = 0;
-    const ast_node *p = io->param;
-    if (p) {
-        if (ic_only_fields(ic, p, "batch_norm_param", KNOWN("use_global_stats", "moving_average_fraction", "eps")) < 0 ||
-            ic_bool(ic, p, "use_global_stats", &global) < 0 || ic_float(ic, p, "eps", &eps) < 0 ||
-            ic_float(ic, p, "moving_average_fraction", &fraction) < 0)
-            return -1;
-    }
-    if (global)
-        return ic_error(ic, ic_get(p, "use_global_stats"),
-                        "remove use_global_stats from the training net (Caffe then uses batch statistics in "
-                        "training and the running averages in testing, as trainc does)",
-                        "BatchNorm layer \"%s\": frozen statistics (use_global_stats: true) have no trainc "
-                        "equivalent yet", io->name);
-    const char *next_type = NULL;
-    const ast_node *bottom = NULL;
-    if (next) {
-        ic_word(ic, next, "type", &next_type);
-        bottom = ic_get(next, "bottom") ? ic_get(next, "bottom")->a : NULL;
-    }
-    if (!next_type || strcmp(next_type, "Scale") != 0 || !bottom || bottom->kind != AST_STRING ||
-        strcmp(bottom->text, io->top) != 0)
-        return ic_error(ic, io->layer, "follow it with a Scale layer (scale_param { bias_term: true }) that reads its output",
-                        "BatchNorm layer \"%s\" without a Scale layer after it: trainc's bn always learns a "
-                        "scale and a shift", io->name);
-    const ast_node *sp = NULL;
-    if (ic_msg(ic, next, "scale_param", &sp) < 0) return -1;
-    int bias = 0;
-    if (sp && (ic_only_fields(ic, sp, "scale_param", KNOWN("bias_term", "axis", "num_axes", "filler", "bias_filler")) < 0 ||
-               ic_bool(ic, sp, "bias_term", &bias) < 0))
-        return -1;
-    if (!bias)
-        return ic_error(ic, sp ? (const ast_node *)sp : next, "set scale_param { bias_term: true }",
-                        "Scale layer after BatchNorm \"%s\" without a bias: trainc's bn always learns a shift", io->name);
-    if (ic_approximate(ic, p ? p : io->layer,
-                       "layer \"%s\": Caffe's running statistics are a normalized moving average "
-                       "(moving_average_fraction %g); trainc keeps PyTorch's exponential average with "
-                       "momentum %g", io->name, fraction, 1 - fraction) < 0)
-        return -1;
-    t->type = "bn";
-    ic_append(t->args, sizeof t->args, " eps: %s momentum: %s", ic_num(eps), ic_num(round_15_digits(1 - fraction)));
-    *consumed = 1;
     return 0;
 }
 
@@ -463,10 +348,15 @@ int ic_import_layer(ic_ctx *ic, const ast_node *L, const ast_node *next, int *co
     if (!t) return -1;
     for (int i = 0; i < io.n_in; i++) t->inputs[t->n_inputs++] = io.in[i]->producer;
     ic_blob o = *io.in[0];
-    int rc = translations[k].fn ? translations[k].fn(ic, &io, t, &o) : tr_batch_norm(ic, &io, t, &o, next, consumed);
+    int rc = translations[k].fn ? translations[k].fn(ic, &io, t, &o) : ic_translate_batch_norm(ic, &io, t, &o, next, consumed);
     if (rc < 0) return -1;
     if (o.h < 1 || o.w < 1)
         return ic_error(ic, L, NULL, "layer \"%s\": the output would be %lldx%lld; check kernel, stride and pad",
                         io.name, (long long)o.h, (long long)o.w);
-    return ic_blob_set(ic, io.top, t->name, o.c, o.h, o.w) ? 0 : -1;
+    if (!ic_blob_set(ic, io.top, t->name, o.c, o.h, o.w)) return -1;
+    /* BatchNorm + Scale: the Scale may write a blob of its own */
+    const ast_node *scale_top = *consumed ? ic_get(next, "top") : NULL;
+    if (scale_top && scale_top->a->kind == AST_STRING && !ic_blob_set(ic, scale_top->a->text, t->name, o.c, o.h, o.w))
+        return -1;
+    return 0;
 }

@@ -158,6 +158,8 @@ int ic_import_net(ic_ctx *ic, const ast_node *root) {
                                                                    "input_dim", NULL }) < 0)
         return -1;
     if (ic_word(ic, root, "name", &ic->net_name) < 0) return -1;
+    if (ic_get(root, "force_backward")) ic_note(ic, ic_get(root, "force_backward"), "force_backward: trainc computes every gradient it needs");
+    if (ic_get(root, "debug_info")) ic_note(ic, ic_get(root, "debug_info"), "debug_info: not carried over");
     static const char *const legacy[] = { "layers", "input", "input_shape", "input_dim", "state", NULL };
     for (const char *const *f = legacy; *f; f++)
         if (ic_get(root, *f))

@@ -145,6 +145,11 @@ int ic_import_solver(ic_ctx *ic, FILE *out, const ast_node *s) {
     if (ic_get(s, "solver_mode") || ic_get(s, "device_id"))
         ic_note(ic, ic_get(s, "solver_mode") ? ic_get(s, "solver_mode") : ic_get(s, "device_id"),
                 "solver_mode/device_id: choose the device with 'trainc build --backend cpu|cuda'");
+    static const char *const cosmetic[] = { "net", "train_net", "test_net", "average_loss", "test_initialization",
+                                            "test_compute_loss", "snapshot_after_train", "snapshot_diff",
+                                            "snapshot_format", "debug_info", NULL };
+    for (const char *const *f = cosmetic; *f; f++)
+        if (ic_get(s, *f)) ic_note(ic, ic_get(s, *f), "%s: how Caffe finds files, logs or saves; nothing to carry over", *f);
     if (ic_get(s, "snapshot_prefix"))
         ic_note(ic, ic_get(s, "snapshot_prefix"), "snapshot_prefix: the trainer writes checkpoints under its --out DIR");
     return 0;

@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "import_caffe.h"
@@ -32,6 +33,12 @@ static int write_atomically(const char *path, const char *text, size_t len) {
     return ok ? 0 : -1;
 }
 
+/* 1 if a and b name the same existing file. */
+static int same_file(const char *a, const char *b) {
+    struct stat sa, sb;
+    return b && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 int import_main(int argc, char **argv) {
     if (argc < 1) return import_usage("import needs a FORMAT (caffe)%s", "");
     if (strcmp(argv[0], "caffe") != 0) return import_usage("unknown import format '%s' (caffe)", argv[0]);
@@ -47,6 +54,8 @@ int import_main(int argc, char **argv) {
     }
     if (!opt.net_path) return import_usage("import caffe needs the NET prototxt%s", "");
     if (!out_path) return import_usage("import caffe needs -o SPEC%s", "");
+    if (same_file(out_path, opt.net_path) || same_file(out_path, opt.solver_path))
+        return import_usage("-o %s would overwrite an input; write the spec to a new file", out_path);
     char *text = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&text, &len);

@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include "ast.h"
+#include "net.h"
 
 /* Every op kind, with its C name stem. The count sentinel below keeps per-kind tables
  * complete. */
@@ -41,7 +42,8 @@ typedef struct {
     /* parameters, in floats from the start of params/grads; -1 when absent */
     long w_off, w_count, b_off, b_count;
     long buf_off;              /* BN: running mean at buf_off, running var at buf_off + c */
-    long fan_in;
+    long fan_in, fan_out;      /* conv, linear: Caffe's fans (in/groups x kh x kw, out x kh x kw) */
+    net_filler wfill, bfill;   /* conv, linear: initial weights and bias */
     /* A ReLU fused into this conv / linear / bn: the op's output is the activated value and
      * the relu layer has no op of its own (ir_build.c decides when that is safe). */
     int act;                   /* 0 none, 1 relu (rt_act) */

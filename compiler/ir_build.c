@@ -60,11 +60,15 @@ static void lower_attrs(ir_op *op, const net_layer *l) {
         op->fan_in = (long)(l->in.c / l->conv.groups) * op->kh * op->kw;
         op->w_count = (long)l->conv.out * op->fan_in;
         op->b_count = l->conv.bias ? (long)l->conv.out : 0;
+        op->fan_out = (long)l->conv.out * op->kh * op->kw;
+        op->wfill = l->conv.weight_filler, op->bfill = l->conv.bias_filler;
         break;
     case NET_LINEAR:
         op->fan_in = (long)l->linear.in;
         op->w_count = (long)l->linear.out * l->linear.in;
         op->b_count = l->linear.bias ? (long)l->linear.out : 0;
+        op->fan_out = (long)l->linear.out;
+        op->wfill = l->linear.weight_filler, op->bfill = l->linear.bias_filler;
         break;
     case NET_BN: case NET_LN:
         op->eps = l->norm.eps, op->momentum = l->norm.momentum;

@@ -51,14 +51,29 @@ const char *net_kind_name(net_kind kind);     /* "conv", ... */
 
 typedef struct { int64_t c, h, w; } net_shape;   /* per image, NCHW without N */
 
+/* A layer's initial weights or bias (schema message "filler"); NET_FILL_TORCH: absent. */
+typedef enum { NET_FILL_TORCH, NET_FILL_CONSTANT, NET_FILL_UNIFORM, NET_FILL_GAUSSIAN, NET_FILL_XAVIER,
+               NET_FILL_MSRA } net_fill_kind;
+typedef enum { NET_FAN_IN, NET_FAN_OUT, NET_FAN_AVERAGE } net_fan;
+typedef struct {
+    net_fill_kind kind;
+    double value, min, max, mean, std;
+    net_fan fan;
+} net_filler;
+
 typedef struct {
     int64_t out;              /* output channels */
     int64_t kernel[2], stride[2], pad[2], dilation[2];   /* [h, w] */
     int64_t groups;
     bool bias;
+    net_filler weight_filler, bias_filler;
 } net_conv_attr;
 
-typedef struct { int64_t in, out; bool bias; } net_linear_attr;   /* in = flattened input */
+typedef struct {              /* in = flattened input */
+    int64_t in, out;
+    bool bias;
+    net_filler weight_filler, bias_filler;
+} net_linear_attr;
 typedef struct { double eps, momentum; } net_norm_attr;           /* bn; ln uses eps only */
 typedef struct { int64_t kernel[2], stride[2], pad[2]; } net_pool_attr;   /* max/avg */
 typedef struct { int64_t size; } net_adaptive_attr;

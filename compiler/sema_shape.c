@@ -2,6 +2,7 @@
  * (torchvision conventions), forward MACs (conv and linear only) and fp32 activation bytes.
  * Every product is overflow-checked: a huge spec gets a diagnostic, never a wrapped number. */
 #include "sema_internal.h"
+#include "sema_filler.h"
 #include "sema_value.h"
 
 #include <stdio.h>
@@ -89,6 +90,7 @@ static int infer_conv(calc *c, net_layer *L, const ast_node *msg) {
     sv_pair(msg, SM_CONV, "dilation", a->dilation);
     a->groups = sv_int(msg, SM_CONV, "groups");
     a->bias = sv_bool(msg, SM_CONV, "bias");
+    if (sema_read_fillers(c->diag, msg, SM_CONV, a->bias, &a->weight_filler, &a->bias_filler)) return 1;
     if (L->in.c % a->groups || a->out % a->groups) {
         char hint[160];
         snprintf(hint, sizeof hint, "groups must divide both the %lld input and the %lld output "
@@ -114,6 +116,7 @@ static int infer_linear(calc *c, net_layer *L, const ast_node *msg, const char *
     a->in = mul(c, mul(c, L->in.c, L->in.h), L->in.w);
     a->out = sv_int(msg, SM_LINEAR, "out");
     a->bias = sv_bool(msg, SM_LINEAR, "bias");
+    if (sema_read_fillers(c->diag, msg, SM_LINEAR, a->bias, &a->weight_filler, &a->bias_filler)) return 1;
     if (c->failed) return 1;
     if (sv_has(msg, SM_LINEAR, "in") && sv_int(msg, SM_LINEAR, "in") != a->in) {
         char shape[80], hint[200];

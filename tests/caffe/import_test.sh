@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # trainc import caffe: the Caffe LeNet, AlexNet and ResNet of tests/caffe import (with
-# --approximate; without it, their fillers are refused), the spec equals its golden, checks,
+# --approximate; without it, their lr_mult / BN averaging are refused), the spec equals its golden, checks,
 # shows Caffe's learnable parameter count (tests/caffe/caffe_params.py, an independent count
 # over the prototxt) and builds a CPU trainer; with their solvers once trainc says lengths in
 # iterations (solver.iterations), else the import names that field. Every construct in
@@ -22,9 +22,9 @@ has_iterations=0
 for net in lenet alexnet resnet; do
   n=$((n + 1))
   if "$TRAINC" import caffe $net.prototxt -o "$tmp/$net.spec" 2>"$tmp/err"; then
-    fail "$net imports without --approximate although its fillers have no trainc equivalent"
-  elif ! grep -q "^$net.prototxt:[0-9]*:[0-9]*: error: layer \".*\": weight_filler" "$tmp/err"; then
-    fail "$net without --approximate: expected a weight_filler error at $net.prototxt:LINE:COL, got:"; head -5 "$tmp/err"
+    fail "$net imports without --approximate although its lr_mult or BN averaging has no trainc equivalent"
+  elif ! grep -qE "^$net.prototxt:[0-9]+:[0-9]+: error: layer \".*\"( bias)?: (lr_mult|Caffe's running statistics)" "$tmp/err"; then
+    fail "$net without --approximate: expected an lr_mult or BN error at $net.prototxt:LINE:COL, got:"; head -5 "$tmp/err"
   fi
   # the net alone: stable text whatever the solver fields
   "$TRAINC" import caffe --approximate $net.prototxt -o "$tmp/$net.net.spec" 2>"$tmp/err" || { fail "$net: import"; cat "$tmp/err"; continue; }
@@ -59,7 +59,7 @@ for input in errors/*.prototxt; do
   name=$(basename "$input" .prototxt)
   args=(--approximate "$input")
   case $name in
-    filler) args=("$input") ;;
+    filler|scale_filler) args=("$input") ;;
     *.solver) args=(--approximate lenet.prototxt "$input"); name=${name%.solver} ;;
   esac
   echo "written before the import" >"$tmp/out.spec"
@@ -70,6 +70,18 @@ for input in errors/*.prototxt; do
   [ -s "$tmp/stdout" ] && fail "$name: wrote to stdout"
   [ "$(cat "$tmp/out.spec")" = "written before the import" ] || fail "$name: the -o file was changed"
   cmp -s errors/$name.err "$tmp/err" || { fail "$name: stderr differs from tests/caffe/errors/$name.err"; diff -u errors/$name.err "$tmp/err" | head -12; }
+done
+
+# Usage errors exit 2, and an -o naming an input is refused with the input intact.
+n=$((n + 1))
+cp lenet.prototxt "$tmp/net.prototxt"
+rc=0; "$TRAINC" import caffe "$tmp/net.prototxt" -o "$tmp/net.prototxt" 2>"$tmp/err" || rc=$?
+[ $rc = 2 ] && grep -q "would overwrite an input" "$tmp/err" || fail "-o over the input: exit $rc, $(head -1 "$tmp/err")"
+cmp -s lenet.prototxt "$tmp/net.prototxt" || fail "-o over the input changed it"
+for args in "caffe lenet.prototxt" "caffe -o $tmp/x.spec" "onnx lenet.prototxt -o $tmp/x.spec" "caffe a b c -o $tmp/x.spec"; do
+  n=$((n + 1))
+  rc=0; "$TRAINC" import $args 2>"$tmp/err" || rc=$?
+  [ $rc = 2 ] && grep -q "^trainc: error: " "$tmp/err" || fail "trainc import $args: exit $rc, $(head -1 "$tmp/err")"
 done
 
 if [ $bad -gt 0 ]; then echo "$bad failure(s) in $n cases"; exit 1; fi

@@ -16,23 +16,6 @@ bash tests/fuzz/make_corpus.sh "$work/seeds" || exit 1
 
 # Inputs may `include` paths relative to the working directory: give them an empty one.
 cd "$work/cwd" || exit 1
-opts=(-timeout=25 -rss_limit_mb=4096 -malloc_limit_mb=4096 -artifact_prefix="$work/artifacts/")
-
-regs=("$root"/tests/fuzz/regressions/*)
-if [ -e "${regs[0]}" ]; then
-  echo "replaying ${#regs[@]} regression input(s)"
-  "$fuzz" "${opts[@]}" "${regs[@]}" || { echo "FAIL: a regression input crashes again"; exit 1; }
-fi
-
-echo "fuzzing for ${seconds}s"
-"$fuzz" "${opts[@]}" -dict="$root/tests/fuzz/spec.dict" -max_total_time="$seconds" \
-  -print_final_stats=1 "$work/corpus" "$work/seeds" 2>"$work/fuzz.log"
-rc=$?
-grep -aE '^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss_mb)' "$work/fuzz.log"
-if [ "$rc" -ne 0 ] || grep -aqE 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:' "$work/fuzz.log"; then
-  echo "FAIL: fuzzer exit code $rc; report:"
-  grep -aE -A30 'ERROR:|runtime error:' "$work/fuzz.log" | head -60
-  ls -1 "$work/artifacts" | tail -5
-  exit 1
-fi
-echo "no crash, leak or sanitizer report"
+. "$root/tests/fuzz/fuzz_lib.sh"
+fuzz_run "$fuzz" "$work" "$root/tests/fuzz/spec.dict" "$seconds" "$root/tests/fuzz/regressions" \
+  "$work/corpus" "$work/seeds"

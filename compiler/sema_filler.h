@@ -1,0 +1,15 @@
+/* Sema: a conv or linear layer's weight_filler / bias_filler (schema message "filler"). */
+#ifndef TRAINC_SEMA_FILLER_H
+#define TRAINC_SEMA_FILLER_H
+
+#include "diag.h"
+#include "net.h"
+#include "schema.h"
+
+/* Reads weight_filler and bias_filler of a layer message of schema id `id`; absent ones are
+ * NET_FILL_TORCH. A field the filler's type does not use, or a bias_filler on a layer with
+ * bias: false, is an error (returns 1). */
+int sema_read_fillers(diag_ctx *diag, const ast_node *layer, schema_msg_id id, bool bias, net_filler *weight,
+                      net_filler *bias_filler);
+
+#endif

@@ -1,0 +1,15 @@
+# Caffe import: the importer's fuzzer (same sanitized compiler archive as the spec fuzzer,
+# mk/golden.mk) and the LeNet training check, too long for make test (minutes on 2 cores).
+
+FUZZ_CAFFE_BIN := $(BUILD)/fuzz/fuzz_caffe
+$(FUZZ_CAFFE_BIN): tests/fuzz/fuzz_caffe.c $(FUZZ_LIB) $(COMPILER_HDRS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_LIB) -o $@ -lm
+
+.PHONY: fuzz-caffe test-caffe-train
+fuzz-caffe: $(FUZZ_CAFFE_BIN)
+TEST_EXTRA_DEPS += $(FUZZ_CAFFE_BIN)
+
+# The imported Caffe LeNet trains on Fashion-MNIST (IDX files) to >= 90% test top-1.
+test-caffe-train: all
+	BUILD=$(BUILD) bash tests/caffe/train_lenet.sh
