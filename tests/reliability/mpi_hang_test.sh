@@ -3,7 +3,7 @@
 #  8. a stopped (SIGSTOP) rank, 0 or 1, ends the job with a message naming it, long before the
 #     communication timeout (set to 60 s here so the old behaviour fails by its message), and
 #     the waiting rank sleeps instead of spinning (its CPU use while it waits is printed and
-#     must stay under a quarter of a core);
+#     must stay under 0.15 of a core);
 #  1. a second SIGTERM to mpirun, which then leaves at once, does not orphan the ranks: they
 #     stop as at SIGTERM, rank 0 writes a stop checkpoint, nobody trains past it, and a resume
 #     from it reaches the uninterrupted run's params_hash.
@@ -69,7 +69,7 @@ stop_one() {  # rank to stop
     { echo "$name: no message naming the stopped rank:" >&2; cat "$dir/$name.txt" >&2; return 1; }
   grep 'error:' "$dir/$name.txt"
   [ "$status" -gt 0 ] || { echo "$name: the job did not end with a failure status" >&2; return 1; }
-  python3 -c "import sys; sys.exit(0 if $share < 0.25 else 1)" ||
+  python3 -c "import sys; sys.exit(0 if $share < 0.15 else 1)" ||
     { echo "$name: the waiting rank spun ($share of a core) while it waited" >&2; return 1; }
 }
 stop_one 1 || fail=1
