@@ -1,8 +1,10 @@
 /* The hung-peer watchdog. Every rank records its measured step times; a wait that lasts
- * longer than a bound derived from them (10x the median step, at least 5 s; 30 s before any
- * step was measured; or parallel.hang_timeout from the spec) looks at the peers on this
- * machine, and a peer that is stopped (SIGSTOP, a debugger: it can make no progress at all)
- * is named and the job ends. Peers on other machines cannot be seen from here: their waits
+ * longer than a bound derived from them (10x the median step, at least 3 s and at most 6 s;
+ * 6 s before any step was measured; or parallel.hang_timeout from the spec) looks at the
+ * peers on this machine, and a peer that is stopped (SIGSTOP, a debugger) is named and the
+ * job ends. A stopped process makes no progress at all, so the bound only has to outlast a
+ * brief pause: the cap keeps a net whose steps take seconds from holding a stopped job for
+ * minutes (the waiter starts to wait only after its own step, up to a step after the stop). Peers on other machines cannot be seen from here: their waits
  * end at TRAINC_COMM_TIMEOUT (wait.c). The NCCL path calls rt_comm_watch from its own wait
  * loop and registers the communicator's abort with rt_comm_on_abort. */
 #include <stdio.h>
@@ -13,8 +15,9 @@
 #include "rt_core.h"
 
 #define HANG_STEPS_FACTOR 10.0
-#define HANG_MIN_S 5.0
-#define HANG_UNMEASURED_S 30.0
+#define HANG_MIN_S 3.0
+#define HANG_MAX_S 6.0
+#define HANG_UNMEASURED_S HANG_MAX_S
 
 void rt_comm_set_hang_timeout(rt_comm *c, double seconds) {
     if (c) c->hang_timeout_s = seconds > 0 ? seconds : 0;
@@ -56,8 +59,9 @@ static double hang_bound_s(const rt_comm *c, char *why, size_t cap) {
         return HANG_UNMEASURED_S;
     }
     double med = median_step_s(c), bound = HANG_STEPS_FACTOR * med;
-    snprintf(why, cap, "%.0fx the median step of %.3f s, at least %.0f s", HANG_STEPS_FACTOR, med, HANG_MIN_S);
-    return bound > HANG_MIN_S ? bound : HANG_MIN_S;
+    snprintf(why, cap, "%.0fx the median step of %.3f s, within [%.0f, %.0f] s", HANG_STEPS_FACTOR, med, HANG_MIN_S,
+             HANG_MAX_S);
+    return bound < HANG_MIN_S ? HANG_MIN_S : bound > HANG_MAX_S ? HANG_MAX_S : bound;
 }
 
 void rt_comm_watch(rt_comm *c, double waited_s, const char *what) {

@@ -26,7 +26,7 @@ for t in spec ckpt idx; do
   echo "$t: replayed $n kept inputs"
   [ "$t" = spec ] && continue   # tests/fuzz/fuzz_test.sh fuzzes the spec front end
   mkdir -p "$work/$t"
-  "$fuzz" "${opts[@]}" -max_len=2048 -max_total_time="$seconds" -print_final_stats=1 "$work/$t" "$corpus" \
+  "$fuzz" "${opts[@]}" -max_len=1024 -max_total_time="$seconds" -print_final_stats=1 "$work/$t" "$corpus" \
     > "$work/$t.log" 2>&1
   rc=$?
   if [ $rc -ne 0 ] || grep -aqE 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:' "$work/$t.log"; then
