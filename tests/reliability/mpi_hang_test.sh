@@ -11,9 +11,7 @@ set -u
 cd "$(dirname "$0")/../.."
 source tests/reliability/lib.sh
 source tests/mpi/lib.sh
-dir=$BUILD/test-reliability/mpi-hang
-rm -rf "$dir" && mkdir -p "$dir"
-dir=$(cd "$dir" && pwd)
+make_test_dir mpi-hang
 fail=0
 make_small_idx 320 100
 good=$dir/data/good
