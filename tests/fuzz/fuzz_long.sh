@@ -44,7 +44,9 @@ for t in "${targets[@]}"; do
   # The repo's specs take part as a base that is not copied (they are in the repo already).
   cp "$kept"/seed-* "$work/$t/merged/" 2>/dev/null
   if [ "$t" = spec ]; then for f in "$work/spec-seeds"/*; do cp "$f" "$work/$t/merged/repo-$(basename "$f")"; done; fi
-  (cd "$work/cwd" && "$fuzz" "${opts[@]}" -set_cover_merge=1 "$work/$t/merged" "$kept" "$work/$t/new" \
+  # -timeout=3 in the merge: an input that slow (a spec refused only after seconds) stays out
+  # of the kept corpus, whose every input make test replays.
+  (cd "$work/cwd" && "$fuzz" "${opts[@]}" -timeout=3 -set_cover_merge=1 "$work/$t/merged" "$kept" "$work/$t/new" \
      > "$work/$t.merge.log" 2>&1) || { echo "FAIL $t: merge"; tail -5 "$work/$t.merge.log"; fail=1; continue; }
   rm -f "$work/$t/merged"/repo-*
   # The fuzzer reads only the first max_len bytes of an input: longer ones would only take room.
