@@ -35,10 +35,11 @@ void rt_comm_finalize(rt_comm *c);
 int rt_comm_rank(const rt_comm *c);   /* 0 for NULL */
 int rt_comm_size(const rt_comm *c);   /* 1 for NULL */
 /* ---- watchdog.c ---- */
-/* The measured time of one training step: waits longer than 10x the median step (at least
- * 5 s) look for a stopped peer on this machine, name it and end the job. */
+/* The measured time of one training step: waits longer than 10x the median step (within
+ * [3, 6] s) look for a stopped peer on this machine, name it and end the job. */
 void rt_comm_step_done(rt_comm *c, double seconds);
-/* parallel.hang_timeout: a fixed bound in seconds instead (0: derived from the steps). */
+/* parallel.hang_timeout: a fixed bound in seconds instead (0: derived from the steps); the
+ * environment's TRAINC_HANG_TIMEOUT wins over it. */
 void rt_comm_set_hang_timeout(rt_comm *c, double seconds);
 /* For a wait outside MPI (the NCCL stream): call now and then with the seconds waited so
  * far; dies naming a stopped peer once the bound has passed, after calling the function

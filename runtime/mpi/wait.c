@@ -52,6 +52,7 @@ static int find_lost_rank(const rt_comm *c) {
 }
 
 #define WAIT_SPIN_S 0.002
+#define LOST_NOTICE_GRACE_S 0.3
 
 static void nap_s(double s) {
     struct timespec ts = { 0, (long)(s * 1e9) };
@@ -78,7 +79,13 @@ void comm_wait_until(rt_comm *c, int (*poll)(void *arg), void *arg, const char *
             signal_seen |= sig != 0;
             comm_fail_check_notices(c);   /* a rank that failed on its own error said so */
             int lost = find_lost_rank(c);
-            if (lost >= 0) die_lost(c, lost, what);
+            if (lost >= 0) {
+                /* A rank that ended on its own error sent its notice first; a waiter that
+                 * sleeps between polls may not have pulled it in yet: poll a little more. */
+                for (double g = rt_time_s(); rt_time_s() - g < LOST_NOTICE_GRACE_S; nap_s(1e-3))
+                    comm_fail_check_notices(c);
+                die_lost(c, lost, what);
+            }
             rt_comm_watch(c, now - t0, what);   /* a stopped peer holds the wait (watchdog.c) */
             next_check = now + 1.0;
         }

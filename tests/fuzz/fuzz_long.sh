@@ -10,7 +10,7 @@ BUILD=${BUILD:-build}
 cd "$(dirname "$0")/../.."
 root=$PWD
 seconds=${FUZZ_SECONDS:-600}
-max_len=${FUZZ_MAX_LEN:-2048}
+max_len=${FUZZ_MAX_LEN:-1024}
 work=$root/$BUILD/fuzz/long
 rm -rf "$work" && mkdir -p "$work/artifacts" "$work/cwd"
 bash tests/fuzz/make_corpus.sh "$work/spec-seeds" > /dev/null || exit 1
@@ -32,7 +32,8 @@ for t in "${targets[@]}"; do
   rc=$?
   execs=$(grep -a '^stat::number_of_executed_units' "$work/$t.log" | awk '{ print $2 }')
   cov=$(grep -aE '^#[0-9]+' "$work/$t.log" | tail -n 1 | grep -oE 'cov: [0-9]+ ft: [0-9]+')
-  crashes=$(ls "$work/artifacts" | grep -c "^$t-" || true)
+  crashes=$(ls "$work/artifacts" | grep -cE "^$t-(crash|leak|timeout|oom)-" || true)
+  slow=$(ls "$work/artifacts" | grep -c "^$t-slow-unit-" || true)   # over 10 s: worth a look, not a failure
   if [ "$rc" -ne 0 ] || grep -aqE 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:' "$work/$t.log"; then
     echo "FAIL $t: fuzzer exit code $rc"; grep -aE -A20 'ERROR:|runtime error:' "$work/$t.log" | head -40
     fail=1; continue
@@ -43,11 +44,15 @@ for t in "${targets[@]}"; do
   # The repo's specs take part as a base that is not copied (they are in the repo already).
   cp "$kept"/seed-* "$work/$t/merged/" 2>/dev/null
   if [ "$t" = spec ]; then for f in "$work/spec-seeds"/*; do cp "$f" "$work/$t/merged/repo-$(basename "$f")"; done; fi
-  (cd "$work/cwd" && "$fuzz" "${opts[@]}" -set_cover_merge=1 "$work/$t/merged" "$kept" "$work/$t/new" \
+  # -timeout=3 in the merge: an input that slow (a spec refused only after seconds) stays out
+  # of the kept corpus, whose every input make test replays.
+  (cd "$work/cwd" && "$fuzz" "${opts[@]}" -timeout=3 -set_cover_merge=1 "$work/$t/merged" "$kept" "$work/$t/new" \
      > "$work/$t.merge.log" 2>&1) || { echo "FAIL $t: merge"; tail -5 "$work/$t.merge.log"; fail=1; continue; }
   rm -f "$work/$t/merged"/repo-*
+  # The fuzzer reads only the first max_len bytes of an input: longer ones would only take room.
+  find "$work/$t/merged" -type f -size +"$max_len"c ! -name 'seed-*' -delete
   rm -rf "$kept" && cp -r "$work/$t/merged" "$kept"
-  echo "$t: ${per}s, ${execs:-?} executions, ${cov:-cov ?}, $crashes crashes; corpus $before -> $(ls "$kept" | wc -l) inputs ($(cat "$kept"/* 2>/dev/null | wc -c) bytes)"
+  echo "$t: ${per}s, ${execs:-?} executions, ${cov:-cov ?}, $crashes crashes, $slow slow inputs (over 10 s, in $work/artifacts); corpus $before -> $(ls "$kept" | wc -l) inputs ($(cat "$kept"/* 2>/dev/null | wc -c) bytes)"
 done
 echo "corpus in tests/fuzz/corpus: $(find tests/fuzz/corpus -type f -exec cat {} + | wc -c) bytes; commit it to keep what this run found"
 exit $fail

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # The kept fuzz corpora (tests/fuzz/corpus/{spec,ckpt,idx}) replayed through their targets,
-# then a short fuzz (FUZZ_SECONDS each, default 8) of the checkpoint and IDX readers. Fails
+# then a short fuzz (FUZZ_SECONDS each, default 6) of the checkpoint and IDX readers. Fails
 # on any crash, leak, timeout or sanitizer report. `make fuzz-long` runs them for longer and
 # grows the corpora.
 set -u
 BUILD=${BUILD:-build}
 cd "$(dirname "$0")/../.."
 root=$PWD
-seconds=${FUZZ_SECONDS:-8}
+seconds=${FUZZ_SECONDS:-6}
 work=$root/$BUILD/fuzz/targets
 rm -rf "$work" && mkdir -p "$work/artifacts" "$work/cwd"
 cd "$work/cwd" || exit 1
@@ -26,7 +26,7 @@ for t in spec ckpt idx; do
   echo "$t: replayed $n kept inputs"
   [ "$t" = spec ] && continue   # tests/fuzz/fuzz_test.sh fuzzes the spec front end
   mkdir -p "$work/$t"
-  "$fuzz" "${opts[@]}" -max_len=2048 -max_total_time="$seconds" -print_final_stats=1 "$work/$t" "$corpus" \
+  "$fuzz" "${opts[@]}" -max_len=1024 -max_total_time="$seconds" -print_final_stats=1 "$work/$t" "$corpus" \
     > "$work/$t.log" 2>&1
   rc=$?
   if [ $rc -ne 0 ] || grep -aqE 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:' "$work/$t.log"; then

@@ -7,9 +7,7 @@
 set -u
 cd "$(dirname "$0")/../.."
 source tests/reliability/lib.sh
-dir=$BUILD/test-reliability/holes
-rm -rf "$dir" && mkdir -p "$dir"
-dir=$(cd "$dir" && pwd)
+make_test_dir holes
 fail=0
 build_small_mlp mlp
 make_small_idx 320 100

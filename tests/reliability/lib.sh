@@ -4,6 +4,12 @@ BUILD=${BUILD:-build}
 export OMP_NUM_THREADS=1
 src=/usr/share/datasets/fashion-mnist
 
+make_test_dir() {  # name: a fresh $BUILD/test-reliability/NAME as $dir (an absolute path)
+  dir=$BUILD/test-reliability/$1
+  rm -rf "$dir" && mkdir -p "$dir"
+  dir=$(cd "$dir" && pwd)
+}
+
 build_small_mlp() {  # name [sed expressions...]: $dir/NAME from the MLP example, batch 16/50
   local name=$1; shift
   sed -e 's/batch_per_rank: 64/batch_per_rank: 16/' -e 's/batch_per_rank: 1000/batch_per_rank: 50/' "$@" \

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Crash-and-resume soak: SOAK_KILLS (default 40) kill -9 of the MLP trainer on a small IDX
+# Crash-and-resume soak: SOAK_KILLS (default 30) kill -9 of the MLP trainer on a small IDX
 # subset, half at a random moment of the run, half just after a checkpoint's temp file
 # appears (mid-write). After each kill:
 #  - a temp file the kill left is offered to the trainer as a checkpoint (a complete one, left
@@ -13,10 +13,8 @@
 set -u
 cd "$(dirname "$0")/../.."
 source tests/reliability/lib.sh
-dir=$BUILD/test-reliability/soak
-rm -rf "$dir" && mkdir -p "$dir"
-dir=$(cd "$dir" && pwd)
-kills_wanted=${SOAK_KILLS:-40}
+make_test_dir soak
+kills_wanted=${SOAK_KILLS:-30}
 epochs=6
 seed=${SOAK_SEED:-$RANDOM}
 RANDOM=$seed
