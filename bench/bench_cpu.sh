@@ -21,7 +21,7 @@ PY=/usr/bin/python3   # Debian's python3-torch lives there, not in a pyenv pytho
 nets=("$@")
 [ ${#nets[@]} -gt 0 ] || nets=(fmnist_lenet fmnist_mlp fmnist_resnet)
 # Timed steps per repetition: a few seconds per side on a 2-core machine.
-steps_for() { case $1 in fmnist_mlp) echo 1000 ;; fmnist_resnet) echo 5 ;; *) echo 20 ;; esac; }
+steps_for() { case $1 in fmnist_mlp) echo 300 ;; fmnist_resnet) echo 5 ;; *) echo 20 ;; esac; }
 
 "$PY" -c 'import torch' 2>/dev/null || {
   echo "error: PyTorch not found for $PY" >&2
