@@ -3,7 +3,9 @@
  * the GEMM shapes of the example nets' convolutions, with 1 and all threads each running its
  * own GEMMs as the conv ops do. Prints GFLOP/s per shape and library, and the largest
  * relative difference of each library's product from OpenBLAS's on the first call.
- * usage: gemm_peak [SECONDS per cell]     (OPENBLAS_CORETYPE picks OpenBLAS's kernels) */
+ * With --peak: only the FP32 libraries on all threads, and one line "sgemm peak: R GFLOP/s"
+ * with the best rate of any shape and library (the ceiling bench-cpu compares the convs to).
+ * usage: gemm_peak [--peak] [SECONDS per cell]  (OPENBLAS_CORETYPE picks OpenBLAS's kernels) */
 #include <cblas.h>
 #include <math.h>
 #include <omp.h>
@@ -85,7 +87,24 @@ static double rel_diff(lib which, const shape *s, float *const *bufs) {
     return worst / scale;
 }
 
+/* Each thread's A, B and C, filled with values in [-1, 1]. */
+static void alloc_bufs(float **bufs, const shape *s, int threads) {
+    for (int t = 0; t < threads && t < 64; t++) {
+        long sz[3] = { (long)s->m * s->k, (long)s->k * s->n, (long)s->m * s->n };
+        for (int j = 0; j < 3; j++) {
+            bufs[3 * t + j] = aligned_alloc(64, (sz[j] * sizeof(float) + 63) / 64 * 64);
+            for (long e = 0; e < sz[j]; e++) bufs[3 * t + j][e] = (float)((e * 7919 + t) % 2001) / 1000.0f - 1;
+        }
+    }
+}
+static void free_bufs(float **bufs, int threads) {
+    for (int t = 0; t < threads && t < 64; t++)
+        for (int j = 0; j < 3; j++) free(bufs[3 * t + j]);
+}
+
 int main(int argc, char **argv) {
+    int peak_only = argc > 1 && strcmp(argv[1], "--peak") == 0;
+    if (peak_only) argc--, argv++;
     double secs = argc > 1 ? atof(argv[1]) : 0.4;
     openblas_set_num_threads(1);   /* as rt_gemm: one OpenBLAS thread per calling thread */
     int maxt = omp_get_max_threads();
@@ -95,6 +114,23 @@ int main(int argc, char **argv) {
     names[0] = blas_name;
     int have_dnnl = rt_gemm_library_available(RT_GEMM_DNNL_F32);
     int have_bf16 = rt_gemm_library_available(RT_GEMM_DNNL_BF16);
+    if (peak_only) {
+        double best = 0;
+        const char *best_lib = "", *best_shape = "";
+        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+            const shape *s = &shapes[i];
+            float *bufs[3 * 64];
+            alloc_bufs(bufs, s, maxt);
+            for (lib l = LIB_OPENBLAS; l <= LIB_DNNL_F32; l++) {
+                if (l == LIB_DNNL_F32 && !have_dnnl) continue;
+                double r = rate(l, s, maxt, secs, bufs);
+                if (r > best) best = r, best_lib = names[l], best_shape = s->what;
+            }
+            free_bufs(bufs, maxt);
+        }
+        printf("sgemm peak: %.1f GFLOP/s (%s, %s, %d threads)\n", best, best_lib, best_shape, maxt);
+        return 0;
+    }
     printf("gemm-peak: %.2f s per cell, OPENBLAS_CORETYPE=%s; oneDNN %s, bf16 GEMM %s\n", secs,
            getenv("OPENBLAS_CORETYPE") ? getenv("OPENBLAS_CORETYPE") : "(unset)",
            have_dnnl ? "found" : "not found", have_bf16 ? "on this CPU" : "not usable here");
@@ -102,13 +138,7 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         const shape *s = &shapes[i];
         float *bufs[3 * 64];
-        for (int t = 0; t < maxt && t < 64; t++) {
-            long sz[3] = { (long)s->m * s->k, (long)s->k * s->n, (long)s->m * s->n };
-            for (int j = 0; j < 3; j++) {
-                bufs[3 * t + j] = aligned_alloc(64, (sz[j] * sizeof(float) + 63) / 64 * 64);
-                for (long e = 0; e < sz[j]; e++) bufs[3 * t + j][e] = (float)((e * 7919 + t) % 2001) / 1000.0f - 1;
-            }
-        }
+        alloc_bufs(bufs, s, maxt);
         char label[96];
         snprintf(label, sizeof label, "%s %dx%dx%d", s->what, s->m, s->n, s->k);
         for (lib l = LIB_OPENBLAS; l <= LIB_DNNL_BF16; l++) {
@@ -117,8 +147,7 @@ int main(int argc, char **argv) {
             printf("%-38s %-26s %10.1f %10.1f %9.1e\n", l == LIB_OPENBLAS ? label : "", names[l],
                    r1, ra, l == LIB_OPENBLAS ? 0.0 : rel_diff(l, s, bufs));
         }
-        for (int t = 0; t < maxt && t < 64; t++)
-            for (int j = 0; j < 3; j++) free(bufs[3 * t + j]);
+        free_bufs(bufs, maxt);
     }
     return 0;
 }

@@ -2,8 +2,10 @@
 # PyTorch reference for `make bench-cpu`: the same nets as specs/examples/ (fmnist_lenet,
 # fmnist_mlp, fmnist_resnet), the same batch, loss (label smoothing) and optimizer, timed
 # over STEPS training steps on real Fashion-MNIST batches held in memory (pre-normalized, no
-# augmentation: any difference in data handling favors torch).
-# usage: torch_cpu_ref.py NET --batch B --steps N --threads T [--data DIR] [--params]
+# augmentation: any difference in data handling favors torch). --mode picks eager (NCHW),
+# channels_last (NHWC tensors, oneDNN's preferred layout) or compile (torch.compile, 2.x);
+# --bf16 runs forward and loss under CPU autocast to bfloat16 (FP32 weights and optimizer).
+# usage: torch_cpu_ref.py NET --batch B --steps N --threads T [--mode M] [--bf16] [--data DIR] [--params]
 import argparse
 import gzip
 import struct
@@ -79,6 +81,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
+    ap.add_argument("--mode", choices=("eager", "channels_last", "compile"), default="eager")
+    ap.add_argument("--bf16", action="store_true", help="autocast to bfloat16 (CPU)")
     ap.add_argument("--params", action="store_true", help="print the parameter count and exit")
     a = ap.parse_args()
     make, sgd, smoothing = NETS[a.net]
@@ -96,12 +100,17 @@ def main():
     opt = torch.optim.SGD(model.parameters(), lr=0.05, **sgd)
     loss_fn = nn.CrossEntropyLoss(label_smoothing=smoothing)
     model.train()
+    if a.mode == "channels_last":
+        model = model.to(memory_format=torch.channels_last)
+        x_all = x_all.contiguous(memory_format=torch.channels_last)
+    run = torch.compile(model) if a.mode == "compile" else model
 
     def step(i):
         b = i % n_batches
         x, y = x_all[b * a.batch:(b + 1) * a.batch], y_all[b * a.batch:(b + 1) * a.batch]
         opt.zero_grad(set_to_none=True)
-        loss = loss_fn(model(x), y)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.bf16):
+            loss = loss_fn(run(x), y)
         loss.backward()
         opt.step()
         return loss.item()
@@ -113,7 +122,8 @@ def main():
         step(a.warmup + i)
     secs = time.perf_counter() - t0
     print(f"torch: {a.steps} steps of batch {a.batch} in {secs:.3f} s: "
-          f"{a.steps * a.batch / secs:.1f} images/s (threads {torch.get_num_threads()}, torch {torch.__version__})")
+          f"{a.steps * a.batch / secs:.1f} images/s (threads {torch.get_num_threads()}, torch {torch.__version__}, "
+          f"{a.mode}{', bf16 autocast' if a.bf16 else ''})")
 
 
 if __name__ == "__main__":

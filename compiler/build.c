@@ -121,8 +121,14 @@ static int write_cuda_sources(const char *spec_path, const char *emit_dir, ir_ne
 /* precision.compute on the CPU backend: FP32 (and TF32, whose FP32 products are at least as
  * precise) run as asked, BF16 runs BF16 products (rt_run_config.cpu_compute; the trainer
  * refuses it at start-up on a CPU without avx512_bf16); FP16 has no CPU implementation, so it
- * is refused rather than trained in FP32 without a word. */
+ * is refused rather than trained in FP32 without a word, and so is a loss scale. */
 static int cpu_precision_check(const char *spec_path, const run_config *run) {
+    if (run->compute != RUN_FP16 && run->loss_scale != RUN_LOSS_SCALE_NONE) {
+        fprintf(stderr, "%s: error: precision.loss_scale is not implemented by the CPU backend (FP32 and BF16 "
+                        "keep FP32's range and need none)\n"
+                        "  hint: remove precision.loss_scale (or set it to NONE) for the CPU\n", spec_path);
+        return 1;
+    }
     if (run->compute != RUN_FP16) return 0;
     fprintf(stderr, "%s: error: precision { compute: FP16 } is not implemented by the CPU backend\n"
                     "  hint: use compute: BF16 (CPUs with avx512_bf16) or FP32 on the CPU, or build with --backend cuda\n",

@@ -5,7 +5,7 @@
 
 GEMM_PEAK := $(BUILD)/bench/gemm_peak
 
-.PHONY: bench-gemm
+.PHONY: bench-gemm bench-cpu
 $(GEMM_PEAK): bench/gemm_peak.c $(RT_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) $(CFLAGS) $(RT_ARCH) $< -o $@ $(RT_LIB) $(LDLIBS)
@@ -14,3 +14,6 @@ bench-gemm: $(GEMM_PEAK)
 	@$(GEMM_PEAK)
 	@echo "OpenBLAS with OPENBLAS_CORETYPE=SKYLAKEX:"
 	@OPENBLAS_CORETYPE=SKYLAKEX $(GEMM_PEAK) | grep OpenBLAS
+
+# bench/bench_cpu.sh reads the sgemm peak of the same run from gemm_peak --peak.
+bench-cpu: $(GEMM_PEAK)

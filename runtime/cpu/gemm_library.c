@@ -4,6 +4,7 @@
  * dnnl_gemm_bf16bf16f32 is exported by libdnnl.so.2 but not declared in its headers; its
  * signature is dnnl_sgemm's with bfloat16 A and B (checked against sgemm by
  * tests/unit/test_gemm_bf16.c). */
+#include <cblas.h>
 #include <dlfcn.h>
 #include <omp.h>
 #include <stdint.h>
@@ -59,6 +60,32 @@ static int bf16_hidden(void) {
 }
 
 static rt_compute compute_mode = RT_COMPUTE_FP32;
+
+/* FP32 products: OpenBLAS, whose run-time detection picks AVX-512 kernels ("Cooperlake") on
+ * this machine's Zen 4; but an earlier session saw the same library pick "Haswell" kernels
+ * here, at half oneDNN's rate (shared/design/MEASURED.md). So where OpenBLAS runs kernels
+ * without AVX-512 on a CPU that has it, and oneDNN is there, FP32 goes to oneDNN's sgemm.
+ * TRAINC_SGEMM=openblas or onednn forces either (for measurements). */
+static int decide_dnnl_fp32(void) {
+    const char *force = getenv("TRAINC_SGEMM");
+    if (force && strcmp(force, "openblas") == 0) return 0;
+    if (force && strcmp(force, "onednn") == 0) return rt_gemm_library_available(RT_GEMM_DNNL_F32);
+    const char *core = openblas_get_corename();
+    int avx512_kernels = core && (strstr(core, "SkylakeX") || strstr(core, "Cooperlake") ||
+                                  strstr(core, "SapphireRapids"));
+    return !avx512_kernels && __builtin_cpu_supports("avx512f") &&
+           rt_gemm_library_available(RT_GEMM_DNNL_F32);
+}
+
+int rt_gemm_fp32_on_dnnl(void) {
+    static int decided = -1;
+    int d = __atomic_load_n(&decided, __ATOMIC_ACQUIRE);
+    if (d < 0) {
+        d = decide_dnnl_fp32();
+        __atomic_store_n(&decided, d, __ATOMIC_RELEASE);
+    }
+    return d;
+}
 
 rt_compute rt_gemm_compute(void) { return compute_mode; }
 

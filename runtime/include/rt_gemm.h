@@ -1,5 +1,6 @@
 /* Row-major matrix multiply used by the CPU ops: C = alpha * op(A) * op(B) + beta * C,
- * op(X) = X or X^T, through OpenBLAS.
+ * op(X) = X or X^T, through OpenBLAS (FP32; oneDNN's sgemm where OpenBLAS has no AVX-512
+ * kernels for an AVX-512 CPU), or oneDNN's BF16 GEMM under compute BF16 (gemm_library.c).
  * Threading: the CPU ops own it, with OpenMP. The first call pins OpenBLAS to one thread
  * (openblas_set_num_threads(1), process-wide); called outside a parallel region, rt_gemm
  * splits C into one block per OpenMP thread; called inside one (conv2d's loop over images),
@@ -32,6 +33,8 @@ void rt_gemm_library_call(rt_gemm_library lib, int trans_a, int trans_b, int m, 
                           float alpha, const float *a, int lda, const float *b, int ldb,
                           float beta, float *c, int ldc);
 int rt_cpu_has_avx512_bf16(void);
+/* Whether FP32 products go to oneDNN's sgemm rather than OpenBLAS (gemm_library.c says when). */
+int rt_gemm_fp32_on_dnnl(void);
 /* n floats to bfloat16 (round to nearest even). */
 void rt_to_bf16(unsigned short *dst, const float *src, long n);
 

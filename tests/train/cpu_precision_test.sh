@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# precision.compute on the CPU backend: FP16 is refused at build time with one clear message
-# (and no binary written); BF16 builds, and its trainer either trains with BF16 products
+# precision on the CPU backend: compute FP16 and any loss_scale are refused at build time with
+# one clear message (and no binary written); BF16 builds, and its trainer either trains with BF16 products
 # (one MLP epoch: test top-1 over 80% and within 2 points of the FP32 run, other final params)
 # and refuses at start-up, with one clear message, on a CPU without avx512_bf16 (simulated by
 # TRAINC_CPU_NO_BF16=1); a LeNet BF16 trainer runs its convolutions for a few steps.
@@ -28,6 +28,13 @@ expect_refused() {  # compute
   fi
 }
 expect_refused FP16
+# a loss scale has no CPU implementation either
+printf 'extends: "%s/specs/examples/fmnist_mlp.spec"\nprecision { compute: BF16 loss_scale: STATIC }\n' "$(pwd)" > "$out/mlp_ls.spec"
+rc=0
+"$BUILD/trainc" build "$out/mlp_ls.spec" -o "$out/ls" > /dev/null 2> "$out/ls.err" || rc=$?
+if [ "$rc" -eq 0 ] || [ "$(grep -c 'error:' "$out/ls.err")" -ne 1 ] || ! grep -q 'loss_scale' "$out/ls.err"; then
+  fail "loss_scale on the CPU: status $rc, expected one clear error:"; cat "$out/ls.err"
+fi
 
 # BF16 builds and trains.
 "$BUILD/trainc" build "$(spec_with BF16)" -o "$out/bf16" > /dev/null

@@ -63,6 +63,13 @@ static void test_gemm(void) {
             char what[64];
             snprintf(what, sizeof what, "rt_gemm bf16 ta=%d tb=%d", ta, tb);
             expect(what, c16, c32, ref, cn);
+            /* oneDNN's sgemm, which FP32 uses where OpenBLAS lacks AVX-512 kernels */
+            float *cd = gc_to_f32(c, cn);
+            rt_gemm_library_call(RT_GEMM_DNNL_F32, ta, tb, m, n, k, 0.5f, fa, lda, fb, ldb, 2, cd, ldc);
+            for (long i = 0; i < cn; i++) cd[i] -= 2 * (float)c[i];
+            snprintf(what, sizeof what, "oneDNN sgemm ta=%d tb=%d", ta, tb);
+            CHECK(rel_err(cd, ref, cn) <= FP32_TOL);
+            free(cd);
             free(a); free(b); free(c); free(ref); free(fa); free(fb); free(c16); free(c32);
         }
 }

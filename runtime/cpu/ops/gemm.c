@@ -16,9 +16,10 @@ static void gemm_one(int trans_a, int trans_b, int m, int n, int k, real_t alpha
     cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
                 trans_b ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 #else
-    if (rt_gemm_compute() == RT_COMPUTE_BF16) {   /* BF16 inputs, FP32 accumulation (oneDNN) */
-        rt_gemm_library_call(RT_GEMM_DNNL_BF16, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb,
-                             beta, c, ldc);
+    int bf16 = rt_gemm_compute() == RT_COMPUTE_BF16;   /* BF16 inputs, FP32 accumulation */
+    if (bf16 || rt_gemm_fp32_on_dnnl()) {
+        rt_gemm_library_call(bf16 ? RT_GEMM_DNNL_BF16 : RT_GEMM_DNNL_F32, trans_a, trans_b, m, n, k,
+                             alpha, a, lda, b, ldb, beta, c, ldc);
         return;
     }
     cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
