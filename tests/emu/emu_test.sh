@@ -38,14 +38,14 @@ export TRAINC_CUDA_ENV=$(pwd)/$BUILD/emu/cuda.env
 mpi=(env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 mpirun -np 2 --oversubscribe)
 # A few steps at batch 4 on synthetic data; the ResNet on 8x8 inputs with a small peak LR, so
 # that BN on 4 samples does not turn rounding differences into a different trajectory.
-short_spec() {  # tag, example name, extra spec text -> $out/<tag>.spec
-  local tag=$1 name=$2 extra=$3 net="" aug="" lr=""
+short_spec() {  # tag, example name, extra spec text[, samples] -> $out/<tag>.spec
+  local tag=$1 name=$2 extra=$3 samples=${4:-16} net="" aug="" lr=""
   if [ "$name" = fmnist_resnet ]; then
     net='net { input_shape: [1, 8, 8] }'; aug='augment { random_crop { size: 8 padding: 1 } }'
-    lr='lr { schedule { one_cycle { max_lr: 0.01 } } }'
+    lr='lr { schedule { one_cycle { max_lr: 0.01 pct_start: 0.5 } } }'
   fi
-  printf 'extends: "%s/specs/examples/%s.spec"\n%s\ndata { train { %s source: "synthetic" samples: 16 batch_per_rank: 4 }\n  val { source: "synthetic" batch_per_rank: 4 } val_samples: 4 }\nsolver { epochs: 1 log_every: 1 %s }\n%s\n' \
-    "$(pwd)" "$name" "$net" "$aug" "$lr" "$extra" > "$out/$tag.spec"
+  printf 'extends: "%s/specs/examples/%s.spec"\n%s\ndata { train { %s source: "synthetic" samples: %d batch_per_rank: 4 }\n  val { source: "synthetic" batch_per_rank: 4 } val_samples: 4 }\nsolver { epochs: 1 log_every: 1 %s }\n%s\n' \
+    "$(pwd)" "$name" "$net" "$aug" "$samples" "$lr" "$extra" > "$out/$tag.spec"
 }
 build() {  # tag, trainc flags...
   local tag=$1; shift
@@ -79,7 +79,7 @@ done
 # 4. Two ranks: gradient buckets over the emulated NCCL, and sync-BN.
 for sync in true; do
   tag=resnet_2r_$sync
-  short_spec "$tag" fmnist_resnet "parallel { ranks: 2 sync_bn: $sync }"
+  short_spec "$tag" fmnist_resnet "parallel { ranks: 2 sync_bn: $sync }" 32
   build "$tag" .cpu && run "$out/$tag.cpu" "$out/$tag.cpu.run" "${mpi[@]}" || continue
   build "$tag" .emu --backend cuda || continue
   for s in 0 1; do
