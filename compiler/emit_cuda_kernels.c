@@ -239,13 +239,16 @@ static void gen_layer_scale(kgen *g, int i) {
  * word, so a replayed graph draws a new mask every step. */
 static void gen_dropout(kgen *g, int i) {
     const ir_op *op = &g->net->ops[i];
-    double p = op->p;
-    double scale = p < 1 ? 1 / (1 - p) : 0;
+    /* The CPU op takes p as a float and computes its scale in float: the same threshold
+     * ((double)(float)p) and the same float scale here, so the masks and values are its own. */
+    float pf = (float)op->p;
+    double p = pf;
+    float scale = pf < 1 ? 1.0f / (1.0f - pf) : 0.0f;
     long total = total_of(g->net, op);
     char body[256], mname[160], what[256];
     snprintf(mname, sizeof mname, "%s_mask", op->ident);
     snprintf(body, sizeof body, "r = rt_hash_uniform(seed, (uint64_t)(first + i)) >= %.17g ? v0 * %.9gf : 0.0f;", p,
-             scale);
+             (double)scale);
     snprintf(what, sizeof what, "dropout \"%s\", p = %g: the stateless mask of both directions, [%d,%d,%d,%d]",
              op->name, p, g->net->batch, op->c, op->h, op->w);
     char fname[160], bname[160];

@@ -33,10 +33,18 @@ CUBLASLT_LIB := $(firstword $(call cuda_lib,$(CUDA_HOME),cublasLt) $(call cuda_l
 CUDART_LIB  := $(firstword $(call cuda_lib,$(CUDA_HOME),cudart) $(call cuda_lib,$(CUDA_HOME)/targets/x86_64-linux,cudart))
 CUDA_RPATH  := $(sort $(foreach l,$(CUDNN_LIB) $(CUBLASLT_LIB) $(CUDART_LIB) $(NCCL_LIB),$(dir $(l))))
 
-CUDA_GENCODE := $(foreach a,$(CUDA_ARCHS),-gencode=arch=compute_$(a),code=sm_$(a))
+# Machine code for each architecture, plus PTX of the newest one, which the driver compiles
+# at load time for any newer GPU (without it, a GPU outside the list fails at its first launch).
+CUDA_PTX_ARCH ?= $(lastword $(CUDA_ARCHS))
+CUDA_GENCODE := $(foreach a,$(CUDA_ARCHS),-gencode=arch=compute_$(a),code=sm_$(a)) \
+                -gencode=arch=compute_$(CUDA_PTX_ARCH),code=compute_$(CUDA_PTX_ARCH)
+# ptxas: a register spill or any local memory is an error (both are silent slowdowns);
+# CUDA_PTXAS_VERBOSE=1 also prints each kernel's registers, stack and shared memory, which
+# tests/cuda/kernel_budget_test.sh checks against the budget.
+NVCC_PTXAS   := -Xptxas -warn-spills,-warn-lmem-usage,--warning-as-error$(if $(filter 1,$(CUDA_PTXAS_VERBOSE)),$(strip ,)-v)
 CUDA_INCLUDES := -Iruntime/include $(addprefix -I,$(sort $(CUDA_HOME)/include $(CUDNN_HOME)/include))
 NVCC_WARN    := -Xcompiler -Wall,-Wextra,-Wno-unused-parameter $(if $(filter 1,$(CUDA_WERROR)),-Werror all-warnings -Xcompiler -Werror)
-NVCC_FLAGS   := -std=c++17 -O3 -g -lineinfo $(CUDA_GENCODE) $(NVCC_WARN) $(CUDA_INCLUDES) $(NCCL_FLAGS)
+NVCC_FLAGS   := -std=c++17 -O3 -g -lineinfo $(CUDA_GENCODE) $(NVCC_PTXAS) $(NVCC_WARN) $(CUDA_INCLUDES) $(NCCL_FLAGS)
 
 RT_CUDA_SRCS := $(sort $(wildcard runtime/cuda/*.cu runtime/cuda/*/*.cu))
 RT_CUDA_HDRS := $(wildcard runtime/cuda/*.cuh runtime/cuda/*/*.cuh runtime/include/*.cuh) runtime/include/rt_cuda.h $(RT_HDRS)
@@ -48,7 +56,10 @@ RT_CUDA_LIB  := $(CUDA_OBJDIR)/libtrainrt_cuda.a
 # `make test` writes its own, so a one-architecture check never replaces the real one).
 CUDA_ENV     ?= $(BUILD)/cuda.env
 
-.PHONY: cuda cuda-check cuda-env-force
+.PHONY: cuda cuda-check cuda-env-force cuda-flags
+cuda-flags:   # the nvcc flags of the runtime, for scripts that compile a file on their own
+	@echo $(NVCC_FLAGS)
+
 cuda: cuda-check $(RT_CUDA_LIB) $(CUDA_ENV) trainc runtime
 
 cuda-check:
@@ -72,7 +83,7 @@ $(RT_CUDA_LIB): $(RT_CUDA_SRCS:%.cu=$(CUDA_OBJDIR)/%.o)
 # Rewritten on every `make cuda` (it is cheap), so switching CUDA_ARCHS always takes effect.
 $(CUDA_ENV): cuda-env-force $(RT_CUDA_LIB) | cuda-check
 	@mkdir -p $(dir $@)
-	@{ echo "NVCC=$(NVCC)"; echo "NVCC_FLAGS=-std=c++17 -O3 -lineinfo $(CUDA_GENCODE) $(NVCC_WARN)"; \
+	@{ echo "NVCC=$(NVCC)"; echo "NVCC_FLAGS=-std=c++17 -O3 -lineinfo $(CUDA_GENCODE) $(NVCC_PTXAS) $(NVCC_WARN)"; \
 	   echo "CUDA_INCLUDES=$(abspath runtime/include) $(sort $(CUDA_HOME)/include $(CUDNN_HOME)/include)"; \
 	   echo "CUDA_LIBS=$(abspath $(RT_CUDA_LIB)) $(CUDNN_LIB) $(CUBLASLT_LIB) $(NCCL_LIB) $(CUDART_LIB)"; \
 	   echo "CUDA_RPATH=$(CUDA_RPATH)"; echo "CUDA_ARCHS=$(CUDA_ARCHS)"; } > $@.tmp && mv $@.tmp $@

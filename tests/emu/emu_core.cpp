@@ -157,11 +157,19 @@ static int release_shuffles(int nthreads, const launch_desc &d) {
     int released = 0;
     for (int w = 0; w * 32 < nthreads; w++) {
         int base = w * 32, lanes = nthreads - base < 32 ? nthreads - base : 32;
-        int any = 0;
-        for (int l = 0; l < lanes; l++) any |= fibers[base + l].state == AT_SHUFFLE;
-        if (!any) continue;
+        int at = 0;
+        for (int l = 0; l < lanes; l++) at += fibers[base + l].state == AT_SHUFFLE;
+        if (!at) continue;
+        /* The common case: the whole warp at one shuffle with one mask naming every lane. */
+        const fiber *f0 = &fibers[base];
+        int uniform = at == lanes && f0->shfl_mask == (lanes == 32 ? 0xffffffffu : (1u << lanes) - 1);
+        for (int l = 1; l < lanes && uniform; l++) {
+            const fiber *f = &fibers[base + l];
+            uniform = f->shfl_mask == f0->shfl_mask && f->line == f0->line && f->file == f0->file &&
+                      f->shfl_kind == f0->shfl_kind;
+        }
         int all_there = 1;
-        for (int l = 0; l < lanes && all_there; l++) {
+        for (int l = 0; l < lanes && all_there && !uniform; l++) {
             fiber *f = &fibers[base + l];
             if (f->state != AT_SHUFFLE) continue;
             for (int m = 0; m < 32; m++) {
@@ -215,7 +223,7 @@ static void run_block(int nthreads, const launch_desc &d) {
     for (;;) {
         for (int i = 0; i < nthreads; i++) {
             fiber *f = &fibers[reverse ? nthreads - 1 - i : i];
-            while (f->state == RUNNABLE) resume(f);   /* a shuffle of a one-thread warp returns at once below */
+            if (f->state == RUNNABLE) resume(f);
         }
         running = NULL, cur = NULL;
         if (release_shuffles(nthreads, d)) continue;

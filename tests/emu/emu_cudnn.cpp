@@ -68,11 +68,11 @@ static double tf32(double v) {
     return f;
 }
 
-static long t_index(const cudnnTensorStruct *t, int n, int c, int h, int w) {
+static inline long t_index(const cudnnTensorStruct *t, int n, int c, int h, int w) {
     return n * t->sn + c * t->sc + h * t->sh + w * t->sw;
 }
 static long t_span(const cudnnTensorStruct *t) { return t_index(t, t->n - 1, t->c - 1, t->h - 1, t->w - 1) + 1; }
-static long f_index(const cudnnFilterStruct *f, int k, int c, int r, int s) {
+static inline long f_index(const cudnnFilterStruct *f, int k, int c, int r, int s) {
     if (f->fmt == CUDNN_TENSOR_NHWC) return (((long)k * f->r + r) * f->s + s) * f->c + c;   /* KRSC */
     return (((long)k * f->c + c) * f->r + r) * f->s + s;                                    /* KCRS */
 }
@@ -96,24 +96,31 @@ static cudnnStatus_t check(const cudnnTensorStruct *x, const cudnnFilterStruct *
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* Calls fn(n, k, oh, ow, ci, c, r, s, ih, iw) for every product term of the convolution. */
+/* Calls fn(x index, filter index, y index) for every product term of the convolution. */
 template <typename F> static void each_term(const conv_geom &g, F fn) {
     const cudnnFilterStruct *f = &g.f;
+    const cudnnTensorStruct *X = &g.x, *Y = &g.y;
     int kg = f->k / g.cv.groups;
-    for (int n = 0; n < g.x.n; n++)
+    bool flip = g.cv.mode == CUDNN_CONVOLUTION;
+    for (int n = 0; n < X->n; n++)
         for (int k = 0; k < f->k; k++)
-            for (int oh = 0; oh < g.y.h; oh++)
-                for (int ow = 0; ow < g.y.w; ow++)
-                    for (int c = 0; c < f->c; c++)
-                        for (int r = 0; r < f->r; r++)
+            for (int oh = 0; oh < Y->h; oh++)
+                for (int ow = 0; ow < Y->w; ow++) {
+                    long yi = t_index(Y, n, k, oh, ow);
+                    for (int c = 0; c < f->c; c++) {
+                        int ci = k / kg * f->c + c;
+                        for (int r = 0; r < f->r; r++) {
+                            int ih = oh * g.cv.sh - g.cv.ph + r * g.cv.dh;
+                            if (ih < 0 || ih >= X->h) continue;
                             for (int s = 0; s < f->s; s++) {
-                                int ih = oh * g.cv.sh - g.cv.ph + r * g.cv.dh;
                                 int iw = ow * g.cv.sw - g.cv.pw + s * g.cv.dw;
-                                if (ih < 0 || ih >= g.x.h || iw < 0 || iw >= g.x.w) continue;
-                                int fr = g.cv.mode == CUDNN_CONVOLUTION ? f->r - 1 - r : r;
-                                int fs = g.cv.mode == CUDNN_CONVOLUTION ? f->s - 1 - s : s;
-                                fn(n, k, oh, ow, k / kg * f->c + c, f_index(f, k, c, fr, fs), ih, iw);
+                                if (iw < 0 || iw >= X->w) continue;
+                                long fi = f_index(f, k, c, flip ? f->r - 1 - r : r, flip ? f->s - 1 - s : s);
+                                fn(t_index(X, n, ci, ih, iw), fi, yi);
                             }
+                        }
+                    }
+                }
 }
 
 enum { FWD, BWD_DATA, BWD_FILTER };
@@ -146,33 +153,32 @@ static cudnnStatus_t run(cudnnHandle_t h, int which, int algo, const void *alpha
             float nan = NAN;
             for (size_t i = 0; i + 4 <= need; i += 4) memcpy((char *)ws + i, &nan, 4);
         }
-        auto rd = [&](const void *p, long i) { return gg.tf32 ? tf32(load(p, gg.x.dt, i)) : load(p, gg.x.dt, i); };
+        /* Operands widened to double once (TF32-rounded when the math type allows it). */
+        auto widen = [&](const void *p, long n) {
+            std::vector<double> v((size_t)(p ? n : 0));
+            for (long i = 0; p && i < n; i++) v[(size_t)i] = gg.tf32 ? tf32(load(p, gg.x.dt, i)) : load(p, gg.x.dt, i);
+            return v;
+        };
         const cudnnTensorStruct *X = &gg.x, *Y = &gg.y;
-        if (which == FWD) {
-            std::vector<double> acc((size_t)t_span(Y), 0.0);
-            each_term(gg, [&](int n, int k, int oh, int ow, int ci, long fi, int ih, int iw) {
-                acc[(size_t)t_index(Y, n, k, oh, ow)] += rd(x, t_index(X, n, ci, ih, iw)) * rd(w, fi);
-            });
-            for (int n = 0; n < Y->n; n++) for (int k = 0; k < Y->c; k++) for (int i = 0; i < Y->h; i++) for (int j = 0; j < Y->w; j++) {
-                long o = t_index(Y, n, k, i, j);
-                store(y_or_dx_or_dw, Y->dt, o, a * acc[(size_t)o] + (b != 0 ? b * load(y_or_dx_or_dw, Y->dt, o) : 0));
-            }
-        } else if (which == BWD_DATA) {
-            std::vector<double> acc((size_t)t_span(X), 0.0);
-            each_term(gg, [&](int n, int k, int oh, int ow, int ci, long fi, int ih, int iw) {
-                acc[(size_t)t_index(X, n, ci, ih, iw)] += rd(dy, t_index(Y, n, k, oh, ow)) * rd(w, fi);
-            });
-            for (int n = 0; n < X->n; n++) for (int c = 0; c < X->c; c++) for (int i = 0; i < X->h; i++) for (int j = 0; j < X->w; j++) {
-                long o = t_index(X, n, c, i, j);
-                store(y_or_dx_or_dw, X->dt, o, a * acc[(size_t)o] + (b != 0 ? b * load(y_or_dx_or_dw, X->dt, o) : 0));
-            }
+        std::vector<double> xv = widen(x, t_span(X)), wv = widen(w, wspan), dyv = widen(dy, t_span(Y));
+        long out_n = which == FWD ? t_span(Y) : which == BWD_DATA ? t_span(X) : wspan;
+        std::vector<double> acc((size_t)out_n, 0.0);
+        if (which == FWD)
+            each_term(gg, [&](long xi, long fi, long yi) { acc[(size_t)yi] += xv[(size_t)xi] * wv[(size_t)fi]; });
+        else if (which == BWD_DATA)
+            each_term(gg, [&](long xi, long fi, long yi) { acc[(size_t)xi] += dyv[(size_t)yi] * wv[(size_t)fi]; });
+        else
+            each_term(gg, [&](long xi, long fi, long yi) { acc[(size_t)fi] += xv[(size_t)xi] * dyv[(size_t)yi]; });
+        /* Only the elements the descriptor addresses are written (a strided tensor's gaps stay). */
+        auto put = [&](long o) {
+            store(y_or_dx_or_dw, gg.x.dt, o, a * acc[(size_t)o] + (b != 0 ? b * load(y_or_dx_or_dw, gg.x.dt, o) : 0));
+        };
+        if (which == BWD_FILTER) {
+            for (long i = 0; i < wspan; i++) put(i);
         } else {
-            std::vector<double> acc((size_t)wspan, 0.0);
-            each_term(gg, [&](int n, int k, int oh, int ow, int ci, long fi, int ih, int iw) {
-                acc[(size_t)fi] += rd(x, t_index(X, n, ci, ih, iw)) * rd(dy, t_index(Y, n, k, oh, ow));
-            });
-            for (long i = 0; i < wspan; i++)
-                store(y_or_dx_or_dw, X->dt, i, a * acc[(size_t)i] + (b != 0 ? b * load(y_or_dx_or_dw, X->dt, i) : 0));
+            const cudnnTensorStruct *T = which == FWD ? Y : X;
+            for (int n = 0; n < T->n; n++) for (int c = 0; c < T->c; c++) for (int i = 0; i < T->h; i++)
+                for (int j = 0; j < T->w; j++) put(t_index(T, n, c, i, j));
         }
     });
     return CUDNN_STATUS_SUCCESS;

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# The CUDA backend executed without a GPU (part of `make test`; `make test-emu` alone): the
+# emulator of tests/emu/ runs (1) its own self-test, (2) tests/gpu/test_ops_gpu unchanged in
+# FP32, BF16 and FP16, (3) the example trainers built with --backend cuda from today's
+# generated code for a few steps on synthetic data, against the CPU trainer: FP32 losses
+# within 1e-4 relative, BF16/FP16 within 5e-2 (as make test-gpu), under two schedules
+# (EMU_SCHEDULE=0 and 1: streams, blocks and threads in order and in reverse), and (4) two
+# MPI ranks with gradient buckets and sync-BN over the emulated NCCL against the CPU trainer
+# on two ranks. Everything runs under ASan and UBSan.
+set -u
+BUILD=${BUILD:-build}
+out=$BUILD/test-emu
+rm -rf "$out" && mkdir -p "$out"
+if [ ! -f /usr/local/cuda/include/cuda_runtime.h ] && [ ! -f "${CUDA_HOME:-/nonexistent}/include/cuda_runtime.h" ]; then
+  echo "SKIP: the CUDA headers (cuda_runtime.h, cudnn.h) are not installed: the emulated CUDA backend did not run"
+  exit 0
+fi
+export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
+status=0
+fail() { echo "FAIL: $*"; status=1; }
+if ! nice make -s emu BUILD="$BUILD" > "$out/make.log" 2>&1; then
+  fail "building the emulated CUDA backend failed:"; tail -30 "$out/make.log"; exit 1
+fi
+grep -i "warning" "$out/make.log" && fail "warnings while building the emulated CUDA backend"
+
+# 1. The emulator catches what it is for (tests/emu/emu_selftest.sh).
+bash tests/emu/emu_selftest.sh "$out/self" || fail "emulator self-test"
+
+# 2. Every op against the CPU op, all three precisions.
+if EMU_SCHEDULE=1 "$BUILD/emu/test_ops_gpu" > "$out/ops.log" 2>&1; then
+  echo "test_ops_gpu under the emulator (schedule 1): $(tail -1 "$out/ops.log")"
+else
+  fail "test_ops_gpu under the emulator:"; grep -v '^ok' "$out/ops.log" | tail -20
+fi
+
+# 3. The example trainers, a few steps each.
+export TRAINC_CUDA_ENV=$(pwd)/$BUILD/emu/cuda.env
+mpi=(env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 mpirun -np 2 --oversubscribe)
+# A few steps at batch 4 on synthetic data; the ResNet on 8x8 inputs with a small peak LR, so
+# that BN on 4 samples does not turn rounding differences into a different trajectory.
+short_spec() {  # tag, example name, extra spec text[, samples] -> $out/<tag>.spec
+  local tag=$1 name=$2 extra=$3 samples=${4:-16} net="" aug="" lr=""
+  if [ "$name" = fmnist_resnet ]; then
+    net='net { input_shape: [1, 8, 8] }'; aug='augment { random_crop { size: 8 padding: 1 } }'
+    lr='lr { schedule { one_cycle { max_lr: 0.01 pct_start: 0.5 } } }'
+  fi
+  printf 'extends: "%s/specs/examples/%s.spec"\n%s\ndata { train { %s source: "synthetic" samples: %d batch_per_rank: 4 }\n  val { source: "synthetic" batch_per_rank: 4 } val_samples: 4 }\nsolver { epochs: 1 log_every: 1 %s }\n%s\n' \
+    "$(pwd)" "$name" "$net" "$aug" "$samples" "$lr" "$extra" > "$out/$tag.spec"
+}
+build() {  # tag, trainc flags...
+  local tag=$1; shift
+  "$BUILD/trainc" build "$out/$tag.spec" -o "$out/$tag$1" "${@:2}" > "$out/$tag$1.build.log" 2>&1 ||
+    { fail "trainc build $tag ${*:2}:"; tail -20 "$out/$tag$1.build.log"; return 1; }
+}
+run() {  # binary, run dir, launcher...
+  local bin=$1 dir=$2; shift 2
+  "$@" "$bin" --out "$dir" > "$dir.log" 2>&1 || { fail "$bin:"; tail -25 "$dir.log"; return 1; }
+}
+compare() {  # what, gpu run, cpu run, tolerance
+  local r
+  r=$(python3 tests/gpu/compare_runs.py "$2/metrics.jsonl" "$3/metrics.jsonl" "$4" 2>&1) &&
+    echo "$1: $(echo "$r" | head -1)" || { fail "$1:"; echo "$r"; }
+}
+for name in fmnist_mlp fmnist_lenet fmnist_resnet; do
+  short_spec "$name" "$name" ""
+  build "$name" .cpu && run "$out/$name.cpu" "$out/$name.cpu.run" || continue
+  build "$name" .emu --backend cuda || continue
+  for s in 0 1; do
+    run "$out/$name.emu" "$out/$name.emu$s.run" env EMU_SCHEDULE=$s &&
+      compare "$name FP32, schedule $s vs CPU (1e-4)" "$out/$name.emu$s.run" "$out/$name.cpu.run" 1e-4
+  done
+done
+for p in BF16 FP16; do
+  short_spec "resnet_$p" fmnist_resnet "precision { compute: $p }"
+  build "resnet_$p" .emu --backend cuda && run "$out/resnet_$p.emu" "$out/resnet_$p.emu.run" env EMU_SCHEDULE=1 &&
+    compare "fmnist_resnet $p vs CPU FP32 (5e-2)" "$out/resnet_$p.emu.run" "$out/fmnist_resnet.cpu.run" 5e-2
+done
+
+# 4. Two ranks: gradient buckets over the emulated NCCL, and sync-BN.
+for sync in true; do
+  tag=resnet_2r_$sync
+  short_spec "$tag" fmnist_resnet "parallel { ranks: 2 sync_bn: $sync }" 32
+  build "$tag" .cpu && run "$out/$tag.cpu" "$out/$tag.cpu.run" "${mpi[@]}" || continue
+  build "$tag" .emu --backend cuda || continue
+  for s in 0 1; do
+    run "$out/$tag.emu" "$out/$tag.emu$s.run" "${mpi[@]}" -x EMU_SCHEDULE=$s &&
+      compare "fmnist_resnet 2 ranks, sync_bn $sync, schedule $s vs CPU 2 ranks (1e-4)" "$out/$tag.emu$s.run" "$out/$tag.cpu.run" 1e-4
+  done
+done
+exit $status
