@@ -39,6 +39,7 @@ int main(int argc, char **argv) {
         rt_loader_config_default(&cfg);
         cfg.global_batch = batch, cfg.rank = r, cfg.world = world, cfg.train = !eval, cfg.seed = seed;
         cfg.raw_u8 = raw, cfg.image = t, cfg.decode_threads = threads;
+        cfg.slots = getenv("LOADER_SLOTS") ? atoi(getenv("LOADER_SLOTS")) : 0;   /* the ring's depth */
         for (int c = 0; c < 3; c++) cfg.mean[c] = 0.0f, cfg.std[c] = 1.0f;
         rt_loader_init(&l[r], ds, &cfg, NULL);
     }

@@ -37,14 +37,14 @@ grep -q "other options" "$dir/other.err" && head -1 "$dir/other.err"
 echo "== loader: ranks x decode threads, folder and shards"
 for src in "$tree" "$pack"; do
   ref=
-  for wt in "1 1" "2 1" "4 1" "1 3" "4 3"; do
+  for wt in "1 1 0" "2 1 0" "4 1 0" "1 3 0" "4 3 5" "2 2 8"; do
     set -- $wt
-    "$tools/loader_dump" "$src/train" - rrc 32 32 0 1 "$1" "$2" 2 3 20 7 1 "$dir/b.$1.$2" > /dev/null 2>&1
+    LOADER_SLOTS=$3 "$tools/loader_dump" "$src/train" - rrc 32 32 0 1 "$1" "$2" 2 3 20 7 1 "$dir/b.$1.$2" > /dev/null 2>&1
     sum=$(cat "$dir/b.$1.$2" "$dir/b.$1.$2.labels" | sha256sum | cut -c1-16)
     [ -z "$ref" ] && ref=$sum
     [ "$sum" = "$ref" ] || { echo "$src: ranks $1, threads $2 give other batches ($sum vs $ref)"; exit 1; }
   done
-  echo "$src: 2 epochs x 3 global batches identical for 1/2/4 ranks and 1/3 decode threads ($ref)"
+  echo "$src: 2 epochs x 3 global batches identical for 1/2/4 ranks, 1/2/3 decode threads, 3/5/8 slots ($ref)"
 done
 # The same under mpirun: one process per rank, each writing its own slices.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
