@@ -18,13 +18,16 @@ if [ -n "${PILLOW_SIMD_PATH:-}" ]; then
   simd=$(PYTHONPATH=$PILLOW_SIMD_PATH /usr/bin/python3 bench/data_peers.py "$photos" "$cores" "$secs" | sed 's/^Pillow /Pillow-SIMD /')
   echo "$simd"
 fi
-python3 - "$ours" "$peer" "$cores" <<'PY'
+python3 - "$ours" "$peer" "$simd" "$cores" <<'PY'
 import re, sys
-ours, peer, cores = sys.argv[1], sys.argv[2], int(sys.argv[3])
-one = float(re.search(r"threads 1: ([\d.]+)", ours).group(1))
-tot = float(re.search(rf"threads {cores}: ([\d.]+)", ours).group(1)) if cores > 1 else one
-p1 = float(re.search(r"procs 1: ([\d.]+)", peer).group(1))
-print(f"per core: ours {one:.0f} img/s, Pillow + torchvision {p1:.0f} img/s: {one / p1:.2f}x")
-print(f"total on {cores} cores: ours {tot:.0f} img/s")
-print(f"cores to feed one H100 at 7,000 img/s: {7000 / one:.0f} (at this machine's per-core rate)")
+ours, peer, simd, cores = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+one = float(re.search(r"threads 1: [\d.]+ img/s wall, ([\d.]+) img/s per CPU", ours).group(1))
+tot = float(re.search(rf"threads {cores}: ([\d.]+) img/s wall", ours).group(1)) if cores > 1 else one
+print(f"per core (images per CPU second): ours {one:.0f}")
+for name, text in (("Pillow + torchvision", peer), ("Pillow-SIMD + torchvision", simd)):
+    m = re.search(r"procs 1: [\d.]+ img/s wall, ([\d.]+) img/s per CPU", text)
+    if m:
+        print(f"  {name} {float(m.group(1)):.0f}: ours is {one / float(m.group(1)):.2f}x")
+print(f"total on {cores} cores (wall clock, shared machine): ours {tot:.0f} img/s")
+print(f"cores to feed one H100 at 7,000 img/s: {7000 / one:.1f} (at this machine's per-core rate)")
 PY

@@ -112,6 +112,7 @@ char *emit_run_config(const run_config *run, char *err, size_t err_cap) {
         fprintf(f, "    .eval_every_steps = %ld, .ckpt_every_steps = %ld,\n", (long)run->eval_every_iterations,
                 (long)run->ckpt_every_iterations);
     fprintf(f, "    .source = %s, .data_path = \"%s\",\n", source, run->train.path);
+    if (run->loader_slots != 3) fprintf(f, "    .loader_slots = %ld,\n", (long)run->loader_slots);
     fprintf(f, "    .train_samples = %ld, .val_samples = %ld,\n", (long)run->train_samples,
             (long)(run->val_samples ? run->val_samples : 10000));
     fprintf(f, "    .crop_pad = %ld, .flip = %d,\n    ", (long)(run->train.crop_size ? run->train.crop_padding : 0),

@@ -48,6 +48,7 @@ typedef struct run_config {
     int64_t train_samples, val_samples;        /* val_samples 0 = whole set */
     int64_t decode_threads;   /* image sources; 0 = the runtime's default */
     int64_t max_decode_failures;
+    int64_t loader_slots;
 
     int64_t epochs;
     run_optimizer optimizer;

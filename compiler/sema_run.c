@@ -361,6 +361,7 @@ int sema_build_run(run_config *run, diag_ctx *diag, const ast_node *root, const 
     run->val_samples = sv_int(data, SM_DATA, "val_samples");
     run->decode_threads = sv_int(data, SM_DATA, "decode_threads");
     run->max_decode_failures = sv_int(data, SM_DATA, "max_decode_failures");
+    run->loader_slots = sv_int(data, SM_DATA, "loader_slots");
     if (solver) read_solver_misc(run, solver);
     if (!train || !solver || errors) return errors;
     if (read_train_samples(run, diag, data, train) || derive_steps(run, diag, train)) return errors + 1;

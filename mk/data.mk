@@ -2,11 +2,11 @@
 # libraries, the tools its tests drive, and the data benchmarks.
 
 # Trainers and unit tests decode JPEGs with libjpeg-turbo.
-LDLIBS += -lturbojpeg
+LDLIBS += -lturbojpeg -ljpeg
 
 # `trainc pack` links the packer and the decode path it shares with the loader (the sources:
 # COMPILER_SHARED_SRCS in mk/compiler.mk, which is read first) with these.
-PACK_LIBS = -lturbojpeg -lpng -lz -lpthread
+PACK_LIBS = -lturbojpeg -ljpeg -lpng -lz -lpthread
 
 # A sanitized driver of the decode path for tests/data/: prints a sample's window and writes
 # its bytes, so a Python reference (Pillow, djpeg) can redo the same sample.

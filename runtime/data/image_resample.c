@@ -108,24 +108,26 @@ void rt_image_resample(uint8_t *chw, int out_h, int out_w, const uint8_t *rgb, i
             t[3 * xx] = clip8(s0), t[3 * xx + 1] = clip8(s1), t[3 * xx + 2] = clip8(s2);
         }
     }
-    const size_t plane = (size_t)out_h * out_w;
+    /* Vertical pass a whole row at a time: taps outer, the row's bytes inner, so the
+     * multiply-adds run over contiguous memory and vectorize. */
+    const size_t plane = (size_t)out_h * out_w, row_len = (size_t)out_w * 3;
+    int32_t *acc = rt_xmalloc(row_len * sizeof(int32_t));
     for (int yy = 0; yy < out_h; yy++) {
         const int32_t *k = v.k + (size_t)yy * v.ksize;
-        const uint8_t *col0 = tmp + (size_t)(v.bounds[2 * yy] - yfirst) * out_w * 3;
-        int n = v.bounds[2 * yy + 1];
+        const uint8_t *row0 = tmp + (size_t)(v.bounds[2 * yy] - yfirst) * row_len;
+        for (size_t i = 0; i < row_len; i++) acc[i] = 1 << (PRECISION_BITS - 1);
+        for (int y = 0, n = v.bounds[2 * yy + 1]; y < n; y++) {
+            const uint8_t *p = row0 + (size_t)y * row_len;
+            const int32_t ky = k[y];
+            for (size_t i = 0; i < row_len; i++) acc[i] += p[i] * ky;
+        }
         uint8_t *o0 = chw + (size_t)yy * out_w, *o1 = o0 + plane, *o2 = o1 + plane;
         for (int xx = 0; xx < out_w; xx++) {
-            int32_t s0 = 1 << (PRECISION_BITS - 1), s1 = s0, s2 = s0;
-            const uint8_t *p = col0 + 3 * xx;
-            for (int y = 0; y < n; y++, p += (size_t)out_w * 3) {
-                s0 += p[0] * k[y];
-                s1 += p[1] * k[y];
-                s2 += p[2] * k[y];
-            }
             int ox = win->flip ? out_w - 1 - xx : xx;
-            o0[ox] = clip8(s0), o1[ox] = clip8(s1), o2[ox] = clip8(s2);
+            o0[ox] = clip8(acc[3 * xx]), o1[ox] = clip8(acc[3 * xx + 1]), o2[ox] = clip8(acc[3 * xx + 2]);
         }
     }
+    free(acc);
     if (win->zero_outside) zero_outside(chw, out_h, out_w, src_w, src_h, win);
     coeffs_free(&h);
     coeffs_free(&v);

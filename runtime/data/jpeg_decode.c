@@ -1,14 +1,17 @@
 /* JPEG decoding with libjpeg-turbo's TurboJPEG API, one decoder per thread: RGB output for
  * every colour space JPEG files use (CMYK/YCCK converted as Pillow does), DCT-domain scaling
  * by k/8, and the whole sample path (window, scale, decode, resample). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <turbojpeg.h>
+#include "jpeg_region.h"
 #include "rt_core.h"
 #include "rt_image.h"
 
 struct rt_jpeg {
     tjhandle tj;
+    jpeg_region *region;   /* the sample path's partial decoder */
     uint8_t *pix;   /* decoded pixels (RGB, or CMYK before conversion) */
     size_t pix_cap;
     uint8_t *tmp;   /* the resampler's intermediate rows */
@@ -19,12 +22,14 @@ rt_jpeg *rt_jpeg_new(void) {
     rt_jpeg *j = rt_xcalloc(1, sizeof *j);
     j->tj = tjInitDecompress();
     if (!j->tj) rt_die("libjpeg-turbo: cannot create a decompressor: %s", tjGetErrorStr2(NULL));
+    j->region = jpeg_region_new();
     return j;
 }
 
 void rt_jpeg_free(rt_jpeg *j) {
     if (!j) return;
     tjDestroy(j->tj);
+    jpeg_region_free(j->region);
     free(j->pix);
     free(j->tmp);
     free(j);
@@ -130,21 +135,52 @@ static int choose_scale(const rt_image_window *win, int out_w, int out_h) {
     return 8;
 }
 
+/* A JPEG ends with its end-of-image marker (some writers append a few bytes after it). The
+ * sample path stops decoding after the window, so it looks for the marker first: a truncated
+ * file then fails for every crop, as it does for a whole-image decoder. */
+static int has_end_marker(const uint8_t *buf, size_t len) {
+    size_t from = len > 4096 ? len - 4096 : 0;
+    for (size_t i = len; i-- > from + 1;)
+        if (buf[i - 1] == 0xff && buf[i] == 0xd9) return 1;
+    return 0;
+}
+
+static int floor_at_least(double v, int lo) { int i = (int)floor(v); return i < lo ? lo : i; }
+static int ceil_at_most(double v, int hi) { int i = (int)ceil(v); return i > hi ? hi : i; }
+
 int rt_jpeg_sample(rt_jpeg *j, const uint8_t *buf, size_t len, const rt_image_transform *t,
                    uint64_t sample_seed, uint8_t *chw, char *why, size_t why_cap) {
     int W, H;
     if (rt_jpeg_header(j, buf, len, &W, &H, NULL, why, why_cap)) return -1;
+    if (!has_end_marker(buf, len)) {
+        snprintf(why, why_cap, "truncated JPEG (no end-of-image marker)");
+        return -1;
+    }
     rt_image_window win;
     rt_image_plan(t, W, H, sample_seed, &win);
     int k = choose_scale(&win, t->out_w, t->out_h);
+    tjscalingfactor sf = { k, 8 };
+    int sw = TJSCALED(W, sf), sh = TJSCALED(H, sf);
+    double fx = (double)sw / W, fy = (double)sh / H;
+    win.x0 *= fx, win.x1 *= fx, win.y0 *= fy, win.y1 *= fy;
+    /* The rows and columns the resampler reads: the window, plus the filter's reach where
+     * it may read past the window (resize-then-crop modes). */
+    double reach_x = win.clamp_to_window ? 0 : fmax(1.0, (win.x1 - win.x0) / t->out_w) + 2;
+    double reach_y = win.clamp_to_window ? 0 : fmax(1.0, (win.y1 - win.y0) / t->out_h) + 2;
+    int x0 = floor_at_least(win.x0 - reach_x, 0), x1 = ceil_at_most(win.x1 + reach_x, sw);
+    int y0 = floor_at_least(win.y0 - reach_y, 0), y1 = ceil_at_most(win.y1 + reach_y, sh);
+    if (x1 <= x0) x0 = 0, x1 = sw;
+    if (y1 <= y0) y0 = 0, y1 = sh;
     const uint8_t *rgb;
-    int sw, sh;
-    if (rt_jpeg_decode(j, buf, len, k, &rgb, &sw, &sh, why, why_cap)) return -1;
-    if (k != 8) {   /* the window in the scaled image's pixels */
-        double fx = (double)sw / W, fy = (double)sh / H;
-        win.x0 *= fx, win.x1 *= fx, win.y0 *= fy, win.y1 *= fy;
+    int rw, rh = y1 - y0;
+    int rc = jpeg_region_decode(j->region, buf, len, k, &x0, x1, y0, y1, &rgb, &rw, why, why_cap);
+    if (rc < 0) return -1;
+    if (rc == 1) {   /* CMYK/YCCK: the whole image through TurboJPEG */
+        if (rt_jpeg_decode(j, buf, len, k, &rgb, &sw, &sh, why, why_cap)) return -1;
+        x0 = 0, y0 = 0, rw = sw, rh = sh;
     }
-    uint8_t *tmp = grow(&j->tmp, &j->tmp_cap, rt_image_resample_tmp_bytes(sh, t->out_w));
-    rt_image_resample(chw, t->out_h, t->out_w, rgb, sw, sh, &win, tmp);
+    win.x0 -= x0, win.x1 -= x0, win.y0 -= y0, win.y1 -= y0;
+    uint8_t *tmp = grow(&j->tmp, &j->tmp_cap, rt_image_resample_tmp_bytes(rh, t->out_w));
+    rt_image_resample(chw, t->out_h, t->out_w, rgb, rw, rh, &win, tmp);
     return 0;
 }

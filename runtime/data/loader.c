@@ -31,6 +31,9 @@ static rt_status check_config(const rt_dataset *ds, const rt_loader_config *c, r
         return rt_fail(err, RT_E_ARG, "use a smaller batch or more data",
                        "data loader: %ld samples do not fill one global batch of %d (training "
                        "drops partial batches)", ds->n, c->global_batch);
+    if (c->slots != 0 && (c->slots < RT_LOADER_HELD + 1 || c->slots > RT_LOADER_MAX_SLOTS))
+        return rt_fail(err, RT_E_ARG, NULL, "data loader: %d batch slots (%d to %d)", c->slots,
+                       RT_LOADER_HELD + 1, RT_LOADER_MAX_SLOTS);
     if (ds->n > 0xffffffffL)
         return rt_fail(err, RT_E_ARG, NULL, "data loader: %ld samples is more than 2^32", ds->n);
     return RT_OK;
@@ -49,7 +52,8 @@ rt_status rt_loader_init(rt_loader *l, const rt_dataset *ds, const rt_loader_con
     l->perm_epoch = -1;
     rt_normalize_lut(cfg->mean, cfg->std, ds->c, l->lut);
     l->sample_bytes = (size_t)ds->c * ds->h * ds->w * (cfg->raw_u8 ? 1 : sizeof(float));
-    for (int s = 0; s < RT_LOADER_SLOTS; s++) {
+    l->slots = cfg->slots ? cfg->slots : RT_LOADER_DEFAULT_SLOTS;
+    for (int s = 0; s < l->slots; s++) {
         l->slot_x[s] = rt_alloc_pages((size_t)l->batch_per_rank * l->sample_bytes);   /* may be page-locked */
         l->slot_y[s] = rt_xcalloc((size_t)l->batch_per_rank, sizeof(int32_t));
     }
@@ -61,7 +65,7 @@ rt_status rt_loader_init(rt_loader *l, const rt_dataset *ds, const rt_loader_con
 void rt_loader_free(rt_loader *l) {
     if (l->bg) prefetch_stop(l->bg);
     image_pool_stop(l->pool);
-    for (int s = 0; s < RT_LOADER_SLOTS; s++) {
+    for (int s = 0; s < l->slots; s++) {
         rt_free_aligned(l->slot_x[s]);
         free(l->slot_y[s]);
     }
@@ -120,7 +124,7 @@ int rt_loader_next_view(rt_loader *l, const void **x, const int32_t **y) {
     if (l->bg) {
         got = prefetch_view(l->bg, &slot);
     } else {   /* slots in turn, so the views before stay valid */
-        slot = l->sync_slot = (l->sync_slot + 1) % RT_LOADER_SLOTS;
+        slot = l->sync_slot = (l->sync_slot + 1) % l->slots;
         got = rt_loader_batch_at(l, l->epoch, l->step, l->slot_x[slot], l->slot_y[slot]);
         l->slot_failures[slot] = l->last_failures;
     }

@@ -11,8 +11,8 @@ struct rt_prefetch {
     pthread_t thread;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    int count[RT_LOADER_SLOTS];
-    int full[RT_LOADER_SLOTS];   /* filled, or handed out and not yet given back */
+    int count[RT_LOADER_MAX_SLOTS];
+    int full[RT_LOADER_MAX_SLOTS];   /* filled, or handed out and not yet given back */
     int head, tail;              /* the consumer takes head, the producer fills tail */
     int held[RT_LOADER_HELD];    /* the slots of the consumer's last views, oldest first; -1: none */
     int stop;
@@ -38,7 +38,7 @@ static void *producer(void *arg) {
         p->l->slot_failures[slot] = failures;
         p->count[slot] = n;
         p->full[slot] = 1;
-        p->tail = (slot + 1) % RT_LOADER_SLOTS;
+        p->tail = (slot + 1) % p->l->slots;
         loader_advance(p->l, &p->epoch, &p->step);
         pthread_cond_broadcast(&p->cv);
     }
@@ -70,7 +70,7 @@ int prefetch_view(struct rt_prefetch *p, int *slot) {
     int s = p->head, n = p->count[s];
     for (int h = 0; h + 1 < RT_LOADER_HELD; h++) p->held[h] = p->held[h + 1];
     p->held[RT_LOADER_HELD - 1] = s;
-    p->head = (s + 1) % RT_LOADER_SLOTS;
+    p->head = (s + 1) % p->l->slots;
     pthread_mutex_unlock(&p->mu);
     *slot = s;
     return n;

@@ -25,6 +25,7 @@ void rt_data_image_loader_config(const rt_run_config *run, int train, int decode
     /* No resize given: the shorter side becomes the input size, then the center crop. */
     if (cfg->image.mode == RT_IMG_CENTER && cfg->image.resize == 0) cfg->image.resize = in_h > in_w ? in_h : in_w;
     cfg->decode_threads = decode_threads > 0 ? decode_threads : run->decode_threads;
+    cfg->slots = run->loader_slots;
 }
 
 void rt_data_write_classes(const rt_dataset *train, const char *out_dir) {

@@ -78,13 +78,15 @@ typedef struct {
                            trainer does that on the device: a quarter of the bytes to copy. */
     /* Encoded (image) datasets only: */
     rt_image_transform image;   /* crop/resize/flip; out_h/out_w are the dataset's h and w */
-    int decode_threads;         /* JPEG decode threads (0: one per core, up to 8) */
+    int decode_threads;         /* JPEG decode threads (0: half the cores, up to 8) */
+    int slots;                  /* batch buffers in the ring (0: RT_LOADER_DEFAULT_SLOTS) */
 } rt_loader_config;
 
-/* Batch buffers the loader owns: the consumer may hold two (the batch in flight and the next
- * one, which a GPU trainer copies to the device meanwhile) while the prefetch thread fills the
- * third. */
-#define RT_LOADER_SLOTS 3
+/* Batch buffers the loader owns, a ring of cfg.slots (3 by default, at most
+ * RT_LOADER_MAX_SLOTS): the consumer may hold two (the batch in flight and the next one, which
+ * a GPU trainer copies to the device meanwhile) while the prefetch thread fills the others. */
+#define RT_LOADER_DEFAULT_SLOTS 3
+#define RT_LOADER_MAX_SLOTS 8
 #define RT_LOADER_HELD 2
 
 /* The prefetch thread keeps a pointer to the rt_loader: do not copy or move it between
@@ -99,13 +101,14 @@ typedef struct {
     float lut[RT_MAX_CHANNELS][256];   /* normalized value of each byte, per channel */
     size_t sample_bytes;          /* one sample in a batch: c*h*w floats, or bytes (raw_u8) */
     /* Allocated once and kept until rt_loader_free, so a consumer may page-lock them. */
-    void *slot_x[RT_LOADER_SLOTS];
-    int32_t *slot_y[RT_LOADER_SLOTS];
+    int slots;                    /* in use of the arrays below */
+    void *slot_x[RT_LOADER_MAX_SLOTS];
+    int32_t *slot_y[RT_LOADER_MAX_SLOTS];
     int sync_slot;                /* the slot the sync path (no prefetch) filled last */
     uint32_t *perm;               /* permutation cache for perm_epoch (sync path) */
     int64_t perm_epoch;
     struct rt_prefetch *bg;       /* NULL when prefetch is off */
-    int slot_failures[RT_LOADER_SLOTS];   /* samples of the slot's batch that failed to decode */
+    int slot_failures[RT_LOADER_MAX_SLOTS];   /* samples of the slot's batch that failed to decode */
     int last_failures;            /* ... of the batch the last rt_loader_next_view returned */
     struct image_pool *pool;      /* decode threads (encoded datasets) */
 } rt_loader;

@@ -104,6 +104,7 @@ typedef struct {
     rt_image_transform train_image, val_image;
     int decode_threads;
     long max_decode_failures;
+    int loader_slots;       /* the loader's ring of batch buffers (0: its default) */
 } rt_run_config;
 
 /* A model whose tensors live on a device (the CUDA backend). The trainer's host arrays
@@ -135,7 +136,8 @@ void rt_trainer_choose_omp_policy(char **argv);
  * with --data DIR, else the spec's paths; dies with one message on bad data. */
 void rt_data_open_images(const rt_run_config *run, const char *data_dir, int in_c, int in_h, int in_w,
                          int classes, rt_dataset *train, rt_dataset *val);
-/* A split's crop/resize/flip and decode threads (decode_threads > 0: the command line's). */
+/* A split's loader settings from the run: the ring's slots, and for image sources the
+ * crop/resize/flip and decode threads (decode_threads > 0: the command line's). */
 void rt_data_image_loader_config(const rt_run_config *run, int train, int decode_threads, int in_h, int in_w,
                                  rt_loader_config *cfg);
 /* OUT/classes.txt: "index name" per line (image sources; nothing otherwise). */

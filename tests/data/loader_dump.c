@@ -4,7 +4,9 @@
  * same bytes for every WORLD and THREADS is the determinism contract.
  *   loader_dump TRAIN VAL|- rrc|center|crop OH OW RESIZE FLIP WORLD THREADS EPOCHS STEPS BATCH SEED RAW OUT
  * VAL "-": batches of TRAIN in training mode (shuffled); else batches of VAL in eval mode.
- * RAW 1: bytes (CHW); 0: floats x/255. The labels go to OUT.labels (int32). */
+ * RAW 1: bytes (CHW); 0: floats x/255. The labels go to OUT.labels (int32).
+ * WORLD "mpi": one rank per process under mpirun (OMPI_COMM_WORLD_RANK / _SIZE); each writes
+ * only its own slices, to OUT.rankR and OUT.rankR.labels. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +21,10 @@ int main(int argc, char **argv) {
     rt_image_transform t = { .out_h = atoi(argv[4]), .out_w = atoi(argv[5]), .resize = atoi(argv[6]),
                              .flip = atoi(argv[7]), .scale = { 0.08f, 1.0f }, .ratio = { 0.75f, 4.0f / 3.0f } };
     t.mode = !strcmp(argv[3], "rrc") ? RT_IMG_RRC : !strcmp(argv[3], "center") ? RT_IMG_CENTER : RT_IMG_RANDOM_CROP;
-    int world = atoi(argv[8]), threads = atoi(argv[9]), epochs = atoi(argv[10]), steps = atoi(argv[11]);
+    int mpi = !strcmp(argv[8], "mpi");
+    int world = mpi ? atoi(getenv("OMPI_COMM_WORLD_SIZE") ? getenv("OMPI_COMM_WORLD_SIZE") : "1") : atoi(argv[8]);
+    int my_rank = mpi ? atoi(getenv("OMPI_COMM_WORLD_RANK") ? getenv("OMPI_COMM_WORLD_RANK") : "0") : -1;
+    int threads = atoi(argv[9]), epochs = atoi(argv[10]), steps = atoi(argv[11]);
     int batch = atoi(argv[12]), raw = atoi(argv[14]);
     uint64_t seed = strtoull(argv[13], NULL, 10);
     rt_dataset train, val;
@@ -28,22 +33,26 @@ int main(int argc, char **argv) {
     if (eval) rt_dataset_open_images(&val, val_path, &train, t.out_h, t.out_w, 0, NULL);
     const rt_dataset *ds = eval ? &val : &train;
     rt_loader *l = calloc((size_t)world, sizeof *l);
-    for (int r = 0; r < world; r++) {
+    int r_lo = mpi ? my_rank : 0, r_hi = mpi ? my_rank + 1 : world;
+    for (int r = r_lo; r < r_hi; r++) {
         rt_loader_config cfg;
         rt_loader_config_default(&cfg);
         cfg.global_batch = batch, cfg.rank = r, cfg.world = world, cfg.train = !eval, cfg.seed = seed;
         cfg.raw_u8 = raw, cfg.image = t, cfg.decode_threads = threads;
+        cfg.slots = getenv("LOADER_SLOTS") ? atoi(getenv("LOADER_SLOTS")) : 0;   /* the ring's depth */
         for (int c = 0; c < 3; c++) cfg.mean[c] = 0.0f, cfg.std[c] = 1.0f;
         rt_loader_init(&l[r], ds, &cfg, NULL);
     }
-    char lpath[4096];
-    snprintf(lpath, sizeof lpath, "%s.labels", argv[15]);
-    FILE *out = fopen(argv[15], "wb"), *labels = fopen(lpath, "wb");
+    char path[4096], lpath[4200];
+    if (mpi) snprintf(path, sizeof path, "%s.rank%d", argv[15], my_rank);
+    else snprintf(path, sizeof path, "%s", argv[15]);
+    snprintf(lpath, sizeof lpath, "%s.labels", path);
+    FILE *out = fopen(path, "wb"), *labels = fopen(lpath, "wb");
     if (!out || !labels) rt_die("cannot write %s", argv[15]);
     int failures = 0;
     for (int e = 0; e < epochs; e++)
         for (int s = 0; s < steps; s++)
-            for (int r = 0; r < world; r++) {
+            for (int r = r_lo; r < r_hi; r++) {
                 if (s == 0) rt_loader_seek(&l[r], e, 0);
                 const void *x;
                 const int32_t *y;
@@ -55,7 +64,7 @@ int main(int argc, char **argv) {
     fclose(out);
     fclose(labels);
     printf("%ld samples, %d classes, %d decode failures\n", ds->n, train.classes, failures);
-    for (int r = 0; r < world; r++) rt_loader_free(&l[r]);
+    for (int r = r_lo; r < r_hi; r++) rt_loader_free(&l[r]);
     free(l);
     if (eval) rt_dataset_free(&val);
     rt_dataset_free(&train);

@@ -37,14 +37,30 @@ grep -q "other options" "$dir/other.err" && head -1 "$dir/other.err"
 echo "== loader: ranks x decode threads, folder and shards"
 for src in "$tree" "$pack"; do
   ref=
-  for wt in "1 1" "2 1" "4 1" "1 3" "4 3"; do
+  for wt in "1 1 0" "2 1 0" "4 1 0" "1 3 0" "4 3 5" "2 2 8"; do
     set -- $wt
-    "$tools/loader_dump" "$src/train" - rrc 32 32 0 1 "$1" "$2" 2 3 20 7 1 "$dir/b.$1.$2" > /dev/null 2>&1
+    LOADER_SLOTS=$3 "$tools/loader_dump" "$src/train" - rrc 32 32 0 1 "$1" "$2" 2 3 20 7 1 "$dir/b.$1.$2" > /dev/null 2>&1
     sum=$(cat "$dir/b.$1.$2" "$dir/b.$1.$2.labels" | sha256sum | cut -c1-16)
     [ -z "$ref" ] && ref=$sum
     [ "$sum" = "$ref" ] || { echo "$src: ranks $1, threads $2 give other batches ($sum vs $ref)"; exit 1; }
   done
-  echo "$src: 2 epochs x 3 global batches identical for 1/2/4 ranks and 1/3 decode threads ($ref)"
+  echo "$src: 2 epochs x 3 global batches identical for 1/2/4 ranks, 1/2/3 decode threads, 3/5/8 slots ($ref)"
+done
+# The same under mpirun: one process per rank, each writing its own slices.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+for np in 2 4; do
+  mpirun -np $np --oversubscribe "$tools/loader_dump" "$pack/train" - rrc 32 32 0 1 mpi 2 2 3 20 7 1 "$dir/m$np" > /dev/null 2>&1
+  python3 - "$dir/m$np" $np "$dir/b.1.1" <<'PY'
+import sys
+base, world, ref = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+for suffix, item in (("", 3 * 32 * 32), (".labels", 4)):
+    parts = [open(f"{base}.rank{r}{suffix}", "rb").read() for r in range(world)]
+    per = 20 // world * item            # one rank's slice of a global batch of 20
+    steps = len(parts[0]) // per
+    joined = b"".join(parts[r][s * per:(s + 1) * per] for s in range(steps) for r in range(world))
+    assert joined == open(ref + suffix, "rb").read(), f"mpirun -np {world}: batches differ ({suffix or 'pixels'})"
+print(f"mpirun -np {world}: the ranks' slices make the same global batches as one process")
+PY
 done
 "$tools/loader_dump" "$tree/train" "$tree/val" center 32 32 36 0 2 2 1 3 20 1 0 "$dir/val.f32" > /dev/null
 /usr/bin/python3 tests/data/loader_reference.py "$tree/val" "$dir/val.f32" 36 32 60
