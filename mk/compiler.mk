@@ -3,7 +3,7 @@
 
 TRAINC         := $(BUILD)/trainc
 COMPILER_SRCS  := $(sort $(filter-out compiler/main.c,$(wildcard compiler/*.c)))
-COMPILER_HDRS  := $(wildcard compiler/*.h) $(BUILD)/gen/parser.h $(BUILD)/gen/lexer.h
+COMPILER_HDRS  := $(wildcard compiler/*.h) compiler/schema.def $(BUILD)/gen/parser.h $(BUILD)/gen/lexer.h
 # Stages the compiler shares with the runtime (spec hashing), and `trainc pack` with the
 # image decode path it shares with the loader (its libraries: PACK_LIBS in mk/data.mk).
 COMPILER_SHARED_SRCS := $(wildcard runtime/core/sha256.c runtime/core/schedule*.c runtime/core/error.c runtime/core/devmem.c \
