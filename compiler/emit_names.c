@@ -1,5 +1,7 @@
-/* Names and gradient routing shared by the C and CUDA emitters (see emit_names.h). */
+/* Names of a schedule's values, gradients and constants in generated code (emit_names.h). */
 #include "emit_names.h"
+
+#include <string.h>
 
 const char *ir_value_name(const ir_net *net, int v, char *buf, size_t cap) {
     v = ir_root(net, v);
@@ -13,29 +15,21 @@ const char *ir_grad_name(const ir_net *net, int v, char *buf, size_t cap) {
     return buf;
 }
 
-const char *ir_din_target(const ir_net *net, int j, int k, char *buf, size_t cap, int *needs_acc) {
-    int v = ir_root(net, net->ops[j].in[k]);
-    *needs_acc = 0;
-    if (v == 0) return "NULL";
-    int s = net->scratch_of[j * IR_MAX_INPUTS + k];
-    if (s >= 0) {
-        snprintf(buf, cap, "scratch_%d", s);
-        *needs_acc = 1;
-        return buf;
+const char *ir_din_target(const ir_net *net, int j, int k, char *buf, size_t cap) {
+    switch (ir_route(net, j, k)) {
+    case GRAD_NONE: return "NULL";
+    case GRAD_SCRATCH: snprintf(buf, cap, "scratch_%d", net->scratch_of[j * IR_MAX_INPUTS + k]); return buf;
+    case GRAD_WRITE: case GRAD_ADD: case GRAD_SHARED: break;
     }
-    return ir_grad_name(net, v, buf, cap);
+    return ir_grad_name(net, net->ops[j].in[k], buf, cap);
 }
 
-void ir_emit_accumulate(FILE *out, const ir_net *net, int j, int k, const char *fn) {
-    int v = ir_root(net, net->ops[j].in[k]);
-    char g[128];
-    fprintf(out, "    %s(%s, scratch_%d, %ld);\n", fn, ir_grad_name(net, v, g, sizeof g),
-            net->scratch_of[j * IR_MAX_INPUTS + k], ir_value_elems(net, v));
-}
-
-void ir_emit_bucket_ready(FILE *out, const ir_net *net, int j, const char *call_open) {
-    for (int k = 0; k < net->n_buckets; k++)
-        if (net->buckets[k].ready_op == j)
-            fprintf(out, "    %s%d);  /* bucket %d complete: %ld grads from \"%s\" to here */\n", call_open, k, k,
-                    net->buckets[k].count, net->ops[net->buckets[k].first_op].name);
+const char *c_float(double v) {
+    static char bufs[16][40];
+    static int next;
+    char *b = bufs[next++ % 16];
+    int n = snprintf(b, 36, "%.9g", v);
+    if (strspn(b, "-0123456789") == (size_t)n) memcpy(b + n, ".0", 3), n += 2;
+    b[n] = 'f', b[n + 1] = '\0';
+    return b;
 }

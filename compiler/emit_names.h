@@ -1,6 +1,5 @@
-/* What the C and CUDA emitters share about a planned net: the C names of its values and
- * gradients, where backward writes each input's gradient, and the calls that finish a
- * gradient (accumulation, bucket hand-over), so both backends route gradients alike. */
+/* How the emitter names what a schedule holds: the C names of values and gradients, the
+ * target of each input's gradient (from its route), and float constants spelled as C. */
 #ifndef TRAINC_EMIT_NAMES_H
 #define TRAINC_EMIT_NAMES_H
 #include <stdio.h>
@@ -17,17 +16,13 @@ static inline long ir_out_elems(const ir_net *net, const ir_op *op) {
 const char *ir_value_name(const ir_net *net, int v, char *buf, size_t cap);
 const char *ir_grad_name(const ir_net *net, int v, char *buf, size_t cap);
 
-/* Where the gradient of input slot k of op j goes: the value's gradient buffer if this is
- * the first (in backward order) consumer to write it, else a scratch buffer that is then
- * accumulated (*needs_acc = 1). Returns "NULL" for the network input, which needs no
- * gradient. */
-const char *ir_din_target(const ir_net *net, int j, int k, char *buf, size_t cap, int *needs_acc);
+/* Where backward writes the gradient of input slot k of op j, by its route: "NULL" for the
+ * network input, scratch_N for GRAD_SCRATCH (the emitter accumulates it afterwards), else
+ * the value's gradient buffer. */
+const char *ir_din_target(const ir_net *net, int j, int k, char *buf, size_t cap);
 
-/* `FN(grad, scratch_S, n);`: adds the scratch gradient of input slot k of op j to the
- * value's gradient; fn is the backend's accumulate function. */
-void ir_emit_accumulate(FILE *out, const ir_net *net, int j, int k, const char *fn);
-
-/* For every gradient bucket whose last gradient op j just wrote: `CALLk);` with a comment,
- * where call_open is the backend's hand-over call up to its bucket argument. */
-void ir_emit_bucket_ready(FILE *out, const ir_net *net, int j, const char *call_open);
+/* v as a C float constant: "%.9g", with ".0" where that would read as an integer, and 'f'
+ * ("1.0f", "0.899999976f", "1e-05f"). Returns one of 16 rotating buffers, so up to 16 may
+ * appear in one printf. */
+const char *c_float(double v);
 #endif

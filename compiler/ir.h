@@ -42,12 +42,25 @@ typedef struct {
     long w_off, w_count, b_off, b_count;
     long buf_off;              /* BN: running mean at buf_off, running var at buf_off + c */
     long fan_in;
-    /* A ReLU fused into this conv / linear / bn: the op's output is the activated value and
-     * the relu layer has no op of its own (ir_build.c decides when that is safe). */
+    /* A ReLU fused into this conv / linear / bn / add, on both backends: the op's output is
+     * the activated value, its gradient the ReLU's, and the relu layer has no op of its own
+     * (ir_build.c decides when that is safe and the backend can run it). */
     int act;                   /* 0 none, 1 relu (rt_act) */
     const char *act_name;      /* the fused relu layer's name and place, for comments */
     src_loc act_loc;
 } ir_op;
+
+/* How backward delivers the gradient of one op input, decided once by the plan (plan.c:
+ * the first consumer in backward order writes a gradient, later ones add) and only
+ * printed by the emitters. */
+typedef enum {
+    GRAD_NONE = 0,   /* the network input: no gradient */
+    GRAD_WRITE,      /* the first writer: the op writes (or copies into) the value's gradient */
+    GRAD_ADD,        /* a later writer that adds in place (conv: din_add; add: accumulate) */
+    GRAD_SCRATCH,    /* a later writer that cannot add in place: it writes scratch_of, which is
+                      * then accumulated into the gradient */
+    GRAD_SHARED,     /* an add's input whose gradient buffer is the add's output gradient: nothing */
+} ir_grad_route;
 
 typedef enum { T_ACT, T_GRAD, T_SAVED, T_SCRATCH } ir_tensor_kind;
 
@@ -86,13 +99,12 @@ typedef struct {
     ir_tensor *tensors;
     int *act_of, *grad_of, *saved_of;   /* per value / op: tensor index, -1 if none */
     int *alias;                /* per value: the value whose buffer it shares (flatten) */
-    int *scratch_of;           /* per (op, input slot): scratch tensor for an extra gradient, or -1 */
+    int *scratch_of;           /* per (op, input slot): scratch tensor for GRAD_SCRATCH, or -1 */
+    ir_grad_route *route;      /* per (op, input slot): how backward delivers that gradient */
     int share_add_grads;       /* set before ir_plan (CPU schedule): adds hand their gradient
-                                * buffer on */
-    int *grad_shared;          /* per (add op, input slot): the input's gradient is the add's
-                                * output gradient buffer itself (no copy) */
-    int *conv_din_add;         /* per op: a conv whose backward adds into its input's gradient,
-                                * already written by another consumer (no scratch) */
+                                * buffer on (GRAD_SHARED) */
+    int act_bytes;             /* bytes of an activation element: 4, or 2 (CUDA BF16/FP16);
+                                * saved statistics and indices stay 4 */
     long arena_bytes, arena_naive_bytes;
     /* data parallelism (buckets.c); 0 buckets until ir_plan_buckets runs */
     int n_buckets;
@@ -114,18 +126,10 @@ void ir_plan(ir_net *net);
 void ir_plan_buckets(ir_net *net, double bucket_mb);
 /* Writes the bucket plan: one line per bucket with its range, bytes and layers. */
 void ir_print_buckets(FILE *out, const ir_net *net, double bucket_mb);
-/* Places every tensor again after a pass changed lifetimes or sizes (CUDA fusion). */
-void ir_replan(ir_net *net);
+/* The route of input slot k of op j. */
+static inline ir_grad_route ir_route(const ir_net *net, int j, int k) { return net->route[j * IR_MAX_INPUTS + k]; }
 /* Writes plan.txt: tensors, lifetimes, offsets, peak vs naive. */
 void ir_print_plan(FILE *out, const ir_net *net);
-/* Writes the specialized C source of the model. */
-typedef struct {
-    const char *spec_path, *spec_hash, *spec_text, *name, *compiler_version;
-    const char *run_config_c;  /* C initializer body of the rt_run_config, from the emitter of run settings */
-} ir_emit_info;
-void ir_emit_c(FILE *out, const ir_net *net, const ir_emit_info *info);
-/* Copies generated C to out, turning %g's whole numbers before 'f' ("1f") into "1.0f". */
-void write_with_float_literals_fixed(FILE *out, const char *s);
 void ir_net_free(ir_net *net);
 
 #endif
