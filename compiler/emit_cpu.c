@@ -155,7 +155,7 @@ static void forward_op(emitter *e, int i) {
     case IR_LAYER_SCALE:
         fprintf(out, "    layer_scale_forward(%s_out, %s, %s_weight, BATCH, %d, %ld);\n", id, in, id, op->c, ir_hw(op));
         break;
-    case IR_DROP_PATH:
+    case IR_STOCHASTIC_DEPTH:
         fprintf(out, "    drop_path_forward(%s_out, %s, BATCH, %ld, %s, rt_hash_u64(ctx->step_seed, %d, 0), "
                 "ctx->first_sample, ctx->training);\n", id, in, (long)op->c * ir_hw(op), c_float(op->p), i);
         break;
@@ -230,7 +230,7 @@ static void backward_op(emitter *e, int j) {
         fprintf(out, "    layer_scale_backward(%s, %s_dweight, %s, %s, %s_weight, BATCH, %d, %ld);\n", din, id, o, in,
                 id, op->c, ir_hw(op));
         break;
-    case IR_DROP_PATH:
+    case IR_STOCHASTIC_DEPTH:
         fprintf(out, "    drop_path_backward(%s, %s, BATCH, %ld, %s, rt_hash_u64(ctx->step_seed, %d, 0), "
                 "ctx->first_sample, 1);\n", din, o,
                 (long)op->c * ir_hw(op), c_float(op->p), j);

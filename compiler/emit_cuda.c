@@ -162,7 +162,7 @@ static void forward_op(emitter *e, int i) {
         break;
     }
     case IR_LAYER_SCALE: fprintf(out, "    fused_%s_forward(%s_out, %s, %s_weight);\n", id, id, in, id); break;
-    case IR_DROP_PATH:
+    case IR_STOCHASTIC_DEPTH:
         fprintf(out, "    cuda_drop_path_forward(%s_out, %s, BATCH, %ld, %s, rt_dev.seed, %d, ctx->first_sample, "
                 "ctx->training);\n", id, in, (long)op->c * ir_hw(op), c_float(op->p), i);
         break;
@@ -243,7 +243,7 @@ static void backward_op(emitter *e, int j) {
         fprintf(out, "    cuda_layer_scale_backward(%s, %s_dweight, %s, %s, %s_weight, %s);\n", din, id, o, in, id,
                 nchw_args(e, op, rows, sizeof rows));
         break;
-    case IR_DROP_PATH:
+    case IR_STOCHASTIC_DEPTH:
         fprintf(out, "    cuda_drop_path_backward(%s, %s, BATCH, %ld, %s, rt_dev.seed, %d, ctx->first_sample, 1);\n",
                 din, o, (long)op->c * ir_hw(op), c_float(op->p), j);
         break;

@@ -294,7 +294,7 @@ static void generate(kgen *g) {
         case IR_LAYER_SCALE: gen_layer_scale(g, i); break;
         case IR_DROPOUT: gen_dropout(g, i); break;
         case IR_LN: case IR_RELU: case IR_GELU: case IR_MAXPOOL: case IR_AVGPOOL: case IR_GAP: case IR_LRN:
-        case IR_CONCAT: case IR_FLATTEN: case IR_DROP_PATH: case IR_OP_COUNT:
+        case IR_CONCAT: case IR_FLATTEN: case IR_STOCHASTIC_DEPTH: case IR_OP_COUNT:
             break;   /* libtrainrt_cuda's own kernels */
         }
     }

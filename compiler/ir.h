@@ -7,20 +7,41 @@
 #include <stdio.h>
 #include "ast.h"
 
-/* Every op kind, with its C name stem. The count sentinel below keeps per-kind tables
- * complete. */
-#define IR_OPS(X) \
-    X(CONV, "conv") X(LINEAR, "linear") X(BN, "bn") X(LN, "ln") X(RELU, "relu") \
-    X(GELU, "gelu") X(MAXPOOL, "maxpool") X(AVGPOOL, "avgpool") X(GAP, "gap") \
-    X(DROPOUT, "dropout") X(LRN, "lrn") X(ADD, "add") X(CONCAT, "concat") \
-    X(FLATTEN, "flatten") X(LAYER_SCALE, "layer_scale") X(DROP_PATH, "stochastic_depth")
+/* Every op kind: enum suffix, name (the spec's layer keyword) and what its backward reads
+ * besides its output gradient: its input activation (in[0]) and its own output. Switches
+ * over op kinds list every kind (no default:), so -Wswitch names each place a new op must
+ * fill; the count sentinel and the static assertion in plan.c keep ir_ops complete. */
+#define IR_OPS(X)                                  \
+    /*  kind              name          in  out */ \
+    X(CONV,             "conv",             1, 0) \
+    X(LINEAR,           "linear",           1, 0) \
+    X(BN,               "bn",               1, 0) \
+    X(LN,               "ln",               1, 0) \
+    X(RELU,             "relu",             0, 1) \
+    X(GELU,             "gelu",             1, 0) \
+    X(MAXPOOL,          "maxpool",          0, 0) \
+    X(AVGPOOL,          "avgpool",          0, 0) \
+    X(GAP,              "gap",              0, 0) \
+    X(DROPOUT,          "dropout",          0, 0) \
+    X(LRN,              "lrn",              1, 1) \
+    X(ADD,              "add",              0, 0) \
+    X(CONCAT,           "concat",           0, 0) \
+    X(FLATTEN,          "flatten",          0, 0) \
+    X(LAYER_SCALE,      "layer_scale",      1, 0) \
+    X(STOCHASTIC_DEPTH, "stochastic_depth", 0, 0)
 
 typedef enum {
-#define IR_ENUM(kind, name) IR_##kind,
+#define IR_ENUM(kind, name, in, out) IR_##kind,
     IR_OPS(IR_ENUM)
 #undef IR_ENUM
     IR_OP_COUNT
 } ir_op_kind;
+
+typedef struct {
+    const char *name;
+    int backward_reads_input, backward_reads_output;
+} ir_op_info;
+extern const ir_op_info ir_ops[];
 
 #define IR_MAX_INPUTS 8
 
@@ -112,7 +133,6 @@ typedef struct {
     int sync_bn;               /* batch norm statistics all-reduced over ranks */
 } ir_net;
 
-extern const char *const ir_op_names[IR_OP_COUNT];
 
 long ir_value_elems(const ir_net *net, int value);   /* per batch */
 /* Lays parameters out contiguously in reverse schedule order (the order backward finishes

@@ -43,9 +43,10 @@ static ir_op_kind lower_kind(net_kind k) {
     case NET_ADD: return IR_ADD;
     case NET_CONCAT: return IR_CONCAT;
     case NET_LAYER_SCALE: return IR_LAYER_SCALE;
-    case NET_STOCHASTIC_DEPTH: return IR_DROP_PATH;
-    default: return IR_OP_COUNT;
+    case NET_STOCHASTIC_DEPTH: return IR_STOCHASTIC_DEPTH;
+    case NET_SOFTMAX_CE: case NET_KIND_COUNT: return IR_OP_COUNT;   /* the loss is not an op */
     }
+    return IR_OP_COUNT;
 }
 
 static void lower_attrs(ir_op *op, const net_layer *l) {
@@ -88,7 +89,9 @@ static void lower_attrs(ir_op *op, const net_layer *l) {
         op->init = l->scale.init;
         op->w_count = (long)l->out.c;
         break;
-    default: break;
+    case NET_RELU: case NET_GELU: case NET_FLATTEN: case NET_GAP: case NET_ADD: case NET_CONCAT:
+    case NET_SOFTMAX_CE: case NET_KIND_COUNT:
+        break;   /* no attributes */
     }
 }
 
@@ -116,7 +119,7 @@ static int fusable_relu(const ir_net *net, const net_desc *nd, int l, int in_val
     case IR_CONV: case IR_LINEAR: return !how->relu_needs_bias || prod->b_count > 0;
     case IR_BN: case IR_ADD: return 1;
     case IR_LN: case IR_RELU: case IR_GELU: case IR_MAXPOOL: case IR_AVGPOOL: case IR_GAP: case IR_DROPOUT:
-    case IR_LRN: case IR_CONCAT: case IR_FLATTEN: case IR_LAYER_SCALE: case IR_DROP_PATH: case IR_OP_COUNT:
+    case IR_LRN: case IR_CONCAT: case IR_FLATTEN: case IR_LAYER_SCALE: case IR_STOCHASTIC_DEPTH: case IR_OP_COUNT:
         return 0;
     }
     return 0;

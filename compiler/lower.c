@@ -27,7 +27,7 @@ static int check_nhwc(const schedule *s, const char *spec_path) {
             if (op->in_h * op->in_w > 1) no = "this op on a tensor with positions (it reads channels-first order)";
             break;
         case IR_CONV: case IR_BN: case IR_LN: case IR_RELU: case IR_GELU: case IR_ADD: case IR_MAXPOOL: case IR_GAP:
-        case IR_LAYER_SCALE: case IR_DROP_PATH:
+        case IR_LAYER_SCALE: case IR_STOCHASTIC_DEPTH:
             break;
         case IR_AVGPOOL: case IR_LRN: case IR_CONCAT: case IR_OP_COUNT:
             no = "this op";
@@ -36,7 +36,7 @@ static int check_nhwc(const schedule *s, const char *spec_path) {
         if (no) {
             fprintf(stderr, "%s:%d: layer \"%s\" (%s): --layout nhwc does not support %s yet\n"
                             "  hint: build without --layout nhwc (NCHW runs every op)\n",
-                    src_path(op), op->loc.line, op->name, ir_op_names[op->kind], no);
+                    src_path(op), op->loc.line, op->name, ir_ops[op->kind].name, no);
             return 1;
         }
     }

@@ -5,11 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const ir_op_names[IR_OP_COUNT] = {
-#define IR_NAME(kind, name) name,
-    IR_OPS(IR_NAME)
-#undef IR_NAME
+const ir_op_info ir_ops[] = {
+#define IR_INFO(kind, name, in, out) { name, in, out },
+    IR_OPS(IR_INFO)
+#undef IR_INFO
 };
+_Static_assert(sizeof ir_ops / sizeof ir_ops[0] == IR_OP_COUNT, "ir_ops: one entry per op kind");
 
 static void *xcalloc(size_t n, size_t size) {
     void *p = calloc(n ? n : 1, size);
@@ -26,16 +27,8 @@ long ir_value_elems(const ir_net *net, int value) {
     return (long)net->batch * op->c * op->h * op->w;
 }
 
-/* Backward needs the op's input activation. */
-static int backward_reads_input(ir_op_kind k) {
-    return k == IR_CONV || k == IR_LINEAR || k == IR_BN || k == IR_LN || k == IR_GELU ||
-           k == IR_LRN || k == IR_LAYER_SCALE;
-}
-
-/* Backward needs the op's own output (a fused ReLU masks with it). */
-static int backward_reads_output(const ir_op *op) {
-    return op->kind == IR_RELU || op->kind == IR_LRN || op->act;
-}
+/* Backward needs the op's own output (a fused ReLU masks with it too). */
+static int backward_reads_output(const ir_op *op) { return ir_ops[op->kind].backward_reads_output || op->act; }
 
 static long saved_bytes(const ir_net *net, const ir_op *op) {
     switch (op->kind) {
@@ -43,8 +36,11 @@ static long saved_bytes(const ir_net *net, const ir_op *op) {
     case IR_LN: return 2L * net->batch * op->h * op->w * (long)sizeof(float);
     case IR_MAXPOOL: return (long)net->batch * op->c * op->h * op->w * (long)sizeof(int32_t);
     case IR_LRN: return (long)net->batch * op->c * op->h * op->w * (long)sizeof(float);
-    default: return 0;
+    case IR_CONV: case IR_LINEAR: case IR_RELU: case IR_GELU: case IR_AVGPOOL: case IR_GAP: case IR_DROPOUT:
+    case IR_ADD: case IR_CONCAT: case IR_FLATTEN: case IR_LAYER_SCALE: case IR_STOCHASTIC_DEPTH: case IR_OP_COUNT:
+        return 0;   /* backward needs nothing beyond activations */
     }
+    return 0;
 }
 
 static int add_tensor(ir_net *net, ir_tensor_kind kind, int op, long bytes, int first, int last) {
@@ -232,7 +228,7 @@ void ir_plan(ir_net *net) {
             }
             ir_tensor *act = &net->tensors[net->act_of[v]];
             extend(act, FWD(j));
-            if (backward_reads_input(op->kind) && k == 0) extend(act, BWD(j));
+            if (ir_ops[op->kind].backward_reads_input && k == 0) extend(act, BWD(j));
             extend(&net->tensors[net->grad_of[v]], BWD(j));
             ir_grad_route *route = &net->route[j * IR_MAX_INPUTS + k];
             if (!grad_written[v] && v != last_value) *route = GRAD_WRITE;
