@@ -35,7 +35,8 @@ struct emit_backend {
     void (*state)(emitter *e);                     /* shape constants and the model's state */
     void (*forward_begin)(emitter *e);
     void (*forward_op)(emitter *e, int i);
-    void (*step_begin)(emitter *e);                /* between forward and backward: the loss */
+    /* between forward and backward: the loss, from the logits into their gradient */
+    void (*step_begin)(emitter *e, const char *dlogits, const char *logits);
     void (*backward_op)(emitter *e, int j);
     void (*step_end)(emitter *e);                  /* after backward: the rest of the step */
     void (*init_end)(emitter *e);
@@ -54,6 +55,9 @@ void emit_cuda_kernels_header(FILE *out, const schedule *s, const emit_info *inf
 void emit_op_comment(emitter *e, const ir_op *op, const char *what);   /* "    / * layer ... * /" */
 void emit_string_literal(FILE *out, const char *s);
 void emit_pool_shape(emitter *e, const ir_op *op);
+/* Concat op j: its inputs (or, backward, where their gradients go) and their channels as
+ * local arrays of ptr_type, then fn(out, ins, ...) or fn(dins, dout, ...). */
+void emit_concat(emitter *e, int j, int backward, const char *ptr_type, const char *fn);
 /* The rt_conv_shape of conv op i, with the backend's extra fields before .din_add. */
 void emit_conv_shape(emitter *e, int i, const char *extra);   /* the rt_pool_shape of a max/avg pool */
 /* Fills templates/NAME with those of the descriptor's names and numbers (NAME, SPEC_PATH,

@@ -139,19 +139,7 @@ static void forward_op(emitter *e, int i) {
                 fprintf(out, "    add_forward(%s_out, %s, %s, %ld);\n", id, first, b, n);
         }
         break;
-    case IR_CONCAT: {
-        fprintf(out, "    {\n        const float *ins[] = {");
-        for (int k = 0; k < op->n_in; k++)
-            fprintf(out, "%s%s", k ? ", " : " ", ir_value_name(net, op->in[k], b, sizeof b));
-        fprintf(out, " };\n        static const int channels[] = {");
-        for (int k = 0; k < op->n_in; k++) {
-            int v = ir_root(net, op->in[k]);
-            fprintf(out, "%s%d", k ? ", " : " ", v ? net->ops[v - 1].c : net->in_c);
-        }
-        fprintf(out, " };\n        concat_forward(%s_out, ins, channels, %d, BATCH, %ld);\n    }\n", id,
-                op->n_in, ir_hw(op));
-        break;
-    }
+    case IR_CONCAT: emit_concat(e, i, 0, "const float *", "concat_forward"); break;
     case IR_LAYER_SCALE:
         fprintf(out, "    layer_scale_forward(%s_out, %s, %s_weight, BATCH, %d, %ld);\n", id, in, id, op->c, ir_hw(op));
         break;
@@ -163,10 +151,8 @@ static void forward_op(emitter *e, int i) {
     }
 }
 
-static void step_begin(emitter *e) {
+static void step_begin(emitter *e, const char *dlogits, const char *logits) {
     const ir_net *net = e->net;
-    int last = ir_root(net, net->n_ops);
-    char lg[128], lo[128];
     fprintf(e->out, "static double train_step(rt_model_ctx *ctx, const void *x, const int32_t *y) {\n"
                     "    float *P = ctx->params, *G = ctx->grads;\n"
                     "    unsigned char *arena = ctx->arena;\n"
@@ -174,7 +160,7 @@ static void step_begin(emitter *e) {
                     "    forward(ctx, x);\n"
                     "    /* softmax cross-entropy, label smoothing %g, fused with its gradient */\n"
                     "    double loss = softmax_xent_forward(%s, %s, y, BATCH, CLASSES, %s, 1.0f / BATCH);\n",
-            net->label_smoothing, ir_grad_name(net, last, lg, sizeof lg), ir_value_name(net, last, lo, sizeof lo),
+            net->label_smoothing, dlogits, logits,
             c_float(net->label_smoothing));
 }
 
@@ -252,19 +238,7 @@ static void backward_op(emitter *e, int j) {
             }
         }
         break;
-    case IR_CONCAT: {
-        char buf[128];
-        fprintf(out, "    {\n        float *dins[] = {");
-        for (int k = 0; k < op->n_in; k++)
-            fprintf(out, "%s%s", k ? ", " : " ", ir_din_target(net, j, k, buf, sizeof buf));
-        fprintf(out, " };\n        static const int channels[] = {");
-        for (int k = 0; k < op->n_in; k++) {
-            int v = ir_root(net, op->in[k]);
-            fprintf(out, "%s%d", k ? ", " : " ", v ? net->ops[v - 1].c : net->in_c);
-        }
-        fprintf(out, " };\n        concat_backward(dins, %s, channels, %d, BATCH, %ld);\n    }\n", o, op->n_in, ir_hw(op));
-        break;
-    }
+    case IR_CONCAT: emit_concat(e, j, 1, "float *", "concat_backward"); break;
     case IR_FLATTEN: case IR_OP_COUNT: break;   /* no backward: the walker skips views */
     }
 }

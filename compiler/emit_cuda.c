@@ -149,18 +149,7 @@ static void forward_op(emitter *e, int i) {
         for (int k = 0; k < op->n_in; k++) fprintf(out, ", %s", ir_value_name(net, op->in[k], b, sizeof b));
         fprintf(out, ");\n");
         break;
-    case IR_CONCAT: {
-        fprintf(out, "    {\n        const void *ins[] = {");
-        for (int k = 0; k < op->n_in; k++) fprintf(out, "%s%s", k ? ", " : " ", ir_value_name(net, op->in[k], b, sizeof b));
-        fprintf(out, " };\n        static const int channels[] = {");
-        for (int k = 0; k < op->n_in; k++) {
-            int v = ir_root(net, op->in[k]);
-            fprintf(out, "%s%d", k ? ", " : " ", v ? net->ops[v - 1].c : net->in_c);
-        }
-        fprintf(out, " };\n        cuda_concat_forward(%s_out, ins, channels, %d, BATCH, %ld);\n    }\n", id, op->n_in,
-                ir_hw(op));
-        break;
-    }
+    case IR_CONCAT: emit_concat(e, i, 0, "const void *", "cuda_concat_forward"); break;
     case IR_LAYER_SCALE: fprintf(out, "    fused_%s_forward(%s_out, %s, %s_weight);\n", id, id, in, id); break;
     case IR_STOCHASTIC_DEPTH:
         fprintf(out, "    cuda_drop_path_forward(%s_out, %s, BATCH, %ld, %s, rt_dev.seed, %d, ctx->first_sample, "
@@ -170,10 +159,8 @@ static void forward_op(emitter *e, int i) {
     }
 }
 
-static void step_begin(emitter *e) {
+static void step_begin(emitter *e, const char *dlogits, const char *logits) {
     const ir_net *net = e->net;
-    int last = ir_root(net, net->n_ops);
-    char lg[128], lo[128];
     fprintf(e->out, "/* Forward, loss and backward of one batch: device work only, which the runtime captures\n"
                     " * once into a CUDA graph. Gradients are overwritten in G; with several ranks every\n"
                     " * bucket is all-reduced on NCCL's stream as soon as it is complete. */\n"
@@ -185,7 +172,7 @@ static void step_begin(emitter *e) {
                     "    cuda_softmax_xent(rt_dev.loss, %s, %s, rt_dev.y, BATCH, CLASSES, %s, 1.0f / BATCH,\n"
                     "                      rt_cuda_optim_loss_scale(rt_dev.optim));\n",
             net->label_smoothing, e->s->loss_scale ? " (times the loss scale)" : "",
-            ir_grad_name(net, last, lg, sizeof lg), ir_value_name(net, last, lo, sizeof lo),
+            dlogits, logits,
             c_float(net->label_smoothing));
 }
 
@@ -256,17 +243,7 @@ static void backward_op(emitter *e, int j) {
             fprintf(out, ", %s", ir_route(net, j, k) == GRAD_NONE ? "NULL" : ir_grad_name(net, op->in[k], d, sizeof d));
         fprintf(out, ");\n");
         break;
-    case IR_CONCAT: {
-        fprintf(out, "    {\n        void *dins[] = {");
-        for (int k = 0; k < op->n_in; k++) fprintf(out, "%s%s", k ? ", " : " ", ir_din_target(net, j, k, d, sizeof d));
-        fprintf(out, " };\n        static const int channels[] = {");
-        for (int k = 0; k < op->n_in; k++) {
-            int v = ir_root(net, op->in[k]);
-            fprintf(out, "%s%d", k ? ", " : " ", v ? net->ops[v - 1].c : net->in_c);
-        }
-        fprintf(out, " };\n        cuda_concat_backward(dins, %s, channels, %d, BATCH, %ld);\n    }\n", o, op->n_in, ir_hw(op));
-        break;
-    }
+    case IR_CONCAT: emit_concat(e, j, 1, "void *", "cuda_concat_backward"); break;
     case IR_FLATTEN: case IR_OP_COUNT: break;   /* no backward: the walker skips views */
     }
 }

@@ -19,6 +19,23 @@ void emit_op_comment(emitter *e, const ir_op *op, const char *what) {
     fprintf(e->out, " */\n");
 }
 
+void emit_concat(emitter *e, int j, int backward, const char *ptr_type, const char *fn) {
+    const ir_net *net = e->net;
+    const ir_op *op = &net->ops[j];
+    char buf[128];
+    fprintf(e->out, "    {\n        %s%s[] = {", ptr_type, backward ? "dins" : "ins");
+    for (int k = 0; k < op->n_in; k++)
+        fprintf(e->out, "%s%s", k ? ", " : " ",
+                backward ? ir_din_target(net, j, k, buf, sizeof buf) : ir_value_name(net, op->in[k], buf, sizeof buf));
+    fprintf(e->out, " };\n        static const int channels[] = {");
+    for (int k = 0; k < op->n_in; k++) {
+        int v = ir_root(net, op->in[k]);
+        fprintf(e->out, "%s%d", k ? ", " : " ", v ? net->ops[v - 1].c : net->in_c);
+    }
+    if (backward) fprintf(e->out, " };\n        %s(dins, %s_dout, channels, %d, BATCH, %ld);\n    }\n", fn, op->ident, op->n_in, ir_hw(op));
+    else fprintf(e->out, " };\n        %s(%s_out, ins, channels, %d, BATCH, %ld);\n    }\n", fn, op->ident, op->n_in, ir_hw(op));
+}
+
 void emit_conv_shape(emitter *e, int i, const char *extra) {
     const ir_op *op = &e->net->ops[i];
     fprintf(e->out,
@@ -231,7 +248,9 @@ void emit_model(FILE *out, const schedule *s, const emit_info *info) {
     emit_layout(&e);
     e.be->state(&e);
     emit_forward(&e);
-    e.be->step_begin(&e);
+    char dlogits[128], logits[128];
+    int last = ir_root(e.net, e.net->n_ops);
+    e.be->step_begin(&e, ir_grad_name(e.net, last, dlogits, sizeof dlogits), ir_value_name(e.net, last, logits, sizeof logits));
     for (int j = e.net->n_ops - 1; j >= 0; j--) emit_backward(&e, j);
     e.be->step_end(&e);
     emit_init(&e);
