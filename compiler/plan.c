@@ -113,7 +113,8 @@ static int others_before(const ir_net *net, int x, int j, int before) {
     return 1;
 }
 /* Whether the backward of value v's producer masks v's gradient in place (a ReLU fused into
- * an add or a linear, emit_c.c): any other value sharing that buffer sees the change. */
+ * an add or a linear, emit_cpu.c; only the CPU schedule shares add gradients): any other value
+ * sharing that buffer sees the change. */
 static int masks_own_grad(const ir_net *net, int v) {
     const ir_op *p = &net->ops[v - 1];
     return p->act && (p->kind == IR_ADD || p->kind == IR_LINEAR);

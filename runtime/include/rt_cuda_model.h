@@ -5,8 +5,11 @@
  * hands it to rt_cuda_trainer_main; its forward and backward read the device buffers from
  * rt_dev.
  *
- *   static const rt_cuda_model cuda = { &model, ARENA_BYTES, RT_CUDA_BF16, 0, 0, 0.0f,
- *                                       create_plans, NULL, forward, train_step_device, 4096 };
+ *   static const rt_cuda_model cuda = {
+ *       .model = &model, .arena_bytes = ARENA_BYTES, .math = RT_CUDA_BF16, .nhwc = 0,
+ *       .loss_scale = 0, .init_scale = 0.0f, .create_plans = create_plans, .weights_nhwc = NULL,
+ *       .forward = forward, .step = train_step_device, .logits_offset = 35323904,
+ *   };
  *   int main(int argc, char **argv) { return rt_cuda_trainer_main(&cuda, &run, argc, argv); }
  */
 #ifndef RT_CUDA_MODEL_H
