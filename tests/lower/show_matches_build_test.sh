@@ -2,7 +2,8 @@
 # `trainc show --json --backend B` describes what `trainc build --backend B` emits: for every
 # example and published spec and both backends, the "trainer" member's arena bytes, naive
 # sum, parameter count and layout size and gradient buckets must equal the numbers in the
-# emitted model.c, plan.txt and buckets.txt. Both come from one lowering call (lower.h);
+# emitted model.c, plan.txt and buckets.txt (and for the ResNet example in BF16, channels-last
+# too). Both come from one lowering call (lower.h);
 # this test keeps it that way. Published specs read imagenet-folder, which `build` cannot
 # emit a run configuration for yet: they are built through a copy whose data source is
 # synthetic (the data source takes no part in lowering), and shown as they are.
@@ -12,7 +13,9 @@ out=$BUILD/test-lower/show-build
 rm -rf "$out" && mkdir -p "$out"
 status=0
 n=0
-for spec in specs/examples/*.spec specs/published/*.spec; do
+# 16-bit activations, NCHW and channels-last: the ResNet example in BF16
+printf 'extends: "%s/specs/examples/fmnist_resnet.spec"\nprecision { compute: BF16 }\n' "$(pwd)" > "$out/resnet_bf16.spec"
+for spec in specs/examples/*.spec specs/published/*.spec "$out/resnet_bf16.spec"; do
   name=$(basename "$spec" .spec)
   built=$spec
   if [ "${spec#specs/published/}" != "$spec" ]; then
@@ -20,15 +23,19 @@ for spec in specs/examples/*.spec specs/published/*.spec; do
     printf 'extends: "%s/%s"\ndata { train { source: "synthetic" samples: 1281167 } val { source: "synthetic" } }\n' \
       "$(pwd)" "$spec" > "$built"
   fi
-  for backend in cpu cuda; do
-    dir=$out/$name.$backend
-    if ! "$BUILD/trainc" show --json --backend $backend "$spec" > "$dir.json" 2> "$dir.show.err"; then
-      echo "FAIL: trainc show --json --backend $backend $spec:"; cat "$dir.show.err"; status=1; continue
+  variants="cpu cuda"
+  [ "$name" = resnet_bf16 ] && variants="cuda cuda-nhwc"
+  for variant in $variants; do
+    backend=${variant%-nhwc}
+    opts=(--backend "$backend"); [ "$variant" = cuda-nhwc ] && opts+=(--layout nhwc)
+    dir=$out/$name.$variant
+    if ! "$BUILD/trainc" show --json "${opts[@]}" "$spec" > "$dir.json" 2> "$dir.show.err"; then
+      echo "FAIL: trainc show --json ${opts[*]} $spec:"; cat "$dir.show.err"; status=1; continue
     fi
-    if ! "$BUILD/trainc" build "$built" --backend $backend --emit-only --emit-dir "$dir" > "$dir.log" 2>&1; then
-      echo "FAIL: trainc build --emit-only --backend $backend $built:"; cat "$dir.log"; status=1; continue
+    if ! "$BUILD/trainc" build "$built" "${opts[@]}" --emit-only --emit-dir "$dir" > "$dir.log" 2>&1; then
+      echo "FAIL: trainc build --emit-only ${opts[*]} $built:"; cat "$dir.log"; status=1; continue
     fi
-    python3 - "$dir.json" "$dir" "$backend" "$spec" <<'PY' || status=1
+    python3 - "$dir.json" "$dir" "$variant" "$spec" <<'PY' || status=1
 import json, re, sys
 show_path, src, backend, spec = sys.argv[1:]
 t = json.load(open(show_path))["trainer"]
@@ -39,7 +46,7 @@ def one(pattern, text, what):
     m = re.search(pattern, text, re.M)
     if not m: sys.exit(f"FAIL: {spec} ({backend}): no {what} in the emitted sources")
     return int(m.group(1))
-arena = one(r"^#define ARENA_BYTES (\d+)L$", model, "ARENA_BYTES") if backend == "cuda" else \
+arena = one(r"^#define ARENA_BYTES (\d+)L$", model, "ARENA_BYTES") if backend.startswith("cuda") else \
         one(r"\.arena_bytes = (\d+),", model, ".arena_bytes")
 emitted = {
     "arena_bytes": arena,
