@@ -78,19 +78,8 @@ static void state(emitter *e) {
     fputc('\n', out);
 }
 
-/* The device buffers a schedule function reads, from the runtime's rt_dev. */
-static void device_locals(emitter *e, const char *params) {
-    fprintf(e->out, "    float *P = rt_dev.P, *%s = rt_dev.%s;\n"
-                    "    const act_t *WA = rt_dev.WA;\n%s"
-                    "    unsigned char *arena = rt_dev.arena;\n"
-                    "    const act_t *x = rt_dev.x;\n"
-                    "    (void)P, (void)%s, (void)WA, (void)arena, (void)x;\n",
-            params, params, e->s->opt.nhwc ? "    const act_t *WN = rt_dev.WN;\n" : "", params);
-}
-
 static void forward_begin(emitter *e) {
-    fprintf(e->out, "static void forward(rt_model_ctx *ctx) {\n");
-    device_locals(e, "S");
+    fprintf(e->out, "static void forward(rt_model_ctx *ctx) {\n    RT_CUDA_DEVICE_LOCALS;\n");
 }
 
 static void forward_op(emitter *e, int i) {
@@ -165,14 +154,13 @@ static void step_begin(emitter *e, const char *dlogits, const char *logits) {
                     " * once into a CUDA graph. Gradients are overwritten in G; with several ranks every\n"
                     " * bucket is all-reduced on NCCL's stream as soon as it is complete. */\n"
                     "static void train_step_device(void *arg) {\n"
-                    "    rt_model_ctx *ctx = arg;\n");
-    device_locals(e, "G");
-    fprintf(e->out, "    forward(ctx);\n"
+                    "    rt_model_ctx *ctx = arg;\n"
+                    "    RT_CUDA_DEVICE_LOCALS;\n"
+                    "    forward(ctx);\n"
                     "    /* softmax cross-entropy, label smoothing %g, fused with its gradient%s */\n"
                     "    cuda_softmax_xent(rt_dev.loss, %s, %s, rt_dev.y, BATCH, CLASSES, %s, 1.0f / BATCH,\n"
                     "                      rt_cuda_optim_loss_scale(rt_dev.optim));\n",
-            net->label_smoothing, e->s->loss_scale ? " (times the loss scale)" : "",
-            dlogits, logits,
+            net->label_smoothing, e->s->loss_scale ? " (times the loss scale)" : "", dlogits, logits,
             c_float(net->label_smoothing));
 }
 
@@ -248,8 +236,10 @@ static void backward_op(emitter *e, int j) {
     }
 }
 
-/* After the step: the plans the runtime creates at start-up, and the channels-last weights. */
-static void step_end(emitter *e) {
+static void step_end(emitter *e) { fprintf(e->out, "}\n\n"); }
+
+/* After init: the plans the runtime creates at start-up, and the channels-last weights. */
+static void init_end(emitter *e) {
     const ir_net *net = e->net;
     FILE *out = e->out;
     fprintf(out, "}\n\n/* cuDNN algorithms are timed once, at start-up (no model memory needed yet). */\n"
@@ -280,7 +270,6 @@ static void step_end(emitter *e) {
     fprintf(out, "}\n\n");
 }
 
-static void init_end(emitter *e) { fprintf(e->out, "}\n\n"); }
 
 static void descriptor(emitter *e, int n_tensors) {
     const ir_net *net = e->net;

@@ -52,6 +52,16 @@ typedef struct {
 } rt_cuda_dev;
 extern rt_cuda_dev rt_dev;
 
+/* The device buffers under the names a generated model.c's layout macros use (its P + off,
+ * G + off, WA + off, arena + off, x), as locals at the top of its forward and step; act_t
+ * is the model's activation type. */
+#define RT_CUDA_DEVICE_LOCALS                                                  \
+    float *P = rt_dev.P, *G = rt_dev.G, *S = rt_dev.S;                         \
+    const act_t *WA = (const act_t *)rt_dev.WA, *WN = (const act_t *)rt_dev.WN; \
+    unsigned char *arena = rt_dev.arena;                                       \
+    const act_t *x = (const act_t *)rt_dev.x;                                  \
+    (void)P, (void)G, (void)S, (void)WA, (void)WN, (void)arena, (void)x
+
 /* rt_trainer_main for a CUDA model: installs the runtime's train_step, eval_forward, logits
  * and device hooks around m->model's sizes, tables and init. */
 int rt_cuda_trainer_main(const rt_cuda_model *m, const rt_run_config *run, int argc, char **argv);

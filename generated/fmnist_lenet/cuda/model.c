@@ -69,11 +69,7 @@ static rt_cuda_linear *fc1_gemm;
 static rt_cuda_linear *fc2_gemm;
 
 static void forward(rt_model_ctx *ctx) {
-    float *P = rt_dev.P, *S = rt_dev.S;
-    const act_t *WA = rt_dev.WA;
-    unsigned char *arena = rt_dev.arena;
-    const act_t *x = rt_dev.x;
-    (void)P, (void)S, (void)WA, (void)arena, (void)x;
+    RT_CUDA_DEVICE_LOCALS;
     /* layer "conv1" (conv) at specs/examples/fmnist_lenet.spec:11,
        with "relu1" (relu) at specs/examples/fmnist_lenet.spec:12 fused into it */
     cuda_conv2d_forward(conv1_conv, conv1_out, x, conv1_wact);
@@ -100,11 +96,7 @@ static void forward(rt_model_ctx *ctx) {
  * bucket is all-reduced on NCCL's stream as soon as it is complete. */
 static void train_step_device(void *arg) {
     rt_model_ctx *ctx = arg;
-    float *P = rt_dev.P, *G = rt_dev.G;
-    const act_t *WA = rt_dev.WA;
-    unsigned char *arena = rt_dev.arena;
-    const act_t *x = rt_dev.x;
-    (void)P, (void)G, (void)WA, (void)arena, (void)x;
+    RT_CUDA_DEVICE_LOCALS;
     forward(ctx);
     /* softmax cross-entropy, label smoothing 0.1, fused with its gradient */
     cuda_softmax_xent(rt_dev.loss, fc2_dout, fc2_out, rt_dev.y, BATCH, CLASSES, 0.1f, 1.0f / BATCH,
@@ -131,6 +123,17 @@ static void train_step_device(void *arg) {
     rt_cuda_grad_bucket_ready(0);  /* bucket 0 complete: 1663648 grads from "fc2" to here */
 }
 
+/* torch's default initialization; BN/LN start as identity. */
+static void init(float *P, float *S, uint64_t seed) {
+    rt_rng r;
+    rt_rng_init(&r, seed, RT_STREAM_INIT);
+    (void)S;
+    rt_init_torch_default(conv1_weight, 800, conv1_bias, 32, 25, &r);
+    rt_init_torch_default(conv2_weight, 51200, conv2_bias, 64, 800, &r);
+    rt_init_torch_default(fc1_weight, 1605632, fc1_bias, 512, 3136, &r);
+    rt_init_torch_default(fc2_weight, 5120, fc2_bias, 10, 512, &r);
+}
+
 /* cuDNN algorithms are timed once, at start-up (no model memory needed yet). */
 static size_t create_plans(size_t cap) {
     size_t work = 0, w;
@@ -142,17 +145,6 @@ static size_t create_plans(size_t cap) {
     fc1_gemm = rt_cuda_linear_create(BATCH, 3136, 512);
     fc2_gemm = rt_cuda_linear_create(BATCH, 512, 10);
     return work;
-}
-
-/* torch's default initialization; BN/LN start as identity. */
-static void init(float *P, float *S, uint64_t seed) {
-    rt_rng r;
-    rt_rng_init(&r, seed, RT_STREAM_INIT);
-    (void)S;
-    rt_init_torch_default(conv1_weight, 800, conv1_bias, 32, 25, &r);
-    rt_init_torch_default(conv2_weight, 51200, conv2_bias, 64, 800, &r);
-    rt_init_torch_default(fc1_weight, 1605632, fc1_bias, 512, 3136, &r);
-    rt_init_torch_default(fc2_weight, 5120, fc2_bias, 10, 512, &r);
 }
 
 static const rt_param_tensor tensors[] = {
@@ -257,24 +249,19 @@ static const char spec_text[] =
     "}\n";
 
 static const rt_model model = {
-    .name = "fmnist_lenet",
-    .spec_path = "specs/examples/fmnist_lenet.spec",
-    .spec_hash = "2b2a39a2ddf35e0c572481208dc99fccbaa081c12b6f4d1b7ab52170ea192e95",
-    .spec_text = spec_text,
-    .compiler_version = "0.1",
+    .name = "fmnist_lenet", .spec_path = "specs/examples/fmnist_lenet.spec", .spec_text = spec_text,
+    .spec_hash = "2b2a39a2ddf35e0c572481208dc99fccbaa081c12b6f4d1b7ab52170ea192e95", .compiler_version = "0.1",
     .in_c = 1, .in_h = 28, .in_w = 28, .classes = CLASSES, .batch = BATCH,
     .n_params = 1663648, .n_buffers = 0, .param_count = 1663370,
-    .arena_naive_bytes = 53520384,
-    .n_tensors = 8, .tensors = tensors,
-    .n_buckets = 1, .buckets = buckets,
-    .init = init,   /* the runtime supplies the step, evaluation and device hooks */
+    .arena_naive_bytes = 53520384, .n_tensors = 8, .tensors = tensors,
+    .n_buckets = 1, .buckets = buckets, .init = init,
+    /* the runtime supplies the step, evaluation and device hooks (rt_cuda_trainer_main) */
 };
 
 static const rt_cuda_model cuda = {
-    .model = &model, .arena_bytes = ARENA_BYTES, .math = RT_CUDA_FP32, .nhwc = 0,
-    .loss_scale = 0, .init_scale = 0.0f,
-    .create_plans = create_plans, .weights_nhwc = NULL, .forward = forward,
-    .step = train_step_device, .logits_offset = 35323904,
+    .model = &model, .arena_bytes = ARENA_BYTES, .logits_offset = 35323904,
+    .math = RT_CUDA_FP32, .nhwc = 0, .loss_scale = 0, .init_scale = 0.0f,
+    .create_plans = create_plans, .weights_nhwc = NULL, .forward = forward, .step = train_step_device,
 };
 
 static const rt_run_config run = {

@@ -43,11 +43,7 @@ static rt_cuda_linear *fc1_gemm;
 static rt_cuda_linear *fc2_gemm;
 
 static void forward(rt_model_ctx *ctx) {
-    float *P = rt_dev.P, *S = rt_dev.S;
-    const act_t *WA = rt_dev.WA;
-    unsigned char *arena = rt_dev.arena;
-    const act_t *x = rt_dev.x;
-    (void)P, (void)S, (void)WA, (void)arena, (void)x;
+    RT_CUDA_DEVICE_LOCALS;
     /* layer "flatten" (flatten) at specs/examples/fmnist_mlp.spec:8: a view of x, no code */
     /* layer "fc1" (linear) at specs/examples/fmnist_mlp.spec:9,
        with "relu1" (relu) at specs/examples/fmnist_mlp.spec:10 fused into it */
@@ -63,11 +59,7 @@ static void forward(rt_model_ctx *ctx) {
  * bucket is all-reduced on NCCL's stream as soon as it is complete. */
 static void train_step_device(void *arg) {
     rt_model_ctx *ctx = arg;
-    float *P = rt_dev.P, *G = rt_dev.G;
-    const act_t *WA = rt_dev.WA;
-    unsigned char *arena = rt_dev.arena;
-    const act_t *x = rt_dev.x;
-    (void)P, (void)G, (void)WA, (void)arena, (void)x;
+    RT_CUDA_DEVICE_LOCALS;
     forward(ctx);
     /* softmax cross-entropy, label smoothing 0, fused with its gradient */
     cuda_softmax_xent(rt_dev.loss, fc2_dout, fc2_out, rt_dev.y, BATCH, CLASSES, 0.0f, 1.0f / BATCH,
@@ -82,15 +74,6 @@ static void train_step_device(void *arg) {
     rt_cuda_grad_bucket_ready(0);  /* bucket 0 complete: 101888 grads from "fc2" to here */
 }
 
-/* cuDNN algorithms are timed once, at start-up (no model memory needed yet). */
-static size_t create_plans(size_t cap) {
-    size_t work = 0, w;
-    (void)w, (void)cap;
-    fc1_gemm = rt_cuda_linear_create(BATCH, 784, 128);
-    fc2_gemm = rt_cuda_linear_create(BATCH, 128, 10);
-    return work;
-}
-
 /* torch's default initialization; BN/LN start as identity. */
 static void init(float *P, float *S, uint64_t seed) {
     rt_rng r;
@@ -98,6 +81,15 @@ static void init(float *P, float *S, uint64_t seed) {
     (void)S;
     rt_init_torch_default(fc1_weight, 100352, fc1_bias, 128, 784, &r);
     rt_init_torch_default(fc2_weight, 1280, fc2_bias, 10, 128, &r);
+}
+
+/* cuDNN algorithms are timed once, at start-up (no model memory needed yet). */
+static size_t create_plans(size_t cap) {
+    size_t work = 0, w;
+    (void)w, (void)cap;
+    fc1_gemm = rt_cuda_linear_create(BATCH, 784, 128);
+    fc2_gemm = rt_cuda_linear_create(BATCH, 128, 10);
+    return work;
 }
 
 static const rt_param_tensor tensors[] = {
@@ -166,24 +158,19 @@ static const char spec_text[] =
     "}\n";
 
 static const rt_model model = {
-    .name = "fmnist_mlp",
-    .spec_path = "specs/examples/fmnist_mlp.spec",
-    .spec_hash = "62b310f6b0d42b3e7add229748978ad2923f5385af2fa9bdbf4fd4beff38c543",
-    .spec_text = spec_text,
-    .compiler_version = "0.1",
+    .name = "fmnist_mlp", .spec_path = "specs/examples/fmnist_mlp.spec", .spec_text = spec_text,
+    .spec_hash = "62b310f6b0d42b3e7add229748978ad2923f5385af2fa9bdbf4fd4beff38c543", .compiler_version = "0.1",
     .in_c = 1, .in_h = 28, .in_w = 28, .classes = CLASSES, .batch = BATCH,
     .n_params = 101888, .n_buffers = 0, .param_count = 101770,
-    .arena_naive_bytes = 70656,
-    .n_tensors = 4, .tensors = tensors,
-    .n_buckets = 1, .buckets = buckets,
-    .init = init,   /* the runtime supplies the step, evaluation and device hooks */
+    .arena_naive_bytes = 70656, .n_tensors = 4, .tensors = tensors,
+    .n_buckets = 1, .buckets = buckets, .init = init,
+    /* the runtime supplies the step, evaluation and device hooks (rt_cuda_trainer_main) */
 };
 
 static const rt_cuda_model cuda = {
-    .model = &model, .arena_bytes = ARENA_BYTES, .math = RT_CUDA_FP32, .nhwc = 0,
-    .loss_scale = 0, .init_scale = 0.0f,
-    .create_plans = create_plans, .weights_nhwc = NULL, .forward = forward,
-    .step = train_step_device, .logits_offset = 65536,
+    .model = &model, .arena_bytes = ARENA_BYTES, .logits_offset = 65536,
+    .math = RT_CUDA_FP32, .nhwc = 0, .loss_scale = 0, .init_scale = 0.0f,
+    .create_plans = create_plans, .weights_nhwc = NULL, .forward = forward, .step = train_step_device,
 };
 
 static const rt_run_config run = {

@@ -289,11 +289,7 @@ static rt_cuda_conv *layer3_1_conv2_conv;
 static rt_cuda_linear *fc_gemm;
 
 static void forward(rt_model_ctx *ctx) {
-    float *P = rt_dev.P, *S = rt_dev.S;
-    const act_t *WA = rt_dev.WA;
-    unsigned char *arena = rt_dev.arena;
-    const act_t *x = rt_dev.x;
-    (void)P, (void)S, (void)WA, (void)arena, (void)x;
+    RT_CUDA_DEVICE_LOCALS;
     /* layer "stem" (conv) at specs/examples/fmnist_resnet.spec:32 */
     cuda_conv2d_forward(stem_conv, stem_out, x, stem_wact);
     /* layer "stem_bn" (bn) at specs/examples/fmnist_resnet.spec:33,
@@ -466,11 +462,7 @@ static void forward(rt_model_ctx *ctx) {
  * bucket is all-reduced on NCCL's stream as soon as it is complete. */
 static void train_step_device(void *arg) {
     rt_model_ctx *ctx = arg;
-    float *P = rt_dev.P, *G = rt_dev.G;
-    const act_t *WA = rt_dev.WA;
-    unsigned char *arena = rt_dev.arena;
-    const act_t *x = rt_dev.x;
-    (void)P, (void)G, (void)WA, (void)arena, (void)x;
+    RT_CUDA_DEVICE_LOCALS;
     forward(ctx);
     /* softmax cross-entropy, label smoothing 0.1, fused with its gradient */
     cuda_softmax_xent(rt_dev.loss, fc_dout, fc_out, rt_dev.y, BATCH, CLASSES, 0.1f, 1.0f / BATCH,
@@ -568,44 +560,6 @@ static void train_step_device(void *arg) {
     rt_cuda_grad_bucket_ready(0);  /* bucket 0 complete: 697760 grads from "fc" to here */
 }
 
-/* cuDNN algorithms are timed once, at start-up (no model memory needed yet). */
-static size_t create_plans(size_t cap) {
-    size_t work = 0, w;
-    (void)w, (void)cap;
-    stem_conv = rt_cuda_conv_create(&stem_shape);
-    if ((w = rt_cuda_conv_select(stem_conv, 1, cap)) > work) work = w;
-    layer1_0_conv1_conv = rt_cuda_conv_create(&layer1_0_conv1_shape);
-    if ((w = rt_cuda_conv_select(layer1_0_conv1_conv, 0, cap)) > work) work = w;
-    layer1_0_conv2_conv = rt_cuda_conv_create(&layer1_0_conv2_shape);
-    if ((w = rt_cuda_conv_select(layer1_0_conv2_conv, 0, cap)) > work) work = w;
-    layer1_1_conv1_conv = rt_cuda_conv_create(&layer1_1_conv1_shape);
-    if ((w = rt_cuda_conv_select(layer1_1_conv1_conv, 0, cap)) > work) work = w;
-    layer1_1_conv2_conv = rt_cuda_conv_create(&layer1_1_conv2_shape);
-    if ((w = rt_cuda_conv_select(layer1_1_conv2_conv, 0, cap)) > work) work = w;
-    layer2_0_conv1_conv = rt_cuda_conv_create(&layer2_0_conv1_shape);
-    if ((w = rt_cuda_conv_select(layer2_0_conv1_conv, 0, cap)) > work) work = w;
-    layer2_0_conv2_conv = rt_cuda_conv_create(&layer2_0_conv2_shape);
-    if ((w = rt_cuda_conv_select(layer2_0_conv2_conv, 0, cap)) > work) work = w;
-    layer2_0_down_conv = rt_cuda_conv_create(&layer2_0_down_shape);
-    if ((w = rt_cuda_conv_select(layer2_0_down_conv, 0, cap)) > work) work = w;
-    layer2_1_conv1_conv = rt_cuda_conv_create(&layer2_1_conv1_shape);
-    if ((w = rt_cuda_conv_select(layer2_1_conv1_conv, 0, cap)) > work) work = w;
-    layer2_1_conv2_conv = rt_cuda_conv_create(&layer2_1_conv2_shape);
-    if ((w = rt_cuda_conv_select(layer2_1_conv2_conv, 0, cap)) > work) work = w;
-    layer3_0_conv1_conv = rt_cuda_conv_create(&layer3_0_conv1_shape);
-    if ((w = rt_cuda_conv_select(layer3_0_conv1_conv, 0, cap)) > work) work = w;
-    layer3_0_conv2_conv = rt_cuda_conv_create(&layer3_0_conv2_shape);
-    if ((w = rt_cuda_conv_select(layer3_0_conv2_conv, 0, cap)) > work) work = w;
-    layer3_0_down_conv = rt_cuda_conv_create(&layer3_0_down_shape);
-    if ((w = rt_cuda_conv_select(layer3_0_down_conv, 0, cap)) > work) work = w;
-    layer3_1_conv1_conv = rt_cuda_conv_create(&layer3_1_conv1_shape);
-    if ((w = rt_cuda_conv_select(layer3_1_conv1_conv, 0, cap)) > work) work = w;
-    layer3_1_conv2_conv = rt_cuda_conv_create(&layer3_1_conv2_shape);
-    if ((w = rt_cuda_conv_select(layer3_1_conv2_conv, 0, cap)) > work) work = w;
-    fc_gemm = rt_cuda_linear_create(BATCH, 128, 10);
-    return work;
-}
-
 /* torch's default initialization; BN/LN start as identity. */
 static void init(float *P, float *S, uint64_t seed) {
     rt_rng r;
@@ -687,6 +641,44 @@ static void init(float *P, float *S, uint64_t seed) {
     rt_init_const(layer3_1_bn2_running_mean, 128, 0.0f);
     rt_init_const(layer3_1_bn2_running_var, 128, 1.0f);
     rt_init_torch_default(fc_weight, 1280, fc_bias, 10, 128, &r);
+}
+
+/* cuDNN algorithms are timed once, at start-up (no model memory needed yet). */
+static size_t create_plans(size_t cap) {
+    size_t work = 0, w;
+    (void)w, (void)cap;
+    stem_conv = rt_cuda_conv_create(&stem_shape);
+    if ((w = rt_cuda_conv_select(stem_conv, 1, cap)) > work) work = w;
+    layer1_0_conv1_conv = rt_cuda_conv_create(&layer1_0_conv1_shape);
+    if ((w = rt_cuda_conv_select(layer1_0_conv1_conv, 0, cap)) > work) work = w;
+    layer1_0_conv2_conv = rt_cuda_conv_create(&layer1_0_conv2_shape);
+    if ((w = rt_cuda_conv_select(layer1_0_conv2_conv, 0, cap)) > work) work = w;
+    layer1_1_conv1_conv = rt_cuda_conv_create(&layer1_1_conv1_shape);
+    if ((w = rt_cuda_conv_select(layer1_1_conv1_conv, 0, cap)) > work) work = w;
+    layer1_1_conv2_conv = rt_cuda_conv_create(&layer1_1_conv2_shape);
+    if ((w = rt_cuda_conv_select(layer1_1_conv2_conv, 0, cap)) > work) work = w;
+    layer2_0_conv1_conv = rt_cuda_conv_create(&layer2_0_conv1_shape);
+    if ((w = rt_cuda_conv_select(layer2_0_conv1_conv, 0, cap)) > work) work = w;
+    layer2_0_conv2_conv = rt_cuda_conv_create(&layer2_0_conv2_shape);
+    if ((w = rt_cuda_conv_select(layer2_0_conv2_conv, 0, cap)) > work) work = w;
+    layer2_0_down_conv = rt_cuda_conv_create(&layer2_0_down_shape);
+    if ((w = rt_cuda_conv_select(layer2_0_down_conv, 0, cap)) > work) work = w;
+    layer2_1_conv1_conv = rt_cuda_conv_create(&layer2_1_conv1_shape);
+    if ((w = rt_cuda_conv_select(layer2_1_conv1_conv, 0, cap)) > work) work = w;
+    layer2_1_conv2_conv = rt_cuda_conv_create(&layer2_1_conv2_shape);
+    if ((w = rt_cuda_conv_select(layer2_1_conv2_conv, 0, cap)) > work) work = w;
+    layer3_0_conv1_conv = rt_cuda_conv_create(&layer3_0_conv1_shape);
+    if ((w = rt_cuda_conv_select(layer3_0_conv1_conv, 0, cap)) > work) work = w;
+    layer3_0_conv2_conv = rt_cuda_conv_create(&layer3_0_conv2_shape);
+    if ((w = rt_cuda_conv_select(layer3_0_conv2_conv, 0, cap)) > work) work = w;
+    layer3_0_down_conv = rt_cuda_conv_create(&layer3_0_down_shape);
+    if ((w = rt_cuda_conv_select(layer3_0_down_conv, 0, cap)) > work) work = w;
+    layer3_1_conv1_conv = rt_cuda_conv_create(&layer3_1_conv1_shape);
+    if ((w = rt_cuda_conv_select(layer3_1_conv1_conv, 0, cap)) > work) work = w;
+    layer3_1_conv2_conv = rt_cuda_conv_create(&layer3_1_conv2_shape);
+    if ((w = rt_cuda_conv_select(layer3_1_conv2_conv, 0, cap)) > work) work = w;
+    fc_gemm = rt_cuda_linear_create(BATCH, 128, 10);
+    return work;
 }
 
 static const rt_param_tensor tensors[] = {
@@ -1029,24 +1021,19 @@ static const char spec_text[] =
     "}\n";
 
 static const rt_model model = {
-    .name = "fmnist_resnet",
-    .spec_path = "specs/examples/fmnist_resnet.spec",
-    .spec_hash = "86dcf8ee1134fd13074ec7495f73af7a81c091993b8d49b1341e55799e2b1bcd",
-    .spec_text = spec_text,
-    .compiler_version = "0.1",
+    .name = "fmnist_resnet", .spec_path = "specs/examples/fmnist_resnet.spec", .spec_text = spec_text,
+    .spec_hash = "86dcf8ee1134fd13074ec7495f73af7a81c091993b8d49b1341e55799e2b1bcd", .compiler_version = "0.1",
     .in_c = 1, .in_h = 28, .in_w = 28, .classes = CLASSES, .batch = BATCH,
     .n_params = 697760, .n_buffers = 2240, .param_count = 696042,
-    .arena_naive_bytes = 539642624,
-    .n_tensors = 47, .tensors = tensors,
-    .n_buckets = 1, .buckets = buckets,
-    .init = init,   /* the runtime supplies the step, evaluation and device hooks */
+    .arena_naive_bytes = 539642624, .n_tensors = 47, .tensors = tensors,
+    .n_buckets = 1, .buckets = buckets, .init = init,
+    /* the runtime supplies the step, evaluation and device hooks (rt_cuda_trainer_main) */
 };
 
 static const rt_cuda_model cuda = {
-    .model = &model, .arena_bytes = ARENA_BYTES, .math = RT_CUDA_FP32, .nhwc = 0,
-    .loss_scale = 0, .init_scale = 0.0f,
-    .create_plans = create_plans, .weights_nhwc = NULL, .forward = forward,
-    .step = train_step_device, .logits_offset = 224788480,
+    .model = &model, .arena_bytes = ARENA_BYTES, .logits_offset = 224788480,
+    .math = RT_CUDA_FP32, .nhwc = 0, .loss_scale = 0, .init_scale = 0.0f,
+    .create_plans = create_plans, .weights_nhwc = NULL, .forward = forward, .step = train_step_device,
 };
 
 static const rt_run_config run = {
