@@ -32,6 +32,19 @@ static const char spec_text[] =
     "data { train { source: \"synthetic\" samples: 8 batch_per_rank: 2 } }\n"
     "solver { epochs: 1 sgd { momentum: 0.9 } lr { base: 0.1 } }\n";
 
+/* Writes text to dir/name and loads it; returns its sema_load status. */
+static int load(const char *dir, const char *name, const char *text, spec_doc *doc, sema_result *res) {
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    if (!f) return -1;
+    fputs(text, f);
+    fclose(f);
+    diag_ctx diag;
+    diag_init(&diag, stderr);
+    return sema_load(doc, res, &diag, path);
+}
+
 static int op_named(const ir_net *net, const char *name) {
     for (int i = 0; i < net->n_ops; i++)
         if (!strcmp(net->ops[i].name, name)) return i;
@@ -74,24 +87,19 @@ static void check_schedule(const sema_result *res, build_backend backend) {
 /* A conv without bias keeps its relu on CUDA (no bias kernel to carry it); the CPU conv
  * applies it itself. A relu on the logits stays its own op on CUDA. */
 static void check_bias_rule(const char *dir) {
-    char path[256];
-    snprintf(path, sizeof path, "%s/nobias.spec", dir);
-    FILE *f = fopen(path, "w");
-    fputs("net {\n  input_shape: [3, 8, 8]\n  classes: 4\n"
-          "  conv { name: \"c\" out: 4 kernel: 3 pad: 1 bias: false }\n  relu { name: \"r\" }\n"
-          "  flatten { name: \"f\" }\n  linear { name: \"fc\" out: 4 }\n  relu { name: \"last\" }\n}\n"
-          "data { train { source: \"synthetic\" samples: 8 batch_per_rank: 2 } }\n"
-          "solver { epochs: 1 sgd { momentum: 0.9 } lr { base: 0.1 } }\n", f);
-    fclose(f);
-    diag_ctx diag;
-    diag_init(&diag, stderr);
     spec_doc doc;
     sema_result res;
-    CHECK(sema_load(&doc, &res, &diag, path) == 0);
+    CHECK(load(dir, "nobias.spec",
+               "net {\n  input_shape: [3, 8, 8]\n  classes: 4\n"
+               "  conv { name: \"c\" out: 4 kernel: 3 pad: 1 bias: false }\n  relu { name: \"r\" }\n"
+               "  flatten { name: \"f\" }\n  linear { name: \"fc\" out: 4 }\n  relu { name: \"last\" }\n}\n"
+               "data { train { source: \"synthetic\" samples: 8 batch_per_rank: 2 } }\n"
+               "solver { epochs: 1 sgd { momentum: 0.9 } lr { base: 0.1 } }\n",
+               &doc, &res) == 0);
     for (int b = 0; b < 2; b++) {
         build_options opt = { b ? BACKEND_CUDA : BACKEND_CPU, 1, 0 };
         schedule s;
-        CHECK(lower(&s, &res, &opt, 0, path) == 0);
+        CHECK(lower(&s, &res, &opt, 0, "nobias.spec") == 0);
         int relu_ops = 0;
         for (int i = 0; i < s.net.n_ops; i++) relu_ops += s.net.ops[i].kind == IR_RELU;
         CHECK(relu_ops == (b ? 2 : 0));   /* CPU: both fused (conv and linear apply it) */
@@ -103,16 +111,9 @@ static void check_bias_rule(const char *dir) {
 
 int main(void) {
     if (!mkdtemp(tmpdir)) { perror("mkdtemp"); return 1; }
-    char path[256];
-    snprintf(path, sizeof path, "%s/t.spec", tmpdir);
-    FILE *f = fopen(path, "w");
-    fputs(spec_text, f);
-    fclose(f);
-    diag_ctx diag;
-    diag_init(&diag, stderr);
     spec_doc doc;
     sema_result res;
-    CHECK(sema_load(&doc, &res, &diag, path) == 0);
+    CHECK(load(tmpdir, "t.spec", spec_text, &doc, &res) == 0);
     check_schedule(&res, BACKEND_CPU);
     check_schedule(&res, BACKEND_CUDA);
     sema_result_free(&res);
