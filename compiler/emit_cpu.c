@@ -3,7 +3,6 @@
 #include "emit.h"
 #include "emit_names.h"
 #include "template.h"
-#include "rt_ops.h"   /* rt_conv_winograd_fits: the runtime's own shape predicate */
 
 #include <stdlib.h>
 #include <string.h>
@@ -22,18 +21,14 @@ static void layout_head(emitter *e) {
 
 static void param_extra(emitter *e, const ir_op *op) { (void)e, (void)op; }
 
-/* Winograd for the shapes the runtime's Winograd path computes, when there are enough input
- * channels for its transformed-domain GEMMs to pay off (a 1-channel stem is a 9- or 25-deep
- * im2col GEMM): F(4x4,3x3) for 3x3 kernels (0.56-0.73x the GEMM work of F(2x2,3x3) on 28x28,
- * 14x14 and 7x7 maps; bench/RESULTS.md has the measurement), F(2x2,5x5) for 5x5 ones.
- * Returns the algorithm's name for the generated shape, or NULL for im2col. */
-static const char *conv_winograd_algo(const ir_op *op) {
-    rt_conv_shape s = { .c = op->in_c, .h = op->in_h, .w = op->in_w, .oc = op->c,
-                        .kh = op->kh, .kw = op->kw, .sh = op->sh, .sw = op->sw, .ph = op->ph,
-                        .pw = op->pw, .dh = op->dh, .dw = op->dw, .groups = op->groups,
-                        .oh = op->h, .ow = op->w };
-    if (!rt_conv_winograd_fits(&s) || op->in_c < 8) return NULL;
-    return op->kh == 3 ? "RT_CONV_WINOGRAD_F4" : "RT_CONV_WINOGRAD";
+/* The rt_conv_algo constant of the algorithm lowering chose (lower.c), or NULL: im2col. */
+static const char *conv_algo_name(const ir_op *op) {
+    switch (op->conv_algo) {
+    case IR_CONV_WINOGRAD_F4: return "RT_CONV_WINOGRAD_F4";
+    case IR_CONV_WINOGRAD: return "RT_CONV_WINOGRAD";
+    case IR_CONV_IM2COL: break;
+    }
+    return NULL;
 }
 
 static void state(emitter *e) {
@@ -41,7 +36,7 @@ static void state(emitter *e) {
     FILE *out = e->out;
     int k3 = 0, k5 = 0;
     for (int i = 0; i < net->n_ops; i++)
-        if (net->ops[i].kind == IR_CONV && conv_winograd_algo(&net->ops[i])) {
+        if (net->ops[i].kind == IR_CONV && conv_algo_name(&net->ops[i])) {
             if (net->ops[i].kh == 3) k3 = 1; else k5 = 1;
         }
     if (k3)
@@ -55,7 +50,7 @@ static void state(emitter *e) {
         if (op->kind == IR_CONV) {
             char extra[96];
             snprintf(extra, sizeof extra, "%s%s%s", op->act ? ", .act = RT_ACT_RELU" : "",
-                     conv_winograd_algo(op) ? ", .algo = " : "", conv_winograd_algo(op) ? conv_winograd_algo(op) : "");
+                     conv_algo_name(op) ? ", .algo = " : "", conv_algo_name(op) ? conv_algo_name(op) : "");
             emit_conv_shape(e, i, extra);
         }
         if (op->kind == IR_MAXPOOL || op->kind == IR_AVGPOOL) emit_pool_shape(e, op);

@@ -43,6 +43,9 @@ typedef struct {
 } ir_op_info;
 extern const ir_op_info ir_ops[];
 
+/* The CPU conv's algorithm (rt_conv_algo), chosen by lowering. */
+typedef enum { IR_CONV_IM2COL = 0, IR_CONV_WINOGRAD, IR_CONV_WINOGRAD_F4 } ir_conv_algo;
+
 #define IR_MAX_INPUTS 8
 
 typedef struct {
@@ -67,6 +70,7 @@ typedef struct {
      * the activated value, its gradient the ReLU's, and the relu layer has no op of its own
      * (ir_build.c decides when that is safe and the backend can run it). */
     int act;                   /* 0 none, 1 relu (rt_act) */
+    ir_conv_algo conv_algo;    /* conv on the CPU: im2col + GEMM or Winograd (lower.c) */
     const char *act_name;      /* the fused relu layer's name and place, for comments */
     src_loc act_loc;
 } ir_op;

@@ -3,6 +3,7 @@
  * gradient routes), the gradient buckets and sync-BN. */
 #include "lower.h"
 #include "ir_build.h"
+#include "rt_ops.h"   /* rt_conv_winograd_fits: the runtime's own shape predicate */
 
 #include <string.h>
 
@@ -43,6 +44,23 @@ static int check_nhwc(const schedule *s, const char *spec_path) {
     return 0;
 }
 
+/* The CPU convs' algorithm: Winograd for the shapes the runtime's Winograd path computes,
+ * when there are enough input channels for its transformed-domain GEMMs to pay off (a
+ * 1-channel stem is a 9- or 25-deep im2col GEMM): F(4x4,3x3) for 3x3 kernels (0.56-0.73x the
+ * GEMM work of F(2x2,3x3) on 28x28, 14x14 and 7x7 maps; bench/RESULTS.md has the measurement),
+ * F(2x2,5x5) for 5x5 ones; im2col + GEMM otherwise. */
+static void choose_conv_algos(ir_net *net) {
+    for (int i = 0; i < net->n_ops; i++) {
+        ir_op *op = &net->ops[i];
+        if (op->kind != IR_CONV) continue;
+        rt_conv_shape s = { .c = op->in_c, .h = op->in_h, .w = op->in_w, .oc = op->c,
+                            .kh = op->kh, .kw = op->kw, .sh = op->sh, .sw = op->sw, .ph = op->ph,
+                            .pw = op->pw, .dh = op->dh, .dw = op->dw, .groups = op->groups,
+                            .oh = op->h, .ow = op->w };
+        if (rt_conv_winograd_fits(&s) && op->in_c >= 8) op->conv_algo = op->kh == 3 ? IR_CONV_WINOGRAD_F4 : IR_CONV_WINOGRAD;
+    }
+}
+
 static cuda_precision precision_of(const run_config *run) {
     switch (run->compute) {
     case RUN_TF32: return CUDA_TF32;
@@ -77,6 +95,7 @@ int lower(schedule *s, const sema_result *res, const build_options *opt, int bat
         return 1;
     }
     if (cuda && opt->nhwc && check_nhwc(s, spec_path)) return 1;
+    if (!cuda) choose_conv_algos(&s->net);   /* cuDNN times its own at start-up */
     ir_plan_buckets(&s->net, s->bucket_mb);
     s->net.sync_bn = run->sync_bn;
     return 0;
