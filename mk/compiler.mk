@@ -1,9 +1,14 @@
-# The trainc compiler: compiler/*.c plus the Flex/Bison output (generated under build/gen,
-# never committed). Also a sanitized library of the compiler stages for unit tests and the fuzzer.
+# The trainc compiler: compiler/*.c and compiler/*/*.c (the stage folders; a file added flat
+# in compiler/ builds too) plus the Flex/Bison output (generated under build/gen, never
+# committed). Also a sanitized library of the compiler stages for unit tests and the fuzzer.
 
 TRAINC         := $(BUILD)/trainc
-COMPILER_SRCS  := $(sort $(filter-out compiler/main.c,$(wildcard compiler/*.c)))
-COMPILER_HDRS  := $(wildcard compiler/*.h) compiler/schema.def $(BUILD)/gen/parser.h $(BUILD)/gen/lexer.h
+COMPILER_MAIN  := $(firstword $(wildcard compiler/main.c compiler/*/main.c))
+COMPILER_SRCS  := $(sort $(filter-out $(COMPILER_MAIN),$(wildcard $(COMPILER_DIRS:%=%/*.c))))
+COMPILER_HDRS  := $(wildcard $(COMPILER_DIRS:%=%/*.h)) $(wildcard compiler/*/schema.def) \
+                  $(BUILD)/gen/parser.h $(BUILD)/gen/lexer.h
+PARSER_Y       := $(firstword $(wildcard compiler/parser.y compiler/*/parser.y))
+LEXER_L        := $(firstword $(wildcard compiler/lexer.l compiler/*/lexer.l))
 # Stages the compiler shares with the runtime (spec hashing), and `trainc pack` with the
 # image decode path it shares with the loader (its libraries: PACK_LIBS in mk/data.mk).
 COMPILER_SHARED_SRCS := $(wildcard runtime/core/sha256.c runtime/core/schedule*.c runtime/core/error.c runtime/core/devmem.c \
@@ -18,10 +23,10 @@ TRAINC_LIB_ASAN := $(BUILD)/casan/libtrainc.a
 .PHONY: trainc
 trainc: $(TRAINC)
 
-$(BUILD)/gen/parser.c $(BUILD)/gen/parser.h: compiler/parser.y | deps-check
+$(BUILD)/gen/parser.c $(BUILD)/gen/parser.h: $(PARSER_Y) | deps-check
 	@mkdir -p $(BUILD)/gen
 	bison -Wall -Werror --defines=$(BUILD)/gen/parser.h -o $(BUILD)/gen/parser.c $<
-$(BUILD)/gen/lexer.c $(BUILD)/gen/lexer.h: compiler/lexer.l $(BUILD)/gen/parser.h | deps-check
+$(BUILD)/gen/lexer.c $(BUILD)/gen/lexer.h: $(LEXER_L) $(BUILD)/gen/parser.h | deps-check
 	@mkdir -p $(BUILD)/gen
 	flex --header-file=$(BUILD)/gen/lexer.h -o $(BUILD)/gen/lexer.c $<
 
@@ -47,7 +52,7 @@ $(BUILD)/casan/%.o: %.c $(COMPILER_HDRS) | deps-check
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) $(SAN_FLAGS) -c $< -o $@
 
-$(TRAINC): $(TRAINC_OBJS) $(BUILD)/cobj/compiler/main.o $(COMPILER_SHARED_SRCS:%.c=$(BUILD)/cobj/%.o)
+$(TRAINC): $(TRAINC_OBJS) $(COMPILER_MAIN:%.c=$(BUILD)/cobj/%.o) $(COMPILER_SHARED_SRCS:%.c=$(BUILD)/cobj/%.o)
 	$(CC) $(CFLAGS) -fopenmp $^ -o $@ -lm $(PACK_LIBS)
 $(TRAINC_LIB_ASAN): $(TRAINC_OBJS_ASAN)
 	@rm -f $@; ar rcs $@ $^
@@ -56,7 +61,7 @@ $(TRAINC_LIB_ASAN): $(TRAINC_OBJS_ASAN)
 # in the build directory it was built in, and links trainers with Open MPI, whose flags
 # mpicc knows (none with WITH_MPI=0). What these say is recorded, so that a change rebuilds
 # the objects that bake it in.
-LINKERS := $(foreach d,cobj casan,$(foreach f,build build_cuda,$(BUILD)/$(d)/compiler/$(f).o))
+LINKERS := $(foreach d,cobj casan,$(patsubst %.c,$(BUILD)/$(d)/%.o,$(filter %/build.c %/build_cuda.c,$(COMPILER_SRCS))))
 LINK_DEFINES = -DTRAINC_HOME='"$(abspath .)"' -DTRAINC_BUILD_DIR='"$(BUILD)"' -DTRAINC_MPI_LIBS='"$(MPI_LDFLAGS)"'
 $(LINKERS): CFLAGS_COMMON += $(LINK_DEFINES)
 $(LINKERS): $(BUILD)/cobj/.link-defines

@@ -7,7 +7,7 @@ FUZZ_CC      := clang
 FUZZ_BIN     := $(BUILD)/fuzz/fuzz_spec
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer \
                 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined \
-                -Iruntime/include -Icompiler -I$(BUILD)/gen -Wno-unused-command-line-argument
+                -Iruntime/include $(addprefix -I,$(COMPILER_DIRS)) -I$(BUILD)/gen -Wno-unused-command-line-argument
 FUZZ_LIB_SRCS := $(COMPILER_SRCS) $(sort $(wildcard runtime/core/*.c))
 FUZZ_OBJS    := $(FUZZ_LIB_SRCS:%.c=$(BUILD)/fuzz/obj/%.o) \
                 $(GEN_SRCS:$(BUILD)/gen/%.c=$(BUILD)/fuzz/obj/gen/%.o)
@@ -22,7 +22,7 @@ $(BUILD)/fuzz/obj/%.o: %.c $(COMPILER_HDRS) $(RT_HDRS) | deps-check
 $(FUZZ_LIB): $(FUZZ_OBJS)
 	@rm -f $@; ar rcs $@ $^
 # Sema joins the harness as soon as it exists.
-FUZZ_SEMA := $(if $(shell grep -l '^int sema_analyze' compiler/*.c 2>/dev/null),-DFUZZ_WITH_SEMA)
+FUZZ_SEMA := $(if $(shell grep -l '^int sema_analyze' $(COMPILER_DIRS:%=%/*.c) 2>/dev/null),-DFUZZ_WITH_SEMA)
 $(FUZZ_BIN): tests/fuzz/fuzz_spec.c $(FUZZ_LIB) $(COMPILER_HDRS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SEMA) -fsanitize=fuzzer $< $(FUZZ_LIB) -o $@ -lm

@@ -75,7 +75,7 @@ for p in BF16 FP16; do
   grep -q "typedef $want act_t;" "$out/resnet_$p.src/kernels.cu" || fail "$p kernels.cu does not use $want activations"
   grep -q "typedef uint16_t act_t;" "$out/resnet_$p.src/model.c" || fail "$p model.c does not plan 16-bit activations"
   if [ $p = FP16 ]; then
-    grep -q "rt_cuda_optim_set_loss_scale(dev.optim, 2, 65536.0f)" "$out/resnet_$p.src/model.c" ||
+    grep -q ".loss_scale = 2, .init_scale = 65536.0f" "$out/resnet_$p.src/model.c" ||
       fail "FP16 model.c does not set up dynamic loss scaling"
   fi
 done
@@ -89,7 +89,7 @@ nhwc_build() {  # spec, name
   local src=$out/$2.src/model.c
   check_aligned "$src"
   [ "$(grep -c 'cuda_conv2d_forward(.*_wnhwc);' "$src")" = "$(grep -c 'rt_cuda_conv_create_nhwc' "$src")" ] &&
-    [ "$(grep -c 'rt_cuda_conv_create(' "$src")" = 0 ] && grep -q 'rt_cuda_normalize_input_nhwc' "$src" &&
+    [ "$(grep -c 'rt_cuda_conv_create(' "$src")" = 0 ] && grep -q '\.nhwc = 1,' "$src" &&
     ! grep -q 'cuda_batchnorm_stats_train(\|cuda_maxpool2d_forward(\|cuda_global_avgpool_forward(' "$src" ||
     fail "$2: model.c mixes channels-last and NCHW calls"
   grep -qE 'i % [0-9]+' "$out/$2.src/kernels.cu" && ! grep -qE 'i / [0-9]+L % ' "$out/$2.src/kernels.cu" ||

@@ -1,4 +1,4 @@
-/* compiler/template.c: placeholders are filled, and a missing value, an unused value or an
+/* compiler/emit/template.c: placeholders are filled, and a missing value, an unused value or an
  * unknown template is an error rather than a silently wrong model.c. */
 #include "testlib.h"
 #include "template.h"

@@ -2,26 +2,19 @@
  * spec: specs/examples/fmnist_lenet.spec
  * spec sha256: 3966c6aecd3f54b3b2dc5bc4305a45faf864e401e3a6d3d17f5737e907226670
  * Host schedule of the GPU trainer: every tensor lives in device memory laid out as
- * below (plan.txt beside this file); ops run on one CUDA stream, in this order, and
- * a training step (forward, loss, backward) and the optimizer step are each captured
- * once into a CUDA graph and replayed (--no-graph: launched one by one).
+ * below (plan.txt beside this file); ops run on one CUDA stream, in this order. The
+ * runtime (rt_cuda_model.h) owns the rest: device memory, the batch's way in, and the
+ * training step and optimizer step, each captured once into a CUDA graph and replayed
+ * (--no-graph: launched one by one).
  * Fused elementwise kernels of this net are in kernels.cu; precision: FP32. */
-#include <stdio.h>
-#include <string.h>
 #include "rt_core.h"
-#include "rt_cuda.h"
-#include "rt_devmem.h"
-#include "rt_data.h"
+#include "rt_cuda_model.h"
 #include "rt_rng.h"
-#include "rt_trainer.h"
 #include "kernels.h"
 
 #define BATCH 128
 #define CLASSES 10
-#define IMAGE 784L
-#define N_PARAMS 1663648L
-#define N_BUFFERS 0L
-#define ARENA_BYTES 41751552L
+#define ARENA_BYTES 35329024L
 
 typedef float act_t;   /* activations and their gradients */
 
@@ -48,52 +41,26 @@ typedef float act_t;   /* activations and their gradients */
 #define fc2_bias (P + 5120)  /* 10 */
 #define fc2_dbias (G + 5120)
 
-/* Activations, gradients and saved state in the device arena, in bytes (plan.txt). */
+/* Activations, gradients and saved state in the arena, in bytes (plan.txt). */
 #define conv1_out ((act_t *)(arena + 0))  /* [128,32,28,28] */
-#define relu1_out ((act_t *)(arena + 12845056))  /* [128,32,28,28] */
-#define pool1_out ((act_t *)(arena + 32112640))  /* [128,32,14,14] */
-#define pool1_saved ((int32_t *)(arena + 38535168))
-#define conv2_out ((act_t *)(arena + 0))  /* [128,64,14,14] */
-#define relu2_out ((act_t *)(arena + 6422528))  /* [128,64,14,14] */
-#define pool2_out ((act_t *)(arena + 0))  /* [128,64,7,7] */
-#define pool2_saved ((int32_t *)(arena + 1605632))
-#define fc1_out ((act_t *)(arena + 3211264))  /* [128,512,1,1] */
-#define relu3_out ((act_t *)(arena + 3473408))  /* [128,512,1,1] */
-#define fc2_out ((act_t *)(arena + 41746432))  /* [128,10,1,1] */
-#define conv1_dout ((act_t *)(arena + 0))
-#define relu1_dout ((act_t *)(arena + 25690112))
-#define pool1_dout ((act_t *)(arena + 6422528))
-#define conv2_dout ((act_t *)(arena + 0))
-#define relu2_dout ((act_t *)(arena + 25690112))
-#define pool2_dout ((act_t *)(arena + 3211264))
-#define fc1_dout ((act_t *)(arena + 4816896))
-#define relu3_dout ((act_t *)(arena + 3211264))
-#define fc2_dout ((act_t *)(arena + 3735552))
+#define pool1_out ((act_t *)(arena + 25690112))  /* [128,32,14,14] */
+#define pool1_saved ((int32_t *)(arena + 28901376))
+#define conv2_out ((act_t *)(arena + 12845056))  /* [128,64,14,14] */
+#define pool2_out ((act_t *)(arena + 19267584))  /* [128,64,7,7] */
+#define pool2_saved ((int32_t *)(arena + 32112640))
+#define fc1_out ((act_t *)(arena + 20873216))  /* [128,512,1,1] */
+#define fc2_out ((act_t *)(arena + 35323904))  /* [128,10,1,1] */
+#define conv1_dout ((act_t *)(arena + 12845056))
+#define pool1_dout ((act_t *)(arena + 32112640))
+#define conv2_dout ((act_t *)(arena + 19267584))
+#define pool2_dout ((act_t *)(arena + 33718272))
+#define fc1_dout ((act_t *)(arena + 21135360))
+#define fc2_dout ((act_t *)(arena + 21397504))
 
 static const rt_conv_shape conv1_shape = { .n = BATCH, .c = 1, .h = 28, .w = 28, .oc = 32, .kh = 5, .kw = 5, .sh = 1, .sw = 1, .ph = 2, .pw = 2, .dh = 1, .dw = 1, .groups = 1, .oh = 28, .ow = 28 };
 static const rt_pool_shape pool1_shape = { .n = BATCH, .c = 32, .h = 28, .w = 28, .kh = 2, .kw = 2, .sh = 2, .sw = 2, .ph = 0, .pw = 0, .oh = 14, .ow = 14 };
 static const rt_conv_shape conv2_shape = { .n = BATCH, .c = 32, .h = 14, .w = 14, .oc = 64, .kh = 5, .kw = 5, .sh = 1, .sw = 1, .ph = 2, .pw = 2, .dh = 1, .dw = 1, .groups = 1, .oh = 14, .ow = 14 };
 static const rt_pool_shape pool2_shape = { .n = BATCH, .c = 64, .h = 14, .w = 14, .kh = 2, .kw = 2, .sh = 2, .sw = 2, .ph = 0, .pw = 0, .oh = 7, .ow = 7 };
-
-/* Device memory of the model, set up once by upload(). */
-static struct {
-    float *P, *G, *S, *state;   /* params, grads, BN buffers, optimizer state */
-    act_t *WA;                  /* compute copy of the params (P itself in FP32) */
-    unsigned char *arena;       /* the static plan */
-    uint8_t *x_u8[2];           /* the batch as the host sends it: bytes, cropped and flipped;
-                                 * x_u8[cur] is this step's, the other receives the next */
-    int cur;
-    const void *staged;         /* the host batch copied into x_u8[!cur] ahead, or NULL */
-    float *lut;                 /* [IN_C][256]: what a byte becomes (rt_normalize_lut) */
-    act_t *x;                   /* the batch normalized, as the first layer reads it */
-    int32_t *y;                 /* the labels */
-    float *logits;              /* FP32 logits for the host (the arena's in FP32) */
-    uint64_t *seed;             /* the step's mask seed (dropout, drop-path) */
-    double *loss;
-    void *work;                 /* cuDNN workspace, shared by every conv */
-    rt_cuda_optim *optim;
-    rt_cuda_graph *step_graph, *optim_graph;
-} dev;
 
 /* Per-layer library plans: cuDNN descriptors and algorithms, cuBLASLt layouts. */
 static rt_cuda_conv *conv1_conv;
@@ -101,128 +68,62 @@ static rt_cuda_conv *conv2_conv;
 static rt_cuda_linear *fc1_gemm;
 static rt_cuda_linear *fc2_gemm;
 
-extern const rt_model model;
-
 static void forward(rt_model_ctx *ctx) {
-    float *P = dev.P, *S = dev.S;
-    const act_t *WA = dev.WA;
-    unsigned char *arena = dev.arena;
-    const act_t *x = dev.x;
-    (void)P, (void)S, (void)WA, (void)arena, (void)x;
-    /* layer "conv1" (conv) at specs/examples/fmnist_lenet.spec:11 */
+    RT_CUDA_DEVICE_LOCALS;
+    /* layer "conv1" (conv) at specs/examples/fmnist_lenet.spec:11,
+       with "relu1" (relu) at specs/examples/fmnist_lenet.spec:12 fused into it */
     cuda_conv2d_forward(conv1_conv, conv1_out, x, conv1_wact);
-    fused_conv1_bias(relu1_out, conv1_out, conv1_bias);
-    /* layer "relu1" (relu) at specs/examples/fmnist_lenet.spec:12: fused into "conv1" */
+    fused_conv1_bias(conv1_out, conv1_out, conv1_bias);
     /* layer "pool1" (maxpool) at specs/examples/fmnist_lenet.spec:13 */
-    cuda_maxpool2d_forward(pool1_out, pool1_saved, relu1_out, &pool1_shape);
-    /* layer "conv2" (conv) at specs/examples/fmnist_lenet.spec:14 */
+    cuda_maxpool2d_forward(pool1_out, pool1_saved, conv1_out, &pool1_shape);
+    /* layer "conv2" (conv) at specs/examples/fmnist_lenet.spec:14,
+       with "relu2" (relu) at specs/examples/fmnist_lenet.spec:15 fused into it */
     cuda_conv2d_forward(conv2_conv, conv2_out, pool1_out, conv2_wact);
-    fused_conv2_bias(relu2_out, conv2_out, conv2_bias);
-    /* layer "relu2" (relu) at specs/examples/fmnist_lenet.spec:15: fused into "conv2" */
+    fused_conv2_bias(conv2_out, conv2_out, conv2_bias);
     /* layer "pool2" (maxpool) at specs/examples/fmnist_lenet.spec:16 */
-    cuda_maxpool2d_forward(pool2_out, pool2_saved, relu2_out, &pool2_shape);
-    /* layer "fc1" (linear) at specs/examples/fmnist_lenet.spec:17 */
+    cuda_maxpool2d_forward(pool2_out, pool2_saved, conv2_out, &pool2_shape);
+    /* layer "fc1" (linear) at specs/examples/fmnist_lenet.spec:17,
+       with "relu3" (relu) at specs/examples/fmnist_lenet.spec:18 fused into it */
     cuda_linear_forward(fc1_gemm, fc1_out, pool2_out, fc1_wact);
-    fused_fc1_bias(relu3_out, fc1_out, fc1_bias);
-    /* layer "relu3" (relu) at specs/examples/fmnist_lenet.spec:18: fused into "fc1" */
+    fused_fc1_bias(fc1_out, fc1_out, fc1_bias);
     /* layer "fc2" (linear) at specs/examples/fmnist_lenet.spec:19 */
-    cuda_linear_forward(fc2_gemm, fc2_out, relu3_out, fc2_wact);
+    cuda_linear_forward(fc2_gemm, fc2_out, fc1_out, fc2_wact);
     fused_fc2_bias(fc2_out, fc2_out, fc2_bias);
 }
 
-/* The batch and the step's mask seed to the device, outside the captured graph. The
- * batch comes as bytes (a quarter of FP32's) straight from the loader's buffer, which
- * is page-locked on first use so copies run at full speed: usually already copied by
- * stage_next during the step before, otherwise now. It is normalized here. */
-static void put_batch(rt_model_ctx *ctx, const void *x_host, const int32_t *y_host) {
-    if (x_host == dev.staged) {
-        dev.cur ^= 1;
-        rt_cuda_wait_staged();
-        dev.staged = NULL;
-    } else {
-        rt_cuda_pin_host((void *)x_host, BATCH * IMAGE);
-        rt_cuda_copy_h2d(dev.x_u8[dev.cur], x_host, BATCH * IMAGE);
-        if (y_host) dev.staged = NULL;   /* a training batch other than the staged one */
-    }
-    rt_cuda_normalize_input(dev.x, dev.x_u8[dev.cur], dev.lut, BATCH * IMAGE, 1, 784L);
-    rt_cuda_input_consumed();
-    if (y_host) rt_cuda_copy_h2d(dev.y, y_host, sizeof(int32_t) * BATCH);
-    rt_cuda_copy_h2d(dev.seed, &ctx->step_seed, sizeof ctx->step_seed);
-}
-
-/* The next step's batch (the trainer has it already) to the other input buffer on the
- * copy stream, while this step computes. */
-static void stage_next(const void *next_host) {
-    if (!next_host) return;
-    rt_cuda_pin_host((void *)next_host, BATCH * IMAGE);
-    rt_cuda_stage_h2d(dev.x_u8[dev.cur ^ 1], next_host, BATCH * IMAGE);
-    dev.staged = next_host;
-}
-
-/* Forward, loss and backward of one batch: device work only, captured once into a CUDA
- * graph (rt_cuda_graph_run). Gradients are overwritten in G; with several ranks every
+/* Forward, loss and backward of one batch: device work only, which the runtime captures
+ * once into a CUDA graph. Gradients are overwritten in G; with several ranks every
  * bucket is all-reduced on NCCL's stream as soon as it is complete. */
 static void train_step_device(void *arg) {
     rt_model_ctx *ctx = arg;
-    float *P = dev.P, *G = dev.G;
-    const act_t *WA = dev.WA;
-    unsigned char *arena = dev.arena;
-    const act_t *x = dev.x;
-    (void)P, (void)G, (void)WA, (void)x;
+    RT_CUDA_DEVICE_LOCALS;
     forward(ctx);
     /* softmax cross-entropy, label smoothing 0.1, fused with its gradient */
-    cuda_softmax_xent(dev.loss, fc2_dout, fc2_out, dev.y, BATCH, CLASSES, 0.1f, 1.0f / BATCH,
-                      rt_cuda_optim_loss_scale(dev.optim));
+    cuda_softmax_xent(rt_dev.loss, fc2_dout, fc2_out, rt_dev.y, BATCH, CLASSES, 0.1f, 1.0f / BATCH,
+                      rt_cuda_optim_loss_scale(rt_dev.optim));
     /* backward of "fc2" (linear) at specs/examples/fmnist_lenet.spec:19 */
     cuda_bias_backward(fc2_dbias, NULL, fc2_dout, NULL, BATCH, 10, 1);
-    cuda_linear_backward(fc2_gemm, relu3_dout, fc2_dweight, fc2_dout, relu3_out, fc2_wact);
-    /* backward of "relu3" (relu) at specs/examples/fmnist_lenet.spec:18 */
-    /* fused with the bias gradient of "fc1" */
-    cuda_bias_backward(fc1_dbias, fc1_dout, relu3_dout, relu3_out, BATCH, 512, 1);
-    /* backward of "fc1" (linear) at specs/examples/fmnist_lenet.spec:17 */
+    cuda_linear_backward(fc2_gemm, fc1_dout, fc2_dweight, fc2_dout, fc1_out, fc2_wact);
+    /* backward of "fc1" (linear) at specs/examples/fmnist_lenet.spec:17,
+       with "relu3" (relu) at specs/examples/fmnist_lenet.spec:18 fused into it */
+    cuda_bias_backward(fc1_dbias, fc1_dout, fc1_dout, fc1_out, BATCH, 512, 1);
     cuda_linear_backward(fc1_gemm, pool2_dout, fc1_dweight, fc1_dout, pool2_out, fc1_wact);
     /* backward of "pool2" (maxpool) at specs/examples/fmnist_lenet.spec:16 */
-    cuda_maxpool2d_backward(relu2_dout, pool2_dout, pool2_saved, &pool2_shape);
-    /* backward of "relu2" (relu) at specs/examples/fmnist_lenet.spec:15 */
-    /* fused with the bias gradient of "conv2" */
-    cuda_bias_backward(conv2_dbias, conv2_dout, relu2_dout, relu2_out, BATCH, 64, 196);
-    /* backward of "conv2" (conv) at specs/examples/fmnist_lenet.spec:14 */
+    cuda_maxpool2d_backward(conv2_dout, pool2_dout, pool2_saved, &pool2_shape);
+    /* backward of "conv2" (conv) at specs/examples/fmnist_lenet.spec:14,
+       with "relu2" (relu) at specs/examples/fmnist_lenet.spec:15 fused into it */
+    cuda_bias_backward(conv2_dbias, conv2_dout, conv2_dout, conv2_out, BATCH, 64, 196);
     cuda_conv2d_backward(conv2_conv, pool1_dout, conv2_dweight, conv2_dout, pool1_out, conv2_wact);
     /* backward of "pool1" (maxpool) at specs/examples/fmnist_lenet.spec:13 */
-    cuda_maxpool2d_backward(relu1_dout, pool1_dout, pool1_saved, &pool1_shape);
-    /* backward of "relu1" (relu) at specs/examples/fmnist_lenet.spec:12 */
-    /* fused with the bias gradient of "conv1" */
-    cuda_bias_backward(conv1_dbias, conv1_dout, relu1_dout, relu1_out, BATCH, 32, 784);
-    /* backward of "conv1" (conv) at specs/examples/fmnist_lenet.spec:11 */
+    cuda_maxpool2d_backward(conv1_dout, pool1_dout, pool1_saved, &pool1_shape);
+    /* backward of "conv1" (conv) at specs/examples/fmnist_lenet.spec:11,
+       with "relu1" (relu) at specs/examples/fmnist_lenet.spec:12 fused into it */
+    cuda_bias_backward(conv1_dbias, conv1_dout, conv1_dout, conv1_out, BATCH, 32, 784);
     cuda_conv2d_backward(conv1_conv, NULL, conv1_dweight, conv1_dout, x, conv1_wact);
     rt_cuda_grad_bucket_ready(0);  /* bucket 0 complete: 1663648 grads from "fc2" to here */
-    rt_cuda_grads_finish();   /* the optimizer waits for every bucket's sum */
 }
 
-static double train_step(rt_model_ctx *ctx, const void *x_host, const int32_t *y_host) {
-    unsigned char *arena = dev.arena;
-    (void)arena;
-    put_batch(ctx, x_host, y_host);
-    rt_cuda_graph_run(&dev.step_graph, train_step_device, ctx);
-    stage_next(ctx->next_x);
-    /* loss and logits back to the host, for the trainer's log and accuracy */
-    double loss;
-    rt_cuda_copy_d2h(&loss, dev.loss, sizeof loss);
-    rt_cuda_copy_d2h(ctx->arena, fc2_out, sizeof(float) * BATCH * CLASSES);
-    return loss;
-}
-
-static void eval_forward(rt_model_ctx *ctx, const void *x_host, float *logits_host) {
-    unsigned char *arena = dev.arena;
-    (void)arena;
-    put_batch(ctx, x_host, NULL);
-    forward(ctx);
-    rt_cuda_copy_d2h(logits_host, fc2_out, sizeof(float) * BATCH * CLASSES);
-}
-
-/* The host copy train_step made: the trainer's arena is BATCH x CLASSES floats. */
-static const float *logits(const rt_model_ctx *ctx) { return (const float *)ctx->arena; }
-
+/* torch's default initialization; BN/LN start as identity. */
 static void init(float *P, float *S, uint64_t seed) {
     rt_rng r;
     rt_rng_init(&r, seed, RT_STREAM_INIT);
@@ -231,6 +132,19 @@ static void init(float *P, float *S, uint64_t seed) {
     rt_init_torch_default(conv2_weight, 51200, conv2_bias, 64, 800, &r);
     rt_init_torch_default(fc1_weight, 1605632, fc1_bias, 512, 3136, &r);
     rt_init_torch_default(fc2_weight, 5120, fc2_bias, 10, 512, &r);
+}
+
+/* cuDNN algorithms are timed once, at start-up (no model memory needed yet). */
+static size_t create_plans(size_t cap) {
+    size_t work = 0, w;
+    (void)w, (void)cap;
+    conv1_conv = rt_cuda_conv_create(&conv1_shape);
+    if ((w = rt_cuda_conv_select(conv1_conv, 1, cap)) > work) work = w;
+    conv2_conv = rt_cuda_conv_create(&conv2_shape);
+    if ((w = rt_cuda_conv_select(conv2_conv, 0, cap)) > work) work = w;
+    fc1_gemm = rt_cuda_linear_create(BATCH, 3136, 512);
+    fc2_gemm = rt_cuda_linear_create(BATCH, 512, 10);
+    return work;
 }
 
 static const rt_param_tensor tensors[] = {
@@ -244,97 +158,10 @@ static const rt_param_tensor tensors[] = {
     { "conv1.bias", 1663616, 32, 1 },
 };
 
+/* Gradient buckets (offset, count in floats), in the order backward completes them. */
 static const rt_grad_bucket buckets[] = {
     { 0, 1663648 },
 };
-
-static void upload(rt_model_ctx *ctx, const rt_run_config *run, const float *opt_state, long n_state) {
-    rt_cuda_init(rt_cuda_device_from_env(), RT_CUDA_FP32);
-    if (ctx->no_graph) rt_cuda_graph_disable();
-    /* cuDNN algorithms are timed once here (no model memory needed yet) */
-    size_t work = 0, w, cap = rt_cuda_workspace_cap();
-    (void)w, (void)cap;
-    conv1_conv = rt_cuda_conv_create(&conv1_shape);
-    if ((w = rt_cuda_conv_select(conv1_conv, 1, cap)) > work) work = w;
-    conv2_conv = rt_cuda_conv_create(&conv2_shape);
-    if ((w = rt_cuda_conv_select(conv2_conv, 0, cap)) > work) work = w;
-    fc1_gemm = rt_cuda_linear_create(BATCH, 3136, 512);
-    fc2_gemm = rt_cuda_linear_create(BATCH, 512, 10);
-    /* refuse before allocating when the plan does not fit (rt_devmem.h: the accounting
-     * `trainc show --device-memory` uses too) */
-    rt_devmem mem = rt_devmem_plan(N_PARAMS, N_BUFFERS, n_state, (int)sizeof(act_t), ARENA_BYTES, BATCH,
-                                   IMAGE, CLASSES, work);
-    rt_cuda_check_memory(model.name, mem.fixed, mem.per_sample, BATCH);
-    dev.P = rt_cuda_malloc(sizeof(float) * N_PARAMS, "parameters");
-    dev.G = rt_cuda_malloc(sizeof(float) * N_PARAMS, "gradients");
-    dev.WA = (act_t *)dev.P;
-    dev.S = rt_cuda_malloc(sizeof(float) * (N_BUFFERS ? N_BUFFERS : 1), "batch-norm buffers");
-    dev.state = rt_cuda_malloc(sizeof(float) * (n_state ? n_state : 1), "optimizer state");
-    dev.arena = rt_cuda_malloc(ARENA_BYTES, "activations (the static plan)");
-    dev.x_u8[0] = rt_cuda_malloc(BATCH * IMAGE, "the input batch");
-    dev.x_u8[1] = rt_cuda_malloc(BATCH * IMAGE, "the next input batch");
-    dev.x = rt_cuda_malloc(sizeof(act_t) * BATCH * IMAGE, "the normalized input batch");
-    float lut[1][256];
-    rt_normalize_lut(run->mean, run->std, 1, lut);
-    dev.lut = rt_cuda_malloc(sizeof lut, "the input normalization table");
-    rt_cuda_copy_h2d(dev.lut, lut, sizeof lut);   /* a pageable source: staged before it returns */
-    dev.y = rt_cuda_malloc(sizeof(int32_t) * BATCH, "the labels");
-    dev.seed = rt_cuda_malloc(sizeof(uint64_t), "the mask seed");
-    dev.loss = rt_cuda_malloc(sizeof(double), "the loss");
-    dev.work = rt_cuda_malloc(work, "the cuDNN workspace");
-    rt_cuda_conv_set_workspace(dev.work, work);
-    rt_cuda_copy_h2d(dev.P, ctx->params, sizeof(float) * N_PARAMS);
-    rt_cuda_memset0(dev.G, sizeof(float) * N_PARAMS);
-    if (N_BUFFERS) rt_cuda_copy_h2d(dev.S, ctx->buffers, sizeof(float) * N_BUFFERS);
-    if (n_state) rt_cuda_copy_h2d(dev.state, opt_state, sizeof(float) * (size_t)n_state);
-    long offsets[8], counts[8];
-    int exempt[8];
-    for (int i = 0; i < 8; i++) {
-        offsets[i] = tensors[i].offset, counts[i] = tensors[i].count;
-        exempt[i] = run->exempt_bn_bias && tensors[i].no_decay;
-    }
-    /* the all-reduce leaves the sum over ranks: the optimizer divides by the world size */
-    dev.optim = rt_cuda_optim_create(&run->optim, offsets, counts, exempt, 8, run->weight_decay,
-                                     run->clip_grad_norm, 1.0f / rt_comm_size(ctx->comm));
-    rt_cuda_nccl_init(ctx->comm, dev.G, buckets, 1, run->overlap);
-    rt_cuda_sync();
-    printf("%s: on %s, %.1f MiB of device memory, FP32%s\n", model.name, rt_cuda_device_name(),
-           (mem.fixed + mem.per_sample * BATCH) / 1048576.0, rt_cuda_graph_enabled() ? ", CUDA graphs" : "");
-}
-
-static void download(rt_model_ctx *ctx, float *opt_state, long n_state) {
-    rt_cuda_copy_d2h(ctx->params, dev.P, sizeof(float) * N_PARAMS);
-    if (N_BUFFERS) rt_cuda_copy_d2h(ctx->buffers, dev.S, sizeof(float) * N_BUFFERS);
-    if (n_state) rt_cuda_copy_d2h(opt_state, dev.state, sizeof(float) * (size_t)n_state);
-}
-
-static void optimizer_device(void *arg) {
-    (void)arg;
-    rt_cuda_optim_launch(dev.optim, dev.P, NULL, dev.state, dev.G);
-}
-
-/* The step's scalars go to page-locked memory the captured graph copies from. */
-static void optimizer_step(rt_model_ctx *ctx, double lr, long step) {
-    (void)ctx;
-    rt_cuda_optim_set_step(dev.optim, lr, step);
-    rt_cuda_graph_run(&dev.optim_graph, optimizer_device, NULL);
-}
-
-/* Rank 0's batch-norm statistics to every rank, before evaluation. */
-static void broadcast_buffers(rt_model_ctx *ctx) {
-    (void)ctx;
-    rt_cuda_broadcast(dev.S, N_BUFFERS);
-}
-
-/* Before the trainer repositions its loader: the staged copy finishes, and is forgotten. */
-static void drop_staged(rt_model_ctx *ctx) {
-    (void)ctx;
-    rt_cuda_staged_done();
-    dev.staged = NULL;
-}
-
-static const rt_device_hooks device = { upload, download, optimizer_step, broadcast_buffers, NULL,
-                                        drop_staged };
 
 static const char spec_text[] =
     "name: \"fmnist_lenet\"\n"
@@ -421,21 +248,20 @@ static const char spec_text[] =
     "  log_every: 100\n"
     "}\n";
 
-const rt_model model = {
-    .name = "fmnist_lenet",
-    .spec_path = "specs/examples/fmnist_lenet.spec",
-    .spec_hash = "3966c6aecd3f54b3b2dc5bc4305a45faf864e401e3a6d3d17f5737e907226670",
-    .spec_text = spec_text,
-    .compiler_version = "0.1",
+static const rt_model model = {
+    .name = "fmnist_lenet", .spec_path = "specs/examples/fmnist_lenet.spec", .spec_text = spec_text,
+    .spec_hash = "3966c6aecd3f54b3b2dc5bc4305a45faf864e401e3a6d3d17f5737e907226670", .compiler_version = "0.1",
     .in_c = 1, .in_h = 28, .in_w = 28, .classes = CLASSES, .batch = BATCH,
-    .n_params = N_PARAMS, .n_buffers = N_BUFFERS, .param_count = 1663370L,
-    /* the host arena holds the logits copy; the plan's arena is on the device */
-    .arena_bytes = sizeof(float) * BATCH * CLASSES, .arena_naive_bytes = 92579840,
-    .n_tensors = 8, .tensors = tensors,
-    .n_buckets = 1, .buckets = buckets,
-    .input_u8 = 1,   /* the loader sends bytes; put_batch normalizes them on the device */
-    .init = init, .train_step = train_step, .eval_forward = eval_forward, .logits = logits,
-    .device = &device,
+    .n_params = 1663648, .n_buffers = 0, .param_count = 1663370,
+    .arena_naive_bytes = 53520384, .n_tensors = 8, .tensors = tensors,
+    .n_buckets = 1, .buckets = buckets, .init = init,
+    /* the runtime supplies the step, evaluation and device hooks (rt_cuda_trainer_main) */
+};
+
+static const rt_cuda_model cuda = {
+    .model = &model, .arena_bytes = ARENA_BYTES, .logits_offset = 35323904,
+    .math = RT_CUDA_FP32, .nhwc = 0, .loss_scale = 0, .init_scale = 0.0f,
+    .create_plans = create_plans, .weights_nhwc = NULL, .forward = forward, .step = train_step_device,
 };
 
 static const rt_run_config run = {
@@ -457,4 +283,4 @@ static const rt_run_config run = {
     .mean = { 0.286f, 0.286f, 0.286f, 0.286f }, .std = { 0.353f, 0.353f, 0.353f, 0.353f },
 };
 
-int main(int argc, char **argv) { return rt_trainer_main(&model, &run, argc, argv); }
+int main(int argc, char **argv) { return rt_cuda_trainer_main(&cuda, &run, argc, argv); }

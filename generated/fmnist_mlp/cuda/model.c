@@ -2,26 +2,19 @@
  * spec: specs/examples/fmnist_mlp.spec
  * spec sha256: 3b7cbdf218846805a8b77569ecb489e791922ce5a664c26af4a10fa1d18bd6bd
  * Host schedule of the GPU trainer: every tensor lives in device memory laid out as
- * below (plan.txt beside this file); ops run on one CUDA stream, in this order, and
- * a training step (forward, loss, backward) and the optimizer step are each captured
- * once into a CUDA graph and replayed (--no-graph: launched one by one).
+ * below (plan.txt beside this file); ops run on one CUDA stream, in this order. The
+ * runtime (rt_cuda_model.h) owns the rest: device memory, the batch's way in, and the
+ * training step and optimizer step, each captured once into a CUDA graph and replayed
+ * (--no-graph: launched one by one).
  * Fused elementwise kernels of this net are in kernels.cu; precision: FP32. */
-#include <stdio.h>
-#include <string.h>
 #include "rt_core.h"
-#include "rt_cuda.h"
-#include "rt_devmem.h"
-#include "rt_data.h"
+#include "rt_cuda_model.h"
 #include "rt_rng.h"
-#include "rt_trainer.h"
 #include "kernels.h"
 
 #define BATCH 64
 #define CLASSES 10
-#define IMAGE 784L
-#define N_PARAMS 101888L
-#define N_BUFFERS 0L
-#define ARENA_BYTES 100864L
+#define ARENA_BYTES 70656L
 
 typedef float act_t;   /* activations and their gradients */
 
@@ -38,142 +31,65 @@ typedef float act_t;   /* activations and their gradients */
 #define fc2_bias (P + 1280)  /* 10 */
 #define fc2_dbias (G + 1280)
 
-/* Activations, gradients and saved state in the device arena, in bytes (plan.txt). */
+/* Activations, gradients and saved state in the arena, in bytes (plan.txt). */
 #define fc1_out ((act_t *)(arena + 0))  /* [64,128,1,1] */
-#define relu1_out ((act_t *)(arena + 32768))  /* [64,128,1,1] */
-#define fc2_out ((act_t *)(arena + 98304))  /* [64,10,1,1] */
-#define fc1_dout ((act_t *)(arena + 0))
-#define relu1_dout ((act_t *)(arena + 65536))
-#define fc2_dout ((act_t *)(arena + 0))
+#define fc2_out ((act_t *)(arena + 65536))  /* [64,10,1,1] */
+#define fc1_dout ((act_t *)(arena + 32768))
+#define fc2_dout ((act_t *)(arena + 68096))
 
-
-/* Device memory of the model, set up once by upload(). */
-static struct {
-    float *P, *G, *S, *state;   /* params, grads, BN buffers, optimizer state */
-    act_t *WA;                  /* compute copy of the params (P itself in FP32) */
-    unsigned char *arena;       /* the static plan */
-    uint8_t *x_u8[2];           /* the batch as the host sends it: bytes, cropped and flipped;
-                                 * x_u8[cur] is this step's, the other receives the next */
-    int cur;
-    const void *staged;         /* the host batch copied into x_u8[!cur] ahead, or NULL */
-    float *lut;                 /* [IN_C][256]: what a byte becomes (rt_normalize_lut) */
-    act_t *x;                   /* the batch normalized, as the first layer reads it */
-    int32_t *y;                 /* the labels */
-    float *logits;              /* FP32 logits for the host (the arena's in FP32) */
-    uint64_t *seed;             /* the step's mask seed (dropout, drop-path) */
-    double *loss;
-    void *work;                 /* cuDNN workspace, shared by every conv */
-    rt_cuda_optim *optim;
-    rt_cuda_graph *step_graph, *optim_graph;
-} dev;
 
 /* Per-layer library plans: cuDNN descriptors and algorithms, cuBLASLt layouts. */
 static rt_cuda_linear *fc1_gemm;
 static rt_cuda_linear *fc2_gemm;
 
-extern const rt_model model;
-
 static void forward(rt_model_ctx *ctx) {
-    float *P = dev.P, *S = dev.S;
-    const act_t *WA = dev.WA;
-    unsigned char *arena = dev.arena;
-    const act_t *x = dev.x;
-    (void)P, (void)S, (void)WA, (void)arena, (void)x;
+    RT_CUDA_DEVICE_LOCALS;
     /* layer "flatten" (flatten) at specs/examples/fmnist_mlp.spec:8: a view of x, no code */
-    /* layer "fc1" (linear) at specs/examples/fmnist_mlp.spec:9 */
+    /* layer "fc1" (linear) at specs/examples/fmnist_mlp.spec:9,
+       with "relu1" (relu) at specs/examples/fmnist_mlp.spec:10 fused into it */
     cuda_linear_forward(fc1_gemm, fc1_out, x, fc1_wact);
-    fused_fc1_bias(relu1_out, fc1_out, fc1_bias);
-    /* layer "relu1" (relu) at specs/examples/fmnist_mlp.spec:10: fused into "fc1" */
+    fused_fc1_bias(fc1_out, fc1_out, fc1_bias);
     /* layer "fc2" (linear) at specs/examples/fmnist_mlp.spec:11 */
-    cuda_linear_forward(fc2_gemm, fc2_out, relu1_out, fc2_wact);
+    cuda_linear_forward(fc2_gemm, fc2_out, fc1_out, fc2_wact);
     fused_fc2_bias(fc2_out, fc2_out, fc2_bias);
 }
 
-/* The batch and the step's mask seed to the device, outside the captured graph. The
- * batch comes as bytes (a quarter of FP32's) straight from the loader's buffer, which
- * is page-locked on first use so copies run at full speed: usually already copied by
- * stage_next during the step before, otherwise now. It is normalized here. */
-static void put_batch(rt_model_ctx *ctx, const void *x_host, const int32_t *y_host) {
-    if (x_host == dev.staged) {
-        dev.cur ^= 1;
-        rt_cuda_wait_staged();
-        dev.staged = NULL;
-    } else {
-        rt_cuda_pin_host((void *)x_host, BATCH * IMAGE);
-        rt_cuda_copy_h2d(dev.x_u8[dev.cur], x_host, BATCH * IMAGE);
-        if (y_host) dev.staged = NULL;   /* a training batch other than the staged one */
-    }
-    rt_cuda_normalize_input(dev.x, dev.x_u8[dev.cur], dev.lut, BATCH * IMAGE, 1, 784L);
-    rt_cuda_input_consumed();
-    if (y_host) rt_cuda_copy_h2d(dev.y, y_host, sizeof(int32_t) * BATCH);
-    rt_cuda_copy_h2d(dev.seed, &ctx->step_seed, sizeof ctx->step_seed);
-}
-
-/* The next step's batch (the trainer has it already) to the other input buffer on the
- * copy stream, while this step computes. */
-static void stage_next(const void *next_host) {
-    if (!next_host) return;
-    rt_cuda_pin_host((void *)next_host, BATCH * IMAGE);
-    rt_cuda_stage_h2d(dev.x_u8[dev.cur ^ 1], next_host, BATCH * IMAGE);
-    dev.staged = next_host;
-}
-
-/* Forward, loss and backward of one batch: device work only, captured once into a CUDA
- * graph (rt_cuda_graph_run). Gradients are overwritten in G; with several ranks every
+/* Forward, loss and backward of one batch: device work only, which the runtime captures
+ * once into a CUDA graph. Gradients are overwritten in G; with several ranks every
  * bucket is all-reduced on NCCL's stream as soon as it is complete. */
 static void train_step_device(void *arg) {
     rt_model_ctx *ctx = arg;
-    float *P = dev.P, *G = dev.G;
-    const act_t *WA = dev.WA;
-    unsigned char *arena = dev.arena;
-    const act_t *x = dev.x;
-    (void)P, (void)G, (void)WA, (void)x;
+    RT_CUDA_DEVICE_LOCALS;
     forward(ctx);
     /* softmax cross-entropy, label smoothing 0, fused with its gradient */
-    cuda_softmax_xent(dev.loss, fc2_dout, fc2_out, dev.y, BATCH, CLASSES, 0.0f, 1.0f / BATCH,
-                      rt_cuda_optim_loss_scale(dev.optim));
+    cuda_softmax_xent(rt_dev.loss, fc2_dout, fc2_out, rt_dev.y, BATCH, CLASSES, 0.0f, 1.0f / BATCH,
+                      rt_cuda_optim_loss_scale(rt_dev.optim));
     /* backward of "fc2" (linear) at specs/examples/fmnist_mlp.spec:11 */
     cuda_bias_backward(fc2_dbias, NULL, fc2_dout, NULL, BATCH, 10, 1);
-    cuda_linear_backward(fc2_gemm, relu1_dout, fc2_dweight, fc2_dout, relu1_out, fc2_wact);
-    /* backward of "relu1" (relu) at specs/examples/fmnist_mlp.spec:10 */
-    /* fused with the bias gradient of "fc1" */
-    cuda_bias_backward(fc1_dbias, fc1_dout, relu1_dout, relu1_out, BATCH, 128, 1);
-    /* backward of "fc1" (linear) at specs/examples/fmnist_mlp.spec:9 */
+    cuda_linear_backward(fc2_gemm, fc1_dout, fc2_dweight, fc2_dout, fc1_out, fc2_wact);
+    /* backward of "fc1" (linear) at specs/examples/fmnist_mlp.spec:9,
+       with "relu1" (relu) at specs/examples/fmnist_mlp.spec:10 fused into it */
+    cuda_bias_backward(fc1_dbias, fc1_dout, fc1_dout, fc1_out, BATCH, 128, 1);
     cuda_linear_backward(fc1_gemm, NULL, fc1_dweight, fc1_dout, x, fc1_wact);
     rt_cuda_grad_bucket_ready(0);  /* bucket 0 complete: 101888 grads from "fc2" to here */
-    rt_cuda_grads_finish();   /* the optimizer waits for every bucket's sum */
 }
 
-static double train_step(rt_model_ctx *ctx, const void *x_host, const int32_t *y_host) {
-    unsigned char *arena = dev.arena;
-    (void)arena;
-    put_batch(ctx, x_host, y_host);
-    rt_cuda_graph_run(&dev.step_graph, train_step_device, ctx);
-    stage_next(ctx->next_x);
-    /* loss and logits back to the host, for the trainer's log and accuracy */
-    double loss;
-    rt_cuda_copy_d2h(&loss, dev.loss, sizeof loss);
-    rt_cuda_copy_d2h(ctx->arena, fc2_out, sizeof(float) * BATCH * CLASSES);
-    return loss;
-}
-
-static void eval_forward(rt_model_ctx *ctx, const void *x_host, float *logits_host) {
-    unsigned char *arena = dev.arena;
-    (void)arena;
-    put_batch(ctx, x_host, NULL);
-    forward(ctx);
-    rt_cuda_copy_d2h(logits_host, fc2_out, sizeof(float) * BATCH * CLASSES);
-}
-
-/* The host copy train_step made: the trainer's arena is BATCH x CLASSES floats. */
-static const float *logits(const rt_model_ctx *ctx) { return (const float *)ctx->arena; }
-
+/* torch's default initialization; BN/LN start as identity. */
 static void init(float *P, float *S, uint64_t seed) {
     rt_rng r;
     rt_rng_init(&r, seed, RT_STREAM_INIT);
     (void)S;
     rt_init_torch_default(fc1_weight, 100352, fc1_bias, 128, 784, &r);
     rt_init_torch_default(fc2_weight, 1280, fc2_bias, 10, 128, &r);
+}
+
+/* cuDNN algorithms are timed once, at start-up (no model memory needed yet). */
+static size_t create_plans(size_t cap) {
+    size_t work = 0, w;
+    (void)w, (void)cap;
+    fc1_gemm = rt_cuda_linear_create(BATCH, 784, 128);
+    fc2_gemm = rt_cuda_linear_create(BATCH, 128, 10);
+    return work;
 }
 
 static const rt_param_tensor tensors[] = {
@@ -183,93 +99,10 @@ static const rt_param_tensor tensors[] = {
     { "fc1.bias", 101760, 128, 1 },
 };
 
+/* Gradient buckets (offset, count in floats), in the order backward completes them. */
 static const rt_grad_bucket buckets[] = {
     { 0, 101888 },
 };
-
-static void upload(rt_model_ctx *ctx, const rt_run_config *run, const float *opt_state, long n_state) {
-    rt_cuda_init(rt_cuda_device_from_env(), RT_CUDA_FP32);
-    if (ctx->no_graph) rt_cuda_graph_disable();
-    /* cuDNN algorithms are timed once here (no model memory needed yet) */
-    size_t work = 0, w, cap = rt_cuda_workspace_cap();
-    (void)w, (void)cap;
-    fc1_gemm = rt_cuda_linear_create(BATCH, 784, 128);
-    fc2_gemm = rt_cuda_linear_create(BATCH, 128, 10);
-    /* refuse before allocating when the plan does not fit (rt_devmem.h: the accounting
-     * `trainc show --device-memory` uses too) */
-    rt_devmem mem = rt_devmem_plan(N_PARAMS, N_BUFFERS, n_state, (int)sizeof(act_t), ARENA_BYTES, BATCH,
-                                   IMAGE, CLASSES, work);
-    rt_cuda_check_memory(model.name, mem.fixed, mem.per_sample, BATCH);
-    dev.P = rt_cuda_malloc(sizeof(float) * N_PARAMS, "parameters");
-    dev.G = rt_cuda_malloc(sizeof(float) * N_PARAMS, "gradients");
-    dev.WA = (act_t *)dev.P;
-    dev.S = rt_cuda_malloc(sizeof(float) * (N_BUFFERS ? N_BUFFERS : 1), "batch-norm buffers");
-    dev.state = rt_cuda_malloc(sizeof(float) * (n_state ? n_state : 1), "optimizer state");
-    dev.arena = rt_cuda_malloc(ARENA_BYTES, "activations (the static plan)");
-    dev.x_u8[0] = rt_cuda_malloc(BATCH * IMAGE, "the input batch");
-    dev.x_u8[1] = rt_cuda_malloc(BATCH * IMAGE, "the next input batch");
-    dev.x = rt_cuda_malloc(sizeof(act_t) * BATCH * IMAGE, "the normalized input batch");
-    float lut[1][256];
-    rt_normalize_lut(run->mean, run->std, 1, lut);
-    dev.lut = rt_cuda_malloc(sizeof lut, "the input normalization table");
-    rt_cuda_copy_h2d(dev.lut, lut, sizeof lut);   /* a pageable source: staged before it returns */
-    dev.y = rt_cuda_malloc(sizeof(int32_t) * BATCH, "the labels");
-    dev.seed = rt_cuda_malloc(sizeof(uint64_t), "the mask seed");
-    dev.loss = rt_cuda_malloc(sizeof(double), "the loss");
-    dev.work = rt_cuda_malloc(work, "the cuDNN workspace");
-    rt_cuda_conv_set_workspace(dev.work, work);
-    rt_cuda_copy_h2d(dev.P, ctx->params, sizeof(float) * N_PARAMS);
-    rt_cuda_memset0(dev.G, sizeof(float) * N_PARAMS);
-    if (N_BUFFERS) rt_cuda_copy_h2d(dev.S, ctx->buffers, sizeof(float) * N_BUFFERS);
-    if (n_state) rt_cuda_copy_h2d(dev.state, opt_state, sizeof(float) * (size_t)n_state);
-    long offsets[4], counts[4];
-    int exempt[4];
-    for (int i = 0; i < 4; i++) {
-        offsets[i] = tensors[i].offset, counts[i] = tensors[i].count;
-        exempt[i] = run->exempt_bn_bias && tensors[i].no_decay;
-    }
-    /* the all-reduce leaves the sum over ranks: the optimizer divides by the world size */
-    dev.optim = rt_cuda_optim_create(&run->optim, offsets, counts, exempt, 4, run->weight_decay,
-                                     run->clip_grad_norm, 1.0f / rt_comm_size(ctx->comm));
-    rt_cuda_nccl_init(ctx->comm, dev.G, buckets, 1, run->overlap);
-    rt_cuda_sync();
-    printf("%s: on %s, %.1f MiB of device memory, FP32%s\n", model.name, rt_cuda_device_name(),
-           (mem.fixed + mem.per_sample * BATCH) / 1048576.0, rt_cuda_graph_enabled() ? ", CUDA graphs" : "");
-}
-
-static void download(rt_model_ctx *ctx, float *opt_state, long n_state) {
-    rt_cuda_copy_d2h(ctx->params, dev.P, sizeof(float) * N_PARAMS);
-    if (N_BUFFERS) rt_cuda_copy_d2h(ctx->buffers, dev.S, sizeof(float) * N_BUFFERS);
-    if (n_state) rt_cuda_copy_d2h(opt_state, dev.state, sizeof(float) * (size_t)n_state);
-}
-
-static void optimizer_device(void *arg) {
-    (void)arg;
-    rt_cuda_optim_launch(dev.optim, dev.P, NULL, dev.state, dev.G);
-}
-
-/* The step's scalars go to page-locked memory the captured graph copies from. */
-static void optimizer_step(rt_model_ctx *ctx, double lr, long step) {
-    (void)ctx;
-    rt_cuda_optim_set_step(dev.optim, lr, step);
-    rt_cuda_graph_run(&dev.optim_graph, optimizer_device, NULL);
-}
-
-/* Rank 0's batch-norm statistics to every rank, before evaluation. */
-static void broadcast_buffers(rt_model_ctx *ctx) {
-    (void)ctx;
-    rt_cuda_broadcast(dev.S, N_BUFFERS);
-}
-
-/* Before the trainer repositions its loader: the staged copy finishes, and is forgotten. */
-static void drop_staged(rt_model_ctx *ctx) {
-    (void)ctx;
-    rt_cuda_staged_done();
-    dev.staged = NULL;
-}
-
-static const rt_device_hooks device = { upload, download, optimizer_step, broadcast_buffers, NULL,
-                                        drop_staged };
 
 static const char spec_text[] =
     "name: \"fmnist_mlp\"\n"
@@ -324,21 +157,20 @@ static const char spec_text[] =
     "  }\n"
     "}\n";
 
-const rt_model model = {
-    .name = "fmnist_mlp",
-    .spec_path = "specs/examples/fmnist_mlp.spec",
-    .spec_hash = "3b7cbdf218846805a8b77569ecb489e791922ce5a664c26af4a10fa1d18bd6bd",
-    .spec_text = spec_text,
-    .compiler_version = "0.1",
+static const rt_model model = {
+    .name = "fmnist_mlp", .spec_path = "specs/examples/fmnist_mlp.spec", .spec_text = spec_text,
+    .spec_hash = "3b7cbdf218846805a8b77569ecb489e791922ce5a664c26af4a10fa1d18bd6bd", .compiler_version = "0.1",
     .in_c = 1, .in_h = 28, .in_w = 28, .classes = CLASSES, .batch = BATCH,
-    .n_params = N_PARAMS, .n_buffers = N_BUFFERS, .param_count = 101770L,
-    /* the host arena holds the logits copy; the plan's arena is on the device */
-    .arena_bytes = sizeof(float) * BATCH * CLASSES, .arena_naive_bytes = 136192,
-    .n_tensors = 4, .tensors = tensors,
-    .n_buckets = 1, .buckets = buckets,
-    .input_u8 = 1,   /* the loader sends bytes; put_batch normalizes them on the device */
-    .init = init, .train_step = train_step, .eval_forward = eval_forward, .logits = logits,
-    .device = &device,
+    .n_params = 101888, .n_buffers = 0, .param_count = 101770,
+    .arena_naive_bytes = 70656, .n_tensors = 4, .tensors = tensors,
+    .n_buckets = 1, .buckets = buckets, .init = init,
+    /* the runtime supplies the step, evaluation and device hooks (rt_cuda_trainer_main) */
+};
+
+static const rt_cuda_model cuda = {
+    .model = &model, .arena_bytes = ARENA_BYTES, .logits_offset = 65536,
+    .math = RT_CUDA_FP32, .nhwc = 0, .loss_scale = 0, .init_scale = 0.0f,
+    .create_plans = create_plans, .weights_nhwc = NULL, .forward = forward, .step = train_step_device,
 };
 
 static const rt_run_config run = {
@@ -358,4 +190,4 @@ static const rt_run_config run = {
     .mean = { 0.286f, 0.286f, 0.286f, 0.286f }, .std = { 0.353f, 0.353f, 0.353f, 0.353f },
 };
 
-int main(int argc, char **argv) { return rt_trainer_main(&model, &run, argc, argv); }
+int main(int argc, char **argv) { return rt_cuda_trainer_main(&cuda, &run, argc, argv); }

@@ -2,25 +2,18 @@
  * spec: specs/examples/fmnist_resnet.spec
  * spec sha256: 5620122a9eb3f3c5b15ea7e61b57b0f56bf97164557780a68317ca4dc2428bf2
  * Host schedule of the GPU trainer: every tensor lives in device memory laid out as
- * below (plan.txt beside this file); ops run on one CUDA stream, in this order, and
- * a training step (forward, loss, backward) and the optimizer step are each captured
- * once into a CUDA graph and replayed (--no-graph: launched one by one).
+ * below (plan.txt beside this file); ops run on one CUDA stream, in this order. The
+ * runtime (rt_cuda_model.h) owns the rest: device memory, the batch's way in, and the
+ * training step and optimizer step, each captured once into a CUDA graph and replayed
+ * (--no-graph: launched one by one).
  * Fused elementwise kernels of this net are in kernels.cu; precision: FP32. */
-#include <stdio.h>
-#include <string.h>
 #include "rt_core.h"
-#include "rt_cuda.h"
-#include "rt_devmem.h"
-#include "rt_data.h"
+#include "rt_cuda_model.h"
 #include "rt_rng.h"
-#include "rt_trainer.h"
 #include "kernels.h"
 
 #define BATCH 128
 #define CLASSES 10
-#define IMAGE 784L
-#define N_PARAMS 697760L
-#define N_BUFFERS 2240L
 #define ARENA_BYTES 224802560L
 
 typedef float act_t;   /* activations and their gradients */
@@ -168,96 +161,96 @@ typedef float act_t;   /* activations and their gradients */
 #define fc_bias (P + 1280)  /* 10 */
 #define fc_dbias (G + 1280)
 
-/* Activations, gradients and saved state in the device arena, in bytes (plan.txt). */
+/* Activations, gradients and saved state in the arena, in bytes (plan.txt). */
 #define stem_out ((act_t *)(arena + 0))  /* [128,32,28,28] */
+#define stem_bn_out ((act_t *)(arena + 12845056))  /* [128,32,28,28] */
 #define stem_bn_saved ((float *)(arena + 224801280))
-#define stem_relu_out ((act_t *)(arena + 12845056))  /* [128,32,28,28] */
 #define layer1_0_conv1_out ((act_t *)(arena + 25690112))  /* [128,32,28,28] */
+#define layer1_0_bn1_out ((act_t *)(arena + 38535168))  /* [128,32,28,28] */
 #define layer1_0_bn1_saved ((float *)(arena + 224801536))
-#define layer1_0_relu1_out ((act_t *)(arena + 38535168))  /* [128,32,28,28] */
 #define layer1_0_conv2_out ((act_t *)(arena + 51380224))  /* [128,32,28,28] */
 #define layer1_0_bn2_out ((act_t *)(arena + 64225280))  /* [128,32,28,28] */
 #define layer1_0_bn2_saved ((float *)(arena + 224801792))
-#define layer1_0_relu2_out ((act_t *)(arena + 77070336))  /* [128,32,28,28] */
+#define layer1_0_add_out ((act_t *)(arena + 77070336))  /* [128,32,28,28] */
 #define layer1_1_conv1_out ((act_t *)(arena + 64225280))  /* [128,32,28,28] */
+#define layer1_1_bn1_out ((act_t *)(arena + 89915392))  /* [128,32,28,28] */
 #define layer1_1_bn1_saved ((float *)(arena + 224802048))
-#define layer1_1_relu1_out ((act_t *)(arena + 89915392))  /* [128,32,28,28] */
 #define layer1_1_conv2_out ((act_t *)(arena + 102760448))  /* [128,32,28,28] */
 #define layer1_1_bn2_out ((act_t *)(arena + 115605504))  /* [128,32,28,28] */
 #define layer1_1_bn2_saved ((float *)(arena + 224802304))
-#define layer1_1_relu2_out ((act_t *)(arena + 128450560))  /* [128,32,28,28] */
+#define layer1_1_add_out ((act_t *)(arena + 128450560))  /* [128,32,28,28] */
 #define layer2_0_conv1_out ((act_t *)(arena + 115605504))  /* [128,64,14,14] */
+#define layer2_0_bn1_out ((act_t *)(arena + 122028032))  /* [128,64,14,14] */
 #define layer2_0_bn1_saved ((float *)(arena + 224798720))
-#define layer2_0_relu1_out ((act_t *)(arena + 122028032))  /* [128,64,14,14] */
 #define layer2_0_conv2_out ((act_t *)(arena + 154140672))  /* [128,64,14,14] */
 #define layer2_0_bn2_out ((act_t *)(arena + 141295616))  /* [128,64,14,14] */
 #define layer2_0_bn2_saved ((float *)(arena + 224799232))
 #define layer2_0_down_out ((act_t *)(arena + 147718144))  /* [128,64,14,14] */
 #define layer2_0_down_bn_out ((act_t *)(arena + 160563200))  /* [128,64,14,14] */
 #define layer2_0_down_bn_saved ((float *)(arena + 224799744))
-#define layer2_0_relu2_out ((act_t *)(arena + 166985728))  /* [128,64,14,14] */
+#define layer2_0_add_out ((act_t *)(arena + 166985728))  /* [128,64,14,14] */
 #define layer2_1_conv1_out ((act_t *)(arena + 141295616))  /* [128,64,14,14] */
+#define layer2_1_bn1_out ((act_t *)(arena + 160563200))  /* [128,64,14,14] */
 #define layer2_1_bn1_saved ((float *)(arena + 224800256))
-#define layer2_1_relu1_out ((act_t *)(arena + 160563200))  /* [128,64,14,14] */
 #define layer2_1_conv2_out ((act_t *)(arena + 173408256))  /* [128,64,14,14] */
 #define layer2_1_bn2_out ((act_t *)(arena + 179830784))  /* [128,64,14,14] */
 #define layer2_1_bn2_saved ((float *)(arena + 224800768))
-#define layer2_1_relu2_out ((act_t *)(arena + 186253312))  /* [128,64,14,14] */
+#define layer2_1_add_out ((act_t *)(arena + 186253312))  /* [128,64,14,14] */
 #define layer3_0_conv1_out ((act_t *)(arena + 179830784))  /* [128,128,7,7] */
+#define layer3_0_bn1_out ((act_t *)(arena + 183042048))  /* [128,128,7,7] */
 #define layer3_0_bn1_saved ((float *)(arena + 224793600))
-#define layer3_0_relu1_out ((act_t *)(arena + 183042048))  /* [128,128,7,7] */
 #define layer3_0_conv2_out ((act_t *)(arena + 199098368))  /* [128,128,7,7] */
 #define layer3_0_bn2_out ((act_t *)(arena + 192675840))  /* [128,128,7,7] */
 #define layer3_0_bn2_saved ((float *)(arena + 224794624))
 #define layer3_0_down_out ((act_t *)(arena + 195887104))  /* [128,128,7,7] */
 #define layer3_0_down_bn_out ((act_t *)(arena + 202309632))  /* [128,128,7,7] */
 #define layer3_0_down_bn_saved ((float *)(arena + 224795648))
-#define layer3_0_relu2_out ((act_t *)(arena + 205520896))  /* [128,128,7,7] */
+#define layer3_0_add_out ((act_t *)(arena + 205520896))  /* [128,128,7,7] */
 #define layer3_1_conv1_out ((act_t *)(arena + 192675840))  /* [128,128,7,7] */
+#define layer3_1_bn1_out ((act_t *)(arena + 202309632))  /* [128,128,7,7] */
 #define layer3_1_bn1_saved ((float *)(arena + 224796672))
-#define layer3_1_relu1_out ((act_t *)(arena + 202309632))  /* [128,128,7,7] */
 #define layer3_1_conv2_out ((act_t *)(arena + 208732160))  /* [128,128,7,7] */
 #define layer3_1_bn2_out ((act_t *)(arena + 211943424))  /* [128,128,7,7] */
 #define layer3_1_bn2_saved ((float *)(arena + 224797696))
-#define layer3_1_relu2_out ((act_t *)(arena + 215154688))  /* [128,128,7,7] */
+#define layer3_1_add_out ((act_t *)(arena + 215154688))  /* [128,128,7,7] */
 #define pool_out ((act_t *)(arena + 211943424))  /* [128,128,1,1] */
 #define fc_out ((act_t *)(arena + 224788480))  /* [128,10,1,1] */
 #define stem_dout ((act_t *)(arena + 25690112))
-#define stem_relu_dout ((act_t *)(arena + 64225280))
+#define stem_bn_dout ((act_t *)(arena + 64225280))
 #define layer1_0_conv1_dout ((act_t *)(arena + 51380224))
-#define layer1_0_relu1_dout ((act_t *)(arena + 77070336))
+#define layer1_0_bn1_dout ((act_t *)(arena + 77070336))
 #define layer1_0_conv2_dout ((act_t *)(arena + 89915392))
 #define layer1_0_bn2_dout ((act_t *)(arena + 102760448))
-#define layer1_0_relu2_dout ((act_t *)(arena + 115605504))
+#define layer1_0_add_dout ((act_t *)(arena + 115605504))
 #define layer1_1_conv1_dout ((act_t *)(arena + 102760448))
-#define layer1_1_relu1_dout ((act_t *)(arena + 128450560))
+#define layer1_1_bn1_dout ((act_t *)(arena + 128450560))
 #define layer1_1_conv2_dout ((act_t *)(arena + 141295616))
 #define layer1_1_bn2_dout ((act_t *)(arena + 154140672))
-#define layer1_1_relu2_dout ((act_t *)(arena + 141295616))
+#define layer1_1_add_dout ((act_t *)(arena + 141295616))
 #define layer2_0_conv1_dout ((act_t *)(arena + 154140672))
-#define layer2_0_relu1_dout ((act_t *)(arena + 160563200))
+#define layer2_0_bn1_dout ((act_t *)(arena + 160563200))
 #define layer2_0_conv2_dout ((act_t *)(arena + 166985728))
 #define layer2_0_bn2_dout ((act_t *)(arena + 160563200))
 #define layer2_0_down_dout ((act_t *)(arena + 166985728))
 #define layer2_0_down_bn_dout ((act_t *)(arena + 141295616))
-#define layer2_0_relu2_dout ((act_t *)(arena + 179830784))
+#define layer2_0_add_dout ((act_t *)(arena + 179830784))
 #define layer2_1_conv1_dout ((act_t *)(arena + 173408256))
-#define layer2_1_relu1_dout ((act_t *)(arena + 186253312))
+#define layer2_1_bn1_dout ((act_t *)(arena + 186253312))
 #define layer2_1_conv2_dout ((act_t *)(arena + 192675840))
 #define layer2_1_bn2_dout ((act_t *)(arena + 199098368))
-#define layer2_1_relu2_dout ((act_t *)(arena + 192675840))
+#define layer2_1_add_dout ((act_t *)(arena + 192675840))
 #define layer3_0_conv1_dout ((act_t *)(arena + 199098368))
-#define layer3_0_relu1_dout ((act_t *)(arena + 202309632))
+#define layer3_0_bn1_dout ((act_t *)(arena + 202309632))
 #define layer3_0_conv2_dout ((act_t *)(arena + 205520896))
 #define layer3_0_bn2_dout ((act_t *)(arena + 202309632))
 #define layer3_0_down_dout ((act_t *)(arena + 205520896))
 #define layer3_0_down_bn_dout ((act_t *)(arena + 192675840))
-#define layer3_0_relu2_dout ((act_t *)(arena + 211943424))
+#define layer3_0_add_dout ((act_t *)(arena + 211943424))
 #define layer3_1_conv1_dout ((act_t *)(arena + 208732160))
-#define layer3_1_relu1_dout ((act_t *)(arena + 215154688))
+#define layer3_1_bn1_dout ((act_t *)(arena + 215154688))
 #define layer3_1_conv2_dout ((act_t *)(arena + 218365952))
 #define layer3_1_bn2_dout ((act_t *)(arena + 221577216))
-#define layer3_1_relu2_dout ((act_t *)(arena + 218365952))
+#define layer3_1_add_dout ((act_t *)(arena + 218365952))
 #define pool_dout ((act_t *)(arena + 212008960))
 #define fc_dout ((act_t *)(arena + 212074496))
 
@@ -277,26 +270,6 @@ static const rt_conv_shape layer3_0_down_shape = { .n = BATCH, .c = 64, .h = 14,
 static const rt_conv_shape layer3_1_conv1_shape = { .n = BATCH, .c = 128, .h = 7, .w = 7, .oc = 128, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 7, .ow = 7, .din_add = 1 };
 static const rt_conv_shape layer3_1_conv2_shape = { .n = BATCH, .c = 128, .h = 7, .w = 7, .oc = 128, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 7, .ow = 7 };
 
-/* Device memory of the model, set up once by upload(). */
-static struct {
-    float *P, *G, *S, *state;   /* params, grads, BN buffers, optimizer state */
-    act_t *WA;                  /* compute copy of the params (P itself in FP32) */
-    unsigned char *arena;       /* the static plan */
-    uint8_t *x_u8[2];           /* the batch as the host sends it: bytes, cropped and flipped;
-                                 * x_u8[cur] is this step's, the other receives the next */
-    int cur;
-    const void *staged;         /* the host batch copied into x_u8[!cur] ahead, or NULL */
-    float *lut;                 /* [IN_C][256]: what a byte becomes (rt_normalize_lut) */
-    act_t *x;                   /* the batch normalized, as the first layer reads it */
-    int32_t *y;                 /* the labels */
-    float *logits;              /* FP32 logits for the host (the arena's in FP32) */
-    uint64_t *seed;             /* the step's mask seed (dropout, drop-path) */
-    double *loss;
-    void *work;                 /* cuDNN workspace, shared by every conv */
-    rt_cuda_optim *optim;
-    rt_cuda_graph *step_graph, *optim_graph;
-} dev;
-
 /* Per-layer library plans: cuDNN descriptors and algorithms, cuBLASLt layouts. */
 static rt_cuda_conv *stem_conv;
 static rt_cuda_conv *layer1_0_conv1_conv;
@@ -315,36 +288,30 @@ static rt_cuda_conv *layer3_1_conv1_conv;
 static rt_cuda_conv *layer3_1_conv2_conv;
 static rt_cuda_linear *fc_gemm;
 
-extern const rt_model model;
-
 static void forward(rt_model_ctx *ctx) {
-    float *P = dev.P, *S = dev.S;
-    const act_t *WA = dev.WA;
-    unsigned char *arena = dev.arena;
-    const act_t *x = dev.x;
-    (void)P, (void)S, (void)WA, (void)arena, (void)x;
+    RT_CUDA_DEVICE_LOCALS;
     /* layer "stem" (conv) at specs/examples/fmnist_resnet.spec:32 */
     cuda_conv2d_forward(stem_conv, stem_out, x, stem_wact);
-    /* layer "stem_bn" (bn) at specs/examples/fmnist_resnet.spec:33 */
+    /* layer "stem_bn" (bn) at specs/examples/fmnist_resnet.spec:33,
+       with "stem_relu" (relu) at specs/examples/fmnist_resnet.spec:34 fused into it */
     if (ctx->training)
         cuda_batchnorm_stats_train(stem_bn_saved, stem_bn_saved + 32, stem_bn_running_mean, stem_bn_running_var, stem_out,
                                    BATCH, 32, 784, 0.1f, 1e-05f, 0);
     else
         cuda_batchnorm_stats_eval(stem_bn_saved, stem_bn_saved + 32, stem_bn_running_mean, stem_bn_running_var, 32, 1e-05f);
-    fused_stem_bn_apply(stem_relu_out, stem_out, stem_bn_weight, stem_bn_bias, stem_bn_saved, stem_bn_saved + 32);
-    /* layer "stem_relu" (relu) at specs/examples/fmnist_resnet.spec:34: fused into "stem_bn" */
+    fused_stem_bn_apply(stem_bn_out, stem_out, stem_bn_weight, stem_bn_bias, stem_bn_saved, stem_bn_saved + 32);
     /* layer "layer1.0.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
-    cuda_conv2d_forward(layer1_0_conv1_conv, layer1_0_conv1_out, stem_relu_out, layer1_0_conv1_wact);
-    /* layer "layer1.0.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
+    cuda_conv2d_forward(layer1_0_conv1_conv, layer1_0_conv1_out, stem_bn_out, layer1_0_conv1_wact);
+    /* layer "layer1.0.bn1" (bn) at specs/examples/fmnist_resnet.spec:11,
+       with "layer1.0.relu1" (relu) at specs/examples/fmnist_resnet.spec:12 fused into it */
     if (ctx->training)
         cuda_batchnorm_stats_train(layer1_0_bn1_saved, layer1_0_bn1_saved + 32, layer1_0_bn1_running_mean, layer1_0_bn1_running_var, layer1_0_conv1_out,
                                    BATCH, 32, 784, 0.1f, 1e-05f, 0);
     else
         cuda_batchnorm_stats_eval(layer1_0_bn1_saved, layer1_0_bn1_saved + 32, layer1_0_bn1_running_mean, layer1_0_bn1_running_var, 32, 1e-05f);
-    fused_layer1_0_bn1_apply(layer1_0_relu1_out, layer1_0_conv1_out, layer1_0_bn1_weight, layer1_0_bn1_bias, layer1_0_bn1_saved, layer1_0_bn1_saved + 32);
-    /* layer "layer1.0.relu1" (relu) at specs/examples/fmnist_resnet.spec:12: fused into "layer1.0.bn1" */
+    fused_layer1_0_bn1_apply(layer1_0_bn1_out, layer1_0_conv1_out, layer1_0_bn1_weight, layer1_0_bn1_bias, layer1_0_bn1_saved, layer1_0_bn1_saved + 32);
     /* layer "layer1.0.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
-    cuda_conv2d_forward(layer1_0_conv2_conv, layer1_0_conv2_out, layer1_0_relu1_out, layer1_0_conv2_wact);
+    cuda_conv2d_forward(layer1_0_conv2_conv, layer1_0_conv2_out, layer1_0_bn1_out, layer1_0_conv2_wact);
     /* layer "layer1.0.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
     if (ctx->training)
         cuda_batchnorm_stats_train(layer1_0_bn2_saved, layer1_0_bn2_saved + 32, layer1_0_bn2_running_mean, layer1_0_bn2_running_var, layer1_0_conv2_out,
@@ -352,21 +319,21 @@ static void forward(rt_model_ctx *ctx) {
     else
         cuda_batchnorm_stats_eval(layer1_0_bn2_saved, layer1_0_bn2_saved + 32, layer1_0_bn2_running_mean, layer1_0_bn2_running_var, 32, 1e-05f);
     fused_layer1_0_bn2_apply(layer1_0_bn2_out, layer1_0_conv2_out, layer1_0_bn2_weight, layer1_0_bn2_bias, layer1_0_bn2_saved, layer1_0_bn2_saved + 32);
-    /* layer "layer1.0.add" (add) at specs/examples/fmnist_resnet.spec:20 */
-    fused_layer1_0_add_forward(layer1_0_relu2_out, layer1_0_bn2_out, stem_relu_out);
-    /* layer "layer1.0.relu2" (relu) at specs/examples/fmnist_resnet.spec:22: fused into "layer1.0.add" */
+    /* layer "layer1.0.add" (add) at specs/examples/fmnist_resnet.spec:20,
+       with "layer1.0.relu2" (relu) at specs/examples/fmnist_resnet.spec:22 fused into it */
+    fused_layer1_0_add_forward(layer1_0_add_out, layer1_0_bn2_out, stem_bn_out);
     /* layer "layer1.1.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
-    cuda_conv2d_forward(layer1_1_conv1_conv, layer1_1_conv1_out, layer1_0_relu2_out, layer1_1_conv1_wact);
-    /* layer "layer1.1.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
+    cuda_conv2d_forward(layer1_1_conv1_conv, layer1_1_conv1_out, layer1_0_add_out, layer1_1_conv1_wact);
+    /* layer "layer1.1.bn1" (bn) at specs/examples/fmnist_resnet.spec:11,
+       with "layer1.1.relu1" (relu) at specs/examples/fmnist_resnet.spec:12 fused into it */
     if (ctx->training)
         cuda_batchnorm_stats_train(layer1_1_bn1_saved, layer1_1_bn1_saved + 32, layer1_1_bn1_running_mean, layer1_1_bn1_running_var, layer1_1_conv1_out,
                                    BATCH, 32, 784, 0.1f, 1e-05f, 0);
     else
         cuda_batchnorm_stats_eval(layer1_1_bn1_saved, layer1_1_bn1_saved + 32, layer1_1_bn1_running_mean, layer1_1_bn1_running_var, 32, 1e-05f);
-    fused_layer1_1_bn1_apply(layer1_1_relu1_out, layer1_1_conv1_out, layer1_1_bn1_weight, layer1_1_bn1_bias, layer1_1_bn1_saved, layer1_1_bn1_saved + 32);
-    /* layer "layer1.1.relu1" (relu) at specs/examples/fmnist_resnet.spec:12: fused into "layer1.1.bn1" */
+    fused_layer1_1_bn1_apply(layer1_1_bn1_out, layer1_1_conv1_out, layer1_1_bn1_weight, layer1_1_bn1_bias, layer1_1_bn1_saved, layer1_1_bn1_saved + 32);
     /* layer "layer1.1.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
-    cuda_conv2d_forward(layer1_1_conv2_conv, layer1_1_conv2_out, layer1_1_relu1_out, layer1_1_conv2_wact);
+    cuda_conv2d_forward(layer1_1_conv2_conv, layer1_1_conv2_out, layer1_1_bn1_out, layer1_1_conv2_wact);
     /* layer "layer1.1.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
     if (ctx->training)
         cuda_batchnorm_stats_train(layer1_1_bn2_saved, layer1_1_bn2_saved + 32, layer1_1_bn2_running_mean, layer1_1_bn2_running_var, layer1_1_conv2_out,
@@ -374,21 +341,21 @@ static void forward(rt_model_ctx *ctx) {
     else
         cuda_batchnorm_stats_eval(layer1_1_bn2_saved, layer1_1_bn2_saved + 32, layer1_1_bn2_running_mean, layer1_1_bn2_running_var, 32, 1e-05f);
     fused_layer1_1_bn2_apply(layer1_1_bn2_out, layer1_1_conv2_out, layer1_1_bn2_weight, layer1_1_bn2_bias, layer1_1_bn2_saved, layer1_1_bn2_saved + 32);
-    /* layer "layer1.1.add" (add) at specs/examples/fmnist_resnet.spec:20 */
-    fused_layer1_1_add_forward(layer1_1_relu2_out, layer1_1_bn2_out, layer1_0_relu2_out);
-    /* layer "layer1.1.relu2" (relu) at specs/examples/fmnist_resnet.spec:22: fused into "layer1.1.add" */
+    /* layer "layer1.1.add" (add) at specs/examples/fmnist_resnet.spec:20,
+       with "layer1.1.relu2" (relu) at specs/examples/fmnist_resnet.spec:22 fused into it */
+    fused_layer1_1_add_forward(layer1_1_add_out, layer1_1_bn2_out, layer1_0_add_out);
     /* layer "layer2.0.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
-    cuda_conv2d_forward(layer2_0_conv1_conv, layer2_0_conv1_out, layer1_1_relu2_out, layer2_0_conv1_wact);
-    /* layer "layer2.0.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
+    cuda_conv2d_forward(layer2_0_conv1_conv, layer2_0_conv1_out, layer1_1_add_out, layer2_0_conv1_wact);
+    /* layer "layer2.0.bn1" (bn) at specs/examples/fmnist_resnet.spec:11,
+       with "layer2.0.relu1" (relu) at specs/examples/fmnist_resnet.spec:12 fused into it */
     if (ctx->training)
         cuda_batchnorm_stats_train(layer2_0_bn1_saved, layer2_0_bn1_saved + 64, layer2_0_bn1_running_mean, layer2_0_bn1_running_var, layer2_0_conv1_out,
                                    BATCH, 64, 196, 0.1f, 1e-05f, 0);
     else
         cuda_batchnorm_stats_eval(layer2_0_bn1_saved, layer2_0_bn1_saved + 64, layer2_0_bn1_running_mean, layer2_0_bn1_running_var, 64, 1e-05f);
-    fused_layer2_0_bn1_apply(layer2_0_relu1_out, layer2_0_conv1_out, layer2_0_bn1_weight, layer2_0_bn1_bias, layer2_0_bn1_saved, layer2_0_bn1_saved + 64);
-    /* layer "layer2.0.relu1" (relu) at specs/examples/fmnist_resnet.spec:12: fused into "layer2.0.bn1" */
+    fused_layer2_0_bn1_apply(layer2_0_bn1_out, layer2_0_conv1_out, layer2_0_bn1_weight, layer2_0_bn1_bias, layer2_0_bn1_saved, layer2_0_bn1_saved + 64);
     /* layer "layer2.0.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
-    cuda_conv2d_forward(layer2_0_conv2_conv, layer2_0_conv2_out, layer2_0_relu1_out, layer2_0_conv2_wact);
+    cuda_conv2d_forward(layer2_0_conv2_conv, layer2_0_conv2_out, layer2_0_bn1_out, layer2_0_conv2_wact);
     /* layer "layer2.0.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
     if (ctx->training)
         cuda_batchnorm_stats_train(layer2_0_bn2_saved, layer2_0_bn2_saved + 64, layer2_0_bn2_running_mean, layer2_0_bn2_running_var, layer2_0_conv2_out,
@@ -397,7 +364,7 @@ static void forward(rt_model_ctx *ctx) {
         cuda_batchnorm_stats_eval(layer2_0_bn2_saved, layer2_0_bn2_saved + 64, layer2_0_bn2_running_mean, layer2_0_bn2_running_var, 64, 1e-05f);
     fused_layer2_0_bn2_apply(layer2_0_bn2_out, layer2_0_conv2_out, layer2_0_bn2_weight, layer2_0_bn2_bias, layer2_0_bn2_saved, layer2_0_bn2_saved + 64);
     /* layer "layer2.0.down" (conv) at specs/examples/fmnist_resnet.spec:16 */
-    cuda_conv2d_forward(layer2_0_down_conv, layer2_0_down_out, layer1_1_relu2_out, layer2_0_down_wact);
+    cuda_conv2d_forward(layer2_0_down_conv, layer2_0_down_out, layer1_1_add_out, layer2_0_down_wact);
     /* layer "layer2.0.down_bn" (bn) at specs/examples/fmnist_resnet.spec:17 */
     if (ctx->training)
         cuda_batchnorm_stats_train(layer2_0_down_bn_saved, layer2_0_down_bn_saved + 64, layer2_0_down_bn_running_mean, layer2_0_down_bn_running_var, layer2_0_down_out,
@@ -405,21 +372,21 @@ static void forward(rt_model_ctx *ctx) {
     else
         cuda_batchnorm_stats_eval(layer2_0_down_bn_saved, layer2_0_down_bn_saved + 64, layer2_0_down_bn_running_mean, layer2_0_down_bn_running_var, 64, 1e-05f);
     fused_layer2_0_down_bn_apply(layer2_0_down_bn_out, layer2_0_down_out, layer2_0_down_bn_weight, layer2_0_down_bn_bias, layer2_0_down_bn_saved, layer2_0_down_bn_saved + 64);
-    /* layer "layer2.0.add" (add) at specs/examples/fmnist_resnet.spec:18 */
-    fused_layer2_0_add_forward(layer2_0_relu2_out, layer2_0_bn2_out, layer2_0_down_bn_out);
-    /* layer "layer2.0.relu2" (relu) at specs/examples/fmnist_resnet.spec:22: fused into "layer2.0.add" */
+    /* layer "layer2.0.add" (add) at specs/examples/fmnist_resnet.spec:18,
+       with "layer2.0.relu2" (relu) at specs/examples/fmnist_resnet.spec:22 fused into it */
+    fused_layer2_0_add_forward(layer2_0_add_out, layer2_0_bn2_out, layer2_0_down_bn_out);
     /* layer "layer2.1.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
-    cuda_conv2d_forward(layer2_1_conv1_conv, layer2_1_conv1_out, layer2_0_relu2_out, layer2_1_conv1_wact);
-    /* layer "layer2.1.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
+    cuda_conv2d_forward(layer2_1_conv1_conv, layer2_1_conv1_out, layer2_0_add_out, layer2_1_conv1_wact);
+    /* layer "layer2.1.bn1" (bn) at specs/examples/fmnist_resnet.spec:11,
+       with "layer2.1.relu1" (relu) at specs/examples/fmnist_resnet.spec:12 fused into it */
     if (ctx->training)
         cuda_batchnorm_stats_train(layer2_1_bn1_saved, layer2_1_bn1_saved + 64, layer2_1_bn1_running_mean, layer2_1_bn1_running_var, layer2_1_conv1_out,
                                    BATCH, 64, 196, 0.1f, 1e-05f, 0);
     else
         cuda_batchnorm_stats_eval(layer2_1_bn1_saved, layer2_1_bn1_saved + 64, layer2_1_bn1_running_mean, layer2_1_bn1_running_var, 64, 1e-05f);
-    fused_layer2_1_bn1_apply(layer2_1_relu1_out, layer2_1_conv1_out, layer2_1_bn1_weight, layer2_1_bn1_bias, layer2_1_bn1_saved, layer2_1_bn1_saved + 64);
-    /* layer "layer2.1.relu1" (relu) at specs/examples/fmnist_resnet.spec:12: fused into "layer2.1.bn1" */
+    fused_layer2_1_bn1_apply(layer2_1_bn1_out, layer2_1_conv1_out, layer2_1_bn1_weight, layer2_1_bn1_bias, layer2_1_bn1_saved, layer2_1_bn1_saved + 64);
     /* layer "layer2.1.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
-    cuda_conv2d_forward(layer2_1_conv2_conv, layer2_1_conv2_out, layer2_1_relu1_out, layer2_1_conv2_wact);
+    cuda_conv2d_forward(layer2_1_conv2_conv, layer2_1_conv2_out, layer2_1_bn1_out, layer2_1_conv2_wact);
     /* layer "layer2.1.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
     if (ctx->training)
         cuda_batchnorm_stats_train(layer2_1_bn2_saved, layer2_1_bn2_saved + 64, layer2_1_bn2_running_mean, layer2_1_bn2_running_var, layer2_1_conv2_out,
@@ -427,21 +394,21 @@ static void forward(rt_model_ctx *ctx) {
     else
         cuda_batchnorm_stats_eval(layer2_1_bn2_saved, layer2_1_bn2_saved + 64, layer2_1_bn2_running_mean, layer2_1_bn2_running_var, 64, 1e-05f);
     fused_layer2_1_bn2_apply(layer2_1_bn2_out, layer2_1_conv2_out, layer2_1_bn2_weight, layer2_1_bn2_bias, layer2_1_bn2_saved, layer2_1_bn2_saved + 64);
-    /* layer "layer2.1.add" (add) at specs/examples/fmnist_resnet.spec:20 */
-    fused_layer2_1_add_forward(layer2_1_relu2_out, layer2_1_bn2_out, layer2_0_relu2_out);
-    /* layer "layer2.1.relu2" (relu) at specs/examples/fmnist_resnet.spec:22: fused into "layer2.1.add" */
+    /* layer "layer2.1.add" (add) at specs/examples/fmnist_resnet.spec:20,
+       with "layer2.1.relu2" (relu) at specs/examples/fmnist_resnet.spec:22 fused into it */
+    fused_layer2_1_add_forward(layer2_1_add_out, layer2_1_bn2_out, layer2_0_add_out);
     /* layer "layer3.0.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
-    cuda_conv2d_forward(layer3_0_conv1_conv, layer3_0_conv1_out, layer2_1_relu2_out, layer3_0_conv1_wact);
-    /* layer "layer3.0.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
+    cuda_conv2d_forward(layer3_0_conv1_conv, layer3_0_conv1_out, layer2_1_add_out, layer3_0_conv1_wact);
+    /* layer "layer3.0.bn1" (bn) at specs/examples/fmnist_resnet.spec:11,
+       with "layer3.0.relu1" (relu) at specs/examples/fmnist_resnet.spec:12 fused into it */
     if (ctx->training)
         cuda_batchnorm_stats_train(layer3_0_bn1_saved, layer3_0_bn1_saved + 128, layer3_0_bn1_running_mean, layer3_0_bn1_running_var, layer3_0_conv1_out,
                                    BATCH, 128, 49, 0.1f, 1e-05f, 0);
     else
         cuda_batchnorm_stats_eval(layer3_0_bn1_saved, layer3_0_bn1_saved + 128, layer3_0_bn1_running_mean, layer3_0_bn1_running_var, 128, 1e-05f);
-    fused_layer3_0_bn1_apply(layer3_0_relu1_out, layer3_0_conv1_out, layer3_0_bn1_weight, layer3_0_bn1_bias, layer3_0_bn1_saved, layer3_0_bn1_saved + 128);
-    /* layer "layer3.0.relu1" (relu) at specs/examples/fmnist_resnet.spec:12: fused into "layer3.0.bn1" */
+    fused_layer3_0_bn1_apply(layer3_0_bn1_out, layer3_0_conv1_out, layer3_0_bn1_weight, layer3_0_bn1_bias, layer3_0_bn1_saved, layer3_0_bn1_saved + 128);
     /* layer "layer3.0.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
-    cuda_conv2d_forward(layer3_0_conv2_conv, layer3_0_conv2_out, layer3_0_relu1_out, layer3_0_conv2_wact);
+    cuda_conv2d_forward(layer3_0_conv2_conv, layer3_0_conv2_out, layer3_0_bn1_out, layer3_0_conv2_wact);
     /* layer "layer3.0.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
     if (ctx->training)
         cuda_batchnorm_stats_train(layer3_0_bn2_saved, layer3_0_bn2_saved + 128, layer3_0_bn2_running_mean, layer3_0_bn2_running_var, layer3_0_conv2_out,
@@ -450,7 +417,7 @@ static void forward(rt_model_ctx *ctx) {
         cuda_batchnorm_stats_eval(layer3_0_bn2_saved, layer3_0_bn2_saved + 128, layer3_0_bn2_running_mean, layer3_0_bn2_running_var, 128, 1e-05f);
     fused_layer3_0_bn2_apply(layer3_0_bn2_out, layer3_0_conv2_out, layer3_0_bn2_weight, layer3_0_bn2_bias, layer3_0_bn2_saved, layer3_0_bn2_saved + 128);
     /* layer "layer3.0.down" (conv) at specs/examples/fmnist_resnet.spec:16 */
-    cuda_conv2d_forward(layer3_0_down_conv, layer3_0_down_out, layer2_1_relu2_out, layer3_0_down_wact);
+    cuda_conv2d_forward(layer3_0_down_conv, layer3_0_down_out, layer2_1_add_out, layer3_0_down_wact);
     /* layer "layer3.0.down_bn" (bn) at specs/examples/fmnist_resnet.spec:17 */
     if (ctx->training)
         cuda_batchnorm_stats_train(layer3_0_down_bn_saved, layer3_0_down_bn_saved + 128, layer3_0_down_bn_running_mean, layer3_0_down_bn_running_var, layer3_0_down_out,
@@ -458,21 +425,21 @@ static void forward(rt_model_ctx *ctx) {
     else
         cuda_batchnorm_stats_eval(layer3_0_down_bn_saved, layer3_0_down_bn_saved + 128, layer3_0_down_bn_running_mean, layer3_0_down_bn_running_var, 128, 1e-05f);
     fused_layer3_0_down_bn_apply(layer3_0_down_bn_out, layer3_0_down_out, layer3_0_down_bn_weight, layer3_0_down_bn_bias, layer3_0_down_bn_saved, layer3_0_down_bn_saved + 128);
-    /* layer "layer3.0.add" (add) at specs/examples/fmnist_resnet.spec:18 */
-    fused_layer3_0_add_forward(layer3_0_relu2_out, layer3_0_bn2_out, layer3_0_down_bn_out);
-    /* layer "layer3.0.relu2" (relu) at specs/examples/fmnist_resnet.spec:22: fused into "layer3.0.add" */
+    /* layer "layer3.0.add" (add) at specs/examples/fmnist_resnet.spec:18,
+       with "layer3.0.relu2" (relu) at specs/examples/fmnist_resnet.spec:22 fused into it */
+    fused_layer3_0_add_forward(layer3_0_add_out, layer3_0_bn2_out, layer3_0_down_bn_out);
     /* layer "layer3.1.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
-    cuda_conv2d_forward(layer3_1_conv1_conv, layer3_1_conv1_out, layer3_0_relu2_out, layer3_1_conv1_wact);
-    /* layer "layer3.1.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
+    cuda_conv2d_forward(layer3_1_conv1_conv, layer3_1_conv1_out, layer3_0_add_out, layer3_1_conv1_wact);
+    /* layer "layer3.1.bn1" (bn) at specs/examples/fmnist_resnet.spec:11,
+       with "layer3.1.relu1" (relu) at specs/examples/fmnist_resnet.spec:12 fused into it */
     if (ctx->training)
         cuda_batchnorm_stats_train(layer3_1_bn1_saved, layer3_1_bn1_saved + 128, layer3_1_bn1_running_mean, layer3_1_bn1_running_var, layer3_1_conv1_out,
                                    BATCH, 128, 49, 0.1f, 1e-05f, 0);
     else
         cuda_batchnorm_stats_eval(layer3_1_bn1_saved, layer3_1_bn1_saved + 128, layer3_1_bn1_running_mean, layer3_1_bn1_running_var, 128, 1e-05f);
-    fused_layer3_1_bn1_apply(layer3_1_relu1_out, layer3_1_conv1_out, layer3_1_bn1_weight, layer3_1_bn1_bias, layer3_1_bn1_saved, layer3_1_bn1_saved + 128);
-    /* layer "layer3.1.relu1" (relu) at specs/examples/fmnist_resnet.spec:12: fused into "layer3.1.bn1" */
+    fused_layer3_1_bn1_apply(layer3_1_bn1_out, layer3_1_conv1_out, layer3_1_bn1_weight, layer3_1_bn1_bias, layer3_1_bn1_saved, layer3_1_bn1_saved + 128);
     /* layer "layer3.1.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
-    cuda_conv2d_forward(layer3_1_conv2_conv, layer3_1_conv2_out, layer3_1_relu1_out, layer3_1_conv2_wact);
+    cuda_conv2d_forward(layer3_1_conv2_conv, layer3_1_conv2_out, layer3_1_bn1_out, layer3_1_conv2_wact);
     /* layer "layer3.1.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
     if (ctx->training)
         cuda_batchnorm_stats_train(layer3_1_bn2_saved, layer3_1_bn2_saved + 128, layer3_1_bn2_running_mean, layer3_1_bn2_running_var, layer3_1_conv2_out,
@@ -480,177 +447,120 @@ static void forward(rt_model_ctx *ctx) {
     else
         cuda_batchnorm_stats_eval(layer3_1_bn2_saved, layer3_1_bn2_saved + 128, layer3_1_bn2_running_mean, layer3_1_bn2_running_var, 128, 1e-05f);
     fused_layer3_1_bn2_apply(layer3_1_bn2_out, layer3_1_conv2_out, layer3_1_bn2_weight, layer3_1_bn2_bias, layer3_1_bn2_saved, layer3_1_bn2_saved + 128);
-    /* layer "layer3.1.add" (add) at specs/examples/fmnist_resnet.spec:20 */
-    fused_layer3_1_add_forward(layer3_1_relu2_out, layer3_1_bn2_out, layer3_0_relu2_out);
-    /* layer "layer3.1.relu2" (relu) at specs/examples/fmnist_resnet.spec:22: fused into "layer3.1.add" */
+    /* layer "layer3.1.add" (add) at specs/examples/fmnist_resnet.spec:20,
+       with "layer3.1.relu2" (relu) at specs/examples/fmnist_resnet.spec:22 fused into it */
+    fused_layer3_1_add_forward(layer3_1_add_out, layer3_1_bn2_out, layer3_0_add_out);
     /* layer "pool" (gap) at specs/examples/fmnist_resnet.spec:38 */
-    cuda_global_avgpool_forward(pool_out, layer3_1_relu2_out, BATCH, 128, 49);
+    cuda_global_avgpool_forward(pool_out, layer3_1_add_out, BATCH, 128, 49);
     /* layer "fc" (linear) at specs/examples/fmnist_resnet.spec:39 */
     cuda_linear_forward(fc_gemm, fc_out, pool_out, fc_wact);
     fused_fc_bias(fc_out, fc_out, fc_bias);
 }
 
-/* The batch and the step's mask seed to the device, outside the captured graph. The
- * batch comes as bytes (a quarter of FP32's) straight from the loader's buffer, which
- * is page-locked on first use so copies run at full speed: usually already copied by
- * stage_next during the step before, otherwise now. It is normalized here. */
-static void put_batch(rt_model_ctx *ctx, const void *x_host, const int32_t *y_host) {
-    if (x_host == dev.staged) {
-        dev.cur ^= 1;
-        rt_cuda_wait_staged();
-        dev.staged = NULL;
-    } else {
-        rt_cuda_pin_host((void *)x_host, BATCH * IMAGE);
-        rt_cuda_copy_h2d(dev.x_u8[dev.cur], x_host, BATCH * IMAGE);
-        if (y_host) dev.staged = NULL;   /* a training batch other than the staged one */
-    }
-    rt_cuda_normalize_input(dev.x, dev.x_u8[dev.cur], dev.lut, BATCH * IMAGE, 1, 784L);
-    rt_cuda_input_consumed();
-    if (y_host) rt_cuda_copy_h2d(dev.y, y_host, sizeof(int32_t) * BATCH);
-    rt_cuda_copy_h2d(dev.seed, &ctx->step_seed, sizeof ctx->step_seed);
-}
-
-/* The next step's batch (the trainer has it already) to the other input buffer on the
- * copy stream, while this step computes. */
-static void stage_next(const void *next_host) {
-    if (!next_host) return;
-    rt_cuda_pin_host((void *)next_host, BATCH * IMAGE);
-    rt_cuda_stage_h2d(dev.x_u8[dev.cur ^ 1], next_host, BATCH * IMAGE);
-    dev.staged = next_host;
-}
-
-/* Forward, loss and backward of one batch: device work only, captured once into a CUDA
- * graph (rt_cuda_graph_run). Gradients are overwritten in G; with several ranks every
+/* Forward, loss and backward of one batch: device work only, which the runtime captures
+ * once into a CUDA graph. Gradients are overwritten in G; with several ranks every
  * bucket is all-reduced on NCCL's stream as soon as it is complete. */
 static void train_step_device(void *arg) {
     rt_model_ctx *ctx = arg;
-    float *P = dev.P, *G = dev.G;
-    const act_t *WA = dev.WA;
-    unsigned char *arena = dev.arena;
-    const act_t *x = dev.x;
-    (void)P, (void)G, (void)WA, (void)x;
+    RT_CUDA_DEVICE_LOCALS;
     forward(ctx);
     /* softmax cross-entropy, label smoothing 0.1, fused with its gradient */
-    cuda_softmax_xent(dev.loss, fc_dout, fc_out, dev.y, BATCH, CLASSES, 0.1f, 1.0f / BATCH,
-                      rt_cuda_optim_loss_scale(dev.optim));
+    cuda_softmax_xent(rt_dev.loss, fc_dout, fc_out, rt_dev.y, BATCH, CLASSES, 0.1f, 1.0f / BATCH,
+                      rt_cuda_optim_loss_scale(rt_dev.optim));
     /* backward of "fc" (linear) at specs/examples/fmnist_resnet.spec:39 */
     cuda_bias_backward(fc_dbias, NULL, fc_dout, NULL, BATCH, 10, 1);
     cuda_linear_backward(fc_gemm, pool_dout, fc_dweight, fc_dout, pool_out, fc_wact);
     /* backward of "pool" (gap) at specs/examples/fmnist_resnet.spec:38 */
-    cuda_global_avgpool_backward(layer3_1_relu2_dout, pool_dout, BATCH, 128, 49);
-    /* backward of "layer3.1.relu2" (relu): fused into the backward of "layer3.1.add" */
-    /* backward of "layer3.1.add" (add) at specs/examples/fmnist_resnet.spec:20 */
-    fused_layer3_1_add_backward(layer3_1_relu2_dout, layer3_1_relu2_out, layer3_1_bn2_dout, layer3_0_relu2_dout);
+    cuda_global_avgpool_backward(layer3_1_add_dout, pool_dout, BATCH, 128, 49);
+    /* backward of "layer3.1.add" (add) at specs/examples/fmnist_resnet.spec:20,
+       with "layer3.1.relu2" (relu) at specs/examples/fmnist_resnet.spec:22 fused into it */
+    fused_layer3_1_add_backward(layer3_1_add_dout, layer3_1_add_out, layer3_1_bn2_dout, layer3_0_add_dout);
     /* backward of "layer3.1.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
     cuda_batchnorm_backward(layer3_1_conv2_dout, layer3_1_bn2_dweight, layer3_1_bn2_dbias, layer3_1_bn2_dout, NULL, layer3_1_conv2_out, layer3_1_bn2_weight, layer3_1_bn2_saved, layer3_1_bn2_saved + 128, BATCH, 128, 49, 0);
     /* backward of "layer3.1.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
-    cuda_conv2d_backward(layer3_1_conv2_conv, layer3_1_relu1_dout, layer3_1_conv2_dweight, layer3_1_conv2_dout, layer3_1_relu1_out, layer3_1_conv2_wact);
-    /* backward of "layer3.1.relu1" (relu): fused into the backward of "layer3.1.bn1" */
-    /* backward of "layer3.1.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
-    cuda_batchnorm_backward(layer3_1_conv1_dout, layer3_1_bn1_dweight, layer3_1_bn1_dbias, layer3_1_relu1_dout, layer3_1_relu1_out, layer3_1_conv1_out, layer3_1_bn1_weight, layer3_1_bn1_saved, layer3_1_bn1_saved + 128, BATCH, 128, 49, 0);
+    cuda_conv2d_backward(layer3_1_conv2_conv, layer3_1_bn1_dout, layer3_1_conv2_dweight, layer3_1_conv2_dout, layer3_1_bn1_out, layer3_1_conv2_wact);
+    /* backward of "layer3.1.bn1" (bn) at specs/examples/fmnist_resnet.spec:11,
+       with "layer3.1.relu1" (relu) at specs/examples/fmnist_resnet.spec:12 fused into it */
+    cuda_batchnorm_backward(layer3_1_conv1_dout, layer3_1_bn1_dweight, layer3_1_bn1_dbias, layer3_1_bn1_dout, layer3_1_bn1_out, layer3_1_conv1_out, layer3_1_bn1_weight, layer3_1_bn1_saved, layer3_1_bn1_saved + 128, BATCH, 128, 49, 0);
     /* backward of "layer3.1.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
-    cuda_conv2d_backward(layer3_1_conv1_conv, layer3_0_relu2_dout, layer3_1_conv1_dweight, layer3_1_conv1_dout, layer3_0_relu2_out, layer3_1_conv1_wact);
-    /* backward of "layer3.0.relu2" (relu): fused into the backward of "layer3.0.add" */
-    /* backward of "layer3.0.add" (add) at specs/examples/fmnist_resnet.spec:18 */
-    fused_layer3_0_add_backward(layer3_0_relu2_dout, layer3_0_relu2_out, layer3_0_bn2_dout, layer3_0_down_bn_dout);
+    cuda_conv2d_backward(layer3_1_conv1_conv, layer3_0_add_dout, layer3_1_conv1_dweight, layer3_1_conv1_dout, layer3_0_add_out, layer3_1_conv1_wact);
+    /* backward of "layer3.0.add" (add) at specs/examples/fmnist_resnet.spec:18,
+       with "layer3.0.relu2" (relu) at specs/examples/fmnist_resnet.spec:22 fused into it */
+    fused_layer3_0_add_backward(layer3_0_add_dout, layer3_0_add_out, layer3_0_bn2_dout, layer3_0_down_bn_dout);
     /* backward of "layer3.0.down_bn" (bn) at specs/examples/fmnist_resnet.spec:17 */
     cuda_batchnorm_backward(layer3_0_down_dout, layer3_0_down_bn_dweight, layer3_0_down_bn_dbias, layer3_0_down_bn_dout, NULL, layer3_0_down_out, layer3_0_down_bn_weight, layer3_0_down_bn_saved, layer3_0_down_bn_saved + 128, BATCH, 128, 49, 0);
     /* backward of "layer3.0.down" (conv) at specs/examples/fmnist_resnet.spec:16 */
-    cuda_conv2d_backward(layer3_0_down_conv, layer2_1_relu2_dout, layer3_0_down_dweight, layer3_0_down_dout, layer2_1_relu2_out, layer3_0_down_wact);
+    cuda_conv2d_backward(layer3_0_down_conv, layer2_1_add_dout, layer3_0_down_dweight, layer3_0_down_dout, layer2_1_add_out, layer3_0_down_wact);
     /* backward of "layer3.0.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
     cuda_batchnorm_backward(layer3_0_conv2_dout, layer3_0_bn2_dweight, layer3_0_bn2_dbias, layer3_0_bn2_dout, NULL, layer3_0_conv2_out, layer3_0_bn2_weight, layer3_0_bn2_saved, layer3_0_bn2_saved + 128, BATCH, 128, 49, 0);
     /* backward of "layer3.0.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
-    cuda_conv2d_backward(layer3_0_conv2_conv, layer3_0_relu1_dout, layer3_0_conv2_dweight, layer3_0_conv2_dout, layer3_0_relu1_out, layer3_0_conv2_wact);
-    /* backward of "layer3.0.relu1" (relu): fused into the backward of "layer3.0.bn1" */
-    /* backward of "layer3.0.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
-    cuda_batchnorm_backward(layer3_0_conv1_dout, layer3_0_bn1_dweight, layer3_0_bn1_dbias, layer3_0_relu1_dout, layer3_0_relu1_out, layer3_0_conv1_out, layer3_0_bn1_weight, layer3_0_bn1_saved, layer3_0_bn1_saved + 128, BATCH, 128, 49, 0);
+    cuda_conv2d_backward(layer3_0_conv2_conv, layer3_0_bn1_dout, layer3_0_conv2_dweight, layer3_0_conv2_dout, layer3_0_bn1_out, layer3_0_conv2_wact);
+    /* backward of "layer3.0.bn1" (bn) at specs/examples/fmnist_resnet.spec:11,
+       with "layer3.0.relu1" (relu) at specs/examples/fmnist_resnet.spec:12 fused into it */
+    cuda_batchnorm_backward(layer3_0_conv1_dout, layer3_0_bn1_dweight, layer3_0_bn1_dbias, layer3_0_bn1_dout, layer3_0_bn1_out, layer3_0_conv1_out, layer3_0_bn1_weight, layer3_0_bn1_saved, layer3_0_bn1_saved + 128, BATCH, 128, 49, 0);
     /* backward of "layer3.0.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
-    cuda_conv2d_backward(layer3_0_conv1_conv, layer2_1_relu2_dout, layer3_0_conv1_dweight, layer3_0_conv1_dout, layer2_1_relu2_out, layer3_0_conv1_wact);
-    /* backward of "layer2.1.relu2" (relu): fused into the backward of "layer2.1.add" */
-    /* backward of "layer2.1.add" (add) at specs/examples/fmnist_resnet.spec:20 */
-    fused_layer2_1_add_backward(layer2_1_relu2_dout, layer2_1_relu2_out, layer2_1_bn2_dout, layer2_0_relu2_dout);
+    cuda_conv2d_backward(layer3_0_conv1_conv, layer2_1_add_dout, layer3_0_conv1_dweight, layer3_0_conv1_dout, layer2_1_add_out, layer3_0_conv1_wact);
+    /* backward of "layer2.1.add" (add) at specs/examples/fmnist_resnet.spec:20,
+       with "layer2.1.relu2" (relu) at specs/examples/fmnist_resnet.spec:22 fused into it */
+    fused_layer2_1_add_backward(layer2_1_add_dout, layer2_1_add_out, layer2_1_bn2_dout, layer2_0_add_dout);
     /* backward of "layer2.1.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
     cuda_batchnorm_backward(layer2_1_conv2_dout, layer2_1_bn2_dweight, layer2_1_bn2_dbias, layer2_1_bn2_dout, NULL, layer2_1_conv2_out, layer2_1_bn2_weight, layer2_1_bn2_saved, layer2_1_bn2_saved + 64, BATCH, 64, 196, 0);
     /* backward of "layer2.1.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
-    cuda_conv2d_backward(layer2_1_conv2_conv, layer2_1_relu1_dout, layer2_1_conv2_dweight, layer2_1_conv2_dout, layer2_1_relu1_out, layer2_1_conv2_wact);
-    /* backward of "layer2.1.relu1" (relu): fused into the backward of "layer2.1.bn1" */
-    /* backward of "layer2.1.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
-    cuda_batchnorm_backward(layer2_1_conv1_dout, layer2_1_bn1_dweight, layer2_1_bn1_dbias, layer2_1_relu1_dout, layer2_1_relu1_out, layer2_1_conv1_out, layer2_1_bn1_weight, layer2_1_bn1_saved, layer2_1_bn1_saved + 64, BATCH, 64, 196, 0);
+    cuda_conv2d_backward(layer2_1_conv2_conv, layer2_1_bn1_dout, layer2_1_conv2_dweight, layer2_1_conv2_dout, layer2_1_bn1_out, layer2_1_conv2_wact);
+    /* backward of "layer2.1.bn1" (bn) at specs/examples/fmnist_resnet.spec:11,
+       with "layer2.1.relu1" (relu) at specs/examples/fmnist_resnet.spec:12 fused into it */
+    cuda_batchnorm_backward(layer2_1_conv1_dout, layer2_1_bn1_dweight, layer2_1_bn1_dbias, layer2_1_bn1_dout, layer2_1_bn1_out, layer2_1_conv1_out, layer2_1_bn1_weight, layer2_1_bn1_saved, layer2_1_bn1_saved + 64, BATCH, 64, 196, 0);
     /* backward of "layer2.1.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
-    cuda_conv2d_backward(layer2_1_conv1_conv, layer2_0_relu2_dout, layer2_1_conv1_dweight, layer2_1_conv1_dout, layer2_0_relu2_out, layer2_1_conv1_wact);
-    /* backward of "layer2.0.relu2" (relu): fused into the backward of "layer2.0.add" */
-    /* backward of "layer2.0.add" (add) at specs/examples/fmnist_resnet.spec:18 */
-    fused_layer2_0_add_backward(layer2_0_relu2_dout, layer2_0_relu2_out, layer2_0_bn2_dout, layer2_0_down_bn_dout);
+    cuda_conv2d_backward(layer2_1_conv1_conv, layer2_0_add_dout, layer2_1_conv1_dweight, layer2_1_conv1_dout, layer2_0_add_out, layer2_1_conv1_wact);
+    /* backward of "layer2.0.add" (add) at specs/examples/fmnist_resnet.spec:18,
+       with "layer2.0.relu2" (relu) at specs/examples/fmnist_resnet.spec:22 fused into it */
+    fused_layer2_0_add_backward(layer2_0_add_dout, layer2_0_add_out, layer2_0_bn2_dout, layer2_0_down_bn_dout);
     /* backward of "layer2.0.down_bn" (bn) at specs/examples/fmnist_resnet.spec:17 */
     cuda_batchnorm_backward(layer2_0_down_dout, layer2_0_down_bn_dweight, layer2_0_down_bn_dbias, layer2_0_down_bn_dout, NULL, layer2_0_down_out, layer2_0_down_bn_weight, layer2_0_down_bn_saved, layer2_0_down_bn_saved + 64, BATCH, 64, 196, 0);
     /* backward of "layer2.0.down" (conv) at specs/examples/fmnist_resnet.spec:16 */
-    cuda_conv2d_backward(layer2_0_down_conv, layer1_1_relu2_dout, layer2_0_down_dweight, layer2_0_down_dout, layer1_1_relu2_out, layer2_0_down_wact);
+    cuda_conv2d_backward(layer2_0_down_conv, layer1_1_add_dout, layer2_0_down_dweight, layer2_0_down_dout, layer1_1_add_out, layer2_0_down_wact);
     /* backward of "layer2.0.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
     cuda_batchnorm_backward(layer2_0_conv2_dout, layer2_0_bn2_dweight, layer2_0_bn2_dbias, layer2_0_bn2_dout, NULL, layer2_0_conv2_out, layer2_0_bn2_weight, layer2_0_bn2_saved, layer2_0_bn2_saved + 64, BATCH, 64, 196, 0);
     /* backward of "layer2.0.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
-    cuda_conv2d_backward(layer2_0_conv2_conv, layer2_0_relu1_dout, layer2_0_conv2_dweight, layer2_0_conv2_dout, layer2_0_relu1_out, layer2_0_conv2_wact);
-    /* backward of "layer2.0.relu1" (relu): fused into the backward of "layer2.0.bn1" */
-    /* backward of "layer2.0.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
-    cuda_batchnorm_backward(layer2_0_conv1_dout, layer2_0_bn1_dweight, layer2_0_bn1_dbias, layer2_0_relu1_dout, layer2_0_relu1_out, layer2_0_conv1_out, layer2_0_bn1_weight, layer2_0_bn1_saved, layer2_0_bn1_saved + 64, BATCH, 64, 196, 0);
+    cuda_conv2d_backward(layer2_0_conv2_conv, layer2_0_bn1_dout, layer2_0_conv2_dweight, layer2_0_conv2_dout, layer2_0_bn1_out, layer2_0_conv2_wact);
+    /* backward of "layer2.0.bn1" (bn) at specs/examples/fmnist_resnet.spec:11,
+       with "layer2.0.relu1" (relu) at specs/examples/fmnist_resnet.spec:12 fused into it */
+    cuda_batchnorm_backward(layer2_0_conv1_dout, layer2_0_bn1_dweight, layer2_0_bn1_dbias, layer2_0_bn1_dout, layer2_0_bn1_out, layer2_0_conv1_out, layer2_0_bn1_weight, layer2_0_bn1_saved, layer2_0_bn1_saved + 64, BATCH, 64, 196, 0);
     /* backward of "layer2.0.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
-    cuda_conv2d_backward(layer2_0_conv1_conv, layer1_1_relu2_dout, layer2_0_conv1_dweight, layer2_0_conv1_dout, layer1_1_relu2_out, layer2_0_conv1_wact);
-    /* backward of "layer1.1.relu2" (relu): fused into the backward of "layer1.1.add" */
-    /* backward of "layer1.1.add" (add) at specs/examples/fmnist_resnet.spec:20 */
-    fused_layer1_1_add_backward(layer1_1_relu2_dout, layer1_1_relu2_out, layer1_1_bn2_dout, layer1_0_relu2_dout);
+    cuda_conv2d_backward(layer2_0_conv1_conv, layer1_1_add_dout, layer2_0_conv1_dweight, layer2_0_conv1_dout, layer1_1_add_out, layer2_0_conv1_wact);
+    /* backward of "layer1.1.add" (add) at specs/examples/fmnist_resnet.spec:20,
+       with "layer1.1.relu2" (relu) at specs/examples/fmnist_resnet.spec:22 fused into it */
+    fused_layer1_1_add_backward(layer1_1_add_dout, layer1_1_add_out, layer1_1_bn2_dout, layer1_0_add_dout);
     /* backward of "layer1.1.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
     cuda_batchnorm_backward(layer1_1_conv2_dout, layer1_1_bn2_dweight, layer1_1_bn2_dbias, layer1_1_bn2_dout, NULL, layer1_1_conv2_out, layer1_1_bn2_weight, layer1_1_bn2_saved, layer1_1_bn2_saved + 32, BATCH, 32, 784, 0);
     /* backward of "layer1.1.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
-    cuda_conv2d_backward(layer1_1_conv2_conv, layer1_1_relu1_dout, layer1_1_conv2_dweight, layer1_1_conv2_dout, layer1_1_relu1_out, layer1_1_conv2_wact);
-    /* backward of "layer1.1.relu1" (relu): fused into the backward of "layer1.1.bn1" */
-    /* backward of "layer1.1.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
-    cuda_batchnorm_backward(layer1_1_conv1_dout, layer1_1_bn1_dweight, layer1_1_bn1_dbias, layer1_1_relu1_dout, layer1_1_relu1_out, layer1_1_conv1_out, layer1_1_bn1_weight, layer1_1_bn1_saved, layer1_1_bn1_saved + 32, BATCH, 32, 784, 0);
+    cuda_conv2d_backward(layer1_1_conv2_conv, layer1_1_bn1_dout, layer1_1_conv2_dweight, layer1_1_conv2_dout, layer1_1_bn1_out, layer1_1_conv2_wact);
+    /* backward of "layer1.1.bn1" (bn) at specs/examples/fmnist_resnet.spec:11,
+       with "layer1.1.relu1" (relu) at specs/examples/fmnist_resnet.spec:12 fused into it */
+    cuda_batchnorm_backward(layer1_1_conv1_dout, layer1_1_bn1_dweight, layer1_1_bn1_dbias, layer1_1_bn1_dout, layer1_1_bn1_out, layer1_1_conv1_out, layer1_1_bn1_weight, layer1_1_bn1_saved, layer1_1_bn1_saved + 32, BATCH, 32, 784, 0);
     /* backward of "layer1.1.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
-    cuda_conv2d_backward(layer1_1_conv1_conv, layer1_0_relu2_dout, layer1_1_conv1_dweight, layer1_1_conv1_dout, layer1_0_relu2_out, layer1_1_conv1_wact);
-    /* backward of "layer1.0.relu2" (relu): fused into the backward of "layer1.0.add" */
-    /* backward of "layer1.0.add" (add) at specs/examples/fmnist_resnet.spec:20 */
-    fused_layer1_0_add_backward(layer1_0_relu2_dout, layer1_0_relu2_out, layer1_0_bn2_dout, stem_relu_dout);
+    cuda_conv2d_backward(layer1_1_conv1_conv, layer1_0_add_dout, layer1_1_conv1_dweight, layer1_1_conv1_dout, layer1_0_add_out, layer1_1_conv1_wact);
+    /* backward of "layer1.0.add" (add) at specs/examples/fmnist_resnet.spec:20,
+       with "layer1.0.relu2" (relu) at specs/examples/fmnist_resnet.spec:22 fused into it */
+    fused_layer1_0_add_backward(layer1_0_add_dout, layer1_0_add_out, layer1_0_bn2_dout, stem_bn_dout);
     /* backward of "layer1.0.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
     cuda_batchnorm_backward(layer1_0_conv2_dout, layer1_0_bn2_dweight, layer1_0_bn2_dbias, layer1_0_bn2_dout, NULL, layer1_0_conv2_out, layer1_0_bn2_weight, layer1_0_bn2_saved, layer1_0_bn2_saved + 32, BATCH, 32, 784, 0);
     /* backward of "layer1.0.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
-    cuda_conv2d_backward(layer1_0_conv2_conv, layer1_0_relu1_dout, layer1_0_conv2_dweight, layer1_0_conv2_dout, layer1_0_relu1_out, layer1_0_conv2_wact);
-    /* backward of "layer1.0.relu1" (relu): fused into the backward of "layer1.0.bn1" */
-    /* backward of "layer1.0.bn1" (bn) at specs/examples/fmnist_resnet.spec:11 */
-    cuda_batchnorm_backward(layer1_0_conv1_dout, layer1_0_bn1_dweight, layer1_0_bn1_dbias, layer1_0_relu1_dout, layer1_0_relu1_out, layer1_0_conv1_out, layer1_0_bn1_weight, layer1_0_bn1_saved, layer1_0_bn1_saved + 32, BATCH, 32, 784, 0);
+    cuda_conv2d_backward(layer1_0_conv2_conv, layer1_0_bn1_dout, layer1_0_conv2_dweight, layer1_0_conv2_dout, layer1_0_bn1_out, layer1_0_conv2_wact);
+    /* backward of "layer1.0.bn1" (bn) at specs/examples/fmnist_resnet.spec:11,
+       with "layer1.0.relu1" (relu) at specs/examples/fmnist_resnet.spec:12 fused into it */
+    cuda_batchnorm_backward(layer1_0_conv1_dout, layer1_0_bn1_dweight, layer1_0_bn1_dbias, layer1_0_bn1_dout, layer1_0_bn1_out, layer1_0_conv1_out, layer1_0_bn1_weight, layer1_0_bn1_saved, layer1_0_bn1_saved + 32, BATCH, 32, 784, 0);
     /* backward of "layer1.0.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
-    cuda_conv2d_backward(layer1_0_conv1_conv, stem_relu_dout, layer1_0_conv1_dweight, layer1_0_conv1_dout, stem_relu_out, layer1_0_conv1_wact);
-    /* backward of "stem_relu" (relu): fused into the backward of "stem_bn" */
-    /* backward of "stem_bn" (bn) at specs/examples/fmnist_resnet.spec:33 */
-    cuda_batchnorm_backward(stem_dout, stem_bn_dweight, stem_bn_dbias, stem_relu_dout, stem_relu_out, stem_out, stem_bn_weight, stem_bn_saved, stem_bn_saved + 32, BATCH, 32, 784, 0);
+    cuda_conv2d_backward(layer1_0_conv1_conv, stem_bn_dout, layer1_0_conv1_dweight, layer1_0_conv1_dout, stem_bn_out, layer1_0_conv1_wact);
+    /* backward of "stem_bn" (bn) at specs/examples/fmnist_resnet.spec:33,
+       with "stem_relu" (relu) at specs/examples/fmnist_resnet.spec:34 fused into it */
+    cuda_batchnorm_backward(stem_dout, stem_bn_dweight, stem_bn_dbias, stem_bn_dout, stem_bn_out, stem_out, stem_bn_weight, stem_bn_saved, stem_bn_saved + 32, BATCH, 32, 784, 0);
     /* backward of "stem" (conv) at specs/examples/fmnist_resnet.spec:32 */
     cuda_conv2d_backward(stem_conv, NULL, stem_dweight, stem_dout, x, stem_wact);
     rt_cuda_grad_bucket_ready(0);  /* bucket 0 complete: 697760 grads from "fc" to here */
-    rt_cuda_grads_finish();   /* the optimizer waits for every bucket's sum */
 }
 
-static double train_step(rt_model_ctx *ctx, const void *x_host, const int32_t *y_host) {
-    unsigned char *arena = dev.arena;
-    (void)arena;
-    put_batch(ctx, x_host, y_host);
-    rt_cuda_graph_run(&dev.step_graph, train_step_device, ctx);
-    stage_next(ctx->next_x);
-    /* loss and logits back to the host, for the trainer's log and accuracy */
-    double loss;
-    rt_cuda_copy_d2h(&loss, dev.loss, sizeof loss);
-    rt_cuda_copy_d2h(ctx->arena, fc_out, sizeof(float) * BATCH * CLASSES);
-    return loss;
-}
-
-static void eval_forward(rt_model_ctx *ctx, const void *x_host, float *logits_host) {
-    unsigned char *arena = dev.arena;
-    (void)arena;
-    put_batch(ctx, x_host, NULL);
-    forward(ctx);
-    rt_cuda_copy_d2h(logits_host, fc_out, sizeof(float) * BATCH * CLASSES);
-}
-
-/* The host copy train_step made: the trainer's arena is BATCH x CLASSES floats. */
-static const float *logits(const rt_model_ctx *ctx) { return (const float *)ctx->arena; }
-
+/* torch's default initialization; BN/LN start as identity. */
 static void init(float *P, float *S, uint64_t seed) {
     rt_rng r;
     rt_rng_init(&r, seed, RT_STREAM_INIT);
@@ -733,6 +643,44 @@ static void init(float *P, float *S, uint64_t seed) {
     rt_init_torch_default(fc_weight, 1280, fc_bias, 10, 128, &r);
 }
 
+/* cuDNN algorithms are timed once, at start-up (no model memory needed yet). */
+static size_t create_plans(size_t cap) {
+    size_t work = 0, w;
+    (void)w, (void)cap;
+    stem_conv = rt_cuda_conv_create(&stem_shape);
+    if ((w = rt_cuda_conv_select(stem_conv, 1, cap)) > work) work = w;
+    layer1_0_conv1_conv = rt_cuda_conv_create(&layer1_0_conv1_shape);
+    if ((w = rt_cuda_conv_select(layer1_0_conv1_conv, 0, cap)) > work) work = w;
+    layer1_0_conv2_conv = rt_cuda_conv_create(&layer1_0_conv2_shape);
+    if ((w = rt_cuda_conv_select(layer1_0_conv2_conv, 0, cap)) > work) work = w;
+    layer1_1_conv1_conv = rt_cuda_conv_create(&layer1_1_conv1_shape);
+    if ((w = rt_cuda_conv_select(layer1_1_conv1_conv, 0, cap)) > work) work = w;
+    layer1_1_conv2_conv = rt_cuda_conv_create(&layer1_1_conv2_shape);
+    if ((w = rt_cuda_conv_select(layer1_1_conv2_conv, 0, cap)) > work) work = w;
+    layer2_0_conv1_conv = rt_cuda_conv_create(&layer2_0_conv1_shape);
+    if ((w = rt_cuda_conv_select(layer2_0_conv1_conv, 0, cap)) > work) work = w;
+    layer2_0_conv2_conv = rt_cuda_conv_create(&layer2_0_conv2_shape);
+    if ((w = rt_cuda_conv_select(layer2_0_conv2_conv, 0, cap)) > work) work = w;
+    layer2_0_down_conv = rt_cuda_conv_create(&layer2_0_down_shape);
+    if ((w = rt_cuda_conv_select(layer2_0_down_conv, 0, cap)) > work) work = w;
+    layer2_1_conv1_conv = rt_cuda_conv_create(&layer2_1_conv1_shape);
+    if ((w = rt_cuda_conv_select(layer2_1_conv1_conv, 0, cap)) > work) work = w;
+    layer2_1_conv2_conv = rt_cuda_conv_create(&layer2_1_conv2_shape);
+    if ((w = rt_cuda_conv_select(layer2_1_conv2_conv, 0, cap)) > work) work = w;
+    layer3_0_conv1_conv = rt_cuda_conv_create(&layer3_0_conv1_shape);
+    if ((w = rt_cuda_conv_select(layer3_0_conv1_conv, 0, cap)) > work) work = w;
+    layer3_0_conv2_conv = rt_cuda_conv_create(&layer3_0_conv2_shape);
+    if ((w = rt_cuda_conv_select(layer3_0_conv2_conv, 0, cap)) > work) work = w;
+    layer3_0_down_conv = rt_cuda_conv_create(&layer3_0_down_shape);
+    if ((w = rt_cuda_conv_select(layer3_0_down_conv, 0, cap)) > work) work = w;
+    layer3_1_conv1_conv = rt_cuda_conv_create(&layer3_1_conv1_shape);
+    if ((w = rt_cuda_conv_select(layer3_1_conv1_conv, 0, cap)) > work) work = w;
+    layer3_1_conv2_conv = rt_cuda_conv_create(&layer3_1_conv2_shape);
+    if ((w = rt_cuda_conv_select(layer3_1_conv2_conv, 0, cap)) > work) work = w;
+    fc_gemm = rt_cuda_linear_create(BATCH, 128, 10);
+    return work;
+}
+
 static const rt_param_tensor tensors[] = {
     { "fc.weight", 0, 1280, 0 },
     { "fc.bias", 1280, 10, 1 },
@@ -783,122 +731,10 @@ static const rt_param_tensor tensors[] = {
     { "stem.weight", 697472, 288, 0 },
 };
 
+/* Gradient buckets (offset, count in floats), in the order backward completes them. */
 static const rt_grad_bucket buckets[] = {
     { 0, 697760 },
 };
-
-static void upload(rt_model_ctx *ctx, const rt_run_config *run, const float *opt_state, long n_state) {
-    rt_cuda_init(rt_cuda_device_from_env(), RT_CUDA_FP32);
-    if (ctx->no_graph) rt_cuda_graph_disable();
-    /* cuDNN algorithms are timed once here (no model memory needed yet) */
-    size_t work = 0, w, cap = rt_cuda_workspace_cap();
-    (void)w, (void)cap;
-    stem_conv = rt_cuda_conv_create(&stem_shape);
-    if ((w = rt_cuda_conv_select(stem_conv, 1, cap)) > work) work = w;
-    layer1_0_conv1_conv = rt_cuda_conv_create(&layer1_0_conv1_shape);
-    if ((w = rt_cuda_conv_select(layer1_0_conv1_conv, 0, cap)) > work) work = w;
-    layer1_0_conv2_conv = rt_cuda_conv_create(&layer1_0_conv2_shape);
-    if ((w = rt_cuda_conv_select(layer1_0_conv2_conv, 0, cap)) > work) work = w;
-    layer1_1_conv1_conv = rt_cuda_conv_create(&layer1_1_conv1_shape);
-    if ((w = rt_cuda_conv_select(layer1_1_conv1_conv, 0, cap)) > work) work = w;
-    layer1_1_conv2_conv = rt_cuda_conv_create(&layer1_1_conv2_shape);
-    if ((w = rt_cuda_conv_select(layer1_1_conv2_conv, 0, cap)) > work) work = w;
-    layer2_0_conv1_conv = rt_cuda_conv_create(&layer2_0_conv1_shape);
-    if ((w = rt_cuda_conv_select(layer2_0_conv1_conv, 0, cap)) > work) work = w;
-    layer2_0_conv2_conv = rt_cuda_conv_create(&layer2_0_conv2_shape);
-    if ((w = rt_cuda_conv_select(layer2_0_conv2_conv, 0, cap)) > work) work = w;
-    layer2_0_down_conv = rt_cuda_conv_create(&layer2_0_down_shape);
-    if ((w = rt_cuda_conv_select(layer2_0_down_conv, 0, cap)) > work) work = w;
-    layer2_1_conv1_conv = rt_cuda_conv_create(&layer2_1_conv1_shape);
-    if ((w = rt_cuda_conv_select(layer2_1_conv1_conv, 0, cap)) > work) work = w;
-    layer2_1_conv2_conv = rt_cuda_conv_create(&layer2_1_conv2_shape);
-    if ((w = rt_cuda_conv_select(layer2_1_conv2_conv, 0, cap)) > work) work = w;
-    layer3_0_conv1_conv = rt_cuda_conv_create(&layer3_0_conv1_shape);
-    if ((w = rt_cuda_conv_select(layer3_0_conv1_conv, 0, cap)) > work) work = w;
-    layer3_0_conv2_conv = rt_cuda_conv_create(&layer3_0_conv2_shape);
-    if ((w = rt_cuda_conv_select(layer3_0_conv2_conv, 0, cap)) > work) work = w;
-    layer3_0_down_conv = rt_cuda_conv_create(&layer3_0_down_shape);
-    if ((w = rt_cuda_conv_select(layer3_0_down_conv, 0, cap)) > work) work = w;
-    layer3_1_conv1_conv = rt_cuda_conv_create(&layer3_1_conv1_shape);
-    if ((w = rt_cuda_conv_select(layer3_1_conv1_conv, 0, cap)) > work) work = w;
-    layer3_1_conv2_conv = rt_cuda_conv_create(&layer3_1_conv2_shape);
-    if ((w = rt_cuda_conv_select(layer3_1_conv2_conv, 0, cap)) > work) work = w;
-    fc_gemm = rt_cuda_linear_create(BATCH, 128, 10);
-    /* refuse before allocating when the plan does not fit (rt_devmem.h: the accounting
-     * `trainc show --device-memory` uses too) */
-    rt_devmem mem = rt_devmem_plan(N_PARAMS, N_BUFFERS, n_state, (int)sizeof(act_t), ARENA_BYTES, BATCH,
-                                   IMAGE, CLASSES, work);
-    rt_cuda_check_memory(model.name, mem.fixed, mem.per_sample, BATCH);
-    dev.P = rt_cuda_malloc(sizeof(float) * N_PARAMS, "parameters");
-    dev.G = rt_cuda_malloc(sizeof(float) * N_PARAMS, "gradients");
-    dev.WA = (act_t *)dev.P;
-    dev.S = rt_cuda_malloc(sizeof(float) * (N_BUFFERS ? N_BUFFERS : 1), "batch-norm buffers");
-    dev.state = rt_cuda_malloc(sizeof(float) * (n_state ? n_state : 1), "optimizer state");
-    dev.arena = rt_cuda_malloc(ARENA_BYTES, "activations (the static plan)");
-    dev.x_u8[0] = rt_cuda_malloc(BATCH * IMAGE, "the input batch");
-    dev.x_u8[1] = rt_cuda_malloc(BATCH * IMAGE, "the next input batch");
-    dev.x = rt_cuda_malloc(sizeof(act_t) * BATCH * IMAGE, "the normalized input batch");
-    float lut[1][256];
-    rt_normalize_lut(run->mean, run->std, 1, lut);
-    dev.lut = rt_cuda_malloc(sizeof lut, "the input normalization table");
-    rt_cuda_copy_h2d(dev.lut, lut, sizeof lut);   /* a pageable source: staged before it returns */
-    dev.y = rt_cuda_malloc(sizeof(int32_t) * BATCH, "the labels");
-    dev.seed = rt_cuda_malloc(sizeof(uint64_t), "the mask seed");
-    dev.loss = rt_cuda_malloc(sizeof(double), "the loss");
-    dev.work = rt_cuda_malloc(work, "the cuDNN workspace");
-    rt_cuda_conv_set_workspace(dev.work, work);
-    rt_cuda_copy_h2d(dev.P, ctx->params, sizeof(float) * N_PARAMS);
-    rt_cuda_memset0(dev.G, sizeof(float) * N_PARAMS);
-    if (N_BUFFERS) rt_cuda_copy_h2d(dev.S, ctx->buffers, sizeof(float) * N_BUFFERS);
-    if (n_state) rt_cuda_copy_h2d(dev.state, opt_state, sizeof(float) * (size_t)n_state);
-    long offsets[47], counts[47];
-    int exempt[47];
-    for (int i = 0; i < 47; i++) {
-        offsets[i] = tensors[i].offset, counts[i] = tensors[i].count;
-        exempt[i] = run->exempt_bn_bias && tensors[i].no_decay;
-    }
-    /* the all-reduce leaves the sum over ranks: the optimizer divides by the world size */
-    dev.optim = rt_cuda_optim_create(&run->optim, offsets, counts, exempt, 47, run->weight_decay,
-                                     run->clip_grad_norm, 1.0f / rt_comm_size(ctx->comm));
-    rt_cuda_nccl_init(ctx->comm, dev.G, buckets, 1, run->overlap);
-    rt_cuda_sync();
-    printf("%s: on %s, %.1f MiB of device memory, FP32%s\n", model.name, rt_cuda_device_name(),
-           (mem.fixed + mem.per_sample * BATCH) / 1048576.0, rt_cuda_graph_enabled() ? ", CUDA graphs" : "");
-}
-
-static void download(rt_model_ctx *ctx, float *opt_state, long n_state) {
-    rt_cuda_copy_d2h(ctx->params, dev.P, sizeof(float) * N_PARAMS);
-    if (N_BUFFERS) rt_cuda_copy_d2h(ctx->buffers, dev.S, sizeof(float) * N_BUFFERS);
-    if (n_state) rt_cuda_copy_d2h(opt_state, dev.state, sizeof(float) * (size_t)n_state);
-}
-
-static void optimizer_device(void *arg) {
-    (void)arg;
-    rt_cuda_optim_launch(dev.optim, dev.P, NULL, dev.state, dev.G);
-}
-
-/* The step's scalars go to page-locked memory the captured graph copies from. */
-static void optimizer_step(rt_model_ctx *ctx, double lr, long step) {
-    (void)ctx;
-    rt_cuda_optim_set_step(dev.optim, lr, step);
-    rt_cuda_graph_run(&dev.optim_graph, optimizer_device, NULL);
-}
-
-/* Rank 0's batch-norm statistics to every rank, before evaluation. */
-static void broadcast_buffers(rt_model_ctx *ctx) {
-    (void)ctx;
-    rt_cuda_broadcast(dev.S, N_BUFFERS);
-}
-
-/* Before the trainer repositions its loader: the staged copy finishes, and is forgotten. */
-static void drop_staged(rt_model_ctx *ctx) {
-    (void)ctx;
-    rt_cuda_staged_done();
-    dev.staged = NULL;
-}
-
-static const rt_device_hooks device = { upload, download, optimizer_step, broadcast_buffers, NULL,
-                                        drop_staged };
 
 static const char spec_text[] =
     "name: \"fmnist_resnet\"\n"
@@ -1184,21 +1020,20 @@ static const char spec_text[] =
     "  log_every: 100\n"
     "}\n";
 
-const rt_model model = {
-    .name = "fmnist_resnet",
-    .spec_path = "specs/examples/fmnist_resnet.spec",
-    .spec_hash = "5620122a9eb3f3c5b15ea7e61b57b0f56bf97164557780a68317ca4dc2428bf2",
-    .spec_text = spec_text,
-    .compiler_version = "0.1",
+static const rt_model model = {
+    .name = "fmnist_resnet", .spec_path = "specs/examples/fmnist_resnet.spec", .spec_text = spec_text,
+    .spec_hash = "5620122a9eb3f3c5b15ea7e61b57b0f56bf97164557780a68317ca4dc2428bf2", .compiler_version = "0.1",
     .in_c = 1, .in_h = 28, .in_w = 28, .classes = CLASSES, .batch = BATCH,
-    .n_params = N_PARAMS, .n_buffers = N_BUFFERS, .param_count = 696042L,
-    /* the host arena holds the logits copy; the plan's arena is on the device */
-    .arena_bytes = sizeof(float) * BATCH * CLASSES, .arena_naive_bytes = 539642624,
-    .n_tensors = 47, .tensors = tensors,
-    .n_buckets = 1, .buckets = buckets,
-    .input_u8 = 1,   /* the loader sends bytes; put_batch normalizes them on the device */
-    .init = init, .train_step = train_step, .eval_forward = eval_forward, .logits = logits,
-    .device = &device,
+    .n_params = 697760, .n_buffers = 2240, .param_count = 696042,
+    .arena_naive_bytes = 539642624, .n_tensors = 47, .tensors = tensors,
+    .n_buckets = 1, .buckets = buckets, .init = init,
+    /* the runtime supplies the step, evaluation and device hooks (rt_cuda_trainer_main) */
+};
+
+static const rt_cuda_model cuda = {
+    .model = &model, .arena_bytes = ARENA_BYTES, .logits_offset = 224788480,
+    .math = RT_CUDA_FP32, .nhwc = 0, .loss_scale = 0, .init_scale = 0.0f,
+    .create_plans = create_plans, .weights_nhwc = NULL, .forward = forward, .step = train_step_device,
 };
 
 static const rt_run_config run = {
@@ -1220,4 +1055,4 @@ static const rt_run_config run = {
     .mean = { 0.286f, 0.286f, 0.286f, 0.286f }, .std = { 0.353f, 0.353f, 0.353f, 0.353f },
 };
 
-int main(int argc, char **argv) { return rt_trainer_main(&model, &run, argc, argv); }
+int main(int argc, char **argv) { return rt_cuda_trainer_main(&cuda, &run, argc, argv); }

@@ -1,5 +1,5 @@
-/* `trainc build`: resolve and check a spec, lower it, plan memory, emit model.c and
- * plan.txt into a source directory, and compile them against libtrainrt. */
+/* `trainc build`: resolve and check a spec, lower it (lower.h), emit the schedule's sources
+ * into a source directory, and compile them against libtrainrt. */
 #include "build.h"
 
 #include <errno.h>
@@ -9,10 +9,9 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "emit_cuda.h"
+#include "emit.h"
 #include "emit_run.h"
 #include "init_match.h"
-#include "ir_build.h"
 #include "sema.h"
 
 #ifndef TRAINC_HOME
@@ -55,66 +54,43 @@ static int write_file(const char *path, void (*fill)(FILE *, const void *), cons
     return 0;
 }
 
-typedef struct { const ir_net *net; const ir_emit_info *info; } model_args;
+typedef struct { const schedule *s; const emit_info *info; } model_args;
 static void fill_model(FILE *f, const void *arg) {
     const model_args *a = arg;
-    ir_emit_c(f, a->net, a->info);
-}
-static void fill_plan(FILE *f, const void *arg) { ir_print_plan(f, arg); }
-typedef struct { const ir_net *net; double bucket_mb; } bucket_args;
-static void fill_buckets(FILE *f, const void *arg) {
-    const bucket_args *a = arg;
-    ir_print_buckets(f, a->net, a->bucket_mb);
-}
-
-typedef struct { const ir_net *net; const cuda_fuse_plan *fp; const cuda_emit_info *info; } cuda_args;
-static void fill_cuda_model(FILE *f, const void *arg) {
-    const cuda_args *a = arg;
-    emit_cuda_model(f, a->net, a->fp, a->info);
+    emit_model(f, a->s, a->info);
 }
 static void fill_cuda_kernels(FILE *f, const void *arg) {
-    const cuda_args *a = arg;
-    emit_cuda_kernels(f, a->net, a->fp, a->info);
+    const model_args *a = arg;
+    emit_cuda_kernels(f, a->s, a->info);
 }
 static void fill_cuda_header(FILE *f, const void *arg) {
-    const cuda_args *a = arg;
-    emit_cuda_kernels_header(f, a->net, a->fp, a->info);
+    const model_args *a = arg;
+    emit_cuda_kernels_header(f, a->s, a->info);
+}
+static void fill_plan(FILE *f, const void *arg) { ir_print_plan(f, &((const schedule *)arg)->net); }
+static void fill_buckets(FILE *f, const void *arg) {
+    const schedule *s = arg;
+    ir_print_buckets(f, &s->net, s->bucket_mb);
 }
 
-/* The CUDA backend's sources: fusion pass, then model.c (host schedule), kernels.cu and
- * kernels.h (fused kernels), plan.txt (the plan after fusion). */
-static int write_cuda_sources(const char *spec_path, const char *emit_dir, ir_net *net, const ir_emit_info *info,
-                              const run_config *run, const build_options *opt) {
-    cuda_precision prec = run->compute == RUN_TF32 ? CUDA_TF32 : run->compute == RUN_BF16 ? CUDA_BF16
-                        : run->compute == RUN_FP16 ? CUDA_FP16 : CUDA_FP32;
-    if (opt->nhwc) {
-        char why[512];
-        if (prec != CUDA_BF16 && prec != CUDA_FP16) {
-            fprintf(stderr, "%s: error: --layout nhwc is for 16-bit activations, and this spec computes in %s\n"
-                            "  hint: set precision { compute: BF16 } (or FP16), or build without --layout nhwc\n",
-                    spec_path, prec == CUDA_TF32 ? "TF32" : "FP32");
-            return 1;
-        }
-        if (cuda_nhwc_check(net, why, sizeof why) >= 0) {
-            fprintf(stderr, "%s\n  hint: build without --layout nhwc (NCHW runs every op)\n", why);
-            return 1;
-        }
-    }
-    cuda_fuse_plan fp;
-    cuda_fuse(&fp, net, opt->fuse, prec == CUDA_BF16 || prec == CUDA_FP16 ? 2 : 4);
-    cuda_emit_info ci = { info, prec,
-                          run->loss_scale == RUN_LOSS_SCALE_DYNAMIC ? 2 : run->loss_scale == RUN_LOSS_SCALE_STATIC ? 1 : 0,
-                          run->init_scale, opt->fuse, opt->nhwc };
-    cuda_args ca = { net, &fp, &ci };
+/* The emitted sources: model.c (and, CUDA, kernels.cu and kernels.h with the fused kernels),
+ * plan.txt and buckets.txt, all printed from the one schedule. */
+static int write_sources(const char *emit_dir, const schedule *s, const emit_info *info) {
+    model_args ma = { s, info };
     char path[4096];
     int rc = 0;
     snprintf(path, sizeof path, "%s/model.c", emit_dir);
-    rc = rc || write_file(path, fill_cuda_model, &ca);
-    snprintf(path, sizeof path, "%s/kernels.cu", emit_dir);
-    rc = rc || write_file(path, fill_cuda_kernels, &ca);
-    snprintf(path, sizeof path, "%s/kernels.h", emit_dir);
-    rc = rc || write_file(path, fill_cuda_header, &ca);
-    cuda_fuse_free(&fp);
+    rc = rc || write_file(path, fill_model, &ma);
+    if (s->opt.backend == BACKEND_CUDA) {
+        snprintf(path, sizeof path, "%s/kernels.cu", emit_dir);
+        rc = rc || write_file(path, fill_cuda_kernels, &ma);
+        snprintf(path, sizeof path, "%s/kernels.h", emit_dir);
+        rc = rc || write_file(path, fill_cuda_header, &ma);
+    }
+    snprintf(path, sizeof path, "%s/plan.txt", emit_dir);
+    rc = rc || write_file(path, fill_plan, s);
+    snprintf(path, sizeof path, "%s/buckets.txt", emit_dir);
+    rc = rc || write_file(path, fill_buckets, s);
     return rc ? 1 : 0;
 }
 
@@ -183,8 +159,8 @@ int build_emit_opts(const char *spec_path, const char *emit_dir, int quiet, cons
                         "  hint: a model spec is built by a run spec that extends it\n", spec_path);
         rc = 1;
     }
-    ir_net net;
-    memset(&net, 0, sizeof net);
+    schedule sched;
+    memset(&sched, 0, sizeof sched);
     char *run_c = NULL;
     if (rc == 0 && opt->backend != BACKEND_CUDA) rc = cpu_precision_check(spec_path, &res.run);
     if (rc == 0) {
@@ -193,40 +169,26 @@ int build_emit_opts(const char *spec_path, const char *emit_dir, int quiet, cons
         if (!run_c) {
             fprintf(stderr, "%s: error: %s\n", spec_path, err);
             rc = 1;
-        } else if (ir_build(&net, &res.net, (int)res.run.train.batch_per_rank, res.run.label_smoothing,
-                            opt->backend != BACKEND_CUDA) != 0) {
-            fprintf(stderr, "%s: error: the net cannot be compiled (empty, or an op with more than %d inputs)\n",
-                    spec_path, IR_MAX_INPUTS);
-            rc = 1;
-        }
-        if (rc == 0) {
-            ir_plan_buckets(&net, res.run.bucket_mb);
-            net.sync_bn = res.run.sync_bn;
-            rc = append_init_config(&run_c, spec_path, &res, &net, opt->backend == BACKEND_CUDA);
+        } else {
+            rc = lower(&sched, &res, opt, 0, spec_path);
+            if (rc == 0) rc = append_init_config(&run_c, spec_path, &res, &sched.net, opt->backend == BACKEND_CUDA);
         }
     }
     if (rc == 0) {
         mkdir(emit_dir, 0777);
         char *spec_text = spec_print_to_string(res.root);
-        ir_emit_info info = { spec_path, res.hash, spec_text ? spec_text : "",
-                              res.run.name && *res.run.name ? res.run.name : "model", TRAINC_VERSION_STRING, run_c };
-        model_args ma = { &net, &info };
-        char path[4096];
-        snprintf(path, sizeof path, "%s/model.c", emit_dir);
-        if (opt->backend == BACKEND_CUDA) rc = write_cuda_sources(spec_path, emit_dir, &net, &info, &res.run, opt);
-        else rc = write_file(path, fill_model, &ma) ? 1 : 0;
-        snprintf(path, sizeof path, "%s/plan.txt", emit_dir);
-        if (rc == 0) rc = write_file(path, fill_plan, &net) ? 1 : 0;
-        bucket_args ba = { &net, res.run.bucket_mb };
-        snprintf(path, sizeof path, "%s/buckets.txt", emit_dir);
-        if (rc == 0) rc = write_file(path, fill_buckets, &ba) ? 1 : 0;
+        emit_info info = { spec_path, res.hash, spec_text ? spec_text : "",
+                           res.run.name && *res.run.name ? res.run.name : "model", TRAINC_VERSION_STRING, run_c };
+        rc = write_sources(emit_dir, &sched, &info);
+        const ir_net *net = &sched.net;
         if (rc == 0 && !quiet)
-            printf("trainc: wrote %s/%s (%d ops, %ld params, arena %.1f MiB planned vs %.1f MiB naive)\n",
-                   emit_dir, opt->backend == BACKEND_CUDA ? "model.c, kernels.cu" : "model.c", net.n_ops, net.param_count, net.arena_bytes / 1048576.0, net.arena_naive_bytes / 1048576.0);
+            printf("trainc: wrote %s/%s (%d ops, %ld params, arena %.1f MiB planned vs %.1f MiB naive)\n", emit_dir,
+                   opt->backend == BACKEND_CUDA ? "model.c, kernels.cu" : "model.c", net->n_ops, net->param_count,
+                   net->arena_bytes / 1048576.0, net->arena_naive_bytes / 1048576.0);
         free(spec_text);
     }
     free(run_c);
-    ir_net_free(&net);
+    schedule_free(&sched);
     sema_result_free(&res);
     spec_doc_free(&doc);
     return rc;

@@ -1,6 +1,7 @@
 /* Emits the initialization of conv and linear parameters: PyTorch's default, or the spec's
  * fillers (Caffe's formulas, with the fan chosen by variance_norm computed here). */
 #include "emit_init.h"
+#include "emit_names.h"
 
 #include <math.h>
 
@@ -17,27 +18,27 @@ static void emit_one(FILE *out, const ir_op *op, const char *what, long n, const
     case NET_FILL_TORCH:
         if (is_bias) {
             double bound = 1.0 / sqrt((double)op->fan_in);
-            fprintf(out, "    rt_init_uniform(%s_%s, %ld, %.9gf, %.9gf, &r);   /* torch: +-1/sqrt(fan_in %ld) */\n", id,
-                    what, n, -bound, bound, op->fan_in);
+            fprintf(out, "    rt_init_uniform(%s_%s, %ld, %s, %s, &r);   /* torch: +-1/sqrt(fan_in %ld) */\n", id,
+                    what, n, c_float(-bound), c_float(bound), op->fan_in);
         } else {
             fprintf(out, "    rt_init_kaiming_uniform(%s_%s, %ld, %ld, 2.2360679774997898, &r);   /* torch default, a = sqrt(5) */\n", id,
                     what, n, op->fan_in);
         }
         break;
-    case NET_FILL_CONSTANT: fprintf(out, "    rt_init_const(%s_%s, %ld, %.9gf);\n", id, what, n, f->value); break;
+    case NET_FILL_CONSTANT: fprintf(out, "    rt_init_const(%s_%s, %ld, %s);\n", id, what, n, c_float(f->value)); break;
     case NET_FILL_UNIFORM:
-        fprintf(out, "    rt_init_uniform(%s_%s, %ld, %.9gf, %.9gf, &r);\n", id, what, n, f->min, f->max);
+        fprintf(out, "    rt_init_uniform(%s_%s, %ld, %s, %s, &r);\n", id, what, n, c_float(f->min), c_float(f->max));
         break;
     case NET_FILL_GAUSSIAN:
-        fprintf(out, "    rt_init_normal(%s_%s, %ld, %.9gf, %.9gf, &r);\n", id, what, n, f->mean, f->std);
+        fprintf(out, "    rt_init_normal(%s_%s, %ld, %s, %s, &r);\n", id, what, n, c_float(f->mean), c_float(f->std));
         break;
     case NET_FILL_XAVIER:
-        fprintf(out, "    rt_init_uniform(%s_%s, %ld, %.9gf, %.9gf, &r);   /* xavier: +-sqrt(3/%g) */\n", id, what, n,
-                -sqrt(3.0 / fan), sqrt(3.0 / fan), fan);
+        fprintf(out, "    rt_init_uniform(%s_%s, %ld, %s, %s, &r);   /* xavier: +-sqrt(3/%g) */\n", id, what, n,
+                c_float(-sqrt(3.0 / fan)), c_float(sqrt(3.0 / fan)), fan);
         break;
     case NET_FILL_MSRA:
-        fprintf(out, "    rt_init_normal(%s_%s, %ld, 0.0f, %.9gf, &r);   /* msra: sqrt(2/%g) */\n", id, what, n,
-                sqrt(2.0 / fan), fan);
+        fprintf(out, "    rt_init_normal(%s_%s, %ld, 0.0f, %s, &r);   /* msra: sqrt(2/%g) */\n", id, what, n,
+                c_float(sqrt(2.0 / fan)), fan);
         break;
     }
 }

@@ -1,5 +1,6 @@
 /* Emits the C initializer of the trainer's rt_run_config from a spec's resolved run. */
 #include "emit_run.h"
+#include "emit_names.h"   /* c_float */
 
 #include <stdlib.h>
 #include <string.h>
@@ -50,12 +51,12 @@ static void emit_lr(FILE *f, const rt_lr_config *lr) {
 static void emit_optim(FILE *f, const run_config *run) {
     switch (run->optimizer) {
     case RUN_OPT_SGD:
-        fprintf(f, "    .optim = { .kind = RT_OPTIM_SGD, .sgd = { .momentum = %.9gf, .dampening = %.9gf, .nesterov = %s } },\n",
-                run->momentum, run->dampening, run->nesterov ? "true" : "false");
+        fprintf(f, "    .optim = { .kind = RT_OPTIM_SGD, .sgd = { .momentum = %s, .dampening = %s, .nesterov = %s } },\n",
+                c_float(run->momentum), c_float(run->dampening), run->nesterov ? "true" : "false");
         break;
     case RUN_OPT_LARS:
-        fprintf(f, "    .optim = { .kind = RT_OPTIM_LARS, .lars = { .momentum = %.9gf, .eta = %.9gf, .eps = 0.0f, .nesterov = %s } },\n",
-                run->momentum, run->eta, run->nesterov ? "true" : "false");
+        fprintf(f, "    .optim = { .kind = RT_OPTIM_LARS, .lars = { .momentum = %s, .eta = %s, .eps = 0.0f, .nesterov = %s } },\n",
+                c_float(run->momentum), c_float(run->eta), run->nesterov ? "true" : "false");
         break;
     case RUN_OPT_ADAMW:
         fprintf(f, "    .optim = { .kind = RT_OPTIM_ADAMW, .adamw = { .beta1 = %.17g, .beta2 = %.17g, .eps = %.17g } },\n",
@@ -66,7 +67,7 @@ static void emit_optim(FILE *f, const run_config *run) {
 
 static void emit_floats(FILE *f, const char *name, const double *v, int n, double fill) {
     fprintf(f, ".%s = {", name);
-    for (int i = 0; i < 4; i++) fprintf(f, "%s%.9gf", i ? ", " : " ", i < n ? v[i] : (n == 1 ? v[0] : fill));
+    for (int i = 0; i < 4; i++) fprintf(f, "%s%s", i ? ", " : " ", c_float(i < n ? v[i] : (n == 1 ? v[0] : fill)));
     fprintf(f, " }");
 }
 
@@ -102,7 +103,7 @@ char *emit_run_config(const run_config *run, char *err, size_t err_cap) {
             (long)run->global_batch);
     emit_lr(f, &run->lr);
     emit_optim(f, run);
-    fprintf(f, "    .weight_decay = %.9gf, .exempt_bn_bias = %d, .clip_grad_norm = %.17g,\n", run->weight_decay,
+    fprintf(f, "    .weight_decay = %s, .exempt_bn_bias = %d, .clip_grad_norm = %.17g,\n", c_float(run->weight_decay),
             run->exempt_bn_bias, run->clip_grad_norm);
     fprintf(f, "    .log_every = %ld, .eval_every = %ld, .ckpt_every = %ld, .ckpt_keep = %ld,\n", (long)run->log_every,
             (long)run->eval_every, (long)run->ckpt_every_epochs, (long)run->ckpt_keep);

@@ -4,9 +4,15 @@
 
 #include <stdio.h>
 #include "sema.h"
+#include "lower.h"
 
 void show_table(FILE *out, const char *path, const sema_result *res);
-void show_json(FILE *out, const char *path, const sema_result *res);
+/* JSON of the analysed spec, ending with "trainer": what `build` emits for opt's backend
+ * (show_trainer.c). */
+void show_json(FILE *out, const char *path, const sema_result *res, const build_options *opt);
+/* The "trainer" member: the lowered schedule's arena, parameters and buckets (null when the
+ * spec has no run or cannot be lowered), preceded by ",\n". */
+void show_json_trainer(FILE *out, const char *path, const sema_result *res, const build_options *opt);
 /* Prints the training fields, layers (by stage; every layer's field with full_layers) and
  * derived quantities (with formulas) that differ, the LR at both schedules' landmarks, and
  * the descriptive fields apart; returns how many training differences (0 = the same run). */

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir_build.h"
+#include "lower.h"
 #include "sema_value.h"
 
 #define INIT_MAX_DEPTH 8   /* a spec that initializes from itself, directly or not */
@@ -188,10 +188,12 @@ char *init_emit_config(const sema_result *res, const ir_net *dest, int cuda, cha
                            "the device); build with --backend cpu or drop init.freeze");
         return NULL;
     }
-    ir_net layouts[2];
-    memset(layouts, 0, sizeof layouts);
-    int batch = src.res.run.train.batch_per_rank > 0 ? (int)src.res.run.train.batch_per_rank : 1;
-    int bad = ir_build(&layouts[0], &src.res.net, batch, 0.0, 1) || ir_build(&layouts[1], &src.res.net, batch, 0.0, 0);
+    /* The source's parameter layout as each backend's build lays it out (CUDA aligns them). */
+    schedule lowered[2];
+    memset(lowered, 0, sizeof lowered);
+    build_options on_cpu = { BACKEND_CPU, 1, 0 }, on_cuda = { BACKEND_CUDA, 1, 0 };
+    int bad = lower(&lowered[0], &src.res, &on_cpu, 0, src.path) || lower(&lowered[1], &src.res, &on_cuda, 0, src.path);
+    ir_net layouts[2] = { lowered[0].net, lowered[1].net };
     char *text = NULL;
     size_t len = 0;
     FILE *f = bad ? NULL : open_memstream(&text, &len);
@@ -213,8 +215,8 @@ char *init_emit_config(const sema_result *res, const ir_net *dest, int cuda, cha
                 fresh ? fresh->n_kids : 0);
         fclose(f);
     }
-    ir_net_free(&layouts[0]);
-    ir_net_free(&layouts[1]);
+    schedule_free(&lowered[0]);
+    schedule_free(&lowered[1]);
     init_source_free(&src);
     if (!text) snprintf(err, cap, "init: the source net cannot be laid out");
     return text;

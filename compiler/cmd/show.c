@@ -4,7 +4,7 @@
 #include "show.h"
 
 #include "ir.h"
-#include "ir_build.h"
+#include "lower.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -73,11 +73,10 @@ typedef struct { int ok; long peak, naive; } show_plan;
 static show_plan plan_memory(const sema_result *res) {
     show_plan p = {0, 0, 0};
     if (!res->run.has_run || res->run.train.batch_per_rank < 1) return p;
-    ir_net net;
-    memset(&net, 0, sizeof net);
-    if (ir_build(&net, &res->net, (int)res->run.train.batch_per_rank, res->run.label_smoothing, 1) == 0)
-        p = (show_plan){1, net.arena_bytes, net.arena_naive_bytes};
-    ir_net_free(&net);
+    build_options cpu = { BACKEND_CPU, 1, 0 };
+    schedule s;
+    if (lower(&s, res, &cpu, 0, "") == 0) p = (show_plan){1, s.net.arena_bytes, s.net.arena_naive_bytes};
+    schedule_free(&s);
     return p;
 }
 
@@ -183,7 +182,7 @@ static void json_layers(FILE *out, const net_desc *net) {
 }
 
 static void json_run(FILE *out, const run_config *r, show_plan plan) {
-    if (!r->has_run) { fputs("  \"run\": null\n", out); return; }
+    if (!r->has_run) { fputs("  \"run\": null", out); return; }
     fprintf(out, "  \"run\": {\"global_batch\": %lld, \"batch_per_rank\": %lld, \"ranks\": %lld, "
             "\"train_samples\": %lld, \"steps_per_epoch\": %lld, \"epochs\": %lld, "
             "\"total_steps\": %lld, \"warmup_steps\": %lld, \"peak_lr\": ",
@@ -211,10 +210,10 @@ static void json_run(FILE *out, const run_config *r, show_plan plan) {
         json_number(out, pts[i].lr);
         fprintf(out, ", \"what\": \"%s\"}", pts[i].what);
     }
-    fputs("]}\n", out);
+    fputs("]}", out);
 }
 
-void show_json(FILE *out, const char *path, const sema_result *res) {
+void show_json(FILE *out, const char *path, const sema_result *res, const build_options *opt) {
     const net_desc *net = &res->net;
     fputs("{\n  \"spec\": ", out);
     json_string(out, path);
@@ -229,5 +228,6 @@ void show_json(FILE *out, const char *path, const sema_result *res) {
             (long long)net->macs, (long long)net->act_bytes);
     json_layers(out, net);
     json_run(out, &res->run, plan_memory(res));
+    show_json_trainer(out, path, res, opt);
     fputs("}\n", out);
 }

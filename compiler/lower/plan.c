@@ -5,11 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const ir_op_names[IR_OP_COUNT] = {
-#define IR_NAME(kind, name) name,
-    IR_OPS(IR_NAME)
-#undef IR_NAME
+const ir_op_info ir_ops[] = {
+#define IR_INFO(kind, name, in, out) { name, in, out },
+    IR_OPS(IR_INFO)
+#undef IR_INFO
 };
+_Static_assert(sizeof ir_ops / sizeof ir_ops[0] == IR_OP_COUNT, "ir_ops: one entry per op kind");
 
 static void *xcalloc(size_t n, size_t size) {
     void *p = calloc(n ? n : 1, size);
@@ -26,16 +27,8 @@ long ir_value_elems(const ir_net *net, int value) {
     return (long)net->batch * op->c * op->h * op->w;
 }
 
-/* Backward needs the op's input activation. */
-static int backward_reads_input(ir_op_kind k) {
-    return k == IR_CONV || k == IR_LINEAR || k == IR_BN || k == IR_LN || k == IR_GELU ||
-           k == IR_LRN || k == IR_LAYER_SCALE;
-}
-
-/* Backward needs the op's own output (a fused ReLU masks with it). */
-static int backward_reads_output(const ir_op *op) {
-    return op->kind == IR_RELU || op->kind == IR_LRN || op->act;
-}
+/* Backward needs the op's own output (a fused ReLU masks with it too). */
+static int backward_reads_output(const ir_op *op) { return ir_ops[op->kind].backward_reads_output || op->act; }
 
 static long saved_bytes(const ir_net *net, const ir_op *op) {
     switch (op->kind) {
@@ -43,8 +36,11 @@ static long saved_bytes(const ir_net *net, const ir_op *op) {
     case IR_LN: return 2L * net->batch * op->h * op->w * (long)sizeof(float);
     case IR_MAXPOOL: return (long)net->batch * op->c * op->h * op->w * (long)sizeof(int32_t);
     case IR_LRN: return (long)net->batch * op->c * op->h * op->w * (long)sizeof(float);
-    default: return 0;
+    case IR_CONV: case IR_LINEAR: case IR_RELU: case IR_GELU: case IR_AVGPOOL: case IR_GAP: case IR_DROPOUT:
+    case IR_ADD: case IR_CONCAT: case IR_FLATTEN: case IR_LAYER_SCALE: case IR_STOCHASTIC_DEPTH: case IR_OP_COUNT:
+        return 0;   /* backward needs nothing beyond activations */
     }
+    return 0;
 }
 
 static int add_tensor(ir_net *net, ir_tensor_kind kind, int op, long bytes, int first, int last) {
@@ -117,7 +113,8 @@ static int others_before(const ir_net *net, int x, int j, int before) {
     return 1;
 }
 /* Whether the backward of value v's producer masks v's gradient in place (a ReLU fused into
- * an add or a linear, emit_c.c): any other value sharing that buffer sees the change. */
+ * an add or a linear, emit_cpu.c; only the CPU schedule shares add gradients): any other value
+ * sharing that buffer sees the change. */
 static int masks_own_grad(const ir_net *net, int v) {
     const ir_op *p = &net->ops[v - 1];
     return p->act && (p->kind == IR_ADD || p->kind == IR_LINEAR);
@@ -160,7 +157,7 @@ static int *share_add_gradients(ir_net *net) {
             for (int x = 1; ok && x <= L; x++)
                 if (root[x] == r && !handed_down[x]) ok = may_share(net, x, via[x], v, j);
             if (!ok) continue;
-            net->grad_shared[j * IR_MAX_INPUTS + k] = 1;
+            net->route[j * IR_MAX_INPUTS + k] = GRAD_SHARED;
             ir_tensor *mine = &net->tensors[net->grad_of[v]], *owner = &net->tensors[net->grad_of[r]];
             extend(owner, mine->first);
             extend(owner, mine->last);
@@ -176,8 +173,6 @@ static int *share_add_gradients(ir_net *net) {
     return taken;
 }
 
-void ir_replan(ir_net *net) { assign_offsets(net); }
-
 void ir_plan(ir_net *net) {
     int L = net->n_ops, values = L + 1;
     net->tensors = xcalloc((size_t)(4 * L + 4), sizeof *net->tensors);
@@ -186,8 +181,8 @@ void ir_plan(ir_net *net) {
     net->saved_of = xcalloc((size_t)L, sizeof(int));
     net->alias = xcalloc((size_t)values, sizeof(int));
     net->scratch_of = xcalloc((size_t)L * IR_MAX_INPUTS, sizeof(int));
-    net->grad_shared = xcalloc((size_t)L * IR_MAX_INPUTS, sizeof(int));
-    net->conv_din_add = xcalloc((size_t)L, sizeof(int));
+    net->route = xcalloc((size_t)L * IR_MAX_INPUTS, sizeof *net->route);
+    if (net->act_bytes == 0) net->act_bytes = (int)sizeof(float);
     for (int s = 0; s < L * IR_MAX_INPUTS; s++) net->scratch_of[s] = -1;
     for (int v = 0; v < values; v++) net->alias[v] = v, net->act_of[v] = net->grad_of[v] = -1;
     for (int i = 0; i < L; i++)
@@ -201,7 +196,7 @@ void ir_plan(ir_net *net) {
     for (int i = 0; i < L; i++) {
         const ir_op *op = &net->ops[i];
         if (op->kind == IR_FLATTEN) continue;
-        int t = add_tensor(net, T_ACT, i, ir_value_elems(net, i + 1) * (long)sizeof(float), FWD(i), FWD(i));
+        int t = add_tensor(net, T_ACT, i, ir_value_elems(net, i + 1) * (long)net->act_bytes, FWD(i), FWD(i));
         net->act_of[i + 1] = t;
         if (backward_reads_output(op)) extend(&net->tensors[t], BWD(i));
         long sb = saved_bytes(net, op);
@@ -214,12 +209,15 @@ void ir_plan(ir_net *net) {
      * the producer's backward. */
     for (int i = 0; i < L; i++) {
         if (net->ops[i].kind == IR_FLATTEN) continue;
-        int t = add_tensor(net, T_GRAD, i, ir_value_elems(net, i + 1) * (long)sizeof(float), BWD(i), BWD(i));
+        int t = add_tensor(net, T_GRAD, i, ir_value_elems(net, i + 1) * (long)net->act_bytes, BWD(i), BWD(i));
         net->grad_of[i + 1] = t;
     }
     extend(&net->tensors[net->grad_of[last_value]], loss_step);
-    /* Consumers extend what they read. A value consumed more than once gets its extra
-     * gradients in scratch tensors that live for one backward step. */
+    /* Consumers extend what they read, and each input's gradient gets its route: the first
+     * consumer in backward order writes it (the loss writes the logits' gradient first),
+     * later ones add. An add adds straight from dout; a conv adds its input gradient in place
+     * (rt_conv_shape.din_add: the CPU op, or cuDNN with beta = 1); any other op writes a
+     * scratch tensor, live for one backward step, that is then accumulated. */
     int *grad_written = xcalloc((size_t)values, sizeof(int));
     for (int j = L - 1; j >= 0; j--) {
         const ir_op *op = &net->ops[j];
@@ -227,21 +225,19 @@ void ir_plan(ir_net *net) {
         for (int k = 0; k < op->n_in; k++) {
             int v = net->alias[op->in[k]];
             if (v == 0) {
-                continue;   /* the input data needs no gradient */
+                continue;   /* the input data needs no gradient (GRAD_NONE) */
             }
             ir_tensor *act = &net->tensors[net->act_of[v]];
             extend(act, FWD(j));
-            if (backward_reads_input(op->kind) && k == 0) extend(act, BWD(j));
+            if (ir_ops[op->kind].backward_reads_input && k == 0) extend(act, BWD(j));
             extend(&net->tensors[net->grad_of[v]], BWD(j));
-            /* add's gradient is dout itself: it accumulates straight from dout; a conv adds
-             * its input gradient in place (rt_conv_shape.din_add: the CPU op, or cuDNN with
-             * beta = 1). */
-            if ((grad_written[v] || v == last_value) && op->kind != IR_ADD) {
-                if (op->kind == IR_CONV)
-                    net->conv_din_add[j] = 1;
-                else
-                    net->scratch_of[j * IR_MAX_INPUTS + k] =
-                        add_tensor(net, T_SCRATCH, j, ir_value_elems(net, v) * (long)sizeof(float), BWD(j), BWD(j));
+            ir_grad_route *route = &net->route[j * IR_MAX_INPUTS + k];
+            if (!grad_written[v] && v != last_value) *route = GRAD_WRITE;
+            else if (op->kind == IR_ADD || op->kind == IR_CONV) *route = GRAD_ADD;
+            else {
+                *route = GRAD_SCRATCH;
+                net->scratch_of[j * IR_MAX_INPUTS + k] =
+                    add_tensor(net, T_SCRATCH, j, ir_value_elems(net, v) * (long)net->act_bytes, BWD(j), BWD(j));
             }
             grad_written[v] = 1;
         }
@@ -302,8 +298,7 @@ void ir_net_free(ir_net *net) {
     free(net->saved_of);
     free(net->alias);
     free(net->scratch_of);
-    free(net->grad_shared);
-    free(net->conv_din_add);
+    free(net->route);
     free(net->buckets);
     memset(net, 0, sizeof *net);
 }

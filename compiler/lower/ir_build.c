@@ -43,9 +43,10 @@ static ir_op_kind lower_kind(net_kind k) {
     case NET_ADD: return IR_ADD;
     case NET_CONCAT: return IR_CONCAT;
     case NET_LAYER_SCALE: return IR_LAYER_SCALE;
-    case NET_STOCHASTIC_DEPTH: return IR_DROP_PATH;
-    default: return IR_OP_COUNT;
+    case NET_STOCHASTIC_DEPTH: return IR_STOCHASTIC_DEPTH;
+    case NET_SOFTMAX_CE: case NET_KIND_COUNT: return IR_OP_COUNT;   /* the loss is not an op */
     }
+    return IR_OP_COUNT;
 }
 
 static void lower_attrs(ir_op *op, const net_layer *l) {
@@ -92,26 +93,47 @@ static void lower_attrs(ir_op *op, const net_layer *l) {
         op->init = l->scale.init;
         op->w_count = (long)l->out.c;
         break;
-    default: break;
+    case NET_RELU: case NET_GELU: case NET_FLATTEN: case NET_GAP: case NET_ADD: case NET_CONCAT:
+    case NET_SOFTMAX_CE: case NET_KIND_COUNT:
+        break;   /* no attributes */
     }
 }
 
-/* A relu can run inside the op that produces its input when that op is a conv, linear or
- * batch norm without an activation yet and the relu is its output's only reader: then the
- * pre-activation tensor is never needed, and backward masks with the activated output. */
-static int fusable_relu(const ir_net *net, const net_layer *relu, int in_value, const int *readers,
-                        int in_layer) {
-    if (relu->kind != NET_RELU || in_value == 0 || readers[in_layer] != 1) return 0;
-    const ir_op *prod = &net->ops[in_value - 1];
-    return (prod->kind == IR_CONV || prod->kind == IR_LINEAR || prod->kind == IR_BN ||
-            prod->kind == IR_ADD) && !prod->act;
+/* Whether layer l's output is the logits: only flatten views and the loss follow it. */
+static int produces_logits(const net_desc *nd, int l) {
+    for (int k = l + 1; k < nd->n_layers; k++)
+        if (nd->layers[k].kind != NET_FLATTEN && nd->layers[k].kind != NET_SOFTMAX_CE) return 0;
+    return 1;
 }
 
-int ir_build(ir_net *net, const net_desc *nd, int batch, double label_smoothing, int cpu) {
+/* A relu can run inside the op that produces its input when that op is a conv, linear, batch
+ * norm or add without an activation yet and the relu is its output's only reader: then the
+ * pre-activation tensor is never needed, and backward masks with the activated output. The
+ * backend says what else it needs (ir_lowering). */
+static int fusable_relu(const ir_net *net, const net_desc *nd, int l, int in_value, const int *readers,
+                        const ir_lowering *how) {
+    const net_layer *relu = &nd->layers[l];
+    if (!how->fuse_relu || relu->kind != NET_RELU || relu->n_inputs != 1 || in_value == 0 ||
+        readers[relu->inputs[0]] != 1)
+        return 0;
+    if (how->relu_not_last && produces_logits(nd, l)) return 0;
+    const ir_op *prod = &net->ops[in_value - 1];
+    if (prod->act) return 0;
+    switch (prod->kind) {
+    case IR_CONV: case IR_LINEAR: return !how->relu_needs_bias || prod->b_count > 0;
+    case IR_BN: case IR_ADD: return 1;
+    case IR_LN: case IR_RELU: case IR_GELU: case IR_MAXPOOL: case IR_AVGPOOL: case IR_GAP: case IR_DROPOUT:
+    case IR_LRN: case IR_CONCAT: case IR_FLATTEN: case IR_LAYER_SCALE: case IR_STOCHASTIC_DEPTH: case IR_OP_COUNT:
+        return 0;
+    }
+    return 0;
+}
+
+int ir_build(ir_net *net, const net_desc *nd, int batch, double label_smoothing, const ir_lowering *how) {
     memset(net, 0, sizeof *net);
-    int fuse_relu = cpu;   /* the CUDA fusion pass (fuse_cuda.c) fuses its own way */
-    net->align_bytes = cpu ? 64 : 256;
-    net->param_align = cpu ? 1 : 128;
+    net->align_bytes = how->align_bytes;
+    net->param_align = how->param_align;
+    net->act_bytes = how->act_bytes;
     net->ops = calloc((size_t)nd->n_layers + 1, sizeof *net->ops);
     int *value_of = calloc((size_t)nd->n_layers + 1, sizeof *value_of);
     int *readers = calloc((size_t)nd->n_layers + 1, sizeof *readers);   /* per layer */
@@ -131,7 +153,7 @@ int ir_build(ir_net *net, const net_desc *nd, int batch, double label_smoothing,
             value_of[l] = in_value;
             continue;
         }
-        if (fuse_relu && src->n_inputs == 1 && fusable_relu(net, src, in_value, readers, first_in)) {
+        if (fusable_relu(net, nd, l, in_value, readers, how)) {
             ir_op *prod = &net->ops[in_value - 1];
             prod->act = 1;
             prod->act_name = src->name;
@@ -158,7 +180,7 @@ int ir_build(ir_net *net, const net_desc *nd, int batch, double label_smoothing,
     free(value_of);
     free(readers);
     ir_layout_params(net);
-    net->share_add_grads = cpu;   /* the CPU schedule; the CUDA fusion pass plans its own */
+    net->share_add_grads = how->share_add_grads;
     ir_plan(net);
     return net->n_ops > 0 ? 0 : -1;
 }

@@ -8,20 +8,44 @@
 #include "ast.h"
 #include "net.h"
 
-/* Every op kind, with its C name stem. The count sentinel below keeps per-kind tables
- * complete. */
-#define IR_OPS(X) \
-    X(CONV, "conv") X(LINEAR, "linear") X(BN, "bn") X(LN, "ln") X(RELU, "relu") \
-    X(GELU, "gelu") X(MAXPOOL, "maxpool") X(AVGPOOL, "avgpool") X(GAP, "gap") \
-    X(DROPOUT, "dropout") X(LRN, "lrn") X(ADD, "add") X(CONCAT, "concat") \
-    X(FLATTEN, "flatten") X(LAYER_SCALE, "layer_scale") X(DROP_PATH, "stochastic_depth")
+/* Every op kind: enum suffix, name (the spec's layer keyword) and what its backward reads
+ * besides its output gradient: its input activation (in[0]) and its own output. Switches
+ * over op kinds list every kind (no default:), so -Wswitch names each place a new op must
+ * fill; the count sentinel and the static assertion in plan.c keep ir_ops complete. */
+#define IR_OPS(X)                                  \
+    /*  kind              name          in  out */ \
+    X(CONV,             "conv",             1, 0) \
+    X(LINEAR,           "linear",           1, 0) \
+    X(BN,               "bn",               1, 0) \
+    X(LN,               "ln",               1, 0) \
+    X(RELU,             "relu",             0, 1) \
+    X(GELU,             "gelu",             1, 0) \
+    X(MAXPOOL,          "maxpool",          0, 0) \
+    X(AVGPOOL,          "avgpool",          0, 0) \
+    X(GAP,              "gap",              0, 0) \
+    X(DROPOUT,          "dropout",          0, 0) \
+    X(LRN,              "lrn",              1, 1) \
+    X(ADD,              "add",              0, 0) \
+    X(CONCAT,           "concat",           0, 0) \
+    X(FLATTEN,          "flatten",          0, 0) \
+    X(LAYER_SCALE,      "layer_scale",      1, 0) \
+    X(STOCHASTIC_DEPTH, "stochastic_depth", 0, 0)
 
 typedef enum {
-#define IR_ENUM(kind, name) IR_##kind,
+#define IR_ENUM(kind, name, in, out) IR_##kind,
     IR_OPS(IR_ENUM)
 #undef IR_ENUM
     IR_OP_COUNT
 } ir_op_kind;
+
+typedef struct {
+    const char *name;
+    int backward_reads_input, backward_reads_output;
+} ir_op_info;
+extern const ir_op_info ir_ops[];
+
+/* The CPU conv's algorithm (rt_conv_algo), chosen by lowering. */
+typedef enum { IR_CONV_IM2COL = 0, IR_CONV_WINOGRAD, IR_CONV_WINOGRAD_F4 } ir_conv_algo;
 
 #define IR_MAX_INPUTS 8
 
@@ -44,12 +68,26 @@ typedef struct {
     long buf_off;              /* BN: running mean at buf_off, running var at buf_off + c */
     long fan_in, fan_out;      /* conv, linear: Caffe's fans (in/groups x kh x kw, out x kh x kw) */
     net_filler wfill, bfill;   /* conv, linear: initial weights and bias */
-    /* A ReLU fused into this conv / linear / bn: the op's output is the activated value and
-     * the relu layer has no op of its own (ir_build.c decides when that is safe). */
+    /* A ReLU fused into this conv / linear / bn / add, on both backends: the op's output is
+     * the activated value, its gradient the ReLU's, and the relu layer has no op of its own
+     * (ir_build.c decides when that is safe and the backend can run it). */
     int act;                   /* 0 none, 1 relu (rt_act) */
+    ir_conv_algo conv_algo;    /* conv on the CPU: im2col + GEMM or Winograd (lower.c) */
     const char *act_name;      /* the fused relu layer's name and place, for comments */
     src_loc act_loc;
 } ir_op;
+
+/* How backward delivers the gradient of one op input, decided once by the plan (plan.c:
+ * the first consumer in backward order writes a gradient, later ones add) and only
+ * printed by the emitters. */
+typedef enum {
+    GRAD_NONE = 0,   /* the network input: no gradient */
+    GRAD_WRITE,      /* the first writer: the op writes (or copies into) the value's gradient */
+    GRAD_ADD,        /* a later writer that adds in place (conv: din_add; add: accumulate) */
+    GRAD_SCRATCH,    /* a later writer that cannot add in place: it writes scratch_of, which is
+                      * then accumulated into the gradient */
+    GRAD_SHARED,     /* an add's input whose gradient buffer is the add's output gradient: nothing */
+} ir_grad_route;
 
 typedef enum { T_ACT, T_GRAD, T_SAVED, T_SCRATCH } ir_tensor_kind;
 
@@ -88,13 +126,12 @@ typedef struct {
     ir_tensor *tensors;
     int *act_of, *grad_of, *saved_of;   /* per value / op: tensor index, -1 if none */
     int *alias;                /* per value: the value whose buffer it shares (flatten) */
-    int *scratch_of;           /* per (op, input slot): scratch tensor for an extra gradient, or -1 */
+    int *scratch_of;           /* per (op, input slot): scratch tensor for GRAD_SCRATCH, or -1 */
+    ir_grad_route *route;      /* per (op, input slot): how backward delivers that gradient */
     int share_add_grads;       /* set before ir_plan (CPU schedule): adds hand their gradient
-                                * buffer on */
-    int *grad_shared;          /* per (add op, input slot): the input's gradient is the add's
-                                * output gradient buffer itself (no copy) */
-    int *conv_din_add;         /* per op: a conv whose backward adds into its input's gradient,
-                                * already written by another consumer (no scratch) */
+                                * buffer on (GRAD_SHARED) */
+    int act_bytes;             /* bytes of an activation element: 4, or 2 (CUDA BF16/FP16);
+                                * saved statistics and indices stay 4 */
     long arena_bytes, arena_naive_bytes;
     /* data parallelism (buckets.c); 0 buckets until ir_plan_buckets runs */
     int n_buckets;
@@ -102,7 +139,6 @@ typedef struct {
     int sync_bn;               /* batch norm statistics all-reduced over ranks */
 } ir_net;
 
-extern const char *const ir_op_names[IR_OP_COUNT];
 
 long ir_value_elems(const ir_net *net, int value);   /* per batch */
 /* Lays parameters out contiguously in reverse schedule order (the order backward finishes
@@ -116,18 +152,10 @@ void ir_plan(ir_net *net);
 void ir_plan_buckets(ir_net *net, double bucket_mb);
 /* Writes the bucket plan: one line per bucket with its range, bytes and layers. */
 void ir_print_buckets(FILE *out, const ir_net *net, double bucket_mb);
-/* Places every tensor again after a pass changed lifetimes or sizes (CUDA fusion). */
-void ir_replan(ir_net *net);
+/* The route of input slot k of op j. */
+static inline ir_grad_route ir_route(const ir_net *net, int j, int k) { return net->route[j * IR_MAX_INPUTS + k]; }
 /* Writes plan.txt: tensors, lifetimes, offsets, peak vs naive. */
 void ir_print_plan(FILE *out, const ir_net *net);
-/* Writes the specialized C source of the model. */
-typedef struct {
-    const char *spec_path, *spec_hash, *spec_text, *name, *compiler_version;
-    const char *run_config_c;  /* C initializer body of the rt_run_config, from the emitter of run settings */
-} ir_emit_info;
-void ir_emit_c(FILE *out, const ir_net *net, const ir_emit_info *info);
-/* Copies generated C to out, turning %g's whole numbers before 'f' ("1f") into "1.0f". */
-void write_with_float_literals_fixed(FILE *out, const char *s);
 void ir_net_free(ir_net *net);
 
 #endif

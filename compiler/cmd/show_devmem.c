@@ -7,9 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emit_cuda.h"
-#include "ir_build.h"
+#include "lower.h"
 #include "rt_devmem.h"
+
+static const build_options cuda_fused = { BACKEND_CUDA, 1, 0 };
 
 typedef struct {
     const sema_result *res;
@@ -20,42 +21,33 @@ typedef struct {
 
 /* What the trainer's start-up check demands at batch b; 0 if the net cannot be compiled. */
 static size_t need_at(const devmem_ctx *d, int b, rt_devmem *m_out) {
-    ir_net net;
-    memset(&net, 0, sizeof net);
-    if (ir_build(&net, &d->res->net, b, d->res->run.label_smoothing, 0) != 0) {
-        ir_net_free(&net);
+    schedule s;
+    if (lower(&s, d->res, &cuda_fused, b, "") != 0) {   /* compiled at batch 1 already */
+        schedule_free(&s);
         return 0;
     }
-    cuda_fuse_plan fp;
-    cuda_fuse(&fp, &net, 1, d->act_bytes);
-    rt_devmem m = rt_devmem_plan(net.n_params, net.n_buffers, d->n_state_per_param * net.n_params, d->act_bytes,
-                                 net.arena_bytes, b, (long)net.in_c * net.in_h * net.in_w, net.classes, d->workspace);
-    cuda_fuse_free(&fp);
-    ir_net_free(&net);
+    const ir_net *net = &s.net;
+    rt_devmem m = rt_devmem_plan(net->n_params, net->n_buffers, d->n_state_per_param * net->n_params, d->act_bytes,
+                                 net->arena_bytes, b, (long)net->in_c * net->in_h * net->in_w, net->classes,
+                                 d->workspace);
+    schedule_free(&s);
     if (m_out) *m_out = m;
     return m.fixed + m.per_sample * (size_t)b;
 }
 
 /* The workspace the trainer may take: TRAINC_CUDNN_WORKSPACE_MB (default 1024) when the net
  * has a convolution, plus the largest conv weight in 16 bits (its gradient's scratch). */
-static size_t workspace_bound(const sema_result *res, int act_bytes) {
-    ir_net net;
-    memset(&net, 0, sizeof net);
-    size_t ws = 0;
-    if (ir_build(&net, &res->net, 1, res->run.label_smoothing, 0) == 0) {
-        const char *e = getenv("TRAINC_CUDNN_WORKSPACE_MB");
-        size_t cap = (size_t)(e && *e ? strtol(e, NULL, 10) : 1024) << 20;
-        long biggest = 0;
-        int convs = 0;
-        for (int i = 0; i < net.n_ops; i++)
-            if (net.ops[i].kind == IR_CONV) {
-                convs = 1;
-                if (net.ops[i].w_count > biggest) biggest = net.ops[i].w_count;
-            }
-        if (convs) ws = cap + (act_bytes == 4 ? 0 : ((size_t)biggest * 2 + 255) / 256 * 256);
-    }
-    ir_net_free(&net);
-    return ws;
+static size_t workspace_bound(const ir_net *net, int act_bytes) {
+    const char *e = getenv("TRAINC_CUDNN_WORKSPACE_MB");
+    size_t cap = (size_t)(e && *e ? strtol(e, NULL, 10) : 1024) << 20;
+    long biggest = 0;
+    int convs = 0;
+    for (int i = 0; i < net->n_ops; i++)
+        if (net->ops[i].kind == IR_CONV) {
+            convs = 1;
+            if (net->ops[i].w_count > biggest) biggest = net->ops[i].w_count;
+        }
+    return convs ? cap + (act_bytes == 4 ? 0 : ((size_t)biggest * 2 + 255) / 256 * 256) : 0;
 }
 
 int show_device_memory(FILE *out, const char *path, const sema_result *res, double gib) {
@@ -66,15 +58,16 @@ int show_device_memory(FILE *out, const char *path, const sema_result *res, doub
         return 1;
     }
     devmem_ctx d = { res, r->compute == RUN_BF16 || r->compute == RUN_FP16 ? 2 : 4, 0, 0 };
-    d.workspace = workspace_bound(res, d.act_bytes);
+    schedule at1;   /* the net at batch 1: reports (once) a net that cannot be compiled */
+    if (lower(&at1, res, &cuda_fused, 1, path) != 0) {
+        schedule_free(&at1);
+        return 1;
+    }
+    d.workspace = workspace_bound(&at1.net, d.act_bytes);
+    schedule_free(&at1);
     d.n_state_per_param = r->optimizer == RUN_OPT_ADAMW ? 2 : r->momentum != 0;
     size_t total = (size_t)(gib * 1073741824.0);
     size_t avail = total > RT_DEVMEM_RESERVE ? total - RT_DEVMEM_RESERVE : 0;
-    if (need_at(&d, 1, NULL) == 0) {
-        fprintf(stderr, "%s: error: the net cannot be compiled (empty, or an op with more than %d inputs)\n", path,
-                IR_MAX_INPUTS);
-        return 1;
-    }
     /* need grows with the batch: double to an upper bound, then bisect */
     int lo = 0, hi = 1;
     const int limit = 1 << 22;

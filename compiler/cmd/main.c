@@ -7,7 +7,7 @@
 #include "build.h"
 #include "cli_help.h"
 #include "import_cli.h"
-#include "ir_build.h"
+#include "lower.h"
 #include "rt_pack.h"
 #include "schema.h"
 #include "sema.h"
@@ -23,6 +23,9 @@ static const char usage_text[] =
     "  check SPEC              report every error in SPEC; exit 0 if it is valid, 1 if not\n"
     "  show [--json] SPEC      per-layer table (shape, params, MACs, activation bytes) and\n"
     "                          run summary (batch, steps, LR key points, spec hash)\n"
+    "  show --json --backend cpu|cuda [--layout nchw|nhwc] SPEC\n"
+    "                          ... with the arena, parameters and buckets `build` emits\n"
+    "                          for that backend (\"trainer\"; default cpu)\n"
     "  show --buckets SPEC     the gradient all-reduce buckets of the compiled trainer\n"
     "  show --device-memory GiB SPEC\n"
     "                          the largest per-rank batch whose CUDA trainer fits in GiB of\n"
@@ -39,6 +42,7 @@ static const char usage_text[] =
     "                          formulas, LR at landmarks, layers by stage (--layers: each);\n"
     "                          exit 0 same run, 1 different, 2 trouble (like diff(1))\n"
     "  build SPEC -o BIN [--emit-dir DIR] [--backend cpu|cuda] [--no-fuse] [--layout nchw|nhwc]\n"
+    "  build SPEC --emit-only --emit-dir DIR [...]   the sources only, not compiled\n"
     "                          generate the specialized trainer and compile it; cuda\n"
     "                          needs 'make cuda' first; --no-fuse (cuda) runs one kernel\n"
     "                          per op instead of the fused ones; --layout nhwc (cuda, BF16\n"
@@ -79,25 +83,34 @@ static int cmd_check(int argc, char **argv) {
     return bad ? 1 : 0;
 }
 
-/* The bucket plan needs the lowered net: parameter layout in reverse schedule order. */
+/* The bucket plan of the CPU trainer, from the same lowering `build` uses. */
 static int show_buckets(FILE *out, const char *path, const sema_result *res) {
-    ir_net net;
-    memset(&net, 0, sizeof net);
-    int batch = res->run.train.batch_per_rank > 0 ? (int)res->run.train.batch_per_rank : 1;
-    if (ir_build(&net, &res->net, batch, res->run.label_smoothing, 1) != 0) {
-        fprintf(stderr, "%s: error: the net cannot be compiled (empty, or an op with more than %d inputs)\n", path,
-                IR_MAX_INPUTS);
-        return 1;
-    }
-    ir_plan_buckets(&net, res->run.bucket_mb);   /* sema applied the schema's default */
-    ir_print_buckets(out, &net, res->run.bucket_mb);
-    ir_net_free(&net);
+    build_options cpu = { BACKEND_CPU, 1, 0 };
+    schedule s;
+    int rc = lower(&s, res, &cpu, 0, path);   /* sema applied the schema's bucket_mb default */
+    if (rc == 0) ir_print_buckets(out, &s.net, s.bucket_mb);
+    schedule_free(&s);
+    return rc;
+}
+
+/* --backend B and --layout L (argv[*i] is the option); 0, or 2 after a usage error. */
+static int parse_backend_option(int argc, char **argv, int *i, build_options *opt) {
+    if (*i + 1 >= argc) return usage_error("option '%s' needs a value", argv[*i]);
+    const char *v = argv[++*i];
+    if (strcmp(argv[*i - 1], "--backend") == 0) {
+        if (strcmp(v, "cpu") == 0) opt->backend = BACKEND_CPU;
+        else if (strcmp(v, "cuda") == 0) opt->backend = BACKEND_CUDA;
+        else return usage_error("unknown backend '%s' (cpu or cuda)", v);
+    } else if (strcmp(v, "nchw") == 0) opt->nhwc = 0;
+    else if (strcmp(v, "nhwc") == 0) opt->nhwc = 1;
+    else return usage_error("unknown layout '%s' (nchw or nhwc)", v);
     return 0;
 }
 
 static int cmd_show(int argc, char **argv) {
     int json = 0, buckets = 0;
     const char *lr_plot = NULL;
+    build_options opt = { BACKEND_CPU, 1, 0 };
     double gib = 0;
     const char *path = NULL;
     for (int i = 0; i < argc; i++) {
@@ -106,6 +119,9 @@ static int cmd_show(int argc, char **argv) {
         else if (strcmp(argv[i], "--lr-plot") == 0) {
             if (i + 1 >= argc) return usage_error("--lr-plot needs the SVG file to write%s", "");
             lr_plot = argv[++i];
+        }
+        else if (strcmp(argv[i], "--backend") == 0 || strcmp(argv[i], "--layout") == 0) {
+            if (parse_backend_option(argc, argv, &i, &opt)) return 2;
         }
         else if (strcmp(argv[i], "--device-memory") == 0) {
             if (i + 1 >= argc) return usage_error("--device-memory needs the device's free memory in GiB (e.g. 79.1)%s", "");
@@ -127,7 +143,7 @@ static int cmd_show(int argc, char **argv) {
     else if (!bad && gib > 0) bad = show_device_memory(stdout, path, &res, gib);
     else if (!bad && buckets) bad = show_buckets(stdout, path, &res);
     else if (!bad) {
-        if (json) show_json(stdout, path, &res);
+        if (json) show_json(stdout, path, &res, &opt);
         else show_table(stdout, path, &res);
     }
     sema_result_free(&res);
@@ -167,26 +183,24 @@ static int cmd_diff(int argc, char **argv) {
 
 static int cmd_build(int argc, char **argv) {
     const char *spec = NULL, *out = NULL, *emit_dir = NULL;
+    int emit_only = 0;
     build_options opt = { BACKEND_CPU, 1, 0 };
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) out = argv[++i];
         else if (strcmp(argv[i], "--emit-dir") == 0 && i + 1 < argc) emit_dir = argv[++i];
-        else if (strcmp(argv[i], "--backend") == 0 && i + 1 < argc) {
-            const char *b = argv[++i];
-            if (strcmp(b, "cpu") == 0) opt.backend = BACKEND_CPU;
-            else if (strcmp(b, "cuda") == 0) opt.backend = BACKEND_CUDA;
-            else return usage_error("unknown backend '%s' (cpu or cuda)", b);
-        } else if (strcmp(argv[i], "--layout") == 0 && i + 1 < argc) {
-            const char *l = argv[++i];
-            if (strcmp(l, "nchw") == 0) opt.nhwc = 0;
-            else if (strcmp(l, "nhwc") == 0) opt.nhwc = 1;
-            else return usage_error("unknown layout '%s' (nchw or nhwc)", l);
+        else if ((strcmp(argv[i], "--backend") == 0 || strcmp(argv[i], "--layout") == 0) && i + 1 < argc) {
+            if (parse_backend_option(argc, argv, &i, &opt)) return 2;
         } else if (strcmp(argv[i], "--no-fuse") == 0) opt.fuse = 0;
+        else if (strcmp(argv[i], "--emit-only") == 0) emit_only = 1;
         else if (argv[i][0] == '-') return usage_error("unknown or incomplete option '%s' for build", argv[i]);
         else if (spec) return usage_error("build takes one SPEC (extra '%s')", argv[i]);
         else spec = argv[i];
     }
-    if (!spec || !out) return usage_error("build needs SPEC and -o BIN%s", "");
+    if (spec && emit_only && emit_dir) {
+        if (opt.nhwc && opt.backend != BACKEND_CUDA) return usage_error("--layout nhwc needs --backend cuda%s", "");
+        return build_emit_opts(spec, emit_dir, 0, &opt) ? 1 : 0;
+    }
+    if (!spec || !out) return usage_error("build needs SPEC and -o BIN (or --emit-only --emit-dir DIR)%s", "");
     if (opt.nhwc && opt.backend != BACKEND_CUDA) return usage_error("--layout nhwc needs --backend cuda%s", "");
     return build_binary_opts(spec, out, emit_dir, &opt) ? 1 : 0;
 }

@@ -2,12 +2,7 @@
 #ifndef TRAINC_BUILD_H
 #define TRAINC_BUILD_H
 
-typedef enum { BACKEND_CPU = 0, BACKEND_CUDA } build_backend;
-typedef struct {
-    build_backend backend;
-    int fuse;   /* CUDA: fuse elementwise chains (0: one kernel per op, to test the fused ones) */
-    int nhwc;   /* CUDA: channels-last activations (--layout nhwc) */
-} build_options;
+#include "lower.h"   /* build_options */
 
 /* Writes model.c and plan.txt for the spec into emit_dir. Returns 0 or 1 (errors reported). */
 int build_emit(const char *spec_path, const char *emit_dir, int quiet);

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir_build.h"
+#include "lower.h"
 #include "sema.h"
 
 typedef struct {
@@ -61,12 +61,11 @@ static double ring_s(double bytes, int p, const project_system *s) {
     return 2.0 * (p - 1) * alpha + 2.0 * (p - 1) / p * bytes / beta;
 }
 
-static int allreduce(step_model *m, const sema_result *res, const project_system *s, int ranks) {
-    ir_net net;
-    memset(&net, 0, sizeof net);
-    int batch = res->run.train.batch_per_rank > 0 ? (int)res->run.train.batch_per_rank : 1;
-    if (ir_build(&net, &res->net, batch, res->run.label_smoothing, 1) != 0) return 1;
-    ir_plan_buckets(&net, res->run.bucket_mb > 0 ? res->run.bucket_mb : 25);
+static int allreduce(step_model *m, const sema_result *res, const project_system *s, int ranks, const char *spec) {
+    schedule lowered;   /* the CUDA trainer's buckets, as `build --backend cuda` plans them */
+    build_options cuda = { BACKEND_CUDA, 1, 0 };
+    if (lower(&lowered, res, &cuda, 0, spec) != 0) return 1;
+    const ir_net net = lowered.net;
     double backward = (m->flop_s + m->mem_s) * 2.0 / 3.0, done = 0, end = 0, total_params = 0;
     for (int k = 0; k < net.n_buckets; k++) total_params += (double)net.buckets[k].count;
     m->n_buckets = net.n_buckets;
@@ -79,7 +78,7 @@ static int allreduce(step_model *m, const sema_result *res, const project_system
         m->grad_bytes += bytes;
     }
     m->exposed_s = fmax(0, end - backward);
-    ir_net_free(&net);
+    schedule_free(&lowered);
     return 0;
 }
 
@@ -213,7 +212,7 @@ int project_main(int argc, char **argv) {
     } else if (!bad) {
         step_model m = { 0 };
         roofline(&m, &res, sys.device);
-        bad = allreduce(&m, &res, &sys, ranks);
+        bad = allreduce(&m, &res, &sys, ranks, spec);
         if (!bad) {
             double compute = m.flop_s + m.mem_s + m.optim_s, step = compute + m.exposed_s;
             printf("  system            %s\n", sys.what);

@@ -1,0 +1,296 @@
+/* The CUDA backend's spelling (emit.h): device-pointer layout, calls into libtrainrt_cuda and
+ * the net's fused kernels (kernels.cu), the cuDNN / cuBLASLt plans, and the rt_cuda_model the
+ * runtime's shared host side (rt_cuda_model.h) drives. Plain C11. */
+#include "emit.h"
+#include "emit_names.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const precision_names[] = { "FP32", "TF32", "BF16", "FP16" };
+static const char *const precision_enums[] = { "RT_CUDA_FP32", "RT_CUDA_TF32", "RT_CUDA_BF16", "RT_CUDA_FP16" };
+static int half_of(const emitter *e) { return e->s->precision == CUDA_BF16 || e->s->precision == CUDA_FP16; }
+/* Channels-last builds call the runtime's _nhwc variants and read the conv weights' WN copy. */
+static const char *sfx(const emitter *e) { return e->s->opt.nhwc ? "_nhwc" : ""; }
+static const char *wname(const emitter *e) { return e->s->opt.nhwc ? "wnhwc" : "wact"; }
+/* "BATCH, C, HW" for the runtime's per-channel ops (bias and layer-scale gradients, layer
+ * norm). Channels-last, a [N,H,W,C] tensor is [N*H*W rows, C, 1 position] to them: the same
+ * kernels then index it right. */
+static const char *nchw_args(const emitter *e, const ir_op *op, char *buf, size_t cap) {
+    if (e->s->opt.nhwc) snprintf(buf, cap, "BATCH * %ldL, %d, 1", ir_hw(op), op->c);
+    else snprintf(buf, cap, "BATCH, %d, %ld", op->c, ir_hw(op));
+    return buf;
+}
+
+static void banner(emitter *e) {
+    static const char *const what[] = { "FP32", "TF32 tensor cores, FP32 storage",
+                                        "BF16 activations and tensor cores, FP32 master weights",
+                                        "FP16 activations and tensor cores, FP32 master weights, loss scaling" };
+    const emit_info *info = e->info;
+    template_var vars[] = {
+        { "NAME", info->name }, { "VERSION", info->compiler_version }, { "SPEC_PATH", info->spec_path },
+        { "SPEC_HASH", info->spec_hash }, { "FUSION", e->s->opt.fuse ? "" : " (fusion off: one kernel per op)" },
+        { "PRECISION", what[e->s->precision] },
+        { "LAYOUT", e->s->opt.nhwc ? "; activations channels-last [N,H,W,C] (--layout nhwc)" : "" },
+    };
+    if (template_fill(e->out, "cuda_model_header.c.in", vars, (int)(sizeof vars / sizeof vars[0])) != 0) exit(1);
+}
+
+/* Same names and offsets as the CPU model.c, over device pointers. */
+static void layout_head(emitter *e) {
+    FILE *out = e->out;
+    fprintf(out, "#define BATCH %d\n#define CLASSES %d\n#define ARENA_BYTES %ldL\n\n", e->net->batch,
+            e->net->classes, e->net->arena_bytes);
+    if (half_of(e))
+        fprintf(out, "/* Activations, their gradients and the weights conv/linear read are %s: 16 bits the\n"
+                     " * host never interprets (kernels.cu and libtrainrt_cuda compute in FP32 registers). */\n"
+                     "typedef uint16_t act_t;\n\n",
+                precision_names[e->s->precision]);
+    else
+        fprintf(out, "typedef float act_t;   /* activations and their gradients */\n\n");
+    fprintf(out, "/* Parameters (P, FP32 master weights), their compute copy (WA: %s) and gradients (G,\n"
+                 " * FP32) on the device, in elements: reverse schedule order. */\n",
+            half_of(e) ? "updated by the optimizer kernel" : "P itself");
+}
+
+static void param_extra(emitter *e, const ir_op *op) {
+    if (op->w_off >= 0 && (op->kind == IR_CONV || op->kind == IR_LINEAR))
+        fprintf(e->out, "#define %s_wact (WA + %ld)\n", op->ident, op->w_off);
+    if (op->w_off >= 0 && op->kind == IR_CONV && e->s->opt.nhwc)
+        fprintf(e->out, "#define %s_wnhwc (WN + %ld)  /* [K][R][S][C], from %s_wact */\n", op->ident, op->w_off,
+                op->ident);
+}
+
+static void state(emitter *e) {
+    const ir_net *net = e->net;
+    FILE *out = e->out;
+    for (int i = 0; i < net->n_ops; i++) {
+        const ir_op *op = &net->ops[i];
+        if (op->kind == IR_CONV) emit_conv_shape(e, i, "");
+        if (op->kind == IR_MAXPOOL || op->kind == IR_AVGPOOL) emit_pool_shape(e, op);
+    }
+    fprintf(out, "\n/* Per-layer library plans: cuDNN descriptors and algorithms, cuBLASLt layouts. */\n");
+    for (int i = 0; i < net->n_ops; i++) {
+        const ir_op *op = &net->ops[i];
+        if (op->kind == IR_CONV) fprintf(out, "static rt_cuda_conv *%s_conv;\n", op->ident);
+        if (op->kind == IR_LINEAR) fprintf(out, "static rt_cuda_linear *%s_gemm;\n", op->ident);
+    }
+    fputc('\n', out);
+}
+
+static void forward_begin(emitter *e) {
+    fprintf(e->out, "static void forward(rt_model_ctx *ctx) {\n    RT_CUDA_DEVICE_LOCALS;\n");
+}
+
+static void forward_op(emitter *e, int i) {
+    const ir_net *net = e->net;
+    const ir_op *op = &net->ops[i];
+    FILE *out = e->out;
+    char a[128], b[128], rows[64];
+    const char *in = ir_value_name(net, op->in[0], a, sizeof a);
+    const char *id = op->ident;
+    long n = ir_out_elems(net, op);
+    switch (op->kind) {
+    case IR_CONV: case IR_LINEAR:
+        if (op->kind == IR_CONV)
+            fprintf(out, "    cuda_conv2d_forward(%s_conv, %s_out, %s, %s_%s);\n", id, id, in, id, wname(e));
+        else
+            fprintf(out, "    cuda_linear_forward(%s_gemm, %s_out, %s, %s_wact);\n", id, id, in, id);
+        /* the bias (and a fused ReLU) in place */
+        if (op->b_off >= 0) fprintf(out, "    fused_%s_bias(%s_out, %s_out, %s_bias);\n", id, id, id, id);
+        break;
+    case IR_BN:
+        fprintf(out,
+                "    if (ctx->training)\n"
+                "        cuda_batchnorm_stats_train%s(%s_saved, %s_saved + %d, %s_running_mean, %s_running_var, %s,\n"
+                "                                   BATCH, %d, %ld, %s, %s, %d);\n"
+                "    else\n"
+                "        cuda_batchnorm_stats_eval(%s_saved, %s_saved + %d, %s_running_mean, %s_running_var, %d, %s);\n"
+                "    fused_%s_apply(%s_out, %s, %s_weight, %s_bias, %s_saved, %s_saved + %d);\n",
+                sfx(e), id, id, op->c, id, id, in, op->c, ir_hw(op), c_float(op->momentum), c_float(op->eps),
+                net->sync_bn, id, id, op->c, id, id, op->c, c_float(op->eps), id, id, in, id, id, id, id, op->c);
+        break;
+    case IR_LN:
+        fprintf(out, "    cuda_layernorm_forward(%s_out, %s_saved, %s_saved + %ld, %s, %s_weight, %s_bias, %s, %s);\n",
+                id, id, id, (long)net->batch * ir_hw(op), in, id, id, nchw_args(e, op, rows, sizeof rows),
+                c_float(op->eps));
+        break;
+    case IR_RELU: fprintf(out, "    cuda_relu_forward(%s_out, %s, %ld);\n", id, in, n); break;
+    case IR_GELU: fprintf(out, "    cuda_gelu_forward(%s_out, %s, %ld);\n", id, in, n); break;
+    case IR_MAXPOOL:
+        fprintf(out, "    cuda_maxpool2d_forward%s(%s_out, %s_saved, %s, &%s_shape);\n", sfx(e), id, id, in, id);
+        break;
+    case IR_AVGPOOL: fprintf(out, "    cuda_avgpool2d_forward(%s_out, %s, &%s_shape);\n", id, in, id); break;
+    case IR_GAP:
+        fprintf(out, "    cuda_global_avgpool_forward%s(%s_out, %s, BATCH, %d, %d);\n", sfx(e), id, in, op->in_c,
+                op->in_h * op->in_w);
+        break;
+    case IR_DROPOUT:
+        fprintf(out, "    fused_%s_forward(%s_out, %s, rt_dev.seed, %d, ctx->first_sample * %ldL, ctx->training);\n",
+                id, id, in, i, (long)op->c * ir_hw(op));
+        break;
+    case IR_LRN:
+        fprintf(out, "    cuda_lrn_forward(%s_out, %s_saved, %s, BATCH, %d, %ld, %d, %s, %s, %s);\n", id, id, in,
+                op->c, ir_hw(op), op->lrn_size, c_float(op->lrn_alpha), c_float(op->lrn_beta), c_float(op->lrn_k));
+        break;
+    case IR_ADD:
+        fprintf(out, "    fused_%s_forward(%s_out", id, id);
+        for (int k = 0; k < op->n_in; k++) fprintf(out, ", %s", ir_value_name(net, op->in[k], b, sizeof b));
+        fprintf(out, ");\n");
+        break;
+    case IR_CONCAT: emit_concat(e, i, 0, "const void *", "cuda_concat_forward"); break;
+    case IR_LAYER_SCALE: fprintf(out, "    fused_%s_forward(%s_out, %s, %s_weight);\n", id, id, in, id); break;
+    case IR_STOCHASTIC_DEPTH:
+        fprintf(out, "    cuda_drop_path_forward(%s_out, %s, BATCH, %ld, %s, rt_dev.seed, %d, ctx->first_sample, "
+                "ctx->training);\n", id, in, (long)op->c * ir_hw(op), c_float(op->p), i);
+        break;
+    case IR_FLATTEN: case IR_OP_COUNT: break;   /* a view (the walker says so); not an op */
+    }
+}
+
+static void step_begin(emitter *e, const char *dlogits, const char *logits) {
+    const ir_net *net = e->net;
+    fprintf(e->out, "/* Forward, loss and backward of one batch: device work only, which the runtime captures\n"
+                    " * once into a CUDA graph. Gradients are overwritten in G; with several ranks every\n"
+                    " * bucket is all-reduced on NCCL's stream as soon as it is complete. */\n"
+                    "static void train_step_device(void *arg) {\n"
+                    "    rt_model_ctx *ctx = arg;\n"
+                    "    RT_CUDA_DEVICE_LOCALS;\n"
+                    "    forward(ctx);\n"
+                    "    /* softmax cross-entropy, label smoothing %g, fused with its gradient%s */\n"
+                    "    cuda_softmax_xent(rt_dev.loss, %s, %s, rt_dev.y, BATCH, CLASSES, %s, 1.0f / BATCH,\n"
+                    "                      rt_cuda_optim_loss_scale(rt_dev.optim));\n",
+            net->label_smoothing, e->s->loss_scale ? " (times the loss scale)" : "", dlogits, logits,
+            c_float(net->label_smoothing));
+}
+
+static void backward_op(emitter *e, int j) {
+    const ir_net *net = e->net;
+    const ir_op *op = &net->ops[j];
+    FILE *out = e->out;
+    char a[128], d[128], o[128], g[128], rows[64];
+    const char *in = ir_value_name(net, op->in[0], a, sizeof a);
+    const char *id = op->ident;
+    const char *din = ir_din_target(net, j, 0, d, sizeof d);
+    /* A fused ReLU's mask is the op's own (activated) output. */
+    const char *mask = op->act ? ir_value_name(net, j + 1, g, sizeof g) : "NULL";
+    snprintf(o, sizeof o, "%s_dout", id);
+    long n = ir_out_elems(net, op);
+    switch (op->kind) {
+    case IR_CONV: case IR_LINEAR:
+        /* the bias gradient; with a fused ReLU, dout is masked in place first */
+        if (op->b_off >= 0)
+            fprintf(out, "    cuda_bias_backward(%s_dbias, %s, %s, %s, %s);\n", id, op->act ? o : "NULL", o, mask,
+                    nchw_args(e, op, rows, sizeof rows));
+        if (op->kind == IR_CONV)
+            fprintf(out, "    cuda_conv2d_backward(%s_conv, %s, %s_dweight, %s, %s, %s_%s);\n", id, din, id, o, in, id,
+                    wname(e));
+        else
+            fprintf(out, "    cuda_linear_backward(%s_gemm, %s, %s_dweight, %s, %s, %s_wact);\n", id, din, id, o, in, id);
+        break;
+    case IR_BN:
+        fprintf(out, "    cuda_batchnorm_backward%s(%s, %s_dweight, %s_dbias, %s, %s, %s, %s_weight, %s_saved, %s_saved + %d, BATCH, %d, %ld, %d);\n",
+                sfx(e), din, id, id, o, mask, in, id, id, id, op->c, op->c, ir_hw(op), net->sync_bn);
+        break;
+    case IR_LN:
+        fprintf(out, "    cuda_layernorm_backward(%s, %s_dweight, %s_dbias, %s, %s, %s_weight, %s_saved, %s_saved + %ld, %s);\n",
+                din, id, id, o, in, id, id, id, (long)net->batch * ir_hw(op), nchw_args(e, op, rows, sizeof rows));
+        break;
+    case IR_RELU: fprintf(out, "    cuda_relu_backward(%s, %s, %s_out, %ld);\n", din, o, id, n); break;
+    case IR_GELU: fprintf(out, "    cuda_gelu_backward(%s, %s, %s, %ld);\n", din, o, in, n); break;
+    case IR_MAXPOOL:
+        fprintf(out, "    cuda_maxpool2d_backward%s(%s, %s, %s_saved, &%s_shape);\n", sfx(e), din, o, id, id);
+        break;
+    case IR_AVGPOOL: fprintf(out, "    cuda_avgpool2d_backward(%s, %s, &%s_shape);\n", din, o, id); break;
+    case IR_GAP:
+        fprintf(out, "    cuda_global_avgpool_backward%s(%s, %s, BATCH, %d, %d);\n", sfx(e), din, o, op->in_c,
+                op->in_h * op->in_w);
+        break;
+    case IR_DROPOUT:
+        fprintf(out, "    fused_%s_backward(%s, %s, rt_dev.seed, %d, ctx->first_sample * %ldL);\n", id, din, o, j,
+                (long)op->c * ir_hw(op));
+        break;
+    case IR_LRN:
+        fprintf(out, "    cuda_lrn_backward(%s, %s, %s, %s_out, %s_saved, BATCH, %d, %ld, %d, %s, %s);\n", din, o, in,
+                id, id, op->c, ir_hw(op), op->lrn_size, c_float(op->lrn_alpha), c_float(op->lrn_beta));
+        break;
+    case IR_LAYER_SCALE:
+        fprintf(out, "    cuda_layer_scale_backward(%s, %s_dweight, %s, %s, %s_weight, %s);\n", din, id, o, in, id,
+                nchw_args(e, op, rows, sizeof rows));
+        break;
+    case IR_STOCHASTIC_DEPTH:
+        fprintf(out, "    cuda_drop_path_backward(%s, %s, BATCH, %ld, %s, rt_dev.seed, %d, ctx->first_sample, 1);\n",
+                din, o, (long)op->c * ir_hw(op), c_float(op->p), j);
+        break;
+    case IR_ADD:
+        /* dout (masked by a fused ReLU) to every input, assigned or added by its route, in
+         * one generated kernel */
+        fprintf(out, "    fused_%s_backward(%s", id, o);
+        if (op->act) fprintf(out, ", %s", mask);
+        for (int k = 0; k < op->n_in; k++)
+            fprintf(out, ", %s", ir_route(net, j, k) == GRAD_NONE ? "NULL" : ir_grad_name(net, op->in[k], d, sizeof d));
+        fprintf(out, ");\n");
+        break;
+    case IR_CONCAT: emit_concat(e, j, 1, "void *", "cuda_concat_backward"); break;
+    case IR_FLATTEN: case IR_OP_COUNT: break;   /* no backward: the walker skips views */
+    }
+}
+
+static void step_end(emitter *e) { fprintf(e->out, "}\n\n"); }
+
+/* After init: the plans the runtime creates at start-up, and the channels-last weights. */
+static void init_end(emitter *e) {
+    const ir_net *net = e->net;
+    FILE *out = e->out;
+    fprintf(out, "}\n\n/* cuDNN algorithms are timed once, at start-up (no model memory needed yet). */\n"
+                 "static size_t create_plans(size_t cap) {\n"
+                 "    size_t work = 0, w;\n"
+                 "    (void)w, (void)cap;\n");
+    for (int i = 0; i < net->n_ops; i++) {
+        const ir_op *op = &net->ops[i];
+        if (op->kind == IR_CONV)
+            fprintf(out, "    %s_conv = rt_cuda_conv_create%s(&%s_shape);\n"
+                         "    if ((w = rt_cuda_conv_select(%s_conv, %d, cap)) > work) work = w;\n",
+                    op->ident, sfx(e), op->ident, op->ident, ir_root(net, op->in[0]) == 0);
+        if (op->kind == IR_LINEAR)
+            fprintf(out, "    %s_gemm = rt_cuda_linear_create(BATCH, %d, %d);\n", op->ident,
+                    op->in_c * op->in_h * op->in_w, op->c);
+    }
+    fprintf(out, "    return work;\n}\n\n");
+    if (!e->s->opt.nhwc) return;
+    fprintf(out, "/* The channels-last copies of the conv weights ([K][R][S][C]) from WA: after every change\n"
+                 " * of WA (upload, each optimizer step). */\n"
+                 "static void weights_nhwc(void) {\n"
+                 "    const act_t *WA = rt_dev.WA;\n"
+                 "    act_t *WN = rt_dev.WN;\n");
+    for (int i = 0; i < net->n_ops; i++)
+        if (net->ops[i].kind == IR_CONV)
+            fprintf(out, "    rt_cuda_conv_weight_nhwc(%s_conv, %s_wnhwc, %s_wact);\n", net->ops[i].ident,
+                    net->ops[i].ident, net->ops[i].ident);
+    fprintf(out, "}\n\n");
+}
+
+
+static void descriptor(emitter *e, int n_tensors) {
+    const ir_net *net = e->net;
+    static const char *const scaling[] = { "0", "1", "2" };
+    char offset[32];
+    snprintf(offset, sizeof offset, "%ld", net->tensors[net->act_of[ir_root(net, net->n_ops)]].offset);
+    template_var extra[] = {
+        { "MATH", precision_enums[e->s->precision] }, { "NHWC", e->s->opt.nhwc ? "1" : "0" },
+        { "LOSS_SCALE", scaling[e->s->loss_scale] },
+        { "INIT_SCALE", c_float(e->s->loss_scale ? e->s->init_scale : 0) },
+        { "WEIGHTS_NHWC", e->s->opt.nhwc ? "weights_nhwc" : "NULL" }, { "LOGITS_OFFSET", offset },
+    };
+    emit_template(e, "cuda_model_descriptor.c.in", n_tensors, extra, (int)(sizeof extra / sizeof extra[0]));
+}
+
+const emit_backend emit_cuda_backend = {
+    .act_type = "act_t",
+    .accumulate_fn = "cuda_tensor_accumulate",
+    .bucket_ready = "rt_cuda_grad_bucket_ready(",
+    .main_template = "cuda_model_main.c.in",
+    .banner = banner, .layout_head = layout_head, .param_extra = param_extra, .state = state,
+    .forward_begin = forward_begin, .forward_op = forward_op, .step_begin = step_begin,
+    .backward_op = backward_op, .step_end = step_end, .init_end = init_end, .descriptor = descriptor,
+};

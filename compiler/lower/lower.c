@@ -1,0 +1,104 @@
+/* Lowering for a backend (lower.h): the backend's needs (alignment, which fusions it can
+ * run, activation width), then ir_build (ops, fusion, parameter layout, memory plan with
+ * gradient routes), the gradient buckets and sync-BN. */
+#include "lower.h"
+#include "ir_build.h"
+#include "rt_ops.h"   /* rt_conv_winograd_fits: the runtime's own shape predicate */
+
+#include <string.h>
+
+static const char *src_path(const ir_op *op) { return op->loc.file ? op->loc.file->path : "?"; }
+
+/* What --layout nhwc covers: the ops of the ResNet and ConvNeXt families. A value's layout
+ * only matters where it has positions (hw > 1); past global pooling every op reads [N, C].
+ * Returns 0, or 1 after printing why not. */
+static int check_nhwc(const schedule *s, const char *spec_path) {
+    if (s->precision != CUDA_BF16 && s->precision != CUDA_FP16) {
+        fprintf(stderr, "%s: error: --layout nhwc is for 16-bit activations, and this spec computes in %s\n"
+                        "  hint: set precision { compute: BF16 } (or FP16), or build without --layout nhwc\n",
+                spec_path, s->precision == CUDA_TF32 ? "TF32" : "FP32");
+        return 1;
+    }
+    const ir_net *net = &s->net;
+    for (int i = 0; i < net->n_ops; i++) {
+        const ir_op *op = &net->ops[i];
+        const char *no = NULL;
+        switch (op->kind) {
+        case IR_LINEAR: case IR_FLATTEN: case IR_DROPOUT:
+            if (op->in_h * op->in_w > 1) no = "this op on a tensor with positions (it reads channels-first order)";
+            break;
+        case IR_CONV: case IR_BN: case IR_LN: case IR_RELU: case IR_GELU: case IR_ADD: case IR_MAXPOOL: case IR_GAP:
+        case IR_LAYER_SCALE: case IR_STOCHASTIC_DEPTH:
+            break;
+        case IR_AVGPOOL: case IR_LRN: case IR_CONCAT: case IR_OP_COUNT:
+            no = "this op";
+            break;
+        }
+        if (no) {
+            fprintf(stderr, "%s:%d: layer \"%s\" (%s): --layout nhwc does not support %s yet\n"
+                            "  hint: build without --layout nhwc (NCHW runs every op)\n",
+                    src_path(op), op->loc.line, op->name, ir_ops[op->kind].name, no);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The CPU convs' algorithm: Winograd for the shapes the runtime's Winograd path computes,
+ * when there are enough input channels for its transformed-domain GEMMs to pay off (a
+ * 1-channel stem is a 9- or 25-deep im2col GEMM): F(4x4,3x3) for 3x3 kernels (0.56-0.73x the
+ * GEMM work of F(2x2,3x3) on 28x28, 14x14 and 7x7 maps; bench/RESULTS.md has the measurement),
+ * F(2x2,5x5) for 5x5 ones; im2col + GEMM otherwise. */
+static void choose_conv_algos(ir_net *net) {
+    for (int i = 0; i < net->n_ops; i++) {
+        ir_op *op = &net->ops[i];
+        if (op->kind != IR_CONV) continue;
+        rt_conv_shape s = { .c = op->in_c, .h = op->in_h, .w = op->in_w, .oc = op->c,
+                            .kh = op->kh, .kw = op->kw, .sh = op->sh, .sw = op->sw, .ph = op->ph,
+                            .pw = op->pw, .dh = op->dh, .dw = op->dw, .groups = op->groups,
+                            .oh = op->h, .ow = op->w };
+        if (rt_conv_winograd_fits(&s) && op->in_c >= 8) op->conv_algo = op->kh == 3 ? IR_CONV_WINOGRAD_F4 : IR_CONV_WINOGRAD;
+    }
+}
+
+static cuda_precision precision_of(const run_config *run) {
+    switch (run->compute) {
+    case RUN_TF32: return CUDA_TF32;
+    case RUN_BF16: return CUDA_BF16;
+    case RUN_FP16: return CUDA_FP16;
+    case RUN_FP32: return CUDA_FP32;
+    }
+    return CUDA_FP32;
+}
+
+int lower(schedule *s, const sema_result *res, const build_options *opt, int batch, const char *spec_path) {
+    memset(s, 0, sizeof *s);
+    const run_config *run = &res->run;
+    int cuda = opt->backend == BACKEND_CUDA;
+    s->opt = *opt;
+    s->precision = cuda ? precision_of(run) : CUDA_FP32;
+    s->loss_scale = !cuda ? LOSS_SCALE_NONE
+                  : run->loss_scale == RUN_LOSS_SCALE_DYNAMIC ? LOSS_SCALE_DYNAMIC
+                  : run->loss_scale == RUN_LOSS_SCALE_STATIC ? LOSS_SCALE_STATIC : LOSS_SCALE_NONE;
+    s->init_scale = run->init_scale;
+    s->bucket_mb = run->bucket_mb;
+    int half = s->precision == CUDA_BF16 || s->precision == CUDA_FP16;
+    /* CPU: packed parameters, 64-byte tensors, the conv and linear ops apply a relu
+     * themselves, adds hand their gradient buffer on. CUDA: cuBLASLt and cuDNN want 256-byte
+     * operands; a relu fuses into a bias kernel, batch-norm apply or add kernel; a relu on
+     * the logits stays separate. */
+    ir_lowering how = { cuda ? 256 : 64, cuda ? 128 : 1, half ? 2 : 4, cuda ? opt->fuse : 1, cuda, cuda, !cuda };
+    if (batch <= 0) batch = run->train.batch_per_rank > 0 ? (int)run->train.batch_per_rank : 1;
+    if (ir_build(&s->net, &res->net, batch, run->label_smoothing, &how) != 0) {
+        fprintf(stderr, "%s: error: the net cannot be compiled (empty, or an op with more than %d inputs)\n",
+                spec_path, IR_MAX_INPUTS);
+        return 1;
+    }
+    if (cuda && opt->nhwc && check_nhwc(s, spec_path)) return 1;
+    if (!cuda) choose_conv_algos(&s->net);   /* cuDNN times its own at start-up */
+    ir_plan_buckets(&s->net, s->bucket_mb);
+    s->net.sync_bn = run->sync_bn;
+    return 0;
+}
+
+void schedule_free(schedule *s) { ir_net_free(&s->net); }

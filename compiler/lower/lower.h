@@ -1,0 +1,34 @@
+/* Lowering: one call turns a checked spec and a backend into the fully decided schedule that
+ * `build` emits and every `show` view reports: ops in order with their fusions, a gradient
+ * route per op input, tensors and arena offsets, parameter layout, gradient buckets and
+ * sync-BN. Nothing downstream decides again. */
+#ifndef TRAINC_LOWER_H
+#define TRAINC_LOWER_H
+#include "ir.h"
+#include "sema.h"
+
+typedef enum { BACKEND_CPU = 0, BACKEND_CUDA } build_backend;
+typedef struct {
+    build_backend backend;
+    int fuse;   /* CUDA: fuse elementwise chains (0: one kernel per op, to test the fused ones) */
+    int nhwc;   /* CUDA: channels-last activations (--layout nhwc) */
+} build_options;
+
+/* precision.compute as the CUDA runtime names it (rt_cuda_math in rt_cuda.h). */
+typedef enum { CUDA_FP32 = 0, CUDA_TF32, CUDA_BF16, CUDA_FP16 } cuda_precision;
+typedef enum { LOSS_SCALE_NONE = 0, LOSS_SCALE_STATIC, LOSS_SCALE_DYNAMIC } loss_scaling;
+
+typedef struct {
+    ir_net net;                /* the decided ops, routes, tensors, offsets, buckets, sync_bn */
+    build_options opt;
+    cuda_precision precision;  /* CPU: FP32 */
+    loss_scaling loss_scale;
+    double init_scale;
+    double bucket_mb;          /* the cap the buckets were planned with */
+} schedule;
+
+/* Lowers res for opt at per-rank batch `batch` (<= 0: the spec's train.batch_per_rank, or 1
+ * for a spec without one). Returns 0, or 1 after printing one error that names spec_path. */
+int lower(schedule *s, const sema_result *res, const build_options *opt, int batch, const char *spec_path);
+void schedule_free(schedule *s);
+#endif

@@ -1,0 +1,218 @@
+/* The host side every generated CUDA trainer shares (rt_cuda_model.h): device memory and
+ * start-up, the batch's way to the device, the captured training step around the model's own
+ * schedule, the optimizer step and the rt_device_hooks. What differs between nets comes from
+ * the rt_cuda_model the generated model.c describes itself with. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt_cuda_model.h"
+extern "C" {   /* the runtime's C headers: nvcc compiles this file as C++ */
+#include "rt_core.h"
+#include "rt_data.h"
+#include "rt_devmem.h"
+}
+
+rt_cuda_dev rt_dev;
+
+static const rt_cuda_model *cm;   /* the model of this process (rt_cuda_trainer_main) */
+static rt_model model;            /* cm->model with the runtime's functions and hooks */
+
+/* What stays here: the input bytes double-buffered, the normalization table, the FP32 logits
+ * for the host, the workspace and the two captured graphs. */
+static struct {
+    uint8_t *x_u8[2];             /* the batch as the host sends it: bytes, cropped and flipped;
+                                   * x_u8[cur] is this step's, the other receives the next */
+    int cur;
+    const void *staged;           /* the host batch copied into x_u8[!cur] ahead, or NULL */
+    float *lut;                   /* [in_c][256]: what a byte becomes (rt_normalize_lut) */
+    float *logits;                /* FP32 logits for the host (16-bit models), or NULL */
+    void *work;                   /* cuDNN workspace, shared by every conv */
+    rt_cuda_graph *step_graph, *optim_graph;
+} host;
+
+static int half(void) { return cm->math == RT_CUDA_BF16 || cm->math == RT_CUDA_FP16; }
+static size_t act_bytes(void) { return half() ? 2 : sizeof(float); }
+static long image(void) { return (long)model.in_c * model.in_h * model.in_w; }
+static size_t batch_bytes(void) { return (size_t)model.batch * (size_t)image(); }
+static long logits_count(void) { return (long)model.batch * model.classes; }
+static const void *logits_dev(void) { return rt_dev.arena + cm->logits_offset; }
+
+/* The batch and the step's mask seed to the device, outside the captured graph. The batch
+ * comes as bytes (a quarter of FP32's) straight from the loader's buffer, which is
+ * page-locked on first use so copies run at full speed: usually already copied by stage_next
+ * during the step before, otherwise now. It is normalized here. */
+static void put_batch(rt_model_ctx *ctx, const void *x_host, const int32_t *y_host) {
+    if (x_host == host.staged) {
+        host.cur ^= 1;
+        rt_cuda_wait_staged();
+        host.staged = NULL;
+    } else {
+        rt_cuda_pin_host((void *)x_host, batch_bytes());
+        rt_cuda_copy_h2d(host.x_u8[host.cur], x_host, batch_bytes());
+        if (y_host) host.staged = NULL;   /* a training batch other than the staged one */
+    }
+    long hw = (long)model.in_h * model.in_w;
+    if (cm->nhwc) rt_cuda_normalize_input_nhwc(rt_dev.x, host.x_u8[host.cur], host.lut, (long)batch_bytes(), model.in_c, hw);
+    else rt_cuda_normalize_input(rt_dev.x, host.x_u8[host.cur], host.lut, (long)batch_bytes(), model.in_c, hw);
+    rt_cuda_input_consumed();
+    if (y_host) rt_cuda_copy_h2d(rt_dev.y, y_host, sizeof(int32_t) * model.batch);
+    rt_cuda_copy_h2d(rt_dev.seed, &ctx->step_seed, sizeof ctx->step_seed);
+}
+
+/* The next step's batch (the trainer has it already) to the other input buffer on the copy
+ * stream, while this step computes. */
+static void stage_next(const void *next_host) {
+    if (!next_host) return;
+    rt_cuda_pin_host((void *)next_host, batch_bytes());
+    rt_cuda_stage_h2d(host.x_u8[host.cur ^ 1], next_host, batch_bytes());
+    host.staged = next_host;
+}
+
+/* The step the graph captures: the model's forward, loss and backward; then the optimizer
+ * waits for every bucket's sum, and 16-bit logits are widened for the host. */
+static void train_step_device(void *ctx) {
+    cm->step(ctx);
+    rt_cuda_grads_finish();
+    if (host.logits) rt_cuda_from_act(host.logits, logits_dev(), logits_count());
+}
+
+static double train_step(rt_model_ctx *ctx, const void *x_host, const int32_t *y_host) {
+    put_batch(ctx, x_host, y_host);
+    rt_cuda_graph_run(&host.step_graph, train_step_device, ctx);
+    stage_next(ctx->next_x);
+    /* loss and logits back to the host, for the trainer's log and accuracy */
+    double loss;
+    rt_cuda_copy_d2h(&loss, rt_dev.loss, sizeof loss);
+    rt_cuda_copy_d2h(ctx->arena, host.logits ? (const void *)host.logits : logits_dev(), sizeof(float) * logits_count());
+    return loss;
+}
+
+static void eval_forward(rt_model_ctx *ctx, const void *x_host, float *logits_host) {
+    put_batch(ctx, x_host, NULL);
+    cm->forward(ctx);
+    if (host.logits) rt_cuda_from_act(host.logits, logits_dev(), logits_count());
+    rt_cuda_copy_d2h(logits_host, host.logits ? (const void *)host.logits : logits_dev(), sizeof(float) * logits_count());
+}
+
+/* The host copy train_step made: the trainer's arena is batch x classes floats. */
+static const float *logits(const rt_model_ctx *ctx) { return (const float *)ctx->arena; }
+
+/* Start-up on the device: plans and algorithms, the memory check, allocation, upload. */
+static void upload(rt_model_ctx *ctx, const rt_run_config *run, const float *opt_state, long n_state) {
+    rt_cuda_init(rt_cuda_device_from_env(), cm->math);
+    if (ctx->no_graph) rt_cuda_graph_disable();
+    /* cuDNN algorithms are timed once here (no model memory needed yet) */
+    size_t work = cm->create_plans(rt_cuda_workspace_cap());
+    /* refuse before allocating when the plan does not fit (rt_devmem.h: the accounting
+     * `trainc show --device-memory` uses too) */
+    long n_params = model.n_params, n_buffers = model.n_buffers;
+    rt_devmem mem = rt_devmem_plan(n_params, n_buffers, n_state, (int)act_bytes(), cm->arena_bytes, model.batch,
+                                   image(), model.classes, work);
+    if (cm->nhwc) mem.fixed += act_bytes() * (size_t)n_params;   /* WN, the channels-last weights */
+    rt_cuda_check_memory(model.name, mem.fixed, mem.per_sample, model.batch);
+    rt_dev.P = (float *)rt_cuda_malloc(sizeof(float) * n_params, "parameters");
+    rt_dev.G = (float *)rt_cuda_malloc(sizeof(float) * n_params, "gradients");
+    rt_dev.WA = half() ? rt_cuda_malloc(act_bytes() * n_params, "the 16-bit weight copy") : (void *)rt_dev.P;
+    if (cm->nhwc) rt_dev.WN = rt_cuda_malloc(act_bytes() * n_params, "the channels-last weight copy");
+    rt_dev.S = (float *)rt_cuda_malloc(sizeof(float) * (n_buffers ? n_buffers : 1), "batch-norm buffers");
+    rt_dev.state = (float *)rt_cuda_malloc(sizeof(float) * (n_state ? n_state : 1), "optimizer state");
+    rt_dev.arena = (unsigned char *)rt_cuda_malloc(cm->arena_bytes, "activations (the static plan)");
+    host.x_u8[0] = (uint8_t *)rt_cuda_malloc(batch_bytes(), "the input batch");
+    host.x_u8[1] = (uint8_t *)rt_cuda_malloc(batch_bytes(), "the next input batch");
+    rt_dev.x = rt_cuda_malloc(act_bytes() * batch_bytes(), "the normalized input batch");
+    size_t lut_bytes = sizeof(float) * 256 * (size_t)model.in_c;
+    float *lut = (float *)malloc(lut_bytes);
+    if (!lut) rt_die("out of host memory for the input normalization table");
+    rt_normalize_lut(run->mean, run->std, model.in_c, (float (*)[256])lut);
+    host.lut = (float *)rt_cuda_malloc(lut_bytes, "the input normalization table");
+    rt_cuda_copy_h2d(host.lut, lut, lut_bytes);   /* a pageable source: staged before it returns */
+    free(lut);
+    if (half()) host.logits = (float *)rt_cuda_malloc(sizeof(float) * logits_count(), "the logits for the host");
+    rt_dev.y = (int32_t *)rt_cuda_malloc(sizeof(int32_t) * model.batch, "the labels");
+    rt_dev.seed = (uint64_t *)rt_cuda_malloc(sizeof(uint64_t), "the mask seed");
+    rt_dev.loss = (double *)rt_cuda_malloc(sizeof(double), "the loss");
+    host.work = rt_cuda_malloc(work, "the cuDNN workspace");
+    rt_cuda_conv_set_workspace(host.work, work);
+    rt_cuda_copy_h2d(rt_dev.P, ctx->params, sizeof(float) * n_params);
+    if (half()) rt_cuda_to_act(rt_dev.WA, rt_dev.P, n_params);
+    if (cm->weights_nhwc) cm->weights_nhwc();
+    rt_cuda_memset0(rt_dev.G, sizeof(float) * n_params);
+    if (n_buffers) rt_cuda_copy_h2d(rt_dev.S, ctx->buffers, sizeof(float) * n_buffers);
+    if (n_state) rt_cuda_copy_h2d(rt_dev.state, opt_state, sizeof(float) * (size_t)n_state);
+    int n = model.n_tensors;
+    long *offsets = (long *)malloc(sizeof(long) * (n ? n : 1)), *counts = (long *)malloc(sizeof(long) * (n ? n : 1));
+    int *exempt = (int *)malloc(sizeof(int) * (n ? n : 1));
+    if (!offsets || !counts || !exempt) rt_die("out of host memory for the optimizer's tensor table");
+    for (int i = 0; i < n; i++) {
+        offsets[i] = model.tensors[i].offset, counts[i] = model.tensors[i].count;
+        exempt[i] = run->exempt_bn_bias && model.tensors[i].no_decay;
+    }
+    /* the all-reduce leaves the sum over ranks: the optimizer divides by the world size */
+    rt_dev.optim = rt_cuda_optim_create(&run->optim, offsets, counts, exempt, n, run->weight_decay,
+                                        run->clip_grad_norm, 1.0f / rt_comm_size(ctx->comm));
+    free(offsets), free(counts), free(exempt);
+    /* precision.loss_scale: overflowing steps are skipped and counted */
+    if (cm->loss_scale) rt_cuda_optim_set_loss_scale(rt_dev.optim, cm->loss_scale, cm->init_scale);
+    rt_cuda_nccl_init(ctx->comm, rt_dev.G, model.buckets, model.n_buckets, run->overlap);
+    rt_cuda_sync();
+    static const char *const math_names[] = { "FP32", "TF32", "BF16", "FP16" };
+    printf("%s: on %s, %.1f MiB of device memory, %s%s\n", model.name, rt_cuda_device_name(),
+           (mem.fixed + mem.per_sample * model.batch) / 1048576.0, math_names[cm->math],
+           rt_cuda_graph_enabled() ? ", CUDA graphs" : "");
+}
+
+static void download(rt_model_ctx *ctx, float *opt_state, long n_state) {
+    rt_cuda_copy_d2h(ctx->params, rt_dev.P, sizeof(float) * model.n_params);
+    if (model.n_buffers) rt_cuda_copy_d2h(ctx->buffers, rt_dev.S, sizeof(float) * model.n_buffers);
+    if (n_state) rt_cuda_copy_d2h(opt_state, rt_dev.state, sizeof(float) * (size_t)n_state);
+}
+
+static void optimizer_device(void *arg) {
+    (void)arg;
+    rt_cuda_optim_launch(rt_dev.optim, rt_dev.P, half() ? rt_dev.WA : NULL, rt_dev.state, rt_dev.G);
+    if (cm->weights_nhwc) cm->weights_nhwc();
+}
+
+/* The step's scalars go to page-locked memory the captured graph copies from. */
+static void optimizer_step(rt_model_ctx *ctx, double lr, long step) {
+    (void)ctx;
+    rt_cuda_optim_set_step(rt_dev.optim, lr, step);
+    rt_cuda_graph_run(&host.optim_graph, optimizer_device, NULL);
+}
+
+/* Rank 0's batch-norm statistics to every rank, before evaluation. */
+static void broadcast_buffers(rt_model_ctx *ctx) {
+    (void)ctx;
+    rt_cuda_broadcast(rt_dev.S, model.n_buffers);
+}
+
+static void loss_scaler(rt_model_ctx *ctx, double state[3], int set) {
+    (void)ctx;
+    if (set) rt_cuda_optim_scaler_set(rt_dev.optim, state);
+    else rt_cuda_optim_scaler_get(rt_dev.optim, state);
+}
+
+/* Before the trainer repositions its loader: the staged copy finishes, and is forgotten. */
+static void drop_staged(rt_model_ctx *ctx) {
+    (void)ctx;
+    rt_cuda_staged_done();
+    host.staged = NULL;
+}
+
+static const rt_device_hooks hooks = { upload, download, optimizer_step, broadcast_buffers, NULL, drop_staged };
+static const rt_device_hooks hooks_scaled = { upload, download, optimizer_step, broadcast_buffers, loss_scaler,
+                                              drop_staged };
+
+int rt_cuda_trainer_main(const rt_cuda_model *m, const rt_run_config *run, int argc, char **argv) {
+    cm = m;
+    model = *m->model;
+    /* the host arena holds the logits copy; the plan's arena is on the device */
+    model.arena_bytes = (long)sizeof(float) * logits_count();
+    model.input_u8 = 1;   /* the loader sends bytes; put_batch normalizes them on the device */
+    model.train_step = train_step;
+    model.eval_forward = eval_forward;
+    model.logits = logits;
+    model.device = m->loss_scale ? &hooks_scaled : &hooks;
+    return rt_trainer_main(&model, run, argc, argv);
+}
