@@ -5,7 +5,7 @@
 #    ratio (target: within 15%). EPOCHS=N to run longer.
 # 2. For every published spec with a published time or throughput: the roofline +
 #    all-reduce projection on the system of that run (table below; hardware numbers in
-#    compiler/project_tables.c, `trainc project --systems`), against the published figure.
+#    compiler/cmd/project_tables.c, `trainc project --systems`), against the published figure.
 # Prints two markdown tables for bench/RESULTS.md.
 set -eu
 BUILD=${BUILD:-build}

@@ -79,7 +79,7 @@ $(CUDA_OBJDIR)/%.o: %.cu $(RT_CUDA_HDRS) | cuda-check
 $(RT_CUDA_LIB): $(RT_CUDA_SRCS:%.cu=$(CUDA_OBJDIR)/%.o)
 	@rm -f $@; ar rcs $@ $^
 
-# Read by compiler/build.c: how to compile generated kernels and link a GPU trainer.
+# Read by compiler/cmd/build.c: how to compile generated kernels and link a GPU trainer.
 # Rewritten on every `make cuda` (it is cheap), so switching CUDA_ARCHS always takes effect.
 $(CUDA_ENV): cuda-env-force $(RT_CUDA_LIB) | cuda-check
 	@mkdir -p $(dir $@)

@@ -1,5 +1,5 @@
 # Generated documentation: specs/REFERENCE.md is `trainc schema --markdown` (the field
-# reference, from compiler/schema.def); tests/golden/reference_test.sh fails when it is stale.
+# reference, from compiler/check/schema.def); tests/golden/reference_test.sh fails when it is stale.
 
 .PHONY: reference
 reference: $(BUILD)/trainc

@@ -1,4 +1,4 @@
-# Turns templates/*.in into C string constants (build/gen/templates.c) for compiler/template.c,
+# Turns templates/*.in into C string constants (build/gen/templates.c) for compiler/emit/template.c,
 # so trainc carries its templates inside the binary.
 FNR == 1 {
     if (n) print ";";

@@ -48,7 +48,7 @@ $(EMU_TEST_BIN): tests/gpu/test_ops_gpu.c $(EMU_RT_LIB) $(EMU_LIB) $(RT_LIB_ASAN
 	$(CC) $(CFLAGS_COMMON) -O1 $(EMU_SAN) -c $< -o $@.o
 	$(CXX) -fopenmp $@.o $(EMU_LINK) $(RT_LIB_ASAN) $(LDLIBS) -lpthread -ldl -lrt -o $@
 
-# The toolchain trainc uses for `--backend cuda` under emulation (compiler/build_cuda.c).
+# The toolchain trainc uses for `--backend cuda` under emulation (compiler/cmd/build_cuda.c).
 $(EMU_DIR)/cuda.env: $(EMU_RT_LIB) $(EMU_LIB) mk/emu.mk
 	@mkdir -p $(dir $@)
 	@{ echo "NVCC=$(abspath $(EMU_NVCC))"; echo "NVCC_FLAGS=$(EMU_SAN)"; \

@@ -146,7 +146,7 @@ static void print_range(FILE *out, const schema_field *f) {
 
 void schema_print_markdown(FILE *out) {
     fputs("# Spec field reference\n\n"
-          "Every field of the spec language, generated from `compiler/schema.def` by "
+          "Every field of the spec language, generated from `compiler/check/schema.def` by "
           "`trainc schema --markdown` (`make reference` rewrites this file, and "
           "`tests/golden/reference_test.sh` fails when it is stale); the language itself is "
           "described in the [README](../README.md#spec-language). *required* fields must be "

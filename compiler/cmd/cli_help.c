@@ -66,7 +66,7 @@ static const command_help helps[] = {
       "usage: trainc schema --markdown\n"
       "\n"
       "Prints the field reference of the spec language as Markdown, generated from\n"
-      "compiler/schema.def (the text of specs/REFERENCE.md).\n"
+      "compiler/check/schema.def (the text of specs/REFERENCE.md).\n"
       "\n"
       "exit status: 0 printed, 2 usage error\n" },
     { "plot",

@@ -14,7 +14,7 @@ if ! cmp -s "$tmp" specs/REFERENCE.md; then
   exit 1
 fi
 # Every schema message has its section (a sanity check on the generator itself).
-n=$(grep -c '^SCHEMA_MESSAGE(' compiler/schema.def)
+n=$(grep -c '^SCHEMA_MESSAGE(' compiler/check/schema.def)
 h=$(grep -c '^## `' specs/REFERENCE.md)
 [ "$n" -eq "$h" ] || { echo "FAIL: $n schema messages but $h sections in specs/REFERENCE.md"; exit 1; }
 echo "specs/REFERENCE.md matches trainc schema --markdown ($h messages)"

@@ -340,7 +340,9 @@ static char *init_text(const net_desc *nd) {
     char *text = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&text, &len);
-    if (ir_build(&net, nd, 2, 0.0, 1) == 0)
+    const ir_lowering cpu = { .align_bytes = 64, .param_align = 1, .act_bytes = 4, .fuse_relu = 1,
+                              .share_add_grads = 1 };   /* as lower() builds for the CPU */
+    if (ir_build(&net, nd, 2, 0.0, &cpu) == 0)
         for (int i = 0; i < net.n_ops; i++)
             if (net.ops[i].kind == IR_CONV || net.ops[i].kind == IR_LINEAR) emit_init_params(mem, &net.ops[i]);
     fclose(mem);
