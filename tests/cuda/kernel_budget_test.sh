@@ -18,8 +18,9 @@ max_regs=${KERNEL_MAX_REGS:-64}
 read -r -a flags <<< "$(make -s cuda-flags CUDA_ARCHS="80 90" CUDA_PTXAS_VERBOSE=1)"
 srcs=(runtime/cuda/*.cu runtime/cuda/*/*.cu generated/*/cuda/kernels.cu)
 printf '%s\n' "${srcs[@]}" | nice xargs -P 2 -I{} sh -c \
-  'f={}; log="$0/$(echo "$f" | tr / _).log"; "$1" "$@" -c "$f" -o "${log%.log}.o" > "$log" 2>&1 || echo "FAILED $f" >> "$0/failed"' \
-  "$out" "$nvcc" "${flags[@]}" -Igenerated
+  'dir=$0 f=$1; shift; log="$dir/$(echo "$f" | tr / _).log"
+   "$@" -c "$f" -o "${log%.log}.o" > "$log" 2>&1 || echo "FAILED $f" >> "$dir/failed"' \
+  "$out" {} "$nvcc" "${flags[@]}"
 status=0
 if [ -f "$out/failed" ]; then
   status=1
