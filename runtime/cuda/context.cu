@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "cuda_libs.cuh"
 #include "rt_devmem.h"
 
@@ -20,7 +21,7 @@ static struct {
     cublasLtHandle_t lt;
     void *lt_work;
     char name[320];
-    void *pinned[8];
+    void **pinned;   /* every buffer page-locked, unregistered at exit */
     int n_pinned;
 } ctx;
 
@@ -90,7 +91,21 @@ void *rt_cublaslt_workspace(size_t *bytes) {
     return ctx.lt_work;
 }
 
-void rt_cuda_sync(void) { CUDA_CHECK(cudaStreamSynchronize(ctx.stream)); }
+/* One GPU: a plain synchronize. Several: the stream is polled and NCCL asked for errors in
+ * between, so a dead peer ends the job (rt_cuda_nccl_check_async) rather than hanging it. */
+void rt_cuda_sync(void) {
+    if (rt_cuda_world() == 1) {
+        CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
+        return;
+    }
+    cudaError_t err;
+    while ((err = cudaStreamQuery(ctx.stream)) == cudaErrorNotReady) {
+        rt_cuda_nccl_check_async();
+        struct timespec pause = { 0, 20000 };   /* 20 us: far below a step, far above a poll */
+        nanosleep(&pause, NULL);
+    }
+    CUDA_CHECK(err);
+}
 
 void rt_cuda_launched(const char *file, int line) { rt_cuda_check_(cudaGetLastError(), "kernel launch", file, line); }
 
@@ -177,16 +192,26 @@ void rt_cuda_copy_d2d(void *dst, const void *src, size_t bytes) {
     CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, ctx.stream));
 }
 
+static void unpin_all(void) {
+    /* Pending copies may still read these pages: the device finishes first. */
+    if (cudaDeviceSynchronize() != cudaSuccess) return;
+    for (int i = 0; i < ctx.n_pinned; i++) (void)cudaHostUnregister(ctx.pinned[i]);
+    ctx.n_pinned = 0;
+}
+
 void rt_cuda_pin_host(void *p, size_t bytes) {
     for (int i = 0; i < ctx.n_pinned; i++)
         if (ctx.pinned[i] == p) return;
-    if (ctx.n_pinned == (int)(sizeof ctx.pinned / sizeof ctx.pinned[0])) return;
     /* Pinning is an optimization: if the system refuses (locked-memory limits), copies
      * still work from pageable memory, only slower. */
     if (cudaHostRegister(p, bytes, cudaHostRegisterDefault) != cudaSuccess) {
         (void)cudaGetLastError();
         rt_warn("could not page-lock a %.1f MiB host buffer; batch copies will be slower", bytes / 1048576.0);
+        return;
     }
+    if (ctx.n_pinned == 0) atexit(unpin_all);
+    ctx.pinned = (void **)realloc(ctx.pinned, sizeof *ctx.pinned * (size_t)(ctx.n_pinned + 1));
+    if (!ctx.pinned) rt_die("out of host memory");
     ctx.pinned[ctx.n_pinned++] = p;
 }
 

@@ -82,6 +82,19 @@ void rt_cuda_grads_finish(void) {
 
 int rt_cuda_world(void) { return nc.comm ? rt_comm_size(nc.comm) : 1; }
 
+void rt_cuda_nccl_check_async(void) {
+#if RT_HAVE_NCCL
+    if (!nc.comm) return;
+    ncclResult_t async = ncclSuccess;
+    NCCL_CHECK(ncclCommGetAsyncError(nc.nccl, &async));
+    if (async == ncclSuccess || async == ncclInProgress) return;
+    ncclCommAbort(nc.nccl);   /* frees the kernels blocked on the dead peer */
+    nc.comm = NULL;
+    rt_die_hint("another rank failed or was killed: its own message says why (NCCL_DEBUG=WARN shows NCCL's view)",
+                "NCCL: the gradient all-reduce failed: %s", ncclGetErrorString(async));
+#endif
+}
+
 /* NCCL serializes one communicator's operations in the order they were issued (the same on
  * every rank), so this also waits for the gradient buckets issued before it: synchronized
  * batch norm costs some of backward's overlap. */

@@ -34,6 +34,12 @@ typedef struct {
 
 /* The loss scaler (rt_cuda.h), on the device. */
 #define SCALER_GROWTH_INTERVAL 2000
+/* The dynamic scale stays within [2^-24, 2^24]: doubling past FP32's range would make it +inf
+ * (every gradient then overflows, every step is skipped while the loss still looks finite),
+ * halving forever would reach 0 (1/scale is +inf). At the floor a step that still overflows
+ * is skipped, and the scale stays. */
+#define SCALER_MIN 5.9604645e-08f
+#define SCALER_MAX 16777216.0f
 typedef struct {
     float scale;
     int mode;              /* 0 none, 1 static, 2 dynamic */
@@ -99,9 +105,9 @@ __global__ void finalize_kernel(float *scale, float *trust, const double *sq_g, 
             sc->skip = !finite;
             if (!finite) {
                 sc->skipped++;
-                if (sc->mode == 2) sc->scale *= 0.5f, sc->clean = 0;
+                if (sc->mode == 2) sc->scale = fmaxf(sc->scale * 0.5f, SCALER_MIN), sc->clean = 0;
             } else if (sc->mode == 2 && ++sc->clean >= SCALER_GROWTH_INTERVAL) {
-                sc->scale *= 2.0f, sc->clean = 0;
+                sc->scale = fminf(sc->scale * 2.0f, SCALER_MAX), sc->clean = 0;
             }
         }
     }

@@ -305,6 +305,10 @@ void rt_cuda_broadcast(float *buf, long n);
 /* Ranks in the NCCL world (1 without one), and an in-place sum of n doubles over them on the
  * compute stream, in order with the ops around it (synchronized batch norm). */
 int rt_cuda_world(void);
+/* Dies, after aborting the communicator, if NCCL reports an asynchronous error (a peer that
+ * died or timed out): rt_cuda_sync polls it while a multi-GPU step runs, so a dead rank ends
+ * the job instead of hanging the stream synchronize. */
+void rt_cuda_nccl_check_async(void);
 void rt_cuda_allreduce_f64(double *buf, long n);
 
 #ifdef __cplusplus

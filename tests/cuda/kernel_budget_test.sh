@@ -18,8 +18,9 @@ max_regs=${KERNEL_MAX_REGS:-64}
 read -r -a flags <<< "$(make -s cuda-flags CUDA_ARCHS="80 90" CUDA_PTXAS_VERBOSE=1)"
 srcs=(runtime/cuda/*.cu runtime/cuda/*/*.cu generated/*/cuda/kernels.cu)
 printf '%s\n' "${srcs[@]}" | nice xargs -P 2 -I{} sh -c \
-  'f={}; log="$0/$(echo "$f" | tr / _).log"; "$1" "$@" -c "$f" -o "${log%.log}.o" > "$log" 2>&1 || echo "FAILED $f" >> "$0/failed"' \
-  "$out" "$nvcc" "${flags[@]}" -Igenerated
+  'dir=$0 f=$1; shift; log="$dir/$(echo "$f" | tr / _).log"
+   "$@" -c "$f" -o "${log%.log}.o" > "$log" 2>&1 || echo "FAILED $f" >> "$dir/failed"' \
+  "$out" {} "$nvcc" "${flags[@]}"
 status=0
 if [ -f "$out/failed" ]; then
   status=1
@@ -27,16 +28,36 @@ if [ -f "$out/failed" ]; then
     grep -iE "error|warning" "$out/$(echo "$f" | tr / _).log" | head -10; done < "$out/failed"
 fi
 # ptxas -v: "Compiling entry function 'K' for 'sm_X'", then its stack frame, registers, smem.
-awk -v max="$max_regs" '
-  /Compiling entry function/ { match($0, /function .([^'"'"']*). for .(sm_[0-9]+)/, m); k = m[1]; a = m[2]; next }
-  /bytes stack frame/ && k != "" { if ($1 + 0 > 0) { print "FAIL: " k " (" a ") has a " $1 "-byte stack frame"; bad = 1 } }
-  /Used [0-9]+ registers/ && k != "" {
-    match($0, /Used ([0-9]+) registers/, r); regs = r[1] + 0; n[a]++
-    if (regs > top[a]) { top[a] = regs; topk[a] = k }
-    if (regs > max) { print "FAIL: " k " (" a ") uses " regs " registers, over the budget of " max; bad = 1 }
-    if (match($0, /([0-9]+) bytes smem/, s) && s[1] + 0 > 16384) { print "FAIL: " k " (" a ") uses " s[1] " bytes of shared memory"; bad = 1 }
-    k = "" }
-  END { for (a in n) printf "%s: %d kernels within budget check; most registers %d (%s)\n", a, n[a], top[a], topk[a]; exit bad }
-' "$out"/*.log || status=1
+python3 - "$max_regs" "$out"/*.log <<'PY' || status=1
+import re, sys
+max_regs, bad, top, count = int(sys.argv[1]), 0, {}, {}
+for path in sys.argv[2:]:
+    kernel = arch = None
+    for line in open(path, errors="replace"):
+        m = re.search(r"Compiling entry function '([^']*)' for '(sm_\d+)'", line)
+        if m:
+            kernel, arch = m.groups()
+            continue
+        if kernel is None:
+            continue
+        m = re.search(r"(\d+) bytes stack frame", line)
+        if m and int(m.group(1)) > 0:
+            print(f"FAIL: {kernel} ({arch}) has a {m.group(1)}-byte stack frame"); bad = 1
+        m = re.search(r"Used (\d+) registers", line)
+        if m:
+            regs = int(m.group(1))
+            count[arch] = count.get(arch, 0) + 1
+            if regs > top.get(arch, (0, ""))[0]:
+                top[arch] = (regs, kernel)
+            if regs > max_regs:
+                print(f"FAIL: {kernel} ({arch}) uses {regs} registers, over the budget of {max_regs}"); bad = 1
+            s = re.search(r"(\d+) bytes smem", line)
+            if s and int(s.group(1)) > 16384:
+                print(f"FAIL: {kernel} ({arch}) uses {s.group(1)} bytes of static shared memory"); bad = 1
+            kernel = None
+for arch in sorted(count):
+    print(f"{arch}: {count[arch]} kernels checked; most registers {top[arch][0]} ({top[arch][1]})")
+sys.exit(bad)
+PY
 [ "$(grep -h 'Used [0-9]* registers' "$out"/*.log | wc -l)" -gt 100 ] || { echo "FAIL: too few kernels found in the ptxas output"; status=1; }
 exit $status

@@ -55,14 +55,6 @@ void store(void *p, cudaDataType_t t, long i, double v) {
     }
 }
 size_t bytes_of(cudaDataType_t t) { return t == CUDA_R_32F ? 4 : 2; }
-double tf32(double v) {
-    float f = (float)v;
-    uint32_t b;
-    memcpy(&b, &f, 4);
-    if ((b & 0x7f800000u) != 0x7f800000u) b = (b + 0x1000u) & ~0x1fffu;
-    memcpy(&f, &b, 4);
-    return f;
-}
 long span(const layout *l) { return (long)((l->cols - 1) * (uint64_t)l->ld + l->rows); }
 unsigned alignment(const void *p) {
     uintptr_t b = (uintptr_t)p | 256;
@@ -195,7 +187,7 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t dd, const v
     if (be != 0) emu::check_device(C, (size_t)span(&c) * bytes_of(c.type), "cublasLtMatmul C");
     bool fast = d.compute == CUBLAS_COMPUTE_32F_FAST_TF32 && a.type == CUDA_R_32F;
     emu::enqueue(stream, "cublasLtMatmul", [=]() {
-        auto rd = [fast](const void *p, cudaDataType_t t, long i) { return fast ? tf32(load(p, t, i)) : load(p, t, i); };
+        auto rd = [fast](const void *p, cudaDataType_t t, long i) { return fast ? emu::tf32(load(p, t, i)) : load(p, t, i); };
         for (uint64_t j = 0; j < n; j++)
             for (uint64_t i = 0; i < m; i++) {
                 double s = 0;

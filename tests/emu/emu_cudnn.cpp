@@ -58,15 +58,6 @@ static void store(void *p, cudnnDataType_t t, long i, double v) {
     default: fail("cuDNN: data type %d is not emulated", (int)t);
     }
 }
-/* FP32 -> TF32: 10 mantissa bits, rounded to nearest. */
-static double tf32(double v) {
-    float f = (float)v;
-    uint32_t b;
-    memcpy(&b, &f, 4);
-    if ((b & 0x7f800000u) != 0x7f800000u) b = (b + 0x1000u) & ~0x1fffu;
-    memcpy(&f, &b, 4);
-    return f;
-}
 
 static inline long t_index(const cudnnTensorStruct *t, int n, int c, int h, int w) {
     return n * t->sn + c * t->sc + h * t->sh + w * t->sw;
@@ -132,6 +123,16 @@ static size_t ws_need(const conv_geom &g, int which, int algo) {
     return which == BWD_FILTER ? cols * 4 + 256 : cols * elem_bytes(g.x.dt) + 512;
 }
 
+/* The workspace queries: the descriptors checked, then the algorithm's need. */
+static cudnnStatus_t ws_query(const cudnnTensorStruct *x, const cudnnFilterStruct *f, const cudnnConvolutionStruct *cv,
+                              const cudnnTensorStruct *y, int which, int algo, size_t *bytes) {
+    conv_geom g;
+    if (cudnnStatus_t st = check(x, f, cv, y, &g)) return st;
+    if (algo < 0 || algo > 1) return CUDNN_STATUS_NOT_SUPPORTED;
+    *bytes = ws_need(g, which, algo);
+    return CUDNN_STATUS_SUCCESS;
+}
+
 static double scalar(const void *p) { return *(const float *)p; }   /* FLOAT/HALF/BF16 data: float scalars */
 
 static cudnnStatus_t run(cudnnHandle_t h, int which, int algo, const void *alpha, const void *beta, const conv_geom &g,
@@ -156,7 +157,7 @@ static cudnnStatus_t run(cudnnHandle_t h, int which, int algo, const void *alpha
         /* Operands widened to double once (TF32-rounded when the math type allows it). */
         auto widen = [&](const void *p, long n) {
             std::vector<double> v((size_t)(p ? n : 0));
-            for (long i = 0; p && i < n; i++) v[(size_t)i] = gg.tf32 ? tf32(load(p, gg.x.dt, i)) : load(p, gg.x.dt, i);
+            for (long i = 0; p && i < n; i++) v[(size_t)i] = gg.tf32 ? emu::tf32(load(p, gg.x.dt, i)) : load(p, gg.x.dt, i);
             return v;
         };
         const cudnnTensorStruct *X = &gg.x, *Y = &gg.y;
@@ -277,29 +278,17 @@ cudnnStatus_t cudnnGetConvolution2dForwardOutputDim(const cudnnConvolutionDescri
 cudnnStatus_t cudnnGetConvolutionForwardWorkspaceSize(cudnnHandle_t, const cudnnTensorDescriptor_t x, const cudnnFilterDescriptor_t w,
                                                       const cudnnConvolutionDescriptor_t cv, const cudnnTensorDescriptor_t y,
                                                       cudnnConvolutionFwdAlgo_t algo, size_t *bytes) {
-    conv_geom g;
-    if (cudnnStatus_t st = check(x, w, cv, y, &g)) return st;
-    if (algo < 0 || algo > 1) return CUDNN_STATUS_NOT_SUPPORTED;
-    *bytes = ws_need(g, FWD, algo);
-    return CUDNN_STATUS_SUCCESS;
+    return ws_query(x, w, cv, y, FWD, (int)algo, bytes);
 }
 cudnnStatus_t cudnnGetConvolutionBackwardDataWorkspaceSize(cudnnHandle_t, const cudnnFilterDescriptor_t w, const cudnnTensorDescriptor_t dy,
                                                            const cudnnConvolutionDescriptor_t cv, const cudnnTensorDescriptor_t dx,
                                                            cudnnConvolutionBwdDataAlgo_t algo, size_t *bytes) {
-    conv_geom g;
-    if (cudnnStatus_t st = check(dx, w, cv, dy, &g)) return st;
-    if (algo < 0 || algo > 1) return CUDNN_STATUS_NOT_SUPPORTED;
-    *bytes = ws_need(g, BWD_DATA, algo);
-    return CUDNN_STATUS_SUCCESS;
+    return ws_query(dx, w, cv, dy, BWD_DATA, (int)algo, bytes);
 }
 cudnnStatus_t cudnnGetConvolutionBackwardFilterWorkspaceSize(cudnnHandle_t, const cudnnTensorDescriptor_t x, const cudnnTensorDescriptor_t dy,
                                                              const cudnnConvolutionDescriptor_t cv, const cudnnFilterDescriptor_t dw,
                                                              cudnnConvolutionBwdFilterAlgo_t algo, size_t *bytes) {
-    conv_geom g;
-    if (cudnnStatus_t st = check(x, dw, cv, dy, &g)) return st;
-    if (algo < 0 || algo > 1) return CUDNN_STATUS_NOT_SUPPORTED;
-    *bytes = ws_need(g, BWD_FILTER, algo);
-    return CUDNN_STATUS_SUCCESS;
+    return ws_query(x, dw, cv, dy, BWD_FILTER, (int)algo, bytes);
 }
 cudnnStatus_t cudnnFindConvolutionForwardAlgorithm(cudnnHandle_t h, const cudnnTensorDescriptor_t x, const cudnnFilterDescriptor_t w,
                                                    const cudnnConvolutionDescriptor_t cv, const cudnnTensorDescriptor_t y,

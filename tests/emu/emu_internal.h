@@ -20,6 +20,15 @@ struct ordered {
 /* Enqueues library work (cuDNN, cuBLASLt, NCCL) on a stream, or records it in the stream's
  * capture; it runs when the stream reaches it. */
 void enqueue(cudaStream_t s, const char *what, std::function<void()> fn, ordered *order = nullptr);
+/* FP32 -> TF32 (10 mantissa bits, rounded to nearest): what tensor cores read in TF32 mode. */
+inline double tf32(double v) {
+    float f = (float)v;
+    uint32_t b;
+    memcpy(&b, &f, 4);
+    if ((b & 0x7f800000u) != 0x7f800000u) b = (b + 0x1000u) & ~0x1fffu;
+    memcpy(&f, &b, 4);
+    return f;
+}
 /* Dies unless [p, p + bytes) lies inside one device allocation. */
 void check_device(const void *p, size_t bytes, const char *what);
 }   // namespace emu

@@ -443,7 +443,14 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t e, unsigned int
     push(s, std::move(o));
     return cudaSuccess;
 }
-cudaError_t cudaStreamQuery(cudaStream_t stream) { return S(stream)->l.q.empty() ? cudaSuccess : cudaErrorNotReady; }
+/* The emulated device runs only when the host waits: a query lets the stream run one piece
+ * of work (so a polling loop makes progress), then answers. */
+cudaError_t cudaStreamQuery(cudaStream_t stream) {
+    CUstream_st *s = S(stream);
+    if (s->capture) return refuse_in_capture("cudaStreamQuery on a capturing stream");
+    if (!s->l.q.empty()) sync_lane(&s->l, s->l.done + 1);
+    return s->l.q.empty() ? cudaSuccess : cudaErrorNotReady;
+}
 
 cudaError_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus *st) {
     CUstream_st *s = S(stream);

@@ -2,7 +2,8 @@
  * one warp per sample writes dlogits and the sample's loss; a second one-block kernel adds
  * the losses in a fixed order into the batch mean, on the device (no synchronization). The
  * gradient is multiplied by the loss scale (FP16 training), read from device memory so that
- * a captured graph sees the scale of each step. */
+ * a captured graph sees the scale of each step. A label outside [0, k) gives a NaN loss
+ * instead of an out-of-bounds read (the loaders check labels; this guards the kernel). */
 #include "../cuda_common.cuh"
 
 template <typename T>
@@ -14,6 +15,11 @@ __global__ void xent_rows_kernel(double *row_loss, T *dlogits, const T *logits, 
     for (long b = (blockIdx.x * (long)blockDim.x + threadIdx.x) / 32; b < n; b += warps) {
         const T *z = logits + b * k;
         int y = labels[b];
+        if (y < 0 || y >= k) {   /* never read z[y] out of bounds: a NaN loss, which the trainer's guard stops on */
+            if (lane == 0) row_loss[b] = NAN;
+            for (int j = lane; dlogits && j < k; j += 32) dlogits[b * k + j] = rt_st<T>(NAN);
+            continue;
+        }
         float zmax = -INFINITY;
         for (int j = lane; j < k; j += 32) zmax = fmaxf(zmax, rt_ld(z[j]));
         for (int o = 16; o > 0; o >>= 1) zmax = fmaxf(zmax, __shfl_xor_sync(0xffffffffu, zmax, o));
