@@ -77,9 +77,10 @@ static void emit_images(FILE *f, const run_config *run) {
     fprintf(f, "    .val_path = \"%s\", .decode_threads = %ld, .max_decode_failures = %ld,\n", v->path,
             (long)run->decode_threads, (long)run->max_decode_failures);
     if (t->rrc_size)
-        fprintf(f, "    .train_image = { .mode = RT_IMG_RRC, .out_h = %ld, .out_w = %ld, .scale = { %.9gf, %.9gf },"
-                   " .ratio = { %.9gf, %.9gf }, .flip = %d },\n", (long)t->rrc_size, (long)t->rrc_size,
-                t->rrc_scale[0], t->rrc_scale[1], t->rrc_ratio[0], t->rrc_ratio[1], t->flip);
+        fprintf(f, "    .train_image = { .mode = RT_IMG_RRC, .out_h = %ld, .out_w = %ld, .scale = { %s, %s },"
+                   " .ratio = { %s, %s }, .flip = %d },\n", (long)t->rrc_size, (long)t->rrc_size,
+                c_float(t->rrc_scale[0]), c_float(t->rrc_scale[1]), c_float(t->rrc_ratio[0]), c_float(t->rrc_ratio[1]),
+                t->flip);
     else if (t->crop_size)
         fprintf(f, "    .train_image = { .mode = RT_IMG_RANDOM_CROP, .out_h = %ld, .out_w = %ld, .resize = %ld, .pad = %ld,"
                    " .flip = %d },\n", (long)t->crop_size, (long)t->crop_size, (long)t->resize, (long)t->crop_padding, t->flip);
