@@ -31,8 +31,8 @@ static struct {
     rt_cuda_graph *step_graph, *optim_graph;
 } host;
 
-static int half(void) { return cm->math == RT_CUDA_BF16 || cm->math == RT_CUDA_FP16; }
-static size_t act_bytes(void) { return half() ? 2 : sizeof(float); }
+static int sixteen_bit(void) { return cm->math == RT_CUDA_BF16 || cm->math == RT_CUDA_FP16; }
+static size_t act_bytes(void) { return sixteen_bit() ? 2 : sizeof(float); }
 static long image(void) { return (long)model.in_c * model.in_h * model.in_w; }
 static size_t batch_bytes(void) { return (size_t)model.batch * (size_t)image(); }
 static long logits_count(void) { return (long)model.batch * model.classes; }
@@ -113,7 +113,7 @@ static void upload(rt_model_ctx *ctx, const rt_run_config *run, const float *opt
     rt_cuda_check_memory(model.name, mem.fixed, mem.per_sample, model.batch);
     rt_dev.P = (float *)rt_cuda_malloc(sizeof(float) * n_params, "parameters");
     rt_dev.G = (float *)rt_cuda_malloc(sizeof(float) * n_params, "gradients");
-    rt_dev.WA = half() ? rt_cuda_malloc(act_bytes() * n_params, "the 16-bit weight copy") : (void *)rt_dev.P;
+    rt_dev.WA = sixteen_bit() ? rt_cuda_malloc(act_bytes() * n_params, "the 16-bit weight copy") : (void *)rt_dev.P;
     if (cm->nhwc) rt_dev.WN = rt_cuda_malloc(act_bytes() * n_params, "the channels-last weight copy");
     rt_dev.S = (float *)rt_cuda_malloc(sizeof(float) * (n_buffers ? n_buffers : 1), "batch-norm buffers");
     rt_dev.state = (float *)rt_cuda_malloc(sizeof(float) * (n_state ? n_state : 1), "optimizer state");
@@ -128,14 +128,14 @@ static void upload(rt_model_ctx *ctx, const rt_run_config *run, const float *opt
     host.lut = (float *)rt_cuda_malloc(lut_bytes, "the input normalization table");
     rt_cuda_copy_h2d(host.lut, lut, lut_bytes);   /* a pageable source: staged before it returns */
     free(lut);
-    if (half()) host.logits = (float *)rt_cuda_malloc(sizeof(float) * logits_count(), "the logits for the host");
+    if (sixteen_bit()) host.logits = (float *)rt_cuda_malloc(sizeof(float) * logits_count(), "the logits for the host");
     rt_dev.y = (int32_t *)rt_cuda_malloc(sizeof(int32_t) * model.batch, "the labels");
     rt_dev.seed = (uint64_t *)rt_cuda_malloc(sizeof(uint64_t), "the mask seed");
     rt_dev.loss = (double *)rt_cuda_malloc(sizeof(double), "the loss");
     host.work = rt_cuda_malloc(work, "the cuDNN workspace");
     rt_cuda_conv_set_workspace(host.work, work);
     rt_cuda_copy_h2d(rt_dev.P, ctx->params, sizeof(float) * n_params);
-    if (half()) rt_cuda_to_act(rt_dev.WA, rt_dev.P, n_params);
+    if (sixteen_bit()) rt_cuda_to_act(rt_dev.WA, rt_dev.P, n_params);
     if (cm->weights_nhwc) cm->weights_nhwc();
     rt_cuda_memset0(rt_dev.G, sizeof(float) * n_params);
     if (n_buffers) rt_cuda_copy_h2d(rt_dev.S, ctx->buffers, sizeof(float) * n_buffers);
@@ -170,7 +170,7 @@ static void download(rt_model_ctx *ctx, float *opt_state, long n_state) {
 
 static void optimizer_device(void *arg) {
     (void)arg;
-    rt_cuda_optim_launch(rt_dev.optim, rt_dev.P, half() ? rt_dev.WA : NULL, rt_dev.state, rt_dev.G);
+    rt_cuda_optim_launch(rt_dev.optim, rt_dev.P, sixteen_bit() ? rt_dev.WA : NULL, rt_dev.state, rt_dev.G);
     if (cm->weights_nhwc) cm->weights_nhwc();
 }
 
