@@ -83,8 +83,8 @@ PY
     "$BUILD/trainc" build "$dir/$parent.parent.spec" -o "$dir/$parent.parent" > "$dir/$parent.parent.log" 2>&1 ||
       { echo "trainc build of the small $parent failed:"; cat "$dir/$parent.parent.log"; exit 1; }
     OMP_NUM_THREADS=1 "$dir/$parent.parent" --data "$dir/tree" --out "$dir/$parent.parent.run" \
-      --decode-threads 1 > "$dir/$parent.parent.out" 2>&1 ||
-      { echo "$parent (init parent of $name), one epoch, failed:"; tail -20 "$dir/$parent.parent.out"; exit 1; }
+      --decode-threads 1 > "$dir/$parent.parent.train.log" 2>&1 ||
+      { echo "$parent (init parent of $name), two steps, failed:"; tail -20 "$dir/$parent.parent.train.log"; exit 1; }
     local ckpt
     ckpt=$(ls -t "$dir/$parent.parent.run"/checkpoints/ckpt-*.bin 2>/dev/null | head -1)
     [ -n "$ckpt" ] || { echo "$parent wrote no checkpoint in $dir/$parent.parent.run"; exit 1; }
