@@ -63,11 +63,14 @@ fi
 # 7. An unreadable --data directory, as a user that permissions apply to (root ignores them).
 as_user=()
 if [ "$(id -u)" -eq 0 ]; then as_user=(setpriv --reuid=nobody --regid=nogroup --clear-groups); fi
-cp -r "$good" "$dir/locked" && chmod 000 "$dir/locked"
-mkdir -p "$dir/locked-out" && chmod 777 "$dir/locked-out"
-expect_error data_unreadable "cannot read data directory $dir/locked: Permission denied" \
-  "${as_user[@]}" "$dir/mlp" --data "$dir/locked" --out "$dir/locked-out/run" || fail=1
-chmod 755 "$dir/locked"
+# Under a folder that user can reach (a checkout may sit below a 0700 folder such as mktemp's,
+# which would make the directory unreachable rather than unreadable), with its own trainer copy.
+pub=$(mktemp -d) && chmod 755 "$pub" && cp "$dir/mlp" "$pub/mlp"
+cp -r "$good" "$pub/locked" && chmod 000 "$pub/locked"
+mkdir -p "$pub/locked-out" && chmod 777 "$pub/locked-out"
+expect_error data_unreadable "cannot read data directory $pub/locked: Permission denied" \
+  "${as_user[@]}" "$pub/mlp" --data "$pub/locked" --out "$pub/locked-out/run" || fail=1
+chmod 755 "$pub/locked" && rm -rf "$pub"
 
 [ "$fail" -eq 0 ] && echo "holes 2-7: all refused or handled as they must be"
 exit "$fail"
