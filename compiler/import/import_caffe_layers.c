@@ -52,6 +52,9 @@ static int tr_convolution(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob *
         return -1;
     if (out < 1) return ic_error(ic, p, NULL, "Convolution layer \"%s\" needs num_output >= 1", io->name);
     if (kh < 1 || kw < 1) return ic_error(ic, p, NULL, "Convolution layer \"%s\" needs kernel_size", io->name);
+    if (sh < 1 || sw < 1 || dh < 1 || dw < 1 || ph < 0 || pw < 0 || group < 1)
+        return ic_error(ic, p, NULL, "Convolution layer \"%s\": stride and dilation must be >= 1, pad >= 0 and group >= 1",
+                        io->name);
     if (axis != 1) return ic_error(ic, ic_get(p, "axis"), NULL, "convolution over axis %lld: trainc convolves images (axis 1)", (long long)axis);
     if (ic_check_param_mults(ic, io) < 0) return -1;
     t->type = "conv";
@@ -136,6 +139,8 @@ static int tr_pooling(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob *o) {
         return 0;
     }
     if (kh < 1 || kw < 1) return ic_error(ic, p, NULL, "Pooling layer \"%s\" needs kernel_size", io->name);
+    if (sh < 1 || sw < 1 || ph < 0 || pw < 0)
+        return ic_error(ic, p, NULL, "Pooling layer \"%s\": stride must be >= 1 and pad >= 0", io->name);
     int64_t fh = (in->h + 2 * ph - kh) / sh + 1, fw = (in->w + 2 * pw - kw) / sw + 1;
     if (strcmp(round, "CEIL") == 0) {
         int64_t ch = pool_out_caffe(in->h, kh, sh, ph), cw = pool_out_caffe(in->w, kw, sw, pw);
