@@ -68,6 +68,7 @@ typedef struct {
     long buf_off;              /* BN: running mean at buf_off, running var at buf_off + c */
     long fan_in, fan_out;      /* conv, linear: Caffe's fans (in/groups x kh x kw, out x kh x kw) */
     net_filler wfill, bfill;   /* conv, linear: initial weights and bias */
+    double lr_mult[2], decay_mult[2];   /* conv, linear: Caffe's multipliers [weight, bias]; else 1 */
     /* A ReLU fused into this conv / linear / bn / add, on both backends: the op's output is
      * the activated value, its gradient the ReLU's, and the relu layer has no op of its own
      * (ir_build.c decides when that is safe and the backend can run it). */

@@ -101,7 +101,8 @@ static inline int rt_conv_winograd_fits(const rt_conv_shape *s) {
            s->dw == 1 && s->groups == 1 && s->oh == s->h && s->ow == s->w;
 }
 
-/* maxpool2d / avgpool2d sizes (floor mode, as torch's default ceil_mode=False). */
+/* maxpool2d / avgpool2d sizes; oh, ow in floor mode (torch's default) or ceil mode (Caffe's,
+ * whose last window starts inside the padded input and may run past it: it is clipped). */
 typedef struct {
     int n, c, h, w;
     int kh, kw, sh, sw, ph, pw;

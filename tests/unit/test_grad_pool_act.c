@@ -66,20 +66,30 @@ static void pool_ref(double *out, const double *in, const rt_pool_shape *s, int 
         for (int oy = 0; oy < s->oh; oy++)
             for (int ox = 0; ox < s->ow; ox++) {
                 double acc = max ? -INFINITY : 0;
+                int area = 0;   /* window positions inside the padded input (Caffe's pool_size) */
                 for (int ki = 0; ki < s->kh; ki++)
                     for (int kj = 0; kj < s->kw; kj++) {
                         int iy = oy * s->sh - s->ph + ki, ix = ox * s->sw - s->pw + kj;
+                        area += iy < s->h + s->ph && ix < s->w + s->pw;
                         if (iy < 0 || iy >= s->h || ix < 0 || ix >= s->w) continue;
                         double v = in[(pl * s->h + iy) * s->w + ix];
                         acc = max ? fmax(acc, v) : acc + v;
                     }
-                out[(pl * s->oh + oy) * s->ow + ox] = max ? acc : acc / (s->kh * s->kw);
+                out[(pl * s->oh + oy) * s->ow + ox] = max ? acc : acc / area;
             }
 }
 
-static void test_pool(const char *name, rt_pool_shape s, int max) {
-    s.oh = rt_conv_out_dim(s.h, s.kh, s.sh, s.ph, 1);
-    s.ow = rt_conv_out_dim(s.w, s.kw, s.sw, s.pw, 1);
+/* Caffe's pooled size (pooling_layer.cpp): ceil((in + 2p - k) / s) + 1, less one when the
+ * last window would start at or past in + p. */
+static int caffe_pooled(int in, int k, int st, int p) {
+    int out = (int)ceil((double)(in + 2 * p - k) / st) + 1;
+    return (out - 1) * st >= in + p ? out - 1 : out;
+}
+
+/* ceil: Caffe's ceil-mode output size, whose last windows run past the input. */
+static void test_pool_mode(const char *name, rt_pool_shape s, int max, int ceil_mode) {
+    s.oh = ceil_mode ? caffe_pooled(s.h, s.kh, s.sh, s.ph) : rt_conv_out_dim(s.h, s.kh, s.sh, s.ph, 1);
+    s.ow = ceil_mode ? caffe_pooled(s.w, s.kw, s.sw, s.pw) : rt_conv_out_dim(s.w, s.kw, s.sw, s.pw, 1);
     long in_n = (long)s.n * s.c * s.h * s.w, out_n = (long)s.n * s.c * s.oh * s.ow;
     /* distinct values 1e-3 apart: no ties, so the argmax cannot flip under the step */
     pool_ctx c = { &s, max ? gc_rand_distinct(in_n, 1e-3) : gc_rand(in_n, -1, 1), gc_alloc(out_n),
@@ -108,6 +118,8 @@ static void test_pool(const char *name, rt_pool_shape s, int max) {
     free(fi); free(fr); free(fo); free(fd); free(fam);
     free(c.in); free(c.out); free(c.r); free(c.am); free(ref); free(din);
 }
+
+static void test_pool(const char *name, rt_pool_shape s, int max) { test_pool_mode(name, s, max, 0); }
 
 /* ---------- global average pool ---------- */
 typedef struct { double *in, *out, *r; int n, c, hw; } gap_ctx;
@@ -197,6 +209,14 @@ int main(void) {
     test_pool("avgpool 2x2 s2",        (rt_pool_shape){ 2, 3, 6, 8, 2, 2, 2, 2, 0, 0, 0, 0 }, 0);
     test_pool("avgpool 3x3 s2 p1",     (rt_pool_shape){ 2, 2, 7, 9, 3, 3, 2, 2, 1, 1, 0, 0 }, 0);
     test_pool("avgpool 3x3 s1 p1",     (rt_pool_shape){ 1, 2, 5, 5, 3, 3, 1, 1, 1, 1, 0, 0 }, 0);
+    /* ceil mode (Caffe): AlexNet/GoogLeNet's 3x3 s2, the 2x2 fast path's guard, and avg
+     * windows that run past the padding (divided by their part inside it) */
+    test_pool_mode("maxpool 3x3 s2 ceil",     (rt_pool_shape){ 2, 2, 6, 8, 3, 3, 2, 2, 0, 0, 0, 0 }, 1, 1);
+    test_pool_mode("maxpool 2x2 s2 ceil",     (rt_pool_shape){ 1, 2, 7, 9, 2, 2, 2, 2, 0, 0, 0, 0 }, 1, 1);
+    test_pool_mode("maxpool 3x3 s2 p1 ceil",  (rt_pool_shape){ 1, 2, 8, 6, 3, 3, 2, 2, 1, 1, 0, 0 }, 1, 1);
+    test_pool_mode("avgpool 3x3 s2 ceil",     (rt_pool_shape){ 2, 2, 6, 8, 3, 3, 2, 2, 0, 0, 0, 0 }, 0, 1);
+    test_pool_mode("avgpool 3x3 s2 p1 ceil",  (rt_pool_shape){ 1, 2, 8, 6, 3, 3, 2, 2, 1, 1, 0, 0 }, 0, 1);
+    test_pool_mode("avgpool 5x5 s3 ceil",     (rt_pool_shape){ 1, 1, 15, 14, 5, 5, 3, 3, 0, 0, 0, 0 }, 0, 1);
     test_global_avgpool(3, 4, 9);
     test_lrn(2, 7, 6, 5, 1e-4 * 400, 0.75, 2.0);   /* AlexNet-like, alpha enlarged to matter */
     test_lrn(1, 6, 4, 4, 0.5, 0.75, 1.0);          /* even size: asymmetric window */
