@@ -228,11 +228,6 @@ static int infer_kind(calc *c, net_desc *net, int i, const ast_node *msg, schema
         L->norm.momentum = sv_float(msg, SM_BN, "momentum");
         L->norm.use_global_stats = sv_bool(msg, SM_BN, "use_global_stats");
         L->norm.affine = sv_bool(msg, SM_BN, "affine");
-        if (L->norm.use_global_stats || !L->norm.affine) {
-            diag_error(c->diag, L->loc, "not yet implemented", "bn layer '%s': use_global_stats and affine: false are not "
-                       "implemented yet", L->name);
-            return 1;
-        }
         L->params = L->norm.affine ? mul(c, 2, L->in.c) : 0;
         return c->failed;
     case NET_LN:
@@ -256,9 +251,9 @@ static int infer_kind(calc *c, net_desc *net, int i, const ast_node *msg, schema
         L->lrn.k = sv_float(msg, SM_LRN, "k");
         static const char *const regions[] = { "ACROSS_CHANNELS", "WITHIN_CHANNEL" };
         L->lrn.within_channel = SV_ENUM(msg, SM_LRN, "region", regions) == 1;
-        if (L->lrn.within_channel) {
-            diag_error(c->diag, L->loc, "not yet implemented", "lrn layer '%s': region WITHIN_CHANNEL is not implemented yet",
-                       L->name);
+        if (L->lrn.within_channel && L->lrn.size % 2 == 0) {
+            diag_error(c->diag, sv_loc(msg, SM_LRN, "size"), "use an odd size (Caffe allows only odd ones)",
+                       "lrn layer '%s': WITHIN_CHANNEL needs an odd size, not %lld", L->name, (long long)L->lrn.size);
             return 1;
         }
         return 0;

@@ -61,7 +61,8 @@ typedef struct {
     /* attributes (those of the op's kind) */
     int kh, kw, sh, sw, ph, pw, dh, dw, groups, bias;
     double eps, momentum, p, init;
-    int lrn_size;
+    int bn_frozen;             /* bn: Caffe's use_global_stats (running statistics in training too) */
+    int lrn_size, lrn_within;  /* lrn_within: Caffe's region WITHIN_CHANNEL (spatial window) */
     double lrn_alpha, lrn_beta, lrn_k;
     /* parameters, in floats from the start of params/grads; -1 when absent */
     long w_off, w_count, b_off, b_count;

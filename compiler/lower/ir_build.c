@@ -79,6 +79,12 @@ static void lower_attrs(ir_op *op, const net_layer *l) {
     case NET_BN: case NET_LN:
         op->eps = l->norm.eps, op->momentum = l->norm.momentum;
         op->w_count = op->b_count = (long)l->out.c;
+        if (l->kind == NET_BN) {
+            op->bn_frozen = l->norm.use_global_stats;
+            /* affine: false keeps gamma 1 and beta 0 as tensors that are never updated (lr_mult 0):
+             * the kernels stay the affine ones, and nothing trains them */
+            if (!l->norm.affine) op->lr_mult[0] = op->lr_mult[1] = 0;
+        }
         break;
     case NET_MAXPOOL: case NET_AVGPOOL:
         op->kh = (int)l->pool.kernel[0], op->kw = (int)l->pool.kernel[1];
@@ -92,7 +98,7 @@ static void lower_attrs(ir_op *op, const net_layer *l) {
     case NET_DROPOUT: case NET_STOCHASTIC_DEPTH: op->p = l->drop.p; break;
     case NET_LRN:
         op->lrn_size = (int)l->lrn.size, op->lrn_alpha = l->lrn.alpha;
-        op->lrn_beta = l->lrn.beta, op->lrn_k = l->lrn.k;
+        op->lrn_beta = l->lrn.beta, op->lrn_k = l->lrn.k, op->lrn_within = l->lrn.within_channel;
         break;
     case NET_LAYER_SCALE:
         op->init = l->scale.init;

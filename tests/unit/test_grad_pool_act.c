@@ -197,6 +197,56 @@ static void test_lrn(int n, int ch, int hw, int size, double alpha, double beta,
     free(c.scale); free(ref); free(din);
 }
 
+/* ---------- LRN within channel (Caffe) ---------- */
+typedef struct { double *in, *out, *r, *scale; int n, c, h, w, size; double alpha, beta, k; } lrnw_ctx;
+
+static double lrnw_loss(void *p) {
+    lrnw_ctx *c = p;
+    lrn_within_forward_f64(c->out, c->scale, c->in, c->n, c->c, c->h, c->w, c->size, c->alpha, c->beta, c->k);
+    return gc_dot(c->out, c->r, (long)c->n * c->c * c->h * c->w);
+}
+
+static void test_lrn_within(int n, int ch, int h, int w, int size, double alpha, double beta) {
+    long tn = (long)n * ch * h * w;
+    lrnw_ctx c = { gc_rand(tn, -3, 3), gc_alloc(tn), gc_rand(tn, -1, 1), gc_alloc(tn), n, ch, h, w, size,
+                   alpha, beta, 1.0 };
+    char what[120];
+    lrnw_loss(&c);
+    /* Caffe's composition: AVE pool of x^2 (size x size, stride 1, pad (size-1)/2, the padding
+     * counted: every window divides by size^2), then (1 + alpha * avg)^-beta, times x */
+    double *ref = gc_alloc(tn);
+    int pad = (size - 1) / 2;
+    for (long pl = 0; pl < (long)n * ch; pl++)
+        for (int y = 0; y < h; y++)
+            for (int x = 0; x < w; x++) {
+                double avg = 0;
+                for (int dy = 0; dy < size; dy++)
+                    for (int dx = 0; dx < size; dx++) {
+                        int iy = y - pad + dy, ix = x - pad + dx;
+                        if (iy >= 0 && iy < h && ix >= 0 && ix < w) avg += pow(c.in[(pl * h + iy) * w + ix], 2);
+                    }
+                avg /= size * size;
+                long q = (pl * h + y) * w + x;
+                ref[q] = c.in[q] * pow(1.0 + alpha * avg, -beta);
+            }
+    snprintf(what, sizeof what, "lrn within size %d forward vs Caffe's pool+power", size);
+    gc_compare(what, c.out, ref, tn, 1e-13);
+    double *din = gc_alloc(tn);
+    lrn_within_backward_f64(din, c.r, c.in, c.out, c.scale, n, ch, h, w, size, alpha, beta);
+    snprintf(what, sizeof what, "lrn within size %d dinput", size);
+    gc_check(what, c.in, tn, din, lrnw_loss, &c);
+    float *fi = gc_to_f32(c.in, tn), *fr = gc_to_f32(c.r, tn);
+    float *fo = malloc(sizeof(float) * tn), *fs = malloc(sizeof(float) * tn), *fd = malloc(sizeof(float) * tn);
+    lrn_within_forward(fo, fs, fi, n, ch, h, w, size, (float)alpha, (float)beta, 1.0f);
+    lrn_within_backward(fd, fr, fi, fo, fs, n, ch, h, w, size, (float)alpha, (float)beta);
+    snprintf(what, sizeof what, "lrn within size %d float forward", size);
+    gc_compare_f32(what, fo, ref, tn);
+    snprintf(what, sizeof what, "lrn within size %d float dinput", size);
+    gc_compare_f32(what, fd, din, tn);
+    free(fi); free(fr); free(fo); free(fs); free(fd); free(c.in); free(c.out); free(c.r);
+    free(c.scale); free(ref); free(din);
+}
+
 int main(void) {
     gc_seed(3);
     test_activation(0, 300);
@@ -221,5 +271,7 @@ int main(void) {
     test_lrn(2, 7, 6, 5, 1e-4 * 400, 0.75, 2.0);   /* AlexNet-like, alpha enlarged to matter */
     test_lrn(1, 6, 4, 4, 0.5, 0.75, 1.0);          /* even size: asymmetric window */
     test_lrn(1, 3, 5, 5, 0.3, 0.6, 1.0);           /* window wider than the channels */
+    test_lrn_within(1, 2, 5, 6, 3, 2.0, 0.75);     /* alpha enlarged to matter */
+    test_lrn_within(1, 2, 4, 7, 5, 5.0, 0.75);     /* window wider than the image */
     return test_finish("test_grad_pool_act");
 }
