@@ -153,7 +153,11 @@ __global__ void update_kernel(float *params, T *params_act, float *state, const 
     }
     chunk_info ch = chunks[blockIdx.x];
     tensor_info t = tensors[ch.tensor];
-    if (t.lr_mult == 0.0f) return;   /* frozen: as the host, no update and no state change */
+    if (t.lr_mult == 0.0f) {   /* frozen: as the host, no update and no state change */
+        for (int i = threadIdx.x; params_act && i < ch.len; i += blockDim.x)
+            params_act[ch.start + i] = rt_st<T>(params[ch.start + i]);   /* the copy stays whole */
+        return;
+    }
     float s = *scale_p, wd = t.weight_decay, lr = a.lr * t.lr_mult, mom = a.momentum;
     float step_size = a.step_size * t.lr_mult;
     float *st = state ? state + (long)a.per * t.offset : NULL;
