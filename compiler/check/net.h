@@ -67,18 +67,23 @@ typedef struct {
     int64_t groups;
     bool bias;
     net_filler weight_filler, bias_filler;
+    double lr_mult[2], decay_mult[2];   /* Caffe's per-blob multipliers [weight, bias] */
 } net_conv_attr;
 
 typedef struct {              /* in = flattened input */
     int64_t in, out;
     bool bias;
     net_filler weight_filler, bias_filler;
+    double lr_mult[2], decay_mult[2];
 } net_linear_attr;
-typedef struct { double eps, momentum; } net_norm_attr;           /* bn; ln uses eps only */
-typedef struct { int64_t kernel[2], stride[2], pad[2]; } net_pool_attr;   /* max/avg */
+typedef struct {                  /* bn; ln uses eps only */
+    double eps, momentum;
+    bool use_global_stats, affine;    /* bn: frozen statistics; learned gamma and beta */
+} net_norm_attr;
+typedef struct { int64_t kernel[2], stride[2], pad[2]; bool ceil_mode; } net_pool_attr;   /* max/avg */
 typedef struct { int64_t size; } net_adaptive_attr;
 typedef struct { double p; } net_drop_attr;                       /* dropout, stochastic_depth */
-typedef struct { int64_t size; double alpha, beta, k; } net_lrn_attr;
+typedef struct { int64_t size; double alpha, beta, k; bool within_channel; } net_lrn_attr;
 typedef struct { double init; } net_scale_attr;                   /* layer_scale */
 
 typedef struct net_layer {

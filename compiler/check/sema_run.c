@@ -233,6 +233,14 @@ static int read_schedule(rt_lr_config *lr, diag_ctx *diag, const ast_node *s) {
         lr->one_cycle.div_factor = sv_float(m, SM_SCHED_ONE_CYCLE, "div_factor");
         lr->one_cycle.final_div_factor = sv_float(m, SM_SCHED_ONE_CYCLE, "final_div_factor");
         lr->one_cycle.anneal = RT_ANNEAL_COS;
+    } else if ((m = sv_msg(s, SM_SCHEDULE, "inv"))) {
+        lr->kind = RT_LR_INV;
+        lr->inv.gamma = sv_float(m, SM_SCHED_INV, "gamma");
+        lr->inv.power = sv_float(m, SM_SCHED_INV, "power");
+    } else if ((m = sv_msg(s, SM_SCHEDULE, "sigmoid"))) {
+        lr->kind = RT_LR_SIGMOID;
+        lr->sigmoid.gamma = sv_float(m, SM_SCHED_SIGMOID, "gamma");
+        lr->sigmoid.step_iterations = (double)sv_int(m, SM_SCHED_SIGMOID, "step_iterations");
     }
     return 0;
 }

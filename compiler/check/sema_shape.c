@@ -70,6 +70,16 @@ static int64_t window_out(calc *c, int64_t in, int64_t kernel, int64_t stride, i
     return (padded - span) / stride + 1;
 }
 
+/* Ceil mode (Caffe's pooling, torch ceil_mode=True): ceil((in + 2 pad - kernel) / stride) + 1,
+ * less one when that last window would start past the input and its left padding (Caffe
+ * applies this only with padding; without it the window it drops would be empty). Called
+ * after window_out found the kernel fits, so nothing overflows or goes negative. */
+static int64_t ceil_window_out(int64_t in, int64_t kernel, int64_t stride, int64_t pad) {
+    int64_t out = (in + 2 * pad - kernel + stride - 1) / stride + 1;
+    if ((out - 1) * stride >= in + pad) out--;
+    return out;
+}
+
 static int kernel_too_big(diag_ctx *diag, const net_layer *L, const int64_t k[2],
                           const int64_t pad[2]) {
     char shape[80], hint[160];
@@ -90,7 +100,9 @@ static int infer_conv(calc *c, net_layer *L, const ast_node *msg) {
     sv_pair(msg, SM_CONV, "dilation", a->dilation);
     a->groups = sv_int(msg, SM_CONV, "groups");
     a->bias = sv_bool(msg, SM_CONV, "bias");
-    if (sema_read_fillers(c->diag, msg, SM_CONV, a->bias, &a->weight_filler, &a->bias_filler)) return 1;
+    if (sema_read_fillers(c->diag, msg, SM_CONV, a->bias, &a->weight_filler, &a->bias_filler) ||
+        sema_read_mults(c->diag, msg, SM_CONV, a->bias, a->lr_mult, a->decay_mult))
+        return 1;
     if (L->in.c % a->groups || a->out % a->groups) {
         char hint[160];
         snprintf(hint, sizeof hint, "groups must divide both the %lld input and the %lld output "
@@ -116,7 +128,9 @@ static int infer_linear(calc *c, net_layer *L, const ast_node *msg, const char *
     a->in = mul(c, mul(c, L->in.c, L->in.h), L->in.w);
     a->out = sv_int(msg, SM_LINEAR, "out");
     a->bias = sv_bool(msg, SM_LINEAR, "bias");
-    if (sema_read_fillers(c->diag, msg, SM_LINEAR, a->bias, &a->weight_filler, &a->bias_filler)) return 1;
+    if (sema_read_fillers(c->diag, msg, SM_LINEAR, a->bias, &a->weight_filler, &a->bias_filler) ||
+        sema_read_mults(c->diag, msg, SM_LINEAR, a->bias, a->lr_mult, a->decay_mult))
+        return 1;
     if (c->failed) return 1;
     if (sv_has(msg, SM_LINEAR, "in") && sv_int(msg, SM_LINEAR, "in") != a->in) {
         char shape[80], hint[200];
@@ -147,10 +161,15 @@ static int infer_pool(calc *c, net_layer *L, const ast_node *msg, schema_msg_id 
                    (long long)a->kernel[1]);
         return 1;
     }
+    a->ceil_mode = sv_bool(msg, sm, "ceil_mode");
     int64_t oh = window_out(c, L->in.h, a->kernel[0], a->stride[0], a->pad[0], 1);
     int64_t ow = window_out(c, L->in.w, a->kernel[1], a->stride[1], a->pad[1], 1);
     if (c->failed) return 1;
     if (oh < 0 || ow < 0) return kernel_too_big(c->diag, L, a->kernel, a->pad);
+    if (a->ceil_mode) {
+        oh = ceil_window_out(L->in.h, a->kernel[0], a->stride[0], a->pad[0]);
+        ow = ceil_window_out(L->in.w, a->kernel[1], a->stride[1], a->pad[1]);
+    }
     L->out = (net_shape){L->in.c, oh, ow};
     return 0;
 }
@@ -207,7 +226,9 @@ static int infer_kind(calc *c, net_desc *net, int i, const ast_node *msg, schema
     case NET_BN:
         L->norm.eps = sv_float(msg, SM_BN, "eps");
         L->norm.momentum = sv_float(msg, SM_BN, "momentum");
-        L->params = mul(c, 2, L->in.c);
+        L->norm.use_global_stats = sv_bool(msg, SM_BN, "use_global_stats");
+        L->norm.affine = sv_bool(msg, SM_BN, "affine");
+        L->params = L->norm.affine ? mul(c, 2, L->in.c) : 0;
         return c->failed;
     case NET_LN:
         L->norm.eps = sv_float(msg, SM_LN, "eps");
@@ -228,6 +249,13 @@ static int infer_kind(calc *c, net_desc *net, int i, const ast_node *msg, schema
         L->lrn.alpha = sv_float(msg, SM_LRN, "alpha");
         L->lrn.beta = sv_float(msg, SM_LRN, "beta");
         L->lrn.k = sv_float(msg, SM_LRN, "k");
+        static const char *const regions[] = { "ACROSS_CHANNELS", "WITHIN_CHANNEL" };
+        L->lrn.within_channel = SV_ENUM(msg, SM_LRN, "region", regions) == 1;
+        if (L->lrn.within_channel && L->lrn.size % 2 == 0) {
+            diag_error(c->diag, sv_loc(msg, SM_LRN, "size"), "use an odd size (Caffe allows only odd ones)",
+                       "lrn layer '%s': WITHIN_CHANNEL needs an odd size, not %lld", L->name, (long long)L->lrn.size);
+            return 1;
+        }
         return 0;
     case NET_RELU: case NET_GELU: return 0;
     case NET_FLATTEN:

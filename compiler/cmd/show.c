@@ -29,6 +29,22 @@ static void shape_text(char *buf, size_t cap, net_shape s) {
 
 static const char *const optimizer_names[] = {"sgd", "lars", "adamw"};
 
+/* Caffe's multipliers of a conv or linear layer, on a line of their own when any is not 1. */
+static void show_mults(FILE *out, int w, const net_layer *L) {
+    const double *lr, *decay;
+    bool bias;
+    if (L->kind == NET_CONV) lr = L->conv.lr_mult, decay = L->conv.decay_mult, bias = L->conv.bias;
+    else if (L->kind == NET_LINEAR) lr = L->linear.lr_mult, decay = L->linear.decay_mult, bias = L->linear.bias;
+    else return;
+    if (lr[0] == 1 && lr[1] == 1 && decay[0] == 1 && decay[1] == 1) return;
+    if (bias)
+        fprintf(out, "%-*s    lr_mult weight %g, bias %g; decay_mult weight %g, bias %g%s\n", w, "", lr[0], lr[1],
+                decay[0], decay[1], lr[0] == 0 && lr[1] == 0 ? " (frozen)" : "");
+    else
+        fprintf(out, "%-*s    lr_mult weight %g; decay_mult weight %g%s\n", w, "", lr[0], decay[0],
+                lr[0] == 0 ? " (frozen)" : "");
+}
+
 static void show_layers(FILE *out, const net_desc *net) {
     int w = 5;
     for (int i = 0; i < net->n_layers; i++) {
@@ -46,6 +62,7 @@ static void show_layers(FILE *out, const net_desc *net) {
         fprintf(out, "%-*s  %-16s  %-18s  %12lld  %14lld  %12lld\n", w, L->name,
                 net_kind_name(L->kind), shape, (long long)L->params, (long long)L->macs,
                 (long long)L->act_bytes);
+        show_mults(out, w, L);
     }
     fprintf(out, "%-*s  %-16s  %-18s  %12lld  %14lld  %12lld\n", w, "total", "", "",
             (long long)net->params, (long long)net->macs, (long long)net->act_bytes);
@@ -114,9 +131,16 @@ static void show_run(FILE *out, const run_config *r, show_plan plan) {
             run_lr_scaling_names[r->lr.scaling], r->lr.per_batch);
     fprintf(out, "  warmup            %lld steps\n", (long long)r->warmup_steps);
     /* A curve spans the steps after warmup: their count is what a paper states (7,594). */
-    bool curve = r->lr.kind != RT_LR_CONSTANT && r->lr.kind != RT_LR_STEP && r->lr.kind != RT_LR_MULTISTEP;
-    char span[64] = "";
+    bool curve = r->lr.kind != RT_LR_CONSTANT && r->lr.kind != RT_LR_STEP && r->lr.kind != RT_LR_MULTISTEP &&
+                 r->lr.kind != RT_LR_INV && r->lr.kind != RT_LR_SIGMOID;
+    char span[96] = "";
     if (curve) snprintf(span, sizeof span, " over %lld steps", (long long)(r->total_steps - r->warmup_steps));
+    /* Caffe's policies count iterations from the start: their constants say the whole curve. */
+    if (r->lr.kind == RT_LR_INV)
+        snprintf(span, sizeof span, " (gamma %g, power %g, per iteration)", r->lr.inv.gamma, r->lr.inv.power);
+    if (r->lr.kind == RT_LR_SIGMOID)
+        snprintf(span, sizeof span, " (gamma %g, half the peak at step %.0f)", r->lr.sigmoid.gamma,
+                 r->lr.sigmoid.step_iterations);
     fprintf(out, "  schedule          %s%s, updated per %s\n", rt_lr_kind_name(r->lr.kind), span,
             r->lr.stepping == RT_LR_PER_ITERATION ? "step" : "epoch");
     show_lr_points(out, &r->lr);

@@ -90,6 +90,12 @@ static void forward_op(emitter *e, int i) {
             fprintf(out, "    relu_forward(%s_out, %s_out, %ld);\n", id, id, n);
         break;
     case IR_BN:
+        if (op->bn_frozen) {   /* Caffe's use_global_stats: the running statistics in training too */
+            fprintf(out, "    batchnorm_forward_eval(%s_out, %s, %s_weight, %s_bias, %s_running_mean, %s_running_var,\n"
+                         "                           BATCH, %d, %ld, %s, %s);\n",
+                    id, in, id, id, id, id, op->c, ir_hw(op), c_float(op->eps), act_const(op));
+            break;
+        }
         /* sync_bn: the same op with its statistics all-reduced over the ranks */
         fprintf(out,
                 "    if (ctx->training)\n"
@@ -119,8 +125,13 @@ static void forward_op(emitter *e, int i) {
                 "ctx->first_sample * %ldL, ctx->training);\n", id, in, n, c_float(op->p), i, n / net->batch);
         break;
     case IR_LRN:
-        fprintf(out, "    lrn_forward(%s_out, %s_saved, %s, BATCH, %d, %ld, %d, %s, %s, %s);\n", id, id,
-                in, op->c, ir_hw(op), op->lrn_size, c_float(op->lrn_alpha), c_float(op->lrn_beta), c_float(op->lrn_k));
+        if (op->lrn_within)   /* Caffe's WITHIN_CHANNEL: a spatial window */
+            fprintf(out, "    lrn_within_forward(%s_out, %s_saved, %s, BATCH, %d, %d, %d, %d, %s, %s, %s);\n", id, id,
+                    in, op->c, op->h, op->w, op->lrn_size, c_float(op->lrn_alpha), c_float(op->lrn_beta),
+                    c_float(op->lrn_k));
+        else
+            fprintf(out, "    lrn_forward(%s_out, %s_saved, %s, BATCH, %d, %ld, %d, %s, %s, %s);\n", id, id,
+                    in, op->c, ir_hw(op), op->lrn_size, c_float(op->lrn_alpha), c_float(op->lrn_beta), c_float(op->lrn_k));
         break;
     case IR_ADD:   /* a fused ReLU goes with the last input's add */
         for (int k = 1; k < op->n_in; k++) {
@@ -183,6 +194,15 @@ static void backward_op(emitter *e, int j) {
                 op->in_c * op->in_h * op->in_w, op->c);
         break;
     case IR_BN:
+        if (op->bn_frozen) {
+            /* the running statistics live in the buffers S, which only this backward reads */
+            fprintf(out, "    { const float *S = ctx->buffers;\n"
+                         "      batchnorm_backward_frozen(%s, %s_dweight, %s_dbias, %s, %s%s, %s, %s_weight, %s_running_mean,\n"
+                         "                                %s_running_var, BATCH, %d, %ld, %s); }\n",
+                    din, id, id, o, op->act ? id : "NULL", op->act ? "_out" : "", in, id, id, id, op->c, ir_hw(op),
+                    c_float(op->eps));
+            break;
+        }
         fprintf(out, "    %sbatchnorm_backward(%s%s, %s_dweight, %s_dbias, %s, %s%s, %s, %s_weight, %s_saved,\n"
                      "                       %s_saved + %d, BATCH, %d, %ld);\n",
                 net->sync_bn ? "sync_" : "", net->sync_bn ? "ctx->comm, " : "", din, id, id, o,
@@ -204,8 +224,12 @@ static void backward_op(emitter *e, int j) {
                 "ctx->first_sample * %ldL, 1);\n", din, o, n, c_float(op->p), j, n / net->batch);
         break;
     case IR_LRN:
-        fprintf(out, "    lrn_backward(%s, %s, %s, %s_out, %s_saved, BATCH, %d, %ld, %d, %s, %s);\n", din, o, in,
-                id, id, op->c, ir_hw(op), op->lrn_size, c_float(op->lrn_alpha), c_float(op->lrn_beta));
+        if (op->lrn_within)
+            fprintf(out, "    lrn_within_backward(%s, %s, %s, %s_out, %s_saved, BATCH, %d, %d, %d, %d, %s, %s);\n", din,
+                    o, in, id, id, op->c, op->h, op->w, op->lrn_size, c_float(op->lrn_alpha), c_float(op->lrn_beta));
+        else
+            fprintf(out, "    lrn_backward(%s, %s, %s, %s_out, %s_saved, BATCH, %d, %ld, %d, %s, %s);\n", din, o, in,
+                    id, id, op->c, ir_hw(op), op->lrn_size, c_float(op->lrn_alpha), c_float(op->lrn_beta));
         break;
     case IR_LAYER_SCALE:
         fprintf(out, "    layer_scale_backward(%s, %s_dweight, %s, %s, %s_weight, BATCH, %d, %ld);\n", din, id, o, in,

@@ -180,6 +180,16 @@ static void emit_init(emitter *e) {
     e->be->init_end(e);
 }
 
+/* ", 1, lr, decay" (rt_param_tensor.has_mult, ...) for a blob with a Caffe multiplier other
+ * than 1, else "": tables of nets without multipliers read as before. */
+static const char *tensor_mults(const ir_op *op, int blob) {
+    static char text[96];
+    text[0] = '\0';
+    if (op->lr_mult[blob] != 1.0 || op->decay_mult[blob] != 1.0)
+        snprintf(text, sizeof text, ", 1, %s, %s", c_float(op->lr_mult[blob]), c_float(op->decay_mult[blob]));
+    return text;
+}
+
 /* The parameter tensors in offset order and the gradient buckets. Returns the tensors. */
 static int emit_tables(emitter *e) {
     const ir_net *net = e->net;
@@ -190,9 +200,11 @@ static int emit_tables(emitter *e) {
         const ir_op *op = &net->ops[i];
         int norm = op->kind == IR_BN || op->kind == IR_LN || op->kind == IR_LAYER_SCALE;
         if (op->w_off >= 0)
-            fprintf(out, "    { \"%s.weight\", %ld, %ld, %d },\n", op->name, op->w_off, op->w_count, norm), n++;
+            fprintf(out, "    { \"%s.weight\", %ld, %ld, %d%s },\n", op->name, op->w_off, op->w_count, norm,
+                    tensor_mults(op, 0)), n++;
         if (op->b_off >= 0)
-            fprintf(out, "    { \"%s.bias\", %ld, %ld, 1 },\n", op->name, op->b_off, op->b_count), n++;
+            fprintf(out, "    { \"%s.bias\", %ld, %ld, 1%s },\n", op->name, op->b_off, op->b_count,
+                    tensor_mults(op, 1)), n++;
     }
     fprintf(out, "};\n\n/* Gradient buckets (offset, count in floats), in the order backward completes them. */\n"
                  "static const rt_grad_bucket buckets[] = {\n");

@@ -8,7 +8,7 @@
 static void emit_lr(FILE *f, const rt_lr_config *lr) {
     static const char *const kinds[] = { "RT_LR_CONSTANT", "RT_LR_STEP", "RT_LR_MULTISTEP",
                                          "RT_LR_EXPONENTIAL", "RT_LR_COSINE", "RT_LR_POLYNOMIAL",
-                                         "RT_LR_LINEAR", "RT_LR_ONE_CYCLE" };
+                                         "RT_LR_LINEAR", "RT_LR_ONE_CYCLE", "RT_LR_INV", "RT_LR_SIGMOID" };
     _Static_assert(sizeof kinds / sizeof kinds[0] == RT_LR_KIND_COUNT, "one name per rt_lr_kind");
     static const char *const scalings[] = { "RT_LR_SCALE_NONE", "RT_LR_SCALE_LINEAR", "RT_LR_SCALE_SQRT" };
     fprintf(f, "    .lr = {\n        .base = %.17g, .per_batch = %.17g, .scaling = %s, .global_batch = %.17g,\n"
@@ -42,6 +42,11 @@ static void emit_lr(FILE *f, const rt_lr_config *lr) {
                    "                       .final_div_factor = %.17g, .anneal = %s },\n",
                 lr->one_cycle.max_lr, lr->one_cycle.pct_start, lr->one_cycle.div_factor,
                 lr->one_cycle.final_div_factor, lr->one_cycle.anneal == RT_ANNEAL_LINEAR ? "RT_ANNEAL_LINEAR" : "RT_ANNEAL_COS");
+        break;
+    case RT_LR_INV: fprintf(f, "        .inv = { .gamma = %.17g, .power = %.17g },\n", lr->inv.gamma, lr->inv.power); break;
+    case RT_LR_SIGMOID:
+        fprintf(f, "        .sigmoid = { .gamma = %.17g, .step_iterations = %.17g },\n", lr->sigmoid.gamma,
+                lr->sigmoid.step_iterations);
         break;
     default: break;
     }

@@ -48,6 +48,7 @@ typedef struct ic_ctx {
     /* notes printed as comments at the top of the spec */
     char *notes[IC_MAX_NOTES];
     int n_notes;
+    int bn_stats_noted;                 /* the running-statistics note is written once */
 } ic_ctx;
 
 /* ---- reading values (import_caffe_value.c) ---- */
@@ -91,8 +92,10 @@ typedef struct layer_io {
 /* Appends the layer's weight_filler (and bias_filler) to args. */
 int ic_map_fillers(ic_ctx *ic, const layer_io *io, int has_bias, char *args, size_t cap);
 /* Its param { lr_mult decay_mult }: 1 passes, 0 is refused, others are approximated. */
-int ic_check_param_mults(ic_ctx *ic, const layer_io *io);
+int ic_map_param_mults(ic_ctx *ic, const layer_io *io, int has_bias, char *args, size_t cap);
 /* BatchNorm and the Scale after it (`next`) as one bn; sets *consumed. */
+/* A Scale layer that no BatchNorm folded: layer_scale when it has no bias. */
+int ic_translate_scale(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob *o);
 int ic_translate_batch_norm(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob *o, const ast_node *next,
                             int *consumed);
 int ic_import_net(ic_ctx *ic, const ast_node *root);

@@ -56,7 +56,6 @@ static int tr_convolution(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob *
         return ic_error(ic, p, NULL, "Convolution layer \"%s\": stride and dilation must be >= 1, pad >= 0 and group >= 1",
                         io->name);
     if (axis != 1) return ic_error(ic, ic_get(p, "axis"), NULL, "convolution over axis %lld: trainc convolves images (axis 1)", (long long)axis);
-    if (ic_check_param_mults(ic, io) < 0) return -1;
     t->type = "conv";
     ic_append(t->args, sizeof t->args, " out: %lld", (long long)out);
     pair_arg(t->args, sizeof t->args, "kernel", kh, kw);
@@ -65,7 +64,9 @@ static int tr_convolution(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob *
     if (dh != 1 || dw != 1) pair_arg(t->args, sizeof t->args, "dilation", dh, dw);
     if (group != 1) ic_append(t->args, sizeof t->args, " groups: %lld", (long long)group);
     if (!bias) ic_append(t->args, sizeof t->args, " bias: false");
-    if (ic_map_fillers(ic, io, bias, t->args, sizeof t->args) < 0) return -1;
+    if (ic_map_fillers(ic, io, bias, t->args, sizeof t->args) < 0 ||
+        ic_map_param_mults(ic, io, bias, t->args, sizeof t->args) < 0)
+        return -1;
     o->c = out;
     o->h = conv_out(io->in[0]->h, kh, sh, ph, dh);
     o->w = conv_out(io->in[0]->w, kw, sw, pw, dw);
@@ -89,17 +90,18 @@ static int tr_inner_product(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob
     if (transpose)
         return ic_error(ic, ic_get(p, "transpose"), "remove 'transpose' (it only changes how Caffe stores the weights)",
                         "InnerProduct layer \"%s\": transposed weights have no trainc equivalent", io->name);
-    if (ic_check_param_mults(ic, io) < 0) return -1;
     t->type = "linear";
     ic_append(t->args, sizeof t->args, " out: %lld", (long long)out);
     if (!bias) ic_append(t->args, sizeof t->args, " bias: false");
-    if (ic_map_fillers(ic, io, bias, t->args, sizeof t->args) < 0) return -1;
+    if (ic_map_fillers(ic, io, bias, t->args, sizeof t->args) < 0 ||
+        ic_map_param_mults(ic, io, bias, t->args, sizeof t->args) < 0)
+        return -1;
     o->c = out, o->h = 1, o->w = 1;
     return 0;
 }
 
-/* Caffe rounds pooled sizes up (and drops a last window that starts in the padding); trainc
- * rounds down. The translation is exact when both give the same size. */
+/* Caffe rounds pooled sizes up (and drops a last window that starts in the padding), as
+ * trainc's ceil_mode; floor mode gives the same where the windows tile the input. */
 static int64_t pool_out_caffe(int64_t in, int64_t k, int64_t s, int64_t p) {
     int64_t n = (int64_t)ceil((double)(in + 2 * p - k) / (double)s) + 1;
     if (p > 0 && (n - 1) * s >= in + p) n--;
@@ -142,16 +144,17 @@ static int tr_pooling(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob *o) {
     if (sh < 1 || sw < 1 || ph < 0 || pw < 0)
         return ic_error(ic, p, NULL, "Pooling layer \"%s\": stride must be >= 1 and pad >= 0", io->name);
     int64_t fh = (in->h + 2 * ph - kh) / sh + 1, fw = (in->w + 2 * pw - kw) / sw + 1;
+    int ceil_mode = 0;   /* written only where it changes the size (then avg windows clip too) */
     if (strcmp(round, "CEIL") == 0) {
         int64_t ch = pool_out_caffe(in->h, kh, sh, ph), cw = pool_out_caffe(in->w, kw, sw, pw);
-        if (ch != fh || cw != fw)
-            return ic_error(ic, io->layer,
-                            "trainc pools in floor mode; change the kernel, stride or pad so that the windows tile "
-                            "the input exactly, or write the spec by hand",
-                            "Pooling layer \"%s\": Caffe's ceil mode gives %lldx%lld from %lldx%lld, trainc's floor "
-                            "mode %lldx%lld; ceil-mode pooling has no trainc equivalent yet",
-                            io->name, (long long)ch, (long long)cw, (long long)in->h, (long long)in->w,
-                            (long long)fh, (long long)fw);
+        ceil_mode = ch != fh || cw != fw;
+        /* without padding Caffe keeps a last window that starts past the input (an empty
+         * window, when the kernel is smaller than the stride); trainc's ceil mode drops it */
+        if ((ch - 1) * sh >= in->h + ph || (cw - 1) * sw >= in->w + pw)
+            return ic_error(ic, io->layer, "use a kernel at least as large as the stride",
+                            "Pooling layer \"%s\": Caffe's last window would start past the %lldx%lld input "
+                            "(an empty window); trainc has no equivalent", io->name, (long long)in->h, (long long)in->w);
+        fh = ch, fw = cw;
     }
     if (ph * 2 > kh || pw * 2 > kw)
         return ic_error(ic, io->layer, NULL, "Pooling layer \"%s\": pad larger than half the kernel", io->name);
@@ -159,6 +162,7 @@ static int tr_pooling(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob *o) {
     pair_arg(t->args, sizeof t->args, "kernel", kh, kw);
     pair_arg(t->args, sizeof t->args, "stride", sh, sw);
     if (ph != 0 || pw != 0) pair_arg(t->args, sizeof t->args, "pad", ph, pw);
+    if (ceil_mode) ic_append(t->args, sizeof t->args, " ceil_mode: true");
     o->h = fh, o->w = fw;
     return 0;
 }
@@ -205,13 +209,17 @@ static int tr_lrn(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob *o) {
             ic_word(ic, io->param, "norm_region", &region) < 0)
             return -1;
     }
-    if (strcmp(region, "ACROSS_CHANNELS") != 0)
-        return ic_error(ic, ic_get(io->param, "norm_region"), "use norm_region: ACROSS_CHANNELS",
-                        "LRN layer \"%s\": norm_region %s has no trainc equivalent yet", io->name, region);
+    int within = strcmp(region, "WITHIN_CHANNEL") == 0;
+    if (!within && strcmp(region, "ACROSS_CHANNELS") != 0)
+        return ic_error(ic, ic_get(io->param, "norm_region"), "use ACROSS_CHANNELS or WITHIN_CHANNEL",
+                        "LRN layer \"%s\": unknown norm_region %s", io->name, region);
     if (size % 2 == 0)
         return ic_error(ic, ic_get(io->param, "local_size"), NULL, "LRN local_size must be odd (Caffe's rule)");
     t->type = "lrn";
-    ic_append(t->args, sizeof t->args, " size: %lld alpha: %s beta: %s k: %s", (long long)size, ic_num(alpha), ic_num(beta), ic_num(k));
+    /* Caffe's WITHIN_CHANNEL adds 1, whatever k says (its power layer's shift) */
+    if (within && k != 1) ic_note(ic, ic_get(io->param, "k"), "layer \"%s\": Caffe ignores k %g with WITHIN_CHANNEL (it adds 1)", io->name, k);
+    ic_append(t->args, sizeof t->args, " size: %lld alpha: %s beta: %s k: %s%s", (long long)size, ic_num(alpha), ic_num(beta),
+              ic_num(within ? 1.0 : k), within ? " region: WITHIN_CHANNEL" : "");
     return 0;
 }
 
@@ -285,6 +293,7 @@ static const struct {
     { "Dropout", "dropout_param", tr_dropout },
     { "LRN", "lrn_param", tr_lrn },
     { "BatchNorm", "batch_norm_param", NULL },
+    { "Scale", "scale_param", ic_translate_scale },
     { "Eltwise", "eltwise_param", tr_eltwise },
     { "Concat", "concat_param", tr_concat },
     { "Flatten", "flatten_param", tr_flatten },
@@ -295,7 +304,7 @@ static const char *const data_layers[] = { "Data", "ImageData", "HDF5Data", "Win
                                            "DummyData", "AnnotatedData", "VideoData", NULL };
 
 static const char *const supported_list =
-    "supported: Input, Convolution, InnerProduct, Pooling, ReLU, Dropout, LRN, BatchNorm + Scale, Eltwise, "
+    "supported: Input, Convolution, InnerProduct, Pooling, ReLU, Dropout, LRN, BatchNorm (+ Scale), Scale, Eltwise, "
     "Concat, Flatten, SoftmaxWithLoss, Accuracy";
 
 /* Resolves the bottoms of a layer to blobs. */

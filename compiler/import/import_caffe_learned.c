@@ -42,32 +42,39 @@ int ic_map_fillers(ic_ctx *ic, const layer_io *io, int has_bias, char *args, siz
     return 0;
 }
 
-/* param { lr_mult decay_mult }: trainc has one LR and one weight decay for all parameters. */
-int ic_check_param_mults(ic_ctx *ic, const layer_io *io) {
+/* param { lr_mult decay_mult }, one per blob in Caffe's order (weights or scale, then bias),
+ * as trainc's lr_mult / decay_mult lists appended to args; all 1: nothing written. args NULL
+ * (a Scale folded into bn, which has no multipliers): anything but 1 is approximate. */
+int ic_map_param_mults(ic_ctx *ic, const layer_io *io, int has_bias, char *args, size_t cap) {
     const ast_node *L = io->layer;
-    int which = 0;   /* Caffe's blob order: weights (or scale), then bias */
+    double lr[2] = {1, 1}, decay[2] = {1, 1};
+    int which = 0;
     for (int i = 0; i < L->n_kids; i++) {
         const ast_node *f = L->kids[i];
         if (f->kind != AST_FIELD || strcmp(f->text, "param") != 0) continue;
-        const char *blob = which++ == 0 ? "weights" : "bias";
         if (f->a->kind != AST_MESSAGE) return ic_error(ic, f->a, NULL, "'param' must be a message { ... }");
         if (ic_only_fields(ic, f->a, "param", KNOWN("lr_mult", "decay_mult", "name", "share_mode")) < 0) return -1;
         if (ic_get(f->a, "name"))
             return ic_error(ic, ic_get(f->a, "name"), "give each layer its own parameters",
                             "layer \"%s\": shared parameters (param { name }) have no trainc equivalent", io->name);
-        double lr = 1, decay = 1;
-        if (ic_float(ic, f->a, "lr_mult", &lr) < 0 || ic_float(ic, f->a, "decay_mult", &decay) < 0) return -1;
-        if (lr == 0)
-            return ic_error(ic, f->a, "trainc trains every parameter; remove the layer's param { lr_mult: 0 }",
-                            "layer \"%s\": frozen parameters (lr_mult: 0) have no trainc equivalent yet", io->name);
-        if (lr != 1 || decay != 1) {
-            char what[64] = "";
-            if (lr != 1) ic_append(what, sizeof what, "lr_mult %g", lr);
-            if (decay != 1) ic_append(what, sizeof what, "%sdecay_mult %g", lr != 1 ? ", " : "", decay);
-            if (ic_approximate(ic, f->a, "layer \"%s\" %s: %s; trainc uses the solver's LR and weight decay for "
-                               "every parameter", io->name, blob, what) < 0)
-                return -1;
-        }
+        if (which >= 1 + has_bias)
+            return ic_error(ic, f, "give one param block per blob: weights, then bias", "layer \"%s\" has %d blobs, "
+                            "and this is param block %d", io->name, 1 + has_bias, which + 1);
+        if (ic_float(ic, f->a, "lr_mult", &lr[which]) < 0 || ic_float(ic, f->a, "decay_mult", &decay[which]) < 0) return -1;
+        if (lr[which] < 0 || decay[which] < 0)
+            return ic_error(ic, f->a, NULL, "layer \"%s\": lr_mult and decay_mult must be >= 0", io->name);
+        which++;
+    }
+    if (lr[0] == 1 && lr[1] == 1 && decay[0] == 1 && decay[1] == 1) return 0;
+    if (!args)
+        return ic_approximate(ic, ic_get(L, "param"), "layer \"%s\": lr_mult [%g, %g], decay_mult [%g, %g] on a Scale "
+                              "folded into bn; trainc's bn has no multipliers", io->name, lr[0], lr[1], decay[0], decay[1]);
+    if (has_bias) {
+        if (lr[0] != 1 || lr[1] != 1) ic_append(args, cap, " lr_mult: [%s, %s]", ic_num(lr[0]), ic_num(lr[1]));
+        if (decay[0] != 1 || decay[1] != 1) ic_append(args, cap, " decay_mult: [%s, %s]", ic_num(decay[0]), ic_num(decay[1]));
+    } else {
+        if (lr[0] != 1) ic_append(args, cap, " lr_mult: [%s]", ic_num(lr[0]));
+        if (decay[0] != 1) ic_append(args, cap, " decay_mult: [%s]", ic_num(decay[0]));
     }
     return 0;
 }
@@ -79,48 +86,79 @@ static double round_15_digits(double v) {
     return strtod(buf, NULL);
 }
 
-/* The Scale layer after a BatchNorm: per-channel gamma and beta, starting at 1 and 0 (trainc's
- * bn), read in place or written to a new top. Anything else is refused, not dropped. */
-static int read_scale(ic_ctx *ic, const layer_io *bn, const ast_node *next) {
+/* A Scale layer's scale_param: bias_term, channels only, fillers. want_scale_fill: the
+ * gamma trainc's layer (`into`) starts at, the bias 0; other constants or filler types are
+ * approximate. */
+static int read_scale_param(ic_ctx *ic, const ast_node *layer, const char *sname, int *bias, double want_scale_fill,
+                            const char *into) {
     const ast_node *sp = NULL;
-    const char *sname = "?";
-    if (ic_only_fields(ic, next, "the Scale layer", KNOWN("name", "type", "bottom", "top", "param", "scale_param")) < 0 ||
-        ic_word(ic, next, "name", &sname) < 0 || ic_msg(ic, next, "scale_param", &sp) < 0)
-        return -1;
-    int bias = 0;
+    if (ic_msg(ic, layer, "scale_param", &sp) < 0) return -1;
     int64_t axis = 1, num_axes = 1;
+    *bias = 0;
     if (sp && (ic_only_fields(ic, sp, "scale_param", KNOWN("bias_term", "axis", "num_axes", "filler", "bias_filler")) < 0 ||
-               ic_bool(ic, sp, "bias_term", &bias) < 0 || ic_int(ic, sp, "axis", &axis) < 0 ||
+               ic_bool(ic, sp, "bias_term", bias) < 0 || ic_int(ic, sp, "axis", &axis) < 0 ||
                ic_int(ic, sp, "num_axes", &num_axes) < 0))
         return -1;
-    if (!bias)
-        return ic_error(ic, sp ? (const ast_node *)sp : next, "set scale_param { bias_term: true }",
-                        "Scale layer after BatchNorm \"%s\" without a bias: trainc's bn always learns a shift", bn->name);
     if (axis != 1 || num_axes != 1)
         return ic_error(ic, sp, "scale channels: axis 1, num_axes 1", "Scale layer \"%s\" over other axes than the channels", sname);
     static const char *const fills[] = { "filler", "bias_filler" };
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 1 + *bias; i++) {
         const ast_node *f = NULL;
         const char *type = "constant";
-        double value = i == 0 ? 1 : 0, want = value;
+        double value = i == 0 ? 1 : 0, want = i == 0 ? want_scale_fill : 0;   /* Caffe: scale 1, bias 0 */
         if (ic_msg(ic, sp, fills[i], &f) < 0) return -1;
         if (f && (ic_only_fields(ic, f, fills[i], KNOWN("type", "value")) < 0 || ic_word(ic, f, "type", &type) < 0 ||
                   ic_float(ic, f, "value", &value) < 0))
             return -1;
         if (f && !ic_get(f, "value")) value = 0;   /* Caffe's constant filler defaults to 0 */
         if (strcmp(type, "constant") != 0 || value != want)
-            if (ic_approximate(ic, f, "layer \"%s\": %s %s %g; trainc's bn starts at gamma 1, beta 0", sname, fills[i],
-                               type, value) < 0)
+            if (ic_approximate(ic, f, "layer \"%s\": %s %s %g; trainc's %s starts at %g", sname, fills[i],
+                               type, value, into, want) < 0)
                 return -1;
     }
-    layer_io scale_io = { .layer = next, .name = sname };
-    return ic_check_param_mults(ic, &scale_io);
+    return 0;
 }
 
-/* BatchNorm normalizes; the Scale layer after it holds gamma and beta. Together they are
- * trainc's bn (affine batch norm). */
+/* The Scale layer folded into a bn: per-channel gamma and beta, starting at 1 and 0. */
+static int read_scale(ic_ctx *ic, const ast_node *next) {
+    const char *sname = "?";
+    int bias = 0;
+    if (ic_only_fields(ic, next, "the Scale layer", KNOWN("name", "type", "bottom", "top", "param", "scale_param")) < 0 ||
+        ic_word(ic, next, "name", &sname) < 0 || read_scale_param(ic, next, sname, &bias, 1.0, "bn") < 0)
+        return -1;
+    layer_io scale_io = { .layer = next, .name = sname };
+    return ic_map_param_mults(ic, &scale_io, 1, NULL, 0);
+}
+
+/* A Scale layer on its own (after a BatchNorm it does not fold into): without a bias it is
+ * trainc's layer_scale (per-channel gamma, starting at the filler's constant, Caffe's 1). */
+int ic_translate_scale(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob *o) {
+    int bias = 0;
+    double init = 1;
+    const ast_node *f = io->param ? ic_get(io->param, "filler") : NULL;
+    if (f && f->a->kind == AST_MESSAGE && ic_get(f->a, "value")) ic_float(ic, f->a, "value", &init);
+    if (read_scale_param(ic, io->layer, io->name, &bias, init, "layer_scale") < 0) return -1;
+    if (io->n_in != 1)
+        return ic_error(ic, io->layer, "multiply by a learned gamma: one bottom", "Scale layer \"%s\" with a second bottom "
+                        "(a product of two blobs) has no trainc equivalent", io->name);
+    if (bias)
+        return ic_error(ic, ic_get(io->param, "bias_term"), "put it right after the BatchNorm it belongs to (they fold into bn)",
+                        "Scale layer \"%s\" with a bias that does not follow a BatchNorm has no trainc equivalent", io->name);
+    if (ic_map_param_mults(ic, io, 0, NULL, 0) < 0) return -1;
+    t->type = "layer_scale";
+    ic_append(t->args, sizeof t->args, " init: %s", ic_num(init));
+    return 0;
+}
+
+/* BatchNorm normalizes; a Scale layer with a bias right after it holds gamma and beta, and
+ * together they are trainc's bn. A BatchNorm without such a Scale is bn { affine: false } (a
+ * Scale without a bias then follows as a layer_scale). Running statistics: Caffe's are a
+ * normalized moving average, sum_k f^k x_(t-k) / sum_k f^k with f = moving_average_fraction;
+ * trainc's (PyTorch's) an exponential one with momentum 1 - f started at 0 and 1. Both use
+ * the unbiased variance. They agree once f^t is small (f = 0.999: within 1% after 4,600
+ * iterations); training itself reads batch statistics, so only early evaluations differ. */
 int ic_translate_batch_norm(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob *o, const ast_node *next,
-                         int *consumed) {
+                            int *consumed) {
     double eps = 1e-5, fraction = 0.999;
     int global = 0;
     const ast_node *p = io->param;
@@ -130,32 +168,28 @@ int ic_translate_batch_norm(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob
             ic_float(ic, p, "moving_average_fraction", &fraction) < 0)
             return -1;
     }
-    if (global)
-        return ic_error(ic, ic_get(p, "use_global_stats"),
-                        "remove use_global_stats from the training net (Caffe then uses batch statistics in "
-                        "training and the running averages in testing, as trainc does)",
-                        "BatchNorm layer \"%s\": frozen statistics (use_global_stats: true) have no trainc "
-                        "equivalent yet", io->name);
+    if (fraction <= 0 || fraction > 1)
+        return ic_error(ic, ic_get(p, "moving_average_fraction"), NULL, "moving_average_fraction must be in (0, 1]");
     const char *next_type = NULL;
-    const ast_node *bottom = NULL;
+    const ast_node *bottom = NULL, *sp = NULL;
+    int scale_bias = 0;
     if (next) {
         ic_word(ic, next, "type", &next_type);
         bottom = ic_get(next, "bottom") ? ic_get(next, "bottom")->a : NULL;
+        if (ic_msg(ic, next, "scale_param", &sp) < 0 || (sp && ic_bool(ic, sp, "bias_term", &scale_bias) < 0)) return -1;
     }
-    if (!next_type || strcmp(next_type, "Scale") != 0 || !bottom || bottom->kind != AST_STRING ||
-        strcmp(bottom->text, io->top) != 0)
-        return ic_error(ic, io->layer, "follow it with a Scale layer (scale_param { bias_term: true }) that reads its output",
-                        "BatchNorm layer \"%s\" without a Scale layer after it: trainc's bn always learns a "
-                        "scale and a shift", io->name);
-    if (read_scale(ic, io, next) < 0) return -1;
-    if (ic_approximate(ic, p ? p : io->layer,
-                       "layer \"%s\": Caffe's running statistics are a normalized moving average "
-                       "(moving_average_fraction %g); trainc keeps PyTorch's exponential average with "
-                       "momentum %g", io->name, fraction, 1 - fraction) < 0)
-        return -1;
+    int fold = next_type && strcmp(next_type, "Scale") == 0 && bottom && bottom->kind == AST_STRING &&
+               strcmp(bottom->text, io->top) == 0 && scale_bias;
+    if (fold && read_scale(ic, next) < 0) return -1;
+    if (!ic->bn_stats_noted++)
+        ic_note(ic, p ? p : io->layer, "BatchNorm running statistics: Caffe's normalized moving average with "
+                "moving_average_fraction f is trainc's momentum 1 - f (%g here; both keep the unbiased variance); "
+                "Caffe's weights sum to 1 from the first iteration, trainc's after about 5/(1 - f), and training "
+                "reads batch statistics either way", round_15_digits(1 - fraction));
     t->type = "bn";
     ic_append(t->args, sizeof t->args, " eps: %s momentum: %s", ic_num(eps), ic_num(round_15_digits(1 - fraction)));
-    *consumed = 1;
+    if (global) ic_append(t->args, sizeof t->args, " use_global_stats: true");
+    if (!fold) ic_append(t->args, sizeof t->args, " affine: false");
+    *consumed = fold;
     return 0;
 }
-

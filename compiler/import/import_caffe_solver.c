@@ -52,9 +52,17 @@ static int print_schedule(ic_ctx *ic, FILE *out, const ast_node *s, const ast_no
         return ic_error(ic, at_policy, "write schedule { exponential { gamma: G } } by hand with G = gamma^(iterations per epoch)",
                         "lr_policy \"exp\" decays by gamma every iteration; trainc's exponential decays per epoch, "
                         "and the epoch length depends on the dataset");
-    if (strcmp(policy, "inv") == 0 || strcmp(policy, "sigmoid") == 0)
-        return ic_error(ic, at_policy, "use fixed, step, multistep or poly",
-                        "lr_policy \"%s\" has no trainc equivalent yet", policy);
+    if (strcmp(policy, "inv") == 0) {   /* Caffe: base_lr (1 + gamma iter)^-power */
+        if (need_field(ic, at_policy, SM_SCHEDULE, "inv", "lr_policy \"inv\"") < 0) return -1;
+        fprintf(out, " schedule { inv { gamma: %s power: %s } }", ic_num(gamma), ic_num(power));
+        return 0;
+    }
+    if (strcmp(policy, "sigmoid") == 0) {   /* Caffe: base_lr / (1 + exp(-gamma (iter - stepsize))) */
+        if (need_field(ic, at_policy, SM_SCHEDULE, "sigmoid", "lr_policy \"sigmoid\"") < 0) return -1;
+        if (stepsize < 0) return ic_error(ic, ic_get(s, "stepsize"), NULL, "lr_policy \"sigmoid\" needs stepsize >= 0");
+        fprintf(out, " schedule { sigmoid { gamma: %s step_iterations: %lld } }", ic_num(gamma), (long long)stepsize);
+        return 0;
+    }
     return ic_error(ic, at_policy, "Caffe's policies are fixed, step, exp, inv, multistep, poly and sigmoid",
                     "unknown lr_policy \"%s\"", policy);
 }

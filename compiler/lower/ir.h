@@ -61,13 +61,15 @@ typedef struct {
     /* attributes (those of the op's kind) */
     int kh, kw, sh, sw, ph, pw, dh, dw, groups, bias;
     double eps, momentum, p, init;
-    int lrn_size;
+    int bn_frozen;             /* bn: Caffe's use_global_stats (running statistics in training too) */
+    int lrn_size, lrn_within;  /* lrn_within: Caffe's region WITHIN_CHANNEL (spatial window) */
     double lrn_alpha, lrn_beta, lrn_k;
     /* parameters, in floats from the start of params/grads; -1 when absent */
     long w_off, w_count, b_off, b_count;
     long buf_off;              /* BN: running mean at buf_off, running var at buf_off + c */
     long fan_in, fan_out;      /* conv, linear: Caffe's fans (in/groups x kh x kw, out x kh x kw) */
     net_filler wfill, bfill;   /* conv, linear: initial weights and bias */
+    double lr_mult[2], decay_mult[2];   /* conv, linear: Caffe's multipliers [weight, bias]; else 1 */
     /* A ReLU fused into this conv / linear / bn / add, on both backends: the op's output is
      * the activated value, its gradient the ReLU's, and the relu layer has no op of its own
      * (ir_build.c decides when that is safe and the backend can run it). */

@@ -51,6 +51,7 @@ static ir_op_kind lower_kind(net_kind k) {
 
 static void lower_attrs(ir_op *op, const net_layer *l) {
     op->w_count = op->b_count = 0;
+    op->lr_mult[0] = op->lr_mult[1] = op->decay_mult[0] = op->decay_mult[1] = 1.0;
     switch (l->kind) {
     case NET_CONV:
         op->kh = (int)l->conv.kernel[0], op->kw = (int)l->conv.kernel[1];
@@ -63,6 +64,8 @@ static void lower_attrs(ir_op *op, const net_layer *l) {
         op->b_count = l->conv.bias ? (long)l->conv.out : 0;
         op->fan_out = (long)l->conv.out * op->kh * op->kw;
         op->wfill = l->conv.weight_filler, op->bfill = l->conv.bias_filler;
+        memcpy(op->lr_mult, l->conv.lr_mult, sizeof op->lr_mult);
+        memcpy(op->decay_mult, l->conv.decay_mult, sizeof op->decay_mult);
         break;
     case NET_LINEAR:
         op->fan_in = (long)l->linear.in;
@@ -70,10 +73,18 @@ static void lower_attrs(ir_op *op, const net_layer *l) {
         op->b_count = l->linear.bias ? (long)l->linear.out : 0;
         op->fan_out = (long)l->linear.out;
         op->wfill = l->linear.weight_filler, op->bfill = l->linear.bias_filler;
+        memcpy(op->lr_mult, l->linear.lr_mult, sizeof op->lr_mult);
+        memcpy(op->decay_mult, l->linear.decay_mult, sizeof op->decay_mult);
         break;
     case NET_BN: case NET_LN:
         op->eps = l->norm.eps, op->momentum = l->norm.momentum;
         op->w_count = op->b_count = (long)l->out.c;
+        if (l->kind == NET_BN) {
+            op->bn_frozen = l->norm.use_global_stats;
+            /* affine: false keeps gamma 1 and beta 0 as tensors that are never updated (lr_mult 0):
+             * the kernels stay the affine ones, and nothing trains them */
+            if (!l->norm.affine) op->lr_mult[0] = op->lr_mult[1] = 0;
+        }
         break;
     case NET_MAXPOOL: case NET_AVGPOOL:
         op->kh = (int)l->pool.kernel[0], op->kw = (int)l->pool.kernel[1];
@@ -87,7 +98,7 @@ static void lower_attrs(ir_op *op, const net_layer *l) {
     case NET_DROPOUT: case NET_STOCHASTIC_DEPTH: op->p = l->drop.p; break;
     case NET_LRN:
         op->lrn_size = (int)l->lrn.size, op->lrn_alpha = l->lrn.alpha;
-        op->lrn_beta = l->lrn.beta, op->lrn_k = l->lrn.k;
+        op->lrn_beta = l->lrn.beta, op->lrn_k = l->lrn.k, op->lrn_within = l->lrn.within_channel;
         break;
     case NET_LAYER_SCALE:
         op->init = l->scale.init;

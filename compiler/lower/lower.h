@@ -31,4 +31,7 @@ typedef struct {
  * for a spec without one). Returns 0, or 1 after printing one error that names spec_path. */
 int lower(schedule *s, const sema_result *res, const build_options *opt, int batch, const char *spec_path);
 void schedule_free(schedule *s);
+/* Errors for the ops and options the CUDA backend lacks (cuda_refusals.c); returns their count. */
+int cuda_refuse_unsupported(const ir_net *net, const char *spec_path);
+
 #endif

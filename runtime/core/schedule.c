@@ -125,6 +125,9 @@ static double schedule_lr(const rt_lr_config *cfg, double peak, double t, double
     }
     case RT_LR_LINEAR: return cfg->linear.end_lr + (peak - cfg->linear.end_lr) * (1.0 - p);
     case RT_LR_ONE_CYCLE: return one_cycle_lr(cfg, peak, u, d);
+    case RT_LR_INV: return peak * pow(1.0 + cfg->inv.gamma * t * (cfg->steps_per_epoch / tpe), -cfg->inv.power);
+    case RT_LR_SIGMOID:
+        return peak / (1.0 + exp(-cfg->sigmoid.gamma * (t * (cfg->steps_per_epoch / tpe) - cfg->sigmoid.step_iterations)));
     default: return peak;
     }
 }

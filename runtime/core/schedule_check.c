@@ -4,7 +4,7 @@
 #include "rt_schedule.h"
 
 static const char *const kind_names[RT_LR_KIND_COUNT] = {
-    "constant", "step", "multistep", "exponential", "cosine", "polynomial", "linear", "one_cycle",
+    "constant", "step", "multistep", "exponential", "cosine", "polynomial", "linear", "one_cycle", "inv", "sigmoid",
 };
 _Static_assert(sizeof kind_names / sizeof kind_names[0] == RT_LR_KIND_COUNT,
                "a new rt_lr_kind needs a name here");
@@ -117,6 +117,14 @@ static rt_status check_kind(const rt_lr_config *cfg, rt_err *err) {
               cfg->linear.end_lr);
         return RT_OK;
     case RT_LR_ONE_CYCLE: return check_one_cycle(cfg, err);
+    case RT_LR_INV:
+        RANGE(non_negative(cfg->inv.gamma) && non_negative(cfg->inv.power),
+              "lr.inv: gamma and power must be >= 0, got %g and %g", cfg->inv.gamma, cfg->inv.power);
+        return RT_OK;
+    case RT_LR_SIGMOID:
+        RANGE(isfinite(cfg->sigmoid.gamma) && isfinite(cfg->sigmoid.step_iterations),
+              "lr.sigmoid: gamma and step_iterations must be finite");
+        return RT_OK;
     default: return rt_fail(err, RT_E_ARG, NULL, "lr: unknown schedule kind %d", (int)cfg->kind);
     }
 }

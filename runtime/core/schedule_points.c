@@ -51,6 +51,8 @@ int rt_lr_key_points(rt_lr_point *out, int cap, const rt_lr_config *cfg) {
     if (rt_lr_warmup_steps(cfg) > 0) point_add(&pl, rt_lr_warmup_steps(cfg), "warmup end");
     add_drops(&pl);
     add_one_cycle_peak(&pl);
+    if (cfg->kind == RT_LR_SIGMOID && cfg->sigmoid.step_iterations > 0)
+        point_add(&pl, (long)cfg->sigmoid.step_iterations, "midpoint");
     point_add(&pl, rt_lr_total_steps(cfg) - 1, "end");
     return pl.count;
 }

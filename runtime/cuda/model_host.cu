@@ -99,6 +99,18 @@ static void eval_forward(rt_model_ctx *ctx, const void *x_host, float *logits_ho
 static const float *logits(const rt_model_ctx *ctx) { return (const float *)ctx->arena; }
 
 /* Start-up on the device: plans and algorithms, the memory check, allocation, upload. */
+/* Caffe's lr_mult / decay_mult of the tensors that have them; nothing when none has. */
+static void set_optim_mults(rt_cuda_optim *o) {
+    int n = model.n_tensors, any = 0;
+    for (int i = 0; i < n; i++) any |= model.tensors[i].has_mult;
+    if (!any) return;
+    float *lr = (float *)malloc(sizeof(float) * n), *decay = (float *)malloc(sizeof(float) * n);
+    if (!lr || !decay) rt_die("out of host memory for the optimizer's multipliers");
+    for (int i = 0; i < n; i++) lr[i] = rt_param_lr_mult(&model.tensors[i]), decay[i] = rt_param_decay_mult(&model.tensors[i]);
+    rt_cuda_optim_set_mults(o, lr, decay);
+    free(lr), free(decay);
+}
+
 static void upload(rt_model_ctx *ctx, const rt_run_config *run, const float *opt_state, long n_state) {
     rt_cuda_init(rt_cuda_device_from_env(), cm->math);
     if (ctx->no_graph) rt_cuda_graph_disable();
@@ -152,6 +164,7 @@ static void upload(rt_model_ctx *ctx, const rt_run_config *run, const float *opt
     rt_dev.optim = rt_cuda_optim_create(&run->optim, offsets, counts, exempt, n, run->weight_decay,
                                         run->clip_grad_norm, 1.0f / rt_comm_size(ctx->comm));
     free(offsets), free(counts), free(exempt);
+    set_optim_mults(rt_dev.optim);
     /* precision.loss_scale: overflowing steps are skipped and counted */
     if (cm->loss_scale) rt_cuda_optim_set_loss_scale(rt_dev.optim, cm->loss_scale, cm->init_scale);
     rt_cuda_nccl_init(ctx->comm, rt_dev.G, model.buckets, model.n_buckets, run->overlap);

@@ -19,8 +19,9 @@ typedef struct {
 
 typedef struct {
     long offset, count;
-    float weight_decay;   /* 0 for exempt tensors */
+    float weight_decay;   /* 0 for exempt tensors; × Caffe's decay_mult */
     int exempt;
+    float lr_mult;        /* Caffe's lr_mult; 0: frozen, left out of the norms */
     int first_chunk, n_chunks;
 } tensor_info;
 
@@ -63,9 +64,16 @@ struct rt_cuda_optim {
     update_args *args;           /* device */
 };
 
-__global__ void chunk_norms_kernel(double *sq_g, double *sq_p, const chunk_info *chunks, const float *grads,
-                                   const float *params) {
+__global__ void chunk_norms_kernel(double *sq_g, double *sq_p, const chunk_info *chunks, const tensor_info *tensors,
+                                   const float *grads, const float *params) {
     chunk_info ch = chunks[blockIdx.x];
+    if (tensors[ch.tensor].lr_mult == 0.0f) {   /* the whole block: Caffe computes no gradient for it */
+        if (threadIdx.x == 0) {
+            sq_g[blockIdx.x] = 0;
+            if (sq_p) sq_p[blockIdx.x] = 0;
+        }
+        return;
+    }
     double g = 0, p = 0;
     for (int i = threadIdx.x; i < ch.len; i += blockDim.x) {
         double gi = grads[ch.start + i];
@@ -145,7 +153,13 @@ __global__ void update_kernel(float *params, T *params_act, float *state, const 
     }
     chunk_info ch = chunks[blockIdx.x];
     tensor_info t = tensors[ch.tensor];
-    float s = *scale_p, wd = t.weight_decay, lr = a.lr, mom = a.momentum;
+    if (t.lr_mult == 0.0f) {   /* frozen: as the host, no update and no state change */
+        for (int i = threadIdx.x; params_act && i < ch.len; i += blockDim.x)
+            params_act[ch.start + i] = rt_st<T>(params[ch.start + i]);   /* the copy stays whole */
+        return;
+    }
+    float s = *scale_p, wd = t.weight_decay, lr = a.lr * t.lr_mult, mom = a.momentum;
+    float step_size = a.step_size * t.lr_mult;
     float *st = state ? state + (long)a.per * t.offset : NULL;
     for (int i = threadIdx.x; i < ch.len; i += blockDim.x) {
         long e = ch.start + i, local = e - t.offset;
@@ -176,7 +190,7 @@ __global__ void update_kernel(float *params, T *params_act, float *state, const 
             float v = a.b2 * st[t.count + local] + a.one_b2 * g * g;
             st[local] = m;
             st[t.count + local] = v;
-            p = p * (1.0f - lr * wd) - a.step_size * m / (sqrtf(v) * a.inv_sqrt_bc2 + a.adam_eps);
+            p = p * (1.0f - lr * wd) - step_size * m / (sqrtf(v) * a.inv_sqrt_bc2 + a.adam_eps);
         }
         params[e] = p;
         if (params_act) params_act[e] = rt_st<T>(p);
@@ -198,7 +212,7 @@ rt_cuda_optim *rt_cuda_optim_create(const rt_optim_config *cfg, const long *offs
     chunk_info *ci = (chunk_info *)rt_xcalloc((size_t)(nc ? nc : 1), sizeof *ci);
     nc = 0;
     for (int t = 0; t < n_tensors; t++) {
-        ti[t] = (tensor_info){ offsets[t], counts[t], exempt[t] ? 0.0f : weight_decay, exempt[t], nc, 0 };
+        ti[t] = (tensor_info){ offsets[t], counts[t], exempt[t] ? 0.0f : weight_decay, exempt[t], 1.0f, nc, 0 };
         for (long s = 0; s < counts[t]; s += CHUNK) {
             long len = counts[t] - s < CHUNK ? counts[t] - s : CHUNK;
             ci[nc++] = (chunk_info){ offsets[t] + s, (int)len, t };
@@ -224,6 +238,15 @@ rt_cuda_optim *rt_cuda_optim_create(const rt_optim_config *cfg, const long *offs
     free(ti);
     free(ci);
     return o;
+}
+
+void rt_cuda_optim_set_mults(rt_cuda_optim *o, const float *lr_mult, const float *decay_mult) {
+    tensor_info *ti = (tensor_info *)rt_xcalloc((size_t)(o->n_tensors ? o->n_tensors : 1), sizeof *ti);
+    rt_cuda_copy_d2h(ti, o->tensors, sizeof *ti * (size_t)o->n_tensors);
+    for (int t = 0; t < o->n_tensors; t++) ti[t].lr_mult = lr_mult[t], ti[t].weight_decay *= decay_mult[t];
+    rt_cuda_copy_h2d(o->tensors, ti, sizeof *ti * (size_t)o->n_tensors);
+    rt_cuda_sync();   /* ti is freed next */
+    free(ti);
 }
 
 void rt_cuda_optim_set_loss_scale(rt_cuda_optim *o, int mode, float init_scale) {
@@ -278,7 +301,7 @@ void rt_cuda_optim_launch(rt_cuda_optim *o, float *params, void *params_act, flo
     scaler_state *sc = o->scaler_mode ? o->scaler : NULL;
     if (o->clip > 0 || lars || sc) {
         chunk_norms_kernel<<<o->n_chunks, OPT_THREADS, 0, rt_stream()>>>(o->sq_g, lars ? o->sq_p : NULL, o->chunks,
-                                                                        grads, params);
+                                                                        o->tensors, grads, params);
         CUDA_LAUNCHED();
         finalize_kernel<<<1, 1024, 0, rt_stream()>>>(o->scale, lars ? o->trust : NULL, o->sq_g, o->sq_p,
                                                      o->tensors, o->n_tensors, o->n_chunks, o->clip,

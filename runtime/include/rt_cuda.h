@@ -256,6 +256,10 @@ rt_cuda_optim *rt_cuda_optim_create(const rt_optim_config *cfg, const long *offs
  * dynamic mode the scale then halves, and doubles after 2000 clean steps in a row (torch's
  * GradScaler defaults). All of it happens on the device, identically on every rank (the
  * gradients are the all-reduced ones), so the step needs no synchronization. */
+/* Caffe's lr_mult / decay_mult per tensor (all 1 unless set): the update of tensor t uses
+ * lr × lr_mult[t] and weight decay × decay_mult[t], as rt_optim_apply_mults; a tensor with
+ * lr_mult 0 is neither updated nor counted in the norms (rt_param_zero_frozen_grads). */
+void rt_cuda_optim_set_mults(rt_cuda_optim *o, const float *lr_mult, const float *decay_mult);
 void rt_cuda_optim_set_loss_scale(rt_cuda_optim *o, int mode, float init_scale);
 const float *rt_cuda_optim_loss_scale(const rt_cuda_optim *o);   /* device float */
 /* The scaler's state for checkpoints and metrics: { scale, clean steps in a row, skipped

@@ -101,7 +101,8 @@ static inline int rt_conv_winograd_fits(const rt_conv_shape *s) {
            s->dw == 1 && s->groups == 1 && s->oh == s->h && s->ow == s->w;
 }
 
-/* maxpool2d / avgpool2d sizes (floor mode, as torch's default ceil_mode=False). */
+/* maxpool2d / avgpool2d sizes; oh, ow in floor mode (torch's default) or ceil mode (Caffe's,
+ * whose last window starts inside the padded input and may run past it: it is clipped). */
 typedef struct {
     int n, c, h, w;
     int kh, kw, sh, sw, ph, pw;
@@ -179,6 +180,16 @@ void RT_OPS_FN(batchnorm_backward)(RT_OPS_R *din /*N,C,HW or NULL*/, RT_OPS_R *d
                                    const RT_OPS_R *gamma, const RT_OPS_R *save_mean,
                                    const RT_OPS_R *save_inv_std, int n, int c, int hw);
 
+/* Frozen statistics (Caffe's use_global_stats): the training forward is
+ * batchnorm_forward_eval; this backward holds the running statistics constant
+ * (batchnorm_frozen.c). din = dout·gamma/sqrt(var + eps), dgamma = sum dout·xhat, dbeta = sum
+ * dout, with dout masked by a fused ReLU's output when act_out is given. */
+void RT_OPS_FN(batchnorm_backward_frozen)(RT_OPS_R *din /*N,C,HW or NULL*/, RT_OPS_R *dgamma /*C*/,
+                                          RT_OPS_R *dbeta /*C*/, const RT_OPS_R *dout,
+                                          const RT_OPS_R *act_out, const RT_OPS_R *in, const RT_OPS_R *gamma,
+                                          const RT_OPS_R *running_mean, const RT_OPS_R *running_var,
+                                          int n, int c, int hw, RT_OPS_R eps);
+
 /* The same with the per-channel sums added over processes (sync may be NULL). dgamma and
  * dbeta stay this process's share; din uses the global sums. */
 void RT_OPS_FN(batchnorm_forward_train_sync)(RT_OPS_R *out, RT_OPS_R *save_mean,
@@ -247,6 +258,14 @@ void RT_OPS_FN(lrn_forward)(RT_OPS_R *out /*N,C,HW*/, RT_OPS_R *save_scale /*N,C
 void RT_OPS_FN(lrn_backward)(RT_OPS_R *din, const RT_OPS_R *dout, const RT_OPS_R *in,
                              const RT_OPS_R *out, const RT_OPS_R *save_scale, int n, int c,
                              int hw, int size, RT_OPS_R alpha, RT_OPS_R beta);
+/* region WITHIN_CHANNEL (Caffe): a size x size zero-padded spatial window per channel, alpha
+ * divided by size^2; size odd; save_scale as lrn_forward's (lrn_within.c). */
+void RT_OPS_FN(lrn_within_forward)(RT_OPS_R *out /*N,C,H,W*/, RT_OPS_R *save_scale /*N,C,H,W*/,
+                                   const RT_OPS_R *in /*N,C,H,W*/, int n, int c, int h, int w, int size,
+                                   RT_OPS_R alpha, RT_OPS_R beta, RT_OPS_R k);
+void RT_OPS_FN(lrn_within_backward)(RT_OPS_R *din, const RT_OPS_R *dout, const RT_OPS_R *in,
+                                    const RT_OPS_R *out, const RT_OPS_R *save_scale, int n, int c, int h,
+                                    int w, int size, RT_OPS_R alpha, RT_OPS_R beta);
 
 /* ---- structural ---- */
 void RT_OPS_FN(add_forward)(RT_OPS_R *out, const RT_OPS_R *a, const RT_OPS_R *b, long n);

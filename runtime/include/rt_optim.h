@@ -101,6 +101,13 @@ const char *rt_optim_kind_name(rt_optim_kind kind);
 void rt_optim_step(float *param, float *state, const float *grad, long n, bool exempt,
                    const rt_optim_config *cfg, const rt_optim_args *a);
 
+/* Caffe's lr_mult / decay_mult of one tensor (optim_mult.c): multiplies a->lr by lr_mult and
+ * a->weight_decay by decay_mult, so SGD, LARS (trust ratio included) and AdamW all see the
+ * tensor's own LR and decay, as Caffe's local_rate and local_decay. Returns false when
+ * lr_mult is 0 (Caffe's frozen blob): the caller skips the update, which would change
+ * nothing but the optimizer state. */
+bool rt_optim_apply_mults(rt_optim_args *a, float lr_mult, float decay_mult);
+
 /* ---- Norms and clipping -----------------------------------------------------------------
  * Sums of squares accumulate in double, in an order fixed by n alone. */
 double rt_sum_squares(const float *x, long n);

@@ -47,6 +47,10 @@
  *   ONE_CYCLE    torch OneCycleLR(max_lr = P, total_steps = D, pct_start, div_factor,
  *                final_div_factor, anneal_strategy, three_phase = False): rises from P/div
  *                to P at tick pct_start·D − 1, then anneals to P/(div·final_div) at D − 1.
+ *   INV          P·(1 + γ·i)^(−power)                          Caffe's "inv" policy
+ *   SIGMOID      P / (1 + exp(−γ·(i − step_iterations)))       Caffe's "sigmoid" policy
+ *                (i: iterations since the start of training, warmup included, as Caffe's
+ *                iter_; per-epoch stepping samples i at epoch starts)
  *
  * Example (Goyal et al., 256 GPUs × 32):
  *   rt_lr_config c = { .base = 0.1, .per_batch = 256, .scaling = RT_LR_SCALE_LINEAR,
@@ -69,6 +73,8 @@ typedef enum {
     RT_LR_POLYNOMIAL,
     RT_LR_LINEAR,
     RT_LR_ONE_CYCLE,
+    RT_LR_INV,
+    RT_LR_SIGMOID,
     RT_LR_KIND_COUNT
 } rt_lr_kind;
 
@@ -108,6 +114,8 @@ typedef struct {
     double final_div_factor;  /* end = start / final_div_factor, torch default 1e4 */
     rt_anneal anneal;
 } rt_lr_one_cycle_params;
+typedef struct { double gamma, power; } rt_lr_inv_params;              /* per iteration */
+typedef struct { double gamma, step_iterations; } rt_lr_sigmoid_params;  /* per iteration */
 
 typedef struct {
     double base;              /* LR for a batch of per_batch; unused by ONE_CYCLE */
@@ -130,6 +138,8 @@ typedef struct {
         rt_lr_polynomial_params polynomial;
         rt_lr_linear_params linear;
         rt_lr_one_cycle_params one_cycle;
+        rt_lr_inv_params inv;
+        rt_lr_sigmoid_params sigmoid;
     };
 } rt_lr_config;
 

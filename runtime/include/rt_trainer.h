@@ -41,7 +41,18 @@ typedef struct {
     const char *name;       /* "layer1.0.conv1.weight" */
     long offset, count;     /* in floats */
     int no_decay;           /* BN/LN/bias/layer-scale tensors, for exempt_bn_bias */
+    /* Caffe's lr_mult / decay_mult of this blob, read only when has_mult (0: both are 1, so
+     * tables without multipliers need not list them); rt_param_lr_mult() and
+     * rt_param_decay_mult() read them. */
+    int has_mult;
+    float lr_mult, decay_mult;
 } rt_param_tensor;
+
+static inline float rt_param_lr_mult(const rt_param_tensor *p) { return p->has_mult ? p->lr_mult : 1.0f; }
+static inline float rt_param_decay_mult(const rt_param_tensor *p) { return p->has_mult ? p->decay_mult : 1.0f; }
+/* Zeroes the gradients of the tensors with lr_mult 0 (param_mult.c): Caffe computes none for
+ * them, so clipping's global norm leaves them out. */
+void rt_param_zero_frozen_grads(const rt_param_tensor *tensors, int n_tensors, float *grads);
 
 typedef struct {
     const char *name, *spec_path, *spec_hash, *spec_text, *compiler_version;

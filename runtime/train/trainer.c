@@ -292,6 +292,7 @@ static void optimizer_step(trainer *t, double lr) {
     }
     float grad_scale = 1.0f / (float)t->world;
     rt_init_zero_frozen(t->run.init, t->ctx.grads);   /* init.freeze: outside norms and updates */
+    rt_param_zero_frozen_grads(m->tensors, m->n_tensors, t->ctx.grads);   /* lr_mult 0: no gradient, as in Caffe */
     if (t->run.clip_grad_norm > 0) {
         double norm = sqrt(rt_sum_squares(t->ctx.grads, m->n_params)) / t->world;
         grad_scale *= rt_grad_clip_coef(norm, t->run.clip_grad_norm);
@@ -302,6 +303,7 @@ static void optimizer_step(trainer *t, double lr) {
         if (rt_init_is_frozen(t->run.init, p->offset)) continue;
         int exempt = t->run.exempt_bn_bias && p->no_decay;
         rt_optim_args a = { (float)lr, exempt ? 0.0f : t->run.weight_decay, grad_scale, t->step };
+        if (!rt_optim_apply_mults(&a, rt_param_lr_mult(p), rt_param_decay_mult(p))) continue;
         rt_optim_step(t->ctx.params + p->offset, t->opt_state + per * p->offset,
                       t->ctx.grads + p->offset, p->count, exempt, &t->run.optim, &a);
     }

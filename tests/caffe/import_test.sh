@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# trainc import caffe: the Caffe LeNet, AlexNet and ResNet of tests/caffe import (with
-# --approximate; without it, their lr_mult / BN averaging are refused), the spec equals its golden, checks,
-# shows Caffe's learnable parameter count (tests/caffe/caffe_params.py, an independent count
-# over the prototxt) and builds a CPU trainer; with their solvers once trainc says lengths in
-# iterations (solver.iterations), else the import names that field. Every construct in
-# tests/caffe/errors gives its golden error (exit 1) and leaves -o's file as it was.
-# UPDATE=1 rewrites the goldens (review the diff).
+# trainc import caffe: the Caffe LeNet, AlexNet and ResNet of tests/caffe import WITHOUT
+# --approximate (lr_mult / decay_mult, ceil-mode pooling and BatchNorm + Scale all map
+# exactly), the spec equals its golden, checks, shows Caffe's learnable parameter count
+# (tests/caffe/caffe_params.py, an independent count over the prototxt) and builds a CPU
+# trainer; with their solvers (in iterations) only --approximate imports, for Caffe's
+# LR-inside-the-momentum SGD, and the error without it says so. Every construct in
+# tests/caffe/accepted (once refused) imports without --approximate to its golden spec and
+# checks; every one in tests/caffe/errors gives its golden error (exit 1) and leaves -o's
+# file as it was. UPDATE=1 rewrites the goldens (review the diff).
 set -u
 BUILD=${BUILD:-build}
 cd "$(dirname "$0")/../.."
@@ -21,13 +23,14 @@ has_iterations=0
 
 for net in lenet alexnet resnet; do
   n=$((n + 1))
-  if "$TRAINC" import caffe $net.prototxt -o "$tmp/$net.spec" 2>"$tmp/err"; then
-    fail "$net imports without --approximate although its lr_mult or BN averaging has no trainc equivalent"
-  elif ! grep -qE "^$net.prototxt:[0-9]+:[0-9]+: error: layer \".*\"( bias)?: (lr_mult|Caffe's running statistics)" "$tmp/err"; then
-    fail "$net without --approximate: expected an lr_mult or BN error at $net.prototxt:LINE:COL, got:"; head -5 "$tmp/err"
+  # the net alone, exact: stable text whatever the solver fields
+  "$TRAINC" import caffe $net.prototxt -o "$tmp/$net.net.spec" 2>"$tmp/err" || { fail "$net: import without --approximate"; cat "$tmp/err"; continue; }
+  grep -q "approximated" "$tmp/$net.net.spec" && fail "$net: the exact import notes an approximation"
+  if "$TRAINC" import caffe $net.prototxt ${net}_solver.prototxt -o "$tmp/$net.spec" 2>"$tmp/err"; then
+    fail "$net with its solver imports without --approximate although Caffe's momentum keeps the LR inside"
+  elif ! grep -q "error: Caffe's SGD keeps the LR inside the momentum buffer" "$tmp/err"; then
+    fail "$net with its solver, without --approximate: expected the momentum error, got:"; head -3 "$tmp/err"
   fi
-  # the net alone: stable text whatever the solver fields
-  "$TRAINC" import caffe --approximate $net.prototxt -o "$tmp/$net.net.spec" 2>"$tmp/err" || { fail "$net: import"; cat "$tmp/err"; continue; }
   [ "${UPDATE:-0}" = 1 ] && cp "$tmp/$net.net.spec" golden/$net.spec
   cmp -s golden/$net.spec "$tmp/$net.net.spec" || { fail "$net: spec differs from tests/caffe/golden/$net.spec"; diff -u golden/$net.spec "$tmp/$net.net.spec" | head -20; }
   spec=$tmp/$net.net.spec
@@ -70,6 +73,23 @@ for input in errors/*.prototxt; do
   [ -s "$tmp/stdout" ] && fail "$name: wrote to stdout"
   [ "$(cat "$tmp/out.spec")" = "written before the import" ] || fail "$name: the -o file was changed"
   cmp -s errors/$name.err "$tmp/err" || { fail "$name: stderr differs from tests/caffe/errors/$name.err"; diff -u errors/$name.err "$tmp/err" | head -12; }
+done
+
+# Once refused, now exact: the net ones alone, the solver ones with the LeNet net (whose
+# solver then needs --approximate only for the momentum form).
+for input in accepted/*.prototxt; do
+  n=$((n + 1))
+  name=$(basename "$input" .prototxt)
+  args=("$input")
+  case $name in *.solver) args=(--approximate lenet.prototxt "$input") ;; esac
+  "$TRAINC" import caffe "${args[@]}" -o "$tmp/acc.spec" 2>"$tmp/err" || { fail "$name: import"; head -5 "$tmp/err"; continue; }
+  [ "${UPDATE:-0}" = 1 ] && cp "$tmp/acc.spec" accepted/$name.spec
+  cmp -s accepted/$name.spec "$tmp/acc.spec" || { fail "$name: spec differs from tests/caffe/accepted/$name.spec"; diff -u accepted/$name.spec "$tmp/acc.spec" | head -12; }
+  case $name in
+    *.solver) printf 'extends: "%s"\ndata { train { source: "synthetic" samples: 64 } }\n' "$tmp/acc.spec" >"$tmp/acc.run.spec" ;;
+    *) printf 'extends: "%s"\nsolver { epochs: 1 sgd { momentum: 0.9 } lr { base: 0.01 } }\n' "$tmp/acc.spec" >"$tmp/acc.run.spec" ;;
+  esac
+  "$TRAINC" check "$tmp/acc.run.spec" >"$tmp/err" 2>&1 || { fail "$name: the imported spec does not check"; head -5 "$tmp/err"; }
 done
 
 # Usage errors exit 2, and an -o naming an input is refused with the input intact.

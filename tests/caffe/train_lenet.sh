@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # 'make test-caffe-train': Caffe's LeNet (tests/caffe/lenet.prototxt with lenet_solver.prototxt:
-# 4,690 iterations at batch 64, 5 epochs) imported with --approximate, given Fashion-MNIST
+# 4,690 iterations at batch 64, 5 epochs) imported (--approximate only for the solver's momentum form; lr_mult maps exactly), given Fashion-MNIST
 # from its IDX files (source "idx") in a spec that extends the import, built and trained on
 # the CPU; passes at >= 90% test top-1. Minutes on 2 cores, hence not in make test.
 set -u

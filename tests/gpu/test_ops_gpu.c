@@ -419,9 +419,10 @@ static void test_layer_scale(int n, int c, int hw, int nhwc) {
 
 /* Max pooling in the layout under test (nhwc: transposed tensors, the argmax not compared
  * there); average pooling in NCHW only. */
+/* s.oh, s.ow: 0 for floor mode, else the (ceil-mode) output size to use. */
 static void test_pool(const char *name, rt_pool_shape s, int nhwc) {
-    s.oh = rt_conv_out_dim(s.h, s.kh, s.sh, s.ph, 1);
-    s.ow = rt_conv_out_dim(s.w, s.kw, s.sw, s.pw, 1);
+    if (!s.oh) s.oh = rt_conv_out_dim(s.h, s.kh, s.sh, s.ph, 1);
+    if (!s.ow) s.ow = rt_conv_out_dim(s.w, s.kw, s.sw, s.pw, 1);
     long hw = (long)s.h * s.w, ohw = (long)s.oh * s.ow, nin = s.n * s.c * hw, nout = s.n * s.c * ohw;
     float *x = host_act(nin, 1), *dy = host_act(nout, 1);
     float *y = rt_xmalloc(nout * 4), *dx = rt_xmalloc(nin * 4);
@@ -529,7 +530,8 @@ static void test_softmax_xent(int n, int k, float smoothing, float loss_scale) {
     compare_act(loss_scale > 0 ? "softmax_xent dlogits x loss scale" : "softmax_xent dlogits", gdz, dz, (long)n * k, TOL);
 }
 
-/* The multi-tensor optimizer vs rt_optim_step per tensor, with the trainer's exemption rule;
+/* The multi-tensor optimizer vs rt_optim_step per tensor, with the trainer's exemption rule and
+ * Caffe's multipliers (rt_optim_apply_mults);
  * in 16-bit modes also the compute copy of the parameters it writes. */
 static void test_optim(const char *name, rt_optim_config cfg, double clip) {
     enum { T = 4 };
@@ -542,14 +544,20 @@ static void test_optim(const char *name, rt_optim_config cfg, double clip) {
     float *gp = dev_from(p, np), *gst = dev_zero(per * np), *gg = dev_zero(np);
     void *gpa = rt_cuda_act_bytes() == 4 ? NULL : act_zero(np);
     rt_cuda_optim *o = rt_cuda_optim_create(&cfg, offsets, counts, exempt, T, 1e-2f, clip, 1.0f);
+    /* Caffe's multipliers: tensor 2 frozen (left out of the clipping norm too), 1 and 3 scaled */
+    const float lr_mult[T] = { 1, 2, 0, 0.5f }, decay_mult[T] = { 1, 0, 1, 2 };
+    rt_cuda_optim_set_mults(o, lr_mult, decay_mult);
     for (long step = 0; step < 3; step++) {
         float *g = host_random(np, 1);
         rt_cuda_copy_h2d(gg, g, (size_t)np * 4);
+        for (int t = 0; t < T; t++)   /* the trainer's rt_param_zero_frozen_grads, on the host only */
+            if (lr_mult[t] == 0) memset(g + offsets[t], 0, sizeof(float) * (size_t)counts[t]);
         float scale = 1.0f;
         if (clip > 0) scale = rt_grad_clip_coef(sqrt(rt_sum_squares(g, np)), clip);
         double lr = 0.1 / (step + 1);
         for (int t = 0; t < T; t++) {
             rt_optim_args a = { (float)lr, exempt[t] ? 0.0f : 1e-2f, scale, step };
+            if (!rt_optim_apply_mults(&a, lr_mult[t], decay_mult[t])) continue;
             rt_optim_step(p + offsets[t], st + per * offsets[t], g + offsets[t], counts[t], exempt[t], &cfg, &a);
         }
         rt_cuda_optim_step(o, gp, gpa, gst, gg, lr, step);
@@ -687,6 +695,12 @@ static void run_ops(void) {
                                                                   .sh = 2, .sw = 2 }, nhwc);
         test_pool("3x3 stride 2 pad 1", (rt_pool_shape){ .n = 2, .c = 4, .h = 16, .w = 16, .kh = 3, .kw = 3, .sh = 2,
                                                           .sw = 2, .ph = 1, .pw = 1 }, nhwc);
+        /* Caffe's ceil mode: the last windows run past the input (avg divides by their part
+         * inside the padded input) */
+        test_pool("3x3 stride 2 ceil", (rt_pool_shape){ .n = 2, .c = 4, .h = 14, .w = 14, .kh = 3, .kw = 3, .sh = 2,
+                                                         .sw = 2, .oh = 7, .ow = 7 }, nhwc);
+        test_pool("3x3 stride 2 pad 1 ceil", (rt_pool_shape){ .n = 2, .c = 4, .h = 14, .w = 14, .kh = 3, .kw = 3,
+                                                               .sh = 2, .sw = 2, .ph = 1, .pw = 1, .oh = 8, .ow = 8 }, nhwc);
         test_gap(8, 16, 49, nhwc);
     }
     test_lrn(2, 16, 36);

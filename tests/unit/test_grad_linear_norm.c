@@ -133,6 +133,42 @@ static void test_batchnorm(int n, int ch, int hw, rt_act act) {
     free(din); free(dg); free(db); free(act_out);
 }
 
+/* ---------- batchnorm with frozen statistics (Caffe's use_global_stats) ---------- */
+static double bn_frozen_loss(void *p) {
+    bn_ctx *c = p;   /* training forward = eval forward: the running statistics, untouched */
+    batchnorm_forward_eval_f64(c->out, c->in, c->g, c->b, c->rm, c->rv, c->n, c->c, c->hw, BN_EPS, c->act);
+    return gc_dot(c->out, c->r, (long)c->n * c->c * c->hw);
+}
+
+static void test_batchnorm_frozen(int n, int ch, int hw, rt_act act) {
+    long tn = (long)n * ch * hw;
+    bn_ctx c = { gc_rand(tn, -2, 3), gc_rand(ch, 0.5, 1.5), gc_rand(ch, -1, 1), gc_alloc(tn),
+                 gc_rand(tn, -1, 1), NULL, NULL, gc_rand(ch, -0.5, 0.5), gc_rand(ch, 0.5, 2.0), n, ch, hw, act };
+    double *din = gc_alloc(tn), *dg = gc_alloc(ch), *db = gc_alloc(ch), *act_out = gc_alloc(tn);
+    bn_frozen_loss(&c);
+    memcpy(act_out, c.out, sizeof(double) * tn);
+    batchnorm_backward_frozen_f64(din, dg, db, c.r, act ? act_out : NULL, c.in, c.g, c.rm, c.rv, n, ch, hw, BN_EPS);
+    const char *tag = act ? "batchnorm frozen+relu" : "batchnorm frozen";
+    char what[96];
+    snprintf(what, sizeof what, "%s dinput", tag);
+    gc_check(what, c.in, tn, din, bn_frozen_loss, &c);
+    snprintf(what, sizeof what, "%s dgamma", tag);
+    gc_check(what, c.g, ch, dg, bn_frozen_loss, &c);
+    snprintf(what, sizeof what, "%s dbeta", tag);
+    gc_check(what, c.b, ch, db, bn_frozen_loss, &c);
+    float *fi = gc_to_f32(c.in, tn), *fg = gc_to_f32(c.g, ch), *fr = gc_to_f32(c.r, tn);
+    float *frm = gc_to_f32(c.rm, ch), *frv = gc_to_f32(c.rv, ch), *fo = gc_to_f32(act_out, tn);
+    float *fdi = malloc(sizeof(float) * tn), fdg[64], fdb[64];
+    batchnorm_backward_frozen(fdi, fdg, fdb, fr, act ? fo : NULL, fi, fg, frm, frv, n, ch, hw, 1e-5f);
+    snprintf(what, sizeof what, "%s float dinput", tag);
+    gc_compare_f32(what, fdi, din, tn);
+    snprintf(what, sizeof what, "%s float dgamma", tag);
+    gc_compare_f32(what, fdg, dg, ch);
+    free(fi); free(fg); free(fr); free(frm); free(frv); free(fo); free(fdi);
+    free(c.in); free(c.g); free(c.b); free(c.out); free(c.r); free(c.rm); free(c.rv);
+    free(din); free(dg); free(db); free(act_out);
+}
+
 /* ---------- layernorm ---------- */
 typedef struct { double *in, *g, *b, *out, *r, *mean, *rstd; int n, c, hw; } ln_ctx;
 #define LN_EPS 1e-6
@@ -226,6 +262,8 @@ int main(void) {
     test_batchnorm(3, 4, 10, RT_ACT_NONE);   /* NCHW */
     test_batchnorm(8, 6, 1, RT_ACT_NONE);    /* [N,C] */
     test_batchnorm(3, 4, 10, RT_ACT_RELU);   /* fused ReLU */
+    test_batchnorm_frozen(3, 4, 10, RT_ACT_NONE);   /* use_global_stats */
+    test_batchnorm_frozen(3, 4, 10, RT_ACT_RELU);
     test_layernorm(2, 5, 6);    /* channels_first */
     test_layernorm(4, 8, 1);    /* last dim of [N,C] */
     test_layer_scale(2, 5, 7);

@@ -66,20 +66,30 @@ static void pool_ref(double *out, const double *in, const rt_pool_shape *s, int 
         for (int oy = 0; oy < s->oh; oy++)
             for (int ox = 0; ox < s->ow; ox++) {
                 double acc = max ? -INFINITY : 0;
+                int area = 0;   /* window positions inside the padded input (Caffe's pool_size) */
                 for (int ki = 0; ki < s->kh; ki++)
                     for (int kj = 0; kj < s->kw; kj++) {
                         int iy = oy * s->sh - s->ph + ki, ix = ox * s->sw - s->pw + kj;
+                        area += iy < s->h + s->ph && ix < s->w + s->pw;
                         if (iy < 0 || iy >= s->h || ix < 0 || ix >= s->w) continue;
                         double v = in[(pl * s->h + iy) * s->w + ix];
                         acc = max ? fmax(acc, v) : acc + v;
                     }
-                out[(pl * s->oh + oy) * s->ow + ox] = max ? acc : acc / (s->kh * s->kw);
+                out[(pl * s->oh + oy) * s->ow + ox] = max ? acc : acc / area;
             }
 }
 
-static void test_pool(const char *name, rt_pool_shape s, int max) {
-    s.oh = rt_conv_out_dim(s.h, s.kh, s.sh, s.ph, 1);
-    s.ow = rt_conv_out_dim(s.w, s.kw, s.sw, s.pw, 1);
+/* Caffe's pooled size (pooling_layer.cpp): ceil((in + 2p - k) / s) + 1, less one when the
+ * last window would start at or past in + p. */
+static int caffe_pooled(int in, int k, int st, int p) {
+    int out = (int)ceil((double)(in + 2 * p - k) / st) + 1;
+    return (out - 1) * st >= in + p ? out - 1 : out;
+}
+
+/* ceil: Caffe's ceil-mode output size, whose last windows run past the input. */
+static void test_pool_mode(const char *name, rt_pool_shape s, int max, int ceil_mode) {
+    s.oh = ceil_mode ? caffe_pooled(s.h, s.kh, s.sh, s.ph) : rt_conv_out_dim(s.h, s.kh, s.sh, s.ph, 1);
+    s.ow = ceil_mode ? caffe_pooled(s.w, s.kw, s.sw, s.pw) : rt_conv_out_dim(s.w, s.kw, s.sw, s.pw, 1);
     long in_n = (long)s.n * s.c * s.h * s.w, out_n = (long)s.n * s.c * s.oh * s.ow;
     /* distinct values 1e-3 apart: no ties, so the argmax cannot flip under the step */
     pool_ctx c = { &s, max ? gc_rand_distinct(in_n, 1e-3) : gc_rand(in_n, -1, 1), gc_alloc(out_n),
@@ -108,6 +118,8 @@ static void test_pool(const char *name, rt_pool_shape s, int max) {
     free(fi); free(fr); free(fo); free(fd); free(fam);
     free(c.in); free(c.out); free(c.r); free(c.am); free(ref); free(din);
 }
+
+static void test_pool(const char *name, rt_pool_shape s, int max) { test_pool_mode(name, s, max, 0); }
 
 /* ---------- global average pool ---------- */
 typedef struct { double *in, *out, *r; int n, c, hw; } gap_ctx;
@@ -185,6 +197,56 @@ static void test_lrn(int n, int ch, int hw, int size, double alpha, double beta,
     free(c.scale); free(ref); free(din);
 }
 
+/* ---------- LRN within channel (Caffe) ---------- */
+typedef struct { double *in, *out, *r, *scale; int n, c, h, w, size; double alpha, beta, k; } lrnw_ctx;
+
+static double lrnw_loss(void *p) {
+    lrnw_ctx *c = p;
+    lrn_within_forward_f64(c->out, c->scale, c->in, c->n, c->c, c->h, c->w, c->size, c->alpha, c->beta, c->k);
+    return gc_dot(c->out, c->r, (long)c->n * c->c * c->h * c->w);
+}
+
+static void test_lrn_within(int n, int ch, int h, int w, int size, double alpha, double beta) {
+    long tn = (long)n * ch * h * w;
+    lrnw_ctx c = { gc_rand(tn, -3, 3), gc_alloc(tn), gc_rand(tn, -1, 1), gc_alloc(tn), n, ch, h, w, size,
+                   alpha, beta, 1.0 };
+    char what[120];
+    lrnw_loss(&c);
+    /* Caffe's composition: AVE pool of x^2 (size x size, stride 1, pad (size-1)/2, the padding
+     * counted: every window divides by size^2), then (1 + alpha * avg)^-beta, times x */
+    double *ref = gc_alloc(tn);
+    int pad = (size - 1) / 2;
+    for (long pl = 0; pl < (long)n * ch; pl++)
+        for (int y = 0; y < h; y++)
+            for (int x = 0; x < w; x++) {
+                double avg = 0;
+                for (int dy = 0; dy < size; dy++)
+                    for (int dx = 0; dx < size; dx++) {
+                        int iy = y - pad + dy, ix = x - pad + dx;
+                        if (iy >= 0 && iy < h && ix >= 0 && ix < w) avg += pow(c.in[(pl * h + iy) * w + ix], 2);
+                    }
+                avg /= size * size;
+                long q = (pl * h + y) * w + x;
+                ref[q] = c.in[q] * pow(1.0 + alpha * avg, -beta);
+            }
+    snprintf(what, sizeof what, "lrn within size %d forward vs Caffe's pool+power", size);
+    gc_compare(what, c.out, ref, tn, 1e-13);
+    double *din = gc_alloc(tn);
+    lrn_within_backward_f64(din, c.r, c.in, c.out, c.scale, n, ch, h, w, size, alpha, beta);
+    snprintf(what, sizeof what, "lrn within size %d dinput", size);
+    gc_check(what, c.in, tn, din, lrnw_loss, &c);
+    float *fi = gc_to_f32(c.in, tn), *fr = gc_to_f32(c.r, tn);
+    float *fo = malloc(sizeof(float) * tn), *fs = malloc(sizeof(float) * tn), *fd = malloc(sizeof(float) * tn);
+    lrn_within_forward(fo, fs, fi, n, ch, h, w, size, (float)alpha, (float)beta, 1.0f);
+    lrn_within_backward(fd, fr, fi, fo, fs, n, ch, h, w, size, (float)alpha, (float)beta);
+    snprintf(what, sizeof what, "lrn within size %d float forward", size);
+    gc_compare_f32(what, fo, ref, tn);
+    snprintf(what, sizeof what, "lrn within size %d float dinput", size);
+    gc_compare_f32(what, fd, din, tn);
+    free(fi); free(fr); free(fo); free(fs); free(fd); free(c.in); free(c.out); free(c.r);
+    free(c.scale); free(ref); free(din);
+}
+
 int main(void) {
     gc_seed(3);
     test_activation(0, 300);
@@ -197,9 +259,19 @@ int main(void) {
     test_pool("avgpool 2x2 s2",        (rt_pool_shape){ 2, 3, 6, 8, 2, 2, 2, 2, 0, 0, 0, 0 }, 0);
     test_pool("avgpool 3x3 s2 p1",     (rt_pool_shape){ 2, 2, 7, 9, 3, 3, 2, 2, 1, 1, 0, 0 }, 0);
     test_pool("avgpool 3x3 s1 p1",     (rt_pool_shape){ 1, 2, 5, 5, 3, 3, 1, 1, 1, 1, 0, 0 }, 0);
+    /* ceil mode (Caffe): AlexNet/GoogLeNet's 3x3 s2, the 2x2 fast path's guard, and avg
+     * windows that run past the padding (divided by their part inside it) */
+    test_pool_mode("maxpool 3x3 s2 ceil",     (rt_pool_shape){ 2, 2, 6, 8, 3, 3, 2, 2, 0, 0, 0, 0 }, 1, 1);
+    test_pool_mode("maxpool 2x2 s2 ceil",     (rt_pool_shape){ 1, 2, 7, 9, 2, 2, 2, 2, 0, 0, 0, 0 }, 1, 1);
+    test_pool_mode("maxpool 3x3 s2 p1 ceil",  (rt_pool_shape){ 1, 2, 8, 6, 3, 3, 2, 2, 1, 1, 0, 0 }, 1, 1);
+    test_pool_mode("avgpool 3x3 s2 ceil",     (rt_pool_shape){ 2, 2, 6, 8, 3, 3, 2, 2, 0, 0, 0, 0 }, 0, 1);
+    test_pool_mode("avgpool 3x3 s2 p1 ceil",  (rt_pool_shape){ 1, 2, 8, 6, 3, 3, 2, 2, 1, 1, 0, 0 }, 0, 1);
+    test_pool_mode("avgpool 5x5 s3 ceil",     (rt_pool_shape){ 1, 1, 15, 14, 5, 5, 3, 3, 0, 0, 0, 0 }, 0, 1);
     test_global_avgpool(3, 4, 9);
     test_lrn(2, 7, 6, 5, 1e-4 * 400, 0.75, 2.0);   /* AlexNet-like, alpha enlarged to matter */
     test_lrn(1, 6, 4, 4, 0.5, 0.75, 1.0);          /* even size: asymmetric window */
     test_lrn(1, 3, 5, 5, 0.3, 0.6, 1.0);           /* window wider than the channels */
+    test_lrn_within(1, 2, 5, 6, 3, 2.0, 0.75);     /* alpha enlarged to matter */
+    test_lrn_within(1, 2, 4, 7, 5, 5.0, 0.75);     /* window wider than the image */
     return test_finish("test_grad_pool_act");
 }

@@ -177,6 +177,38 @@ static void test_sgd_exempt(void) {
     CHECK_NEAR(p3[2], 3 - 0.1 * (0.3 + 0.1 * 3), 1e-6);
 }
 
+/* Caffe's lr_mult / decay_mult against Caffe's own update (sgd_solver.cpp, constant LR):
+ * v = momentum·v + lr·lr_mult·(g + wd·decay_mult·p); p −= v, two steps by hand, for the bias
+ * of a layer with lr_mult 2, decay_mult 0 and a weight with 1, 0.5; lr_mult 0 is frozen. */
+static void test_caffe_mults(void) {
+    rt_optim_config c = { .kind = RT_OPTIM_SGD, .sgd = { .momentum = 0.9f } };
+    const double lr_mult[2] = {1, 2}, decay_mult[2] = {0.5, 0}, lr = 0.01, wd = 5e-4;
+    const float g[2][2] = {{0.5f, -0.25f}, {0.125f, 1.0f}};   /* step, element */
+    float p[2] = {1.5f, -2.0f}, buf[2] = {0};
+    double pr[2] = {1.5, -2.0}, v[2] = {0};
+    for (int step = 0; step < 2; step++)
+        for (int blob = 0; blob < 2; blob++) {
+            rt_optim_args a = { .lr = (float)lr, .weight_decay = (float)wd, .grad_scale = 1.0f, .step = step };
+            CHECK(rt_optim_apply_mults(&a, (float)lr_mult[blob], (float)decay_mult[blob]));
+            rt_optim_step(&p[blob], &buf[blob], &g[step][blob], 1, false, &c, &a);
+            v[blob] = 0.9 * v[blob] + lr * lr_mult[blob] * (g[step][blob] + wd * decay_mult[blob] * pr[blob]);
+            pr[blob] -= v[blob];
+        }
+    CHECK_NEAR(p[0], pr[0], 1e-6);
+    CHECK_NEAR(p[1], pr[1], 1e-6);
+    CHECK_NEAR(pr[1], -2.0105, 1e-9);   /* worked out: v = -0.005, then 0.0155 */
+    rt_optim_args a = { .lr = 0.1f, .weight_decay = 0.1f, .grad_scale = 1.0f };
+    CHECK(!rt_optim_apply_mults(&a, 0.0f, 1.0f) && a.lr == 0.0f);
+    /* AdamW: lr_mult scales the step and the decoupled decay, decay_mult the decay only */
+    rt_optim_config ad = { .kind = RT_OPTIM_ADAMW, .adamw = { .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8 } };
+    float q = 2.0f, st[2] = {0}, gq = 0.5f;
+    rt_optim_args b = { .lr = 0.01f, .weight_decay = 0.1f, .grad_scale = 1.0f, .step = 0 };
+    CHECK(rt_optim_apply_mults(&b, 3.0f, 0.5f));
+    rt_optim_step(&q, st, &gq, 1, false, &ad, &b);
+    /* first AdamW step: p·(1 − lr·wd) − lr·g/(|g| + eps) */
+    CHECK_NEAR(q, 2.0 * (1 - 0.03 * 0.05) - 0.03 * 0.5 / (0.5 + 1e-8), 1e-6);
+}
+
 /* ---- LARS ------------------------------------------------------------------------------ */
 static void test_lars_by_hand(void) {
     rt_lars_config c = { .momentum = 0.9f, .eta = 0.001f };
@@ -339,6 +371,7 @@ static void test_norm_deterministic(void) {
 }
 
 int main(void) {
+    test_caffe_mults();
     test_sgd_first_steps_by_hand();
     test_sgd_vs_reference();
     test_nesterov_differs();

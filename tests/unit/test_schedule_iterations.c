@@ -65,7 +65,34 @@ static void test_milestone_inside_warmup_refused(void) {
     CHECK(rt_lr_validate(&c, &err) == RT_E_RANGE);
 }
 
+/* Caffe's inv and sigmoid policies (sgd_solver.cpp GetLearningRate), in iterations from the
+ * start: LeNet's solver (base 0.01, gamma 1e-4, power 0.75) and a sigmoid rising at 300. */
+static void test_caffe_inv_sigmoid(void) {
+    rt_lr_config c = { .base = 0.01, .steps_per_epoch = 100, .epochs = 100, .iterations = 10001,
+                       .stepping = RT_LR_PER_ITERATION, .kind = RT_LR_INV, .inv = { .gamma = 1e-4, .power = 0.75 } };
+    CHECK(rt_lr_validate(&c, NULL) == RT_OK);
+    CHECK_NEAR(rt_lr_at(&c, 0), 0.01, TOL);
+    CHECK_NEAR(rt_lr_at(&c, 5000), 0.01 * pow(1.5, -0.75), TOL);
+    CHECK_NEAR(rt_lr_at(&c, 10000), 0.01 * pow(2.0, -0.75), TOL);   /* 0.00594604 */
+    c.stepping = RT_LR_PER_EPOCH;   /* sampled at epoch starts, still in iterations */
+    CHECK_NEAR(rt_lr_at(&c, 5050), 0.01 * pow(1.5, -0.75), TOL);
+
+    rt_lr_config g = { .base = 0.1, .steps_per_epoch = 100, .epochs = 6, .stepping = RT_LR_PER_ITERATION,
+                       .kind = RT_LR_SIGMOID, .sigmoid = { .gamma = -0.01, .step_iterations = 300 } };
+    CHECK(rt_lr_validate(&g, NULL) == RT_OK);
+    CHECK_NEAR(rt_lr_at(&g, 300), 0.05, TOL);
+    CHECK_NEAR(rt_lr_at(&g, 0), 0.1 / (1.0 + exp(-0.01 * 300)), TOL);
+    CHECK_NEAR(rt_lr_at(&g, 500), 0.1 / (1.0 + exp(0.01 * 200)), TOL);
+    rt_lr_point pts[8];
+    int n = rt_lr_key_points(pts, 8, &g);
+    CHECK(n == 3 && pts[1].step == 300 && pts[2].step == 599);
+    g.sigmoid.gamma = NAN;
+    rt_err err;
+    CHECK(rt_lr_validate(&g, &err) == RT_E_RANGE);
+}
+
 int main(void) {
+    test_caffe_inv_sigmoid();
     test_decay_spans_the_iterations();
     test_milestones_in_iterations();
     test_milestone_inside_warmup_refused();

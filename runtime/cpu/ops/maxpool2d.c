@@ -26,7 +26,9 @@ static void pool2x2_plane(real_t *y, int32_t *am, const real_t *x, const rt_pool
 void RT_FN(maxpool2d_forward)(real_t *out /*N,C,OH,OW*/, int32_t *argmax /*N,C,OH,OW*/,
                               const real_t *in /*N,C,H,W*/, const rt_pool_shape *s) {
     long planes = (long)s->n * s->c;
-    if (s->kh == 2 && s->kw == 2 && s->sh == 2 && s->sw == 2 && s->ph == 0 && s->pw == 0) {
+    /* (ceil mode can add a last window that runs past the input: the general loop clips it) */
+    if (s->kh == 2 && s->kw == 2 && s->sh == 2 && s->sw == 2 && s->ph == 0 && s->pw == 0 &&
+        2 * s->oh <= s->h && 2 * s->ow <= s->w) {
         #pragma omp parallel for schedule(static)
         for (long pl = 0; pl < planes; pl++)
             pool2x2_plane(out + pl * s->oh * s->ow, argmax + pl * s->oh * s->ow,

@@ -1,9 +1,17 @@
 /* 2-D average pooling, count_include_pad = true (torch's default): every window divides by
- * kh·kw; the backward gathers per input from the windows that hold it. */
+ * its area inside the padded input (kh·kw in floor mode; less for a ceil-mode window past the
+ * padding, Caffe's rule); the backward gathers per input from the windows that hold it. */
 #include "../cuda_common.cuh"
 #include "pool_window.cuh"
 
-template <typename T> __global__ void avgpool_forward_kernel(T *out, const T *in, rt_pool_shape s, float inv) {
+/* 1 / the window's area clipped to the padded input [-p, size + p), as the CPU's. */
+__device__ static inline float window_inv(const rt_pool_shape &s, int oy, int ox) {
+    int y0 = oy * s.sh - s.ph, x0 = ox * s.sw - s.pw;
+    int y1 = min(y0 + s.kh, s.h + s.ph), x1 = min(x0 + s.kw, s.w + s.pw);
+    return 1.0f / (float)((y1 - y0) * (x1 - x0));
+}
+
+template <typename T> __global__ void avgpool_forward_kernel(T *out, const T *in, rt_pool_shape s) {
     GRID_STRIDE(o, (long)s.n * s.c * s.oh * s.ow) {
         long pl = o / ((long)s.oh * s.ow);
         int oy = (int)(o / s.ow % s.oh), ox = (int)(o % s.ow);
@@ -17,11 +25,11 @@ template <typename T> __global__ void avgpool_forward_kernel(T *out, const T *in
                 if (ix >= 0 && ix < s.w) acc += rt_ld(x[iy * s.w + ix]);
             }
         }
-        out[o] = rt_st<T>(acc * inv);
+        out[o] = rt_st<T>(acc * window_inv(s, oy, ox));
     }
 }
 
-template <typename T> __global__ void avgpool_backward_kernel(T *din, const T *dout, rt_pool_shape s, float inv) {
+template <typename T> __global__ void avgpool_backward_kernel(T *din, const T *dout, rt_pool_shape s) {
     GRID_STRIDE(i, (long)s.n * s.c * s.h * s.w) {
         long pl = i / ((long)s.h * s.w);
         int iy = (int)(i / s.w % s.h), ix = (int)(i % s.w);
@@ -31,19 +39,19 @@ template <typename T> __global__ void avgpool_backward_kernel(T *din, const T *d
         const T *dy = dout + pl * s.oh * s.ow;
         float acc = 0.0f;
         for (int oy = y0; oy <= y1; oy++)
-            for (int ox = x0; ox <= x1; ox++) acc += rt_ld(dy[oy * s.ow + ox]) * inv;
+            for (int ox = x0; ox <= x1; ox++) acc += rt_ld(dy[oy * s.ow + ox]) * window_inv(s, oy, ox);
         din[i] = rt_st<T>(acc);
     }
 }
 
 void cuda_avgpool2d_forward(void *out, const void *in, const rt_pool_shape *s) {
     RT_ACT_DISPATCH(avgpool_forward_kernel<T><<<rt_blocks((long)s->n * s->c * s->oh * s->ow), RT_THREADS, 0, rt_stream()>>>(
-        (T *)out, (const T *)in, *s, 1.0f / (s->kh * s->kw)));
+        (T *)out, (const T *)in, *s));
     CUDA_LAUNCHED();
 }
 
 void cuda_avgpool2d_backward(void *din, const void *dout, const rt_pool_shape *s) {
     RT_ACT_DISPATCH(avgpool_backward_kernel<T><<<rt_blocks((long)s->n * s->c * s->h * s->w), RT_THREADS, 0, rt_stream()>>>(
-        (T *)din, (const T *)dout, *s, 1.0f / (s->kh * s->kw)));
+        (T *)din, (const T *)dout, *s));
     CUDA_LAUNCHED();
 }
