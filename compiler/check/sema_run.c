@@ -150,12 +150,14 @@ static void read_optimizer(run_config *run, const ast_node *solver) {
         run->dampening = sv_float(m, SM_SGD, "dampening");
         run->weight_decay = sv_float(m, SM_SGD, "weight_decay");
         run->exempt_bn_bias = sv_bool(m, SM_SGD, "exempt_bn_bias");
+        run->exempt_norm = sv_bool(m, SM_SGD, "exempt_norm");
     } else if ((m = sv_msg(solver, SM_SOLVER, "lars"))) {
         run->optimizer = RUN_OPT_LARS;
         run->momentum = sv_float(m, SM_LARS, "momentum");
         run->weight_decay = sv_float(m, SM_LARS, "weight_decay");
         run->eta = sv_float(m, SM_LARS, "eta");
         run->exempt_bn_bias = sv_bool(m, SM_LARS, "exempt_bn_bias");
+        run->exempt_norm = sv_bool(m, SM_LARS, "exempt_norm");
     } else if ((m = sv_msg(solver, SM_SOLVER, "adamw"))) {
         run->optimizer = RUN_OPT_ADAMW;
         run->beta1 = sv_float(m, SM_ADAMW, "beta1");
@@ -163,7 +165,32 @@ static void read_optimizer(run_config *run, const ast_node *solver) {
         run->adam_eps = sv_float(m, SM_ADAMW, "eps");
         run->weight_decay = sv_float(m, SM_ADAMW, "weight_decay");
         run->exempt_bn_bias = sv_bool(m, SM_ADAMW, "exempt_bn_bias");
+        run->exempt_norm = sv_bool(m, SM_ADAMW, "exempt_norm");
+    } else if ((m = sv_msg(solver, SM_SOLVER, "lamb"))) {
+        run->optimizer = RUN_OPT_LAMB;
+        run->beta1 = sv_float(m, SM_LAMB, "beta1");
+        run->beta2 = sv_float(m, SM_LAMB, "beta2");
+        run->adam_eps = sv_float(m, SM_LAMB, "eps");
+        run->weight_decay = sv_float(m, SM_LAMB, "weight_decay");
+        run->exempt_bn_bias = sv_bool(m, SM_LAMB, "exempt_bn_bias");
+        run->exempt_norm = sv_bool(m, SM_LAMB, "exempt_norm");
+        run->lamb_max_grad_norm = sv_float(m, SM_LAMB, "max_grad_norm");
+        run->lamb_trust_clip = sv_bool(m, SM_LAMB, "trust_clip");
     }
+}
+
+/* torchvision's train.py: alpha = min(1, (1 - decay) x world x batch x steps / epochs). */
+static void read_ema(run_config *run, const ast_node *solver) {
+    const ast_node *m = sv_msg(solver, SM_SOLVER, "ema");
+    if (!m) return;
+    run->ema.decay = sv_float(m, SM_EMA, "decay");
+    run->ema.every_iterations = sv_int(m, SM_EMA, "every_iterations");
+    run->ema.warmup_epochs = sv_int(m, SM_EMA, "warmup_epochs");
+    run->ema.batch_adjust = sv_bool(m, SM_EMA, "batch_adjust");
+    double alpha = 1.0 - run->ema.decay;
+    if (run->ema.batch_adjust)
+        alpha *= (double)run->global_batch * (double)run->ema.every_iterations / (double)run->epochs;
+    run->ema.alpha = alpha < 1.0 ? alpha : 1.0;
 }
 
 static int read_warmup(rt_lr_config *lr, diag_ctx *diag, const ast_node *w) {
@@ -366,6 +393,7 @@ int sema_build_run(run_config *run, diag_ctx *diag, const ast_node *root, const 
     if (!train || !solver || errors) return errors;
     if (read_train_samples(run, diag, data, train) || derive_steps(run, diag, train)) return errors + 1;
     errors += read_lr(run, diag, solver);
+    read_ema(run, solver);
     run->has_run = errors == 0;
     return errors;
 }

@@ -188,11 +188,14 @@ static int emit_tables(emitter *e) {
     int n = 0;
     for (int i = net->n_ops - 1; i >= 0; i--) {   /* offset order */
         const ir_op *op = &net->ops[i];
-        int norm = op->kind == IR_BN || op->kind == IR_LN || op->kind == IR_LAYER_SCALE;
+        /* rt_param_tensor.no_decay: weights decay, biases and layer scales are RT_PARAM_BIAS,
+         * a norm's weight and bias RT_PARAM_NORM (exempt_norm exempts only these). */
+        int kind = op->kind == IR_BN || op->kind == IR_LN ? 2 : op->kind == IR_LAYER_SCALE ? 1 : 0;
+        int bias_kind = kind ? kind : 1;
         if (op->w_off >= 0)
-            fprintf(out, "    { \"%s.weight\", %ld, %ld, %d },\n", op->name, op->w_off, op->w_count, norm), n++;
+            fprintf(out, "    { \"%s.weight\", %ld, %ld, %d },\n", op->name, op->w_off, op->w_count, kind), n++;
         if (op->b_off >= 0)
-            fprintf(out, "    { \"%s.bias\", %ld, %ld, 1 },\n", op->name, op->b_off, op->b_count), n++;
+            fprintf(out, "    { \"%s.bias\", %ld, %ld, %d },\n", op->name, op->b_off, op->b_count, bias_kind), n++;
     }
     fprintf(out, "};\n\n/* Gradient buckets (offset, count in floats), in the order backward completes them. */\n"
                  "static const rt_grad_bucket buckets[] = {\n");

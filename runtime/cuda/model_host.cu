@@ -146,7 +146,7 @@ static void upload(rt_model_ctx *ctx, const rt_run_config *run, const float *opt
     if (!offsets || !counts || !exempt) rt_die("out of host memory for the optimizer's tensor table");
     for (int i = 0; i < n; i++) {
         offsets[i] = model.tensors[i].offset, counts[i] = model.tensors[i].count;
-        exempt[i] = run->exempt_bn_bias && model.tensors[i].no_decay;
+        exempt[i] = rt_param_exempt(run, &model.tensors[i]);
     }
     /* the all-reduce leaves the sum over ranks: the optimizer divides by the world size */
     rt_dev.optim = rt_cuda_optim_create(&run->optim, offsets, counts, exempt, n, run->weight_decay,
