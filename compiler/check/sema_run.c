@@ -39,7 +39,8 @@ static int check_normalize(diag_ctx *diag, const ast_node *norm, const net_desc 
     return 1;
 }
 
-/* A crop must produce exactly the net's input size. */
+/* A crop must produce exactly the net's input size (data.val's: for sources other than images,
+ * which cannot be evaluated at another resolution). */
 static int check_crop(diag_ctx *diag, const ast_node *msg, schema_msg_id id, const char *field,
                       const net_desc *net) {
     if (!sv_has(msg, id, field)) return 0;
@@ -116,7 +117,15 @@ static int read_val(run_config *run, diag_ctx *diag, const ast_node *val, const 
     d->center_crop = sv_int(val, SM_VAL, "center_crop");
     const ast_node *norm = sv_msg(val, SM_VAL, "normalize");
     read_normalize(d, norm);
-    return errors + check_normalize(diag, norm, net) + check_crop(diag, val, SM_VAL, "center_crop", net);
+    errors += check_normalize(diag, norm, net);
+    /* A crop other than the input size sets the evaluation resolution (sema_eval.c checks the
+     * net there); only image sources can be read at another size. */
+    if (d->center_crop && (d->center_crop != net->input.h || d->center_crop != net->input.w)) {
+        if (d->source != RUN_DATA_IMAGE_FOLDER)
+            return errors + check_crop(diag, val, SM_VAL, "center_crop", net);
+        run->eval_h = run->eval_w = d->center_crop;
+    }
+    return errors;
 }
 
 /* data.train_samples, or its schema default for the source: a size, or train.samples. */

@@ -136,6 +136,9 @@ static void show_run(FILE *out, const run_config *r, show_plan plan) {
     fprintf(out, "  optimizer         %s, label smoothing %s%s\n", optimizer_names[r->optimizer], v,
             r->exempt_norm ? ", no weight decay on norms" : "");
     show_ema(out, r);
+    if (r->eval_h)
+        fprintf(out, "  eval resolution   %lldx%lld (data.val's crop; the net trains at net.input_shape)\n",
+                (long long)r->eval_h, (long long)r->eval_w);
     fprintf(out, "  precision         compute %s, master FP32, loss scale %s\n",
             run_compute_names[r->compute], run_loss_scale_names[r->loss_scale]);
     show_format_float(v, sizeof v, r->bucket_mb);

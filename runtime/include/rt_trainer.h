@@ -92,6 +92,11 @@ typedef struct {
     int exempt_bn_bias;
     int exempt_norm;        /* no decay (nor LARS/LAMB trust) on RT_PARAM_NORM tensors only */
     rt_ema_config ema;      /* solver.ema; decay 0 = none */
+    /* Evaluation at data.val's crop when it differs from the input (train 176 / eval 224):
+     * the val set is read at eval_h x eval_w and the model's eval_forward runs a forward
+     * lowered at that shape, in an arena of eval_arena_bytes. 0: at the input shape. */
+    int eval_h, eval_w;
+    long eval_arena_bytes;
     double clip_grad_norm;  /* 0 = off */
     int log_every, eval_every, ckpt_every, ckpt_keep;
     double hang_timeout_s;  /* parallel.hang_timeout: seconds a stopped peer may hold a wait; 0 = derived */

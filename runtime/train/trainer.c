@@ -92,6 +92,7 @@ static void load_data(trainer *t) {
         rt_dataset_load_idx(&t->train_set, dir, "train", m->classes, NULL);
         rt_dataset_load_idx(&t->val_set, dir, "t10k", m->classes, NULL);
     }
+    if (run->eval_h) t->val_set.h = run->eval_h, t->val_set.w = run->eval_w;   /* read at the eval resolution */
     const rt_dataset *d = &t->train_set;
     if (d->c != m->in_c || d->h != m->in_h || d->w != m->in_w)
         rt_die_hint("point --data at a dataset of the spec's input shape, or change net.input_shape",
@@ -112,7 +113,7 @@ static void make_loader(trainer *t, rt_loader *l, const rt_dataset *ds, int trai
     cfg.raw_u8 = t->m->input_u8;   /* a device model normalizes on the device */
     memcpy(cfg.mean, t->run.mean, sizeof cfg.mean);
     memcpy(cfg.std, t->run.std, sizeof cfg.std);
-    rt_data_image_loader_config(&t->run, train, t->args.decode_threads, t->m->in_h, t->m->in_w, &cfg);
+    rt_data_image_loader_config(&t->run, train, t->args.decode_threads, ds->h, ds->w, &cfg);
     rt_loader_init(l, ds, &cfg, NULL);
 }
 
@@ -121,7 +122,9 @@ static void allocate(trainer *t) {
     t->ctx.params = rt_alloc_aligned((size_t)m->n_params * sizeof(float));
     t->ctx.grads = rt_alloc_aligned((size_t)m->n_params * sizeof(float));
     t->ctx.buffers = rt_alloc_aligned((size_t)(m->n_buffers ? m->n_buffers : 1) * sizeof(float));
-    t->ctx.arena = rt_alloc_aligned((size_t)m->arena_bytes);
+    /* the evaluation resolution's forward plans its own offsets in the same arena */
+    long arena = m->arena_bytes > t->run.eval_arena_bytes ? m->arena_bytes : t->run.eval_arena_bytes;
+    t->ctx.arena = rt_alloc_aligned((size_t)arena);
     t->n_state = (long)rt_optim_state_per_param(&t->run.optim) * m->n_params;
     t->opt_state = rt_alloc_aligned((size_t)(t->n_state ? t->n_state : 1) * sizeof(float));
     t->logits = rt_alloc_aligned((size_t)m->batch * m->classes * sizeof(float));
