@@ -150,6 +150,21 @@ static int read_train_samples(run_config *run, diag_ctx *diag, const ast_node *d
     return 1;
 }
 
+/* Weight decay and its exemptions, in every optimizer's message. */
+static void read_decay(run_config *run, const ast_node *m, schema_msg_id id) {
+    run->weight_decay = sv_float(m, id, "weight_decay");
+    run->exempt_bn_bias = sv_bool(m, id, "exempt_bn_bias");
+    run->exempt_norm = sv_bool(m, id, "exempt_norm");
+}
+
+/* The Adam moments' settings, shared by AdamW and LAMB. */
+static void read_adam(run_config *run, const ast_node *m, schema_msg_id id) {
+    run->beta1 = sv_float(m, id, "beta1");
+    run->beta2 = sv_float(m, id, "beta2");
+    run->adam_eps = sv_float(m, id, "eps");
+    read_decay(run, m, id);
+}
+
 static void read_optimizer(run_config *run, const ast_node *solver) {
     const ast_node *m;
     if ((m = sv_msg(solver, SM_SOLVER, "sgd"))) {
@@ -157,32 +172,18 @@ static void read_optimizer(run_config *run, const ast_node *solver) {
         run->momentum = sv_float(m, SM_SGD, "momentum");
         run->nesterov = sv_bool(m, SM_SGD, "nesterov");
         run->dampening = sv_float(m, SM_SGD, "dampening");
-        run->weight_decay = sv_float(m, SM_SGD, "weight_decay");
-        run->exempt_bn_bias = sv_bool(m, SM_SGD, "exempt_bn_bias");
-        run->exempt_norm = sv_bool(m, SM_SGD, "exempt_norm");
+        read_decay(run, m, SM_SGD);
     } else if ((m = sv_msg(solver, SM_SOLVER, "lars"))) {
         run->optimizer = RUN_OPT_LARS;
         run->momentum = sv_float(m, SM_LARS, "momentum");
-        run->weight_decay = sv_float(m, SM_LARS, "weight_decay");
         run->eta = sv_float(m, SM_LARS, "eta");
-        run->exempt_bn_bias = sv_bool(m, SM_LARS, "exempt_bn_bias");
-        run->exempt_norm = sv_bool(m, SM_LARS, "exempt_norm");
+        read_decay(run, m, SM_LARS);
     } else if ((m = sv_msg(solver, SM_SOLVER, "adamw"))) {
         run->optimizer = RUN_OPT_ADAMW;
-        run->beta1 = sv_float(m, SM_ADAMW, "beta1");
-        run->beta2 = sv_float(m, SM_ADAMW, "beta2");
-        run->adam_eps = sv_float(m, SM_ADAMW, "eps");
-        run->weight_decay = sv_float(m, SM_ADAMW, "weight_decay");
-        run->exempt_bn_bias = sv_bool(m, SM_ADAMW, "exempt_bn_bias");
-        run->exempt_norm = sv_bool(m, SM_ADAMW, "exempt_norm");
+        read_adam(run, m, SM_ADAMW);
     } else if ((m = sv_msg(solver, SM_SOLVER, "lamb"))) {
         run->optimizer = RUN_OPT_LAMB;
-        run->beta1 = sv_float(m, SM_LAMB, "beta1");
-        run->beta2 = sv_float(m, SM_LAMB, "beta2");
-        run->adam_eps = sv_float(m, SM_LAMB, "eps");
-        run->weight_decay = sv_float(m, SM_LAMB, "weight_decay");
-        run->exempt_bn_bias = sv_bool(m, SM_LAMB, "exempt_bn_bias");
-        run->exempt_norm = sv_bool(m, SM_LAMB, "exempt_norm");
+        read_adam(run, m, SM_LAMB);
         run->lamb_max_grad_norm = sv_float(m, SM_LAMB, "max_grad_norm");
         run->lamb_trust_clip = sv_bool(m, SM_LAMB, "trust_clip");
     }
