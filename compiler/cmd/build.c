@@ -121,14 +121,6 @@ static int cpu_precision_check(const char *spec_path, const run_config *run) {
     return 1;
 }
 
-/* What the CUDA backend does not implement yet is refused here, not ignored. */
-static int cuda_feature_check(const char *spec_path, const run_config *run) {
-    if (run->ema.decay <= 0) return 0;
-    fprintf(stderr, "%s: error: solver.ema is not implemented by the CUDA backend\n"
-                    "  hint: build with --backend cpu, or remove solver.ema\n", spec_path);
-    return 1;
-}
-
 /* Runs argv, returning its exit status (or -1). stdout/stderr pass through. */
 static int run_command(char *const argv[]) {
     pid_t pid = fork();
@@ -181,7 +173,6 @@ int build_emit_opts(const char *spec_path, const char *emit_dir, int quiet, cons
     memset(&eval_sched, 0, sizeof eval_sched);
     char *run_c = NULL;
     if (rc == 0 && opt->backend != BACKEND_CUDA) rc = cpu_precision_check(spec_path, &res.run);
-    if (rc == 0 && opt->backend == BACKEND_CUDA) rc = cuda_feature_check(spec_path, &res.run);
     if (rc == 0) {
         char err[512];
         run_c = emit_run_config(&res.run, err, sizeof err);

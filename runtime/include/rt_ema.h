@@ -38,6 +38,9 @@ void rt_ema_init(rt_ema *e, const rt_ema_config *cfg, long n_params, long n_buff
                  long epochs);
 int rt_ema_on(const rt_ema *e);
 void rt_ema_reset(rt_ema *e, const float *params, const float *buffers);
+/* Whether the update after global step `step` takes the weights (a device model downloads
+ * them first). */
+int rt_ema_due(const rt_ema *e, long step, long steps_per_epoch);
 /* step: the 0-based global step whose optimizer update just finished. */
 void rt_ema_after_step(rt_ema *e, const float *params, const float *buffers, long step, long steps_per_epoch);
 void rt_ema_free(rt_ema *e);

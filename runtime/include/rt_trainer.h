@@ -138,6 +138,9 @@ typedef struct rt_device_hooks {
     /* Forgets a batch staged from rt_model_ctx.next_x, waiting for its copy: before the
      * training loader is repositioned, which hands its slots out anew. */
     void (*drop_staged)(rt_model_ctx *ctx);
+    /* Puts these host weights and BN statistics on the device in place of the model's (the
+     * EMA's for its evaluation, then the model's back); the optimizer state stays. */
+    void (*load_weights)(rt_model_ctx *ctx, const float *params, const float *buffers);
 } rt_device_hooks;
 
 /* Unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is set: OpenMP workers spin briefly at barriers

@@ -33,10 +33,13 @@ static void average(float *avg, const float *x, long n, float keep, float take) 
     for (long i = 0; i < n; i++) avg[i] = keep * avg[i] + take * x[i];
 }
 
+int rt_ema_due(const rt_ema *e, long step, long steps_per_epoch) {
+    return rt_ema_on(e) && (step % steps_per_epoch) % e->every == 0;
+}
+
 void rt_ema_after_step(rt_ema *e, const float *params, const float *buffers, long step, long steps_per_epoch) {
-    if (!rt_ema_on(e)) return;
-    long batch_in_epoch = step % steps_per_epoch, epoch = step / steps_per_epoch;
-    if (batch_in_epoch % e->every != 0) return;
+    if (!rt_ema_due(e, step, steps_per_epoch)) return;
+    long epoch = step / steps_per_epoch;
     if (e->count == 0) {
         memcpy(e->params, params, (size_t)e->n_params * sizeof(float));
         if (e->n_buffers) memcpy(e->buffers, buffers, (size_t)e->n_buffers * sizeof(float));

@@ -301,10 +301,16 @@ static void evaluate(trainer *t, double *loss, double *top1, double *top5) {
 
 /* The same over the EMA's weights and statistics (solver.ema), put in the model's place. */
 static void evaluate_ema(trainer *t, double *loss, double *top1, double *top5) {
+    const rt_device_hooks *dev = t->m->device;
     float *params = t->ctx.params, *buffers = t->ctx.buffers;
+    if (dev) {   /* the model's weights wait in the host mirror while the EMA's are on the device */
+        dev->download(&t->ctx, NULL, 0);
+        dev->load_weights(&t->ctx, t->ema.params, t->ema.buffers);
+    }
     t->ctx.params = t->ema.params, t->ctx.buffers = t->ema.buffers;
     evaluate(t, loss, top1, top5);
     t->ctx.params = params, t->ctx.buffers = buffers;
+    if (dev) dev->load_weights(&t->ctx, params, buffers);
 }
 
 /* The gradients hold the sum over ranks of per-rank means; 1/world makes them the mean
@@ -382,7 +388,10 @@ static double train_one_step(trainer *t, long *correct) {
     }
     *correct += c1;
     optimizer_step(t, rt_lr_at(&t->run.lr, t->step));
-    rt_ema_after_step(&t->ema, t->ctx.params, t->ctx.buffers, t->step, t->steps_per_epoch);
+    if (rt_ema_due(&t->ema, t->step, t->steps_per_epoch)) {
+        if (m->device) m->device->download(&t->ctx, NULL, 0);   /* the weights only, into the host mirror */
+        rt_ema_after_step(&t->ema, t->ctx.params, t->ctx.buffers, t->step, t->steps_per_epoch);
+    }
     t->step++;
     return loss;
 }
@@ -605,8 +614,6 @@ int rt_trainer_main(const rt_model *m, const rt_run_config *run, int argc, char 
     allocate(&t);
     m->init(t.ctx.params, t.ctx.buffers, t.run.seed);
     start_from_weights(&t);
-    if (m->device && t.run.ema.decay > 0)
-        rt_die_hint("rebuild with --backend cpu, or remove solver.ema", "solver.ema is not implemented by device models");
     rt_ema_init(&t.ema, &t.run.ema, m->n_params, m->n_buffers, t.global_batch, t.run.epochs);
     rt_ema_reset(&t.ema, t.ctx.params, t.ctx.buffers);   /* torchvision copies the model at the start */
     t.ctx.training = 1;
