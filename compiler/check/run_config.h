@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include "rt_schedule.h"
 
-typedef enum { RUN_OPT_SGD = 0, RUN_OPT_LARS, RUN_OPT_ADAMW } run_optimizer;
+typedef enum { RUN_OPT_SGD = 0, RUN_OPT_LARS, RUN_OPT_ADAMW, RUN_OPT_LAMB } run_optimizer;
 typedef enum { RUN_FP32 = 0, RUN_TF32, RUN_FP16, RUN_BF16 } run_compute;
 typedef enum { RUN_LOSS_SCALE_NONE = 0, RUN_LOSS_SCALE_STATIC, RUN_LOSS_SCALE_DYNAMIC } run_loss_scale;
 
@@ -45,6 +45,7 @@ typedef struct run_config {
 
     run_data_split train, val;
     bool has_val;
+    int64_t eval_h, eval_w;   /* evaluation resolution when data.val's crop differs from the input; 0 = the input's */
     int64_t train_samples, val_samples;        /* val_samples 0 = whole set */
     int64_t decode_threads;   /* image sources; 0 = the runtime's default */
     int64_t max_decode_failures;
@@ -54,6 +55,15 @@ typedef struct run_config {
     run_optimizer optimizer;
     double momentum, dampening, weight_decay, eta, beta1, beta2, adam_eps;
     bool nesterov, exempt_bn_bias;
+    bool exempt_norm;         /* no decay on norm weights and biases only */
+    double lamb_max_grad_norm;
+    bool lamb_trust_clip;
+    struct {                  /* solver.ema; decay 0 = off */
+        double decay;
+        int64_t every_iterations, warmup_epochs;
+        bool batch_adjust;
+        double alpha;         /* derived: the weight of the model in each update */
+    } ema;
     double label_smoothing, clip_grad_norm;
     int64_t log_every, eval_every, ckpt_every_epochs, ckpt_keep;
     int64_t iterations;       /* solver.iterations; 0 = the run is `epochs` long */

@@ -20,6 +20,7 @@ int sema_analyze(sema_result *res, diag_ctx *diag, const ast_node *root) {
      * per run. The run stage reads everything, so it needs a clean tree. */
     if (!net || net_errors || sema_build_net(&res->net, diag, net) || field_errors) return 1;
     if (sema_build_run(&res->run, diag, root, &res->net)) return 1;
+    if (sema_build_eval_net(res, diag, root)) return 1;
     if (init_sema(diag, root, &res->net)) return 1;   /* init { spec: ... } matches another net */
     char *text = spec_print_to_string(root), *training = spec_print_training_to_string(root);
     if (text && training) {
@@ -34,6 +35,7 @@ int sema_analyze(sema_result *res, diag_ctx *diag, const ast_node *root) {
 
 void sema_result_free(sema_result *res) {
     net_desc_free(&res->net);
+    if (res->has_eval_net) net_desc_free(&res->eval_net);
 }
 
 int sema_load(spec_doc *doc, sema_result *res, diag_ctx *diag, const char *path) {

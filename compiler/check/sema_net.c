@@ -246,11 +246,16 @@ static int check_classes(diag_ctx *diag, net_desc *net, const ast_node *net_msg)
 }
 
 int sema_build_net(net_desc *net, diag_ctx *diag, const ast_node *net_msg) {
+    return sema_build_net_at(net, diag, net_msg, NULL);
+}
+
+int sema_build_net_at(net_desc *net, diag_ctx *diag, const ast_node *net_msg, const net_shape *input) {
     memset(net, 0, sizeof *net);
     net->loss_layer = -1;
     const ast_node *shape = sv_get(net_msg, SM_NET, "input_shape");
     if (!shape || shape->kind != AST_LIST || shape->n_kids != 3) return 1;
     net->input = (net_shape){shape->kids[0]->ival, shape->kids[1]->ival, shape->kids[2]->ival};
+    if (input) net->input = *input;
     if (sema_shape_bytes(diag, shape->loc, "input_shape", net->input, NULL)) return 1;
 
     const ast_node **msgs = NULL;

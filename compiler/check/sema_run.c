@@ -39,7 +39,8 @@ static int check_normalize(diag_ctx *diag, const ast_node *norm, const net_desc 
     return 1;
 }
 
-/* A crop must produce exactly the net's input size. */
+/* A crop must produce exactly the net's input size (data.val's: for sources other than images,
+ * which cannot be evaluated at another resolution). */
 static int check_crop(diag_ctx *diag, const ast_node *msg, schema_msg_id id, const char *field,
                       const net_desc *net) {
     if (!sv_has(msg, id, field)) return 0;
@@ -116,7 +117,15 @@ static int read_val(run_config *run, diag_ctx *diag, const ast_node *val, const 
     d->center_crop = sv_int(val, SM_VAL, "center_crop");
     const ast_node *norm = sv_msg(val, SM_VAL, "normalize");
     read_normalize(d, norm);
-    return errors + check_normalize(diag, norm, net) + check_crop(diag, val, SM_VAL, "center_crop", net);
+    errors += check_normalize(diag, norm, net);
+    /* A crop other than the input size sets the evaluation resolution (sema_eval.c checks the
+     * net there); only image sources can be read at another size. */
+    if (d->center_crop && (d->center_crop != net->input.h || d->center_crop != net->input.w)) {
+        if (d->source != RUN_DATA_IMAGE_FOLDER)
+            return errors + check_crop(diag, val, SM_VAL, "center_crop", net);
+        run->eval_h = run->eval_w = d->center_crop;
+    }
+    return errors;
 }
 
 /* data.train_samples, or its schema default for the source: a size, or train.samples. */
@@ -141,6 +150,21 @@ static int read_train_samples(run_config *run, diag_ctx *diag, const ast_node *d
     return 1;
 }
 
+/* Weight decay and its exemptions, in every optimizer's message. */
+static void read_decay(run_config *run, const ast_node *m, schema_msg_id id) {
+    run->weight_decay = sv_float(m, id, "weight_decay");
+    run->exempt_bn_bias = sv_bool(m, id, "exempt_bn_bias");
+    run->exempt_norm = sv_bool(m, id, "exempt_norm");
+}
+
+/* The Adam moments' settings, shared by AdamW and LAMB. */
+static void read_adam(run_config *run, const ast_node *m, schema_msg_id id) {
+    run->beta1 = sv_float(m, id, "beta1");
+    run->beta2 = sv_float(m, id, "beta2");
+    run->adam_eps = sv_float(m, id, "eps");
+    read_decay(run, m, id);
+}
+
 static void read_optimizer(run_config *run, const ast_node *solver) {
     const ast_node *m;
     if ((m = sv_msg(solver, SM_SOLVER, "sgd"))) {
@@ -148,22 +172,35 @@ static void read_optimizer(run_config *run, const ast_node *solver) {
         run->momentum = sv_float(m, SM_SGD, "momentum");
         run->nesterov = sv_bool(m, SM_SGD, "nesterov");
         run->dampening = sv_float(m, SM_SGD, "dampening");
-        run->weight_decay = sv_float(m, SM_SGD, "weight_decay");
-        run->exempt_bn_bias = sv_bool(m, SM_SGD, "exempt_bn_bias");
+        read_decay(run, m, SM_SGD);
     } else if ((m = sv_msg(solver, SM_SOLVER, "lars"))) {
         run->optimizer = RUN_OPT_LARS;
         run->momentum = sv_float(m, SM_LARS, "momentum");
-        run->weight_decay = sv_float(m, SM_LARS, "weight_decay");
         run->eta = sv_float(m, SM_LARS, "eta");
-        run->exempt_bn_bias = sv_bool(m, SM_LARS, "exempt_bn_bias");
+        read_decay(run, m, SM_LARS);
     } else if ((m = sv_msg(solver, SM_SOLVER, "adamw"))) {
         run->optimizer = RUN_OPT_ADAMW;
-        run->beta1 = sv_float(m, SM_ADAMW, "beta1");
-        run->beta2 = sv_float(m, SM_ADAMW, "beta2");
-        run->adam_eps = sv_float(m, SM_ADAMW, "eps");
-        run->weight_decay = sv_float(m, SM_ADAMW, "weight_decay");
-        run->exempt_bn_bias = sv_bool(m, SM_ADAMW, "exempt_bn_bias");
+        read_adam(run, m, SM_ADAMW);
+    } else if ((m = sv_msg(solver, SM_SOLVER, "lamb"))) {
+        run->optimizer = RUN_OPT_LAMB;
+        read_adam(run, m, SM_LAMB);
+        run->lamb_max_grad_norm = sv_float(m, SM_LAMB, "max_grad_norm");
+        run->lamb_trust_clip = sv_bool(m, SM_LAMB, "trust_clip");
     }
+}
+
+/* torchvision's train.py: alpha = min(1, (1 - decay) x world x batch x steps / epochs). */
+static void read_ema(run_config *run, const ast_node *solver) {
+    const ast_node *m = sv_msg(solver, SM_SOLVER, "ema");
+    if (!m) return;
+    run->ema.decay = sv_float(m, SM_EMA, "decay");
+    run->ema.every_iterations = sv_int(m, SM_EMA, "every_iterations");
+    run->ema.warmup_epochs = sv_int(m, SM_EMA, "warmup_epochs");
+    run->ema.batch_adjust = sv_bool(m, SM_EMA, "batch_adjust");
+    double alpha = 1.0 - run->ema.decay;
+    if (run->ema.batch_adjust)
+        alpha *= (double)run->global_batch * (double)run->ema.every_iterations / (double)run->epochs;
+    run->ema.alpha = alpha < 1.0 ? alpha : 1.0;
 }
 
 static int read_warmup(rt_lr_config *lr, diag_ctx *diag, const ast_node *w) {
@@ -374,6 +411,7 @@ int sema_build_run(run_config *run, diag_ctx *diag, const ast_node *root, const 
     if (!train || !solver || errors) return errors;
     if (read_train_samples(run, diag, data, train) || derive_steps(run, diag, train)) return errors + 1;
     errors += read_lr(run, diag, solver);
+    read_ema(run, solver);
     run->has_run = errors == 0;
     return errors;
 }

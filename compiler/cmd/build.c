@@ -8,7 +8,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include "build_eval.h"
 #include "emit.h"
 #include "emit_run.h"
 #include "init_match.h"
@@ -59,6 +61,10 @@ static void fill_model(FILE *f, const void *arg) {
     const model_args *a = arg;
     emit_model(f, a->s, a->info);
 }
+static void fill_model_eval(FILE *f, const void *arg) {
+    const model_args *a = arg;
+    emit_model_eval(f, a->s, a->info);
+}
 static void fill_cuda_kernels(FILE *f, const void *arg) {
     const model_args *a = arg;
     emit_cuda_kernels(f, a->s, a->info);
@@ -75,12 +81,15 @@ static void fill_buckets(FILE *f, const void *arg) {
 
 /* The emitted sources: model.c (and, CUDA, kernels.cu and kernels.h with the fused kernels),
  * plan.txt and buckets.txt, all printed from the one schedule. */
-static int write_sources(const char *emit_dir, const schedule *s, const emit_info *info) {
-    model_args ma = { s, info };
+static int write_sources(const char *emit_dir, const schedule *s, const schedule *eval, const emit_info *info) {
+    model_args ma = { s, info }, mea = { eval, info };
     char path[4096];
     int rc = 0;
     snprintf(path, sizeof path, "%s/model.c", emit_dir);
     rc = rc || write_file(path, fill_model, &ma);
+    snprintf(path, sizeof path, "%s/model_eval.c", emit_dir);   /* the evaluation resolution's forward */
+    if (eval) rc = rc || write_file(path, fill_model_eval, &mea);
+    else unlink(path);
     if (s->opt.backend == BACKEND_CUDA) {
         snprintf(path, sizeof path, "%s/kernels.cu", emit_dir);
         rc = rc || write_file(path, fill_cuda_kernels, &ma);
@@ -159,8 +168,9 @@ int build_emit_opts(const char *spec_path, const char *emit_dir, int quiet, cons
                         "  hint: a model spec is built by a run spec that extends it\n", spec_path);
         rc = 1;
     }
-    schedule sched;
+    schedule sched, eval_sched;
     memset(&sched, 0, sizeof sched);
+    memset(&eval_sched, 0, sizeof eval_sched);
     char *run_c = NULL;
     if (rc == 0 && opt->backend != BACKEND_CUDA) rc = cpu_precision_check(spec_path, &res.run);
     if (rc == 0) {
@@ -172,14 +182,16 @@ int build_emit_opts(const char *spec_path, const char *emit_dir, int quiet, cons
         } else {
             rc = lower(&sched, &res, opt, 0, spec_path);
             if (rc == 0) rc = append_init_config(&run_c, spec_path, &res, &sched.net, opt->backend == BACKEND_CUDA);
+            if (rc == 0 && res.has_eval_net) rc = build_eval_lower(&eval_sched, &res, opt, spec_path, &run_c);
         }
     }
     if (rc == 0) {
         mkdir(emit_dir, 0777);
         char *spec_text = spec_print_to_string(res.root);
         emit_info info = { spec_path, res.hash, spec_text ? spec_text : "",
-                           res.run.name && *res.run.name ? res.run.name : "model", TRAINC_VERSION_STRING, run_c };
-        rc = write_sources(emit_dir, &sched, &info);
+                           res.run.name && *res.run.name ? res.run.name : "model", TRAINC_VERSION_STRING, run_c,
+                           res.has_eval_net };
+        rc = write_sources(emit_dir, &sched, res.has_eval_net ? &eval_sched : NULL, &info);
         const ir_net *net = &sched.net;
         if (rc == 0 && !quiet)
             printf("trainc: wrote %s/%s (%d ops, %ld params, arena %.1f MiB planned vs %.1f MiB naive)\n", emit_dir,
@@ -189,6 +201,7 @@ int build_emit_opts(const char *spec_path, const char *emit_dir, int quiet, cons
     }
     free(run_c);
     schedule_free(&sched);
+    schedule_free(&eval_sched);
     sema_result_free(&res);
     spec_doc_free(&doc);
     return rc;
@@ -227,6 +240,13 @@ int build_binary_opts(const char *spec_path, const char *out_bin, const char *em
     char *argv[32] = { (char *)cc, "-std=c11", "-O2", "-fopenmp", "-fno-math-errno", include, model_c, "-o",
                        (char *)out_bin, lib, "-lopenblas", "-lturbojpeg", "-ljpeg", "-lz", "-lm", "-lpthread" };
     int argc = 16;
+    char model_eval_c[4200];   /* the evaluation resolution's forward, when the spec has one */
+    snprintf(model_eval_c, sizeof model_eval_c, "%s/model_eval.c", emit_dir);
+    if (stat(model_eval_c, &st) == 0) {   /* beside model.c, before the libraries */
+        memmove(&argv[8], &argv[7], sizeof argv[0] * (size_t)(argc - 7));
+        argv[7] = model_eval_c;
+        argc++;
+    }
     for (char *tok = strtok(mpi_libs, " "); tok && argc < 31; tok = strtok(NULL, " ")) argv[argc++] = tok;
     argv[argc] = NULL;
     int status = run_command(argv);

@@ -102,8 +102,9 @@ static void flatten_msg(diff_list *l, const ast_node *msg, schema_msg_id id, con
         if (f->type == SF_MSG) {
             const ast_node *sub = sv_msg(msg, id, f->name);
             /* Absent messages expand to their defaults, except alternatives (optimizers,
-             * schedule kinds), whose absence is the information. */
-            if (sub || !f->group[0]) flatten_msg(l, sub, f->sub, path, 0);
+             * schedule kinds) and features switched on by presence (SF_PRESENCE), whose
+             * absence is the information. */
+            if (sub || (!f->group[0] && !(f->flags & SF_PRESENCE))) flatten_msg(l, sub, f->sub, path, 0);
             continue;
         }
         add_value(l, path, f, sv_get(msg, id, f->name));

@@ -45,7 +45,37 @@ static void peak_formula(char *buf, size_t cap, const run_config *r) {
         snprintf(buf, cap, "%s%s, %s", what[0] ? what : "base ", base, scaling_rule[0]);
 }
 
-/* Fills rows[0..7) for one side; a spec without a run has only params and MACs. */
+/* The training and evaluation resolutions, and the EMA's weight per update (solver.ema). */
+static int eval_and_ema_rows(derived_row *rows, const sema_result *res) {
+    const run_config *r = &res->run;
+    const net_shape in = res->net.input;
+    int n = 0;
+    rows[n] = (derived_row){ .name = "train_eval_resolution" };
+    long long eh = r->eval_h ? r->eval_h : in.h, ew = r->eval_w ? r->eval_w : in.w;
+    snprintf(rows[n].value, DERIVED_VALUE, "%lldx%lld / %lldx%lld", (long long)in.h, (long long)in.w, eh, ew);
+    snprintf(rows[n++].formula, DERIVED_FORMULA, "%s", r->eval_h ? "net.input_shape / data.val.center_crop (a second forward)"
+                                                                 : "net.input_shape, evaluated at the same size");
+    rows[n] = (derived_row){ .name = "ema_weight_per_update" };
+    if (r->ema.decay <= 0) {
+        snprintf(rows[n].value, DERIVED_VALUE, "none");
+        snprintf(rows[n++].formula, DERIVED_FORMULA, "no solver.ema");
+        return n;
+    }
+    char d[40], one[40];
+    snprintf(rows[n].value, DERIVED_VALUE, "%.6g", r->ema.alpha);
+    diff_format_number(d, sizeof d, r->ema.decay);
+    diff_format_number(one, sizeof one, 1.0 - r->ema.decay);
+    if (r->ema.batch_adjust)
+        snprintf(rows[n].formula, DERIVED_FORMULA, "(1 - %s) x %lld x %lld steps / %lld epochs%s, every %lld steps", d,
+                 (long long)r->global_batch, (long long)r->ema.every_iterations, (long long)r->epochs,
+                 r->ema.alpha >= 1.0 ? " (at most 1)" : "", (long long)r->ema.every_iterations);
+    else
+        snprintf(rows[n].formula, DERIVED_FORMULA, "1 - %s = %s, every %lld steps", d, one,
+                 (long long)r->ema.every_iterations);
+    return n + 1;
+}
+
+/* Fills rows[0..9) for one side; a spec without a run has only params and MACs. */
 static int derived_rows(derived_row *rows, const sema_result *res) {
     const run_config *r = &res->run;
     int n = 0;
@@ -78,11 +108,11 @@ static int derived_rows(derived_row *rows, const sema_result *res) {
     rows[n] = (derived_row){ .name = "peak_lr" };
     diff_format_number(rows[n].value, DERIVED_VALUE, r->peak_lr);
     peak_formula(rows[n++].formula, DERIVED_FORMULA, r);
-    return n;
+    return n + eval_and_ema_rows(rows + n, res);
 }
 
 int diff_explain_derived(FILE *out, const sema_result *a, const sema_result *b) {
-    derived_row ra[8], rb[8];
+    derived_row ra[12], rb[12];
     int na = derived_rows(ra, a), nb = derived_rows(rb, b), count = 0;
     for (int i = 0; i < (na > nb ? na : nb); i++) {
         const derived_row *x = i < na ? &ra[i] : NULL, *y = i < nb ? &rb[i] : NULL;

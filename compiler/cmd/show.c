@@ -27,7 +27,19 @@ static void shape_text(char *buf, size_t cap, net_shape s) {
     snprintf(buf, cap, "[%lld, %lld, %lld]", (long long)s.c, (long long)s.h, (long long)s.w);
 }
 
-static const char *const optimizer_names[] = {"sgd", "lars", "adamw"};
+static const char *const optimizer_names[] = {"sgd", "lars", "adamw", "lamb"};
+
+/* solver.ema, only when given: the per-update weight as torchvision derives it. */
+static void show_ema(FILE *out, const run_config *r) {
+    if (r->ema.decay <= 0) return;
+    char d[32], a[32];
+    show_format_float(d, sizeof d, r->ema.decay);
+    show_format_float(a, sizeof a, 1.0 - r->ema.alpha);
+    fprintf(out, "  ema               decay %s, every %lld steps%s: the average keeps %s per update", d,
+            (long long)r->ema.every_iterations, r->ema.batch_adjust ? " (batch-adjusted)" : "", a);
+    if (r->ema.warmup_epochs) fprintf(out, ", copies the weights for %lld epochs", (long long)r->ema.warmup_epochs);
+    fprintf(out, "; evaluated beside the model\n");
+}
 
 /* Caffe's multipliers of a conv or linear layer, on a line of their own when any is not 1. */
 static void show_mults(FILE *out, int w, const net_layer *L) {
@@ -145,7 +157,12 @@ static void show_run(FILE *out, const run_config *r, show_plan plan) {
             r->lr.stepping == RT_LR_PER_ITERATION ? "step" : "epoch");
     show_lr_points(out, &r->lr);
     show_format_float(v, sizeof v, r->label_smoothing);
-    fprintf(out, "  optimizer         %s, label smoothing %s\n", optimizer_names[r->optimizer], v);
+    fprintf(out, "  optimizer         %s, label smoothing %s%s\n", optimizer_names[r->optimizer], v,
+            r->exempt_norm ? ", no weight decay on norms" : "");
+    show_ema(out, r);
+    if (r->eval_h)
+        fprintf(out, "  eval resolution   %lldx%lld (data.val's crop; the net trains at net.input_shape)\n",
+                (long long)r->eval_h, (long long)r->eval_w);
     fprintf(out, "  precision         compute %s, master FP32, loss scale %s\n",
             run_compute_names[r->compute], run_loss_scale_names[r->loss_scale]);
     show_format_float(v, sizeof v, r->bucket_mb);

@@ -11,6 +11,7 @@
 typedef struct {
     const char *spec_path, *spec_hash, *spec_text, *name, *compiler_version;
     const char *run_config_c;  /* C initializer body of the rt_run_config (emit_run.c), or NULL */
+    int eval_shape;            /* eval_forward calls model_eval.c's forward at data.val's resolution */
 } emit_info;
 
 typedef struct emit_backend emit_backend;
@@ -47,6 +48,9 @@ extern const emit_backend emit_cpu_backend, emit_cuda_backend;
 
 /* Writes model.c of the schedule for its backend. */
 void emit_model(FILE *out, const schedule *s, const emit_info *info);
+/* CPU: model_eval.c, the forward of a schedule lowered at the evaluation resolution (its own
+ * shapes and arena offsets) as model_eval_shape_forward(), which model.c's eval_forward calls. */
+void emit_model_eval(FILE *out, const schedule *eval, const emit_info *info);
 /* CUDA: the net's fused elementwise kernels (kernels.cu) and their prototypes (kernels.h). */
 void emit_cuda_kernels(FILE *out, const schedule *s, const emit_info *info);
 void emit_cuda_kernels_header(FILE *out, const schedule *s, const emit_info *info);

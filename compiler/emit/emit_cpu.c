@@ -267,10 +267,16 @@ static void step_end(emitter *e) {
     char lo[128];
     const char *logits = ir_value_name(net, ir_root(net, net->n_ops), lo, sizeof lo);
     fprintf(e->out, "    return loss;\n}\n\n");
-    fprintf(e->out, "static void eval_forward(rt_model_ctx *ctx, const void *x, float *logits) {\n"
-                    "    unsigned char *arena = ctx->arena;\n"
-                    "    forward(ctx, x);\n"
-                    "    memcpy(logits, %s, sizeof(float) * BATCH * CLASSES);\n}\n\n", logits);
+    if (e->info->eval_shape)
+        fprintf(e->out, "void model_eval_shape_forward(rt_model_ctx *ctx, const void *x, float *logits);   /* model_eval.c */\n\n"
+                        "/* Evaluation runs at data.val's resolution: a forward lowered at that shape. */\n"
+                        "static void eval_forward(rt_model_ctx *ctx, const void *x, float *logits) {\n"
+                        "    model_eval_shape_forward(ctx, x, logits);\n}\n\n");
+    else
+        fprintf(e->out, "static void eval_forward(rt_model_ctx *ctx, const void *x, float *logits) {\n"
+                        "    unsigned char *arena = ctx->arena;\n"
+                        "    forward(ctx, x);\n"
+                        "    memcpy(logits, %s, sizeof(float) * BATCH * CLASSES);\n}\n\n", logits);
     fprintf(e->out, "static const float *logits(const rt_model_ctx *ctx) {\n"
                     "    unsigned char *arena = ctx->arena;\n"
                     "    return %s;\n}\n\n", logits);

@@ -198,12 +198,15 @@ static int emit_tables(emitter *e) {
     int n = 0;
     for (int i = net->n_ops - 1; i >= 0; i--) {   /* offset order */
         const ir_op *op = &net->ops[i];
-        int norm = op->kind == IR_BN || op->kind == IR_LN || op->kind == IR_LAYER_SCALE;
+        /* rt_param_tensor.no_decay: weights decay, biases and layer scales are RT_PARAM_BIAS,
+         * a norm's weight and bias RT_PARAM_NORM (exempt_norm exempts only these). */
+        int kind = op->kind == IR_BN || op->kind == IR_LN ? 2 : op->kind == IR_LAYER_SCALE ? 1 : 0;
+        int bias_kind = kind ? kind : 1;
         if (op->w_off >= 0)
-            fprintf(out, "    { \"%s.weight\", %ld, %ld, %d%s },\n", op->name, op->w_off, op->w_count, norm,
+            fprintf(out, "    { \"%s.weight\", %ld, %ld, %d%s },\n", op->name, op->w_off, op->w_count, kind,
                     tensor_mults(op, 0)), n++;
         if (op->b_off >= 0)
-            fprintf(out, "    { \"%s.bias\", %ld, %ld, 1%s },\n", op->name, op->b_off, op->b_count,
+            fprintf(out, "    { \"%s.bias\", %ld, %ld, %d%s },\n", op->name, op->b_off, op->b_count, bias_kind,
                     tensor_mults(op, 1)), n++;
     }
     fprintf(out, "};\n\n/* Gradient buckets (offset, count in floats), in the order backward completes them. */\n"
@@ -251,6 +254,26 @@ void emit_template(emitter *e, const char *name, int n_tensors, const template_v
         if (text && strstr(text, key)) vars[used++] = vars[k];
     }
     if (template_fill(e->out, name, vars, used) != 0) exit(1);
+}
+
+void emit_model_eval(FILE *out, const schedule *s, const emit_info *info) {
+    emitter e = { out, s, &s->net, info, &emit_cpu_backend };
+    e.be->banner(&e);
+    fprintf(out, "/* The evaluation forward at data.val's resolution, %dx%d: the same parameters as model.c,\n"
+                 " * shapes and arena offsets of their own (the arena is as large as the larger plan). */\n\n",
+            e.net->in_h, e.net->in_w);
+    emit_layout(&e);
+    e.be->state(&e);
+    emit_forward(&e);
+    char lo[128];
+    const char *logits = ir_value_name(e.net, ir_root(e.net, e.net->n_ops), lo, sizeof lo);
+    fprintf(out, "static void eval_init(void) {\n");
+    e.be->init_end(&e);   /* the conv workspace of these shapes, and the closing brace */
+    fprintf(out, "void model_eval_shape_forward(rt_model_ctx *ctx, const void *x, float *logits) {\n"
+                 "    unsigned char *arena = ctx->arena;\n"
+                 "    eval_init();\n"
+                 "    forward(ctx, x);\n"
+                 "    memcpy(logits, %s, sizeof(float) * BATCH * CLASSES);\n}\n", logits);
 }
 
 void emit_model(FILE *out, const schedule *s, const emit_info *info) {

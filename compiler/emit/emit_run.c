@@ -67,7 +67,17 @@ static void emit_optim(FILE *f, const run_config *run) {
         fprintf(f, "    .optim = { .kind = RT_OPTIM_ADAMW, .adamw = { .beta1 = %.17g, .beta2 = %.17g, .eps = %.17g } },\n",
                 run->beta1, run->beta2, run->adam_eps);
         break;
+    case RUN_OPT_LAMB:
+        fprintf(f, "    .optim = { .kind = RT_OPTIM_LAMB, .lamb = { .beta1 = %.17g, .beta2 = %.17g, .eps = %.17g,\n"
+                   "               .max_grad_norm = %.17g, .trust_clip = %s } },\n",
+                run->beta1, run->beta2, run->adam_eps, run->lamb_max_grad_norm, run->lamb_trust_clip ? "true" : "false");
+        break;
     }
+    /* only when set: the generated code of older specs stays as it was */
+    if (run->exempt_norm) fprintf(f, "    .exempt_norm = 1,\n");
+    if (run->ema.decay > 0)
+        fprintf(f, "    .ema = { .decay = %.17g, .every_iterations = %ld, .warmup_epochs = %ld, .batch_adjust = %d },\n",
+                run->ema.decay, (long)run->ema.every_iterations, (long)run->ema.warmup_epochs, run->ema.batch_adjust);
 }
 
 static void emit_floats(FILE *f, const char *name, const double *v, int n, double fill) {

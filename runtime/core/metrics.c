@@ -125,10 +125,10 @@ void rt_metrics_train(rt_metrics *m, const rt_train_record *r) {
     finish(m);
 }
 
-void rt_metrics_eval(rt_metrics *m, int64_t epoch, int64_t step, double loss, double top1,
-                     double top5, double wall_s) {
+static void eval_record(rt_metrics *m, const char *kind, int64_t epoch, int64_t step, double loss, double top1,
+                        double top5, double wall_s) {
     if (!m->f) return;
-    rt_json *j = record(m, "eval");
+    rt_json *j = record(m, kind);
     rt_json_int(j, "epoch", epoch);
     rt_json_int(j, "step", step);
     rt_json_num(j, "loss", loss);
@@ -136,6 +136,16 @@ void rt_metrics_eval(rt_metrics *m, int64_t epoch, int64_t step, double loss, do
     rt_json_num(j, "top5", top5);
     rt_json_num(j, "wall_s", wall_s);
     finish(m);
+}
+
+void rt_metrics_eval(rt_metrics *m, int64_t epoch, int64_t step, double loss, double top1,
+                     double top5, double wall_s) {
+    eval_record(m, "eval", epoch, step, loss, top1, top5, wall_s);
+}
+
+void rt_metrics_eval_ema(rt_metrics *m, int64_t epoch, int64_t step, double loss, double top1,
+                         double top5, double wall_s) {
+    eval_record(m, "eval_ema", epoch, step, loss, top1, top5, wall_s);
 }
 
 void rt_metrics_benchmark(rt_metrics *m, const rt_benchmark_record *r) {

@@ -158,7 +158,7 @@ static void upload(rt_model_ctx *ctx, const rt_run_config *run, const float *opt
     if (!offsets || !counts || !exempt) rt_die("out of host memory for the optimizer's tensor table");
     for (int i = 0; i < n; i++) {
         offsets[i] = model.tensors[i].offset, counts[i] = model.tensors[i].count;
-        exempt[i] = run->exempt_bn_bias && model.tensors[i].no_decay;
+        exempt[i] = rt_param_exempt(run, &model.tensors[i]);
     }
     /* the all-reduce leaves the sum over ranks: the optimizer divides by the world size */
     rt_dev.optim = rt_cuda_optim_create(&run->optim, offsets, counts, exempt, n, run->weight_decay,
@@ -213,9 +213,21 @@ static void drop_staged(rt_model_ctx *ctx) {
     host.staged = NULL;
 }
 
-static const rt_device_hooks hooks = { upload, download, optimizer_step, broadcast_buffers, NULL, drop_staged };
+/* Host weights and statistics onto the device, with the copies the step reads (the 16-bit
+ * weights, the channels-last ones), as upload puts the first ones. */
+static void load_weights(rt_model_ctx *ctx, const float *params, const float *buffers) {
+    (void)ctx;
+    rt_cuda_copy_h2d(rt_dev.P, params, sizeof(float) * model.n_params);
+    if (sixteen_bit()) rt_cuda_to_act(rt_dev.WA, rt_dev.P, model.n_params);
+    if (cm->weights_nhwc) cm->weights_nhwc();
+    if (model.n_buffers) rt_cuda_copy_h2d(rt_dev.S, buffers, sizeof(float) * model.n_buffers);
+    rt_cuda_sync();   /* the host arrays may change as soon as this returns */
+}
+
+static const rt_device_hooks hooks = { upload, download, optimizer_step, broadcast_buffers, NULL, drop_staged,
+                                       load_weights };
 static const rt_device_hooks hooks_scaled = { upload, download, optimizer_step, broadcast_buffers, loss_scaler,
-                                              drop_staged };
+                                              drop_staged, load_weights };
 
 int rt_cuda_trainer_main(const rt_cuda_model *m, const rt_run_config *run, int argc, char **argv) {
     cm = m;

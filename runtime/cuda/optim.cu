@@ -1,6 +1,7 @@
 /* The optimizer update as one multi-tensor kernel over every parameter: the parameters are
  * cut into fixed chunks, each block updates one chunk with its tensor's weight decay and
- * (LARS) trust ratio. Norms for LARS, gradient clipping and the loss scaler's overflow test
+ * (LARS, LAMB) trust ratio. LAMB first updates its moments and sums ‖p‖², ‖update‖² per
+ * chunk (lamb_moments_kernel), then the trust ratios, then the update. Norms for LARS, gradient clipping and the loss scaler's overflow test
  * are per-chunk partial sums added in chunk order, so a run repeats bit for bit. Semantics:
  * rt_optim.h, per tensor. Every per-step value (LR, bias corrections, the loss scale) is
  * read from device memory, so the launch can be captured in a CUDA graph. */
@@ -28,7 +29,8 @@ typedef struct {
 typedef struct {
     int kind, first_step, nesterov, per;
     float lr, momentum, dampening;
-    float b1, b2, one_b1, one_b2, adam_eps, step_size, inv_sqrt_bc2;
+    float b1, b2, one_b1, one_b2, adam_eps, step_size, inv_sqrt_bc2;   /* LAMB: step_size = 1/(1 − β1^t) */
+    int trust_clip;        /* LAMB */
     long long step;        /* the trainer's step, skipped ones included */
     double beta1, beta2;   /* as configured, for bias corrections computed on the device */
 } update_args;
@@ -92,11 +94,12 @@ __global__ void chunk_norms_kernel(double *sq_g, double *sq_p, const chunk_info 
 }
 
 /* One block: the gradient scale (1/world, 1/loss scale, and torch's clipping coefficient
- * min(1, max/(norm + 1e-6)), left out when the norm is not finite), the loss scaler's
- * verdict on this step and, for LARS, every tensor's trust ratio (rt_lars_trust_ratio). */
+ * min(1, max/(norm + 1e-6)), left out when the norm is not finite; then timm Lamb's own
+ * 1/max(1, norm/lamb_max)), the loss scaler's verdict on this step and, for LARS, every
+ * tensor's trust ratio (rt_lars_trust_ratio). */
 __global__ void finalize_kernel(float *scale, float *trust, const double *sq_g, const double *sq_p,
                                 const tensor_info *tensors, int n_tensors, int n_chunks, double clip,
-                                float eta, float eps, float grad_div, scaler_state *sc) {
+                                double lamb_max, float eta, float eps, float grad_div, scaler_state *sc) {
     float s = grad_div;
     if (sc && sc->mode) s /= sc->scale;   /* read by every thread before thread 0 updates it */
     double acc = 0;
@@ -106,6 +109,10 @@ __global__ void finalize_kernel(float *scale, float *trust, const double *sq_g, 
     if (clip > 0 && finite) {
         double coef = clip / (sqrt(total) * fabs((double)s) + 1e-6);
         if (coef < 1.0) s *= (float)coef;
+    }
+    if (lamb_max > 0 && finite) {
+        double norm = sqrt(total) * fabs((double)s);
+        if (norm > lamb_max) s *= (float)(lamb_max / norm);
     }
     if (threadIdx.x == 0) {
         *scale = s;
@@ -131,6 +138,68 @@ __global__ void finalize_kernel(float *scale, float *trust, const double *sq_g, 
     }
 }
 
+/* Steps the loss scaler skipped are not steps, as torch's GradScaler never calls
+ * optimizer.step() for them: momentum starts, and the Adam bias corrections count, from the
+ * steps taken. (The host set these from the trainer's step.) */
+__device__ update_args args_for_taken_steps(const update_args *args, const scaler_state *sc) {
+    update_args a = *args;
+    if (!sc || !sc->skipped) return a;
+    long long taken = a.step - sc->skipped;
+    a.first_step = taken == 0;
+    if (a.kind == RT_OPTIM_ADAMW || a.kind == RT_OPTIM_LAMB) {
+        double t = (double)taken + 1.0, inv_bc1 = 1.0 / (1.0 - pow(a.beta1, t));
+        a.step_size = (float)(a.kind == RT_OPTIM_LAMB ? inv_bc1 : a.lr * inv_bc1);
+        a.inv_sqrt_bc2 = (float)(1.0 / sqrt(1.0 - pow(a.beta2, t)));
+    }
+    return a;
+}
+
+/* LAMB's update for one element from its new moments (rt_lamb_step's lamb_update). */
+__device__ __forceinline__ float lamb_update(float m, float v, float p, float wd, const update_args &a) {
+    return (m * a.step_size) / (sqrtf(v) * a.inv_sqrt_bc2 + a.adam_eps) + wd * p;
+}
+
+/* LAMB, pass 1: the moments, and per chunk Σp² (sq_p) and Σupdate² (sq_u). */
+__global__ void lamb_moments_kernel(double *sq_u, double *sq_p, float *state, const float *params,
+                                    const float *grads, const chunk_info *chunks, const tensor_info *tensors,
+                                    const float *scale_p, const update_args *args, const scaler_state *sc) {
+    if (sc && sc->skip) return;
+    update_args a = args_for_taken_steps(args, sc);
+    chunk_info ch = chunks[blockIdx.x];
+    tensor_info t = tensors[ch.tensor];
+    float s = *scale_p;
+    float *st = state + 2 * t.offset;
+    double pp = 0, uu = 0;
+    for (int i = threadIdx.x; i < ch.len; i += blockDim.x) {
+        long e = ch.start + i, local = e - t.offset;
+        float g = grads[e] * s, p = params[e];
+        float m = a.b1 * st[local] + a.one_b1 * g;
+        float v = a.b2 * st[t.count + local] + a.one_b2 * g * g;
+        st[local] = m;
+        st[t.count + local] = v;
+        double u = lamb_update(m, v, p, t.weight_decay, a);
+        pp += (double)p * p;
+        uu += u * u;
+    }
+    pp = block_sum(pp);
+    uu = block_sum(uu);
+    if (threadIdx.x == 0) sq_p[blockIdx.x] = pp, sq_u[blockIdx.x] = uu;
+}
+
+/* LAMB, pass 2: trust = ‖p‖/‖u‖ per tensor with decay (1 without, or when either is 0). */
+__global__ void lamb_trust_kernel(float *trust, const double *sq_u, const double *sq_p, const tensor_info *tensors,
+                                  int n_tensors, const update_args *args) {
+    for (int t = threadIdx.x; t < n_tensors; t += blockDim.x) {
+        tensor_info ti = tensors[t];
+        double pp = 0, uu = 0;
+        for (int c = ti.first_chunk; c < ti.first_chunk + ti.n_chunks; c++) pp += sq_p[c], uu += sq_u[c];
+        float r = 1.0f;
+        if (ti.weight_decay != 0.0f && pp > 0 && uu > 0) r = (float)(sqrt(pp) / sqrt(uu));
+        if (args->trust_clip && r > 1.0f) r = 1.0f;
+        trust[t] = r;
+    }
+}
+
 /* params_act: the compute copy of the parameters (16-bit modes), or NULL. A step the loss
  * scaler rejected changes nothing. */
 template <typename T>
@@ -138,19 +207,7 @@ __global__ void update_kernel(float *params, T *params_act, float *state, const 
                               const chunk_info *chunks, const tensor_info *tensors, const float *scale_p,
                               const float *trust, const update_args *args, const scaler_state *sc) {
     if (sc && sc->skip) return;
-    update_args a = *args;
-    if (sc && sc->skipped) {
-        /* Steps the loss scaler skipped are not steps, as torch's GradScaler never calls
-         * optimizer.step() for them: momentum starts, and AdamW's bias corrections count,
-         * from the steps taken. (The host set these from the trainer's step.) */
-        long long taken = a.step - sc->skipped;
-        a.first_step = taken == 0;
-        if (a.kind != RT_OPTIM_SGD && a.kind != RT_OPTIM_LARS) {
-            double t = (double)taken + 1.0;
-            a.step_size = (float)(a.lr / (1.0 - pow(a.beta1, t)));
-            a.inv_sqrt_bc2 = (float)(1.0 / sqrt(1.0 - pow(a.beta2, t)));
-        }
-    }
+    update_args a = args_for_taken_steps(args, sc);
     chunk_info ch = chunks[blockIdx.x];
     tensor_info t = tensors[ch.tensor];
     if (t.lr_mult == 0.0f) {   /* frozen: as the host, no update and no state change */
@@ -185,6 +242,8 @@ __global__ void update_kernel(float *params, T *params_act, float *state, const 
                 st[local] = b;
                 p -= a.nesterov ? mom * b + u : b;
             }
+        } else if (a.kind == RT_OPTIM_LAMB) {   /* the moments are this step's already */
+            p -= lr * trust[ch.tensor] * lamb_update(st[local], st[t.count + local], p, wd, a);
         } else {   /* AdamW */
             float m = a.b1 * st[local] + a.one_b1 * g;
             float v = a.b2 * st[t.count + local] + a.one_b2 * g * g;
@@ -226,7 +285,7 @@ rt_cuda_optim *rt_cuda_optim_create(const rt_optim_config *cfg, const long *offs
     rt_cuda_copy_h2d(o->tensors, ti, sizeof *ti * (size_t)n_tensors);
     o->sq_g = (double *)rt_cuda_malloc(sizeof(double) * (size_t)(nc ? nc : 1), "gradient norms");
     o->sq_p = (double *)rt_cuda_malloc(sizeof(double) * (size_t)(nc ? nc : 1), "parameter norms");
-    o->trust = (float *)rt_cuda_malloc(sizeof(float) * (size_t)(n_tensors ? n_tensors : 1), "LARS trust ratios");
+    o->trust = (float *)rt_cuda_malloc(sizeof(float) * (size_t)(n_tensors ? n_tensors : 1), "LARS/LAMB trust ratios");
     o->scale = (float *)rt_cuda_malloc(sizeof(float), "gradient scale");
     rt_cuda_copy_h2d(o->scale, &grad_div, sizeof grad_div);
     o->scaler = (scaler_state *)rt_cuda_malloc(sizeof *o->scaler, "loss scaler");
@@ -281,6 +340,15 @@ void rt_cuda_optim_set_step(rt_cuda_optim *o, double lr, long step) {
         a.momentum = o->cfg.sgd.momentum, a.dampening = o->cfg.sgd.dampening, a.nesterov = o->cfg.sgd.nesterov;
     } else if (o->cfg.kind == RT_OPTIM_LARS) {
         a.momentum = o->cfg.lars.momentum, a.nesterov = o->cfg.lars.nesterov;
+    } else if (o->cfg.kind == RT_OPTIM_LAMB) {
+        const rt_lamb_config *c = &o->cfg.lamb;
+        double t = (double)step + 1.0;
+        a.step_size = (float)(1.0 / (1.0 - pow(c->beta1, t)));
+        a.inv_sqrt_bc2 = (float)(1.0 / sqrt(1.0 - pow(c->beta2, t)));
+        a.b1 = (float)c->beta1, a.b2 = (float)c->beta2, a.adam_eps = (float)c->eps;
+        a.beta1 = c->beta1, a.beta2 = c->beta2;
+        a.one_b1 = (float)(1.0 - c->beta1), a.one_b2 = (float)(1.0 - c->beta2);
+        a.trust_clip = c->trust_clip;
     } else {
         const rt_adamw_config *c = &o->cfg.adamw;
         double t = (double)step + 1.0;
@@ -297,19 +365,27 @@ void rt_cuda_optim_launch(rt_cuda_optim *o, float *params, void *params_act, flo
     if (o->n_chunks == 0) return;
     /* From page-locked memory: captured, this copy reads the host word at every replay. */
     CUDA_CHECK(cudaMemcpyAsync(o->args, o->args_host, sizeof *o->args, cudaMemcpyHostToDevice, rt_stream()));
-    int lars = o->cfg.kind == RT_OPTIM_LARS;
+    int lars = o->cfg.kind == RT_OPTIM_LARS, lamb = o->cfg.kind == RT_OPTIM_LAMB;
+    double lamb_max = lamb ? o->cfg.lamb.max_grad_norm : 0.0;
     scaler_state *sc = o->scaler_mode ? o->scaler : NULL;
-    if (o->clip > 0 || lars || sc) {
+    if (o->clip > 0 || lars || sc || lamb_max > 0) {
         chunk_norms_kernel<<<o->n_chunks, OPT_THREADS, 0, rt_stream()>>>(o->sq_g, lars ? o->sq_p : NULL, o->chunks,
                                                                         o->tensors, grads, params);
         CUDA_LAUNCHED();
         finalize_kernel<<<1, 1024, 0, rt_stream()>>>(o->scale, lars ? o->trust : NULL, o->sq_g, o->sq_p,
-                                                     o->tensors, o->n_tensors, o->n_chunks, o->clip,
+                                                     o->tensors, o->n_tensors, o->n_chunks, o->clip, lamb_max,
                                                      lars ? o->cfg.lars.eta : 0.0f, lars ? o->cfg.lars.eps : 0.0f,
                                                      o->grad_div, sc);
         CUDA_LAUNCHED();
     }
     float *st = o->per ? state : NULL;
+    if (lamb) {   /* the gradient norms are spent: their buffer takes the update's */
+        lamb_moments_kernel<<<o->n_chunks, OPT_THREADS, 0, rt_stream()>>>(o->sq_g, o->sq_p, st, params, grads,
+                                                                         o->chunks, o->tensors, o->scale, o->args, sc);
+        CUDA_LAUNCHED();
+        lamb_trust_kernel<<<1, 1024, 0, rt_stream()>>>(o->trust, o->sq_g, o->sq_p, o->tensors, o->n_tensors, o->args);
+        CUDA_LAUNCHED();
+    }
     RT_ACT_DISPATCH(update_kernel<T><<<o->n_chunks, OPT_THREADS, 0, rt_stream()>>>(
         params, (T *)params_act, st, grads, o->chunks, o->tensors, o->scale, o->trust, o->args, sc));
     CUDA_LAUNCHED();

@@ -91,6 +91,9 @@ void rt_metrics_train(rt_metrics *m, const rt_train_record *r);
  * included; the time to an accuracy reads off it. */
 void rt_metrics_eval(rt_metrics *m, int64_t epoch, int64_t step, double loss, double top1,
                      double top5, double wall_s);
+/* The same for the EMA of the weights (solver.ema): an "eval_ema" record after the "eval". */
+void rt_metrics_eval_ema(rt_metrics *m, int64_t epoch, int64_t step, double loss, double top1,
+                         double top5, double wall_s);
 void rt_metrics_benchmark(rt_metrics *m, const rt_benchmark_record *r);
 void rt_metrics_summary(rt_metrics *m, const rt_summary_record *r);
 

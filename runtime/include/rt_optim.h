@@ -1,4 +1,4 @@
-/* Optimizers (SGD with momentum, LARS, AdamW) and global-norm gradient clipping over flat
+/* Optimizers (SGD with momentum, LARS, AdamW, LAMB) and global-norm gradient clipping over flat
  * float arrays: one fused pass per tensor, callable per tensor or once over all parameters. */
 #ifndef RT_OPTIM_H
 #define RT_OPTIM_H
@@ -29,7 +29,7 @@
  * Determinism: updates are elementwise; the norms (LARS, clipping) sum in a fixed order
  * that depends on n only, never on the thread count, so a run is bit-for-bit repeatable. */
 
-typedef enum { RT_OPTIM_SGD = 0, RT_OPTIM_LARS, RT_OPTIM_ADAMW, RT_OPTIM_KIND_COUNT } rt_optim_kind;
+typedef enum { RT_OPTIM_SGD = 0, RT_OPTIM_LARS, RT_OPTIM_ADAMW, RT_OPTIM_LAMB, RT_OPTIM_KIND_COUNT } rt_optim_kind;
 
 /* torch.optim.SGD: d = g·s + wd·p; buf = d on step 0, else momentum·buf + (1 − dampening)·d;
  * p −= lr·(nesterov ? d + momentum·buf : buf). Weight decay is coupled (L2, added to d). */
@@ -60,6 +60,22 @@ typedef struct {
     double eps;               /* torch default 1e-8 */
 } rt_adamw_config;
 
+/* LAMB as timm's Lamb (timm/optim/lamb.py; You et al. 2019), t = step + 1, per tensor:
+ *   m = β1·m + (1 − β1)·g;  v = β2·v + (1 − β2)·g²
+ *   u = (m/(1 − β1^t)) / (sqrt(v)/sqrt(1 − β2^t) + eps) + wd·p
+ *   trust = ‖p‖/‖u‖ (1 when either is 0; min(trust, 1) with trust_clip) when wd ≠ 0, else 1
+ *   p −= lr·trust·u
+ * Weight decay joins the update (decoupled from the moments), so a tensor without decay
+ * (exempt, or wd 0) gets no trust ratio either, as timm without always_adapt. Before all of
+ * that timm divides every gradient by max(1, ‖g‖/max_grad_norm) over all tensors: the
+ * caller folds rt_lamb_clip_coef() into grad_scale. */
+typedef struct {
+    double beta1, beta2;      /* timm defaults 0.9, 0.999 */
+    double eps;               /* timm default 1e-6 */
+    double max_grad_norm;     /* timm default 1.0; 0 = no global clipping */
+    bool trust_clip;          /* LAMBC: trust ratio at most 1 */
+} rt_lamb_config;
+
 /* What changes per step or per tensor. */
 typedef struct {
     float lr;                 /* rt_lr_at(cfg, step) */
@@ -79,10 +95,16 @@ float rt_lars_trust_ratio(const float *param, const float *grad, long n, bool ex
                           const rt_lars_config *cfg, const rt_optim_args *a);
 void rt_adamw_step(float *param, float *exp_avg, float *exp_avg_sq, const float *grad, long n,
                    const rt_adamw_config *cfg, const rt_optim_args *a);
+/* Returns the trust ratio applied (for logging and tests). */
+float rt_lamb_step(float *param, float *exp_avg, float *exp_avg_sq, const float *grad, long n,
+                   const rt_lamb_config *cfg, const rt_optim_args *a);
+/* timm's global clipping: 1/max(1, norm/max_grad_norm) for the norm of the scaled gradients
+ * over every tensor; 1 when max_grad_norm is 0 or the norm is not finite. */
+float rt_lamb_clip_coef(double norm, double max_grad_norm);
 
 /* ---- One entry point for all three, and the state each keeps ----------------------------
  * State of a tensor of n parameters is rt_optim_state_per_param() planes of n floats, plane
- * after plane (AdamW: exp_avg then exp_avg_sq), zero-initialized; with one state buffer for
+ * after plane (AdamW, LAMB: exp_avg then exp_avg_sq), zero-initialized; with one state buffer for
  * the whole model, a tensor at parameter offset o has its state at k·o. Checkpoints store the
  * planes under rt_optim_state_name(). */
 typedef struct {
@@ -91,13 +113,15 @@ typedef struct {
         rt_sgd_config sgd;
         rt_lars_config lars;
         rt_adamw_config adamw;
+        rt_lamb_config lamb;
     };
 } rt_optim_config;
 
 int rt_optim_state_per_param(const rt_optim_config *cfg);
 const char *rt_optim_state_name(rt_optim_kind kind, int plane);
 const char *rt_optim_kind_name(rt_optim_kind kind);
-/* exempt: the spec exempts this tensor: weight decay 0 whatever a says, and no LARS trust. */
+/* exempt: the spec exempts this tensor: weight decay 0 whatever a says, and no LARS or LAMB
+ * trust ratio. */
 void rt_optim_step(float *param, float *state, const float *grad, long n, bool exempt,
                    const rt_optim_config *cfg, const rt_optim_args *a);
 

@@ -15,6 +15,7 @@
 #include "rt_gemm.h"
 #include "rt_init.h"
 #include "rt_data.h"
+#include "rt_ema.h"
 #include "rt_optim.h"
 #include "rt_schedule.h"
 
@@ -36,11 +37,16 @@ typedef struct {
     const void *next_x;
 } rt_model_ctx;
 
+/* rt_param_tensor.no_decay: 0 a weight that always decays; RT_PARAM_BIAS a bias or a
+ * layer-scale gamma (exempt under exempt_bn_bias); RT_PARAM_NORM a BN/LN weight or bias
+ * (exempt under exempt_bn_bias and exempt_norm). */
+enum { RT_PARAM_BIAS = 1, RT_PARAM_NORM = 2 };
+
 /* One trainable tensor inside params/grads. */
 typedef struct {
     const char *name;       /* "layer1.0.conv1.weight" */
     long offset, count;     /* in floats */
-    int no_decay;           /* BN/LN/bias/layer-scale tensors, for exempt_bn_bias */
+    int no_decay;           /* RT_PARAM_*: which exemption of the optimizer's applies */
     /* Caffe's lr_mult / decay_mult of this blob, read only when has_mult (0: both are 1, so
      * tables without multipliers need not list them); rt_param_lr_mult() and
      * rt_param_decay_mult() read them. */
@@ -95,6 +101,13 @@ typedef struct {
     rt_optim_config optim;
     float weight_decay;
     int exempt_bn_bias;
+    int exempt_norm;        /* no decay (nor LARS/LAMB trust) on RT_PARAM_NORM tensors only */
+    rt_ema_config ema;      /* solver.ema; decay 0 = none */
+    /* Evaluation at data.val's crop when it differs from the input (train 176 / eval 224):
+     * the val set is read at eval_h x eval_w and the model's eval_forward runs a forward
+     * lowered at that shape, in an arena of eval_arena_bytes. 0: at the input shape. */
+    int eval_h, eval_w;
+    long eval_arena_bytes;
     double clip_grad_norm;  /* 0 = off */
     int log_every, eval_every, ckpt_every, ckpt_keep;
     double hang_timeout_s;  /* parallel.hang_timeout: seconds a stopped peer may hold a wait; 0 = derived */
@@ -136,6 +149,9 @@ typedef struct rt_device_hooks {
     /* Forgets a batch staged from rt_model_ctx.next_x, waiting for its copy: before the
      * training loader is repositioned, which hands its slots out anew. */
     void (*drop_staged)(rt_model_ctx *ctx);
+    /* Puts these host weights and BN statistics on the device in place of the model's (the
+     * EMA's for its evaluation, then the model's back); the optimizer state stays. */
+    void (*load_weights)(rt_model_ctx *ctx, const float *params, const float *buffers);
 } rt_device_hooks;
 
 /* Unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is set: OpenMP workers spin briefly at barriers
@@ -155,6 +171,9 @@ void rt_data_image_loader_config(const rt_run_config *run, int train, int decode
 void rt_data_write_classes(const rt_dataset *train, const char *out_dir);
 /* Adds a step's decode failures (summed over ranks) to *total: 1 when past the spec's cap. */
 int rt_data_failures_over_cap(const rt_run_config *run, long *total, long new_failures);
+
+/* Whether the run's optimizer exempts tensor p from weight decay (and trust ratios). */
+int rt_param_exempt(const rt_run_config *run, const rt_param_tensor *p);
 
 int rt_trainer_main(const rt_model *model, const rt_run_config *run, int argc, char **argv);
 

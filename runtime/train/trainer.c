@@ -15,6 +15,7 @@
 #include "rt_checkpoint.h"
 #include "rt_core.h"
 #include "rt_data.h"
+#include "rt_ema.h"
 #include "rt_loss_guard.h"
 #include "rt_metrics.h"
 #include "rt_ops.h"
@@ -63,6 +64,7 @@ typedef struct {
     trainer_scaler_state scaler;   /* host mirror: filled before a checkpoint, after a resume */
     rt_loss_guard loss_guard;
     long decode_failures;     /* image sources: undecodable samples so far, over all ranks */
+    rt_ema ema;               /* solver.ema: averaged weights, evaluated beside the model */
 } trainer;
 
 static int has_scaler(const trainer *t) { return t->m->device && t->m->device->loss_scaler; }
@@ -90,6 +92,7 @@ static void load_data(trainer *t) {
         rt_dataset_load_idx(&t->train_set, dir, "train", m->classes, NULL);
         rt_dataset_load_idx(&t->val_set, dir, "t10k", m->classes, NULL);
     }
+    if (run->eval_h) t->val_set.h = run->eval_h, t->val_set.w = run->eval_w;   /* read at the eval resolution */
     const rt_dataset *d = &t->train_set;
     if (d->c != m->in_c || d->h != m->in_h || d->w != m->in_w)
         rt_die_hint("point --data at a dataset of the spec's input shape, or change net.input_shape",
@@ -110,7 +113,7 @@ static void make_loader(trainer *t, rt_loader *l, const rt_dataset *ds, int trai
     cfg.raw_u8 = t->m->input_u8;   /* a device model normalizes on the device */
     memcpy(cfg.mean, t->run.mean, sizeof cfg.mean);
     memcpy(cfg.std, t->run.std, sizeof cfg.std);
-    rt_data_image_loader_config(&t->run, train, t->args.decode_threads, t->m->in_h, t->m->in_w, &cfg);
+    rt_data_image_loader_config(&t->run, train, t->args.decode_threads, ds->h, ds->w, &cfg);
     rt_loader_init(l, ds, &cfg, NULL);
 }
 
@@ -119,13 +122,17 @@ static void allocate(trainer *t) {
     t->ctx.params = rt_alloc_aligned((size_t)m->n_params * sizeof(float));
     t->ctx.grads = rt_alloc_aligned((size_t)m->n_params * sizeof(float));
     t->ctx.buffers = rt_alloc_aligned((size_t)(m->n_buffers ? m->n_buffers : 1) * sizeof(float));
-    t->ctx.arena = rt_alloc_aligned((size_t)m->arena_bytes);
+    /* the evaluation resolution's forward plans its own offsets in the same arena */
+    long arena = m->arena_bytes > t->run.eval_arena_bytes ? m->arena_bytes : t->run.eval_arena_bytes;
+    t->ctx.arena = rt_alloc_aligned((size_t)arena);
     t->n_state = (long)rt_optim_state_per_param(&t->run.optim) * m->n_params;
     t->opt_state = rt_alloc_aligned((size_t)(t->n_state ? t->n_state : 1) * sizeof(float));
     t->logits = rt_alloc_aligned((size_t)m->batch * m->classes * sizeof(float));
 }
 
-static int checkpoint_sections(trainer *t, rt_ckpt_section *secs, trainer_resume_state *st) {   /* at most 5 */
+#define MAX_SECTIONS 8
+
+static int checkpoint_sections(trainer *t, rt_ckpt_section *secs, trainer_resume_state *st) {   /* at most 8 */
     const rt_model *m = t->m;
     st->step = t->step;
     st->seed = t->run.seed;
@@ -144,6 +151,12 @@ static int checkpoint_sections(trainer *t, rt_ckpt_section *secs, trainer_resume
     if (t->n_state)
         secs[n++] = (rt_ckpt_section){ "optimizer", t->opt_state, (size_t)t->n_state * sizeof(float) };
     if (has_scaler(t)) secs[n++] = (rt_ckpt_section){ "loss_scale", &t->scaler, sizeof t->scaler };
+    if (rt_ema_on(&t->ema)) {   /* sections of their own: checkpoints without an EMA keep their layout */
+        secs[n++] = (rt_ckpt_section){ "ema_params", t->ema.params, (size_t)m->n_params * sizeof(float) };
+        if (m->n_buffers)
+            secs[n++] = (rt_ckpt_section){ "ema_buffers", t->ema.buffers, (size_t)m->n_buffers * sizeof(float) };
+        secs[n++] = (rt_ckpt_section){ "ema_count", &t->ema.count, sizeof t->ema.count };
+    }
     return n;
 }
 
@@ -151,7 +164,7 @@ static void save_checkpoint(trainer *t) {
     if (t->rank != 0) return;   /* the replicas are identical: rank 0 speaks for all */
     if (t->m->device) t->m->device->download(&t->ctx, t->opt_state, t->n_state);
     read_scaler(t);
-    rt_ckpt_section secs[5];
+    rt_ckpt_section secs[MAX_SECTIONS];
     trainer_resume_state st;
     int n = checkpoint_sections(t, secs, &st);
     char dir[4096], path[4096];
@@ -162,7 +175,7 @@ static void save_checkpoint(trainer *t) {
 }
 
 static void resume(trainer *t, const char *path) {
-    rt_ckpt_section secs[5];
+    rt_ckpt_section secs[MAX_SECTIONS];
     trainer_resume_state st, want;
     int n = checkpoint_sections(t, secs, &want);
     secs[0].data = &st;
@@ -247,6 +260,10 @@ static void share_start_state(trainer *t) {
     rt_comm_bcast(t->comm, t->ctx.params, (size_t)m->n_params * sizeof(float), "the parameters from rank 0");
     rt_comm_bcast(t->comm, t->ctx.buffers, (size_t)m->n_buffers * sizeof(float), "the buffers from rank 0");
     rt_comm_bcast(t->comm, t->opt_state, (size_t)t->n_state * sizeof(float), "the optimizer state from rank 0");
+    if (!rt_ema_on(&t->ema)) return;
+    rt_comm_bcast(t->comm, t->ema.params, (size_t)m->n_params * sizeof(float), "the EMA weights from rank 0");
+    rt_comm_bcast(t->comm, t->ema.buffers, (size_t)m->n_buffers * sizeof(float), "the EMA statistics from rank 0");
+    rt_comm_bcast(t->comm, &t->ema.count, sizeof t->ema.count, "the EMA's update count from rank 0");
 }
 
 /* Loss and top-1/top-5 over the whole validation split, each rank evaluating its slice of
@@ -282,6 +299,20 @@ static void evaluate(trainer *t, double *loss, double *top1, double *top5) {
     *top5 = seen ? (double)c5 / seen : NAN;
 }
 
+/* The same over the EMA's weights and statistics (solver.ema), put in the model's place. */
+static void evaluate_ema(trainer *t, double *loss, double *top1, double *top5) {
+    const rt_device_hooks *dev = t->m->device;
+    float *params = t->ctx.params, *buffers = t->ctx.buffers;
+    if (dev) {   /* the model's weights wait in the host mirror while the EMA's are on the device */
+        dev->download(&t->ctx, NULL, 0);
+        dev->load_weights(&t->ctx, t->ema.params, t->ema.buffers);
+    }
+    t->ctx.params = t->ema.params, t->ctx.buffers = t->ema.buffers;
+    evaluate(t, loss, top1, top5);
+    t->ctx.params = params, t->ctx.buffers = buffers;
+    if (dev) dev->load_weights(&t->ctx, params, buffers);
+}
+
 /* The gradients hold the sum over ranks of per-rank means; 1/world makes them the mean
  * over the global batch (exact for a power-of-two world). */
 static void optimizer_step(trainer *t, double lr) {
@@ -297,11 +328,14 @@ static void optimizer_step(trainer *t, double lr) {
         double norm = sqrt(rt_sum_squares(t->ctx.grads, m->n_params)) / t->world;
         grad_scale *= rt_grad_clip_coef(norm, t->run.clip_grad_norm);
     }
+    if (t->run.optim.kind == RT_OPTIM_LAMB)   /* timm's Lamb clips the global norm itself */
+        grad_scale *= rt_lamb_clip_coef(sqrt(rt_sum_squares(t->ctx.grads, m->n_params)) * grad_scale,
+                                        t->run.optim.lamb.max_grad_norm);
     int per = rt_optim_state_per_param(&t->run.optim);
     for (int i = 0; i < m->n_tensors; i++) {
         const rt_param_tensor *p = &m->tensors[i];
         if (rt_init_is_frozen(t->run.init, p->offset)) continue;
-        int exempt = t->run.exempt_bn_bias && p->no_decay;
+        int exempt = rt_param_exempt(&t->run, p);
         rt_optim_args a = { (float)lr, exempt ? 0.0f : t->run.weight_decay, grad_scale, t->step };
         if (!rt_optim_apply_mults(&a, rt_param_lr_mult(p), rt_param_decay_mult(p))) continue;
         rt_optim_step(t->ctx.params + p->offset, t->opt_state + per * p->offset,
@@ -356,6 +390,10 @@ static double train_one_step(trainer *t, long *correct) {
     }
     *correct += c1;
     optimizer_step(t, rt_lr_at(&t->run.lr, t->step));
+    if (rt_ema_due(&t->ema, t->step, t->steps_per_epoch)) {
+        if (m->device) m->device->download(&t->ctx, NULL, 0);   /* the weights only, into the host mirror */
+        rt_ema_after_step(&t->ema, t->ctx.params, t->ctx.buffers, t->step, t->steps_per_epoch);
+    }
     t->step++;
     return loss;
 }
@@ -419,6 +457,37 @@ static int should_checkpoint(const trainer *t, int epoch_end, int last) {
     return last || (epoch_end && (t->step / t->steps_per_epoch) % t->run.ckpt_every == 0);
 }
 
+/* The EMA's evaluation, on a line of its own under the model's. */
+static void report_ema(trainer *t, long epochs_done, double t_start) {
+    double loss, top1, top5;
+    evaluate_ema(t, &loss, &top1, &top5);
+    rt_metrics_eval_ema(&t->metrics, epochs_done, t->step, loss, top1, top5, rt_time_s() - t_start);
+    rt_progress_note(&t->progress, "  EMA of the weights: test loss %.4f  top-1 %.2f%%  top-5 %.2f%%", loss,
+                     100 * top1, 100 * top5);
+}
+
+/* The EMA's hash, which every rank computes and compares with rank 0's: the averages are
+ * identical by construction (identical parameters, the same elementwise rule). */
+static void report_final_ema(trainer *t) {
+    char hash[RT_PARAMS_HASH_LEN + 1], rank0[RT_PARAMS_HASH_LEN + 1];
+    rt_params_hash(t->ema.params, t->m->n_params, hash);
+    memcpy(rank0, hash, sizeof hash);
+    rt_comm_bcast(t->comm, rank0, sizeof rank0, "rank 0's EMA hash");
+    double differ = strcmp(hash, rank0) != 0;
+    rt_comm_sum(t->comm, &differ, 1, "the ranks' EMA hash comparison");
+    int differs = (int)differ;
+    if (differs)
+        rt_comm_die_all(t->comm, "report this: the EMA must not depend on the rank",
+                        "the EMA weights differ between ranks (%d rank%s differ from rank 0's %s)", differs,
+                        differs == 1 ? "" : "s", rank0);
+    if (t->world > 1)
+        rt_progress_note(&t->progress, "final EMA weights: params %s (%lld updates averaged), the same on %d ranks",
+                         hash, (long long)t->ema.count, t->world);
+    else
+        rt_progress_note(&t->progress, "final EMA weights: params %s (%lld updates averaged)", hash,
+                         (long long)t->ema.count);
+}
+
 static int train(trainer *t) {
     const rt_model *m = t->m;
     double t_start = rt_time_s(), t_interval = t_start;
@@ -463,6 +532,7 @@ static int train(trainer *t) {
                 else
                     rt_progress_note(&t->progress, "step %ld: test loss %.4f  top-1 %.2f%%  top-5 %.2f%%", t->step,
                                      last_loss, 100 * last_top1, 100 * last_top5);
+                if (rt_ema_on(&t->ema)) report_ema(t, done, t_start);
             }
             if (do_ckpt) save_checkpoint(t);
             t_interval = rt_time_s();
@@ -494,6 +564,7 @@ static int train(trainer *t) {
     rt_progress_note(&t->progress, "final: test top-1 %.2f%%  top-5 %.2f%%  loss %.4f  after %ld steps  wall time %s  "
                      "params %s", 100 * last_top1, 100 * last_top5, last_loss, t->step,
                      rt_format_duration(wall_s, wall, sizeof wall), hash);
+    if (rt_ema_on(&t->ema)) report_final_ema(t);
     return 0;
 }
 
@@ -545,6 +616,8 @@ int rt_trainer_main(const rt_model *m, const rt_run_config *run, int argc, char 
     allocate(&t);
     m->init(t.ctx.params, t.ctx.buffers, t.run.seed);
     start_from_weights(&t);
+    rt_ema_init(&t.ema, &t.run.ema, m->n_params, m->n_buffers, t.global_batch, t.run.epochs);
+    rt_ema_reset(&t.ema, t.ctx.params, t.ctx.buffers);   /* torchvision copies the model at the start */
     t.ctx.training = 1;
     t.ctx.comm = t.comm;
     t.ctx.no_graph = t.args.no_graph;

@@ -3,7 +3,7 @@
 # --benchmark steps (3 warm-up + 1) on a generated JPEG tree (tests/data/make_tree.py, 10 classes) read
 # through its imagenet-folder pipeline. The run uses a spec that extends the published one
 # and changes only what a CPU test can afford or the tree forces: the input size (32x32, and
-# AlexNet keeps 224 because its adaptive pooling needs a 6x6 map), crop sizes to match,
+# AlexNet and VGG-16 keep 224 because their adaptive pooling needs a 6x6 or 7x7 map), crop sizes to match,
 # batch 2 per rank, 10 classes (the last linear layer), and one rank. Everything else
 # (augmentation kinds and ranges, normalization, net body, solver, precision) is the paper's.
 set -eu
@@ -47,7 +47,7 @@ one() {   # spec: build it as written, then the small variant, and run it
     bvlc_alexnet|bvlc_reference_caffenet) size=227; head=fc8 ;;   # Caffe imports keep Caffe's names
     bvlc_googlenet) size=224; head=loss3/classifier ;;   # pool5 is 7x7: the full input
     he_resnet50_caffe) size=224; head=fc1000 ;;
-    *alexnet*) size=224; head=classifier.6 ;;
+    *alexnet*|*vgg*) size=224; head=classifier.6 ;;   # adaptive pooling to 6x6 / 7x7 needs 224
     *convnext*) head=head.fc ;;
   esac
   cat > "$dir/$name.small.spec" <<SPEC

@@ -30,6 +30,8 @@ juwels_step_vs_cosine specs/published/juwels_resnet50_step_1024gpu.spec specs/pu
 resnet50_vs_resnet101 specs/models/resnet50.spec specs/models/resnet101.spec 1
 goyal_vs_ibm specs/published/goyal_resnet50_256gpu.spec specs/published/ibm_hal_resnet50_64gpu.spec 1
 intelcaffe_part1_vs_part2 specs/published/intelcaffe_resnet50_448node.spec specs/published/intelcaffe_resnet50_448node_part2.spec 1
+torchvision_v1_vs_v2 specs/published/torchvision_resnet50_v1.spec specs/published/torchvision_resnet50_v2.spec 1
+goyal_vs_mlperf_v40 specs/published/goyal_resnet50_256gpu.spec specs/published/mlperf_v40_resnet50_8xh100.spec 1
 renamed_same_run specs/examples/fmnist_mlp.spec TMP/renamed.spec 0
 PAIRS
 echo "$((n - bad)) of $n diff goldens match"

@@ -554,6 +554,8 @@ static void test_optim(const char *name, rt_optim_config cfg, double clip) {
             if (lr_mult[t] == 0) memset(g + offsets[t], 0, sizeof(float) * (size_t)counts[t]);
         float scale = 1.0f;
         if (clip > 0) scale = rt_grad_clip_coef(sqrt(rt_sum_squares(g, np)), clip);
+        if (cfg.kind == RT_OPTIM_LAMB)   /* timm's own global clipping, as the CPU trainer folds it */
+            scale *= rt_lamb_clip_coef(sqrt(rt_sum_squares(g, np)) * scale, cfg.lamb.max_grad_norm);
         double lr = 0.1 / (step + 1);
         for (int t = 0; t < T; t++) {
             rt_optim_args a = { (float)lr, exempt[t] ? 0.0f : 1e-2f, scale, step };
@@ -719,6 +721,11 @@ static void run_ops(void) {
     test_optim("sgd nesterov, clipped at 1", sgd, 1.0);
     test_optim("lars", lars, 0);
     test_optim("adamw", adamw, 0);
+    rt_optim_config lamb = { .kind = RT_OPTIM_LAMB, .lamb = { .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-6,
+                                                             .max_grad_norm = 1.0 } };
+    test_optim("lamb (timm: global norm clipped at 1)", lamb, 0);
+    lamb.lamb.max_grad_norm = 0, lamb.lamb.trust_clip = true;
+    test_optim("lamb, no global clipping, trust clipped (LAMBC)", lamb, 0);
     run_nhwc_ops();
 }
 
@@ -740,6 +747,8 @@ int main(void) {
                                                          .sgd = { .momentum = 0.9f, .nesterov = 1 } });
     test_loss_scaler("adamw", (rt_optim_config){ .kind = RT_OPTIM_ADAMW,
                                                   .adamw = { .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8 } });
+    test_loss_scaler("lamb", (rt_optim_config){ .kind = RT_OPTIM_LAMB,
+                                                 .lamb = { .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-6 } });
     rt_cuda_sync();
     printf("%d checks, %d failed\n", checks, failures);
     return failures ? 1 : 0;
