@@ -34,6 +34,15 @@ static rt_status check_config(const rt_dataset *ds, const rt_loader_config *c, r
     if (c->slots != 0 && (c->slots < RT_LOADER_HELD + 1 || c->slots > RT_LOADER_MAX_SLOTS))
         return rt_fail(err, RT_E_ARG, NULL, "data loader: %d batch slots (%d to %d)", c->slots,
                        RT_LOADER_HELD + 1, RT_LOADER_MAX_SLOTS);
+    const rt_augment_config *a = &c->augment;
+    if (c->raw_u8 && (RT_TARGET_WORDS(*a) > 1 || a->erase_p > 0))
+        return rt_fail(err, RT_E_ARG, "train with the CPU backend, or drop mixup, cutmix and random_erasing",
+                       "data loader: mixup, cutmix and random erasing need normalized float batches, and this "
+                       "trainer takes bytes");
+    if (a->erase_p > 0 && !(a->erase_scale[0] > 0 && a->erase_scale[0] <= a->erase_scale[1] &&
+                            a->erase_ratio[0] > 0 && a->erase_ratio[0] <= a->erase_ratio[1]))
+        return rt_fail(err, RT_E_ARG, NULL, "data loader: random erasing needs 0 < scale[0] <= scale[1] and "
+                       "0 < ratio[0] <= ratio[1]");
     if (ds->n > 0xffffffffL)
         return rt_fail(err, RT_E_ARG, NULL, "data loader: %ld samples is more than 2^32", ds->n);
     return RT_OK;
@@ -55,7 +64,7 @@ rt_status rt_loader_init(rt_loader *l, const rt_dataset *ds, const rt_loader_con
     l->slots = cfg->slots ? cfg->slots : RT_LOADER_DEFAULT_SLOTS;
     for (int s = 0; s < l->slots; s++) {
         l->slot_x[s] = rt_alloc_pages((size_t)l->batch_per_rank * l->sample_bytes);   /* may be page-locked */
-        l->slot_y[s] = rt_xcalloc((size_t)l->batch_per_rank, sizeof(int32_t));
+        l->slot_y[s] = rt_xcalloc((size_t)l->batch_per_rank * RT_TARGET_WORDS(cfg->augment), sizeof(int32_t));
     }
     if (ds->encoded) l->pool = image_pool_start(l);
     if (cfg->prefetch) l->bg = prefetch_start(l, 0, 0);
@@ -80,18 +89,13 @@ void loader_advance(const rt_loader *l, int64_t *epoch, int64_t *step) {
     }
 }
 
-int loader_fill(const rt_loader *l, const uint32_t *perm, int64_t epoch, int64_t step, void *x,
-                int32_t *y, int *failures) {
+int loader_fill_samples(const rt_loader *l, const uint32_t *perm, int64_t epoch, long first, long lo, long hi,
+                        void *x, int32_t *y) {
     const rt_dataset *ds = l->ds;
-    const long B = l->cfg.global_batch, world = l->cfg.world, rank = l->cfg.rank;
-    const long first = (long)step * B;
-    long in_batch = ds->n - first < B ? ds->n - first : B;   /* < B only for eval's last */
-    if (in_batch < 0) in_batch = 0;
-    const long lo = rank * in_batch / world, hi = (rank + 1) * in_batch / world;
     const size_t sample = (size_t)ds->c * ds->h * ds->w;
     const uint64_t aug_key = rt_hash_u64(l->cfg.seed, RT_STREAM_AUGMENT, (uint64_t)epoch);
     unsigned char *out = x;
-    *failures = ds->encoded ? image_pool_fill(l->pool, perm, epoch, first, lo, hi, x, y) : 0;
+    int failures = ds->encoded ? image_pool_fill(l->pool, perm, epoch, first, lo, hi, x, y) : 0;
     for (long j = lo; j < hi && !ds->encoded; j++) {
         long pos = first + j;   /* position in the epoch: the only input to augmentation */
         long idx = perm ? (long)perm[pos] : pos;
@@ -103,6 +107,22 @@ int loader_fill(const rt_loader *l, const uint32_t *perm, int64_t epoch, int64_t
             augment_sample(l, ds->images + (size_t)idx * sample, dst, bits, l->cfg.train);
         y[j - lo] = ds->labels[idx];
     }
+    for (long j = lo; j < hi && l->cfg.train && !l->cfg.raw_u8; j++)
+        augment_erase_sample(l, (float *)(out + (size_t)(j - lo) * l->sample_bytes), aug_key, first + j);
+    return failures;
+}
+
+int loader_fill(const rt_loader *l, const uint32_t *perm, int64_t epoch, int64_t step, void *x,
+                int32_t *y, int *failures) {
+    const rt_dataset *ds = l->ds;
+    const long B = l->cfg.global_batch, world = l->cfg.world, rank = l->cfg.rank;
+    const long first = (long)step * B;
+    long in_batch = ds->n - first < B ? ds->n - first : B;   /* < B only for eval's last */
+    if (in_batch < 0) in_batch = 0;
+    const long lo = rank * in_batch / world, hi = (rank + 1) * in_batch / world;
+    unsigned char *out = x;
+    *failures = loader_fill_samples(l, perm, epoch, first, lo, hi, x, y);
+    if (l->cfg.train && RT_TARGET_WORDS(l->cfg.augment) > 1) augment_mix_batch(l, perm, epoch, step, lo, hi, x, y);
     /* A compiled model always runs its full batch: the rows past a partial one are zeros,
      * never a previous batch's leftovers. */
     long n = hi - lo;
@@ -140,7 +160,7 @@ int rt_loader_next(rt_loader *l, void *x, int32_t *y) {
     const int32_t *vy;
     int got = rt_loader_next_view(l, &vx, &vy);
     memcpy(x, vx, (size_t)l->batch_per_rank * l->sample_bytes);
-    memcpy(y, vy, (size_t)l->batch_per_rank * sizeof(int32_t));
+    memcpy(y, vy, (size_t)l->batch_per_rank * RT_TARGET_WORDS(l->cfg.augment) * sizeof(int32_t));
     return got;
 }
 
