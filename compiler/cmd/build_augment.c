@@ -2,16 +2,18 @@
  * produces normalized float batches and does mixup, cutmix and random erasing on them; the
  * CUDA trainer's loader hands the device bytes (normalized there), which cannot carry a
  * blended or noise-filled pixel, so the CUDA backend refuses those three at build. Repeated
- * augmentation (an epoch order) and the BCE loss work on both. */
+ * augmentation (an epoch order), TrivialAugment and RandAugment (on the 8-bit image) and the
+ * BCE loss work on both; timm's RandAugment variant on neither. */
 #include <stdio.h>
 #include "build_augment.h"
 
 int augment_backend_check(const char *spec_path, const run_config *run, int cuda) {
     const run_augment *a = &run->augment;
-    if (a->trivial_augment || a->rand_augment) {
-        fprintf(stderr, "%s: error: data.train.augment.%s is not implemented by the trainer runtime yet\n"
-                        "  hint: remove it (the spec still checks and shows with it)\n",
-                spec_path, a->trivial_augment ? "trivial_augment" : "rand_augment");
+    if (a->rand_augment && (a->ra_magnitude_std > 0 || a->ra_increasing)) {
+        fprintf(stderr, "%s: error: rand_augment.%s is timm's RandAugment variant, which the trainer does not "
+                        "implement (it runs torchvision's RandAugment)\n"
+                        "  hint: set magnitude_std: 0 and increasing: false for torchvision's RandAugment\n",
+                spec_path, a->ra_magnitude_std > 0 ? "magnitude_std" : "increasing");
         return 1;
     }
     if (!cuda) return 0;

@@ -43,6 +43,9 @@ static rt_status check_config(const rt_dataset *ds, const rt_loader_config *c, r
                             a->erase_ratio[0] > 0 && a->erase_ratio[0] <= a->erase_ratio[1]))
         return rt_fail(err, RT_E_ARG, NULL, "data loader: random erasing needs 0 < scale[0] <= scale[1] and "
                        "0 < ratio[0] <= ratio[1]");
+    if (a->policy && (a->num_bins < 2 || a->magnitude < 0 || a->magnitude >= a->num_bins || a->num_ops < 1))
+        return rt_fail(err, RT_E_ARG, NULL, "data loader: augmentation policy with %d ops at magnitude %d of %d bins",
+                       a->num_ops, a->magnitude, a->num_bins);
     if (ds->n > 0xffffffffL)
         return rt_fail(err, RT_E_ARG, NULL, "data loader: %ld samples is more than 2^32", ds->n);
     return RT_OK;
@@ -89,6 +92,17 @@ void loader_advance(const rt_loader *l, int64_t *epoch, int64_t *step) {
     }
 }
 
+/* Crop and flip to bytes, the augmentation policy, then normalization unless raw_u8. */
+static void policy_sample(const rt_loader *l, const uint8_t *src, void *dst, uint64_t bits, uint64_t aug_key, long pos) {
+    size_t n = (size_t)l->ds->c * l->ds->h * l->ds->w, plane = (size_t)l->ds->h * l->ds->w;
+    uint8_t *bytes = l->cfg.raw_u8 ? dst : rt_xmalloc(n);
+    augment_sample_u8(l, src, bytes, bits, 1);
+    augment_policy_apply(l, bytes, aug_key, pos);
+    if (l->cfg.raw_u8) return;
+    for (size_t i = 0; i < n; i++) ((float *)dst)[i] = l->lut[i / plane][bytes[i]];
+    free(bytes);
+}
+
 int loader_fill_samples(const rt_loader *l, const uint32_t *perm, int64_t epoch, long first, long lo, long hi,
                         void *x, int32_t *y) {
     const rt_dataset *ds = l->ds;
@@ -101,7 +115,9 @@ int loader_fill_samples(const rt_loader *l, const uint32_t *perm, int64_t epoch,
         long idx = perm ? (long)perm[pos] : pos;
         uint64_t bits = rt_hash_u64(aug_key, (uint64_t)pos, 0);
         void *dst = out + (size_t)(j - lo) * l->sample_bytes;
-        if (l->cfg.raw_u8)
+        if (l->cfg.train && l->cfg.augment.policy)   /* the policy works on bytes, before normalization */
+            policy_sample(l, ds->images + (size_t)idx * sample, dst, bits, aug_key, pos);
+        else if (l->cfg.raw_u8)
             augment_sample_u8(l, ds->images + (size_t)idx * sample, dst, bits, l->cfg.train);
         else
             augment_sample(l, ds->images + (size_t)idx * sample, dst, bits, l->cfg.train);

@@ -46,6 +46,18 @@ int augment_mix_plan(const rt_augment_config *a, uint64_t batch_key, int h, int 
  * partner labels and weights after the labels (RT_TARGET_WORDS). */
 void augment_mix_batch(const rt_loader *l, const uint32_t *perm, int64_t epoch, int64_t step, long lo, long hi,
                        float *x, int32_t *y);
+/* TrivialAugmentWide / RandAugment ops (augment_ops.c) and policies (augment_policy.c). */
+typedef enum {
+    AUG_IDENTITY, AUG_SHEAR_X, AUG_SHEAR_Y, AUG_TRANSLATE_X, AUG_TRANSLATE_Y, AUG_ROTATE, AUG_BRIGHTNESS,
+    AUG_COLOR, AUG_CONTRAST, AUG_SHARPNESS, AUG_POSTERIZE, AUG_SOLARIZE, AUG_AUTOCONTRAST, AUG_EQUALIZE,
+    AUG_OP_COUNT
+} augment_op;
+/* Applies op at magnitude mag to the 8-bit c x h x w img in place; scratch holds c*h*w bytes. */
+void augment_op_apply(augment_op op, double mag, uint8_t *img, uint8_t *scratch, int c, int h, int w);
+/* torchvision's magnitude of op in bin `bin` of `bins` (policy: RT_POLICY_*), unsigned. */
+double augment_policy_magnitude(int policy, augment_op op, int bin, int bins, int h, int w);
+/* The configured policy on the 8-bit sample at epoch position pos. */
+void augment_policy_apply(const rt_loader *l, uint8_t *img, uint64_t aug_key, long pos);
 /* Repeated augmentation: perm[i] = perm[i / repeats], in place. */
 void sampler_repeat(uint32_t *perm, long n, int repeats);
 

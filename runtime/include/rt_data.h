@@ -76,7 +76,10 @@ typedef struct {
     float erase_value;                 /* in normalized units */
     int erase_random;                  /* 1: N(0,1) noise instead of erase_value */
     int repeats;                       /* repeated augmentation (RASampler); 0 or 1 = off */
+    int policy;                        /* rt_augment_policy: on the 8-bit sample after crop and flip */
+    int num_ops, magnitude, num_bins;  /* RandAugment's; num_bins also TrivialAugment's (31) */
 } rt_augment_config;
+enum rt_augment_policy { RT_POLICY_NONE = 0, RT_POLICY_TRIVIAL_AUGMENT, RT_POLICY_RAND_AUGMENT };
 
 /* With mixup or cutmix on, a batch's labels are 3 x batch_per_rank int32s: the labels, then
  * each sample's partner label (the sample before it in the global batch), then the weight w

@@ -8,7 +8,10 @@
  *       global batches (assembled from ranks 0..WORLD-1, each with its own loader) of the IDX
  *       training set from epoch EPOCH0 on: floats to OUT, the 1 or 3 target words of each
  *       sample to OUT.targets (int32), the epoch order's dataset indices to OUT.order.
- * THREADS > 0 turns the prefetch thread on. */
+ *   augment_dump op OP MAGNITUDE C H W IN OUT            augment_op OP on the 8-bit image IN
+ *   augment_dump table POLICY BINS H W                   each op's magnitude per bin, one op a line
+ * THREADS > 0 turns the prefetch thread on; AUGMENT_POLICY=1|2 turns TrivialAugment or
+ * RandAugment (2 ops at bin 9 of 31) on in the loader. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,7 +79,8 @@ static int loader_cmd(char **a) {
     rt_augment_config aug = { .mixup_alpha = (float)atof(a[8]), .cutmix_alpha = (float)atof(a[9]), .mix_prob = 1.0f,
                               .mix_switch_prob = 0.5f, .erase_p = (float)atof(a[10]), .erase_scale = { 0.02f, 0.33f },
                               .erase_ratio = { 0.3f, 3.3f }, .erase_value = 0.5f, .erase_random = atoi(a[11]),
-                              .repeats = atoi(a[12]) };
+                              .repeats = atoi(a[12]), .num_ops = 2, .magnitude = 9, .num_bins = 31 };
+    aug.policy = getenv("AUGMENT_POLICY") ? atoi(getenv("AUGMENT_POLICY")) : 0;
     rt_loader *l = calloc((size_t)world, sizeof *l);
     for (int r = 0; r < world; r++) {
         rt_loader_config cfg;
@@ -123,7 +127,33 @@ static int loader_cmd(char **a) {
     return 0;
 }
 
+static int op_cmd(char **a) {
+    int c = atoi(a[2]), h = atoi(a[3]), w = atoi(a[4]);
+    size_t n = (size_t)c * h * w;
+    uint8_t *img = malloc(n), *scratch = malloc(n);
+    FILE *f = fopen(a[5], "rb");
+    if (!f || fread(img, 1, n, f) != n) return 1;
+    fclose(f);
+    augment_op_apply((augment_op)atoi(a[0]), atof(a[1]), img, scratch, c, h, w);
+    f = fopen(a[6], "wb");
+    if (!f || fwrite(img, 1, n, f) != n) return 1;
+    fclose(f);
+    free(img), free(scratch);
+    return 0;
+}
+
+static int table_cmd(char **a) {
+    int policy = atoi(a[0]), bins = atoi(a[1]), h = atoi(a[2]), w = atoi(a[3]);
+    for (int op = 0; op < AUG_OP_COUNT; op++) {
+        for (int b = 0; b < bins; b++) printf("%s%.9g", b ? " " : "", augment_policy_magnitude(policy, op, b, bins, h, w));
+        printf("\n");
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc >= 9 && !strcmp(argv[1], "op")) return op_cmd(argv + 2);
+    if (argc >= 6 && !strcmp(argv[1], "table")) return table_cmd(argv + 2);
     if (argc >= 9 && !strcmp(argv[1], "loss")) return loss_cmd(argv + 2);
     if (argc >= 10 && !strcmp(argv[1], "erase")) return erase_cmd(argv + 2);
     if (argc >= 9 && !strcmp(argv[1], "mix")) return mix_cmd(argv + 2);

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Mixup/cutmix, random erasing, repeated augmentation and the dense-target losses (softmax CE
-# and timm's BCE on smoothed, mixed targets) against torch and torchvision, and the loader's
-# determinism with them on (world sizes, prefetch thread, resume): tests/augment/reference_test.py
-# driving the sanitized build/tests/augment/augment_dump on a 320-sample Fashion-MNIST subset.
+# Mixup/cutmix, random erasing, repeated augmentation, the dense-target losses (softmax CE and
+# timm's BCE on smoothed, mixed targets), TrivialAugmentWide and RandAugment against torch and
+# torchvision, and the loader's determinism with them on (world sizes, prefetch thread,
+# resume): tests/augment/reference_test.py and policy_test.py driving the sanitized
+# build/tests/augment/augment_dump on a 320-sample Fashion-MNIST subset.
 set -eu
 BUILD=${BUILD:-build}
 tool=$BUILD/tests/augment/augment_dump
@@ -16,3 +17,4 @@ rm -rf "$dir" && mkdir -p "$dir"
 python3 tests/train/make_idx.py /usr/share/datasets/fashion-mnist "$dir/data" 320 100
 export ASAN_OPTIONS=detect_leaks=1 OMP_NUM_THREADS=1
 "$py" tests/augment/reference_test.py "$tool" "$dir/data/good" "$dir"
+"$py" tests/augment/policy_test.py "$tool" "$dir/data/good" "$dir"
