@@ -21,7 +21,8 @@ __global__ void target_rows_kernel(double *row_loss, T *dlogits, const T *logits
     for (long b = (blockIdx.x * (long)blockDim.x + threadIdx.x) / 32; b < n; b += warps) {
         const T *z = logits + b * k;
         int ya = targets[b], yb = mixed ? targets[n + b] : ya;
-        float w = mixed ? __int_as_float(targets[2L * n + b]) : 1.0f;
+        float w = 1.0f;
+        if (mixed) memcpy(&w, &targets[2L * n + b], sizeof w);   /* the weight travels as float bits */
         T *d = dlogits ? dlogits + b * k : NULL;
         if (ya < 0 || ya >= k || yb < 0 || yb >= k) {   /* a NaN loss, as cuda_softmax_xent */
             if (lane == 0) row_loss[b] = NAN;
