@@ -3,14 +3,14 @@
  *   augment_dump loss N K MIXED BCE EPS THRESHOLD OUT     logits, targets, loss, dlogits (float32)
  *   augment_dump erase H W P S0 S1 R0 R1 COUNT            one "hit top left h w" line per draw
  *   augment_dump mix H W MIXUP CUTMIX PROB SWITCH COUNT   one "mixed cutmix lam y0 x0 y1 x1" line per batch
- *   augment_dump loader IDX_DIR WORLD THREADS EPOCH0 EPOCHS STEPS BATCH SEED MIXUP CUTMIX ERASE_P
+ *   augment_dump loader IDX_DIR|images:TREE WORLD THREADS EPOCH0 EPOCHS STEPS BATCH SEED MIXUP CUTMIX ERASE_P
  *                       ERASE_RANDOM REPEATS OUT
  *       global batches (assembled from ranks 0..WORLD-1, each with its own loader) of the IDX
  *       training set from epoch EPOCH0 on: floats to OUT, the 1 or 3 target words of each
  *       sample to OUT.targets (int32), the epoch order's dataset indices to OUT.order.
  *   augment_dump op OP MAGNITUDE C H W IN OUT            augment_op OP on the 8-bit image IN
  *   augment_dump table POLICY BINS H W                   each op's magnitude per bin, one op a line
- * THREADS > 0 turns the prefetch thread on; AUGMENT_POLICY=1|2 turns TrivialAugment or
+ * THREADS > 0 turns the prefetch thread on (and is the decode thread count of a JPEG tree); AUGMENT_POLICY=1|2 turns TrivialAugment or
  * RandAugment (2 ops at bin 9 of 31) on in the loader. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,7 +75,9 @@ static int loader_cmd(char **a) {
     int world = atoi(a[1]), threads = atoi(a[2]), epoch0 = atoi(a[3]), epochs = atoi(a[4]), steps = atoi(a[5]);
     int batch = atoi(a[6]);
     rt_dataset ds;
-    rt_dataset_load_idx(&ds, a[0], "train", 10, NULL);
+    int images = !strncmp(a[0], "images:", 7);   /* a JPEG tree: random-resized crops to 32x32, THREADS decoders */
+    if (images) rt_dataset_open_images(&ds, a[0] + 7, NULL, 32, 32, 0, NULL);
+    else rt_dataset_load_idx(&ds, a[0], "train", 10, NULL);
     rt_augment_config aug = { .mixup_alpha = (float)atof(a[8]), .cutmix_alpha = (float)atof(a[9]), .mix_prob = 1.0f,
                               .mix_switch_prob = 0.5f, .erase_p = (float)atof(a[10]), .erase_scale = { 0.02f, 0.33f },
                               .erase_ratio = { 0.3f, 3.3f }, .erase_value = 0.5f, .erase_random = atoi(a[11]),
@@ -89,6 +91,11 @@ static int loader_cmd(char **a) {
         cfg.seed = strtoull(a[7], NULL, 10);
         cfg.crop_pad = 2, cfg.flip = 1, cfg.mean[0] = 0.286f, cfg.std[0] = 0.353f;
         cfg.prefetch = threads > 0;
+        if (images) {
+            cfg.decode_threads = threads > 0 ? threads : 1;
+            cfg.image = (rt_image_transform){ .mode = RT_IMG_RRC, .out_h = 32, .out_w = 32, .flip = 1,
+                                              .scale = { 0.08f, 1.0f }, .ratio = { 0.75f, 4.0f / 3.0f } };
+        }
         cfg.augment = aug;
         rt_loader_init(&l[r], &ds, &cfg, NULL);
     }

@@ -17,4 +17,5 @@ rm -rf "$dir" && mkdir -p "$dir"
 python3 tests/train/make_idx.py /usr/share/datasets/fashion-mnist "$dir/data" 320 100
 export ASAN_OPTIONS=detect_leaks=1 OMP_NUM_THREADS=1
 "$py" tests/augment/reference_test.py "$tool" "$dir/data/good" "$dir"
-"$py" tests/augment/policy_test.py "$tool" "$dir/data/good" "$dir"
+"$py" tests/data/make_tree.py "$dir/tree" 2 1 32 > /dev/null
+"$py" tests/augment/policy_test.py "$tool" "$dir/data/good" "$dir" "$dir/tree/train"

@@ -2,7 +2,7 @@
 # magnitudes across its bins and both signs, on a Fashion-MNIST image (1 channel) and an RGB
 # image, compared with torchvision.transforms.autoaugment._apply_op; the magnitude tables; the
 # loader's determinism with a policy on. Run by tests/augment/augment_test.sh.
-# usage: policy_test.py AUGMENT_DUMP IDX_DIR WORKDIR
+# usage: policy_test.py AUGMENT_DUMP IDX_DIR WORKDIR JPEG_TREE
 import gzip
 import os
 import subprocess
@@ -13,7 +13,7 @@ import torch
 from torchvision.transforms import InterpolationMode
 from torchvision.transforms.autoaugment import RandAugment, TrivialAugmentWide, _apply_op
 
-tool, idx_dir, work = sys.argv[1], sys.argv[2], sys.argv[3]
+tool, idx_dir, work, tree = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 failures = []
 OPS = ["Identity", "ShearX", "ShearY", "TranslateX", "TranslateY", "Rotate", "Brightness", "Color", "Contrast",
        "Sharpness", "Posterize", "Solarize", "AutoContrast", "Equalize"]
@@ -99,6 +99,21 @@ for policy, name in [(1, "TrivialAugmentWide"), (2, "RandAugment")]:
     same = all(np.array_equal(loader(wd, th, 0, 2, policy, f"pol{policy}-{wd}"), full) for wd, th in [(2, 1), (4, 0)])
     check(same, f"{name}: identical batches at world 2 (prefetch) and 4")
     check(np.array_equal(loader(2, 1, 1, 1, policy, f"pol{policy}-r"), full[STEPS:]), f"{name}: resume at epoch 1")
+
+# ---- a JPEG tree (decode, random-resized crop, flip) with everything on: the same bytes for
+# any rank count and decode thread count
+def tree_loader(world, threads, name):
+    out = f"{work}/{name}"
+    env = dict(os.environ, AUGMENT_POLICY="2")
+    run("loader", "images:" + tree, world, threads, 0, 1, 2, 8, 5, 0.2, 1.0, 0.5, 1, 2, out, env=env)
+    return np.fromfile(out, np.float32), np.fromfile(out + ".targets", np.int32)
+
+
+ref_x, ref_t = tree_loader(1, 1, "tree1")
+for world, threads in [(2, 3), (4, 2)]:
+    x, t = tree_loader(world, threads, f"tree{world}")
+    check(len(x) == 2 * 8 * 3 * 32 * 32 and np.array_equal(x, ref_x) and np.array_equal(t, ref_t),
+          f"JPEG tree, RandAugment + mixup/cutmix + erasing + repeats: world {world}, {threads} decode threads")
 
 print("policy_test:", "FAILED " + ", ".join(failures) if failures else "all passed")
 sys.exit(1 if failures else 0)
