@@ -10,6 +10,7 @@
 
 typedef enum { RUN_OPT_SGD = 0, RUN_OPT_LARS, RUN_OPT_ADAMW, RUN_OPT_LAMB } run_optimizer;
 typedef enum { RUN_FP32 = 0, RUN_TF32, RUN_FP16, RUN_BF16 } run_compute;
+typedef enum { RUN_LOSS_SOFTMAX_CE = 0, RUN_LOSS_BCE } run_loss_kind;
 typedef enum { RUN_LOSS_SCALE_NONE = 0, RUN_LOSS_SCALE_STATIC, RUN_LOSS_SCALE_DYNAMIC } run_loss_scale;
 
 /* The spec's spellings of these enums and of the runtime's LR enums (the values schema.def
@@ -17,6 +18,7 @@ typedef enum { RUN_LOSS_SCALE_NONE = 0, RUN_LOSS_SCALE_STATIC, RUN_LOSS_SCALE_DY
  * with them. */
 extern const char *const run_compute_names[RUN_BF16 + 1];
 extern const char *const run_loss_scale_names[RUN_LOSS_SCALE_DYNAMIC + 1];
+extern const char *const run_loss_kind_names[RUN_LOSS_BCE + 1];
 extern const char *const run_lr_scaling_names[RT_LR_SCALE_SQRT + 1];
 extern const char *const run_warmup_kind_names[RT_WARMUP_CONSTANT + 1];
 /* Where samples come from; RUN_DATA_IMAGE_FOLDER is JPEG folders or packed shards. */
@@ -37,6 +39,18 @@ typedef struct {
     int64_t resize;           /* val: before center_crop; train (image sources): before random_crop; 0 = off */
     int64_t center_crop;      /* val only; 0 = off */
 } run_data_split;
+
+/* data.train.augment's modern-recipe part and data.train.repeated_augment (train only). */
+typedef struct {
+    double mixup_alpha, cutmix_alpha, mix_prob, mix_switch_prob;   /* alphas 0 = off */
+    double erase_p, erase_scale[2], erase_ratio[2], erase_value;  /* erase_p 0 = off */
+    bool erase_random;
+    bool trivial_augment, rand_augment;
+    int64_t ra_num_ops, ra_magnitude, ra_num_bins;
+    double ra_magnitude_std;
+    bool ra_increasing;
+    int64_t repeats;          /* 1 = off */
+} run_augment;
 
 typedef struct run_config {
     bool has_run;             /* false when the spec has no solver or no data.train */
@@ -65,6 +79,9 @@ typedef struct run_config {
         double alpha;         /* derived: the weight of the model in each update */
     } ema;
     double label_smoothing, clip_grad_norm;
+    run_loss_kind loss_kind;
+    double bce_target_threshold;   /* 0 = off */
+    run_augment augment;
     int64_t log_every, eval_every, ckpt_every_epochs, ckpt_keep;
     int64_t iterations;       /* solver.iterations; 0 = the run is `epochs` long */
     int64_t eval_every_iterations, ckpt_every_iterations;   /* 0 = by epochs */

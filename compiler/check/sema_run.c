@@ -65,6 +65,43 @@ static int read_source(run_data_split *d, diag_ctx *diag, const ast_node *msg, s
     return 1;
 }
 
+/* The modern-recipe augmentations (runtime/data/augment_*.c); defaults from schema.def even
+ * when the messages are absent, so show prints what the trainer does. */
+static int read_augment(run_augment *a, diag_ctx *diag, const ast_node *train, const ast_node *aug) {
+    a->mixup_alpha = sv_float(aug, SM_AUGMENT, "mixup_alpha");
+    a->cutmix_alpha = sv_float(aug, SM_AUGMENT, "cutmix_alpha");
+    a->mix_prob = sv_float(aug, SM_AUGMENT, "mix_prob");
+    a->mix_switch_prob = sv_float(aug, SM_AUGMENT, "mix_switch_prob");
+    const ast_node *re = sv_msg(aug, SM_AUGMENT, "random_erasing");
+    a->erase_p = re ? sv_float(re, SM_RANDOM_ERASING, "p") : 0;
+    sv_floats(re, SM_RANDOM_ERASING, "scale", a->erase_scale, 2);
+    sv_floats(re, SM_RANDOM_ERASING, "ratio", a->erase_ratio, 2);
+    a->erase_value = sv_float(re, SM_RANDOM_ERASING, "value");
+    a->erase_random = sv_bool(re, SM_RANDOM_ERASING, "random");
+    a->trivial_augment = sv_bool(aug, SM_AUGMENT, "trivial_augment");
+    const ast_node *ra = sv_msg(aug, SM_AUGMENT, "rand_augment");
+    a->rand_augment = ra != NULL;
+    a->ra_num_ops = sv_int(ra, SM_RAND_AUGMENT, "num_ops");
+    a->ra_magnitude = sv_int(ra, SM_RAND_AUGMENT, "magnitude");
+    a->ra_num_bins = sv_int(ra, SM_RAND_AUGMENT, "num_magnitude_bins");
+    a->ra_magnitude_std = sv_float(ra, SM_RAND_AUGMENT, "magnitude_std");
+    a->ra_increasing = sv_bool(ra, SM_RAND_AUGMENT, "increasing");
+    a->repeats = sv_int(train, SM_TRAIN, "repeated_augment");
+    int errors = 0;
+    if (re && (a->erase_scale[0] > a->erase_scale[1] || a->erase_ratio[0] > a->erase_ratio[1])) {
+        diag_error(diag, sv_loc(re, SM_RANDOM_ERASING, a->erase_scale[0] > a->erase_scale[1] ? "scale" : "ratio"),
+                   "give the range as [low, high]", "random_erasing: a range whose low end is above its high end");
+        errors++;
+    }
+    if (ra && a->ra_magnitude >= a->ra_num_bins) {
+        diag_error(diag, sv_loc(ra, SM_RAND_AUGMENT, "magnitude"), "use a magnitude below num_magnitude_bins",
+                   "rand_augment: magnitude %ld is not below num_magnitude_bins %ld", (long)a->ra_magnitude,
+                   (long)a->ra_num_bins);
+        errors++;
+    }
+    return errors;
+}
+
 static int read_train(run_config *run, diag_ctx *diag, const ast_node *train, const net_desc *net) {
     run_data_split *d = &run->train;
     int errors = 0;
@@ -94,6 +131,7 @@ static int read_train(run_config *run, diag_ctx *diag, const ast_node *train, co
         d->rrc_size = sv_int(rrc, SM_RANDOM_RESIZED_CROP, "size");
         errors += check_crop(diag, rrc, SM_RANDOM_RESIZED_CROP, "size", net);
     }
+    errors += read_augment(&run->augment, diag, train, aug);
     const ast_node *norm = sv_msg(train, SM_TRAIN, "normalize");
     read_normalize(d, norm);
     errors += check_normalize(diag, norm, net);
@@ -350,6 +388,8 @@ static void read_solver_misc(run_config *run, const ast_node *solver) {
     run->eval_every_iterations = sv_int(solver, SM_SOLVER, "eval_every_iterations");
     read_optimizer(run, solver);
     run->label_smoothing = sv_float(sv_msg(solver, SM_SOLVER, "loss"), SM_LOSS, "label_smoothing");
+    run->loss_kind = (run_loss_kind)SV_ENUM(sv_msg(solver, SM_SOLVER, "loss"), SM_LOSS, "kind", run_loss_kind_names);
+    run->bce_target_threshold = sv_float(sv_msg(solver, SM_SOLVER, "loss"), SM_LOSS, "bce_target_threshold");
     run->clip_grad_norm = sv_float(solver, SM_SOLVER, "clip_grad_norm");
     run->log_every = sv_int(solver, SM_SOLVER, "log_every");
     run->eval_every = sv_int(solver, SM_SOLVER, "eval_every");

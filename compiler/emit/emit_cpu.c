@@ -163,11 +163,19 @@ static void step_begin(emitter *e, const char *dlogits, const char *logits) {
                     "    float *P = ctx->params, *G = ctx->grads;\n"
                     "    unsigned char *arena = ctx->arena;\n"
                     "    (void)P, (void)G;\n"
-                    "    forward(ctx, x);\n"
-                    "    /* softmax cross-entropy, label smoothing %g, fused with its gradient */\n"
-                    "    double loss = softmax_xent_forward(%s, %s, y, BATCH, CLASSES, %s, 1.0f / BATCH);\n",
-            net->label_smoothing, dlogits, logits,
-            c_float(net->label_smoothing));
+                    "    forward(ctx, x);\n");
+    if (!net->loss_bce && !net->mixed_targets) {
+        fprintf(e->out, "    /* softmax cross-entropy, label smoothing %g, fused with its gradient */\n"
+                        "    double loss = softmax_xent_forward(%s, %s, y, BATCH, CLASSES, %s, 1.0f / BATCH);\n",
+                net->label_smoothing, dlogits, logits, c_float(net->label_smoothing));
+        return;
+    }
+    /* y holds labels, partner labels and mixing weights when mixup/cutmix is on (rt_data.h) */
+    fprintf(e->out, "    /* %s against the label-smoothed (%g)%s one-hot target, fused with its gradient */\n"
+                    "    double loss = target_loss_forward(%s, %s, y, %d, BATCH, CLASSES, %d, %s, %s, 1.0f / BATCH);\n",
+            net->loss_bce ? "sigmoid binary cross-entropy per class" : "softmax cross-entropy", net->label_smoothing,
+            net->mixed_targets ? ", mixed" : "", dlogits, logits, net->mixed_targets, net->loss_bce,
+            c_float(net->label_smoothing), c_float(net->bce_threshold));
 }
 
 static void backward_op(emitter *e, int j) {

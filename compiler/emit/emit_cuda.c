@@ -156,8 +156,17 @@ static void step_begin(emitter *e, const char *dlogits, const char *logits) {
                     "static void train_step_device(void *arg) {\n"
                     "    rt_model_ctx *ctx = arg;\n"
                     "    RT_CUDA_DEVICE_LOCALS;\n"
-                    "    forward(ctx);\n"
-                    "    /* softmax cross-entropy, label smoothing %g, fused with its gradient%s */\n"
+                    "    forward(ctx);\n");
+    if (net->loss_bce) {   /* mixed targets never reach the CUDA backend: build refuses them (build_augment.c) */
+        fprintf(e->out, "    /* sigmoid binary cross-entropy per class against the label-smoothed (%g) one-hot target,\n"
+                        "     * fused with its gradient%s */\n"
+                        "    cuda_target_loss(rt_dev.loss, %s, %s, rt_dev.y, 0, BATCH, CLASSES, 1, %s, %s, 1.0f / BATCH,\n"
+                        "                     rt_cuda_optim_loss_scale(rt_dev.optim));\n",
+                net->label_smoothing, e->s->loss_scale ? " (times the loss scale)" : "", dlogits, logits,
+                c_float(net->label_smoothing), c_float(net->bce_threshold));
+        return;
+    }
+    fprintf(e->out, "    /* softmax cross-entropy, label smoothing %g, fused with its gradient%s */\n"
                     "    cuda_softmax_xent(rt_dev.loss, %s, %s, rt_dev.y, BATCH, CLASSES, %s, 1.0f / BATCH,\n"
                     "                      rt_cuda_optim_loss_scale(rt_dev.optim));\n",
             net->label_smoothing, e->s->loss_scale ? " (times the loss scale)" : "", dlogits, logits,

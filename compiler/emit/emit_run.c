@@ -104,6 +104,25 @@ static void emit_images(FILE *f, const run_config *run) {
     fprintf(f, "    .val_image = { .mode = RT_IMG_CENTER, .resize = %ld },\n", (long)v->resize);
 }
 
+/* The modern-recipe augmentations (rt_augment_config), only when one is on: other
+ * specs' generated code stays as it was. */
+static void emit_augment(FILE *f, const run_augment *a) {
+    if (!(a->mixup_alpha > 0 || a->cutmix_alpha > 0 || a->erase_p > 0 || a->repeats > 1 || a->trivial_augment ||
+          a->rand_augment))
+        return;
+    fprintf(f, "    .augment = { .mixup_alpha = %s, .cutmix_alpha = %s, .mix_prob = %s, .mix_switch_prob = %s,\n",
+            c_float(a->mixup_alpha), c_float(a->cutmix_alpha), c_float(a->mix_prob), c_float(a->mix_switch_prob));
+    fprintf(f, "                 .erase_p = %s, .erase_scale = { %s, %s }, ", c_float(a->erase_p),
+            c_float(a->erase_scale[0]), c_float(a->erase_scale[1]));
+    fprintf(f, ".erase_ratio = { %s, %s },\n", c_float(a->erase_ratio[0]), c_float(a->erase_ratio[1]));
+    fprintf(f, "                 .erase_value = %s, .erase_random = %d, .repeats = %ld,\n", c_float(a->erase_value),
+            a->erase_random, (long)a->repeats);
+    fprintf(f, "                 .policy = %s, .num_ops = %ld, .magnitude = %ld, .num_bins = %ld },\n",
+            a->trivial_augment ? "RT_POLICY_TRIVIAL_AUGMENT" : a->rand_augment ? "RT_POLICY_RAND_AUGMENT" : "RT_POLICY_NONE",
+            (long)(a->rand_augment ? a->ra_num_ops : 1), (long)(a->rand_augment ? a->ra_magnitude : 0),
+            (long)(a->rand_augment ? a->ra_num_bins : 31));
+}
+
 char *emit_run_config(const run_config *run, char *err, size_t err_cap) {
     static const char *const sources[] = { [RUN_DATA_FASHION_MNIST] = "RT_DATA_FASHION_MNIST",
                                            [RUN_DATA_SYNTHETIC] = "RT_DATA_SYNTHETIC", [RUN_DATA_IDX] = "RT_DATA_IDX",
@@ -140,6 +159,7 @@ char *emit_run_config(const run_config *run, char *err, size_t err_cap) {
     emit_floats(f, "std", run->train.n_std ? run->train.std : &one, run->train.n_std ? run->train.n_std : 1, 1);
     fprintf(f, ",\n");
     if (run->compute == RUN_BF16) fprintf(f, "    .cpu_compute = RT_COMPUTE_BF16,\n");
+    emit_augment(f, &run->augment);
     if (run->train.source == RUN_DATA_IMAGE_FOLDER) emit_images(f, run);
     fclose(f);
     return buf;

@@ -116,6 +116,10 @@ typedef struct {
     int batch;                 /* per-rank batch the code is specialized for */
     int in_c, in_h, in_w, classes;
     double label_smoothing;
+    /* solver.loss beyond softmax CE on labels (set by lower): BCE, its target threshold, and
+     * mixed targets (mixup/cutmix: the labels come as RT_TARGET_WORDS's 3 x batch) */
+    int loss_bce, mixed_targets;
+    double bce_threshold;
     long n_params, n_buffers;  /* parameter buffer length (with alignment gaps), BN buffers */
     long param_count;          /* trainable values: n_params less the gaps */
     /* Alignment (set by ir_build): arena tensors on align_bytes (CPU 64, CUDA 256), parameter

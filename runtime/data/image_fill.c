@@ -71,6 +71,7 @@ static void fill_one(struct image_pool *p, worker_state *w, long j) {
             rt_die_hint("check the data (trainc pack reports every unusable file)",
                         "data: %d samples in a row from %s cannot be decoded", MAX_REPLACEMENTS, where);
     }
+    augment_policy_apply(l, chw, p->aug_key, pos);   /* TrivialAugment/RandAugment, when on (training only) */
     if (!l->cfg.raw_u8) {
         float *out = (float *)dst;
         for (int c = 0; c < 3; c++)

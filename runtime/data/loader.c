@@ -34,6 +34,18 @@ static rt_status check_config(const rt_dataset *ds, const rt_loader_config *c, r
     if (c->slots != 0 && (c->slots < RT_LOADER_HELD + 1 || c->slots > RT_LOADER_MAX_SLOTS))
         return rt_fail(err, RT_E_ARG, NULL, "data loader: %d batch slots (%d to %d)", c->slots,
                        RT_LOADER_HELD + 1, RT_LOADER_MAX_SLOTS);
+    const rt_augment_config *a = &c->augment;
+    if (c->raw_u8 && (RT_TARGET_WORDS(*a) > 1 || a->erase_p > 0))
+        return rt_fail(err, RT_E_ARG, "train with the CPU backend, or drop mixup, cutmix and random_erasing",
+                       "data loader: mixup, cutmix and random erasing need normalized float batches, and this "
+                       "trainer takes bytes");
+    if (a->erase_p > 0 && !(a->erase_scale[0] > 0 && a->erase_scale[0] <= a->erase_scale[1] &&
+                            a->erase_ratio[0] > 0 && a->erase_ratio[0] <= a->erase_ratio[1]))
+        return rt_fail(err, RT_E_ARG, NULL, "data loader: random erasing needs 0 < scale[0] <= scale[1] and "
+                       "0 < ratio[0] <= ratio[1]");
+    if (a->policy && (a->num_bins < 2 || a->magnitude < 0 || a->magnitude >= a->num_bins || a->num_ops < 1))
+        return rt_fail(err, RT_E_ARG, NULL, "data loader: augmentation policy with %d ops at magnitude %d of %d bins",
+                       a->num_ops, a->magnitude, a->num_bins);
     if (ds->n > 0xffffffffL)
         return rt_fail(err, RT_E_ARG, NULL, "data loader: %ld samples is more than 2^32", ds->n);
     return RT_OK;
@@ -55,7 +67,7 @@ rt_status rt_loader_init(rt_loader *l, const rt_dataset *ds, const rt_loader_con
     l->slots = cfg->slots ? cfg->slots : RT_LOADER_DEFAULT_SLOTS;
     for (int s = 0; s < l->slots; s++) {
         l->slot_x[s] = rt_alloc_pages((size_t)l->batch_per_rank * l->sample_bytes);   /* may be page-locked */
-        l->slot_y[s] = rt_xcalloc((size_t)l->batch_per_rank, sizeof(int32_t));
+        l->slot_y[s] = rt_xcalloc((size_t)l->batch_per_rank * RT_TARGET_WORDS(cfg->augment), sizeof(int32_t));
     }
     if (ds->encoded) l->pool = image_pool_start(l);
     if (cfg->prefetch) l->bg = prefetch_start(l, 0, 0);
@@ -80,6 +92,42 @@ void loader_advance(const rt_loader *l, int64_t *epoch, int64_t *step) {
     }
 }
 
+/* Crop and flip to bytes, the augmentation policy, then normalization unless raw_u8. */
+static void policy_sample(const rt_loader *l, const uint8_t *src, void *dst, uint64_t bits, uint64_t aug_key, long pos) {
+    size_t n = (size_t)l->ds->c * l->ds->h * l->ds->w, plane = (size_t)l->ds->h * l->ds->w;
+    uint8_t *bytes = l->cfg.raw_u8 ? dst : rt_xmalloc(n);
+    augment_sample_u8(l, src, bytes, bits, 1);
+    augment_policy_apply(l, bytes, aug_key, pos);
+    if (l->cfg.raw_u8) return;
+    for (size_t i = 0; i < n; i++) ((float *)dst)[i] = l->lut[i / plane][bytes[i]];
+    free(bytes);
+}
+
+int loader_fill_samples(const rt_loader *l, const uint32_t *perm, int64_t epoch, long first, long lo, long hi,
+                        void *x, int32_t *y) {
+    const rt_dataset *ds = l->ds;
+    const size_t sample = (size_t)ds->c * ds->h * ds->w;
+    const uint64_t aug_key = rt_hash_u64(l->cfg.seed, RT_STREAM_AUGMENT, (uint64_t)epoch);
+    unsigned char *out = x;
+    int failures = ds->encoded ? image_pool_fill(l->pool, perm, epoch, first, lo, hi, x, y) : 0;
+    for (long j = lo; j < hi && !ds->encoded; j++) {
+        long pos = first + j;   /* position in the epoch: the only input to augmentation */
+        long idx = perm ? (long)perm[pos] : pos;
+        uint64_t bits = rt_hash_u64(aug_key, (uint64_t)pos, 0);
+        void *dst = out + (size_t)(j - lo) * l->sample_bytes;
+        if (l->cfg.train && l->cfg.augment.policy)   /* the policy works on bytes, before normalization */
+            policy_sample(l, ds->images + (size_t)idx * sample, dst, bits, aug_key, pos);
+        else if (l->cfg.raw_u8)
+            augment_sample_u8(l, ds->images + (size_t)idx * sample, dst, bits, l->cfg.train);
+        else
+            augment_sample(l, ds->images + (size_t)idx * sample, dst, bits, l->cfg.train);
+        y[j - lo] = ds->labels[idx];
+    }
+    for (long j = lo; j < hi && l->cfg.train && !l->cfg.raw_u8; j++)
+        augment_erase_sample(l, (float *)(out + (size_t)(j - lo) * l->sample_bytes), aug_key, first + j);
+    return failures;
+}
+
 int loader_fill(const rt_loader *l, const uint32_t *perm, int64_t epoch, int64_t step, void *x,
                 int32_t *y, int *failures) {
     const rt_dataset *ds = l->ds;
@@ -88,21 +136,9 @@ int loader_fill(const rt_loader *l, const uint32_t *perm, int64_t epoch, int64_t
     long in_batch = ds->n - first < B ? ds->n - first : B;   /* < B only for eval's last */
     if (in_batch < 0) in_batch = 0;
     const long lo = rank * in_batch / world, hi = (rank + 1) * in_batch / world;
-    const size_t sample = (size_t)ds->c * ds->h * ds->w;
-    const uint64_t aug_key = rt_hash_u64(l->cfg.seed, RT_STREAM_AUGMENT, (uint64_t)epoch);
     unsigned char *out = x;
-    *failures = ds->encoded ? image_pool_fill(l->pool, perm, epoch, first, lo, hi, x, y) : 0;
-    for (long j = lo; j < hi && !ds->encoded; j++) {
-        long pos = first + j;   /* position in the epoch: the only input to augmentation */
-        long idx = perm ? (long)perm[pos] : pos;
-        uint64_t bits = rt_hash_u64(aug_key, (uint64_t)pos, 0);
-        void *dst = out + (size_t)(j - lo) * l->sample_bytes;
-        if (l->cfg.raw_u8)
-            augment_sample_u8(l, ds->images + (size_t)idx * sample, dst, bits, l->cfg.train);
-        else
-            augment_sample(l, ds->images + (size_t)idx * sample, dst, bits, l->cfg.train);
-        y[j - lo] = ds->labels[idx];
-    }
+    *failures = loader_fill_samples(l, perm, epoch, first, lo, hi, x, y);
+    if (l->cfg.train && RT_TARGET_WORDS(l->cfg.augment) > 1) augment_mix_batch(l, perm, epoch, step, lo, hi, x, y);
     /* A compiled model always runs its full batch: the rows past a partial one are zeros,
      * never a previous batch's leftovers. */
     long n = hi - lo;
@@ -140,7 +176,7 @@ int rt_loader_next(rt_loader *l, void *x, int32_t *y) {
     const int32_t *vy;
     int got = rt_loader_next_view(l, &vx, &vy);
     memcpy(x, vx, (size_t)l->batch_per_rank * l->sample_bytes);
-    memcpy(y, vy, (size_t)l->batch_per_rank * sizeof(int32_t));
+    memcpy(y, vy, (size_t)l->batch_per_rank * RT_TARGET_WORDS(l->cfg.augment) * sizeof(int32_t));
     return got;
 }
 

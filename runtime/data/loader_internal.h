@@ -24,6 +24,42 @@ int image_pool_fill(struct image_pool *p, const uint32_t *perm, int64_t epoch, l
                     long hi, void *x, int32_t *y);
 void image_pool_stop(struct image_pool *p);
 void loader_advance(const rt_loader *l, int64_t *epoch, int64_t *step);
+/* Samples [lo, hi) of the global batch at epoch position `first` into x and y (row 0 is
+ * sample lo), augmented and erased; returns how many failed to decode and were replaced. */
+int loader_fill_samples(const rt_loader *l, const uint32_t *perm, int64_t epoch, long first, long lo, long hi,
+                        void *x, int32_t *y);
+
+/* Modern-recipe augmentation (augment_erase.c, augment_mix.c, sampler_repeat.c). */
+#include "rt_rng.h"
+double augment_uniform(rt_rng *r);   /* [0, 1), 53 bits */
+double augment_beta(rt_rng *r, double alpha);
+/* Draws whether random erasing hits an h x w sample and where: box = { top, left, height,
+ * width }; 0 when not erased. */
+int augment_erase_box(rt_rng *r, const rt_augment_config *a, int h, int w, int box[4]);
+/* Erases one normalized float sample at epoch position pos (aug_key: the epoch's). */
+void augment_erase_sample(const rt_loader *l, float *x, uint64_t aug_key, long pos);
+/* One global batch's mixing: lam is the weight of each sample's own image and label; for
+ * cutmix the box [y0, y1) x [x0, x1) comes from the partner. */
+typedef struct { double lam; int cutmix, y0, x0, y1, x1; } augment_mix;
+int augment_mix_plan(const rt_augment_config *a, uint64_t batch_key, int h, int w, augment_mix *m);
+/* Mixes this rank's share [lo, hi) of global batch (epoch, step) in place and writes the
+ * partner labels and weights after the labels (RT_TARGET_WORDS). */
+void augment_mix_batch(const rt_loader *l, const uint32_t *perm, int64_t epoch, int64_t step, long lo, long hi,
+                       float *x, int32_t *y);
+/* TrivialAugmentWide / RandAugment ops (augment_ops.c) and policies (augment_policy.c). */
+typedef enum {
+    AUG_IDENTITY, AUG_SHEAR_X, AUG_SHEAR_Y, AUG_TRANSLATE_X, AUG_TRANSLATE_Y, AUG_ROTATE, AUG_BRIGHTNESS,
+    AUG_COLOR, AUG_CONTRAST, AUG_SHARPNESS, AUG_POSTERIZE, AUG_SOLARIZE, AUG_AUTOCONTRAST, AUG_EQUALIZE,
+    AUG_OP_COUNT
+} augment_op;
+/* Applies op at magnitude mag to the 8-bit c x h x w img in place; scratch holds c*h*w bytes. */
+void augment_op_apply(augment_op op, double mag, uint8_t *img, uint8_t *scratch, int c, int h, int w);
+/* torchvision's magnitude of op in bin `bin` of `bins` (policy: RT_POLICY_*), unsigned. */
+double augment_policy_magnitude(int policy, augment_op op, int bin, int bins, int h, int w);
+/* The configured policy on the 8-bit sample at epoch position pos. */
+void augment_policy_apply(const rt_loader *l, uint8_t *img, uint64_t aug_key, long pos);
+/* Repeated augmentation: perm[i] = perm[i / repeats], in place. */
+void sampler_repeat(uint32_t *perm, long n, int repeats);
 
 /* The background thread fills the loader's slots in batch order; prefetch_view hands out the
  * next full one and gives the previously handed-out slot back to the thread. */

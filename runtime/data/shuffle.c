@@ -22,6 +22,7 @@ const uint32_t *loader_perm(const rt_loader *l, uint32_t **cache, int64_t *cache
     if (!*cache) *cache = rt_xmalloc((size_t)l->ds->n * sizeof(uint32_t));
     if (*cache_epoch != epoch) {
         rt_shuffle_permutation(*cache, l->ds->n, l->cfg.seed, epoch);
+        if (l->cfg.augment.repeats > 1) sampler_repeat(*cache, l->ds->n, l->cfg.augment.repeats);
         *cache_epoch = epoch;
     }
     return *cache;

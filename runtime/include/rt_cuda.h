@@ -240,6 +240,11 @@ void cuda_concat_backward(void *const *dins, const void *dout, const int *channe
  * dlogits = dscale · (*loss_scale, a device float, when not NULL) · d(loss)/d(logits). */
 void cuda_softmax_xent(double *loss, void *dlogits, const void *logits, const int32_t *labels,
                        int n, int k, float smoothing, float dscale, const float *loss_scale);
+/* The loss against dense targets (target_loss_forward's semantics, runtime/cpu/ops/
+ * target_loss.c): softmax CE (bce = 0) or per-class sigmoid BCE; targets are n labels, or with
+ * `mixed` 3n words (labels, partner labels, weights as float bits). Same outputs as above. */
+void cuda_target_loss(double *loss, void *dlogits, const void *logits, const int32_t *targets, int mixed, int n,
+                      int k, int bce, float smoothing, float bce_threshold, float dscale, const float *loss_scale);
 
 /* ---- Optimizer: one multi-tensor kernel over all parameters ------------------------------
  * Same semantics as rt_optim_step per tensor with the trainer's rules: weight decay per

@@ -63,6 +63,29 @@ rt_status rt_dataset_open_images(rt_dataset *ds, const char *path, const rt_data
 /* Class k's name (an image dataset's folder name), or NULL. */
 const char *rt_dataset_class_name(const rt_dataset *ds, int k);
 
+/* The modern-recipe augmentations (runtime/data/augment_mix.c, augment_erase.c,
+ * sampler_repeat.c); all off when zeroed. Their randomness depends only on (seed, epoch,
+ * position in the epoch) for a sample and (seed, epoch, step) for a batch, never on the rank
+ * count, the decode threads or a resume. */
+typedef struct {
+    float mixup_alpha, cutmix_alpha;   /* > 0: on; lambda ~ Beta(alpha, alpha) per global batch */
+    float mix_prob;                    /* chance a global batch is mixed */
+    float mix_switch_prob;             /* both on: chance of cutmix rather than mixup */
+    float erase_p;                     /* random erasing (after normalization); 0 = off */
+    float erase_scale[2], erase_ratio[2];
+    float erase_value;                 /* in normalized units */
+    int erase_random;                  /* 1: N(0,1) noise instead of erase_value */
+    int repeats;                       /* repeated augmentation (RASampler); 0 or 1 = off */
+    int policy;                        /* rt_augment_policy: on the 8-bit sample after crop and flip */
+    int num_ops, magnitude, num_bins;  /* RandAugment's; num_bins also TrivialAugment's (31) */
+} rt_augment_config;
+enum rt_augment_policy { RT_POLICY_NONE = 0, RT_POLICY_TRIVIAL_AUGMENT, RT_POLICY_RAND_AUGMENT };
+
+/* With mixup or cutmix on, a batch's labels are 3 x batch_per_rank int32s: the labels, then
+ * each sample's partner label (the sample before it in the global batch), then the weight w
+ * of the own label as float bits: the target is w * onehot(a) + (1 - w) * onehot(b). */
+#define RT_TARGET_WORDS(aug) ((aug).mixup_alpha > 0 || (aug).cutmix_alpha > 0 ? 3 : 1)
+
 typedef struct {
     int global_batch;   /* B: samples per step over all ranks */
     int rank, world;    /* this rank gets B/world samples per step; B % world must be 0 */
@@ -80,6 +103,7 @@ typedef struct {
     rt_image_transform image;   /* crop/resize/flip; out_h/out_w are the dataset's h and w */
     int decode_threads;         /* JPEG decode threads (0: half the cores, up to 8) */
     int slots;                  /* batch buffers in the ring (0: RT_LOADER_DEFAULT_SLOTS) */
+    rt_augment_config augment;  /* training only: mixup/cutmix, erasing, repeats (float batches) */
 } rt_loader_config;
 
 /* Batch buffers the loader owns, a ring of cfg.slots (3 by default, at most

@@ -295,6 +295,16 @@ double RT_OPS_FN(softmax_xent_forward)(RT_OPS_R *dlogits /*N,K or NULL*/,
                                        const RT_OPS_R *logits /*N,K*/,
                                        const int32_t *labels /*N*/, int n, int k,
                                        RT_OPS_R smoothing, RT_OPS_R dscale);
+/* The loss against dense targets (runtime/cpu/ops/target_loss.c), mean over the batch:
+ * softmax cross-entropy (bce = 0) or, bce = 1, timm's sigmoid binary cross-entropy averaged
+ * over classes too. The target of sample b is the label-smoothed one-hot of targets[b]; with
+ * `mixed` it is w * that + (1 - w) * the one-hot of targets[n + b], w the float whose bits
+ * are targets[2n + b] (the loader's mixup/cutmix layout, rt_data.h). bce_threshold > 0
+ * binarizes BCE targets. dlogits as softmax_xent_forward's: dscale * d(loss)/d(logits) * n. */
+double RT_OPS_FN(target_loss_forward)(RT_OPS_R *dlogits /*N,K or NULL*/, const RT_OPS_R *logits /*N,K*/,
+                                      const int32_t *targets /*N, or 3N when mixed*/, int mixed, int n,
+                                      int k, int bce, RT_OPS_R smoothing, RT_OPS_R bce_threshold,
+                                      RT_OPS_R dscale);
 /* Counts samples whose label is the top-1 / among the top-5 logits (ties go to the lower class index). */
 void RT_OPS_FN(topk_correct)(int *top1, int *top5, const RT_OPS_R *logits /*N,K*/,
                              const int32_t *labels /*N*/, int n, int k);

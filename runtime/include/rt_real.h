@@ -14,6 +14,7 @@ typedef double real_t;
 #define rt_pow  pow
 #define rt_erf  erf
 #define rt_fabs fabs
+#define rt_log1p log1p
 #else
 typedef float real_t;
 #define RT_FN(name) name
@@ -23,6 +24,7 @@ typedef float real_t;
 #define rt_pow  powf
 #define rt_erf  erff
 #define rt_fabs fabsf
+#define rt_log1p log1pf
 #endif
 
 #endif

@@ -129,6 +129,7 @@ typedef struct {
     int decode_threads;
     long max_decode_failures;
     int loader_slots;       /* the loader's ring of batch buffers (0: its default) */
+    rt_augment_config augment;   /* mixup/cutmix, random erasing, repeated augmentation */
 } rt_run_config;
 
 /* A model whose tensors live on a device (the CUDA backend). The trainer's host arrays

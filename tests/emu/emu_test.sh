@@ -87,6 +87,14 @@ for p in BF16 FP16; do
     compare "fmnist_resnet $p vs CPU FP32 (5e-2)" "$out/resnet_$p.emu.run" "$out/fmnist_resnet.cpu.run" 5e-2
 done
 
+# The BCE loss (timm, with a target threshold) and TrivialAugment on the 8-bit batches
+# (runtime/data/augment_policy.c): the CUDA trainer takes the CPU trainer's steps.
+short_spec lenet_bce fmnist_lenet "data { train { augment { trivial_augment: true } } }
+solver { loss { kind: BCE bce_target_threshold: 0.2 } }"
+build lenet_bce .cpu && run "$out/lenet_bce.cpu" "$out/lenet_bce.cpu.run" &&
+  build lenet_bce .emu --backend cuda && run "$out/lenet_bce.emu" "$out/lenet_bce.emu.run" env EMU_SCHEDULE=1 &&
+  compare "fmnist_lenet BCE + trivial_augment vs CPU (1e-4)" "$out/lenet_bce.emu.run" "$out/lenet_bce.cpu.run" 1e-4
+
 # 4. Two ranks: gradient buckets over the emulated NCCL, and sync-BN.
 for sync in true; do
   tag=resnet_2r_$sync

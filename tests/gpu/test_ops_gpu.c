@@ -530,6 +530,35 @@ static void test_softmax_xent(int n, int k, float smoothing, float loss_scale) {
     compare_act(loss_scale > 0 ? "softmax_xent dlogits x loss scale" : "softmax_xent dlogits", gdz, dz, (long)n * k, TOL);
 }
 
+/* The loss against dense targets (softmax CE or BCE, mixed or not) vs the CPU op. */
+static void test_target_loss(int n, int k, int mixed, int bce, float smoothing, float threshold, float loss_scale) {
+    float *z = host_act((long)n * k, 4), *dz = rt_xmalloc((size_t)n * k * 4);
+    int32_t *t = rt_xmalloc((size_t)3 * n * 4);
+    for (int i = 0; i < 2 * n; i++) t[i] = (int32_t)rt_rng_below(&rng, (uint32_t)k);
+    for (int i = 0; i < n; i++) {
+        float w = rt_rng_uniform(&rng);
+        memcpy(&t[2 * n + i], &w, sizeof w);
+    }
+    double loss = target_loss_forward(dz, z, t, mixed, n, k, bce, smoothing, threshold,
+                                      (loss_scale > 0 ? loss_scale : 1.0f) / n);
+    void *gz = act_from(z, (long)n * k), *gdz = act_zero((long)n * k);
+    int32_t *gt = rt_cuda_malloc((size_t)3 * n * 4, "targets");
+    rt_cuda_copy_h2d(gt, t, (size_t)3 * n * 4);
+    float *gscale = loss_scale > 0 ? dev_from(&loss_scale, 1) : NULL;
+    double *gloss = rt_cuda_malloc(sizeof(double), "loss"), got;
+    cuda_target_loss(gloss, gdz, gz, gt, mixed, n, k, bce, smoothing, threshold, 1.0f / n, gscale);
+    rt_cuda_copy_d2h(&got, gloss, sizeof got);
+    float lf = (float)loss, gf = (float)got;
+    float *glf = dev_from(&gf, 1);
+    char what[96];
+    snprintf(what, sizeof what, "target_loss %s mixed=%d thr=%g loss", bce ? "BCE" : "CE", mixed, threshold);
+    compare(what, glf, &lf, 1, TOL);
+    snprintf(what, sizeof what, "target_loss %s mixed=%d thr=%g dlogits%s", bce ? "BCE" : "CE", mixed, threshold,
+             loss_scale > 0 ? " x loss scale" : "");
+    compare_act(what, gdz, dz, (long)n * k, TOL);
+    free(z), free(dz), free(t);
+}
+
 /* The multi-tensor optimizer vs rt_optim_step per tensor, with the trainer's exemption rule and
  * Caffe's multipliers (rt_optim_apply_mults);
  * in 16-bit modes also the compute copy of the parameters it writes. */
@@ -710,6 +739,10 @@ static void run_ops(void) {
     test_softmax_xent(64, 10, 0.1f, 0);
     test_softmax_xent(8, 1000, 0.0f, 0);
     test_softmax_xent(64, 10, 0.1f, 256.0f);
+    test_target_loss(64, 10, 1, 0, 0.1f, 0, 0);
+    test_target_loss(8, 1000, 1, 0, 0.0f, 0, 0);
+    test_target_loss(64, 10, 0, 1, 0.1f, 0, 0);
+    test_target_loss(64, 10, 1, 1, 0.1f, 0.2f, 256.0f);
     rt_optim_config sgd = { .kind = RT_OPTIM_SGD, .sgd = { .momentum = 0.9f, .nesterov = true } };
     rt_optim_config sgd_plain = { .kind = RT_OPTIM_SGD, .sgd = { .momentum = 0.9f, .dampening = 0.1f } };
     rt_optim_config sgd_nomom = { .kind = RT_OPTIM_SGD };

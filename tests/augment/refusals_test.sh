@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The modern-recipe fields are honoured or refused with one clear message: CUDA refuses
+# mixup, cutmix and random erasing at build (its batches are bytes); timm's RandAugment
+# variant is refused on both backends; bad ranges are check errors naming the field; and the
+# CPU trainer's code calls the dense-target loss with the spec's values.
+set -u
+BUILD=${BUILD:-build}
+TRAINC=$BUILD/trainc
+dir=$BUILD/test-augment-refusals
+rm -rf "$dir" && mkdir -p "$dir"
+base=tests/augment/fmnist_lenet_mix.spec
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# variant NAME 'sed expression': a copy of the LeNet mix spec with one change
+variant() { sed "$2" "$base" > "$dir/$1.spec"; }
+# expect_error NAME 'words' CMD...: non-zero exit, stderr naming every word, nothing written
+expect_error() {
+  local name=$1 words=$2; shift 2
+  local rc=0
+  "$@" > "$dir/$name.out" 2> "$dir/$name.err" || rc=$?
+  [ "$rc" -ne 0 ] || { fail "$name: exit status 0"; return; }
+  local w
+  for w in $words; do grep -qi -- "$w" "$dir/$name.err" || fail "$name: message lacks '$w': $(head -2 "$dir/$name.err")"; done
+  [ ! -e "$dir/$name.bin" ] || fail "$name: wrote a binary"
+}
+
+expect_error cuda-mixup "mixup_alpha CUDA hint" "$TRAINC" build --emit-only --backend cuda "$base" -o "$dir/cuda-mixup.bin"
+variant erase-only 's/      mixup_alpha: 0.2//; s/      cutmix_alpha: 1.0//'
+expect_error cuda-erase "random_erasing CUDA" "$TRAINC" build --emit-only --backend cuda "$dir/erase-only.spec" -o "$dir/cuda-erase.bin"
+variant timm 's/      random_erasing { p: 0.1 }/      rand_augment { magnitude: 7 magnitude_std: 0.5 }/'
+expect_error timm-cpu "magnitude_std timm" "$TRAINC" build --emit-only "$dir/timm.spec" -o "$dir/timm-cpu.bin"
+variant bins 's/      random_erasing { p: 0.1 }/      rand_augment { magnitude: 31 }/'
+expect_error bins "magnitude num_magnitude_bins" "$TRAINC" check "$dir/bins.spec"
+variant range 's/random_erasing { p: 0.1 }/random_erasing { scale: [0.4, 0.1] }/'
+expect_error range "scale random_erasing" "$TRAINC" check "$dir/range.spec"
+variant both 's/      random_erasing { p: 0.1 }/      trivial_augment: true rand_augment { }/'
+expect_error both "trivial_augment rand_augment" "$TRAINC" check "$dir/both.spec"
+variant kind 's/loss { label_smoothing: 0.1 }/loss { kind: HINGE }/'
+expect_error kind "kind SOFTMAX_CE BCE" "$TRAINC" check "$dir/kind.spec"
+
+# Honoured: the CPU code's loss call carries the spec's mixing, BCE, smoothing and threshold;
+# CUDA builds BCE and TrivialAugment (bytes) and puts the policy in the run config.
+variant bce 's/loss { label_smoothing: 0.1 }/loss { label_smoothing: 0.1 kind: BCE bce_target_threshold: 0.2 }/'
+"$TRAINC" build --emit-only "$dir/bce.spec" -o "$dir/bce" > /dev/null || fail "CPU BCE build"
+grep -q 'target_loss_forward(fc2_dout, fc2_out, y, 1, BATCH, CLASSES, 1, 0.1f, 0.2f, 1.0f / BATCH)' \
+  "$dir/bce.src/model.c" || fail "CPU BCE loss call: $(grep -m1 target_loss "$dir/bce.src/model.c")"
+variant cuda-ok 's/      mixup_alpha: 0.2//; s/      cutmix_alpha: 1.0//; s/      random_erasing { p: 0.1 }/      trivial_augment: true/; s/loss { label_smoothing: 0.1 }/loss { kind: BCE }/'
+"$TRAINC" build --emit-only --backend cuda "$dir/cuda-ok.spec" -o "$dir/cuda-ok" > /dev/null || fail "CUDA BCE + trivial_augment build"
+grep -q 'cuda_target_loss(rt_dev.loss, .*, rt_dev.y, 0, BATCH, CLASSES, 1, 0.0f, 0.0f' "$dir/cuda-ok.src/model.c" ||
+  fail "CUDA BCE loss call: $(grep -m1 cuda_target_loss "$dir/cuda-ok.src/model.c")"
+grep -q '.policy = RT_POLICY_TRIVIAL_AUGMENT' "$dir/cuda-ok.src/model.c" || fail "CUDA run config lacks the policy"
+
+[ "$fails" -eq 0 ] && echo "refusals_test: all passed"
+[ "$fails" -eq 0 ]
