@@ -1,8 +1,8 @@
 # The image pipeline (runtime/data/ JPEG decode, folders, shards; trainc pack): its link
 # libraries, the tools its tests drive, and the data benchmarks.
 
-# Trainers and unit tests decode JPEGs with libjpeg-turbo.
-LDLIBS += -lturbojpeg -ljpeg
+# Trainers and unit tests decode JPEGs with libjpeg-turbo (and PNGs in image folders with libpng).
+LDLIBS += -lturbojpeg -ljpeg -lpng
 
 # `trainc pack` links the packer and the decode path it shares with the loader (the sources:
 # COMPILER_SHARED_SRCS in mk/compiler.mk, which is read first) with these.
@@ -14,7 +14,7 @@ DATA_TOOLS := $(BUILD)/tests/data-tools/image_dump $(BUILD)/tests/data-tools/pac
 # (runtime.mk comes later in the include order: its variables are not set yet here)
 $(BUILD)/tests/data-tools/%: tests/data/%.c $(BUILD)/asan/libtrainrt.a $(wildcard runtime/include/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_COMMON) $(SAN_FLAGS) $< -o $@ $(BUILD)/asan/libtrainrt.a $(LDLIBS) -lpng
+	$(CC) $(CFLAGS_COMMON) $(SAN_FLAGS) $< -o $@ $(BUILD)/asan/libtrainrt.a $(LDLIBS)
 
 .PHONY: data-tools
 data-tools: $(DATA_TOOLS)

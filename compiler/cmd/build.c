@@ -225,8 +225,8 @@ int build_binary_opts(const char *spec_path, const char *out_bin, const char *em
     char mpi_libs[1024];
     snprintf(mpi_libs, sizeof mpi_libs, "%s", TRAINC_MPI_LIBS);
     char *argv[32] = { (char *)cc, "-std=c11", "-O2", "-fopenmp", "-fno-math-errno", include, model_c, "-o",
-                       (char *)out_bin, lib, "-lopenblas", "-lturbojpeg", "-ljpeg", "-lz", "-lm", "-lpthread" };
-    int argc = 16;
+                       (char *)out_bin, lib, "-lopenblas", "-lturbojpeg", "-ljpeg", "-lpng", "-lz", "-lm", "-lpthread" };
+    int argc = 17;
     for (char *tok = strtok(mpi_libs, " "); tok && argc < 31; tok = strtok(NULL, " ")) argv[argc++] = tok;
     argv[argc] = NULL;
     int status = run_command(argv);

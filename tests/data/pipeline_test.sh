@@ -5,8 +5,9 @@
 # PNG/CMYK/grayscale, resumes after an interruption with the same index, and refuses other
 # options; the loader (sanitized) gives the same batches for 1, 2 and 4 ranks and 1 or 3
 # decode threads, from the folder and from the shards; validation samples equal djpeg/Pillow;
-# the trainer trains on both, stops at the failure cap naming a file, and SIGTERM + --resume
-# ends with the uninterrupted run's params_hash.
+# the trainer trains on both (decoding the folder's PNG named .JPEG as pack converts it), stops
+# at the failure cap naming a file, and stops there at the same step and count after a
+# resume; SIGTERM + --resume ends with the uninterrupted run's params_hash.
 set -eu
 BUILD=${BUILD:-build}
 dir=$BUILD/test-data/pipeline
@@ -79,17 +80,38 @@ run() { OMP_NUM_THREADS=1 "$dir/jpeg" --decode-threads 2 "$@"; }
 run --data "$tree" --out "$dir/folder" --epochs 2 > "$dir/folder.out" 2> "$dir/folder.err"
 run --data "$pack" --out "$dir/shards" --epochs 2 > "$dir/shards.out" 2> "$dir/shards.err"
 grep -q "^final:" "$dir/folder.out" && grep -q "^final:" "$dir/shards.out"
-grep -q "bad_png.JPEG: a PNG image, not a JPEG" "$dir/folder.err" || { echo "folder run did not name the PNG"; cat "$dir/folder.err"; exit 1; }
+# As trainc pack converts them, the folder reader decodes the PNG named .JPEG (and the CMYK and
+# grayscale JPEGs); it names the files pack skips.
+for bad in "bad_empty.JPEG: empty file" "bad_text.JPEG: not an image" "bad_truncated.JPEG: truncated JPEG"; do
+  grep -q "$bad" "$dir/folder.err" || { echo "folder run did not name $bad"; cat "$dir/folder.err"; exit 1; }
+done
+if grep -E "bad_(png|cmyk|gray)" "$dir/folder.err"; then echo "folder run did not decode the file above"; exit 1; fi
 [ "$(head -1 "$dir/folder/classes.txt")" = "0 bag" ] || { echo "classes.txt missing or unsorted"; exit 1; }
 if run --data "$tree" --out "$dir/capped" --epochs 2 --max-decode-failures 0 > /dev/null 2> "$dir/capped.err"; then
   echo "a run over the failure cap did not stop"; exit 1
 fi
-grep -q "could not be decoded, more than the run's cap of 0" "$dir/capped.err" && grep -q "bad_" "$dir/capped.err"
+grep -q "could not be decoded by step 1, more than the run's cap of 0" "$dir/capped.err" && grep -q "bad_" "$dir/capped.err"
 echo "failure cap 0: stopped with $(grep -c 'warning: data:' "$dir/capped.err") file(s) named"
 
-echo "== SIGTERM + --resume"
-run --data "$pack" --out "$dir/full" --epochs 8 > /dev/null 2>&1
-run --data "$pack" --out "$dir/cut" --epochs 8 > "$dir/cut.out" 2>&1 &
+echo "== the failure count across a resume"
+# The count is part of the checkpoint: a run resumed at step 6 (after the bad files came up)
+# stops at the cap in the same step with the same count as a run that never stopped.
+cap=12
+if run --data "$tree" --out "$dir/cap_full" --epochs 8 --max-decode-failures $cap > /dev/null 2> "$dir/cap_full.err"; then
+  echo "the run with a cap of $cap did not stop"; exit 1
+fi
+run --data "$tree" --out "$dir/cap_cut" --epochs 2 --max-decode-failures $cap > /dev/null 2>&1
+if run --data "$tree" --out "$dir/cap_cut" --epochs 8 --max-decode-failures $cap \
+       --resume "$(ls "$dir/cap_cut/checkpoints"/ckpt-*.bin | tail -n 1)" > /dev/null 2> "$dir/cap_cut.err"; then
+  echo "the resumed run with a cap of $cap did not stop"; exit 1
+fi
+want=$(grep "could not be decoded" "$dir/cap_full.err"); got=$(grep "could not be decoded" "$dir/cap_cut.err")
+[ "$want" = "$got" ] || { printf 'resumed run: %s\nuninterrupted: %s\n' "$got" "$want"; exit 1; }
+echo "resumed at step 6, the same stop: ${want#error: }"
+
+echo "== SIGTERM + --resume (from the folder, with its undecodable files)"
+run --data "$tree" --out "$dir/full" --epochs 8 > /dev/null 2>&1
+run --data "$tree" --out "$dir/cut" --epochs 8 > "$dir/cut.out" 2>&1 &
 pid=$!
 for _ in $(seq 600); do
   [ "$(ls "$dir/cut/checkpoints" 2>/dev/null | grep -c 'ckpt-.*bin$')" -ge 2 ] && break
@@ -99,7 +121,7 @@ kill -TERM $pid
 status=0; wait $pid || status=$?
 [ "$status" -eq 143 ] || { echo "expected exit 143 after SIGTERM, got $status"; cat "$dir/cut.out"; exit 1; }
 ckpt=$(ls "$dir/cut/checkpoints"/ckpt-*.bin | tail -n 1)
-run --data "$pack" --out "$dir/cut" --epochs 8 --resume "$ckpt" > /dev/null 2>&1
+run --data "$tree" --out "$dir/cut" --epochs 8 --resume "$ckpt" > /dev/null 2>&1
 python3 - "$dir/full/metrics.jsonl" "$dir/cut/metrics.jsonl" "$(basename "$ckpt")" <<'PY'
 import json, sys
 h = [[json.loads(l) for l in open(p) if '"summary"' in l][-1]["params_hash"] for p in sys.argv[1:3]]
