@@ -85,3 +85,18 @@ pack_outcome pack_convert(pack_worker *pw, const pack_options *o, const uint8_t 
     *out = pw->out, *out_len = pw->out_len;
     return convert ? PACK_CONVERTED : PACK_RESIZED;
 }
+
+pack_outcome pack_convert_gray(pack_worker *pw, const pack_options *o, const uint8_t *gray, int w, int h,
+                               const uint8_t **out, size_t *out_len, char *note, size_t cap) {
+    size_t px = (size_t)w * h;
+    uint8_t *rgb = rt_xmalloc(3 * px), *small = NULL;
+    for (size_t p = 0; p < px; p++) rgb[3 * p] = rgb[3 * p + 1] = rgb[3 * p + 2] = gray[p];
+    const uint8_t *img = rgb;
+    if (o->max_side > 0 && (w > o->max_side || h > o->max_side)) img = small = shrink(rgb, w, h, o->max_side, &w, &h);
+    int bad = encode(pw, img, w, h, o->quality, note, cap);
+    free(rgb);
+    free(small);
+    if (bad) return PACK_SKIPPED;
+    *out = pw->out, *out_len = pw->out_len;
+    return PACK_KEPT;
+}
