@@ -80,6 +80,14 @@ void loader_advance(const rt_loader *l, int64_t *epoch, int64_t *step) {
     }
 }
 
+/* An in-memory sample [c][hw] rewritten as [hw][c] (elements of elem bytes), through scratch. */
+static void to_channels_last(void *sample, uint8_t *scratch, int c, size_t hw, size_t elem) {
+    uint8_t *s = sample;
+    memcpy(scratch, s, (size_t)c * hw * elem);
+    for (int ch = 0; ch < c; ch++)
+        for (size_t q = 0; q < hw; q++) memcpy(s + (q * c + ch) * elem, scratch + (ch * hw + q) * elem, elem);
+}
+
 int loader_fill(const rt_loader *l, const uint32_t *perm, int64_t epoch, int64_t step, void *x,
                 int32_t *y, int *failures) {
     const rt_dataset *ds = l->ds;
@@ -92,6 +100,7 @@ int loader_fill(const rt_loader *l, const uint32_t *perm, int64_t epoch, int64_t
     const uint64_t aug_key = rt_hash_u64(l->cfg.seed, RT_STREAM_AUGMENT, (uint64_t)epoch);
     unsigned char *out = x;
     *failures = ds->encoded ? image_pool_fill(l->pool, perm, epoch, first, lo, hi, x, y) : 0;
+    uint8_t *scratch = l->cfg.nhwc && !ds->encoded && ds->c > 1 ? rt_xmalloc(l->sample_bytes) : NULL;
     for (long j = lo; j < hi && !ds->encoded; j++) {
         long pos = first + j;   /* position in the epoch: the only input to augmentation */
         long idx = perm ? (long)perm[pos] : pos;
@@ -102,7 +111,9 @@ int loader_fill(const rt_loader *l, const uint32_t *perm, int64_t epoch, int64_t
         else
             augment_sample(l, ds->images + (size_t)idx * sample, dst, bits, l->cfg.train);
         y[j - lo] = ds->labels[idx];
+        if (scratch) to_channels_last(dst, scratch, ds->c, (size_t)ds->h * ds->w, l->cfg.raw_u8 ? 1 : sizeof(float));
     }
+    free(scratch);
     /* A compiled model always runs its full batch: the rows past a partial one are zeros,
      * never a previous batch's leftovers. */
     long n = hi - lo;

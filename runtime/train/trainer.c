@@ -121,6 +121,7 @@ static void make_loader(trainer *t, rt_loader *l, const rt_dataset *ds, int trai
     cfg.crop_pad = train ? t->run.crop_pad : 0;
     cfg.flip = train ? t->run.flip : 0;
     cfg.raw_u8 = t->m->input_u8;   /* a device model normalizes on the device */
+    cfg.nhwc = t->m->input_nhwc;
     memcpy(cfg.mean, t->run.mean, sizeof cfg.mean);
     memcpy(cfg.std, t->run.std, sizeof cfg.std);
     rt_data_image_loader_config(&t->run, train, t->args.decode_threads, t->m->in_h, t->m->in_w, &cfg);

@@ -47,6 +47,21 @@ for src in "$tree" "$pack"; do
   done
   echo "$src: 2 epochs x 3 global batches identical for 1/2/4 ranks, 1/2/3 decode threads, 3/5/8 slots ($ref)"
 done
+# Channels-last (a CUDA plan with --layout nhwc), bytes and floats: the same samples transposed.
+for raw in 1 0; do
+  "$tools/loader_dump" "$pack/train" - rrc 32 32 0 1 2 2 1 2 20 7 $raw "$dir/c$raw" > /dev/null 2>&1
+  LOADER_NHWC=1 "$tools/loader_dump" "$pack/train" - rrc 32 32 0 1 2 2 1 2 20 7 $raw "$dir/l$raw" > /dev/null 2>&1
+done
+/usr/bin/python3 - "$dir" <<'PY'
+import sys
+import numpy as np
+d = sys.argv[1]
+for raw, t in (("1", np.uint8), ("0", np.float32)):
+    nchw = np.fromfile(f"{d}/c{raw}", t).reshape(-1, 3, 32, 32)
+    nhwc = np.fromfile(f"{d}/l{raw}", t).reshape(-1, 32, 32, 3)
+    assert len(nchw) == 40 and (nhwc == nchw.transpose(0, 2, 3, 1)).all(), f"channels-last {t.__name__} samples differ"
+print("channels-last batches (bytes and floats) = the NCHW batches transposed")
+PY
 # The same under mpirun: one process per rank, each writing its own slices.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 for np in 2 4; do
