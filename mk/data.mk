@@ -34,10 +34,15 @@ bench-data-deps:
 $(BUILD)/pillow-simd:
 	-/usr/bin/python3 -m pip install -q --no-deps --target $@ pillow-simd
 
-bench-data: $(BUILD)/libtrainrt.a bench-data-deps $(BUILD)/pillow-simd
+# DALI's CPU pipeline (no GPU needed) from PyPI into build/ with its dependencies (~0.9 GB).
+$(BUILD)/dali:
+	-/usr/bin/python3 -m pip install -q --target $@ nvidia-dali-cuda120
+
+bench-data: $(BUILD)/libtrainrt.a bench-data-deps $(BUILD)/pillow-simd $(BUILD)/dali
 	@mkdir -p $(BUILD)/bench
 	$(CC) $(CFLAGS_COMMON) $(CFLAGS) $(RT_ARCH) bench/jpeg_rate.c -o $(BUILD)/bench/jpeg_rate $(BUILD)/libtrainrt.a $(LDLIBS)
-	@BUILD=$(BUILD) PILLOW_SIMD_PATH=$(if $(wildcard $(BUILD)/pillow-simd/PIL),$(BUILD)/pillow-simd) bash bench/bench_data.sh
+	@BUILD=$(BUILD) PILLOW_SIMD_PATH=$(if $(wildcard $(BUILD)/pillow-simd/PIL),$(BUILD)/pillow-simd) \
+	  DALI_PATH=$(if $(wildcard $(BUILD)/dali/nvidia/dali),$(BUILD)/dali) bash bench/bench_data.sh
 
 bench-jpeg: all bench-data-deps
 	@BUILD=$(BUILD) bash bench/bench_jpeg.sh
