@@ -123,6 +123,32 @@ fi
 want=$(grep "could not be decoded" "$dir/cap_full.err"); got=$(grep "could not be decoded" "$dir/cap_cut.err")
 [ "$want" = "$got" ] || { printf 'resumed run: %s\nuninterrupted: %s\n' "$got" "$want"; exit 1; }
 echo "resumed at step 6, the same stop: ${want#error: }"
+# A checkpoint written before the "data" section existed (the same file without it) still
+# loads; its run counts failures from 0 again, so it stops later.
+/usr/bin/python3 - "$(ls "$dir/cap_cut/checkpoints"/ckpt-000000000006.bin)" "$dir/old.bin" <<'PY'
+import struct, sys, zlib
+b = open(sys.argv[1], "rb").read()
+n, pos, keep = struct.unpack_from("<I", b, 12)[0], 112, []
+for _ in range(n):
+    ln = struct.unpack_from("<I", b, pos)[0]
+    name = b[pos + 4:pos + 4 + ln]
+    size = struct.unpack_from("<Q", b, pos + 4 + ln)[0]
+    end = pos + 4 + ln + 12 + size
+    if name != b"data": keep.append(b[pos:end])
+    pos = end
+assert len(keep) == n - 1, "the checkpoint has no data section"
+body = b"".join(keep)
+head = bytearray(b[:112])
+struct.pack_into("<I", head, 12, n - 1)
+struct.pack_into("<Q", head, 32, 112 + len(body) + 16)
+struct.pack_into("<I", head, 108, zlib.crc32(bytes(head[:108])))
+out = bytes(head) + body
+open(sys.argv[2], "wb").write(out + b"TCKPEND\0" + struct.pack("<II", zlib.crc32(out), 0))
+PY
+mkdir -p "$dir/old" && run --data "$tree" --out "$dir/old" --epochs 8 --max-decode-failures $cap --resume "$dir/old.bin" > /dev/null 2> "$dir/old.err" || true
+old=$(grep "could not be decoded" "$dir/old.err") || { echo "the checkpoint without a data section did not resume:"; cat "$dir/old.err"; exit 1; }
+[ "$old" != "$want" ] || { echo "a checkpoint without a data section stopped as if it had one"; exit 1; }
+echo "a checkpoint without a data section resumes, counting from 0: ${old#error: }"
 
 echo "== SIGTERM + --resume (from the folder, with its undecodable files)"
 run --data "$tree" --out "$dir/full" --epochs 8 > /dev/null 2>&1
