@@ -23,7 +23,7 @@ if [ "${WHOLE:-0}" = 1 ]; then
   TRAINC_HOME=$PWD/$out/old-src "$out/old-src/build/trainc" build "$SPEC" -o "$out/old" > /dev/null
 else
   # The runtime now decodes JPEGs, which the old compiler's link line does not know: a cc that adds them.
-  printf '#!/bin/sh\nexec cc "$@" -lturbojpeg -ljpeg\n' > "$out/cc-with-jpeg" && chmod +x "$out/cc-with-jpeg"
+  printf '#!/bin/sh\nexec cc "$@" -lturbojpeg -ljpeg -lpng\n' > "$out/cc-with-jpeg" && chmod +x "$out/cc-with-jpeg"
   CC=$PWD/$out/cc-with-jpeg TRAINC_HOME=$(pwd) "$out/old-src/build/trainc" build "$SPEC" -o "$out/old" > /dev/null
 fi
 "$BUILD/trainc" build "$SPEC" -o "$out/new" > /dev/null

@@ -1,8 +1,8 @@
 # The image pipeline (runtime/data/ JPEG decode, folders, shards; trainc pack): its link
 # libraries, the tools its tests drive, and the data benchmarks.
 
-# Trainers and unit tests decode JPEGs with libjpeg-turbo.
-LDLIBS += -lturbojpeg -ljpeg
+# Trainers and unit tests decode JPEGs with libjpeg-turbo (and PNGs in image folders with libpng).
+LDLIBS += -lturbojpeg -ljpeg -lpng
 
 # `trainc pack` links the packer and the decode path it shares with the loader (the sources:
 # COMPILER_SHARED_SRCS in mk/compiler.mk, which is read first) with these.
@@ -14,7 +14,7 @@ DATA_TOOLS := $(BUILD)/tests/data-tools/image_dump $(BUILD)/tests/data-tools/pac
 # (runtime.mk comes later in the include order: its variables are not set yet here)
 $(BUILD)/tests/data-tools/%: tests/data/%.c $(BUILD)/asan/libtrainrt.a $(wildcard runtime/include/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_COMMON) $(SAN_FLAGS) $< -o $@ $(BUILD)/asan/libtrainrt.a $(LDLIBS) -lpng
+	$(CC) $(CFLAGS_COMMON) $(SAN_FLAGS) $< -o $@ $(BUILD)/asan/libtrainrt.a $(LDLIBS)
 
 .PHONY: data-tools
 data-tools: $(DATA_TOOLS)
@@ -34,10 +34,15 @@ bench-data-deps:
 $(BUILD)/pillow-simd:
 	-/usr/bin/python3 -m pip install -q --no-deps --target $@ pillow-simd
 
-bench-data: $(BUILD)/libtrainrt.a bench-data-deps $(BUILD)/pillow-simd
+# DALI's CPU pipeline (no GPU needed) from PyPI into build/ with its dependencies (~0.9 GB).
+$(BUILD)/dali:
+	-/usr/bin/python3 -m pip install -q --target $@ nvidia-dali-cuda120
+
+bench-data: $(BUILD)/libtrainrt.a bench-data-deps $(BUILD)/pillow-simd $(BUILD)/dali
 	@mkdir -p $(BUILD)/bench
 	$(CC) $(CFLAGS_COMMON) $(CFLAGS) $(RT_ARCH) bench/jpeg_rate.c -o $(BUILD)/bench/jpeg_rate $(BUILD)/libtrainrt.a $(LDLIBS)
-	@BUILD=$(BUILD) PILLOW_SIMD_PATH=$(if $(wildcard $(BUILD)/pillow-simd/PIL),$(BUILD)/pillow-simd) bash bench/bench_data.sh
+	@BUILD=$(BUILD) PILLOW_SIMD_PATH=$(if $(wildcard $(BUILD)/pillow-simd/PIL),$(BUILD)/pillow-simd) \
+	  DALI_PATH=$(if $(wildcard $(BUILD)/dali/nvidia/dali),$(BUILD)/dali) bash bench/bench_data.sh
 
 bench-jpeg: all bench-data-deps
 	@BUILD=$(BUILD) bash bench/bench_jpeg.sh

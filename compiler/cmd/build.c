@@ -240,8 +240,8 @@ int build_binary_opts(const char *spec_path, const char *out_bin, const char *em
     char mpi_libs[1024];
     snprintf(mpi_libs, sizeof mpi_libs, "%s", TRAINC_MPI_LIBS);
     char *argv[32] = { (char *)cc, "-std=c11", "-O2", "-fopenmp", "-fno-math-errno", include, model_c, "-o",
-                       (char *)out_bin, lib, "-lopenblas", "-lturbojpeg", "-ljpeg", "-lz", "-lm", "-lpthread" };
-    int argc = 16;
+                       (char *)out_bin, lib, "-lopenblas", "-lturbojpeg", "-ljpeg", "-lpng", "-lz", "-lm", "-lpthread" };
+    int argc = 17;
     char model_eval_c[4200];   /* the evaluation resolution's forward, when the spec has one */
     snprintf(model_eval_c, sizeof model_eval_c, "%s/model_eval.c", emit_dir);
     if (stat(model_eval_c, &st) == 0) {   /* beside model.c, before the libraries */

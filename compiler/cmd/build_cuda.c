@@ -155,7 +155,7 @@ int build_cuda_binary(const char *home, const char *build_dir, const char *emit_
     add_words(&l, NULL, env.CUDA_LIBS);   /* libtrainrt_cuda first: it calls into libtrainrt */
     add(&l, rt_lib);
     add_words(&l, "-Wl,-rpath,", env.CUDA_RPATH);
-    add(&l, "-lopenblas"), add(&l, "-lturbojpeg"), add(&l, "-ljpeg"), add(&l, "-lz"), add(&l, "-lm"), add(&l, "-lpthread"), add(&l, "-ldl"), add(&l, "-lrt");
+    add(&l, "-lopenblas"), add(&l, "-lturbojpeg"), add(&l, "-ljpeg"), add(&l, "-lpng"), add(&l, "-lz"), add(&l, "-lm"), add(&l, "-lpthread"), add(&l, "-ldl"), add(&l, "-lrt");
     add_words(&l, NULL, TRAINC_MPI_LIBS);   /* libtrainrt's runtime/mpi (a world of one needs no launcher) */
     if (rc == 0 && run(l.v) != 0) {
         fprintf(stderr, "trainc: error: linking %s failed\n", out_bin);

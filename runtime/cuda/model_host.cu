@@ -52,9 +52,9 @@ static void put_batch(rt_model_ctx *ctx, const void *x_host, const int32_t *y_ho
         rt_cuda_copy_h2d(host.x_u8[host.cur], x_host, batch_bytes());
         if (y_host) host.staged = NULL;   /* a training batch other than the staged one */
     }
-    long hw = (long)model.in_h * model.in_w;
-    if (cm->nhwc) rt_cuda_normalize_input_nhwc(rt_dev.x, host.x_u8[host.cur], host.lut, (long)batch_bytes(), model.in_c, hw);
-    else rt_cuda_normalize_input(rt_dev.x, host.x_u8[host.cur], host.lut, (long)batch_bytes(), model.in_c, hw);
+    /* channels-last bytes (the loader wrote the plan's layout): the channel is i % in_c */
+    long hw = model.input_nhwc ? 1 : (long)model.in_h * model.in_w;
+    rt_cuda_normalize_input(rt_dev.x, host.x_u8[host.cur], host.lut, (long)batch_bytes(), model.in_c, hw);
     rt_cuda_input_consumed();
     if (y_host) rt_cuda_copy_h2d(rt_dev.y, y_host, sizeof(int32_t) * model.batch);
     rt_cuda_copy_h2d(rt_dev.seed, &ctx->step_seed, sizeof ctx->step_seed);
@@ -235,6 +235,7 @@ int rt_cuda_trainer_main(const rt_cuda_model *m, const rt_run_config *run, int a
     /* the host arena holds the logits copy; the plan's arena is on the device */
     model.arena_bytes = (long)sizeof(float) * logits_count();
     model.input_u8 = 1;   /* the loader sends bytes; put_batch normalizes them on the device */
+    model.input_nhwc = m->nhwc;   /* in the plan's layout: the normalization needs no transpose */
     model.train_step = train_step;
     model.eval_forward = eval_forward;
     model.logits = logits;

@@ -48,7 +48,7 @@ static void fill_one(struct image_pool *p, worker_state *w, long j) {
     t.out_h = ds->h, t.out_w = ds->w;
     size_t plane = (size_t)ds->h * ds->w;
     unsigned char *dst = p->x + (size_t)(j - p->lo) * l->sample_bytes;
-    uint8_t *chw = l->cfg.raw_u8 ? dst : w->chw;
+    uint8_t *chw = l->cfg.raw_u8 && !l->cfg.nhwc ? dst : w->chw;
     for (int attempt = 0;; attempt++) {
         long i = (idx + attempt) % ds->n;
         char why[512], where[4096];
@@ -72,7 +72,15 @@ static void fill_one(struct image_pool *p, worker_state *w, long j) {
                         "data: %d samples in a row from %s cannot be decoded", MAX_REPLACEMENTS, where);
     }
     augment_policy_apply(l, chw, p->aug_key, pos);   /* TrivialAugment/RandAugment, when on (training only) */
-    if (!l->cfg.raw_u8) {
+    if (l->cfg.nhwc) {   /* channels-last: bytes or normalized floats, pixel by pixel */
+        float *out = (float *)dst;
+        for (size_t q = 0; q < plane; q++)
+            for (int c = 0; c < 3; c++) {
+                uint8_t v = chw[c * plane + q];
+                if (l->cfg.raw_u8) dst[3 * q + c] = v;
+                else out[3 * q + c] = l->lut[c][v];
+            }
+    } else if (!l->cfg.raw_u8) {
         float *out = (float *)dst;
         for (int c = 0; c < 3; c++)
             for (size_t q = 0; q < plane; q++) out[c * plane + q] = l->lut[c][chw[c * plane + q]];

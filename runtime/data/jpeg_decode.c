@@ -148,8 +148,22 @@ static int has_end_marker(const uint8_t *buf, size_t len) {
 static int floor_at_least(double v, int lo) { int i = (int)floor(v); return i < lo ? lo : i; }
 static int ceil_at_most(double v, int hi) { int i = (int)ceil(v); return i > hi ? hi : i; }
 
+/* A PNG sample: the whole image decoded, then the same window and resampler as a JPEG's. */
+static int png_sample(rt_jpeg *j, const uint8_t *buf, size_t len, const rt_image_transform *t,
+                      uint64_t sample_seed, uint8_t *chw, char *why, size_t why_cap) {
+    int W, H;
+    if (rt_png_decode(buf, len, &j->pix, &j->pix_cap, &W, &H, why, why_cap)) return -1;
+    rt_image_window win;
+    rt_image_plan(t, W, H, sample_seed, &win);
+    uint8_t *tmp = grow(&j->tmp, &j->tmp_cap, rt_image_resample_tmp_bytes(H, t->out_w));
+    rt_image_resample(chw, t->out_h, t->out_w, j->pix, W, H, &win, tmp);
+    return 0;
+}
+
 int rt_jpeg_sample(rt_jpeg *j, const uint8_t *buf, size_t len, const rt_image_transform *t,
                    uint64_t sample_seed, uint8_t *chw, char *why, size_t why_cap) {
+    const char *kind = rt_image_sniff(buf, len);
+    if (kind && !strcmp(kind, "PNG")) return png_sample(j, buf, len, t, sample_seed, chw, why, why_cap);
     int W, H;
     if (rt_jpeg_header(j, buf, len, &W, &H, NULL, why, why_cap)) return -1;
     if (!has_end_marker(buf, len)) {

@@ -92,6 +92,14 @@ void loader_advance(const rt_loader *l, int64_t *epoch, int64_t *step) {
     }
 }
 
+/* An in-memory sample [c][hw] rewritten as [hw][c] (elements of elem bytes), through scratch. */
+static void to_channels_last(void *sample, uint8_t *scratch, int c, size_t hw, size_t elem) {
+    uint8_t *s = sample;
+    memcpy(scratch, s, (size_t)c * hw * elem);
+    for (int ch = 0; ch < c; ch++)
+        for (size_t q = 0; q < hw; q++) memcpy(s + (q * c + ch) * elem, scratch + (ch * hw + q) * elem, elem);
+}
+
 /* Crop and flip to bytes, the augmentation policy, then normalization unless raw_u8. */
 static void policy_sample(const rt_loader *l, const uint8_t *src, void *dst, uint64_t bits, uint64_t aug_key, long pos) {
     size_t n = (size_t)l->ds->c * l->ds->h * l->ds->w, plane = (size_t)l->ds->h * l->ds->w;
@@ -139,6 +147,13 @@ int loader_fill(const rt_loader *l, const uint32_t *perm, int64_t epoch, int64_t
     unsigned char *out = x;
     *failures = loader_fill_samples(l, perm, epoch, first, lo, hi, x, y);
     if (l->cfg.train && RT_TARGET_WORDS(l->cfg.augment) > 1) augment_mix_batch(l, perm, epoch, step, lo, hi, x, y);
+    if (l->cfg.nhwc && !ds->encoded && ds->c > 1) {   /* last: the augmentations above work on [c][hw] */
+        uint8_t *scratch = rt_xmalloc(l->sample_bytes);
+        for (long j = lo; j < hi; j++)
+            to_channels_last(out + (size_t)(j - lo) * l->sample_bytes, scratch, ds->c, (size_t)ds->h * ds->w,
+                             l->cfg.raw_u8 ? 1 : sizeof(float));
+        free(scratch);
+    }
     /* A compiled model always runs its full batch: the rows past a partial one are zeros,
      * never a previous batch's leftovers. */
     long n = hi - lo;

@@ -14,13 +14,6 @@
 #include "rt_pack.h"
 
 typedef struct {
-    const char *name;              /* "train", "val" */
-    struct rt_image_set set;
-    int32_t *labels;
-    int n_shards;
-} pack_split;
-
-typedef struct {
     const pack_options *o;
     pack_split *splits;
     int n_splits;
@@ -61,7 +54,11 @@ static void pack_shard(pack_worker *pw, const pack_options *o, pack_split *sp, i
         const uint8_t *bytes;
         size_t n_bytes;
         pack_outcome what;
-        if (image_set_read(&sp->set, i, &pw->in, &pw->in_cap, &len, why, sizeof why)) {
+        if (sp->idx.images) {
+            size_t px = (size_t)sp->idx.h * sp->idx.w;
+            what = pack_convert_gray(pw, o, sp->idx.images + (size_t)i * px, sp->idx.w, sp->idx.h, &bytes,
+                                     &n_bytes, note, sizeof note);
+        } else if (image_set_read(&sp->set, i, &pw->in, &pw->in_cap, &len, why, sizeof why)) {
             snprintf(note, sizeof note, "%s", why);
             what = PACK_SKIPPED;
         } else {
@@ -153,7 +150,8 @@ static int usage(const char *prog, const char *why) {
     if (why) fprintf(stderr, "%s pack: error: %s\n", prog, why);
     fprintf(why ? stderr : stdout,
             "usage: %s pack SRC -o DST [--max-side N] [--quality Q] [--shard-records N] [--threads N]\n"
-            "  SRC holds train/<class>/... and optionally val/<class>/... (or a flat val/ with labels.txt)\n"
+            "  SRC holds train/<class>/... and optionally val/<class>/... (or a flat val/ with labels.txt),\n"
+            "  or IDX files: train-{images-idx3,labels-idx1}-ubyte[.gz] and optionally t10k-... (val)\n"
             "  --max-side N       re-encode images whose longer side exceeds N (default: keep)\n"
             "  --quality Q        JPEG quality of re-encoded images (default 90)\n"
             "  --shard-records N  records per shard (default 1024)\n"
@@ -201,8 +199,14 @@ int rt_pack_main(const char *prog, int argc, char **argv) {
         return usage(prog, "--quality is 1..100, --shard-records and --threads positive, --max-side >= 0");
     if (o.threads == 0) o.threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
     pack_split splits[2] = { { .name = "train" }, { .name = "val" } };
-    int n_splits = 0;
+    int n_splits = 0, idx = pack_idx_source(o.src);
     for (int s = 0; s < 2; s++) {
+        if (idx) {   /* IDX files: t10k is the val split */
+            if (!pack_idx_open(&splits[s], o.src, s ? "t10k" : "train")) break;
+            splits[s].n_shards = (int)((splits[s].set.n + o.shard_records - 1) / o.shard_records);
+            n_splits++;
+            continue;
+        }
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", o.src, splits[s].name);
         struct stat st;
@@ -238,6 +242,7 @@ int rt_pack_main(const char *prog, int argc, char **argv) {
     for (int s = 0; s < n_splits; s++) {
         image_set_free(&splits[s].set);
         free(splits[s].labels);
+        if (splits[s].idx.images) rt_dataset_free(&splits[s].idx);
     }
     return 0;
 }

@@ -1,32 +1,10 @@
 /* What the packer does with one file: keep a good RGB JPEG as it is, re-encode one that is
  * PNG content, CMYK or grayscale (or larger than --max-side), and say why it skips the rest. */
-#include <png.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <turbojpeg.h>
 #include "pack_internal.h"
-
-/* PNG content to RGB bytes (libpng's simplified API; alpha is composited on black). */
-static uint8_t *png_to_rgb(const uint8_t *buf, size_t len, int *w, int *h, char *why, size_t cap) {
-    png_image img;
-    memset(&img, 0, sizeof img);
-    img.version = PNG_IMAGE_VERSION;
-    if (!png_image_begin_read_from_memory(&img, buf, len)) {
-        snprintf(why, cap, "a PNG that does not decode: %s", img.message);
-        return NULL;
-    }
-    img.format = PNG_FORMAT_RGB;
-    uint8_t *rgb = rt_xmalloc(PNG_IMAGE_SIZE(img));
-    if (!png_image_finish_read(&img, NULL, rgb, 0, NULL)) {
-        snprintf(why, cap, "a PNG that does not decode: %s", img.message);
-        free(rgb);
-        png_image_free(&img);
-        return NULL;
-    }
-    *w = (int)img.width, *h = (int)img.height;
-    return rgb;
-}
 
 static int encode(pack_worker *pw, const uint8_t *rgb, int w, int h, int quality, char *why, size_t cap) {
     unsigned long n = pw->out_cap;
@@ -69,7 +47,11 @@ pack_outcome pack_convert(pack_worker *pw, const pack_options *o, const uint8_t 
         return PACK_SKIPPED;
     }
     if (kind && !strcmp(kind, "PNG")) {
-        if (!(owned = png_to_rgb(buf, len, &w, &h, note, cap))) return PACK_SKIPPED;
+        size_t owned_cap = 0;
+        if (rt_png_decode(buf, len, &owned, &owned_cap, &w, &h, note, cap)) {
+            free(owned);
+            return PACK_SKIPPED;
+        }
         rgb = owned, convert = 1;
         snprintf(note, cap, "PNG content under a JPEG name, re-encoded as JPEG");
     } else if (!kind) {
@@ -102,4 +84,19 @@ pack_outcome pack_convert(pack_worker *pw, const pack_options *o, const uint8_t 
     if (bad) return PACK_SKIPPED;
     *out = pw->out, *out_len = pw->out_len;
     return convert ? PACK_CONVERTED : PACK_RESIZED;
+}
+
+pack_outcome pack_convert_gray(pack_worker *pw, const pack_options *o, const uint8_t *gray, int w, int h,
+                               const uint8_t **out, size_t *out_len, char *note, size_t cap) {
+    size_t px = (size_t)w * h;
+    uint8_t *rgb = rt_xmalloc(3 * px), *small = NULL;
+    for (size_t p = 0; p < px; p++) rgb[3 * p] = rgb[3 * p + 1] = rgb[3 * p + 2] = gray[p];
+    const uint8_t *img = rgb;
+    if (o->max_side > 0 && (w > o->max_side || h > o->max_side)) img = small = shrink(rgb, w, h, o->max_side, &w, &h);
+    int bad = encode(pw, img, w, h, o->quality, note, cap);
+    free(rgb);
+    free(small);
+    if (bad) return PACK_SKIPPED;
+    *out = pw->out, *out_len = pw->out_len;
+    return PACK_KEPT;
 }

@@ -99,6 +99,8 @@ typedef struct {
     int raw_u8;         /* 1: batches are the cropped and flipped bytes (uint8), not normalized
                            floats; the consumer normalizes them with rt_normalize_lut. A GPU
                            trainer does that on the device: a quarter of the bytes to copy. */
+    int nhwc;           /* 1: each sample channels-last, [h][w][c] (a channels-last device plan,
+                           which then normalizes without a transpose); 0: [c][h][w] */
     /* Encoded (image) datasets only: */
     rt_image_transform image;   /* crop/resize/flip; out_h/out_w are the dataset's h and w */
     int decode_threads;         /* JPEG decode threads (0: half the cores, up to 8) */

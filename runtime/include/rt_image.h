@@ -75,9 +75,16 @@ int rt_jpeg_decode(rt_jpeg *j, const uint8_t *buf, size_t len, int num8, const u
 int rt_jpeg_header(rt_jpeg *j, const uint8_t *buf, size_t len, int *w, int *h,
                    const char **colorspace, char *why, size_t why_cap);
 
+/* Decodes PNG content to RGB bytes (HWC) into *rgb, grown (malloc'd, *cap bytes) as needed.
+ * Returns 0, or -1 with the reason in why. */
+int rt_png_decode(const uint8_t *buf, size_t len, uint8_t **rgb, size_t *cap, int *w, int *h,
+                  char *why, size_t why_cap);
+
 /* The whole sample: header, window, the smallest DCT scale that keeps the window at least
- * the output size, decode, resample, flip. chw receives 3 x out_h x out_w bytes.
- * Returns 0, or -1 with the reason in why (not a JPEG, truncated, corrupt). */
+ * the output size, decode, resample, flip. chw receives 3 x out_h x out_w bytes. PNG
+ * content (a PNG in an image folder, whatever its name) is decoded whole, then windowed
+ * the same way, as trainc pack would convert it. Returns 0, or -1 with the reason in why
+ * (not a JPEG or PNG, truncated, corrupt). */
 int rt_jpeg_sample(rt_jpeg *j, const uint8_t *buf, size_t len, const rt_image_transform *t,
                    uint64_t sample_seed, uint8_t *chw, char *why, size_t why_cap);
 

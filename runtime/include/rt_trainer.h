@@ -78,6 +78,9 @@ typedef struct {
      * normalized, and the model normalizes them itself (rt_normalize_lut with the run's
      * mean and std): the CUDA backend, which then copies a quarter of the bytes. */
     int input_u8;
+    /* 1: x's samples are channels-last [in_h][in_w][in_c] (a CUDA plan built with --layout
+     * nhwc); 0: [in_c][in_h][in_w]. */
+    int input_nhwc;
     /* Forward, loss and backward over one batch (x: batch × in_c × in_h × in_w). Gradients
      * are overwritten in ctx->grads; returns the mean loss; logits stay readable through
      * `logits` (batch × classes) for accuracy. */

@@ -34,6 +34,18 @@ typedef struct {
     int64_t world;            /* ranks of the run: the data order of a step depends on it */
 } trainer_resume_state;
 
+/* The data loader's state that a resume needs beyond the step (sample order and crops follow
+ * from seed, epoch and position): the decode failures counted so far, so the resumed run
+ * reaches the failure cap at the step the uninterrupted run does. Its own checkpoint section
+ * ("data", image sources only), versioned; checkpoints written before it existed load with
+ * a count of 0. */
+#define TRAINER_DATA_STATE_VERSION 1
+typedef struct {
+    uint32_t version;
+    uint32_t reserved;
+    int64_t decode_failures;
+} trainer_data_state;
+
 /* The loss scaler of a device model (rt_device_hooks.loss_scaler): its own checkpoint
  * section, present only for models that scale, so other checkpoints keep their layout. */
 typedef struct {
@@ -56,6 +68,7 @@ typedef struct {
     const void *next_x;       /* the next training batch, taken during this step (have_next) */
     const int32_t *next_y;
     int have_next;
+    int next_failures;        /* undecodable samples in the next batch (image sources) */
     long steps_per_epoch, total_steps, step;
     double interval_loss, interval_comm_s;
     long interval_correct, interval_steps;
@@ -112,6 +125,7 @@ static void make_loader(trainer *t, rt_loader *l, const rt_dataset *ds, int trai
     cfg.flip = train ? t->run.flip : 0;
     cfg.raw_u8 = t->m->input_u8;   /* a device model normalizes on the device */
     if (train) cfg.augment = t->run.augment;   /* mixup/cutmix, erasing, repeats: training only */
+    cfg.nhwc = t->m->input_nhwc;
     memcpy(cfg.mean, t->run.mean, sizeof cfg.mean);
     memcpy(cfg.std, t->run.std, sizeof cfg.std);
     rt_data_image_loader_config(&t->run, train, t->args.decode_threads, ds->h, ds->w, &cfg);
@@ -131,7 +145,7 @@ static void allocate(trainer *t) {
     t->logits = rt_alloc_aligned((size_t)m->batch * m->classes * sizeof(float));
 }
 
-#define MAX_SECTIONS 8
+#define MAX_SECTIONS 9   /* checkpoint_sections's 8 and the data section */
 
 static int checkpoint_sections(trainer *t, rt_ckpt_section *secs, trainer_resume_state *st) {   /* at most 8 */
     const rt_model *m = t->m;
@@ -168,11 +182,31 @@ static void save_checkpoint(trainer *t) {
     rt_ckpt_section secs[MAX_SECTIONS];
     trainer_resume_state st;
     int n = checkpoint_sections(t, secs, &st);
+    trainer_data_state ds = { TRAINER_DATA_STATE_VERSION, 0, t->decode_failures };
+    if (t->run.source == RT_DATA_IMAGES) secs[n++] = (rt_ckpt_section){ "data", &ds, sizeof ds };
     char dir[4096], path[4096];
     snprintf(dir, sizeof dir, "%s/checkpoints", t->args.out_dir);
     rt_ckpt_save(dir, t->m->spec_hash, t->step, t->step / t->steps_per_epoch, secs, n,
                  t->run.ckpt_keep, path, sizeof path, NULL);
     rt_progress_note(&t->progress, "checkpoint %s (step %ld)", path, t->step);
+}
+
+/* The "data" section, loaded after the others (so the file is known to be whole): a
+ * checkpoint from before the section existed has none, and counts no failures. */
+static long load_data_state(trainer *t, const char *path) {
+    if (t->run.source != RT_DATA_IMAGES) return 0;
+    trainer_data_state ds;
+    rt_ckpt_section sec = { "data", &ds, sizeof ds };
+    rt_err err;
+    if (rt_ckpt_load(path, t->m->spec_hash, NULL, NULL, &sec, 1, &err) != RT_OK) {
+        if (strstr(err.msg, "has no section 'data'")) return 0;
+        rt_die_hint(err.hint, "%s", err.msg);
+    }
+    if (ds.version != TRAINER_DATA_STATE_VERSION)
+        rt_die_hint("resume with the trainc version that wrote it",
+                    "checkpoint '%s': data section version %u, this trainer reads %d", path,
+                    (unsigned)ds.version, TRAINER_DATA_STATE_VERSION);
+    return (long)ds.decode_failures;
 }
 
 static void resume(trainer *t, const char *path) {
@@ -196,6 +230,7 @@ static void resume(trainer *t, const char *path) {
                     "checkpoint '%s' is at step %lld, beyond this run's %ld steps", path,
                     (long long)st.step, t->total_steps);
     t->step = st.step;
+    t->decode_failures = load_data_state(t, path);
     t->interval_loss = st.interval_loss;
     t->interval_correct = st.interval_correct;
     t->interval_steps = st.interval_steps;
@@ -254,10 +289,11 @@ static void open_output(trainer *t) {
 static void share_start_state(trainer *t) {
     if (!t->comm) return;
     const rt_model *m = t->m;
-    double pos[4] = { (double)t->step, t->interval_loss, (double)t->interval_correct, (double)t->interval_steps };
+    double pos[5] = { (double)t->step, t->interval_loss, (double)t->interval_correct, (double)t->interval_steps,
+                      (double)t->decode_failures };
     rt_comm_bcast(t->comm, pos, sizeof pos, "the start state from rank 0");
     t->step = (long)pos[0], t->interval_loss = pos[1];
-    t->interval_correct = (long)pos[2], t->interval_steps = (long)pos[3];
+    t->interval_correct = (long)pos[2], t->interval_steps = (long)pos[3], t->decode_failures = (long)pos[4];
     rt_comm_bcast(t->comm, t->ctx.params, (size_t)m->n_params * sizeof(float), "the parameters from rank 0");
     rt_comm_bcast(t->comm, t->ctx.buffers, (size_t)m->n_buffers * sizeof(float), "the buffers from rank 0");
     rt_comm_bcast(t->comm, t->opt_state, (size_t)t->n_state * sizeof(float), "the optimizer state from rank 0");
@@ -351,14 +387,16 @@ static double train_one_step(trainer *t, long *correct) {
     const rt_model *m = t->m;
     const void *x;   /* the loader's own buffer: no copy of the batch */
     const int32_t *y;
-    int failures = 0;   /* undecodable samples in the batches taken (image sources) */
-    if (t->have_next) x = t->next_x, y = t->next_y;
-    else rt_loader_next_view(&t->train, &x, &y), failures += rt_loader_last_failures(&t->train);
+    int failures;   /* undecodable samples in this step's batch (image sources) */
+    if (t->have_next) x = t->next_x, y = t->next_y, failures = t->next_failures;
+    else rt_loader_next_view(&t->train, &x, &y), failures = rt_loader_last_failures(&t->train);
     /* The next batch now (the loader keeps both views valid), so a device model copies it
      * while this step computes. Taken at the last step too: nothing reads the loader's
-     * position afterwards, and a resumed run seeks it from the step count. */
+     * position afterwards, and a resumed run seeks it from the step count. Its failures
+     * count at the step that trains on it: a checkpoint's count then holds the steps done,
+     * and the resumed run, which takes that batch again, does not count it twice. */
     rt_loader_next_view(&t->train, &t->next_x, &t->next_y);
-    failures += rt_loader_last_failures(&t->train);
+    t->next_failures = rt_loader_last_failures(&t->train);
     t->have_next = 1;
     t->ctx.next_x = t->next_x;
     /* One seed for all ranks: masks are keyed by the sample's index in the global batch
@@ -376,8 +414,8 @@ static double train_one_step(trainer *t, long *correct) {
     if (rt_data_failures_over_cap(&t->run, &t->decode_failures, failures))   /* the same sum on every rank */
         rt_comm_die_all(t->comm, "fix or remove the files named above (trainc pack reports and converts them), "
                         "or raise data.max_decode_failures (--max-decode-failures)",
-                        "%ld samples could not be decoded, more than the run's cap of %ld",
-                        t->decode_failures, t->run.max_decode_failures);
+                        "%ld samples could not be decoded by step %ld, more than the run's cap of %ld",
+                        t->decode_failures, t->step + 1, t->run.max_decode_failures);
     /* Under FP16 loss scaling a step whose forward overflowed is skipped by the device's
      * optimizer step and counted, as an overflowing backward is; its loss goes into the
      * interval's mean, which the metrics then write as null. */

@@ -2,7 +2,7 @@
  * scale K/8) and writes its bytes to OUT; prints the window it used, so that
  * tests/data/reference_test.py can redo the sample with Pillow / djpeg.
  *   image_dump decode K FILE OUT                       -> "W H" (RGB HWC bytes)
- *   image_dump sample rrc|center|crop OH OW RESIZE FLIP SEED FILE OUT
+ *   image_dump sample rrc|center|crop OH OW RESIZE FLIP SEED FILE OUT   (FILE: JPEG or PNG)
  *                                                      -> "x0 y0 x1 y1 flip clamp k" (CHW bytes) */
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,10 +50,16 @@ int main(int argc, char **argv) {
         uint64_t seed = strtoull(argv[7], NULL, 10);
         uint8_t *buf = slurp(argv[8], &len);
         int W, H;
-        if (rt_jpeg_header(j, buf, len, &W, &H, NULL, why, sizeof why)) {
+        const char *kind = rt_image_sniff(buf, len);
+        int png = kind && !strcmp(kind, "PNG");   /* decoded whole: no DCT scale */
+        uint8_t *png_rgb = NULL;
+        size_t png_cap = 0;
+        if (png ? rt_png_decode(buf, len, &png_rgb, &png_cap, &W, &H, why, sizeof why)
+                : rt_jpeg_header(j, buf, len, &W, &H, NULL, why, sizeof why)) {
             printf("error %s\n", why);
             return 2;
         }
+        free(png_rgb);
         rt_image_window win;
         rt_image_plan(&t, W, H, seed, &win);
         uint8_t *chw = rt_xmalloc((size_t)3 * t.out_h * t.out_w);
@@ -63,7 +69,7 @@ int main(int argc, char **argv) {
         }
         /* the scale rt_jpeg_sample picks, for the reference */
         int k = 8;
-        for (int s = 1; s < 8; s++)
+        for (int s = 1; s < 8 && !png; s++)
             if ((win.x1 - win.x0) * s / 8 >= t.out_w && (win.y1 - win.y0) * s / 8 >= t.out_h) { k = s; break; }
         spill(argv[9], chw, (size_t)3 * t.out_h * t.out_w);
         printf("%.17g %.17g %.17g %.17g %d %d %d\n", win.x0, win.y0, win.x1, win.y1, win.flip,

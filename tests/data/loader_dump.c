@@ -4,7 +4,7 @@
  * same bytes for every WORLD and THREADS is the determinism contract.
  *   loader_dump TRAIN VAL|- rrc|center|crop OH OW RESIZE FLIP WORLD THREADS EPOCHS STEPS BATCH SEED RAW OUT
  * VAL "-": batches of TRAIN in training mode (shuffled); else batches of VAL in eval mode.
- * RAW 1: bytes (CHW); 0: floats x/255. The labels go to OUT.labels (int32).
+ * RAW 1: bytes (CHW; HWC with LOADER_NHWC=1); 0: floats x/255. The labels go to OUT.labels (int32).
  * WORLD "mpi": one rank per process under mpirun (OMPI_COMM_WORLD_RANK / _SIZE); each writes
  * only its own slices, to OUT.rankR and OUT.rankR.labels. */
 #include <stdio.h>
@@ -40,6 +40,7 @@ int main(int argc, char **argv) {
         cfg.global_batch = batch, cfg.rank = r, cfg.world = world, cfg.train = !eval, cfg.seed = seed;
         cfg.raw_u8 = raw, cfg.image = t, cfg.decode_threads = threads;
         cfg.slots = getenv("LOADER_SLOTS") ? atoi(getenv("LOADER_SLOTS")) : 0;   /* the ring's depth */
+        cfg.nhwc = getenv("LOADER_NHWC") ? atoi(getenv("LOADER_NHWC")) : 0;   /* channels-last samples */
         for (int c = 0; c < 3; c++) cfg.mean[c] = 0.0f, cfg.std[c] = 1.0f;
         rt_loader_init(&l[r], ds, &cfg, NULL);
     }

@@ -5,8 +5,9 @@
 # PNG/CMYK/grayscale, resumes after an interruption with the same index, and refuses other
 # options; the loader (sanitized) gives the same batches for 1, 2 and 4 ranks and 1 or 3
 # decode threads, from the folder and from the shards; validation samples equal djpeg/Pillow;
-# the trainer trains on both, stops at the failure cap naming a file, and SIGTERM + --resume
-# ends with the uninterrupted run's params_hash.
+# the trainer trains on both (decoding the folder's PNG named .JPEG as pack converts it), stops
+# at the failure cap naming a file, and stops there at the same step and count after a
+# resume; SIGTERM + --resume ends with the uninterrupted run's params_hash.
 set -eu
 BUILD=${BUILD:-build}
 dir=$BUILD/test-data/pipeline
@@ -46,6 +47,21 @@ for src in "$tree" "$pack"; do
   done
   echo "$src: 2 epochs x 3 global batches identical for 1/2/4 ranks, 1/2/3 decode threads, 3/5/8 slots ($ref)"
 done
+# Channels-last (a CUDA plan with --layout nhwc), bytes and floats: the same samples transposed.
+for raw in 1 0; do
+  "$tools/loader_dump" "$pack/train" - rrc 32 32 0 1 2 2 1 2 20 7 $raw "$dir/c$raw" > /dev/null 2>&1
+  LOADER_NHWC=1 "$tools/loader_dump" "$pack/train" - rrc 32 32 0 1 2 2 1 2 20 7 $raw "$dir/l$raw" > /dev/null 2>&1
+done
+/usr/bin/python3 - "$dir" <<'PY'
+import sys
+import numpy as np
+d = sys.argv[1]
+for raw, t in (("1", np.uint8), ("0", np.float32)):
+    nchw = np.fromfile(f"{d}/c{raw}", t).reshape(-1, 3, 32, 32)
+    nhwc = np.fromfile(f"{d}/l{raw}", t).reshape(-1, 32, 32, 3)
+    assert len(nchw) == 40 and (nhwc == nchw.transpose(0, 2, 3, 1)).all(), f"channels-last {t.__name__} samples differ"
+print("channels-last batches (bytes and floats) = the NCHW batches transposed")
+PY
 # The same under mpirun: one process per rank, each writing its own slices.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 for np in 2 4; do
@@ -79,17 +95,64 @@ run() { OMP_NUM_THREADS=1 "$dir/jpeg" --decode-threads 2 "$@"; }
 run --data "$tree" --out "$dir/folder" --epochs 2 > "$dir/folder.out" 2> "$dir/folder.err"
 run --data "$pack" --out "$dir/shards" --epochs 2 > "$dir/shards.out" 2> "$dir/shards.err"
 grep -q "^final:" "$dir/folder.out" && grep -q "^final:" "$dir/shards.out"
-grep -q "bad_png.JPEG: a PNG image, not a JPEG" "$dir/folder.err" || { echo "folder run did not name the PNG"; cat "$dir/folder.err"; exit 1; }
+# As trainc pack converts them, the folder reader decodes the PNG named .JPEG (and the CMYK and
+# grayscale JPEGs); it names the files pack skips.
+for bad in "bad_empty.JPEG: empty file" "bad_text.JPEG: not an image" "bad_truncated.JPEG: truncated JPEG"; do
+  grep -q "$bad" "$dir/folder.err" || { echo "folder run did not name $bad"; cat "$dir/folder.err"; exit 1; }
+done
+if grep -E "bad_(png|cmyk|gray)" "$dir/folder.err"; then echo "folder run did not decode the file above"; exit 1; fi
 [ "$(head -1 "$dir/folder/classes.txt")" = "0 bag" ] || { echo "classes.txt missing or unsorted"; exit 1; }
 if run --data "$tree" --out "$dir/capped" --epochs 2 --max-decode-failures 0 > /dev/null 2> "$dir/capped.err"; then
   echo "a run over the failure cap did not stop"; exit 1
 fi
-grep -q "could not be decoded, more than the run's cap of 0" "$dir/capped.err" && grep -q "bad_" "$dir/capped.err"
+grep -q "could not be decoded by step 1, more than the run's cap of 0" "$dir/capped.err" && grep -q "bad_" "$dir/capped.err"
 echo "failure cap 0: stopped with $(grep -c 'warning: data:' "$dir/capped.err") file(s) named"
 
-echo "== SIGTERM + --resume"
-run --data "$pack" --out "$dir/full" --epochs 8 > /dev/null 2>&1
-run --data "$pack" --out "$dir/cut" --epochs 8 > "$dir/cut.out" 2>&1 &
+echo "== the failure count across a resume"
+# The count is part of the checkpoint: a run resumed at step 6 (after the bad files came up)
+# stops at the cap in the same step with the same count as a run that never stopped.
+cap=12
+if run --data "$tree" --out "$dir/cap_full" --epochs 8 --max-decode-failures $cap > /dev/null 2> "$dir/cap_full.err"; then
+  echo "the run with a cap of $cap did not stop"; exit 1
+fi
+run --data "$tree" --out "$dir/cap_cut" --epochs 2 --max-decode-failures $cap > /dev/null 2>&1
+if run --data "$tree" --out "$dir/cap_cut" --epochs 8 --max-decode-failures $cap \
+       --resume "$(ls "$dir/cap_cut/checkpoints"/ckpt-*.bin | tail -n 1)" > /dev/null 2> "$dir/cap_cut.err"; then
+  echo "the resumed run with a cap of $cap did not stop"; exit 1
+fi
+want=$(grep "could not be decoded" "$dir/cap_full.err"); got=$(grep "could not be decoded" "$dir/cap_cut.err")
+[ "$want" = "$got" ] || { printf 'resumed run: %s\nuninterrupted: %s\n' "$got" "$want"; exit 1; }
+echo "resumed at step 6, the same stop: ${want#error: }"
+# A checkpoint written before the "data" section existed (the same file without it) still
+# loads; its run counts failures from 0 again, so it stops later.
+/usr/bin/python3 - "$(ls "$dir/cap_cut/checkpoints"/ckpt-000000000006.bin)" "$dir/old.bin" <<'PY'
+import struct, sys, zlib
+b = open(sys.argv[1], "rb").read()
+n, pos, keep = struct.unpack_from("<I", b, 12)[0], 112, []
+for _ in range(n):
+    ln = struct.unpack_from("<I", b, pos)[0]
+    name = b[pos + 4:pos + 4 + ln]
+    size = struct.unpack_from("<Q", b, pos + 4 + ln)[0]
+    end = pos + 4 + ln + 12 + size
+    if name != b"data": keep.append(b[pos:end])
+    pos = end
+assert len(keep) == n - 1, "the checkpoint has no data section"
+body = b"".join(keep)
+head = bytearray(b[:112])
+struct.pack_into("<I", head, 12, n - 1)
+struct.pack_into("<Q", head, 32, 112 + len(body) + 16)
+struct.pack_into("<I", head, 108, zlib.crc32(bytes(head[:108])))
+out = bytes(head) + body
+open(sys.argv[2], "wb").write(out + b"TCKPEND\0" + struct.pack("<II", zlib.crc32(out), 0))
+PY
+mkdir -p "$dir/old" && run --data "$tree" --out "$dir/old" --epochs 8 --max-decode-failures $cap --resume "$dir/old.bin" > /dev/null 2> "$dir/old.err" || true
+old=$(grep "could not be decoded" "$dir/old.err") || { echo "the checkpoint without a data section did not resume:"; cat "$dir/old.err"; exit 1; }
+[ "$old" != "$want" ] || { echo "a checkpoint without a data section stopped as if it had one"; exit 1; }
+echo "a checkpoint without a data section resumes, counting from 0: ${old#error: }"
+
+echo "== SIGTERM + --resume (from the folder, with its undecodable files)"
+run --data "$tree" --out "$dir/full" --epochs 8 > /dev/null 2>&1
+run --data "$tree" --out "$dir/cut" --epochs 8 > "$dir/cut.out" 2>&1 &
 pid=$!
 for _ in $(seq 600); do
   [ "$(ls "$dir/cut/checkpoints" 2>/dev/null | grep -c 'ckpt-.*bin$')" -ge 2 ] && break
@@ -99,7 +162,7 @@ kill -TERM $pid
 status=0; wait $pid || status=$?
 [ "$status" -eq 143 ] || { echo "expected exit 143 after SIGTERM, got $status"; cat "$dir/cut.out"; exit 1; }
 ckpt=$(ls "$dir/cut/checkpoints"/ckpt-*.bin | tail -n 1)
-run --data "$pack" --out "$dir/cut" --epochs 8 --resume "$ckpt" > /dev/null 2>&1
+run --data "$tree" --out "$dir/cut" --epochs 8 --resume "$ckpt" > /dev/null 2>&1
 python3 - "$dir/full/metrics.jsonl" "$dir/cut/metrics.jsonl" "$(basename "$ckpt")" <<'PY'
 import json, sys
 h = [[json.loads(l) for l in open(p) if '"summary"' in l][-1]["params_hash"] for p in sys.argv[1:3]]

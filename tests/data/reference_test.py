@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Our JPEG sample path against independent references on the same files:
 full-size decode vs Pillow (exact), DCT-scaled decode (k/8) vs libjpeg-turbo's djpeg -scale
-(exact), and whole samples (random-resized crop, resize + center crop, Caffe resize + random
+(exact), and whole samples (of those JPEGs and of a PNG named .JPEG) (random-resized crop, resize + center crop, Caffe resize + random
 crop, flip) vs Pillow's crop/resize of the reference decode at the window our sampler
 printed, i.e. what torchvision's PIL transforms compute for that window: at most 1 grey level
 apart (our resampler uses Pillow's fixed-point filter; the window's float coordinates may round
@@ -35,6 +35,9 @@ save("q75_444.jpg", photo(123, 177), quality=75, subsampling=0)
 save("progressive.jpg", photo(160, 96), quality=85, progressive=True)
 save("gray.jpg", photo(90, 70).convert("L"), quality=90)
 save("cmyk.jpg", photo(64, 48).convert("CMYK"), quality=90)
+# PNG content under a JPEG name, as in a plain folder: the sample path decodes it whole (k=8).
+png_named = os.path.join(work, "png_content.JPEG")
+photo(111, 83).save(png_named, "PNG")
 
 def run(*args):
     out = subprocess.run([tool, *map(str, args)], capture_output=True, text=True)
@@ -71,7 +74,7 @@ for f in files:
         checks += 1
 
 worst = 0
-for f in files:
+for f in files + [png_named]:
     W, H = Image.open(f).size
     for mode, oh, ow, resize in [("rrc", 32, 32, 0), ("rrc", 20, 28, 0), ("center", 32, 32, 40),
                                  ("center", 24, 24, 0), ("crop", 30, 30, 36)]:

@@ -1,6 +1,6 @@
 /* Loader: batches independent of world size and rank layout, stateless augmentation,
- * seek/resume, prefetch = sync, views, raw bytes = floats through the table, eval partial
- * batches, normalization; prints throughput. */
+ * seek/resume, prefetch = sync, views, raw bytes = floats through the table, channels-last
+ * samples, eval partial batches, normalization; prints throughput. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -278,8 +278,39 @@ static void check_throughput(void) {
     rt_dataset_free(&big);
 }
 
+/* Channels-last (a CUDA plan with --layout nhwc): the same samples, [h][w][c] instead of
+ * [c][h][w], as floats and as raw bytes. */
+static void check_channels_last(void) {
+    static float chw[B * S], hwc[B * S];
+    static uint8_t chw_u8[B * S], hwc_u8[B * S];
+    int32_t y1[B], y2[B];
+    for (int raw = 0; raw < 2; raw++) {
+        rt_loader a, b;
+        rt_loader_config cfg;
+        config(&cfg, 0, 1, 1, 0);
+        cfg.raw_u8 = raw;
+        rt_loader_init(&a, &ds, &cfg, NULL);
+        cfg.nhwc = 1;
+        rt_loader_init(&b, &ds, &cfg, NULL);
+        void *x1 = raw ? (void *)chw_u8 : (void *)chw, *x2 = raw ? (void *)hwc_u8 : (void *)hwc;
+        int n = rt_loader_batch_at(&a, 1, 2, x1, y1);
+        CHECK(rt_loader_batch_at(&b, 1, 2, x2, y2) == n && n == B && !memcmp(y1, y2, sizeof y1));
+        int same = 1;
+        for (int i = 0; i < B; i++)
+            for (int c = 0; c < C; c++)
+                for (int q = 0; q < H * W; q++) {
+                    size_t from = (size_t)i * S + (size_t)c * H * W + q, to = (size_t)i * S + (size_t)q * C + c;
+                    same &= raw ? chw_u8[from] == hwc_u8[to] : chw[from] == hwc[to];
+                }
+        CHECK(same);
+        rt_loader_free(&a);
+        rt_loader_free(&b);
+    }
+}
+
 int main(void) {
     rt_dataset_synthetic(&ds, N, C, H, W, 10, 77);
+    check_channels_last();
     check_layouts();
     check_resume_and_prefetch();
     check_eval();
