@@ -122,6 +122,7 @@ static void show_run(FILE *out, const run_config *r, show_plan plan) {
     show_lr_points(out, &r->lr);
     show_format_float(v, sizeof v, r->label_smoothing);
     fprintf(out, "  optimizer         %s, label smoothing %s\n", optimizer_names[r->optimizer], v);
+    show_recipe(out, r);
     fprintf(out, "  precision         compute %s, master FP32, loss scale %s\n",
             run_compute_names[r->compute], run_loss_scale_names[r->loss_scale]);
     show_format_float(v, sizeof v, r->bucket_mb);
