@@ -49,6 +49,7 @@ typedef struct {
     int64_t ra_num_ops, ra_magnitude, ra_num_bins;
     double ra_magnitude_std;
     bool ra_increasing;
+    bool policy_bilinear;     /* policy_interpolation: BILINEAR */
     int64_t repeats;          /* 1 = off */
 } run_augment;
 

@@ -86,6 +86,8 @@ static int read_augment(run_augment *a, diag_ctx *diag, const ast_node *train, c
     a->ra_num_bins = sv_int(ra, SM_RAND_AUGMENT, "num_magnitude_bins");
     a->ra_magnitude_std = sv_float(ra, SM_RAND_AUGMENT, "magnitude_std");
     a->ra_increasing = sv_bool(ra, SM_RAND_AUGMENT, "increasing");
+    static const char *const interpolations[] = { "NEAREST", "BILINEAR" };
+    a->policy_bilinear = SV_ENUM(aug, SM_AUGMENT, "policy_interpolation", interpolations) == 1;
     a->repeats = sv_int(train, SM_TRAIN, "repeated_augment");
     int errors = 0;
     if (re && (a->erase_scale[0] > a->erase_scale[1] || a->erase_ratio[0] > a->erase_ratio[1])) {

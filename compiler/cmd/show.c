@@ -163,6 +163,7 @@ static void show_run(FILE *out, const run_config *r, show_plan plan) {
     if (r->eval_h)
         fprintf(out, "  eval resolution   %lldx%lld (data.val's crop; the net trains at net.input_shape)\n",
                 (long long)r->eval_h, (long long)r->eval_w);
+    show_recipe(out, r);
     fprintf(out, "  precision         compute %s, master FP32, loss scale %s\n",
             run_compute_names[r->compute], run_loss_scale_names[r->loss_scale]);
     show_format_float(v, sizeof v, r->bucket_mb);

@@ -25,6 +25,8 @@ int show_device_memory(FILE *out, const char *path, const sema_result *res, doub
 /* The spec's reference block (published result), after the run; nothing without one
  * (show_reference.c). The JSON form is a "reference" member, null without one. */
 void show_reference(FILE *out, const run_config *r);
+/* The modern-recipe data path and loss on one line, only when one is on (show_recipe.c). */
+void show_recipe(FILE *out, const run_config *r);
 void show_reference_json(FILE *out, const run_config *r);
 
 /* Shared formatting: shortest round-trip decimal of v (always a '.' or exponent). */

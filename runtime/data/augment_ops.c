@@ -1,6 +1,6 @@
 /* The image ops of TrivialAugmentWide and RandAugment on one 8-bit C x H x W sample, with
  * torchvision's tensor semantics (transforms/functional_tensor.py, 0.14): affine warps by
- * nearest neighbour through grid_sample's float32 grid with fill 0, blends in float32
+ * nearest neighbour or bilinear through grid_sample's float32 grid with fill 0, blends in float32
  * truncated to bytes, per-channel autocontrast and equalize. A 1-channel image has no colour
  * to saturate (Color is the identity) and its contrast mean is the image's own mean, as
  * torchvision does on grayscale. */
@@ -24,8 +24,9 @@ static void inverse_affine(double m[6], double cx, double cy, double angle, doub
     m[5] += cy;
 }
 
-/* _gen_affine_grid + grid_sample(nearest, zeros, align_corners=False), in float32 as there. */
-static void warp_nearest(uint8_t *img, uint8_t *scratch, int c, int h, int w, const double m[6]) {
+/* _gen_affine_grid + grid_sample(nearest or bilinear, zeros padding, align_corners=False), in
+ * float32 as there; bilinear results are rounded half to even like torchvision's cast back. */
+static void warp(uint8_t *img, uint8_t *scratch, int c, int h, int w, const double m[6], int bilinear) {
     const float hw = 0.5f * (float)w, hh = 0.5f * (float)h;
     const float r00 = (float)m[0] / hw, r10 = (float)m[1] / hw, r20 = (float)m[2] / hw;
     const float r01 = (float)m[3] / hh, r11 = (float)m[4] / hh, r21 = (float)m[5] / hh;
@@ -34,10 +35,24 @@ static void warp_nearest(uint8_t *img, uint8_t *scratch, int c, int h, int w, co
         for (int x = 0; x < w; x++) {
             float bx = (float)x - 0.5f * (float)w + 0.5f, by = (float)y - 0.5f * (float)h + 0.5f;
             float gx = bx * r00 + by * r10 + r20, gy = bx * r01 + by * r11 + r21;
-            float ix = nearbyintf(((gx + 1) * (float)w - 1) / 2), iy = nearbyintf(((gy + 1) * (float)h - 1) / 2);
-            int inside = ix >= 0 && ix < w && iy >= 0 && iy < h;
-            for (int ch = 0; ch < c; ch++)
-                img[((size_t)ch * h + y) * w + x] = inside ? scratch[((size_t)ch * h + (int)iy) * w + (int)ix] : 0;
+            float ix = ((gx + 1) * (float)w - 1) / 2, iy = ((gy + 1) * (float)h - 1) / 2;
+            if (!bilinear) {
+                ix = nearbyintf(ix), iy = nearbyintf(iy);
+                int inside = ix >= 0 && ix < w && iy >= 0 && iy < h;
+                for (int ch = 0; ch < c; ch++)
+                    img[((size_t)ch * h + y) * w + x] = inside ? scratch[((size_t)ch * h + (int)iy) * w + (int)ix] : 0;
+                continue;
+            }
+            float x0 = floorf(ix), y0 = floorf(iy), x1 = x0 + 1, y1 = y0 + 1;
+            const float cx[4] = { x0, x1, x0, x1 }, cy[4] = { y0, y0, y1, y1 };   /* nw, ne, sw, se */
+            const float wt[4] = { (x1 - ix) * (y1 - iy), (ix - x0) * (y1 - iy), (x1 - ix) * (iy - y0), (ix - x0) * (iy - y0) };
+            for (int ch = 0; ch < c; ch++) {
+                float acc = 0;
+                for (int q = 0; q < 4; q++)
+                    if (cx[q] >= 0 && cx[q] < w && cy[q] >= 0 && cy[q] < h)
+                        acc += (float)scratch[((size_t)ch * h + (int)cy[q]) * w + (int)cx[q]] * wt[q];
+                img[((size_t)ch * h + y) * w + x] = (uint8_t)nearbyintf(acc);
+            }
         }
 }
 
@@ -72,7 +87,7 @@ static void equalize_channel(uint8_t *p, size_t n) {
     for (size_t i = 0; i < n; i++) p[i] = lut[p[i]];
 }
 
-void augment_op_apply(augment_op op, double mag, uint8_t *img, uint8_t *scratch, int c, int h, int w) {
+void augment_op_apply(augment_op op, double mag, int bilinear, uint8_t *img, uint8_t *scratch, int c, int h, int w) {
     const size_t plane = (size_t)h * w, n = (size_t)c * plane;
     double m[6];
     float ratio = (float)(1.0 + mag), one_minus = (float)(1.0 - (1.0 + mag));
@@ -81,16 +96,16 @@ void augment_op_apply(augment_op op, double mag, uint8_t *img, uint8_t *scratch,
     case AUG_SHEAR_X: case AUG_SHEAR_Y: {   /* center [0, 0]: the top-left corner */
         double deg = atan(mag) * 180 / M_PI;
         inverse_affine(m, -0.5 * w, -0.5 * h, 0, 0, 0, op == AUG_SHEAR_X ? deg : 0, op == AUG_SHEAR_Y ? deg : 0);
-        warp_nearest(img, scratch, c, h, w, m);
+        warp(img, scratch, c, h, w, m, bilinear);
         return;
     }
     case AUG_TRANSLATE_X: case AUG_TRANSLATE_Y:
         inverse_affine(m, 0, 0, 0, op == AUG_TRANSLATE_X ? (int)mag : 0, op == AUG_TRANSLATE_Y ? (int)mag : 0, 0, 0);
-        warp_nearest(img, scratch, c, h, w, m);
+        warp(img, scratch, c, h, w, m, bilinear);
         return;
     case AUG_ROTATE:   /* F.rotate passes -angle to the matrix */
         inverse_affine(m, 0, 0, -mag, 0, 0, 0, 0);
-        warp_nearest(img, scratch, c, h, w, m);
+        warp(img, scratch, c, h, w, m, bilinear);
         return;
     case AUG_BRIGHTNESS:
         for (size_t i = 0; i < n; i++) img[i] = blend(ratio, one_minus, img[i], 0);

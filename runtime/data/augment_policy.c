@@ -53,7 +53,7 @@ void augment_policy_apply(const rt_loader *l, uint8_t *img, uint64_t aug_key, lo
             mag = augment_policy_magnitude(a->policy, op, bin, a->num_bins, h, w);
         }
         if (signed_op(op) && rt_rng_below(&r, 2)) mag = -mag;
-        augment_op_apply(op, mag, img, scratch, c, h, w);
+        augment_op_apply(op, mag, a->bilinear, img, scratch, c, h, w);
     }
     free(scratch);
 }

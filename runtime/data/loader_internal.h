@@ -52,8 +52,9 @@ typedef enum {
     AUG_COLOR, AUG_CONTRAST, AUG_SHARPNESS, AUG_POSTERIZE, AUG_SOLARIZE, AUG_AUTOCONTRAST, AUG_EQUALIZE,
     AUG_OP_COUNT
 } augment_op;
-/* Applies op at magnitude mag to the 8-bit c x h x w img in place; scratch holds c*h*w bytes. */
-void augment_op_apply(augment_op op, double mag, uint8_t *img, uint8_t *scratch, int c, int h, int w);
+/* Applies op at magnitude mag to the 8-bit c x h x w img in place (geometric ops by nearest
+ * neighbour, or bilinear); scratch holds c*h*w bytes. */
+void augment_op_apply(augment_op op, double mag, int bilinear, uint8_t *img, uint8_t *scratch, int c, int h, int w);
 /* torchvision's magnitude of op in bin `bin` of `bins` (policy: RT_POLICY_*), unsigned. */
 double augment_policy_magnitude(int policy, augment_op op, int bin, int bins, int h, int w);
 /* The configured policy on the 8-bit sample at epoch position pos. */

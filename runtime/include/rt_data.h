@@ -78,6 +78,7 @@ typedef struct {
     int repeats;                       /* repeated augmentation (RASampler); 0 or 1 = off */
     int policy;                        /* rt_augment_policy: on the 8-bit sample after crop and flip */
     int num_ops, magnitude, num_bins;  /* RandAugment's; num_bins also TrivialAugment's (31) */
+    int bilinear;                      /* the policy's geometric ops: 1 bilinear, 0 nearest */
 } rt_augment_config;
 enum rt_augment_policy { RT_POLICY_NONE = 0, RT_POLICY_TRIVIAL_AUGMENT, RT_POLICY_RAND_AUGMENT };
 

@@ -8,10 +8,11 @@
  *       global batches (assembled from ranks 0..WORLD-1, each with its own loader) of the IDX
  *       training set from epoch EPOCH0 on: floats to OUT, the 1 or 3 target words of each
  *       sample to OUT.targets (int32), the epoch order's dataset indices to OUT.order.
- *   augment_dump op OP MAGNITUDE C H W IN OUT            augment_op OP on the 8-bit image IN
+ *   augment_dump op OP MAGNITUDE BILINEAR C H W IN OUT   augment_op OP on the 8-bit image IN
  *   augment_dump table POLICY BINS H W                   each op's magnitude per bin, one op a line
- * THREADS > 0 turns the prefetch thread on (and is the decode thread count of a JPEG tree); AUGMENT_POLICY=1|2 turns TrivialAugment or
- * RandAugment (2 ops at bin 9 of 31) on in the loader. */
+ * THREADS > 0 turns the prefetch thread on (and is the decode thread count of a JPEG tree);
+ * AUGMENT_POLICY=1|2 turns TrivialAugment (nearest) or RandAugment (2 ops at bin 9 of 31,
+ * bilinear) on in the loader. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +84,7 @@ static int loader_cmd(char **a) {
                               .erase_ratio = { 0.3f, 3.3f }, .erase_value = 0.5f, .erase_random = atoi(a[11]),
                               .repeats = atoi(a[12]), .num_ops = 2, .magnitude = 9, .num_bins = 31 };
     aug.policy = getenv("AUGMENT_POLICY") ? atoi(getenv("AUGMENT_POLICY")) : 0;
+    aug.bilinear = aug.policy == 2;   /* RandAugment's runs through the bilinear warps */
     rt_loader *l = calloc((size_t)world, sizeof *l);
     for (int r = 0; r < world; r++) {
         rt_loader_config cfg;
@@ -135,14 +137,14 @@ static int loader_cmd(char **a) {
 }
 
 static int op_cmd(char **a) {
-    int c = atoi(a[2]), h = atoi(a[3]), w = atoi(a[4]);
+    int bilinear = atoi(a[2]), c = atoi(a[3]), h = atoi(a[4]), w = atoi(a[5]);
     size_t n = (size_t)c * h * w;
     uint8_t *img = malloc(n), *scratch = malloc(n);
-    FILE *f = fopen(a[5], "rb");
+    FILE *f = fopen(a[6], "rb");
     if (!f || fread(img, 1, n, f) != n) return 1;
     fclose(f);
-    augment_op_apply((augment_op)atoi(a[0]), atof(a[1]), img, scratch, c, h, w);
-    f = fopen(a[6], "wb");
+    augment_op_apply((augment_op)atoi(a[0]), atof(a[1]), bilinear, img, scratch, c, h, w);
+    f = fopen(a[7], "wb");
     if (!f || fwrite(img, 1, n, f) != n) return 1;
     fclose(f);
     free(img), free(scratch);
@@ -159,7 +161,7 @@ static int table_cmd(char **a) {
 }
 
 int main(int argc, char **argv) {
-    if (argc >= 9 && !strcmp(argv[1], "op")) return op_cmd(argv + 2);
+    if (argc >= 10 && !strcmp(argv[1], "op")) return op_cmd(argv + 2);
     if (argc >= 6 && !strcmp(argv[1], "table")) return table_cmd(argv + 2);
     if (argc >= 9 && !strcmp(argv[1], "loss")) return loss_cmd(argv + 2);
     if (argc >= 10 && !strcmp(argv[1], "erase")) return erase_cmd(argv + 2);

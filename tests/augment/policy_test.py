@@ -55,7 +55,8 @@ for policy, cls, name in [(1, TrivialAugmentWide(), "TrivialAugmentWide"), (2, R
             bad.append(f"{op}: ours {ours[k][:4]} torchvision {ref[:4]}")
     check(not bad, f"{name} magnitude bins equal torchvision's (1 ulp)", "; ".join(bad[:2]))
 
-# ---- every op against torchvision's _apply_op
+# ---- every op against torchvision's _apply_op, the geometric ones by nearest neighbour and
+# bilinear (torchvision's classification recipe passes bilinear)
 tv_space = TrivialAugmentWide()._augmentation_space(31)
 for img, label in [(fm, "1x28x28"), (rgb, "3x30x40")]:
     c, h, w = img.shape
@@ -64,21 +65,24 @@ for img, label in [(fm, "1x28x28"), (rgb, "3x30x40")]:
     for k, op in enumerate(OPS):
         mags, signed = tv_space[op]
         values = [float(mags[i]) for i in (1, 7, 15, 23, 30)] if mags.ndim > 0 else [0.0]
-        worst, worst_what = (0, 0.0), ""
-        for mag in values + ([-v for v in values] if signed else []):
-            run("op", k, repr(mag), c, h, w, src, f"{work}/op_out.bin")
-            ours = np.fromfile(f"{work}/op_out.bin", np.uint8).reshape(c, h, w).astype(int)
-            ref = _apply_op(torch.from_numpy(img.copy()), op, mag, InterpolationMode.NEAREST, None).numpy().astype(int)
-            diff = np.abs(ours - ref)
-            share = (diff > 0).mean()
-            if (share, diff.max()) > worst:
-                worst, worst_what = (share, diff.max()), f"magnitude {mag:g}: first ours {ours.ravel()[:4]} " \
-                                                        f"torchvision {ref.ravel()[:4]}"
-        # geometric ops: float32 grids may put a rare sample on the other side of a half-pixel;
-        # colour ops: float32 sums may round a rare value the other way by one
-        limit_share, limit_max = (0.01, 255) if op in GEOMETRIC else (0.01, 1)
-        check(worst[0] <= limit_share and worst[1] <= limit_max, f"{op} on {label}",
-              f"at most {100 * worst[0]:.2f}% of pixels differ, largest difference {worst[1]} ({worst_what})")
+        for bilinear in ([0, 1] if op in GEOMETRIC else [0]):
+            mode = InterpolationMode.BILINEAR if bilinear else InterpolationMode.NEAREST
+            worst, worst_what = (0, 0.0), ""
+            for mag in values + ([-v for v in values] if signed else []):
+                run("op", k, repr(mag), bilinear, c, h, w, src, f"{work}/op_out.bin")
+                ours = np.fromfile(f"{work}/op_out.bin", np.uint8).reshape(c, h, w).astype(int)
+                ref = _apply_op(torch.from_numpy(img.copy()), op, mag, mode, None).numpy().astype(int)
+                diff = np.abs(ours - ref)
+                share = (diff > 0).mean()
+                if (share, diff.max()) > worst:
+                    worst, worst_what = (share, diff.max()), f"magnitude {mag:g}: first ours {ours.ravel()[:4]} " \
+                                                            f"torchvision {ref.ravel()[:4]}"
+            # nearest: float32 grids may put a rare sample on the other side of a half-pixel;
+            # bilinear and colour ops: float32 sums may round a rare value the other way by one
+            limit_share, limit_max = (0.01, 255) if op in GEOMETRIC and not bilinear else (0.01, 1)
+            check(worst[0] <= limit_share and worst[1] <= limit_max,
+                  f"{op}{' bilinear' if bilinear else ''} on {label}",
+                  f"at most {100 * worst[0]:.2f}% of pixels differ, largest difference {worst[1]} ({worst_what})")
 
 # ---- the loader with a policy: the same bytes at any world size, thread count and resume
 B, STEPS = 16, 3

@@ -45,11 +45,12 @@ variant bce 's/loss { label_smoothing: 0.1 }/loss { label_smoothing: 0.1 kind: B
 "$TRAINC" build --emit-only "$dir/bce.spec" -o "$dir/bce" > /dev/null || fail "CPU BCE build"
 grep -q 'target_loss_forward(fc2_dout, fc2_out, y, 1, BATCH, CLASSES, 1, 0.1f, 0.2f, 1.0f / BATCH)' \
   "$dir/bce.src/model.c" || fail "CPU BCE loss call: $(grep -m1 target_loss "$dir/bce.src/model.c")"
-variant cuda-ok 's/      mixup_alpha: 0.2//; s/      cutmix_alpha: 1.0//; s/      random_erasing { p: 0.1 }/      trivial_augment: true/; s/loss { label_smoothing: 0.1 }/loss { kind: BCE }/'
+variant cuda-ok 's/      mixup_alpha: 0.2//; s/      cutmix_alpha: 1.0//; s/      random_erasing { p: 0.1 }/      trivial_augment: true policy_interpolation: BILINEAR/; s/loss { label_smoothing: 0.1 }/loss { kind: BCE }/'
 "$TRAINC" build --emit-only --backend cuda "$dir/cuda-ok.spec" -o "$dir/cuda-ok" > /dev/null || fail "CUDA BCE + trivial_augment build"
 grep -q 'cuda_target_loss(rt_dev.loss, .*, rt_dev.y, 0, BATCH, CLASSES, 1, 0.0f, 0.0f' "$dir/cuda-ok.src/model.c" ||
   fail "CUDA BCE loss call: $(grep -m1 cuda_target_loss "$dir/cuda-ok.src/model.c")"
-grep -q '.policy = RT_POLICY_TRIVIAL_AUGMENT' "$dir/cuda-ok.src/model.c" || fail "CUDA run config lacks the policy"
+grep -q '.policy = RT_POLICY_TRIVIAL_AUGMENT, .num_ops = 1, .magnitude = 0, .num_bins = 31, .bilinear = 1' \
+  "$dir/cuda-ok.src/model.c" || fail "CUDA run config lacks the policy: $(grep -m1 '.policy' "$dir/cuda-ok.src/model.c")"
 
 [ "$fails" -eq 0 ] && echo "refusals_test: all passed"
 [ "$fails" -eq 0 ]

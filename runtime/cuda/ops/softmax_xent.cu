@@ -52,6 +52,13 @@ __global__ void xent_mean_kernel(double *loss, const double *row_loss, int n) {
     if (threadIdx.x == 0) *loss = acc / n;
 }
 
+/* The batch mean of per-sample losses in a fixed order, on the device (also the loss of
+ * target_loss.cu, which declares it). */
+void cuda_loss_batch_mean(double *loss, const double *row_loss, int n) {
+    xent_mean_kernel<<<1, 256, 0, rt_stream()>>>(loss, row_loss, n);
+    CUDA_LAUNCHED();
+}
+
 /* Per-sample losses, sized by the first (uncaptured) step. */
 static rt_cuda_scratch row_losses;
 
@@ -61,6 +68,5 @@ void cuda_softmax_xent(double *loss, void *dlogits, const void *logits, const in
     RT_ACT_DISPATCH(xent_rows_kernel<T><<<rt_blocks((long)n * 32), RT_THREADS, 0, rt_stream()>>>(
         row_loss, (T *)dlogits, (const T *)logits, labels, n, k, smoothing, dscale, loss_scale));
     CUDA_LAUNCHED();
-    xent_mean_kernel<<<1, 256, 0, rt_stream()>>>(loss, row_loss, n);
-    CUDA_LAUNCHED();
+    cuda_loss_batch_mean(loss, row_loss, n);
 }

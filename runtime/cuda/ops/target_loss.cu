@@ -2,7 +2,7 @@
  * softmax cross-entropy or timm's per-class sigmoid binary cross-entropy, against the
  * label-smoothed one-hot target, optionally mixed with a partner label (mixup/cutmix
  * layout: labels, partner labels, weights as float bits), backward fused. One warp per
- * sample; the batch mean is added in a fixed order like cuda_softmax_xent's. */
+ * sample; the batch mean is cuda_softmax_xent's (cuda_loss_batch_mean). */
 #include "../cuda_common.cuh"
 
 __device__ static float class_target(int j, int ya, int yb, float w, float eps, int k, float threshold) {
@@ -61,12 +61,8 @@ __global__ void target_rows_kernel(double *row_loss, T *dlogits, const T *logits
     }
 }
 
-__global__ void target_mean_kernel(double *loss, const double *row_loss, int n) {
-    double acc = 0;
-    for (int b = threadIdx.x; b < n; b += blockDim.x) acc += row_loss[b];
-    acc = block_sum(acc);
-    if (threadIdx.x == 0) *loss = acc / n;
-}
+/* softmax_xent.cu: the batch mean of the per-sample losses, in a fixed order. */
+void cuda_loss_batch_mean(double *loss, const double *row_loss, int n);
 
 static rt_cuda_scratch row_losses;
 
@@ -77,6 +73,5 @@ void cuda_target_loss(double *loss, void *dlogits, const void *logits, const int
         row_loss, (T *)dlogits, (const T *)logits, targets, mixed, n, k, bce, smoothing, bce_threshold, dscale,
         loss_scale));
     CUDA_LAUNCHED();
-    target_mean_kernel<<<1, 256, 0, rt_stream()>>>(loss, row_loss, n);
-    CUDA_LAUNCHED();
+    cuda_loss_batch_mean(loss, row_loss, n);
 }
