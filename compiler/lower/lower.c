@@ -94,7 +94,7 @@ int lower(schedule *s, const sema_result *res, const build_options *opt, int bat
                 spec_path, IR_MAX_INPUTS);
         return 1;
     }
-    if (cuda && cuda_refuse_unsupported(&s->net, spec_path)) return 1;
+    if (cuda && cuda_refuse_unsupported(&s->net, spec_path, opt->nhwc)) return 1;
     if (cuda && opt->nhwc && check_nhwc(s, spec_path)) return 1;
     if (!cuda) choose_conv_algos(&s->net);   /* cuDNN times its own at start-up */
     ir_plan_buckets(&s->net, s->bucket_mb);
