@@ -100,6 +100,12 @@ static void forward_op(emitter *e, int i) {
         if (op->b_off >= 0) fprintf(out, "    fused_%s_bias(%s_out, %s_out, %s_bias);\n", id, id, id, id);
         break;
     case IR_BN:
+        if (op->bn_frozen) {   /* Caffe's use_global_stats: the running statistics in training too */
+            fprintf(out, "    cuda_batchnorm_stats_eval(%s_saved, %s_saved + %d, %s_running_mean, %s_running_var, %d, %s);\n"
+                         "    fused_%s_apply(%s_out, %s, %s_weight, %s_bias, %s_saved, %s_saved + %d);\n",
+                    id, id, op->c, id, id, op->c, c_float(op->eps), id, id, in, id, id, id, id, op->c);
+            break;
+        }
         fprintf(out,
                 "    if (ctx->training)\n"
                 "        cuda_batchnorm_stats_train%s(%s_saved, %s_saved + %d, %s_running_mean, %s_running_var, %s,\n"
@@ -130,6 +136,12 @@ static void forward_op(emitter *e, int i) {
                 id, id, in, i, (long)op->c * ir_hw(op));
         break;
     case IR_LRN:
+        if (op->lrn_within) {   /* Caffe's WITHIN_CHANNEL: a spatial window */
+            fprintf(out, "    cuda_lrn_within_forward(%s_out, %s_saved, %s, BATCH, %d, %d, %d, %d, %s, %s, %s);\n", id, id,
+                    in, op->c, op->h, op->w, op->lrn_size, c_float(op->lrn_alpha), c_float(op->lrn_beta),
+                    c_float(op->lrn_k));
+            break;
+        }
         fprintf(out, "    cuda_lrn_forward(%s_out, %s_saved, %s, BATCH, %d, %ld, %d, %s, %s, %s);\n", id, id, in,
                 op->c, ir_hw(op), op->lrn_size, c_float(op->lrn_alpha), c_float(op->lrn_beta), c_float(op->lrn_k));
         break;
@@ -198,6 +210,11 @@ static void backward_op(emitter *e, int j) {
             fprintf(out, "    cuda_linear_backward(%s_gemm, %s, %s_dweight, %s, %s, %s_wact);\n", id, din, id, o, in, id);
         break;
     case IR_BN:
+        if (op->bn_frozen) {
+            fprintf(out, "    cuda_batchnorm_backward_frozen(%s, %s_dweight, %s_dbias, %s, %s, %s, %s_weight, %s_saved, %s_saved + %d, BATCH, %d, %ld);\n",
+                    din, id, id, o, mask, in, id, id, id, op->c, op->c, ir_hw(op));
+            break;
+        }
         fprintf(out, "    cuda_batchnorm_backward%s(%s, %s_dweight, %s_dbias, %s, %s, %s, %s_weight, %s_saved, %s_saved + %d, BATCH, %d, %ld, %d);\n",
                 sfx(e), din, id, id, o, mask, in, id, id, id, op->c, op->c, ir_hw(op), net->sync_bn);
         break;
@@ -220,6 +237,12 @@ static void backward_op(emitter *e, int j) {
                 (long)op->c * ir_hw(op));
         break;
     case IR_LRN:
+        if (op->lrn_within) {
+            fprintf(out, "    cuda_lrn_within_backward(%s, %s, %s, %s_out, %s_saved, BATCH, %d, %d, %d, %d, %s, %s);\n",
+                    din, o, in, id, id, op->c, op->h, op->w, op->lrn_size, c_float(op->lrn_alpha),
+                    c_float(op->lrn_beta));
+            break;
+        }
         fprintf(out, "    cuda_lrn_backward(%s, %s, %s, %s_out, %s_saved, BATCH, %d, %ld, %d, %s, %s);\n", din, o, in,
                 id, id, op->c, ir_hw(op), op->lrn_size, c_float(op->lrn_alpha), c_float(op->lrn_beta));
         break;

@@ -4,17 +4,17 @@
 
 #include <stdio.h>
 
-int cuda_refuse_unsupported(const ir_net *net, const char *spec_path) {
+int cuda_refuse_unsupported(const ir_net *net, const char *spec_path, int nhwc) {
     int errors = 0;
     for (int i = 0; i < net->n_ops; i++) {
         const ir_op *op = &net->ops[i];
         const char *what = NULL;
-        if (op->kind == IR_LRN && op->lrn_within) what = "lrn region WITHIN_CHANNEL";
-        if (op->kind == IR_BN && op->bn_frozen) what = "bn use_global_stats: true";
+        if (op->kind == IR_BN && op->bn_frozen && nhwc) what = "bn use_global_stats: true with --layout nhwc";
         if (!what) continue;
         fprintf(stderr, "%s:%d: layer \"%s\": %s is not implemented by the CUDA backend\n"
-                        "  hint: build it with --backend cpu\n",
-                op->loc.file ? op->loc.file->path : spec_path, op->loc.line, op->name, what);
+                        "  hint: build it with --backend cpu%s\n",
+                op->loc.file ? op->loc.file->path : spec_path, op->loc.line, op->name, what,
+                nhwc && op->kind == IR_BN ? ", or without --layout nhwc" : "");
         errors++;
     }
     return errors;

@@ -94,7 +94,7 @@ int lower(schedule *s, const sema_result *res, const build_options *opt, int bat
                 spec_path, IR_MAX_INPUTS);
         return 1;
     }
-    if (cuda && cuda_refuse_unsupported(&s->net, spec_path)) return 1;
+    if (cuda && cuda_refuse_unsupported(&s->net, spec_path, opt->nhwc)) return 1;
     s->net.loss_bce = run->loss_kind == RUN_LOSS_BCE;
     s->net.bce_threshold = run->bce_target_threshold;
     s->net.mixed_targets = run->augment.mixup_alpha > 0 || run->augment.cutmix_alpha > 0;

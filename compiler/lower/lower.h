@@ -32,6 +32,6 @@ typedef struct {
 int lower(schedule *s, const sema_result *res, const build_options *opt, int batch, const char *spec_path);
 void schedule_free(schedule *s);
 /* Errors for the ops and options the CUDA backend lacks (cuda_refusals.c); returns their count. */
-int cuda_refuse_unsupported(const ir_net *net, const char *spec_path);
+int cuda_refuse_unsupported(const ir_net *net, const char *spec_path, int nhwc);
 
 #endif

@@ -161,6 +161,13 @@ void cuda_batchnorm_backward(void *din /*or NULL*/, float *dgamma, float *dbeta,
                              const void *dout, const void *relu_out, const void *in,
                              const float *gamma, const float *save_mean,
                              const float *save_inv_std, int n, int c, int hw, int sync);
+/* Frozen statistics (Caffe's use_global_stats): forward with cuda_batchnorm_stats_eval in
+ * training too; this backward treats the running statistics (in save_mean / save_inv_std) as
+ * constants: din = dout·gamma·inv_std (batchnorm_frozen.cu). NCHW only. */
+void cuda_batchnorm_backward_frozen(void *din /*or NULL*/, float *dgamma, float *dbeta,
+                                    const void *dout, const void *relu_out, const void *in,
+                                    const float *gamma, const float *save_mean,
+                                    const float *save_inv_std, int n, int c, int hw);
 /* sync (parallel.sync_bn): the statistics and the input gradient's sums are those of the
  * global batch, all-reduced over the ranks (NCCL) as one process holding it would compute;
  * dgamma and dbeta stay this rank's share, which the gradient all-reduce sums. */
@@ -228,6 +235,13 @@ void cuda_lrn_forward(void *out, float *save_scale, const void *in, int n, int c
 void cuda_lrn_backward(void *din, const void *dout, const void *in, const void *out,
                        const float *save_scale, int n, int c, int hw, int size, float alpha,
                        float beta);
+/* region WITHIN_CHANNEL (Caffe): a size x size zero-padded spatial window, alpha / size^2
+ * (lrn_within.cu, as the CPU's lrn_within_forward / _backward); NCHW. */
+void cuda_lrn_within_forward(void *out, float *save_scale, const void *in, int n, int c, int h, int w,
+                             int size, float alpha, float beta, float k);
+void cuda_lrn_within_backward(void *din, const void *dout, const void *in, const void *out,
+                              const float *save_scale, int n, int c, int h, int w, int size, float alpha,
+                              float beta);
 /* ins / dins are host arrays of device pointers. */
 void cuda_concat_forward(void *out, const void *const *ins, const int *channels, int k, int n,
                          int hw);

@@ -4,9 +4,10 @@
 # bit for bit like no multipliers at 0.1 and 0.01 (plain SGD, a constant LR: the products are
 # exact in float); (2) lr_mult 0 everywhere leaves every weight as it started (1 step and 3
 # steps end at the same hash, which a control with multipliers 1 does not); (3) the CUDA
-# backend under the emulator (tests/emu) trains a net with every Caffe feature it runs
-# (multipliers, frozen tensors, bn affine: false, ceil-mode max and avg pooling, the inv
-# policy) to the CPU trainer's losses within 1e-4 relative.
+# backend under the emulator (tests/emu) trains a net with every Caffe feature (multipliers,
+# frozen tensors, frozen BN statistics, LRN within a channel, bn affine: false, ceil-mode max
+# and avg pooling, the inv policy) to the CPU trainer's losses within 1e-4 relative, and
+# refuses frozen BN statistics in channels-last layout at build.
 set -u
 BUILD=${BUILD:-build}
 cd "$(dirname "$0")/../.."
@@ -65,6 +66,8 @@ name: "caffe_emu"
 net {
   input_shape: [1, 12, 12]
   conv { name: "c1" out: 4 kernel: 3 lr_mult: [1, 2] decay_mult: [1, 0] }
+  bn { name: "bn0" use_global_stats: true }
+  lrn { name: "within" region: WITHIN_CHANNEL size: 3 alpha: 1.0 beta: 0.75 }
   bn { name: "bn1" affine: false }
   relu {}
   avgpool { kernel: 3 stride: 2 ceil_mode: true }
@@ -84,11 +87,12 @@ SPEC
   r=$(python3 tests/gpu/compare_runs.py "$tmp/all.emu.run/metrics.jsonl" "$tmp/all.cpu.run/metrics.jsonl" 1e-4 2>&1) \
     && echo "CUDA (emulated) vs CPU: $(echo "$r" | head -1)" || { fail "CUDA (emulated) vs CPU:"; echo "$r"; }
   # what the CUDA backend does not run is refused at build, naming the layer
-  sed 's/bn { name: "bn1" affine: false }/bn { name: "bn1" use_global_stats: true }/' "$tmp/all.spec" >"$tmp/frozen_bn.spec"
-  if TRAINC_CUDA_ENV=$root/$BUILD/emu/cuda.env "$TRAINC" build "$tmp/frozen_bn.spec" -o "$tmp/x" --backend cuda 2>"$tmp/err"; then
-    fail "use_global_stats built for CUDA"
+  printf 'extends: "%s"\nprecision { compute: BF16 }\n' "$tmp/all.spec" >"$tmp/nhwc.spec"
+  if TRAINC_CUDA_ENV=$root/$BUILD/emu/cuda.env "$TRAINC" build "$tmp/nhwc.spec" -o "$tmp/x" --backend cuda --layout nhwc 2>"$tmp/err"; then
+    fail "use_global_stats built for CUDA with --layout nhwc"
   else
-    grep -q 'layer "bn1": bn use_global_stats: true is not implemented by the CUDA backend' "$tmp/err" || { fail "refusal:"; cat "$tmp/err"; }
+    grep -q 'layer "bn0": bn use_global_stats: true with --layout nhwc is not implemented by the CUDA backend' "$tmp/err" ||
+      { fail "refusal:"; cat "$tmp/err"; }
   fi
 else
   echo "SKIP: the emulated CUDA backend (needs the CUDA headers; make emu)"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fuzzes `trainc import caffe` (tests/fuzz/fuzz_caffe.c) for FUZZ_CAFFE_SECONDS (default 20)
-# from the prototxts of tests/caffe (nets, solvers, each net with its solver, the error
+# from the prototxts of tests/caffe (nets, solvers, each net with its solver, the accepted and error
 # cases), after replaying tests/fuzz/regressions_caffe/. Fails on any crash, leak, timeout or
 # sanitizer report; a crashing input is left in $BUILD/fuzz_caffe/artifacts/.
 set -u
@@ -13,7 +13,7 @@ seconds=${FUZZ_CAFFE_SECONDS:-20}
 work=$root/$BUILD/fuzz_caffe
 rm -rf "$work/seeds"; mkdir -p "$work/corpus" "$work/seeds"
 i=0
-for f in tests/caffe/*.prototxt tests/caffe/errors/*.prototxt; do
+for f in tests/caffe/*.prototxt tests/caffe/errors/*.prototxt tests/caffe/accepted/*.prototxt; do
   i=$((i + 1)); cp "$f" "$work/seeds/$i-$(basename "$f")"
 done
 for net in lenet alexnet resnet; do

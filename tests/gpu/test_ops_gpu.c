@@ -278,6 +278,32 @@ static void test_bias(int n, int c, int hw, int nhwc) {
 
 /* nhwc: the channels-last variants, on the tensors transposed (statistics and parameter
  * gradients are per channel either way). */
+/* Frozen statistics (Caffe's use_global_stats): eval statistics, apply, and the backward that
+ * holds them constant, against the CPU's batchnorm_forward_eval / batchnorm_backward_frozen. */
+static void test_batchnorm_frozen(int n, int c, int hw) {
+    long total = (long)n * c * hw;
+    float *x = host_random(total, 2), *g = host_random(c, 1), *b = host_random(c, 1), *dy = host_act(total, 1);
+    round_act(x, total);
+    float *rm = host_random(c, 0.5f), *rv = host_random(c, 0.5f);
+    for (int i = 0; i < c; i++) rv[i] += 1.0f;
+    float *y = rt_xmalloc(total * 4), *dx = rt_xmalloc(total * 4), *dg = rt_xmalloc(c * 4), *dbt = rt_xmalloc(c * 4);
+    batchnorm_forward_eval(y, x, g, b, rm, rv, n, c, hw, 1e-5f, RT_ACT_RELU);
+    void *gx = act_from(x, total), *gdy = act_from(dy, total), *gy = act_zero(total), *gdx = act_zero(total);
+    float *gg = dev_from(g, c), *gb = dev_from(b, c), *grm = dev_from(rm, c), *grv = dev_from(rv, c);
+    float *gmean = dev_zero(c), *gistd = dev_zero(c), *gdg = dev_zero(c), *gdb = dev_zero(c);
+    cuda_batchnorm_stats_eval(gmean, gistd, grm, grv, c, 1e-5f);
+    cuda_batchnorm_apply(gy, gx, gg, gb, gmean, gistd, n, c, hw, 1);
+    compare_act("batchnorm frozen forward + relu", gy, y, total, TOL);
+    float *yr = rt_xmalloc(total * 4);   /* the mask the GPU's rounded output gives */
+    memcpy(yr, y, (size_t)total * 4);
+    round_act(yr, total);
+    batchnorm_backward_frozen(dx, dg, dbt, dy, yr, x, g, rm, rv, n, c, hw, 1e-5f);
+    cuda_batchnorm_backward_frozen(gdx, gdg, gdb, gdy, gy, gx, gg, gmean, gistd, n, c, hw);
+    compare_act("batchnorm frozen +relu backward dinput", gdx, dx, total, TOL);
+    compare("batchnorm frozen +relu backward dgamma", gdg, dg, c, TOL);
+    compare("batchnorm frozen +relu backward dbeta", gdb, dbt, c, TOL);
+}
+
 static void test_batchnorm(int n, int c, int hw, int nhwc) {
     long total = (long)n * c * hw;
     float *x = host_random(total, 2), *g = host_random(c, 1), *b = host_random(c, 1), *dy = host_act(total, 1);
@@ -486,6 +512,24 @@ static void test_lrn(int n, int c, int hw) {
     lrn_backward(dx, dy, x, yr, sc, n, c, hw, 5, 1e-4f, 0.75f);
     cuda_lrn_backward(gdx, gdy, gx, gy, gsc, n, c, hw, 5, 1e-4f, 0.75f);
     compare_act("lrn backward", gdx, dx, total, TOL);
+}
+
+/* Caffe's WITHIN_CHANNEL LRN: a 3x3 spatial window, alpha large enough to matter. */
+static void test_lrn_within(int n, int c, int h, int w) {
+    long total = (long)n * c * h * w;
+    float *x = host_act(total, 2), *dy = host_act(total, 1);
+    float *y = rt_xmalloc(total * 4), *sc = rt_xmalloc(total * 4), *dx = rt_xmalloc(total * 4);
+    lrn_within_forward(y, sc, x, n, c, h, w, 3, 0.5f, 0.75f, 1.0f);
+    void *gx = act_from(x, total), *gdy = act_from(dy, total), *gy = act_zero(total), *gdx = act_zero(total);
+    float *gsc = dev_zero(total);
+    cuda_lrn_within_forward(gy, gsc, gx, n, c, h, w, 3, 0.5f, 0.75f, 1.0f);
+    compare_act("lrn within forward", gy, y, total, TOL);
+    float *yr = rt_xmalloc(total * 4);
+    memcpy(yr, y, (size_t)total * 4);
+    round_act(yr, total);
+    lrn_within_backward(dx, dy, x, yr, sc, n, c, h, w, 3, 0.5f, 0.75f);
+    cuda_lrn_within_backward(gdx, gdy, gx, gy, gsc, n, c, h, w, 3, 0.5f, 0.75f);
+    compare_act("lrn within backward", gdx, dx, total, TOL);
 }
 
 static void test_concat(int n, int hw) {
@@ -712,6 +756,7 @@ static void run_ops(void) {
         test_batchnorm(64, 40, 1, nhwc);     /* nhwc: a partial channel tile */
         test_batchnorm(32, 8, 1000, nhwc);   /* several blocks a channel; NCHW: rows wider than a block */
         test_batchnorm(300, 4, 37, nhwc);    /* NCHW: 2 blocks of 150 samples, 6 rows a pass */
+        if (!nhwc) test_batchnorm_frozen(8, 16, 49);
     }
     test_layernorm(4, 24, 49, 0);
     test_layernorm(4, 24, 49, 1);
@@ -735,6 +780,7 @@ static void run_ops(void) {
         test_gap(8, 16, 49, nhwc);
     }
     test_lrn(2, 16, 36);
+    test_lrn_within(2, 3, 7, 9);
     test_concat(4, 9);
     test_softmax_xent(64, 10, 0.1f, 0);
     test_softmax_xent(8, 1000, 0.0f, 0);
