@@ -48,14 +48,15 @@ static const command_help helps[] = {
       "\n"
       "exit status: like diff(1): 0 same run, 1 different, 2 usage error or an invalid spec\n" },
     { "build",
-      "usage: trainc build SPEC -o BIN [--emit-dir DIR] [--backend cpu|cuda] [--no-fuse]\n"
-      "                    [--layout nchw|nhwc]\n"
+      "usage: trainc build SPEC -o BIN [--emit-dir DIR] [--emit-only] [--backend cpu|cuda]\n"
+      "                    [--no-fuse] [--layout nchw|nhwc]\n"
       "\n"
       "Generates the trainer specialized for SPEC (BIN.src/model.c, plan.txt, buckets.txt)\n"
       "and compiles it against the runtime into BIN; run 'BIN --help' for its options.\n"
       "\n"
       "  -o BIN                 the trainer binary to write\n"
       "  --emit-dir DIR         write the generated sources to DIR instead of BIN.src\n"
+      "  --emit-only            write the sources only (to DIR, or BIN.src), compile nothing\n"
       "  --backend cpu|cuda     CPU (default, OpenBLAS) or CUDA (needs 'make cuda' first)\n"
       "  --no-fuse              cuda: one kernel per op instead of the fused ones\n"
       "  --layout nchw|nhwc     cuda with BF16 or FP16 compute: nhwc keeps activations\n"

@@ -197,8 +197,10 @@ static int cmd_build(int argc, char **argv) {
         else if (spec) return usage_error("build takes one SPEC (extra '%s')", argv[i]);
         else spec = argv[i];
     }
-    if (spec && emit_only && emit_dir) {
+    if (spec && emit_only && (emit_dir || out)) {   /* the sources only: no compiler, no CUDA toolchain */
         if (opt.nhwc && opt.backend != BACKEND_CUDA) return usage_error("--layout nhwc needs --backend cuda%s", "");
+        char default_dir[4200];
+        if (!emit_dir) snprintf(default_dir, sizeof default_dir, "%s.src", out), emit_dir = default_dir;
         return build_emit_opts(spec, emit_dir, 0, &opt) ? 1 : 0;
     }
     if (!spec || !out) return usage_error("build needs SPEC and -o BIN (or --emit-only --emit-dir DIR)%s", "");
