@@ -44,7 +44,7 @@ one() {   # spec: build it as written, then the small variant, and run it
   rm -rf "$dir/$name.full" "$dir/$name.full.src"   # large; built is what counts
   size=32; head=fc
   case $name in
-    bvlc_alexnet|bvlc_reference_caffenet) size=227; head=fc8 ;;   # Caffe imports keep Caffe's names
+    bvlc_alexnet) size=227; head=fc8 ;;   # Caffe imports keep Caffe's names
     bvlc_googlenet) size=224; head=loss3/classifier ;;   # pool5 is 7x7: the full input
     he_resnet50_caffe) size=224; head=fc1000 ;;
     *alexnet*|*vgg*) size=224; head=classifier.6 ;;   # adaptive pooling to 6x6 / 7x7 needs 224
