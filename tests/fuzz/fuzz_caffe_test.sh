@@ -11,14 +11,8 @@ fuzz=$root/$BUILD/fuzz/fuzz_caffe
 [ -x "$fuzz" ] || { echo "missing $fuzz (run make fuzz-caffe)" >&2; exit 1; }
 seconds=${FUZZ_CAFFE_SECONDS:-20}
 work=$root/$BUILD/fuzz_caffe
-rm -rf "$work/seeds"; mkdir -p "$work/corpus" "$work/seeds"
-i=0
-for f in tests/caffe/*.prototxt tests/caffe/errors/*.prototxt; do
-  i=$((i + 1)); cp "$f" "$work/seeds/$i-$(basename "$f")"
-done
-for net in lenet alexnet resnet; do
-  i=$((i + 1)); { cat tests/caffe/$net.prototxt; echo '---'; cat tests/caffe/${net}_solver.prototxt; } >"$work/seeds/$i-$net-with-solver"
-done
+mkdir -p "$work/corpus"
+bash tests/fuzz/make_caffe_seeds.sh "$work/seeds" || exit 1
 . "$root/tests/fuzz/fuzz_lib.sh"
 fuzz_run "$fuzz" "$work" "$root/tests/fuzz/caffe.dict" "$seconds" "$root/tests/fuzz/regressions_caffe" \
   "$work/corpus" "$work/seeds"
