@@ -1,6 +1,6 @@
 # Shared by the hung-peer tests (mpi_hang_test.sh, mpi_hang_remote_test.sh): finding a
 # rank's process, waiting for training records, CPU ticks, and stopping one rank of a job.
-# Needs $dir, $good and MPIRUN (tests/mpi/lib.sh).
+# Needs $dir and MPIRUN (tests/mpi/lib.sh).
 rank_pid() {  # binary, rank -> pid of that rank's process (not of a wrapper around it)
   for p in $(pgrep -f "$1" || true); do
     [ "$(readlink "/proc/$p/exe")" = "$1" ] || continue
@@ -21,11 +21,12 @@ cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 # over 2 s of its wait, and checks that the job ends with a failure status and a message
 # naming the stopped rank (as seen on its machine: local, by its process state; remote, by
 # its silence to pings) and the bound; prints how long the job took to end. MPIRUN_ARGS: what
-# goes before the program on mpirun's command line (e.g. a wrapper).
-MPIRUN_ARGS=()
+# goes before the program on mpirun's command line (e.g. a wrapper); RUN_ARGS: the
+# trainer's options besides --epochs and --out (e.g. --data).
+MPIRUN_ARGS=() RUN_ARGS=()
 stop_one() {  # rank to stop, binary, the bound's origin the message must name, local|remote
   local victim_rank=$1 bin=$2 origin=$3 where=$4 name=stopped$1-$4 other=$((1 - $1))
-  "${MPIRUN[@]}" -np 2 "${MPIRUN_ARGS[@]}" "$bin" --data "$good" --epochs 100000 --out "$dir/$name" > "$dir/$name.txt" 2>&1 &
+  "${MPIRUN[@]}" -np 2 "${MPIRUN_ARGS[@]}" "$bin" "${RUN_ARGS[@]}" --epochs 100000 --out "$dir/$name" > "$dir/$name.txt" 2>&1 &
   local launcher=$!
   wait_records "$dir/$name/metrics.jsonl" 4 || { echo "$name: no training records" >&2; kill $launcher; return 1; }
   local victim waiter; victim=$(rank_pid "$bin" "$victim_rank"); waiter=$(rank_pid "$bin" "$other")

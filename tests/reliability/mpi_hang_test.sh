@@ -30,6 +30,7 @@ sed 's/^parallel { ranks: 0 }/parallel { ranks: 0 hang_timeout: 4 }/' "$dir/mlp2
 "$BUILD/trainc" build "$dir/mlp2_bound4.spec" -o "$dir/mlp2_bound4" >/dev/null || exit 1
 export TRAINC_COMM_TIMEOUT=60
 
+RUN_ARGS=(--data "$good")
 stop_one 1 "$dir/mlp2" "3.0 s: 10x the median step" local || fail=1
 stop_one 0 "$dir/mlp2_bound4" "4.0 s: parallel.hang_timeout" local || fail=1
 # The same across machines: each rank in a pid and UTS namespace of its own, over TCP
