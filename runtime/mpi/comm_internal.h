@@ -112,9 +112,10 @@ void comm_wait_until(rt_comm *c, int (*poll)(void *arg), void *arg, const char *
 int comm_rank_gone(const rt_comm *c, int r);
 /* 1 when rank r runs on this machine and its process is stopped (SIGSTOP, a debugger). */
 int comm_rank_stopped(const rt_comm *c, int r);
-/* heartbeat.c: the answering thread (started once the peers are known; stopped before the
- * communicators go), and this rank's progress as its answers tell it (waiting: it waits
- * for other ranks now; a call also marks progress). */
+/* heartbeat.c: the answering thread (started once the peers are known; stopped on the way
+ * out, from any thread; free also ends this rank's pings and the communicator), and this
+ * rank's progress as its answers tell it (waiting: it waits for other ranks now; a call also
+ * marks progress). */
 void comm_heartbeat_start(rt_comm *c);
 void comm_heartbeat_stop(rt_comm *c);
 void comm_heartbeat_free(rt_comm *c);

@@ -87,12 +87,16 @@ void comm_heartbeat_start(rt_comm *c) {
 
 void comm_heartbeat_stop(rt_comm *c) {
     comm_heartbeat *hb = &c->hb;
+    /* The first caller joins (two threads may die at once); the thread leaves within a nap. */
+    if (!hb->probes || !hb->running || atomic_exchange(&hb->quit, 1)) return;
+    pthread_join(hb->thread, NULL);
+    hb->running = 0;
+}
+
+void comm_heartbeat_free(rt_comm *c) {
+    comm_heartbeat *hb = &c->hb;
     if (!hb->probes) return;
-    if (hb->running) {
-        atomic_store(&hb->quit, 1);
-        pthread_join(hb->thread, NULL);
-        hb->running = 0;
-    }
+    comm_heartbeat_stop(c);
     for (int r = 0; r < c->size; r++) {
         if (hb->probes[r].reply_req != MPI_REQUEST_NULL) {   /* a ping nobody answered */
             MPI_Cancel(&hb->probes[r].reply_req);
@@ -100,12 +104,6 @@ void comm_heartbeat_stop(rt_comm *c) {
         }
         if (hb->answer_reqs[r] != MPI_REQUEST_NULL) MPI_Wait(&hb->answer_reqs[r], MPI_STATUS_IGNORE);
     }
-}
-
-void comm_heartbeat_free(rt_comm *c) {
-    comm_heartbeat *hb = &c->hb;
-    if (!hb->probes) return;
-    comm_heartbeat_stop(c);
     MPI_Comm_free(&hb->comm);
     free(hb->probes);
     free(hb->answers);
