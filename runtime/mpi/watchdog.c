@@ -2,14 +2,14 @@
  * longer than a bound derived from them (10x the median step, at least 3 s and at most 6 s;
  * 6 s before any step was measured; or parallel.hang_timeout from the spec) looks at the
  * peers on this machine, and a peer that is stopped (SIGSTOP, a debugger) is named and the
- * job ends; peers anywhere are pinged over MPI (heartbeat.c) from half the bound on, and
- * one that stays silent for the ping's grace (3 s) is named the same way. A stopped process makes no progress at all,
- * so the bound only has to outlast a brief pause: the cap keeps a net whose steps take
- * seconds from holding a stopped job for minutes (the waiter starts to wait only after its
- * own step, up to a step after the stop). A peer that answers but does not arrive (busy) is
- * named when the wait reaches TRAINC_COMM_TIMEOUT (wait.c). The NCCL path calls
- * rt_comm_watch from its own wait loop and registers the communicator's abort with
- * rt_comm_on_abort. */
+ * job ends; peers anywhere are pinged over MPI (heartbeat.c) from half the bound on, and one
+ * that stays silent for the ping's grace (3 s) is named the same way. A stopped process
+ * makes no progress at all, so the bound only has to outlast a brief pause: the cap keeps a
+ * net whose steps take seconds from holding a stopped job for minutes (the waiter starts to
+ * wait only after its own step, up to a step after the stop). A peer that answers but does
+ * not arrive (busy) is named when the wait reaches TRAINC_COMM_TIMEOUT (wait.c). The NCCL
+ * path calls rt_comm_watch from its own wait loop and registers the communicator's abort
+ * with rt_comm_on_abort. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
