@@ -1,5 +1,5 @@
 # Reliability: `make soak` is the long crash-and-resume soak (make test runs a short one);
-# `make fuzz-long` fuzzes every target for FUZZ_SECONDS (default 600) per target, growing the
+# `make fuzz-long` fuzzes every target for FUZZ_SECONDS in all (default 600), growing the
 # corpus kept in tests/fuzz/corpus/ (see tests/fuzz/fuzz_long.sh).
 SOAK_KILLS ?= 300
 .PHONY: soak fuzz-long
@@ -17,9 +17,16 @@ $(FUZZ_CKPT_BIN): tests/fuzz/fuzz_ckpt.c tests/fuzz/fuzz_input_file.h $(FUZZ_LIB
 $(FUZZ_IDX_BIN): tests/fuzz/fuzz_idx.c tests/fuzz/fuzz_input_file.h $(FUZZ_IDX_OBJS) $(FUZZ_LIB) $(RT_HDRS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_IDX_OBJS) $(FUZZ_LIB) -o $@ -lz -lm
-fuzz: $(FUZZ_CKPT_BIN) $(FUZZ_IDX_BIN)
-TEST_EXTRA_DEPS += $(FUZZ_CKPT_BIN) $(FUZZ_IDX_BIN)
+# The image decoder as the loader and `trainc pack` call it; libjpeg-turbo itself is the
+# system's (not instrumented), our window, scale and resample code around it is.
+FUZZ_JPEG_BIN  := $(BUILD)/fuzz/fuzz_jpeg
+FUZZ_JPEG_OBJS := $(addprefix $(BUILD)/fuzz/obj/runtime/data/,jpeg_decode.o jpeg_region.o image_window.o image_resample.o)
+$(FUZZ_JPEG_BIN): tests/fuzz/fuzz_jpeg.c $(FUZZ_JPEG_OBJS) $(FUZZ_LIB) $(RT_HDRS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_JPEG_OBJS) $(FUZZ_LIB) -o $@ -lturbojpeg -ljpeg -lm
+fuzz: $(FUZZ_CKPT_BIN) $(FUZZ_IDX_BIN) $(FUZZ_JPEG_BIN)
+TEST_EXTRA_DEPS += $(FUZZ_CKPT_BIN) $(FUZZ_IDX_BIN) $(FUZZ_JPEG_BIN)
 
 FUZZ_SECONDS ?= 600
-fuzz-long: fuzz
+fuzz-long: fuzz fuzz-caffe
 	FUZZ_SECONDS=$(FUZZ_SECONDS) BUILD=$(BUILD) bash tests/fuzz/fuzz_long.sh

@@ -92,16 +92,20 @@ void *rt_cublaslt_workspace(size_t *bytes) {
 }
 
 /* One GPU: a plain synchronize. Several: the stream is polled and NCCL asked for errors in
- * between, so a dead peer ends the job (rt_cuda_nccl_check_async) rather than hanging it. */
+ * between, so a dead or hung peer ends the job (rt_cuda_nccl_check_async) rather than hanging
+ * it. The pause is 20 us (far below a step, far above a poll) while the step's work drains; a
+ * wait past 20 ms is held by a slow or stopped peer: 1 ms, so the rank does not spin a core. */
 void rt_cuda_sync(void) {
     if (rt_cuda_world() == 1) {
         CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
         return;
     }
     cudaError_t err;
+    double t0 = rt_time_s();
     while ((err = cudaStreamQuery(ctx.stream)) == cudaErrorNotReady) {
-        rt_cuda_nccl_check_async();
-        struct timespec pause = { 0, 20000 };   /* 20 us: far below a step, far above a poll */
+        double waited = rt_time_s() - t0;
+        rt_cuda_nccl_check_async(waited);
+        struct timespec pause = { 0, waited > 0.02 ? 1000000 : 20000 };
         nanosleep(&pause, NULL);
     }
     CUDA_CHECK(err);
@@ -184,6 +188,10 @@ void rt_cuda_wait_staged(void) { CUDA_CHECK(cudaStreamWaitEvent(ctx.stream, ctx.
 void rt_cuda_staged_done(void) { CUDA_CHECK(cudaEventSynchronize(ctx.staged)); }
 
 void rt_cuda_copy_d2h(void *dst_host, const void *src, size_t bytes) {
+    /* A copy into pageable memory holds the host inside the call until the stream reaches it:
+     * with several GPUs the stream is waited for first in rt_cuda_sync, which sees a hung
+     * peer (the emulator showed the copy after a stalled all-reduce waiting forever). */
+    if (rt_cuda_world() > 1) rt_cuda_sync();
     CUDA_CHECK(cudaMemcpyAsync(dst_host, src, bytes, cudaMemcpyDeviceToHost, ctx.stream));
     rt_cuda_sync();
 }

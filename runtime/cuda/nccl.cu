@@ -25,7 +25,16 @@ static struct {
 #if RT_HAVE_NCCL
     ncclComm_t nccl;
 #endif
+    double watched_at;   /* the wait's time at the last look for a hung peer */
 } nc;
+
+#if RT_HAVE_NCCL
+/* The watchdog found a hung peer: free the kernels blocked on it before the rank ends. */
+static void abort_nccl(void *arg) {
+    (void)arg;
+    ncclCommAbort(nc.nccl);
+}
+#endif
 
 int rt_cuda_nccl_available(void) { return RT_HAVE_NCCL; }
 
@@ -41,6 +50,7 @@ void rt_cuda_nccl_init(rt_comm *comm, float *grads, const rt_grad_bucket *bucket
     for (int k = 0; k < n_buckets; k++) CUDA_CHECK(cudaEventCreateWithFlags(&nc.ready[k], cudaEventDisableTiming));
     CUDA_CHECK(cudaEventCreateWithFlags(&nc.done, cudaEventDisableTiming));
     nc.comm = comm, nc.grads = grads, nc.buckets = buckets, nc.n_buckets = n_buckets, nc.overlap = overlap;
+    rt_comm_on_abort(comm, abort_nccl, NULL);
 #else
     (void)grads, (void)buckets, (void)n_buckets, (void)overlap;
     rt_die_hint("rebuild with NCCL (make cuda NCCL_HOME=DIR, the directory with include/nccl.h), or run one rank",
@@ -82,16 +92,26 @@ void rt_cuda_grads_finish(void) {
 
 int rt_cuda_world(void) { return nc.comm ? rt_comm_size(nc.comm) : 1; }
 
-void rt_cuda_nccl_check_async(void) {
+void rt_cuda_nccl_check_async(double waited_s) {
 #if RT_HAVE_NCCL
     if (!nc.comm) return;
     ncclResult_t async = ncclSuccess;
     NCCL_CHECK(ncclCommGetAsyncError(nc.nccl, &async));
-    if (async == ncclSuccess || async == ncclInProgress) return;
-    ncclCommAbort(nc.nccl);   /* frees the kernels blocked on the dead peer */
-    nc.comm = NULL;
-    rt_die_hint("another rank failed or was killed: its own message says why (NCCL_DEBUG=WARN shows NCCL's view)",
-                "NCCL: the gradient all-reduce failed: %s", ncclGetErrorString(async));
+    if (async != ncclSuccess && async != ncclInProgress) {
+        ncclCommAbort(nc.nccl);   /* frees the kernels blocked on the dead peer */
+        nc.comm = NULL;
+        rt_die_hint("another rank failed or was killed: its own message says why (NCCL_DEBUG=WARN shows NCCL's view)",
+                    "NCCL: the gradient all-reduce failed: %s", ncclGetErrorString(async));
+    }
+    /* A stopped or silent peer raises no NCCL error: its kernels just never arrive. The MPI
+     * watchdog (rt_comm_watch) names it, aborts the communicator (abort_nccl) and ends the
+     * job; it looks a few times a second, not at every poll. */
+    if (waited_s < nc.watched_at) nc.watched_at = 0;   /* a new wait */
+    if (waited_s - nc.watched_at < 0.25) return;
+    nc.watched_at = waited_s;
+    rt_comm_watch(nc.comm, waited_s, "the NCCL collectives on the GPU");
+#else
+    (void)waited_s;
 #endif
 }
 

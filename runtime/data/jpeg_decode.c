@@ -79,12 +79,28 @@ static int fail(rt_jpeg *j, const uint8_t *buf, size_t len, const char *what, ch
     return -1;
 }
 
+/* The header of a JPEG that holds an image. TurboJPEG accepts a tables-only stream (SOI,
+ * tables, EOI: legal JPEG, no frame) and returns success without writing the size, so the
+ * size starts at 0 here and 0 x 0 is refused: the crop planner divided by it and the pack
+ * path multiplied garbage (the image fuzzer found both). */
+static int read_header(rt_jpeg *j, const uint8_t *buf, size_t len, int *w, int *h, int *cs,
+                       char *why, size_t why_cap) {
+    int sub;
+    *w = *h = 0;
+    if (not_jpeg(buf, len, why, why_cap)) return -1;
+    if (tjDecompressHeader3(j->tj, buf, (unsigned long)len, w, h, &sub, cs) != 0)
+        return fail(j, buf, len, " header", why, why_cap);
+    if (*w < 1 || *h < 1) {
+        snprintf(why, why_cap, "a JPEG without an image (%d x %d: only tables, no frame)", *w, *h);
+        return -1;
+    }
+    return 0;
+}
+
 int rt_jpeg_header(rt_jpeg *j, const uint8_t *buf, size_t len, int *w, int *h,
                    const char **colorspace, char *why, size_t why_cap) {
-    if (not_jpeg(buf, len, why, why_cap)) return -1;
-    int sub, cs;
-    if (tjDecompressHeader3(j->tj, buf, (unsigned long)len, w, h, &sub, &cs) != 0)
-        return fail(j, buf, len, " header", why, why_cap);
+    int cs;
+    if (read_header(j, buf, len, w, h, &cs, why, why_cap)) return -1;
     static const char *const names[] = { "RGB", "YCbCr", "gray", "CMYK", "YCCK" };
     if (colorspace) *colorspace = cs >= 0 && cs <= TJCS_YCCK ? names[cs] : "unknown";
     return 0;
@@ -103,10 +119,8 @@ static void cmyk_to_rgb(uint8_t *rgb, const uint8_t *cmyk, size_t pixels) {
 
 int rt_jpeg_decode(rt_jpeg *j, const uint8_t *buf, size_t len, int num8, const uint8_t **rgb,
                    int *w, int *h, char *why, size_t why_cap) {
-    int W, H, sub, cs;
-    if (not_jpeg(buf, len, why, why_cap)) return -1;
-    if (tjDecompressHeader3(j->tj, buf, (unsigned long)len, &W, &H, &sub, &cs) != 0)
-        return fail(j, buf, len, " header", why, why_cap);
+    int W, H, cs;
+    if (read_header(j, buf, len, &W, &H, &cs, why, why_cap)) return -1;
     tjscalingfactor sf = { num8, 8 };
     int sw = TJSCALED(W, sf), sh = TJSCALED(H, sf);
     int cmyk = cs == TJCS_CMYK || cs == TJCS_YCCK;

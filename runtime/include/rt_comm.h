@@ -36,13 +36,14 @@ int rt_comm_rank(const rt_comm *c);   /* 0 for NULL */
 int rt_comm_size(const rt_comm *c);   /* 1 for NULL */
 /* ---- watchdog.c ---- */
 /* The measured time of one training step: waits longer than 10x the median step (within
- * [3, 6] s) look for a stopped peer on this machine, name it and end the job. */
+ * [3, 6] s) look for a stopped peer on this machine and ping the peers anywhere (a thread
+ * of each rank answers); a peer stopped, or silent for 3 s, is named and the job ends. */
 void rt_comm_step_done(rt_comm *c, double seconds);
 /* parallel.hang_timeout: a fixed bound in seconds instead (0: derived from the steps); the
  * environment's TRAINC_HANG_TIMEOUT wins over it. */
 void rt_comm_set_hang_timeout(rt_comm *c, double seconds);
-/* For a wait outside MPI (the NCCL stream): call now and then with the seconds waited so
- * far; dies naming a stopped peer once the bound has passed, after calling the function
+/* For a wait outside MPI (the NCCL stream): call now and then (about once a second) with
+ * the seconds waited so far; dies naming a stopped or silent peer once the bound has passed, after calling the function
  * given to rt_comm_on_abort (e.g. ncclCommAbort) so no device collective is left hanging. */
 void rt_comm_watch(rt_comm *c, double waited_s, const char *what);
 void rt_comm_on_abort(rt_comm *c, void (*fn)(void *arg), void *arg);

@@ -329,9 +329,10 @@ void rt_cuda_broadcast(float *buf, long n);
  * compute stream, in order with the ops around it (synchronized batch norm). */
 int rt_cuda_world(void);
 /* Dies, after aborting the communicator, if NCCL reports an asynchronous error (a peer that
- * died or timed out): rt_cuda_sync polls it while a multi-GPU step runs, so a dead rank ends
- * the job instead of hanging the stream synchronize. */
-void rt_cuda_nccl_check_async(void);
+ * died or timed out), or if the wait (waited_s so far) is held by a stopped or silent peer
+ * (the MPI watchdog, rt_comm_watch): rt_cuda_sync polls it while a multi-GPU step runs, so a
+ * dead or hung rank ends the job instead of hanging the stream synchronize. */
+void rt_cuda_nccl_check_async(double waited_s);
 void rt_cuda_allreduce_f64(double *buf, long n);
 
 #ifdef __cplusplus

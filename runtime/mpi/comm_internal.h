@@ -5,6 +5,7 @@
 #include <mpi.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include "rt_comm.h"
 
@@ -43,6 +44,33 @@ int comm_progress_poll(void *p);
 int comm_progress_take(comm_progress *p);
 void comm_progress_stop(comm_progress *p);
 
+/* The watchdog's side channel (heartbeat.c). */
+typedef struct {
+    int64_t steps;            /* the answering rank's measured steps so far */
+    int32_t waiting;          /* 1: it waits for other ranks itself */
+    int32_t unused;
+    double idle_s;            /* seconds since its last progress (a step, a wait's start or end) */
+} comm_pong;
+
+typedef struct {              /* this rank's ping to one peer */
+    MPI_Request reply_req;    /* the answer awaited, or MPI_REQUEST_NULL */
+    comm_pong reply, last;    /* the buffer, and the latest answer */
+    double sent_at, answered_at;
+    int answered;
+} comm_probe;
+
+typedef struct {
+    MPI_Comm comm;            /* pings and answers only */
+    pthread_t thread;         /* the answering thread */
+    int running;
+    atomic_int quit;
+    atomic_int waiting;       /* this rank waits for others (told in answers) */
+    atomic_long progress_ms;  /* when this rank last made progress */
+    comm_probe *probes;       /* [size], used by the waiting thread */
+    comm_pong *answers;       /* [size] answer buffers, used by the answering thread */
+    MPI_Request *answer_reqs; /* [size] */
+} comm_heartbeat;
+
 struct rt_comm {
     MPI_Comm comm;            /* a duplicate of MPI_COMM_WORLD, errors returned, not fatal */
     MPI_Comm notice_comm;     /* notices of a rank's own fatal error (fail.c) */
@@ -52,6 +80,8 @@ struct rt_comm {
     char (*peer_host)[COMM_HOST_LEN];
     char (*peer_boot)[COMM_HOST_LEN];   /* kernel boot id: the same machine, not just the same name */
     char host[COMM_HOST_LEN], boot[COMM_HOST_LEN];
+    int answers_pings;        /* this rank runs the answering thread (needs MPI_THREAD_MULTIPLE) */
+    int *peer_answers;        /* [size]: that rank does */
     int comm_thread;          /* overlap runs on a communication thread (MPI_THREAD_MULTIPLE) */
     /* gradient buckets */
     MPI_Comm grad_comm;       /* the buckets' own communicator (the thread's, with overlap) */
@@ -69,6 +99,7 @@ struct rt_comm {
     int hung_rank;            /* the stopped rank this rank is dying for, or -1 */
     void (*abort_fn)(void *arg);   /* the device communicator's abort (NCCL), or NULL */
     void *abort_arg;
+    comm_heartbeat hb;
 };
 
 /* Waits for reqs[0..n) while watching for lost ranks: polls, yields the CPU, and dies with
@@ -81,6 +112,20 @@ void comm_wait_until(rt_comm *c, int (*poll)(void *arg), void *arg, const char *
 int comm_rank_gone(const rt_comm *c, int r);
 /* 1 when rank r runs on this machine and its process is stopped (SIGSTOP, a debugger). */
 int comm_rank_stopped(const rt_comm *c, int r);
+/* heartbeat.c: the answering thread (started once the peers are known; stopped on the way
+ * out, from any thread; free also ends this rank's pings and the communicator), and this
+ * rank's progress as its answers tell it (waiting: it waits for other ranks now; a call also
+ * marks progress). */
+void comm_heartbeat_start(rt_comm *c);
+void comm_heartbeat_stop(rt_comm *c);
+void comm_heartbeat_free(rt_comm *c);
+void comm_heartbeat_progress(rt_comm *c, int waiting);
+/* During a suspect wait, called about once a second: pings the peers that have no ping in
+ * flight, takes their answers, and returns a peer silent for longer than the grace (with
+ * how long in *silent_s), or -1. */
+int comm_heartbeat_silent(rt_comm *c, double *silent_s);
+/* "; rank R ..." for each peer whose latest answer (or silence) shows it has not arrived. */
+void comm_heartbeat_describe(const rt_comm *c, char *out, size_t cap);
 /* fail.c: routes rt_die through the notice protocol, so a failure prints once. */
 void comm_fail_install(rt_comm *c);
 /* Ends this rank quietly (after the failing rank has printed) if another rank sent notice

@@ -79,6 +79,7 @@ static void die_hook(const char *msg, const char *hint, int status) {
         exit(status);
     }
     comm_progress_stop(&c->progress);
+    comm_heartbeat_stop(c);
     uint64_t h = hash_text(msg);
     if (c->rank == 0) {   /* rank 0 speaks first; identical errors elsewhere stay quiet */
         rt_print_error(msg, hint);
@@ -117,6 +118,7 @@ void comm_fail_check_notices(rt_comm *c) {
     if (from < 0 || n.kind != NOTICE_FAILED) return;
     atomic_store(&dying, 1);
     comm_progress_stop(&c->progress);
+    comm_heartbeat_stop(c);
     /* Rank 0 printed before it told us. Another rank prints once rank 0 lets it (or after
      * its wait for rank 0's verdict); until then this rank must stay, or the launcher would
      * end the job before the message is out. */

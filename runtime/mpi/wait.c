@@ -69,6 +69,7 @@ RT_NORETURN static void die_lost(const rt_comm *c, int lost, const char *what) {
 void comm_wait_until(rt_comm *c, int (*poll)(void *arg), void *arg, const char *what) {
     double t0 = rt_time_s(), next_check = t0 + 1.0;
     int signal_seen = 0;
+    comm_heartbeat_progress(c, 1);   /* answers to pings say this rank waits */
     for (long spins = 0;; spins++) {
         if (poll(arg)) break;
         double now = rt_time_s();
@@ -89,11 +90,14 @@ void comm_wait_until(rt_comm *c, int (*poll)(void *arg), void *arg, const char *
             rt_comm_watch(c, now - t0, what);   /* a stopped peer holds the wait (watchdog.c) */
             next_check = now + 1.0;
         }
-        if (now - t0 > c->timeout_s)
+        if (now - t0 > c->timeout_s) {
+            char late[1024];   /* the ranks whose answers show they have not arrived */
+            comm_heartbeat_describe(c, late, sizeof late);
             rt_die_hint("a rank on another machine may be lost or stuck (the launcher's messages may "
                         "name it); set TRAINC_COMM_TIMEOUT (seconds) to wait longer",
                         "waited %.0f s for %s without an answer from all %d ranks (the ranks on "
-                        "this machine are alive)", now - t0, what, c->size);
+                        "this machine are alive)%s", now - t0, what, c->size, late);
+        }
         /* Short waits spin, then yield the core to ranks sharing it (oversubscribed); a wait
          * past a few milliseconds sleeps between polls, up to a millisecond, so that a rank
          * waiting for a slow or stopped peer does not burn a core. */
@@ -101,6 +105,7 @@ void comm_wait_until(rt_comm *c, int (*poll)(void *arg), void *arg, const char *
         else if (spins > 64) sched_yield();
     }
     c->exposed_s += rt_time_s() - t0;
+    comm_heartbeat_progress(c, 0);
 }
 
 typedef struct {

@@ -22,19 +22,26 @@ void comm_check(rt_comm *c, int rc, const char *what) {
                 "MPI failed during %s: %s", what, text);
 }
 
-/* Two ranks share a machine only if they share its boot id (host names can repeat across
- * containers); without /proc the id stays empty and no peer is ever checked locally. */
-static void read_boot_id(char *out, size_t cap) {
+/* Two ranks can look at each other's processes only if they share the machine's boot id
+ * (host names can repeat across containers) and the pid namespace (containers on one
+ * machine share the boot id, yet a peer's pid means another process, or none, here: that
+ * read as a lost rank). Without /proc the id stays empty and no peer is checked locally. */
+static void read_machine_id(char *out, size_t cap) {
     out[0] = '\0';
+    char boot[40] = "", ns[32] = "";
     FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
     if (!f) return;
-    if (fgets(out, (int)cap, f)) out[strcspn(out, "\n")] = '\0';
+    if (fgets(boot, (int)sizeof boot, f)) boot[strcspn(boot, "\n")] = '\0';
     fclose(f);
+    ssize_t n = readlink("/proc/self/ns/pid", ns, sizeof ns - 1);
+    if (!boot[0] || n <= 0) return;
+    ns[n] = '\0';
+    snprintf(out, cap, "%s %s", boot, ns);
 }
 
 static void gather_peers(rt_comm *c) {
-    typedef struct { int pid; char host[COMM_HOST_LEN], boot[COMM_HOST_LEN]; } peer;
-    peer me = { (int)getpid(), "", "" };
+    typedef struct { int pid, answers_pings; char host[COMM_HOST_LEN], boot[COMM_HOST_LEN]; } peer;
+    peer me = { (int)getpid(), c->answers_pings, "", "" };
     memcpy(me.host, c->host, sizeof me.host);
     memcpy(me.boot, c->boot, sizeof me.boot);
     peer *all = rt_xcalloc((size_t)c->size, sizeof *all);
@@ -44,6 +51,7 @@ static void gather_peers(rt_comm *c) {
     comm_wait(c, 1, &req, "the start-up exchange of pids and hosts");
     for (int r = 0; r < c->size; r++) {
         c->peer_pid[r] = all[r].pid;
+        c->peer_answers[r] = all[r].answers_pings;
         memcpy(c->peer_host[r], all[r].host, COMM_HOST_LEN);
         memcpy(c->peer_boot[r], all[r].boot, COMM_HOST_LEN);
         c->peer_host[r][COMM_HOST_LEN - 1] = c->peer_boot[r][COMM_HOST_LEN - 1] = '\0';
@@ -80,7 +88,12 @@ rt_comm *rt_comm_init(void) {
     c->timeout_s = t > 0 ? (double)t : 120.0;
     c->hung_rank = -1;
     gethostname(c->host, sizeof c->host - 1);
-    read_boot_id(c->boot, sizeof c->boot);
+    read_machine_id(c->boot, sizeof c->boot);
+    /* The watchdog's answering thread makes MPI calls beside the training thread's;
+     * TRAINC_HEARTBEAT=0 leaves it out (peers then ping this rank no more). */
+    const char *hb = getenv("TRAINC_HEARTBEAT");
+    c->answers_pings = provided >= MPI_THREAD_MULTIPLE && !(hb && !strcmp(hb, "0"));
+    c->peer_answers = rt_xcalloc((size_t)size, sizeof *c->peer_answers);
     c->peer_pid = rt_xcalloc((size_t)size, sizeof *c->peer_pid);
     c->peer_host = rt_xcalloc((size_t)size, sizeof *c->peer_host);
     c->peer_boot = rt_xcalloc((size_t)size, sizeof *c->peer_boot);
@@ -91,6 +104,7 @@ rt_comm *rt_comm_init(void) {
     rt_install_stop_signals();
     rt_stop_on_launcher_exit();
     gather_peers(c);
+    comm_heartbeat_start(c);
     comm_fail_install(c);
     return c;
 }
@@ -99,7 +113,9 @@ void rt_comm_finalize(rt_comm *c) {
     if (!c) return;
     rt_comm_barrier(c, "the end of the run");
     comm_progress_stop(&c->progress);
+    comm_heartbeat_free(c);
     free(c->reqs);
+    free(c->peer_answers);
     free(c->peer_pid);
     free(c->peer_host);
     free(c->peer_boot);

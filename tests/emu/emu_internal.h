@@ -18,8 +18,10 @@ struct ordered {
     long issued = 0, executed = 0;
 };
 /* Enqueues library work (cuDNN, cuBLASLt, NCCL) on a stream, or records it in the stream's
- * capture; it runs when the stream reaches it. */
-void enqueue(cudaStream_t s, const char *what, std::function<void()> fn, ordered *order = nullptr);
+ * capture; it runs when the stream reaches it. With `finished`, fn only starts the work, which
+ * stays in flight at the stream's head until finished() returns true (NCCL waiting for peers). */
+void enqueue(cudaStream_t s, const char *what, std::function<void()> fn, ordered *order = nullptr,
+             std::function<bool()> finished = nullptr);
 /* FP32 -> TF32 (10 mantissa bits, rounded to nearest): what tensor cores read in TF32 mode. */
 inline double tf32(double v) {
     float f = (float)v;

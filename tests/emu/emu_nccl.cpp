@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <memory>
 #include <vector>
 #include <nccl.h>
 #include "emu_internal.h"
@@ -21,6 +22,7 @@ struct ncclComm {
     int rank, size;
     emu::ordered order;
     long calls = 0;
+    int in_flight = 0;   /* collectives started and not complete */
     bool aborted = false;
 };
 
@@ -43,9 +45,7 @@ MPI_Datatype mpi_type(ncclDataType_t t, size_t *bytes) {
 }
 
 /* Every rank checks that every rank is at the same call with the same arguments. */
-void agree(ncclComm *c, const signature &mine) {
-    std::vector<signature> all((size_t)c->size);
-    MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, c->mpi);
+void agree(ncclComm *c, const signature &mine, const std::vector<signature> &all) {
     for (int r = 0; r < c->size; r++) {
         const signature &o = all[(size_t)r];
         if (memcmp(&o, &mine, sizeof o) != 0)
@@ -65,18 +65,45 @@ ncclResult_t collective(int kind, const void *send, void *recv, size_t count, nc
     emu::check_device(recv, count * eb, kind_name(kind));
     emu::check_device(send, count * eb, kind_name(kind));
     signature sig = { 0, kind, (int)t, root, (int)op, (long)count };
-    emu::enqueue(s, kind_name(kind), [=]() {
-        signature me = sig;
-        me.call = c->calls++;
-        agree(c, me);
+    /* As on a GPU, the collective waits for its peers without holding the host: the stream
+     * reaches it (start), then it stays in flight until every rank's part has arrived, first
+     * the calls' signatures, then the data; ncclCommAbort ends it where it is. */
+    struct flight {
+        signature me;
+        std::vector<signature> all;
+        MPI_Request req = MPI_REQUEST_NULL;
+        bool moving_data = false, complete = false;
+    };
+    auto f = std::make_shared<flight>();
+    auto start = [=]() {
+        f->me = sig;
+        f->me.call = c->calls++;
+        f->moving_data = f->complete = false;   /* a graph replays the same collective */
+        f->all.resize((size_t)c->size);
+        MPI_Iallgather(&f->me, sizeof f->me, MPI_BYTE, f->all.data(), sizeof f->me, MPI_BYTE, c->mpi, &f->req);
+        c->in_flight++;
+    };
+    auto finished = [=]() {
+        if (c->aborted || f->complete) return true;   /* aborted: the kernel left, its output undefined */
+        int done = 0;
+        MPI_Test(&f->req, &done, MPI_STATUS_IGNORE);
+        if (!done) return false;
+        if (f->moving_data) {
+            c->in_flight--;
+            return f->complete = true;
+        }
+        agree(c, f->me, f->all);
+        f->moving_data = true;
         if (kind == 0) {
-            if (send == recv) MPI_Allreduce(MPI_IN_PLACE, recv, (int)count, mt, MPI_SUM, c->mpi);
-            else MPI_Allreduce(send, recv, (int)count, mt, MPI_SUM, c->mpi);
+            if (send == recv) MPI_Iallreduce(MPI_IN_PLACE, recv, (int)count, mt, MPI_SUM, c->mpi, &f->req);
+            else MPI_Iallreduce(send, recv, (int)count, mt, MPI_SUM, c->mpi, &f->req);
         } else {
             if (c->rank == root && send != recv) memcpy(recv, send, count * eb);
-            MPI_Bcast(recv, (int)count, mt, root, c->mpi);
+            MPI_Ibcast(recv, (int)count, mt, root, c->mpi, &f->req);
         }
-    }, &c->order);
+        return false;
+    };
+    emu::enqueue(s, kind_name(kind), start, &c->order, finished);
     return ncclSuccess;
 }
 }   // namespace
@@ -122,7 +149,10 @@ ncclResult_t ncclCommGetAsyncError(ncclComm_t c, ncclResult_t *err) {
     *err = c->aborted ? ncclInvalidUsage : ncclSuccess;
     return ncclSuccess;
 }
+/* The kernels of collectives in flight exit at once (their MPI requests are abandoned: the
+ * process is about to end); said on stderr so a test can see the abort happened. */
 ncclResult_t ncclCommAbort(ncclComm_t c) {
+    fprintf(stderr, "emu: ncclCommAbort on rank %d: %d collective(s) in flight abandoned\n", c->rank, c->in_flight);
     c->aborted = true;
     return ncclSuccess;
 }

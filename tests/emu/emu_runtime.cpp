@@ -25,6 +25,9 @@ struct op {
     int wait_tag = -1;                  /* in a graph: the tag of the lane waited for */
     ordered *order = nullptr;           /* NCCL: ready when its turn on the communicator comes */
     long seq = 0;
+    std::function<bool()> finished;     /* work that goes on after fn started it (an NCCL collective
+                                           waiting for its peers): complete once this says so */
+    bool started = false;
 };
 
 struct lane {
@@ -122,9 +125,10 @@ static void push(CUstream_st *s, op o) {
     s->l.issued++;
 }
 
-void enqueue(cudaStream_t s, const char *what, std::function<void()> fn, ordered *order) {
+void enqueue(cudaStream_t s, const char *what, std::function<void()> fn, ordered *order,
+             std::function<bool()> finished) {
     op o;
-    o.fn = std::move(fn), o.what = what, o.order = order;
+    o.fn = std::move(fn), o.what = what, o.order = order, o.finished = std::move(finished);
     push(S(s), std::move(o));
 }
 
@@ -140,27 +144,45 @@ void launch(const launch_cfg &c, std::function<void()> body) {
 }
 
 static bool ready(const op &o) {
+    if (o.started) return o.finished();
     if (o.wait_lane && o.wait_lane->done < o.wait_pos) return false;
     if (o.order && o.order->executed != o.seq) return false;
     return true;
 }
 
 static void run_head(lane *l) {
-    op o = std::move(l->q.front());
+    op &h = l->q.front();
+    if (!h.started && h.fn) h.fn();
+    h.started = true;
+    if (h.finished && !h.finished()) return;   /* in flight: the head until it completes */
+    op o = std::move(h);
     l->q.pop_front();
-    if (o.fn) o.fn();
     if (o.order) o.order->executed++;
     l->done++;
 }
 
-/* Runs ready heads until `until` holds; dies when nothing can run (a wait that never ends). */
-static void drain(std::vector<lane *> &lanes, const std::function<bool()> &until) {
+static bool in_flight(const std::vector<lane *> &lanes) {
+    for (lane *l : lanes)
+        if (!l->q.empty() && l->q.front().started) return true;
+    return false;
+}
+
+/* Runs ready heads until `until` holds. When nothing can run: with work in flight (waiting
+ * for other ranks) a blocking drain waits for it, as a synchronize waits for a GPU, and a
+ * non-blocking one returns false; otherwise it dies (a wait that never ends). */
+static bool drain(std::vector<lane *> &lanes, const std::function<bool()> &until, bool block = true) {
     int reverse = schedule() == 1;
     while (!until()) {
         bool ran = false;
         for (size_t i = 0; i < lanes.size() && !ran; i++) {
             lane *l = lanes[reverse ? lanes.size() - 1 - i : i];
             if (!l->q.empty() && ready(l->q.front())) run_head(l), ran = true;
+        }
+        if (!ran && in_flight(lanes)) {
+            if (!block) return false;
+            struct timespec pause = { 0, 100000 };
+            nanosleep(&pause, nullptr);
+            continue;
         }
         if (!ran) {
             for (lane *l : lanes)
@@ -171,6 +193,7 @@ static void drain(std::vector<lane *> &lanes, const std::function<bool()> &until
             fail("internal: drain found no work and its condition is false");
         }
     }
+    return true;
 }
 
 static std::vector<lane *> device_lanes(void) {
@@ -193,23 +216,34 @@ static void sync_all(void) {
     });
 }
 
-/* A graph's launch: its nodes on lanes of their own, run to the end as one piece of work. */
-static void run_graph(const graph_def &g) {
-    std::vector<lane> lanes(g.count.size());
+/* A graph's launch: its nodes on lanes of their own, run as one piece of work, which stays in
+ * flight while a node does (an NCCL collective waiting for its peers). */
+struct graph_run {
+    std::vector<lane> lanes;
     std::vector<lane *> ptrs;
-    for (lane &l : lanes) ptrs.push_back(&l);
+};
+
+static std::shared_ptr<graph_run> start_graph(const graph_def &g) {
+    auto r = std::make_shared<graph_run>();
+    r->lanes.resize(g.count.size());
+    for (lane &l : r->lanes) r->ptrs.push_back(&l);
     for (const auto &n : g.nodes) {
         op o = n.second;
-        if (o.wait_tag >= 0) o.wait_lane = &lanes[(size_t)o.wait_tag];
+        if (o.wait_tag >= 0) o.wait_lane = &r->lanes[(size_t)o.wait_tag];
         if (o.order) o.seq = o.order->issued++;
-        lanes[(size_t)n.first].q.push_back(std::move(o));
-        lanes[(size_t)n.first].issued++;
+        r->lanes[(size_t)n.first].q.push_back(std::move(o));
+        r->lanes[(size_t)n.first].issued++;
     }
-    drain(ptrs, [&ptrs]() {
+    return r;
+}
+
+static bool graph_done(graph_run &r) {
+    std::vector<lane *> &ptrs = r.ptrs;
+    return drain(ptrs, [&ptrs]() {
         for (lane *l : ptrs)
             if (!l->q.empty()) return false;
         return true;
-    });
+    }, false);
 }
 
 }   // namespace emu
@@ -443,12 +477,15 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t e, unsigned int
     push(s, std::move(o));
     return cudaSuccess;
 }
-/* The emulated device runs only when the host waits: a query lets the stream run one piece
- * of work (so a polling loop makes progress), then answers. */
+/* The emulated device runs only when the host waits: a query lets the stream run what it
+ * can (so a polling loop makes progress), then answers; it never waits for work in flight (an
+ * NCCL collective whose peers have not arrived), which a real query does not either. */
 cudaError_t cudaStreamQuery(cudaStream_t stream) {
     CUstream_st *s = S(stream);
     if (s->capture) return refuse_in_capture("cudaStreamQuery on a capturing stream");
-    if (!s->l.q.empty()) sync_lane(&s->l, s->l.done + 1);
+    std::vector<lane *> v = device_lanes();
+    lane *l = &s->l;
+    drain(v, [l]() { return l->q.empty(); }, false);
     return s->l.q.empty() ? cudaSuccess : cudaErrorNotReady;
 }
 
@@ -511,9 +548,11 @@ cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) {
     CUstream_st *s = S(stream);
     if (s->capture) fail("cudaGraphLaunch inside a capture is not emulated");
     std::shared_ptr<graph_def> def = exec->def;
+    auto run = std::make_shared<std::shared_ptr<graph_run>>();   /* made when the stream gets there */
     op o;
     o.what = "cudaGraphLaunch";
-    o.fn = [def]() { run_graph(*def); };
+    o.fn = [def, run]() { *run = start_graph(*def); };
+    o.finished = [run]() { return graph_done(**run); };
     push(s, std::move(o));
     return cudaSuccess;
 }

@@ -11,6 +11,6 @@ i=0
 while IFS= read -r f; do
   i=$((i + 1))
   cp "$f" "$dir/$(printf '%03d' "$i")-$(basename "$f")"
-done < <(find specs tests/golden/errors tests/fuzz/regressions -type f \
+done < <(find specs tests/golden/errors $(ls -d tests/fuzz/regressions 2>/dev/null) -type f \
            \( -name '*.spec' -o -name '*.inc' -o -name 'crash-*' -o -name '*.repro' \) | sort)
 echo "$i seeds in $dir"
