@@ -174,7 +174,7 @@ static void optimizer_device(void *arg) {
     if (cm->weights_nhwc) cm->weights_nhwc();
 }
 
-/* The step's scalars go to page-locked memory the captured graph copies from. */
+/* The step's scalars go to the device word the captured graph reads, ahead of it in stream order. */
 static void optimizer_step(rt_model_ctx *ctx, double lr, long step) {
     (void)ctx;
     rt_cuda_optim_set_step(rt_dev.optim, lr, step);

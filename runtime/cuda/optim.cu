@@ -3,7 +3,11 @@
  * (LARS) trust ratio. Norms for LARS, gradient clipping and the loss scaler's overflow test
  * are per-chunk partial sums added in chunk order, so a run repeats bit for bit. Semantics:
  * rt_optim.h, per tensor. Every per-step value (LR, bias corrections, the loss scale) is
- * read from device memory, so the launch can be captured in a CUDA graph. */
+ * read from device memory, so the launch can be captured in a CUDA graph. The step's
+ * scalars reach that memory through a one-thread kernel launched outside the graph with
+ * them as its by-value argument: the driver copies a launch's arguments when the launch is
+ * made, so the host may run any number of steps ahead of the device without a slot it must
+ * not overwrite (a page-locked slot read at replay gave every queued step the last one's). */
 #include <math.h>
 #include <string.h>
 #include "cuda_common.cuh"
@@ -59,9 +63,11 @@ struct rt_cuda_optim {
     float *trust, *scale;        /* device: per tensor; one */
     scaler_state *scaler;        /* device */
     int scaler_mode;
-    update_args *args_host;      /* page-locked: set_step writes, launch copies */
-    update_args *args;           /* device */
+    update_args *args;           /* device: set_step writes it in stream order */
 };
+
+/* The step's scalars, copied by the driver at the launch, stored where the graph reads them. */
+__global__ void __launch_bounds__(1) store_step_args_kernel(update_args *dst, update_args a) { *dst = a; }
 
 __global__ void chunk_norms_kernel(double *sq_g, double *sq_p, const chunk_info *chunks, const float *grads,
                                    const float *params) {
@@ -218,8 +224,6 @@ rt_cuda_optim *rt_cuda_optim_create(const rt_optim_config *cfg, const long *offs
     o->scaler = (scaler_state *)rt_cuda_malloc(sizeof *o->scaler, "loss scaler");
     rt_cuda_memset0(o->scaler, sizeof *o->scaler);
     o->args = (update_args *)rt_cuda_malloc(sizeof *o->args, "optimizer step arguments");
-    CUDA_CHECK(cudaHostAlloc((void **)&o->args_host, sizeof *o->args_host, cudaHostAllocDefault));
-    memset(o->args_host, 0, sizeof *o->args_host);
     rt_cuda_sync();   /* the host tables are freed next */
     free(ti);
     free(ci);
@@ -267,13 +271,16 @@ void rt_cuda_optim_set_step(rt_cuda_optim *o, double lr, long step) {
         a.beta1 = c->beta1, a.beta2 = c->beta2;
         a.one_b1 = (float)(1.0 - c->beta1), a.one_b2 = (float)(1.0 - c->beta2);
     }
-    *o->args_host = a;   /* the previous step's copy has completed: the trainer synchronized since */
+    /* Captured, the launch would freeze this step's scalars into every replay. */
+    cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+    CUDA_CHECK(cudaStreamIsCapturing(rt_stream(), &capturing));
+    if (capturing != cudaStreamCaptureStatusNone) rt_die("internal: rt_cuda_optim_set_step inside a CUDA graph capture");
+    store_step_args_kernel<<<1, 1, 0, rt_stream()>>>(o->args, a);
+    CUDA_LAUNCHED();
 }
 
 void rt_cuda_optim_launch(rt_cuda_optim *o, float *params, void *params_act, float *state, const float *grads) {
     if (o->n_chunks == 0) return;
-    /* From page-locked memory: captured, this copy reads the host word at every replay. */
-    CUDA_CHECK(cudaMemcpyAsync(o->args, o->args_host, sizeof *o->args, cudaMemcpyHostToDevice, rt_stream()));
     int lars = o->cfg.kind == RT_OPTIM_LARS;
     scaler_state *sc = o->scaler_mode ? o->scaler : NULL;
     if (o->clip > 0 || lars || sc) {

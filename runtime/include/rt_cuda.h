@@ -262,9 +262,10 @@ const float *rt_cuda_optim_loss_scale(const rt_cuda_optim *o);   /* device float
  * steps so far }. get synchronizes; set is async. */
 void rt_cuda_optim_scaler_get(const rt_cuda_optim *o, double state_host[3]);
 void rt_cuda_optim_scaler_set(rt_cuda_optim *o, const double state_host[3]);
-/* A step in two halves, so that the launch can be captured in a CUDA graph: set_step stores
- * the step's scalars (LR, bias corrections) in page-locked host memory; launch copies them to
- * the device and runs the kernels. params_act (or NULL) receives the updated parameters in
+/* A step in two halves, so that the launch can be captured in a CUDA graph: set_step (never
+ * captured) enqueues a write of the step's scalars (LR, bias corrections) to device memory,
+ * frozen at the call, so nothing needs a synchronize between steps; launch runs the kernels
+ * that read them. params_act (or NULL) receives the updated parameters in
  * the activation type: the compute copy conv and linear read.
  * state: the host layout (rt_optim.h): a tensor at parameter offset o keeps its
  * rt_optim_state_per_param planes of count floats at state + planes·o. */

@@ -147,6 +147,13 @@ uint64_t shuffle(int kind, unsigned mask, uint64_t bits, int arg, int width, con
     return f->shfl_out;
 }
 
+void launch_bounds(const char *file, int line, int max_threads, int min_blocks) {
+    unsigned threads = block_dim.x * block_dim.y * block_dim.z;
+    if (threads > (unsigned)max_threads)
+        fail("%s:%d: a block of %u threads launches a kernel declared __launch_bounds__(%d): the GPU refuses the "
+             "launch (too many resources requested)", file, line, threads, max_threads);
+}
+
 static const char *state_name(int s) {
     return s == AT_BARRIER ? "waits at __syncthreads" : s == AT_SHUFFLE ? "waits at a shuffle" : s == DONE ? "has exited" : "runs";
 }

@@ -43,6 +43,11 @@ template <typename T> T shfl(int kind, unsigned mask, T v, const char *file, int
     return out;
 }
 
+/* A kernel's __launch_bounds__(max_threads[, min_blocks]), checked by each of its threads
+ * (tests/emu/emu-nvcc moves the qualifier there): a block larger than max_threads is a
+ * launch the GPU refuses (cudaErrorLaunchOutOfResources); the emulator stops at it. */
+void launch_bounds(const char *file, int line, int max_threads, int min_blocks = 0);
+
 /* A launch: where it is written, its geometry and stream. */
 struct launch_cfg {
     const char *file;

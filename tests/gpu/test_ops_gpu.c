@@ -569,6 +569,47 @@ static void test_optim(const char *name, rt_optim_config cfg, double clip) {
     }
 }
 
+/* Steps enqueued back to back with nothing synchronizing between them, through a CUDA graph
+ * (run directly, captured, replayed twice), each with its own LR and step number: each step
+ * must use its own scalars, however far the host runs ahead of the device (risk 4 of #17:
+ * one page-locked slot read at replay gave every step the last step's scalars). */
+static struct { rt_cuda_optim *o; float *p, *st, *g; } unsynced;
+static void unsynced_step(void *arg) {
+    (void)arg;
+    rt_cuda_optim_launch(unsynced.o, unsynced.p, NULL, unsynced.st, unsynced.g);
+}
+static void test_optim_unsynced(const char *name, rt_optim_config cfg) {
+    enum { STEPS = 4 };
+    long counts[1] = { 3000 }, offsets[1] = { 0 };
+    int exempt[1] = { 0 };
+    long np = counts[0];
+    int per = rt_optim_state_per_param(&cfg);
+    float *p = host_random(np, 1), *st = rt_xcalloc((size_t)(per * np + 1), sizeof(float));
+    float *g[STEPS], *g_dev[STEPS];
+    for (int s = 0; s < STEPS; s++) g[s] = host_random(np, 1), g_dev[s] = dev_from(g[s], np);
+    unsynced.p = dev_from(p, np), unsynced.st = dev_zero(per * np), unsynced.g = dev_zero(np);
+    unsynced.o = rt_cuda_optim_create(&cfg, offsets, counts, exempt, 1, 1e-2f, 0, 1.0f);
+    rt_cuda_sync();
+    rt_cuda_graph *graph = NULL;
+    for (long step = 0; step < STEPS; step++) {
+        double lr = 0.1 / (step + 1);
+        rt_optim_args a = { (float)lr, 1e-2f, 1.0f, step };
+        rt_optim_step(p, st, g[step], np, 0, &cfg, &a);
+        rt_cuda_copy_d2d(unsynced.g, g_dev[step], sizeof(float) * (size_t)np);
+        rt_cuda_optim_set_step(unsynced.o, lr, step);
+        rt_cuda_graph_run(&graph, unsynced_step, NULL);
+    }
+    char what[128];
+    snprintf(what, sizeof what, "optimizer %s, %d unsynchronized graph steps", name, STEPS);
+    compare(what, unsynced.p, p, np, 1e-5);
+    if (per) {
+        snprintf(what, sizeof what, "optimizer %s state, unsynchronized steps", name);
+        compare(what, unsynced.st, st, per * np, 1e-5);
+    }
+    for (int s = 0; s < STEPS; s++) free(g[s]), rt_cuda_free(g_dev[s]);
+    free(p), free(st);
+}
+
 /* Dynamic loss scaling: a step with an inf gradient changes nothing, is counted and halves
  * the scale; the next, clean step (the trainer's step 1) divides the scale out of the
  * gradients and is the optimizer's first step (momentum starts, AdamW's bias corrections
@@ -726,6 +767,9 @@ int main(void) {
                                                          .sgd = { .momentum = 0.9f, .nesterov = 1 } });
     test_loss_scaler("adamw", (rt_optim_config){ .kind = RT_OPTIM_ADAMW,
                                                   .adamw = { .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8 } });
+    test_optim_unsynced("sgd momentum", (rt_optim_config){ .kind = RT_OPTIM_SGD, .sgd = { .momentum = 0.9f } });
+    test_optim_unsynced("adamw", (rt_optim_config){ .kind = RT_OPTIM_ADAMW,
+                                                     .adamw = { .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8 } });
     rt_cuda_sync();
     printf("%d checks, %d failed\n", checks, failures);
     return failures ? 1 : 0;
