@@ -14,6 +14,7 @@
 
 #define CHUNK 32768
 #define OPT_THREADS 256
+#define FINALIZE_THREADS 1024   /* one block adds every chunk's norm */
 
 typedef struct {
     long start;       /* first parameter index of the chunk */
@@ -67,10 +68,12 @@ struct rt_cuda_optim {
 };
 
 /* The step's scalars, copied by the driver at the launch, stored where the graph reads them. */
-__global__ void __launch_bounds__(1) store_step_args_kernel(update_args *dst, update_args a) { *dst = a; }
+__global__ void __launch_bounds__(1)
+store_step_args_kernel(update_args *dst, update_args a) { *dst = a; }
 
-__global__ void chunk_norms_kernel(double *sq_g, double *sq_p, const chunk_info *chunks, const float *grads,
-                                   const float *params) {
+__global__ void __launch_bounds__(OPT_THREADS)
+chunk_norms_kernel(double *sq_g, double *sq_p, const chunk_info *chunks, const float *grads,
+                   const float *params) {
     chunk_info ch = chunks[blockIdx.x];
     double g = 0, p = 0;
     for (int i = threadIdx.x; i < ch.len; i += blockDim.x) {
@@ -92,9 +95,10 @@ __global__ void chunk_norms_kernel(double *sq_g, double *sq_p, const chunk_info 
 /* One block: the gradient scale (1/world, 1/loss scale, and torch's clipping coefficient
  * min(1, max/(norm + 1e-6)), left out when the norm is not finite), the loss scaler's
  * verdict on this step and, for LARS, every tensor's trust ratio (rt_lars_trust_ratio). */
-__global__ void finalize_kernel(float *scale, float *trust, const double *sq_g, const double *sq_p,
-                                const tensor_info *tensors, int n_tensors, int n_chunks, double clip,
-                                float eta, float eps, float grad_div, scaler_state *sc) {
+__global__ void __launch_bounds__(FINALIZE_THREADS)
+finalize_kernel(float *scale, float *trust, const double *sq_g, const double *sq_p,
+                const tensor_info *tensors, int n_tensors, int n_chunks, double clip,
+                float eta, float eps, float grad_div, scaler_state *sc) {
     float s = grad_div;
     if (sc && sc->mode) s /= sc->scale;   /* read by every thread before thread 0 updates it */
     double acc = 0;
@@ -132,9 +136,10 @@ __global__ void finalize_kernel(float *scale, float *trust, const double *sq_g, 
 /* params_act: the compute copy of the parameters (16-bit modes), or NULL. A step the loss
  * scaler rejected changes nothing. */
 template <typename T>
-__global__ void update_kernel(float *params, T *params_act, float *state, const float *grads,
-                              const chunk_info *chunks, const tensor_info *tensors, const float *scale_p,
-                              const float *trust, const update_args *args, const scaler_state *sc) {
+__global__ void __launch_bounds__(OPT_THREADS)
+update_kernel(float *params, T *params_act, float *state, const float *grads,
+              const chunk_info *chunks, const tensor_info *tensors, const float *scale_p,
+              const float *trust, const update_args *args, const scaler_state *sc) {
     if (sc && sc->skip) return;
     update_args a = *args;
     if (sc && sc->skipped) {
@@ -287,7 +292,7 @@ void rt_cuda_optim_launch(rt_cuda_optim *o, float *params, void *params_act, flo
         chunk_norms_kernel<<<o->n_chunks, OPT_THREADS, 0, rt_stream()>>>(o->sq_g, lars ? o->sq_p : NULL, o->chunks,
                                                                         grads, params);
         CUDA_LAUNCHED();
-        finalize_kernel<<<1, 1024, 0, rt_stream()>>>(o->scale, lars ? o->trust : NULL, o->sq_g, o->sq_p,
+        finalize_kernel<<<1, FINALIZE_THREADS, 0, rt_stream()>>>(o->scale, lars ? o->trust : NULL, o->sq_g, o->sq_p,
                                                      o->tensors, o->n_tensors, o->n_chunks, o->clip,
                                                      lars ? o->cfg.lars.eta : 0.0f, lars ? o->cfg.lars.eps : 0.0f,
                                                      o->grad_div, sc);

@@ -119,6 +119,11 @@ void rt_cuda_conv_weight_nhwc(const rt_cuda_conv *c, void *dst, const void *src)
 /* Times forward, backward-data (unless no_din) and backward-filter algorithms within
  * workspace_cap bytes; returns the workspace the choice needs. Needs no model memory. */
 size_t rt_cuda_conv_select(rt_cuda_conv *c, int no_din, size_t workspace_cap);
+/* Several ranks: rank 0's algorithms (and math types) for every selected conv, broadcast
+ * over comm and adopted by every rank, so that all ranks compute alike and size the same
+ * workspace (each rank's own timing may rank them differently). Returns the workspace rank
+ * 0's choice needs. Call on every rank after every rt_cuda_conv_select. */
+size_t rt_cuda_conv_agree(rt_comm *comm);
 /* The shared workspace; set once after every layer is selected. */
 void rt_cuda_conv_set_workspace(void *work, size_t bytes);
 /* weight: the compute copy (activation type); dweight: FP32. */
