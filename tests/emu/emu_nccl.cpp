@@ -3,7 +3,8 @@
  * issued, whatever stream they are on (NCCL's rule; a capture replays them in node order).
  * Before each one the ranks compare what they are about to do (call number, kind, type,
  * count, root) and stop with both sides' calls when they differ: a rank that issues its
- * calls in another order, or with another size, would hang or corrupt a real run. */
+ * calls in another order, or with another size, would hang or corrupt a real run. They also
+ * compare the cuDNN algorithms each has run (emu::cudnn_digest). */
 #define OMPI_SKIP_MPICXX 1
 #include <mpi.h>
 #include <stdio.h>
@@ -29,6 +30,7 @@ struct signature {
     long call;
     int kind, dtype, root, op;
     long count;
+    uint64_t cudnn;   /* emu::cudnn_digest when the collective runs */
 };
 const char *kind_name(int k) { return k == 0 ? "ncclAllReduce" : "ncclBroadcast"; }
 
@@ -48,6 +50,10 @@ void agree(ncclComm *c, const signature &mine) {
     MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, c->mpi);
     for (int r = 0; r < c->size; r++) {
         const signature &o = all[(size_t)r];
+        if (o.cudnn != mine.cudnn)
+            fail("ranks %d and %d ran different cuDNN convolution algorithms before NCCL call #%ld (digests %016llx and "
+                 "%016llx): every rank must run rank 0's choice", c->rank, r, mine.call, (unsigned long long)mine.cudnn,
+                 (unsigned long long)o.cudnn);
         if (memcmp(&o, &mine, sizeof o) != 0)
             fail("NCCL calls differ between ranks: rank %d's call #%ld is %s(type %d, count %ld, root %d), rank %d's "
                  "is %s(type %d, count %ld, root %d)",
@@ -64,10 +70,11 @@ ncclResult_t collective(int kind, const void *send, void *recv, size_t count, nc
     MPI_Datatype mt = mpi_type(t, &eb);
     emu::check_device(recv, count * eb, kind_name(kind));
     emu::check_device(send, count * eb, kind_name(kind));
-    signature sig = { 0, kind, (int)t, root, (int)op, (long)count };
+    signature sig = { 0, kind, (int)t, root, (int)op, (long)count, 0 };
     emu::enqueue(s, kind_name(kind), [=]() {
         signature me = sig;
         me.call = c->calls++;
+        me.cudnn = emu::cudnn_digest;
         agree(c, me);
         if (kind == 0) {
             if (send == recv) MPI_Allreduce(MPI_IN_PLACE, recv, (int)count, mt, MPI_SUM, c->mpi);
