@@ -97,7 +97,7 @@ CUDA_LINK    := $(RT_CUDA_LIB) $(CUDNN_LIB) $(CUBLASLT_LIB) $(NCCL_LIB) $(CUDART
 
 $(GPU_TEST_BIN): tests/gpu/test_ops_gpu.c $(RT_CUDA_LIB) $(BUILD)/libtrainrt.a runtime/include/rt_cuda.h | cuda-check
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_COMMON) -O2 -Werror -c $< -o $@.o
+	$(CC) $(CFLAGS_COMMON) $(CUDA_INCLUDES) -O2 -Werror -c $< -o $@.o
 	$(CXX) -fopenmp $@.o $(CUDA_LINK) -o $@
 
 .PHONY: test-gpu-build

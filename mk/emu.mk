@@ -45,7 +45,7 @@ $(EMU_RT_LIB): $(EMU_RT_OBJS)
 
 $(EMU_TEST_BIN): tests/gpu/test_ops_gpu.c $(EMU_RT_LIB) $(EMU_LIB) $(RT_LIB_ASAN)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_COMMON) -O1 $(EMU_SAN) -c $< -o $@.o
+	$(CC) $(CFLAGS_COMMON) -I$(EMU_CUDA_INC) -O1 $(EMU_SAN) -c $< -o $@.o
 	$(CXX) -fopenmp $@.o $(EMU_LINK) $(RT_LIB_ASAN) $(LDLIBS) -lpthread -ldl -lrt -o $@
 
 # The toolchain trainc uses for `--backend cuda` under emulation (compiler/cmd/build_cuda.c).

@@ -82,7 +82,7 @@ static void emit_ew(FILE *out, const ew_kernel *k) {
     params_as(kparams, sizeof kparams, k->params, "act_t");
     params_as(cparams, sizeof cparams, k->params, "void");
     launch_args(args, sizeof args, k->params);
-    fprintf(out, "/* %s */\n__global__ void %s_kernel(%s) {\n", k->what, k->name, kparams);
+    fprintf(out, "/* %s */\n__global__ void __launch_bounds__(RT_THREADS) %s_kernel(%s) {\n", k->what, k->name, kparams);
     if (k->prologue) fprintf(out, "    %s\n", k->prologue);
     fprintf(out, "    for (long q = blockIdx.x * (long)blockDim.x + threadIdx.x; q < %ldL; q += (long)gridDim.x * blockDim.x) {\n",
             iters);

@@ -116,6 +116,8 @@ static void upload(rt_model_ctx *ctx, const rt_run_config *run, const float *opt
     if (ctx->no_graph) rt_cuda_graph_disable();
     /* cuDNN algorithms are timed once here (no model memory needed yet) */
     size_t work = cm->create_plans(rt_cuda_workspace_cap());
+    /* every rank runs rank 0's algorithms (their timing may differ per GPU) */
+    if (rt_comm_size(ctx->comm) > 1) work = rt_cuda_conv_agree(ctx->comm);
     /* refuse before allocating when the plan does not fit (rt_devmem.h: the accounting
      * `trainc show --device-memory` uses too) */
     long n_params = model.n_params, n_buffers = model.n_buffers;
@@ -187,7 +189,7 @@ static void optimizer_device(void *arg) {
     if (cm->weights_nhwc) cm->weights_nhwc();
 }
 
-/* The step's scalars go to page-locked memory the captured graph copies from. */
+/* The step's scalars go to the device word the captured graph reads, ahead of it in stream order. */
 static void optimizer_step(rt_model_ctx *ctx, double lr, long step) {
     (void)ctx;
     rt_cuda_optim_set_step(rt_dev.optim, lr, step);

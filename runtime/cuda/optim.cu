@@ -4,13 +4,18 @@
  * chunk (lamb_moments_kernel), then the trust ratios, then the update. Norms for LARS, gradient clipping and the loss scaler's overflow test
  * are per-chunk partial sums added in chunk order, so a run repeats bit for bit. Semantics:
  * rt_optim.h, per tensor. Every per-step value (LR, bias corrections, the loss scale) is
- * read from device memory, so the launch can be captured in a CUDA graph. */
+ * read from device memory, so the launch can be captured in a CUDA graph. The step's
+ * scalars reach that memory through a one-thread kernel launched outside the graph with
+ * them as its by-value argument: the driver copies a launch's arguments when the launch is
+ * made, so the host may run any number of steps ahead of the device without a slot it must
+ * not overwrite (a page-locked slot read at replay gave every queued step the last one's). */
 #include <math.h>
 #include <string.h>
 #include "cuda_common.cuh"
 
 #define CHUNK 32768
 #define OPT_THREADS 256
+#define FINALIZE_THREADS 1024   /* one block adds every chunk's norm */
 
 typedef struct {
     long start;       /* first parameter index of the chunk */
@@ -62,12 +67,16 @@ struct rt_cuda_optim {
     float *trust, *scale;        /* device: per tensor; one */
     scaler_state *scaler;        /* device */
     int scaler_mode;
-    update_args *args_host;      /* page-locked: set_step writes, launch copies */
-    update_args *args;           /* device */
+    update_args *args;           /* device: set_step writes it in stream order */
 };
 
-__global__ void chunk_norms_kernel(double *sq_g, double *sq_p, const chunk_info *chunks, const tensor_info *tensors,
-                                   const float *grads, const float *params) {
+/* The step's scalars, copied by the driver at the launch, stored where the graph reads them. */
+__global__ void __launch_bounds__(1)
+store_step_args_kernel(update_args *dst, update_args a) { *dst = a; }
+
+__global__ void __launch_bounds__(OPT_THREADS)
+chunk_norms_kernel(double *sq_g, double *sq_p, const chunk_info *chunks, const tensor_info *tensors,
+                   const float *grads, const float *params) {
     chunk_info ch = chunks[blockIdx.x];
     if (tensors[ch.tensor].lr_mult == 0.0f) {   /* the whole block: Caffe computes no gradient for it */
         if (threadIdx.x == 0) {
@@ -97,9 +106,10 @@ __global__ void chunk_norms_kernel(double *sq_g, double *sq_p, const chunk_info 
  * min(1, max/(norm + 1e-6)), left out when the norm is not finite; then timm Lamb's own
  * 1/max(1, norm/lamb_max)), the loss scaler's verdict on this step and, for LARS, every
  * tensor's trust ratio (rt_lars_trust_ratio). */
-__global__ void finalize_kernel(float *scale, float *trust, const double *sq_g, const double *sq_p,
-                                const tensor_info *tensors, int n_tensors, int n_chunks, double clip,
-                                double lamb_max, float eta, float eps, float grad_div, scaler_state *sc) {
+__global__ void __launch_bounds__(FINALIZE_THREADS)
+finalize_kernel(float *scale, float *trust, const double *sq_g, const double *sq_p,
+                const tensor_info *tensors, int n_tensors, int n_chunks, double clip,
+                double lamb_max, float eta, float eps, float grad_div, scaler_state *sc) {
     float s = grad_div;
     if (sc && sc->mode) s /= sc->scale;   /* read by every thread before thread 0 updates it */
     double acc = 0;
@@ -160,7 +170,8 @@ __device__ __forceinline__ float lamb_update(float m, float v, float p, float wd
 }
 
 /* LAMB, pass 1: the moments, and per chunk Σp² (sq_p) and Σupdate² (sq_u). */
-__global__ void lamb_moments_kernel(double *sq_u, double *sq_p, float *state, const float *params,
+__global__ void __launch_bounds__(OPT_THREADS)
+lamb_moments_kernel(double *sq_u, double *sq_p, float *state, const float *params,
                                     const float *grads, const chunk_info *chunks, const tensor_info *tensors,
                                     const float *scale_p, const update_args *args, const scaler_state *sc) {
     if (sc && sc->skip) return;
@@ -187,7 +198,8 @@ __global__ void lamb_moments_kernel(double *sq_u, double *sq_p, float *state, co
 }
 
 /* LAMB, pass 2: trust = ‖p‖/‖u‖ per tensor with decay (1 without, or when either is 0). */
-__global__ void lamb_trust_kernel(float *trust, const double *sq_u, const double *sq_p, const tensor_info *tensors,
+__global__ void __launch_bounds__(FINALIZE_THREADS)
+lamb_trust_kernel(float *trust, const double *sq_u, const double *sq_p, const tensor_info *tensors,
                                   int n_tensors, const update_args *args) {
     for (int t = threadIdx.x; t < n_tensors; t += blockDim.x) {
         tensor_info ti = tensors[t];
@@ -203,9 +215,10 @@ __global__ void lamb_trust_kernel(float *trust, const double *sq_u, const double
 /* params_act: the compute copy of the parameters (16-bit modes), or NULL. A step the loss
  * scaler rejected changes nothing. */
 template <typename T>
-__global__ void update_kernel(float *params, T *params_act, float *state, const float *grads,
-                              const chunk_info *chunks, const tensor_info *tensors, const float *scale_p,
-                              const float *trust, const update_args *args, const scaler_state *sc) {
+__global__ void __launch_bounds__(OPT_THREADS)
+update_kernel(float *params, T *params_act, float *state, const float *grads,
+              const chunk_info *chunks, const tensor_info *tensors, const float *scale_p,
+              const float *trust, const update_args *args, const scaler_state *sc) {
     if (sc && sc->skip) return;
     update_args a = args_for_taken_steps(args, sc);
     chunk_info ch = chunks[blockIdx.x];
@@ -291,8 +304,6 @@ rt_cuda_optim *rt_cuda_optim_create(const rt_optim_config *cfg, const long *offs
     o->scaler = (scaler_state *)rt_cuda_malloc(sizeof *o->scaler, "loss scaler");
     rt_cuda_memset0(o->scaler, sizeof *o->scaler);
     o->args = (update_args *)rt_cuda_malloc(sizeof *o->args, "optimizer step arguments");
-    CUDA_CHECK(cudaHostAlloc((void **)&o->args_host, sizeof *o->args_host, cudaHostAllocDefault));
-    memset(o->args_host, 0, sizeof *o->args_host);
     rt_cuda_sync();   /* the host tables are freed next */
     free(ti);
     free(ci);
@@ -358,13 +369,16 @@ void rt_cuda_optim_set_step(rt_cuda_optim *o, double lr, long step) {
         a.beta1 = c->beta1, a.beta2 = c->beta2;
         a.one_b1 = (float)(1.0 - c->beta1), a.one_b2 = (float)(1.0 - c->beta2);
     }
-    *o->args_host = a;   /* the previous step's copy has completed: the trainer synchronized since */
+    /* Captured, the launch would freeze this step's scalars into every replay. */
+    cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+    CUDA_CHECK(cudaStreamIsCapturing(rt_stream(), &capturing));
+    if (capturing != cudaStreamCaptureStatusNone) rt_die("internal: rt_cuda_optim_set_step inside a CUDA graph capture");
+    store_step_args_kernel<<<1, 1, 0, rt_stream()>>>(o->args, a);
+    CUDA_LAUNCHED();
 }
 
 void rt_cuda_optim_launch(rt_cuda_optim *o, float *params, void *params_act, float *state, const float *grads) {
     if (o->n_chunks == 0) return;
-    /* From page-locked memory: captured, this copy reads the host word at every replay. */
-    CUDA_CHECK(cudaMemcpyAsync(o->args, o->args_host, sizeof *o->args, cudaMemcpyHostToDevice, rt_stream()));
     int lars = o->cfg.kind == RT_OPTIM_LARS, lamb = o->cfg.kind == RT_OPTIM_LAMB;
     double lamb_max = lamb ? o->cfg.lamb.max_grad_norm : 0.0;
     scaler_state *sc = o->scaler_mode ? o->scaler : NULL;
@@ -372,7 +386,7 @@ void rt_cuda_optim_launch(rt_cuda_optim *o, float *params, void *params_act, flo
         chunk_norms_kernel<<<o->n_chunks, OPT_THREADS, 0, rt_stream()>>>(o->sq_g, lars ? o->sq_p : NULL, o->chunks,
                                                                         o->tensors, grads, params);
         CUDA_LAUNCHED();
-        finalize_kernel<<<1, 1024, 0, rt_stream()>>>(o->scale, lars ? o->trust : NULL, o->sq_g, o->sq_p,
+        finalize_kernel<<<1, FINALIZE_THREADS, 0, rt_stream()>>>(o->scale, lars ? o->trust : NULL, o->sq_g, o->sq_p,
                                                      o->tensors, o->n_tensors, o->n_chunks, o->clip, lamb_max,
                                                      lars ? o->cfg.lars.eta : 0.0f, lars ? o->cfg.lars.eps : 0.0f,
                                                      o->grad_div, sc);
@@ -383,7 +397,7 @@ void rt_cuda_optim_launch(rt_cuda_optim *o, float *params, void *params_act, flo
         lamb_moments_kernel<<<o->n_chunks, OPT_THREADS, 0, rt_stream()>>>(o->sq_g, o->sq_p, st, params, grads,
                                                                          o->chunks, o->tensors, o->scale, o->args, sc);
         CUDA_LAUNCHED();
-        lamb_trust_kernel<<<1, 1024, 0, rt_stream()>>>(o->trust, o->sq_g, o->sq_p, o->tensors, o->n_tensors, o->args);
+        lamb_trust_kernel<<<1, FINALIZE_THREADS, 0, rt_stream()>>>(o->trust, o->sq_g, o->sq_p, o->tensors, o->n_tensors, o->args);
         CUDA_LAUNCHED();
     }
     RT_ACT_DISPATCH(update_kernel<T><<<o->n_chunks, OPT_THREADS, 0, rt_stream()>>>(

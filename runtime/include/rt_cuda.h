@@ -119,6 +119,11 @@ void rt_cuda_conv_weight_nhwc(const rt_cuda_conv *c, void *dst, const void *src)
 /* Times forward, backward-data (unless no_din) and backward-filter algorithms within
  * workspace_cap bytes; returns the workspace the choice needs. Needs no model memory. */
 size_t rt_cuda_conv_select(rt_cuda_conv *c, int no_din, size_t workspace_cap);
+/* Several ranks: rank 0's algorithms (and math types) for every selected conv, broadcast
+ * over comm and adopted by every rank, so that all ranks compute alike and size the same
+ * workspace (each rank's own timing may rank them differently). Returns the workspace rank
+ * 0's choice needs. Call on every rank after every rt_cuda_conv_select. */
+size_t rt_cuda_conv_agree(rt_comm *comm);
 /* The shared workspace; set once after every layer is selected. */
 void rt_cuda_conv_set_workspace(void *work, size_t bytes);
 /* weight: the compute copy (activation type); dweight: FP32. */
@@ -285,9 +290,10 @@ const float *rt_cuda_optim_loss_scale(const rt_cuda_optim *o);   /* device float
  * steps so far }. get synchronizes; set is async. */
 void rt_cuda_optim_scaler_get(const rt_cuda_optim *o, double state_host[3]);
 void rt_cuda_optim_scaler_set(rt_cuda_optim *o, const double state_host[3]);
-/* A step in two halves, so that the launch can be captured in a CUDA graph: set_step stores
- * the step's scalars (LR, bias corrections) in page-locked host memory; launch copies them to
- * the device and runs the kernels. params_act (or NULL) receives the updated parameters in
+/* A step in two halves, so that the launch can be captured in a CUDA graph: set_step (never
+ * captured) enqueues a write of the step's scalars (LR, bias corrections) to device memory,
+ * frozen at the call, so nothing needs a synchronize between steps; launch runs the kernels
+ * that read them. params_act (or NULL) receives the updated parameters in
  * the activation type: the compute copy conv and linear read.
  * state: the host layout (rt_optim.h): a tensor at parameter offset o keeps its
  * rt_optim_state_per_param planes of count floats at state + planes·o. */

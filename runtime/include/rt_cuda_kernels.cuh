@@ -11,7 +11,10 @@
 #include "rt_cuda.h"
 #include "rt_hash.h"   /* rt_hash_uniform, rt_hash_u64: the CPU masks, on the device */
 
+/* Block sizes, also every kernel's __launch_bounds__ (tests/cuda/launch_bounds_test.sh):
+ * RT_THREADS for element-wise grids, RT_CHANNEL_THREADS for one block per channel reductions. */
 #define RT_THREADS 256
+#define RT_CHANNEL_THREADS 512
 /* Grid for one thread per element, capped: kernels stride over the rest (grid-stride loop). */
 static inline unsigned rt_blocks(long n) {
     long b = (n + RT_THREADS - 1) / RT_THREADS;

@@ -2,7 +2,9 @@
  * as fibers on one host thread (a fiber runs until it reaches __syncthreads, a warp shuffle
  * or its end). It stops the program, naming the source line, when a barrier is reached by
  * part of a block or a shuffle by part of the lanes its mask names: what hangs or computes
- * garbage on a GPU. EMU_SCHEDULE=1 runs blocks and threads in reverse order. */
+ * garbage on a GPU, and when two threads touch one element of a __shared__ array between
+ * barriers with at least one write (emu_cuda.h). EMU_SCHEDULE=1 runs blocks and threads in
+ * reverse order. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +35,13 @@ void fail(const char *fmt, ...) {
     va_end(ap);
     fflush(stderr);
     abort();
+}
+
+int launcher_rank(void) {
+    static const char *const names[] = { "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK" };
+    for (const char *n : names)
+        if (const char *v = getenv(n)) return atoi(v);
+    return 0;
 }
 
 int schedule(void) {
@@ -147,6 +156,46 @@ uint64_t shuffle(int kind, unsigned mask, uint64_t bits, int arg, int width, con
     return f->shfl_out;
 }
 
+void launch_bounds(const char *file, int line, int max_threads, int min_blocks) {
+    unsigned threads = block_dim.x * block_dim.y * block_dim.z;
+    if (threads > (unsigned)max_threads)
+        fail("%s:%d: a block of %u threads launches a kernel declared __launch_bounds__(%d): the GPU refuses the "
+             "launch (too many resources requested)", file, line, threads, max_threads);
+}
+
+/* Barrier intervals, numbered across all blocks: a new block starts a new one too. */
+static unsigned long shared_interval = 1;
+
+void shared_index_error(const shared_where &w, long i, size_t n) {
+    fail("%s:%d: __shared__ %s: index %ld is outside [0, %zu) (block %u, thread %d)", w.file, w.line, w.name, i, n,
+         block_idx.x, cur ? cur->linear : -1);
+}
+
+void shared_access(shared_meta &m, bool write, const shared_where &w, long index) {
+    if (!running) fail("__shared__ %s (%s:%d) used outside a kernel", w.name, w.file, w.line);
+    int t = running->ts.linear, other = -1;
+    const char *what = NULL;
+    if (m.interval != shared_interval) m = shared_meta{ shared_interval, -1, -1, false };
+    if (m.writer >= 0 && m.writer != t) other = m.writer, what = write ? "written by thread %d and by thread %d" : "written by thread %d and read by thread %d";
+    else if (write && m.many_readers && m.reader != t) other = m.reader, what = "read by thread %d (and others) and written by thread %d";
+    else if (write && m.many_readers) other = t, what = "read by thread %d and others and written by thread %d";
+    else if (write && m.reader >= 0 && m.reader != t) other = m.reader, what = "read by thread %d and written by thread %d";
+    if (what) {
+        char both[160];
+        snprintf(both, sizeof both, what, other, t);
+        fprintf(stderr, "emu: error: shared-memory race: %s[%ld] (declared at %s:%d) %s of block (%u,%u,%u) with no "
+                        "__syncthreads between them; the access of thread %d:\n",
+                w.name, index, w.file, w.line, both, block_idx.x, block_idx.y, block_idx.z, t);
+#if EMU_ASAN
+        __sanitizer_print_stack_trace();
+#endif
+        fail("shared-memory race on %s[%ld] (%s:%d)", w.name, index, w.file, w.line);
+    }
+    if (write) m.writer = t;
+    else if (m.reader < 0) m.reader = t;
+    else if (m.reader != t) m.many_readers = true;
+}
+
 static const char *state_name(int s) {
     return s == AT_BARRIER ? "waits at __syncthreads" : s == AT_SHUFFLE ? "waits at a shuffle" : s == DONE ? "has exited" : "runs";
 }
@@ -219,7 +268,9 @@ static void run_block(int nthreads, const launch_desc &d) {
         start_fiber(f);
         f->ts.tid = make_uint3((unsigned)(t % block_dim.x), (unsigned)(t / block_dim.x % block_dim.y),
                                (unsigned)(t / (block_dim.x * block_dim.y)));
+        f->ts.linear = t;
     }
+    shared_interval++;
     for (;;) {
         for (int i = 0; i < nthreads; i++) {
             fiber *f = &fibers[reverse ? nthreads - 1 - i : i];
@@ -250,6 +301,7 @@ static void run_block(int nthreads, const launch_desc &d) {
                      block_idx.x, block_idx.y, block_idx.z, waiter->file, waiter->line, f->file, f->line, d.file, d.line);
             f->state = RUNNABLE;
         }
+        shared_interval++;   /* every thread passed the barrier */
     }
 }
 

@@ -4,7 +4,8 @@
  * block barrier, warp shuffles across 32 lanes, and the kernel launch that tests/emu/emu-nvcc
  * rewrites `k<<<grid, block, smem, stream>>>(args)` into: `k | emu::cfg(...) | emu::args(...)`,
  * which freezes the arguments (converted to the kernel's parameter types) and enqueues the
- * grid on its stream. `__shared__` variables are static: blocks run one after another. */
+ * grid on its stream. `__shared__` variables are static: blocks run one after another;
+ * arrays among them are shared_array (emu-nvcc), which checks for races between barriers. */
 #ifndef EMU_CUDA_H
 #define EMU_CUDA_H
 #ifdef __cplusplus
@@ -24,6 +25,7 @@ namespace emu {
 struct fiber;
 struct thread_state {
     uint3 tid;
+    int linear;   /* x + y·X + z·X·Y: the thread's number in the block */
 };
 extern thread_state *cur;                /* the fiber that runs now */
 extern uint3 block_idx;
@@ -42,6 +44,67 @@ template <typename T> T shfl(int kind, unsigned mask, T v, const char *file, int
     memcpy(&out, &bits, sizeof out);
     return out;
 }
+
+/* A kernel's __launch_bounds__(max_threads[, min_blocks]), checked by each of its threads
+ * (tests/emu/emu-nvcc moves the qualifier there): a block larger than max_threads is a
+ * launch the GPU refuses (cudaErrorLaunchOutOfResources); the emulator stops at it. */
+void launch_bounds(const char *file, int line, int max_threads, int min_blocks = 0);
+
+/* Shared memory with a race check. tests/emu/emu-nvcc rewrites each `__shared__ T name[D]...;`
+ * array into a static shared_array<T, D...>, whose elements record, per barrier interval
+ * (from one __syncthreads of the block to the next), which thread wrote them and which read
+ * them: one thread writing an element that another thread wrote or read in the same
+ * interval, or reading one another thread wrote, is a race (the GPU gives no order between
+ * them), and the emulator stops with the array, the index, both threads and the stack. */
+struct shared_meta {
+    unsigned long interval;   /* the barrier interval the fields describe */
+    int writer, reader;       /* linear thread ids, -1 none */
+    bool many_readers;
+};
+struct shared_where {
+    const char *name, *file;
+    int line;
+};
+void shared_access(shared_meta &m, bool write, const shared_where &w, long index);
+template <typename T> struct shared_ref {
+    T *data;
+    shared_meta *meta;
+    const shared_where *w;
+    long i;
+    operator T() const {
+        shared_access(meta[i], false, *w, i);
+        return data[i];
+    }
+    shared_ref &operator=(T v) {
+        shared_access(meta[i], true, *w, i);
+        data[i] = v;
+        return *this;
+    }
+    shared_ref &operator=(const shared_ref &o) { return *this = (T)o; }
+    template <typename U> shared_ref &operator+=(U v) { return *this = (T)((T) * this + v); }
+    template <typename U> shared_ref &operator-=(U v) { return *this = (T)((T) * this - v); }
+    template <typename U> shared_ref &operator*=(U v) { return *this = (T)((T) * this * v); }
+};
+template <size_t... D> constexpr size_t extent_product() { return (D * ... * (size_t)1); }
+void shared_index_error(const shared_where &w, long i, size_t n);
+template <typename T, size_t N, size_t... Rest> struct shared_view {
+    T *data;
+    shared_meta *meta;
+    const shared_where *w;
+    long base;
+    auto operator[](long i) const {
+        if (i < 0 || (size_t)i >= N) shared_index_error(*w, i, N);
+        if constexpr (sizeof...(Rest) == 0) return shared_ref<T>{ data, meta, w, base + i };
+        else return shared_view<T, Rest...>{ data, meta, w, (base + i) * (long)extent_product<Rest...>() };
+    }
+};
+template <typename T, size_t... D> struct shared_array {
+    T data[extent_product<D...>()];
+    shared_meta meta[extent_product<D...>()];
+    shared_where w;
+    shared_array(const char *name, const char *file, int line) : w{ name, file, line } {}
+    auto operator[](long i) { return shared_view<T, D...>{ data, meta, &w, 0 }[i]; }
+};
 
 /* A launch: where it is written, its geometry and stream. */
 struct launch_cfg {

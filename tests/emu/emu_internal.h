@@ -31,6 +31,12 @@ inline double tf32(double v) {
     memcpy(&f, &b, 4);
     return f;
 }
+/* The convolutions this process has run so far, as a sum of one hash per call of (direction,
+ * algorithm, TF32 or not): the emulated NCCL compares it between ranks at every collective,
+ * so ranks that run different cuDNN algorithms (and so compute differently) are stopped. */
+extern uint64_t cudnn_digest;
+/* This process's MPI rank from the launcher's environment (0 without one). */
+int launcher_rank(void);
 /* Dies unless [p, p + bytes) lies inside one device allocation. */
 void check_device(const void *p, size_t bytes, const char *what);
 }   // namespace emu

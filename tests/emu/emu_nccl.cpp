@@ -3,7 +3,8 @@
  * issued, whatever stream they are on (NCCL's rule; a capture replays them in node order).
  * Before each one the ranks compare what they are about to do (call number, kind, type,
  * count, root) and stop with both sides' calls when they differ: a rank that issues its
- * calls in another order, or with another size, would hang or corrupt a real run. */
+ * calls in another order, or with another size, would hang or corrupt a real run. They also
+ * compare the cuDNN algorithms each has run (emu::cudnn_digest). */
 #define OMPI_SKIP_MPICXX 1
 #include <mpi.h>
 #include <stdio.h>
@@ -31,6 +32,7 @@ struct signature {
     long call;
     int kind, dtype, root, op;
     long count;
+    uint64_t cudnn;   /* emu::cudnn_digest when the collective runs */
 };
 const char *kind_name(int k) { return k == 0 ? "ncclAllReduce" : "ncclBroadcast"; }
 
@@ -48,6 +50,10 @@ MPI_Datatype mpi_type(ncclDataType_t t, size_t *bytes) {
 void agree(ncclComm *c, const signature &mine, const std::vector<signature> &all) {
     for (int r = 0; r < c->size; r++) {
         const signature &o = all[(size_t)r];
+        if (o.cudnn != mine.cudnn)
+            fail("ranks %d and %d ran different cuDNN convolution algorithms before NCCL call #%ld (digests %016llx and "
+                 "%016llx): every rank must run rank 0's choice", c->rank, r, mine.call, (unsigned long long)mine.cudnn,
+                 (unsigned long long)o.cudnn);
         if (memcmp(&o, &mine, sizeof o) != 0)
             fail("NCCL calls differ between ranks: rank %d's call #%ld is %s(type %d, count %ld, root %d), rank %d's "
                  "is %s(type %d, count %ld, root %d)",
@@ -64,7 +70,7 @@ ncclResult_t collective(int kind, const void *send, void *recv, size_t count, nc
     MPI_Datatype mt = mpi_type(t, &eb);
     emu::check_device(recv, count * eb, kind_name(kind));
     emu::check_device(send, count * eb, kind_name(kind));
-    signature sig = { 0, kind, (int)t, root, (int)op, (long)count };
+    signature sig = { 0, kind, (int)t, root, (int)op, (long)count, 0 };
     /* As on a GPU, the collective waits for its peers without holding the host: the stream
      * reaches it (start), then it stays in flight until every rank's part has arrived, first
      * the calls' signatures, then the data; ncclCommAbort ends it where it is. */
@@ -78,6 +84,7 @@ ncclResult_t collective(int kind, const void *send, void *recv, size_t count, nc
     auto start = [=]() {
         f->me = sig;
         f->me.call = c->calls++;
+        f->me.cudnn = emu::cudnn_digest;
         f->moving_data = f->complete = false;   /* a graph replays the same collective */
         f->all.resize((size_t)c->size);
         MPI_Iallgather(&f->me, sizeof f->me, MPI_BYTE, f->all.data(), sizeof f->me, MPI_BYTE, c->mpi, &f->req);

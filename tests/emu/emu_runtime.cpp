@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <deque>
 #include <map>
 #include <memory>
@@ -77,6 +78,19 @@ static cudaError_t last_error = cudaSuccess;
 static const size_t TOTAL_MEM = (size_t)16 << 30;
 
 static CUstream_st *S(cudaStream_t s) { return s ? s : &legacy; }
+
+/* Buffers page-locked with cudaHostRegister: the program unregisters them before it exits
+ * (the runtime does, at exit, once the device is done); one left over is an error here. The
+ * check is registered before main, so it runs after every exit handler of the program. */
+static size_t host_registered;
+static void registered_at_exit(void) {
+    if (!host_registered) return;
+    fprintf(stderr, "emu: error: %zu host buffer(s) still registered with cudaHostRegister at exit "
+                    "(cudaHostUnregister them once the device is done with them)\n", host_registered);
+    fflush(stderr);
+    _exit(1);
+}
+[[maybe_unused]] static const int exit_check = atexit(registered_at_exit);
 
 static bool in_map(const std::map<uintptr_t, size_t> &m, const void *p, size_t bytes) {
     auto it = m.upper_bound((uintptr_t)p);
@@ -340,10 +354,12 @@ cudaError_t cudaHostRegister(void *p, size_t bytes, unsigned int flags) {
     if (cudaError_t e = refuse_in_capture("cudaHostRegister")) return e;
     if (in_map(pinned, p, 1)) return err(cudaErrorHostMemoryAlreadyRegistered);
     pinned[(uintptr_t)p] = bytes;
+    host_registered++;
     return cudaSuccess;
 }
 cudaError_t cudaHostUnregister(void *p) {
     if (!pinned.erase((uintptr_t)p)) return err(cudaErrorHostMemoryNotRegistered);
+    host_registered--;
     return cudaSuccess;
 }
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The CUDA emulator stops or exposes each mistake of tests/emu/emu_selftest.cu: an
 # out-of-bounds read (ASan, with its line), a barrier reached by part of a block, a shuffle
-# reached by part of a warp, a missing barrier (a wrong total), an allocation during a
-# capture (refused), a replay that must use frozen arguments, and two streams without an
-# event between them (the reverse schedule shows it). Usage: emu_selftest.sh OUTDIR
+# reached by part of a warp, a missing barrier (a shared-memory race, with the line), an
+# allocation during a capture (refused), a replay that must use frozen arguments, and two
+# streams without an event between them (the reverse schedule shows it).
+# Usage: emu_selftest.sh OUTDIR
 set -u
 dir=${1:?usage: emu_selftest.sh OUTDIR}
 mkdir -p "$dir"
@@ -27,7 +28,8 @@ expect ok 1 0 "total 256"
 expect oob 0 fail "heap-buffer-overflow"
 expect oob 0 fail "emu_selftest.cu:10"
 expect divergent 0 fail "__syncthreads reached by part of the block"
-expect nosync 0 fail "total 1 (expected 256)"
+expect nosync 0 fail "shared-memory race: part\[1\]"
+expect nosync 1 fail "emu_selftest.cu:20"
 expect halfwarp 0 fail "shuffle reached by part of a warp"
 expect capture 0 0 "cudaErrorStreamCaptureUnsupported"
 expect frozen 0 0 "replayed fill wrote 3"

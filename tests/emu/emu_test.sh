@@ -6,7 +6,9 @@
 # within 1e-4 relative, BF16/FP16 within 5e-2 (as make test-gpu), under two schedules
 # (EMU_SCHEDULE=0 and 1: streams, blocks and threads in order and in reverse), and (4) two
 # MPI ranks with gradient buckets and sync-BN over the emulated NCCL against the CPU trainer
-# on two ranks. Everything runs under ASan and UBSan.
+# on two ranks (the emulated cuDNN search ranks algorithms differently on odd ranks, and the
+# emulated NCCL stops ranks that ran different algorithms: every rank must adopt rank 0's).
+# Everything runs under ASan and UBSan.
 set -u
 BUILD=${BUILD:-build}
 out=$BUILD/test-emu

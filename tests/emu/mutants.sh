@@ -1,12 +1,21 @@
 #!/usr/bin/env bash
 # Shows the emulator catching broken CUDA code: each mutant is a copy of one runtime file
 # with one deliberate mistake, compiled by emu-nvcc and linked ahead of libtrainrt_cuda into
-# tests/gpu/test_ops_gpu, which must then fail. Not part of `make test` (three relinks and
-# runs, about two minutes); run after `make emu`:  bash tests/emu/mutants.sh
+# tests/gpu/test_ops_gpu, which must then fail. Not part of `make test` (nine relinks and
+# runs, several minutes); run after `make emu`:  bash tests/emu/mutants.sh
 #   index:    relu.cu writes out[i + 1] (ASan: heap-buffer-overflow, with the line)
-#   barrier:  cuda_common.cuh's block_sum without its second __syncthreads (softmax_xent.cu's
-#             batch-mean loss reads other warps' partial sums before they are written)
+#   barrier:  cuda_common.cuh's block_sum without its second __syncthreads (thread 0 reads
+#             other warps' partial sums before they are written: the shared-memory race check)
+#   barrier-reuse: block_sum without its first __syncthreads (a second call in one kernel, as
+#             the LARS norms make, overwrites partial sums the first call's threads still
+#             read: a race the results alone do not show in the emulator's sequential order)
+#   barrier-nhwc: channel_tiles.cuh's tile sums (channels-last batch norm) without their
+#             __syncthreads
 #   layout:   conv2d.cu describes the KCRS weights as KRSC (filter format NHWC)
+#   scaler:   optim.cu's dynamic loss scale doubles without its 2^24 ceiling (risk 5 of #17)
+#   labels:   softmax_xent.cu without its label range check (risk 10)
+#   pin-cap:  context.cu page-locks at most 8 buffers, as it once did (risk 8)
+#   unpin:    context.cu never unregisters its page-locked buffers (the emulator's exit check)
 set -u
 BUILD=${BUILD:-build}
 tmp=$BUILD/emu/mutants
@@ -31,7 +40,15 @@ mutant() {  # name, file (under runtime/cuda), perl substitution, compiled file,
   fi
 }
 mutant index ops/relu.cu 's/out\[i\] = rt_st<T>\(x > 0/out[i + 1] = rt_st<T>(x > 0/' ops/relu.cu "heap-buffer-overflow"
-mutant barrier cuda_common.cuh 's/(warp_part\[warp\] = v;\n)    __syncthreads\(\);\n/$1/' ops/softmax_xent.cu "FAIL .*softmax"
+mutant barrier cuda_common.cuh 's/(warp_part\[warp\] = v;\n)    __syncthreads\(\);\n/$1/' ops/softmax_xent.cu "shared-memory race"
+mutant barrier-reuse cuda_common.cuh 's/    __syncthreads\(\);   \/\* warp_part may still be read[^\n]*\n//' optim.cu "shared-memory race"
+mutant barrier-nhwc ops/channel_tiles.cuh 's/(sb\[threadIdx.y\]\[threadIdx.x\] = b;\n)    __syncthreads\(\);\n/$1/' ops/batchnorm_nhwc.cu \
+  "shared-memory race"
 mutant layout ops/conv2d.cu 's/cudnnSetFilter4dDescriptor\(c->w, dt, f,/cudnnSetFilter4dDescriptor(c->w, dt, CUDNN_TENSOR_NHWC,/' \
   ops/conv2d.cu "FAIL .*conv"
+mutant scaler optim.cu 's/fminf\(sc->scale \* 2.0f, SCALER_MAX\)/sc->scale * 2.0f/' optim.cu "FAIL .*loss scale"
+mutant labels ops/softmax_xent.cu 's/if \(y < 0 \|\| y >= k\) \{/if (0) {/' ops/softmax_xent.cu "FAIL .*labels"
+mutant pin-cap context.cu 's/(void rt_cuda_pin_host\(void \*p, size_t bytes\) \{\n)/$1    if (ctx.n_pinned >= 8) return;\n/' context.cu \
+  "FAIL .*page-locked"
+mutant unpin context.cu 's/    if \(ctx.n_pinned == 0\) atexit\(unpin_all\);\n//' context.cu "still registered with cudaHostRegister"
 exit $status

@@ -3,9 +3,10 @@
  * BF16 and FP16 activations (within 1e-2; the inputs are rounded to the 16-bit type first,
  * so the CPU computes from the same values); dropout masks and maxpool argmax exactly; the
  * multi-tensor optimizer against rt_optim_step over 3 steps, its 16-bit weight copy, and
- * the loss scaler skipping a step whose gradients overflow; the channels-last (NHWC) variants
- * against the CPU op on transposed tensors. Needs a GPU: `make test-gpu`
- * runs it. On failure it prints the first values and the largest difference. */
+ * the loss scaler skipping a step whose gradients overflow and keeping its scale within
+ * [2^-24, 2^24]; steps enqueued without a synchronize; labels outside [0, k); more than 8
+ * page-locked buffers; the channels-last (NHWC) variants against the CPU op on transposed
+ * tensors. Needs a GPU: `make test-gpu` runs it (tests/emu/ runs it on the emulator). On failure it prints the first values and the largest difference. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include "rt_ops.h"
 #include "rt_optim.h"
 #include "rt_rng.h"
+#include <cuda_runtime_api.h>   /* cudaHostRegister: is a buffer page-locked */
 
 static double TOL = 1e-4;          /* of the current precision: 1e-4 FP32, 1e-2 BF16/FP16 */
 static const char *mode = "fp32";  /* the current precision, in every check's name */
@@ -417,6 +419,16 @@ static void test_elementwise(long n) {
     dropout_backward(dx, dy, n, 0.3f, seed, first * per, 1);
     cuda_dropout_backward(gdx, gdy, n, 0.3f, gseed, salt, first * per, 1);
     compare_act("dropout backward (same mask)", gdx, dx, n, exact_tol());
+    /* p whose float and double differ (1/3, 0.1, 0.7): the kernel compares with the CPU's
+     * float p and scales by its float 1/(1-p), so the masks and values still agree */
+    static const float awkward[] = { 1.0f / 3.0f, 0.1f, 0.7f };
+    for (size_t a = 0; a < sizeof awkward / sizeof awkward[0]; a++) {
+        char what[80];
+        snprintf(what, sizeof what, "dropout forward, p = %.9g (same mask)", awkward[a]);
+        dropout_forward(y, x, n, awkward[a], seed, first * per, 1);
+        cuda_dropout_forward(gy, gx, n, awkward[a], gseed, salt, first * per, 1);
+        compare_act(what, gy, y, n, exact_tol());
+    }
     drop_path_forward(y, x, batch, per, 0.4f, seed, first, 1);
     cuda_drop_path_forward(gy, gx, batch, per, 0.4f, gseed, salt, first, 1);
     compare_act("drop_path forward (same samples)", gy, y, batch * per, exact_tol());
@@ -603,6 +615,40 @@ static void test_target_loss(int n, int k, int mixed, int bce, float smoothing, 
     free(z), free(dz), free(t);
 }
 
+/* A label outside [0, k) (a corrupt batch) gives a NaN loss and NaN gradients for its row,
+ * which the trainer's guard stops on, and no read outside the logits (ASan under the
+ * emulator); the other rows are unchanged. */
+static void test_softmax_xent_bad_labels(void) {
+    enum { N = 4, K = 10 };
+    float *z = host_act(N * K, 4), dz[N * K];
+    int32_t y[N] = { 3, K, -1, 7 };
+    void *gz = act_from(z, N * K), *gdz = act_zero(N * K);
+    int32_t *gy = rt_cuda_malloc(sizeof y, "labels");
+    rt_cuda_copy_h2d(gy, y, sizeof y);
+    double *gloss = rt_cuda_malloc(sizeof(double), "loss"), got;
+    cuda_softmax_xent(gloss, gdz, gz, gy, N, K, 0.0f, 1.0f / N, NULL);
+    rt_cuda_copy_d2h(&got, gloss, sizeof got);
+    float *g = dev_zero(N * K);
+    rt_cuda_from_act(g, gdz, N * K);
+    rt_cuda_copy_d2h(dz, g, sizeof dz);
+    int nan_rows = 0, finite_rows = 0;
+    for (int b = 0; b < N; b++) {
+        int nans = 0;
+        for (int j = 0; j < K; j++) nans += isnan(dz[b * K + j]);
+        nan_rows += nans == K, finite_rows += nans == 0;
+    }
+    checks++;
+    if (!isnan(got) || nan_rows != 2 || finite_rows != 2) {
+        failures++;
+        fprintf(stderr, "FAIL %s softmax_xent labels %d and %d outside [0, %d): loss %g (want NaN), %d NaN rows and %d "
+                "finite rows of dlogits (want 2 and 2)\n", mode, K, -1, K, got, nan_rows, finite_rows);
+    } else {
+        printf("ok   %-5s %-44s loss NaN, 2 NaN rows\n", mode, "softmax_xent labels outside [0, k)");
+    }
+    free(z);
+    rt_cuda_free(gz), rt_cuda_free(gdz), rt_cuda_free(gy), rt_cuda_free(gloss), rt_cuda_free(g);
+}
+
 /* The multi-tensor optimizer vs rt_optim_step per tensor, with the trainer's exemption rule and
  * Caffe's multipliers (rt_optim_apply_mults);
  * in 16-bit modes also the compute copy of the parameters it writes. */
@@ -652,6 +698,47 @@ static void test_optim(const char *name, rt_optim_config cfg, double clip) {
     }
 }
 
+/* Steps enqueued back to back with nothing synchronizing between them, through a CUDA graph
+ * (run directly, captured, replayed twice), each with its own LR and step number: each step
+ * must use its own scalars, however far the host runs ahead of the device (risk 4 of #17:
+ * one page-locked slot read at replay gave every step the last step's scalars). */
+static struct { rt_cuda_optim *o; float *p, *st, *g; } unsynced;
+static void unsynced_step(void *arg) {
+    (void)arg;
+    rt_cuda_optim_launch(unsynced.o, unsynced.p, NULL, unsynced.st, unsynced.g);
+}
+static void test_optim_unsynced(const char *name, rt_optim_config cfg) {
+    enum { STEPS = 4 };
+    long counts[1] = { 3000 }, offsets[1] = { 0 };
+    int exempt[1] = { 0 };
+    long np = counts[0];
+    int per = rt_optim_state_per_param(&cfg);
+    float *p = host_random(np, 1), *st = rt_xcalloc((size_t)(per * np + 1), sizeof(float));
+    float *g[STEPS], *g_dev[STEPS];
+    for (int s = 0; s < STEPS; s++) g[s] = host_random(np, 1), g_dev[s] = dev_from(g[s], np);
+    unsynced.p = dev_from(p, np), unsynced.st = dev_zero(per * np), unsynced.g = dev_zero(np);
+    unsynced.o = rt_cuda_optim_create(&cfg, offsets, counts, exempt, 1, 1e-2f, 0, 1.0f);
+    rt_cuda_sync();
+    rt_cuda_graph *graph = NULL;
+    for (long step = 0; step < STEPS; step++) {
+        double lr = 0.1 / (step + 1);
+        rt_optim_args a = { (float)lr, 1e-2f, 1.0f, step };
+        rt_optim_step(p, st, g[step], np, 0, &cfg, &a);
+        rt_cuda_copy_d2d(unsynced.g, g_dev[step], sizeof(float) * (size_t)np);
+        rt_cuda_optim_set_step(unsynced.o, lr, step);
+        rt_cuda_graph_run(&graph, unsynced_step, NULL);
+    }
+    char what[128];
+    snprintf(what, sizeof what, "optimizer %s, %d unsynchronized graph steps", name, STEPS);
+    compare(what, unsynced.p, p, np, 1e-5);
+    if (per) {
+        snprintf(what, sizeof what, "optimizer %s state, unsynchronized steps", name);
+        compare(what, unsynced.st, st, per * np, 1e-5);
+    }
+    for (int s = 0; s < STEPS; s++) free(g[s]), rt_cuda_free(g_dev[s]);
+    free(p), free(st);
+}
+
 /* Dynamic loss scaling: a step with an inf gradient changes nothing, is counted and halves
  * the scale; the next, clean step (the trainer's step 1) divides the scale out of the
  * gradients and is the optimizer's first step (momentum starts, AdamW's bias corrections
@@ -690,6 +777,55 @@ static void test_loss_scaler(const char *name, rt_optim_config cfg) {
     compare(what, gp, p, np, 1e-5);
     snprintf(what, sizeof what, "loss scaler (%s): optimizer state after the first step", name);
     compare(what, gst, st, per * np, 1e-5);
+}
+
+/* The dynamic scale stays within [2^-24, 2^24]: a clean step that completes the growth
+ * interval at the ceiling keeps 2^24 (not 2^25, on the way to +inf), an overflowing step at
+ * the floor keeps 2^-24 (not 2^-25, on the way to 0) and is still skipped. */
+static void test_loss_scale_bounds(void) {
+    rt_optim_config cfg = { .kind = RT_OPTIM_SGD };
+    long counts[1] = { 1000 }, offsets[1] = { 0 };
+    int exempt[1] = { 0 };
+    long np = counts[0];
+    float *p = host_random(np, 1), *g = host_random(np, 1);
+    float *gp = dev_from(p, np), *gg = dev_from(g, np);
+    rt_cuda_optim *o = rt_cuda_optim_create(&cfg, offsets, counts, exempt, 1, 0.0f, 0, 1.0f);
+    rt_cuda_optim_set_loss_scale(o, 2, 1.0f);
+    const double ceiling[3] = { 16777216.0, 1999, 0 }, floor_[3] = { 5.9604644775390625e-08, 0, 0 };
+    rt_cuda_optim_scaler_set(o, ceiling);
+    rt_cuda_optim_step(o, gp, NULL, NULL, gg, 1e-3, 0);   /* the 2000th clean step in a row */
+    double s[3];
+    rt_cuda_optim_scaler_get(o, s);
+    float got[4], want[4] = { 16777216.0f, 0.0f, 5.9604645e-08f, 1.0f };
+    got[0] = (float)s[0], got[1] = (float)s[1];
+    rt_cuda_optim_scaler_set(o, floor_);
+    g[5] = INFINITY;
+    rt_cuda_copy_h2d(gg, g, sizeof(float) * (size_t)np);
+    rt_cuda_optim_step(o, gp, NULL, NULL, gg, 1e-3, 1);
+    rt_cuda_optim_scaler_get(o, s);
+    got[2] = (float)s[0], got[3] = (float)s[2];
+    float *gotd = dev_from(got, 4);
+    compare("loss scale: 2^24 after growth, 0 clean; 2^-24 after overflow, 1 skipped", gotd, want, 4, 0);
+    free(p), free(g);
+    rt_cuda_free(gp), rt_cuda_free(gg), rt_cuda_free(gotd);
+}
+
+/* Page-locking has no buffer limit (rt_cuda_pin_host once stopped after 8): every one of
+ * 12 buffers is registered afterwards, which the driver reports by refusing to register it
+ * again. Under the emulator, a buffer still registered at exit is an error: the runtime
+ * unregisters them all (after the device finishes). */
+static void test_pin_many(void) {
+    enum { BUFFERS = 12 };
+    int registered = 0;
+    for (int b = 0; b < BUFFERS; b++) {
+        void *h = rt_xmalloc(4096);   /* kept: registered until exit */
+        rt_cuda_pin_host(h, 4096);
+        registered += cudaHostRegister(h, 4096, cudaHostRegisterDefault) == cudaErrorHostMemoryAlreadyRegistered;
+        (void)cudaGetLastError();
+    }
+    float got = (float)registered, want = BUFFERS, *gotd = dev_from(&got, 1);
+    compare("page-locked buffers of 12 pinned (no cap)", gotd, &want, 1, 0);
+    rt_cuda_free(gotd);
 }
 
 /* The input batch: bytes to the activation type through the loader's table, as the CPU
@@ -789,6 +925,7 @@ static void run_ops(void) {
     test_target_loss(8, 1000, 1, 0, 0.0f, 0, 0);
     test_target_loss(64, 10, 0, 1, 0.1f, 0, 0);
     test_target_loss(64, 10, 1, 1, 0.1f, 0.2f, 256.0f);
+    test_softmax_xent_bad_labels();
     rt_optim_config sgd = { .kind = RT_OPTIM_SGD, .sgd = { .momentum = 0.9f, .nesterov = true } };
     rt_optim_config sgd_plain = { .kind = RT_OPTIM_SGD, .sgd = { .momentum = 0.9f, .dampening = 0.1f } };
     rt_optim_config sgd_nomom = { .kind = RT_OPTIM_SGD };
@@ -828,6 +965,11 @@ int main(void) {
                                                   .adamw = { .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8 } });
     test_loss_scaler("lamb", (rt_optim_config){ .kind = RT_OPTIM_LAMB,
                                                  .lamb = { .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-6 } });
+    test_loss_scale_bounds();
+    test_pin_many();
+    test_optim_unsynced("sgd momentum", (rt_optim_config){ .kind = RT_OPTIM_SGD, .sgd = { .momentum = 0.9f } });
+    test_optim_unsynced("adamw", (rt_optim_config){ .kind = RT_OPTIM_ADAMW,
+                                                     .adamw = { .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8 } });
     rt_cuda_sync();
     printf("%d checks, %d failed\n", checks, failures);
     return failures ? 1 : 0;

@@ -8,7 +8,7 @@
 typedef float act_t;
 
 /* "conv1": + bias, then ReLU, [128,32,28,28] (the ReLU "relu1" is fused in) */
-__global__ void conv1_bias_kernel(act_t *out, const act_t *in, const float *bias) {
+__global__ void __launch_bounds__(RT_THREADS) conv1_bias_kernel(act_t *out, const act_t *in, const float *bias) {
     for (long q = blockIdx.x * (long)blockDim.x + threadIdx.x; q < 802816L; q += (long)gridDim.x * blockDim.x) {
         float a0[4];
         rt_load4(in, q, a0);
@@ -32,7 +32,7 @@ extern "C" void fused_conv1_bias(void *out, const void *in, const float *bias) {
 }
 
 /* "conv2": + bias, then ReLU, [128,64,14,14] (the ReLU "relu2" is fused in) */
-__global__ void conv2_bias_kernel(act_t *out, const act_t *in, const float *bias) {
+__global__ void __launch_bounds__(RT_THREADS) conv2_bias_kernel(act_t *out, const act_t *in, const float *bias) {
     for (long q = blockIdx.x * (long)blockDim.x + threadIdx.x; q < 401408L; q += (long)gridDim.x * blockDim.x) {
         float a0[4];
         rt_load4(in, q, a0);
@@ -56,7 +56,7 @@ extern "C" void fused_conv2_bias(void *out, const void *in, const float *bias) {
 }
 
 /* "fc1": + bias, then ReLU, [128,512,1,1] (the ReLU "relu3" is fused in) */
-__global__ void fc1_bias_kernel(act_t *out, const act_t *in, const float *bias) {
+__global__ void __launch_bounds__(RT_THREADS) fc1_bias_kernel(act_t *out, const act_t *in, const float *bias) {
     for (long q = blockIdx.x * (long)blockDim.x + threadIdx.x; q < 16384L; q += (long)gridDim.x * blockDim.x) {
         float a0[4];
         rt_load4(in, q, a0);
@@ -80,7 +80,7 @@ extern "C" void fused_fc1_bias(void *out, const void *in, const float *bias) {
 }
 
 /* "fc2": + bias, [128,10,1,1]; may run in place */
-__global__ void fc2_bias_kernel(act_t *out, const act_t *in, const float *bias) {
+__global__ void __launch_bounds__(RT_THREADS) fc2_bias_kernel(act_t *out, const act_t *in, const float *bias) {
     for (long q = blockIdx.x * (long)blockDim.x + threadIdx.x; q < 320L; q += (long)gridDim.x * blockDim.x) {
         float a0[4];
         rt_load4(in, q, a0);

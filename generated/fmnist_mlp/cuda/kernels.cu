@@ -8,7 +8,7 @@
 typedef float act_t;
 
 /* "fc1": + bias, then ReLU, [64,128,1,1] (the ReLU "relu1" is fused in) */
-__global__ void fc1_bias_kernel(act_t *out, const act_t *in, const float *bias) {
+__global__ void __launch_bounds__(RT_THREADS) fc1_bias_kernel(act_t *out, const act_t *in, const float *bias) {
     for (long q = blockIdx.x * (long)blockDim.x + threadIdx.x; q < 2048L; q += (long)gridDim.x * blockDim.x) {
         float a0[4];
         rt_load4(in, q, a0);
@@ -32,7 +32,7 @@ extern "C" void fused_fc1_bias(void *out, const void *in, const float *bias) {
 }
 
 /* "fc2": + bias, [64,10,1,1]; may run in place */
-__global__ void fc2_bias_kernel(act_t *out, const act_t *in, const float *bias) {
+__global__ void __launch_bounds__(RT_THREADS) fc2_bias_kernel(act_t *out, const act_t *in, const float *bias) {
     for (long q = blockIdx.x * (long)blockDim.x + threadIdx.x; q < 160L; q += (long)gridDim.x * blockDim.x) {
         float a0[4];
         rt_load4(in, q, a0);

@@ -8,7 +8,7 @@
 typedef float act_t;
 
 /* batch norm "stem_bn" apply: (x - mean)·inv_std·gamma + beta, then ReLU, [128,32,28,28] */
-__global__ void stem_bn_apply_kernel(act_t *out, const act_t *in, const float *gamma, const float *beta, const float *mean, const float *inv_std) {
+__global__ void __launch_bounds__(RT_THREADS) stem_bn_apply_kernel(act_t *out, const act_t *in, const float *gamma, const float *beta, const float *mean, const float *inv_std) {
     for (long q = blockIdx.x * (long)blockDim.x + threadIdx.x; q < 802816L; q += (long)gridDim.x * blockDim.x) {
         float a0[4];
         rt_load4(in, q, a0);
@@ -34,7 +34,7 @@ extern "C" void fused_stem_bn_apply(void *out, const void *in, const float *gamm
 }
 
 /* batch norm "layer1.0.bn1" apply: (x - mean)·inv_std·gamma + beta, then ReLU, [128,32,28,28] */
-__global__ void layer1_0_bn1_apply_kernel(act_t *out, const act_t *in, const float *gamma, const float *beta, const float *mean, const float *inv_std) {
+__global__ void __launch_bounds__(RT_THREADS) layer1_0_bn1_apply_kernel(act_t *out, const act_t *in, const float *gamma, const float *beta, const float *mean, const float *inv_std) {
     for (long q = blockIdx.x * (long)blockDim.x + threadIdx.x; q < 802816L; q += (long)gridDim.x * blockDim.x) {
         float a0[4];
         rt_load4(in, q, a0);
@@ -60,7 +60,7 @@ extern "C" void fused_layer1_0_bn1_apply(void *out, const void *in, const float 
 }
 
 /* batch norm "layer1.0.bn2" apply: (x - mean)·inv_std·gamma + beta, [128,32,28,28] */
-__global__ void layer1_0_bn2_apply_kernel(act_t *out, const act_t *in, const float *gamma, const float *beta, const float *mean, const float *inv_std) {
+__global__ void __launch_bounds__(RT_THREADS) layer1_0_bn2_apply_kernel(act_t *out, const act_t *in, const float *gamma, const float *beta, const float *mean, const float *inv_std) {
     for (long q = blockIdx.x * (long)blockDim.x + threadIdx.x; q < 802816L; q += (long)gridDim.x * blockDim.x) {
         float a0[4];
         rt_load4(in, q, a0);
@@ -86,7 +86,7 @@ extern "C" void fused_layer1_0_bn2_apply(void *out, const void *in, const float 
 }
 
 /* add "layer1.0.add" of 2 inputs, then ReLU, [128,32,28,28] */
-__global__ void layer1_0_add_forward_kernel(act_t *out, const act_t *in0, const act_t *in1) {
+__global__ void __launch_bounds__(RT_THREADS) layer1_0_add_forward_kernel(act_t *out, const act_t *in0, const act_t *in1) {
     for (long q = blockIdx.x * (long)blockDim.x + threadIdx.x; q < 802816L; q += (long)gridDim.x * blockDim.x) {
         float a0[4];
         rt_load4(in0, q, a0);
@@ -113,7 +113,7 @@ extern "C" void fused_layer1_0_add_forward(void *out, const void *in0, const voi
 }
 
 /* backward of add "layer1.0.add" and its ReLU: the gradient to each input (assigned or added, as the schedule needs) */
-__global__ void layer1_0_add_backward_kernel(const act_t *dout, const act_t *relu_out, act_t *d0, act_t *d1) {
+__global__ void __launch_bounds__(RT_THREADS) layer1_0_add_backward_kernel(const act_t *dout, const act_t *relu_out, act_t *d0, act_t *d1) {
     for (long q = blockIdx.x * (long)blockDim.x + threadIdx.x; q < 802816L; q += (long)gridDim.x * blockDim.x) {
         float a0[4];
         rt_load4(dout, q, a0);
@@ -141,7 +141,7 @@ extern "C" void fused_layer1_0_add_backward(const void *dout, const void *relu_o
 }
 
 /* batch norm "layer1.1.bn1" apply: (x - mean)·inv_std·gamma + beta, then ReLU, [128,32,28,28] */
-__global__ void layer1_1_bn1_apply_kernel(act_t *out, const act_t *in, const float *gamma, const float *beta, const float *mean, const float *inv_std) {
+__global__ void __launch_bounds__(RT_THREADS) layer1_1_bn1_apply_kernel(act_t *out, const act_t *in, const float *gamma, const float *beta, const float *mean, const float *inv_std) {
     for (long q = blockIdx.x * (long)blockDim.x + threadIdx.x; q < 802816L; q += (long)gridDim.x * blockDim.x) {
         float a0[4];
         rt_load4(in, q, a0);
@@ -167,7 +167,7 @@ extern "C" void fused_layer1_1_bn1_apply(void *out, const void *in, const float 
 }
 
 /* batch norm "layer1.1.bn2" apply: (x - mean)·inv_std·gamma + beta, [128,32,28,28] */
-__global__ void layer1_1_bn2_apply_kernel(act_t *out, const act_t *in, const float *gamma, const float *beta, const float *mean, const float *inv_std) {
+__global__ void __launch_bounds__(RT_THREADS) layer1_1_bn2_apply_kernel(act_t *out, const act_t *in, const float *gamma, const float *beta, const float *mean, const float *inv_std) {
     for (long q = blockIdx.x * (long)blockDim.x + threadIdx.x; q < 802816L; q += (long)gridDim.x * blockDim.x) {
         float a0[4];
         rt_load4(in, q, a0);
@@ -193,7 +193,7 @@ extern "C" void fused_layer1_1_bn2_apply(void *out, const void *in, const float 
 }
 
 /* add "layer1.1.add" of 2 inputs, then ReLU, [128,32,28,28] */
-__global__ void layer1_1_add_forward_kernel(act_t *out, const act_t *in0, const act_t *in1) {
+__global__ void __launch_bounds__(RT_THREADS) layer1_1_add_forward_kernel(act_t *out, const act_t *in0, const act_t *in1) {
     for (long q = blockIdx.x * (long)blockDim.x + threadIdx.x; q < 802816L; q += (long)gridDim.x * blockDim.x) {
         float a0[4];
         rt_load4(in0, q, a0);
@@ -220,7 +220,7 @@ extern "C" void fused_layer1_1_add_forward(void *out, const void *in0, const voi
 }
 
 /* backward of add "layer1.1.add" and its ReLU: the gradient to each input (assigned or added, as the schedule needs) */
-__global__ void layer1_1_add_backward_kernel(const act_t *dout, const act_t *relu_out, act_t *d0, act_t *d1) {
+__global__ void __launch_bounds__(RT_THREADS) layer1_1_add_backward_kernel(const act_t *dout, const act_t *relu_out, act_t *d0, act_t *d1) {
     for (long q = blockIdx.x * (long)blockDim.x + threadIdx.x; q < 802816L; q += (long)gridDim.x * blockDim.x) {
         float a0[4];
         rt_load4(dout, q, a0);
@@ -248,7 +248,7 @@ extern "C" void fused_layer1_1_add_backward(const void *dout, const void *relu_o
 }
 
 /* batch norm "layer2.0.bn1" apply: (x - mean)·inv_std·gamma + beta, then ReLU, [128,64,14,14] */
-__global__ void layer2_0_bn1_apply_kernel(act_t *out, const act_t *in, const float *gamma, const float *beta, const float *mean, const float *inv_std) {
+__global__ void __launch_bounds__(RT_THREADS) layer2_0_bn1_apply_kernel(act_t *out, const act_t *in, const float *gamma, const float *beta, const float *mean, const float *inv_std) {
     for (long q = blockIdx.x * (long)blockDim.x + threadIdx.x; q < 401408L; q += (long)gridDim.x * blockDim.x) {
         float a0[4];
         rt_load4(in, q, a0);
@@ -274,7 +274,7 @@ extern "C" void fused_layer2_0_bn1_apply(void *out, const void *in, const float 
 }
 
 /* batch norm "layer2.0.bn2" apply: (x - mean)·inv_std·gamma + beta, [128,64,14,14] */
-__global__ void layer2_0_bn2_apply_kernel(act_t *out, const act_t *in, const float *gamma, const float *beta, const float *mean, const float *inv_std) {
+__global__ void __launch_bounds__(RT_THREADS) layer2_0_bn2_apply_kernel(act_t *out, const act_t *in, const float *gamma, const float *beta, const float *mean, const float *inv_std) {
     for (long q = blockIdx.x * (long)blockDim.x + threadIdx.x; q < 401408L; q += (long)gridDim.x * blockDim.x) {
         float a0[4];
         rt_load4(in, q, a0);
@@ -300,7 +300,7 @@ extern "C" void fused_layer2_0_bn2_apply(void *out, const void *in, const float 
 }
 
 /* batch norm "layer2.0.down_bn" apply: (x - mean)·inv_std·gamma + beta, [128,64,14,14] */
-__global__ void layer2_0_down_bn_apply_kernel(act_t *out, const act_t *in, const float *gamma, const float *beta, const float *mean, const float *inv_std) {
+__global__ void __launch_bounds__(RT_THREADS) layer2_0_down_bn_apply_kernel(act_t *out, const act_t *in, const float *gamma, const float *beta, const float *mean, const float *inv_std) {
     for (long q = blockIdx.x * (long)blockDim.x + threadIdx.x; q < 401408L; q += (long)gridDim.x * blockDim.x) {
         float a0[4];
         rt_load4(in, q, a0);
@@ -326,7 +326,7 @@ extern "C" void fused_layer2_0_down_bn_apply(void *out, const void *in, const fl
 }
 
 /* add "layer2.0.add" of 2 inputs, then ReLU, [128,64,14,14] */
-__global__ void layer2_0_add_forward_kernel(act_t *out, const act_t *in0, const act_t *in1) {
+__global__ void __launch_bounds__(RT_THREADS) layer2_0_add_forward_kernel(act_t *out, const act_t *in0, const act_t *in1) {
     for (long q = blockIdx.x * (long)blockDim.x + threadIdx.x; q < 401408L; q += (long)gridDim.x * blockDim.x) {
         float a0[4];
         rt_load4(in0, q, a0);
@@ -353,7 +353,7 @@ extern "C" void fused_layer2_0_add_forward(void *out, const void *in0, const voi
 }
 
 /* backward of add "layer2.0.add" and its ReLU: the gradient to each input (assigned or added, as the schedule needs) */
-__global__ void layer2_0_add_backward_kernel(const act_t *dout, const act_t *relu_out, act_t *d0, act_t *d1) {
+__global__ void __launch_bounds__(RT_THREADS) layer2_0_add_backward_kernel(const act_t *dout, const act_t *relu_out, act_t *d0, act_t *d1) {
     for (long q = blockIdx.x * (long)blockDim.x + threadIdx.x; q < 401408L; q += (long)gridDim.x * blockDim.x) {
         float a0[4];
         rt_load4(dout, q, a0);
@@ -381,7 +381,7 @@ extern "C" void fused_layer2_0_add_backward(const void *dout, const void *relu_o
 }
 
 /* batch norm "layer2.1.bn1" apply: (x - mean)·inv_std·gamma + beta, then ReLU, [128,64,14,14] */
-__global__ void layer2_1_bn1_apply_kernel(act_t *out, const act_t *in, const float *gamma, const float *beta, const float *mean, const float *inv_std) {
+__global__ void __launch_bounds__(RT_THREADS) layer2_1_bn1_apply_kernel(act_t *out, const act_t *in, const float *gamma, const float *beta, const float *mean, const float *inv_std) {
     for (long q = blockIdx.x * (long)blockDim.x + threadIdx.x; q < 401408L; q += (long)gridDim.x * blockDim.x) {
         float a0[4];
         rt_load4(in, q, a0);
@@ -407,7 +407,7 @@ extern "C" void fused_layer2_1_bn1_apply(void *out, const void *in, const float 
 }
 
 /* batch norm "layer2.1.bn2" apply: (x - mean)·inv_std·gamma + beta, [128,64,14,14] */
-__global__ void layer2_1_bn2_apply_kernel(act_t *out, const act_t *in, const float *gamma, const float *beta, const float *mean, const float *inv_std) {
+__global__ void __launch_bounds__(RT_THREADS) layer2_1_bn2_apply_kernel(act_t *out, const act_t *in, const float *gamma, const float *beta, const float *mean, const float *inv_std) {
     for (long q = blockIdx.x * (long)blockDim.x + threadIdx.x; q < 401408L; q += (long)gridDim.x * blockDim.x) {
         float a0[4];
         rt_load4(in, q, a0);
@@ -433,7 +433,7 @@ extern "C" void fused_layer2_1_bn2_apply(void *out, const void *in, const float 
 }
 
 /* add "layer2.1.add" of 2 inputs, then ReLU, [128,64,14,14] */
-__global__ void layer2_1_add_forward_kernel(act_t *out, const act_t *in0, const act_t *in1) {
+__global__ void __launch_bounds__(RT_THREADS) layer2_1_add_forward_kernel(act_t *out, const act_t *in0, const act_t *in1) {
     for (long q = blockIdx.x * (long)blockDim.x + threadIdx.x; q < 401408L; q += (long)gridDim.x * blockDim.x) {
         float a0[4];
         rt_load4(in0, q, a0);
@@ -460,7 +460,7 @@ extern "C" void fused_layer2_1_add_forward(void *out, const void *in0, const voi
 }
 
 /* backward of add "layer2.1.add" and its ReLU: the gradient to each input (assigned or added, as the schedule needs) */
-__global__ void layer2_1_add_backward_kernel(const act_t *dout, const act_t *relu_out, act_t *d0, act_t *d1) {
+__global__ void __launch_bounds__(RT_THREADS) layer2_1_add_backward_kernel(const act_t *dout, const act_t *relu_out, act_t *d0, act_t *d1) {
     for (long q = blockIdx.x * (long)blockDim.x + threadIdx.x; q < 401408L; q += (long)gridDim.x * blockDim.x) {
         float a0[4];
         rt_load4(dout, q, a0);
@@ -488,7 +488,7 @@ extern "C" void fused_layer2_1_add_backward(const void *dout, const void *relu_o
 }
 
 /* batch norm "layer3.0.bn1" apply: (x - mean)·inv_std·gamma + beta, then ReLU, [128,128,7,7] */
-__global__ void layer3_0_bn1_apply_kernel(act_t *out, const act_t *in, const float *gamma, const float *beta, const float *mean, const float *inv_std) {
+__global__ void __launch_bounds__(RT_THREADS) layer3_0_bn1_apply_kernel(act_t *out, const act_t *in, const float *gamma, const float *beta, const float *mean, const float *inv_std) {
     for (long q = blockIdx.x * (long)blockDim.x + threadIdx.x; q < 200704L; q += (long)gridDim.x * blockDim.x) {
         float a0[4];
         rt_load4(in, q, a0);
@@ -514,7 +514,7 @@ extern "C" void fused_layer3_0_bn1_apply(void *out, const void *in, const float 
 }
 
 /* batch norm "layer3.0.bn2" apply: (x - mean)·inv_std·gamma + beta, [128,128,7,7] */
-__global__ void layer3_0_bn2_apply_kernel(act_t *out, const act_t *in, const float *gamma, const float *beta, const float *mean, const float *inv_std) {
+__global__ void __launch_bounds__(RT_THREADS) layer3_0_bn2_apply_kernel(act_t *out, const act_t *in, const float *gamma, const float *beta, const float *mean, const float *inv_std) {
     for (long q = blockIdx.x * (long)blockDim.x + threadIdx.x; q < 200704L; q += (long)gridDim.x * blockDim.x) {
         float a0[4];
         rt_load4(in, q, a0);
@@ -540,7 +540,7 @@ extern "C" void fused_layer3_0_bn2_apply(void *out, const void *in, const float 
 }
 
 /* batch norm "layer3.0.down_bn" apply: (x - mean)·inv_std·gamma + beta, [128,128,7,7] */
-__global__ void layer3_0_down_bn_apply_kernel(act_t *out, const act_t *in, const float *gamma, const float *beta, const float *mean, const float *inv_std) {
+__global__ void __launch_bounds__(RT_THREADS) layer3_0_down_bn_apply_kernel(act_t *out, const act_t *in, const float *gamma, const float *beta, const float *mean, const float *inv_std) {
     for (long q = blockIdx.x * (long)blockDim.x + threadIdx.x; q < 200704L; q += (long)gridDim.x * blockDim.x) {
         float a0[4];
         rt_load4(in, q, a0);
@@ -566,7 +566,7 @@ extern "C" void fused_layer3_0_down_bn_apply(void *out, const void *in, const fl
 }
 
 /* add "layer3.0.add" of 2 inputs, then ReLU, [128,128,7,7] */
-__global__ void layer3_0_add_forward_kernel(act_t *out, const act_t *in0, const act_t *in1) {
+__global__ void __launch_bounds__(RT_THREADS) layer3_0_add_forward_kernel(act_t *out, const act_t *in0, const act_t *in1) {
     for (long q = blockIdx.x * (long)blockDim.x + threadIdx.x; q < 200704L; q += (long)gridDim.x * blockDim.x) {
         float a0[4];
         rt_load4(in0, q, a0);
@@ -593,7 +593,7 @@ extern "C" void fused_layer3_0_add_forward(void *out, const void *in0, const voi
 }
 
 /* backward of add "layer3.0.add" and its ReLU: the gradient to each input (assigned or added, as the schedule needs) */
-__global__ void layer3_0_add_backward_kernel(const act_t *dout, const act_t *relu_out, act_t *d0, act_t *d1) {
+__global__ void __launch_bounds__(RT_THREADS) layer3_0_add_backward_kernel(const act_t *dout, const act_t *relu_out, act_t *d0, act_t *d1) {
     for (long q = blockIdx.x * (long)blockDim.x + threadIdx.x; q < 200704L; q += (long)gridDim.x * blockDim.x) {
         float a0[4];
         rt_load4(dout, q, a0);
@@ -621,7 +621,7 @@ extern "C" void fused_layer3_0_add_backward(const void *dout, const void *relu_o
 }
 
 /* batch norm "layer3.1.bn1" apply: (x - mean)·inv_std·gamma + beta, then ReLU, [128,128,7,7] */
-__global__ void layer3_1_bn1_apply_kernel(act_t *out, const act_t *in, const float *gamma, const float *beta, const float *mean, const float *inv_std) {
+__global__ void __launch_bounds__(RT_THREADS) layer3_1_bn1_apply_kernel(act_t *out, const act_t *in, const float *gamma, const float *beta, const float *mean, const float *inv_std) {
     for (long q = blockIdx.x * (long)blockDim.x + threadIdx.x; q < 200704L; q += (long)gridDim.x * blockDim.x) {
         float a0[4];
         rt_load4(in, q, a0);
@@ -647,7 +647,7 @@ extern "C" void fused_layer3_1_bn1_apply(void *out, const void *in, const float 
 }
 
 /* batch norm "layer3.1.bn2" apply: (x - mean)·inv_std·gamma + beta, [128,128,7,7] */
-__global__ void layer3_1_bn2_apply_kernel(act_t *out, const act_t *in, const float *gamma, const float *beta, const float *mean, const float *inv_std) {
+__global__ void __launch_bounds__(RT_THREADS) layer3_1_bn2_apply_kernel(act_t *out, const act_t *in, const float *gamma, const float *beta, const float *mean, const float *inv_std) {
     for (long q = blockIdx.x * (long)blockDim.x + threadIdx.x; q < 200704L; q += (long)gridDim.x * blockDim.x) {
         float a0[4];
         rt_load4(in, q, a0);
@@ -673,7 +673,7 @@ extern "C" void fused_layer3_1_bn2_apply(void *out, const void *in, const float 
 }
 
 /* add "layer3.1.add" of 2 inputs, then ReLU, [128,128,7,7] */
-__global__ void layer3_1_add_forward_kernel(act_t *out, const act_t *in0, const act_t *in1) {
+__global__ void __launch_bounds__(RT_THREADS) layer3_1_add_forward_kernel(act_t *out, const act_t *in0, const act_t *in1) {
     for (long q = blockIdx.x * (long)blockDim.x + threadIdx.x; q < 200704L; q += (long)gridDim.x * blockDim.x) {
         float a0[4];
         rt_load4(in0, q, a0);
@@ -700,7 +700,7 @@ extern "C" void fused_layer3_1_add_forward(void *out, const void *in0, const voi
 }
 
 /* backward of add "layer3.1.add" and its ReLU: the gradient to each input (assigned or added, as the schedule needs) */
-__global__ void layer3_1_add_backward_kernel(const act_t *dout, const act_t *relu_out, act_t *d0, act_t *d1) {
+__global__ void __launch_bounds__(RT_THREADS) layer3_1_add_backward_kernel(const act_t *dout, const act_t *relu_out, act_t *d0, act_t *d1) {
     for (long q = blockIdx.x * (long)blockDim.x + threadIdx.x; q < 200704L; q += (long)gridDim.x * blockDim.x) {
         float a0[4];
         rt_load4(dout, q, a0);
@@ -728,7 +728,7 @@ extern "C" void fused_layer3_1_add_backward(const void *dout, const void *relu_o
 }
 
 /* "fc": + bias, [128,10,1,1]; may run in place */
-__global__ void fc_bias_kernel(act_t *out, const act_t *in, const float *bias) {
+__global__ void __launch_bounds__(RT_THREADS) fc_bias_kernel(act_t *out, const act_t *in, const float *bias) {
     for (long q = blockIdx.x * (long)blockDim.x + threadIdx.x; q < 320L; q += (long)gridDim.x * blockDim.x) {
         float a0[4];
         rt_load4(in, q, a0);

@@ -1,7 +1,8 @@
 /* Residual add, and dst += src (a gradient with several consumers). */
 #include "../cuda_common.cuh"
 
-template <typename T> __global__ void add_kernel(T *out, const T *a, const T *b, long n) {
+template <typename T> __global__ void __launch_bounds__(RT_THREADS)
+add_kernel(T *out, const T *a, const T *b, long n) {
     GRID_STRIDE(i, n) out[i] = rt_st<T>(rt_ld(a[i]) + rt_ld(b[i]));
 }
 

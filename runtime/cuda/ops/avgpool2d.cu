@@ -11,7 +11,8 @@ __device__ static inline float window_inv(const rt_pool_shape &s, int oy, int ox
     return 1.0f / (float)((y1 - y0) * (x1 - x0));
 }
 
-template <typename T> __global__ void avgpool_forward_kernel(T *out, const T *in, rt_pool_shape s) {
+template <typename T> __global__ void __launch_bounds__(RT_THREADS)
+avgpool_forward_kernel(T *out, const T *in, rt_pool_shape s) {
     GRID_STRIDE(o, (long)s.n * s.c * s.oh * s.ow) {
         long pl = o / ((long)s.oh * s.ow);
         int oy = (int)(o / s.ow % s.oh), ox = (int)(o % s.ow);
@@ -29,7 +30,8 @@ template <typename T> __global__ void avgpool_forward_kernel(T *out, const T *in
     }
 }
 
-template <typename T> __global__ void avgpool_backward_kernel(T *din, const T *dout, rt_pool_shape s) {
+template <typename T> __global__ void __launch_bounds__(RT_THREADS)
+avgpool_backward_kernel(T *din, const T *dout, rt_pool_shape s) {
     GRID_STRIDE(i, (long)s.n * s.c * s.h * s.w) {
         long pl = i / ((long)s.h * s.w);
         int iy = (int)(i / s.w % s.h), ix = (int)(i % s.w);

@@ -41,7 +41,8 @@ __device__ static inline void bn_for_each(int n0, int n1, int c, int ch, int hw,
  * running mean: near the batch mean, so the variance E[d^2] - E[d]^2 keeps its digits), in
  * double like the CPU op. */
 template <typename T>
-__global__ void bn_partial_stats_kernel(double *part, const T *in, const float *shift, int n, int c, int hw, int per) {
+__global__ void __launch_bounds__(BN_THREADS)
+bn_partial_stats_kernel(double *part, const T *in, const float *shift, int n, int c, int hw, int per) {
     int s = blockIdx.x, ch = blockIdx.y, n0 = s * per, n1 = min(n, n0 + per);
     double sum = 0, sq = 0, k = shift[ch];
     bn_for_each(n0, n1, c, ch, hw, [&](long i) {
@@ -59,9 +60,10 @@ __global__ void bn_partial_stats_kernel(double *part, const T *in, const float *
 
 /* One thread per channel: the batch statistics from the sums of d = x - running_mean (read
  * before it is updated), and torch's running-stat update. */
-__global__ void bn_finish_stats_kernel(float *save_mean, float *save_inv_std, float *running_mean,
-                                       float *running_var, const double *part, int splits, int c, long m,
-                                       float momentum, float eps) {
+__global__ void __launch_bounds__(RT_THREADS)
+bn_finish_stats_kernel(float *save_mean, float *save_inv_std, float *running_mean,
+                       float *running_var, const double *part, int splits, int c, long m,
+                       float momentum, float eps) {
     GRID_STRIDE(ch, c) {
         double sum = 0, sq = 0;
         for (int s = 0; s < splits; s++) sum += part[2 * (ch * splits + s)], sq += part[2 * (ch * splits + s) + 1];
@@ -75,8 +77,9 @@ __global__ void bn_finish_stats_kernel(float *save_mean, float *save_inv_std, fl
     }
 }
 
-__global__ void bn_eval_stats_kernel(float *save_mean, float *save_inv_std, const float *running_mean,
-                                     const float *running_var, int c, float eps) {
+__global__ void __launch_bounds__(RT_THREADS)
+bn_eval_stats_kernel(float *save_mean, float *save_inv_std, const float *running_mean,
+                     const float *running_var, int c, float eps) {
     GRID_STRIDE(ch, c) {
         save_mean[ch] = running_mean[ch];
         save_inv_std[ch] = 1.0f / sqrtf(running_var[ch] + eps);
@@ -84,8 +87,9 @@ __global__ void bn_eval_stats_kernel(float *save_mean, float *save_inv_std, cons
 }
 
 template <typename T>
-__global__ void bn_apply_kernel(T *out, const T *in, const float *gamma, const float *beta, const float *mean,
-                                const float *inv_std, int c, long hw, long total, int relu) {
+__global__ void __launch_bounds__(RT_THREADS)
+bn_apply_kernel(T *out, const T *in, const float *gamma, const float *beta, const float *mean,
+                const float *inv_std, int c, long hw, long total, int relu) {
     GRID_STRIDE(i, total) {
         int ch = (int)((i / hw) % c);
         float scale = gamma[ch] * inv_std[ch];
@@ -96,9 +100,10 @@ __global__ void bn_apply_kernel(T *out, const T *in, const float *gamma, const f
 
 /* Grid (splits, c): block (s, ch) sums dy and dy·xhat of its samples. */
 template <typename T>
-__global__ void bn_partial_grads_kernel(double *part, const T *dout, const T *relu_out, const T *in,
-                                        const float *save_mean, const float *save_inv_std, int n, int c, int hw,
-                                        int per) {
+__global__ void __launch_bounds__(BN_THREADS)
+bn_partial_grads_kernel(double *part, const T *dout, const T *relu_out, const T *in,
+                        const float *save_mean, const float *save_inv_std, int n, int c, int hw,
+                        int per) {
     int s = blockIdx.x, ch = blockIdx.y, n0 = s * per, n1 = min(n, n0 + per);
     float mean = save_mean[ch], inv_std = save_inv_std[ch];
     double s_dy = 0, s_dy_xhat = 0;
@@ -115,24 +120,27 @@ __global__ void bn_partial_grads_kernel(double *part, const T *dout, const T *re
     }
 }
 
-/* Per channel: the partial sums added in order into totals [c][2] (and, when dgamma is not
- * NULL, dgamma = the second, dbeta = the first, as floats). */
-__global__ void bn_sum_partials_kernel(double *totals, float *dgamma, float *dbeta, const double *part, int splits,
-                                       int c) {
+/* Per channel: the partial sums added in order into totals [c][2], and as floats dgamma =
+ * the second and dbeta = the first (each when not NULL). */
+__global__ void __launch_bounds__(RT_THREADS)
+bn_sum_partials_kernel(double *totals, float *dgamma, float *dbeta, const double *part, int splits,
+                       int c) {
     GRID_STRIDE(ch, c) {
         double s0 = 0, s1 = 0;
         for (int s = 0; s < splits; s++) s0 += part[2 * (ch * splits + s)], s1 += part[2 * (ch * splits + s) + 1];
         totals[2 * ch] = s0, totals[2 * ch + 1] = s1;
-        if (dgamma) dgamma[ch] = (float)s1, dbeta[ch] = (float)s0;
+        if (dgamma) dgamma[ch] = (float)s1;
+        if (dbeta) dbeta[ch] = (float)s0;
     }
 }
 
 /* din = gamma·inv_std/m · (m·dy - sum dy - xhat · sum dy·xhat), the CPU op's float formula;
  * totals[ch] = {sum dy, sum dy·xhat} over the m values behind the statistics. */
 template <typename T>
-__global__ void bn_input_grad_kernel(T *din, const T *dout, const T *relu_out, const T *in, const float *gamma,
-                                     const double *totals, long m, const float *save_mean, const float *save_inv_std,
-                                     int n, int c, int hw, int per) {
+__global__ void __launch_bounds__(BN_THREADS)
+bn_input_grad_kernel(T *din, const T *dout, const T *relu_out, const T *in, const float *gamma,
+                     const double *totals, long m, const float *save_mean, const float *save_inv_std,
+                     int n, int c, int hw, int per) {
     int s = blockIdx.x, ch = blockIdx.y, n0 = s * per, n1 = min(n, n0 + per);
     float mean = save_mean[ch], inv_std = save_inv_std[ch];
     float k = gamma[ch] * inv_std / m, a = (float)totals[2 * ch], b = (float)totals[2 * ch + 1];

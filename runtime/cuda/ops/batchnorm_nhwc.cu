@@ -1,54 +1,14 @@
 /* Batch normalization on channels-last tensors [N, H, W, C] (the layout cuDNN's tensor-core
  * convolutions want): the statistics, apply and backward of batchnorm.cu, with the N*H*W rows
- * of each channel reduced across blocks. A block is 32 channels x 8 row lanes, so a warp
- * reads 32 neighbouring channels of one row; rows are split over up to 512 blocks per
- * channel tile and the partial sums added in a fixed order (batchnorm_sums.cuh). */
+ * of each channel reduced across blocks in channel tiles (channel_tiles.cuh) and the partial
+ * sums added in a fixed order (batchnorm_sums.cuh). */
 #include "batchnorm_sums.cuh"
-
-#define TILE_C 32
-#define ROW_LANES 8
-#define MIN_ROWS_PER_BLOCK 256
-#define MAX_SPLITS 512
-
-struct nhwc_split {
-    int splits;
-    long per;   /* rows per block */
-};
-
-static nhwc_split nhwc_split_of(long rows) {
-    long want = (rows + MIN_ROWS_PER_BLOCK - 1) / MIN_ROWS_PER_BLOCK;
-    int splits = (int)(want < 1 ? 1 : want > MAX_SPLITS ? MAX_SPLITS : want);
-    long per = (rows + splits - 1) / splits;
-    return { (int)((rows + per - 1) / per), per };
-}
-
-static dim3 nhwc_grid(int c, nhwc_split sp) { return dim3((c + TILE_C - 1) / TILE_C, sp.splits); }
-
-/* Calls f(i) for the elements of this thread's channel (x) in its rows of block y's range. */
-template <typename F> __device__ static inline void nhwc_for_each(long rows, long per, int c, F f) {
-    int ch = blockIdx.x * TILE_C + threadIdx.x;
-    if (ch >= c) return;
-    long r1 = min(rows, (long)blockIdx.y * per + per);
-    for (long r = (long)blockIdx.y * per + threadIdx.y; r < r1; r += ROW_LANES) f(r * c + ch);
-}
-
-/* The block's two sums per channel, over its row lanes in order, to part. */
-__device__ static inline void nhwc_tile_sums(double a, double b, double *part, int c) {
-    __shared__ double sa[ROW_LANES][TILE_C], sb[ROW_LANES][TILE_C];
-    sa[threadIdx.y][threadIdx.x] = a;
-    sb[threadIdx.y][threadIdx.x] = b;
-    __syncthreads();
-    int ch = blockIdx.x * TILE_C + threadIdx.x;
-    if (threadIdx.y != 0 || ch >= c) return;
-    double ta = 0, tb = 0;
-    for (int y = 0; y < ROW_LANES; y++) ta += sa[y][threadIdx.x], tb += sb[y][threadIdx.x];
-    double *o = part + 2 * ((long)ch * gridDim.y + blockIdx.y);
-    o[0] = ta, o[1] = tb;
-}
+#include "channel_tiles.cuh"
 
 /* Sums of d and d^2, d = x - shift[ch] (the running mean, as in batchnorm.cu). */
 template <typename T>
-__global__ void nhwc_partial_stats_kernel(double *part, const T *in, const float *shift, long rows, long per, int c) {
+__global__ void __launch_bounds__(TILE_C * ROW_LANES)
+nhwc_partial_stats_kernel(double *part, const T *in, const float *shift, long rows, long per, int c) {
     int ch = blockIdx.x * TILE_C + threadIdx.x;
     double sum = 0, sq = 0, k = ch < c ? shift[ch] : 0.0;
     nhwc_for_each(rows, per, c, [&](long i) {
@@ -60,8 +20,9 @@ __global__ void nhwc_partial_stats_kernel(double *part, const T *in, const float
 }
 
 template <typename T>
-__global__ void nhwc_apply_kernel(T *out, const T *in, const float *gamma, const float *beta, const float *mean,
-                                  const float *inv_std, long rows, long per, int c, int relu) {
+__global__ void __launch_bounds__(TILE_C * ROW_LANES)
+nhwc_apply_kernel(T *out, const T *in, const float *gamma, const float *beta, const float *mean,
+                  const float *inv_std, long rows, long per, int c, int relu) {
     int ch = blockIdx.x * TILE_C + threadIdx.x;
     float scale = ch < c ? gamma[ch] * inv_std[ch] : 0.0f, shift = ch < c ? beta[ch] - mean[ch] * scale : 0.0f;
     nhwc_for_each(rows, per, c, [&](long i) {
@@ -71,9 +32,10 @@ __global__ void nhwc_apply_kernel(T *out, const T *in, const float *gamma, const
 }
 
 template <typename T>
-__global__ void nhwc_partial_grads_kernel(double *part, const T *dout, const T *relu_out, const T *in,
-                                          const float *save_mean, const float *save_inv_std, long rows, long per,
-                                          int c) {
+__global__ void __launch_bounds__(TILE_C * ROW_LANES)
+nhwc_partial_grads_kernel(double *part, const T *dout, const T *relu_out, const T *in,
+                          const float *save_mean, const float *save_inv_std, long rows, long per,
+                          int c) {
     int ch = blockIdx.x * TILE_C + threadIdx.x;
     float mean = ch < c ? save_mean[ch] : 0.0f, inv_std = ch < c ? save_inv_std[ch] : 0.0f;
     double s_dy = 0, s_dy_xhat = 0;
@@ -86,10 +48,13 @@ __global__ void nhwc_partial_grads_kernel(double *part, const T *dout, const T *
 }
 
 /* din = gamma·inv_std/m · (m·dy - sum dy - xhat · sum dy·xhat), as in batchnorm.cu. */
+/* At least 6 resident blocks (42 registers): with the block size alone ptxas aims at full
+ * occupancy, 32 registers, and spills the 16-bit variants. */
 template <typename T>
-__global__ void nhwc_input_grad_kernel(T *din, const T *dout, const T *relu_out, const T *in, const float *gamma,
-                                       const double *totals, long m, const float *save_mean,
-                                       const float *save_inv_std, long rows, long per, int c) {
+__global__ void __launch_bounds__(TILE_C * ROW_LANES, 6)
+nhwc_input_grad_kernel(T *din, const T *dout, const T *relu_out, const T *in, const float *gamma,
+                       const double *totals, long m, const float *save_mean,
+                       const float *save_inv_std, long rows, long per, int c) {
     int ch = blockIdx.x * TILE_C + threadIdx.x;
     if (ch >= c) return;
     float mean = save_mean[ch], inv_std = save_inv_std[ch];

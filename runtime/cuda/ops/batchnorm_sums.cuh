@@ -1,4 +1,5 @@
-/* Shared by the batch-norm ops of both layouts (batchnorm.cu: NCHW, batchnorm_nhwc.cu): the
+/* Shared by the batch-norm ops of both layouts (batchnorm.cu: NCHW, batchnorm_nhwc.cu) and
+ * the channels-last parameter gradients of bias, layer scale and layer norm: the
  * per-(channel, block) partial sums they leave in one scratch buffer, part[2 * (ch * splits +
  * s) + k], and the kernels that add them up in a fixed order. */
 #ifndef RT_CUDA_BATCHNORM_SUMS_CUH
@@ -12,7 +13,8 @@ double *bn_partials(int splits, int c);
  * variance). sync: the sums of every rank (all-reduced; m counts this rank's values). */
 void bn_finish_stats(float *save_mean, float *save_inv_std, float *running_mean, float *running_var,
                      const double *part, int splits, int c, long m, float momentum, float eps, int sync);
-/* dgamma = sum dy·xhat, dbeta = sum dy over this rank's values. Returns the per-channel totals
+/* dgamma = sum dy·xhat (the second sums), dbeta = sum dy (the first) over this rank's values,
+ * each unless NULL. Returns the per-channel totals
  * {sum dy, sum dy·xhat} the input gradient needs, [c][2] on the device: every rank's when sync,
  * *m then multiplied by the world size. */
 const double *bn_finish_grads(float *dgamma, float *dbeta, const double *part, int splits, int c, long *m, int sync);

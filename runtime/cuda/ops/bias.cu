@@ -1,15 +1,20 @@
 /* Per-channel bias of conv and linear layers (linear: hw = 1): the forward add, and the
- * backward channel sums, optionally fused with the ReLU mask that follows the layer. */
-#include "../cuda_common.cuh"
+ * backward channel sums, optionally fused with the ReLU mask that follows the layer. Rows of
+ * channels (hw = 1: linear layers, channels-last activations) are summed in channel tiles,
+ * so that a warp reads neighbouring channels (channel_tiles.cuh). */
+#include "batchnorm_sums.cuh"
+#include "channel_tiles.cuh"
 
 template <typename T>
-__global__ void bias_forward_kernel(T *out, const T *in, const float *bias, int c, long hw, long total) {
+__global__ void __launch_bounds__(RT_THREADS)
+bias_forward_kernel(T *out, const T *in, const float *bias, int c, long hw, long total) {
     GRID_STRIDE(i, total) out[i] = rt_st<T>(rt_ld(in[i]) + bias[(i / hw) % c]);
 }
 
 /* One block per channel; the sum's order depends only on the shape. */
 template <typename T>
-__global__ void bias_backward_kernel(float *dbias, T *dmasked, const T *dout, const T *relu_out, int n, int c, long hw) {
+__global__ void __launch_bounds__(RT_CHANNEL_THREADS)
+bias_backward_kernel(float *dbias, T *dmasked, const T *dout, const T *relu_out, int n, int c, long hw) {
     int ch = blockIdx.x;
     long m = (long)n * hw;
     double acc = 0;
@@ -26,6 +31,22 @@ __global__ void bias_backward_kernel(float *dbias, T *dmasked, const T *dout, co
     if (threadIdx.x == 0) dbias[ch] = (float)acc;
 }
 
+/* hw = 1: this block's rows of 32 neighbouring channels, summed into part's first slot. */
+template <typename T>
+__global__ void __launch_bounds__(TILE_C * ROW_LANES)
+bias_rows_partial_kernel(double *part, T *dmasked, const T *dout, const T *relu_out, long rows, long per, int c) {
+    double acc = 0;
+    nhwc_for_each(rows, per, c, [&](long i) {
+        float g = rt_ld(dout[i]);
+        if (relu_out) {
+            g = rt_ld(relu_out[i]) > 0.0f ? g : 0.0f;
+            dmasked[i] = rt_st<T>(g);
+        }
+        acc += g;
+    });
+    nhwc_tile_sums(acc, 0.0, part, c);
+}
+
 void cuda_bias_forward(void *out, const void *in, const float *bias, int n, int c, long hw) {
     long total = (long)n * c * hw;
     RT_ACT_DISPATCH(bias_forward_kernel<T><<<rt_blocks(total), RT_THREADS, 0, rt_stream()>>>((T *)out, (const T *)in,
@@ -34,7 +55,17 @@ void cuda_bias_forward(void *out, const void *in, const float *bias, int n, int 
 }
 
 void cuda_bias_backward(float *dbias, void *dmasked, const void *dout, const void *relu_out, int n, int c, long hw) {
-    RT_ACT_DISPATCH(bias_backward_kernel<T><<<c, 512, 0, rt_stream()>>>(dbias, (T *)dmasked, (const T *)dout,
-                                                                       (const T *)relu_out, n, c, hw));
+    if (hw == 1) {
+        nhwc_split sp = nhwc_split_of(n);
+        double *part = bn_partials(sp.splits, c);
+        RT_ACT_DISPATCH(bias_rows_partial_kernel<T><<<nhwc_grid(c, sp), dim3(TILE_C, ROW_LANES), 0, rt_stream()>>>(
+            part, (T *)dmasked, (const T *)dout, (const T *)relu_out, n, sp.per, c));
+        CUDA_LAUNCHED();
+        long m = n;
+        bn_finish_grads(NULL, dbias, part, sp.splits, c, &m, 0);
+        return;
+    }
+    RT_ACT_DISPATCH(bias_backward_kernel<T><<<c, RT_CHANNEL_THREADS, 0, rt_stream()>>>(
+        dbias, (T *)dmasked, (const T *)dout, (const T *)relu_out, n, c, hw));
     CUDA_LAUNCHED();
 }

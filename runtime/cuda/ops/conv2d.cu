@@ -78,7 +78,8 @@ rt_cuda_conv *rt_cuda_conv_create(const rt_conv_shape *s) { return conv_create(s
 rt_cuda_conv *rt_cuda_conv_create_nhwc(const rt_conv_shape *s) { return conv_create(s, 1); }
 
 /* [K][C][R][S] -> [K][R][S][C] (c: input channels per group, rs: kernel positions). */
-template <typename T> __global__ void kcrs_to_krsc_kernel(T *dst, const T *src, long total, int c, int rs) {
+template <typename T> __global__ void __launch_bounds__(RT_THREADS)
+kcrs_to_krsc_kernel(T *dst, const T *src, long total, int c, int rs) {
     GRID_STRIDE(i, total) {
         int ch = (int)(i % c);
         long t = i / c;
@@ -87,7 +88,8 @@ template <typename T> __global__ void kcrs_to_krsc_kernel(T *dst, const T *src, 
 }
 
 /* [K][R][S][C] (activation type) -> [K][C][R][S] (FP32). */
-template <typename T> __global__ void krsc_to_kcrs_kernel(float *dst, const T *src, long total, int c, int rs) {
+template <typename T> __global__ void __launch_bounds__(RT_THREADS)
+krsc_to_kcrs_kernel(float *dst, const T *src, long total, int c, int rs) {
     GRID_STRIDE(i, total) {
         int p = (int)(i % rs);
         long t = i / rs;
@@ -209,6 +211,32 @@ size_t rt_cuda_conv_select(rt_cuda_conv *c, int no_din, size_t cap) {
     PICK(wr, got, cap, BWD_FILTER, c->bwd_filter, c->bwd_filter_math);
     c->selected = 1;
     return selected_bytes(c);
+}
+
+size_t rt_cuda_conv_agree(rt_comm *comm) {
+    enum { FIELDS = 6 };
+    int *choice = (int *)rt_xcalloc((size_t)(n_convs ? n_convs : 1) * FIELDS, sizeof(int));
+    for (int i = 0; i < n_convs; i++) {
+        const rt_cuda_conv *c = all_convs[i];
+        int *f = choice + FIELDS * i;
+        f[0] = c->fwd, f[1] = c->bwd_data, f[2] = c->bwd_filter;
+        f[3] = c->fwd_math, f[4] = c->bwd_data_math, f[5] = c->bwd_filter_math;
+    }
+    rt_comm_bcast(comm, choice, sizeof(int) * FIELDS * (size_t)n_convs, "rank 0's cuDNN algorithms");
+    size_t work = 0;
+    for (int i = 0; i < n_convs; i++) {
+        rt_cuda_conv *c = all_convs[i];
+        if (!c->selected) continue;
+        const int *f = choice + FIELDS * i;
+        c->fwd = (cudnnConvolutionFwdAlgo_t)f[0], c->bwd_data = (cudnnConvolutionBwdDataAlgo_t)f[1];
+        c->bwd_filter = (cudnnConvolutionBwdFilterAlgo_t)f[2];
+        c->fwd_math = (cudnnMathType_t)f[3], c->bwd_data_math = (cudnnMathType_t)f[4];
+        c->bwd_filter_math = (cudnnMathType_t)f[5];
+        size_t w = selected_bytes(c);
+        if (w > work) work = w;
+    }
+    free(choice);
+    return work;
 }
 
 void rt_cuda_conv_set_workspace(void *work, size_t bytes) {

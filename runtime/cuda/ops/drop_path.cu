@@ -5,8 +5,9 @@
 #include "../cuda_common.cuh"
 
 template <typename T>
-__global__ void drop_path_kernel(T *y, const T *x, long per_sample, long total, float p, float keep_scale,
-                                 const uint64_t *step_seed, uint64_t salt, long first_sample, int train) {
+__global__ void __launch_bounds__(RT_THREADS)
+drop_path_kernel(T *y, const T *x, long per_sample, long total, float p, float keep_scale,
+                 const uint64_t *step_seed, uint64_t salt, long first_sample, int train) {
     uint64_t seed = train ? rt_hash_u64(*step_seed, salt, 0) : 0;
     GRID_STRIDE(i, total) {
         long b = i / per_sample;

@@ -5,8 +5,9 @@
 #include "../cuda_common.cuh"
 
 template <typename T>
-__global__ void dropout_kernel(T *y, const T *x, long n, float p, float scale, const uint64_t *step_seed,
-                               uint64_t salt, long first) {
+__global__ void __launch_bounds__(RT_THREADS)
+dropout_kernel(T *y, const T *x, long n, float p, float scale, const uint64_t *step_seed,
+               uint64_t salt, long first) {
     uint64_t seed = rt_hash_u64(*step_seed, salt, 0);
     GRID_STRIDE(i, n)
         y[i] = rt_st<T>(rt_hash_uniform(seed, (uint64_t)(first + i)) >= (double)p ? rt_ld(x[i]) * scale : 0.0f);

@@ -4,14 +4,16 @@
 #define INV_SQRT2 0.70710678118654752440f
 #define INV_SQRT_2PI 0.39894228040143267794f
 
-template <typename T> __global__ void gelu_forward_kernel(T *out, const T *in, long n) {
+template <typename T> __global__ void __launch_bounds__(RT_THREADS)
+gelu_forward_kernel(T *out, const T *in, long n) {
     GRID_STRIDE(i, n) {
         float x = rt_ld(in[i]);
         out[i] = rt_st<T>(0.5f * x * (1.0f + erff(x * INV_SQRT2)));
     }
 }
 
-template <typename T> __global__ void gelu_backward_kernel(T *din, const T *dout, const T *in, long n) {
+template <typename T> __global__ void __launch_bounds__(RT_THREADS)
+gelu_backward_kernel(T *din, const T *dout, const T *in, long n) {
     GRID_STRIDE(i, n) {
         float x = rt_ld(in[i]);
         float cdf = 0.5f * (1.0f + erff(x * INV_SQRT2));

@@ -2,7 +2,8 @@
  * channels-last [N,H,W,C] -> [N,C]: one thread per (n, c), neighbours reading neighbours. */
 #include "../cuda_common.cuh"
 
-template <typename T> __global__ void gap_forward_kernel(T *out, const T *in, long planes, int hw) {
+template <typename T> __global__ void __launch_bounds__(RT_THREADS)
+gap_forward_kernel(T *out, const T *in, long planes, int hw) {
     long warps = (long)gridDim.x * blockDim.x / 32;
     int lane = threadIdx.x & 31;
     /* Whole warps take whole planes, so the shuffle below always has all 32 lanes. */
@@ -15,7 +16,8 @@ template <typename T> __global__ void gap_forward_kernel(T *out, const T *in, lo
     }
 }
 
-template <typename T> __global__ void gap_backward_kernel(T *din, const T *dout, long total, int hw) {
+template <typename T> __global__ void __launch_bounds__(RT_THREADS)
+gap_backward_kernel(T *din, const T *dout, long total, int hw) {
     GRID_STRIDE(i, total) din[i] = rt_st<T>(rt_ld(dout[i / hw]) / hw);
 }
 
@@ -33,7 +35,8 @@ void cuda_global_avgpool_backward(void *din, const void *dout, int n, int c, int
     CUDA_LAUNCHED();
 }
 
-template <typename T> __global__ void gap_forward_nhwc_kernel(T *out, const T *in, long nc, int c, int hw) {
+template <typename T> __global__ void __launch_bounds__(RT_THREADS)
+gap_forward_nhwc_kernel(T *out, const T *in, long nc, int c, int hw) {
     GRID_STRIDE(o, nc) {
         const T *x = in + o / c * hw * c + o % c;
         float acc = 0.0f;
@@ -42,7 +45,8 @@ template <typename T> __global__ void gap_forward_nhwc_kernel(T *out, const T *i
     }
 }
 
-template <typename T> __global__ void gap_backward_nhwc_kernel(T *din, const T *dout, long total, int c, int hw) {
+template <typename T> __global__ void __launch_bounds__(RT_THREADS)
+gap_backward_nhwc_kernel(T *din, const T *dout, long total, int c, int hw) {
     GRID_STRIDE(i, total) din[i] = rt_st<T>(rt_ld(dout[i / ((long)hw * c) * c + i % c]) / hw);
 }
 

@@ -4,8 +4,9 @@
 #include "../cuda_common.cuh"
 
 template <typename T>
-__global__ void lrn_forward_kernel(T *out, float *save_scale, const T *in, int c, long hw, long total, int size,
-                                   float a, float beta, float k) {
+__global__ void __launch_bounds__(RT_THREADS)
+lrn_forward_kernel(T *out, float *save_scale, const T *in, int c, long hw, long total, int size,
+                   float a, float beta, float k) {
     GRID_STRIDE(i, total) {
         long p = i % hw, b = i / hw / c;
         int ch = (int)(i / hw % c);
@@ -25,8 +26,9 @@ __global__ void lrn_forward_kernel(T *out, float *save_scale, const T *in, int c
 }
 
 template <typename T>
-__global__ void lrn_backward_kernel(T *din, const T *dout, const T *in, const T *out, const float *save_scale, int c,
-                                    long hw, long total, int size, float beta, float coef) {
+__global__ void __launch_bounds__(RT_THREADS)
+lrn_backward_kernel(T *din, const T *dout, const T *in, const T *out, const float *save_scale, int c,
+                    long hw, long total, int size, float beta, float coef) {
     GRID_STRIDE(i, total) {
         long p = i % hw, b = i / hw / c;
         int ch = (int)(i / hw % c);

@@ -4,7 +4,8 @@
 #include "../cuda_common.cuh"
 #include "pool_window.cuh"
 
-template <typename T> __global__ void maxpool_forward_kernel(T *out, int32_t *argmax, const T *in, rt_pool_shape s) {
+template <typename T> __global__ void __launch_bounds__(RT_THREADS)
+maxpool_forward_kernel(T *out, int32_t *argmax, const T *in, rt_pool_shape s) {
     GRID_STRIDE(o, (long)s.n * s.c * s.oh * s.ow) {
         long pl = o / ((long)s.oh * s.ow);
         int best, oy = (int)(o / s.ow % s.oh), ox = (int)(o % s.ow);
@@ -14,7 +15,8 @@ template <typename T> __global__ void maxpool_forward_kernel(T *out, int32_t *ar
 }
 
 template <typename T>
-__global__ void maxpool_backward_kernel(T *din, const T *dout, const int32_t *argmax, rt_pool_shape s) {
+__global__ void __launch_bounds__(RT_THREADS)
+maxpool_backward_kernel(T *din, const T *dout, const int32_t *argmax, rt_pool_shape s) {
     GRID_STRIDE(i, (long)s.n * s.c * s.h * s.w) {
         long at = i / ((long)s.h * s.w) * s.oh * s.ow;   /* the plane's first output */
         int iy = (int)(i / s.w % s.h), ix = (int)(i % s.w);
@@ -37,7 +39,8 @@ void cuda_maxpool2d_backward(void *din, const void *dout, const int32_t *argmax,
 /* Channels-last: element (n, y, x, ch) at ((n * h + y) * w + x) * c + ch, so a warp's threads
  * take neighbouring channels of one position. */
 template <typename T>
-__global__ void maxpool_forward_nhwc_kernel(T *out, int32_t *argmax, const T *in, rt_pool_shape s) {
+__global__ void __launch_bounds__(RT_THREADS)
+maxpool_forward_nhwc_kernel(T *out, int32_t *argmax, const T *in, rt_pool_shape s) {
     GRID_STRIDE(o, (long)s.n * s.oh * s.ow * s.c) {
         long pos = o / s.c;
         const T *x = in + pos / ((long)s.oh * s.ow) * s.h * s.w * s.c + o % s.c;   /* (n, 0, 0, ch) */
@@ -48,7 +51,8 @@ __global__ void maxpool_forward_nhwc_kernel(T *out, int32_t *argmax, const T *in
 }
 
 template <typename T>
-__global__ void maxpool_backward_nhwc_kernel(T *din, const T *dout, const int32_t *argmax, rt_pool_shape s) {
+__global__ void __launch_bounds__(RT_THREADS)
+maxpool_backward_nhwc_kernel(T *din, const T *dout, const int32_t *argmax, rt_pool_shape s) {
     GRID_STRIDE(i, (long)s.n * s.h * s.w * s.c) {
         long pos = i / s.c, at = pos / ((long)s.h * s.w) * s.oh * s.ow * s.c + i % s.c;   /* output (n, 0, 0, ch) */
         int iy = (int)(pos / s.w % s.h), ix = (int)(pos % s.w);

@@ -6,9 +6,12 @@
  * instead of an out-of-bounds read (the loaders check labels; this guards the kernel). */
 #include "../cuda_common.cuh"
 
+#define MEAN_THREADS 256
+
 template <typename T>
-__global__ void xent_rows_kernel(double *row_loss, T *dlogits, const T *logits, const int32_t *labels, int n, int k,
-                                 float smoothing, float dscale, const float *loss_scale) {
+__global__ void __launch_bounds__(RT_THREADS)
+xent_rows_kernel(double *row_loss, T *dlogits, const T *logits, const int32_t *labels, int n, int k,
+                 float smoothing, float dscale, const float *loss_scale) {
     int lane = threadIdx.x & 31;
     long warps = (long)gridDim.x * blockDim.x / 32;
     float ds = loss_scale ? dscale * *loss_scale : dscale;
@@ -45,7 +48,8 @@ __global__ void xent_rows_kernel(double *row_loss, T *dlogits, const T *logits, 
     }
 }
 
-__global__ void xent_mean_kernel(double *loss, const double *row_loss, int n) {
+__global__ void __launch_bounds__(MEAN_THREADS)
+xent_mean_kernel(double *loss, const double *row_loss, int n) {
     double acc = 0;
     for (int b = threadIdx.x; b < n; b += blockDim.x) acc += row_loss[b];
     acc = block_sum(acc);
