@@ -178,6 +178,10 @@ lamb_moments_kernel(double *sq_u, double *sq_p, float *state, const float *param
     update_args a = args_for_taken_steps(args, sc);
     chunk_info ch = chunks[blockIdx.x];
     tensor_info t = tensors[ch.tensor];
+    if (t.lr_mult == 0.0f) {   /* frozen (Caffe's lr_mult 0): no moments, as the host's rt_optim_apply_mults */
+        if (threadIdx.x == 0) sq_p[blockIdx.x] = 0, sq_u[blockIdx.x] = 0;
+        return;
+    }
     float s = *scale_p;
     float *st = state + 2 * t.offset;
     double pp = 0, uu = 0;

@@ -30,7 +30,9 @@ avgpool_forward_kernel(T *out, const T *in, rt_pool_shape s) {
     }
 }
 
-template <typename T> __global__ void __launch_bounds__(RT_THREADS)
+/* At least 6 resident blocks: ~40 registers. With the block size alone, ptxas capped the
+ * 16-bit variants at 32 and spilled (the clipped window of ceil mode needs a few more). */
+template <typename T> __global__ void __launch_bounds__(RT_THREADS, 6)
 avgpool_backward_kernel(T *din, const T *dout, rt_pool_shape s) {
     GRID_STRIDE(i, (long)s.n * s.c * s.h * s.w) {
         long pl = i / ((long)s.h * s.w);

@@ -5,7 +5,8 @@
 #include "batchnorm_sums.cuh"
 
 template <typename T>
-__global__ void bn_frozen_input_grad_kernel(T *din, const T *dout, const T *relu_out, const float *gamma,
+__global__ void __launch_bounds__(RT_THREADS)
+bn_frozen_input_grad_kernel(T *din, const T *dout, const T *relu_out, const float *gamma,
                                             const float *inv_std, int c, int hw, long total) {
     GRID_STRIDE(i, total) {
         int ch = (int)(i / hw % c);

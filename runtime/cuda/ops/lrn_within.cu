@@ -4,7 +4,8 @@
 #include "../cuda_common.cuh"
 
 template <typename T>
-__global__ void lrn_within_forward_kernel(T *out, float *save_scale, const T *in, int h, int w, int r, long total,
+__global__ void __launch_bounds__(RT_THREADS)
+lrn_within_forward_kernel(T *out, float *save_scale, const T *in, int h, int w, int r, long total,
                                           float a, float beta, float k) {
     GRID_STRIDE(i, total) {
         long plane = i / ((long)h * w);
@@ -24,7 +25,8 @@ __global__ void lrn_within_forward_kernel(T *out, float *save_scale, const T *in
 
 /* The window is symmetric: the outputs whose window holds pixel i are those of i's window. */
 template <typename T>
-__global__ void lrn_within_backward_kernel(T *din, const T *dout, const T *in, const T *out, const float *save_scale,
+__global__ void __launch_bounds__(RT_THREADS)
+lrn_within_backward_kernel(T *din, const T *dout, const T *in, const T *out, const float *save_scale,
                                            int h, int w, int r, long total, float beta, float coef) {
     GRID_STRIDE(i, total) {
         long base = i / ((long)h * w) * h * w;

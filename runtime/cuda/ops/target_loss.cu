@@ -12,7 +12,8 @@ __device__ static float class_target(int j, int ya, int yb, float w, float eps, 
 }
 
 template <typename T>
-__global__ void target_rows_kernel(double *row_loss, T *dlogits, const T *logits, const int32_t *targets, int mixed,
+__global__ void __launch_bounds__(RT_THREADS)
+target_rows_kernel(double *row_loss, T *dlogits, const T *logits, const int32_t *targets, int mixed,
                                    int n, int k, int bce, float smoothing, float threshold, float dscale,
                                    const float *loss_scale) {
     int lane = threadIdx.x & 31;
