@@ -7,28 +7,17 @@
 # any world size, prefetch thread and resume. Run by tests/augment/augment_test.sh.
 # usage: timm_test.py AUGMENT_DUMP IDX_DIR WORKDIR
 import gzip
-import math
 import os
 import random
-import subprocess
 import sys
 
 import numpy as np
 from PIL import Image, ImageEnhance, ImageOps
 
+from checks import check, close_stat, finish, runner
+
 tool, idx_dir, work = sys.argv[1], sys.argv[2], sys.argv[3]
-failures = []
-
-
-def check(ok, what, detail=""):
-    print(("ok   " if ok else "FAIL ") + what + (": " + detail if detail else ""))
-    if not ok:
-        failures.append(what)
-
-
-def run(*args, env=None):
-    return subprocess.run([tool] + [str(a) for a in args], check=True, capture_output=True, text=True,
-                          env=env).stdout
+run = runner(tool)
 
 
 # ---- the reference, from timm/data/auto_augment.py (Pillow >= 5.2 paths)
@@ -165,13 +154,6 @@ theirs = np.stack([timm_rand_augment(p, r) for p in plain for _ in range(4)]).as
 rep = np.repeat(plain, 4, axis=0).astype(int)
 
 
-def close_stat(what, a, b, tol_se=5.0):
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    se = math.sqrt(a.var() / len(a) + b.var() / len(b)) + 1e-12
-    check(abs(a.mean() - b.mean()) < tol_se * se, what, f"ours {a.mean():.4g} timm {b.mean():.4g} "
-                                                          f"({(a.mean() - b.mean()) / se:+.2f} SE)")
-
-
 close_stat("loader: share of samples left unchanged", (ours == plain).all(axis=(1, 2, 3)),
            (theirs == rep).all(axis=(1, 2, 3)))
 close_stat("loader: mean absolute pixel change", np.abs(ours - plain).mean(axis=(1, 2, 3)),
@@ -180,5 +162,4 @@ same = all(np.array_equal(loader(wd, th, 0, 2, 3, f"timm-{wd}"), full) for wd, t
 check(same, "loader: identical batches at world 2 (prefetch) and 4")
 check(np.array_equal(loader(2, 1, 1, 1, 3, "timm-r"), full[STEPS:]), "loader: resume at epoch 1")
 
-print("timm_test:", "FAILED " + ", ".join(failures) if failures else "all passed")
-sys.exit(1 if failures else 0)
+finish("timm_test")
