@@ -95,6 +95,21 @@ static int read_augment(run_augment *a, diag_ctx *diag, const ast_node *train, c
                    "give the range as [low, high]", "random_erasing: a range whose low end is above its high end");
         errors++;
     }
+    if (ra && (a->ra_magnitude_std > 0 || a->ra_increasing)) {   /* timm's variant: its 0..10 level scale */
+        if (a->ra_num_bins != 11) {
+            diag_error(diag, sv_loc(ra, SM_RAND_AUGMENT, "num_magnitude_bins"),
+                       "set num_magnitude_bins: 11 (magnitude is then timm's level, as in rand-m9)",
+                       "rand_augment: timm's variant (magnitude_std or increasing) measures magnitude on its 0..10 "
+                       "scale, not in %ld bins", (long)a->ra_num_bins);
+            errors++;
+        }
+        if (sv_has(aug, SM_AUGMENT, "policy_interpolation") && !a->policy_bilinear) {
+            diag_error(diag, sv_loc(aug, SM_AUGMENT, "policy_interpolation"),
+                       "leave policy_interpolation out (timm's random bilinear or bicubic) or set BILINEAR",
+                       "rand_augment: timm's variant does not implement NEAREST resampling");
+            errors++;
+        }
+    }
     if (ra && a->ra_magnitude >= a->ra_num_bins) {
         diag_error(diag, sv_loc(ra, SM_RAND_AUGMENT, "magnitude"), "use a magnitude below num_magnitude_bins",
                    "rand_augment: magnitude %ld is not below num_magnitude_bins %ld", (long)a->ra_magnitude,

@@ -3,19 +3,13 @@
  * CUDA trainer's loader hands the device bytes (normalized there), which cannot carry a
  * blended or noise-filled pixel, so the CUDA backend refuses those three at build. Repeated
  * augmentation (an epoch order), TrivialAugment and RandAugment (on the 8-bit image) and the
- * BCE loss work on both; timm's RandAugment variant on neither. */
+ * BCE loss work on both, and so does timm's RandAugment variant (augment_timm.c, also on the
+ * 8-bit image in the shared loader). */
 #include <stdio.h>
 #include "build_augment.h"
 
 int augment_backend_check(const char *spec_path, const run_config *run, int cuda) {
     const run_augment *a = &run->augment;
-    if (a->rand_augment && (a->ra_magnitude_std > 0 || a->ra_increasing)) {
-        fprintf(stderr, "%s: error: rand_augment.%s is timm's RandAugment variant, which the trainer does not "
-                        "implement (it runs torchvision's RandAugment)\n"
-                        "  hint: set magnitude_std: 0 and increasing: false for torchvision's RandAugment\n",
-                spec_path, a->ra_magnitude_std > 0 ? "magnitude_std" : "increasing");
-        return 1;
-    }
     if (!cuda) return 0;
     const char *what = a->mixup_alpha > 0 ? "mixup_alpha" : a->cutmix_alpha > 0 ? "cutmix_alpha"
                      : a->erase_p > 0 ? "random_erasing" : NULL;

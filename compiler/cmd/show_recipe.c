@@ -18,8 +18,11 @@ void show_recipe(FILE *out, const run_config *r) {
     }
     if (a->erase_p > 0) ADD(", erasing p %g", a->erase_p);
     if (a->trivial_augment) ADD(", TrivialAugmentWide");
-    if (a->rand_augment) ADD(", RandAugment %ld ops at %ld/%ld", (long)a->ra_num_ops, (long)a->ra_magnitude,
-                             (long)a->ra_num_bins);
+    if (a->rand_augment && (a->ra_magnitude_std > 0 || a->ra_increasing))
+        ADD(", timm's RandAugment %ld ops at m%ld mstd %g%s", (long)a->ra_num_ops, (long)a->ra_magnitude,
+            a->ra_magnitude_std, a->ra_increasing ? " increasing" : "");
+    else if (a->rand_augment)
+        ADD(", RandAugment %ld ops at %ld/%ld", (long)a->ra_num_ops, (long)a->ra_magnitude, (long)a->ra_num_bins);
     if ((a->trivial_augment || a->rand_augment) && a->policy_bilinear) ADD(" (bilinear)");
     if (a->repeats > 1) ADD(", repeated x%ld", (long)a->repeats);
     if (r->loss_kind == RUN_LOSS_BCE) ADD(", loss BCE%s", r->bce_target_threshold > 0 ? " (thresholded)" : "");

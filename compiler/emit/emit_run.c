@@ -117,10 +117,16 @@ static void emit_augment(FILE *f, const run_augment *a) {
     fprintf(f, ".erase_ratio = { %s, %s },\n", c_float(a->erase_ratio[0]), c_float(a->erase_ratio[1]));
     fprintf(f, "                 .erase_value = %s, .erase_random = %d, .repeats = %ld,\n", c_float(a->erase_value),
             a->erase_random, (long)a->repeats);
-    fprintf(f, "                 .policy = %s, .num_ops = %ld, .magnitude = %ld, .num_bins = %ld, .bilinear = %d },\n",
-            a->trivial_augment ? "RT_POLICY_TRIVIAL_AUGMENT" : a->rand_augment ? "RT_POLICY_RAND_AUGMENT" : "RT_POLICY_NONE",
+    const int timm = a->rand_augment && (a->ra_magnitude_std > 0 || a->ra_increasing);
+    fprintf(f, "                 .policy = %s, .num_ops = %ld, .magnitude = %ld, .num_bins = %ld, .bilinear = %d",
+            a->trivial_augment ? "RT_POLICY_TRIVIAL_AUGMENT" : timm ? "RT_POLICY_TIMM_RAND_AUGMENT"
+            : a->rand_augment ? "RT_POLICY_RAND_AUGMENT" : "RT_POLICY_NONE",
             (long)(a->rand_augment ? a->ra_num_ops : 1), (long)(a->rand_augment ? a->ra_magnitude : 0),
             (long)(a->rand_augment ? a->ra_num_bins : 31), a->policy_bilinear);
+    if (timm)   /* timm's variant only: other specs' generated code stays as it was */
+        fprintf(f, ",\n                 .magnitude_std = %s, .increasing = %d", c_float(a->ra_magnitude_std),
+                a->ra_increasing);
+    fprintf(f, " },\n");
 }
 
 char *emit_run_config(const run_config *run, char *err, size_t err_cap) {

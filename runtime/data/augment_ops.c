@@ -69,7 +69,7 @@ static uint8_t gray_of(const uint8_t *img, size_t plane, size_t i) {
     return (uint8_t)g;
 }
 
-static void equalize_channel(uint8_t *p, size_t n) {
+void augment_equalize_channel(uint8_t *p, size_t n) {
     long hist[256] = { 0 };
     for (size_t i = 0; i < n; i++) hist[p[i]]++;
     long last = 255, sum = 0;
@@ -165,7 +165,7 @@ void augment_op_apply(augment_op op, double mag, int bilinear, uint8_t *img, uin
         }
         return;
     case AUG_EQUALIZE:
-        for (int ch = 0; ch < c; ch++) equalize_channel(img + ch * plane, plane);
+        for (int ch = 0; ch < c; ch++) augment_equalize_channel(img + ch * plane, plane);
         return;
     case AUG_OP_COUNT: return;
     }

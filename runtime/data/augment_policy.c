@@ -40,6 +40,10 @@ double augment_policy_magnitude(int policy, augment_op op, int bin, int bins, in
 void augment_policy_apply(const rt_loader *l, uint8_t *img, uint64_t aug_key, long pos) {
     const rt_augment_config *a = &l->cfg.augment;
     if (a->policy == RT_POLICY_NONE) return;
+    if (a->policy == RT_POLICY_TIMM_RAND_AUGMENT) {   /* timm's variant: augment_timm.c */
+        augment_timm_apply(l, img, aug_key, pos);
+        return;
+    }
     const int c = l->ds->c, h = l->ds->h, w = l->ds->w;
     rt_rng r;
     rt_rng_init(&r, rt_hash_u64(aug_key, (uint64_t)pos, 3), RT_STREAM_AUGMENT);

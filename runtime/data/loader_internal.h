@@ -59,6 +59,28 @@ void augment_op_apply(augment_op op, double mag, int bilinear, uint8_t *img, uin
 double augment_policy_magnitude(int policy, augment_op op, int bin, int bins, int h, int w);
 /* The configured policy on the 8-bit sample at epoch position pos. */
 void augment_policy_apply(const rt_loader *l, uint8_t *img, uint64_t aug_key, long pos);
+/* timm's RandAugment (augment_timm.c: draws and level-to-argument; augment_timm_ops.c: the
+ * ops with Pillow's semantics). The order is timm's _RAND_TRANSFORMS / _RAND_INCREASING_TRANSFORMS. */
+typedef enum {
+    TIMM_AUTOCONTRAST, TIMM_EQUALIZE, TIMM_INVERT, TIMM_ROTATE, TIMM_POSTERIZE, TIMM_SOLARIZE, TIMM_SOLARIZE_ADD,
+    TIMM_COLOR, TIMM_CONTRAST, TIMM_BRIGHTNESS, TIMM_SHARPNESS, TIMM_SHEAR_X, TIMM_SHEAR_Y, TIMM_TRANSLATE_X_REL,
+    TIMM_TRANSLATE_Y_REL, TIMM_OP_COUNT
+} timm_op;
+/* timm's level_to_arg of op at level (0..10): negate is the _randomly_negate draw (ignored by
+ * the ops without a sign), increasing picks the *Increasing variants. */
+double timm_level_arg(timm_op op, int increasing, double level, int negate);
+/* Whether op draws a sign, and whether it resamples (draws its interpolation). */
+int timm_op_signed(timm_op op, int increasing);
+int timm_op_geometric(timm_op op);
+/* Applies op with argument arg (Pillow semantics) to the 8-bit c x h x w img in place;
+ * geometric ops resample bilinear (bicubic = 0) or bicubic and fill uncovered pixels with
+ * fill[ch]; scratch holds c*h*w bytes. */
+void timm_op_apply(timm_op op, double arg, int bicubic, const uint8_t *fill, uint8_t *img, uint8_t *scratch, int c,
+                   int h, int w);
+/* timm's RandAugment on the 8-bit sample at epoch position pos. */
+void augment_timm_apply(const rt_loader *l, uint8_t *img, uint64_t aug_key, long pos);
+/* torchvision's equalize, which is Pillow's ImageOps.equalize too, on one channel of n bytes. */
+void augment_equalize_channel(uint8_t *p, size_t n);
 /* Repeated augmentation: perm[i] = perm[i / repeats], in place. */
 void sampler_repeat(uint32_t *perm, long n, int repeats);
 

@@ -78,9 +78,13 @@ typedef struct {
     int repeats;                       /* repeated augmentation (RASampler); 0 or 1 = off */
     int policy;                        /* rt_augment_policy: on the 8-bit sample after crop and flip */
     int num_ops, magnitude, num_bins;  /* RandAugment's; num_bins also TrivialAugment's (31) */
-    int bilinear;                      /* the policy's geometric ops: 1 bilinear, 0 nearest */
+    int bilinear;                      /* the policy's geometric ops: 1 bilinear, 0 nearest (timm: 1 bilinear,
+                                          0 timm's random choice of bilinear and bicubic) */
+    float magnitude_std;               /* timm's RandAugment: magnitude noise; > 100 uniform in [0, magnitude] */
+    int increasing;                    /* timm's RandAugment: the *Increasing op set */
 } rt_augment_config;
-enum rt_augment_policy { RT_POLICY_NONE = 0, RT_POLICY_TRIVIAL_AUGMENT, RT_POLICY_RAND_AUGMENT };
+enum rt_augment_policy { RT_POLICY_NONE = 0, RT_POLICY_TRIVIAL_AUGMENT, RT_POLICY_RAND_AUGMENT,
+                         RT_POLICY_TIMM_RAND_AUGMENT };
 
 /* With mixup or cutmix on, a batch's labels are 3 x batch_per_rank int32s: the labels, then
  * each sample's partner label (the sample before it in the global batch), then the weight w

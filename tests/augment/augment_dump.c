@@ -10,9 +10,10 @@
  *       sample to OUT.targets (int32), the epoch order's dataset indices to OUT.order.
  *   augment_dump op OP MAGNITUDE BILINEAR C H W IN OUT   augment_op OP on the 8-bit image IN
  *   augment_dump table POLICY BINS H W                   each op's magnitude per bin, one op a line
+ *   augment_dump timm OP INC LEVEL NEG BICUBIC F0,F1,F2 C H W IN OUT   timm's op OP at LEVEL (fill F)
  * THREADS > 0 turns the prefetch thread on (and is the decode thread count of a JPEG tree);
- * AUGMENT_POLICY=1|2 turns TrivialAugment (nearest) or RandAugment (2 ops at bin 9 of 31,
- * bilinear) on in the loader. */
+ * AUGMENT_POLICY=1|2|3 turns TrivialAugment (nearest), RandAugment (2 ops at bin 9 of 31,
+ * bilinear) or timm's RandAugment (rand-m7-mstd0.5-inc1, random bilinear/bicubic) on in the loader. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +86,7 @@ static int loader_cmd(char **a) {
                               .repeats = atoi(a[12]), .num_ops = 2, .magnitude = 9, .num_bins = 31 };
     aug.policy = getenv("AUGMENT_POLICY") ? atoi(getenv("AUGMENT_POLICY")) : 0;
     aug.bilinear = aug.policy == 2;   /* RandAugment's runs through the bilinear warps */
+    if (aug.policy == RT_POLICY_TIMM_RAND_AUGMENT) aug.magnitude = 7, aug.magnitude_std = 0.5f, aug.increasing = 1;
     rt_loader *l = calloc((size_t)world, sizeof *l);
     for (int r = 0; r < world; r++) {
         rt_loader_config cfg;
@@ -151,6 +153,27 @@ static int op_cmd(char **a) {
     return 0;
 }
 
+static int timm_cmd(char **a) {
+    int c = atoi(a[6]), h = atoi(a[7]), w = atoi(a[8]);
+    unsigned f[3] = { 0, 0, 0 };
+    if (sscanf(a[5], "%u,%u,%u", &f[0], &f[1], &f[2]) != 3) return 2;
+    const uint8_t fill[3] = { (uint8_t)f[0], (uint8_t)f[1], (uint8_t)f[2] };
+    size_t n = (size_t)c * h * w;
+    uint8_t *img = malloc(n), *scratch = malloc(n);
+    FILE *in = fopen(a[9], "rb");
+    if (!in || fread(img, 1, n, in) != n) return 1;
+    fclose(in);
+    timm_op op = (timm_op)atoi(a[0]);
+    double arg = timm_level_arg(op, atoi(a[1]), atof(a[2]), atoi(a[3]));
+    timm_op_apply(op, arg, atoi(a[4]), fill, img, scratch, c, h, w);
+    FILE *out = fopen(a[10], "wb");
+    if (!out || fwrite(img, 1, n, out) != n) return 1;
+    fclose(out);
+    printf("%.17g\n", arg);
+    free(img), free(scratch);
+    return 0;
+}
+
 static int table_cmd(char **a) {
     int policy = atoi(a[0]), bins = atoi(a[1]), h = atoi(a[2]), w = atoi(a[3]);
     for (int op = 0; op < AUG_OP_COUNT; op++) {
@@ -163,6 +186,7 @@ static int table_cmd(char **a) {
 int main(int argc, char **argv) {
     if (argc >= 10 && !strcmp(argv[1], "op")) return op_cmd(argv + 2);
     if (argc >= 6 && !strcmp(argv[1], "table")) return table_cmd(argv + 2);
+    if (argc >= 13 && !strcmp(argv[1], "timm")) return timm_cmd(argv + 2);
     if (argc >= 9 && !strcmp(argv[1], "loss")) return loss_cmd(argv + 2);
     if (argc >= 10 && !strcmp(argv[1], "erase")) return erase_cmd(argv + 2);
     if (argc >= 9 && !strcmp(argv[1], "mix")) return mix_cmd(argv + 2);

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The modern-recipe fields are honoured or refused with one clear message: CUDA refuses
 # mixup, cutmix and random erasing at build (its batches are bytes); timm's RandAugment
-# variant is refused on both backends; bad ranges are check errors naming the field; and the
-# CPU trainer's code calls the dense-target loss with the spec's values.
+# variant needs num_magnitude_bins 11 and refuses NEAREST; bad ranges are check errors naming
+# the field; the CPU trainer's code calls the dense-target loss with the spec's values, and
+# both backends carry timm's variant into the run config.
 set -u
 BUILD=${BUILD:-build}
 TRAINC=$BUILD/trainc
@@ -28,8 +29,10 @@ expect_error() {
 expect_error cuda-mixup "mixup_alpha CUDA hint" "$TRAINC" build --emit-only --backend cuda "$base" -o "$dir/cuda-mixup.bin"
 variant erase-only 's/      mixup_alpha: 0.2//; s/      cutmix_alpha: 1.0//'
 expect_error cuda-erase "random_erasing CUDA" "$TRAINC" build --emit-only --backend cuda "$dir/erase-only.spec" -o "$dir/cuda-erase.bin"
-variant timm 's/      random_erasing { p: 0.1 }/      rand_augment { magnitude: 7 magnitude_std: 0.5 }/'
-expect_error timm-cpu "magnitude_std timm" "$TRAINC" build --emit-only "$dir/timm.spec" -o "$dir/timm-cpu.bin"
+variant timm-bins 's/      random_erasing { p: 0.1 }/      rand_augment { magnitude: 7 magnitude_std: 0.5 }/'
+expect_error timm-bins "num_magnitude_bins timm 11" "$TRAINC" check "$dir/timm-bins.spec"
+variant timm-nearest 's/      random_erasing { p: 0.1 }/      rand_augment { magnitude: 7 num_magnitude_bins: 11 increasing: true } policy_interpolation: NEAREST/'
+expect_error timm-nearest "timm NEAREST policy_interpolation" "$TRAINC" check "$dir/timm-nearest.spec"
 variant bins 's/      random_erasing { p: 0.1 }/      rand_augment { magnitude: 31 }/'
 expect_error bins "magnitude num_magnitude_bins" "$TRAINC" check "$dir/bins.spec"
 variant range 's/random_erasing { p: 0.1 }/random_erasing { scale: [0.4, 0.1] }/'
@@ -51,6 +54,17 @@ grep -q 'cuda_target_loss(rt_dev.loss, .*, rt_dev.y, 0, BATCH, CLASSES, 1, 0.0f,
   fail "CUDA BCE loss call: $(grep -m1 cuda_target_loss "$dir/cuda-ok.src/model.c")"
 grep -q '.policy = RT_POLICY_TRIVIAL_AUGMENT, .num_ops = 1, .magnitude = 0, .num_bins = 31, .bilinear = 1' \
   "$dir/cuda-ok.src/model.c" || fail "CUDA run config lacks the policy: $(grep -m1 '.policy' "$dir/cuda-ok.src/model.c")"
+
+# timm's RandAugment: honoured by both backends (the shared loader's augment_timm.c).
+timm_ra='rand_augment { magnitude: 9 magnitude_std: 0.5 num_magnitude_bins: 11 increasing: true }'
+variant timm-cuda "s/      mixup_alpha: 0.2//; s/      cutmix_alpha: 1.0//; s/      random_erasing { p: 0.1 }/      $timm_ra/"
+for backend in cpu cuda; do
+  "$TRAINC" build --emit-only --backend $backend "$dir/timm-cuda.spec" -o "$dir/timm-$backend" > /dev/null ||
+    fail "$backend build of timm's RandAugment"
+  grep -A1 -q '.policy = RT_POLICY_TIMM_RAND_AUGMENT, .num_ops = 2, .magnitude = 9, .num_bins = 11, .bilinear = 0' \
+    "$dir/timm-$backend.src/model.c" && grep -q '.magnitude_std = 0.5f, .increasing = 1 }' "$dir/timm-$backend.src/model.c" ||
+    fail "$backend run config lacks timm's policy: $(grep -A1 -m1 '.policy' "$dir/timm-$backend.src/model.c")"
+done
 
 [ "$fails" -eq 0 ] && echo "refusals_test: all passed"
 [ "$fails" -eq 0 ]
