@@ -174,7 +174,7 @@ int build_emit_opts(const char *spec_path, const char *emit_dir, int quiet, cons
     memset(&eval_sched, 0, sizeof eval_sched);
     char *run_c = NULL;
     if (rc == 0 && opt->backend != BACKEND_CUDA) rc = cpu_precision_check(spec_path, &res.run);
-    if (rc == 0) rc = augment_backend_check(spec_path, &res.run, opt->backend == BACKEND_CUDA);
+    if (rc == 0) rc = augment_backend_check(spec_path, &res.run);
     if (rc == 0) {
         char err[512];
         run_c = emit_run_config(&res.run, err, sizeof err);

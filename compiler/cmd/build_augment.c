@@ -1,13 +1,12 @@
-/* Honour or refuse, per backend, the modern-recipe data features: the CPU trainer's loader
- * produces normalized float batches and does mixup, cutmix and random erasing on them; the
- * CUDA trainer's loader hands the device bytes (normalized there), which cannot carry a
- * blended or noise-filled pixel, so the CUDA backend refuses those three at build. Repeated
- * augmentation (an epoch order), TrivialAugment and RandAugment (on the 8-bit image) and the
- * BCE loss work on both; timm's RandAugment variant on neither. */
+/* Honour or refuse, per backend, the modern-recipe data features. Both backends run mixup,
+ * cutmix and random erasing (the loader does them on normalized floats; a CUDA trainer whose
+ * spec has them takes float batches instead of bytes: lower.c's input_float), repeated
+ * augmentation, TrivialAugment and RandAugment (on the 8-bit image) and the BCE loss;
+ * timm's RandAugment variant runs on neither. */
 #include <stdio.h>
 #include "build_augment.h"
 
-int augment_backend_check(const char *spec_path, const run_config *run, int cuda) {
+int augment_backend_check(const char *spec_path, const run_config *run) {
     const run_augment *a = &run->augment;
     if (a->rand_augment && (a->ra_magnitude_std > 0 || a->ra_increasing)) {
         fprintf(stderr, "%s: error: rand_augment.%s is timm's RandAugment variant, which the trainer does not "
@@ -16,13 +15,5 @@ int augment_backend_check(const char *spec_path, const run_config *run, int cuda
                 spec_path, a->ra_magnitude_std > 0 ? "magnitude_std" : "increasing");
         return 1;
     }
-    if (!cuda) return 0;
-    const char *what = a->mixup_alpha > 0 ? "mixup_alpha" : a->cutmix_alpha > 0 ? "cutmix_alpha"
-                     : a->erase_p > 0 ? "random_erasing" : NULL;
-    if (!what) return 0;
-    fprintf(stderr, "%s: error: data.train.augment.%s is not implemented by the CUDA backend (its loader sends "
-                    "the device 8-bit pixels, which cannot hold a mixed or erased sample)\n"
-                    "  hint: build with --backend cpu, or remove mixup_alpha, cutmix_alpha and random_erasing\n",
-            spec_path, what);
-    return 1;
+    return 0;
 }

@@ -3,7 +3,7 @@
 #define TRAINC_BUILD_AUGMENT_H
 #include "run_config.h"
 
-/* 0, or 1 after one clear message on stderr for a feature the backend does not implement. */
-int augment_backend_check(const char *spec_path, const run_config *run, int cuda);
+/* 0, or 1 after one clear message on stderr for a feature no backend implements. */
+int augment_backend_check(const char *spec_path, const run_config *run);
 
 #endif
