@@ -3,10 +3,11 @@
 # such a trainer takes the loader's normalized FP32 batches instead of bytes (the descriptor's
 # input_u8 = 0), with three target words per sample for the mixed loss. Checks, against the
 # CPU trainer on the same spec (tests/gpu/compare_runs.py), on 3-channel synthetic images:
-# the example LeNet with mixup + cutmix + erasing in FP32 (losses within 1e-4 relative), the
-# example ResNet with them in BF16 --layout nhwc (the loader transposes the floats after
-# erasing and mixing, the device converts them; 5e-2 against the CPU's FP32, as
-# emu_test.sh), and the LeNet with erasing alone (one target word, 1e-4).
+# the example LeNet with mixup + cutmix + erasing in FP32 (losses within 1e-4 relative), and
+# the example ResNet with erasing alone (one target word) in BF16 (the device converts the
+# floats; 5e-2 against the CPU's FP32, as emu_test.sh), in NCHW and in --layout nhwc (the
+# loader transposes the floats after erasing), whose losses must equal NCHW's within 1e-5.
+# test_data_loader checks the channels-last floats after mixing too.
 set -u
 BUILD=${BUILD:-build}
 out=$BUILD/test-emu-mix
@@ -42,7 +43,7 @@ check() {
   [ -x "$out/$cpu.cpu" ] || { "$BUILD/trainc" build "$out/$cpu.spec" -o "$out/$cpu.cpu" > "$out/$cpu.cpu.build" 2>&1 &&
     "$out/$cpu.cpu" --out "$out/$cpu.cpu.run" > "$out/$cpu.cpu.log" 2>&1; } ||
     { fail "$cpu: CPU trainer"; cat "$out/$cpu.cpu.build" "$out/$cpu.cpu.log" | tail -20; return; }
-  local emu=$out/$tag.emu
+  local emu=$out/$tag.emu${1:+.nhwc}
   "$BUILD/trainc" build "$out/$tag.spec" -o "$emu" --backend cuda "$@" > "$emu.build" 2>&1 ||
     { fail "$tag: trainc build --backend cuda $*"; tail -20 "$emu.build"; return; }
   grep -q '\.input_u8 = 0' "$emu.src/model.c" || fail "$tag: the descriptor does not ask for float batches"
@@ -52,13 +53,15 @@ check() {
     echo "$tag ${*:-NCHW} vs CPU FP32 ($tol): $(echo "$r" | head -1)" || { fail "$tag $*:"; echo "$r"; }
 }
 
-mix='mixup_alpha: 0.2 cutmix_alpha: 1.0 random_erasing { p: 0.5 }'
-spec mix fmnist_lenet "$mix"
+spec mix fmnist_lenet 'mixup_alpha: 0.2 cutmix_alpha: 1.0 random_erasing { p: 0.5 }'
 check mix mix 1e-4
-spec resnet fmnist_resnet "$mix random_crop { size: 12 padding: 1 }"
-spec resnet_bf16 fmnist_resnet "$mix random_crop { size: 12 padding: 1 }" 'precision { compute: BF16 }'
-check resnet_bf16 resnet 5e-2 --layout nhwc
-spec erase fmnist_lenet 'random_erasing { p: 0.5 }'
-check erase erase 1e-4
+crop='random_crop { size: 12 padding: 1 }'
+spec erase fmnist_resnet "random_erasing { p: 0.5 } $crop"
+spec erase_bf16 fmnist_resnet "random_erasing { p: 0.5 } $crop" 'precision { compute: BF16 }'
+check erase_bf16 erase 5e-2
+check erase_bf16 erase 5e-2 --layout nhwc
+# the same math in either layout: a sample read in the wrong order would show here
+r=$(python3 tests/gpu/compare_runs.py "$out/erase_bf16.emu.nhwc.run/metrics.jsonl" "$out/erase_bf16.emu.run/metrics.jsonl" 1e-5 2>&1) &&
+  echo "erase_bf16 --layout nhwc vs NCHW (1e-5): $(echo "$r" | head -1)" || { fail "erase_bf16 NHWC vs NCHW:"; echo "$r"; }
 [ $status = 0 ] && echo "mixup, cutmix and random erasing on the emulated CUDA backend: ok"
 exit $status
