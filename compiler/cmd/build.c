@@ -1,7 +1,6 @@
 /* `trainc build`: resolve and check a spec, lower it (lower.h), emit the schedule's sources
  * into a source directory, and compile them against libtrainrt. */
 #include "build.h"
-#include "build_augment.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -174,7 +173,6 @@ int build_emit_opts(const char *spec_path, const char *emit_dir, int quiet, cons
     memset(&eval_sched, 0, sizeof eval_sched);
     char *run_c = NULL;
     if (rc == 0 && opt->backend != BACKEND_CUDA) rc = cpu_precision_check(spec_path, &res.run);
-    if (rc == 0) rc = augment_backend_check(spec_path, &res.run, opt->backend == BACKEND_CUDA);
     if (rc == 0) {
         char err[512];
         run_c = emit_run_config(&res.run, err, sizeof err);

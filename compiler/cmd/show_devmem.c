@@ -30,6 +30,7 @@ static size_t need_at(const devmem_ctx *d, int b, rt_devmem *m_out) {
     rt_devmem m = rt_devmem_plan(net->n_params, net->n_buffers, d->n_state_per_param * net->n_params, d->act_bytes,
                                  net->arena_bytes, b, (long)net->in_c * net->in_h * net->in_w, net->classes,
                                  d->workspace);
+    if (net->input_float) rt_devmem_float_input(&m, (long)net->in_c * net->in_h * net->in_w, net->mixed_targets ? 3 : 1);
     schedule_free(&s);
     if (m_out) *m_out = m;
     return m.fixed + m.per_sample * (size_t)b;

@@ -169,13 +169,15 @@ static void step_begin(emitter *e, const char *dlogits, const char *logits) {
                     "    rt_model_ctx *ctx = arg;\n"
                     "    RT_CUDA_DEVICE_LOCALS;\n"
                     "    forward(ctx);\n");
-    if (net->loss_bce) {   /* mixed targets never reach the CUDA backend: build refuses them (build_augment.c) */
-        fprintf(e->out, "    /* sigmoid binary cross-entropy per class against the label-smoothed (%g) one-hot target,\n"
+    if (net->loss_bce || net->mixed_targets) {   /* y: labels, partners and weights when mixed (rt_data.h) */
+        fprintf(e->out, "    /* %s against the label-smoothed (%g)%s one-hot target,\n"
                         "     * fused with its gradient%s */\n"
-                        "    cuda_target_loss(rt_dev.loss, %s, %s, rt_dev.y, 0, BATCH, CLASSES, 1, %s, %s, 1.0f / BATCH,\n"
+                        "    cuda_target_loss(rt_dev.loss, %s, %s, rt_dev.y, %d, BATCH, CLASSES, %d, %s, %s, 1.0f / BATCH,\n"
                         "                     rt_cuda_optim_loss_scale(rt_dev.optim));\n",
-                net->label_smoothing, e->s->loss_scale ? " (times the loss scale)" : "", dlogits, logits,
-                c_float(net->label_smoothing), c_float(net->bce_threshold));
+                net->loss_bce ? "sigmoid binary cross-entropy per class" : "softmax cross-entropy",
+                net->label_smoothing, net->mixed_targets ? ", mixed" : "",
+                e->s->loss_scale ? " (times the loss scale)" : "", dlogits, logits, net->mixed_targets,
+                net->loss_bce, c_float(net->label_smoothing), c_float(net->bce_threshold));
         return;
     }
     fprintf(e->out, "    /* softmax cross-entropy, label smoothing %g, fused with its gradient%s */\n"
@@ -313,6 +315,7 @@ static void descriptor(emitter *e, int n_tensors) {
         { "LOSS_SCALE", scaling[e->s->loss_scale] },
         { "INIT_SCALE", c_float(e->s->loss_scale ? e->s->init_scale : 0) },
         { "WEIGHTS_NHWC", e->s->opt.nhwc ? "weights_nhwc" : "NULL" }, { "LOGITS_OFFSET", offset },
+        { "INPUT_U8", net->input_float ? "0" : "1" },
     };
     emit_template(e, "cuda_model_descriptor.c.in", n_tensors, extra, (int)(sizeof extra / sizeof extra[0]));
 }

@@ -119,6 +119,9 @@ typedef struct {
     /* solver.loss beyond softmax CE on labels (set by lower): BCE, its target threshold, and
      * mixed targets (mixup/cutmix: the labels come as RT_TARGET_WORDS's 3 x batch) */
     int loss_bce, mixed_targets;
+    /* 1: the loader hands over normalized float batches, not bytes (mixup, cutmix or random
+     * erasing, which cannot be held in a byte); a CUDA trainer then skips its byte path */
+    int input_float;
     double bce_threshold;
     long n_params, n_buffers;  /* parameter buffer length (with alignment gaps), BN buffers */
     long param_count;          /* trainable values: n_params less the gaps */

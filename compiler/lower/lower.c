@@ -98,6 +98,7 @@ int lower(schedule *s, const sema_result *res, const build_options *opt, int bat
     s->net.loss_bce = run->loss_kind == RUN_LOSS_BCE;
     s->net.bce_threshold = run->bce_target_threshold;
     s->net.mixed_targets = run->augment.mixup_alpha > 0 || run->augment.cutmix_alpha > 0;
+    s->net.input_float = s->net.mixed_targets || run->augment.erase_p > 0;
     if (cuda && opt->nhwc && check_nhwc(s, spec_path)) return 1;
     if (!cuda) choose_conv_algos(&s->net);   /* cuDNN times its own at start-up */
     ir_plan_buckets(&s->net, s->bucket_mb);

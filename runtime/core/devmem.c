@@ -16,3 +16,7 @@ rt_devmem rt_devmem_plan(long n_params, long n_buffers, long n_state, int act_by
     m.per_sample = batch > 0 ? (per_batch + (size_t)batch - 1) / (size_t)batch : per_batch;
     return m;
 }
+
+void rt_devmem_float_input(rt_devmem *m, long image, int target_words) {
+    m->per_sample += 2 * (sizeof(float) - 1) * (size_t)image + sizeof(int) * (size_t)(target_words - 1);
+}

@@ -18,14 +18,16 @@ rt_cuda_dev rt_dev;
 static const rt_cuda_model *cm;   /* the model of this process (rt_cuda_trainer_main) */
 static rt_model model;            /* cm->model with the runtime's functions and hooks */
 
-/* What stays here: the input bytes double-buffered, the normalization table, the FP32 logits
+/* What stays here: the input batch double-buffered, the normalization table, the FP32 logits
  * for the host, the workspace and the two captured graphs. */
 static struct {
-    uint8_t *x_u8[2];             /* the batch as the host sends it: bytes, cropped and flipped;
-                                   * x_u8[cur] is this step's, the other receives the next */
+    void *x_in[2];                /* the batch as the host sends it: bytes, cropped and flipped
+                                   * (cm->input_u8), or normalized FP32 (mixed, erased);
+                                   * x_in[cur] is this step's, the other receives the next */
     int cur;
+    int target_words;             /* int32 per sample of the targets (RT_TARGET_WORDS) */
     const void *staged;           /* the host batch copied into x_u8[!cur] ahead, or NULL */
-    float *lut;                   /* [in_c][256]: what a byte becomes (rt_normalize_lut) */
+    float *lut;                   /* [in_c][256]: what a byte becomes (rt_normalize_lut), or NULL */
     float *logits;                /* FP32 logits for the host (16-bit models), or NULL */
     void *work;                   /* cuDNN workspace, shared by every conv */
     rt_cuda_graph *step_graph, *optim_graph;
@@ -34,29 +36,35 @@ static struct {
 static int sixteen_bit(void) { return cm->math == RT_CUDA_BF16 || cm->math == RT_CUDA_FP16; }
 static size_t act_bytes(void) { return sixteen_bit() ? 2 : sizeof(float); }
 static long image(void) { return (long)model.in_c * model.in_h * model.in_w; }
-static size_t batch_bytes(void) { return (size_t)model.batch * (size_t)image(); }
+static size_t batch_values(void) { return (size_t)model.batch * (size_t)image(); }
+static size_t input_bytes(void) { return batch_values() * (cm->input_u8 ? 1 : sizeof(float)); }
 static long logits_count(void) { return (long)model.batch * model.classes; }
 static const void *logits_dev(void) { return rt_dev.arena + cm->logits_offset; }
 
 /* The batch and the step's mask seed to the device, outside the captured graph. The batch
- * comes as bytes (a quarter of FP32's) straight from the loader's buffer, which is
- * page-locked on first use so copies run at full speed: usually already copied by stage_next
- * during the step before, otherwise now. It is normalized here. */
+ * comes straight from the loader's buffer, which is page-locked on first use so copies run
+ * at full speed: usually already copied by stage_next during the step before, otherwise now.
+ * Bytes (a quarter of FP32's) are normalized here; the floats of a mixed or erased batch,
+ * already normalized by the loader, become the activation type. */
 static void put_batch(rt_model_ctx *ctx, const void *x_host, const int32_t *y_host) {
     if (x_host == host.staged) {
         host.cur ^= 1;
         rt_cuda_wait_staged();
         host.staged = NULL;
     } else {
-        rt_cuda_pin_host((void *)x_host, batch_bytes());
-        rt_cuda_copy_h2d(host.x_u8[host.cur], x_host, batch_bytes());
+        rt_cuda_pin_host((void *)x_host, input_bytes());
+        rt_cuda_copy_h2d(host.x_in[host.cur], x_host, input_bytes());
         if (y_host) host.staged = NULL;   /* a training batch other than the staged one */
     }
     /* channels-last bytes (the loader wrote the plan's layout): the channel is i % in_c */
     long hw = model.input_nhwc ? 1 : (long)model.in_h * model.in_w;
-    rt_cuda_normalize_input(rt_dev.x, host.x_u8[host.cur], host.lut, (long)batch_bytes(), model.in_c, hw);
+    if (cm->input_u8)
+        rt_cuda_normalize_input(rt_dev.x, (const uint8_t *)host.x_in[host.cur], host.lut, (long)batch_values(),
+                                model.in_c, hw);
+    else   /* in the plan's layout too; a copy in FP32 */
+        rt_cuda_to_act(rt_dev.x, (const float *)host.x_in[host.cur], (long)batch_values());
     rt_cuda_input_consumed();
-    if (y_host) rt_cuda_copy_h2d(rt_dev.y, y_host, sizeof(int32_t) * model.batch);
+    if (y_host) rt_cuda_copy_h2d(rt_dev.y, y_host, sizeof(int32_t) * host.target_words * model.batch);
     rt_cuda_copy_h2d(rt_dev.seed, &ctx->step_seed, sizeof ctx->step_seed);
 }
 
@@ -64,8 +72,8 @@ static void put_batch(rt_model_ctx *ctx, const void *x_host, const int32_t *y_ho
  * stream, while this step computes. */
 static void stage_next(const void *next_host) {
     if (!next_host) return;
-    rt_cuda_pin_host((void *)next_host, batch_bytes());
-    rt_cuda_stage_h2d(host.x_u8[host.cur ^ 1], next_host, batch_bytes());
+    rt_cuda_pin_host((void *)next_host, input_bytes());
+    rt_cuda_stage_h2d(host.x_in[host.cur ^ 1], next_host, input_bytes());
     host.staged = next_host;
 }
 
@@ -111,6 +119,17 @@ static void set_optim_mults(rt_cuda_optim *o) {
     free(lr), free(decay);
 }
 
+/* The normalization table of the byte path to the device. */
+static void upload_lut(const rt_run_config *run) {
+    size_t lut_bytes = sizeof(float) * 256 * (size_t)model.in_c;
+    float *lut = (float *)malloc(lut_bytes);
+    if (!lut) rt_die("out of host memory for the input normalization table");
+    rt_normalize_lut(run->mean, run->std, model.in_c, (float (*)[256])lut);
+    host.lut = (float *)rt_cuda_malloc(lut_bytes, "the input normalization table");
+    rt_cuda_copy_h2d(host.lut, lut, lut_bytes);   /* a pageable source: staged before it returns */
+    free(lut);
+}
+
 static void upload(rt_model_ctx *ctx, const rt_run_config *run, const float *opt_state, long n_state) {
     rt_cuda_init(rt_cuda_device_from_env(), cm->math);
     if (ctx->no_graph) rt_cuda_graph_disable();
@@ -124,6 +143,8 @@ static void upload(rt_model_ctx *ctx, const rt_run_config *run, const float *opt
     rt_devmem mem = rt_devmem_plan(n_params, n_buffers, n_state, (int)act_bytes(), cm->arena_bytes, model.batch,
                                    image(), model.classes, work);
     if (cm->nhwc) mem.fixed += act_bytes() * (size_t)n_params;   /* WN, the channels-last weights */
+    host.target_words = RT_TARGET_WORDS(run->augment);
+    if (!cm->input_u8) rt_devmem_float_input(&mem, image(), host.target_words);
     rt_cuda_check_memory(model.name, mem.fixed, mem.per_sample, model.batch);
     rt_dev.P = (float *)rt_cuda_malloc(sizeof(float) * n_params, "parameters");
     rt_dev.G = (float *)rt_cuda_malloc(sizeof(float) * n_params, "gradients");
@@ -132,18 +153,12 @@ static void upload(rt_model_ctx *ctx, const rt_run_config *run, const float *opt
     rt_dev.S = (float *)rt_cuda_malloc(sizeof(float) * (n_buffers ? n_buffers : 1), "batch-norm buffers");
     rt_dev.state = (float *)rt_cuda_malloc(sizeof(float) * (n_state ? n_state : 1), "optimizer state");
     rt_dev.arena = (unsigned char *)rt_cuda_malloc(cm->arena_bytes, "activations (the static plan)");
-    host.x_u8[0] = (uint8_t *)rt_cuda_malloc(batch_bytes(), "the input batch");
-    host.x_u8[1] = (uint8_t *)rt_cuda_malloc(batch_bytes(), "the next input batch");
-    rt_dev.x = rt_cuda_malloc(act_bytes() * batch_bytes(), "the normalized input batch");
-    size_t lut_bytes = sizeof(float) * 256 * (size_t)model.in_c;
-    float *lut = (float *)malloc(lut_bytes);
-    if (!lut) rt_die("out of host memory for the input normalization table");
-    rt_normalize_lut(run->mean, run->std, model.in_c, (float (*)[256])lut);
-    host.lut = (float *)rt_cuda_malloc(lut_bytes, "the input normalization table");
-    rt_cuda_copy_h2d(host.lut, lut, lut_bytes);   /* a pageable source: staged before it returns */
-    free(lut);
+    host.x_in[0] = rt_cuda_malloc(input_bytes(), "the input batch");
+    host.x_in[1] = rt_cuda_malloc(input_bytes(), "the next input batch");
+    rt_dev.x = rt_cuda_malloc(act_bytes() * batch_values(), "the normalized input batch");
+    if (cm->input_u8) upload_lut(run);
     if (sixteen_bit()) host.logits = (float *)rt_cuda_malloc(sizeof(float) * logits_count(), "the logits for the host");
-    rt_dev.y = (int32_t *)rt_cuda_malloc(sizeof(int32_t) * model.batch, "the labels");
+    rt_dev.y = (int32_t *)rt_cuda_malloc(sizeof(int32_t) * host.target_words * model.batch, "the labels");
     rt_dev.seed = (uint64_t *)rt_cuda_malloc(sizeof(uint64_t), "the mask seed");
     rt_dev.loss = (double *)rt_cuda_malloc(sizeof(double), "the loss");
     host.work = rt_cuda_malloc(work, "the cuDNN workspace");
@@ -236,7 +251,7 @@ int rt_cuda_trainer_main(const rt_cuda_model *m, const rt_run_config *run, int a
     model = *m->model;
     /* the host arena holds the logits copy; the plan's arena is on the device */
     model.arena_bytes = (long)sizeof(float) * logits_count();
-    model.input_u8 = 1;   /* the loader sends bytes; put_batch normalizes them on the device */
+    model.input_u8 = m->input_u8;   /* bytes: put_batch normalizes them on the device */
     model.input_nhwc = m->nhwc;   /* in the plan's layout: the normalization needs no transpose */
     model.train_step = train_step;
     model.eval_forward = eval_forward;

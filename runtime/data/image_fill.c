@@ -72,15 +72,10 @@ static void fill_one(struct image_pool *p, worker_state *w, long j) {
                         "data: %d samples in a row from %s cannot be decoded", MAX_REPLACEMENTS, where);
     }
     augment_policy_apply(l, chw, p->aug_key, pos);   /* TrivialAugment/RandAugment, when on (training only) */
-    if (l->cfg.nhwc) {   /* channels-last: bytes or normalized floats, pixel by pixel */
-        float *out = (float *)dst;
+    if (l->cfg.nhwc && l->cfg.raw_u8) {   /* channels-last bytes, pixel by pixel */
         for (size_t q = 0; q < plane; q++)
-            for (int c = 0; c < 3; c++) {
-                uint8_t v = chw[c * plane + q];
-                if (l->cfg.raw_u8) dst[3 * q + c] = v;
-                else out[3 * q + c] = l->lut[c][v];
-            }
-    } else if (!l->cfg.raw_u8) {
+            for (int c = 0; c < 3; c++) dst[3 * q + c] = chw[c * plane + q];
+    } else if (!l->cfg.raw_u8) {   /* floats [c][hw]: loader_fill makes them channels-last after erasing and mixing */
         float *out = (float *)dst;
         for (int c = 0; c < 3; c++)
             for (size_t q = 0; q < plane; q++) out[c * plane + q] = l->lut[c][chw[c * plane + q]];

@@ -147,7 +147,8 @@ int loader_fill(const rt_loader *l, const uint32_t *perm, int64_t epoch, int64_t
     unsigned char *out = x;
     *failures = loader_fill_samples(l, perm, epoch, first, lo, hi, x, y);
     if (l->cfg.train && RT_TARGET_WORDS(l->cfg.augment) > 1) augment_mix_batch(l, perm, epoch, step, lo, hi, x, y);
-    if (l->cfg.nhwc && !ds->encoded && ds->c > 1) {   /* last: the augmentations above work on [c][hw] */
+    /* last: the augmentations above work on [c][hw] (encoded bytes come channels-last already) */
+    if (l->cfg.nhwc && (!ds->encoded || !l->cfg.raw_u8) && ds->c > 1) {
         uint8_t *scratch = rt_xmalloc(l->sample_bytes);
         for (long j = lo; j < hi; j++)
             to_channels_last(out + (size_t)(j - lo) * l->sample_bytes, scratch, ds->c, (size_t)ds->h * ds->w,

@@ -8,7 +8,7 @@
  *   static const rt_cuda_model cuda = {
  *       .model = &model, .arena_bytes = ARENA_BYTES, .math = RT_CUDA_BF16, .nhwc = 0,
  *       .loss_scale = 0, .init_scale = 0.0f, .create_plans = create_plans, .weights_nhwc = NULL,
- *       .forward = forward, .step = train_step_device, .logits_offset = 35323904,
+ *       .forward = forward, .step = train_step_device, .logits_offset = 35323904, .input_u8 = 1,
  *   };
  *   int main(int argc, char **argv) { return rt_cuda_trainer_main(&cuda, &run, argc, argv); }
  */
@@ -36,6 +36,9 @@ typedef struct rt_cuda_model {
     void (*forward)(rt_model_ctx *ctx);    /* device work only */
     void (*step)(void *ctx);               /* forward, loss and backward: device work only */
     long logits_offset;                    /* the logits (act_t) in the arena, in bytes */
+    /* 1: the loader sends the batch as bytes, normalized on the device; 0: as normalized FP32
+     * (mixup, cutmix, random erasing: the loader's float work), converted on the device */
+    int input_u8;
 } rt_cuda_model;
 
 /* The model's device memory, set up by the upload hook. */
@@ -45,7 +48,7 @@ typedef struct {
     void *WN;                  /* the conv weights channels-last, from WA (nhwc), or NULL */
     unsigned char *arena;      /* the static plan */
     void *x;                   /* the batch normalized, as the first layer reads it (act_t) */
-    int32_t *y;                /* the labels */
+    int32_t *y;                /* the labels (with mixup/cutmix: labels, partners, weights) */
     uint64_t *seed;            /* the step's mask seed (dropout, drop-path) */
     double *loss;
     rt_cuda_optim *optim;

@@ -26,4 +26,9 @@ typedef struct {
 rt_devmem rt_devmem_plan(long n_params, long n_buffers, long n_state, int act_bytes, long arena_bytes,
                          int batch, long image, int classes, size_t workspace);
 
+/* What a trainer that takes normalized FP32 batches (mixup, cutmix, random erasing) needs
+ * beyond rt_devmem_plan's bytes: the two input buffers hold floats, and the targets
+ * target_words (RT_TARGET_WORDS) int32 per sample. */
+void rt_devmem_float_input(rt_devmem *m, long image, int target_words);
+
 #endif

@@ -76,7 +76,8 @@ typedef struct {
     void (*init)(float *params, float *buffers, uint64_t seed);
     /* 0: x is normalized floats; 1: x is the batch's bytes, cropped and flipped but not
      * normalized, and the model normalizes them itself (rt_normalize_lut with the run's
-     * mean and std): the CUDA backend, which then copies a quarter of the bytes. */
+     * mean and std): the CUDA backend, which then copies a quarter of the bytes, unless the
+     * spec mixes or erases (rt_cuda_model.input_u8, chosen per build). */
     int input_u8;
     /* 1: x's samples are channels-last [in_h][in_w][in_c] (a CUDA plan built with --layout
      * nhwc); 0: [in_c][in_h][in_w]. */

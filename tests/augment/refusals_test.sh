@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The modern-recipe fields are honoured or refused with one clear message: CUDA refuses
-# mixup, cutmix and random erasing at build (its batches are bytes); timm's RandAugment
+# The modern-recipe fields are honoured or refused with one clear message: timm's RandAugment
 # variant needs num_magnitude_bins 11 and refuses NEAREST; bad ranges are check errors naming
-# the field; the CPU trainer's code calls the dense-target loss with the spec's values, and
-# both backends carry timm's variant into the run config.
+# the field; the CPU trainer's code calls the dense-target loss with the spec's values; both
+# backends carry timm's variant into the run config; and a CUDA trainer with mixup, cutmix or
+# random erasing takes float batches (input_u8 = 0) and calls the mixed loss.
 set -u
 BUILD=${BUILD:-build}
 TRAINC=$BUILD/trainc
@@ -26,9 +26,15 @@ expect_error() {
   [ ! -e "$dir/$name.bin" ] || fail "$name: wrote a binary"
 }
 
-expect_error cuda-mixup "mixup_alpha CUDA hint" "$TRAINC" build --emit-only --backend cuda "$base" -o "$dir/cuda-mixup.bin"
+# honoured on CUDA: float batches, and the mixed targets' loss with the spec's smoothing
+"$TRAINC" build --emit-only --backend cuda "$base" -o "$dir/cuda-mix" > /dev/null || fail "CUDA mixup + cutmix build"
+grep -q '\.input_u8 = 0,' "$dir/cuda-mix.src/model.c" || fail "CUDA mixup build does not take float batches"
+grep -q 'cuda_target_loss(rt_dev.loss, .*, rt_dev.y, 1, BATCH, CLASSES, 0, 0.1f, ' "$dir/cuda-mix.src/model.c" ||
+  fail "CUDA mixed loss call: $(grep -m1 -e cuda_target_loss -e cuda_softmax_xent "$dir/cuda-mix.src/model.c")"
 variant erase-only 's/      mixup_alpha: 0.2//; s/      cutmix_alpha: 1.0//'
-expect_error cuda-erase "random_erasing CUDA" "$TRAINC" build --emit-only --backend cuda "$dir/erase-only.spec" -o "$dir/cuda-erase.bin"
+"$TRAINC" build --emit-only --backend cuda "$dir/erase-only.spec" -o "$dir/cuda-erase" > /dev/null || fail "CUDA erasing build"
+grep -q '\.input_u8 = 0,' "$dir/cuda-erase.src/model.c" || fail "CUDA erasing build does not take float batches"
+grep -q 'cuda_softmax_xent(' "$dir/cuda-erase.src/model.c" || fail "CUDA erasing alone: not the plain label loss"
 variant timm-bins 's/      random_erasing { p: 0.1 }/      rand_augment { magnitude: 7 magnitude_std: 0.5 }/'
 expect_error timm-bins "num_magnitude_bins timm 11" "$TRAINC" check "$dir/timm-bins.spec"
 variant timm-nearest 's/      random_erasing { p: 0.1 }/      rand_augment { magnitude: 7 num_magnitude_bins: 11 increasing: true } policy_interpolation: NEAREST/'
@@ -52,6 +58,7 @@ variant cuda-ok 's/      mixup_alpha: 0.2//; s/      cutmix_alpha: 1.0//; s/    
 "$TRAINC" build --emit-only --backend cuda "$dir/cuda-ok.spec" -o "$dir/cuda-ok" > /dev/null || fail "CUDA BCE + trivial_augment build"
 grep -q 'cuda_target_loss(rt_dev.loss, .*, rt_dev.y, 0, BATCH, CLASSES, 1, 0.0f, 0.0f' "$dir/cuda-ok.src/model.c" ||
   fail "CUDA BCE loss call: $(grep -m1 cuda_target_loss "$dir/cuda-ok.src/model.c")"
+grep -q '\.input_u8 = 1,' "$dir/cuda-ok.src/model.c" || fail "CUDA without mixing or erasing does not take bytes"
 grep -q '.policy = RT_POLICY_TRIVIAL_AUGMENT, .num_ops = 1, .magnitude = 0, .num_bins = 31, .bilinear = 1' \
   "$dir/cuda-ok.src/model.c" || fail "CUDA run config lacks the policy: $(grep -m1 '.policy' "$dir/cuda-ok.src/model.c")"
 

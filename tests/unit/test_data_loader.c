@@ -279,16 +279,24 @@ static void check_throughput(void) {
 }
 
 /* Channels-last (a CUDA plan with --layout nhwc): the same samples, [h][w][c] instead of
- * [c][h][w], as floats and as raw bytes. */
+ * [c][h][w], as floats, as raw bytes, and as floats mixed and erased (the transpose comes
+ * after mixup, cutmix and erasing, which work on [c][h][w]). */
 static void check_channels_last(void) {
     static float chw[B * S], hwc[B * S];
     static uint8_t chw_u8[B * S], hwc_u8[B * S];
-    int32_t y1[B], y2[B];
-    for (int raw = 0; raw < 2; raw++) {
+    int32_t y1[3 * B] = { 0 }, y2[3 * B] = { 0 };
+    for (int variant = 0; variant < 3; variant++) {
+        int raw = variant == 1;
         rt_loader a, b;
         rt_loader_config cfg;
         config(&cfg, 0, 1, 1, 0);
         cfg.raw_u8 = raw;
+        if (variant == 2) {
+            rt_augment_config *g = &cfg.augment;
+            g->mixup_alpha = 0.2f, g->cutmix_alpha = 1.0f, g->mix_prob = 1, g->mix_switch_prob = 0.5f;
+            g->erase_p = 0.5f, g->erase_scale[0] = 0.02f, g->erase_scale[1] = 0.33f;
+            g->erase_ratio[0] = 0.3f, g->erase_ratio[1] = 3.3f, g->erase_random = 1;
+        }
         rt_loader_init(&a, &ds, &cfg, NULL);
         cfg.nhwc = 1;
         rt_loader_init(&b, &ds, &cfg, NULL);

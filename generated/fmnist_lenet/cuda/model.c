@@ -262,6 +262,7 @@ static const rt_cuda_model cuda = {
     .model = &model, .arena_bytes = ARENA_BYTES, .logits_offset = 35323904,
     .math = RT_CUDA_FP32, .nhwc = 0, .loss_scale = 0, .init_scale = 0.0f,
     .create_plans = create_plans, .weights_nhwc = NULL, .forward = forward, .step = train_step_device,
+    .input_u8 = 1,   /* 1: the loader sends bytes, normalized on the device; 0: normalized floats */
 };
 
 static const rt_run_config run = {
