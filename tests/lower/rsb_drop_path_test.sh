@@ -5,7 +5,8 @@
 # (n_blocks - 1) on block k, a DropPath only where that rate is > 0, applied to the residual
 # branch after bn3 and before the add): no layer in block 0, one stochastic_depth layer after
 # bn3 in each of the other 15 bottlenecks, read by that block's add, the last at 0.05. A2
-# inherits it, A3 and resnet50 itself have none. The rates are checked in the resolved spec
+# inherits it, A3 and resnet50 itself have none; a spec extending A1, or resnet18 (after bn2
+# of its basic blocks), sets another rate. The rates are checked in the resolved spec
 # against the formula computed here, and in the emitted CPU and CUDA trainers (the calls of
 # the drop-path kernels, forward and backward). Compiling both backends' trainers of A1 is
 # tests/data/published_specs_test.sh's part (A1 is FP16: nvcc builds it as written, and its
@@ -21,6 +22,10 @@ status=0
 
 for v in a1 a2 a3; do "$TRAINC" print specs/published/rsb_resnet50_$v.spec > "$out/$v.txt" || exit 1; done
 "$TRAINC" print specs/models/resnet50.spec > "$out/resnet50.txt" || exit 1
+# A spec that extends the published one (or resnet18, whose basic block has it too) sets it again.
+printf 'extends: "%s"\nvars { drop_path: 0.1 }\n' "$PWD/specs/published/rsb_resnet50_a1.spec" > "$out/a1_dp01.spec"
+printf 'extends: "%s"\nvars { drop_path: 0.1 }\n' "$PWD/specs/models/resnet18.spec" > "$out/r18_dp01.spec"
+for v in a1_dp01 r18_dp01; do "$TRAINC" print "$out/$v.spec" > "$out/$v.txt" || exit 1; done
 # The CPU has no FP16: its trainer is A1's in FP32, the one change (as the published-spec test).
 printf 'extends: "%s"\nprecision { compute: FP32 loss_scale: NONE }\n' \
   "$PWD/specs/published/rsb_resnet50_a1.spec" > "$out/a1_fp32.spec"
@@ -50,12 +55,17 @@ def layers(path):
                       re.findall(r'"([^"]+)"', ins.group(1)) if ins else None))
     return found
 
-# timm's rule, independently: blocks [3, 4, 6, 3], rate 0.05 * k / 15 on block k
-blocks = [f"layer{s + 1}.{i}" for s, n in enumerate([3, 4, 6, 3]) for i in range(n)]
-want = {b: 0.05 * k / (len(blocks) - 1) for k, b in enumerate(blocks)}
+def ramp(stages, rate):
+    """timm's rule, independently: rate * k / (n - 1) on block k of n."""
+    blocks = [f"layer{s + 1}.{i}" for s, n in enumerate(stages) for i in range(n)]
+    return blocks, {b: rate * k / (len(blocks) - 1) for k, b in enumerate(blocks)}
+
+blocks, want = ramp([3, 4, 6, 3], 0.05)
 bad = []
 
-for variant in ("a1", "a2"):
+for variant, blocks, want, last in (("a1", blocks, want, "bn3"), ("a2", blocks, want, "bn3"),
+                                    ("a1_dp01",) + ramp([3, 4, 6, 3], 0.1) + ("bn3",),
+                                    ("r18_dp01",) + ramp([2, 2, 2, 2], 0.1) + ("bn2",)):
     net = layers(f"{out}/{variant}.txt")
     names = [l[1] for l in net]
     got = {l[1][:-len(".drop_path")]: l for l in net if l[0] == "stochastic_depth"}
@@ -67,7 +77,8 @@ for variant in ("a1", "a2"):
         p = got[b][2]
         if abs(p - want[b]) > 1e-12: bad.append(f"{variant}: {b}.drop_path p {p!r}, want {want[b]!r}")
         i = names.index(f"{b}.drop_path")
-        if names[i - 1] != f"{b}.bn3": bad.append(f"{variant}: {b}.drop_path follows {names[i - 1]}, not {b}.bn3")
+        if names[i - 1] != f"{b}.{last}":
+            bad.append(f"{variant}: {b}.drop_path follows {names[i - 1]}, not {b}.{last}")
         add = net[names.index(f"{b}.add")]
         if not add[3] or add[3][0] != f"{b}.drop_path": bad.append(f"{variant}: {b}.add reads {add[3]}")
     print(f"{variant}: {len(got)} drop-path layers, rates " +
@@ -77,7 +88,8 @@ for variant in ("a3", "resnet50"):
     print(f"{variant}: {n} drop-path layers")
     if n: bad.append(f"{variant}: {n} drop-path layers, want none")
 
-# the emitted trainers: forward and backward kernel calls with the same rates
+# the emitted trainers of A1: forward and backward kernel calls with the same rates
+blocks, want = ramp([3, 4, 6, 3], 0.05)
 for backend, prefix in (("cpu", ""), ("cuda", "cuda_")):
     src = open(f"{out}/a1.{backend}/model.c").read()
     for kind in ("forward", "backward"):
