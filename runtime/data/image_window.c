@@ -69,4 +69,5 @@ void rt_image_plan(const rt_image_transform *t, int src_w, int src_h, uint64_t s
                                   t->mode == RT_IMG_RANDOM_CROP && t->pad > 0 };
     }
     win->flip = t->flip && (rt_rng_u64(&r) >> 63);
+    win->filter = t->filter;
 }
