@@ -11,8 +11,9 @@
 #    conv of 100k+ weights, which is what its code claims to do; fc stays PyTorch's default;
 #  - the initializer calls of the CPU and the CUDA init() are the same lines (both initialize
 #    host memory with them, in one random stream), and they have the zero gammas;
-#  - the defaults (TORCH, false) add no field: the published specs' resolved text is checked
-#    by the show/print goldens.
+#  - the defaults (TORCH, false) add no field to resnet50;
+#  - the published specs set them (and interpolation) as their sources say, the table below,
+#    and RSB A1's emitted CPU and CUDA trainers resample its train crop and test resize bicubic.
 set -u
 BUILD=${BUILD:-build}
 cd "$(dirname "$0")/../.."
@@ -36,6 +37,16 @@ printf 'extends: "%s"\nvars { conv_init: FAN_OUT zero_init_residual: true }\n' \
   "$PWD/specs/models/resnet18.spec" > "$out/r18.spec"
 "$TRAINC" print "$out/r18.spec" > "$out/r18.txt" || exit 1
 "$TRAINC" print specs/models/resnet50.spec > "$out/r50_default.txt" || exit 1
+# The published ResNet-50 runs, as their sources say (reference.notes quote them), and RSB A1's
+# bicubic train crop and test resize in both emitted trainers (A1 in FP32 for the CPU).
+for s in specs/published/*.spec; do "$TRAINC" print "$s" > "$out/pub_$(basename "$s" .spec).txt" || exit 1; done
+printf 'extends: "%s"\nprecision { compute: FP32 loss_scale: NONE }\n' \
+  "$PWD/specs/published/rsb_resnet50_a1.spec" > "$out/a1_fp32.spec"
+for backend in cpu cuda; do
+  spec=specs/published/rsb_resnet50_a1.spec; [ $backend = cpu ] && spec=$out/a1_fp32.spec
+  "$TRAINC" build "$spec" --backend $backend --emit-only --emit-dir "$out/a1.$backend" > "$out/a1.$backend.log" 2>&1 ||
+    { echo "FAIL: emit A1 $backend:"; cat "$out/a1.$backend.log"; exit 1; }
+done
 
 /usr/bin/python3 - "$out" <<'PY'
 import math, re, sys
@@ -102,6 +113,37 @@ for arch, spec in (("resnet50", "r50_FAN_OUT"), ("resnet50", "r50_FAN_IN"), ("re
         bad.append(f"{spec}: fc is not PyTorch's default")
     print(f"{spec}: emitted conv stds within {worst:.1g} (relative) of torch's kaiming_normal_, "
           f"{len(zeros)} zero gammas" + ("; CPU and CUDA initializer calls identical" if "cuda" in inits else ""))
+
+# (conv_init, zero gammas, train bicubic, val bicubic) of each published spec that sets any
+published = {
+    "rsb_resnet50_a1": ("FAN_OUT", 16, 1, 1), "rsb_resnet50_a2": ("FAN_OUT", 16, 1, 1),
+    "rsb_resnet50_a3": ("FAN_OUT", 16, 1, 1), "torchvision_resnet50_v1": ("FAN_OUT", 0, 0, 0),
+    "torchvision_resnet50_v2": ("FAN_OUT", 0, 0, 0), "nvidia_dle_resnet50_8xa100": ("FAN_IN", 0, 0, 0),
+    "mmpretrain_resnet50_8xb32": ("FAN_OUT", 16, 0, 0), "goyal_resnet50_256gpu": ("TORCH", 16, 0, 0),
+}
+import glob, os
+for path in sorted(glob.glob(f"{out}/pub_*.txt")):
+    name = os.path.basename(path)[4:-4]
+    text = open(path).read()
+    modes = set(re.findall(r"variance_norm: (FAN_\w+)", text)) if "type: MSRA" in text else set()
+    data = text[text.index("\ndata {"):] if "\ndata {" in text else ""
+    train = data[:data.index("\n  val {")] if "\n  val {" in data else data
+    got = (modes.pop() if len(modes) == 1 else "TORCH" if not modes else str(modes),
+           len(re.findall(r"\bgamma_init: 0\b", text)), train.count("interpolation: BICUBIC"),
+           data.count("interpolation: BICUBIC") - train.count("interpolation: BICUBIC"))
+    want = published.get(name, ("TORCH", 0, 0, 0))
+    if name in ("he_resnet50_caffe", "bvlc_alexnet", "bvlc_googlenet") or name.startswith("intelcaffe"):
+        want = (got[0],) + want[1:]   # Caffe imports carry the prototxt's own fillers
+    if got != want:
+        bad.append(f"published {name}: (conv_init, zero gammas, bicubic train, val) {got}, want {want}")
+print(f"published specs: {len(published)} set what their sources say; the others keep the defaults")
+for backend in ("cpu", "cuda"):
+    src = open(f"{out}/a1.{backend}/model.c").read()
+    for split in ("train_image", "val_image"):
+        line = re.search(r"\.%s = \{[^\n]*" % split, src)
+        if not line or ".filter = RT_IMG_BICUBIC" not in line.group(0):
+            bad.append(f"A1 {backend}: .{split} is not bicubic: {line.group(0) if line else '(none)'}")
+print("A1: train_image and val_image bicubic in the CPU and the CUDA trainer")
 
 default = layers(f"{out}/r50_default.txt")
 extra = [n for n, (k, b) in default.items() if "weight_filler" in b or "gamma_init" in b]
