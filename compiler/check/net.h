@@ -79,6 +79,7 @@ typedef struct {              /* in = flattened input */
 typedef struct {                  /* bn; ln uses eps only */
     double eps, momentum;
     bool use_global_stats, affine;    /* bn: frozen statistics; learned gamma and beta */
+    double gamma_init;                /* bn: gamma's initial value (1: identity) */
 } net_norm_attr;
 typedef struct { int64_t kernel[2], stride[2], pad[2]; bool ceil_mode; } net_pool_attr;   /* max/avg */
 typedef struct { int64_t size; } net_adaptive_attr;

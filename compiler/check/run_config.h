@@ -38,6 +38,7 @@ typedef struct {
     double mean[16], std[16];
     int64_t resize;           /* val: before center_crop; train (image sources): before random_crop; 0 = off */
     int64_t center_crop;      /* val only; 0 = off */
+    bool bicubic;             /* interpolation: BICUBIC (image sources); false = bilinear */
 } run_data_split;
 
 /* data.train.augment's modern-recipe part and data.train.repeated_augment (train only). */

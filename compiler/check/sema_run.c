@@ -65,6 +65,18 @@ static int read_source(run_data_split *d, diag_ctx *diag, const ast_node *msg, s
     return 1;
 }
 
+/* train.interpolation or val.interpolation: only image sources are resampled. */
+static int read_interpolation(run_data_split *d, diag_ctx *diag, const ast_node *msg, schema_msg_id id) {
+    static const char *const filters[] = { "BILINEAR", "BICUBIC" };
+    d->bicubic = SV_ENUM(msg, id, "interpolation", filters) == 1;
+    if (d->bicubic && d->source != RUN_DATA_IMAGE_FOLDER) {
+        diag_error(diag, sv_loc(msg, id, "interpolation"), "interpolation is for image sources (imagenet-folder); remove it",
+                   "source \"%s\" is not resampled, so it has no interpolation", d->source_name);
+        return 1;
+    }
+    return 0;
+}
+
 /* The modern-recipe augmentations (runtime/data/augment_*.c); defaults from schema.def even
  * when the messages are absent, so show prints what the trainer does. */
 static int read_augment(run_augment *a, diag_ctx *diag, const ast_node *train, const ast_node *aug) {
@@ -130,6 +142,7 @@ static int read_train(run_config *run, diag_ctx *diag, const ast_node *train, co
                    "source \"%s\" has no resize before the crop", d->source_name);
         errors++;
     }
+    errors += read_interpolation(d, diag, train, SM_TRAIN);
     d->batch_per_rank = sv_int(train, SM_TRAIN, "batch_per_rank");
     d->samples = sv_int(train, SM_TRAIN, "samples");
     const ast_node *aug = sv_msg(train, SM_TRAIN, "augment");
@@ -170,6 +183,7 @@ static int read_val(run_config *run, diag_ctx *diag, const ast_node *val, const 
                                                               : run->train.batch_per_rank;
     d->resize = sv_int(val, SM_VAL, "resize");
     d->center_crop = sv_int(val, SM_VAL, "center_crop");
+    errors += read_interpolation(d, diag, val, SM_VAL);
     const ast_node *norm = sv_msg(val, SM_VAL, "normalize");
     read_normalize(d, norm);
     errors += check_normalize(diag, norm, net);

@@ -228,6 +228,13 @@ static int infer_kind(calc *c, net_desc *net, int i, const ast_node *msg, schema
         L->norm.momentum = sv_float(msg, SM_BN, "momentum");
         L->norm.use_global_stats = sv_bool(msg, SM_BN, "use_global_stats");
         L->norm.affine = sv_bool(msg, SM_BN, "affine");
+        L->norm.gamma_init = sv_float(msg, SM_BN, "gamma_init");
+        if (!L->norm.affine && L->norm.gamma_init != 1.0) {   /* without affine gamma stays 1 */
+            diag_error(c->diag, sv_loc(msg, SM_BN, "gamma_init"), "remove gamma_init, or set affine: true",
+                       "gamma_init %g on bn '%s' with affine: false (no gamma to start there)", L->norm.gamma_init,
+                       L->name);
+            c->failed = 1;
+        }
         L->params = L->norm.affine ? mul(c, 2, L->in.c) : 0;
         return c->failed;
     case NET_LN:

@@ -281,12 +281,92 @@ static const net_layer *layer_named(const net_desc *net, const char *name) {
     return NULL;
 }
 
+static const char *input_name(const net_desc *net, int i) { return i < 0 ? "data" : net->layers[i].name; }
+
+/* Whether `other` has L's block instance ("layer1.1" of "layer1.1.drop_path"). */
+static bool instance_in(const net_desc *other, const net_layer *L) {
+    size_t sl = stage_len(L), il = sl ? instance_len(L->name, sl) : 0;
+    if (il <= sl) return false;
+    for (int i = 0; i < other->n_layers; i++)
+        if (!strncmp(other->layers[i].name, L->name, il) && other->layers[i].name[il] == '.') return true;
+    return false;
+}
+
+/* x: a layer of n that m lacks, inside a block instance m has, reading only y. */
+static bool bypassed(const net_desc *n, const char *x, const net_desc *m, const char *y) {
+    const net_layer *L = layer_named(n, x);
+    return L && !layer_named(m, x) && instance_in(m, L) && L->n_inputs == 1 &&
+           !strcmp(input_name(n, L->inputs[0]), y);
+}
+
+/* An inputs change that only reads through a layer one side adds to a shared block (the
+ * add reads drop_path on one side, bn3 on the other). */
+static bool rerouted(const sema_result *a, const sema_result *b, const char *name) {
+    const net_layer *x = layer_named(&a->net, name), *y = layer_named(&b->net, name);
+    if (!x || !y || x->n_inputs != y->n_inputs) return false;
+    for (int k = 0; k < x->n_inputs; k++) {
+        const char *p = input_name(&a->net, x->inputs[k]), *q = input_name(&b->net, y->inputs[k]);
+        if (strcmp(p, q) && !bypassed(&a->net, p, &b->net, q) && !bypassed(&b->net, q, &a->net, p)) return false;
+    }
+    return true;
+}
+
+/* Layers one net has inside block instances both nets have (a drop-path layer in every
+ * bottleneck): the stage summary counts blocks, parameters and MACs, which may not move, so
+ * they get a line per (kind, side), the first and last named; the inputs changes that only
+ * route around them are counted on that line instead of listed. Marks what it reports. */
+static int print_inside_blocks(FILE *out, const sema_result *a, const sema_result *b,
+                               const diff_change *c, int n, char *done) {
+    int rerouted_n = 0, lines = 0;
+    for (int i = 0; i < n; i++) {
+        char name[256];
+        const char *field;
+        if (!done[i] && split_layer_path(c[i].path, name, sizeof name, &field) && !strcmp(field, "inputs") &&
+            c[i].a && c[i].b && rerouted(a, b, name))
+            done[i] = 1, rerouted_n++;
+    }
+    for (int side = 0; side < 2; side++) {
+        const net_desc *has = side ? &b->net : &a->net, *lacks = side ? &a->net : &b->net;
+        for (int i = 0; i < n; i++) {
+            char name[256];
+            const char *field;
+            if (done[i] || !split_layer_path(c[i].path, name, sizeof name, &field) || *field) continue;
+            const net_layer *L = layer_named(has, name);
+            if (!L || layer_named(lacks, name) || !instance_in(lacks, L)) continue;
+            int count = 0;
+            const net_layer *last = L;
+            for (int j = i; j < n; j++) {
+                char nj[256];
+                const char *fj;
+                if (done[j] || !split_layer_path(c[j].path, nj, sizeof nj, &fj) || *fj) continue;
+                const net_layer *M = layer_named(has, nj);
+                if (!M || M->kind != L->kind || layer_named(lacks, nj) || !instance_in(lacks, M)) continue;
+                done[j] = 1, count++, last = M;
+            }
+            fprintf(out, "%s layers inside blocks both nets have: %d -> %d (%s%s%s", net_kind_name(L->kind),
+                    side ? 0 : count, side ? count : 0, L->name, count > 1 ? " .. " : "",
+                    count > 1 ? last->name : "");
+            if (L->kind == NET_STOCHASTIC_DEPTH || L->kind == NET_DROPOUT) {   /* a ramp reads first .. last */
+                fprintf(out, ", p %g", L->drop.p);
+                if (count > 1) fprintf(out, " .. %g", last->drop.p);
+            }
+            if (rerouted_n)
+                fprintf(out, side ? "; %d layer%s read them instead of their inputs" :
+                                    "; %d layer%s that read them read their inputs instead",
+                        rerouted_n, rerouted_n == 1 ? "" : "s");
+            fputs(")\n", out);
+            rerouted_n = 0, lines++;
+        }
+    }
+    return lines;
+}
+
 /* Field changes on layers of a stage, one line per (stage, field, a, b) with a count. */
 static int print_grouped_changes(FILE *out, const sema_result *a, const sema_result *b,
                                  const diff_change *c, int n) {
-    int lines = 0;
     char *done = calloc((size_t)n + 1, 1);
     if (!done) return 0;
+    int lines = print_inside_blocks(out, a, b, c, n, done);
     for (int i = 0; i < n; i++) {
         char name[256], stage[256];
         const char *field;

@@ -23,7 +23,9 @@ int diff_explain_derived(FILE *out, const sema_result *a, const sema_result *b);
 void diff_explain_lr(FILE *out, const run_config *a, const run_config *b);
 /* Layer changes: per stage (the name's first component), block count and type, params and
  * MACs when they differ; field changes grouped per stage ("net[\"layer1.*\"].momentum:
- * 0.1 -> 0.05 (10 layers)"); layers outside stages one by one. Returns lines printed. */
+ * 0.1 -> 0.05 (10 layers)"); layers one net adds inside blocks both have (drop-path), one line
+ * per kind, with the inputs that only route around them; layers outside stages one by one.
+ * Returns lines printed. */
 int diff_explain_layers(FILE *out, const sema_result *a, const sema_result *b,
                         const diff_change *changes, int n);
 

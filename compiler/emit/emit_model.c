@@ -161,9 +161,9 @@ static void emit_init(emitter *e) {
             emit_init_params(out, op);
             break;
         case IR_BN:
-            fprintf(out, "    rt_init_const(%s_weight, %d, 1.0f);\n    rt_init_const(%s_bias, %d, 0.0f);\n"
+            fprintf(out, "    rt_init_const(%s_weight, %d, %s);\n    rt_init_const(%s_bias, %d, 0.0f);\n"
                          "    rt_init_const(%s_running_mean, %d, 0.0f);\n    rt_init_const(%s_running_var, %d, 1.0f);\n",
-                    id, op->c, id, op->c, id, op->c, id, op->c);
+                    id, op->c, c_float(op->init), id, op->c, id, op->c, id, op->c);   /* gamma_init: 1 unless set */
             break;
         case IR_LN:
             fprintf(out, "    rt_init_const(%s_weight, %d, 1.0f);\n    rt_init_const(%s_bias, %d, 0.0f);\n", id,

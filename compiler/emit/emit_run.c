@@ -86,6 +86,10 @@ static void emit_floats(FILE *f, const char *name, const double *v, int n, doubl
     fprintf(f, " }");
 }
 
+/* The filter member of a split's transform, only when bicubic: bilinear specs' generated
+ * code stays as it was. */
+static const char *filter_init(const run_data_split *d) { return d->bicubic ? ", .filter = RT_IMG_BICUBIC" : ""; }
+
 /* The image transforms of an image source, as rt_image_transform initializers. */
 static void emit_images(FILE *f, const run_config *run) {
     const run_data_split *t = &run->train, *v = &run->val;
@@ -93,15 +97,17 @@ static void emit_images(FILE *f, const run_config *run) {
             (long)run->decode_threads, (long)run->max_decode_failures);
     if (t->rrc_size)
         fprintf(f, "    .train_image = { .mode = RT_IMG_RRC, .out_h = %ld, .out_w = %ld, .scale = { %s, %s },"
-                   " .ratio = { %s, %s }, .flip = %d },\n", (long)t->rrc_size, (long)t->rrc_size,
+                   " .ratio = { %s, %s }, .flip = %d%s },\n", (long)t->rrc_size, (long)t->rrc_size,
                 c_float(t->rrc_scale[0]), c_float(t->rrc_scale[1]), c_float(t->rrc_ratio[0]), c_float(t->rrc_ratio[1]),
-                t->flip);
+                t->flip, filter_init(t));
     else if (t->crop_size)
         fprintf(f, "    .train_image = { .mode = RT_IMG_RANDOM_CROP, .out_h = %ld, .out_w = %ld, .resize = %ld, .pad = %ld,"
-                   " .flip = %d },\n", (long)t->crop_size, (long)t->crop_size, (long)t->resize, (long)t->crop_padding, t->flip);
+                   " .flip = %d%s },\n", (long)t->crop_size, (long)t->crop_size, (long)t->resize, (long)t->crop_padding,
+                t->flip, filter_init(t));
     else   /* no crop given: the center, at the input size */
-        fprintf(f, "    .train_image = { .mode = RT_IMG_CENTER, .resize = %ld, .flip = %d },\n", (long)t->resize, t->flip);
-    fprintf(f, "    .val_image = { .mode = RT_IMG_CENTER, .resize = %ld },\n", (long)v->resize);
+        fprintf(f, "    .train_image = { .mode = RT_IMG_CENTER, .resize = %ld, .flip = %d%s },\n", (long)t->resize, t->flip,
+                filter_init(t));
+    fprintf(f, "    .val_image = { .mode = RT_IMG_CENTER, .resize = %ld%s },\n", (long)v->resize, filter_init(v));
 }
 
 /* The modern-recipe augmentations (rt_augment_config), only when one is on: other

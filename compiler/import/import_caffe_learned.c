@@ -90,7 +90,7 @@ static double round_15_digits(double v) {
  * gamma trainc's layer (`into`) starts at, the bias 0; other constants or filler types are
  * approximate. */
 static int read_scale_param(ic_ctx *ic, const ast_node *layer, const char *sname, int *bias, double want_scale_fill,
-                            const char *into) {
+                            const char *into, double *scale_fill) {
     const ast_node *sp = NULL;
     if (ic_msg(ic, layer, "scale_param", &sp) < 0) return -1;
     int64_t axis = 1, num_axes = 1;
@@ -111,6 +111,10 @@ static int read_scale_param(ic_ctx *ic, const ast_node *layer, const char *sname
                   ic_float(ic, f, "value", &value) < 0))
             return -1;
         if (f && !ic_get(f, "value")) value = 0;   /* Caffe's constant filler defaults to 0 */
+        if (i == 0 && scale_fill && strcmp(type, "constant") == 0) {   /* bn's gamma_init says it */
+            *scale_fill = value;
+            continue;
+        }
         if (strcmp(type, "constant") != 0 || value != want)
             if (ic_approximate(ic, f, "layer \"%s\": %s %s %g; trainc's %s starts at %g", sname, fills[i],
                                type, value, into, want) < 0)
@@ -119,12 +123,13 @@ static int read_scale_param(ic_ctx *ic, const ast_node *layer, const char *sname
     return 0;
 }
 
-/* The Scale layer folded into a bn: per-channel gamma and beta, starting at 1 and 0. */
-static int read_scale(ic_ctx *ic, const ast_node *next) {
+/* The Scale layer folded into a bn: per-channel gamma and beta, gamma starting at the Scale's
+ * constant filler (bn's gamma_init; Caffe's default 1), beta at 0. */
+static int read_scale(ic_ctx *ic, const ast_node *next, double *gamma_init) {
     const char *sname = "?";
     int bias = 0;
     if (ic_only_fields(ic, next, "the Scale layer", KNOWN("name", "type", "bottom", "top", "param", "scale_param")) < 0 ||
-        ic_word(ic, next, "name", &sname) < 0 || read_scale_param(ic, next, sname, &bias, 1.0, "bn") < 0)
+        ic_word(ic, next, "name", &sname) < 0 || read_scale_param(ic, next, sname, &bias, 1.0, "bn", gamma_init) < 0)
         return -1;
     layer_io scale_io = { .layer = next, .name = sname };
     return ic_map_param_mults(ic, &scale_io, 1, NULL, 0);
@@ -137,7 +142,7 @@ int ic_translate_scale(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob *o) 
     double init = 1;
     const ast_node *f = io->param ? ic_get(io->param, "filler") : NULL;
     if (f && f->a->kind == AST_MESSAGE && ic_get(f->a, "value")) ic_float(ic, f->a, "value", &init);
-    if (read_scale_param(ic, io->layer, io->name, &bias, init, "layer_scale") < 0) return -1;
+    if (read_scale_param(ic, io->layer, io->name, &bias, init, "layer_scale", NULL) < 0) return -1;
     if (io->n_in != 1)
         return ic_error(ic, io->layer, "multiply by a learned gamma: one bottom", "Scale layer \"%s\" with a second bottom "
                         "(a product of two blobs) has no trainc equivalent", io->name);
@@ -180,7 +185,8 @@ int ic_translate_batch_norm(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob
     }
     int fold = next_type && strcmp(next_type, "Scale") == 0 && bottom && bottom->kind == AST_STRING &&
                strcmp(bottom->text, io->top) == 0 && scale_bias;
-    if (fold && read_scale(ic, next) < 0) return -1;
+    double gamma_init = 1;
+    if (fold && read_scale(ic, next, &gamma_init) < 0) return -1;
     if (!ic->bn_stats_noted++)
         ic_note(ic, p ? p : io->layer, "BatchNorm running statistics: Caffe's normalized moving average with "
                 "moving_average_fraction f is trainc's momentum 1 - f (%g here; both keep the unbiased variance); "
@@ -190,6 +196,7 @@ int ic_translate_batch_norm(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob
     ic_append(t->args, sizeof t->args, " eps: %s momentum: %s", ic_num(eps), ic_num(round_15_digits(1 - fraction)));
     if (global) ic_append(t->args, sizeof t->args, " use_global_stats: true");
     if (!fold) ic_append(t->args, sizeof t->args, " affine: false");
+    if (gamma_init != 1) ic_append(t->args, sizeof t->args, " gamma_init: %s", ic_num(gamma_init));
     *consumed = fold;
     return 0;
 }

@@ -60,7 +60,7 @@ typedef struct {
     int in_c, in_h, in_w;      /* shape of in[0] per image */
     /* attributes (those of the op's kind) */
     int kh, kw, sh, sw, ph, pw, dh, dw, groups, bias;
-    double eps, momentum, p, init;
+    double eps, momentum, p, init;   /* init: layer_scale's and bn's initial gamma */
     int bn_frozen;             /* bn: Caffe's use_global_stats (running statistics in training too) */
     int lrn_size, lrn_within;  /* lrn_within: Caffe's region WITHIN_CHANNEL (spatial window) */
     double lrn_alpha, lrn_beta, lrn_k;

@@ -84,6 +84,7 @@ static void lower_attrs(ir_op *op, const net_layer *l) {
             /* affine: false keeps gamma 1 and beta 0 as tensors that are never updated (lr_mult 0):
              * the kernels stay the affine ones, and nothing trains them */
             if (!l->norm.affine) op->lr_mult[0] = op->lr_mult[1] = 0;
+            op->init = l->norm.gamma_init;
         }
         break;
     case NET_MAXPOOL: case NET_AVGPOOL:

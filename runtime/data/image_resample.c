@@ -1,7 +1,7 @@
-/* Pillow's bilinear resampling (Resample.c: triangle filter widened by the shrink factor,
- * coefficients in 22-bit fixed point, horizontal pass then vertical, each rounded to a byte),
- * so a sample equals Pillow's resize of the same pixels; output planar CHW, optionally
- * mirrored. */
+/* Pillow's bilinear and bicubic resampling (Resample.c: the filter widened by the shrink
+ * factor, coefficients in 22-bit fixed point, horizontal pass then vertical, each rounded and
+ * clipped to a byte), so a sample equals Pillow's resize of the same pixels; output planar
+ * CHW, optionally mirrored. */
 #include <math.h>
 #include <stdlib.h>
 #include "rt_core.h"
@@ -20,11 +20,23 @@ static double triangle(double x) {
     return x < 1.0 ? 1.0 - x : 0.0;
 }
 
+/* Pillow's bicubic_filter: Keys' cubic with a = -0.5. */
+static double bicubic(double x) {
+    const double a = -0.5;
+    x = fabs(x);
+    if (x < 1.0) return ((a + 2.0) * x - (a + 3.0)) * x * x + 1;
+    if (x < 2.0) return (((x - 5) * x + 8) * x - 4) * a;
+    return 0.0;
+}
+
+double rt_image_filter_support(rt_image_filter f) { return f == RT_IMG_BICUBIC ? 2.0 : 1.0; }
+
 /* Pillow's precompute_coeffs + normalize_coeffs_8bpc. Pillow keeps the box in floats. The
  * taps are clamped to [lo, hi) of the source. */
-static void coeffs_make(coeffs *c, int lo, int hi, float in0, float in1, int out) {
+static void coeffs_make(coeffs *c, rt_image_filter f, int lo, int hi, float in0, float in1, int out) {
+    double (*filter)(double) = f == RT_IMG_BICUBIC ? bicubic : triangle;
     double scale = (double)(in1 - in0) / out, filterscale = scale < 1.0 ? 1.0 : scale;
-    double support = 1.0 * filterscale, ss = 1.0 / filterscale;
+    double support = rt_image_filter_support(f) * filterscale, ss = 1.0 / filterscale;
     c->ksize = (int)ceil(support) * 2 + 1;
     c->bounds = rt_xmalloc((size_t)out * 2 * sizeof(int));
     c->k = rt_xcalloc((size_t)out * c->ksize, sizeof(int32_t));
@@ -40,7 +52,7 @@ static void coeffs_make(coeffs *c, int lo, int hi, float in0, float in1, int out
             xmax = 1;
         }
         if (xmax > c->ksize) xmax = c->ksize;
-        for (int x = 0; x < xmax; x++) ww += w[x] = triangle((x + xmin - center + 0.5) * ss);
+        for (int x = 0; x < xmax; x++) ww += w[x] = filter((x + xmin - center + 0.5) * ss);
         for (int x = 0; x < xmax; x++) {
             double v = ww != 0.0 ? w[x] / ww : (xmax == 1 ? 1.0 : 0.0);
             c->k[(size_t)xx * c->ksize + x] = (int32_t)(v < 0 ? -0.5 + v * (1 << PRECISION_BITS)
@@ -89,8 +101,8 @@ void rt_image_resample(uint8_t *chw, int out_h, int out_w, const uint8_t *rgb, i
     if (xhi > src_w) xhi = src_w;
     if (yhi > src_h) yhi = src_h;
     coeffs h, v;
-    coeffs_make(&h, xlo, xhi, (float)win->x0, (float)win->x1, out_w);
-    coeffs_make(&v, ylo, yhi, (float)win->y0, (float)win->y1, out_h);
+    coeffs_make(&h, win->filter, xlo, xhi, (float)win->x0, (float)win->x1, out_w);
+    coeffs_make(&v, win->filter, ylo, yhi, (float)win->y0, (float)win->y1, out_h);
     /* Source rows the vertical pass reads: the horizontal pass runs on those only. */
     int yfirst = v.bounds[0], ylast = v.bounds[2 * (out_h - 1)] + v.bounds[2 * (out_h - 1) + 1];
     for (int y = yfirst; y < ylast; y++) {

@@ -193,8 +193,9 @@ int rt_jpeg_sample(rt_jpeg *j, const uint8_t *buf, size_t len, const rt_image_tr
     win.x0 *= fx, win.x1 *= fx, win.y0 *= fy, win.y1 *= fy;
     /* The rows and columns the resampler reads: the window, plus the filter's reach where
      * it may read past the window (resize-then-crop modes). */
-    double reach_x = win.clamp_to_window ? 0 : fmax(1.0, (win.x1 - win.x0) / t->out_w) + 2;
-    double reach_y = win.clamp_to_window ? 0 : fmax(1.0, (win.y1 - win.y0) / t->out_h) + 2;
+    double support = rt_image_filter_support(win.filter);
+    double reach_x = win.clamp_to_window ? 0 : support * fmax(1.0, (win.x1 - win.x0) / t->out_w) + 2;
+    double reach_y = win.clamp_to_window ? 0 : support * fmax(1.0, (win.y1 - win.y0) / t->out_h) + 2;
     int x0 = floor_at_least(win.x0 - reach_x, 0), x1 = ceil_at_most(win.x1 + reach_x, sw);
     int y0 = floor_at_least(win.y0 - reach_y, 0), y1 = ceil_at_most(win.y1 + reach_y, sh);
     if (x1 <= x0) x0 = 0, x1 = sw;

@@ -1,8 +1,8 @@
 /* Encoded images to training samples: JPEG decode (libjpeg-turbo, with its DCT-domain
  * scaling where the crop is much larger than the output), torchvision's random-resized crop,
  * resize-shorter-side + center crop (validation), Caffe's resize + random crop, horizontal
- * flip, and Pillow's antialiased bilinear resampling (same fixed-point arithmetic, so a
- * sample matches Pillow + torchvision on the same decoded pixels).
+ * flip, and Pillow's antialiased bilinear or bicubic resampling (same fixed-point arithmetic,
+ * so a sample matches Pillow + torchvision on the same decoded pixels).
  *
  *   rt_image_transform t = { .out_h = 224, .out_w = 224, .mode = RT_IMG_RRC,
  *                            .scale = {0.08f, 1}, .ratio = {3/4.f, 4/3.f}, .flip = 1 };
@@ -25,9 +25,16 @@ typedef enum {
     RT_IMG_RANDOM_CROP,    /* shorter side to `resize` (0: keep), then a random out_h x out_w (Caffe) */
 } rt_image_mode;
 
+/* The resampling filter, both Pillow's (the rest of a sample is the same either way). */
+typedef enum {
+    RT_IMG_BILINEAR = 0,   /* triangle, support 1 (torchvision's default) */
+    RT_IMG_BICUBIC,        /* Keys cubic a = -0.5, support 2 (timm's ResNets) */
+} rt_image_filter;
+
 typedef struct {
     int out_h, out_w;
     rt_image_mode mode;
+    rt_image_filter filter;
     float scale[2], ratio[2];   /* RRC: area share and aspect ranges */
     int resize;                 /* RT_IMG_CENTER / RT_IMG_RANDOM_CROP */
     int pad;                    /* RT_IMG_RANDOM_CROP: zero padding around the resized image */
@@ -41,6 +48,7 @@ typedef struct {
     int clamp_to_window;   /* 1: the filter reads only inside the window (torchvision crops,
                               then resizes: RRC); 0: anywhere in the image (it resizes, then crops) */
     int zero_outside;      /* output pixels whose centre falls outside the image are 0 (padding) */
+    rt_image_filter filter;   /* the transform's, for the resampler */
 } rt_image_window;
 
 /* The window and flip of one sample of a src_w x src_h image, from sample_seed alone.
@@ -51,10 +59,12 @@ void rt_image_plan(const rt_image_transform *t, int src_w, int src_h, uint64_t s
                    rt_image_window *win);
 
 /* Resamples window win of an RGB image (HWC bytes, stride src_w*3) to out_h x out_w with
- * Pillow's bilinear filter (antialiased when shrinking; horizontal pass, then vertical, each
- * rounded to bytes), flips it if win->flip, and writes planar CHW bytes. tmp holds at least
- * rt_image_resample_tmp_bytes(...) bytes. */
+ * Pillow's bilinear or bicubic filter (win->filter; antialiased when shrinking; horizontal
+ * pass, then vertical, each rounded and clipped to bytes), flips it if win->flip, and writes
+ * planar CHW bytes. tmp holds at least rt_image_resample_tmp_bytes(...) bytes. */
 size_t rt_image_resample_tmp_bytes(int src_h, int out_w);
+/* How far the filter reaches, in source pixels at scale 1: 1 (bilinear) or 2 (bicubic). */
+double rt_image_filter_support(rt_image_filter f);
 void rt_image_resample(uint8_t *chw, int out_h, int out_w, const uint8_t *rgb, int src_w,
                        int src_h, const rt_image_window *win, uint8_t *tmp);
 

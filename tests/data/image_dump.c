@@ -2,7 +2,7 @@
  * scale K/8) and writes its bytes to OUT; prints the window it used, so that
  * tests/data/reference_test.py can redo the sample with Pillow / djpeg.
  *   image_dump decode K FILE OUT                       -> "W H" (RGB HWC bytes)
- *   image_dump sample rrc|center|crop OH OW RESIZE FLIP SEED FILE OUT   (FILE: JPEG or PNG)
+ *   image_dump sample rrc|center|crop OH OW RESIZE FLIP SEED FILE OUT [bicubic]   (FILE: JPEG or PNG)
  *                                                      -> "x0 y0 x1 y1 flip clamp k" (CHW bytes) */
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,9 +43,10 @@ int main(int argc, char **argv) {
         spill(argv[4], rgb, (size_t)w * h * 3);
         printf("%d %d\n", w, h);
         free(buf);
-    } else if (argc == 10 && !strcmp(argv[1], "sample")) {
+    } else if ((argc == 10 || (argc == 11 && !strcmp(argv[10], "bicubic"))) && !strcmp(argv[1], "sample")) {
         rt_image_transform t = { .out_h = atoi(argv[3]), .out_w = atoi(argv[4]), .resize = atoi(argv[5]),
-                                 .flip = atoi(argv[6]), .scale = { 0.08f, 1.0f }, .ratio = { 0.75f, 4.0f / 3.0f } };
+                                 .flip = atoi(argv[6]), .scale = { 0.08f, 1.0f }, .ratio = { 0.75f, 4.0f / 3.0f },
+                                 .filter = argc == 11 ? RT_IMG_BICUBIC : RT_IMG_BILINEAR };
         t.mode = !strcmp(argv[2], "rrc") ? RT_IMG_RRC : !strcmp(argv[2], "center") ? RT_IMG_CENTER : RT_IMG_RANDOM_CROP;
         uint64_t seed = strtoull(argv[7], NULL, 10);
         uint8_t *buf = slurp(argv[8], &len);

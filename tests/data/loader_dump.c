@@ -5,6 +5,7 @@
  *   loader_dump TRAIN VAL|- rrc|center|crop OH OW RESIZE FLIP WORLD THREADS EPOCHS STEPS BATCH SEED RAW OUT
  * VAL "-": batches of TRAIN in training mode (shuffled); else batches of VAL in eval mode.
  * RAW 1: bytes (CHW; HWC with LOADER_NHWC=1); 0: floats x/255. The labels go to OUT.labels (int32).
+ * LOADER_FILTER=bicubic resamples with Pillow's bicubic filter instead of bilinear.
  * WORLD "mpi": one rank per process under mpirun (OMPI_COMM_WORLD_RANK / _SIZE); each writes
  * only its own slices, to OUT.rankR and OUT.rankR.labels. */
 #include <stdio.h>
@@ -21,6 +22,7 @@ int main(int argc, char **argv) {
     rt_image_transform t = { .out_h = atoi(argv[4]), .out_w = atoi(argv[5]), .resize = atoi(argv[6]),
                              .flip = atoi(argv[7]), .scale = { 0.08f, 1.0f }, .ratio = { 0.75f, 4.0f / 3.0f } };
     t.mode = !strcmp(argv[3], "rrc") ? RT_IMG_RRC : !strcmp(argv[3], "center") ? RT_IMG_CENTER : RT_IMG_RANDOM_CROP;
+    if (getenv("LOADER_FILTER") && !strcmp(getenv("LOADER_FILTER"), "bicubic")) t.filter = RT_IMG_BICUBIC;
     int mpi = !strcmp(argv[8], "mpi");
     int world = mpi ? atoi(getenv("OMPI_COMM_WORLD_SIZE") ? getenv("OMPI_COMM_WORLD_SIZE") : "1") : atoi(argv[8]);
     int my_rank = mpi ? atoi(getenv("OMPI_COMM_WORLD_RANK") ? getenv("OMPI_COMM_WORLD_RANK") : "0") : -1;

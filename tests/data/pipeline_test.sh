@@ -47,6 +47,15 @@ for src in "$tree" "$pack"; do
   done
   echo "$src: 2 epochs x 3 global batches identical for 1/2/4 ranks, 1/2/3 decode threads, 3/5/8 slots ($ref)"
 done
+# Bicubic (a spec's interpolation: BICUBIC): the same batches for every layout of ranks and
+# threads too, and not the bilinear ones.
+for wt in "1 1" "4 3"; do
+  set -- $wt
+  LOADER_FILTER=bicubic "$tools/loader_dump" "$pack/train" - rrc 32 32 0 1 "$1" "$2" 2 3 20 7 1 "$dir/bc.$1.$2" > /dev/null 2>&1
+done
+cmp -s "$dir/bc.1.1" "$dir/bc.4.3" || { echo "bicubic: 4 ranks x 3 threads give other batches than 1 x 1"; exit 1; }
+cmp -s "$dir/bc.1.1" "$dir/b.1.1" && { echo "bicubic batches equal the bilinear ones"; exit 1; }
+echo "bicubic: 2 epochs x 3 global batches identical for 1 rank x 1 thread and 4 ranks x 3 threads"
 # Channels-last (a CUDA plan with --layout nhwc), bytes and floats: the same samples transposed.
 for raw in 1 0; do
   "$tools/loader_dump" "$pack/train" - rrc 32 32 0 1 2 2 1 2 20 7 $raw "$dir/c$raw" > /dev/null 2>&1
@@ -80,6 +89,8 @@ PY
 done
 "$tools/loader_dump" "$tree/train" "$tree/val" center 32 32 36 0 2 2 1 3 20 1 0 "$dir/val.f32" > /dev/null
 /usr/bin/python3 tests/data/loader_reference.py "$tree/val" "$dir/val.f32" 36 32 60
+LOADER_FILTER=bicubic "$tools/loader_dump" "$tree/train" "$tree/val" center 32 32 36 0 2 2 1 3 20 1 0 "$dir/val_bc.f32" > /dev/null
+/usr/bin/python3 tests/data/loader_reference.py "$tree/val" "$dir/val_bc.f32" 36 32 60 bicubic
 "$tools/loader_dump" "$tree/train" "$tree/val_flat" center 32 32 36 0 1 1 1 3 20 1 1 "$dir/flat" > /dev/null
 "$tools/loader_dump" "$tree/train" "$tree/val" center 32 32 36 0 1 1 1 3 20 1 1 "$dir/nested" > /dev/null
 python3 - "$dir/flat.labels" "$dir/nested.labels" <<'PY'

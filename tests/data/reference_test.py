@@ -2,8 +2,8 @@
 """Our JPEG sample path against independent references on the same files:
 full-size decode vs Pillow (exact), DCT-scaled decode (k/8) vs libjpeg-turbo's djpeg -scale
 (exact), and whole samples (of those JPEGs and of a PNG named .JPEG) (random-resized crop, resize + center crop, Caffe resize + random
-crop, flip) vs Pillow's crop/resize of the reference decode at the window our sampler
-printed, i.e. what torchvision's PIL transforms compute for that window: at most 1 grey level
+crop, flip; bilinear, and bicubic for one case of each mode) vs Pillow's crop/resize with the
+same filter of the reference decode at the window our sampler printed, i.e. what torchvision's PIL transforms compute for that window: at most 1 grey level
 apart (our resampler uses Pillow's fixed-point filter; the window's float coordinates may round
 one tap differently). Usage: reference_test.py BUILD WORKDIR"""
 import os, subprocess, sys
@@ -76,10 +76,14 @@ for f in files:
 worst = 0
 for f in files + [png_named]:
     W, H = Image.open(f).size
-    for mode, oh, ow, resize in [("rrc", 32, 32, 0), ("rrc", 20, 28, 0), ("center", 32, 32, 40),
-                                 ("center", 24, 24, 0), ("crop", 30, 30, 36)]:
-        for seed in range(4):
-            x0, y0, x1, y1, flip, clamp, k = run("sample", mode, oh, ow, resize, 1, seed * 7919 + 1, f, out)
+    for mode, oh, ow, resize, filt in [("rrc", 32, 32, 0, ""), ("rrc", 20, 28, 0, ""), ("center", 32, 32, 40, ""),
+                                       ("center", 24, 24, 0, ""), ("crop", 30, 30, 36, ""),
+                                       ("rrc", 32, 32, 0, "bicubic"), ("center", 24, 24, 28, "bicubic"),
+                                       ("crop", 30, 30, 36, "bicubic")]:
+        pil_filter = Image.BICUBIC if filt else Image.BILINEAR
+        for seed in range(2 if filt else 4):   # bicubic: the filter is the only change
+            x0, y0, x1, y1, flip, clamp, k = run("sample", mode, oh, ow, resize, 1, seed * 7919 + 1, f, out,
+                                                 *([filt] if filt else []))
             x0, y0, x1, y1 = map(float, (x0, y0, x1, y1))
             flip, clamp, k = int(flip), int(clamp), int(k)
             if k != 8 and f.endswith("cmyk.jpg"):
@@ -90,13 +94,13 @@ for f in files + [png_named]:
             if clamp:   # torchvision: crop (whole pixels), then resize the crop
                 lx, ly = int(np.floor(x0)), int(np.floor(y0))
                 crop = dec.crop((lx, ly, min(int(np.ceil(x1)), dec.size[0]), min(int(np.ceil(y1)), dec.size[1])))
-                ref = crop.resize((ow, oh), Image.BILINEAR, box=(x0 - lx, y0 - ly, x1 - lx, y1 - ly))
+                ref = crop.resize((ow, oh), pil_filter, box=(x0 - lx, y0 - ly, x1 - lx, y1 - ly))
             else:       # resize the image, then crop: the same as resizing the window
-                ref = dec.resize((ow, oh), Image.BILINEAR, box=(x0, y0, x1, y1))
+                ref = dec.resize((ow, oh), pil_filter, box=(x0, y0, x1, y1))
             if flip:
                 ref = ref.transpose(Image.FLIP_LEFT_RIGHT)
             want = np.asarray(ref).transpose(2, 0, 1)
-            worst = max(worst, compare(f"{mode} sample seed {seed} of {os.path.basename(f)} (k={k})",
+            worst = max(worst, compare(f"{mode} {filt or 'bilinear'} sample seed {seed} of {os.path.basename(f)} (k={k})",
                                        read_raw(out, (3, oh, ow)), want, 1))
             checks += 1
 print(f"{checks} checks passed; samples within {worst} grey level(s) of Pillow")

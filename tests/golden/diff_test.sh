@@ -32,6 +32,7 @@ goyal_vs_ibm specs/published/goyal_resnet50_256gpu.spec specs/published/ibm_hal_
 intelcaffe_part1_vs_part2 specs/published/intelcaffe_resnet50_448node.spec specs/published/intelcaffe_resnet50_448node_part2.spec 1
 torchvision_v1_vs_v2 specs/published/torchvision_resnet50_v1.spec specs/published/torchvision_resnet50_v2.spec 1
 goyal_vs_mlperf_v40 specs/published/goyal_resnet50_256gpu.spec specs/published/mlperf_v40_resnet50_8xh100.spec 1
+rsb_a2_vs_a3 specs/published/rsb_resnet50_a2.spec specs/published/rsb_resnet50_a3.spec 1
 renamed_same_run specs/examples/fmnist_mlp.spec TMP/renamed.spec 0
 PAIRS
 echo "$((n - bad)) of $n diff goldens match"
