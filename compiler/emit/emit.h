@@ -21,6 +21,7 @@ typedef struct {
     const ir_net *net;
     const emit_info *info;
     const emit_backend *be;
+    int eval_file;             /* model_eval.c: the forward at data.val's resolution */
 } emitter;
 
 /* How one backend spells a model.c. Every hook is required (the walker calls each once per
@@ -42,18 +43,23 @@ struct emit_backend {
     void (*step_end)(emitter *e);                  /* after backward: the rest of the step */
     void (*init_end)(emitter *e);
     void (*descriptor)(emitter *e, int n_tensors); /* the model descriptor (templates/) */
+    /* model_eval.c after its forward: what model.c calls to evaluate (logits: their name) */
+    void (*eval_end)(emitter *e, const char *logits);
 };
 
 extern const emit_backend emit_cpu_backend, emit_cuda_backend;
 
 /* Writes model.c of the schedule for its backend. */
 void emit_model(FILE *out, const schedule *s, const emit_info *info);
-/* CPU: model_eval.c, the forward of a schedule lowered at the evaluation resolution (its own
- * shapes and arena offsets) as model_eval_shape_forward(), which model.c's eval_forward calls. */
+/* model_eval.c, the forward of a schedule lowered at the evaluation resolution (its own
+ * shapes and arena offsets). CPU: model_eval_shape_forward(), which model.c's eval_forward
+ * calls; CUDA: model_eval_create_plans() and model_eval_forward(), which the rt_cuda_model
+ * names (its fused kernels are kernels_eval.cu's, their idents prefixed apart). */
 void emit_model_eval(FILE *out, const schedule *eval, const emit_info *info);
-/* CUDA: the net's fused elementwise kernels (kernels.cu) and their prototypes (kernels.h). */
-void emit_cuda_kernels(FILE *out, const schedule *s, const emit_info *info);
-void emit_cuda_kernels_header(FILE *out, const schedule *s, const emit_info *info);
+/* CUDA: the net's fused elementwise kernels (STEM.cu: kernels.cu, or kernels_eval.cu for the
+ * evaluation resolution's schedule) and their prototypes (STEM.h). */
+void emit_cuda_kernels(FILE *out, const schedule *s, const emit_info *info, const char *stem);
+void emit_cuda_kernels_header(FILE *out, const schedule *s, const emit_info *info, const char *stem);
 
 /* Helpers the backends share (emit_model.c). */
 void emit_op_comment(emitter *e, const ir_op *op, const char *what);   /* "    / * layer ... * /" */

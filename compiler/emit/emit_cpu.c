@@ -304,6 +304,17 @@ static void init_end(emitter *e) {
 
 static void descriptor(emitter *e, int n_tensors) { emit_template(e, "model_descriptor.c.in", n_tensors, NULL, 0); }
 
+/* model_eval.c's entry: its conv workspace, then the forward into the shared arena. */
+static void eval_end(emitter *e, const char *logits) {
+    fprintf(e->out, "static void eval_init(void) {\n");
+    init_end(e);   /* the conv workspace of these shapes, and the closing brace */
+    fprintf(e->out, "void model_eval_shape_forward(rt_model_ctx *ctx, const void *x, float *logits) {\n"
+                    "    unsigned char *arena = ctx->arena;\n"
+                    "    eval_init();\n"
+                    "    forward(ctx, x);\n"
+                    "    memcpy(logits, %s, sizeof(float) * BATCH * CLASSES);\n}\n", logits);
+}
+
 const emit_backend emit_cpu_backend = {
     .act_type = "float",
     .accumulate_fn = "tensor_accumulate",
@@ -312,4 +323,5 @@ const emit_backend emit_cpu_backend = {
     .banner = banner, .layout_head = layout_head, .param_extra = param_extra, .state = state,
     .forward_begin = forward_begin, .forward_op = forward_op, .step_begin = step_begin,
     .backward_op = backward_op, .step_end = step_end, .init_end = init_end, .descriptor = descriptor,
+    .eval_end = eval_end,
 };

@@ -32,6 +32,7 @@ static void banner(emitter *e) {
         { "SPEC_HASH", info->spec_hash }, { "FUSION", e->s->opt.fuse ? "" : " (fusion off: one kernel per op)" },
         { "PRECISION", what[e->s->precision] },
         { "LAYOUT", e->s->opt.nhwc ? "; activations channels-last [N,H,W,C] (--layout nhwc)" : "" },
+        { "KERNELS", e->eval_file ? "kernels_eval" : "kernels" },
     };
     if (template_fill(e->out, "cuda_model_header.c.in", vars, (int)(sizeof vars / sizeof vars[0])) != 0) exit(1);
 }
@@ -272,14 +273,14 @@ static void backward_op(emitter *e, int j) {
 
 static void step_end(emitter *e) { fprintf(e->out, "}\n\n"); }
 
-/* After init: the plans the runtime creates at start-up, and the channels-last weights. */
-static void init_end(emitter *e) {
+/* The cuDNN and cuBLASLt plans of the net's shapes, created at start-up as `signature`. */
+static void emit_plans(emitter *e, const char *signature) {
     const ir_net *net = e->net;
     FILE *out = e->out;
-    fprintf(out, "}\n\n/* cuDNN algorithms are timed once, at start-up (no model memory needed yet). */\n"
-                 "static size_t create_plans(size_t cap) {\n"
+    fprintf(out, "/* cuDNN algorithms are timed once, at start-up (no model memory needed yet). */\n"
+                 "%s {\n"
                  "    size_t work = 0, w;\n"
-                 "    (void)w, (void)cap;\n");
+                 "    (void)w, (void)cap;\n", signature);
     for (int i = 0; i < net->n_ops; i++) {
         const ir_op *op = &net->ops[i];
         if (op->kind == IR_CONV)
@@ -291,6 +292,14 @@ static void init_end(emitter *e) {
                     op->in_c * op->in_h * op->in_w, op->c);
     }
     fprintf(out, "    return work;\n}\n\n");
+}
+
+/* After init: the plans the runtime creates at start-up, and the channels-last weights. */
+static void init_end(emitter *e) {
+    const ir_net *net = e->net;
+    FILE *out = e->out;
+    fprintf(out, "}\n\n");
+    emit_plans(e, "static size_t create_plans(size_t cap)");
     if (!e->s->opt.nhwc) return;
     fprintf(out, "/* The channels-last copies of the conv weights ([K][R][S][C]) from WA: after every change\n"
                  " * of WA (upload, each optimizer step). */\n"
@@ -316,8 +325,26 @@ static void descriptor(emitter *e, int n_tensors) {
         { "INIT_SCALE", c_float(e->s->loss_scale ? e->s->init_scale : 0) },
         { "WEIGHTS_NHWC", e->s->opt.nhwc ? "weights_nhwc" : "NULL" }, { "LOGITS_OFFSET", offset },
         { "INPUT_U8", net->input_float ? "0" : "1" },
+        { "EVAL", e->info->eval_shape ? "    /* evaluation at data.val's resolution: model_eval.c's schedule */\n"
+                                        "    .eval_create_plans = model_eval_create_plans, .eval_forward = model_eval_forward,\n"
+                                        : "" },
     };
+    if (e->info->eval_shape)
+        fprintf(e->out, "/* model_eval.c: the forward lowered at data.val's resolution, over the same device buffers */\n"
+                        "size_t model_eval_create_plans(size_t cap);\n"
+                        "const void *model_eval_forward(rt_model_ctx *ctx);\n\n");
     emit_template(e, "cuda_model_descriptor.c.in", n_tensors, extra, (int)(sizeof extra / sizeof extra[0]));
+}
+
+/* model_eval.c's entry points: its own plans (the workspace is shared: the runtime keeps the
+ * larger), and its forward over the shared parameters, arena and input, returning the logits. */
+static void eval_end(emitter *e, const char *logits) {
+    emit_plans(e, "size_t model_eval_create_plans(size_t cap)");
+    fprintf(e->out, "/* The logits (act_t, in the arena) of the batch in rt_dev.x, at this resolution. */\n"
+                    "const void *model_eval_forward(rt_model_ctx *ctx) {\n"
+                    "    unsigned char *arena = rt_dev.arena;\n"
+                    "    forward(ctx);\n"
+                    "    return %s;\n}\n", logits);
 }
 
 const emit_backend emit_cuda_backend = {
@@ -328,4 +355,5 @@ const emit_backend emit_cuda_backend = {
     .banner = banner, .layout_head = layout_head, .param_extra = param_extra, .state = state,
     .forward_begin = forward_begin, .forward_op = forward_op, .step_begin = step_begin,
     .backward_op = backward_op, .step_end = step_end, .init_end = init_end, .descriptor = descriptor,
+    .eval_end = eval_end,
 };

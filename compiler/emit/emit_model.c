@@ -257,7 +257,7 @@ void emit_template(emitter *e, const char *name, int n_tensors, const template_v
 }
 
 void emit_model_eval(FILE *out, const schedule *s, const emit_info *info) {
-    emitter e = { out, s, &s->net, info, &emit_cpu_backend };
+    emitter e = { out, s, &s->net, info, s->opt.backend == BACKEND_CUDA ? &emit_cuda_backend : &emit_cpu_backend, 1 };
     e.be->banner(&e);
     fprintf(out, "/* The evaluation forward at data.val's resolution, %dx%d: the same parameters as model.c,\n"
                  " * shapes and arena offsets of their own (the arena is as large as the larger plan). */\n\n",
@@ -266,18 +266,11 @@ void emit_model_eval(FILE *out, const schedule *s, const emit_info *info) {
     e.be->state(&e);
     emit_forward(&e);
     char lo[128];
-    const char *logits = ir_value_name(e.net, ir_root(e.net, e.net->n_ops), lo, sizeof lo);
-    fprintf(out, "static void eval_init(void) {\n");
-    e.be->init_end(&e);   /* the conv workspace of these shapes, and the closing brace */
-    fprintf(out, "void model_eval_shape_forward(rt_model_ctx *ctx, const void *x, float *logits) {\n"
-                 "    unsigned char *arena = ctx->arena;\n"
-                 "    eval_init();\n"
-                 "    forward(ctx, x);\n"
-                 "    memcpy(logits, %s, sizeof(float) * BATCH * CLASSES);\n}\n", logits);
+    e.be->eval_end(&e, ir_value_name(e.net, ir_root(e.net, e.net->n_ops), lo, sizeof lo));
 }
 
 void emit_model(FILE *out, const schedule *s, const emit_info *info) {
-    emitter e = { out, s, &s->net, info, s->opt.backend == BACKEND_CUDA ? &emit_cuda_backend : &emit_cpu_backend };
+    emitter e = { out, s, &s->net, info, s->opt.backend == BACKEND_CUDA ? &emit_cuda_backend : &emit_cpu_backend, 0 };
     e.be->banner(&e);
     emit_layout(&e);
     e.be->state(&e);
