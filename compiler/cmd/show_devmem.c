@@ -19,10 +19,13 @@ typedef struct {
     long n_state_per_param;
 } devmem_ctx;
 
-/* The arena of res's net lowered at batch b, or 0 if it cannot be. */
-static long arena_of(const sema_result *res, int b) {
+/* The arena of res's net lowered at batch b (planned for its forward alone, as build_eval.c
+ * plans the evaluation resolution's), or 0 if it cannot be. */
+static long arena_of(const sema_result *res, int forward_only, int b) {
     schedule s;
-    long bytes = lower(&s, res, &cuda_fused, b, "") == 0 ? s.net.arena_bytes : 0;
+    int ok = lower(&s, res, &cuda_fused, b, "") == 0;
+    if (ok && forward_only) ir_plan_forward_only(&s.net);
+    long bytes = ok ? s.net.arena_bytes : 0;
     schedule_free(&s);
     return bytes;
 }
@@ -33,7 +36,7 @@ static long eval_arena_at(const devmem_ctx *d, int b) {
     if (!d->res->has_eval_net) return 0;
     sema_result at_eval = *d->res;
     at_eval.net = d->res->eval_net;
-    return arena_of(&at_eval, b);
+    return arena_of(&at_eval, 1, b);
 }
 
 /* What the trainer's start-up check demands at batch b; 0 if the net cannot be compiled. */
@@ -116,7 +119,7 @@ int show_device_memory(FILE *out, const char *path, const sema_result *res, doub
         fprintf(out, "  evaluation        at %lldx%lld (data.val's crop) by a forward of its own, sharing the arena "
                      "and the batch buffers: counted as the larger of the two (%.1f MiB training, %.1f MiB "
                      "evaluation arena at batch %d)\n",
-                (long long)r->eval_h, (long long)r->eval_w, arena_of(res, spec_b) / 1048576.0,
+                (long long)r->eval_h, (long long)r->eval_w, arena_of(res, 0, spec_b) / 1048576.0,
                 eval_arena_at(&d, spec_b) / 1048576.0, spec_b);
     fprintf(out, "  spec batch        %d per rank needs %.1f MiB: %s\n", spec_b, spec_need / 1048576.0,
             spec_need <= avail ? "fits" : "does not fit");

@@ -203,6 +203,7 @@ static void gen_add(kgen *g, int i) {
     snprintf(what, sizeof what, "add \"%s\" of %d inputs%s, [%d,%d,%d,%d]", op->name, op->n_in, relu ? ", then ReLU" : "",
              g->net->batch, op->c, op->h, op->w);
     kernel(g, &k);
+    if (g->net->forward_only) return;   /* kernels_eval.cu: the forward alone */
 
     /* backward: g = dout (masked by the ReLU output), assigned to or added into each input */
     char bname[160], bparams[512], bwhat[256];
