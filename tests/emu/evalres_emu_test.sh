@@ -9,16 +9,8 @@
 # channels-last within 5e-2. The FP32 evaluations must differ from the CPU's at 16x16 by more
 # than 1e-4, so the checks can tell the evaluation resolution's forward from the training one.
 set -u
-BUILD=${BUILD:-build}
-out=$BUILD/test-emu-evalres
-rm -rf "$out" && mkdir -p "$out"
-if [ ! -f /usr/local/cuda/include/cuda_runtime.h ] && [ ! -f "${CUDA_HOME:-/nonexistent}/include/cuda_runtime.h" ]; then
-  echo "SKIP: the CUDA headers are not installed: the emulated CUDA backend did not run"
-  exit 0
-fi
-export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 OMP_NUM_THREADS=1
-export TRAINC_CUDA_ENV=$(pwd)/$BUILD/emu/cuda.env
-nice make -s emu BUILD="$BUILD" > "$out/make.log" 2>&1 || { echo "FAIL: make emu"; tail -20 "$out/make.log"; exit 1; }
+. tests/emu/emu_prelude.sh
+emu_prelude test-emu-evalres
 /usr/bin/python3 tests/data/make_tree.py "$out/tree" 3 1 24 > /dev/null
 spec() {  # name crop extra -> the spec on stdout
   cat <<SPEC
