@@ -97,5 +97,13 @@ PY
 compare emu cpu 1e-4 cpu16 "FP32"
 compare bf16 cpu 5e-2 "" "BF16 channels-last"
 grep -q '"event": *"eval_ema"' "$out/emu.run/metrics.jsonl" || { echo "FAIL: no EMA evaluation"; status=1; }
+# a training op named eval_<another op's name>: the eval schedule's launchers take another
+# prefix, so none is defined twice at link time (emitted only: the names are what matters)
+sed -e 's/name: "bn1"/name: "eval_stem_bn"/' "$out/fp32.spec" > "$out/clash.spec"
+"$BUILD/trainc" build "$out/clash.spec" --backend cuda --emit-only --emit-dir "$out/clash" > "$out/clash.log" 2>&1 ||
+  { echo "FAIL: the spec with an op named eval_stem_bn"; cat "$out/clash.log"; status=1; }
+twice=$(cat "$out/clash/kernels.h" "$out/clash/kernels_eval.h" | grep -o 'fused_[A-Za-z0-9_]*' | sort | uniq -d)
+[ -z "$twice" ] && grep -q "fused_eval2_stem_bn_apply" "$out/clash/kernels_eval.h" ||
+  { echo "FAIL: launchers named in both kernels.h and kernels_eval.h: $twice"; status=1; }
 [ $status = 0 ] && echo "train 16x16 / eval 24x24 on the emulated CUDA backend: ok"
 exit $status
