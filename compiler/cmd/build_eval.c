@@ -11,7 +11,8 @@
 static void prefix_idents(ir_net *eval, const ir_net *train) {
     char prefix[16];
     for (int k = 1;; k++) {
-        snprintf(prefix, sizeof prefix, k == 1 ? "eval_" : "eval%d_", k);
+        if (k == 1) snprintf(prefix, sizeof prefix, "eval_");
+        else snprintf(prefix, sizeof prefix, "eval%d_", k);
         int clash = 0;
         for (int i = 0; i < train->n_ops && !clash; i++)
             clash = strncmp(train->ops[i].ident, prefix, strlen(prefix)) == 0;
@@ -19,7 +20,8 @@ static void prefix_idents(ir_net *eval, const ir_net *train) {
     }
     for (int i = 0; i < eval->n_ops; i++) {
         char id[sizeof eval->ops[i].ident];
-        snprintf(id, sizeof id, "%s%s", prefix, eval->ops[i].ident);
+        if (snprintf(id, sizeof id, "%s%s", prefix, eval->ops[i].ident) >= (int)sizeof id)
+            snprintf(id, sizeof id, "%s%d", prefix, i);   /* too long: its index, as no ident starts with a digit */
         memcpy(eval->ops[i].ident, id, sizeof id);
     }
 }
