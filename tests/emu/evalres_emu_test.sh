@@ -4,15 +4,17 @@
 # at that shape (model_eval.c, kernels_eval.cu) over the same parameters and BN statistics.
 # The run keeps an EMA of the weights, evaluated at 24x24 too. Checks against the CPU trainer
 # (whose eval resolution tests/train/eval_resolution_test.sh checks against an independent
-# 24x24 trainer): FP32 NCHW, the losses of every step and the evaluations' losses (model and
-# EMA) within 1e-4 relative and top-1 within one sample (tests/emu's bounds); BF16
-# channels-last within 5e-2. The FP32 evaluations must differ from the CPU's at 16x16 by more
-# than 1e-4, so the checks can tell the evaluation resolution's forward from the training one.
+# 24x24 trainer): FP32 NCHW with mixup, cutmix and erasing (the loader sends normalized
+# floats, as RSB's and torchvision's recipes do), the losses of every step and the
+# evaluations' losses (model and EMA) within 1e-4 relative and top-1 within one sample
+# (tests/emu's bounds); BF16 channels-last without mixing (bytes) within 5e-2. The FP32
+# evaluations must differ from the CPU's at 16x16 by more than 1e-4, so the checks can tell
+# the evaluation resolution's forward from the training one.
 set -u
 . tests/emu/emu_prelude.sh
 emu_prelude test-emu-evalres
 /usr/bin/python3 tests/data/make_tree.py "$out/tree" 3 1 24 > /dev/null
-spec() {  # name crop extra -> the spec on stdout
+spec() {  # name crop solver-extra spec-extra augment-extra -> the spec on stdout
   cat <<SPEC
 name: "$1"
 seed: 7
@@ -38,7 +40,7 @@ data {
   train {
     source: "imagenet-folder"
     batch_per_rank: 6
-    augment { random_resized_crop { size: 16 scale: [0.5, 1.0] } flip: true }
+    augment { random_resized_crop { size: 16 scale: [0.5, 1.0] } flip: true ${5:-} }
     normalize { mean: [0.3, 0.25, 0.2] std: [0.35, 0.3, 0.25] }
   }
   val { source: "imagenet-folder" batch_per_rank: 6 resize: $2 center_crop: $2
@@ -50,8 +52,10 @@ $4
 SPEC
 }
 ema="ema { decay: 0.5 every_iterations: 2 batch_adjust: false }"
-spec evalres 24 "$ema" "" > "$out/fp32.spec"
-spec evalres_16 16 "$ema" "" > "$out/fp32_16.spec"
+mix="mixup_alpha: 0.2 cutmix_alpha: 1.0 random_erasing { p: 0.5 }"
+spec evalres 24 "$ema" "" "$mix" > "$out/fp32.spec"
+spec evalres_16 16 "$ema" "" "$mix" > "$out/fp32_16.spec"
+spec evalres_plain 24 "$ema" "" > "$out/plain.spec"
 spec evalres_bf16 24 "$ema" "precision { compute: BF16 }" > "$out/bf16.spec"
 status=0
 build() {  # name spec [trainc build args]
@@ -64,10 +68,12 @@ build() {  # name spec [trainc build args]
 build cpu "$out/fp32.spec"
 build cpu16 "$out/fp32_16.spec"
 build emu "$out/fp32.spec" --backend cuda
+build cpu_plain "$out/plain.spec"
 build bf16 "$out/bf16.spec" --backend cuda --layout nhwc
 for f in model_eval.c kernels_eval.cu kernels_eval.h; do
   [ -f "$out/emu.src/$f" ] || { echo "FAIL: no $f emitted"; status=1; }
 done
+grep -q '\.input_u8 = 0' "$out/emu.src/model.c" || { echo "FAIL: the mixed FP32 trainer does not take float batches"; status=1; }
 grep -q "evaluates at 24x24 with a forward of its own" "$out/emu.log" ||
   { echo "FAIL: the start-up line about the evaluation resolution is missing"; status=1; }
 compare() {  # device-run CPU-run tolerance CPU-run-at-16-or-"" what
@@ -94,8 +100,8 @@ if c:   # the CPU's evaluations of the same run at 16x16
     assert not near16, f"the device's evaluations at 24x24 are those at 16x16: {near16} vs {c}"
 PY
 }
-compare emu cpu 1e-4 cpu16 "FP32"
-compare bf16 cpu 5e-2 "" "BF16 channels-last"
+compare emu cpu 1e-4 cpu16 "FP32, mixed floats"
+compare bf16 cpu_plain 5e-2 "" "BF16 channels-last, bytes"
 grep -q '"event": *"eval_ema"' "$out/emu.run/metrics.jsonl" || { echo "FAIL: no EMA evaluation"; status=1; }
 # a training op named eval_<another op's name>: the eval schedule's launchers take another
 # prefix, so none is defined twice at link time (emitted only: the names are what matters)
