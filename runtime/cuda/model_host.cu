@@ -208,8 +208,8 @@ static void upload(rt_model_ctx *ctx, const rt_run_config *run, const float *opt
            (mem.fixed + mem.per_sample * model.batch) / 1048576.0, math_names[cm->math],
            rt_cuda_graph_enabled() ? ", CUDA graphs" : "");
     if (run->eval_h)
-        printf("%s: evaluates at %dx%d with a forward of its own, in the training arena (%.1f MiB, the larger "
-               "of %.1f and %.1f)\n", model.name, run->eval_h, run->eval_w, arena_bytes / 1048576.0,
+        printf("%s: evaluates at %dx%d with a forward of its own, in the arena it shares with training (%.1f "
+               "MiB: the larger of training's %.1f and evaluation's %.1f)\n", model.name, run->eval_h, run->eval_w, arena_bytes / 1048576.0,
                cm->arena_bytes / 1048576.0, run->eval_arena_bytes / 1048576.0);
 }
 
