@@ -4,8 +4,10 @@
 # at that shape (model_eval.c, kernels_eval.cu) over the same parameters and BN statistics.
 # The run keeps an EMA of the weights, evaluated at 24x24 too. Checks against the CPU trainer
 # (whose eval resolution tests/train/eval_resolution_test.sh checks against an independent
-# 24x24 trainer): FP32 NCHW with mixup, cutmix and erasing (the loader sends normalized
-# floats, as RSB's and torchvision's recipes do), the losses of every step and the
+# 24x24 trainer): FP32 NCHW on two ranks with sync-BN, with mixup, cutmix and erasing (the
+# loader sends normalized floats, as RSB's and torchvision's recipes do; the emulated NCCL
+# stops ranks whose cuDNN algorithms differ, so every rank must adopt rank 0's for the
+# evaluation's convolutions too), the losses of every step and the
 # evaluations' losses (model and EMA) within 1e-4 relative and top-1 within one sample
 # (tests/emu's bounds); BF16 channels-last without mixing (bytes) within 5e-2. The FP32
 # evaluations must differ from the CPU's at 16x16 by more than 1e-4, so the checks can tell
@@ -53,21 +55,25 @@ SPEC
 }
 ema="ema { decay: 0.5 every_iterations: 2 batch_adjust: false }"
 mix="mixup_alpha: 0.2 cutmix_alpha: 1.0 random_erasing { p: 0.5 }"
-spec evalres 24 "$ema" "" "$mix" > "$out/fp32.spec"
-spec evalres_16 16 "$ema" "" "$mix" > "$out/fp32_16.spec"
+two="parallel { ranks: 2 sync_bn: true }"
+spec evalres 24 "$ema" "$two" "$mix" > "$out/fp32.spec"
+spec evalres_16 16 "$ema" "$two" "$mix" > "$out/fp32_16.spec"
 spec evalres_plain 24 "$ema" "" > "$out/plain.spec"
 spec evalres_bf16 24 "$ema" "precision { compute: BF16 }" > "$out/bf16.spec"
 status=0
-build() {  # name spec [trainc build args]
+mpi=(env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 mpirun -np 2 --oversubscribe)
+launch=("${mpi[@]}")   # the FP32 runs: two ranks
+build() {  # name spec [trainc build args]: build, then train with "${launch[@]}"
   local name=$1 spec=$2; shift 2
   "$BUILD/trainc" build "$spec" -o "$out/$name" "$@" > "$out/$name.build" 2>&1 ||
     { echo "FAIL: trainc build $name $*"; tail -20 "$out/$name.build"; exit 1; }
-  "$out/$name" --data "$out/tree" --out "$out/$name.run" > "$out/$name.log" 2>&1 ||
+  "${launch[@]}" "$out/$name" --data "$out/tree" --out "$out/$name.run" > "$out/$name.log" 2>&1 ||
     { echo "FAIL: the $name trainer"; tail -25 "$out/$name.log"; exit 1; }
 }
 build cpu "$out/fp32.spec"
 build cpu16 "$out/fp32_16.spec"
 build emu "$out/fp32.spec" --backend cuda
+launch=(env)   # BF16: one rank
 build cpu_plain "$out/plain.spec"
 build bf16 "$out/bf16.spec" --backend cuda --layout nhwc
 for f in model_eval.c kernels_eval.cu kernels_eval.h; do
