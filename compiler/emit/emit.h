@@ -30,6 +30,7 @@ struct emit_backend {
     const char *act_type;          /* element type of arena activations: "float" or "act_t" */
     const char *accumulate_fn;     /* adds a scratch gradient into a gradient */
     const char *bucket_ready;      /* the hand-over call up to its bucket argument */
+    const char *copy_fn;           /* copies (dst, src, bytes) of arena memory */
     const char *main_template;     /* templates/ file of the run configuration and main */
     void (*banner)(emitter *e);
     void (*layout_head)(emitter *e);               /* sizes and types before the macros */

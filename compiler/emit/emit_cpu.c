@@ -90,7 +90,9 @@ static void forward_op(emitter *e, int i) {
             fprintf(out, "    relu_forward(%s_out, %s_out, %ld);\n", id, id, n);
         break;
     case IR_BN:
-        if (op->bn_frozen) {   /* Caffe's use_global_stats: the running statistics in training too */
+        /* Caffe's use_global_stats: the running statistics in training too; the evaluation's
+         * forward-only schedule: in evaluation alone */
+        if (op->bn_frozen || net->forward_only) {
             fprintf(out, "    batchnorm_forward_eval(%s_out, %s, %s_weight, %s_bias, %s_running_mean, %s_running_var,\n"
                          "                           BATCH, %d, %ld, %s, %s);\n",
                     id, in, id, id, id, id, op->c, ir_hw(op), c_float(op->eps), act_const(op));
@@ -318,6 +320,7 @@ static void eval_end(emitter *e, const char *logits) {
 const emit_backend emit_cpu_backend = {
     .act_type = "float",
     .accumulate_fn = "tensor_accumulate",
+    .copy_fn = "memcpy",
     .bucket_ready = "rt_grad_bucket_ready(ctx->comm, ",
     .main_template = "model_main.c.in",
     .banner = banner, .layout_head = layout_head, .param_extra = param_extra, .state = state,

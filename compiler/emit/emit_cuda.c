@@ -101,7 +101,9 @@ static void forward_op(emitter *e, int i) {
         if (op->b_off >= 0) fprintf(out, "    fused_%s_bias(%s_out, %s_out, %s_bias);\n", id, id, id, id);
         break;
     case IR_BN:
-        if (op->bn_frozen) {   /* Caffe's use_global_stats: the running statistics in training too */
+        /* Caffe's use_global_stats: the running statistics in training too; the evaluation's
+         * forward-only schedule: in evaluation alone */
+        if (op->bn_frozen || net->forward_only) {
             fprintf(out, "    cuda_batchnorm_stats_eval(%s_saved, %s_saved + %d, %s_running_mean, %s_running_var, %d, %s);\n"
                          "    fused_%s_apply(%s_out, %s, %s_weight, %s_bias, %s_saved, %s_saved + %d);\n",
                     id, id, op->c, id, id, op->c, c_float(op->eps), id, id, in, id, id, id, id, op->c);
@@ -350,6 +352,7 @@ static void eval_end(emitter *e, const char *logits) {
 const emit_backend emit_cuda_backend = {
     .act_type = "act_t",
     .accumulate_fn = "cuda_tensor_accumulate",
+    .copy_fn = "rt_cuda_copy_d2d",
     .bucket_ready = "rt_cuda_grad_bucket_ready(",
     .main_template = "cuda_model_main.c.in",
     .banner = banner, .layout_head = layout_head, .param_extra = param_extra, .state = state,

@@ -63,13 +63,15 @@ static void emit_layout(emitter *e) {
     e->be->layout_head(e);
     for (int i = 0; i < net->n_ops; i++) {
         const ir_op *op = &net->ops[i];
-        if (op->w_off >= 0)
-            fprintf(out, "#define %s_weight (P + %ld)  /* %ld */\n#define %s_dweight (G + %ld)\n",
-                    op->ident, op->w_off, op->w_count, op->ident, op->w_off);
+        if (op->w_off >= 0) {
+            fprintf(out, "#define %s_weight (P + %ld)  /* %ld */\n", op->ident, op->w_off, op->w_count);
+            if (!net->forward_only) fprintf(out, "#define %s_dweight (G + %ld)\n", op->ident, op->w_off);
+        }
         e->be->param_extra(e, op);
-        if (op->b_off >= 0)
-            fprintf(out, "#define %s_bias (P + %ld)  /* %ld */\n#define %s_dbias (G + %ld)\n",
-                    op->ident, op->b_off, op->b_count, op->ident, op->b_off);
+        if (op->b_off >= 0) {
+            fprintf(out, "#define %s_bias (P + %ld)  /* %ld */\n", op->ident, op->b_off, op->b_count);
+            if (!net->forward_only) fprintf(out, "#define %s_dbias (G + %ld)\n", op->ident, op->b_off);
+        }
         if (op->buf_off >= 0)
             fprintf(out, "#define %s_running_mean (S + %ld)\n#define %s_running_var (S + %ld)\n",
                     op->ident, op->buf_off, op->ident, op->buf_off + op->c);
@@ -115,6 +117,12 @@ static void emit_forward(emitter *e) {
             continue;
         }
         emit_op_comment(e, op, "layer");
+        if (e->net->forward_only && (op->kind == IR_DROPOUT || op->kind == IR_STOCHASTIC_DEPTH)) {
+            char a[128];   /* the evaluation's forward: the identity, a copy into the op's own tensor */
+            fprintf(e->out, "    %s(%s_out, %s, sizeof(%s) * %ldL);  /* the identity in evaluation */\n", e->be->copy_fn,
+                    op->ident, ir_value_name(e->net, op->in[0], a, sizeof a), e->be->act_type, ir_out_elems(e->net, op));
+            continue;
+        }
         e->be->forward_op(e, i);
     }
     fprintf(e->out, "}\n\n");
@@ -260,7 +268,9 @@ void emit_model_eval(FILE *out, const schedule *s, const emit_info *info) {
     emitter e = { out, s, &s->net, info, s->opt.backend == BACKEND_CUDA ? &emit_cuda_backend : &emit_cpu_backend, 1 };
     e.be->banner(&e);
     fprintf(out, "/* The evaluation forward at data.val's resolution, %dx%d: the same parameters as model.c,\n"
-                 " * shapes and arena offsets of their own (the arena is as large as the larger plan). */\n\n",
+                 " * shapes and arena offsets of their own (the arena is as large as the larger plan).\n"
+                 " * Forward only: no gradients and no backward; batch norm normalizes with its running\n"
+                 " * statistics, dropout and drop-path are the identity. */\n\n",
             e.net->in_h, e.net->in_w);
     emit_layout(&e);
     e.be->state(&e);
