@@ -38,8 +38,11 @@ struct emit_backend {
     void (*state)(emitter *e);                     /* shape constants and the model's state */
     void (*forward_begin)(emitter *e);
     void (*forward_op)(emitter *e, int i);
-    /* between forward and backward: the loss, from the logits into their gradient */
-    void (*step_begin)(emitter *e, const char *dlogits, const char *logits);
+    void (*step_begin)(emitter *e);                /* the step's head and its forward call */
+    /* the loss of the logits, fused with their gradient into dlogits: the softmax
+     * cross-entropy of labels, or (dense_target) the loss of dense targets; args: what the
+     * walk passes after the logits and targets, up to the 1 / BATCH scale */
+    void (*loss)(emitter *e, int dense_target, const char *dlogits, const char *logits, const char *args);
     void (*backward_op)(emitter *e, int j);
     void (*step_end)(emitter *e);                  /* after backward: the rest of the step */
     void (*init_end)(emitter *e);

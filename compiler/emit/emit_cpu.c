@@ -159,25 +159,18 @@ static void forward_op(emitter *e, int i) {
     }
 }
 
-static void step_begin(emitter *e, const char *dlogits, const char *logits) {
-    const ir_net *net = e->net;
+static void step_begin(emitter *e) {
     fprintf(e->out, "static double train_step(rt_model_ctx *ctx, const void *x, const int32_t *y) {\n"
                     "    float *P = ctx->params, *G = ctx->grads;\n"
                     "    unsigned char *arena = ctx->arena;\n"
                     "    (void)P, (void)G;\n"
                     "    forward(ctx, x);\n");
-    if (!net->loss_bce && !net->mixed_targets) {
-        fprintf(e->out, "    /* softmax cross-entropy, label smoothing %g, fused with its gradient */\n"
-                        "    double loss = softmax_xent_forward(%s, %s, y, BATCH, CLASSES, %s, 1.0f / BATCH);\n",
-                net->label_smoothing, dlogits, logits, c_float(net->label_smoothing));
-        return;
-    }
-    /* y holds labels, partner labels and mixing weights when mixup/cutmix is on (rt_data.h) */
-    fprintf(e->out, "    /* %s against the label-smoothed (%g)%s one-hot target, fused with its gradient */\n"
-                    "    double loss = target_loss_forward(%s, %s, y, %d, BATCH, CLASSES, %d, %s, %s, 1.0f / BATCH);\n",
-            net->loss_bce ? "sigmoid binary cross-entropy per class" : "softmax cross-entropy", net->label_smoothing,
-            net->mixed_targets ? ", mixed" : "", dlogits, logits, net->mixed_targets, net->loss_bce,
-            c_float(net->label_smoothing), c_float(net->bce_threshold));
+}
+
+/* The loss, returned to the trainer; y: the batch's targets (rt_data.h). */
+static void loss(emitter *e, int dense_target, const char *dlogits, const char *logits, const char *args) {
+    fprintf(e->out, "    double loss = %s(%s, %s, y, %s, 1.0f / BATCH);\n",
+            dense_target ? "target_loss_forward" : "softmax_xent_forward", dlogits, logits, args);
 }
 
 static void backward_op(emitter *e, int j) {
@@ -324,7 +317,7 @@ const emit_backend emit_cpu_backend = {
     .bucket_ready = "rt_grad_bucket_ready(ctx->comm, ",
     .main_template = "model_main.c.in",
     .banner = banner, .layout_head = layout_head, .param_extra = param_extra, .state = state,
-    .forward_begin = forward_begin, .forward_op = forward_op, .step_begin = step_begin,
+    .forward_begin = forward_begin, .forward_op = forward_op, .step_begin = step_begin, .loss = loss,
     .backward_op = backward_op, .step_end = step_end, .init_end = init_end, .descriptor = descriptor,
     .eval_end = eval_end,
 };

@@ -163,8 +163,7 @@ static void forward_op(emitter *e, int i) {
     }
 }
 
-static void step_begin(emitter *e, const char *dlogits, const char *logits) {
-    const ir_net *net = e->net;
+static void step_begin(emitter *e) {
     fprintf(e->out, "/* Forward, loss and backward of one batch: device work only, which the runtime captures\n"
                     " * once into a CUDA graph. Gradients are overwritten in G; with several ranks every\n"
                     " * bucket is all-reduced on NCCL's stream as soon as it is complete. */\n"
@@ -172,22 +171,14 @@ static void step_begin(emitter *e, const char *dlogits, const char *logits) {
                     "    rt_model_ctx *ctx = arg;\n"
                     "    RT_CUDA_DEVICE_LOCALS;\n"
                     "    forward(ctx);\n");
-    if (net->loss_bce || net->mixed_targets) {   /* y: labels, partners and weights when mixed (rt_data.h) */
-        fprintf(e->out, "    /* %s against the label-smoothed (%g)%s one-hot target,\n"
-                        "     * fused with its gradient%s */\n"
-                        "    cuda_target_loss(rt_dev.loss, %s, %s, rt_dev.y, %d, BATCH, CLASSES, %d, %s, %s, 1.0f / BATCH,\n"
-                        "                     rt_cuda_optim_loss_scale(rt_dev.optim));\n",
-                net->loss_bce ? "sigmoid binary cross-entropy per class" : "softmax cross-entropy",
-                net->label_smoothing, net->mixed_targets ? ", mixed" : "",
-                e->s->loss_scale ? " (times the loss scale)" : "", dlogits, logits, net->mixed_targets,
-                net->loss_bce, c_float(net->label_smoothing), c_float(net->bce_threshold));
-        return;
-    }
-    fprintf(e->out, "    /* softmax cross-entropy, label smoothing %g, fused with its gradient%s */\n"
-                    "    cuda_softmax_xent(rt_dev.loss, %s, %s, rt_dev.y, BATCH, CLASSES, %s, 1.0f / BATCH,\n"
-                    "                      rt_cuda_optim_loss_scale(rt_dev.optim));\n",
-            net->label_smoothing, e->s->loss_scale ? " (times the loss scale)" : "", dlogits, logits,
-            c_float(net->label_smoothing));
+}
+
+/* The loss into rt_dev.loss on the device, its gradient times the optimizer's loss scale. */
+static void loss(emitter *e, int dense_target, const char *dlogits, const char *logits, const char *args) {
+    const char *fn = dense_target ? "cuda_target_loss" : "cuda_softmax_xent";
+    fprintf(e->out, "    %s(rt_dev.loss, %s, %s, rt_dev.y, %s, 1.0f / BATCH,\n"
+                    "    %*srt_cuda_optim_loss_scale(rt_dev.optim));\n",
+            fn, dlogits, logits, args, (int)strlen(fn) + 1, "");
 }
 
 static void backward_op(emitter *e, int j) {
@@ -356,7 +347,7 @@ const emit_backend emit_cuda_backend = {
     .bucket_ready = "rt_cuda_grad_bucket_ready(",
     .main_template = "cuda_model_main.c.in",
     .banner = banner, .layout_head = layout_head, .param_extra = param_extra, .state = state,
-    .forward_begin = forward_begin, .forward_op = forward_op, .step_begin = step_begin,
+    .forward_begin = forward_begin, .forward_op = forward_op, .step_begin = step_begin, .loss = loss,
     .backward_op = backward_op, .step_end = step_end, .init_end = init_end, .descriptor = descriptor,
     .eval_end = eval_end,
 };

@@ -128,6 +128,29 @@ static void emit_forward(emitter *e) {
     fprintf(e->out, "}\n\n");
 }
 
+/* The loss between forward and backward, fused with its gradient: which, and its arguments,
+ * the same for every backend; the backend spells the call. */
+static void emit_loss(emitter *e, const char *dlogits, const char *logits) {
+    const ir_net *net = e->net;
+    const char *scaled = e->s->loss_scale ? " (times the loss scale)" : "";
+    char args[160];
+    if (!net->loss_bce && !net->mixed_targets) {
+        fprintf(e->out, "    /* softmax cross-entropy, label smoothing %g, fused with its gradient%s */\n",
+                net->label_smoothing, scaled);
+        snprintf(args, sizeof args, "BATCH, CLASSES, %s", c_float(net->label_smoothing));
+        e->be->loss(e, 0, dlogits, logits, args);
+        return;
+    }
+    /* the targets: labels, and with mixing their partner labels and weights (rt_data.h) */
+    fprintf(e->out, "    /* %s against the label-smoothed (%g)%s one-hot target,\n"
+                    "     * fused with its gradient%s */\n",
+            net->loss_bce ? "sigmoid binary cross-entropy per class" : "softmax cross-entropy", net->label_smoothing,
+            net->mixed_targets ? ", mixed" : "", scaled);
+    snprintf(args, sizeof args, "%d, BATCH, CLASSES, %d, %s, %s", net->mixed_targets, net->loss_bce,
+             c_float(net->label_smoothing), c_float(net->bce_threshold));
+    e->be->loss(e, 1, dlogits, logits, args);
+}
+
 /* Backward of op j: the backend's call, then the scratch gradients it wrote added where
  * their route says, then the all-reduce of every bucket op j completed. */
 static void emit_backward(emitter *e, int j) {
@@ -287,7 +310,8 @@ void emit_model(FILE *out, const schedule *s, const emit_info *info) {
     emit_forward(&e);
     char dlogits[128], logits[128];
     int last = ir_root(e.net, e.net->n_ops);
-    e.be->step_begin(&e, ir_grad_name(e.net, last, dlogits, sizeof dlogits), ir_value_name(e.net, last, logits, sizeof logits));
+    e.be->step_begin(&e);
+    emit_loss(&e, ir_grad_name(e.net, last, dlogits, sizeof dlogits), ir_value_name(e.net, last, logits, sizeof logits));
     for (int j = e.net->n_ops - 1; j >= 0; j--) emit_backward(&e, j);
     e.be->step_end(&e);
     emit_init(&e);
