@@ -21,7 +21,6 @@ typedef struct {
     const ir_net *net;
     const emit_info *info;
     const emit_backend *be;
-    int eval_file;             /* model_eval.c: the forward at data.val's resolution */
 } emitter;
 
 /* How one backend spells a model.c. Every hook is required (the walker calls each once per

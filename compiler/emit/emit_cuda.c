@@ -32,7 +32,7 @@ static void banner(emitter *e) {
         { "SPEC_HASH", info->spec_hash }, { "FUSION", e->s->opt.fuse ? "" : " (fusion off: one kernel per op)" },
         { "PRECISION", what[e->s->precision] },
         { "LAYOUT", e->s->opt.nhwc ? "; activations channels-last [N,H,W,C] (--layout nhwc)" : "" },
-        { "KERNELS", e->eval_file ? "kernels_eval" : "kernels" },
+        { "KERNELS", e->net->forward_only ? "kernels_eval" : "kernels" },   /* the evaluation's schedule */
     };
     if (template_fill(e->out, "cuda_model_header.c.in", vars, (int)(sizeof vars / sizeof vars[0])) != 0) exit(1);
 }

@@ -287,8 +287,14 @@ void emit_template(emitter *e, const char *name, int n_tensors, const template_v
     if (template_fill(e->out, name, vars, used) != 0) exit(1);
 }
 
+/* The walk over schedule s, for its backend. */
+static emitter emitter_for(FILE *out, const schedule *s, const emit_info *info) {
+    emitter e = { out, s, &s->net, info, s->opt.backend == BACKEND_CUDA ? &emit_cuda_backend : &emit_cpu_backend };
+    return e;
+}
+
 void emit_model_eval(FILE *out, const schedule *s, const emit_info *info) {
-    emitter e = { out, s, &s->net, info, s->opt.backend == BACKEND_CUDA ? &emit_cuda_backend : &emit_cpu_backend, 1 };
+    emitter e = emitter_for(out, s, info);
     e.be->banner(&e);
     fprintf(out, "/* The evaluation forward at data.val's resolution, %dx%d: the same parameters as model.c,\n"
                  " * shapes and arena offsets of their own (the arena is as large as the larger plan).\n"
@@ -303,7 +309,7 @@ void emit_model_eval(FILE *out, const schedule *s, const emit_info *info) {
 }
 
 void emit_model(FILE *out, const schedule *s, const emit_info *info) {
-    emitter e = { out, s, &s->net, info, s->opt.backend == BACKEND_CUDA ? &emit_cuda_backend : &emit_cpu_backend, 0 };
+    emitter e = emitter_for(out, s, info);
     e.be->banner(&e);
     emit_layout(&e);
     e.be->state(&e);
