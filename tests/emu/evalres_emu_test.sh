@@ -110,12 +110,17 @@ compare emu cpu 1e-4 cpu16 "FP32, mixed floats"
 compare bf16 cpu_plain 5e-2 "" "BF16 channels-last, bytes"
 grep -q '"event": *"eval_ema"' "$out/emu.run/metrics.jsonl" || { echo "FAIL: no EMA evaluation"; status=1; }
 # a training op named eval_<another op's name>: the eval schedule's launchers take another
-# prefix, so none is defined twice at link time (emitted only: the names are what matters)
-sed -e 's/name: "bn1"/name: "eval_stem_bn"/' "$out/fp32.spec" > "$out/clash.spec"
+# prefix, so none is defined twice at link time (emitted only: the names are what matters);
+# with a dropout, whose evaluation is the identity
+sed -e 's/name: "bn1"/name: "eval_stem_bn"/' -e 's/^  gap /  dropout { name: "drop" p: 0.3 }\n  gap /' "$out/fp32.spec" > "$out/clash.spec"
 "$BUILD/trainc" build "$out/clash.spec" --backend cuda --emit-only --emit-dir "$out/clash" > "$out/clash.log" 2>&1 ||
   { echo "FAIL: the spec with an op named eval_stem_bn"; cat "$out/clash.log"; status=1; }
 twice=$(cat "$out/clash/kernels.h" "$out/clash/kernels_eval.h" | grep -o 'fused_[A-Za-z0-9_]*' | sort | uniq -d)
 [ -z "$twice" ] && grep -q "fused_eval2_stem_bn_apply" "$out/clash/kernels_eval.h" ||
   { echo "FAIL: launchers named in both kernels.h and kernels_eval.h: $twice"; status=1; }
+# the evaluation's files are its forward alone: no backward launcher, gradient or training branch
+grep -q 'fused_drop_backward' "$out/clash/kernels.h" && ! grep -n '_backward\|_mask' "$out/clash/kernels_eval.h" &&
+  ! grep -n 'ctx->training\|_dweight\|_dbias\|_dout' "$out/clash/model_eval.c" "$out/cpu.src/model_eval.c" ||
+  { echo "FAIL: the evaluation's model_eval.c or kernels_eval.h names backward or training code (above)"; status=1; }
 [ $status = 0 ] && echo "train 16x16 / eval 24x24 on the emulated CUDA backend: ok"
 exit $status
