@@ -1,9 +1,10 @@
 /* Emits the fused elementwise kernels of one net (kernels.cu) and their C prototypes
  * (kernels.h): bias + ReLU, batch-norm apply + ReLU, n-way add + ReLU and its backward,
  * layer scale, dropout. A forward-only schedule (the evaluation's, kernels_eval.cu) gets
- * only what its forward launches: no backward, no dropout. Every shape is a constant; tensors whose size is a multiple of 4 are
- * read and written 4 elements at a time (arena offsets are 64-byte aligned). Tensors are the
- * net's activation type act_t (FP32, BF16 or FP16); arithmetic is FP32. */
+ * only what its forward launches: no backward, no dropout. Every shape is a constant;
+ * tensors whose size is a multiple of 4 are read and written 4 elements at a time (arena
+ * offsets are 64-byte aligned). Tensors are the net's activation type act_t (FP32, BF16 or
+ * FP16); arithmetic is FP32. */
 #include "emit.h"
 #include "emit_names.h"
 
