@@ -56,7 +56,7 @@ static int write_file(const char *path, void (*fill)(FILE *, const void *), cons
     return 0;
 }
 
-typedef struct { const schedule *s; const emit_info *info; } model_args;
+typedef struct { const schedule *s; const emit_info *info; const char *kernels; } model_args;
 static void fill_model(FILE *f, const void *arg) {
     const model_args *a = arg;
     emit_model(f, a->s, a->info);
@@ -67,11 +67,11 @@ static void fill_model_eval(FILE *f, const void *arg) {
 }
 static void fill_cuda_kernels(FILE *f, const void *arg) {
     const model_args *a = arg;
-    emit_cuda_kernels(f, a->s, a->info);
+    emit_cuda_kernels(f, a->s, a->info, a->kernels);
 }
 static void fill_cuda_header(FILE *f, const void *arg) {
     const model_args *a = arg;
-    emit_cuda_kernels_header(f, a->s, a->info);
+    emit_cuda_kernels_header(f, a->s, a->info, a->kernels);
 }
 static void fill_plan(FILE *f, const void *arg) { ir_print_plan(f, &((const schedule *)arg)->net); }
 static void fill_buckets(FILE *f, const void *arg) {
@@ -80,9 +80,10 @@ static void fill_buckets(FILE *f, const void *arg) {
 }
 
 /* The emitted sources: model.c (and, CUDA, kernels.cu and kernels.h with the fused kernels),
- * plan.txt and buckets.txt, all printed from the one schedule. */
+ * plan.txt and buckets.txt, all printed from the one schedule; with an evaluation resolution,
+ * model_eval.c (and, CUDA, kernels_eval.cu and kernels_eval.h) from the second. */
 static int write_sources(const char *emit_dir, const schedule *s, const schedule *eval, const emit_info *info) {
-    model_args ma = { s, info }, mea = { eval, info };
+    model_args ma = { s, info, "kernels" }, mea = { eval, info, "kernels_eval" };
     char path[4096];
     int rc = 0;
     snprintf(path, sizeof path, "%s/model.c", emit_dir);
@@ -95,6 +96,12 @@ static int write_sources(const char *emit_dir, const schedule *s, const schedule
         rc = rc || write_file(path, fill_cuda_kernels, &ma);
         snprintf(path, sizeof path, "%s/kernels.h", emit_dir);
         rc = rc || write_file(path, fill_cuda_header, &ma);
+        snprintf(path, sizeof path, "%s/kernels_eval.cu", emit_dir);
+        if (eval) rc = rc || write_file(path, fill_cuda_kernels, &mea);
+        else unlink(path);
+        snprintf(path, sizeof path, "%s/kernels_eval.h", emit_dir);
+        if (eval) rc = rc || write_file(path, fill_cuda_header, &mea);
+        else unlink(path);
     }
     snprintf(path, sizeof path, "%s/plan.txt", emit_dir);
     rc = rc || write_file(path, fill_plan, s);
@@ -182,7 +189,8 @@ int build_emit_opts(const char *spec_path, const char *emit_dir, int quiet, cons
         } else {
             rc = lower(&sched, &res, opt, 0, spec_path);
             if (rc == 0) rc = append_init_config(&run_c, spec_path, &res, &sched.net, opt->backend == BACKEND_CUDA);
-            if (rc == 0 && res.has_eval_net) rc = build_eval_lower(&eval_sched, &res, opt, spec_path, &run_c);
+            if (rc == 0 && res.has_eval_net)
+                rc = build_eval_lower(&eval_sched, &res, opt, spec_path, &sched.net, &run_c);
         }
     }
     if (rc == 0) {

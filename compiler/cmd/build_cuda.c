@@ -93,6 +93,36 @@ static void free_args(args *a) {
     for (int i = 0; i < a->n_owned; i++) free(a->owned[i]);
 }
 
+/* nvcc -c a net's fused kernels (kernels.cu, kernels_eval.cu). Returns 0 or 1 after an error. */
+static int compile_kernels(const char *nvcc, const cuda_env *env, const char *cu, const char *obj,
+                           int (*run)(char *const argv[])) {
+    args k = { 0 };
+    add(&k, nvcc);
+    add_words(&k, NULL, env->NVCC_FLAGS);
+    add_words(&k, "-I", env->CUDA_INCLUDES);
+    add(&k, "-c"), add(&k, cu), add(&k, "-o"), add(&k, obj);
+    int rc = run(k.v) != 0;
+    if (rc) fprintf(stderr, "trainc: error: compiling %s with nvcc failed\n", cu);
+    free_args(&k);
+    return rc;
+}
+
+/* cc -c a net's host schedule (model.c, model_eval.c). Returns 0 or 1 after an error. */
+static int compile_model(const char *cc, const char *include, const char *c_file, const char *obj,
+                         int (*run)(char *const argv[])) {
+    args m = { 0 };
+    add(&m, cc);
+    add(&m, "-std=c11"), add(&m, "-O2"), add(&m, "-Wall"), add(&m, "-Wextra"), add(&m, "-Wno-unused-parameter");
+    /* The parameter table lists Caffe's multipliers only on rows that have them (rt_trainer.h):
+     * the trailing fields of the others are zero by design, not forgotten. */
+    add(&m, "-Wno-missing-field-initializers");
+    add(&m, include), add(&m, "-c"), add(&m, c_file), add(&m, "-o"), add(&m, obj);
+    int rc = run(m.v) != 0;
+    if (rc) fprintf(stderr, "trainc: error: compiling %s failed\n", c_file);
+    free_args(&m);
+    return rc;
+}
+
 int build_cuda_binary(const char *home, const char *build_dir, const char *emit_dir, const char *out_bin,
                       int (*run)(char *const argv[])) {
     char env_path[4200], rt_lib[4200], include[4200];
@@ -116,45 +146,32 @@ int build_cuda_binary(const char *home, const char *build_dir, const char *emit_
         free_env(&env);
         return 1;
     }
-    char kernels_cu[4200], kernels_o[4200], model_c[4200], model_o[4200];
-    snprintf(kernels_cu, sizeof kernels_cu, "%s/kernels.cu", emit_dir);
-    snprintf(kernels_o, sizeof kernels_o, "%s/kernels.o", emit_dir);
-    snprintf(model_c, sizeof model_c, "%s/model.c", emit_dir);
-    snprintf(model_o, sizeof model_o, "%s/model.o", emit_dir);
     /* NVCC may be overridden for one build, like CC. */
     const char *nvcc = getenv("NVCC") && *getenv("NVCC") ? getenv("NVCC") : env.NVCC;
     const char *cc = getenv("CC") && *getenv("CC") ? getenv("CC") : "cc";
     const char *cxx = getenv("CXX") && *getenv("CXX") ? getenv("CXX") : "c++";
+    /* the training model, and with an evaluation resolution its second schedule (build.c) */
+    char model_eval_c[4200];
+    snprintf(model_eval_c, sizeof model_eval_c, "%s/model_eval.c", emit_dir);
+    const char *stems[2][2] = { { "kernels", "model" }, { "kernels_eval", "model_eval" } };
+    int units = stat(model_eval_c, &st) == 0 ? 2 : 1;
+    char objs[2][2][4200];
     int rc = 0;
-
-    args k = { 0 };
-    add(&k, nvcc);
-    add_words(&k, NULL, env.NVCC_FLAGS);
-    add_words(&k, "-I", env.CUDA_INCLUDES);
-    add(&k, "-c"), add(&k, kernels_cu), add(&k, "-o"), add(&k, kernels_o);
-    if (run(k.v) != 0) {
-        fprintf(stderr, "trainc: error: compiling %s with nvcc failed\n", kernels_cu);
-        rc = 1;
+    for (int u = 0; u < units && rc == 0; u++) {
+        char kernels_cu[4200], model_c[4200];
+        snprintf(kernels_cu, sizeof kernels_cu, "%s/%s.cu", emit_dir, stems[u][0]);
+        snprintf(objs[u][0], sizeof objs[u][0], "%s/%s.o", emit_dir, stems[u][0]);
+        snprintf(model_c, sizeof model_c, "%s/%s.c", emit_dir, stems[u][1]);
+        snprintf(objs[u][1], sizeof objs[u][1], "%s/%s.o", emit_dir, stems[u][1]);
+        rc = compile_kernels(nvcc, &env, kernels_cu, objs[u][0], run) || compile_model(cc, include, model_c, objs[u][1], run);
     }
-    free_args(&k);
-
-    args m = { 0 };
-    add(&m, cc);
-    add(&m, "-std=c11"), add(&m, "-O2"), add(&m, "-Wall"), add(&m, "-Wextra"), add(&m, "-Wno-unused-parameter");
-    /* The parameter table lists Caffe's multipliers only on rows that have them (rt_trainer.h):
-     * the trailing fields of the others are zero by design, not forgotten. */
-    add(&m, "-Wno-missing-field-initializers");
-    add(&m, include), add(&m, "-c"), add(&m, model_c), add(&m, "-o"), add(&m, model_o);
-    if (rc == 0 && run(m.v) != 0) {
-        fprintf(stderr, "trainc: error: compiling %s failed\n", model_c);
-        rc = 1;
-    }
-    free_args(&m);
 
     /* Linked by the C++ driver: libtrainrt_cuda is C++ (nvcc) code. */
     args l = { 0 };
     add(&l, cxx);
-    add(&l, "-fopenmp"), add(&l, model_o), add(&l, kernels_o), add(&l, "-o"), add(&l, out_bin);
+    add(&l, "-fopenmp");
+    for (int u = 0; u < units; u++) add(&l, objs[u][1]), add(&l, objs[u][0]);
+    add(&l, "-o"), add(&l, out_bin);
     add_words(&l, NULL, env.CUDA_LIBS);   /* libtrainrt_cuda first: it calls into libtrainrt */
     add(&l, rt_lib);
     add_words(&l, "-Wl,-rpath,", env.CUDA_RPATH);

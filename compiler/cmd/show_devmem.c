@@ -19,6 +19,26 @@ typedef struct {
     long n_state_per_param;
 } devmem_ctx;
 
+/* The arena of res's net lowered at batch b (planned for its forward alone, as build_eval.c
+ * plans the evaluation resolution's), or 0 if it cannot be. */
+static long arena_of(const sema_result *res, int forward_only, int b) {
+    schedule s;
+    int ok = lower(&s, res, &cuda_fused, b, "") == 0;
+    if (ok && forward_only) ir_plan_forward_only(&s.net);
+    long bytes = ok ? s.net.arena_bytes : 0;
+    schedule_free(&s);
+    return bytes;
+}
+
+/* The arena of the evaluation resolution's schedule at batch b (data.val's crop other than
+ * the input: the trainer's arena is the larger of it and the training one's), or 0. */
+static long eval_arena_at(const devmem_ctx *d, int b) {
+    if (!d->res->has_eval_net) return 0;
+    sema_result at_eval = *d->res;
+    at_eval.net = d->res->eval_net;
+    return arena_of(&at_eval, 1, b);
+}
+
 /* What the trainer's start-up check demands at batch b; 0 if the net cannot be compiled. */
 static size_t need_at(const devmem_ctx *d, int b, rt_devmem *m_out) {
     schedule s;
@@ -27,10 +47,15 @@ static size_t need_at(const devmem_ctx *d, int b, rt_devmem *m_out) {
         return 0;
     }
     const ir_net *net = &s.net;
+    /* evaluation at data.val's crop shares the arena and the input buffers: the larger counts */
+    long arena = net->arena_bytes, eval_arena = eval_arena_at(d, b);
+    long image = (long)net->in_c * net->in_h * net->in_w;
+    long eval_image = (long)net->in_c * d->res->run.eval_h * d->res->run.eval_w;
+    if (eval_arena > arena) arena = eval_arena;
+    if (eval_image > image) image = eval_image;
     rt_devmem m = rt_devmem_plan(net->n_params, net->n_buffers, d->n_state_per_param * net->n_params, d->act_bytes,
-                                 net->arena_bytes, b, (long)net->in_c * net->in_h * net->in_w, net->classes,
-                                 d->workspace);
-    if (net->input_float) rt_devmem_float_input(&m, (long)net->in_c * net->in_h * net->in_w, net->mixed_targets ? 3 : 1);
+                                 arena, b, image, net->classes, d->workspace);
+    if (net->input_float) rt_devmem_float_input(&m, image, net->mixed_targets ? 3 : 1);
     schedule_free(&s);
     if (m_out) *m_out = m;
     return m.fixed + m.per_sample * (size_t)b;
@@ -90,6 +115,12 @@ int show_device_memory(FILE *out, const char *path, const sema_result *res, doub
             m.fixed / 1048576.0, d.act_bytes == 4 ? "" : ", 16-bit weight copy", d.workspace / 1048576.0);
     fprintf(out, "  per sample        %.2f MiB at batch %d: activation arena and batch buffers\n",
             m.per_sample / 1048576.0, spec_b);
+    if (res->has_eval_net)
+        fprintf(out, "  evaluation        at %lldx%lld (data.val's crop) by a forward of its own, sharing the arena "
+                     "and the batch buffers: counted as the larger of the two (%.1f MiB training, %.1f MiB "
+                     "evaluation arena at batch %d)\n",
+                (long long)r->eval_h, (long long)r->eval_w, arena_of(res, 0, spec_b) / 1048576.0,
+                eval_arena_at(&d, spec_b) / 1048576.0, spec_b);
     fprintf(out, "  spec batch        %d per rank needs %.1f MiB: %s\n", spec_b, spec_need / 1048576.0,
             spec_need <= avail ? "fits" : "does not fit");
     if (lo == 0) {

@@ -29,6 +29,7 @@ struct emit_backend {
     const char *act_type;          /* element type of arena activations: "float" or "act_t" */
     const char *accumulate_fn;     /* adds a scratch gradient into a gradient */
     const char *bucket_ready;      /* the hand-over call up to its bucket argument */
+    const char *copy_fn;           /* copies (dst, src, bytes) of arena memory */
     const char *main_template;     /* templates/ file of the run configuration and main */
     void (*banner)(emitter *e);
     void (*layout_head)(emitter *e);               /* sizes and types before the macros */
@@ -36,24 +37,32 @@ struct emit_backend {
     void (*state)(emitter *e);                     /* shape constants and the model's state */
     void (*forward_begin)(emitter *e);
     void (*forward_op)(emitter *e, int i);
-    /* between forward and backward: the loss, from the logits into their gradient */
-    void (*step_begin)(emitter *e, const char *dlogits, const char *logits);
+    void (*step_begin)(emitter *e);                /* the step's head and its forward call */
+    /* the loss of the logits, fused with their gradient into dlogits: the softmax
+     * cross-entropy of labels, or (dense_target) the loss of dense targets; args: what the
+     * walk passes after the logits and targets, up to the 1 / BATCH scale */
+    void (*loss)(emitter *e, int dense_target, const char *dlogits, const char *logits, const char *args);
     void (*backward_op)(emitter *e, int j);
     void (*step_end)(emitter *e);                  /* after backward: the rest of the step */
     void (*init_end)(emitter *e);
     void (*descriptor)(emitter *e, int n_tensors); /* the model descriptor (templates/) */
+    /* model_eval.c after its forward: what model.c calls to evaluate (logits: their name) */
+    void (*eval_end)(emitter *e, const char *logits);
 };
 
 extern const emit_backend emit_cpu_backend, emit_cuda_backend;
 
 /* Writes model.c of the schedule for its backend. */
 void emit_model(FILE *out, const schedule *s, const emit_info *info);
-/* CPU: model_eval.c, the forward of a schedule lowered at the evaluation resolution (its own
- * shapes and arena offsets) as model_eval_shape_forward(), which model.c's eval_forward calls. */
+/* model_eval.c, the forward of a schedule lowered at the evaluation resolution (its own
+ * shapes and arena offsets). CPU: model_eval_shape_forward(), which model.c's eval_forward
+ * calls; CUDA: model_eval_create_plans() and model_eval_forward(), which the rt_cuda_model
+ * names (its fused kernels are kernels_eval.cu's, their idents prefixed apart). */
 void emit_model_eval(FILE *out, const schedule *eval, const emit_info *info);
-/* CUDA: the net's fused elementwise kernels (kernels.cu) and their prototypes (kernels.h). */
-void emit_cuda_kernels(FILE *out, const schedule *s, const emit_info *info);
-void emit_cuda_kernels_header(FILE *out, const schedule *s, const emit_info *info);
+/* CUDA: the net's fused elementwise kernels (STEM.cu: kernels.cu, or kernels_eval.cu for the
+ * evaluation resolution's schedule) and their prototypes (STEM.h). */
+void emit_cuda_kernels(FILE *out, const schedule *s, const emit_info *info, const char *stem);
+void emit_cuda_kernels_header(FILE *out, const schedule *s, const emit_info *info, const char *stem);
 
 /* Helpers the backends share (emit_model.c). */
 void emit_op_comment(emitter *e, const ir_op *op, const char *what);   /* "    / * layer ... * /" */

@@ -90,7 +90,9 @@ static void forward_op(emitter *e, int i) {
             fprintf(out, "    relu_forward(%s_out, %s_out, %ld);\n", id, id, n);
         break;
     case IR_BN:
-        if (op->bn_frozen) {   /* Caffe's use_global_stats: the running statistics in training too */
+        /* Caffe's use_global_stats: the running statistics in training too; the evaluation's
+         * forward-only schedule: in evaluation alone */
+        if (op->bn_frozen || net->forward_only) {
             fprintf(out, "    batchnorm_forward_eval(%s_out, %s, %s_weight, %s_bias, %s_running_mean, %s_running_var,\n"
                          "                           BATCH, %d, %ld, %s, %s);\n",
                     id, in, id, id, id, id, op->c, ir_hw(op), c_float(op->eps), act_const(op));
@@ -157,25 +159,18 @@ static void forward_op(emitter *e, int i) {
     }
 }
 
-static void step_begin(emitter *e, const char *dlogits, const char *logits) {
-    const ir_net *net = e->net;
+static void step_begin(emitter *e) {
     fprintf(e->out, "static double train_step(rt_model_ctx *ctx, const void *x, const int32_t *y) {\n"
                     "    float *P = ctx->params, *G = ctx->grads;\n"
                     "    unsigned char *arena = ctx->arena;\n"
                     "    (void)P, (void)G;\n"
                     "    forward(ctx, x);\n");
-    if (!net->loss_bce && !net->mixed_targets) {
-        fprintf(e->out, "    /* softmax cross-entropy, label smoothing %g, fused with its gradient */\n"
-                        "    double loss = softmax_xent_forward(%s, %s, y, BATCH, CLASSES, %s, 1.0f / BATCH);\n",
-                net->label_smoothing, dlogits, logits, c_float(net->label_smoothing));
-        return;
-    }
-    /* y holds labels, partner labels and mixing weights when mixup/cutmix is on (rt_data.h) */
-    fprintf(e->out, "    /* %s against the label-smoothed (%g)%s one-hot target, fused with its gradient */\n"
-                    "    double loss = target_loss_forward(%s, %s, y, %d, BATCH, CLASSES, %d, %s, %s, 1.0f / BATCH);\n",
-            net->loss_bce ? "sigmoid binary cross-entropy per class" : "softmax cross-entropy", net->label_smoothing,
-            net->mixed_targets ? ", mixed" : "", dlogits, logits, net->mixed_targets, net->loss_bce,
-            c_float(net->label_smoothing), c_float(net->bce_threshold));
+}
+
+/* The loss, returned to the trainer; y: the batch's targets (rt_data.h). */
+static void loss(emitter *e, int dense_target, const char *dlogits, const char *logits, const char *args) {
+    fprintf(e->out, "    double loss = %s(%s, %s, y, %s, 1.0f / BATCH);\n",
+            dense_target ? "target_loss_forward" : "softmax_xent_forward", dlogits, logits, args);
 }
 
 static void backward_op(emitter *e, int j) {
@@ -304,12 +299,25 @@ static void init_end(emitter *e) {
 
 static void descriptor(emitter *e, int n_tensors) { emit_template(e, "model_descriptor.c.in", n_tensors, NULL, 0); }
 
+/* model_eval.c's entry: its conv workspace, then the forward into the shared arena. */
+static void eval_end(emitter *e, const char *logits) {
+    fprintf(e->out, "static void eval_init(void) {\n");
+    init_end(e);   /* the conv workspace of these shapes, and the closing brace */
+    fprintf(e->out, "void model_eval_shape_forward(rt_model_ctx *ctx, const void *x, float *logits) {\n"
+                    "    unsigned char *arena = ctx->arena;\n"
+                    "    eval_init();\n"
+                    "    forward(ctx, x);\n"
+                    "    memcpy(logits, %s, sizeof(float) * BATCH * CLASSES);\n}\n", logits);
+}
+
 const emit_backend emit_cpu_backend = {
     .act_type = "float",
     .accumulate_fn = "tensor_accumulate",
+    .copy_fn = "memcpy",
     .bucket_ready = "rt_grad_bucket_ready(ctx->comm, ",
     .main_template = "model_main.c.in",
     .banner = banner, .layout_head = layout_head, .param_extra = param_extra, .state = state,
-    .forward_begin = forward_begin, .forward_op = forward_op, .step_begin = step_begin,
+    .forward_begin = forward_begin, .forward_op = forward_op, .step_begin = step_begin, .loss = loss,
     .backward_op = backward_op, .step_end = step_end, .init_end = init_end, .descriptor = descriptor,
+    .eval_end = eval_end,
 };

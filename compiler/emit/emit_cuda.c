@@ -32,6 +32,7 @@ static void banner(emitter *e) {
         { "SPEC_HASH", info->spec_hash }, { "FUSION", e->s->opt.fuse ? "" : " (fusion off: one kernel per op)" },
         { "PRECISION", what[e->s->precision] },
         { "LAYOUT", e->s->opt.nhwc ? "; activations channels-last [N,H,W,C] (--layout nhwc)" : "" },
+        { "KERNELS", e->net->forward_only ? "kernels_eval" : "kernels" },   /* the evaluation's schedule */
     };
     if (template_fill(e->out, "cuda_model_header.c.in", vars, (int)(sizeof vars / sizeof vars[0])) != 0) exit(1);
 }
@@ -100,7 +101,9 @@ static void forward_op(emitter *e, int i) {
         if (op->b_off >= 0) fprintf(out, "    fused_%s_bias(%s_out, %s_out, %s_bias);\n", id, id, id, id);
         break;
     case IR_BN:
-        if (op->bn_frozen) {   /* Caffe's use_global_stats: the running statistics in training too */
+        /* Caffe's use_global_stats: the running statistics in training too; the evaluation's
+         * forward-only schedule: in evaluation alone */
+        if (op->bn_frozen || net->forward_only) {
             fprintf(out, "    cuda_batchnorm_stats_eval(%s_saved, %s_saved + %d, %s_running_mean, %s_running_var, %d, %s);\n"
                          "    fused_%s_apply(%s_out, %s, %s_weight, %s_bias, %s_saved, %s_saved + %d);\n",
                     id, id, op->c, id, id, op->c, c_float(op->eps), id, id, in, id, id, id, id, op->c);
@@ -160,8 +163,7 @@ static void forward_op(emitter *e, int i) {
     }
 }
 
-static void step_begin(emitter *e, const char *dlogits, const char *logits) {
-    const ir_net *net = e->net;
+static void step_begin(emitter *e) {
     fprintf(e->out, "/* Forward, loss and backward of one batch: device work only, which the runtime captures\n"
                     " * once into a CUDA graph. Gradients are overwritten in G; with several ranks every\n"
                     " * bucket is all-reduced on NCCL's stream as soon as it is complete. */\n"
@@ -169,22 +171,14 @@ static void step_begin(emitter *e, const char *dlogits, const char *logits) {
                     "    rt_model_ctx *ctx = arg;\n"
                     "    RT_CUDA_DEVICE_LOCALS;\n"
                     "    forward(ctx);\n");
-    if (net->loss_bce || net->mixed_targets) {   /* y: labels, partners and weights when mixed (rt_data.h) */
-        fprintf(e->out, "    /* %s against the label-smoothed (%g)%s one-hot target,\n"
-                        "     * fused with its gradient%s */\n"
-                        "    cuda_target_loss(rt_dev.loss, %s, %s, rt_dev.y, %d, BATCH, CLASSES, %d, %s, %s, 1.0f / BATCH,\n"
-                        "                     rt_cuda_optim_loss_scale(rt_dev.optim));\n",
-                net->loss_bce ? "sigmoid binary cross-entropy per class" : "softmax cross-entropy",
-                net->label_smoothing, net->mixed_targets ? ", mixed" : "",
-                e->s->loss_scale ? " (times the loss scale)" : "", dlogits, logits, net->mixed_targets,
-                net->loss_bce, c_float(net->label_smoothing), c_float(net->bce_threshold));
-        return;
-    }
-    fprintf(e->out, "    /* softmax cross-entropy, label smoothing %g, fused with its gradient%s */\n"
-                    "    cuda_softmax_xent(rt_dev.loss, %s, %s, rt_dev.y, BATCH, CLASSES, %s, 1.0f / BATCH,\n"
-                    "                      rt_cuda_optim_loss_scale(rt_dev.optim));\n",
-            net->label_smoothing, e->s->loss_scale ? " (times the loss scale)" : "", dlogits, logits,
-            c_float(net->label_smoothing));
+}
+
+/* The loss into rt_dev.loss on the device, its gradient times the optimizer's loss scale. */
+static void loss(emitter *e, int dense_target, const char *dlogits, const char *logits, const char *args) {
+    const char *fn = dense_target ? "cuda_target_loss" : "cuda_softmax_xent";
+    fprintf(e->out, "    %s(rt_dev.loss, %s, %s, rt_dev.y, %s, 1.0f / BATCH,\n"
+                    "    %*srt_cuda_optim_loss_scale(rt_dev.optim));\n",
+            fn, dlogits, logits, args, (int)strlen(fn) + 1, "");
 }
 
 static void backward_op(emitter *e, int j) {
@@ -272,14 +266,14 @@ static void backward_op(emitter *e, int j) {
 
 static void step_end(emitter *e) { fprintf(e->out, "}\n\n"); }
 
-/* After init: the plans the runtime creates at start-up, and the channels-last weights. */
-static void init_end(emitter *e) {
+/* The cuDNN and cuBLASLt plans of the net's shapes, created at start-up as `signature`. */
+static void emit_plans(emitter *e, const char *signature) {
     const ir_net *net = e->net;
     FILE *out = e->out;
-    fprintf(out, "}\n\n/* cuDNN algorithms are timed once, at start-up (no model memory needed yet). */\n"
-                 "static size_t create_plans(size_t cap) {\n"
+    fprintf(out, "/* cuDNN algorithms are timed once, at start-up (no model memory needed yet). */\n"
+                 "%s {\n"
                  "    size_t work = 0, w;\n"
-                 "    (void)w, (void)cap;\n");
+                 "    (void)w, (void)cap;\n", signature);
     for (int i = 0; i < net->n_ops; i++) {
         const ir_op *op = &net->ops[i];
         if (op->kind == IR_CONV)
@@ -291,6 +285,14 @@ static void init_end(emitter *e) {
                     op->in_c * op->in_h * op->in_w, op->c);
     }
     fprintf(out, "    return work;\n}\n\n");
+}
+
+/* After init: the plans the runtime creates at start-up, and the channels-last weights. */
+static void init_end(emitter *e) {
+    const ir_net *net = e->net;
+    FILE *out = e->out;
+    fprintf(out, "}\n\n");
+    emit_plans(e, "static size_t create_plans(size_t cap)");
     if (!e->s->opt.nhwc) return;
     fprintf(out, "/* The channels-last copies of the conv weights ([K][R][S][C]) from WA: after every change\n"
                  " * of WA (upload, each optimizer step). */\n"
@@ -316,16 +318,36 @@ static void descriptor(emitter *e, int n_tensors) {
         { "INIT_SCALE", c_float(e->s->loss_scale ? e->s->init_scale : 0) },
         { "WEIGHTS_NHWC", e->s->opt.nhwc ? "weights_nhwc" : "NULL" }, { "LOGITS_OFFSET", offset },
         { "INPUT_U8", net->input_float ? "0" : "1" },
+        { "EVAL", e->info->eval_shape ? "    /* evaluation at data.val's resolution: model_eval.c's schedule */\n"
+                                        "    .eval_create_plans = model_eval_create_plans, .eval_forward = model_eval_forward,\n"
+                                        : "" },
     };
+    if (e->info->eval_shape)
+        fprintf(e->out, "/* model_eval.c: the forward lowered at data.val's resolution, over the same device buffers */\n"
+                        "size_t model_eval_create_plans(size_t cap);\n"
+                        "const void *model_eval_forward(rt_model_ctx *ctx);\n\n");
     emit_template(e, "cuda_model_descriptor.c.in", n_tensors, extra, (int)(sizeof extra / sizeof extra[0]));
+}
+
+/* model_eval.c's entry points: its own plans (the workspace is shared: the runtime keeps the
+ * larger), and its forward over the shared parameters, arena and input, returning the logits. */
+static void eval_end(emitter *e, const char *logits) {
+    emit_plans(e, "size_t model_eval_create_plans(size_t cap)");
+    fprintf(e->out, "/* The logits (act_t, in the arena) of the batch in rt_dev.x, at this resolution. */\n"
+                    "const void *model_eval_forward(rt_model_ctx *ctx) {\n"
+                    "    unsigned char *arena = rt_dev.arena;\n"
+                    "    forward(ctx);\n"
+                    "    return %s;\n}\n", logits);
 }
 
 const emit_backend emit_cuda_backend = {
     .act_type = "act_t",
     .accumulate_fn = "cuda_tensor_accumulate",
+    .copy_fn = "rt_cuda_copy_d2d",
     .bucket_ready = "rt_cuda_grad_bucket_ready(",
     .main_template = "cuda_model_main.c.in",
     .banner = banner, .layout_head = layout_head, .param_extra = param_extra, .state = state,
-    .forward_begin = forward_begin, .forward_op = forward_op, .step_begin = step_begin,
+    .forward_begin = forward_begin, .forward_op = forward_op, .step_begin = step_begin, .loss = loss,
     .backward_op = backward_op, .step_end = step_end, .init_end = init_end, .descriptor = descriptor,
+    .eval_end = eval_end,
 };

@@ -63,13 +63,15 @@ static void emit_layout(emitter *e) {
     e->be->layout_head(e);
     for (int i = 0; i < net->n_ops; i++) {
         const ir_op *op = &net->ops[i];
-        if (op->w_off >= 0)
-            fprintf(out, "#define %s_weight (P + %ld)  /* %ld */\n#define %s_dweight (G + %ld)\n",
-                    op->ident, op->w_off, op->w_count, op->ident, op->w_off);
+        if (op->w_off >= 0) {
+            fprintf(out, "#define %s_weight (P + %ld)  /* %ld */\n", op->ident, op->w_off, op->w_count);
+            if (!net->forward_only) fprintf(out, "#define %s_dweight (G + %ld)\n", op->ident, op->w_off);
+        }
         e->be->param_extra(e, op);
-        if (op->b_off >= 0)
-            fprintf(out, "#define %s_bias (P + %ld)  /* %ld */\n#define %s_dbias (G + %ld)\n",
-                    op->ident, op->b_off, op->b_count, op->ident, op->b_off);
+        if (op->b_off >= 0) {
+            fprintf(out, "#define %s_bias (P + %ld)  /* %ld */\n", op->ident, op->b_off, op->b_count);
+            if (!net->forward_only) fprintf(out, "#define %s_dbias (G + %ld)\n", op->ident, op->b_off);
+        }
         if (op->buf_off >= 0)
             fprintf(out, "#define %s_running_mean (S + %ld)\n#define %s_running_var (S + %ld)\n",
                     op->ident, op->buf_off, op->ident, op->buf_off + op->c);
@@ -115,9 +117,38 @@ static void emit_forward(emitter *e) {
             continue;
         }
         emit_op_comment(e, op, "layer");
+        if (e->net->forward_only && (op->kind == IR_DROPOUT || op->kind == IR_STOCHASTIC_DEPTH)) {
+            char a[128];   /* the evaluation's forward: the identity, a copy into the op's own tensor */
+            fprintf(e->out, "    %s(%s_out, %s, sizeof(%s) * %ldL);  /* the identity in evaluation */\n", e->be->copy_fn,
+                    op->ident, ir_value_name(e->net, op->in[0], a, sizeof a), e->be->act_type, ir_out_elems(e->net, op));
+            continue;
+        }
         e->be->forward_op(e, i);
     }
     fprintf(e->out, "}\n\n");
+}
+
+/* The loss between forward and backward, fused with its gradient: which, and its arguments,
+ * the same for every backend; the backend spells the call. */
+static void emit_loss(emitter *e, const char *dlogits, const char *logits) {
+    const ir_net *net = e->net;
+    const char *scaled = e->s->loss_scale ? " (times the loss scale)" : "";
+    char args[160];
+    if (!net->loss_bce && !net->mixed_targets) {
+        fprintf(e->out, "    /* softmax cross-entropy, label smoothing %g, fused with its gradient%s */\n",
+                net->label_smoothing, scaled);
+        snprintf(args, sizeof args, "BATCH, CLASSES, %s", c_float(net->label_smoothing));
+        e->be->loss(e, 0, dlogits, logits, args);
+        return;
+    }
+    /* the targets: labels, and with mixing their partner labels and weights (rt_data.h) */
+    fprintf(e->out, "    /* %s against the label-smoothed (%g)%s one-hot target,\n"
+                    "     * fused with its gradient%s */\n",
+            net->loss_bce ? "sigmoid binary cross-entropy per class" : "softmax cross-entropy", net->label_smoothing,
+            net->mixed_targets ? ", mixed" : "", scaled);
+    snprintf(args, sizeof args, "%d, BATCH, CLASSES, %d, %s, %s", net->mixed_targets, net->loss_bce,
+             c_float(net->label_smoothing), c_float(net->bce_threshold));
+    e->be->loss(e, 1, dlogits, logits, args);
 }
 
 /* Backward of op j: the backend's call, then the scratch gradients it wrote added where
@@ -256,35 +287,37 @@ void emit_template(emitter *e, const char *name, int n_tensors, const template_v
     if (template_fill(e->out, name, vars, used) != 0) exit(1);
 }
 
+/* The walk over schedule s, for its backend. */
+static emitter emitter_for(FILE *out, const schedule *s, const emit_info *info) {
+    emitter e = { out, s, &s->net, info, s->opt.backend == BACKEND_CUDA ? &emit_cuda_backend : &emit_cpu_backend };
+    return e;
+}
+
 void emit_model_eval(FILE *out, const schedule *s, const emit_info *info) {
-    emitter e = { out, s, &s->net, info, &emit_cpu_backend };
+    emitter e = emitter_for(out, s, info);
     e.be->banner(&e);
     fprintf(out, "/* The evaluation forward at data.val's resolution, %dx%d: the same parameters as model.c,\n"
-                 " * shapes and arena offsets of their own (the arena is as large as the larger plan). */\n\n",
+                 " * shapes and arena offsets of their own (the arena is as large as the larger plan).\n"
+                 " * Forward only: no gradients and no backward; batch norm normalizes with its running\n"
+                 " * statistics, dropout and drop-path are the identity. */\n\n",
             e.net->in_h, e.net->in_w);
     emit_layout(&e);
     e.be->state(&e);
     emit_forward(&e);
     char lo[128];
-    const char *logits = ir_value_name(e.net, ir_root(e.net, e.net->n_ops), lo, sizeof lo);
-    fprintf(out, "static void eval_init(void) {\n");
-    e.be->init_end(&e);   /* the conv workspace of these shapes, and the closing brace */
-    fprintf(out, "void model_eval_shape_forward(rt_model_ctx *ctx, const void *x, float *logits) {\n"
-                 "    unsigned char *arena = ctx->arena;\n"
-                 "    eval_init();\n"
-                 "    forward(ctx, x);\n"
-                 "    memcpy(logits, %s, sizeof(float) * BATCH * CLASSES);\n}\n", logits);
+    e.be->eval_end(&e, ir_value_name(e.net, ir_root(e.net, e.net->n_ops), lo, sizeof lo));
 }
 
 void emit_model(FILE *out, const schedule *s, const emit_info *info) {
-    emitter e = { out, s, &s->net, info, s->opt.backend == BACKEND_CUDA ? &emit_cuda_backend : &emit_cpu_backend };
+    emitter e = emitter_for(out, s, info);
     e.be->banner(&e);
     emit_layout(&e);
     e.be->state(&e);
     emit_forward(&e);
     char dlogits[128], logits[128];
     int last = ir_root(e.net, e.net->n_ops);
-    e.be->step_begin(&e, ir_grad_name(e.net, last, dlogits, sizeof dlogits), ir_value_name(e.net, last, logits, sizeof logits));
+    e.be->step_begin(&e);
+    emit_loss(&e, ir_grad_name(e.net, last, dlogits, sizeof dlogits), ir_value_name(e.net, last, logits, sizeof logits));
     for (int j = e.net->n_ops - 1; j >= 0; j--) emit_backward(&e, j);
     e.be->step_end(&e);
     emit_init(&e);

@@ -139,6 +139,7 @@ typedef struct {
     ir_grad_route *route;      /* per (op, input slot): how backward delivers that gradient */
     int share_add_grads;       /* set before ir_plan (CPU schedule): adds hand their gradient
                                 * buffer on (GRAD_SHARED) */
+    int forward_only;          /* a plan for the forward alone (ir_plan_forward_only) */
     int act_bytes;             /* bytes of an activation element: 4, or 2 (CUDA BF16/FP16);
                                 * saved statistics and indices stay 4 */
     long arena_bytes, arena_naive_bytes;
@@ -156,6 +157,10 @@ void ir_layout_params(ir_net *net);
 /* Appends the backward pass and plans memory: liveness over the fixed schedule
  * (forward ops, loss, backward ops in reverse) and first-fit offsets in one arena. */
 void ir_plan(ir_net *net);
+/* Plans net's memory again for its forward alone (the evaluation resolution's schedule, which
+ * runs no backward): no gradients, and each tensor lives from its op to its last forward
+ * reader, so the arena is a fraction of the training plan's. */
+void ir_plan_forward_only(ir_net *net);
 /* Groups the parameter tensors, in layout order, into buckets of at most bucket_mb MiB
  * (a tensor larger than the cap gets a bucket of its own). */
 void ir_plan_buckets(ir_net *net, double bucket_mb);

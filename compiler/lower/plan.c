@@ -198,21 +198,21 @@ void ir_plan(ir_net *net) {
         if (op->kind == IR_FLATTEN) continue;
         int t = add_tensor(net, T_ACT, i, ir_value_elems(net, i + 1) * (long)net->act_bytes, FWD(i), FWD(i));
         net->act_of[i + 1] = t;
-        if (backward_reads_output(op)) extend(&net->tensors[t], BWD(i));
-        long sb = saved_bytes(net, op);
-        net->saved_of[i] = sb ? add_tensor(net, T_SAVED, i, sb, FWD(i), BWD(i)) : -1;
+        if (backward_reads_output(op) && !net->forward_only) extend(&net->tensors[t], BWD(i));
+        long sb = saved_bytes(net, op);   /* written by the forward, so planned in both */
+        net->saved_of[i] = sb ? add_tensor(net, T_SAVED, i, sb, FWD(i), net->forward_only ? FWD(i) : BWD(i)) : -1;
     }
     /* The logits outlive the step: the trainer reads them after it for the training top-1
      * (rt_model.logits). Ending their life at the loss let backward tensors overwrite them. */
-    net->tensors[net->act_of[last_value]].last = BWD(0);
+    net->tensors[net->act_of[last_value]].last = net->forward_only ? loss_step : BWD(0);
     /* Gradients: written first by the last consumer's backward (or the loss), read last by
      * the producer's backward. */
-    for (int i = 0; i < L; i++) {
+    for (int i = 0; i < L && !net->forward_only; i++) {
         if (net->ops[i].kind == IR_FLATTEN) continue;
         int t = add_tensor(net, T_GRAD, i, ir_value_elems(net, i + 1) * (long)net->act_bytes, BWD(i), BWD(i));
         net->grad_of[i + 1] = t;
     }
-    extend(&net->tensors[net->grad_of[last_value]], loss_step);
+    if (!net->forward_only) extend(&net->tensors[net->grad_of[last_value]], loss_step);
     /* Consumers extend what they read, and each input's gradient gets its route: the first
      * consumer in backward order writes it (the loss writes the logits' gradient first),
      * later ones add. An add adds straight from dout; a conv adds its input gradient in place
@@ -229,6 +229,7 @@ void ir_plan(ir_net *net) {
             }
             ir_tensor *act = &net->tensors[net->act_of[v]];
             extend(act, FWD(j));
+            if (net->forward_only) continue;   /* no backward: no gradient, no route */
             if (ir_ops[op->kind].backward_reads_input && k == 0) extend(act, BWD(j));
             extend(&net->tensors[net->grad_of[v]], BWD(j));
             ir_grad_route *route = &net->route[j * IR_MAX_INPUTS + k];
@@ -288,6 +289,15 @@ void ir_print_plan(FILE *out, const ir_net *net) {
     }
     fprintf(out, "planned peak: %ld bytes; naive sum: %ld bytes (%.1fx)\n", net->arena_bytes,
             net->arena_naive_bytes, (double)net->arena_naive_bytes / (double)net->arena_bytes);
+}
+
+void ir_plan_forward_only(ir_net *net) {
+    free(net->tensors), free(net->act_of), free(net->grad_of), free(net->saved_of);
+    free(net->alias), free(net->scratch_of), free(net->route);
+    net->n_tensors = 0;
+    net->forward_only = 1;
+    net->share_add_grads = 0;
+    ir_plan(net);
 }
 
 void ir_net_free(ir_net *net) {

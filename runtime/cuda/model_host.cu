@@ -25,6 +25,7 @@ static struct {
                                    * (cm->input_u8), or normalized FP32 (mixed, erased);
                                    * x_in[cur] is this step's, the other receives the next */
     int cur;
+    long eval_image;              /* values per evaluation sample (data.val's crop), or image() */
     int target_words;             /* int32 per sample of the targets (RT_TARGET_WORDS) */
     const void *staged;           /* the host batch copied into x_u8[!cur] ahead, or NULL */
     float *lut;                   /* [in_c][256]: what a byte becomes (rt_normalize_lut), or NULL */
@@ -36,8 +37,10 @@ static struct {
 static int sixteen_bit(void) { return cm->math == RT_CUDA_BF16 || cm->math == RT_CUDA_FP16; }
 static size_t act_bytes(void) { return sixteen_bit() ? 2 : sizeof(float); }
 static long image(void) { return (long)model.in_c * model.in_h * model.in_w; }
-static size_t batch_values(void) { return (size_t)model.batch * (size_t)image(); }
-static size_t input_bytes(void) { return batch_values() * (cm->input_u8 ? 1 : sizeof(float)); }
+/* The input buffers hold a training batch or an evaluation batch, whichever is larger. */
+static long largest_image(void) { return host.eval_image > image() ? host.eval_image : image(); }
+static size_t batch_values(long values) { return (size_t)model.batch * (size_t)values; }
+static size_t input_bytes(long values) { return batch_values(values) * (cm->input_u8 ? 1 : sizeof(float)); }
 static long logits_count(void) { return (long)model.batch * model.classes; }
 static const void *logits_dev(void) { return rt_dev.arena + cm->logits_offset; }
 
@@ -46,23 +49,23 @@ static const void *logits_dev(void) { return rt_dev.arena + cm->logits_offset; }
  * at full speed: usually already copied by stage_next during the step before, otherwise now.
  * Bytes (a quarter of FP32's) are normalized here; the floats of a mixed or erased batch,
  * already normalized by the loader, become the activation type. */
-static void put_batch(rt_model_ctx *ctx, const void *x_host, const int32_t *y_host) {
+static void put_batch(rt_model_ctx *ctx, const void *x_host, const int32_t *y_host, long values) {
     if (x_host == host.staged) {
         host.cur ^= 1;
         rt_cuda_wait_staged();
         host.staged = NULL;
     } else {
-        rt_cuda_pin_host((void *)x_host, input_bytes());
-        rt_cuda_copy_h2d(host.x_in[host.cur], x_host, input_bytes());
+        rt_cuda_pin_host((void *)x_host, input_bytes(values));
+        rt_cuda_copy_h2d(host.x_in[host.cur], x_host, input_bytes(values));
         if (y_host) host.staged = NULL;   /* a training batch other than the staged one */
     }
     /* channels-last bytes (the loader wrote the plan's layout): the channel is i % in_c */
-    long hw = model.input_nhwc ? 1 : (long)model.in_h * model.in_w;
+    long hw = model.input_nhwc ? 1 : values / model.in_c;
     if (cm->input_u8)
-        rt_cuda_normalize_input(rt_dev.x, (const uint8_t *)host.x_in[host.cur], host.lut, (long)batch_values(),
+        rt_cuda_normalize_input(rt_dev.x, (const uint8_t *)host.x_in[host.cur], host.lut, (long)batch_values(values),
                                 model.in_c, hw);
     else   /* in the plan's layout too; a copy in FP32 */
-        rt_cuda_to_act(rt_dev.x, (const float *)host.x_in[host.cur], (long)batch_values());
+        rt_cuda_to_act(rt_dev.x, (const float *)host.x_in[host.cur], (long)batch_values(values));
     rt_cuda_input_consumed();
     if (y_host) rt_cuda_copy_h2d(rt_dev.y, y_host, sizeof(int32_t) * host.target_words * model.batch);
     rt_cuda_copy_h2d(rt_dev.seed, &ctx->step_seed, sizeof ctx->step_seed);
@@ -72,8 +75,8 @@ static void put_batch(rt_model_ctx *ctx, const void *x_host, const int32_t *y_ho
  * stream, while this step computes. */
 static void stage_next(const void *next_host) {
     if (!next_host) return;
-    rt_cuda_pin_host((void *)next_host, input_bytes());
-    rt_cuda_stage_h2d(host.x_in[host.cur ^ 1], next_host, input_bytes());
+    rt_cuda_pin_host((void *)next_host, input_bytes(image()));
+    rt_cuda_stage_h2d(host.x_in[host.cur ^ 1], next_host, input_bytes(image()));
     host.staged = next_host;
 }
 
@@ -86,7 +89,7 @@ static void train_step_device(void *ctx) {
 }
 
 static double train_step(rt_model_ctx *ctx, const void *x_host, const int32_t *y_host) {
-    put_batch(ctx, x_host, y_host);
+    put_batch(ctx, x_host, y_host, image());
     rt_cuda_graph_run(&host.step_graph, train_step_device, ctx);
     stage_next(ctx->next_x);
     /* loss and logits back to the host, for the trainer's log and accuracy */
@@ -96,11 +99,15 @@ static double train_step(rt_model_ctx *ctx, const void *x_host, const int32_t *y
     return loss;
 }
 
+/* The evaluation forward: the training schedule's, or at data.val's resolution the one
+ * lowered at that shape (model_eval.c), over the same buffers. */
 static void eval_forward(rt_model_ctx *ctx, const void *x_host, float *logits_host) {
-    put_batch(ctx, x_host, NULL);
-    cm->forward(ctx);
-    if (host.logits) rt_cuda_from_act(host.logits, logits_dev(), logits_count());
-    rt_cuda_copy_d2h(logits_host, host.logits ? (const void *)host.logits : logits_dev(), sizeof(float) * logits_count());
+    put_batch(ctx, x_host, NULL, host.eval_image);
+    const void *at = logits_dev();
+    if (cm->eval_forward) at = cm->eval_forward(ctx);
+    else cm->forward(ctx);
+    if (host.logits) rt_cuda_from_act(host.logits, at, logits_count());
+    rt_cuda_copy_d2h(logits_host, host.logits ? (const void *)host.logits : at, sizeof(float) * logits_count());
 }
 
 /* The host copy train_step made: the trainer's arena is batch x classes floats. */
@@ -133,18 +140,28 @@ static void upload_lut(const rt_run_config *run) {
 static void upload(rt_model_ctx *ctx, const rt_run_config *run, const float *opt_state, long n_state) {
     rt_cuda_init(rt_cuda_device_from_env(), cm->math);
     if (ctx->no_graph) rt_cuda_graph_disable();
-    /* cuDNN algorithms are timed once here (no model memory needed yet) */
+    /* cuDNN algorithms are timed once here (no model memory needed yet); an evaluation
+     * resolution's plans share the workspace, and the arena: each is the larger of the two */
     size_t work = cm->create_plans(rt_cuda_workspace_cap());
+    long arena_bytes = cm->arena_bytes;
+    host.eval_image = image();
+    if (run->eval_h) {
+        if (!cm->eval_forward) rt_die("report this: the run evaluates at another resolution but the model has no forward for it");
+        size_t eval_work = cm->eval_create_plans(rt_cuda_workspace_cap());
+        if (eval_work > work) work = eval_work;
+        if (run->eval_arena_bytes > arena_bytes) arena_bytes = run->eval_arena_bytes;
+        host.eval_image = (long)model.in_c * run->eval_h * run->eval_w;
+    }
     /* every rank runs rank 0's algorithms (their timing may differ per GPU) */
     if (rt_comm_size(ctx->comm) > 1) work = rt_cuda_conv_agree(ctx->comm);
     /* refuse before allocating when the plan does not fit (rt_devmem.h: the accounting
      * `trainc show --device-memory` uses too) */
     long n_params = model.n_params, n_buffers = model.n_buffers;
-    rt_devmem mem = rt_devmem_plan(n_params, n_buffers, n_state, (int)act_bytes(), cm->arena_bytes, model.batch,
-                                   image(), model.classes, work);
+    rt_devmem mem = rt_devmem_plan(n_params, n_buffers, n_state, (int)act_bytes(), arena_bytes, model.batch,
+                                   largest_image(), model.classes, work);
     if (cm->nhwc) mem.fixed += act_bytes() * (size_t)n_params;   /* WN, the channels-last weights */
     host.target_words = RT_TARGET_WORDS(run->augment);
-    if (!cm->input_u8) rt_devmem_float_input(&mem, image(), host.target_words);
+    if (!cm->input_u8) rt_devmem_float_input(&mem, largest_image(), host.target_words);
     rt_cuda_check_memory(model.name, mem.fixed, mem.per_sample, model.batch);
     rt_dev.P = (float *)rt_cuda_malloc(sizeof(float) * n_params, "parameters");
     rt_dev.G = (float *)rt_cuda_malloc(sizeof(float) * n_params, "gradients");
@@ -152,10 +169,10 @@ static void upload(rt_model_ctx *ctx, const rt_run_config *run, const float *opt
     if (cm->nhwc) rt_dev.WN = rt_cuda_malloc(act_bytes() * n_params, "the channels-last weight copy");
     rt_dev.S = (float *)rt_cuda_malloc(sizeof(float) * (n_buffers ? n_buffers : 1), "batch-norm buffers");
     rt_dev.state = (float *)rt_cuda_malloc(sizeof(float) * (n_state ? n_state : 1), "optimizer state");
-    rt_dev.arena = (unsigned char *)rt_cuda_malloc(cm->arena_bytes, "activations (the static plan)");
-    host.x_in[0] = rt_cuda_malloc(input_bytes(), "the input batch");
-    host.x_in[1] = rt_cuda_malloc(input_bytes(), "the next input batch");
-    rt_dev.x = rt_cuda_malloc(act_bytes() * batch_values(), "the normalized input batch");
+    rt_dev.arena = (unsigned char *)rt_cuda_malloc(arena_bytes, "activations (the static plans)");
+    host.x_in[0] = rt_cuda_malloc(input_bytes(largest_image()), "the input batch");
+    host.x_in[1] = rt_cuda_malloc(input_bytes(largest_image()), "the next input batch");
+    rt_dev.x = rt_cuda_malloc(act_bytes() * batch_values(largest_image()), "the normalized input batch");
     if (cm->input_u8) upload_lut(run);
     if (sixteen_bit()) host.logits = (float *)rt_cuda_malloc(sizeof(float) * logits_count(), "the logits for the host");
     rt_dev.y = (int32_t *)rt_cuda_malloc(sizeof(int32_t) * host.target_words * model.batch, "the labels");
@@ -190,6 +207,10 @@ static void upload(rt_model_ctx *ctx, const rt_run_config *run, const float *opt
     printf("%s: on %s, %.1f MiB of device memory, %s%s\n", model.name, rt_cuda_device_name(),
            (mem.fixed + mem.per_sample * model.batch) / 1048576.0, math_names[cm->math],
            rt_cuda_graph_enabled() ? ", CUDA graphs" : "");
+    if (run->eval_h)
+        printf("%s: evaluates at %dx%d with a forward of its own, in the arena it shares with training (%.1f "
+               "MiB: the larger of training's %.1f and evaluation's %.1f)\n", model.name, run->eval_h, run->eval_w, arena_bytes / 1048576.0,
+               cm->arena_bytes / 1048576.0, run->eval_arena_bytes / 1048576.0);
 }
 
 static void download(rt_model_ctx *ctx, float *opt_state, long n_state) {

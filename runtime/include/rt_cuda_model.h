@@ -39,6 +39,11 @@ typedef struct rt_cuda_model {
     /* 1: the loader sends the batch as bytes, normalized on the device; 0: as normalized FP32
      * (mixup, cutmix, random erasing: the loader's float work), converted on the device */
     int input_u8;
+    /* Evaluation at data.val's resolution (rt_run_config.eval_h, model_eval.c), or NULL: the
+     * plans of that schedule, and its forward over the same parameters, BN statistics, input
+     * buffer and arena (made as large as the larger plan), returning its logits (act_t). */
+    size_t (*eval_create_plans)(size_t cap);
+    const void *(*eval_forward)(rt_model_ctx *ctx);
 } rt_cuda_model;
 
 /* The model's device memory, set up by the upload hook. */

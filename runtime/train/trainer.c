@@ -137,8 +137,9 @@ static void allocate(trainer *t) {
     t->ctx.params = rt_alloc_aligned((size_t)m->n_params * sizeof(float));
     t->ctx.grads = rt_alloc_aligned((size_t)m->n_params * sizeof(float));
     t->ctx.buffers = rt_alloc_aligned((size_t)(m->n_buffers ? m->n_buffers : 1) * sizeof(float));
-    /* the evaluation resolution's forward plans its own offsets in the same arena */
-    long arena = m->arena_bytes > t->run.eval_arena_bytes ? m->arena_bytes : t->run.eval_arena_bytes;
+    /* the evaluation resolution's forward plans its own offsets in the same arena (a device
+     * model's arena is on the device: the host one only holds its logits) */
+    long arena = m->device || m->arena_bytes > t->run.eval_arena_bytes ? m->arena_bytes : t->run.eval_arena_bytes;
     t->ctx.arena = rt_alloc_aligned((size_t)arena);
     t->n_state = (long)rt_optim_state_per_param(&t->run.optim) * m->n_params;
     t->opt_state = rt_alloc_aligned((size_t)(t->n_state ? t->n_state : 1) * sizeof(float));

@@ -6,15 +6,8 @@
 # the model and the EMA, and its losses and EMA evaluations follow the CPU trainer's within
 # 1e-4 relative (tests/gpu/compare_runs.py, as the other emulated trainers).
 set -u
-BUILD=${BUILD:-build}
-out=$BUILD/test-emu-ema
-rm -rf "$out" && mkdir -p "$out"
-if [ ! -f /usr/local/cuda/include/cuda_runtime.h ] && [ ! -f "${CUDA_HOME:-/nonexistent}/include/cuda_runtime.h" ]; then
-  echo "SKIP: the CUDA headers are not installed: the emulated CUDA backend did not run"
-  exit 0
-fi
-export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 OMP_NUM_THREADS=1
-nice make -s emu BUILD="$BUILD" > "$out/make.log" 2>&1 || { echo "FAIL: make emu"; tail -20 "$out/make.log"; exit 1; }
+. tests/emu/emu_prelude.sh
+emu_prelude test-emu-ema
 # ema_tiny (conv, BN, EMA every 4 steps, a checkpoint per step) on a small synthetic set
 cat > "$out/ema.spec" <<SPEC
 extends: "$(pwd)/tests/train/specs/ema_tiny.spec"

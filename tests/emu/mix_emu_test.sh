@@ -9,16 +9,8 @@
 # loader transposes the floats after erasing), whose losses must equal NCHW's within 1e-5.
 # test_data_loader checks the channels-last floats after mixing too.
 set -u
-BUILD=${BUILD:-build}
-out=$BUILD/test-emu-mix
-rm -rf "$out" && mkdir -p "$out"
-if [ ! -f /usr/local/cuda/include/cuda_runtime.h ] && [ ! -f "${CUDA_HOME:-/nonexistent}/include/cuda_runtime.h" ]; then
-  echo "SKIP: the CUDA headers are not installed: the emulated CUDA backend did not run"
-  exit 0
-fi
-export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 OMP_NUM_THREADS=1
-export TRAINC_CUDA_ENV=$(pwd)/$BUILD/emu/cuda.env
-nice make -s emu BUILD="$BUILD" > "$out/make.log" 2>&1 || { echo "FAIL: make emu"; tail -20 "$out/make.log"; exit 1; }
+. tests/emu/emu_prelude.sh
+emu_prelude test-emu-mix
 status=0
 fail() { echo "FAIL: $*"; status=1; }
 
