@@ -1,5 +1,5 @@
 # Caffe import: the importer's fuzzer (same sanitized compiler archive as the spec fuzzer,
-# mk/golden.mk) and the LeNet training check, too long for make test (minutes on 2 cores).
+# mk/golden.mk), and the LeNet training check alone (it is part of make test).
 
 FUZZ_CAFFE_BIN := $(BUILD)/fuzz/fuzz_caffe
 $(FUZZ_CAFFE_BIN): tests/fuzz/fuzz_caffe.c $(FUZZ_LIB) $(COMPILER_HDRS)
@@ -12,4 +12,4 @@ TEST_EXTRA_DEPS += $(FUZZ_CAFFE_BIN)
 
 # The imported Caffe LeNet trains on Fashion-MNIST (IDX files) to >= 90% test top-1.
 test-caffe-train: all
-	BUILD=$(BUILD) bash tests/caffe/train_lenet.sh
+	BUILD=$(BUILD) bash tests/caffe/lenet_train_test.sh

@@ -63,6 +63,7 @@ typedef struct run_config {
     bool has_val;
     int64_t eval_h, eval_w;   /* evaluation resolution when data.val's crop differs from the input; 0 = the input's */
     int64_t train_samples, val_samples;        /* val_samples 0 = whole set */
+    bool train_samples_given;                  /* data.train_samples written (not its default) */
     int64_t decode_threads;   /* image sources; 0 = the runtime's default */
     int64_t max_decode_failures;
     int64_t loader_slots;

@@ -202,6 +202,7 @@ static int read_train_samples(run_config *run, diag_ctx *diag, const ast_node *d
                               const ast_node *train) {
     if (sv_has(data, SM_DATA, "train_samples")) {
         run->train_samples = sv_int(data, SM_DATA, "train_samples");
+        run->train_samples_given = true;
         return 0;
     }
     const char *src = run->train.source_name;

@@ -163,6 +163,9 @@ char *emit_run_config(const run_config *run, char *err, size_t err_cap) {
     if (run->loader_slots != 3) fprintf(f, "    .loader_slots = %ld,\n", (long)run->loader_slots);
     fprintf(f, "    .train_samples = %ld, .val_samples = %ld,\n", (long)run->train_samples,
             (long)(run->val_samples ? run->val_samples : 10000));
+    if (run->train.source != RUN_DATA_SYNTHETIC && (run->train_samples_given || run->val_samples))
+        fprintf(f, "    .spec_train_samples = %ld, .spec_val_samples = %ld,   /* checked against the data */\n",
+                (long)(run->train_samples_given ? run->train_samples : 0), (long)run->val_samples);
     fprintf(f, "    .crop_pad = %ld, .flip = %d,\n    ", (long)(run->train.crop_size ? run->train.crop_padding : 0),
             run->train.flip);
     double zero = 0, one = 1;

@@ -5,13 +5,15 @@
 
 #include "import_caffe_internal.h"
 
-/* One Caffe filler as trainc's filler message, appended to args; absent = Caffe's default,
- * constant 0. Types trainc lacks (positive_unitball, bilinear, sparse gaussian) are refused. */
-static int map_filler(ic_ctx *ic, const layer_io *io, const char *field, char *args, size_t cap) {
+/* One Caffe filler (io->param's `field`) as trainc's filler message `out_field`, appended to
+ * args; absent = Caffe's default, constant absent_value (0, a Scale's gamma 1). Types trainc
+ * lacks (positive_unitball, bilinear, sparse gaussian) are refused. */
+static int map_filler(ic_ctx *ic, const layer_io *io, const char *field, const char *out_field, double absent_value,
+                      char *args, size_t cap) {
     const ast_node *f = NULL;
     if (ic_msg(ic, io->param, field, &f) < 0) return -1;
     const char *type = "constant", *norm = "FAN_IN";
-    double value = 0, min = 0, max = 1, mean = 0, std = 1;
+    double value = f ? 0 : absent_value, min = 0, max = 1, mean = 0, std = 1;
     int64_t sparse = -1;
     if (f && (ic_only_fields(ic, f, field, KNOWN("type", "value", "min", "max", "mean", "std", "sparse", "variance_norm")) < 0 ||
               ic_word(ic, f, "type", &type) < 0 || ic_word(ic, f, "variance_norm", &norm) < 0 ||
@@ -22,13 +24,13 @@ static int map_filler(ic_ctx *ic, const layer_io *io, const char *field, char *a
     const char *fan = strcmp(norm, "FAN_IN") == 0 ? "" : strcmp(norm, "FAN_OUT") == 0 ? " variance_norm: FAN_OUT"
                     : strcmp(norm, "AVERAGE") == 0 ? " variance_norm: AVERAGE" : NULL;
     if (!fan) return ic_error(ic, ic_get(f, "variance_norm"), "use FAN_IN, FAN_OUT or AVERAGE", "unknown variance_norm %s", norm);
-    if (strcmp(type, "constant") == 0) ic_append(args, cap, " %s { type: CONSTANT value: %s }", field, ic_num(value));
+    if (strcmp(type, "constant") == 0) ic_append(args, cap, " %s { type: CONSTANT value: %s }", out_field, ic_num(value));
     else if (strcmp(type, "uniform") == 0)
-        ic_append(args, cap, " %s { type: UNIFORM min: %s max: %s }", field, ic_num(min), ic_num(max));
+        ic_append(args, cap, " %s { type: UNIFORM min: %s max: %s }", out_field, ic_num(min), ic_num(max));
     else if (strcmp(type, "gaussian") == 0 && sparse < 0)
-        ic_append(args, cap, " %s { type: GAUSSIAN mean: %s std: %s }", field, ic_num(mean), ic_num(std));
-    else if (strcmp(type, "xavier") == 0) ic_append(args, cap, " %s { type: XAVIER%s }", field, fan);
-    else if (strcmp(type, "msra") == 0) ic_append(args, cap, " %s { type: MSRA%s }", field, fan);
+        ic_append(args, cap, " %s { type: GAUSSIAN mean: %s std: %s }", out_field, ic_num(mean), ic_num(std));
+    else if (strcmp(type, "xavier") == 0) ic_append(args, cap, " %s { type: XAVIER%s }", out_field, fan);
+    else if (strcmp(type, "msra") == 0) ic_append(args, cap, " %s { type: MSRA%s }", out_field, fan);
     else
         return ic_approximate(ic, ic_get(f, "type"), "layer \"%s\": %s %s%s has no trainc equivalent; trainc starts "
                               "from PyTorch's default", io->name, field, type, sparse >= 0 ? " with sparse" : "");
@@ -36,8 +38,8 @@ static int map_filler(ic_ctx *ic, const layer_io *io, const char *field, char *a
 }
 
 int ic_map_fillers(ic_ctx *ic, const layer_io *io, int has_bias, char *args, size_t cap) {
-    if (map_filler(ic, io, "weight_filler", args, cap) < 0) return -1;
-    if (has_bias) return map_filler(ic, io, "bias_filler", args, cap);
+    if (map_filler(ic, io, "weight_filler", "weight_filler", 0, args, cap) < 0) return -1;
+    if (has_bias) return map_filler(ic, io, "bias_filler", "bias_filler", 0, args, cap);
     if (ic_get(io->param, "bias_filler")) ic_note(ic, ic_get(io->param, "bias_filler"), "layer \"%s\": bias_filler of a layer without a bias; left out", io->name);
     return 0;
 }
@@ -86,11 +88,8 @@ static double round_15_digits(double v) {
     return strtod(buf, NULL);
 }
 
-/* A Scale layer's scale_param: bias_term, channels only, fillers. want_scale_fill: the
- * gamma trainc's layer (`into`) starts at, the bias 0; other constants or filler types are
- * approximate. */
-static int read_scale_param(ic_ctx *ic, const ast_node *layer, const char *sname, int *bias, double want_scale_fill,
-                            const char *into, double *scale_fill) {
+/* A Scale layer's scale_param: its fields, bias_term, and channels only (axis 1, num_axes 1). */
+static int read_scale_axes(ic_ctx *ic, const ast_node *layer, const char *sname, int *bias) {
     const ast_node *sp = NULL;
     if (ic_msg(ic, layer, "scale_param", &sp) < 0) return -1;
     int64_t axis = 1, num_axes = 1;
@@ -101,6 +100,16 @@ static int read_scale_param(ic_ctx *ic, const ast_node *layer, const char *sname
         return -1;
     if (axis != 1 || num_axes != 1)
         return ic_error(ic, sp, "scale channels: axis 1, num_axes 1", "Scale layer \"%s\" over other axes than the channels", sname);
+    return 0;
+}
+
+/* A Scale layer's scale_param: read_scale_axes, then its fillers. want_scale_fill: the
+ * gamma trainc's layer (`into`) starts at, the bias 0; other constants or filler types are
+ * approximate. */
+static int read_scale_param(ic_ctx *ic, const ast_node *layer, const char *sname, int *bias, double want_scale_fill,
+                            const char *into, double *scale_fill) {
+    const ast_node *sp = NULL;
+    if (read_scale_axes(ic, layer, sname, bias) < 0 || ic_msg(ic, layer, "scale_param", &sp) < 0) return -1;
     static const char *const fills[] = { "filler", "bias_filler" };
     for (int i = 0; i < 1 + *bias; i++) {
         const ast_node *f = NULL;
@@ -136,19 +145,29 @@ static int read_scale(ic_ctx *ic, const ast_node *next, double *gamma_init) {
 }
 
 /* A Scale layer on its own (after a BatchNorm it does not fold into): without a bias it is
- * trainc's layer_scale (per-channel gamma, starting at the filler's constant, Caffe's 1). */
+ * trainc's layer_scale (per-channel gamma, starting at the filler's constant, Caffe's 1). With
+ * a bias, y = gamma_c x + beta_c is exactly a depthwise 1x1 conv (out = groups = channels):
+ * its weight [C,1,1,1] is gamma and its bias beta, in Caffe's blob order (lr_mult, decay_mult),
+ * with the same fillers (fan in 1 and fan out C either way) and the same 2C parameters. */
 int ic_translate_scale(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob *o) {
     int bias = 0;
+    if (io->n_in != 1)
+        return ic_error(ic, io->layer, "multiply by a learned gamma: one bottom", "Scale layer \"%s\" with a second bottom "
+                        "(a product of two blobs) has no trainc equivalent", io->name);
+    if (read_scale_axes(ic, io->layer, io->name, &bias) < 0) return -1;
+    if (bias) {
+        long long c = (long long)io->in[0]->c;
+        t->type = "conv";
+        ic_append(t->args, sizeof t->args, " out: %lld kernel: 1 groups: %lld", c, c);
+        if (map_filler(ic, io, "filler", "weight_filler", 1, t->args, sizeof t->args) < 0 ||
+            map_filler(ic, io, "bias_filler", "bias_filler", 0, t->args, sizeof t->args) < 0)
+            return -1;
+        return ic_map_param_mults(ic, io, 1, t->args, sizeof t->args);
+    }
     double init = 1;
     const ast_node *f = io->param ? ic_get(io->param, "filler") : NULL;
     if (f && f->a->kind == AST_MESSAGE && ic_get(f->a, "value")) ic_float(ic, f->a, "value", &init);
     if (read_scale_param(ic, io->layer, io->name, &bias, init, "layer_scale", NULL) < 0) return -1;
-    if (io->n_in != 1)
-        return ic_error(ic, io->layer, "multiply by a learned gamma: one bottom", "Scale layer \"%s\" with a second bottom "
-                        "(a product of two blobs) has no trainc equivalent", io->name);
-    if (bias)
-        return ic_error(ic, ic_get(io->param, "bias_term"), "put it right after the BatchNorm it belongs to (they fold into bn)",
-                        "Scale layer \"%s\" with a bias that does not follow a BatchNorm has no trainc equivalent", io->name);
     if (ic_map_param_mults(ic, io, 0, NULL, 0) < 0) return -1;
     t->type = "layer_scale";
     ic_append(t->args, sizeof t->args, " init: %s", ic_num(init));

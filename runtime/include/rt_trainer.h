@@ -119,6 +119,9 @@ typedef struct {
     rt_data_source source;
     const char *data_path;
     long train_samples, val_samples;   /* synthetic sizes */
+    /* Real datasets: data.train_samples / val_samples as the spec wrote them (0: unset). More
+     * samples in the data: an evenly spaced subset is used; fewer: refused at start-up. */
+    long spec_train_samples, spec_val_samples;
     int crop_pad, flip;
     float mean[4], std[4];
     /* precision.compute for the CPU ops (rt_gemm_set_compute, set at start-up): FP32, or BF16
@@ -172,6 +175,11 @@ void rt_data_open_images(const rt_run_config *run, const char *data_dir, int in_
  * crop/resize/flip and decode threads (decode_threads > 0: the command line's). */
 void rt_data_image_loader_config(const rt_run_config *run, int train, int decode_threads, int in_h, int in_w,
                                  rt_loader_config *cfg);
+/* Honours run->spec_train_samples / spec_val_samples (runtime/data/dataset_subset.c): dies
+ * with one message when a split has fewer samples, keeps an evenly spaced subset when it has
+ * more (saying so on stdout when speak). where: the IDX directory (image sets name their own). */
+void rt_data_honour_sample_counts(const rt_run_config *run, const char *where, rt_dataset *train, rt_dataset *val,
+                                  int speak);
 /* OUT/classes.txt: "index name" per line (image sources; nothing otherwise). */
 void rt_data_write_classes(const rt_dataset *train, const char *out_dir);
 /* Adds a step's decode failures (summed over ranks) to *total: 1 when past the spec's cap. */

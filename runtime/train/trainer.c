@@ -105,6 +105,7 @@ static void load_data(trainer *t) {
         rt_dataset_load_idx(&t->train_set, dir, "train", m->classes, NULL);
         rt_dataset_load_idx(&t->val_set, dir, "t10k", m->classes, NULL);
     }
+    rt_data_honour_sample_counts(run, dir, &t->train_set, &t->val_set, t->rank == 0);
     if (run->eval_h) t->val_set.h = run->eval_h, t->val_set.w = run->eval_w;   /* read at the eval resolution */
     const rt_dataset *d = &t->train_set;
     if (d->c != m->in_c || d->h != m->in_h || d->w != m->in_w)

@@ -101,7 +101,10 @@ print("flat val folder + labels.txt: the same labels as val/<class>/")
 PY
 
 echo "== trainer"
-"$BUILD/trainc" build bench/specs/fmnist_jpeg.spec -o "$dir/jpeg" > /dev/null
+# The tree is not the spec's 60,000 images: without data.train_samples the trainer takes the
+# whole tree (with it, it refuses a smaller set at start-up).
+sed '/^ *train_samples:/d' bench/specs/fmnist_jpeg.spec > "$dir/jpeg.spec"
+"$BUILD/trainc" build "$dir/jpeg.spec" -o "$dir/jpeg" > /dev/null
 run() { OMP_NUM_THREADS=1 "$dir/jpeg" --decode-threads 2 "$@"; }
 run --data "$tree" --out "$dir/folder" --epochs 2 > "$dir/folder.out" 2> "$dir/folder.err"
 run --data "$pack" --out "$dir/shards" --epochs 2 > "$dir/shards.out" 2> "$dir/shards.err"
