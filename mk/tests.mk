@@ -12,5 +12,9 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/testlib.h $(RT_LIB_ASAN) $(RT_LIB_F6
 .PHONY: test-build
 test-build: all $(UNIT_BINS) $(TEST_EXTRA_DEPS)
 
-test: test-build
-	@BUILD=$(BUILD) bash tests/run_all.sh
+# The build first, one job per core (CI calls plain `make test`), then the tests, which
+# tests/run_all.sh also runs one per core.
+TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+test:
+	@$(MAKE) --no-print-directory -j$(TEST_JOBS) test-build
+	@BUILD=$(BUILD) TEST_JOBS=$(TEST_JOBS) bash tests/run_all.sh
