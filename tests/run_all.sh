@@ -12,7 +12,7 @@ jobs=${TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
 # Tests run side by side, but several call `make` on the same build tree, and two makes
 # writing one object at once corrupt it: a `make` first on PATH takes one lock for the
 # whole call (its recursive makes and the scripts it runs inherit the lock, so they do not
-# wait for themselves).
+# wait for themselves). Being alone, it builds with one job per core.
 shim="$BUILD/test-make-shim"
 mkdir -p "$shim"
 real_make=$(command -v make)
@@ -20,7 +20,7 @@ cat >"$shim/make" <<EOF
 #!/bin/sh
 # Written by tests/run_all.sh: one test's make at a time.
 [ -n "\${TEST_MAKE_LOCKED:-}" ] && exec "$real_make" "\$@"
-TEST_MAKE_LOCKED=1 exec flock "$PWD/$shim/lock" "$real_make" "\$@"
+TEST_MAKE_LOCKED=1 exec flock "$PWD/$shim/lock" "$real_make" -j$jobs "\$@"
 EOF
 chmod +x "$shim/make"
 export PATH="$PWD/$shim:$PATH"
