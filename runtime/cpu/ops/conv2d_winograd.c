@@ -22,6 +22,7 @@
 #include "rt_gemm.h"
 #include "rt_ops.h"
 #include "rt_real.h"
+#include "conv2d_bias_grad.h"
 #include "conv2d_winograd.h"
 #include "conv2d_winograd_tiles.h"
 
@@ -352,7 +353,7 @@ void RT_FN(conv2d_winograd_backward)(real_t *din, real_t *dweight, real_t *dbias
                 for (int b = 0; b < s->n; b++) {
                     const real_t *d = dout + ((long)b * s->oc + o) * ohw;
                     const real_t *m = mask ? mask + ((long)b * s->oc + o) * ohw : NULL;
-                    for (long p = 0; p < ohw; p++) acc += (!m || m[p] > 0) ? d[p] : 0;
+                    acc += masked_plane_sum(d, m, ohw);
                 }
                 dbias[o] = acc;
             }
