@@ -3,6 +3,7 @@
 #include <string.h>
 #include "rt_ops.h"
 #include "rt_real.h"
+#include "vec16.h"
 
 /* The common 2x2 stride-2 unpadded window, 16 outputs at a time as vectors (GCC's generic
  * vectors, any -march and double): the two input rows' 32 values are split into even and
@@ -11,17 +12,11 @@
  * chunk that would read past the tensor's end (`x_end`) or write past its plane's output
  * takes the scalar loop; a chunk that runs past its row writes lanes of the next row,
  * which that row's own chunks overwrite afterwards. Measured: the scalar loop alone was 7%
- * of a LeNet step. */
-typedef real_t pvec __attribute__((vector_size(16 * sizeof(real_t))));
-#ifdef RT_REAL_DOUBLE
-typedef long long psel __attribute__((vector_size(16 * sizeof(long long))));
-#else
-typedef int psel __attribute__((vector_size(16 * sizeof(int))));
-#endif
+ * of a LeNet step. (rvec, rsel: vec16.h) */
 typedef int32_t pidx __attribute__((vector_size(16 * sizeof(int32_t))));
 
 /* b where take_b, else a (a macro: generic vectors are not passed to functions) */
-#define SELECT_V(take_b, a, b) ((pvec)(((psel)(b) & (take_b)) | ((psel)(a) & ~(take_b))))
+#define SELECT_V(take_b, a, b) ((rvec)(((rsel)(b) & (take_b)) | ((rsel)(a) & ~(take_b))))
 
 static void pool2x2_scalar(real_t *yo, int32_t *ao, const real_t *r0, const real_t *r1,
                            int top, int bottom, int from, int to) {
@@ -37,8 +32,8 @@ static void pool2x2_scalar(real_t *yo, int32_t *ao, const real_t *r0, const real
 
 static void pool2x2_plane(real_t *y, int32_t *am, const real_t *x, const real_t *x_end,
                           const rt_pool_shape *s) {
-    static const psel EVEN = { 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30 };
-    static const psel ODD = { 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31 };
+    static const rsel EVEN = { 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30 };
+    static const rsel ODD = { 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31 };
     static const pidx TWICE = { 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30 };
     long out_n = (long)s->oh * s->ow;
     for (int oy = 0; oy < s->oh; oy++) {
@@ -52,15 +47,15 @@ static void pool2x2_plane(real_t *y, int32_t *am, const real_t *x, const real_t 
                 pool2x2_scalar(yo, ao, r0, r1, top, bottom, ox0, ox0 + n);
                 continue;
             }
-            pvec p0, p1, q0, q1;
+            rvec p0, p1, q0, q1;
             memcpy(&p0, r0 + 2 * ox0, sizeof p0); memcpy(&p1, r0 + 2 * ox0 + 16, sizeof p1);
             memcpy(&q0, r1 + 2 * ox0, sizeof q0); memcpy(&q1, r1 + 2 * ox0 + 16, sizeof q1);
-            pvec a = __builtin_shuffle(p0, p1, EVEN), b = __builtin_shuffle(p0, p1, ODD);
-            pvec c = __builtin_shuffle(q0, q1, EVEN), d = __builtin_shuffle(q0, q1, ODD);
-            psel right0 = b > a, right1 = d > c;
-            pvec m0 = SELECT_V(right0, a, b), m1 = SELECT_V(right1, c, d);
-            psel lower = m1 > m0;
-            pvec out = SELECT_V(lower, m0, m1);
+            rvec a = __builtin_shuffle(p0, p1, EVEN), b = __builtin_shuffle(p0, p1, ODD);
+            rvec c = __builtin_shuffle(q0, q1, EVEN), d = __builtin_shuffle(q0, q1, ODD);
+            rsel right0 = b > a, right1 = d > c;
+            rvec m0 = SELECT_V(right0, a, b), m1 = SELECT_V(right1, c, d);
+            rsel lower = m1 > m0;
+            rvec out = SELECT_V(lower, m0, m1);
             /* masks are -1 where true: subtracting one adds the right column */
             pidx col = TWICE + 2 * ox0;
             pidx i0 = top + col - __builtin_convertvector(right0, pidx);
