@@ -100,9 +100,14 @@ static wino_slice slice_of(real_t *work, int t, const rt_conv_shape *s, const wi
     return sl;
 }
 
+/* After the slices: the bias gradient's sum of each output-gradient plane, [image][oc]. */
+static long plane_sums_at(const rt_conv_shape *s, const wino_geom *g) {
+    return kernels_elems(s, g) + (long)omp_get_max_threads() * slice_elems(s, g);
+}
+
 long RT_FN(conv2d_winograd_workspace_elems)(const rt_conv_shape *s) {
     wino_geom g = geom_of(s);
-    return kernels_elems(s, &g) + (long)omp_get_max_threads() * slice_elems(s, &g);
+    return plane_sums_at(s, &g) + round16((long)s->n * s->oc);
 }
 
 /* The rows here are 7..35 values, and GCC would turn copy and zeroing loops into memcpy/memset
@@ -344,20 +349,9 @@ void RT_FN(conv2d_winograd_backward)(real_t *din, real_t *dweight, real_t *dbias
     real_t *u = work;   /* kernels for the input gradient, transposed (see `adjoint`) */
     const real_t *mask = s->act ? act_out : NULL;
     long ohw = (long)s->h * s->w, kc = (long)s->oc * s->c;
+    real_t *plane_sums = work + plane_sums_at(s, &g);
     #pragma omp parallel
     {
-        if (dbias) {
-            #pragma omp for schedule(static)
-            for (int o = 0; o < s->oc; o++) {   /* one thread per channel: a fixed sum order */
-                real_t acc = 0;
-                for (int b = 0; b < s->n; b++) {
-                    const real_t *d = dout + ((long)b * s->oc + o) * ohw;
-                    const real_t *m = mask ? mask + ((long)b * s->oc + o) * ohw : NULL;
-                    acc += masked_plane_sum(d, m, ohw);
-                }
-                dbias[o] = acc;
-            }
-        }
         /* the input gradient needs the forward's kernels for the adjoint, else flipped ones */
         int adjoint = g.t->input_adjoint != NULL;
         if (din) transform_kernels(u, weight, s, &g, 1, !adjoint);
@@ -377,6 +371,9 @@ void RT_FN(conv2d_winograd_backward)(real_t *din, real_t *dweight, real_t *dbias
              * which OpenBLAS runs up to twice as fast on these shapes (measured). */
             transform_block(sl.a, in, NULL, s->c, s->h, s->w, &g, &k, 0, sl.scratch);
             transform_block(sl.b, dout, mask, s->oc, s->h, s->w, &g, &k, 1, sl.scratch);
+            if (dbias)   /* the bias gradient's plane sums, while the planes are in cache */
+                for (long p = (long)k.first_img * s->oc; p < (long)(k.first_img + k.imgs) * s->oc; p++)
+                    plane_sums[p] = masked_plane_sum(dout + p * ohw, mask ? mask + p * ohw : NULL, ohw);
             for (int xi = 0; xi < g.xi; xi++) {
                 transpose_tiles(sl.vt, sl.a + xi * s->c * g.ld, g.ld, s->c, k.tiles);
                 RT_FN(rt_gemm)(0, 0, s->oc, s->c, k.tiles, 1, sl.b + xi * s->oc * g.ld, (int)g.ld,
@@ -410,6 +407,14 @@ void RT_FN(conv2d_winograd_backward)(real_t *din, real_t *dweight, real_t *dbias
         }
         if (!summed) memset(sl.du, 0, sizeof(real_t) * g.xi * kc);   /* a thread without blocks */
         #pragma omp barrier
+        if (dbias) {
+            #pragma omp for schedule(static) nowait
+            for (int o = 0; o < s->oc; o++) {   /* the images in order: a fixed sum order */
+                real_t acc = 0;
+                for (int b = 0; b < s->n; b++) acc += plane_sums[(long)b * s->oc + o];
+                dbias[o] = acc;
+            }
+        }
         /* every partial is complete; sum them in thread order */
         long per_thread = slice_elems(s, &g);
         int threads = omp_get_num_threads();
