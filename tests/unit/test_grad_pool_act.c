@@ -253,6 +253,12 @@ int main(void) {
     test_activation(1, 300);
     /*                                 n  c  h  w kh kw sh sw ph pw */
     test_pool("maxpool 2x2 s2",        (rt_pool_shape){ 2, 3, 6, 8, 2, 2, 2, 2, 0, 0, 0, 0 }, 1);
+    /* the 2x2 path's vectors: LeNet's planes, odd widths (the last column left out), rows
+     * of more than 16 outputs, and one of exactly 16 */
+    test_pool("maxpool 2x2 s2 28x28",  (rt_pool_shape){ 2, 3, 28, 28, 2, 2, 2, 2, 0, 0, 0, 0 }, 1);
+    test_pool("maxpool 2x2 s2 15x13",  (rt_pool_shape){ 2, 3, 15, 13, 2, 2, 2, 2, 0, 0, 0, 0 }, 1);
+    test_pool("maxpool 2x2 s2 6x70",   (rt_pool_shape){ 1, 2, 6, 70, 2, 2, 2, 2, 0, 0, 0, 0 }, 1);
+    test_pool("maxpool 2x2 s2 4x32",   (rt_pool_shape){ 1, 3, 4, 32, 2, 2, 2, 2, 0, 0, 0, 0 }, 1);
     test_pool("maxpool 3x3 s2 p1",     (rt_pool_shape){ 2, 2, 7, 9, 3, 3, 2, 2, 1, 1, 0, 0 }, 1);
     test_pool("maxpool 3x3 s1 p1",     (rt_pool_shape){ 1, 2, 5, 5, 3, 3, 1, 1, 1, 1, 0, 0 }, 1);
     test_pool("maxpool 3x2 s(2,1)",    (rt_pool_shape){ 1, 3, 7, 6, 3, 2, 2, 1, 0, 1, 0, 0 }, 1);

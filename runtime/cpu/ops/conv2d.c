@@ -7,6 +7,7 @@
 #include "rt_gemm.h"
 #include "rt_ops.h"
 #include "rt_real.h"
+#include "conv2d_bias_grad.h"
 #include "conv2d_im2col.h"
 #include "conv2d_winograd.h"
 
@@ -111,10 +112,8 @@ static void backward_im2col(real_t *din, real_t *dweight, real_t *dbias, const r
         #pragma omp parallel for schedule(static)
         for (int oc = 0; oc < s->oc; oc++) {
             real_t acc = 0;   /* one thread per channel: the sum order is fixed */
-            for (int b = 0; b < s->n; b++) {
-                const real_t *d = dout + b * out_img + (long)oc * ohw;
-                for (int i = 0; i < ohw; i++) acc += d[i];
-            }
+            for (int b = 0; b < s->n; b++)
+                acc += masked_plane_sum(dout + b * out_img + (long)oc * ohw, NULL, ohw);
             dbias[oc] = acc;
         }
     }
@@ -134,11 +133,8 @@ static void backward_im2col(real_t *din, real_t *dweight, real_t *dbias, const r
                 for (long i = 0; i < out_img; i++) dy_buf[i] = y[i] > 0 ? dy_img[i] : 0;
                 dy_img = dy_buf;
                 if (dbias)
-                    for (int oc = 0; oc < s->oc; oc++) {
-                        real_t acc = 0;
-                        for (int i = 0; i < ohw; i++) acc += dy_buf[(long)oc * ohw + i];
-                        db_part[oc] += acc;
-                    }
+                    for (int oc = 0; oc < s->oc; oc++)
+                        db_part[oc] += masked_plane_sum(dy_buf + (long)oc * ohw, NULL, ohw);
             }
             for (int g = 0; g < s->groups; g++) {
                 const real_t *x = in + b * in_img + (long)g * cg * s->h * s->w;

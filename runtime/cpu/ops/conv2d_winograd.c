@@ -22,6 +22,7 @@
 #include "rt_gemm.h"
 #include "rt_ops.h"
 #include "rt_real.h"
+#include "conv2d_bias_grad.h"
 #include "conv2d_winograd.h"
 #include "conv2d_winograd_tiles.h"
 
@@ -99,9 +100,14 @@ static wino_slice slice_of(real_t *work, int t, const rt_conv_shape *s, const wi
     return sl;
 }
 
+/* After the slices: the bias gradient's sum of each output-gradient plane, [image][oc]. */
+static long plane_sums_at(const rt_conv_shape *s, const wino_geom *g) {
+    return kernels_elems(s, g) + (long)omp_get_max_threads() * slice_elems(s, g);
+}
+
 long RT_FN(conv2d_winograd_workspace_elems)(const rt_conv_shape *s) {
     wino_geom g = geom_of(s);
-    return kernels_elems(s, &g) + (long)omp_get_max_threads() * slice_elems(s, &g);
+    return plane_sums_at(s, &g) + round16((long)s->n * s->oc);
 }
 
 /* The rows here are 7..35 values, and GCC would turn copy and zeroing loops into memcpy/memset
@@ -183,10 +189,10 @@ static void transform_kernels(real_t *u, const real_t *weight, const rt_conv_sha
         }
 }
 
-/* dst[t * rows + r] = src[r * lds + t] for r < rows, t < cols, 16 x 16 at a time through
- * registers. Rows of src hold at least cols rounded up to 16 values (ld leaves room). */
-static void transpose_tiles(real_t *restrict dst, const real_t *restrict src, long lds, int rows,
-                            int cols) {
+/* dst[k * ldd + l] = src[l * lds + k] for a 16 x 16 square, through registers. */
+static inline __attribute__((always_inline)) void transpose16(real_t *restrict dst, long ldd,
+                                                              const real_t *restrict src,
+                                                              long lds) {
     /* Level s swaps bit s of the row index with bit s of the lane: of rows i and i + s (bit
      * s of i clear), i keeps its lanes with bit s clear and takes the other row's lanes
      * j - s for the rest; i + s gets the remaining lanes. Four levels make the transpose. */
@@ -200,33 +206,52 @@ static void transpose_tiles(real_t *restrict dst, const real_t *restrict src, lo
         { 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31 },
         { 4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31 },
         { 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31 } };
+    rvec v[16];
+    /* fully unrolled with constant indices only, so the 16 rows stay in registers (a bound
+     * known only at run time kept them in memory: the transposes took twice as long) */
+    #pragma GCC unroll 16
+    for (int k = 0; k < 16; k++) VLOAD(v[k], src + k * lds);
+    #pragma GCC unroll 4
+    for (int level = 0; level < 4; level++) {
+        int d = 1 << level;
+        #pragma GCC unroll 16
+        for (int i = 0; i < 16; i++)
+            if (!(i & d)) {
+                rvec a = v[i], b = v[i + d];
+                v[i] = __builtin_shuffle(a, b, LO[level]);
+                v[i + d] = __builtin_shuffle(a, b, HI[level]);
+            }
+    }
+    #pragma GCC unroll 16
+    for (int k = 0; k < 16; k++) VSTORE(dst + k * ldd, v[k]);
+}
+
+/* dst[t * rows + r] = src[r * lds + t] for r < rows, t < cols, 16 x 16 at a time. Rows of
+ * src hold at least cols rounded up to 16 values (ld leaves room), so a square cut by the
+ * last column is transposed whole and only its first rows stored; one cut by the last row
+ * (channels not a multiple of 16) goes through a zero-padded copy. */
+static void transpose_tiles(real_t *restrict dst, const real_t *restrict src, long lds, int rows,
+                            int cols) {
     for (int r0 = 0; r0 < rows; r0 += 16)
         for (int t0 = 0; t0 < cols; t0 += 16) {
-            rvec v[16];
             int nr = rows - r0 < 16 ? rows - r0 : 16, nt = cols - t0 < 16 ? cols - t0 : 16;
-            #pragma GCC unroll 16
-            for (int k = 0; k < 16; k++) {
-                rvec z = { 0 };
-                v[k] = z;
-                if (k < nr) VLOAD(v[k], src + (r0 + k) * lds + t0);
+            if (nr == 16 && nt == 16) {
+                transpose16(dst + (long)t0 * rows + r0, rows, src + r0 * lds + t0, lds);
+                continue;
             }
-            /* unrolled whole, so the 16 rows stay in registers */
-            #pragma GCC unroll 4
-            for (int level = 0; level < 4; level++) {
-                int d = 1 << level;
-                #pragma GCC unroll 16
-                for (int i = 0; i < 16; i++)
-                    if (!(i & d)) {
-                        rvec a = v[i], b = v[i + d];
-                        v[i] = __builtin_shuffle(a, b, LO[level]);
-                        v[i + d] = __builtin_shuffle(a, b, HI[level]);
-                    }
+            real_t out[16 * 16];
+            if (nr == 16) {
+                transpose16(out, 16, src + r0 * lds + t0, lds);
+                for (int k = 0; k < nt; k++)
+                    memcpy(dst + (long)(t0 + k) * rows + r0, out + k * 16, 16 * sizeof(real_t));
+                continue;
             }
-            for (int k = 0; k < nt; k++) {
-                real_t *row = dst + (long)(t0 + k) * rows + r0;
-                if (nr == 16) VSTORE(row, v[k]);
-                else for (int l = 0; l < nr; l++) row[l] = v[k][l];
-            }
+            real_t in[16 * 16] = { 0 };
+            for (int k = 0; k < nr; k++)
+                for (int l = 0; l < nt; l++) in[k * 16 + l] = src[(r0 + k) * lds + t0 + l];
+            transpose16(out, 16, in, 16);
+            for (int k = 0; k < nt; k++)
+                for (int l = 0; l < nr; l++) dst[(long)(t0 + k) * rows + r0 + l] = out[k * 16 + l];
         }
 }
 
@@ -324,20 +349,9 @@ void RT_FN(conv2d_winograd_backward)(real_t *din, real_t *dweight, real_t *dbias
     real_t *u = work;   /* kernels for the input gradient, transposed (see `adjoint`) */
     const real_t *mask = s->act ? act_out : NULL;
     long ohw = (long)s->h * s->w, kc = (long)s->oc * s->c;
+    real_t *plane_sums = work + plane_sums_at(s, &g);
     #pragma omp parallel
     {
-        if (dbias) {
-            #pragma omp for schedule(static)
-            for (int o = 0; o < s->oc; o++) {   /* one thread per channel: a fixed sum order */
-                real_t acc = 0;
-                for (int b = 0; b < s->n; b++) {
-                    const real_t *d = dout + ((long)b * s->oc + o) * ohw;
-                    const real_t *m = mask ? mask + ((long)b * s->oc + o) * ohw : NULL;
-                    for (long p = 0; p < ohw; p++) acc += (!m || m[p] > 0) ? d[p] : 0;
-                }
-                dbias[o] = acc;
-            }
-        }
         /* the input gradient needs the forward's kernels for the adjoint, else flipped ones */
         int adjoint = g.t->input_adjoint != NULL;
         if (din) transform_kernels(u, weight, s, &g, 1, !adjoint);
@@ -357,6 +371,9 @@ void RT_FN(conv2d_winograd_backward)(real_t *din, real_t *dweight, real_t *dbias
              * which OpenBLAS runs up to twice as fast on these shapes (measured). */
             transform_block(sl.a, in, NULL, s->c, s->h, s->w, &g, &k, 0, sl.scratch);
             transform_block(sl.b, dout, mask, s->oc, s->h, s->w, &g, &k, 1, sl.scratch);
+            if (dbias)   /* the bias gradient's plane sums, while the planes are in cache */
+                for (long p = (long)k.first_img * s->oc; p < (long)(k.first_img + k.imgs) * s->oc; p++)
+                    plane_sums[p] = masked_plane_sum(dout + p * ohw, mask ? mask + p * ohw : NULL, ohw);
             for (int xi = 0; xi < g.xi; xi++) {
                 transpose_tiles(sl.vt, sl.a + xi * s->c * g.ld, g.ld, s->c, k.tiles);
                 RT_FN(rt_gemm)(0, 0, s->oc, s->c, k.tiles, 1, sl.b + xi * s->oc * g.ld, (int)g.ld,
@@ -390,6 +407,14 @@ void RT_FN(conv2d_winograd_backward)(real_t *din, real_t *dweight, real_t *dbias
         }
         if (!summed) memset(sl.du, 0, sizeof(real_t) * g.xi * kc);   /* a thread without blocks */
         #pragma omp barrier
+        if (dbias) {
+            #pragma omp for schedule(static) nowait
+            for (int o = 0; o < s->oc; o++) {   /* the images in order: a fixed sum order */
+                real_t acc = 0;
+                for (int b = 0; b < s->n; b++) acc += plane_sums[(long)b * s->oc + o];
+                dbias[o] = acc;
+            }
+        }
         /* every partial is complete; sum them in thread order */
         long per_thread = slice_elems(s, &g);
         int threads = omp_get_num_threads();

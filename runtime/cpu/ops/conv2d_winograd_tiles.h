@@ -8,6 +8,7 @@
 #include <string.h>
 #include "rt_ops.h"
 #include "rt_real.h"
+#include "vec16.h"
 
 #define WINO_MAX_XI 36   /* transformed positions of the largest tiles, 6x6 */
 
@@ -50,15 +51,8 @@ extern const wino_tiles RT_FN(wino_f2x2);
 extern const wino_tiles RT_FN(wino_f4x4);
 extern const wino_tiles RT_FN(wino_f2x2_5x5);
 
-/* Tiles go through the transforms 16 at a time, as vectors of 16 lanes (one tile per lane).
- * GCC's generic vectors keep this portable to any -march and to double; lanes are picked
- * apart with two-vector shuffles (vpermt2ps on AVX-512). */
-typedef real_t rvec __attribute__((vector_size(16 * sizeof(real_t))));
-#ifdef RT_REAL_DOUBLE
-typedef long long rsel __attribute__((vector_size(16 * sizeof(long long))));
-#else
-typedef int rsel __attribute__((vector_size(16 * sizeof(int))));
-#endif
+/* Tiles go through the transforms 16 at a time, as vectors of 16 lanes (rvec, rsel of
+ * vec16.h), one tile per lane. */
 
 /* Shuffle indices that interleave two vectors: lanes 0..7 (ZIP_LO) or 8..15 (ZIP_HI) of each. */
 #define WINO_ZIP_LO { 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23 }
