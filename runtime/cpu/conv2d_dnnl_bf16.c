@@ -23,9 +23,10 @@
 #include "rt_core.h"
 #include "rt_gemm.h"
 
-#if defined(__x86_64__)
+/* The kernels below need GCC 12's AVX512-BF16 intrinsics; elsewhere no shape fits (the stubs
+ * at the end), and BF16 convolutions keep im2col + BF16 GEMM. */
+#if defined(__x86_64__) && defined(__GNUC__) && __GNUC__ >= 12 && !defined(__clang__)
 #include <immintrin.h>
-#endif
 
 /* ---- the part of oneDNN's C API used here, looked up in libdnnl.so.2 ---- */
 #define DNNL_FUNCS(X)                                                                          \
@@ -529,3 +530,17 @@ void conv2d_dnnl_bf16_backward(float *din, float *dweight, float *dbias, const f
     sum_weight_gradients(dweight, p, work);
     *data_s = data_sum / p->threads;
 }
+
+#else
+int conv2d_dnnl_bf16_fits(const rt_conv_shape *s) { (void)s; return 0; }
+long conv2d_dnnl_bf16_workspace_elems(const rt_conv_shape *s) { (void)s; return 0; }
+void conv2d_dnnl_bf16_forward(float *out, const float *in, const float *weight, const float *bias,
+                              float *work, const rt_conv_shape *s) {
+    rt_die("conv2d BF16 on oneDNN is not built into this runtime");
+}
+void conv2d_dnnl_bf16_backward(float *din, float *dweight, float *dbias, const float *dout,
+                               const float *act_out, const float *in, const float *weight,
+                               float *work, const rt_conv_shape *s, double *data_s) {
+    rt_die("conv2d BF16 on oneDNN is not built into this runtime");
+}
+#endif
