@@ -438,9 +438,29 @@ static void execute(dnnl_primitive_t prim, int th, const tensor *pad, int a0, co
     api.dnnl_stream_wait(streams[th]);
 }
 
+/* The forward's BF16 copy of its input, kept for backward-weights, which would otherwise
+ * convert the same input again: one per plan and input tensor (the input of a layer holds
+ * the same values from its forward to its backward, which reads it too). Full-batch, in
+ * chunks of p->src's layout. NULL once MAX_COPIES are taken (the backward then converts). */
+#define MAX_COPIES 128
+typedef struct { const plan *p; const float *in; uint16_t *bf16; } input_copy;
+static input_copy copies[MAX_COPIES];
+static int copy_count;
+
+static uint16_t *input_copy_of(const plan *p, const float *in, int create) {
+    for (int i = 0; i < copy_count; i++)
+        if (copies[i].p == p && copies[i].in == in) return copies[i].bf16;
+    if (!create || copy_count == MAX_COPIES) return NULL;
+    uint16_t *bf16 = malloc(sizeof(uint16_t) * p->src.elems * (p->key.n / p->chunk));
+    if (!bf16) return NULL;
+    copies[copy_count++] = (input_copy){ p, in, bf16 };
+    return bf16;
+}
+
 void conv2d_dnnl_bf16_forward(float *out, const float *in, const float *weight, const float *bias,
                               float *work, const rt_conv_shape *s) {
     plan *p = plan_for(s);
+    uint16_t *copy = input_copy_of(p, in, 1);
     long in_img = (long)s->c * s->h * s->w, out_img = (long)s->oc * s->oh * s->ow;
     to_layout_bf16(&p->wei, (uint16_t *)(work + p->wei.at), weight, NULL);
     #pragma omp parallel num_threads(p->threads)
@@ -453,6 +473,10 @@ void conv2d_dnnl_bf16_forward(float *out, const float *in, const float *weight, 
         bind(p, work, &p->fwd_pad, th, 0);
         #pragma omp for schedule(static)
         for (int b = 0; b < s->n; b += p->chunk) {
+            if (copy) {
+                src = copy + b / p->chunk * p->src.elems;
+                api.dnnl_memory_set_data_handle(p->src.mem[th], src);
+            }
             to_layout_bf16(&p->src, src, in + b * in_img, NULL);
             execute(p->fwd, th, &p->fwd_pad, DNNL_ARG_SRC, &p->src, DNNL_ARG_WEIGHTS, &p->wei, DNNL_ARG_DST, &p->dst);
             from_layout_f32(&p->dst, out + b * out_img, dst, bias, s->act == RT_ACT_RELU, 0);
@@ -497,6 +521,7 @@ void conv2d_dnnl_bf16_backward(float *din, float *dweight, float *dbias, const f
     const float *mask = s->act == RT_ACT_RELU ? act_out : NULL;
     if (dbias) bias_gradient(dbias, dout, mask, s);
     if (din) to_layout_bf16(&p->wei_t, (uint16_t *)(work + p->wei_t.at), weight, NULL);
+    const uint16_t *copy = api.dnnl_memory_desc_equal(&p->src.md, &p->src_w.md) ? input_copy_of(p, in, 0) : NULL;
     double data_sum = 0;
     #pragma omp parallel num_threads(p->threads) reduction(+ : data_sum)
     {
@@ -515,7 +540,8 @@ void conv2d_dnnl_bf16_backward(float *din, float *dweight, float *dbias, const f
             const float *dy = dout + b * out_img, *m = mask ? mask + b * out_img : NULL;
             to_layout_bf16(&p->ddst, ddst, dy, m);
             if (ddst_w != ddst) to_layout_bf16(&p->ddst_w, ddst_w, dy, m);
-            to_layout_bf16(&p->src_w, src_w, in + b * in_img, NULL);
+            if (copy) api.dnnl_memory_set_data_handle(p->src_w.mem[th], (void *)(copy + b / p->chunk * p->src_w.elems));
+            else to_layout_bf16(&p->src_w, src_w, in + b * in_img, NULL);
             execute(p->bwd_weights, th, &p->bwd_weights_pad, DNNL_ARG_SRC, &p->src_w, DNNL_ARG_DIFF_DST, &p->ddst_w,
                     DNNL_ARG_DIFF_WEIGHTS, &p->dwei);
             for (long i = 0; i < p->dwei.elems; i++) sum[i] += dwei[i];
