@@ -272,6 +272,7 @@ typedef struct {
     tensor src, dst, ddst, ddst_w, src_w, dsrc, dwei, dwei_sum;
     tensor fwd_pad, bwd_data_pad, bwd_weights_pad;   /* the primitives' scratchpads */
     long shared_floats, thread_floats;
+    int trains;          /* a backward ran: forwards keep their BF16 input (see input_copy_of) */
 } plan;
 
 #define MAX_PLANS 64
@@ -441,7 +442,8 @@ static void execute(dnnl_primitive_t prim, int th, const tensor *pad, int a0, co
 /* The forward's BF16 copy of its input, kept for backward-weights, which would otherwise
  * convert the same input again: one per plan and input tensor (the input of a layer holds
  * the same values from its forward to its backward, which reads it too). Full-batch, in
- * chunks of p->src's layout. NULL once MAX_COPIES are taken (the backward then converts). */
+ * chunks of p->src's layout; only for plans that have run a backward (not for evaluation's
+ * batches). NULL once MAX_COPIES are taken (the backward then converts). */
 #define MAX_COPIES 128
 typedef struct { const plan *p; const float *in; uint16_t *bf16; } input_copy;
 static input_copy copies[MAX_COPIES];
@@ -460,7 +462,7 @@ static uint16_t *input_copy_of(const plan *p, const float *in, int create) {
 void conv2d_dnnl_bf16_forward(float *out, const float *in, const float *weight, const float *bias,
                               float *work, const rt_conv_shape *s) {
     plan *p = plan_for(s);
-    uint16_t *copy = input_copy_of(p, in, 1);
+    uint16_t *copy = p->trains ? input_copy_of(p, in, 1) : NULL;
     long in_img = (long)s->c * s->h * s->w, out_img = (long)s->oc * s->oh * s->ow;
     to_layout_bf16(&p->wei, (uint16_t *)(work + p->wei.at), weight, NULL);
     #pragma omp parallel num_threads(p->threads)
@@ -555,6 +557,7 @@ void conv2d_dnnl_bf16_backward(float *din, float *dweight, float *dbias, const f
     }
     sum_weight_gradients(dweight, p, work);
     *data_s = data_sum / p->threads;
+    p->trains = 1;
 }
 
 #else
