@@ -3,7 +3,7 @@
  * links and runs without oneDNN (it then keeps OpenBLAS, and refuses BF16 at start-up).
  * dnnl_gemm_bf16bf16f32 is exported by libdnnl.so.2 but not declared in its headers; its
  * signature is dnnl_sgemm's with bfloat16 A and B (checked against sgemm by
- * tests/unit/test_gemm_bf16.c). */
+ * test_gemm in tests/unit/test_grad_bf16.c). */
 #include <cblas.h>
 #include <dlfcn.h>
 #include <omp.h>
