@@ -3,7 +3,7 @@
  * links and runs without oneDNN (it then keeps OpenBLAS, and refuses BF16 at start-up).
  * dnnl_gemm_bf16bf16f32 is exported by libdnnl.so.2 but not declared in its headers; its
  * signature is dnnl_sgemm's with bfloat16 A and B (checked against sgemm by
- * tests/unit/test_gemm_bf16.c). */
+ * test_gemm in tests/unit/test_grad_bf16.c). */
 #include <cblas.h>
 #include <dlfcn.h>
 #include <omp.h>
@@ -117,7 +117,7 @@ int rt_gemm_library_available(rt_gemm_library lib) {
 }
 
 /* float -> bfloat16, rounding to nearest even (NaN stays NaN). */
-static uint16_t to_bf16(float f) {
+unsigned short rt_float_to_bf16(float f) {
     uint32_t u;
     memcpy(&u, &f, sizeof u);
     if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40);
@@ -126,7 +126,7 @@ static uint16_t to_bf16(float f) {
 }
 
 #if defined(__x86_64__) && defined(__GNUC__) && __GNUC__ >= 12
-/* 32 values at a time with vcvtne2ps2bf16 (round to nearest even, as to_bf16). */
+/* 32 values at a time with vcvtne2ps2bf16 (round to nearest even, as rt_float_to_bf16). */
 __attribute__((target("avx512f,avx512bf16")))
 static void row_to_bf16_avx512(uint16_t *dst, const float *src, long n) {
     long i = 0;
@@ -134,7 +134,7 @@ static void row_to_bf16_avx512(uint16_t *dst, const float *src, long n) {
         __m512bh v = _mm512_cvtne2ps_pbh(_mm512_loadu_ps(src + i + 16), _mm512_loadu_ps(src + i));
         _mm512_storeu_si512((void *)(dst + i), (__m512i)v);
     }
-    for (; i < n; i++) dst[i] = to_bf16(src[i]);
+    for (; i < n; i++) dst[i] = rt_float_to_bf16(src[i]);
 }
 #endif
 
@@ -142,7 +142,7 @@ void rt_to_bf16(unsigned short *dst, const float *src, long n) {
 #if defined(__x86_64__) && defined(__GNUC__) && __GNUC__ >= 12
     if (rt_cpu_has_avx512_bf16()) { row_to_bf16_avx512(dst, src, n); return; }
 #endif
-    for (long i = 0; i < n; i++) dst[i] = to_bf16(src[i]);
+    for (long i = 0; i < n; i++) dst[i] = rt_float_to_bf16(src[i]);
 }
 
 /* rows x cols of a row-major matrix with leading dimension ld into a packed BF16 copy. */

@@ -37,5 +37,6 @@ int rt_cpu_has_avx512_bf16(void);
 int rt_gemm_fp32_on_dnnl(void);
 /* n floats to bfloat16 (round to nearest even). */
 void rt_to_bf16(unsigned short *dst, const float *src, long n);
+unsigned short rt_float_to_bf16(float f);
 
 #endif

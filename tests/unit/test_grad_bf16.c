@@ -1,11 +1,14 @@
-/* precision.compute BF16 on the CPU: rt_gemm, conv2d (im2col, 1x1, Winograd F2 3x3 / 5x5,
- * F4) and linear, forward and backward, with BF16 products against the double build (whose
+/* precision.compute BF16 on the CPU: rt_gemm, conv2d (oneDNN's BF16 convolutions in their
+ * blocked and padded layouts, with bias, fused ReLU and din_add; im2col + BF16 GEMM for
+ * grouped and dilated shapes) and linear, forward and backward, with BF16 products against the double build (whose
  * gradients test_grad_conv / test_grad_linear_norm check against central differences), to a
  * BF16 tolerance; the same ops in FP32 must be far closer, which shows that BF16 really ran.
- * (Under BF16 the Winograd F4 and 5x5 cases run as F(2x2,3x3) and im2col: see conv2d.c.)
+ * TRAINC_CONV_BF16=gemm runs every conv case again on im2col + BF16 GEMM (and Winograd
+ * F(2x2,3x3), as conv2d.c's effective_shape says).
  * Also the start-up refusal where the CPU has no avx512_bf16 (TRAINC_CPU_NO_BF16 pretends). */
 #include <string.h>
 #include "gradcheck.h"
+#include "rt_conv_bf16.h"
 #include "rt_gemm.h"
 #include "rt_ops.h"
 
@@ -74,20 +77,30 @@ static void test_gemm(void) {
         }
 }
 
-typedef struct { const char *name; rt_conv_shape s; } conv_case;
+typedef struct { const char *name; rt_conv_shape s; int bias; } conv_case;
 
 /* Float forward and backward of one conv case under the current compute precision. */
-typedef struct { float *out, *din, *dw; } conv_run;
+typedef struct { float *out, *din, *dw, *db; } conv_run;
 
 /* act_out: the double forward's output, so that every run masks with the same ReLU. */
-static conv_run run_conv_f32(const rt_conv_shape *s, const float *in, const float *w, const float *dout,
-                             const float *act_out) {
+static conv_run run_conv_f32(const rt_conv_shape *s, const float *in, const float *w, const float *bias,
+                             const float *dout, const float *act_out, const float *din_init) {
     long in_n = (long)s->n * s->c * s->h * s->w, out_n = (long)s->n * s->oc * s->oh * s->ow;
     long w_n = (long)s->oc * (s->c / s->groups) * s->kh * s->kw, work_n = conv2d_workspace_elems(s);
-    conv_run r = { malloc(sizeof(float) * out_n), malloc(sizeof(float) * in_n), malloc(sizeof(float) * w_n) };
+    conv_run r = { malloc(sizeof(float) * out_n), malloc(sizeof(float) * in_n), malloc(sizeof(float) * w_n),
+                   malloc(sizeof(float) * s->oc) };
     float *work = malloc(sizeof(float) * (work_n ? work_n : 1));
-    conv2d_forward(r.out, in, w, NULL, work, s);
-    conv2d_backward(r.din, r.dw, NULL, dout, s->act ? act_out : NULL, in, w, work, s);
+    memcpy(r.din, din_init, sizeof(float) * in_n);
+    conv2d_forward(r.out, in, w, bias, work, s);
+    conv2d_backward(r.din, r.dw, bias ? r.db : NULL, dout, s->act ? act_out : NULL, in, w, work, s);
+    /* a second step: on oneDNN, backward-weights now reads the forward's BF16 copy of the
+     * input rather than converting it anew; the same values to the bit */
+    float *out2 = malloc(sizeof(float) * out_n), *din2 = malloc(sizeof(float) * in_n), *dw2 = malloc(sizeof(float) * w_n);
+    memcpy(din2, din_init, sizeof(float) * in_n);
+    conv2d_forward(out2, in, w, bias, work, s);
+    conv2d_backward(din2, dw2, NULL, dout, s->act ? act_out : NULL, in, w, work, s);
+    CHECK(memcmp(din2, r.din, sizeof(float) * in_n) == 0 && memcmp(dw2, r.dw, sizeof(float) * w_n) == 0);
+    free(out2); free(din2); free(dw2);
     free(work);
     return r;
 }
@@ -99,16 +112,27 @@ static void test_conv(conv_case *cc) {
     long in_n = (long)s->n * s->c * s->h * s->w, out_n = (long)s->n * s->oc * s->oh * s->ow;
     long w_n = (long)s->oc * (s->c / s->groups) * s->kh * s->kw;
     double *in = gc_rand(in_n, -1, 1), *w = gc_rand(w_n, -1, 1), *dout = gc_rand(out_n, -1, 1);
+    double *bias = cc->bias ? gc_rand(s->oc, -1, 1) : NULL, *db = gc_alloc(s->oc);
+    /* din_add: the input gradient lands on top of what another consumer wrote */
+    double *din_init = s->din_add ? gc_rand(in_n, -1, 1) : gc_alloc(in_n);
     double *out = gc_alloc(out_n), *din = gc_alloc(in_n), *dw = gc_alloc(w_n);
     double *work = gc_alloc(conv2d_workspace_elems_f64(s) + 1);
-    conv2d_forward_f64(out, in, w, NULL, work, s);
-    conv2d_backward_f64(din, dw, NULL, dout, s->act ? out : NULL, in, w, work, s);
+    memcpy(din, din_init, sizeof(double) * in_n);
+    conv2d_forward_f64(out, in, w, bias, work, s);
+    conv2d_backward_f64(din, dw, bias ? db : NULL, dout, s->act ? out : NULL, in, w, work, s);
     float *fin = gc_to_f32(in, in_n), *fw = gc_to_f32(w, w_n), *fdout = gc_to_f32(dout, out_n);
-    float *fact = gc_to_f32(out, out_n);
+    float *fact = gc_to_f32(out, out_n), *fdin = gc_to_f32(din_init, in_n);
+    float *fbias = bias ? gc_to_f32(bias, s->oc) : NULL;
     set_compute(RT_COMPUTE_BF16);
-    conv_run b = run_conv_f32(s, fin, fw, fdout, fact);
+    /* oneDNN's JIT kernels take the ungrouped, undilated shapes with whole blocks of 16
+     * channels (or one input channel); others may fall back (they do with 6 or 8) */
+    int blocks16 = s->oc % 16 == 0 && (s->c % 16 == 0 || s->c == 1);
+    if (!getenv("TRAINC_CONV_BF16") && s->groups == 1 && s->dh == 1 && blocks16)
+        CHECK(conv2d_dnnl_bf16_fits(s));
+    if (s->groups != 1 || s->dh != 1) CHECK(!conv2d_dnnl_bf16_fits(s));
+    conv_run b = run_conv_f32(s, fin, fw, fbias, fdout, fact, fdin);
     set_compute(RT_COMPUTE_FP32);
-    conv_run f = run_conv_f32(s, fin, fw, fdout, fact);
+    conv_run f = run_conv_f32(s, fin, fw, fbias, fdout, fact, fdin);
     char what[128];
     snprintf(what, sizeof what, "%s forward", cc->name);
     expect(what, b.out, f.out, out, out_n);
@@ -116,9 +140,14 @@ static void test_conv(conv_case *cc) {
     expect(what, b.din, f.din, din, in_n);
     snprintf(what, sizeof what, "%s dweight", cc->name);
     expect(what, b.dw, f.dw, dw, w_n);
-    free(in); free(w); free(dout); free(out); free(din); free(dw); free(work);
+    if (bias) {   /* a plain FP32 sum (under the ReLU's mask) in both precisions */
+        snprintf(what, sizeof what, "%s dbias (FP32 sum)", cc->name);
+        gc_compare_f32(what, b.db, db, s->oc);
+    }
+    free(in); free(w); free(dout); free(out); free(din); free(dw); free(work); free(din_init);
+    free(bias); free(db); free(fbias); free(fdin);
     free(fin); free(fw); free(fdout); free(fact);
-    free(b.out); free(b.din); free(b.dw); free(f.out); free(f.din); free(f.dw);
+    free(b.out); free(b.din); free(b.dw); free(b.db); free(f.out); free(f.din); free(f.dw); free(f.db);
 }
 
 static void test_linear(void) {
@@ -163,13 +192,24 @@ int main(void) {
     }
     test_gemm();
     conv_case cases[] = {
-        { "im2col 3x3 stride 2 relu", { 2, 6, 9, 9, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0, 0, RT_ACT_RELU, RT_CONV_IM2COL, 0 } },
-        { "pointwise 1x1", { 2, 16, 5, 5, 12, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0 } },
-        { "winograd F2 3x3", { 2, 8, 10, 10, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_WINOGRAD, 0 } },
-        { "winograd F2 5x5", { 2, 6, 12, 12, 8, 5, 5, 1, 1, 2, 2, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_WINOGRAD, 0 } },
-        { "winograd F4 3x3 relu", { 3, 16, 14, 14, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, RT_ACT_RELU, RT_CONV_WINOGRAD_F4, 0 } },
+        { "im2col 3x3 stride 2 relu", { 2, 6, 9, 9, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0, 0, RT_ACT_RELU, RT_CONV_IM2COL, 0 }, 0 },
+        { "pointwise 1x1", { 2, 16, 5, 5, 12, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0 }, 0 },
+        { "winograd F2 3x3", { 2, 8, 10, 10, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_WINOGRAD, 0 }, 0 },
+        { "winograd F2 5x5", { 2, 6, 12, 12, 8, 5, 5, 1, 1, 2, 2, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_WINOGRAD, 0 }, 0 },
+        { "winograd F4 3x3 relu", { 3, 16, 14, 14, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, RT_ACT_RELU, RT_CONV_WINOGRAD_F4, 0 }, 0 },
+        /* the example nets' kinds of shapes, channels in whole blocks of 16 (the fast layouts) */
+        { "lenet 5x5 from 1 channel, bias relu", { 4, 1, 12, 12, 32, 5, 5, 1, 1, 2, 2, 1, 1, 1, 0, 0, RT_ACT_RELU, RT_CONV_WINOGRAD, 0 }, 1 },
+        { "resnet 3x3 32->32 relu din_add", { 3, 32, 9, 9, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, RT_ACT_RELU, RT_CONV_WINOGRAD_F4, 1 }, 0 },
+        { "resnet 3x3 stride 2 32->64 bias", { 2, 32, 10, 10, 64, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0 }, 1 },
+        { "resnet 1x1 stride 2 16->32", { 2, 16, 9, 9, 32, 1, 1, 2, 2, 0, 0, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0 }, 0 },
+        /* grouped and dilated: im2col + BF16 GEMM */
+        { "grouped 3x3 groups 2", { 2, 8, 7, 7, 12, 3, 3, 1, 1, 1, 1, 1, 1, 2, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0 }, 0 },
+        { "dilated 3x3", { 2, 6, 9, 9, 8, 3, 3, 1, 1, 2, 2, 2, 2, 1, 0, 0, RT_ACT_RELU, RT_CONV_IM2COL, 0 }, 0 },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) test_conv(&cases[i]);
+    setenv("TRAINC_CONV_BF16", "gemm", 1);   /* the same cases on im2col + BF16 GEMM */
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) test_conv(&cases[i]);
+    unsetenv("TRAINC_CONV_BF16");
     test_linear();
     set_compute(RT_COMPUTE_FP32);
     return test_finish("test_grad_bf16");

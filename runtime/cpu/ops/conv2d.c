@@ -10,6 +10,7 @@
 #include "conv2d_bias_grad.h"
 #include "conv2d_im2col.h"
 #include "conv2d_winograd.h"
+#include "rt_conv_bf16.h"   /* compute BF16 (float build): oneDNN's BF16 convolutions */
 
 static long col_elems(const rt_conv_shape *s) {   /* im2col matrix of one image and group */
     return is_pointwise(s) ? 0 : (long)(s->c / s->groups) * s->kh * s->kw * s->oh * s->ow;
@@ -69,6 +70,9 @@ static int use_winograd(const rt_conv_shape *s) {
 
 /* Sized for the thread count at the first call (the trainer fixes it at start-up). */
 long RT_FN(conv2d_workspace_elems)(const rt_conv_shape *shape) {
+#ifndef RT_REAL_DOUBLE
+    if (conv2d_dnnl_bf16_fits(shape)) return conv2d_dnnl_bf16_workspace_elems(shape);
+#endif
     rt_conv_shape e = effective_shape(shape);
     const rt_conv_shape *s = &e;
     if (use_winograd(s)) return RT_FN(conv2d_winograd_workspace_elems)(s);
@@ -194,6 +198,10 @@ void RT_FN(conv2d_forward)(real_t *out /*N,OC,OH,OW*/, const real_t *in /*N,C,H,
                            const rt_conv_shape *shape) {
     double t0 = rt_op_stats_clock();
     rt_conv_shape e = effective_shape(shape);
+#ifndef RT_REAL_DOUBLE
+    if (conv2d_dnnl_bf16_fits(shape)) conv2d_dnnl_bf16_forward(out, in, weight, bias, work, shape);
+    else
+#endif
     if (use_winograd(&e)) RT_FN(conv2d_winograd_forward)(out, in, weight, bias, work, &e);
     else forward_im2col(out, in, weight, bias, work, &e);
     if (t0) rt_op_stats_add(RT_OP_CONV_FWD, conv_flops(&e), rt_time_s() - t0);
@@ -206,6 +214,12 @@ void RT_FN(conv2d_backward)(real_t *din /*N,C,H,W or NULL*/, real_t *dweight /*O
     double t0 = rt_op_stats_clock(), data_s = 0;
     rt_conv_shape e = effective_shape(shape);
     int threads;
+#ifndef RT_REAL_DOUBLE
+    if (conv2d_dnnl_bf16_fits(shape)) {
+        threads = 1;   /* data_s is already the threads' mean */
+        conv2d_dnnl_bf16_backward(din, dweight, dbias, dout, act_out, in, weight, work, shape, &data_s);
+    } else
+#endif
     if (use_winograd(&e)) {
         threads = omp_get_max_threads();
         RT_FN(conv2d_winograd_backward)(din, dweight, dbias, dout, act_out, in, weight, work, &e,
