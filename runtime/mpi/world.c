@@ -36,7 +36,7 @@ static void read_machine_id(char *out, size_t cap) {
     ssize_t n = readlink("/proc/self/ns/pid", ns, sizeof ns - 1);
     if (!boot[0] || n <= 0) return;
     ns[n] = '\0';
-    snprintf(out, cap, "%s %s", boot, ns);
+    snprintf(out, cap, "%.36s %.26s", boot, ns);   /* a boot id is 36 characters, "pid:[N]" at most 16 */
 }
 
 static void gather_peers(rt_comm *c) {
