@@ -272,23 +272,41 @@ static void backward_op(emitter *e, int j) {
 
 static void step_end(emitter *e) { fprintf(e->out, "}\n\n"); }
 
-/* After init: the plans the runtime creates at start-up, and the channels-last weights. */
+/* After init: the plans the runtime creates at start-up, the algorithm search on each conv's
+ * own buffers, and the channels-last weights. */
 static void init_end(emitter *e) {
     const ir_net *net = e->net;
     FILE *out = e->out;
-    fprintf(out, "}\n\n/* cuDNN algorithms are timed once, at start-up (no model memory needed yet). */\n"
-                 "static size_t create_plans(size_t cap) {\n"
+    fprintf(out, "}\n\n/* The library plans (descriptors, layouts), before allocation; returns the cuDNN workspace\n"
+                 " * the memory check counts for the search: the cap, and the 16-bit weight gradient's room. */\n"
+                 "static size_t create_plans(size_t cap) {\n");
+    for (int i = 0; i < net->n_ops; i++) {
+        const ir_op *op = &net->ops[i];
+        if (op->kind == IR_CONV)
+            fprintf(out, "    %s_conv = rt_cuda_conv_create%s(&%s_shape);\n", op->ident, sfx(e), op->ident);
+        if (op->kind == IR_LINEAR)
+            fprintf(out, "    %s_gemm = rt_cuda_linear_create(BATCH, %d, %d);\n", op->ident,
+                    op->in_c * op->in_h * op->in_w, op->c);
+    }
+    fprintf(out, "    return rt_cuda_conv_workspace_bound(cap);\n}\n\n"
+                 "/* cuDNN's algorithms, timed once after allocation on each conv's own buffers. The search\n"
+                 " * overwrites the output, the input gradient and the weight gradient: activations and\n"
+                 " * gradients the first step computes before reading them (the runtime zeroes G after);\n"
+                 " * it only reads the input, the weights and the output gradient. */\n"
+                 "static size_t find_algorithms(size_t cap) {\n"
+                 "    RT_CUDA_DEVICE_LOCALS;\n"
                  "    size_t work = 0, w;\n"
                  "    (void)w, (void)cap;\n");
     for (int i = 0; i < net->n_ops; i++) {
         const ir_op *op = &net->ops[i];
-        if (op->kind == IR_CONV)
-            fprintf(out, "    %s_conv = rt_cuda_conv_create%s(&%s_shape);\n"
-                         "    if ((w = rt_cuda_conv_select(%s_conv, %d, cap)) > work) work = w;\n",
-                    op->ident, sfx(e), op->ident, op->ident, ir_root(net, op->in[0]) == 0);
-        if (op->kind == IR_LINEAR)
-            fprintf(out, "    %s_gemm = rt_cuda_linear_create(BATCH, %d, %d);\n", op->ident,
-                    op->in_c * op->in_h * op->in_w, op->c);
+        if (op->kind != IR_CONV) continue;
+        char a[128], d[128];
+        const char *in = ir_value_name(net, op->in[0], a, sizeof a);
+        const char *din = ir_din_target(net, i, 0, d, sizeof d);
+        const char *id = op->ident;
+        fprintf(out, "    if ((w = rt_cuda_conv_select(%s_conv, cap, %s_out, %s, %s_%s, %s_dout, %s, %s_dweight)) > work)\n"
+                     "        work = w;\n",
+                id, id, in, id, wname(e), id, din, id);
     }
     fprintf(out, "    return work;\n}\n\n");
     if (!e->s->opt.nhwc) return;
