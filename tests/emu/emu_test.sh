@@ -85,9 +85,10 @@ compare() {  # what, gpu run, cpu run, tolerance
 # growth after the first cudaMemGetInfo) within the plan the check counted and the trainer
 # prints, give or take its rounding and 1 MiB for the small buffers the plan leaves to the
 # reserve (normalization table, optimizer tables, scalars): a workspace counted below its
-# cap (16 MiB here) shows.
-within_plan() {  # what, trainer log
-  local plan grow
+# cap (16 MiB here) shows. The plan is also what `trainc show --device-memory` says the
+# spec's batch needs (both count the workspace at its cap).
+within_plan() {  # what, trainer log, spec
+  local plan grow shown
   plan=$(grep -oE '[0-9.]+ MiB of device memory' "$2" | head -1 | cut -d' ' -f1)
   grow=$(grep -oE '[0-9]+ more at the peak after it' "$2" | head -1 | cut -d' ' -f1)
   [ -n "$plan" ] && [ -n "$grow" ] || { fail "$1: no memory plan or emulator report in $2"; return; }
@@ -96,6 +97,8 @@ within_plan() {  # what, trainer log
   else
     fail "$1: $grow bytes allocated after the start-up memory check, more than the $plan MiB it counted"
   fi
+  shown=$("$BUILD/trainc" show --device-memory 16 "$3" | sed -n 's/^  spec batch .* needs \([0-9.]*\) MiB.*/\1/p')
+  [ "$shown" = "$plan" ] || fail "$1: the trainer counted $plan MiB, trainc show --device-memory says ${shown:-nothing}${shown:+ MiB}"
 }
 for name in fmnist_mlp fmnist_lenet fmnist_resnet; do
   short_spec "$name" "$name" ""
@@ -105,13 +108,13 @@ for name in fmnist_mlp fmnist_lenet fmnist_resnet; do
     run "$out/$name.emu" "$out/$name.emu$s.run" env EMU_SCHEDULE=$s &&
       compare "$name FP32, schedule $s vs CPU (1e-4)" "$out/$name.emu$s.run" "$out/$name.cpu.run" 1e-4
   done
-  [ "$name" = fmnist_resnet ] && within_plan "$name FP32 device memory" "$out/$name.emu0.run.log"
+  [ "$name" = fmnist_resnet ] && within_plan "$name FP32 device memory" "$out/$name.emu0.run.log" "$out/$name.spec"
 done
 for p in BF16 FP16; do
   short_spec "resnet_$p" fmnist_resnet "precision { compute: $p }"
   build "resnet_$p" .emu --backend cuda && run "$out/resnet_$p.emu" "$out/resnet_$p.emu.run" env EMU_SCHEDULE=1 &&
     compare "fmnist_resnet $p vs CPU FP32 (5e-2)" "$out/resnet_$p.emu.run" "$out/fmnist_resnet.cpu.run" 5e-2 &&
-    within_plan "fmnist_resnet $p device memory" "$out/resnet_$p.emu.run.log"
+    within_plan "fmnist_resnet $p device memory" "$out/resnet_$p.emu.run.log" "$out/resnet_$p.spec"
 done
 
 # The BCE loss (timm, with a target threshold) and TrivialAugment on the 8-bit batches
