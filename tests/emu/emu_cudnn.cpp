@@ -1,7 +1,8 @@
 /* Reference cuDNN for the CUDA emulator: exactly the legacy convolution calls the runtime
  * makes (runtime/cuda/ops/conv2d.cu), and the legacy search it made before, written from
- * cuDNN's documentation, not from our CPU ops. Tensors 4-D NCHW or NHWC; filters KCRS (format NCHW) or KRSC (format NHWC); groups,
- * padding, stride, dilation, cross-correlation or convolution; FLOAT / HALF / BFLOAT16 data
+ * cuDNN's documentation, not from our CPU ops. Tensors 4-D NCHW or NHWC; filters KCRS
+ * (format NCHW) or KRSC (format NHWC); groups, padding, stride, dilation,
+ * cross-correlation or convolution; FLOAT / HALF / BFLOAT16 data
  * accumulated in double; y = alpha * op + beta * y (y not read when beta is 0). FP32 data
  * under a math type other than CUDNN_FMA_MATH is computed from TF32-rounded inputs, as
  * Ampere and later do. Each algorithm has a workspace size; a call with less workspace
@@ -225,16 +226,14 @@ static long out_span(const conv_geom &g, int which) {
     return which == FWD ? t_span(&g.y) : which == BWD_DATA ? t_span(&g.x) : (long)g.f.k * g.f.c * g.f.r * g.f.s;
 }
 
-/* The legacy search (cudnnFind*Algorithm): cuDNN allocates the operands it times on and the
- * workspace itself with cudaMalloc, memory no start-up check of ours counted: refused. */
-template <typename Perf, typename Algo>
-static cudnnStatus_t find(cudnnHandle_t h, const conv_geom &g, int which, int requested, int *returned, Perf *out,
-                          const char *what) {
+/* The legacy search (cudnnFind*Algorithm): cuDNN allocates the operands it times and the
+ * largest workspace itself (cudaMalloc), memory no start-up check of ours counts: refused,
+ * naming the call. */
+[[noreturn]] static void legacy_find(const conv_geom &g, int which, const char *what) {
     cudaDeviceSynchronize();   /* the search runs the candidates: it synchronizes the device */
-    size_t eb = elem_bytes(g.x.dt), ws = ws_need(g, which, 1) > ws_need(g, which, 0) ? ws_need(g, which, 1) : ws_need(g, which, 0);
-    emu::library_alloc(what, (size_t)(t_span(&g.x) + t_span(&g.y) + out_span(g, BWD_FILTER)) * eb + ws);
-    report<Perf, Algo>(g, which, requested, returned, out, (size_t)-1);
-    return CUDNN_STATUS_SUCCESS;
+    size_t ws0 = ws_need(g, which, 0), ws1 = ws_need(g, which, 1);
+    size_t operands = (size_t)(t_span(&g.x) + t_span(&g.y) + out_span(g, BWD_FILTER)) * elem_bytes(g.x.dt);
+    emu::library_alloc(what, operands + (ws0 > ws1 ? ws0 : ws1));
 }
 
 /* The search on the caller's memory (cudnnFind*AlgorithmEx): the operands and the workspace
@@ -354,24 +353,21 @@ cudnnStatus_t cudnnFindConvolutionForwardAlgorithm(cudnnHandle_t h, const cudnnT
                                                    const int requested, int *returned, cudnnConvolutionFwdAlgoPerf_t *out) {
     conv_geom g;
     if (cudnnStatus_t st = check(x, w, cv, y, &g)) return st;
-    return find<cudnnConvolutionFwdAlgoPerf_t, cudnnConvolutionFwdAlgo_t>(h, g, FWD, requested, returned, out,
-                                                                    "cudnnFindConvolutionForwardAlgorithm");
+    legacy_find(g, FWD, "cudnnFindConvolutionForwardAlgorithm");
 }
 cudnnStatus_t cudnnFindConvolutionBackwardDataAlgorithm(cudnnHandle_t h, const cudnnFilterDescriptor_t w, const cudnnTensorDescriptor_t dy,
                                                         const cudnnConvolutionDescriptor_t cv, const cudnnTensorDescriptor_t dx,
                                                         const int requested, int *returned, cudnnConvolutionBwdDataAlgoPerf_t *out) {
     conv_geom g;
     if (cudnnStatus_t st = check(dx, w, cv, dy, &g)) return st;
-    return find<cudnnConvolutionBwdDataAlgoPerf_t, cudnnConvolutionBwdDataAlgo_t>(h, g, BWD_DATA, requested, returned, out,
-                                                                    "cudnnFindConvolutionBackwardDataAlgorithm");
+    legacy_find(g, BWD_DATA, "cudnnFindConvolutionBackwardDataAlgorithm");
 }
 cudnnStatus_t cudnnFindConvolutionBackwardFilterAlgorithm(cudnnHandle_t h, const cudnnTensorDescriptor_t x, const cudnnTensorDescriptor_t dy,
                                                           const cudnnConvolutionDescriptor_t cv, const cudnnFilterDescriptor_t dw,
                                                           const int requested, int *returned, cudnnConvolutionBwdFilterAlgoPerf_t *out) {
     conv_geom g;
     if (cudnnStatus_t st = check(x, dw, cv, dy, &g)) return st;
-    return find<cudnnConvolutionBwdFilterAlgoPerf_t, cudnnConvolutionBwdFilterAlgo_t>(h, g, BWD_FILTER, requested, returned, out,
-                                                                    "cudnnFindConvolutionBackwardFilterAlgorithm");
+    legacy_find(g, BWD_FILTER, "cudnnFindConvolutionBackwardFilterAlgorithm");
 }
 cudnnStatus_t cudnnFindConvolutionForwardAlgorithmEx(cudnnHandle_t h, const cudnnTensorDescriptor_t xd, const void *x,
                                                      const cudnnFilterDescriptor_t wd, const void *w,
