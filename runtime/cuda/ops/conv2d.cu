@@ -281,6 +281,8 @@ void rt_cuda_conv_set_workspace(void *work, size_t bytes) {
 
 void cuda_conv2d_forward(const rt_cuda_conv *c, void *out, const void *in, const void *weight) {
     const float one = 1.0f, zero = 0.0f;
+    /* an algorithm nobody chose (cuDNN's 0) would run untimed, and differ from rank 0's */
+    if (!c->selected) rt_die("conv2d: internal: a layer runs before its algorithm search (rt_cuda_conv_select)");
     CUDNN_CHECK(cudnnSetConvolutionMathType(c->conv, c->fwd_math));
     CUDNN_CHECK(cudnnConvolutionForward(rt_cudnn(), &one, c->x, in, c->w, weight, c->conv, c->fwd, workspace,
                                         workspace_bytes - c->dw_scratch, &zero, c->y, out));
