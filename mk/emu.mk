@@ -43,7 +43,8 @@ $(EMU_DIR)/obj/%.o: %.cu $(RT_CUDA_HDRS) tests/emu/emu_cuda.h $(EMU_NVCC)
 $(EMU_RT_LIB): $(EMU_RT_OBJS)
 	@rm -f $@; ar rcs $@ $^
 
-# (the ASan runtime by its path: runtime.mk, which names it RT_LIB_ASAN, is read after this file)
+# (the ASan runtime by its path: mk/runtime.mk, which names it RT_LIB_ASAN, is read after
+# this file, and a prerequisite is expanded as it is read)
 $(EMU_TEST_BIN): tests/gpu/test_ops_gpu.c $(EMU_RT_LIB) $(EMU_LIB) $(BUILD)/asan/libtrainrt.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -I$(EMU_CUDA_INC) -O1 $(EMU_SAN) -c $< -o $@.o

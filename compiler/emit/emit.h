@@ -56,8 +56,9 @@ extern const emit_backend emit_cpu_backend, emit_cuda_backend;
 void emit_model(FILE *out, const schedule *s, const emit_info *info);
 /* model_eval.c, the forward of a schedule lowered at the evaluation resolution (its own
  * shapes and arena offsets). CPU: model_eval_shape_forward(), which model.c's eval_forward
- * calls; CUDA: model_eval_create_plans() and model_eval_forward(), which the rt_cuda_model
- * names (its fused kernels are kernels_eval.cu's, their idents prefixed apart). */
+ * calls; CUDA: model_eval_create_plans(), model_eval_find_algorithms() and
+ * model_eval_forward(), which the rt_cuda_model names (its fused kernels are kernels_eval.cu's,
+ * their idents prefixed apart). */
 void emit_model_eval(FILE *out, const schedule *eval, const emit_info *info);
 /* CUDA: the net's fused elementwise kernels (STEM.cu: kernels.cu, or kernels_eval.cu for the
  * evaluation resolution's schedule) and their prototypes (STEM.h). */

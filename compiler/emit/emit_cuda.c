@@ -266,33 +266,62 @@ static void backward_op(emitter *e, int j) {
 
 static void step_end(emitter *e) { fprintf(e->out, "}\n\n"); }
 
-/* The cuDNN and cuBLASLt plans of the net's shapes, created at start-up as `signature`. */
-static void emit_plans(emitter *e, const char *signature) {
+/* The cuDNN and cuBLASLt plans of the net's shapes, created at start-up before allocation
+ * (`create`), and cuDNN's algorithm search after it on each conv's own buffers (`find`). The
+ * evaluation's schedule (forward only) has no gradients: its search is the forward's alone. */
+static void emit_plans(emitter *e, const char *create, const char *find) {
     const ir_net *net = e->net;
     FILE *out = e->out;
-    fprintf(out, "/* cuDNN algorithms are timed once, at start-up (no model memory needed yet). */\n"
-                 "%s {\n"
-                 "    size_t work = 0, w;\n"
-                 "    (void)w, (void)cap;\n", signature);
+    int fwd_only = net->forward_only;
+    fprintf(out, fwd_only ? "/* The evaluation's library plans (descriptors, layouts), before allocation; returns the\n"
+                            " * cuDNN workspace the memory check counts over every conv created so far (training's\n"
+                            " * and these): the cap, and the 16-bit weight gradient's room. */\n"
+                          : "/* The library plans (descriptors, layouts), before allocation; returns the cuDNN workspace\n"
+                            " * the memory check counts for the search: the cap, and the 16-bit weight gradient's room. */\n");
+    fprintf(out, "%s {\n", create);
     for (int i = 0; i < net->n_ops; i++) {
         const ir_op *op = &net->ops[i];
         if (op->kind == IR_CONV)
-            fprintf(out, "    %s_conv = rt_cuda_conv_create%s(&%s_shape);\n"
-                         "    if ((w = rt_cuda_conv_select(%s_conv, %d, cap)) > work) work = w;\n",
-                    op->ident, sfx(e), op->ident, op->ident, ir_root(net, op->in[0]) == 0);
+            fprintf(out, "    %s_conv = rt_cuda_conv_create%s(&%s_shape);\n", op->ident, sfx(e), op->ident);
         if (op->kind == IR_LINEAR)
             fprintf(out, "    %s_gemm = rt_cuda_linear_create(BATCH, %d, %d);\n", op->ident,
                     op->in_c * op->in_h * op->in_w, op->c);
     }
+    fprintf(out, "    return rt_cuda_conv_workspace_bound(cap);\n}\n\n");
+    fprintf(out, fwd_only ? "/* cuDNN's forward algorithms, timed once after allocation on each conv's own buffers (in\n"
+                            " * the arena the training shares). The search overwrites only the output, an activation\n"
+                            " * the evaluation computes before reading it; it reads the input and the weights. */\n"
+                          : "/* cuDNN's algorithms, timed once after allocation on each conv's own buffers. The search\n"
+                            " * overwrites the output, the input gradient and the weight gradient: activations and\n"
+                            " * gradients the first step computes before reading them (the runtime zeroes G after);\n"
+                            " * it only reads the input, the weights and the output gradient. */\n");
+    fprintf(out, "%s {\n"
+                 "    RT_CUDA_DEVICE_LOCALS;\n"
+                 "    size_t work = 0, w;\n"
+                 "    (void)w, (void)cap;\n", find);
+    for (int i = 0; i < net->n_ops; i++) {
+        const ir_op *op = &net->ops[i];
+        if (op->kind != IR_CONV) continue;
+        char a[128], d[128];
+        const char *in = ir_value_name(net, op->in[0], a, sizeof a);
+        const char *id = op->ident;
+        fprintf(out, "    if ((w = rt_cuda_conv_select(%s_conv, cap, %s_out, %s, %s_%s, ", id, id, in, id, wname(e));
+        if (fwd_only)
+            fprintf(out, "NULL, NULL, NULL)) > work)\n");
+        else
+            fprintf(out, "%s_dout, %s, %s_dweight)) > work)\n", id, ir_din_target(net, i, 0, d, sizeof d), id);
+        fprintf(out, "        work = w;\n");
+    }
     fprintf(out, "    return work;\n}\n\n");
 }
 
-/* After init: the plans the runtime creates at start-up, and the channels-last weights. */
+/* After init: the plans the runtime creates at start-up, the algorithm search on each conv's
+ * own buffers, and the channels-last weights. */
 static void init_end(emitter *e) {
     const ir_net *net = e->net;
     FILE *out = e->out;
     fprintf(out, "}\n\n");
-    emit_plans(e, "static size_t create_plans(size_t cap)");
+    emit_plans(e, "static size_t create_plans(size_t cap)", "static size_t find_algorithms(size_t cap)");
     if (!e->s->opt.nhwc) return;
     fprintf(out, "/* The channels-last copies of the conv weights ([K][R][S][C]) from WA: after every change\n"
                  " * of WA (upload, each optimizer step). */\n"
@@ -319,20 +348,23 @@ static void descriptor(emitter *e, int n_tensors) {
         { "WEIGHTS_NHWC", e->s->opt.nhwc ? "weights_nhwc" : "NULL" }, { "LOGITS_OFFSET", offset },
         { "INPUT_U8", net->input_float ? "0" : "1" },
         { "EVAL", e->info->eval_shape ? "    /* evaluation at data.val's resolution: model_eval.c's schedule */\n"
-                                        "    .eval_create_plans = model_eval_create_plans, .eval_forward = model_eval_forward,\n"
+                                        "    .eval_create_plans = model_eval_create_plans,\n"
+                                        "    .eval_find_algorithms = model_eval_find_algorithms, .eval_forward = model_eval_forward,\n"
                                         : "" },
     };
     if (e->info->eval_shape)
         fprintf(e->out, "/* model_eval.c: the forward lowered at data.val's resolution, over the same device buffers */\n"
                         "size_t model_eval_create_plans(size_t cap);\n"
+                        "size_t model_eval_find_algorithms(size_t cap);\n"
                         "const void *model_eval_forward(rt_model_ctx *ctx);\n\n");
     emit_template(e, "cuda_model_descriptor.c.in", n_tensors, extra, (int)(sizeof extra / sizeof extra[0]));
 }
 
-/* model_eval.c's entry points: its own plans (the workspace is shared: the runtime keeps the
- * larger), and its forward over the shared parameters, arena and input, returning the logits. */
+/* model_eval.c's entry points: its own plans and its forward algorithms' search (the
+ * workspace is shared: the runtime keeps the larger), and its forward over the shared
+ * parameters, arena and input, returning the logits. */
 static void eval_end(emitter *e, const char *logits) {
-    emit_plans(e, "size_t model_eval_create_plans(size_t cap)");
+    emit_plans(e, "size_t model_eval_create_plans(size_t cap)", "size_t model_eval_find_algorithms(size_t cap)");
     fprintf(e->out, "/* The logits (act_t, in the arena) of the batch in rt_dev.x, at this resolution. */\n"
                     "const void *model_eval_forward(rt_model_ctx *ctx) {\n"
                     "    unsigned char *arena = rt_dev.arena;\n"

@@ -140,25 +140,27 @@ static void upload_lut(const rt_run_config *run) {
 static void upload(rt_model_ctx *ctx, const rt_run_config *run, const float *opt_state, long n_state) {
     rt_cuda_init(rt_cuda_device_from_env(), cm->math);
     if (ctx->no_graph) rt_cuda_graph_disable();
-    /* cuDNN algorithms are timed once here (no model memory needed yet); an evaluation
-     * resolution's plans share the workspace, and the arena: each is the larger of the two */
-    size_t work = cm->create_plans(rt_cuda_workspace_cap());
+    /* descriptors only: cuDNN's algorithms are timed after allocation, on the model's own
+     * memory and a workspace at its cap, so the check below counts every byte the search uses.
+     * An evaluation resolution's plans share the workspace and the arena: each is the larger
+     * of the two schedules' (the bound create_plans returns last covers every conv created). */
+    size_t cap = rt_cuda_workspace_cap();
+    size_t bound = cm->create_plans(cap);
     long arena_bytes = cm->arena_bytes;
     host.eval_image = image();
     if (run->eval_h) {
-        if (!cm->eval_forward) rt_die("report this: the run evaluates at another resolution but the model has no forward for it");
-        size_t eval_work = cm->eval_create_plans(rt_cuda_workspace_cap());
-        if (eval_work > work) work = eval_work;
+        if (!cm->eval_forward || !cm->eval_find_algorithms)
+            rt_die("report this: the run evaluates at another resolution but the model has no forward for it");
+        size_t eval_bound = cm->eval_create_plans(cap);
+        if (eval_bound > bound) bound = eval_bound;
         if (run->eval_arena_bytes > arena_bytes) arena_bytes = run->eval_arena_bytes;
         host.eval_image = (long)model.in_c * run->eval_h * run->eval_w;
     }
-    /* every rank runs rank 0's algorithms (their timing may differ per GPU) */
-    if (rt_comm_size(ctx->comm) > 1) work = rt_cuda_conv_agree(ctx->comm);
     /* refuse before allocating when the plan does not fit (rt_devmem.h: the accounting
      * `trainc show --device-memory` uses too) */
     long n_params = model.n_params, n_buffers = model.n_buffers;
     rt_devmem mem = rt_devmem_plan(n_params, n_buffers, n_state, (int)act_bytes(), arena_bytes, model.batch,
-                                   largest_image(), model.classes, work);
+                                   largest_image(), model.classes, bound);
     if (cm->nhwc) mem.fixed += act_bytes() * (size_t)n_params;   /* WN, the channels-last weights */
     host.target_words = RT_TARGET_WORDS(run->augment);
     if (!cm->input_u8) rt_devmem_float_input(&mem, largest_image(), host.target_words);
@@ -178,11 +180,30 @@ static void upload(rt_model_ctx *ctx, const rt_run_config *run, const float *opt
     rt_dev.y = (int32_t *)rt_cuda_malloc(sizeof(int32_t) * host.target_words * model.batch, "the labels");
     rt_dev.seed = (uint64_t *)rt_cuda_malloc(sizeof(uint64_t), "the mask seed");
     rt_dev.loss = (double *)rt_cuda_malloc(sizeof(double), "the loss");
-    host.work = rt_cuda_malloc(work, "the cuDNN workspace");
-    rt_cuda_conv_set_workspace(host.work, work);
+    host.work = rt_cuda_malloc(bound, "the cuDNN workspace");
+    rt_cuda_conv_set_workspace(host.work, bound);
     rt_cuda_copy_h2d(rt_dev.P, ctx->params, sizeof(float) * n_params);
     if (sixteen_bit()) rt_cuda_to_act(rt_dev.WA, rt_dev.P, n_params);
     if (cm->weights_nhwc) cm->weights_nhwc();
+    /* The search overwrites only what is recomputed before it is read: activations and their
+     * gradients in the arena, the input batch, the gradients (zeroed below), the workspace.
+     * It reads the weights just uploaded; parameters, BN buffers and optimizer state (a
+     * resumed checkpoint's among them) are never its outputs. */
+    size_t work = cm->find_algorithms(cap);
+    if (run->eval_h) {   /* the evaluation's convs: forward only, on the shared arena and input */
+        size_t eval_work = cm->eval_find_algorithms(cap);
+        if (eval_work > work) work = eval_work;
+    }
+    /* every rank runs rank 0's algorithms (their timing may differ per GPU) */
+    if (rt_comm_size(ctx->comm) > 1) work = rt_cuda_conv_agree(ctx->comm);
+    if (work > bound)   /* only rank 0's choice on a different GPU or library could need more */
+        rt_die("cuDNN: the chosen algorithms need %zu bytes of workspace on this GPU, more than the %zu the "
+               "memory check counted", work, bound);
+    if (work < bound) {   /* what the choice needs; the rest goes back to the device */
+        rt_cuda_free(host.work);
+        host.work = rt_cuda_malloc(work, "the cuDNN workspace");
+        rt_cuda_conv_set_workspace(host.work, work);
+    }
     rt_cuda_memset0(rt_dev.G, sizeof(float) * n_params);
     if (n_buffers) rt_cuda_copy_h2d(rt_dev.S, ctx->buffers, sizeof(float) * n_buffers);
     if (n_state) rt_cuda_copy_h2d(rt_dev.state, opt_state, sizeof(float) * (size_t)n_state);

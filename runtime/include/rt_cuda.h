@@ -24,7 +24,8 @@
  *
  *   rt_cuda_init(0, RT_CUDA_BF16);
  *   rt_cuda_conv *c1 = rt_cuda_conv_create(&conv1_shape);        // descriptors only
- *   ... rt_cuda_conv_select(): time algorithms once, size the shared workspace ...
+ *   ... memory check counting rt_cuda_conv_workspace_bound(cap), allocation ...
+ *   ... rt_cuda_conv_select(c1, cap, out, in, ...): time algorithms once on c1's buffers ...
  *   cuda_conv2d_forward(c1, out, in, weight_act);               // no bias: a fused kernel adds it
  */
 #ifndef RT_CUDA_H
@@ -116,15 +117,29 @@ rt_cuda_conv *rt_cuda_conv_create(const rt_conv_shape *s);
 rt_cuda_conv *rt_cuda_conv_create_nhwc(const rt_conv_shape *s);
 /* The [K][R][S][C] copy a channels-last conv reads, from the [K][C][R][S] compute weights. */
 void rt_cuda_conv_weight_nhwc(const rt_cuda_conv *c, void *dst, const void *src);
-/* Times forward, backward-data (unless no_din) and backward-filter algorithms within
- * workspace_cap bytes; returns the workspace the choice needs. Needs no model memory. */
-size_t rt_cuda_conv_select(rt_cuda_conv *c, int no_din, size_t workspace_cap);
+/* The workspace to allocate (and to count in the memory check) before the search, once every
+ * conv is created: cuDNN's part at the cap, and room for the largest 16-bit weight gradient
+ * (0 without convs; `trainc show --device-memory` counts the same bound). */
+size_t rt_cuda_conv_workspace_bound(size_t workspace_cap);
+/* Times forward, backward-data (unless din is NULL) and backward-filter algorithms with
+ * cudnnFind*AlgorithmEx on the layer's own device buffers and the workspace set by
+ * rt_cuda_conv_set_workspace (at least the bound), keeping those within workspace_cap bytes;
+ * with dout, din and dweight NULL, the forward algorithm alone (a conv of the evaluation's
+ * schedule, which has no gradients). Returns the workspace the choice needs. cuDNN allocates
+ * nothing of its own. The search leaves arbitrary values in out, din and (FP32) dweight, and
+ * the workspace: call it where these are recomputed before they are read (activations and
+ * their gradients; gradients before they are zeroed), never on parameters or optimizer
+ * state; in, weight and dout are only read. */
+size_t rt_cuda_conv_select(rt_cuda_conv *c, size_t workspace_cap, void *out, const void *in, const void *weight,
+                           const void *dout /*or NULL*/, void *din /*or NULL*/,
+                           float *dweight /*or NULL*/);
 /* Several ranks: rank 0's algorithms (and math types) for every selected conv, broadcast
  * over comm and adopted by every rank, so that all ranks compute alike and size the same
  * workspace (each rank's own timing may rank them differently). Returns the workspace rank
  * 0's choice needs. Call on every rank after every rt_cuda_conv_select. */
 size_t rt_cuda_conv_agree(rt_comm *comm);
-/* The shared workspace; set once after every layer is selected. */
+/* The shared workspace: set at the bound before the search, and again at what the choice
+ * needs (rt_cuda_conv_select's or rt_cuda_conv_agree's largest) when it shrinks after it. */
 void rt_cuda_conv_set_workspace(void *work, size_t bytes);
 /* weight: the compute copy (activation type); dweight: FP32. */
 void cuda_conv2d_forward(const rt_cuda_conv *c, void *out, const void *in, const void *weight);

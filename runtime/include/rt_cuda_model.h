@@ -7,7 +7,8 @@
  *
  *   static const rt_cuda_model cuda = {
  *       .model = &model, .arena_bytes = ARENA_BYTES, .math = RT_CUDA_BF16, .nhwc = 0,
- *       .loss_scale = 0, .init_scale = 0.0f, .create_plans = create_plans, .weights_nhwc = NULL,
+ *       .loss_scale = 0, .init_scale = 0.0f, .create_plans = create_plans,
+ *       .find_algorithms = find_algorithms, .weights_nhwc = NULL,
  *       .forward = forward, .step = train_step_device, .logits_offset = 35323904, .input_u8 = 1,
  *   };
  *   int main(int argc, char **argv) { return rt_cuda_trainer_main(&cuda, &run, argc, argv); }
@@ -29,9 +30,14 @@ typedef struct rt_cuda_model {
     int nhwc;                  /* channels-last activations (a WN weight copy for the convs) */
     int loss_scale;            /* 0 none, 1 static, 2 dynamic (precision.loss_scale) */
     float init_scale;
-    /* Creates the net's cuDNN and cuBLASLt plans, timing cuDNN's algorithms within cap bytes
-     * of workspace; returns the workspace they need. */
+    /* Creates the net's cuDNN and cuBLASLt plans (descriptors, layouts); returns the cuDNN
+     * workspace to allocate for the search, cap bytes and the 16-bit weight gradient's room
+     * (rt_cuda_conv_workspace_bound): the memory check counts it. */
     size_t (*create_plans)(size_t cap);
+    /* After allocation, before the gradients are zeroed: times cuDNN's algorithms on each
+     * conv's own buffers (rt_cuda_conv_select) within cap bytes of the workspace set at the
+     * bound; returns the workspace the choice needs. */
+    size_t (*find_algorithms)(size_t cap);
     void (*weights_nhwc)(void);            /* WN from WA after every change of WA, or NULL */
     void (*forward)(rt_model_ctx *ctx);    /* device work only */
     void (*step)(void *ctx);               /* forward, loss and backward: device work only */
@@ -40,9 +46,13 @@ typedef struct rt_cuda_model {
      * (mixup, cutmix, random erasing: the loader's float work), converted on the device */
     int input_u8;
     /* Evaluation at data.val's resolution (rt_run_config.eval_h, model_eval.c), or NULL: the
-     * plans of that schedule, and its forward over the same parameters, BN statistics, input
-     * buffer and arena (made as large as the larger plan), returning its logits (act_t). */
+     * plans of that schedule (descriptors; returns the workspace bound over every conv made so
+     * far, called after create_plans), its forward algorithms' search on its own buffers in
+     * the shared arena and input (after allocation, like find_algorithms), and its forward
+     * over the same parameters, BN statistics, input buffer and arena (made as large as the
+     * larger plan), returning its logits (act_t). */
     size_t (*eval_create_plans)(size_t cap);
+    size_t (*eval_find_algorithms)(size_t cap);
     const void *(*eval_forward)(rt_model_ctx *ctx);
 } rt_cuda_model;
 

@@ -22,7 +22,8 @@ typedef struct {
 } rt_devmem;
 
 /* act_bytes: 4 (FP32, TF32) or 2 (BF16, FP16); arena_bytes: the static plan at `batch`;
- * image: values per input sample (sent as bytes); workspace: the cuDNN workspace bytes. */
+ * image: values per input sample (sent as bytes); workspace: the cuDNN workspace at its cap
+ * (rt_cuda_conv_workspace_bound), which the algorithm search after allocation may use. */
 rt_devmem rt_devmem_plan(long n_params, long n_buffers, long n_state, int act_bytes, long arena_bytes,
                          int batch, long image, int classes, size_t workspace);
 

@@ -1,13 +1,18 @@
 /* Reference cuDNN for the CUDA emulator: exactly the legacy convolution calls the runtime
- * makes (runtime/cuda/ops/conv2d.cu), written from cuDNN's documentation, not from our CPU
- * ops. Tensors 4-D NCHW or NHWC; filters KCRS (format NCHW) or KRSC (format NHWC); groups,
- * padding, stride, dilation, cross-correlation or convolution; FLOAT / HALF / BFLOAT16 data
+ * makes (runtime/cuda/ops/conv2d.cu), and the legacy search it made before, written from
+ * cuDNN's documentation, not from our CPU ops. Tensors 4-D NCHW or NHWC; filters KCRS
+ * (format NCHW) or KRSC (format NHWC); groups, padding, stride, dilation,
+ * cross-correlation or convolution; FLOAT / HALF / BFLOAT16 data
  * accumulated in double; y = alpha * op + beta * y (y not read when beta is 0). FP32 data
  * under a math type other than CUDNN_FMA_MATH is computed from TF32-rounded inputs, as
  * Ampere and later do. Each algorithm has a workspace size; a call with less workspace
  * fails, and the workspace it uses is overwritten with NaN (so a buffer that overlaps it
  * shows). The Find calls report what other projects saw the legacy search report: results
- * tagged CUDNN_DEFAULT_MATH or CUDNN_TENSOR_OP_MATH whatever math type the descriptor asks. */
+ * tagged CUDNN_DEFAULT_MATH or CUDNN_TENSOR_OP_MATH whatever math type the descriptor asks.
+ * The legacy Find calls allocate their own device memory (cuDNN's documentation: run them
+ * before allocating layer data), which the emulator refuses (emu::library_alloc); the Ex
+ * calls search on the caller's buffers and workspace and leave arbitrary values in the
+ * output and the workspace, as documented. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -188,12 +193,16 @@ static cudnnStatus_t run(cudnnHandle_t h, int which, int algo, const void *alpha
 
 uint64_t emu::cudnn_digest;
 
-/* The legacy search: every algorithm under both math types, the workspace one first on even
- * MPI ranks and last on odd ones: two GPUs whose timings rank the algorithms differently. */
+/* What a search reports: every algorithm under both math types, the workspace one first on
+ * even MPI ranks and last on odd ones (two GPUs whose timings rank the algorithms
+ * differently), tagged CUDNN_TENSOR_OP_MATH or CUDNN_DEFAULT_MATH whatever was asked. An
+ * algorithm that needs more than ws_bytes of workspace reports CUDNN_STATUS_ALLOC_FAILED
+ * ("the provided workspace is insufficient", cudnnConvolution*AlgoPerf_t); returns the
+ * largest workspace an algorithm that ran used. */
 template <typename Perf, typename Algo>
-static cudnnStatus_t find(cudnnHandle_t h, const conv_geom &g, int which, int requested, int *returned, Perf *out) {
-    cudaDeviceSynchronize();   /* the search runs the candidates: it synchronizes the device */
+static size_t report(const conv_geom &g, int which, int requested, int *returned, Perf *out, size_t ws_bytes) {
     int k = 0, odd = emu::launcher_rank() % 2;
+    size_t used = 0;
     static const cudnnMathType_t tags[] = { CUDNN_TENSOR_OP_MATH, CUDNN_DEFAULT_MATH };
     for (int i = 0; i < 2; i++)
         for (int m = 0; m < 2 && k < requested; m++) {
@@ -201,14 +210,58 @@ static cudnnStatus_t find(cudnnHandle_t h, const conv_geom &g, int which, int re
             Perf p;
             memset(&p, 0, sizeof p);
             p.algo = (Algo)algo;
-            p.status = CUDNN_STATUS_SUCCESS;
-            p.time = 0.1f * (float)(k + 1);
             p.memory = ws_need(g, which, algo);
+            p.status = p.memory <= ws_bytes ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_ALLOC_FAILED;
+            p.time = p.status == CUDNN_STATUS_SUCCESS ? 0.1f * (float)(k + 1) : -1.0f;
             p.determinism = CUDNN_DETERMINISTIC;
             p.mathType = tags[m];
+            if (p.status == CUDNN_STATUS_SUCCESS && p.memory > used) used = p.memory;
             out[k++] = p;
         }
     *returned = k;
+    return used;
+}
+
+static long out_span(const conv_geom &g, int which) {
+    return which == FWD ? t_span(&g.y) : which == BWD_DATA ? t_span(&g.x) : (long)g.f.k * g.f.c * g.f.r * g.f.s;
+}
+
+/* The legacy search (cudnnFind*Algorithm): cuDNN allocates the operands it times and the
+ * largest workspace itself (cudaMalloc), memory no start-up check of ours counts: refused,
+ * naming the call. */
+[[noreturn]] static void legacy_find(const conv_geom &g, int which, const char *what) {
+    cudaDeviceSynchronize();   /* the search runs the candidates: it synchronizes the device */
+    size_t ws0 = ws_need(g, which, 0), ws1 = ws_need(g, which, 1);
+    size_t operands = (size_t)(t_span(&g.x) + t_span(&g.y) + out_span(g, BWD_FILTER)) * elem_bytes(g.x.dt);
+    emu::library_alloc(what, operands + (ws0 > ws1 ? ws0 : ws1));
+}
+
+/* The search on the caller's memory (cudnnFind*AlgorithmEx): the operands and the workspace
+ * are checked to lie in device allocations; the search blocks the host until the candidates
+ * have run, and leaves arbitrary values (NaN here) in the output tensor and in the workspace
+ * the candidates used. The inputs are only read. */
+template <typename Perf, typename Algo>
+static cudnnStatus_t find_ex(cudnnHandle_t h, const conv_geom &g, int which, const void *in_a, const void *in_b,
+                             void *result, int requested, int *returned, Perf *out, void *ws, size_t ws_bytes,
+                             const char *what) {
+    size_t eb = elem_bytes(g.x.dt);
+    long wspan = out_span(g, BWD_FILTER);
+    /* in_a, in_b: (x, w) forward, (w, dy) backward data, (x, dy) backward filter */
+    emu::check_device(in_a, (which == BWD_DATA ? wspan : t_span(&g.x)) * eb, what);
+    emu::check_device(in_b, (which == FWD ? wspan : t_span(&g.y)) * eb, what);
+    emu::check_device(result, out_span(g, which) * eb, what);
+    if (ws_bytes) emu::check_device(ws, ws_bytes, what);
+    if (cudaDeviceSynchronize() != cudaSuccess) return CUDNN_STATUS_EXECUTION_FAILED;   /* host blocking */
+    size_t used = report<Perf, Algo>(g, which, requested, returned, out, ws_bytes);
+    float nan = NAN;
+    for (size_t i = 0; i + 4 <= used; i += 4) memcpy((char *)ws + i, &nan, 4);
+    const cudnnTensorStruct *T = which == FWD ? &g.y : &g.x;
+    if (which == BWD_FILTER) {
+        for (long i = 0; i < wspan; i++) store(result, g.x.dt, i, NAN);
+    } else {
+        for (int n = 0; n < T->n; n++) for (int c = 0; c < T->c; c++) for (int i = 0; i < T->h; i++)
+            for (int j = 0; j < T->w; j++) store(result, g.x.dt, t_index(T, n, c, i, j), NAN);
+    }
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -300,21 +353,52 @@ cudnnStatus_t cudnnFindConvolutionForwardAlgorithm(cudnnHandle_t h, const cudnnT
                                                    const int requested, int *returned, cudnnConvolutionFwdAlgoPerf_t *out) {
     conv_geom g;
     if (cudnnStatus_t st = check(x, w, cv, y, &g)) return st;
-    return find<cudnnConvolutionFwdAlgoPerf_t, cudnnConvolutionFwdAlgo_t>(h, g, FWD, requested, returned, out);
+    legacy_find(g, FWD, "cudnnFindConvolutionForwardAlgorithm");
 }
 cudnnStatus_t cudnnFindConvolutionBackwardDataAlgorithm(cudnnHandle_t h, const cudnnFilterDescriptor_t w, const cudnnTensorDescriptor_t dy,
                                                         const cudnnConvolutionDescriptor_t cv, const cudnnTensorDescriptor_t dx,
                                                         const int requested, int *returned, cudnnConvolutionBwdDataAlgoPerf_t *out) {
     conv_geom g;
     if (cudnnStatus_t st = check(dx, w, cv, dy, &g)) return st;
-    return find<cudnnConvolutionBwdDataAlgoPerf_t, cudnnConvolutionBwdDataAlgo_t>(h, g, BWD_DATA, requested, returned, out);
+    legacy_find(g, BWD_DATA, "cudnnFindConvolutionBackwardDataAlgorithm");
 }
 cudnnStatus_t cudnnFindConvolutionBackwardFilterAlgorithm(cudnnHandle_t h, const cudnnTensorDescriptor_t x, const cudnnTensorDescriptor_t dy,
                                                           const cudnnConvolutionDescriptor_t cv, const cudnnFilterDescriptor_t dw,
                                                           const int requested, int *returned, cudnnConvolutionBwdFilterAlgoPerf_t *out) {
     conv_geom g;
     if (cudnnStatus_t st = check(x, dw, cv, dy, &g)) return st;
-    return find<cudnnConvolutionBwdFilterAlgoPerf_t, cudnnConvolutionBwdFilterAlgo_t>(h, g, BWD_FILTER, requested, returned, out);
+    legacy_find(g, BWD_FILTER, "cudnnFindConvolutionBackwardFilterAlgorithm");
+}
+cudnnStatus_t cudnnFindConvolutionForwardAlgorithmEx(cudnnHandle_t h, const cudnnTensorDescriptor_t xd, const void *x,
+                                                     const cudnnFilterDescriptor_t wd, const void *w,
+                                                     const cudnnConvolutionDescriptor_t cv, const cudnnTensorDescriptor_t yd,
+                                                     void *y, const int requested, int *returned,
+                                                     cudnnConvolutionFwdAlgoPerf_t *out, void *ws, size_t ws_bytes) {
+    conv_geom g;
+    if (cudnnStatus_t st = check(xd, wd, cv, yd, &g)) return st;
+    return find_ex<cudnnConvolutionFwdAlgoPerf_t, cudnnConvolutionFwdAlgo_t>(
+        h, g, FWD, x, w, y, requested, returned, out, ws, ws_bytes, "cudnnFindConvolutionForwardAlgorithmEx");
+}
+cudnnStatus_t cudnnFindConvolutionBackwardDataAlgorithmEx(cudnnHandle_t h, const cudnnFilterDescriptor_t wd, const void *w,
+                                                          const cudnnTensorDescriptor_t dyd, const void *dy,
+                                                          const cudnnConvolutionDescriptor_t cv, const cudnnTensorDescriptor_t dxd,
+                                                          void *dx, const int requested, int *returned,
+                                                          cudnnConvolutionBwdDataAlgoPerf_t *out, void *ws, size_t ws_bytes) {
+    conv_geom g;
+    if (cudnnStatus_t st = check(dxd, wd, cv, dyd, &g)) return st;
+    return find_ex<cudnnConvolutionBwdDataAlgoPerf_t, cudnnConvolutionBwdDataAlgo_t>(
+        h, g, BWD_DATA, w, dy, dx, requested, returned, out, ws, ws_bytes, "cudnnFindConvolutionBackwardDataAlgorithmEx");
+}
+cudnnStatus_t cudnnFindConvolutionBackwardFilterAlgorithmEx(cudnnHandle_t h, const cudnnTensorDescriptor_t xd, const void *x,
+                                                            const cudnnTensorDescriptor_t dyd, const void *dy,
+                                                            const cudnnConvolutionDescriptor_t cv, const cudnnFilterDescriptor_t dwd,
+                                                            void *dw, const int requested, int *returned,
+                                                            cudnnConvolutionBwdFilterAlgoPerf_t *out, void *ws, size_t ws_bytes) {
+    conv_geom g;
+    if (cudnnStatus_t st = check(xd, dwd, cv, dyd, &g)) return st;
+    return find_ex<cudnnConvolutionBwdFilterAlgoPerf_t, cudnnConvolutionBwdFilterAlgo_t>(
+        h, g, BWD_FILTER, x, dy, dw, requested, returned, out, ws, ws_bytes,
+        "cudnnFindConvolutionBackwardFilterAlgorithmEx");
 }
 cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t h, const void *alpha, const cudnnTensorDescriptor_t xd, const void *x,
                                       const cudnnFilterDescriptor_t wd, const void *w, const cudnnConvolutionDescriptor_t cv,

@@ -37,6 +37,9 @@ inline double tf32(double v) {
 extern uint64_t cudnn_digest;
 /* This process's MPI rank from the launcher's environment (0 without one). */
 int launcher_rank(void);
+/* A library allocating device memory of its own (cuDNN's legacy algorithm search): memory no
+ * start-up memory check of the trainer counts, so the emulator stops there, naming the call. */
+[[noreturn]] void library_alloc(const char *what, size_t bytes);
 /* Dies unless [p, p + bytes) lies inside one device allocation. */
 void check_device(const void *p, size_t bytes, const char *what);
 }   // namespace emu

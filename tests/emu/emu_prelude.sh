@@ -1,7 +1,11 @@
 # Sourced by the emulated CUDA backend's trainer tests (tests/emu/*_test.sh): `emu_prelude DIR`
 # empties DIR (under $BUILD) into $out, exits 0 with SKIP when the CUDA headers are missing,
 # sets the sanitizers' options and TRAINC_CUDA_ENV (trainc build --backend cuda through the
-# emulator), and builds it (make emu), exiting 1 if that fails.
+# emulator), and builds it (make emu), exiting 1 if that fails. The cuDNN search's workspace
+# is allocated at its cap (default 1 GiB) and the emulator writes every byte of a new
+# allocation: 16 MiB keeps that quick, as in emu_test.sh. EMU_ALLOC_REPORT=1: each trainer
+# prints the device memory it allocated after its start-up memory check, which
+# `emu_within_plan WHAT LOG SPEC` compares with the plan the check counted.
 emu_prelude() {
   BUILD=${BUILD:-build}
   out=$BUILD/$1
@@ -11,6 +15,27 @@ emu_prelude() {
     exit 0
   fi
   export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 OMP_NUM_THREADS=1
-  export TRAINC_CUDA_ENV=$(pwd)/$BUILD/emu/cuda.env
+  export TRAINC_CUDA_ENV=$(pwd)/$BUILD/emu/cuda.env TRAINC_CUDNN_WORKSPACE_MB=16 EMU_ALLOC_REPORT=1
   nice make -s emu BUILD="$BUILD" > "$out/make.log" 2>&1 || { echo "FAIL: make emu"; tail -20 "$out/make.log"; exit 1; }
+}
+
+# The bytes a trainer allocated after its start-up memory check (the emulator's peak growth
+# after the first cudaMemGetInfo, EMU_ALLOC_REPORT) within the plan the check counted and the
+# trainer printed in LOG, give or take its rounding and 1 MiB for the small buffers the plan
+# leaves to the reserve (normalization table, optimizer tables, scalars); and that plan is
+# what `trainc show --device-memory` says SPEC's batch needs (both count the cuDNN workspace
+# at its cap). Prints the result; returns 1, saying FAIL, otherwise.
+emu_within_plan() {  # what, trainer log, spec
+  local plan grow shown
+  plan=$(grep -oE '[0-9.]+ MiB of device memory' "$2" | head -1 | cut -d' ' -f1)
+  grow=$(grep -oE '[0-9]+ more at the peak after it' "$2" | head -1 | cut -d' ' -f1)
+  [ -n "$plan" ] && [ -n "$grow" ] || { echo "FAIL: $1: no memory plan or emulator report in $2"; return 1; }
+  if ! awk -v p="$plan" -v g="$grow" 'BEGIN { exit !(g <= (p + 0.05) * 1048576 + 1048576) }'; then
+    echo "FAIL: $1: $grow bytes allocated after the start-up memory check, more than the $plan MiB it counted"
+    return 1
+  fi
+  echo "$1: $grow bytes allocated after the start-up memory check, $plan MiB counted"
+  shown=$("$BUILD/trainc" show --device-memory 16 "$3" | sed -n 's/^  spec batch .* needs \([0-9.]*\) MiB.*/\1/p')
+  [ "$shown" = "$plan" ] ||
+    { echo "FAIL: $1: the trainer counted $plan MiB, trainc show --device-memory says ${shown:-nothing}${shown:+ MiB}"; return 1; }
 }

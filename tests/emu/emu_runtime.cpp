@@ -83,7 +83,17 @@ static CUstream_st *S(cudaStream_t s) { return s ? s : &legacy; }
  * (the runtime does, at exit, once the device is done); one left over is an error here. The
  * check is registered before main, so it runs after every exit handler of the program. */
 static size_t host_registered;
+/* A trainer's start-up memory check is its first cudaMemGetInfo: the device bytes allocated
+ * then, and the most allocated at once after it. EMU_ALLOC_REPORT=1 prints both at exit, so
+ * that a test compares the growth with what the check counted (every later allocation, the
+ * cuDNN search's workspace among them, must have been in the plan). */
+static bool memory_checked;
+static size_t at_check, peak_after_check;
 static void registered_at_exit(void) {
+    const char *report = getenv("EMU_ALLOC_REPORT");
+    if (report && *report == '1' && memory_checked)
+        fprintf(stderr, "emu: device memory: %zu bytes allocated at the memory check, %zu more at the peak after it\n",
+                at_check, peak_after_check - at_check);
     if (!host_registered) return;
     fprintf(stderr, "emu: error: %zu host buffer(s) still registered with cudaHostRegister at exit "
                     "(cudaHostUnregister them once the device is done with them)\n", host_registered);
@@ -106,6 +116,13 @@ void check_device(const void *p, size_t bytes, const char *what) {
         if (is_device(p)) fail("%s: %zu bytes at %p run past the end of their device allocation", what, bytes, p);
         fail("%s: %p is not device memory", what, p);
     }
+}
+
+void library_alloc(const char *what, size_t bytes) {
+    fail("%s allocates %zu bytes of device memory of its own (the operands it times and its workspace), "
+         "which the trainer's start-up memory check never counted: search with the Ex variant on the "
+         "trainer's own buffers",
+         what, bytes);
 }
 
 static cudaError_t err(cudaError_t e) {
@@ -318,6 +335,7 @@ cudaError_t cudaMalloc(void **p, size_t bytes) {
     memset(m, 0xCB, bytes);   /* not zero: a kernel that reads what nobody wrote gets garbage */
     device_allocs[(uintptr_t)m] = bytes ? bytes : 1;
     allocated += bytes;
+    if (memory_checked && allocated > peak_after_check) peak_after_check = allocated;
     *p = m;
     return cudaSuccess;
 }
@@ -333,6 +351,7 @@ cudaError_t cudaFree(void *p) {
     return cudaSuccess;
 }
 cudaError_t cudaMemGetInfo(size_t *free_b, size_t *total_b) {
+    if (!memory_checked) memory_checked = true, at_check = peak_after_check = allocated;
     *free_b = TOTAL_MEM - allocated, *total_b = TOTAL_MEM;
     return cudaSuccess;
 }

@@ -8,7 +8,10 @@
 # MPI ranks with gradient buckets and sync-BN over the emulated NCCL against the CPU trainer
 # on two ranks (the emulated cuDNN search ranks algorithms differently on odd ranks, and the
 # emulated NCCL stops ranks that ran different algorithms: every rank must adopt rank 0's).
-# Everything runs under ASan and UBSan.
+# Every trainer searches cuDNN's algorithms without device memory of its own (the emulator
+# stops cuDNN's legacy search, which allocates some), and (5) the ResNet's device memory
+# after its start-up check, the search's workspace at its cap among it, stays within what
+# the check counted. Everything runs under ASan and UBSan.
 set -u
 BUILD=${BUILD:-build}
 out=$BUILD/test-emu
@@ -18,6 +21,11 @@ if [ ! -f /usr/local/cuda/include/cuda_runtime.h ] && [ ! -f "${CUDA_HOME:-/none
   exit 0
 fi
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
+# The cuDNN search's workspace is allocated at its cap (default 1 GiB), and the emulator
+# writes every byte of a new allocation: 16 MiB keeps that quick. EMU_ALLOC_REPORT: each
+# process prints the device memory allocated after its start-up check (for 5.).
+export TRAINC_CUDNN_WORKSPACE_MB=16 EMU_ALLOC_REPORT=1
+. tests/emu/emu_prelude.sh   # emu_within_plan (this test sets itself up: it predates emu_prelude)
 status=0
 fail() { echo "FAIL: $*"; status=1; }
 if ! nice make -s emu BUILD="$BUILD" > "$out/make.log" 2>&1; then
@@ -74,6 +82,9 @@ compare() {  # what, gpu run, cpu run, tolerance
   r=$(python3 tests/gpu/compare_runs.py "$2/metrics.jsonl" "$3/metrics.jsonl" "$4" 2>&1) &&
     echo "$1: $(echo "$r" | head -1)" || { fail "$1:"; echo "$r"; }
 }
+# 5. The bytes the ResNet trainers allocate after their start-up memory check within the
+# plan the check counted, which `trainc show --device-memory` says too (emu_within_plan in
+# tests/emu/emu_prelude.sh): a workspace counted below its cap (16 MiB here) shows.
 for name in fmnist_mlp fmnist_lenet fmnist_resnet; do
   short_spec "$name" "$name" ""
   build "$name" .cpu && run "$out/$name.cpu" "$out/$name.cpu.run" || continue
@@ -82,11 +93,15 @@ for name in fmnist_mlp fmnist_lenet fmnist_resnet; do
     run "$out/$name.emu" "$out/$name.emu$s.run" env EMU_SCHEDULE=$s &&
       compare "$name FP32, schedule $s vs CPU (1e-4)" "$out/$name.emu$s.run" "$out/$name.cpu.run" 1e-4
   done
+  if [ "$name" = fmnist_resnet ]; then
+    emu_within_plan "$name FP32 device memory" "$out/$name.emu0.run.log" "$out/$name.spec" || status=1
+  fi
 done
 for p in BF16 FP16; do
   short_spec "resnet_$p" fmnist_resnet "precision { compute: $p }"
   build "resnet_$p" .emu --backend cuda && run "$out/resnet_$p.emu" "$out/resnet_$p.emu.run" env EMU_SCHEDULE=1 &&
-    compare "fmnist_resnet $p vs CPU FP32 (5e-2)" "$out/resnet_$p.emu.run" "$out/fmnist_resnet.cpu.run" 5e-2
+    compare "fmnist_resnet $p vs CPU FP32 (5e-2)" "$out/resnet_$p.emu.run" "$out/fmnist_resnet.cpu.run" 5e-2 &&
+    { emu_within_plan "fmnist_resnet $p device memory" "$out/resnet_$p.emu.run.log" "$out/resnet_$p.spec" || status=1; }
 done
 
 # The BCE loss (timm, with a target threshold) and TrivialAugment on the 8-bit batches

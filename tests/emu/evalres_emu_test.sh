@@ -9,7 +9,10 @@
 # stops ranks whose cuDNN algorithms differ, so every rank must adopt rank 0's for the
 # evaluation's convolutions too), the losses of every step and the
 # evaluations' losses (model and EMA) within 1e-4 relative and top-1 within one sample
-# (tests/emu's bounds); BF16 channels-last without mixing (bytes) within 5e-2. The FP32
+# (tests/emu's bounds); BF16 channels-last without mixing (bytes) within 5e-2. Both search
+# cuDNN's algorithms after allocation, the evaluation's convs for their forward alone, and
+# allocate no more after the start-up memory check than it counted for both schedules
+# (emu_within_plan; a conv that runs unsearched stops the trainer). The FP32
 # evaluations must differ from the CPU's at 16x16 by more than 1e-4, so the checks can tell
 # the evaluation resolution's forward from the training one.
 set -u
@@ -82,6 +85,8 @@ done
 grep -q '\.input_u8 = 0' "$out/emu.src/model.c" || { echo "FAIL: the mixed FP32 trainer does not take float batches"; status=1; }
 grep -q "evaluates at 24x24 with a forward of its own" "$out/emu.log" ||
   { echo "FAIL: the start-up line about the evaluation resolution is missing"; status=1; }
+emu_within_plan "FP32 on two ranks, device memory" "$out/emu.log" "$out/fp32.spec" || status=1
+emu_within_plan "BF16 channels-last, device memory" "$out/bf16.log" "$out/bf16.spec" || status=1
 compare() {  # device-run CPU-run tolerance CPU-run-at-16-or-"" what
   python3 tests/gpu/compare_runs.py "$out/$1.run/metrics.jsonl" "$out/$2.run/metrics.jsonl" "$3" > "$out/$1.cmp" 2>&1 &&
     echo "$5, training losses: $(head -1 "$out/$1.cmp")" || { echo "FAIL: $5, training losses"; cat "$out/$1.cmp"; status=1; }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Shows the emulator catching broken CUDA code: each mutant is a copy of one runtime file
 # with one deliberate mistake, compiled by emu-nvcc and linked ahead of libtrainrt_cuda into
-# tests/gpu/test_ops_gpu, which must then fail. Not part of `make test` (nine relinks and
+# tests/gpu/test_ops_gpu, which must then fail. Not part of `make test` (ten relinks and
 # runs, several minutes); run after `make emu`:  bash tests/emu/mutants.sh
 #   index:    relu.cu writes out[i + 1] (ASan: heap-buffer-overflow, with the line)
 #   barrier:  cuda_common.cuh's block_sum without its second __syncthreads (thread 0 reads
@@ -12,6 +12,8 @@
 #   barrier-nhwc: channel_tiles.cuh's tile sums (channels-last batch norm) without their
 #             __syncthreads
 #   layout:   conv2d.cu describes the KCRS weights as KRSC (filter format NHWC)
+#   legacy-find: conv2d.cu searches forward algorithms with the legacy Find call, which
+#             allocates device memory of its own outside the memory check (risk 7)
 #   scaler:   optim.cu's dynamic loss scale doubles without its 2^24 ceiling (risk 5 of #17)
 #   labels:   softmax_xent.cu without its label range check (risk 10)
 #   pin-cap:  context.cu page-locks at most 8 buffers, as it once did (risk 8)
@@ -46,6 +48,8 @@ mutant barrier-nhwc ops/channel_tiles.cuh 's/(sb\[threadIdx.y\]\[threadIdx.x\] =
   "shared-memory race"
 mutant layout ops/conv2d.cu 's/cudnnSetFilter4dDescriptor\(c->w, dt, f,/cudnnSetFilter4dDescriptor(c->w, dt, CUDNN_TENSOR_NHWC,/' \
   ops/conv2d.cu "FAIL .*conv"
+mutant legacy-find ops/conv2d.cu 's/cudnnFindConvolutionForwardAlgorithmEx\(rt_cudnn\(\), c->x, in, c->w, weight, c->conv, c->y, out, MAXR,\s*&got, fr, workspace, cap\)/cudnnFindConvolutionForwardAlgorithm(rt_cudnn(), c->x, c->w, c->conv, c->y, MAXR, &got, fr)/' \
+  ops/conv2d.cu "device memory of its own"
 mutant scaler optim.cu 's/fminf\(sc->scale \* 2.0f, SCALER_MAX\)/sc->scale * 2.0f/' optim.cu "FAIL .*loss scale"
 mutant labels ops/softmax_xent.cu 's/if \(y < 0 \|\| y >= k\) \{/if (0) {/' ops/softmax_xent.cu "FAIL .*labels"
 mutant pin-cap context.cu 's/(void rt_cuda_pin_host\(void \*p, size_t bytes\) \{\n)/$1    if (ctx.n_pinned >= 8) return;\n/' context.cu \

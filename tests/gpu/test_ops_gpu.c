@@ -177,9 +177,11 @@ static void test_conv(const char *name, rt_conv_shape s, int nhwc) {
     conv2d_backward(dx, dw, NULL, dy, NULL, x, w, work, &s);
     rt_cuda_conv *(*create)(const rt_conv_shape *) = nhwc ? rt_cuda_conv_create_nhwc : rt_cuda_conv_create;
     rt_cuda_conv *c = create(&s);
-    size_t ws = rt_cuda_conv_select(c, 0, rt_cuda_workspace_cap());
-    void *dwork = rt_cuda_malloc(ws, "conv workspace");
-    rt_cuda_conv_set_workspace(dwork, ws);
+    /* as a trainer does: the workspace at its bound, then the search on the layer's buffers
+     * (it leaves arbitrary values in gy, gdx, gdw: the calls below overwrite them) */
+    size_t cap = rt_cuda_workspace_cap(), bound = rt_cuda_conv_workspace_bound(cap);
+    void *dwork = rt_cuda_malloc(bound, "conv workspace");
+    rt_cuda_conv_set_workspace(dwork, bound);
     void *gx = act_from(in_layout(x, s.n, s.c, hw, nhwc), nin), *gw = act_from(w, nw);
     void *gdy = act_from(in_layout(dy, s.n, s.oc, ohw, nhwc), nout);
     void *gy = act_zero(nout), *gdx = act_zero(nin), *gwn = gw;
@@ -188,6 +190,8 @@ static void test_conv(const char *name, rt_conv_shape s, int nhwc) {
         gwn = act_zero(nw);
         rt_cuda_conv_weight_nhwc(c, gwn, gw);
     }
+    size_t ws = rt_cuda_conv_select(c, cap, gy, gx, gwn, gdy, gdx, gdw);
+    rt_cuda_conv_set_workspace(dwork, ws);   /* what the choice needs, as a trainer runs it */
     cuda_conv2d_forward(c, gy, gx, gwn);
     cuda_conv2d_backward(c, gdx, gdw, gdy, gx, gwn);
     char what[128];
@@ -201,7 +205,7 @@ static void test_conv(const char *name, rt_conv_shape s, int nhwc) {
     memcpy(dx, other, nin * sizeof(float));
     conv2d_backward(dx, dw, NULL, dy, NULL, x, w, work, &sa);
     rt_cuda_conv *ca = create(&sa);
-    if (rt_cuda_conv_select(ca, 0, rt_cuda_workspace_cap()) > ws) rt_die("conv din_add: a larger workspace");
+    if (rt_cuda_conv_select(ca, cap, gy, gx, gwn, gdy, gdx, gdw) > ws) rt_die("conv din_add: a larger workspace");
     void *gother = act_from(in_layout(other, s.n, s.c, hw, nhwc), nin);
     cuda_conv2d_backward(ca, gother, gdw, gdy, gx, gwn);
     snprintf(what, sizeof what, "conv2d%s %s backward dinput, added", nhwc ? " nhwc" : "", name);

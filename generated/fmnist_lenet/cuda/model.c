@@ -134,16 +134,28 @@ static void init(float *P, float *S, uint64_t seed) {
     rt_init_torch_default(fc2_weight, 5120, fc2_bias, 10, 512, &r);
 }
 
-/* cuDNN algorithms are timed once, at start-up (no model memory needed yet). */
+/* The library plans (descriptors, layouts), before allocation; returns the cuDNN workspace
+ * the memory check counts for the search: the cap, and the 16-bit weight gradient's room. */
 static size_t create_plans(size_t cap) {
-    size_t work = 0, w;
-    (void)w, (void)cap;
     conv1_conv = rt_cuda_conv_create(&conv1_shape);
-    if ((w = rt_cuda_conv_select(conv1_conv, 1, cap)) > work) work = w;
     conv2_conv = rt_cuda_conv_create(&conv2_shape);
-    if ((w = rt_cuda_conv_select(conv2_conv, 0, cap)) > work) work = w;
     fc1_gemm = rt_cuda_linear_create(BATCH, 3136, 512);
     fc2_gemm = rt_cuda_linear_create(BATCH, 512, 10);
+    return rt_cuda_conv_workspace_bound(cap);
+}
+
+/* cuDNN's algorithms, timed once after allocation on each conv's own buffers. The search
+ * overwrites the output, the input gradient and the weight gradient: activations and
+ * gradients the first step computes before reading them (the runtime zeroes G after);
+ * it only reads the input, the weights and the output gradient. */
+static size_t find_algorithms(size_t cap) {
+    RT_CUDA_DEVICE_LOCALS;
+    size_t work = 0, w;
+    (void)w, (void)cap;
+    if ((w = rt_cuda_conv_select(conv1_conv, cap, conv1_out, x, conv1_wact, conv1_dout, NULL, conv1_dweight)) > work)
+        work = w;
+    if ((w = rt_cuda_conv_select(conv2_conv, cap, conv2_out, pool1_out, conv2_wact, conv2_dout, pool1_dout, conv2_dweight)) > work)
+        work = w;
     return work;
 }
 
@@ -261,7 +273,8 @@ static const rt_model model = {
 static const rt_cuda_model cuda = {
     .model = &model, .arena_bytes = ARENA_BYTES, .logits_offset = 35323904,
     .math = RT_CUDA_FP32, .nhwc = 0, .loss_scale = 0, .init_scale = 0.0f,
-    .create_plans = create_plans, .weights_nhwc = NULL, .forward = forward, .step = train_step_device,
+    .create_plans = create_plans, .find_algorithms = find_algorithms, .weights_nhwc = NULL,
+    .forward = forward, .step = train_step_device,
     .input_u8 = 1,   /* 1: the loader sends bytes, normalized on the device; 0: normalized floats */
 };
 

@@ -643,41 +643,66 @@ static void init(float *P, float *S, uint64_t seed) {
     rt_init_torch_default(fc_weight, 1280, fc_bias, 10, 128, &r);
 }
 
-/* cuDNN algorithms are timed once, at start-up (no model memory needed yet). */
+/* The library plans (descriptors, layouts), before allocation; returns the cuDNN workspace
+ * the memory check counts for the search: the cap, and the 16-bit weight gradient's room. */
 static size_t create_plans(size_t cap) {
+    stem_conv = rt_cuda_conv_create(&stem_shape);
+    layer1_0_conv1_conv = rt_cuda_conv_create(&layer1_0_conv1_shape);
+    layer1_0_conv2_conv = rt_cuda_conv_create(&layer1_0_conv2_shape);
+    layer1_1_conv1_conv = rt_cuda_conv_create(&layer1_1_conv1_shape);
+    layer1_1_conv2_conv = rt_cuda_conv_create(&layer1_1_conv2_shape);
+    layer2_0_conv1_conv = rt_cuda_conv_create(&layer2_0_conv1_shape);
+    layer2_0_conv2_conv = rt_cuda_conv_create(&layer2_0_conv2_shape);
+    layer2_0_down_conv = rt_cuda_conv_create(&layer2_0_down_shape);
+    layer2_1_conv1_conv = rt_cuda_conv_create(&layer2_1_conv1_shape);
+    layer2_1_conv2_conv = rt_cuda_conv_create(&layer2_1_conv2_shape);
+    layer3_0_conv1_conv = rt_cuda_conv_create(&layer3_0_conv1_shape);
+    layer3_0_conv2_conv = rt_cuda_conv_create(&layer3_0_conv2_shape);
+    layer3_0_down_conv = rt_cuda_conv_create(&layer3_0_down_shape);
+    layer3_1_conv1_conv = rt_cuda_conv_create(&layer3_1_conv1_shape);
+    layer3_1_conv2_conv = rt_cuda_conv_create(&layer3_1_conv2_shape);
+    fc_gemm = rt_cuda_linear_create(BATCH, 128, 10);
+    return rt_cuda_conv_workspace_bound(cap);
+}
+
+/* cuDNN's algorithms, timed once after allocation on each conv's own buffers. The search
+ * overwrites the output, the input gradient and the weight gradient: activations and
+ * gradients the first step computes before reading them (the runtime zeroes G after);
+ * it only reads the input, the weights and the output gradient. */
+static size_t find_algorithms(size_t cap) {
+    RT_CUDA_DEVICE_LOCALS;
     size_t work = 0, w;
     (void)w, (void)cap;
-    stem_conv = rt_cuda_conv_create(&stem_shape);
-    if ((w = rt_cuda_conv_select(stem_conv, 1, cap)) > work) work = w;
-    layer1_0_conv1_conv = rt_cuda_conv_create(&layer1_0_conv1_shape);
-    if ((w = rt_cuda_conv_select(layer1_0_conv1_conv, 0, cap)) > work) work = w;
-    layer1_0_conv2_conv = rt_cuda_conv_create(&layer1_0_conv2_shape);
-    if ((w = rt_cuda_conv_select(layer1_0_conv2_conv, 0, cap)) > work) work = w;
-    layer1_1_conv1_conv = rt_cuda_conv_create(&layer1_1_conv1_shape);
-    if ((w = rt_cuda_conv_select(layer1_1_conv1_conv, 0, cap)) > work) work = w;
-    layer1_1_conv2_conv = rt_cuda_conv_create(&layer1_1_conv2_shape);
-    if ((w = rt_cuda_conv_select(layer1_1_conv2_conv, 0, cap)) > work) work = w;
-    layer2_0_conv1_conv = rt_cuda_conv_create(&layer2_0_conv1_shape);
-    if ((w = rt_cuda_conv_select(layer2_0_conv1_conv, 0, cap)) > work) work = w;
-    layer2_0_conv2_conv = rt_cuda_conv_create(&layer2_0_conv2_shape);
-    if ((w = rt_cuda_conv_select(layer2_0_conv2_conv, 0, cap)) > work) work = w;
-    layer2_0_down_conv = rt_cuda_conv_create(&layer2_0_down_shape);
-    if ((w = rt_cuda_conv_select(layer2_0_down_conv, 0, cap)) > work) work = w;
-    layer2_1_conv1_conv = rt_cuda_conv_create(&layer2_1_conv1_shape);
-    if ((w = rt_cuda_conv_select(layer2_1_conv1_conv, 0, cap)) > work) work = w;
-    layer2_1_conv2_conv = rt_cuda_conv_create(&layer2_1_conv2_shape);
-    if ((w = rt_cuda_conv_select(layer2_1_conv2_conv, 0, cap)) > work) work = w;
-    layer3_0_conv1_conv = rt_cuda_conv_create(&layer3_0_conv1_shape);
-    if ((w = rt_cuda_conv_select(layer3_0_conv1_conv, 0, cap)) > work) work = w;
-    layer3_0_conv2_conv = rt_cuda_conv_create(&layer3_0_conv2_shape);
-    if ((w = rt_cuda_conv_select(layer3_0_conv2_conv, 0, cap)) > work) work = w;
-    layer3_0_down_conv = rt_cuda_conv_create(&layer3_0_down_shape);
-    if ((w = rt_cuda_conv_select(layer3_0_down_conv, 0, cap)) > work) work = w;
-    layer3_1_conv1_conv = rt_cuda_conv_create(&layer3_1_conv1_shape);
-    if ((w = rt_cuda_conv_select(layer3_1_conv1_conv, 0, cap)) > work) work = w;
-    layer3_1_conv2_conv = rt_cuda_conv_create(&layer3_1_conv2_shape);
-    if ((w = rt_cuda_conv_select(layer3_1_conv2_conv, 0, cap)) > work) work = w;
-    fc_gemm = rt_cuda_linear_create(BATCH, 128, 10);
+    if ((w = rt_cuda_conv_select(stem_conv, cap, stem_out, x, stem_wact, stem_dout, NULL, stem_dweight)) > work)
+        work = w;
+    if ((w = rt_cuda_conv_select(layer1_0_conv1_conv, cap, layer1_0_conv1_out, stem_bn_out, layer1_0_conv1_wact, layer1_0_conv1_dout, stem_bn_dout, layer1_0_conv1_dweight)) > work)
+        work = w;
+    if ((w = rt_cuda_conv_select(layer1_0_conv2_conv, cap, layer1_0_conv2_out, layer1_0_bn1_out, layer1_0_conv2_wact, layer1_0_conv2_dout, layer1_0_bn1_dout, layer1_0_conv2_dweight)) > work)
+        work = w;
+    if ((w = rt_cuda_conv_select(layer1_1_conv1_conv, cap, layer1_1_conv1_out, layer1_0_add_out, layer1_1_conv1_wact, layer1_1_conv1_dout, layer1_0_add_dout, layer1_1_conv1_dweight)) > work)
+        work = w;
+    if ((w = rt_cuda_conv_select(layer1_1_conv2_conv, cap, layer1_1_conv2_out, layer1_1_bn1_out, layer1_1_conv2_wact, layer1_1_conv2_dout, layer1_1_bn1_dout, layer1_1_conv2_dweight)) > work)
+        work = w;
+    if ((w = rt_cuda_conv_select(layer2_0_conv1_conv, cap, layer2_0_conv1_out, layer1_1_add_out, layer2_0_conv1_wact, layer2_0_conv1_dout, layer1_1_add_dout, layer2_0_conv1_dweight)) > work)
+        work = w;
+    if ((w = rt_cuda_conv_select(layer2_0_conv2_conv, cap, layer2_0_conv2_out, layer2_0_bn1_out, layer2_0_conv2_wact, layer2_0_conv2_dout, layer2_0_bn1_dout, layer2_0_conv2_dweight)) > work)
+        work = w;
+    if ((w = rt_cuda_conv_select(layer2_0_down_conv, cap, layer2_0_down_out, layer1_1_add_out, layer2_0_down_wact, layer2_0_down_dout, layer1_1_add_dout, layer2_0_down_dweight)) > work)
+        work = w;
+    if ((w = rt_cuda_conv_select(layer2_1_conv1_conv, cap, layer2_1_conv1_out, layer2_0_add_out, layer2_1_conv1_wact, layer2_1_conv1_dout, layer2_0_add_dout, layer2_1_conv1_dweight)) > work)
+        work = w;
+    if ((w = rt_cuda_conv_select(layer2_1_conv2_conv, cap, layer2_1_conv2_out, layer2_1_bn1_out, layer2_1_conv2_wact, layer2_1_conv2_dout, layer2_1_bn1_dout, layer2_1_conv2_dweight)) > work)
+        work = w;
+    if ((w = rt_cuda_conv_select(layer3_0_conv1_conv, cap, layer3_0_conv1_out, layer2_1_add_out, layer3_0_conv1_wact, layer3_0_conv1_dout, layer2_1_add_dout, layer3_0_conv1_dweight)) > work)
+        work = w;
+    if ((w = rt_cuda_conv_select(layer3_0_conv2_conv, cap, layer3_0_conv2_out, layer3_0_bn1_out, layer3_0_conv2_wact, layer3_0_conv2_dout, layer3_0_bn1_dout, layer3_0_conv2_dweight)) > work)
+        work = w;
+    if ((w = rt_cuda_conv_select(layer3_0_down_conv, cap, layer3_0_down_out, layer2_1_add_out, layer3_0_down_wact, layer3_0_down_dout, layer2_1_add_dout, layer3_0_down_dweight)) > work)
+        work = w;
+    if ((w = rt_cuda_conv_select(layer3_1_conv1_conv, cap, layer3_1_conv1_out, layer3_0_add_out, layer3_1_conv1_wact, layer3_1_conv1_dout, layer3_0_add_dout, layer3_1_conv1_dweight)) > work)
+        work = w;
+    if ((w = rt_cuda_conv_select(layer3_1_conv2_conv, cap, layer3_1_conv2_out, layer3_1_bn1_out, layer3_1_conv2_wact, layer3_1_conv2_dout, layer3_1_bn1_dout, layer3_1_conv2_dweight)) > work)
+        work = w;
     return work;
 }
 
@@ -1033,7 +1058,8 @@ static const rt_model model = {
 static const rt_cuda_model cuda = {
     .model = &model, .arena_bytes = ARENA_BYTES, .logits_offset = 224788480,
     .math = RT_CUDA_FP32, .nhwc = 0, .loss_scale = 0, .init_scale = 0.0f,
-    .create_plans = create_plans, .weights_nhwc = NULL, .forward = forward, .step = train_step_device,
+    .create_plans = create_plans, .find_algorithms = find_algorithms, .weights_nhwc = NULL,
+    .forward = forward, .step = train_step_device,
     .input_u8 = 1,   /* 1: the loader sends bytes, normalized on the device; 0: normalized floats */
 };
 

@@ -1,6 +1,7 @@
 /* 2-D convolution through cuDNN (FP32, or BF16/FP16 storage with FP32 accumulation on tensor
- * cores): descriptors per layer, algorithms timed once at start-up and shared by layers of
- * equal shape, one shared workspace. In 16-bit modes cuDNN writes the weight gradient in the
+ * cores): descriptors per layer, algorithms timed once at start-up (cudnnFind*AlgorithmEx on
+ * the model's own buffers, after the memory check) and shared by layers of equal shape, one
+ * shared workspace. In 16-bit modes cuDNN writes the weight gradient in the
  * activation type into the top of the workspace, and a cast widens it into the FP32 gradient
  * buffer the optimizer and the all-reduce read.
  * Layout: NCHW, or channels-last (NHWC, 16-bit modes only) where the whole net runs in it:
@@ -15,6 +16,7 @@ struct rt_cuda_conv {
     rt_conv_shape s;
     int nhwc;            /* channels-last tensors and [K][R][S][C] weights */
     int selected, no_din;
+    int forward_only;    /* selected without gradients (an evaluation schedule's): forward algorithm only */
     rt_cuda_act act;     /* element type of the descriptors */
     size_t dw_scratch;   /* bytes of the 16-bit weight gradient at the workspace's top; 0 in FP32 */
     cudnnTensorDescriptor_t x, y;
@@ -111,11 +113,11 @@ static int deterministic_only(void) {
 
 enum { FWD, BWD_DATA, BWD_FILTER };
 
-/* The workspace `algo` needs under CUDNN_FMA_MATH, or (size_t)-1 when cuDNN refuses it so. */
-static size_t fma_workspace(const rt_cuda_conv *c, int which, int algo) {
+/* The workspace `algo` needs under `math`, or (size_t)-1 when cuDNN refuses it so. */
+static size_t workspace_under(const rt_cuda_conv *c, int which, int algo, cudnnMathType_t math) {
     size_t bytes = 0;
     cudnnStatus_t st;
-    CUDNN_CHECK(cudnnSetConvolutionMathType(c->conv, CUDNN_FMA_MATH));
+    CUDNN_CHECK(cudnnSetConvolutionMathType(c->conv, math));
     if (which == FWD)
         st = cudnnGetConvolutionForwardWorkspaceSize(rt_cudnn(), c->x, c->w, c->conv, c->y,
                                                      (cudnnConvolutionFwdAlgo_t)algo, &bytes);
@@ -132,7 +134,9 @@ static size_t fma_workspace(const rt_cuda_conv *c, int which, int algo) {
  * type to run it with. FP32 runs every algorithm under CUDNN_FMA_MATH, so it stays exact (no
  * TF32): the legacy search tags its results DEFAULT or TENSOR_OP whatever math type was asked
  * (OneFlow#3460, cumo#501), so the tag is not trusted; an FP32 conv takes the fastest
- * algorithm cuDNN accepts under FMA math (its workspace query succeeds, within the cap). */
+ * algorithm cuDNN accepts under FMA math (its workspace query succeeds, within the cap).
+ * Every choice's workspace is queried under the math type it runs with, so that it fits the
+ * workspace the memory check counted at the cap whatever the tag said. */
 #define PICK(results, count, cap, which, out_algo, out_math)                                 \
     do {                                                                                      \
         int found_ = 0, fp32_ = rt_cuda_math_mode() == RT_CUDA_FP32;                          \
@@ -141,10 +145,11 @@ static size_t fma_workspace(const rt_cuda_conv *c, int which, int algo) {
                 continue;                                                                     \
             if (deterministic_only() && (results)[i_].determinism != CUDNN_DETERMINISTIC)     \
                 continue;                                                                     \
-            if (fp32_ && fma_workspace(c, (which), (int)(results)[i_].algo) > (cap))          \
+            cudnnMathType_t m_ = fp32_ ? CUDNN_FMA_MATH : (results)[i_].mathType;            \
+            if (workspace_under(c, (which), (int)(results)[i_].algo, m_) > (cap))             \
                 continue;                                                                     \
             (out_algo) = (results)[i_].algo;                                                  \
-            (out_math) = fp32_ ? CUDNN_FMA_MATH : (results)[i_].mathType;                     \
+            (out_math) = m_;                                                                  \
             found_ = 1;                                                                       \
         }                                                                                     \
         if (!found_)                                                                          \
@@ -165,6 +170,7 @@ static size_t conv_workspace(const rt_cuda_conv *c) {
     size_t f = 0, d = 0, w = 0;   /* each under the math type its call will run with */
     CUDNN_CHECK(cudnnSetConvolutionMathType(c->conv, c->fwd_math));
     CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(rt_cudnn(), c->x, c->w, c->conv, c->y, c->fwd, &f));
+    if (c->forward_only) return f;
     if (!c->no_din) {
         CUDNN_CHECK(cudnnSetConvolutionMathType(c->conv, c->bwd_data_math));
         CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(rt_cudnn(), c->w, c->y, c->conv, c->x,
@@ -184,30 +190,59 @@ static size_t selected_bytes(const rt_cuda_conv *c) {
     return ((conv_workspace(c) + 255) & ~(size_t)255) + c->dw_scratch;
 }
 
-size_t rt_cuda_conv_select(rt_cuda_conv *c, int no_din, size_t cap) {
-    c->no_din = no_din;
+size_t rt_cuda_conv_workspace_bound(size_t cap) {
+    size_t scratch = 0;
+    for (int i = 0; i < n_convs; i++)
+        if (all_convs[i]->dw_scratch > scratch) scratch = all_convs[i]->dw_scratch;
+    return n_convs ? (cap & ~(size_t)255) + scratch : 0;
+}
+
+/* The search times every algorithm on the buffers it is given and leaves arbitrary values
+ * in its outputs (y, dx, dw) and in the workspace; x, w and dy are only read. The caller
+ * hands it buffers whose contents are recomputed before use (see rt_cuda.h), so nothing
+ * the run keeps is overwritten; the 16-bit weight gradient goes where backward puts it, at
+ * the workspace's top, above the cap given to cuDNN. cuDNN allocates nothing of its own
+ * here: every byte was counted by the start-up memory check. Without dout (an evaluation
+ * schedule's conv, which has no gradients) only the forward algorithm is searched. */
+size_t rt_cuda_conv_select(rt_cuda_conv *c, size_t cap, void *out, const void *in, const void *weight,
+                           const void *dout, void *din, float *dweight) {
+    int forward_only = dout == NULL, no_din = din == NULL;
+    if (forward_only && (din || dweight))
+        rt_die("conv2d: internal: a forward-only search (no output gradient) was given gradient buffers");
+    c->no_din = no_din, c->forward_only = forward_only;
     for (int i = 0; i < n_convs; i++) {
         const rt_cuda_conv *o = all_convs[i];
-        if (o != c && o->selected && same_shape(o, c) && (o->no_din <= no_din)) {
+        if (o != c && o->selected && same_shape(o, c) && o->no_din <= no_din && o->forward_only <= forward_only) {
             c->fwd = o->fwd, c->bwd_data = o->bwd_data, c->bwd_filter = o->bwd_filter;
             c->fwd_math = o->fwd_math, c->bwd_data_math = o->bwd_data_math, c->bwd_filter_math = o->bwd_filter_math;
             c->selected = 1;
             return selected_bytes(c);
         }
     }
-    /* The non-Ex Find calls allocate their own buffers: no model memory is needed yet. */
+    cap &= ~(size_t)255;
+    if (!workspace || cap + c->dw_scratch > workspace_bytes)
+        rt_die("conv2d: internal: the algorithm search needs a workspace of %zu bytes set first (it has %zu)",
+               cap + c->dw_scratch, workspace_bytes);
+    void *dw = c->dw_scratch ? (void *)((char *)workspace + workspace_bytes - c->dw_scratch) : (void *)dweight;
     enum { MAXR = 16 };
     int got = 0;
     cudnnConvolutionFwdAlgoPerf_t fr[MAXR];
-    CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithm(rt_cudnn(), c->x, c->w, c->conv, c->y, MAXR, &got, fr));
+    CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(rt_cudnn(), c->x, in, c->w, weight, c->conv, c->y, out, MAXR,
+                                                       &got, fr, workspace, cap));
     PICK(fr, got, cap, FWD, c->fwd, c->fwd_math);
+    if (forward_only) {
+        c->selected = 1;
+        return selected_bytes(c);
+    }
     if (!no_din) {
         cudnnConvolutionBwdDataAlgoPerf_t dr[MAXR];
-        CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithm(rt_cudnn(), c->w, c->y, c->conv, c->x, MAXR, &got, dr));
+        CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithmEx(rt_cudnn(), c->w, weight, c->y, dout, c->conv, c->x,
+                                                                din, MAXR, &got, dr, workspace, cap));
         PICK(dr, got, cap, BWD_DATA, c->bwd_data, c->bwd_data_math);
     }
     cudnnConvolutionBwdFilterAlgoPerf_t wr[MAXR];
-    CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithm(rt_cudnn(), c->x, c->y, c->conv, c->w, MAXR, &got, wr));
+    CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithmEx(rt_cudnn(), c->x, in, c->y, dout, c->conv, c->w, dw,
+                                                              MAXR, &got, wr, workspace, cap));
     PICK(wr, got, cap, BWD_FILTER, c->bwd_filter, c->bwd_filter_math);
     c->selected = 1;
     return selected_bytes(c);
@@ -246,6 +281,8 @@ void rt_cuda_conv_set_workspace(void *work, size_t bytes) {
 
 void cuda_conv2d_forward(const rt_cuda_conv *c, void *out, const void *in, const void *weight) {
     const float one = 1.0f, zero = 0.0f;
+    /* an algorithm nobody chose (cuDNN's 0) would run untimed, and differ from rank 0's */
+    if (!c->selected) rt_die("conv2d: internal: a layer runs before its algorithm search (rt_cuda_conv_select)");
     CUDNN_CHECK(cudnnSetConvolutionMathType(c->conv, c->fwd_math));
     CUDNN_CHECK(cudnnConvolutionForward(rt_cudnn(), &one, c->x, in, c->w, weight, c->conv, c->fwd, workspace,
                                         workspace_bytes - c->dw_scratch, &zero, c->y, out));
@@ -254,6 +291,7 @@ void cuda_conv2d_forward(const rt_cuda_conv *c, void *out, const void *in, const
 void cuda_conv2d_backward(const rt_cuda_conv *c, void *din, float *dweight, const void *dout, const void *in,
                           const void *weight) {
     const float one = 1.0f, zero = 0.0f;
+    if (c->forward_only) rt_die("conv2d: backward of a layer selected for its forward only");
     size_t ws = workspace_bytes - c->dw_scratch;
     void *dw = c->dw_scratch ? (void *)((char *)workspace + ws) : (void *)dweight;
     CUDNN_CHECK(cudnnSetConvolutionMathType(c->conv, c->bwd_filter_math));
