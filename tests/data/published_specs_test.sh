@@ -53,6 +53,8 @@ one() {   # spec: build it as written, then the small variant, and run it
 extends: "$here/$spec"
 net { input_shape: [3, $size, $size] classes: 10 linear { name: "$head" out: 10 } }
 data {
+  train_samples: 20   # the tree's sizes: a spec's ImageNet counts are refused on it
+  val_samples: 10
   train { batch_per_rank: 2 }
   val { batch_per_rank: 2 }
 }
