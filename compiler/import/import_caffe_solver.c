@@ -86,6 +86,14 @@ static int print_optimizer(ic_ctx *ic, FILE *out, const ast_node *s) {
         if (decay != 0)
             return ic_error(ic, ic_get(s, "weight_decay"), "use weight_decay: 0, or write adamw by hand (decoupled decay)",
                             "Adam with weight_decay: Caffe adds L2 to the gradient; trainc's adamw decays decoupled");
+        /* Caffe: lr sqrt(1 - b2^t) / (1 - b1^t) m / (sqrt(v) + delta), delta on the uncorrected
+         * sqrt(v); PyTorch's: lr m_hat / (sqrt(v_hat) + eps), i.e. delta sqrt(1 - b2^t) there. */
+        if (delta > 0 &&
+            ic_approximate(ic, ic_get(s, "delta") ? ic_get(s, "delta") : s,
+                           "Caffe's Adam adds delta (%g) to the square root of the uncorrected second moment, "
+                           "trainc's (PyTorch's) adds eps to the bias-corrected one: the same up to eps = delta "
+                           "sqrt(1 - beta2^t), which differs from delta in the early iterations", delta) < 0)
+            return -1;
         fprintf(out, "  adamw { beta1: %s beta2: %s eps: %s weight_decay: 0 }\n", ic_num(momentum), ic_num(momentum2), ic_num(delta));
         return 0;
     }
@@ -116,10 +124,13 @@ int ic_import_solver(ic_ctx *ic, FILE *out, const ast_node *s) {
     if (iter_size != 1)
         return ic_error(ic, ic_get(s, "iter_size"), "use iter_size: 1 and a batch iter_size times larger",
                         "iter_size %lld (gradient accumulation) has no trainc equivalent yet", (long long)iter_size);
-    const char *policy = "fixed";
+    const char *policy = "fixed", *type = "SGD";
     double momentum = 0;
-    if (ic_word(ic, s, "lr_policy", &policy) < 0 || ic_float(ic, s, "momentum", &momentum) < 0) return -1;
-    if (momentum > 0 && strcmp(policy, "fixed") != 0 &&
+    if (ic_word(ic, s, "lr_policy", &policy) < 0 || ic_float(ic, s, "momentum", &momentum) < 0 ||
+        ic_word(ic, s, "type", &type) < 0 || ic_word(ic, s, "solver_type", &type) < 0)
+        return -1;
+    int sgd = strcmp(type, "SGD") == 0 || strcmp(type, "Nesterov") == 0 || strcmp(type, "NESTEROV") == 0;
+    if (sgd && momentum > 0 && strcmp(policy, "fixed") != 0 &&   /* Adam's momentum is its beta1 */
         ic_approximate(ic, ic_get(s, "lr_policy"),
                        "Caffe's SGD keeps the LR inside the momentum buffer (v = m v + lr g); trainc's is "
                        "PyTorch's (v = m v + g, step lr v): the same while the LR is constant, but after "
