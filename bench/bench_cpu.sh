@@ -6,8 +6,9 @@
 # its best of eager / channels-last / torch.compile (one run each picks it), with BF16 as CPU
 # autocast; then ours and that configuration alternate REPS times and the medians are
 # compared, since shared machines are noisy. The Debian PyTorch (1.13, eager FP32) row is kept
-# for continuity. Also prints the sgemm peak measured in the same run (bench/gemm_peak.c)
-# and the ResNet's FP32 convolution rate (its --benchmark op classes) as a share of it.
+# for continuity. Also prints the sgemm and bf16 GEMM peaks measured in the same run
+# (bench/gemm_peak.c), the ResNet's FP32 convolution rate (its --benchmark op classes) as a
+# share of the sgemm peak, and per row the rate 2x the peer would need against the peak.
 # usage: bench/bench_cpu.sh [NET ...]
 # env: THREADS (default: nproc), REPS (3), PRECISIONS ("FP32 BF16"), TORCH2_MODES
 #      ("eager channels_last compile"), BUILD
@@ -43,6 +44,7 @@ torch2() {  # net batch steps precision mode -> img/s
 
 peak_line=$(OMP_NUM_THREADS=$THREADS "$dir/gemm_peak" --peak 1.0)
 peak=$(echo "$peak_line" | sed -n 's/sgemm peak: \([0-9.]*\) .*/\1/p')
+bf16_peak=$(echo "$peak_line" | sed -n 's/bf16 peak: \([0-9.]*\) .*/\1/p')
 echo "bench-cpu: $(date -u '+%Y-%m-%d %H:%M UTC') $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores," \
      "threads $THREADS, $REPS alternating repetitions (median), torch $("$TORCH2_PY" -c 'import torch; print(torch.__version__)' 2>/dev/null)" \
      "and Debian's $("$PY" -c 'import torch; print(torch.__version__)'), load $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -87,6 +89,15 @@ for net in "${nets[@]}"; do
       printf '%-14s %-5s %5s %5s %11s %11.1f %-14s %6s×\n' "" FP32 "" "" "" "$c" "1.13 eager" "$(ratio "$a" "$c")"
     fi
     echo "  runs, ours: ${ours[*]}; torch 2.x $best_mode: ${theirs[*]}${debian[*]:+; torch 1.13: ${debian[*]}}; torch 2.x picks:$tried"
+    # What 2x the peer would take: the useful FLOPs of the convolutions and GEMMs alone (direct
+    # multiply-adds, from our --benchmark op classes) at twice torch's rate, against the dot-
+    # product ceiling of the precision measured in this run. Above 100% only a fast algorithm
+    # (Winograd) can get there, and everything else in the step would have to take no time.
+    ceiling=$peak ceiling_name=sgemm
+    [ "$prec" = BF16 ] && [ -n "$bf16_peak" ] && ceiling=$bf16_peak ceiling_name=bf16
+    awk -v b="$b" -v n=$((steps * batch)) -v peak="$ceiling" -v name="$ceiling_name" '
+      /GFLOP in/ { f += $(NF-9) }
+      END { if (f > 0) printf "  2x torch = %.0f img/s: %.1f MFLOP/img in convs+GEMMs, %.1f useful GFLOP/s = %.0f%% of the %s peak %.1f\n", 2 * b, 1e3 * f / n, 2 * b * f / n, 100 * 2 * b * f / n / peak, name, peak }' "$bin.bench.txt"
     if [ "$net" = fmnist_resnet ] && [ "$prec" = FP32 ]; then   # the last of ours' runs
       awk -v peak="$peak" '/^  conv / { f += $(NF-9); s += $(NF-6) }
         END { if (s > 0) printf "  ResNet FP32 convolutions: %.1f GFLOP/s useful (fwd + bwd), %.0f%% of the sgemm peak %.1f\n", f / s, 100 * f / s / peak, peak }' "$bin.bench.txt"

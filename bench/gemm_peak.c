@@ -4,10 +4,14 @@
  * own GEMMs as the conv ops do. Prints GFLOP/s per shape and library, and the largest
  * relative difference of each library's product from OpenBLAS's on the first call.
  * With --peak: only the FP32 libraries on all threads, and one line "sgemm peak: R GFLOP/s"
- * with the best rate of any shape and library (the ceiling bench-cpu compares the convs to).
+ * with the best rate of any shape and library (the ceiling bench-cpu compares the convs to);
+ * then, where the CPU has avx512_bf16, "bf16 peak: R GFLOP/s": oneDNN's bf16 GEMM on operands
+ * already in BF16 (no conversion counted), the ceiling of a BF16 step's dot products.
  * usage: gemm_peak [--peak] [SECONDS per cell]  (OPENBLAS_CORETYPE picks OpenBLAS's kernels) */
 #include <cblas.h>
+#include <dlfcn.h>
 #include <math.h>
+#include <stdint.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,6 +76,40 @@ static double rate(lib which, const shape *s, int threads, double secs, float *c
     return flops / (t1 - t0) / 1e9;
 }
 
+/* oneDNN's bf16 GEMM (exported by libdnnl.so.2, not declared in its headers) on BF16
+ * operands, for the BF16 peak: the runtime's RT_GEMM_DNNL_BF16 converts float operands first,
+ * which is not what a BF16 dot-product ceiling should count. */
+typedef int (*bf16_gemm_fn)(char, char, int64_t, int64_t, int64_t, float, const uint16_t *, int64_t,
+                            const uint16_t *, int64_t, float, float *, int64_t);
+
+/* GFLOP/s of all threads each running bf16 GEMMs of shape s for `secs` seconds, 0 if unusable. */
+static double bf16_rate(const shape *s, int threads, double secs) {
+    void *h = dlopen("libdnnl.so.2", RTLD_NOW | RTLD_GLOBAL);
+    bf16_gemm_fn gemm = h ? (bf16_gemm_fn)dlsym(h, "dnnl_gemm_bf16bf16f32") : NULL;
+    if (!gemm || !rt_gemm_library_available(RT_GEMM_DNNL_BF16)) return 0;
+    double flops = 0, t0 = now(), t1 = t0;
+    #pragma omp parallel num_threads(threads) reduction(+:flops)
+    {
+        long na = (long)s->m * s->k, nb = (long)s->k * s->n;
+        uint16_t *a = malloc(sizeof *a * (na + nb)), *b = a + na;
+        float *c = malloc(sizeof *c * s->m * s->n);
+        for (long e = 0; e < na + nb; e++)   /* BF16 of values in [-1, 1] */
+            a[e] = rt_float_to_bf16((float)(e % 2001) / 1000.0f - 1);
+        gemm('N', 'N', s->m, s->n, s->k, 1, a, s->k, b, s->n, 0, c, s->n);   /* warm-up */
+        #pragma omp barrier
+        #pragma omp single
+        t0 = now();
+        long reps = 0;
+        while (now() - t0 < secs) { gemm('N', 'N', s->m, s->n, s->k, 1, a, s->k, b, s->n, 0, c, s->n); reps++; }
+        flops = 2.0 * s->m * s->n * s->k * reps;
+        #pragma omp barrier
+        #pragma omp single
+        t1 = now();
+        free(a), free(c);
+    }
+    return flops / (t1 - t0) / 1e9;
+}
+
 /* Largest |lib - OpenBLAS| / max |OpenBLAS| of one product. */
 static double rel_diff(lib which, const shape *s, float *const *bufs) {
     long mn = (long)s->m * s->n;
@@ -129,6 +167,15 @@ int main(int argc, char **argv) {
             free_bufs(bufs, maxt);
         }
         printf("sgemm peak: %.1f GFLOP/s (%s, %s, %d threads)\n", best, best_lib, best_shape, maxt);
+        double bf16_best = 0;
+        const char *bf16_shape = "";
+        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+            double r = bf16_rate(&shapes[i], maxt, secs);
+            if (r > bf16_best) bf16_best = r, bf16_shape = shapes[i].what;
+        }
+        if (bf16_best > 0)
+            printf("bf16 peak: %.1f GFLOP/s (oneDNN bf16 GEMM on BF16 operands, %s, %d threads)\n",
+                   bf16_best, bf16_shape, maxt);
         return 0;
     }
     printf("gemm-peak: %.2f s per cell, OPENBLAS_CORETYPE=%s; oneDNN %s, bf16 GEMM %s\n", secs,
