@@ -130,8 +130,12 @@ static void show_run(FILE *out, const run_config *r, show_plan plan) {
             (long long)r->global_batch, (long long)r->train.batch_per_rank,
             (long long)r->ranks_for_show, r->ranks_for_show == 1 ? "" : "s",
             r->ranks == 0 ? ", ranks: any, shown for 1" : "");
-    fprintf(out, "  steps per epoch   %lld (%lld samples, source %s)\n", (long long)r->steps_per_epoch,
-            (long long)r->train_samples, r->train.source_name);
+    /* Without data.train_samples a real dataset's size is the source's usual one; the trainer
+     * counts the data it is given at start-up and takes its steps per epoch from that. */
+    bool assumed = !r->train_samples_given && r->train.source != RUN_DATA_SYNTHETIC;
+    fprintf(out, "  steps per epoch   %lld (%lld samples%s, source %s%s)\n", (long long)r->steps_per_epoch,
+            (long long)r->train_samples, assumed ? " assumed" : "", r->train.source_name,
+            assumed ? ": the trainer counts its data" : "");
     if (r->iterations > 0)
         fprintf(out, "  total steps       %lld (solver.iterations: %.2f epochs)\n", (long long)r->total_steps,
                 (double)r->total_steps / (double)r->steps_per_epoch);
