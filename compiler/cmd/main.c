@@ -27,7 +27,7 @@ static const char usage_text[] =
     "                          ... with the arena, parameters and buckets `build` emits\n"
     "                          for that backend (\"trainer\"; default cpu)\n"
     "  show --buckets SPEC     the gradient all-reduce buckets of the compiled trainer\n"
-    "  show --device-memory GiB SPEC\n"
+    "  show --device-memory GiB [--layout nchw|nhwc] SPEC\n"
     "                          the largest per-rank batch whose CUDA trainer fits in GiB of\n"
     "                          free device memory\n"
     "  show --lr-plot FILE.svg SPEC\n"
@@ -141,7 +141,7 @@ static int cmd_show(int argc, char **argv) {
     sema_result res;
     int bad = load(&doc, &res, &diag, path);
     if (!bad && lr_plot) bad = plot_lr_schedule(lr_plot, &res);
-    else if (!bad && gib > 0) bad = show_device_memory(stdout, path, &res, gib);
+    else if (!bad && gib > 0) bad = show_device_memory(stdout, path, &res, gib, opt.nhwc);
     else if (!bad && buckets) bad = show_buckets(stdout, path, &res);
     else if (!bad) {
         if (json) show_json(stdout, path, &res, &opt);

@@ -20,7 +20,7 @@ int diff_results(FILE *out, const sema_result *a, const sema_result *b, int full
 
 /* `show --device-memory GiB`: the largest per-rank batch whose planned device memory fits
  * (show_devmem.c); 0 on success, 1 for a spec without a trainer. */
-int show_device_memory(FILE *out, const char *path, const sema_result *res, double gib);
+int show_device_memory(FILE *out, const char *path, const sema_result *res, double gib, int nhwc);
 
 /* The spec's reference block (published result), after the run; nothing without one
  * (show_reference.c). The JSON form is a "reference" member, null without one. */

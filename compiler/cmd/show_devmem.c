@@ -1,7 +1,7 @@
 /* `trainc show --device-memory GiB SPEC`: the largest per-rank batch whose planned device
  * memory fits a GPU with GiB free, with the CUDA trainer's own accounting (rt_devmem.h, the
  * formula its start-up check uses) over the arena re-planned at each candidate batch, as
- * `trainc build --backend cuda` plans it (fused, in the spec's precision). */
+ * `trainc build --backend cuda [--layout nhwc]` plans it (fused, in the spec's precision). */
 #include "show.h"
 
 #include <stdlib.h>
@@ -10,10 +10,9 @@
 #include "lower.h"
 #include "rt_devmem.h"
 
-static const build_options cuda_fused = { BACKEND_CUDA, 1, 0 };
-
 typedef struct {
     const sema_result *res;
+    build_options opt;    /* cuda, fused, the layout asked for */
     int act_bytes;
     size_t workspace;     /* cuDNN workspace bound: the cap, plus the 16-bit weight gradient */
     long n_state_per_param;
@@ -21,9 +20,9 @@ typedef struct {
 
 /* The arena of res's net lowered at batch b (planned for its forward alone, as build_eval.c
  * plans the evaluation resolution's), or 0 if it cannot be. */
-static long arena_of(const sema_result *res, int forward_only, int b) {
+static long arena_of(const sema_result *res, const build_options *opt, int forward_only, int b) {
     schedule s;
-    int ok = lower(&s, res, &cuda_fused, b, "") == 0;
+    int ok = lower(&s, res, opt, b, "") == 0;
     if (ok && forward_only) ir_plan_forward_only(&s.net);
     long bytes = ok ? s.net.arena_bytes : 0;
     schedule_free(&s);
@@ -36,13 +35,13 @@ static long eval_arena_at(const devmem_ctx *d, int b) {
     if (!d->res->has_eval_net) return 0;
     sema_result at_eval = *d->res;
     at_eval.net = d->res->eval_net;
-    return arena_of(&at_eval, 1, b);
+    return arena_of(&at_eval, &d->opt, 1, b);
 }
 
 /* What the trainer's start-up check demands at batch b; 0 if the net cannot be compiled. */
 static size_t need_at(const devmem_ctx *d, int b, rt_devmem *m_out) {
     schedule s;
-    if (lower(&s, d->res, &cuda_fused, b, "") != 0) {   /* compiled at batch 1 already */
+    if (lower(&s, d->res, &d->opt, b, "") != 0) {   /* compiled at batch 1 already */
         schedule_free(&s);
         return 0;
     }
@@ -56,6 +55,7 @@ static size_t need_at(const devmem_ctx *d, int b, rt_devmem *m_out) {
     rt_devmem m = rt_devmem_plan(net->n_params, net->n_buffers, d->n_state_per_param * net->n_params, d->act_bytes,
                                  arena, b, image, net->classes, d->workspace);
     if (net->input_float) rt_devmem_float_input(&m, image, net->mixed_targets ? 3 : 1);
+    if (d->opt.nhwc) rt_devmem_channels_last(&m, net->n_params, d->act_bytes);
     schedule_free(&s);
     if (m_out) *m_out = m;
     return m.fixed + m.per_sample * (size_t)b;
@@ -76,16 +76,16 @@ static size_t workspace_bound(const ir_net *net, int act_bytes) {
     return convs ? cap + (act_bytes == 4 ? 0 : ((size_t)biggest * 2 + 255) / 256 * 256) : 0;
 }
 
-int show_device_memory(FILE *out, const char *path, const sema_result *res, double gib) {
+int show_device_memory(FILE *out, const char *path, const sema_result *res, double gib, int nhwc) {
     const run_config *r = &res->run;
     if (!r->has_run) {
         fprintf(stderr, "%s: error: the spec has no 'solver' or 'data.train', so it has no trainer to plan\n"
                         "  hint: a model spec is planned through a run spec that extends it\n", path);
         return 1;
     }
-    devmem_ctx d = { res, r->compute == RUN_BF16 || r->compute == RUN_FP16 ? 2 : 4, 0, 0 };
+    devmem_ctx d = { res, { BACKEND_CUDA, 1, nhwc }, r->compute == RUN_BF16 || r->compute == RUN_FP16 ? 2 : 4, 0, 0 };
     schedule at1;   /* the net at batch 1: reports (once) a net that cannot be compiled */
-    if (lower(&at1, res, &cuda_fused, 1, path) != 0) {
+    if (lower(&at1, res, &d.opt, 1, path) != 0) {
         schedule_free(&at1);
         return 1;
     }
@@ -107,19 +107,21 @@ int show_device_memory(FILE *out, const char *path, const sema_result *res, doub
     int spec_b = (int)r->train.batch_per_rank;
     rt_devmem m = { 0, 0 };
     size_t spec_need = need_at(&d, spec_b, &m);
-    fprintf(out, "device memory of the CUDA trainer (%s, fused), as its start-up check counts it\n", names[r->compute]);
+    fprintf(out, "device memory of the CUDA trainer (%s, fused%s), as its start-up check counts it\n", names[r->compute],
+            nhwc ? ", channels-last" : "");
     fprintf(out, "  device            %.2f GiB free, %.0f MiB kept back for the CUDA context: %.1f MiB usable\n", gib,
             RT_DEVMEM_RESERVE / 1048576.0, avail / 1048576.0);
     fprintf(out, "  fixed             %.1f MiB: parameters, gradients, optimizer state, batch-norm buffers%s, "
                  "cuDNN workspace up to %.0f MiB\n",
-            m.fixed / 1048576.0, d.act_bytes == 4 ? "" : ", 16-bit weight copy", d.workspace / 1048576.0);
+            m.fixed / 1048576.0, d.act_bytes == 4 ? "" : nhwc ? ", 16-bit weight copies (NCHW and channels-last)" : ", 16-bit weight copy",
+            d.workspace / 1048576.0);
     fprintf(out, "  per sample        %.2f MiB at batch %d: activation arena and batch buffers\n",
             m.per_sample / 1048576.0, spec_b);
     if (res->has_eval_net)
         fprintf(out, "  evaluation        at %lldx%lld (data.val's crop) by a forward of its own, sharing the arena "
                      "and the batch buffers: counted as the larger of the two (%.1f MiB training, %.1f MiB "
                      "evaluation arena at batch %d)\n",
-                (long long)r->eval_h, (long long)r->eval_w, arena_of(res, 0, spec_b) / 1048576.0,
+                (long long)r->eval_h, (long long)r->eval_w, arena_of(res, &d.opt, 0, spec_b) / 1048576.0,
                 eval_arena_at(&d, spec_b) / 1048576.0, spec_b);
     fprintf(out, "  spec batch        %d per rank needs %.1f MiB: %s\n", spec_b, spec_need / 1048576.0,
             spec_need <= avail ? "fits" : "does not fit");

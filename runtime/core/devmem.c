@@ -20,3 +20,7 @@ rt_devmem rt_devmem_plan(long n_params, long n_buffers, long n_state, int act_by
 void rt_devmem_float_input(rt_devmem *m, long image, int target_words) {
     m->per_sample += 2 * (sizeof(float) - 1) * (size_t)image + sizeof(int) * (size_t)(target_words - 1);
 }
+
+void rt_devmem_channels_last(rt_devmem *m, long n_params, int act_bytes) {
+    m->fixed += (size_t)act_bytes * (size_t)n_params;
+}

@@ -161,7 +161,7 @@ static void upload(rt_model_ctx *ctx, const rt_run_config *run, const float *opt
     long n_params = model.n_params, n_buffers = model.n_buffers;
     rt_devmem mem = rt_devmem_plan(n_params, n_buffers, n_state, (int)act_bytes(), arena_bytes, model.batch,
                                    largest_image(), model.classes, bound);
-    if (cm->nhwc) mem.fixed += act_bytes() * (size_t)n_params;   /* WN, the channels-last weights */
+    if (cm->nhwc) rt_devmem_channels_last(&mem, n_params, (int)act_bytes());   /* WN */
     host.target_words = RT_TARGET_WORDS(run->augment);
     if (!cm->input_u8) rt_devmem_float_input(&mem, largest_image(), host.target_words);
     rt_cuda_check_memory(model.name, mem.fixed, mem.per_sample, model.batch);

@@ -32,4 +32,8 @@ rt_devmem rt_devmem_plan(long n_params, long n_buffers, long n_state, int act_by
  * target_words (RT_TARGET_WORDS) int32 per sample. */
 void rt_devmem_float_input(rt_devmem *m, long image, int target_words);
 
+/* What a channels-last trainer (--layout nhwc) needs beyond rt_devmem_plan's bytes: a second
+ * 16-bit copy of the weights in the layout its convolutions read. */
+void rt_devmem_channels_last(rt_devmem *m, long n_params, int act_bytes);
+
 #endif

@@ -2,7 +2,8 @@
 # `trainc show --device-memory GiB SPEC` (needs no GPU or nvcc): the reported largest batch
 # fits the usable memory and one more sample does not (both needs as printed, from the CUDA
 # trainer's accounting in rt_devmem.h); more memory never gives a smaller batch; a 16-bit
-# precision fits a larger batch than FP32; bad arguments are one clear usage error.
+# precision fits a larger batch than FP32; --layout nhwc counts the channels-last weight copy;
+# bad arguments are one clear usage error.
 set -u
 BUILD=${BUILD:-build}
 out=$BUILD/test-devmem
@@ -36,6 +37,21 @@ read -r b32 _ < <(largest 40 bench/specs/gpu_resnet50.spec)
 read -r b16 _ < <(largest 40 "$out/bf16.spec")
 [ "${b16:-0}" -gt "${b32:-0}" ] || fail "BF16 should fit a larger batch than TF32 (got $b16 vs $b32)"
 echo "ok   ResNet-50 at 40 GiB: batch $b32 (TF32) vs $b16 (BF16)"
+
+# --layout nhwc: the channels-last weight copy (2 bytes per parameter) is fixed memory too,
+# as model_host.cu's start-up check counts it; an FP32 spec is refused as build refuses it.
+fixed_mib() { sed -n 's/^  fixed             \([0-9.]*\) MiB.*/\1/p' "$1"; }
+"$BUILD/trainc" show --device-memory 40 "$out/bf16.spec" > "$out/nchw.txt" &&
+  "$BUILD/trainc" show --device-memory 40 --layout nhwc "$out/bf16.spec" > "$out/nhwc.txt" || fail "show --layout nhwc failed"
+params=$("$BUILD/trainc" show --json "$out/bf16.spec" | grep -o '"params": [0-9]*' | head -n 1 | grep -o '[0-9]*$')
+awk -v a="$(fixed_mib "$out/nchw.txt")" -v b="$(fixed_mib "$out/nhwc.txt")" -v p="$params" \
+  'BEGIN { d = b - a - 2 * p / 1048576; exit !(d < 0.15 && d > -0.15) }' ||
+  fail "--layout nhwc should add 2 x $params bytes of fixed memory: $(fixed_mib "$out/nchw.txt") vs $(fixed_mib "$out/nhwc.txt") MiB"
+grep -q "channels-last" "$out/nhwc.txt" || fail "--layout nhwc: the report does not say channels-last"
+echo "ok   ResNet-50 BF16 --layout nhwc: fixed $(fixed_mib "$out/nchw.txt") -> $(fixed_mib "$out/nhwc.txt") MiB ($params parameters x 2 bytes)"
+"$BUILD/trainc" show --device-memory 40 --layout nhwc bench/specs/gpu_resnet50.spec > /dev/null 2> "$out/err.txt"; rc=$?
+[ $rc -eq 1 ] && grep -q "layout nhwc is for 16-bit" "$out/err.txt" ||
+  { fail "--layout nhwc on a TF32 spec: expected the build's refusal and exit 1, got $rc:"; cat "$out/err.txt"; }
 
 "$BUILD/trainc" show --device-memory 0.1 specs/examples/fmnist_resnet.spec > "$out/tiny.txt" 2>&1 || fail "0.1 GiB: expected a report, got an error"
 grep -q "largest batch     none" "$out/tiny.txt" || { fail "0.1 GiB should fit no batch:"; cat "$out/tiny.txt"; }

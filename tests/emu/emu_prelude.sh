@@ -25,7 +25,7 @@ emu_prelude() {
 # leaves to the reserve (normalization table, optimizer tables, scalars); and that plan is
 # what `trainc show --device-memory` says SPEC's batch needs (both count the cuDNN workspace
 # at its cap). Prints the result; returns 1, saying FAIL, otherwise.
-emu_within_plan() {  # what, trainer log, spec
+emu_within_plan() {  # what, trainer log, spec [show's layout option, e.g. "--layout nhwc"]
   local plan grow shown
   plan=$(grep -oE '[0-9.]+ MiB of device memory' "$2" | head -1 | cut -d' ' -f1)
   grow=$(grep -oE '[0-9]+ more at the peak after it' "$2" | head -1 | cut -d' ' -f1)
@@ -35,7 +35,7 @@ emu_within_plan() {  # what, trainer log, spec
     return 1
   fi
   echo "$1: $grow bytes allocated after the start-up memory check, $plan MiB counted"
-  shown=$("$BUILD/trainc" show --device-memory 16 "$3" | sed -n 's/^  spec batch .* needs \([0-9.]*\) MiB.*/\1/p')
+  shown=$("$BUILD/trainc" show --device-memory 16 ${4:-} "$3" | sed -n 's/^  spec batch .* needs \([0-9.]*\) MiB.*/\1/p')
   [ "$shown" = "$plan" ] ||
     { echo "FAIL: $1: the trainer counted $plan MiB, trainc show --device-memory says ${shown:-nothing}${shown:+ MiB}"; return 1; }
 }

@@ -86,7 +86,7 @@ grep -q '\.input_u8 = 0' "$out/emu.src/model.c" || { echo "FAIL: the mixed FP32 
 grep -q "evaluates at 24x24 with a forward of its own" "$out/emu.log" ||
   { echo "FAIL: the start-up line about the evaluation resolution is missing"; status=1; }
 emu_within_plan "FP32 on two ranks, device memory" "$out/emu.log" "$out/fp32.spec" || status=1
-emu_within_plan "BF16 channels-last, device memory" "$out/bf16.log" "$out/bf16.spec" || status=1
+emu_within_plan "BF16 channels-last, device memory" "$out/bf16.log" "$out/bf16.spec" "--layout nhwc" || status=1
 compare() {  # device-run CPU-run tolerance CPU-run-at-16-or-"" what
   python3 tests/gpu/compare_runs.py "$out/$1.run/metrics.jsonl" "$out/$2.run/metrics.jsonl" "$3" > "$out/$1.cmp" 2>&1 &&
     echo "$5, training losses: $(head -1 "$out/$1.cmp")" || { echo "FAIL: $5, training losses"; cat "$out/$1.cmp"; status=1; }
