@@ -23,7 +23,7 @@
 typedef struct { const char *what; int m, n, k; } shape;
 
 /* Winograd F(4x4,3x3) GEMMs of the ResNet example per transformed position (oc x c x tiles of
- * one block), its stem, LeNet's F(2x2,5x5) GEMMs and im2col shapes, and one big square. */
+ * one block), its stem, LeNet's F(2x2,5x5) GEMMs and im2col shapes, and two big squares (the peaks). */
 static const shape shapes[] = {
     { "resnet wino 32ch 28x28 (fwd)", 32, 64, 32 },
     { "resnet wino 64ch 14x14 (fwd)", 64, 48, 64 },
@@ -33,6 +33,7 @@ static const shape shapes[] = {
     { "im2col 64x784x288", 64, 784, 288 },
     { "im2col 128x196x576", 128, 196, 576 },
     { "square 512", 512, 512, 512 },
+    { "square 1024", 1024, 1024, 1024 },
 };
 
 static double now(void) {
