@@ -73,7 +73,12 @@ static wino_geom geom_of(const rt_conv_shape *s) {
 static long kernels_elems(const rt_conv_shape *s, const wino_geom *g) {
     return round16((long)g->xi * s->oc * s->c);
 }
-static long buf_elems(const wino_geom *g) { return (long)g->xi * g->cmax * g->ld; }
+/* Values from one transformed position's matrix (channels x ld) to the next, one cache line
+ * more than the matrix: channels * ld is often a multiple of 4 KiB (64 x 48, 128 x 48 values),
+ * which put the 36 rows the tile transforms store to (and load from) at once in the same L1
+ * cache set. */
+static long xi_stride(const wino_geom *g, int channels) { return (long)channels * g->ld + 16; }
+static long buf_elems(const wino_geom *g) { return (long)g->xi * xi_stride(g, g->cmax); }
 /* A block's input gradient, when backward adds it into din (din_add) rather than writing. */
 static long din_block_elems(const rt_conv_shape *s, const wino_geom *g) {
     return s->din_add ? round16((long)g->imgs_per_block * s->c * s->h * s->w) : 0;
@@ -280,14 +285,14 @@ static void prefetch_planes(const real_t *plane, long img_stride, int imgs, long
 static void transform_block(real_t *dst, const real_t *src, const real_t *mask, int channels,
                             int h, int w, const wino_geom *g, const wino_block *k,
                             int grad_form, real_t *scratch) {
-    long xi_stride = (long)channels * g->ld, hw = (long)h * w;
+    long xs = xi_stride(g, channels), hw = (long)h * w;
     for (int c = 0; c < channels; c++) {
         long at = ((long)k->first_img * channels + c) * hw;
         if (c + 1 < channels) {   /* the next channel's planes, while this one is transformed */
             prefetch_planes(src + at + hw, channels * hw, k->imgs, hw);
             if (mask) prefetch_planes(mask + at + hw, channels * hw, k->imgs, hw);
         }
-        (grad_form ? g->t->output_grad : g->t->input)(dst + (long)c * g->ld, xi_stride, src + at,
+        (grad_form ? g->t->output_grad : g->t->input)(dst + (long)c * g->ld, xs, src + at,
                                                       mask ? mask + at : NULL, channels * hw,
                                                       k->imgs, h, w, g->th, g->tw, scratch);
     }
@@ -297,10 +302,10 @@ static void transform_block(real_t *dst, const real_t *src, const real_t *mask, 
 static void untransform_block(real_t *dst, const real_t *m, const real_t *bias, rt_act act,
                               int channels, int h, int w, const wino_geom *g,
                               const wino_block *k, real_t *scratch) {
-    long xi_stride = (long)channels * g->ld, hw = (long)h * w;
+    long xs = xi_stride(g, channels), hw = (long)h * w;
     for (int c = 0; c < channels; c++)
         g->t->output(dst + ((long)k->first_img * channels + c) * hw, m + (long)c * g->ld,
-                     xi_stride, channels * hw, k->imgs, h, w, g->th, g->tw, bias ? bias[c] : 0,
+                     xs, channels * hw, k->imgs, h, w, g->th, g->tw, bias ? bias[c] : 0,
                      act, scratch);
 }
 
@@ -308,10 +313,10 @@ static void untransform_block(real_t *dst, const real_t *m, const real_t *bias, 
  * transform, into `channels` planes. */
 static void adjoint_block(real_t *dst, const real_t *dv, int channels, int h, int w,
                           const wino_geom *g, const wino_block *k, real_t *scratch) {
-    long xi_stride = (long)channels * g->ld, hw = (long)h * w;
+    long xs = xi_stride(g, channels), hw = (long)h * w;
     for (int c = 0; c < channels; c++)
         g->t->input_adjoint(dst + ((long)k->first_img * channels + c) * hw, dv + (long)c * g->ld,
-                            xi_stride, channels * hw, k->imgs, h, w, g->th, g->tw, scratch);
+                            xs, channels * hw, k->imgs, h, w, g->th, g->tw, scratch);
 }
 
 /* out[xi] (rows x tiles) = u[xi] (rows x inner) . v[xi] (inner x tiles), for every xi. */
@@ -319,7 +324,7 @@ static void transformed_gemms(real_t *out, const real_t *u, const real_t *v, int
                               const wino_geom *g, const wino_block *k) {
     for (int xi = 0; xi < g->xi; xi++)
         RT_FN(rt_gemm)(0, 0, rows, k->tiles, inner, 1, u + (long)xi * rows * inner, inner,
-                       v + (long)xi * inner * g->ld, (int)g->ld, 0, out + (long)xi * rows * g->ld,
+                       v + xi * xi_stride(g, inner), (int)g->ld, 0, out + xi * xi_stride(g, rows),
                        (int)g->ld);
 }
 
@@ -375,8 +380,8 @@ void RT_FN(conv2d_winograd_backward)(real_t *din, real_t *dweight, real_t *dbias
                 for (long p = (long)k.first_img * s->oc; p < (long)(k.first_img + k.imgs) * s->oc; p++)
                     plane_sums[p] = masked_plane_sum(dout + p * ohw, mask ? mask + p * ohw : NULL, ohw);
             for (int xi = 0; xi < g.xi; xi++) {
-                transpose_tiles(sl.vt, sl.a + xi * s->c * g.ld, g.ld, s->c, k.tiles);
-                RT_FN(rt_gemm)(0, 0, s->oc, s->c, k.tiles, 1, sl.b + xi * s->oc * g.ld, (int)g.ld,
+                transpose_tiles(sl.vt, sl.a + xi * xi_stride(&g, s->c), g.ld, s->c, k.tiles);
+                RT_FN(rt_gemm)(0, 0, s->oc, s->c, k.tiles, 1, sl.b + xi * xi_stride(&g, s->oc), (int)g.ld,
                                sl.vt, s->c, summed, sl.du + xi * kc, s->c);
             }
             summed = 1;
@@ -385,7 +390,7 @@ void RT_FN(conv2d_winograd_backward)(real_t *din, real_t *dweight, real_t *dbias
             if (adjoint) {   /* input gradient: dV[xi] = U[xi]^T dM[xi], then its adjoint */
                 for (int xi = 0; xi < g.xi; xi++)
                     RT_FN(rt_gemm)(0, 0, s->c, k.tiles, s->oc, 1, u + xi * kc, s->oc,
-                                   sl.b + xi * s->oc * g.ld, (int)g.ld, 0, sl.a + xi * s->c * g.ld,
+                                   sl.b + xi * xi_stride(&g, s->oc), (int)g.ld, 0, sl.a + xi * xi_stride(&g, s->c),
                                    (int)g.ld);
                 adjoint_block(dst, sl.a, s->c, s->h, s->w, &g, &kd, sl.scratch);
             } else {
