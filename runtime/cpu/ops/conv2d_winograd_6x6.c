@@ -208,6 +208,30 @@ INLINE void load_row(rvec *lo, rvec *hi, const real_t *plane, const real_t *mask
     }
 }
 
+/* Row y of an h x w plane (w <= 32) from two vectors, lanes shift .. shift + w - 1 of the
+ * pair (shift: a constant). Whole vectors go straight into the plane where they stay inside
+ * it: what they write past the row lands in later rows, which the callers write after it.
+ * The rows near the plane's end go through `buf` (32 values). */
+INLINE void store_row(real_t *plane, const rvec *lo_in, const rvec *hi_in, int shift, int y,
+                      int h, int w, real_t *buf) {
+    const rvec zero = { 0 };
+    rvec lo = *lo_in, hi = *hi_in;
+    if (shift) {
+        rvec a = __builtin_shuffle(lo, hi, IOTA16 + shift);
+        hi = __builtin_shuffle(hi, zero, IOTA16 + shift);
+        lo = a;
+    }
+    int span = w <= 16 ? 16 : 32;   /* the values the vector stores cover */
+    real_t *out = plane + (long)y * w;
+    if ((long)y * w + span <= (long)h * w) {
+        VSTORE(out, lo);
+        if (span == 32) VSTORE(out + 16, hi);
+    } else {
+        VSTORE(buf, lo); VSTORE(buf + 16, hi);
+        RT_FN(wino_copy_row)(out, buf, w);
+    }
+}
+
 /* B^T d B for every tile of a block's planes of one channel: v[xi * ld + t], xi = 6q + p;
  * the patch of tile (i, j) is rows M*i .. M*i + 5 and columns M*j .. M*j + 5 of its plane
  * zero-padded by PADDING(M). */
@@ -281,16 +305,13 @@ INLINE void output_transform(int M, real_t *dst, const real_t *restrict m, long 
         }
     }
     /* interleave each output row's pixels back: x = M*j + b */
-    long hw = (long)h * w;
-    int span = w <= 16 ? 16 : 32;   /* the values a narrow row's vector stores cover */
     const rvec zero = { 0 };
     for (int im = 0; im < imgs; im++)
         for (int y = 0; y < h; y++) {
             const real_t *yr = ys + M * (y % M) * sec + im * tiles + (long)(y / M) * tw;
-            real_t *out = dst + im * img_stride + (long)y * w;
             if (tw > ROW_TW(M)) {
                 for (int x = 0; x < w; x++) row[x] = yr[(x % M) * sec + x / M];
-                RT_FN(wino_bias_act_row)(out, row, w, bias, act);
+                RT_FN(wino_bias_act_row)(dst + im * img_stride + (long)y * w, row, w, bias, act);
                 continue;
             }
             rvec lo, hi;
@@ -311,16 +332,7 @@ INLINE void output_transform(int M, real_t *dst, const real_t *restrict m, long 
                 lo = (rvec)((rsel)lo & (lo > zero));
                 hi = (rvec)((rsel)hi & (hi > zero));
             }
-            /* Whole vectors straight into the plane where they stay inside it: what they
-             * write past the row lands in later rows, which are written after it. The rows
-             * near the plane's end go through a buffer. */
-            if ((long)y * w + span <= hw) {
-                VSTORE(out, lo);
-                if (span == 32) VSTORE(out + 16, hi);
-            } else {
-                VSTORE(row, lo); VSTORE(row + 16, hi);
-                RT_FN(wino_copy_row)(out, row, w);
-            }
+            store_row(dst + im * img_stride, &lo, &hi, 0, y, h, w, row);
         }
 }
 
@@ -403,18 +415,17 @@ INLINE void input_adjoint(int M, real_t *dst, const real_t *restrict m, long ld,
                     o[p] = (rvec)((rsel)acc & live);
                 }
                 B6(rvec, x, o[0], o[1], o[2], o[3], o[4], o[5]);
+                rvec e, f;   /* the padded row: its columns 0..31 interleaved from e and f */
                 if (M == 4) {   /* columns 4j + 4, 4j + 5 are columns 0, 1 of tile j + 1 */
                     rvec c0 = x[0] + __builtin_shuffle(x[4], zero, UP1);
                     rvec c1 = x[1] + __builtin_shuffle(x[5], zero, UP1);
-                    rvec e = __builtin_shuffle(c0, x[2], ZIP_LO), f = __builtin_shuffle(c1, x[3], ZIP_LO);
-                    VSTORE(row, __builtin_shuffle(e, f, ZIP_LO));
-                    VSTORE(row + 16, __builtin_shuffle(e, f, ZIP_HI));
+                    e = __builtin_shuffle(c0, x[2], ZIP_LO), f = __builtin_shuffle(c1, x[3], ZIP_LO);
                 } else {        /* column 2j + c is column c - 2 of tile j + 1, c - 4 of j + 2 */
-                    rvec e = x[0] + __builtin_shuffle(x[2], zero, UP1) + __builtin_shuffle(x[4], zero, UP2);
-                    rvec f = x[1] + __builtin_shuffle(x[3], zero, UP1) + __builtin_shuffle(x[5], zero, UP2);
-                    VSTORE(row, __builtin_shuffle(e, f, ZIP_LO));
-                    VSTORE(row + 16, __builtin_shuffle(e, f, ZIP_HI));
+                    e = x[0] + __builtin_shuffle(x[2], zero, UP1) + __builtin_shuffle(x[4], zero, UP2);
+                    f = x[1] + __builtin_shuffle(x[3], zero, UP1) + __builtin_shuffle(x[5], zero, UP2);
                 }
+                rvec lo = __builtin_shuffle(e, f, ZIP_LO), hi = __builtin_shuffle(e, f, ZIP_HI);
+                store_row(dst + im * img_stride, &lo, &hi, pad, y - pad, h, w, row);
             } else {
                 for (int x = 0; x < M * tw + 6 - M; x++) row[x] = 0;
                 for (int j = 0; j < tw; j++) {
@@ -426,8 +437,8 @@ INLINE void input_adjoint(int M, real_t *dst, const real_t *restrict m, long ld,
                     B6(real_t, x, o[0], o[1], o[2], o[3], o[4], o[5]);
                     for (int c = 0; c < 6; c++) row[M * j + c] += x[c];
                 }
+                RT_FN(wino_copy_row)(dst + im * img_stride + (long)(y - pad) * w, row + pad, w);
             }
-            RT_FN(wino_copy_row)(dst + im * img_stride + (long)(y - pad) * w, row + pad, w);
         }
 }
 
