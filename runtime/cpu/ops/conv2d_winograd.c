@@ -69,7 +69,7 @@ static wino_geom geom_of(const rt_conv_shape *s) {
 
 /* Workspace: the transformed kernels (shared), then per thread two block buffers, a partial
  * transformed weight gradient, the tile transforms' scratch, one transformed position's
- * input tiles transposed and, with din_add, a block's input gradient. */
+ * input tiles transposed and, with din_add and no input adjoint, a block's input gradient. */
 static long kernels_elems(const rt_conv_shape *s, const wino_geom *g) {
     return round16((long)g->xi * s->oc * s->c);
 }
@@ -79,9 +79,11 @@ static long kernels_elems(const rt_conv_shape *s, const wino_geom *g) {
  * cache set. */
 static long xi_stride(const wino_geom *g, int channels) { return (long)channels * g->ld + 16; }
 static long buf_elems(const wino_geom *g) { return (long)g->xi * xi_stride(g, g->cmax); }
-/* A block's input gradient, when backward adds it into din (din_add) rather than writing. */
+/* A block's input gradient, when backward adds it into din (din_add) rather than writing and
+ * the tiles have no input_adjoint (which adds in place). */
 static long din_block_elems(const rt_conv_shape *s, const wino_geom *g) {
-    return s->din_add ? round16((long)g->imgs_per_block * s->c * s->h * s->w) : 0;
+    int buffered = s->din_add && !g->t->input_adjoint;
+    return buffered ? round16((long)g->imgs_per_block * s->c * s->h * s->w) : 0;
 }
 static long scratch_at(const rt_conv_shape *s, const wino_geom *g) {
     return 2 * buf_elems(g) + kernels_elems(s, g);
@@ -157,8 +159,12 @@ SHORT_ROWS void RT_FN(wino_pad_plane)(real_t *restrict pad, long len, long rows,
     for (long p = (h + off) * len; p < rows * len; p += 16) VSTORE(pad + p, zero);
 }
 
-SHORT_ROWS void RT_FN(wino_copy_row)(real_t *restrict dst, const real_t *restrict src, int n) {
-    for (int p = 0; p < n; p++) dst[p] = src[p];
+SHORT_ROWS void RT_FN(wino_copy_row)(real_t *restrict dst, const real_t *restrict src, int n,
+                                     int add) {
+    if (add)
+        for (int p = 0; p < n; p++) dst[p] += src[p];
+    else
+        for (int p = 0; p < n; p++) dst[p] = src[p];
 }
 
 void RT_FN(wino_bias_act_row)(real_t *restrict out, const real_t *restrict o, int w, real_t bias,
@@ -310,13 +316,13 @@ static void untransform_block(real_t *dst, const real_t *m, const real_t *bias, 
 }
 
 /* The input gradient of a block from dV[xi][channel][tile] by the adjoint of the input
- * transform, into `channels` planes. */
+ * transform, into `channels` planes (added to them when `add`). */
 static void adjoint_block(real_t *dst, const real_t *dv, int channels, int h, int w,
-                          const wino_geom *g, const wino_block *k, real_t *scratch) {
+                          const wino_geom *g, const wino_block *k, int add, real_t *scratch) {
     long xs = xi_stride(g, channels), hw = (long)h * w;
     for (int c = 0; c < channels; c++)
         g->t->input_adjoint(dst + ((long)k->first_img * channels + c) * hw, dv + (long)c * g->ld,
-                            xs, channels * hw, k->imgs, h, w, g->th, g->tw, scratch);
+                            xs, channels * hw, k->imgs, h, w, g->th, g->tw, add, scratch);
 }
 
 /* out[xi] (rows x tiles) = u[xi] (rows x inner) . v[xi] (inner x tiles), for every xi. */
@@ -366,10 +372,12 @@ void RT_FN(conv2d_winograd_backward)(real_t *din, real_t *dweight, real_t *dbias
         #pragma omp for schedule(static)
         for (int b = 0; b < g.blocks; b++) {
             wino_block k = block_at(&g, s->n, b);
-            /* where the block's input gradient goes: din, or (din_add) a buffer added to it */
+            /* where the block's input gradient goes: din (the adjoint adds in place under
+             * din_add), or (din_add, no adjoint) a buffer added to it */
             wino_block kd = k;
             real_t *dst = din;
-            if (s->din_add) kd.first_img = 0, dst = sl.din;
+            int buffered = s->din_add && !adjoint;
+            if (buffered) kd.first_img = 0, dst = sl.din;
             /* weight gradient: dU[xi] += (A dy A^T)[xi] . (B^T d B)[xi]^T over this block
              * (the first block's GEMMs write it: no pass to zero it first). Both factors run
              * along tiles; with the second transposed first the GEMM is a plain one (NN),
@@ -392,14 +400,14 @@ void RT_FN(conv2d_winograd_backward)(real_t *din, real_t *dweight, real_t *dbias
                     RT_FN(rt_gemm)(0, 0, s->c, k.tiles, s->oc, 1, u + xi * kc, s->oc,
                                    sl.b + xi * xi_stride(&g, s->oc), (int)g.ld, 0, sl.a + xi * xi_stride(&g, s->c),
                                    (int)g.ld);
-                adjoint_block(dst, sl.a, s->c, s->h, s->w, &g, &kd, sl.scratch);
+                adjoint_block(dst, sl.a, s->c, s->h, s->w, &g, &kd, s->din_add, sl.scratch);
             } else {
                 /* input gradient: the forward convolution of dy with the flipped kernels */
                 transform_block(sl.b, dout, mask, s->oc, s->h, s->w, &g, &k, 0, sl.scratch);
                 transformed_gemms(sl.a, u, sl.b, s->c, s->oc, &g, &k);
                 untransform_block(dst, sl.a, NULL, RT_ACT_NONE, s->c, s->h, s->w, &g, &kd, sl.scratch);
             }
-            if (s->din_add) {   /* the block's images lie contiguously in din */
+            if (buffered) {   /* the block's images lie contiguously in din */
                 real_t *to = din + (long)k.first_img * s->c * s->h * s->w;
                 long count = (long)k.imgs * s->c * s->h * s->w;
                 for (long i = 0; i < count; i++) to[i] += sl.din[i];

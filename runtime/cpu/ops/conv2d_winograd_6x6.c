@@ -209,11 +209,12 @@ INLINE void load_row(rvec *lo, rvec *hi, const real_t *plane, const real_t *mask
 }
 
 /* Row y of an h x w plane (w <= 32) from two vectors, lanes shift .. shift + w - 1 of the
- * pair (shift: a constant). Whole vectors go straight into the plane where they stay inside
- * it: what they write past the row lands in later rows, which the callers write after it.
- * The rows near the plane's end go through `buf` (32 values). */
+ * pair (shift: a constant), written or, when `add`, added to the row. Whole vectors go
+ * straight into the plane where they stay inside it: what they write past the row lands in
+ * later rows, which the callers write after it (when adding, they add zeros there). The rows
+ * near the plane's end go through `buf` (32 values). */
 INLINE void store_row(real_t *plane, const rvec *lo_in, const rvec *hi_in, int shift, int y,
-                      int h, int w, real_t *buf) {
+                      int h, int w, int add, real_t *buf) {
     const rvec zero = { 0 };
     rvec lo = *lo_in, hi = *hi_in;
     if (shift) {
@@ -224,11 +225,21 @@ INLINE void store_row(real_t *plane, const rvec *lo_in, const rvec *hi_in, int s
     int span = w <= 16 ? 16 : 32;   /* the values the vector stores cover */
     real_t *out = plane + (long)y * w;
     if ((long)y * w + span <= (long)h * w) {
-        VSTORE(out, lo);
-        if (span == 32) VSTORE(out + 16, hi);
+        if (add) {
+            rvec a, b;
+            VLOAD(a, out);
+            VSTORE(out, a + (rvec)((rsel)lo & (IOTA16 < w)));
+            if (span == 32) {
+                VLOAD(b, out + 16);
+                VSTORE(out + 16, b + (rvec)((rsel)hi & (IOTA16 + 16 < w)));
+            }
+        } else {
+            VSTORE(out, lo);
+            if (span == 32) VSTORE(out + 16, hi);
+        }
     } else {
         VSTORE(buf, lo); VSTORE(buf + 16, hi);
-        RT_FN(wino_copy_row)(out, buf, w);
+        RT_FN(wino_copy_row)(out, buf, w, add);
     }
 }
 
@@ -332,7 +343,7 @@ INLINE void output_transform(int M, real_t *dst, const real_t *restrict m, long 
                 lo = (rvec)((rsel)lo & (lo > zero));
                 hi = (rvec)((rsel)hi & (hi > zero));
             }
-            store_row(dst + im * img_stride, &lo, &hi, 0, y, h, w, row);
+            store_row(dst + im * img_stride, &lo, &hi, 0, y, h, w, 0, row);
         }
 }
 
@@ -383,7 +394,7 @@ INLINE void output_grad_transform(int M, real_t *restrict v, long ld, const real
  * B dV[.][p] into H[p][k][tile], then per padded row y the sum of the tile rows it is patch
  * row k of, times B, added up over the overlapping columns: x = M*j + c. */
 INLINE void input_adjoint(int M, real_t *dst, const real_t *restrict m, long ld,
-                          long img_stride, int imgs, int h, int w, int th, int tw,
+                          long img_stride, int imgs, int h, int w, int th, int tw, int add,
                           real_t *restrict scratch) {
     long sec = section(imgs, th, tw), tiles = (long)th * tw;
     real_t *hbuf = scratch, *row = scratch + 36 * sec;
@@ -425,7 +436,7 @@ INLINE void input_adjoint(int M, real_t *dst, const real_t *restrict m, long ld,
                     f = x[1] + __builtin_shuffle(x[3], zero, UP1) + __builtin_shuffle(x[5], zero, UP2);
                 }
                 rvec lo = __builtin_shuffle(e, f, ZIP_LO), hi = __builtin_shuffle(e, f, ZIP_HI);
-                store_row(dst + im * img_stride, &lo, &hi, pad, y - pad, h, w, row);
+                store_row(dst + im * img_stride, &lo, &hi, pad, y - pad, h, w, add, row);
             } else {
                 for (int x = 0; x < M * tw + 6 - M; x++) row[x] = 0;
                 for (int j = 0; j < tw; j++) {
@@ -437,7 +448,7 @@ INLINE void input_adjoint(int M, real_t *dst, const real_t *restrict m, long ld,
                     B6(real_t, x, o[0], o[1], o[2], o[3], o[4], o[5]);
                     for (int c = 0; c < 6; c++) row[M * j + c] += x[c];
                 }
-                RT_FN(wino_copy_row)(dst + im * img_stride + (long)(y - pad) * w, row + pad, w);
+                RT_FN(wino_copy_row)(dst + im * img_stride + (long)(y - pad) * w, row + pad, w, add);
             }
         }
 }
@@ -468,8 +479,8 @@ INLINE void input_adjoint(int M, real_t *dst, const real_t *restrict m, long ld,
     }                                                                                        \
     static void name##_input_adjoint(real_t *dst, const real_t *restrict m, long ld,         \
                                      long img_stride, int imgs, int h, int w, int th,        \
-                                     int tw, real_t *restrict scratch) {                     \
-        input_adjoint(M, dst, m, ld, img_stride, imgs, h, w, th, tw, scratch);               \
+                                     int tw, int add, real_t *restrict scratch) {            \
+        input_adjoint(M, dst, m, ld, img_stride, imgs, h, w, th, tw, add, scratch);          \
     }                                                                                        \
     static long name##_scratch_elems(int imgs, int th, int tw) {                             \
         return scratch_elems(M, imgs, th, tw);                                               \

@@ -40,10 +40,11 @@ typedef struct {
                    int h, int w, int th, int tw, real_t bias, rt_act act,
                    real_t *restrict scratch);
     /* The adjoint of `input`: B dv B^T of every tile, summed over the overlapping patches
-     * into the planes (written, not added); NULL where the driver takes the input gradient as
-     * the forward convolution of dy with flipped kernels instead */
+     * into the planes (written, or added to them when `add`); NULL where the driver takes the
+     * input gradient as the forward convolution of dy with flipped kernels instead */
     void (*input_adjoint)(real_t *dst, const real_t *restrict m, long ld, long img_stride,
-                          int imgs, int h, int w, int th, int tw, real_t *restrict scratch);
+                          int imgs, int h, int w, int th, int tw, int add,
+                          real_t *restrict scratch);
     long (*scratch_elems)(int imgs, int th, int tw);
 } wino_tiles;
 
@@ -74,8 +75,9 @@ static inline void wino_store_tiles(real_t *v, long ld, long at, const rvec *out
 void RT_FN(wino_pad_plane)(real_t *restrict pad, long len, long rows, int off,
                            const real_t *plane, const real_t *mask, int h, int w);
 
-/* dst[0 .. n) = src[0 .. n) for short rows, without a libc call. In conv2d_winograd.c. */
-void RT_FN(wino_copy_row)(real_t *restrict dst, const real_t *restrict src, int n);
+/* dst[0 .. n) = src[0 .. n), or += when `add`, for short rows, without a libc call. In
+ * conv2d_winograd.c. */
+void RT_FN(wino_copy_row)(real_t *restrict dst, const real_t *restrict src, int n, int add);
 
 /* out[x] = o[x] + bias through the fused activation, x < w. In conv2d_winograd.c. */
 void RT_FN(wino_bias_act_row)(real_t *restrict out, const real_t *restrict o, int w, real_t bias,
