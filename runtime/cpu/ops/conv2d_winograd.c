@@ -177,9 +177,9 @@ void RT_FN(wino_bias_act_row)(real_t *restrict out, const real_t *restrict o, in
 
 /* Transformed kernels U[xi][oc][c] for the forward or, transposed, U[xi][c][oc] for the
  * input gradient (rotated by 180 degrees too when `flip`); one thread per row of U. The
- * kernels of 16 neighbouring columns are transformed into a small buffer first, so U is
- * written 16 values at a time (one store per kernel and xi straight into U lands each on its
- * own page of the xi-strided planes: that was 3% of a ResNet step). */
+ * kernels of 16 neighbouring columns go through the transform together, one per lane, so U
+ * is written 16 values at a time (one store per kernel and xi straight into U lands each on
+ * its own page of the xi-strided planes: that was 3% of a ResNet step). */
 static void transform_kernels(real_t *u, const real_t *weight, const rt_conv_shape *s,
                               const wino_geom *g, int transposed, int flip) {
     enum { COLS = 16 };
@@ -188,15 +188,19 @@ static void transform_kernels(real_t *u, const real_t *weight, const rt_conv_sha
     #pragma omp for schedule(static)
     for (int r = 0; r < rows; r++)
         for (int c0 = 0; c0 < cols; c0 += COLS) {
-            real_t buf[COLS][WINO_MAX_XI];
+            rvec k[WINO_MAX_KK] = { { 0 } }, uu[WINO_MAX_XI];
             int n = cols - c0 < COLS ? cols - c0 : COLS;
             for (int j = 0; j < n; j++) {
                 int o = transposed ? c0 + j : r, c = transposed ? r : c0 + j;
-                g->t->kernel(buf[j], 1, weight + ((long)o * s->c + c) * g->kk, flip);
+                const real_t *kernel = weight + ((long)o * s->c + c) * g->kk;
+                for (int e = 0; e < g->kk; e++) k[e][j] = kernel[flip ? g->kk - 1 - e : e];
             }
+            g->t->kernel(uu, k);
             real_t *dst = u + (long)r * cols + c0;
-            for (int xi = 0; xi < g->xi; xi++)
-                for (int j = 0; j < n; j++) dst[xi * plane + j] = buf[j][xi];
+            for (int xi = 0; xi < g->xi; xi++) {
+                if (n == COLS) VSTORE(dst + xi * plane, uu[xi]);
+                else for (int j = 0; j < n; j++) dst[xi * plane + j] = uu[xi][j];
+            }
         }
 }
 
@@ -437,16 +441,22 @@ void RT_FN(conv2d_winograd_backward)(real_t *din, real_t *dweight, real_t *dbias
         enum { KERNELS = 16 };
         #pragma omp for schedule(static)
         for (long e0 = 0; e0 < kc; e0 += KERNELS) {
-            real_t du[WINO_MAX_XI][KERNELS];
+            rvec du[WINO_MAX_XI], dg[WINO_MAX_KK];   /* one kernel per lane */
             int n = kc - e0 < KERNELS ? (int)(kc - e0) : KERNELS;
             for (int xi = 0; xi < g.xi; xi++) {
-                for (int j = 0; j < KERNELS; j++) du[xi][j] = 0;
+                rvec acc = { 0 };
                 for (int v = 0; v < threads; v++) {
                     const real_t *part = du0 + v * per_thread + xi * kc + e0;
-                    for (int j = 0; j < n; j++) du[xi][j] += part[j];
+                    rvec p = { 0 };
+                    if (n == KERNELS) VLOAD(p, part);
+                    else for (int j = 0; j < n; j++) p[j] = part[j];
+                    acc += p;
                 }
+                du[xi] = acc;
             }
-            for (int j = 0; j < n; j++) g.t->kernel_grad(dweight + (e0 + j) * g.kk, &du[0][j], KERNELS);
+            g.t->kernel_grad(dg, du);
+            for (int j = 0; j < n; j++)
+                for (int e = 0; e < g.kk; e++) dweight[(e0 + j) * g.kk + e] = dg[e][j];
         }
     }
 }

@@ -122,40 +122,39 @@ INLINE long scratch_elems(int M, int imgs, int th, int tw) {
     return 36 * section(imgs, th, tw) + pad_rows(M, th) * pad_len(M, tw);
 }
 
-/* u[xi * stride] = (G g G^T)[xi] for one kernel g (flipped: rotated by 180 degrees). */
-INLINE void kernel_transform(int M, real_t *u, long stride, const real_t *g, int flip) {
+/* u[xi] = (G g G^T)[xi] for 16 kernels g[e], one per lane. */
+INLINE void kernel_transform(int M, rvec *u, const rvec *k) {
     enum { RMAX = 5 };
     int r = KSIDE(M);
-    real_t k[RMAX * RMAX], t[6][RMAX];
-    for (int i = 0; i < r * r; i++) k[i] = flip ? g[r * r - 1 - i] : g[i];
+    rvec t[6][RMAX];
     for (int i = 0; i < 6; i++)
         for (int c = 0; c < r; c++) {
-            real_t acc = 0;
+            rvec acc = { 0 };
             for (int j = 0; j < r; j++) acc += g_at(M, i, j) * k[j * r + c];
             t[i][c] = acc;
         }
     for (int i = 0; i < 6; i++)
         for (int q = 0; q < 6; q++) {
-            real_t acc = 0;
+            rvec acc = { 0 };
             for (int c = 0; c < r; c++) acc += t[i][c] * g_at(M, q, c);
-            u[(6 * i + q) * stride] = acc;
+            u[6 * i + q] = acc;
         }
 }
 
-/* dg = G^T dU G for one kernel; du[xi * stride]. */
-INLINE void kernel_grad_transform(int M, real_t *dg, const real_t *du, long stride) {
+/* dg[e] = G^T dU G for 16 kernels, du[xi]. */
+INLINE void kernel_grad_transform(int M, rvec *dg, const rvec *du) {
     enum { RMAX = 5 };
     int r = KSIDE(M);
-    real_t t[RMAX][6];
+    rvec t[RMAX][6];
     for (int a = 0; a < r; a++)
         for (int q = 0; q < 6; q++) {
-            real_t acc = 0;
-            for (int i = 0; i < 6; i++) acc += g_at(M, i, a) * du[(6 * i + q) * stride];
+            rvec acc = { 0 };
+            for (int i = 0; i < 6; i++) acc += g_at(M, i, a) * du[6 * i + q];
             t[a][q] = acc;
         }
     for (int a = 0; a < r; a++)
         for (int c = 0; c < r; c++) {
-            real_t acc = 0;
+            rvec acc = { 0 };
             for (int q = 0; q < 6; q++) acc += t[a][q] * g_at(M, q, c);
             dg[r * a + c] = acc;
         }
@@ -456,11 +455,9 @@ INLINE void input_adjoint(int M, real_t *dst, const real_t *restrict m, long ld,
 /* ---- the two kinds: every function above with M fixed ---- */
 
 #define KIND(M, name)                                                                        \
-    static void name##_kernel(real_t *u, long stride, const real_t *g, int flip) {           \
-        kernel_transform(M, u, stride, g, flip);                                             \
-    }                                                                                        \
-    static void name##_kernel_grad(real_t *dg, const real_t *du, long stride) {              \
-        kernel_grad_transform(M, dg, du, stride);                                            \
+    static void name##_kernel(rvec *u, const rvec *g) { kernel_transform(M, u, g); }         \
+    static void name##_kernel_grad(rvec *dg, const rvec *du) {                               \
+        kernel_grad_transform(M, dg, du);                                                    \
     }                                                                                        \
     static void name##_input(real_t *restrict v, long ld, const real_t *src,                 \
                              const real_t *mask, long img_stride, int imgs, int h, int w,    \

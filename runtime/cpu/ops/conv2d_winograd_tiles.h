@@ -11,6 +11,7 @@
 #include "vec16.h"
 
 #define WINO_MAX_XI 36   /* transformed positions of the largest tiles, 6x6 */
+#define WINO_MAX_KK 25   /* weights of the largest kernels, 5x5 */
 
 /* The transforms of F(m x m, r x r). Planes are h x w with th x tw tiles of m x m outputs,
  * tile t = i * tw + j. The plane transforms take one channel of a block of `imgs` images:
@@ -21,10 +22,11 @@ typedef struct {
     int m;    /* output tile side */
     int r;    /* kernel side; the convolution pads by (r - 1) / 2 */
     int xi;   /* transformed positions per tile, (m + r - 1)^2 */
-    /* u[xi * stride] = G g G^T of one r x r kernel g, rotated by 180 degrees when `flip` */
-    void (*kernel)(real_t *u, long stride, const real_t *g, int flip);
-    /* dg = G^T dU G of one kernel, du[xi * stride] */
-    void (*kernel_grad)(real_t *dg, const real_t *du, long stride);
+    /* u[xi] = G g G^T of 16 r x r kernels g at once, one per lane: g[e] holds weight e
+     * (row-major) of each */
+    void (*kernel)(rvec *u, const rvec *g);
+    /* dg[e] = G^T dU G of 16 kernels at once, du[xi] */
+    void (*kernel_grad)(rvec *dg, const rvec *du);
     /* B^T d B of every tile (d: the m+r-1 square patch of the zero-padded plane),
      * the planes masked to where mask > 0 when `mask` is set */
     void (*input)(real_t *restrict v, long ld, const real_t *src, const real_t *mask,
