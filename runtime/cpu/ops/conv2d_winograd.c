@@ -334,8 +334,8 @@ static void transformed_gemms(real_t *out, const real_t *u, const real_t *v, int
                               const wino_geom *g, const wino_block *k) {
     for (int xi = 0; xi < g->xi; xi++)
         RT_FN(rt_gemm)(0, 0, rows, k->tiles, inner, 1, u + (long)xi * rows * inner, inner,
-                       v + xi * xi_stride(g, inner), (int)g->ld, 0, out + xi * xi_stride(g, rows),
-                       (int)g->ld);
+                       v + xi * xi_stride(g, inner), (int)g->ld, 0,
+                       out + xi * xi_stride(g, rows), (int)g->ld);
 }
 
 void RT_FN(conv2d_winograd_forward)(real_t *out, const real_t *in, const real_t *weight,
@@ -364,6 +364,7 @@ void RT_FN(conv2d_winograd_backward)(real_t *din, real_t *dweight, real_t *dbias
     real_t *u = work;   /* kernels for the input gradient, transposed (see `adjoint`) */
     const real_t *mask = s->act ? act_out : NULL;
     long ohw = (long)s->h * s->w, kc = (long)s->oc * s->c;
+    long xs_in = xi_stride(&g, s->c), xs_out = xi_stride(&g, s->oc);
     real_t *plane_sums = work + plane_sums_at(s, &g);
     #pragma omp parallel
     {
@@ -392,8 +393,8 @@ void RT_FN(conv2d_winograd_backward)(real_t *din, real_t *dweight, real_t *dbias
                 for (long p = (long)k.first_img * s->oc; p < (long)(k.first_img + k.imgs) * s->oc; p++)
                     plane_sums[p] = masked_plane_sum(dout + p * ohw, mask ? mask + p * ohw : NULL, ohw);
             for (int xi = 0; xi < g.xi; xi++) {
-                transpose_tiles(sl.vt, sl.a + xi * xi_stride(&g, s->c), g.ld, s->c, k.tiles);
-                RT_FN(rt_gemm)(0, 0, s->oc, s->c, k.tiles, 1, sl.b + xi * xi_stride(&g, s->oc), (int)g.ld,
+                transpose_tiles(sl.vt, sl.a + xi * xs_in, g.ld, s->c, k.tiles);
+                RT_FN(rt_gemm)(0, 0, s->oc, s->c, k.tiles, 1, sl.b + xi * xs_out, (int)g.ld,
                                sl.vt, s->c, summed, sl.du + xi * kc, s->c);
             }
             summed = 1;
@@ -402,8 +403,7 @@ void RT_FN(conv2d_winograd_backward)(real_t *din, real_t *dweight, real_t *dbias
             if (adjoint) {   /* input gradient: dV[xi] = U[xi]^T dM[xi], then its adjoint */
                 for (int xi = 0; xi < g.xi; xi++)
                     RT_FN(rt_gemm)(0, 0, s->c, k.tiles, s->oc, 1, u + xi * kc, s->oc,
-                                   sl.b + xi * xi_stride(&g, s->oc), (int)g.ld, 0, sl.a + xi * xi_stride(&g, s->c),
-                                   (int)g.ld);
+                                   sl.b + xi * xs_out, (int)g.ld, 0, sl.a + xi * xs_in, (int)g.ld);
                 adjoint_block(dst, sl.a, s->c, s->h, s->w, &g, &kd, s->din_add, sl.scratch);
             } else {
                 /* input gradient: the forward convolution of dy with the flipped kernels */
