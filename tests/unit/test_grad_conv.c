@@ -169,6 +169,16 @@ static void test_winograd_vs_im2col(rt_conv_shape s, rt_conv_algo algo) {
     gc_compare(WHAT("vs im2col dinput"), din[1], din[0], in_n, 1e-12);
     gc_compare(WHAT("vs im2col dweight"), dw[1], dw[0], w_n, 1e-12);
     gc_compare(WHAT("vs im2col dbias"), db[1], db[0], s.oc, 1e-12);
+    /* din_add on planes of many tiles: the same input gradient, added onto what din held */
+    rt_conv_shape wa = w;
+    wa.din_add = 1;
+    double *work_a = gc_alloc(conv2d_workspace_elems_f64(&wa)), *held = gc_rand(in_n, -1, 1);
+    double *din_sum = gc_alloc(in_n), *dw_a = gc_alloc(w_n);
+    memcpy(din_sum, held, sizeof(double) * in_n);
+    conv2d_backward_f64(din_sum, dw_a, NULL, r, out[1], x, k, work_a, &wa);
+    for (long i = 0; i < in_n; i++) din_sum[i] -= held[i];
+    gc_compare(WHAT("dinput added to din"), din_sum, din[1], in_n, 1e-12);
+    free(work_a); free(held); free(din_sum); free(dw_a);
 
     float *fx = gc_to_f32(x, in_n), *fk = gc_to_f32(k, w_n), *fb = gc_to_f32(b, s.oc);
     float *fr = gc_to_f32(r, out_n), *fout = malloc(sizeof(float) * out_n);

@@ -69,14 +69,21 @@ static wino_geom geom_of(const rt_conv_shape *s) {
 
 /* Workspace: the transformed kernels (shared), then per thread two block buffers, a partial
  * transformed weight gradient, the tile transforms' scratch, one transformed position's
- * input tiles transposed and, with din_add, a block's input gradient. */
+ * input tiles transposed and, with din_add and no input adjoint, a block's input gradient. */
 static long kernels_elems(const rt_conv_shape *s, const wino_geom *g) {
     return round16((long)g->xi * s->oc * s->c);
 }
-static long buf_elems(const wino_geom *g) { return (long)g->xi * g->cmax * g->ld; }
-/* A block's input gradient, when backward adds it into din (din_add) rather than writing. */
+/* Values from one transformed position's matrix (channels x ld) to the next, one cache line
+ * more than the matrix: channels * ld is often a multiple of 4 KiB (64 x 48, 128 x 48 values),
+ * which put the 36 rows the tile transforms store to (and load from) at once in the same L1
+ * cache set. */
+static long xi_stride(const wino_geom *g, int channels) { return (long)channels * g->ld + 16; }
+static long buf_elems(const wino_geom *g) { return (long)g->xi * xi_stride(g, g->cmax); }
+/* A block's input gradient, when backward adds it into din (din_add) rather than writing and
+ * the tiles have no input_adjoint (which adds in place). */
 static long din_block_elems(const rt_conv_shape *s, const wino_geom *g) {
-    return s->din_add ? round16((long)g->imgs_per_block * s->c * s->h * s->w) : 0;
+    int buffered = s->din_add && !g->t->input_adjoint;
+    return buffered ? round16((long)g->imgs_per_block * s->c * s->h * s->w) : 0;
 }
 static long scratch_at(const rt_conv_shape *s, const wino_geom *g) {
     return 2 * buf_elems(g) + kernels_elems(s, g);
@@ -152,8 +159,12 @@ SHORT_ROWS void RT_FN(wino_pad_plane)(real_t *restrict pad, long len, long rows,
     for (long p = (h + off) * len; p < rows * len; p += 16) VSTORE(pad + p, zero);
 }
 
-SHORT_ROWS void RT_FN(wino_copy_row)(real_t *restrict dst, const real_t *restrict src, int n) {
-    for (int p = 0; p < n; p++) dst[p] = src[p];
+SHORT_ROWS void RT_FN(wino_copy_row)(real_t *restrict dst, const real_t *restrict src, int n,
+                                     int add) {
+    if (add)
+        for (int p = 0; p < n; p++) dst[p] += src[p];
+    else
+        for (int p = 0; p < n; p++) dst[p] = src[p];
 }
 
 void RT_FN(wino_bias_act_row)(real_t *restrict out, const real_t *restrict o, int w, real_t bias,
@@ -166,9 +177,9 @@ void RT_FN(wino_bias_act_row)(real_t *restrict out, const real_t *restrict o, in
 
 /* Transformed kernels U[xi][oc][c] for the forward or, transposed, U[xi][c][oc] for the
  * input gradient (rotated by 180 degrees too when `flip`); one thread per row of U. The
- * kernels of 16 neighbouring columns are transformed into a small buffer first, so U is
- * written 16 values at a time (one store per kernel and xi straight into U lands each on its
- * own page of the xi-strided planes: that was 3% of a ResNet step). */
+ * kernels of 16 neighbouring columns go through the transform together, one per lane, so U
+ * is written 16 values at a time (one store per kernel and xi straight into U lands each on
+ * its own page of the xi-strided planes: that was 3% of a ResNet step). */
 static void transform_kernels(real_t *u, const real_t *weight, const rt_conv_shape *s,
                               const wino_geom *g, int transposed, int flip) {
     enum { COLS = 16 };
@@ -177,15 +188,19 @@ static void transform_kernels(real_t *u, const real_t *weight, const rt_conv_sha
     #pragma omp for schedule(static)
     for (int r = 0; r < rows; r++)
         for (int c0 = 0; c0 < cols; c0 += COLS) {
-            real_t buf[COLS][WINO_MAX_XI];
+            rvec k[WINO_MAX_KK] = { { 0 } }, uu[WINO_MAX_XI];
             int n = cols - c0 < COLS ? cols - c0 : COLS;
             for (int j = 0; j < n; j++) {
                 int o = transposed ? c0 + j : r, c = transposed ? r : c0 + j;
-                g->t->kernel(buf[j], 1, weight + ((long)o * s->c + c) * g->kk, flip);
+                const real_t *kernel = weight + ((long)o * s->c + c) * g->kk;
+                for (int e = 0; e < g->kk; e++) k[e][j] = kernel[flip ? g->kk - 1 - e : e];
             }
+            g->t->kernel(uu, k);
             real_t *dst = u + (long)r * cols + c0;
-            for (int xi = 0; xi < g->xi; xi++)
-                for (int j = 0; j < n; j++) dst[xi * plane + j] = buf[j][xi];
+            for (int xi = 0; xi < g->xi; xi++) {
+                if (n == COLS) VSTORE(dst + xi * plane, uu[xi]);
+                else for (int j = 0; j < n; j++) dst[xi * plane + j] = uu[xi][j];
+            }
         }
 }
 
@@ -280,14 +295,14 @@ static void prefetch_planes(const real_t *plane, long img_stride, int imgs, long
 static void transform_block(real_t *dst, const real_t *src, const real_t *mask, int channels,
                             int h, int w, const wino_geom *g, const wino_block *k,
                             int grad_form, real_t *scratch) {
-    long xi_stride = (long)channels * g->ld, hw = (long)h * w;
+    long xs = xi_stride(g, channels), hw = (long)h * w;
     for (int c = 0; c < channels; c++) {
         long at = ((long)k->first_img * channels + c) * hw;
         if (c + 1 < channels) {   /* the next channel's planes, while this one is transformed */
             prefetch_planes(src + at + hw, channels * hw, k->imgs, hw);
             if (mask) prefetch_planes(mask + at + hw, channels * hw, k->imgs, hw);
         }
-        (grad_form ? g->t->output_grad : g->t->input)(dst + (long)c * g->ld, xi_stride, src + at,
+        (grad_form ? g->t->output_grad : g->t->input)(dst + (long)c * g->ld, xs, src + at,
                                                       mask ? mask + at : NULL, channels * hw,
                                                       k->imgs, h, w, g->th, g->tw, scratch);
     }
@@ -297,21 +312,21 @@ static void transform_block(real_t *dst, const real_t *src, const real_t *mask, 
 static void untransform_block(real_t *dst, const real_t *m, const real_t *bias, rt_act act,
                               int channels, int h, int w, const wino_geom *g,
                               const wino_block *k, real_t *scratch) {
-    long xi_stride = (long)channels * g->ld, hw = (long)h * w;
+    long xs = xi_stride(g, channels), hw = (long)h * w;
     for (int c = 0; c < channels; c++)
         g->t->output(dst + ((long)k->first_img * channels + c) * hw, m + (long)c * g->ld,
-                     xi_stride, channels * hw, k->imgs, h, w, g->th, g->tw, bias ? bias[c] : 0,
+                     xs, channels * hw, k->imgs, h, w, g->th, g->tw, bias ? bias[c] : 0,
                      act, scratch);
 }
 
 /* The input gradient of a block from dV[xi][channel][tile] by the adjoint of the input
- * transform, into `channels` planes. */
+ * transform, into `channels` planes (added to them when `add`). */
 static void adjoint_block(real_t *dst, const real_t *dv, int channels, int h, int w,
-                          const wino_geom *g, const wino_block *k, real_t *scratch) {
-    long xi_stride = (long)channels * g->ld, hw = (long)h * w;
+                          const wino_geom *g, const wino_block *k, int add, real_t *scratch) {
+    long xs = xi_stride(g, channels), hw = (long)h * w;
     for (int c = 0; c < channels; c++)
         g->t->input_adjoint(dst + ((long)k->first_img * channels + c) * hw, dv + (long)c * g->ld,
-                            xi_stride, channels * hw, k->imgs, h, w, g->th, g->tw, scratch);
+                            xs, channels * hw, k->imgs, h, w, g->th, g->tw, add, scratch);
 }
 
 /* out[xi] (rows x tiles) = u[xi] (rows x inner) . v[xi] (inner x tiles), for every xi. */
@@ -319,8 +334,8 @@ static void transformed_gemms(real_t *out, const real_t *u, const real_t *v, int
                               const wino_geom *g, const wino_block *k) {
     for (int xi = 0; xi < g->xi; xi++)
         RT_FN(rt_gemm)(0, 0, rows, k->tiles, inner, 1, u + (long)xi * rows * inner, inner,
-                       v + (long)xi * inner * g->ld, (int)g->ld, 0, out + (long)xi * rows * g->ld,
-                       (int)g->ld);
+                       v + xi * xi_stride(g, inner), (int)g->ld, 0,
+                       out + xi * xi_stride(g, rows), (int)g->ld);
 }
 
 void RT_FN(conv2d_winograd_forward)(real_t *out, const real_t *in, const real_t *weight,
@@ -349,6 +364,7 @@ void RT_FN(conv2d_winograd_backward)(real_t *din, real_t *dweight, real_t *dbias
     real_t *u = work;   /* kernels for the input gradient, transposed (see `adjoint`) */
     const real_t *mask = s->act ? act_out : NULL;
     long ohw = (long)s->h * s->w, kc = (long)s->oc * s->c;
+    long xs_in = xi_stride(&g, s->c), xs_out = xi_stride(&g, s->oc);
     real_t *plane_sums = work + plane_sums_at(s, &g);
     #pragma omp parallel
     {
@@ -361,10 +377,12 @@ void RT_FN(conv2d_winograd_backward)(real_t *din, real_t *dweight, real_t *dbias
         #pragma omp for schedule(static)
         for (int b = 0; b < g.blocks; b++) {
             wino_block k = block_at(&g, s->n, b);
-            /* where the block's input gradient goes: din, or (din_add) a buffer added to it */
+            /* where the block's input gradient goes: din (the adjoint adds in place under
+             * din_add), or (din_add, no adjoint) a buffer added to it */
             wino_block kd = k;
             real_t *dst = din;
-            if (s->din_add) kd.first_img = 0, dst = sl.din;
+            int buffered = s->din_add && !adjoint;
+            if (buffered) kd.first_img = 0, dst = sl.din;
             /* weight gradient: dU[xi] += (A dy A^T)[xi] . (B^T d B)[xi]^T over this block
              * (the first block's GEMMs write it: no pass to zero it first). Both factors run
              * along tiles; with the second transposed first the GEMM is a plain one (NN),
@@ -375,8 +393,8 @@ void RT_FN(conv2d_winograd_backward)(real_t *din, real_t *dweight, real_t *dbias
                 for (long p = (long)k.first_img * s->oc; p < (long)(k.first_img + k.imgs) * s->oc; p++)
                     plane_sums[p] = masked_plane_sum(dout + p * ohw, mask ? mask + p * ohw : NULL, ohw);
             for (int xi = 0; xi < g.xi; xi++) {
-                transpose_tiles(sl.vt, sl.a + xi * s->c * g.ld, g.ld, s->c, k.tiles);
-                RT_FN(rt_gemm)(0, 0, s->oc, s->c, k.tiles, 1, sl.b + xi * s->oc * g.ld, (int)g.ld,
+                transpose_tiles(sl.vt, sl.a + xi * xs_in, g.ld, s->c, k.tiles);
+                RT_FN(rt_gemm)(0, 0, s->oc, s->c, k.tiles, 1, sl.b + xi * xs_out, (int)g.ld,
                                sl.vt, s->c, summed, sl.du + xi * kc, s->c);
             }
             summed = 1;
@@ -385,16 +403,15 @@ void RT_FN(conv2d_winograd_backward)(real_t *din, real_t *dweight, real_t *dbias
             if (adjoint) {   /* input gradient: dV[xi] = U[xi]^T dM[xi], then its adjoint */
                 for (int xi = 0; xi < g.xi; xi++)
                     RT_FN(rt_gemm)(0, 0, s->c, k.tiles, s->oc, 1, u + xi * kc, s->oc,
-                                   sl.b + xi * s->oc * g.ld, (int)g.ld, 0, sl.a + xi * s->c * g.ld,
-                                   (int)g.ld);
-                adjoint_block(dst, sl.a, s->c, s->h, s->w, &g, &kd, sl.scratch);
+                                   sl.b + xi * xs_out, (int)g.ld, 0, sl.a + xi * xs_in, (int)g.ld);
+                adjoint_block(dst, sl.a, s->c, s->h, s->w, &g, &kd, s->din_add, sl.scratch);
             } else {
                 /* input gradient: the forward convolution of dy with the flipped kernels */
                 transform_block(sl.b, dout, mask, s->oc, s->h, s->w, &g, &k, 0, sl.scratch);
                 transformed_gemms(sl.a, u, sl.b, s->c, s->oc, &g, &k);
                 untransform_block(dst, sl.a, NULL, RT_ACT_NONE, s->c, s->h, s->w, &g, &kd, sl.scratch);
             }
-            if (s->din_add) {   /* the block's images lie contiguously in din */
+            if (buffered) {   /* the block's images lie contiguously in din */
                 real_t *to = din + (long)k.first_img * s->c * s->h * s->w;
                 long count = (long)k.imgs * s->c * s->h * s->w;
                 for (long i = 0; i < count; i++) to[i] += sl.din[i];
@@ -424,16 +441,22 @@ void RT_FN(conv2d_winograd_backward)(real_t *din, real_t *dweight, real_t *dbias
         enum { KERNELS = 16 };
         #pragma omp for schedule(static)
         for (long e0 = 0; e0 < kc; e0 += KERNELS) {
-            real_t du[WINO_MAX_XI][KERNELS];
+            rvec du[WINO_MAX_XI], dg[WINO_MAX_KK];   /* one kernel per lane */
             int n = kc - e0 < KERNELS ? (int)(kc - e0) : KERNELS;
             for (int xi = 0; xi < g.xi; xi++) {
-                for (int j = 0; j < KERNELS; j++) du[xi][j] = 0;
+                rvec acc = { 0 };
                 for (int v = 0; v < threads; v++) {
                     const real_t *part = du0 + v * per_thread + xi * kc + e0;
-                    for (int j = 0; j < n; j++) du[xi][j] += part[j];
+                    rvec p = { 0 };
+                    if (n == KERNELS) VLOAD(p, part);
+                    else for (int j = 0; j < n; j++) p[j] = part[j];
+                    acc += p;
                 }
+                du[xi] = acc;
             }
-            for (int j = 0; j < n; j++) g.t->kernel_grad(dweight + (e0 + j) * g.kk, &du[0][j], KERNELS);
+            g.t->kernel_grad(dg, du);
+            for (int j = 0; j < n; j++)
+                for (int e = 0; e < g.kk; e++) dweight[(e0 + j) * g.kk + e] = dg[e][j];
         }
     }
 }

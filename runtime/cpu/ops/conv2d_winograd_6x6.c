@@ -122,40 +122,39 @@ INLINE long scratch_elems(int M, int imgs, int th, int tw) {
     return 36 * section(imgs, th, tw) + pad_rows(M, th) * pad_len(M, tw);
 }
 
-/* u[xi * stride] = (G g G^T)[xi] for one kernel g (flipped: rotated by 180 degrees). */
-INLINE void kernel_transform(int M, real_t *u, long stride, const real_t *g, int flip) {
+/* u[xi] = (G g G^T)[xi] for 16 kernels g[e], one per lane. */
+INLINE void kernel_transform(int M, rvec *u, const rvec *k) {
     enum { RMAX = 5 };
     int r = KSIDE(M);
-    real_t k[RMAX * RMAX], t[6][RMAX];
-    for (int i = 0; i < r * r; i++) k[i] = flip ? g[r * r - 1 - i] : g[i];
+    rvec t[6][RMAX];
     for (int i = 0; i < 6; i++)
         for (int c = 0; c < r; c++) {
-            real_t acc = 0;
+            rvec acc = { 0 };
             for (int j = 0; j < r; j++) acc += g_at(M, i, j) * k[j * r + c];
             t[i][c] = acc;
         }
     for (int i = 0; i < 6; i++)
         for (int q = 0; q < 6; q++) {
-            real_t acc = 0;
+            rvec acc = { 0 };
             for (int c = 0; c < r; c++) acc += t[i][c] * g_at(M, q, c);
-            u[(6 * i + q) * stride] = acc;
+            u[6 * i + q] = acc;
         }
 }
 
-/* dg = G^T dU G for one kernel; du[xi * stride]. */
-INLINE void kernel_grad_transform(int M, real_t *dg, const real_t *du, long stride) {
+/* dg[e] = G^T dU G for 16 kernels, du[xi]. */
+INLINE void kernel_grad_transform(int M, rvec *dg, const rvec *du) {
     enum { RMAX = 5 };
     int r = KSIDE(M);
-    real_t t[RMAX][6];
+    rvec t[RMAX][6];
     for (int a = 0; a < r; a++)
         for (int q = 0; q < 6; q++) {
-            real_t acc = 0;
-            for (int i = 0; i < 6; i++) acc += g_at(M, i, a) * du[(6 * i + q) * stride];
+            rvec acc = { 0 };
+            for (int i = 0; i < 6; i++) acc += g_at(M, i, a) * du[6 * i + q];
             t[a][q] = acc;
         }
     for (int a = 0; a < r; a++)
         for (int c = 0; c < r; c++) {
-            real_t acc = 0;
+            rvec acc = { 0 };
             for (int q = 0; q < 6; q++) acc += t[a][q] * g_at(M, q, c);
             dg[r * a + c] = acc;
         }
@@ -205,6 +204,41 @@ INLINE void load_row(rvec *lo, rvec *hi, const real_t *plane, const real_t *mask
         load_span(&mlo, &mhi, mask, (long)y * w, w, hw);
         *lo = (rvec)((rsel)*lo & (mlo > zero));
         *hi = (rvec)((rsel)*hi & (mhi > zero));
+    }
+}
+
+/* Row y of an h x w plane (w <= 32) from two vectors, lanes shift .. shift + w - 1 of the
+ * pair (shift: a constant), written or, when `add`, added to the row. Whole vectors go
+ * straight into the plane where they stay inside it: what they write past the row lands in
+ * later rows, which the callers write after it (when adding, they add zeros there). The rows
+ * near the plane's end go through `buf` (32 values). */
+INLINE void store_row(real_t *plane, const rvec *lo_in, const rvec *hi_in, int shift, int y,
+                      int h, int w, int add, real_t *buf) {
+    const rvec zero = { 0 };
+    rvec lo = *lo_in, hi = *hi_in;
+    if (shift) {
+        rvec a = __builtin_shuffle(lo, hi, IOTA16 + shift);
+        hi = __builtin_shuffle(hi, zero, IOTA16 + shift);
+        lo = a;
+    }
+    int span = w <= 16 ? 16 : 32;   /* the values the vector stores cover */
+    real_t *out = plane + (long)y * w;
+    if ((long)y * w + span <= (long)h * w) {
+        if (add) {
+            rvec a, b;
+            VLOAD(a, out);
+            VSTORE(out, a + (rvec)((rsel)lo & (IOTA16 < w)));
+            if (span == 32) {
+                VLOAD(b, out + 16);
+                VSTORE(out + 16, b + (rvec)((rsel)hi & (IOTA16 + 16 < w)));
+            }
+        } else {
+            VSTORE(out, lo);
+            if (span == 32) VSTORE(out + 16, hi);
+        }
+    } else {
+        VSTORE(buf, lo); VSTORE(buf + 16, hi);
+        RT_FN(wino_copy_row)(out, buf, w, add);
     }
 }
 
@@ -281,16 +315,13 @@ INLINE void output_transform(int M, real_t *dst, const real_t *restrict m, long 
         }
     }
     /* interleave each output row's pixels back: x = M*j + b */
-    long hw = (long)h * w;
-    int span = w <= 16 ? 16 : 32;   /* the values a narrow row's vector stores cover */
     const rvec zero = { 0 };
     for (int im = 0; im < imgs; im++)
         for (int y = 0; y < h; y++) {
             const real_t *yr = ys + M * (y % M) * sec + im * tiles + (long)(y / M) * tw;
-            real_t *out = dst + im * img_stride + (long)y * w;
             if (tw > ROW_TW(M)) {
                 for (int x = 0; x < w; x++) row[x] = yr[(x % M) * sec + x / M];
-                RT_FN(wino_bias_act_row)(out, row, w, bias, act);
+                RT_FN(wino_bias_act_row)(dst + im * img_stride + (long)y * w, row, w, bias, act);
                 continue;
             }
             rvec lo, hi;
@@ -311,16 +342,7 @@ INLINE void output_transform(int M, real_t *dst, const real_t *restrict m, long 
                 lo = (rvec)((rsel)lo & (lo > zero));
                 hi = (rvec)((rsel)hi & (hi > zero));
             }
-            /* Whole vectors straight into the plane where they stay inside it: what they
-             * write past the row lands in later rows, which are written after it. The rows
-             * near the plane's end go through a buffer. */
-            if ((long)y * w + span <= hw) {
-                VSTORE(out, lo);
-                if (span == 32) VSTORE(out + 16, hi);
-            } else {
-                VSTORE(row, lo); VSTORE(row + 16, hi);
-                RT_FN(wino_copy_row)(out, row, w);
-            }
+            store_row(dst + im * img_stride, &lo, &hi, 0, y, h, w, 0, row);
         }
 }
 
@@ -371,7 +393,7 @@ INLINE void output_grad_transform(int M, real_t *restrict v, long ld, const real
  * B dV[.][p] into H[p][k][tile], then per padded row y the sum of the tile rows it is patch
  * row k of, times B, added up over the overlapping columns: x = M*j + c. */
 INLINE void input_adjoint(int M, real_t *dst, const real_t *restrict m, long ld,
-                          long img_stride, int imgs, int h, int w, int th, int tw,
+                          long img_stride, int imgs, int h, int w, int th, int tw, int add,
                           real_t *restrict scratch) {
     long sec = section(imgs, th, tw), tiles = (long)th * tw;
     real_t *hbuf = scratch, *row = scratch + 36 * sec;
@@ -403,18 +425,17 @@ INLINE void input_adjoint(int M, real_t *dst, const real_t *restrict m, long ld,
                     o[p] = (rvec)((rsel)acc & live);
                 }
                 B6(rvec, x, o[0], o[1], o[2], o[3], o[4], o[5]);
+                rvec e, f;   /* the padded row: its columns 0..31 interleaved from e and f */
                 if (M == 4) {   /* columns 4j + 4, 4j + 5 are columns 0, 1 of tile j + 1 */
                     rvec c0 = x[0] + __builtin_shuffle(x[4], zero, UP1);
                     rvec c1 = x[1] + __builtin_shuffle(x[5], zero, UP1);
-                    rvec e = __builtin_shuffle(c0, x[2], ZIP_LO), f = __builtin_shuffle(c1, x[3], ZIP_LO);
-                    VSTORE(row, __builtin_shuffle(e, f, ZIP_LO));
-                    VSTORE(row + 16, __builtin_shuffle(e, f, ZIP_HI));
+                    e = __builtin_shuffle(c0, x[2], ZIP_LO), f = __builtin_shuffle(c1, x[3], ZIP_LO);
                 } else {        /* column 2j + c is column c - 2 of tile j + 1, c - 4 of j + 2 */
-                    rvec e = x[0] + __builtin_shuffle(x[2], zero, UP1) + __builtin_shuffle(x[4], zero, UP2);
-                    rvec f = x[1] + __builtin_shuffle(x[3], zero, UP1) + __builtin_shuffle(x[5], zero, UP2);
-                    VSTORE(row, __builtin_shuffle(e, f, ZIP_LO));
-                    VSTORE(row + 16, __builtin_shuffle(e, f, ZIP_HI));
+                    e = x[0] + __builtin_shuffle(x[2], zero, UP1) + __builtin_shuffle(x[4], zero, UP2);
+                    f = x[1] + __builtin_shuffle(x[3], zero, UP1) + __builtin_shuffle(x[5], zero, UP2);
                 }
+                rvec lo = __builtin_shuffle(e, f, ZIP_LO), hi = __builtin_shuffle(e, f, ZIP_HI);
+                store_row(dst + im * img_stride, &lo, &hi, pad, y - pad, h, w, add, row);
             } else {
                 for (int x = 0; x < M * tw + 6 - M; x++) row[x] = 0;
                 for (int j = 0; j < tw; j++) {
@@ -426,19 +447,17 @@ INLINE void input_adjoint(int M, real_t *dst, const real_t *restrict m, long ld,
                     B6(real_t, x, o[0], o[1], o[2], o[3], o[4], o[5]);
                     for (int c = 0; c < 6; c++) row[M * j + c] += x[c];
                 }
+                RT_FN(wino_copy_row)(dst + im * img_stride + (long)(y - pad) * w, row + pad, w, add);
             }
-            RT_FN(wino_copy_row)(dst + im * img_stride + (long)(y - pad) * w, row + pad, w);
         }
 }
 
 /* ---- the two kinds: every function above with M fixed ---- */
 
 #define KIND(M, name)                                                                        \
-    static void name##_kernel(real_t *u, long stride, const real_t *g, int flip) {           \
-        kernel_transform(M, u, stride, g, flip);                                             \
-    }                                                                                        \
-    static void name##_kernel_grad(real_t *dg, const real_t *du, long stride) {              \
-        kernel_grad_transform(M, dg, du, stride);                                            \
+    static void name##_kernel(rvec *u, const rvec *g) { kernel_transform(M, u, g); }         \
+    static void name##_kernel_grad(rvec *dg, const rvec *du) {                               \
+        kernel_grad_transform(M, dg, du);                                                    \
     }                                                                                        \
     static void name##_input(real_t *restrict v, long ld, const real_t *src,                 \
                              const real_t *mask, long img_stride, int imgs, int h, int w,    \
@@ -457,8 +476,8 @@ INLINE void input_adjoint(int M, real_t *dst, const real_t *restrict m, long ld,
     }                                                                                        \
     static void name##_input_adjoint(real_t *dst, const real_t *restrict m, long ld,         \
                                      long img_stride, int imgs, int h, int w, int th,        \
-                                     int tw, real_t *restrict scratch) {                     \
-        input_adjoint(M, dst, m, ld, img_stride, imgs, h, w, th, tw, scratch);               \
+                                     int tw, int add, real_t *restrict scratch) {            \
+        input_adjoint(M, dst, m, ld, img_stride, imgs, h, w, th, tw, add, scratch);          \
     }                                                                                        \
     static long name##_scratch_elems(int imgs, int th, int tw) {                             \
         return scratch_elems(M, imgs, th, tw);                                               \

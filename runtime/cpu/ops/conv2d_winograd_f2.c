@@ -15,10 +15,9 @@ static long row_len(int tw) { return 32L * ((tw + 15) / 16) + 16; }
 /* The zero-padded plane (see wino_pad_plane): 2*th + 4 rows of row_len. */
 static long f2_scratch_elems(int imgs, int th, int tw) { (void)imgs; return (2L * th + 4) * row_len(tw); }
 
-/* u[xi * stride] = (G g G^T)[xi] for one 3x3 kernel g (flipped: rotated by 180 degrees). */
-static void kernel_transform(real_t *u, long stride, const real_t *g, int flip) {
-    real_t k[9], t[4][3];
-    for (int i = 0; i < 9; i++) k[i] = flip ? g[8 - i] : g[i];
+/* u[xi] = (G g G^T)[xi] for 16 3x3 kernels g[e], one per lane. */
+static void kernel_transform(rvec *u, const rvec *k) {
+    rvec t[4][3];
     for (int c = 0; c < 3; c++) {   /* G g: G = [1 0 0; .5 .5 .5; .5 -.5 .5; 0 0 1] */
         t[0][c] = k[c];
         t[1][c] = (real_t)0.5 * (k[c] + k[3 + c] + k[6 + c]);
@@ -26,19 +25,18 @@ static void kernel_transform(real_t *u, long stride, const real_t *g, int flip) 
         t[3][c] = k[6 + c];
     }
     for (int r = 0; r < 4; r++) {   /* (G g) G^T */
-        u[(4 * r + 0) * stride] = t[r][0];
-        u[(4 * r + 1) * stride] = (real_t)0.5 * (t[r][0] + t[r][1] + t[r][2]);
-        u[(4 * r + 2) * stride] = (real_t)0.5 * (t[r][0] - t[r][1] + t[r][2]);
-        u[(4 * r + 3) * stride] = t[r][2];
+        u[4 * r + 0] = t[r][0];
+        u[4 * r + 1] = (real_t)0.5 * (t[r][0] + t[r][1] + t[r][2]);
+        u[4 * r + 2] = (real_t)0.5 * (t[r][0] - t[r][1] + t[r][2]);
+        u[4 * r + 3] = t[r][2];
     }
 }
 
-/* dg = G^T dU G for one kernel; du[xi * stride]. */
-static void kernel_grad_transform(real_t *dg, const real_t *du, long stride) {
-    real_t t[3][4];
+/* dg[e] = G^T dU G for 16 kernels, du[xi]. */
+static void kernel_grad_transform(rvec *dg, const rvec *du) {
+    rvec t[3][4];
     for (int c = 0; c < 4; c++) {   /* G^T = [1 .5 .5 0; 0 .5 -.5 0; 0 .5 .5 1] */
-        real_t u0 = du[c * stride], u1 = du[(4 + c) * stride];
-        real_t u2 = du[(8 + c) * stride], u3 = du[(12 + c) * stride];
+        rvec u0 = du[c], u1 = du[4 + c], u2 = du[8 + c], u3 = du[12 + c];
         t[0][c] = u0 + (real_t)0.5 * (u1 + u2);
         t[1][c] = (real_t)0.5 * (u1 - u2);
         t[2][c] = (real_t)0.5 * (u1 + u2) + u3;

@@ -11,6 +11,7 @@
 #include "vec16.h"
 
 #define WINO_MAX_XI 36   /* transformed positions of the largest tiles, 6x6 */
+#define WINO_MAX_KK 25   /* weights of the largest kernels, 5x5 */
 
 /* The transforms of F(m x m, r x r). Planes are h x w with th x tw tiles of m x m outputs,
  * tile t = i * tw + j. The plane transforms take one channel of a block of `imgs` images:
@@ -21,10 +22,11 @@ typedef struct {
     int m;    /* output tile side */
     int r;    /* kernel side; the convolution pads by (r - 1) / 2 */
     int xi;   /* transformed positions per tile, (m + r - 1)^2 */
-    /* u[xi * stride] = G g G^T of one r x r kernel g, rotated by 180 degrees when `flip` */
-    void (*kernel)(real_t *u, long stride, const real_t *g, int flip);
-    /* dg = G^T dU G of one kernel, du[xi * stride] */
-    void (*kernel_grad)(real_t *dg, const real_t *du, long stride);
+    /* u[xi] = G g G^T of 16 r x r kernels g at once, one per lane: g[e] holds weight e
+     * (row-major) of each */
+    void (*kernel)(rvec *u, const rvec *g);
+    /* dg[e] = G^T dU G of 16 kernels at once, du[xi] */
+    void (*kernel_grad)(rvec *dg, const rvec *du);
     /* B^T d B of every tile (d: the m+r-1 square patch of the zero-padded plane),
      * the planes masked to where mask > 0 when `mask` is set */
     void (*input)(real_t *restrict v, long ld, const real_t *src, const real_t *mask,
@@ -40,10 +42,11 @@ typedef struct {
                    int h, int w, int th, int tw, real_t bias, rt_act act,
                    real_t *restrict scratch);
     /* The adjoint of `input`: B dv B^T of every tile, summed over the overlapping patches
-     * into the planes (written, not added); NULL where the driver takes the input gradient as
-     * the forward convolution of dy with flipped kernels instead */
+     * into the planes (written, or added to them when `add`); NULL where the driver takes the
+     * input gradient as the forward convolution of dy with flipped kernels instead */
     void (*input_adjoint)(real_t *dst, const real_t *restrict m, long ld, long img_stride,
-                          int imgs, int h, int w, int th, int tw, real_t *restrict scratch);
+                          int imgs, int h, int w, int th, int tw, int add,
+                          real_t *restrict scratch);
     long (*scratch_elems)(int imgs, int th, int tw);
 } wino_tiles;
 
@@ -74,8 +77,9 @@ static inline void wino_store_tiles(real_t *v, long ld, long at, const rvec *out
 void RT_FN(wino_pad_plane)(real_t *restrict pad, long len, long rows, int off,
                            const real_t *plane, const real_t *mask, int h, int w);
 
-/* dst[0 .. n) = src[0 .. n) for short rows, without a libc call. In conv2d_winograd.c. */
-void RT_FN(wino_copy_row)(real_t *restrict dst, const real_t *restrict src, int n);
+/* dst[0 .. n) = src[0 .. n), or += when `add`, for short rows, without a libc call. In
+ * conv2d_winograd.c. */
+void RT_FN(wino_copy_row)(real_t *restrict dst, const real_t *restrict src, int n, int add);
 
 /* out[x] = o[x] + bias through the fused activation, x < w. In conv2d_winograd.c. */
 void RT_FN(wino_bias_act_row)(real_t *restrict out, const real_t *restrict o, int w, real_t bias,
