@@ -262,6 +262,8 @@ int main(void) {
     test_batchnorm(3, 4, 10, RT_ACT_NONE);   /* NCHW */
     test_batchnorm(8, 6, 1, RT_ACT_NONE);    /* [N,C] */
     test_batchnorm(3, 4, 10, RT_ACT_RELU);   /* fused ReLU */
+    test_batchnorm(3, 2, 37, RT_ACT_RELU);   /* 16-lane vectors and a partial one per plane */
+    test_batchnorm(2, 1, 4100, RT_ACT_NONE); /* a plane longer than one float span */
     test_batchnorm_frozen(3, 4, 10, RT_ACT_NONE);   /* use_global_stats */
     test_batchnorm_frozen(3, 4, 10, RT_ACT_RELU);
     test_layernorm(2, 5, 6);    /* channels_first */
