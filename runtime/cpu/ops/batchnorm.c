@@ -56,8 +56,10 @@ static inline double lanes_total(dvec v) {
 
 /* What a span kernel reads: one channel's values from base to base + len. */
 typedef struct {
-    const real_t *x, *dy, *act_out;   /* dy and act_out only for the gradient sums */
+    const real_t *x, *dy;   /* dy only for the gradient sums */
     real_t mean;
+    int relu;               /* the gradient sums: dy passes where x*scale + shift > 0 */
+    real_t scale, shift;
 } span_src;
 /* Adds one span's contribution to the float lanes part[0..1]. */
 typedef void (*span_fn)(rvec part[2], const span_src *s, long base, int len);
@@ -125,6 +127,21 @@ static double channel_sq_dev(const real_t *in, int n, int c, int hw, int ch, dou
     return out[0];
 }
 
+/* The normalization as y = x*scale + shift. The backward recomputes the fused ReLU's mask
+ * with these same operations on the same saved values, so its mask is the forward's, bit
+ * for bit (the build does not contract a*b + c into fused multiply-adds: -std=c11). */
+static inline void affine_of(real_t *scale, real_t *shift, real_t gamma, real_t beta,
+                             real_t mean, real_t inv_std) {
+    *scale = gamma * inv_std;
+    *shift = beta - mean * *scale;
+}
+
+/* The gradient reaching the normalization from dy at x: dy, or dy where the fused ReLU's
+ * input x*scale + shift was positive (a select, not a branch). */
+static inline rvec grad_at(rvec dy, rvec x, const span_src *s) {
+    return s->relu ? pass_where_positive(dy, x * s->scale + s->shift) : dy;
+}
+
 /* y = x*scale + shift over one plane, then the fused activation. */
 static void apply_affine(real_t *y, const real_t *x, int hw, real_t scale, real_t shift, rt_act act) {
     int i = 0;
@@ -157,7 +174,8 @@ static void channel_finish(const bn_fwd *f, int ch, double sum, double sq) {
     double unbiased = f->m > 1 ? sq / (f->m - 1) : var;   /* torch's running estimate */
     f->running_mean[ch] = (real_t)((1 - f->momentum) * f->running_mean[ch] + f->momentum * mean);
     f->running_var[ch] = (real_t)((1 - f->momentum) * f->running_var[ch] + f->momentum * unbiased);
-    real_t scale = f->gamma[ch] * inv_std, shift = f->beta[ch] - (real_t)mean * scale;
+    real_t scale, shift;
+    affine_of(&scale, &shift, f->gamma[ch], f->beta[ch], (real_t)mean, inv_std);
     for (int b = 0; b < f->n; b++) {
         long base = ((long)b * f->c + ch) * f->hw;
         apply_affine(f->out + base, f->in + base, f->hw, scale, shift, f->act);
@@ -222,23 +240,33 @@ void RT_FN(batchnorm_forward_eval)(real_t *out, const real_t *in, const real_t *
 
 typedef struct {
     real_t *din, *dgamma, *dbeta;
-    const real_t *dout, *act_out, *in, *gamma, *save_mean, *save_inv_std;
+    const real_t *dout, *in, *gamma, *beta, *save_mean, *save_inv_std;
     int n, c, hw;
     double m;
+    rt_act act;
 } bn_bwd;
 
-/* sum(d) and sum(d * (x - mean)) over one span, d = dy, or dy where the fused ReLU's output
- * is positive (a select, not a branch; each case has its own loop). */
-static inline __attribute__((always_inline)) void span_grad(rvec part[2], const span_src *s, long base, int len) {
+/* What the backward's passes over channel ch read, the fused ReLU's mask included. */
+static span_src grad_src(const bn_bwd *g, int ch) {
+    span_src s = { g->in, g->dout, g->save_mean[ch], g->act == RT_ACT_RELU, 0, 0 };
+    affine_of(&s.scale, &s.shift, g->gamma[ch], g->beta[ch], g->save_mean[ch],
+              g->save_inv_std[ch]);
+    return s;
+}
+
+/* sum(d) and sum(d * (x - mean)) over one span, d the gradient at the normalization's output
+ * (grad_at); the ReLU and no-ReLU cases each get their own loop. */
+static inline __attribute__((always_inline)) void span_grad(rvec part[2], const span_src *s,
+                                                            long base, int len) {
     const real_t *x = s->x + base, *dy = s->dy + base;
-    const real_t *ao = s->act_out ? s->act_out + base : NULL;
-    rvec sd = part[0], sx = part[1], d;
+    rvec sd = part[0], sx = part[1], d, xv;
     int i = 0;
-    if (ao)
+    if (s->relu)
         for (; i + 16 <= len; i += 16) {
-            d = pass_where_positive(load16(dy + i), load16(ao + i));
+            xv = load16(x + i);
+            d = pass_where_positive(load16(dy + i), xv * s->scale + s->shift);
             sd += d;
-            sx += d * (load16(x + i) - s->mean);
+            sx += d * (xv - s->mean);
         }
     else
         for (; i + 16 <= len; i += 16) {
@@ -246,68 +274,68 @@ static inline __attribute__((always_inline)) void span_grad(rvec part[2], const 
             sd += d;
             sx += d * (load16(x + i) - s->mean);
         }
-    if (i < len) {   /* zeros past the end: d = 0 there */
-        d = load_part(dy + i, len - i, 0);
-        if (ao) d = pass_where_positive(d, load_part(ao + i, len - i, 0));
+    if (i < len) {   /* dy is 0 past the end, and so is d */
+        xv = load_part(x + i, len - i, s->mean);
+        d = grad_at(load_part(dy + i, len - i, 0), xv, s);
         sd += d;
-        sx += d * (load_part(x + i, len - i, s->mean) - s->mean);
+        sx += d * (xv - s->mean);
     }
     part[0] = sd;
     part[1] = sx;
 }
 
-/* sum(dy) and sum(dy * xhat) of one channel, dy masked by a fused ReLU. */
+/* sum(d) and sum(d * xhat) of one channel. */
 static void channel_grad_sums(const bn_bwd *g, int ch, double *s_dy, double *s_dy_xhat) {
     double out[2];
-    span_src s = { g->in, g->dout, g->act_out, g->save_mean[ch] };
+    span_src s = grad_src(g, ch);
     channel_reduce(out, span_grad, &s, g->n, g->c, g->hw, ch);
     *s_dy = out[0];
     *s_dy_xhat = out[1] * g->save_inv_std[ch];
 }
 
-/* din = k * (m*d - sum_dy - xhat * sum_dy_xhat) over one plane (d: dy, masked by a fused
- * ReLU); xhat * sum_dy_xhat is folded into (x - mean) * t. */
-static void plane_din(real_t *dx, const real_t *x, const real_t *dy, const real_t *ao, int hw,
-                      real_t mean, real_t k, real_t m, real_t s_dy, real_t t) {
+/* din = k * (m*d - sum_d - xhat * sum_d_xhat) over one plane, xhat * sum_d_xhat folded into
+ * (x - mean) * t. */
+static void plane_din(real_t *dx, const real_t *x, const real_t *dy, int hw, const span_src *s,
+                      real_t k, real_t m, real_t s_dy, real_t t) {
     int i = 0;
-    rvec d;
-    if (ao)
+    rvec d, xv;
+    if (s->relu)
         for (; i + 16 <= hw; i += 16) {
-            d = pass_where_positive(load16(dy + i), load16(ao + i));
-            store16(dx + i, k * (m * d - s_dy - (load16(x + i) - mean) * t));
+            xv = load16(x + i);
+            d = pass_where_positive(load16(dy + i), xv * s->scale + s->shift);
+            store16(dx + i, k * (m * d - s_dy - (xv - s->mean) * t));
         }
     else
         for (; i + 16 <= hw; i += 16) {
             d = load16(dy + i);
-            store16(dx + i, k * (m * d - s_dy - (load16(x + i) - mean) * t));
+            store16(dx + i, k * (m * d - s_dy - (load16(x + i) - s->mean) * t));
         }
     if (i < hw) {
-        d = load_part(dy + i, hw - i, 0);
-        if (ao) d = pass_where_positive(d, load_part(ao + i, hw - i, 0));
-        rvec v = k * (m * d - s_dy - (load_part(x + i, hw - i, 0) - mean) * t);
-        store_part(dx + i, v, hw - i);
+        xv = load_part(x + i, hw - i, s->mean);
+        d = grad_at(load_part(dy + i, hw - i, 0), xv, s);
+        store_part(dx + i, k * (m * d - s_dy - (xv - s->mean) * t), hw - i);
     }
 }
 
 static void channel_din(const bn_bwd *g, int ch, double sum_dy, double sum_dy_xhat) {
+    span_src s = grad_src(g, ch);
     real_t inv_std = g->save_inv_std[ch];
     real_t k = g->gamma[ch] * inv_std / (real_t)g->m;
     real_t t = inv_std * (real_t)sum_dy_xhat;
     for (int b = 0; b < g->n; b++) {
         long base = ((long)b * g->c + ch) * g->hw;
-        plane_din(g->din + base, g->in + base, g->dout + base,
-                  g->act_out ? g->act_out + base : NULL, g->hw, g->save_mean[ch], k,
-                  (real_t)g->m, (real_t)sum_dy, t);
+        plane_din(g->din + base, g->in + base, g->dout + base, g->hw, &s, k, (real_t)g->m,
+                  (real_t)sum_dy, t);
     }
 }
 
 void RT_FN(batchnorm_backward_sync)(real_t *din, real_t *dgamma, real_t *dbeta,
-                                    const real_t *dout, const real_t *act_out, const real_t *in,
-                                    const real_t *gamma, const real_t *save_mean,
-                                    const real_t *save_inv_std, int n, int c, int hw,
+                                    const real_t *dout, const real_t *in, const real_t *gamma,
+                                    const real_t *beta, const real_t *save_mean,
+                                    const real_t *save_inv_std, int n, int c, int hw, rt_act act,
                                     const rt_bn_sync *sync) {
-    bn_bwd g = { din, dgamma, dbeta, dout, act_out, in, gamma, save_mean, save_inv_std, n, c, hw,
-                 (double)n * hw * (sync ? sync->ranks : 1) };
+    bn_bwd g = { din, dgamma, dbeta, dout, in, gamma, beta, save_mean, save_inv_std, n, c, hw,
+                 (double)n * hw * (sync ? sync->ranks : 1), act };
     if (!sync) {
         #pragma omp parallel for schedule(static)
         for (int ch = 0; ch < c; ch++) {
@@ -337,10 +365,11 @@ void RT_FN(batchnorm_backward_sync)(real_t *din, real_t *dgamma, real_t *dbeta,
 }
 
 void RT_FN(batchnorm_backward)(real_t *din /*N,C,HW or NULL*/, real_t *dgamma /*C*/,
-                               real_t *dbeta /*C*/, const real_t *dout,
-                               const real_t *act_out /*N,C,HW or NULL*/, const real_t *in,
-                               const real_t *gamma, const real_t *save_mean,
-                               const real_t *save_inv_std, int n, int c, int hw) {
-    RT_FN(batchnorm_backward_sync)(din, dgamma, dbeta, dout, act_out, in, gamma, save_mean,
-                                   save_inv_std, n, c, hw, NULL);
+                               real_t *dbeta /*C*/, const real_t *dout /*N,C,HW*/,
+                               const real_t *in /*N,C,HW*/, const real_t *gamma /*C*/,
+                               const real_t *beta /*C*/, const real_t *save_mean /*C*/,
+                               const real_t *save_inv_std /*C*/, int n, int c, int hw,
+                               rt_act act) {
+    RT_FN(batchnorm_backward_sync)(din, dgamma, dbeta, dout, in, gamma, beta, save_mean,
+                                   save_inv_std, n, c, hw, act, NULL);
 }
