@@ -17,8 +17,6 @@
  * per channel. The order is fixed by n and hw alone, so results are reproducible and do not
  * depend on the thread count. A plane's last hw % 16 values are a partial vector. */
 #define SPAN 4096
-/* The vectors are passed between inline functions only, never across an ABI boundary. */
-#pragma GCC diagnostic ignored "-Wpsabi"
 typedef double dvec __attribute__((vector_size(16 * sizeof(double))));
 
 static inline rvec load16(const real_t *p) { rvec v; memcpy(&v, p, sizeof v); return v; }
@@ -48,9 +46,9 @@ static inline rvec relu16(rvec v) { return (rvec)((rsel)v & (v > 0)); }
 static inline rvec pass_where_positive(rvec v, rvec mask_src) {
     return (rvec)((rsel)v & (mask_src > 0));
 }
-static inline double lanes_total(dvec v) {
+static inline double lanes_total(const dvec *v) {
     double t = 0;
-    for (int l = 0; l < 16; l++) t += v[l];
+    for (int l = 0; l < 16; l++) t += (*v)[l];
     return t;
 }
 
@@ -90,8 +88,8 @@ static inline __attribute__((always_inline)) void channel_reduce(double out[2], 
             }
         }
     flush_lanes(total, part);
-    out[0] = lanes_total(total[0]);
-    out[1] = lanes_total(total[1]);
+    out[0] = lanes_total(&total[0]);
+    out[1] = lanes_total(&total[1]);
 }
 
 /* ---- forward, one channel at a time: sum, sum of squared deviations, normalize ---- */
