@@ -25,7 +25,8 @@ static void test_case(int n, int c, int hw, rt_act act) {
     double *beta = gc_rand(c, -1, 1), *y = gc_alloc(tn), *dx = gc_alloc(tn);
     double *dg = gc_alloc(c), *db = gc_alloc(c), *mean = gc_alloc(c), *rv = gc_alloc(c);
     float *fx = gc_to_f32(x, tn), *fdy = gc_to_f32(dy, tn), *fg = gc_to_f32(g, c);
-    float *fb = gc_to_f32(beta, c), *fy = malloc(sizeof(float) * tn), *fdx = malloc(sizeof(float) * tn);
+    float *fb = gc_to_f32(beta, c), *fy = malloc(sizeof(float) * tn);
+    float *fdx = malloc(sizeof(float) * tn);
     float *fm = malloc(sizeof(float) * c), *fs = malloc(sizeof(float) * c);
     float *frm = calloc(c, sizeof(float)), *frv = malloc(sizeof(float) * c);
     float *fdg = malloc(sizeof(float) * c), *fdb = malloc(sizeof(float) * c);

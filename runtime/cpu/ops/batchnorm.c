@@ -59,7 +59,9 @@ typedef struct {
     int relu;               /* the gradient sums: dy passes where x*scale + shift > 0 */
     real_t scale, shift;
 } span_src;
-/* Adds one span's contribution to the float lanes part[0..1]. */
+/* Adds one span's contribution to the float lanes part[0..1]. Span kernels and channel_reduce
+ * are always inlined, so that the function pointer becomes a direct, inlined call. */
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
 typedef void (*span_fn)(rvec part[2], const span_src *s, long base, int len);
 
 static inline int span_at(int hw, int at) { return hw - at < SPAN ? hw - at : SPAN; }
@@ -73,7 +75,7 @@ static inline void flush_lanes(dvec total[2], rvec part[2]) {
 
 /* out[k] = the channel's total of what fn adds to part[k], k = 0, 1. Inlined with a constant
  * fn, so each caller gets its own loop with the lanes in registers. */
-static inline __attribute__((always_inline)) void channel_reduce(double out[2], span_fn fn, const span_src *s, int n, int c,
+ALWAYS_INLINE void channel_reduce(double out[2], span_fn fn, const span_src *s, int n, int c,
                                   int hw, int ch) {
     rvec part[2] = { { 0 }, { 0 } };
     dvec total[2] = { { 0 }, { 0 } };
@@ -94,7 +96,7 @@ static inline __attribute__((always_inline)) void channel_reduce(double out[2], 
 
 /* ---- forward, one channel at a time: sum, sum of squared deviations, normalize ---- */
 
-static inline __attribute__((always_inline)) void span_sum(rvec part[2], const span_src *s, long base, int len) {
+ALWAYS_INLINE void span_sum(rvec part[2], const span_src *s, long base, int len) {
     const real_t *x = s->x + base;
     rvec acc = part[0];
     int i = 0;
@@ -104,7 +106,7 @@ static inline __attribute__((always_inline)) void span_sum(rvec part[2], const s
 }
 
 /* Second pass around the mean: stable where E[x^2] - E[x]^2 is not. */
-static inline __attribute__((always_inline)) void span_sq_dev(rvec part[2], const span_src *s, long base, int len) {
+ALWAYS_INLINE void span_sq_dev(rvec part[2], const span_src *s, long base, int len) {
     const real_t *x = s->x + base;
     rvec acc = part[0], d;
     int i = 0;
@@ -127,7 +129,8 @@ static double channel_sq_dev(const real_t *in, int n, int c, int hw, int ch, dou
 
 /* The normalization as y = x*scale + shift. The backward recomputes the fused ReLU's mask
  * with these same operations on the same saved values, so its mask is the forward's, bit
- * for bit (the build does not contract a*b + c into fused multiply-adds: -std=c11). */
+ * for bit (GCC under -std=c11 contracts no a*b + c into a fused multiply-add, here or there;
+ * tests/unit/test_sync_bn.c checks that the two masks agree). */
 static inline void affine_of(real_t *scale, real_t *shift, real_t gamma, real_t beta,
                              real_t mean, real_t inv_std) {
     *scale = gamma * inv_std;
@@ -254,8 +257,7 @@ static span_src grad_src(const bn_bwd *g, int ch) {
 
 /* sum(d) and sum(d * (x - mean)) over one span, d the gradient at the normalization's output
  * (grad_at); the ReLU and no-ReLU cases each get their own loop. */
-static inline __attribute__((always_inline)) void span_grad(rvec part[2], const span_src *s,
-                                                            long base, int len) {
+ALWAYS_INLINE void span_grad(rvec part[2], const span_src *s, long base, int len) {
     const real_t *x = s->x + base, *dy = s->dy + base;
     rvec sd = part[0], sx = part[1], d, xv;
     int i = 0;
