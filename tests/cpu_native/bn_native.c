@@ -57,20 +57,15 @@ static void test_case(int n, int c, int hw, rt_act act) {
                 dx[q] = g[k] * istd / m * (m * d - sd - xhat * sdx);
             }
     }
-    char what[96];
-    const char *tag = act ? "+relu" : "";
-    snprintf(what, sizeof what, "bn%s n=%d c=%d hw=%d forward", tag, n, c, hw);
-    gc_compare_f32(what, fy, y, tn);
-    snprintf(what, sizeof what, "bn%s n=%d c=%d hw=%d saved mean", tag, n, c, hw);
-    gc_compare_f32(what, fm, mean, c);
-    snprintf(what, sizeof what, "bn%s n=%d c=%d hw=%d running var", tag, n, c, hw);
-    gc_compare_f32(what, frv, rv, c);
-    snprintf(what, sizeof what, "bn%s n=%d c=%d hw=%d dinput", tag, n, c, hw);
-    gc_compare_f32(what, fdx, dx, tn);
-    snprintf(what, sizeof what, "bn%s n=%d c=%d hw=%d dgamma", tag, n, c, hw);
-    gc_compare_f32(what, fdg, dg, c);
-    snprintf(what, sizeof what, "bn%s n=%d c=%d hw=%d dbeta", tag, n, c, hw);
-    gc_compare_f32(what, fdb, db, c);
+    const char *names[] = { "forward", "saved mean", "running var", "dinput", "dgamma", "dbeta" };
+    const float *got[] = { fy, fm, frv, fdx, fdg, fdb };
+    const double *want[] = { y, mean, rv, dx, dg, db };
+    for (int k = 0; k < 6; k++) {
+        char what[96];
+        snprintf(what, sizeof what, "bn%s n=%d c=%d hw=%d %s", act ? "+relu" : "", n, c, hw,
+                 names[k]);
+        gc_compare_f32(what, got[k], want[k], k == 0 || k == 3 ? tn : c);
+    }
     free(x); free(dy); free(g); free(beta); free(y); free(dx); free(dg); free(db); free(mean);
     free(rv); free(fx); free(fdy); free(fg); free(fb); free(fy); free(fdx); free(fm); free(fs);
     free(frm); free(frv); free(fdg); free(fdb);
