@@ -206,10 +206,11 @@ static void backward_op(emitter *e, int j) {
                     c_float(op->eps));
             break;
         }
-        fprintf(out, "    %sbatchnorm_backward(%s%s, %s_dweight, %s_dbias, %s, %s%s, %s, %s_weight, %s_saved,\n"
-                     "                       %s_saved + %d, BATCH, %d, %ld);\n",
+        /* a fused ReLU's mask is recomputed from the input: the activated output is not read */
+        fprintf(out, "    %sbatchnorm_backward(%s%s, %s_dweight, %s_dbias, %s, %s, %s_weight, %s_bias, %s_saved,\n"
+                     "                       %s_saved + %d, BATCH, %d, %ld, %s);\n",
                 net->sync_bn ? "sync_" : "", net->sync_bn ? "ctx->comm, " : "", din, id, id, o,
-                op->act ? id : "NULL", op->act ? "_out" : "", in, id, id, id, op->c, op->c, ir_hw(op));
+                in, id, id, id, id, op->c, op->c, ir_hw(op), act_const(op));
         break;
     case IR_LN:
         fprintf(out, "    layernorm_backward(%s, %s_dweight, %s_dbias, %s, %s, %s_weight, %s_saved, %s_saved + %ld, BATCH, %d, %ld);\n",

@@ -455,14 +455,14 @@ static double train_step(rt_model_ctx *ctx, const void *x, const int32_t *y) {
     /* layer3_1_bn2_dout is layer3_1_add_dout: no copy */
     /* layer3_0_add_dout is layer3_1_add_dout: no copy */
     /* backward of "layer3.1.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
-    batchnorm_backward(layer3_1_conv2_dout, layer3_1_bn2_dweight, layer3_1_bn2_dbias, layer3_1_bn2_dout, NULL, layer3_1_conv2_out, layer3_1_bn2_weight, layer3_1_bn2_saved,
-                       layer3_1_bn2_saved + 128, BATCH, 128, 49);
+    batchnorm_backward(layer3_1_conv2_dout, layer3_1_bn2_dweight, layer3_1_bn2_dbias, layer3_1_bn2_dout, layer3_1_conv2_out, layer3_1_bn2_weight, layer3_1_bn2_bias, layer3_1_bn2_saved,
+                       layer3_1_bn2_saved + 128, BATCH, 128, 49, RT_ACT_NONE);
     /* backward of "layer3.1.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
     conv2d_backward(layer3_1_bn1_dout, layer3_1_conv2_dweight, NULL, layer3_1_conv2_dout, NULL, layer3_1_bn1_out, layer3_1_conv2_weight, work, &layer3_1_conv2_shape);
     /* backward of "layer3.1.bn1" (bn) at specs/examples/fmnist_resnet.spec:11,
        with "layer3.1.relu1" (relu) at specs/examples/fmnist_resnet.spec:12 fused into it */
-    batchnorm_backward(layer3_1_conv1_dout, layer3_1_bn1_dweight, layer3_1_bn1_dbias, layer3_1_bn1_dout, layer3_1_bn1_out, layer3_1_conv1_out, layer3_1_bn1_weight, layer3_1_bn1_saved,
-                       layer3_1_bn1_saved + 128, BATCH, 128, 49);
+    batchnorm_backward(layer3_1_conv1_dout, layer3_1_bn1_dweight, layer3_1_bn1_dbias, layer3_1_bn1_dout, layer3_1_conv1_out, layer3_1_bn1_weight, layer3_1_bn1_bias, layer3_1_bn1_saved,
+                       layer3_1_bn1_saved + 128, BATCH, 128, 49, RT_ACT_RELU);
     /* backward of "layer3.1.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
     conv2d_backward(layer3_0_add_dout, layer3_1_conv1_dweight, NULL, layer3_1_conv1_dout, NULL, layer3_0_add_out, layer3_1_conv1_weight, work, &layer3_1_conv1_shape);
     /* backward of "layer3.0.add" (add) at specs/examples/fmnist_resnet.spec:18,
@@ -471,19 +471,19 @@ static double train_step(rt_model_ctx *ctx, const void *x, const int32_t *y) {
     /* layer3_0_bn2_dout is layer3_0_add_dout: no copy */
     /* layer3_0_down_bn_dout is layer3_0_add_dout: no copy */
     /* backward of "layer3.0.down_bn" (bn) at specs/examples/fmnist_resnet.spec:17 */
-    batchnorm_backward(layer3_0_down_dout, layer3_0_down_bn_dweight, layer3_0_down_bn_dbias, layer3_0_down_bn_dout, NULL, layer3_0_down_out, layer3_0_down_bn_weight, layer3_0_down_bn_saved,
-                       layer3_0_down_bn_saved + 128, BATCH, 128, 49);
+    batchnorm_backward(layer3_0_down_dout, layer3_0_down_bn_dweight, layer3_0_down_bn_dbias, layer3_0_down_bn_dout, layer3_0_down_out, layer3_0_down_bn_weight, layer3_0_down_bn_bias, layer3_0_down_bn_saved,
+                       layer3_0_down_bn_saved + 128, BATCH, 128, 49, RT_ACT_NONE);
     /* backward of "layer3.0.down" (conv) at specs/examples/fmnist_resnet.spec:16 */
     conv2d_backward(layer2_1_add_dout, layer3_0_down_dweight, NULL, layer3_0_down_dout, NULL, layer2_1_add_out, layer3_0_down_weight, work, &layer3_0_down_shape);
     /* backward of "layer3.0.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
-    batchnorm_backward(layer3_0_conv2_dout, layer3_0_bn2_dweight, layer3_0_bn2_dbias, layer3_0_bn2_dout, NULL, layer3_0_conv2_out, layer3_0_bn2_weight, layer3_0_bn2_saved,
-                       layer3_0_bn2_saved + 128, BATCH, 128, 49);
+    batchnorm_backward(layer3_0_conv2_dout, layer3_0_bn2_dweight, layer3_0_bn2_dbias, layer3_0_bn2_dout, layer3_0_conv2_out, layer3_0_bn2_weight, layer3_0_bn2_bias, layer3_0_bn2_saved,
+                       layer3_0_bn2_saved + 128, BATCH, 128, 49, RT_ACT_NONE);
     /* backward of "layer3.0.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
     conv2d_backward(layer3_0_bn1_dout, layer3_0_conv2_dweight, NULL, layer3_0_conv2_dout, NULL, layer3_0_bn1_out, layer3_0_conv2_weight, work, &layer3_0_conv2_shape);
     /* backward of "layer3.0.bn1" (bn) at specs/examples/fmnist_resnet.spec:11,
        with "layer3.0.relu1" (relu) at specs/examples/fmnist_resnet.spec:12 fused into it */
-    batchnorm_backward(layer3_0_conv1_dout, layer3_0_bn1_dweight, layer3_0_bn1_dbias, layer3_0_bn1_dout, layer3_0_bn1_out, layer3_0_conv1_out, layer3_0_bn1_weight, layer3_0_bn1_saved,
-                       layer3_0_bn1_saved + 128, BATCH, 128, 49);
+    batchnorm_backward(layer3_0_conv1_dout, layer3_0_bn1_dweight, layer3_0_bn1_dbias, layer3_0_bn1_dout, layer3_0_conv1_out, layer3_0_bn1_weight, layer3_0_bn1_bias, layer3_0_bn1_saved,
+                       layer3_0_bn1_saved + 128, BATCH, 128, 49, RT_ACT_RELU);
     /* backward of "layer3.0.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
     conv2d_backward(layer2_1_add_dout, layer3_0_conv1_dweight, NULL, layer3_0_conv1_dout, NULL, layer2_1_add_out, layer3_0_conv1_weight, work, &layer3_0_conv1_shape);
     /* backward of "layer2.1.add" (add) at specs/examples/fmnist_resnet.spec:20,
@@ -492,14 +492,14 @@ static double train_step(rt_model_ctx *ctx, const void *x, const int32_t *y) {
     /* layer2_1_bn2_dout is layer2_1_add_dout: no copy */
     /* layer2_0_add_dout is layer2_1_add_dout: no copy */
     /* backward of "layer2.1.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
-    batchnorm_backward(layer2_1_conv2_dout, layer2_1_bn2_dweight, layer2_1_bn2_dbias, layer2_1_bn2_dout, NULL, layer2_1_conv2_out, layer2_1_bn2_weight, layer2_1_bn2_saved,
-                       layer2_1_bn2_saved + 64, BATCH, 64, 196);
+    batchnorm_backward(layer2_1_conv2_dout, layer2_1_bn2_dweight, layer2_1_bn2_dbias, layer2_1_bn2_dout, layer2_1_conv2_out, layer2_1_bn2_weight, layer2_1_bn2_bias, layer2_1_bn2_saved,
+                       layer2_1_bn2_saved + 64, BATCH, 64, 196, RT_ACT_NONE);
     /* backward of "layer2.1.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
     conv2d_backward(layer2_1_bn1_dout, layer2_1_conv2_dweight, NULL, layer2_1_conv2_dout, NULL, layer2_1_bn1_out, layer2_1_conv2_weight, work, &layer2_1_conv2_shape);
     /* backward of "layer2.1.bn1" (bn) at specs/examples/fmnist_resnet.spec:11,
        with "layer2.1.relu1" (relu) at specs/examples/fmnist_resnet.spec:12 fused into it */
-    batchnorm_backward(layer2_1_conv1_dout, layer2_1_bn1_dweight, layer2_1_bn1_dbias, layer2_1_bn1_dout, layer2_1_bn1_out, layer2_1_conv1_out, layer2_1_bn1_weight, layer2_1_bn1_saved,
-                       layer2_1_bn1_saved + 64, BATCH, 64, 196);
+    batchnorm_backward(layer2_1_conv1_dout, layer2_1_bn1_dweight, layer2_1_bn1_dbias, layer2_1_bn1_dout, layer2_1_conv1_out, layer2_1_bn1_weight, layer2_1_bn1_bias, layer2_1_bn1_saved,
+                       layer2_1_bn1_saved + 64, BATCH, 64, 196, RT_ACT_RELU);
     /* backward of "layer2.1.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
     conv2d_backward(layer2_0_add_dout, layer2_1_conv1_dweight, NULL, layer2_1_conv1_dout, NULL, layer2_0_add_out, layer2_1_conv1_weight, work, &layer2_1_conv1_shape);
     /* backward of "layer2.0.add" (add) at specs/examples/fmnist_resnet.spec:18,
@@ -508,19 +508,19 @@ static double train_step(rt_model_ctx *ctx, const void *x, const int32_t *y) {
     /* layer2_0_bn2_dout is layer2_0_add_dout: no copy */
     /* layer2_0_down_bn_dout is layer2_0_add_dout: no copy */
     /* backward of "layer2.0.down_bn" (bn) at specs/examples/fmnist_resnet.spec:17 */
-    batchnorm_backward(layer2_0_down_dout, layer2_0_down_bn_dweight, layer2_0_down_bn_dbias, layer2_0_down_bn_dout, NULL, layer2_0_down_out, layer2_0_down_bn_weight, layer2_0_down_bn_saved,
-                       layer2_0_down_bn_saved + 64, BATCH, 64, 196);
+    batchnorm_backward(layer2_0_down_dout, layer2_0_down_bn_dweight, layer2_0_down_bn_dbias, layer2_0_down_bn_dout, layer2_0_down_out, layer2_0_down_bn_weight, layer2_0_down_bn_bias, layer2_0_down_bn_saved,
+                       layer2_0_down_bn_saved + 64, BATCH, 64, 196, RT_ACT_NONE);
     /* backward of "layer2.0.down" (conv) at specs/examples/fmnist_resnet.spec:16 */
     conv2d_backward(layer1_1_add_dout, layer2_0_down_dweight, NULL, layer2_0_down_dout, NULL, layer1_1_add_out, layer2_0_down_weight, work, &layer2_0_down_shape);
     /* backward of "layer2.0.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
-    batchnorm_backward(layer2_0_conv2_dout, layer2_0_bn2_dweight, layer2_0_bn2_dbias, layer2_0_bn2_dout, NULL, layer2_0_conv2_out, layer2_0_bn2_weight, layer2_0_bn2_saved,
-                       layer2_0_bn2_saved + 64, BATCH, 64, 196);
+    batchnorm_backward(layer2_0_conv2_dout, layer2_0_bn2_dweight, layer2_0_bn2_dbias, layer2_0_bn2_dout, layer2_0_conv2_out, layer2_0_bn2_weight, layer2_0_bn2_bias, layer2_0_bn2_saved,
+                       layer2_0_bn2_saved + 64, BATCH, 64, 196, RT_ACT_NONE);
     /* backward of "layer2.0.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
     conv2d_backward(layer2_0_bn1_dout, layer2_0_conv2_dweight, NULL, layer2_0_conv2_dout, NULL, layer2_0_bn1_out, layer2_0_conv2_weight, work, &layer2_0_conv2_shape);
     /* backward of "layer2.0.bn1" (bn) at specs/examples/fmnist_resnet.spec:11,
        with "layer2.0.relu1" (relu) at specs/examples/fmnist_resnet.spec:12 fused into it */
-    batchnorm_backward(layer2_0_conv1_dout, layer2_0_bn1_dweight, layer2_0_bn1_dbias, layer2_0_bn1_dout, layer2_0_bn1_out, layer2_0_conv1_out, layer2_0_bn1_weight, layer2_0_bn1_saved,
-                       layer2_0_bn1_saved + 64, BATCH, 64, 196);
+    batchnorm_backward(layer2_0_conv1_dout, layer2_0_bn1_dweight, layer2_0_bn1_dbias, layer2_0_bn1_dout, layer2_0_conv1_out, layer2_0_bn1_weight, layer2_0_bn1_bias, layer2_0_bn1_saved,
+                       layer2_0_bn1_saved + 64, BATCH, 64, 196, RT_ACT_RELU);
     /* backward of "layer2.0.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
     conv2d_backward(layer1_1_add_dout, layer2_0_conv1_dweight, NULL, layer2_0_conv1_dout, NULL, layer1_1_add_out, layer2_0_conv1_weight, work, &layer2_0_conv1_shape);
     /* backward of "layer1.1.add" (add) at specs/examples/fmnist_resnet.spec:20,
@@ -529,14 +529,14 @@ static double train_step(rt_model_ctx *ctx, const void *x, const int32_t *y) {
     /* layer1_1_bn2_dout is layer1_1_add_dout: no copy */
     /* layer1_0_add_dout is layer1_1_add_dout: no copy */
     /* backward of "layer1.1.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
-    batchnorm_backward(layer1_1_conv2_dout, layer1_1_bn2_dweight, layer1_1_bn2_dbias, layer1_1_bn2_dout, NULL, layer1_1_conv2_out, layer1_1_bn2_weight, layer1_1_bn2_saved,
-                       layer1_1_bn2_saved + 32, BATCH, 32, 784);
+    batchnorm_backward(layer1_1_conv2_dout, layer1_1_bn2_dweight, layer1_1_bn2_dbias, layer1_1_bn2_dout, layer1_1_conv2_out, layer1_1_bn2_weight, layer1_1_bn2_bias, layer1_1_bn2_saved,
+                       layer1_1_bn2_saved + 32, BATCH, 32, 784, RT_ACT_NONE);
     /* backward of "layer1.1.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
     conv2d_backward(layer1_1_bn1_dout, layer1_1_conv2_dweight, NULL, layer1_1_conv2_dout, NULL, layer1_1_bn1_out, layer1_1_conv2_weight, work, &layer1_1_conv2_shape);
     /* backward of "layer1.1.bn1" (bn) at specs/examples/fmnist_resnet.spec:11,
        with "layer1.1.relu1" (relu) at specs/examples/fmnist_resnet.spec:12 fused into it */
-    batchnorm_backward(layer1_1_conv1_dout, layer1_1_bn1_dweight, layer1_1_bn1_dbias, layer1_1_bn1_dout, layer1_1_bn1_out, layer1_1_conv1_out, layer1_1_bn1_weight, layer1_1_bn1_saved,
-                       layer1_1_bn1_saved + 32, BATCH, 32, 784);
+    batchnorm_backward(layer1_1_conv1_dout, layer1_1_bn1_dweight, layer1_1_bn1_dbias, layer1_1_bn1_dout, layer1_1_conv1_out, layer1_1_bn1_weight, layer1_1_bn1_bias, layer1_1_bn1_saved,
+                       layer1_1_bn1_saved + 32, BATCH, 32, 784, RT_ACT_RELU);
     /* backward of "layer1.1.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
     conv2d_backward(layer1_0_add_dout, layer1_1_conv1_dweight, NULL, layer1_1_conv1_dout, NULL, layer1_0_add_out, layer1_1_conv1_weight, work, &layer1_1_conv1_shape);
     /* backward of "layer1.0.add" (add) at specs/examples/fmnist_resnet.spec:20,
@@ -545,20 +545,20 @@ static double train_step(rt_model_ctx *ctx, const void *x, const int32_t *y) {
     /* layer1_0_bn2_dout is layer1_0_add_dout: no copy */
     /* stem_bn_dout is layer1_0_add_dout: no copy */
     /* backward of "layer1.0.bn2" (bn) at specs/examples/fmnist_resnet.spec:14 */
-    batchnorm_backward(layer1_0_conv2_dout, layer1_0_bn2_dweight, layer1_0_bn2_dbias, layer1_0_bn2_dout, NULL, layer1_0_conv2_out, layer1_0_bn2_weight, layer1_0_bn2_saved,
-                       layer1_0_bn2_saved + 32, BATCH, 32, 784);
+    batchnorm_backward(layer1_0_conv2_dout, layer1_0_bn2_dweight, layer1_0_bn2_dbias, layer1_0_bn2_dout, layer1_0_conv2_out, layer1_0_bn2_weight, layer1_0_bn2_bias, layer1_0_bn2_saved,
+                       layer1_0_bn2_saved + 32, BATCH, 32, 784, RT_ACT_NONE);
     /* backward of "layer1.0.conv2" (conv) at specs/examples/fmnist_resnet.spec:13 */
     conv2d_backward(layer1_0_bn1_dout, layer1_0_conv2_dweight, NULL, layer1_0_conv2_dout, NULL, layer1_0_bn1_out, layer1_0_conv2_weight, work, &layer1_0_conv2_shape);
     /* backward of "layer1.0.bn1" (bn) at specs/examples/fmnist_resnet.spec:11,
        with "layer1.0.relu1" (relu) at specs/examples/fmnist_resnet.spec:12 fused into it */
-    batchnorm_backward(layer1_0_conv1_dout, layer1_0_bn1_dweight, layer1_0_bn1_dbias, layer1_0_bn1_dout, layer1_0_bn1_out, layer1_0_conv1_out, layer1_0_bn1_weight, layer1_0_bn1_saved,
-                       layer1_0_bn1_saved + 32, BATCH, 32, 784);
+    batchnorm_backward(layer1_0_conv1_dout, layer1_0_bn1_dweight, layer1_0_bn1_dbias, layer1_0_bn1_dout, layer1_0_conv1_out, layer1_0_bn1_weight, layer1_0_bn1_bias, layer1_0_bn1_saved,
+                       layer1_0_bn1_saved + 32, BATCH, 32, 784, RT_ACT_RELU);
     /* backward of "layer1.0.conv1" (conv) at specs/examples/fmnist_resnet.spec:10 */
     conv2d_backward(stem_bn_dout, layer1_0_conv1_dweight, NULL, layer1_0_conv1_dout, NULL, stem_bn_out, layer1_0_conv1_weight, work, &layer1_0_conv1_shape);
     /* backward of "stem_bn" (bn) at specs/examples/fmnist_resnet.spec:33,
        with "stem_relu" (relu) at specs/examples/fmnist_resnet.spec:34 fused into it */
-    batchnorm_backward(stem_dout, stem_bn_dweight, stem_bn_dbias, stem_bn_dout, stem_bn_out, stem_out, stem_bn_weight, stem_bn_saved,
-                       stem_bn_saved + 32, BATCH, 32, 784);
+    batchnorm_backward(stem_dout, stem_bn_dweight, stem_bn_dbias, stem_bn_dout, stem_out, stem_bn_weight, stem_bn_bias, stem_bn_saved,
+                       stem_bn_saved + 32, BATCH, 32, 784, RT_ACT_RELU);
     /* backward of "stem" (conv) at specs/examples/fmnist_resnet.spec:32 */
     conv2d_backward(NULL, stem_dweight, NULL, stem_dout, NULL, x, stem_weight, work, &stem_shape);
     rt_grad_bucket_ready(ctx->comm, 0);  /* bucket 0 complete: 696042 grads from "fc" to here */

@@ -102,9 +102,8 @@ void sync_batchnorm_forward_train(rt_comm *c, float *out /*N,C,HW*/, float *save
                                   const float *gamma /*C*/, const float *beta /*C*/, int n, int ch,
                                   int hw, float momentum, float eps, rt_act act);
 void sync_batchnorm_backward(rt_comm *c, float *din /*N,C,HW or NULL*/, float *dgamma /*C*/,
-                             float *dbeta /*C*/, const float *dout,
-                             const float *act_out /*fused ReLU's output or NULL*/, const float *in,
-                             const float *gamma, const float *save_mean, const float *save_inv_std,
-                             int n, int ch, int hw);
+                             float *dbeta /*C*/, const float *dout, const float *in,
+                             const float *gamma, const float *beta, const float *save_mean,
+                             const float *save_inv_std, int n, int ch, int hw, rt_act act);
 
 #endif

@@ -34,7 +34,8 @@
  * - Fused activation: conv2d (rt_conv_shape.act) and batchnorm (an rt_act argument) can
  *   apply a ReLU to their output in the same pass, so the pre-activation tensor is never
  *   stored. Their backward then takes `act_out`, the activated output, whose sign is the
- *   ReLU's mask, and `dout` is the gradient with respect to that activated output.
+ *   ReLU's mask (batchnorm_backward instead recomputes the mask from its input), and `dout`
+ *   is the gradient with respect to that activated output.
  */
 #ifndef RT_OPS_PROTOTYPES
 #ifndef RT_OPS_H
@@ -173,12 +174,15 @@ void RT_OPS_FN(batchnorm_forward_eval)(RT_OPS_R *out, const RT_OPS_R *in, const 
                                        const RT_OPS_R *beta, const RT_OPS_R *running_mean,
                                        const RT_OPS_R *running_var, int n, int c, int hw,
                                        RT_OPS_R eps, rt_act act);
+/* Backward of the training forward with the same act: a fused ReLU's mask is recomputed from
+ * in, gamma, beta and the saved statistics (bit for bit the forward's), so the activated
+ * output is not read again. */
 void RT_OPS_FN(batchnorm_backward)(RT_OPS_R *din /*N,C,HW or NULL*/, RT_OPS_R *dgamma /*C*/,
-                                   RT_OPS_R *dbeta /*C*/, const RT_OPS_R *dout,
-                                   const RT_OPS_R *act_out /*fused ReLU's output or NULL*/,
-                                   const RT_OPS_R *in,
-                                   const RT_OPS_R *gamma, const RT_OPS_R *save_mean,
-                                   const RT_OPS_R *save_inv_std, int n, int c, int hw);
+                                   RT_OPS_R *dbeta /*C*/, const RT_OPS_R *dout /*N,C,HW*/,
+                                   const RT_OPS_R *in /*N,C,HW*/, const RT_OPS_R *gamma /*C*/,
+                                   const RT_OPS_R *beta /*C*/, const RT_OPS_R *save_mean /*C*/,
+                                   const RT_OPS_R *save_inv_std /*C*/, int n, int c, int hw,
+                                   rt_act act);
 
 /* Frozen statistics (Caffe's use_global_stats): the training forward is
  * batchnorm_forward_eval; this backward holds the running statistics constant
@@ -199,10 +203,11 @@ void RT_OPS_FN(batchnorm_forward_train_sync)(RT_OPS_R *out, RT_OPS_R *save_mean,
                                              int n, int c, int hw, RT_OPS_R momentum,
                                              RT_OPS_R eps, rt_act act, const rt_bn_sync *sync);
 void RT_OPS_FN(batchnorm_backward_sync)(RT_OPS_R *din, RT_OPS_R *dgamma, RT_OPS_R *dbeta,
-                                        const RT_OPS_R *dout, const RT_OPS_R *act_out,
-                                        const RT_OPS_R *in, const RT_OPS_R *gamma,
+                                        const RT_OPS_R *dout, const RT_OPS_R *in,
+                                        const RT_OPS_R *gamma, const RT_OPS_R *beta,
                                         const RT_OPS_R *save_mean, const RT_OPS_R *save_inv_std,
-                                        int n, int c, int hw, const rt_bn_sync *sync);
+                                        int n, int c, int hw, rt_act act,
+                                        const rt_bn_sync *sync);
 
 /* ---- layernorm over C per (n, pixel): ConvNeXt channels_first; [N,C] uses hw = 1 ---- */
 void RT_OPS_FN(layernorm_forward)(RT_OPS_R *out /*N,C,HW*/, RT_OPS_R *save_mean /*N,HW*/,

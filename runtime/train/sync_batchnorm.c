@@ -28,10 +28,10 @@ void sync_batchnorm_forward_train(rt_comm *c, float *out, float *save_mean, floa
 }
 
 void sync_batchnorm_backward(rt_comm *c, float *din, float *dgamma, float *dbeta, const float *dout,
-                             const float *act_out, const float *in, const float *gamma,
+                             const float *in, const float *gamma, const float *beta,
                              const float *save_mean, const float *save_inv_std, int n, int ch,
-                             int hw) {
+                             int hw, rt_act act) {
     rt_bn_sync s;
-    batchnorm_backward_sync(din, dgamma, dbeta, dout, act_out, in, gamma, save_mean, save_inv_std,
-                            n, ch, hw, sync_of(c, &s));
+    batchnorm_backward_sync(din, dgamma, dbeta, dout, in, gamma, beta, save_mean, save_inv_std,
+                            n, ch, hw, act, sync_of(c, &s));
 }

@@ -334,7 +334,7 @@ static void test_batchnorm(int n, int c, int hw, int nhwc) {
     batchnorm_forward_train(y, mean, istd, rm, rv, x, g, b, n, c, hw, 0.1f, 1e-5f, RT_ACT_NONE);
     relu_forward(r, y, total);
     relu_backward(dm, dy, r, total);
-    batchnorm_backward(dx, dg, dbt, dm, NULL, x, g, mean, istd, n, c, hw);
+    batchnorm_backward(dx, dg, dbt, dm, x, g, b, mean, istd, n, c, hw, RT_ACT_NONE);
     void *gx = act_from(in_layout(x, n, c, hw, nhwc), total), *gdy = act_from(in_layout(dy, n, c, hw, nhwc), total);
     void *gy = act_zero(total), *gdx = act_zero(total);
     float *gg = dev_from(g, c), *gb = dev_from(b, c), *gmean = dev_zero(c), *gistd = dev_zero(c);
@@ -350,7 +350,7 @@ static void test_batchnorm(int n, int c, int hw, int nhwc) {
     CHECK_NAMED(compare_act, "+relu backward dinput", gdx, in_layout(dx, n, c, hw, nhwc), total, TOL);
     CHECK_NAMED(compare, "+relu backward dgamma", gdg, dg, c, TOL);
     CHECK_NAMED(compare, "+relu backward dbeta", gdb, dbt, c, TOL);
-    batchnorm_backward(dx, dg, dbt, dy, NULL, x, g, mean, istd, n, c, hw);
+    batchnorm_backward(dx, dg, dbt, dy, x, g, b, mean, istd, n, c, hw, RT_ACT_NONE);
     backward(gdx, gdg, gdb, gdy, NULL, gx, gg, gmean, gistd, n, c, hw, 1);
     CHECK_NAMED(compare_act, "backward dinput", gdx, in_layout(dx, n, c, hw, nhwc), total, TOL);
     CHECK_NAMED(compare, "backward dgamma", gdg, dg, c, TOL);

@@ -27,5 +27,9 @@ expect fmnist_mlp c7de9a2a11ba3b08
 # each plane over 16 float lanes rather than in one running sum (branch fp32conv): rounding
 # only, the short run's eval loss 2.2303112 against 2.23031115, the same top-1 and top-5.
 expect fmnist_lenet a6ff411957c45002
-expect fmnist_resnet 2dc34fa14f05c416
+# ResNet's hash moved from 2dc34fa14f05c416 when batch norm began summing a channel in 16 float
+# lanes over spans of ~4096 values (not per plane) and sum(dy*xhat) as inv_std*sum(dy*(x-mean))
+# (branch bn): rounding only, the short run's eval loss 2.3778600 against 2.3795008, the same
+# top-1 and top-5.
+expect fmnist_resnet c8115d3a60ac9533
 exit $status

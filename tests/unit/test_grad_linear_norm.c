@@ -104,11 +104,9 @@ static void test_batchnorm(int n, int ch, int hw, rt_act act) {
     snprintf(what, sizeof what, "%s eval forward vs direct", tag);
     gc_compare(what, eo, eref, tn, 1e-12);
 
-    double *din = gc_alloc(tn), *dg = gc_alloc(ch), *db = gc_alloc(ch), *act_out = gc_alloc(tn);
+    double *din = gc_alloc(tn), *dg = gc_alloc(ch), *db = gc_alloc(ch);
     bn_loss(&c);
-    memcpy(act_out, c.out, sizeof(double) * tn);
-    batchnorm_backward_f64(din, dg, db, c.r, act ? act_out : NULL, c.in, c.g, c.mean, c.istd,
-                           n, ch, hw);
+    batchnorm_backward_f64(din, dg, db, c.r, c.in, c.g, c.b, c.mean, c.istd, n, ch, hw, act);
     snprintf(what, sizeof what, "%s dinput", tag);
     gc_check(what, c.in, tn, din, bn_loss, &c);
     snprintf(what, sizeof what, "%s dgamma", tag);
@@ -121,7 +119,7 @@ static void test_batchnorm(int n, int ch, int hw, rt_act act) {
     float fm[64], fs[64], frm[64], frv[64], fdg[64], fdb[64];
     for (int k = 0; k < ch; k++) { frm[k] = 0.5f; frv[k] = 2.0f; }
     batchnorm_forward_train(fo, fm, fs, frm, frv, fi, fg, fb, n, ch, hw, 0.1f, 1e-5f, act);
-    batchnorm_backward(fdi, fdg, fdb, fr, act ? fo : NULL, fi, fg, fm, fs, n, ch, hw);
+    batchnorm_backward(fdi, fdg, fdb, fr, fi, fg, fb, fm, fs, n, ch, hw, act);
     gc_compare_f32("batchnorm float forward", fo, ref, tn);
     gc_compare_f32("batchnorm float running_var", frv, rv_ref, ch);
     gc_compare_f32("batchnorm float dinput", fdi, din, tn);
@@ -130,7 +128,7 @@ static void test_batchnorm(int n, int ch, int hw, rt_act act) {
     free(fi); free(fg); free(fb); free(fr); free(fo); free(fdi);
     free(c.in); free(c.g); free(c.b); free(c.out); free(c.r); free(c.mean); free(c.istd);
     free(c.rm); free(c.rv); free(ref); free(rm_ref); free(rv_ref); free(eo); free(eref);
-    free(din); free(dg); free(db); free(act_out);
+    free(din); free(dg); free(db);
 }
 
 /* ---------- batchnorm with frozen statistics (Caffe's use_global_stats) ---------- */
@@ -262,6 +260,8 @@ int main(void) {
     test_batchnorm(3, 4, 10, RT_ACT_NONE);   /* NCHW */
     test_batchnorm(8, 6, 1, RT_ACT_NONE);    /* [N,C] */
     test_batchnorm(3, 4, 10, RT_ACT_RELU);   /* fused ReLU */
+    test_batchnorm(3, 2, 37, RT_ACT_RELU);   /* 16-lane vectors and a partial one per plane */
+    test_batchnorm(2, 1, 4100, RT_ACT_NONE); /* a plane longer than one float span */
     test_batchnorm_frozen(3, 4, 10, RT_ACT_NONE);   /* use_global_stats */
     test_batchnorm_frozen(3, 4, 10, RT_ACT_RELU);
     test_layernorm(2, 5, 6);    /* channels_first */

@@ -50,9 +50,9 @@ static void test_case(int n, int c, int hw, rt_act act) {
     batchnorm_forward_train_sync(out[1], mean[1], inv[1], rm[1], rv[1], in, gamma, beta, n, c, hw,
                                  0.1f, 1e-5f, act, &one);
     CHECK(sums_taken == 2);
-    const float *act_out = act ? out[0] : NULL;
-    batchnorm_backward(din[0], dg[0], db[0], dout, act_out, in, gamma, mean[0], inv[0], n, c, hw);
-    batchnorm_backward_sync(din[1], dg[1], db[1], dout, act_out, in, gamma, mean[1], inv[1], n, c, hw, &one);
+    batchnorm_backward(din[0], dg[0], db[0], dout, in, gamma, beta, mean[0], inv[0], n, c, hw, act);
+    batchnorm_backward_sync(din[1], dg[1], db[1], dout, in, gamma, beta, mean[1], inv[1], n, c, hw,
+                            act, &one);
     CHECK(sums_taken == 3);
     sums_taken = 0;
     CHECK(same(out[0], out[1], total, "forward"));
@@ -72,8 +72,22 @@ static void test_case(int n, int c, int hw, rt_act act) {
     CHECK(same(rv[0], rv[1], c, "sync_batchnorm running var, comm NULL"));
     /* Without din (the first layer) the parameter gradients are still written. */
     memset(dg[1], 0, sizeof(float) * (size_t)c);
-    sync_batchnorm_backward(NULL, NULL, dg[1], db[1], dout, act_out, in, gamma, mean[1], inv[1], n, c, hw);
+    sync_batchnorm_backward(NULL, NULL, dg[1], db[1], dout, in, gamma, beta, mean[1], inv[1], n, c,
+                            hw, act);
     CHECK(same(dg[0], dg[1], c, "dgamma without dinput"));
+    /* The backward recomputes a fused ReLU's mask from the input: it must be the forward
+     * output's sign bit for bit, so the fused backward equals the plain one on dout masked
+     * by that output. */
+    if (act) {
+        float *masked = calloc((size_t)total, sizeof(float));
+        for (long i = 0; i < total; i++) masked[i] = out[0][i] > 0 ? dout[i] : 0;
+        batchnorm_backward(din[1], dg[1], db[1], masked, in, gamma, beta, mean[0], inv[0], n, c, hw,
+                           RT_ACT_NONE);
+        CHECK(same(din[0], din[1], total, "dinput through the recomputed ReLU mask"));
+        CHECK(same(dg[0], dg[1], c, "dgamma through the recomputed ReLU mask"));
+        CHECK(same(db[0], db[1], c, "dbeta through the recomputed ReLU mask"));
+        free(masked);
+    }
     for (int k = 0; k < 2; k++) {
         free(out[k]), free(din[k]), free(mean[k]), free(inv[k]);
         free(rm[k]), free(rv[k]), free(dg[k]), free(db[k]);

@@ -4,74 +4,157 @@
  * statistics can be summed over processes (synchronized batch norm, rt_bn_sync). */
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 #include "rt_core.h"
 #include "rt_ops.h"
 #include "rt_real.h"
+#include "vec16.h"
 
-/* Channel sums: spans of at most SPAN values (a plane, or part of a large one) over
- * PLANE_LANES float partial sums, which vectorize without conversions and are exact enough
- * there, then the spans in double (a whole batch in float loses too much). A single running
- * sum would be one dependent add per value; the fixed combination order keeps results
- * reproducible. */
-#define PLANE_LANES 16
+/* ---- a channel's values 16 at a time (rvec, rsel: vec16.h) ----
+ * A channel is n planes of hw values, c*hw apart. Its sums run in 16 float lanes over spans of
+ * about SPAN values (exact enough there, and no conversion per value), then each span's lanes
+ * are added to 16 double lanes (a whole batch in float loses too much), which are added up once
+ * per channel. The order is fixed by n and hw alone, so results are reproducible and do not
+ * depend on the thread count. A plane's last hw % 16 values are a partial vector. */
 #define SPAN 4096
-/* The length of the span at `at` of a plane of hw values. */
-static inline int span_at(int hw, int at) { return hw - at < SPAN ? hw - at : SPAN; }
+typedef double dvec __attribute__((vector_size(16 * sizeof(double))));
 
-static real_t lanes_total(const real_t acc[PLANE_LANES]) {
-    real_t t = 0;
-    for (int l = 0; l < PLANE_LANES; l++) t += acc[l];
+static inline rvec load16(const real_t *p) { rvec v; memcpy(&v, p, sizeof v); return v; }
+static inline void store16(real_t *p, rvec v) { memcpy(p, &v, sizeof v); }
+/* The first len (< 16) values at p, the other lanes `fill`: one masked load where AVX-512
+ * has it (the float build), lane by lane elsewhere. */
+#if defined(__AVX512F__) && !defined(RT_REAL_DOUBLE)
+#include <immintrin.h>
+static inline rvec load_part(const real_t *p, int len, real_t fill) {
+    return (rvec)_mm512_mask_loadu_ps(_mm512_set1_ps(fill), (__mmask16)((1u << len) - 1), p);
+}
+static inline void store_part(real_t *p, rvec v, int len) {
+    _mm512_mask_storeu_ps(p, (__mmask16)((1u << len) - 1), (__m512)v);
+}
+#else
+static inline rvec load_part(const real_t *p, int len, real_t fill) {
+    rvec v = fill - (rvec){ 0 };
+    for (int l = 0; l < len; l++) v[l] = p[l];
+    return v;
+}
+static inline void store_part(real_t *p, rvec v, int len) {
+    for (int l = 0; l < len; l++) p[l] = v[l];
+}
+#endif
+static inline rvec relu16(rvec v) { return (rvec)((rsel)v & (v > 0)); }
+/* v where mask_src > 0, else 0: the gradient through a fused ReLU. */
+static inline rvec pass_where_positive(rvec v, rvec mask_src) {
+    return (rvec)((rsel)v & (mask_src > 0));
+}
+static inline double lanes_total(const dvec *v) {
+    double t = 0;
+    for (int l = 0; l < 16; l++) t += (*v)[l];
     return t;
 }
 
-/* The gradient reaching the normalization: dout, or dout masked by the fused ReLU. */
-static inline real_t masked(const real_t *dy, const real_t *act_out, long i) {
-    return act_out && act_out[i] <= 0 ? 0 : dy[i];
+/* What a span kernel reads: one channel's values from base to base + len. */
+typedef struct {
+    const real_t *x, *dy;   /* dy only for the gradient sums */
+    real_t mean;
+    int relu;               /* the gradient sums: dy passes where x*scale + shift > 0 */
+    real_t scale, shift;
+} span_src;
+/* Adds one span's contribution to the float lanes part[0..1]. Span kernels and channel_reduce
+ * are always inlined, so that the function pointer becomes a direct, inlined call. */
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
+typedef void (*span_fn)(rvec part[2], const span_src *s, long base, int len);
+
+static inline int span_at(int hw, int at) { return hw - at < SPAN ? hw - at : SPAN; }
+
+static inline void flush_lanes(dvec total[2], rvec part[2]) {
+    for (int k = 0; k < 2; k++) {
+        total[k] += __builtin_convertvector(part[k], dvec);
+        part[k] = (rvec){ 0 };
+    }
+}
+
+/* out[k] = the channel's total of what fn adds to part[k], k = 0, 1. Inlined with a constant
+ * fn, so each caller gets its own loop with the lanes in registers. */
+ALWAYS_INLINE void channel_reduce(double out[2], span_fn fn, const span_src *s, int n, int c,
+                                  int hw, int ch) {
+    rvec part[2] = { { 0 }, { 0 } };
+    dvec total[2] = { { 0 }, { 0 } };
+    int in_part = 0;
+    for (int b = 0; b < n; b++)
+        for (int at = 0; at < hw; at += SPAN) {
+            int len = span_at(hw, at);
+            fn(part, s, ((long)b * c + ch) * hw + at, len);
+            if ((in_part += len) >= SPAN) {
+                flush_lanes(total, part);
+                in_part = 0;
+            }
+        }
+    flush_lanes(total, part);
+    out[0] = lanes_total(&total[0]);
+    out[1] = lanes_total(&total[1]);
 }
 
 /* ---- forward, one channel at a time: sum, sum of squared deviations, normalize ---- */
 
-static real_t plane_sum(const real_t *x, int hw) {   /* hw <= SPAN */
-    real_t acc[PLANE_LANES] = { 0 };
+ALWAYS_INLINE void span_sum(rvec part[2], const span_src *s, long base, int len) {
+    const real_t *x = s->x + base;
+    rvec acc = part[0];
     int i = 0;
-    for (; i + PLANE_LANES <= hw; i += PLANE_LANES)
-        for (int l = 0; l < PLANE_LANES; l++) acc[l] += x[i + l];
-    for (; i < hw; i++) acc[i % PLANE_LANES] += x[i];
-    return lanes_total(acc);
-}
-
-static real_t plane_sq_dev(const real_t *x, int hw, real_t mean) {
-    real_t acc[PLANE_LANES] = { 0 };
-    int i = 0;
-    for (; i + PLANE_LANES <= hw; i += PLANE_LANES)
-        for (int l = 0; l < PLANE_LANES; l++) { real_t d = x[i + l] - mean; acc[l] += d * d; }
-    for (; i < hw; i++) { real_t d = x[i] - mean; acc[i % PLANE_LANES] += d * d; }
-    return lanes_total(acc);
-}
-
-static double channel_sum(const real_t *in, int n, int c, int hw, int ch) {
-    double total = 0;
-    for (int b = 0; b < n; b++)
-        for (int at = 0; at < hw; at += SPAN)
-            total += plane_sum(in + ((long)b * c + ch) * hw + at, span_at(hw, at));
-    return total;
+    for (; i + 16 <= len; i += 16) acc += load16(x + i);
+    if (i < len) acc += load_part(x + i, len - i, 0);
+    part[0] = acc;
 }
 
 /* Second pass around the mean: stable where E[x^2] - E[x]^2 is not. */
-static double channel_sq_dev(const real_t *in, int n, int c, int hw, int ch, double mean) {
-    double total = 0;
-    for (int b = 0; b < n; b++)
-        for (int at = 0; at < hw; at += SPAN)
-            total += plane_sq_dev(in + ((long)b * c + ch) * hw + at, span_at(hw, at), (real_t)mean);
-    return total;
+ALWAYS_INLINE void span_sq_dev(rvec part[2], const span_src *s, long base, int len) {
+    const real_t *x = s->x + base;
+    rvec acc = part[0], d;
+    int i = 0;
+    for (; i + 16 <= len; i += 16) { d = load16(x + i) - s->mean; acc += d * d; }
+    if (i < len) { d = load_part(x + i, len - i, s->mean) - s->mean; acc += d * d; }
+    part[0] = acc;
 }
 
-/* y = x*scale + shift, then the fused activation; two loops so each one vectorizes. */
+static double channel_sum(const real_t *in, int n, int c, int hw, int ch) {
+    double out[2];
+    channel_reduce(out, span_sum, &(span_src){ .x = in }, n, c, hw, ch);
+    return out[0];
+}
+
+static double channel_sq_dev(const real_t *in, int n, int c, int hw, int ch, double mean) {
+    double out[2];
+    channel_reduce(out, span_sq_dev, &(span_src){ .x = in, .mean = (real_t)mean }, n, c, hw, ch);
+    return out[0];
+}
+
+/* The normalization as y = x*scale + shift. The backward recomputes the fused ReLU's mask
+ * with these same operations on the same saved values, so its mask is the forward's, bit
+ * for bit (GCC under -std=c11 contracts no a*b + c into a fused multiply-add, here or there;
+ * tests/unit/test_sync_bn.c checks that the two masks agree). */
+static inline void affine_of(real_t *scale, real_t *shift, real_t gamma, real_t beta,
+                             real_t mean, real_t inv_std) {
+    *scale = gamma * inv_std;
+    *shift = beta - mean * *scale;
+}
+
+/* The gradient reaching the normalization from dy at x: dy, or dy where the fused ReLU's
+ * input x*scale + shift was positive (a select, not a branch). */
+static inline rvec grad_at(rvec dy, rvec x, const span_src *s) {
+    return s->relu ? pass_where_positive(dy, x * s->scale + s->shift) : dy;
+}
+
+/* y = x*scale + shift over one plane, then the fused activation. */
 static void apply_affine(real_t *y, const real_t *x, int hw, real_t scale, real_t shift, rt_act act) {
-    if (act == RT_ACT_RELU)
-        for (int i = 0; i < hw; i++) { real_t v = x[i] * scale + shift; y[i] = v > 0 ? v : 0; }
-    else
-        for (int i = 0; i < hw; i++) y[i] = x[i] * scale + shift;
+    int i = 0;
+    rvec v;
+    for (; i + 16 <= hw; i += 16) {
+        v = load16(x + i) * scale + shift;
+        store16(y + i, act == RT_ACT_RELU ? relu16(v) : v);
+    }
+    if (i < hw) {
+        v = load_part(x + i, hw - i, 0) * scale + shift;
+        store_part(y + i, act == RT_ACT_RELU ? relu16(v) : v, hw - i);
+    }
 }
 
 typedef struct {
@@ -92,7 +175,8 @@ static void channel_finish(const bn_fwd *f, int ch, double sum, double sq) {
     double unbiased = f->m > 1 ? sq / (f->m - 1) : var;   /* torch's running estimate */
     f->running_mean[ch] = (real_t)((1 - f->momentum) * f->running_mean[ch] + f->momentum * mean);
     f->running_var[ch] = (real_t)((1 - f->momentum) * f->running_var[ch] + f->momentum * unbiased);
-    real_t scale = f->gamma[ch] * inv_std, shift = f->beta[ch] - (real_t)mean * scale;
+    real_t scale, shift;
+    affine_of(&scale, &shift, f->gamma[ch], f->beta[ch], (real_t)mean, inv_std);
     for (int b = 0; b < f->n; b++) {
         long base = ((long)b * f->c + ch) * f->hw;
         apply_affine(f->out + base, f->in + base, f->hw, scale, shift, f->act);
@@ -157,85 +241,101 @@ void RT_FN(batchnorm_forward_eval)(real_t *out, const real_t *in, const real_t *
 
 typedef struct {
     real_t *din, *dgamma, *dbeta;
-    const real_t *dout, *act_out, *in, *gamma, *save_mean, *save_inv_std;
+    const real_t *dout, *in, *gamma, *beta, *save_mean, *save_inv_std;
     int n, c, hw;
     double m;
+    rt_act act;
 } bn_bwd;
 
-/* sum(d) and sum(d * xhat) over one plane, d = dy (ao NULL) or dy masked where ao <= 0, added
- * to acc[0..1] (float lanes within the plane, as for the forward's sums). The mask is a
- * select, not a branch, and each case has its own loop. */
-static void plane_grad_sums(double acc[2], const real_t *x, const real_t *dy, const real_t *ao,
-                            int hw, real_t mean, real_t inv_std) {
-    real_t sd[PLANE_LANES] = { 0 }, sx[PLANE_LANES] = { 0 };
-    int i = 0;
-    if (ao) {
-        for (; i + PLANE_LANES <= hw; i += PLANE_LANES)
-            for (int l = 0; l < PLANE_LANES; l++) {
-                real_t d = ao[i + l] > 0 ? dy[i + l] : 0;
-                sd[l] += d;
-                sx[l] += d * ((x[i + l] - mean) * inv_std);
-            }
-    } else {
-        for (; i + PLANE_LANES <= hw; i += PLANE_LANES)
-            for (int l = 0; l < PLANE_LANES; l++) {
-                real_t d = dy[i + l];
-                sd[l] += d;
-                sx[l] += d * ((x[i + l] - mean) * inv_std);
-            }
-    }
-    for (; i < hw; i++) {
-        real_t d = masked(dy, ao, i);
-        sd[i % PLANE_LANES] += d;
-        sx[i % PLANE_LANES] += d * ((x[i] - mean) * inv_std);
-    }
-    for (int l = 0; l < PLANE_LANES; l++) acc[0] += sd[l], acc[1] += sx[l];
+/* What the backward's passes over channel ch read, the fused ReLU's mask included. */
+static span_src grad_src(const bn_bwd *g, int ch) {
+    span_src s = { g->in, g->dout, g->save_mean[ch], g->act == RT_ACT_RELU, 0, 0 };
+    affine_of(&s.scale, &s.shift, g->gamma[ch], g->beta[ch], g->save_mean[ch],
+              g->save_inv_std[ch]);
+    return s;
 }
 
-/* sum(dy) and sum(dy * xhat) of one channel, dy masked by a fused ReLU. */
-static void channel_grad_sums(const bn_bwd *g, int ch, double *s_dy, double *s_dy_xhat) {
-    double acc[2] = { 0, 0 };
-    for (int b = 0; b < g->n; b++)
-        for (int at = 0; at < g->hw; at += SPAN) {
-            long base = ((long)b * g->c + ch) * g->hw + at;
-            plane_grad_sums(acc, g->in + base, g->dout + base,
-                            g->act_out ? g->act_out + base : NULL,
-                            span_at(g->hw, at), g->save_mean[ch],
-                            g->save_inv_std[ch]);
+/* sum(d) and sum(d * (x - mean)) over one span, d the gradient at the normalization's output
+ * (grad_at); the ReLU and no-ReLU cases each get their own loop. */
+ALWAYS_INLINE void span_grad(rvec part[2], const span_src *s, long base, int len) {
+    const real_t *x = s->x + base, *dy = s->dy + base;
+    rvec sd = part[0], sx = part[1], d, xv;
+    int i = 0;
+    if (s->relu)
+        for (; i + 16 <= len; i += 16) {
+            xv = load16(x + i);
+            d = pass_where_positive(load16(dy + i), xv * s->scale + s->shift);
+            sd += d;
+            sx += d * (xv - s->mean);
         }
-    *s_dy = acc[0];
-    *s_dy_xhat = acc[1];
+    else
+        for (; i + 16 <= len; i += 16) {
+            d = load16(dy + i);
+            sd += d;
+            sx += d * (load16(x + i) - s->mean);
+        }
+    if (i < len) {   /* dy is 0 past the end, and so is d */
+        xv = load_part(x + i, len - i, s->mean);
+        d = grad_at(load_part(dy + i, len - i, 0), xv, s);
+        sd += d;
+        sx += d * (xv - s->mean);
+    }
+    part[0] = sd;
+    part[1] = sx;
+}
+
+/* sum(d) and sum(d * xhat) of one channel. */
+static void channel_grad_sums(const bn_bwd *g, int ch, double *s_dy, double *s_dy_xhat) {
+    double out[2];
+    span_src s = grad_src(g, ch);
+    channel_reduce(out, span_grad, &s, g->n, g->c, g->hw, ch);
+    *s_dy = out[0];
+    *s_dy_xhat = out[1] * g->save_inv_std[ch];
+}
+
+/* din = k * (m*d - sum_d - xhat * sum_d_xhat) over one plane, xhat * sum_d_xhat folded into
+ * (x - mean) * t. */
+static void plane_din(real_t *dx, const real_t *x, const real_t *dy, int hw, const span_src *s,
+                      real_t k, real_t m, real_t s_dy, real_t t) {
+    int i = 0;
+    rvec d, xv;
+    if (s->relu)
+        for (; i + 16 <= hw; i += 16) {
+            xv = load16(x + i);
+            d = pass_where_positive(load16(dy + i), xv * s->scale + s->shift);
+            store16(dx + i, k * (m * d - s_dy - (xv - s->mean) * t));
+        }
+    else
+        for (; i + 16 <= hw; i += 16) {
+            d = load16(dy + i);
+            store16(dx + i, k * (m * d - s_dy - (load16(x + i) - s->mean) * t));
+        }
+    if (i < hw) {
+        xv = load_part(x + i, hw - i, s->mean);
+        d = grad_at(load_part(dy + i, hw - i, 0), xv, s);
+        store_part(dx + i, k * (m * d - s_dy - (xv - s->mean) * t), hw - i);
+    }
 }
 
 static void channel_din(const bn_bwd *g, int ch, double sum_dy, double sum_dy_xhat) {
-    real_t mean = g->save_mean[ch], inv_std = g->save_inv_std[ch];
-    real_t k = g->gamma[ch] * inv_std / (real_t)g->m, m = (real_t)g->m;
-    real_t s_dy = (real_t)sum_dy, s_dy_xhat = (real_t)sum_dy_xhat;
+    span_src s = grad_src(g, ch);
+    real_t inv_std = g->save_inv_std[ch];
+    real_t k = g->gamma[ch] * inv_std / (real_t)g->m;
+    real_t t = inv_std * (real_t)sum_dy_xhat;
     for (int b = 0; b < g->n; b++) {
         long base = ((long)b * g->c + ch) * g->hw;
-        const real_t *x = g->in + base, *dy = g->dout + base;
-        const real_t *ao = g->act_out ? g->act_out + base : NULL;
-        real_t *dx = g->din + base;
-        if (ao)
-            for (int i = 0; i < g->hw; i++) {
-                real_t xhat = (x[i] - mean) * inv_std, d = ao[i] > 0 ? dy[i] : 0;
-                dx[i] = k * (m * d - s_dy - xhat * s_dy_xhat);
-            }
-        else
-            for (int i = 0; i < g->hw; i++) {
-                real_t xhat = (x[i] - mean) * inv_std;
-                dx[i] = k * (m * dy[i] - s_dy - xhat * s_dy_xhat);
-            }
+        plane_din(g->din + base, g->in + base, g->dout + base, g->hw, &s, k, (real_t)g->m,
+                  (real_t)sum_dy, t);
     }
 }
 
 void RT_FN(batchnorm_backward_sync)(real_t *din, real_t *dgamma, real_t *dbeta,
-                                    const real_t *dout, const real_t *act_out, const real_t *in,
-                                    const real_t *gamma, const real_t *save_mean,
-                                    const real_t *save_inv_std, int n, int c, int hw,
+                                    const real_t *dout, const real_t *in, const real_t *gamma,
+                                    const real_t *beta, const real_t *save_mean,
+                                    const real_t *save_inv_std, int n, int c, int hw, rt_act act,
                                     const rt_bn_sync *sync) {
-    bn_bwd g = { din, dgamma, dbeta, dout, act_out, in, gamma, save_mean, save_inv_std, n, c, hw,
-                 (double)n * hw * (sync ? sync->ranks : 1) };
+    bn_bwd g = { din, dgamma, dbeta, dout, in, gamma, beta, save_mean, save_inv_std, n, c, hw,
+                 (double)n * hw * (sync ? sync->ranks : 1), act };
     if (!sync) {
         #pragma omp parallel for schedule(static)
         for (int ch = 0; ch < c; ch++) {
@@ -265,10 +365,11 @@ void RT_FN(batchnorm_backward_sync)(real_t *din, real_t *dgamma, real_t *dbeta,
 }
 
 void RT_FN(batchnorm_backward)(real_t *din /*N,C,HW or NULL*/, real_t *dgamma /*C*/,
-                               real_t *dbeta /*C*/, const real_t *dout,
-                               const real_t *act_out /*N,C,HW or NULL*/, const real_t *in,
-                               const real_t *gamma, const real_t *save_mean,
-                               const real_t *save_inv_std, int n, int c, int hw) {
-    RT_FN(batchnorm_backward_sync)(din, dgamma, dbeta, dout, act_out, in, gamma, save_mean,
-                                   save_inv_std, n, c, hw, NULL);
+                               real_t *dbeta /*C*/, const real_t *dout /*N,C,HW*/,
+                               const real_t *in /*N,C,HW*/, const real_t *gamma /*C*/,
+                               const real_t *beta /*C*/, const real_t *save_mean /*C*/,
+                               const real_t *save_inv_std /*C*/, int n, int c, int hw,
+                               rt_act act) {
+    RT_FN(batchnorm_backward_sync)(din, dgamma, dbeta, dout, in, gamma, beta, save_mean,
+                                   save_inv_std, n, c, hw, act, NULL);
 }
