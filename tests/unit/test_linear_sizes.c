@@ -1,5 +1,5 @@
-/* The float linear layer at the example nets' sizes, where linear.c sends its products to
- * oneDNN's sgemm (dW, din; the forward split by rows) when it is there, on all OpenMP threads:
+/* The float linear layer at the example nets' sizes, where linear.c sends its gradient
+ * products to oneDNN's sgemm (dW split by rows) when it is there, on all OpenMP threads:
  * against the double build (test_grad_linear_norm checks that one against direct sums and
  * central differences). */
 #include <string.h>
