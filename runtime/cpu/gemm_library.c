@@ -87,6 +87,17 @@ int rt_gemm_fp32_on_dnnl(void) {
     return d;
 }
 
+int rt_gemm_fp32_dnnl_allowed(void) {
+    static int decided = -1;
+    int d = __atomic_load_n(&decided, __ATOMIC_ACQUIRE);
+    if (d < 0) {
+        const char *force = getenv("TRAINC_SGEMM");
+        d = !(force && strcmp(force, "openblas") == 0) && rt_gemm_library_available(RT_GEMM_DNNL_F32);
+        __atomic_store_n(&decided, d, __ATOMIC_RELEASE);
+    }
+    return d;
+}
+
 rt_compute rt_gemm_compute(void) { return compute_mode; }
 
 int rt_gemm_set_compute(rt_compute compute, char *why, unsigned why_cap) {

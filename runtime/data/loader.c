@@ -111,6 +111,16 @@ static void policy_sample(const rt_loader *l, const uint8_t *src, void *dst, uin
     free(bytes);
 }
 
+/* Samples of a shuffled epoch lie at random places in a data set larger than the caches:
+ * asking for a later sample's bytes while this one is converted hides most of the misses. */
+enum { PREFETCH_AHEAD = 4 };
+
+static void prefetch_sample(const rt_dataset *ds, const uint32_t *perm, long pos, size_t sample) {
+    const uint8_t *src = ds->images + (size_t)(perm ? (long)perm[pos] : pos) * sample;
+    for (size_t b = 0; b < sample; b += 64) __builtin_prefetch(src + b);
+    __builtin_prefetch(src + sample - 1);
+}
+
 int loader_fill_samples(const rt_loader *l, const uint32_t *perm, int64_t epoch, long first, long lo, long hi,
                         void *x, int32_t *y) {
     const rt_dataset *ds = l->ds;
@@ -123,6 +133,7 @@ int loader_fill_samples(const rt_loader *l, const uint32_t *perm, int64_t epoch,
         long idx = perm ? (long)perm[pos] : pos;
         uint64_t bits = rt_hash_u64(aug_key, (uint64_t)pos, 0);
         void *dst = out + (size_t)(j - lo) * l->sample_bytes;
+        if (j + PREFETCH_AHEAD < hi) prefetch_sample(ds, perm, first + j + PREFETCH_AHEAD, sample);
         if (l->cfg.train && l->cfg.augment.policy)   /* the policy works on bytes, before normalization */
             policy_sample(l, ds->images + (size_t)idx * sample, dst, bits, aug_key, pos);
         else if (l->cfg.raw_u8)

@@ -17,6 +17,18 @@ void rt_gemm_f64(int trans_a, int trans_b, int m, int n, int k,
                  double alpha, const double *a, int lda, const double *b, int ldb,
                  double beta, double *c, int ldc);
 
+/* rt_gemm with the FP32 library and the split of C over the threads chosen by the caller,
+ * from measurements of its own shapes (linear.c); fp32 is a preference: where oneDNN is
+ * missing, or TRAINC_SGEMM=openblas, OpenBLAS computes. BF16 and the f64 build ignore it. */
+typedef enum { RT_GEMM_SPLIT_LONGER, RT_GEMM_SPLIT_ROWS, RT_GEMM_SPLIT_COLS } rt_gemm_split;
+typedef struct { int fp32_on_dnnl; rt_gemm_split split; } rt_gemm_choice;
+void rt_gemm_chosen(rt_gemm_choice how, int trans_a, int trans_b, int m, int n, int k,
+                    float alpha, const float *a, int lda, const float *b, int ldb,
+                    float beta, float *c, int ldc);
+void rt_gemm_chosen_f64(rt_gemm_choice how, int trans_a, int trans_b, int m, int n, int k,
+                        double alpha, const double *a, int lda, const double *b, int ldb,
+                        double beta, double *c, int ldc);
+
 /* Precision of rt_gemm's products (precision.compute of the spec): FP32, or BF16 inputs
  * (A and B rounded to bfloat16, to nearest even) with FP32 accumulation and FP32 output.
  * Set once at start-up, before the first step; the f64 build always computes in double. */
@@ -35,6 +47,8 @@ void rt_gemm_library_call(rt_gemm_library lib, int trans_a, int trans_b, int m, 
 int rt_cpu_has_avx512_bf16(void);
 /* Whether FP32 products go to oneDNN's sgemm rather than OpenBLAS (gemm_library.c says when). */
 int rt_gemm_fp32_on_dnnl(void);
+/* Whether oneDNN's sgemm may take the FP32 products a caller prefers it for (rt_gemm_chosen). */
+int rt_gemm_fp32_dnnl_allowed(void);
 /* n floats to bfloat16 (round to nearest even). */
 void rt_to_bf16(unsigned short *dst, const float *src, long n);
 unsigned short rt_float_to_bf16(float f);

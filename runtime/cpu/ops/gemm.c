@@ -9,15 +9,16 @@
 /* Below this many multiply-adds, splitting costs more than it gains. */
 #define SPLIT_MIN_MACS (1L << 21)
 
-static void gemm_one(int trans_a, int trans_b, int m, int n, int k, real_t alpha,
+static void gemm_one(int fp32_on_dnnl, int trans_a, int trans_b, int m, int n, int k, real_t alpha,
                      const real_t *a, int lda, const real_t *b, int ldb, real_t beta,
                      real_t *c, int ldc) {
 #ifdef RT_REAL_DOUBLE
+    (void)fp32_on_dnnl;
     cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
                 trans_b ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 #else
     int bf16 = rt_gemm_compute() == RT_COMPUTE_BF16;   /* BF16 inputs, FP32 accumulation */
-    if (bf16 || rt_gemm_fp32_on_dnnl()) {
+    if (bf16 || (fp32_on_dnnl && rt_gemm_fp32_dnnl_allowed()) || rt_gemm_fp32_on_dnnl()) {
         rt_gemm_library_call(bf16 ? RT_GEMM_DNNL_BF16 : RT_GEMM_DNNL_F32, trans_a, trans_b, m, n, k,
                              alpha, a, lda, b, ldb, beta, c, ldc);
         return;
@@ -30,6 +31,13 @@ static void gemm_one(int trans_a, int trans_b, int m, int n, int k, real_t alpha
 void RT_FN(rt_gemm)(int trans_a, int trans_b, int m, int n, int k,
                     real_t alpha, const real_t *a, int lda, const real_t *b, int ldb,
                     real_t beta, real_t *c, int ldc) {
+    RT_FN(rt_gemm_chosen)((rt_gemm_choice){ 0, RT_GEMM_SPLIT_LONGER }, trans_a, trans_b, m, n, k,
+                          alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+void RT_FN(rt_gemm_chosen)(rt_gemm_choice how, int trans_a, int trans_b, int m, int n, int k,
+                           real_t alpha, const real_t *a, int lda, const real_t *b, int ldb,
+                           real_t beta, real_t *c, int ldc) {
     /* OpenBLAS threads would run on top of ours: pin it to one thread, once. */
     static int pinned;
     if (!__atomic_load_n(&pinned, __ATOMIC_ACQUIRE)) {
@@ -41,22 +49,23 @@ void RT_FN(rt_gemm)(int trans_a, int trans_b, int m, int n, int k,
     }
     int threads = omp_get_max_threads();
     if (omp_in_parallel() || threads < 2 || (long)m * n * k < SPLIT_MIN_MACS) {
-        gemm_one(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+        gemm_one(how.fp32_on_dnnl, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
         return;
     }
-    /* Split the longer side of C into one block per thread. Each element of C is still
-     * computed by a single call, so results are fixed for a fixed thread count. */
-    int split_rows = m >= n;
+    /* Split one side of C (the longer unless the caller chose) into one block per thread.
+     * Each element of C is still computed by a single call, so results are fixed for a fixed
+     * thread count. */
+    int split_rows = how.split == RT_GEMM_SPLIT_LONGER ? m >= n : how.split == RT_GEMM_SPLIT_ROWS;
     int len = split_rows ? m : n;
     #pragma omp parallel for schedule(static) num_threads(threads)
     for (int t = 0; t < threads; t++) {
         int lo = (int)((long)len * t / threads), hi = (int)((long)len * (t + 1) / threads);
         if (hi <= lo) continue;
         if (split_rows)   /* rows lo..hi of op(A) and of C */
-            gemm_one(trans_a, trans_b, hi - lo, n, k, alpha, trans_a ? a + lo : a + (long)lo * lda,
+            gemm_one(how.fp32_on_dnnl, trans_a, trans_b, hi - lo, n, k, alpha, trans_a ? a + lo : a + (long)lo * lda,
                      lda, b, ldb, beta, c + (long)lo * ldc, ldc);
         else              /* columns lo..hi of op(B) and of C */
-            gemm_one(trans_a, trans_b, m, hi - lo, k, alpha, a, lda,
+            gemm_one(how.fp32_on_dnnl, trans_a, trans_b, m, hi - lo, k, alpha, a, lda,
                      trans_b ? b + (long)lo * ldb : b + lo, ldb, beta, c + lo, ldc);
     }
 }
