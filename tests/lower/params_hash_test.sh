@@ -27,5 +27,11 @@ expect fmnist_mlp c7de9a2a11ba3b08
 # each plane over 16 float lanes rather than in one running sum (branch fp32conv): rounding
 # only, the short run's eval loss 2.2303112 against 2.23031115, the same top-1 and top-5.
 expect fmnist_lenet a6ff411957c45002
-expect fmnist_resnet 2dc34fa14f05c416
+# ResNet's hash moved from 2dc34fa14f05c416 when its 3x3/2 convolutions began running as
+# one GEMM per kernel tap on polyphase planes (conv2d_strided.c) instead of im2col + one GEMM:
+# the same products summed in another order, rounding only (checked against the direct
+# convolution in double by tests/unit/test_conv_strided.c); the short run's eval loss
+# 2.37816548 against 2.37950076, the same top-1 and top-5 (the old code run on one thread
+# instead of two, which only reorders its sums too, moved it to 2.38020318).
+expect fmnist_resnet 7a3871f3d1c62f79
 exit $status
