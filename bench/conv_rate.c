@@ -1,6 +1,6 @@
 /* `make bench-conv`: milliseconds and GFLOP/s of conv2d forward, input gradient and weight
- * gradient on the example ResNet's strided and 1x1 shapes and the published ResNet-50's 1x1
- * shapes, batch 128 (ResNet-50: 32), as the trainer calls them; each cell is the fastest of
+ * gradient on the example ResNet's strided and 1x1 shapes and the published ResNet-50's stem,
+ * strided and 1x1 shapes, batch 128 (ResNet-50: 32, its stem 16), as the trainer calls them; each cell is the fastest of
  * REPS timed calls after a warm-up (on a shared host, the one least disturbed by other work;
  * compare runs by ratios, never across hosts). "data" is backward with the input gradient
  * less backward without it.
@@ -22,6 +22,10 @@ static const conv_case cases[] = {
     { "resnet layer3_0_conv1 3x3/2", 128, 64, 14, 128, 3, 2, 1, 1 },
     { "resnet layer2_0_down 1x1/2", 128, 32, 28, 64, 1, 2, 0, 0 },
     { "resnet layer3_0_down 1x1/2", 128, 64, 14, 128, 1, 2, 0, 0 },
+    { "resnet50 stem 7x7/2 3->64", 16, 3, 224, 64, 7, 2, 3, 0 },
+    { "resnet50 3x3/2 128 56->28", 32, 128, 56, 128, 3, 2, 1, 0 },
+    { "resnet50 3x3/2 256 28->14", 32, 256, 28, 256, 3, 2, 1, 0 },
+    { "resnet50 3x3/2 512 14->7", 32, 512, 14, 512, 3, 2, 1, 0 },
     { "resnet50 1x1 256->64 56x56", 32, 256, 56, 64, 1, 1, 0, 0 },
     { "resnet50 1x1 64->256 56x56", 32, 64, 56, 256, 1, 1, 0, 1 },
     { "resnet50 1x1/2 512->1024 28", 32, 512, 28, 1024, 1, 2, 0, 0 },
