@@ -107,14 +107,14 @@ static void check_shape(const char *name, rt_conv_shape s) {
     float *fwork = malloc(sizeof(float) * conv2d_workspace_elems(&s));
     conv2d_forward(fy, fx, fw, fb, fwork, &s);
     conv2d_backward(fdx, fdw, fdb, fdy, s.act ? fy : NULL, fx, fw, fwork, &s);
-    snprintf(what, sizeof what, "%s float forward vs double", name);
-    gc_compare_f32(what, fy, y_ref, out_n);
-    snprintf(what, sizeof what, "%s float dinput vs double", name);
-    gc_compare_f32(what, fdx, dx_ref, in_n);
-    snprintf(what, sizeof what, "%s float dweight vs double", name);
-    gc_compare_f32(what, fdw, dw_ref, w_n);
-    snprintf(what, sizeof what, "%s float dbias vs double", name);
-    gc_compare_f32(what, fdb, db_ref, s.oc);
+    const float *got[4] = { fy, fdx, fdw, fdb };
+    const double *want[4] = { y_ref, dx_ref, dw_ref, db_ref };
+    long count[4] = { out_n, in_n, w_n, s.oc };
+    const char *part[4] = { "forward", "dinput", "dweight", "dbias" };
+    for (int i = 0; i < 4; i++) {
+        snprintf(what, sizeof what, "%s float %s vs double", name, part[i]);
+        gc_compare_f32(what, got[i], want[i], count[i]);
+    }
 #undef CHECK_PART
     free(x); free(w); free(bias); free(dy); free(held); free(y_ref); free(dx_ref); free(dw_ref);
     free(db_ref); free(y); free(dx); free(dw); free(db); free(work);

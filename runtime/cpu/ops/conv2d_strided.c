@@ -11,7 +11,7 @@
  * (the generic im2col gathers every value with a stride: measured, a quarter of a 3x3/2
  * conv's time and col2im another 6%); the input gradient is the transposed GEMMs added into
  * shifted planes, and the weight gradient dY . shift_tap^T per tap. The rw - ow "junk"
- * columns of each output row (1 in 15 on ResNet's 3x3/2 at 14x14 output, none for 1x1/2)
+ * columns of each output row (1 in 15 on the ResNet example's 3x3/2 at 14x14 output)
  * cost GEMM work and are dropped from the output; backward zeroes them in its copy of dout,
  * so that they add exact zeros to the weight gradient and to the input gradient's planes.
  *
