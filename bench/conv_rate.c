@@ -1,9 +1,9 @@
 /* `make bench-conv`: milliseconds and GFLOP/s of conv2d forward, input gradient and weight
  * gradient on the example ResNet's strided and 1x1 shapes and the published ResNet-50's stem,
- * strided and 1x1 shapes, batch 128 (ResNet-50: 32, its stem 16), as the trainer calls them; each cell is the fastest of
- * REPS timed calls after a warm-up (on a shared host, the one least disturbed by other work;
- * compare runs by ratios, never across hosts). "data" is backward with the input gradient
- * less backward without it.
+ * strided and 1x1 shapes, batch 128 (ResNet-50: 32, its stem 16), as the trainer calls them.
+ * Each cell is the fastest of REPS timed calls after a warm-up (on a shared host, the one
+ * least disturbed by other work; compare runs by ratios, never across hosts). "data" is
+ * backward with the input gradient less backward without it.
  * usage: conv_rate [REPS] [FILTER]   (FILTER: run only shapes whose name contains it)
  * CONV_RATE_CLOCK=cpu times by the process's CPU time instead of the wall clock: with
  * OMP_NUM_THREADS=1 on a busy host, that leaves out the time other processes held the core. */
