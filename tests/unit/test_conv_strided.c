@@ -140,6 +140,7 @@ int main(void) {
         { "3x3/2 pad 2 +relu",         { 3, 16, 7, 8, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 0, 0,
                                          RT_ACT_RELU, RT_CONV_IM2COL, 0 } },
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_shape(cases[i].name, cases[i].s);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        check_shape(cases[i].name, cases[i].s);
     return test_finish("test_conv_strided");
 }

@@ -50,9 +50,11 @@ static void axis_of(axis_taps *a, int k, int stride, int pad, int dil) {
         a->rank_of_phase[r - q * stride] = 0;   /* marked used; ranked below */
     }
     a->used = 0;
-    for (int p = 0; p < stride; p++)
-        if (a->rank_of_phase[p] == 0) a->phase_of_rank[a->used] = p, a->rank_of_phase[p] = a->used++;
-        else a->rank_of_phase[p] = -1;
+    for (int p = 0; p < stride; p++) {
+        if (a->rank_of_phase[p] < 0) continue;
+        a->phase_of_rank[a->used] = p;
+        a->rank_of_phase[p] = a->used++;
+    }
     for (int t = 0; t < k; t++) {
         int r = t * dil - pad;
         a->taps[t].rank = a->rank_of_phase[r - a->taps[t].q * stride];
@@ -195,7 +197,8 @@ static void split_phases(real_t *planes, const real_t *x, const strided_geom *g,
                 zero_margins(planes + plane_index(ry, rx, ci, g, s), rlo, rhi,
                              g->x.phase_of_rank[rx], g, s);
             for (int R = rlo; R < rhi; R++) {
-                const real_t *src = x + ((long)ci * s->h + (long)(R + g->y.qmin) * s->sh + p) * s->w;
+                long iy = (long)(R + g->y.qmin) * s->sh + p;
+                const real_t *src = x + ((long)ci * s->h + iy) * s->w;
                 long at = (long)R * g->rw;   /* column C of the row is input (C+qmin)*sw+px */
                 if (both) {   /* the two phases' shared columns, then the even one's last */
                     real_t *even = planes + plane_index(ry, 0, ci, g, s) + at;
@@ -372,7 +375,8 @@ int RT_FN(conv2d_strided_backward)(real_t *din, real_t *dweight, real_t *dbias,
         for (long i = 0; i < per_tap; i++)   /* tap by tap back to (oc, c, kh, kw) */
             for (int t = 0; t < g.taps; t++) {
                 real_t acc = 0;
-                for (int u = 0; u < g.threads; u++) acc += work[at + u * per_thread + t * per_tap + i];
+                for (int u = 0; u < g.threads; u++)
+                    acc += work[at + u * per_thread + t * per_tap + i];
                 dweight[i * g.taps + t] = acc;
             }
         if (act && dbias) {
