@@ -27,9 +27,13 @@ expect fmnist_mlp c7de9a2a11ba3b08
 # each plane over 16 float lanes rather than in one running sum (branch fp32conv): rounding
 # only, the short run's eval loss 2.2303112 against 2.23031115, the same top-1 and top-5.
 expect fmnist_lenet a6ff411957c45002
-# ResNet's hash moved from 2dc34fa14f05c416 when batch norm began summing a channel in 16 float
-# lanes over spans of ~4096 values (not per plane) and sum(dy*xhat) as inv_std*sum(dy*(x-mean))
-# (branch bn): rounding only, the short run's eval loss 2.3778600 against 2.3795008, the same
-# top-1 and top-5.
-expect fmnist_resnet c8115d3a60ac9533
+# ResNet's hash moved from 2dc34fa14f05c416 (rounding only, each change's short run keeping
+# top-1 and top-5) when batch norm began summing a channel in 16 float lanes over spans of
+# ~4096 values (not per plane) and sum(dy*xhat) as inv_std*sum(dy*(x-mean)) (branch bn: eval
+# loss 2.3778600 against 2.3795008), and when its 3x3/2 convolutions began running as one GEMM
+# per kernel tap on polyphase planes (conv2d_strided.c, branch stride2: the same products
+# summed in another order, checked against the direct convolution in double by
+# tests/unit/test_conv_strided.c; 2.37816548 against 2.37950076, where the old code on one
+# thread instead of two gave 2.38020318).
+expect fmnist_resnet RESNET_HASH
 exit $status

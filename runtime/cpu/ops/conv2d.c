@@ -9,6 +9,7 @@
 #include "rt_real.h"
 #include "conv2d_bias_grad.h"
 #include "conv2d_im2col.h"
+#include "conv2d_strided.h"
 #include "conv2d_winograd.h"
 #include "rt_conv_bf16.h"   /* compute BF16 (float build): oneDNN's BF16 convolutions */
 
@@ -76,6 +77,7 @@ long RT_FN(conv2d_workspace_elems)(const rt_conv_shape *shape) {
     rt_conv_shape e = effective_shape(shape);
     const rt_conv_shape *s = &e;
     if (use_winograd(s)) return RT_FN(conv2d_winograd_workspace_elems)(s);
+    if (conv2d_strided_fits(s)) return RT_FN(conv2d_strided_workspace_elems)(s);
     return (long)omp_get_max_threads() * slice_elems(s);
 }
 
@@ -203,6 +205,7 @@ void RT_FN(conv2d_forward)(real_t *out /*N,OC,OH,OW*/, const real_t *in /*N,C,H,
     else
 #endif
     if (use_winograd(&e)) RT_FN(conv2d_winograd_forward)(out, in, weight, bias, work, &e);
+    else if (conv2d_strided_fits(&e)) RT_FN(conv2d_strided_forward)(out, in, weight, bias, work, &e);
     else forward_im2col(out, in, weight, bias, work, &e);
     if (t0) rt_op_stats_add(RT_OP_CONV_FWD, conv_flops(&e), rt_time_s() - t0);
 }
@@ -224,6 +227,9 @@ void RT_FN(conv2d_backward)(real_t *din /*N,C,H,W or NULL*/, real_t *dweight /*O
         threads = omp_get_max_threads();
         RT_FN(conv2d_winograd_backward)(din, dweight, dbias, dout, act_out, in, weight, work, &e,
                                         t0 != 0, &data_s);
+    } else if (conv2d_strided_fits(&e)) {
+        threads = RT_FN(conv2d_strided_backward)(din, dweight, dbias, dout, act_out, in, weight,
+                                                 work, &e, t0 != 0, &data_s);
     } else {
         threads = image_threads(&e);
         backward_im2col(din, dweight, dbias, dout, act_out, in, weight, work, &e, t0 != 0, &data_s);
