@@ -25,7 +25,7 @@ bench-resnet: all
 	    printf "bench-resnet: test top-1 %.2f%% (bar %.1f%%) in %d s (%.1f min): %s\n", \
 	      100 * t, 100 * bar, s, s / 60, (t >= bar ? "PASS" : "FAIL"); exit !(t >= bar) }'
 
-bench-loader: $(RT_LIB)
+bench-loader: $(BUILD)/libtrainrt.a   # (RT_LIB: runtime.mk is read after this file)
 	@mkdir -p $(BUILD)/bench
 	$(CC) $(CFLAGS_COMMON) $(CFLAGS) bench/loader_rate.c -o $(BUILD)/bench/loader_rate $(RT_LIB) $(LDLIBS)
 	@$(BUILD)/bench/loader_rate

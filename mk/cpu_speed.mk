@@ -6,7 +6,7 @@
 GEMM_PEAK := $(BUILD)/bench/gemm_peak
 
 .PHONY: bench-gemm bench-cpu
-$(GEMM_PEAK): bench/gemm_peak.c $(RT_LIB)
+$(GEMM_PEAK): bench/gemm_peak.c $(BUILD)/libtrainrt.a   # (RT_LIB: runtime.mk is read after this file)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) $(CFLAGS) $(RT_ARCH) $< -o $@ $(RT_LIB) $(LDLIBS)
 
