@@ -25,9 +25,6 @@ struct bf16conv_api { DNNL_FUNCS(DNNL_POINTER) };
 extern struct bf16conv_api bf16conv_dnnl;
 
 #define MAX_THREADS 64
-/* Images per primitive call at most: larger chunks ran backward-weights faster, smaller ones
- * keep the conversions in cache; 16, 32 and 64 were within the shared host's noise (ResNet). */
-#define CHUNK 32
 
 extern dnnl_engine_t bf16conv_engine;
 extern dnnl_stream_t bf16conv_streams[MAX_THREADS];   /* one per OpenMP thread */
