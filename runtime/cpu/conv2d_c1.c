@@ -19,11 +19,12 @@
 #include <immintrin.h>
 
 /* The workspace: the weights as the forward uses them (rounded to BF16 under compute BF16),
- * then one slice per thread: the shifted lines, then its dweight and dbias sums. */
+ * then one slice per thread: the shifted lines, as BF16 pairs, then its dweight and dbias sums. */
 typedef struct {
     int k, pitch, rows, bf16;
     long weights; /* floats before the first slice */
     long lines;   /* floats of the shifted lines, slack included (a multiple of 16) */
+    long blines;  /* floats that hold the lines as BF16 pairs (the BF16 backward's) */
     long dw;      /* floats of dweight */
     long slice;   /* floats of one thread's slice, 16 of them to align its start */
 } c1_geometry;
@@ -31,11 +32,12 @@ typedef struct {
 static c1_geometry geometry_of(const rt_conv_shape *s) {
     c1_geometry g;
     g.k = s->kw;
-    g.pitch = (s->ow + 15) / 16 * 16;
+    g.pitch = (s->ow + 31) / 32 * 32;   /* whole 32-pixel chunks: the BF16 backward's pairs */
     g.rows = s->oh + s->kh - 1;
     g.lines = (long)g.rows * g.k * g.pitch + 16;   /* the last line's second vector may run past it */
     g.dw = (long)s->oc * s->kh * s->kw;
-    g.slice = 16 + g.lines + g.dw + s->oc;
+    g.blines = (long)g.rows * g.k * g.pitch / 2;
+    g.slice = 16 + g.lines + g.blines + g.dw + s->oc;
     g.weights = (g.dw + 15) / 16 * 16;
     g.bf16 = rt_gemm_compute() == RT_COMPUTE_BF16;
     return g;
@@ -205,13 +207,72 @@ static inline void weights_image(float *dw, float *db, const float *dout, const 
     }
 }
 
+#if __GNUC__ >= 12 && !defined(__clang__)
+#define C1_DPBF16 1
+/* The lines as BF16, each 32-pixel chunk as vcvtne2ps2bf16 pairs them (lane i: pixels 2i and
+ * 2i + 1 of its first 16, lanes 8..15 of its second): the pairing the output gradient gets. */
+__attribute__((target("avx512f,avx512bf16")))
+static void lines_to_bf16(uint16_t *bl, const float *lines, const c1_geometry *g) {
+    for (long i = 0; i < (long)g->rows * g->k * g->pitch; i += 32)
+        _mm512_store_si512(bl + i, (__m512i)_mm512_cvtne2ps_pbh(_mm512_load_ps(lines + i + 16),
+                                                                 _mm512_load_ps(lines + i)));
+}
+
+/* weights_image under compute BF16 with vdpbf16ps: 32 pixels (16 pairs) a tap and instruction,
+ * twice weights_image's rate; the same products (the lines are BF16 values already, dout is
+ * rounded to nearest even as round_bf16 does) and the same bias sums. */
+__attribute__((target("avx512f,avx512bf16"), always_inline))
+static inline void weights_image_bf16(float *dw, float *db, const float *dout, const float *act_out,
+                                      const uint16_t *bl, const rt_conv_shape *s, const c1_geometry *g,
+                                      const int K) {
+    long ohw = (long)s->oh * s->ow;
+    for (int oc = 0; oc < s->oc; oc++) {
+        __m512 acc[25], sum = _mm512_setzero_ps();   /* K * K <= 25 used */
+        #pragma GCC unroll 25   /* every loop over acc unrolled: it lives in registers */
+        for (int t = 0; t < K * K; t++) acc[t] = _mm512_setzero_ps();
+        for (int y = 0; y < s->oh; y++)
+            for (int x0 = 0; x0 < s->ow; x0 += 32) {
+                long at = oc * ohw + (long)y * s->ow + x0;
+                __mmask16 m0 = row_mask(x0, s->ow), m1 = row_mask(x0 + 16, s->ow);
+                if (act_out) {
+                    m0 = _mm512_mask_cmp_ps_mask(m0, _mm512_maskz_loadu_ps(m0, act_out + at),
+                                                 _mm512_setzero_ps(), _CMP_GT_OQ);
+                    m1 = _mm512_mask_cmp_ps_mask(m1, _mm512_maskz_loadu_ps(m1, act_out + at + 16),
+                                                 _mm512_setzero_ps(), _CMP_GT_OQ);
+                }
+                __m512 d0 = _mm512_maskz_loadu_ps(m0, dout + at), d1 = _mm512_maskz_loadu_ps(m1, dout + at + 16);
+                sum = _mm512_add_ps(_mm512_add_ps(sum, d0), d1);   /* the bias gradient, unrounded */
+                __m512bh d = _mm512_cvtne2ps_pbh(d1, d0);
+                const uint16_t *p = bl + (long)y * K * g->pitch + x0;
+                #pragma GCC unroll 25
+                for (int t = 0; t < K * K; t++, p += g->pitch)   /* tap t = ki * K + kj */
+                    acc[t] = _mm512_dpbf16_ps(acc[t], d, (__m512bh)_mm512_load_si512(p));
+            }
+        #pragma GCC unroll 25
+        for (int t = 0; t < K * K; t++) dw[oc * K * K + t] += _mm512_reduce_add_ps(acc[t]);
+        if (db) db[oc] += _mm512_reduce_add_ps(sum);
+    }
+}
+
+/* One image under compute BF16: its lines as BF16 pairs, then weights_image_bf16 with K as a
+ * constant. */
+__attribute__((target("avx512f,avx512bf16")))
+static void weights_image_dpbf16(float *dw, float *db, const float *dout, const float *act_out,
+                                 uint16_t *bl, const float *lines, const rt_conv_shape *s,
+                                 const c1_geometry *g) {
+    lines_to_bf16(bl, lines, g);
+    if (g->k == 3) weights_image_bf16(dw, db, dout, act_out, bl, s, g, 3);
+    else weights_image_bf16(dw, db, dout, act_out, bl, s, g, 5);
+}
+#endif
+
 __attribute__((target("avx512f")))
 void conv2d_c1_backward_weights(float *dweight, float *dbias, const float *dout,
                                 const float *act_out, const float *in, float *work,
                                 const rt_conv_shape *s) {
     c1_geometry g = geometry_of(s);
     long in_img = (long)s->h * s->w, out_img = (long)s->oc * s->oh * s->ow;
-    long sums = g.dw + s->oc, sums_at = g.lines;   /* in each slice: dweight, dbias */
+    long sums = g.dw + s->oc, sums_at = g.lines + g.blines;   /* in each slice: dweight, dbias */
     const float *mask = s->act == RT_ACT_RELU ? act_out : NULL;
     int threads = image_threads(s);
     #pragma omp parallel num_threads(threads)
@@ -223,6 +284,12 @@ void conv2d_c1_backward_weights(float *dweight, float *dbias, const float *dout,
         for (int b = 0; b < s->n; b++) {
             shifted_lines(lines, in + b * in_img, s, &g);
             const float *dy = dout + b * out_img, *y = mask ? mask + b * out_img : NULL;
+#ifdef C1_DPBF16
+            if (g.bf16 && rt_cpu_has_avx512_bf16()) {
+                weights_image_dpbf16(dw, dbias ? db : NULL, dy, y, (uint16_t *)(lines + g.lines), lines, s, &g);
+                continue;
+            }
+#endif
             if (g.k == 3) weights_image(dw, dbias ? db : NULL, dy, y, lines, s, &g, 3);
             else weights_image(dw, dbias ? db : NULL, dy, y, lines, s, &g, 5);
         }
