@@ -5,9 +5,10 @@
  * oneDNN's fast kernels want its blocked layouts (nChw16c; with plain NCHW it falls back to
  * GEMM-based kernels), so each chunk of images is converted from NCHW floats to blocked BF16
  * and its blocked FP32 result back, in passes that also add the bias, apply the fused ReLU or
- * mask the gradient by it. The batch runs as chunks of up to CHUNK (conv2d_dnnl_bf16_plan.c) images on the
- * OpenMP threads, each chunk through single-threaded primitives, like conv2d.c's images: a chunk's
- * conversions stay in cache, and no oneDNN-internal barrier waits on a descheduled thread
+ * mask the gradient by it (and sum the bias gradient). The batch runs as chunks of up to
+ * CHUNK (conv2d_dnnl_bf16_plan.c) images on the OpenMP threads, each chunk through
+ * single-threaded primitives, like conv2d.c's images: a chunk's conversions stay in cache,
+ * and no oneDNN-internal barrier waits on a descheduled thread
  * (its own threading ran stride-2 backward-weights 40x slower on the shared 2-core host).
  * Each thread sums its chunks' weight gradients, and the threads' sums add up in thread
  * order, so the result does not depend on timing. */

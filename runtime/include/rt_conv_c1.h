@@ -3,9 +3,10 @@
  * for a GEMM to run well, or oneDNN's BF16 primitive with its layout conversions. Forward with
  * bias and ReLU fused; backward-weights with the ReLU mask and the bias gradient fused.
  * Under compute BF16 it multiplies the input, weights and output gradient rounded to BF16,
- * with FP32 sums, as vdpbf16ps would (its FP32 FMAs cost little on so few multiply-adds, and
- * no layout conversions). The input gradient is not computed here: a 1-channel input is the
- * net's data (din NULL); a backward that wants one runs conv2d.c's other paths. Called only by conv2d.c's dispatch, never for the double build. */
+ * with FP32 sums: backward-weights on vdpbf16ps, the forward on FP32 FMAs of the rounded
+ * values (the same products; cheap on so few multiply-adds). The input gradient is not
+ * computed here: a 1-channel input is the net's data (din NULL); a backward that wants one
+ * runs conv2d.c's other paths. Called only by conv2d.c's dispatch, never for the double build. */
 #ifndef RT_CONV_C1_H
 #define RT_CONV_C1_H
 #include "rt_ops.h"
