@@ -174,6 +174,26 @@ void conv2d_c1_forward(float *out, const float *in, const float *weight, const f
     }
 }
 
+/* 16 floats of dout from at (pixels x0.. of a row of ow), 0 past the row and, where act_out is
+ * given, where the ReLU did not pass (act_out <= 0). */
+__attribute__((target("avx512f"), always_inline))
+static inline __m512 masked_dout16(const float *dout, const float *act_out, long at, int x0, int ow) {
+    __mmask16 m = row_mask(x0, ow);
+    if (act_out)
+        m = _mm512_mask_cmp_ps_mask(m, _mm512_maskz_loadu_ps(m, act_out + at), _mm512_setzero_ps(),
+                                    _CMP_GT_OQ);
+    return _mm512_maskz_loadu_ps(m, dout + at);
+}
+
+/* An output channel's sums over one image added into its dweight and dbias (db NULL: none). */
+__attribute__((target("avx512f"), always_inline))
+static inline void add_channel_sums(float *dw, float *db, int oc, const __m512 *acc, __m512 sum,
+                                    const int K) {
+    #pragma GCC unroll 25
+    for (int t = 0; t < K * K; t++) dw[oc * K * K + t] += _mm512_reduce_add_ps(acc[t]);
+    if (db) db[oc] += _mm512_reduce_add_ps(sum);
+}
+
 /* One image's weight gradient, added into dw, and bias gradient, into db if given: per output
  * channel, its K x K accumulators in registers over the image, each 16 pixels of dout read
  * once (masked by the ReLU where act_out is given, and to the row), each tap an aligned load. */
@@ -188,12 +208,7 @@ static inline void weights_image(float *dw, float *db, const float *dout, const 
         for (int t = 0; t < K * K; t++) acc[t] = _mm512_setzero_ps();
         for (int y = 0; y < s->oh; y++)
             for (int x0 = 0; x0 < s->ow; x0 += 16) {
-                long at = oc * ohw + (long)y * s->ow + x0;
-                __mmask16 m = row_mask(x0, s->ow);
-                if (act_out)
-                    m = _mm512_mask_cmp_ps_mask(m, _mm512_maskz_loadu_ps(m, act_out + at),
-                                                _mm512_setzero_ps(), _CMP_GT_OQ);
-                __m512 d = _mm512_maskz_loadu_ps(m, dout + at);
+                __m512 d = masked_dout16(dout, act_out, oc * ohw + (long)y * s->ow + x0, x0, s->ow);
                 sum = _mm512_add_ps(sum, d);   /* the bias gradient from the unrounded dout */
                 if (g->bf16) d = round_bf16(d);
                 const float *p = lines + (long)y * K * g->pitch + x0;
@@ -201,9 +216,7 @@ static inline void weights_image(float *dw, float *db, const float *dout, const 
                 for (int t = 0; t < K * K; t++, p += g->pitch)   /* tap t = ki * K + kj */
                     acc[t] = _mm512_fmadd_ps(d, _mm512_load_ps(p), acc[t]);
             }
-        #pragma GCC unroll 25
-        for (int t = 0; t < K * K; t++) dw[oc * K * K + t] += _mm512_reduce_add_ps(acc[t]);
-        if (db) db[oc] += _mm512_reduce_add_ps(sum);
+        add_channel_sums(dw, db, oc, acc, sum, K);
     }
 }
 
@@ -233,14 +246,8 @@ static inline void weights_image_bf16(float *dw, float *db, const float *dout, c
         for (int y = 0; y < s->oh; y++)
             for (int x0 = 0; x0 < s->ow; x0 += 32) {
                 long at = oc * ohw + (long)y * s->ow + x0;
-                __mmask16 m0 = row_mask(x0, s->ow), m1 = row_mask(x0 + 16, s->ow);
-                if (act_out) {
-                    m0 = _mm512_mask_cmp_ps_mask(m0, _mm512_maskz_loadu_ps(m0, act_out + at),
-                                                 _mm512_setzero_ps(), _CMP_GT_OQ);
-                    m1 = _mm512_mask_cmp_ps_mask(m1, _mm512_maskz_loadu_ps(m1, act_out + at + 16),
-                                                 _mm512_setzero_ps(), _CMP_GT_OQ);
-                }
-                __m512 d0 = _mm512_maskz_loadu_ps(m0, dout + at), d1 = _mm512_maskz_loadu_ps(m1, dout + at + 16);
+                __m512 d0 = masked_dout16(dout, act_out, at, x0, s->ow);
+                __m512 d1 = masked_dout16(dout, act_out, at + 16, x0 + 16, s->ow);
                 sum = _mm512_add_ps(_mm512_add_ps(sum, d0), d1);   /* the bias gradient, unrounded */
                 __m512bh d = _mm512_cvtne2ps_pbh(d1, d0);
                 const uint16_t *p = bl + (long)y * K * g->pitch + x0;
@@ -248,9 +255,7 @@ static inline void weights_image_bf16(float *dw, float *db, const float *dout, c
                 for (int t = 0; t < K * K; t++, p += g->pitch)   /* tap t = ki * K + kj */
                     acc[t] = _mm512_dpbf16_ps(acc[t], d, (__m512bh)_mm512_load_si512(p));
             }
-        #pragma GCC unroll 25
-        for (int t = 0; t < K * K; t++) dw[oc * K * K + t] += _mm512_reduce_add_ps(acc[t]);
-        if (db) db[oc] += _mm512_reduce_add_ps(sum);
+        add_channel_sums(dw, db, oc, acc, sum, K);
     }
 }
 
