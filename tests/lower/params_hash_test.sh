@@ -26,14 +26,19 @@ expect fmnist_mlp c7de9a2a11ba3b08
 # LeNet's hash moved from 6afe34eff4ff0aa3 (f3463cc) when the conv bias gradient began summing
 # each plane over 16 float lanes rather than in one running sum (branch fp32conv): rounding
 # only, the short run's eval loss 2.2303112 against 2.23031115, the same top-1 and top-5.
-expect fmnist_lenet a6ff411957c45002
+# It moved again when the 1-channel first convolution left im2col + GEMM for a direct kernel
+# (runtime/cpu/conv2d_c1.c, branch lenet): another summation order, rounding only; the short
+# run's eval loss 2.23031125 against 2.2303112, the same top-1 and top-5 (TRAINC_CONV_C1=off
+# gives the previous hash).
+expect fmnist_lenet 68754482db150076
 # ResNet's hash moved from 2dc34fa14f05c416 (rounding only, each change's short run keeping
 # top-1 and top-5) when batch norm began summing a channel in 16 float lanes over spans of
 # ~4096 values (not per plane) and sum(dy*xhat) as inv_std*sum(dy*(x-mean)) (branch bn: eval
-# loss 2.3778600 against 2.3795008), and when its 3x3/2 convolutions began running as one GEMM
+# loss 2.3778600 against 2.3795008), when its 3x3/2 convolutions began running as one GEMM
 # per kernel tap on polyphase planes (conv2d_strided.c, branch stride2: the same products
 # summed in another order, checked against the direct convolution in double by
 # tests/unit/test_conv_strided.c; 2.37816548 against 2.37950076, where the old code on one
-# thread instead of two gave 2.38020318).
+# thread instead of two gave 2.38020318), and when its stem took the 1-channel kernel above
+# (branch lenet: 2.37976582 against 2.37950076).
 expect fmnist_resnet RESNET_HASH
 exit $status

@@ -12,6 +12,7 @@
 #include "conv2d_strided.h"
 #include "conv2d_winograd.h"
 #include "rt_conv_bf16.h"   /* compute BF16 (float build): oneDNN's BF16 convolutions */
+#include "rt_conv_c1.h"     /* 1-channel inputs (float build): a direct AVX-512 kernel */
 
 static long col_elems(const rt_conv_shape *s) {   /* im2col matrix of one image and group */
     return is_pointwise(s) ? 0 : (long)(s->c / s->groups) * s->kh * s->kw * s->oh * s->ow;
@@ -69,8 +70,7 @@ static int use_winograd(const rt_conv_shape *s) {
            rt_conv_winograd_fits(s);
 }
 
-/* Sized for the thread count at the first call (the trainer fixes it at start-up). */
-long RT_FN(conv2d_workspace_elems)(const rt_conv_shape *shape) {
+static long other_workspace_elems(const rt_conv_shape *shape) {
 #ifndef RT_REAL_DOUBLE
     if (conv2d_dnnl_bf16_fits(shape)) return conv2d_dnnl_bf16_workspace_elems(shape);
 #endif
@@ -79,6 +79,19 @@ long RT_FN(conv2d_workspace_elems)(const rt_conv_shape *shape) {
     if (use_winograd(s)) return RT_FN(conv2d_winograd_workspace_elems)(s);
     if (conv2d_strided_fits(s)) return RT_FN(conv2d_strided_workspace_elems)(s);
     return (long)omp_get_max_threads() * slice_elems(s);
+}
+
+/* Sized for the thread count at the first call (the trainer fixes it at start-up). A
+ * 1-channel shape's backward with an input gradient runs the other paths: room for both. */
+long RT_FN(conv2d_workspace_elems)(const rt_conv_shape *shape) {
+    long other = other_workspace_elems(shape);
+#ifndef RT_REAL_DOUBLE
+    if (conv2d_c1_fits(shape)) {
+        long c1 = conv2d_c1_workspace_elems(shape);
+        return c1 > other ? c1 : other;
+    }
+#endif
+    return other;
 }
 
 static void forward_im2col(real_t *out, const real_t *in, const real_t *weight, const real_t *bias,
@@ -201,7 +214,8 @@ void RT_FN(conv2d_forward)(real_t *out /*N,OC,OH,OW*/, const real_t *in /*N,C,H,
     double t0 = rt_op_stats_clock();
     rt_conv_shape e = effective_shape(shape);
 #ifndef RT_REAL_DOUBLE
-    if (conv2d_dnnl_bf16_fits(shape)) conv2d_dnnl_bf16_forward(out, in, weight, bias, work, shape);
+    if (conv2d_c1_fits(shape)) conv2d_c1_forward(out, in, weight, bias, work, shape);
+    else if (conv2d_dnnl_bf16_fits(shape)) conv2d_dnnl_bf16_forward(out, in, weight, bias, work, shape);
     else
 #endif
     if (use_winograd(&e)) RT_FN(conv2d_winograd_forward)(out, in, weight, bias, work, &e);
@@ -218,7 +232,10 @@ void RT_FN(conv2d_backward)(real_t *din /*N,C,H,W or NULL*/, real_t *dweight /*O
     rt_conv_shape e = effective_shape(shape);
     int threads;
 #ifndef RT_REAL_DOUBLE
-    if (conv2d_dnnl_bf16_fits(shape)) {
+    if (!din && conv2d_c1_fits(shape)) {
+        threads = 1;
+        conv2d_c1_backward_weights(dweight, dbias, dout, act_out, in, work, shape);
+    } else if (conv2d_dnnl_bf16_fits(shape)) {
         threads = 1;   /* data_s is already the threads' mean */
         conv2d_dnnl_bf16_backward(din, dweight, dbias, dout, act_out, in, weight, work, shape, &data_s);
     } else
