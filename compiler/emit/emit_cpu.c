@@ -69,6 +69,28 @@ static void forward_begin(emitter *e) {
                     "    (void)P, (void)S, (void)arena;\n");
 }
 
+/* Add op `add`'s forward with the bn it computes (ir_op.bn_in): out = act(bn(x) + residual)
+ * in one pass, batch statistics in training, running ones in evaluation. */
+static void bn_add_forward(emitter *e, const ir_op *add) {
+    const ir_net *net = e->net;
+    const ir_op *bn = &net->ops[add->bn_in - 1];
+    char x[128], r[128];
+    ir_value_name(net, bn->in[0], x, sizeof x);
+    ir_value_name(net, add->in[add->in[0] == add->bn_in], r, sizeof r);
+    const char *id = add->ident, *b = bn->ident;
+    if (!net->forward_only)
+        fprintf(e->out, "    if (ctx->training)\n"
+                        "        batchnorm_add_forward_train(%s_out, %s_saved, %s_saved + %d, %s_running_mean, %s_running_var,\n"
+                        "                                    %s, %s, %s_weight, %s_bias, BATCH, %d, %ld, %s, %s, %s);\n"
+                        "    else\n",
+                id, b, b, bn->c, b, b, x, r, b, b, bn->c, ir_hw(bn), c_float(bn->momentum), c_float(bn->eps),
+                act_const(add));
+    const char *indent = net->forward_only ? "" : "    ";   /* under the else */
+    fprintf(e->out, "    %sbatchnorm_add_forward_eval(%s_out, %s, %s, %s_weight, %s_bias, %s_running_mean, %s_running_var,\n"
+                    "    %s                           BATCH, %d, %ld, %s, %s);\n",
+            indent, id, x, r, b, b, b, b, indent, bn->c, ir_hw(bn), c_float(bn->eps), act_const(add));
+}
+
 static void forward_op(emitter *e, int i) {
     const ir_net *net = e->net;
     const ir_op *op = &net->ops[i];
@@ -90,6 +112,10 @@ static void forward_op(emitter *e, int i) {
             fprintf(out, "    relu_forward(%s_out, %s_out, %ld);\n", id, id, n);
         break;
     case IR_BN:
+        if (op->into_add) {
+            fprintf(out, "    /* computed by \"%s\" below, with the add: its output is not stored */\n", net->ops[i + 1].name);
+            break;
+        }
         /* Caffe's use_global_stats: the running statistics in training too; the evaluation's
          * forward-only schedule: in evaluation alone */
         if (op->bn_frozen || net->forward_only) {
@@ -136,6 +162,10 @@ static void forward_op(emitter *e, int i) {
                     in, op->c, ir_hw(op), op->lrn_size, c_float(op->lrn_alpha), c_float(op->lrn_beta), c_float(op->lrn_k));
         break;
     case IR_ADD:   /* a fused ReLU goes with the last input's add */
+        if (op->bn_in) {
+            bn_add_forward(e, op);
+            break;
+        }
         for (int k = 1; k < op->n_in; k++) {
             char sum[128];   /* the running sum of the earlier inputs */
             snprintf(sum, sizeof sum, "%s_out", id);
@@ -206,6 +236,12 @@ static void backward_op(emitter *e, int j) {
                     c_float(op->eps));
             break;
         }
+        if (op->into_add && net->ops[j + 1].mask_in_bn) {   /* the add's ReLU mask, applied to o in place */
+            fprintf(out, "    batchnorm_add_backward(%s, %s_dweight, %s_dbias, %s, %s_out, %s, %s_weight, %s_bias, %s_saved,\n"
+                         "                           %s_saved + %d, BATCH, %d, %ld);\n",
+                    din, id, id, o, net->ops[j + 1].ident, in, id, id, id, id, op->c, op->c, ir_hw(op));
+            break;
+        }
         /* a fused ReLU's mask is recomputed from the input: the activated output is not read */
         fprintf(out, "    %sbatchnorm_backward(%s%s, %s_dweight, %s_dbias, %s, %s, %s_weight, %s_bias, %s_saved,\n"
                      "                       %s_saved + %d, BATCH, %d, %ld, %s);\n",
@@ -245,7 +281,9 @@ static void backward_op(emitter *e, int j) {
                 (long)op->c * ir_hw(op), c_float(op->p), j);
         break;
     case IR_ADD:
-        if (op->act)   /* the fused relu's backward, in place on this op's dout */
+        if (op->mask_in_bn)
+            fprintf(out, "    /* the fused relu's backward: in \"%s\"'s, next */\n", net->ops[j - 1].name);
+        else if (op->act)   /* the fused relu's backward, in place on this op's dout */
             fprintf(out, "    relu_backward(%s, %s, %s_out, %ld);\n", o, o, id, n);
         /* The gradient of a sum is dout itself: nothing to do where the input's gradient is
          * dout's buffer (plan.c), else a copy for the first writer and an add for others. */

@@ -75,6 +75,12 @@ typedef struct {
      * (ir_build.c decides when that is safe and the backend can run it). */
     int act;                   /* 0 none, 1 relu (rt_act) */
     ir_conv_algo conv_algo;    /* conv on the CPU: im2col + GEMM or Winograd (lower.c) */
+    /* CPU: a residual block's closing bn + add (+ relu) in one op (ir_build.c). On the add:
+     * bn_in is the value of a bn that runs inside it, act(bn(in) + other input), or 0; that
+     * bn, the op right before the add, has into_add set and no stored output. mask_in_bn
+     * (set by the plan where no other reader of the add's gradient runs first): the add's
+     * ReLU mask is applied by that bn's backward, not by a pass of its own. */
+    int bn_in, into_add, mask_in_bn;
     const char *act_name;      /* the fused relu layer's name and place, for comments */
     src_loc act_loc;
 } ir_op;

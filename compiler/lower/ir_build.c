@@ -141,6 +141,30 @@ static int fusable_relu(const ir_net *net, const net_desc *nd, int l, int in_val
     return 0;
 }
 
+/* How many ops read value v. */
+static int value_readers(const ir_net *net, int v) {
+    int n = 0;
+    for (int i = 0; i < net->n_ops; i++)
+        for (int k = 0; k < net->ops[i].n_in; k++) n += net->ops[i].in[k] == v;
+    return n;
+}
+
+/* A two-input add right after a bn that only it reads (a residual block's bn2, or the
+ * projection's bn) computes that bn itself: act(bn(x) + residual) in one pass, so the
+ * normalized tensor is never written and read back. The bn must normalize with batch
+ * statistics (not frozen) and have no ReLU of its own. */
+static void fuse_bn_into_adds(ir_net *net) {
+    for (int j = 1; j < net->n_ops; j++) {
+        ir_op *add = &net->ops[j], *bn = &net->ops[j - 1];
+        int v = j;   /* the bn's value */
+        if (add->kind != IR_ADD || add->n_in != 2 || bn->kind != IR_BN || bn->act || bn->bn_frozen ||
+            (add->in[0] == v) == (add->in[1] == v) || value_readers(net, v) != 1)
+            continue;
+        add->bn_in = v;
+        bn->into_add = 1;
+    }
+}
+
 int ir_build(ir_net *net, const net_desc *nd, int batch, double label_smoothing, const ir_lowering *how) {
     memset(net, 0, sizeof *net);
     net->align_bytes = how->align_bytes;
@@ -191,6 +215,7 @@ int ir_build(ir_net *net, const net_desc *nd, int batch, double label_smoothing,
     }
     free(value_of);
     free(readers);
+    if (how->fuse_bn_add) fuse_bn_into_adds(net);
     ir_layout_params(net);
     net->share_add_grads = how->share_add_grads;
     ir_plan(net);

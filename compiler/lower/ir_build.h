@@ -14,6 +14,8 @@ typedef struct {
                             * applies it; the CPU conv and linear apply it themselves) */
     int relu_not_last;     /* a relu that produces the logits stays its own op (CUDA) */
     int share_add_grads;   /* adds hand their gradient buffer to their inputs (GRAD_SHARED) */
+    int fuse_bn_add;       /* a bn right before the add that alone reads it runs inside the add
+                            * (ir_op.bn_slot; CPU, without sync BN) */
 } ir_lowering;
 
 /* Builds, lays out parameters and plans memory the way `how` says. Returns 0, or -1 if the

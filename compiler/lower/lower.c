@@ -84,10 +84,12 @@ int lower(schedule *s, const sema_result *res, const build_options *opt, int bat
     s->bucket_mb = run->bucket_mb;
     int half = s->precision == CUDA_BF16 || s->precision == CUDA_FP16;
     /* CPU: packed parameters, 64-byte tensors, the conv and linear ops apply a relu
-     * themselves, adds hand their gradient buffer on. CUDA: cuBLASLt and cuDNN want 256-byte
-     * operands; a relu fuses into a bias kernel, batch-norm apply or add kernel; a relu on
-     * the logits stays separate. */
-    ir_lowering how = { cuda ? 256 : 64, cuda ? 128 : 1, half ? 2 : 4, cuda ? opt->fuse : 1, cuda, cuda, !cuda };
+     * themselves, adds hand their gradient buffer on and compute a bn right before them.
+     * CUDA: cuBLASLt and cuDNN want 256-byte operands; a relu fuses into a bias kernel,
+     * batch-norm apply or add kernel; a relu on the logits stays separate. */
+    ir_lowering how = { cuda ? 256 : 64, cuda ? 128 : 1, half ? 2 : 4, cuda ? opt->fuse : 1, cuda, cuda, !cuda,
+                        /* CPU: bn + add (+ relu) in one pass; sync BN all-reduces between its passes */
+                        !cuda && !run->sync_bn };
     if (batch <= 0) batch = run->train.batch_per_rank > 0 ? (int)run->train.batch_per_rank : 1;
     if (ir_build(&s->net, &res->net, batch, run->label_smoothing, &how) != 0) {
         fprintf(stderr, "%s: error: the net cannot be compiled (empty, or an op with more than %d inputs)\n",

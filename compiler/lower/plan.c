@@ -173,6 +173,16 @@ static int *share_add_gradients(ir_net *net) {
     return taken;
 }
 
+/* Whether the ReLU of add j, which computes a bn (ir_op.bn_in), can mask its gradient inside
+ * that bn's backward: the add's backward then does nothing, because every input's gradient
+ * buffer is the add's own (GRAD_SHARED) or absent; the bn's backward runs next and masks the
+ * shared buffer in place before any other reader sees it. */
+static int mask_fits_bn(const ir_net *net, int j) {
+    for (int k = 0; k < net->ops[j].n_in; k++)
+        if (ir_route(net, j, k) != GRAD_SHARED && ir_route(net, j, k) != GRAD_NONE) return 0;
+    return 1;
+}
+
 void ir_plan(ir_net *net) {
     int L = net->n_ops, values = L + 1;
     net->tensors = xcalloc((size_t)(4 * L + 4), sizeof *net->tensors);
@@ -196,11 +206,14 @@ void ir_plan(ir_net *net) {
     for (int i = 0; i < L; i++) {
         const ir_op *op = &net->ops[i];
         if (op->kind == IR_FLATTEN) continue;
-        int t = add_tensor(net, T_ACT, i, ir_value_elems(net, i + 1) * (long)net->act_bytes, FWD(i), FWD(i));
-        net->act_of[i + 1] = t;
-        if (backward_reads_output(op) && !net->forward_only) extend(&net->tensors[t], BWD(i));
-        long sb = saved_bytes(net, op);   /* written by the forward, so planned in both */
-        net->saved_of[i] = sb ? add_tensor(net, T_SAVED, i, sb, FWD(i), net->forward_only ? FWD(i) : BWD(i)) : -1;
+        if (!op->into_add) {   /* a bn computed by the add after it has no output tensor */
+            int t = add_tensor(net, T_ACT, i, ir_value_elems(net, i + 1) * (long)net->act_bytes, FWD(i), FWD(i));
+            net->act_of[i + 1] = t;
+            if (backward_reads_output(op) && !net->forward_only) extend(&net->tensors[t], BWD(i));
+        }
+        long sb = saved_bytes(net, op);   /* written by the forward (the add's, into_add), so planned in both */
+        int written = op->into_add ? FWD(i + 1) : FWD(i);
+        net->saved_of[i] = sb ? add_tensor(net, T_SAVED, i, sb, FWD(i), net->forward_only ? written : BWD(i)) : -1;
     }
     /* The logits outlive the step: the trainer reads them after it for the training top-1
      * (rt_model.logits). Ending their life at the loss let backward tensors overwrite them. */
@@ -227,10 +240,12 @@ void ir_plan(ir_net *net) {
             if (v == 0) {
                 continue;   /* the input data needs no gradient (GRAD_NONE) */
             }
-            ir_tensor *act = &net->tensors[net->act_of[v]];
-            extend(act, FWD(j));
+            /* a bn inside this add: the add reads the bn's input instead */
+            int read = net->act_of[v] >= 0 ? v : net->alias[net->ops[v - 1].in[0]];
+            if (read) extend(&net->tensors[net->act_of[read]], FWD(j));
+            ir_tensor *act = net->act_of[v] >= 0 ? &net->tensors[net->act_of[v]] : NULL;
             if (net->forward_only) continue;   /* no backward: no gradient, no route */
-            if (ir_ops[op->kind].backward_reads_input && k == 0) extend(act, BWD(j));
+            if (ir_ops[op->kind].backward_reads_input && k == 0) extend(act, BWD(j));   /* never a fused bn */
             extend(&net->tensors[net->grad_of[v]], BWD(j));
             ir_grad_route *route = &net->route[j * IR_MAX_INPUTS + k];
             if (!grad_written[v] && v != last_value) *route = GRAD_WRITE;
@@ -244,9 +259,14 @@ void ir_plan(ir_net *net) {
         }
     }
     free(grad_written);
+    int *taken = net->share_add_grads ? share_add_gradients(net) : NULL;
+    for (int j = 0; j < L && !net->forward_only; j++)
+        if (net->ops[j].bn_in && net->ops[j].act && mask_fits_bn(net, j)) {
+            net->ops[j].mask_in_bn = 1;   /* the bn's backward, right after the add's, masks */
+            extend(&net->tensors[net->act_of[j + 1]], BWD(j - 1));
+        }
     #undef FWD
     #undef BWD
-    int *taken = net->share_add_grads ? share_add_gradients(net) : NULL;
     assign_offsets(net);
     for (int v = 1; taken && v <= L; v++)   /* a taken-over gradient sits in its owner's buffer */
         if (taken[v]) net->tensors[net->grad_of[v]].offset = net->tensors[net->grad_of[taken[v]]].offset;

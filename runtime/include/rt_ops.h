@@ -184,6 +184,28 @@ void RT_OPS_FN(batchnorm_backward)(RT_OPS_R *din /*N,C,HW or NULL*/, RT_OPS_R *d
                                    const RT_OPS_R *save_inv_std /*C*/, int n, int c, int hw,
                                    rt_act act);
 
+/* A residual block's closing bn + add + act in one pass: out = act(batchnorm(in) + residual),
+ * bit for bit batchnorm_forward_* (act none), then add_act_forward; the normalized tensor is
+ * never stored. The backward takes dout at out and the add's output act_out (NULL: no ReLU):
+ * it masks dout IN PLACE by act_out > 0 (so the residual's gradient, which shares dout's
+ * buffer, is the masked one too) and computes batchnorm_backward's gradients from it. */
+void RT_OPS_FN(batchnorm_add_forward_train)(RT_OPS_R *out /*N,C,HW*/, RT_OPS_R *save_mean /*C*/,
+                                            RT_OPS_R *save_inv_std /*C*/, RT_OPS_R *running_mean /*C*/,
+                                            RT_OPS_R *running_var /*C*/, const RT_OPS_R *in /*N,C,HW*/,
+                                            const RT_OPS_R *residual /*N,C,HW*/, const RT_OPS_R *gamma,
+                                            const RT_OPS_R *beta, int n, int c, int hw,
+                                            RT_OPS_R momentum, RT_OPS_R eps, rt_act act);
+void RT_OPS_FN(batchnorm_add_forward_eval)(RT_OPS_R *out, const RT_OPS_R *in, const RT_OPS_R *residual,
+                                           const RT_OPS_R *gamma, const RT_OPS_R *beta,
+                                           const RT_OPS_R *running_mean, const RT_OPS_R *running_var,
+                                           int n, int c, int hw, RT_OPS_R eps, rt_act act);
+void RT_OPS_FN(batchnorm_add_backward)(RT_OPS_R *din /*N,C,HW or NULL*/, RT_OPS_R *dgamma /*C*/,
+                                       RT_OPS_R *dbeta /*C*/, RT_OPS_R *dout /*N,C,HW: masked in place*/,
+                                       const RT_OPS_R *act_out /*N,C,HW or NULL*/, const RT_OPS_R *in,
+                                       const RT_OPS_R *gamma, const RT_OPS_R *beta,
+                                       const RT_OPS_R *save_mean, const RT_OPS_R *save_inv_std,
+                                       int n, int c, int hw);
+
 /* Frozen statistics (Caffe's use_global_stats): the training forward is
  * batchnorm_forward_eval; this backward holds the running statistics constant
  * (batchnorm_frozen.c). din = dout·gamma/sqrt(var + eps), dgamma = sum dout·xhat, dbeta = sum

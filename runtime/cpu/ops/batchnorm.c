@@ -1,7 +1,9 @@
 /* Batch normalization over (N, H, W) per channel with affine gamma/beta: training (batch
  * statistics, running-stat update with torch semantics), evaluation, and backward; an
  * optional ReLU is applied in the same pass (see the fused-activation convention), and the
- * statistics can be summed over processes (synchronized batch norm, rt_bn_sync). */
+ * statistics can be summed over processes (synchronized batch norm, rt_bn_sync). The
+ * batchnorm_add ops also add a residual before the ReLU (a residual block's closing
+ * bn + add + relu in one pass, so the normalized tensor is never stored). */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +60,10 @@ typedef struct {
     real_t mean;
     int relu;               /* the gradient sums: dy passes where x*scale + shift > 0 */
     real_t scale, shift;
+    /* batchnorm_add_backward: dy passes where mask > 0 (the add's ReLU output), and the
+     * masked dy is written back to dy_masked (dy itself: the residual's gradient too) */
+    const real_t *mask;
+    real_t *dy_masked;
 } span_src;
 /* Adds one span's contribution to the float lanes part[0..1]. Span kernels and channel_reduce
  * are always inlined, so that the function pointer becomes a direct, inlined call. */
@@ -143,16 +149,20 @@ static inline rvec grad_at(rvec dy, rvec x, const span_src *s) {
     return s->relu ? pass_where_positive(dy, x * s->scale + s->shift) : dy;
 }
 
-/* y = x*scale + shift over one plane, then the fused activation. */
-static void apply_affine(real_t *y, const real_t *x, int hw, real_t scale, real_t shift, rt_act act) {
+/* y = x*scale + shift over one plane, plus the residual r where given (rounded after the
+ * affine map, as a separate add would), then the fused activation. */
+static void apply_affine(real_t *y, const real_t *x, const real_t *r, int hw, real_t scale, real_t shift,
+                         rt_act act) {
     int i = 0;
     rvec v;
     for (; i + 16 <= hw; i += 16) {
         v = load16(x + i) * scale + shift;
+        if (r) v += load16(r + i);
         store16(y + i, act == RT_ACT_RELU ? relu16(v) : v);
     }
     if (i < hw) {
         v = load_part(x + i, hw - i, 0) * scale + shift;
+        if (r) v += load_part(r + i, hw - i, 0);
         store_part(y + i, act == RT_ACT_RELU ? relu16(v) : v, hw - i);
     }
 }
@@ -160,6 +170,7 @@ static void apply_affine(real_t *y, const real_t *x, int hw, real_t scale, real_
 typedef struct {
     real_t *out, *save_mean, *save_inv_std, *running_mean, *running_var;
     const real_t *in, *gamma, *beta;
+    const real_t *residual;   /* added before the activation (batchnorm_add), or NULL */
     int n, c, hw;
     double m;               /* samples behind the statistics (all ranks' with sync) */
     real_t momentum, eps;
@@ -179,18 +190,15 @@ static void channel_finish(const bn_fwd *f, int ch, double sum, double sq) {
     affine_of(&scale, &shift, f->gamma[ch], f->beta[ch], (real_t)mean, inv_std);
     for (int b = 0; b < f->n; b++) {
         long base = ((long)b * f->c + ch) * f->hw;
-        apply_affine(f->out + base, f->in + base, f->hw, scale, shift, f->act);
+        apply_affine(f->out + base, f->in + base, f->residual ? f->residual + base : NULL, f->hw, scale,
+                     shift, f->act);
     }
 }
 
-void RT_FN(batchnorm_forward_train_sync)(real_t *out, real_t *save_mean, real_t *save_inv_std,
-                                         real_t *running_mean, real_t *running_var,
-                                         const real_t *in, const real_t *gamma,
-                                         const real_t *beta, int n, int c, int hw,
-                                         real_t momentum, real_t eps, rt_act act,
-                                         const rt_bn_sync *sync) {
-    bn_fwd f = { out, save_mean, save_inv_std, running_mean, running_var, in, gamma, beta,
-                 n, c, hw, (double)n * hw * (sync ? sync->ranks : 1), momentum, eps, act };
+static void forward_train(const bn_fwd *fp, const rt_bn_sync *sync) {
+    bn_fwd f = *fp;
+    const real_t *in = f.in;
+    int n = f.n, c = f.c, hw = f.hw;
     if (!sync) {   /* each channel's three passes back to back, while its data is in cache */
         #pragma omp parallel for schedule(static)
         for (int ch = 0; ch < c; ch++) {
@@ -212,6 +220,26 @@ void RT_FN(batchnorm_forward_train_sync)(real_t *out, real_t *save_mean, real_t 
     free(sum);
 }
 
+void RT_FN(batchnorm_forward_train_sync)(real_t *out, real_t *save_mean, real_t *save_inv_std,
+                                         real_t *running_mean, real_t *running_var,
+                                         const real_t *in, const real_t *gamma,
+                                         const real_t *beta, int n, int c, int hw,
+                                         real_t momentum, real_t eps, rt_act act,
+                                         const rt_bn_sync *sync) {
+    forward_train(&(bn_fwd){ out, save_mean, save_inv_std, running_mean, running_var, in, gamma, beta, NULL,
+                             n, c, hw, (double)n * hw * (sync ? sync->ranks : 1), momentum, eps, act },
+                  sync);
+}
+
+void RT_FN(batchnorm_add_forward_train)(real_t *out, real_t *save_mean, real_t *save_inv_std,
+                                        real_t *running_mean, real_t *running_var, const real_t *in,
+                                        const real_t *residual, const real_t *gamma, const real_t *beta,
+                                        int n, int c, int hw, real_t momentum, real_t eps, rt_act act) {
+    forward_train(&(bn_fwd){ out, save_mean, save_inv_std, running_mean, running_var, in, gamma, beta,
+                             residual, n, c, hw, (double)n * hw, momentum, eps, act },
+                  NULL);
+}
+
 void RT_FN(batchnorm_forward_train)(real_t *out /*N,C,HW*/, real_t *save_mean /*C*/,
                                     real_t *save_inv_std /*C*/, real_t *running_mean /*C*/,
                                     real_t *running_var /*C*/, const real_t *in /*N,C,HW*/,
@@ -222,18 +250,26 @@ void RT_FN(batchnorm_forward_train)(real_t *out /*N,C,HW*/, real_t *save_mean /*
                                         in, gamma, beta, n, c, hw, momentum, eps, act, NULL);
 }
 
-void RT_FN(batchnorm_forward_eval)(real_t *out, const real_t *in, const real_t *gamma,
-                                   const real_t *beta, const real_t *running_mean,
-                                   const real_t *running_var, int n, int c, int hw, real_t eps,
-                                   rt_act act) {
+void RT_FN(batchnorm_add_forward_eval)(real_t *out, const real_t *in, const real_t *residual,
+                                       const real_t *gamma, const real_t *beta,
+                                       const real_t *running_mean, const real_t *running_var, int n,
+                                       int c, int hw, real_t eps, rt_act act) {
     #pragma omp parallel for collapse(2) schedule(static)
     for (int b = 0; b < n; b++)
         for (int ch = 0; ch < c; ch++) {
             real_t scale = gamma[ch] / rt_sqrt(running_var[ch] + eps);
             real_t shift = beta[ch] - running_mean[ch] * scale;
             long base = ((long)b * c + ch) * hw;
-            apply_affine(out + base, in + base, hw, scale, shift, act);
+            apply_affine(out + base, in + base, residual ? residual + base : NULL, hw, scale, shift, act);
         }
+}
+
+void RT_FN(batchnorm_forward_eval)(real_t *out, const real_t *in, const real_t *gamma,
+                                   const real_t *beta, const real_t *running_mean,
+                                   const real_t *running_var, int n, int c, int hw, real_t eps,
+                                   rt_act act) {
+    RT_FN(batchnorm_add_forward_eval)(out, in, NULL, gamma, beta, running_mean, running_var, n, c, hw,
+                                      eps, act);
 }
 
 /* ---- backward: din = gamma*inv_std/M * (M*dout - sum(dout) - xhat*sum(dout*xhat)); xhat is
@@ -245,22 +281,45 @@ typedef struct {
     int n, c, hw;
     double m;
     rt_act act;
+    const real_t *mask;   /* batchnorm_add_backward: the add's ReLU output, or NULL */
 } bn_bwd;
 
 /* What the backward's passes over channel ch read, the fused ReLU's mask included. */
 static span_src grad_src(const bn_bwd *g, int ch) {
-    span_src s = { g->in, g->dout, g->save_mean[ch], g->act == RT_ACT_RELU, 0, 0 };
+    /* the masked gradient goes back into dout, which the residual's gradient shares */
+    span_src s = { g->in, g->dout, g->save_mean[ch], g->act == RT_ACT_RELU, 0, 0, g->mask,
+                   (real_t *)g->dout };
     affine_of(&s.scale, &s.shift, g->gamma[ch], g->beta[ch], g->save_mean[ch],
               g->save_inv_std[ch]);
     return s;
 }
 
 /* sum(d) and sum(d * (x - mean)) over one span, d the gradient at the normalization's output
- * (grad_at); the ReLU and no-ReLU cases each get their own loop. */
+ * (grad_at, or dy masked by the add's ReLU output, then stored); the ReLU, add-mask and plain
+ * cases each get their own loop. */
 ALWAYS_INLINE void span_grad(rvec part[2], const span_src *s, long base, int len) {
     const real_t *x = s->x + base, *dy = s->dy + base;
     rvec sd = part[0], sx = part[1], d, xv;
     int i = 0;
+    if (s->mask) {
+        const real_t *mask = s->mask + base;
+        real_t *dyw = s->dy_masked + base;
+        for (; i + 16 <= len; i += 16) {
+            d = pass_where_positive(load16(dy + i), load16(mask + i));
+            store16(dyw + i, d);
+            sd += d;
+            sx += d * (load16(x + i) - s->mean);
+        }
+        if (i < len) {
+            d = pass_where_positive(load_part(dy + i, len - i, 0), load_part(mask + i, len - i, 0));
+            store_part(dyw + i, d, len - i);
+            sd += d;
+            sx += d * (load_part(x + i, len - i, s->mean) - s->mean);
+        }
+        part[0] = sd;
+        part[1] = sx;
+        return;
+    }
     if (s->relu)
         for (; i + 16 <= len; i += 16) {
             xv = load16(x + i);
@@ -329,13 +388,10 @@ static void channel_din(const bn_bwd *g, int ch, double sum_dy, double sum_dy_xh
     }
 }
 
-void RT_FN(batchnorm_backward_sync)(real_t *din, real_t *dgamma, real_t *dbeta,
-                                    const real_t *dout, const real_t *in, const real_t *gamma,
-                                    const real_t *beta, const real_t *save_mean,
-                                    const real_t *save_inv_std, int n, int c, int hw, rt_act act,
-                                    const rt_bn_sync *sync) {
-    bn_bwd g = { din, dgamma, dbeta, dout, in, gamma, beta, save_mean, save_inv_std, n, c, hw,
-                 (double)n * hw * (sync ? sync->ranks : 1), act };
+static void backward(const bn_bwd *gp, const rt_bn_sync *sync) {
+    bn_bwd g = *gp;
+    real_t *din = g.din, *dgamma = g.dgamma, *dbeta = g.dbeta;
+    int c = g.c;
     if (!sync) {
         #pragma omp parallel for schedule(static)
         for (int ch = 0; ch < c; ch++) {
@@ -364,6 +420,16 @@ void RT_FN(batchnorm_backward_sync)(real_t *din, real_t *dgamma, real_t *dbeta,
     free(sums);
 }
 
+void RT_FN(batchnorm_backward_sync)(real_t *din, real_t *dgamma, real_t *dbeta,
+                                    const real_t *dout, const real_t *in, const real_t *gamma,
+                                    const real_t *beta, const real_t *save_mean,
+                                    const real_t *save_inv_std, int n, int c, int hw, rt_act act,
+                                    const rt_bn_sync *sync) {
+    bn_bwd g = { din, dgamma, dbeta, dout, in, gamma, beta, save_mean, save_inv_std, n, c, hw,
+                 (double)n * hw * (sync ? sync->ranks : 1), act, NULL };
+    backward(&g, sync);
+}
+
 void RT_FN(batchnorm_backward)(real_t *din /*N,C,HW or NULL*/, real_t *dgamma /*C*/,
                                real_t *dbeta /*C*/, const real_t *dout /*N,C,HW*/,
                                const real_t *in /*N,C,HW*/, const real_t *gamma /*C*/,
@@ -372,4 +438,13 @@ void RT_FN(batchnorm_backward)(real_t *din /*N,C,HW or NULL*/, real_t *dgamma /*
                                rt_act act) {
     RT_FN(batchnorm_backward_sync)(din, dgamma, dbeta, dout, in, gamma, beta, save_mean,
                                    save_inv_std, n, c, hw, act, NULL);
+}
+
+void RT_FN(batchnorm_add_backward)(real_t *din, real_t *dgamma, real_t *dbeta, real_t *dout,
+                                   const real_t *act_out, const real_t *in, const real_t *gamma,
+                                   const real_t *beta, const real_t *save_mean,
+                                   const real_t *save_inv_std, int n, int c, int hw) {
+    backward(&(bn_bwd){ din, dgamma, dbeta, dout, in, gamma, beta, save_mean, save_inv_std, n, c, hw,
+                        (double)n * hw, RT_ACT_NONE, act_out },
+             NULL);
 }
