@@ -381,7 +381,9 @@ static void channel_din(const bn_bwd *g, int ch, double sum_dy, double sum_dy_xh
     real_t inv_std = g->save_inv_std[ch];
     real_t k = g->gamma[ch] * inv_std / (real_t)g->m;
     real_t t = inv_std * (real_t)sum_dy_xhat;
-    for (int b = 0; b < g->n; b++) {
+    /* last plane first: the sums' pass read them last, so they are the likeliest still in
+     * cache (a layer's channel of x, dout and din can outgrow L2) */
+    for (int b = g->n - 1; b >= 0; b--) {
         long base = ((long)b * g->c + ch) * g->hw;
         plane_din(g->din + base, g->in + base, g->dout + base, g->hw, &s, k, (real_t)g->m,
                   (real_t)sum_dy, t);
