@@ -2,7 +2,9 @@
  * residual net whose decisions are worked out by hand below. The first consumer of a value
  * in backward order writes its gradient, later ones add (a conv in place, others through
  * scratch); the CPU hands an add's output gradient on to its inputs; a ReLU fuses into the
- * conv / batch norm / add that feeds it, on CUDA only where a bias kernel can carry it. */
+ * conv / batch norm / add that feeds it, on CUDA only where a bias kernel can carry it; on the
+ * CPU the add also computes the batch norm right before it, and that bn's backward applies
+ * the add's ReLU mask. */
 #include "testlib.h"
 #include "lower.h"
 
@@ -73,9 +75,15 @@ static void check_schedule(const sema_result *res, build_backend backend) {
         /* the add hands its gradient buffer to both inputs: no copies */
         CHECK(ir_route(net, sum, 0) == GRAD_SHARED);
         CHECK(ir_route(net, sum, 1) == GRAD_SHARED);
+        /* b2 runs inside the add (no output tensor of its own); with no copies to make, the
+         * add's backward is empty and b2's masks: the add's output lives until then */
+        CHECK(net->ops[sum].bn_in == b2 + 1 && net->ops[b2].into_add && net->act_of[b2 + 1] < 0);
+        CHECK(net->ops[sum].mask_in_bn);
+        CHECK(net->tensors[net->act_of[sum + 1]].last >= 2 * net->n_ops - b2);
     } else {
         CHECK(ir_route(net, sum, 0) == GRAD_WRITE);
         CHECK(ir_route(net, sum, 1) == GRAD_WRITE);
+        CHECK(!net->ops[sum].bn_in && !net->ops[b2].into_add && !net->ops[sum].mask_in_bn);
     }
     /* alignment and activation width as the backend needs them */
     CHECK(net->align_bytes == (cpu ? 64 : 256) && net->act_bytes == 4);
