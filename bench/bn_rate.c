@@ -72,11 +72,12 @@ typedef void (*op_fn)(block *);
 
 int main(int argc, char **argv) {
     int reps = argc > 1 ? atoi(argv[1]) : 20;
-    static const char *names[] = { "bn1+relu fwd", "bn1+relu bwd", "bn2,add+relu fwd", "relu,bn2 bwd",
-                                   "bn2+add+relu fused fwd", "bn2+add+relu fused bwd" };
+    /* bn1: bn + ReLU; sep: bn2 then add + ReLU (backward: relu, then bn2); fused: batchnorm_add */
+    static const char *names[] = { "bn1 fwd", "bn1 bwd", "sep fwd", "sep bwd", "fused fwd", "fused bwd" };
     static const op_fn fns[] = { bn1_fwd, bn1_bwd, sep_fwd, sep_bwd, fused_fwd, fused_bwd };
     enum { OPS = sizeof fns / sizeof fns[0] };
-    printf("fastest of %d calls, ms (batch %d)\n%-22s", reps, BATCH, "");
+    printf("fastest of %d calls, ms (batch %d); bn1: bn + relu, sep: bn2 then add + relu (backward:\n"
+           "relu, then bn2), fused: bn2 + add + relu in one op (batchnorm_add_*)\n%-22s", reps, BATCH, "");
     for (int o = 0; o < OPS; o++) printf(" %12.12s", names[o]);
     printf("\n");
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
