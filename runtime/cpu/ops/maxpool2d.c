@@ -8,16 +8,29 @@
 /* The common 2x2 stride-2 unpadded window, 16 outputs at a time as vectors (GCC's generic
  * vectors, any -march and double): the two input rows' 32 values are split into even and
  * odd columns by shuffles, and the maxima picked with selects, with the scalar loop's tie
- * rule: the first maximum in row-major window order wins, and a NaN in front stays. A
- * chunk that would read past the tensor's end (`x_end`) or write past its plane's output
- * takes the scalar loop; a chunk that runs past its row writes lanes of the next row,
- * which that row's own chunks overwrite afterwards. Measured: the scalar loop alone was 7%
- * of a LeNet step. (rvec, rsel: vec16.h) */
+ * rule: the first maximum in row-major window order wins, and a NaN in front stays.
+ * Measured: the scalar loop alone was 7% of a LeNet step. A row's last chunk of n < 16
+ * outputs: where AVX-512 has masked loads and stores (the float build), the same vectors
+ * with the lanes past n masked off. Elsewhere a chunk that runs past its row writes lanes of
+ * the next row, which that row's own chunks overwrite afterwards, and a chunk that would
+ * read past the tensor's end (`x_end`) or write past its plane's output takes the scalar
+ * loop (on LeNet's 7-wide second pooling that was 4 rows of 7, and the overlapping stores
+ * cost more: the masked chunks made that pooling 2.5x faster). (rvec, rsel: vec16.h) */
 typedef int32_t pidx __attribute__((vector_size(16 * sizeof(int32_t))));
 
 /* b where take_b, else a (a macro: generic vectors are not passed to functions) */
 #define SELECT_V(take_b, a, b) ((rvec)(((rsel)(b) & (take_b)) | ((rsel)(a) & ~(take_b))))
 
+#if defined(__AVX512F__) && !defined(RT_REAL_DOUBLE)
+#include <immintrin.h>
+#define POOL_MASKED 1
+/* lanes 0..len-1 of a 16-lane mask (len clipped to 0..16) */
+static inline __mmask16 lanes(int len) {
+    return len >= 16 ? (__mmask16)0xffff : len <= 0 ? 0 : (__mmask16)((1u << len) - 1);
+}
+#endif
+
+#ifndef POOL_MASKED
 static void pool2x2_scalar(real_t *yo, int32_t *ao, const real_t *r0, const real_t *r1,
                            int top, int bottom, int from, int to) {
     for (int ox = from; ox < to; ox++) {
@@ -29,12 +42,47 @@ static void pool2x2_scalar(real_t *yo, int32_t *ao, const real_t *r0, const real
         ao[ox] = lower ? bottom + 2 * ox + right1 : top + 2 * ox + right0;
     }
 }
+#endif
 
-static void pool2x2_plane(real_t *y, int32_t *am, const real_t *x, const real_t *x_end,
-                          const rt_pool_shape *s) {
+/* n (1..16) outputs from yo, ao of the windows whose top-left inputs are r0[0], r0[2], ...
+ * (flat index top) and r1[0], ... (bottom); n < 16 only where POOL_MASKED. */
+static void pool2x2_chunk(real_t *yo, int32_t *ao, const real_t *r0, const real_t *r1,
+                          int32_t top, int32_t bottom, int n) {
     static const rsel EVEN = { 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30 };
     static const rsel ODD = { 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31 };
     static const pidx TWICE = { 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30 };
+    rvec p0, p1, q0, q1;
+#ifdef POOL_MASKED
+    __mmask16 m0 = lanes(2 * n), m1 = lanes(2 * n - 16);
+    p0 = (rvec)_mm512_maskz_loadu_ps(m0, r0); p1 = (rvec)_mm512_maskz_loadu_ps(m1, r0 + 16);
+    q0 = (rvec)_mm512_maskz_loadu_ps(m0, r1); q1 = (rvec)_mm512_maskz_loadu_ps(m1, r1 + 16);
+#else
+    memcpy(&p0, r0, sizeof p0); memcpy(&p1, r0 + 16, sizeof p1);
+    memcpy(&q0, r1, sizeof q0); memcpy(&q1, r1 + 16, sizeof q1);
+#endif
+    rvec a = __builtin_shuffle(p0, p1, EVEN), b = __builtin_shuffle(p0, p1, ODD);
+    rvec c = __builtin_shuffle(q0, q1, EVEN), d = __builtin_shuffle(q0, q1, ODD);
+    rsel right0 = b > a, right1 = d > c;
+    rvec m0v = SELECT_V(right0, a, b), m1v = SELECT_V(right1, c, d);
+    rsel lower = m1v > m0v;
+    rvec out = SELECT_V(lower, m0v, m1v);
+    /* masks are -1 where true: subtracting one adds the right column */
+    pidx i0 = top + TWICE - __builtin_convertvector(right0, pidx);
+    pidx i1 = bottom + TWICE - __builtin_convertvector(right1, pidx);
+    pidx low = __builtin_convertvector(lower, pidx);
+    pidx idx = (i1 & low) | (i0 & ~low);
+#ifdef POOL_MASKED
+    _mm512_mask_storeu_ps(yo, lanes(n), (__m512)out);
+    _mm512_mask_storeu_epi32(ao, lanes(n), (__m512i)idx);
+#else
+    (void)n;
+    memcpy(yo, &out, sizeof out);
+    memcpy(ao, &idx, sizeof idx);
+#endif
+}
+
+static void pool2x2_plane(real_t *y, int32_t *am, const real_t *x, const real_t *x_end,
+                          const rt_pool_shape *s) {
     long out_n = (long)s->oh * s->ow;
     for (int oy = 0; oy < s->oh; oy++) {
         const real_t *r0 = x + (long)(2 * oy) * s->w, *r1 = r0 + s->w;
@@ -42,28 +90,17 @@ static void pool2x2_plane(real_t *y, int32_t *am, const real_t *x, const real_t 
         int32_t *ao = am + (long)oy * s->ow, top = 2 * oy * s->w, bottom = top + s->w;
         for (int ox0 = 0; ox0 < s->ow; ox0 += 16) {
             int n = s->ow - ox0 < 16 ? s->ow - ox0 : 16;
+#ifndef POOL_MASKED
             int fits = (long)oy * s->ow + ox0 + 16 <= out_n;
             if (r1 + 2 * ox0 + 32 > x_end || (n < 16 && !fits)) {
                 pool2x2_scalar(yo, ao, r0, r1, top, bottom, ox0, ox0 + n);
                 continue;
             }
-            rvec p0, p1, q0, q1;
-            memcpy(&p0, r0 + 2 * ox0, sizeof p0); memcpy(&p1, r0 + 2 * ox0 + 16, sizeof p1);
-            memcpy(&q0, r1 + 2 * ox0, sizeof q0); memcpy(&q1, r1 + 2 * ox0 + 16, sizeof q1);
-            rvec a = __builtin_shuffle(p0, p1, EVEN), b = __builtin_shuffle(p0, p1, ODD);
-            rvec c = __builtin_shuffle(q0, q1, EVEN), d = __builtin_shuffle(q0, q1, ODD);
-            rsel right0 = b > a, right1 = d > c;
-            rvec m0 = SELECT_V(right0, a, b), m1 = SELECT_V(right1, c, d);
-            rsel lower = m1 > m0;
-            rvec out = SELECT_V(lower, m0, m1);
-            /* masks are -1 where true: subtracting one adds the right column */
-            pidx col = TWICE + 2 * ox0;
-            pidx i0 = top + col - __builtin_convertvector(right0, pidx);
-            pidx i1 = bottom + col - __builtin_convertvector(right1, pidx);
-            pidx low = __builtin_convertvector(lower, pidx);
-            pidx idx = (i1 & low) | (i0 & ~low);
-            memcpy(yo + ox0, &out, sizeof out);
-            memcpy(ao + ox0, &idx, sizeof idx);
+#else
+            (void)x_end, (void)out_n;
+#endif
+            pool2x2_chunk(yo + ox0, ao + ox0, r0 + 2 * ox0, r1 + 2 * ox0, top + 2 * ox0,
+                          bottom + 2 * ox0, n);
         }
     }
 }
