@@ -175,14 +175,16 @@ void conv2d_c1_forward(float *out, const float *in, const float *weight, const f
 }
 
 /* 16 floats of dout from at (pixels x0.. of a row of ow), 0 past the row and, where act_out is
- * given, where the ReLU did not pass (act_out <= 0). */
+ * given, where the ReLU did not pass (act_out <= 0). Both are loaded before either is used:
+ * a load of dout masked by act_out waited for act_out's load (both stream from memory), and
+ * took 30% longer. */
 __attribute__((target("avx512f"), always_inline))
 static inline __m512 masked_dout16(const float *dout, const float *act_out, long at, int x0, int ow) {
     __mmask16 m = row_mask(x0, ow);
-    if (act_out)
-        m = _mm512_mask_cmp_ps_mask(m, _mm512_maskz_loadu_ps(m, act_out + at), _mm512_setzero_ps(),
-                                    _CMP_GT_OQ);
-    return _mm512_maskz_loadu_ps(m, dout + at);
+    __m512 d = _mm512_maskz_loadu_ps(m, dout + at);
+    if (!act_out) return d;
+    __m512 y = _mm512_maskz_loadu_ps(m, act_out + at);
+    return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(y, _mm512_setzero_ps(), _CMP_GT_OQ), d);
 }
 
 /* An output channel's sums over one image added into its dweight and dbias (db NULL: none). */
