@@ -9,15 +9,16 @@
 #include "rt_gemm.h"
 #include "rt_ops.h"
 
-static int same_bits(const char *what, const void *got, const void *want, long n, const char *mode) {
-    if (memcmp(got, want, (size_t)n * 4) == 0) return 1;
+/* got against want (n 4-byte values), bit for bit; what = case name + which output. */
+static void same_bits(const char *name, const char *which, const void *got, const void *want,
+                      long n, const char *mode) {
+    if (memcmp(got, want, (size_t)n * 4) == 0) return;
     const float *g = got, *w = want;
     long i = 0;
     while (memcmp(g + i, w + i, 4) == 0) i++;
-    fprintf(stderr, "FAIL %s (%s): differs from the two ops at [%ld]: %.9g vs %.9g\n", what, mode, i,
-            g[i], w[i]);
+    fprintf(stderr, "FAIL %s %s (%s): differs from the two ops at [%ld]: %.9g vs %.9g\n", name,
+            which, mode, i, g[i], w[i]);
     test_failures++;
-    return 0;
 }
 
 static int untouched(const float *buf, long n) {
@@ -52,15 +53,10 @@ static void test_case(const char *name, rt_conv_shape cs, rt_pool_shape ps, int 
     conv2d_relu_maxpool_forward(pool2, am2, conv, fx, fw, fb, work, &cs, &ps);
     conv2d_relu_maxpool_backward(dw2, db2, fr, pool2, am2, dconv, conv, fx, fw, work, &cs, &ps);
 
-    char what[128];
-    snprintf(what, sizeof what, "%s pooled output", name);
-    same_bits(what, pool2, pool, pool_n, mode);
-    snprintf(what, sizeof what, "%s argmax", name);
-    same_bits(what, am2, am, pool_n, mode);
-    snprintf(what, sizeof what, "%s dweight", name);
-    same_bits(what, dw2, dw, w_n, mode);
-    snprintf(what, sizeof what, "%s dbias", name);
-    same_bits(what, db2, db, cs.oc, mode);
+    same_bits(name, "pooled output", pool2, pool, pool_n, mode);
+    same_bits(name, "argmax", am2, am, pool_n, mode);
+    same_bits(name, "dweight", dw2, dw, w_n, mode);
+    same_bits(name, "dbias", db2, db, cs.oc, mode);
     int kept = untouched(conv, conv_n) && untouched(dconv, conv_n);
     if (kept != fused) {
         fprintf(stderr, "FAIL %s (%s): the conv's buffers were %s, expected the %s path\n", name, mode,
