@@ -74,6 +74,7 @@ static void all_cases(const char *mode) {
     test_case("lenet conv1+pool1", (rt_conv_shape){ 6, 1, 28, 28, 32, 5, 5, 1, 1, 2, 2, 1, 1, 1, 0, 0, RT_ACT_RELU, RT_CONV_IM2COL, 0 }, p2, 1, mode);
     test_case("3x3 p1 on 15x13, 5 oc", (rt_conv_shape){ 3, 1, 15, 13, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, RT_ACT_RELU, RT_CONV_IM2COL, 0 }, p2, 1, mode);
     test_case("5x5 p2 on 9x37, 13 oc", (rt_conv_shape){ 2, 1, 9, 37, 13, 5, 5, 1, 1, 2, 2, 1, 1, 1, 0, 0, RT_ACT_RELU, RT_CONV_IM2COL, 0 }, p2, 1, mode);
+    test_case("3x3 p1 on 2x3, 9 oc", (rt_conv_shape){ 5, 1, 2, 3, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, RT_ACT_RELU, RT_CONV_IM2COL, 0 }, p2, 1, mode);
     test_case("3x3/2 pooling: two ops", (rt_conv_shape){ 2, 1, 12, 12, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, RT_ACT_RELU, RT_CONV_IM2COL, 0 }, p3, 0, mode);
 }
 
