@@ -63,9 +63,11 @@ static void forward(rt_model_ctx *ctx, const float *x) {
     (void)P, (void)S, (void)arena;
     /* layer "conv1" (conv) at specs/examples/fmnist_lenet.spec:11,
        with "relu1" (relu) at specs/examples/fmnist_lenet.spec:12 fused into it */
-    conv2d_forward(conv1_out, x, conv1_weight, conv1_bias, work, &conv1_shape);
+    /* with the next layer's pooling: each image's output pooled while in cache */
+    conv2d_relu_maxpool_forward(pool1_out, pool1_saved, conv1_out, x, conv1_weight, conv1_bias, work,
+                                &conv1_shape, &pool1_shape);
     /* layer "pool1" (maxpool) at specs/examples/fmnist_lenet.spec:13 */
-    maxpool2d_forward(pool1_out, pool1_saved, conv1_out, &pool1_shape);
+    /* in "conv1"'s call above */
     /* layer "conv2" (conv) at specs/examples/fmnist_lenet.spec:14,
        with "relu2" (relu) at specs/examples/fmnist_lenet.spec:15 fused into it */
     conv2d_forward(conv2_out, pool1_out, conv2_weight, conv2_bias, work, &conv2_shape);
@@ -98,10 +100,12 @@ static double train_step(rt_model_ctx *ctx, const void *x, const int32_t *y) {
        with "relu2" (relu) at specs/examples/fmnist_lenet.spec:15 fused into it */
     conv2d_backward(pool1_dout, conv2_dweight, conv2_dbias, conv2_dout, conv2_out, pool1_out, conv2_weight, work, &conv2_shape);
     /* backward of "pool1" (maxpool) at specs/examples/fmnist_lenet.spec:13 */
-    maxpool2d_backward(conv1_dout, pool1_dout, pool1_saved, &pool1_shape);
+    /* in "conv1"'s call below */
     /* backward of "conv1" (conv) at specs/examples/fmnist_lenet.spec:11,
        with "relu1" (relu) at specs/examples/fmnist_lenet.spec:12 fused into it */
-    conv2d_backward(NULL, conv1_dweight, conv1_dbias, conv1_dout, conv1_out, x, conv1_weight, work, &conv1_shape);
+    /* with the next layer's pooling: its gradient expanded per image while in cache */
+    conv2d_relu_maxpool_backward(conv1_dweight, conv1_dbias, pool1_dout, pool1_out, pool1_saved, conv1_dout, conv1_out, x,
+                                 conv1_weight, work, &conv1_shape, &pool1_shape);
     rt_grad_bucket_ready(ctx->comm, 0);  /* bucket 0 complete: 1663370 grads from "fc2" to here */
     return loss;
 }

@@ -19,13 +19,15 @@
 #include <immintrin.h>
 
 /* The workspace: the weights as the forward uses them (rounded to BF16 under compute BF16),
- * then one slice per thread: the shifted lines, as BF16 pairs, then its dweight and dbias sums. */
+ * then one slice per thread: the shifted lines, as BF16 pairs, its dweight and dbias sums,
+ * then one image's output (or output gradient) for the fused pooling (conv2d_relu_maxpool). */
 typedef struct {
     int k, pitch, rows, bf16;
     long weights; /* floats before the first slice */
     long lines;   /* floats of the shifted lines, slack included (a multiple of 16) */
     long blines;  /* floats that hold the lines as BF16 pairs (the BF16 backward's) */
     long dw;      /* floats of dweight */
+    long plane;   /* floats of one image's output, from the slice's start */
     long slice;   /* floats of one thread's slice, 16 of them to align its start */
 } c1_geometry;
 
@@ -37,7 +39,8 @@ static c1_geometry geometry_of(const rt_conv_shape *s) {
     g.lines = (long)g.rows * g.k * g.pitch + 16;   /* the last line's second vector may run past it */
     g.dw = (long)s->oc * s->kh * s->kw;
     g.blines = (long)g.rows * g.k * g.pitch / 2;
-    g.slice = 16 + g.lines + g.blines + g.dw + s->oc;
+    g.plane = g.lines + g.blines + g.dw + s->oc;
+    g.slice = 16 + g.plane + (long)s->oc * s->oh * s->ow;
     g.weights = (g.dw + 15) / 16 * 16;
     g.bf16 = rt_gemm_compute() == RT_COMPUTE_BF16;
     return g;
@@ -152,9 +155,12 @@ static inline void forward_image(float *out, const float *lines, const float *w,
     for (; oc < s->oc; oc++) forward_block(out, lines, w, bias, relu, oc, s, g, 1, K);
 }
 
+/* The forward; where ps is given, each image's output goes to its thread's plane and is pooled
+ * from there into pool_out and argmax (out unused). */
 __attribute__((target("avx512f")))
-void conv2d_c1_forward(float *out, const float *in, const float *weight, const float *bias,
-                       float *work, const rt_conv_shape *s) {
+static void forward_images(float *out, float *pool_out, int32_t *argmax, const float *in,
+                           const float *weight, const float *bias, float *work,
+                           const rt_conv_shape *s, const rt_pool_shape *ps) {
     c1_geometry g = geometry_of(s);
     long in_img = (long)s->h * s->w, out_img = (long)s->oc * s->oh * s->ow;
     int relu = s->act == RT_ACT_RELU;
@@ -168,21 +174,38 @@ void conv2d_c1_forward(float *out, const float *in, const float *weight, const f
     for (int b = 0; b < s->n; b++) {
         float *lines = slice_of(work, omp_get_thread_num(), &g);
         shifted_lines(lines, in + b * in_img, s, &g);
-        float *o = out + b * out_img;
+        float *o = ps ? lines + g.plane : out + b * out_img;
         if (g.k == 3) forward_image(o, lines, weight, bias, relu, s, &g, 3);   /* K a constant: */
         else forward_image(o, lines, weight, bias, relu, s, &g, 5);            /* loops unroll */
+        if (ps) {
+            long at = (long)b * s->oc * ps->oh * ps->ow;
+            maxpool2d_forward_planes(pool_out + at, argmax + at, o, s->oc, ps);
+        }
     }
 }
 
+void conv2d_c1_forward(float *out, const float *in, const float *weight, const float *bias,
+                       float *work, const rt_conv_shape *s) {
+    forward_images(out, NULL, NULL, in, weight, bias, work, s, NULL);
+}
+
+void conv2d_c1_forward_pooled(float *pool_out, int32_t *argmax, const float *in, const float *weight,
+                              const float *bias, float *work, const rt_conv_shape *s,
+                              const rt_pool_shape *ps) {
+    forward_images(NULL, pool_out, argmax, in, weight, bias, work, s, ps);
+}
+
 /* 16 floats of dout from at (pixels x0.. of a row of ow), 0 past the row and, where act_out is
- * given, where the ReLU did not pass (act_out <= 0). */
+ * given, where the ReLU did not pass (act_out <= 0). Both are loaded before either is used:
+ * a load of dout masked by act_out waited for act_out's load (both stream from memory), and
+ * took 30% longer. */
 __attribute__((target("avx512f"), always_inline))
 static inline __m512 masked_dout16(const float *dout, const float *act_out, long at, int x0, int ow) {
     __mmask16 m = row_mask(x0, ow);
-    if (act_out)
-        m = _mm512_mask_cmp_ps_mask(m, _mm512_maskz_loadu_ps(m, act_out + at), _mm512_setzero_ps(),
-                                    _CMP_GT_OQ);
-    return _mm512_maskz_loadu_ps(m, dout + at);
+    __m512 d = _mm512_maskz_loadu_ps(m, dout + at);
+    if (!act_out) return d;
+    __m512 y = _mm512_maskz_loadu_ps(m, act_out + at);
+    return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(y, _mm512_setzero_ps(), _CMP_GT_OQ), d);
 }
 
 /* An output channel's sums over one image added into its dweight and dbias (db NULL: none). */
@@ -271,10 +294,13 @@ static void weights_image_dpbf16(float *dw, float *db, const float *dout, const 
 }
 #endif
 
+/* The backward-weights; where ps is given, each image's output gradient is first expanded from
+ * the pooled one (pool_dout, masked where pool_out <= 0) into its thread's plane. */
 __attribute__((target("avx512f")))
-void conv2d_c1_backward_weights(float *dweight, float *dbias, const float *dout,
-                                const float *act_out, const float *in, float *work,
-                                const rt_conv_shape *s) {
+static void backward_weights_images(float *dweight, float *dbias, const float *dout,
+                                    const float *act_out, const float *pool_dout,
+                                    const float *pool_out, const int32_t *argmax, const float *in,
+                                    float *work, const rt_conv_shape *s, const rt_pool_shape *ps) {
     c1_geometry g = geometry_of(s);
     long in_img = (long)s->h * s->w, out_img = (long)s->oc * s->oh * s->ow;
     long sums = g.dw + s->oc, sums_at = g.lines + g.blines;   /* in each slice: dweight, dbias */
@@ -288,7 +314,15 @@ void conv2d_c1_backward_weights(float *dweight, float *dbias, const float *dout,
         #pragma omp for schedule(static)
         for (int b = 0; b < s->n; b++) {
             shifted_lines(lines, in + b * in_img, s, &g);
-            const float *dy = dout + b * out_img, *y = mask ? mask + b * out_img : NULL;
+            const float *dy, *y;
+            if (ps) {   /* the ReLU's mask is in the pooled output */
+                long at = (long)b * s->oc * ps->oh * ps->ow;
+                maxpool2d_backward_planes_relu(lines + g.plane, pool_dout + at, pool_out + at,
+                                               argmax + at, s->oc, ps);
+                dy = lines + g.plane, y = NULL;
+            } else {
+                dy = dout + b * out_img, y = mask ? mask + b * out_img : NULL;
+            }
 #ifdef C1_DPBF16
             if (g.bf16 && rt_cpu_has_avx512_bf16()) {
                 weights_image_dpbf16(dw, dbias ? db : NULL, dy, y, (uint16_t *)(lines + g.lines), lines, s, &g);
@@ -309,6 +343,19 @@ void conv2d_c1_backward_weights(float *dweight, float *dbias, const float *dout,
     }
 }
 
+void conv2d_c1_backward_weights(float *dweight, float *dbias, const float *dout,
+                                const float *act_out, const float *in, float *work,
+                                const rt_conv_shape *s) {
+    backward_weights_images(dweight, dbias, dout, act_out, NULL, NULL, NULL, in, work, s, NULL);
+}
+
+void conv2d_c1_backward_weights_pooled(float *dweight, float *dbias, const float *pool_dout,
+                                       const float *pool_out, const int32_t *argmax,
+                                       const float *in, float *work, const rt_conv_shape *s,
+                                       const rt_pool_shape *ps) {
+    backward_weights_images(dweight, dbias, NULL, NULL, pool_dout, pool_out, argmax, in, work, s, ps);
+}
+
 #else
 int conv2d_c1_fits(const rt_conv_shape *s) { (void)s; return 0; }
 long conv2d_c1_workspace_elems(const rt_conv_shape *s) { (void)s; return 0; }
@@ -319,6 +366,17 @@ void conv2d_c1_forward(float *out, const float *in, const float *weight, const f
 void conv2d_c1_backward_weights(float *dweight, float *dbias, const float *dout,
                                 const float *act_out, const float *in, float *work,
                                 const rt_conv_shape *s) {
+    rt_die("conv2d of a 1-channel input: the AVX-512 kernel is not built into this runtime");
+}
+void conv2d_c1_forward_pooled(float *pool_out, int32_t *argmax, const float *in, const float *weight,
+                              const float *bias, float *work, const rt_conv_shape *s,
+                              const rt_pool_shape *ps) {
+    rt_die("conv2d of a 1-channel input: the AVX-512 kernel is not built into this runtime");
+}
+void conv2d_c1_backward_weights_pooled(float *dweight, float *dbias, const float *pool_dout,
+                                       const float *pool_out, const int32_t *argmax,
+                                       const float *in, float *work, const rt_conv_shape *s,
+                                       const rt_pool_shape *ps) {
     rt_die("conv2d of a 1-channel input: the AVX-512 kernel is not built into this runtime");
 }
 #endif

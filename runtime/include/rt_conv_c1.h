@@ -22,4 +22,16 @@ void conv2d_c1_forward(float *out, const float *in, const float *weight, const f
 void conv2d_c1_backward_weights(float *dweight, float *dbias, const float *dout,
                                 const float *act_out, const float *in, float *work,
                                 const rt_conv_shape *s);
+/* The same with a 2x2 stride-2 max pooling of the (ReLU'd) output fused in: the forward pools
+ * each image's output from its thread's plane of the workspace into pool_out and argmax; the
+ * backward expands pool_dout into such a plane where argmax points and pool_out > 0 (the
+ * ReLU's mask), which is what maxpool2d_backward and act_out would have given, and goes on as
+ * conv2d_c1_backward_weights. (conv2d_relu_maxpool in rt_ops.h) */
+void conv2d_c1_forward_pooled(float *pool_out, int32_t *argmax, const float *in, const float *weight,
+                              const float *bias, float *work, const rt_conv_shape *s,
+                              const rt_pool_shape *ps);
+void conv2d_c1_backward_weights_pooled(float *dweight, float *dbias, const float *pool_dout,
+                                       const float *pool_out, const int32_t *argmax,
+                                       const float *in, float *work, const rt_conv_shape *s,
+                                       const rt_pool_shape *ps);
 #endif

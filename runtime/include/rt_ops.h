@@ -152,6 +152,26 @@ void RT_OPS_FN(conv2d_backward)(RT_OPS_R *din /*N,C,H,W or NULL*/,
                                 const RT_OPS_R *in, const RT_OPS_R *weight, RT_OPS_R *work,
                                 const rt_conv_shape *s);
 
+/* ---- conv2d with a ReLU (s->act) followed by max pooling, as one op (the generated code's
+ * pair of a 1-channel first conv and its pooling): where the 1-channel kernel takes the conv
+ * (float build, AVX-512) and the pooling is 2x2 stride 2, each image's conv output stays in a
+ * per-thread plane of the workspace that is pooled from there, and the backward expands the
+ * pooled gradient into such a plane, masked where the pooled output is not > 0: conv_out and
+ * conv_dout are not touched (12.8 MB each way for LeNet's batch of 128), with the same values
+ * and sums as the two ops. Elsewhere it runs the two ops through conv_out and conv_dout.
+ * The conv's input gradient is not computed (its input is the net's data). ---- */
+void RT_OPS_FN(conv2d_relu_maxpool_forward)(RT_OPS_R *pool_out, int32_t *argmax,
+                                            RT_OPS_R *conv_out, const RT_OPS_R *in,
+                                            const RT_OPS_R *weight, const RT_OPS_R *bias,
+                                            RT_OPS_R *work, const rt_conv_shape *cs,
+                                            const rt_pool_shape *ps);
+void RT_OPS_FN(conv2d_relu_maxpool_backward)(RT_OPS_R *dweight, RT_OPS_R *dbias,
+                                             const RT_OPS_R *pool_dout, const RT_OPS_R *pool_out,
+                                             const int32_t *argmax, RT_OPS_R *conv_dout,
+                                             const RT_OPS_R *conv_out, const RT_OPS_R *in,
+                                             const RT_OPS_R *weight, RT_OPS_R *work,
+                                             const rt_conv_shape *cs, const rt_pool_shape *ps);
+
 /* ---- linear: out = in . weight^T + bias (PyTorch layout) ---- */
 void RT_OPS_FN(linear_forward)(RT_OPS_R *out /*N,O*/, const RT_OPS_R *in /*N,I*/,
                                const RT_OPS_R *weight /*O,I*/, const RT_OPS_R *bias /*O or NULL*/,
@@ -255,6 +275,14 @@ void RT_OPS_FN(maxpool2d_forward)(RT_OPS_R *out /*N,C,OH,OW*/, int32_t *argmax /
                                   const RT_OPS_R *in /*N,C,H,W*/, const rt_pool_shape *s);
 void RT_OPS_FN(maxpool2d_backward)(RT_OPS_R *din /*N,C,H,W*/, const RT_OPS_R *dout,
                                    const int32_t *argmax, const rt_pool_shape *s);
+/* The same on `planes` planes (of N*C) on the calling thread alone, for a fused op's own
+ * threads (conv2d_relu_maxpool); the backward's gradient passes only where the pooled output
+ * `out` is > 0 (a ReLU before the pooling: there the pooled value is the input it masks). */
+void RT_OPS_FN(maxpool2d_forward_planes)(RT_OPS_R *out, int32_t *argmax, const RT_OPS_R *in,
+                                         long planes, const rt_pool_shape *s);
+void RT_OPS_FN(maxpool2d_backward_planes_relu)(RT_OPS_R *din, const RT_OPS_R *dout,
+                                               const RT_OPS_R *out, const int32_t *argmax,
+                                               long planes, const rt_pool_shape *s);
 /* count_include_pad = true: every window divides by kh*kw (torch default). */
 void RT_OPS_FN(avgpool2d_forward)(RT_OPS_R *out /*N,C,OH,OW*/, const RT_OPS_R *in /*N,C,H,W*/,
                                   const rt_pool_shape *s);
