@@ -208,35 +208,12 @@ static void transform_kernels(real_t *u, const real_t *weight, const rt_conv_sha
 static inline __attribute__((always_inline)) void transpose16(real_t *restrict dst, long ldd,
                                                               const real_t *restrict src,
                                                               long lds) {
-    /* Level s swaps bit s of the row index with bit s of the lane: of rows i and i + s (bit
-     * s of i clear), i keeps its lanes with bit s clear and takes the other row's lanes
-     * j - s for the rest; i + s gets the remaining lanes. Four levels make the transpose. */
-    static const rsel LO[4] = {
-        { 0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30 },
-        { 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29 },
-        { 0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27 },
-        { 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23 } };
-    static const rsel HI[4] = {
-        { 1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31 },
-        { 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31 },
-        { 4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31 },
-        { 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31 } };
     rvec v[16];
     /* fully unrolled with constant indices only, so the 16 rows stay in registers (a bound
      * known only at run time kept them in memory: the transposes took twice as long) */
     #pragma GCC unroll 16
     for (int k = 0; k < 16; k++) VLOAD(v[k], src + k * lds);
-    #pragma GCC unroll 4
-    for (int level = 0; level < 4; level++) {
-        int d = 1 << level;
-        #pragma GCC unroll 16
-        for (int i = 0; i < 16; i++)
-            if (!(i & d)) {
-                rvec a = v[i], b = v[i + d];
-                v[i] = __builtin_shuffle(a, b, LO[level]);
-                v[i + d] = __builtin_shuffle(a, b, HI[level]);
-            }
-    }
+    wino_transpose16(v);
     #pragma GCC unroll 16
     for (int k = 0; k < 16; k++) VSTORE(dst + k * ldd, v[k]);
 }
@@ -366,6 +343,9 @@ void RT_FN(conv2d_winograd_backward)(real_t *din, real_t *dweight, real_t *dbias
     long ohw = (long)s->h * s->w, kc = (long)s->oc * s->c;
     long xs_in = xi_stride(&g, s->c), xs_out = xi_stride(&g, s->oc);
     real_t *plane_sums = work + plane_sums_at(s, &g);
+    /* the weight gradient's transformed input 16 channels at a time, already transposed */
+    int transposed_input = g.t->input_transposed && s->c % 16 == 0 &&
+                           s->w <= WINO_TRANSPOSED_MAX_W;
     #pragma omp parallel
     {
         /* the input gradient needs the forward's kernels for the adjoint, else flipped ones */
@@ -387,15 +367,25 @@ void RT_FN(conv2d_winograd_backward)(real_t *din, real_t *dweight, real_t *dbias
              * (the first block's GEMMs write it: no pass to zero it first). Both factors run
              * along tiles; with the second transposed first the GEMM is a plain one (NN),
              * which OpenBLAS runs up to twice as fast on these shapes (measured). */
-            transform_block(sl.a, in, NULL, s->c, s->h, s->w, &g, &k, 0, sl.scratch);
+            if (transposed_input)   /* straight into the GEMMs' layout: a[xi][tile][c] */
+                for (int c0 = 0; c0 < s->c; c0 += 16)
+                    g.t->input_transposed(sl.a + c0, xs_in, s->c,
+                                          in + ((long)k.first_img * s->c + c0) * ohw, ohw,
+                                          (long)s->c * ohw, k.imgs, s->h, s->w, g.th, g.tw);
+            else
+                transform_block(sl.a, in, NULL, s->c, s->h, s->w, &g, &k, 0, sl.scratch);
             transform_block(sl.b, dout, mask, s->oc, s->h, s->w, &g, &k, 1, sl.scratch);
             if (dbias)   /* the bias gradient's plane sums, while the planes are in cache */
                 for (long p = (long)k.first_img * s->oc; p < (long)(k.first_img + k.imgs) * s->oc; p++)
                     plane_sums[p] = masked_plane_sum(dout + p * ohw, mask ? mask + p * ohw : NULL, ohw);
             for (int xi = 0; xi < g.xi; xi++) {
-                transpose_tiles(sl.vt, sl.a + xi * xs_in, g.ld, s->c, k.tiles);
+                const real_t *vt = sl.a + xi * xs_in;
+                if (!transposed_input) {
+                    transpose_tiles(sl.vt, vt, g.ld, s->c, k.tiles);
+                    vt = sl.vt;
+                }
                 RT_FN(rt_gemm)(0, 0, s->oc, s->c, k.tiles, 1, sl.b + xi * xs_out, (int)g.ld,
-                               sl.vt, s->c, summed, sl.du + xi * kc, s->c);
+                               vt, s->c, summed, sl.du + xi * kc, s->c);
             }
             summed = 1;
             if (!din) continue;

@@ -292,6 +292,62 @@ INLINE void input_transform(int M, real_t *restrict v, long ld, const real_t *sr
         }
 }
 
+/* input_transform on 16 channels at once, one per lane (see wino_tiles.input_transposed):
+ * rows of the 16 planes are loaded as for input_transform, transposed in registers into a
+ * ring of the six padded rows a tile row needs, column x of the row as one vector of 16
+ * channels; then each tile's row pass and column pass run on whole vectors (no lanes idle
+ * on narrow planes, no shuffles but the transposes), in the order and with the arithmetic
+ * of input_transform's, and the results are stored 16 channels at a time, which is the
+ * layout the weight gradient's GEMMs take: the block's separate transpose goes away. */
+INLINE void input_transposed(int M, real_t *restrict vt, long xs, long ldt, const real_t *src,
+                             long ch_stride, long img_stride, int imgs, int h, int w, int th,
+                             int tw) {
+    enum { LP = 32 };   /* padded row length M*tw + 6 - M <= 32 for w <= 28 */
+    rvec ring[6][LP];
+    const rvec zero = { 0 };
+    long tiles = (long)th * tw, hw = (long)h * w;
+    int pad = PADDING(M), lp = M * tw + 6 - M;
+    for (int im = 0; im < imgs; im++) {
+        const real_t *img = src + im * img_stride;
+        int built = 0;   /* padded rows in the ring so far */
+        for (int i = 0; i < th; i++) {
+            for (; built <= M * i + 5; built++) {   /* padded row `built` into its slot */
+                rvec *row = ring[built % 6];
+                int y = built - pad;
+                if (y < 0 || y >= h) {
+                    for (int x = 0; x < lp; x++) row[x] = zero;
+                    continue;
+                }
+                rvec lo[16], hi[16];
+                #pragma GCC unroll 16
+                for (int l = 0; l < 16; l++)
+                    load_span(&lo[l], &hi[l], img + l * ch_stride, (long)y * w, w, hw);
+                for (int x = 0; x < pad; x++) row[x] = zero;
+                wino_transpose16(lo);
+                for (int x = 0; x < 16 && x < w; x++) row[pad + x] = lo[x];
+                if (w > 16) {
+                    wino_transpose16(hi);
+                    for (int x = 16; x < w; x++) row[pad + x] = hi[x - 16];
+                }
+                for (int x = pad + w; x < lp; x++) row[x] = zero;
+            }
+            for (int j = 0; j < tw; j++) {
+                rvec hk[6][6];   /* the row pass: patch row k times B */
+                for (int k = 0; k < 6; k++) {
+                    const rvec *x = ring[(M * i + k) % 6] + M * j;
+                    BT6(rvec, hk[k], x[0], x[1], x[2], x[3], x[4], x[5]);
+                }
+                real_t *out = vt + (im * tiles + (long)i * tw + j) * ldt;
+                for (int p = 0; p < 6; p++) {   /* the column pass, stored as made */
+                    rvec o[6];
+                    BT6(rvec, o, hk[0][p], hk[1][p], hk[2][p], hk[3][p], hk[4][p], hk[5][p]);
+                    for (int q = 0; q < 6; q++) VSTORE(out + (6 * q + p) * xs, o[q]);
+                }
+            }
+        }
+    }
+}
+
 /* A^T m A for every tile of a block (m[xi * ld + t]), plus bias and the fused activation,
  * into its planes of one channel. */
 INLINE void output_transform(int M, real_t *dst, const real_t *restrict m, long ld,
@@ -482,11 +538,17 @@ INLINE void input_adjoint(int M, real_t *dst, const real_t *restrict m, long ld,
     static long name##_scratch_elems(int imgs, int th, int tw) {                             \
         return scratch_elems(M, imgs, th, tw);                                               \
     }                                                                                        \
+    static void name##_input_transposed(real_t *restrict vt, long xs, long ldt,              \
+                                        const real_t *src, long ch_stride, long img_stride,  \
+                                        int imgs, int h, int w, int th, int tw) {            \
+        input_transposed(M, vt, xs, ldt, src, ch_stride, img_stride, imgs, h, w, th, tw);    \
+    }                                                                                        \
     const wino_tiles RT_FN(wino_##name) = {                                                  \
         .m = M, .r = KSIDE(M), .xi = XI, .kernel = name##_kernel,                            \
         .kernel_grad = name##_kernel_grad, .input = name##_input,                            \
         .output_grad = name##_output_grad, .output = name##_output,                          \
         .input_adjoint = name##_input_adjoint, .scratch_elems = name##_scratch_elems,        \
+        .input_transposed = name##_input_transposed,                                         \
     };
 
 KIND(4, f4x4)
