@@ -67,6 +67,14 @@ static wino_geom geom_of(const rt_conv_shape *s) {
     return g;
 }
 
+/* Whether the tiles go through the transforms 16 channels per vector (the tile kind's
+ * *_transposed transforms) rather than 16 tiles per vector: where the channels come in
+ * sixteens and the planes are narrow (where tiles per row leave most lanes idle). */
+static int channel_lanes(const rt_conv_shape *s, const wino_geom *g) {
+    return g->t->input_transposed && g->t->output_transposed && s->c % 16 == 0 &&
+           s->oc % 16 == 0 && s->w <= WINO_TRANSPOSED_MAX_W;
+}
+
 /* Workspace: the transformed kernels (shared), then per thread two block buffers, a partial
  * transformed weight gradient, the tile transforms' scratch, one transformed position's
  * input tiles transposed and, with din_add and no input adjoint, a block's input gradient. */
@@ -285,6 +293,17 @@ static void transform_block(real_t *dst, const real_t *src, const real_t *mask, 
     }
 }
 
+/* The input transform of a block's `channels` planes of `src`, 16 channels at a time, into
+ * the transposed layout dst[xi][tile][channel]. */
+static void transform_block_transposed(real_t *dst, const real_t *src, int channels, int h,
+                                       int w, const wino_geom *g, const wino_block *k) {
+    long hw = (long)h * w;
+    for (int c0 = 0; c0 < channels; c0 += 16)
+        g->t->input_transposed(dst + c0, xi_stride(g, channels), channels,
+                               src + ((long)k->first_img * channels + c0) * hw, hw,
+                               channels * hw, k->imgs, h, w, g->th, g->tw);
+}
+
 /* Inverse transform of a block's GEMM output m[xi][channel][tile] into `channels` planes. */
 static void untransform_block(real_t *dst, const real_t *m, const real_t *bias, rt_act act,
                               int channels, int h, int w, const wino_geom *g,
@@ -319,16 +338,32 @@ void RT_FN(conv2d_winograd_forward)(real_t *out, const real_t *in, const real_t 
                                     const real_t *bias, real_t *work, const rt_conv_shape *s) {
     wino_geom g = geom_of(s);
     real_t *u = work;
+    int transposed = channel_lanes(s, &g);
     #pragma omp parallel
     {
-        transform_kernels(u, weight, s, &g, 0, 0);   /* ends in a barrier */
+        transform_kernels(u, weight, s, &g, transposed, 0);   /* ends in a barrier */
         wino_slice sl = slice_of(work, omp_get_thread_num(), s, &g);
         #pragma omp for schedule(static)
         for (int b = 0; b < g.blocks; b++) {
             wino_block k = block_at(&g, s->n, b);
-            transform_block(sl.a, in, NULL, s->c, s->h, s->w, &g, &k, 0, sl.scratch);
-            transformed_gemms(sl.b, u, sl.a, s->oc, s->c, &g, &k);
-            untransform_block(out, sl.b, bias, s->act, s->oc, s->h, s->w, &g, &k, sl.scratch);
+            if (!transposed) {
+                transform_block(sl.a, in, NULL, s->c, s->h, s->w, &g, &k, 0, sl.scratch);
+                transformed_gemms(sl.b, u, sl.a, s->oc, s->c, &g, &k);
+                untransform_block(out, sl.b, bias, s->act, s->oc, s->h, s->w, &g, &k, sl.scratch);
+                continue;
+            }
+            /* the transposes of all: M^T[xi] (tiles x oc) = V^T[xi] (tiles x c) U^T[xi] */
+            long hw = (long)s->h * s->w;
+            transform_block_transposed(sl.a, in, s->c, s->h, s->w, &g, &k);
+            for (int xi = 0; xi < g.xi; xi++)
+                RT_FN(rt_gemm)(0, 0, k.tiles, s->oc, s->c, 1, sl.a + xi * xi_stride(&g, s->c),
+                               s->c, u + (long)xi * s->c * s->oc, s->oc, 0,
+                               sl.b + xi * xi_stride(&g, s->oc), s->oc);
+            for (int o0 = 0; o0 < s->oc; o0 += 16)
+                g.t->output_transposed(out + ((long)k.first_img * s->oc + o0) * hw, hw,
+                                       (long)s->oc * hw, sl.b + o0, xi_stride(&g, s->oc), s->oc,
+                                       k.imgs, s->h, s->w, g.th, g.tw, bias ? bias + o0 : NULL,
+                                       s->act);
         }
     }
 }
@@ -344,8 +379,7 @@ void RT_FN(conv2d_winograd_backward)(real_t *din, real_t *dweight, real_t *dbias
     long xs_in = xi_stride(&g, s->c), xs_out = xi_stride(&g, s->oc);
     real_t *plane_sums = work + plane_sums_at(s, &g);
     /* the weight gradient's transformed input 16 channels at a time, already transposed */
-    int transposed_input = g.t->input_transposed && s->c % 16 == 0 &&
-                           s->w <= WINO_TRANSPOSED_MAX_W;
+    int transposed_input = channel_lanes(s, &g);
     #pragma omp parallel
     {
         /* the input gradient needs the forward's kernels for the adjoint, else flipped ones */
@@ -368,10 +402,7 @@ void RT_FN(conv2d_winograd_backward)(real_t *din, real_t *dweight, real_t *dbias
              * along tiles; with the second transposed first the GEMM is a plain one (NN),
              * which OpenBLAS runs up to twice as fast on these shapes (measured). */
             if (transposed_input)   /* straight into the GEMMs' layout: a[xi][tile][c] */
-                for (int c0 = 0; c0 < s->c; c0 += 16)
-                    g.t->input_transposed(sl.a + c0, xs_in, s->c,
-                                          in + ((long)k.first_img * s->c + c0) * ohw, ohw,
-                                          (long)s->c * ohw, k.imgs, s->h, s->w, g.th, g.tw);
+                transform_block_transposed(sl.a, in, s->c, s->h, s->w, &g, &k);
             else
                 transform_block(sl.a, in, NULL, s->c, s->h, s->w, &g, &k, 0, sl.scratch);
             transform_block(sl.b, dout, mask, s->oc, s->h, s->w, &g, &k, 1, sl.scratch);

@@ -402,6 +402,57 @@ INLINE void output_transform(int M, real_t *dst, const real_t *restrict m, long 
         }
 }
 
+/* output_transform on 16 output channels at once, one per lane (see
+ * wino_tiles.output_transposed): per tile row, each tile's both passes on whole vectors, in
+ * the order and with the arithmetic of output_transform's, its M x M pixels into a ring of the
+ * tile row's M output rows (pixel x of a row as one vector of 16 channels); plus bias,
+ * through the activation; then each row transposed in registers back into the 16 planes. */
+INLINE void output_transposed(int M, real_t *dst, long ch_stride, long img_stride,
+                              const real_t *restrict mt, long xs, long ldt, int imgs, int h,
+                              int w, int th, int tw, const real_t *bias, rt_act act) {
+    enum { LP = 32 };   /* output row length M*tw <= 32 for w <= 28 */
+    rvec rows[4][LP], b = { 0 };
+    real_t buf[32];
+    const rvec zero = { 0 };
+    long tiles = (long)th * tw;
+    if (bias) VLOAD(b, bias);
+    for (int a = 0; a < M; a++)   /* pixels past the tiles: stored past the rows, then overwritten */
+        for (int x = M * tw; x < LP; x++) rows[a][x] = zero;
+    for (int im = 0; im < imgs; im++)
+        for (int i = 0; i < th; i++) {
+            for (int j = 0; j < tw; j++) {
+                const real_t *m = mt + (im * tiles + (long)i * tw + j) * ldt;
+                rvec z[4][6];
+                for (int p = 0; p < 6; p++) {
+                    rvec x[6], o[4];
+                    for (int q = 0; q < 6; q++) VLOAD(x[q], m + (6 * q + p) * xs);
+                    AT6(M, rvec, o, x[0], x[1], x[2], x[3], x[4], x[5]);
+                    for (int a = 0; a < M; a++) z[a][p] = o[a];
+                }
+                for (int a = 0; a < M; a++) {
+                    rvec o[4];
+                    AT6(M, rvec, o, z[a][0], z[a][1], z[a][2], z[a][3], z[a][4], z[a][5]);
+                    for (int c = 0; c < M; c++) {
+                        rvec v = o[c] + b;
+                        if (act == RT_ACT_RELU) v = (rvec)((rsel)v & (v > zero));
+                        rows[a][M * j + c] = v;
+                    }
+                }
+            }
+            for (int a = 0; a < M && M * i + a < h; a++) {
+                rvec lo[16], hi[16];
+                #pragma GCC unroll 16
+                for (int l = 0; l < 16; l++) lo[l] = rows[a][l], hi[l] = rows[a][16 + l];
+                wino_transpose16(lo);
+                if (w > 16) wino_transpose16(hi);
+                else for (int l = 0; l < 16; l++) hi[l] = zero;
+                for (int l = 0; l < 16; l++)
+                    store_row(dst + l * ch_stride + im * img_stride, &lo[l], &hi[l], 0, M * i + a,
+                              h, w, 0, buf);
+            }
+        }
+}
+
 /* A dy A^T for every MxM tile of a block's output-gradient planes of one channel (masked by
  * the fused activation's output when `mask` is set): v[xi * ld + t]; pixels past a plane's
  * edge count as zero. */
@@ -538,6 +589,13 @@ INLINE void input_adjoint(int M, real_t *dst, const real_t *restrict m, long ld,
     static long name##_scratch_elems(int imgs, int th, int tw) {                             \
         return scratch_elems(M, imgs, th, tw);                                               \
     }                                                                                        \
+    static void name##_output_transposed(real_t *dst, long ch_stride, long img_stride,       \
+                                         const real_t *restrict mt, long xs, long ldt,       \
+                                         int imgs, int h, int w, int th, int tw,             \
+                                         const real_t *bias, rt_act act) {                   \
+        output_transposed(M, dst, ch_stride, img_stride, mt, xs, ldt, imgs, h, w, th, tw,    \
+                          bias, act);                                                        \
+    }                                                                                        \
     static void name##_input_transposed(real_t *restrict vt, long xs, long ldt,              \
                                         const real_t *src, long ch_stride, long img_stride,  \
                                         int imgs, int h, int w, int th, int tw) {            \
@@ -549,6 +607,7 @@ INLINE void input_adjoint(int M, real_t *dst, const real_t *restrict m, long ld,
         .output_grad = name##_output_grad, .output = name##_output,                          \
         .input_adjoint = name##_input_adjoint, .scratch_elems = name##_scratch_elems,        \
         .input_transposed = name##_input_transposed,                                         \
+        .output_transposed = name##_output_transposed,                                       \
     };
 
 KIND(4, f4x4)

@@ -56,6 +56,14 @@ typedef struct {
     void (*input_transposed)(real_t *restrict vt, long xs, long ldt, const real_t *src,
                              long ch_stride, long img_stride, int imgs, int h, int w, int th,
                              int tw);
+    /* `output` for 16 output channels at once, one per lane, from the transposed GEMM output
+     * mt[xi * xs + t * ldt + l] (channel l of the 16, tile t of the block) into the 16
+     * planes (ch_stride apart), plus bias[l] (bias NULL: none); planes of at most
+     * WINO_TRANSPOSED_MAX_W columns. The same values, bit for bit, as `output` on the
+     * transposed GEMM output. NULL where the tiles have none. */
+    void (*output_transposed)(real_t *dst, long ch_stride, long img_stride,
+                              const real_t *restrict mt, long xs, long ldt, int imgs, int h,
+                              int w, int th, int tw, const real_t *bias, rt_act act);
 } wino_tiles;
 
 #define WINO_TRANSPOSED_MAX_W 28
