@@ -1,6 +1,6 @@
 /* The Winograd tile transforms that run 16 channels per vector (input_transposed,
- * output_transposed of conv2d_winograd_6x6.c) against the ones that run 16 tiles per vector
- * (input, output), built as the trainers link them (-march=native): the same values bit for
+ * output_transposed, adjoint_transposed of conv2d_winograd_6x6.c) against the ones that run
+ * 16 tiles per vector (input, output, input_adjoint), built as the trainers link them (-march=native): the same values bit for
  * bit, transposed, for F(4x4,3x3) and F(2x2,5x5) on planes of one to several tiles per row,
  * partial edge tiles, one and several images, bias and a fused ReLU. */
 #include <string.h>
@@ -66,6 +66,16 @@ static void test_shape(const wino_tiles *t, int h, int w, int imgs, rt_act act) 
                   scratch);
     t->output_transposed(out_got, hw, CH * hw, mt, xs, CH, imgs, h, w, th, tw, bias, act);
     check_same("output transform", t, h, w, imgs, out_got, out_want, imgs * CH * hw);
+    /* input adjoint from the same m: written, then added onto what the planes held */
+    for (int add = 0; add < 2; add++) {
+        for (long i = 0; i < imgs * CH * hw; i++) out_want[i] = out_got[i] = planes[i];
+        for (int c = 0; c < CH; c++)
+            t->input_adjoint(out_want + c * hw, m + c * ld, xs, CH * hw, imgs, h, w, th, tw, add,
+                             scratch);
+        t->adjoint_transposed(out_got, hw, CH * hw, mt, xs, CH, imgs, h, w, th, tw, add);
+        check_same(add ? "input adjoint, added" : "input adjoint", t, h, w, imgs, out_got,
+                   out_want, imgs * CH * hw);
+    }
     free(planes), free(bias), free(scratch), free(v), free(vt), free(want), free(got);
     free(m), free(mt), free(out_want), free(out_got);
 }

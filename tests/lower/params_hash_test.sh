@@ -45,6 +45,8 @@ expect fmnist_lenet c7c3429067574505
 # thread instead of two gave 2.38020318), and when its stem took the 1-channel kernel above
 # (branch lenet: 2.37976582 against 2.37950076); all three together 2.37839861, top-1 and top-5 the same.
 # It moved from 1f81a5d37f4144ea when the Winograd forward's GEMMs turned to M^T = V^T U^T (as
-# LeNet's above, branch wtrans): 2.37870624 against 2.37839861, top-1 and top-5 the same.
-expect fmnist_resnet e4eca6ccfa3acd6f
+# LeNet's above, branch wtrans: 2.37870624 against 2.37839861) and the 7x7 convolutions' input
+# gradient to dV^T = dM^T U (the same products summed in another order; the transforms bit for
+# bit the same): 2.37911300 against 2.37839861, top-1 and top-5 the same.
+expect fmnist_resnet 5558ad3b87e807ee
 exit $status

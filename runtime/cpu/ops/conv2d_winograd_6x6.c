@@ -559,6 +559,73 @@ INLINE void input_adjoint(int M, real_t *dst, const real_t *restrict m, long ld,
         }
 }
 
+/* input_adjoint on 16 channels at once, one per lane (see wino_tiles.adjoint_transposed):
+ * per tile row, each tile's column pass B dV[.][p] into a ring of the last three tile rows'
+ * H; per plane row, the sum of the tile rows it is patch row k of, times B, added up over the
+ * overlapping columns, all in the order of input_adjoint's (the tiles past the row's last
+ * are B of zeros, as input_adjoint's masked lanes); then the row transposed in registers
+ * back into the 16 planes. */
+INLINE void input_adjoint_transposed(int M, real_t *dst, long ch_stride, long img_stride,
+                                     const real_t *restrict dvt, long xs, long ldt, int imgs,
+                                     int h, int w, int th, int tw, int add) {
+    enum { TW = 14, LP = 32 };   /* tiles per row (ROW_TW(2)), plane row length */
+    rvec hb[3][TW][36];          /* H of the tile rows i % 3 */
+    rvec xs_[TW + 2][6];         /* B times each tile's row sums; two tiles of zeros past */
+    rvec cols[LP];
+    real_t buf[32];
+    const rvec zero = { 0 };
+    long tiles = (long)th * tw;
+    int pad = PADDING(M);
+    for (int x = 0; x < LP; x++) cols[x] = zero;
+    for (int j = tw; j < tw + 2; j++) {
+        rvec o[6] = { zero, zero, zero, zero, zero, zero };
+        B6(rvec, xs_[j], o[0], o[1], o[2], o[3], o[4], o[5]);
+    }
+    for (int im = 0; im < imgs; im++) {
+        int done = 0;   /* tile rows in the ring so far */
+        for (int y = pad; y < pad + h; y++) {   /* the padded rows of the plane proper */
+            int last = y / M < th ? y / M : th - 1;
+            for (; done <= last; done++)
+                for (int j = 0; j < tw; j++) {
+                    const real_t *m = dvt + (im * tiles + (long)done * tw + j) * ldt;
+                    for (int p = 0; p < 6; p++) {
+                        rvec x[6], o[6];
+                        for (int q = 0; q < 6; q++) VLOAD(x[q], m + (6 * q + p) * xs);
+                        B6(rvec, o, x[0], x[1], x[2], x[3], x[4], x[5]);
+                        for (int k = 0; k < 6; k++) hb[done % 3][j][6 * p + k] = o[k];
+                    }
+                }
+            for (int j = 0; j < tw; j++) {
+                rvec o[6];
+                for (int p = 0; p < 6; p++) {
+                    rvec acc = zero;
+                    for (int i = y / M; i >= 0 && y - M * i <= 5; i--)
+                        if (i < th) acc += hb[i % 3][j][6 * p + y - M * i];
+                    o[p] = acc;
+                }
+                B6(rvec, xs_[j], o[0], o[1], o[2], o[3], o[4], o[5]);
+            }
+            /* padded column M*j + c is x[c] of tile j, plus x[c + M] of tile j - 1 and (M = 2)
+             * x[c + 4] of tile j - 2, summed in that order; plane column x is padded x + pad */
+            for (int x = 0; x < w; x++) {
+                int col = x + pad, j = col / M, c = col % M;
+                rvec v = xs_[j][c];
+                if (c + M < 6) v += j >= 1 ? xs_[j - 1][c + M] : zero;   /* M = 4: c < 2 */
+                if (M == 2) v += j >= 2 ? xs_[j - 2][c + 4] : zero;
+                cols[x] = v;
+            }
+            rvec lo[16], hi[16];
+            #pragma GCC unroll 16
+            for (int l = 0; l < 16; l++) lo[l] = cols[l], hi[l] = cols[16 + l];
+            wino_transpose16(lo);
+            if (w > 16) wino_transpose16(hi);
+            for (int l = 0; l < 16; l++)
+                store_row(dst + l * ch_stride + im * img_stride, &lo[l], &hi[l], 0, y - pad, h, w,
+                          add, buf);
+        }
+    }
+}
+
 /* ---- the two kinds: every function above with M fixed ---- */
 
 #define KIND(M, name)                                                                        \
@@ -596,6 +663,12 @@ INLINE void input_adjoint(int M, real_t *dst, const real_t *restrict m, long ld,
         output_transposed(M, dst, ch_stride, img_stride, mt, xs, ldt, imgs, h, w, th, tw,    \
                           bias, act);                                                        \
     }                                                                                        \
+    static void name##_adjoint_transposed(real_t *dst, long ch_stride, long img_stride,      \
+                                          const real_t *restrict dvt, long xs, long ldt,     \
+                                          int imgs, int h, int w, int th, int tw, int add) { \
+        input_adjoint_transposed(M, dst, ch_stride, img_stride, dvt, xs, ldt, imgs, h, w,    \
+                                 th, tw, add);                                               \
+    }                                                                                        \
     static void name##_input_transposed(real_t *restrict vt, long xs, long ldt,              \
                                         const real_t *src, long ch_stride, long img_stride,  \
                                         int imgs, int h, int w, int th, int tw) {            \
@@ -608,6 +681,7 @@ INLINE void input_adjoint(int M, real_t *dst, const real_t *restrict m, long ld,
         .input_adjoint = name##_input_adjoint, .scratch_elems = name##_scratch_elems,        \
         .input_transposed = name##_input_transposed,                                         \
         .output_transposed = name##_output_transposed,                                       \
+        .adjoint_transposed = name##_adjoint_transposed,                                     \
     };
 
 KIND(4, f4x4)

@@ -64,6 +64,13 @@ typedef struct {
     void (*output_transposed)(real_t *dst, long ch_stride, long img_stride,
                               const real_t *restrict mt, long xs, long ldt, int imgs, int h,
                               int w, int th, int tw, const real_t *bias, rt_act act);
+    /* `input_adjoint` for 16 channels at once, one per lane, from the transposed
+     * dvt[xi * xs + t * ldt + l] into the 16 planes (ch_stride apart; written, or added to
+     * them when `add`); planes of at most WINO_TRANSPOSED_MAX_W columns. The same values as
+     * `input_adjoint` on the transposed dV. NULL where the tiles have none. */
+    void (*adjoint_transposed)(real_t *dst, long ch_stride, long img_stride,
+                               const real_t *restrict dvt, long xs, long ldt, int imgs, int h,
+                               int w, int th, int tw, int add);
 } wino_tiles;
 
 #define WINO_TRANSPOSED_MAX_W 28
