@@ -16,7 +16,10 @@
  *                   (the adjoint of the forward in the transformed domain)
  * The tiles of a block of whole images are transformed into V[xi][channel][tile] (xi the
  * transformed position), so each xi is one GEMM over channels; blocks are sized to stay
- * near the per-core cache and run on OpenMP threads, each with its own workspace slice. */
+ * near the per-core cache and run on OpenMP threads, each with its own workspace slice.
+ * Where channels come in sixteens on narrow planes (channel_lanes), the transforms run 16
+ * channels per vector instead of 16 tiles, on and into the transposes V^T[xi][tile][channel]
+ * (and M^T, dV^T), which the GEMMs take as they are (V^T U^T, dM V^T, dM^T U). */
 #include <omp.h>
 #include <string.h>
 #include "rt_gemm.h"
