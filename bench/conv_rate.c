@@ -1,9 +1,10 @@
 /* `make bench-conv`: milliseconds and GFLOP/s of conv2d forward, input gradient and weight
- * gradient on the example ResNet's strided and 1x1 shapes and the published ResNet-50's stem,
- * strided and 1x1 shapes, batch 128 (ResNet-50: 32, its stem 16), as the trainer calls them.
- * Each cell is the fastest of REPS timed calls after a warm-up (on a shared host, the one
- * least disturbed by other work; compare runs by ratios, never across hosts). "data" is
- * backward with the input gradient less backward without it.
+ * gradient on the example ResNet's Winograd (3x3 stride 1), strided and 1x1 shapes, LeNet's
+ * Winograd 5x5 and the published ResNet-50's stem, strided and 1x1 shapes, batch 128
+ * (ResNet-50: 32, its stem 16), as the trainer calls them. Each cell is the fastest of REPS
+ * timed calls after a warm-up (on a shared host, the one least disturbed by other work;
+ * compare runs by ratios, never across hosts). "data" is backward with the input gradient
+ * less backward without it.
  * usage: conv_rate [REPS] [FILTER]   (FILTER: run only shapes whose name contains it)
  * CONV_RATE_CLOCK=cpu times by the process's CPU time instead of the wall clock: with
  * OMP_NUM_THREADS=1 on a busy host, that leaves out the time other processes held the core. */
@@ -15,28 +16,37 @@
 #include "rt_core.h"
 #include "rt_ops.h"
 
-typedef struct { const char *what; int n, c, h, oc, k, stride, pad, din_add; } conv_case;
+typedef struct {
+    const char *what;
+    int n, c, h, oc, k, stride, pad, din_add;
+    rt_conv_algo algo;   /* Winograd where the trainers pick it (the compiler's choice) */
+    rt_act act;          /* fused activation: the backward masks dy by the output's sign */
+} conv_case;
 
 static const conv_case cases[] = {
-    { "resnet layer2_0_conv1 3x3/2", 128, 32, 28, 64, 3, 2, 1, 1 },
-    { "resnet layer3_0_conv1 3x3/2", 128, 64, 14, 128, 3, 2, 1, 1 },
-    { "resnet layer2_0_down 1x1/2", 128, 32, 28, 64, 1, 2, 0, 0 },
-    { "resnet layer3_0_down 1x1/2", 128, 64, 14, 128, 1, 2, 0, 0 },
-    { "resnet50 stem 7x7/2 3->64", 16, 3, 224, 64, 7, 2, 3, 0 },
-    { "resnet50 3x3/2 128 56->28", 32, 128, 56, 128, 3, 2, 1, 0 },
-    { "resnet50 3x3/2 256 28->14", 32, 256, 28, 256, 3, 2, 1, 0 },
-    { "resnet50 3x3/2 512 14->7", 32, 512, 14, 512, 3, 2, 1, 0 },
-    { "resnet50 1x1 256->64 56x56", 32, 256, 56, 64, 1, 1, 0, 0 },
-    { "resnet50 1x1 64->256 56x56", 32, 64, 56, 256, 1, 1, 0, 1 },
-    { "resnet50 1x1/2 512->1024 28", 32, 512, 28, 1024, 1, 2, 0, 0 },
-    { "resnet50 1x1 1024->256 14x14", 32, 1024, 14, 256, 1, 1, 0, 0 },
+    { "resnet layer1 3x3 32 28x28", 128, 32, 28, 32, 3, 1, 1, 0, RT_CONV_WINOGRAD_F4, RT_ACT_NONE },
+    { "resnet layer2 3x3 64 14x14", 128, 64, 14, 64, 3, 1, 1, 0, RT_CONV_WINOGRAD_F4, RT_ACT_NONE },
+    { "resnet layer3 3x3 128 7x7", 128, 128, 7, 128, 3, 1, 1, 0, RT_CONV_WINOGRAD_F4, RT_ACT_NONE },
+    { "lenet conv2 5x5 32->64 14x14", 128, 32, 14, 64, 5, 1, 2, 0, RT_CONV_WINOGRAD, RT_ACT_RELU },
+    { "resnet layer2_0_conv1 3x3/2", 128, 32, 28, 64, 3, 2, 1, 1, RT_CONV_IM2COL, RT_ACT_NONE },
+    { "resnet layer3_0_conv1 3x3/2", 128, 64, 14, 128, 3, 2, 1, 1, RT_CONV_IM2COL, RT_ACT_NONE },
+    { "resnet layer2_0_down 1x1/2", 128, 32, 28, 64, 1, 2, 0, 0, RT_CONV_IM2COL, RT_ACT_NONE },
+    { "resnet layer3_0_down 1x1/2", 128, 64, 14, 128, 1, 2, 0, 0, RT_CONV_IM2COL, RT_ACT_NONE },
+    { "resnet50 stem 7x7/2 3->64", 16, 3, 224, 64, 7, 2, 3, 0, RT_CONV_IM2COL, RT_ACT_NONE },
+    { "resnet50 3x3/2 128 56->28", 32, 128, 56, 128, 3, 2, 1, 0, RT_CONV_IM2COL, RT_ACT_NONE },
+    { "resnet50 3x3/2 256 28->14", 32, 256, 28, 256, 3, 2, 1, 0, RT_CONV_IM2COL, RT_ACT_NONE },
+    { "resnet50 3x3/2 512 14->7", 32, 512, 14, 512, 3, 2, 1, 0, RT_CONV_IM2COL, RT_ACT_NONE },
+    { "resnet50 1x1 256->64 56x56", 32, 256, 56, 64, 1, 1, 0, 0, RT_CONV_IM2COL, RT_ACT_NONE },
+    { "resnet50 1x1 64->256 56x56", 32, 64, 56, 256, 1, 1, 0, 1, RT_CONV_IM2COL, RT_ACT_NONE },
+    { "resnet50 1x1/2 512->1024 28", 32, 512, 28, 1024, 1, 2, 0, 0, RT_CONV_IM2COL, RT_ACT_NONE },
+    { "resnet50 1x1 1024->256 14x14", 32, 1024, 14, 256, 1, 1, 0, 0, RT_CONV_IM2COL, RT_ACT_NONE },
 };
 
 static rt_conv_shape shape_of(const conv_case *cc) {
     rt_conv_shape s = { .n = cc->n, .c = cc->c, .h = cc->h, .w = cc->h, .oc = cc->oc,
                         .kh = cc->k, .kw = cc->k, .sh = cc->stride, .sw = cc->stride,
                         .ph = cc->pad, .pw = cc->pad, .dh = 1, .dw = 1, .groups = 1,
-                        .din_add = cc->din_add };
+                        .din_add = cc->din_add, .algo = cc->algo, .act = cc->act };
     s.oh = rt_conv_out_dim(s.h, s.kh, s.sh, s.ph, 1);
     s.ow = rt_conv_out_dim(s.w, s.kw, s.sw, s.pw, 1);
     return s;
@@ -83,9 +93,9 @@ int main(int argc, char **argv) {
             double t0 = now();
             conv2d_forward(out, in, w, NULL, work, &s);
             double t1 = now();
-            conv2d_backward(din, dw, NULL, dout, NULL, in, w, work, &s);
+            conv2d_backward(din, dw, NULL, dout, out, in, w, work, &s);
             double t2 = now();
-            conv2d_backward(NULL, dw, NULL, dout, NULL, in, w, work, &s);
+            conv2d_backward(NULL, dw, NULL, dout, out, in, w, work, &s);
             double t3 = now();
             if (r < 0) continue;
             tf[r] = t1 - t0, tw[r] = t3 - t2, tb[r] = (t2 - t1) - (t3 - t2);

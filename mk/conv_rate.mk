@@ -1,6 +1,7 @@
 # Convolution rates (not part of `make test`): `make bench-conv` times conv2d forward, input
-# gradient and weight gradient on the ResNet example's strided and 1x1 shapes and the
-# published ResNet-50's stem, strided and 1x1 shapes (bench/conv_rate.c).
+# gradient and weight gradient on the ResNet example's Winograd, strided and 1x1 shapes,
+# LeNet's Winograd 5x5 and the published ResNet-50's stem, strided and 1x1 shapes
+# (bench/conv_rate.c).
 
 CONV_RATE := $(BUILD)/bench/conv_rate
 

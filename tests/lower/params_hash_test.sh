@@ -29,8 +29,12 @@ expect fmnist_mlp c7de9a2a11ba3b08
 # It moved again when the 1-channel first convolution left im2col + GEMM for a direct kernel
 # (runtime/cpu/conv2d_c1.c, branch lenet): another summation order, rounding only; the short
 # run's eval loss 2.23031125 against 2.2303112, the same top-1 and top-5 (TRAINC_CONV_C1=off
-# gives the previous hash).
-expect fmnist_lenet 68754482db150076
+# gives the previous hash). It moved again when the Winograd forward began running 16 channels
+# per vector (branch wtrans): each transformed position's GEMM computes M^T = V^T U^T instead of
+# M = U V, the same products summed in another order (the transforms themselves are bit for bit
+# the same, tests/cpu_native/wino_lanes_native_test.sh); eval loss 2.23031126 against
+# 2.23031125, the same top-1 and top-5.
+expect fmnist_lenet c7c3429067574505
 # ResNet's hash moved from 2dc34fa14f05c416 (rounding only, each change's short run keeping
 # top-1 and top-5) when batch norm began summing a channel in 16 float lanes over spans of
 # ~4096 values (not per plane) and sum(dy*xhat) as inv_std*sum(dy*(x-mean)) (branch bn: eval
@@ -40,5 +44,9 @@ expect fmnist_lenet 68754482db150076
 # tests/unit/test_conv_strided.c; 2.37816548 against 2.37950076, where the old code on one
 # thread instead of two gave 2.38020318), and when its stem took the 1-channel kernel above
 # (branch lenet: 2.37976582 against 2.37950076); all three together 2.37839861, top-1 and top-5 the same.
-expect fmnist_resnet 1f81a5d37f4144ea
+# It moved from 1f81a5d37f4144ea when the Winograd forward's GEMMs turned to M^T = V^T U^T (as
+# LeNet's above, branch wtrans: 2.37870624 against 2.37839861) and the 7x7 convolutions' input
+# gradient to dV^T = dM^T U (the same products summed in another order; the transforms bit for
+# bit the same): 2.37911300 against 2.37839861, top-1 and top-5 the same.
+expect fmnist_resnet 5558ad3b87e807ee
 exit $status

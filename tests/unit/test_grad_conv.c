@@ -271,7 +271,15 @@ int main(void) {
     rt_conv_shape pair  = { 9, 64, 14, 14, 48, 3, 3, 1, 1, 1, 1, 1, 1, 1, 14, 14, RT_ACT_RELU, 0, 0 };
     rt_conv_shape small = { 40, 32, 7, 7, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1,  7,  7, RT_ACT_NONE, 0, 0 };
     rt_conv_shape full  = { 6, 16, 28, 28, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 28, 28, RT_ACT_RELU, 0, 0 };
+    /* channels in sixteens on narrow planes: the 6x6 tiles run 16 channels per vector
+     * (conv2d_winograd.c channel_lanes), the 7x7 input gradient too */
+    rt_conv_shape lanes28 = { 2, 16, 28, 28, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 28, 28, RT_ACT_RELU, 0, 0 };
+    rt_conv_shape lanes7 = { 11, 32, 7, 7, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 7, 7, RT_ACT_NONE, 0, 0 };
+    rt_conv_shape lanes9 = { 4, 16, 9, 6, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 9, 6, RT_ACT_RELU, 0, 0 };
     rt_conv_algo algos[] = { RT_CONV_WINOGRAD, RT_CONV_WINOGRAD_F4, 0 };
+    test_winograd_vs_im2col(lanes28, RT_CONV_WINOGRAD_F4);
+    test_winograd_vs_im2col(lanes7, RT_CONV_WINOGRAD_F4);
+    test_winograd_vs_im2col(lanes9, RT_CONV_WINOGRAD_F4);
     for (int a = 0; a < 2; a++) {
         test_winograd_vs_im2col(wide, algos[a]);
         test_winograd_vs_im2col(wider, algos[a]);
@@ -286,6 +294,9 @@ int main(void) {
         { 4, 16, 28, 28, 8, 5, 5, 1, 1, 2, 2, 1, 1, 1, 28, 28, RT_ACT_RELU, 0, 0 },
         { 3, 20, 9, 35, 12, 5, 5, 1, 1, 2, 2, 1, 1, 1, 9, 35, RT_ACT_NONE, 0, 0 },
         { 40, 24, 7, 7, 16, 5, 5, 1, 1, 2, 2, 1, 1, 1, 7, 7, RT_ACT_NONE, 0, 0 },
+        /* 16 channels per vector (as LeNet's 32 -> 64 on 14x14) */
+        { 3, 32, 14, 14, 16, 5, 5, 1, 1, 2, 2, 1, 1, 1, 14, 14, RT_ACT_RELU, 0, 0 },
+        { 7, 16, 7, 5, 32, 5, 5, 1, 1, 2, 2, 1, 1, 1, 7, 5, RT_ACT_NONE, 0, 0 },
     };
     for (size_t i = 0; i < sizeof five / sizeof five[0]; i++)
         test_winograd_vs_im2col(five[i], RT_CONV_WINOGRAD);

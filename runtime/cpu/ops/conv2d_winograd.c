@@ -16,7 +16,10 @@
  *                   (the adjoint of the forward in the transformed domain)
  * The tiles of a block of whole images are transformed into V[xi][channel][tile] (xi the
  * transformed position), so each xi is one GEMM over channels; blocks are sized to stay
- * near the per-core cache and run on OpenMP threads, each with its own workspace slice. */
+ * near the per-core cache and run on OpenMP threads, each with its own workspace slice.
+ * Where channels come in sixteens on narrow planes (channel_lanes), the transforms run 16
+ * channels per vector instead of 16 tiles, on and into the transposes V^T[xi][tile][channel]
+ * (and M^T, dV^T), which the GEMMs take as they are (V^T U^T, dM V^T, dM^T U). */
 #include <omp.h>
 #include <string.h>
 #include "rt_gemm.h"
@@ -65,6 +68,15 @@ static wino_geom geom_of(const rt_conv_shape *s) {
     g.cmax = s->c > s->oc ? s->c : s->oc;
     g.kk = g.t->r * g.t->r;
     return g;
+}
+
+/* Whether the tiles go through the transforms 16 channels per vector (the tile kind's
+ * *_transposed transforms) rather than 16 tiles per vector: where the channels come in
+ * sixteens and the planes are narrow (where tiles per row leave most lanes idle). */
+static int channel_lanes(const rt_conv_shape *s, const wino_geom *g) {
+    return g->t->input_transposed && g->t->output_transposed && g->t->adjoint_transposed &&
+           s->c % 16 == 0 &&
+           s->oc % 16 == 0 && s->w <= WINO_TRANSPOSED_MAX_W;
 }
 
 /* Workspace: the transformed kernels (shared), then per thread two block buffers, a partial
@@ -208,35 +220,12 @@ static void transform_kernels(real_t *u, const real_t *weight, const rt_conv_sha
 static inline __attribute__((always_inline)) void transpose16(real_t *restrict dst, long ldd,
                                                               const real_t *restrict src,
                                                               long lds) {
-    /* Level s swaps bit s of the row index with bit s of the lane: of rows i and i + s (bit
-     * s of i clear), i keeps its lanes with bit s clear and takes the other row's lanes
-     * j - s for the rest; i + s gets the remaining lanes. Four levels make the transpose. */
-    static const rsel LO[4] = {
-        { 0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30 },
-        { 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29 },
-        { 0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27 },
-        { 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23 } };
-    static const rsel HI[4] = {
-        { 1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31 },
-        { 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31 },
-        { 4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31 },
-        { 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31 } };
     rvec v[16];
     /* fully unrolled with constant indices only, so the 16 rows stay in registers (a bound
      * known only at run time kept them in memory: the transposes took twice as long) */
     #pragma GCC unroll 16
     for (int k = 0; k < 16; k++) VLOAD(v[k], src + k * lds);
-    #pragma GCC unroll 4
-    for (int level = 0; level < 4; level++) {
-        int d = 1 << level;
-        #pragma GCC unroll 16
-        for (int i = 0; i < 16; i++)
-            if (!(i & d)) {
-                rvec a = v[i], b = v[i + d];
-                v[i] = __builtin_shuffle(a, b, LO[level]);
-                v[i + d] = __builtin_shuffle(a, b, HI[level]);
-            }
-    }
+    wino_transpose16(v);
     #pragma GCC unroll 16
     for (int k = 0; k < 16; k++) VSTORE(dst + k * ldd, v[k]);
 }
@@ -308,6 +297,17 @@ static void transform_block(real_t *dst, const real_t *src, const real_t *mask, 
     }
 }
 
+/* The input transform of a block's `channels` planes of `src`, 16 channels at a time, into
+ * the transposed layout dst[xi][tile][channel]. */
+static void transform_block_transposed(real_t *dst, const real_t *src, int channels, int h,
+                                       int w, const wino_geom *g, const wino_block *k) {
+    long hw = (long)h * w;
+    for (int c0 = 0; c0 < channels; c0 += 16)
+        g->t->input_transposed(dst + c0, xi_stride(g, channels), channels,
+                               src + ((long)k->first_img * channels + c0) * hw, hw,
+                               channels * hw, k->imgs, h, w, g->th, g->tw);
+}
+
 /* Inverse transform of a block's GEMM output m[xi][channel][tile] into `channels` planes. */
 static void untransform_block(real_t *dst, const real_t *m, const real_t *bias, rt_act act,
                               int channels, int h, int w, const wino_geom *g,
@@ -342,16 +342,32 @@ void RT_FN(conv2d_winograd_forward)(real_t *out, const real_t *in, const real_t 
                                     const real_t *bias, real_t *work, const rt_conv_shape *s) {
     wino_geom g = geom_of(s);
     real_t *u = work;
+    int transposed = channel_lanes(s, &g);
     #pragma omp parallel
     {
-        transform_kernels(u, weight, s, &g, 0, 0);   /* ends in a barrier */
+        transform_kernels(u, weight, s, &g, transposed, 0);   /* ends in a barrier */
         wino_slice sl = slice_of(work, omp_get_thread_num(), s, &g);
         #pragma omp for schedule(static)
         for (int b = 0; b < g.blocks; b++) {
             wino_block k = block_at(&g, s->n, b);
-            transform_block(sl.a, in, NULL, s->c, s->h, s->w, &g, &k, 0, sl.scratch);
-            transformed_gemms(sl.b, u, sl.a, s->oc, s->c, &g, &k);
-            untransform_block(out, sl.b, bias, s->act, s->oc, s->h, s->w, &g, &k, sl.scratch);
+            if (!transposed) {
+                transform_block(sl.a, in, NULL, s->c, s->h, s->w, &g, &k, 0, sl.scratch);
+                transformed_gemms(sl.b, u, sl.a, s->oc, s->c, &g, &k);
+                untransform_block(out, sl.b, bias, s->act, s->oc, s->h, s->w, &g, &k, sl.scratch);
+                continue;
+            }
+            /* the transposes of all: M^T[xi] (tiles x oc) = V^T[xi] (tiles x c) U^T[xi] */
+            long hw = (long)s->h * s->w;
+            transform_block_transposed(sl.a, in, s->c, s->h, s->w, &g, &k);
+            for (int xi = 0; xi < g.xi; xi++)
+                RT_FN(rt_gemm)(0, 0, k.tiles, s->oc, s->c, 1, sl.a + xi * xi_stride(&g, s->c),
+                               s->c, u + (long)xi * s->c * s->oc, s->oc, 0,
+                               sl.b + xi * xi_stride(&g, s->oc), s->oc);
+            for (int o0 = 0; o0 < s->oc; o0 += 16)
+                g.t->output_transposed(out + ((long)k.first_img * s->oc + o0) * hw, hw,
+                                       (long)s->oc * hw, sl.b + o0, xi_stride(&g, s->oc), s->oc,
+                                       k.imgs, s->h, s->w, g.th, g.tw, bias ? bias + o0 : NULL,
+                                       s->act);
         }
     }
 }
@@ -366,11 +382,18 @@ void RT_FN(conv2d_winograd_backward)(real_t *din, real_t *dweight, real_t *dbias
     long ohw = (long)s->h * s->w, kc = (long)s->oc * s->c;
     long xs_in = xi_stride(&g, s->c), xs_out = xi_stride(&g, s->oc);
     real_t *plane_sums = work + plane_sums_at(s, &g);
+    /* the weight gradient's transformed input 16 channels at a time, already transposed */
+    int transposed_input = channel_lanes(s, &g);
+    /* and the input gradient's adjoint where rows have two tiles or fewer (7x7 planes): on
+     * wider rows the tile lanes' adjoint measured faster (4% on 28x28, 2% on 14x14; the
+     * transposes back cost more than the idle lanes), on 7x7 planes 12% slower */
+    int transposed_adjoint = transposed_input && g.tw <= 2;
     #pragma omp parallel
     {
         /* the input gradient needs the forward's kernels for the adjoint, else flipped ones */
         int adjoint = g.t->input_adjoint != NULL;
-        if (din) transform_kernels(u, weight, s, &g, 1, !adjoint);
+        if (din)   /* [xi][oc][c] for the channel lanes' dV^T = dM^T U, else [xi][c][oc] */
+            transform_kernels(u, weight, s, &g, !transposed_adjoint, !adjoint);
         int t = omp_get_thread_num();
         wino_slice sl = slice_of(work, t, s, &g);
         int summed = 0;   /* this thread's partial dU holds a block's terms */
@@ -387,20 +410,35 @@ void RT_FN(conv2d_winograd_backward)(real_t *din, real_t *dweight, real_t *dbias
              * (the first block's GEMMs write it: no pass to zero it first). Both factors run
              * along tiles; with the second transposed first the GEMM is a plain one (NN),
              * which OpenBLAS runs up to twice as fast on these shapes (measured). */
-            transform_block(sl.a, in, NULL, s->c, s->h, s->w, &g, &k, 0, sl.scratch);
+            if (transposed_input)   /* straight into the GEMMs' layout: a[xi][tile][c] */
+                transform_block_transposed(sl.a, in, s->c, s->h, s->w, &g, &k);
+            else
+                transform_block(sl.a, in, NULL, s->c, s->h, s->w, &g, &k, 0, sl.scratch);
             transform_block(sl.b, dout, mask, s->oc, s->h, s->w, &g, &k, 1, sl.scratch);
             if (dbias)   /* the bias gradient's plane sums, while the planes are in cache */
                 for (long p = (long)k.first_img * s->oc; p < (long)(k.first_img + k.imgs) * s->oc; p++)
                     plane_sums[p] = masked_plane_sum(dout + p * ohw, mask ? mask + p * ohw : NULL, ohw);
             for (int xi = 0; xi < g.xi; xi++) {
-                transpose_tiles(sl.vt, sl.a + xi * xs_in, g.ld, s->c, k.tiles);
+                const real_t *vt = sl.a + xi * xs_in;
+                if (!transposed_input) {
+                    transpose_tiles(sl.vt, vt, g.ld, s->c, k.tiles);
+                    vt = sl.vt;
+                }
                 RT_FN(rt_gemm)(0, 0, s->oc, s->c, k.tiles, 1, sl.b + xi * xs_out, (int)g.ld,
-                               sl.vt, s->c, summed, sl.du + xi * kc, s->c);
+                               vt, s->c, summed, sl.du + xi * kc, s->c);
             }
             summed = 1;
             if (!din) continue;
             double td = timing ? omp_get_wtime() : 0;   /* the input-gradient part (op stats) */
-            if (adjoint) {   /* input gradient: dV[xi] = U[xi]^T dM[xi], then its adjoint */
+            if (transposed_adjoint) {   /* dV^T[xi] = dM[xi]^T U[xi], then its adjoint */
+                for (int xi = 0; xi < g.xi; xi++)
+                    RT_FN(rt_gemm)(1, 0, k.tiles, s->c, s->oc, 1, sl.b + xi * xs_out, (int)g.ld,
+                                   u + xi * kc, s->c, 0, sl.a + xi * xs_in, s->c);
+                for (int c0 = 0; c0 < s->c; c0 += 16)
+                    g.t->adjoint_transposed(din + ((long)k.first_img * s->c + c0) * ohw, ohw,
+                                            (long)s->c * ohw, sl.a + c0, xs_in, s->c, k.imgs,
+                                            s->h, s->w, g.th, g.tw, s->din_add);
+            } else if (adjoint) {   /* input gradient: dV[xi] = U[xi]^T dM[xi], then its adjoint */
                 for (int xi = 0; xi < g.xi; xi++)
                     RT_FN(rt_gemm)(0, 0, s->c, k.tiles, s->oc, 1, u + xi * kc, s->oc,
                                    sl.b + xi * xs_out, (int)g.ld, 0, sl.a + xi * xs_in, (int)g.ld);

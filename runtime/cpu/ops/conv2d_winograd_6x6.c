@@ -292,6 +292,62 @@ INLINE void input_transform(int M, real_t *restrict v, long ld, const real_t *sr
         }
 }
 
+/* input_transform on 16 channels at once, one per lane (see wino_tiles.input_transposed):
+ * rows of the 16 planes are loaded as for input_transform, transposed in registers into a
+ * ring of the six padded rows a tile row needs, column x of the row as one vector of 16
+ * channels; then each tile's row pass and column pass run on whole vectors (no lanes idle
+ * on narrow planes, no shuffles but the transposes), in the order and with the arithmetic
+ * of input_transform's, and the results are stored 16 channels at a time, which is the
+ * layout the weight gradient's GEMMs take: the block's separate transpose goes away. */
+INLINE void input_transposed(int M, real_t *restrict vt, long xs, long ldt, const real_t *src,
+                             long ch_stride, long img_stride, int imgs, int h, int w, int th,
+                             int tw) {
+    enum { LP = 32 };   /* padded row length M*tw + 6 - M <= 32 for w <= 28 */
+    rvec ring[6][LP];
+    const rvec zero = { 0 };
+    long tiles = (long)th * tw, hw = (long)h * w;
+    int pad = PADDING(M), lp = M * tw + 6 - M;
+    for (int im = 0; im < imgs; im++) {
+        const real_t *img = src + im * img_stride;
+        int built = 0;   /* padded rows in the ring so far */
+        for (int i = 0; i < th; i++) {
+            for (; built <= M * i + 5; built++) {   /* padded row `built` into its slot */
+                rvec *row = ring[built % 6];
+                int y = built - pad;
+                if (y < 0 || y >= h) {
+                    for (int x = 0; x < lp; x++) row[x] = zero;
+                    continue;
+                }
+                rvec lo[16], hi[16];
+                #pragma GCC unroll 16
+                for (int l = 0; l < 16; l++)
+                    load_span(&lo[l], &hi[l], img + l * ch_stride, (long)y * w, w, hw);
+                for (int x = 0; x < pad; x++) row[x] = zero;
+                wino_transpose16(lo);
+                for (int x = 0; x < 16 && x < w; x++) row[pad + x] = lo[x];
+                if (w > 16) {
+                    wino_transpose16(hi);
+                    for (int x = 16; x < w; x++) row[pad + x] = hi[x - 16];
+                }
+                for (int x = pad + w; x < lp; x++) row[x] = zero;
+            }
+            for (int j = 0; j < tw; j++) {
+                rvec hk[6][6];   /* the row pass: patch row k times B */
+                for (int k = 0; k < 6; k++) {
+                    const rvec *x = ring[(M * i + k) % 6] + M * j;
+                    BT6(rvec, hk[k], x[0], x[1], x[2], x[3], x[4], x[5]);
+                }
+                real_t *out = vt + (im * tiles + (long)i * tw + j) * ldt;
+                for (int p = 0; p < 6; p++) {   /* the column pass, stored as made */
+                    rvec o[6];
+                    BT6(rvec, o, hk[0][p], hk[1][p], hk[2][p], hk[3][p], hk[4][p], hk[5][p]);
+                    for (int q = 0; q < 6; q++) VSTORE(out + (6 * q + p) * xs, o[q]);
+                }
+            }
+        }
+    }
+}
+
 /* A^T m A for every tile of a block (m[xi * ld + t]), plus bias and the fused activation,
  * into its planes of one channel. */
 INLINE void output_transform(int M, real_t *dst, const real_t *restrict m, long ld,
@@ -343,6 +399,57 @@ INLINE void output_transform(int M, real_t *dst, const real_t *restrict m, long 
                 hi = (rvec)((rsel)hi & (hi > zero));
             }
             store_row(dst + im * img_stride, &lo, &hi, 0, y, h, w, 0, row);
+        }
+}
+
+/* output_transform on 16 output channels at once, one per lane (see
+ * wino_tiles.output_transposed): per tile row, each tile's both passes on whole vectors, in
+ * the order and with the arithmetic of output_transform's, its M x M pixels into a ring of the
+ * tile row's M output rows (pixel x of a row as one vector of 16 channels); plus bias,
+ * through the activation; then each row transposed in registers back into the 16 planes. */
+INLINE void output_transposed(int M, real_t *dst, long ch_stride, long img_stride,
+                              const real_t *restrict mt, long xs, long ldt, int imgs, int h,
+                              int w, int th, int tw, const real_t *bias, rt_act act) {
+    enum { LP = 32 };   /* output row length M*tw <= 32 for w <= 28 */
+    rvec rows[4][LP], b = { 0 };
+    real_t buf[32];
+    const rvec zero = { 0 };
+    long tiles = (long)th * tw;
+    if (bias) VLOAD(b, bias);
+    for (int a = 0; a < M; a++)   /* pixels past the tiles: stored past the rows, then overwritten */
+        for (int x = M * tw; x < LP; x++) rows[a][x] = zero;
+    for (int im = 0; im < imgs; im++)
+        for (int i = 0; i < th; i++) {
+            for (int j = 0; j < tw; j++) {
+                const real_t *m = mt + (im * tiles + (long)i * tw + j) * ldt;
+                rvec z[4][6];
+                for (int p = 0; p < 6; p++) {
+                    rvec x[6], o[4];
+                    for (int q = 0; q < 6; q++) VLOAD(x[q], m + (6 * q + p) * xs);
+                    AT6(M, rvec, o, x[0], x[1], x[2], x[3], x[4], x[5]);
+                    for (int a = 0; a < M; a++) z[a][p] = o[a];
+                }
+                for (int a = 0; a < M; a++) {
+                    rvec o[4];
+                    AT6(M, rvec, o, z[a][0], z[a][1], z[a][2], z[a][3], z[a][4], z[a][5]);
+                    for (int c = 0; c < M; c++) {
+                        rvec v = o[c] + b;
+                        if (act == RT_ACT_RELU) v = (rvec)((rsel)v & (v > zero));
+                        rows[a][M * j + c] = v;
+                    }
+                }
+            }
+            for (int a = 0; a < M && M * i + a < h; a++) {
+                rvec lo[16], hi[16];
+                #pragma GCC unroll 16
+                for (int l = 0; l < 16; l++) lo[l] = rows[a][l], hi[l] = rows[a][16 + l];
+                wino_transpose16(lo);
+                if (w > 16) wino_transpose16(hi);
+                else for (int l = 0; l < 16; l++) hi[l] = zero;
+                for (int l = 0; l < 16; l++)
+                    store_row(dst + l * ch_stride + im * img_stride, &lo[l], &hi[l], 0, M * i + a,
+                              h, w, 0, buf);
+            }
         }
 }
 
@@ -452,6 +559,73 @@ INLINE void input_adjoint(int M, real_t *dst, const real_t *restrict m, long ld,
         }
 }
 
+/* input_adjoint on 16 channels at once, one per lane (see wino_tiles.adjoint_transposed):
+ * per tile row, each tile's column pass B dV[.][p] into a ring of the last three tile rows'
+ * H; per plane row, the sum of the tile rows it is patch row k of, times B, added up over the
+ * overlapping columns, all in the order of input_adjoint's (the tiles past the row's last
+ * are B of zeros, as input_adjoint's masked lanes); then the row transposed in registers
+ * back into the 16 planes. */
+INLINE void input_adjoint_transposed(int M, real_t *dst, long ch_stride, long img_stride,
+                                     const real_t *restrict dvt, long xs, long ldt, int imgs,
+                                     int h, int w, int th, int tw, int add) {
+    enum { TW = 14, LP = 32 };   /* tiles per row (ROW_TW(2)), plane row length */
+    rvec hb[3][TW][36];          /* H of the tile rows i % 3 */
+    rvec xs_[TW + 2][6];         /* B times each tile's row sums; two tiles of zeros past */
+    rvec cols[LP];
+    real_t buf[32];
+    const rvec zero = { 0 };
+    long tiles = (long)th * tw;
+    int pad = PADDING(M);
+    for (int x = 0; x < LP; x++) cols[x] = zero;
+    for (int j = tw; j < tw + 2; j++) {
+        rvec o[6] = { zero, zero, zero, zero, zero, zero };
+        B6(rvec, xs_[j], o[0], o[1], o[2], o[3], o[4], o[5]);
+    }
+    for (int im = 0; im < imgs; im++) {
+        int done = 0;   /* tile rows in the ring so far */
+        for (int y = pad; y < pad + h; y++) {   /* the padded rows of the plane proper */
+            int last = y / M < th ? y / M : th - 1;
+            for (; done <= last; done++)
+                for (int j = 0; j < tw; j++) {
+                    const real_t *m = dvt + (im * tiles + (long)done * tw + j) * ldt;
+                    for (int p = 0; p < 6; p++) {
+                        rvec x[6], o[6];
+                        for (int q = 0; q < 6; q++) VLOAD(x[q], m + (6 * q + p) * xs);
+                        B6(rvec, o, x[0], x[1], x[2], x[3], x[4], x[5]);
+                        for (int k = 0; k < 6; k++) hb[done % 3][j][6 * p + k] = o[k];
+                    }
+                }
+            for (int j = 0; j < tw; j++) {
+                rvec o[6];
+                for (int p = 0; p < 6; p++) {
+                    rvec acc = zero;
+                    for (int i = y / M; i >= 0 && y - M * i <= 5; i--)
+                        if (i < th) acc += hb[i % 3][j][6 * p + y - M * i];
+                    o[p] = acc;
+                }
+                B6(rvec, xs_[j], o[0], o[1], o[2], o[3], o[4], o[5]);
+            }
+            /* padded column M*j + c is x[c] of tile j, plus x[c + M] of tile j - 1 and (M = 2)
+             * x[c + 4] of tile j - 2, summed in that order; plane column x is padded x + pad */
+            for (int x = 0; x < w; x++) {
+                int col = x + pad, j = col / M, c = col % M;
+                rvec v = xs_[j][c];
+                if (c + M < 6) v += j >= 1 ? xs_[j - 1][c + M] : zero;   /* M = 4: c < 2 */
+                if (M == 2) v += j >= 2 ? xs_[j - 2][c + 4] : zero;
+                cols[x] = v;
+            }
+            rvec lo[16], hi[16];
+            #pragma GCC unroll 16
+            for (int l = 0; l < 16; l++) lo[l] = cols[l], hi[l] = cols[16 + l];
+            wino_transpose16(lo);
+            if (w > 16) wino_transpose16(hi);
+            for (int l = 0; l < 16; l++)
+                store_row(dst + l * ch_stride + im * img_stride, &lo[l], &hi[l], 0, y - pad, h, w,
+                          add, buf);
+        }
+    }
+}
+
 /* ---- the two kinds: every function above with M fixed ---- */
 
 #define KIND(M, name)                                                                        \
@@ -482,11 +656,32 @@ INLINE void input_adjoint(int M, real_t *dst, const real_t *restrict m, long ld,
     static long name##_scratch_elems(int imgs, int th, int tw) {                             \
         return scratch_elems(M, imgs, th, tw);                                               \
     }                                                                                        \
+    static void name##_output_transposed(real_t *dst, long ch_stride, long img_stride,       \
+                                         const real_t *restrict mt, long xs, long ldt,       \
+                                         int imgs, int h, int w, int th, int tw,             \
+                                         const real_t *bias, rt_act act) {                   \
+        output_transposed(M, dst, ch_stride, img_stride, mt, xs, ldt, imgs, h, w, th, tw,    \
+                          bias, act);                                                        \
+    }                                                                                        \
+    static void name##_adjoint_transposed(real_t *dst, long ch_stride, long img_stride,      \
+                                          const real_t *restrict dvt, long xs, long ldt,     \
+                                          int imgs, int h, int w, int th, int tw, int add) { \
+        input_adjoint_transposed(M, dst, ch_stride, img_stride, dvt, xs, ldt, imgs, h, w,    \
+                                 th, tw, add);                                               \
+    }                                                                                        \
+    static void name##_input_transposed(real_t *restrict vt, long xs, long ldt,              \
+                                        const real_t *src, long ch_stride, long img_stride,  \
+                                        int imgs, int h, int w, int th, int tw) {            \
+        input_transposed(M, vt, xs, ldt, src, ch_stride, img_stride, imgs, h, w, th, tw);    \
+    }                                                                                        \
     const wino_tiles RT_FN(wino_##name) = {                                                  \
         .m = M, .r = KSIDE(M), .xi = XI, .kernel = name##_kernel,                            \
         .kernel_grad = name##_kernel_grad, .input = name##_input,                            \
         .output_grad = name##_output_grad, .output = name##_output,                          \
         .input_adjoint = name##_input_adjoint, .scratch_elems = name##_scratch_elems,        \
+        .input_transposed = name##_input_transposed,                                         \
+        .output_transposed = name##_output_transposed,                                       \
+        .adjoint_transposed = name##_adjoint_transposed,                                     \
     };
 
 KIND(4, f4x4)

@@ -48,7 +48,32 @@ typedef struct {
                           int imgs, int h, int w, int th, int tw, int add,
                           real_t *restrict scratch);
     long (*scratch_elems)(int imgs, int th, int tw);
+    /* `input` for 16 channels at once (planes ch_stride apart), one per lane, into the
+     * transposed layout that the weight gradient's GEMMs take: vt[xi * xs + t * ldt + l] for
+     * channel l of the 16 and tile t of the block; unmasked, planes of at most
+     * WINO_TRANSPOSED_MAX_W columns. The same values, bit for bit, as `input` followed by a
+     * transpose. NULL where the tiles have none. */
+    void (*input_transposed)(real_t *restrict vt, long xs, long ldt, const real_t *src,
+                             long ch_stride, long img_stride, int imgs, int h, int w, int th,
+                             int tw);
+    /* `output` for 16 output channels at once, one per lane, from the transposed GEMM output
+     * mt[xi * xs + t * ldt + l] (channel l of the 16, tile t of the block) into the 16
+     * planes (ch_stride apart), plus bias[l] (bias NULL: none); planes of at most
+     * WINO_TRANSPOSED_MAX_W columns. The same values, bit for bit, as `output` on the
+     * transposed GEMM output. NULL where the tiles have none. */
+    void (*output_transposed)(real_t *dst, long ch_stride, long img_stride,
+                              const real_t *restrict mt, long xs, long ldt, int imgs, int h,
+                              int w, int th, int tw, const real_t *bias, rt_act act);
+    /* `input_adjoint` for 16 channels at once, one per lane, from the transposed
+     * dvt[xi * xs + t * ldt + l] into the 16 planes (ch_stride apart; written, or added to
+     * them when `add`); planes of at most WINO_TRANSPOSED_MAX_W columns. The same values as
+     * `input_adjoint` on the transposed dV. NULL where the tiles have none. */
+    void (*adjoint_transposed)(real_t *dst, long ch_stride, long img_stride,
+                               const real_t *restrict dvt, long xs, long ldt, int imgs, int h,
+                               int w, int th, int tw, int add);
 } wino_tiles;
+
+#define WINO_TRANSPOSED_MAX_W 28
 
 extern const wino_tiles RT_FN(wino_f2x2);
 extern const wino_tiles RT_FN(wino_f4x4);
@@ -68,6 +93,35 @@ extern const wino_tiles RT_FN(wino_f2x2_5x5);
 /* Stores 16 tiles' values of `n` transformed positions: v[xi * ld + t], t = at .. at+15. */
 static inline void wino_store_tiles(real_t *v, long ld, long at, const rvec *out, int n) {
     for (int xi = 0; xi < n; xi++) VSTORE(v + xi * ld + at, out[xi]);
+}
+
+/* v[k][l] <-> v[l][k]: the 16 x 16 square held in 16 vectors, transposed in registers (the
+ * callers unroll around it with constant indices, so the rows stay in registers). */
+static inline __attribute__((always_inline)) void wino_transpose16(rvec *v) {
+    /* Level s swaps bit s of the row index with bit s of the lane: of rows i and i + s (bit
+     * s of i clear), i keeps its lanes with bit s clear and takes the other row's lanes
+     * j - s for the rest; i + s gets the remaining lanes. Four levels make the transpose. */
+    static const rsel LO[4] = {
+        { 0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30 },
+        { 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29 },
+        { 0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27 },
+        { 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23 } };
+    static const rsel HI[4] = {
+        { 1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31 },
+        { 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31 },
+        { 4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31 },
+        { 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31 } };
+    #pragma GCC unroll 4
+    for (int level = 0; level < 4; level++) {
+        int d = 1 << level;
+        #pragma GCC unroll 16
+        for (int i = 0; i < 16; i++)
+            if (!(i & d)) {
+                rvec a = v[i], b = v[i + d];
+                v[i] = __builtin_shuffle(a, b, LO[level]);
+                v[i + d] = __builtin_shuffle(a, b, HI[level]);
+            }
+    }
 }
 
 /* The plane, masked to where mask > 0 when `mask` is set, shifted by `off` rows and columns
