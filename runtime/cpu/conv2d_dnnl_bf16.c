@@ -62,7 +62,7 @@ void conv2d_dnnl_bf16_forward(float *out, const float *in, const float *weight, 
     plan *p = bf16conv_plan_for(s);
     uint16_t *copy = p->trains ? input_copy_of(p, in, 1) : NULL;
     long in_img = (long)s->c * s->h * s->w, out_img = (long)s->oc * s->oh * s->ow;
-    bf16conv_to_layout(&p->wei, (uint16_t *)(work + p->wei.at), weight, NULL, NULL);
+    bf16conv_weights_to_layout(&p->wei, (uint16_t *)(work + p->wei.at), weight);
     #pragma omp parallel num_threads(p->threads)
     {
         int th = omp_get_thread_num();
@@ -122,7 +122,7 @@ void conv2d_dnnl_bf16_backward(float *din, float *dweight, float *dbias, const f
     const float *mask = s->act == RT_ACT_RELU ? act_out : NULL;
     float *chunk_sums = dbias ? p->bias_sums : NULL;   /* NULL: not BLOCK16 */
     if (dbias && !chunk_sums) bias_gradient(dbias, dout, mask, s);
-    if (din) bf16conv_to_layout(&p->wei_t, (uint16_t *)(work + p->wei_t.at), weight, NULL, NULL);
+    if (din) bf16conv_weights_to_layout(&p->wei_t, (uint16_t *)(work + p->wei_t.at), weight);
     const uint16_t *copy = bf16conv_dnnl.dnnl_memory_desc_equal(&p->src.md, &p->src_w.md) ? input_copy_of(p, in, 0) : NULL;
     double data_sum = 0;
     #pragma omp parallel num_threads(p->threads) reduction(+ : data_sum)

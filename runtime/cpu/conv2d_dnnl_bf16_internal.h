@@ -56,6 +56,9 @@ void bf16conv_scratchpad(tensor *t, const dnnl_memory_desc_t *md, int threads);
  * the masked floats over the images and pixels, written. */
 void bf16conv_to_layout(const tensor *t, uint16_t *dst, const float *src, const float *act_out,
                         float *sums);
+/* A kernel (plain OIHW floats, never masked) into t's BF16 layout, split across the OpenMP
+ * threads where it is large; called outside a parallel region. */
+void bf16conv_weights_to_layout(const tensor *t, uint16_t *dst, const float *src);
 /* t's FP32 buffer back to plain floats: dst = (add ? dst : 0) + relu?(src + bias); runs on
  * the calling thread. */
 void bf16conv_from_layout(const tensor *t, float *dst, const float *src, const float *bias,
