@@ -232,7 +232,8 @@ void bf16conv_weights_to_layout(const tensor *t, uint16_t *dst, const float *src
         bf16conv_to_layout(t, dst, src, NULL, NULL);
         return;
     }
-    /* split in whole 32-element pieces: each thread's part converts as it would alone */
+    /* parts of whole 32-element pieces: the vector loop converts the same elements whatever
+     * the thread count (the scalar tail only differs for denormals) */
     long pieces = (t->elems + 31) / 32;
     #pragma omp parallel num_threads(pieces >= 2048 ? omp_get_max_threads() : 1)
     {
