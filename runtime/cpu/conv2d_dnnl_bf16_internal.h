@@ -79,6 +79,11 @@ typedef struct {
     tensor src, dst, ddst, ddst_w, src_w, dsrc, dwei, dwei_sum;
     tensor fwd_pad, bwd_data_pad, bwd_weights_pad;   /* the primitives' scratchpads */
     float *bias_sums;    /* each chunk's bias gradient, where the output gradient is BLOCK16 */
+    /* 1 for a 1x1 strided unpadded conv: its primitives see the input's sampled pixels only
+     * (oh x ow, stride 1), gathered into / scattered from each thread's plain buffer at
+     * sample_at (see conv2d_dnnl_bf16.c) */
+    int sampled;
+    long sample_at;
     long shared_floats, thread_floats;
     int trains;          /* a backward ran: forwards keep their BF16 input (see input_copy_of) */
 } plan;
