@@ -11,7 +11,8 @@
  * and no oneDNN-internal barrier waits on a descheduled thread
  * (its own threading ran stride-2 backward-weights 40x slower on the shared 2-core host).
  * Each thread sums its chunks' weight gradients, and the threads' sums add up in thread
- * order, so the result does not depend on timing. */
+ * order, so the result does not depend on timing. A 1x1 strided unpadded conv (the ResNet's
+ * projections) gives oneDNN only the pixels it reads, as a stride-1 input. */
 #include <omp.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -35,6 +36,48 @@ static void execute(dnnl_primitive_t prim, int th, const tensor *pad, int a0, co
     if (bf16conv_dnnl.dnnl_primitive_execute(prim, bf16conv_streams[th], pad->elems ? 4 : 3, args) != dnnl_success)
         rt_die("conv2d BF16: a oneDNN convolution failed to run");
     bf16conv_dnnl.dnnl_stream_wait(bf16conv_streams[th]);
+}
+
+/* A sampled plan's input (see samples_input in conv2d_dnnl_bf16_plan.c): the chunk's pixels
+ * at multiples of the stride, oh x ow per channel, gathered into dst. */
+static void sample_input(float *dst, const float *in, const rt_conv_shape *s, int images) {
+    for (long plane = 0; plane < (long)images * s->c; plane++) {
+        const float *src = in + plane * s->h * s->w;
+        for (int oy = 0; oy < s->oh; oy++, dst += s->ow) {
+            const float *row = src + (long)oy * s->sh * s->w;
+            for (int ox = 0; ox < s->ow; ox++) dst[ox] = row[ox * s->sw];
+        }
+    }
+}
+
+/* The input gradient of a sampled plan: din = (add ? din : 0) + grad at the sampled pixels
+ * (grad: oh x ow per channel), din's other pixels 0 (or kept, with add). */
+static void scatter_input_grad(float *din, const float *grad, const rt_conv_shape *s, int images, int add) {
+    for (long plane = 0; plane < (long)images * s->c; plane++) {
+        float *dst = din + plane * s->h * s->w;
+        for (int y = 0; y < s->h; y++) {
+            float *row = dst + (long)y * s->w;
+            int oy = y / s->sh;
+            if (y % s->sh != 0 || oy >= s->oh) {
+                if (!add) memset(row, 0, sizeof(float) * s->w);
+                continue;
+            }
+            const float *g = grad + (plane * s->oh + oy) * s->ow;
+            if (!add) memset(row, 0, sizeof(float) * s->w);
+            for (int ox = 0; ox < s->ow; ox++) row[ox * s->sw] = add ? row[ox * s->sw] + g[ox] : g[ox];
+        }
+    }
+}
+
+/* One chunk of the input (in: its first image) into t's BF16 layout, through the thread's
+ * samples buffer where the plan is sampled. */
+static void input_to_layout(const plan *p, const tensor *t, uint16_t *dst, const float *in, float *samples,
+                            const rt_conv_shape *s) {
+    if (p->sampled) {
+        sample_input(samples, in, s, p->chunk);
+        in = samples;
+    }
+    bf16conv_to_layout(t, dst, in, NULL, NULL);
 }
 
 /* The forward's BF16 copy of its input, kept for backward-weights, which would otherwise
@@ -62,7 +105,7 @@ void conv2d_dnnl_bf16_forward(float *out, const float *in, const float *weight, 
     plan *p = bf16conv_plan_for(s);
     uint16_t *copy = p->trains ? input_copy_of(p, in, 1) : NULL;
     long in_img = (long)s->c * s->h * s->w, out_img = (long)s->oc * s->oh * s->ow;
-    bf16conv_to_layout(&p->wei, (uint16_t *)(work + p->wei.at), weight, NULL, NULL);
+    bf16conv_weights_to_layout(&p->wei, (uint16_t *)(work + p->wei.at), weight);
     #pragma omp parallel num_threads(p->threads)
     {
         int th = omp_get_thread_num();
@@ -71,13 +114,14 @@ void conv2d_dnnl_bf16_forward(float *out, const float *in, const float *weight, 
         uint16_t *src = bind(p, work, &p->src, th, 0);
         float *dst = bind(p, work, &p->dst, th, 0);
         bind(p, work, &p->fwd_pad, th, 0);
+        float *samples = work + p->shared_floats + th * p->thread_floats + p->sample_at;
         #pragma omp for schedule(static)
         for (int b = 0; b < s->n; b += p->chunk) {
             if (copy) {
                 src = copy + b / p->chunk * p->src.elems;
                 bf16conv_dnnl.dnnl_memory_set_data_handle(p->src.mem[th], src);
             }
-            bf16conv_to_layout(&p->src, src, in + b * in_img, NULL, NULL);
+            input_to_layout(p, &p->src, src, in + b * in_img, samples, s);
             execute(p->fwd, th, &p->fwd_pad, DNNL_ARG_SRC, &p->src, DNNL_ARG_WEIGHTS, &p->wei, DNNL_ARG_DST, &p->dst);
             bf16conv_from_layout(&p->dst, out + b * out_img, dst, bias, s->act == RT_ACT_RELU, 0);
         }
@@ -122,7 +166,7 @@ void conv2d_dnnl_bf16_backward(float *din, float *dweight, float *dbias, const f
     const float *mask = s->act == RT_ACT_RELU ? act_out : NULL;
     float *chunk_sums = dbias ? p->bias_sums : NULL;   /* NULL: not BLOCK16 */
     if (dbias && !chunk_sums) bias_gradient(dbias, dout, mask, s);
-    if (din) bf16conv_to_layout(&p->wei_t, (uint16_t *)(work + p->wei_t.at), weight, NULL, NULL);
+    if (din) bf16conv_weights_to_layout(&p->wei_t, (uint16_t *)(work + p->wei_t.at), weight);
     const uint16_t *copy = bf16conv_dnnl.dnnl_memory_desc_equal(&p->src.md, &p->src_w.md) ? input_copy_of(p, in, 0) : NULL;
     double data_sum = 0;
     #pragma omp parallel num_threads(p->threads) reduction(+ : data_sum)
@@ -136,6 +180,7 @@ void conv2d_dnnl_bf16_backward(float *din, float *dweight, float *dbias, const f
         float *sum = bind(p, work, &p->dwei_sum, th, 0);
         bind(p, work, &p->bwd_data_pad, th, 0);
         bind(p, work, &p->bwd_weights_pad, th, 0);
+        float *samples = work + p->shared_floats + th * p->thread_floats + p->sample_at;
         memset(sum, 0, sizeof(float) * p->dwei_sum.elems);
         #pragma omp for schedule(static)
         for (int b = 0; b < s->n; b += p->chunk) {
@@ -143,7 +188,7 @@ void conv2d_dnnl_bf16_backward(float *din, float *dweight, float *dbias, const f
             bf16conv_to_layout(&p->ddst, ddst, dy, m, chunk_sums ? chunk_sums + b / p->chunk * s->oc : NULL);
             if (ddst_w != ddst) bf16conv_to_layout(&p->ddst_w, ddst_w, dy, m, NULL);
             if (copy) bf16conv_dnnl.dnnl_memory_set_data_handle(p->src_w.mem[th], (void *)(copy + b / p->chunk * p->src_w.elems));
-            else bf16conv_to_layout(&p->src_w, src_w, in + b * in_img, NULL, NULL);
+            else input_to_layout(p, &p->src_w, src_w, in + b * in_img, samples, s);
             execute(p->bwd_weights, th, &p->bwd_weights_pad, DNNL_ARG_SRC, &p->src_w, DNNL_ARG_DIFF_DST, &p->ddst_w,
                     DNNL_ARG_DIFF_WEIGHTS, &p->dwei);
             for (long i = 0; i < p->dwei.elems; i++) sum[i] += dwei[i];
@@ -151,7 +196,11 @@ void conv2d_dnnl_bf16_backward(float *din, float *dweight, float *dbias, const f
             double t0 = omp_get_wtime();
             execute(p->bwd_data, th, &p->bwd_data_pad, DNNL_ARG_DIFF_DST, &p->ddst, DNNL_ARG_WEIGHTS, &p->wei_t,
                     DNNL_ARG_DIFF_SRC, &p->dsrc);
-            bf16conv_from_layout(&p->dsrc, din + b * in_img, dsrc, NULL, 0, s->din_add);
+            if (p->sampled) {
+                bf16conv_from_layout(&p->dsrc, samples, dsrc, NULL, 0, 0);
+                scatter_input_grad(din + b * in_img, samples, s, p->chunk, s->din_add);
+            } else
+                bf16conv_from_layout(&p->dsrc, din + b * in_img, dsrc, NULL, 0, s->din_add);
             data_sum += omp_get_wtime() - t0;
         }
     }

@@ -56,6 +56,9 @@ void bf16conv_scratchpad(tensor *t, const dnnl_memory_desc_t *md, int threads);
  * the masked floats over the images and pixels, written. */
 void bf16conv_to_layout(const tensor *t, uint16_t *dst, const float *src, const float *act_out,
                         float *sums);
+/* A kernel (plain OIHW floats, never masked) into t's BF16 layout, split across the OpenMP
+ * threads where it is large; called outside a parallel region. */
+void bf16conv_weights_to_layout(const tensor *t, uint16_t *dst, const float *src);
 /* t's FP32 buffer back to plain floats: dst = (add ? dst : 0) + relu?(src + bias); runs on
  * the calling thread. */
 void bf16conv_from_layout(const tensor *t, float *dst, const float *src, const float *bias,
@@ -76,6 +79,11 @@ typedef struct {
     tensor src, dst, ddst, ddst_w, src_w, dsrc, dwei, dwei_sum;
     tensor fwd_pad, bwd_data_pad, bwd_weights_pad;   /* the primitives' scratchpads */
     float *bias_sums;    /* each chunk's bias gradient, where the output gradient is BLOCK16 */
+    /* 1 for a 1x1 strided unpadded conv: its primitives see the input's sampled pixels only
+     * (oh x ow, stride 1), gathered into / scattered from each thread's plain buffer at
+     * sample_at (see conv2d_dnnl_bf16.c) */
+    int sampled;
+    long sample_at;
     long shared_floats, thread_floats;
     int trains;          /* a backward ran: forwards keep their BF16 input (see input_copy_of) */
 } plan;

@@ -3,6 +3,7 @@
  * between them, which also add the bias, apply the fused ReLU, mask the gradient by it and
  * sum the bias gradient; nChw16c, the fast kernels' layout, by 16 x 16 tiles transposed in
  * registers, any other by a gather table built once. */
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 #include "conv2d_dnnl_bf16_internal.h"
@@ -104,60 +105,100 @@ static inline void transpose16(__m512 r[16]) {
     }
 }
 
+/* One 16 x 16 tile of block16_to_bf16: px (1..16) pixels from p of 16 channel rows, masked
+ * by a if given, into rows p.. of d; adds the channels' sums into *total. */
+__attribute__((target("avx512f,avx512bf16"), always_inline))
+static inline void tile_to_bf16(uint16_t *d, const float *s, const float *a, __m512 *total, long hw,
+                                long p, int px) {
+    __mmask16 in = (__mmask16)((1u << px) - 1);
+    __m512 r[16];
+    for (int k = 0; k < 16; k++) {
+        r[k] = px == 16 ? _mm512_loadu_ps(s + k * hw + p) : _mm512_maskz_loadu_ps(in, s + k * hw + p);
+        if (a) {
+            __m512 act = px == 16 ? _mm512_loadu_ps(a + k * hw + p) : _mm512_maskz_loadu_ps(in, a + k * hw + p);
+            r[k] = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(act, _mm512_setzero_ps(), _CMP_GT_OQ), r[k]);
+        }
+    }
+    transpose16(r);   /* r[j]: pixel p + j's 16 channels (zeros past px) */
+    if (total)
+        for (int j = 0; j < 16; j++) *total = _mm512_add_ps(*total, r[j]);
+    if (px == 16) {
+        for (int j = 0; j < 16; j += 2)   /* two pixels: one 64-byte store */
+            _mm512_storeu_si512((void *)(d + (p + j) * 16), (__m512i)_mm512_cvtne2ps_pbh(r[j + 1], r[j]));
+        return;
+    }
+    uint16_t rows[16 * 16] __attribute__((aligned(64)));
+    for (int j = 0; j < 16; j += 2)
+        _mm512_store_si512((void *)(rows + j * 16), (__m512i)_mm512_cvtne2ps_pbh(r[j + 1], r[j]));
+    memcpy(d + p * 16, rows, sizeof(uint16_t) * 16 * px);
+}
+
 /* One image's 16 channels x hw of plain floats -> hw x 16 BF16 (nChw16c), masked where
- * act_out <= 0 if act_out is given: 16 x 16 tiles transposed in registers. If sums is given,
+ * act_out <= 0 if act_out is given: 16 x 16 tiles transposed in registers, the last one
+ * partial (masked loads: a scalar tail was a third of the pass at 14 x 14). If sums is given,
  * adds each channel's sum of the (masked) floats into it: the bias gradient, while the values
  * are in registers (a pass of its own over dout was 2-6% of a BF16 LeNet step). */
 __attribute__((target("avx512f,avx512bf16")))
 static void block16_to_bf16(uint16_t *d, const float *s, const float *a, float *sums, long hw) {
-    long p = 0;
     __m512 total = _mm512_setzero_ps();   /* lane k: channel k */
-    for (; p + 16 <= hw; p += 16) {
-        __m512 r[16];
-        for (int k = 0; k < 16; k++) {
-            r[k] = _mm512_loadu_ps(s + k * hw + p);
-            if (a) r[k] = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(_mm512_loadu_ps(a + k * hw + p),
-                                                                 _mm512_setzero_ps(), _CMP_GT_OQ), r[k]);
-        }
-        transpose16(r);
-        for (int j = 0; j < 16; j++) {
-            _mm256_storeu_si256((__m256i *)(d + (p + j) * 16), (__m256i)_mm512_cvtneps_pbh(r[j]));
-            if (sums) total = _mm512_add_ps(total, r[j]);
-        }
-    }
-    float tail[16] = { 0 };
-    for (; p < hw; p++)
-        for (int k = 0; k < 16; k++) {
-            float v = a && !(a[k * hw + p] > 0) ? 0.0f : s[k * hw + p];
-            d[p * 16 + k] = rt_float_to_bf16(v);
-            tail[k] += v;
-        }
-    if (sums)
-        _mm512_storeu_ps(sums, _mm512_add_ps(_mm512_loadu_ps(sums), _mm512_add_ps(total, _mm512_loadu_ps(tail))));
+    __m512 *t = sums ? &total : NULL;
+    long p = 0;
+    if (a) for (; p + 16 <= hw; p += 16) tile_to_bf16(d, s, a, t, hw, p, 16);
+    else for (; p + 16 <= hw; p += 16) tile_to_bf16(d, s, NULL, t, hw, p, 16);
+    if (p < hw) tile_to_bf16(d, s, a, t, hw, p, (int)(hw - p));
+    if (sums) _mm512_storeu_ps(sums, _mm512_add_ps(_mm512_loadu_ps(sums), total));
 }
 
-/* hw x 16 FP32 (nChw16c) -> one image's 16 channels x hw: d = (add ? d : 0) + relu?(s + bias). */
+/* One tile of block16_from_f32: px (1..16) pixel rows from p of s into 16 channel rows of d. */
+__attribute__((target("avx512f"), always_inline))
+static inline void tile_from_f32(float *d, const float *s, const float *bias, int relu, int add, long hw,
+                                 long p, int px) {
+    __mmask16 out = (__mmask16)((1u << px) - 1);
+    __m512 r[16];
+    if (px == 16)
+        for (int j = 0; j < 16; j++) r[j] = _mm512_loadu_ps(s + (p + j) * 16);
+    else {
+        float rows[16 * 16] __attribute__((aligned(64))) = { 0 };
+        memcpy(rows, s + p * 16, sizeof(float) * 16 * px);
+        for (int j = 0; j < 16; j++) r[j] = _mm512_load_ps(rows + j * 16);
+    }
+    transpose16(r);   /* r[k]: channel k at pixels p.. */
+    for (int k = 0; k < 16; k++) {
+        __m512 v = r[k];
+        if (bias) v = _mm512_add_ps(v, _mm512_set1_ps(bias[k]));
+        if (relu) v = _mm512_max_ps(v, _mm512_setzero_ps());
+        if (px == 16) {
+            if (add) v = _mm512_add_ps(v, _mm512_loadu_ps(d + k * hw + p));
+            _mm512_storeu_ps(d + k * hw + p, v);
+        } else {
+            if (add) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(out, d + k * hw + p));
+            _mm512_mask_storeu_ps(d + k * hw + p, out, v);
+        }
+    }
+}
+
+/* hw x 16 FP32 (nChw16c) -> one image's 16 channels x hw: d = (add ? d : 0) + relu?(s + bias);
+ * the last tile partial, as in block16_to_bf16. */
 __attribute__((target("avx512f")))
 static void block16_from_f32(float *d, const float *s, const float *bias, int relu, int add, long hw) {
     long p = 0;
-    for (; p + 16 <= hw; p += 16) {
-        __m512 r[16];
-        for (int j = 0; j < 16; j++) r[j] = _mm512_loadu_ps(s + (p + j) * 16);
-        transpose16(r);
-        for (int k = 0; k < 16; k++) {
-            __m512 v = r[k];
-            if (bias) v = _mm512_add_ps(v, _mm512_set1_ps(bias[k]));
-            if (relu) v = _mm512_max_ps(v, _mm512_setzero_ps());
-            if (add) v = _mm512_add_ps(v, _mm512_loadu_ps(d + k * hw + p));
-            _mm512_storeu_ps(d + k * hw + p, v);
-        }
+    for (; p + 16 <= hw; p += 16) tile_from_f32(d, s, bias, relu, add, hw, p, 16);
+    if (p < hw) tile_from_f32(d, s, bias, relu, add, hw, p, (int)(hw - p));
+}
+
+/* dst[i] = bf16(src[table[i]]) (0 where table[i] < 0) for i in [lo, hi): 16 gathered at a
+ * time (one at a time, this was ~1% of a BF16 ResNet step, run serially while the other
+ * thread waited). */
+__attribute__((target("avx512f,avx512bf16")))
+static void table_to_bf16(uint16_t *dst, const float *src, const int32_t *table, long lo, long hi) {
+    long i = lo;
+    for (; i + 16 <= hi; i += 16) {
+        __m512i idx = _mm512_loadu_si512((const void *)(table + i));
+        __mmask16 real = _mm512_cmpge_epi32_mask(idx, _mm512_setzero_si512());
+        __m512 v = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), real, idx, src, 4);
+        _mm256_storeu_si256((__m256i *)(dst + i), (__m256i)_mm512_cvtneps_pbh(v));
     }
-    for (; p < hw; p++)
-        for (int k = 0; k < 16; k++) {
-            float v = s[p * 16 + k] + (bias ? bias[k] : 0);
-            if (relu) v = v > 0 ? v : 0;
-            d[k * hw + p] = add ? d[k * hw + p] + v : v;
-        }
+    for (; i < hi; i++) dst[i] = table[i] < 0 ? 0 : rt_float_to_bf16(src[table[i]]);
 }
 
 /* src (plain floats, masked where act_out <= 0 if act_out is given) into t's BF16 layout;
@@ -174,11 +215,31 @@ void bf16conv_to_layout(const tensor *t, uint16_t *dst, const float *src, const 
                             sums ? sums + q % (c / 16) * 16 : NULL, hw);
         return;
     }
+    if (t->kind == LAYOUT_TABLE && !act_out) {
+        table_to_bf16(dst, src, t->table, 0, t->elems);
+        return;
+    }
     const int32_t *tab = t->kind == LAYOUT_TABLE ? t->table : NULL;
     for (long i = 0; i < t->elems; i++) {
         long j = tab ? tab[i] : i;
         float v = j < 0 || (act_out && !(act_out[j] > 0)) ? 0.0f : src[j];
         dst[i] = rt_float_to_bf16(v);
+    }
+}
+
+void bf16conv_weights_to_layout(const tensor *t, uint16_t *dst, const float *src) {
+    if (t->kind != LAYOUT_TABLE) {
+        bf16conv_to_layout(t, dst, src, NULL, NULL);
+        return;
+    }
+    /* parts of whole 32-element pieces: the vector loop converts the same elements whatever
+     * the thread count (the scalar tail only differs for denormals) */
+    long pieces = (t->elems + 31) / 32;
+    #pragma omp parallel num_threads(pieces >= 2048 ? omp_get_max_threads() : 1)
+    {
+        int th = omp_get_thread_num(), n = omp_get_num_threads();
+        long lo = pieces * th / n * 32, hi = pieces * (th + 1) / n * 32;
+        table_to_bf16(dst, src, t->table, lo, hi < t->elems ? hi : t->elems);
     }
 }
 

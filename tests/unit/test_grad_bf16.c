@@ -202,6 +202,9 @@ int main(void) {
         { "resnet 3x3 32->32 relu din_add", { 3, 32, 9, 9, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, RT_ACT_RELU, RT_CONV_WINOGRAD_F4, 1 }, 0 },
         { "resnet 3x3 stride 2 32->64 bias", { 2, 32, 10, 10, 64, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0 }, 1 },
         { "resnet 1x1 stride 2 16->32", { 2, 16, 9, 9, 32, 1, 1, 2, 2, 0, 0, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0 }, 0 },
+        /* oneDNN sees the sampled pixels only; the input gradient lands on what is there */
+        { "1x1 stride 2 16->32 bias relu din_add", { 3, 16, 8, 10, 32, 1, 1, 2, 2, 0, 0, 1, 1, 1, 0, 0, RT_ACT_RELU, RT_CONV_IM2COL, 1 }, 1 },
+        { "1x1 stride 3x2 16->16", { 2, 16, 11, 7, 16, 1, 1, 3, 2, 0, 0, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0 }, 0 },
         /* grouped and dilated: im2col + BF16 GEMM */
         { "grouped 3x3 groups 2", { 2, 8, 7, 7, 12, 3, 3, 1, 1, 1, 1, 1, 1, 2, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0 }, 0 },
         { "dilated 3x3", { 2, 6, 9, 9, 8, 3, 3, 1, 1, 2, 2, 2, 2, 1, 0, 0, RT_ACT_RELU, RT_CONV_IM2COL, 0 }, 0 },
