@@ -35,8 +35,8 @@ OMP_WAIT_POLICY=passive "$dir/mlp" --benchmark 100000 --out "$dir/run" > "$dir/r
 pid=$!
 trap 'kill $pid 2>/dev/null || true' EXIT
 for _ in $(seq 100); do grep -q TRAINC_NO_REEXEC "/proc/$pid/environ" 2>/dev/null && break; sleep 0.1; done
-name=$(cat "/proc/$pid/comm")
-environ=$(tr '\0' '\n' < "/proc/$pid/environ")
+name=$(cat "/proc/$pid/comm" 2>/dev/null) && environ=$(tr '\0' '\n' < "/proc/$pid/environ" 2>/dev/null) ||
+  { cat "$dir/run.log" >&2; fail "the trainer ended before it could be looked at (its output is above)"; }
 kill $pid; wait $pid 2>/dev/null || true
 trap - EXIT
 [ "$name" = mlp ] || fail "the re-executed trainer is called '$name' (want mlp)"
