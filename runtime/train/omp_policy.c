@@ -7,9 +7,9 @@
  * step, so the choice shows in throughput. Measured on the 2-core machine (bench/RESULTS.md,
  * session 6):
  *   - alone, a short spin (GOMP_SPINCOUNT=10000) beat sleeping at once (passive) in 7 of 8
- *     alternating ResNet runs, median 312.7 vs 297.6 img/s; one spin (a PAUSE) takes about
- *     50 ns on that VM, so 10000 spins are about 0.5 ms, longer than most gaps between an op's
- *     parallel regions;
+ *     alternating ResNet runs, median 312.7 vs 297.6 img/s (one spin, a PAUSE, took about
+ *     50 ns there in session 13, so 10000 spins last about 0.5 ms: longer than the serial gaps
+ *     between a step's parallel regions, which came to 0.4% of a ResNet step);
  *   - two LeNet trainers side by side on the 2 cores (4 threads), passive gave 2.47-2.64k
  *     img/s together, the short spin 2.39-2.43k, libgomp's default (300000 spins) 1.27-1.74k:
  *     a spinning thread burns the time slice its partner needs.
