@@ -23,10 +23,12 @@ TRAINC_LIB_ASAN := $(BUILD)/casan/libtrainc.a
 .PHONY: trainc
 trainc: $(TRAINC)
 
-$(BUILD)/gen/parser.c $(BUILD)/gen/parser.h: $(PARSER_Y) | deps-check
+# Grouped targets (&:): one run of bison (flex) makes both files; with plain multiple targets
+# a parallel make ran it once per file, two runs writing the same files at once.
+$(BUILD)/gen/parser.c $(BUILD)/gen/parser.h &: $(PARSER_Y) | deps-check
 	@mkdir -p $(BUILD)/gen
 	bison -Wall -Werror --defines=$(BUILD)/gen/parser.h -o $(BUILD)/gen/parser.c $<
-$(BUILD)/gen/lexer.c $(BUILD)/gen/lexer.h: $(LEXER_L) $(BUILD)/gen/parser.h | deps-check
+$(BUILD)/gen/lexer.c $(BUILD)/gen/lexer.h &: $(LEXER_L) $(BUILD)/gen/parser.h | deps-check
 	@mkdir -p $(BUILD)/gen
 	flex --header-file=$(BUILD)/gen/lexer.h -o $(BUILD)/gen/lexer.c $<
 

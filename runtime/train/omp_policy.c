@@ -1,15 +1,33 @@
-/* OpenMP wait policy of the trainer, unless the user chose one (OMP_WAIT_POLICY or
- * GOMP_SPINCOUNT): how long a worker spins at a barrier before it sleeps. The ops open dozens
- * of parallel regions per step, so the choice shows in throughput. Measured on the 2-core
- * machine (bench/RESULTS.md, session 6):
- *   - alone, a short spin (GOMP_SPINCOUNT=10000, tens of microseconds) beat sleeping at once
- *     (passive) in 7 of 8 alternating ResNet runs, median 312.7 vs 297.6 img/s;
+/* Settings of the trainer's libraries that they read when they load, before main (libgomp,
+ * OpenBLAS, glibc's malloc): the trainer sets them and re-executes itself once, by its own
+ * path, so that ps and top keep showing its name rather than "exe".
+ *
+ * OpenMP wait policy, unless the user chose one (OMP_WAIT_POLICY or GOMP_SPINCOUNT): how long
+ * a worker spins at a barrier before it sleeps. The ops open dozens of parallel regions per
+ * step, so the choice shows in throughput. Measured on the 2-core machine (bench/RESULTS.md,
+ * session 6):
+ *   - alone, a short spin (GOMP_SPINCOUNT=10000) beat sleeping at once (passive) in 7 of 8
+ *     alternating ResNet runs, median 312.7 vs 297.6 img/s (one spin, a PAUSE, took about
+ *     50 ns there in session 13, so 10000 spins last about 0.5 ms: longer than the serial gaps
+ *     between a step's parallel regions, which came to 0.4% of a ResNet step);
  *   - two LeNet trainers side by side on the 2 cores (4 threads), passive gave 2.47-2.64k
  *     img/s together, the short spin 2.39-2.43k, libgomp's default (300000 spins) 1.27-1.74k:
  *     a spinning thread burns the time slice its partner needs.
  * So: the short spin, or passive where this node's ranks times threads exceed its cores.
- * libgomp reads the variables when it loads, before main, so the trainer sets them and
- * re-executes itself once. */
+ *
+ * OpenBLAS threads, unless OPENBLAS_NUM_THREADS is set: one. rt_gemm pins OpenBLAS to one
+ * thread at its first call anyway (the ops thread with OpenMP, rt_gemm.h), but the library
+ * starts a pool of workers when it loads, one of which spins on sched_yield at start-up.
+ *
+ * Transparent huge pages for malloc's large blocks (glibc.malloc.hugetlb=1), unless
+ * GLIBC_TUNABLES is set: the arena, workspaces and the oneDNN copies of a step span hundreds
+ * of MB, which 4 KB pages cover with tens of thousands of TLB entries. Where the kernel's THP
+ * mode is "madvise" (the default of many distributions) nothing else asks for huge pages.
+ *
+ * OMP_PROC_BIND or OMP_PLACES: libgomp binds the initial thread to the first place as it
+ * loads, and an exec'd process inherits that single place, so the re-executed trainer would
+ * run one thread. The process's own set (the union of the places) is restored for the exec. */
+#include <omp.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,12 +44,20 @@ static long env_count(const char *name) {
     return n > 0 && end != v ? n : 0;
 }
 
-/* The cores this process may run on. */
-static long usable_cores(void) {
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? n : 1;
+/* The CPUs this process may run on: the union of libgomp's places where it made them (it has
+ * then bound this thread to the first), else this thread's affinity. 0 if unknown. */
+static int process_cpus(cpu_set_t *set) {
+    CPU_ZERO(set);
+    int places = omp_get_num_places();
+    for (int p = 0; p < places; p++) {
+        int ids[CPU_SETSIZE];
+        if (omp_get_place_num_procs(p) > CPU_SETSIZE) return sched_getaffinity(0, sizeof *set, set) == 0;
+        omp_get_place_proc_ids(p, ids);
+        for (int i = 0; i < omp_get_place_num_procs(p); i++)
+            if (ids[i] >= 0 && ids[i] < CPU_SETSIZE) CPU_SET(ids[i], set);
+    }
+    if (places > 0 && CPU_COUNT(set) > 0) return 1;
+    return sched_getaffinity(0, sizeof *set, set) == 0;
 }
 
 /* Ranks on this node, as the launchers tell them (Open MPI, MPICH/Hydra, Slurm). */
@@ -42,13 +68,45 @@ static long local_ranks(void) {
     return 1;
 }
 
+/* Sets name=value unless the user set it; returns whether it did. */
+static int default_env(const char *name, const char *value) {
+    if (getenv(name)) return 0;
+    setenv(name, value, 1);
+    return 1;
+}
+
+/* Re-executes this binary with the process's CPUs; returns only if that failed. */
+static void reexec(char **argv, const cpu_set_t *cpus, int have_cpus) {
+    cpu_set_t mine;
+    int restore = have_cpus && sched_getaffinity(0, sizeof mine, &mine) == 0 && !CPU_EQUAL(&mine, cpus) &&
+                  sched_setaffinity(0, sizeof *cpus, cpus) == 0;
+    char self[4096];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (len > 0) {
+        self[len] = '\0';
+        execv(self, argv);
+    }
+    execv("/proc/self/exe", argv);   /* e.g. the binary was replaced since it started */
+    if (restore) sched_setaffinity(0, sizeof mine, &mine);
+}
+
 void rt_trainer_choose_omp_policy(char **argv) {
-    if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT") || getenv("TRAINC_NO_REEXEC")) return;
-    long cores = usable_cores(), threads = env_count("OMP_NUM_THREADS");
-    if (!threads) threads = cores;
-    if (local_ranks() * threads > cores) setenv("OMP_WAIT_POLICY", "passive", 1);
-    else setenv("GOMP_SPINCOUNT", "10000", 1);
+    if (getenv("TRAINC_NO_REEXEC")) return;
+    cpu_set_t cpus;
+    int have_cpus = process_cpus(&cpus);
+    int changed = 0;
+    if (!getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT")) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        long cores = have_cpus ? CPU_COUNT(&cpus) : n > 0 ? n : 1, threads = env_count("OMP_NUM_THREADS");
+        if (!threads) threads = cores;
+        if (local_ranks() * threads > cores) setenv("OMP_WAIT_POLICY", "passive", 1);
+        else setenv("GOMP_SPINCOUNT", "10000", 1);
+        changed = 1;
+    }
+    changed |= default_env("OPENBLAS_NUM_THREADS", "1");
+    changed |= default_env("GLIBC_TUNABLES", "glibc.malloc.hugetlb=1");
+    if (!changed) return;
     setenv("TRAINC_NO_REEXEC", "1", 1);   /* never loop, whatever happens below */
-    execv("/proc/self/exe", argv);
-    /* No /proc (or exec refused): carry on with libgomp's default; only speed differs. */
+    reexec(argv, &cpus, have_cpus);
+    /* No /proc (or exec refused): carry on with the libraries' defaults; only speed differs. */
 }

@@ -8,6 +8,8 @@ set -eu
 BUILD=${BUILD:-build}
 dir=$BUILD/test-data/pack_idx
 tools=$BUILD/tests/data-tools
+# the sanitized tools it drives: make test has built them; run alone, this builds them
+nice make -s BUILD="$BUILD" data-tools > /dev/null
 rm -rf "$dir" && mkdir -p "$dir/src"
 /usr/bin/python3 - "$dir/src" <<'PY'
 import gzip, struct, sys

@@ -12,6 +12,8 @@ set -eu
 BUILD=${BUILD:-build}
 dir=$BUILD/test-data/pipeline
 tools=$BUILD/tests/data-tools
+# the sanitized tools it drives: make test has built them; run alone, this builds them
+nice make -s BUILD="$BUILD" data-tools > /dev/null
 rm -rf "$dir" && mkdir -p "$dir"
 tree=$dir/tree pack=$dir/packed
 /usr/bin/python3 tests/data/make_tree.py "$tree" 24 6 32 --bad
