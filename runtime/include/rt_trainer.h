@@ -164,8 +164,7 @@ typedef struct rt_device_hooks {
 
 /* Unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is set: OpenMP workers spin briefly at barriers
  * (GOMP_SPINCOUNT=10000), or sleep at once (passive) where this node's ranks x threads exceed
- * its cores; unless set, OPENBLAS_NUM_THREADS=1 and GLIBC_TUNABLES=glibc.malloc.hugetlb=1
- * (huge pages for large blocks). Set by re-executing the binary once (the libraries read them
+ * its cores; unless set, OPENBLAS_NUM_THREADS=1. Set by re-executing the binary once (the libraries read them
  * before main), with the process's CPUs even where OMP_PROC_BIND bound this thread to one. */
 void rt_trainer_choose_omp_policy(char **argv);
 

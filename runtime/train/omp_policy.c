@@ -19,10 +19,9 @@
  * thread at its first call anyway (the ops thread with OpenMP, rt_gemm.h), but the library
  * starts a pool of workers when it loads, one of which spins on sched_yield at start-up.
  *
- * Transparent huge pages for malloc's large blocks (glibc.malloc.hugetlb=1), unless
- * GLIBC_TUNABLES is set: the arena, workspaces and the oneDNN copies of a step span hundreds
- * of MB, which 4 KB pages cover with tens of thousands of TLB entries. Where the kernel's THP
- * mode is "madvise" (the default of many distributions) nothing else asks for huge pages.
+ * No huge pages by default: glibc.malloc.hugetlb=1 measured slower on the quiet 2-core host
+ * (ResNet FP32 499-598 vs 589-612 img/s, 4 alternating pairs; LeNet no better) and costs the
+ * ResNet 0.3 s of start-up; GLIBC_TUNABLES=glibc.malloc.hugetlb=1 still turns them on.
  *
  * OMP_PROC_BIND or OMP_PLACES: libgomp binds the initial thread to the first place as it
  * loads, and an exec'd process inherits that single place, so the re-executed trainer would
@@ -104,7 +103,6 @@ void rt_trainer_choose_omp_policy(char **argv) {
         changed = 1;
     }
     changed |= default_env("OPENBLAS_NUM_THREADS", "1");
-    changed |= default_env("GLIBC_TUNABLES", "glibc.malloc.hugetlb=1");
     if (!changed) return;
     setenv("TRAINC_NO_REEXEC", "1", 1);   /* never loop, whatever happens below */
     reexec(argv, &cpus, have_cpus);

@@ -3,7 +3,7 @@
 # re-executed trainer runs as many OpenMP threads as the process started with, also where
 # OMP_PROC_BIND or OMP_PLACES made libgomp bind the first thread to one core (it inherited that
 # core and ran one thread); it keeps its own name (not "exe"); it sets OPENBLAS_NUM_THREADS
-# and GLIBC_TUNABLES unless the user did; and with every setting given it does not re-execute.
+# unless the user did; and with every setting given it does not re-execute.
 # libgomp prints its settings at load (OMP_DISPLAY_ENV), once per execution of the binary.
 set -eu
 BUILD=${BUILD:-build}
@@ -25,7 +25,7 @@ for setting in "" "OMP_PROC_BIND=true" "OMP_PLACES=cores" "OMP_PROC_BIND=spread 
   echo "ok: '$setting': $1 OpenMP threads before and after the re-execution"
 done
 
-all="OMP_WAIT_POLICY=passive OPENBLAS_NUM_THREADS=1 GLIBC_TUNABLES=glibc.malloc.hugetlb=0"
+all="OMP_WAIT_POLICY=passive OPENBLAS_NUM_THREADS=1"
 loads=$(threads_per_load $all | wc -l)
 [ "$loads" = 1 ] || fail "with every setting given the trainer still re-executed ($loads loads)"
 echo "ok: with every setting given, no re-execution"
@@ -40,7 +40,7 @@ name=$(cat "/proc/$pid/comm" 2>/dev/null) && environ=$(tr '\0' '\n' < "/proc/$pi
 kill $pid; wait $pid 2>/dev/null || true
 trap - EXIT
 [ "$name" = mlp ] || fail "the re-executed trainer is called '$name' (want mlp)"
-for want in OPENBLAS_NUM_THREADS=1 GLIBC_TUNABLES=glibc.malloc.hugetlb=1 OMP_WAIT_POLICY=passive; do
+for want in OPENBLAS_NUM_THREADS=1 OMP_WAIT_POLICY=passive; do
   grep -qx "$want" <<< "$environ" || fail "the re-executed trainer's environment lacks $want"
 done
-echo "ok: the re-executed trainer is called $name, with OPENBLAS_NUM_THREADS=1 and huge pages"
+echo "ok: the re-executed trainer is called $name, with OPENBLAS_NUM_THREADS=1"
