@@ -11,7 +11,8 @@
 # share of the sgemm peak, and per row the rate 2x the peer would need against the peak.
 # usage: bench/bench_cpu.sh [NET ...]
 # env: THREADS (default: nproc), REPS (3), PRECISIONS ("FP32 BF16"), TORCH2_MODES
-#      ("eager channels_last compile"), BUILD
+#      ("eager channels_last compile"), BUILD, STEPS (timed steps per run for every net, both
+#      sides; default per net: a few seconds each)
 set -eu
 BUILD=${BUILD:-build}
 THREADS=${THREADS:-$(nproc)}
@@ -22,7 +23,8 @@ PY=/usr/bin/python3   # Debian's python3-torch lives there, not in a pyenv pytho
 nets=("$@")
 [ ${#nets[@]} -gt 0 ] || nets=(fmnist_lenet fmnist_mlp fmnist_resnet)
 # Timed steps per repetition: a few seconds per side on a 2-core machine.
-steps_for() { case $1 in fmnist_mlp) echo 300 ;; fmnist_resnet) echo 5 ;; *) echo 20 ;; esac; }
+steps_for() { [ -n "${STEPS:-}" ] && { echo "$STEPS"; return; }
+  case $1 in fmnist_mlp) echo 300 ;; fmnist_resnet) echo 5 ;; *) echo 20 ;; esac; }
 
 "$PY" -c 'import torch' 2>/dev/null || {
   echo "error: PyTorch not found for $PY" >&2
