@@ -1,5 +1,5 @@
-/* Settings of the trainer's libraries that they read when they load, before main (libgomp,
- * OpenBLAS, glibc's malloc): the trainer sets them and re-executes itself once, by its own
+/* Settings of the trainer's libraries that they read when they load, before main (libgomp
+ * and OpenBLAS): the trainer sets them and re-executes itself once, by its own
  * path, so that ps and top keep showing its name rather than "exe".
  *
  * OpenMP wait policy, unless the user chose one (OMP_WAIT_POLICY or GOMP_SPINCOUNT): how long
