@@ -4,7 +4,11 @@
  * separate ops (batchnorm_forward_train, add_act_forward; relu_backward, batchnorm_backward)
  * and fused (batchnorm_add_*). Each cell is the fastest of REPS calls after a warm-up (on a
  * shared host, the one least disturbed by other work; compare by ratios, never across hosts).
- * usage: bn_rate [REPS] */
+ * Below each shape's times, the same cells in GB/s of the least traffic each op needs (every
+ * tensor it must read or write, once), and three plain streaming loops over tensors of that
+ * shape as the ceiling to compare with: read (a sum), copy, and read two + write one.
+ * BN_RATE_CLOCK=cpu times by the process's CPU time (with OMP_NUM_THREADS=1: what survives a
+ * loaded host). usage: bn_rate [REPS] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,9 +25,11 @@ static const bn_case cases[] = {
 };
 enum { BATCH = 128 };
 
+static int cpu_clock;
+
 static double now(void) {
     struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
+    clock_gettime(cpu_clock ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
@@ -68,16 +74,49 @@ static void fused_bwd(block *b) {
                            b->hw);
 }
 
+/* The streaming ceilings: what the memory system gives a plain loop over the same tensors. */
+static volatile float sink;
+typedef float lanes16 __attribute__((vector_size(64)));
+static void stream_read(block *b) {   /* 16 lanes, so that it is not bound by the add latency */
+    lanes16 total = { 0 };
+    #pragma omp parallel
+    {
+        lanes16 part = { 0 }, v;
+        #pragma omp for schedule(static)
+        for (long i = 0; i < b->n / 16; i++) {
+            memcpy(&v, b->x + 16 * i, sizeof v);
+            part += v;
+        }
+        #pragma omp critical
+        total += part;
+    }
+    sink = total[0];
+}
+static void stream_copy(block *b) {
+    #pragma omp parallel for schedule(static)
+    for (long i = 0; i < b->n; i++) b->y[i] = b->x[i];
+}
+static void stream_r2w1(block *b) {
+    #pragma omp parallel for schedule(static)
+    for (long i = 0; i < b->n; i++) b->dx[i] = b->x[i] + b->dy[i];
+}
+
 typedef void (*op_fn)(block *);
 
 int main(int argc, char **argv) {
     int reps = argc > 1 ? atoi(argv[1]) : 20;
+    cpu_clock = getenv("BN_RATE_CLOCK") && strcmp(getenv("BN_RATE_CLOCK"), "cpu") == 0;
     /* bn1: bn + ReLU; sep: bn2 then add + ReLU (backward: relu, then bn2); fused: batchnorm_add */
-    static const char *names[] = { "bn1 fwd", "bn1 bwd", "sep fwd", "sep bwd", "fused fwd", "fused bwd" };
-    static const op_fn fns[] = { bn1_fwd, bn1_bwd, sep_fwd, sep_bwd, fused_fwd, fused_bwd };
+    static const char *names[] = { "bn1 fwd", "bn1 bwd",   "sep fwd",     "sep bwd",    "fused fwd",
+                                   "fused bwd", "read",    "copy",        "read2 write1" };
+    static const op_fn fns[] = { bn1_fwd,   bn1_bwd,     sep_fwd,     sep_bwd,    fused_fwd,
+                                 fused_bwd, stream_read, stream_copy, stream_r2w1 };
+    /* tensors each op reads or writes at least once: bn 2 (fwd) or 3 (bwd), add + relu 3,
+     * relu_backward 3, batchnorm_add 3 (fwd) or 5 (bwd: dy, y, x; dy masked, dx) */
+    static const int tensors[] = { 2, 3, 5, 6, 3, 5, 1, 2, 3 };
     enum { OPS = sizeof fns / sizeof fns[0] };
-    printf("fastest of %d calls, ms (batch %d); bn1: bn + relu, sep: bn2 then add + relu (backward:\n"
-           "relu, then bn2), fused: bn2 + add + relu in one op (batchnorm_add_*)\n%-22s", reps, BATCH, "");
+    printf("fastest of %d calls (%s clock), ms (batch %d); bn1: bn + relu, sep: bn2 then add + relu (backward:\n"
+           "relu, then bn2), fused: bn2 + add + relu in one op (batchnorm_add_*)\n%-22s", reps, cpu_clock ? "CPU" : "wall", BATCH, "");
     for (int o = 0; o < OPS; o++) printf(" %12.12s", names[o]);
     printf("\n");
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
@@ -98,6 +137,8 @@ int main(int argc, char **argv) {
             }
         printf("%-22s", cases[k].what);
         for (int o = 0; o < OPS; o++) printf(" %12.3f", 1e3 * best[o]);
+        printf("\n%-22s", "  GB/s");
+        for (int o = 0; o < OPS; o++) printf(" %12.1f", 1e-9 * sizeof(float) * b.n * tensors[o] / best[o]);
         printf("\n");
         float *bufs[] = { b.x, b.r, b.y, b.t, b.dy, b.dx, b.gamma, b.beta, b.mean, b.inv, b.rm, b.rv, b.dg, b.db };
         for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
