@@ -3,7 +3,11 @@
  * optional ReLU is applied in the same pass (see the fused-activation convention), and the
  * statistics can be summed over processes (synchronized batch norm, rt_bn_sync). The
  * batchnorm_add ops also add a residual before the ReLU (a residual block's closing
- * bn + add + relu in one pass, so the normalized tensor is never stored). */
+ * bn + add + relu in one pass, so the normalized tensor is never stored).
+ * Layout of the work: the statistics and gradient sums read one channel at a time (its
+ * planes c*hw apart, short runs the reads tolerate), but every pass that writes (the
+ * normalized output, the input gradient) sweeps the tensor in memory order afterwards: writes
+ * in runs of one plane (3 KB at 28x28) ran at half the speed of a contiguous sweep. */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +15,7 @@
 #include "rt_ops.h"
 #include "rt_real.h"
 #include "vec16.h"
+#include <omp.h>
 
 /* ---- a channel's values 16 at a time (rvec, rsel: vec16.h) ----
  * A channel is n planes of hw values, c*hw apart. Its sums run in 16 float lanes over spans of
@@ -65,7 +70,7 @@ typedef struct {
     const real_t *mask;
     real_t *dy_masked;
 } span_src;
-/* Adds one span's contribution to the float lanes part[0..1]. Span kernels and channel_reduce
+/* Adds one span's contribution to the float lanes part[0..1]. Span kernels and block_reduce
  * are always inlined, so that the function pointer becomes a direct, inlined call. */
 #define ALWAYS_INLINE static inline __attribute__((always_inline))
 typedef void (*span_fn)(rvec part[2], const span_src *s, long base, int len);
@@ -79,25 +84,74 @@ static inline void flush_lanes(dvec total[2], rvec part[2]) {
     }
 }
 
-/* out[k] = the channel's total of what fn adds to part[k], k = 0, 1. Inlined with a constant
- * fn, so each caller gets its own loop with the lanes in registers. */
-ALWAYS_INLINE void channel_reduce(double out[2], span_fn fn, const span_src *s, int n, int c,
-                                  int hw, int ch) {
-    rvec part[2] = { { 0 }, { 0 } };
-    dvec total[2] = { { 0 }, { 0 } };
-    int in_part = 0;
+/* A reduction's running state for one channel: the float lanes of the current span, the
+ * double lanes of the finished ones, and how many values the current span holds. */
+typedef struct {
+    rvec part[2];
+    dvec total[2];
+    int in_part;
+} lane_sums;
+
+/* Channels a thread's sweep carries at once (their lane_sums: 12 KB, in L1). */
+#define BLOCK 32
+
+/* out0[ch], out1[ch] = the totals of what fn adds to part[0], part[1] for channels ch0 to
+ * ch0 + cnt - 1, src[j] channel ch0 + j's. Each channel's spans are added in the same order
+ * as one channel at a time would (sample by sample, fixed by n and hw alone), but the sweep
+ * goes sample by sample through the block, so its reads run over a sample's cnt*hw
+ * contiguous values rather than hopping c*hw apart plane by plane. Inlined with a constant fn,
+ * so each caller gets its own loop. */
+ALWAYS_INLINE void block_reduce(double *out0, double *out1, span_fn fn, const span_src *src, int n, int c,
+                                int hw, int ch0, int cnt) {
+    lane_sums st[BLOCK];
+    memset(st, 0, sizeof st[0] * (size_t)cnt);
     for (int b = 0; b < n; b++)
-        for (int at = 0; at < hw; at += SPAN) {
-            int len = span_at(hw, at);
-            fn(part, s, ((long)b * c + ch) * hw + at, len);
-            if ((in_part += len) >= SPAN) {
-                flush_lanes(total, part);
-                in_part = 0;
+        for (int j = 0; j < cnt; j++) {
+            rvec part[2] = { st[j].part[0], st[j].part[1] };
+            long base = ((long)b * c + ch0 + j) * hw;
+            for (int at = 0; at < hw; at += SPAN) {
+                int len = span_at(hw, at);
+                fn(part, &src[j], base + at, len);
+                if ((st[j].in_part += len) >= SPAN) {
+                    flush_lanes(st[j].total, part);
+                    st[j].in_part = 0;
+                }
             }
+            st[j].part[0] = part[0], st[j].part[1] = part[1];
         }
-    flush_lanes(total, part);
-    out[0] = lanes_total(&total[0]);
-    out[1] = lanes_total(&total[1]);
+    for (int j = 0; j < cnt; j++) {
+        flush_lanes(st[j].total, st[j].part);
+        out0[ch0 + j] = lanes_total(&st[j].total[0]);
+        if (out1) out1[ch0 + j] = lanes_total(&st[j].total[1]);
+    }
+}
+
+/* The reducing passes over all channels, each thread sweeping its share of them: the sum,
+ * the squared deviations around sum/m (forward), both of these block by block (the second
+ * while the block is still in cache), the gradient sums (backward). */
+enum reduce_pass { PASS_SUM, PASS_SQ_DEV, PASS_STATS, PASS_GRAD };
+/* PASS_STATS: at most this many bytes of x in a block, so that the second pass finds it in
+ * L2 (1 MB a core here). Taken where a block holds STATS_BLOCK_MIN channels or more: with
+ * fewer, the sample-by-sample sweep has only short runs to read, and two whole sweeps over
+ * the thread's channels were faster (bench/bn_rate.c at 28x28: 1.23-1.38 ms against 1.45-1.52
+ * for one channel a block). */
+#define STATS_BLOCK_BYTES (512 * 1024)
+#define STATS_BLOCK_MIN 4
+struct bn_bwd;
+typedef struct {
+    enum reduce_pass pass;
+    const real_t *x;
+    const double *sum;       /* PASS_SQ_DEV: each channel's sum, and m the count behind it */
+    double m;
+    const struct bn_bwd *g;  /* PASS_GRAD */
+} pass_job;
+static void reduce_channels(double *out0, double *out1, const pass_job *job, int n, int c, int hw);
+
+/* This thread's share of c channels: a contiguous range, so its sweeps stay contiguous. */
+static void thread_channels(int c, int *lo, int *hi) {
+    int t = omp_get_thread_num(), threads = omp_get_num_threads();
+    *lo = (int)((long)c * t / threads);
+    *hi = (int)((long)c * (t + 1) / threads);
 }
 
 /* ---- forward, one channel at a time: sum, sum of squared deviations, normalize ---- */
@@ -119,18 +173,6 @@ ALWAYS_INLINE void span_sq_dev(rvec part[2], const span_src *s, long base, int l
     for (; i + 16 <= len; i += 16) { d = load16(x + i) - s->mean; acc += d * d; }
     if (i < len) { d = load_part(x + i, len - i, s->mean) - s->mean; acc += d * d; }
     part[0] = acc;
-}
-
-static double channel_sum(const real_t *in, int n, int c, int hw, int ch) {
-    double out[2];
-    channel_reduce(out, span_sum, &(span_src){ .x = in }, n, c, hw, ch);
-    return out[0];
-}
-
-static double channel_sq_dev(const real_t *in, int n, int c, int hw, int ch, double mean) {
-    double out[2];
-    channel_reduce(out, span_sq_dev, &(span_src){ .x = in, .mean = (real_t)mean }, n, c, hw, ch);
-    return out[0];
 }
 
 /* The normalization as y = x*scale + shift. The backward recomputes the fused ReLU's mask
@@ -167,6 +209,19 @@ static void apply_affine(real_t *y, const real_t *x, const real_t *r, int hw, re
     }
 }
 
+/* y = x*scale[ch] + shift[ch] (+ residual) through the activation over the whole tensor, in
+ * memory order: each thread a contiguous range of planes. */
+static void apply_sweep(real_t *out, const real_t *in, const real_t *residual, const real_t *scale,
+                        const real_t *shift, int n, int c, int hw, rt_act act) {
+    #pragma omp parallel for collapse(2) schedule(static)
+    for (int b = 0; b < n; b++)
+        for (int ch = 0; ch < c; ch++) {
+            long base = ((long)b * c + ch) * hw;
+            apply_affine(out + base, in + base, residual ? residual + base : NULL, hw, scale[ch], shift[ch],
+                         act);
+        }
+}
+
 typedef struct {
     real_t *out, *save_mean, *save_inv_std, *running_mean, *running_var;
     const real_t *in, *gamma, *beta;
@@ -175,9 +230,10 @@ typedef struct {
     double m;               /* samples behind the statistics (all ranks' with sync) */
     real_t momentum, eps;
     rt_act act;
+    real_t *scale, *shift;  /* [c] each: the normalization as an affine map, for the sweep */
 } bn_fwd;
 
-/* Statistics from the channel's sums, running-stat update, normalized output. */
+/* Statistics from the channel's sums, running-stat update, the channel's affine map. */
 static void channel_finish(const bn_fwd *f, int ch, double sum, double sq) {
     double mean = sum / f->m, var = sq / f->m;   /* biased: what normalizes the batch */
     real_t inv_std = (real_t)(1.0 / sqrt(var + f->eps));
@@ -186,38 +242,30 @@ static void channel_finish(const bn_fwd *f, int ch, double sum, double sq) {
     double unbiased = f->m > 1 ? sq / (f->m - 1) : var;   /* torch's running estimate */
     f->running_mean[ch] = (real_t)((1 - f->momentum) * f->running_mean[ch] + f->momentum * mean);
     f->running_var[ch] = (real_t)((1 - f->momentum) * f->running_var[ch] + f->momentum * unbiased);
-    real_t scale, shift;
-    affine_of(&scale, &shift, f->gamma[ch], f->beta[ch], (real_t)mean, inv_std);
-    for (int b = 0; b < f->n; b++) {
-        long base = ((long)b * f->c + ch) * f->hw;
-        apply_affine(f->out + base, f->in + base, f->residual ? f->residual + base : NULL, f->hw, scale,
-                     shift, f->act);
-    }
+    affine_of(&f->scale[ch], &f->shift[ch], f->gamma[ch], f->beta[ch], (real_t)mean, inv_std);
 }
 
 static void forward_train(const bn_fwd *fp, const rt_bn_sync *sync) {
     bn_fwd f = *fp;
     const real_t *in = f.in;
     int n = f.n, c = f.c, hw = f.hw;
-    if (!sync) {   /* each channel's three passes back to back, while its data is in cache */
-        #pragma omp parallel for schedule(static)
-        for (int ch = 0; ch < c; ch++) {
-            double sum = channel_sum(in, n, c, hw, ch);
-            channel_finish(&f, ch, sum, channel_sq_dev(in, n, c, hw, ch, sum / f.m));
-        }
-        return;
-    }
-    /* Synchronized: the same passes, with the sums of all channels all-reduced in between. */
     double *sum = rt_xcalloc((size_t)c * 2, sizeof *sum), *sq = sum + c;
-    #pragma omp parallel for schedule(static)
-    for (int ch = 0; ch < c; ch++) sum[ch] = channel_sum(in, n, c, hw, ch);
-    sync->sum(sync->ctx, sum, c, "the sync batch norm mean");
-    #pragma omp parallel for schedule(static)
-    for (int ch = 0; ch < c; ch++) sq[ch] = channel_sq_dev(in, n, c, hw, ch, sum[ch] / f.m);
-    sync->sum(sync->ctx, sq, c, "the sync batch norm variance");
-    #pragma omp parallel for schedule(static)
+    real_t *affine = rt_xcalloc((size_t)c * 2, sizeof *affine);
+    f.scale = affine, f.shift = affine + c;
+    /* two passes (two-pass variance: stable where E[x^2] - E[x]^2 is not); with sync, the
+     * sums of all ranks between them */
+    if (!sync && STATS_BLOCK_BYTES / ((long)n * hw * (long)sizeof(real_t)) >= STATS_BLOCK_MIN)
+        reduce_channels(sum, sq, &(pass_job){ PASS_STATS, in, NULL, f.m, NULL }, n, c, hw);
+    else {
+        reduce_channels(sum, NULL, &(pass_job){ PASS_SUM, in, NULL, 0, NULL }, n, c, hw);
+        if (sync) sync->sum(sync->ctx, sum, c, "the sync batch norm mean");
+        reduce_channels(sq, NULL, &(pass_job){ PASS_SQ_DEV, in, sum, f.m, NULL }, n, c, hw);
+        if (sync) sync->sum(sync->ctx, sq, c, "the sync batch norm variance");
+    }
     for (int ch = 0; ch < c; ch++) channel_finish(&f, ch, sum[ch], sq[ch]);
+    apply_sweep(f.out, in, f.residual, f.scale, f.shift, n, c, hw, f.act);
     free(sum);
+    free(affine);
 }
 
 void RT_FN(batchnorm_forward_train_sync)(real_t *out, real_t *save_mean, real_t *save_inv_std,
@@ -227,7 +275,7 @@ void RT_FN(batchnorm_forward_train_sync)(real_t *out, real_t *save_mean, real_t 
                                          real_t momentum, real_t eps, rt_act act,
                                          const rt_bn_sync *sync) {
     forward_train(&(bn_fwd){ out, save_mean, save_inv_std, running_mean, running_var, in, gamma, beta, NULL,
-                             n, c, hw, (double)n * hw * (sync ? sync->ranks : 1), momentum, eps, act },
+                             n, c, hw, (double)n * hw * (sync ? sync->ranks : 1), momentum, eps, act, NULL, NULL },
                   sync);
 }
 
@@ -236,7 +284,7 @@ void RT_FN(batchnorm_add_forward_train)(real_t *out, real_t *save_mean, real_t *
                                         const real_t *residual, const real_t *gamma, const real_t *beta,
                                         int n, int c, int hw, real_t momentum, real_t eps, rt_act act) {
     forward_train(&(bn_fwd){ out, save_mean, save_inv_std, running_mean, running_var, in, gamma, beta,
-                             residual, n, c, hw, (double)n * hw, momentum, eps, act },
+                             residual, n, c, hw, (double)n * hw, momentum, eps, act, NULL, NULL },
                   NULL);
 }
 
@@ -254,14 +302,13 @@ void RT_FN(batchnorm_add_forward_eval)(real_t *out, const real_t *in, const real
                                        const real_t *gamma, const real_t *beta,
                                        const real_t *running_mean, const real_t *running_var, int n,
                                        int c, int hw, real_t eps, rt_act act) {
-    #pragma omp parallel for collapse(2) schedule(static)
-    for (int b = 0; b < n; b++)
-        for (int ch = 0; ch < c; ch++) {
-            real_t scale = gamma[ch] / rt_sqrt(running_var[ch] + eps);
-            real_t shift = beta[ch] - running_mean[ch] * scale;
-            long base = ((long)b * c + ch) * hw;
-            apply_affine(out + base, in + base, residual ? residual + base : NULL, hw, scale, shift, act);
-        }
+    real_t *scale = rt_xcalloc((size_t)c * 2, sizeof *scale), *shift = scale + c;
+    for (int ch = 0; ch < c; ch++) {
+        scale[ch] = gamma[ch] / rt_sqrt(running_var[ch] + eps);
+        shift[ch] = beta[ch] - running_mean[ch] * scale[ch];
+    }
+    apply_sweep(out, in, residual, scale, shift, n, c, hw, act);
+    free(scale);
 }
 
 void RT_FN(batchnorm_forward_eval)(real_t *out, const real_t *in, const real_t *gamma,
@@ -275,7 +322,7 @@ void RT_FN(batchnorm_forward_eval)(real_t *out, const real_t *in, const real_t *
 /* ---- backward: din = gamma*inv_std/M * (M*dout - sum(dout) - xhat*sum(dout*xhat)); xhat is
  * recomputed from in and the saved statistics rather than stored ---- */
 
-typedef struct {
+typedef struct bn_bwd {
     real_t *din, *dgamma, *dbeta;
     const real_t *dout, *in, *gamma, *beta, *save_mean, *save_inv_std;
     int n, c, hw;
@@ -295,8 +342,9 @@ static span_src grad_src(const bn_bwd *g, int ch) {
 }
 
 /* sum(d) and sum(d * (x - mean)) over one span, d the gradient at the normalization's output
- * (grad_at, or dy masked by the add's ReLU output, then stored); the ReLU, add-mask and plain
- * cases each get their own loop. */
+ * (grad_at, or dy masked by the add's ReLU output, then stored: the lines are in cache, and the
+ * input gradient's sweep reads d without the mask); the ReLU, add-mask and plain cases each
+ * get their own loop. */
 ALWAYS_INLINE void span_grad(rvec part[2], const span_src *s, long base, int len) {
     const real_t *x = s->x + base, *dy = s->dy + base;
     rvec sd = part[0], sx = part[1], d, xv;
@@ -343,21 +391,50 @@ ALWAYS_INLINE void span_grad(rvec part[2], const span_src *s, long base, int len
     part[1] = sx;
 }
 
-/* sum(d) and sum(d * xhat) of one channel. */
-static void channel_grad_sums(const bn_bwd *g, int ch, double *s_dy, double *s_dy_xhat) {
-    double out[2];
-    span_src s = grad_src(g, ch);
-    channel_reduce(out, span_grad, &s, g->n, g->c, g->hw, ch);
-    *s_dy = out[0];
-    *s_dy_xhat = out[1] * g->save_inv_std[ch];
+/* The span source of channel ch for a pass. */
+static span_src pass_src(const pass_job *job, int ch) {
+    switch (job->pass) {
+    case PASS_SUM:
+    case PASS_STATS: return (span_src){ .x = job->x };
+    case PASS_SQ_DEV: return (span_src){ .x = job->x, .mean = (real_t)(job->sum[ch] / job->m) };
+    default: return grad_src(job->g, ch);
+    }
 }
 
-/* din = k * (m*d - sum_d - xhat * sum_d_xhat) over one plane, xhat * sum_d_xhat folded into
- * (x - mean) * t. */
-static void plane_din(real_t *dx, const real_t *x, const real_t *dy, int hw, const span_src *s,
-                      real_t k, real_t m, real_t s_dy, real_t t) {
+static void reduce_channels(double *out0, double *out1, const pass_job *job, int n, int c, int hw) {
+    #pragma omp parallel
+    {
+        int lo, hi;
+        thread_channels(c, &lo, &hi);
+        span_src src[BLOCK];
+        long block = job->pass == PASS_STATS ? STATS_BLOCK_BYTES / ((long)n * hw * (long)sizeof(real_t)) : BLOCK;
+        block = block < 1 ? 1 : block > BLOCK ? BLOCK : block;
+        for (int ch0 = lo; ch0 < hi; ch0 += (int)block) {
+            int cnt = hi - ch0 < block ? hi - ch0 : (int)block;
+            for (int j = 0; j < cnt; j++) src[j] = pass_src(job, ch0 + j);
+            switch (job->pass) {   /* each pass its own inlined sweep */
+            case PASS_SUM: block_reduce(out0, out1, span_sum, src, n, c, hw, ch0, cnt); break;
+            case PASS_SQ_DEV: block_reduce(out0, out1, span_sq_dev, src, n, c, hw, ch0, cnt); break;
+            case PASS_STATS:   /* out0: the sums, out1: the squared deviations */
+                block_reduce(out0, NULL, span_sum, src, n, c, hw, ch0, cnt);
+                for (int j = 0; j < cnt; j++) src[j].mean = (real_t)(out0[ch0 + j] / job->m);
+                block_reduce(out1, NULL, span_sq_dev, src, n, c, hw, ch0, cnt);
+                break;
+            case PASS_GRAD: block_reduce(out0, out1, span_grad, src, n, c, hw, ch0, cnt); break;
+            }
+        }
+    }
+}
+
+/* din = k * (m*d - sum_d - xhat * sum_d_xhat) over the plane at base, xhat * sum_d_xhat folded
+ * into (x - mean) * t; d is dy through the fused ReLU (the add's mask was applied to dy by the
+ * sums' pass). */
+static void plane_din(real_t *dx, long base, int hw, const span_src *s, real_t k, real_t m, real_t s_dy,
+                      real_t t) {
+    const real_t *x = s->x + base, *dy = s->dy + base;
     int i = 0;
     rvec d, xv;
+    dx += base;
     if (s->relu)
         for (; i + 16 <= hw; i += 16) {
             xv = load16(x + i);
@@ -376,49 +453,36 @@ static void plane_din(real_t *dx, const real_t *x, const real_t *dy, int hw, con
     }
 }
 
-static void channel_din(const bn_bwd *g, int ch, double sum_dy, double sum_dy_xhat) {
-    span_src s = grad_src(g, ch);
-    real_t inv_std = g->save_inv_std[ch];
-    real_t k = g->gamma[ch] * inv_std / (real_t)g->m;
-    real_t t = inv_std * (real_t)sum_dy_xhat;
-    /* last plane first: the sums' pass read them last, so they are the likeliest still in
-     * cache (a layer's channel of x, dout and din can outgrow L2) */
-    for (int b = g->n - 1; b >= 0; b--) {
-        long base = ((long)b * g->c + ch) * g->hw;
-        plane_din(g->din + base, g->in + base, g->dout + base, g->hw, &s, k, (real_t)g->m,
-                  (real_t)sum_dy, t);
-    }
+/* The input gradient over the whole tensor in memory order, from each channel's sums:
+ * sums[ch] of d, sums[c + ch] of d * xhat. */
+static void din_sweep(const bn_bwd *g, const double *sums) {
+    int n = g->n, c = g->c, hw = g->hw;
+    #pragma omp parallel for collapse(2) schedule(static)
+    for (int b = 0; b < n; b++)
+        for (int ch = 0; ch < c; ch++) {
+            span_src s = grad_src(g, ch);
+            real_t inv_std = g->save_inv_std[ch];
+            real_t k = g->gamma[ch] * inv_std / (real_t)g->m;
+            real_t t = inv_std * (real_t)sums[c + ch];
+            plane_din(g->din, ((long)b * c + ch) * hw, hw, &s, k, (real_t)g->m, (real_t)sums[ch], t);
+        }
 }
 
 static void backward(const bn_bwd *gp, const rt_bn_sync *sync) {
     bn_bwd g = *gp;
-    real_t *din = g.din, *dgamma = g.dgamma, *dbeta = g.dbeta;
+    real_t *dgamma = g.dgamma, *dbeta = g.dbeta;
     int c = g.c;
-    if (!sync) {
-        #pragma omp parallel for schedule(static)
-        for (int ch = 0; ch < c; ch++) {
-            double s_dy, s_dy_xhat;
-            channel_grad_sums(&g, ch, &s_dy, &s_dy_xhat);
-            dgamma[ch] = (real_t)s_dy_xhat;
-            dbeta[ch] = (real_t)s_dy;
-            if (din) channel_din(&g, ch, s_dy, s_dy_xhat);
-        }
-        return;
-    }
     /* dgamma and dbeta stay this rank's share (the gradient all-reduce adds the others');
      * din needs the global sums. */
     double *sums = rt_xcalloc((size_t)c * 2, sizeof *sums);   /* [ch]: dy, [c + ch]: dy*xhat */
-    #pragma omp parallel for schedule(static)
+    reduce_channels(sums, sums + c, &(pass_job){ PASS_GRAD, NULL, NULL, 0, &g }, g.n, c, g.hw);
     for (int ch = 0; ch < c; ch++) {
-        channel_grad_sums(&g, ch, &sums[ch], &sums[c + ch]);
+        sums[c + ch] *= g.save_inv_std[ch];   /* sum(d * (x - mean)) -> sum(d * xhat) */
         dgamma[ch] = (real_t)sums[c + ch];
         dbeta[ch] = (real_t)sums[ch];
     }
-    if (din) {
-        sync->sum(sync->ctx, sums, 2 * c, "the sync batch norm gradient sums");
-        #pragma omp parallel for schedule(static)
-        for (int ch = 0; ch < c; ch++) channel_din(&g, ch, sums[ch], sums[c + ch]);
-    }
+    if (g.din && sync) sync->sum(sync->ctx, sums, 2 * c, "the sync batch norm gradient sums");
+    if (g.din) din_sweep(&g, sums);
     free(sums);
 }
 
