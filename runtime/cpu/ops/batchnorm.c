@@ -4,10 +4,13 @@
  * statistics can be summed over processes (synchronized batch norm, rt_bn_sync). The
  * batchnorm_add ops also add a residual before the ReLU (a residual block's closing
  * bn + add + relu in one pass, so the normalized tensor is never stored).
- * Layout of the work: the statistics and gradient sums read one channel at a time (its
- * planes c*hw apart, short runs the reads tolerate), but every pass that writes (the
- * normalized output, the input gradient) sweeps the tensor in memory order afterwards: writes
- * in runs of one plane (3 KB at 28x28) ran at half the speed of a contiguous sweep. */
+ * Layout of the work: every pass sweeps the tensor sample by sample, in memory order. The
+ * sums (statistics, gradient sums) give each thread a range of channels and carry a block of
+ * them at once, reading a sample's block of planes as one run; the passes that write (the
+ * normalized output, the input gradient) take each thread a range of whole planes. A channel
+ * at a time, hopping c*hw apart from plane to plane, ran at half the speed: writes in runs of
+ * one plane (3 KB at 28x28) were half as fast as a contiguous sweep (bench/bn_rate.c). */
+#include <omp.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +18,6 @@
 #include "rt_ops.h"
 #include "rt_real.h"
 #include "vec16.h"
-#include <omp.h>
 
 /* ---- a channel's values 16 at a time (rvec, rsel: vec16.h) ----
  * A channel is n planes of hw values, c*hw apart. Its sums run in 16 float lanes over spans of
@@ -154,7 +156,7 @@ static void thread_channels(int c, int *lo, int *hi) {
     *hi = (int)((long)c * (t + 1) / threads);
 }
 
-/* ---- forward, one channel at a time: sum, sum of squared deviations, normalize ---- */
+/* ---- forward: sum, sum of squared deviations, normalize ---- */
 
 ALWAYS_INLINE void span_sum(rvec part[2], const span_src *s, long base, int len) {
     const real_t *x = s->x + base;
