@@ -11,6 +11,7 @@
 #include "rt_conv_bf16.h"
 #include "rt_gemm.h"
 #include "rt_ops.h"
+#include "../../runtime/cpu/ops/conv2d_strided_winograd.h"   /* ..._winograd_fits */
 
 /* Bounds of max |got - want| / max |want| over a tensor: BF16 keeps 8 significant bits
  * (relative rounding 2^-9 per input) and sums in FP32. */
@@ -26,13 +27,14 @@ static double rel_err(const float *got, const double *want, long n) {
     return worst / fmax(scale, 1e-30);
 }
 
-/* One tensor under both precisions: BF16 within its tolerance, FP32 within its own, and BF16
+/* One tensor under both precisions: BF16 within its tolerance, FP32 within fp32_tol, and BF16
  * visibly less exact than FP32 (it really rounded the inputs). */
-static void expect(const char *what, const float *bf16, const float *fp32, const double *want, long n) {
+static void expect(const char *what, const float *bf16, const float *fp32, const double *want, long n,
+                   double fp32_tol) {
     double eb = rel_err(bf16, want, n), ef = rel_err(fp32, want, n);
-    if (!(eb <= BF16_TOL) || !(ef <= FP32_TOL) || !(eb > 8 * ef)) {
+    if (!(eb <= BF16_TOL) || !(ef <= fp32_tol) || !(eb > 8 * ef)) {
         fprintf(stderr, "FAIL %s: BF16 rel. error %.3g (tol %g), FP32 %.3g (tol %g; BF16 must exceed 8x it)\n"
-                        "  first values, bf16/fp32/double:", what, eb, BF16_TOL, ef, FP32_TOL);
+                        "  first values, bf16/fp32/double:", what, eb, BF16_TOL, ef, fp32_tol);
         for (long i = 0; i < n && i < 4; i++) fprintf(stderr, " %.6g/%.6g/%.6g", bf16[i], fp32[i], want[i]);
         fprintf(stderr, "\n");
         test_failures++;
@@ -65,7 +67,7 @@ static void test_gemm(void) {
             for (long i = 0; i < cn; i++) { c16[i] -= 2 * (float)c[i]; c32[i] -= 2 * (float)c[i]; ref[i] -= 2 * c[i]; }
             char what[64];
             snprintf(what, sizeof what, "rt_gemm bf16 ta=%d tb=%d", ta, tb);
-            expect(what, c16, c32, ref, cn);
+            expect(what, c16, c32, ref, cn, FP32_TOL);
             /* oneDNN's sgemm, which FP32 uses where OpenBLAS lacks AVX-512 kernels */
             float *cd = gc_to_f32(c, cn);
             rt_gemm_library_call(RT_GEMM_DNNL_F32, ta, tb, m, n, k, 0.5f, fa, lda, fb, ldb, 2, cd, ldc);
@@ -133,13 +135,16 @@ static void test_conv(conv_case *cc) {
     conv_run b = run_conv_f32(s, fin, fw, fbias, fdout, fact, fdin);
     set_compute(RT_COMPUTE_FP32);
     conv_run f = run_conv_f32(s, fin, fw, fbias, fdout, fact, fdin);
+    /* FP32 on a 3x3/2 runs Winograd F(7x7,2x2), whose 8x8 transforms round more (measured
+     * 1.8e-5 on the ResNet case); BF16 still has to be 8x less exact */
+    double ftol = conv2d_strided_winograd_fits(s) ? 5 * FP32_TOL : FP32_TOL;
     char what[128];
     snprintf(what, sizeof what, "%s forward", cc->name);
-    expect(what, b.out, f.out, out, out_n);
+    expect(what, b.out, f.out, out, out_n, ftol);
     snprintf(what, sizeof what, "%s dinput", cc->name);
-    expect(what, b.din, f.din, din, in_n);
+    expect(what, b.din, f.din, din, in_n, ftol);
     snprintf(what, sizeof what, "%s dweight", cc->name);
-    expect(what, b.dw, f.dw, dw, w_n);
+    expect(what, b.dw, f.dw, dw, w_n, ftol);
     if (bias) {   /* a plain FP32 sum (under the ReLU's mask) in both precisions */
         snprintf(what, sizeof what, "%s dbias (FP32 sum)", cc->name);
         gc_compare_f32(what, b.db, db, s->oc);
@@ -167,9 +172,9 @@ static void test_linear(void) {
         linear_forward(o[p], fin, fw, fbias, n, fi, fo);
         linear_backward(dx[p], dwt[p], dbt[p], fdout, fin, fw, n, fi, fo);
     }
-    expect("linear forward", o[0], o[1], out, (long)n * fo);
-    expect("linear dinput", dx[0], dx[1], din, (long)n * fi);
-    expect("linear dweight", dwt[0], dwt[1], dw, (long)fo * fi);
+    expect("linear forward", o[0], o[1], out, (long)n * fo, FP32_TOL);
+    expect("linear dinput", dx[0], dx[1], din, (long)n * fi, FP32_TOL);
+    expect("linear dweight", dwt[0], dwt[1], dw, (long)fo * fi, FP32_TOL);
     /* the bias gradient is a plain FP32 sum in both precisions */
     gc_compare_f32("linear dbias (FP32 sum)", dbt[0], db, fo);
     for (int p = 0; p < 2; p++) { free(o[p]); free(dx[p]); free(dwt[p]); free(dbt[p]); }

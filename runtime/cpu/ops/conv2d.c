@@ -2,6 +2,7 @@
  * per image and group, with an optional fused ReLU. Images run in parallel on OpenMP threads,
  * each with its own slice of the workspace and a single-threaded GEMM (see rt_gemm.h for why). */
 #include <omp.h>
+#include <stdlib.h>
 #include <string.h>
 #include "rt_core.h"
 #include "rt_gemm.h"
@@ -10,6 +11,7 @@
 #include "conv2d_bias_grad.h"
 #include "conv2d_im2col.h"
 #include "conv2d_strided.h"
+#include "conv2d_strided_winograd.h"
 #include "conv2d_winograd.h"
 #include "rt_conv_bf16.h"   /* compute BF16 (float build): oneDNN's BF16 convolutions */
 #include "rt_conv_c1.h"     /* 1-channel inputs (float build): a direct AVX-512 kernel */
@@ -70,6 +72,17 @@ static int use_winograd(const rt_conv_shape *s) {
            rt_conv_winograd_fits(s);
 }
 
+/* 3x3/2 by Winograd on the phase planes, except under BF16 products (its 8x8 transforms would
+ * amplify their rounding like F(4x4,3x3)'s, see effective_shape) and with
+ * TRAINC_CONV_STRIDED_WINOGRAD=off (the polyphase GEMMs instead, for A/B runs). */
+static int use_strided_winograd(const rt_conv_shape *s) {
+#ifndef RT_REAL_DOUBLE
+    if (rt_gemm_compute() == RT_COMPUTE_BF16) return 0;
+#endif
+    const char *off = getenv("TRAINC_CONV_STRIDED_WINOGRAD");
+    return conv2d_strided_winograd_fits(s) && !(off && strcmp(off, "off") == 0);
+}
+
 static long other_workspace_elems(const rt_conv_shape *shape) {
 #ifndef RT_REAL_DOUBLE
     if (conv2d_dnnl_bf16_fits(shape)) return conv2d_dnnl_bf16_workspace_elems(shape);
@@ -77,6 +90,7 @@ static long other_workspace_elems(const rt_conv_shape *shape) {
     rt_conv_shape e = effective_shape(shape);
     const rt_conv_shape *s = &e;
     if (use_winograd(s)) return RT_FN(conv2d_winograd_workspace_elems)(s);
+    if (use_strided_winograd(s)) return RT_FN(conv2d_strided_winograd_workspace_elems)(s);
     if (conv2d_strided_fits(s)) return RT_FN(conv2d_strided_workspace_elems)(s);
     return (long)omp_get_max_threads() * slice_elems(s);
 }
@@ -219,6 +233,8 @@ void RT_FN(conv2d_forward)(real_t *out /*N,OC,OH,OW*/, const real_t *in /*N,C,H,
     else
 #endif
     if (use_winograd(&e)) RT_FN(conv2d_winograd_forward)(out, in, weight, bias, work, &e);
+    else if (use_strided_winograd(&e))
+        RT_FN(conv2d_strided_winograd_forward)(out, in, weight, bias, work, &e);
     else if (conv2d_strided_fits(&e)) RT_FN(conv2d_strided_forward)(out, in, weight, bias, work, &e);
     else forward_im2col(out, in, weight, bias, work, &e);
     if (t0) rt_op_stats_add(RT_OP_CONV_FWD, conv_flops(&e), rt_time_s() - t0);
@@ -244,6 +260,9 @@ void RT_FN(conv2d_backward)(real_t *din /*N,C,H,W or NULL*/, real_t *dweight /*O
         threads = omp_get_max_threads();
         RT_FN(conv2d_winograd_backward)(din, dweight, dbias, dout, act_out, in, weight, work, &e,
                                         t0 != 0, &data_s);
+    } else if (use_strided_winograd(&e)) {
+        threads = RT_FN(conv2d_strided_winograd_backward)(din, dweight, dbias, dout, act_out, in,
+                                                          weight, work, &e, t0 != 0, &data_s);
     } else if (conv2d_strided_fits(&e)) {
         threads = RT_FN(conv2d_strided_backward)(din, dweight, dbias, dout, act_out, in, weight,
                                                  work, &e, t0 != 0, &data_s);

@@ -64,6 +64,10 @@ void RT_FN(conv2d_im2col)(real_t *col /*cg*KH*KW, OH*OW*/, real_t *shifted,
             if (s->sw == 1) {
                 const real_t *src = plane + base + lo;
                 for (int i = 0; i < hi - lo; i++) row[lo + i] = src[i];
+            } else if (s->sw == 2) {   /* a constant step GCC vectorizes with two-vector shuffles
+                                        * (the 1x1/2 projections' im2col: 17% of their time) */
+                const real_t *src = plane + base + 2L * lo;
+                for (int i = 0; i < hi - lo; i++) row[lo + i] = src[2 * i];
             } else {
                 for (int ox = lo; ox < hi; ox++) row[ox] = plane[base + (long)ox * s->sw];
             }

@@ -1,6 +1,6 @@
-/* Strided convolutions (ResNet's 3x3/2 downsampling) as one GEMM per kernel tap on the
- * input's polyphase planes (conv2d_strided.c); called by conv2d.c's dispatch. Named per
- * precision, as both builds link into one test. */
+/* Strided convolutions (but the 3x3/2 pad-1 ones that conv2d_strided_winograd.h takes) as one
+ * GEMM per kernel tap on the input's polyphase planes (conv2d_strided.c); called by conv2d.c's
+ * dispatch. Named per precision, as both builds link into one test. */
 #ifndef RT_CONV2D_STRIDED_H
 #define RT_CONV2D_STRIDED_H
 #include "rt_ops.h"
