@@ -183,11 +183,11 @@ INLINE void load_span(rvec *lo, rvec *hi, const real_t *p, long start, int n, lo
         rsel at = IOTA16 + (int)(start - (len - 32));                     /* indices mod 32 */
         a = __builtin_shuffle(t0, t1, at);
         b = __builtin_shuffle(t0, t1, at + 16);
-    } else {
-        for (int l = 0; l < n; l++) {
-            if (l < 16) a[l] = p[start + l];
-            else b[l - 16] = p[start + l];
-        }
+    } else {   /* through a local array: lane stores into a or b would keep both on the stack */
+        real_t buf[32] = { 0 };
+        for (int l = 0; l < n; l++) buf[l] = p[start + l];
+        VLOAD(a, buf);
+        VLOAD(b, buf + 16);
     }
     *lo = (rvec)((rsel)a & (IOTA16 < n));
     *hi = (rvec)((rsel)b & (IOTA16 + 16 < n));
