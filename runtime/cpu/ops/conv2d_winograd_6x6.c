@@ -51,11 +51,22 @@ INLINE real_t g_at(int M, int i, int j) { return M == 4 ? G3[i][j] : G5[i][j]; }
  * B^T x (6 -> 6), B^T = [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0;
  *                        0 -2 -1 2 1 0; 0 2 -1 -2 1 0; 0 4 0 -5 0 1] */
 #define BT6(T, o, x0, x1, x2, x3, x4, x5) do {                                               \
+        (o)[0] = BT6_0(x0, x2, x4);                                                          \
+        BT6_12(T, (o)[1], (o)[2], x1, x2, x3, x4);                                           \
+        BT6_34(T, (o)[3], (o)[4], x1, x2, x3, x4);                                           \
+        (o)[5] = BT6_5(x1, x3, x5);                                                          \
+    } while (0)
+/* Its outputs in the groups that share no terms, for passes that make one group at a time
+ * (fewer values live at once, so none spill to the stack): outputs 0, 5, 1 and 2, 3 and 4 */
+#define BT6_0(x0, x2, x4) ((real_t)4 * (x0) - (real_t)5 * (x2) + (x4))
+#define BT6_5(x1, x3, x5) ((real_t)4 * (x1) - (real_t)5 * (x3) + (x5))
+#define BT6_12(T, o1, o2, x1, x2, x3, x4) do {                                               \
         T t1_ = (x4) - (real_t)4 * (x2), t2_ = (x3) - (real_t)4 * (x1);                      \
+        (o1) = t1_ + t2_; (o2) = t1_ - t2_;                                                  \
+    } while (0)
+#define BT6_34(T, o3, o4, x1, x2, x3, x4) do {                                               \
         T t3_ = (x4) - (x2), t4_ = (real_t)2 * ((x3) - (x1));                                \
-        (o)[0] = (real_t)4 * (x0) - (real_t)5 * (x2) + (x4);                                 \
-        (o)[1] = t1_ + t2_; (o)[2] = t1_ - t2_; (o)[3] = t3_ + t4_; (o)[4] = t3_ - t4_;     \
-        (o)[5] = (real_t)4 * (x1) - (real_t)5 * (x3) + (x5);                                 \
+        (o3) = t3_ + t4_; (o4) = t3_ - t4_;                                                  \
     } while (0)
 /* B x (6 -> 6), B the transpose of B^T: the adjoint of BT6 */
 #define B6(T, o, x0, x1, x2, x3, x4, x5) do {                                                \
@@ -310,6 +321,14 @@ INLINE void prefetch_ahead(int M, const real_t *img, long ch_stride, long img_st
     }
 }
 
+/* The column pass of input_transposed for column p of the row pass hk[k][p], each result
+ * stored as made (out[(6q + p) * xs]). */
+INLINE void input_column_pass(real_t *out, long xs, rvec hk[6][6], int p) {
+    rvec o[6];
+    BT6(rvec, o, hk[0][p], hk[1][p], hk[2][p], hk[3][p], hk[4][p], hk[5][p]);
+    for (int q = 0; q < 6; q++) VSTORE(out + (6 * q + p) * xs, o[q]);
+}
+
 /* input_transform on 16 channels at once, one per lane (see wino_tiles.input_transposed):
  * rows of the 16 planes are loaded as for input_transform, transposed in registers into a
  * ring of the six padded rows a tile row needs, column x of the row as one vector of 16
@@ -351,17 +370,25 @@ INLINE void input_transposed(int M, real_t *restrict vt, long xs, long ldt, cons
                 for (int x = pad + w; x < lp; x++) row[x] = zero;
             }
             for (int j = 0; j < tw; j++) {
-                rvec hk[6][6];   /* the row pass: patch row k times B */
-                for (int k = 0; k < 6; k++) {
-                    const rvec *x = ring[(M * i + k) % 6] + M * j;
-                    BT6(rvec, hk[k], x[0], x[1], x[2], x[3], x[4], x[5]);
-                }
+                const rvec *x[6];   /* patch row k of the tile */
+                for (int k = 0; k < 6; k++) x[k] = ring[(M * i + k) % 6] + M * j;
                 real_t *out = vt + (im * tiles + (long)i * tw + j) * ldt;
-                for (int p = 0; p < 6; p++) {   /* the column pass, stored as made */
-                    rvec o[6];
-                    BT6(rvec, o, hk[0][p], hk[1][p], hk[2][p], hk[3][p], hk[4][p], hk[5][p]);
-                    for (int q = 0; q < 6; q++) VSTORE(out + (6 * q + p) * xs, o[q]);
-                }
+                /* the row pass (patch row k times B: hk[k][p]) one group of BT6's outputs
+                 * at a time, each group's column passes stored as made: all 36 hk at once
+                 * spilled to the stack */
+                rvec hk[6][6];
+                for (int k = 0; k < 6; k++) hk[k][0] = BT6_0(x[k][0], x[k][2], x[k][4]);
+                input_column_pass(out, xs, hk, 0);
+                for (int k = 0; k < 6; k++)
+                    BT6_12(rvec, hk[k][1], hk[k][2], x[k][1], x[k][2], x[k][3], x[k][4]);
+                input_column_pass(out, xs, hk, 1);
+                input_column_pass(out, xs, hk, 2);
+                for (int k = 0; k < 6; k++)
+                    BT6_34(rvec, hk[k][3], hk[k][4], x[k][1], x[k][2], x[k][3], x[k][4]);
+                input_column_pass(out, xs, hk, 3);
+                input_column_pass(out, xs, hk, 4);
+                for (int k = 0; k < 6; k++) hk[k][5] = BT6_5(x[k][1], x[k][3], x[k][5]);
+                input_column_pass(out, xs, hk, 5);
             }
         }
     }
