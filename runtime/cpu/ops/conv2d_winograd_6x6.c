@@ -92,15 +92,26 @@ INLINE real_t g_at(int M, int i, int j) { return M == 4 ? G3[i][j] : G5[i][j]; }
 /* A z (M -> 6), A the transpose of A^T; z holds M values */
 #define A6(M, T, o, z) do {                                                                  \
         if ((M) == 4) {                                                                      \
-            T e_ = (z)[0] + (z)[2], f_ = (z)[1] + (z)[3], e4_ = (z)[0] + (real_t)4 * (z)[2]; \
-            T f4_ = (real_t)2 * (z)[1] + (real_t)8 * (z)[3];                                 \
-            (o)[0] = (z)[0]; (o)[1] = e_ + f_; (o)[2] = e_ - f_; (o)[3] = e4_ + f4_;         \
-            (o)[4] = e4_ - f4_; (o)[5] = (z)[3];                                             \
+            (o)[0] = (z)[0];                                                                 \
+            A6_12(T, (o)[1], (o)[2], z);                                                     \
+            A6_34(T, (o)[3], (o)[4], z);                                                     \
+            (o)[5] = (z)[3];                                                                 \
         } else {                                                                             \
             T f2_ = (real_t)2 * (z)[1];                                                      \
             (o)[0] = (z)[0]; (o)[1] = (z)[0] + (z)[1]; (o)[2] = (z)[0] - (z)[1];             \
             (o)[3] = (z)[0] + f2_; (o)[4] = (z)[0] - f2_; (o)[5] = (z)[1];                   \
         }                                                                                    \
+    } while (0)
+
+/* A6's outputs 1, 2 and 3, 4 for M = 4, which share their terms, for passes that make one
+ * pair at a time */
+#define A6_12(T, o1, o2, z) do {                                                             \
+        T e_ = (z)[0] + (z)[2], f_ = (z)[1] + (z)[3];                                        \
+        (o1) = e_ + f_; (o2) = e_ - f_;                                                      \
+    } while (0)
+#define A6_34(T, o3, o4, z) do {                                                             \
+        T e4_ = (z)[0] + (real_t)4 * (z)[2], f4_ = (real_t)2 * (z)[1] + (real_t)8 * (z)[3]; \
+        (o3) = e4_ + f4_; (o4) = e4_ - f4_;                                                  \
     } while (0)
 
 /* Lane j of PHASE<M>[c] picks column M*j + c of a row held in two vectors (j < ROW_TW(M)). */
@@ -499,6 +510,31 @@ INLINE void output_transposed(int M, real_t *dst, long ch_stride, long img_strid
         }
 }
 
+/* output_grad_transform's two passes on 16 tiles for M = 4 (dY[a][b] at g + (4a + b) * sec):
+ * row k of A dY, made for the rows 0, 5, the pair 1, 2 and the pair 3, 4 in turn (the
+ * arithmetic of A6), times A^T and stored as made: v[(6k + q) * ld]. */
+INLINE void output_grad_row(real_t *v, long ld, int k, const rvec *z) {
+    rvec o[6];
+    A6(4, rvec, o, z);
+    for (int q = 0; q < 6; q++) VSTORE(v + (6 * k + q) * ld, o[q]);
+}
+INLINE void output_grad_rows4(real_t *v, long ld, const real_t *g, long sec) {
+    rvec z[4], z2[4];
+    for (int b = 0; b < 4; b++) VLOAD(z[b], g + b * sec);          /* row 0: dY[0][b] */
+    output_grad_row(v, ld, 0, z);
+    for (int b = 0; b < 4; b++) VLOAD(z[b], g + (12 + b) * sec);   /* row 5: dY[3][b] */
+    output_grad_row(v, ld, 5, z);
+    rvec d[4][4];   /* d[b][a] = dY[a][b]: column b */
+    for (int b = 0; b < 4; b++)
+        for (int a = 0; a < 4; a++) VLOAD(d[b][a], g + (4 * a + b) * sec);
+    for (int b = 0; b < 4; b++) A6_12(rvec, z[b], z2[b], d[b]);
+    output_grad_row(v, ld, 1, z);
+    output_grad_row(v, ld, 2, z2);
+    for (int b = 0; b < 4; b++) A6_34(rvec, z[b], z2[b], d[b]);
+    output_grad_row(v, ld, 3, z);
+    output_grad_row(v, ld, 4, z2);
+}
+
 /* A dy A^T for every MxM tile of a block's output-gradient planes of one channel (masked by
  * the fused activation's output when `mask` is set): v[xi * ld + t]; pixels past a plane's
  * edge count as zero. */
@@ -527,6 +563,10 @@ INLINE void output_grad_transform(int M, real_t *restrict v, long ld, const real
         }
     }
     for (long t0 = 0; t0 < imgs * tiles; t0 += 16) {
+        if (M == 4) {   /* one pair of the column pass's rows k at a time: all 24 spilled */
+            output_grad_rows4(v + t0, ld, gs + t0, sec);
+            continue;
+        }
         rvec z[6][4];
         for (int b = 0; b < M; b++) {   /* A dY down the columns */
             rvec d[4], o[6];
