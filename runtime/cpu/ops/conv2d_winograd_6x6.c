@@ -51,11 +51,22 @@ INLINE real_t g_at(int M, int i, int j) { return M == 4 ? G3[i][j] : G5[i][j]; }
  * B^T x (6 -> 6), B^T = [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0;
  *                        0 -2 -1 2 1 0; 0 2 -1 -2 1 0; 0 4 0 -5 0 1] */
 #define BT6(T, o, x0, x1, x2, x3, x4, x5) do {                                               \
+        (o)[0] = BT6_0(x0, x2, x4);                                                          \
+        BT6_12(T, (o)[1], (o)[2], x1, x2, x3, x4);                                           \
+        BT6_34(T, (o)[3], (o)[4], x1, x2, x3, x4);                                           \
+        (o)[5] = BT6_5(x1, x3, x5);                                                          \
+    } while (0)
+/* Its outputs in the groups that share no terms, for passes that make one group at a time
+ * (fewer values live at once, so none spill to the stack): outputs 0, 5, 1 and 2, 3 and 4 */
+#define BT6_0(x0, x2, x4) ((real_t)4 * (x0) - (real_t)5 * (x2) + (x4))
+#define BT6_5(x1, x3, x5) ((real_t)4 * (x1) - (real_t)5 * (x3) + (x5))
+#define BT6_12(T, o1, o2, x1, x2, x3, x4) do {                                               \
         T t1_ = (x4) - (real_t)4 * (x2), t2_ = (x3) - (real_t)4 * (x1);                      \
+        (o1) = t1_ + t2_; (o2) = t1_ - t2_;                                                  \
+    } while (0)
+#define BT6_34(T, o3, o4, x1, x2, x3, x4) do {                                               \
         T t3_ = (x4) - (x2), t4_ = (real_t)2 * ((x3) - (x1));                                \
-        (o)[0] = (real_t)4 * (x0) - (real_t)5 * (x2) + (x4);                                 \
-        (o)[1] = t1_ + t2_; (o)[2] = t1_ - t2_; (o)[3] = t3_ + t4_; (o)[4] = t3_ - t4_;     \
-        (o)[5] = (real_t)4 * (x1) - (real_t)5 * (x3) + (x5);                                 \
+        (o3) = t3_ + t4_; (o4) = t3_ - t4_;                                                  \
     } while (0)
 /* B x (6 -> 6), B the transpose of B^T: the adjoint of BT6 */
 #define B6(T, o, x0, x1, x2, x3, x4, x5) do {                                                \
@@ -81,15 +92,26 @@ INLINE real_t g_at(int M, int i, int j) { return M == 4 ? G3[i][j] : G5[i][j]; }
 /* A z (M -> 6), A the transpose of A^T; z holds M values */
 #define A6(M, T, o, z) do {                                                                  \
         if ((M) == 4) {                                                                      \
-            T e_ = (z)[0] + (z)[2], f_ = (z)[1] + (z)[3], e4_ = (z)[0] + (real_t)4 * (z)[2]; \
-            T f4_ = (real_t)2 * (z)[1] + (real_t)8 * (z)[3];                                 \
-            (o)[0] = (z)[0]; (o)[1] = e_ + f_; (o)[2] = e_ - f_; (o)[3] = e4_ + f4_;         \
-            (o)[4] = e4_ - f4_; (o)[5] = (z)[3];                                             \
+            (o)[0] = (z)[0];                                                                 \
+            A6_12(T, (o)[1], (o)[2], z);                                                     \
+            A6_34(T, (o)[3], (o)[4], z);                                                     \
+            (o)[5] = (z)[3];                                                                 \
         } else {                                                                             \
             T f2_ = (real_t)2 * (z)[1];                                                      \
             (o)[0] = (z)[0]; (o)[1] = (z)[0] + (z)[1]; (o)[2] = (z)[0] - (z)[1];             \
             (o)[3] = (z)[0] + f2_; (o)[4] = (z)[0] - f2_; (o)[5] = (z)[1];                   \
         }                                                                                    \
+    } while (0)
+
+/* A6's outputs 1, 2 and 3, 4 for M = 4, which share their terms, for passes that make one
+ * pair at a time */
+#define A6_12(T, o1, o2, z) do {                                                             \
+        T e_ = (z)[0] + (z)[2], f_ = (z)[1] + (z)[3];                                        \
+        (o1) = e_ + f_; (o2) = e_ - f_;                                                      \
+    } while (0)
+#define A6_34(T, o3, o4, z) do {                                                             \
+        T e4_ = (z)[0] + (real_t)4 * (z)[2], f4_ = (real_t)2 * (z)[1] + (real_t)8 * (z)[3]; \
+        (o3) = e4_ + f4_; (o4) = e4_ - f4_;                                                  \
     } while (0)
 
 /* Lane j of PHASE<M>[c] picks column M*j + c of a row held in two vectors (j < ROW_TW(M)). */
@@ -183,11 +205,11 @@ INLINE void load_span(rvec *lo, rvec *hi, const real_t *p, long start, int n, lo
         rsel at = IOTA16 + (int)(start - (len - 32));                     /* indices mod 32 */
         a = __builtin_shuffle(t0, t1, at);
         b = __builtin_shuffle(t0, t1, at + 16);
-    } else {
-        for (int l = 0; l < n; l++) {
-            if (l < 16) a[l] = p[start + l];
-            else b[l - 16] = p[start + l];
-        }
+    } else {   /* through a local array: lane stores into a or b would keep both on the stack */
+        real_t buf[32] = { 0 };
+        for (int l = 0; l < n; l++) buf[l] = p[start + l];
+        VLOAD(a, buf);
+        VLOAD(b, buf + 16);
     }
     *lo = (rvec)((rsel)a & (IOTA16 < n));
     *hi = (rvec)((rsel)b & (IOTA16 + 16 < n));
@@ -292,6 +314,32 @@ INLINE void input_transform(int M, real_t *restrict v, long ld, const real_t *sr
         }
 }
 
+/* Prefetches the row M rows below row y of the 16 planes (ch_stride apart), in the next
+ * image past the plane's end when there is one: the 16 planes' rows are 16 streams that the
+ * hardware prefetchers do not follow, and their loads were the most sampled instructions of
+ * input_transposed. */
+INLINE void prefetch_ahead(int M, const real_t *img, long ch_stride, long img_stride,
+                           int next_img, int y, int h, int w) {
+    int ahead = y + M;
+    if (ahead >= h) {
+        if (!next_img) return;
+        img += img_stride, ahead -= h;
+    }
+    const real_t *row = img + (long)ahead * w;
+    for (int l = 0; l < 16; l++) {
+        __builtin_prefetch(row + l * ch_stride);
+        __builtin_prefetch(row + l * ch_stride + w - 1);
+    }
+}
+
+/* The column pass of input_transposed for column p of the row pass hk[k][p], each result
+ * stored as made (out[(6q + p) * xs]). */
+INLINE void input_column_pass(real_t *out, long xs, rvec hk[6][6], int p) {
+    rvec o[6];
+    BT6(rvec, o, hk[0][p], hk[1][p], hk[2][p], hk[3][p], hk[4][p], hk[5][p]);
+    for (int q = 0; q < 6; q++) VSTORE(out + (6 * q + p) * xs, o[q]);
+}
+
 /* input_transform on 16 channels at once, one per lane (see wino_tiles.input_transposed):
  * rows of the 16 planes are loaded as for input_transform, transposed in registers into a
  * ring of the six padded rows a tile row needs, column x of the row as one vector of 16
@@ -322,6 +370,7 @@ INLINE void input_transposed(int M, real_t *restrict vt, long xs, long ldt, cons
                 #pragma GCC unroll 16
                 for (int l = 0; l < 16; l++)
                     load_span(&lo[l], &hi[l], img + l * ch_stride, (long)y * w, w, hw);
+                prefetch_ahead(M, img, ch_stride, img_stride, im + 1 < imgs, y, h, w);
                 for (int x = 0; x < pad; x++) row[x] = zero;
                 wino_transpose16(lo);
                 for (int x = 0; x < 16 && x < w; x++) row[pad + x] = lo[x];
@@ -332,17 +381,25 @@ INLINE void input_transposed(int M, real_t *restrict vt, long xs, long ldt, cons
                 for (int x = pad + w; x < lp; x++) row[x] = zero;
             }
             for (int j = 0; j < tw; j++) {
-                rvec hk[6][6];   /* the row pass: patch row k times B */
-                for (int k = 0; k < 6; k++) {
-                    const rvec *x = ring[(M * i + k) % 6] + M * j;
-                    BT6(rvec, hk[k], x[0], x[1], x[2], x[3], x[4], x[5]);
-                }
+                const rvec *x[6];   /* patch row k of the tile */
+                for (int k = 0; k < 6; k++) x[k] = ring[(M * i + k) % 6] + M * j;
                 real_t *out = vt + (im * tiles + (long)i * tw + j) * ldt;
-                for (int p = 0; p < 6; p++) {   /* the column pass, stored as made */
-                    rvec o[6];
-                    BT6(rvec, o, hk[0][p], hk[1][p], hk[2][p], hk[3][p], hk[4][p], hk[5][p]);
-                    for (int q = 0; q < 6; q++) VSTORE(out + (6 * q + p) * xs, o[q]);
-                }
+                /* the row pass (patch row k times B: hk[k][p]) one group of BT6's outputs
+                 * at a time, each group's column passes stored as made: all 36 hk at once
+                 * spilled to the stack */
+                rvec hk[6][6];
+                for (int k = 0; k < 6; k++) hk[k][0] = BT6_0(x[k][0], x[k][2], x[k][4]);
+                input_column_pass(out, xs, hk, 0);
+                for (int k = 0; k < 6; k++)
+                    BT6_12(rvec, hk[k][1], hk[k][2], x[k][1], x[k][2], x[k][3], x[k][4]);
+                input_column_pass(out, xs, hk, 1);
+                input_column_pass(out, xs, hk, 2);
+                for (int k = 0; k < 6; k++)
+                    BT6_34(rvec, hk[k][3], hk[k][4], x[k][1], x[k][2], x[k][3], x[k][4]);
+                input_column_pass(out, xs, hk, 3);
+                input_column_pass(out, xs, hk, 4);
+                for (int k = 0; k < 6; k++) hk[k][5] = BT6_5(x[k][1], x[k][3], x[k][5]);
+                input_column_pass(out, xs, hk, 5);
             }
         }
     }
@@ -453,6 +510,31 @@ INLINE void output_transposed(int M, real_t *dst, long ch_stride, long img_strid
         }
 }
 
+/* output_grad_transform's two passes on 16 tiles for M = 4 (dY[a][b] at g + (4a + b) * sec):
+ * row k of A dY, made for the rows 0, 5, the pair 1, 2 and the pair 3, 4 in turn (the
+ * arithmetic of A6), times A^T and stored as made: v[(6k + q) * ld]. */
+INLINE void output_grad_row(real_t *v, long ld, int k, const rvec *z) {
+    rvec o[6];
+    A6(4, rvec, o, z);
+    for (int q = 0; q < 6; q++) VSTORE(v + (6 * k + q) * ld, o[q]);
+}
+INLINE void output_grad_rows4(real_t *v, long ld, const real_t *g, long sec) {
+    rvec z[4], z2[4];
+    for (int b = 0; b < 4; b++) VLOAD(z[b], g + b * sec);          /* row 0: dY[0][b] */
+    output_grad_row(v, ld, 0, z);
+    for (int b = 0; b < 4; b++) VLOAD(z[b], g + (12 + b) * sec);   /* row 5: dY[3][b] */
+    output_grad_row(v, ld, 5, z);
+    rvec d[4][4];   /* d[b][a] = dY[a][b]: column b */
+    for (int b = 0; b < 4; b++)
+        for (int a = 0; a < 4; a++) VLOAD(d[b][a], g + (4 * a + b) * sec);
+    for (int b = 0; b < 4; b++) A6_12(rvec, z[b], z2[b], d[b]);
+    output_grad_row(v, ld, 1, z);
+    output_grad_row(v, ld, 2, z2);
+    for (int b = 0; b < 4; b++) A6_34(rvec, z[b], z2[b], d[b]);
+    output_grad_row(v, ld, 3, z);
+    output_grad_row(v, ld, 4, z2);
+}
+
 /* A dy A^T for every MxM tile of a block's output-gradient planes of one channel (masked by
  * the fused activation's output when `mask` is set): v[xi * ld + t]; pixels past a plane's
  * edge count as zero. */
@@ -481,6 +563,10 @@ INLINE void output_grad_transform(int M, real_t *restrict v, long ld, const real
         }
     }
     for (long t0 = 0; t0 < imgs * tiles; t0 += 16) {
+        if (M == 4) {   /* one pair of the column pass's rows k at a time: all 24 spilled */
+            output_grad_rows4(v + t0, ld, gs + t0, sec);
+            continue;
+        }
         rvec z[6][4];
         for (int b = 0; b < M; b++) {   /* A dY down the columns */
             rvec d[4], o[6];
