@@ -184,7 +184,7 @@ static void forward_op(emitter *e, int i) {
         break;
     case IR_DROPOUT:
         fprintf(out, "    dropout_forward(%s_out, %s, %ld, %s, rt_hash_u64(ctx->step_seed, %d, 0), "
-                "ctx->first_sample * %ldL, ctx->training);\n", id, in, n, c_float(op->p), i, n / net->batch);
+                "ctx->first_sample * %ldL, ctx->training);\n", id, in, n, c_float(op->p), op->salt, n / net->batch);
         break;
     case IR_LRN:
         if (op->lrn_within)   /* Caffe's WITHIN_CHANNEL: a spatial window */
@@ -217,7 +217,7 @@ static void forward_op(emitter *e, int i) {
         break;
     case IR_STOCHASTIC_DEPTH:
         fprintf(out, "    drop_path_forward(%s_out, %s, BATCH, %ld, %s, rt_hash_u64(ctx->step_seed, %d, 0), "
-                "ctx->first_sample, ctx->training);\n", id, in, (long)op->c * ir_hw(op), c_float(op->p), i);
+                "ctx->first_sample, ctx->training);\n", id, in, (long)op->c * ir_hw(op), c_float(op->p), op->salt);
         break;
     case IR_FLATTEN: case IR_OP_COUNT: break;   /* a view (the walker says so); not an op */
     }
@@ -308,7 +308,7 @@ static void backward_op(emitter *e, int j) {
         break;
     case IR_DROPOUT:
         fprintf(out, "    dropout_backward(%s, %s, %ld, %s, rt_hash_u64(ctx->step_seed, %d, 0), "
-                "ctx->first_sample * %ldL, 1);\n", din, o, n, c_float(op->p), j, n / net->batch);
+                "ctx->first_sample * %ldL, 1);\n", din, o, n, c_float(op->p), op->salt, n / net->batch);
         break;
     case IR_LRN:
         if (op->lrn_within)
@@ -325,7 +325,7 @@ static void backward_op(emitter *e, int j) {
     case IR_STOCHASTIC_DEPTH:
         fprintf(out, "    drop_path_backward(%s, %s, BATCH, %ld, %s, rt_hash_u64(ctx->step_seed, %d, 0), "
                 "ctx->first_sample, 1);\n", din, o,
-                (long)op->c * ir_hw(op), c_float(op->p), j);
+                (long)op->c * ir_hw(op), c_float(op->p), op->salt);
         break;
     case IR_ADD:
         if (op->mask_in_bn)

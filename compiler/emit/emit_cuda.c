@@ -136,7 +136,7 @@ static void forward_op(emitter *e, int i) {
         break;
     case IR_DROPOUT:
         fprintf(out, "    fused_%s_forward(%s_out, %s, rt_dev.seed, %d, ctx->first_sample * %ldL, ctx->training);\n",
-                id, id, in, i, (long)op->c * ir_hw(op));
+                id, id, in, op->salt, (long)op->c * ir_hw(op));
         break;
     case IR_LRN:
         if (op->lrn_within) {   /* Caffe's WITHIN_CHANNEL: a spatial window */
@@ -157,7 +157,7 @@ static void forward_op(emitter *e, int i) {
     case IR_LAYER_SCALE: fprintf(out, "    fused_%s_forward(%s_out, %s, %s_weight);\n", id, id, in, id); break;
     case IR_STOCHASTIC_DEPTH:
         fprintf(out, "    cuda_drop_path_forward(%s_out, %s, BATCH, %ld, %s, rt_dev.seed, %d, ctx->first_sample, "
-                "ctx->training);\n", id, in, (long)op->c * ir_hw(op), c_float(op->p), i);
+                "ctx->training);\n", id, in, (long)op->c * ir_hw(op), c_float(op->p), op->salt);
         break;
     case IR_FLATTEN: case IR_OP_COUNT: break;   /* a view (the walker says so); not an op */
     }
@@ -229,7 +229,7 @@ static void backward_op(emitter *e, int j) {
                 op->in_h * op->in_w);
         break;
     case IR_DROPOUT:
-        fprintf(out, "    fused_%s_backward(%s, %s, rt_dev.seed, %d, ctx->first_sample * %ldL);\n", id, din, o, j,
+        fprintf(out, "    fused_%s_backward(%s, %s, rt_dev.seed, %d, ctx->first_sample * %ldL);\n", id, din, o, op->salt,
                 (long)op->c * ir_hw(op));
         break;
     case IR_LRN:
@@ -248,7 +248,7 @@ static void backward_op(emitter *e, int j) {
         break;
     case IR_STOCHASTIC_DEPTH:
         fprintf(out, "    cuda_drop_path_backward(%s, %s, BATCH, %ld, %s, rt_dev.seed, %d, ctx->first_sample, 1);\n",
-                din, o, (long)op->c * ir_hw(op), c_float(op->p), j);
+                din, o, (long)op->c * ir_hw(op), c_float(op->p), op->salt);
         break;
     case IR_ADD:
         /* dout (masked by a fused ReLU) to every input, assigned or added by its route, in

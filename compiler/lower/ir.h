@@ -74,6 +74,10 @@ typedef struct {
      * the activated value, its gradient the ReLU's, and the relu layer has no op of its own
      * (ir_build.c decides when that is safe and the backend can run it). */
     int act;                   /* 0 none, 1 relu (rt_act) */
+    /* dropout, stochastic_depth: the mask's salt, rt_hash_u64(step seed, salt, 0): the layer's
+     * index in the spec's net, so every backend, fused or not, draws the same mask (an op's
+     * index would not do: fusion gives each backend its own op list). */
+    int salt;
     ir_conv_algo conv_algo;    /* conv on the CPU: im2col + GEMM or Winograd (lower.c) */
     /* CPU: a residual block's closing bn + add (+ relu) in one op (ir_build.c). On the add:
      * bn_in is the value of a bn that runs inside it, act(bn(in) + other input), or 0; that

@@ -201,6 +201,7 @@ int ir_build(ir_net *net, const net_desc *nd, int batch, double label_smoothing,
         op->kind = lower_kind(src->kind);
         op->name = src->name;
         op->loc = src->loc;
+        op->salt = l;
         op->n_in = src->n_inputs ? src->n_inputs : 1;
         if (op->n_in > IR_MAX_INPUTS) return -1;
         for (int k = 0; k < op->n_in; k++) {

@@ -8,7 +8,8 @@
 # MPI: one GPU per run). UNTESTED on a GPU machine so far.
 set -u
 cmd=${1:-}; dir=${2:-.devdeps}
-pkgs="libopenblas-dev libopenblas-pthread-dev libopenblas0-pthread libopenblas0 libgfortran5 libquadmath0 zlib1g-dev flex bison libfl-dev libfl2 m4"
+pkgs="libopenblas-dev libopenblas-pthread-dev libopenblas0-pthread libopenblas0 libgfortran5 libquadmath0 zlib1g-dev flex bison libfl-dev libfl2 m4
+      libturbojpeg0-dev libturbojpeg0 libjpeg62-turbo-dev libjpeg62-turbo libpng-dev libpng16-16 libdnnl-dev libdnnl2"
 case "$cmd" in
 fetch)
   mkdir -p "$dir/debs" "$dir/fashion-mnist"
