@@ -9,7 +9,7 @@ set -u
 emu_prelude test-emu-masks
 status=0
 fail() { echo "FAIL: $*"; status=1; }
-printf 'extends: "%s/tests/gpu/specs/ops_mix.spec"\ndata { train { samples: 128 } val_samples: 32 }\n' "$(pwd)" \
+printf 'extends: "%s/tests/gpu/specs/ops_mix.spec"\ndata { train { samples: 32 batch_per_rank: 8 } val { batch_per_rank: 8 } val_samples: 8 }\n' "$(pwd)" \
   > "$out/mix.spec"
 "$BUILD/trainc" build "$out/mix.spec" -o "$out/cpu" > "$out/cpu.build" 2>&1 && "$out/cpu" --out "$out/cpu.run" > "$out/cpu.log" 2>&1 ||
   { echo "FAIL: the CPU trainer"; tail -20 "$out/cpu.build" "$out/cpu.log"; exit 1; }

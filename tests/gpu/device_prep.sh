@@ -5,7 +5,7 @@
 # .devdeps, git-ignored: carry it); on the GPU machine, `source tests/gpu/device_prep.sh
 # install DIR` unpacks them under DIR/root (never into /) and exports the paths that cc, the
 # linker and the trainers need, and WITH_MPI=0 where there is no mpicc (the build then has no
-# MPI: one GPU per run). UNTESTED on a GPU machine so far.
+# MPI: one GPU per run). Used on a lent H100 on 2026-11-24 (tests/gpu/on_device.sh drives it).
 set -u
 cmd=${1:-}; dir=${2:-.devdeps}
 pkgs="libopenblas-dev libopenblas-pthread-dev libopenblas0-pthread libopenblas0 libgfortran5 libquadmath0 zlib1g-dev flex bison libfl-dev libfl2 m4

@@ -14,7 +14,7 @@ log=$OUT/session.log
 t0=$SECONDS
 stamp() { printf '[%4ds] %s\n' $((SECONDS - t0)) "$*" | tee -a "$log"; }
 pack() { tar czf "$OUT/logs.tgz" "$log" build/*.log build/test-gpu/*.log build/test-gpu/*.run/*.jsonl \
-           build/bench-gpu build/bench-tta 2>/dev/null; }
+           build/bench-gpu/*.log build/bench-gpu/*.md build/bench-gpu/*.util build/bench-tta/*.log 2>/dev/null; }
 trap pack EXIT
 
 source tests/gpu/device_prep.sh install .devdeps >> "$log" 2>&1 || { stamp "device_prep failed"; exit 1; }
