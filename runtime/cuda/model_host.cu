@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cuda_profiler_api.h>
+
+#include "cuda_common.cuh"   /* CUDA_CHECK */
 #include "rt_cuda_model.h"
 extern "C" {   /* the runtime's C headers: nvcc compiles this file as C++ */
 #include "rt_core.h"
@@ -88,9 +91,31 @@ static void train_step_device(void *ctx) {
     if (host.logits) rt_cuda_from_act(host.logits, logits_dev(), logits_count());
 }
 
+/* TRAINC_CUDA_PROFILE_STEP=K: the profiler API brackets this process's K-th training step
+ * (1-based), so `ncu --profile-from-start off` or `nsys --capture-range=cudaProfilerApi`
+ * sees one step, not the start-up's cuDNN algorithm search. */
+static int profile_step(void) {
+    static int step = -1;
+    if (step < 0) {
+        const char *e = getenv("TRAINC_CUDA_PROFILE_STEP");
+        step = e && atoi(e) > 0 ? atoi(e) : 0;
+    }
+    return step;
+}
+
 static double train_step(rt_model_ctx *ctx, const void *x_host, const int32_t *y_host) {
+    static int steps_run;
+    int profiled = profile_step() && ++steps_run == profile_step();
     put_batch(ctx, x_host, y_host, image());
+    if (profiled) {
+        CUDA_CHECK(cudaDeviceSynchronize());
+        CUDA_CHECK(cudaProfilerStart());
+    }
     rt_cuda_graph_run(&host.step_graph, train_step_device, ctx);
+    if (profiled) {
+        CUDA_CHECK(cudaDeviceSynchronize());
+        CUDA_CHECK(cudaProfilerStop());
+    }
     stage_next(ctx->next_x);
     /* loss and logits back to the host, for the trainer's log and accuracy */
     double loss;
