@@ -58,25 +58,6 @@ bn_partial_stats_kernel(double *part, const T *in, const float *shift, int n, in
     }
 }
 
-/* One thread per channel: the batch statistics from the sums of d = x - running_mean (read
- * before it is updated), and torch's running-stat update. */
-__global__ void __launch_bounds__(RT_THREADS)
-bn_finish_stats_kernel(float *save_mean, float *save_inv_std, float *running_mean,
-                       float *running_var, const double *part, int splits, int c, long m,
-                       float momentum, float eps) {
-    GRID_STRIDE(ch, c) {
-        double sum = 0, sq = 0;
-        for (int s = 0; s < splits; s++) sum += part[2 * (ch * splits + s)], sq += part[2 * (ch * splits + s) + 1];
-        double shifted = sum / m, mean = running_mean[ch] + shifted, var = sq / m - shifted * shifted;
-        if (var < 0) var = 0;
-        save_mean[ch] = (float)mean;
-        save_inv_std[ch] = (float)(1.0 / sqrt(var + eps));
-        double unbiased = m > 1 ? var * m / (m - 1) : var;
-        running_mean[ch] = (float)((1 - momentum) * running_mean[ch] + momentum * mean);
-        running_var[ch] = (float)((1 - momentum) * running_var[ch] + momentum * unbiased);
-    }
-}
-
 __global__ void __launch_bounds__(RT_THREADS)
 bn_eval_stats_kernel(float *save_mean, float *save_inv_std, const float *running_mean,
                      const float *running_var, int c, float eps) {
@@ -120,20 +101,6 @@ bn_partial_grads_kernel(double *part, const T *dout, const T *relu_out, const T 
     }
 }
 
-/* Per channel: the partial sums added in order into totals [c][2], and as floats dgamma =
- * the second and dbeta = the first (each when not NULL). */
-__global__ void __launch_bounds__(RT_THREADS)
-bn_sum_partials_kernel(double *totals, float *dgamma, float *dbeta, const double *part, int splits,
-                       int c) {
-    GRID_STRIDE(ch, c) {
-        double s0 = 0, s1 = 0;
-        for (int s = 0; s < splits; s++) s0 += part[2 * (ch * splits + s)], s1 += part[2 * (ch * splits + s) + 1];
-        totals[2 * ch] = s0, totals[2 * ch + 1] = s1;
-        if (dgamma) dgamma[ch] = (float)s1;
-        if (dbeta) dbeta[ch] = (float)s0;
-    }
-}
-
 /* din = gamma·inv_std/m · (m·dy - sum dy - xhat · sum dy·xhat), the CPU op's float formula;
  * totals[ch] = {sum dy, sum dy·xhat} over the m values behind the statistics. */
 template <typename T>
@@ -148,46 +115,6 @@ bn_input_grad_kernel(T *din, const T *dout, const T *relu_out, const T *in, cons
         float xhat = (rt_ld(in[i]) - mean) * inv_std;
         din[i] = rt_st<T>(k * ((float)m * bn_dy(dout, relu_out, i) - a - xhat * b));
     });
-}
-
-/* Partial sums and per-channel totals of every BN layer, of either layout: one stream runs
- * them one after another. */
-static rt_cuda_scratch partials, channel_totals;
-
-double *bn_partials(int splits, int c) {
-    return (double *)rt_cuda_scratch_get(&partials, sizeof(double) * 2 * (size_t)splits * c, "batch-norm partial sums");
-}
-
-static double *bn_totals(int c) {
-    return (double *)rt_cuda_scratch_get(&channel_totals, sizeof(double) * 2 * (size_t)c, "batch-norm channel sums");
-}
-
-static void sum_partials(double *totals, float *dgamma, float *dbeta, const double *part, int splits, int c) {
-    bn_sum_partials_kernel<<<rt_blocks(c), RT_THREADS, 0, rt_stream()>>>(totals, dgamma, dbeta, part, splits, c);
-    CUDA_LAUNCHED();
-}
-
-void bn_finish_stats(float *save_mean, float *save_inv_std, float *running_mean, float *running_var,
-                     const double *part, int splits, int c, long m, float momentum, float eps, int sync) {
-    if (sync && rt_cuda_world() > 1) {   /* every rank's sums, as one channel total each */
-        double *totals = bn_totals(c);
-        sum_partials(totals, NULL, NULL, part, splits, c);
-        rt_cuda_allreduce_f64(totals, 2L * c);
-        part = totals, splits = 1, m *= rt_cuda_world();
-    }
-    bn_finish_stats_kernel<<<rt_blocks(c), RT_THREADS, 0, rt_stream()>>>(save_mean, save_inv_std, running_mean,
-                                                                         running_var, part, splits, c, m, momentum, eps);
-    CUDA_LAUNCHED();
-}
-
-const double *bn_finish_grads(float *dgamma, float *dbeta, const double *part, int splits, int c, long *m, int sync) {
-    double *totals = bn_totals(c);
-    sum_partials(totals, dgamma, dbeta, part, splits, c);
-    if (sync && rt_cuda_world() > 1) {
-        rt_cuda_allreduce_f64(totals, 2L * c);
-        *m *= rt_cuda_world();
-    }
-    return totals;
 }
 
 void cuda_batchnorm_stats_train(float *save_mean, float *save_inv_std, float *running_mean, float *running_var,

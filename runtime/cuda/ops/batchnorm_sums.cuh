@@ -6,6 +6,20 @@
 #define RT_CUDA_BATCHNORM_SUMS_CUH
 #include "../cuda_common.cuh"
 
+/* TRAINC_CUDA_BN=old: the batch-norm kernels before the 16-byte channels-last and
+ * warp-per-channel ones (read once), for A/B timing on a GPU. */
+int bn_old_kernels(void);
+/* The old channels-last launchers (batchnorm_nhwc.cu), same arguments as rt_cuda.h's. */
+void cuda_batchnorm_stats_train_nhwc_old(float *save_mean, float *save_inv_std, float *running_mean,
+                                         float *running_var, const void *in, int n, int c, int hw, float momentum,
+                                         float eps, int sync);
+void cuda_batchnorm_apply_nhwc_old(void *out, const void *in, const float *gamma, const float *beta,
+                                   const float *mean, const float *inv_std, int n, int c, int hw, int relu);
+void cuda_batchnorm_backward_nhwc_old(void *din, float *dgamma, float *dbeta, const void *dout,
+                                      const void *relu_out, const void *in, const float *gamma,
+                                      const float *save_mean, const float *save_inv_std, int n, int c, int hw,
+                                      int sync);
+
 /* Room for splits x c pairs; grows on the first, uncaptured step (rt_cuda_scratch). */
 double *bn_partials(int splits, int c);
 /* Batch statistics from sums of d and d^2 over m values per channel, d = x - running_mean
