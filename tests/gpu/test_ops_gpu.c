@@ -908,6 +908,14 @@ static void run_norm_pool_ops(int layout) {
     }
 }
 
+/* NCHW bias gradients: planes of 49 (one position a thread), 56 (4-position vectors, several
+ * planes a block pass) and 2100 (vectors, planes wider than the block). */
+static void run_nchw_bias_ops(void) {
+    test_bias(8, 12, 49, 0);
+    test_bias(6, 7, 56, 0);
+    test_bias(3, 5, 2100, 0);
+}
+
 static void run_ops(void) {
     test_normalize_input(5, 3, 37, 0);
     test_normalize_input(5, 3, 37, 1);
@@ -926,9 +934,9 @@ static void run_ops(void) {
                                                                  .dw = 1, .groups = 1 }, 0);
     test_linear(32, 300, 77, 0);
     test_linear(32, 300, 77, 2);   /* 4-byte (16-bit) / 8-byte (FP32) aligned operands */
-    test_bias(8, 12, 49, 0);
     test_bias(8, 12, 49, 1);
     test_bias(32, 10, 1, 0);
+    run_nchw_bias_ops();
     test_layernorm(4, 24, 49, 0);
     test_layernorm(4, 24, 49, 1);
     test_layernorm(16, 64, 1, 0);
@@ -967,13 +975,14 @@ static void run_ops(void) {
     run_nhwc_ops();
 }
 
-/* `test_ops_gpu nhwc-norm-pool`: channels-last batch norm and max pooling alone
- * (tests/emu/old_kernels_emu_test.sh runs them with TRAINC_CUDA_BN=old TRAINC_CUDA_POOL=old). */
+/* `test_ops_gpu old-kernels`: only the ops whose previous kernels TRAINC_CUDA_BN=old,
+ * TRAINC_CUDA_POOL=old and TRAINC_CUDA_BIAS=old select (channels-last batch norm and max
+ * pooling, NCHW bias gradients): tests/emu/old_kernels_emu_test.sh runs them so. */
 int main(int argc, char **argv) {
-    int norm_pool_only = argc > 1 && strcmp(argv[1], "nhwc-norm-pool") == 0;
-    if (argc > 1 && !norm_pool_only) {
-        fprintf(stderr, "test_ops_gpu: unknown argument '%s'\nHINT: no argument runs every op, 'nhwc-norm-pool' "
-                        "channels-last batch norm and max pooling alone\n", argv[1]);
+    int old_kernel_ops = argc > 1 && strcmp(argv[1], "old-kernels") == 0;
+    if (argc > 1 && !old_kernel_ops) {
+        fprintf(stderr, "test_ops_gpu: unknown argument '%s'\nHINT: no argument runs every op, 'old-kernels' "
+                        "those with previous kernels kept (TRAINC_CUDA_BN/POOL/BIAS=old)\n", argv[1]);
         return 2;
     }
     rt_cuda_init(rt_cuda_device_from_env(), RT_CUDA_FP32);
@@ -985,9 +994,10 @@ int main(int argc, char **argv) {
         rt_cuda_set_math(modes[m].math);
         mode = modes[m].name, TOL = modes[m].tol;
         rt_rng_init(&rng, 42, 1);
-        norm_pool_only ? run_norm_pool_ops(1) : run_ops();
+        if (old_kernel_ops) run_norm_pool_ops(1), run_nchw_bias_ops();
+        else run_ops();
     }
-    if (norm_pool_only) {
+    if (old_kernel_ops) {
         rt_cuda_sync();
         printf("%d checks, %d failed\n", checks, failures);
         return failures ? 1 : 0;

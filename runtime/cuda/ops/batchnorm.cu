@@ -2,40 +2,7 @@
  * update), the apply step, and the backward, optionally through a following ReLU's mask.
  * Activations in the context's type; statistics, gamma, beta and their gradients FP32. */
 #include "batchnorm_sums.cuh"
-
-#define BN_THREADS 256
-#define BN_VALUES_PER_BLOCK 8192   /* of one channel: about 32 per thread */
-
-/* A channel's N x HW values are split over `splits` blocks of `per` whole samples each, so
- * the channel dimension alone does not limit the grid (64 channels would fill half an H100)
- * and no loop divides per element. Partial sums go to a scratch buffer; a small kernel adds
- * them in a fixed order, so results repeat run to run. */
-struct bn_split {
-    int splits, per;
-};
-
-static bn_split split_of(int n, int c, int hw) {
-    if (c > 65535) rt_die("batch norm: %d channels (the CUDA grid takes at most 65535)", c);
-    long m = (long)n * hw, want = (m + BN_VALUES_PER_BLOCK - 1) / BN_VALUES_PER_BLOCK;
-    int splits = (int)(want < 1 ? 1 : want > n ? n : want);
-    int per = (n + splits - 1) / splits;
-    return { (n + per - 1) / per, per };
-}
-
-/* Calls f(i) for every index i of channel ch in samples [n0, n1): each thread walks rows
- * (samples) and positions of its own; with hw below the block size one pass covers
- * blockDim/hw whole rows, so small feature maps keep the threads busy too. */
-template <typename F>
-__device__ static inline void bn_for_each(int n0, int n1, int c, int ch, int hw, F f) {
-    int wide = hw >= (int)blockDim.x;
-    int rows = wide ? 1 : (int)blockDim.x / hw, step = wide ? (int)blockDim.x : hw;
-    int r = wide ? 0 : (int)threadIdx.x / hw, p0 = wide ? (int)threadIdx.x : (int)threadIdx.x % hw;
-    if (r >= rows) return;   /* the blockDim % hw threads left over */
-    for (int ni = n0 + r; ni < n1; ni += rows) {
-        long base = ((long)ni * c + ch) * hw;
-        for (int p = p0; p < hw; p += step) f(base + p);
-    }
-}
+#include "channel_planes.cuh"
 
 /* Grid (splits, c): block (s, ch) sums d and d^2 of its samples, d = x - shift[ch] (the
  * running mean: near the batch mean, so the variance E[d^2] - E[d]^2 keeps its digits), in
@@ -119,7 +86,7 @@ bn_input_grad_kernel(T *din, const T *dout, const T *relu_out, const T *in, cons
 
 void cuda_batchnorm_stats_train(float *save_mean, float *save_inv_std, float *running_mean, float *running_var,
                                 const void *in, int n, int c, int hw, float momentum, float eps, int sync) {
-    bn_split sp = split_of(n, c, hw);
+    bn_split sp = bn_split_of(n, c, hw);
     double *part = bn_partials(sp.splits, c);
     RT_ACT_DISPATCH(bn_partial_stats_kernel<T><<<dim3(sp.splits, c), BN_THREADS, 0, rt_stream()>>>(
         part, (const T *)in, running_mean, n, c, hw, sp.per));
@@ -146,7 +113,7 @@ void cuda_batchnorm_apply(void *out, const void *in, const float *gamma, const f
 void cuda_batchnorm_backward(void *din, float *dgamma, float *dbeta, const void *dout, const void *relu_out,
                              const void *in, const float *gamma, const float *save_mean,
                              const float *save_inv_std, int n, int c, int hw, int sync) {
-    bn_split sp = split_of(n, c, hw);
+    bn_split sp = bn_split_of(n, c, hw);
     double *part = bn_partials(sp.splits, c);
     dim3 grid(sp.splits, c);
     RT_ACT_DISPATCH(bn_partial_grads_kernel<T><<<grid, BN_THREADS, 0, rt_stream()>>>(
