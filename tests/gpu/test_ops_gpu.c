@@ -869,10 +869,12 @@ static void run_nhwc_ops(void) {
                                                               .dw = 1, .groups = 1 }, 1);
 }
 
-/* Batch norm and max pooling, in both layouts from `layout` (0: NCHW too, 1: NHWC only): the shapes pick every path of the channels-last
- * kernels (batchnorm_nhwc_vec.cu, maxpool2d_nhwc_vec.cu): 16-byte vectors of 8 (16-bit) or 4
- * (FP32) channels when they divide C, else one channel a thread; blocks of 1 to 32 vectors
- * wide, partial channel tiles, rows that fill the 4-row loads and leave a tail. */
+/* Batch norm and max pooling, in both layouts from `layout` (0: NCHW too, 1: NHWC only): the
+ * shapes pick every path of the kernels: channels-last (batchnorm_nhwc_vec.cu,
+ * maxpool2d_nhwc_vec.cu) vectors of 4 (batch norm) or 8 (16-bit max pool) channels when they
+ * divide C, else one channel a thread; blocks of 1 to 32 vectors wide, partial channel tiles,
+ * rows that fill the 4-row loads and leave a tail; NCHW (batchnorm.cu) 4-position vectors
+ * when 4 divides hw, planes narrower and wider than the block. */
 static void run_norm_pool_ops(int layout) {
     for (int nhwc = layout; nhwc < 2; nhwc++) {
         test_batchnorm(8, 16, 49, nhwc);
@@ -880,7 +882,9 @@ static void run_norm_pool_ops(int layout) {
         test_batchnorm(64, 40, 1, nhwc);     /* nhwc: a partial channel tile */
         test_batchnorm(32, 8, 1000, nhwc);   /* several blocks a channel; NCHW: rows wider than a block */
         test_batchnorm(300, 4, 37, nhwc);    /* NCHW: 2 blocks of 150 samples, 6 rows a pass */
-        test_batchnorm(8, 64, 100, nhwc);    /* nhwc: 4 blocks of 200 rows, 6 or 7 rows a thread */
+        test_batchnorm(8, 64, 100, nhwc);    /* nhwc: 4 blocks of 200 rows, 6 or 7 rows a thread; NCHW:
+                                              * 4-position vectors, 10 planes a pass */
+        test_batchnorm(3, 5, 1200, nhwc);    /* NCHW: vectors, planes wider than the block */
         test_batchnorm(3, 37, 41, nhwc);     /* an odd channel count: one channel a thread */
         test_batchnorm(5, 12, 9, nhwc);      /* 16-bit: 12 channels, no 8-channel vector */
         test_batchnorm(4, 520, 9, nhwc);     /* nhwc: 65 (16-bit) / 130 vectors, 3 / 5 tiles of 32 */
@@ -976,7 +980,7 @@ static void run_ops(void) {
 }
 
 /* `test_ops_gpu old-kernels`: only the ops whose previous kernels TRAINC_CUDA_BN=old,
- * TRAINC_CUDA_POOL=old and TRAINC_CUDA_BIAS=old select (channels-last batch norm and max
+ * TRAINC_CUDA_POOL=old and TRAINC_CUDA_BIAS=old select (batch norm, channels-last max
  * pooling, NCHW bias gradients): tests/emu/old_kernels_emu_test.sh runs them so. */
 int main(int argc, char **argv) {
     int old_kernel_ops = argc > 1 && strcmp(argv[1], "old-kernels") == 0;
@@ -994,7 +998,7 @@ int main(int argc, char **argv) {
         rt_cuda_set_math(modes[m].math);
         mode = modes[m].name, TOL = modes[m].tol;
         rt_rng_init(&rng, 42, 1);
-        if (old_kernel_ops) run_norm_pool_ops(1), run_nchw_bias_ops();
+        if (old_kernel_ops) run_norm_pool_ops(1), test_batchnorm(8, 64, 100, 0), run_nchw_bias_ops();
         else run_ops();
     }
     if (old_kernel_ops) {

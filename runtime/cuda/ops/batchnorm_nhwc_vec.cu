@@ -7,7 +7,6 @@
  * partial sums in the same layout for batchnorm_sums.cu. Passes over the tensor: statistics
  * 1 read; apply 1 read + 1 write; backward 3 reads (dy, the ReLU output, x) for the sums and
  * 3 reads + 1 write for the input gradient. TRAINC_CUDA_BN=old runs batchnorm_nhwc.cu's. */
-#include "act_vec.cuh"
 #include "batchnorm_sums.cuh"
 #include "channel_tiles.cuh"
 
@@ -124,24 +123,6 @@ vec_apply_kernel(T *__restrict__ out, const T *__restrict__ in, const float *gam
             }
             vec_store<T, V>(out + r * c + q * V, y);
         });
-}
-
-/* dy after the following ReLU's mask, channel j of a vector (relu_out NULL: no ReLU). */
-template <typename T, int V>
-__device__ __forceinline__ float vec_dy(const act_vec<T, V> &dy, const act_vec<T, V> &relu, int has_relu, int j) {
-    return has_relu && !(rt_ld(relu.e[j]) > 0.0f) ? 0.0f : rt_ld(dy.e[j]);
-}
-
-/* The three inputs of the backward at row r (relu_out: none when NULL). */
-template <typename T, int V> struct vec_grad_in {
-    act_vec<T, V> dy, relu, x;
-};
-template <typename T, int V>
-__device__ __forceinline__ void vec_grad_load(vec_grad_in<T, V> &g, const T *dout, const T *relu_out, const T *in,
-                                              long at) {
-    g.dy = vec_load<T, V>(dout + at);
-    if (relu_out) g.relu = vec_load<T, V>(relu_out + at);
-    g.x = vec_load<T, V>(in + at);
 }
 
 /* Sums of dy and dy·xhat per channel. */

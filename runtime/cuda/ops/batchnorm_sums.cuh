@@ -5,6 +5,7 @@
 #ifndef RT_CUDA_BATCHNORM_SUMS_CUH
 #define RT_CUDA_BATCHNORM_SUMS_CUH
 #include "../cuda_common.cuh"
+#include "act_vec.cuh"
 
 /* TRAINC_CUDA_BN=old: the batch-norm kernels before the 16-byte channels-last and
  * warp-per-channel ones (read once), for A/B timing on a GPU. */
@@ -36,5 +37,23 @@ const double *bn_finish_grads(float *dgamma, float *dbeta, const double *part, i
 /* dy after the following ReLU's mask (relu_out: that ReLU's output; NULL: none). */
 template <typename T> __device__ static inline float bn_dy(const T *dout, const T *relu_out, long i) {
     return relu_out && !(rt_ld(relu_out[i]) > 0.0f) ? 0.0f : rt_ld(dout[i]);
+}
+
+/* bn_dy for element j of a vector of V (has_relu 0: no ReLU, relu unread). */
+template <typename T, int V>
+__device__ __forceinline__ float vec_dy(const act_vec<T, V> &dy, const act_vec<T, V> &relu, int has_relu, int j) {
+    return has_relu && !(rt_ld(relu.e[j]) > 0.0f) ? 0.0f : rt_ld(dy.e[j]);
+}
+
+/* The backward's three input vectors at element index `at` (relu_out: none when NULL). */
+template <typename T, int V> struct vec_grad_in {
+    act_vec<T, V> dy, relu, x;
+};
+template <typename T, int V>
+__device__ __forceinline__ void vec_grad_load(vec_grad_in<T, V> &g, const T *dout, const T *relu_out, const T *in,
+                                              long at) {
+    g.dy = vec_load<T, V>(dout + at);
+    if (relu_out) g.relu = vec_load<T, V>(relu_out + at);
+    g.x = vec_load<T, V>(in + at);
 }
 #endif
