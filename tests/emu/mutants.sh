@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Shows the emulator catching broken CUDA code: each mutant is a copy of one runtime file
 # with one deliberate mistake, compiled by emu-nvcc and linked ahead of libtrainrt_cuda into
-# tests/gpu/test_ops_gpu, which must then fail. Not part of `make test` (ten relinks and
+# tests/gpu/test_ops_gpu, which must then fail. Not part of `make test` (eleven relinks and
 # runs, several minutes); run after `make emu`:  bash tests/emu/mutants.sh
 #   index:    relu.cu writes out[i + 1] (ASan: heap-buffer-overflow, with the line)
 #   barrier:  cuda_common.cuh's block_sum without its second __syncthreads (thread 0 reads
@@ -9,8 +9,10 @@
 #   barrier-reuse: block_sum without its first __syncthreads (a second call in one kernel, as
 #             the LARS norms make, overwrites partial sums the first call's threads still
 #             read: a race the results alone do not show in the emulator's sequential order)
-#   barrier-nhwc: channel_tiles.cuh's tile sums (channels-last batch norm) without their
-#             __syncthreads
+#   barrier-nhwc: channel_tiles.cuh's tile sums (the channels-last bias gradient of bias.cu;
+#             batch norm's old kernels) without their __syncthreads
+#   barrier-bn-vec: batchnorm_nhwc_vec.cu's tile sums (the channels-last batch norm) without
+#             their __syncthreads
 #   layout:   conv2d.cu describes the KCRS weights as KRSC (filter format NHWC)
 #   legacy-find: conv2d.cu searches forward algorithms with the legacy Find call, which
 #             allocates device memory of its own outside the memory check (risk 7)
@@ -44,8 +46,10 @@ mutant() {  # name, file (under runtime/cuda), perl substitution, compiled file,
 mutant index ops/relu.cu 's/out\[i\] = rt_st<T>\(x > 0/out[i + 1] = rt_st<T>(x > 0/' ops/relu.cu "heap-buffer-overflow"
 mutant barrier cuda_common.cuh 's/(warp_part\[warp\] = v;\n)    __syncthreads\(\);\n/$1/' ops/softmax_xent.cu "shared-memory race"
 mutant barrier-reuse cuda_common.cuh 's/    __syncthreads\(\);   \/\* warp_part may still be read[^\n]*\n//' optim.cu "shared-memory race"
-mutant barrier-nhwc ops/channel_tiles.cuh 's/(sb\[threadIdx.y\]\[threadIdx.x\] = b;\n)    __syncthreads\(\);\n/$1/' ops/batchnorm_nhwc.cu \
+mutant barrier-nhwc ops/channel_tiles.cuh 's/(sb\[threadIdx.y\]\[threadIdx.x\] = b;\n)    __syncthreads\(\);\n/$1/' ops/bias.cu \
   "shared-memory race"
+mutant barrier-bn-vec ops/batchnorm_nhwc_vec.cu 's/(lane_sums\[mine \+ 2 \* j \+ 1\] = b\[j\];\n)    __syncthreads\(\);\n/$1/' \
+  ops/batchnorm_nhwc_vec.cu "shared-memory race"
 mutant layout ops/conv2d.cu 's/cudnnSetFilter4dDescriptor\(c->w, dt, f,/cudnnSetFilter4dDescriptor(c->w, dt, CUDNN_TENSOR_NHWC,/' \
   ops/conv2d.cu "FAIL .*conv"
 mutant legacy-find ops/conv2d.cu 's/cudnnFindConvolutionForwardAlgorithmEx\(rt_cudnn\(\), c->x, in, c->w, weight, c->conv, c->y, out, MAXR,\s*&got, fr, workspace, cap\)/cudnnFindConvolutionForwardAlgorithm(rt_cudnn(), c->x, c->w, c->conv, c->y, MAXR, &got, fr)/' \

@@ -869,6 +869,57 @@ static void run_nhwc_ops(void) {
                                                               .dw = 1, .groups = 1 }, 1);
 }
 
+/* Batch norm and max pooling, in both layouts from `layout` (0: NCHW too, 1: NHWC only): the
+ * shapes pick every path of the kernels: channels-last (batchnorm_nhwc_vec.cu,
+ * maxpool2d_nhwc_vec.cu) vectors of 4 (batch norm) or 8 (16-bit max pool) channels when they
+ * divide C, else one channel a thread; blocks of 1 to 32 vectors wide, partial channel tiles,
+ * rows that fill the 4-row loads and leave a tail; NCHW (batchnorm.cu) 4-position vectors
+ * when 4 divides hw, planes narrower and wider than the block. */
+static void run_norm_pool_ops(int layout) {
+    for (int nhwc = layout; nhwc < 2; nhwc++) {
+        test_batchnorm(8, 16, 49, nhwc);
+        test_batchnorm(64, 32, 1, nhwc);
+        test_batchnorm(64, 40, 1, nhwc);     /* nhwc: a partial channel tile */
+        test_batchnorm(32, 8, 1000, nhwc);   /* several blocks a channel; NCHW: rows wider than a block */
+        test_batchnorm(300, 4, 37, nhwc);    /* NCHW: 2 blocks of 150 samples, 6 rows a pass */
+        test_batchnorm(8, 64, 100, nhwc);    /* nhwc: 4 blocks of 200 rows, 6 or 7 rows a thread; NCHW:
+                                              * 4-position vectors, 10 planes a pass */
+        test_batchnorm(3, 5, 1200, nhwc);    /* NCHW: vectors, planes wider than the block */
+        test_batchnorm(3, 37, 41, nhwc);     /* an odd channel count: one channel a thread */
+        test_batchnorm(5, 12, 9, nhwc);      /* 16-bit: 12 channels, no 8-channel vector */
+        test_batchnorm(4, 520, 9, nhwc);     /* nhwc: 65 (16-bit) / 130 vectors, 3 / 5 tiles of 32 */
+        if (!nhwc) test_batchnorm_frozen(8, 16, 49);
+    }
+    for (int nhwc = layout; nhwc < 2; nhwc++) {
+        test_pool("2x2 stride 2", (rt_pool_shape){ .n = 3, .c = 5, .h = 14, .w = 14, .kh = 2, .kw = 2, .sh = 2,
+                                                    .sw = 2 }, nhwc);
+        test_pool("3x3 stride 2 (overlapping)", (rt_pool_shape){ .n = 2, .c = 4, .h = 13, .w = 13, .kh = 3, .kw = 3,
+                                                                  .sh = 2, .sw = 2 }, nhwc);
+        test_pool("3x3 stride 2 pad 1", (rt_pool_shape){ .n = 2, .c = 4, .h = 16, .w = 16, .kh = 3, .kw = 3, .sh = 2,
+                                                          .sw = 2, .ph = 1, .pw = 1 }, nhwc);
+        /* Caffe's ceil mode: the last windows run past the input (avg divides by their part
+         * inside the padded input) */
+        test_pool("3x3 stride 2 ceil", (rt_pool_shape){ .n = 2, .c = 4, .h = 14, .w = 14, .kh = 3, .kw = 3, .sh = 2,
+                                                         .sw = 2, .oh = 7, .ow = 7 }, nhwc);
+        test_pool("3x3 stride 2 pad 1 ceil", (rt_pool_shape){ .n = 2, .c = 4, .h = 14, .w = 14, .kh = 3, .kw = 3,
+                                                               .sh = 2, .sw = 2, .ph = 1, .pw = 1, .oh = 8, .ow = 8 }, nhwc);
+        /* the ResNet stem's pool on 8-channel vectors, two of them (16-bit) / four (FP32) */
+        test_pool("3x3 stride 2 pad 1, 16 channels", (rt_pool_shape){ .n = 2, .c = 16, .h = 15, .w = 15, .kh = 3,
+                                                                       .kw = 3, .sh = 2, .sw = 2, .ph = 1, .pw = 1 },
+                  nhwc);
+        test_pool("3x3 stride 2, 37 channels", (rt_pool_shape){ .n = 1, .c = 37, .h = 9, .w = 9, .kh = 3, .kw = 3,
+                                                                 .sh = 2, .sw = 2 }, nhwc);
+    }
+}
+
+/* NCHW bias gradients: planes of 49 (one position a thread), 56 (4-position vectors, several
+ * planes a block pass) and 2100 (vectors, planes wider than the block). */
+static void run_nchw_bias_ops(void) {
+    test_bias(8, 12, 49, 0);
+    test_bias(6, 7, 56, 0);
+    test_bias(3, 5, 2100, 0);
+}
+
 static void run_ops(void) {
     test_normalize_input(5, 3, 37, 0);
     test_normalize_input(5, 3, 37, 1);
@@ -887,38 +938,17 @@ static void run_ops(void) {
                                                                  .dw = 1, .groups = 1 }, 0);
     test_linear(32, 300, 77, 0);
     test_linear(32, 300, 77, 2);   /* 4-byte (16-bit) / 8-byte (FP32) aligned operands */
-    test_bias(8, 12, 49, 0);
     test_bias(8, 12, 49, 1);
     test_bias(32, 10, 1, 0);
-    for (int nhwc = 0; nhwc < 2; nhwc++) {
-        test_batchnorm(8, 16, 49, nhwc);
-        test_batchnorm(64, 32, 1, nhwc);
-        test_batchnorm(64, 40, 1, nhwc);     /* nhwc: a partial channel tile */
-        test_batchnorm(32, 8, 1000, nhwc);   /* several blocks a channel; NCHW: rows wider than a block */
-        test_batchnorm(300, 4, 37, nhwc);    /* NCHW: 2 blocks of 150 samples, 6 rows a pass */
-        if (!nhwc) test_batchnorm_frozen(8, 16, 49);
-    }
+    run_nchw_bias_ops();
     test_layernorm(4, 24, 49, 0);
     test_layernorm(4, 24, 49, 1);
     test_layernorm(16, 64, 1, 0);
     test_elementwise(16 * 1000);
     test_layer_scale(4, 24, 49, 0);
     test_layer_scale(4, 24, 49, 1);
-    for (int nhwc = 0; nhwc < 2; nhwc++) {
-        test_pool("2x2 stride 2", (rt_pool_shape){ .n = 3, .c = 5, .h = 14, .w = 14, .kh = 2, .kw = 2, .sh = 2,
-                                                    .sw = 2 }, nhwc);
-        test_pool("3x3 stride 2 (overlapping)", (rt_pool_shape){ .n = 2, .c = 4, .h = 13, .w = 13, .kh = 3, .kw = 3,
-                                                                  .sh = 2, .sw = 2 }, nhwc);
-        test_pool("3x3 stride 2 pad 1", (rt_pool_shape){ .n = 2, .c = 4, .h = 16, .w = 16, .kh = 3, .kw = 3, .sh = 2,
-                                                          .sw = 2, .ph = 1, .pw = 1 }, nhwc);
-        /* Caffe's ceil mode: the last windows run past the input (avg divides by their part
-         * inside the padded input) */
-        test_pool("3x3 stride 2 ceil", (rt_pool_shape){ .n = 2, .c = 4, .h = 14, .w = 14, .kh = 3, .kw = 3, .sh = 2,
-                                                         .sw = 2, .oh = 7, .ow = 7 }, nhwc);
-        test_pool("3x3 stride 2 pad 1 ceil", (rt_pool_shape){ .n = 2, .c = 4, .h = 14, .w = 14, .kh = 3, .kw = 3,
-                                                               .sh = 2, .sw = 2, .ph = 1, .pw = 1, .oh = 8, .ow = 8 }, nhwc);
-        test_gap(8, 16, 49, nhwc);
-    }
+    for (int nhwc = 0; nhwc < 2; nhwc++) test_gap(8, 16, 49, nhwc);
+    run_norm_pool_ops(0);
     test_lrn(2, 16, 36);
     test_lrn_within(2, 3, 7, 9);
     test_concat(4, 9);
@@ -949,7 +979,16 @@ static void run_ops(void) {
     run_nhwc_ops();
 }
 
-int main(void) {
+/* `test_ops_gpu old-kernels`: only the ops whose previous kernels TRAINC_CUDA_BN=old,
+ * TRAINC_CUDA_POOL=old and TRAINC_CUDA_BIAS=old select (batch norm, channels-last max
+ * pooling, NCHW bias gradients): tests/emu/old_kernels_emu_test.sh runs them so. */
+int main(int argc, char **argv) {
+    int old_kernel_ops = argc > 1 && strcmp(argv[1], "old-kernels") == 0;
+    if (argc > 1 && !old_kernel_ops) {
+        fprintf(stderr, "test_ops_gpu: unknown argument '%s'\nHINT: no argument runs every op, 'old-kernels' "
+                        "those with previous kernels kept (TRAINC_CUDA_BN/POOL/BIAS=old)\n", argv[1]);
+        return 2;
+    }
     rt_cuda_init(rt_cuda_device_from_env(), RT_CUDA_FP32);
     printf("device: %s\n", rt_cuda_device_name());
     static const struct { rt_cuda_math math; const char *name; double tol; } modes[] = {
@@ -959,7 +998,13 @@ int main(void) {
         rt_cuda_set_math(modes[m].math);
         mode = modes[m].name, TOL = modes[m].tol;
         rt_rng_init(&rng, 42, 1);
-        run_ops();
+        if (old_kernel_ops) run_norm_pool_ops(1), test_batchnorm(8, 64, 100, 0), run_nchw_bias_ops();
+        else run_ops();
+    }
+    if (old_kernel_ops) {
+        rt_cuda_sync();
+        printf("%d checks, %d failed\n", checks, failures);
+        return failures ? 1 : 0;
     }
     rt_cuda_set_math(RT_CUDA_FP32);
     mode = "fp32", TOL = 1e-4;

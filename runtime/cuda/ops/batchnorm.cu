@@ -1,79 +1,34 @@
 /* Batch normalization over (N, H, W) per channel: statistics (with torch's running-stat
  * update), the apply step, and the backward, optionally through a following ReLU's mask.
- * Activations in the context's type; statistics, gamma, beta and their gradients FP32. */
+ * Activations in the context's type; statistics, gamma, beta and their gradients FP32.
+ * Blocks walk a channel's planes (channel_planes.cuh), V = 4 neighbouring positions a thread
+ * as one access when 4 divides hw; TRAINC_CUDA_BN=old: one position a thread, and the apply
+ * as one thread per element with a 64-bit division each, as before. */
 #include "batchnorm_sums.cuh"
-
-#define BN_THREADS 256
-#define BN_VALUES_PER_BLOCK 8192   /* of one channel: about 32 per thread */
-
-/* A channel's N x HW values are split over `splits` blocks of `per` whole samples each, so
- * the channel dimension alone does not limit the grid (64 channels would fill half an H100)
- * and no loop divides per element. Partial sums go to a scratch buffer; a small kernel adds
- * them in a fixed order, so results repeat run to run. */
-struct bn_split {
-    int splits, per;
-};
-
-static bn_split split_of(int n, int c, int hw) {
-    if (c > 65535) rt_die("batch norm: %d channels (the CUDA grid takes at most 65535)", c);
-    long m = (long)n * hw, want = (m + BN_VALUES_PER_BLOCK - 1) / BN_VALUES_PER_BLOCK;
-    int splits = (int)(want < 1 ? 1 : want > n ? n : want);
-    int per = (n + splits - 1) / splits;
-    return { (n + per - 1) / per, per };
-}
-
-/* Calls f(i) for every index i of channel ch in samples [n0, n1): each thread walks rows
- * (samples) and positions of its own; with hw below the block size one pass covers
- * blockDim/hw whole rows, so small feature maps keep the threads busy too. */
-template <typename F>
-__device__ static inline void bn_for_each(int n0, int n1, int c, int ch, int hw, F f) {
-    int wide = hw >= (int)blockDim.x;
-    int rows = wide ? 1 : (int)blockDim.x / hw, step = wide ? (int)blockDim.x : hw;
-    int r = wide ? 0 : (int)threadIdx.x / hw, p0 = wide ? (int)threadIdx.x : (int)threadIdx.x % hw;
-    if (r >= rows) return;   /* the blockDim % hw threads left over */
-    for (int ni = n0 + r; ni < n1; ni += rows) {
-        long base = ((long)ni * c + ch) * hw;
-        for (int p = p0; p < hw; p += step) f(base + p);
-    }
-}
+#include "channel_planes.cuh"
 
 /* Grid (splits, c): block (s, ch) sums d and d^2 of its samples, d = x - shift[ch] (the
  * running mean: near the batch mean, so the variance E[d^2] - E[d]^2 keeps its digits), in
  * double like the CPU op. */
-template <typename T>
+template <typename T, int V>
 __global__ void __launch_bounds__(BN_THREADS)
 bn_partial_stats_kernel(double *part, const T *in, const float *shift, int n, int c, int hw, int per) {
     int s = blockIdx.x, ch = blockIdx.y, n0 = s * per, n1 = min(n, n0 + per);
     double sum = 0, sq = 0, k = shift[ch];
-    bn_for_each(n0, n1, c, ch, hw, [&](long i) {
-        double d = rt_ld(in[i]) - k;
-        sum += d;
-        sq += d * d;
+    bn_for_each<V>(n0, n1, c, ch, hw, [&](long i) {
+        act_vec<T, V> x = vec_load<T, V>(in + i);
+#pragma unroll
+        for (int j = 0; j < V; j++) {
+            double d = rt_ld(x.e[j]) - k;
+            sum += d;
+            sq += d * d;
+        }
     });
     sum = block_sum(sum);
     sq = block_sum(sq);
     if (threadIdx.x == 0) {
         double *o = part + 2 * ((long)ch * gridDim.x + s);
         o[0] = sum, o[1] = sq;
-    }
-}
-
-/* One thread per channel: the batch statistics from the sums of d = x - running_mean (read
- * before it is updated), and torch's running-stat update. */
-__global__ void __launch_bounds__(RT_THREADS)
-bn_finish_stats_kernel(float *save_mean, float *save_inv_std, float *running_mean,
-                       float *running_var, const double *part, int splits, int c, long m,
-                       float momentum, float eps) {
-    GRID_STRIDE(ch, c) {
-        double sum = 0, sq = 0;
-        for (int s = 0; s < splits; s++) sum += part[2 * (ch * splits + s)], sq += part[2 * (ch * splits + s) + 1];
-        double shifted = sum / m, mean = running_mean[ch] + shifted, var = sq / m - shifted * shifted;
-        if (var < 0) var = 0;
-        save_mean[ch] = (float)mean;
-        save_inv_std[ch] = (float)(1.0 / sqrt(var + eps));
-        double unbiased = m > 1 ? var * m / (m - 1) : var;
-        running_mean[ch] = (float)((1 - momentum) * running_mean[ch] + momentum * mean);
-        running_var[ch] = (float)((1 - momentum) * running_var[ch] + momentum * unbiased);
     }
 }
 
@@ -86,6 +41,7 @@ bn_eval_stats_kernel(float *save_mean, float *save_inv_std, const float *running
     }
 }
 
+/* The old apply: one thread per element. */
 template <typename T>
 __global__ void __launch_bounds__(RT_THREADS)
 bn_apply_kernel(T *out, const T *in, const float *gamma, const float *beta, const float *mean,
@@ -98,8 +54,26 @@ bn_apply_kernel(T *out, const T *in, const float *gamma, const float *beta, cons
     }
 }
 
+/* Grid (splits, c), as the statistics. */
+template <typename T, int V>
+__global__ void __launch_bounds__(BN_THREADS)
+bn_apply_planes_kernel(T *out, const T *in, const float *gamma, const float *beta, const float *mean,
+                       const float *inv_std, int n, int c, int hw, int per, int relu) {
+    int s = blockIdx.x, ch = blockIdx.y, n0 = s * per, n1 = min(n, n0 + per);
+    float scale = gamma[ch] * inv_std[ch], shift = beta[ch] - mean[ch] * scale;
+    bn_for_each<V>(n0, n1, c, ch, hw, [&](long i) {
+        act_vec<T, V> x = vec_load<T, V>(in + i), y;
+#pragma unroll
+        for (int j = 0; j < V; j++) {
+            float v = rt_ld(x.e[j]) * scale + shift;
+            y.e[j] = rt_st<T>(relu && v < 0.0f ? 0.0f : v);
+        }
+        vec_store<T, V>(out + i, y);
+    });
+}
+
 /* Grid (splits, c): block (s, ch) sums dy and dy·xhat of its samples. */
-template <typename T>
+template <typename T, int V>
 __global__ void __launch_bounds__(BN_THREADS)
 bn_partial_grads_kernel(double *part, const T *dout, const T *relu_out, const T *in,
                         const float *save_mean, const float *save_inv_std, int n, int c, int hw,
@@ -107,10 +81,15 @@ bn_partial_grads_kernel(double *part, const T *dout, const T *relu_out, const T 
     int s = blockIdx.x, ch = blockIdx.y, n0 = s * per, n1 = min(n, n0 + per);
     float mean = save_mean[ch], inv_std = save_inv_std[ch];
     double s_dy = 0, s_dy_xhat = 0;
-    bn_for_each(n0, n1, c, ch, hw, [&](long i) {
-        float dy = bn_dy(dout, relu_out, i);
-        s_dy += dy;
-        s_dy_xhat += dy * (rt_ld(in[i]) - mean) * inv_std;
+    bn_for_each<V>(n0, n1, c, ch, hw, [&](long i) {
+        vec_grad_in<T, V> g;
+        vec_grad_load(g, dout, relu_out, in, i);
+#pragma unroll
+        for (int j = 0; j < V; j++) {
+            float dy = vec_dy(g.dy, g.relu, relu_out != NULL, j);
+            s_dy += dy;
+            s_dy_xhat += dy * (rt_ld(g.x.e[j]) - mean) * inv_std;
+        }
     });
     s_dy = block_sum(s_dy);
     s_dy_xhat = block_sum(s_dy_xhat);
@@ -120,23 +99,9 @@ bn_partial_grads_kernel(double *part, const T *dout, const T *relu_out, const T 
     }
 }
 
-/* Per channel: the partial sums added in order into totals [c][2], and as floats dgamma =
- * the second and dbeta = the first (each when not NULL). */
-__global__ void __launch_bounds__(RT_THREADS)
-bn_sum_partials_kernel(double *totals, float *dgamma, float *dbeta, const double *part, int splits,
-                       int c) {
-    GRID_STRIDE(ch, c) {
-        double s0 = 0, s1 = 0;
-        for (int s = 0; s < splits; s++) s0 += part[2 * (ch * splits + s)], s1 += part[2 * (ch * splits + s) + 1];
-        totals[2 * ch] = s0, totals[2 * ch + 1] = s1;
-        if (dgamma) dgamma[ch] = (float)s1;
-        if (dbeta) dbeta[ch] = (float)s0;
-    }
-}
-
 /* din = gamma·inv_std/m · (m·dy - sum dy - xhat · sum dy·xhat), the CPU op's float formula;
  * totals[ch] = {sum dy, sum dy·xhat} over the m values behind the statistics. */
-template <typename T>
+template <typename T, int V>
 __global__ void __launch_bounds__(BN_THREADS)
 bn_input_grad_kernel(T *din, const T *dout, const T *relu_out, const T *in, const float *gamma,
                      const double *totals, long m, const float *save_mean, const float *save_inv_std,
@@ -144,58 +109,33 @@ bn_input_grad_kernel(T *din, const T *dout, const T *relu_out, const T *in, cons
     int s = blockIdx.x, ch = blockIdx.y, n0 = s * per, n1 = min(n, n0 + per);
     float mean = save_mean[ch], inv_std = save_inv_std[ch];
     float k = gamma[ch] * inv_std / m, a = (float)totals[2 * ch], b = (float)totals[2 * ch + 1];
-    bn_for_each(n0, n1, c, ch, hw, [&](long i) {
-        float xhat = (rt_ld(in[i]) - mean) * inv_std;
-        din[i] = rt_st<T>(k * ((float)m * bn_dy(dout, relu_out, i) - a - xhat * b));
+    bn_for_each<V>(n0, n1, c, ch, hw, [&](long i) {
+        vec_grad_in<T, V> g;
+        vec_grad_load(g, dout, relu_out, in, i);
+        act_vec<T, V> d;
+#pragma unroll
+        for (int j = 0; j < V; j++) {
+            float xhat = (rt_ld(g.x.e[j]) - mean) * inv_std;
+            d.e[j] = rt_st<T>(k * ((float)m * vec_dy(g.dy, g.relu, relu_out != NULL, j) - a - xhat * b));
+        }
+        vec_store<T, V>(din + i, d);
     });
 }
 
-/* Partial sums and per-channel totals of every BN layer, of either layout: one stream runs
- * them one after another. */
-static rt_cuda_scratch partials, channel_totals;
+#define BN_VEC 4   /* positions a thread when they divide hw */
 
-double *bn_partials(int splits, int c) {
-    return (double *)rt_cuda_scratch_get(&partials, sizeof(double) * 2 * (size_t)splits * c, "batch-norm partial sums");
-}
-
-static double *bn_totals(int c) {
-    return (double *)rt_cuda_scratch_get(&channel_totals, sizeof(double) * 2 * (size_t)c, "batch-norm channel sums");
-}
-
-static void sum_partials(double *totals, float *dgamma, float *dbeta, const double *part, int splits, int c) {
-    bn_sum_partials_kernel<<<rt_blocks(c), RT_THREADS, 0, rt_stream()>>>(totals, dgamma, dbeta, part, splits, c);
-    CUDA_LAUNCHED();
-}
-
-void bn_finish_stats(float *save_mean, float *save_inv_std, float *running_mean, float *running_var,
-                     const double *part, int splits, int c, long m, float momentum, float eps, int sync) {
-    if (sync && rt_cuda_world() > 1) {   /* every rank's sums, as one channel total each */
-        double *totals = bn_totals(c);
-        sum_partials(totals, NULL, NULL, part, splits, c);
-        rt_cuda_allreduce_f64(totals, 2L * c);
-        part = totals, splits = 1, m *= rt_cuda_world();
-    }
-    bn_finish_stats_kernel<<<rt_blocks(c), RT_THREADS, 0, rt_stream()>>>(save_mean, save_inv_std, running_mean,
-                                                                         running_var, part, splits, c, m, momentum, eps);
-    CUDA_LAUNCHED();
-}
-
-const double *bn_finish_grads(float *dgamma, float *dbeta, const double *part, int splits, int c, long *m, int sync) {
-    double *totals = bn_totals(c);
-    sum_partials(totals, dgamma, dbeta, part, splits, c);
-    if (sync && rt_cuda_world() > 1) {
-        rt_cuda_allreduce_f64(totals, 2L * c);
-        *m *= rt_cuda_world();
-    }
-    return totals;
+/* Whether 4-position vectors suit hw and the tensors' addresses (never under TRAINC_CUDA_BN=old). */
+static int planes_vec(int hw, const void *a, const void *b = NULL, const void *c = NULL, const void *d = NULL) {
+    return !bn_old_kernels() && hw % BN_VEC == 0 && vec_aligned(a, b, c, d);
 }
 
 void cuda_batchnorm_stats_train(float *save_mean, float *save_inv_std, float *running_mean, float *running_var,
                                 const void *in, int n, int c, int hw, float momentum, float eps, int sync) {
-    bn_split sp = split_of(n, c, hw);
+    bn_split sp = bn_split_of(n, c, hw);
     double *part = bn_partials(sp.splits, c);
-    RT_ACT_DISPATCH(bn_partial_stats_kernel<T><<<dim3(sp.splits, c), BN_THREADS, 0, rt_stream()>>>(
-        part, (const T *)in, running_mean, n, c, hw, sp.per));
+    RT_ACT_DISPATCH(ACT_VEC_DISPATCH(planes_vec(hw, in), BN_VEC,
+                                     bn_partial_stats_kernel<T, V><<<dim3(sp.splits, c), BN_THREADS, 0, rt_stream()>>>(
+                                         part, (const T *)in, running_mean, n, c, hw, sp.per)));
     CUDA_LAUNCHED();
     bn_finish_stats(save_mean, save_inv_std, running_mean, running_var, part, sp.splits, c, (long)n * hw, momentum,
                     eps, sync);
@@ -210,27 +150,38 @@ void cuda_batchnorm_stats_eval(float *save_mean, float *save_inv_std, const floa
 
 void cuda_batchnorm_apply(void *out, const void *in, const float *gamma, const float *beta, const float *mean,
                           const float *inv_std, int n, int c, int hw, int relu) {
-    long total = (long)n * c * hw;
-    RT_ACT_DISPATCH(bn_apply_kernel<T><<<rt_blocks(total), RT_THREADS, 0, rt_stream()>>>(
-        (T *)out, (const T *)in, gamma, beta, mean, inv_std, c, hw, total, relu));
+    if (bn_old_kernels()) {
+        long total = (long)n * c * hw;
+        RT_ACT_DISPATCH(bn_apply_kernel<T><<<rt_blocks(total), RT_THREADS, 0, rt_stream()>>>(
+            (T *)out, (const T *)in, gamma, beta, mean, inv_std, c, hw, total, relu));
+        CUDA_LAUNCHED();
+        return;
+    }
+    bn_split sp = bn_split_of(n, c, hw);
+    RT_ACT_DISPATCH(ACT_VEC_DISPATCH(planes_vec(hw, out, in), BN_VEC,
+                                     bn_apply_planes_kernel<T, V><<<dim3(sp.splits, c), BN_THREADS, 0, rt_stream()>>>(
+                                         (T *)out, (const T *)in, gamma, beta, mean, inv_std, n, c, hw, sp.per,
+                                         relu)));
     CUDA_LAUNCHED();
 }
 
 void cuda_batchnorm_backward(void *din, float *dgamma, float *dbeta, const void *dout, const void *relu_out,
                              const void *in, const float *gamma, const float *save_mean,
                              const float *save_inv_std, int n, int c, int hw, int sync) {
-    bn_split sp = split_of(n, c, hw);
+    bn_split sp = bn_split_of(n, c, hw);
     double *part = bn_partials(sp.splits, c);
     dim3 grid(sp.splits, c);
-    RT_ACT_DISPATCH(bn_partial_grads_kernel<T><<<grid, BN_THREADS, 0, rt_stream()>>>(
-        part, (const T *)dout, (const T *)relu_out, (const T *)in, save_mean, save_inv_std, n, c, hw, sp.per));
+    int vec = planes_vec(hw, din, dout, relu_out, in);
+    RT_ACT_DISPATCH(ACT_VEC_DISPATCH(vec, BN_VEC, bn_partial_grads_kernel<T, V><<<grid, BN_THREADS, 0, rt_stream()>>>(
+                                                      part, (const T *)dout, (const T *)relu_out, (const T *)in,
+                                                      save_mean, save_inv_std, n, c, hw, sp.per)));
     CUDA_LAUNCHED();
     long m = (long)n * hw;
     if (!din) sync = 0;   /* dgamma and dbeta are this rank's share: only din needs every rank's sums */
     const double *totals = bn_finish_grads(dgamma, dbeta, part, sp.splits, c, &m, sync);
     if (!din) return;
-    RT_ACT_DISPATCH(bn_input_grad_kernel<T><<<grid, BN_THREADS, 0, rt_stream()>>>(
-        (T *)din, (const T *)dout, (const T *)relu_out, (const T *)in, gamma, totals, m, save_mean, save_inv_std, n,
-        c, hw, sp.per));
+    RT_ACT_DISPATCH(ACT_VEC_DISPATCH(vec, BN_VEC, bn_input_grad_kernel<T, V><<<grid, BN_THREADS, 0, rt_stream()>>>(
+                                                      (T *)din, (const T *)dout, (const T *)relu_out, (const T *)in,
+                                                      gamma, totals, m, save_mean, save_inv_std, n, c, hw, sp.per)));
     CUDA_LAUNCHED();
 }

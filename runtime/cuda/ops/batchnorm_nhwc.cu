@@ -1,7 +1,8 @@
 /* Batch normalization on channels-last tensors [N, H, W, C] (the layout cuDNN's tensor-core
  * convolutions want): the statistics, apply and backward of batchnorm.cu, with the N*H*W rows
  * of each channel reduced across blocks in channel tiles (channel_tiles.cuh) and the partial
- * sums added in a fixed order (batchnorm_sums.cuh). */
+ * sums added in a fixed order (batchnorm_sums.cuh). One thread per channel and element: the old
+ * kernels, run under TRAINC_CUDA_BN=old (batchnorm_nhwc_vec.cu has the default ones). */
 #include "batchnorm_sums.cuh"
 #include "channel_tiles.cuh"
 
@@ -67,7 +68,7 @@ nhwc_input_grad_kernel(T *din, const T *dout, const T *relu_out, const T *in, co
 
 static const dim3 nhwc_block(TILE_C, ROW_LANES);
 
-void cuda_batchnorm_stats_train_nhwc(float *save_mean, float *save_inv_std, float *running_mean, float *running_var,
+void cuda_batchnorm_stats_train_nhwc_old(float *save_mean, float *save_inv_std, float *running_mean, float *running_var,
                                      const void *in, int n, int c, int hw, float momentum, float eps, int sync) {
     long rows = (long)n * hw;
     nhwc_split sp = nhwc_split_of(rows);
@@ -78,7 +79,7 @@ void cuda_batchnorm_stats_train_nhwc(float *save_mean, float *save_inv_std, floa
     bn_finish_stats(save_mean, save_inv_std, running_mean, running_var, part, sp.splits, c, rows, momentum, eps, sync);
 }
 
-void cuda_batchnorm_apply_nhwc(void *out, const void *in, const float *gamma, const float *beta, const float *mean,
+void cuda_batchnorm_apply_nhwc_old(void *out, const void *in, const float *gamma, const float *beta, const float *mean,
                                const float *inv_std, int n, int c, int hw, int relu) {
     long rows = (long)n * hw;
     nhwc_split sp = nhwc_split_of(rows);
@@ -87,7 +88,7 @@ void cuda_batchnorm_apply_nhwc(void *out, const void *in, const float *gamma, co
     CUDA_LAUNCHED();
 }
 
-void cuda_batchnorm_backward_nhwc(void *din, float *dgamma, float *dbeta, const void *dout, const void *relu_out,
+void cuda_batchnorm_backward_nhwc_old(void *din, float *dgamma, float *dbeta, const void *dout, const void *relu_out,
                                   const void *in, const float *gamma, const float *save_mean,
                                   const float *save_inv_std, int n, int c, int hw, int sync) {
     long rows = (long)n * hw;

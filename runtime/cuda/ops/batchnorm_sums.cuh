@@ -5,6 +5,21 @@
 #ifndef RT_CUDA_BATCHNORM_SUMS_CUH
 #define RT_CUDA_BATCHNORM_SUMS_CUH
 #include "../cuda_common.cuh"
+#include "act_vec.cuh"
+
+/* TRAINC_CUDA_BN=old: the batch-norm kernels before the 16-byte channels-last and
+ * warp-per-channel ones (read once), for A/B timing on a GPU. */
+int bn_old_kernels(void);
+/* The old channels-last launchers (batchnorm_nhwc.cu), same arguments as rt_cuda.h's. */
+void cuda_batchnorm_stats_train_nhwc_old(float *save_mean, float *save_inv_std, float *running_mean,
+                                         float *running_var, const void *in, int n, int c, int hw, float momentum,
+                                         float eps, int sync);
+void cuda_batchnorm_apply_nhwc_old(void *out, const void *in, const float *gamma, const float *beta,
+                                   const float *mean, const float *inv_std, int n, int c, int hw, int relu);
+void cuda_batchnorm_backward_nhwc_old(void *din, float *dgamma, float *dbeta, const void *dout,
+                                      const void *relu_out, const void *in, const float *gamma,
+                                      const float *save_mean, const float *save_inv_std, int n, int c, int hw,
+                                      int sync);
 
 /* Room for splits x c pairs; grows on the first, uncaptured step (rt_cuda_scratch). */
 double *bn_partials(int splits, int c);
@@ -22,5 +37,23 @@ const double *bn_finish_grads(float *dgamma, float *dbeta, const double *part, i
 /* dy after the following ReLU's mask (relu_out: that ReLU's output; NULL: none). */
 template <typename T> __device__ static inline float bn_dy(const T *dout, const T *relu_out, long i) {
     return relu_out && !(rt_ld(relu_out[i]) > 0.0f) ? 0.0f : rt_ld(dout[i]);
+}
+
+/* bn_dy for element j of a vector of V (has_relu 0: no ReLU, relu unread). */
+template <typename T, int V>
+__device__ __forceinline__ float vec_dy(const act_vec<T, V> &dy, const act_vec<T, V> &relu, int has_relu, int j) {
+    return has_relu && !(rt_ld(relu.e[j]) > 0.0f) ? 0.0f : rt_ld(dy.e[j]);
+}
+
+/* The backward's three input vectors at element index `at` (relu_out: none when NULL). */
+template <typename T, int V> struct vec_grad_in {
+    act_vec<T, V> dy, relu, x;
+};
+template <typename T, int V>
+__device__ __forceinline__ void vec_grad_load(vec_grad_in<T, V> &g, const T *dout, const T *relu_out, const T *in,
+                                              long at) {
+    g.dy = vec_load<T, V>(dout + at);
+    if (relu_out) g.relu = vec_load<T, V>(relu_out + at);
+    g.x = vec_load<T, V>(in + at);
 }
 #endif

@@ -2,8 +2,17 @@
  * backward channel sums, optionally fused with the ReLU mask that follows the layer. Rows of
  * channels (hw = 1: linear layers, channels-last activations) are summed in channel tiles,
  * so that a warp reads neighbouring channels (channel_tiles.cuh). */
+#include "act_vec.cuh"
 #include "batchnorm_sums.cuh"
+#include "channel_planes.cuh"
 #include "channel_tiles.cuh"
+
+#define BIAS_VEC 4   /* a thread's neighbouring positions when they divide hw */
+
+static int bias_old_kernels(void) {
+    static int cached = -1;
+    return rt_cuda_env_old("TRAINC_CUDA_BIAS", &cached);
+}
 
 template <typename T>
 __global__ void __launch_bounds__(RT_THREADS)
@@ -11,7 +20,8 @@ bias_forward_kernel(T *out, const T *in, const float *bias, int c, long hw, long
     GRID_STRIDE(i, total) out[i] = rt_st<T>(rt_ld(in[i]) + bias[(i / hw) % c]);
 }
 
-/* One block per channel; the sum's order depends only on the shape. */
+/* One block per channel; the sum's order depends only on the shape. The old kernel
+ * (TRAINC_CUDA_BIAS=old): two 64-bit divisions per element. */
 template <typename T>
 __global__ void __launch_bounds__(RT_CHANNEL_THREADS)
 bias_backward_kernel(float *dbias, T *dmasked, const T *dout, const T *relu_out, int n, int c, long hw) {
@@ -27,6 +37,32 @@ bias_backward_kernel(float *dbias, T *dmasked, const T *dout, const T *relu_out,
         }
         acc += g;
     }
+    acc = block_sum(acc);
+    if (threadIdx.x == 0) dbias[ch] = (float)acc;
+}
+
+/* One block per channel walking its N planes of hw values (channel_planes.cuh), V positions a
+ * thread as one access (16 bytes FP32, 8 bytes BF16/FP16), without a division per element;
+ * the sum's order depends only on the shape. No scratch: 96 channels (ConvNeXt-T's first
+ * stage) still give 96 blocks of 512 threads streaming their planes. */
+template <typename T, int V>
+__global__ void __launch_bounds__(RT_CHANNEL_THREADS)
+bias_backward_planes_kernel(float *dbias, T *__restrict__ dmasked, const T *__restrict__ dout,
+                            const T *__restrict__ relu_out, int n, int c, int hw) {
+    int ch = blockIdx.x;
+    double acc = 0;
+    bn_for_each<V>(0, n, c, ch, hw, [&](long i) {
+        act_vec<T, V> g = vec_load<T, V>(dout + i);
+        if (relu_out) {
+            act_vec<T, V> r = vec_load<T, V>(relu_out + i);
+#pragma unroll
+            for (int j = 0; j < V; j++)
+                if (!(rt_ld(r.e[j]) > 0.0f)) g.e[j] = rt_st<T>(0.0f);
+            vec_store<T, V>(dmasked + i, g);
+        }
+#pragma unroll
+        for (int j = 0; j < V; j++) acc += rt_ld(g.e[j]);
+    });
     acc = block_sum(acc);
     if (threadIdx.x == 0) dbias[ch] = (float)acc;
 }
@@ -65,7 +101,16 @@ void cuda_bias_backward(float *dbias, void *dmasked, const void *dout, const voi
         bn_finish_grads(NULL, dbias, part, sp.splits, c, &m, 0);
         return;
     }
-    RT_ACT_DISPATCH(bias_backward_kernel<T><<<c, RT_CHANNEL_THREADS, 0, rt_stream()>>>(
-        dbias, (T *)dmasked, (const T *)dout, (const T *)relu_out, n, c, hw));
+    if (bias_old_kernels() || hw > INT32_MAX) {
+        RT_ACT_DISPATCH(bias_backward_kernel<T><<<c, RT_CHANNEL_THREADS, 0, rt_stream()>>>(
+            dbias, (T *)dmasked, (const T *)dout, (const T *)relu_out, n, c, hw));
+        CUDA_LAUNCHED();
+        return;
+    }
+    int vec = hw % BIAS_VEC == 0 && vec_aligned(dmasked, dout, relu_out);
+    RT_ACT_DISPATCH(ACT_VEC_DISPATCH(vec, BIAS_VEC, bias_backward_planes_kernel<T, V><<<c, RT_CHANNEL_THREADS, 0,
+                                                                                 rt_stream()>>>(
+                                                dbias, (T *)dmasked, (const T *)dout, (const T *)relu_out, n, c,
+                                                (int)hw)));
     CUDA_LAUNCHED();
 }

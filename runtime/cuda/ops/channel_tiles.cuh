@@ -17,14 +17,14 @@ struct nhwc_split {
     long per;   /* rows per block */
 };
 
-static nhwc_split nhwc_split_of(long rows) {
+static inline nhwc_split nhwc_split_of(long rows) {
     long want = (rows + MIN_ROWS_PER_BLOCK - 1) / MIN_ROWS_PER_BLOCK;
     int splits = (int)(want < 1 ? 1 : want > MAX_SPLITS ? MAX_SPLITS : want);
     long per = (rows + splits - 1) / splits;
     return { (int)((rows + per - 1) / per), per };
 }
 
-static dim3 nhwc_grid(int c, nhwc_split sp) { return dim3((c + TILE_C - 1) / TILE_C, sp.splits); }
+static inline dim3 nhwc_grid(int c, nhwc_split sp) { return dim3((c + TILE_C - 1) / TILE_C, sp.splits); }
 
 /* Calls f(i) for the elements of this thread's channel (x) in its rows of block y's range. */
 template <typename F> __device__ static inline void nhwc_for_each(long rows, long per, int c, F f) {

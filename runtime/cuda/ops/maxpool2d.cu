@@ -37,7 +37,8 @@ void cuda_maxpool2d_backward(void *din, const void *dout, const int32_t *argmax,
 }
 
 /* Channels-last: element (n, y, x, ch) at ((n * h + y) * w + x) * c + ch, so a warp's threads
- * take neighbouring channels of one position. */
+ * take neighbouring channels of one position. One element a thread: the old kernels, run under
+ * TRAINC_CUDA_POOL=old (maxpool2d_nhwc_vec.cu has the default ones). */
 template <typename T>
 __global__ void __launch_bounds__(RT_THREADS)
 maxpool_forward_nhwc_kernel(T *out, int32_t *argmax, const T *in, rt_pool_shape s) {
@@ -60,13 +61,13 @@ maxpool_backward_nhwc_kernel(T *din, const T *dout, const int32_t *argmax, rt_po
     }
 }
 
-void cuda_maxpool2d_forward_nhwc(void *out, int32_t *argmax, const void *in, const rt_pool_shape *s) {
+void cuda_maxpool2d_forward_nhwc_old(void *out, int32_t *argmax, const void *in, const rt_pool_shape *s) {
     RT_ACT_DISPATCH(maxpool_forward_nhwc_kernel<T><<<rt_blocks((long)s->n * s->c * s->oh * s->ow), RT_THREADS, 0,
                                                      rt_stream()>>>((T *)out, argmax, (const T *)in, *s));
     CUDA_LAUNCHED();
 }
 
-void cuda_maxpool2d_backward_nhwc(void *din, const void *dout, const int32_t *argmax, const rt_pool_shape *s) {
+void cuda_maxpool2d_backward_nhwc_old(void *din, const void *dout, const int32_t *argmax, const rt_pool_shape *s) {
     RT_ACT_DISPATCH(maxpool_backward_nhwc_kernel<T><<<rt_blocks((long)s->n * s->c * s->h * s->w), RT_THREADS, 0,
                                                       rt_stream()>>>((T *)din, (const T *)dout, argmax, *s));
     CUDA_LAUNCHED();

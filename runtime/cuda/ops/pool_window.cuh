@@ -49,4 +49,7 @@ __device__ static inline float pool_argmax_gather(const T *dout, const int32_t *
         }
     return acc;
 }
+/* The old channels-last max-pool launchers (maxpool2d.cu), same arguments as rt_cuda.h's. */
+void cuda_maxpool2d_forward_nhwc_old(void *out, int32_t *argmax, const void *in, const rt_pool_shape *s);
+void cuda_maxpool2d_backward_nhwc_old(void *din, const void *dout, const int32_t *argmax, const rt_pool_shape *s);
 #endif

@@ -1,0 +1,232 @@
+/* Batch normalization on channels-last tensors [N*H*W rows][C], the default kernels: each
+ * thread takes 4 neighbouring channels as one vector (act_vec.cuh: 16 bytes in FP32, 8 in
+ * BF16/FP16, where the sums' 8 double accumulators and four rows in flight fit the 64-register
+ * budget; 8 channels would not) and walks rows of its block's range, several rows' loads in
+ * flight before their arithmetic. A block is lx vectors of channels (a power of two up to 32:
+ * a warp reads up to 512 contiguous bytes of a row) x 256/lx row lanes; blocks split the rows as channel_tiles.cuh does and leave their
+ * partial sums in the same layout for batchnorm_sums.cu. Passes over the tensor: statistics
+ * 1 read; apply 1 read + 1 write; backward 3 reads (dy, the ReLU output, x) for the sums and
+ * 3 reads + 1 write for the input gradient. TRAINC_CUDA_BN=old runs batchnorm_nhwc.cu's. */
+#include "batchnorm_sums.cuh"
+#include "channel_tiles.cuh"
+
+#define VEC_THREADS 256
+/* Rows whose loads a thread has in flight: 4 of one tensor for the statistics and the apply,
+ * 2 of three tensors for the backward (within 64 registers). */
+#define VEC_ROWS_IN_FLIGHT 4
+#define VEC_GRAD_ROWS_IN_FLIGHT 2
+#define VEC_CHANNELS 4   /* a thread's channels when they divide C */
+
+/* The launch shape: vec (V = VEC_CHANNELS, else 1), grid (channel tiles, row splits). */
+struct vec_tiles {
+    int vec;
+    dim3 grid, block;
+    long per;   /* rows per block */
+};
+
+static vec_tiles vec_tiles_of(long rows, int c, int vec) {
+    int v = vec ? VEC_CHANNELS : 1;
+    int cv = c / v, lx = 1;
+    while (lx < cv && lx < 32) lx *= 2;
+    nhwc_split sp = nhwc_split_of(rows);   /* the old kernels' splits: the partials' room stays as planned */
+    return { vec, dim3((cv + lx - 1) / lx, sp.splits), dim3(lx, VEC_THREADS / lx), sp.per };
+}
+
+/* Whether V = VEC_CHANNELS suits c channels and the tensors' addresses. */
+static int vec_suits(int c, const void *a, const void *b = NULL, const void *d = NULL, const void *e = NULL) {
+    return c % VEC_CHANNELS == 0 && vec_aligned(a, b, d, e);
+}
+
+/* For this thread's rows r of block y's range, in order: load(u, r) for U rows, then use(u, r)
+ * for them, so U rows' loads are in flight together; u indexes the caller's register arrays
+ * (a constant once unrolled). */
+template <int U, typename Load, typename Use>
+__device__ __forceinline__ void vec_rows(long rows, long per, Load load, Use use) {
+    long r = (long)blockIdx.y * per + threadIdx.y, end = min(rows, (long)blockIdx.y * per + per), step = blockDim.y;
+    for (; r + (U - 1) * step < end; r += U * step) {
+#pragma unroll
+        for (int u = 0; u < U; u++) load(u, r + u * step);
+#pragma unroll
+        for (int u = 0; u < U; u++) use(u, r + u * step);
+    }
+    for (; r < end; r += step) {
+        load(0, r);
+        use(0, r);
+    }
+}
+
+/* The block's two sums per channel over its row lanes, in lane order, to part[2 * (ch *
+ * splits + s) + k]: each thread puts its 2V sums in shared memory, then each of the block's
+ * 2 * lx * V values is added up by one thread. */
+template <int V>
+__device__ static inline void vec_tile_sums(const double a[V], const double b[V], double *part, int c) {
+    __shared__ double lane_sums[VEC_THREADS * 2 * V];
+    int width = blockDim.x * V * 2, mine = threadIdx.y * width + threadIdx.x * V * 2;
+#pragma unroll
+    for (int j = 0; j < V; j++) lane_sums[mine + 2 * j] = a[j], lane_sums[mine + 2 * j + 1] = b[j];
+    __syncthreads();
+    for (int o = threadIdx.y * blockDim.x + threadIdx.x; o < width; o += VEC_THREADS) {
+        int ch = blockIdx.x * blockDim.x * V + o / 2;
+        if (ch >= c) continue;
+        double t = 0;
+        for (int y = 0; y < (int)blockDim.y; y++) t += lane_sums[y * width + o];
+        part[2 * ((long)ch * gridDim.y + blockIdx.y) + (o & 1)] = t;
+    }
+}
+
+/* Sums of d and d^2 per channel, d = x - shift[ch] (the running mean, as in batchnorm.cu). */
+template <typename T, int V>
+__global__ void __launch_bounds__(VEC_THREADS)
+vec_partial_stats_kernel(double *part, const T *__restrict__ in, const float *shift, long rows, long per, int c) {
+    int q = blockIdx.x * blockDim.x + threadIdx.x;   /* this thread's vector of channels */
+    double sum[V] = {}, sq[V] = {};
+    if (q < c / V) {
+        float k[V];
+#pragma unroll
+        for (int j = 0; j < V; j++) k[j] = shift[q * V + j];
+        act_vec<T, V> x[VEC_ROWS_IN_FLIGHT];
+        vec_rows<VEC_ROWS_IN_FLIGHT>(
+            rows, per, [&](int u, long r) { x[u] = vec_load<T, V>(in + r * c + q * V); },
+            [&](int u, long r) {
+#pragma unroll
+                for (int j = 0; j < V; j++) {
+                    double d = (double)rt_ld(x[u].e[j]) - k[j];
+                    sum[j] += d;
+                    sq[j] += d * d;
+                }
+            });
+    }
+    vec_tile_sums<V>(sum, sq, part, c);
+}
+
+template <typename T, int V>
+__global__ void __launch_bounds__(VEC_THREADS)
+vec_apply_kernel(T *__restrict__ out, const T *__restrict__ in, const float *gamma, const float *beta,
+                 const float *mean, const float *inv_std, long rows, long per, int c, int relu) {
+    int q = blockIdx.x * blockDim.x + threadIdx.x;
+    if (q >= c / V) return;
+    float scale[V], shift[V];
+#pragma unroll
+    for (int j = 0; j < V; j++) {
+        int ch = q * V + j;
+        scale[j] = gamma[ch] * inv_std[ch], shift[j] = beta[ch] - mean[ch] * scale[j];
+    }
+    act_vec<T, V> x[VEC_ROWS_IN_FLIGHT];
+    vec_rows<VEC_ROWS_IN_FLIGHT>(
+        rows, per, [&](int u, long r) { x[u] = vec_load<T, V>(in + r * c + q * V); },
+        [&](int u, long r) {
+            act_vec<T, V> y;
+#pragma unroll
+            for (int j = 0; j < V; j++) {
+                float v = rt_ld(x[u].e[j]) * scale[j] + shift[j];
+                y.e[j] = rt_st<T>(relu && v < 0.0f ? 0.0f : v);
+            }
+            vec_store<T, V>(out + r * c + q * V, y);
+        });
+}
+
+/* Sums of dy and dy·xhat per channel. */
+template <typename T, int V>
+__global__ void __launch_bounds__(VEC_THREADS)
+vec_partial_grads_kernel(double *part, const T *__restrict__ dout, const T *__restrict__ relu_out,
+                         const T *__restrict__ in, const float *save_mean, const float *save_inv_std, long rows,
+                         long per, int c) {
+    int q = blockIdx.x * blockDim.x + threadIdx.x;
+    double s_dy[V] = {}, s_dy_xhat[V] = {};
+    if (q < c / V) {
+        float mean[V], inv_std[V];
+#pragma unroll
+        for (int j = 0; j < V; j++) mean[j] = save_mean[q * V + j], inv_std[j] = save_inv_std[q * V + j];
+        vec_grad_in<T, V> g[VEC_GRAD_ROWS_IN_FLIGHT];
+        vec_rows<VEC_GRAD_ROWS_IN_FLIGHT>(
+            rows, per, [&](int u, long r) { vec_grad_load(g[u], dout, relu_out, in, r * c + q * V); },
+            [&](int u, long r) {
+#pragma unroll
+                for (int j = 0; j < V; j++) {
+                    float dy = vec_dy(g[u].dy, g[u].relu, relu_out != NULL, j);
+                    s_dy[j] += dy;
+                    s_dy_xhat[j] += dy * (rt_ld(g[u].x.e[j]) - mean[j]) * inv_std[j];
+                }
+            });
+    }
+    vec_tile_sums<V>(s_dy, s_dy_xhat, part, c);
+}
+
+/* din = gamma·inv_std/m · (m·dy - sum dy - xhat · sum dy·xhat), as in batchnorm.cu. */
+template <typename T, int V>
+__global__ void __launch_bounds__(VEC_THREADS)
+vec_input_grad_kernel(T *__restrict__ din, const T *__restrict__ dout, const T *__restrict__ relu_out,
+                      const T *__restrict__ in, const float *gamma, const double *totals, long m,
+                      const float *save_mean, const float *save_inv_std, long rows, long per, int c) {
+    int q = blockIdx.x * blockDim.x + threadIdx.x;
+    if (q >= c / V) return;
+    float mean[V], inv_std[V], k[V], a[V], b[V];
+#pragma unroll
+    for (int j = 0; j < V; j++) {
+        int ch = q * V + j;
+        mean[j] = save_mean[ch], inv_std[j] = save_inv_std[ch];
+        k[j] = gamma[ch] * inv_std[j] / m, a[j] = (float)totals[2 * ch], b[j] = (float)totals[2 * ch + 1];
+    }
+    vec_grad_in<T, V> g[VEC_GRAD_ROWS_IN_FLIGHT];
+    vec_rows<VEC_GRAD_ROWS_IN_FLIGHT>(
+        rows, per, [&](int u, long r) { vec_grad_load(g[u], dout, relu_out, in, r * c + q * V); },
+        [&](int u, long r) {
+            act_vec<T, V> d;
+#pragma unroll
+            for (int j = 0; j < V; j++) {
+                float xhat = (rt_ld(g[u].x.e[j]) - mean[j]) * inv_std[j];
+                d.e[j] = rt_st<T>(k[j] * ((float)m * vec_dy(g[u].dy, g[u].relu, relu_out != NULL, j) - a[j] -
+                                          xhat * b[j]));
+            }
+            vec_store<T, V>(din + r * c + q * V, d);
+        });
+}
+
+void cuda_batchnorm_stats_train_nhwc(float *save_mean, float *save_inv_std, float *running_mean, float *running_var,
+                                     const void *in, int n, int c, int hw, float momentum, float eps, int sync) {
+    if (bn_old_kernels())
+        return cuda_batchnorm_stats_train_nhwc_old(save_mean, save_inv_std, running_mean, running_var, in, n, c, hw,
+                                                   momentum, eps, sync);
+    long rows = (long)n * hw;
+    vec_tiles t = vec_tiles_of(rows, c, vec_suits(c, in));
+    double *part = bn_partials((int)t.grid.y, c);
+    RT_ACT_DISPATCH(ACT_VEC_DISPATCH(t.vec, VEC_CHANNELS, vec_partial_stats_kernel<T, V><<<t.grid, t.block, 0, rt_stream()>>>(
+                                                part, (const T *)in, running_mean, rows, t.per, c)));
+    CUDA_LAUNCHED();
+    bn_finish_stats(save_mean, save_inv_std, running_mean, running_var, part, (int)t.grid.y, c, rows, momentum, eps,
+                    sync);
+}
+
+void cuda_batchnorm_apply_nhwc(void *out, const void *in, const float *gamma, const float *beta, const float *mean,
+                               const float *inv_std, int n, int c, int hw, int relu) {
+    if (bn_old_kernels()) return cuda_batchnorm_apply_nhwc_old(out, in, gamma, beta, mean, inv_std, n, c, hw, relu);
+    long rows = (long)n * hw;
+    vec_tiles t = vec_tiles_of(rows, c, vec_suits(c, out, in));
+    RT_ACT_DISPATCH(ACT_VEC_DISPATCH(t.vec, VEC_CHANNELS, vec_apply_kernel<T, V><<<t.grid, t.block, 0, rt_stream()>>>(
+                                                (T *)out, (const T *)in, gamma, beta, mean, inv_std, rows, t.per, c,
+                                                relu)));
+    CUDA_LAUNCHED();
+}
+
+void cuda_batchnorm_backward_nhwc(void *din, float *dgamma, float *dbeta, const void *dout, const void *relu_out,
+                                  const void *in, const float *gamma, const float *save_mean,
+                                  const float *save_inv_std, int n, int c, int hw, int sync) {
+    if (bn_old_kernels())
+        return cuda_batchnorm_backward_nhwc_old(din, dgamma, dbeta, dout, relu_out, in, gamma, save_mean,
+                                                save_inv_std, n, c, hw, sync);
+    long rows = (long)n * hw;
+    vec_tiles t = vec_tiles_of(rows, c, vec_suits(c, din, dout, relu_out, in));
+    double *part = bn_partials((int)t.grid.y, c);
+    RT_ACT_DISPATCH(ACT_VEC_DISPATCH(t.vec, VEC_CHANNELS, vec_partial_grads_kernel<T, V><<<t.grid, t.block, 0, rt_stream()>>>(
+                                                part, (const T *)dout, (const T *)relu_out, (const T *)in, save_mean,
+                                                save_inv_std, rows, t.per, c)));
+    CUDA_LAUNCHED();
+    long m = rows;
+    if (!din) sync = 0;   /* dgamma and dbeta are this rank's share: only din needs every rank's sums */
+    const double *totals = bn_finish_grads(dgamma, dbeta, part, (int)t.grid.y, c, &m, sync);
+    if (!din) return;
+    RT_ACT_DISPATCH(ACT_VEC_DISPATCH(t.vec, VEC_CHANNELS, vec_input_grad_kernel<T, V><<<t.grid, t.block, 0, rt_stream()>>>(
+                                                (T *)din, (const T *)dout, (const T *)relu_out, (const T *)in, gamma,
+                                                totals, m, save_mean, save_inv_std, rows, t.per, c)));
+    CUDA_LAUNCHED();
+}
