@@ -1,0 +1,406 @@
+/* Depthwise 2-D convolution (groups == channels == output channels; stride 1, square 3x3, 5x5
+ * or 7x7 kernels: ConvNeXt's 7x7 among them) as direct kernels with FP32 accumulation, in
+ * NCHW and channels-last, replacing cuDNN's grouped direct kernels (4.7 to 23.6 ms per 7x7
+ * weight gradient of ConvNeXt-Tiny at batch 256 on an H100, bench/RESULTS.md).
+ * - Forward and input gradient are one kernel: out[y][x] = sum_rs in[y + r - ph][x + s - pw]
+ *   * w[r][s], the input gradient being that with dout as `in`, padding K-1-p and the taps
+ *   flipped. A thread keeps a strip of outputs of one row in registers and reads each input
+ *   of the rows it needs once: NCHW 8 outputs of one channel (14 loads a row for 56 FMAs at
+ *   7x7), channels-last 4 outputs x 8 channels with 16-byte loads across the channels, so a
+ *   warp reads whole pixels (10 loads a row for 224 FMAs). The halo rows are re-read by the
+ *   neighbouring rows' threads from L1/L2, not from memory.
+ * - Weight gradient: dw[c][r][s] = sum over n, y, x of dout[n][c][y][x] * in[n][c][y+r-ph][x+s-pw].
+ *   Each block sums a slice of the pixels for its channels into registers and writes its
+ *   partial sums (a fixed-order reduction over its threads) to the conv workspace; a second
+ *   kernel adds each weight's partials over the slices in slice order. No atomics: the same
+ *   inputs give the same bits every run. */
+#include "conv2d_depthwise.cuh"
+#include <stdlib.h>
+#include <string.h>
+
+#define DW_NCHW_STRIP 8   /* outputs of one row per thread, NCHW direct kernel */
+#define DW_NHWC_STRIP 4   /* outputs of one row per thread, channels-last direct kernel */
+#define DW_WGRAD_STRIP 4  /* outputs of one row per thread, NCHW weight gradient */
+#define DW_VEC 8          /* channels per thread, channels-last, where C is a multiple */
+#define DW_TARGET_BLOCKS 1024   /* weight-gradient blocks to aim for (132 SMs, several each) */
+
+/* The direct kernel's geometry: out is oh x ow, in is ih x iw, out[y][x] reads
+ * in[y + r - ph][x + s - pw]; flip: the taps are read mirrored (the input gradient). */
+struct dw_geom {
+    int n, c, ih, iw, oh, ow, ph, pw, flip, add;
+};
+
+/* V consecutive elements as FP32, with 16-byte loads where V elements fill them (the caller
+ * guarantees the alignment: C a multiple of V, buffers 64-byte aligned). */
+template <typename T, int V> __device__ __forceinline__ void dw_load(const T *p, float v[V]) {
+    if constexpr ((V * sizeof(T)) % 16 == 0) {
+        constexpr int per = 16 / sizeof(T);
+#pragma unroll
+        for (int k = 0; k < V / per; k++) {
+            const uint4 u = reinterpret_cast<const uint4 *>(p)[k];
+            const T *h = reinterpret_cast<const T *>(&u);
+#pragma unroll
+            for (int e = 0; e < per; e++) v[k * per + e] = rt_ld(h[e]);
+        }
+    } else {
+#pragma unroll
+        for (int e = 0; e < V; e++) v[e] = rt_ld(p[e]);
+    }
+}
+
+template <typename T, int V> __device__ __forceinline__ void dw_store(T *p, const float v[V]) {
+    if constexpr ((V * sizeof(T)) % 16 == 0) {
+        constexpr int per = 16 / sizeof(T);
+#pragma unroll
+        for (int k = 0; k < V / per; k++) {
+            uint4 u;
+            T *h = reinterpret_cast<T *>(&u);
+#pragma unroll
+            for (int e = 0; e < per; e++) h[e] = rt_st<T>(v[k * per + e]);
+            reinterpret_cast<uint4 *>(p)[k] = u;
+        }
+    } else {
+#pragma unroll
+        for (int e = 0; e < V; e++) p[e] = rt_st<T>(v[e]);
+    }
+}
+
+/* ---- kernels ---------------------------------------------------------------------------- */
+
+/* NCHW: one thread per strip of DW_NCHW_STRIP outputs of one row of one (n, c) plane.
+ * weight [C][K][K]. */
+template <typename T, int K> __global__ void __launch_bounds__(RT_THREADS)
+dw_nchw_direct_kernel(T *out, const T *in, const T *weight, dw_geom g) {
+    const int strips = (g.ow + DW_NCHW_STRIP - 1) / DW_NCHW_STRIP;
+    const long total = (long)g.n * g.c * g.oh * strips;
+    GRID_STRIDE(i, total) {
+        const int xs = (int)(i % strips);
+        const long t = i / strips;
+        const int y = (int)(t % g.oh);
+        const long plane = t / g.oh;
+        const T *wc = weight + (plane % g.c) * (K * K);
+        const T *src = in + plane * g.ih * g.iw;
+        const int x0 = xs * DW_NCHW_STRIP;
+        float acc[DW_NCHW_STRIP];
+#pragma unroll
+        for (int j = 0; j < DW_NCHW_STRIP; j++) acc[j] = 0.0f;
+#pragma unroll
+        for (int r = 0; r < K; r++) {
+            const int yi = y + r - g.ph;
+            if (yi < 0 || yi >= g.ih) continue;
+            const T *row = src + (long)yi * g.iw;
+            float w[K];
+#pragma unroll
+            for (int s = 0; s < K; s++) w[s] = rt_ld(wc[g.flip ? (K - 1 - r) * K + K - 1 - s : r * K + s]);
+#pragma unroll
+            for (int q = 0; q < DW_NCHW_STRIP + K - 1; q++) {
+                const int xi = x0 + q - g.pw;
+                const float v = xi >= 0 && xi < g.iw ? rt_ld(row[xi]) : 0.0f;
+#pragma unroll
+                for (int j = 0; j < DW_NCHW_STRIP; j++)
+                    if (q - j >= 0 && q - j < K) acc[j] += v * w[q - j];
+            }
+        }
+        T *dst = out + (plane * g.oh + y) * g.ow;
+#pragma unroll
+        for (int j = 0; j < DW_NCHW_STRIP; j++)
+            if (x0 + j < g.ow) dst[x0 + j] = rt_st<T>(g.add ? acc[j] + rt_ld(dst[x0 + j]) : acc[j]);
+    }
+}
+
+/* Channels-last: one thread per strip of DW_NHWC_STRIP outputs of one row, V channels;
+ * neighbouring threads take neighbouring channels of the same pixels. weight [K][K][C]. */
+template <typename T, int K, int V> __global__ void __launch_bounds__(RT_THREADS)
+dw_nhwc_direct_kernel(T *out, const T *in, const T *weight, dw_geom g) {
+    const int cvecs = g.c / V, strips = (g.ow + DW_NHWC_STRIP - 1) / DW_NHWC_STRIP;
+    const long total = (long)g.n * g.oh * strips * cvecs;
+    GRID_STRIDE(i, total) {
+        const int c0 = (int)(i % cvecs) * V;
+        long t = i / cvecs;
+        const int x0 = (int)(t % strips) * DW_NHWC_STRIP;
+        t /= strips;
+        const int y = (int)(t % g.oh), b = (int)(t / g.oh);
+        float acc[DW_NHWC_STRIP][V];
+#pragma unroll
+        for (int j = 0; j < DW_NHWC_STRIP; j++)
+#pragma unroll
+            for (int e = 0; e < V; e++) acc[j][e] = 0.0f;
+#pragma unroll
+        for (int r = 0; r < K; r++) {
+            const int yi = y + r - g.ph;
+            if (yi < 0 || yi >= g.ih) continue;
+            float w[K][V];
+#pragma unroll
+            for (int s = 0; s < K; s++) {
+                const int tap = g.flip ? (K - 1 - r) * K + K - 1 - s : r * K + s;
+                dw_load<T, V>(weight + (long)tap * g.c + c0, w[s]);
+            }
+            const T *row = in + ((long)b * g.ih + yi) * g.iw * g.c + c0;
+#pragma unroll
+            for (int q = 0; q < DW_NHWC_STRIP + K - 1; q++) {
+                const int xi = x0 + q - g.pw;
+                if (xi < 0 || xi >= g.iw) continue;
+                float v[V];
+                dw_load<T, V>(row + (long)xi * g.c, v);
+#pragma unroll
+                for (int j = 0; j < DW_NHWC_STRIP; j++)
+                    if (q - j >= 0 && q - j < K)
+#pragma unroll
+                        for (int e = 0; e < V; e++) acc[j][e] += v[e] * w[q - j][e];
+            }
+        }
+        T *dst = out + (((long)b * g.oh + y) * g.ow + x0) * g.c + c0;
+#pragma unroll
+        for (int j = 0; j < DW_NHWC_STRIP; j++) {
+            if (x0 + j >= g.ow) break;
+            if (g.add) {
+                float old[V];
+                dw_load<T, V>(dst + (long)j * g.c, old);
+#pragma unroll
+                for (int e = 0; e < V; e++) acc[j][e] += old[e];
+            }
+            dw_store<T, V>(dst + (long)j * g.c, acc[j]);
+        }
+    }
+}
+
+/* NCHW weight gradient: block (channel, slice); its threads take strips of DW_WGRAD_STRIP
+ * outputs of one row among the slice's, each summing all K*K taps; then the block's sums
+ * (warp shuffles, then the warps in order) to partial[slice][c][K*K]. */
+template <typename T, int K> __global__ void __launch_bounds__(RT_THREADS)
+dw_nchw_wgrad_kernel(float *partial, const T *dout, const T *in, dw_geom g) {
+    __shared__ float warp_sums[RT_THREADS / 32][K * K];
+    const int ch = blockIdx.x, strips = (g.ow + DW_WGRAD_STRIP - 1) / DW_WGRAD_STRIP;
+    const long items = (long)g.n * g.oh * strips, per = (items + gridDim.y - 1) / gridDim.y;
+    const long end = min(items, (long)(blockIdx.y + 1) * per);
+    float acc[K][K];
+#pragma unroll
+    for (int r = 0; r < K; r++)
+#pragma unroll
+        for (int s = 0; s < K; s++) acc[r][s] = 0.0f;
+    for (long it = (long)blockIdx.y * per + threadIdx.x; it < end; it += blockDim.x) {
+        const int x0 = (int)(it % strips) * DW_WGRAD_STRIP;
+        const long t = it / strips;
+        const int y = (int)(t % g.oh);
+        const long plane = (t / g.oh) * g.c + ch;
+        const T *drow = dout + (plane * g.oh + y) * g.ow;
+        float d[DW_WGRAD_STRIP];
+#pragma unroll
+        for (int j = 0; j < DW_WGRAD_STRIP; j++) d[j] = x0 + j < g.ow ? rt_ld(drow[x0 + j]) : 0.0f;
+#pragma unroll
+        for (int r = 0; r < K; r++) {
+            const int yi = y + r - g.ph;
+            if (yi < 0 || yi >= g.ih) continue;
+            const T *row = in + (plane * g.ih + yi) * g.iw;
+#pragma unroll
+            for (int q = 0; q < DW_WGRAD_STRIP + K - 1; q++) {
+                const int xi = x0 + q - g.pw;
+                const float v = xi >= 0 && xi < g.iw ? rt_ld(row[xi]) : 0.0f;
+#pragma unroll
+                for (int j = 0; j < DW_WGRAD_STRIP; j++)
+                    if (q - j >= 0 && q - j < K) acc[r][q - j] += v * d[j];
+            }
+        }
+    }
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+    for (int r = 0; r < K; r++)
+#pragma unroll
+        for (int s = 0; s < K; s++) {
+            float v = acc[r][s];
+            for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+            if (lane == 0) warp_sums[warp][r * K + s] = v;
+        }
+    __syncthreads();
+    if (threadIdx.x < K * K) {
+        float sum = 0.0f;
+        for (int w = 0; w < (int)(blockDim.x >> 5); w++) sum += warp_sums[w][threadIdx.x];
+        partial[((long)blockIdx.y * g.c + ch) * (K * K) + threadIdx.x] = sum;
+    }
+}
+
+/* Channels-last weight gradient: block (channel tile, slice). Thread t takes channel vector
+ * t % cvt of the tile, kernel row (t / cvt) % K, and every lanes-th pixel of the slice from
+ * t / (cvt * K); it sums the K taps of its row for V channels. The lanes' sums are added in
+ * lane order through shared memory, tap by tap, into partial[slice][c][K*K]. */
+template <typename T, int K, int V> __global__ void __launch_bounds__(RT_THREADS)
+dw_nhwc_wgrad_kernel(float *partial, const T *dout, const T *in, dw_geom g, int cvt) {
+    __shared__ float lane_sums[RT_THREADS][V];
+    const int group = cvt * K, lanes = RT_THREADS / group;
+    const int cv = threadIdx.x % cvt, r = (threadIdx.x / cvt) % K, lane = threadIdx.x / group;
+    const int c0 = (blockIdx.x * cvt + cv) * V;
+    const int active = lane < lanes && c0 < g.c;
+    const long items = (long)g.n * g.oh * g.ow, per = (items + gridDim.y - 1) / gridDim.y;
+    const long end = min(items, (long)(blockIdx.y + 1) * per);
+    float acc[K][V];
+#pragma unroll
+    for (int s = 0; s < K; s++)
+#pragma unroll
+        for (int e = 0; e < V; e++) acc[s][e] = 0.0f;
+    for (long p = (long)blockIdx.y * per + lane; active && p < end; p += lanes) {
+        const int x = (int)(p % g.ow);
+        const long t = p / g.ow;
+        const int y = (int)(t % g.oh), b = (int)(t / g.oh);
+        const int yi = y + r - g.ph;
+        if (yi < 0 || yi >= g.ih) continue;
+        float d[V];
+        dw_load<T, V>(dout + p * g.c + c0, d);
+        const T *row = in + ((long)b * g.ih + yi) * g.iw * g.c + c0;
+#pragma unroll
+        for (int s = 0; s < K; s++) {
+            const int xi = x + s - g.pw;
+            if (xi < 0 || xi >= g.iw) continue;
+            float v[V];
+            dw_load<T, V>(row + (long)xi * g.c, v);
+#pragma unroll
+            for (int e = 0; e < V; e++) acc[s][e] += v[e] * d[e];
+        }
+    }
+#pragma unroll
+    for (int s = 0; s < K; s++) {
+#pragma unroll
+        for (int e = 0; e < V; e++) lane_sums[threadIdx.x][e] = acc[s][e];
+        __syncthreads();
+        if (lane == 0 && active) {
+#pragma unroll
+            for (int e = 0; e < V; e++) {
+                float sum = 0.0f;
+                for (int l = 0; l < lanes; l++) sum += lane_sums[threadIdx.x + l * group][e];
+                partial[((long)blockIdx.y * g.c + c0 + e) * (K * K) + r * K + s] = sum;
+            }
+        }
+        __syncthreads();
+    }
+}
+
+/* dweight[i] = the sum of the slices' partials for weight i, in slice order. */
+__global__ void __launch_bounds__(RT_THREADS)
+dw_sum_slices_kernel(float *dweight, const float *partial, int slices, long weights) {
+    GRID_STRIDE(i, weights) {
+        float sum = 0.0f;
+        for (int k = 0; k < slices; k++) sum += partial[(long)k * weights + i];
+        dweight[i] = sum;
+    }
+}
+
+/* [C][KK] -> [KK][C]. */
+template <typename T> __global__ void __launch_bounds__(RT_THREADS)
+dw_weight_nhwc_kernel(T *dst, const T *src, int c, int kk) {
+    GRID_STRIDE(i, (long)c * kk) dst[i] = src[(i % c) * kk + i / c];
+}
+
+/* ---- launchers -------------------------------------------------------------------------- */
+
+int cuda_conv2d_depthwise_takes(const rt_conv_shape *s) {
+    static int cudnn = -1;
+    if (cudnn < 0) {
+        const char *e = getenv("TRAINC_CUDA_DEPTHWISE");
+        cudnn = e && strcmp(e, "cudnn") == 0;
+    }
+    int k = s->kh;
+    return !cudnn && s->groups == s->c && s->oc == s->c && s->sh == 1 && s->sw == 1 && s->dh == 1 && s->dw == 1 &&
+           s->kw == k && (k == 3 || k == 5 || k == 7) && s->ph < k && s->pw < k && s->ph >= 0 && s->pw >= 0;
+}
+
+/* Channels per thread in channels-last kernels: 16-byte vectors where C allows. */
+static int vec_of(const rt_conv_shape *s) { return s->c % DW_VEC == 0 ? DW_VEC : 1; }
+
+/* Channel vectors a channels-last weight-gradient block takes: as many as fill the block
+ * with one thread per kernel row (the rest of the block's threads split the pixels). */
+static int nhwc_wgrad_cvt(const rt_conv_shape *s) {
+    int cvecs = s->c / vec_of(s), most = RT_THREADS / s->kh;
+    return cvecs < most ? cvecs : most;
+}
+
+size_t cuda_conv2d_depthwise_workspace(const rt_conv_shape *s, int nhwc, size_t cap, int *slices) {
+    long per_slice = (long)s->c * s->kh * s->kw * (long)sizeof(float), tiles, work;
+    if (nhwc) {
+        int cvt = nhwc_wgrad_cvt(s), lanes = RT_THREADS / (cvt * s->kh);
+        tiles = (s->c / vec_of(s) + cvt - 1) / cvt;
+        work = (long)s->n * s->oh * s->ow / (lanes * 16);   /* at least 16 pixels a thread */
+    } else {
+        tiles = s->c;
+        work = (long)s->n * s->oh * ((s->ow + DW_WGRAD_STRIP - 1) / DW_WGRAD_STRIP) / (RT_THREADS * 2);
+    }
+    long want = (DW_TARGET_BLOCKS + tiles - 1) / tiles, fit = (long)(cap / (size_t)per_slice);
+    if (want > work) want = work;
+    if (want > fit) want = fit;
+    if (want < 1) want = 1;
+    if ((size_t)per_slice > cap)
+        rt_die_hint("raise TRAINC_CUDNN_WORKSPACE_MB, or set TRAINC_CUDA_DEPTHWISE=cudnn",
+                    "conv2d: a depthwise conv's weight gradient needs %ld bytes of workspace, above the cap of %zu",
+                    per_slice, cap);
+    *slices = (int)want;
+    return (size_t)want * (size_t)per_slice;
+}
+
+void cuda_conv2d_depthwise_weight_nhwc(void *dst, const void *src, const rt_conv_shape *s) {
+    int kk = s->kh * s->kw;
+    RT_ACT_DISPATCH(dw_weight_nhwc_kernel<T><<<rt_blocks((long)s->c * kk), RT_THREADS, 0, rt_stream()>>>(
+        (T *)dst, (const T *)src, s->c, kk));
+    CUDA_LAUNCHED();
+}
+
+/* Runs `launch` with K bound to the kernel size as a constant (3, 5 or 7). */
+#define DW_K_DISPATCH(k, ...)                                         \
+    do {                                                              \
+        switch (k) {                                                  \
+        case 3: { constexpr int K = 3; __VA_ARGS__; } break;          \
+        case 5: { constexpr int K = 5; __VA_ARGS__; } break;          \
+        default: { constexpr int K = 7; __VA_ARGS__; } break;         \
+        }                                                             \
+    } while (0)
+
+static void direct(void *out, const void *in, const void *weight, dw_geom g, int k, int nhwc, int vec) {
+    long total;
+    if (!nhwc) {
+        total = (long)g.n * g.c * g.oh * ((g.ow + DW_NCHW_STRIP - 1) / DW_NCHW_STRIP);
+        RT_ACT_DISPATCH(DW_K_DISPATCH(k, dw_nchw_direct_kernel<T, K><<<rt_blocks(total), RT_THREADS, 0, rt_stream()>>>(
+                                             (T *)out, (const T *)in, (const T *)weight, g)));
+    } else {
+        total = (long)g.n * g.oh * ((g.ow + DW_NHWC_STRIP - 1) / DW_NHWC_STRIP) * (g.c / vec);
+        if (vec == DW_VEC)
+            RT_ACT_DISPATCH(DW_K_DISPATCH(k, dw_nhwc_direct_kernel<T, K, DW_VEC><<<rt_blocks(total), RT_THREADS, 0,
+                                                                                   rt_stream()>>>(
+                                                 (T *)out, (const T *)in, (const T *)weight, g)));
+        else
+            RT_ACT_DISPATCH(DW_K_DISPATCH(k, dw_nhwc_direct_kernel<T, K, 1><<<rt_blocks(total), RT_THREADS, 0,
+                                                                              rt_stream()>>>(
+                                                 (T *)out, (const T *)in, (const T *)weight, g)));
+    }
+    CUDA_LAUNCHED();
+}
+
+void cuda_conv2d_depthwise_forward(void *out, const void *in, const void *weight, const rt_conv_shape *s, int nhwc) {
+    dw_geom g = { s->n, s->c, s->h, s->w, s->oh, s->ow, s->ph, s->pw, 0, 0 };
+    direct(out, in, weight, g, s->kh, nhwc, vec_of(s));
+}
+
+void cuda_conv2d_depthwise_backward(void *din, float *dweight, const void *dout, const void *in, const void *weight,
+                                    const rt_conv_shape *s, int nhwc, float *partials, int slices) {
+    int k = s->kh, vec = vec_of(s);
+    dw_geom g = { s->n, s->c, s->h, s->w, s->oh, s->ow, s->ph, s->pw, 0, 0 };
+    if (!nhwc) {
+        dim3 grid(s->c, slices);
+        RT_ACT_DISPATCH(DW_K_DISPATCH(k, dw_nchw_wgrad_kernel<T, K><<<grid, RT_THREADS, 0, rt_stream()>>>(
+                                             partials, (const T *)dout, (const T *)in, g)));
+    } else {
+        int cvt = nhwc_wgrad_cvt(s);
+        dim3 grid((s->c / vec + cvt - 1) / cvt, slices);
+        if (vec == DW_VEC)
+            RT_ACT_DISPATCH(DW_K_DISPATCH(k, dw_nhwc_wgrad_kernel<T, K, DW_VEC><<<grid, RT_THREADS, 0, rt_stream()>>>(
+                                                 partials, (const T *)dout, (const T *)in, g, cvt)));
+        else
+            RT_ACT_DISPATCH(DW_K_DISPATCH(k, dw_nhwc_wgrad_kernel<T, K, 1><<<grid, RT_THREADS, 0, rt_stream()>>>(
+                                                 partials, (const T *)dout, (const T *)in, g, cvt)));
+    }
+    CUDA_LAUNCHED();
+    long weights = (long)s->c * k * k;
+    dw_sum_slices_kernel<<<rt_blocks(weights), RT_THREADS, 0, rt_stream()>>>(dweight, partials, slices, weights);
+    CUDA_LAUNCHED();
+    if (!din) return;
+    /* din[y][x] = sum_rs dout[y + ph - r][x + pw - s] w[r][s]: the direct kernel over dout with
+     * padding k-1-p and the taps mirrored */
+    dw_geom d = { s->n, s->c, s->oh, s->ow, s->h, s->w, k - 1 - s->ph, k - 1 - s->pw, 1, s->din_add };
+    direct(din, dout, weight, d, k, nhwc, vec);
+}
