@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <vector>
+#include <cuda_profiler_api.h>
 #include "emu_internal.h"
 
 namespace emu {
@@ -467,6 +468,10 @@ cudaError_t cudaDeviceSynchronize(void) {
     sync_all();
     return cudaSuccess;
 }
+/* The profiler API (TRAINC_CUDA_PROFILE_STEP): with no profiler attached the real runtime
+ * does nothing either; like cudaDeviceSynchronize, not inside a capture. */
+cudaError_t cudaProfilerStart(void) { return refuse_in_capture("cudaProfilerStart"); }
+cudaError_t cudaProfilerStop(void) { return refuse_in_capture("cudaProfilerStop"); }
 cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t stream) {
     CUstream_st *s = S(stream);
     if (s->capture) {
