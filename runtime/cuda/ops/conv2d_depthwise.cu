@@ -15,13 +15,15 @@
  *   kernel adds each weight's partials over the slices in slice order. No atomics: the same
  *   inputs give the same bits every run. */
 #include "conv2d_depthwise.cuh"
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define DW_NCHW_STRIP 8   /* outputs of one row per thread, NCHW direct kernel */
-#define DW_NHWC_STRIP 4   /* outputs of one row per thread, channels-last direct kernel */
-#define DW_WGRAD_STRIP 4  /* outputs of one row per thread, NCHW weight gradient */
+#define DW_NHWC_STRIP 2   /* outputs of one row per thread, channels-last direct kernel */
+#define DW_WGRAD_STRIP 8  /* outputs of one row per thread, NCHW weight gradient */
 #define DW_VEC 8          /* channels per thread, channels-last, where C is a multiple */
+#define DW_PART_TAPS 3    /* taps of a row per thread, channels-last weight gradient */
 #define DW_TARGET_BLOCKS 1024   /* weight-gradient blocks to aim for (132 SMs, several each) */
 
 /* The direct kernel's geometry: out is oh x ow, in is ih x iw, out[y][x] reads
@@ -67,19 +69,20 @@ template <typename T, int V> __device__ __forceinline__ void dw_store(T *p, cons
 
 /* ---- kernels ---------------------------------------------------------------------------- */
 
+/* A grid-stride loop in int: index arithmetic in 32 bits (64-bit division costs registers and
+ * time); cuda_conv2d_depthwise_takes keeps every tensor's elements within INT_MAX. */
+#define DW_GRID_STRIDE(i, n) for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += gridDim.x * blockDim.x)
+
 /* NCHW: one thread per strip of DW_NCHW_STRIP outputs of one row of one (n, c) plane.
  * weight [C][K][K]. */
 template <typename T, int K> __global__ void __launch_bounds__(RT_THREADS)
 dw_nchw_direct_kernel(T *out, const T *in, const T *weight, dw_geom g) {
     const int strips = (g.ow + DW_NCHW_STRIP - 1) / DW_NCHW_STRIP;
-    const long total = (long)g.n * g.c * g.oh * strips;
-    GRID_STRIDE(i, total) {
-        const int xs = (int)(i % strips);
-        const long t = i / strips;
-        const int y = (int)(t % g.oh);
-        const long plane = t / g.oh;
+    const int total = g.n * g.c * g.oh * strips;
+    DW_GRID_STRIDE(i, total) {
+        const int xs = i % strips, t = i / strips, y = t % g.oh, plane = t / g.oh;
         const T *wc = weight + (plane % g.c) * (K * K);
-        const T *src = in + plane * g.ih * g.iw;
+        const T *src = in + (long)plane * g.ih * g.iw;
         const int x0 = xs * DW_NCHW_STRIP;
         float acc[DW_NCHW_STRIP];
 #pragma unroll
@@ -101,7 +104,7 @@ dw_nchw_direct_kernel(T *out, const T *in, const T *weight, dw_geom g) {
                     if (q - j >= 0 && q - j < K) acc[j] += v * w[q - j];
             }
         }
-        T *dst = out + (plane * g.oh + y) * g.ow;
+        T *dst = out + ((long)plane * g.oh + y) * g.ow;
 #pragma unroll
         for (int j = 0; j < DW_NCHW_STRIP; j++)
             if (x0 + j < g.ow) dst[x0 + j] = rt_st<T>(g.add ? acc[j] + rt_ld(dst[x0 + j]) : acc[j]);
@@ -109,44 +112,39 @@ dw_nchw_direct_kernel(T *out, const T *in, const T *weight, dw_geom g) {
 }
 
 /* Channels-last: one thread per strip of DW_NHWC_STRIP outputs of one row, V channels;
- * neighbouring threads take neighbouring channels of the same pixels. weight [K][K][C]. */
+ * neighbouring threads take neighbouring channels of the same pixels. weight [K][K][C].
+ * Tap by tap (loops, not unrolled): the tap's weights, then the strip's inputs under it
+ * (re-read from L1 for the next tap), which keeps a thread within 64 registers. */
 template <typename T, int K, int V> __global__ void __launch_bounds__(RT_THREADS)
 dw_nhwc_direct_kernel(T *out, const T *in, const T *weight, dw_geom g) {
     const int cvecs = g.c / V, strips = (g.ow + DW_NHWC_STRIP - 1) / DW_NHWC_STRIP;
-    const long total = (long)g.n * g.oh * strips * cvecs;
-    GRID_STRIDE(i, total) {
-        const int c0 = (int)(i % cvecs) * V;
-        long t = i / cvecs;
-        const int x0 = (int)(t % strips) * DW_NHWC_STRIP;
-        t /= strips;
-        const int y = (int)(t % g.oh), b = (int)(t / g.oh);
+    const int total = g.n * g.oh * strips * cvecs;
+    DW_GRID_STRIDE(i, total) {
+        const int c0 = i % cvecs * V, t = i / cvecs, x0 = t % strips * DW_NHWC_STRIP;
+        const int y = t / strips % g.oh, b = t / strips / g.oh;
         float acc[DW_NHWC_STRIP][V];
 #pragma unroll
         for (int j = 0; j < DW_NHWC_STRIP; j++)
 #pragma unroll
             for (int e = 0; e < V; e++) acc[j][e] = 0.0f;
-#pragma unroll
         for (int r = 0; r < K; r++) {
             const int yi = y + r - g.ph;
             if (yi < 0 || yi >= g.ih) continue;
-            float w[K][V];
-#pragma unroll
-            for (int s = 0; s < K; s++) {
-                const int tap = g.flip ? (K - 1 - r) * K + K - 1 - s : r * K + s;
-                dw_load<T, V>(weight + (long)tap * g.c + c0, w[s]);
-            }
             const T *row = in + ((long)b * g.ih + yi) * g.iw * g.c + c0;
+#pragma unroll 1
+            for (int s = 0; s < K; s++) {
+                float w[V];
+                const int tap = g.flip ? (K - 1 - r) * K + K - 1 - s : r * K + s;
+                dw_load<T, V>(weight + (long)tap * g.c + c0, w);
 #pragma unroll
-            for (int q = 0; q < DW_NHWC_STRIP + K - 1; q++) {
-                const int xi = x0 + q - g.pw;
-                if (xi < 0 || xi >= g.iw) continue;
-                float v[V];
-                dw_load<T, V>(row + (long)xi * g.c, v);
+                for (int j = 0; j < DW_NHWC_STRIP; j++) {
+                    const int xi = x0 + j + s - g.pw;
+                    if (xi < 0 || xi >= g.iw) continue;
+                    float v[V];
+                    dw_load<T, V>(row + (long)xi * g.c, v);
 #pragma unroll
-                for (int j = 0; j < DW_NHWC_STRIP; j++)
-                    if (q - j >= 0 && q - j < K)
-#pragma unroll
-                        for (int e = 0; e < V; e++) acc[j][e] += v[e] * w[q - j][e];
+                    for (int e = 0; e < V; e++) acc[j][e] += v[e] * w[e];
+                }
             }
         }
         T *dst = out + (((long)b * g.oh + y) * g.ow + x0) * g.c + c0;
@@ -164,91 +162,82 @@ dw_nhwc_direct_kernel(T *out, const T *in, const T *weight, dw_geom g) {
     }
 }
 
-/* NCHW weight gradient: block (channel, slice); its threads take strips of DW_WGRAD_STRIP
- * outputs of one row among the slice's, each summing all K*K taps; then the block's sums
- * (warp shuffles, then the warps in order) to partial[slice][c][K*K]. */
+/* NCHW weight gradient: block (channel, slice); thread t takes kernel row t % K and every
+ * lanes-th strip of DW_WGRAD_STRIP outputs of one row among the slice's, summing the row's
+ * K taps; the lanes' sums are then added in lane order into partial[slice][c][K*K]. */
 template <typename T, int K> __global__ void __launch_bounds__(RT_THREADS)
 dw_nchw_wgrad_kernel(float *partial, const T *dout, const T *in, dw_geom g) {
-    __shared__ float warp_sums[RT_THREADS / 32][K * K];
+    __shared__ float lane_sums[RT_THREADS][K];
     const int ch = blockIdx.x, strips = (g.ow + DW_WGRAD_STRIP - 1) / DW_WGRAD_STRIP;
-    const long items = (long)g.n * g.oh * strips, per = (items + gridDim.y - 1) / gridDim.y;
-    const long end = min(items, (long)(blockIdx.y + 1) * per);
-    float acc[K][K];
+    const int r = threadIdx.x % K, lane = threadIdx.x / K, lanes = RT_THREADS / K;
+    const int items = g.n * g.oh * strips, per = (items + gridDim.y - 1) / gridDim.y;
+    const int end = min(items, (int)(blockIdx.y + 1) * per);
+    float acc[K];
 #pragma unroll
-    for (int r = 0; r < K; r++)
-#pragma unroll
-        for (int s = 0; s < K; s++) acc[r][s] = 0.0f;
-    for (long it = (long)blockIdx.y * per + threadIdx.x; it < end; it += blockDim.x) {
-        const int x0 = (int)(it % strips) * DW_WGRAD_STRIP;
-        const long t = it / strips;
-        const int y = (int)(t % g.oh);
-        const long plane = (t / g.oh) * g.c + ch;
-        const T *drow = dout + (plane * g.oh + y) * g.ow;
+    for (int s = 0; s < K; s++) acc[s] = 0.0f;
+    for (int it = blockIdx.y * per + lane; lane < lanes && it < end; it += lanes) {
+        const int x0 = it % strips * DW_WGRAD_STRIP, t = it / strips;
+        const int y = t % g.oh, yi = y + r - g.ph;
+        if (yi < 0 || yi >= g.ih) continue;
+        const int plane = t / g.oh * g.c + ch;
+        const T *drow = dout + ((long)plane * g.oh + y) * g.ow;
+        const T *row = in + ((long)plane * g.ih + yi) * g.iw;
         float d[DW_WGRAD_STRIP];
 #pragma unroll
         for (int j = 0; j < DW_WGRAD_STRIP; j++) d[j] = x0 + j < g.ow ? rt_ld(drow[x0 + j]) : 0.0f;
 #pragma unroll
-        for (int r = 0; r < K; r++) {
-            const int yi = y + r - g.ph;
-            if (yi < 0 || yi >= g.ih) continue;
-            const T *row = in + (plane * g.ih + yi) * g.iw;
+        for (int q = 0; q < DW_WGRAD_STRIP + K - 1; q++) {
+            const int xi = x0 + q - g.pw;
+            const float v = xi >= 0 && xi < g.iw ? rt_ld(row[xi]) : 0.0f;
 #pragma unroll
-            for (int q = 0; q < DW_WGRAD_STRIP + K - 1; q++) {
-                const int xi = x0 + q - g.pw;
-                const float v = xi >= 0 && xi < g.iw ? rt_ld(row[xi]) : 0.0f;
-#pragma unroll
-                for (int j = 0; j < DW_WGRAD_STRIP; j++)
-                    if (q - j >= 0 && q - j < K) acc[r][q - j] += v * d[j];
-            }
+            for (int j = 0; j < DW_WGRAD_STRIP; j++)
+                if (q - j >= 0 && q - j < K) acc[q - j] += v * d[j];
         }
     }
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 #pragma unroll
-    for (int r = 0; r < K; r++)
-#pragma unroll
-        for (int s = 0; s < K; s++) {
-            float v = acc[r][s];
-            for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
-            if (lane == 0) warp_sums[warp][r * K + s] = v;
-        }
+    for (int s = 0; s < K; s++) lane_sums[threadIdx.x][s] = acc[s];
     __syncthreads();
-    if (threadIdx.x < K * K) {
+    if (threadIdx.x < K * K) {   /* thread (r', s') = (t / K, t % K) adds weight r'*K + s' */
+        const int rr = threadIdx.x / K, ss = threadIdx.x % K;
         float sum = 0.0f;
-        for (int w = 0; w < (int)(blockDim.x >> 5); w++) sum += warp_sums[w][threadIdx.x];
+        for (int l = 0; l < lanes; l++) sum += lane_sums[l * K + rr][ss];
         partial[((long)blockIdx.y * g.c + ch) * (K * K) + threadIdx.x] = sum;
     }
 }
 
-/* Channels-last weight gradient: block (channel tile, slice). Thread t takes channel vector
- * t % cvt of the tile, kernel row (t / cvt) % K, and every lanes-th pixel of the slice from
- * t / (cvt * K); it sums the K taps of its row for V channels. The lanes' sums are added in
- * lane order through shared memory, tap by tap, into partial[slice][c][K*K]. */
+/* Channels-last weight gradient: block (channel tile, slice). A job is (channel vector of
+ * the tile, kernel row, part of the row's taps): job t % jobs, with jobs = cvt * K * parts,
+ * and every lanes-th pixel of the slice from t / jobs; it sums DW_PART_TAPS taps for V
+ * channels (3 x 8 sums: within 64 registers). The lanes' sums are added in lane order
+ * through shared memory, tap by tap, into partial[slice][c][K*K]. */
 template <typename T, int K, int V> __global__ void __launch_bounds__(RT_THREADS)
 dw_nhwc_wgrad_kernel(float *partial, const T *dout, const T *in, dw_geom g, int cvt) {
+    constexpr int HALF = DW_PART_TAPS < K ? DW_PART_TAPS : K, PARTS = (K + HALF - 1) / HALF;
     __shared__ float lane_sums[RT_THREADS][V];
-    const int group = cvt * K, lanes = RT_THREADS / group;
-    const int cv = threadIdx.x % cvt, r = (threadIdx.x / cvt) % K, lane = threadIdx.x / group;
+    const int jobs = cvt * K * PARTS, lanes = RT_THREADS / jobs, job = threadIdx.x % jobs, lane = threadIdx.x / jobs;
+    /* part q owns taps [q*HALF, (q+1)*HALF) of the row; the last part sums the row's last
+     * HALF taps (some the part before owns: it writes only its own) */
+    const int cv = job % cvt, r = job / cvt % K, own = job / (cvt * K) * HALF, s0 = min(own, K - HALF);
     const int c0 = (blockIdx.x * cvt + cv) * V;
     const int active = lane < lanes && c0 < g.c;
-    const long items = (long)g.n * g.oh * g.ow, per = (items + gridDim.y - 1) / gridDim.y;
-    const long end = min(items, (long)(blockIdx.y + 1) * per);
-    float acc[K][V];
+    const int items = g.n * g.oh * g.ow, per = (items + gridDim.y - 1) / gridDim.y;
+    const int end = min(items, (int)(blockIdx.y + 1) * per);
+    float acc[HALF][V];
 #pragma unroll
-    for (int s = 0; s < K; s++)
+    for (int s = 0; s < HALF; s++)
 #pragma unroll
         for (int e = 0; e < V; e++) acc[s][e] = 0.0f;
-    for (long p = (long)blockIdx.y * per + lane; active && p < end; p += lanes) {
-        const int x = (int)(p % g.ow);
-        const long t = p / g.ow;
-        const int y = (int)(t % g.oh), b = (int)(t / g.oh);
+#pragma unroll 1   /* one pixel's loads in flight at a time: within 64 registers */
+    for (int p = blockIdx.y * per + lane; active && p < end; p += lanes) {
+        const int x = p % g.ow, t = p / g.ow, y = t % g.oh, b = t / g.oh;
         const int yi = y + r - g.ph;
         if (yi < 0 || yi >= g.ih) continue;
         float d[V];
-        dw_load<T, V>(dout + p * g.c + c0, d);
+        dw_load<T, V>(dout + (long)p * g.c + c0, d);
         const T *row = in + ((long)b * g.ih + yi) * g.iw * g.c + c0;
 #pragma unroll
-        for (int s = 0; s < K; s++) {
-            const int xi = x + s - g.pw;
+        for (int s = 0; s < HALF; s++) {
+            const int xi = x + s0 + s - g.pw;
             if (xi < 0 || xi >= g.iw) continue;
             float v[V];
             dw_load<T, V>(row + (long)xi * g.c, v);
@@ -257,16 +246,16 @@ dw_nhwc_wgrad_kernel(float *partial, const T *dout, const T *in, dw_geom g, int 
         }
     }
 #pragma unroll
-    for (int s = 0; s < K; s++) {
+    for (int s = 0; s < HALF; s++) {
 #pragma unroll
         for (int e = 0; e < V; e++) lane_sums[threadIdx.x][e] = acc[s][e];
         __syncthreads();
-        if (lane == 0 && active) {
+        if (lane == 0 && active && s0 + s >= own) {
 #pragma unroll
             for (int e = 0; e < V; e++) {
                 float sum = 0.0f;
-                for (int l = 0; l < lanes; l++) sum += lane_sums[threadIdx.x + l * group][e];
-                partial[((long)blockIdx.y * g.c + c0 + e) * (K * K) + r * K + s] = sum;
+                for (int l = 0; l < lanes; l++) sum += lane_sums[threadIdx.x + l * jobs][e];
+                partial[((long)blockIdx.y * g.c + c0 + e) * (K * K) + r * K + s0 + s] = sum;
             }
         }
         __syncthreads();
@@ -298,29 +287,43 @@ int cuda_conv2d_depthwise_takes(const rt_conv_shape *s) {
         cudnn = e && strcmp(e, "cudnn") == 0;
     }
     int k = s->kh;
-    return !cudnn && s->groups == s->c && s->oc == s->c && s->sh == 1 && s->sw == 1 && s->dh == 1 && s->dw == 1 &&
+    long most = (long)s->n * s->c * (s->h > s->oh ? s->h : s->oh) * (s->w > s->ow ? s->w : s->ow);
+    return !cudnn && most <= INT_MAX && s->groups == s->c && s->oc == s->c && s->sh == 1 && s->sw == 1 && s->dh == 1 && s->dw == 1 &&
            s->kw == k && (k == 3 || k == 5 || k == 7) && s->ph < k && s->pw < k && s->ph >= 0 && s->pw >= 0;
 }
 
 /* Channels per thread in channels-last kernels: 16-byte vectors where C allows. */
 static int vec_of(const rt_conv_shape *s) { return s->c % DW_VEC == 0 ? DW_VEC : 1; }
 
-/* Channel vectors a channels-last weight-gradient block takes: as many as fill the block
- * with one thread per kernel row (the rest of the block's threads split the pixels). */
+/* Parts a kernel row's taps are split into, channels-last weight gradient. */
+static int parts_of(const rt_conv_shape *s) {
+    int t = DW_PART_TAPS < s->kw ? DW_PART_TAPS : s->kw;
+    return (s->kw + t - 1) / t;
+}
+
+/* Channel vectors a channels-last weight-gradient block takes: the tile that leaves the
+ * fewest threads idle, counting both the threads beyond the last whole lane of jobs
+ * (cvt * K * parts a lane) and the channels the last tile lacks; the largest such tile. */
 static int nhwc_wgrad_cvt(const rt_conv_shape *s) {
-    int cvecs = s->c / vec_of(s), most = RT_THREADS / s->kh;
-    return cvecs < most ? cvecs : most;
+    int cvecs = s->c / vec_of(s), per_cv = s->kh * parts_of(s), best = 1;
+    double best_use = 0;
+    for (int cvt = 1; cvt <= cvecs && cvt * per_cv <= RT_THREADS; cvt++) {
+        int tiles = (cvecs + cvt - 1) / cvt, used = RT_THREADS / (cvt * per_cv) * cvt * per_cv;
+        double use = (double)used / RT_THREADS * cvecs / ((double)tiles * cvt);
+        if (use >= best_use) best_use = use, best = cvt;
+    }
+    return best;
 }
 
 size_t cuda_conv2d_depthwise_workspace(const rt_conv_shape *s, int nhwc, size_t cap, int *slices) {
     long per_slice = (long)s->c * s->kh * s->kw * (long)sizeof(float), tiles, work;
     if (nhwc) {
-        int cvt = nhwc_wgrad_cvt(s), lanes = RT_THREADS / (cvt * s->kh);
+        int cvt = nhwc_wgrad_cvt(s), lanes = RT_THREADS / (cvt * s->kh * parts_of(s));
         tiles = (s->c / vec_of(s) + cvt - 1) / cvt;
         work = (long)s->n * s->oh * s->ow / (lanes * 16);   /* at least 16 pixels a thread */
     } else {
         tiles = s->c;
-        work = (long)s->n * s->oh * ((s->ow + DW_WGRAD_STRIP - 1) / DW_WGRAD_STRIP) / (RT_THREADS * 2);
+        work = (long)s->n * s->oh * ((s->ow + DW_WGRAD_STRIP - 1) / DW_WGRAD_STRIP) / (RT_THREADS / s->kh * 4);
     }
     long want = (DW_TARGET_BLOCKS + tiles - 1) / tiles, fit = (long)(cap / (size_t)per_slice);
     if (want > work) want = work;
@@ -341,7 +344,18 @@ void cuda_conv2d_depthwise_weight_nhwc(void *dst, const void *src, const rt_conv
     CUDA_LAUNCHED();
 }
 
-/* Runs `launch` with K bound to the kernel size as a constant (3, 5 or 7). */
+/* RT_ACT_DISPATCH for channels-last kernels, which exist in the 16-bit types only (conv2d.cu
+ * refuses channels-last FP32 when the conv is created). */
+#define DW_HALF_DISPATCH(...)                                                               \
+    do {                                                                                    \
+        switch (rt_cuda_act_type()) {                                                       \
+        case RT_ACT_BF16: { typedef __nv_bfloat16 T; __VA_ARGS__; } break;                 \
+        case RT_ACT_F16: { typedef __half T; __VA_ARGS__; } break;                         \
+        default: rt_die("conv2d: internal: a channels-last depthwise conv in FP32"); \
+        }                                                                                   \
+    } while (0)
+
+/* Runs the statements with K bound to the kernel size as a constant (3, 5 or 7). */
 #define DW_K_DISPATCH(k, ...)                                         \
     do {                                                              \
         switch (k) {                                                  \
@@ -360,11 +374,11 @@ static void direct(void *out, const void *in, const void *weight, dw_geom g, int
     } else {
         total = (long)g.n * g.oh * ((g.ow + DW_NHWC_STRIP - 1) / DW_NHWC_STRIP) * (g.c / vec);
         if (vec == DW_VEC)
-            RT_ACT_DISPATCH(DW_K_DISPATCH(k, dw_nhwc_direct_kernel<T, K, DW_VEC><<<rt_blocks(total), RT_THREADS, 0,
+            DW_HALF_DISPATCH(DW_K_DISPATCH(k, dw_nhwc_direct_kernel<T, K, DW_VEC><<<rt_blocks(total), RT_THREADS, 0,
                                                                                    rt_stream()>>>(
                                                  (T *)out, (const T *)in, (const T *)weight, g)));
         else
-            RT_ACT_DISPATCH(DW_K_DISPATCH(k, dw_nhwc_direct_kernel<T, K, 1><<<rt_blocks(total), RT_THREADS, 0,
+            DW_HALF_DISPATCH(DW_K_DISPATCH(k, dw_nhwc_direct_kernel<T, K, 1><<<rt_blocks(total), RT_THREADS, 0,
                                                                               rt_stream()>>>(
                                                  (T *)out, (const T *)in, (const T *)weight, g)));
     }
@@ -388,10 +402,10 @@ void cuda_conv2d_depthwise_backward(void *din, float *dweight, const void *dout,
         int cvt = nhwc_wgrad_cvt(s);
         dim3 grid((s->c / vec + cvt - 1) / cvt, slices);
         if (vec == DW_VEC)
-            RT_ACT_DISPATCH(DW_K_DISPATCH(k, dw_nhwc_wgrad_kernel<T, K, DW_VEC><<<grid, RT_THREADS, 0, rt_stream()>>>(
+            DW_HALF_DISPATCH(DW_K_DISPATCH(k, dw_nhwc_wgrad_kernel<T, K, DW_VEC><<<grid, RT_THREADS, 0, rt_stream()>>>(
                                                  partials, (const T *)dout, (const T *)in, g, cvt)));
         else
-            RT_ACT_DISPATCH(DW_K_DISPATCH(k, dw_nhwc_wgrad_kernel<T, K, 1><<<grid, RT_THREADS, 0, rt_stream()>>>(
+            DW_HALF_DISPATCH(DW_K_DISPATCH(k, dw_nhwc_wgrad_kernel<T, K, 1><<<grid, RT_THREADS, 0, rt_stream()>>>(
                                                  partials, (const T *)dout, (const T *)in, g, cvt)));
     }
     CUDA_LAUNCHED();
