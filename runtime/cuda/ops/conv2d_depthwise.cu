@@ -24,6 +24,10 @@
 #define DW_WGRAD_STRIP 8  /* outputs of one row per thread, NCHW weight gradient */
 #define DW_VEC 8          /* channels per thread, channels-last, where C is a multiple */
 #define DW_PART_TAPS 3    /* taps of a row per thread, channels-last weight gradient */
+/* Blocks resident per SM that the main kernels are compiled for: ptxas then plans for 64
+ * registers a thread (tests/cuda/kernel_budget_test.sh's budget) instead of choosing a lower
+ * target and spilling, and an SM holds 1024 of their threads. */
+#define DW_MIN_BLOCKS 4
 #define DW_TARGET_BLOCKS 1024   /* weight-gradient blocks to aim for (132 SMs, several each) */
 
 /* The direct kernel's geometry: out is oh x ow, in is ih x iw, out[y][x] reads
@@ -75,7 +79,7 @@ template <typename T, int V> __device__ __forceinline__ void dw_store(T *p, cons
 
 /* NCHW: one thread per strip of DW_NCHW_STRIP outputs of one row of one (n, c) plane.
  * weight [C][K][K]. */
-template <typename T, int K> __global__ void __launch_bounds__(RT_THREADS)
+template <typename T, int K> __global__ void __launch_bounds__(RT_THREADS, DW_MIN_BLOCKS)
 dw_nchw_direct_kernel(T *out, const T *in, const T *weight, dw_geom g) {
     const int strips = (g.ow + DW_NCHW_STRIP - 1) / DW_NCHW_STRIP;
     const int total = g.n * g.c * g.oh * strips;
@@ -115,7 +119,7 @@ dw_nchw_direct_kernel(T *out, const T *in, const T *weight, dw_geom g) {
  * neighbouring threads take neighbouring channels of the same pixels. weight [K][K][C].
  * Tap by tap (loops, not unrolled): the tap's weights, then the strip's inputs under it
  * (re-read from L1 for the next tap), which keeps a thread within 64 registers. */
-template <typename T, int K, int V> __global__ void __launch_bounds__(RT_THREADS)
+template <typename T, int K, int V> __global__ void __launch_bounds__(RT_THREADS, DW_MIN_BLOCKS)
 dw_nhwc_direct_kernel(T *out, const T *in, const T *weight, dw_geom g) {
     const int cvecs = g.c / V, strips = (g.ow + DW_NHWC_STRIP - 1) / DW_NHWC_STRIP;
     const int total = g.n * g.oh * strips * cvecs;
@@ -165,7 +169,7 @@ dw_nhwc_direct_kernel(T *out, const T *in, const T *weight, dw_geom g) {
 /* NCHW weight gradient: block (channel, slice); thread t takes kernel row t % K and every
  * lanes-th strip of DW_WGRAD_STRIP outputs of one row among the slice's, summing the row's
  * K taps; the lanes' sums are then added in lane order into partial[slice][c][K*K]. */
-template <typename T, int K> __global__ void __launch_bounds__(RT_THREADS)
+template <typename T, int K> __global__ void __launch_bounds__(RT_THREADS, DW_MIN_BLOCKS)
 dw_nchw_wgrad_kernel(float *partial, const T *dout, const T *in, dw_geom g) {
     __shared__ float lane_sums[RT_THREADS][K];
     const int ch = blockIdx.x, strips = (g.ow + DW_WGRAD_STRIP - 1) / DW_WGRAD_STRIP;
@@ -210,7 +214,7 @@ dw_nchw_wgrad_kernel(float *partial, const T *dout, const T *in, dw_geom g) {
  * and every lanes-th pixel of the slice from t / jobs; it sums DW_PART_TAPS taps for V
  * channels (3 x 8 sums: within 64 registers). The lanes' sums are added in lane order
  * through shared memory, tap by tap, into partial[slice][c][K*K]. */
-template <typename T, int K, int V> __global__ void __launch_bounds__(RT_THREADS)
+template <typename T, int K, int V> __global__ void __launch_bounds__(RT_THREADS, DW_MIN_BLOCKS)
 dw_nhwc_wgrad_kernel(float *partial, const T *dout, const T *in, dw_geom g, int cvt) {
     constexpr int HALF = DW_PART_TAPS < K ? DW_PART_TAPS : K, PARTS = (K + HALF - 1) / HALF;
     __shared__ float lane_sums[RT_THREADS][V];
