@@ -166,20 +166,22 @@ dw_nhwc_direct_kernel(T *out, const T *in, const T *weight, dw_geom g) {
     }
 }
 
-/* NCHW weight gradient: block (channel, slice); thread t takes kernel row t % K and every
- * lanes-th strip of DW_WGRAD_STRIP outputs of one row among the slice's, summing the row's
- * K taps; the lanes' sums are then added in lane order into partial[slice][c][K*K]. */
+/* NCHW weight gradient: block (channel, slice); thread t takes kernel row t / lanes and every
+ * lanes-th strip of DW_WGRAD_STRIP outputs of one row among the slice's from t % lanes,
+ * summing the row's K taps (a warp's threads share the kernel row, so they read neighbouring
+ * strips of the same input row); the lanes' sums are then added in lane order into
+ * partial[slice][c][K*K]. */
 template <typename T, int K> __global__ void __launch_bounds__(RT_THREADS, DW_MIN_BLOCKS)
 dw_nchw_wgrad_kernel(float *partial, const T *dout, const T *in, dw_geom g) {
     __shared__ float lane_sums[RT_THREADS][K];
     const int ch = blockIdx.x, strips = (g.ow + DW_WGRAD_STRIP - 1) / DW_WGRAD_STRIP;
-    const int r = threadIdx.x % K, lane = threadIdx.x / K, lanes = RT_THREADS / K;
+    const int lanes = RT_THREADS / K, lane = threadIdx.x % lanes, r = threadIdx.x / lanes;
     const int items = g.n * g.oh * strips, per = (items + gridDim.y - 1) / gridDim.y;
     const int end = min(items, (int)(blockIdx.y + 1) * per);
     float acc[K];
 #pragma unroll
     for (int s = 0; s < K; s++) acc[s] = 0.0f;
-    for (int it = blockIdx.y * per + lane; lane < lanes && it < end; it += lanes) {
+    for (int it = blockIdx.y * per + lane; r < K && it < end; it += lanes) {
         const int x0 = it % strips * DW_WGRAD_STRIP, t = it / strips;
         const int y = t % g.oh, yi = y + r - g.ph;
         if (yi < 0 || yi >= g.ih) continue;
@@ -204,7 +206,7 @@ dw_nchw_wgrad_kernel(float *partial, const T *dout, const T *in, dw_geom g) {
     if (threadIdx.x < K * K) {   /* thread (r', s') = (t / K, t % K) adds weight r'*K + s' */
         const int rr = threadIdx.x / K, ss = threadIdx.x % K;
         float sum = 0.0f;
-        for (int l = 0; l < lanes; l++) sum += lane_sums[l * K + rr][ss];
+        for (int l = 0; l < lanes; l++) sum += lane_sums[rr * lanes + l][ss];
         partial[((long)blockIdx.y * g.c + ch) * (K * K) + threadIdx.x] = sum;
     }
 }
