@@ -4,16 +4,19 @@
  * weight gradient of ConvNeXt-Tiny at batch 256 on an H100, bench/RESULTS.md).
  * - Forward and input gradient are one kernel: out[y][x] = sum_rs in[y + r - ph][x + s - pw]
  *   * w[r][s], the input gradient being that with dout as `in`, padding K-1-p and the taps
- *   flipped. A thread keeps a strip of outputs of one row in registers and reads each input
- *   of the rows it needs once: NCHW 8 outputs of one channel (14 loads a row for 56 FMAs at
- *   7x7), channels-last 4 outputs x 8 channels with 16-byte loads across the channels, so a
- *   warp reads whole pixels (10 loads a row for 224 FMAs). The halo rows are re-read by the
+ *   flipped. A thread keeps a strip of outputs of one row in registers: NCHW 8 outputs of one
+ *   channel, reading each input of a row once (14 loads a row for 56 FMAs at 7x7);
+ *   channels-last 2 outputs x 8 channels, tap by tap, with 16-byte loads across the channels
+ *   so that a warp reads whole pixels (a load per 8 FMAs). The halo rows are re-read by the
  *   neighbouring rows' threads from L1/L2, not from memory.
  * - Weight gradient: dw[c][r][s] = sum over n, y, x of dout[n][c][y][x] * in[n][c][y+r-ph][x+s-pw].
  *   Each block sums a slice of the pixels for its channels into registers and writes its
  *   partial sums (a fixed-order reduction over its threads) to the conv workspace; a second
  *   kernel adds each weight's partials over the slices in slice order. No atomics: the same
- *   inputs give the same bits every run. */
+ *   inputs give the same bits every run.
+ * Every thread stays within 64 registers without local memory (tests/cuda/kernel_budget_test.sh).
+ * No shared-memory input tiles and no 16-byte NCHW loads yet: the next step if a profile
+ * shows the direct kernels bound by L1 load instructions. */
 #include "conv2d_depthwise.cuh"
 #include <limits.h>
 #include <stdlib.h>
@@ -73,6 +76,11 @@ template <typename T, int V> __device__ __forceinline__ void dw_store(T *p, cons
 
 /* ---- kernels ---------------------------------------------------------------------------- */
 
+/* The weight a direct kernel's tap (r, s) reads: mirrored for the input gradient. */
+template <int K> __device__ __forceinline__ int dw_tap(int r, int s, int flip) {
+    return flip ? (K - 1 - r) * K + K - 1 - s : r * K + s;
+}
+
 /* A grid-stride loop in int: index arithmetic in 32 bits (64-bit division costs registers and
  * time); cuda_conv2d_depthwise_takes keeps every tensor's elements within INT_MAX. */
 #define DW_GRID_STRIDE(i, n) for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += gridDim.x * blockDim.x)
@@ -98,7 +106,7 @@ dw_nchw_direct_kernel(T *out, const T *in, const T *weight, dw_geom g) {
             const T *row = src + (long)yi * g.iw;
             float w[K];
 #pragma unroll
-            for (int s = 0; s < K; s++) w[s] = rt_ld(wc[g.flip ? (K - 1 - r) * K + K - 1 - s : r * K + s]);
+            for (int s = 0; s < K; s++) w[s] = rt_ld(wc[dw_tap<K>(r, s, g.flip)]);
 #pragma unroll
             for (int q = 0; q < DW_NCHW_STRIP + K - 1; q++) {
                 const int xi = x0 + q - g.pw;
@@ -138,8 +146,7 @@ dw_nhwc_direct_kernel(T *out, const T *in, const T *weight, dw_geom g) {
 #pragma unroll 1
             for (int s = 0; s < K; s++) {
                 float w[V];
-                const int tap = g.flip ? (K - 1 - r) * K + K - 1 - s : r * K + s;
-                dw_load<T, V>(weight + (long)tap * g.c + c0, w);
+                dw_load<T, V>(weight + (long)dw_tap<K>(r, s, g.flip) * g.c + c0, w);
 #pragma unroll
                 for (int j = 0; j < DW_NHWC_STRIP; j++) {
                     const int xi = x0 + j + s - g.pw;
@@ -218,19 +225,19 @@ dw_nchw_wgrad_kernel(float *partial, const T *dout, const T *in, dw_geom g) {
  * through shared memory, tap by tap, into partial[slice][c][K*K]. */
 template <typename T, int K, int V> __global__ void __launch_bounds__(RT_THREADS, DW_MIN_BLOCKS)
 dw_nhwc_wgrad_kernel(float *partial, const T *dout, const T *in, dw_geom g, int cvt) {
-    constexpr int HALF = DW_PART_TAPS < K ? DW_PART_TAPS : K, PARTS = (K + HALF - 1) / HALF;
+    constexpr int TAPS = DW_PART_TAPS < K ? DW_PART_TAPS : K, PARTS = (K + TAPS - 1) / TAPS;
     __shared__ float lane_sums[RT_THREADS][V];
     const int jobs = cvt * K * PARTS, lanes = RT_THREADS / jobs, job = threadIdx.x % jobs, lane = threadIdx.x / jobs;
-    /* part q owns taps [q*HALF, (q+1)*HALF) of the row; the last part sums the row's last
-     * HALF taps (some the part before owns: it writes only its own) */
-    const int cv = job % cvt, r = job / cvt % K, own = job / (cvt * K) * HALF, s0 = min(own, K - HALF);
+    /* part q owns taps [q*TAPS, (q+1)*TAPS) of the row; the last part sums the row's last
+     * TAPS taps (some the part before owns: it writes only its own) */
+    const int cv = job % cvt, r = job / cvt % K, own = job / (cvt * K) * TAPS, s0 = min(own, K - TAPS);
     const int c0 = (blockIdx.x * cvt + cv) * V;
     const int active = lane < lanes && c0 < g.c;
     const int items = g.n * g.oh * g.ow, per = (items + gridDim.y - 1) / gridDim.y;
     const int end = min(items, (int)(blockIdx.y + 1) * per);
-    float acc[HALF][V];
+    float acc[TAPS][V];
 #pragma unroll
-    for (int s = 0; s < HALF; s++)
+    for (int s = 0; s < TAPS; s++)
 #pragma unroll
         for (int e = 0; e < V; e++) acc[s][e] = 0.0f;
 #pragma unroll 1   /* one pixel's loads in flight at a time: within 64 registers */
@@ -242,7 +249,7 @@ dw_nhwc_wgrad_kernel(float *partial, const T *dout, const T *in, dw_geom g, int 
         dw_load<T, V>(dout + (long)p * g.c + c0, d);
         const T *row = in + ((long)b * g.ih + yi) * g.iw * g.c + c0;
 #pragma unroll
-        for (int s = 0; s < HALF; s++) {
+        for (int s = 0; s < TAPS; s++) {
             const int xi = x + s0 + s - g.pw;
             if (xi < 0 || xi >= g.iw) continue;
             float v[V];
@@ -252,7 +259,7 @@ dw_nhwc_wgrad_kernel(float *partial, const T *dout, const T *in, dw_geom g, int 
         }
     }
 #pragma unroll
-    for (int s = 0; s < HALF; s++) {
+    for (int s = 0; s < TAPS; s++) {
 #pragma unroll
         for (int e = 0; e < V; e++) lane_sums[threadIdx.x][e] = acc[s][e];
         __syncthreads();
@@ -294,8 +301,9 @@ int cuda_conv2d_depthwise_takes(const rt_conv_shape *s) {
     }
     int k = s->kh;
     long most = (long)s->n * s->c * (s->h > s->oh ? s->h : s->oh) * (s->w > s->ow ? s->w : s->ow);
-    return !cudnn && most <= INT_MAX && s->groups == s->c && s->oc == s->c && s->sh == 1 && s->sw == 1 && s->dh == 1 && s->dw == 1 &&
-           s->kw == k && (k == 3 || k == 5 || k == 7) && s->ph < k && s->pw < k && s->ph >= 0 && s->pw >= 0;
+    return !cudnn && most <= INT_MAX && s->groups == s->c && s->oc == s->c && s->sh == 1 && s->sw == 1 &&
+           s->dh == 1 && s->dw == 1 && s->kw == k && (k == 3 || k == 5 || k == 7) && s->ph < k && s->pw < k &&
+           s->ph >= 0 && s->pw >= 0;
 }
 
 /* Channels per thread in channels-last kernels: 16-byte vectors where C allows. */
@@ -352,7 +360,7 @@ void cuda_conv2d_depthwise_weight_nhwc(void *dst, const void *src, const rt_conv
 
 /* RT_ACT_DISPATCH for channels-last kernels, which exist in the 16-bit types only (conv2d.cu
  * refuses channels-last FP32 when the conv is created). */
-#define DW_HALF_DISPATCH(...)                                                               \
+#define DW_ACT16_DISPATCH(...)                                                               \
     do {                                                                                    \
         switch (rt_cuda_act_type()) {                                                       \
         case RT_ACT_BF16: { typedef __nv_bfloat16 T; __VA_ARGS__; } break;                 \
@@ -380,11 +388,11 @@ static void direct(void *out, const void *in, const void *weight, dw_geom g, int
     } else {
         total = (long)g.n * g.oh * ((g.ow + DW_NHWC_STRIP - 1) / DW_NHWC_STRIP) * (g.c / vec);
         if (vec == DW_VEC)
-            DW_HALF_DISPATCH(DW_K_DISPATCH(k, dw_nhwc_direct_kernel<T, K, DW_VEC><<<rt_blocks(total), RT_THREADS, 0,
+            DW_ACT16_DISPATCH(DW_K_DISPATCH(k, dw_nhwc_direct_kernel<T, K, DW_VEC><<<rt_blocks(total), RT_THREADS, 0,
                                                                                    rt_stream()>>>(
                                                  (T *)out, (const T *)in, (const T *)weight, g)));
         else
-            DW_HALF_DISPATCH(DW_K_DISPATCH(k, dw_nhwc_direct_kernel<T, K, 1><<<rt_blocks(total), RT_THREADS, 0,
+            DW_ACT16_DISPATCH(DW_K_DISPATCH(k, dw_nhwc_direct_kernel<T, K, 1><<<rt_blocks(total), RT_THREADS, 0,
                                                                               rt_stream()>>>(
                                                  (T *)out, (const T *)in, (const T *)weight, g)));
     }
@@ -408,10 +416,10 @@ void cuda_conv2d_depthwise_backward(void *din, float *dweight, const void *dout,
         int cvt = nhwc_wgrad_cvt(s);
         dim3 grid((s->c / vec + cvt - 1) / cvt, slices);
         if (vec == DW_VEC)
-            DW_HALF_DISPATCH(DW_K_DISPATCH(k, dw_nhwc_wgrad_kernel<T, K, DW_VEC><<<grid, RT_THREADS, 0, rt_stream()>>>(
+            DW_ACT16_DISPATCH(DW_K_DISPATCH(k, dw_nhwc_wgrad_kernel<T, K, DW_VEC><<<grid, RT_THREADS, 0, rt_stream()>>>(
                                                  partials, (const T *)dout, (const T *)in, g, cvt)));
         else
-            DW_HALF_DISPATCH(DW_K_DISPATCH(k, dw_nhwc_wgrad_kernel<T, K, 1><<<grid, RT_THREADS, 0, rt_stream()>>>(
+            DW_ACT16_DISPATCH(DW_K_DISPATCH(k, dw_nhwc_wgrad_kernel<T, K, 1><<<grid, RT_THREADS, 0, rt_stream()>>>(
                                                  partials, (const T *)dout, (const T *)in, g, cvt)));
     }
     CUDA_LAUNCHED();
