@@ -82,7 +82,7 @@ template <int K> __device__ __forceinline__ int dw_tap(int r, int s, int flip) {
 }
 
 /* A grid-stride loop in int: index arithmetic in 32 bits (64-bit division costs registers and
- * time); cuda_conv2d_depthwise_takes keeps every tensor's elements within INT_MAX. */
+ * time); cuda_conv2d_depthwise_takes refuses tensors of more than INT_MAX elements. */
 #define DW_GRID_STRIDE(i, n) for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += gridDim.x * blockDim.x)
 
 /* NCHW: one thread per strip of DW_NCHW_STRIP outputs of one row of one (n, c) plane.
@@ -300,10 +300,17 @@ int cuda_conv2d_depthwise_takes(const rt_conv_shape *s) {
         cudnn = e && strcmp(e, "cudnn") == 0;
     }
     int k = s->kh;
+    /* by geometry alone, so that the training and the evaluation schedules' convs (other
+     * batch, other resolution) agree on the layout of the channels-last weights they share */
+    int takes = !cudnn && s->groups == s->c && s->oc == s->c && s->sh == 1 && s->sw == 1 && s->dh == 1 &&
+                s->dw == 1 && s->kw == k && (k == 3 || k == 5 || k == 7) && s->ph < k && s->pw < k && s->ph >= 0 &&
+                s->pw >= 0;
     long most = (long)s->n * s->c * (s->h > s->oh ? s->h : s->oh) * (s->w > s->ow ? s->w : s->ow);
-    return !cudnn && most <= INT_MAX && s->groups == s->c && s->oc == s->c && s->sh == 1 && s->sw == 1 &&
-           s->dh == 1 && s->dw == 1 && s->kw == k && (k == 3 || k == 5 || k == 7) && s->ph < k && s->pw < k &&
-           s->ph >= 0 && s->pw >= 0;
+    if (takes && most > INT_MAX)
+        rt_die_hint("set TRAINC_CUDA_DEPTHWISE=cudnn, or a smaller batch_per_rank",
+                    "conv2d: a depthwise conv's tensors of %ld elements are more than its kernels index (%d)", most,
+                    INT_MAX);
+    return takes;
 }
 
 /* Channels per thread in channels-last kernels: 16-byte vectors where C allows. */

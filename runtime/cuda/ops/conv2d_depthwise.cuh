@@ -6,7 +6,8 @@
 
 /* 1 where our kernels take the shape: groups == c == oc, stride 1, no dilation, a square
  * 3x3, 5x5 or 7x7 kernel, padding below the kernel size; and TRAINC_CUDA_DEPTHWISE is not
- * "cudnn" (read once: the switch that gives these shapes back to cuDNN for an A/B run). */
+ * "cudnn" (read once: the switch that gives these shapes back to cuDNN for an A/B run).
+ * Dies, with a hint, on such a conv whose tensors exceed INT_MAX elements. */
 int cuda_conv2d_depthwise_takes(const rt_conv_shape *s);
 /* Bytes of workspace the backward needs (the weight gradient's per-block partial sums),
  * within cap; *slices: the blocks each channel's sums are split over (pass it back). */
