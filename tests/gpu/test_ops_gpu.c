@@ -6,7 +6,9 @@
  * the loss scaler skipping a step whose gradients overflow and keeping its scale within
  * [2^-24, 2^24]; steps enqueued without a synchronize; labels outside [0, k); more than 8
  * page-locked buffers; the channels-last (NHWC) variants against the CPU op on transposed
- * tensors. Needs a GPU: `make test-gpu` runs it (tests/emu/ runs it on the emulator). On failure it prints the first values and the largest difference. */
+ * tensors; depthwise convs on the runtime's own kernels in both layouts (each check names the
+ * engine that ran, [depthwise], or [cudnn] under TRAINC_CUDA_DEPTHWISE=cudnn, and fails if a
+ * depthwise case ran on the other). Needs a GPU: `make test-gpu` runs it (tests/emu/ runs it on the emulator). On failure it prints the first values and the largest difference. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
