@@ -869,14 +869,15 @@ static void test_normalize_input(int n, int c, int hw, int nhwc) {
 
 /* Depthwise shapes: 7x7 (ConvNeXt), 5x5 and 3x3, channel counts that are multiples of 8
  * (16-byte vectors in channels-last) and not, N > 1, H != W, rows narrower than a strip,
- * an output smaller than the input (no padding), enough pixels that the weight gradient's
- * partial sums span several blocks. */
+ * outputs smaller (no padding) and larger (padding 2 on 3x3) than the input, and enough
+ * pixels that the weight gradient's partial sums span several blocks. */
 static void run_depthwise(int nhwc) {
     static const struct { const char *name; int n, c, h, w, k, pad; } dws[] = {
         { "depthwise 7x7", 2, 12, 14, 14, 7, 3 },     { "depthwise 7x7 c16", 3, 16, 9, 12, 7, 3 },
         { "depthwise 7x7 c8 5x3", 2, 8, 5, 3, 7, 3 }, { "depthwise 5x5 c24", 2, 24, 7, 10, 5, 2 },
         { "depthwise 3x3 c20", 3, 20, 6, 11, 3, 1 },  { "depthwise 3x3 c8 pad 0", 2, 8, 7, 9, 3, 0 },
         { "depthwise 7x7 c8 24x20", 4, 8, 24, 20, 7, 3 },   /* weight gradient over 2 (NCHW), 10 slices */
+        { "depthwise 3x3 c16 pad 2", 2, 16, 5, 6, 3, 2 },   /* an output larger than the input */
     };
     for (size_t i = 0; i < sizeof dws / sizeof dws[0]; i++)
         test_conv(dws[i].name, (rt_conv_shape){ .n = dws[i].n, .c = dws[i].c, .h = dws[i].h, .w = dws[i].w,
