@@ -878,6 +878,8 @@ static void run_depthwise(int nhwc) {
         { "depthwise 3x3 c20", 3, 20, 6, 11, 3, 1 },  { "depthwise 3x3 c8 pad 0", 2, 8, 7, 9, 3, 0 },
         { "depthwise 7x7 c8 24x20", 4, 8, 24, 20, 7, 3 },   /* weight gradient over 2 (NCHW), 10 slices */
         { "depthwise 3x3 c16 pad 2", 2, 16, 5, 6, 3, 2 },   /* an output larger than the input */
+        { "depthwise 7x7 c12 10x16", 2, 12, 10, 16, 7, 3 }, /* NCHW rows of 8k: 16-byte row loads */
+        { "depthwise 5x5 c8 7x24", 2, 8, 7, 24, 5, 2 },
     };
     for (size_t i = 0; i < sizeof dws / sizeof dws[0]; i++)
         test_conv(dws[i].name, (rt_conv_shape){ .n = dws[i].n, .c = dws[i].c, .h = dws[i].h, .w = dws[i].w,

@@ -5,7 +5,8 @@
  * - Forward and input gradient are one kernel: out[y][x] = sum_rs in[y + r - ph][x + s - pw]
  *   * w[r][s], the input gradient being that with dout as `in`, padding K-1-p and the taps
  *   flipped. A thread keeps a strip of outputs of one row in registers: NCHW 8 outputs of one
- *   channel, reading each input of a row once (14 loads a row for 56 FMAs at 7x7);
+ *   channel, reading each input of a row once (14 loads a row for 56 FMAs at 7x7; 3 16-byte
+ *   loads where rows are a multiple of 8 elements long, as ConvNeXt's 56 and 28);
  *   channels-last 2 outputs x 8 channels, tap by tap, with 16-byte loads across the channels
  *   so that a warp reads whole pixels (a load per 8 FMAs). The halo rows are re-read by the
  *   neighbouring rows' threads from L1/L2, not from memory.
@@ -15,8 +16,8 @@
  *   kernel adds each weight's partials over the slices in slice order. No atomics: the same
  *   inputs give the same bits every run.
  * Every thread stays within 64 registers without local memory (tests/cuda/kernel_budget_test.sh).
- * No shared-memory input tiles and no 16-byte NCHW loads yet: the next step if a profile
- * shows the direct kernels bound by L1 load instructions. */
+ * No shared-memory input tiles yet: the next step if a profile shows the direct kernels bound
+ * by L1 load instructions. */
 #include "conv2d_depthwise.cuh"
 #include <limits.h>
 #include <stdlib.h>
@@ -85,9 +86,37 @@ template <int K> __device__ __forceinline__ int dw_tap(int r, int s, int flip) {
  * time); cuda_conv2d_depthwise_takes refuses tensors of more than INT_MAX elements. */
 #define DW_GRID_STRIDE(i, n) for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += gridDim.x * blockDim.x)
 
+/* The inputs under a strip of DW_NCHW_STRIP outputs from x0: v[q] = row[x0 + q - pw], 0
+ * outside the row. ALIGNED (rows a multiple of 8 elements long, pw == K/2): as the three
+ * aligned 8-element chunks around the strip, 16-byte loads (a chunk lies wholly inside or
+ * wholly outside the row); else element by element. */
+template <typename T, int K, bool ALIGNED>
+__device__ __forceinline__ void dw_nchw_row(float v[DW_NCHW_STRIP + K - 1], const T *row, int x0, int pw, int iw) {
+    if constexpr (ALIGNED) {
+        static_assert(DW_NCHW_STRIP == 8 && K / 2 <= 8, "the strip and its halo within three 8-element chunks");
+        float chunk[3][8];
+#pragma unroll
+        for (int k = 0; k < 3; k++) {
+            const int at = x0 - 8 + 8 * k;
+            if (at >= 0 && at < iw) dw_load<T, 8>(row + at, chunk[k]);
+            else
+#pragma unroll
+                for (int e = 0; e < 8; e++) chunk[k][e] = 0.0f;
+        }
+#pragma unroll
+        for (int q = 0; q < DW_NCHW_STRIP + K - 1; q++) v[q] = chunk[(q - K / 2 + 8) / 8][(q - K / 2 + 8) % 8];
+    } else {
+#pragma unroll
+        for (int q = 0; q < DW_NCHW_STRIP + K - 1; q++) {
+            const int xi = x0 + q - pw;
+            v[q] = xi >= 0 && xi < iw ? rt_ld(row[xi]) : 0.0f;
+        }
+    }
+}
+
 /* NCHW: one thread per strip of DW_NCHW_STRIP outputs of one row of one (n, c) plane.
- * weight [C][K][K]. */
-template <typename T, int K> __global__ void __launch_bounds__(RT_THREADS, DW_MIN_BLOCKS)
+ * weight [C][K][K]. ALIGNED: see dw_nchw_row. */
+template <typename T, int K, bool ALIGNED> __global__ void __launch_bounds__(RT_THREADS, DW_MIN_BLOCKS)
 dw_nchw_direct_kernel(T *out, const T *in, const T *weight, dw_geom g) {
     const int strips = (g.ow + DW_NCHW_STRIP - 1) / DW_NCHW_STRIP;
     const int total = g.n * g.c * g.oh * strips;
@@ -104,17 +133,15 @@ dw_nchw_direct_kernel(T *out, const T *in, const T *weight, dw_geom g) {
             const int yi = y + r - g.ph;
             if (yi < 0 || yi >= g.ih) continue;
             const T *row = src + (long)yi * g.iw;
-            float w[K];
+            float w[K], v[DW_NCHW_STRIP + K - 1];
 #pragma unroll
             for (int s = 0; s < K; s++) w[s] = rt_ld(wc[dw_tap<K>(r, s, g.flip)]);
+            dw_nchw_row<T, K, ALIGNED>(v, row, x0, g.pw, g.iw);
 #pragma unroll
-            for (int q = 0; q < DW_NCHW_STRIP + K - 1; q++) {
-                const int xi = x0 + q - g.pw;
-                const float v = xi >= 0 && xi < g.iw ? rt_ld(row[xi]) : 0.0f;
+            for (int q = 0; q < DW_NCHW_STRIP + K - 1; q++)
 #pragma unroll
                 for (int j = 0; j < DW_NCHW_STRIP; j++)
-                    if (q - j >= 0 && q - j < K) acc[j] += v * w[q - j];
-            }
+                    if (q - j >= 0 && q - j < K) acc[j] += v[q] * w[q - j];
         }
         T *dst = out + ((long)plane * g.oh + y) * g.ow;
 #pragma unroll
@@ -390,8 +417,14 @@ static void direct(void *out, const void *in, const void *weight, dw_geom g, int
     long total;
     if (!nhwc) {
         total = (long)g.n * g.c * g.oh * ((g.ow + DW_NCHW_STRIP - 1) / DW_NCHW_STRIP);
-        RT_ACT_DISPATCH(DW_K_DISPATCH(k, dw_nchw_direct_kernel<T, K><<<rt_blocks(total), RT_THREADS, 0, rt_stream()>>>(
-                                             (T *)out, (const T *)in, (const T *)weight, g)));
+        if (g.iw % 8 == 0 && g.pw == k / 2)
+            RT_ACT_DISPATCH(DW_K_DISPATCH(k, dw_nchw_direct_kernel<T, K, true><<<rt_blocks(total), RT_THREADS, 0,
+                                                                                 rt_stream()>>>(
+                                                 (T *)out, (const T *)in, (const T *)weight, g)));
+        else
+            RT_ACT_DISPATCH(DW_K_DISPATCH(k, dw_nchw_direct_kernel<T, K, false><<<rt_blocks(total), RT_THREADS, 0,
+                                                                                  rt_stream()>>>(
+                                                 (T *)out, (const T *)in, (const T *)weight, g)));
     } else {
         total = (long)g.n * g.oh * ((g.ow + DW_NHWC_STRIP - 1) / DW_NHWC_STRIP) * (g.c / vec);
         if (vec == DW_VEC)
