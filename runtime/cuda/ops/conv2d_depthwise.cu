@@ -204,9 +204,11 @@ dw_nhwc_direct_kernel(T *out, const T *in, const T *weight, dw_geom g) {
  * lanes-th strip of DW_WGRAD_STRIP outputs of one row among the slice's from t % lanes,
  * summing the row's K taps (a warp's threads share the kernel row, so they read neighbouring
  * strips of the same input row); the lanes' sums are then added in lane order into
- * partial[slice][c][K*K]. */
-template <typename T, int K> __global__ void __launch_bounds__(RT_THREADS, DW_MIN_BLOCKS)
+ * partial[slice][c][K*K]. ALIGNED (output rows a multiple of 8 too): 16-byte loads of the
+ * output gradient's strip and of the inputs (dw_nchw_row). */
+template <typename T, int K, bool ALIGNED> __global__ void __launch_bounds__(RT_THREADS, DW_MIN_BLOCKS)
 dw_nchw_wgrad_kernel(float *partial, const T *dout, const T *in, dw_geom g) {
+    static_assert(DW_WGRAD_STRIP == DW_NCHW_STRIP, "dw_nchw_row reads the inputs under a DW_NCHW_STRIP strip");
     __shared__ float lane_sums[RT_THREADS][K];
     const int ch = blockIdx.x, strips = (g.ow + DW_WGRAD_STRIP - 1) / DW_WGRAD_STRIP;
     const int lanes = RT_THREADS / K, lane = threadIdx.x % lanes, r = threadIdx.x / lanes;
@@ -222,17 +224,19 @@ dw_nchw_wgrad_kernel(float *partial, const T *dout, const T *in, dw_geom g) {
         const int plane = t / g.oh * g.c + ch;
         const T *drow = dout + ((long)plane * g.oh + y) * g.ow;
         const T *row = in + ((long)plane * g.ih + yi) * g.iw;
-        float d[DW_WGRAD_STRIP];
+        float d[DW_WGRAD_STRIP], v[DW_WGRAD_STRIP + K - 1];
+        if constexpr (ALIGNED) {
+            dw_load<T, DW_WGRAD_STRIP>(drow + x0, d);
+        } else {
 #pragma unroll
-        for (int j = 0; j < DW_WGRAD_STRIP; j++) d[j] = x0 + j < g.ow ? rt_ld(drow[x0 + j]) : 0.0f;
+            for (int j = 0; j < DW_WGRAD_STRIP; j++) d[j] = x0 + j < g.ow ? rt_ld(drow[x0 + j]) : 0.0f;
+        }
+        dw_nchw_row<T, K, ALIGNED>(v, row, x0, g.pw, g.iw);
 #pragma unroll
-        for (int q = 0; q < DW_WGRAD_STRIP + K - 1; q++) {
-            const int xi = x0 + q - g.pw;
-            const float v = xi >= 0 && xi < g.iw ? rt_ld(row[xi]) : 0.0f;
+        for (int q = 0; q < DW_WGRAD_STRIP + K - 1; q++)
 #pragma unroll
             for (int j = 0; j < DW_WGRAD_STRIP; j++)
-                if (q - j >= 0 && q - j < K) acc[q - j] += v * d[j];
-        }
+                if (q - j >= 0 && q - j < K) acc[q - j] += v[q] * d[j];
     }
 #pragma unroll
     for (int s = 0; s < K; s++) lane_sums[threadIdx.x][s] = acc[s];
@@ -450,8 +454,12 @@ void cuda_conv2d_depthwise_backward(void *din, float *dweight, const void *dout,
     dw_geom g = { s->n, s->c, s->h, s->w, s->oh, s->ow, s->ph, s->pw, 0, 0 };
     if (!nhwc) {
         dim3 grid(s->c, slices);
-        RT_ACT_DISPATCH(DW_K_DISPATCH(k, dw_nchw_wgrad_kernel<T, K><<<grid, RT_THREADS, 0, rt_stream()>>>(
-                                             partials, (const T *)dout, (const T *)in, g)));
+        if (s->w % 8 == 0 && s->ow % 8 == 0 && s->pw == k / 2)
+            RT_ACT_DISPATCH(DW_K_DISPATCH(k, dw_nchw_wgrad_kernel<T, K, true><<<grid, RT_THREADS, 0, rt_stream()>>>(
+                                                 partials, (const T *)dout, (const T *)in, g)));
+        else
+            RT_ACT_DISPATCH(DW_K_DISPATCH(k, dw_nchw_wgrad_kernel<T, K, false><<<grid, RT_THREADS, 0, rt_stream()>>>(
+                                                 partials, (const T *)dout, (const T *)in, g)));
     } else {
         int cvt = nhwc_wgrad_cvt(s);
         dim3 grid((s->c / vec + cvt - 1) / cvt, slices);
