@@ -115,7 +115,11 @@ rt_cuda_conv *rt_cuda_conv_create(const rt_conv_shape *s);
 /* Channels-last: in/out [N,H,W,C], weight [K][R][S][C] (16-bit modes only; dweight stays
  * [K][C][R][S] FP32, like the parameters). */
 rt_cuda_conv *rt_cuda_conv_create_nhwc(const rt_conv_shape *s);
-/* The [K][R][S][C] copy a channels-last conv reads, from the [K][C][R][S] compute weights. */
+/* Who computes the conv: "depthwise" (our kernels for depthwise shapes, unless
+ * TRAINC_CUDA_DEPTHWISE=cudnn) or "cudnn". */
+const char *rt_cuda_conv_engine(const rt_cuda_conv *c);
+/* The [K][R][S][C] copy a channels-last conv reads, from the [K][C][R][S] compute weights
+ * ([R][S][C] for a conv whose engine is "depthwise"). */
 void rt_cuda_conv_weight_nhwc(const rt_cuda_conv *c, void *dst, const void *src);
 /* The workspace to allocate (and to count in the memory check) before the search, once every
  * conv is created: cuDNN's part at the cap, and room for the largest 16-bit weight gradient

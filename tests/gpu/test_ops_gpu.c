@@ -6,7 +6,9 @@
  * the loss scaler skipping a step whose gradients overflow and keeping its scale within
  * [2^-24, 2^24]; steps enqueued without a synchronize; labels outside [0, k); more than 8
  * page-locked buffers; the channels-last (NHWC) variants against the CPU op on transposed
- * tensors. Needs a GPU: `make test-gpu` runs it (tests/emu/ runs it on the emulator). On failure it prints the first values and the largest difference. */
+ * tensors; depthwise convs on the runtime's own kernels in both layouts (each check names the
+ * engine that ran, [depthwise], or [cudnn] under TRAINC_CUDA_DEPTHWISE=cudnn, and fails if a
+ * depthwise case ran on the other). Needs a GPU: `make test-gpu` runs it (tests/emu/ runs it on the emulator). On failure it prints the first values and the largest difference. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,6 +179,13 @@ static void test_conv(const char *name, rt_conv_shape s, int nhwc) {
     conv2d_backward(dx, dw, NULL, dy, NULL, x, w, work, &s);
     rt_cuda_conv *(*create)(const rt_conv_shape *) = nhwc ? rt_cuda_conv_create_nhwc : rt_cuda_conv_create;
     rt_cuda_conv *c = create(&s);
+    /* depthwise shapes (groups == c == oc, stride 1, 3x3/5x5/7x7) run our kernels unless
+     * TRAINC_CUDA_DEPTHWISE=cudnn: the name says which engine was checked */
+    const char *engine = rt_cuda_conv_engine(c), *want = getenv("TRAINC_CUDA_DEPTHWISE");
+    if (strstr(name, "depthwise") && strcmp(engine, want && !strcmp(want, "cudnn") ? "cudnn" : "depthwise")) {
+        failures++;
+        fprintf(stderr, "FAIL %s conv2d %s: runs on %s\n", mode, name, engine);
+    }
     /* as a trainer does: the workspace at its bound, then the search on the layer's buffers
      * (it leaves arbitrary values in gy, gdx, gdw: the calls below overwrite them) */
     size_t cap = rt_cuda_workspace_cap(), bound = rt_cuda_conv_workspace_bound(cap);
@@ -195,7 +204,7 @@ static void test_conv(const char *name, rt_conv_shape s, int nhwc) {
     cuda_conv2d_forward(c, gy, gx, gwn);
     cuda_conv2d_backward(c, gdx, gdw, gdy, gx, gwn);
     char what[128];
-    snprintf(what, sizeof what, "conv2d%s %s", nhwc ? " nhwc" : "", name);
+    snprintf(what, sizeof what, "conv2d%s %s [%s]", nhwc ? " nhwc" : "", name, engine);
     compare_weighted(what, gy, in_layout(y, s.n, s.oc, ohw, nhwc), nout, gdx, in_layout(dx, s.n, s.c, hw, nhwc), nin,
                      gdw, dw, nw);
     /* din_add: the input gradient added to one another consumer wrote (cuDNN's beta = 1) */
@@ -208,7 +217,7 @@ static void test_conv(const char *name, rt_conv_shape s, int nhwc) {
     if (rt_cuda_conv_select(ca, cap, gy, gx, gwn, gdy, gdx, gdw) > ws) rt_die("conv din_add: a larger workspace");
     void *gother = act_from(in_layout(other, s.n, s.c, hw, nhwc), nin);
     cuda_conv2d_backward(ca, gother, gdw, gdy, gx, gwn);
-    snprintf(what, sizeof what, "conv2d%s %s backward dinput, added", nhwc ? " nhwc" : "", name);
+    snprintf(what, sizeof what, "conv2d%s %s [%s] backward dinput, added", nhwc ? " nhwc" : "", name, engine);
     compare_act(what, gother, in_layout(dx, s.n, s.c, hw, nhwc), nin, TOL);
     rt_cuda_free(gother), free(other);
     if (gwn != gw) rt_cuda_free(gwn);
@@ -858,6 +867,27 @@ static void test_normalize_input(int n, int c, int hw, int nhwc) {
 
 /* ---- channels-last (NHWC) variants: the CPU op in NCHW, its tensors transposed ---- */
 
+/* Depthwise shapes: 7x7 (ConvNeXt), 5x5 and 3x3, channel counts that are multiples of 8
+ * (16-byte vectors in channels-last) and not, N > 1, H != W, rows narrower than a strip,
+ * outputs smaller (no padding) and larger (padding 2 on 3x3) than the input, and enough
+ * pixels that the weight gradient's partial sums span several blocks. */
+static void run_depthwise(int nhwc) {
+    static const struct { const char *name; int n, c, h, w, k, pad; } dws[] = {
+        { "depthwise 7x7", 2, 12, 14, 14, 7, 3 },     { "depthwise 7x7 c16", 3, 16, 9, 12, 7, 3 },
+        { "depthwise 7x7 c8 5x3", 2, 8, 5, 3, 7, 3 }, { "depthwise 5x5 c24", 2, 24, 7, 10, 5, 2 },
+        { "depthwise 3x3 c20", 3, 20, 6, 11, 3, 1 },  { "depthwise 3x3 c8 pad 0", 2, 8, 7, 9, 3, 0 },
+        { "depthwise 7x7 c8 24x20", 4, 8, 24, 20, 7, 3 },   /* weight gradient over 2 (NCHW), 10 slices */
+        { "depthwise 3x3 c16 pad 2", 2, 16, 5, 6, 3, 2 },   /* an output larger than the input */
+        { "depthwise 7x7 c12 10x16", 2, 12, 10, 16, 7, 3 }, /* NCHW rows of 8k: 16-byte row loads */
+        { "depthwise 5x5 c8 7x24", 2, 8, 7, 24, 5, 2 },
+    };
+    for (size_t i = 0; i < sizeof dws / sizeof dws[0]; i++)
+        test_conv(dws[i].name, (rt_conv_shape){ .n = dws[i].n, .c = dws[i].c, .h = dws[i].h, .w = dws[i].w,
+                                                 .oc = dws[i].c, .kh = dws[i].k, .kw = dws[i].k, .sh = 1, .sw = 1,
+                                                 .ph = dws[i].pad, .pw = dws[i].pad, .dh = 1, .dw = 1,
+                                                 .groups = dws[i].c }, nhwc);
+}
+
 static void run_nhwc_ops(void) {
     if (rt_cuda_act_bytes() == 4) return;   /* channels-last convs are 16-bit only */
     test_conv("3x3 pad 1", (rt_conv_shape){ .n = 4, .c = 8, .h = 13, .w = 11, .oc = 16, .kh = 3, .kw = 3, .sh = 1,
@@ -867,6 +897,7 @@ static void run_nhwc_ops(void) {
     test_conv("7x7 stride 2 (ResNet stem)", (rt_conv_shape){ .n = 2, .c = 3, .h = 32, .w = 32, .oc = 16, .kh = 7,
                                                               .kw = 7, .sh = 2, .sw = 2, .ph = 3, .pw = 3, .dh = 1,
                                                               .dw = 1, .groups = 1 }, 1);
+    run_depthwise(1);
 }
 
 /* Batch norm and max pooling, in both layouts from `layout` (0: NCHW too, 1: NHWC only): the
@@ -929,8 +960,7 @@ static void run_ops(void) {
                                                 .sw = 2, .ph = 2, .pw = 2, .dh = 1, .dw = 1, .groups = 1 }, 0);
     test_conv("1x1", (rt_conv_shape){ .n = 4, .c = 16, .h = 7, .w = 7, .oc = 32, .kh = 1, .kw = 1, .sh = 1, .sw = 1,
                                        .ph = 0, .pw = 0, .dh = 1, .dw = 1, .groups = 1 }, 0);
-    test_conv("depthwise 7x7", (rt_conv_shape){ .n = 2, .c = 12, .h = 14, .w = 14, .oc = 12, .kh = 7, .kw = 7, .sh = 1,
-                                                 .sw = 1, .ph = 3, .pw = 3, .dh = 1, .dw = 1, .groups = 12 }, 0);
+    run_depthwise(0);
     test_conv("groups 2 dilation 2", (rt_conv_shape){ .n = 2, .c = 8, .h = 12, .w = 12, .oc = 8, .kh = 3, .kw = 3,
                                                        .sh = 1, .sw = 1, .ph = 2, .pw = 2, .dh = 2, .dw = 2, .groups = 2 }, 0);
     test_conv("11x11 stride 4 (AlexNet stem)", (rt_conv_shape){ .n = 2, .c = 3, .h = 63, .w = 63, .oc = 16, .kh = 11,

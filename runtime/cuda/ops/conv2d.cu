@@ -7,10 +7,14 @@
  * Layout: NCHW, or channels-last (NHWC, 16-bit modes only) where the whole net runs in it:
  * cuDNN's tensor-core kernels then need no internal transposes. In NHWC the weight is read
  * as [K][R][S][C] (rt_cuda_conv_weight_nhwc makes that copy of the [K][C][R][S] parameters)
- * and its gradient is transposed back to [K][C][R][S] as it is widened. */
+ * and its gradient is transposed back to [K][C][R][S] as it is widened.
+ * Depthwise shapes our own kernels take (conv2d_depthwise.cu) skip cuDNN: no search, their
+ * channels-last weight copy is [R][S][C], and their workspace holds the weight gradient's
+ * partial sums. TRAINC_CUDA_DEPTHWISE=cudnn gives them back to cuDNN. */
 #include <stdlib.h>
 #include <string.h>
 #include "../cuda_libs.cuh"
+#include "conv2d_depthwise.cuh"
 
 struct rt_cuda_conv {
     rt_conv_shape s;
@@ -18,6 +22,9 @@ struct rt_cuda_conv {
     int selected, no_din;
     int forward_only;    /* selected without gradients (an evaluation schedule's): forward algorithm only */
     rt_cuda_act act;     /* element type of the descriptors */
+    int depthwise;       /* our depthwise kernels (conv2d_depthwise.cu), not cuDNN */
+    int dw_slices;       /* depthwise: blocks a channel's weight gradient is split over */
+    size_t dw_bytes;     /* depthwise: workspace for the weight gradient's partial sums */
     size_t dw_scratch;   /* bytes of the 16-bit weight gradient at the workspace's top; 0 in FP32 */
     cudnnTensorDescriptor_t x, y;
     cudnnFilterDescriptor_t w;
@@ -50,7 +57,8 @@ static rt_cuda_conv *conv_create(const rt_conv_shape *s, int nhwc) {
     cudnnDataType_t dt = act == RT_ACT_BF16 ? CUDNN_DATA_BFLOAT16 : act == RT_ACT_F16 ? CUDNN_DATA_HALF
                                                                                       : CUDNN_DATA_FLOAT;
     long w_elems = weight_elems(s);
-    c->dw_scratch = act == RT_ACT_F32 ? 0 : ((size_t)w_elems * 2 + 255) / 256 * 256;
+    c->depthwise = cuda_conv2d_depthwise_takes(s);
+    c->dw_scratch = act == RT_ACT_F32 || c->depthwise ? 0 : ((size_t)w_elems * 2 + 255) / 256 * 256;
     if (nhwc && act == RT_ACT_F32)
         rt_die_hint("build with precision.compute BF16 or FP16, or without --layout nhwc",
                     "conv2d: the channels-last layout is for 16-bit activations only");
@@ -79,6 +87,8 @@ static rt_cuda_conv *conv_create(const rt_conv_shape *s, int nhwc) {
 rt_cuda_conv *rt_cuda_conv_create(const rt_conv_shape *s) { return conv_create(s, 0); }
 rt_cuda_conv *rt_cuda_conv_create_nhwc(const rt_conv_shape *s) { return conv_create(s, 1); }
 
+const char *rt_cuda_conv_engine(const rt_cuda_conv *c) { return c->depthwise ? "depthwise" : "cudnn"; }
+
 /* [K][C][R][S] -> [K][R][S][C] (c: input channels per group, rs: kernel positions). */
 template <typename T> __global__ void __launch_bounds__(RT_THREADS)
 kcrs_to_krsc_kernel(T *dst, const T *src, long total, int c, int rs) {
@@ -100,6 +110,10 @@ krsc_to_kcrs_kernel(float *dst, const T *src, long total, int c, int rs) {
 }
 
 void rt_cuda_conv_weight_nhwc(const rt_cuda_conv *c, void *dst, const void *src) {
+    if (c->depthwise) {
+        cuda_conv2d_depthwise_weight_nhwc(dst, src, &c->s);
+        return;
+    }
     long n = weight_elems(&c->s);
     RT_ACT_DISPATCH(kcrs_to_krsc_kernel<T><<<rt_blocks(n), RT_THREADS, 0, rt_stream()>>>(
         (T *)dst, (const T *)src, n, c->s.c / c->s.groups, c->s.kh * c->s.kw));
@@ -187,6 +201,7 @@ static size_t conv_workspace(const rt_cuda_conv *c) {
  * gradient (a multiple of 256), so that part starts 256-byte aligned wherever the workspace's
  * end lies (cuDNN's output and rt_cuda_from_act want aligned pointers). */
 static size_t selected_bytes(const rt_cuda_conv *c) {
+    if (c->depthwise) return (c->dw_bytes + 255) & ~(size_t)255;
     return ((conv_workspace(c) + 255) & ~(size_t)255) + c->dw_scratch;
 }
 
@@ -210,6 +225,12 @@ size_t rt_cuda_conv_select(rt_cuda_conv *c, size_t cap, void *out, const void *i
     if (forward_only && (din || dweight))
         rt_die("conv2d: internal: a forward-only search (no output gradient) was given gradient buffers");
     c->no_din = no_din, c->forward_only = forward_only;
+    if (c->depthwise) {   /* nothing to search; the backward's partial sums within the cap */
+        c->dw_bytes = forward_only ? 0 : cuda_conv2d_depthwise_workspace(&c->s, c->nhwc, cap & ~(size_t)255,
+                                                                         &c->dw_slices);
+        c->selected = 1;
+        return selected_bytes(c);
+    }
     for (int i = 0; i < n_convs; i++) {
         const rt_cuda_conv *o = all_convs[i];
         if (o != c && o->selected && same_shape(o, c) && o->no_din <= no_din && o->forward_only <= forward_only) {
@@ -283,6 +304,10 @@ void cuda_conv2d_forward(const rt_cuda_conv *c, void *out, const void *in, const
     const float one = 1.0f, zero = 0.0f;
     /* an algorithm nobody chose (cuDNN's 0) would run untimed, and differ from rank 0's */
     if (!c->selected) rt_die("conv2d: internal: a layer runs before its algorithm search (rt_cuda_conv_select)");
+    if (c->depthwise) {
+        cuda_conv2d_depthwise_forward(out, in, weight, &c->s, c->nhwc);
+        return;
+    }
     CUDNN_CHECK(cudnnSetConvolutionMathType(c->conv, c->fwd_math));
     CUDNN_CHECK(cudnnConvolutionForward(rt_cudnn(), &one, c->x, in, c->w, weight, c->conv, c->fwd, workspace,
                                         workspace_bytes - c->dw_scratch, &zero, c->y, out));
@@ -292,6 +317,15 @@ void cuda_conv2d_backward(const rt_cuda_conv *c, void *din, float *dweight, cons
                           const void *weight) {
     const float one = 1.0f, zero = 0.0f;
     if (c->forward_only) rt_die("conv2d: backward of a layer selected for its forward only");
+    if (c->depthwise) {
+        if (din && c->no_din) rt_die("conv2d: backward asked for din of a layer selected without it");
+        if (c->dw_bytes > workspace_bytes)
+            rt_die("conv2d: internal: a depthwise backward needs %zu bytes of workspace, %zu are set", c->dw_bytes,
+                   workspace_bytes);
+        cuda_conv2d_depthwise_backward(din, dweight, dout, in, weight, &c->s, c->nhwc, (float *)workspace,
+                                       c->dw_slices);
+        return;
+    }
     size_t ws = workspace_bytes - c->dw_scratch;
     void *dw = c->dw_scratch ? (void *)((char *)workspace + ws) : (void *)dweight;
     CUDNN_CHECK(cudnnSetConvolutionMathType(c->conv, c->bwd_filter_math));
