@@ -17,3 +17,11 @@ bench-gemm: $(GEMM_PEAK)
 
 # bench/bench_cpu.sh reads the sgemm peak of the same run from gemm_peak --peak.
 bench-cpu: $(GEMM_PEAK)
+
+# bench/winograd_bf16_error.py: BF16 rounding error of direct vs Winograd 3x3 convolutions
+# (numpy: the bench's torch venv has it, else python3's own).
+.PHONY: bench-wino-bf16
+bench-wino-bf16:
+	@py=$(BUILD)/bench/torch2-venv/bin/python; [ -x $$py ] || py=python3; \
+	$$py -c 'import numpy' 2>/dev/null || { echo "error: bench-wino-bf16 needs numpy (make bench-cpu installs a venv with it, or apt-get install python3-numpy)" >&2; exit 1; }; \
+	$$py bench/winograd_bf16_error.py
