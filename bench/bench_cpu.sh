@@ -7,7 +7,8 @@
 # autocast; then ours and that configuration alternate REPS times and the medians are
 # compared, since shared machines are noisy. The Debian PyTorch (1.13, eager FP32) row is kept
 # for continuity. Also prints the sgemm and bf16 GEMM peaks measured in the same run
-# (bench/gemm_peak.c), the ResNet's FP32 convolution rate (its --benchmark op classes) as a
+# (bench/gemm_peak.c), the memory bandwidth at the start and the end (the host's slow spells
+# show there: bench/RESULTS.md, session 16), the ResNet's FP32 convolution rate (its --benchmark op classes) as a
 # share of the sgemm peak, and per row the rate 2x the peer would need against the peak.
 # usage: bench/bench_cpu.sh [NET ...]
 # env: THREADS (default: nproc), REPS (3), PRECISIONS ("FP32 BF16"), TORCH2_MODES
@@ -107,3 +108,4 @@ for net in "${nets[@]}"; do
     fi
   done
 done
+echo "at the end, $(OMP_NUM_THREADS=$THREADS "$dir/gemm_peak" --bandwidth)"

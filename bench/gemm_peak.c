@@ -6,8 +6,12 @@
  * With --peak: only the FP32 libraries on all threads, and one line "sgemm peak: R GFLOP/s"
  * with the best rate of any shape and library (the ceiling bench-cpu compares the convs to);
  * then, where the CPU has avx512_bf16, "bf16 peak: R GFLOP/s": oneDNN's bf16 GEMM on operands
- * already in BF16 (no conversion counted), the ceiling of a BF16 step's dot products.
- * usage: gemm_peak [--peak] [SECONDS per cell]  (OPENBLAS_CORETYPE picks OpenBLAS's kernels) */
+ * already in BF16 (no conversion counted), the ceiling of a BF16 step's dot products; then
+ * "memory: R GB/s": a streaming triad on all threads (--bandwidth prints only that line). The
+ * 2-core host has slow spells (bench/RESULTS.md, session 16) in which this falls from ~33 to
+ * ~23 GB/s and the memory-bound parts of a step slow down with it: bench-cpu prints the line
+ * at its start and end, so a run says which state it saw.
+ * usage: gemm_peak [--peak | --bandwidth] [SECONDS per cell]  (OPENBLAS_CORETYPE picks OpenBLAS's kernels) */
 #include <cblas.h>
 #include <dlfcn.h>
 #include <math.h>
@@ -141,7 +145,42 @@ static void free_bufs(float **bufs, int threads) {
         for (int j = 0; j < 3; j++) free(bufs[3 * t + j]);
 }
 
+/* GB/s of a = b + 1.5 c over three arrays of 128 MiB (far past the 32 MiB L3), all threads,
+ * best of 5 sweeps (read b and c, write a: 3 x 128 MiB counted per sweep). */
+static double triad_rate(void) {
+    enum { VALUES = 32 << 20 };
+    float *a = malloc(sizeof(float) * VALUES), *b = malloc(sizeof(float) * VALUES),
+          *c = malloc(sizeof(float) * VALUES);
+    if (!a || !b || !c) {
+        free(a), free(b), free(c);
+        return 0;
+    }
+    #pragma omp parallel for schedule(static)
+    for (long i = 0; i < VALUES; i++) a[i] = 0, b[i] = 1, c[i] = 2;   /* pages placed by their threads */
+    double best = 0;
+    for (int sweep = 0; sweep < 5; sweep++) {
+        double t0 = omp_get_wtime();
+        #pragma omp parallel for schedule(static)
+        for (long i = 0; i < VALUES; i++) a[i] = b[i] + 1.5f * c[i];
+        double gbs = 3.0 * sizeof(float) * VALUES / (omp_get_wtime() - t0) / 1e9;
+        if (gbs > best) best = gbs;
+    }
+    volatile float keep = a[VALUES / 2];   /* the sweeps' result is used */
+    (void)keep;
+    free(a), free(b), free(c);
+    return best;
+}
+
+static void print_bandwidth(void) {
+    printf("memory: %.1f GB/s (streaming triad over 3 x 128 MiB, %d threads)\n", triad_rate(),
+           omp_get_max_threads());
+}
+
 int main(int argc, char **argv) {
+    if (argc > 1 && strcmp(argv[1], "--bandwidth") == 0) {
+        print_bandwidth();
+        return 0;
+    }
     int peak_only = argc > 1 && strcmp(argv[1], "--peak") == 0;
     if (peak_only) argc--, argv++;
     double secs = argc > 1 ? atof(argv[1]) : 0.4;
@@ -177,6 +216,7 @@ int main(int argc, char **argv) {
         if (bf16_best > 0)
             printf("bf16 peak: %.1f GFLOP/s (oneDNN bf16 GEMM on BF16 operands, %s, %d threads)\n",
                    bf16_best, bf16_shape, maxt);
+        print_bandwidth();
         return 0;
     }
     printf("gemm-peak: %.2f s per cell, OPENBLAS_CORETYPE=%s; oneDNN %s, bf16 GEMM %s\n", secs,
