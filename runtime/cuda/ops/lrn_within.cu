@@ -40,8 +40,9 @@ lrn_within_forward_kernel(T *out, float *save_scale, const T *in, int c, int h, 
 }
 
 /* The window is symmetric: the outputs whose window holds pixel i are those of i's window. */
+/* At least 4 resident blocks (64 registers): at 40, sm_80's ptxas spilled it. */
 template <typename T>
-__global__ void __launch_bounds__(RT_THREADS, 6)
+__global__ void __launch_bounds__(RT_THREADS, 4)
 lrn_within_backward_kernel(T *din, const T *dout, const T *in, const T *out, const float *save_scale, int c, int h,
                            int w, int nhwc, int r, long total, float beta, float coef) {
     long step = nhwc ? c : 1;
