@@ -925,6 +925,12 @@ static void run_nhwc_ops(void) {
     test_conv("7x7 stride 2 (ResNet stem)", (rt_conv_shape){ .n = 2, .c = 3, .h = 32, .w = 32, .oc = 16, .kh = 7,
                                                               .kw = 7, .sh = 2, .sw = 2, .ph = 3, .pw = 3, .dh = 1,
                                                               .dw = 1, .groups = 1 }, 1);
+    /* a linear on a channels-last tensor with positions (--layout nhwc): the conv whose kernel
+     * covers the whole input, one output position; its [K][C][R][S] weights are the linear's
+     * [out][C*H*W], so the CPU conv here is the CPU linear */
+    test_conv("linear on 3x5x13 positions (13 channels)", (rt_conv_shape){ .n = 4, .c = 13, .h = 3, .w = 5, .oc = 10,
+                                                                            .kh = 3, .kw = 5, .sh = 1, .sw = 1,
+                                                                            .dh = 1, .dw = 1, .groups = 1 }, 1);
     run_depthwise(1);
 }
 
