@@ -14,9 +14,6 @@ static int half_of(const emitter *e) { return e->s->precision == CUDA_BF16 || e-
 /* Channels-last builds call the runtime's _nhwc variants and read the conv weights' WN copy. */
 static const char *sfx(const emitter *e) { return e->s->opt.nhwc ? "_nhwc" : ""; }
 static const char *wname(const emitter *e) { return e->s->opt.nhwc ? "wnhwc" : "wact"; }
-/* "BATCH, C, HW" for the runtime's per-channel ops (bias and layer-scale gradients, layer
- * norm). Channels-last, a [N,H,W,C] tensor is [N*H*W rows, C, 1 position] to them: the same
- * kernels then index it right. */
 /* A linear reading a channels-last tensor with positions (through a flatten, or directly):
  * it runs as the conv whose kernel covers the whole [c, h, w] input (one output position),
  * over the weights' channels-last copy. Its parameters are NCHW's [out][C*H*W] = [K][C][R][S],
@@ -28,6 +25,9 @@ static int runs_conv(const emitter *e, const ir_op *op) {
     int c, h, w;
     return op->kind == IR_CONV || linear_as_conv(e, op, &c, &h, &w);
 }
+/* "BATCH, C, HW" for the runtime's per-channel ops (bias and layer-scale gradients, layer
+ * norm, across-channels LRN). Channels-last, a [N,H,W,C] tensor is [N*H*W rows, C, 1
+ * position] to them: the same kernels then index it right. */
 static const char *nchw_args(const emitter *e, const ir_op *op, char *buf, size_t cap) {
     if (e->s->opt.nhwc) snprintf(buf, cap, "BATCH * %ldL, %d, 1", ir_hw(op), op->c);
     else snprintf(buf, cap, "BATCH, %d, %ld", op->c, ir_hw(op));
@@ -82,7 +82,7 @@ static void state(emitter *e) {
         const ir_op *op = &net->ops[i];
         if (op->kind == IR_CONV) emit_conv_shape(e, i, "");
         if (linear_as_conv(e, op, &c, &h, &w))
-            fprintf(out, "/* linear \"%s\" on a channels-last [%d,%d,%d] input: a %dx%d conv to one position */\n"
+            fprintf(out, "/* linear \"%s\" on a channels-last [H,W,C] = [%d,%d,%d] input: a %dx%d conv to one position */\n"
                          "static const rt_conv_shape %s_shape = { .n = BATCH, .c = %d, .h = %d, .w = %d, .oc = %d, "
                          ".kh = %d, .kw = %d, .sh = 1, .sw = 1, .ph = 0, .pw = 0, .dh = 1, .dw = 1, .groups = 1, "
                          ".oh = 1, .ow = 1 };\n",
