@@ -31,7 +31,8 @@ missing=0
 
 # Runs our trainer's benchmark; prints img/s and the mean GPU utilization while it ran, then
 # img/s with --no-graph (every op launched from the host). A build that fails prints
-# "nobuild": for --layout nhwc that is a net with an op the layout does not cover.
+# "nobuild": for --layout nhwc that is a net the layout refuses (lower.c check_nhwc: a
+# per-feature op on a flattened tensor with positions); every benchmark net builds.
 ours() {  # spec, tag, extra build flags...
   local spec=$1 tag=$2 bin=$out/$2
   shift 2

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir_nhwc.h"
 #include "lower.h"
 #include "rt_devmem.h"
 
@@ -62,14 +63,16 @@ static size_t need_at(const devmem_ctx *d, int b, rt_devmem *m_out) {
 }
 
 /* The workspace the trainer may take: TRAINC_CUDNN_WORKSPACE_MB (default 1024) when the net
- * has a convolution, plus the largest conv weight in 16 bits (its gradient's scratch). */
-static size_t workspace_bound(const ir_net *net, int act_bytes) {
+ * has a convolution, plus the largest conv weight in 16 bits (its gradient's scratch).
+ * Channels-last, a linear on a tensor with positions runs as a conv (emit_cuda.c). */
+static size_t workspace_bound(const ir_net *net, int act_bytes, int nhwc) {
     const char *e = getenv("TRAINC_CUDNN_WORKSPACE_MB");
     size_t cap = (size_t)(e && *e ? strtol(e, NULL, 10) : 1024) << 20;
     long biggest = 0;
-    int convs = 0;
+    int convs = 0, c, h, w;
     for (int i = 0; i < net->n_ops; i++)
-        if (net->ops[i].kind == IR_CONV) {
+        if (net->ops[i].kind == IR_CONV ||
+            (nhwc && net->ops[i].kind == IR_LINEAR && ir_nhwc_positions(net, net->ops[i].in[0], &c, &h, &w))) {
             convs = 1;
             if (net->ops[i].w_count > biggest) biggest = net->ops[i].w_count;
         }
@@ -89,7 +92,7 @@ int show_device_memory(FILE *out, const char *path, const sema_result *res, doub
         schedule_free(&at1);
         return 1;
     }
-    d.workspace = workspace_bound(&at1.net, d.act_bytes);
+    d.workspace = workspace_bound(&at1.net, d.act_bytes, nhwc);
     schedule_free(&at1);
     d.n_state_per_param = r->optimizer == RUN_OPT_ADAMW || r->optimizer == RUN_OPT_LAMB ? 2 : r->momentum != 0;
     size_t total = (size_t)(gib * 1073741824.0);

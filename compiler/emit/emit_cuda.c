@@ -3,6 +3,7 @@
  * runtime's shared host side (rt_cuda_model.h) drives. Plain C11. */
 #include "emit.h"
 #include "emit_names.h"
+#include "ir_nhwc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -13,9 +14,20 @@ static int half_of(const emitter *e) { return e->s->precision == CUDA_BF16 || e-
 /* Channels-last builds call the runtime's _nhwc variants and read the conv weights' WN copy. */
 static const char *sfx(const emitter *e) { return e->s->opt.nhwc ? "_nhwc" : ""; }
 static const char *wname(const emitter *e) { return e->s->opt.nhwc ? "wnhwc" : "wact"; }
+/* A linear reading a channels-last tensor with positions (through a flatten, or directly):
+ * it runs as the conv whose kernel covers the whole [c, h, w] input (one output position),
+ * over the weights' channels-last copy. Its parameters are NCHW's [out][C*H*W] = [K][C][R][S],
+ * and the conv's weight gradient comes back in that order, so checkpoints are NCHW's. */
+static int linear_as_conv(const emitter *e, const ir_op *op, int *c, int *h, int *w) {
+    return e->s->opt.nhwc && op->kind == IR_LINEAR && ir_nhwc_positions(e->net, op->in[0], c, h, w);
+}
+static int runs_conv(const emitter *e, const ir_op *op) {
+    int c, h, w;
+    return op->kind == IR_CONV || linear_as_conv(e, op, &c, &h, &w);
+}
 /* "BATCH, C, HW" for the runtime's per-channel ops (bias and layer-scale gradients, layer
- * norm). Channels-last, a [N,H,W,C] tensor is [N*H*W rows, C, 1 position] to them: the same
- * kernels then index it right. */
+ * norm, across-channels LRN). Channels-last, a [N,H,W,C] tensor is [N*H*W rows, C, 1
+ * position] to them: the same kernels then index it right. */
 static const char *nchw_args(const emitter *e, const ir_op *op, char *buf, size_t cap) {
     if (e->s->opt.nhwc) snprintf(buf, cap, "BATCH * %ldL, %d, 1", ir_hw(op), op->c);
     else snprintf(buf, cap, "BATCH, %d, %ld", op->c, ir_hw(op));
@@ -57,7 +69,7 @@ static void layout_head(emitter *e) {
 static void param_extra(emitter *e, const ir_op *op) {
     if (op->w_off >= 0 && (op->kind == IR_CONV || op->kind == IR_LINEAR))
         fprintf(e->out, "#define %s_wact (WA + %ld)\n", op->ident, op->w_off);
-    if (op->w_off >= 0 && op->kind == IR_CONV && e->s->opt.nhwc)
+    if (op->w_off >= 0 && runs_conv(e, op) && e->s->opt.nhwc)
         fprintf(e->out, "#define %s_wnhwc (WN + %ld)  /* [K][R][S][C], from %s_wact */\n", op->ident, op->w_off,
                 op->ident);
 }
@@ -65,16 +77,23 @@ static void param_extra(emitter *e, const ir_op *op) {
 static void state(emitter *e) {
     const ir_net *net = e->net;
     FILE *out = e->out;
+    int c, h, w;
     for (int i = 0; i < net->n_ops; i++) {
         const ir_op *op = &net->ops[i];
         if (op->kind == IR_CONV) emit_conv_shape(e, i, "");
+        if (linear_as_conv(e, op, &c, &h, &w))
+            fprintf(out, "/* linear \"%s\" on a channels-last [H,W,C] = [%d,%d,%d] input: a %dx%d conv to one position */\n"
+                         "static const rt_conv_shape %s_shape = { .n = BATCH, .c = %d, .h = %d, .w = %d, .oc = %d, "
+                         ".kh = %d, .kw = %d, .sh = 1, .sw = 1, .ph = 0, .pw = 0, .dh = 1, .dw = 1, .groups = 1, "
+                         ".oh = 1, .ow = 1 };\n",
+                    op->name, h, w, c, h, w, op->ident, c, h, w, op->c, h, w);
         if (op->kind == IR_MAXPOOL || op->kind == IR_AVGPOOL) emit_pool_shape(e, op);
     }
     fprintf(out, "\n/* Per-layer library plans: cuDNN descriptors and algorithms, cuBLASLt layouts. */\n");
     for (int i = 0; i < net->n_ops; i++) {
         const ir_op *op = &net->ops[i];
-        if (op->kind == IR_CONV) fprintf(out, "static rt_cuda_conv *%s_conv;\n", op->ident);
-        if (op->kind == IR_LINEAR) fprintf(out, "static rt_cuda_linear *%s_gemm;\n", op->ident);
+        if (runs_conv(e, op)) fprintf(out, "static rt_cuda_conv *%s_conv;\n", op->ident);
+        else if (op->kind == IR_LINEAR) fprintf(out, "static rt_cuda_linear *%s_gemm;\n", op->ident);
     }
     fputc('\n', out);
 }
@@ -93,7 +112,7 @@ static void forward_op(emitter *e, int i) {
     long n = ir_out_elems(net, op);
     switch (op->kind) {
     case IR_CONV: case IR_LINEAR:
-        if (op->kind == IR_CONV)
+        if (runs_conv(e, op))
             fprintf(out, "    cuda_conv2d_forward(%s_conv, %s_out, %s, %s_%s);\n", id, id, in, id, wname(e));
         else
             fprintf(out, "    cuda_linear_forward(%s_gemm, %s_out, %s, %s_wact);\n", id, id, in, id);
@@ -129,7 +148,7 @@ static void forward_op(emitter *e, int i) {
     case IR_MAXPOOL:
         fprintf(out, "    cuda_maxpool2d_forward%s(%s_out, %s_saved, %s, &%s_shape);\n", sfx(e), id, id, in, id);
         break;
-    case IR_AVGPOOL: fprintf(out, "    cuda_avgpool2d_forward(%s_out, %s, &%s_shape);\n", id, in, id); break;
+    case IR_AVGPOOL: fprintf(out, "    cuda_avgpool2d_forward%s(%s_out, %s, &%s_shape);\n", sfx(e), id, in, id); break;
     case IR_GAP:
         fprintf(out, "    cuda_global_avgpool_forward%s(%s_out, %s, BATCH, %d, %d);\n", sfx(e), id, in, op->in_c,
                 op->in_h * op->in_w);
@@ -140,13 +159,14 @@ static void forward_op(emitter *e, int i) {
         break;
     case IR_LRN:
         if (op->lrn_within) {   /* Caffe's WITHIN_CHANNEL: a spatial window */
-            fprintf(out, "    cuda_lrn_within_forward(%s_out, %s_saved, %s, BATCH, %d, %d, %d, %d, %s, %s, %s);\n", id, id,
-                    in, op->c, op->h, op->w, op->lrn_size, c_float(op->lrn_alpha), c_float(op->lrn_beta),
+            fprintf(out, "    cuda_lrn_within_forward%s(%s_out, %s_saved, %s, BATCH, %d, %d, %d, %d, %s, %s, %s);\n", sfx(e),
+                    id, id, in, op->c, op->h, op->w, op->lrn_size, c_float(op->lrn_alpha), c_float(op->lrn_beta),
                     c_float(op->lrn_k));
             break;
         }
-        fprintf(out, "    cuda_lrn_forward(%s_out, %s_saved, %s, BATCH, %d, %ld, %d, %s, %s, %s);\n", id, id, in,
-                op->c, ir_hw(op), op->lrn_size, c_float(op->lrn_alpha), c_float(op->lrn_beta), c_float(op->lrn_k));
+        fprintf(out, "    cuda_lrn_forward(%s_out, %s_saved, %s, %s, %d, %s, %s, %s);\n", id, id, in,
+                nchw_args(e, op, rows, sizeof rows), op->lrn_size, c_float(op->lrn_alpha), c_float(op->lrn_beta),
+                c_float(op->lrn_k));
         break;
     case IR_ADD:
         fprintf(out, "    fused_%s_forward(%s_out", id, id);
@@ -199,7 +219,7 @@ static void backward_op(emitter *e, int j) {
         if (op->b_off >= 0)
             fprintf(out, "    cuda_bias_backward(%s_dbias, %s, %s, %s, %s);\n", id, op->act ? o : "NULL", o, mask,
                     nchw_args(e, op, rows, sizeof rows));
-        if (op->kind == IR_CONV)
+        if (runs_conv(e, op))
             fprintf(out, "    cuda_conv2d_backward(%s_conv, %s, %s_dweight, %s, %s, %s_%s);\n", id, din, id, o, in, id,
                     wname(e));
         else
@@ -223,7 +243,7 @@ static void backward_op(emitter *e, int j) {
     case IR_MAXPOOL:
         fprintf(out, "    cuda_maxpool2d_backward%s(%s, %s, %s_saved, &%s_shape);\n", sfx(e), din, o, id, id);
         break;
-    case IR_AVGPOOL: fprintf(out, "    cuda_avgpool2d_backward(%s, %s, &%s_shape);\n", din, o, id); break;
+    case IR_AVGPOOL: fprintf(out, "    cuda_avgpool2d_backward%s(%s, %s, &%s_shape);\n", sfx(e), din, o, id); break;
     case IR_GAP:
         fprintf(out, "    cuda_global_avgpool_backward%s(%s, %s, BATCH, %d, %d);\n", sfx(e), din, o, op->in_c,
                 op->in_h * op->in_w);
@@ -234,13 +254,13 @@ static void backward_op(emitter *e, int j) {
         break;
     case IR_LRN:
         if (op->lrn_within) {
-            fprintf(out, "    cuda_lrn_within_backward(%s, %s, %s, %s_out, %s_saved, BATCH, %d, %d, %d, %d, %s, %s);\n",
-                    din, o, in, id, id, op->c, op->h, op->w, op->lrn_size, c_float(op->lrn_alpha),
+            fprintf(out, "    cuda_lrn_within_backward%s(%s, %s, %s, %s_out, %s_saved, BATCH, %d, %d, %d, %d, %s, %s);\n",
+                    sfx(e), din, o, in, id, id, op->c, op->h, op->w, op->lrn_size, c_float(op->lrn_alpha),
                     c_float(op->lrn_beta));
             break;
         }
-        fprintf(out, "    cuda_lrn_backward(%s, %s, %s, %s_out, %s_saved, BATCH, %d, %ld, %d, %s, %s);\n", din, o, in,
-                id, id, op->c, ir_hw(op), op->lrn_size, c_float(op->lrn_alpha), c_float(op->lrn_beta));
+        fprintf(out, "    cuda_lrn_backward(%s, %s, %s, %s_out, %s_saved, %s, %d, %s, %s);\n", din, o, in, id, id,
+                nchw_args(e, op, rows, sizeof rows), op->lrn_size, c_float(op->lrn_alpha), c_float(op->lrn_beta));
         break;
     case IR_LAYER_SCALE:
         fprintf(out, "    cuda_layer_scale_backward(%s, %s_dweight, %s, %s, %s_weight, %s);\n", din, id, o, in, id,
@@ -281,9 +301,9 @@ static void emit_plans(emitter *e, const char *create, const char *find) {
     fprintf(out, "%s {\n", create);
     for (int i = 0; i < net->n_ops; i++) {
         const ir_op *op = &net->ops[i];
-        if (op->kind == IR_CONV)
+        if (runs_conv(e, op))
             fprintf(out, "    %s_conv = rt_cuda_conv_create%s(&%s_shape);\n", op->ident, sfx(e), op->ident);
-        if (op->kind == IR_LINEAR)
+        else if (op->kind == IR_LINEAR)
             fprintf(out, "    %s_gemm = rt_cuda_linear_create(BATCH, %d, %d);\n", op->ident,
                     op->in_c * op->in_h * op->in_w, op->c);
     }
@@ -301,7 +321,7 @@ static void emit_plans(emitter *e, const char *create, const char *find) {
                  "    (void)w, (void)cap;\n", find);
     for (int i = 0; i < net->n_ops; i++) {
         const ir_op *op = &net->ops[i];
-        if (op->kind != IR_CONV) continue;
+        if (!runs_conv(e, op)) continue;
         char a[128], d[128];
         const char *in = ir_value_name(net, op->in[0], a, sizeof a);
         const char *id = op->ident;
@@ -329,7 +349,7 @@ static void init_end(emitter *e) {
                  "    const act_t *WA = rt_dev.WA;\n"
                  "    act_t *WN = rt_dev.WN;\n");
     for (int i = 0; i < net->n_ops; i++)
-        if (net->ops[i].kind == IR_CONV)
+        if (runs_conv(e, &net->ops[i]))
             fprintf(out, "    rt_cuda_conv_weight_nhwc(%s_conv, %s_wnhwc, %s_wact);\n", net->ops[i].ident,
                     net->ops[i].ident, net->ops[i].ident);
     fprintf(out, "}\n\n");

@@ -7,6 +7,7 @@
  * FP16); arithmetic is FP32. */
 #include "emit.h"
 #include "emit_names.h"
+#include "ir_nhwc.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -248,10 +249,17 @@ static void gen_dropout(kgen *g, int i) {
     double p = pf;
     float scale = pf < 1 ? 1.0f / (1.0f - pf) : 0.0f;
     long total = total_of(g->net, op);
-    char body[256], mname[160], what[256];
+    char body[320], mname[160], what[256], at[128] = "i";
+    int c, h, w;
+    /* channels-last with positions (its own, or seen through a flatten): element i's mask is
+     * drawn at its C,H,W index, the CPU's, so both layouts drop the same features */
+    if (g->nhwc && ir_nhwc_positions(g->net, i + 1, &c, &h, &w)) {
+        long per = (long)c * h * w;
+        snprintf(at, sizeof at, "(i / %ldL * %ldL + i %% %d * %ldL + i %% %ldL / %d)", per, per, c, (long)h * w, per, c);
+    }
     snprintf(mname, sizeof mname, "%s_mask", op->ident);
-    snprintf(body, sizeof body, "r = rt_hash_uniform(seed, (uint64_t)(first + i)) >= %.17g ? v0 * %s : 0.0f;", p,
-             c_float((double)scale));
+    snprintf(body, sizeof body, "r = rt_hash_uniform(seed, (uint64_t)(first + %s)) >= %.17g ? v0 * %s : 0.0f;", at,
+             p, c_float((double)scale));
     snprintf(what, sizeof what, "dropout \"%s\", p = %g: the stateless mask of both directions, [%d,%d,%d,%d]",
              op->name, p, g->net->batch, op->c, op->h, op->w);
     char fname[160], bname[160];

@@ -33,8 +33,12 @@ void emit_concat(emitter *e, int j, int backward, const char *ptr_type, const ch
         int v = ir_root(net, op->in[k]);
         fprintf(e->out, "%s%d", k ? ", " : " ", v ? net->ops[v - 1].c : net->in_c);
     }
-    if (backward) fprintf(e->out, " };\n        %s(dins, %s_dout, channels, %d, BATCH, %ld);\n    }\n", fn, op->ident, op->n_in, ir_hw(op));
-    else fprintf(e->out, " };\n        %s(%s_out, ins, channels, %d, BATCH, %ld);\n    }\n", fn, op->ident, op->n_in, ir_hw(op));
+    /* channels-last (CUDA --layout nhwc): [N*H*W rows, C, 1 position], a row per position */
+    char rows[64];
+    if (e->s->opt.nhwc) snprintf(rows, sizeof rows, "BATCH * %ldL, 1", ir_hw(op));
+    else snprintf(rows, sizeof rows, "BATCH, %ld", ir_hw(op));
+    if (backward) fprintf(e->out, " };\n        %s(dins, %s_dout, channels, %d, %s);\n    }\n", fn, op->ident, op->n_in, rows);
+    else fprintf(e->out, " };\n        %s(%s_out, ins, channels, %d, %s);\n    }\n", fn, op->ident, op->n_in, rows);
 }
 
 void emit_conv_shape(emitter *e, int i, const char *extra) {

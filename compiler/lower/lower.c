@@ -3,14 +3,20 @@
  * gradient routes), the gradient buckets and sync-BN. */
 #include "lower.h"
 #include "ir_build.h"
+#include "ir_nhwc.h"
 #include "rt_ops.h"   /* rt_conv_winograd_fits: the runtime's own shape predicate */
 
 #include <string.h>
 
 static const char *src_path(const ir_op *op) { return op->loc.file ? op->loc.file->path : "?"; }
 
-/* What --layout nhwc covers: the ops of the ResNet and ConvNeXt families. A value's layout
- * only matters where it has positions (hw > 1); past global pooling every op reads [N, C].
+/* What --layout nhwc covers: every op; a value's layout only matters where it has positions
+ * (hw > 1). Past a flatten of such a value (or a linear reading one) the data stays in
+ * [H][W][C] order: a linear reads it as a conv whose kernel covers the whole input, with the
+ * conv weights' channels-last copy, and dropout draws its mask at the C,H,W index (the CPU's),
+ * so parameters, checkpoints and masks are NCHW's. What reads such a flattened value must
+ * be one of those (or relu, gelu, stochastic depth); anything per-feature (bn, layer scale,
+ * concat, add, the loss) would see the features in the wrong order, so it is refused.
  * Returns 0, or 1 after printing why not. */
 static int check_nhwc(const schedule *s, const char *spec_path) {
     if (s->precision != CUDA_BF16 && s->precision != CUDA_FP16) {
@@ -20,26 +26,29 @@ static int check_nhwc(const schedule *s, const char *spec_path) {
         return 1;
     }
     const ir_net *net = &s->net;
+    int c, h, w;
     for (int i = 0; i < net->n_ops; i++) {
         const ir_op *op = &net->ops[i];
-        const char *no = NULL;
-        switch (op->kind) {
-        case IR_LINEAR: case IR_FLATTEN: case IR_DROPOUT:
-            if (op->in_h * op->in_w > 1) no = "this op on a tensor with positions (it reads channels-first order)";
-            break;
-        case IR_CONV: case IR_BN: case IR_LN: case IR_RELU: case IR_GELU: case IR_ADD: case IR_MAXPOOL: case IR_GAP:
-        case IR_LAYER_SCALE: case IR_STOCHASTIC_DEPTH:
-            break;
-        case IR_AVGPOOL: case IR_LRN: case IR_CONCAT: case IR_OP_COUNT:
-            no = "this op";
-            break;
-        }
-        if (no) {
-            fprintf(stderr, "%s:%d: layer \"%s\" (%s): --layout nhwc does not support %s yet\n"
-                            "  hint: build without --layout nhwc (NCHW runs every op)\n",
-                    src_path(op), op->loc.line, op->name, ir_ops[op->kind].name, no);
+        if (op->kind == IR_LINEAR || ir_nhwc_passes_layout(op->kind)) continue;
+        for (int k = 0; k < op->n_in; k++) {
+            int v = op->in[k], own = v ? net->ops[v - 1].h * net->ops[v - 1].w > 1 : net->in_h * net->in_w > 1;
+            if (own || !ir_nhwc_positions(net, v, &c, &h, &w)) continue;
+            fprintf(stderr, "%s:%d: layer \"%s\" (%s): --layout nhwc does not support this op on a flattened tensor "
+                            "with positions (%dx%dx%d, stored channels-last)\n"
+                            "  hint: flatten right before a linear (relu, gelu and dropout may sit between), or build "
+                            "without --layout nhwc\n",
+                    src_path(op), op->loc.line, op->name, ir_ops[op->kind].name, c, h, w);
             return 1;
         }
+    }
+    int logits = net->n_ops;
+    if (logits > 0 && net->ops[logits - 1].h * net->ops[logits - 1].w == 1 && ir_nhwc_positions(net, logits, &c, &h, &w)) {
+        const ir_op *op = &net->ops[logits - 1];
+        fprintf(stderr, "%s:%d: layer \"%s\" (%s): --layout nhwc cannot hand the loss a flattened tensor with positions "
+                        "(%dx%dx%d, stored channels-last)\n"
+                        "  hint: end the net with a linear or a global pooling, or build without --layout nhwc\n",
+                src_path(op), op->loc.line, op->name, ir_ops[op->kind].name, c, h, w);
+        return 1;
     }
     return 0;
 }

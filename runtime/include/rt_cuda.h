@@ -251,9 +251,12 @@ void cuda_maxpool2d_backward_nhwc(void *din, const void *dout, const int32_t *ar
                                   const rt_pool_shape *s);
 void cuda_global_avgpool_forward_nhwc(void *out, const void *in, int n, int c, int hw);
 void cuda_global_avgpool_backward_nhwc(void *din, const void *dout, int n, int c, int hw);
+void cuda_avgpool2d_forward_nhwc(void *out, const void *in, const rt_pool_shape *s);
+void cuda_avgpool2d_backward_nhwc(void *din, const void *dout, const rt_pool_shape *s);
 
 /* ---- LRN, concat --------------------------------------------------------------------------- */
-/* save_scale: FP32 in every mode. */
+/* save_scale: FP32 in every mode. Channels-last, a [N,H,W,C] tensor is [N*H*W, C, 1] to the
+ * across-channels pair (the window then slides along the contiguous C axis). */
 void cuda_lrn_forward(void *out, float *save_scale, const void *in, int n, int c, int hw,
                       int size, float alpha, float beta, float k);
 void cuda_lrn_backward(void *din, const void *dout, const void *in, const void *out,
@@ -266,7 +269,14 @@ void cuda_lrn_within_forward(void *out, float *save_scale, const void *in, int n
 void cuda_lrn_within_backward(void *din, const void *dout, const void *in, const void *out,
                               const float *save_scale, int n, int c, int h, int w, int size, float alpha,
                               float beta);
-/* ins / dins are host arrays of device pointers. */
+/* The same on channels-last [N, H, W, C] tensors and saved scale (lrn_within.cu). */
+void cuda_lrn_within_forward_nhwc(void *out, float *save_scale, const void *in, int n, int c, int h, int w,
+                                  int size, float alpha, float beta, float k);
+void cuda_lrn_within_backward_nhwc(void *din, const void *dout, const void *in, const void *out,
+                                   const float *save_scale, int n, int c, int h, int w, int size, float alpha,
+                                   float beta);
+/* ins / dins are host arrays of device pointers. Channels-last, a [N,H,W,C] tensor is
+ * [N*H*W, C, 1] to them: every position's channel ranges interleave, one row per position. */
 void cuda_concat_forward(void *out, const void *const *ins, const int *channels, int k, int n,
                          int hw);
 void cuda_concat_backward(void *const *dins, const void *dout, const int *channels, int k,

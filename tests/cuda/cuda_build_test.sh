@@ -80,7 +80,8 @@ for p in BF16 FP16; do
   fi
 done
 echo "built the ResNet example in BF16 and FP16"
-# Channels-last (--layout nhwc): the ResNet example in BF16 and ResNet-50, emitted and compiled;
+# Channels-last (--layout nhwc): the ResNet example in BF16, ResNet-50, ConvNeXt-Tiny, AlexNet and
+# Caffe's AlexNet and GoogLeNet, emitted and compiled;
 # every conv reads the channels-last weight copy, and the ops take their _nhwc variants.
 nhwc_build() {  # spec, name
   "$BUILD/trainc" build "$1" -o "$out/$2" --backend cuda --layout nhwc > "$out/$2.log" 2>&1 ||
@@ -102,7 +103,18 @@ printf 'extends: "%s/bench/specs/gpu_convnext_tiny.spec"\nprecision { compute: B
 nhwc_build "$out/cnx_bf16.spec" convnext_nhwc
 grep -q 'cuda_layernorm_forward(.*BATCH \* 3136L, 96, 1,' "$out/convnext_nhwc.src/model.c" ||
   fail "convnext_nhwc: layer norm is not called on [N*H*W, C, 1] rows"
-echo "built the ResNet example, ResNet-50 and ConvNeXt-Tiny channels-last (--layout nhwc)"
+# AlexNet channels-last: adaptive average pooling, a flatten of positions, dropout and linears
+printf 'extends: "%s/bench/specs/gpu_alexnet.spec"\nprecision { compute: BF16 }\n' "$(pwd)" > "$out/alexnet_bf16.spec"
+nhwc_build "$out/alexnet_bf16.spec" alexnet_nhwc
+grep -q 'cuda_avgpool2d_forward_nhwc(' "$out/alexnet_nhwc.src/model.c" &&
+  grep -q 'classifier_1_shape = { .n = BATCH, .c = 256, .h = 6, .w = 6, .oc = 4096, .kh = 6, .kw = 6,' \
+    "$out/alexnet_nhwc.src/model.c" || fail "alexnet_nhwc: no channels-last pooling, or the first linear is not a 6x6 conv"
+# Caffe's AlexNet (LRN, a linear straight on positions) and GoogLeNet (LRN, concat, avgpool)
+for net in bvlc_alexnet bvlc_googlenet; do
+  printf 'extends: "%s/specs/published/%s.spec"\nprecision { compute: BF16 }\n' "$(pwd)" "$net" > "$out/${net}_bf16.spec"
+  nhwc_build "$out/${net}_bf16.spec" "${net}_nhwc"
+done
+echo "built the ResNet example, ResNet-50, ConvNeXt-Tiny, AlexNet and Caffe's AlexNet and GoogLeNet channels-last (--layout nhwc)"
 # Synchronized batch norm: every BN call of the ResNet example asks for the global statistics.
 printf 'extends: "%s/specs/examples/fmnist_resnet.spec"\nparallel { ranks: 2 sync_bn: true }\n' "$(pwd)" > "$out/syncbn.spec"
 if "$BUILD/trainc" build "$out/syncbn.spec" -o "$out/syncbn" --backend cuda > "$out/syncbn.log" 2>&1; then
@@ -133,9 +145,23 @@ expect_error "unknown backend" "unknown backend 'metal'" \
   "$BUILD/trainc" build specs/examples/fmnist_mlp.spec -o "$out/x" --backend metal
 expect_error "--layout nhwc in FP32" "is for 16-bit activations" \
   "$BUILD/trainc" build specs/examples/fmnist_resnet.spec -o "$out/x" --backend cuda --layout nhwc
-printf 'extends: "%s/specs/examples/fmnist_lenet.spec"\nprecision { compute: BF16 }\n' "$(pwd)" > "$out/lenet_bf16.spec"
-expect_error "--layout nhwc with an op it does not cover" "does not support this op on a tensor with positions" \
-  "$BUILD/trainc" build "$out/lenet_bf16.spec" -o "$out/x" --backend cuda --layout nhwc
+cat > "$out/flat_bn.spec" <<'SPEC'
+name: "flat_bn"
+net {
+  input_shape: [1, 8, 8]
+  classes: 10
+  conv { name: "c" out: 4 kernel: 3 pad: 1 }
+  flatten { name: "f" }
+  bn { name: "bn" }
+  linear { name: "fc" out: 10 }
+}
+data { train { source: "synthetic" samples: 8 batch_per_rank: 4 } }
+precision { compute: BF16 }
+solver { epochs: 1 sgd { momentum: 0.9 } lr { base: 0.1 } }
+SPEC
+expect_error "--layout nhwc with a per-feature op after a flatten of positions" \
+  'flat_bn.spec:7: layer "bn" (bn): --layout nhwc does not support this op on a flattened tensor with positions (4x8x8' \
+  "$BUILD/trainc" build "$out/flat_bn.spec" -o "$out/x" --backend cuda --layout nhwc
 expect_error "--layout nhwc on the CPU" "needs --backend cuda" \
   "$BUILD/trainc" build specs/examples/fmnist_resnet.spec -o "$out/x" --layout nhwc
 TRAINC_CUDA_ENV=$out/missing.env expect_error "CUDA runtime not built" "make cuda" \

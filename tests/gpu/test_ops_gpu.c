@@ -468,8 +468,8 @@ static void test_layer_scale(int n, int c, int hw, int nhwc) {
     compare(nhwc ? "layer_scale nhwc dgamma" : "layer_scale dgamma", gdg, dg, c, TOL);
 }
 
-/* Max pooling in the layout under test (nhwc: transposed tensors, the argmax not compared
- * there); average pooling in NCHW only. */
+/* Max and average pooling in the layout under test (nhwc: transposed tensors, the argmax not
+ * compared there). */
 /* s.oh, s.ow: 0 for floor mode, else the (ceil-mode) output size to use. */
 static void test_pool(const char *name, rt_pool_shape s, int nhwc) {
     if (!s.oh) s.oh = rt_conv_out_dim(s.h, s.kh, s.sh, s.ph, 1);
@@ -495,15 +495,14 @@ static void test_pool(const char *name, rt_pool_shape s, int nhwc) {
     }
     snprintf(what, sizeof what, "maxpool%s %s backward", tag, name);
     compare_act(what, gdx, in_layout(dx, s.n, s.c, hw, nhwc), nin, TOL);
-    if (nhwc) return;
     avgpool2d_forward(y, x, &s);
     avgpool2d_backward(dx, dy, &s);
-    cuda_avgpool2d_forward(gy, gx, &s);
-    cuda_avgpool2d_backward(gdx, gdy, &s);
-    snprintf(what, sizeof what, "avgpool %s forward", name);
-    compare_act(what, gy, y, nout, TOL);
-    snprintf(what, sizeof what, "avgpool %s backward", name);
-    compare_act(what, gdx, dx, nin, TOL);
+    (nhwc ? cuda_avgpool2d_forward_nhwc : cuda_avgpool2d_forward)(gy, gx, &s);
+    (nhwc ? cuda_avgpool2d_backward_nhwc : cuda_avgpool2d_backward)(gdx, gdy, &s);
+    snprintf(what, sizeof what, "avgpool%s %s forward", tag, name);
+    compare_act(what, gy, in_layout(y, s.n, s.c, ohw, nhwc), nout, TOL);
+    snprintf(what, sizeof what, "avgpool%s %s backward", tag, name);
+    compare_act(what, gdx, in_layout(dx, s.n, s.c, hw, nhwc), nin, TOL);
 }
 
 static void test_gap(int n, int c, int hw, int nhwc) {
@@ -521,43 +520,57 @@ static void test_gap(int n, int c, int hw, int nhwc) {
                 total, TOL);
 }
 
-static void test_lrn(int n, int c, int hw) {
+/* The LRN backward reads the forward output: the CPU gets the GPU's (rounded) one. */
+static float *rounded_copy(const float *y, long total) {
+    float *yr = rt_xmalloc(total * 4);
+    memcpy(yr, y, (size_t)total * 4);
+    round_act(yr, total);
+    return yr;
+}
+
+/* nhwc: channels-last tensors, which the across-channels pair takes as [n*hw, c, 1] (the
+ * generated code calls it so under --layout nhwc); alpha large enough to matter. */
+static void test_lrn(int n, int c, int hw, int size, int nhwc) {
     long total = (long)n * c * hw;
     float *x = host_act(total, 2), *dy = host_act(total, 1);
     float *y = rt_xmalloc(total * 4), *sc = rt_xmalloc(total * 4), *dx = rt_xmalloc(total * 4);
-    lrn_forward(y, sc, x, n, c, hw, 5, 1e-4f, 0.75f, 2.0f);
-    void *gx = act_from(x, total), *gdy = act_from(dy, total), *gy = act_zero(total), *gdx = act_zero(total);
+    lrn_forward(y, sc, x, n, c, hw, size, 0.5f, 0.75f, 2.0f);
+    void *gx = act_from(in_layout(x, n, c, hw, nhwc), total), *gdy = act_from(in_layout(dy, n, c, hw, nhwc), total);
+    void *gy = act_zero(total), *gdx = act_zero(total);
     float *gsc = dev_zero(total);
-    cuda_lrn_forward(gy, gsc, gx, n, c, hw, 5, 1e-4f, 0.75f, 2.0f);
-    compare_act("lrn forward", gy, y, total, TOL);
-    /* the backward reads the forward output: the CPU gets the GPU's (rounded) one */
-    float *yr = rt_xmalloc(total * 4);
-    memcpy(yr, y, (size_t)total * 4);
-    round_act(yr, total);
-    lrn_backward(dx, dy, x, yr, sc, n, c, hw, 5, 1e-4f, 0.75f);
-    cuda_lrn_backward(gdx, gdy, gx, gy, gsc, n, c, hw, 5, 1e-4f, 0.75f);
-    compare_act("lrn backward", gdx, dx, total, TOL);
+    int rn = nhwc ? n * hw : n, rhw = nhwc ? 1 : hw;
+    char what[96];
+    cuda_lrn_forward(gy, gsc, gx, rn, c, rhw, size, 0.5f, 0.75f, 2.0f);
+    snprintf(what, sizeof what, "lrn%s c%d size %d forward", nhwc ? " nhwc" : "", c, size);
+    compare_act(what, gy, in_layout(y, n, c, hw, nhwc), total, TOL);
+    lrn_backward(dx, dy, x, rounded_copy(y, total), sc, n, c, hw, size, 0.5f, 0.75f);
+    cuda_lrn_backward(gdx, gdy, gx, gy, gsc, rn, c, rhw, size, 0.5f, 0.75f);
+    snprintf(what, sizeof what, "lrn%s c%d size %d backward", nhwc ? " nhwc" : "", c, size);
+    compare_act(what, gdx, in_layout(dx, n, c, hw, nhwc), total, TOL);
 }
 
-/* Caffe's WITHIN_CHANNEL LRN: a 3x3 spatial window, alpha large enough to matter. */
-static void test_lrn_within(int n, int c, int h, int w) {
-    long total = (long)n * c * h * w;
+/* Caffe's WITHIN_CHANNEL LRN: a 3x3 spatial window, alpha large enough to matter; nhwc: the
+ * channels-last pair on transposed tensors. */
+static void test_lrn_within(int n, int c, int h, int w, int nhwc) {
+    long hw = (long)h * w, total = (long)n * c * hw;
     float *x = host_act(total, 2), *dy = host_act(total, 1);
     float *y = rt_xmalloc(total * 4), *sc = rt_xmalloc(total * 4), *dx = rt_xmalloc(total * 4);
     lrn_within_forward(y, sc, x, n, c, h, w, 3, 0.5f, 0.75f, 1.0f);
-    void *gx = act_from(x, total), *gdy = act_from(dy, total), *gy = act_zero(total), *gdx = act_zero(total);
+    void *gx = act_from(in_layout(x, n, c, hw, nhwc), total), *gdy = act_from(in_layout(dy, n, c, hw, nhwc), total);
+    void *gy = act_zero(total), *gdx = act_zero(total);
     float *gsc = dev_zero(total);
-    cuda_lrn_within_forward(gy, gsc, gx, n, c, h, w, 3, 0.5f, 0.75f, 1.0f);
-    compare_act("lrn within forward", gy, y, total, TOL);
-    float *yr = rt_xmalloc(total * 4);
-    memcpy(yr, y, (size_t)total * 4);
-    round_act(yr, total);
-    lrn_within_backward(dx, dy, x, yr, sc, n, c, h, w, 3, 0.5f, 0.75f);
-    cuda_lrn_within_backward(gdx, gdy, gx, gy, gsc, n, c, h, w, 3, 0.5f, 0.75f);
-    compare_act("lrn within backward", gdx, dx, total, TOL);
+    (nhwc ? cuda_lrn_within_forward_nhwc : cuda_lrn_within_forward)(gy, gsc, gx, n, c, h, w, 3, 0.5f, 0.75f, 1.0f);
+    compare_act(nhwc ? "lrn within nhwc forward" : "lrn within forward", gy, in_layout(y, n, c, hw, nhwc), total, TOL);
+    lrn_within_backward(dx, dy, x, rounded_copy(y, total), sc, n, c, h, w, 3, 0.5f, 0.75f);
+    (nhwc ? cuda_lrn_within_backward_nhwc : cuda_lrn_within_backward)(gdx, gdy, gx, gy, gsc, n, c, h, w, 3, 0.5f,
+                                                                      0.75f);
+    compare_act(nhwc ? "lrn within nhwc backward" : "lrn within backward", gdx, in_layout(dx, n, c, hw, nhwc), total,
+                TOL);
 }
 
-static void test_concat(int n, int hw) {
+/* nhwc: channels-last inputs and output, which the pair takes as [n*hw, c, 1] (one row of
+ * channel ranges per position, as the generated code calls it under --layout nhwc). */
+static void test_concat(int n, int hw, int nhwc) {
     int ch[3] = { 3, 5, 2 }, k = 3, tot = 10;
     const float *ins[3];
     float *dins[3];
@@ -565,19 +578,22 @@ static void test_concat(int n, int hw) {
     for (int i = 0; i < k; i++) {
         float *h = host_act((long)n * ch[i] * hw, 1);
         ins[i] = h;
-        gins_d[i] = act_from(h, (long)n * ch[i] * hw);
+        gins_d[i] = act_from(in_layout(h, n, ch[i], hw, nhwc), (long)n * ch[i] * hw);
         dins[i] = rt_xmalloc((size_t)n * ch[i] * hw * 4);
         gdins[i] = act_zero((long)n * ch[i] * hw);
     }
     long total = (long)n * tot * hw;
     float *y = rt_xmalloc(total * 4);
     void *gy = act_zero(total);
+    int rn = nhwc ? n * hw : n, rhw = nhwc ? 1 : hw;
     concat_forward(y, ins, ch, k, n, hw);
-    cuda_concat_forward(gy, (const void *const *)gins_d, ch, k, n, hw);
-    compare_act("concat forward", gy, y, total, 0);
+    cuda_concat_forward(gy, (const void *const *)gins_d, ch, k, rn, rhw);
+    compare_act(nhwc ? "concat nhwc forward" : "concat forward", gy, in_layout(y, n, tot, hw, nhwc), total, 0);
     concat_backward(dins, y, ch, k, n, hw);
-    cuda_concat_backward(gdins, gy, ch, k, n, hw);
-    for (int i = 0; i < k; i++) compare_act("concat backward", gdins[i], dins[i], (long)n * ch[i] * hw, 0);
+    cuda_concat_backward(gdins, gy, ch, k, rn, rhw);
+    for (int i = 0; i < k; i++)
+        compare_act(nhwc ? "concat nhwc backward" : "concat backward", gdins[i], in_layout(dins[i], n, ch[i], hw, nhwc),
+                    (long)n * ch[i] * hw, 0);
 }
 
 /* loss_scale > 0: the gradient comes back multiplied by it (FP16 training). */
@@ -888,6 +904,18 @@ static void run_depthwise(int nhwc) {
                                                  .groups = dws[i].c }, nhwc);
 }
 
+/* Channels-last LRN (across: 16 channels, and 13 with an even window that runs past both
+ * ends; within: 3, 8 and 13 channels) and concat (3 + 5 + 2 channels: rows of 6, 10 and 4
+ * bytes in 16-bit), in every precision (they take FP32 too). */
+static void run_nhwc_lrn_concat(void) {
+    test_lrn(2, 16, 36, 5, 1);
+    test_lrn(3, 13, 10, 4, 1);
+    test_lrn(3, 13, 10, 4, 0);
+    for (int c = 3; c <= 13; c += 5) test_lrn_within(2, c, 7, 9, 1);
+    test_concat(4, 9, 1);
+    test_concat(2, 1, 1);
+}
+
 static void run_nhwc_ops(void) {
     if (rt_cuda_act_bytes() == 4) return;   /* channels-last convs are 16-bit only */
     test_conv("3x3 pad 1", (rt_conv_shape){ .n = 4, .c = 8, .h = 13, .w = 11, .oc = 16, .kh = 3, .kw = 3, .sh = 1,
@@ -897,6 +925,12 @@ static void run_nhwc_ops(void) {
     test_conv("7x7 stride 2 (ResNet stem)", (rt_conv_shape){ .n = 2, .c = 3, .h = 32, .w = 32, .oc = 16, .kh = 7,
                                                               .kw = 7, .sh = 2, .sw = 2, .ph = 3, .pw = 3, .dh = 1,
                                                               .dw = 1, .groups = 1 }, 1);
+    /* a linear on a channels-last tensor with positions (--layout nhwc): the conv whose kernel
+     * covers the whole input, one output position; its [K][C][R][S] weights are the linear's
+     * [out][C*H*W], so the CPU conv here is the CPU linear */
+    test_conv("linear on 3x5x13 positions (13 channels)", (rt_conv_shape){ .n = 4, .c = 13, .h = 3, .w = 5, .oc = 10,
+                                                                            .kh = 3, .kw = 5, .sh = 1, .sw = 1,
+                                                                            .dh = 1, .dw = 1, .groups = 1 }, 1);
     run_depthwise(1);
 }
 
@@ -938,6 +972,9 @@ static void run_norm_pool_ops(int layout) {
         test_pool("3x3 stride 2 pad 1, 16 channels", (rt_pool_shape){ .n = 2, .c = 16, .h = 15, .w = 15, .kh = 3,
                                                                        .kw = 3, .sh = 2, .sw = 2, .ph = 1, .pw = 1 },
                   nhwc);
+        /* adaptive_avgpool 6x6 -> 3x3 (kernel = stride = 2) on 24 channels: 3 16-bit vectors */
+        test_pool("2x2 stride 2, 24 channels", (rt_pool_shape){ .n = 2, .c = 24, .h = 6, .w = 6, .kh = 2, .kw = 2,
+                                                                 .sh = 2, .sw = 2 }, nhwc);
         test_pool("3x3 stride 2, 37 channels", (rt_pool_shape){ .n = 1, .c = 37, .h = 9, .w = 9, .kh = 3, .kw = 3,
                                                                  .sh = 2, .sw = 2 }, nhwc);
     }
@@ -979,9 +1016,10 @@ static void run_ops(void) {
     test_layer_scale(4, 24, 49, 1);
     for (int nhwc = 0; nhwc < 2; nhwc++) test_gap(8, 16, 49, nhwc);
     run_norm_pool_ops(0);
-    test_lrn(2, 16, 36);
-    test_lrn_within(2, 3, 7, 9);
-    test_concat(4, 9);
+    test_lrn(2, 16, 36, 5, 0);
+    test_lrn_within(2, 3, 7, 9, 0);
+    test_concat(4, 9, 0);
+    run_nhwc_lrn_concat();
     test_softmax_xent(64, 10, 0.1f, 0);
     test_softmax_xent(8, 1000, 0.0f, 0);
     test_softmax_xent(64, 10, 0.1f, 256.0f);

@@ -4,13 +4,6 @@
 #include "../cuda_common.cuh"
 #include "pool_window.cuh"
 
-/* 1 / the window's area clipped to the padded input [-p, size + p), as the CPU's. */
-__device__ static inline float window_inv(const rt_pool_shape &s, int oy, int ox) {
-    int y0 = oy * s.sh - s.ph, x0 = ox * s.sw - s.pw;
-    int y1 = min(y0 + s.kh, s.h + s.ph), x1 = min(x0 + s.kw, s.w + s.pw);
-    return 1.0f / (float)((y1 - y0) * (x1 - x0));
-}
-
 template <typename T> __global__ void __launch_bounds__(RT_THREADS)
 avgpool_forward_kernel(T *out, const T *in, rt_pool_shape s) {
     GRID_STRIDE(o, (long)s.n * s.c * s.oh * s.ow) {
@@ -26,7 +19,7 @@ avgpool_forward_kernel(T *out, const T *in, rt_pool_shape s) {
                 if (ix >= 0 && ix < s.w) acc += rt_ld(x[iy * s.w + ix]);
             }
         }
-        out[o] = rt_st<T>(acc * window_inv(s, oy, ox));
+        out[o] = rt_st<T>(acc * pool_window_inv(s, oy, ox));
     }
 }
 
@@ -43,7 +36,7 @@ avgpool_backward_kernel(T *din, const T *dout, rt_pool_shape s) {
         const T *dy = dout + pl * s.oh * s.ow;
         float acc = 0.0f;
         for (int oy = y0; oy <= y1; oy++)
-            for (int ox = x0; ox <= x1; ox++) acc += rt_ld(dy[oy * s.ow + ox]) * window_inv(s, oy, ox);
+            for (int ox = x0; ox <= x1; ox++) acc += rt_ld(dy[oy * s.ow + ox]) * pool_window_inv(s, oy, ox);
         din[i] = rt_st<T>(acc);
     }
 }

@@ -12,6 +12,14 @@ __device__ static inline void pool_window_range(int i, int k, int s, int p, int 
     if (*hi > out - 1) *hi = out - 1;
 }
 
+/* Average pooling's divisor: 1 / output (oy, ox)'s window area clipped to the padded input
+ * [-p, size + p), as the CPU's (count_include_pad; Caffe's rule for ceil-mode windows). */
+__device__ static inline float pool_window_inv(const rt_pool_shape &s, int oy, int ox) {
+    int y0 = oy * s.sh - s.ph, x0 = ox * s.sw - s.pw;
+    int y1 = min(y0 + s.kh, s.h + s.ph), x1 = min(x0 + s.kw, s.w + s.pw);
+    return 1.0f / (float)((y1 - y0) * (x1 - x0));
+}
+
 /* Max over output (oy, ox)'s window of one channel, whose position (iy, ix) sits at
  * x[(iy * w + ix) * step] (step 1: NCHW plane, c: channels-last); *best gets the winning
  * position iy * w + ix, -1 when the window lies in the padding. */
