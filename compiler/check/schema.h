@@ -25,7 +25,8 @@ enum {
     SF_REPEATED = 1 << 1,
     SF_LO_OPEN = 1 << 2,        /* the range excludes lo */
     SF_HI_OPEN = 1 << 3,        /* the range excludes hi */
-    SF_PRESENCE = 1 << 4,       /* a message whose presence turns a feature on (solver.ema): `diff`
+    SF_PRESENCE = 1 << 4,       /* a message whose presence turns a feature on (solver.ema, warmup, init,
+                                   data.val, a filler instead of PyTorch's default): `diff`
                                    does not expand it to its defaults when absent */
 };
 

@@ -11,17 +11,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct { char *path, *value; int matched; } diff_entry;
+/* head: the one-line entry of a message switched on by presence (SF_PRESENCE); it stands
+ * for the message's fields when the other spec lacks the message. */
+typedef struct { char *path, *value; int matched, head; } diff_entry;
 typedef struct { diff_entry *items; int n, cap; } diff_list;
 
-static void list_add(diff_list *l, const char *path, const char *value) {
+static void list_add_entry(diff_list *l, const char *path, const char *value, int head) {
     if (l->n == l->cap) {
         l->cap = l->cap ? l->cap * 2 : 256;
         l->items = realloc(l->items, (size_t)l->cap * sizeof *l->items);
         if (!l->items) { fputs("trainc: out of memory\n", stderr); exit(2); }
     }
-    l->items[l->n++] = (diff_entry){strdup(path), strdup(value), 0};
+    l->items[l->n++] = (diff_entry){strdup(path), strdup(value), 0, head};
 }
+
+static void list_add(diff_list *l, const char *path, const char *value) { list_add_entry(l, path, value, 0); }
 
 static void list_free(diff_list *l) {
     for (int i = 0; i < l->n; i++) free(l->items[i].path), free(l->items[i].value);
@@ -89,6 +93,40 @@ static void add_value(diff_list *l, const char *path, const schema_field *f, con
     free(text);
 }
 
+/* The fields a spec wrote in a message, in spec syntax: {type: GAUSSIAN, std: 0.01}. */
+static void format_written(FILE *s, const ast_node *msg, schema_msg_id id) {
+    const char *sep = "";
+    fputc('{', s);
+    for (int k = 0; k < schema_field_count; k++) {
+        const schema_field *f = &schema_fields[k];
+        if (f->msg != id || (f->flags & SF_REPEATED)) continue;
+        if (f->type == SF_MSG) {
+            const ast_node *sub = sv_msg(msg, id, f->name);
+            if (!sub) continue;
+            fprintf(s, "%s%s ", sep, f->name);
+            format_written(s, sub, f->sub);
+        } else {
+            const ast_node *v = sv_get(msg, id, f->name);
+            if (!v) continue;
+            fprintf(s, "%s%s: ", sep, f->name);
+            format_value(s, v, f->type);
+        }
+        sep = ", ";
+    }
+    fputc('}', s);
+}
+
+static void add_presence_head(diff_list *l, const char *path, const ast_node *msg, schema_msg_id id) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *s = open_memstream(&text, &len);
+    if (!s) return;
+    format_written(s, msg, id);
+    fclose(s);
+    list_add_entry(l, path, text, 1);
+    free(text);
+}
+
 static void flatten_msg(diff_list *l, const ast_node *msg, schema_msg_id id, const char *prefix,
                         int skip_layer_common) {
     for (int k = 0; k < schema_field_count; k++) {
@@ -104,6 +142,7 @@ static void flatten_msg(diff_list *l, const ast_node *msg, schema_msg_id id, con
             /* Absent messages expand to their defaults, except alternatives (optimizers,
              * schedule kinds) and features switched on by presence (SF_PRESENCE), whose
              * absence is the information. */
+            if (sub && (f->flags & SF_PRESENCE)) add_presence_head(l, path, sub, f->sub);
             if (sub || (!f->group[0] && !(f->flags & SF_PRESENCE))) flatten_msg(l, sub, f->sub, path, 0);
             continue;
         }
@@ -161,12 +200,26 @@ static int layer_prefix_len(const char *path) {
     return end ? (int)(end - path) + 2 : 0;
 }
 
+/* Is path a field (at any depth) of the message at prefix? */
+static bool is_field_of(const char *path, const char *prefix) {
+    size_t n = strlen(prefix);
+    return prefix[0] && !strncmp(path, prefix, n) && path[n] == '.';
+}
+
+/* A one-sided layer is one change, and so is a one-sided presence message: its head line,
+ * {the fields written}, stands for its fields. Layer and head entries precede their fields. */
 static void add_one_sided(change_list *c, diff_list *l, int a_side) {
+    bool layer_one_sided = false;
+    const char *one_sided_head = "";
     for (int i = 0; i < l->n; i++) {
         diff_entry *e = &l->items[i];
-        if (e->matched) continue;
         int plen = layer_prefix_len(e->path);
-        if (plen && (int)strlen(e->path) != plen) continue;   /* a field of a one-sided layer */
+        bool layer_entry = plen && (int)strlen(e->path) == plen;
+        if (layer_entry) layer_one_sided = !e->matched;
+        if (e->matched) continue;
+        if (plen && !layer_entry && layer_one_sided) continue;   /* a field of a one-sided layer */
+        if (is_field_of(e->path, one_sided_head)) continue;
+        if (e->head) one_sided_head = e->path;
         change_add(c, e->path, a_side ? e->value : NULL, a_side ? NULL : e->value);
     }
 }
@@ -178,10 +231,11 @@ static void collect_changes(change_list *c, diff_list *la, diff_list *lb) {
     for (int i = 0; i < lb->n; i++) index[i] = &lb->items[i];
     qsort(index, (size_t)lb->n, sizeof *index, entry_cmp);
     for (int i = 0; i < la->n; i++) {
-        diff_entry key = {la->items[i].path, NULL, 0}, *kp = &key;
+        diff_entry key = {la->items[i].path, NULL, 0, 0}, *kp = &key;
         diff_entry **hit = bsearch(&kp, index, (size_t)lb->n, sizeof *index, entry_cmp);
         if (!hit) continue;
         la->items[i].matched = (*hit)->matched = 1;
+        if (la->items[i].head) continue;   /* both have the message: its fields compare */
         if (strcmp(la->items[i].value, (*hit)->value)) change_add(c, la->items[i].path, la->items[i].value, (*hit)->value);
     }
     add_one_sided(c, la, 1);

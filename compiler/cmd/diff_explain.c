@@ -374,16 +374,18 @@ static int print_grouped_changes(FILE *out, const sema_result *a, const sema_res
         const net_layer *L = layer_named(&a->net, name);
         if (!L) L = layer_named(&b->net, name);
         size_t sl = L ? stage_len(L) : 0;
-        if (!*field || !c[i].a || !c[i].b) {   /* a one-sided layer */
+        /* A field on one side only (a filler given on one side) reads "(absent)" there. */
+        const char *va = c[i].a ? c[i].a : "(absent)", *vb = c[i].b ? c[i].b : "(absent)";
+        if (!*field) {                           /* a one-sided layer */
             done[i] = 1;
             if (sl) continue;                    /* counted in its stage's summary */
-            fprintf(out, "%s: %s -> %s\n", c[i].path, c[i].a ? c[i].a : "(absent)", c[i].b ? c[i].b : "(absent)");
+            fprintf(out, "%s: %s -> %s\n", c[i].path, va, vb);
             lines++;
             continue;
         }
         if (!sl) {
             done[i] = 1;
-            fprintf(out, "%s: %s -> %s\n", c[i].path, c[i].a, c[i].b);
+            fprintf(out, "%s: %s -> %s\n", c[i].path, va, vb);
             lines++;
             continue;
         }
@@ -393,12 +395,12 @@ static int print_grouped_changes(FILE *out, const sema_result *a, const sema_res
             char nj[256];
             const char *fj;
             if (done[j] || !split_layer_path(c[j].path, nj, sizeof nj, &fj) || strcmp(fj, field)) continue;
-            if (strncmp(nj, stage, sl) || nj[sl] != '.' || !c[j].a || !c[j].b) continue;
-            if (strcmp(c[j].a, c[i].a) || strcmp(c[j].b, c[i].b)) continue;
+            if (strncmp(nj, stage, sl) || nj[sl] != '.') continue;
+            if (strcmp(c[j].a ? c[j].a : "(absent)", va) || strcmp(c[j].b ? c[j].b : "(absent)", vb)) continue;
             done[j] = 1;
             count++;
         }
-        fprintf(out, "net[\"%s.*\"].%s: %s -> %s (%d layer%s)\n", stage, field, c[i].a, c[i].b, count,
+        fprintf(out, "net[\"%s.*\"].%s: %s -> %s (%d layer%s)\n", stage, field, va, vb, count,
                 count == 1 ? "" : "s");
         lines++;
     }

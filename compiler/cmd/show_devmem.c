@@ -57,6 +57,7 @@ static size_t need_at(const devmem_ctx *d, int b, rt_devmem *m_out) {
                                  arena, b, image, net->classes, d->workspace);
     if (net->input_float) rt_devmem_float_input(&m, image, net->mixed_targets ? 3 : 1);
     if (d->opt.nhwc) rt_devmem_channels_last(&m, net->n_params, d->act_bytes);
+    rt_devmem_op_scratch(&m, ir_partial_sum_channels(net), d->opt.nhwc);
     schedule_free(&s);
     if (m_out) *m_out = m;
     return m.fixed + m.per_sample * (size_t)b;
@@ -114,12 +115,12 @@ int show_device_memory(FILE *out, const char *path, const sema_result *res, doub
             nhwc ? ", channels-last" : "");
     fprintf(out, "  device            %.2f GiB free, %.0f MiB kept back for the CUDA context: %.1f MiB usable\n", gib,
             RT_DEVMEM_RESERVE / 1048576.0, avail / 1048576.0);
-    fprintf(out, "  fixed             %.1f MiB: parameters, gradients, optimizer state, batch-norm buffers%s, "
+    fprintf(out, "  fixed             %.1f MiB: parameters, gradients, optimizer state, batch-norm buffers%s%s, "
                  "cuDNN workspace up to %.0f MiB\n",
             m.fixed / 1048576.0, d.act_bytes == 4 ? "" : nhwc ? ", 16-bit weight copies (NCHW and channels-last)" : ", 16-bit weight copy",
-            d.workspace / 1048576.0);
-    fprintf(out, "  per sample        %.2f MiB at batch %d: activation arena and batch buffers\n",
-            m.per_sample / 1048576.0, spec_b);
+            nhwc ? ", per-channel partial sums" : "", d.workspace / 1048576.0);
+    fprintf(out, "  per sample        %.2f MiB at batch %d: activation arena, batch buffers%s\n",
+            m.per_sample / 1048576.0, spec_b, nhwc ? "" : ", per-channel partial sums");
     if (res->has_eval_net)
         fprintf(out, "  evaluation        at %lldx%lld (data.val's crop) by a forward of its own, sharing the arena "
                      "and the batch buffers: counted as the larger of the two (%.1f MiB training, %.1f MiB "

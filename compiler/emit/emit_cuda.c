@@ -359,10 +359,12 @@ static void init_end(emitter *e) {
 static void descriptor(emitter *e, int n_tensors) {
     const ir_net *net = e->net;
     static const char *const scaling[] = { "0", "1", "2" };
-    char offset[32];
+    char offset[32], sums[32];
     snprintf(offset, sizeof offset, "%ld", net->tensors[net->act_of[ir_root(net, net->n_ops)]].offset);
+    snprintf(sums, sizeof sums, "%ld", ir_partial_sum_channels(net));
     template_var extra[] = {
         { "MATH", precision_enums[e->s->precision] }, { "NHWC", e->s->opt.nhwc ? "1" : "0" },
+        { "PARTIAL_SUM_CHANNELS", sums },
         { "LOSS_SCALE", scaling[e->s->loss_scale] },
         { "INIT_SCALE", c_float(e->s->loss_scale ? e->s->init_scale : 0) },
         { "WEIGHTS_NHWC", e->s->opt.nhwc ? "weights_nhwc" : "NULL" }, { "LOGITS_OFFSET", offset },

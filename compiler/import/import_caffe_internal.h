@@ -69,6 +69,10 @@ int ic_error(ic_ctx *ic, const ast_node *at, const char *hint, const char *fmt, 
 /* A setting trainc cannot honour exactly: an error, or with --approximate a note in the spec. */
 int ic_approximate(ic_ctx *ic, const ast_node *at, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* The same with a hint of its own (what to write instead), for a refusal the generic one
+ * leaves the user guessing at. */
+int ic_approximate_hint(ic_ctx *ic, const ast_node *at, const char *hint, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 /* A note printed at the top of the spec. */
 void ic_note(ic_ctx *ic, const ast_node *at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* "file:line" of a node, for comments. */

@@ -124,10 +124,23 @@ static int read_scale_param(ic_ctx *ic, const ast_node *layer, const char *sname
             *scale_fill = value;
             continue;
         }
-        if (strcmp(type, "constant") != 0 || value != want)
-            if (ic_approximate(ic, f, "layer \"%s\": %s %s %g; trainc's %s starts at %g", sname, fills[i],
-                               type, value, into, want) < 0)
+        const char *part = i == 0 ? "gamma" : "beta";
+        char hint[320];
+        if (strcmp(type, "constant") != 0) {   /* random per channel; trainc's start is one number */
+            snprintf(hint, sizeof hint, "give the Scale a constant %s (%s { type: \"constant\" value: V }%s), or "
+                     "import with --approximate to start every %s at %g (noted in the spec)", fills[i], fills[i],
+                     i == 0 && scale_fill ? ", which becomes bn's gamma_init: V" : "", part, want);
+            if (ic_approximate_hint(ic, ic_get(f, "type"), hint, "Scale layer \"%s\": %s type %s draws each %s "
+                                    "at random; trainc's %s starts every %s at one constant, %g", sname, fills[i],
+                                    type, part, into, part, want) < 0)
                 return -1;
+        } else if (value != want) {
+            snprintf(hint, sizeof hint, "set the %s's value to %g (or leave it out), or import with --approximate "
+                     "to start every %s at %g (noted in the spec)", fills[i], want, part, want);
+            if (ic_approximate_hint(ic, ic_get(f, "value") ? ic_get(f, "value") : f, hint, "Scale layer \"%s\": %s constant %g; trainc's %s "
+                                    "starts every %s at %g", sname, fills[i], value, into, part, want) < 0)
+                return -1;
+        }
     }
     return 0;
 }

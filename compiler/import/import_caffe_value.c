@@ -51,21 +51,33 @@ void ic_note(ic_ctx *ic, const ast_node *at, const char *fmt, ...) {
     va_end(ap);
 }
 
-int ic_approximate(ic_ctx *ic, const ast_node *at, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
+static int vapproximate(ic_ctx *ic, const ast_node *at, const char *hint, const char *fmt, va_list ap) {
     if (ic->opt->approximate) {
         vnote(ic, at, "approximated: ", fmt, ap);
-        va_end(ap);
         return 0;
     }
     char msg[512];
     vsnprintf(msg, sizeof msg, fmt, ap);
+    return ic_error(ic, at, hint, "%s", msg);
+}
+
+int ic_approximate(ic_ctx *ic, const ast_node *at, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = vapproximate(ic, at,
+                          "trainc cannot say this yet; 'trainc import caffe --approximate' uses trainc's own "
+                          "behaviour instead and notes each such setting in the spec",
+                          fmt, ap);
     va_end(ap);
-    return ic_error(ic, at,
-                    "trainc cannot say this yet; 'trainc import caffe --approximate' uses trainc's own "
-                    "behaviour instead and notes each such setting in the spec",
-                    "%s", msg);
+    return rc;
+}
+
+int ic_approximate_hint(ic_ctx *ic, const ast_node *at, const char *hint, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = vapproximate(ic, at, hint, fmt, ap);
+    va_end(ap);
+    return rc;
 }
 
 void ic_append(char *buf, size_t cap, const char *fmt, ...) {

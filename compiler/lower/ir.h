@@ -171,6 +171,10 @@ void ir_plan(ir_net *net);
  * runs no backward): no gradients, and each tensor lives from its op to its last forward
  * reader, so the arena is a fraction of the training plan's. */
 void ir_plan_forward_only(ir_net *net);
+/* The most channels of one op whose CUDA backward adds per-channel sums through the
+ * partial-sums scratch (batchnorm_sums.cuh: batch norm, layer norm, layer scale, a conv's or
+ * linear's bias), for the device memory plan (rt_devmem_op_scratch); 0 if none. */
+long ir_partial_sum_channels(const ir_net *net);
 /* Groups the parameter tensors, in layout order, into buckets of at most bucket_mb MiB
  * (a tensor larger than the cap gets a bucket of its own). */
 void ir_plan_buckets(ir_net *net, double bucket_mb);

@@ -320,6 +320,17 @@ void ir_plan_forward_only(ir_net *net) {
     ir_plan(net);
 }
 
+long ir_partial_sum_channels(const ir_net *net) {
+    long most = 0;
+    for (int i = 0; i < net->n_ops; i++) {
+        const ir_op *op = &net->ops[i];
+        int sums = op->kind == IR_BN || op->kind == IR_LN || op->kind == IR_LAYER_SCALE ||
+                   ((op->kind == IR_CONV || op->kind == IR_LINEAR) && op->b_off >= 0);
+        if (sums && op->c > most) most = op->c;
+    }
+    return most;
+}
+
 void ir_net_free(ir_net *net) {
     free(net->ops);
     free(net->tensors);

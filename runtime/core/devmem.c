@@ -24,3 +24,14 @@ void rt_devmem_float_input(rt_devmem *m, long image, int target_words) {
 void rt_devmem_channels_last(rt_devmem *m, long n_params, int act_bytes) {
     m->fixed += (size_t)act_bytes * (size_t)n_params;
 }
+
+size_t rt_devmem_partials_bytes(long channels, int batch, int channels_last) {
+    return 2 * sizeof(double) * (size_t)channels * (size_t)(channels_last ? RT_DEVMEM_MAX_SPLITS : batch);
+}
+
+void rt_devmem_op_scratch(rt_devmem *m, long channels, int channels_last) {
+    m->fixed += 2 * sizeof(double) * (size_t)channels;   /* the channel totals */
+    if (channels_last) m->fixed += rt_devmem_partials_bytes(channels, 0, 1);
+    else m->per_sample += rt_devmem_partials_bytes(channels, 1, 0);   /* a split per sample at the most */
+    m->per_sample += sizeof(double);   /* the per-sample loss */
+}

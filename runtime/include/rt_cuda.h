@@ -171,6 +171,9 @@ void cuda_bias_backward(float *dbias, void *dmasked, const void *dout, const voi
  * The statistics kernel writes save_mean / save_inv_std (and updates the running stats in
  * training); applying them, y = (x - mean)·inv_std·gamma + beta, is a per-net fused kernel
  * (with the ReLU after it, when there is one), or cuda_batchnorm_apply. */
+/* Sizes the partial-sums scratch of every per-channel sum (batchnorm_sums.cu) once, at
+ * start-up: partial_bytes (rt_devmem_partials_bytes) and channels' totals. */
+void cuda_reserve_partial_sums(size_t partial_bytes, long channels);
 void cuda_batchnorm_stats_train(float *save_mean, float *save_inv_std, float *running_mean,
                                 float *running_var, const void *in, int n, int c, int hw,
                                 float momentum, float eps, int sync);

@@ -36,4 +36,18 @@ void rt_devmem_float_input(rt_devmem *m, long image, int target_words);
  * 16-bit copy of the weights in the layout its convolutions read. */
 void rt_devmem_channels_last(rt_devmem *m, long n_params, int act_bytes);
 
+/* Blocks one channel's rows are split over, at most, in the channels-last per-channel sums
+ * (channel_tiles.cuh); the NCHW ones split a channel over at most the batch's samples. */
+#define RT_DEVMEM_MAX_SPLITS 512
+
+/* The scratch the CUDA ops size at the first step, after the check: the partial sums of
+ * batch norm, layer norm, layer scale and bias gradients (2 doubles per channel and split,
+ * batchnorm_sums.cuh bn_partials), their channel totals (2 doubles per channel) and the
+ * per-sample losses (a double each). channels: the widest such op (ir_partial_sum_channels);
+ * an upper bound, the splits at their most. */
+void rt_devmem_op_scratch(rt_devmem *m, long channels, int channels_last);
+/* Its partial sums alone at `batch`, which the trainer allocates at start-up: a scratch that
+ * grew op by op would keep every outgrown buffer (rt_cuda_scratch). */
+size_t rt_devmem_partials_bytes(long channels, int batch, int channels_last);
+
 #endif

@@ -62,7 +62,7 @@ for input in errors/*.prototxt; do
   name=$(basename "$input" .prototxt)
   args=(--approximate "$input")
   case $name in
-    filler|scale_filler) args=("$input") ;;
+    filler|scale_filler|scale_bias_filler) args=("$input") ;;
     *.solver) args=(--approximate lenet.prototxt "$input"); name=${name%.solver} ;;
   esac
   echo "written before the import" >"$tmp/out.spec"

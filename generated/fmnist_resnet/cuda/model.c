@@ -1057,7 +1057,7 @@ static const rt_model model = {
 
 static const rt_cuda_model cuda = {
     .model = &model, .arena_bytes = ARENA_BYTES, .logits_offset = 224788480,
-    .math = RT_CUDA_FP32, .nhwc = 0, .loss_scale = 0, .init_scale = 0.0f,
+    .math = RT_CUDA_FP32, .nhwc = 0, .partial_sum_channels = 128, .loss_scale = 0, .init_scale = 0.0f,
     .create_plans = create_plans, .find_algorithms = find_algorithms, .weights_nhwc = NULL,
     .forward = forward, .step = train_step_device,
     .input_u8 = 1,   /* 1: the loader sends bytes, normalized on the device; 0: normalized floats */

@@ -108,6 +108,12 @@ static double *bn_totals(int c) {
     return (double *)rt_cuda_scratch_get(&channel_totals, sizeof(double) * 2 * (size_t)c, "batch-norm channel sums");
 }
 
+void cuda_reserve_partial_sums(size_t partial_bytes, long channels) {
+    if (!channels) return;
+    rt_cuda_scratch_get(&partials, partial_bytes, "batch-norm partial sums");
+    bn_totals((int)channels);
+}
+
 static unsigned warp_blocks(int c) { return (unsigned)((c + SUM_WARPS - 1) / SUM_WARPS); }
 
 static void sum_partials(double *totals, float *dgamma, float *dbeta, const double *part, int splits, int c) {

@@ -21,7 +21,8 @@ void cuda_batchnorm_backward_nhwc_old(void *din, float *dgamma, float *dbeta, co
                                       const float *save_mean, const float *save_inv_std, int n, int c, int hw,
                                       int sync);
 
-/* Room for splits x c pairs; grows on the first, uncaptured step (rt_cuda_scratch). */
+/* Room for splits x c pairs: sized at start-up to the device memory plan's bound
+ * (cuda_reserve_partial_sums); grows (rt_cuda_scratch) only if that bound was short. */
 double *bn_partials(int splits, int c);
 /* Batch statistics from sums of d and d^2 over m values per channel, d = x - running_mean
  * (the shift keeps E[d^2] - E[d]^2 accurate), and torch's running-stat update (unbiased

@@ -6,11 +6,12 @@
 #ifndef RT_CUDA_CHANNEL_TILES_CUH
 #define RT_CUDA_CHANNEL_TILES_CUH
 #include "../cuda_common.cuh"
+#include "rt_devmem.h"
 
 #define TILE_C 32
 #define ROW_LANES 8
 #define MIN_ROWS_PER_BLOCK 256
-#define MAX_SPLITS 512
+#define MAX_SPLITS RT_DEVMEM_MAX_SPLITS   /* the device memory plan counts the partials at it */
 
 struct nhwc_split {
     int splits;
