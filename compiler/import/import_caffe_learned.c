@@ -177,9 +177,15 @@ int ic_translate_scale(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob *o) 
             return -1;
         return ic_map_param_mults(ic, io, 1, t->args, sizeof t->args);
     }
+    /* Caffe's gamma: 1 without a filler; a constant filler's value, which defaults to 0 */
     double init = 1;
     const ast_node *f = io->param ? ic_get(io->param, "filler") : NULL;
-    if (f && f->a->kind == AST_MESSAGE && ic_get(f->a, "value")) ic_float(ic, f->a, "value", &init);
+    if (f && f->a->kind == AST_MESSAGE) {
+        const char *type = "constant";
+        if (ic_word(ic, f->a, "type", &type) < 0) return -1;
+        if (strcmp(type, "constant") == 0) init = 0;
+        if (ic_get(f->a, "value")) ic_float(ic, f->a, "value", &init);
+    }
     if (read_scale_param(ic, io->layer, io->name, &bias, init, "layer_scale", NULL) < 0) return -1;
     if (ic_map_param_mults(ic, io, 0, NULL, 0) < 0) return -1;
     t->type = "layer_scale";
