@@ -1,7 +1,9 @@
 # Debian packages the build needs; installed automatically when run as root.
-DEB_PACKAGES := flex bison libopenblas-dev zlib1g-dev libopenmpi-dev openmpi-bin \
-                libturbojpeg0-dev libpng-dev dataset-fashion-mnist clang libclang-rt-14-dev \
-                libdnnl2 libdnnl-dev python3-torchvision python3-pil python3-numpy
+# Every program and Python module a test, the demo or CI runs comes from one of these (or
+# from what they depend on, or from the base system): tests/deps/external_commands_test.sh.
+DEB_PACKAGES := make gcc g++ flex bison libopenblas-dev zlib1g-dev libopenmpi-dev openmpi-bin \
+                libturbojpeg0-dev libjpeg-turbo-progs libpng-dev dataset-fashion-mnist clang libclang-rt-14-dev \
+                libdnnl2 libdnnl-dev python3 python3-torchvision python3-pil python3-numpy procps librsvg2-bin
 DEPS_STAMP   := $(BUILD)/.deps-ok
 
 .PHONY: deps-check
