@@ -12,6 +12,13 @@ RT_HDRS     := $(wildcard runtime/include/*.h runtime/*/*.h runtime/*/*/*.h)
 RT_LIB      := $(BUILD)/libtrainrt.a
 RT_LIB_ASAN := $(BUILD)/asan/libtrainrt.a
 RT_LIB_F64  := $(BUILD)/asan/libtrainrt_f64.a
+# The pinned-arithmetic runtime: FP32 products by gemm_pinned.c instead of OpenBLAS/oneDNN,
+# and compiled for a fixed x86-64 level with generic tuning and no contraction into FMA, so
+# that a trainer linked to it computes the same bits on every CPU of the project's kind
+# (tests/lower/params_hash_test.sh). -march=native would let GCC's tuning for the build
+# CPU decide where a*b+c becomes one FMA, and OpenBLAS picks its kernels by CPU.
+RT_LIB_PINNED := $(BUILD)/pinned/libtrainrt.a
+PINNED_FLAGS  := -O3 -march=x86-64-v4 -mtune=generic -ffp-contract=off -DRT_PINNED_ARITH
 
 .PHONY: runtime
 runtime: $(RT_LIB)
@@ -31,12 +38,18 @@ $(BUILD)/obj/%.o: %.c $(RT_HDRS) $(BUILD)/obj/.flags | deps-check
 $(BUILD)/asan/%.o: %.c $(RT_HDRS) | deps-check
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) $(SAN_FLAGS) -c $< -o $@
+$(BUILD)/pinned/.flags: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(CFLAGS_COMMON) $(PINNED_FLAGS)' | cmp -s - $@ || echo '$(CFLAGS_COMMON) $(PINNED_FLAGS)' > $@
+$(BUILD)/pinned/%.o: %.c $(RT_HDRS) $(BUILD)/pinned/.flags | deps-check
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) $(PINNED_FLAGS) -c $< -o $@
 $(BUILD)/asan-f64/%.o: %.c $(RT_HDRS) | deps-check
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) $(SAN_FLAGS) -DRT_REAL_DOUBLE -c $< -o $@
 
 # Only runtime/mpi/ sees mpi.h; the rest of the runtime and generated code do not.
-$(BUILD)/obj/runtime/mpi/%.o $(BUILD)/asan/runtime/mpi/%.o: CFLAGS_COMMON += $(MPI_CFLAGS)
+$(BUILD)/obj/runtime/mpi/%.o $(BUILD)/asan/runtime/mpi/%.o $(BUILD)/pinned/runtime/mpi/%.o: CFLAGS_COMMON += $(MPI_CFLAGS)
 
 # Which of runtime/mpi/ and runtime/solo/ the libraries hold: switching WITH_MPI in one build
 # directory re-archives them even though every object is already there.
@@ -47,6 +60,8 @@ $(BUILD)/.with-mpi: FORCE
 $(RT_LIB): $(RT_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/.with-mpi
 	@rm -f $@; ar rcs $@ $(filter %.o,$^)
 $(RT_LIB_ASAN): $(RT_SRCS:%.c=$(BUILD)/asan/%.o) $(BUILD)/.with-mpi
+	@rm -f $@; ar rcs $@ $(filter %.o,$^)
+$(RT_LIB_PINNED): $(RT_SRCS:%.c=$(BUILD)/pinned/%.o) $(BUILD)/.with-mpi
 	@rm -f $@; ar rcs $@ $(filter %.o,$^)
 $(RT_LIB_F64): $(RT_OPS_SRCS:%.c=$(BUILD)/asan-f64/%.o)
 	@rm -f $@; ar rcs $@ $^

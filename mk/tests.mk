@@ -10,6 +10,7 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/testlib.h $(RT_LIB_ASAN) $(RT_LIB_F6
 	  $(TRAINC_LIB_ASAN) $(RT_LIB_ASAN) $(RT_LIB_F64) $(LDLIBS)
 
 .PHONY: test-build
+TEST_EXTRA_DEPS += $(RT_LIB_PINNED)
 test-build: all $(UNIT_BINS) $(TEST_EXTRA_DEPS)
 
 # The build first, one job per core (CI calls plain `make test`), then the tests, which
@@ -18,3 +19,13 @@ TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 test:
 	@$(MAKE) --no-print-directory -j$(TEST_JOBS) test-build
 	@BUILD=$(BUILD) TEST_JOBS=$(TEST_JOBS) bash tests/run_all.sh
+
+# The last run's per-test seconds (without waits for another test's build) as the schedule
+# tests/run_all.sh reads: longest first. Run after a `make test` on the 2-core machine.
+.PHONY: test-durations
+test-durations:
+	@test -s $(BUILD)/test-logs/durations.txt || { echo "error: no $(BUILD)/test-logs/durations.txt: run make test first" >&2; exit 1; }
+	@{ echo "# seconds per test in one make test run (tests/run_all.sh schedules the longest first);"; \
+	   echo "# rewritten by make test-durations"; \
+	   sort -k2,2nr -k1,1 $(BUILD)/test-logs/durations.txt; } > tests/durations.txt
+	@echo "wrote tests/durations.txt ($$(grep -vc '^#' tests/durations.txt) tests)"

@@ -13,6 +13,7 @@
 #include <string.h>
 #include "rt_conv_c1.h"
 #include "rt_core.h"
+#include "rt_slots.h"
 #include "rt_gemm.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -54,7 +55,7 @@ static float *slice_of(float *work, int t, const c1_geometry *g) {
 
 static int image_threads(const rt_conv_shape *s) {
     int t = omp_get_max_threads();
-    return s->n >= t ? t : 1;
+    return s->n >= t ? t : s->n > 0 ? s->n : 1;
 }
 
 int conv2d_c1_fits(const rt_conv_shape *s) {
@@ -69,7 +70,8 @@ int conv2d_c1_fits(const rt_conv_shape *s) {
 
 long conv2d_c1_workspace_elems(const rt_conv_shape *s) {
     c1_geometry g = geometry_of(s);
-    return g.weights + image_threads(s) * g.slice;
+    int threads = image_threads(s), slots = rt_slots();   /* forward: threads; backward: slots */
+    return g.weights + (threads > slots ? threads : slots) * g.slice;
 }
 
 /* x rounded to the nearest BF16 (ties to even), as FP32; NaNs stay NaNs. Under compute BF16
@@ -305,38 +307,40 @@ static void backward_weights_images(float *dweight, float *dbias, const float *d
     long in_img = (long)s->h * s->w, out_img = (long)s->oc * s->oh * s->ow;
     long sums = g.dw + s->oc, sums_at = g.lines + g.blines;   /* in each slice: dweight, dbias */
     const float *mask = s->act == RT_ACT_RELU ? act_out : NULL;
-    int threads = image_threads(s);
-    #pragma omp parallel num_threads(threads)
+    int slots = rt_slots();   /* a partial per slot, summed in slot order (rt_slots.h) */
+    #pragma omp parallel num_threads(rt_slot_threads())
     {
-        float *lines = slice_of(work, omp_get_thread_num(), &g);
-        float *dw = lines + sums_at, *db = dw + g.dw;
-        memset(dw, 0, sizeof(float) * sums);
         #pragma omp for schedule(static)
-        for (int b = 0; b < s->n; b++) {
-            shifted_lines(lines, in + b * in_img, s, &g);
-            const float *dy, *y;
-            if (ps) {   /* the ReLU's mask is in the pooled output */
-                long at = (long)b * s->oc * ps->oh * ps->ow;
-                maxpool2d_backward_planes_relu(lines + g.plane, pool_dout + at, pool_out + at,
-                                               argmax + at, s->oc, ps);
-                dy = lines + g.plane, y = NULL;
-            } else {
-                dy = dout + b * out_img, y = mask ? mask + b * out_img : NULL;
-            }
+        for (int k = 0; k < slots; k++) {
+            float *lines = slice_of(work, k, &g);
+            float *dw = lines + sums_at, *db = dw + g.dw;
+            memset(dw, 0, sizeof(float) * sums);
+            for (int b = rt_slot_begin(s->n, k, slots); b < rt_slot_begin(s->n, k + 1, slots); b++) {
+                shifted_lines(lines, in + b * in_img, s, &g);
+                const float *dy, *y;
+                if (ps) {   /* the ReLU's mask is in the pooled output */
+                    long at = (long)b * s->oc * ps->oh * ps->ow;
+                    maxpool2d_backward_planes_relu(lines + g.plane, pool_dout + at, pool_out + at,
+                                                   argmax + at, s->oc, ps);
+                    dy = lines + g.plane, y = NULL;
+                } else {
+                    dy = dout + b * out_img, y = mask ? mask + b * out_img : NULL;
+                }
 #ifdef C1_DPBF16
-            if (g.bf16 && rt_cpu_has_avx512_bf16()) {
-                weights_image_dpbf16(dw, dbias ? db : NULL, dy, y, (uint16_t *)(lines + g.lines), lines, s, &g);
-                continue;
-            }
+                if (g.bf16 && rt_cpu_has_avx512_bf16()) {
+                    weights_image_dpbf16(dw, dbias ? db : NULL, dy, y, (uint16_t *)(lines + g.lines), lines, s, &g);
+                    continue;
+                }
 #endif
-            if (g.k == 3) weights_image(dw, dbias ? db : NULL, dy, y, lines, s, &g, 3);
-            else weights_image(dw, dbias ? db : NULL, dy, y, lines, s, &g, 5);
+                if (g.k == 3) weights_image(dw, dbias ? db : NULL, dy, y, lines, s, &g, 3);
+                else weights_image(dw, dbias ? db : NULL, dy, y, lines, s, &g, 5);
+            }
         }
-        /* implicit barrier: every thread's sums are complete */
+        /* implicit barrier: every slot's sums are complete */
         #pragma omp for schedule(static)
         for (long i = 0; i < (dbias ? sums : g.dw); i++) {
             float acc = 0;
-            for (int t = 0; t < threads; t++) acc += slice_of(work, t, &g)[sums_at + i];
+            for (int t = 0; t < slots; t++) acc += slice_of(work, t, &g)[sums_at + i];
             if (i < g.dw) dweight[i] = acc;
             else dbias[i - g.dw] = acc;
         }

@@ -61,19 +61,24 @@ static int bf16_hidden(void) {
 
 static rt_compute compute_mode = RT_COMPUTE_FP32;
 
-/* FP32 products: OpenBLAS, whose run-time detection picks AVX-512 kernels ("Cooperlake") on
- * this machine's Zen 4; but an earlier session saw the same library pick "Haswell" kernels
- * here, at half oneDNN's rate (shared/design/MEASURED.md). So where OpenBLAS runs kernels
- * without AVX-512 on a CPU that has it, and oneDNN is there, FP32 goes to oneDNN's sgemm.
+/* FP32 products: OpenBLAS where its run-time detection picked its Cooperlake or
+ * SapphireRapids kernels (AVX-512). Elsewhere, on a CPU with AVX-512 and oneDNN there, FP32
+ * goes to oneDNN's sgemm:
+ *   - "Haswell" kernels on an AVX-512 CPU that Debian 12's OpenBLAS 0.3.21 does not know
+ *     (Zen 5) run at about half oneDNN's rate;
+ *   - its "SkylakeX" kernels, which it picks on Intel Xeons with AMX, gave a training run
+ *     different parameters from one run to the next and, in some runs, NaN losses (the same
+ *     trainer was deterministic on the Cooperlake and Haswell kernels and on oneDNN;
+ *     bench/RESULTS.md, "GEMM library per linear product").
  * TRAINC_SGEMM=openblas or onednn forces either (for measurements). */
 static int decide_dnnl_fp32(void) {
+    if (rt_arith_pinned()) return 0;
     const char *force = getenv("TRAINC_SGEMM");
     if (force && strcmp(force, "openblas") == 0) return 0;
     if (force && strcmp(force, "onednn") == 0) return rt_gemm_library_available(RT_GEMM_DNNL_F32);
     const char *core = openblas_get_corename();
-    int avx512_kernels = core && (strstr(core, "SkylakeX") || strstr(core, "Cooperlake") ||
-                                  strstr(core, "SapphireRapids"));
-    return !avx512_kernels && __builtin_cpu_supports("avx512f") &&
+    int trusted_avx512_kernels = core && (strstr(core, "Cooperlake") || strstr(core, "SapphireRapids"));
+    return !trusted_avx512_kernels && __builtin_cpu_supports("avx512f") &&
            rt_gemm_library_available(RT_GEMM_DNNL_F32);
 }
 
@@ -100,7 +105,20 @@ int rt_gemm_fp32_dnnl_allowed(void) {
 
 rt_compute rt_gemm_compute(void) { return compute_mode; }
 
+int rt_arith_pinned(void) {
+#ifdef RT_PINNED_ARITH
+    return 1;
+#else
+    return 0;
+#endif
+}
+
 int rt_gemm_set_compute(rt_compute compute, char *why, unsigned why_cap) {
+    if (compute == RT_COMPUTE_BF16 && rt_arith_pinned()) {
+        snprintf(why, why_cap, "precision.compute BF16 runs on oneDNN's kernels, which the pinned-arithmetic "
+                               "runtime leaves out: build the trainer against the normal runtime");
+        return -1;
+    }
     if (compute == RT_COMPUTE_BF16) {
         if (!rt_cpu_has_avx512_bf16() || bf16_hidden()) {
             snprintf(why, why_cap, "precision.compute BF16 needs a CPU with avx512_bf16 (vdpbf16ps), "

@@ -49,6 +49,12 @@ int rt_cpu_has_avx512_bf16(void);
 int rt_gemm_fp32_on_dnnl(void);
 /* Whether oneDNN's sgemm may take the FP32 products a caller prefers it for (rt_gemm_chosen). */
 int rt_gemm_fp32_dnnl_allowed(void);
+/* The pinned FP32 product (gemm_pinned.c): what rt_gemm computes in a runtime built with
+ * RT_PINNED_ARITH, the same bits on every x86-64 CPU. */
+void rt_gemm_pinned(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a, int lda,
+                    const float *b, int ldb, float beta, float *c, int ldc);
+/* Whether this runtime is the pinned one (RT_PINNED_ARITH). */
+int rt_arith_pinned(void);
 /* n floats to bfloat16 (round to nearest even). */
 void rt_to_bf16(unsigned short *dst, const float *src, long n);
 unsigned short rt_float_to_bf16(float f);

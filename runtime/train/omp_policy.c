@@ -4,24 +4,20 @@
  *
  * OpenMP wait policy, unless the user chose one (OMP_WAIT_POLICY or GOMP_SPINCOUNT): how long
  * a worker spins at a barrier before it sleeps. The ops open dozens of parallel regions per
- * step, so the choice shows in throughput. Measured on the 2-core machine (bench/RESULTS.md,
- * session 6):
- *   - alone, a short spin (GOMP_SPINCOUNT=10000) beat sleeping at once (passive) in 7 of 8
- *     alternating ResNet runs, median 312.7 vs 297.6 img/s (one spin, a PAUSE, took about
- *     50 ns there in session 13, so 10000 spins last about 0.5 ms: longer than the serial gaps
- *     between a step's parallel regions, which came to 0.4% of a ResNet step);
- *   - two LeNet trainers side by side on the 2 cores (4 threads), passive gave 2.47-2.64k
- *     img/s together, the short spin 2.39-2.43k, libgomp's default (300000 spins) 1.27-1.74k:
- *     a spinning thread burns the time slice its partner needs.
+ * step, so the choice shows in throughput (bench/RESULTS.md, "OpenMP wait policy"):
+ *   - alone, a short spin (GOMP_SPINCOUNT=10000, about 0.5 ms: longer than the serial gaps
+ *     between a step's parallel regions) beats sleeping at once (passive);
+ *   - where trainers share the cores, a spinning thread burns the time slice its partner
+ *     needs, and passive wins.
  * So: the short spin, or passive where this node's ranks times threads exceed its cores.
  *
  * OpenBLAS threads, unless OPENBLAS_NUM_THREADS is set: one. rt_gemm pins OpenBLAS to one
  * thread at its first call anyway (the ops thread with OpenMP, rt_gemm.h), but the library
  * starts a pool of workers when it loads, one of which spins on sched_yield at start-up.
  *
- * No huge pages by default: glibc.malloc.hugetlb=1 measured slower on the quiet 2-core host
- * (ResNet FP32 499-598 vs 589-612 img/s, 4 alternating pairs; LeNet no better) and costs the
- * ResNet 0.3 s of start-up; GLIBC_TUNABLES=glibc.malloc.hugetlb=1 still turns them on.
+ * No huge pages by default: glibc.malloc.hugetlb=1 was slower on the ResNet example and no
+ * better on the LeNet (bench/RESULTS.md), and costs start-up time;
+ * GLIBC_TUNABLES=glibc.malloc.hugetlb=1 still turns them on.
  *
  * OMP_PROC_BIND or OMP_PLACES: libgomp binds the initial thread to the first place as it
  * loads, and an exec'd process inherits that single place, so the re-executed trainer would
@@ -32,6 +28,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "rt_slots.h"
 #include "rt_trainer.h"
 
 /* A positive integer environment value, else 0 (OMP_NUM_THREADS may be a list: its first). */
@@ -57,14 +54,6 @@ static int process_cpus(cpu_set_t *set) {
     }
     if (places > 0 && CPU_COUNT(set) > 0) return 1;
     return sched_getaffinity(0, sizeof *set, set) == 0;
-}
-
-/* Ranks on this node, as the launchers tell them (Open MPI, MPICH/Hydra, Slurm). */
-static long local_ranks(void) {
-    const char *vars[] = { "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE" };
-    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
-        if (env_count(vars[i])) return env_count(vars[i]);
-    return 1;
 }
 
 /* Sets name=value unless the user set it; returns whether it did. */
@@ -98,7 +87,7 @@ void rt_trainer_choose_omp_policy(char **argv) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         long cores = have_cpus ? CPU_COUNT(&cpus) : n > 0 ? n : 1, threads = env_count("OMP_NUM_THREADS");
         if (!threads) threads = cores;
-        if (local_ranks() * threads > cores) setenv("OMP_WAIT_POLICY", "passive", 1);
+        if (rt_local_ranks() * threads > cores) setenv("OMP_WAIT_POLICY", "passive", 1);
         else setenv("GOMP_SPINCOUNT", "10000", 1);
         changed = 1;
     }

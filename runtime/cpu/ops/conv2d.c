@@ -8,6 +8,7 @@
 #include "rt_gemm.h"
 #include "rt_ops.h"
 #include "rt_real.h"
+#include "rt_slots.h"
 #include "conv2d_bias_grad.h"
 #include "conv2d_im2col.h"
 #include "conv2d_strided.h"
@@ -23,10 +24,11 @@ static long weight_elems(const rt_conv_shape *s) {
     return (long)s->oc * (s->c / s->groups) * s->kh * s->kw;
 }
 
-/* Images go to threads only when there are enough of them; otherwise rt_gemm splits. */
+/* Images go to threads, each image's GEMMs whole on its thread: a GEMM split over the
+ * threads would sum in an order that depends on their count (rt_slots.h). */
 static int image_threads(const rt_conv_shape *s) {
     int t = omp_get_max_threads();
-    return s->n >= t ? t : 1;
+    return s->n >= t ? t : s->n > 0 ? s->n : 1;
 }
 
 /* With a fused activation, backward masks one image's dout into a private buffer and sums
@@ -35,9 +37,10 @@ static long act_elems(const rt_conv_shape *s) {
     return s->act ? (long)s->oc * s->oh * s->ow + s->oc : 0;
 }
 
-/* One thread's slice of the workspace: the im2col matrix, the shifted plane, a private
- * dweight (backward sums them in thread order, so the result does not depend on timing),
- * and the masked dout and dbias partial of a fused activation. */
+/* One thread's (forward) or one reduction slot's (backward) slice of the workspace: the
+ * im2col matrix, the shifted plane, a private dweight (backward sums them in slot order, so
+ * the result depends neither on timing nor on the thread count, rt_slots.h), and the masked
+ * dout and dbias partial of a fused activation. */
 typedef struct { real_t *col, *shift, *dw, *dy, *db; } conv_slice;
 
 static long slice_elems(const rt_conv_shape *s) {
@@ -92,7 +95,7 @@ static long other_workspace_elems(const rt_conv_shape *shape) {
     if (use_winograd(s)) return RT_FN(conv2d_winograd_workspace_elems)(s);
     if (use_strided_winograd(s)) return RT_FN(conv2d_strided_winograd_workspace_elems)(s);
     if (conv2d_strided_fits(s)) return RT_FN(conv2d_strided_workspace_elems)(s);
-    return (long)omp_get_max_threads() * slice_elems(s);
+    return (long)rt_slot_slices() * slice_elems(s);
 }
 
 /* Sized for the thread count at the first call (the trainer fixes it at start-up). A
@@ -139,8 +142,8 @@ static void backward_im2col(real_t *din, real_t *dweight, real_t *dbias, const r
     int cg = s->c / s->groups, ocg = s->oc / s->groups;
     int kdim = cg * s->kh * s->kw, ohw = s->oh * s->ow;
     long in_img = (long)s->c * s->h * s->w, out_img = (long)s->oc * ohw;
-    long wn = weight_elems(s), per_thread = slice_elems(s);
-    int threads = image_threads(s), pointwise = is_pointwise(s), act = s->act != RT_ACT_NONE;
+    long wn = weight_elems(s), per_slot = slice_elems(s);
+    int slots = rt_slots(), pointwise = is_pointwise(s), act = s->act != RT_ACT_NONE;
     if (dbias && !act) {
         #pragma omp parallel for schedule(static)
         for (int oc = 0; oc < s->oc; oc++) {
@@ -150,49 +153,50 @@ static void backward_im2col(real_t *din, real_t *dweight, real_t *dbias, const r
             dbias[oc] = acc;
         }
     }
-    #pragma omp parallel num_threads(threads)
+    #pragma omp parallel num_threads(rt_slot_threads())
     {
-        int t = omp_get_thread_num();
-        conv_slice sl = slice_of(work, t, s);
-        real_t *dw_part = sl.dw;                       /* this thread's sum of dW over images */
-        real_t *col_buf = sl.col, *dy_buf = sl.dy, *db_part = sl.db;   /* dy, db: act only */
-        memset(dw_part, 0, sizeof(real_t) * wn);
-        if (act) memset(db_part, 0, sizeof(real_t) * s->oc);
         #pragma omp for schedule(static)
-        for (int b = 0; b < s->n; b++) {
-            const real_t *dy_img = dout + b * out_img;
-            if (act) {   /* ReLU backward: the gradient passes where the output is positive */
-                const real_t *y = act_out + b * out_img;
-                for (long i = 0; i < out_img; i++) dy_buf[i] = y[i] > 0 ? dy_img[i] : 0;
-                dy_img = dy_buf;
-                if (dbias)
-                    for (int oc = 0; oc < s->oc; oc++)
-                        db_part[oc] += masked_plane_sum(dy_buf + (long)oc * ohw, NULL, ohw);
-            }
-            for (int g = 0; g < s->groups; g++) {
-                const real_t *x = in + b * in_img + (long)g * cg * s->h * s->w;
-                const real_t *dy = dy_img + (long)g * ocg * ohw;
-                const real_t *w = weight + (long)g * ocg * kdim;
-                const real_t *col = x;
-                if (!pointwise) { RT_FN(conv2d_im2col)(col_buf, sl.shift, x, cg, s); col = col_buf; }
-                /* dW_g += dY_g . col^T */
-                RT_FN(rt_gemm)(0, 1, ocg, kdim, ohw, 1, dy, ohw, col, ohw, 1,
-                               dw_part + (long)g * ocg * kdim, kdim);
-                if (!din) continue;
-                double td = timing ? omp_get_wtime() : 0;
-                real_t *dx = din + b * in_img + (long)g * cg * s->h * s->w;
-                if (pointwise) {   /* dX_g (+)= W_g^T . dY_g straight into din */
-                    RT_FN(rt_gemm)(1, 0, kdim, ohw, ocg, 1, w, kdim, dy, ohw, s->din_add ? 1 : 0,
-                                   dx, ohw);
-                } else {           /* the col buffer is free again once dW is done: reuse it */
-                    RT_FN(rt_gemm)(1, 0, kdim, ohw, ocg, 1, w, kdim, dy, ohw, 0, col_buf, ohw);
-                    if (!s->din_add) memset(dx, 0, sizeof(real_t) * cg * s->h * s->w);
-                    RT_FN(conv2d_col2im_add)(dx, sl.shift, col_buf, cg, s);
+        for (int k = 0; k < slots; k++) {
+            conv_slice sl = slice_of(work, k, s);
+            real_t *dw_part = sl.dw;                       /* this slot's sum of dW over its images */
+            real_t *col_buf = sl.col, *dy_buf = sl.dy, *db_part = sl.db;   /* dy, db: act only */
+            memset(dw_part, 0, sizeof(real_t) * wn);
+            if (act) memset(db_part, 0, sizeof(real_t) * s->oc);
+            for (int b = rt_slot_begin(s->n, k, slots); b < rt_slot_begin(s->n, k + 1, slots); b++) {
+                const real_t *dy_img = dout + b * out_img;
+                if (act) {   /* ReLU backward: the gradient passes where the output is positive */
+                    const real_t *y = act_out + b * out_img;
+                    for (long i = 0; i < out_img; i++) dy_buf[i] = y[i] > 0 ? dy_img[i] : 0;
+                    dy_img = dy_buf;
+                    if (dbias)
+                        for (int oc = 0; oc < s->oc; oc++)
+                            db_part[oc] += masked_plane_sum(dy_buf + (long)oc * ohw, NULL, ohw);
                 }
-                if (timing) {
-                    double spent = omp_get_wtime() - td;
-                    #pragma omp atomic
-                    *data_s += spent;
+                for (int g = 0; g < s->groups; g++) {
+                    const real_t *x = in + b * in_img + (long)g * cg * s->h * s->w;
+                    const real_t *dy = dy_img + (long)g * ocg * ohw;
+                    const real_t *w = weight + (long)g * ocg * kdim;
+                    const real_t *col = x;
+                    if (!pointwise) { RT_FN(conv2d_im2col)(col_buf, sl.shift, x, cg, s); col = col_buf; }
+                    /* dW_g += dY_g . col^T */
+                    RT_FN(rt_gemm)(0, 1, ocg, kdim, ohw, 1, dy, ohw, col, ohw, 1,
+                                   dw_part + (long)g * ocg * kdim, kdim);
+                    if (!din) continue;
+                    double td = timing ? omp_get_wtime() : 0;
+                    real_t *dx = din + b * in_img + (long)g * cg * s->h * s->w;
+                    if (pointwise) {   /* dX_g (+)= W_g^T . dY_g straight into din */
+                        RT_FN(rt_gemm)(1, 0, kdim, ohw, ocg, 1, w, kdim, dy, ohw, s->din_add ? 1 : 0,
+                                       dx, ohw);
+                    } else {           /* the col buffer is free again once dW is done: reuse it */
+                        RT_FN(rt_gemm)(1, 0, kdim, ohw, ocg, 1, w, kdim, dy, ohw, 0, col_buf, ohw);
+                        if (!s->din_add) memset(dx, 0, sizeof(real_t) * cg * s->h * s->w);
+                        RT_FN(conv2d_col2im_add)(dx, sl.shift, col_buf, cg, s);
+                    }
+                    if (timing) {
+                        double spent = omp_get_wtime() - td;
+                        #pragma omp atomic
+                        *data_s += spent;
+                    }
                 }
             }
         }
@@ -201,7 +205,7 @@ static void backward_im2col(real_t *din, real_t *dweight, real_t *dbias, const r
         #pragma omp for schedule(static)
         for (long i = 0; i < wn; i++) {
             real_t acc = 0;
-            for (int u = 0; u < threads; u++) acc += work[u * per_thread + dw_at + i];
+            for (int u = 0; u < slots; u++) acc += work[u * per_slot + dw_at + i];
             dweight[i] = acc;
         }
         if (act && dbias) {
@@ -209,7 +213,7 @@ static void backward_im2col(real_t *din, real_t *dweight, real_t *dbias, const r
             #pragma omp for schedule(static)
             for (int oc = 0; oc < s->oc; oc++) {
                 real_t acc = 0;
-                for (int u = 0; u < threads; u++) acc += work[u * per_thread + db_at + oc];
+                for (int u = 0; u < slots; u++) acc += work[u * per_slot + db_at + oc];
                 dbias[oc] = acc;
             }
         }

@@ -23,6 +23,7 @@
 #include "rt_gemm.h"
 #include "rt_ops.h"
 #include "rt_real.h"
+#include "rt_slots.h"
 #include "conv2d_bias_grad.h"
 #include "conv2d_strided.h"
 
@@ -83,8 +84,8 @@ static strided_geom geom_of(const rt_conv_shape *s) {
     g.plane = (long)g.rows * g.rw;
     g.cols = (long)s->oh * g.rw;
     g.taps = s->kh * s->kw;
-    int t = omp_get_max_threads();
-    g.threads = s->n >= t ? t : 1;   /* otherwise rt_gemm splits each GEMM */
+    int t = omp_get_max_threads();   /* the forward's images over threads, GEMMs whole */
+    g.threads = s->n >= t ? t : s->n > 0 ? s->n : 1;
     return g;
 }
 
@@ -123,7 +124,7 @@ static strided_slice slice_of(real_t *work, int t, const strided_geom *g, const 
 
 long RT_FN(conv2d_strided_workspace_elems)(const rt_conv_shape *s) {
     strided_geom g = geom_of(s);
-    return wtaps_elems(&g, s) + (long)omp_get_max_threads() * slice_elems(&g, s);
+    return wtaps_elems(&g, s) + (long)rt_slot_slices() * slice_elems(&g, s);
 }
 
 /* W (oc, c, kh, kw) tap by tap: wt[tap][oc][ci]. */
@@ -325,7 +326,8 @@ int RT_FN(conv2d_strided_backward)(real_t *din, real_t *dweight, real_t *dbias,
                                    int timing, double *data_s) {
     strided_geom g = geom_of(s);
     long in_img = (long)s->c * s->h * s->w, ohw = (long)s->oh * s->ow;
-    long per_tap = (long)s->oc * s->c, wn = per_tap * g.taps, per_thread = slice_elems(&g, s);
+    long per_tap = (long)s->oc * s->c, wn = per_tap * g.taps, per_slot = slice_elems(&g, s);
+    int slots = rt_slots();   /* partial sums per reduction slot, in slot order (rt_slots.h) */
     int act = s->act != RT_ACT_NONE, c = s->c, oc_n = s->oc, cols = (int)g.cols;
     int ld = (int)g.plane;
     if (dbias && !act) {
@@ -338,45 +340,47 @@ int RT_FN(conv2d_strided_backward)(real_t *din, real_t *dweight, real_t *dbias,
         }
     }
     const real_t *wt = din ? weight_taps(work, weight, &g, s) : NULL;
-    #pragma omp parallel num_threads(g.threads)
+    #pragma omp parallel num_threads(rt_slot_threads())
     {
-        strided_slice sl = slice_of(work, omp_get_thread_num(), &g, s);
-        memset(sl.dw, 0, sizeof(real_t) * wn);
-        memset(sl.db, 0, sizeof(real_t) * oc_n);
         #pragma omp for schedule(static)
-        for (int b = 0; b < s->n; b++) {
-            long at = (long)b * oc_n * ohw;
-            const real_t *dy = pad_dout(sl.ypad, act && dbias ? sl.db : NULL, dout + at,
-                                        act ? act_out + at : NULL, &g, s);
-            split_phases(sl.planes, in + b * in_img, &g, s);
-            for (int ki = 0, t = 0; ki < s->kh; ki++)
-                for (int kj = 0; kj < s->kw; kj++, t++)   /* dW_tap += dY . shift_tap^T */
-                    RT_FN(rt_gemm)(0, 1, oc_n, c, cols, 1, dy, cols,
-                                   sl.planes + tap_offset(ki, kj, &g, s), ld, 1,
-                                   sl.dw + t * per_tap, c);
-            if (!din) continue;
-            double t0 = timing ? omp_get_wtime() : 0;
-            /* the planes again, now for the input's gradient: shift_tap += W_tap^T . dY */
-            memset(sl.planes, 0, sizeof(real_t) * planes_elems(&g, s));
-            for (int ki = 0, t = 0; ki < s->kh; ki++)
-                for (int kj = 0; kj < s->kw; kj++, t++)
-                    RT_FN(rt_gemm)(1, 0, c, cols, oc_n, 1, wt + t * per_tap, c, dy, cols, 1,
-                                   sl.planes + tap_offset(ki, kj, &g, s), ld);
-            merge_phases(din + b * in_img, sl.planes, &g, s);
-            if (timing) {
-                double spent = omp_get_wtime() - t0;
-                #pragma omp atomic
-                *data_s += spent;
+        for (int k = 0; k < slots; k++) {
+            strided_slice sl = slice_of(work, k, &g, s);
+            memset(sl.dw, 0, sizeof(real_t) * wn);
+            memset(sl.db, 0, sizeof(real_t) * oc_n);
+            for (int b = rt_slot_begin(s->n, k, slots); b < rt_slot_begin(s->n, k + 1, slots); b++) {
+                long at = (long)b * oc_n * ohw;
+                const real_t *dy = pad_dout(sl.ypad, act && dbias ? sl.db : NULL, dout + at,
+                                            act ? act_out + at : NULL, &g, s);
+                split_phases(sl.planes, in + b * in_img, &g, s);
+                for (int ki = 0, t = 0; ki < s->kh; ki++)
+                    for (int kj = 0; kj < s->kw; kj++, t++)   /* dW_tap += dY . shift_tap^T */
+                        RT_FN(rt_gemm)(0, 1, oc_n, c, cols, 1, dy, cols,
+                                       sl.planes + tap_offset(ki, kj, &g, s), ld, 1,
+                                       sl.dw + t * per_tap, c);
+                if (!din) continue;
+                double t0 = timing ? omp_get_wtime() : 0;
+                /* the planes again, now for the input's gradient: shift_tap += W_tap^T . dY */
+                memset(sl.planes, 0, sizeof(real_t) * planes_elems(&g, s));
+                for (int ki = 0, t = 0; ki < s->kh; ki++)
+                    for (int kj = 0; kj < s->kw; kj++, t++)
+                        RT_FN(rt_gemm)(1, 0, c, cols, oc_n, 1, wt + t * per_tap, c, dy, cols, 1,
+                                       sl.planes + tap_offset(ki, kj, &g, s), ld);
+                merge_phases(din + b * in_img, sl.planes, &g, s);
+                if (timing) {
+                    double spent = omp_get_wtime() - t0;
+                    #pragma omp atomic
+                    *data_s += spent;
+                }
             }
-        }
+            }
         /* implicit barrier: every partial is complete before the sums below */
         long at = wtaps_elems(&g, s) + dw_at(&g, s);
         #pragma omp for schedule(static)
         for (long i = 0; i < per_tap; i++)   /* tap by tap back to (oc, c, kh, kw) */
             for (int t = 0; t < g.taps; t++) {
                 real_t acc = 0;
-                for (int u = 0; u < g.threads; u++)
-                    acc += work[at + u * per_thread + t * per_tap + i];
+                for (int u = 0; u < slots; u++)
+                    acc += work[at + u * per_slot + t * per_tap + i];
                 dweight[i * g.taps + t] = acc;
             }
         if (act && dbias) {
@@ -384,10 +388,10 @@ int RT_FN(conv2d_strided_backward)(real_t *din, real_t *dweight, real_t *dbias,
             #pragma omp for schedule(static)
             for (int oc = 0; oc < oc_n; oc++) {
                 real_t acc = 0;
-                for (int u = 0; u < g.threads; u++) acc += work[db_at + u * per_thread + oc];
+                for (int u = 0; u < slots; u++) acc += work[db_at + u * per_slot + oc];
                 dbias[oc] = acc;
             }
         }
     }
-    return g.threads;
+    return rt_slot_threads();
 }

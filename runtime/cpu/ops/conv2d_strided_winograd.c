@@ -33,6 +33,7 @@
 #include "rt_gemm.h"
 #include "rt_ops.h"
 #include "rt_real.h"
+#include "rt_slots.h"
 #include "conv2d_bias_grad.h"
 #include "conv2d_strided_winograd.h"
 #include "conv2d_winograd_tiles.h"   /* wino_transpose16, VLOAD, VSTORE */
@@ -68,9 +69,11 @@ static ws2_geom geom_of(const rt_conv_shape *s) {
     g.ocp = (int)round16(s->oc);
     long per_image = (long)XI * g.tiles * (g.kp + g.ocp);   /* of V and M */
     long chunk = 2 * u_elems(&g) > CHUNK_VALUES ? 2 * u_elems(&g) : CHUNK_VALUES;
-    /* a multiple of the thread count, so that the images of a chunk share out evenly */
-    int threads = omp_get_max_threads(), imgs = (int)(chunk / per_image);
-    g.imgs = imgs < threads ? threads : imgs / threads * threads;
+    /* a multiple of the reduction slots (rt_slots.h), so that the images of a chunk share
+     * out evenly over as many threads; not of the thread count, which would cut the batch
+     * into other chunks, and dU's sum over them into another order, for another count */
+    int slots = rt_slots(), imgs = (int)(chunk / per_image);
+    g.imgs = imgs < slots ? slots : imgs / slots * slots;
     if (g.imgs > s->n) g.imgs = s->n;
     g.t_chunk = (long)g.imgs * g.tiles;
     return g;
@@ -98,7 +101,7 @@ static real_t *slice_of(real_t *work, int t, const ws2_geom *g) {
 long RT_FN(conv2d_strided_winograd_workspace_elems)(const rt_conv_shape *s) {
     ws2_geom g = geom_of(s);
     return 2 * u_elems(&g) + v_elems(&g) + m_elems(&g) +
-           (long)omp_get_max_threads() * slice_elems(&g);
+           (long)rt_slot_slices() * slice_elems(&g);
 }
 
 /* The 3x3 tap (kernel row or column) that 2x2 tap a of a phase reads: odd phase (p = 0)

@@ -25,6 +25,7 @@
 #include "rt_gemm.h"
 #include "rt_ops.h"
 #include "rt_real.h"
+#include "rt_slots.h"
 #include "conv2d_bias_grad.h"
 #include "conv2d_winograd.h"
 #include "conv2d_winograd_tiles.h"
@@ -121,7 +122,7 @@ static wino_slice slice_of(real_t *work, int t, const rt_conv_shape *s, const wi
 
 /* After the slices: the bias gradient's sum of each output-gradient plane, [image][oc]. */
 static long plane_sums_at(const rt_conv_shape *s, const wino_geom *g) {
-    return kernels_elems(s, g) + (long)omp_get_max_threads() * slice_elems(s, g);
+    return kernels_elems(s, g) + (long)rt_slot_slices() * slice_elems(s, g);
 }
 
 long RT_FN(conv2d_winograd_workspace_elems)(const rt_conv_shape *s) {
@@ -394,74 +395,76 @@ void RT_FN(conv2d_winograd_backward)(real_t *din, real_t *dweight, real_t *dbias
         int adjoint = g.t->input_adjoint != NULL;
         if (din)   /* [xi][oc][c] for the channel lanes' dV^T = dM^T U, else [xi][c][oc] */
             transform_kernels(u, weight, s, &g, !transposed_adjoint, !adjoint);
-        int t = omp_get_thread_num();
-        wino_slice sl = slice_of(work, t, s, &g);
-        int summed = 0;   /* this thread's partial dU holds a block's terms */
+        /* a partial dU per reduction slot, each over its run of blocks (rt_slots.h) */
+        int slots = rt_slots();
         #pragma omp for schedule(static)
-        for (int b = 0; b < g.blocks; b++) {
-            wino_block k = block_at(&g, s->n, b);
-            /* where the block's input gradient goes: din (the adjoint adds in place under
-             * din_add), or (din_add, no adjoint) a buffer added to it */
-            wino_block kd = k;
-            real_t *dst = din;
-            int buffered = s->din_add && !adjoint;
-            if (buffered) kd.first_img = 0, dst = sl.din;
-            /* weight gradient: dU[xi] += (A dy A^T)[xi] . (B^T d B)[xi]^T over this block
-             * (the first block's GEMMs write it: no pass to zero it first). Both factors run
-             * along tiles; with the second transposed first the GEMM is a plain one (NN),
-             * which OpenBLAS runs up to twice as fast on these shapes (measured). */
-            if (transposed_input)   /* straight into the GEMMs' layout: a[xi][tile][c] */
-                transform_block_transposed(sl.a, in, s->c, s->h, s->w, &g, &k);
-            else
-                transform_block(sl.a, in, NULL, s->c, s->h, s->w, &g, &k, 0, sl.scratch);
-            transform_block(sl.b, dout, mask, s->oc, s->h, s->w, &g, &k, 1, sl.scratch);
-            if (dbias)   /* the bias gradient's plane sums, while the planes are in cache */
-                for (long p = (long)k.first_img * s->oc; p < (long)(k.first_img + k.imgs) * s->oc; p++)
-                    plane_sums[p] = masked_plane_sum(dout + p * ohw, mask ? mask + p * ohw : NULL, ohw);
-            for (int xi = 0; xi < g.xi; xi++) {
-                const real_t *vt = sl.a + xi * xs_in;
-                if (!transposed_input) {
-                    transpose_tiles(sl.vt, vt, g.ld, s->c, k.tiles);
-                    vt = sl.vt;
+        for (int slot = 0; slot < slots; slot++) {
+            wino_slice sl = slice_of(work, slot, s, &g);
+            int summed = 0;   /* this slot's partial dU holds a block's terms */
+            for (int b = rt_slot_begin(g.blocks, slot, slots); b < rt_slot_begin(g.blocks, slot + 1, slots); b++) {
+                wino_block k = block_at(&g, s->n, b);
+                /* where the block's input gradient goes: din (the adjoint adds in place under
+                 * din_add), or (din_add, no adjoint) a buffer added to it */
+                wino_block kd = k;
+                real_t *dst = din;
+                int buffered = s->din_add && !adjoint;
+                if (buffered) kd.first_img = 0, dst = sl.din;
+                /* weight gradient: dU[xi] += (A dy A^T)[xi] . (B^T d B)[xi]^T over this block
+                 * (the first block's GEMMs write it: no pass to zero it first). Both factors run
+                 * along tiles; with the second transposed first the GEMM is a plain one (NN),
+                 * which OpenBLAS runs up to twice as fast on these shapes (measured). */
+                if (transposed_input)   /* straight into the GEMMs' layout: a[xi][tile][c] */
+                    transform_block_transposed(sl.a, in, s->c, s->h, s->w, &g, &k);
+                else
+                    transform_block(sl.a, in, NULL, s->c, s->h, s->w, &g, &k, 0, sl.scratch);
+                transform_block(sl.b, dout, mask, s->oc, s->h, s->w, &g, &k, 1, sl.scratch);
+                if (dbias)   /* the bias gradient's plane sums, while the planes are in cache */
+                    for (long p = (long)k.first_img * s->oc; p < (long)(k.first_img + k.imgs) * s->oc; p++)
+                        plane_sums[p] = masked_plane_sum(dout + p * ohw, mask ? mask + p * ohw : NULL, ohw);
+                for (int xi = 0; xi < g.xi; xi++) {
+                    const real_t *vt = sl.a + xi * xs_in;
+                    if (!transposed_input) {
+                        transpose_tiles(sl.vt, vt, g.ld, s->c, k.tiles);
+                        vt = sl.vt;
+                    }
+                    RT_FN(rt_gemm)(0, 0, s->oc, s->c, k.tiles, 1, sl.b + xi * xs_out, (int)g.ld,
+                                   vt, s->c, summed, sl.du + xi * kc, s->c);
                 }
-                RT_FN(rt_gemm)(0, 0, s->oc, s->c, k.tiles, 1, sl.b + xi * xs_out, (int)g.ld,
-                               vt, s->c, summed, sl.du + xi * kc, s->c);
+                summed = 1;
+                if (!din) continue;
+                double td = timing ? omp_get_wtime() : 0;   /* the input-gradient part (op stats) */
+                if (transposed_adjoint) {   /* dV^T[xi] = dM[xi]^T U[xi], then its adjoint */
+                    for (int xi = 0; xi < g.xi; xi++)
+                        RT_FN(rt_gemm)(1, 0, k.tiles, s->c, s->oc, 1, sl.b + xi * xs_out, (int)g.ld,
+                                       u + xi * kc, s->c, 0, sl.a + xi * xs_in, s->c);
+                    for (int c0 = 0; c0 < s->c; c0 += 16)
+                        g.t->adjoint_transposed(din + ((long)k.first_img * s->c + c0) * ohw, ohw,
+                                                (long)s->c * ohw, sl.a + c0, xs_in, s->c, k.imgs,
+                                                s->h, s->w, g.th, g.tw, s->din_add);
+                } else if (adjoint) {   /* input gradient: dV[xi] = U[xi]^T dM[xi], then its adjoint */
+                    for (int xi = 0; xi < g.xi; xi++)
+                        RT_FN(rt_gemm)(0, 0, s->c, k.tiles, s->oc, 1, u + xi * kc, s->oc,
+                                       sl.b + xi * xs_out, (int)g.ld, 0, sl.a + xi * xs_in, (int)g.ld);
+                    adjoint_block(dst, sl.a, s->c, s->h, s->w, &g, &kd, s->din_add, sl.scratch);
+                } else {
+                    /* input gradient: the forward convolution of dy with the flipped kernels */
+                    transform_block(sl.b, dout, mask, s->oc, s->h, s->w, &g, &k, 0, sl.scratch);
+                    transformed_gemms(sl.a, u, sl.b, s->c, s->oc, &g, &k);
+                    untransform_block(dst, sl.a, NULL, RT_ACT_NONE, s->c, s->h, s->w, &g, &kd, sl.scratch);
+                }
+                if (buffered) {   /* the block's images lie contiguously in din */
+                    real_t *to = din + (long)k.first_img * s->c * s->h * s->w;
+                    long count = (long)k.imgs * s->c * s->h * s->w;
+                    for (long i = 0; i < count; i++) to[i] += sl.din[i];
+                }
+                if (timing) {
+                    double spent = omp_get_wtime() - td;
+                    #pragma omp atomic
+                    *data_s += spent;
+                }
             }
-            summed = 1;
-            if (!din) continue;
-            double td = timing ? omp_get_wtime() : 0;   /* the input-gradient part (op stats) */
-            if (transposed_adjoint) {   /* dV^T[xi] = dM[xi]^T U[xi], then its adjoint */
-                for (int xi = 0; xi < g.xi; xi++)
-                    RT_FN(rt_gemm)(1, 0, k.tiles, s->c, s->oc, 1, sl.b + xi * xs_out, (int)g.ld,
-                                   u + xi * kc, s->c, 0, sl.a + xi * xs_in, s->c);
-                for (int c0 = 0; c0 < s->c; c0 += 16)
-                    g.t->adjoint_transposed(din + ((long)k.first_img * s->c + c0) * ohw, ohw,
-                                            (long)s->c * ohw, sl.a + c0, xs_in, s->c, k.imgs,
-                                            s->h, s->w, g.th, g.tw, s->din_add);
-            } else if (adjoint) {   /* input gradient: dV[xi] = U[xi]^T dM[xi], then its adjoint */
-                for (int xi = 0; xi < g.xi; xi++)
-                    RT_FN(rt_gemm)(0, 0, s->c, k.tiles, s->oc, 1, u + xi * kc, s->oc,
-                                   sl.b + xi * xs_out, (int)g.ld, 0, sl.a + xi * xs_in, (int)g.ld);
-                adjoint_block(dst, sl.a, s->c, s->h, s->w, &g, &kd, s->din_add, sl.scratch);
-            } else {
-                /* input gradient: the forward convolution of dy with the flipped kernels */
-                transform_block(sl.b, dout, mask, s->oc, s->h, s->w, &g, &k, 0, sl.scratch);
-                transformed_gemms(sl.a, u, sl.b, s->c, s->oc, &g, &k);
-                untransform_block(dst, sl.a, NULL, RT_ACT_NONE, s->c, s->h, s->w, &g, &kd, sl.scratch);
-            }
-            if (buffered) {   /* the block's images lie contiguously in din */
-                real_t *to = din + (long)k.first_img * s->c * s->h * s->w;
-                long count = (long)k.imgs * s->c * s->h * s->w;
-                for (long i = 0; i < count; i++) to[i] += sl.din[i];
-            }
-            if (timing) {
-                double spent = omp_get_wtime() - td;
-                #pragma omp atomic
-                *data_s += spent;
-            }
-        }
-        if (!summed) memset(sl.du, 0, sizeof(real_t) * g.xi * kc);   /* a thread without blocks */
-        #pragma omp barrier
+            if (!summed) memset(sl.du, 0, sizeof(real_t) * g.xi * kc);   /* a slot without blocks */
+        }   /* the loop's barrier: every partial is complete */
         if (dbias) {
             #pragma omp for schedule(static) nowait
             for (int o = 0; o < s->oc; o++) {   /* the images in order: a fixed sum order */
@@ -470,9 +473,8 @@ void RT_FN(conv2d_winograd_backward)(real_t *din, real_t *dweight, real_t *dbias
                 dbias[o] = acc;
             }
         }
-        /* every partial is complete; sum them in thread order */
-        long per_thread = slice_elems(s, &g);
-        int threads = omp_get_num_threads();
+        /* sum the partials in slot order */
+        long per_slot = slice_elems(s, &g);
         real_t *du0 = work + kernels_elems(s, &g) + 2 * buf_elems(&g);
         /* 16 kernels at a time, so the sums run along rows of the partials (vectors)
          * rather than down their columns */
@@ -483,8 +485,8 @@ void RT_FN(conv2d_winograd_backward)(real_t *din, real_t *dweight, real_t *dbias
             int n = kc - e0 < KERNELS ? (int)(kc - e0) : KERNELS;
             for (int xi = 0; xi < g.xi; xi++) {
                 rvec acc = { 0 };
-                for (int v = 0; v < threads; v++) {
-                    const real_t *part = du0 + v * per_thread + xi * kc + e0;
+                for (int v = 0; v < slots; v++) {
+                    const real_t *part = du0 + v * per_slot + xi * kc + e0;
                     rvec p = { 0 };
                     if (n == KERNELS) VLOAD(p, part);
                     else for (int j = 0; j < n; j++) p[j] = part[j];

@@ -5,6 +5,7 @@
 #include <omp.h>
 #include "rt_gemm.h"
 #include "rt_real.h"
+#include "rt_slots.h"
 
 /* Below this many multiply-adds, splitting costs more than it gains. */
 #define SPLIT_MIN_MACS (1L << 21)
@@ -16,6 +17,9 @@ static void gemm_one(int fp32_on_dnnl, int trans_a, int trans_b, int m, int n, i
     (void)fp32_on_dnnl;
     cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
                 trans_b ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+#elif defined(RT_PINNED_ARITH)
+    (void)fp32_on_dnnl;   /* the pinned runtime: no library kernels, FP32 only (gemm_pinned.c) */
+    rt_gemm_pinned(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 #else
     int bf16 = rt_gemm_compute() == RT_COMPUTE_BF16;   /* BF16 inputs, FP32 accumulation */
     if (bf16 || (fp32_on_dnnl && rt_gemm_fp32_dnnl_allowed()) || rt_gemm_fp32_on_dnnl()) {
@@ -47,19 +51,21 @@ void RT_FN(rt_gemm_chosen)(rt_gemm_choice how, int trans_a, int trans_b, int m, 
             __atomic_store_n(&pinned, 1, __ATOMIC_RELEASE);
         }
     }
-    int threads = omp_get_max_threads();
-    if (omp_in_parallel() || threads < 2 || (long)m * n * k < SPLIT_MIN_MACS) {
+    /* Inside an op's parallel region (even a team of one) the caller has split the work. */
+    int slots = rt_slots();
+    if (omp_get_level() > 0 || slots < 2 || (long)m * n * k < SPLIT_MIN_MACS) {
         gemm_one(how.fp32_on_dnnl, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
         return;
     }
-    /* Split one side of C (the longer unless the caller chose) into one block per thread.
-     * Each element of C is still computed by a single call, so results are fixed for a fixed
-     * thread count. */
+    /* Split one side of C (the longer unless the caller chose) into one block per reduction
+     * slot (rt_slots.h), which threads share out. A library may sum an element of C in another
+     * order for another block shape; the blocks depend only on the machine, so the result
+     * does not change with the thread count. */
     int split_rows = how.split == RT_GEMM_SPLIT_LONGER ? m >= n : how.split == RT_GEMM_SPLIT_ROWS;
     int len = split_rows ? m : n;
-    #pragma omp parallel for schedule(static) num_threads(threads)
-    for (int t = 0; t < threads; t++) {
-        int lo = (int)((long)len * t / threads), hi = (int)((long)len * (t + 1) / threads);
+    #pragma omp parallel for schedule(static) num_threads(rt_slot_threads())
+    for (int t = 0; t < slots; t++) {
+        int lo = rt_slot_begin(len, t, slots), hi = rt_slot_begin(len, t + 1, slots);
         if (hi <= lo) continue;
         if (split_rows)   /* rows lo..hi of op(A) and of C */
             gemm_one(how.fp32_on_dnnl, trans_a, trans_b, hi - lo, n, k, alpha, trans_a ? a + lo : a + (long)lo * lda,
