@@ -1,5 +1,5 @@
 /* Environment switches back to an op's previous kernels (TRAINC_CUDA_BN=old, TRAINC_CUDA_POOL=old,
- * TRAINC_CUDA_BIAS=old), kept so that one GPU session can time both in the same build. */
+ * TRAINC_CUDA_BIAS=old), kept so that one GPU lease can time both in the same build. */
 #include <stdlib.h>
 #include <string.h>
 #include "cuda_common.cuh"

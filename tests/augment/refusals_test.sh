@@ -5,13 +5,10 @@
 # backends carry timm's variant into the run config; and a CUDA trainer with mixup, cutmix or
 # random erasing takes float batches (input_u8 = 0) and calls the mixed loss.
 set -u
-BUILD=${BUILD:-build}
-TRAINC=$BUILD/trainc
+source tests/lib.sh
 dir=$BUILD/test-augment-refusals
 rm -rf "$dir" && mkdir -p "$dir"
 base=tests/augment/fmnist_lenet_mix.spec
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 # variant NAME 'sed expression': a copy of the LeNet mix spec with one change
 variant() { sed "$2" "$base" > "$dir/$1.spec"; }
@@ -73,5 +70,5 @@ for backend in cpu cuda; do
     fail "$backend run config lacks timm's policy: $(grep -A1 -m1 '.policy' "$dir/timm-$backend.src/model.c")"
 done
 
-[ "$fails" -eq 0 ] && echo "refusals_test: all passed"
-[ "$fails" -eq 0 ]
+[ "$failures" -eq 0 ] && echo "refusals_test: all passed"
+[ "$failures" -eq 0 ]

@@ -6,7 +6,7 @@
 # (the batches are the same; only the gradient sum's rounding differs: losses within 1e-6).
 # (Bit-exact batches per rank count and decode threads: reference_test.py and policy_test.py.)
 set -eu
-BUILD=${BUILD:-build}
+source tests/lib.sh
 dir=$BUILD/test-augment-resume
 rm -rf "$dir" && mkdir -p "$dir"
 cat > "$dir/recipe.spec" <<SPEC
@@ -17,13 +17,13 @@ data { train { batch_per_rank: 16 repeated_augment: 2
 solver { epochs: 2 log_every: 1 loss { kind: BCE label_smoothing: 0.1 } }
 SPEC
 "$BUILD/trainc" build "$dir/recipe.spec" -o "$dir/recipe" > /dev/null
-python3 tests/train/make_idx.py /usr/share/datasets/fashion-mnist "$dir/data" 320 100
+"$PY" tests/train/make_idx.py /usr/share/datasets/fashion-mnist "$dir/data" 320 100
 export OMP_NUM_THREADS=1
 "$dir/recipe" --data "$dir/data/good" --out "$dir/full" > "$dir/full.log"
 ckpt=$(ls "$dir/full/checkpoints"/ckpt-*.bin | head -n 1)
 echo "resuming from $(basename "$ckpt")"
 "$dir/recipe" --data "$dir/data/good" --out "$dir/resumed" --resume "$ckpt" > "$dir/resumed.log"
-python3 - "$dir/full/metrics.jsonl" "$dir/resumed/metrics.jsonl" <<'PY'
+"$PY" - "$dir/full/metrics.jsonl" "$dir/resumed/metrics.jsonl" <<'PY'
 import json, sys
 def load(p):
     recs = [json.loads(l) for l in open(p)]
@@ -41,7 +41,7 @@ sed -e 's/batch_per_rank: 16/batch_per_rank: 8/' -e 's/^solver {/parallel { rank
 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np 2 --oversubscribe \
   "$dir/recipe2" --data "$dir/data/good" --out "$dir/two-ranks" > "$dir/two-ranks.log" 2>&1 ||
   { echo "FAIL: the 2-rank run:"; tail -5 "$dir/two-ranks.log"; exit 1; }
-python3 - "$dir/full/metrics.jsonl" "$dir/two-ranks/metrics.jsonl" <<'PY'
+"$PY" - "$dir/full/metrics.jsonl" "$dir/two-ranks/metrics.jsonl" <<'PY'
 import json, sys
 def losses(p):
     return {r["step"]: r["loss"] for r in map(json.loads, open(p)) if r["event"] == "train"}

@@ -9,15 +9,14 @@
 # checks with Caffe's parameter count; every one in tests/caffe/errors gives its golden error (exit 1) and leaves -o's
 # file as it was. UPDATE=1 rewrites the goldens (review the diff).
 set -u
-BUILD=${BUILD:-build}
+source tests/lib.sh
 cd "$(dirname "$0")/../.."
 root=$PWD
 TRAINC=$root/$BUILD/trainc
-[ -x "$TRAINC" ] || { echo "missing $TRAINC (run make trainc)" >&2; exit 1; }
+need_trainc
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 cd tests/caffe
-bad=0; n=0
-fail() { bad=$((bad + 1)); echo "FAIL: $*"; }
+n=0
 has_iterations=0
 "$TRAINC" schema --markdown | grep -q 'every_iterations' && has_iterations=1
 
@@ -48,7 +47,7 @@ for net in lenet alexnet resnet; do
     spec=$tmp/$net.run.spec
   fi
   "$TRAINC" check "$spec" || { fail "$net: the imported spec does not check"; continue; }
-  want=$(python3 caffe_params.py $net.prototxt)
+  want=$("$PY" caffe_params.py $net.prototxt)
   got=$("$TRAINC" show "$spec" | sed -nE 's/^params ([0-9]+) .*/\1/p')
   [ "$got" = "$want" ] || fail "$net: show gives $got params, Caffe has $want"
   "$TRAINC" build "$spec" -o "$tmp/$net.bin" >/dev/null 2>"$tmp/err" && [ -x "$tmp/$net.bin" ] \
@@ -91,7 +90,7 @@ for input in accepted/*.prototxt; do
   esac
   "$TRAINC" check "$tmp/acc.run.spec" >"$tmp/err" 2>&1 || { fail "$name: the imported spec does not check"; head -5 "$tmp/err"; continue; }
   case $name in *.solver) continue ;; esac
-  want=$(python3 caffe_params.py "$input") got=$("$TRAINC" show "$tmp/acc.run.spec" | sed -nE 's/^params ([0-9]+) .*/\1/p')
+  want=$("$PY" caffe_params.py "$input") got=$("$TRAINC" show "$tmp/acc.run.spec" | sed -nE 's/^params ([0-9]+) .*/\1/p')
   [ -n "$want" ] && [ "$got" = "$want" ] || fail "$name: show gives $got params, Caffe has $want"
 done
 
@@ -121,5 +120,5 @@ fi
   grep -q "adamw { beta1: 0.9 beta2: 0.999 eps: 1e-08 weight_decay: 0 }" "$tmp/adam.spec" ||
   { fail "Adam solver with --approximate:"; cat "$tmp/err"; grep adamw "$tmp/adam.spec"; }
 
-if [ $bad -gt 0 ]; then echo "$bad failure(s) in $n cases"; exit 1; fi
+if [ $failures -gt 0 ]; then echo "$failures failure(s) in $n cases"; exit 1; fi
 echo "caffe import: $n cases pass"

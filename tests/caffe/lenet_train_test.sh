@@ -6,7 +6,7 @@
 # test images) in a spec that extends the import, built and trained on the CPU; passes at
 # >= 90% test top-1. Also `make test-caffe-train`.
 set -u
-BUILD=${BUILD:-build}
+source tests/lib.sh
 cd "$(dirname "$0")/../.."
 TRAINC=$PWD/$BUILD/trainc
 DATA=${FMNIST_DIR:-/usr/share/datasets/fashion-mnist}

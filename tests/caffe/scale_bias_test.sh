@@ -5,10 +5,10 @@
 # lr_mult / decay_mult per blob): 16 Fashion-MNIST images in one batch (so the shuffle does
 # not matter), constant fillers, the per-step losses of 5 steps within 1e-5 relative.
 set -eu
-BUILD=${BUILD:-build}
+source tests/lib.sh
 dir=$BUILD/test-caffe/scale_bias
 rm -rf "$dir" && mkdir -p "$dir"
-/usr/bin/python3 tests/train/make_idx.py /usr/share/datasets/fashion-mnist "$dir/data" 16 16 > /dev/null
+"$PY" tests/train/make_idx.py /usr/share/datasets/fashion-mnist "$dir/data" 16 16 > /dev/null
 cat > "$dir/net.prototxt" <<'NET'
 layer { name: "data" type: "Input" top: "data" input_param { shape { dim: 16 dim: 1 dim: 28 dim: 28 } } }
 layer { name: "conv1" type: "Convolution" bottom: "data" top: "conv1"
@@ -37,7 +37,7 @@ solver { log_every: 1 }
 SPEC
 "$BUILD/trainc" build "$dir/run.spec" -o "$dir/trainer" > /dev/null
 OMP_NUM_THREADS=1 "$dir/trainer" --data "$dir/data/good" --out "$dir/run" > "$dir/run.log"
-/usr/bin/python3 - "$dir/data/good" "$dir/run/metrics.jsonl" <<'PY'
+"$PY" - "$dir/data/good" "$dir/run/metrics.jsonl" <<'PY'
 import gzip, json, struct, sys
 import numpy as np, torch
 data, metrics = sys.argv[1:3]

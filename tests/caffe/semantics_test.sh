@@ -9,14 +9,12 @@
 # and avg pooling, the inv policy) to the CPU trainer's losses within 1e-4 relative, and
 # refuses frozen BN statistics in channels-last layout at build.
 set -u
-BUILD=${BUILD:-build}
+source tests/lib.sh
 cd "$(dirname "$0")/../.."
 root=$PWD
 TRAINC=$root/$BUILD/trainc
-[ -x "$TRAINC" ] || { echo "missing $TRAINC (run make trainc)" >&2; exit 1; }
+need_trainc
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-bad=0
-fail() { bad=$((bad + 1)); echo "FAIL: $*"; }
 
 spec() {  # file, conv fields, linear fields, solver fields
   cat >"$1" <<SPEC
@@ -37,7 +35,7 @@ hash_of() {  # spec -> the final params_hash (builds and runs it)
   local s=$1
   "$TRAINC" build "$s" -o "${s%.spec}" >"${s%.spec}.build.log" 2>&1 || { fail "build $s:"; tail -5 "${s%.spec}.build.log"; return; }
   "${s%.spec}" --out "${s%.spec}.run" >"${s%.spec}.log" 2>&1 || { fail "run $s:"; tail -5 "${s%.spec}.log"; return; }
-  python3 -c 'import json,sys; print([json.loads(l) for l in open(sys.argv[1]) if "\"summary\"" in l][-1]["params_hash"])' \
+  "$PY" -c 'import json,sys; print([json.loads(l) for l in open(sys.argv[1]) if "\"summary\"" in l][-1]["params_hash"])' \
     "${s%.spec}.run/metrics.jsonl"
 }
 
@@ -84,7 +82,7 @@ SPEC
     || { fail "the CPU trainer:"; tail -5 "$tmp/all.cpu.log"; }
   TRAINC_CUDA_ENV=$root/$BUILD/emu/cuda.env "$TRAINC" build "$tmp/all.spec" -o "$tmp/all.emu" --backend cuda >"$tmp/all.emu.log" 2>&1 &&
     "$tmp/all.emu" --out "$tmp/all.emu.run" >>"$tmp/all.emu.log" 2>&1 || { fail "the emulated CUDA trainer:"; tail -5 "$tmp/all.emu.log"; }
-  r=$(python3 tests/gpu/compare_runs.py "$tmp/all.emu.run/metrics.jsonl" "$tmp/all.cpu.run/metrics.jsonl" 1e-4 2>&1) \
+  r=$("$PY" tests/gpu/compare_runs.py "$tmp/all.emu.run/metrics.jsonl" "$tmp/all.cpu.run/metrics.jsonl" 1e-4 2>&1) \
     && echo "CUDA (emulated) vs CPU: $(echo "$r" | head -1)" || { fail "CUDA (emulated) vs CPU:"; echo "$r"; }
   # what the CUDA backend does not run is refused at build, naming the layer
   printf 'extends: "%s"\nprecision { compute: BF16 }\n' "$tmp/all.spec" >"$tmp/nhwc.spec"
@@ -98,5 +96,5 @@ else
   echo "SKIP: the emulated CUDA backend (needs the CUDA headers; make emu)"
 fi
 
-[ $bad -gt 0 ] && { echo "$bad failure(s)"; exit 1; }
+[ $failures -gt 0 ] && { echo "$failures failure(s)"; exit 1; }
 echo "caffe semantics: multipliers exact, lr_mult 0 frozen, CUDA (emulated) as the CPU"

@@ -3,7 +3,7 @@
 # any difference from generated/<name>/, so every codegen change shows up in review.
 # UPDATE=1 rewrites generated/ instead.
 set -u
-BUILD=${BUILD:-build}
+source tests/lib.sh
 status=0
 for spec in specs/examples/*.spec; do
   name=$(basename "$spec" .spec)

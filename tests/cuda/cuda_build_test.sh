@@ -9,7 +9,7 @@
 # Skips, saying so, only when nvcc is absent. One architecture (CHECK_ARCHS, default 90)
 # keeps the compile short; `make cuda` builds the default sm_80 + sm_90.
 set -u
-BUILD=${BUILD:-build}
+source tests/lib.sh
 out=$BUILD/test-cuda
 rm -rf "$out" && mkdir -p "$out"
 nvcc=${NVCC:-$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null | head -1)}
@@ -18,7 +18,6 @@ if [ -z "$nvcc" ]; then
   exit 0
 fi
 status=0
-fail() { echo "FAIL: $*"; status=1; }
 env_file=$(pwd)/$out/cuda-check.env
 archs=${CHECK_ARCHS:-90}
 

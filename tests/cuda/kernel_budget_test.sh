@@ -6,7 +6,7 @@
 # set), no stack frame, at most 16 KiB of static shared memory. Prints the largest register
 # count per architecture. Skips, saying so, only when nvcc is absent.
 set -u
-BUILD=${BUILD:-build}
+source tests/lib.sh
 out=$BUILD/test-cuda-budget
 rm -rf "$out" && mkdir -p "$out"
 nvcc=${NVCC:-$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null | head -1)}
@@ -28,7 +28,7 @@ if [ -f "$out/failed" ]; then
     grep -iE "error|warning" "$out/$(echo "$f" | tr / _).log" | head -10; done < "$out/failed"
 fi
 # ptxas -v: "Compiling entry function 'K' for 'sm_X'", then its stack frame, registers, smem.
-python3 - "$max_regs" "$out"/*.log <<'PY' || status=1
+"$PY" - "$max_regs" "$out"/*.log <<'PY' || status=1
 import re, sys
 max_regs, bad, top, count = int(sys.argv[1]), 0, {}, {}
 for path in sys.argv[2:]:

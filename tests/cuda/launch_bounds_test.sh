@@ -6,6 +6,7 @@
 # the CUDA emulator (tests/emu/) stops at any launch with a larger block than its kernel's
 # bound. Text only: no nvcc needed.
 set -u
+source tests/lib.sh
 status=0 n=0
 srcs=(runtime/cuda/*.cu runtime/cuda/*/*.cu runtime/cuda/*.cuh runtime/include/*.cuh generated/*/cuda/kernels.cu)
 # A declaration runs from __global__ to the first '(' after the kernel's name.

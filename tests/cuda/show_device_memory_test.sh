@@ -5,11 +5,10 @@
 # precision fits a larger batch than FP32; --layout nhwc counts the channels-last weight copy;
 # bad arguments are one clear usage error.
 set -u
-BUILD=${BUILD:-build}
+source tests/lib.sh
 out=$BUILD/test-devmem
 rm -rf "$out" && mkdir -p "$out"
 status=0
-fail() { echo "FAIL: $*"; status=1; }
 
 largest() {  # GiB spec -> "batch need_mib next_need_mib usable_mib"
   "$BUILD/trainc" show --device-memory "$1" "$2" > "$out/show.txt" 2> "$out/show.err" || { cat "$out/show.err"; return 1; }

@@ -5,7 +5,7 @@
 # losses follow the CPU trainer's FP32 losses on the same samples within 5e-2 relative
 # (tests/emu's bound for BF16), step by step. (The NCHW byte path is tests/emu/emu_test.sh's.)
 set -eu
-BUILD=${BUILD:-build}
+source tests/lib.sh
 if [ ! -f /usr/local/cuda/include/cuda_runtime.h ] && [ ! -f "${CUDA_HOME:-/nonexistent}/include/cuda_runtime.h" ]; then
   echo "SKIP: the CUDA headers are not installed: the emulated CUDA backend did not run"; exit 0
 fi
@@ -13,7 +13,7 @@ dir=$BUILD/test-data/emu_images
 rm -rf "$dir" && mkdir -p "$dir"
 nice make -s emu BUILD="$BUILD" > "$dir/make.log" 2>&1 || { echo "building the emulator failed:"; tail -20 "$dir/make.log"; exit 1; }
 export TRAINC_CUDA_ENV=$(pwd)/$BUILD/emu/cuda.env ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
-/usr/bin/python3 tests/data/make_tree.py "$dir/tree" 2 1 16
+"$PY" tests/data/make_tree.py "$dir/tree" 2 1 16
 spec() {  # precision block -> the spec on stdout
   cat <<SPEC
 name: "emu_images"
@@ -55,7 +55,7 @@ for b in cpu nhwc; do
   "$dir/$b" --data "$dir/tree" --out "$dir/$b.run" > "$dir/$b.log" 2>&1 || { echo "$b trainer failed:"; tail -20 "$dir/$b.log"; exit 1; }
 done
 for b in nhwc; do
-  r=$(python3 tests/gpu/compare_runs.py "$dir/$b.run/metrics.jsonl" "$dir/cpu.run/metrics.jsonl" 5e-2) ||
+  r=$("$PY" tests/gpu/compare_runs.py "$dir/$b.run/metrics.jsonl" "$dir/cpu.run/metrics.jsonl" 5e-2) ||
     { echo "imagenet-folder, cuda BF16 $b vs CPU FP32:"; echo "$r"; exit 1; }
   echo "imagenet-folder, emulated cuda BF16 --layout $b vs CPU FP32: $(echo "$r" | head -1)"
 done

@@ -2,7 +2,7 @@
 # The JPEG decode and sample path (sanitized build) against Pillow and djpeg on generated
 # JPEGs: 4:2:0, 4:4:4, progressive, grayscale and CMYK files; see reference_test.py.
 set -eu
-BUILD=${BUILD:-build}
+source tests/lib.sh
 dir=$BUILD/test-data/reference
 rm -rf "$dir" && mkdir -p "$dir"
-/usr/bin/python3 tests/data/reference_test.py "$BUILD" "$dir"
+"$PY" tests/data/reference_test.py "$BUILD" "$dir"

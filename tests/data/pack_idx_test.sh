@@ -5,13 +5,13 @@
 # labels in order, valid checksums and classes named by label; a truncated IDX file is
 # refused by name before anything is written.
 set -eu
-BUILD=${BUILD:-build}
+source tests/lib.sh
 dir=$BUILD/test-data/pack_idx
 tools=$BUILD/tests/data-tools
 # the sanitized tools it drives: make test has built them; run alone, this builds them
 nice make -s BUILD="$BUILD" data-tools > /dev/null
 rm -rf "$dir" && mkdir -p "$dir/src"
-/usr/bin/python3 - "$dir/src" <<'PY'
+"$PY" - "$dir/src" <<'PY'
 import gzip, struct, sys
 src, data = sys.argv[1], "/usr/share/datasets/fashion-mnist"
 def take(name, n, out, gz):
@@ -29,7 +29,7 @@ take("t10k-labels-idx1-ubyte.gz", 70, "t10k-labels-idx1-ubyte", False)
 PY
 "$tools/pack" "$dir/src" -o "$dir/packed" --quality 100 --shard-records 128 | tee "$dir/pack.out"
 grep -q "^train: 300 records in 3 shards" "$dir/pack.out" && grep -q "^val: 70 records in 1 shard" "$dir/pack.out"
-/usr/bin/python3 - "$dir/src" "$dir/packed" <<'PY'
+"$PY" - "$dir/src" "$dir/packed" <<'PY'
 import gzip, io, struct, sys, zlib
 import numpy as np
 from PIL import Image

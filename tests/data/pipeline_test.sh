@@ -9,14 +9,14 @@
 # at the failure cap naming a file, and stops there at the same step and count after a
 # resume; SIGTERM + --resume ends with the uninterrupted run's params_hash.
 set -eu
-BUILD=${BUILD:-build}
+source tests/lib.sh
 dir=$BUILD/test-data/pipeline
 tools=$BUILD/tests/data-tools
 # the sanitized tools it drives: make test has built them; run alone, this builds them
 nice make -s BUILD="$BUILD" data-tools > /dev/null
 rm -rf "$dir" && mkdir -p "$dir"
 tree=$dir/tree pack=$dir/packed
-/usr/bin/python3 tests/data/make_tree.py "$tree" 24 6 32 --bad
+"$PY" tests/data/make_tree.py "$tree" 24 6 32 --bad
 
 echo "== pack"
 "$tools/pack" "$tree" -o "$pack" --shard-records 32 > "$dir/pack.out" 2> "$dir/pack.err"
@@ -63,7 +63,7 @@ for raw in 1 0; do
   "$tools/loader_dump" "$pack/train" - rrc 32 32 0 1 2 2 1 2 20 7 $raw "$dir/c$raw" > /dev/null 2>&1
   LOADER_NHWC=1 "$tools/loader_dump" "$pack/train" - rrc 32 32 0 1 2 2 1 2 20 7 $raw "$dir/l$raw" > /dev/null 2>&1
 done
-/usr/bin/python3 - "$dir" <<'PY'
+"$PY" - "$dir" <<'PY'
 import sys
 import numpy as np
 d = sys.argv[1]
@@ -77,7 +77,7 @@ PY
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 for np in 2 4; do
   mpirun -np $np --oversubscribe "$tools/loader_dump" "$pack/train" - rrc 32 32 0 1 mpi 2 2 3 20 7 1 "$dir/m$np" > /dev/null 2>&1
-  python3 - "$dir/m$np" $np "$dir/b.1.1" <<'PY'
+  "$PY" - "$dir/m$np" $np "$dir/b.1.1" <<'PY'
 import sys
 base, world, ref = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 for suffix, item in (("", 3 * 32 * 32), (".labels", 4)):
@@ -90,12 +90,12 @@ print(f"mpirun -np {world}: the ranks' slices make the same global batches as on
 PY
 done
 "$tools/loader_dump" "$tree/train" "$tree/val" center 32 32 36 0 2 2 1 3 20 1 0 "$dir/val.f32" > /dev/null
-/usr/bin/python3 tests/data/loader_reference.py "$tree/val" "$dir/val.f32" 36 32 60
+"$PY" tests/data/loader_reference.py "$tree/val" "$dir/val.f32" 36 32 60
 LOADER_FILTER=bicubic "$tools/loader_dump" "$tree/train" "$tree/val" center 32 32 36 0 2 2 1 3 20 1 0 "$dir/val_bc.f32" > /dev/null
-/usr/bin/python3 tests/data/loader_reference.py "$tree/val" "$dir/val_bc.f32" 36 32 60 bicubic
+"$PY" tests/data/loader_reference.py "$tree/val" "$dir/val_bc.f32" 36 32 60 bicubic
 "$tools/loader_dump" "$tree/train" "$tree/val_flat" center 32 32 36 0 1 1 1 3 20 1 1 "$dir/flat" > /dev/null
 "$tools/loader_dump" "$tree/train" "$tree/val" center 32 32 36 0 1 1 1 3 20 1 1 "$dir/nested" > /dev/null
-python3 - "$dir/flat.labels" "$dir/nested.labels" <<'PY'
+"$PY" - "$dir/flat.labels" "$dir/nested.labels" <<'PY'
 import sys
 a, b = (sorted(open(p, "rb").read()) for p in sys.argv[1:])
 assert a == b, "the flat val folder's labels.txt gives other labels than the class folders"
@@ -141,7 +141,7 @@ want=$(grep "could not be decoded" "$dir/cap_full.err"); got=$(grep "could not b
 echo "resumed at step 6, the same stop: ${want#error: }"
 # A checkpoint written before the "data" section existed (the same file without it) still
 # loads; its run counts failures from 0 again, so it stops later.
-/usr/bin/python3 - "$(ls "$dir/cap_cut/checkpoints"/ckpt-000000000006.bin)" "$dir/old.bin" <<'PY'
+"$PY" - "$(ls "$dir/cap_cut/checkpoints"/ckpt-000000000006.bin)" "$dir/old.bin" <<'PY'
 import struct, sys, zlib
 b = open(sys.argv[1], "rb").read()
 n, pos, keep = struct.unpack_from("<I", b, 12)[0], 112, []
@@ -179,7 +179,7 @@ status=0; wait $pid || status=$?
 [ "$status" -eq 143 ] || { echo "expected exit 143 after SIGTERM, got $status"; cat "$dir/cut.out"; exit 1; }
 ckpt=$(ls "$dir/cut/checkpoints"/ckpt-*.bin | tail -n 1)
 run --data "$tree" --out "$dir/cut" --epochs 8 --resume "$ckpt" > /dev/null 2>&1
-python3 - "$dir/full/metrics.jsonl" "$dir/cut/metrics.jsonl" "$(basename "$ckpt")" <<'PY'
+"$PY" - "$dir/full/metrics.jsonl" "$dir/cut/metrics.jsonl" "$(basename "$ckpt")" <<'PY'
 import json, sys
 h = [[json.loads(l) for l in open(p) if '"summary"' in l][-1]["params_hash"] for p in sys.argv[1:3]]
 print(f"stopped at {sys.argv[3]}; params_hash uninterrupted {h[0]}, resumed {h[1]}")

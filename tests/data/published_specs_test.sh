@@ -7,10 +7,10 @@
 # batch 2 per rank, 10 classes (the last linear layer), and one rank. Everything else
 # (augmentation kinds and ranges, normalization, net body, solver, precision) is the paper's.
 set -eu
-BUILD=${BUILD:-build}
+source tests/lib.sh
 dir=$BUILD/test-data/published
 rm -rf "$dir" && mkdir -p "$dir"
-/usr/bin/python3 tests/data/make_tree.py "$dir/tree" 2 1 32 > /dev/null
+"$PY" tests/data/make_tree.py "$dir/tree" 2 1 32 > /dev/null
 here=$PWD
 # FP16 is a GPU precision: the CPU backend refuses it at build time, so a spec that asks for it
 # is built as written with --backend cuda (nvcc compiles it; nothing runs), and its small CPU
@@ -62,7 +62,7 @@ parallel { ranks: 1 }
 $extra
 SPEC
   # crop sizes follow the input: random_resized_crop / random_crop / center_crop when present
-  python3 - "$dir/$name.small.spec" "$spec" "$size" <<'PY'
+  "$PY" - "$dir/$name.small.spec" "$spec" "$size" <<'PY'
 import subprocess, sys
 path, spec, size = sys.argv[1], sys.argv[2], int(sys.argv[3])
 text = subprocess.run(["build/trainc", "print", spec], capture_output=True, text=True).stdout

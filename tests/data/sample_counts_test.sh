@@ -5,14 +5,14 @@
 # holding just those samples; larger is refused at start-up with one message naming the
 # field, the count and the data, by every rank (1 and 2 under mpirun), before anything is written.
 set -eu
-BUILD=${BUILD:-build}
+source tests/lib.sh
 dir=$BUILD/test-data/sample_counts
 rm -rf "$dir" && mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
 export OMP_NUM_THREADS=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 # full/: 40 training and 12 test images; subset/: the 24 and 6 the spec's counts below keep.
-/usr/bin/python3 - "$dir" <<'PY'
+"$PY" - "$dir" <<'PY'
 import gzip, os, struct, sys
 out, data = sys.argv[1], "/usr/share/datasets/fashion-mnist"
 def read(name, n):

@@ -11,7 +11,6 @@ set -u
 . tests/emu/emu_prelude.sh
 emu_prelude test-emu-depthwise
 status=0
-fail() { echo "FAIL: $*"; status=1; }
 
 cat > "$out/dw.spec" <<'SPEC'
 name: "depthwise_emu"
@@ -50,7 +49,7 @@ run() {  # tag spec [trainc flags...]: builds and runs $out/TAG (CPU unless --ba
 }
 compare() {  # what, run tag, reference run tag, tolerance
   local r
-  r=$(python3 tests/gpu/compare_runs.py "$out/$2.run/metrics.jsonl" "$out/$3.run/metrics.jsonl" "$4" 2>&1) &&
+  r=$("$PY" tests/gpu/compare_runs.py "$out/$2.run/metrics.jsonl" "$out/$3.run/metrics.jsonl" "$4" 2>&1) &&
     echo "$1: $(echo "$r" | head -1)" || { fail "$1:"; echo "$r"; }
 }
 

@@ -22,11 +22,11 @@ TRAINC_CUDA_ENV=$(pwd)/$BUILD/emu/cuda.env "$BUILD/trainc" build "$out/ema.spec"
   > "$out/emu.build" 2>&1 || { echo "FAIL: --backend cuda build"; tail -20 "$out/emu.build"; exit 1; }
 "$out/cpu" --out "$out/cpu.run" > "$out/cpu.log" 2>&1 || { tail -20 "$out/cpu.log"; exit 1; }
 "$out/emu" --out "$out/emu.run" > "$out/emu.log" 2>&1 || { echo "FAIL: the emulated run"; tail -25 "$out/emu.log"; exit 1; }
-python3 tests/train/ema_recompute.py "$out/emu.run/checkpoints" 4 0.7 || status=1
+"$PY" tests/train/ema_recompute.py "$out/emu.run/checkpoints" 4 0.7 || status=1
 grep -q "EMA of the weights: test loss" "$out/emu.log" || { echo "FAIL: no EMA evaluation"; status=1; }
-r=$(python3 tests/gpu/compare_runs.py "$out/emu.run/metrics.jsonl" "$out/cpu.run/metrics.jsonl" 1e-4 2>&1) &&
+r=$("$PY" tests/gpu/compare_runs.py "$out/emu.run/metrics.jsonl" "$out/cpu.run/metrics.jsonl" 1e-4 2>&1) &&
   echo "losses: $(echo "$r" | head -1)" || { echo "FAIL: losses"; echo "$r"; status=1; }
-python3 - "$out/emu.run/metrics.jsonl" "$out/cpu.run/metrics.jsonl" <<'PY' || status=1
+"$PY" - "$out/emu.run/metrics.jsonl" "$out/cpu.run/metrics.jsonl" <<'PY' || status=1
 import json, sys
 ev = lambda p: [(r["step"], r["loss"]) for r in map(json.loads, open(p)) if r["event"] == "eval_ema"]
 a, b = ev(sys.argv[1]), ev(sys.argv[2])

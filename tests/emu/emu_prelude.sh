@@ -6,8 +6,8 @@
 # allocation: 16 MiB keeps that quick, as in emu_test.sh. EMU_ALLOC_REPORT=1: each trainer
 # prints the device memory it allocated after its start-up memory check, which
 # `emu_within_plan WHAT LOG SPEC` compares with the plan the check counted.
+source tests/lib.sh
 emu_prelude() {
-  BUILD=${BUILD:-build}
   out=$BUILD/$1
   rm -rf "$out" && mkdir -p "$out"
   if [ ! -f /usr/local/cuda/include/cuda_runtime.h ] && [ ! -f "${CUDA_HOME:-/nonexistent}/include/cuda_runtime.h" ]; then

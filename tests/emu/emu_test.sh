@@ -13,7 +13,7 @@
 # after its start-up check, the search's workspace at its cap among it, stays within what
 # the check counted. Everything runs under ASan and UBSan.
 set -u
-BUILD=${BUILD:-build}
+source tests/lib.sh
 out=$BUILD/test-emu
 rm -rf "$out" && mkdir -p "$out"
 if [ ! -f /usr/local/cuda/include/cuda_runtime.h ] && [ ! -f "${CUDA_HOME:-/nonexistent}/include/cuda_runtime.h" ]; then
@@ -27,7 +27,6 @@ export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktra
 export TRAINC_CUDNN_WORKSPACE_MB=16 EMU_ALLOC_REPORT=1
 . tests/emu/emu_prelude.sh   # emu_within_plan (this test sets itself up: it predates emu_prelude)
 status=0
-fail() { echo "FAIL: $*"; status=1; }
 if ! nice make -s emu BUILD="$BUILD" > "$out/make.log" 2>&1; then
   fail "building the emulated CUDA backend failed:"; tail -30 "$out/make.log"; exit 1
 fi
@@ -79,7 +78,7 @@ run() {  # binary, run dir, launcher...
 }
 compare() {  # what, gpu run, cpu run, tolerance
   local r
-  r=$(python3 tests/gpu/compare_runs.py "$2/metrics.jsonl" "$3/metrics.jsonl" "$4" 2>&1) &&
+  r=$("$PY" tests/gpu/compare_runs.py "$2/metrics.jsonl" "$3/metrics.jsonl" "$4" 2>&1) &&
     echo "$1: $(echo "$r" | head -1)" || { fail "$1:"; echo "$r"; }
 }
 # 5. The bytes the ResNet trainers allocate after their start-up memory check within the

@@ -18,7 +18,7 @@
 set -u
 . tests/emu/emu_prelude.sh
 emu_prelude test-emu-evalres
-/usr/bin/python3 tests/data/make_tree.py "$out/tree" 3 1 24 > /dev/null
+"$PY" tests/data/make_tree.py "$out/tree" 3 1 24 > /dev/null
 spec() {  # name crop solver-extra spec-extra augment-extra -> the spec on stdout
   cat <<SPEC
 name: "$1"
@@ -88,9 +88,9 @@ grep -q "evaluates at 24x24 with a forward of its own" "$out/emu.log" ||
 emu_within_plan "FP32 on two ranks, device memory" "$out/emu.log" "$out/fp32.spec" || status=1
 emu_within_plan "BF16 channels-last, device memory" "$out/bf16.log" "$out/bf16.spec" "--layout nhwc" || status=1
 compare() {  # device-run CPU-run tolerance CPU-run-at-16-or-"" what
-  python3 tests/gpu/compare_runs.py "$out/$1.run/metrics.jsonl" "$out/$2.run/metrics.jsonl" "$3" > "$out/$1.cmp" 2>&1 &&
+  "$PY" tests/gpu/compare_runs.py "$out/$1.run/metrics.jsonl" "$out/$2.run/metrics.jsonl" "$3" > "$out/$1.cmp" 2>&1 &&
     echo "$5, training losses: $(head -1 "$out/$1.cmp")" || { echo "FAIL: $5, training losses"; cat "$out/$1.cmp"; status=1; }
-  python3 - "$out/$1.run/metrics.jsonl" "$out/$2.run/metrics.jsonl" "$3" "${4:+$out/$4.run/metrics.jsonl}" "$5" <<'PY' || status=1
+  "$PY" - "$out/$1.run/metrics.jsonl" "$out/$2.run/metrics.jsonl" "$3" "${4:+$out/$4.run/metrics.jsonl}" "$5" <<'PY' || status=1
 import json, sys
 dev, cpu, tol, cpu16, what = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4], sys.argv[5]
 def evals(path):

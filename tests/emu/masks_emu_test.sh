@@ -8,7 +8,6 @@ set -u
 . tests/emu/emu_prelude.sh
 emu_prelude test-emu-masks
 status=0
-fail() { echo "FAIL: $*"; status=1; }
 printf 'extends: "%s/tests/gpu/specs/ops_mix.spec"\ndata { train { samples: 32 batch_per_rank: 8 } val { batch_per_rank: 8 } val_samples: 8 }\n' "$(pwd)" \
   > "$out/mix.spec"
 "$BUILD/trainc" build "$out/mix.spec" -o "$out/cpu" > "$out/cpu.build" 2>&1 && "$out/cpu" --out "$out/cpu.run" > "$out/cpu.log" 2>&1 ||
@@ -21,7 +20,7 @@ for flags in "" --no-fuse; do
   prof=(); [ -z "$flags" ] && prof=(env TRAINC_CUDA_PROFILE_STEP=2)
   "${prof[@]}" "$out/$tag" --out "$out/$tag.run" > "$out/$tag.log" 2>&1 ||
     { fail "the emulated run $flags"; tail -25 "$out/$tag.log"; continue; }
-  r=$(python3 tests/gpu/compare_runs.py "$out/$tag.run/metrics.jsonl" "$out/cpu.run/metrics.jsonl" 1e-4 2>&1) &&
+  r=$("$PY" tests/gpu/compare_runs.py "$out/$tag.run/metrics.jsonl" "$out/cpu.run/metrics.jsonl" 1e-4 2>&1) &&
     echo "ops_mix ${flags:-fused} vs CPU (1e-4): $(echo "$r" | head -1)" || { fail "ops_mix ${flags:-fused} vs CPU:"; echo "$r"; }
 done
 [ $status = 0 ] && echo "dropout and drop-path masks: the emulated CUDA trainers draw the CPU's"

@@ -12,7 +12,6 @@ set -u
 . tests/emu/emu_prelude.sh
 emu_prelude test-emu-mix
 status=0
-fail() { echo "FAIL: $*"; status=1; }
 
 # spec TAG EXAMPLE 'augment fields' [extra]: the example net on 3 x 12 x 12 synthetic images,
 # 4 steps of 8 (the ResNet with emu_test.sh's small peak LR, for BN on few samples)
@@ -41,7 +40,7 @@ check() {
   grep -q '\.input_u8 = 0' "$emu.src/model.c" || fail "$tag: the descriptor does not ask for float batches"
   EMU_SCHEDULE=1 "$emu" --out "$emu.run" > "$emu.log" 2>&1 || { fail "$tag: the emulated run $*"; tail -25 "$emu.log"; return; }
   local r
-  r=$(python3 tests/gpu/compare_runs.py "$emu.run/metrics.jsonl" "$out/$cpu.cpu.run/metrics.jsonl" "$tol" 2>&1) &&
+  r=$("$PY" tests/gpu/compare_runs.py "$emu.run/metrics.jsonl" "$out/$cpu.cpu.run/metrics.jsonl" "$tol" 2>&1) &&
     echo "$tag ${*:-NCHW} vs CPU FP32 ($tol): $(echo "$r" | head -1)" || { fail "$tag $*:"; echo "$r"; }
 }
 
@@ -53,7 +52,7 @@ spec erase_bf16 fmnist_resnet "random_erasing { p: 0.5 } $crop" 'precision { com
 check erase_bf16 erase 5e-2
 check erase_bf16 erase 5e-2 --layout nhwc
 # the same math in either layout: a sample read in the wrong order would show here
-r=$(python3 tests/gpu/compare_runs.py "$out/erase_bf16.emu.nhwc.run/metrics.jsonl" "$out/erase_bf16.emu.run/metrics.jsonl" 1e-5 2>&1) &&
+r=$("$PY" tests/gpu/compare_runs.py "$out/erase_bf16.emu.nhwc.run/metrics.jsonl" "$out/erase_bf16.emu.run/metrics.jsonl" 1e-5 2>&1) &&
   echo "erase_bf16 --layout nhwc vs NCHW (1e-5): $(echo "$r" | head -1)" || { fail "erase_bf16 NHWC vs NCHW:"; echo "$r"; }
 [ $status = 0 ] && echo "mixup, cutmix and random erasing on the emulated CUDA backend: ok"
 exit $status

@@ -21,7 +21,6 @@ set -u
 . tests/emu/emu_prelude.sh
 emu_prelude test-emu-nhwc-ops
 status=0
-fail() { echo "FAIL: $*"; status=1; }
 
 cat > "$out/ops.spec" <<'SPEC'
 name: "nhwc_ops_emu"
@@ -88,7 +87,7 @@ run() {  # tag [trainc flags...]: builds and runs $out/TAG from ops.spec on the 
 
 # The last checkpoint's parameters (FP32 master weights, the spec's C,H,W order in both).
 params_close() {  # what, run dir A, run dir B, relative tolerance
-  python3 - "$@" <<'PY'
+  "$PY" - "$@" <<'PY'
 import array, glob, struct, sys
 what, a, b, tol = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
 def params(d):
@@ -114,7 +113,7 @@ PY
 }
 
 if run nchw && run nhwc --layout nhwc; then
-  r=$(python3 tests/gpu/compare_runs.py "$out/nhwc.run/metrics.jsonl" "$out/nchw.run/metrics.jsonl" 5e-3 2>&1) &&
+  r=$("$PY" tests/gpu/compare_runs.py "$out/nhwc.run/metrics.jsonl" "$out/nchw.run/metrics.jsonl" 5e-3 2>&1) &&
     echo "losses, BF16 --layout nhwc vs NCHW: $(echo "$r" | head -1)" || { fail "losses:"; echo "$r"; }
   params_close "final parameters, BF16 --layout nhwc vs NCHW" "$out/nhwc.run" "$out/nchw.run" 5e-3 ||
     fail "the final parameters differ"

@@ -5,7 +5,7 @@
 # replaying tests/fuzz/regressions_caffe/; deterministic (tests/fuzz/fuzz_lib.sh). Fails on any crash, leak, timeout or
 # sanitizer report; a crashing input is left in $BUILD/fuzz_caffe/artifacts/.
 set -u
-BUILD=${BUILD:-build}
+source tests/lib.sh
 cd "$(dirname "$0")/../.."
 root=$PWD
 fuzz=$root/$BUILD/fuzz/fuzz_caffe

@@ -6,7 +6,7 @@
 # leak, timeout or sanitizer report. The spec front end and the Caffe importer have
 # fuzz_test.sh and fuzz_caffe_test.sh; `make fuzz-long` explores and grows the corpora.
 set -u
-BUILD=${BUILD:-build}
+source tests/lib.sh
 cd "$(dirname "$0")/../.."
 root=$PWD
 work=$root/$BUILD/fuzz/targets

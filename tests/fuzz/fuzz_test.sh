@@ -5,7 +5,7 @@
 # Fails on any crash, leak, timeout or sanitizer report; a new crashing input is left in
 # $BUILD/fuzz/artifacts/ (copy it into tests/fuzz/regressions/ once fixed).
 set -u
-BUILD=${BUILD:-build}
+source tests/lib.sh
 cd "$(dirname "$0")/../.."
 root=$PWD
 fuzz=$root/$BUILD/fuzz/fuzz_spec

@@ -5,9 +5,8 @@
 # for the same one. Messages switched on by presence (warmup, ema, init, val, fillers) print
 # one line "(absent) -> {fields written}" when one spec lacks them, never invented defaults. UPDATE=1 rewrites the files; review the diff before committing it.
 set -u
-BUILD=${BUILD:-build}
+source tests/lib.sh
 cd "$(dirname "$0")/../.."
-TRAINC=$BUILD/trainc
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 # A spec that differs from fmnist_mlp only in its descriptive fields: the same run.
 sed -e 's/^name: .*/name: "renamed"/' -e 's/^description: .*/description: "edited"/' \

@@ -5,10 +5,9 @@
 # UPDATE=1 rewrites the .expected files from the current output: review every change
 # (git diff) before committing it; an unclear message is a bug, not a new golden.
 set -u
-BUILD=${BUILD:-build}
+source tests/lib.sh
 cd "$(dirname "$0")/../.."
-TRAINC=$BUILD/trainc
-[ -x "$TRAINC" ] || { echo "missing $TRAINC (run make trainc)" >&2; exit 1; }
+need_trainc
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
 n=0; bad=0

@@ -4,10 +4,9 @@
 # for byte with tests/golden/help/*.txt), nothing on stderr, and exit 0 — also when other,
 # wrong arguments come with them. UPDATE=1 rewrites the goldens (review the diff).
 set -u
-BUILD=${BUILD:-build}
+source tests/lib.sh
 cd "$(dirname "$0")/../.."
-TRAINC=$BUILD/trainc
-[ -x "$TRAINC" ] || { echo "missing $TRAINC (run make trainc)" >&2; exit 1; }
+need_trainc
 [ -f "$BUILD/libtrainrt.a" ] || { echo "missing $BUILD/libtrainrt.a (run make)" >&2; exit 1; }
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 golden=tests/golden/help

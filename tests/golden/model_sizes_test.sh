@@ -3,11 +3,10 @@
 # exactly their parameter counts, and forward MACs within 2% of the published figures.
 # The same numbers are recomputed independently by count_params.py from `trainc print`.
 set -u
-BUILD=${BUILD:-build}
+source tests/lib.sh
 cd "$(dirname "$0")/../.."
-TRAINC=$BUILD/trainc
-[ -x "$TRAINC" ] || { echo "missing $TRAINC (run make trainc)" >&2; exit 1; }
-python3 - "$TRAINC" <<'PY'
+need_trainc
+"$PY" - "$TRAINC" <<'PY'
 import json, subprocess, sys
 sys.path.insert(0, "tests/golden")
 import count_params

@@ -4,9 +4,8 @@
 # match the compute time it prints; a benchmark-based projection must equal steps x batch /
 # rate; bad input is one message and a non-zero exit. UPDATE=1 rewrites the goldens.
 set -u
-BUILD=${BUILD:-build}
+source tests/lib.sh
 cd "$(dirname "$0")/../.."
-TRAINC=$BUILD/trainc
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 bad=0
 for pair in "ibm_hal_resnet50_64gpu hal" "juwels_resnet50_cosine_1024gpu juwels-booster"; do
@@ -21,7 +20,7 @@ done
 # activations), batch 208 per rank.
 "$TRAINC" show --json specs/published/ibm_hal_resnet50_64gpu.spec > "$tmp/show.json"
 "$TRAINC" project specs/published/ibm_hal_resnet50_64gpu.spec --system hal > "$tmp/proj.txt"
-python3 - "$tmp/show.json" "$tmp/proj.txt" <<'PY' || bad=1
+"$PY" - "$tmp/show.json" "$tmp/proj.txt" <<'PY' || bad=1
 import json, re, sys
 j = json.load(open(sys.argv[1])); layers = {l["name"]: l for l in j["layers"]}
 c, h, w = j["input_shape"]; batch = 208; flop_s = mem_s = 0.0

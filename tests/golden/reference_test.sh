@@ -2,10 +2,9 @@
 # specs/REFERENCE.md is exactly what `trainc schema --markdown` prints from schema.def, so
 # the field reference can never drift from the schema (`make reference` regenerates it).
 set -u
-BUILD=${BUILD:-build}
+source tests/lib.sh
 cd "$(dirname "$0")/../.."
-TRAINC=$BUILD/trainc
-[ -x "$TRAINC" ] || { echo "missing $TRAINC (run make trainc)" >&2; exit 1; }
+need_trainc
 tmp=$(mktemp); trap 'rm -f "$tmp"' EXIT
 "$TRAINC" schema --markdown > "$tmp" || { echo "FAIL: trainc schema --markdown exited $?"; exit 1; }
 if ! cmp -s "$tmp" specs/REFERENCE.md; then

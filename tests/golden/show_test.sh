@@ -4,10 +4,9 @@
 # holds the exact stdout of `trainc show specs/.../NAME.spec`. UPDATE=1 rewrites the files from
 # the current output; review the diff before committing it.
 set -u
-BUILD=${BUILD:-build}
+source tests/lib.sh
 cd "$(dirname "$0")/../.."
-TRAINC=$BUILD/trainc
-[ -x "$TRAINC" ] || { echo "missing $TRAINC (run make trainc)" >&2; exit 1; }
+need_trainc
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 n=0; bad=0
 for spec in specs/models/*.spec specs/examples/*.spec \

@@ -2,10 +2,9 @@
 # Every spec the repo ships (specs/models, examples, published) passes `trainc check`
 # with no diagnostics. Partial specs under specs/published/recipes/ are only included.
 set -u
-BUILD=${BUILD:-build}
+source tests/lib.sh
 cd "$(dirname "$0")/../.."
-TRAINC=$BUILD/trainc
-[ -x "$TRAINC" ] || { echo "missing $TRAINC (run make trainc)" >&2; exit 1; }
+need_trainc
 n=0; bad=0
 for spec in specs/models/*.spec specs/examples/*.spec specs/published/*.spec; do
   n=$((n + 1))

@@ -3,7 +3,7 @@
 # its generated model.c in double precision (model_f64.h, the _f64 ops of libtrainrt_f64.a,
 # arena offsets doubled) with model_gradcheck.c and runs the check.
 set -eu
-BUILD=${BUILD:-build}
+source tests/lib.sh
 for lib in "$BUILD/asan/libtrainrt.a" "$BUILD/asan/libtrainrt_f64.a"; do
   [ -f "$lib" ] || { echo "missing $lib: run make test-build" >&2; exit 1; }
 done

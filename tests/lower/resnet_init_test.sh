@@ -15,10 +15,9 @@
 #  - the published specs set them (and interpolation) as their sources say, the table below,
 #    and RSB A1's emitted CPU and CUDA trainers resample its train crop and test resize bicubic.
 set -u
-BUILD=${BUILD:-build}
+source tests/lib.sh
 cd "$(dirname "$0")/../.."
-TRAINC=$BUILD/trainc
-[ -x "$TRAINC" ] || { echo "missing $TRAINC (run make trainc)" >&2; exit 1; }
+need_trainc
 out=$BUILD/test-resnet-init
 rm -rf "$out" && mkdir -p "$out"
 
@@ -48,7 +47,7 @@ for backend in cpu cuda; do
     { echo "FAIL: emit A1 $backend:"; cat "$out/a1.$backend.log"; exit 1; }
 done
 
-/usr/bin/python3 - "$out" <<'PY'
+"$PY" - "$out" <<'PY'
 import math, re, sys
 import torch, torchvision
 out = sys.argv[1]

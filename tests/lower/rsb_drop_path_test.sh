@@ -12,10 +12,9 @@
 # tests/data/published_specs_test.sh's part (A1 is FP16: nvcc builds it as written, and its
 # FP32 variant trains on the CPU).
 set -u
-BUILD=${BUILD:-build}
+source tests/lib.sh
 cd "$(dirname "$0")/../.."
-TRAINC=$BUILD/trainc
-[ -x "$TRAINC" ] || { echo "missing $TRAINC (run make trainc)" >&2; exit 1; }
+need_trainc
 out=$BUILD/test-rsb-drop-path
 rm -rf "$out" && mkdir -p "$out"
 status=0
@@ -36,7 +35,7 @@ for backend in cpu cuda; do
     { echo "FAIL: trainc build --emit-only --backend $backend of A1:"; cat "$out/a1.$backend.log"; exit 1; }
 done
 
-python3 - "$out" <<'PY' || status=1
+"$PY" - "$out" <<'PY' || status=1
 import re, sys
 out = sys.argv[1]
 

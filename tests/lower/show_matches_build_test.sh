@@ -8,7 +8,7 @@
 # CUDA only, and its CPU build must be refused. (A spec evaluating at another resolution is
 # compared on both: the training schedule; its evaluation one is checked by the emulator.)
 set -u
-BUILD=${BUILD:-build}
+source tests/lib.sh
 out=$BUILD/test-lower/show-build
 rm -rf "$out" && mkdir -p "$out"
 status=0
@@ -37,7 +37,7 @@ for spec in specs/examples/*.spec specs/published/*.spec "$out/resnet_bf16.spec"
     if ! "$BUILD/trainc" build "$built" "${opts[@]}" --emit-only --emit-dir "$dir" > "$dir.log" 2>&1; then
       echo "FAIL: trainc build --emit-only ${opts[*]} $built:"; cat "$dir.log"; status=1; continue
     fi
-    python3 - "$dir.json" "$dir" "$variant" "$spec" <<'PY' || status=1
+    "$PY" - "$dir.json" "$dir" "$variant" "$spec" <<'PY' || status=1
 import json, re, sys
 show_path, src, backend, spec = sys.argv[1:]
 t = json.load(open(show_path))["trainer"]

@@ -5,7 +5,7 @@
 # ResNet-50 the buckets tile the gradient buffer contiguously in layout order, each within
 # the cap unless it is a single larger tensor.
 set -eu
-BUILD=${BUILD:-build}
+source tests/lib.sh
 dir=$BUILD/test-mpi/buckets
 rm -rf "$dir" && mkdir -p "$dir"
 fail=0
@@ -23,7 +23,7 @@ calls=$(grep -o 'rt_grad_bucket_ready(ctx->comm, [0-9]*)' "$dir/dp_conv.src/mode
 [ "$calls" = "0 1 2 " ] || { echo "expected hooks for buckets 0 1 2 in order, got: $calls" >&2; fail=1; }
 
 "$BUILD/trainc" show --buckets specs/models/resnet50.spec > "$dir/resnet50.txt"
-python3 - "$dir/resnet50.txt" <<'PY'
+"$PY" - "$dir/resnet50.txt" <<'PY'
 import re, sys
 rows = [l.split() for l in open(sys.argv[1]) if re.match(r"^\d+\s+\d+\s+\d+", l)]
 total = int(re.search(r"(\d+) params", open(sys.argv[1]).read().splitlines()[-1]).group(1))

@@ -21,7 +21,7 @@ build_spec dp_bn_local_r2
 "${MPIRUN[@]}" -np 2 "$dir/dp_bn_local_r2" --out "$dir/dp_bn_local-2" > /dev/null
 train_losses "$dir/dp_bn_local-2/metrics.jsonl" > "$dir/dp_bn_local-2.txt"
 
-python3 - "$dir" <<'PY'
+"$PY" - "$dir" <<'PY'
 import sys
 d = sys.argv[1]
 def load(name):

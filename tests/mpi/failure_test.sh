@@ -86,7 +86,7 @@ ckpt=$(ls "$dir/cut/checkpoints"/ckpt-*.bin | tail -n 1)
 echo "interrupted at $(basename "$ckpt") (launcher status $status)"
 cp "$ckpt" "$dir/stopped.bin"   # the resumed run rotates checkpoints away; keep this one
 "${MPIRUN[@]}" -np 2 "$dir/dp_conv_any" --epochs 30 --out "$dir/cut" --resume "$ckpt" > /dev/null
-python3 - "$dir/full/metrics.jsonl" "$dir/cut/metrics.jsonl" <<'PY'
+"$PY" - "$dir/full/metrics.jsonl" "$dir/cut/metrics.jsonl" <<'PY'
 import json, sys
 def load(p):
     recs = [json.loads(l) for l in open(p)]

@@ -1,6 +1,6 @@
 # Shared by tests/mpi/*_test.sh: Open MPI as root on a small machine, and building the test
 # specs of tests/mpi/specs into $dir.
-BUILD=${BUILD:-build}
+source tests/lib.sh
 # Open MPI refuses root without these; the suite runs as root in CI containers.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # One OpenMP thread per rank: 4 ranks share 2 cores.
@@ -12,7 +12,7 @@ build_spec() {  # name: tests/mpi/specs/NAME.spec -> $dir/NAME
 }
 
 train_losses() {  # metrics.jsonl -> one loss per line
-  python3 -c 'import json,sys
+  "$PY" -c 'import json,sys
 for l in open(sys.argv[1]):
     r = json.loads(l)
     if r["event"] == "train": print(r["step"], repr(r["loss"]))' "$1"

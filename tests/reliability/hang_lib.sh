@@ -46,7 +46,7 @@ stop_one() {  # rank to stop, binary, the bound's origin the message must name, 
     wait $launcher || status=$?
   fi
   kill -CONT "$victim" 2>/dev/null; kill -9 "$victim" "$waiter" 2>/dev/null
-  local share; share=$(python3 -c "import os,sys; print(f'{($c1 - $c0) / os.sysconf(\"SC_CLK_TCK\") / ($w1 - $w0):.2f}')")
+  local share; share=$("$PY" -c "import os,sys; print(f'{($c1 - $c0) / os.sysconf(\"SC_CLK_TCK\") / ($w1 - $w0):.2f}')")
   echo "$name: job ended $((SECONDS - t0)) s after SIGSTOP to rank $victim_rank (status $status); the waiting rank used $share of a core while it waited"
   local seen="(pid $victim on [^)]*) is stopped"
   [ "$where" = remote ] && seen="(pid [0-9]* on node-$victim_rank) does not answer"
@@ -54,6 +54,6 @@ stop_one() {  # rank to stop, binary, the bound's origin the message must name, 
     { echo "$name: no message naming the stopped rank and the bound ($origin):" >&2; cat "$dir/$name.txt" >&2; return 1; }
   grep 'error:' "$dir/$name.txt"
   [ "$status" -gt 0 ] || { echo "$name: the job did not end with a failure status" >&2; return 1; }
-  python3 -c "import sys; sys.exit(0 if $share < 0.15 else 1)" ||
+  "$PY" -c "import sys; sys.exit(0 if $share < 0.15 else 1)" ||
     { echo "$name: the waiting rank spun ($share of a core) while it waited" >&2; return 1; }
 }

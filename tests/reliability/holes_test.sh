@@ -5,6 +5,7 @@
 # temp file of an interrupted checkpoint write is removed at the next start (6); an
 # unreadable --data directory is reported as unreadable, not as a missing file (7).
 set -u
+source tests/lib.sh
 cd "$(dirname "$0")/../.."
 source tests/reliability/lib.sh
 make_test_dir holes
@@ -34,7 +35,7 @@ ckpt=$(ls "$dir/run/checkpoints"/ckpt-*.bin | tail -n 1)
 size=$(stat -c %s "$ckpt")
 for k in 1 2 3 4; do
   cp "$ckpt" "$dir/flip$k.bin"
-  python3 - "$dir/flip$k.bin" $((size - k)) <<'PY'
+  "$PY" - "$dir/flip$k.bin" $((size - k)) <<'PY'
 import sys
 p, at = sys.argv[1], int(sys.argv[2])
 b = bytearray(open(p, "rb").read()); b[at] ^= 0x10; open(p, "wb").write(b)

@@ -1,6 +1,6 @@
 # Shared by tests/reliability/*_test.sh: the MLP example with small batches, built into $dir,
 # and a small Fashion-MNIST IDX subset ($dir/data/good) so a run takes a fraction of a second.
-BUILD=${BUILD:-build}
+source tests/lib.sh
 export OMP_NUM_THREADS=1
 src=/usr/share/datasets/fashion-mnist
 
@@ -18,11 +18,11 @@ build_small_mlp() {  # name [sed expressions...]: $dir/NAME from the MLP example
 }
 
 make_small_idx() {  # n_train n_test -> $dir/data/good (and the damaged variants beside it)
-  python3 tests/train/make_idx.py "$src" "$dir/data" "$1" "$2" >/dev/null
+  "$PY" tests/train/make_idx.py "$src" "$dir/data" "$1" "$2" >/dev/null
 }
 
 params_hash() {  # metrics.jsonl -> the summary's params_hash
-  python3 -c 'import json,sys
+  "$PY" -c 'import json,sys
 print([json.loads(l) for l in open(sys.argv[1]) if "\"summary\"" in l][-1]["params_hash"])' "$1"
 }
 

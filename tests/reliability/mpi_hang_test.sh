@@ -64,7 +64,7 @@ if [ -z "$ckpt" ]; then
   echo "twice: mpirun left (status $status) and the ranks ended without a stop checkpoint" >&2; fail=1
 else
   step=$(basename "$ckpt" .bin); step=$((10#${step#ckpt-}))
-  last=$(python3 -c 'import json,sys
+  last=$("$PY" -c 'import json,sys
 print(max([json.loads(l)["step"] for l in open(sys.argv[1]) if "\"train\"" in l] or [0]))' "$dir/twice/metrics.jsonl")
   echo "twice: mpirun left with status $status; the ranks stopped with checkpoint step $step, last logged step $last"
   [ "$last" -le "$step" ] || { echo "twice: the ranks trained past their stop checkpoint" >&2; fail=1; }

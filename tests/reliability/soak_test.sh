@@ -11,6 +11,7 @@
 # Prints the counts; fails on any corrupt checkpoint accepted or any differing hash.
 # `make soak` runs a longer version (SOAK_KILLS=300).
 set -u
+source tests/lib.sh
 cd "$(dirname "$0")/../.."
 source tests/reliability/lib.sh
 make_test_dir soak
@@ -27,7 +28,7 @@ run --out "$dir/reference" > /dev/null || { echo "reference run failed" >&2; exi
 want=$(params_hash "$dir/reference/metrics.jsonl")
 full_size=$(stat -c %s "$(ls "$dir/reference/checkpoints"/ckpt-*.bin | head -n 1)")
 t0=$(date +%s.%N); run --out "$dir/timing" > /dev/null; t1=$(date +%s.%N)
-run_ms=$(python3 -c "print(max(50, int(1000 * ($t1 - $t0))))")
+run_ms=$("$PY" -c "print(max(50, int(1000 * ($t1 - $t0))))")
 echo "seed $seed; reference params_hash $want; one run takes about $run_ms ms; checkpoints are $full_size bytes"
 
 attempts_missed=0 kills=0 mid_write=0 random_kills=0 partial_offered=0 partial_refused=0 complete_temps=0 resumes=0 chains=0 finished=0

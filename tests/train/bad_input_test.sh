@@ -4,7 +4,7 @@
 # error message on stderr naming the problem, a non-zero exit (not a crash), and must leave
 # every existing checkpoint byte-identical.
 set -eu
-BUILD=${BUILD:-build}
+source tests/lib.sh
 root=$PWD
 dir=$BUILD/test-train/bad-input
 rm -rf "$dir" && mkdir -p "$dir"
@@ -28,7 +28,7 @@ build_asan "$dir/mlp.spec" "$dir/mlp"
 build_asan "$dir/other.spec" "$dir/other"
 export ASAN_OPTIONS=detect_leaks=0 OMP_NUM_THREADS=1
 
-python3 tests/train/make_idx.py "$src" "$dir/data" 320 100
+"$PY" tests/train/make_idx.py "$src" "$dir/data" 320 100
 data=$dir/data
 good=$data/good
 

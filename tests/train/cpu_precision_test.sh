@@ -5,11 +5,9 @@
 # and refuses at start-up, with one clear message, on a CPU without avx512_bf16 (simulated by
 # TRAINC_CPU_NO_BF16=1); a LeNet BF16 trainer runs its convolutions for a few steps.
 set -eu
-BUILD=${BUILD:-build}
+source tests/lib.sh
 out=$BUILD/test-train/cpu-precision
 rm -rf "$out" && mkdir -p "$out"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 spec_with() {  # compute -> spec path
   printf 'extends: "%s/specs/examples/fmnist_mlp.spec"\nprecision { compute: %s }\n' "$(pwd)" "$1" > "$out/mlp_$1.spec"
@@ -47,7 +45,7 @@ elif [ "$(grep -c '^error:' "$out/refused.err")" -ne 1 ] || ! grep -q 'avx512_bf
 fi
 if grep -q avx512_bf16 /proc/cpuinfo; then
   for p in fp32 bf16; do "$out/$p" --out "$out/run-$p" > "$out/$p.out"; done
-  python3 - "$out/run-fp32/metrics.jsonl" "$out/run-bf16/metrics.jsonl" <<'PY' || fail "BF16 MLP run vs FP32 (above)"
+  "$PY" - "$out/run-fp32/metrics.jsonl" "$out/run-bf16/metrics.jsonl" <<'PY' || fail "BF16 MLP run vs FP32 (above)"
 import json, sys
 def summary(path):
     recs = [json.loads(l) for l in open(path)]
@@ -65,4 +63,4 @@ else
   echo "cpu_precision_test: this CPU has no avx512_bf16: BF16 training not run"
 fi
 
-if [ "$fails" -eq 0 ]; then echo "cpu_precision_test: PASS"; else echo "cpu_precision_test: $fails failure(s)"; exit 1; fi
+if [ "$failures" -eq 0 ]; then echo "cpu_precision_test: PASS"; else echo "cpu_precision_test: $failures failure(s)"; exit 1; fi

@@ -11,14 +11,14 @@
 # (A checkpoint without the EMA cannot match: solver.ema is part of the spec hash resume checks.
 # The CUDA backend's EMA: tests/emu/ema_emu_test.sh.)
 set -eu
-BUILD=${BUILD:-build}
+source tests/lib.sh
 dir=$BUILD/test-train/ema
 rm -rf "$dir" && mkdir -p "$dir"
 "$BUILD/trainc" build tests/train/specs/ema_tiny.spec -o "$dir/ema_tiny" >/dev/null
 export OMP_NUM_THREADS=1
 
 recompute() {  # checkpoint dir, every -> the last checkpoint's EMA against the recomputation
-  python3 tests/train/ema_recompute.py "$1" "$2" 0.7
+  "$PY" tests/train/ema_recompute.py "$1" "$2" 0.7
 }
 
 # 1, 2: one uninterrupted run
@@ -33,7 +33,7 @@ final() { grep -E "^final" "$1" | sed -E 's/wall time [^ ]+//'; }
 if [ "$(final "$dir/full.txt")" != "$(final "$dir/resumed.txt")" ]; then
   echo "FAIL: the resumed run ends differently:"; final "$dir/full.txt"; final "$dir/resumed.txt"; exit 1
 fi
-python3 - "$dir/full/metrics.jsonl" "$dir/resumed/metrics.jsonl" <<'PY'
+"$PY" - "$dir/full/metrics.jsonl" "$dir/resumed/metrics.jsonl" <<'PY'
 import json, sys
 ev = lambda p: [(r["step"], r["top1"], r["loss"]) for r in map(json.loads, open(p)) if r["event"] == "eval_ema"]
 a, b = ev(sys.argv[1]), ev(sys.argv[2])

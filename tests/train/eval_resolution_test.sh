@@ -7,17 +7,17 @@
 # evaluation at 24x24, and a net whose output depends on the input size (flatten + linear)
 # is refused at check with one error. (The CUDA backend's eval resolution: tests/emu/evalres_emu_test.sh.)
 set -eu
-BUILD=${BUILD:-build}
+source tests/lib.sh
 dir=$BUILD/test-train/eval-res
 rm -rf "$dir" && mkdir -p "$dir"
-/usr/bin/python3 tests/data/make_tree.py "$dir/tree" 8 4 32 > /dev/null
+"$PY" tests/data/make_tree.py "$dir/tree" 8 4 32 > /dev/null
 export OMP_NUM_THREADS=1
 run() {  # name spec [args]: build and train on the tree; the last eval record on stdout
   local name=$1 spec=$2; shift 2
   "$BUILD/trainc" build "$spec" -o "$dir/$name" > "$dir/$name.build" 2>&1 || { cat "$dir/$name.build"; exit 1; }
   "$dir/$name" --data "$dir/tree" --out "$dir/$name.run" --decode-threads 1 "$@" > "$dir/$name.out" 2>&1 ||
     { cat "$dir/$name.out"; exit 1; }
-  python3 -c 'import json,sys
+  "$PY" -c 'import json,sys
 r = [json.loads(l) for l in open(sys.argv[1]) if "\"eval\"" in l][-1]
 print(repr(r["loss"]), r["top1"], r["top5"])' "$dir/$name.run/metrics.jsonl"
 }

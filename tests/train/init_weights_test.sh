@@ -7,8 +7,7 @@
 # the spec and at start-up for the checkpoint; --resume stays strict. Last, `trainc plot`
 # overlays the two runs.
 set -eu
-BUILD=${BUILD:-build}
-TRAINC=$BUILD/trainc
+source tests/lib.sh
 dir=$BUILD/test-train/init_weights
 rm -rf "$dir" && mkdir -p "$dir"
 lenet() {   # lenet ITERATIONS EXTRA-TOP-LEVEL-TEXT: the LeNet example measured in iterations
@@ -28,7 +27,7 @@ lenet 60 "$init" > "$dir/ft.spec"
 "$dir/ft" --out "$dir/run-ft" > "$dir/ft.txt"
 grep "values from" "$dir/ft.txt"
 
-python3 - "$src_ckpt" "$dir/run-ft/checkpoints/ckpt-000000000060.bin" "$dir/run-ft/metrics.jsonl" "$dir/ft.src/model.c" <<'PY'
+"$PY" - "$src_ckpt" "$dir/run-ft/checkpoints/ckpt-000000000060.bin" "$dir/run-ft/metrics.jsonl" "$dir/ft.src/model.c" <<'PY'
 import json, re, struct, sys
 def params(path):   # the checkpoint format of rt_checkpoint.h: 112-byte header, then sections
     b = open(path, "rb").read()
@@ -82,5 +81,5 @@ fails resume_strict "was written by a different spec" "$dir/ft" --out "$dir/run-
 # the SVG declares, each run's color and the published-top-1 line drawn.
 "$TRAINC" plot "$dir/run-src/metrics.jsonl" "$dir/run-ft/metrics.jsonl" --top1 0.9 -o "$dir/curves.svg"
 rsvg-convert -o "$dir/curves.png" "$dir/curves.svg"
-python3 tests/plot/png_check.py "$dir/curves.png" 860 890 "#1f77b4:200" "#d62728:200" "#000000:100"
+"$PY" tests/plot/png_check.py "$dir/curves.png" 860 890 "#1f77b4:200" "#d62728:200" "#000000:100"
 fails plot_missing "cannot open metrics file" "$TRAINC" plot "$dir/none.jsonl" -o "$dir/none.svg"

@@ -3,7 +3,7 @@
 # checkpoint must end with the same params_hash and the same eval metrics as an
 # uninterrupted run. Also: a checkpoint from another spec is refused naming both hashes.
 set -eu
-BUILD=${BUILD:-build}
+source tests/lib.sh
 dir=$BUILD/test-train/resume
 rm -rf "$dir" && mkdir -p "$dir"
 "$BUILD/trainc" build specs/examples/fmnist_mlp.spec -o "$dir/mlp" >/dev/null
@@ -25,7 +25,7 @@ ckpt=$(ls "$dir/cut/checkpoints"/ckpt-*.bin | tail -n 1)
 echo "interrupted at $(basename "$ckpt")"
 "$dir/mlp" --epochs 2 --out "$dir/cut" --resume "$ckpt" > /dev/null
 
-python3 - "$dir/full/metrics.jsonl" "$dir/cut/metrics.jsonl" <<'PY'
+"$PY" - "$dir/full/metrics.jsonl" "$dir/cut/metrics.jsonl" <<'PY'
 import json, sys
 def load(p):
     recs = [json.loads(l) for l in open(p)]

@@ -5,7 +5,7 @@
 # training hash, so it resumes the first one's checkpoint and ends with the same parameters,
 # while its text hash, recorded in metrics.jsonl, differs.
 set -eu
-BUILD=${BUILD:-build}
+source tests/lib.sh
 dir=$BUILD/test-train/run_identity
 rm -rf "$dir" && mkdir -p "$dir"
 sed -e 's/^  epochs: 1$/  iterations: 120\n  eval_every_iterations: 50\n  log_every: 10\n  checkpoint { every_iterations: 50 }/' \
@@ -26,7 +26,7 @@ ls "$dir/run-a/checkpoints" | tr '\n' ' ' > "$dir/ckpts.txt"
   { echo "checkpoints at the wrong steps: $(cat "$dir/ckpts.txt")" >&2; exit 1; }
 "$dir/b" --out "$dir/run-b" --resume "$dir/run-a/checkpoints/ckpt-000000000050.bin" > "$dir/resume.txt"
 
-python3 - "$dir/run-a/metrics.jsonl" "$dir/run-b/metrics.jsonl" <<'PY'
+"$PY" - "$dir/run-a/metrics.jsonl" "$dir/run-b/metrics.jsonl" <<'PY'
 import json, sys
 a, b = ([json.loads(l) for l in open(p)] for p in sys.argv[1:3])
 def one(recs, event): return [r for r in recs if r["event"] == event]

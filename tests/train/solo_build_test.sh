@@ -5,7 +5,7 @@
 # trains and checkpoints alone, and refuses clearly when a launcher starts it as one of
 # several ranks or its spec asks for more ranks.
 set -eu
-BUILD=${BUILD:-build}
+source tests/lib.sh
 dir=$BUILD/test-train/solo
 rm -rf "$dir" && mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)

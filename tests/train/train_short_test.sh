@@ -2,12 +2,12 @@
 # Compiles the tiny MLP example and trains it for one epoch on real Fashion-MNIST: the
 # training loss must fall and test top-1 must pass 80%; metrics.jsonl must be complete.
 set -eu
-BUILD=${BUILD:-build}
+source tests/lib.sh
 dir=$BUILD/test-train/short
 rm -rf "$dir" && mkdir -p "$dir"
 "$BUILD/trainc" build specs/examples/fmnist_mlp.spec -o "$dir/mlp" >/dev/null
 "$dir/mlp" --out "$dir/run" > "$dir/stdout.txt"
-python3 - "$dir/run/metrics.jsonl" <<'PY'
+"$PY" - "$dir/run/metrics.jsonl" <<'PY'
 import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1])]
 train = [r for r in recs if r["event"] == "train"]

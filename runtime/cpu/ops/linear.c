@@ -4,19 +4,14 @@
 #include "rt_ops.h"
 #include "rt_real.h"
 
-/* The gradient products of the large layers run on oneDNN's sgemm. Measured on this machine's
- * Zen 4 (one thread on each 2-thread block, best of 25-300 calls, OpenBLAS 0.3.21 vs oneDNN
- * 2.6): 8-17% faster than OpenBLAS on the MLP's and LeNet's fc1 (128x392x64: 59 vs 66 us;
- * 512x1568x128: 1.82 vs 2.06 ms; 128x1568x512: 1.80 vs 2.11 ms), with the same bits (sums
- * of up to 512 products); no faster on the small fc2 products (10x128x64: 1.9 vs 1.5 us).
- * dW is split by rows, so each thread writes the rows of the gradient that its half of the
- * optimizer step (a static split of the flat tensor) reads next, as the forward's split by
- * output columns reads that half of the weights: the MLP's SGD step took 3x longer when the
- * forward was split the other way (each thread reading all weights that the other then writes).
- * Under BF16 dW keeps rt_gemm's split (by columns here), which converts less of the input to
- * BF16 per thread: the MLP's BF16 benchmark ran 4-10% faster than with the split by rows.
- * The forward stays on OpenBLAS: oneDNN was slower on its halves (64x64x784: 80 vs 71 us;
- * 128x256x3136: 2.32 vs 2.22 ms), and rounds the 784-long sums otherwise. */
+/* The gradient products of the large layers run on oneDNN's sgemm, which was faster than
+ * OpenBLAS on the MLP's and LeNet's fc1 products and no faster on the small fc2 ones; the
+ * forward stays on OpenBLAS, which was faster on its halves (bench/RESULTS.md, "GEMM library
+ * per linear product"). dW is split by rows, so each thread writes the rows of the gradient
+ * that its half of the optimizer step (a static split of the flat tensor) reads next, as the
+ * forward's split by output columns reads that half of the weights: an SGD step that reads
+ * what the other thread just wrote runs several times slower. Under BF16, dW keeps rt_gemm's
+ * split (by columns here), which converts less of the input to BF16 per thread. */
 #define DNNL_MIN_MACS (1L << 20)
 
 static rt_gemm_choice gradient_choice(long macs, rt_gemm_split split) {
