@@ -13,6 +13,14 @@ CFLAGS     ?= -O3
 RT_ARCH    ?= -march=native
 # Sanitized build used by unit tests (address + undefined behaviour).
 SAN_FLAGS  := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+# Every sanitized binary links oneDNN at start-up, where the runtime would dlopen it. A
+# dlopen'ed library's thread-local storage lives in blocks that each thread mallocs, and
+# GCC 12's LeakSanitizer reads a block that happens to start 16 bytes past a 4 KiB boundary
+# as one with glibc 2.19's header: it takes the two words before it for the block's address
+# and size, scans that range at exit and faults ("Tracer caught signal 11", after a test
+# passed). Loaded at start-up, libdnnl's TLS is part of each thread's static TLS, which the
+# tracer scans correctly. tests/lib.sh's SAN_LIBS is the same for scripts that link by hand.
+SAN_LDLIBS := -Wl,--no-as-needed -l:libdnnl.so.2 -Wl,--as-needed
 # Open MPI (data parallelism, runtime/mpi/): flags as its compiler wrapper reports them,
 # asked when a rule needs them (deps-check may have just installed it). WITH_MPI=0 builds
 # without MPI (runtime/solo/: one process per run), e.g. on a GPU machine that has none.

@@ -4,7 +4,7 @@
 AUGMENT_TOOLS := $(BUILD)/tests/augment/augment_dump
 $(BUILD)/tests/augment/%: tests/augment/%.c $(BUILD)/asan/libtrainrt.a $(wildcard runtime/include/*.h runtime/data/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_COMMON) $(SAN_FLAGS) $< -o $@ $(BUILD)/asan/libtrainrt.a $(LDLIBS) -lpng -lopenblas
+	$(CC) $(CFLAGS_COMMON) $(SAN_FLAGS) $< -o $@ $(BUILD)/asan/libtrainrt.a $(LDLIBS) -lpng -lopenblas $(SAN_LDLIBS)
 
 .PHONY: augment-tools
 augment-tools: $(AUGMENT_TOOLS)

@@ -48,7 +48,7 @@ $(EMU_RT_LIB): $(EMU_RT_OBJS)
 $(EMU_TEST_BIN): tests/gpu/test_ops_gpu.c $(EMU_RT_LIB) $(EMU_LIB) $(BUILD)/asan/libtrainrt.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -I$(EMU_CUDA_INC) -O1 $(EMU_SAN) -c $< -o $@.o
-	$(CXX) -fopenmp $@.o $(EMU_LINK) $(RT_LIB_ASAN) $(LDLIBS) -lpthread -ldl -lrt -o $@
+	$(CXX) -fopenmp $@.o $(EMU_LINK) $(RT_LIB_ASAN) $(LDLIBS) $(SAN_LDLIBS) -lpthread -ldl -lrt -o $@
 
 # The toolchain trainc uses for `--backend cuda` under emulation (compiler/cmd/build_cuda.c).
 $(EMU_DIR)/cuda.env: $(EMU_RT_LIB) $(EMU_LIB) mk/emu.mk

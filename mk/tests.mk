@@ -7,7 +7,7 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 $(BUILD)/tests/%: tests/unit/%.c tests/unit/testlib.h $(RT_LIB_ASAN) $(RT_LIB_F64) $(TRAINC_LIB_ASAN) $(RT_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) $(SAN_FLAGS) -Itests/unit $< -o $@ \
-	  $(TRAINC_LIB_ASAN) $(RT_LIB_ASAN) $(RT_LIB_F64) $(LDLIBS)
+	  $(TRAINC_LIB_ASAN) $(RT_LIB_ASAN) $(RT_LIB_F64) $(LDLIBS) $(SAN_LDLIBS)
 
 .PHONY: test-build
 TEST_EXTRA_DEPS += $(RT_LIB_PINNED)
@@ -29,3 +29,10 @@ test-durations:
 	   echo "# rewritten by make test-durations"; \
 	   sort -k2,2nr -k1,1 $(BUILD)/test-logs/durations.txt; } > tests/durations.txt
 	@echo "wrote tests/durations.txt ($$(grep -vc '^#' tests/durations.txt) tests)"
+
+# The CPU-path-dependent tests again with OpenBLAS's AVX2 kernels, the BF16 and 1-channel
+# convolutions off, and one OpenMP thread (tests/cpu_paths.sh). .ci/run runs it after make test.
+.PHONY: test-cpu-paths
+test-cpu-paths:
+	@$(MAKE) --no-print-directory -j$(TEST_JOBS) test-build
+	@BUILD=$(BUILD) TEST_JOBS=$(TEST_JOBS) bash tests/cpu_paths.sh

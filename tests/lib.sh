@@ -8,9 +8,11 @@
 #   die MSG         prints "FAIL: MSG" on stderr and exits 1
 #   need_trainc     stops (die) unless $TRAINC was built
 #   fresh_dir DIR   an empty DIR
+#   SAN_LIBS        link flags every sanitized binary takes (the Makefile's SAN_LDLIBS: why there)
 BUILD=${BUILD:-build}
 TRAINC=$BUILD/trainc
 PY=/usr/bin/python3
+SAN_LIBS="-Wl,--no-as-needed -l:libdnnl.so.2 -Wl,--as-needed"
 status=0
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); status=1; }

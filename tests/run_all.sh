@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every unit-test binary in $BUILD/tests and every tests/*/*_test.sh script, one test
-# each, TEST_JOBS at a time (default: the number of cores), the longest first by the timings
+# each (or those TEST_ONLY names), TEST_JOBS at a time (default: the number of cores), the longest first by the timings
 # recorded in tests/durations.txt (a test not in it counts as longest: it may be slow); prints
 # a line per test as it ends and then "N passed, N failed". Exits 1 if any failed. Each
 # test's own time leaves out what it waited for another test's build (the make lock below);
@@ -43,6 +43,16 @@ done
 for script in tests/*/*_test.sh; do
   [ -f "$script" ] && found+=("${script#tests/}")
 done
+# TEST_ONLY="unit/ train/train_short_test.sh ...": only the tests named or under a prefix
+if [ -n "${TEST_ONLY:-}" ]; then
+  only=()
+  for name in "${found[@]}"; do
+    for want in $TEST_ONLY; do
+      [[ $name == "$want" || ( $want == */ && $name == "$want"* ) ]] && { only+=("$name"); break; }
+    done
+  done
+  found=("${only[@]}")
+fi
 # Longest first: recorded seconds, descending; a test without a record first of all.
 declare -A recorded=()
 if [ -f tests/durations.txt ]; then

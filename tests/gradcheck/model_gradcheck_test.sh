@@ -31,7 +31,7 @@ cc -std=c11 -D_GNU_SOURCE -g -O1 -fopenmp -fsanitize=address,undefined -fno-omit
   -fno-sanitize-recover=undefined -Wall -Wno-unused-function -Wno-unused-parameter -Werror=incompatible-pointer-types \
   -Iruntime/include -Itests/gradcheck -I"$dir" -include model_f64.h \
   -DMODEL_C="\"$PWD/$dir/model_f64.c\"" tests/gradcheck/model_gradcheck.c -o "$dir/model_gradcheck" \
-  "$BUILD/asan/libtrainrt_f64.a" "$BUILD/asan/libtrainrt.a" -lopenblas -lturbojpeg -ljpeg -lpng -lz -lm -lgomp $(mpicc --showme:link)
+  "$BUILD/asan/libtrainrt_f64.a" "$BUILD/asan/libtrainrt.a" -lopenblas -lturbojpeg -ljpeg -lpng -lz -lm -lgomp $(mpicc --showme:link) $SAN_LIBS
 OMP_NUM_THREADS=2 "$dir/model_gradcheck"
 }
 

@@ -33,7 +33,9 @@ link_pinned() {  # src-dir binary: model.c (and model_eval.c) against the pinned
 }
 
 train() {  # binary run-dir threads -> prints the params_hash, or FAIL
-  if ! OMP_NUM_THREADS=$3 "$1" --out "$2" > "$2.log" 2>&1; then
+  local unset=()   # the pinned runs take no kernel switches (make test-cpu-paths sets some)
+  [[ $1 == *pinned* || $1 == *mutant ]] && for v in $(env | grep -o '^TRAINC_[A-Z0-9_]*'); do unset+=(-u "$v"); done
+  if ! env "${unset[@]}" OMP_NUM_THREADS=$3 "$1" --out "$2" > "$2.log" 2>&1; then
     echo "FAIL"; tail -5 "$2.log" >&2; return
   fi
   hash_of "$2"

@@ -18,7 +18,7 @@ build_asan() {  # spec, bin
   "$BUILD/trainc" build "$1" -o "$2" >/dev/null
   cc -std=c11 -D_GNU_SOURCE -g -O1 -fopenmp -fsanitize=address,undefined -fno-omit-frame-pointer \
     -fno-sanitize-recover=undefined -I"$root/runtime/include" "$2.src/model.c" -o "$2" \
-    "$BUILD/asan/libtrainrt.a" -lopenblas -lturbojpeg -ljpeg -lpng -lz -lm -lgomp $(mpicc --showme:link)
+    "$BUILD/asan/libtrainrt.a" -lopenblas -lturbojpeg -ljpeg -lpng -lz -lm -lgomp $(mpicc --showme:link) $SAN_LIBS
 }
 # A small batch so that the subset below makes several steps per epoch.
 sed -e 's/batch_per_rank: 64/batch_per_rank: 16/' -e 's/batch_per_rank: 1000/batch_per_rank: 50/' \
