@@ -30,6 +30,12 @@ typedef struct ic_blob {
     int64_t c, h, w;
 } ic_blob;
 
+/* A blob only a layer outside the training net writes (a TEST-phase data layer, say). */
+typedef struct ic_test_top {
+    const char *blob, *layer, *type;
+} ic_test_top;
+#define IC_MAX_TEST_TOPS 64
+
 typedef struct ic_ctx {
     diag_ctx *diag;
     ast_arena *arena;
@@ -49,6 +55,8 @@ typedef struct ic_ctx {
     char *notes[IC_MAX_NOTES];
     int n_notes;
     int bn_stats_noted;                 /* the running-statistics note is written once */
+    ic_test_top test_tops[IC_MAX_TEST_TOPS];
+    int n_test_tops;
 } ic_ctx;
 
 /* ---- reading values (import_caffe_value.c) ---- */
@@ -104,6 +112,12 @@ int ic_translate_batch_norm(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob
                             int *consumed);
 int ic_import_net(ic_ctx *ic, const ast_node *root);
 ic_blob *ic_blob_find(ic_ctx *ic, const char *name);
+/* 1 for Caffe's data layer types (Data, ImageData, HDF5Data, ...). */
+int ic_is_data_layer(const char *type);
+/* The layer outside the training net that writes blob, or NULL. */
+const ic_test_top *ic_test_top_find(const ic_ctx *ic, const char *blob);
+/* An error for a layer reading blob `name` (at `at`), which no training layer writes. */
+int ic_missing_blob(ic_ctx *ic, const ast_node *at, const char *layer, const char *name);
 ic_blob *ic_blob_set(ic_ctx *ic, const char *name, const char *producer, int64_t c, int64_t h, int64_t w);
 ic_layer *ic_layer_add(ic_ctx *ic, const char *type, const char *name, const ast_node *at);
 /* Translates one Caffe layer; `next` is the layer after it (for BatchNorm + Scale), and

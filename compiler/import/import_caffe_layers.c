@@ -303,6 +303,12 @@ static const struct {
 static const char *const data_layers[] = { "Data", "ImageData", "HDF5Data", "WindowData", "MemoryData",
                                            "DummyData", "AnnotatedData", "VideoData", NULL };
 
+int ic_is_data_layer(const char *type) {
+    for (const char *const *d = data_layers; *d; d++)
+        if (strcmp(type, *d) == 0) return 1;
+    return 0;
+}
+
 static const char *const supported_list =
     "supported: Input, Convolution, InnerProduct, Pooling, ReLU, Dropout, LRN, BatchNorm (+ Scale), Scale, Eltwise, "
     "Concat, Flatten, SoftmaxWithLoss, Accuracy";
@@ -322,9 +328,7 @@ static int read_io(ic_ctx *ic, const ast_node *L, layer_io *io) {
         }
         if (io->n_in == IC_MAX_INPUTS) return ic_error(ic, f, NULL, "layer \"%s\" has too many bottoms", io->name);
         ic_blob *b = ic_blob_find(ic, f->a->text);
-        if (!b)
-            return ic_error(ic, f->a, "a bottom must be the top of an earlier layer (or of the Input layer)",
-                            "layer \"%s\" reads blob \"%s\", which no earlier layer writes", io->name, f->a->text);
+        if (!b) return ic_missing_blob(ic, f->a, io->name, f->a->text);
         io->in[io->n_in++] = b;
     }
     if (io->n_in == 0) return ic_error(ic, L, NULL, "layer \"%s\" has no bottom", io->name);

@@ -44,27 +44,78 @@ ic_layer *ic_layer_add(ic_ctx *ic, const char *type, const char *name, const ast
     return t;
 }
 
-/* include { phase: TEST } / exclude { phase: TRAIN }: the layer is not in the training net. */
-static int in_train_phase(ic_ctx *ic, const ast_node *L, int *keep) {
-    *keep = 1;
-    static const char *const rules[] = { "include", "exclude" };
-    for (int r = 0; r < 2; r++) {
-        int n = ast_count_fields(L, rules[r]);
-        for (int i = 0; i < L->n_kids && n; i++) {
-            const ast_node *f = L->kids[i];
-            if (f->kind != AST_FIELD || strcmp(f->text, rules[r]) != 0) continue;
-            if (f->a->kind != AST_MESSAGE) return ic_error(ic, f->a, NULL, "'%s' must be a message { phase: ... }", rules[r]);
-            if (ic_only_fields(ic, f->a, rules[r], (const char *const[]){ "phase", NULL }) < 0) return -1;
-            const char *phase = "TRAIN";
-            if (ic_word(ic, f->a, "phase", &phase) < 0) return -1;
-            if (strcmp(phase, "TRAIN") != 0 && strcmp(phase, "TEST") != 0)
-                return ic_error(ic, ic_get(f->a, "phase"), NULL, "phase must be TRAIN or TEST");
-            int train = strcmp(phase, "TRAIN") == 0;
-            if (r == 0 && !train) *keep = 0;
-            if (r == 1 && train) *keep = 0;
-        }
+/* Caffe's NetStateRule against the training net's state (phase TRAIN, level 0, no stages:
+ * the solver's train_state, which could add stages, is not imported): the phase must match,
+ * level 0 must lie in [min_level, max_level], every `stage` must be in the state (none is)
+ * and no `not_stage` may be (none is). */
+static int rule_meets_train(ic_ctx *ic, const ast_node *rule, const char *what, int *meets) {
+    if (rule->kind != AST_MESSAGE) return ic_error(ic, rule, NULL, "'%s' must be a message { phase: ... }", what);
+    if (ic_only_fields(ic, rule, what, KNOWN("phase", "stage", "not_stage", "min_level", "max_level")) < 0) return -1;
+    const char *phase = NULL;
+    int64_t min_level = INT64_MIN, max_level = INT64_MAX;
+    if (ic_word(ic, rule, "phase", &phase) < 0 || ic_int(ic, rule, "min_level", &min_level) < 0 ||
+        ic_int(ic, rule, "max_level", &max_level) < 0)
+        return -1;
+    if (phase && strcmp(phase, "TRAIN") != 0 && strcmp(phase, "TEST") != 0)
+        return ic_error(ic, ic_get(rule, "phase"), NULL, "phase must be TRAIN or TEST");
+    for (int i = 0; i < rule->n_kids; i++) {
+        const ast_node *f = rule->kids[i];
+        if ((strcmp(f->text, "stage") == 0 || strcmp(f->text, "not_stage") == 0) && f->a->kind != AST_STRING)
+            return ic_error(ic, f->a, NULL, "'%s' must be a string", f->text);
     }
+    *meets = (!phase || strcmp(phase, "TRAIN") == 0) && min_level <= 0 && max_level >= 0 && !ic_get(rule, "stage");
     return 0;
+}
+
+/* Caffe's rule: with include rules the layer is in the net when one of them is met; with
+ * exclude rules it is out when one of them is met. *keep: 1 in the training net. */
+static int in_train_phase(ic_ctx *ic, const ast_node *L, int *keep) {
+    int n_include = ast_count_fields(L, "include"), any_include = 0;
+    *keep = 1;
+    for (int i = 0; i < L->n_kids; i++) {
+        const ast_node *f = L->kids[i];
+        int inc = strcmp(f->text, "include") == 0;
+        if (f->kind != AST_FIELD || (!inc && strcmp(f->text, "exclude") != 0)) continue;
+        int meets = 0;
+        if (rule_meets_train(ic, f->a, f->text, &meets) < 0) return -1;
+        if (inc) any_include |= meets;
+        else if (meets) *keep = 0;
+    }
+    if (n_include && !any_include) *keep = 0;
+    return 0;
+}
+
+/* A layer left out of the training net: its tops are remembered, so that a training layer
+ * reading one of them is told why the blob is missing. */
+static void remember_test_tops(ic_ctx *ic, const ast_node *L, const char *name, const char *type) {
+    for (int i = 0; i < L->n_kids && ic->n_test_tops < IC_MAX_TEST_TOPS; i++) {
+        const ast_node *f = L->kids[i];
+        if (f->kind != AST_FIELD || strcmp(f->text, "top") != 0 || f->a->kind != AST_STRING) continue;
+        if (ic_blob_find(ic, f->a->text)) continue;   /* a training layer writes it too */
+        ic->test_tops[ic->n_test_tops++] = (ic_test_top){ f->a->text, name, type ? type : "?" };
+    }
+}
+
+const ic_test_top *ic_test_top_find(const ic_ctx *ic, const char *blob) {
+    for (int i = 0; i < ic->n_test_tops; i++)
+        if (strcmp(ic->test_tops[i].blob, blob) == 0) return &ic->test_tops[i];
+    return NULL;
+}
+
+int ic_missing_blob(ic_ctx *ic, const ast_node *at, const char *layer, const char *name) {
+    const ic_test_top *t = ic_test_top_find(ic, name);
+    if (t && (ic_is_data_layer(t->type) || strcmp(t->type, "Input") == 0))
+        return ic_error(ic, at, "give the net a TRAIN-phase data layer (include { phase: TRAIN }, or no include) or an "
+                        "Input layer that writes it",
+                        "layer \"%s\" reads blob \"%s\", which only the %s layer \"%s\" writes, and that layer is not "
+                        "in Caffe's training net (its include/exclude rules): the training net has no data", layer, name,
+                        t->type, t->layer);
+    if (t)
+        return ic_error(ic, at, "a layer of the training net must write the blob; check the include/exclude rules",
+                        "layer \"%s\" reads blob \"%s\", which only layer \"%s\" (%s) writes, and that layer is not in "
+                        "Caffe's training net (its include/exclude rules)", layer, name, t->layer, t->type);
+    return ic_error(ic, at, "a bottom must be the top of an earlier layer (or of the Input layer)",
+                    "layer \"%s\" reads blob \"%s\", which no earlier layer writes", layer, name);
 }
 
 /* The Input layer (or the old top-level input/input_shape/input_dim): batch and [C, H, W]. */
@@ -138,21 +189,51 @@ static int import_one(ic_ctx *ic, const ast_node *L, const ast_node *next, int *
     int keep;
     if (in_train_phase(ic, L, &keep) < 0) return -1;
     if (!keep) {
-        ic_note(ic, L, "layer \"%s\" (%s) is only in Caffe's TEST phase; left out", name, type ? type : "?");
+        const ast_node *inc = ic_get(L, "include");
+        const ast_node *ph = inc && inc->a->kind == AST_MESSAGE ? ic_get(inc->a, "phase") : NULL;
+        if (ph && ph->a->kind == AST_IDENT && strcmp(ph->a->text, "TEST") == 0)
+            ic_note(ic, L, "layer \"%s\" (%s) is only in Caffe's TEST phase; left out", name, type ? type : "?");
+        else
+            ic_note(ic, L, "layer \"%s\" (%s) is not in Caffe's training net (its include/exclude rules); left out",
+                    name, type ? type : "?");
+        remember_test_tops(ic, L, name, type);
         return 0;
     }
     if (type && strcmp(type, "Input") == 0) return read_input_layer(ic, L);
-    if (ic->have_loss)
-        return ic_error(ic, L, "move the loss layer to the end", "layer \"%s\" after the loss layer", name);
-    if (type && strcmp(type, "SoftmaxWithLoss") == 0) return read_loss(ic, L);
+    /* before or after the loss: Accuracy only reports, and the trainer reports top-1 itself */
     if (type && (strcmp(type, "Accuracy") == 0 || strcmp(type, "Silence") == 0)) {
         ic_note(ic, L, "layer \"%s\" (%s) left out: the trainer reports validation top-1 itself", name, type);
         return 0;
     }
+    if (ic->have_loss)
+        return ic_error(ic, L, "move the loss layer to the end", "layer \"%s\" after the loss layer", name);
+    if (type && strcmp(type, "SoftmaxWithLoss") == 0) return read_loss(ic, L);
     return ic_import_layer(ic, L, next, consumed);
 }
 
+/* Fields only a SolverParameter has: a file with them and no layer is a solver. */
+static const char *solver_field(const ast_node *root) {
+    static const char *const fields[] = { "base_lr", "max_iter", "lr_policy", "net", "train_net", "test_iter",
+                                          "solver_mode", "snapshot_prefix", "momentum", "weight_decay", NULL };
+    if (ic_get(root, "layer") || ic_get(root, "layers")) return NULL;
+    for (const char *const *f = fields; *f; f++)
+        if (ic_get(root, *f)) return *f;
+    return NULL;
+}
+
 int ic_import_net(ic_ctx *ic, const ast_node *root) {
+    const char *sf = solver_field(root);
+    if (sf) {
+        const char *net = NULL;
+        char hint[512];
+        if (ic_get(root, "net") && ic_get(root, "net")->a->kind == AST_STRING) net = ic_get(root, "net")->a->text;
+        else if (ic_get(root, "train_net") && ic_get(root, "train_net")->a->kind == AST_STRING)
+            net = ic_get(root, "train_net")->a->text;
+        snprintf(hint, sizeof hint, "give the net first and the solver second: trainc import caffe %s %s -o SPEC",
+                 net ? net : "NET.prototxt", ic->opt->net_path);
+        return ic_error(ic, ic_get(root, sf), hint, "%s is a Caffe solver (it has '%s' and no layer), given where the "
+                        "net belongs", ic->opt->net_path, sf);
+    }
     if (ic_only_fields(ic, root, "the net", (const char *const[]){ "name", "layer", "layers", "force_backward",
                                                                    "state", "debug_info", "input", "input_shape",
                                                                    "input_dim", NULL }) < 0)

@@ -102,6 +102,11 @@ static int print_optimizer(ic_ctx *ic, FILE *out, const ast_node *s) {
 }
 
 int ic_import_solver(ic_ctx *ic, FILE *out, const ast_node *s) {
+    const ast_node *layer = ic_get(s, "layer") ? ic_get(s, "layer") : ic_get(s, "layers");
+    if (layer)
+        return ic_error(ic, layer, "give the net first and the solver second: trainc import caffe NET.prototxt "
+                        "SOLVER.prototxt -o SPEC", "%s is a Caffe net (it has layers), given where the solver belongs",
+                        ic->opt->solver_path);
     if (ic_only_fields(ic, s, "the solver",
                        (const char *const[]){ "net", "train_net", "test_net", "test_iter", "test_interval",
                                               "test_initialization", "test_compute_loss", "base_lr", "display",

@@ -2,6 +2,7 @@
  * written to a temporary file and renamed into place, so a failed import leaves OUT as it was. */
 #include "import_cli.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -26,7 +27,10 @@ static int write_atomically(const char *path, const char *text, size_t len) {
     if (f && fclose(f) != 0) ok = 0;
     if (ok && rename(tmp, path) != 0) ok = 0;
     if (!ok) {
-        perror(path);
+        int e = errno;
+        fprintf(stderr, "trainc: error: cannot write the spec to '%s': %s\n", path, strerror(e));
+        if (e == ENOENT) fputs("  hint: the folder it names does not exist; create it first (mkdir -p)\n", stderr);
+        else fputs("  hint: choose a file in a folder you can write to\n", stderr);
         remove(tmp);
     }
     free(tmp);
@@ -62,8 +66,8 @@ int import_main(int argc, char **argv) {
     if (!mem) return 2;
     int rc = import_caffe(mem, stderr, &opt);
     fclose(mem);
-    if (rc == 0) rc = write_atomically(out_path, text, len) == 0 ? 0 : 2;
-    else rc = 1;
+    /* an -o that cannot be written is not a usage mistake: the import failed (1) */
+    rc = rc == 0 && write_atomically(out_path, text, len) == 0 ? 0 : 1;
     free(text);
     return rc;
 }

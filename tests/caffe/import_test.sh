@@ -101,6 +101,12 @@ cp lenet.prototxt "$tmp/net.prototxt"
 rc=0; "$TRAINC" import caffe "$tmp/net.prototxt" -o "$tmp/net.prototxt" 2>"$tmp/err" || rc=$?
 [ $rc = 2 ] && grep -q "would overwrite an input" "$tmp/err" || fail "-o over the input: exit $rc, $(head -1 "$tmp/err")"
 cmp -s lenet.prototxt "$tmp/net.prototxt" || fail "-o over the input changed it"
+# An -o into a folder that does not exist: the import fails (1, not the usage status 2) and
+# says which folder; nothing is written.
+n=$((n + 1))
+rc=0; "$TRAINC" import caffe lenet.prototxt -o "$tmp/no/such/dir/x.spec" 2>"$tmp/err" || rc=$?
+[ $rc = 1 ] && grep -q "^trainc: error: cannot write the spec to '$tmp/no/such/dir/x.spec'" "$tmp/err" &&
+  grep -q "create it first" "$tmp/err" && [ ! -e "$tmp/no" ] || fail "-o into a missing folder: exit $rc, $(head -2 "$tmp/err")"
 for args in "caffe lenet.prototxt" "caffe -o $tmp/x.spec" "onnx lenet.prototxt -o $tmp/x.spec" "caffe a b c -o $tmp/x.spec"; do
   n=$((n + 1))
   rc=0; "$TRAINC" import $args 2>"$tmp/err" || rc=$?
