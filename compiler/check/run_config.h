@@ -22,7 +22,7 @@ extern const char *const run_loss_kind_names[RUN_LOSS_BCE + 1];
 extern const char *const run_lr_scaling_names[RT_LR_SCALE_SQRT + 1];
 extern const char *const run_warmup_kind_names[RT_WARMUP_CONSTANT + 1];
 /* Where samples come from; RUN_DATA_IMAGE_FOLDER is JPEG folders or packed shards. */
-typedef enum { RUN_DATA_FASHION_MNIST = 0, RUN_DATA_SYNTHETIC, RUN_DATA_IDX, RUN_DATA_IMAGE_FOLDER } run_data_source;
+typedef enum { RUN_DATA_FASHION_MNIST = 0, RUN_DATA_SYNTHETIC, RUN_DATA_IDX, RUN_DATA_IMAGE_FOLDER, RUN_DATA_LMDB } run_data_source;
 
 typedef struct {
     run_data_source source;
@@ -72,6 +72,7 @@ typedef struct run_config {
     run_optimizer optimizer;
     double momentum, dampening, weight_decay, eta, beta1, beta2, adam_eps;
     bool nesterov, exempt_bn_bias;
+    bool lr_in_velocity;          /* sgd: Caffe's form, the LR inside the velocity */
     bool exempt_norm;         /* no decay on norm weights and biases only */
     double lamb_max_grad_norm;
     bool lamb_trust_clip;

@@ -78,8 +78,10 @@ static int print_optimizer(ic_ctx *ic, FILE *out, const ast_node *s) {
     if (strcmp(reg, "L2") != 0)
         return ic_error(ic, ic_get(s, "regularization_type"), "use L2", "regularization_type %s has no trainc equivalent", reg);
     if (strcmp(type, "SGD") == 0 || strcmp(type, "Nesterov") == 0 || strcmp(type, "NESTEROV") == 0) {
-        fprintf(out, "  sgd { momentum: %s%s weight_decay: %s }\n", ic_num(momentum),
-                strcmp(type, "SGD") == 0 ? "" : " nesterov: true", ic_num(decay));
+        /* Caffe's form whenever there is a velocity: exact under any LR policy */
+        int caffe_form = momentum > 0 && schema_find(SM_SGD, "lr_in_velocity");
+        fprintf(out, "  sgd { momentum: %s%s weight_decay: %s%s }\n", ic_num(momentum),
+                strcmp(type, "SGD") == 0 ? "" : " nesterov: true", ic_num(decay), caffe_form ? " lr_in_velocity: true" : "");
         return 0;
     }
     if (strcmp(type, "Adam") == 0 || strcmp(type, "ADAM") == 0) {
@@ -135,7 +137,9 @@ int ic_import_solver(ic_ctx *ic, FILE *out, const ast_node *s) {
         ic_word(ic, s, "type", &type) < 0 || ic_word(ic, s, "solver_type", &type) < 0)
         return -1;
     int sgd = strcmp(type, "SGD") == 0 || strcmp(type, "Nesterov") == 0 || strcmp(type, "NESTEROV") == 0;
-    if (sgd && momentum > 0 && strcmp(policy, "fixed") != 0 &&   /* Adam's momentum is its beta1 */
+    /* Caffe's SGD keeps the LR inside the velocity: sgd.lr_in_velocity says it exactly; a
+     * trainc without the field can only approximate it (the same while the LR is constant) */
+    if (sgd && momentum > 0 && strcmp(policy, "fixed") != 0 && !schema_find(SM_SGD, "lr_in_velocity") &&
         ic_approximate(ic, ic_get(s, "lr_policy"),
                        "Caffe's SGD keeps the LR inside the momentum buffer (v = m v + lr g); trainc's is "
                        "PyTorch's (v = m v + g, step lr v): the same while the LR is constant, but after "

@@ -33,6 +33,7 @@ typedef struct {
 
 typedef struct {
     int kind, first_step, nesterov, per;
+    int lr_in_velocity;    /* SGD in Caffe's form */
     float lr, momentum, dampening;
     float b1, b2, one_b1, one_b2, adam_eps, step_size, inv_sqrt_bc2;   /* LAMB: step_size = 1/(1 − β1^t) */
     int trust_clip;        /* LAMB */
@@ -242,6 +243,10 @@ update_kernel(float *params, T *params_act, float *state, const float *grads,
             float d = g + wd * p;
             if (mom == 0.0f) {
                 p -= lr * d;
+            } else if (a.lr_in_velocity) {   /* Caffe's form: v from 0, the LR inside it */
+                float before = st[local], v = mom * before + lr * d;
+                st[local] = v;
+                p -= a.nesterov ? (1.0f + mom) * v - mom * before : v;
             } else if (a.first_step) {
                 st[local] = d;
                 p -= lr * (d + (a.nesterov ? mom : 0.0f) * d);
@@ -353,6 +358,7 @@ void rt_cuda_optim_set_step(rt_cuda_optim *o, double lr, long step) {
     a.step = step;
     if (o->cfg.kind == RT_OPTIM_SGD) {
         a.momentum = o->cfg.sgd.momentum, a.dampening = o->cfg.sgd.dampening, a.nesterov = o->cfg.sgd.nesterov;
+        a.lr_in_velocity = o->cfg.sgd.lr_in_velocity;
     } else if (o->cfg.kind == RT_OPTIM_LARS) {
         a.momentum = o->cfg.lars.momentum, a.nesterov = o->cfg.lars.nesterov;
     } else if (o->cfg.kind == RT_OPTIM_LAMB) {

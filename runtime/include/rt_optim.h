@@ -37,6 +37,10 @@ typedef struct {
     float momentum;           /* 0 = plain SGD, no state */
     float dampening;
     bool nesterov;            /* requires momentum > 0 and dampening = 0, as torch */
+    /* Caffe's form (sgd_solver.cpp, nesterov_solver.cpp): d = g·s + wd·p;
+     * v = momentum·v + lr·d (v starts at 0); p −= nesterov ? (1 + momentum)·v − momentum·v_before : v.
+     * Equal to torch's while lr is constant; dampening must be 0. */
+    bool lr_in_velocity;
 } rt_sgd_config;
 
 /* LARS (You, Gitman, Ginsburg 2017; the MLPerf ResNet form):

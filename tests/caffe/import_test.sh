@@ -3,8 +3,8 @@
 # --approximate (lr_mult / decay_mult, ceil-mode pooling and BatchNorm + Scale all map
 # exactly), the spec equals its golden, checks, shows Caffe's learnable parameter count
 # (tests/caffe/caffe_params.py, an independent count over the prototxt) and builds a CPU
-# trainer; with their solvers (in iterations) only --approximate imports, for Caffe's
-# LR-inside-the-momentum SGD, and the error without it says so. Every construct in
+# trainer; with their solvers (in iterations) they import exactly too, Caffe's SGD (the LR
+# inside the velocity) as sgd.lr_in_velocity. Every construct in
 # tests/caffe/accepted (once refused) imports without --approximate to its golden spec and
 # checks with Caffe's parameter count; every one in tests/caffe/errors gives its golden error (exit 1) and leaves -o's
 # file as it was. UPDATE=1 rewrites the goldens (review the diff).
@@ -26,16 +26,17 @@ for net in lenet alexnet resnet; do
   # the net alone, exact: stable text whatever the solver fields
   "$TRAINC" import caffe $net.prototxt -o "$tmp/$net.net.spec" 2>"$tmp/err" || { fail "$net: import without --approximate"; cat "$tmp/err"; continue; }
   grep -q "approximated" "$tmp/$net.net.spec" && fail "$net: the exact import notes an approximation"
-  if "$TRAINC" import caffe $net.prototxt ${net}_solver.prototxt -o "$tmp/$net.spec" 2>"$tmp/err"; then
-    fail "$net with its solver imports without --approximate although Caffe's momentum keeps the LR inside"
-  elif ! grep -q "error: Caffe's SGD keeps the LR inside the momentum buffer" "$tmp/err"; then
-    fail "$net with its solver, without --approximate: expected the momentum error, got:"; head -3 "$tmp/err"
+  # with its solver, exact too: Caffe's SGD is sgd.lr_in_velocity (the LR inside the velocity)
+  if ! "$TRAINC" import caffe $net.prototxt ${net}_solver.prototxt -o "$tmp/$net.spec" 2>"$tmp/err"; then
+    fail "$net with its solver: import without --approximate"; head -3 "$tmp/err"
+  elif ! grep -q "lr_in_velocity: true" "$tmp/$net.spec" || grep -q "approximated" "$tmp/$net.spec"; then
+    fail "$net with its solver: expected Caffe's SGD form (lr_in_velocity) and no approximation"; grep sgd "$tmp/$net.spec"
   fi
   [ "${UPDATE:-0}" = 1 ] && cp "$tmp/$net.net.spec" golden/$net.spec
   cmp -s golden/$net.spec "$tmp/$net.net.spec" || { fail "$net: spec differs from tests/caffe/golden/$net.spec"; diff -u golden/$net.spec "$tmp/$net.net.spec" | head -20; }
   spec=$tmp/$net.net.spec
   if [ $has_iterations = 1 ]; then
-    "$TRAINC" import caffe --approximate $net.prototxt ${net}_solver.prototxt -o "$tmp/$net.spec" 2>"$tmp/err" \
+    "$TRAINC" import caffe $net.prototxt ${net}_solver.prototxt -o "$tmp/$net.spec" 2>"$tmp/err" \
       || { fail "$net with its solver: import"; cat "$tmp/err"; continue; }
     grep -q '^  iterations: ' "$tmp/$net.spec" || fail "$net: no solver.iterations in the spec"
     spec=$tmp/$net.spec
@@ -75,13 +76,12 @@ for input in errors/*.prototxt; do
   cmp -s errors/$name.err "$tmp/err" || { fail "$name: stderr differs from tests/caffe/errors/$name.err"; diff -u errors/$name.err "$tmp/err" | head -12; }
 done
 
-# Once refused, now exact: the net ones alone, the solver ones with the LeNet net (whose
-# solver then needs --approximate only for the momentum form).
+# Once refused, now exact: the net ones alone, the solver ones with the LeNet net.
 for input in accepted/*.prototxt; do
   n=$((n + 1))
   name=$(basename "$input" .prototxt)
   args=("$input")
-  case $name in *.solver) args=(--approximate lenet.prototxt "$input") ;; esac
+  case $name in *.solver) args=(lenet.prototxt "$input") ;; esac
   "$TRAINC" import caffe "${args[@]}" -o "$tmp/acc.spec" 2>"$tmp/err" || { fail "$name: import"; head -5 "$tmp/err"; continue; }
   [ "${UPDATE:-0}" = 1 ] && cp "$tmp/acc.spec" accepted/$name.spec
   cmp -s accepted/$name.spec "$tmp/acc.spec" || { fail "$name: spec differs from tests/caffe/accepted/$name.spec"; diff -u accepted/$name.spec "$tmp/acc.spec" | head -12; }

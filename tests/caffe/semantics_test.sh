@@ -6,7 +6,7 @@
 # steps end at the same hash, which a control with multipliers 1 does not); (3) the CUDA
 # backend under the emulator (tests/emu) trains a net with every Caffe feature (multipliers,
 # frozen tensors, frozen BN statistics, LRN within a channel, bn affine: false, ceil-mode max
-# and avg pooling, the inv policy) to the CPU trainer's losses within 1e-4 relative, and
+# and avg pooling, the inv policy with Caffe's SGD form, lr_in_velocity) to the CPU trainer's losses within 1e-4 relative, and
 # refuses frozen BN statistics in channels-last layout at build.
 set -u
 BUILD=${BUILD:-build}
@@ -78,7 +78,7 @@ net {
   linear { name: "fc2" out: 10 lr_mult: [2, 0] decay_mult: [0.5, 0] }
 }
 data { train { source: "synthetic" samples: 24 batch_per_rank: 4 } val { source: "synthetic" batch_per_rank: 4 } val_samples: 4 }
-solver { epochs: 1 log_every: 1 sgd { momentum: 0.9 weight_decay: 0.01 } lr { base: 0.05 schedule { inv { gamma: 0.1 power: 0.75 } } } }
+solver { epochs: 1 log_every: 1 sgd { momentum: 0.9 weight_decay: 0.01 lr_in_velocity: true } lr { base: 0.05 schedule { inv { gamma: 0.1 power: 0.75 } } } }
 SPEC
   "$TRAINC" build "$tmp/all.spec" -o "$tmp/all.cpu" >"$tmp/all.cpu.log" 2>&1 && "$tmp/all.cpu" --out "$tmp/all.cpu.run" >>"$tmp/all.cpu.log" 2>&1 \
     || { fail "the CPU trainer:"; tail -5 "$tmp/all.cpu.log"; }
