@@ -12,6 +12,10 @@ $(LMDB_GEN) &: runtime/data/caffe_datum.proto | deps-check
 	protoc-c --c_out=$(BUILD)/gen --proto_path=runtime/data $<
 $(BUILD)/obj/runtime/data/lmdb_datum.o $(BUILD)/asan/runtime/data/lmdb_datum.o: $(LMDB_GEN)
 $(BUILD)/obj/runtime/data/lmdb_datum.o $(BUILD)/asan/runtime/data/lmdb_datum.o: CFLAGS_COMMON += -DRT_WITH_LMDB
+$(BUILD)/cobj/runtime/data/lmdb_datum.o: $(LMDB_GEN)
+$(BUILD)/cobj/runtime/data/lmdb_datum.o: CFLAGS_COMMON += -DRT_WITH_LMDB
 $(BUILD)/cobj/compiler/import/import_caffe_data.o: CFLAGS_COMMON += -DTRAINC_WITH_LMDB
-PACK_LIBS += -llmdb
+# trainc probes a Data layer's database (its record count and image shape) with the reader
+$(TRAINC): $(BUILD)/cobj/runtime/data/lmdb_datum.o
+PACK_LIBS += -llmdb -lprotobuf-c
 endif

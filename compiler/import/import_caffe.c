@@ -58,9 +58,7 @@ static void print_spec(FILE *out, const ic_ctx *ic, const char *solver_text) {
         previous = ic->layers[i].name;
     }
     fputs("}\n", out);
-    fputs("\n# Caffe's data layers become the data block: the batch is the Input layer's first dim;\n"
-          "# say where the images are (source, path) in a spec that extends this one.\n", out);
-    fprintf(out, "data {\n  train { batch_per_rank: %lld }\n}\n", (long long)ic->batch);
+    ic_print_data((ic_ctx *)ic, out);
     if (solver_text) fputs(solver_text, out);
 }
 

@@ -36,6 +36,19 @@ typedef struct ic_test_top {
 } ic_test_top;
 #define IC_MAX_TEST_TOPS 64
 
+/* A data layer mapped to a split of the data block (import_caffe_data.c). */
+typedef struct ic_data {
+    int set;
+    const ast_node *layer;
+    const char *name, *type;            /* "Data" (an LMDB) or "DummyData" */
+    const char *source;                 /* the database path */
+    int64_t batch, crop;
+    long records;                       /* the database's records (DummyData: one batch) */
+    int c, h, w;
+    double scale, mean[4];              /* transform_param */
+    int n_mean, mirror;
+} ic_data;
+
 typedef struct ic_ctx {
     diag_ctx *diag;
     ast_arena *arena;
@@ -57,6 +70,8 @@ typedef struct ic_ctx {
     int bn_stats_noted;                 /* the running-statistics note is written once */
     ic_test_top test_tops[IC_MAX_TEST_TOPS];
     int n_test_tops;
+    ic_data train_data, val_data;       /* data layers, or train_data.set 0 with an Input layer */
+    const ast_node *val_layer;          /* the TEST-phase data layer, read once the net is known */
 } ic_ctx;
 
 /* ---- reading values (import_caffe_value.c) ---- */
@@ -123,6 +138,13 @@ ic_layer *ic_layer_add(ic_ctx *ic, const char *type, const char *name, const ast
 /* Translates one Caffe layer; `next` is the layer after it (for BatchNorm + Scale), and
  * *consumed is set to 1 when it was folded in. */
 int ic_import_layer(ic_ctx *ic, const ast_node *layer, const ast_node *next, int *consumed);
+
+/* ---- the data layers (import_caffe_data.c) ---- */
+/* A data layer of the training net (train 1: the net's input, data.train) or the TEST
+ * phase's (data.val); the ones trainc cannot read are refused saying what to do. */
+int ic_data_layer(ic_ctx *ic, const ast_node *L, const char *type, const char *name, int train);
+/* The data block: the data layers' splits, or the Input layer's batch. */
+int ic_print_data(ic_ctx *ic, FILE *out);
 
 /* ---- the solver (import_caffe_solver.c) ---- */
 /* Prints the solver block (and seed) to out; errors are reported in ic. */

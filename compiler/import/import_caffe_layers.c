@@ -342,14 +342,11 @@ int ic_import_layer(ic_ctx *ic, const ast_node *L, const ast_node *next, int *co
     if (ic_word(ic, L, "name", &io.name) < 0 || ic_word(ic, L, "type", &io.type) < 0) return -1;
     if (!io.type) return ic_error(ic, L, NULL, "layer without a type");
     if (!io.name) return ic_error(ic, L, NULL, "%s layer without a name", io.type);
-    for (const char *const *d = data_layers; *d; d++)
-        if (strcmp(io.type, *d) == 0)
-            return ic_error(ic, ic_get(L, "type"),
-                            "replace it with an Input layer (input_param { shape { dim: N dim: C dim: H dim: W } }) "
-                            "and give the trainer the dataset: IDX files or image folders as they are, or packed "
-                            "into record shards by 'trainc pack' (export an LMDB/LevelDB to image folders first)",
-                            "%s layer \"%s\" reads its own database (LMDB, LevelDB, HDF5 or a list); trainc "
-                            "reads datasets through its data block", io.type, io.name);
+    if (strcmp(io.type, "Python") == 0 && !ic_get(L, "bottom"))   /* no bottom: it feeds the net its data */
+        return ic_error(ic, ic_get(L, "type"), "write the samples into an LMDB of Datum records (Caffe's convert_imageset, "
+                        "or its Python io.array_to_datum) and read it with a Data layer (backend: LMDB)",
+                        "Python data layer \"%s\" produces its data by running Python code; trainc reads datasets "
+                        "itself", io.name);
     if (strcmp(io.type, "Python") == 0)
         return ic_error(ic, ic_get(L, "type"), "write the layer's computation as trainc layers, or leave it out",
                         "Python layer \"%s\" runs arbitrary Python code; trainc compiles only its own layers", io.name);

@@ -188,6 +188,12 @@ static int import_one(ic_ctx *ic, const ast_node *L, const ast_node *next, int *
     if (ic_word(ic, L, "type", &type) < 0 || ic_word(ic, L, "name", &name) < 0) return -1;
     int keep;
     if (in_train_phase(ic, L, &keep) < 0) return -1;
+    if (type && ic_is_data_layer(type) && (keep || !ic->val_layer)) {
+        if (keep) return ic_data_layer(ic, L, type, name, 1);
+        ic->val_layer = L;   /* read once the net has a training data layer to go with it */
+        remember_test_tops(ic, L, name, type);
+        return 0;
+    }
     if (!keep) {
         const ast_node *inc = ic_get(L, "include");
         const ast_node *ph = inc && inc->a->kind == AST_MESSAGE ? ic_get(inc->a, "phase") : NULL;
@@ -264,6 +270,28 @@ int ic_import_net(ic_ctx *ic, const ast_node *root) {
         if (consumed) i = j;
     }
     if (bad) return -1;
+    if (ic->val_layer && ic->train_data.set) {
+        const char *vtype = "?", *vname = "?";
+        ic_word(ic, ic->val_layer, "type", &vtype);
+        ic_word(ic, ic->val_layer, "name", &vname);
+        if (ic_data_layer(ic, ic->val_layer, vtype, vname, 0) < 0) return -1;
+        const ic_data *t = &ic->train_data, *v = &ic->val_data;
+        if (v->c != t->c || v->h != t->h || v->w != t->w)
+            return ic_error(ic, ic->val_layer, "give both phases images of one size", "the TEST-phase data are %dx%dx%d "
+                            "images, the TRAIN-phase data %dx%dx%d", v->c, v->h, v->w, t->c, t->h, t->w);
+        int same = t->scale == v->scale && t->n_mean == v->n_mean && strcmp(t->type, v->type) == 0;
+        for (int i = 0; same && i < t->n_mean; i++) same = t->mean[i] == v->mean[i];
+        if (!same)
+            return ic_error(ic, ic_get(ic->val_layer, "transform_param") ? ic_get(ic->val_layer, "transform_param") : ic->val_layer,
+                            "give both phases the same data layer type, scale and mean_value",
+                            "the TEST-phase data layer \"%s\" reads or scales its data otherwise than the TRAIN-phase \"%s\"; "
+                            "the trainer reads both sets alike", vname, t->name);
+    } else if (ic->val_layer) {
+        const char *vname = "?";
+        ic_word(ic, ic->val_layer, "name", &vname);
+        ic_note(ic, ic->val_layer, "layer \"%s\": a TEST-phase data layer beside an Input layer; left out (give data.val "
+                "in a spec that extends this one)", vname);
+    }
     if (!ic->have_input)
         return ic_error(ic, root, "add layer { name: \"data\" type: \"Input\" top: \"data\" input_param { shape { dim: N dim: C dim: H dim: W } } }",
                         "the net has no Input layer");

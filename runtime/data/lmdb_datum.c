@@ -23,6 +23,12 @@ rt_status rt_dataset_load_lmdb(rt_dataset *ds, const char *path, int classes, rt
                    "protobuf-c-compiler installed (WITH_LMDB=1, the default)",
                    "cannot read the LMDB database %s: this runtime was built without liblmdb (WITH_LMDB=0)", path);
 }
+
+rt_status rt_lmdb_probe(const char *path, long *n, int *c, int *h, int *w, rt_err *err) {
+    *n = 0, *c = *h = *w = 0;
+    return rt_fail(err, RT_E_ARG, "rebuild with liblmdb-dev, libprotobuf-c-dev and protobuf-c-compiler (WITH_LMDB=1)",
+                   "cannot read the LMDB database %s: built without liblmdb (WITH_LMDB=0)", path);
+}
 #else
 #include <lmdb.h>
 
@@ -95,33 +101,78 @@ static rt_status lmdb_fail(rt_err *err, const char *path, const char *what, int 
                    path, mdb_strerror(rc));
 }
 
-rt_status rt_dataset_load_lmdb(rt_dataset *ds, const char *path, int classes, rt_err *err) {
-    memset(ds, 0, sizeof *ds);
+/* Opens path read-only, without the lock file (nothing is written beside the database), in
+ * a read transaction with its main database and record count. */
+typedef struct {
+    MDB_env *env;
+    MDB_txn *txn;
+    MDB_dbi dbi;
+    MDB_stat ms;
+} lmdb_view;
+
+static void view_close(lmdb_view *v) {
+    if (v->txn) mdb_txn_abort(v->txn);
+    if (v->env) mdb_env_close(v->env);
+    memset(v, 0, sizeof *v);
+}
+
+static rt_status view_open(lmdb_view *v, const char *path, rt_err *err) {
+    memset(v, 0, sizeof *v);
     struct stat sb;
     if (stat(path, &sb) != 0)
         return rt_fail(err, errno == ENOENT ? RT_E_NOT_FOUND : RT_E_IO, LMDB_HINT, "LMDB database %s: %s", path,
                        errno == ENOENT ? "does not exist" : strerror(errno));
-    MDB_env *env = NULL;
-    MDB_txn *txn = NULL;
-    MDB_cursor *cur = NULL;
-    MDB_dbi dbi;
-    MDB_stat ms;
-    int rc = mdb_env_create(&env);
-    /* read-only and without the lock file: nothing is written next to the database */
-    if (!rc) rc = mdb_env_open(env, path, MDB_RDONLY | MDB_NOLOCK | (S_ISDIR(sb.st_mode) ? 0 : MDB_NOSUBDIR), 0444);
+    int rc = mdb_env_create(&v->env);
+    if (!rc) rc = mdb_env_open(v->env, path, MDB_RDONLY | MDB_NOLOCK | (S_ISDIR(sb.st_mode) ? 0 : MDB_NOSUBDIR), 0444);
     if (rc) {
-        if (env) mdb_env_close(env);
+        view_close(v);
         return lmdb_fail(err, path, "open", rc);
     }
-    rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn);
-    if (!rc) rc = mdb_dbi_open(txn, NULL, 0, &dbi);
-    if (!rc) rc = mdb_stat(txn, dbi, &ms);
-    if (!rc) rc = mdb_cursor_open(txn, dbi, &cur);
-    rt_status st = rc ? lmdb_fail(err, path, "read", rc) : RT_OK;
-    if (!st && ms.ms_entries == 0)
-        st = rt_fail(err, RT_E_FORMAT, LMDB_HINT, "the LMDB database %s has no records", path);
+    rc = mdb_txn_begin(v->env, NULL, MDB_RDONLY, &v->txn);
+    if (!rc) rc = mdb_dbi_open(v->txn, NULL, 0, &v->dbi);
+    if (!rc) rc = mdb_stat(v->txn, v->dbi, &v->ms);
+    if (rc) {
+        view_close(v);
+        return lmdb_fail(err, path, "read", rc);
+    }
+    if (v->ms.ms_entries == 0) {
+        view_close(v);
+        return rt_fail(err, RT_E_FORMAT, LMDB_HINT, "the LMDB database %s has no records", path);
+    }
+    return RT_OK;
+}
+
+rt_status rt_lmdb_probe(const char *path, long *n, int *c, int *h, int *w, rt_err *err) {
+    *n = 0, *c = *h = *w = 0;
+    lmdb_view v;
+    rt_status st = view_open(&v, path, err);
+    if (st) return st;
+    MDB_cursor *cur = NULL;
+    MDB_val key, val;
+    int rc = mdb_cursor_open(v.txn, v.dbi, &cur);
+    if (!rc) rc = mdb_cursor_get(cur, &key, &val, MDB_FIRST);
+    if (rc) st = lmdb_fail(err, path, "read", rc);
+    rt_dataset one = { .n = 1 };
+    int32_t label = 0;
+    one.labels = &label;
+    if (!st) st = take_record(&one, path, 0, &key, &val, 0, err);
+    if (!st) *n = (long)v.ms.ms_entries, *c = one.c, *h = one.h, *w = one.w;
+    free(one.images);
+    if (cur) mdb_cursor_close(cur);
+    view_close(&v);
+    return st;
+}
+
+rt_status rt_dataset_load_lmdb(rt_dataset *ds, const char *path, int classes, rt_err *err) {
+    memset(ds, 0, sizeof *ds);
+    lmdb_view v;
+    rt_status st = view_open(&v, path, err);
+    if (st) return st;
+    MDB_cursor *cur = NULL;
+    int rc = mdb_cursor_open(v.txn, v.dbi, &cur);
+    if (rc) st = lmdb_fail(err, path, "read", rc);
     if (!st) {
-        ds->n = (long)ms.ms_entries;
+        ds->n = (long)v.ms.ms_entries;
         ds->classes = classes;
         ds->labels = malloc((size_t)ds->n * sizeof *ds->labels);
         if (!ds->labels) st = rt_fail(err, RT_E_IO, NULL, "%s: %ld labels do not fit in memory", path, ds->n);
@@ -145,8 +196,7 @@ rt_status rt_dataset_load_lmdb(rt_dataset *ds, const char *path, int classes, rt
         ds->classes = max + 1;
     }
     if (cur) mdb_cursor_close(cur);
-    if (txn) mdb_txn_abort(txn);
-    mdb_env_close(env);
+    view_close(&v);
     if (st) rt_dataset_free(ds);
     return st;
 }

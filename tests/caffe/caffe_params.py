@@ -92,6 +92,10 @@ def count(net):
             dims = getall(get(get(layer, "input_param"), "shape"), "dim")
             shapes[top] = tuple(dims[1:])
             continue
+        if kind == "DummyData":   # its first shape is the data top's
+            dims = getall(get(get(layer, "dummy_data_param"), "shape"), "dim")
+            shapes[top] = tuple(dims[1:])
+            continue
         if kind in ("SoftmaxWithLoss", "Accuracy"):
             continue
         c, h, w = shapes[bottoms[0]]
