@@ -21,6 +21,8 @@ typedef struct ic_layer {
     int n_inputs;
     char args[512];                     /* the layer's fields, " out: 20 kernel: 5" */
     src_loc loc;                        /* the Caffe layer it came from */
+    const char *caffe_type;             /* its Caffe type, for the summary */
+    const char *folded;                 /* the name of a Scale folded into it, or NULL */
 } ic_layer;
 
 /* A Caffe blob: which trainc layer wrote it last, and its shape [C, H, W]. */
@@ -68,6 +70,8 @@ typedef struct ic_ctx {
     char *notes[IC_MAX_NOTES];
     int n_notes;
     int bn_stats_noted;                 /* the running-statistics note is written once */
+    int n_caffe_layers, n_approximations;   /* for the summary */
+    const char *solver_summary;         /* one line on the optimizer and the LR, for the summary */
     ic_test_top test_tops[IC_MAX_TEST_TOPS];
     int n_test_tops;
     ic_data train_data, val_data;       /* data layers, or train_data.set 0 with an Input layer */

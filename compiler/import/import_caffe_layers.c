@@ -373,5 +373,9 @@ int ic_import_layer(ic_ctx *ic, const ast_node *L, const ast_node *next, int *co
     const ast_node *scale_top = *consumed ? ic_get(next, "top") : NULL;
     if (scale_top && scale_top->a->kind == AST_STRING && !ic_blob_set(ic, scale_top->a->text, t->name, o.c, o.h, o.w))
         return -1;
+    if (*consumed) {
+        ic->n_caffe_layers++;
+        ic_word(ic, next, "name", &t->folded);
+    }
     return 0;
 }

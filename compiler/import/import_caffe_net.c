@@ -41,6 +41,7 @@ ic_layer *ic_layer_add(ic_ctx *ic, const char *type, const char *name, const ast
     ic_layer *t = &ic->layers[ic->n_layers++];
     memset(t, 0, sizeof *t);
     t->type = type, t->name = name, t->loc = at->loc;
+    ic_word(ic, at, "type", &t->caffe_type);
     return t;
 }
 
@@ -265,6 +266,7 @@ int ic_import_net(ic_ctx *ic, const ast_node *root) {
         while (j < root->n_kids && strcmp(root->kids[j]->text, "layer") != 0) j++;
         const ast_node *next = j < root->n_kids && root->kids[j]->a->kind == AST_MESSAGE ? root->kids[j]->a : NULL;
         int consumed = 0;
+        ic->n_caffe_layers++;
         /* stop at the first error: later layers would only repeat it through missing blobs */
         bad = import_one(ic, f->a, next, &consumed);
         if (consumed) i = j;

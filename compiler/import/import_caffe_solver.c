@@ -152,6 +152,11 @@ int ic_import_solver(ic_ctx *ic, FILE *out, const ast_node *s) {
     fprintf(out, "  lr { base: %s", ic_num(base_lr));
     if (print_schedule(ic, out, s, ic_get(s, "lr_policy") ? ic_get(s, "lr_policy") : s) < 0) return -1;
     fputs(" }\n", out);
+    char line[256];
+    snprintf(line, sizeof line, "%s%s, base_lr %s, lr_policy %s, %lld iterations%s", type,
+             sgd && momentum > 0 && schema_find(SM_SGD, "lr_in_velocity") ? " in Caffe's form (sgd.lr_in_velocity)" : "",
+             ic_num(base_lr), policy, (long long)max_iter, test_interval > 0 ? ", tested every test_interval" : "");
+    ic->solver_summary = ast_arena_strdup(ic->arena, line);
     if (clip > 0) fprintf(out, "  clip_grad_norm: %s\n", ic_num(clip));
     if (display > 0) fprintf(out, "  log_every: %lld\n", (long long)display);
     if (test_interval > 0) {

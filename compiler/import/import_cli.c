@@ -60,14 +60,18 @@ int import_main(int argc, char **argv) {
     if (!out_path) return import_usage("import caffe needs -o SPEC%s", "");
     if (same_file(out_path, opt.net_path) || same_file(out_path, opt.solver_path))
         return import_usage("-o %s would overwrite an input; write the spec to a new file", out_path);
-    char *text = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&text, &len);
-    if (!mem) return 2;
+    char *text = NULL, *summary = NULL;
+    size_t len = 0, summary_len = 0;
+    FILE *mem = open_memstream(&text, &len), *sum = open_memstream(&summary, &summary_len);
+    if (!mem || !sum) return 2;
+    opt.summary = sum, opt.spec_path = out_path;
     int rc = import_caffe(mem, stderr, &opt);
     fclose(mem);
+    fclose(sum);
     /* an -o that cannot be written is not a usage mistake: the import failed (1) */
     rc = rc == 0 && write_atomically(out_path, text, len) == 0 ? 0 : 1;
+    if (rc == 0) fputs(summary, stdout);   /* only once the spec is in place */
+    free(summary);
     free(text);
     return rc;
 }
