@@ -9,6 +9,52 @@
 #include "import_caffe_internal.h"
 #include "rt_data.h"
 
+/* mean_file: Caffe subtracts the mean image pixel by pixel, trainc one mean per channel; the
+ * file's per-channel averages are close (a mean image of natural photographs is nearly flat),
+ * so --approximate takes them, and the error without it gives them as mean_value lines. */
+/* rt_caffe_mean_file where trainc links the reader (WITH_LMDB=1, mk/lmdb.mk); otherwise (and
+ * in the fuzzer) a refusal that says so. */
+static rt_status mean_file_of(const char *path, int *c, int *h, int *w, double m[4], rt_err *err) {
+#ifdef TRAINC_WITH_LMDB
+    return rt_caffe_mean_file(path, c, h, w, m, err);
+#else
+    (void)c, (void)h, (void)w, (void)m;
+    snprintf(err->msg, sizeof err->msg, "this trainc was built without protobuf-c and cannot read the mean file %s", path);
+    snprintf(err->hint, sizeof err->hint, "build trainc with libprotobuf-c-dev and protobuf-c-compiler (WITH_LMDB=1)");
+    return RT_E_ARG;
+#endif
+}
+
+static int read_mean_file(ic_ctx *ic, const ast_node *tp, const char *name, ic_data *d) {
+    const char *path = NULL;
+    const ast_node *at = ic_get(tp, "mean_file");
+    if (ic_word(ic, tp, "mean_file", &path) < 0) return -1;
+    if (ic_get(tp, "mean_value")) return ic_error(ic, at, "give one of them", "both mean_file and mean_value");
+    int c = 0, h = 0, w = 0;
+    double m[4] = { 0 };
+    rt_err err;
+    if (mean_file_of(path, &c, &h, &w, m, &err) != RT_OK) {
+        char beside[4096];   /* relative to Caffe's folder, else beside the prototxt */
+        const char *slash = strrchr(ic->opt->net_path, '/');
+        if (path[0] == '/' || !slash) return ic_error(ic, at, err.hint, "%s layer \"%s\": %s", d->type, name, err.msg);
+        snprintf(beside, sizeof beside, "%.*s/%s", (int)(slash - ic->opt->net_path), ic->opt->net_path, path);
+        if (mean_file_of(beside, &c, &h, &w, m, &err) != RT_OK)
+            return ic_error(ic, at, err.hint, "%s layer \"%s\": %s", d->type, name, err.msg);
+    }
+    char values[256] = "";
+    for (int i = 0; i < c; i++) ic_append(values, sizeof values, "%smean_value: %s", i ? " " : "", ic_num(m[i]));
+    char hint[512];
+    snprintf(hint, sizeof hint, "write its per-channel averages instead, %s, or import with --approximate to use them "
+             "(noted in the spec)", values);
+    if (ic_approximate_hint(ic, at, hint, "%s layer \"%s\": mean_file %s subtracts a %dx%dx%d mean image pixel by pixel; "
+                            "trainc subtracts one mean per channel (its averages: %s)", d->type, name, path, c, h, w,
+                            values) < 0)
+        return -1;
+    d->n_mean = c;
+    memcpy(d->mean, m, sizeof m);
+    return 0;
+}
+
 /* transform_param: scale, mean_value (one per channel, or one for all), mirror, crop_size;
  * mean_file (a per-pixel mean image) has no trainc equivalent. */
 static int read_transform(ic_ctx *ic, const ast_node *L, const char *name, ic_data *d) {
@@ -22,11 +68,7 @@ static int read_transform(ic_ctx *ic, const ast_node *L, const char *name, ic_da
         ic_int(ic, tp, "crop_size", &d->crop) < 0)
         return -1;
     if (d->scale <= 0) return ic_error(ic, ic_get(tp, "scale"), NULL, "transform_param scale must be > 0");
-    if (ic_get(tp, "mean_file"))
-        return ic_error(ic, ic_get(tp, "mean_file"), "give transform_param the per-channel means instead (mean_value: B "
-                        "mean_value: G mean_value: R, the mean image averaged over each channel)",
-                        "%s layer \"%s\": mean_file subtracts a mean image pixel by pixel; trainc subtracts one mean "
-                        "per channel", d->type, name);
+    if (ic_get(tp, "mean_file") && read_mean_file(ic, tp, name, d) < 0) return -1;
     if (ic_get(tp, "force_color") || ic_get(tp, "force_gray"))
         return ic_error(ic, ic_get(tp, "force_color") ? ic_get(tp, "force_color") : ic_get(tp, "force_gray"),
                         "write the database with the channels the net reads", "%s layer \"%s\": force_color / "

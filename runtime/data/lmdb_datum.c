@@ -1,4 +1,5 @@
-/* Caffe's LMDB databases of Datum records (a Data layer's `backend: LMDB` source, as Caffe's
+/* Caffe's files, with the messages of its caffe.proto: a mean_file (a BlobProto, averaged per
+ * channel for `trainc import caffe`), and LMDB databases of Datum records (a Data layer's `backend: LMDB` source, as Caffe's
  * convert_imageset and convert_mnist_data write them) read into a dataset in memory: the
  * records in key order, each a raw [channels][height][width] byte image and a label,
  * decoded with the Datum message of Caffe's caffe.proto (runtime/data/caffe_datum.proto,
@@ -22,6 +23,13 @@ rt_status rt_dataset_load_lmdb(rt_dataset *ds, const char *path, int classes, rt
     return rt_fail(err, RT_E_ARG, "rebuild trainc and the runtime with liblmdb-dev, libprotobuf-c-dev and "
                    "protobuf-c-compiler installed (WITH_LMDB=1, the default)",
                    "cannot read the LMDB database %s: this runtime was built without liblmdb (WITH_LMDB=0)", path);
+}
+
+rt_status rt_caffe_mean_file(const char *path, int *c, int *h, int *w, double channel_mean[4], rt_err *err) {
+    *c = *h = *w = 0;
+    (void)channel_mean;
+    return rt_fail(err, RT_E_ARG, "rebuild with libprotobuf-c-dev and protobuf-c-compiler (WITH_LMDB=1)",
+                   "cannot read the mean file %s: built without protobuf-c (WITH_LMDB=0)", path);
 }
 
 rt_status rt_lmdb_probe(const char *path, long *n, int *c, int *h, int *w, rt_err *err) {
@@ -160,6 +168,52 @@ rt_status rt_lmdb_probe(const char *path, long *n, int *c, int *h, int *w, rt_er
     free(one.images);
     if (cur) mdb_cursor_close(cur);
     view_close(&v);
+    return st;
+}
+
+rt_status rt_caffe_mean_file(const char *path, int *c, int *h, int *w, double channel_mean[4], rt_err *err) {
+    *c = *h = *w = 0;
+    const char *hint = "give the mean image Caffe's compute_image_mean wrote (a BlobProto, .binaryproto)";
+    FILE *f = fopen(path, "rb");
+    if (!f) return rt_fail(err, errno == ENOENT ? RT_E_NOT_FOUND : RT_E_IO, hint, "cannot read the mean file %s: %s", path,
+                           strerror(errno));
+    uint8_t *buf = NULL;
+    size_t len = 0, cap = 0, got;
+    do {
+        if (len == cap) {
+            uint8_t *grown = realloc(buf, cap = cap ? 2 * cap : 1 << 16);
+            if (!grown) break;
+            buf = grown;
+        }
+        got = fread(buf + len, 1, cap - len, f);
+        len += got;
+    } while (got > 0);
+    int read_error = ferror(f) || !buf;
+    fclose(f);
+    if (read_error) {
+        free(buf);
+        return rt_fail(err, RT_E_IO, hint, "cannot read the mean file %s", path);
+    }
+    Caffe__BlobProto *b = caffe__blob_proto__unpack(NULL, len, buf);
+    free(buf);
+    if (!b) return rt_fail(err, RT_E_FORMAT, hint, "the mean file %s is not a Caffe BlobProto", path);
+    long dims[4] = { b->num, b->channels, b->height, b->width };
+    if (b->shape) {   /* the newer files: a shape [1, C, H, W] or [C, H, W] */
+        size_t n = b->shape->n_dim, o = n == 4 ? 1 : 0;
+        for (int k = 1; k < 4; k++) dims[k] = n == 3 || n == 4 ? (long)b->shape->dim[k - 1 + o] : 0;
+    }
+    long plane = dims[2] * dims[3];
+    rt_status st = RT_OK;
+    if (dims[1] < 1 || dims[1] > 4 || plane < 1 || b->n_data != (size_t)(dims[1] * plane))
+        st = rt_fail(err, RT_E_FORMAT, hint, "the mean file %s holds %zu values for a %ldx%ldx%ld mean image", path,
+                     b->n_data, dims[1], dims[2], dims[3]);
+    for (long ch = 0; !st && ch < dims[1]; ch++) {
+        double sum = 0;
+        for (long i = 0; i < plane; i++) sum += b->data[ch * plane + i];
+        channel_mean[ch] = sum / (double)plane;
+    }
+    if (!st) *c = (int)dims[1], *h = (int)dims[2], *w = (int)dims[3];
+    caffe__blob_proto__free_unpacked(b, NULL);
     return st;
 }
 

@@ -57,6 +57,9 @@ rt_status rt_dataset_load_lmdb(rt_dataset *ds, const char *path, int classes, rt
 /* The record count of an LMDB of Datum records and its first record's [c, h, w] (for
  * `trainc import caffe`, which takes the input shape and training-set size from them). */
 rt_status rt_lmdb_probe(const char *path, long *n, int *c, int *h, int *w, rt_err *err);
+/* A Caffe mean_file (a binaryproto BlobProto, as compute_image_mean writes it): its [c, h, w]
+ * and the mean of each channel's plane. */
+rt_status rt_caffe_mean_file(const char *path, int *c, int *h, int *w, double channel_mean[4], rt_err *err);
 /* A learnable stand-in: each class is a bright blob at its own place plus noise. */
 void rt_dataset_synthetic(rt_dataset *ds, long n, int c, int h, int w, int classes,
                           uint64_t seed);
