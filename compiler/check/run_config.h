@@ -73,6 +73,7 @@ typedef struct run_config {
     double momentum, dampening, weight_decay, eta, beta1, beta2, adam_eps;
     bool nesterov, exempt_bn_bias;
     bool lr_in_velocity;          /* sgd: Caffe's form, the LR inside the velocity */
+    bool adam_caffe_form;         /* adamw: Caffe's Adam (L2 decay, eps on the uncorrected sqrt(v)) */
     bool exempt_norm;         /* no decay on norm weights and biases only */
     double lamb_max_grad_norm;
     bool lamb_trust_clip;

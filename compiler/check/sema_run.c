@@ -263,6 +263,7 @@ static void read_optimizer(run_config *run, const ast_node *solver) {
     } else if ((m = sv_msg(solver, SM_SOLVER, "adamw"))) {
         run->optimizer = RUN_OPT_ADAMW;
         read_adam(run, m, SM_ADAMW);
+        run->adam_caffe_form = sv_bool(m, SM_ADAMW, "caffe_form");
     } else if ((m = sv_msg(solver, SM_SOLVER, "lamb"))) {
         run->optimizer = RUN_OPT_LAMB;
         read_adam(run, m, SM_LAMB);

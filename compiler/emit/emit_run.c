@@ -65,8 +65,8 @@ static void emit_optim(FILE *f, const run_config *run) {
                 c_float(run->momentum), c_float(run->eta), run->nesterov ? "true" : "false");
         break;
     case RUN_OPT_ADAMW:
-        fprintf(f, "    .optim = { .kind = RT_OPTIM_ADAMW, .adamw = { .beta1 = %.17g, .beta2 = %.17g, .eps = %.17g } },\n",
-                run->beta1, run->beta2, run->adam_eps);
+        fprintf(f, "    .optim = { .kind = RT_OPTIM_ADAMW, .adamw = { .beta1 = %.17g, .beta2 = %.17g, .eps = %.17g%s } },\n",
+                run->beta1, run->beta2, run->adam_eps, run->adam_caffe_form ? ", .caffe_form = true" : "");
         break;
     case RUN_OPT_LAMB:
         fprintf(f, "    .optim = { .kind = RT_OPTIM_LAMB, .lamb = { .beta1 = %.17g, .beta2 = %.17g, .eps = %.17g,\n"

@@ -19,7 +19,7 @@ static rt_status mean_file_of(const char *path, int *c, int *h, int *w, double m
     return rt_caffe_mean_file(path, c, h, w, m, err);
 #else
     (void)c, (void)h, (void)w, (void)m;
-    snprintf(err->msg, sizeof err->msg, "this trainc was built without protobuf-c and cannot read the mean file %s", path);
+    snprintf(err->msg, sizeof err->msg, "this trainc was built without protobuf-c and cannot read the mean file %.300s", path);
     snprintf(err->hint, sizeof err->hint, "build trainc with libprotobuf-c-dev and protobuf-c-compiler (WITH_LMDB=1)");
     return RT_E_ARG;
 #endif

@@ -85,11 +85,17 @@ static int print_optimizer(ic_ctx *ic, FILE *out, const ast_node *s) {
         return 0;
     }
     if (strcmp(type, "Adam") == 0 || strcmp(type, "ADAM") == 0) {
+        /* Caffe: L2 decay into the gradient, lr sqrt(1 - b2^t) / (1 - b1^t) m / (sqrt(v) + delta):
+         * adamw.caffe_form says it exactly */
+        if (schema_find(SM_ADAMW, "caffe_form")) {
+            fprintf(out, "  adamw { beta1: %s beta2: %s eps: %s weight_decay: %s caffe_form: true }\n", ic_num(momentum),
+                    ic_num(momentum2), ic_num(delta), ic_num(decay));
+            return 0;
+        }
         if (decay != 0)
             return ic_error(ic, ic_get(s, "weight_decay"), "use weight_decay: 0, or write adamw by hand (decoupled decay)",
                             "Adam with weight_decay: Caffe adds L2 to the gradient; trainc's adamw decays decoupled");
-        /* Caffe: lr sqrt(1 - b2^t) / (1 - b1^t) m / (sqrt(v) + delta), delta on the uncorrected
-         * sqrt(v); PyTorch's: lr m_hat / (sqrt(v_hat) + eps), i.e. delta sqrt(1 - b2^t) there. */
+        /* PyTorch's: lr m_hat / (sqrt(v_hat) + eps), i.e. delta sqrt(1 - b2^t) there */
         if (delta > 0 &&
             ic_approximate(ic, ic_get(s, "delta") ? ic_get(s, "delta") : s,
                            "Caffe's Adam adds delta (%g) to the square root of the uncorrected second moment, "
@@ -153,8 +159,10 @@ int ic_import_solver(ic_ctx *ic, FILE *out, const ast_node *s) {
     if (print_schedule(ic, out, s, ic_get(s, "lr_policy") ? ic_get(s, "lr_policy") : s) < 0) return -1;
     fputs(" }\n", out);
     char line[256];
+    int adam = strcmp(type, "Adam") == 0 || strcmp(type, "ADAM") == 0;
     snprintf(line, sizeof line, "%s%s, base_lr %s, lr_policy %s, %lld iterations%s", type,
-             sgd && momentum > 0 && schema_find(SM_SGD, "lr_in_velocity") ? " in Caffe's form (sgd.lr_in_velocity)" : "",
+             sgd && momentum > 0 && schema_find(SM_SGD, "lr_in_velocity") ? " in Caffe's form (sgd.lr_in_velocity)"
+             : adam && schema_find(SM_ADAMW, "caffe_form") ? " in Caffe's form (adamw.caffe_form)" : "",
              ic_num(base_lr), policy, (long long)max_iter, test_interval > 0 ? ", tested every test_interval" : "");
     ic->solver_summary = ast_arena_strdup(ic->arena, line);
     if (clip > 0) fprintf(out, "  clip_grad_norm: %s\n", ic_num(clip));

@@ -34,6 +34,7 @@ typedef struct {
 typedef struct {
     int kind, first_step, nesterov, per;
     int lr_in_velocity;    /* SGD in Caffe's form */
+    int caffe_adam;        /* Adam in Caffe's form: L2 decay, eps on the uncorrected sqrt(v) */
     float lr, momentum, dampening;
     float b1, b2, one_b1, one_b2, adam_eps, step_size, inv_sqrt_bc2;   /* LAMB: step_size = 1/(1 − β1^t) */
     int trust_clip;        /* LAMB */
@@ -266,6 +267,13 @@ update_kernel(float *params, T *params_act, float *state, const float *grads,
             }
         } else if (a.kind == RT_OPTIM_LAMB) {   /* the moments are this step's already */
             p -= lr * trust[ch.tensor] * lamb_update(st[local], st[t.count + local], p, wd, a);
+        } else if (a.caffe_adam) {   /* step_size = lr·sqrt(1 − β2^t)/(1 − β1^t) */
+            float gd = g + wd * p;
+            float m = a.b1 * st[local] + a.one_b1 * gd;
+            float v = a.b2 * st[t.count + local] + a.one_b2 * gd * gd;
+            st[local] = m;
+            st[t.count + local] = v;
+            p -= step_size * m / (sqrtf(v) + a.adam_eps);
         } else {   /* AdamW */
             float m = a.b1 * st[local] + a.one_b1 * g;
             float v = a.b2 * st[t.count + local] + a.one_b2 * g * g;
@@ -375,6 +383,8 @@ void rt_cuda_optim_set_step(rt_cuda_optim *o, double lr, long step) {
         double t = (double)step + 1.0;
         a.step_size = (float)((float)lr / (1.0 - pow(c->beta1, t)));
         a.inv_sqrt_bc2 = (float)(1.0 / sqrt(1.0 - pow(c->beta2, t)));
+        a.caffe_adam = c->caffe_form;
+        if (c->caffe_form) a.step_size = (float)((double)(float)lr * sqrt(1.0 - pow(c->beta2, t)) / (1.0 - pow(c->beta1, t)));
         a.b1 = (float)c->beta1, a.b2 = (float)c->beta2, a.adam_eps = (float)c->eps;
         a.beta1 = c->beta1, a.beta2 = c->beta2;
         a.one_b1 = (float)(1.0 - c->beta1), a.one_b2 = (float)(1.0 - c->beta2);

@@ -62,6 +62,10 @@ typedef struct {
     double beta1, beta2;      /* torch defaults 0.9, 0.999; double because 1 − 0.999f is off
                                  by 1.3e-5 relative, a bias torch (Python floats) does not have */
     double eps;               /* torch default 1e-8 */
+    /* Caffe's Adam (adam_solver.cpp): weight decay added to the gradient (L2, before the
+     * moments), eps on the uncorrected sqrt(v): g' = g·s + wd·p, the moments of g', then
+     * p −= lr·sqrt(1 − β2^t)/(1 − β1^t) · m / (sqrt(v) + eps). */
+    bool caffe_form;
 } rt_adamw_config;
 
 /* LAMB as timm's Lamb (timm/optim/lamb.py; You et al. 2019), t = step + 1, per tensor:

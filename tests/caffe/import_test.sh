@@ -140,19 +140,14 @@ sed 's|    scale: 0.00390625|    scale: 0.00390625\n    mean_file: "examples/mni
     grep -q "normalize { mean_value: \[$got\] scale: 0.00390625 }" mean.spec || { echo "mean_file with --approximate:"; cat err; exit 1; }
 ) >"$tmp/lmdb.log" 2>&1 || fail "Data layers over LMDBs: $(cat "$tmp/lmdb.log")"
 
-# An Adam solver with a poly policy: approximate for Adam's own reason (Caffe adds delta to
-# the uncorrected sqrt(v)), not for SGD's momentum form (Adam's momentum is its beta1).
+# An Adam solver with a poly policy and weight decay: exact as adamw.caffe_form (Caffe adds the
+# decay to the gradient and delta to the uncorrected sqrt(v)), without --approximate.
 n=$((n + 1))
-printf 'net: "lenet.prototxt"\ntype: "Adam"\nbase_lr: 0.001\nmomentum: 0.9\nmomentum2: 0.999\ndelta: 1e-8\nlr_policy: "poly"\npower: 1\nmax_iter: 100\n' \
+printf 'net: "lenet.prototxt"\ntype: "Adam"\nbase_lr: 0.001\nmomentum: 0.9\nmomentum2: 0.999\ndelta: 1e-8\nweight_decay: 0.0005\nlr_policy: "poly"\npower: 1\nmax_iter: 100\n' \
   >"$tmp/adam.solver.prototxt"
-if "$TRAINC" import caffe lenet.prototxt "$tmp/adam.solver.prototxt" -o "$tmp/adam.spec" >/dev/null 2>"$tmp/err"; then
-  fail "an Adam solver imports without --approximate although Caffe's delta sits elsewhere"
-elif ! grep -q "Adam adds delta" "$tmp/err" || grep -q "momentum buffer" "$tmp/err"; then
-  fail "Adam solver without --approximate: expected only the delta error, got:"; head -3 "$tmp/err"
-fi
-"$TRAINC" import caffe --approximate lenet.prototxt "$tmp/adam.solver.prototxt" -o "$tmp/adam.spec" >/dev/null 2>"$tmp/err" &&
-  grep -q "adamw { beta1: 0.9 beta2: 0.999 eps: 1e-08 weight_decay: 0 }" "$tmp/adam.spec" ||
-  { fail "Adam solver with --approximate:"; cat "$tmp/err"; grep adamw "$tmp/adam.spec"; }
+"$TRAINC" import caffe lenet.prototxt "$tmp/adam.solver.prototxt" -o "$tmp/adam.spec" >/dev/null 2>"$tmp/err" &&
+  grep -q "adamw { beta1: 0.9 beta2: 0.999 eps: 1e-08 weight_decay: 0.0005 caffe_form: true }" "$tmp/adam.spec" &&
+  ! grep -q "approximated" "$tmp/adam.spec" || { fail "Adam solver:"; cat "$tmp/err"; grep adamw "$tmp/adam.spec"; }
 
 if [ $bad -gt 0 ]; then echo "$bad failure(s) in $n cases"; exit 1; fi
 echo "caffe import: $n cases pass"

@@ -1,5 +1,8 @@
-/* Caffe's SGD and Nesterov (rt_sgd_config.lr_in_velocity) against a float64 reference of
- * Caffe's update rule, written from sgd_solver.cpp / nesterov_solver.cpp: the gradient gets
+/* Caffe's solvers' forms against float64 references of Caffe's update rules. Adam
+ * (rt_adamw_config.caffe_form, adam_solver.cpp): the gradient gets local_decay·w added, the
+ * moments are of that, and the update is local_rate·sqrt(1 − β2^t)/(1 − β1^t)·m/(sqrt(v) + δ).
+ * SGD and Nesterov (rt_sgd_config.lr_in_velocity), written from sgd_solver.cpp /
+ * nesterov_solver.cpp: the gradient gets
  * local_decay·w added (Regularize), then history = momentum·history + local_rate·diff and the
  * update is history (Nesterov: (1 + momentum)·history − momentum·history_before), history
  * starting at 0. The LR changes at every step, which is where Caffe's form and torch's
@@ -87,6 +90,57 @@ static void test_no_momentum(void) {
     CHECK(rt_optim_state_per_param(&oc) == 1);
 }
 
+static void ref_caffe_adam(double *w, double *m, double *v, const double *g, long n, double rate, double decay,
+                           double b1, double b2, double delta, long t) {
+    double correction = sqrt(1 - pow(b2, (double)t)) / (1 - pow(b1, (double)t));
+    for (long i = 0; i < n; i++) {
+        double diff = g[i] + decay * w[i];
+        m[i] = b1 * m[i] + (1 - b1) * diff;
+        v[i] = b2 * v[i] + (1 - b2) * diff * diff;
+        w[i] -= rate * correction * m[i] / (sqrt(v[i]) + delta);
+    }
+}
+
+static void run_adam_vs_ref(long n, float wd, float scale, int steps) {
+    float *p = malloc(n * sizeof *p), *m = calloc(n, sizeof *m), *v = calloc(n, sizeof *v), *g = malloc(n * sizeof *g);
+    double *rp = malloc(n * sizeof *rp), *rm = calloc(n, sizeof *rm), *rv = calloc(n, sizeof *rv), *rg = malloc(n * sizeof *rg);
+    for (long i = 0; i < n; i++) rp[i] = p[i] = (float)uniform();
+    rt_adamw_config c = { .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-3, .caffe_form = true };   /* a large δ shows */
+    for (int s = 0; s < steps; s++) {
+        for (long i = 0; i < n; i++) {
+            g[i] = (float)uniform() * scale;
+            rg[i] = (double)g[i] / scale;
+        }
+        float lr = 0.01f / (float)(1 + s);
+        rt_optim_args a = { .lr = lr, .weight_decay = wd, .grad_scale = 1.0f / scale, .step = s };
+        rt_adamw_step(p, m, v, g, n, &c, &a);
+        ref_caffe_adam(rp, rm, rv, rg, n, lr, wd, 0.9, 0.999, 1e-3, s + 1);
+    }
+    double worst = 0;
+    long at = 0;
+    for (long i = 0; i < n; i++) {
+        double e = fabs(p[i] - rp[i]) / fmax(1.0, fabs(rp[i]));
+        if (e > worst) worst = e, at = i;
+    }
+    if (worst > 2e-6) fprintf(stderr, "caffe adam n=%ld: max rel diff %.3g at [%ld]: %.9g vs %.9g\n", n, worst, at, p[at], rp[at]);
+    CHECK(worst <= 2e-6);
+    free(p), free(m), free(v), free(g), free(rp), free(rm), free(rv), free(rg);
+}
+
+/* One step by hand: m = 0.1·g', v = 0.001·g'², step lr·sqrt(0.001)/0.1 · m/(sqrt(v) + δ). */
+static void test_adam_first_step_by_hand(void) {
+    float p = 1, m = 0, v = 0, g = 0.5f;
+    rt_adamw_config c = { .beta1 = 0.9, .beta2 = 0.999, .eps = 0.01, .caffe_form = true };
+    rt_optim_args a = { .lr = 0.1f, .weight_decay = 0.1f, .grad_scale = 1, .step = 0 };
+    rt_adamw_step(&p, &m, &v, &g, 1, &c, &a);
+    double gd = 0.5 + 0.1, mm = 0.1 * gd, vv = 0.001 * gd * gd;
+    CHECK_NEAR(p, 1 - 0.1 * sqrt(0.001) / 0.1 * mm / (sqrt(vv) + 0.01), 1e-6);
+    float pt = 1, mt = 0, vt = 0;   /* torch's AdamW from the same start goes elsewhere */
+    c.caffe_form = false;
+    rt_adamw_step(&pt, &mt, &vt, &g, 1, &c, &a);
+    CHECK(fabs(pt - p) > 1e-3);
+}
+
 int main(void) {
     const long sizes[] = { 1, 1000, 100003 };   /* 100003 takes the parallel path */
     for (int k = 0; k < 3; k++) {
@@ -96,5 +150,10 @@ int main(void) {
     }
     test_differs_from_torch_after_lr_change();
     test_no_momentum();
-    return test_finish("test_optim_caffe_sgd");
+    for (int k = 0; k < 3; k++) {
+        run_adam_vs_ref(sizes[k], 5e-4f, 1.0f, 8);
+        run_adam_vs_ref(sizes[k], 0.0f, 1024.0f, 8);
+    }
+    test_adam_first_step_by_hand();
+    return test_finish("test_optim_caffe");
 }
