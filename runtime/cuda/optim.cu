@@ -161,6 +161,7 @@ __device__ update_args args_for_taken_steps(const update_args *args, const scale
     if (a.kind == RT_OPTIM_ADAMW || a.kind == RT_OPTIM_LAMB) {
         double t = (double)taken + 1.0, inv_bc1 = 1.0 / (1.0 - pow(a.beta1, t));
         a.step_size = (float)(a.kind == RT_OPTIM_LAMB ? inv_bc1 : a.lr * inv_bc1);
+        if (a.caffe_adam) a.step_size = (float)(a.lr * sqrt(1.0 - pow(a.beta2, t)) * inv_bc1);   /* Caffe's correction */
         a.inv_sqrt_bc2 = (float)(1.0 / sqrt(1.0 - pow(a.beta2, t)));
     }
     return a;
