@@ -269,6 +269,20 @@ static void read_optimizer(run_config *run, const ast_node *solver) {
         read_adam(run, m, SM_LAMB);
         run->lamb_max_grad_norm = sv_float(m, SM_LAMB, "max_grad_norm");
         run->lamb_trust_clip = sv_bool(m, SM_LAMB, "trust_clip");
+    } else if ((m = sv_msg(solver, SM_SOLVER, "rmsprop"))) {
+        run->optimizer = RUN_OPT_RMSPROP;
+        run->adaptive_decay = sv_float(m, SM_RMSPROP, "alpha");
+        run->adaptive_eps = sv_float(m, SM_RMSPROP, "eps");
+        read_decay(run, m, SM_RMSPROP);
+    } else if ((m = sv_msg(solver, SM_SOLVER, "adagrad"))) {
+        run->optimizer = RUN_OPT_ADAGRAD;
+        run->adaptive_eps = sv_float(m, SM_ADAGRAD, "eps");
+        read_decay(run, m, SM_ADAGRAD);
+    } else if ((m = sv_msg(solver, SM_SOLVER, "adadelta"))) {
+        run->optimizer = RUN_OPT_ADADELTA;
+        run->adaptive_decay = sv_float(m, SM_ADADELTA, "rho");
+        run->adaptive_eps = sv_float(m, SM_ADADELTA, "eps");
+        read_decay(run, m, SM_ADADELTA);
     }
 }
 

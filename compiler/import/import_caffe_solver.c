@@ -105,7 +105,26 @@ static int print_optimizer(ic_ctx *ic, FILE *out, const ast_node *s) {
         fprintf(out, "  adamw { beta1: %s beta2: %s eps: %s weight_decay: 0 }\n", ic_num(momentum), ic_num(momentum2), ic_num(delta));
         return 0;
     }
-    return ic_error(ic, ic_get(s, ic_get(s, "type") ? "type" : "solver_type"), "use SGD, Nesterov or Adam",
+    /* RMSProp, AdaGrad and AdaDelta: Caffe's forms are torch's, trainc's rmsprop / adagrad / adadelta */
+    int rms = strcmp(type, "RMSProp") == 0 || strcmp(type, "RMSPROP") == 0;
+    int ada = strcmp(type, "AdaGrad") == 0 || strcmp(type, "ADAGRAD") == 0;
+    int delta_ = strcmp(type, "AdaDelta") == 0 || strcmp(type, "ADADELTA") == 0;
+    if ((rms || ada || delta_) && schema_find(SM_SOLVER, "rmsprop")) {
+        double rms_decay = 0.99;
+        if (ic_float(ic, s, "rms_decay", &rms_decay) < 0) return -1;
+        if ((rms || ada) && momentum != 0)   /* Caffe refuses it too */
+            return ic_error(ic, ic_get(s, "momentum"), "remove momentum", "%s with momentum %g: Caffe's %s has no "
+                            "momentum (it stops with 'Momentum cannot be used with %s')", type, momentum, type, type);
+        if (rms)
+            fprintf(out, "  rmsprop { alpha: %s eps: %s weight_decay: %s }\n", ic_num(rms_decay), ic_num(delta), ic_num(decay));
+        else if (ada)
+            fprintf(out, "  adagrad { eps: %s weight_decay: %s }\n", ic_num(delta), ic_num(decay));
+        else
+            fprintf(out, "  adadelta { rho: %s eps: %s weight_decay: %s }\n", ic_num(momentum), ic_num(delta), ic_num(decay));
+        return 0;
+    }
+    return ic_error(ic, ic_get(s, ic_get(s, "type") ? "type" : "solver_type"),
+                    "use SGD, Nesterov, Adam, RMSProp, AdaGrad or AdaDelta",
                     "solver type %s has no trainc equivalent", type);
 }
 

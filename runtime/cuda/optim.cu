@@ -35,6 +35,7 @@ typedef struct {
     int kind, first_step, nesterov, per;
     int lr_in_velocity;    /* SGD in Caffe's form */
     int caffe_adam;        /* Adam in Caffe's form: L2 decay, eps on the uncorrected sqrt(v) */
+    float decay, one_decay;   /* RMSProp, AdaDelta (rt_adaptive_config) */
     float lr, momentum, dampening;
     float b1, b2, one_b1, one_b2, adam_eps, step_size, inv_sqrt_bc2;   /* LAMB: step_size = 1/(1 − β1^t) */
     int trust_clip;        /* LAMB */
@@ -268,6 +269,18 @@ update_kernel(float *params, T *params_act, float *state, const float *grads,
             }
         } else if (a.kind == RT_OPTIM_LAMB) {   /* the moments are this step's already */
             p -= lr * trust[ch.tensor] * lamb_update(st[local], st[t.count + local], p, wd, a);
+        } else if (a.kind == RT_OPTIM_RMSPROP || a.kind == RT_OPTIM_ADAGRAD) {   /* as rt_adaptive_step */
+            float d = g + wd * p;
+            float v = a.kind == RT_OPTIM_ADAGRAD ? st[local] + d * d : a.decay * st[local] + a.one_decay * d * d;
+            st[local] = v;
+            p -= lr * d / (sqrtf(v) + a.adam_eps);
+        } else if (a.kind == RT_OPTIM_ADADELTA) {
+            float d = g + wd * p;
+            float v = a.decay * st[local] + a.one_decay * d * d;
+            float u = d * sqrtf((st[t.count + local] + a.adam_eps) / (v + a.adam_eps));
+            st[local] = v;
+            st[t.count + local] = a.decay * st[t.count + local] + a.one_decay * u * u;
+            p -= lr * u;
         } else if (a.caffe_adam) {   /* step_size = lr·sqrt(1 − β2^t)/(1 − β1^t) */
             float gd = g + wd * p;
             float m = a.b1 * st[local] + a.one_b1 * gd;
@@ -370,6 +383,9 @@ void rt_cuda_optim_set_step(rt_cuda_optim *o, double lr, long step) {
         a.lr_in_velocity = o->cfg.sgd.lr_in_velocity;
     } else if (o->cfg.kind == RT_OPTIM_LARS) {
         a.momentum = o->cfg.lars.momentum, a.nesterov = o->cfg.lars.nesterov;
+    } else if (o->cfg.kind == RT_OPTIM_RMSPROP || o->cfg.kind == RT_OPTIM_ADAGRAD || o->cfg.kind == RT_OPTIM_ADADELTA) {
+        const rt_adaptive_config *c = &o->cfg.adaptive;
+        a.decay = (float)c->decay, a.one_decay = (float)(1.0 - c->decay), a.adam_eps = (float)c->eps;
     } else if (o->cfg.kind == RT_OPTIM_LAMB) {
         const rt_lamb_config *c = &o->cfg.lamb;
         double t = (double)step + 1.0;

@@ -29,7 +29,8 @@
  * Determinism: updates are elementwise; the norms (LARS, clipping) sum in a fixed order
  * that depends on n only, never on the thread count, so a run is bit-for-bit repeatable. */
 
-typedef enum { RT_OPTIM_SGD = 0, RT_OPTIM_LARS, RT_OPTIM_ADAMW, RT_OPTIM_LAMB, RT_OPTIM_KIND_COUNT } rt_optim_kind;
+typedef enum { RT_OPTIM_SGD = 0, RT_OPTIM_LARS, RT_OPTIM_ADAMW, RT_OPTIM_LAMB, RT_OPTIM_RMSPROP, RT_OPTIM_ADAGRAD,
+               RT_OPTIM_ADADELTA, RT_OPTIM_KIND_COUNT } rt_optim_kind;
 
 /* torch.optim.SGD: d = g·s + wd·p; buf = d on step 0, else momentum·buf + (1 − dampening)·d;
  * p −= lr·(nesterov ? d + momentum·buf : buf). Weight decay is coupled (L2, added to d). */
@@ -84,6 +85,19 @@ typedef struct {
     bool trust_clip;          /* LAMBC: trust ratio at most 1 */
 } rt_lamb_config;
 
+/* RMSProp, AdaGrad and AdaDelta as Caffe (rmsprop_solver.cpp, adagrad_solver.cpp,
+ * adadelta_solver.cpp) and torch (RMSprop without momentum or centering, Adagrad without
+ * lr_decay, Adadelta) both define them, with d = g·s + wd·p (L2):
+ *   RMSProp:  v = decay·v + (1 − decay)·d²;  p −= lr·d/(sqrt(v) + eps)
+ *   AdaGrad:  v += d²;                        p −= lr·d/(sqrt(v) + eps)
+ *   AdaDelta: v = decay·v + (1 − decay)·d²;  u = d·sqrt((a + eps)/(v + eps));
+ *             a = decay·a + (1 − decay)·u²;  p −= lr·u
+ * State: v (AdaDelta: v, then a), from 0. */
+typedef struct {
+    double decay;             /* RMSProp's alpha (Caffe's rms_decay), AdaDelta's rho (Caffe's momentum) */
+    double eps;               /* Caffe's delta */
+} rt_adaptive_config;
+
 /* What changes per step or per tensor. */
 typedef struct {
     float lr;                 /* rt_lr_at(cfg, step) */
@@ -109,6 +123,10 @@ float rt_lamb_step(float *param, float *exp_avg, float *exp_avg_sq, const float 
 /* timm's global clipping: 1/max(1, norm/max_grad_norm) for the norm of the scaled gradients
  * over every tensor; 1 when max_grad_norm is 0 or the norm is not finite. */
 float rt_lamb_clip_coef(double norm, double max_grad_norm);
+/* kind: RT_OPTIM_RMSPROP, RT_OPTIM_ADAGRAD or RT_OPTIM_ADADELTA; acc (AdaDelta's second plane)
+ * may be NULL for the others. */
+void rt_adaptive_step(rt_optim_kind kind, float *param, float *v, float *acc, const float *grad, long n,
+                      const rt_adaptive_config *cfg, const rt_optim_args *a);
 
 /* ---- One entry point for all three, and the state each keeps ----------------------------
  * State of a tensor of n parameters is rt_optim_state_per_param() planes of n floats, plane
@@ -122,6 +140,7 @@ typedef struct {
         rt_lars_config lars;
         rt_adamw_config adamw;
         rt_lamb_config lamb;
+        rt_adaptive_config adaptive;
     };
 } rt_optim_config;
 

@@ -1,4 +1,5 @@
-/* Caffe's solvers' forms against float64 references of Caffe's update rules. Adam
+/* Caffe's solvers' forms against float64 references of Caffe's update rules: RMSProp,
+ * AdaGrad and AdaDelta (rt_adaptive_step, and through the dispatcher) below. Adam
  * (rt_adamw_config.caffe_form, adam_solver.cpp): the gradient gets local_decay·w added, the
  * moments are of that, and the update is local_rate·sqrt(1 − β2^t)/(1 − β1^t)·m/(sqrt(v) + δ).
  * SGD and Nesterov (rt_sgd_config.lr_in_velocity), written from sgd_solver.cpp /
@@ -141,6 +142,62 @@ static void test_adam_first_step_by_hand(void) {
     CHECK(fabs(pt - p) > 1e-3);
 }
 
+/* RMSProp, AdaGrad and AdaDelta (rt_adaptive_step) against rmsprop_solver.cpp,
+ * adagrad_solver.cpp and adadelta_solver.cpp in float64: the gradient with local_decay·w
+ * added, the history updated, the update local_rate times the solver's ratio. */
+static void ref_adaptive(rt_optim_kind kind, double *w, double *h, double *h2, const double *g, long n, double rate,
+                         double decay, double rho, double delta) {
+    for (long i = 0; i < n; i++) {
+        double diff = g[i] + decay * w[i];
+        if (kind == RT_OPTIM_ADAGRAD) {
+            h[i] += diff * diff;
+            w[i] -= rate * diff / (sqrt(h[i]) + delta);
+        } else if (kind == RT_OPTIM_RMSPROP) {
+            h[i] = rho * h[i] + (1 - rho) * diff * diff;
+            w[i] -= rate * diff / (sqrt(h[i]) + delta);
+        } else {
+            h[i] = rho * h[i] + (1 - rho) * diff * diff;
+            double update = diff * sqrt((h2[i] + delta) / (h[i] + delta));
+            h2[i] = rho * h2[i] + (1 - rho) * update * update;
+            w[i] -= rate * update;
+        }
+    }
+}
+
+static void run_adaptive_vs_ref(rt_optim_kind kind, long n, float wd, float scale) {
+    /* the state as the dispatcher lays it out: v, then (AdaDelta) acc */
+    float *p = malloc(n * sizeof *p), *state = calloc(2 * n, sizeof *state), *g = malloc(n * sizeof *g);
+    double *rp = malloc(n * sizeof *rp), *rv = calloc(n, sizeof *rv), *ra = calloc(n, sizeof *ra), *rg = malloc(n * sizeof *rg);
+    for (long i = 0; i < n; i++) rp[i] = p[i] = (float)uniform();
+    double rho = kind == RT_OPTIM_ADADELTA ? 0.95 : 0.98, delta = kind == RT_OPTIM_ADADELTA ? 1e-6 : 1e-8;
+    rt_adaptive_config c = { .decay = kind == RT_OPTIM_ADAGRAD ? 0 : rho, .eps = delta };
+    rt_optim_config oc = { .kind = kind, .adaptive = c };
+    for (int s = 0; s < 8; s++) {
+        for (long i = 0; i < n; i++) {
+            g[i] = (float)uniform() * scale;
+            rg[i] = (double)g[i] / scale;
+        }
+        float lr = (kind == RT_OPTIM_ADADELTA ? 1.0f : 0.01f) / (float)(1 + s);
+        rt_optim_args a = { .lr = lr, .weight_decay = wd, .grad_scale = 1.0f / scale, .step = s };
+        if (s % 2) rt_optim_step(p, state, g, n, false, &oc, &a);   /* the dispatcher on odd steps */
+        else rt_adaptive_step(kind, p, state, kind == RT_OPTIM_ADADELTA ? state + n : NULL, g, n, &c, &a);
+        ref_adaptive(kind, rp, rv, ra, rg, n, lr, wd, rho, delta);
+    }
+    double worst = 0;
+    long at = 0;
+    for (long i = 0; i < n; i++) {
+        double e = fabs(p[i] - rp[i]) / fmax(1.0, fabs(rp[i]));
+        if (e > worst) worst = e, at = i;
+    }
+    if (worst > 5e-6)
+        fprintf(stderr, "%s n=%ld: max rel diff %.3g at [%ld]: %.9g vs %.9g\n", rt_optim_kind_name(kind), n, worst, at,
+                p[at], rp[at]);
+    CHECK(worst <= 5e-6);
+    oc.kind = kind;
+    CHECK(rt_optim_state_per_param(&oc) == (kind == RT_OPTIM_ADADELTA ? 2 : 1));
+    free(p), free(state), free(g), free(rp), free(rv), free(ra), free(rg);
+}
+
 int main(void) {
     const long sizes[] = { 1, 1000, 100003 };   /* 100003 takes the parallel path */
     for (int k = 0; k < 3; k++) {
@@ -155,5 +212,11 @@ int main(void) {
         run_adam_vs_ref(sizes[k], 0.0f, 1024.0f, 8);
     }
     test_adam_first_step_by_hand();
+    const rt_optim_kind adaptive[] = { RT_OPTIM_RMSPROP, RT_OPTIM_ADAGRAD, RT_OPTIM_ADADELTA };
+    for (int k = 0; k < 3; k++)
+        for (int j = 0; j < 3; j++) {
+            run_adaptive_vs_ref(adaptive[j], sizes[k], 5e-4f, 1.0f);
+            run_adaptive_vs_ref(adaptive[j], sizes[k], 0.0f, 1024.0f);
+        }
     return test_finish("test_optim_caffe");
 }
