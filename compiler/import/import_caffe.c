@@ -59,6 +59,7 @@ static void print_spec(FILE *out, const ic_ctx *ic, const char *solver_text) {
     }
     fputs("}\n", out);
     ic_print_data((ic_ctx *)ic, out);
+    if (ic->precision[0]) fprintf(out, "\n# NVCaffe's default_forward_type / default_backward_type and global_grad_scale\n%s\n", ic->precision);
     if (solver_text) fputs(solver_text, out);
 }
 
@@ -91,6 +92,7 @@ static void print_summary(FILE *f, const ic_ctx *ic, const char *spec_path) {
                 t->folded ? t->folded : "", t->folded ? " (Scale)" : "", t->type);
     }
     if (ic->solver_summary) fprintf(f, "  solver: %s\n", ic->solver_summary);
+    if (ic->precision[0]) fprintf(f, "  NVCaffe precision: %s\n", ic->precision);
     fprintf(f, "  notes at the top of the spec: %d, of them approximations: %d\n", ic->n_notes, ic->n_approximations);
 }
 

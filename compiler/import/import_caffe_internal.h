@@ -76,6 +76,7 @@ typedef struct ic_ctx {
     int n_test_tops;
     ic_data train_data, val_data;       /* data layers, or train_data.set 0 with an Input layer */
     const ast_node *val_layer;          /* the TEST-phase data layer, read once the net is known */
+    char precision[128];                /* NVCaffe's net-level precision as a precision block, or "" */
 } ic_ctx;
 
 /* ---- reading values (import_caffe_value.c) ---- */

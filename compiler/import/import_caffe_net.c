@@ -228,6 +228,52 @@ static const char *solver_field(const ast_node *root) {
     return NULL;
 }
 
+/* NVCaffe's net-level precision: default_forward_type / default_backward_type (the storage of
+ * activations and gradients) FLOAT16 is trainc's compute FP16, FLOAT its FP32 default; the
+ * math types are the accumulation, FP32 in trainc's FP16 (FLOAT16 math is approximate);
+ * global_grad_scale is a static loss scale, or the start of a dynamic one with
+ * global_grad_scale_adaptive. eltwise_mem_sharing only shares memory: nothing to carry over. */
+static int read_precision(ic_ctx *ic, const ast_node *root) {
+    const char *fwd = "FLOAT", *bwd = "FLOAT", *fmath = "FLOAT", *bmath = "FLOAT";
+    double scale = 1;
+    int adaptive = 0;
+    if (ic_word(ic, root, "default_forward_type", &fwd) < 0 || ic_word(ic, root, "default_backward_type", &bwd) < 0 ||
+        ic_word(ic, root, "default_forward_math", &fmath) < 0 || ic_word(ic, root, "default_backward_math", &bmath) < 0 ||
+        ic_float(ic, root, "global_grad_scale", &scale) < 0 || ic_bool(ic, root, "global_grad_scale_adaptive", &adaptive) < 0)
+        return -1;
+    if (ic_get(root, "eltwise_mem_sharing"))
+        ic_note(ic, ic_get(root, "eltwise_mem_sharing"), "eltwise_mem_sharing: how NVCaffe shares memory; trainc plans its own");
+    static const char *const types[] = { "default_forward_type", "default_backward_type" };
+    const char *vals[] = { fwd, bwd };
+    for (int i = 0; i < 2; i++)
+        if (strcmp(vals[i], "FLOAT") != 0 && strcmp(vals[i], "FLOAT16") != 0)
+            return ic_error(ic, ic_get(root, types[i]), "use FLOAT or FLOAT16", "%s %s has no trainc precision", types[i],
+                            vals[i]);
+    if (strcmp(fwd, bwd) != 0)
+        return ic_error(ic, ic_get(root, "default_backward_type"), "give both the same type",
+                        "default_forward_type %s with default_backward_type %s: trainc computes forward and backward "
+                        "in one precision", fwd, bwd);
+    if (scale <= 0) return ic_error(ic, ic_get(root, "global_grad_scale"), NULL, "global_grad_scale must be > 0");
+    if (strcmp(fwd, "FLOAT") == 0) {
+        if (ic_get(root, "default_forward_type")) ic_note(ic, ic_get(root, "default_forward_type"), "default_forward_type FLOAT: trainc's FP32 default");
+        if (scale != 1 || adaptive)
+            return ic_error(ic, ic_get(root, "global_grad_scale") ? ic_get(root, "global_grad_scale") : root,
+                            "remove global_grad_scale with FLOAT types", "loss scaling in FP32 has no trainc equivalent");
+        return 0;
+    }
+    if (strcmp(fmath, "FLOAT16") == 0 || strcmp(bmath, "FLOAT16") == 0)
+        if (ic_approximate(ic, ic_get(root, strcmp(fmath, "FLOAT16") == 0 ? "default_forward_math" : "default_backward_math"),
+                           "FLOAT16 math accumulates in half precision; trainc's FP16 accumulates in FP32") < 0)
+            return -1;
+    if (adaptive)
+        snprintf(ic->precision, sizeof ic->precision, "precision { compute: FP16 loss_scale: DYNAMIC init_scale: %s }", ic_num(scale));
+    else if (scale != 1)
+        snprintf(ic->precision, sizeof ic->precision, "precision { compute: FP16 loss_scale: STATIC init_scale: %s }", ic_num(scale));
+    else
+        snprintf(ic->precision, sizeof ic->precision, "precision { compute: FP16 loss_scale: NONE }");
+    return 0;
+}
+
 int ic_import_net(ic_ctx *ic, const ast_node *root) {
     const char *sf = solver_field(root);
     if (sf) {
@@ -243,7 +289,12 @@ int ic_import_net(ic_ctx *ic, const ast_node *root) {
     }
     if (ic_only_fields(ic, root, "the net", (const char *const[]){ "name", "layer", "layers", "force_backward",
                                                                    "state", "debug_info", "input", "input_shape",
-                                                                   "input_dim", NULL }) < 0)
+                                                                   "input_dim", "default_forward_type",
+                                                                   "default_backward_type", "default_forward_math",
+                                                                   "default_backward_math", "global_grad_scale",
+                                                                   "global_grad_scale_adaptive", "eltwise_mem_sharing",
+                                                                   NULL }) < 0 ||
+        read_precision(ic, root) < 0)
         return -1;
     if (ic_word(ic, root, "name", &ic->net_name) < 0) return -1;
     if (ic_get(root, "force_backward")) ic_note(ic, ic_get(root, "force_backward"), "force_backward: trainc computes every gradient it needs");
