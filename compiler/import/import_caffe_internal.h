@@ -132,6 +132,9 @@ int ic_translate_batch_norm(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob
                             int *consumed);
 int ic_import_net(ic_ctx *ic, const ast_node *root);
 ic_blob *ic_blob_find(ic_ctx *ic, const char *name);
+/* A layer's propagate_down: one per bottom; true passes; false is accepted where no gradient
+ * goes anyway (bottoms from first_plain on, such as a loss's labels, and the net's input). */
+int ic_propagate_down(ic_ctx *ic, const ast_node *L, const char *name, int first_plain);
 /* 1 for Caffe's data layer types (Data, ImageData, HDF5Data, ...). */
 int ic_is_data_layer(const char *type);
 /* The layer outside the training net that writes blob, or NULL. */

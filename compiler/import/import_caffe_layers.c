@@ -355,10 +355,12 @@ int ic_import_layer(ic_ctx *ic, const ast_node *L, const ast_node *next, int *co
         if (strcmp(io.type, translations[i].caffe_type) == 0) k = i;
     if (k < 0) return ic_error(ic, ic_get(L, "type"), supported_list, "layer \"%s\": Caffe layer type '%s' has no trainc equivalent", io.name, io.type);
     if (ic_only_fields(ic, L, "the layer",
-                       KNOWN("name", "type", "bottom", "top", "param", "include", "exclude", "phase",
+                       KNOWN("name", "type", "bottom", "top", "param", "include", "exclude", "phase", "propagate_down",
                              translations[k].param)) < 0)
         return -1;
-    if (ic_msg(ic, L, translations[k].param, &io.param) < 0 || read_io(ic, L, &io) < 0) return -1;
+    if (ic_msg(ic, L, translations[k].param, &io.param) < 0 || read_io(ic, L, &io) < 0 ||
+        ic_propagate_down(ic, L, io.name, IC_MAX_INPUTS) < 0)
+        return -1;
     ic_layer *t = ic_layer_add(ic, NULL, io.name, L);
     if (!t) return -1;
     for (int i = 0; i < io.n_in; i++) t->inputs[t->n_inputs++] = io.in[i]->producer;

@@ -103,6 +103,35 @@ const ic_test_top *ic_test_top_find(const ic_ctx *ic, const char *blob) {
     return NULL;
 }
 
+int ic_propagate_down(ic_ctx *ic, const ast_node *L, const char *name, int first_plain) {
+    int n = ast_count_fields(L, "propagate_down"), bottoms = ast_count_fields(L, "bottom");
+    if (!n) return 0;
+    if (n != bottoms)
+        return ic_error(ic, ic_get(L, "propagate_down"), "give one propagate_down per bottom, or none",
+                        "layer \"%s\": %d propagate_down entries for %d bottoms (Caffe's rule: none or one each)", name, n,
+                        bottoms);
+    int k = 0, b = 0;
+    const char *bottom_names[IC_MAX_INPUTS] = { 0 };
+    for (int i = 0; i < L->n_kids && b < IC_MAX_INPUTS; i++)
+        if (strcmp(L->kids[i]->text, "bottom") == 0 && L->kids[i]->a->kind == AST_STRING) bottom_names[b++] = L->kids[i]->a->text;
+    for (int i = 0; i < L->n_kids; i++) {
+        const ast_node *f = L->kids[i];
+        if (strcmp(f->text, "propagate_down") != 0) continue;
+        int down = 1;
+        if (f->a->kind != AST_IDENT || (strcmp(f->a->text, "true") != 0 && strcmp(f->a->text, "false") != 0))
+            return ic_error(ic, f->a, NULL, "'propagate_down' must be true or false");
+        down = strcmp(f->a->text, "true") == 0;
+        int idx = k++;
+        /* false where no gradient goes anyway: a loss's labels, the net's input */
+        const ic_blob *blob = idx < b && bottom_names[idx] ? ic_blob_find(ic, bottom_names[idx]) : NULL;
+        if (down || idx >= first_plain || (blob && strcmp(blob->producer, "data") == 0)) continue;
+        return ic_error(ic, f, "remove it (trainc passes every gradient back), or freeze the layers before it with "
+                        "lr_mult: 0", "layer \"%s\": propagate_down: false on bottom \"%s\" stops the gradient into the "
+                        "layers before it; trainc has no such stop", name, idx < b && bottom_names[idx] ? bottom_names[idx] : "?");
+    }
+    return 0;
+}
+
 int ic_missing_blob(ic_ctx *ic, const ast_node *at, const char *layer, const char *name) {
     const ic_test_top *t = ic_test_top_find(ic, name);
     if (t && (ic_is_data_layer(t->type) || strcmp(t->type, "Input") == 0))
@@ -149,8 +178,10 @@ static int read_input_layer(ic_ctx *ic, const ast_node *L) {
 static int read_loss(ic_ctx *ic, const ast_node *L) {
     if (ic_only_fields(ic, L, "the loss layer",
                        (const char *const[]){ "name", "type", "bottom", "top", "include", "exclude", "loss_weight",
-                                              "loss_param", "softmax_param", NULL }) < 0)
+                                              "loss_param", "softmax_param", "propagate_down", NULL }) < 0)
         return -1;
+    const char *lname = "loss";
+    if (ic_word(ic, L, "name", &lname) < 0 || ic_propagate_down(ic, L, lname, 1) < 0) return -1;   /* labels: no gradient */
     const ast_node *lp = NULL;
     if (ic_msg(ic, L, "loss_param", &lp) < 0) return -1;
     if (lp) {
