@@ -5,6 +5,12 @@
 # as a GPU machine set up by tests/gpu/device_prep.sh) builds both without them: the reader
 # then refuses with a message, and the importer leaves data.train_samples to the user.
 WITH_LMDB ?= 1
+# Switching WITH_LMDB in one build directory rebuilds what it changes (as .with-mpi does).
+$(BUILD)/.with-lmdb: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(WITH_LMDB)' | cmp -s - $@ || echo '$(WITH_LMDB)' > $@
+$(BUILD)/obj/runtime/data/lmdb_datum.o $(BUILD)/asan/runtime/data/lmdb_datum.o: $(BUILD)/.with-lmdb
+$(BUILD)/cobj/compiler/import/import_caffe_data.o: $(BUILD)/.with-lmdb
 ifeq ($(WITH_LMDB),1)
 LMDB_GEN := $(BUILD)/gen/caffe_datum.pb-c.c $(BUILD)/gen/caffe_datum.pb-c.h
 $(LMDB_GEN) &: runtime/data/caffe_datum.proto | deps-check
