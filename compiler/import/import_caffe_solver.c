@@ -142,7 +142,7 @@ int ic_import_solver(ic_ctx *ic, FILE *out, const ast_node *s) {
                                               "stepvalue", "clip_gradients", "snapshot", "snapshot_prefix",
                                               "snapshot_diff", "snapshot_format", "snapshot_after_train",
                                               "solver_mode", "device_id", "random_seed", "type", "solver_type",
-                                              "momentum2", "delta", "rms_decay", "debug_info", NULL }) < 0)
+                                              "momentum2", "delta", "rms_decay", "debug_info", "test_state", NULL }) < 0)
         return -1;
     double base_lr = 0, clip = -1;
     int64_t max_iter = 0, test_interval = 0, display = 0, snapshot = 0, iter_size = 1, seed = -1;
@@ -202,6 +202,9 @@ int ic_import_solver(ic_ctx *ic, FILE *out, const ast_node *s) {
     if (ic_get(s, "test_iter"))
         ic_note(ic, ic_get(s, "test_iter"), "test_iter: the trainer evaluates the whole validation set "
                 "(or data.val_samples of it)");
+    if (ic_get(s, "test_state"))   /* it picks TEST-phase layers, which the training net leaves out */
+        ic_note(ic, ic_get(s, "test_state"), "test_state: the trainer evaluates data.val with the training net; the "
+                "TEST-phase layers it selects are not part of the spec");
     if (ic_get(s, "solver_mode") || ic_get(s, "device_id"))
         ic_note(ic, ic_get(s, "solver_mode") ? ic_get(s, "solver_mode") : ic_get(s, "device_id"),
                 "solver_mode/device_id: choose the device with 'trainc build --backend cpu|cuda'");
