@@ -220,16 +220,17 @@ static int import_one(ic_ctx *ic, const ast_node *L, const ast_node *next, int *
     if (ic_word(ic, L, "type", &type) < 0 || ic_word(ic, L, "name", &name) < 0) return -1;
     int keep;
     if (in_train_phase(ic, L, &keep) < 0) return -1;
-    if (type && ic_is_data_layer(type) && (keep || !ic->val_layer)) {
+    const ast_node *inc = ic_get(L, "include");
+    const ast_node *phase = inc && inc->a->kind == AST_MESSAGE ? ic_get(inc->a, "phase") : NULL;
+    int test_phase = phase && phase->a->kind == AST_IDENT && strcmp(phase->a->text, "TEST") == 0;
+    if (type && ic_is_data_layer(type) && (keep || (test_phase && !ic->val_layer))) {
         if (keep) return ic_data_layer(ic, L, type, name, 1);
         ic->val_layer = L;   /* read once the net has a training data layer to go with it */
         remember_test_tops(ic, L, name, type);
         return 0;
     }
     if (!keep) {
-        const ast_node *inc = ic_get(L, "include");
-        const ast_node *ph = inc && inc->a->kind == AST_MESSAGE ? ic_get(inc->a, "phase") : NULL;
-        if (ph && ph->a->kind == AST_IDENT && strcmp(ph->a->text, "TEST") == 0)
+        if (test_phase)
             ic_note(ic, L, "layer \"%s\" (%s) is only in Caffe's TEST phase; left out", name, type ? type : "?");
         else
             ic_note(ic, L, "layer \"%s\" (%s) is not in Caffe's training net (its include/exclude rules); left out",
