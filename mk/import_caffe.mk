@@ -10,6 +10,6 @@ $(FUZZ_CAFFE_BIN): tests/fuzz/fuzz_caffe.c $(FUZZ_LIB) $(COMPILER_HDRS)
 fuzz-caffe: $(FUZZ_CAFFE_BIN)
 TEST_EXTRA_DEPS += $(FUZZ_CAFFE_BIN)
 
-# The imported Caffe LeNet trains on Fashion-MNIST (IDX files) to >= 90% test top-1.
+# BVLC's MNIST example, imported as it is, trains from LMDBs of Fashion-MNIST to >= 90% test top-1.
 test-caffe-train: all
 	BUILD=$(BUILD) bash tests/caffe/lenet_train_test.sh

@@ -8,7 +8,8 @@
 #include <stdint.h>
 #include "rt_schedule.h"
 
-typedef enum { RUN_OPT_SGD = 0, RUN_OPT_LARS, RUN_OPT_ADAMW, RUN_OPT_LAMB } run_optimizer;
+typedef enum { RUN_OPT_SGD = 0, RUN_OPT_LARS, RUN_OPT_ADAMW, RUN_OPT_LAMB, RUN_OPT_RMSPROP, RUN_OPT_ADAGRAD,
+               RUN_OPT_ADADELTA } run_optimizer;
 typedef enum { RUN_FP32 = 0, RUN_TF32, RUN_FP16, RUN_BF16 } run_compute;
 typedef enum { RUN_LOSS_SOFTMAX_CE = 0, RUN_LOSS_BCE } run_loss_kind;
 typedef enum { RUN_LOSS_SCALE_NONE = 0, RUN_LOSS_SCALE_STATIC, RUN_LOSS_SCALE_DYNAMIC } run_loss_scale;
@@ -22,7 +23,7 @@ extern const char *const run_loss_kind_names[RUN_LOSS_BCE + 1];
 extern const char *const run_lr_scaling_names[RT_LR_SCALE_SQRT + 1];
 extern const char *const run_warmup_kind_names[RT_WARMUP_CONSTANT + 1];
 /* Where samples come from; RUN_DATA_IMAGE_FOLDER is JPEG folders or packed shards. */
-typedef enum { RUN_DATA_FASHION_MNIST = 0, RUN_DATA_SYNTHETIC, RUN_DATA_IDX, RUN_DATA_IMAGE_FOLDER } run_data_source;
+typedef enum { RUN_DATA_FASHION_MNIST = 0, RUN_DATA_SYNTHETIC, RUN_DATA_IDX, RUN_DATA_IMAGE_FOLDER, RUN_DATA_LMDB } run_data_source;
 
 typedef struct {
     run_data_source source;
@@ -72,6 +73,9 @@ typedef struct run_config {
     run_optimizer optimizer;
     double momentum, dampening, weight_decay, eta, beta1, beta2, adam_eps;
     bool nesterov, exempt_bn_bias;
+    bool lr_in_velocity;          /* sgd: Caffe's form, the LR inside the velocity */
+    bool adam_caffe_form;         /* adamw: Caffe's Adam (L2 decay, eps on the uncorrected sqrt(v)) */
+    double adaptive_decay, adaptive_eps;   /* rmsprop alpha, adadelta rho (adagrad: 0); their eps */
     bool exempt_norm;         /* no decay on norm weights and biases only */
     double lamb_max_grad_norm;
     bool lamb_trust_clip;

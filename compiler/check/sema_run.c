@@ -53,14 +53,14 @@ static int check_crop(diag_ctx *diag, const ast_node *msg, schema_msg_id id, con
 }
 
 static int read_source(run_data_split *d, diag_ctx *diag, const ast_node *msg, schema_msg_id id) {
-    static const char *const names[] = { "fashion-mnist", "synthetic", "idx", "imagenet-folder" };
+    static const char *const names[] = { "fashion-mnist", "synthetic", "idx", "imagenet-folder", "lmdb" };
     d->source_name = sv_str(msg, id, "source");
     for (int k = 0; k < (int)(sizeof names / sizeof names[0]); k++)
         if (!strcmp(d->source_name, names[k])) {
             d->source = (run_data_source)k;
             return 0;
         }
-    diag_error(diag, sv_loc(msg, id, "source"), "use fashion-mnist, synthetic, idx or imagenet-folder",
+    diag_error(diag, sv_loc(msg, id, "source"), "use fashion-mnist, synthetic, idx, imagenet-folder or lmdb",
                "unknown data source \"%s\"", d->source_name);
     return 1;
 }
@@ -197,6 +197,17 @@ static int read_val(run_config *run, diag_ctx *diag, const ast_node *val, const 
     return errors;
 }
 
+/* Caffe's LMDBs: the training and the test database are two of them, at two paths. */
+static int check_lmdb_pair(const run_config *run, diag_ctx *diag, const ast_node *train, const ast_node *val) {
+    int train_lmdb = train && run->train.source == RUN_DATA_LMDB, val_lmdb = val && run->val.source == RUN_DATA_LMDB;
+    if (!train || train_lmdb == val_lmdb) return 0;
+    diag_error(diag, train_lmdb ? sv_loc(train, SM_TRAIN, "source") : sv_loc(val, SM_VAL, "source"),
+               "give both data.train and data.val { source: \"lmdb\" path: \"...\" } (Caffe's TRAIN and TEST databases)",
+               "an LMDB %s set needs an LMDB %s set", train_lmdb ? "training" : "validation",
+               train_lmdb ? "validation" : "training");
+    return 1;
+}
+
 /* data.train_samples, or its schema default for the source: a size, or train.samples. */
 static int read_train_samples(run_config *run, diag_ctx *diag, const ast_node *data,
                               const ast_node *train) {
@@ -242,6 +253,7 @@ static void read_optimizer(run_config *run, const ast_node *solver) {
         run->momentum = sv_float(m, SM_SGD, "momentum");
         run->nesterov = sv_bool(m, SM_SGD, "nesterov");
         run->dampening = sv_float(m, SM_SGD, "dampening");
+        run->lr_in_velocity = sv_bool(m, SM_SGD, "lr_in_velocity");
         read_decay(run, m, SM_SGD);
     } else if ((m = sv_msg(solver, SM_SOLVER, "lars"))) {
         run->optimizer = RUN_OPT_LARS;
@@ -251,11 +263,26 @@ static void read_optimizer(run_config *run, const ast_node *solver) {
     } else if ((m = sv_msg(solver, SM_SOLVER, "adamw"))) {
         run->optimizer = RUN_OPT_ADAMW;
         read_adam(run, m, SM_ADAMW);
+        run->adam_caffe_form = sv_bool(m, SM_ADAMW, "caffe_form");
     } else if ((m = sv_msg(solver, SM_SOLVER, "lamb"))) {
         run->optimizer = RUN_OPT_LAMB;
         read_adam(run, m, SM_LAMB);
         run->lamb_max_grad_norm = sv_float(m, SM_LAMB, "max_grad_norm");
         run->lamb_trust_clip = sv_bool(m, SM_LAMB, "trust_clip");
+    } else if ((m = sv_msg(solver, SM_SOLVER, "rmsprop"))) {
+        run->optimizer = RUN_OPT_RMSPROP;
+        run->adaptive_decay = sv_float(m, SM_RMSPROP, "alpha");
+        run->adaptive_eps = sv_float(m, SM_RMSPROP, "eps");
+        read_decay(run, m, SM_RMSPROP);
+    } else if ((m = sv_msg(solver, SM_SOLVER, "adagrad"))) {
+        run->optimizer = RUN_OPT_ADAGRAD;
+        run->adaptive_eps = sv_float(m, SM_ADAGRAD, "eps");
+        read_decay(run, m, SM_ADAGRAD);
+    } else if ((m = sv_msg(solver, SM_SOLVER, "adadelta"))) {
+        run->optimizer = RUN_OPT_ADADELTA;
+        run->adaptive_decay = sv_float(m, SM_ADADELTA, "rho");
+        run->adaptive_eps = sv_float(m, SM_ADADELTA, "eps");
+        read_decay(run, m, SM_ADADELTA);
     }
 }
 
@@ -475,11 +502,18 @@ int sema_build_run(run_config *run, diag_ctx *diag, const ast_node *root, const 
     int errors = 0;
     if (train) errors += read_train(run, diag, train, net);
     errors += read_val(run, diag, sv_msg(data, SM_DATA, "val"), net);
+    errors += check_lmdb_pair(run, diag, train, sv_msg(data, SM_DATA, "val"));
     run->val_samples = sv_int(data, SM_DATA, "val_samples");
     run->decode_threads = sv_int(data, SM_DATA, "decode_threads");
     run->max_decode_failures = sv_int(data, SM_DATA, "max_decode_failures");
     run->loader_slots = sv_int(data, SM_DATA, "loader_slots");
     if (solver) read_solver_misc(run, solver);
+    const ast_node *sgd = solver ? sv_msg(solver, SM_SOLVER, "sgd") : NULL;
+    if (run->lr_in_velocity && run->dampening != 0) {   /* Caffe's form has no dampening */
+        diag_error(diag, sv_loc(sgd, SM_SGD, "dampening"), "remove dampening, or lr_in_velocity",
+                   "sgd.lr_in_velocity (Caffe's form) has no dampening");
+        errors++;
+    }
     if (!train || !solver || errors) return errors;
     if (read_train_samples(run, diag, data, train) || derive_steps(run, diag, train)) return errors + 1;
     errors += read_lr(run, diag, solver);

@@ -163,6 +163,31 @@ static int append_init_config(char **run_c, const char *spec_path, const sema_re
     return both ? 0 : 1;
 }
 
+/* BIN.src/link_libs.txt: libraries only some trainers link (an LMDB reader's), added to the
+ * link line by build_link_libs; absent when there are none. */
+static int write_link_libs(const char *emit_dir, const run_config *run) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/link_libs.txt", emit_dir);
+    if (run->train.source != RUN_DATA_LMDB) return remove(path) == 0 || errno == ENOENT ? 0 : 1;
+    FILE *f = fopen(path, "w");
+    int ok = f && fputs("-llmdb -lprotobuf-c\n", f) >= 0;
+    if (f && fclose(f) != 0) ok = 0;
+    if (!ok) fprintf(stderr, "trainc: error: cannot write %s: %s\n", path, strerror(errno));
+    return ok ? 0 : 1;
+}
+
+int build_link_libs(const char *emit_dir, char *out, size_t cap) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/link_libs.txt", emit_dir);
+    out[0] = 0;
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    if (!fgets(out, (int)cap, f)) out[0] = 0;
+    fclose(f);
+    out[strcspn(out, "\n")] = 0;
+    return 0;
+}
+
 int build_emit_opts(const char *spec_path, const char *emit_dir, int quiet, const build_options *opt) {
     diag_ctx diag;
     diag_init(&diag, stderr);
@@ -200,6 +225,7 @@ int build_emit_opts(const char *spec_path, const char *emit_dir, int quiet, cons
                            res.run.name && *res.run.name ? res.run.name : "model", TRAINC_VERSION_STRING, run_c,
                            res.has_eval_net };
         rc = write_sources(emit_dir, &sched, res.has_eval_net ? &eval_sched : NULL, &info);
+        if (rc == 0) rc = write_link_libs(emit_dir, &res.run);
         const ir_net *net = &sched.net;
         if (rc == 0 && !quiet)
             printf("trainc: wrote %s/%s (%d ops, %ld params, arena %.1f MiB planned vs %.1f MiB naive)\n", emit_dir,
@@ -256,6 +282,9 @@ int build_binary_opts(const char *spec_path, const char *out_bin, const char *em
         argc++;
     }
     for (char *tok = strtok(mpi_libs, " "); tok && argc < 31; tok = strtok(NULL, " ")) argv[argc++] = tok;
+    char extra_libs[256];
+    build_link_libs(emit_dir, extra_libs, sizeof extra_libs);
+    for (char *tok = strtok(extra_libs, " "); tok && argc < 31; tok = strtok(NULL, " ")) argv[argc++] = tok;
     argv[argc] = NULL;
     int status = run_command(argv);
     if (status != 0) {

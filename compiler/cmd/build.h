@@ -14,6 +14,9 @@ int build_binary_opts(const char *spec_path, const char *out_bin, const char *em
 /* Compiles emit_dir's CUDA sources with the toolchain recorded in BUILD_DIR/cuda.env (written
  * by `make cuda`), links OUT_BIN against BUILD_DIR's runtime and HOME's headers; run executes
  * one command. build_cuda.c. */
+/* The libraries a trainer needs beyond the runtime's (BIN.src/link_libs.txt, written with
+ * the sources): space-separated into out, "" when none. */
+int build_link_libs(const char *emit_dir, char *out, size_t cap);
 int build_cuda_binary(const char *home, const char *build_dir, const char *emit_dir, const char *out_bin,
                       int (*run)(char *const argv[]));
 #endif

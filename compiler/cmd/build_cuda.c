@@ -177,6 +177,9 @@ int build_cuda_binary(const char *home, const char *build_dir, const char *emit_
     add_words(&l, "-Wl,-rpath,", env.CUDA_RPATH);
     add(&l, "-lopenblas"), add(&l, "-lturbojpeg"), add(&l, "-ljpeg"), add(&l, "-lpng"), add(&l, "-lz"), add(&l, "-lm"), add(&l, "-lpthread"), add(&l, "-ldl"), add(&l, "-lrt");
     add_words(&l, NULL, TRAINC_MPI_LIBS);   /* libtrainrt's runtime/mpi (a world of one needs no launcher) */
+    char extra_libs[256];
+    build_link_libs(emit_dir, extra_libs, sizeof extra_libs);
+    if (extra_libs[0]) add_words(&l, NULL, extra_libs);
     if (rc == 0 && run(l.v) != 0) {
         fprintf(stderr, "trainc: error: linking %s failed\n", out_bin);
         rc = 1;

@@ -121,19 +121,21 @@ static const command_help helps[] = {
       "usage: trainc import caffe NET.prototxt [SOLVER.prototxt] -o SPEC [--approximate]\n"
       "\n"
       "Translates a Caffe net (and its solver) into a trainc spec: one layer a line, Caffe's\n"
-      "layer names kept, fillers kept, BatchNorm + Scale as one bn, the Input layer's batch as\n"
-      "data.train.batch_per_rank, max_iter, test_interval, snapshot and the LR policy in\n"
-      "iterations. What trainc cannot say is an error at its file:line with what to do\n"
-      "instead (data layers: an Input layer and the trainer's data block, 'trainc pack').\n"
-      "SPEC is written only when the whole import succeeds.\n"
+      "layer names kept, fillers kept, BatchNorm + Scale as one bn, LMDB Data layers as the\n"
+      "data block (shape and size read from the database; DummyData as synthetic data), the\n"
+      "Input layer's batch as data.train.batch_per_rank, Caffe's SGD and Adam in its forms, and\n"
+      "max_iter, test_interval, snapshot and the LR policy in iterations. What trainc cannot\n"
+      "say is an error at its file:line with what to do instead. SPEC is written only when\n"
+      "the whole import succeeds.\n"
       "\n"
       "  -o SPEC                the spec to write\n"
       "  --approximate          replace Caffe settings that only change how training starts\n"
-      "                         or proceeds (lr_mult / decay_mult, BN moving averages, SGD\n"
-      "                         momentum across LR changes, fillers trainc lacks) by\n"
+      "                         or proceeds (Scale fillers and multipliers folded into bn,\n"
+      "                         a mean_file's per-pixel mean, fillers trainc lacks) by\n"
       "                         trainc's behaviour, with a note for each at the top of SPEC\n"
       "\n"
-      "exit status: 0 written, 1 the input cannot be imported, 2 usage error\n" },
+      "exit status: 0 written, 1 the input cannot be imported or SPEC cannot be written,\n"
+      "2 usage error\n" },
 };
 
 int cli_wants_help(int argc, char **argv) {

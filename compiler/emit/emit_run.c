@@ -56,16 +56,23 @@ static void emit_lr(FILE *f, const rt_lr_config *lr) {
 static void emit_optim(FILE *f, const run_config *run) {
     switch (run->optimizer) {
     case RUN_OPT_SGD:
-        fprintf(f, "    .optim = { .kind = RT_OPTIM_SGD, .sgd = { .momentum = %s, .dampening = %s, .nesterov = %s } },\n",
-                c_float(run->momentum), c_float(run->dampening), run->nesterov ? "true" : "false");
+        fprintf(f, "    .optim = { .kind = RT_OPTIM_SGD, .sgd = { .momentum = %s, .dampening = %s, .nesterov = %s%s } },\n",
+                c_float(run->momentum), c_float(run->dampening), run->nesterov ? "true" : "false",
+                run->lr_in_velocity ? ", .lr_in_velocity = true" : "");
         break;
     case RUN_OPT_LARS:
         fprintf(f, "    .optim = { .kind = RT_OPTIM_LARS, .lars = { .momentum = %s, .eta = %s, .eps = 0.0f, .nesterov = %s } },\n",
                 c_float(run->momentum), c_float(run->eta), run->nesterov ? "true" : "false");
         break;
     case RUN_OPT_ADAMW:
-        fprintf(f, "    .optim = { .kind = RT_OPTIM_ADAMW, .adamw = { .beta1 = %.17g, .beta2 = %.17g, .eps = %.17g } },\n",
-                run->beta1, run->beta2, run->adam_eps);
+        fprintf(f, "    .optim = { .kind = RT_OPTIM_ADAMW, .adamw = { .beta1 = %.17g, .beta2 = %.17g, .eps = %.17g%s } },\n",
+                run->beta1, run->beta2, run->adam_eps, run->adam_caffe_form ? ", .caffe_form = true" : "");
+        break;
+    case RUN_OPT_RMSPROP: case RUN_OPT_ADAGRAD: case RUN_OPT_ADADELTA:
+        fprintf(f, "    .optim = { .kind = %s, .adaptive = { .decay = %.17g, .eps = %.17g } },\n",
+                run->optimizer == RUN_OPT_RMSPROP ? "RT_OPTIM_RMSPROP" : run->optimizer == RUN_OPT_ADAGRAD ? "RT_OPTIM_ADAGRAD"
+                                                                                                    : "RT_OPTIM_ADADELTA",
+                run->adaptive_decay, run->adaptive_eps);
         break;
     case RUN_OPT_LAMB:
         fprintf(f, "    .optim = { .kind = RT_OPTIM_LAMB, .lamb = { .beta1 = %.17g, .beta2 = %.17g, .eps = %.17g,\n"
@@ -138,7 +145,7 @@ static void emit_augment(FILE *f, const run_augment *a) {
 char *emit_run_config(const run_config *run, char *err, size_t err_cap) {
     static const char *const sources[] = { [RUN_DATA_FASHION_MNIST] = "RT_DATA_FASHION_MNIST",
                                            [RUN_DATA_SYNTHETIC] = "RT_DATA_SYNTHETIC", [RUN_DATA_IDX] = "RT_DATA_IDX",
-                                           [RUN_DATA_IMAGE_FOLDER] = "RT_DATA_IMAGES" };
+                                           [RUN_DATA_IMAGE_FOLDER] = "RT_DATA_IMAGES", [RUN_DATA_LMDB] = "RT_DATA_LMDB" };
     const char *source = sources[run->train.source];
     (void)err, (void)err_cap;
     char *buf = NULL;
@@ -160,6 +167,8 @@ char *emit_run_config(const run_config *run, char *err, size_t err_cap) {
         fprintf(f, "    .eval_every_steps = %ld, .ckpt_every_steps = %ld,\n", (long)run->eval_every_iterations,
                 (long)run->ckpt_every_iterations);
     fprintf(f, "    .source = %s, .data_path = \"%s\",\n", source, run->train.path);
+    if (run->train.source == RUN_DATA_LMDB)   /* the reader, and so liblmdb, only where it is used */
+        fprintf(f, "    .val_path = \"%s\", .load_lmdb = rt_dataset_load_lmdb,\n", run->val.path);
     if (run->loader_slots != 3) fprintf(f, "    .loader_slots = %ld,\n", (long)run->loader_slots);
     fprintf(f, "    .train_samples = %ld, .val_samples = %ld,\n", (long)run->train_samples,
             (long)(run->val_samples ? run->val_samples : 10000));

@@ -58,10 +58,42 @@ static void print_spec(FILE *out, const ic_ctx *ic, const char *solver_text) {
         previous = ic->layers[i].name;
     }
     fputs("}\n", out);
-    fputs("\n# Caffe's data layers become the data block: the batch is the Input layer's first dim;\n"
-          "# say where the images are (source, path) in a spec that extends this one.\n", out);
-    fprintf(out, "data {\n  train { batch_per_rank: %lld }\n}\n", (long long)ic->batch);
+    ic_print_data((ic_ctx *)ic, out);
+    if (ic->precision[0]) fprintf(out, "\n# NVCaffe's default_forward_type / default_backward_type and global_grad_scale\n%s\n", ic->precision);
     if (solver_text) fputs(solver_text, out);
+}
+
+/* One data layer's line of the summary. */
+static void summarize_data(FILE *f, const char *phase, const ic_data *d, const char *split) {
+    if (strcmp(d->type, "DummyData") == 0)
+        fprintf(f, "  data %s: DummyData \"%s\" -> data.%s, synthetic, batch %lld\n", phase, d->name, split,
+                (long long)d->batch);
+    else
+        fprintf(f, "  data %s: Data \"%s\" -> data.%s, lmdb %s (%ld records of %dx%dx%d), batch %lld%s%s\n", phase,
+                d->name, split, d->source, d->records, d->c, d->h, d->w, (long long)d->batch,
+                d->scale != 1 || d->n_mean ? ", normalize" : "", d->mirror ? ", flip" : "");
+}
+
+/* What the import did, for the person who ran it: data sources and phases, each Caffe
+ * layer's trainc layer, the solver, and how many notes and approximations the spec holds. */
+static void print_summary(FILE *f, const ic_ctx *ic, const char *spec_path) {
+    fprintf(f, "trainc import caffe: %s%s%s -> %s\n", base_name(ic->opt->net_path), ic->opt->solver_path ? " + " : "",
+            ic->opt->solver_path ? base_name(ic->opt->solver_path) : "", spec_path ? spec_path : "the spec");
+    if (ic->train_data.set) summarize_data(f, "TRAIN", &ic->train_data, "train");
+    else fprintf(f, "  data: an Input layer, batch %lld (give data.train's source and path in a spec that extends this one)\n",
+                 (long long)ic->batch);
+    if (ic->val_data.set) summarize_data(f, "TEST", &ic->val_data, "val");
+    fprintf(f, "  net \"%s\": input [%lld, %lld, %lld], %lld classes; %d Caffe layers, %d trainc layers:\n",
+            ic->net_name ? ic->net_name : "", (long long)ic->in_c, (long long)ic->in_h, (long long)ic->in_w,
+            (long long)ic->classes, ic->n_caffe_layers, ic->n_layers);
+    for (int i = 0; i < ic->n_layers; i++) {
+        const ic_layer *t = &ic->layers[i];
+        fprintf(f, "    %s (%s)%s%s%s -> %s\n", t->name, t->caffe_type ? t->caffe_type : "?", t->folded ? " + " : "",
+                t->folded ? t->folded : "", t->folded ? " (Scale)" : "", t->type);
+    }
+    if (ic->solver_summary) fprintf(f, "  solver: %s\n", ic->solver_summary);
+    if (ic->precision[0]) fprintf(f, "  NVCaffe precision: %s\n", ic->precision);
+    fprintf(f, "  notes at the top of the spec: %d, of them approximations: %d\n", ic->n_notes, ic->n_approximations);
 }
 
 int import_caffe_text(FILE *out, FILE *err, const import_caffe_options *opt, const char *net_text,
@@ -84,6 +116,7 @@ int import_caffe_text(FILE *out, FILE *err, const import_caffe_options *opt, con
         if (s) fclose(s);
     }
     if (!bad) print_spec(out, &ic, solver_spec);
+    if (!bad && !diag.n_errors && opt->summary) print_summary(opt->summary, &ic, opt->spec_path);
     free(solver_spec);
     free(ic.layers);
     free(ic.blobs);

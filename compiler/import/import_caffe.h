@@ -12,6 +12,8 @@ typedef struct import_caffe_options {
     const char *net_path;       /* the net prototxt (required) */
     const char *solver_path;    /* the solver prototxt, or NULL */
     int approximate;            /* accept the settings listed above, with a note each */
+    FILE *summary;              /* after a successful import, what it did (NULL: nothing) */
+    const char *spec_path;      /* where the spec goes, for the summary */
 } import_caffe_options;
 
 /* Writes the spec to `out`. Returns 0 on success; otherwise every error has been printed to

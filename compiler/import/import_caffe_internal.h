@@ -21,6 +21,8 @@ typedef struct ic_layer {
     int n_inputs;
     char args[512];                     /* the layer's fields, " out: 20 kernel: 5" */
     src_loc loc;                        /* the Caffe layer it came from */
+    const char *caffe_type;             /* its Caffe type, for the summary */
+    const char *folded;                 /* the name of a Scale folded into it, or NULL */
 } ic_layer;
 
 /* A Caffe blob: which trainc layer wrote it last, and its shape [C, H, W]. */
@@ -29,6 +31,25 @@ typedef struct ic_blob {
     const char *producer;               /* "data" for the net input */
     int64_t c, h, w;
 } ic_blob;
+
+/* A blob only a layer outside the training net writes (a TEST-phase data layer, say). */
+typedef struct ic_test_top {
+    const char *blob, *layer, *type;
+} ic_test_top;
+#define IC_MAX_TEST_TOPS 64
+
+/* A data layer mapped to a split of the data block (import_caffe_data.c). */
+typedef struct ic_data {
+    int set;
+    const ast_node *layer;
+    const char *name, *type;            /* "Data" (an LMDB) or "DummyData" */
+    const char *source;                 /* the database path */
+    int64_t batch, crop;
+    long records;                       /* the database's records (DummyData: one batch) */
+    int c, h, w;
+    double scale, mean[4];              /* transform_param */
+    int n_mean, mirror;
+} ic_data;
 
 typedef struct ic_ctx {
     diag_ctx *diag;
@@ -49,6 +70,13 @@ typedef struct ic_ctx {
     char *notes[IC_MAX_NOTES];
     int n_notes;
     int bn_stats_noted;                 /* the running-statistics note is written once */
+    int n_caffe_layers, n_approximations;   /* for the summary */
+    const char *solver_summary;         /* one line on the optimizer and the LR, for the summary */
+    ic_test_top test_tops[IC_MAX_TEST_TOPS];
+    int n_test_tops;
+    ic_data train_data, val_data;       /* data layers, or train_data.set 0 with an Input layer */
+    const ast_node *val_layer;          /* the TEST-phase data layer, read once the net is known */
+    char precision[128];                /* NVCaffe's net-level precision as a precision block, or "" */
 } ic_ctx;
 
 /* ---- reading values (import_caffe_value.c) ---- */
@@ -104,11 +132,27 @@ int ic_translate_batch_norm(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob
                             int *consumed);
 int ic_import_net(ic_ctx *ic, const ast_node *root);
 ic_blob *ic_blob_find(ic_ctx *ic, const char *name);
+/* A layer's propagate_down: one per bottom; true passes; false is accepted where no gradient
+ * goes anyway (bottoms from first_plain on, such as a loss's labels, and the net's input). */
+int ic_propagate_down(ic_ctx *ic, const ast_node *L, const char *name, int first_plain);
+/* 1 for Caffe's data layer types (Data, ImageData, HDF5Data, ...). */
+int ic_is_data_layer(const char *type);
+/* The layer outside the training net that writes blob, or NULL. */
+const ic_test_top *ic_test_top_find(const ic_ctx *ic, const char *blob);
+/* An error for a layer reading blob `name` (at `at`), which no training layer writes. */
+int ic_missing_blob(ic_ctx *ic, const ast_node *at, const char *layer, const char *name);
 ic_blob *ic_blob_set(ic_ctx *ic, const char *name, const char *producer, int64_t c, int64_t h, int64_t w);
 ic_layer *ic_layer_add(ic_ctx *ic, const char *type, const char *name, const ast_node *at);
 /* Translates one Caffe layer; `next` is the layer after it (for BatchNorm + Scale), and
  * *consumed is set to 1 when it was folded in. */
 int ic_import_layer(ic_ctx *ic, const ast_node *layer, const ast_node *next, int *consumed);
+
+/* ---- the data layers (import_caffe_data.c) ---- */
+/* A data layer of the training net (train 1: the net's input, data.train) or the TEST
+ * phase's (data.val); the ones trainc cannot read are refused saying what to do. */
+int ic_data_layer(ic_ctx *ic, const ast_node *L, const char *type, const char *name, int train);
+/* The data block: the data layers' splits, or the Input layer's batch. */
+int ic_print_data(ic_ctx *ic, FILE *out);
 
 /* ---- the solver (import_caffe_solver.c) ---- */
 /* Prints the solver block (and seed) to out; errors are reported in ic. */

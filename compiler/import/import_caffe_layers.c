@@ -303,6 +303,12 @@ static const struct {
 static const char *const data_layers[] = { "Data", "ImageData", "HDF5Data", "WindowData", "MemoryData",
                                            "DummyData", "AnnotatedData", "VideoData", NULL };
 
+int ic_is_data_layer(const char *type) {
+    for (const char *const *d = data_layers; *d; d++)
+        if (strcmp(type, *d) == 0) return 1;
+    return 0;
+}
+
 static const char *const supported_list =
     "supported: Input, Convolution, InnerProduct, Pooling, ReLU, Dropout, LRN, BatchNorm (+ Scale), Scale, Eltwise, "
     "Concat, Flatten, SoftmaxWithLoss, Accuracy";
@@ -322,9 +328,7 @@ static int read_io(ic_ctx *ic, const ast_node *L, layer_io *io) {
         }
         if (io->n_in == IC_MAX_INPUTS) return ic_error(ic, f, NULL, "layer \"%s\" has too many bottoms", io->name);
         ic_blob *b = ic_blob_find(ic, f->a->text);
-        if (!b)
-            return ic_error(ic, f->a, "a bottom must be the top of an earlier layer (or of the Input layer)",
-                            "layer \"%s\" reads blob \"%s\", which no earlier layer writes", io->name, f->a->text);
+        if (!b) return ic_missing_blob(ic, f->a, io->name, f->a->text);
         io->in[io->n_in++] = b;
     }
     if (io->n_in == 0) return ic_error(ic, L, NULL, "layer \"%s\" has no bottom", io->name);
@@ -338,14 +342,11 @@ int ic_import_layer(ic_ctx *ic, const ast_node *L, const ast_node *next, int *co
     if (ic_word(ic, L, "name", &io.name) < 0 || ic_word(ic, L, "type", &io.type) < 0) return -1;
     if (!io.type) return ic_error(ic, L, NULL, "layer without a type");
     if (!io.name) return ic_error(ic, L, NULL, "%s layer without a name", io.type);
-    for (const char *const *d = data_layers; *d; d++)
-        if (strcmp(io.type, *d) == 0)
-            return ic_error(ic, ic_get(L, "type"),
-                            "replace it with an Input layer (input_param { shape { dim: N dim: C dim: H dim: W } }) "
-                            "and give the trainer the dataset: IDX files or image folders as they are, or packed "
-                            "into record shards by 'trainc pack' (export an LMDB/LevelDB to image folders first)",
-                            "%s layer \"%s\" reads its own database (LMDB, LevelDB, HDF5 or a list); trainc "
-                            "reads datasets through its data block", io.type, io.name);
+    if (strcmp(io.type, "Python") == 0 && !ic_get(L, "bottom"))   /* no bottom: it feeds the net its data */
+        return ic_error(ic, ic_get(L, "type"), "write the samples into an LMDB of Datum records (Caffe's convert_imageset, "
+                        "or its Python io.array_to_datum) and read it with a Data layer (backend: LMDB)",
+                        "Python data layer \"%s\" produces its data by running Python code; trainc reads datasets "
+                        "itself", io.name);
     if (strcmp(io.type, "Python") == 0)
         return ic_error(ic, ic_get(L, "type"), "write the layer's computation as trainc layers, or leave it out",
                         "Python layer \"%s\" runs arbitrary Python code; trainc compiles only its own layers", io.name);
@@ -354,10 +355,12 @@ int ic_import_layer(ic_ctx *ic, const ast_node *L, const ast_node *next, int *co
         if (strcmp(io.type, translations[i].caffe_type) == 0) k = i;
     if (k < 0) return ic_error(ic, ic_get(L, "type"), supported_list, "layer \"%s\": Caffe layer type '%s' has no trainc equivalent", io.name, io.type);
     if (ic_only_fields(ic, L, "the layer",
-                       KNOWN("name", "type", "bottom", "top", "param", "include", "exclude", "phase",
+                       KNOWN("name", "type", "bottom", "top", "param", "include", "exclude", "phase", "propagate_down",
                              translations[k].param)) < 0)
         return -1;
-    if (ic_msg(ic, L, translations[k].param, &io.param) < 0 || read_io(ic, L, &io) < 0) return -1;
+    if (ic_msg(ic, L, translations[k].param, &io.param) < 0 || read_io(ic, L, &io) < 0 ||
+        ic_propagate_down(ic, L, io.name, IC_MAX_INPUTS) < 0)
+        return -1;
     ic_layer *t = ic_layer_add(ic, NULL, io.name, L);
     if (!t) return -1;
     for (int i = 0; i < io.n_in; i++) t->inputs[t->n_inputs++] = io.in[i]->producer;
@@ -372,5 +375,9 @@ int ic_import_layer(ic_ctx *ic, const ast_node *L, const ast_node *next, int *co
     const ast_node *scale_top = *consumed ? ic_get(next, "top") : NULL;
     if (scale_top && scale_top->a->kind == AST_STRING && !ic_blob_set(ic, scale_top->a->text, t->name, o.c, o.h, o.w))
         return -1;
+    if (*consumed) {
+        ic->n_caffe_layers++;
+        ic_word(ic, next, "name", &t->folded);
+    }
     return 0;
 }

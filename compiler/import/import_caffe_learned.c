@@ -103,46 +103,55 @@ static int read_scale_axes(ic_ctx *ic, const ast_node *layer, const char *sname,
     return 0;
 }
 
-/* A Scale layer's scale_param: read_scale_axes, then its fillers. want_scale_fill: the
- * gamma trainc's layer (`into`) starts at, the bias 0; other constants or filler types are
- * approximate. */
-static int read_scale_param(ic_ctx *ic, const ast_node *layer, const char *sname, int *bias, double want_scale_fill,
-                            const char *into, double *scale_fill) {
-    const ast_node *sp = NULL;
-    if (read_scale_axes(ic, layer, sname, bias) < 0 || ic_msg(ic, layer, "scale_param", &sp) < 0) return -1;
-    static const char *const fills[] = { "filler", "bias_filler" };
-    for (int i = 0; i < 1 + *bias; i++) {
+/* The gamma and beta fillers of a Scale (scale_param's filler, bias_filler) or of NVCaffe's
+ * BatchNorm with scale_bias (batch_norm_param's scale_filler, bias_filler), in param `p`:
+ * want_scale_fill is the gamma trainc's layer (`into`) starts at, the bias 0; other constants
+ * or filler types are approximate. With scale_fill, a constant gamma is read into it instead
+ * (bn's gamma_init says it). n: 1 gamma only, 2 gamma and beta. */
+static int read_affine_fillers(ic_ctx *ic, const ast_node *p, const char *const fills[2], int n, const char *kind,
+                               const char *sname, double want_scale_fill, const char *into, double *scale_fill) {
+    for (int i = 0; i < n; i++) {
         const ast_node *f = NULL;
         const char *type = "constant";
         double value = i == 0 ? 1 : 0, want = i == 0 ? want_scale_fill : 0;   /* Caffe: scale 1, bias 0 */
-        if (ic_msg(ic, sp, fills[i], &f) < 0) return -1;
+        if (p && ic_msg(ic, p, fills[i], &f) < 0) return -1;
         if (f && (ic_only_fields(ic, f, fills[i], KNOWN("type", "value")) < 0 || ic_word(ic, f, "type", &type) < 0 ||
                   ic_float(ic, f, "value", &value) < 0))
             return -1;
         if (f && !ic_get(f, "value")) value = 0;   /* Caffe's constant filler defaults to 0 */
-        if (i == 0 && scale_fill && strcmp(type, "constant") == 0) {   /* bn's gamma_init says it */
+        if (i == 0 && scale_fill && strcmp(type, "constant") == 0) {
             *scale_fill = value;
             continue;
         }
         const char *part = i == 0 ? "gamma" : "beta";
         char hint[320];
         if (strcmp(type, "constant") != 0) {   /* random per channel; trainc's start is one number */
-            snprintf(hint, sizeof hint, "give the Scale a constant %s (%s { type: \"constant\" value: V }%s), or "
-                     "import with --approximate to start every %s at %g (noted in the spec)", fills[i], fills[i],
+            snprintf(hint, sizeof hint, "give the %s a constant %s (%s { type: \"constant\" value: V }%s), or "
+                     "import with --approximate to start every %s at %g (noted in the spec)", kind, fills[i], fills[i],
                      i == 0 && scale_fill ? ", which becomes bn's gamma_init: V" : "", part, want);
-            if (ic_approximate_hint(ic, ic_get(f, "type"), hint, "Scale layer \"%s\": %s type %s draws each %s "
-                                    "at random; trainc's %s starts every %s at one constant, %g", sname, fills[i],
+            if (ic_approximate_hint(ic, ic_get(f, "type"), hint, "%s layer \"%s\": %s type %s draws each %s "
+                                    "at random; trainc's %s starts every %s at one constant, %g", kind, sname, fills[i],
                                     type, part, into, part, want) < 0)
                 return -1;
         } else if (value != want) {
             snprintf(hint, sizeof hint, "set the %s's value to %g (or leave it out), or import with --approximate "
                      "to start every %s at %g (noted in the spec)", fills[i], want, part, want);
-            if (ic_approximate_hint(ic, ic_get(f, "value") ? ic_get(f, "value") : f, hint, "Scale layer \"%s\": %s constant %g; trainc's %s "
-                                    "starts every %s at %g", sname, fills[i], value, into, part, want) < 0)
+            if (ic_approximate_hint(ic, ic_get(f, "value") ? ic_get(f, "value") : f, hint, "%s layer \"%s\": %s "
+                                    "constant %g; trainc's %s starts every %s at %g", kind, sname, fills[i], value,
+                                    into, part, want) < 0)
                 return -1;
         }
     }
     return 0;
+}
+
+/* A Scale layer's scale_param: read_scale_axes, then its fillers (read_affine_fillers). */
+static int read_scale_param(ic_ctx *ic, const ast_node *layer, const char *sname, int *bias, double want_scale_fill,
+                            const char *into, double *scale_fill) {
+    const ast_node *sp = NULL;
+    if (read_scale_axes(ic, layer, sname, bias) < 0 || ic_msg(ic, layer, "scale_param", &sp) < 0) return -1;
+    static const char *const fills[] = { "filler", "bias_filler" };
+    return read_affine_fillers(ic, sp, fills, 1 + *bias, "Scale", sname, want_scale_fill, into, scale_fill);
 }
 
 /* The Scale layer folded into a bn: per-channel gamma and beta, gamma starting at the Scale's
@@ -202,28 +211,36 @@ int ic_translate_scale(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob *o) 
  * iterations); training itself reads batch statistics, so only early evaluations differ. */
 int ic_translate_batch_norm(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob *o, const ast_node *next,
                             int *consumed) {
-    double eps = 1e-5, fraction = 0.999;
-    int global = 0;
+    double eps = 1e-5, fraction = 0.999, gamma_init = 1;
+    int global = 0, scale_bias = 0;
     const ast_node *p = io->param;
     if (p) {
-        if (ic_only_fields(ic, p, "batch_norm_param", KNOWN("use_global_stats", "moving_average_fraction", "eps")) < 0 ||
+        if (ic_only_fields(ic, p, "batch_norm_param", KNOWN("use_global_stats", "moving_average_fraction", "eps",
+                                                            "scale_bias", "scale_filler", "bias_filler")) < 0 ||
             ic_bool(ic, p, "use_global_stats", &global) < 0 || ic_float(ic, p, "eps", &eps) < 0 ||
-            ic_float(ic, p, "moving_average_fraction", &fraction) < 0)
+            ic_float(ic, p, "moving_average_fraction", &fraction) < 0 || ic_bool(ic, p, "scale_bias", &scale_bias) < 0)
             return -1;
     }
+    /* NVCaffe's scale_bias: the BatchNorm learns gamma and beta itself (its 4th and 5th blobs,
+     * scale_filler default 1, bias_filler default 0), as trainc's affine bn */
+    static const char *const bn_fills[] = { "scale_filler", "bias_filler" };
+    if (scale_bias && read_affine_fillers(ic, p, bn_fills, 2, "BatchNorm", io->name, 1.0, "bn", &gamma_init) < 0) return -1;
+    if (!scale_bias && p && (ic_get(p, "scale_filler") || ic_get(p, "bias_filler")))
+        ic_note(ic, ic_get(p, "scale_filler") ? ic_get(p, "scale_filler") : ic_get(p, "bias_filler"),
+                "layer \"%s\": scale_filler / bias_filler without scale_bias: NVCaffe learns no gamma and beta; left out",
+                io->name);
     if (fraction <= 0 || fraction > 1)
         return ic_error(ic, ic_get(p, "moving_average_fraction"), NULL, "moving_average_fraction must be in (0, 1]");
     const char *next_type = NULL;
     const ast_node *bottom = NULL, *sp = NULL;
-    int scale_bias = 0;
-    if (next) {
+    int next_bias = 0;
+    if (next && !scale_bias) {   /* with scale_bias a following Scale is a layer of its own */
         ic_word(ic, next, "type", &next_type);
         bottom = ic_get(next, "bottom") ? ic_get(next, "bottom")->a : NULL;
-        if (ic_msg(ic, next, "scale_param", &sp) < 0 || (sp && ic_bool(ic, sp, "bias_term", &scale_bias) < 0)) return -1;
+        if (ic_msg(ic, next, "scale_param", &sp) < 0 || (sp && ic_bool(ic, sp, "bias_term", &next_bias) < 0)) return -1;
     }
     int fold = next_type && strcmp(next_type, "Scale") == 0 && bottom && bottom->kind == AST_STRING &&
-               strcmp(bottom->text, io->top) == 0 && scale_bias;
-    double gamma_init = 1;
+               strcmp(bottom->text, io->top) == 0 && next_bias;
     if (fold && read_scale(ic, next, &gamma_init) < 0) return -1;
     if (!ic->bn_stats_noted++)
         ic_note(ic, p ? p : io->layer, "BatchNorm running statistics: Caffe's normalized moving average with "
@@ -233,7 +250,7 @@ int ic_translate_batch_norm(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob
     t->type = "bn";
     ic_append(t->args, sizeof t->args, " eps: %s momentum: %s", ic_num(eps), ic_num(round_15_digits(1 - fraction)));
     if (global) ic_append(t->args, sizeof t->args, " use_global_stats: true");
-    if (!fold) ic_append(t->args, sizeof t->args, " affine: false");
+    if (!fold && !scale_bias) ic_append(t->args, sizeof t->args, " affine: false");
     if (gamma_init != 1) ic_append(t->args, sizeof t->args, " gamma_init: %s", ic_num(gamma_init));
     *consumed = fold;
     return 0;

@@ -41,30 +41,111 @@ ic_layer *ic_layer_add(ic_ctx *ic, const char *type, const char *name, const ast
     ic_layer *t = &ic->layers[ic->n_layers++];
     memset(t, 0, sizeof *t);
     t->type = type, t->name = name, t->loc = at->loc;
+    ic_word(ic, at, "type", &t->caffe_type);
     return t;
 }
 
-/* include { phase: TEST } / exclude { phase: TRAIN }: the layer is not in the training net. */
+/* Caffe's NetStateRule against the training net's state (phase TRAIN, level 0, no stages:
+ * the solver's train_state, which could add stages, is not imported): the phase must match,
+ * level 0 must lie in [min_level, max_level], every `stage` must be in the state (none is)
+ * and no `not_stage` may be (none is). */
+static int rule_meets_train(ic_ctx *ic, const ast_node *rule, const char *what, int *meets) {
+    if (rule->kind != AST_MESSAGE) return ic_error(ic, rule, NULL, "'%s' must be a message { phase: ... }", what);
+    if (ic_only_fields(ic, rule, what, KNOWN("phase", "stage", "not_stage", "min_level", "max_level")) < 0) return -1;
+    const char *phase = NULL;
+    int64_t min_level = INT64_MIN, max_level = INT64_MAX;
+    if (ic_word(ic, rule, "phase", &phase) < 0 || ic_int(ic, rule, "min_level", &min_level) < 0 ||
+        ic_int(ic, rule, "max_level", &max_level) < 0)
+        return -1;
+    if (phase && strcmp(phase, "TRAIN") != 0 && strcmp(phase, "TEST") != 0)
+        return ic_error(ic, ic_get(rule, "phase"), NULL, "phase must be TRAIN or TEST");
+    for (int i = 0; i < rule->n_kids; i++) {
+        const ast_node *f = rule->kids[i];
+        if ((strcmp(f->text, "stage") == 0 || strcmp(f->text, "not_stage") == 0) && f->a->kind != AST_STRING)
+            return ic_error(ic, f->a, NULL, "'%s' must be a string", f->text);
+    }
+    *meets = (!phase || strcmp(phase, "TRAIN") == 0) && min_level <= 0 && max_level >= 0 && !ic_get(rule, "stage");
+    return 0;
+}
+
+/* Caffe's rule: with include rules the layer is in the net when one of them is met; with
+ * exclude rules it is out when one of them is met. *keep: 1 in the training net. */
 static int in_train_phase(ic_ctx *ic, const ast_node *L, int *keep) {
+    int n_include = ast_count_fields(L, "include"), any_include = 0;
     *keep = 1;
-    static const char *const rules[] = { "include", "exclude" };
-    for (int r = 0; r < 2; r++) {
-        int n = ast_count_fields(L, rules[r]);
-        for (int i = 0; i < L->n_kids && n; i++) {
-            const ast_node *f = L->kids[i];
-            if (f->kind != AST_FIELD || strcmp(f->text, rules[r]) != 0) continue;
-            if (f->a->kind != AST_MESSAGE) return ic_error(ic, f->a, NULL, "'%s' must be a message { phase: ... }", rules[r]);
-            if (ic_only_fields(ic, f->a, rules[r], (const char *const[]){ "phase", NULL }) < 0) return -1;
-            const char *phase = "TRAIN";
-            if (ic_word(ic, f->a, "phase", &phase) < 0) return -1;
-            if (strcmp(phase, "TRAIN") != 0 && strcmp(phase, "TEST") != 0)
-                return ic_error(ic, ic_get(f->a, "phase"), NULL, "phase must be TRAIN or TEST");
-            int train = strcmp(phase, "TRAIN") == 0;
-            if (r == 0 && !train) *keep = 0;
-            if (r == 1 && train) *keep = 0;
-        }
+    for (int i = 0; i < L->n_kids; i++) {
+        const ast_node *f = L->kids[i];
+        int inc = strcmp(f->text, "include") == 0;
+        if (f->kind != AST_FIELD || (!inc && strcmp(f->text, "exclude") != 0)) continue;
+        int meets = 0;
+        if (rule_meets_train(ic, f->a, f->text, &meets) < 0) return -1;
+        if (inc) any_include |= meets;
+        else if (meets) *keep = 0;
+    }
+    if (n_include && !any_include) *keep = 0;
+    return 0;
+}
+
+/* A layer left out of the training net: its tops are remembered, so that a training layer
+ * reading one of them is told why the blob is missing. */
+static void remember_test_tops(ic_ctx *ic, const ast_node *L, const char *name, const char *type) {
+    for (int i = 0; i < L->n_kids && ic->n_test_tops < IC_MAX_TEST_TOPS; i++) {
+        const ast_node *f = L->kids[i];
+        if (f->kind != AST_FIELD || strcmp(f->text, "top") != 0 || f->a->kind != AST_STRING) continue;
+        if (ic_blob_find(ic, f->a->text)) continue;   /* a training layer writes it too */
+        ic->test_tops[ic->n_test_tops++] = (ic_test_top){ f->a->text, name, type ? type : "?" };
+    }
+}
+
+const ic_test_top *ic_test_top_find(const ic_ctx *ic, const char *blob) {
+    for (int i = 0; i < ic->n_test_tops; i++)
+        if (strcmp(ic->test_tops[i].blob, blob) == 0) return &ic->test_tops[i];
+    return NULL;
+}
+
+int ic_propagate_down(ic_ctx *ic, const ast_node *L, const char *name, int first_plain) {
+    int n = ast_count_fields(L, "propagate_down"), bottoms = ast_count_fields(L, "bottom");
+    if (!n) return 0;
+    if (n != bottoms)
+        return ic_error(ic, ic_get(L, "propagate_down"), "give one propagate_down per bottom, or none",
+                        "layer \"%s\": %d propagate_down entries for %d bottoms (Caffe's rule: none or one each)", name, n,
+                        bottoms);
+    int k = 0, b = 0;
+    const char *bottom_names[IC_MAX_INPUTS] = { 0 };
+    for (int i = 0; i < L->n_kids && b < IC_MAX_INPUTS; i++)
+        if (strcmp(L->kids[i]->text, "bottom") == 0 && L->kids[i]->a->kind == AST_STRING) bottom_names[b++] = L->kids[i]->a->text;
+    for (int i = 0; i < L->n_kids; i++) {
+        const ast_node *f = L->kids[i];
+        if (strcmp(f->text, "propagate_down") != 0) continue;
+        int down = 1;
+        if (f->a->kind != AST_IDENT || (strcmp(f->a->text, "true") != 0 && strcmp(f->a->text, "false") != 0))
+            return ic_error(ic, f->a, NULL, "'propagate_down' must be true or false");
+        down = strcmp(f->a->text, "true") == 0;
+        int idx = k++;
+        /* false where no gradient goes anyway: a loss's labels, the net's input */
+        const ic_blob *blob = idx < b && bottom_names[idx] ? ic_blob_find(ic, bottom_names[idx]) : NULL;
+        if (down || idx >= first_plain || (blob && strcmp(blob->producer, "data") == 0)) continue;
+        return ic_error(ic, f, "remove it (trainc passes every gradient back), or freeze the layers before it with "
+                        "lr_mult: 0", "layer \"%s\": propagate_down: false on bottom \"%s\" stops the gradient into the "
+                        "layers before it; trainc has no such stop", name, idx < b && bottom_names[idx] ? bottom_names[idx] : "?");
     }
     return 0;
+}
+
+int ic_missing_blob(ic_ctx *ic, const ast_node *at, const char *layer, const char *name) {
+    const ic_test_top *t = ic_test_top_find(ic, name);
+    if (t && (ic_is_data_layer(t->type) || strcmp(t->type, "Input") == 0))
+        return ic_error(ic, at, "give the net a TRAIN-phase data layer (include { phase: TRAIN }, or no include) or an "
+                        "Input layer that writes it",
+                        "layer \"%s\" reads blob \"%s\", which only the %s layer \"%s\" writes, and that layer is not "
+                        "in Caffe's training net (its include/exclude rules): the training net has no data", layer, name,
+                        t->type, t->layer);
+    if (t)
+        return ic_error(ic, at, "a layer of the training net must write the blob; check the include/exclude rules",
+                        "layer \"%s\" reads blob \"%s\", which only layer \"%s\" (%s) writes, and that layer is not in "
+                        "Caffe's training net (its include/exclude rules)", layer, name, t->layer, t->type);
+    return ic_error(ic, at, "a bottom must be the top of an earlier layer (or of the Input layer)",
+                    "layer \"%s\" reads blob \"%s\", which no earlier layer writes", layer, name);
 }
 
 /* The Input layer (or the old top-level input/input_shape/input_dim): batch and [C, H, W]. */
@@ -97,8 +178,10 @@ static int read_input_layer(ic_ctx *ic, const ast_node *L) {
 static int read_loss(ic_ctx *ic, const ast_node *L) {
     if (ic_only_fields(ic, L, "the loss layer",
                        (const char *const[]){ "name", "type", "bottom", "top", "include", "exclude", "loss_weight",
-                                              "loss_param", "softmax_param", NULL }) < 0)
+                                              "loss_param", "softmax_param", "propagate_down", NULL }) < 0)
         return -1;
+    const char *lname = "loss";
+    if (ic_word(ic, L, "name", &lname) < 0 || ic_propagate_down(ic, L, lname, 1) < 0) return -1;   /* labels: no gradient */
     const ast_node *lp = NULL;
     if (ic_msg(ic, L, "loss_param", &lp) < 0) return -1;
     if (lp) {
@@ -137,25 +220,113 @@ static int import_one(ic_ctx *ic, const ast_node *L, const ast_node *next, int *
     if (ic_word(ic, L, "type", &type) < 0 || ic_word(ic, L, "name", &name) < 0) return -1;
     int keep;
     if (in_train_phase(ic, L, &keep) < 0) return -1;
+    const ast_node *inc = ic_get(L, "include");
+    const ast_node *phase = inc && inc->a->kind == AST_MESSAGE ? ic_get(inc->a, "phase") : NULL;
+    int test_phase = phase && phase->a->kind == AST_IDENT && strcmp(phase->a->text, "TEST") == 0;
+    if (type && ic_is_data_layer(type) && (keep || (test_phase && !ic->val_layer))) {
+        if (keep) return ic_data_layer(ic, L, type, name, 1);
+        ic->val_layer = L;   /* read once the net has a training data layer to go with it */
+        remember_test_tops(ic, L, name, type);
+        return 0;
+    }
     if (!keep) {
-        ic_note(ic, L, "layer \"%s\" (%s) is only in Caffe's TEST phase; left out", name, type ? type : "?");
+        if (test_phase)
+            ic_note(ic, L, "layer \"%s\" (%s) is only in Caffe's TEST phase; left out", name, type ? type : "?");
+        else
+            ic_note(ic, L, "layer \"%s\" (%s) is not in Caffe's training net (its include/exclude rules); left out",
+                    name, type ? type : "?");
+        remember_test_tops(ic, L, name, type);
         return 0;
     }
     if (type && strcmp(type, "Input") == 0) return read_input_layer(ic, L);
-    if (ic->have_loss)
-        return ic_error(ic, L, "move the loss layer to the end", "layer \"%s\" after the loss layer", name);
-    if (type && strcmp(type, "SoftmaxWithLoss") == 0) return read_loss(ic, L);
+    /* before or after the loss: Accuracy only reports, and the trainer reports top-1 itself */
     if (type && (strcmp(type, "Accuracy") == 0 || strcmp(type, "Silence") == 0)) {
         ic_note(ic, L, "layer \"%s\" (%s) left out: the trainer reports validation top-1 itself", name, type);
         return 0;
     }
+    if (ic->have_loss)
+        return ic_error(ic, L, "move the loss layer to the end", "layer \"%s\" after the loss layer", name);
+    if (type && strcmp(type, "SoftmaxWithLoss") == 0) return read_loss(ic, L);
     return ic_import_layer(ic, L, next, consumed);
 }
 
+/* Fields only a SolverParameter has: a file with them and no layer is a solver. */
+static const char *solver_field(const ast_node *root) {
+    static const char *const fields[] = { "base_lr", "max_iter", "lr_policy", "net", "train_net", "test_iter",
+                                          "solver_mode", "snapshot_prefix", "momentum", "weight_decay", NULL };
+    if (ic_get(root, "layer") || ic_get(root, "layers")) return NULL;
+    for (const char *const *f = fields; *f; f++)
+        if (ic_get(root, *f)) return *f;
+    return NULL;
+}
+
+/* NVCaffe's net-level precision: default_forward_type / default_backward_type (the storage of
+ * activations and gradients) FLOAT16 is trainc's compute FP16, FLOAT its FP32 default; the
+ * math types are the accumulation, FP32 in trainc's FP16 (FLOAT16 math is approximate);
+ * global_grad_scale is a static loss scale, or the start of a dynamic one with
+ * global_grad_scale_adaptive. eltwise_mem_sharing only shares memory: nothing to carry over. */
+static int read_precision(ic_ctx *ic, const ast_node *root) {
+    const char *fwd = "FLOAT", *bwd = "FLOAT", *fmath = "FLOAT", *bmath = "FLOAT";
+    double scale = 1;
+    int adaptive = 0;
+    if (ic_word(ic, root, "default_forward_type", &fwd) < 0 || ic_word(ic, root, "default_backward_type", &bwd) < 0 ||
+        ic_word(ic, root, "default_forward_math", &fmath) < 0 || ic_word(ic, root, "default_backward_math", &bmath) < 0 ||
+        ic_float(ic, root, "global_grad_scale", &scale) < 0 || ic_bool(ic, root, "global_grad_scale_adaptive", &adaptive) < 0)
+        return -1;
+    if (ic_get(root, "eltwise_mem_sharing"))
+        ic_note(ic, ic_get(root, "eltwise_mem_sharing"), "eltwise_mem_sharing: how NVCaffe shares memory; trainc plans its own");
+    static const char *const types[] = { "default_forward_type", "default_backward_type" };
+    const char *vals[] = { fwd, bwd };
+    for (int i = 0; i < 2; i++)
+        if (strcmp(vals[i], "FLOAT") != 0 && strcmp(vals[i], "FLOAT16") != 0)
+            return ic_error(ic, ic_get(root, types[i]), "use FLOAT or FLOAT16", "%s %s has no trainc precision", types[i],
+                            vals[i]);
+    if (strcmp(fwd, bwd) != 0)
+        return ic_error(ic, ic_get(root, "default_backward_type"), "give both the same type",
+                        "default_forward_type %s with default_backward_type %s: trainc computes forward and backward "
+                        "in one precision", fwd, bwd);
+    if (scale <= 0) return ic_error(ic, ic_get(root, "global_grad_scale"), NULL, "global_grad_scale must be > 0");
+    if (strcmp(fwd, "FLOAT") == 0) {
+        if (ic_get(root, "default_forward_type")) ic_note(ic, ic_get(root, "default_forward_type"), "default_forward_type FLOAT: trainc's FP32 default");
+        if (scale != 1 || adaptive)
+            return ic_error(ic, ic_get(root, "global_grad_scale") ? ic_get(root, "global_grad_scale") : root,
+                            "remove global_grad_scale with FLOAT types", "loss scaling in FP32 has no trainc equivalent");
+        return 0;
+    }
+    if (strcmp(fmath, "FLOAT16") == 0 || strcmp(bmath, "FLOAT16") == 0)
+        if (ic_approximate(ic, ic_get(root, strcmp(fmath, "FLOAT16") == 0 ? "default_forward_math" : "default_backward_math"),
+                           "FLOAT16 math accumulates in half precision; trainc's FP16 accumulates in FP32") < 0)
+            return -1;
+    if (adaptive)
+        snprintf(ic->precision, sizeof ic->precision, "precision { compute: FP16 loss_scale: DYNAMIC init_scale: %s }", ic_num(scale));
+    else if (scale != 1)
+        snprintf(ic->precision, sizeof ic->precision, "precision { compute: FP16 loss_scale: STATIC init_scale: %s }", ic_num(scale));
+    else
+        snprintf(ic->precision, sizeof ic->precision, "precision { compute: FP16 loss_scale: NONE }");
+    return 0;
+}
+
 int ic_import_net(ic_ctx *ic, const ast_node *root) {
+    const char *sf = solver_field(root);
+    if (sf) {
+        const char *net = NULL;
+        char hint[512];
+        if (ic_get(root, "net") && ic_get(root, "net")->a->kind == AST_STRING) net = ic_get(root, "net")->a->text;
+        else if (ic_get(root, "train_net") && ic_get(root, "train_net")->a->kind == AST_STRING)
+            net = ic_get(root, "train_net")->a->text;
+        snprintf(hint, sizeof hint, "give the net first and the solver second: trainc import caffe %s %s -o SPEC",
+                 net ? net : "NET.prototxt", ic->opt->net_path);
+        return ic_error(ic, ic_get(root, sf), hint, "%s is a Caffe solver (it has '%s' and no layer), given where the "
+                        "net belongs", ic->opt->net_path, sf);
+    }
     if (ic_only_fields(ic, root, "the net", (const char *const[]){ "name", "layer", "layers", "force_backward",
                                                                    "state", "debug_info", "input", "input_shape",
-                                                                   "input_dim", NULL }) < 0)
+                                                                   "input_dim", "default_forward_type",
+                                                                   "default_backward_type", "default_forward_math",
+                                                                   "default_backward_math", "global_grad_scale",
+                                                                   "global_grad_scale_adaptive", "eltwise_mem_sharing",
+                                                                   NULL }) < 0 ||
+        read_precision(ic, root) < 0)
         return -1;
     if (ic_word(ic, root, "name", &ic->net_name) < 0) return -1;
     if (ic_get(root, "force_backward")) ic_note(ic, ic_get(root, "force_backward"), "force_backward: trainc computes every gradient it needs");
@@ -178,11 +349,34 @@ int ic_import_net(ic_ctx *ic, const ast_node *root) {
         while (j < root->n_kids && strcmp(root->kids[j]->text, "layer") != 0) j++;
         const ast_node *next = j < root->n_kids && root->kids[j]->a->kind == AST_MESSAGE ? root->kids[j]->a : NULL;
         int consumed = 0;
+        ic->n_caffe_layers++;
         /* stop at the first error: later layers would only repeat it through missing blobs */
         bad = import_one(ic, f->a, next, &consumed);
         if (consumed) i = j;
     }
     if (bad) return -1;
+    if (ic->val_layer && ic->train_data.set) {
+        const char *vtype = "?", *vname = "?";
+        ic_word(ic, ic->val_layer, "type", &vtype);
+        ic_word(ic, ic->val_layer, "name", &vname);
+        if (ic_data_layer(ic, ic->val_layer, vtype, vname, 0) < 0) return -1;
+        const ic_data *t = &ic->train_data, *v = &ic->val_data;
+        if (v->c != t->c || v->h != t->h || v->w != t->w)
+            return ic_error(ic, ic->val_layer, "give both phases images of one size", "the TEST-phase data are %dx%dx%d "
+                            "images, the TRAIN-phase data %dx%dx%d", v->c, v->h, v->w, t->c, t->h, t->w);
+        int same = t->scale == v->scale && t->n_mean == v->n_mean && strcmp(t->type, v->type) == 0;
+        for (int i = 0; same && i < t->n_mean; i++) same = t->mean[i] == v->mean[i];
+        if (!same)
+            return ic_error(ic, ic_get(ic->val_layer, "transform_param") ? ic_get(ic->val_layer, "transform_param") : ic->val_layer,
+                            "give both phases the same data layer type, scale and mean_value",
+                            "the TEST-phase data layer \"%s\" reads or scales its data otherwise than the TRAIN-phase \"%s\"; "
+                            "the trainer reads both sets alike", vname, t->name);
+    } else if (ic->val_layer) {
+        const char *vname = "?";
+        ic_word(ic, ic->val_layer, "name", &vname);
+        ic_note(ic, ic->val_layer, "layer \"%s\": a TEST-phase data layer beside an Input layer; left out (give data.val "
+                "in a spec that extends this one)", vname);
+    }
     if (!ic->have_input)
         return ic_error(ic, root, "add layer { name: \"data\" type: \"Input\" top: \"data\" input_param { shape { dim: N dim: C dim: H dim: W } } }",
                         "the net has no Input layer");

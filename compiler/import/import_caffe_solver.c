@@ -78,16 +78,24 @@ static int print_optimizer(ic_ctx *ic, FILE *out, const ast_node *s) {
     if (strcmp(reg, "L2") != 0)
         return ic_error(ic, ic_get(s, "regularization_type"), "use L2", "regularization_type %s has no trainc equivalent", reg);
     if (strcmp(type, "SGD") == 0 || strcmp(type, "Nesterov") == 0 || strcmp(type, "NESTEROV") == 0) {
-        fprintf(out, "  sgd { momentum: %s%s weight_decay: %s }\n", ic_num(momentum),
-                strcmp(type, "SGD") == 0 ? "" : " nesterov: true", ic_num(decay));
+        /* Caffe's form whenever there is a velocity: exact under any LR policy */
+        int caffe_form = momentum > 0 && schema_find(SM_SGD, "lr_in_velocity");
+        fprintf(out, "  sgd { momentum: %s%s weight_decay: %s%s }\n", ic_num(momentum),
+                strcmp(type, "SGD") == 0 ? "" : " nesterov: true", ic_num(decay), caffe_form ? " lr_in_velocity: true" : "");
         return 0;
     }
     if (strcmp(type, "Adam") == 0 || strcmp(type, "ADAM") == 0) {
+        /* Caffe: L2 decay into the gradient, lr sqrt(1 - b2^t) / (1 - b1^t) m / (sqrt(v) + delta):
+         * adamw.caffe_form says it exactly */
+        if (schema_find(SM_ADAMW, "caffe_form")) {
+            fprintf(out, "  adamw { beta1: %s beta2: %s eps: %s weight_decay: %s caffe_form: true }\n", ic_num(momentum),
+                    ic_num(momentum2), ic_num(delta), ic_num(decay));
+            return 0;
+        }
         if (decay != 0)
             return ic_error(ic, ic_get(s, "weight_decay"), "use weight_decay: 0, or write adamw by hand (decoupled decay)",
                             "Adam with weight_decay: Caffe adds L2 to the gradient; trainc's adamw decays decoupled");
-        /* Caffe: lr sqrt(1 - b2^t) / (1 - b1^t) m / (sqrt(v) + delta), delta on the uncorrected
-         * sqrt(v); PyTorch's: lr m_hat / (sqrt(v_hat) + eps), i.e. delta sqrt(1 - b2^t) there. */
+        /* PyTorch's: lr m_hat / (sqrt(v_hat) + eps), i.e. delta sqrt(1 - b2^t) there */
         if (delta > 0 &&
             ic_approximate(ic, ic_get(s, "delta") ? ic_get(s, "delta") : s,
                            "Caffe's Adam adds delta (%g) to the square root of the uncorrected second moment, "
@@ -97,11 +105,35 @@ static int print_optimizer(ic_ctx *ic, FILE *out, const ast_node *s) {
         fprintf(out, "  adamw { beta1: %s beta2: %s eps: %s weight_decay: 0 }\n", ic_num(momentum), ic_num(momentum2), ic_num(delta));
         return 0;
     }
-    return ic_error(ic, ic_get(s, ic_get(s, "type") ? "type" : "solver_type"), "use SGD, Nesterov or Adam",
+    /* RMSProp, AdaGrad and AdaDelta: Caffe's forms are torch's, trainc's rmsprop / adagrad / adadelta */
+    int rms = strcmp(type, "RMSProp") == 0 || strcmp(type, "RMSPROP") == 0;
+    int ada = strcmp(type, "AdaGrad") == 0 || strcmp(type, "ADAGRAD") == 0;
+    int delta_ = strcmp(type, "AdaDelta") == 0 || strcmp(type, "ADADELTA") == 0;
+    if ((rms || ada || delta_) && schema_find(SM_SOLVER, "rmsprop")) {
+        double rms_decay = 0.99;
+        if (ic_float(ic, s, "rms_decay", &rms_decay) < 0) return -1;
+        if ((rms || ada) && momentum != 0)   /* Caffe refuses it too */
+            return ic_error(ic, ic_get(s, "momentum"), "remove momentum", "%s with momentum %g: Caffe's %s has no "
+                            "momentum (it stops with 'Momentum cannot be used with %s')", type, momentum, type, type);
+        if (rms)
+            fprintf(out, "  rmsprop { alpha: %s eps: %s weight_decay: %s }\n", ic_num(rms_decay), ic_num(delta), ic_num(decay));
+        else if (ada)
+            fprintf(out, "  adagrad { eps: %s weight_decay: %s }\n", ic_num(delta), ic_num(decay));
+        else
+            fprintf(out, "  adadelta { rho: %s eps: %s weight_decay: %s }\n", ic_num(momentum), ic_num(delta), ic_num(decay));
+        return 0;
+    }
+    return ic_error(ic, ic_get(s, ic_get(s, "type") ? "type" : "solver_type"),
+                    "use SGD, Nesterov, Adam, RMSProp, AdaGrad or AdaDelta",
                     "solver type %s has no trainc equivalent", type);
 }
 
 int ic_import_solver(ic_ctx *ic, FILE *out, const ast_node *s) {
+    const ast_node *layer = ic_get(s, "layer") ? ic_get(s, "layer") : ic_get(s, "layers");
+    if (layer)
+        return ic_error(ic, layer, "give the net first and the solver second: trainc import caffe NET.prototxt "
+                        "SOLVER.prototxt -o SPEC", "%s is a Caffe net (it has layers), given where the solver belongs",
+                        ic->opt->solver_path);
     if (ic_only_fields(ic, s, "the solver",
                        (const char *const[]){ "net", "train_net", "test_net", "test_iter", "test_interval",
                                               "test_initialization", "test_compute_loss", "base_lr", "display",
@@ -110,7 +142,7 @@ int ic_import_solver(ic_ctx *ic, FILE *out, const ast_node *s) {
                                               "stepvalue", "clip_gradients", "snapshot", "snapshot_prefix",
                                               "snapshot_diff", "snapshot_format", "snapshot_after_train",
                                               "solver_mode", "device_id", "random_seed", "type", "solver_type",
-                                              "momentum2", "delta", "rms_decay", "debug_info", NULL }) < 0)
+                                              "momentum2", "delta", "rms_decay", "debug_info", "test_state", NULL }) < 0)
         return -1;
     double base_lr = 0, clip = -1;
     int64_t max_iter = 0, test_interval = 0, display = 0, snapshot = 0, iter_size = 1, seed = -1;
@@ -130,7 +162,9 @@ int ic_import_solver(ic_ctx *ic, FILE *out, const ast_node *s) {
         ic_word(ic, s, "type", &type) < 0 || ic_word(ic, s, "solver_type", &type) < 0)
         return -1;
     int sgd = strcmp(type, "SGD") == 0 || strcmp(type, "Nesterov") == 0 || strcmp(type, "NESTEROV") == 0;
-    if (sgd && momentum > 0 && strcmp(policy, "fixed") != 0 &&   /* Adam's momentum is its beta1 */
+    /* Caffe's SGD keeps the LR inside the velocity: sgd.lr_in_velocity says it exactly; a
+     * trainc without the field can only approximate it (the same while the LR is constant) */
+    if (sgd && momentum > 0 && strcmp(policy, "fixed") != 0 && !schema_find(SM_SGD, "lr_in_velocity") &&
         ic_approximate(ic, ic_get(s, "lr_policy"),
                        "Caffe's SGD keeps the LR inside the momentum buffer (v = m v + lr g); trainc's is "
                        "PyTorch's (v = m v + g, step lr v): the same while the LR is constant, but after "
@@ -143,6 +177,13 @@ int ic_import_solver(ic_ctx *ic, FILE *out, const ast_node *s) {
     fprintf(out, "  lr { base: %s", ic_num(base_lr));
     if (print_schedule(ic, out, s, ic_get(s, "lr_policy") ? ic_get(s, "lr_policy") : s) < 0) return -1;
     fputs(" }\n", out);
+    char line[256];
+    int adam = strcmp(type, "Adam") == 0 || strcmp(type, "ADAM") == 0;
+    snprintf(line, sizeof line, "%s%s, base_lr %s, lr_policy %s, %lld iterations%s", type,
+             sgd && momentum > 0 && schema_find(SM_SGD, "lr_in_velocity") ? " in Caffe's form (sgd.lr_in_velocity)"
+             : adam && schema_find(SM_ADAMW, "caffe_form") ? " in Caffe's form (adamw.caffe_form)" : "",
+             ic_num(base_lr), policy, (long long)max_iter, test_interval > 0 ? ", tested every test_interval" : "");
+    ic->solver_summary = ast_arena_strdup(ic->arena, line);
     if (clip > 0) fprintf(out, "  clip_grad_norm: %s\n", ic_num(clip));
     if (display > 0) fprintf(out, "  log_every: %lld\n", (long long)display);
     if (test_interval > 0) {
@@ -161,6 +202,9 @@ int ic_import_solver(ic_ctx *ic, FILE *out, const ast_node *s) {
     if (ic_get(s, "test_iter"))
         ic_note(ic, ic_get(s, "test_iter"), "test_iter: the trainer evaluates the whole validation set "
                 "(or data.val_samples of it)");
+    if (ic_get(s, "test_state"))   /* it picks TEST-phase layers, which the training net leaves out */
+        ic_note(ic, ic_get(s, "test_state"), "test_state: the trainer evaluates data.val with the training net; the "
+                "TEST-phase layers it selects are not part of the spec");
     if (ic_get(s, "solver_mode") || ic_get(s, "device_id"))
         ic_note(ic, ic_get(s, "solver_mode") ? ic_get(s, "solver_mode") : ic_get(s, "device_id"),
                 "solver_mode/device_id: choose the device with 'trainc build --backend cpu|cuda'");

@@ -54,6 +54,7 @@ void ic_note(ic_ctx *ic, const ast_node *at, const char *fmt, ...) {
 static int vapproximate(ic_ctx *ic, const ast_node *at, const char *hint, const char *fmt, va_list ap) {
     if (ic->opt->approximate) {
         vnote(ic, at, "approximated: ", fmt, ap);
+        ic->n_approximations++;
         return 0;
     }
     char msg[512];

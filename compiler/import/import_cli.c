@@ -2,6 +2,7 @@
  * written to a temporary file and renamed into place, so a failed import leaves OUT as it was. */
 #include "import_cli.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -26,7 +27,10 @@ static int write_atomically(const char *path, const char *text, size_t len) {
     if (f && fclose(f) != 0) ok = 0;
     if (ok && rename(tmp, path) != 0) ok = 0;
     if (!ok) {
-        perror(path);
+        int e = errno;
+        fprintf(stderr, "trainc: error: cannot write the spec to '%s': %s\n", path, strerror(e));
+        if (e == ENOENT) fputs("  hint: the folder it names does not exist; create it first (mkdir -p)\n", stderr);
+        else fputs("  hint: choose a file in a folder you can write to\n", stderr);
         remove(tmp);
     }
     free(tmp);
@@ -56,14 +60,18 @@ int import_main(int argc, char **argv) {
     if (!out_path) return import_usage("import caffe needs -o SPEC%s", "");
     if (same_file(out_path, opt.net_path) || same_file(out_path, opt.solver_path))
         return import_usage("-o %s would overwrite an input; write the spec to a new file", out_path);
-    char *text = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&text, &len);
-    if (!mem) return 2;
+    char *text = NULL, *summary = NULL;
+    size_t len = 0, summary_len = 0;
+    FILE *mem = open_memstream(&text, &len), *sum = open_memstream(&summary, &summary_len);
+    if (!mem || !sum) return 2;
+    opt.summary = sum, opt.spec_path = out_path;
     int rc = import_caffe(mem, stderr, &opt);
     fclose(mem);
-    if (rc == 0) rc = write_atomically(out_path, text, len) == 0 ? 0 : 2;
-    else rc = 1;
+    fclose(sum);
+    /* an -o that cannot be written is not a usage mistake: the import failed (1) */
+    rc = rc == 0 && write_atomically(out_path, text, len) == 0 ? 0 : 1;
+    if (rc == 0) fputs(summary, stdout);   /* only once the spec is in place */
+    free(summary);
     free(text);
     return rc;
 }

@@ -1,5 +1,5 @@
-/* SGD with momentum, dampening, Nesterov and coupled weight decay (torch.optim.SGD) in one
- * fused pass over a tensor. */
+/* SGD with momentum, dampening, Nesterov and coupled weight decay (torch.optim.SGD), or in
+ * Caffe's form (the LR inside the velocity), in one fused pass over a tensor. */
 #include "rt_optim.h"
 
 /* Below this many elements a parallel region costs more than the update (biases, BN). */
@@ -45,11 +45,26 @@ static void sgd_nesterov(float *p, float *buf, const float *g, long n, float lr,
     }
 }
 
+/* Caffe's form: the LR inside the velocity, which starts at 0 (so no first-step case). */
+static void sgd_caffe(float *p, float *buf, const float *g, long n, float lr, float wd, float s, float mom,
+                      bool nesterov) {
+    #pragma omp parallel for simd schedule(static) if (n >= SGD_PAR_MIN)
+    for (long i = 0; i < n; i++) {
+        float d = g[i] * s + wd * p[i];
+        float before = buf[i];
+        float v = mom * before + lr * d;
+        buf[i] = v;
+        p[i] -= nesterov ? (1.0f + mom) * v - mom * before : v;
+    }
+}
+
 void rt_sgd_step(float *param, float *momentum_buf, const float *grad, long n,
                  const rt_sgd_config *cfg, const rt_optim_args *a) {
     float lr = a->lr, wd = a->weight_decay, s = a->grad_scale, mom = cfg->momentum;
     if (mom == 0.0f)
         sgd_plain(param, grad, n, lr, wd, s);
+    else if (cfg->lr_in_velocity)
+        sgd_caffe(param, momentum_buf, grad, n, lr, wd, s, mom, cfg->nesterov);
     else if (a->step == 0)
         sgd_first(param, momentum_buf, grad, n, lr, wd, s, cfg->nesterov ? mom : 0.0f);
     else if (cfg->nesterov)

@@ -33,6 +33,9 @@ typedef struct {
 
 typedef struct {
     int kind, first_step, nesterov, per;
+    int lr_in_velocity;    /* SGD in Caffe's form */
+    int caffe_adam;        /* Adam in Caffe's form: L2 decay, eps on the uncorrected sqrt(v) */
+    float decay, one_decay;   /* RMSProp, AdaDelta (rt_adaptive_config) */
     float lr, momentum, dampening;
     float b1, b2, one_b1, one_b2, adam_eps, step_size, inv_sqrt_bc2;   /* LAMB: step_size = 1/(1 − β1^t) */
     int trust_clip;        /* LAMB */
@@ -159,6 +162,7 @@ __device__ update_args args_for_taken_steps(const update_args *args, const scale
     if (a.kind == RT_OPTIM_ADAMW || a.kind == RT_OPTIM_LAMB) {
         double t = (double)taken + 1.0, inv_bc1 = 1.0 / (1.0 - pow(a.beta1, t));
         a.step_size = (float)(a.kind == RT_OPTIM_LAMB ? inv_bc1 : a.lr * inv_bc1);
+        if (a.caffe_adam) a.step_size = (float)(a.lr * sqrt(1.0 - pow(a.beta2, t)) * inv_bc1);   /* Caffe's correction */
         a.inv_sqrt_bc2 = (float)(1.0 / sqrt(1.0 - pow(a.beta2, t)));
     }
     return a;
@@ -242,6 +246,10 @@ update_kernel(float *params, T *params_act, float *state, const float *grads,
             float d = g + wd * p;
             if (mom == 0.0f) {
                 p -= lr * d;
+            } else if (a.lr_in_velocity) {   /* Caffe's form: v from 0, the LR inside it */
+                float before = st[local], v = mom * before + lr * d;
+                st[local] = v;
+                p -= a.nesterov ? (1.0f + mom) * v - mom * before : v;
             } else if (a.first_step) {
                 st[local] = d;
                 p -= lr * (d + (a.nesterov ? mom : 0.0f) * d);
@@ -261,6 +269,25 @@ update_kernel(float *params, T *params_act, float *state, const float *grads,
             }
         } else if (a.kind == RT_OPTIM_LAMB) {   /* the moments are this step's already */
             p -= lr * trust[ch.tensor] * lamb_update(st[local], st[t.count + local], p, wd, a);
+        } else if (a.kind == RT_OPTIM_RMSPROP || a.kind == RT_OPTIM_ADAGRAD) {   /* as rt_adaptive_step */
+            float d = g + wd * p;
+            float v = a.kind == RT_OPTIM_ADAGRAD ? st[local] + d * d : a.decay * st[local] + a.one_decay * d * d;
+            st[local] = v;
+            p -= lr * d / (sqrtf(v) + a.adam_eps);
+        } else if (a.kind == RT_OPTIM_ADADELTA) {
+            float d = g + wd * p;
+            float v = a.decay * st[local] + a.one_decay * d * d;
+            float u = d * sqrtf((st[t.count + local] + a.adam_eps) / (v + a.adam_eps));
+            st[local] = v;
+            st[t.count + local] = a.decay * st[t.count + local] + a.one_decay * u * u;
+            p -= lr * u;
+        } else if (a.caffe_adam) {   /* step_size = lr·sqrt(1 − β2^t)/(1 − β1^t) */
+            float gd = g + wd * p;
+            float m = a.b1 * st[local] + a.one_b1 * gd;
+            float v = a.b2 * st[t.count + local] + a.one_b2 * gd * gd;
+            st[local] = m;
+            st[t.count + local] = v;
+            p -= step_size * m / (sqrtf(v) + a.adam_eps);
         } else {   /* AdamW */
             float m = a.b1 * st[local] + a.one_b1 * g;
             float v = a.b2 * st[t.count + local] + a.one_b2 * g * g;
@@ -353,8 +380,12 @@ void rt_cuda_optim_set_step(rt_cuda_optim *o, double lr, long step) {
     a.step = step;
     if (o->cfg.kind == RT_OPTIM_SGD) {
         a.momentum = o->cfg.sgd.momentum, a.dampening = o->cfg.sgd.dampening, a.nesterov = o->cfg.sgd.nesterov;
+        a.lr_in_velocity = o->cfg.sgd.lr_in_velocity;
     } else if (o->cfg.kind == RT_OPTIM_LARS) {
         a.momentum = o->cfg.lars.momentum, a.nesterov = o->cfg.lars.nesterov;
+    } else if (o->cfg.kind == RT_OPTIM_RMSPROP || o->cfg.kind == RT_OPTIM_ADAGRAD || o->cfg.kind == RT_OPTIM_ADADELTA) {
+        const rt_adaptive_config *c = &o->cfg.adaptive;
+        a.decay = (float)c->decay, a.one_decay = (float)(1.0 - c->decay), a.adam_eps = (float)c->eps;
     } else if (o->cfg.kind == RT_OPTIM_LAMB) {
         const rt_lamb_config *c = &o->cfg.lamb;
         double t = (double)step + 1.0;
@@ -369,6 +400,8 @@ void rt_cuda_optim_set_step(rt_cuda_optim *o, double lr, long step) {
         double t = (double)step + 1.0;
         a.step_size = (float)((float)lr / (1.0 - pow(c->beta1, t)));
         a.inv_sqrt_bc2 = (float)(1.0 / sqrt(1.0 - pow(c->beta2, t)));
+        a.caffe_adam = c->caffe_form;
+        if (c->caffe_form) a.step_size = (float)((double)(float)lr * sqrt(1.0 - pow(c->beta2, t)) / (1.0 - pow(c->beta1, t)));
         a.b1 = (float)c->beta1, a.b2 = (float)c->beta2, a.adam_eps = (float)c->eps;
         a.beta1 = c->beta1, a.beta2 = c->beta2;
         a.one_b1 = (float)(1.0 - c->beta1), a.one_b2 = (float)(1.0 - c->beta2);

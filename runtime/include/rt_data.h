@@ -49,6 +49,17 @@ rt_status rt_dataset_load_idx(rt_dataset *ds, const char *dir, const char *split
  * *data is malloc'd and dims[0..expect_dims) are set. Used by rt_dataset_load_idx. */
 rt_status rt_idx_read(const char *path, int expect_dims, uint8_t **data, long dims[3],
                       rt_err *err);
+/* Caffe's LMDB of Datum records (a Data layer's database) at path (the folder with data.mdb, or
+ * the file), in key order: raw byte images, all of one size, and labels (classes as above).
+ * A record that is not a Datum, is encoded or float, or differs in size is named by its
+ * position and key. Built without liblmdb or protobuf-c, it fails saying so. */
+rt_status rt_dataset_load_lmdb(rt_dataset *ds, const char *path, int classes, rt_err *err);
+/* The record count of an LMDB of Datum records and its first record's [c, h, w] (for
+ * `trainc import caffe`, which takes the input shape and training-set size from them). */
+rt_status rt_lmdb_probe(const char *path, long *n, int *c, int *h, int *w, rt_err *err);
+/* A Caffe mean_file (a binaryproto BlobProto, as compute_image_mean writes it): its [c, h, w]
+ * and the mean of each channel's plane. */
+rt_status rt_caffe_mean_file(const char *path, int *c, int *h, int *w, double channel_mean[4], rt_err *err);
 /* A learnable stand-in: each class is a bright blob at its own place plus noise. */
 void rt_dataset_synthetic(rt_dataset *ds, long n, int c, int h, int w, int classes,
                           uint64_t seed);

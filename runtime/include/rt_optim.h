@@ -29,7 +29,8 @@
  * Determinism: updates are elementwise; the norms (LARS, clipping) sum in a fixed order
  * that depends on n only, never on the thread count, so a run is bit-for-bit repeatable. */
 
-typedef enum { RT_OPTIM_SGD = 0, RT_OPTIM_LARS, RT_OPTIM_ADAMW, RT_OPTIM_LAMB, RT_OPTIM_KIND_COUNT } rt_optim_kind;
+typedef enum { RT_OPTIM_SGD = 0, RT_OPTIM_LARS, RT_OPTIM_ADAMW, RT_OPTIM_LAMB, RT_OPTIM_RMSPROP, RT_OPTIM_ADAGRAD,
+               RT_OPTIM_ADADELTA, RT_OPTIM_KIND_COUNT } rt_optim_kind;
 
 /* torch.optim.SGD: d = g·s + wd·p; buf = d on step 0, else momentum·buf + (1 − dampening)·d;
  * p −= lr·(nesterov ? d + momentum·buf : buf). Weight decay is coupled (L2, added to d). */
@@ -37,6 +38,10 @@ typedef struct {
     float momentum;           /* 0 = plain SGD, no state */
     float dampening;
     bool nesterov;            /* requires momentum > 0 and dampening = 0, as torch */
+    /* Caffe's form (sgd_solver.cpp, nesterov_solver.cpp): d = g·s + wd·p;
+     * v = momentum·v + lr·d (v starts at 0); p −= nesterov ? (1 + momentum)·v − momentum·v_before : v.
+     * Equal to torch's while lr is constant; dampening must be 0. */
+    bool lr_in_velocity;
 } rt_sgd_config;
 
 /* LARS (You, Gitman, Ginsburg 2017; the MLPerf ResNet form):
@@ -58,6 +63,10 @@ typedef struct {
     double beta1, beta2;      /* torch defaults 0.9, 0.999; double because 1 − 0.999f is off
                                  by 1.3e-5 relative, a bias torch (Python floats) does not have */
     double eps;               /* torch default 1e-8 */
+    /* Caffe's Adam (adam_solver.cpp): weight decay added to the gradient (L2, before the
+     * moments), eps on the uncorrected sqrt(v): g' = g·s + wd·p, the moments of g', then
+     * p −= lr·sqrt(1 − β2^t)/(1 − β1^t) · m / (sqrt(v) + eps). */
+    bool caffe_form;
 } rt_adamw_config;
 
 /* LAMB as timm's Lamb (timm/optim/lamb.py; You et al. 2019), t = step + 1, per tensor:
@@ -75,6 +84,19 @@ typedef struct {
     double max_grad_norm;     /* timm default 1.0; 0 = no global clipping */
     bool trust_clip;          /* LAMBC: trust ratio at most 1 */
 } rt_lamb_config;
+
+/* RMSProp, AdaGrad and AdaDelta as Caffe (rmsprop_solver.cpp, adagrad_solver.cpp,
+ * adadelta_solver.cpp) and torch (RMSprop without momentum or centering, Adagrad without
+ * lr_decay, Adadelta) both define them, with d = g·s + wd·p (L2):
+ *   RMSProp:  v = decay·v + (1 − decay)·d²;  p −= lr·d/(sqrt(v) + eps)
+ *   AdaGrad:  v += d²;                        p −= lr·d/(sqrt(v) + eps)
+ *   AdaDelta: v = decay·v + (1 − decay)·d²;  u = d·sqrt((a + eps)/(v + eps));
+ *             a = decay·a + (1 − decay)·u²;  p −= lr·u
+ * State: v (AdaDelta: v, then a), from 0. */
+typedef struct {
+    double decay;             /* RMSProp's alpha (Caffe's rms_decay), AdaDelta's rho (Caffe's momentum) */
+    double eps;               /* Caffe's delta */
+} rt_adaptive_config;
 
 /* What changes per step or per tensor. */
 typedef struct {
@@ -101,6 +123,10 @@ float rt_lamb_step(float *param, float *exp_avg, float *exp_avg_sq, const float 
 /* timm's global clipping: 1/max(1, norm/max_grad_norm) for the norm of the scaled gradients
  * over every tensor; 1 when max_grad_norm is 0 or the norm is not finite. */
 float rt_lamb_clip_coef(double norm, double max_grad_norm);
+/* kind: RT_OPTIM_RMSPROP, RT_OPTIM_ADAGRAD or RT_OPTIM_ADADELTA; acc (AdaDelta's second plane)
+ * may be NULL for the others. */
+void rt_adaptive_step(rt_optim_kind kind, float *param, float *v, float *acc, const float *grad, long n,
+                      const rt_adaptive_config *cfg, const rt_optim_args *a);
 
 /* ---- One entry point for all three, and the state each keeps ----------------------------
  * State of a tensor of n parameters is rt_optim_state_per_param() planes of n floats, plane
@@ -114,6 +140,7 @@ typedef struct {
         rt_lars_config lars;
         rt_adamw_config adamw;
         rt_lamb_config lamb;
+        rt_adaptive_config adaptive;
     };
 } rt_optim_config;
 

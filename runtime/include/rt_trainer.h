@@ -93,7 +93,8 @@ typedef struct {
 } rt_model;
 
 /* RT_DATA_IMAGES: JPEG folders (train/<class>/ of .JPEG files) or `trainc pack` shards. */
-typedef enum { RT_DATA_FASHION_MNIST = 0, RT_DATA_IDX, RT_DATA_SYNTHETIC, RT_DATA_IMAGES } rt_data_source;
+/* RT_DATA_LMDB: Caffe's LMDB of Datum records (runtime/data/lmdb_datum.c), train at data_path and val at val_path. */
+typedef enum { RT_DATA_FASHION_MNIST = 0, RT_DATA_IDX, RT_DATA_SYNTHETIC, RT_DATA_IMAGES, RT_DATA_LMDB } rt_data_source;
 
 typedef struct {
     int epochs;             /* with lr.iterations, the epochs the run touches */
@@ -137,6 +138,9 @@ typedef struct {
     long max_decode_failures;
     int loader_slots;       /* the loader's ring of batch buffers (0: its default) */
     rt_augment_config augment;   /* mixup/cutmix, random erasing, repeated augmentation */
+    /* RT_DATA_LMDB: rt_dataset_load_lmdb, set by the generated code of specs that read an
+     * LMDB, so that only their trainers link liblmdb and libprotobuf-c */
+    rt_status (*load_lmdb)(rt_dataset *ds, const char *path, int classes, rt_err *err);
 } rt_run_config;
 
 /* A model whose tensors live on a device (the CUDA backend). The trainer's host arrays

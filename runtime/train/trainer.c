@@ -101,6 +101,11 @@ static void load_data(trainer *t) {
                              m->classes, run->seed);
         rt_dataset_synthetic(&t->val_set, run->val_samples, m->in_c, m->in_h, m->in_w,
                              m->classes, run->seed + 1);
+    } else if (run->source == RT_DATA_LMDB) {   /* --data replaces the training database */
+        rt_err err;
+        if (!run->load_lmdb) rt_die("this trainer was generated without its LMDB reader; rebuild it with trainc build");
+        if (run->load_lmdb(&t->train_set, dir, m->classes, &err) || run->load_lmdb(&t->val_set, run->val_path, m->classes, &err))
+            rt_die_err(&err);
     } else {
         rt_dataset_load_idx(&t->train_set, dir, "train", m->classes, NULL);
         rt_dataset_load_idx(&t->val_set, dir, "t10k", m->classes, NULL);

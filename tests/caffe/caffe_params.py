@@ -68,13 +68,17 @@ def pair(p, both, hname, wname, default):
     return get(p, hname, h), get(p, wname, w)
 
 
+def meets_train(rule):
+    """Caffe's NetStateRule against the training state: phase TRAIN, level 0, no stages."""
+    return (get(rule, "phase", "TRAIN") == "TRAIN" and get(rule, "min_level", 0) <= 0 <= get(rule, "max_level", 0)
+            and not getall(rule, "stage"))
+
+
 def in_train(layer):
-    for rule, keep_if_train in (("include", True), ("exclude", False)):
-        for r in getall(layer, rule):
-            is_train = get(r, "phase", "TRAIN") == "TRAIN"
-            if is_train != keep_if_train:
-                return False
-    return True
+    includes, excludes = getall(layer, "include"), getall(layer, "exclude")
+    if includes and not any(meets_train(r) for r in includes):
+        return False
+    return not any(meets_train(r) for r in excludes)
 
 
 def count(net):
@@ -86,6 +90,10 @@ def count(net):
         bottoms, top = getall(layer, "bottom"), get(layer, "top")
         if kind == "Input":
             dims = getall(get(get(layer, "input_param"), "shape"), "dim")
+            shapes[top] = tuple(dims[1:])
+            continue
+        if kind == "DummyData":   # its first shape is the data top's
+            dims = getall(get(get(layer, "dummy_data_param"), "shape"), "dim")
             shapes[top] = tuple(dims[1:])
             continue
         if kind in ("SoftmaxWithLoss", "Accuracy"):
@@ -117,9 +125,12 @@ def count(net):
         elif kind == "Scale":
             p = get(layer, "scale_param", [])
             total += c * (2 if get(p, "bias_term", "false") == "true" else 1)
+        elif kind == "BatchNorm":   # NVCaffe's scale_bias: gamma and beta in the BatchNorm itself
+            p = get(layer, "batch_norm_param", [])
+            total += 2 * c if get(p, "scale_bias", "false") == "true" else 0
         elif kind == "Concat":
             c = sum(shapes[b][0] for b in bottoms)
-        elif kind not in ("ReLU", "Dropout", "LRN", "BatchNorm", "Eltwise"):
+        elif kind not in ("ReLU", "Dropout", "LRN", "Eltwise"):
             sys.exit("caffe_params.py: layer type %s is not counted here" % kind)
         shapes[top] = (c, h, w)
     return total

@@ -3,8 +3,8 @@
 # --approximate (lr_mult / decay_mult, ceil-mode pooling and BatchNorm + Scale all map
 # exactly), the spec equals its golden, checks, shows Caffe's learnable parameter count
 # (tests/caffe/caffe_params.py, an independent count over the prototxt) and builds a CPU
-# trainer; with their solvers (in iterations) only --approximate imports, for Caffe's
-# LR-inside-the-momentum SGD, and the error without it says so. Every construct in
+# trainer; with their solvers (in iterations) they import exactly too, Caffe's SGD (the LR
+# inside the velocity) as sgd.lr_in_velocity. Every construct in
 # tests/caffe/accepted (once refused) imports without --approximate to its golden spec and
 # checks with Caffe's parameter count; every one in tests/caffe/errors gives its golden error (exit 1) and leaves -o's
 # file as it was. UPDATE=1 rewrites the goldens (review the diff).
@@ -23,22 +23,23 @@ has_iterations=0
 for net in lenet alexnet resnet; do
   n=$((n + 1))
   # the net alone, exact: stable text whatever the solver fields
-  "$TRAINC" import caffe $net.prototxt -o "$tmp/$net.net.spec" 2>"$tmp/err" || { fail "$net: import without --approximate"; cat "$tmp/err"; continue; }
+  "$TRAINC" import caffe $net.prototxt -o "$tmp/$net.net.spec" >/dev/null 2>"$tmp/err" || { fail "$net: import without --approximate"; cat "$tmp/err"; continue; }
   grep -q "approximated" "$tmp/$net.net.spec" && fail "$net: the exact import notes an approximation"
-  if "$TRAINC" import caffe $net.prototxt ${net}_solver.prototxt -o "$tmp/$net.spec" 2>"$tmp/err"; then
-    fail "$net with its solver imports without --approximate although Caffe's momentum keeps the LR inside"
-  elif ! grep -q "error: Caffe's SGD keeps the LR inside the momentum buffer" "$tmp/err"; then
-    fail "$net with its solver, without --approximate: expected the momentum error, got:"; head -3 "$tmp/err"
+  # with its solver, exact too: Caffe's SGD is sgd.lr_in_velocity (the LR inside the velocity)
+  if ! "$TRAINC" import caffe $net.prototxt ${net}_solver.prototxt -o "$tmp/$net.spec" >/dev/null 2>"$tmp/err"; then
+    fail "$net with its solver: import without --approximate"; head -3 "$tmp/err"
+  elif ! grep -q "lr_in_velocity: true" "$tmp/$net.spec" || grep -q "approximated" "$tmp/$net.spec"; then
+    fail "$net with its solver: expected Caffe's SGD form (lr_in_velocity) and no approximation"; grep sgd "$tmp/$net.spec"
   fi
   [ "${UPDATE:-0}" = 1 ] && cp "$tmp/$net.net.spec" golden/$net.spec
   cmp -s golden/$net.spec "$tmp/$net.net.spec" || { fail "$net: spec differs from tests/caffe/golden/$net.spec"; diff -u golden/$net.spec "$tmp/$net.net.spec" | head -20; }
   spec=$tmp/$net.net.spec
   if [ $has_iterations = 1 ]; then
-    "$TRAINC" import caffe --approximate $net.prototxt ${net}_solver.prototxt -o "$tmp/$net.spec" 2>"$tmp/err" \
+    "$TRAINC" import caffe $net.prototxt ${net}_solver.prototxt -o "$tmp/$net.spec" >/dev/null 2>"$tmp/err" \
       || { fail "$net with its solver: import"; cat "$tmp/err"; continue; }
     grep -q '^  iterations: ' "$tmp/$net.spec" || fail "$net: no solver.iterations in the spec"
     spec=$tmp/$net.spec
-  elif "$TRAINC" import caffe --approximate $net.prototxt ${net}_solver.prototxt -o "$tmp/$net.spec" 2>"$tmp/err" \
+  elif "$TRAINC" import caffe --approximate $net.prototxt ${net}_solver.prototxt -o "$tmp/$net.spec" >/dev/null 2>"$tmp/err" \
        || ! grep -q "error: Caffe's [a-z_]* counts iterations, and this trainc has no '[a-z_.]*iterations'" "$tmp/err"; then
     fail "$net with its solver: expected the error naming the missing *iterations field"; head -3 "$tmp/err"
   else
@@ -74,14 +75,13 @@ for input in errors/*.prototxt; do
   cmp -s errors/$name.err "$tmp/err" || { fail "$name: stderr differs from tests/caffe/errors/$name.err"; diff -u errors/$name.err "$tmp/err" | head -12; }
 done
 
-# Once refused, now exact: the net ones alone, the solver ones with the LeNet net (whose
-# solver then needs --approximate only for the momentum form).
+# Once refused, now exact: the net ones alone, the solver ones with the LeNet net.
 for input in accepted/*.prototxt; do
   n=$((n + 1))
   name=$(basename "$input" .prototxt)
   args=("$input")
-  case $name in *.solver) args=(--approximate lenet.prototxt "$input") ;; esac
-  "$TRAINC" import caffe "${args[@]}" -o "$tmp/acc.spec" 2>"$tmp/err" || { fail "$name: import"; head -5 "$tmp/err"; continue; }
+  case $name in *.solver) args=(lenet.prototxt "$input") ;; esac
+  "$TRAINC" import caffe "${args[@]}" -o "$tmp/acc.spec" >/dev/null 2>"$tmp/err" || { fail "$name: import"; head -5 "$tmp/err"; continue; }
   [ "${UPDATE:-0}" = 1 ] && cp "$tmp/acc.spec" accepted/$name.spec
   cmp -s accepted/$name.spec "$tmp/acc.spec" || { fail "$name: spec differs from tests/caffe/accepted/$name.spec"; diff -u accepted/$name.spec "$tmp/acc.spec" | head -12; }
   case $name in
@@ -97,28 +97,56 @@ done
 # Usage errors exit 2, and an -o naming an input is refused with the input intact.
 n=$((n + 1))
 cp lenet.prototxt "$tmp/net.prototxt"
-rc=0; "$TRAINC" import caffe "$tmp/net.prototxt" -o "$tmp/net.prototxt" 2>"$tmp/err" || rc=$?
+rc=0; "$TRAINC" import caffe "$tmp/net.prototxt" -o "$tmp/net.prototxt" >/dev/null 2>"$tmp/err" || rc=$?
 [ $rc = 2 ] && grep -q "would overwrite an input" "$tmp/err" || fail "-o over the input: exit $rc, $(head -1 "$tmp/err")"
 cmp -s lenet.prototxt "$tmp/net.prototxt" || fail "-o over the input changed it"
+# An -o into a folder that does not exist: the import fails (1, not the usage status 2) and
+# says which folder; nothing is written.
+n=$((n + 1))
+rc=0; "$TRAINC" import caffe lenet.prototxt -o "$tmp/no/such/dir/x.spec" >/dev/null 2>"$tmp/err" || rc=$?
+[ $rc = 1 ] && grep -q "^trainc: error: cannot write the spec to '$tmp/no/such/dir/x.spec'" "$tmp/err" &&
+  grep -q "create it first" "$tmp/err" && [ ! -e "$tmp/no" ] || fail "-o into a missing folder: exit $rc, $(head -2 "$tmp/err")"
 for args in "caffe lenet.prototxt" "caffe -o $tmp/x.spec" "onnx lenet.prototxt -o $tmp/x.spec" "caffe a b c -o $tmp/x.spec"; do
   n=$((n + 1))
   rc=0; "$TRAINC" import $args 2>"$tmp/err" || rc=$?
   [ $rc = 2 ] && grep -q "^trainc: error: " "$tmp/err" || fail "trainc import $args: exit $rc, $(head -1 "$tmp/err")"
 done
 
-# An Adam solver with a poly policy: approximate for Adam's own reason (Caffe adds delta to
-# the uncorrected sqrt(v)), not for SGD's momentum form (Adam's momentum is its beta1).
+# Data layers over LMDBs (50 Fashion-MNIST images a split, written as Caffe's convert_mnist_data
+# does): BVLC's LeNet imports its input shape and training-set size from the database, and a
+# mean_file (written as compute_image_mean does) is refused with its per-channel average as
+# the mean_value to write, or taken with --approximate.
 n=$((n + 1))
-printf 'net: "lenet.prototxt"\ntype: "Adam"\nbase_lr: 0.001\nmomentum: 0.9\nmomentum2: 0.999\ndelta: 1e-8\nlr_policy: "poly"\npower: 1\nmax_iter: 100\n' \
+mkdir -p "$tmp/caffe_root/examples/mnist"
+cp bvlc_mnist/*.prototxt "$tmp/caffe_root/examples/mnist/"
+avg=$("$PY" write_mnist_lmdb.py "${FMNIST_DIR:-/usr/share/datasets/fashion-mnist}" "$tmp/caffe_root/examples/mnist" --small 50 |
+      sed -nE 's/^mean.binaryproto average ([0-9.]+)$/\1/p')
+sed 's|    scale: 0.00390625|    scale: 0.00390625\n    mean_file: "examples/mnist/mean.binaryproto"|' bvlc_mnist/lenet_train_test.prototxt \
+  >"$tmp/caffe_root/examples/mnist/mean_file.prototxt"
+(
+  cd "$tmp/caffe_root" || exit 1
+  "$TRAINC" import caffe examples/mnist/lenet_train_test.prototxt -o lmdb.spec >summary 2>err || { cat err; exit 1; }
+  grep -q '^  input_shape: \[1, 28, 28\]$' lmdb.spec && grep -q '^  train_samples: 50 ' lmdb.spec &&
+    grep -q 'data TRAIN: Data "mnist" -> data.train, lmdb examples/mnist/mnist_train_lmdb (50 records of 1x28x28)' summary ||
+    { echo "the LMDB import:"; sed -n '/^data/,$p' lmdb.spec; cat summary; exit 1; }
+  "$TRAINC" check lmdb.spec >/dev/null || exit 1
+  rc=0; "$TRAINC" import caffe examples/mnist/mean_file.prototxt -o mean.spec 2>err || rc=$?
+  want=$("$PY" -c "import sys; print('%g' % float(sys.argv[1]))" "$avg")
+  got=$(sed -nE 's/.*its averages: mean_value: ([0-9.]+)\).*/\1/p' err | head -1)
+  [ $rc = 1 ] && "$PY" -c "import sys; sys.exit(abs(float(sys.argv[1]) - float(sys.argv[2])) > 1e-4 * float(sys.argv[2]))" \
+    "${got:-0}" "$avg" || { echo "mean_file without --approximate: exit $rc, average ${got:-none} vs $want"; cat err; exit 1; }
+  "$TRAINC" import caffe --approximate examples/mnist/mean_file.prototxt -o mean.spec >/dev/null 2>err &&
+    grep -q "normalize { mean_value: \[$got\] scale: 0.00390625 }" mean.spec || { echo "mean_file with --approximate:"; cat err; exit 1; }
+) >"$tmp/lmdb.log" 2>&1 || fail "Data layers over LMDBs: $(cat "$tmp/lmdb.log")"
+
+# An Adam solver with a poly policy and weight decay: exact as adamw.caffe_form (Caffe adds the
+# decay to the gradient and delta to the uncorrected sqrt(v)), without --approximate.
+n=$((n + 1))
+printf 'net: "lenet.prototxt"\ntype: "Adam"\nbase_lr: 0.001\nmomentum: 0.9\nmomentum2: 0.999\ndelta: 1e-8\nweight_decay: 0.0005\nlr_policy: "poly"\npower: 1\nmax_iter: 100\n' \
   >"$tmp/adam.solver.prototxt"
-if "$TRAINC" import caffe lenet.prototxt "$tmp/adam.solver.prototxt" -o "$tmp/adam.spec" 2>"$tmp/err"; then
-  fail "an Adam solver imports without --approximate although Caffe's delta sits elsewhere"
-elif ! grep -q "Adam adds delta" "$tmp/err" || grep -q "momentum buffer" "$tmp/err"; then
-  fail "Adam solver without --approximate: expected only the delta error, got:"; head -3 "$tmp/err"
-fi
-"$TRAINC" import caffe --approximate lenet.prototxt "$tmp/adam.solver.prototxt" -o "$tmp/adam.spec" 2>"$tmp/err" &&
-  grep -q "adamw { beta1: 0.9 beta2: 0.999 eps: 1e-08 weight_decay: 0 }" "$tmp/adam.spec" ||
-  { fail "Adam solver with --approximate:"; cat "$tmp/err"; grep adamw "$tmp/adam.spec"; }
+"$TRAINC" import caffe lenet.prototxt "$tmp/adam.solver.prototxt" -o "$tmp/adam.spec" >/dev/null 2>"$tmp/err" &&
+  grep -q "adamw { beta1: 0.9 beta2: 0.999 eps: 1e-08 weight_decay: 0.0005 caffe_form: true }" "$tmp/adam.spec" &&
+  ! grep -q "approximated" "$tmp/adam.spec" || { fail "Adam solver:"; cat "$tmp/err"; grep adamw "$tmp/adam.spec"; }
 
 if [ $failures -gt 0 ]; then echo "$failures failure(s) in $n cases"; exit 1; fi
 echo "caffe import: $n cases pass"

@@ -6,7 +6,7 @@
 # steps end at the same hash, which a control with multipliers 1 does not); (3) the CUDA
 # backend under the emulator (tests/emu) trains a net with every Caffe feature (multipliers,
 # frozen tensors, frozen BN statistics, LRN within a channel, bn affine: false, ceil-mode max
-# and avg pooling, the inv policy) to the CPU trainer's losses within 1e-4 relative, and
+# and avg pooling, the inv policy with Caffe's SGD form, lr_in_velocity; then Caffe's Adam, RMSProp, AdaGrad and AdaDelta) to the CPU trainer's losses within 1e-4 relative, and
 # refuses frozen BN statistics in channels-last layout at build.
 set -u
 source tests/lib.sh
@@ -76,7 +76,7 @@ net {
   linear { name: "fc2" out: 10 lr_mult: [2, 0] decay_mult: [0.5, 0] }
 }
 data { train { source: "synthetic" samples: 24 batch_per_rank: 4 } val { source: "synthetic" batch_per_rank: 4 } val_samples: 4 }
-solver { epochs: 1 log_every: 1 sgd { momentum: 0.9 weight_decay: 0.01 } lr { base: 0.05 schedule { inv { gamma: 0.1 power: 0.75 } } } }
+solver { epochs: 1 log_every: 1 sgd { momentum: 0.9 weight_decay: 0.01 lr_in_velocity: true } lr { base: 0.05 schedule { inv { gamma: 0.1 power: 0.75 } } } }
 SPEC
   "$TRAINC" build "$tmp/all.spec" -o "$tmp/all.cpu" >"$tmp/all.cpu.log" 2>&1 && "$tmp/all.cpu" --out "$tmp/all.cpu.run" >>"$tmp/all.cpu.log" 2>&1 \
     || { fail "the CPU trainer:"; tail -5 "$tmp/all.cpu.log"; }
@@ -84,6 +84,29 @@ SPEC
     "$tmp/all.emu" --out "$tmp/all.emu.run" >>"$tmp/all.emu.log" 2>&1 || { fail "the emulated CUDA trainer:"; tail -5 "$tmp/all.emu.log"; }
   r=$("$PY" tests/gpu/compare_runs.py "$tmp/all.emu.run/metrics.jsonl" "$tmp/all.cpu.run/metrics.jsonl" 1e-4 2>&1) \
     && echo "CUDA (emulated) vs CPU: $(echo "$r" | head -1)" || { fail "CUDA (emulated) vs CPU:"; echo "$r"; }
+  # Caffe's Adam (adamw.caffe_form: L2 decay, eps on the uncorrected second moment) the same way
+  sed -e 's/sgd { momentum: 0.9 weight_decay: 0.01 lr_in_velocity: true }/adamw { beta1: 0.9 beta2: 0.999 eps: 0.001 weight_decay: 0.01 caffe_form: true }/' \
+      -e 's/lr { base: 0.05 /lr { base: 0.01 /' "$tmp/all.spec" >"$tmp/adam.spec"
+  grep -q caffe_form "$tmp/adam.spec" || fail "the Adam spec was not written"
+  "$TRAINC" build "$tmp/adam.spec" -o "$tmp/adam.cpu" >"$tmp/adam.cpu.log" 2>&1 && "$tmp/adam.cpu" --out "$tmp/adam.cpu.run" >>"$tmp/adam.cpu.log" 2>&1 \
+    || { fail "the CPU trainer (Adam):"; tail -5 "$tmp/adam.cpu.log"; }
+  TRAINC_CUDA_ENV=$root/$BUILD/emu/cuda.env "$TRAINC" build "$tmp/adam.spec" -o "$tmp/adam.emu" --backend cuda >"$tmp/adam.emu.log" 2>&1 &&
+    "$tmp/adam.emu" --out "$tmp/adam.emu.run" >>"$tmp/adam.emu.log" 2>&1 || { fail "the emulated CUDA trainer (Adam):"; tail -5 "$tmp/adam.emu.log"; }
+  r=$("$PY" tests/gpu/compare_runs.py "$tmp/adam.emu.run/metrics.jsonl" "$tmp/adam.cpu.run/metrics.jsonl" 1e-4 2>&1) \
+    && echo "Caffe's Adam, CUDA (emulated) vs CPU: $(echo "$r" | head -1)" || { fail "Caffe's Adam, CUDA (emulated) vs CPU:"; echo "$r"; }
+  # Caffe's RMSProp, AdaGrad and AdaDelta (trainc's rmsprop, adagrad, adadelta) the same way
+  for opt in "rmsprop { alpha: 0.98 eps: 1e-8 weight_decay: 0.01 }" "adagrad { eps: 1e-8 weight_decay: 0.01 }" \
+             "adadelta { rho: 0.95 eps: 1e-6 weight_decay: 0.01 }"; do
+    o=${opt%% *}
+    sed -e "s/sgd { momentum: 0.9 weight_decay: 0.01 lr_in_velocity: true }/$opt/" -e 's/lr { base: 0.05 /lr { base: 0.01 /' \
+      "$tmp/all.spec" >"$tmp/$o.spec"
+    "$TRAINC" build "$tmp/$o.spec" -o "$tmp/$o.cpu" >"$tmp/$o.cpu.log" 2>&1 && "$tmp/$o.cpu" --out "$tmp/$o.cpu.run" >>"$tmp/$o.cpu.log" 2>&1 \
+      || { fail "the CPU trainer ($o):"; tail -5 "$tmp/$o.cpu.log"; continue; }
+    TRAINC_CUDA_ENV=$root/$BUILD/emu/cuda.env "$TRAINC" build "$tmp/$o.spec" -o "$tmp/$o.emu" --backend cuda >"$tmp/$o.emu.log" 2>&1 &&
+      "$tmp/$o.emu" --out "$tmp/$o.emu.run" >>"$tmp/$o.emu.log" 2>&1 || { fail "the emulated CUDA trainer ($o):"; tail -5 "$tmp/$o.emu.log"; continue; }
+    r=$("$PY" tests/gpu/compare_runs.py "$tmp/$o.emu.run/metrics.jsonl" "$tmp/$o.cpu.run/metrics.jsonl" 1e-4 2>&1) \
+      && echo "$o, CUDA (emulated) vs CPU: $(echo "$r" | head -1)" || { fail "$o, CUDA (emulated) vs CPU:"; echo "$r"; }
+  done
   # what the CUDA backend does not run is refused at build, naming the layer
   printf 'extends: "%s"\nprecision { compute: BF16 }\n' "$tmp/all.spec" >"$tmp/nhwc.spec"
   if TRAINC_CUDA_ENV=$root/$BUILD/emu/cuda.env "$TRAINC" build "$tmp/nhwc.spec" -o "$tmp/x" --backend cuda --layout nhwc 2>"$tmp/err"; then

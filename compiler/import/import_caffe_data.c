@@ -1,0 +1,268 @@
+/* Caffe importer: the data layers. A Data layer over an LMDB becomes the data block (source
+ * "lmdb", its path, batch and transform_param) and the net's input, whose shape and training
+ * set size come from the database itself (its first record and its record count); the
+ * TRAIN-phase layer gives data.train, the TEST-phase one data.val. DummyData becomes the
+ * synthetic source. The data layers trainc has no reader for say what to do instead. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "import_caffe_internal.h"
+#include "rt_data.h"
+
+/* mean_file: Caffe subtracts the mean image pixel by pixel, trainc one mean per channel; the
+ * file's per-channel averages are close (a mean image of natural photographs is nearly flat),
+ * so --approximate takes them, and the error without it gives them as mean_value lines. */
+/* rt_caffe_mean_file where trainc links the reader (WITH_LMDB=1, mk/lmdb.mk); otherwise (and
+ * in the fuzzer) a refusal that says so. */
+static rt_status mean_file_of(const char *path, int *c, int *h, int *w, double m[4], rt_err *err) {
+#ifdef TRAINC_WITH_LMDB
+    return rt_caffe_mean_file(path, c, h, w, m, err);
+#else
+    (void)c, (void)h, (void)w, (void)m;
+    snprintf(err->msg, sizeof err->msg, "this trainc was built without protobuf-c and cannot read the mean file %.300s", path);
+    snprintf(err->hint, sizeof err->hint, "build trainc with libprotobuf-c-dev and protobuf-c-compiler (WITH_LMDB=1)");
+    return RT_E_ARG;
+#endif
+}
+
+static int read_mean_file(ic_ctx *ic, const ast_node *tp, const char *name, ic_data *d) {
+    const char *path = NULL;
+    const ast_node *at = ic_get(tp, "mean_file");
+    if (ic_word(ic, tp, "mean_file", &path) < 0) return -1;
+    if (ic_get(tp, "mean_value")) return ic_error(ic, at, "give one of them", "both mean_file and mean_value");
+    int c = 0, h = 0, w = 0;
+    double m[4] = { 0 };
+    rt_err err;
+    if (mean_file_of(path, &c, &h, &w, m, &err) != RT_OK) {
+        char beside[4096];   /* relative to Caffe's folder, else beside the prototxt */
+        const char *slash = strrchr(ic->opt->net_path, '/');
+        if (path[0] == '/' || !slash) return ic_error(ic, at, err.hint, "%s layer \"%s\": %s", d->type, name, err.msg);
+        snprintf(beside, sizeof beside, "%.*s/%s", (int)(slash - ic->opt->net_path), ic->opt->net_path, path);
+        if (mean_file_of(beside, &c, &h, &w, m, &err) != RT_OK)
+            return ic_error(ic, at, err.hint, "%s layer \"%s\": %s", d->type, name, err.msg);
+    }
+    char values[256] = "";
+    for (int i = 0; i < c; i++) ic_append(values, sizeof values, "%smean_value: %s", i ? " " : "", ic_num(m[i]));
+    char hint[512];
+    snprintf(hint, sizeof hint, "write its per-channel averages instead, %s, or import with --approximate to use them "
+             "(noted in the spec)", values);
+    if (ic_approximate_hint(ic, at, hint, "%s layer \"%s\": mean_file %s subtracts a %dx%dx%d mean image pixel by pixel; "
+                            "trainc subtracts one mean per channel (its averages: %s)", d->type, name, path, c, h, w,
+                            values) < 0)
+        return -1;
+    d->n_mean = c;
+    memcpy(d->mean, m, sizeof m);
+    return 0;
+}
+
+/* transform_param: scale, mean_value (one per channel, or one for all), mirror, crop_size;
+ * mean_file (a per-pixel mean image) has no trainc equivalent. */
+static int read_transform(ic_ctx *ic, const ast_node *L, const char *name, ic_data *d) {
+    const ast_node *tp = NULL;
+    d->scale = 1;
+    if (ic_msg(ic, L, "transform_param", &tp) < 0) return -1;
+    if (!tp) return 0;
+    if (ic_only_fields(ic, tp, "transform_param",
+                       KNOWN("scale", "mirror", "crop_size", "mean_file", "mean_value", "force_color", "force_gray")) < 0 ||
+        ic_float(ic, tp, "scale", &d->scale) < 0 || ic_bool(ic, tp, "mirror", &d->mirror) < 0 ||
+        ic_int(ic, tp, "crop_size", &d->crop) < 0)
+        return -1;
+    if (d->scale <= 0) return ic_error(ic, ic_get(tp, "scale"), NULL, "transform_param scale must be > 0");
+    if (ic_get(tp, "mean_file") && read_mean_file(ic, tp, name, d) < 0) return -1;
+    if (ic_get(tp, "force_color") || ic_get(tp, "force_gray"))
+        return ic_error(ic, ic_get(tp, "force_color") ? ic_get(tp, "force_color") : ic_get(tp, "force_gray"),
+                        "write the database with the channels the net reads", "%s layer \"%s\": force_color / "
+                        "force_gray re-decode encoded images; trainc reads raw Datum pixels", d->type, name);
+    for (int i = 0; i < tp->n_kids; i++) {
+        const ast_node *f = tp->kids[i];
+        if (strcmp(f->text, "mean_value") != 0) continue;
+        if (f->a->kind != AST_INT && f->a->kind != AST_FLOAT) return ic_error(ic, f->a, NULL, "'mean_value' must be a number");
+        if (d->n_mean == 4) return ic_error(ic, f, NULL, "more than 4 mean_value entries");
+        d->mean[d->n_mean++] = f->a->kind == AST_INT ? (double)f->a->ival : f->a->fval;
+    }
+    return 0;
+}
+
+/* data_param: an LMDB's source, batch_size and backend (Caffe's default is LEVELDB). */
+static int read_data_param(ic_ctx *ic, const ast_node *L, const char *name, ic_data *d) {
+    const ast_node *p = NULL;
+    if (ic_msg(ic, L, "data_param", &p) < 0) return -1;
+    if (!p) return ic_error(ic, L, NULL, "Data layer \"%s\" needs data_param { source batch_size backend }", name);
+    if (ic_only_fields(ic, p, "data_param", KNOWN("source", "batch_size", "backend", "rand_skip", "prefetch",
+                                                  "force_encoded_color")) < 0 ||
+        ic_word(ic, p, "source", &d->source) < 0 || ic_int(ic, p, "batch_size", &d->batch) < 0)
+        return -1;
+    const char *backend = "LEVELDB";
+    if (ic_word(ic, p, "backend", &backend) < 0) return -1;
+    if (strcmp(backend, "LMDB") != 0)
+        return ic_error(ic, ic_get(p, "backend") ? ic_get(p, "backend") : p,
+                        "convert the database to LMDB (Caffe's convert_imageset -backend lmdb writes one from the "
+                        "same images) and set backend: LMDB",
+                        "Data layer \"%s\": backend %s (Caffe's default when none is given); trainc reads LMDB", name,
+                        backend);
+    if (!d->source) return ic_error(ic, p, NULL, "Data layer \"%s\" needs data_param source", name);
+    if (d->batch < 1) return ic_error(ic, p, NULL, "Data layer \"%s\" needs batch_size >= 1", name);
+    if (ic_get(p, "rand_skip"))
+        ic_note(ic, ic_get(p, "rand_skip"), "layer \"%s\": rand_skip: trainc shuffles the whole set every epoch", name);
+    return 0;
+}
+
+/* The database's shape and record count; a relative source is Caffe's, relative to where
+ * Caffe runs, so it is looked up there (the current folder), then beside the prototxt. */
+static int probe_lmdb(ic_ctx *ic, const ast_node *L, const char *name, ic_data *d) {
+#ifdef TRAINC_WITH_LMDB
+    rt_err err;
+    int c = 0, h = 0, w = 0;
+    if (rt_lmdb_probe(d->source, &d->records, &c, &h, &w, &err) == RT_OK) {
+        d->c = c, d->h = h, d->w = w;
+        return 0;
+    }
+    const char *slash = strrchr(ic->opt->net_path, '/');
+    if (d->source[0] != '/' && slash) {
+        char beside[4096];
+        snprintf(beside, sizeof beside, "%.*s/%s", (int)(slash - ic->opt->net_path), ic->opt->net_path, d->source);
+        rt_err err2;
+        if (rt_lmdb_probe(beside, &d->records, &c, &h, &w, &err2) == RT_OK) {
+            d->c = c, d->h = h, d->w = w;
+            d->source = ast_arena_strdup(ic->arena, beside);
+            return 0;
+        }
+    }
+    return ic_error(ic, ic_get(ic_get(L, "data_param")->a, "source"),
+                    "run the import where Caffe would run (its paths are relative to that folder), or give the "
+                    "database's path; the input shape and the training-set size are read from it",
+                    "Data layer \"%s\": %s", name, err.msg);
+#else
+    return ic_error(ic, L, "build trainc with liblmdb-dev, libprotobuf-c-dev and protobuf-c-compiler (WITH_LMDB=1)",
+                    "Data layer \"%s\": this trainc was built without liblmdb and cannot read the database for the "
+                    "input shape", name);
+#endif
+}
+
+/* DummyData: its first shape (or num/channels/height/width) is [N, C, H, W]. */
+static int read_dummy(ic_ctx *ic, const ast_node *L, const char *name, ic_data *d) {
+    const ast_node *p = NULL, *shape = NULL;
+    if (ic_msg(ic, L, "dummy_data_param", &p) < 0) return -1;
+    if (!p) return ic_error(ic, L, NULL, "DummyData layer \"%s\" needs dummy_data_param { shape { dim ... } }", name);
+    if (ic_only_fields(ic, p, "dummy_data_param", KNOWN("shape", "data_filler", "num", "channels", "height", "width")) < 0)
+        return -1;
+    int64_t dims[4] = { 0 };
+    int n = 0;
+    if (ic_get(p, "shape")) {
+        shape = ic_get(p, "shape")->a;
+        if (shape->kind != AST_MESSAGE) return ic_error(ic, shape, NULL, "'shape' must be a message { dim: N ... }");
+        for (int i = 0; i < shape->n_kids && n < 4; i++)
+            if (strcmp(shape->kids[i]->text, "dim") == 0 && shape->kids[i]->a->kind == AST_INT)
+                dims[n++] = shape->kids[i]->a->ival;
+    } else {
+        static const char *const f[] = { "num", "channels", "height", "width" };
+        for (n = 0; n < 4; n++)
+            if (ic_int(ic, p, f[n], &dims[n]) <= 0) break;
+    }
+    if (n != 4 || dims[0] < 1 || dims[1] < 1 || dims[2] < 1 || dims[3] < 1)
+        return ic_error(ic, shape ? shape : p, "give the data top's shape as [N, C, H, W]",
+                        "DummyData layer \"%s\": trainc nets read images [N, C, H, W]", name);
+    d->batch = dims[0], d->c = (int)dims[1], d->h = (int)dims[2], d->w = (int)dims[3];
+    d->records = d->batch;
+    ic_note(ic, L, "layer \"%s\" (DummyData): trainc's synthetic source, one batch of %lld generated images, each "
+            "a class-dependent blob plus noise, not Caffe's filler values (for timing, as DummyData is used)",
+            name, (long long)d->batch);
+    return 0;
+}
+
+/* Data layers trainc reads nothing for: what to do instead. */
+static int refuse(ic_ctx *ic, const ast_node *L, const char *type, const char *name) {
+    const ast_node *at = ic_get(L, "type");
+    if (strcmp(type, "ImageData") == 0)
+        return ic_error(ic, at, "write the listed images into an LMDB with Caffe's convert_imageset (it reads the "
+                        "same 'path label' list) and read it with a Data layer (backend: LMDB); or give trainc the "
+                        "images as folders (source \"imagenet-folder\")",
+                        "ImageData layer \"%s\" reads a list of image files; trainc has no reader for such a list", name);
+    if (strcmp(type, "HDF5Data") == 0)
+        return ic_error(ic, at, "write the samples into an LMDB of Datum records (convert_imageset, or Caffe's Python "
+                        "io.array_to_datum) and read it with a Data layer (backend: LMDB)",
+                        "HDF5Data layer \"%s\": trainc has no HDF5 reader", name);
+    if (strcmp(type, "MemoryData") == 0)
+        return ic_error(ic, at, "write the samples into an LMDB and read it with a Data layer (backend: LMDB)",
+                        "MemoryData layer \"%s\" takes arrays from the program that runs Caffe; a trainer reads "
+                        "its data itself", name);
+    if (strcmp(type, "WindowData") == 0 || strcmp(type, "AnnotatedData") == 0 || strcmp(type, "VideoData") == 0)
+        return ic_error(ic, at, "trainc trains classifiers on whole images: crop the windows or frames into an "
+                        "LMDB of labelled images and read it with a Data layer (backend: LMDB)",
+                        "%s layer \"%s\" reads %s; trainc has no such reader", type, name,
+                        strcmp(type, "VideoData") == 0 ? "video frames" : "boxes within images (detection data)");
+    return ic_error(ic, at, "read the data with a Data layer (backend: LMDB) or an Input layer",
+                    "%s layer \"%s\": trainc has no reader for it", type, name);
+}
+
+int ic_data_layer(ic_ctx *ic, const ast_node *L, const char *type, const char *name, int train) {
+    if (strcmp(type, "Data") != 0 && strcmp(type, "DummyData") != 0) return refuse(ic, L, type, name);
+    if (ic_only_fields(ic, L, "the data layer", KNOWN("name", "type", "top", "include", "exclude", "transform_param",
+                                                      "data_param", "dummy_data_param")) < 0)
+        return -1;
+    ic_data d = { .layer = L, .name = name, .type = type, .set = 1 };
+    if (read_transform(ic, L, name, &d) < 0) return -1;
+    if (strcmp(type, "Data") == 0) {
+        if (read_data_param(ic, L, name, &d) < 0 || probe_lmdb(ic, L, name, &d) < 0) return -1;
+    } else if (read_dummy(ic, L, name, &d) < 0) {
+        return -1;
+    }
+    if (d.n_mean > 1 && d.n_mean != d.c)
+        return ic_error(ic, ic_get(ic_get(L, "transform_param")->a, "mean_value"), NULL, "%s layer \"%s\": %d mean_value "
+                        "entries for %d channels (one, or one per channel)", type, name, d.n_mean, d.c);
+    if (d.crop && (d.crop != d.h || d.crop != d.w))
+        return ic_error(ic, ic_get(ic_get(L, "transform_param")->a, "crop_size"), "write the database at the crop size "
+                        "(convert_imageset --resize_height/--resize_width), or leave crop_size out",
+                        "%s layer \"%s\": crop_size %lld of %dx%d images; trainc crops only image sources",
+                        type, name, (long long)d.crop, d.h, d.w);
+    if (d.mirror && !train)
+        return ic_error(ic, ic_get(ic_get(L, "transform_param")->a, "mirror"), "remove mirror from the TEST-phase layer",
+                        "%s layer \"%s\": Caffe mirrors test images at random; trainc evaluates them as they are",
+                        type, name);
+    const ast_node *top = ic_get(L, "top");
+    if (!top || top->a->kind != AST_STRING) return ic_error(ic, L, NULL, "%s layer \"%s\" needs a top", type, name);
+    ic_data *slot = train ? &ic->train_data : &ic->val_data;
+    if (slot->set)
+        return ic_error(ic, L, "keep one data layer per phase", "a second %s-phase data layer (\"%s\" came first)",
+                        train ? "TRAIN" : "TEST", slot->name);
+    *slot = d;
+    if (!train) return 0;
+    if (ic->have_input) return ic_error(ic, L, "trainc nets read one input image", "a data layer beside an Input layer");
+    ic->batch = d.batch, ic->in_c = d.c, ic->in_h = d.h, ic->in_w = d.w;
+    ic->have_input = 1;
+    return ic_blob_set(ic, top->a->text, "data", d.c, d.h, d.w) ? 0 : -1;
+}
+
+/* One split of the data block. */
+static void print_split(FILE *out, const char *split, const ic_data *d) {
+    fprintf(out, "  %s { source: \"%s\"", split, strcmp(d->type, "DummyData") == 0 ? "synthetic" : "lmdb");
+    if (strcmp(d->type, "Data") == 0) fprintf(out, " path: \"%s\"", d->source);
+    else if (!strcmp(split, "train")) fprintf(out, " samples: %lld", (long long)d->records);
+    fprintf(out, " batch_per_rank: %lld", (long long)d->batch);
+    if (d->mirror) fputs(" augment { flip: true }", out);
+    if (d->n_mean || d->scale != 1) {   /* (x - mean_value) * scale, Caffe's order of channels */
+        fputs(" normalize { mean_value: [", out);
+        for (int i = 0; i < d->c; i++) fprintf(out, "%s%s", i ? ", " : "", ic_num(d->n_mean ? d->mean[d->n_mean > 1 ? i : 0] : 0));
+        fprintf(out, "] scale: %s }", ic_num(d->scale));
+    }
+    fputs(" }\n", out);
+}
+
+int ic_print_data(ic_ctx *ic, FILE *out) {
+    const ic_data *t = &ic->train_data, *v = &ic->val_data;
+    if (!t->set) {
+        fputs("\n# Caffe's data layers become the data block: the batch is the Input layer's first dim;\n"
+              "# say where the images are (source, path) in a spec that extends this one.\n", out);
+        fprintf(out, "data {\n  train { batch_per_rank: %lld }\n}\n", (long long)ic->batch);
+        return 0;
+    }
+    fprintf(out, "\n# Caffe's data layers: \"%s\" (TRAIN) and %s%s%s%s\n", t->name, v->set ? "\"" : "no TEST-phase one",
+            v->set ? v->name : "", v->set ? "\" (TEST)" : "",
+            strcmp(t->type, "Data") == 0 ? "; the trainer's --data replaces the training database's path." : ".");
+    fputs("data {\n", out);
+    if (strcmp(t->type, "Data") == 0) fprintf(out, "  train_samples: %ld   # the records in %s\n", t->records, t->source);
+    print_split(out, "train", t);
+    if (v->set) print_split(out, "val", v);
+    fputs("}\n", out);
+    return 0;
+}
