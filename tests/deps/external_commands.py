@@ -257,6 +257,17 @@ def main():
     pkgs = installed_packages()
     listed, allowed = allowed_packages(pkgs)
     problems, rows = [], []
+
+    def judge(what, row_name, path, where):   # path's package must be one the Makefile installs
+        pkg = owner_of(path, owner)
+        if pkg is None:
+            problems.append(f"{where}: {what} ({path}) belongs to no installed Debian package")
+        elif pkg not in allowed:
+            problems.append(f"{where}: {what} comes from package {pkg}, which mk/deps.mk does not "
+                            f"install: add {pkg} to DEB_PACKAGES")
+        else:
+            rows.append((row_name, pkg, where))
+
     for name, where in sorted(programs().items()):
         if name in own:
             continue
@@ -268,15 +279,7 @@ def main():
         if os.path.realpath(path).startswith("/usr/local/cuda") or cuda_wrapper(path):
             rows.append((name, "CUDA toolkit (/usr/local/cuda)", where))
             continue
-        pkg = owner_of(path, owner)
-        if pkg is None:
-            problems.append(f"{where}: program '{name}' ({path}) belongs to no installed Debian package")
-        elif pkg not in allowed:
-            problems.append(f"{where}: program '{name}' comes from package {pkg}, which mk/deps.mk does not "
-                            f"install: add {pkg} to DEB_PACKAGES")
-        else:
-            rows.append((name, pkg, where))
-    py_path = [p for p in sys.path if p]
+        judge(f"program '{name}'", name, path, where)
     for name, where in sorted(modules().items()):
         spec = importlib.util.find_spec(name)
         origin = spec and (spec.origin if spec.origin not in (None, "namespace") else
@@ -285,14 +288,7 @@ def main():
             problems.append(f"{where}: Python module '{name}' is not installed for /usr/bin/python3: "
                             f"find its Debian package (python3-...) and add it to DEB_PACKAGES")
             continue
-        pkg = owner_of(origin, owner)
-        if pkg is None:
-            problems.append(f"{where}: Python module '{name}' ({origin}) belongs to no Debian package")
-        elif pkg not in allowed:
-            problems.append(f"{where}: Python module '{name}' comes from package {pkg}, which mk/deps.mk "
-                            f"does not install: add {pkg} to DEB_PACKAGES")
-        else:
-            rows.append((f"python: {name}", pkg, where))
+        judge(f"Python module '{name}'", f"python: {name}", origin, where)
     for name, pkg, where in rows:
         print(f"{name:28} {pkg:32} {where}")
     print(f"{len(rows)} external programs and modules, each from a package mk/deps.mk installs "

@@ -4,6 +4,7 @@
 #include <string.h>
 #include "rt_ops.h"
 #include "rt_real.h"
+#include "rt_slots.h"
 
 /* Sample b's target for class j: w * q(a)_j + (1 - w) * q(c)_j with q(y) = (1 - eps) * onehot(y)
  * + eps / K (torchvision's CrossEntropyLoss(label_smoothing) on mixed one-hots, and timm's
@@ -17,9 +18,12 @@ static inline real_t class_target(int j, int ya, int yb, real_t w, real_t eps, i
 double RT_FN(target_loss_forward)(real_t *dlogits, const real_t *logits, const int32_t *targets,
                                   int mixed, int n, int k, int bce, real_t smoothing,
                                   real_t bce_threshold, real_t dscale) {
-    double total = 0;
-    #pragma omp parallel for schedule(static) reduction(+:total) if ((long)n * k > 16384)
-    for (int b = 0; b < n; b++) {
+    /* the batch's sum in reduction slots (rt_slots.h): the same bits for any thread count */
+    double part[RT_SLOTS_MAX] = { 0 };
+    int slots = rt_slots();
+    #pragma omp parallel for schedule(static) num_threads(rt_slot_threads()) if ((long)n * k > 16384)
+    for (int s = 0; s < slots; s++)
+    for (int b = rt_slot_begin(n, s, slots); b < rt_slot_begin(n, s + 1, slots); b++) {
         const real_t *z = logits + (long)b * k;
         int ya = targets[b], yb = mixed ? targets[n + b] : ya;
         float wf = 1.0f;
@@ -36,7 +40,7 @@ double RT_FN(target_loss_forward)(real_t *dlogits, const real_t *logits, const i
                 row += (zj > 0 ? zj : 0) - zj * t + rt_log1p(rt_exp(-(zj > 0 ? zj : -zj)));
                 if (d) d[j] = dscale * (1 / (1 + rt_exp(-zj)) - t) / k;
             }
-            total += row / k;
+            part[s] += row / k;
             continue;
         }
         real_t zmax = z[0];
@@ -46,11 +50,13 @@ double RT_FN(target_loss_forward)(real_t *dlogits, const real_t *logits, const i
             sum += rt_exp(z[j] - zmax);
             tz += class_target(j, ya, yb, w, smoothing, k, 0) * z[j];
         }
-        total += zmax + log(sum) - tz;
+        part[s] += zmax + log(sum) - tz;
         if (!d) continue;
         real_t inv_sum = (real_t)(1 / sum);
         for (int j = 0; j < k; j++)
             d[j] = dscale * (rt_exp(z[j] - zmax) * inv_sum - class_target(j, ya, yb, w, smoothing, k, 0));
     }
+    double total = 0;
+    for (int i = 0; i < slots; i++) total += part[i];
     return total / n;
 }
