@@ -259,7 +259,7 @@ void rt_env_check(unsigned readers) {
 
 static void readers_text(unsigned r, char *out, size_t cap) {
     static const struct { unsigned bit; const char *name; } names[] = {
-        { RT_ENV_TRAINER, "trainer" }, { RT_ENV_CPU, "CPU trainer" }, { RT_ENV_CUDA, "CUDA trainer" },
+        { RT_ENV_TRAINER, "every trainer" }, { RT_ENV_CPU, "CPU trainer" }, { RT_ENV_CUDA, "CUDA trainer" },
         { RT_ENV_MPI, "trainer (MPI)" }, { RT_ENV_COMPILER, "trainc" },
     };
     out[0] = '\0';
