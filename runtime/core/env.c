@@ -248,13 +248,14 @@ static void warn_unknown(const char *entry) {
 }
 
 void rt_env_check(unsigned readers) {
+    /* the warnings first: a misspelt name may explain the error that follows */
+    if (!quiet_rank())
+        for (char **e = environ; e && *e; e++)
+            if (!strncmp(*e, "TRAINC_", 7)) warn_unknown(*e);
     for (int i = 0; i < RT_ENV_COUNT; i++) {
         parsed p;
         if (rt_env_table[i].readers & readers) read_var((rt_env_id)i, &p);
     }
-    if (quiet_rank()) return;
-    for (char **e = environ; e && *e; e++)
-        if (!strncmp(*e, "TRAINC_", 7)) warn_unknown(*e);
 }
 
 static void readers_text(unsigned r, char *out, size_t cap) {
