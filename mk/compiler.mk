@@ -5,16 +5,16 @@
 TRAINC         := $(BUILD)/trainc
 COMPILER_MAIN  := $(firstword $(wildcard compiler/main.c compiler/*/main.c))
 COMPILER_SRCS  := $(sort $(filter-out $(COMPILER_MAIN),$(wildcard $(COMPILER_DIRS:%=%/*.c))))
-COMPILER_HDRS  := $(wildcard $(COMPILER_DIRS:%=%/*.h)) $(wildcard compiler/*/schema.def) \
+COMPILER_HDRS  := $(wildcard $(COMPILER_DIRS:%=%/*.h)) $(wildcard compiler/*/schema.def) runtime/include/rt_env.h runtime/include/rt_env.def \
                   $(BUILD)/gen/parser.h $(BUILD)/gen/lexer.h
 PARSER_Y       := $(firstword $(wildcard compiler/parser.y compiler/*/parser.y))
 LEXER_L        := $(firstword $(wildcard compiler/lexer.l compiler/*/lexer.l))
-# Stages the compiler shares with the runtime (spec hashing), and `trainc pack` with the
+# Stages the compiler shares with the runtime (spec hashing, the TRAINC_* table), and `trainc pack` with the
 # image decode path it shares with the loader (its libraries: PACK_LIBS in mk/data.mk).
 COMPILER_SHARED_SRCS := $(wildcard runtime/core/sha256.c runtime/core/schedule*.c runtime/core/error.c runtime/core/devmem.c \
                           runtime/data/pack*.c runtime/data/image_set.c runtime/data/image_folder.c \
                           runtime/data/image_shards.c runtime/data/image_resample.c runtime/data/image_window.c \
-                          runtime/data/jpeg_decode.c runtime/data/jpeg_region.c runtime/data/png_decode.c runtime/data/idx.c runtime/data/dataset.c runtime/core/regular_file.c runtime/core/alloc.c runtime/core/rng.c)
+                          runtime/data/jpeg_decode.c runtime/data/jpeg_region.c runtime/data/png_decode.c runtime/data/idx.c runtime/data/dataset.c runtime/core/regular_file.c runtime/core/alloc.c runtime/core/rng.c runtime/core/env.c)
 GEN_SRCS       := $(BUILD)/gen/parser.c $(BUILD)/gen/lexer.c $(BUILD)/gen/templates.c
 TRAINC_OBJS    := $(COMPILER_SRCS:%.c=$(BUILD)/cobj/%.o) $(GEN_SRCS:$(BUILD)/gen/%.c=$(BUILD)/cobj/gen/%.o)
 TRAINC_OBJS_ASAN := $(COMPILER_SRCS:%.c=$(BUILD)/casan/%.o) $(GEN_SRCS:$(BUILD)/gen/%.c=$(BUILD)/casan/gen/%.o)

@@ -7,7 +7,7 @@
 RT_NOT_HERE := runtime/cuda/% $(if $(filter 1,$(WITH_MPI)),runtime/solo/%,runtime/mpi/%)
 RT_SRCS     := $(sort $(filter-out $(RT_NOT_HERE),$(wildcard runtime/*/*.c runtime/*/*/*.c)))
 RT_OPS_SRCS := $(sort $(wildcard runtime/cpu/ops/*.c))
-RT_HDRS     := $(wildcard runtime/include/*.h runtime/*/*.h runtime/*/*/*.h)
+RT_HDRS     := $(wildcard runtime/include/*.h runtime/include/*.def runtime/*/*.h runtime/*/*/*.h)
 
 RT_LIB      := $(BUILD)/libtrainrt.a
 RT_LIB_ASAN := $(BUILD)/asan/libtrainrt.a

@@ -14,6 +14,7 @@
 #include "emit.h"
 #include "emit_run.h"
 #include "init_match.h"
+#include "rt_env.h"
 #include "sema.h"
 
 #ifndef TRAINC_HOME
@@ -29,8 +30,8 @@
 #endif
 
 static const char *trainc_home(void) {
-    const char *env = getenv("TRAINC_HOME");
-    return env && *env ? env : TRAINC_HOME;
+    const char *env = rt_env_path(RT_ENV_TRAINC_HOME);
+    return env ? env : TRAINC_HOME;
 }
 
 /* The runtime library (and cuda.env) of this trainc: in the build directory it was built in

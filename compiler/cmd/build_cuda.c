@@ -9,6 +9,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "rt_env.h"
+
 #ifndef TRAINC_MPI_LIBS   /* set by mk/compiler.mk from `mpicc --showme:link` */
 #define TRAINC_MPI_LIBS "-lmpi"
 #endif
@@ -126,8 +128,8 @@ static int compile_model(const char *cc, const char *include, const char *c_file
 int build_cuda_binary(const char *home, const char *build_dir, const char *emit_dir, const char *out_bin,
                       int (*run)(char *const argv[])) {
     char env_path[4200], rt_lib[4200], include[4200];
-    const char *env_override = getenv("TRAINC_CUDA_ENV");
-    if (env_override && *env_override) snprintf(env_path, sizeof env_path, "%s", env_override);
+    const char *env_override = rt_env_path(RT_ENV_TRAINC_CUDA_ENV);
+    if (env_override) snprintf(env_path, sizeof env_path, "%s", env_override);
     else snprintf(env_path, sizeof env_path, "%s/cuda.env", build_dir);
     snprintf(rt_lib, sizeof rt_lib, "%s/libtrainrt.a", build_dir);
     snprintf(include, sizeof include, "-I%s/runtime/include", home);

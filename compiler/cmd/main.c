@@ -8,6 +8,7 @@
 #include "cli_help.h"
 #include "import_cli.h"
 #include "lower.h"
+#include "rt_env.h"
 #include "rt_pack.h"
 #include "schema.h"
 #include "sema.h"
@@ -54,6 +55,8 @@ static const char usage_text[] =
     "  pack SRC -o DST [--max-side N] [--quality Q]\n"
     "                          an image folder into checksummed shards + index the trainer\n"
     "                          reads like the folder; converts or names every bad file\n"
+    "  --help-env [--markdown]\n"
+    "                          the TRAINC_* environment variables of trainc and its trainers\n"
     "  --version, help\n"
     "\n"
     "'trainc COMMAND --help' describes one command.\n";
@@ -64,6 +67,14 @@ static int usage_error(const char *fmt, const char *arg) {
     fputs("\n  hint: run 'trainc help' for usage\n", stderr);
     return 2;
 }
+
+/* A bad TRAINC_* value (rt_env.h), in the style of usage errors. */
+static void env_error(const char *msg, const char *hint) {
+    fprintf(stderr, "trainc: error: %s\n  hint: %s\n", msg, hint);
+    exit(2);
+}
+
+static void env_warning(const char *msg) { fprintf(stderr, "trainc: warning: %s\n", msg); }
 
 /* Loads and analyses one spec; errors are already printed when it returns nonzero. */
 static int load(spec_doc *doc, sema_result *res, diag_ctx *diag, const char *path) {
@@ -231,12 +242,21 @@ int main(int argc, char **argv) {
         printf("trainc %s\n", TRAINC_VERSION);
         return 0;
     }
+    if (!strcmp(cmd, "--help-env")) {   /* before the check below: it shows what a bad value should be */
+        int markdown = n == 1 && !strcmp(rest[0], "--markdown");
+        if (n > 1 || (n == 1 && !markdown)) return usage_error("--help-env takes only --markdown%s", "");
+        rt_env_print(stdout, markdown);
+        return 0;
+    }
     if (cli_wants_help(n, rest)) {
         const char *text = cli_command_help(cmd);
         if (!text) return usage_error("unknown command '%s'", cmd);
         fputs(text, stdout);
         return 0;
     }
+    rt_env_on_error(env_error);
+    rt_env_on_warning(env_warning);
+    rt_env_check(RT_ENV_COMPILER);
     if (!strcmp(cmd, "check")) return cmd_check(n, rest);
     if (!strcmp(cmd, "show")) return cmd_show(n, rest);
     if (!strcmp(cmd, "print")) return cmd_print(n, rest);

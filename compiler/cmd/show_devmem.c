@@ -10,6 +10,7 @@
 #include "ir_nhwc.h"
 #include "lower.h"
 #include "rt_devmem.h"
+#include "rt_env.h"
 
 typedef struct {
     const sema_result *res;
@@ -67,8 +68,7 @@ static size_t need_at(const devmem_ctx *d, int b, rt_devmem *m_out) {
  * has a convolution, plus the largest conv weight in 16 bits (its gradient's scratch).
  * Channels-last, a linear on a tensor with positions runs as a conv (emit_cuda.c). */
 static size_t workspace_bound(const ir_net *net, int act_bytes, int nhwc) {
-    const char *e = getenv("TRAINC_CUDNN_WORKSPACE_MB");
-    size_t cap = (size_t)(e && *e ? strtol(e, NULL, 10) : 1024) << 20;
+    size_t cap = (size_t)rt_env_long(RT_ENV_TRAINC_CUDNN_WORKSPACE_MB) << 20;
     long biggest = 0;
     int convs = 0, c, h, w;
     for (int i = 0; i < net->n_ops; i++)

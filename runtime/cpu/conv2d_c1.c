@@ -13,6 +13,7 @@
 #include <string.h>
 #include "rt_conv_c1.h"
 #include "rt_core.h"
+#include "rt_env.h"
 #include "rt_slots.h"
 #include "rt_gemm.h"
 
@@ -64,8 +65,7 @@ int conv2d_c1_fits(const rt_conv_shape *s) {
         s->oh != s->h + 2 * s->ph - s->kh + 1 || s->ow != s->w + 2 * s->pw - s->kw + 1 ||
         s->oh < 1 || s->ow < 1 || !__builtin_cpu_supports("avx512f"))
         return 0;
-    const char *off = getenv("TRAINC_CONV_C1");   /* "off": im2col / oneDNN (A/B runs) */
-    return !(off && strcmp(off, "off") == 0);
+    return !rt_env_is(RT_ENV_TRAINC_CONV_C1, "off");   /* "off": im2col / oneDNN (A/B runs) */
 }
 
 long conv2d_c1_workspace_elems(const rt_conv_shape *s) {

@@ -9,6 +9,7 @@
 #include "conv2d_dnnl_bf16_internal.h"
 #include "rt_conv_bf16.h"
 #include "rt_core.h"
+#include "rt_env.h"
 #include "rt_gemm.h"
 
 #ifdef BF16_CONV_KERNELS
@@ -195,8 +196,7 @@ int conv2d_dnnl_bf16_fits(const rt_conv_shape *s) {
     if (rt_gemm_compute() != RT_COMPUTE_BF16 || s->groups != 1 || s->dh != 1 || s->dw != 1 ||
         !rt_cpu_has_avx512_bf16() || omp_in_parallel() || !bf16conv_load_api())
         return 0;
-    const char *force = getenv("TRAINC_CONV_BF16");   /* "gemm": im2col + BF16 GEMM (A/B runs) */
-    if (force && strcmp(force, "gemm") == 0) return 0;
+    if (rt_env_is(RT_ENV_TRAINC_CONV_BF16, "gemm")) return 0;   /* im2col + BF16 GEMM (A/B runs) */
     plan *p = bf16conv_plan_for(s);
     return p && p->usable;   /* it runs on p->threads, the count its workspace was sized for */
 }

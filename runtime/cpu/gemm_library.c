@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "rt_core.h"
+#include "rt_env.h"
 #include "rt_gemm.h"
 
 #if defined(__x86_64__)
@@ -54,10 +55,7 @@ int rt_cpu_has_avx512_bf16(void) {
 
 /* TRAINC_CPU_NO_BF16=1 makes this CPU count as one without avx512_bf16, so that the
  * start-up refusal can be tested on a CPU that has it. */
-static int bf16_hidden(void) {
-    const char *v = getenv("TRAINC_CPU_NO_BF16");
-    return v && *v && strcmp(v, "0") != 0;
-}
+static int bf16_hidden(void) { return rt_env_bool(RT_ENV_TRAINC_CPU_NO_BF16); }
 
 static rt_compute compute_mode = RT_COMPUTE_FP32;
 
@@ -73,9 +71,8 @@ static rt_compute compute_mode = RT_COMPUTE_FP32;
  * TRAINC_SGEMM=openblas or onednn forces either (for measurements). */
 static int decide_dnnl_fp32(void) {
     if (rt_arith_pinned()) return 0;
-    const char *force = getenv("TRAINC_SGEMM");
-    if (force && strcmp(force, "openblas") == 0) return 0;
-    if (force && strcmp(force, "onednn") == 0) return rt_gemm_library_available(RT_GEMM_DNNL_F32);
+    if (rt_env_is(RT_ENV_TRAINC_SGEMM, "openblas")) return 0;
+    if (rt_env_is(RT_ENV_TRAINC_SGEMM, "onednn")) return rt_gemm_library_available(RT_GEMM_DNNL_F32);
     const char *core = openblas_get_corename();
     int trusted_avx512_kernels = core && (strstr(core, "Cooperlake") || strstr(core, "SapphireRapids"));
     return !trusted_avx512_kernels && __builtin_cpu_supports("avx512f") &&
@@ -96,8 +93,7 @@ int rt_gemm_fp32_dnnl_allowed(void) {
     static int decided = -1;
     int d = __atomic_load_n(&decided, __ATOMIC_ACQUIRE);
     if (d < 0) {
-        const char *force = getenv("TRAINC_SGEMM");
-        d = !(force && strcmp(force, "openblas") == 0) && rt_gemm_library_available(RT_GEMM_DNNL_F32);
+        d = !rt_env_is(RT_ENV_TRAINC_SGEMM, "openblas") && rt_gemm_library_available(RT_GEMM_DNNL_F32);
         __atomic_store_n(&decided, d, __ATOMIC_RELEASE);
     }
     return d;

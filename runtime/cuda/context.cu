@@ -124,7 +124,7 @@ static long env_long(const char *name, long fallback) {
 }
 
 int rt_cuda_device_from_env(void) {
-    long d = env_long("TRAINC_CUDA_DEVICE", -1);
+    long d = rt_env_long(RT_ENV_TRAINC_CUDA_DEVICE);   /* -1 when unset */
     if (d >= 0) return (int)d;
     static const char *const local_rank[] = { "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID" };
     for (size_t i = 0; i < sizeof local_rank / sizeof local_rank[0]; i++) {
@@ -138,7 +138,7 @@ int rt_cuda_device_from_env(void) {
     return 0;
 }
 
-size_t rt_cuda_workspace_cap(void) { return (size_t)env_long("TRAINC_CUDNN_WORKSPACE_MB", 1024) << 20; }
+size_t rt_cuda_workspace_cap(void) { return (size_t)rt_env_long(RT_ENV_TRAINC_CUDNN_WORKSPACE_MB) << 20; }
 
 void *rt_cuda_malloc(size_t bytes, const char *what) {
     void *p = NULL;

@@ -8,6 +8,7 @@
 extern "C" {
 #include "rt_core.h"
 }
+#include "rt_env.h"
 #include "rt_cuda.h"
 #include "rt_cuda_kernels.cuh"
 
@@ -26,9 +27,9 @@ typedef struct {
 } rt_cuda_scratch;
 void *rt_cuda_scratch_get(rt_cuda_scratch *s, size_t bytes, const char *what);
 
-/* 1 when the environment variable `name` is "old": the op then runs its previous kernels
- * (A/B timing on a GPU). Read once: *cached starts at -1 and keeps the answer. */
-int rt_cuda_env_old(const char *name, int *cached);
+/* 1 when the environment variable id (an ENUM new|old) is "old": the op then runs its previous
+ * kernels (A/B timing on a GPU). Read once: *cached starts at -1 and keeps the answer. */
+int rt_cuda_env_old(rt_env_id id, int *cached);
 
 /* Runs the statements with T bound to the context's activation element type (rt_cuda.h):
  * every op is compiled for FP32, BF16 and FP16 and its launcher picks one at run time. */

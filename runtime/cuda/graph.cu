@@ -14,10 +14,7 @@ struct rt_cuda_graph {
 static int graphs_off = -1;   /* -1: not decided yet */
 
 int rt_cuda_graph_enabled(void) {
-    if (graphs_off < 0) {
-        const char *e = getenv("TRAINC_CUDA_GRAPH");
-        graphs_off = e && strcmp(e, "0") == 0;
-    }
+    if (graphs_off < 0) graphs_off = !rt_env_bool(RT_ENV_TRAINC_CUDA_GRAPH);
     return !graphs_off;
 }
 

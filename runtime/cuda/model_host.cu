@@ -96,10 +96,7 @@ static void train_step_device(void *ctx) {
  * sees one step, not the start-up's cuDNN algorithm search. */
 static int profile_step(void) {
     static int step = -1;
-    if (step < 0) {
-        const char *e = getenv("TRAINC_CUDA_PROFILE_STEP");
-        step = e && atoi(e) > 0 ? atoi(e) : 0;
-    }
+    if (step < 0) step = (int)rt_env_long(RT_ENV_TRAINC_CUDA_PROFILE_STEP);
     return step;
 }
 

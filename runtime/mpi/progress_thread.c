@@ -14,6 +14,7 @@
 
 #include "comm_internal.h"
 #include "rt_core.h"
+#include "rt_env.h"
 
 /* One pass of the thread's loop: hand-overs it has not started yet are started, in order. */
 static int start_ready(comm_progress *p, int *started, int ready) {
@@ -82,9 +83,7 @@ void comm_progress_start(comm_progress *p, MPI_Comm comm, float *grads, const rt
     atomic_store(&p->done, 0);
     /* How long the thread naps between tests of a bucket in flight: short enough to keep
      * shared-memory transfers moving, long enough to leave the cores to compute. */
-    const char *env = getenv("TRAINC_COMM_POLL_US");
-    long us = env && *env ? strtol(env, NULL, 10) : 20;
-    p->nap_ns = (us < 0 ? 0 : us > 100000 ? 100000 : us) * 1000L;
+    p->nap_ns = rt_env_long(RT_ENV_TRAINC_COMM_POLL_US) * 1000L;   /* 0 to 100000 (rt_env.def) */
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv, NULL);
     pthread_cond_init(&p->done_cv, NULL);

@@ -16,6 +16,7 @@
 
 #include "comm_internal.h"
 #include "rt_core.h"
+#include "rt_env.h"
 
 #define HANG_STEPS_FACTOR 10.0
 #define HANG_MIN_S 3.0
@@ -26,8 +27,7 @@ void rt_comm_set_hang_timeout(rt_comm *c, double seconds) {
     if (!c) return;
     /* TRAINC_HANG_TIMEOUT (seconds) wins over the spec: debugging one rank under gdb stops
      * it, and that should not need a rebuild. */
-    const char *env = getenv("TRAINC_HANG_TIMEOUT");
-    double forced = env && *env ? strtod(env, NULL) : 0;
+    double forced = rt_env_num(RT_ENV_TRAINC_HANG_TIMEOUT);
     if (forced > 0) seconds = forced;
     c->hang_timeout_s = seconds > 0 ? seconds : 0;
 }

@@ -7,11 +7,7 @@
 
 #include "comm_internal.h"
 #include "rt_core.h"
-
-static long env_long(const char *name) {
-    const char *v = getenv(name);
-    return v && *v ? strtol(v, NULL, 10) : -1;
-}
+#include "rt_env.h"
 
 void comm_check(rt_comm *c, int rc, const char *what) {
     if (rc == MPI_SUCCESS) return;
@@ -82,17 +78,14 @@ rt_comm *rt_comm_init(void) {
     MPI_Comm_dup(c->comm, &c->grad_comm);
     MPI_Comm_dup(c->comm, &c->notice_comm);
     /* TRAINC_COMM_THREAD=0 keeps overlap on the training thread (for comparison). */
-    const char *thread = getenv("TRAINC_COMM_THREAD");
-    c->comm_thread = provided >= MPI_THREAD_MULTIPLE && !(thread && !strcmp(thread, "0"));
-    long t = env_long("TRAINC_COMM_TIMEOUT");
-    c->timeout_s = t > 0 ? (double)t : 120.0;
+    c->comm_thread = provided >= MPI_THREAD_MULTIPLE && rt_env_bool(RT_ENV_TRAINC_COMM_THREAD);
+    c->timeout_s = (double)rt_env_long(RT_ENV_TRAINC_COMM_TIMEOUT);
     c->hung_rank = -1;
     gethostname(c->host, sizeof c->host - 1);
     read_machine_id(c->boot, sizeof c->boot);
     /* The watchdog's answering thread makes MPI calls beside the training thread's;
      * TRAINC_HEARTBEAT=0 leaves it out (peers then ping this rank no more). */
-    const char *hb = getenv("TRAINC_HEARTBEAT");
-    c->answers_pings = provided >= MPI_THREAD_MULTIPLE && !(hb && !strcmp(hb, "0"));
+    c->answers_pings = provided >= MPI_THREAD_MULTIPLE && rt_env_bool(RT_ENV_TRAINC_HEARTBEAT);
     c->peer_answers = rt_xcalloc((size_t)size, sizeof *c->peer_answers);
     c->peer_pid = rt_xcalloc((size_t)size, sizeof *c->peer_pid);
     c->peer_host = rt_xcalloc((size_t)size, sizeof *c->peer_host);

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "rt_env.h"
 #include "rt_slots.h"
 #include "rt_trainer.h"
 
@@ -79,7 +80,7 @@ static void reexec(char **argv, const cpu_set_t *cpus, int have_cpus) {
 }
 
 void rt_trainer_choose_omp_policy(char **argv) {
-    if (getenv("TRAINC_NO_REEXEC")) return;
+    if (rt_env_bool(RT_ENV_TRAINC_NO_REEXEC)) return;
     cpu_set_t cpus;
     int have_cpus = process_cpus(&cpus);
     int changed = 0;

@@ -16,6 +16,7 @@
 #include "rt_core.h"
 #include "rt_data.h"
 #include "rt_ema.h"
+#include "rt_env.h"
 #include "rt_loss_guard.h"
 #include "rt_metrics.h"
 #include "rt_ops.h"
@@ -616,6 +617,9 @@ static int train(trainer *t) {
 
 int rt_trainer_main(const rt_model *m, const rt_run_config *run, int argc, char **argv) {
     rt_trainer_choose_omp_policy(argv);   /* may re-execute this binary once (omp_policy.c) */
+    /* Every TRAINC_* value, before anything reads one: a typo stops the run even where the op
+     * that reads it never runs (not with --help or --help-env: those show what to set). */
+    if (!rt_trainer_wants_help(argc, argv)) rt_env_check(RT_ENV_ANY_TRAINER);
     static trainer t;   /* large; lives for the whole process */
     t.m = m;
     t.run = *run;

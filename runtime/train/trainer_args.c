@@ -8,12 +8,13 @@
 #include <sys/stat.h>
 
 #include "rt_core.h"
+#include "rt_env.h"
 
 static void usage(FILE *out, const char *prog) {
     fprintf(out,
             "usage: %s [--data DIR] [--out DIR] [--resume FILE] [--init-from FILE] [--benchmark STEPS]\n"
             "          [--seed N] [--epochs N] [--decode-threads N] [--max-decode-failures N]\n"
-            "          [--no-graph] [--print-spec] [--help]\n"
+            "          [--no-graph] [--print-spec] [--help] [--help-env]\n"
             "\n"
             "Trains the network of the spec compiled into this binary (see --print-spec),\n"
             "writing OUT/metrics.jsonl and OUT/checkpoints/. Under mpirun, one rank per process.\n"
@@ -32,6 +33,7 @@ static void usage(FILE *out, const char *prog) {
             "                     the step's captured CUDA graph (for comparison)\n"
             "  --print-spec       print the resolved spec embedded in this binary\n"
             "  -h, --help         this help\n"
+            "  --help-env         the TRAINC_* environment variables, their values and defaults\n"
             "\n"
             "exit status: 0 done, 2 usage error, 1 any other error (data, checkpoint, ...),\n"
             "128+N stopped by signal N (after writing a checkpoint)\n",
@@ -48,10 +50,12 @@ static int takes_value(const char *opt) {
     return 0;
 }
 
-/* --help wins over any other mistake on the line, as long as it is not an option's value. */
-static int wants_help(int argc, char **argv) {
+/* --help (1) or --help-env (2), the first on the line, wins over any other mistake on it, as
+ * long as it is not an option's value. */
+int rt_trainer_wants_help(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return 1;
+        if (!strcmp(argv[i], "--help-env")) return 2;
         if (takes_value(argv[i])) i++;
     }
     return 0;
@@ -81,10 +85,10 @@ void rt_trainer_parse_args(rt_trainer_args *a, const char *prog, const char *def
                            int argc, char **argv) {
     memset(a, 0, sizeof *a);
     a->out_dir = default_out;
-    if (wants_help(argc, argv)) {
-        usage(stdout, prog);
-        exit(0);
-    }
+    int help = rt_trainer_wants_help(argc, argv);
+    if (help == 1) usage(stdout, prog);
+    if (help == 2) rt_env_print(stdout, 0);
+    if (help) exit(0);
     a->max_decode_failures = -1;
     for (int i = 1; i < argc; i++) {
         const char *opt = argv[i];

@@ -18,6 +18,9 @@ typedef struct {
     long max_decode_failures; /* image data: -1 = the spec's */
 } rt_trainer_args;
 
+/* 1 for --help or -h, 2 for --help-env, 0 for neither (rt_trainer_parse_args prints them). */
+int rt_trainer_wants_help(int argc, char **argv);
+
 /* Parses argv; on a bad argument prints one message with the usage and exits 2. */
 void rt_trainer_parse_args(rt_trainer_args *a, const char *prog, const char *default_out,
                            int argc, char **argv);

@@ -11,7 +11,8 @@
 # Every trainer searches cuDNN's algorithms without device memory of its own (the emulator
 # stops cuDNN's legacy search, which allocates some), and (5) the ResNet's device memory
 # after its start-up check, the search's workspace at its cap among it, stays within what
-# the check counted. Everything runs under ASan and UBSan.
+# the check counted. Everything runs under ASan and UBSan. A CUDA trainer refuses a bad
+# TRAINC_* value read by its .cu code.
 set -u
 source tests/lib.sh
 out=$BUILD/test-emu
@@ -96,6 +97,16 @@ for name in fmnist_mlp fmnist_lenet fmnist_resnet; do
     emu_within_plan "$name FP32 device memory" "$out/$name.emu0.run.log" "$out/$name.spec" || status=1
   fi
 done
+# A CUDA trainer refuses a bad value of a variable its .cu code reads at start-up, as a CPU
+# trainer does (runtime/include/rt_env.def; tests/train/env_test.sh), and lists the table.
+if [ -x "$out/fmnist_mlp.emu" ]; then
+  rc=0
+  TRAINC_CUDA_DEPTHWISE=foo "$out/fmnist_mlp.emu" --out "$out/env-refused" > /dev/null 2> "$out/env-refused.err" || rc=$?
+  [ "$rc" = 2 ] && grep -q "^error: environment variable TRAINC_CUDA_DEPTHWISE='foo' .* takes depthwise or cudnn" \
+    "$out/env-refused.err" || { fail "the CUDA trainer under TRAINC_CUDA_DEPTHWISE=foo: exit $rc"; cat "$out/env-refused.err"; }
+  "$out/fmnist_mlp.emu" --help-env | grep -q '^  TRAINC_CUDA_DEPTHWISE=depthwise|cudnn ' ||
+    fail "the CUDA trainer's --help-env does not list TRAINC_CUDA_DEPTHWISE"
+fi
 for p in BF16 FP16; do
   short_spec "resnet_$p" fmnist_resnet "precision { compute: $p }"
   build "resnet_$p" .emu --backend cuda && run "$out/resnet_$p.emu" "$out/resnet_$p.emu.run" env EMU_SCHEDULE=1 &&

@@ -17,6 +17,7 @@
 #include "rt_core.h"
 #include "rt_cuda.h"
 #include "rt_data.h"
+#include "rt_env.h"
 #include "rt_ops.h"
 #include "rt_optim.h"
 #include "rt_rng.h"
@@ -181,8 +182,8 @@ static void test_conv(const char *name, rt_conv_shape s, int nhwc) {
     rt_cuda_conv *c = create(&s);
     /* depthwise shapes (groups == c == oc, stride 1, 3x3/5x5/7x7) run our kernels unless
      * TRAINC_CUDA_DEPTHWISE=cudnn: the name says which engine was checked */
-    const char *engine = rt_cuda_conv_engine(c), *want = getenv("TRAINC_CUDA_DEPTHWISE");
-    if (strstr(name, "depthwise") && strcmp(engine, want && !strcmp(want, "cudnn") ? "cudnn" : "depthwise")) {
+    const char *engine = rt_cuda_conv_engine(c), *want = rt_env_enum(RT_ENV_TRAINC_CUDA_DEPTHWISE);
+    if (strstr(name, "depthwise") && strcmp(engine, want)) {   /* "depthwise" or "cudnn" */
         failures++;
         fprintf(stderr, "FAIL %s conv2d %s: runs on %s\n", mode, name, engine);
     }

@@ -9,6 +9,7 @@
 #include <string.h>
 #include "gradcheck.h"
 #include "rt_conv_bf16.h"
+#include "rt_env.h"
 #include "rt_gemm.h"
 #include "rt_ops.h"
 #include "../../runtime/cpu/ops/conv2d_strided_winograd.h"   /* ..._winograd_fits */
@@ -129,7 +130,7 @@ static void test_conv(conv_case *cc) {
     /* oneDNN's JIT kernels take the ungrouped, undilated shapes with whole blocks of 16
      * channels (or one input channel); others may fall back (they do with 6 or 8) */
     int blocks16 = s->oc % 16 == 0 && (s->c % 16 == 0 || s->c == 1);
-    if (!getenv("TRAINC_CONV_BF16") && s->groups == 1 && s->dh == 1 && blocks16)
+    if (!rt_env_is(RT_ENV_TRAINC_CONV_BF16, "gemm") && s->groups == 1 && s->dh == 1 && blocks16)
         CHECK(conv2d_dnnl_bf16_fits(s));
     if (s->groups != 1 || s->dh != 1) CHECK(!conv2d_dnnl_bf16_fits(s));
     conv_run b = run_conv_f32(s, fin, fw, fbias, fdout, fact, fdin);

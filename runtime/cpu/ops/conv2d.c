@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "rt_core.h"
+#include "rt_env.h"
 #include "rt_gemm.h"
 #include "rt_ops.h"
 #include "rt_real.h"
@@ -82,8 +83,7 @@ static int use_strided_winograd(const rt_conv_shape *s) {
 #ifndef RT_REAL_DOUBLE
     if (rt_gemm_compute() == RT_COMPUTE_BF16) return 0;
 #endif
-    const char *off = getenv("TRAINC_CONV_STRIDED_WINOGRAD");
-    return conv2d_strided_winograd_fits(s) && !(off && strcmp(off, "off") == 0);
+    return conv2d_strided_winograd_fits(s) && !rt_env_is(RT_ENV_TRAINC_CONV_STRIDED_WINOGRAD, "off");
 }
 
 static long other_workspace_elems(const rt_conv_shape *shape) {

@@ -8,7 +8,7 @@
 
 int bn_old_kernels(void) {
     static int cached = -1;
-    return rt_cuda_env_old("TRAINC_CUDA_BN", &cached);
+    return rt_cuda_env_old(RT_ENV_TRAINC_CUDA_BN, &cached);
 }
 
 /* Channel ch's batch statistics from the sums of d = x - running_mean over m values (the

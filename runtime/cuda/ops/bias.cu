@@ -11,7 +11,7 @@
 
 static int bias_old_kernels(void) {
     static int cached = -1;
-    return rt_cuda_env_old("TRAINC_CUDA_BIAS", &cached);
+    return rt_cuda_env_old(RT_ENV_TRAINC_CUDA_BIAS, &cached);
 }
 
 template <typename T>

@@ -120,10 +120,7 @@ void rt_cuda_conv_weight_nhwc(const rt_cuda_conv *c, void *dst, const void *src)
     CUDA_LAUNCHED();
 }
 
-static int deterministic_only(void) {
-    const char *e = getenv("TRAINC_CUDNN_DETERMINISTIC");
-    return e && *e && strcmp(e, "0") != 0;
-}
+static int deterministic_only(void) { return rt_env_bool(RT_ENV_TRAINC_CUDNN_DETERMINISTIC); }
 
 enum { FWD, BWD_DATA, BWD_FILTER };
 

@@ -334,10 +334,7 @@ dw_weight_nhwc_kernel(T *dst, const T *src, int c, int kk) {
 
 int cuda_conv2d_depthwise_takes(const rt_conv_shape *s) {
     static int cudnn = -1;
-    if (cudnn < 0) {
-        const char *e = getenv("TRAINC_CUDA_DEPTHWISE");
-        cudnn = e && strcmp(e, "cudnn") == 0;
-    }
+    if (cudnn < 0) cudnn = rt_env_is(RT_ENV_TRAINC_CUDA_DEPTHWISE, "cudnn");
     int k = s->kh;
     /* by geometry alone, so that the training and the evaluation schedules' convs (other
      * batch, other resolution) agree on the layout of the channels-last weights they share */

@@ -11,7 +11,7 @@
 
 static int pool_old_kernels(void) {
     static int cached = -1;
-    return rt_cuda_env_old("TRAINC_CUDA_POOL", &cached);
+    return rt_cuda_env_old(RT_ENV_TRAINC_CUDA_POOL, &cached);
 }
 
 /* Thread t's vector q of channels at position pos (n, y, x) of a [n][h][w][c / V] grid. */
