@@ -14,6 +14,8 @@ static void usage(FILE *out, const char *prog) {
             "usage: %s [--data DIR] [--out DIR] [--resume FILE] [--init-from FILE] [--benchmark STEPS]\n"
             "          [--seed N] [--epochs N] [--decode-threads N] [--max-decode-failures N]\n"
             "          [--no-graph] [--print-spec] [--help]\n"
+            "       %s --eval CKPT [--data DIR] [--out DIR]\n"
+            "       %s --predict CKPT [--top-k K] IMAGE_OR_FOLDER...\n"
             "\n"
             "Trains the network of the spec compiled into this binary (see --print-spec),\n"
             "writing OUT/metrics.jsonl and OUT/checkpoints/. Under mpirun, one rank per process.\n"
@@ -31,16 +33,22 @@ static void usage(FILE *out, const char *prog) {
             "  --no-graph         CUDA trainers: launch every op of a step instead of replaying\n"
             "                     the step's captured CUDA graph (for comparison)\n"
             "  --print-spec       print the resolved spec embedded in this binary\n"
+            "  --eval CKPT        evaluate the checkpoint on the validation data, no training:\n"
+            "                     prints loss, top-1, top-5 and appends an eval record to\n"
+            "                     OUT/eval.jsonl (OUT: --out, else the checkpoint's run folder)\n"
+            "  --predict CKPT     print the top-k classes of each image (JPEG or PNG files, or\n"
+            "                     folders of them), named by the run's classes.txt if it has one\n"
+            "  --top-k K          --predict: classes per image (default 5)\n"
             "  -h, --help         this help\n"
             "\n"
             "exit status: 0 done, 2 usage error, 1 any other error (data, checkpoint, ...),\n"
             "128+N stopped by signal N (after writing a checkpoint)\n",
-            prog);
+            prog, prog, prog);
 }
 
 static const char *const with_value[] = { "--data", "--out", "--resume", "--init-from", "--benchmark",
                                           "--seed", "--epochs", "--decode-threads",
-                                          "--max-decode-failures", NULL };
+                                          "--max-decode-failures", "--eval", "--predict", "--top-k", NULL };
 
 static int takes_value(const char *opt) {
     for (int k = 0; with_value[k]; k++)
@@ -77,6 +85,27 @@ static long parse_long(const char *prog, const char *opt, const char *s, long lo
     return v;
 }
 
+/* --eval and --predict run no training: the options that only training reads are mistakes
+ * beside them, and words on the line are images only for --predict. */
+static void check_modes(const rt_trainer_args *a, const char *prog) {
+    if (a->eval && a->predict) bad(prog, "%s: pass one of --eval and --predict", "--eval");
+    const char *mode = a->eval ? "--eval" : a->predict ? "--predict" : NULL;
+    if (!mode) {
+        if (a->n_images) bad(prog, "unknown argument '%s' (image files go after --predict CKPT)", a->images[0]);
+        return;
+    }
+    char msg[160];
+    const char *training = a->resume ? "--resume" : a->init_from ? "--init-from" : a->benchmark_steps ? "--benchmark"
+                           : a->epochs ? "--epochs" : NULL;
+    if (training) {
+        snprintf(msg, sizeof msg, "%s trains nothing: %%s is a training option", mode);
+        bad(prog, msg, training);
+    }
+    if (a->eval && a->n_images) bad(prog, "--eval takes no image files (got '%s'); use --predict for them", a->images[0]);
+    if (a->predict && !a->n_images)
+        bad(prog, "--predict %s needs image files or folders after it", a->predict);
+}
+
 void rt_trainer_parse_args(rt_trainer_args *a, const char *prog, const char *default_out,
                            int argc, char **argv) {
     memset(a, 0, sizeof *a);
@@ -86,8 +115,14 @@ void rt_trainer_parse_args(rt_trainer_args *a, const char *prog, const char *def
         exit(0);
     }
     a->max_decode_failures = -1;
+    a->top_k = 5;
+    a->images = rt_xcalloc((size_t)argc, sizeof *a->images);
     for (int i = 1; i < argc; i++) {
         const char *opt = argv[i];
+        if (opt[0] != '-' || !opt[1]) {   /* a word, not an option: one of --predict's images */
+            a->images[a->n_images++] = argv[i];
+            continue;
+        }
         if (!strcmp(opt, "--print-spec")) {
             a->print_spec = 1;
             continue;
@@ -101,7 +136,10 @@ void rt_trainer_parse_args(rt_trainer_args *a, const char *prog, const char *def
         const char *v = argv[++i];
         if (!*v) bad(prog, "option '%s' needs a value, got an empty string", opt);
         if (!strcmp(opt, "--data")) a->data_dir = v;
-        else if (!strcmp(opt, "--out")) a->out_dir = v;
+        else if (!strcmp(opt, "--out")) a->out_dir = v, a->out_given = 1;
+        else if (!strcmp(opt, "--eval")) a->eval = v;
+        else if (!strcmp(opt, "--predict")) a->predict = v;
+        else if (!strcmp(opt, "--top-k")) a->top_k = (int)parse_long(prog, opt, v, 1, 1000000);
         else if (!strcmp(opt, "--resume")) a->resume = v;
         else if (!strcmp(opt, "--init-from")) a->init_from = v;
         else if (!strcmp(opt, "--benchmark")) a->benchmark_steps = parse_long(prog, opt, v, 1, 100000000);
@@ -114,6 +152,7 @@ void rt_trainer_parse_args(rt_trainer_args *a, const char *prog, const char *def
             a->seed = (uint64_t)parse_long(prog, opt, v, 0, 0x7fffffffffffffffL);
         }
     }
+    check_modes(a, prog);
     /* Caught here, before minutes of data loading, rather than when metrics.jsonl is opened. */
     struct stat st;
     if (stat(a->out_dir, &st) == 0 && !S_ISDIR(st.st_mode))
