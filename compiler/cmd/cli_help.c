@@ -99,6 +99,24 @@ static const command_help helps[] = {
       "  --systems              print the device and interconnect tables\n"
       "\n"
       "exit status: 0 projected, 1 invalid spec or benchmark, 2 usage error\n" },
+    { "export",
+      "usage: trainc export CKPT --spec SPEC -o FILE.safetensors [--format torch|safetensors]\n"
+      "                     [--backend cpu|cuda] [--ema]\n"
+      "\n"
+      "Writes the weights and batch-norm statistics of checkpoint CKPT, written by a trainer\n"
+      "of SPEC, as a safetensors file: a JSON header and the raw tensors, one per state_dict\n"
+      "key, which safetensors.torch.load_file reads into a dict for load_state_dict.\n"
+      "\n"
+      "  --spec SPEC            the spec whose trainer wrote CKPT (its hash must match)\n"
+      "  -o FILE                the file to write\n"
+      "  --format torch         torchvision's state_dict keys and shapes (default): BN's\n"
+      "                         running_mean, running_var and num_batches_tracked (int64),\n"
+      "                         ConvNeXt's layers under torchvision's features.S.I.block.K\n"
+      "  --format safetensors   the same tensors under trainc's layer names\n"
+      "  --backend cpu|cuda     the trainer that wrote CKPT, when its size does not tell\n"
+      "  --ema                  the EMA of the weights (solver.ema) instead of the model's\n"
+      "\n"
+      "exit status: 0 written, 1 invalid spec or checkpoint, 2 usage error\n" },
     { "pack",
       "usage: trainc pack SRC -o DST [--max-side N] [--quality Q] [--shard-records N] [--threads N]\n"
       "\n"
