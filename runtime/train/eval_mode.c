@@ -33,11 +33,13 @@ long trainer_load_weights(trainer *t, const char *path, int *has_ema, long *epoc
         rt_err err;
         if (rt_ckpt_load(path, m->spec_hash, &step, &ep, secs, n, &err) != RT_OK) {
             /* the loader's hints speak of --resume; here the fix is another file */
-            const char *hint = strstr(err.msg, "section")
-                                   ? "pass a checkpoint written by a trainer of this spec built for the same backend "
-                                     "(CPU and CUDA lay the parameters out differently)"
-                                   : "pass a whole checkpoint written by this trainer's spec "
-                                     "(OUT/checkpoints/ckpt-<step>.bin)";
+            const char *hint = "the file is damaged or not a checkpoint: pass another one of the run "
+                               "(OUT/checkpoints/ckpt-<step>.bin)";
+            if (strstr(err.msg, "bytes, this trainer"))
+                hint = "pass a checkpoint written by a trainer of this spec built for the same backend "
+                       "(CPU and CUDA lay the parameters out differently)";
+            else if (err.code == RT_E_MISMATCH)
+                hint = "pass a checkpoint written by a trainer of this spec (`BIN --print-spec` shows it)";
             rt_die_hint(hint, "%s", err.msg);
         }
         pos[0] = (double)step, pos[1] = (double)ep;

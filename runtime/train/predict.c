@@ -3,7 +3,8 @@
  * each prepared as the validation split prepares its samples (resize the shorter side, center
  * crop, normalize; a one-channel net gets Pillow's convert("L") of the RGB), and prints the
  * top-k classes with their softmax probabilities, named by the run's classes.txt (beside the
- * checkpoints folder, or --out's) when it has one. One process; a file that cannot be read or
+ * checkpoints folder, or --out's) when it has one. With --out DIR it also writes
+ * DIR/predictions.jsonl: per image its file, top-k and raw logits. One process; a file that cannot be read or
  * decoded is named on stderr, the others are still classified, and the exit status is 1. */
 #include <dirent.h>
 #include <libgen.h>
@@ -104,24 +105,37 @@ static void put_sample(const trainer *t, void *x, int i, const uint8_t *chw, int
         }
 }
 
-static void print_top(const trainer *t, const char *path, const float *logits, char **names) {
+static void print_top(const trainer *t, const char *path, const float *logits, char **names, rt_metrics *log) {
     int classes = t->m->classes, k = t->args.top_k < classes ? t->args.top_k : classes;
     double mx = logits[0], sum = 0;
     for (int j = 1; j < classes; j++) if (logits[j] > mx) mx = logits[j];
     for (int j = 0; j < classes; j++) sum += exp(logits[j] - mx);
-    int *taken = rt_xcalloc((size_t)classes, sizeof *taken);
+    int *taken = rt_xcalloc((size_t)classes, sizeof *taken), *order = rt_xcalloc((size_t)k, sizeof *order);
     printf("%s:", path);
     for (int r = 0; r < k; r++) {
         int best = -1;
         for (int j = 0; j < classes; j++)
             if (!taken[j] && (best < 0 || logits[j] > logits[best])) best = j;
-        taken[best] = 1;
+        taken[best] = 1, order[r] = best;
         double p = exp(logits[best] - mx) / sum;
         if (names && names[best]) printf("%s %d %s %.2f%%", r ? "," : "", best, names[best], 100 * p);
         else printf("%s %d %.2f%%", r ? "," : "", best, 100 * p);
     }
     printf("\n");
-    free(taken);
+    if (log->f) {   /* one line per image; the lists as JSON arrays (rt_json has no array writer) */
+        rt_json *j = &log->line;
+        rt_json_begin(j);
+        rt_json_str(j, "file", path);
+        rt_json_int(j, "top1", order[0]);
+        rt_json_end(j);
+        j->buf[--j->len] = '\0';   /* reopen the object for the two arrays */
+        fprintf(log->f, "%s,\"top\":[", j->buf);
+        for (int r = 0; r < k; r++) fprintf(log->f, "%s%d", r ? "," : "", order[r]);
+        fprintf(log->f, "],\"logits\":[");
+        for (int c = 0; c < classes; c++) fprintf(log->f, "%s%.9g", c ? "," : "", logits[c]);
+        fprintf(log->f, "]}\n");
+    }
+    free(taken), free(order);
 }
 
 int trainer_run_predict(trainer *t) {
@@ -163,6 +177,11 @@ int trainer_run_predict(trainer *t) {
     rt_normalize_lut(t->run.mean, t->run.std, m->in_c, lut);
     uint8_t *chw = rt_xcalloc((size_t)3 * h * w, 1);
     rt_jpeg *dec = rt_jpeg_new();
+    rt_metrics log;
+    rt_metrics_off(&log);
+    rt_err err;
+    if (t->args.out_given && rt_metrics_open(&log, t->args.out_dir, "predictions.jsonl", -1, &err) != RT_OK)
+        rt_die_err(&err);
     const char **batch_paths = rt_xcalloc((size_t)m->batch, sizeof *batch_paths);
     int failed = 0, filled = 0, skipped = 0;
     for (int i = 0; i <= files.n; i++) {
@@ -191,12 +210,14 @@ int trainer_run_predict(trainer *t) {
         if (filled == m->batch || (i == files.n && filled > 0)) {   /* the compiled batch is fixed: pad it */
             memset((char *)x + filled * per * elem, 0, (m->batch - filled) * per * elem);
             m->eval_forward(&t->ctx, x, t->logits);
-            for (int b = 0; b < filled; b++) print_top(t, batch_paths[b], t->logits + (long)b * m->classes, names);
+            for (int b = 0; b < filled; b++) print_top(t, batch_paths[b], t->logits + (long)b * m->classes, names, &log);
             filled = 0;
         }
     }
     if (skipped) printf("(%d file%s in the folders skipped: not JPEG or PNG)\n", skipped, skipped == 1 ? "" : "s");
     rt_jpeg_free(dec);
+    if (log.f) printf("predictions with their logits in %s\n", log.path);
+    rt_metrics_close(&log);
     if (failed) fprintf(stderr, "HINT: %d file%s could not be classified; pass JPEG or PNG images\n", failed,
                         failed == 1 ? "" : "s");
     return failed ? 1 : 0;
