@@ -183,7 +183,7 @@ int export_main(int argc, char **argv) {
     schedule s;
     float *params = NULL, *buffers = NULL;
     int64_t step = 0;
-    int found = 0;
+    int found = 0, layout = BACKEND_CPU;
     for (int b = BACKEND_CPU; b <= BACKEND_CUDA && !found; b++) {
         if (a.backend >= 0 && a.backend != b) continue;
         build_options opt = { (build_backend)b, 1, 0 };
@@ -194,7 +194,7 @@ int export_main(int argc, char **argv) {
         }
         rt_status st = load_weights(a.ckpt, res.hash, &s.net, a.ema, &params, &buffers, &step, &err);
         if (st == RT_OK) {
-            found = 1;
+            found = 1, layout = b;
             break;
         }
         free(params), free(buffers);
@@ -221,8 +221,9 @@ int export_main(int argc, char **argv) {
     if (export_write_safetensors(a.out, ts, n, meta, 4, errbuf, sizeof errbuf)) {
         fail("choose a writable -o path", "%s%s", errbuf, "");
     } else {
-        printf("%s: %d tensors (%s names), step %lld%s -> %s\n", a.ckpt, n, a.torch ? "torchvision" : "trainc",
-               (long long)step, a.ema ? ", EMA weights" : "", a.out);
+        printf("%s: %d tensors (%s names), step %lld, %s trainer's layout%s -> %s\n", a.ckpt, n,
+               a.torch ? "torchvision" : "trainc", (long long)step, layout == BACKEND_CUDA ? "the CUDA" : "the CPU",
+               a.ema ? ", EMA weights" : "", a.out);
         rc = 0;
     }
     free(ts), free(params), free(buffers);

@@ -109,4 +109,5 @@ def main():
         raise SystemExit("unknown kind " + kind)
 
 
-main()
+if __name__ == "__main__":
+    main()
