@@ -18,6 +18,7 @@
 #include "lower.h"
 #include "rt_checkpoint.h"
 #include "sema.h"
+#include "torch_names.h"
 
 typedef struct {
     const char *ckpt, *spec, *out;
@@ -69,75 +70,21 @@ static int parse(export_args *a, int argc, char **argv) {
     return 0;
 }
 
-/* torchvision's key for one of ConvNeXt's layers (specs/models/convnext_tiny.spec), or the
- * layer's own name; *linear: a 1x1 conv that torchvision holds as a Linear. */
-static void torchvision_layer(const char *layer, char *out, size_t cap, int *linear) {
-    int s, b, n = 0;
-    char rest[128];
-    *linear = 0;
-    if (!strcmp(layer, "stem.conv")) snprintf(out, cap, "features.0.0");
-    else if (!strcmp(layer, "stem.norm")) snprintf(out, cap, "features.0.1");
-    else if (!strcmp(layer, "head.norm")) snprintf(out, cap, "classifier.0");
-    else if (!strcmp(layer, "head.fc")) snprintf(out, cap, "classifier.2");
-    else if (sscanf(layer, "stages.%d.downsample.%127s%n", &s, rest, &n) == 2 && !layer[n])
-        snprintf(out, cap, "features.%d.%d", 2 * s, !strcmp(rest, "norm") ? 0 : 1);
-    else if (sscanf(layer, "stages.%d.%d.%127s%n", &s, &b, rest, &n) == 3 && !layer[n]) {
-        static const char *const parts[][2] = { { "dwconv", "0" }, { "norm", "2" }, { "pwconv1", "3" },
-                                                { "pwconv2", "5" } };
-        for (int k = 0; k < 4; k++)
-            if (!strcmp(rest, parts[k][0])) {
-                snprintf(out, cap, "features.%d.%d.block.%s", 2 * s + 1, b, parts[k][1]);
-                *linear = k >= 2;
-                return;
-            }
-        snprintf(out, cap, "features.%d.%d.%s", 2 * s + 1, b, rest);   /* layer_scale */
-    } else snprintf(out, cap, "%s", layer);
-}
-
 /* The state_dict of the lowered net over the loaded params and buffers. */
 static int tensors_of(const ir_net *net, const float *params, const float *buffers, const int64_t *step, int torch,
                       export_tensor **out) {
-    export_tensor *ts = calloc((size_t)net->n_ops * 5 + 1, sizeof *ts);
+    export_tensor *ts = calloc((size_t)net->n_ops * TORCH_MAX_PER_OP + 1, sizeof *ts);
     int n = 0;
     for (int i = net->n_ops - 1; i >= 0; i--) {   /* parameter offset order */
-        const ir_op *op = &net->ops[i];
-        char base[200];
-        int linear = 0;
-        if (torch) torchvision_layer(op->name, base, sizeof base, &linear);
-        else snprintf(base, sizeof base, "%s", op->name);
-        if (op->w_off >= 0) {
+        torch_tensor tt[TORCH_MAX_PER_OP];
+        int k = torch_tensors_of_op(&net->ops[i], torch, tt);
+        for (int j = 0; j < k; j++) {
             export_tensor *t = &ts[n++];
-            t->data = params + op->w_off;
-            if (op->kind == IR_LAYER_SCALE) {   /* torchvision: a parameter of the block, [C, 1, 1] */
-                snprintf(t->name, sizeof t->name, torch ? "%s" : "%s.weight", base);
-                t->ndim = torch ? 3 : 1, t->shape[0] = op->w_count, t->shape[1] = t->shape[2] = 1;
-            } else if (op->kind == IR_CONV && !linear) {
-                snprintf(t->name, sizeof t->name, "%s.weight", base);
-                t->ndim = 4, t->shape[0] = op->c, t->shape[2] = op->kh, t->shape[3] = op->kw;
-                t->shape[1] = op->w_count / ((long)op->c * op->kh * op->kw);
-            } else if (op->kind == IR_CONV || op->kind == IR_LINEAR) {
-                snprintf(t->name, sizeof t->name, "%s.weight", base);
-                t->ndim = 2, t->shape[0] = op->c, t->shape[1] = op->w_count / op->c;
-            } else {   /* bn, ln: one value per channel */
-                snprintf(t->name, sizeof t->name, "%s.weight", base);
-                t->ndim = 1, t->shape[0] = op->w_count;
-            }
-        }
-        if (op->b_off >= 0) {
-            export_tensor *t = &ts[n++];
-            snprintf(t->name, sizeof t->name, "%s.bias", base);
-            t->data = params + op->b_off, t->ndim = 1, t->shape[0] = op->b_count;
-        }
-        if (op->kind == IR_BN && op->buf_off >= 0) {
-            static const char *const stats[] = { "running_mean", "running_var" };
-            for (int k = 0; k < 2; k++) {
-                export_tensor *t = &ts[n++];
-                snprintf(t->name, sizeof t->name, "%s.%s", base, stats[k]);
-                t->data = buffers + op->buf_off + (long)k * op->c, t->ndim = 1, t->shape[0] = op->c;
-            }
-            export_tensor *t = &ts[n++];
-            snprintf(t->name, sizeof t->name, "%s.num_batches_tracked", base);
-            t->dtype = EXPORT_I64, t->ndim = 0, t->data = step;
+            memcpy(t->name, tt[j].key, sizeof t->name);   /* both 256 bytes */
+            t->ndim = tt[j].ndim;
+            memcpy(t->shape, tt[j].shape, sizeof t->shape);
+            if (tt[j].kind == TORCH_BATCHES) t->dtype = EXPORT_I64, t->data = step;
+            else t->data = (tt[j].kind == TORCH_BUFFER ? buffers : params) + tt[j].offset;
         }
     }
     *out = ts;
