@@ -36,6 +36,22 @@ def read_safetensors(path):
     return out, meta
 
 
+def write_safetensors(path, state_dict):
+    """The same format written: what safetensors.torch.save_file writes for a state_dict of
+    contiguous CPU tensors (F32 and I64 here), data 8-byte aligned after the header."""
+    names = {torch.float32: "F32", torch.int64: "I64"}
+    header, blobs, at = {}, [], 0
+    for k, v in state_dict.items():
+        b = v.detach().contiguous().numpy().tobytes()
+        header[k] = {"dtype": names[v.dtype], "shape": list(v.shape), "data_offsets": [at, at + len(b)]}
+        blobs.append(b)
+        at += len(b)
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+
+
 class LeNet(torch.nn.Module):   # specs/examples/fmnist_lenet.spec, with its layer names
     def __init__(self):
         super().__init__()
