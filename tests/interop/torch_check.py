@@ -3,7 +3,7 @@ wrote (with the format's own few rules below: Debian has no safetensors module),
 into the torch module with strict=True, and compares its outputs with ours.
 
   torch_check.py lenet   FILE.safetensors PREDICTIONS.jsonl EVAL.jsonl N_VAL
-  torch_check.py resnet18 FILE.safetensors PREDICTIONS.jsonl
+  torch_check.py resnet18|convnext_tiny|mlp|example_resnet FILE.safetensors PREDICTIONS.jsonl
 """
 import gzip, json, struct, sys
 
@@ -66,6 +66,48 @@ class LeNet(torch.nn.Module):   # specs/examples/fmnist_lenet.spec, with its lay
         return self.fc2(torch.relu(self.fc1(x.flatten(1))))
 
 
+class MLP(torch.nn.Module):   # specs/examples/fmnist_mlp.spec
+    def __init__(self):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(784, 128)
+        self.fc2 = torch.nn.Linear(128, 10)
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.fc1(x.flatten(1))))
+
+
+class Basic(torch.nn.Module):   # specs/examples/fmnist_resnet.spec's block, with its layer names
+    def __init__(self, cin, planes, stride, project):
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(cin, planes, 3, stride, 1, bias=False)
+        self.bn1 = torch.nn.BatchNorm2d(planes)
+        self.conv2 = torch.nn.Conv2d(planes, planes, 3, 1, 1, bias=False)
+        self.bn2 = torch.nn.BatchNorm2d(planes)
+        self.project = project
+        if project:
+            self.down = torch.nn.Conv2d(cin, planes, 1, stride, bias=False)
+            self.down_bn = torch.nn.BatchNorm2d(planes)
+
+    def forward(self, x):
+        y = self.bn2(self.conv2(torch.relu(self.bn1(self.conv1(x)))))
+        return torch.relu(y + (self.down_bn(self.down(x)) if self.project else x))
+
+
+class ExampleResNet(torch.nn.Module):   # specs/examples/fmnist_resnet.spec
+    def __init__(self):
+        super().__init__()
+        self.stem = torch.nn.Conv2d(1, 32, 3, 1, 1, bias=False)
+        self.stem_bn = torch.nn.BatchNorm2d(32)
+        self.layer1 = torch.nn.Sequential(Basic(32, 32, 1, False), Basic(32, 32, 1, False))
+        self.layer2 = torch.nn.Sequential(Basic(32, 64, 2, True), Basic(64, 64, 1, False))
+        self.layer3 = torch.nn.Sequential(Basic(64, 128, 2, True), Basic(128, 128, 1, False))
+        self.fc = torch.nn.Linear(128, 10)
+
+    def forward(self, x):
+        x = torch.relu(self.stem_bn(self.stem(x)))
+        return self.fc(self.layer3(self.layer2(self.layer1(x))).mean((2, 3)))
+
+
 def load(model, path):
     sd, meta = read_safetensors(path)
     model.load_state_dict(sd, strict=True)   # every key present, none extra, same shapes
@@ -114,6 +156,14 @@ def main():
         assert abs(top1 - rec["top1"]) <= 2.0 / n_val, "top-1 differs"
         assert abs(loss - rec["loss"]) <= 1e-4 * (1 + loss), "loss differs"
         assert meta["trainc_spec_hash"] == rec["spec_hash"] and int(meta["trainc_step"]) == rec["step"]
+    elif kind in ("mlp", "example_resnet"):
+        model = MLP() if kind == "mlp" else ExampleResNet()
+        load(model, st)
+        compare_predictions(model, sys.argv[3], [0.2860], [0.3530], True)
+    elif kind == "convnext_tiny":
+        model = torchvision.models.convnext_tiny(num_classes=10)
+        load(model, st)
+        compare_predictions(model, sys.argv[3], [0.485, 0.456, 0.406], [0.229, 0.224, 0.225], False)
     elif kind == "resnet18":
         model = torchvision.models.resnet18(num_classes=10)
         sd, meta = load(model, st)

@@ -6,7 +6,7 @@
 # strict=True and gives our --predict logits on PNG files and the --eval top-1 and loss on the
 # test split. torchvision's resnet18(num_classes=10) loads the export of
 # specs/models/resnet18.spec at 32x32 (3 steps: BN statistics moved) with strict=True and
-# gives our logits on RGB PNGs.
+# gives our logits on RGB PNGs (ConvNeXt and the other examples: torch_models_test.sh).
 set -eu
 BUILD=${BUILD:-build}
 TRAINC=$BUILD/trainc
@@ -87,4 +87,5 @@ r18ckpt=$dir/r18run/checkpoints/ckpt-000000000003.bin
 "$TRAINC" export "$r18ckpt" --spec tests/interop/specs/resnet18_small.spec -o "$dir/r18.safetensors"
 "$dir/r18" --predict "$r18ckpt" "$dir/img_rgb" --out "$dir/r18pred" > /dev/null
 $py tests/interop/torch_check.py resnet18 "$dir/r18.safetensors" "$dir/r18pred/predictions.jsonl"
+
 echo "PASS"
