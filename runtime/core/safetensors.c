@@ -187,7 +187,7 @@ rt_status rt_safetensors_open(rt_safetensors *s, const char *path, rt_err *err) 
         } while (!j.bad && eat(&j, ','));
         if (!j.bad && !eat(&j, '}')) j.bad = 1;
     }
-    long at = (long)(j.p - h);
+    long at = (long)n - (long)(j.end - j.p);   /* where the parse stopped */
     free(h);
     s->f = f, s->data_start = 8 + n, s->data_bytes = size - 8 - n;
     if (j.bad) {
@@ -198,12 +198,26 @@ rt_status rt_safetensors_open(rt_safetensors *s, const char *path, rt_err *err) 
     for (int i = 0; i < s->n; i++) {
         const rt_st_tensor *t = &s->t[i];
         int eb = dtype_bytes(t->dtype);
-        uint64_t want = eb ? (uint64_t)rt_st_numel(t) * (uint64_t)eb : 0;
-        if (!eb || t->end < t->begin || t->end > s->data_bytes || t->end - t->begin != want) {
-            rt_status code = eb ? RT_E_TRUNCATED : RT_E_FORMAT;
-            rt_fail(err, code, ST_HINT, "%s: tensor '%s' (%s) does not fit: offsets [%llu, %llu) for %llu bytes of "
-                    "data", path, t->name, t->dtype, (unsigned long long)t->begin, (unsigned long long)t->end,
-                    (unsigned long long)s->data_bytes);
+        uint64_t want = eb, values = 1;   /* in 64 bits, refusing what overflows: shapes are the file's word */
+        int huge = 0;
+        for (int k = 0; k < t->ndim; k++) huge |= __builtin_mul_overflow(values, (uint64_t)t->shape[k], &values);
+        huge |= __builtin_mul_overflow(want, values, &want) || values > (1ull << 50);
+        rt_status code = RT_OK;
+        if (!eb)
+            code = rt_fail(err, RT_E_FORMAT, ST_HINT, "%s: tensor '%s' has dtype '%s', not one of the format's", path,
+                           t->name, t->dtype);
+        else if (huge)
+            code = rt_fail(err, RT_E_FORMAT, ST_HINT, "%s: tensor '%s' has a shape too large for any file", path,
+                           t->name);
+        else if (t->end < t->begin || t->end > s->data_bytes)
+            code = rt_fail(err, RT_E_TRUNCATED, ST_HINT, "%s: tensor '%s' lies at bytes [%llu, %llu) of data that has "
+                           "%llu (a truncated file?)", path, t->name, (unsigned long long)t->begin,
+                           (unsigned long long)t->end, (unsigned long long)s->data_bytes);
+        else if (t->end - t->begin != want)
+            code = rt_fail(err, RT_E_FORMAT, ST_HINT, "%s: tensor '%s' (%s, %llu values) needs %llu bytes but its "
+                           "data_offsets span %llu", path, t->name, t->dtype, (unsigned long long)values,
+                           (unsigned long long)want, (unsigned long long)(t->end - t->begin));
+        if (code != RT_OK) {
             rt_safetensors_close(s);
             return code;
         }
