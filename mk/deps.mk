@@ -1,7 +1,8 @@
 # Debian packages the build needs; installed automatically when run as root.
 DEB_PACKAGES := flex bison libopenblas-dev zlib1g-dev libopenmpi-dev openmpi-bin \
                 libturbojpeg0-dev libpng-dev dataset-fashion-mnist clang libclang-rt-14-dev \
-                libdnnl2 libdnnl-dev python3-torchvision python3-pil python3-numpy
+                libdnnl2 libdnnl-dev python3-torchvision python3-pil python3-numpy \
+                protobuf-c-compiler libprotobuf-c-dev python3-onnx
 DEPS_STAMP   := $(BUILD)/.deps-ok
 
 .PHONY: deps-check

@@ -22,7 +22,7 @@
 
 typedef struct {
     const char *ckpt, *spec, *out;
-    int torch, ema, backend;   /* backend: -1 either (by the checkpoint's sizes) */
+    int torch, onnx, ema, backend;   /* backend: -1 either (by the checkpoint's sizes) */
 } export_args;
 
 static int usage(const char *fmt, const char *arg) {
@@ -54,7 +54,8 @@ static int parse(export_args *a, int argc, char **argv) {
             else if (!strcmp(o, "--format")) {
                 if (!strcmp(v, "torch")) a->torch = 1;
                 else if (!strcmp(v, "safetensors")) a->torch = 0;
-                else return usage("unknown format '%s' (torch or safetensors)", v);
+                else if (!strcmp(v, "onnx")) a->onnx = 1;
+                else return usage("unknown format '%s' (torch, safetensors or onnx)", v);
             } else if (!strcmp(v, "cpu")) a->backend = BACKEND_CPU;
             else if (!strcmp(v, "cuda")) a->backend = BACKEND_CUDA;
             else return usage("unknown backend '%s' (cpu or cuda)", v);
@@ -64,6 +65,7 @@ static int parse(export_args *a, int argc, char **argv) {
     }
     if (!a->ckpt || !a->spec || !a->out) return usage("export needs CKPT, --spec SPEC and -o FILE%s", "");
     size_t n = strlen(a->out);
+    if (a->onnx) return 0;
     if ((n > 3 && !strcmp(a->out + n - 3, ".pt")) || (n > 4 && !strcmp(a->out + n - 4, ".pth")))
         return usage("'%s': trainc writes safetensors, not torch's pickles; name it FILE.safetensors and load it "
                      "with safetensors.torch.load_file", a->out);
@@ -157,6 +159,20 @@ int export_main(int argc, char **argv) {
         fail("pass --spec the spec whose trainer wrote it (and --backend if you built it for one)",
              "the parameters in %s are laid out neither as the CPU nor as the CUDA trainer of %s lays them out", a.ckpt,
              a.spec);
+        goto done;
+    }
+    if (a.onnx) {
+        char errbuf[512], doc[256];
+        snprintf(doc, sizeof doc, "trainc export of %s, step %lld, spec hash %s%s", a.ckpt, (long long)step, res.hash,
+                 a.ema ? ", EMA weights" : "");
+        if (export_write_onnx(a.out, &s.net, params, buffers, "trainc", doc, errbuf,
+                              sizeof errbuf))
+            fail("export the net as safetensors (--format torch) instead", "%s%s", errbuf, "");
+        else
+            printf("%s: ONNX graph of %d ops (opset 13), step %lld%s -> %s\n", a.ckpt, s.net.n_ops, (long long)step,
+                   a.ema ? ", EMA weights" : "", a.out), rc = 0;
+        free(params), free(buffers);
+        schedule_free(&s);
         goto done;
     }
     export_tensor *ts;

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "ir.h"
 
 typedef enum { EXPORT_F32 = 0, EXPORT_I64 } export_dtype;
 
@@ -21,6 +22,9 @@ size_t export_tensor_bytes(const export_tensor *t);
  * file is then removed). */
 int export_write_safetensors(const char *path, const export_tensor *ts, int n, const char *const *meta, int n_meta,
                              char *err, size_t cap);
+/* The inference graph as ONNX (opset 13; export_onnx.c): 0, or 1 with the reason in err. */
+int export_write_onnx(const char *path, const ir_net *net, const float *params, const float *buffers,
+                      const char *model_name, const char *doc, char *err, size_t cap);
 /* `trainc export CKPT --spec SPEC [--format torch|safetensors] -o FILE [--backend B] [--ema]` */
 int export_main(int argc, char **argv);
 

@@ -55,8 +55,9 @@ static const char usage_text[] =
     "  pack SRC -o DST [--max-side N] [--quality Q]\n"
     "                          an image folder into checksummed shards + index the trainer\n"
     "                          reads like the folder; converts or names every bad file\n"
-    "  export CKPT --spec SPEC -o FILE.safetensors [--format torch|safetensors]\n"
-    "                          a checkpoint's weights for PyTorch (torchvision's names)\n"
+    "  export CKPT --spec SPEC -o FILE.safetensors [--format torch|safetensors|onnx]\n"
+    "                          a checkpoint's weights for PyTorch (torchvision's names),\n"
+    "                          or its inference graph as ONNX\n"
     "  --version, help\n"
     "\n"
     "'trainc COMMAND --help' describes one command.\n";
