@@ -214,6 +214,7 @@ static void open_output(trainer *t) {
     char text_hash[RT_SHA256_HEX_LEN + 1];
     rt_sha256_hex(m->spec_text, strlen(m->spec_text), text_hash);
     rt_data_write_classes(&t->train_set, t->args.out_dir);
+    if (t->args.tensorboard && !bench) rt_tb_open(&t->tb, t->args.tensorboard, resumed_at);
     rt_metrics_start(&t->metrics, &(rt_start_record){ .name = m->name, .spec_hash = m->spec_hash,
                      .spec_text_hash = text_hash,
                      .batch = m->batch, .ranks = t->world, .params = m->param_count, .resumed_at = resumed_at });
@@ -447,6 +448,9 @@ static void report_ema(trainer *t, long epochs_done, double t_start) {
     double loss, top1, top5;
     trainer_evaluate_ema(t, &loss, &top1, &top5);
     rt_metrics_eval_ema(&t->metrics, epochs_done, t->step, loss, top1, top5, rt_time_s() - t_start);
+    rt_tb_scalar(&t->tb, "eval_ema/loss", t->step, loss);
+    rt_tb_scalar(&t->tb, "eval_ema/top1", t->step, top1);
+    rt_tb_scalar(&t->tb, "eval_ema/top5", t->step, top5);
     rt_progress_note(&t->progress, "  EMA of the weights: test loss %.4f  top-1 %.2f%%  top-5 %.2f%%", loss,
                      100 * top1, 100 * top5);
 }
@@ -499,6 +503,11 @@ static int train(trainer *t) {
                              .top1 = (double)t->interval_correct / ((double)t->interval_steps * t->global_batch),
                              .loss_scaling = has_scaler(t), .skipped_steps = (int64_t)t->scaler.skipped });
             rt_progress_update(&t->progress, t->step, epoch, loss, lr, ips, comm_ms);
+            rt_tb_scalar(&t->tb, "train/loss", t->step, loss);
+            rt_tb_scalar(&t->tb, "train/lr", t->step, lr);
+            rt_tb_scalar(&t->tb, "train/top1", t->step,
+                         (double)t->interval_correct / ((double)t->interval_steps * t->global_batch));
+            rt_tb_scalar(&t->tb, "train/images_per_s", t->step, ips);
             t->interval_loss = 0, t->interval_correct = 0, t->interval_steps = 0, t_interval = now;
             t->interval_comm_s = 0;
         }
@@ -511,6 +520,9 @@ static int train(trainer *t) {
                 trainer_evaluate(t, &last_loss, &last_top1, &last_top5);
                 rt_metrics_eval(&t->metrics, done, t->step, last_loss, last_top1, last_top5,
                                 rt_time_s() - t_start);
+                rt_tb_scalar(&t->tb, "eval/loss", t->step, last_loss);
+                rt_tb_scalar(&t->tb, "eval/top1", t->step, last_top1);
+                rt_tb_scalar(&t->tb, "eval/top5", t->step, last_top5);
                 if (epoch_end)
                     rt_progress_note(&t->progress, "epoch %ld: test loss %.4f  top-1 %.2f%%  top-5 %.2f%%", epoch + 1,
                                      last_loss, 100 * last_top1, 100 * last_top5);
@@ -634,6 +646,7 @@ int rt_trainer_main(const rt_model *m, const rt_run_config *run, int argc, char 
     int rc = t.args.benchmark_steps > 0 ? run_benchmark(&t) : train(&t);
     rt_progress_finish(&t.progress);
     rt_metrics_close(&t.metrics);
+    rt_tb_close(&t.tb);
     rt_comm_finalize(t.comm);
     return rc;
 }

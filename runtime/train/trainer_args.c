@@ -13,7 +13,7 @@ static void usage(FILE *out, const char *prog) {
     fprintf(out,
             "usage: %s [--data DIR] [--out DIR] [--resume FILE] [--init-from FILE] [--benchmark STEPS]\n"
             "          [--seed N] [--epochs N] [--decode-threads N] [--max-decode-failures N]\n"
-            "          [--no-graph] [--print-spec] [--help]\n"
+            "          [--tensorboard DIR] [--no-graph] [--print-spec] [--help]\n"
             "       %s --eval CKPT [--data DIR] [--out DIR]\n"
             "       %s --predict CKPT [--top-k K] IMAGE_OR_FOLDER...\n"
             "\n"
@@ -31,6 +31,8 @@ static void usage(FILE *out, const char *prog) {
             "  --epochs N         override the spec's number of epochs\n"
             "  --decode-threads N image data: JPEG decode threads per rank (spec: data.decode_threads)\n"
             "  --max-decode-failures N  image data: undecodable samples to skip before stopping\n"
+            "  --tensorboard DIR  also write the logged scalars as TensorBoard event files in DIR\n"
+            "                     (metrics.jsonl stays the run's record)\n"
             "  --no-graph         CUDA trainers: launch every op of a step instead of replaying\n"
             "                     the step's captured CUDA graph (for comparison)\n"
             "  --print-spec       print the resolved spec embedded in this binary\n"
@@ -49,7 +51,7 @@ static void usage(FILE *out, const char *prog) {
 
 static const char *const with_value[] = { "--data", "--out", "--resume", "--init-from", "--benchmark",
                                           "--seed", "--epochs", "--decode-threads",
-                                          "--max-decode-failures", "--eval", "--predict", "--top-k", NULL };
+                                          "--max-decode-failures", "--eval", "--predict", "--top-k", "--tensorboard", NULL };
 
 static int takes_value(const char *opt) {
     for (int k = 0; with_value[k]; k++)
@@ -97,7 +99,7 @@ static void check_modes(const rt_trainer_args *a, const char *prog) {
     }
     char msg[160];
     const char *training = a->resume ? "--resume" : a->init_from ? "--init-from" : a->benchmark_steps ? "--benchmark"
-                           : a->epochs ? "--epochs" : NULL;
+                           : a->epochs ? "--epochs" : a->tensorboard ? "--tensorboard" : NULL;
     if (training) {
         snprintf(msg, sizeof msg, "%s trains nothing: %%s is a training option", mode);
         bad(prog, msg, training);
@@ -139,6 +141,7 @@ void rt_trainer_parse_args(rt_trainer_args *a, const char *prog, const char *def
         if (!strcmp(opt, "--data")) a->data_dir = v;
         else if (!strcmp(opt, "--out")) a->out_dir = v, a->out_given = 1;
         else if (!strcmp(opt, "--eval")) a->eval = v;
+        else if (!strcmp(opt, "--tensorboard")) a->tensorboard = v;
         else if (!strcmp(opt, "--predict")) a->predict = v;
         else if (!strcmp(opt, "--top-k")) a->top_k = (int)parse_long(prog, opt, v, 1, 1000000);
         else if (!strcmp(opt, "--resume")) a->resume = v;

@@ -21,6 +21,7 @@ typedef struct {
     const char *predict;      /* --predict CKPT: classify the images below, no training */
     int n_images;             /* --predict's image files and folders (argv's positional words) */
     char **images;
+    const char *tensorboard;  /* --tensorboard DIR: TensorBoard event files there too */
     int top_k;                /* --predict: classes per image (--top-k, default 5) */
 } rt_trainer_args;
 

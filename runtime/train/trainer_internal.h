@@ -5,6 +5,7 @@
 #include "rt_checkpoint.h"
 #include "rt_metrics.h"
 #include "rt_loss_guard.h"
+#include "rt_tensorboard.h"
 #include "rt_trainer.h"
 #include "trainer_args.h"
 
@@ -63,6 +64,7 @@ typedef struct {
     rt_loss_guard loss_guard;
     long decode_failures;     /* image sources: undecodable samples so far, over all ranks */
     rt_ema ema;               /* solver.ema: averaged weights, evaluated beside the model */
+    rt_tensorboard tb;        /* --tensorboard DIR: the same scalars as event files; off otherwise */
 } trainer;
 
 /* The spec's datasets (train and val; --data DIR overrides the spec's path). */
