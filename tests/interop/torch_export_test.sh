@@ -25,10 +25,11 @@ ckpt=$dir/run/checkpoints/ckpt-000000000040.bin
 # --eval: the record next to the run, equal to the training run's last evaluation.
 "$dir/lenet" --eval "$ckpt" | tee "$dir/eval.txt"
 "$TRAINC" export "$ckpt" --spec "$dir/lenet.spec" -o "$dir/lenet.safetensors"
+"$dir/lenet" --eval "$ckpt" --data /usr/share/datasets/fashion-mnist --out "$dir/eval_data" > /dev/null
 if command -v mpirun > /dev/null; then
   mpirun --oversubscribe --bind-to none -np 2 "$dir/lenet" --eval "$ckpt" --out "$dir/eval2" > "$dir/eval2.txt"
 fi
-$py - "$dir/run/metrics.jsonl" "$dir/run/eval.jsonl" "$dir/eval2/eval.jsonl" <<'PY'
+$py - "$dir/run/metrics.jsonl" "$dir/run/eval.jsonl" "$dir/eval_data/eval.jsonl" "$dir/eval2/eval.jsonl" <<'PY'
 import json, os, sys
 last = [json.loads(l) for l in open(sys.argv[1]) if '"eval"' in l][-1]
 for path in sys.argv[2:]:
