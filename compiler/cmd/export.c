@@ -23,6 +23,7 @@
 typedef struct {
     const char *ckpt, *spec, *out;
     int torch, onnx, ema, backend;   /* backend: -1 either (by the checkpoint's sizes) */
+    int pt;                    /* -o FILE.pt / .pth: torch.save's zip of pickles, not safetensors */
 } export_args;
 
 static int usage(const char *fmt, const char *arg) {
@@ -65,10 +66,8 @@ static int parse(export_args *a, int argc, char **argv) {
     }
     if (!a->ckpt || !a->spec || !a->out) return usage("export needs CKPT, --spec SPEC and -o FILE%s", "");
     size_t n = strlen(a->out);
-    if (a->onnx) return 0;
-    if ((n > 3 && !strcmp(a->out + n - 3, ".pt")) || (n > 4 && !strcmp(a->out + n - 4, ".pth")))
-        return usage("'%s': trainc writes safetensors, not torch's pickles; name it FILE.safetensors and load it "
-                     "with safetensors.torch.load_file", a->out);
+    a->pt = (n > 3 && !strcmp(a->out + n - 3, ".pt")) || (n > 4 && !strcmp(a->out + n - 4, ".pth"));
+    if (a->onnx && a->pt) return usage("'%s': an ONNX model goes to FILE.onnx", a->out);
     return 0;
 }
 
@@ -181,7 +180,8 @@ int export_main(int argc, char **argv) {
     snprintf(step_text, sizeof step_text, "%lld", (long long)step);
     const char *meta[] = { "format", "pt", "trainc_spec_hash", res.hash, "trainc_step", step_text,
                            "trainc_weights", a.ema ? "ema" : "model" };
-    if (export_write_safetensors(a.out, ts, n, meta, 4, errbuf, sizeof errbuf)) {
+    if (a.pt ? export_write_torch_pt(a.out, ts, n, errbuf, sizeof errbuf)
+             : export_write_safetensors(a.out, ts, n, meta, 4, errbuf, sizeof errbuf)) {
         fail("choose a writable -o path", "%s%s", errbuf, "");
     } else {
         printf("%s: %d tensors (%s names), step %lld, %s trainer's layout%s -> %s\n", a.ckpt, n,

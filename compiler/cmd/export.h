@@ -22,6 +22,8 @@ size_t export_tensor_bytes(const export_tensor *t);
  * file is then removed). */
 int export_write_safetensors(const char *path, const export_tensor *ts, int n, const char *const *meta, int n_meta,
                              char *err, size_t cap);
+/* The same tensors as torch.save writes a state_dict (export_torch_pt.c): 0, or 1. */
+int export_write_torch_pt(const char *path, const export_tensor *ts, int n, char *err, size_t cap);
 /* The inference graph as ONNX (opset 13; export_onnx.c): 0, or 1 with the reason in err. */
 int export_write_onnx(const char *path, const ir_net *net, const float *params, const float *buffers,
                       const char *model_name, const char *doc, char *err, size_t cap);

@@ -6,7 +6,8 @@
 # strict=True and gives our --predict logits on PNG files and the --eval top-1 and loss on the
 # test split. torchvision's resnet18(num_classes=10) loads the export of
 # specs/models/resnet18.spec at 32x32 (3 steps: BN statistics moved) with strict=True and
-# gives our logits on RGB PNGs (ConvNeXt and the other examples: torch_models_test.sh).
+# gives our logits on RGB PNGs; its .pt export (torch.save's zip of pickles) is what
+# torch.load reads as the same state_dict (ConvNeXt and the other examples: torch_models_test.sh).
 set -eu
 BUILD=${BUILD:-build}
 TRAINC=$BUILD/trainc
@@ -60,7 +61,7 @@ fails eval_corrupt "corrupt" "$dir/lenet" --eval "$dir/corrupt.bin"
 fails eval_with_resume "--eval trains nothing: --resume is a training option" "$dir/lenet" --eval "$ckpt" --resume "$ckpt"
 fails predict_nothing "needs image files or folders" "$dir/lenet" --predict "$ckpt"
 fails export_foreign "was written by spec hash" "$TRAINC" export "$ckpt" --spec specs/examples/fmnist_lenet.spec -o "$dir/x.safetensors"
-fails export_pt "trainc writes safetensors, not torch's pickles" "$TRAINC" export "$ckpt" --spec "$dir/lenet.spec" -o "$dir/x.pt"
+fails export_onnx_pt "an ONNX model goes to FILE.onnx" "$TRAINC" export "$ckpt" --spec "$dir/lenet.spec" --format onnx -o "$dir/x.pt"
 
 # --predict on test-split images as PNG files (and a file that is no image: named, exit 1).
 $py - "$dir" <<'PY'
@@ -86,6 +87,18 @@ $py tests/interop/torch_check.py lenet "$dir/lenet.safetensors" "$dir/pred/predi
 "$dir/r18" --out "$dir/r18run" > /dev/null
 r18ckpt=$dir/r18run/checkpoints/ckpt-000000000003.bin
 "$TRAINC" export "$r18ckpt" --spec tests/interop/specs/resnet18_small.spec -o "$dir/r18.safetensors"
+"$TRAINC" export "$r18ckpt" --spec tests/interop/specs/resnet18_small.spec -o "$dir/r18.pt"
+$py - "$dir" <<'PY'
+import sys
+import torch, torchvision
+sys.path.insert(0, "tests/interop")
+from torch_check import read_safetensors
+sd = torch.load(sys.argv[1] + "/r18.pt")   # torch.save's format: a zip of pickles
+st, _ = read_safetensors(sys.argv[1] + "/r18.safetensors")
+assert list(sd) == list(st) and all(torch.equal(sd[k], st[k]) and sd[k].dtype == st[k].dtype for k in st)
+torchvision.models.resnet18(num_classes=10).load_state_dict(sd, strict=True)
+print("torch.load of the .pt export: the safetensors export's %d tensors, loads with strict=True" % len(sd))
+PY
 "$dir/r18" --predict "$r18ckpt" "$dir/img_rgb" --out "$dir/r18pred" > /dev/null
 $py tests/interop/torch_check.py resnet18 "$dir/r18.safetensors" "$dir/r18pred/predictions.jsonl"
 
