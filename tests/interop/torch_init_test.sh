@@ -5,7 +5,8 @@
 # starts from it with --init-from: its first-step loss on the 8 Fashion-MNIST samples of its
 # one batch equals torchvision's in training mode on the same samples. With init.fresh the new
 # classifier starts anew from a 1000-class state_dict and init.freeze keeps conv1 as loaded
-# (read back through trainc export); a state_dict of another architecture, a missing key and a
+# (read back through trainc export); ConvNeXt-Tiny's torchvision keys map onto its spec; a
+# state_dict of another architecture, a missing key and a
 # file that is no safetensors are one message each.
 set -eu
 BUILD=${BUILD:-build}
@@ -80,6 +81,39 @@ assert torch.equal(src["conv1.weight"], ft["conv1.weight"]), "frozen conv1 chang
 assert not torch.equal(src["layer1.0.conv1.weight"], ft["layer1.0.conv1.weight"]), "layer1 did not train"
 assert ft["fc.weight"].shape == (10, 512)
 print("fresh fc (10 classes) from a 1000-class state_dict; frozen conv1 equals torchvision's after a step")
+PY
+
+# ConvNeXt-Tiny from torchvision's state_dict (features.S.I.block.K keys, Linear weights into
+# 1x1 convs, layer scale [C, 1, 1]): one step at LR 1e-30 leaves the weights as loaded, and
+# the export of that checkpoint gives torchvision's tensors back (within 1e-25).
+printf '%s\n' "extends: \"$(pwd)/tests/interop/specs/convnext_small.spec\"" \
+  "solver { adamw { weight_decay: 0 } lr { base: 1e-30 } }" "init { }" > "$dir/cnx.spec"
+$py - "$dir" <<'PY'
+import sys
+import torch, torchvision
+sys.path.insert(0, "tests/interop")
+from torch_check import write_safetensors
+torch.manual_seed(1)
+m = torchvision.models.convnext_tiny(num_classes=10)
+for name, p in m.named_parameters():
+    if name.endswith("layer_scale"): p.data.uniform_(0.1, 1.0)   # away from the 1e-6 start
+write_safetensors(sys.argv[1] + "/cnx_tv.safetensors", m.state_dict())
+PY
+"$TRAINC" build "$dir/cnx.spec" -o "$dir/cnx" > /dev/null
+"$dir/cnx" --init-from "$dir/cnx_tv.safetensors" --out "$dir/run-cnx" > /dev/null
+"$TRAINC" export "$dir/run-cnx/checkpoints/ckpt-000000000001.bin" --spec "$dir/cnx.spec" -o "$dir/cnx_back.safetensors" > /dev/null
+$py - "$dir" <<'PY'
+import sys
+import torch
+sys.path.insert(0, "tests/interop")
+from torch_check import read_safetensors
+tv, _ = read_safetensors(sys.argv[1] + "/cnx_tv.safetensors")
+back, _ = read_safetensors(sys.argv[1] + "/cnx_back.safetensors")
+assert set(tv) == set(back), set(tv) ^ set(back)
+# zero biases move by the step's 1e-30 (AdamW's first step is lr x sign(g)); all else is exact
+bad = [k for k in tv if not torch.allclose(tv[k], back[k], rtol=0, atol=1e-25)]
+assert not bad, "changed: %s" % bad[:5]
+print("ConvNeXt-Tiny: torchvision's %d tensors in, the same %d out (init, one step at LR 1e-30, export)" % (len(tv), len(back)))
 PY
 
 fails() {   # fails NAME EXPECTED-TEXT COMMAND...
