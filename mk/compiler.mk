@@ -14,8 +14,25 @@ LEXER_L        := $(firstword $(wildcard compiler/lexer.l compiler/*/lexer.l))
 COMPILER_SHARED_SRCS := $(wildcard runtime/core/sha256.c runtime/core/schedule*.c runtime/core/error.c runtime/core/devmem.c \
                           runtime/data/pack*.c runtime/data/image_set.c runtime/data/image_folder.c \
                           runtime/data/image_shards.c runtime/data/image_resample.c runtime/data/image_window.c \
-                          runtime/data/jpeg_decode.c runtime/data/jpeg_region.c runtime/data/png_decode.c runtime/data/idx.c runtime/data/dataset.c runtime/core/regular_file.c runtime/core/alloc.c runtime/core/rng.c runtime/core/env.c)
+                          runtime/data/jpeg_decode.c runtime/data/jpeg_region.c runtime/data/png_decode.c runtime/data/idx.c runtime/data/dataset.c runtime/core/regular_file.c runtime/core/alloc.c runtime/core/rng.c runtime/core/env.c \
+                          runtime/core/checkpoint_load.c runtime/core/checkpoint_format.c)
 GEN_SRCS       := $(BUILD)/gen/parser.c $(BUILD)/gen/lexer.c $(BUILD)/gen/templates.c
+# trainc export --format onnx: onnx.proto as Debian's python3-onnx ships it, compiled by
+# protoc-c (protobuf-c-compiler) into build/gen/onnx/. WITH_ONNX=0 builds trainc without it
+# (the format is then refused), for machines without protobuf-c.
+WITH_ONNX      ?= 1
+ONNX_PROTO     ?= /usr/lib/python3/dist-packages/onnx/onnx.proto
+ifeq ($(WITH_ONNX),1)
+GEN_SRCS       += $(BUILD)/gen/onnx/onnx.pb-c.c
+ONNX_LIBS      := -lprotobuf-c
+$(BUILD)/gen/onnx/onnx.pb-c.c $(BUILD)/gen/onnx/onnx.pb-c.h &: | deps-check
+	@mkdir -p $(BUILD)/gen/onnx
+	cp $(ONNX_PROTO) $(BUILD)/gen/onnx/onnx.proto
+	cd $(BUILD)/gen/onnx && protoc-c --c_out=. onnx.proto
+$(BUILD)/cobj/compiler/cmd/export_onnx.o $(BUILD)/casan/compiler/cmd/export_onnx.o: $(BUILD)/gen/onnx/onnx.pb-c.h
+$(BUILD)/cobj/compiler/cmd/export_onnx.o $(BUILD)/casan/compiler/cmd/export_onnx.o \
+  $(BUILD)/cobj/gen/onnx/onnx.pb-c.o $(BUILD)/casan/gen/onnx/onnx.pb-c.o: CFLAGS_COMMON += -DTRAINC_ONNX -I$(BUILD)/gen/onnx
+endif
 TRAINC_OBJS    := $(COMPILER_SRCS:%.c=$(BUILD)/cobj/%.o) $(GEN_SRCS:$(BUILD)/gen/%.c=$(BUILD)/cobj/gen/%.o)
 TRAINC_OBJS_ASAN := $(COMPILER_SRCS:%.c=$(BUILD)/casan/%.o) $(GEN_SRCS:$(BUILD)/gen/%.c=$(BUILD)/casan/gen/%.o)
 TRAINC_LIB_ASAN := $(BUILD)/casan/libtrainc.a
@@ -55,7 +72,7 @@ $(BUILD)/casan/%.o: %.c $(COMPILER_HDRS) | deps-check
 	$(CC) $(CFLAGS_COMMON) $(SAN_FLAGS) -c $< -o $@
 
 $(TRAINC): $(TRAINC_OBJS) $(COMPILER_MAIN:%.c=$(BUILD)/cobj/%.o) $(COMPILER_SHARED_SRCS:%.c=$(BUILD)/cobj/%.o)
-	$(CC) $(CFLAGS) -fopenmp $^ -o $@ -lm $(PACK_LIBS)
+	$(CC) $(CFLAGS) -fopenmp $^ -o $@ -lm $(PACK_LIBS) $(ONNX_LIBS)
 $(TRAINC_LIB_ASAN): $(TRAINC_OBJS_ASAN)
 	@rm -f $@; ar rcs $@ $^
 

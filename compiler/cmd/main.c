@@ -6,6 +6,7 @@
 
 #include "build.h"
 #include "cli_help.h"
+#include "export.h"
 #include "import_cli.h"
 #include "lower.h"
 #include "rt_env.h"
@@ -55,6 +56,9 @@ static const char usage_text[] =
     "  pack SRC -o DST [--max-side N] [--quality Q]\n"
     "                          an image folder into checksummed shards + index the trainer\n"
     "                          reads like the folder; converts or names every bad file\n"
+    "  export CKPT --spec SPEC -o FILE.safetensors [--format torch|safetensors|onnx]\n"
+    "                          a checkpoint's weights for PyTorch (torchvision's names),\n"
+    "                          or its inference graph as ONNX\n"
     "  --help-env [--markdown]\n"
     "                          the TRAINC_* environment variables of trainc and its trainers\n"
     "  --version, help\n"
@@ -266,6 +270,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "build")) return cmd_build(n, rest);
     if (!strcmp(cmd, "schema")) return cmd_schema(n, rest);
     if (!strcmp(cmd, "import")) return import_main(n, rest);
+    if (!strcmp(cmd, "export")) return export_main(n, rest);
     if (!strcmp(cmd, "pack")) return rt_pack_main(argv[0], n, rest);
     return usage_error("unknown command '%s'", cmd);
 }

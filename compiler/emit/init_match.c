@@ -9,6 +9,7 @@
 
 #include "lower.h"
 #include "sema_value.h"
+#include "torch_names.h"
 
 #define INIT_MAX_DEPTH 8   /* a spec that initializes from itself, directly or not */
 
@@ -26,7 +27,7 @@ int init_load_source(init_source *src, diag_ctx *diag, const ast_node *root) {
     static int depth;
     memset(src, 0, sizeof *src);
     src->init = sv_msg(root, SM_SPEC, "init");
-    if (!src->init) return 0;
+    if (!src->init || !sv_get(src->init, SM_INIT, "spec")) return 0;   /* none, or a state_dict: no source spec */
     source_path(src->path, sizeof src->path, src->init);
     src_loc at = sv_loc(src->init, SM_INIT, "spec");
     if (depth >= INIT_MAX_DEPTH)
@@ -105,6 +106,7 @@ int init_check(diag_ctx *diag, const init_source *src, const net_desc *net) {
             errors += diag_error(diag, freeze->kids[i]->loc, "drop it from one of the two lists",
                                  "init: layer '%s' is both fresh and frozen: it would never learn",
                                  freeze->kids[i]->text) == 0;
+    if (!src->loaded) return errors;   /* a state_dict: its keys and shapes are checked at start-up */
     src_loc at = sv_loc(init, SM_INIT, "spec");
     for (int i = 0; i < net->n_layers; i++) {
         const net_layer *L = &net->layers[i];
@@ -160,6 +162,29 @@ static void emit_copies(FILE *f, const ast_node *init, const ir_net *dest, const
     }
 }
 
+/* Every tensor of the net outside init.fresh under its state_dict key, for a .safetensors
+ * source (init_state_dict.c); BN statistics unless bn_stats is false. */
+static int emit_named(FILE *f, const ast_node *init, const ir_net *dest) {
+    bool bn_stats = sv_bool(init, SM_INIT, "bn_stats");
+    int n = 0;
+    for (int i = dest->n_ops - 1; i >= 0; i--) {
+        const ir_op *op = &dest->ops[i];
+        if (init_lists(init, "fresh", op->name)) continue;
+        torch_tensor tv[TORCH_MAX_PER_OP], own[TORCH_MAX_PER_OP];
+        int k = torch_tensors_of_op(op, 1, tv);
+        torch_tensors_of_op(op, 0, own);
+        for (int j = 0; j < k; j++) {
+            if (tv[j].kind == TORCH_BATCHES || (tv[j].kind == TORCH_BUFFER && !bn_stats)) continue;
+            fprintf(f, "            { \"%s\", \"%s\", %ld, %ld, %d, %d, { %ld, %ld, %ld, %ld } },\n", tv[j].key,
+                    strcmp(tv[j].key, own[j].key) ? own[j].key : "", tv[j].offset, tv[j].count,
+                    tv[j].kind == TORCH_BUFFER, tv[j].ndim, tv[j].shape[0], tv[j].shape[1], tv[j].shape[2],
+                    tv[j].shape[3]);
+            n++;
+        }
+    }
+    return n;
+}
+
 static int emit_frozen(FILE *f, const ast_node *init, const ir_net *dest) {
     int n = 0;
     for (int i = 0; i < dest->n_ops; i++) {
@@ -169,6 +194,20 @@ static int emit_frozen(FILE *f, const ast_node *init, const ir_net *dest) {
         if (op->b_off >= 0) fprintf(f, "            { %ld, %ld },  /* %s.bias */\n", op->b_off, op->b_count, op->name), n++;
     }
     return n;
+}
+
+/* The config of an init block without init.spec: the checkpoint is a state_dict. */
+static void emit_state_dict_config(FILE *f, const ast_node *init, const ir_net *dest) {
+    const ast_node *fresh = sv_get(init, SM_INIT, "fresh");
+    fprintf(f, "    /* init: a PyTorch state_dict (.safetensors), matched by torchvision's keys */\n");
+    fprintf(f, "    .init = &(const rt_init_config){\n        .checkpoint = \"%s\", .source_spec = \"\", .source_hash = \"\",\n"
+               "        .copies = (const rt_init_copy[]){ { { 0, 0 }, 0, 0, 0, \"\" } },\n"
+               "        .frozen = (const rt_init_range[]){\n", sv_str(init, SM_INIT, "checkpoint"));
+    int n = emit_frozen(f, init, dest);
+    fprintf(f, "            { 0, 0 }\n        },\n        .n_frozen = %d, .n_fresh = %d,\n", n, fresh ? fresh->n_kids : 0);
+    fprintf(f, "        .named = (const rt_init_named[]){\n");
+    n = emit_named(f, init, dest);
+    fprintf(f, "            { \"\", \"\", 0, 0, 0, 0, { 0, 0, 0, 0 } }\n        },\n        .n_named = %d,\n    },\n", n);
 }
 
 char *init_emit_config(const sema_result *res, const ir_net *dest, int cuda, char *err, size_t cap) {
@@ -182,6 +221,21 @@ char *init_emit_config(const sema_result *res, const ir_net *dest, int cuda, cha
     }
     if (!src.init) return strdup("");
     const ast_node *init = src.init;
+    if (!src.loaded) {   /* no init.spec: a state_dict, read by key alone */
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
+        if (!f) return snprintf(err, cap, "out of memory"), NULL;
+        if (cuda && sv_get(init, SM_INIT, "freeze")) {
+            fclose(f), free(text);
+            snprintf(err, cap, "init.freeze is not supported by the CUDA backend yet (its optimizer step runs on "
+                               "the device); build with --backend cpu or drop init.freeze");
+            return NULL;
+        }
+        emit_state_dict_config(f, init, dest);
+        fclose(f);
+        return text;
+    }
     if (cuda && sv_get(init, SM_INIT, "freeze")) {
         init_source_free(&src);
         snprintf(err, cap, "init.freeze is not supported by the CUDA backend yet (its optimizer step runs on "
@@ -211,8 +265,11 @@ char *init_emit_config(const sema_result *res, const ir_net *dest, int cuda, cha
         fprintf(f, "            { { 0, 0 }, 0, 0, 0, \"\" }   /* end: C has no empty arrays */\n        },\n"
                    "        .n_copies = %d,\n        .frozen = (const rt_init_range[]){\n", n);
         n = emit_frozen(f, init, dest);
-        fprintf(f, "            { 0, 0 }\n        },\n        .n_frozen = %d, .n_fresh = %d,\n    },\n", n,
+        fprintf(f, "            { 0, 0 }\n        },\n        .n_frozen = %d, .n_fresh = %d,\n", n,
                 fresh ? fresh->n_kids : 0);
+        fprintf(f, "        .named = (const rt_init_named[]){\n");
+        n = emit_named(f, init, dest);
+        fprintf(f, "            { \"\", \"\", 0, 0, 0, 0, { 0, 0, 0, 0 } }\n        },\n        .n_named = %d,\n    },\n", n);
         fclose(f);
     }
     schedule_free(&lowered[0]);

@@ -20,6 +20,16 @@ typedef struct {
 
 typedef struct { long offset, count; } rt_init_range;   /* in floats of params */
 
+/* One tensor of this net under its PyTorch state_dict key, for a .safetensors source: key is
+ * torchvision's, alt trainc's layer name where they differ ("" otherwise). */
+typedef struct {
+    const char *key, *alt;
+    long dst, count;
+    int buffer;               /* 0: params, 1: BN running statistics */
+    int ndim;
+    long shape[4];
+} rt_init_named;
+
 typedef struct rt_init_config {
     const char *checkpoint;   /* init.checkpoint, "" if not given (then --init-from is needed) */
     const char *source_spec, *source_hash;   /* init.spec and its training hash */
@@ -29,13 +39,21 @@ typedef struct rt_init_config {
     int n_frozen;
     const rt_init_range *frozen;             /* init.freeze: never updated */
     int n_fresh;                              /* layers left as initialized, for the log */
+    /* Every tensor to load from a state_dict (.safetensors: torchvision's, or `trainc
+     * export`'s), by key, with shape checks; source_hash "" (no init.spec): only that. */
+    int n_named;
+    const rt_init_named *named;
 } rt_init_config;
 
 /* Loads the checkpoint (path, or cfg->checkpoint when path is NULL), checks that the source
- * spec wrote it, and copies every matched tensor into params/buffers. Dies with one message
+ * spec wrote it, and copies every matched tensor into params/buffers; a .safetensors file is
+ * read as a state_dict through cfg->named (init_state_dict.c). Dies with one message
  * on any mismatch. Returns the number of values copied. */
 long rt_init_apply(const rt_init_config *cfg, const char *path, float *params, long n_params,
                    float *buffers, long n_buffers);
+/* The state_dict path of rt_init_apply. */
+long rt_init_apply_state_dict(const rt_init_config *cfg, const char *path, float *params, long n_params,
+                              float *buffers, long n_buffers);
 /* Whether the parameter tensor at this offset is frozen. */
 int rt_init_is_frozen(const rt_init_config *cfg, long offset);
 /* Zeroes the frozen tensors' gradients, so clipping and norms ignore them as torch does for

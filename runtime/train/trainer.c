@@ -23,63 +23,7 @@
 #include "rt_rng.h"
 #include "rt_sha256.h"
 #include "trainer_args.h"
-
-/* Everything a checkpoint must restore besides the tensors. */
-typedef struct {
-    int64_t step;
-    uint64_t seed;
-    int64_t n_params, n_buffers, n_state;
-    /* The open log interval, so a resumed run logs the same averages. */
-    double interval_loss;
-    int64_t interval_correct, interval_steps;
-    int64_t world;            /* ranks of the run: the data order of a step depends on it */
-} trainer_resume_state;
-
-/* The data loader's state that a resume needs beyond the step (sample order and crops follow
- * from seed, epoch and position): the decode failures counted so far, so the resumed run
- * reaches the failure cap at the step the uninterrupted run does. Its own checkpoint section
- * ("data", image sources only), versioned; checkpoints written before it existed load with
- * a count of 0. */
-#define TRAINER_DATA_STATE_VERSION 1
-typedef struct {
-    uint32_t version;
-    uint32_t reserved;
-    int64_t decode_failures;
-} trainer_data_state;
-
-/* The loss scaler of a device model (rt_device_hooks.loss_scaler): its own checkpoint
- * section, present only for models that scale, so other checkpoints keep their layout. */
-typedef struct {
-    double scale, clean, skipped;
-} trainer_scaler_state;
-
-typedef struct {
-    const rt_model *m;
-    rt_run_config run;
-    rt_trainer_args args;
-    rt_dataset train_set, val_set;
-    rt_loader train, val;
-    rt_model_ctx ctx;
-    rt_comm *comm;            /* NULL: a world of 1 */
-    int rank, world, global_batch;
-    int stop_votes;           /* ranks that received a stop signal, summed every step */
-    float *opt_state;
-    long n_state;
-    float *logits;
-    const void *next_x;       /* the next training batch, taken during this step (have_next) */
-    const int32_t *next_y;
-    int have_next;
-    int next_failures;        /* undecodable samples in the next batch (image sources) */
-    long steps_per_epoch, total_steps, step;
-    double interval_loss, interval_comm_s;
-    long interval_correct, interval_steps;
-    rt_metrics metrics;       /* OUT/metrics.jsonl (benchmark.jsonl); off on ranks other than 0 */
-    rt_progress progress;     /* stdout; off on ranks other than 0 */
-    trainer_scaler_state scaler;   /* host mirror: filled before a checkpoint, after a resume */
-    rt_loss_guard loss_guard;
-    long decode_failures;     /* image sources: undecodable samples so far, over all ranks */
-    rt_ema ema;               /* solver.ema: averaged weights, evaluated beside the model */
-} trainer;
+#include "trainer_internal.h"
 
 static int has_scaler(const trainer *t) { return t->m->device && t->m->device->loss_scaler; }
 
@@ -91,7 +35,7 @@ static void read_scaler(trainer *t) {
     t->scaler = (trainer_scaler_state){ st[0], st[1], st[2] };
 }
 
-static void load_data(trainer *t) {
+void trainer_load_data(trainer *t) {
     const rt_model *m = t->m;
     const rt_run_config *run = &t->run;
     const char *dir = t->args.data_dir ? t->args.data_dir : run->data_path;
@@ -120,7 +64,7 @@ static void load_data(trainer *t) {
                     d->c, d->h, d->w, m->in_c, m->in_h, m->in_w);
 }
 
-static void make_loader(trainer *t, rt_loader *l, const rt_dataset *ds, int train) {
+void trainer_make_loader(trainer *t, rt_loader *l, const rt_dataset *ds, int train) {
     rt_loader_config cfg;
     rt_loader_config_default(&cfg);
     cfg.global_batch = t->global_batch;   /* each rank gets its slice of every global batch */
@@ -139,7 +83,7 @@ static void make_loader(trainer *t, rt_loader *l, const rt_dataset *ds, int trai
     rt_loader_init(l, ds, &cfg, NULL);
 }
 
-static void allocate(trainer *t) {
+void trainer_allocate(trainer *t) {
     const rt_model *m = t->m;
     t->ctx.params = rt_alloc_aligned((size_t)m->n_params * sizeof(float));
     t->ctx.grads = rt_alloc_aligned((size_t)m->n_params * sizeof(float));
@@ -248,7 +192,8 @@ static void resume(trainer *t, const char *path) {
  * rank 0 (share_start_state hands them to every rank). A resumed run restores its own. */
 static void start_from_weights(trainer *t) {
     if (t->args.init_from && !t->run.init)
-        rt_die_status(2, "add init { spec: \"...\" } to the spec, naming the spec that wrote the checkpoint",
+        rt_die_status(2, "add init { } to the spec for a .safetensors state_dict (torchvision's keys), or "
+                         "init { spec: \"...\" } naming the spec that wrote a trainc checkpoint",
                       "--init-from needs a trainer built from a spec with an init block");
     if (!t->run.init || t->args.resume || t->rank != 0) return;
     long n = rt_init_apply(t->run.init, t->args.init_from, t->ctx.params, t->m->n_params, t->ctx.buffers,
@@ -276,6 +221,7 @@ static void open_output(trainer *t) {
     char text_hash[RT_SHA256_HEX_LEN + 1];
     rt_sha256_hex(m->spec_text, strlen(m->spec_text), text_hash);
     rt_data_write_classes(&t->train_set, t->args.out_dir);
+    if (t->args.tensorboard && !bench) rt_tb_open(&t->tb, t->args.tensorboard, resumed_at);
     rt_metrics_start(&t->metrics, &(rt_start_record){ .name = m->name, .spec_hash = m->spec_hash,
                      .spec_text_hash = text_hash,
                      .batch = m->batch, .ranks = t->world, .params = m->param_count, .resumed_at = resumed_at });
@@ -314,7 +260,7 @@ static void share_start_state(trainer *t) {
 /* Loss and top-1/top-5 over the whole validation split, each rank evaluating its slice of
  * every batch. Per-rank batch norm leaves each rank its own running statistics: like torch
  * DDP, evaluation (and the checkpoint) use rank 0's. */
-static void evaluate(trainer *t, double *loss, double *top1, double *top5) {
+void trainer_evaluate(trainer *t, double *loss, double *top1, double *top5) {
     const rt_model *m = t->m;
     if (m->device && t->comm) m->device->broadcast_buffers(&t->ctx);
     else rt_comm_bcast(t->comm, t->ctx.buffers, (size_t)m->n_buffers * sizeof(float), "rank 0's batch norm statistics");
@@ -345,7 +291,7 @@ static void evaluate(trainer *t, double *loss, double *top1, double *top5) {
 }
 
 /* The same over the EMA's weights and statistics (solver.ema), put in the model's place. */
-static void evaluate_ema(trainer *t, double *loss, double *top1, double *top5) {
+void trainer_evaluate_ema(trainer *t, double *loss, double *top1, double *top5) {
     const rt_device_hooks *dev = t->m->device;
     float *params = t->ctx.params, *buffers = t->ctx.buffers;
     if (dev) {   /* the model's weights wait in the host mirror while the EMA's are on the device */
@@ -353,7 +299,7 @@ static void evaluate_ema(trainer *t, double *loss, double *top1, double *top5) {
         dev->load_weights(&t->ctx, t->ema.params, t->ema.buffers);
     }
     t->ctx.params = t->ema.params, t->ctx.buffers = t->ema.buffers;
-    evaluate(t, loss, top1, top5);
+    trainer_evaluate(t, loss, top1, top5);
     t->ctx.params = params, t->ctx.buffers = buffers;
     if (dev) dev->load_weights(&t->ctx, params, buffers);
 }
@@ -507,8 +453,11 @@ static int should_checkpoint(const trainer *t, int epoch_end, int last) {
 /* The EMA's evaluation, on a line of its own under the model's. */
 static void report_ema(trainer *t, long epochs_done, double t_start) {
     double loss, top1, top5;
-    evaluate_ema(t, &loss, &top1, &top5);
+    trainer_evaluate_ema(t, &loss, &top1, &top5);
     rt_metrics_eval_ema(&t->metrics, epochs_done, t->step, loss, top1, top5, rt_time_s() - t_start);
+    rt_tb_scalar(&t->tb, "eval_ema/loss", t->step, loss);
+    rt_tb_scalar(&t->tb, "eval_ema/top1", t->step, top1);
+    rt_tb_scalar(&t->tb, "eval_ema/top5", t->step, top5);
     rt_progress_note(&t->progress, "  EMA of the weights: test loss %.4f  top-1 %.2f%%  top-5 %.2f%%", loss,
                      100 * top1, 100 * top5);
 }
@@ -561,6 +510,11 @@ static int train(trainer *t) {
                              .top1 = (double)t->interval_correct / ((double)t->interval_steps * t->global_batch),
                              .loss_scaling = has_scaler(t), .skipped_steps = (int64_t)t->scaler.skipped });
             rt_progress_update(&t->progress, t->step, epoch, loss, lr, ips, comm_ms);
+            rt_tb_scalar(&t->tb, "train/loss", t->step, loss);
+            rt_tb_scalar(&t->tb, "train/lr", t->step, lr);
+            rt_tb_scalar(&t->tb, "train/top1", t->step,
+                         (double)t->interval_correct / ((double)t->interval_steps * t->global_batch));
+            rt_tb_scalar(&t->tb, "train/images_per_s", t->step, ips);
             t->interval_loss = 0, t->interval_correct = 0, t->interval_steps = 0, t_interval = now;
             t->interval_comm_s = 0;
         }
@@ -570,9 +524,12 @@ static int train(trainer *t) {
             if (do_eval) {
                 /* the epochs completed; a run measured in iterations may stop inside one */
                 long done = epoch_end ? epoch + 1 : t->step / t->steps_per_epoch;
-                evaluate(t, &last_loss, &last_top1, &last_top5);
+                trainer_evaluate(t, &last_loss, &last_top1, &last_top5);
                 rt_metrics_eval(&t->metrics, done, t->step, last_loss, last_top1, last_top5,
                                 rt_time_s() - t_start);
+                rt_tb_scalar(&t->tb, "eval/loss", t->step, last_loss);
+                rt_tb_scalar(&t->tb, "eval/top1", t->step, last_top1);
+                rt_tb_scalar(&t->tb, "eval/top5", t->step, last_top5);
                 if (epoch_end)
                     rt_progress_note(&t->progress, "epoch %ld: test loss %.4f  top-1 %.2f%%  top-5 %.2f%%", epoch + 1,
                                      last_loss, 100 * last_top1, 100 * last_top5);
@@ -598,7 +555,7 @@ static int train(trainer *t) {
             return 128 + sig;
         }
     }
-    if (isnan(last_top1)) evaluate(t, &last_loss, &last_top1, &last_top5);
+    if (isnan(last_top1)) trainer_evaluate(t, &last_loss, &last_top1, &last_top5);
     char hash[RT_PARAMS_HASH_LEN + 1];
     if (m->device) m->device->download(&t->ctx, t->opt_state, t->n_state);
     read_scaler(t);
@@ -645,14 +602,21 @@ int rt_trainer_main(const rt_model *m, const rt_run_config *run, int argc, char 
     t.rank = rt_comm_rank(t.comm);
     t.world = rt_comm_size(t.comm);
     t.global_batch = m->batch * t.world;
+    if (t.args.eval || t.args.predict) {   /* no training: any world size evaluates the same */
+        rt_comm_handshake(t.comm, m->spec_hash, 0);
+        rt_comm_set_hang_timeout(t.comm, t.run.hang_timeout_s);
+        int rc = t.args.eval ? trainer_run_eval(&t) : trainer_run_predict(&t);
+        rt_comm_finalize(t.comm);
+        return rc;
+    }
     if (!t.comm && t.run.ranks > 1)
         rt_die_hint("launch with mpirun -np N (or srun -n N), or set parallel.ranks: 1 (or 0 for any) in the spec",
                     "the spec asks for %d ranks but this process runs alone", t.run.ranks);
     rt_comm_handshake(t.comm, m->spec_hash, t.run.ranks);
     rt_comm_set_hang_timeout(t.comm, t.run.hang_timeout_s);
-    load_data(&t);
-    make_loader(&t, &t.train, &t.train_set, 1);
-    make_loader(&t, &t.val, &t.val_set, 0);
+    trainer_load_data(&t);
+    trainer_make_loader(&t, &t.train, &t.train_set, 1);
+    trainer_make_loader(&t, &t.val, &t.val_set, 0);
     t.steps_per_epoch = rt_loader_steps_per_epoch(&t.train);
     if (t.steps_per_epoch < 1)
         rt_die_hint("use a smaller batch or more data", "the dataset (%ld samples) is smaller than one batch (%d)",
@@ -663,7 +627,7 @@ int rt_trainer_main(const rt_model *m, const rt_run_config *run, int argc, char 
         t.run.epochs = t.run.lr.epochs = (int)((t.run.lr.iterations + t.steps_per_epoch - 1) / t.steps_per_epoch);
     rt_lr_validate(&t.run.lr, NULL);
     t.total_steps = rt_lr_total_steps(&t.run.lr);
-    allocate(&t);
+    trainer_allocate(&t);
     m->init(t.ctx.params, t.ctx.buffers, t.run.seed);
     start_from_weights(&t);
     rt_ema_init(&t.ema, &t.run.ema, m->n_params, m->n_buffers, t.global_batch, t.run.epochs);
@@ -692,6 +656,7 @@ int rt_trainer_main(const rt_model *m, const rt_run_config *run, int argc, char 
     int rc = t.args.benchmark_steps > 0 ? run_benchmark(&t) : train(&t);
     rt_progress_finish(&t.progress);
     rt_metrics_close(&t.metrics);
+    rt_tb_close(&t.tb);
     rt_comm_finalize(t.comm);
     return rc;
 }

@@ -14,7 +14,9 @@ static void usage(FILE *out, const char *prog) {
     fprintf(out,
             "usage: %s [--data DIR] [--out DIR] [--resume FILE] [--init-from FILE] [--benchmark STEPS]\n"
             "          [--seed N] [--epochs N] [--decode-threads N] [--max-decode-failures N]\n"
-            "          [--no-graph] [--print-spec] [--help] [--help-env]\n"
+            "          [--tensorboard DIR] [--no-graph] [--print-spec] [--help] [--help-env]\n"
+            "       %s --eval CKPT [--data DIR] [--out DIR]\n"
+            "       %s --predict CKPT [--top-k K] IMAGE_OR_FOLDER...\n"
             "\n"
             "Trains the network of the spec compiled into this binary (see --print-spec),\n"
             "writing OUT/metrics.jsonl and OUT/checkpoints/. Under mpirun, one rank per process.\n"
@@ -23,26 +25,35 @@ static void usage(FILE *out, const char *prog) {
             "  --out DIR          where metrics.jsonl and checkpoints/ go (default: runs/NAME)\n"
             "  --resume FILE      continue the exact run saved in FILE (a checkpoint)\n"
             "  --init-from FILE   start from the weights in FILE, a checkpoint of the spec's\n"
-            "                     init.spec (overrides init.checkpoint)\n"
+            "                     init.spec or a .safetensors state_dict (torchvision's keys);\n"
+            "                     overrides init.checkpoint\n"
             "  --benchmark STEPS  time STEPS training steps and report images/s\n"
             "  --seed N           override the spec's seed\n"
             "  --epochs N         override the spec's number of epochs\n"
             "  --decode-threads N image data: JPEG decode threads per rank (spec: data.decode_threads)\n"
             "  --max-decode-failures N  image data: undecodable samples to skip before stopping\n"
+            "  --tensorboard DIR  also write the logged scalars as TensorBoard event files in DIR\n"
+            "                     (metrics.jsonl stays the run's record)\n"
             "  --no-graph         CUDA trainers: launch every op of a step instead of replaying\n"
             "                     the step's captured CUDA graph (for comparison)\n"
             "  --print-spec       print the resolved spec embedded in this binary\n"
+            "  --eval CKPT        evaluate the checkpoint on the validation data, no training:\n"
+            "                     prints loss, top-1, top-5 and appends an eval record to\n"
+            "                     OUT/eval.jsonl (OUT: --out, else the checkpoint's run folder)\n"
+            "  --predict CKPT     print the top-k classes of each image (JPEG or PNG files, or\n"
+            "                     folders of them), named by the run's classes.txt if it has one\n"
+            "  --top-k K          --predict: classes per image (default 5)\n"
             "  -h, --help         this help\n"
             "  --help-env         the TRAINC_* environment variables, their values and defaults\n"
             "\n"
             "exit status: 0 done, 2 usage error, 1 any other error (data, checkpoint, ...),\n"
             "128+N stopped by signal N (after writing a checkpoint)\n",
-            prog);
+            prog, prog, prog);
 }
 
 static const char *const with_value[] = { "--data", "--out", "--resume", "--init-from", "--benchmark",
                                           "--seed", "--epochs", "--decode-threads",
-                                          "--max-decode-failures", NULL };
+                                          "--max-decode-failures", "--eval", "--predict", "--top-k", "--tensorboard", NULL };
 
 static int takes_value(const char *opt) {
     for (int k = 0; with_value[k]; k++)
@@ -81,6 +92,27 @@ static long parse_long(const char *prog, const char *opt, const char *s, long lo
     return v;
 }
 
+/* --eval and --predict run no training: the options that only training reads are mistakes
+ * beside them, and words on the line are images only for --predict. */
+static void check_modes(const rt_trainer_args *a, const char *prog) {
+    if (a->eval && a->predict) bad(prog, "%s: pass one of --eval and --predict", "--eval");
+    const char *mode = a->eval ? "--eval" : a->predict ? "--predict" : NULL;
+    if (!mode) {
+        if (a->n_images) bad(prog, "unknown argument '%s' (image files go after --predict CKPT)", a->images[0]);
+        return;
+    }
+    char msg[160];
+    const char *training = a->resume ? "--resume" : a->init_from ? "--init-from" : a->benchmark_steps ? "--benchmark"
+                           : a->epochs ? "--epochs" : a->tensorboard ? "--tensorboard" : NULL;
+    if (training) {
+        snprintf(msg, sizeof msg, "%s trains nothing: %%s is a training option", mode);
+        bad(prog, msg, training);
+    }
+    if (a->eval && a->n_images) bad(prog, "--eval takes no image files (got '%s'); use --predict for them", a->images[0]);
+    if (a->predict && !a->n_images)
+        bad(prog, "--predict %s needs image files or folders after it", a->predict);
+}
+
 void rt_trainer_parse_args(rt_trainer_args *a, const char *prog, const char *default_out,
                            int argc, char **argv) {
     memset(a, 0, sizeof *a);
@@ -90,8 +122,14 @@ void rt_trainer_parse_args(rt_trainer_args *a, const char *prog, const char *def
     if (help == 2) rt_env_print(stdout, 0);
     if (help) exit(0);
     a->max_decode_failures = -1;
+    a->top_k = 5;
+    a->images = rt_xcalloc((size_t)argc, sizeof *a->images);
     for (int i = 1; i < argc; i++) {
         const char *opt = argv[i];
+        if (opt[0] != '-' || !opt[1]) {   /* a word, not an option: one of --predict's images */
+            a->images[a->n_images++] = argv[i];
+            continue;
+        }
         if (!strcmp(opt, "--print-spec")) {
             a->print_spec = 1;
             continue;
@@ -105,7 +143,11 @@ void rt_trainer_parse_args(rt_trainer_args *a, const char *prog, const char *def
         const char *v = argv[++i];
         if (!*v) bad(prog, "option '%s' needs a value, got an empty string", opt);
         if (!strcmp(opt, "--data")) a->data_dir = v;
-        else if (!strcmp(opt, "--out")) a->out_dir = v;
+        else if (!strcmp(opt, "--out")) a->out_dir = v, a->out_given = 1;
+        else if (!strcmp(opt, "--eval")) a->eval = v;
+        else if (!strcmp(opt, "--tensorboard")) a->tensorboard = v;
+        else if (!strcmp(opt, "--predict")) a->predict = v;
+        else if (!strcmp(opt, "--top-k")) a->top_k = (int)parse_long(prog, opt, v, 1, 1000000);
         else if (!strcmp(opt, "--resume")) a->resume = v;
         else if (!strcmp(opt, "--init-from")) a->init_from = v;
         else if (!strcmp(opt, "--benchmark")) a->benchmark_steps = parse_long(prog, opt, v, 1, 100000000);
@@ -118,6 +160,7 @@ void rt_trainer_parse_args(rt_trainer_args *a, const char *prog, const char *def
             a->seed = (uint64_t)parse_long(prog, opt, v, 0, 0x7fffffffffffffffL);
         }
     }
+    check_modes(a, prog);
     /* Caught here, before minutes of data loading, rather than when metrics.jsonl is opened. */
     struct stat st;
     if (stat(a->out_dir, &st) == 0 && !S_ISDIR(st.st_mode))

@@ -16,6 +16,13 @@ typedef struct {
     int no_graph;             /* CUDA trainers: no CUDA graph capture (for comparison) */
     int decode_threads;       /* image data: 0 = the spec's */
     long max_decode_failures; /* image data: -1 = the spec's */
+    int out_given;            /* --out was passed (--eval writes next to the checkpoint otherwise) */
+    const char *eval;         /* --eval CKPT: evaluate the checkpoint, no training */
+    const char *predict;      /* --predict CKPT: classify the images below, no training */
+    int n_images;             /* --predict's image files and folders (argv's positional words) */
+    char **images;
+    const char *tensorboard;  /* --tensorboard DIR: TensorBoard event files there too */
+    int top_k;                /* --predict: classes per image (--top-k, default 5) */
 } rt_trainer_args;
 
 /* 1 for --help or -h, 2 for --help-env, 0 for neither (rt_trainer_parse_args prints them). */

@@ -37,7 +37,7 @@ install)
   # No Open MPI there: build trainc and the runtime without it (one process per GPU run)
   command -v mpicc >/dev/null 2>&1 || export WITH_MPI=0
   # nor liblmdb and protobuf-c (Caffe's LMDBs): build without the LMDB reader (mk/lmdb.mk)
-  command -v protoc-c >/dev/null 2>&1 || export WITH_LMDB=0
+  command -v protoc-c >/dev/null 2>&1 || export WITH_LMDB=0 WITH_ONNX=0
   mkdir -p build && touch build/.deps-ok   # the packages are here, not in dpkg's database
   echo "device_prep: build dependencies under $root; FMNIST_DIR=$FMNIST_DIR; WITH_MPI=${WITH_MPI:-1}; WITH_LMDB=${WITH_LMDB:-1}"
   ;;

@@ -14,7 +14,6 @@ need_trainc
 [ -f "$BUILD/libtrainrt.a" ] || { echo "missing $BUILD/libtrainrt.a (run make)" >&2; exit 1; }
 out=$BUILD/test-train/env
 rm -rf "$out" && mkdir -p "$out"
-fails=0
 
 # the table's names, from the file itself
 names=$(sed -nE 's/^RT_ENV\((TRAINC_[A-Z0-9_]+),.*/\1/p' runtime/include/rt_env.def)
@@ -101,9 +100,9 @@ for name in $(grep -rhoE '\bTRAINC_[A-Z0-9_]+=' tests README.md bench --include=
   echo "$names" | grep -qx "$name" || fail "$name is set in tests/, bench/ or README but is not in rt_env.def"
 done
 
-if [ "$fails" -eq 0 ]; then
+if [ "$failures" -eq 0 ]; then
   echo "env_test: PASS ($(echo "$names" | wc -w) variables; for example:"
   echo "$example)"
 else
-  echo "env_test: $fails failure(s)"; exit 1
+  echo "env_test: $failures failure(s)"; exit 1
 fi
