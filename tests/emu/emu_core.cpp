@@ -314,6 +314,7 @@ void run_grid(const launch_desc &d, const std::function<void()> &fn) {
         fail("launch at %s:%d: grid of %ux%ux%u blocks", d.file, d.line, d.grid.x, d.grid.y, d.grid.z);
     if (d.smem > 48 * 1024) fail("launch at %s:%d: %zu bytes of dynamic shared memory (more than 48 KiB needs an opt-in)", d.file, d.line, d.smem);
     if (fibers.size() < (size_t)nthreads) fibers.resize((size_t)nthreads);
+    traffic_kernel(d);
     body = &fn;
     block_dim = d.block, grid_dim = d.grid;
     long nblocks = (long)d.grid.x * d.grid.y * d.grid.z;

@@ -2,7 +2,7 @@
  * the emulator compiles with the host compiler: the real CUDA headers for types and host
  * conversions, then threadIdx / blockIdx / blockDim / gridDim of the running fiber, the
  * block barrier, warp shuffles across 32 lanes, and the kernel launch that tests/emu/emu-nvcc
- * rewrites `k<<<grid, block, smem, stream>>>(args)` into: `k | emu::cfg(...) | emu::args(...)`,
+ * rewrites `k<<<grid, block, smem, stream>>>(args)` into: `k | emu::cfg(..., "k", ...) | emu::args(...)`,
  * which freezes the arguments (converted to the kernel's parameter types) and enqueues the
  * grid on its stream. `__shared__` variables are static: blocks run one after another;
  * arrays among them are shared_array (emu-nvcc), which checks for races between barriers. */
@@ -110,12 +110,14 @@ template <typename T, size_t... D> struct shared_array {
 struct launch_cfg {
     const char *file;
     int line;
+    const char *name;   /* the kernel's name as launched (for EMU_TRAFFIC) */
     dim3 grid, block;
     size_t smem;
     cudaStream_t stream;
 };
-inline launch_cfg cfg(const char *file, int line, dim3 grid, dim3 block, size_t smem = 0, cudaStream_t s = 0) {
-    return launch_cfg{ file, line, grid, block, smem, s };
+inline launch_cfg cfg(const char *file, int line, const char *name, dim3 grid, dim3 block, size_t smem = 0,
+                      cudaStream_t s = 0) {
+    return launch_cfg{ file, line, name, grid, block, smem, s };
 }
 /* Enqueues a grid whose every thread calls body (the runtime, emu_runtime.cpp). */
 void launch(const launch_cfg &c, std::function<void()> body);
