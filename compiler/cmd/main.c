@@ -27,6 +27,9 @@ static const char usage_text[] =
     "                          ... with the arena, parameters and buckets `build` emits\n"
     "                          for that backend (\"trainer\"; default cpu)\n"
     "  show --buckets SPEC     the gradient all-reduce buckets of the compiled trainer\n"
+    "  show --gpu-cost [--device h100|h200|a100] [--layout nchw|nhwc] [--old-kernels] SPEC\n"
+    "                          the CUDA step's kernels and library calls: bytes, FLOPs,\n"
+    "                          launches and modeled time at the device's bandwidth and peak\n"
     "  show --device-memory GiB [--layout nchw|nhwc] SPEC\n"
     "                          the largest per-rank batch whose CUDA trainer fits in GiB of\n"
     "                          free device memory\n"
@@ -109,8 +112,8 @@ static int parse_backend_option(int argc, char **argv, int *i, build_options *op
 }
 
 static int cmd_show(int argc, char **argv) {
-    int json = 0, buckets = 0;
-    const char *lr_plot = NULL;
+    int json = 0, buckets = 0, gpu_cost = 0, old_kernels = 0;
+    const char *lr_plot = NULL, *device = "h100", *label = NULL;
     build_options opt = { BACKEND_CPU, 1, 0 };
     double gib = 0;
     const char *path = NULL;
@@ -123,6 +126,13 @@ static int cmd_show(int argc, char **argv) {
         }
         else if (strcmp(argv[i], "--backend") == 0 || strcmp(argv[i], "--layout") == 0) {
             if (parse_backend_option(argc, argv, &i, &opt)) return 2;
+        }
+        else if (strcmp(argv[i], "--gpu-cost") == 0) gpu_cost = 1;
+        else if (strcmp(argv[i], "--old-kernels") == 0) old_kernels = 1;
+        else if (strcmp(argv[i], "--device") == 0 || strcmp(argv[i], "--label") == 0) {
+            if (i + 1 >= argc) return usage_error("option '%s' needs a value", argv[i]);
+            if (strcmp(argv[i], "--device") == 0) device = argv[++i];
+            else label = argv[++i];
         }
         else if (strcmp(argv[i], "--device-memory") == 0) {
             if (i + 1 >= argc) return usage_error("--device-memory needs the device's free memory in GiB (e.g. 79.1)%s", "");
@@ -141,6 +151,7 @@ static int cmd_show(int argc, char **argv) {
     sema_result res;
     int bad = load(&doc, &res, &diag, path);
     if (!bad && lr_plot) bad = plot_lr_schedule(lr_plot, &res);
+    else if (!bad && gpu_cost) bad = show_gpu_cost(stdout, path, &res, device, opt.nhwc, old_kernels, label);
     else if (!bad && gib > 0) bad = show_device_memory(stdout, path, &res, gib, opt.nhwc);
     else if (!bad && buckets) bad = show_buckets(stdout, path, &res);
     else if (!bad) {

@@ -6,9 +6,8 @@
  * (TRAINC_CUDA_PROFILE_STEP).
  *
  * Kernels are counted access by access: the traffic build (`make emu-traffic`) compiles the
- * CUDA sources with GCC's -fsanitize=kernel-address in its out-of-line form, so every load and
- * store of the kernel code calls __asan_{load,store}N_noabort (emu_traffic_hooks.cpp), which
- * lands here. A byte counts once per piece of work however often it is touched (what a
+ * CUDA sources with GCC's -fsanitize=thread instrumentation, so every load and store of the
+ * kernel code calls __tsan_{read,write}N (traffic/hooks.cpp), which lands here. A byte counts once per piece of work however often it is touched (what a
  * GPU's caches make of repeated reads within a kernel), reads and writes separately. The
  * libraries' reference implementations are not instrumented: they report the operand ranges
  * their loops address (emu_cudnn.cpp etc. call traffic_touch), which is what the real
