@@ -101,6 +101,40 @@ static int splits_of(long rows) {
     return (int)((rows + per - 1) / per);
 }
 
+/* channel_planes.cuh bn_split_of: NCHW batch norm's splits of the samples, about 8192 values
+ * of one channel per block. */
+static int sample_splits_of(int n, long hw) {
+    long m = (long)n * hw, want = (m + 8191) / 8192;
+    int splits = (int)(want < 1 ? 1 : want > n ? n : want);
+    int per = (n + splits - 1) / splits;
+    return (n + per - 1) / per;
+}
+
+/* Batch norm's kernel names: NCHW (batchnorm.cu), channels-last vectorized
+ * (batchnorm_nhwc_vec.cu) or the old channels-last ones (batchnorm_nhwc.cu, TRAINC_CUDA_BN=old);
+ * the partial sums' splits; the sums' kernels (warp per channel, or the old thread per channel). */
+typedef struct {
+    const char *stats, *grads, *input_grad, *finish, *sum;
+    int splits;
+} bn_kernels;
+
+static bn_kernels bn_kernels_of(const walk *w, const ir_op *op) {
+    bn_kernels k;
+    if (!w->nhwc) {
+        k = (bn_kernels){ "bn_partial_stats_kernel", "bn_partial_grads_kernel", "bn_input_grad_kernel", 0, 0,
+                          sample_splits_of(w->net->batch, (long)op->h * op->w) };
+    } else if (w->old) {
+        k = (bn_kernels){ "nhwc_partial_stats_kernel", "nhwc_partial_grads_kernel", "nhwc_input_grad_kernel", 0, 0,
+                          splits_of(rows_of(w, op)) };
+    } else {
+        k = (bn_kernels){ "vec_partial_stats_kernel", "vec_partial_grads_kernel", "vec_input_grad_kernel", 0, 0,
+                          splits_of(rows_of(w, op)) };
+    }
+    k.finish = w->old ? "bn_finish_stats_kernel" : "bn_finish_stats_warp_kernel";
+    k.sum = w->old ? "bn_sum_partials_kernel" : "bn_sum_partials_warp_kernel";
+    return k;
+}
+
 /* MACs of a conv or linear over the batch (the forward's; each gradient does as many). */
 static double macs(const walk *w, const ir_op *op) {
     if (op->kind == IR_LINEAR) return (double)w->net->batch * op->c * ((double)op->in_c * op->in_h * op->in_w);
@@ -124,10 +158,13 @@ static void forward(walk *w, int i) {
         break;
     }
     case IR_BN: {
-        if (!w->nhwc || op->bn_frozen || w->old) { unmodeled(w, i, "the forward"); break; }
-        int sp = splits_of(rows_of(w, op));
-        add(w, "vec_partial_stats_kernel", i, 0, GK_KERNEL, x + c4, 16.0 * op->c * sp, 3.0 * x / w->eb, 1);
-        add(w, "bn_finish_stats_warp_kernel", i, 0, GK_KERNEL, 16.0 * op->c * sp + 2 * c4, 4 * c4, 0, 0);
+        if (op->bn_frozen) { unmodeled(w, i, "the frozen forward"); break; }
+        /* per-channel sums of x - running mean into partials; their sums make the statistics
+         * (save mean, inv std) and update the running ones; then the generated apply */
+        bn_kernels bk = bn_kernels_of(w, op);
+        int sp = bk.splits;
+        add(w, bk.stats, i, 0, GK_KERNEL, x + c4, 16.0 * op->c * sp, 3.0 * x / w->eb, 1);
+        add(w, bk.finish, i, 0, GK_KERNEL, 16.0 * op->c * sp + 2 * c4, 4 * c4, 0, 0);
         add(w, "apply", i, 0, GK_KERNEL, x + 4 * c4, y, 2.0 * x / w->eb, 1);
         break;
     }
@@ -138,9 +175,9 @@ static void forward(walk *w, int i) {
         break;
     }
     case IR_MAXPOOL:
-        if (!w->nhwc) { unmodeled(w, i, "the forward"); break; }
-        /* the output and each output's argmax (int32) */
-        add(w, "maxpool_forward_nhwc_vec_kernel", i, 0, GK_KERNEL, x, y + 4.0 * (y / w->eb), 0, 0);
+        /* the output and each output's argmax (int32); TRAINC_CUDA_POOL=old: maxpool2d.cu's */
+        add(w, !w->nhwc ? "maxpool_forward_kernel" : w->old ? "maxpool_forward_nhwc_kernel" : "maxpool_forward_nhwc_vec_kernel", i, 0, GK_KERNEL, x,
+            y + 4.0 * (y / w->eb), 0, 0);
         break;
     case IR_GAP:
         add(w, w->nhwc ? "gap_forward_nhwc_kernel" : "gap_forward_kernel", i, 0, GK_KERNEL, x, y, 0, 0);
@@ -180,17 +217,26 @@ static void backward(walk *w, int j) {
     switch (op->kind) {
     case IR_CONV: case IR_LINEAR: {
         double wb = (double)op->w_count * w->eb, f = 2 * macs(w, op);
+        /* the bias gradient (bias.cu): with a fused ReLU, dy masked in place on the way */
         if (op->b_off >= 0) {
-            if (op->act || (runs_conv(w, op) && !w->nhwc)) { unmodeled(w, j, "the bias gradient"); break; }
-            int sp = splits_of((long)net->batch * op->h * op->w);
-            add(w, "bias_rows_partial_kernel", j, 1, GK_KERNEL, dy, 16.0 * op->c * sp, 0, 0);
-            add(w, "bn_sum_partials_warp_kernel", j, 1, GK_KERNEL, 16.0 * op->c * sp, 16.0 * op->c + c4, 0, 0);
+            double mask = op->act ? dy : 0;
+            if (w->nhwc || op->h * op->w == 1) {   /* rows of channels: partial sums, then their sum */
+                int sp = splits_of((long)net->batch * op->h * op->w);
+                add(w, "bias_rows_partial_kernel", j, 1, GK_KERNEL, dy + mask, mask + 16.0 * op->c * sp, 0, 0);
+                add(w, w->old ? "bn_sum_partials_kernel" : "bn_sum_partials_warp_kernel", j, 1, GK_KERNEL,
+                    16.0 * op->c * sp, 16.0 * op->c + c4, 0, 0);
+            } else {                               /* NCHW planes: one block per channel */
+                add(w, w->old ? "bias_backward_kernel" : "bias_backward_planes_kernel", j, 1, GK_KERNEL, dy + mask,
+                    mask + c4, 0, 0);
+            }
         }
         if (runs_conv(w, op)) {
-            if (!w->nhwc) { unmodeled(w, j, "the NCHW weight gradient"); break; }
-            /* cuDNN writes the 16-bit KRSC gradient, which one kernel turns into FP32 KCRS */
+            /* channels-last: cuDNN writes the 16-bit KRSC gradient, which one kernel turns into
+             * FP32 KCRS; NCHW 16-bit: into the workspace, then widened (rt_cuda_from_act);
+             * FP32: straight into the gradient */
             add(w, "cudnnConvolutionBackwardFilter", j, 1, GK_CONV_WGRAD, x + dy, wb, f, 0);
-            add(w, "krsc_to_kcrs_kernel", j, 1, GK_KERNEL, wb, 4.0 * op->w_count, 0, 0);
+            if (w->nhwc) add(w, "krsc_to_kcrs_kernel", j, 1, GK_KERNEL, wb, 4.0 * op->w_count, 0, 0);
+            else if (w->eb == 2) add(w, "cast_kernel", j, 1, GK_KERNEL, wb, 4.0 * op->w_count, 0, 0);
             if (din) add(w, "cudnnConvolutionBackwardData", j, 1, GK_CONV_DGRAD, dy + wb + (din_add ? x : 0), x, f, 0);
         } else {
             add(w, "cublasLtMatmul", j, 1, GK_GEMM, dy + x, 4.0 * op->w_count, f, 0);
@@ -199,12 +245,13 @@ static void backward(walk *w, int j) {
         break;
     }
     case IR_BN: {
-        if (!w->nhwc || op->bn_frozen || w->old) { unmodeled(w, j, "the backward"); break; }
-        int sp = splits_of(rows_of(w, op));
+        if (op->bn_frozen || din_add) { unmodeled(w, j, "the backward"); break; }
+        bn_kernels bk = bn_kernels_of(w, op);
+        int sp = bk.splits;
         double tensors = dy + (op->act ? dy : 0) + x;   /* dy, the ReLU's output (its mask), x */
-        add(w, "vec_partial_grads_kernel", j, 1, GK_KERNEL, tensors + 2 * c4, 16.0 * op->c * sp, 4.0 * x / w->eb, 1);
-        add(w, "bn_sum_partials_warp_kernel", j, 1, GK_KERNEL, 16.0 * op->c * sp, 16.0 * op->c + 2 * c4, 0, 0);
-        if (din) add(w, "vec_input_grad_kernel", j, 1, GK_KERNEL, tensors + 7 * c4, x, 6.0 * x / w->eb, 1);
+        add(w, bk.grads, j, 1, GK_KERNEL, tensors + 2 * c4, 16.0 * op->c * sp, 4.0 * x / w->eb, 1);
+        add(w, bk.sum, j, 1, GK_KERNEL, 16.0 * op->c * sp, 16.0 * op->c + 2 * c4, 0, 0);
+        if (din) add(w, bk.input_grad, j, 1, GK_KERNEL, tensors + 7 * c4, x, 6.0 * x / w->eb, 1);
         break;
     }
     case IR_ADD: {
@@ -218,8 +265,9 @@ static void backward(walk *w, int j) {
         break;
     }
     case IR_MAXPOOL:
-        if (!w->nhwc || din_add) { unmodeled(w, j, "the backward"); break; }
-        add(w, "maxpool_backward_nhwc_vec_kernel", j, 1, GK_KERNEL, dy + 4.0 * (dy / w->eb), x, 0, 0);
+        if (din_add) { unmodeled(w, j, "the backward"); break; }
+        add(w, !w->nhwc ? "maxpool_backward_kernel" : w->old ? "maxpool_backward_nhwc_kernel" : "maxpool_backward_nhwc_vec_kernel", j, 1, GK_KERNEL,
+            dy + 4.0 * (dy / w->eb), x, 0, 0);
         break;
     case IR_GAP:
         if (din_add) { unmodeled(w, j, "the backward"); break; }
