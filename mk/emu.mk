@@ -62,15 +62,14 @@ test-emu: emu
 	@BUILD=$(BUILD) bash tests/emu/emu_test.sh
 
 # The traffic build (tests/emu/emu_traffic.cpp): the same emulator without ASan, the CUDA
-# sources instrumented with GCC's kernel-address sanitizer in its out-of-line form, whose
-# calls on every load and store tests/emu/traffic/hooks.cpp counts. A trainer built with
+# sources instrumented with GCC's ThreadSanitizer (without its runtime), whose calls on every
+# load and store tests/emu/traffic/hooks.cpp counts. A trainer built with
 # TRAINC_CUDA_ENV=build/emu-traffic/cuda.env and run with EMU_TRAFFIC=FILE writes each kernel's
 # and library call's device bytes read and written, and its geometry, to FILE.
 #
 #   make emu-traffic  # build/emu-traffic/: libcudaemu.a, libtrainrt_cuda.a, cuda.env
 EMUT_DIR     := $(BUILD)/emu-traffic
-EMUT_SAN     := -fsanitize=kernel-address -fsanitize-recover=kernel-address \
-                --param=asan-instrumentation-with-call-threshold=0 --param=asan-stack=0 --param=asan-globals=0
+EMUT_SAN     := -fsanitize=thread --param=tsan-instrument-func-entry-exit=0
 EMUT_LIB     := $(EMUT_DIR)/libcudaemu.a
 EMUT_RT_LIB  := $(EMUT_DIR)/libtrainrt_cuda.a
 EMUT_RT_OBJS := $(RT_CUDA_SRCS:%.cu=$(EMUT_DIR)/obj/%.o)

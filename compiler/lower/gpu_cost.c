@@ -62,6 +62,7 @@ typedef struct {
     const ir_net *net;
     gpu_cost *out;
     int old, eb, nhwc;
+    int unmodeled;   /* op passes without a model */
 } walk;
 
 static void add(walk *w, const char *name, int op, int bwd, gpu_class cls, double rd, double wr, double flops,
@@ -82,11 +83,13 @@ static void add(walk *w, const char *name, int op, int bwd, gpu_class cls, doubl
     else snprintf(k->name, sizeof k->name, "%s", name);
 }
 
+/* The first op without a model is named; the count of them all follows the walk. */
 static void unmodeled(walk *w, int op, const char *what) {
     if (w->out->modeled)
         fprintf(stderr, "trainc: gpu-cost: no model yet for %s of layer \"%s\" (%s%s)\n", what, w->net->ops[op].name,
                 ir_ops[w->net->ops[op].kind].name, w->nhwc ? ", channels-last" : "");
     w->out->modeled = 0;
+    w->unmodeled++;
 }
 
 static double act(const walk *w, int value) { return (double)ir_value_elems(w->net, value) * w->eb; }
@@ -152,6 +155,9 @@ static void forward(walk *w, int i) {
     switch (op->kind) {
     case IR_CONV: case IR_LINEAR: {
         double wb = (double)op->w_count * w->eb;
+        /* grouped convs: the runtime's own depthwise kernels (conv2d_depthwise.cu) or cuDNN's
+         * grouped ones, chosen at run time by geometry */
+        if (op->kind == IR_CONV && op->groups > 1) { unmodeled(w, i, "the grouped (depthwise) forward"); break; }
         if (runs_conv(w, op)) add(w, "cudnnConvolutionForward", i, 0, GK_CONV_FWD, x + wb, y, 2 * macs(w, op), 0);
         else add(w, "cublasLtMatmul", i, 0, GK_GEMM, x + wb, y, 2 * macs(w, op), 0);
         if (op->b_off >= 0) add(w, "bias", i, 0, GK_KERNEL, y + c4, y, 0, 0);
@@ -217,6 +223,7 @@ static void backward(walk *w, int j) {
     switch (op->kind) {
     case IR_CONV: case IR_LINEAR: {
         double wb = (double)op->w_count * w->eb, f = 2 * macs(w, op);
+        if (op->kind == IR_CONV && op->groups > 1) { unmodeled(w, j, "the grouped (depthwise) backward"); break; }
         /* the bias gradient (bias.cu): with a fused ReLU, dy masked in place on the way */
         if (op->b_off >= 0) {
             double mask = op->act ? dy : 0;
@@ -288,7 +295,7 @@ static void backward(walk *w, int j) {
 void gpu_cost_of(const schedule *s, int old_kernels, gpu_cost *out) {
     memset(out, 0, sizeof *out);
     out->modeled = 1;
-    walk w = { s, &s->net, out, old_kernels, s->net.act_bytes, s->opt.nhwc };
+    walk w = { s, &s->net, out, old_kernels, s->net.act_bytes, s->opt.nhwc, 0 };
     if (!s->opt.fuse) {
         fprintf(stderr, "trainc: gpu-cost: no model yet for the unfused schedule (--no-fuse)\n");
         out->modeled = 0;
@@ -298,6 +305,7 @@ void gpu_cost_of(const schedule *s, int old_kernels, gpu_cost *out) {
     for (int j = s->net.n_ops - 1; j >= 0; j--) backward(&w, j);
     /* 16-bit logits widened for the host (model_host.cu train_step_device) */
     if (w.eb == 2) add(&w, "cast_kernel", s->net.n_ops, 1, GK_KERNEL, act(&w, s->net.n_ops), 2.0 * act(&w, s->net.n_ops), 0, 0);
+    if (w.unmodeled > 1) fprintf(stderr, "trainc: gpu-cost: %d op passes in all have no model yet\n", w.unmodeled);
 }
 
 void gpu_cost_free(gpu_cost *c) {
