@@ -54,7 +54,7 @@ static const command_help helps[] = {
       "exit status: like diff(1): 0 same run, 1 different, 2 usage error or an invalid spec\n" },
     { "build",
       "usage: trainc build SPEC -o BIN [--emit-dir DIR] [--emit-only] [--backend cpu|cuda]\n"
-      "                    [--no-fuse] [--layout nchw|nhwc]\n"
+      "                    [--no-fuse] [--layout nchw|nhwc] [--no-bn-retire]\n"
       "\n"
       "Generates the trainer specialized for SPEC (BIN.src/model.c, plan.txt, buckets.txt)\n"
       "and compiles it against the runtime into BIN; run 'BIN --help' for its options.\n"
@@ -66,6 +66,8 @@ static const command_help helps[] = {
       "  --no-fuse              cuda: one kernel per op instead of the fused ones\n"
       "  --layout nchw|nhwc     cuda with BF16 or FP16 compute: nhwc keeps activations\n"
       "                         channels-last for tensor cores (default nchw)\n"
+      "  --no-bn-retire         cuda nhwc: batch norm's per-channel sums in launches of their\n"
+      "                         own, not finished by each channel tile's last block\n"
       "\n"
       "exit status: 0 built, 1 invalid spec or build failure, 2 usage error\n" },
     { "schema",

@@ -45,10 +45,12 @@ static const char usage_text[] =
     "                          formulas, LR at landmarks, layers by stage (--layers: each);\n"
     "                          exit 0 same run, 1 different, 2 trouble (like diff(1))\n"
     "  build SPEC -o BIN [--emit-dir DIR] [--backend cpu|cuda] [--no-fuse] [--layout nchw|nhwc]\n"
+    "        [--no-bn-retire]\n"
     "                          generate the specialized trainer and compile it; cuda\n"
     "                          needs 'make cuda' first; --no-fuse (cuda) runs one kernel\n"
     "                          per op instead of the fused ones; --layout nhwc (cuda, BF16\n"
-    "                          or FP16) keeps activations channels-last for tensor cores\n"
+    "                          or FP16) keeps activations channels-last for tensor cores;\n"
+    "                          --no-bn-retire (cuda nhwc) launches batch norm's sums apart\n"
     "  build SPEC --emit-only --emit-dir DIR [...]\n"
     "                          the generated sources only, not compiled\n"
     "  schema --markdown       the field reference of the spec language\n"
@@ -89,7 +91,7 @@ static int cmd_check(int argc, char **argv) {
 
 /* The bucket plan of the CPU trainer, from the same lowering `build` uses. */
 static int show_buckets(FILE *out, const char *path, const sema_result *res) {
-    build_options cpu = { BACKEND_CPU, 1, 0 };
+    build_options cpu = { BACKEND_CPU, 1, 0, 0 };
     schedule s;
     int rc = lower(&s, res, &cpu, 0, path);   /* sema applied the schema's bucket_mb default */
     if (rc == 0) ir_print_buckets(out, &s.net, s.bucket_mb);
@@ -114,7 +116,7 @@ static int parse_backend_option(int argc, char **argv, int *i, build_options *op
 static int cmd_show(int argc, char **argv) {
     int json = 0, buckets = 0, gpu_cost = 0, old_kernels = 0;
     const char *lr_plot = NULL, *device = "h100", *label = NULL;
-    build_options opt = { BACKEND_CPU, 1, 0 };
+    build_options opt = { BACKEND_CPU, 1, 0, 0 };
     double gib = 0;
     const char *path = NULL;
     for (int i = 0; i < argc; i++) {
@@ -196,13 +198,14 @@ static int cmd_diff(int argc, char **argv) {
 static int cmd_build(int argc, char **argv) {
     const char *spec = NULL, *out = NULL, *emit_dir = NULL;
     int emit_only = 0;
-    build_options opt = { BACKEND_CPU, 1, 0 };
+    build_options opt = { BACKEND_CPU, 1, 0, 0 };
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) out = argv[++i];
         else if (strcmp(argv[i], "--emit-dir") == 0 && i + 1 < argc) emit_dir = argv[++i];
         else if ((strcmp(argv[i], "--backend") == 0 || strcmp(argv[i], "--layout") == 0) && i + 1 < argc) {
             if (parse_backend_option(argc, argv, &i, &opt)) return 2;
         } else if (strcmp(argv[i], "--no-fuse") == 0) opt.fuse = 0;
+        else if (strcmp(argv[i], "--no-bn-retire") == 0) opt.no_bn_retire = 1;
         else if (strcmp(argv[i], "--emit-only") == 0) emit_only = 1;
         else if (argv[i][0] == '-') return usage_error("unknown or incomplete option '%s' for build", argv[i]);
         else if (spec) return usage_error("build takes one SPEC (extra '%s')", argv[i]);

@@ -23,7 +23,7 @@ int show_gpu_cost(FILE *out, const char *path, const sema_result *res, const cha
         fprintf(stderr, "trainc: error: unknown device '%s' for --gpu-cost\n  hint: h100, h200 or a100\n", device);
         return 1;
     }
-    build_options opt = { BACKEND_CUDA, 1, nhwc };
+    build_options opt = { BACKEND_CUDA, 1, nhwc, 0 };
     schedule s;
     if (lower(&s, res, &opt, 0, path) != 0) {
         schedule_free(&s);

@@ -138,6 +138,14 @@ static bn_kernels bn_kernels_of(const walk *w, const ir_op *op) {
     return k;
 }
 
+/* batchnorm_nhwc_vec.cu vec_tiles_of: channel tiles of up to 32 vectors of 4 channels (when 4
+ * divides C; the retire counters are one per tile). */
+static int vec_tiles_of(int c) {
+    int v = c % 4 == 0 ? 4 : 1, cv = c / v, lx = 1;
+    while (lx < cv && lx < 32) lx *= 2;
+    return (cv + lx - 1) / lx;
+}
+
 /* MACs of a conv or linear over the batch (the forward's; each gradient does as many). */
 static double macs(const walk *w, const ir_op *op) {
     if (op->kind == IR_LINEAR) return (double)w->net->batch * op->c * ((double)op->in_c * op->in_h * op->in_w);
@@ -169,8 +177,14 @@ static void forward(walk *w, int i) {
          * (save mean, inv std) and update the running ones; then the generated apply */
         bn_kernels bk = bn_kernels_of(w, op);
         int sp = bk.splits;
-        add(w, bk.stats, i, 0, GK_KERNEL, x + c4, 16.0 * op->c * sp, 3.0 * x / w->eb, 1);
-        add(w, bk.finish, i, 0, GK_KERNEL, 16.0 * op->c * sp + 2 * c4, 4 * c4, 0, 0);
+        if (op->bn_retire && !w->old) {   /* the tiles' last blocks finish: one launch */
+            double counters = 4.0 * vec_tiles_of(op->c);
+            add(w, "vec_stats_retire_kernel", i, 0, GK_KERNEL, x + 2 * c4 + 16.0 * op->c * sp + counters,
+                16.0 * op->c * sp + 4 * c4 + counters, 3.0 * x / w->eb, 1);
+        } else {
+            add(w, bk.stats, i, 0, GK_KERNEL, x + c4, 16.0 * op->c * sp, 3.0 * x / w->eb, 1);
+            add(w, bk.finish, i, 0, GK_KERNEL, 16.0 * op->c * sp + 2 * c4, 4 * c4, 0, 0);
+        }
         add(w, "apply", i, 0, GK_KERNEL, x + 4 * c4, y, 2.0 * x / w->eb, 1);
         break;
     }
@@ -256,8 +270,14 @@ static void backward(walk *w, int j) {
         bn_kernels bk = bn_kernels_of(w, op);
         int sp = bk.splits;
         double tensors = dy + (op->act ? dy : 0) + x;   /* dy, the ReLU's output (its mask), x */
-        add(w, bk.grads, j, 1, GK_KERNEL, tensors + 2 * c4, 16.0 * op->c * sp, 4.0 * x / w->eb, 1);
-        add(w, bk.sum, j, 1, GK_KERNEL, 16.0 * op->c * sp, 16.0 * op->c + 2 * c4, 0, 0);
+        if (op->bn_retire && !w->old) {
+            double counters = 4.0 * vec_tiles_of(op->c);
+            add(w, "vec_grads_retire_kernel", j, 1, GK_KERNEL, tensors + 2 * c4 + 16.0 * op->c * sp + counters,
+                16.0 * op->c * sp + 16.0 * op->c + 2 * c4 + counters, 4.0 * x / w->eb, 1);
+        } else {
+            add(w, bk.grads, j, 1, GK_KERNEL, tensors + 2 * c4, 16.0 * op->c * sp, 4.0 * x / w->eb, 1);
+            add(w, bk.sum, j, 1, GK_KERNEL, 16.0 * op->c * sp, 16.0 * op->c + 2 * c4, 0, 0);
+        }
         if (din) add(w, bk.input_grad, j, 1, GK_KERNEL, tensors + 7 * c4, x, 6.0 * x / w->eb, 1);
         break;
     }
