@@ -21,7 +21,8 @@ static const command_help helps[] = {
       "usage: trainc show [--json] SPEC\n"
       "       trainc show --buckets SPEC\n"
       "       trainc show --device-memory GiB SPEC\n"
-      "       trainc show --gpu-cost [--device h100|h200|a100] [--layout nchw|nhwc] [--old-kernels] SPEC\n"
+      "       trainc show --gpu-cost [--device h100|h200|a100] [--layout nchw|nhwc] [--old-kernels]\n"
+      "                              [--no-bn-retire] SPEC\n"
       "\n"
       "Without options: the per-layer table (name, type, output shape, params, MACs,\n"
       "activation bytes), totals, and the run summary (global batch, steps, peak LR, LR key\n"
@@ -34,7 +35,8 @@ static const command_help helps[] = {
       "  --gpu-cost             the CUDA training step as lowered: each kernel and library\n"
       "                         call with its bytes, FLOPs and modeled time on --device\n"
       "                         (default h100), totals and one summary line; --old-kernels\n"
-      "                         models the batch-norm kernels TRAINC_CUDA_BN=old selects\n"
+      "                         models the batch-norm kernels TRAINC_CUDA_BN=old selects,\n"
+      "                         --no-bn-retire the build of that name\n"
       "\n"
       "exit status: 0 shown, 1 invalid spec, 2 usage error\n" },
     { "print",

@@ -27,7 +27,8 @@ static const char usage_text[] =
     "                          ... with the arena, parameters and buckets `build` emits\n"
     "                          for that backend (\"trainer\"; default cpu)\n"
     "  show --buckets SPEC     the gradient all-reduce buckets of the compiled trainer\n"
-    "  show --gpu-cost [--device h100|h200|a100] [--layout nchw|nhwc] [--old-kernels] SPEC\n"
+    "  show --gpu-cost [--device h100|h200|a100] [--layout nchw|nhwc] [--old-kernels]\n"
+    "        [--no-bn-retire] SPEC\n"
     "                          the CUDA step's kernels and library calls: bytes, FLOPs,\n"
     "                          launches and modeled time at the device's bandwidth and peak\n"
     "  show --device-memory GiB [--layout nchw|nhwc] SPEC\n"
@@ -131,6 +132,7 @@ static int cmd_show(int argc, char **argv) {
         }
         else if (strcmp(argv[i], "--gpu-cost") == 0) gpu_cost = 1;
         else if (strcmp(argv[i], "--old-kernels") == 0) old_kernels = 1;
+        else if (strcmp(argv[i], "--no-bn-retire") == 0) opt.no_bn_retire = 1;
         else if (strcmp(argv[i], "--device") == 0 || strcmp(argv[i], "--label") == 0) {
             if (i + 1 >= argc) return usage_error("option '%s' needs a value", argv[i]);
             if (strcmp(argv[i], "--device") == 0) device = argv[++i];
@@ -153,7 +155,7 @@ static int cmd_show(int argc, char **argv) {
     sema_result res;
     int bad = load(&doc, &res, &diag, path);
     if (!bad && lr_plot) bad = plot_lr_schedule(lr_plot, &res);
-    else if (!bad && gpu_cost) bad = show_gpu_cost(stdout, path, &res, device, opt.nhwc, old_kernels, label);
+    else if (!bad && gpu_cost) bad = show_gpu_cost(stdout, path, &res, device, opt.nhwc, old_kernels, opt.no_bn_retire, label);
     else if (!bad && gib > 0) bad = show_device_memory(stdout, path, &res, gib, opt.nhwc);
     else if (!bad && buckets) bad = show_buckets(stdout, path, &res);
     else if (!bad) {

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The GPU cost model against the emulator's count (part of `make test`): each example net
-# (FP32, NCHW), the ResNet example in BF16 channels-last with the default and with the old
-# batch-norm and pooling kernels (TRAINC_CUDA_BN=old TRAINC_CUDA_POOL=old, the code the H100
-# measured), and ResNet-50 at batch 2 on 32x32 inputs in BF16 channels-last, each built
+# (FP32, NCHW), the ResNet example in BF16 channels-last with the default kernels (batch
+# norm's sums retired in their pass), with --no-bn-retire and with the old batch-norm and
+# pooling kernels (TRAINC_CUDA_BN=old TRAINC_CUDA_POOL=old, the code the H100 measured), and ResNet-50 at batch 2 on 32x32 inputs in BF16 channels-last, each built
 # through the emulator's traffic build (make emu-traffic) and run for one profiled step
 # (TRAINC_CUDA_PROFILE_STEP=1, EMU_TRAFFIC=FILE): `trainc show --gpu-cost` must name every
 # kernel and library call of that step in launch order with exactly the bytes read and
@@ -25,21 +25,22 @@ spec() {  # tag, extended spec, net text, extra text -> $out/<tag>.spec (S sampl
   printf 'extends: "%s/%s"\n%s\ndata { train { source: "synthetic" samples: %s batch_per_rank: %s }\n  val { source: "synthetic" batch_per_rank: %s } val_samples: %s }\nsolver { epochs: 1 log_every: 1 %s }\n%s\n' \
     "$(pwd)" "$2" "$3" "${S:-16}" "${B:-4}" "${B:-4}" "${B:-4}" "${LR:-}" "$4" > "$out/$1.spec"
 }
-check() {  # tag, layout, environment...
-  local tag=$1 layout=$2 run=$1; shift 2
+check() {  # tag, layout, environment... (FLAGS: more build flags, given to show --gpu-cost too)
+  local tag=$1 layout=$2 run=$1 bin=$out/$1${FLAGS:+.${FLAGS#--}}; shift 2
+  [ -n "${FLAGS:-}" ] && run=$tag.${FLAGS#--}
   [ $# -gt 0 ] && run=$tag.$1
-  "$BUILD/trainc" build "$out/$tag.spec" -o "$out/$tag" --backend cuda --layout "$layout" > "$out/$tag.build.log" 2>&1 ||
-    [ -x "$out/$tag" ] || { echo "FAIL: trainc build $tag:"; tail -5 "$out/$tag.build.log"; status=1; return; }
+  [ -x "$bin" ] || "$BUILD/trainc" build "$out/$tag.spec" -o "$bin" --backend cuda --layout "$layout" ${FLAGS:-} \
+    > "$bin.build.log" 2>&1 || { echo "FAIL: trainc build $tag ${FLAGS:-}:"; tail -5 "$bin.build.log"; status=1; return; }
   rm -f "$out/$run.traffic"
-  if ! env "$@" TRAINC_CUDA_PROFILE_STEP=1 EMU_TRAFFIC="$out/$run.traffic" "$out/$tag" --out "$out/$run.run" > "$out/$run.log" 2>&1; then
+  if ! env "$@" TRAINC_CUDA_PROFILE_STEP=1 EMU_TRAFFIC="$out/$run.traffic" "$bin" --out "$out/$run.run" > "$out/$run.log" 2>&1; then
     echo "FAIL: $run did not run:"; tail -5 "$out/$run.log"; status=1; return
   fi
   local old= bound=(); case "$*" in *TRAINC_CUDA_BN=old*) old=--old-kernels bound=(--at-most nhwc_partial_grads_kernel,nhwc_input_grad_kernel) ;; esac
-  if ! "$BUILD/trainc" show --gpu-cost --layout "$layout" $old "$out/$tag.spec" > "$out/$run.model" 2> "$out/$run.model.err"; then
+  if ! "$BUILD/trainc" show --gpu-cost --layout "$layout" $old ${FLAGS:-} "$out/$tag.spec" > "$out/$run.model" 2> "$out/$run.model.err"; then
     echo "FAIL: trainc show --gpu-cost $run:"; cat "$out/$run.model.err"; status=1; return
   fi
   if python3 tests/emu/traffic_compare.py "${bound[@]}" "$out/$run.model" "$out/$run.traffic" > "$out/$run.compare"; then
-    echo "$run ($layout${old:+, old kernels}): $(tail -1 "$out/$run.compare")"
+    echo "$run ($layout${old:+, old kernels}${FLAGS:+, $FLAGS}): $(tail -1 "$out/$run.compare")"
   else
     echo "FAIL: $run: the model's bytes differ from the emulator's count:"; tail -12 "$out/$run.compare"; status=1
   fi
@@ -52,6 +53,7 @@ sed -i 's/data { train {/data { train { augment { random_crop { size: 8 padding:
 check fmnist_resnet nchw
 cp "$out/fmnist_resnet.spec" "$out/resnet_bf16.spec" && echo 'precision { compute: BF16 }' >> "$out/resnet_bf16.spec"
 check resnet_bf16 nhwc
+FLAGS=--no-bn-retire check resnet_bf16 nhwc
 check resnet_bf16 nhwc TRAINC_CUDA_BN=old TRAINC_CUDA_POOL=old TRAINC_CUDA_BIAS=old
 S=2 B=2 LR='sgd { momentum: 0.9 } lr { base: 0.01 }' spec resnet50 specs/models/resnet50.spec 'net { input_shape: [3, 32, 32] }' \
   'precision { compute: BF16 }'
