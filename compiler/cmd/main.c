@@ -155,6 +155,11 @@ static int cmd_show(int argc, char **argv) {
     sema_result res;
     int bad = load(&doc, &res, &diag, path);
     if (!bad && lr_plot) bad = plot_lr_schedule(lr_plot, &res);
+    else if (!bad && gpu_cost && opt.no_bn_retire && !opt.nhwc) {
+        sema_result_free(&res);
+        spec_doc_free(&doc);
+        return usage_error("--no-bn-retire is for --layout nhwc (the only batch norm that retires its sums)%s", "");
+    }
     else if (!bad && gpu_cost) bad = show_gpu_cost(stdout, path, &res, device, opt.nhwc, old_kernels, opt.no_bn_retire, label);
     else if (!bad && gib > 0) bad = show_device_memory(stdout, path, &res, gib, opt.nhwc);
     else if (!bad && buckets) bad = show_buckets(stdout, path, &res);
@@ -213,6 +218,8 @@ static int cmd_build(int argc, char **argv) {
         else if (spec) return usage_error("build takes one SPEC (extra '%s')", argv[i]);
         else spec = argv[i];
     }
+    if (opt.no_bn_retire && !(opt.backend == BACKEND_CUDA && opt.nhwc))
+        return usage_error("--no-bn-retire is for --backend cuda --layout nhwc (the only batch norm that retires its sums)%s", "");
     if (spec && emit_only && (emit_dir || out)) {   /* the sources only: no compiler, no CUDA toolchain */
         if (opt.nhwc && opt.backend != BACKEND_CUDA) return usage_error("--layout nhwc needs --backend cuda%s", "");
         char default_dir[4200];
