@@ -34,3 +34,9 @@ bench-loader: $(BUILD)/libtrainrt.a   # (RT_LIB: runtime.mk is read after this f
 .PHONY: bench-project
 bench-project: all
 	@BUILD=$(BUILD) bash bench/project.sh
+
+# The modeled ResNet-50 step on an H100 and an H200 from the lowered schedule, CPU only
+# (bench/gpu_model.sh, trainc show --gpu-cost).
+.PHONY: bench-gpu-model
+bench-gpu-model: trainc
+	@BUILD=$(BUILD) bash bench/gpu_model.sh

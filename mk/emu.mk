@@ -13,7 +13,7 @@ EMU_SAN      ?= -fsanitize=address,undefined -fno-sanitize-recover=undefined
 EMU_CUDA_INC := $(firstword $(wildcard /usr/local/cuda/include) $(CUDA_HOME)/include)
 EMU_CXXFLAGS  = -std=c++20 -O1 -g -fno-omit-frame-pointer -Wall -Wextra -Wno-unused-parameter $(EMU_SAN) \
                 -I$(EMU_CUDA_INC) $(MPI_CFLAGS)
-EMU_LIB_SRCS := $(wildcard tests/emu/*.cpp)
+EMU_LIB_SRCS := $(wildcard tests/emu/*.cpp)   # (tests/emu/traffic/: the traffic build's only)
 EMU_LIB      := $(EMU_DIR)/libcudaemu.a
 EMU_RT_LIB   := $(EMU_DIR)/libtrainrt_cuda.a
 EMU_NVCC     := tests/emu/emu-nvcc
@@ -60,3 +60,41 @@ $(EMU_DIR)/cuda.env: $(EMU_RT_LIB) $(EMU_LIB) mk/emu.mk
 
 test-emu: emu
 	@BUILD=$(BUILD) bash tests/emu/emu_test.sh
+
+# The traffic build (tests/emu/emu_traffic.cpp): the same emulator without ASan, the CUDA
+# sources instrumented with GCC's ThreadSanitizer (without its runtime), whose calls on every
+# load and store tests/emu/traffic/hooks.cpp counts. A trainer built with
+# TRAINC_CUDA_ENV=build/emu-traffic/cuda.env and run with EMU_TRAFFIC=FILE writes each kernel's
+# and library call's device bytes read and written, and its geometry, to FILE.
+#
+#   make emu-traffic  # build/emu-traffic/: libcudaemu.a, libtrainrt_cuda.a, cuda.env
+EMUT_DIR     := $(BUILD)/emu-traffic
+EMUT_SAN     := -fsanitize=thread --param=tsan-instrument-func-entry-exit=0
+EMUT_LIB     := $(EMUT_DIR)/libcudaemu.a
+EMUT_RT_LIB  := $(EMUT_DIR)/libtrainrt_cuda.a
+EMUT_RT_OBJS := $(RT_CUDA_SRCS:%.cu=$(EMUT_DIR)/obj/%.o)
+EMUT_CXXFLAGS = -std=c++20 -O2 -g -Wall -Wextra -Wno-unused-parameter -I$(EMU_CUDA_INC) $(MPI_CFLAGS)
+
+.PHONY: emu-traffic
+emu-traffic: $(EMUT_LIB) $(EMUT_RT_LIB) $(EMUT_DIR)/cuda.env trainc runtime
+
+$(EMUT_DIR)/lib/%.o: tests/emu/%.cpp tests/emu/emu_cuda.h tests/emu/emu_internal.h
+	@mkdir -p $(dir $@)
+	$(CXX) $(EMUT_CXXFLAGS) -c $< -o $@
+
+$(EMUT_LIB): $(EMU_LIB_SRCS:tests/emu/%.cpp=$(EMUT_DIR)/lib/%.o) $(EMUT_DIR)/lib/traffic/hooks.o
+	@rm -f $@; ar rcs $@ $^
+
+$(EMUT_DIR)/obj/%.o: %.cu $(RT_CUDA_HDRS) tests/emu/emu_cuda.h $(EMU_NVCC)
+	@mkdir -p $(dir $@)
+	EMU_CXXFLAGS="$(EMUT_SAN)" $(EMU_NVCC) -Iruntime/include -DRT_HAVE_NCCL=1 -c $< -o $@
+
+$(EMUT_RT_LIB): $(EMUT_RT_OBJS)
+	@rm -f $@; ar rcs $@ $^
+
+$(EMUT_DIR)/cuda.env: $(EMUT_RT_LIB) $(EMUT_LIB) mk/emu.mk
+	@mkdir -p $(dir $@)
+	@{ echo "NVCC=$(abspath $(EMU_NVCC))"; echo "NVCC_FLAGS=$(EMUT_SAN)"; \
+	   echo "CUDA_INCLUDES=$(abspath runtime/include) $(EMU_CUDA_INC)"; \
+	   echo "CUDA_LIBS=$(abspath $(EMUT_RT_LIB)) $(abspath $(EMUT_LIB)) $(MPI_LDFLAGS) -lstdc++"; \
+	   echo "CUDA_RPATH=$(abspath $(EMUT_DIR))"; echo "CUDA_ARCHS=emu"; } > $@.tmp && mv $@.tmp $@

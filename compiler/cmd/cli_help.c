@@ -21,6 +21,8 @@ static const command_help helps[] = {
       "usage: trainc show [--json] SPEC\n"
       "       trainc show --buckets SPEC\n"
       "       trainc show --device-memory GiB SPEC\n"
+      "       trainc show --gpu-cost [--device h100|h200|a100] [--layout nchw|nhwc] [--old-kernels]\n"
+      "                              [--no-bn-retire] SPEC\n"
       "\n"
       "Without options: the per-layer table (name, type, output shape, params, MACs,\n"
       "activation bytes), totals, and the run summary (global batch, steps, peak LR, LR key\n"
@@ -30,6 +32,11 @@ static const command_help helps[] = {
       "  --buckets              the gradient all-reduce buckets of the compiled trainer\n"
       "  --device-memory GiB    the CUDA trainer's device memory (fixed and per sample) and\n"
       "                         the largest batch_per_rank that fits GiB of free memory\n"
+      "  --gpu-cost             the CUDA training step as lowered: each kernel and library\n"
+      "                         call with its bytes, FLOPs and modeled time on --device\n"
+      "                         (default h100), totals and one summary line; --old-kernels\n"
+      "                         models the batch-norm kernels TRAINC_CUDA_BN=old selects,\n"
+      "                         --no-bn-retire the build of that name\n"
       "\n"
       "exit status: 0 shown, 1 invalid spec, 2 usage error\n" },
     { "print",
@@ -49,7 +56,7 @@ static const command_help helps[] = {
       "exit status: like diff(1): 0 same run, 1 different, 2 usage error or an invalid spec\n" },
     { "build",
       "usage: trainc build SPEC -o BIN [--emit-dir DIR] [--emit-only] [--backend cpu|cuda]\n"
-      "                    [--no-fuse] [--layout nchw|nhwc]\n"
+      "                    [--no-fuse] [--layout nchw|nhwc] [--no-bn-retire]\n"
       "\n"
       "Generates the trainer specialized for SPEC (BIN.src/model.c, plan.txt, buckets.txt)\n"
       "and compiles it against the runtime into BIN; run 'BIN --help' for its options.\n"
@@ -61,6 +68,8 @@ static const command_help helps[] = {
       "  --no-fuse              cuda: one kernel per op instead of the fused ones\n"
       "  --layout nchw|nhwc     cuda with BF16 or FP16 compute: nhwc keeps activations\n"
       "                         channels-last for tensor cores (default nchw)\n"
+      "  --no-bn-retire         cuda nhwc: batch norm's per-channel sums in launches of their\n"
+      "                         own, not finished by each channel tile's last block\n"
       "\n"
       "exit status: 0 built, 1 invalid spec or build failure, 2 usage error\n" },
     { "schema",

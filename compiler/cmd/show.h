@@ -22,6 +22,13 @@ int diff_results(FILE *out, const sema_result *a, const sema_result *b, int full
  * (show_devmem.c); 0 on success, 1 for a spec without a trainer. */
 int show_device_memory(FILE *out, const char *path, const sema_result *res, double gib, int nhwc);
 
+/* `show --gpu-cost`: the CUDA step's kernels and library calls with their bytes, FLOPs and
+ * modeled time on device (h100, h200, a100), then totals and a summary line starting with
+ * label (or path) (show_gpu_cost.c); 0, or 1 for an unknown device, a spec without a CUDA
+ * trainer, or a schedule with ops the model lacks (named on stderr). */
+int show_gpu_cost(FILE *out, const char *path, const sema_result *res, const char *device, int nhwc, int old_kernels,
+                  int no_bn_retire, const char *label);
+
 /* The spec's reference block (published result), after the run; nothing without one
  * (show_reference.c). The JSON form is a "reference" member, null without one. */
 void show_reference(FILE *out, const run_config *r);

@@ -130,12 +130,12 @@ static void forward_op(emitter *e, int i) {
         }
         fprintf(out,
                 "    if (ctx->training)\n"
-                "        cuda_batchnorm_stats_train%s(%s_saved, %s_saved + %d, %s_running_mean, %s_running_var, %s,\n"
+                "        cuda_batchnorm_stats_train%s%s(%s_saved, %s_saved + %d, %s_running_mean, %s_running_var, %s,\n"
                 "                                   BATCH, %d, %ld, %s, %s, %d);\n"
                 "    else\n"
                 "        cuda_batchnorm_stats_eval(%s_saved, %s_saved + %d, %s_running_mean, %s_running_var, %d, %s);\n"
                 "    fused_%s_apply(%s_out, %s, %s_weight, %s_bias, %s_saved, %s_saved + %d);\n",
-                sfx(e), id, id, op->c, id, id, in, op->c, ir_hw(op), c_float(op->momentum), c_float(op->eps),
+                sfx(e), op->bn_retire ? "_retire" : "", id, id, op->c, id, id, in, op->c, ir_hw(op), c_float(op->momentum), c_float(op->eps),
                 net->sync_bn, id, id, op->c, id, id, op->c, c_float(op->eps), id, id, in, id, id, id, id, op->c);
         break;
     case IR_LN:
@@ -231,8 +231,8 @@ static void backward_op(emitter *e, int j) {
                     din, id, id, o, mask, in, id, id, id, op->c, op->c, ir_hw(op));
             break;
         }
-        fprintf(out, "    cuda_batchnorm_backward%s(%s, %s_dweight, %s_dbias, %s, %s, %s, %s_weight, %s_saved, %s_saved + %d, BATCH, %d, %ld, %d);\n",
-                sfx(e), din, id, id, o, mask, in, id, id, id, op->c, op->c, ir_hw(op), net->sync_bn);
+        fprintf(out, "    cuda_batchnorm_backward%s%s(%s, %s_dweight, %s_dbias, %s, %s, %s, %s_weight, %s_saved, %s_saved + %d, BATCH, %d, %ld, %d);\n",
+                sfx(e), op->bn_retire ? "_retire" : "", din, id, id, o, mask, in, id, id, id, op->c, op->c, ir_hw(op), net->sync_bn);
         break;
     case IR_LN:
         fprintf(out, "    cuda_layernorm_backward(%s, %s_dweight, %s_dbias, %s, %s, %s_weight, %s_saved, %s_saved + %ld, %s);\n",

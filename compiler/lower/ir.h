@@ -79,6 +79,9 @@ typedef struct {
      * index would not do: fusion gives each backend its own op list). */
     int salt;
     ir_conv_algo conv_algo;    /* conv on the CPU: im2col + GEMM or Winograd (lower.c) */
+    /* bn on CUDA channels-last: the per-channel sums finished by each channel tile's last
+     * block (a retire counter) instead of launches of their own (lower.c) */
+    int bn_retire;
     /* CPU: a residual block's closing bn + add (+ relu) in one op (ir_build.c). On the add:
      * bn_in is the value of a bn that runs inside it, act(bn(in) + other input), or 0; that
      * bn, the op right before the add, has into_add set and no stored output. mask_in_bn

@@ -70,6 +70,17 @@ static void choose_conv_algos(ir_net *net) {
     }
 }
 
+/* CUDA channels-last batch norm in training: the statistics' and the gradient sums' partials
+ * finished by the last block of each channel tile (batchnorm_nhwc_vec.cu), which saves the
+ * sums' launches (two of five per layer and step). Not with sync BN, whose sums are
+ * all-reduced over the ranks between the passes, nor for a frozen bn (no batch statistics). */
+static void choose_bn_retire(ir_net *net, int sync_bn) {
+    for (int i = 0; i < net->n_ops; i++) {
+        ir_op *op = &net->ops[i];
+        op->bn_retire = op->kind == IR_BN && !op->bn_frozen && !sync_bn;
+    }
+}
+
 static cuda_precision precision_of(const run_config *run) {
     switch (run->compute) {
     case RUN_TF32: return CUDA_TF32;
@@ -112,6 +123,7 @@ int lower(schedule *s, const sema_result *res, const build_options *opt, int bat
     s->net.input_float = s->net.mixed_targets || run->augment.erase_p > 0;
     if (cuda && opt->nhwc && check_nhwc(s, spec_path)) return 1;
     if (!cuda) choose_conv_algos(&s->net);   /* cuDNN times its own at start-up */
+    if (cuda && opt->nhwc && !opt->no_bn_retire) choose_bn_retire(&s->net, run->sync_bn);
     ir_plan_buckets(&s->net, s->bucket_mb);
     s->net.sync_bn = run->sync_bn;
     return 0;

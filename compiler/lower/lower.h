@@ -12,6 +12,7 @@ typedef struct {
     build_backend backend;
     int fuse;   /* CUDA: fuse elementwise chains (0: one kernel per op, to test the fused ones) */
     int nhwc;   /* CUDA: channels-last activations (--layout nhwc) */
+    int no_bn_retire;   /* CUDA channels-last: batch norm's sums in launches of their own (--no-bn-retire) */
 } build_options;
 
 /* precision.compute as the CUDA runtime names it (rt_cuda_math in rt_cuda.h). */

@@ -209,6 +209,18 @@ void cuda_batchnorm_backward_nhwc(void *din /*or NULL*/, float *dgamma, float *d
                                   const float *gamma, const float *save_mean,
                                   const float *save_inv_std, int n, int c, int hw, int sync);
 
+/* The same with the per-channel sums finished by each channel tile's last block (a retire
+ * counter) instead of launches of their own: one launch for the statistics, two for the
+ * backward (ir_op.bn_retire, decided by lower.c). Several ranks with sync take the launches
+ * apart (their sums are all-reduced in between), as TRAINC_CUDA_BN=old does. */
+void cuda_batchnorm_stats_train_nhwc_retire(float *save_mean, float *save_inv_std, float *running_mean,
+                                            float *running_var, const void *in, int n, int c, int hw,
+                                            float momentum, float eps, int sync);
+void cuda_batchnorm_backward_nhwc_retire(void *din /*or NULL*/, float *dgamma, float *dbeta,
+                                         const void *dout, const void *relu_out, const void *in,
+                                         const float *gamma, const float *save_mean,
+                                         const float *save_inv_std, int n, int c, int hw, int sync);
+
 /* ---- Layer norm over C per (n, pixel) --------------------------------------------------- */
 void cuda_layernorm_forward(void *out, float *save_mean, float *save_rstd, const void *in,
                             const float *gamma, const float *beta, int n, int c, int hw, float eps);

@@ -146,6 +146,21 @@ void syncthreads(const char *file, int line) {
     to_scheduler();
 }
 
+/* Two barriers: every thread's pred is in acc before the first, read by all before the
+ * second; the two slots alternate by call, so a thread that runs ahead into the next call
+ * never writes the slot the others still read (each slot is cleared before it comes back). */
+int syncthreads_or(int pred, const char *file, int line) {
+    static int acc[2];
+    if (!running) fail("__syncthreads_or outside a kernel (%s:%d)", file, line);
+    int k = (int)(cur->or_calls++ & 1);
+    if (pred) acc[k] = 1;
+    syncthreads(file, line);
+    int any = acc[k];
+    syncthreads(file, line);
+    acc[k] = 0;
+    return any;
+}
+
 uint64_t shuffle(int kind, unsigned mask, uint64_t bits, int arg, int width, const char *file, int line) {
     fiber *f = running;
     if (!f) fail("warp shuffle outside a kernel (%s:%d)", file, line);
@@ -269,6 +284,7 @@ static void run_block(int nthreads, const launch_desc &d) {
         f->ts.tid = make_uint3((unsigned)(t % block_dim.x), (unsigned)(t / block_dim.x % block_dim.y),
                                (unsigned)(t / (block_dim.x * block_dim.y)));
         f->ts.linear = t;
+        f->ts.or_calls = 0;
     }
     shared_interval++;
     for (;;) {
@@ -314,6 +330,7 @@ void run_grid(const launch_desc &d, const std::function<void()> &fn) {
         fail("launch at %s:%d: grid of %ux%ux%u blocks", d.file, d.line, d.grid.x, d.grid.y, d.grid.z);
     if (d.smem > 48 * 1024) fail("launch at %s:%d: %zu bytes of dynamic shared memory (more than 48 KiB needs an opt-in)", d.file, d.line, d.smem);
     if (fibers.size() < (size_t)nthreads) fibers.resize((size_t)nthreads);
+    traffic_kernel(d);
     body = &fn;
     block_dim = d.block, grid_dim = d.grid;
     long nblocks = (long)d.grid.x * d.grid.y * d.grid.z;

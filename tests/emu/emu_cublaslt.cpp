@@ -187,6 +187,10 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t dd, const v
     if (be != 0) emu::check_device(C, (size_t)span(&c) * bytes_of(c.type), "cublasLtMatmul C");
     bool fast = d.compute == CUBLAS_COMPUTE_32F_FAST_TF32 && a.type == CUDA_R_32F;
     emu::enqueue(stream, "cublasLtMatmul", [=]() {
+        emu::traffic_touch(A, (size_t)span(&a) * bytes_of(a.type), false);   /* EMU_TRAFFIC */
+        emu::traffic_touch(B, (size_t)span(&b) * bytes_of(b.type), false);
+        if (be != 0) emu::traffic_touch(C, (size_t)span(&c) * bytes_of(c.type), false);
+        emu::traffic_touch(D, (size_t)span(&o) * bytes_of(o.type), true);
         auto rd = [fast](const void *p, cudaDataType_t t, long i) { return fast ? emu::tf32(load(p, t, i)) : load(p, t, i); };
         for (uint64_t j = 0; j < n; j++)
             for (uint64_t i = 0; i < m; i++) {

@@ -2,7 +2,7 @@
  * the emulator compiles with the host compiler: the real CUDA headers for types and host
  * conversions, then threadIdx / blockIdx / blockDim / gridDim of the running fiber, the
  * block barrier, warp shuffles across 32 lanes, and the kernel launch that tests/emu/emu-nvcc
- * rewrites `k<<<grid, block, smem, stream>>>(args)` into: `k | emu::cfg(...) | emu::args(...)`,
+ * rewrites `k<<<grid, block, smem, stream>>>(args)` into: `k | emu::cfg(..., "k", ...) | emu::args(...)`,
  * which freezes the arguments (converted to the kernel's parameter types) and enqueues the
  * grid on its stream. `__shared__` variables are static: blocks run one after another;
  * arrays among them are shared_array (emu-nvcc), which checks for races between barriers. */
@@ -26,12 +26,15 @@ struct fiber;
 struct thread_state {
     uint3 tid;
     int linear;   /* x + y·X + z·X·Y: the thread's number in the block */
+    unsigned or_calls;   /* __syncthreads_or calls so far in this block */
 };
 extern thread_state *cur;                /* the fiber that runs now */
 extern uint3 block_idx;
 extern dim3 block_dim, grid_dim;
 
 void syncthreads(const char *file, int line);
+/* __syncthreads_or: the barrier, and whether any thread of the block passed a non-zero pred. */
+int syncthreads_or(int pred, const char *file, int line);
 /* A warp shuffle of a 64-bit pattern: kind 0 down (arg = delta), 1 xor (arg = lane mask),
  * 2 idx (arg = source lane), 3 up (arg = delta). */
 uint64_t shuffle(int kind, unsigned mask, uint64_t bits, int arg, int width, const char *file, int line);
@@ -110,12 +113,14 @@ template <typename T, size_t... D> struct shared_array {
 struct launch_cfg {
     const char *file;
     int line;
+    const char *name;   /* the kernel's name as launched (for EMU_TRAFFIC) */
     dim3 grid, block;
     size_t smem;
     cudaStream_t stream;
 };
-inline launch_cfg cfg(const char *file, int line, dim3 grid, dim3 block, size_t smem = 0, cudaStream_t s = 0) {
-    return launch_cfg{ file, line, grid, block, smem, s };
+inline launch_cfg cfg(const char *file, int line, const char *name, dim3 grid, dim3 block, size_t smem = 0,
+                      cudaStream_t s = 0) {
+    return launch_cfg{ file, line, name, grid, block, smem, s };
 }
 /* Enqueues a grid whose every thread calls body (the runtime, emu_runtime.cpp). */
 void launch(const launch_cfg &c, std::function<void()> body);
@@ -156,11 +161,21 @@ inline typename std::common_type<A, B>::type max(A a, B b) {
     return (C)a > (C)b ? (C)a : (C)b;
 }
 
+/* Device atomics and fences: a block's fibers never run at once and blocks run one after
+ * another, so a plain read-modify-write is atomic and every store is seen in order. */
+inline unsigned atomicAdd(unsigned *p, unsigned v) {
+    unsigned old = *p;
+    *p = old + v;
+    return old;
+}
+inline void __threadfence(void) {}
+
 #define threadIdx (emu::cur->tid)
 #define blockIdx (emu::block_idx)
 #define blockDim (emu::block_dim)
 #define gridDim (emu::grid_dim)
 #define __syncthreads() emu::syncthreads(__FILE__, __LINE__)
+#define __syncthreads_or(pred) emu::syncthreads_or((pred), __FILE__, __LINE__)
 #define __shfl_down_sync(mask, v, ...) emu::shfl(0, (mask), (v), __FILE__, __LINE__, __VA_ARGS__)
 #define __shfl_xor_sync(mask, v, ...) emu::shfl(1, (mask), (v), __FILE__, __LINE__, __VA_ARGS__)
 #define __shfl_sync(mask, v, ...) emu::shfl(2, (mask), (v), __FILE__, __LINE__, __VA_ARGS__)

@@ -156,6 +156,15 @@ static cudnnStatus_t run(cudnnHandle_t h, int which, int algo, const void *alpha
     conv_geom gg = g;
     emu::enqueue(h->stream, what, [=]() {
         emu::cudnn_digest += ((uint64_t)which * 4 + (uint64_t)algo * 2 + (gg.tf32 ? 1 : 0) + 1) * 0x9e3779b97f4a7c15ull;
+        {   /* the operands' traffic (EMU_TRAFFIC); the emulated workspace is not the real algorithm's */
+            long xs = t_span(&gg.x) * (long)eb, ys = t_span(&gg.y) * (long)eb, ws_ = wspan * (long)eb;
+            if (which != BWD_DATA) emu::traffic_touch(x, (size_t)xs, false);
+            if (which != BWD_FILTER) emu::traffic_touch(w, (size_t)ws_, false);
+            if (which != FWD) emu::traffic_touch(dy, (size_t)ys, false);
+            size_t os = (size_t)(which == FWD ? ys : which == BWD_DATA ? xs : ws_);
+            if (b != 0) emu::traffic_touch(y_or_dx_or_dw, os, false);
+            emu::traffic_touch(y_or_dx_or_dw, os, true);
+        }
         if (need) {   /* the algorithm's scratch: whatever was there is gone */
             float nan = NAN;
             for (size_t i = 0; i + 4 <= need; i += 4) memcpy((char *)ws + i, &nan, 4);

@@ -40,6 +40,20 @@ int launcher_rank(void);
 /* A library allocating device memory of its own (cuDNN's legacy algorithm search): memory no
  * start-up memory check of the trainer counts, so the emulator stops there, naming the call. */
 [[noreturn]] void library_alloc(const char *what, size_t bytes);
+/* The device allocation holding p: its base and size; false for host memory. */
+bool device_range(const void *p, uintptr_t *base, size_t *size);
+/* Device-memory traffic (emu_traffic.cpp, EMU_TRAFFIC=FILE): a piece of work begins (kind:
+ * "kernel", a library call's name, a copy), a kernel names itself and its geometry, bytes are
+ * touched (counted once per piece of work), the piece ends (its line is written); marks are
+ * lines of their own (the profiler's start and stop). */
+bool traffic_enabled(void);
+void traffic_begin(const char *kind);
+void traffic_kernel(const launch_cfg &d);
+void traffic_touch(const void *p, size_t bytes, bool write);
+void traffic_end(void);
+void traffic_mark(const char *line);
+void traffic_forget(const void *base);
+bool traffic_recording(void);
 /* Dies unless [p, p + bytes) lies inside one device allocation. */
 void check_device(const void *p, size_t bytes, const char *what);
 }   // namespace emu

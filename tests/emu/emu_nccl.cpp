@@ -82,6 +82,8 @@ ncclResult_t collective(int kind, const void *send, void *recv, size_t count, nc
     };
     auto f = std::make_shared<flight>();
     auto start = [=]() {
+        emu::traffic_touch(send, count * eb, false);   /* EMU_TRAFFIC: this rank's device side */
+        emu::traffic_touch(recv, count * eb, true);
         f->me = sig;
         f->me.call = c->calls++;
         f->me.cudnn = emu::cudnn_digest;

@@ -111,6 +111,15 @@ static bool in_map(const std::map<uintptr_t, size_t> &m, const void *p, size_t b
 }
 static bool is_device(const void *p) { return in_map(device_allocs, p, 1); }
 
+bool device_range(const void *p, uintptr_t *base, size_t *size) {
+    auto it = device_allocs.upper_bound((uintptr_t)p);
+    if (it == device_allocs.begin()) return false;
+    --it;
+    if ((uintptr_t)p >= it->first + it->second) return false;
+    *base = it->first, *size = it->second;
+    return true;
+}
+
 void check_device(const void *p, size_t bytes, const char *what) {
     if (bytes == 0) return;
     if (!in_map(device_allocs, p, bytes)) {
@@ -184,7 +193,11 @@ static bool ready(const op &o) {
 
 static void run_head(lane *l) {
     op &h = l->q.front();
-    if (!h.started && h.fn) h.fn();
+    if (!h.started && h.fn) {
+        traffic_begin(h.what);   /* a kernel's grid names itself (run_grid) */
+        h.fn();
+        traffic_end();
+    }
     h.started = true;
     if (h.finished && !h.finished()) return;   /* in flight: the head until it completes */
     op o = std::move(h);
@@ -348,6 +361,7 @@ cudaError_t cudaFree(void *p) {
     sync_all();   /* cudaFree synchronizes the device */
     allocated -= it->second;
     device_allocs.erase(it);
+    traffic_forget(p);
     free(p);
     return cudaSuccess;
 }
@@ -402,7 +416,10 @@ static cudaError_t copy(void *dst, const void *src, size_t bytes, cudaMemcpyKind
             return err(cudaErrorStreamCaptureUnsupported);
         }
         std::shared_ptr<std::vector<char>> staged(new std::vector<char>((const char *)src, (const char *)src + bytes));
-        o.fn = [dst, staged]() { memcpy(dst, staged->data(), staged->size()); };
+        o.fn = [dst, staged]() {
+            memcpy(dst, staged->data(), staged->size());
+            traffic_touch(dst, staged->size(), true);
+        };
         push(s, std::move(o));
         return cudaSuccess;
     }
@@ -411,7 +428,10 @@ static cudaError_t copy(void *dst, const void *src, size_t bytes, cudaMemcpyKind
         s->capture->invalid = true, s->capture->why = "a copy into pageable host memory";
         return err(cudaErrorStreamCaptureUnsupported);
     }
-    o.fn = [dst, src, bytes]() { memmove(dst, src, bytes); };
+    o.fn = [dst, src, bytes]() {
+        memmove(dst, src, bytes);
+        traffic_touch(src, bytes, false), traffic_touch(dst, bytes, true);
+    };
     push(s, std::move(o));
     if (pageable_dst) sync_lane(&s->l, s->l.issued);   /* returns once the data is there */
     return cudaSuccess;
@@ -437,7 +457,10 @@ cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t 
     op o;
     o.what = "cudaMemcpy2DAsync";
     o.fn = [=]() {
-        for (size_t r = 0; r < height; r++) memmove((char *)dst + r * dpitch, (const char *)src + r * spitch, width);
+        for (size_t r = 0; r < height; r++) {
+            memmove((char *)dst + r * dpitch, (const char *)src + r * spitch, width);
+            traffic_touch((const char *)src + r * spitch, width, false), traffic_touch((char *)dst + r * dpitch, width, true);
+        }
     };
     push(S(stream), std::move(o));
     return cudaSuccess;
@@ -446,7 +469,10 @@ cudaError_t cudaMemsetAsync(void *p, int value, size_t bytes, cudaStream_t s) {
     check_device(p, bytes, "cudaMemsetAsync");
     op o;
     o.what = "cudaMemsetAsync";
-    o.fn = [=]() { memset(p, value, bytes); };
+    o.fn = [=]() {
+        memset(p, value, bytes);
+        traffic_touch(p, bytes, true);
+    };
     push(S(s), std::move(o));
     return cudaSuccess;
 }
@@ -470,8 +496,14 @@ cudaError_t cudaDeviceSynchronize(void) {
 }
 /* The profiler API (TRAINC_CUDA_PROFILE_STEP): with no profiler attached the real runtime
  * does nothing either; like cudaDeviceSynchronize, not inside a capture. */
-cudaError_t cudaProfilerStart(void) { return refuse_in_capture("cudaProfilerStart"); }
-cudaError_t cudaProfilerStop(void) { return refuse_in_capture("cudaProfilerStop"); }
+cudaError_t cudaProfilerStart(void) {
+    traffic_mark("profiler start");
+    return refuse_in_capture("cudaProfilerStart");
+}
+cudaError_t cudaProfilerStop(void) {
+    traffic_mark("profiler stop");
+    return refuse_in_capture("cudaProfilerStop");
+}
 cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t stream) {
     CUstream_st *s = S(stream);
     if (s->capture) {

@@ -20,6 +20,11 @@
 #   labels:   softmax_xent.cu without its label range check (risk 10)
 #   pin-cap:  context.cu page-locks at most 8 buffers, as it once did (risk 8)
 #   unpin:    context.cu never unregisters its page-locked buffers (the emulator's exit check)
+#   retire-last: batchnorm_nhwc_vec.cu's retiring kernels: no block sees itself last (the
+#             statistics are never finished: test_ops_gpu's retire checks fail)
+#   retire-reset: the last block leaves its tile's counter as it is (the next launch's count
+#             starts off, and its statistics are finished by no block or too early)
+# MUTANTS="name ..." runs only those.
 set -u
 BUILD=${BUILD:-build}
 tmp=$BUILD/emu/mutants
@@ -28,6 +33,7 @@ san="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 status=0
 mutant() {  # name, file (under runtime/cuda), perl substitution, compiled file, expected text
   local name=$1 file=$2 subst=$3 unit=$4 want=$5 d=$tmp/$1
+  case " ${MUTANTS:-$name} " in *" $name "*) ;; *) return ;; esac
   mkdir -p "$d/cuda/ops" && cp runtime/cuda/*.cu runtime/cuda/*.cuh "$d/cuda/" && cp runtime/cuda/ops/* "$d/cuda/ops/"
   perl -0pi -e "$subst" "$d/cuda/$file"
   if cmp -s "$d/cuda/$file" "runtime/cuda/$file"; then echo "FAIL: mutant $name did not change $file"; status=1; return; fi
@@ -59,4 +65,8 @@ mutant labels ops/softmax_xent.cu 's/if \(y < 0 \|\| y >= k\) \{/if (0) {/' ops/
 mutant pin-cap context.cu 's/(void rt_cuda_pin_host\(void \*p, size_t bytes\) \{\n)/$1    if (ctx.n_pinned >= 8) return;\n/' context.cu \
   "FAIL .*page-locked"
 mutant unpin context.cu 's/    if \(ctx.n_pinned == 0\) atexit\(unpin_all\);\n//' context.cu "still registered with cudaHostRegister"
+mutant retire-last ops/batchnorm_nhwc_vec.cu 's/== gridDim.y - 1\);/== gridDim.y);/' ops/batchnorm_nhwc_vec.cu \
+  "FAIL .*retire"
+mutant retire-reset ops/batchnorm_nhwc_vec.cu 's/(vec_tile_totals<V>\(part, c, \[&\]\(int ch, double a, double b\) \{\n        finish_channel_stats[^\n]*\n    \}\);\n)    if \(threadIdx.x == 0 && threadIdx.y == 0\) counters\[blockIdx.x\] = 0;\n/$1/' \
+  ops/batchnorm_nhwc_vec.cu "FAIL .*retire"
 exit $status

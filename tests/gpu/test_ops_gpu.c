@@ -331,15 +331,17 @@ static void test_batchnorm(int n, int c, int hw, int nhwc) {
     float *y = rt_xmalloc(total * 4), *r = rt_xmalloc(total * 4), *dm = rt_xmalloc(total * 4);
     float *mean = rt_xmalloc(c * 4), *istd = rt_xmalloc(c * 4), *dx = rt_xmalloc(total * 4);
     float *dg = rt_xmalloc(c * 4), *dbt = rt_xmalloc(c * 4), *ye = rt_xmalloc(total * 4);
+    /* nhwc 2: the retiring kernels (each channel tile's last block finishes the sums) */
     void (*stats)(float *, float *, float *, float *, const void *, int, int, int, float, float, int) =
-        nhwc ? cuda_batchnorm_stats_train_nhwc : cuda_batchnorm_stats_train;
+        nhwc == 2 ? cuda_batchnorm_stats_train_nhwc_retire : nhwc ? cuda_batchnorm_stats_train_nhwc
+                                                                   : cuda_batchnorm_stats_train;
     void (*apply)(void *, const void *, const float *, const float *, const float *, const float *, int, int, int,
                   int) = nhwc ? cuda_batchnorm_apply_nhwc : cuda_batchnorm_apply;
     void (*backward)(void *, float *, float *, const void *, const void *, const void *, const float *,
                      const float *, const float *, int, int, int, int) =
-        nhwc ? cuda_batchnorm_backward_nhwc : cuda_batchnorm_backward;
+        nhwc == 2 ? cuda_batchnorm_backward_nhwc_retire : nhwc ? cuda_batchnorm_backward_nhwc : cuda_batchnorm_backward;
     char what[128];
-#define CHECK_NAMED(fn, name, ...) (snprintf(what, sizeof what, "batchnorm%s %s", nhwc ? " nhwc" : "", name), \
+#define CHECK_NAMED(fn, name, ...) (snprintf(what, sizeof what, "batchnorm%s %s", nhwc == 2 ? " nhwc retire" : nhwc ? " nhwc" : "", name), \
                                     fn(what, __VA_ARGS__))
     batchnorm_forward_train(y, mean, istd, rm, rv, x, g, b, n, c, hw, 0.1f, 1e-5f, RT_ACT_NONE);
     relu_forward(r, y, total);
@@ -956,6 +958,13 @@ static void run_norm_pool_ops(int layout) {
         test_batchnorm(4, 520, 9, nhwc);     /* nhwc: 65 (16-bit) / 130 vectors, 3 / 5 tiles of 32 */
         if (!nhwc) test_batchnorm_frozen(8, 16, 49);
     }
+    /* The retiring channels-last kernels: one tile, several tiles and row splits, a partial
+     * tile, one channel a thread, and twice in a row (the counters left at zero). */
+    test_batchnorm(8, 16, 49, 2);
+    test_batchnorm(8, 64, 100, 2);
+    test_batchnorm(4, 520, 9, 2);
+    test_batchnorm(3, 37, 41, 2);
+    test_batchnorm(32, 8, 1000, 2);
     for (int nhwc = layout; nhwc < 2; nhwc++) {
         test_pool("2x2 stride 2", (rt_pool_shape){ .n = 3, .c = 5, .h = 14, .w = 14, .kh = 2, .kw = 2, .sh = 2,
                                                     .sw = 2 }, nhwc);

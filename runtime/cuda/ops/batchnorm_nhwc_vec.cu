@@ -182,6 +182,133 @@ vec_input_grad_kernel(T *__restrict__ din, const T *__restrict__ dout, const T *
         });
 }
 
+/* ---- Retiring variants (lower.c decides them: ir_op.bn_retire) --------------------------------
+ * The sums' own launch is gone: each block leaves its partial sums as above, then counts
+ * itself done on its channel tile's counter; the tile's last block (the one that sees every
+ * other block's partials, as CUDA's threadFenceReduction sample) adds the tile's partials up
+ * in split order and finishes the statistics (forward) or the totals, dgamma and dbeta
+ * (backward), and puts the counter back to zero for the next launch or graph replay. */
+__device__ static inline bool vec_tile_retires(unsigned *counters) {
+    __threadfence();   /* this thread's partial sums visible to the tile's last block */
+    __syncthreads();   /* every thread's, before the block counts itself done */
+    /* (the flag through the barrier, not a __shared__ word: the kernels' static shared memory
+     * stays within the 16 KiB budget) */
+    return __syncthreads_or(threadIdx.x == 0 && threadIdx.y == 0 &&
+                            atomicAdd(&counters[blockIdx.x], 1u) == gridDim.y - 1);
+}
+
+/* In the tile's last block: each of the tile's channels' two sums over the splits, in order. */
+template <int V, typename F> __device__ static inline void vec_tile_totals(const double *part, int c, F f) {
+    int width = blockDim.x * V, splits = gridDim.y;
+    for (int o = threadIdx.y * blockDim.x + threadIdx.x; o < width; o += VEC_THREADS) {
+        int ch = blockIdx.x * width + o;
+        if (ch >= c) continue;
+        double a = 0, b = 0;
+        for (int s = 0; s < splits; s++) a += part[2 * ((long)ch * splits + s)], b += part[2 * ((long)ch * splits + s) + 1];
+        f(ch, a, b);
+    }
+}
+
+template <typename T, int V>
+__global__ void __launch_bounds__(VEC_THREADS)
+vec_stats_retire_kernel(double *part, unsigned *counters, float *save_mean, float *save_inv_std, float *running_mean,
+                        float *running_var, const T *__restrict__ in, long rows, long per, int c, float momentum,
+                        float eps) {
+    int q = blockIdx.x * blockDim.x + threadIdx.x;
+    double sum[V] = {}, sq[V] = {};
+    if (q < c / V) {
+        float k[V];
+#pragma unroll
+        for (int j = 0; j < V; j++) k[j] = running_mean[q * V + j];
+        act_vec<T, V> x[VEC_ROWS_IN_FLIGHT];
+        vec_rows<VEC_ROWS_IN_FLIGHT>(
+            rows, per, [&](int u, long r) { x[u] = vec_load<T, V>(in + r * c + q * V); },
+            [&](int u, long r) {
+#pragma unroll
+                for (int j = 0; j < V; j++) {
+                    double d = (double)rt_ld(x[u].e[j]) - k[j];
+                    sum[j] += d;
+                    sq[j] += d * d;
+                }
+            });
+    }
+    vec_tile_sums<V>(sum, sq, part, c);
+    if (!vec_tile_retires(counters)) return;
+    vec_tile_totals<V>(part, c, [&](int ch, double a, double b) {
+        finish_channel_stats(save_mean, save_inv_std, running_mean, running_var, ch, a, b, rows, momentum, eps);
+    });
+    if (threadIdx.x == 0 && threadIdx.y == 0) counters[blockIdx.x] = 0;
+}
+
+template <typename T, int V>
+__global__ void __launch_bounds__(VEC_THREADS)
+vec_grads_retire_kernel(double *part, unsigned *counters, double *totals, float *dgamma, float *dbeta,
+                        const T *__restrict__ dout, const T *__restrict__ relu_out, const T *__restrict__ in,
+                        const float *save_mean, const float *save_inv_std, long rows, long per, int c) {
+    int q = blockIdx.x * blockDim.x + threadIdx.x;
+    double s_dy[V] = {}, s_dy_xhat[V] = {};
+    if (q < c / V) {
+        float mean[V], inv_std[V];
+#pragma unroll
+        for (int j = 0; j < V; j++) mean[j] = save_mean[q * V + j], inv_std[j] = save_inv_std[q * V + j];
+        vec_grad_in<T, V> g[VEC_GRAD_ROWS_IN_FLIGHT];
+        vec_rows<VEC_GRAD_ROWS_IN_FLIGHT>(
+            rows, per, [&](int u, long r) { vec_grad_load(g[u], dout, relu_out, in, r * c + q * V); },
+            [&](int u, long r) {
+#pragma unroll
+                for (int j = 0; j < V; j++) {
+                    float dy = vec_dy(g[u].dy, g[u].relu, relu_out != NULL, j);
+                    s_dy[j] += dy;
+                    s_dy_xhat[j] += dy * (rt_ld(g[u].x.e[j]) - mean[j]) * inv_std[j];
+                }
+            });
+    }
+    vec_tile_sums<V>(s_dy, s_dy_xhat, part, c);
+    if (!vec_tile_retires(counters)) return;
+    vec_tile_totals<V>(part, c, [&](int ch, double a, double b) { store_channel_totals(totals, dgamma, dbeta, ch, a, b); });
+    if (threadIdx.x == 0 && threadIdx.y == 0) counters[blockIdx.x] = 0;
+}
+
+void cuda_batchnorm_stats_train_nhwc_retire(float *save_mean, float *save_inv_std, float *running_mean,
+                                            float *running_var, const void *in, int n, int c, int hw, float momentum,
+                                            float eps, int sync) {
+    /* the A/B switch and a world of several ranks (their sums all-reduced between the passes)
+     * take the launches apart */
+    if (bn_old_kernels() || (sync && rt_cuda_world() > 1))
+        return cuda_batchnorm_stats_train_nhwc(save_mean, save_inv_std, running_mean, running_var, in, n, c, hw,
+                                               momentum, eps, sync);
+    long rows = (long)n * hw;
+    vec_tiles t = vec_tiles_of(rows, c, vec_suits(c, in));
+    double *part = bn_partials((int)t.grid.y, c);
+    unsigned *counters = bn_retire_counters((int)t.grid.x);
+    RT_ACT_DISPATCH(ACT_VEC_DISPATCH(t.vec, VEC_CHANNELS, vec_stats_retire_kernel<T, V><<<t.grid, t.block, 0, rt_stream()>>>(
+                                                part, counters, save_mean, save_inv_std, running_mean, running_var,
+                                                (const T *)in, rows, t.per, c, momentum, eps)));
+    CUDA_LAUNCHED();
+}
+
+void cuda_batchnorm_backward_nhwc_retire(void *din, float *dgamma, float *dbeta, const void *dout, const void *relu_out,
+                                         const void *in, const float *gamma, const float *save_mean,
+                                         const float *save_inv_std, int n, int c, int hw, int sync) {
+    if (bn_old_kernels() || (din && sync && rt_cuda_world() > 1))
+        return cuda_batchnorm_backward_nhwc(din, dgamma, dbeta, dout, relu_out, in, gamma, save_mean, save_inv_std, n,
+                                            c, hw, sync);
+    long rows = (long)n * hw;
+    vec_tiles t = vec_tiles_of(rows, c, vec_suits(c, din, dout, relu_out, in));
+    double *part = bn_partials((int)t.grid.y, c), *totals = bn_channel_totals(c);
+    unsigned *counters = bn_retire_counters((int)t.grid.x);
+    RT_ACT_DISPATCH(ACT_VEC_DISPATCH(t.vec, VEC_CHANNELS, vec_grads_retire_kernel<T, V><<<t.grid, t.block, 0, rt_stream()>>>(
+                                                part, counters, totals, dgamma, dbeta, (const T *)dout,
+                                                (const T *)relu_out, (const T *)in, save_mean, save_inv_std, rows,
+                                                t.per, c)));
+    CUDA_LAUNCHED();
+    if (!din) return;
+    RT_ACT_DISPATCH(ACT_VEC_DISPATCH(t.vec, VEC_CHANNELS, vec_input_grad_kernel<T, V><<<t.grid, t.block, 0, rt_stream()>>>(
+                                                (T *)din, (const T *)dout, (const T *)relu_out, (const T *)in, gamma,
+                                                totals, rows, save_mean, save_inv_std, rows, t.per, c)));
+    CUDA_LAUNCHED();
+}
+
 void cuda_batchnorm_stats_train_nhwc(float *save_mean, float *save_inv_std, float *running_mean, float *running_var,
                                      const void *in, int n, int c, int hw, float momentum, float eps, int sync) {
     if (bn_old_kernels())

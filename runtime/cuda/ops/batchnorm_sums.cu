@@ -11,29 +11,6 @@ int bn_old_kernels(void) {
     return rt_cuda_env_old(RT_ENV_TRAINC_CUDA_BN, &cached);
 }
 
-/* Channel ch's batch statistics from the sums of d = x - running_mean over m values (the
- * running mean read before it is updated), and torch's running-stat update. */
-__device__ static inline void finish_channel_stats(float *save_mean, float *save_inv_std, float *running_mean,
-                                                   float *running_var, int ch, double sum, double sq, long m,
-                                                   float momentum, float eps) {
-    double shifted = sum / m, mean = running_mean[ch] + shifted, var = sq / m - shifted * shifted;
-    if (var < 0) var = 0;
-    save_mean[ch] = (float)mean;
-    save_inv_std[ch] = (float)(1.0 / sqrt(var + eps));
-    double unbiased = m > 1 ? var * m / (m - 1) : var;
-    running_mean[ch] = (float)((1 - momentum) * running_mean[ch] + momentum * mean);
-    running_var[ch] = (float)((1 - momentum) * running_var[ch] + momentum * unbiased);
-}
-
-/* Channel ch's totals [c][2], and as floats dgamma = the second and dbeta = the first (each
- * when not NULL). */
-__device__ static inline void store_channel_totals(double *totals, float *dgamma, float *dbeta, int ch, double s0,
-                                                   double s1) {
-    totals[2 * ch] = s0, totals[2 * ch + 1] = s1;
-    if (dgamma) dgamma[ch] = (float)s1;
-    if (dbeta) dbeta[ch] = (float)s0;
-}
-
 /* The old kernels: one thread per channel, the splits added in order. */
 __global__ void __launch_bounds__(RT_THREADS)
 bn_finish_stats_kernel(float *save_mean, float *save_inv_std, float *running_mean,
@@ -108,10 +85,26 @@ static double *bn_totals(int c) {
     return (double *)rt_cuda_scratch_get(&channel_totals, sizeof(double) * 2 * (size_t)c, "batch-norm channel sums");
 }
 
+double *bn_channel_totals(int c) { return bn_totals(c); }
+
+/* The retire counters: zero when allocated, and each launch's last block per tile puts its
+ * counter back to zero. */
+static rt_cuda_scratch retire_counters;
+
+unsigned *bn_retire_counters(int tiles) {
+    size_t bytes = sizeof(unsigned) * (size_t)tiles;
+    if (bytes > retire_counters.bytes) {
+        rt_cuda_scratch_get(&retire_counters, bytes, "batch-norm retire counters");
+        rt_cuda_memset0(retire_counters.p, bytes);
+    }
+    return (unsigned *)retire_counters.p;
+}
+
 void cuda_reserve_partial_sums(size_t partial_bytes, long channels) {
     if (!channels) return;
     rt_cuda_scratch_get(&partials, partial_bytes, "batch-norm partial sums");
     bn_totals((int)channels);
+    bn_retire_counters((int)channels);   /* at most a tile a channel */
 }
 
 static unsigned warp_blocks(int c) { return (unsigned)((c + SUM_WARPS - 1) / SUM_WARPS); }

@@ -35,6 +35,34 @@ void bn_finish_stats(float *save_mean, float *save_inv_std, float *running_mean,
  * *m then multiplied by the world size. */
 const double *bn_finish_grads(float *dgamma, float *dbeta, const double *part, int splits, int c, long *m, int sync);
 
+/* The per-channel totals {sum dy, sum dy·xhat} buffer ([c][2], on the device). */
+double *bn_channel_totals(int c);
+/* Room for one retire counter per channel tile (zeroed; each launch leaves them zero). */
+unsigned *bn_retire_counters(int tiles);
+
+/* Channel ch's batch statistics from the sums of d = x - running_mean over m values (the
+ * running mean read before it is updated), and torch's running-stat update. */
+__device__ static inline void finish_channel_stats(float *save_mean, float *save_inv_std, float *running_mean,
+                                                   float *running_var, int ch, double sum, double sq, long m,
+                                                   float momentum, float eps) {
+    double shifted = sum / m, mean = running_mean[ch] + shifted, var = sq / m - shifted * shifted;
+    if (var < 0) var = 0;
+    save_mean[ch] = (float)mean;
+    save_inv_std[ch] = (float)(1.0 / sqrt(var + eps));
+    double unbiased = m > 1 ? var * m / (m - 1) : var;
+    running_mean[ch] = (float)((1 - momentum) * running_mean[ch] + momentum * mean);
+    running_var[ch] = (float)((1 - momentum) * running_var[ch] + momentum * unbiased);
+}
+
+/* Channel ch's totals [c][2], and as floats dgamma = the second and dbeta = the first (each
+ * when not NULL). */
+__device__ static inline void store_channel_totals(double *totals, float *dgamma, float *dbeta, int ch, double s0,
+                                                   double s1) {
+    totals[2 * ch] = s0, totals[2 * ch + 1] = s1;
+    if (dgamma) dgamma[ch] = (float)s1;
+    if (dbeta) dbeta[ch] = (float)s0;
+}
+
 /* dy after the following ReLU's mask (relu_out: that ReLU's output; NULL: none). */
 template <typename T> __device__ static inline float bn_dy(const T *dout, const T *relu_out, long i) {
     return relu_out && !(rt_ld(relu_out[i]) > 0.0f) ? 0.0f : rt_ld(dout[i]);

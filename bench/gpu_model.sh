@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# `make bench-gpu-model` (CPU only): the modeled ResNet-50 training step (batch 256, 224x224,
+# channels-last) in BF16 and FP16 on an H100 and an H200, from `trainc show --gpu-cost` (bytes
+# per kernel as the emulator counts them, tests/emu/traffic_emu_test.sh; times at the device's
+# bandwidth and peak, cuDNN and cuBLASLt at compiler/lower/gpu_rates.def's measured rate),
+# one line per precision and device; then the model's figure for the code the H100 measured
+# (BF16 channels-last with the old batch-norm and pooling kernels, TRAINC_CUDA_BN=old
+# TRAINC_CUDA_POOL=old) beside the 72.9 ms per 256 images it took (bench/RESULTS.md), and the
+# anchors. Figures go in bench/RESULTS.md.
+set -u
+BUILD=${BUILD:-build}
+out=$BUILD/bench-gpu-model
+mkdir -p "$out"
+status=0
+for p in BF16 FP16; do
+  printf 'extends: "%s/bench/specs/gpu_resnet50.spec"\nprecision { compute: %s }\n' "$(pwd)" "$p" > "$out/resnet50_$p.spec"
+  for d in h100 h200; do
+    "$BUILD/trainc" show --gpu-cost --layout nhwc --device "$d" --label resnet50 "$out/resnet50_$p.spec" \
+      > "$out/resnet50_${p}_$d.txt" || status=1
+    tail -n 1 "$out/resnet50_${p}_$d.txt"
+  done
+done
+"$BUILD/trainc" show --gpu-cost --layout nhwc --device h100 --old-kernels --label "resnet50 (the measured code: old BN and pooling kernels)" \
+  "$out/resnet50_BF16.spec" > "$out/resnet50_BF16_h100_old.txt" || status=1
+echo "$(tail -n 1 "$out/resnet50_BF16_h100_old.txt"); measured on the H100: 72.9 ms (3,510 img/s), 68.0 ms of it kernel time"
+grep '^# totals' "$out/resnet50_BF16_h100.txt" | sed 's/^# totals/resnet50 BF16 nhwc h100 totals/'
+"$BUILD/trainc" show --gpu-cost --layout nhwc --device h100 --no-bn-retire --label "resnet50 (--no-bn-retire: the sums launched apart)" \
+  "$out/resnet50_BF16.spec" > "$out/resnet50_BF16_h100_noretire.txt" || status=1
+tail -n 1 "$out/resnet50_BF16_h100_noretire.txt"
+echo "anchors (H100): MLPerf v4.0 35.7 ms per 256 images (H200: 32.1); torch.compile in our run 47.3 ms"
+exit $status

@@ -1,0 +1,74 @@
+/* `trainc show --gpu-cost [--device h100|h200|a100] [--layout nchw|nhwc] [--old-kernels] SPEC`:
+ * the CUDA trainer's training step as the lowered schedule launches it (gpu_cost.c), one line
+ * per kernel or library call with its bytes, FLOPs and modeled time, then the step's totals
+ * and one summary line (`make bench-gpu-model` prints those). Predicted, not measured: the
+ * bytes are what the emulator counts (tests/emu/traffic_emu_test.sh checks them kernel by
+ * kernel); the times are bytes at the device's bandwidth and FLOPs at its peak, library calls
+ * at the rates of compiler/lower/gpu_rates.def, each kernel plus a launch's fixed time. */
+#include "show.h"
+
+#include <string.h>
+
+#include "gpu_cost.h"
+#include "lower.h"
+
+static const char *precision_name(cuda_precision p) {
+    return p == CUDA_BF16 ? "BF16" : p == CUDA_FP16 ? "FP16" : p == CUDA_TF32 ? "TF32" : "FP32";
+}
+
+int show_gpu_cost(FILE *out, const char *path, const sema_result *res, const char *device, int nhwc, int old_kernels,
+                  int no_bn_retire, const char *label) {
+    const gpu_device *dev = gpu_device_named(device);
+    if (!dev) {
+        fprintf(stderr, "trainc: error: unknown device '%s' for --gpu-cost\n  hint: h100, h200 or a100\n", device);
+        return 1;
+    }
+    build_options opt = { BACKEND_CUDA, 1, nhwc, no_bn_retire };
+    schedule s;
+    if (lower(&s, res, &opt, 0, path) != 0) {
+        schedule_free(&s);
+        return 1;
+    }
+    gpu_cost c;
+    gpu_cost_of(&s, old_kernels, &c);
+    const ir_net *net = &s.net;
+    int half = s.precision == CUDA_BF16 || s.precision == CUDA_FP16;
+    fprintf(out, "# %s: the CUDA training step (forward, loss, backward) as lowered, %s %s, batch %d, on %s "
+                 "(%.2f TB/s, %.0f TFLOP/s dense 16-bit, %.1f us per launch)%s\n",
+            path, precision_name(s.precision), nhwc ? "nhwc" : "nchw", net->batch, dev->name, dev->bandwidth / 1e12,
+            dev->peak16 / 1e12, dev->launch_s * 1e6,
+            old_kernels ? ", the old batch-norm kernels" : nhwc && no_bn_retire ? ", batch norm's sums launched apart" : "");
+    fprintf(out, "# %-4s %-28s %-4s %-36s %-10s %14s %14s %10s %10s\n", "op", "layer", "pass", "kernel or call", "class",
+            "read bytes", "write bytes", "GFLOP", "us");
+    double total_s = 0, bytes = 0, kernel_bytes = 0, flops = 0, lib_s = 0;
+    for (int i = 0; i < c.n; i++) {
+        const gpu_kernel *k = &c.k[i];
+        double t = gpu_kernel_seconds(k, dev, half);
+        const char *layer = k->op < 0 ? "(loss)" : k->op >= net->n_ops ? "(logits)" : net->ops[k->op].name;
+        fprintf(out, "%-6d %-28s %-4s %-36s %-10s %14.0f %14.0f %10.3f %10.1f\n", k->op, layer, k->backward ? "bwd" : "fwd",
+                k->name, gpu_class_name(k->cls), k->read, k->write, k->flops / 1e9, t * 1e6);
+        total_s += t, bytes += k->read + k->write, flops += k->flops;
+        if (k->cls == GK_KERNEL) kernel_bytes += k->read + k->write;
+        else lib_s += t;
+    }
+    /* one pass over the BN-sized tensors: each batch norm's input, once */
+    double bn_pass = 0;
+    for (int i = 0; i < net->n_ops; i++)
+        if (net->ops[i].kind == IR_BN) bn_pass += (double)ir_value_elems(net, net->ops[i].in[0]) * net->act_bytes;
+    double passes = bn_pass > 0 ? kernel_bytes / bn_pass : 0;
+    fprintf(out, "# totals: %d launches, %.1f MB moved (%.1f MB by our kernels, %.1f MB per image), %.2f TFLOP; "
+                 "library calls %.2f ms, our kernels %.2f ms\n",
+            c.n, bytes / 1e6, kernel_bytes / 1e6, bytes / 1e6 / net->batch, flops / 1e12, lib_s * 1e3,
+            (total_s - lib_s) * 1e3);
+    if (bn_pass > 0)
+        fprintf(out, "# one pass over the batch-norm-sized tensors: %.1f MB; our kernels move %.2f of them\n", bn_pass / 1e6,
+                passes);
+    if (!c.modeled) fprintf(out, "# INCOMPLETE: some ops have no model (named on stderr); the totals leave them out\n");
+    fprintf(out, "%s %s %s %s: %.1f ms per %d images, %.1f passes over BN tensors, %d launches, %.0f MB/image%s\n",
+            label ? label : path, precision_name(s.precision), nhwc ? "nhwc" : "nchw", dev->name, total_s * 1e3, net->batch,
+            passes, c.n, bytes / 1e6 / net->batch, c.modeled ? "" : " (incomplete)");
+    int rc = c.modeled ? 0 : 1;
+    gpu_cost_free(&c);
+    schedule_free(&s);
+    return rc;
+}

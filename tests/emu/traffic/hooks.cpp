@@ -1,0 +1,45 @@
+/* The access hooks of the emulator's traffic build (`make emu-traffic`, mk/emu.mk): the CUDA
+ * sources are compiled with GCC's -fsanitize=thread instrumentation (without its runtime,
+ * which this file replaces), so every load and store of the kernel code calls
+ * __tsan_{read,write}N; while a piece of device work is recorded (emu_traffic.cpp), each
+ * access is counted against the device allocation it falls in. ThreadSanitizer's
+ * instrumentation, unlike AddressSanitizer's, keeps the store of a read-modify-write (an
+ * address checked by a load is not checked again for the store), so in-place updates count
+ * their writes. Kept out of libcudaemu.a of the ASan build. */
+#include <stddef.h>
+#include <stdint.h>
+#include "../emu_internal.h"
+
+static inline void touch(const void *p, size_t n, bool write) {
+    if (emu::traffic_recording()) emu::traffic_touch(p, n, write);
+}
+#define EMU_HOOK(size)                                                                   \
+    extern "C" void __tsan_read##size(void *p) { touch(p, size, false); }               \
+    extern "C" void __tsan_write##size(void *p) { touch(p, size, true); }               \
+    extern "C" void __tsan_unaligned_read##size(void *p) { touch(p, size, false); }     \
+    extern "C" void __tsan_unaligned_write##size(void *p) { touch(p, size, true); }
+EMU_HOOK(1)
+EMU_HOOK(2)
+EMU_HOOK(4)
+EMU_HOOK(8)
+EMU_HOOK(16)
+extern "C" void __tsan_read_range(void *p, size_t n) { touch(p, n, false); }
+extern "C" void __tsan_write_range(void *p, size_t n) { touch(p, n, true); }
+extern "C" void __tsan_vptr_update(void **, void *) {}
+extern "C" void __tsan_vptr_read(void **) {}
+extern "C" void __tsan_func_entry(void *) {}
+extern "C" void __tsan_func_exit(void) {}
+extern "C" void __tsan_init(void) {}
+/* Atomic loads and stores (a function-local static's initialization guard): host memory,
+ * done as they are written, not counted. */
+#define EMU_ATOMIC(bits, type)                                                                      \
+    extern "C" type __tsan_atomic##bits##_load(const volatile type *a, int) {                        \
+        return __atomic_load_n(a, __ATOMIC_SEQ_CST);                                                 \
+    }                                                                                                \
+    extern "C" void __tsan_atomic##bits##_store(volatile type *a, type v, int) {                     \
+        __atomic_store_n(a, v, __ATOMIC_SEQ_CST);                                                    \
+    }
+EMU_ATOMIC(8, uint8_t)
+EMU_ATOMIC(16, uint16_t)
+EMU_ATOMIC(32, uint32_t)
+EMU_ATOMIC(64, uint64_t)

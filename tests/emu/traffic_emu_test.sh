@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# The GPU cost model against the emulator's count (part of `make test`): each example net
+# (FP32, NCHW), the ResNet example in BF16 channels-last with the default kernels (batch
+# norm's sums retired in their pass), with --no-bn-retire and with the old batch-norm and
+# pooling kernels (TRAINC_CUDA_BN=old TRAINC_CUDA_POOL=old, the code the H100 measured), and ResNet-50 at batch 2 on 32x32 inputs in BF16 channels-last, each built
+# through the emulator's traffic build (make emu-traffic) and run for one profiled step
+# (TRAINC_CUDA_PROFILE_STEP=1, EMU_TRAFFIC=FILE): `trainc show --gpu-cost` must name every
+# kernel and library call of that step in launch order with exactly the bytes read and
+# written that the emulator counted (tests/emu/traffic_compare.py; the old batch-norm
+# backward reads dy only where the ReLU passed it: at most the predicted bytes). Then the comparison
+# itself must catch a difference: one kernel's predicted bytes changed by 16 fails it.
+# A mutant of the code fails it too: channel_tiles.cuh's MIN_ROWS_PER_BLOCK 256 -> 128 (twice
+# the row splits, so twice the partial sums) makes 10 of resnet_bf16's 142 launches differ
+# (e.g. vec_grads_retire_kernel of stem_bn: predicted read=49924 write=1284, counted
+# read=50436 write=1796), as does any kernel that reads or writes a tensor the model does not
+# list, or skips one it does.
+set -u
+BUILD=${BUILD:-build}
+out=$BUILD/test-emu-traffic
+rm -rf "$out" && mkdir -p "$out"
+if [ ! -f /usr/local/cuda/include/cuda_runtime.h ] && [ ! -f "${CUDA_HOME:-/nonexistent}/include/cuda_runtime.h" ]; then
+  echo "SKIP: the CUDA headers are not installed: the emulated CUDA backend did not run"
+  exit 0
+fi
+nice make -s emu-traffic BUILD="$BUILD" > "$out/make.log" 2>&1 || { echo "FAIL: make emu-traffic"; tail -20 "$out/make.log"; exit 1; }
+export TRAINC_CUDA_ENV=$(pwd)/$BUILD/emu-traffic/cuda.env TRAINC_CUDNN_WORKSPACE_MB=16 OMP_NUM_THREADS=1
+status=0
+
+spec() {  # tag, extended spec, net text, extra text -> $out/<tag>.spec (S samples at batch B: 16 at 4)
+  printf 'extends: "%s/%s"\n%s\ndata { train { source: "synthetic" samples: %s batch_per_rank: %s }\n  val { source: "synthetic" batch_per_rank: %s } val_samples: %s }\nsolver { epochs: 1 log_every: 1 %s }\n%s\n' \
+    "$(pwd)" "$2" "$3" "${S:-16}" "${B:-4}" "${B:-4}" "${B:-4}" "${LR:-}" "$4" > "$out/$1.spec"
+}
+check() {  # tag, layout, environment... (FLAGS: more build flags, given to show --gpu-cost too)
+  local tag=$1 layout=$2 run=$1 bin=$out/$1${FLAGS:+.${FLAGS#--}}; shift 2
+  [ -n "${FLAGS:-}" ] && run=$tag.${FLAGS#--}
+  [ $# -gt 0 ] && run=$tag.$1
+  [ -x "$bin" ] || "$BUILD/trainc" build "$out/$tag.spec" -o "$bin" --backend cuda --layout "$layout" ${FLAGS:-} \
+    > "$bin.build.log" 2>&1 || { echo "FAIL: trainc build $tag ${FLAGS:-}:"; tail -5 "$bin.build.log"; status=1; return; }
+  rm -f "$out/$run.traffic"
+  if ! env "$@" TRAINC_CUDA_PROFILE_STEP=1 EMU_TRAFFIC="$out/$run.traffic" "$bin" --out "$out/$run.run" > "$out/$run.log" 2>&1; then
+    echo "FAIL: $run did not run:"; tail -5 "$out/$run.log"; status=1; return
+  fi
+  local old= bound=(); case "$*" in *TRAINC_CUDA_BN=old*) old=--old-kernels bound=(--at-most nhwc_partial_grads_kernel,nhwc_input_grad_kernel) ;; esac
+  if ! "$BUILD/trainc" show --gpu-cost --layout "$layout" $old ${FLAGS:-} "$out/$tag.spec" > "$out/$run.model" 2> "$out/$run.model.err"; then
+    echo "FAIL: trainc show --gpu-cost $run:"; cat "$out/$run.model.err"; status=1; return
+  fi
+  if python3 tests/emu/traffic_compare.py "${bound[@]}" "$out/$run.model" "$out/$run.traffic" > "$out/$run.compare"; then
+    echo "$run ($layout${old:+, old kernels}${FLAGS:+, $FLAGS}): $(tail -1 "$out/$run.compare")"
+  else
+    echo "FAIL: $run: the model's bytes differ from the emulator's count:"; tail -12 "$out/$run.compare"; status=1
+  fi
+}
+
+for n in fmnist_lenet fmnist_mlp; do spec "$n" "specs/examples/$n.spec" "" ""; check "$n" nchw; done
+LR='lr { schedule { one_cycle { max_lr: 0.01 pct_start: 0.5 } } }' \
+  spec fmnist_resnet specs/examples/fmnist_resnet.spec 'net { input_shape: [1, 8, 8] }' ''
+sed -i 's/data { train {/data { train { augment { random_crop { size: 8 padding: 1 } }/' "$out/fmnist_resnet.spec"
+check fmnist_resnet nchw
+cp "$out/fmnist_resnet.spec" "$out/resnet_bf16.spec" && echo 'precision { compute: BF16 }' >> "$out/resnet_bf16.spec"
+check resnet_bf16 nhwc
+FLAGS=--no-bn-retire check resnet_bf16 nhwc
+check resnet_bf16 nhwc TRAINC_CUDA_BN=old TRAINC_CUDA_POOL=old TRAINC_CUDA_BIAS=old
+S=2 B=2 LR='sgd { momentum: 0.9 } lr { base: 0.01 }' spec resnet50 specs/models/resnet50.spec 'net { input_shape: [3, 32, 32] }' \
+  'precision { compute: BF16 }'
+check resnet50 nhwc
+
+# The comparison catches one kernel off by 16 bytes (a partial-sum split more or less).
+if [ -f "$out/fmnist_lenet.model" ]; then
+  awk 'BEGIN { done = 0 } !done && $4 ~ /maxpool_forward/ { $7 += 16; done = 1 } { print }' "$out/fmnist_lenet.model" > "$out/mutant.model"
+  if python3 tests/emu/traffic_compare.py "$out/mutant.model" "$out/fmnist_lenet.traffic" > "$out/mutant.compare"; then
+    echo "FAIL: the comparison passed a model with one kernel's written bytes changed"; status=1
+  else
+    echo "a model with one kernel's written bytes changed by 16: rejected ($(tail -1 "$out/mutant.compare"))"
+  fi
+fi
+exit $status
