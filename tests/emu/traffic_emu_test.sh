@@ -15,7 +15,7 @@
 # read=50436 write=1796), as does any kernel that reads or writes a tensor the model does not
 # list, or skips one it does.
 set -u
-BUILD=${BUILD:-build}
+source tests/lib.sh
 out=$BUILD/test-emu-traffic
 rm -rf "$out" && mkdir -p "$out"
 if [ ! -f /usr/local/cuda/include/cuda_runtime.h ] && [ ! -f "${CUDA_HOME:-/nonexistent}/include/cuda_runtime.h" ]; then
@@ -44,7 +44,7 @@ check() {  # tag, layout, environment... (FLAGS: more build flags, given to show
   if ! "$BUILD/trainc" show --gpu-cost --layout "$layout" $old ${FLAGS:-} "$out/$tag.spec" > "$out/$run.model" 2> "$out/$run.model.err"; then
     echo "FAIL: trainc show --gpu-cost $run:"; cat "$out/$run.model.err"; status=1; return
   fi
-  if python3 tests/emu/traffic_compare.py "${bound[@]}" "$out/$run.model" "$out/$run.traffic" > "$out/$run.compare"; then
+  if "$PY" tests/emu/traffic_compare.py "${bound[@]}" "$out/$run.model" "$out/$run.traffic" > "$out/$run.compare"; then
     echo "$run ($layout${old:+, old kernels}${FLAGS:+, $FLAGS}): $(tail -1 "$out/$run.compare")"
   else
     echo "FAIL: $run: the model's bytes differ from the emulator's count:"; tail -12 "$out/$run.compare"; status=1
@@ -67,7 +67,7 @@ check resnet50 nhwc
 # The comparison catches one kernel off by 16 bytes (a partial-sum split more or less).
 if [ -f "$out/fmnist_lenet.model" ]; then
   awk 'BEGIN { done = 0 } !done && $4 ~ /maxpool_forward/ { $7 += 16; done = 1 } { print }' "$out/fmnist_lenet.model" > "$out/mutant.model"
-  if python3 tests/emu/traffic_compare.py "$out/mutant.model" "$out/fmnist_lenet.traffic" > "$out/mutant.compare"; then
+  if "$PY" tests/emu/traffic_compare.py "$out/mutant.model" "$out/fmnist_lenet.traffic" > "$out/mutant.compare"; then
     echo "FAIL: the comparison passed a model with one kernel's written bytes changed"; status=1
   else
     echo "a model with one kernel's written bytes changed by 16: rejected ($(tail -1 "$out/mutant.compare"))"
