@@ -245,6 +245,30 @@ static int check_classes(diag_ctx *diag, net_desc *net, const ast_node *net_msg)
     return 1;
 }
 
+/* A layer whose output nothing reads is a mistake (a branch left out of a concat, a name
+ * misspelled in an `inputs` list): its MACs and parameters would count in `show` and its
+ * weights would train on no gradient. The net's output (the last layer, or the loss's input)
+ * and an explicit loss are read by the loss. */
+static int check_unused(diag_ctx *diag, const net_desc *net) {
+    char *read = calloc((size_t)net->n_layers + 1, 1);
+    if (!read) return 0;
+    for (int i = 0; i < net->n_layers; i++)
+        for (int k = 0; k < net->layers[i].n_inputs; k++)
+            if (net->layers[i].inputs[k] >= 0) read[net->layers[i].inputs[k]] = 1;
+    int out = net->loss_layer >= 0 ? net->loss_layer : net->n_layers - 1, errors = 0;
+    for (int i = 0; i < net->n_layers && !diag_should_stop(diag); i++) {
+        if (read[i] || i == out) continue;
+        const net_layer *L = &net->layers[i];
+        char hint[240];
+        snprintf(hint, sizeof hint, "only the net's last layer ('%.64s') may go unread: read '%.64s' "
+                 "from a later layer's input or inputs, or delete it", net->layers[out].name, L->name);
+        diag_error(diag, L->loc, hint, "layer '%s' is unused: no layer reads its output", L->name);
+        errors++;
+    }
+    free(read);
+    return errors;
+}
+
 int sema_build_net(net_desc *net, diag_ctx *diag, const ast_node *net_msg) {
     return sema_build_net_at(net, diag, net_msg, NULL);
 }
@@ -283,6 +307,7 @@ int sema_build_net_at(net_desc *net, diag_ctx *diag, const ast_node *net_msg, co
             break;
         }
     }
+    if (!errors && net->n_layers > 0) errors += check_unused(diag, net);
     if (!errors && net->n_layers > 0) errors += check_classes(diag, net, net_msg);
     free(ok);
     free(msgs);
