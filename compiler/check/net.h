@@ -24,6 +24,11 @@
     X(LN, "ln")                            \
     X(RELU, "relu")                        \
     X(GELU, "gelu")                        \
+    X(RELU6, "relu6")                      \
+    X(SIGMOID, "sigmoid")                  \
+    X(SILU, "silu")                        \
+    X(HARDSWISH, "hardswish")              \
+    X(HARDSIGMOID, "hardsigmoid")          \
     X(FLATTEN, "flatten")                  \
     X(GAP, "gap")                          \
     X(MAXPOOL, "maxpool")                  \

@@ -264,7 +264,9 @@ static int infer_kind(calc *c, net_desc *net, int i, const ast_node *msg, schema
             return 1;
         }
         return 0;
-    case NET_RELU: case NET_GELU: return 0;
+    case NET_RELU: case NET_GELU: case NET_RELU6: case NET_SIGMOID: case NET_SILU: case NET_HARDSWISH:
+    case NET_HARDSIGMOID:
+        return 0;
     case NET_FLATTEN:
         L->out = (net_shape){mul(c, mul(c, L->in.c, L->in.h), L->in.w), 1, 1};
         return c->failed;

@@ -145,6 +145,9 @@ static void forward_op(emitter *e, int i) {
         break;
     case IR_RELU: fprintf(out, "    cuda_relu_forward(%s_out, %s, %ld);\n", id, in, n); break;
     case IR_GELU: fprintf(out, "    cuda_gelu_forward(%s_out, %s, %ld);\n", id, in, n); break;
+    case IR_ACTIVATION:
+        fprintf(out, "    cuda_activation_forward(%s_out, %s, %ld, %s);\n", id, in, n, ir_activation_const(op));
+        break;
     case IR_MAXPOOL:
         fprintf(out, "    cuda_maxpool2d_forward%s(%s_out, %s_saved, %s, &%s_shape);\n", sfx(e), id, id, in, id);
         break;
@@ -240,6 +243,9 @@ static void backward_op(emitter *e, int j) {
         break;
     case IR_RELU: fprintf(out, "    cuda_relu_backward(%s, %s, %s_out, %ld);\n", din, o, id, n); break;
     case IR_GELU: fprintf(out, "    cuda_gelu_backward(%s, %s, %s, %ld);\n", din, o, in, n); break;
+    case IR_ACTIVATION:
+        fprintf(out, "    cuda_activation_backward(%s, %s, %s, %ld, %s);\n", din, o, in, n, ir_activation_const(op));
+        break;
     case IR_MAXPOOL:
         fprintf(out, "    cuda_maxpool2d_backward%s(%s, %s, %s_saved, &%s_shape);\n", sfx(e), din, o, id, id);
         break;

@@ -36,7 +36,7 @@ static long saved_bytes(const ir_net *net, const ir_op *op) {
     case IR_LN: return 2L * net->batch * op->h * op->w * (long)sizeof(float);
     case IR_MAXPOOL: return (long)net->batch * op->c * op->h * op->w * (long)sizeof(int32_t);
     case IR_LRN: return (long)net->batch * op->c * op->h * op->w * (long)sizeof(float);
-    case IR_CONV: case IR_LINEAR: case IR_RELU: case IR_GELU: case IR_AVGPOOL: case IR_GAP: case IR_DROPOUT:
+    case IR_CONV: case IR_LINEAR: case IR_RELU: case IR_GELU: case IR_ACTIVATION: case IR_AVGPOOL: case IR_GAP: case IR_DROPOUT:
     case IR_ADD: case IR_CONCAT: case IR_FLATTEN: case IR_LAYER_SCALE: case IR_STOCHASTIC_DEPTH: case IR_OP_COUNT:
         return 0;   /* backward needs nothing beyond activations */
     }

@@ -226,6 +226,8 @@ void cuda_relu_forward(void *out, const void *in, long n);
 void cuda_relu_backward(void *din, const void *dout, const void *out, long n);
 void cuda_gelu_forward(void *out, const void *in, long n);
 void cuda_gelu_backward(void *din, const void *dout, const void *in, long n);
+void cuda_activation_forward(void *out, const void *in, long n, rt_activation fn);
+void cuda_activation_backward(void *din, const void *dout, const void *in, long n, rt_activation fn);
 void cuda_add_forward(void *out, const void *a, const void *b, long n);
 void cuda_tensor_accumulate(void *dst, const void *src, long n);
 void cuda_dropout_forward(void *out, const void *in, long n, float p, const uint64_t *step_seed,

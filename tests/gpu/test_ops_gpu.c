@@ -450,6 +450,25 @@ static void test_elementwise(long n) {
     compare_act("drop_path backward", gdx, dx, batch * per, exact_tol());
 }
 
+/* relu6, sigmoid, silu, hardswish, hardsigmoid vs the CPU op, on inputs over [-8, 8]: both
+ * saturations and every kink's neighbourhood. */
+static void test_activation(long n) {
+    static const char *const names[] = { "relu6", "sigmoid", "silu", "hardswish", "hardsigmoid" };
+    float *x = host_act(n, 8), *dy = host_act(n, 1), *y = rt_xmalloc(n * 4), *dx = rt_xmalloc(n * 4);
+    void *gx = act_from(x, n), *gdy = act_from(dy, n), *gy = act_zero(n), *gdx = act_zero(n);
+    for (int fn = 0; fn < RT_ACTIVATION_COUNT; fn++) {
+        char what[64];
+        activation_forward(y, x, n, (rt_activation)fn);
+        cuda_activation_forward(gy, gx, n, (rt_activation)fn);
+        snprintf(what, sizeof what, "%s forward", names[fn]);
+        compare_act(what, gy, y, n, TOL);
+        activation_backward(dx, dy, x, n, (rt_activation)fn);
+        cuda_activation_backward(gdx, gdy, gx, n, (rt_activation)fn);
+        snprintf(what, sizeof what, "%s backward", names[fn]);
+        compare_act(what, gdx, dx, n, TOL);
+    }
+}
+
 static void test_layer_scale(int n, int c, int hw, int nhwc) {
     long total = (long)n * c * hw;
     float *x = host_act(total, 1), *g = host_random(c, 1), *dy = host_act(total, 1);
@@ -1012,6 +1031,7 @@ static void run_ops(void) {
     test_layernorm(4, 24, 49, 1);
     test_layernorm(16, 64, 1, 0);
     test_elementwise(16 * 1000);
+    test_activation(16 * 1000 + 3);
     test_layer_scale(4, 24, 49, 0);
     test_layer_scale(4, 24, 49, 1);
     for (int nhwc = 0; nhwc < 2; nhwc++) test_gap(8, 16, 49, nhwc);
