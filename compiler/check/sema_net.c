@@ -129,10 +129,11 @@ static int resolve_inputs(diag_ctx *diag, net_desc *net, const name_map *names, 
                           const ast_node *msg, schema_msg_id sm) {
     net_layer *L = &net->layers[i];
     const ast_node *one = sv_get(msg, sm, "input"), *many = sv_get(msg, sm, "inputs");
-    int multi = L->kind == NET_ADD || L->kind == NET_CONCAT;
+    int multi = L->kind == NET_ADD || L->kind == NET_CONCAT || L->kind == NET_MUL;
     if (!one && !many) {
         if (multi) {
-            diag_error(diag, L->loc, "e.g. inputs: [\"conv2\", \"@in\"]",
+            diag_error(diag, L->loc, L->kind == NET_MUL ? "e.g. inputs: [\"features\", \"gate\"]"
+                                                        : "e.g. inputs: [\"conv2\", \"@in\"]",
                        "'%s' layer '%s' needs 'inputs' with two or more layers",
                        net_kind_name(L->kind), L->name);
             return 1;
@@ -160,8 +161,13 @@ static int resolve_inputs(diag_ctx *diag, net_desc *net, const name_map *names, 
                    net_kind_name(L->kind), L->name, many->n_kids);
         return 1;
     }
+    if (L->kind == NET_MUL && many->n_kids != 2) {
+        diag_error(diag, many->loc, "e.g. inputs: [\"features\", \"gate\"]",
+                   "mul layer '%s' takes two inputs, not %d", L->name, many->n_kids);
+        return 1;
+    }
     if (!multi && many->n_kids != 1) {
-        diag_error(diag, many->loc, "only add and concat combine several inputs",
+        diag_error(diag, many->loc, "only add, concat and mul combine several inputs",
                    "'%s' layer '%s' takes one input, not %d", net_kind_name(L->kind), L->name,
                    many->n_kids);
         return 1;

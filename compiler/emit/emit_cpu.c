@@ -215,6 +215,7 @@ static void forward_op(emitter *e, int i) {
         }
         break;
     case IR_CONCAT: emit_concat(e, i, 0, "const float *", "concat_forward"); break;
+    case IR_MUL: case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE: emit_channel_op(e, i, 0, ""); break;
     case IR_LAYER_SCALE:
         fprintf(out, "    layer_scale_forward(%s_out, %s, %s_weight, BATCH, %d, %ld);\n", id, in, id, op->c, ir_hw(op));
         break;
@@ -353,6 +354,7 @@ static void backward_op(emitter *e, int j) {
         }
         break;
     case IR_CONCAT: emit_concat(e, j, 1, "float *", "concat_backward"); break;
+    case IR_MUL: case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE: emit_channel_op(e, j, 1, ""); break;
     case IR_FLATTEN: case IR_OP_COUNT: break;   /* no backward: the walker skips views */
     }
 }

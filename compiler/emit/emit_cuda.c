@@ -177,6 +177,7 @@ static void forward_op(emitter *e, int i) {
         fprintf(out, ");\n");
         break;
     case IR_CONCAT: emit_concat(e, i, 0, "const void *", "cuda_concat_forward"); break;
+    case IR_MUL: case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE: emit_channel_op(e, i, 0, "cuda_"); break;
     case IR_LAYER_SCALE: fprintf(out, "    fused_%s_forward(%s_out, %s, %s_weight);\n", id, id, in, id); break;
     case IR_STOCHASTIC_DEPTH:
         fprintf(out, "    cuda_drop_path_forward(%s_out, %s, BATCH, %ld, %s, rt_dev.seed, %d, ctx->first_sample, "
@@ -286,6 +287,7 @@ static void backward_op(emitter *e, int j) {
         fprintf(out, ");\n");
         break;
     case IR_CONCAT: emit_concat(e, j, 1, "void *", "cuda_concat_backward"); break;
+    case IR_MUL: case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE: emit_channel_op(e, j, 1, "cuda_"); break;
     case IR_FLATTEN: case IR_OP_COUNT: break;   /* no backward: the walker skips views */
     }
 }

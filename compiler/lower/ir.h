@@ -29,6 +29,9 @@
     X(LRN,              "lrn",              1, 1) \
     X(ADD,              "add",              0, 0) \
     X(CONCAT,           "concat",           0, 0) \
+    X(MUL,              "mul",              1, 0) /* and in[1] (plan.c) */ \
+    X(CHANNEL_SHUFFLE,  "channel_shuffle",  0, 0) \
+    X(CHANNEL_SLICE,    "channel_slice",    0, 0) \
     X(FLATTEN,          "flatten",          0, 0) \
     X(LAYER_SCALE,      "layer_scale",      1, 0) \
     X(STOCHASTIC_DEPTH, "stochastic_depth", 0, 0)
@@ -64,6 +67,9 @@ typedef struct {
     int kh, kw, sh, sw, ph, pw, dh, dw, groups, bias;
     double eps, momentum, p, init;   /* init: layer_scale's and bn's initial gamma */
     int bn_frozen;             /* bn: Caffe's use_global_stats (running statistics in training too) */
+    int ch_start;              /* channel_slice: first channel taken (groups: channel_shuffle's) */
+    int mul_gate;              /* mul: in[1] is a [C,1,1] gate broadcast over positions (else
+                                * the same shape as in[0]) */
     int act_fn;                /* activation: which one (rt_activation: relu6, sigmoid, silu,
                                 * hardswish, hardsigmoid; the spec keyword is the layer's) */
     int lrn_size, lrn_within;  /* lrn_within: Caffe's region WITHIN_CHANNEL (spatial window) */

@@ -50,6 +50,9 @@ static ir_op_kind lower_kind(net_kind k) {
     case NET_LRN: return IR_LRN;
     case NET_ADD: return IR_ADD;
     case NET_CONCAT: return IR_CONCAT;
+    case NET_MUL: return IR_MUL;
+    case NET_CHANNEL_SHUFFLE: return IR_CHANNEL_SHUFFLE;
+    case NET_CHANNEL_SLICE: return IR_CHANNEL_SLICE;
     case NET_LAYER_SCALE: return IR_LAYER_SCALE;
     case NET_STOCHASTIC_DEPTH: return IR_STOCHASTIC_DEPTH;
     case NET_SOFTMAX_CE: case NET_KIND_COUNT: return IR_OP_COUNT;   /* the loss is not an op */
@@ -113,6 +116,9 @@ static void lower_attrs(ir_op *op, const net_layer *l) {
         op->init = l->scale.init;
         op->w_count = (long)l->out.c;
         break;
+    case NET_MUL: op->mul_gate = l->channel.gate; break;
+    case NET_CHANNEL_SHUFFLE: op->groups = (int)l->channel.groups; break;
+    case NET_CHANNEL_SLICE: op->ch_start = (int)l->channel.start; break;
     case NET_RELU6: op->act_fn = RT_ACTIVATION_RELU6; break;
     case NET_SIGMOID: op->act_fn = RT_ACTIVATION_SIGMOID; break;
     case NET_SILU: op->act_fn = RT_ACTIVATION_SILU; break;
@@ -148,7 +154,7 @@ static int fusable_relu(const ir_net *net, const net_desc *nd, int l, int in_val
     case IR_CONV: case IR_LINEAR: return !how->relu_needs_bias || prod->b_count > 0;
     case IR_BN: case IR_ADD: return 1;
     case IR_LN: case IR_RELU: case IR_GELU: case IR_ACTIVATION: case IR_MAXPOOL: case IR_AVGPOOL: case IR_GAP:
-    case IR_DROPOUT: case IR_LRN: case IR_CONCAT: case IR_FLATTEN: case IR_LAYER_SCALE: case IR_STOCHASTIC_DEPTH: case IR_OP_COUNT:
+    case IR_DROPOUT: case IR_LRN: case IR_CONCAT: case IR_MUL: case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE: case IR_FLATTEN: case IR_LAYER_SCALE: case IR_STOCHASTIC_DEPTH: case IR_OP_COUNT:
         return 0;
     }
     return 0;

@@ -283,6 +283,25 @@ void RT_OPS_FN(activation_forward)(RT_OPS_R *out, const RT_OPS_R *in, long n, rt
 void RT_OPS_FN(activation_backward)(RT_OPS_R *din, const RT_OPS_R *dout, const RT_OPS_R *in, long n,
                                     rt_activation fn);
 
+/* ---- channel ops: SE gate, ShuffleNet's shuffle and split ---- */
+/* out[n,c,p] = x[n,c,p] * g[n,c]: a per-channel gate (squeeze-and-excitation); with hw = 1 and
+ * c = C*H*W the elementwise product of two tensors of one shape. Backward: dx = dout * g,
+ * dg[n,c] = sum over p of dout * x (either may be NULL; dx may be dout). */
+void RT_OPS_FN(channel_mul_forward)(RT_OPS_R *out, const RT_OPS_R *x /*N,C,HW*/, const RT_OPS_R *g /*N,C*/,
+                                    int n, int c, long hw);
+void RT_OPS_FN(channel_mul_backward)(RT_OPS_R *dx, RT_OPS_R *dg, const RT_OPS_R *dout, const RT_OPS_R *x,
+                                     const RT_OPS_R *g, int n, int c, long hw);
+/* torch's channel_shuffle: channels as [groups, C/groups] transposed, out channel k*groups + i
+ * is in channel i*(C/groups) + k; backward is the inverse permutation. */
+void RT_OPS_FN(channel_shuffle_forward)(RT_OPS_R *out, const RT_OPS_R *in, int n, int c, long hw, int groups);
+void RT_OPS_FN(channel_shuffle_backward)(RT_OPS_R *din, const RT_OPS_R *dout, int n, int c, long hw, int groups);
+/* Channels [start, start+count) of an [N,C,HW] input; backward writes every channel of din
+ * (zero outside the slice). */
+void RT_OPS_FN(channel_slice_forward)(RT_OPS_R *out, const RT_OPS_R *in, int n, int c, long hw, int start,
+                                      int count);
+void RT_OPS_FN(channel_slice_backward)(RT_OPS_R *din, const RT_OPS_R *dout, int n, int c, long hw, int start,
+                                       int count);
+
 /* ---- pooling ---- */
 /* argmax is the index inside the input H*W plane; padding never wins. */
 void RT_OPS_FN(maxpool2d_forward)(RT_OPS_R *out /*N,C,OH,OW*/, int32_t *argmax /*N,C,OH,OW*/,
