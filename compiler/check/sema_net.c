@@ -134,8 +134,8 @@ static int resolve_inputs(diag_ctx *diag, net_desc *net, const name_map *names, 
         if (multi) {
             diag_error(diag, L->loc, L->kind == NET_MUL ? "e.g. inputs: [\"features\", \"gate\"]"
                                                         : "e.g. inputs: [\"conv2\", \"@in\"]",
-                       "'%s' layer '%s' needs 'inputs' with two or more layers",
-                       net_kind_name(L->kind), L->name);
+                       "'%s' layer '%s' needs 'inputs' with %s layers", net_kind_name(L->kind), L->name,
+                       L->kind == NET_MUL ? "two" : "two or more");
             return 1;
         }
         L->n_inputs = 1;
@@ -146,8 +146,8 @@ static int resolve_inputs(diag_ctx *diag, net_desc *net, const name_map *names, 
         many = NULL;
         if (multi) {
             diag_error(diag, one->loc, "e.g. inputs: [\"conv2\", \"@in\"]",
-                       "'%s' layer '%s' needs 'inputs' with two or more layers, not 'input'",
-                       net_kind_name(L->kind), L->name);
+                       "'%s' layer '%s' needs 'inputs' with %s layers, not 'input'", net_kind_name(L->kind),
+                       L->name, L->kind == NET_MUL ? "two" : "two or more");
             return 1;
         }
         int j = resolve_one(diag, net, names, i, one);
@@ -156,14 +156,14 @@ static int resolve_inputs(diag_ctx *diag, net_desc *net, const name_map *names, 
         L->inputs[0] = j;
         return 0;
     }
-    if (multi && many->n_kids < 2) {
-        diag_error(diag, many->loc, NULL, "'%s' layer '%s' needs two or more inputs, not %d",
-                   net_kind_name(L->kind), L->name, many->n_kids);
-        return 1;
-    }
     if (L->kind == NET_MUL && many->n_kids != 2) {
         diag_error(diag, many->loc, "e.g. inputs: [\"features\", \"gate\"]",
                    "mul layer '%s' takes two inputs, not %d", L->name, many->n_kids);
+        return 1;
+    }
+    if (multi && many->n_kids < 2) {
+        diag_error(diag, many->loc, NULL, "'%s' layer '%s' needs two or more inputs, not %d",
+                   net_kind_name(L->kind), L->name, many->n_kids);
         return 1;
     }
     if (!multi && many->n_kids != 1) {
