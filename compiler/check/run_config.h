@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include "rt_schedule.h"
 
-typedef enum { RUN_OPT_SGD = 0, RUN_OPT_LARS, RUN_OPT_ADAMW, RUN_OPT_LAMB } run_optimizer;
+typedef enum { RUN_OPT_SGD = 0, RUN_OPT_LARS, RUN_OPT_ADAMW, RUN_OPT_LAMB, RUN_OPT_RMSPROP } run_optimizer;
 typedef enum { RUN_FP32 = 0, RUN_TF32, RUN_FP16, RUN_BF16 } run_compute;
 typedef enum { RUN_LOSS_SOFTMAX_CE = 0, RUN_LOSS_BCE } run_loss_kind;
 typedef enum { RUN_LOSS_SCALE_NONE = 0, RUN_LOSS_SCALE_STATIC, RUN_LOSS_SCALE_DYNAMIC } run_loss_scale;
@@ -75,6 +75,8 @@ typedef struct run_config {
     bool exempt_norm;         /* no decay on norm weights and biases only */
     double lamb_max_grad_norm;
     bool lamb_trust_clip;
+    double rms_alpha, rms_eps;    /* rmsprop (its momentum is `momentum`) */
+    bool rms_tf;                  /* rmsprop form: TF */
     struct {                  /* solver.ema; decay 0 = off */
         double decay;
         int64_t every_iterations, warmup_epochs;

@@ -27,7 +27,7 @@ static void shape_text(char *buf, size_t cap, net_shape s) {
     snprintf(buf, cap, "[%lld, %lld, %lld]", (long long)s.c, (long long)s.h, (long long)s.w);
 }
 
-static const char *const optimizer_names[] = {"sgd", "lars", "adamw", "lamb"};
+static const char *const optimizer_names[] = {"sgd", "lars", "adamw", "lamb", "rmsprop"};
 
 /* solver.ema, only when given: the per-update weight as torchvision derives it. */
 static void show_ema(FILE *out, const run_config *r) {

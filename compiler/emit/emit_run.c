@@ -67,6 +67,10 @@ static void emit_optim(FILE *f, const run_config *run) {
         fprintf(f, "    .optim = { .kind = RT_OPTIM_ADAMW, .adamw = { .beta1 = %.17g, .beta2 = %.17g, .eps = %.17g } },\n",
                 run->beta1, run->beta2, run->adam_eps);
         break;
+    case RUN_OPT_RMSPROP:
+        fprintf(f, "    .optim = { .kind = RT_OPTIM_RMSPROP, .rmsprop = { .alpha = %.17g, .eps = %.17g, .momentum = %s, .tf = %s } },\n",
+                run->rms_alpha, run->rms_eps, c_float(run->momentum), run->rms_tf ? "true" : "false");
+        break;
     case RUN_OPT_LAMB:
         fprintf(f, "    .optim = { .kind = RT_OPTIM_LAMB, .lamb = { .beta1 = %.17g, .beta2 = %.17g, .eps = %.17g,\n"
                    "               .max_grad_norm = %.17g, .trust_clip = %s } },\n",

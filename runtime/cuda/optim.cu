@@ -36,6 +36,8 @@ typedef struct {
     float lr, momentum, dampening;
     float b1, b2, one_b1, one_b2, adam_eps, step_size, inv_sqrt_bc2;   /* LAMB: step_size = 1/(1 − β1^t) */
     int trust_clip;        /* LAMB */
+    float rms_alpha, rms_one_alpha, rms_eps;   /* RMSprop */
+    int rms_tf;            /* RMSprop's TF form */
     long long step;        /* the trainer's step, skipped ones included */
     double beta1, beta2;   /* as configured, for bias corrections computed on the device */
 } update_args;
@@ -259,6 +261,19 @@ update_kernel(float *params, T *params_act, float *state, const float *grads,
                 st[local] = b;
                 p -= a.nesterov ? mom * b + u : b;
             }
+        } else if (a.kind == RT_OPTIM_RMSPROP) {   /* rt_rmsprop_step; the TF form's mean square starts at 1 */
+            float d = g + wd * p;
+            float prev = a.rms_tf && a.first_step ? 1.0f : st[local];
+            float sq = a.rms_alpha * prev + a.rms_one_alpha * d * d;
+            st[local] = sq;
+            float u = a.rms_tf ? d / sqrtf(sq + a.rms_eps) : d / (sqrtf(sq) + a.rms_eps);
+            if (mom == 0.0f) {
+                p -= lr * u;
+            } else {
+                float b = mom * st[t.count + local] + (a.rms_tf ? lr * u : u);
+                st[t.count + local] = b;
+                p -= a.rms_tf ? b : lr * b;
+            }
         } else if (a.kind == RT_OPTIM_LAMB) {   /* the moments are this step's already */
             p -= lr * trust[ch.tensor] * lamb_update(st[local], st[t.count + local], p, wd, a);
         } else {   /* AdamW */
@@ -355,6 +370,10 @@ void rt_cuda_optim_set_step(rt_cuda_optim *o, double lr, long step) {
         a.momentum = o->cfg.sgd.momentum, a.dampening = o->cfg.sgd.dampening, a.nesterov = o->cfg.sgd.nesterov;
     } else if (o->cfg.kind == RT_OPTIM_LARS) {
         a.momentum = o->cfg.lars.momentum, a.nesterov = o->cfg.lars.nesterov;
+    } else if (o->cfg.kind == RT_OPTIM_RMSPROP) {
+        const rt_rmsprop_config *c = &o->cfg.rmsprop;
+        a.momentum = c->momentum, a.rms_tf = c->tf;
+        a.rms_alpha = (float)c->alpha, a.rms_one_alpha = (float)(1.0 - c->alpha), a.rms_eps = (float)c->eps;
     } else if (o->cfg.kind == RT_OPTIM_LAMB) {
         const rt_lamb_config *c = &o->cfg.lamb;
         double t = (double)step + 1.0;

@@ -4,7 +4,8 @@
 # relu6 and hardsigmoid, and a ShuffleNetV2 unit (two channel_slices, concat,
 # channel_shuffle), 4 steps on synthetic data against the CPU trainer
 # (tests/gpu/compare_runs.py): FP32 within 1e-4 relative, BF16 NCHW and channels-last within
-# 5e-2 (as emu_test.sh). test_ops_gpu checks each op against the CPU op.
+# 5e-2 (as emu_test.sh); and the same net with RMSprop in TF's form (the EfficientNet recipe's
+# optimizer), FP32 against the CPU. test_ops_gpu checks each op and optimizer against the CPU.
 set -u
 . tests/emu/emu_prelude.sh
 emu_prelude test-emu-arch-ops
@@ -45,6 +46,9 @@ data {
 solver { epochs: 1 sgd { momentum: 0.9 } lr { base: 0.1 } log_every: 1 }
 SPEC
 sed 's/^solver/precision { compute: BF16 }\nsolver/' "$out/arch.spec" > "$out/arch_bf16.spec"
+sed 's/sgd { momentum: 0.9 }/rmsprop { form: TF alpha: 0.9 eps: 0.001 momentum: 0.9 weight_decay: 1e-5 }/; s/base: 0.1/base: 0.01/' \
+  "$out/arch.spec" > "$out/arch_rms.spec"
+grep -q "rmsprop" "$out/arch_rms.spec" || { echo "FAIL: no rmsprop in $out/arch_rms.spec"; exit 1; }
 
 run() {  # tag spec [trainc flags...]: builds and runs $out/TAG (CPU unless --backend cuda)
   local tag=$1 spec=$2; shift 2
@@ -66,5 +70,7 @@ fi
 run bf16 arch_bf16 --backend cuda && compare "SE/shuffle net BF16 NCHW vs CPU FP32 (5e-2)" bf16 cpu 5e-2
 run bf16_nhwc arch_bf16 --backend cuda --layout nhwc &&
   compare "SE/shuffle net BF16 --layout nhwc vs CPU FP32 (5e-2)" bf16_nhwc cpu 5e-2
-[ $status = 0 ] && echo "activations and channel ops in emulated CUDA trainers: ok"
+run cpu_rms arch_rms && run fp32_rms arch_rms --backend cuda &&
+  compare "SE/shuffle net, RMSprop TF form, FP32 NCHW vs CPU (1e-4)" fp32_rms cpu_rms 1e-4
+[ $status = 0 ] && echo "activations, channel ops and RMSprop in emulated CUDA trainers: ok"
 exit $status

@@ -1121,6 +1121,15 @@ static void run_ops(void) {
     test_optim("lamb (timm: global norm clipped at 1)", lamb, 0);
     lamb.lamb.max_grad_norm = 0, lamb.lamb.trust_clip = true;
     test_optim("lamb, no global clipping, trust clipped (LAMBC)", lamb, 0);
+    rt_optim_config rms = { .kind = RT_OPTIM_RMSPROP, .rmsprop = { .alpha = 0.99, .eps = 1e-8 } };
+    test_optim("rmsprop (torch)", rms, 0);
+    rms.rmsprop.momentum = 0.9f;
+    test_optim("rmsprop (torch), momentum, clipped at 1", rms, 1.0);
+    rt_optim_config rms_tf = { .kind = RT_OPTIM_RMSPROP, .rmsprop = { .alpha = 0.9, .eps = 1e-3, .momentum = 0.9f,
+                                                                     .tf = true } };
+    test_optim("rmsprop (TF: eps inside the root, mean square from 1, lr in the momentum)", rms_tf, 0);
+    rms_tf.rmsprop.momentum = 0;
+    test_optim("rmsprop (TF), no momentum", rms_tf, 0);
     run_nhwc_ops();
 }
 
