@@ -1,7 +1,8 @@
 /* Resolve, second half: evaluate expressions and expand blocks, repeats, ifs and lets into
  * plain fields. Layers created by a block instance get names prefixed with the instance
  * path (e.g. "layer2.0.conv1"), and their `input`/`inputs` references are resolved: a plain
- * name is local to the instance, "@in" is the instance's input, "/name" is global. */
+ * name is local to the instance, "@in" is the instance's input, "/name" is global, "data" is
+ * the network input wherever it is written. */
 #include "resolve.h"
 
 #include <math.h>
@@ -468,6 +469,7 @@ static const char *place_name(expander *x, const char *prefix, const char *name)
 static void qualify_reference(expander *x, ast_node *v, const layer_ctx *lc) {
     if (v->kind != AST_STRING) return;
     if (strcmp(v->text, "@in") == 0) v->text = (char *)lc->instance_input;
+    else if (strcmp(v->text, "data") == 0) return;   /* the network input, from anywhere */
     else if (v->text[0] == '/') v->text = v->text + 1;
     else v->text = (char *)join_name(x, lc->prefix, v->text);
 }
