@@ -24,6 +24,11 @@
     X(LN, "ln")                            \
     X(RELU, "relu")                        \
     X(GELU, "gelu")                        \
+    X(RELU6, "relu6")                      \
+    X(SIGMOID, "sigmoid")                  \
+    X(SILU, "silu")                        \
+    X(HARDSWISH, "hardswish")              \
+    X(HARDSIGMOID, "hardsigmoid")          \
     X(FLATTEN, "flatten")                  \
     X(GAP, "gap")                          \
     X(MAXPOOL, "maxpool")                  \
@@ -33,6 +38,9 @@
     X(LRN, "lrn")                          \
     X(ADD, "add")                          \
     X(CONCAT, "concat")                    \
+    X(MUL, "mul")                          \
+    X(CHANNEL_SHUFFLE, "channel_shuffle")  \
+    X(CHANNEL_SLICE, "channel_slice")      \
     X(LAYER_SCALE, "layer_scale")          \
     X(STOCHASTIC_DEPTH, "stochastic_depth") \
     X(SOFTMAX_CE, "softmax_ce")
@@ -86,6 +94,10 @@ typedef struct { int64_t size; } net_adaptive_attr;
 typedef struct { double p; } net_drop_attr;                       /* dropout, stochastic_depth */
 typedef struct { int64_t size; double alpha, beta, k; bool within_channel; } net_lrn_attr;
 typedef struct { double init; } net_scale_attr;                   /* layer_scale */
+typedef struct {
+    int64_t groups, start;    /* channel_shuffle: groups; channel_slice: first channel */
+    bool gate;                /* mul: the second input is [C,1,1], broadcast over positions */
+} net_channel_attr;
 
 typedef struct net_layer {
     net_kind kind;
@@ -104,6 +116,7 @@ typedef struct net_layer {
         net_drop_attr drop;
         net_lrn_attr lrn;
         net_scale_attr scale;
+        net_channel_attr channel;
     };
     int64_t params;           /* learnable parameters (weights + bias + affine) */
     int64_t macs;             /* forward multiply-accumulates per image (conv and linear only) */

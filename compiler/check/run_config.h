@@ -75,10 +75,12 @@ typedef struct run_config {
     bool nesterov, exempt_bn_bias;
     bool lr_in_velocity;          /* sgd: Caffe's form, the LR inside the velocity */
     bool adam_caffe_form;         /* adamw: Caffe's Adam (L2 decay, eps on the uncorrected sqrt(v)) */
-    double adaptive_decay, adaptive_eps;   /* rmsprop alpha, adadelta rho (adagrad: 0); their eps */
+    double adaptive_decay, adaptive_eps;   /* adadelta rho (adagrad: 0); their eps */
     bool exempt_norm;         /* no decay on norm weights and biases only */
     double lamb_max_grad_norm;
     bool lamb_trust_clip;
+    double rms_alpha, rms_eps;    /* rmsprop (its momentum is `momentum`) */
+    bool rms_tf;                  /* rmsprop form: TF */
     struct {                  /* solver.ema; decay 0 = off */
         double decay;
         int64_t every_iterations, warmup_epochs;

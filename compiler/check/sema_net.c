@@ -129,12 +129,13 @@ static int resolve_inputs(diag_ctx *diag, net_desc *net, const name_map *names, 
                           const ast_node *msg, schema_msg_id sm) {
     net_layer *L = &net->layers[i];
     const ast_node *one = sv_get(msg, sm, "input"), *many = sv_get(msg, sm, "inputs");
-    int multi = L->kind == NET_ADD || L->kind == NET_CONCAT;
+    int multi = L->kind == NET_ADD || L->kind == NET_CONCAT || L->kind == NET_MUL;
     if (!one && !many) {
         if (multi) {
-            diag_error(diag, L->loc, "e.g. inputs: [\"conv2\", \"@in\"]",
-                       "'%s' layer '%s' needs 'inputs' with two or more layers",
-                       net_kind_name(L->kind), L->name);
+            diag_error(diag, L->loc, L->kind == NET_MUL ? "e.g. inputs: [\"features\", \"gate\"]"
+                                                        : "e.g. inputs: [\"conv2\", \"@in\"]",
+                       "'%s' layer '%s' needs 'inputs' with %s layers", net_kind_name(L->kind), L->name,
+                       L->kind == NET_MUL ? "two" : "two or more");
             return 1;
         }
         L->n_inputs = 1;
@@ -145,8 +146,8 @@ static int resolve_inputs(diag_ctx *diag, net_desc *net, const name_map *names, 
         many = NULL;
         if (multi) {
             diag_error(diag, one->loc, "e.g. inputs: [\"conv2\", \"@in\"]",
-                       "'%s' layer '%s' needs 'inputs' with two or more layers, not 'input'",
-                       net_kind_name(L->kind), L->name);
+                       "'%s' layer '%s' needs 'inputs' with %s layers, not 'input'", net_kind_name(L->kind),
+                       L->name, L->kind == NET_MUL ? "two" : "two or more");
             return 1;
         }
         int j = resolve_one(diag, net, names, i, one);
@@ -155,13 +156,18 @@ static int resolve_inputs(diag_ctx *diag, net_desc *net, const name_map *names, 
         L->inputs[0] = j;
         return 0;
     }
+    if (L->kind == NET_MUL && many->n_kids != 2) {
+        diag_error(diag, many->loc, "e.g. inputs: [\"features\", \"gate\"]",
+                   "mul layer '%s' takes two inputs, not %d", L->name, many->n_kids);
+        return 1;
+    }
     if (multi && many->n_kids < 2) {
         diag_error(diag, many->loc, NULL, "'%s' layer '%s' needs two or more inputs, not %d",
                    net_kind_name(L->kind), L->name, many->n_kids);
         return 1;
     }
     if (!multi && many->n_kids != 1) {
-        diag_error(diag, many->loc, "only add and concat combine several inputs",
+        diag_error(diag, many->loc, "only add, concat and mul combine several inputs",
                    "'%s' layer '%s' takes one input, not %d", net_kind_name(L->kind), L->name,
                    many->n_kids);
         return 1;
@@ -245,6 +251,30 @@ static int check_classes(diag_ctx *diag, net_desc *net, const ast_node *net_msg)
     return 1;
 }
 
+/* A layer whose output nothing reads is a mistake (a branch left out of a concat, a name
+ * misspelled in an `inputs` list): its MACs and parameters would count in `show` and its
+ * weights would train on no gradient. The net's output (the last layer, or the loss's input)
+ * and an explicit loss are read by the loss. */
+static int check_unused(diag_ctx *diag, const net_desc *net) {
+    char *read = calloc((size_t)net->n_layers + 1, 1);
+    if (!read) return 0;
+    for (int i = 0; i < net->n_layers; i++)
+        for (int k = 0; k < net->layers[i].n_inputs; k++)
+            if (net->layers[i].inputs[k] >= 0) read[net->layers[i].inputs[k]] = 1;
+    int out = net->loss_layer >= 0 ? net->loss_layer : net->n_layers - 1, errors = 0;
+    for (int i = 0; i < net->n_layers && !diag_should_stop(diag); i++) {
+        if (read[i] || i == out) continue;
+        const net_layer *L = &net->layers[i];
+        char hint[240];
+        snprintf(hint, sizeof hint, "only the net's last layer ('%.64s') may go unread: read '%.64s' "
+                 "from a later layer's input or inputs, or delete it", net->layers[out].name, L->name);
+        diag_error(diag, L->loc, hint, "layer '%s' is unused: no layer reads its output", L->name);
+        errors++;
+    }
+    free(read);
+    return errors;
+}
+
 int sema_build_net(net_desc *net, diag_ctx *diag, const ast_node *net_msg) {
     return sema_build_net_at(net, diag, net_msg, NULL);
 }
@@ -283,6 +313,7 @@ int sema_build_net_at(net_desc *net, diag_ctx *diag, const ast_node *net_msg, co
             break;
         }
     }
+    if (!errors && net->n_layers > 0) errors += check_unused(diag, net);
     if (!errors && net->n_layers > 0) errors += check_classes(diag, net, net_msg);
     free(ok);
     free(msgs);

@@ -270,9 +270,12 @@ static void read_optimizer(run_config *run, const ast_node *solver) {
         run->lamb_max_grad_norm = sv_float(m, SM_LAMB, "max_grad_norm");
         run->lamb_trust_clip = sv_bool(m, SM_LAMB, "trust_clip");
     } else if ((m = sv_msg(solver, SM_SOLVER, "rmsprop"))) {
+        static const char *const forms[] = { "TORCH", "TF" };
         run->optimizer = RUN_OPT_RMSPROP;
-        run->adaptive_decay = sv_float(m, SM_RMSPROP, "alpha");
-        run->adaptive_eps = sv_float(m, SM_RMSPROP, "eps");
+        run->momentum = sv_float(m, SM_RMSPROP, "momentum");
+        run->rms_alpha = sv_float(m, SM_RMSPROP, "alpha");
+        run->rms_eps = sv_float(m, SM_RMSPROP, "eps");
+        run->rms_tf = SV_ENUM(m, SM_RMSPROP, "form", forms) == 1;
         read_decay(run, m, SM_RMSPROP);
     } else if ((m = sv_msg(solver, SM_SOLVER, "adagrad"))) {
         run->optimizer = RUN_OPT_ADAGRAD;

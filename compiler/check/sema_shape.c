@@ -264,7 +264,9 @@ static int infer_kind(calc *c, net_desc *net, int i, const ast_node *msg, schema
             return 1;
         }
         return 0;
-    case NET_RELU: case NET_GELU: return 0;
+    case NET_RELU: case NET_GELU: case NET_RELU6: case NET_SIGMOID: case NET_SILU: case NET_HARDSWISH:
+    case NET_HARDSIGMOID:
+        return 0;
     case NET_FLATTEN:
         L->out = (net_shape){mul(c, mul(c, L->in.c, L->in.h), L->in.w), 1, 1};
         return c->failed;
@@ -272,6 +274,8 @@ static int infer_kind(calc *c, net_desc *net, int i, const ast_node *msg, schema
     case NET_MAXPOOL: case NET_AVGPOOL: return infer_pool(c, L, msg, sm);
     case NET_ADAPTIVE_AVGPOOL: return infer_adaptive(c, L, msg);
     case NET_ADD: case NET_CONCAT: return infer_merge(c, net, L);
+    case NET_MUL: case NET_CHANNEL_SHUFFLE: case NET_CHANNEL_SLICE:
+        return sema_infer_channel_op(c->diag, net, L, msg);
     case NET_SOFTMAX_CE:
         if (i != net->n_layers - 1) {
             diag_error(c->diag, L->loc, "move it to the end, or leave it out: the loss is "

@@ -288,9 +288,33 @@ static int emit_op(onnx_builder *b, const ir_net *net, const ir_op *op, int v, c
         node(b, "Mul", op->name, 2, (const char *[]){ in0, g }, op->name);
         return 0;
     }
+    case IR_ACTIVATION: {   /* rt_activation's order: relu6, sigmoid, silu, hardswish, hardsigmoid */
+        int fn = op->act_fn;
+        if (fn == 1) { node(b, "Sigmoid", op->name, 1, &in0, op->name); return 0; }
+        if (fn == 4 || fn == 3) {   /* torch's hardsigmoid: relu6(x + 3) / 6 */
+            const char *hs = fn == 4 ? op->name : tmp_name(b, op->name, "hardsigmoid");
+            Onnx__NodeProto *n = node(b, "HardSigmoid", op->name, 1, &in0, hs);
+            attr_float(b, n, "alpha", 1.0 / 6.0), attr_float(b, n, "beta", 0.5);
+            if (fn == 3) node(b, "Mul", op->name, 2, (const char *[]){ in0, hs }, op->name);   /* x * hardsigmoid(x) */
+            return 0;
+        }
+        if (fn == 2) {   /* x * sigmoid(x) */
+            const char *sg = tmp_name(b, op->name, "sigmoid");
+            node(b, "Sigmoid", op->name, 1, &in0, sg);
+            node(b, "Mul", op->name, 2, (const char *[]){ in0, sg }, op->name);
+            return 0;
+        }
+        break;   /* relu6: not written yet (Clip takes its bounds as tensors) */
+    }
+    case IR_MUL: {   /* x times a [C,1,1] gate or a tensor of x's shape: ONNX's broadcasting */
+        const char *ins[2] = { in0, value_name(net, op->in[1]) };
+        node(b, "Mul", op->name, 2, ins, op->name);
+        return 0;
+    }
+    case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE: break;   /* not written yet */
     case IR_OP_COUNT: break;
     }
-    snprintf(err, cap, "op '%s' has no ONNX form", op->name);
+    snprintf(err, cap, "op '%s' has no ONNX form yet: export the weights with --format torch instead", op->name);
     return 1;
 }
 

@@ -96,7 +96,8 @@ int show_device_memory(FILE *out, const char *path, const sema_result *res, doub
     d.workspace = workspace_bound(&at1.net, d.act_bytes, nhwc);
     schedule_free(&at1);
     d.n_state_per_param = r->optimizer == RUN_OPT_ADAMW || r->optimizer == RUN_OPT_LAMB || r->optimizer == RUN_OPT_ADADELTA ? 2
-                          : r->optimizer == RUN_OPT_RMSPROP || r->optimizer == RUN_OPT_ADAGRAD ? 1 : r->momentum != 0;
+                          : r->optimizer == RUN_OPT_RMSPROP ? 1 + (r->momentum != 0)
+                          : r->optimizer == RUN_OPT_ADAGRAD ? 1 : r->momentum != 0;
     size_t total = (size_t)(gib * 1073741824.0);
     size_t avail = total > RT_DEVMEM_RESERVE ? total - RT_DEVMEM_RESERVE : 0;
     /* need grows with the batch: double to an upper bound, then bisect */

@@ -72,6 +72,9 @@ void emit_pool_shape(emitter *e, const ir_op *op);
 /* Concat op j: its inputs (or, backward, where their gradients go) and their channels as
  * local arrays of ptr_type, then fn(out, ins, ...) or fn(dins, dout, ...). */
 void emit_concat(emitter *e, int j, int backward, const char *ptr_type, const char *fn);
+/* mul, channel_shuffle, channel_slice (emit_channel.c): the forward or backward call of op j,
+ * the runtime's function names prefixed by `prefix` ("" on the CPU, "cuda_"). */
+void emit_channel_op(emitter *e, int j, int backward, const char *prefix);
 /* The rt_conv_shape of conv op i, with the backend's extra fields before .din_add. */
 void emit_conv_shape(emitter *e, int i, const char *extra);   /* the rt_pool_shape of a max/avg pool */
 /* Fills templates/NAME with those of the descriptor's names and numbers (NAME, SPEC_PATH,

@@ -177,6 +177,9 @@ static void forward_op(emitter *e, int i) {
         break;
     case IR_RELU: fprintf(out, "    relu_forward(%s_out, %s, %ld);\n", id, in, n); break;
     case IR_GELU: fprintf(out, "    gelu_forward(%s_out, %s, %ld);\n", id, in, n); break;
+    case IR_ACTIVATION:
+        fprintf(out, "    activation_forward(%s_out, %s, %ld, %s);\n", id, in, n, ir_activation_const(op));
+        break;
     case IR_MAXPOOL: fprintf(out, "    maxpool2d_forward(%s_out, %s_saved, %s, &%s_shape);\n", id, id, in, id); break;
     case IR_AVGPOOL: fprintf(out, "    avgpool2d_forward(%s_out, %s, &%s_shape);\n", id, in, id); break;
     case IR_GAP:
@@ -212,6 +215,7 @@ static void forward_op(emitter *e, int i) {
         }
         break;
     case IR_CONCAT: emit_concat(e, i, 0, "const float *", "concat_forward"); break;
+    case IR_MUL: case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE: emit_channel_op(e, i, 0, ""); break;
     case IR_LAYER_SCALE:
         fprintf(out, "    layer_scale_forward(%s_out, %s, %s_weight, BATCH, %d, %ld);\n", id, in, id, op->c, ir_hw(op));
         break;
@@ -301,6 +305,9 @@ static void backward_op(emitter *e, int j) {
         break;
     case IR_RELU: fprintf(out, "    relu_backward(%s, %s, %s_out, %ld);\n", din, o, id, n); break;
     case IR_GELU: fprintf(out, "    gelu_backward(%s, %s, %s, %ld);\n", din, o, in, n); break;
+    case IR_ACTIVATION:
+        fprintf(out, "    activation_backward(%s, %s, %s, %ld, %s);\n", din, o, in, n, ir_activation_const(op));
+        break;
     case IR_MAXPOOL: fprintf(out, "    maxpool2d_backward(%s, %s, %s_saved, &%s_shape);\n", din, o, id, id); break;
     case IR_AVGPOOL: fprintf(out, "    avgpool2d_backward(%s, %s, &%s_shape);\n", din, o, id); break;
     case IR_GAP:
@@ -347,6 +354,7 @@ static void backward_op(emitter *e, int j) {
         }
         break;
     case IR_CONCAT: emit_concat(e, j, 1, "float *", "concat_backward"); break;
+    case IR_MUL: case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE: emit_channel_op(e, j, 1, ""); break;
     case IR_FLATTEN: case IR_OP_COUNT: break;   /* no backward: the walker skips views */
     }
 }

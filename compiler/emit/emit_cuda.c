@@ -145,6 +145,9 @@ static void forward_op(emitter *e, int i) {
         break;
     case IR_RELU: fprintf(out, "    cuda_relu_forward(%s_out, %s, %ld);\n", id, in, n); break;
     case IR_GELU: fprintf(out, "    cuda_gelu_forward(%s_out, %s, %ld);\n", id, in, n); break;
+    case IR_ACTIVATION:
+        fprintf(out, "    cuda_activation_forward(%s_out, %s, %ld, %s);\n", id, in, n, ir_activation_const(op));
+        break;
     case IR_MAXPOOL:
         fprintf(out, "    cuda_maxpool2d_forward%s(%s_out, %s_saved, %s, &%s_shape);\n", sfx(e), id, id, in, id);
         break;
@@ -174,6 +177,7 @@ static void forward_op(emitter *e, int i) {
         fprintf(out, ");\n");
         break;
     case IR_CONCAT: emit_concat(e, i, 0, "const void *", "cuda_concat_forward"); break;
+    case IR_MUL: case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE: emit_channel_op(e, i, 0, "cuda_"); break;
     case IR_LAYER_SCALE: fprintf(out, "    fused_%s_forward(%s_out, %s, %s_weight);\n", id, id, in, id); break;
     case IR_STOCHASTIC_DEPTH:
         fprintf(out, "    cuda_drop_path_forward(%s_out, %s, BATCH, %ld, %s, rt_dev.seed, %d, ctx->first_sample, "
@@ -240,6 +244,9 @@ static void backward_op(emitter *e, int j) {
         break;
     case IR_RELU: fprintf(out, "    cuda_relu_backward(%s, %s, %s_out, %ld);\n", din, o, id, n); break;
     case IR_GELU: fprintf(out, "    cuda_gelu_backward(%s, %s, %s, %ld);\n", din, o, in, n); break;
+    case IR_ACTIVATION:
+        fprintf(out, "    cuda_activation_backward(%s, %s, %s, %ld, %s);\n", din, o, in, n, ir_activation_const(op));
+        break;
     case IR_MAXPOOL:
         fprintf(out, "    cuda_maxpool2d_backward%s(%s, %s, %s_saved, &%s_shape);\n", sfx(e), din, o, id, id);
         break;
@@ -280,6 +287,7 @@ static void backward_op(emitter *e, int j) {
         fprintf(out, ");\n");
         break;
     case IR_CONCAT: emit_concat(e, j, 1, "void *", "cuda_concat_backward"); break;
+    case IR_MUL: case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE: emit_channel_op(e, j, 1, "cuda_"); break;
     case IR_FLATTEN: case IR_OP_COUNT: break;   /* no backward: the walker skips views */
     }
 }

@@ -12,7 +12,7 @@
 static const char *src_path(src_loc loc) { return loc.file ? loc.file->path : "?"; }
 
 void emit_op_comment(emitter *e, const ir_op *op, const char *what) {
-    fprintf(e->out, "    /* %s \"%s\" (%s) at %s:%d", what, op->name, ir_ops[op->kind].name, src_path(op->loc),
+    fprintf(e->out, "    /* %s \"%s\" (%s) at %s:%d", what, op->name, ir_op_name(op), src_path(op->loc),
             op->loc.line);
     if (op->act)
         fprintf(e->out, ",\n       with \"%s\" (relu) at %s:%d fused into it", op->act_name, src_path(op->act_loc),
@@ -162,7 +162,8 @@ static void emit_backward(emitter *e, int j) {
     const ir_op *op = &net->ops[j];
     FILE *out = e->out;
     if (op->kind != IR_FLATTEN &&
-        (ir_route(net, j, 0) != GRAD_NONE || op->w_off >= 0 || op->kind == IR_ADD || op->kind == IR_CONCAT)) {
+        (ir_route(net, j, 0) != GRAD_NONE || op->w_off >= 0 || op->kind == IR_ADD || op->kind == IR_CONCAT ||
+         op->kind == IR_MUL)) {
         emit_op_comment(e, op, "backward of");
         e->be->backward_op(e, j);
         for (int k = 0; k < op->n_in; k++) {
@@ -207,8 +208,10 @@ static void emit_init(emitter *e) {
         case IR_LAYER_SCALE:
             fprintf(out, "    rt_init_const(%s_weight, %d, %s);\n", id, op->c, c_float(op->init));
             break;
-        case IR_RELU: case IR_GELU: case IR_MAXPOOL: case IR_AVGPOOL: case IR_GAP: case IR_DROPOUT: case IR_LRN:
-        case IR_ADD: case IR_CONCAT: case IR_FLATTEN: case IR_STOCHASTIC_DEPTH: case IR_OP_COUNT:
+        case IR_RELU: case IR_GELU: case IR_ACTIVATION: case IR_MAXPOOL: case IR_AVGPOOL: case IR_GAP: case IR_DROPOUT:
+        case IR_LRN:
+        case IR_ADD: case IR_CONCAT: case IR_MUL: case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE: case IR_FLATTEN:
+        case IR_STOCHASTIC_DEPTH: case IR_OP_COUNT:
             break;   /* no parameters */
         }
     }

@@ -68,11 +68,14 @@ static void emit_optim(FILE *f, const run_config *run) {
         fprintf(f, "    .optim = { .kind = RT_OPTIM_ADAMW, .adamw = { .beta1 = %.17g, .beta2 = %.17g, .eps = %.17g%s } },\n",
                 run->beta1, run->beta2, run->adam_eps, run->adam_caffe_form ? ", .caffe_form = true" : "");
         break;
-    case RUN_OPT_RMSPROP: case RUN_OPT_ADAGRAD: case RUN_OPT_ADADELTA:
+    case RUN_OPT_ADAGRAD: case RUN_OPT_ADADELTA:
         fprintf(f, "    .optim = { .kind = %s, .adaptive = { .decay = %.17g, .eps = %.17g } },\n",
-                run->optimizer == RUN_OPT_RMSPROP ? "RT_OPTIM_RMSPROP" : run->optimizer == RUN_OPT_ADAGRAD ? "RT_OPTIM_ADAGRAD"
-                                                                                                    : "RT_OPTIM_ADADELTA",
+                run->optimizer == RUN_OPT_ADAGRAD ? "RT_OPTIM_ADAGRAD" : "RT_OPTIM_ADADELTA",
                 run->adaptive_decay, run->adaptive_eps);
+        break;
+    case RUN_OPT_RMSPROP:
+        fprintf(f, "    .optim = { .kind = RT_OPTIM_RMSPROP, .rmsprop = { .alpha = %.17g, .eps = %.17g, .momentum = %s, .tf = %s } },\n",
+                run->rms_alpha, run->rms_eps, c_float(run->momentum), run->rms_tf ? "true" : "false");
         break;
     case RUN_OPT_LAMB:
         fprintf(f, "    .optim = { .kind = RT_OPTIM_LAMB, .lamb = { .beta1 = %.17g, .beta2 = %.17g, .eps = %.17g,\n"

@@ -51,7 +51,8 @@ typedef struct ast_node ast_node;
  *   FIELD: text = field name, a = value
  *   INCLUDE: text = path           LET: text = name, a = value
  *   BLOCK_DEF: text = name, kids = parameter IDENTs, a = body MESSAGE
- *   USE: text = block name, kids = arguments, a = `as` prefix expression or NULL
+ *   USE: text = block name, kids = arguments, a = `as` prefix expression or NULL,
+ *        b = `from` input-layer expression or NULL
  *   REPEAT: text = loop variable, a = count, b = body MESSAGE
  *   IF: a = condition, b = then-body MESSAGE, c = else-body MESSAGE/IF or NULL */
 struct ast_node {

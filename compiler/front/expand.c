@@ -1,7 +1,8 @@
 /* Resolve, second half: evaluate expressions and expand blocks, repeats, ifs and lets into
  * plain fields. Layers created by a block instance get names prefixed with the instance
  * path (e.g. "layer2.0.conv1"), and their `input`/`inputs` references are resolved: a plain
- * name is local to the instance, "@in" is the instance's input, "/name" is global. */
+ * name is local to the instance, "@in" is the instance's input, "/name" is global, "data" is
+ * the network input wherever it is written. */
 #include "resolve.h"
 
 #include <math.h>
@@ -40,6 +41,10 @@ typedef struct expander {
     block_table blocks;
     long n_nodes;
     int overflowed;
+    /* Set by `use ... from "x"` until the instance emits its first layer: that layer, if it
+     * names no input, reads x rather than the layer emitted before it. */
+    const char *pending_input;
+    src_loc pending_loc;
 } expander;
 
 static ast_node *eval(expander *x, const ast_node *e, const scope *sc, const layer_ctx *lc);
@@ -226,9 +231,98 @@ static ast_node *eval_binary(expander *x, const ast_node *e, const scope *sc, co
     }
 }
 
+/* An integer result of ceil/floor/round/pow, or an error when it does not fit. */
+static ast_node *int_result(expander *x, double v, const char *fn, src_loc loc) {
+    if (!(v >= -9.2e18 && v <= 9.2e18)) {
+        diag_error(x->diag, loc, NULL, "%s: the value does not fit in an integer", fn);
+        return NULL;
+    }
+    return make_int(x, (int64_t)v, loc);
+}
+
+/* Integer power by squaring, exact, or -1 on overflow. */
+static int ipow(int64_t b, int64_t e, int64_t *r) {
+    int64_t acc = 1;
+    while (e > 0) {
+        if ((e & 1) && __builtin_mul_overflow(acc, b, &acc)) return -1;
+        e >>= 1;
+        if (e && __builtin_mul_overflow(b, b, &b)) return -1;
+    }
+    *r = acc;
+    return 0;
+}
+
+/* The math functions, as Python's math module and builtins give them (the models' reference
+ * code computes channel counts and depths with them): sqrt exp log pow give floats, except
+ * pow of two integers with a non-negative exponent (exact); ceil floor round give integers
+ * (round: halves to even, as Python's round); abs keeps the argument's type. */
+static ast_node *eval_math(expander *x, const char *fn, ast_node **args, int nargs, src_loc loc,
+                           int *known) {
+    static const struct { const char *name; int nargs; } fns[] = {
+        {"sqrt", 1}, {"exp", 1}, {"log", 1}, {"pow", 2}, {"ceil", 1}, {"floor", 1},
+        {"round", 1}, {"abs", 1},
+    };
+    *known = 0;
+    for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
+        if (!strcmp(fn, fns[i].name) && nargs == fns[i].nargs) *known = 1;
+    if (!*known) return NULL;
+    double v = as_double(args[0]), r;
+    if (!strcmp(fn, "abs")) {
+        if (args[0]->kind == AST_FLOAT) return make_float(x, fabs(v), loc);
+        if (args[0]->ival == INT64_MIN) {
+            diag_error(x->diag, loc, NULL, "integer overflow in 'abs'");
+            return NULL;
+        }
+        return make_int(x, args[0]->ival < 0 ? -args[0]->ival : args[0]->ival, loc);
+    }
+    if (!strcmp(fn, "ceil")) return int_result(x, ceil(v), fn, loc);
+    if (!strcmp(fn, "floor")) return int_result(x, floor(v), fn, loc);
+    if (!strcmp(fn, "round")) return int_result(x, nearbyint(v), fn, loc);
+    if (!strcmp(fn, "sqrt")) {
+        if (v < 0) {
+            diag_error(x->diag, loc, NULL, "sqrt of a negative number (%g)", v);
+            return NULL;
+        }
+        r = sqrt(v);
+    } else if (!strcmp(fn, "log")) {
+        if (v <= 0) {
+            diag_error(x->diag, loc, NULL, "log of a number that is not positive (%g)", v);
+            return NULL;
+        }
+        r = log(v);
+    } else if (!strcmp(fn, "exp")) {
+        r = exp(v);
+    } else {   /* pow */
+        if (args[0]->kind == AST_INT && args[1]->kind == AST_INT && args[1]->ival >= 0) {
+            int64_t p;
+            if (ipow(args[0]->ival, args[1]->ival, &p)) {
+                diag_error(x->diag, loc, "integers must fit in 64 bits", "integer overflow in 'pow'");
+                return NULL;
+            }
+            return make_int(x, p, loc);
+        }
+        double e = as_double(args[1]);
+        if (v < 0 && e != floor(e)) {
+            diag_error(x->diag, loc, NULL, "pow of a negative number to a fractional power");
+            return NULL;
+        }
+        if (v == 0 && e < 0) {
+            diag_error(x->diag, loc, NULL, "pow of zero to a negative power (division by zero)");
+            return NULL;
+        }
+        r = pow(v, e);
+    }
+    if (!isfinite(r)) {
+        diag_error(x->diag, loc, NULL, "%s: the result is not a finite number", fn);
+        return NULL;
+    }
+    return make_float(x, r, loc);
+}
+
 static ast_node *eval_call(expander *x, const ast_node *e, const scope *sc, const layer_ctx *lc) {
     src_loc loc = loc_in(e, lc);
-    static const char *const builtins[] = { "min", "max", "int", "float", NULL };
+    static const char *const builtins[] = { "min", "max", "int", "float", "sqrt", "exp", "log",
+                                            "pow", "ceil", "floor", "round", "abs", NULL };
     int nargs = e->n_kids;
     ast_node *args[16];
     if (nargs > 16) {
@@ -257,17 +351,15 @@ static ast_node *eval_call(expander *x, const ast_node *e, const scope *sc, cons
     }
     if ((!strcmp(e->text, "int") || !strcmp(e->text, "float")) && nargs == 1) {
         if (e->text[0] == 'f') return make_float(x, as_double(args[0]), loc);
-        double v = floor(as_double(args[0]));
-        if (!(v >= -9.2e18 && v <= 9.2e18)) {
-            diag_error(x->diag, loc, NULL, "value does not fit in an integer");
-            return NULL;
-        }
-        return make_int(x, (int64_t)v, loc);
+        return int_result(x, floor(as_double(args[0])), "int", loc);
     }
+    int known;
+    ast_node *r = eval_math(x, e->text, args, nargs, loc, &known);
+    if (known) return r;
     const char *near = diag_suggest(e->text, builtins);
-    char hint[96];
-    snprintf(hint, sizeof hint, near ? "did you mean '%s'?" : "functions: min, max, int, float%s",
-             near ? near : "");
+    char hint[160];
+    snprintf(hint, sizeof hint, near ? "did you mean '%s'?" : "functions: min, max, int, float, sqrt, "
+             "exp, log, pow(x, y), ceil, floor, round, abs%s", near ? near : "");
     diag_error(x->diag, loc, hint, "unknown function '%s' (or wrong number of arguments)", e->text);
     return NULL;
 }
@@ -368,9 +460,16 @@ static const char *join_name(expander *x, const char *prefix, const char *name) 
     return s;
 }
 
+/* A name written "/name" is global: it keeps no instance or repeat prefix (layer names,
+ * `as` prefixes and input references alike). */
+static const char *place_name(expander *x, const char *prefix, const char *name) {
+    return name[0] == '/' ? ast_arena_strdup(x->arena, name + 1) : join_name(x, prefix, name);
+}
+
 static void qualify_reference(expander *x, ast_node *v, const layer_ctx *lc) {
     if (v->kind != AST_STRING) return;
     if (strcmp(v->text, "@in") == 0) v->text = (char *)lc->instance_input;
+    else if (strcmp(v->text, "data") == 0) return;   /* the network input, from anywhere */
     else if (v->text[0] == '/') v->text = v->text + 1;
     else v->text = (char *)join_name(x, lc->prefix, v->text);
 }
@@ -380,7 +479,7 @@ static void finish_layer(expander *x, ast_node *layer_field, const layer_ctx *lc
     ast_node *msg = layer_field->a;
     ast_node *name = ast_find_field(msg, "name");
     if (name && name->a->kind == AST_STRING) {
-        name->a->text = (char *)join_name(x, lc->prefix, name->a->text);
+        name->a->text = (char *)place_name(x, lc->prefix, name->a->text);
         *lc->last_layer = name->a->text;
     } else if (!name) {
         /* Unnamed layers are named after their type and source line, stable under edits
@@ -399,6 +498,15 @@ static void finish_layer(expander *x, ast_node *layer_field, const layer_ctx *lc
         if (strcmp(f->text, "input") == 0) qualify_reference(x, f->a, lc);
         if (strcmp(f->text, "inputs") == 0 && f->a->kind == AST_LIST)
             for (int k = 0; k < f->a->n_kids; k++) qualify_reference(x, f->a->kids[k], lc);
+    }
+    if (x->pending_input) {
+        if (!ast_find_field(msg, "input") && !ast_find_field(msg, "inputs")) {
+            ast_node *f = new_node(x, AST_FIELD, x->pending_loc);
+            f->text = "input";
+            f->a = make_string(x, x->pending_input, x->pending_loc);   /* already a full name */
+            ast_append(x->arena, msg, f);
+        }
+        x->pending_input = NULL;
     }
 }
 
@@ -466,15 +574,36 @@ static void expand_use(expander *x, const ast_node *use, ast_node *out, scope *s
             diag_error(x->diag, as->loc, NULL, "'as' needs a string name");
             return;
         }
-        sub.prefix = join_name(x, lc->prefix, format_value_for_string(x, as));
+        sub.prefix = place_name(x, lc->prefix, format_value_for_string(x, as));
+    }
+    sub.instance_input = *lc->last_layer;
+    if (use->b) {   /* `from "layer"`: the instance's input, named as the caller names inputs */
+        ast_node *from = eval(x, use->b, sc, lc);
+        if (!from) return;
+        if (from->kind != AST_STRING) {
+            diag_error(x->diag, from->loc, "e.g. use inception(64) from \"pool2\"",
+                       "'from' needs a layer name (a string), not a %s", ast_kind_name(from->kind));
+            return;
+        }
+        qualify_reference(x, from, lc);
+        sub.instance_input = from->text;
     }
     src_loc *via = ast_arena_alloc(x->arena, sizeof *via);
     *via = loc;
     sub.via = via;
     sub.via_block = def->text;
-    sub.instance_input = *lc->last_layer;
     sub.block_depth = lc->block_depth + 1;
+    const char *outer_pending = x->pending_input;
+    src_loc outer_loc = x->pending_loc;
+    if (use->b) {
+        x->pending_input = sub.instance_input;
+        x->pending_loc = loc_in(use->b, lc);
+    }
     expand_body(x, def->a, out, &inner, &sub);
+    if (use->b && x->pending_input == sub.instance_input) {   /* the block emitted no layer */
+        x->pending_input = outer_pending;
+        x->pending_loc = outer_loc;
+    }
 }
 
 static void expand_statement(expander *x, const ast_node *s, ast_node *out, scope *sc,

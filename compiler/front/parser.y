@@ -37,18 +37,19 @@ static ast_node *binary(parse_ctx *ctx, int op, ast_node *a, ast_node *b, SPEC_Y
 %token <node> IDENT "name" INT_LIT "integer" FLOAT_LIT "number" STRING_LIT "string"
 %token <node> KW_INCLUDE "'include'" KW_BLOCK "'block'" KW_USE "'use'" KW_REPEAT "'repeat'"
 %token <node> KW_IN "'in'" KW_IF "'if'" KW_ELSE "'else'" KW_LET "'let'" KW_AS "'as'"
+%token <node> KW_FROM "'from'"
 %token OP_EQ_TOK "'=='" OP_NE_TOK "'!='" OP_LE_TOK "'<='" OP_GE_TOK "'>='"
 %token OP_AND_TOK "'&&'" OP_OR_TOK "'||'"
 
 %type <node> statements statement field_value body list items expr primary args arglist
-%type <node> params paramlist if_statement name keyword
+%type <node> params paramlist if_statement name keyword use_as use_from
 
-/* Keywords are also names, which leaves two real ambiguities, both settled here toward the
+/* Keywords are also names, which leaves three real ambiguities, all settled here toward the
  * statement that is already open: `else` right after an if's body is its else branch, and
- * `as` right after `use b(...)` is its prefix. A field named `else` or `as` in that position
- * is written after a separator (`if (c) { } ; else: 1`). */
-%precedence NO_ELSE NO_AS
-%precedence KW_ELSE KW_AS
+ * `as` and `from` right after `use b(...)` are its prefix and its input. A field named `else`,
+ * `as` or `from` in that position is written after a separator (`if (c) { } ; else: 1`). */
+%precedence NO_ELSE NO_AS NO_FROM
+%precedence KW_ELSE KW_AS KW_FROM
 
 %right '?' ':'
 %left OP_OR_TOK
@@ -82,16 +83,24 @@ statement
     | KW_BLOCK IDENT '(' params ')' body
                                 { $$ = $4; $$->kind = AST_BLOCK_DEF; $$->loc = LOC(@1);
                                   $$->text = $2->text; $$->a = $6; }
-    | KW_USE IDENT '(' args ')' %prec NO_AS
-                                { $$ = $4; $$->kind = AST_USE; $$->loc = LOC(@1); $$->text = $2->text; }
-    | KW_USE IDENT '(' args ')' KW_AS expr
+    | KW_USE IDENT '(' args ')' use_as use_from
                                 { $$ = $4; $$->kind = AST_USE; $$->loc = LOC(@1);
-                                  $$->text = $2->text; $$->a = $7; }
+                                  $$->text = $2->text; $$->a = $6; $$->b = $7; }
     | KW_REPEAT IDENT KW_IN expr body
                                 { $$ = node(ctx, AST_REPEAT, @1); $$->text = $2->text;
                                   $$->a = $4; $$->b = $5; }
     | if_statement              { $$ = $1; }
     | KW_LET IDENT '=' expr     { $$ = node(ctx, AST_LET, @1); $$->text = $2->text; $$->a = $4; }
+    ;
+
+/* `use b(args) as "prefix" from "layer"`: both optional, in that order. */
+use_as
+    : %empty %prec NO_AS        { $$ = NULL; }
+    | KW_AS expr                { $$ = $2; }
+    ;
+use_from
+    : %empty %prec NO_FROM      { $$ = NULL; }
+    | KW_FROM expr              { $$ = $2; }
     ;
 
 if_statement
@@ -109,7 +118,7 @@ name
     | keyword
     ;
 keyword
-    : KW_INCLUDE | KW_BLOCK | KW_USE | KW_REPEAT | KW_IN | KW_IF | KW_ELSE | KW_LET | KW_AS
+    : KW_INCLUDE | KW_BLOCK | KW_USE | KW_REPEAT | KW_IN | KW_IF | KW_ELSE | KW_LET | KW_AS | KW_FROM
     ;
 
 body

@@ -205,7 +205,7 @@ static void forward(walk *w, int i) {
     case IR_RELU: add(w, "relu_forward_kernel", i, 0, GK_KERNEL, x, y, 0, 0); break;
     case IR_FLATTEN: case IR_OP_COUNT: break;
     case IR_LN: case IR_GELU: case IR_AVGPOOL: case IR_DROPOUT: case IR_LRN: case IR_CONCAT: case IR_LAYER_SCALE:
-    case IR_STOCHASTIC_DEPTH:
+    case IR_STOCHASTIC_DEPTH: case IR_ACTIVATION: case IR_MUL: case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE:
         unmodeled(w, i, "the forward");
         break;
     }
@@ -306,7 +306,7 @@ static void backward(walk *w, int j) {
         break;
     case IR_FLATTEN: case IR_OP_COUNT: break;
     case IR_LN: case IR_GELU: case IR_AVGPOOL: case IR_DROPOUT: case IR_LRN: case IR_CONCAT: case IR_LAYER_SCALE:
-    case IR_STOCHASTIC_DEPTH:
+    case IR_STOCHASTIC_DEPTH: case IR_ACTIVATION: case IR_MUL: case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE:
         unmodeled(w, j, "the backward");
         break;
     }

@@ -8,7 +8,8 @@
 #include "ast.h"
 #include "net.h"
 
-/* Every op kind: enum suffix, name (the spec's layer keyword) and what its backward reads
+/* Every op kind: enum suffix, name (the spec's layer keyword; "activation" stands for the
+ * family relu6, sigmoid, silu, hardswish, hardsigmoid, one op with act_fn) and what its backward reads
  * besides its output gradient: its input activation (in[0]) and its own output. Switches
  * over op kinds list every kind (no default:), so -Wswitch names each place a new op must
  * fill; the count sentinel and the static assertion in plan.c keep ir_ops complete. */
@@ -20,6 +21,7 @@
     X(LN,               "ln",               1, 0) \
     X(RELU,             "relu",             0, 1) \
     X(GELU,             "gelu",             1, 0) \
+    X(ACTIVATION,       "activation",       1, 0) \
     X(MAXPOOL,          "maxpool",          0, 0) \
     X(AVGPOOL,          "avgpool",          0, 0) \
     X(GAP,              "gap",              0, 0) \
@@ -27,6 +29,9 @@
     X(LRN,              "lrn",              1, 1) \
     X(ADD,              "add",              0, 0) \
     X(CONCAT,           "concat",           0, 0) \
+    X(MUL,              "mul",              1, 0) /* and in[1] (plan.c) */ \
+    X(CHANNEL_SHUFFLE,  "channel_shuffle",  0, 0) \
+    X(CHANNEL_SLICE,    "channel_slice",    0, 0) \
     X(FLATTEN,          "flatten",          0, 0) \
     X(LAYER_SCALE,      "layer_scale",      1, 0) \
     X(STOCHASTIC_DEPTH, "stochastic_depth", 0, 0)
@@ -62,6 +67,11 @@ typedef struct {
     int kh, kw, sh, sw, ph, pw, dh, dw, groups, bias;
     double eps, momentum, p, init;   /* init: layer_scale's and bn's initial gamma */
     int bn_frozen;             /* bn: Caffe's use_global_stats (running statistics in training too) */
+    int ch_start;              /* channel_slice: first channel taken (groups: channel_shuffle's) */
+    int mul_gate;              /* mul: in[1] is a [C,1,1] gate broadcast over positions (else
+                                * the same shape as in[0]) */
+    int act_fn;                /* activation: which one (rt_activation: relu6, sigmoid, silu,
+                                * hardswish, hardsigmoid; the spec keyword is the layer's) */
     int lrn_size, lrn_within;  /* lrn_within: Caffe's region WITHIN_CHANNEL (spatial window) */
     double lrn_alpha, lrn_beta, lrn_k;
     /* parameters, in floats from the start of params/grads; -1 when absent */
@@ -184,6 +194,20 @@ void ir_plan_buckets(ir_net *net, double bucket_mb);
 /* Writes the bucket plan: one line per bucket with its range, bytes and layers. */
 void ir_print_buckets(FILE *out, const ir_net *net, double bucket_mb);
 /* The route of input slot k of op j. */
+/* The runtime's constant for an activation op's act_fn (rt_ops.h's rt_activation, in its
+ * order; ir_build.c asserts the order). */
+static inline const char *ir_activation_const(const ir_op *op) {
+    static const char *const names[] = { "RT_ACTIVATION_RELU6", "RT_ACTIVATION_SIGMOID",
+                                         "RT_ACTIVATION_SILU", "RT_ACTIVATION_HARDSWISH",
+                                         "RT_ACTIVATION_HARDSIGMOID" };
+    return op->act_fn >= 0 && op->act_fn < 5 ? names[op->act_fn] : "RT_ACTIVATION_COUNT";
+}
+/* The op's name in generated comments: its kind's, or for an activation the spec keyword. */
+static inline const char *ir_op_name(const ir_op *op) {
+    static const char *const acts[] = { "relu6", "sigmoid", "silu", "hardswish", "hardsigmoid" };
+    return op->kind == IR_ACTIVATION && op->act_fn >= 0 && op->act_fn < 5 ? acts[op->act_fn]
+                                                                           : ir_ops[op->kind].name;
+}
 static inline ir_grad_route ir_route(const ir_net *net, int j, int k) { return net->route[j * IR_MAX_INPUTS + k]; }
 /* Writes plan.txt: tensors, lifetimes, offsets, peak vs naive. */
 void ir_print_plan(FILE *out, const ir_net *net);

@@ -2,10 +2,16 @@
  * identifiers from layer names, parameter sizes and fan-in, loss layers folded away. */
 #include "ir.h"
 #include "ir_build.h"
+#include "rt_ops.h"   /* rt_activation: the runtime's numbering of the activation family */
 
+#include <assert.h>
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+
+static_assert(RT_ACTIVATION_RELU6 == 0 && RT_ACTIVATION_SIGMOID == 1 && RT_ACTIVATION_SILU == 2 &&
+              RT_ACTIVATION_HARDSWISH == 3 && RT_ACTIVATION_HARDSIGMOID == 4 && RT_ACTIVATION_COUNT == 5,
+              "ir.h's ir_activation_const lists rt_activation in its order");
 
 static void make_ident(ir_net *net, int i, const char *name) {
     char *id = net->ops[i].ident;
@@ -34,6 +40,8 @@ static ir_op_kind lower_kind(net_kind k) {
     case NET_LN: return IR_LN;
     case NET_RELU: return IR_RELU;
     case NET_GELU: return IR_GELU;
+    case NET_RELU6: case NET_SIGMOID: case NET_SILU: case NET_HARDSWISH: case NET_HARDSIGMOID:
+        return IR_ACTIVATION;
     case NET_FLATTEN: return IR_FLATTEN;
     case NET_GAP: return IR_GAP;
     case NET_MAXPOOL: return IR_MAXPOOL;
@@ -42,6 +50,9 @@ static ir_op_kind lower_kind(net_kind k) {
     case NET_LRN: return IR_LRN;
     case NET_ADD: return IR_ADD;
     case NET_CONCAT: return IR_CONCAT;
+    case NET_MUL: return IR_MUL;
+    case NET_CHANNEL_SHUFFLE: return IR_CHANNEL_SHUFFLE;
+    case NET_CHANNEL_SLICE: return IR_CHANNEL_SLICE;
     case NET_LAYER_SCALE: return IR_LAYER_SCALE;
     case NET_STOCHASTIC_DEPTH: return IR_STOCHASTIC_DEPTH;
     case NET_SOFTMAX_CE: case NET_KIND_COUNT: return IR_OP_COUNT;   /* the loss is not an op */
@@ -105,6 +116,14 @@ static void lower_attrs(ir_op *op, const net_layer *l) {
         op->init = l->scale.init;
         op->w_count = (long)l->out.c;
         break;
+    case NET_MUL: op->mul_gate = l->channel.gate; break;
+    case NET_CHANNEL_SHUFFLE: op->groups = (int)l->channel.groups; break;
+    case NET_CHANNEL_SLICE: op->ch_start = (int)l->channel.start; break;
+    case NET_RELU6: op->act_fn = RT_ACTIVATION_RELU6; break;
+    case NET_SIGMOID: op->act_fn = RT_ACTIVATION_SIGMOID; break;
+    case NET_SILU: op->act_fn = RT_ACTIVATION_SILU; break;
+    case NET_HARDSWISH: op->act_fn = RT_ACTIVATION_HARDSWISH; break;
+    case NET_HARDSIGMOID: op->act_fn = RT_ACTIVATION_HARDSIGMOID; break;
     case NET_RELU: case NET_GELU: case NET_FLATTEN: case NET_GAP: case NET_ADD: case NET_CONCAT:
     case NET_SOFTMAX_CE: case NET_KIND_COUNT:
         break;   /* no attributes */
@@ -134,8 +153,8 @@ static int fusable_relu(const ir_net *net, const net_desc *nd, int l, int in_val
     switch (prod->kind) {
     case IR_CONV: case IR_LINEAR: return !how->relu_needs_bias || prod->b_count > 0;
     case IR_BN: case IR_ADD: return 1;
-    case IR_LN: case IR_RELU: case IR_GELU: case IR_MAXPOOL: case IR_AVGPOOL: case IR_GAP: case IR_DROPOUT:
-    case IR_LRN: case IR_CONCAT: case IR_FLATTEN: case IR_LAYER_SCALE: case IR_STOCHASTIC_DEPTH: case IR_OP_COUNT:
+    case IR_LN: case IR_RELU: case IR_GELU: case IR_ACTIVATION: case IR_MAXPOOL: case IR_AVGPOOL: case IR_GAP:
+    case IR_DROPOUT: case IR_LRN: case IR_CONCAT: case IR_MUL: case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE: case IR_FLATTEN: case IR_LAYER_SCALE: case IR_STOCHASTIC_DEPTH: case IR_OP_COUNT:
         return 0;
     }
     return 0;

@@ -36,8 +36,8 @@ static long saved_bytes(const ir_net *net, const ir_op *op) {
     case IR_LN: return 2L * net->batch * op->h * op->w * (long)sizeof(float);
     case IR_MAXPOOL: return (long)net->batch * op->c * op->h * op->w * (long)sizeof(int32_t);
     case IR_LRN: return (long)net->batch * op->c * op->h * op->w * (long)sizeof(float);
-    case IR_CONV: case IR_LINEAR: case IR_RELU: case IR_GELU: case IR_AVGPOOL: case IR_GAP: case IR_DROPOUT:
-    case IR_ADD: case IR_CONCAT: case IR_FLATTEN: case IR_LAYER_SCALE: case IR_STOCHASTIC_DEPTH: case IR_OP_COUNT:
+    case IR_CONV: case IR_LINEAR: case IR_RELU: case IR_GELU: case IR_ACTIVATION: case IR_AVGPOOL: case IR_GAP: case IR_DROPOUT:
+    case IR_ADD: case IR_CONCAT: case IR_MUL: case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE: case IR_FLATTEN: case IR_LAYER_SCALE: case IR_STOCHASTIC_DEPTH: case IR_OP_COUNT:
         return 0;   /* backward needs nothing beyond activations */
     }
     return 0;
@@ -245,7 +245,8 @@ void ir_plan(ir_net *net) {
             if (read) extend(&net->tensors[net->act_of[read]], FWD(j));
             ir_tensor *act = net->act_of[v] >= 0 ? &net->tensors[net->act_of[v]] : NULL;
             if (net->forward_only) continue;   /* no backward: no gradient, no route */
-            if (ir_ops[op->kind].backward_reads_input && k == 0) extend(act, BWD(j));   /* never a fused bn */
+            if (ir_ops[op->kind].backward_reads_input && (k == 0 || op->kind == IR_MUL))
+                extend(act, BWD(j));   /* never a fused bn; mul reads both its inputs */
             extend(&net->tensors[net->grad_of[v]], BWD(j));
             ir_grad_route *route = &net->route[j * IR_MAX_INPUTS + k];
             if (!grad_written[v] && v != last_value) *route = GRAD_WRITE;

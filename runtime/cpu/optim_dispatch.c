@@ -17,16 +17,17 @@ int rt_optim_state_per_param(const rt_optim_config *cfg) {
     case RT_OPTIM_SGD: return cfg->sgd.momentum != 0.0f;
     case RT_OPTIM_LARS: return cfg->lars.momentum != 0.0f;
     case RT_OPTIM_ADAMW: case RT_OPTIM_LAMB: case RT_OPTIM_ADADELTA: return 2;
-    case RT_OPTIM_RMSPROP: case RT_OPTIM_ADAGRAD: return 1;
+    case RT_OPTIM_ADAGRAD: return 1;
+    case RT_OPTIM_RMSPROP: return 1 + (cfg->rmsprop.momentum != 0.0f);
     default: return 0;
     }
 }
 
 const char *rt_optim_state_name(rt_optim_kind kind, int plane) {
-    if (kind == RT_OPTIM_RMSPROP) return plane == 0 ? "square_avg" : NULL;   /* torch's names */
     if (kind == RT_OPTIM_ADAGRAD) return plane == 0 ? "sum" : NULL;
     if (kind == RT_OPTIM_ADADELTA) return plane == 0 ? "square_avg" : plane == 1 ? "acc_delta" : NULL;
     if (kind == RT_OPTIM_ADAMW || kind == RT_OPTIM_LAMB) return plane == 0 ? "exp_avg" : plane == 1 ? "exp_avg_sq" : NULL;
+    if (kind == RT_OPTIM_RMSPROP) return plane == 0 ? "square_avg" : plane == 1 ? "momentum_buffer" : NULL;
     return plane == 0 ? "momentum_buffer" : NULL;   /* torch's names, for familiar dumps */
 }
 
@@ -39,7 +40,10 @@ void rt_optim_step(float *param, float *state, const float *grad, long n, bool e
     case RT_OPTIM_LARS: rt_lars_step(param, state, grad, n, exempt, &cfg->lars, &args); return;
     case RT_OPTIM_ADAMW: rt_adamw_step(param, state, state + n, grad, n, &cfg->adamw, &args); return;
     case RT_OPTIM_LAMB: rt_lamb_step(param, state, state + n, grad, n, &cfg->lamb, &args); return;
-    case RT_OPTIM_RMSPROP: case RT_OPTIM_ADAGRAD: case RT_OPTIM_ADADELTA:
+    case RT_OPTIM_RMSPROP:
+        rt_rmsprop_step(param, state, cfg->rmsprop.momentum != 0.0f ? state + n : NULL, grad, n, &cfg->rmsprop, &args);
+        return;
+    case RT_OPTIM_ADAGRAD: case RT_OPTIM_ADADELTA:
         rt_adaptive_step(cfg->kind, param, state, cfg->kind == RT_OPTIM_ADADELTA ? state + n : NULL, grad, n,
                          &cfg->adaptive, &args);
         return;

@@ -35,10 +35,12 @@ typedef struct {
     int kind, first_step, nesterov, per;
     int lr_in_velocity;    /* SGD in Caffe's form */
     int caffe_adam;        /* Adam in Caffe's form: L2 decay, eps on the uncorrected sqrt(v) */
-    float decay, one_decay;   /* RMSProp, AdaDelta (rt_adaptive_config) */
+    float decay, one_decay;   /* AdaDelta (rt_adaptive_config) */
     float lr, momentum, dampening;
     float b1, b2, one_b1, one_b2, adam_eps, step_size, inv_sqrt_bc2;   /* LAMB: step_size = 1/(1 − β1^t) */
     int trust_clip;        /* LAMB */
+    float rms_alpha, rms_one_alpha, rms_eps;   /* RMSprop */
+    int rms_tf;            /* RMSprop's TF form */
     long long step;        /* the trainer's step, skipped ones included */
     double beta1, beta2;   /* as configured, for bias corrections computed on the device */
 } update_args;
@@ -267,11 +269,24 @@ update_kernel(float *params, T *params_act, float *state, const float *grads,
                 st[local] = b;
                 p -= a.nesterov ? mom * b + u : b;
             }
+        } else if (a.kind == RT_OPTIM_RMSPROP) {   /* rt_rmsprop_step; the TF form's mean square starts at 1 */
+            float d = g + wd * p;
+            float prev = a.rms_tf && a.first_step ? 1.0f : st[local];
+            float sq = a.rms_alpha * prev + a.rms_one_alpha * d * d;
+            st[local] = sq;
+            float u = a.rms_tf ? d / sqrtf(sq + a.rms_eps) : d / (sqrtf(sq) + a.rms_eps);
+            if (mom == 0.0f) {
+                p -= lr * u;
+            } else {
+                float b = mom * st[t.count + local] + (a.rms_tf ? lr * u : u);
+                st[t.count + local] = b;
+                p -= a.rms_tf ? b : lr * b;
+            }
         } else if (a.kind == RT_OPTIM_LAMB) {   /* the moments are this step's already */
             p -= lr * trust[ch.tensor] * lamb_update(st[local], st[t.count + local], p, wd, a);
-        } else if (a.kind == RT_OPTIM_RMSPROP || a.kind == RT_OPTIM_ADAGRAD) {   /* as rt_adaptive_step */
+        } else if (a.kind == RT_OPTIM_ADAGRAD) {   /* as rt_adaptive_step */
             float d = g + wd * p;
-            float v = a.kind == RT_OPTIM_ADAGRAD ? st[local] + d * d : a.decay * st[local] + a.one_decay * d * d;
+            float v = st[local] + d * d;
             st[local] = v;
             p -= lr * d / (sqrtf(v) + a.adam_eps);
         } else if (a.kind == RT_OPTIM_ADADELTA) {
@@ -383,7 +398,11 @@ void rt_cuda_optim_set_step(rt_cuda_optim *o, double lr, long step) {
         a.lr_in_velocity = o->cfg.sgd.lr_in_velocity;
     } else if (o->cfg.kind == RT_OPTIM_LARS) {
         a.momentum = o->cfg.lars.momentum, a.nesterov = o->cfg.lars.nesterov;
-    } else if (o->cfg.kind == RT_OPTIM_RMSPROP || o->cfg.kind == RT_OPTIM_ADAGRAD || o->cfg.kind == RT_OPTIM_ADADELTA) {
+    } else if (o->cfg.kind == RT_OPTIM_RMSPROP) {
+        const rt_rmsprop_config *c = &o->cfg.rmsprop;
+        a.momentum = c->momentum, a.rms_tf = c->tf;
+        a.rms_alpha = (float)c->alpha, a.rms_one_alpha = (float)(1.0 - c->alpha), a.rms_eps = (float)c->eps;
+    } else if (o->cfg.kind == RT_OPTIM_ADAGRAD || o->cfg.kind == RT_OPTIM_ADADELTA) {
         const rt_adaptive_config *c = &o->cfg.adaptive;
         a.decay = (float)c->decay, a.one_decay = (float)(1.0 - c->decay), a.adam_eps = (float)c->eps;
     } else if (o->cfg.kind == RT_OPTIM_LAMB) {

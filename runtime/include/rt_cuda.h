@@ -238,6 +238,17 @@ void cuda_relu_forward(void *out, const void *in, long n);
 void cuda_relu_backward(void *din, const void *dout, const void *out, long n);
 void cuda_gelu_forward(void *out, const void *in, long n);
 void cuda_gelu_backward(void *din, const void *dout, const void *in, long n);
+void cuda_activation_forward(void *out, const void *in, long n, rt_activation fn);
+void cuda_activation_backward(void *din, const void *dout, const void *in, long n, rt_activation fn);
+/* The channel ops of rt_ops.h. A gate (mul) channels-last: nhwc = 1, x [N,HW,C], g [N,C];
+ * shuffle and slice take channels-last tensors as n = N*H*W rows, hw = 1. */
+void cuda_channel_mul_forward(void *out, const void *x, const void *g, int n, int c, long hw, int nhwc);
+void cuda_channel_mul_backward(void *dx, void *dg, const void *dout, const void *x, const void *g, int n, int c,
+                               long hw, int nhwc);
+void cuda_channel_shuffle_forward(void *out, const void *in, long n, int c, long hw, int groups);
+void cuda_channel_shuffle_backward(void *din, const void *dout, long n, int c, long hw, int groups);
+void cuda_channel_slice_forward(void *out, const void *in, long n, int c, long hw, int start, int count);
+void cuda_channel_slice_backward(void *din, const void *dout, long n, int c, long hw, int start, int count);
 void cuda_add_forward(void *out, const void *a, const void *b, long n);
 void cuda_tensor_accumulate(void *dst, const void *src, long n);
 void cuda_dropout_forward(void *out, const void *in, long n, float p, const uint64_t *step_seed,

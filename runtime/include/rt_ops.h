@@ -73,6 +73,14 @@ void rt_op_stats_conv_backward(double useful_flops_each, int has_din, double t0,
 /* Activation fused into the op that produces its input (see CONVENTIONS). */
 typedef enum { RT_ACT_NONE = 0, RT_ACT_RELU = 1 } rt_act;
 
+/* The elementwise activation family of activation_forward/backward (torch's definitions):
+ * relu6 min(max(x,0),6); sigmoid 1/(1+e^-x); silu x·sigmoid(x); hardswish x·relu6(x+3)/6;
+ * hardsigmoid relu6(x+3)/6. */
+typedef enum {
+    RT_ACTIVATION_RELU6 = 0, RT_ACTIVATION_SIGMOID, RT_ACTIVATION_SILU, RT_ACTIVATION_HARDSWISH,
+    RT_ACTIVATION_HARDSIGMOID, RT_ACTIVATION_COUNT
+} rt_activation;
+
 /* How conv2d computes: im2col + GEMM (any shape), or Winograd on the shapes that
  * rt_conv_winograd_fits(): RT_CONV_WINOGRAD is F(2x2,3x3) on 3x3 and F(2x2,5x5) on 5x5
  * kernels, RT_CONV_WINOGRAD_F4 is F(4x4,3x3) (3x3 only); 2.25x, 2.8x and 4x fewer
@@ -268,6 +276,31 @@ void RT_OPS_FN(relu_backward)(RT_OPS_R *din, const RT_OPS_R *dout, const RT_OPS_
 /* Exact erf form: 0.5 x (1 + erf(x / sqrt 2)), torch's default. */
 void RT_OPS_FN(gelu_forward)(RT_OPS_R *out, const RT_OPS_R *in, long n);
 void RT_OPS_FN(gelu_backward)(RT_OPS_R *din, const RT_OPS_R *dout, const RT_OPS_R *in, long n);
+/* relu6, sigmoid, silu, hardswish, hardsigmoid (rt_activation). Backward reads the forward
+ * INPUT (silu and hardswish cannot be inverted from their output); at a kink (relu6 at 0 and
+ * 6, the hard ones at -3 and 3) the gradient is torch's one-sided choice. */
+void RT_OPS_FN(activation_forward)(RT_OPS_R *out, const RT_OPS_R *in, long n, rt_activation fn);
+void RT_OPS_FN(activation_backward)(RT_OPS_R *din, const RT_OPS_R *dout, const RT_OPS_R *in, long n,
+                                    rt_activation fn);
+
+/* ---- channel ops: SE gate, ShuffleNet's shuffle and split ---- */
+/* out[n,c,p] = x[n,c,p] * g[n,c]: a per-channel gate (squeeze-and-excitation); with hw = 1 and
+ * c = C*H*W the elementwise product of two tensors of one shape. Backward: dx = dout * g,
+ * dg[n,c] = sum over p of dout * x (either may be NULL; dx may be dout). */
+void RT_OPS_FN(channel_mul_forward)(RT_OPS_R *out, const RT_OPS_R *x /*N,C,HW*/, const RT_OPS_R *g /*N,C*/,
+                                    int n, int c, long hw);
+void RT_OPS_FN(channel_mul_backward)(RT_OPS_R *dx, RT_OPS_R *dg, const RT_OPS_R *dout, const RT_OPS_R *x,
+                                     const RT_OPS_R *g, int n, int c, long hw);
+/* torch's channel_shuffle: channels as [groups, C/groups] transposed, out channel k*groups + i
+ * is in channel i*(C/groups) + k; backward is the inverse permutation. */
+void RT_OPS_FN(channel_shuffle_forward)(RT_OPS_R *out, const RT_OPS_R *in, int n, int c, long hw, int groups);
+void RT_OPS_FN(channel_shuffle_backward)(RT_OPS_R *din, const RT_OPS_R *dout, int n, int c, long hw, int groups);
+/* Channels [start, start+count) of an [N,C,HW] input; backward writes every channel of din
+ * (zero outside the slice). */
+void RT_OPS_FN(channel_slice_forward)(RT_OPS_R *out, const RT_OPS_R *in, int n, int c, long hw, int start,
+                                      int count);
+void RT_OPS_FN(channel_slice_backward)(RT_OPS_R *din, const RT_OPS_R *dout, int n, int c, long hw, int start,
+                                       int count);
 
 /* ---- pooling ---- */
 /* argmax is the index inside the input H*W plane; padding never wins. */

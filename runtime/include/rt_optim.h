@@ -85,18 +85,35 @@ typedef struct {
     bool trust_clip;          /* LAMBC: trust ratio at most 1 */
 } rt_lamb_config;
 
-/* RMSProp, AdaGrad and AdaDelta as Caffe (rmsprop_solver.cpp, adagrad_solver.cpp,
- * adadelta_solver.cpp) and torch (RMSprop without momentum or centering, Adagrad without
- * lr_decay, Adadelta) both define them, with d = g·s + wd·p (L2):
- *   RMSProp:  v = decay·v + (1 − decay)·d²;  p −= lr·d/(sqrt(v) + eps)
+/* AdaGrad and AdaDelta as Caffe (adagrad_solver.cpp, adadelta_solver.cpp) and torch (Adagrad
+ * without lr_decay, Adadelta) both define them, with d = g·s + wd·p (L2) (Caffe's RMSProp is
+ * rmsprop's torch form without momentum, below):
  *   AdaGrad:  v += d²;                        p −= lr·d/(sqrt(v) + eps)
  *   AdaDelta: v = decay·v + (1 − decay)·d²;  u = d·sqrt((a + eps)/(v + eps));
  *             a = decay·a + (1 − decay)·u²;  p −= lr·u
  * State: v (AdaDelta: v, then a), from 0. */
 typedef struct {
-    double decay;             /* RMSProp's alpha (Caffe's rms_decay), AdaDelta's rho (Caffe's momentum) */
+    double decay;             /* AdaDelta's rho (Caffe's momentum) */
     double eps;               /* Caffe's delta */
 } rt_adaptive_config;
+
+/* RMSprop in two forms, weight decay coupled (d = g·s + wd·p) in both:
+ * - torch.optim.RMSprop (centered off): sq = α·sq + (1 − α)·d², sq starting at 0;
+ *   u = d / (sqrt(sq) + eps); buf = momentum·buf + u (buf starting at 0), p −= lr·buf
+ *   (p −= lr·u without momentum).
+ * - TF (tf.compat.v1.train.RMSPropOptimizer, timm's RMSpropTF as the EfficientNet and
+ *   MobileNetV3 recipes use it): eps inside the square root, the mean square starting at 1,
+ *   the LR inside the momentum buffer: sq = α·sq + (1 − α)·d² (sq = α + (1 − α)·d² on the
+ *   first step); u = d / sqrt(sq + eps); buf = momentum·buf + lr·u, p −= buf (p −= lr·u
+ *   without momentum).
+ * The state is sq, then buf where momentum is not 0, zero-initialized: the TF form's start
+ * at 1 is taken on the first step (step 0). */
+typedef struct {
+    double alpha;             /* smoothing of the mean square: torch 0.99, TF (decay) 0.9 */
+    double eps;               /* torch 1e-8; TF recipes 1e-3 (timm's default 1e-10) */
+    float momentum;           /* 0 = no momentum buffer */
+    bool tf;                  /* the TF form */
+} rt_rmsprop_config;
 
 /* What changes per step or per tensor. */
 typedef struct {
@@ -120,6 +137,9 @@ void rt_adamw_step(float *param, float *exp_avg, float *exp_avg_sq, const float 
 /* Returns the trust ratio applied (for logging and tests). */
 float rt_lamb_step(float *param, float *exp_avg, float *exp_avg_sq, const float *grad, long n,
                    const rt_lamb_config *cfg, const rt_optim_args *a);
+/* momentum_buf may be NULL when cfg->momentum == 0. */
+void rt_rmsprop_step(float *param, float *square_avg, float *momentum_buf, const float *grad, long n,
+                     const rt_rmsprop_config *cfg, const rt_optim_args *a);
 /* timm's global clipping: 1/max(1, norm/max_grad_norm) for the norm of the scaled gradients
  * over every tensor; 1 when max_grad_norm is 0 or the norm is not finite. */
 float rt_lamb_clip_coef(double norm, double max_grad_norm);
@@ -132,7 +152,7 @@ void rt_adaptive_step(rt_optim_kind kind, float *param, float *v, float *acc, co
  * State of a tensor of n parameters is rt_optim_state_per_param() planes of n floats, plane
  * after plane (AdamW, LAMB: exp_avg then exp_avg_sq), zero-initialized; with one state buffer for
  * the whole model, a tensor at parameter offset o has its state at k·o. Checkpoints store the
- * planes under rt_optim_state_name(). */
+ * planes under rt_optim_state_name() (RMSprop: square_avg, then momentum_buffer). */
 typedef struct {
     rt_optim_kind kind;
     union {
@@ -141,6 +161,7 @@ typedef struct {
         rt_adamw_config adamw;
         rt_lamb_config lamb;
         rt_adaptive_config adaptive;
+        rt_rmsprop_config rmsprop;
     };
 } rt_optim_config;
 

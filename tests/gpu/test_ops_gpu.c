@@ -453,6 +453,25 @@ static void test_elementwise(long n) {
     compare_act("drop_path backward", gdx, dx, batch * per, exact_tol());
 }
 
+/* relu6, sigmoid, silu, hardswish, hardsigmoid vs the CPU op, on inputs over [-8, 8]: both
+ * saturations and every kink's neighbourhood. */
+static void test_activation(long n) {
+    static const char *const names[] = { "relu6", "sigmoid", "silu", "hardswish", "hardsigmoid" };
+    float *x = host_act(n, 8), *dy = host_act(n, 1), *y = rt_xmalloc(n * 4), *dx = rt_xmalloc(n * 4);
+    void *gx = act_from(x, n), *gdy = act_from(dy, n), *gy = act_zero(n), *gdx = act_zero(n);
+    for (int fn = 0; fn < RT_ACTIVATION_COUNT; fn++) {
+        char what[64];
+        activation_forward(y, x, n, (rt_activation)fn);
+        cuda_activation_forward(gy, gx, n, (rt_activation)fn);
+        snprintf(what, sizeof what, "%s forward", names[fn]);
+        compare_act(what, gy, y, n, TOL);
+        activation_backward(dx, dy, x, n, (rt_activation)fn);
+        cuda_activation_backward(gdx, gdy, gx, n, (rt_activation)fn);
+        snprintf(what, sizeof what, "%s backward", names[fn]);
+        compare_act(what, gdx, dx, n, TOL);
+    }
+}
+
 static void test_layer_scale(int n, int c, int hw, int nhwc) {
     long total = (long)n * c * hw;
     float *x = host_act(total, 1), *g = host_random(c, 1), *dy = host_act(total, 1);
@@ -597,6 +616,60 @@ static void test_concat(int n, int hw, int nhwc) {
     for (int i = 0; i < k; i++)
         compare_act(nhwc ? "concat nhwc backward" : "concat backward", gdins[i], in_layout(dins[i], n, ch[i], hw, nhwc),
                     (long)n * ch[i] * hw, 0);
+}
+
+/* mul (an SE gate [N,C] over [N,C,HW], either layout, and elementwise), channel_shuffle and
+ * channel_slice vs the CPU ops; channels-last shuffle and slice take N*HW rows of C. */
+static void test_channel_ops(int n, int c, long hw, int nhwc) {
+    long total = (long)n * c * hw, planes = (long)n * c;
+    float *x = host_act(total, 2), *g = host_act(planes, 1), *dy = host_act(total, 1);
+    float *y = rt_xmalloc(total * 4), *dx = rt_xmalloc(total * 4), *dg = rt_xmalloc(planes * 4);
+    void *gx = act_from(in_layout(x, n, c, hw, nhwc), total), *gg = act_from(g, planes);
+    void *gdy = act_from(in_layout(dy, n, c, hw, nhwc), total), *gy = act_zero(total), *gdx = act_zero(total);
+    void *gdg = act_zero(planes);
+    char what[64];
+    const char *lay = nhwc ? " nhwc" : "";
+    channel_mul_forward(y, x, g, n, c, hw);
+    cuda_channel_mul_forward(gy, gx, gg, n, c, hw, nhwc);
+    snprintf(what, sizeof what, "mul gate%s forward", lay);
+    compare_act(what, gy, in_layout(y, n, c, hw, nhwc), total, TOL);
+    channel_mul_backward(dx, dg, dy, x, g, n, c, hw);
+    cuda_channel_mul_backward(gdx, gdg, gdy, gx, gg, n, c, hw, nhwc);
+    snprintf(what, sizeof what, "mul gate%s dx", lay);
+    compare_act(what, gdx, in_layout(dx, n, c, hw, nhwc), total, TOL);
+    snprintf(what, sizeof what, "mul gate%s dgate", lay);
+    compare_act(what, gdg, dg, planes, TOL);
+    /* elementwise: x times dy as two tensors of one shape */
+    channel_mul_forward(y, x, dy, 1, (int)total, 1);
+    cuda_channel_mul_forward(gy, gx, gdy, 1, (int)total, 1, 0);
+    snprintf(what, sizeof what, "mul elementwise%s forward", lay);
+    compare_act(what, gy, in_layout(y, n, c, hw, nhwc), total, TOL);
+    float *dg2 = rt_xmalloc(total * 4);
+    void *gdg2 = act_zero(total);
+    channel_mul_backward(dx, dg2, x, x, dy, 1, (int)total, 1);
+    cuda_channel_mul_backward(gdx, gdg2, gx, gx, gdy, 1, (int)total, 1, 0);
+    snprintf(what, sizeof what, "mul elementwise%s dx, db", lay);
+    compare_act(what, gdx, in_layout(dx, n, c, hw, nhwc), total, TOL);
+    compare_act(what, gdg2, in_layout(dg2, n, c, hw, nhwc), total, TOL);
+    /* shuffle into 3 groups of c/3 (c divisible by 3), and the slice of channels [1, c-2) */
+    long rn = nhwc ? n * hw : n, rhw = nhwc ? 1 : hw;
+    int groups = 3, start = 1, count = c - 3;
+    channel_shuffle_forward(y, x, n, c, hw, groups);
+    cuda_channel_shuffle_forward(gy, gx, rn, c, rhw, groups);
+    snprintf(what, sizeof what, "channel_shuffle%s forward", lay);
+    compare_act(what, gy, in_layout(y, n, c, hw, nhwc), total, 0);
+    channel_shuffle_backward(dx, dy, n, c, hw, groups);
+    cuda_channel_shuffle_backward(gdx, gdy, rn, c, rhw, groups);
+    snprintf(what, sizeof what, "channel_shuffle%s backward", lay);
+    compare_act(what, gdx, in_layout(dx, n, c, hw, nhwc), total, 0);
+    channel_slice_forward(y, x, n, c, hw, start, count);
+    cuda_channel_slice_forward(gy, gx, rn, c, rhw, start, count);
+    snprintf(what, sizeof what, "channel_slice%s forward", lay);
+    compare_act(what, gy, in_layout(y, n, count, hw, nhwc), (long)n * count * hw, 0);
+    channel_slice_backward(dx, y, n, c, hw, start, count);   /* the slice's output as its gradient */
+    cuda_channel_slice_backward(gdx, gy, rn, c, rhw, start, count);
+    snprintf(what, sizeof what, "channel_slice%s backward", lay);
+    compare_act(what, gdx, in_layout(dx, n, c, hw, nhwc), total, 0);
 }
 
 /* loss_scale > 0: the gradient comes back multiplied by it (FP16 training). */
@@ -917,6 +990,7 @@ static void run_nhwc_lrn_concat(void) {
     for (int c = 3; c <= 13; c += 5) test_lrn_within(2, c, 7, 9, 1);
     test_concat(4, 9, 1);
     test_concat(2, 1, 1);
+    test_channel_ops(3, 12, 37, 1);
 }
 
 static void run_nhwc_ops(void) {
@@ -1022,6 +1096,9 @@ static void run_ops(void) {
     test_layernorm(4, 24, 49, 1);
     test_layernorm(16, 64, 1, 0);
     test_elementwise(16 * 1000);
+    test_activation(16 * 1000 + 3);
+    test_channel_ops(3, 12, 37, 0);
+    test_channel_ops(2, 9, 300, 0);   /* planes of several blocks' worth of positions */
     test_layer_scale(4, 24, 49, 0);
     test_layer_scale(4, 24, 49, 1);
     for (int nhwc = 0; nhwc < 2; nhwc++) test_gap(8, 16, 49, nhwc);
@@ -1054,6 +1131,15 @@ static void run_ops(void) {
     test_optim("lamb (timm: global norm clipped at 1)", lamb, 0);
     lamb.lamb.max_grad_norm = 0, lamb.lamb.trust_clip = true;
     test_optim("lamb, no global clipping, trust clipped (LAMBC)", lamb, 0);
+    rt_optim_config rms = { .kind = RT_OPTIM_RMSPROP, .rmsprop = { .alpha = 0.99, .eps = 1e-8 } };
+    test_optim("rmsprop (torch)", rms, 0);
+    rms.rmsprop.momentum = 0.9f;
+    test_optim("rmsprop (torch), momentum, clipped at 1", rms, 1.0);
+    rt_optim_config rms_tf = { .kind = RT_OPTIM_RMSPROP, .rmsprop = { .alpha = 0.9, .eps = 1e-3, .momentum = 0.9f,
+                                                                     .tf = true } };
+    test_optim("rmsprop (TF: eps inside the root, mean square from 1, lr in the momentum)", rms_tf, 0);
+    rms_tf.rmsprop.momentum = 0;
+    test_optim("rmsprop (TF), no momentum", rms_tf, 0);
     run_nhwc_ops();
 }
 

@@ -8,7 +8,7 @@
 #include <string.h>
 
 static const char *const keywords[] = { "include", "block", "use", "repeat", "in",
-                                        "if", "else", "let", "as" };
+                                        "if", "else", "let", "as", "from" };
 enum { N_KEYWORDS = sizeof keywords / sizeof keywords[0] };
 
 typedef struct {
@@ -103,6 +103,20 @@ static void test_statements_still_parse(void) {
 
     p = parse_text("use b(3, 4)\nas: 5\n");
     CHECK(p.root == NULL && strstr(p.errors, "unexpected ':'"));
+    release(&p);
+
+    /* `from` after a use (and after its `as`) is its input layer; a field named from follows
+     * a separator. */
+    p = parse_ok("use b(1, 2) as \"p\" from \"x\"\nuse b(1, 2) from \"y\"\nuse b(1, 2); from: 3\n");
+    r = p.root;
+    if (r) {
+        CHECK(r->n_kids == 4);
+        CHECK(kid(r, 0)->kind == AST_USE && kid(r, 0)->a && kid(r, 0)->b &&
+              strcmp(kid(r, 0)->b->text, "x") == 0);
+        CHECK(kid(r, 1)->kind == AST_USE && !kid(r, 1)->a && kid(r, 1)->b &&
+              strcmp(kid(r, 1)->b->text, "y") == 0);
+        CHECK(kid(r, 2)->kind == AST_USE && !kid(r, 2)->b && is_field(kid(r, 3), "from"));
+    }
     release(&p);
 
     p = parse_ok("repeat i in n { if: i }\n"

@@ -1,0 +1,13 @@
+# `make train-effnet`: a small EfficientNet-like net (MBConv blocks with squeeze-and-excitation
+# gates, SiLU; tests/train/fmnist_effnet.spec) trains on all of Fashion-MNIST for 5 epochs and
+# must reach TRAIN_EFFNET_MIN top-1 (too long for `make test`). The figure is recorded in
+# bench/RESULTS.md.
+TRAIN_EFFNET_MIN ?= 92.0
+.PHONY: train-effnet
+train-effnet: all
+	@mkdir -p $(BUILD)/train-effnet
+	$(BUILD)/trainc build tests/train/fmnist_effnet.spec -o $(BUILD)/train-effnet/effnet
+	rm -rf $(BUILD)/train-effnet/run
+	time $(BUILD)/train-effnet/effnet --out $(BUILD)/train-effnet/run | tee $(BUILD)/train-effnet/log.txt
+	@grep '^final:' $(BUILD)/train-effnet/log.txt | awk -v min=$(TRAIN_EFFNET_MIN) \
+	  '{ v = $$4 + 0; if (v >= min) print "train-effnet: " v "% >= " min "%"; else { print "train-effnet: FAIL " v "% < " min "%"; exit 1 } }'

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The model specs of the newer torchvision families against torchvision itself (Debian's
+# python3-torchvision, its models built here, no weights): for each spec, every Conv2d,
+# Linear and BatchNorm2d module of the torchvision model must be a layer of the same name in
+# `trainc show --json` with the same parameters (and, for conv and linear, the same MACs,
+# counted by hooks on a 224x224 forward: OC*OH*OW*(C/groups)*KH*KW and in*out), and the
+# totals must be equal: parameters and conv/linear MACs to the unit.
+set -u
+source tests/lib.sh
+cd "$(dirname "$0")/../.."
+need_trainc
+py="$PY"   # Debian's python3-torch and python3-torchvision live in the system interpreter
+"$py" -c "import torch, torchvision" 2>/dev/null ||
+  { echo "FAIL: $py cannot import torch and torchvision (apt-get install python3-torchvision)" >&2; exit 1; }
+OMP_NUM_THREADS=1 "$py" - "$TRAINC" <<'PY'
+import json, subprocess, sys
+import torch, torchvision
+
+trainc = sys.argv[1]
+torch.set_num_threads(1)
+# spec name: torchvision constructor
+models = {
+    "mobilenet_v2": torchvision.models.mobilenet_v2,
+    "mobilenet_v3_large": torchvision.models.mobilenet_v3_large,
+    "efficientnet_b0": torchvision.models.efficientnet_b0,
+    "regnet_y_400mf": torchvision.models.regnet_y_400mf,
+    "shufflenet_v2_x1_0": torchvision.models.shufflenet_v2_x1_0,
+}
+bad = 0
+for name, ctor in models.items():
+    spec = "specs/models/%s.spec" % name
+    r = subprocess.run([trainc, "show", "--json", spec], capture_output=True, text=True)
+    if r.returncode != 0:
+        print("FAIL %s: trainc show --json exit %d\n%s" % (name, r.returncode, r.stderr[:2000]))
+        bad += 1
+        continue
+    j = json.loads(r.stdout)
+    ours = {l["name"]: l for l in j["layers"]}
+    model = ctor().eval()
+    macs = {}
+    def hook(mod, inp, out, key=None):
+        if isinstance(mod, torch.nn.Conv2d):
+            oc, oh, ow = out.shape[1], out.shape[2], out.shape[3]
+            macs[key] = oc * oh * ow * (mod.in_channels // mod.groups) * mod.kernel_size[0] * mod.kernel_size[1]
+        else:
+            macs[key] = mod.in_features * mod.out_features
+    mods = {}
+    for key, mod in model.named_modules():
+        if isinstance(mod, (torch.nn.Conv2d, torch.nn.Linear, torch.nn.BatchNorm2d)):
+            mods[key] = mod
+            if not isinstance(mod, torch.nn.BatchNorm2d):
+                mod.register_forward_hook(lambda m, i, o, key=key: hook(m, i, o, key))
+    with torch.no_grad():
+        model(torch.zeros(1, 3, 224, 224))
+    problems = []
+    for key, mod in mods.items():
+        p = sum(t.numel() for t in mod.parameters(recurse=False))
+        l = ours.get(key)
+        if l is None:
+            problems.append("torchvision's %s (%s) is no layer of the spec" % (key, type(mod).__name__))
+        elif l["params"] != p:
+            problems.append("%s: params %d, torchvision %d" % (key, l["params"], p))
+        elif key in macs and l["macs"] != macs[key]:
+            problems.append("%s: MACs %d, torchvision %d" % (key, l["macs"], macs[key]))
+    want_p = sum(t.numel() for t in model.parameters())
+    want_m = sum(macs.values())
+    if j["params"] != want_p: problems.append("total params %d, torchvision %d" % (j["params"], want_p))
+    if j["macs"] != want_m: problems.append("total MACs %d, torchvision %d" % (j["macs"], want_m))
+    print("%-4s %-20s params %9d (torchvision %9d)  MACs %11d (torchvision %11d)  %d modules matched by name"
+          % ("ok" if not problems else "FAIL", name, j["params"], want_p, j["macs"], want_m, len(mods)))
+    for p in problems[:10]: print("     " + p)
+    bad += bool(problems)
+sys.exit(1 if bad else 0)
+PY
