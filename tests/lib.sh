@@ -13,6 +13,8 @@ BUILD=${BUILD:-build}
 TRAINC=$BUILD/trainc
 PY=/usr/bin/python3
 SAN_LIBS="-Wl,--no-as-needed -l:libdnnl.so.2 -Wl,--as-needed"
+# for the functions a test runs in child shells (export -f, xargs bash -c)
+export BUILD TRAINC PY SAN_LIBS
 status=0
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); status=1; }
