@@ -59,23 +59,20 @@ static int bf16_hidden(void) { return rt_env_bool(RT_ENV_TRAINC_CPU_NO_BF16); }
 
 static rt_compute compute_mode = RT_COMPUTE_FP32;
 
-/* FP32 products: OpenBLAS where its run-time detection picked its Cooperlake or
- * SapphireRapids kernels (AVX-512). Elsewhere, on a CPU with AVX-512 and oneDNN there, FP32
- * goes to oneDNN's sgemm:
- *   - "Haswell" kernels on an AVX-512 CPU that Debian 12's OpenBLAS 0.3.21 does not know
- *     (Zen 5) run at about half oneDNN's rate;
- *   - its "SkylakeX" kernels, which it picks on Intel Xeons with AMX, gave a training run
- *     different parameters from one run to the next and, in some runs, NaN losses (the same
- *     trainer was deterministic on the Cooperlake and Haswell kernels and on oneDNN;
- *     bench/RESULTS.md, "GEMM library per linear product").
- * TRAINC_SGEMM=openblas or onednn forces either (for measurements). */
+/* FP32 products: OpenBLAS where its run-time detection picked AVX-512 kernels (SkylakeX,
+ * Cooperlake, SapphireRapids). On an AVX-512 CPU it does not know yet (Zen 5 with Debian
+ * 12's OpenBLAS 0.3.21) it runs its "Haswell" kernels at about half oneDNN's rate
+ * (bench/RESULTS.md, "GEMM library per linear product"), so there, with oneDNN installed,
+ * FP32 goes to oneDNN's sgemm. TRAINC_SGEMM=openblas or onednn forces either (for
+ * measurements); make test-cpu-paths runs the tests with OPENBLAS_CORETYPE=Haswell. */
 static int decide_dnnl_fp32(void) {
     if (rt_arith_pinned()) return 0;
     if (rt_env_is(RT_ENV_TRAINC_SGEMM, "openblas")) return 0;
     if (rt_env_is(RT_ENV_TRAINC_SGEMM, "onednn")) return rt_gemm_library_available(RT_GEMM_DNNL_F32);
     const char *core = openblas_get_corename();
-    int trusted_avx512_kernels = core && (strstr(core, "Cooperlake") || strstr(core, "SapphireRapids"));
-    return !trusted_avx512_kernels && __builtin_cpu_supports("avx512f") &&
+    int avx512_kernels = core && (strstr(core, "SkylakeX") || strstr(core, "Cooperlake") ||
+                                  strstr(core, "SapphireRapids"));
+    return !avx512_kernels && __builtin_cpu_supports("avx512f") &&
            rt_gemm_library_available(RT_GEMM_DNNL_F32);
 }
 
