@@ -30,7 +30,7 @@ static const char usage_text[] =
     "                          for that backend (\"trainer\"; default cpu)\n"
     "  show --buckets SPEC     the gradient all-reduce buckets of the compiled trainer\n"
     "  show --gpu-cost [--device h100|h200|a100] [--layout nchw|nhwc] [--old-kernels]\n"
-    "        [--no-bn-retire] SPEC\n"
+    "        [--no-bn-retire] [--no-bn-add] SPEC\n"
     "                          the CUDA step's kernels and library calls: bytes, FLOPs,\n"
     "                          launches and modeled time at the device's bandwidth and peak\n"
     "  show --device-memory GiB [--layout nchw|nhwc] SPEC\n"
@@ -48,12 +48,14 @@ static const char usage_text[] =
     "                          formulas, LR at landmarks, layers by stage (--layers: each);\n"
     "                          exit 0 same run, 1 different, 2 trouble (like diff(1))\n"
     "  build SPEC -o BIN [--emit-dir DIR] [--backend cpu|cuda] [--no-fuse] [--layout nchw|nhwc]\n"
-    "        [--no-bn-retire]\n"
+    "        [--no-bn-retire] [--no-bn-add]\n"
     "                          generate the specialized trainer and compile it; cuda\n"
     "                          needs 'make cuda' first; --no-fuse (cuda) runs one kernel\n"
     "                          per op instead of the fused ones; --layout nhwc (cuda, BF16\n"
     "                          or FP16) keeps activations channels-last for tensor cores;\n"
-    "                          --no-bn-retire (cuda nhwc) launches batch norm's sums apart\n"
+    "                          --no-bn-retire (cuda nhwc) launches batch norm's sums apart;\n"
+    "                          --no-bn-add (cuda nhwc) applies a residual block's closing\n"
+    "                          batch norms in passes of their own, not inside the add\n"
     "  build SPEC --emit-only --emit-dir DIR [...]\n"
     "                          the generated sources only, not compiled\n"
     "  schema --markdown       the field reference of the spec language\n"
@@ -148,6 +150,7 @@ static int cmd_show(int argc, char **argv) {
         else if (strcmp(argv[i], "--gpu-cost") == 0) gpu_cost = 1;
         else if (strcmp(argv[i], "--old-kernels") == 0) old_kernels = 1;
         else if (strcmp(argv[i], "--no-bn-retire") == 0) opt.no_bn_retire = 1;
+        else if (strcmp(argv[i], "--no-bn-add") == 0) opt.no_bn_add = 1;
         else if (strcmp(argv[i], "--device") == 0 || strcmp(argv[i], "--label") == 0) {
             if (i + 1 >= argc) return usage_error("option '%s' needs a value", argv[i]);
             if (strcmp(argv[i], "--device") == 0) device = argv[++i];
@@ -175,7 +178,17 @@ static int cmd_show(int argc, char **argv) {
         spec_doc_free(&doc);
         return usage_error("--no-bn-retire is for --layout nhwc (the only batch norm that retires its sums)%s", "");
     }
-    else if (!bad && gpu_cost) bad = show_gpu_cost(stdout, path, &res, device, opt.nhwc, old_kernels, opt.no_bn_retire, label);
+    else if (!bad && gpu_cost && opt.no_bn_add && !opt.nhwc) {
+        sema_result_free(&res);
+        spec_doc_free(&doc);
+        return usage_error("--no-bn-add is for --layout nhwc (the only layout whose adds apply batch norm)%s", "");
+    }
+    else if (!bad && !gpu_cost && (opt.no_bn_retire || opt.no_bn_add)) {
+        sema_result_free(&res);
+        spec_doc_free(&doc);
+        return usage_error("--no-bn-retire and --no-bn-add go with show --gpu-cost (or build)%s", "");
+    }
+    else if (!bad && gpu_cost) bad = show_gpu_cost(stdout, path, &res, device, opt.nhwc, old_kernels, opt.no_bn_retire, opt.no_bn_add, label);
     else if (!bad && gib > 0) bad = show_device_memory(stdout, path, &res, gib, opt.nhwc);
     else if (!bad && buckets) bad = show_buckets(stdout, path, &res);
     else if (!bad) {
@@ -228,6 +241,7 @@ static int cmd_build(int argc, char **argv) {
             if (parse_backend_option(argc, argv, &i, &opt)) return 2;
         } else if (strcmp(argv[i], "--no-fuse") == 0) opt.fuse = 0;
         else if (strcmp(argv[i], "--no-bn-retire") == 0) opt.no_bn_retire = 1;
+        else if (strcmp(argv[i], "--no-bn-add") == 0) opt.no_bn_add = 1;
         else if (strcmp(argv[i], "--emit-only") == 0) emit_only = 1;
         else if (argv[i][0] == '-') return usage_error("unknown or incomplete option '%s' for build", argv[i]);
         else if (spec) return usage_error("build takes one SPEC (extra '%s')", argv[i]);
@@ -235,6 +249,9 @@ static int cmd_build(int argc, char **argv) {
     }
     if (opt.no_bn_retire && !(opt.backend == BACKEND_CUDA && opt.nhwc))
         return usage_error("--no-bn-retire is for --backend cuda --layout nhwc (the only batch norm that retires its sums)%s", "");
+    if (opt.no_bn_add && !(opt.backend == BACKEND_CUDA && opt.nhwc && opt.fuse))
+        return usage_error("--no-bn-add is for --backend cuda --layout nhwc with fused kernels (the only build that "
+                           "applies batch norm inside the add)%s", "");
     if (spec && emit_only && (emit_dir || out)) {   /* the sources only: no compiler, no CUDA toolchain */
         if (opt.nhwc && opt.backend != BACKEND_CUDA) return usage_error("--layout nhwc needs --backend cuda%s", "");
         char default_dir[4200];
