@@ -109,7 +109,7 @@ static int cmd_check(int argc, char **argv) {
 
 /* The bucket plan of the CPU trainer, from the same lowering `build` uses. */
 static int show_buckets(FILE *out, const char *path, const sema_result *res) {
-    build_options cpu = { BACKEND_CPU, 1, 0, 0 };
+    build_options cpu = { BACKEND_CPU, 1, 0, 0, 0 };
     schedule s;
     int rc = lower(&s, res, &cpu, 0, path);   /* sema applied the schema's bucket_mb default */
     if (rc == 0) ir_print_buckets(out, &s.net, s.bucket_mb);
@@ -134,7 +134,7 @@ static int parse_backend_option(int argc, char **argv, int *i, build_options *op
 static int cmd_show(int argc, char **argv) {
     int json = 0, buckets = 0, gpu_cost = 0, old_kernels = 0;
     const char *lr_plot = NULL, *device = "h100", *label = NULL;
-    build_options opt = { BACKEND_CPU, 1, 0, 0 };
+    build_options opt = { BACKEND_CPU, 1, 0, 0, 0 };
     double gib = 0;
     const char *path = NULL;
     for (int i = 0; i < argc; i++) {
@@ -233,7 +233,7 @@ static int cmd_diff(int argc, char **argv) {
 static int cmd_build(int argc, char **argv) {
     const char *spec = NULL, *out = NULL, *emit_dir = NULL;
     int emit_only = 0;
-    build_options opt = { BACKEND_CPU, 1, 0, 0 };
+    build_options opt = { BACKEND_CPU, 1, 0, 0, 0 };
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) out = argv[++i];
         else if (strcmp(argv[i], "--emit-dir") == 0 && i + 1 < argc) emit_dir = argv[++i];
