@@ -12,7 +12,7 @@
 # backward reads dy only where the ReLU passed it: at most the predicted bytes). Then the comparison
 # itself must catch a difference: one kernel's predicted bytes changed by 16 fails it.
 # A mutant of the code fails it too: channel_tiles.cuh's MIN_ROWS_PER_BLOCK 256 -> 128 (twice
-# the row splits, so twice the partial sums) makes 10 of resnet_bf16's 142 launches differ
+# the row splits, so twice the partial sums) makes 10 of resnet_bf16's launches differ
 # (e.g. vec_grads_retire_kernel of stem_bn: predicted read=49924 write=1284, counted
 # read=50436 write=1796), as does any kernel that reads or writes a tensor the model does not
 # list, or skips one it does.
