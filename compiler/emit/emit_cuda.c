@@ -102,6 +102,37 @@ static void forward_begin(emitter *e) {
     fprintf(e->out, "static void forward(rt_model_ctx *ctx) {\n    RT_CUDA_DEVICE_LOCALS;\n");
 }
 
+/* The add that applies bn op i (ir_op.bn_in_add): its one reader. */
+static const char *bn_add_of(const ir_net *net, int i) {
+    for (int j = i + 1; j < net->n_ops; j++)
+        for (int k = 0; k < net->ops[j].n_in; k++)
+            if (net->ops[j].in[k] == i + 1) return net->ops[j].name;
+    return "?";
+}
+
+/* Add op j with the bn(s) it applies (ir_op.add_bns, lower.c): act(bn_a(xa) + bn_b(xb) or xb)
+ * in one channels-last pass; a is a bn, b the other input (a bn too in a projection block). */
+static void bn_add_forward(emitter *e, int j) {
+    const ir_net *net = e->net;
+    const ir_op *op = &net->ops[j];
+    FILE *out = e->out;
+    int first = op->in[0] > 0 && net->ops[op->in[0] - 1].bn_in_add ? 0 : 1;
+    int va = op->in[first], vb = op->in[!first];
+    const ir_op *a = &net->ops[va - 1], *b = vb > 0 && net->ops[vb - 1].bn_in_add ? &net->ops[vb - 1] : NULL;
+    char xa[128], xb[128];
+    ir_value_name(net, a->in[0], xa, sizeof xa);
+    ir_value_name(net, b ? b->in[0] : vb, xb, sizeof xb);
+    fprintf(out, "    /* bn \"%s\"%s%s%s + add%s in one pass (--no-bn-add: apart) */\n", a->name, b ? " and bn \"" : "",
+            b ? b->name : "", b ? "\"" : "", op->act ? " + relu" : "");
+    fprintf(out, "    cuda_bn_add_relu_nhwc(%s_out, %s, %s_weight, %s_bias, %s_saved, %s_saved + %d,\n", op->ident, xa,
+            a->ident, a->ident, a->ident, a->ident, a->c);
+    if (b)
+        fprintf(out, "                          %s, %s_weight, %s_bias, %s_saved, %s_saved + %d,\n", xb, b->ident,
+                b->ident, b->ident, b->ident, b->c);
+    else fprintf(out, "                          %s, NULL, NULL, NULL, NULL,\n", xb);
+    fprintf(out, "                          BATCH * %ldL, %d, %d);\n", ir_hw(op), op->c, op->act);
+}
+
 static void forward_op(emitter *e, int i) {
     const ir_net *net = e->net;
     const ir_op *op = &net->ops[i];
@@ -123,9 +154,12 @@ static void forward_op(emitter *e, int i) {
         /* Caffe's use_global_stats: the running statistics in training too; the evaluation's
          * forward-only schedule: in evaluation alone */
         if (op->bn_frozen || net->forward_only) {
-            fprintf(out, "    cuda_batchnorm_stats_eval(%s_saved, %s_saved + %d, %s_running_mean, %s_running_var, %d, %s);\n"
-                         "    fused_%s_apply(%s_out, %s, %s_weight, %s_bias, %s_saved, %s_saved + %d);\n",
-                    id, id, op->c, id, id, op->c, c_float(op->eps), id, id, in, id, id, id, id, op->c);
+            fprintf(out, "    cuda_batchnorm_stats_eval(%s_saved, %s_saved + %d, %s_running_mean, %s_running_var, %d, %s);\n",
+                    id, id, op->c, id, id, op->c, c_float(op->eps));
+            if (!op->bn_in_add)
+                fprintf(out, "    fused_%s_apply(%s_out, %s, %s_weight, %s_bias, %s_saved, %s_saved + %d);\n", id, id, in,
+                        id, id, id, id, op->c);
+            else fprintf(out, "    /* applied inside add \"%s\" (cuda_bn_add_relu_nhwc) */\n", bn_add_of(net, i));
             break;
         }
         fprintf(out,
@@ -133,10 +167,13 @@ static void forward_op(emitter *e, int i) {
                 "        cuda_batchnorm_stats_train%s%s(%s_saved, %s_saved + %d, %s_running_mean, %s_running_var, %s,\n"
                 "                                   BATCH, %d, %ld, %s, %s, %d);\n"
                 "    else\n"
-                "        cuda_batchnorm_stats_eval(%s_saved, %s_saved + %d, %s_running_mean, %s_running_var, %d, %s);\n"
-                "    fused_%s_apply(%s_out, %s, %s_weight, %s_bias, %s_saved, %s_saved + %d);\n",
+                "        cuda_batchnorm_stats_eval(%s_saved, %s_saved + %d, %s_running_mean, %s_running_var, %d, %s);\n",
                 sfx(e), op->bn_retire ? "_retire" : "", id, id, op->c, id, id, in, op->c, ir_hw(op), c_float(op->momentum), c_float(op->eps),
-                net->sync_bn, id, id, op->c, id, id, op->c, c_float(op->eps), id, id, in, id, id, id, id, op->c);
+                net->sync_bn, id, id, op->c, id, id, op->c, c_float(op->eps));
+        if (!op->bn_in_add)
+            fprintf(out, "    fused_%s_apply(%s_out, %s, %s_weight, %s_bias, %s_saved, %s_saved + %d);\n", id, id, in, id,
+                    id, id, id, op->c);
+        else fprintf(out, "    /* applied inside add \"%s\" (cuda_bn_add_relu_nhwc) */\n", bn_add_of(net, i));
         break;
     case IR_LN:
         fprintf(out, "    cuda_layernorm_forward(%s_out, %s_saved, %s_saved + %ld, %s, %s_weight, %s_bias, %s, %s);\n",
@@ -172,6 +209,10 @@ static void forward_op(emitter *e, int i) {
                 c_float(op->lrn_k));
         break;
     case IR_ADD:
+        if (op->add_bns) {
+            bn_add_forward(e, i);
+            break;
+        }
         fprintf(out, "    fused_%s_forward(%s_out", id, id);
         for (int k = 0; k < op->n_in; k++) fprintf(out, ", %s", ir_value_name(net, op->in[k], b, sizeof b));
         fprintf(out, ");\n");

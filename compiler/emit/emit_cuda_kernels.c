@@ -205,7 +205,7 @@ static void gen_add(kgen *g, int i) {
     snprintf(body + b, sizeof body - (size_t)b, ";%s", relu ? " r = r > 0.0f ? r : 0.0f;" : "");
     snprintf(what, sizeof what, "add \"%s\" of %d inputs%s, [%d,%d,%d,%d]", op->name, op->n_in, relu ? ", then ReLU" : "",
              g->net->batch, op->c, op->h, op->w);
-    kernel(g, &k);
+    if (!op->add_bns) kernel(g, &k);   /* else cuda_bn_add_relu_nhwc with its bns */
     if (g->net->forward_only) return;   /* kernels_eval.cu: the forward alone */
 
     /* backward: g = dout (masked by the ReLU output), assigned to or added into each input */
@@ -303,7 +303,9 @@ static void generate(kgen *g) {
         const ir_op *op = &net->ops[i];
         switch (op->kind) {
         case IR_CONV: case IR_LINEAR: if (op->b_off >= 0) gen_bias(g, i); break;
-        case IR_BN: gen_bn_apply(g, i); break;
+        case IR_BN:
+            if (!net->ops[i].bn_in_add) gen_bn_apply(g, i);   /* else applied by cuda_bn_add_relu_nhwc */
+            break;
         case IR_ADD: gen_add(g, i); break;
         case IR_LAYER_SCALE: gen_layer_scale(g, i); break;
         case IR_DROPOUT:

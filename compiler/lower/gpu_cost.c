@@ -185,10 +185,20 @@ static void forward(walk *w, int i) {
             add(w, bk.stats, i, 0, GK_KERNEL, x + c4, 16.0 * op->c * sp, 3.0 * x / w->eb, 1);
             add(w, bk.finish, i, 0, GK_KERNEL, 16.0 * op->c * sp + 2 * c4, 4 * c4, 0, 0);
         }
-        add(w, "apply", i, 0, GK_KERNEL, x + 4 * c4, y, 2.0 * x / w->eb, 1);
+        if (!op->bn_in_add) add(w, "apply", i, 0, GK_KERNEL, x + 4 * c4, y, 2.0 * x / w->eb, 1);
         break;
     }
     case IR_ADD: {
+        if (op->add_bns) {   /* bn_add_relu_nhwc.cu: each bn's input and its 4 per-channel vectors */
+            double rd = 0, f = 0;
+            for (int k = 0; k < op->n_in; k++) {
+                const ir_op *in = op->in[k] > 0 ? &net->ops[op->in[k] - 1] : NULL;
+                if (in && in->bn_in_add) rd += act(w, in->in[0]) + 4 * c4, f += 2.0 * y / w->eb;
+                else rd += act(w, op->in[k]);
+            }
+            add(w, "bn_add_relu_nhwc_kernel", i, 0, GK_KERNEL, rd, y, f + (op->act ? 2.0 : 1.0) * y / w->eb, 1);
+            break;
+        }
         double rd = 0;
         for (int k = 0; k < op->n_in; k++) rd += act(w, op->in[k]);
         add(w, "add_forward", i, 0, GK_KERNEL, rd, y, 0, 1);

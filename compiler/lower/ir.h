@@ -92,6 +92,11 @@ typedef struct {
     /* bn on CUDA channels-last: the per-channel sums finished by each channel tile's last
      * block (a retire counter) instead of launches of their own (lower.c) */
     int bn_retire;
+    /* CUDA channels-last: a residual block's closing bn(s) applied inside the add's kernel
+     * (bn_add_relu_nhwc.cu; lower.c). On the bn: bn_in_add, its statistics pass runs in place
+     * but its apply does not, and its output is never written. On the add: add_bns, how many of
+     * its two inputs are such bns (2: a projection block's main and downsample branches). */
+    int bn_in_add, add_bns;
     /* CPU: a residual block's closing bn + add (+ relu) in one op (ir_build.c). On the add:
      * bn_in is the value of a bn that runs inside it, act(bn(in) + other input), or 0; that
      * bn, the op right before the add, has into_add set and no stored output. mask_in_bn

@@ -81,6 +81,34 @@ static void choose_bn_retire(ir_net *net, int sync_bn) {
     }
 }
 
+/* CUDA channels-last (16-bit activations): a two-input add whose inputs include a bn that it
+ * alone reads, without a ReLU of its own, normalizes that bn itself: act(bn(a) + bn(b)) or
+ * act(bn(a) + b) in one kernel (bn_add_relu_nhwc.cu) that writes only the add's output. The
+ * bn's statistics pass stays where it was; its backward reads x, never bn(x), and the add's
+ * backward reads its own output, so the backward is unchanged. A projection block's two bns
+ * both fuse (MLPerf's structure). Only with fused elementwise kernels (not --no-fuse). */
+static int bn_into_add(const ir_net *net, int v) {
+    if (v <= 0) return 0;
+    const ir_op *bn = &net->ops[v - 1];
+    if (bn->kind != IR_BN || bn->act) return 0;
+    int readers = 0;
+    for (int i = 0; i < net->n_ops; i++)
+        for (int k = 0; k < net->ops[i].n_in; k++) readers += net->ops[i].in[k] == v;
+    return readers == 1 && v != net->n_ops;
+}
+
+static void choose_bn_add(ir_net *net) {
+    for (int j = 0; j < net->n_ops; j++) {
+        ir_op *add = &net->ops[j];
+        if (add->kind != IR_ADD || add->n_in != 2 || add->in[0] == add->in[1]) continue;
+        int a = bn_into_add(net, add->in[0]), b = bn_into_add(net, add->in[1]);
+        if (!a && !b) continue;
+        add->add_bns = a + b;
+        if (a) net->ops[add->in[0] - 1].bn_in_add = 1;
+        if (b) net->ops[add->in[1] - 1].bn_in_add = 1;
+    }
+}
+
 static cuda_precision precision_of(const run_config *run) {
     switch (run->compute) {
     case RUN_TF32: return CUDA_TF32;
@@ -124,6 +152,7 @@ int lower(schedule *s, const sema_result *res, const build_options *opt, int bat
     if (cuda && opt->nhwc && check_nhwc(s, spec_path)) return 1;
     if (!cuda) choose_conv_algos(&s->net);   /* cuDNN times its own at start-up */
     if (cuda && opt->nhwc && !opt->no_bn_retire) choose_bn_retire(&s->net, run->sync_bn);
+    if (cuda && opt->nhwc && opt->fuse && !opt->no_bn_add) choose_bn_add(&s->net);
     ir_plan_buckets(&s->net, s->bucket_mb);
     s->net.sync_bn = run->sync_bn;
     return 0;

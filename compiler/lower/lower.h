@@ -13,6 +13,7 @@ typedef struct {
     int fuse;   /* CUDA: fuse elementwise chains (0: one kernel per op, to test the fused ones) */
     int nhwc;   /* CUDA: channels-last activations (--layout nhwc) */
     int no_bn_retire;   /* CUDA channels-last: batch norm's sums in launches of their own (--no-bn-retire) */
+    int no_bn_add;      /* CUDA channels-last: a block's closing bn apply, add and ReLU in passes of their own (--no-bn-add) */
 } build_options;
 
 /* precision.compute as the CUDA runtime names it (rt_cuda_math in rt_cuda.h). */

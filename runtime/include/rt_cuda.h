@@ -221,6 +221,13 @@ void cuda_batchnorm_backward_nhwc_retire(void *din /*or NULL*/, float *dgamma, f
                                          const float *gamma, const float *save_mean,
                                          const float *save_inv_std, int n, int c, int hw, int sync);
 
+/* A residual block's closing batch norm(s), add and ReLU in one channels-last pass that writes
+ * only out (bn_add_relu_nhwc.cu): out = act(bn_a(xa) + bn_b(xb)) with mean / inv_std from the
+ * bns' statistics passes; gb == NULL: xb is the identity shortcut, added as it is. rows = N*H*W. */
+void cuda_bn_add_relu_nhwc(void *out, const void *xa, const float *ga, const float *ba, const float *ma,
+                           const float *sa, const void *xb, const float *gb, const float *bb, const float *mb,
+                           const float *sb, long rows, int c, int relu);
+
 /* ---- Layer norm over C per (n, pixel) --------------------------------------------------- */
 void cuda_layernorm_forward(void *out, float *save_mean, float *save_rstd, const void *in,
                             const float *gamma, const float *beta, int n, int c, int hw, float eps);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Shows the emulator catching broken CUDA code: each mutant is a copy of one runtime file
 # with one deliberate mistake, compiled by emu-nvcc and linked ahead of libtrainrt_cuda into
-# tests/gpu/test_ops_gpu, which must then fail. Not part of `make test` (eleven relinks and
+# tests/gpu/test_ops_gpu, which must then fail. Not part of `make test` (fourteen relinks and
 # runs, several minutes); run after `make emu`:  bash tests/emu/mutants.sh
 #   index:    relu.cu writes out[i + 1] (ASan: heap-buffer-overflow, with the line)
 #   barrier:  cuda_common.cuh's block_sum without its second __syncthreads (thread 0 reads
@@ -24,6 +24,8 @@
 #             statistics are never finished: test_ops_gpu's retire checks fail)
 #   retire-reset: the last block leaves its tile's counter as it is (the next launch's count
 #             starts off, and its statistics are finished by no block or too early)
+#   bn-add-branch: bn_add_relu_nhwc.cu adds a projection block's downsample branch without
+#             normalizing it (the second bn dropped: test_ops_gpu's projection checks fail)
 # MUTANTS="name ..." runs only those.
 set -u
 BUILD=${BUILD:-build}
@@ -65,6 +67,8 @@ mutant labels ops/softmax_xent.cu 's/if \(y < 0 \|\| y >= k\) \{/if (0) {/' ops/
 mutant pin-cap context.cu 's/(void rt_cuda_pin_host\(void \*p, size_t bytes\) \{\n)/$1    if (ctx.n_pinned >= 8) return;\n/' context.cu \
   "FAIL .*page-locked"
 mutant unpin context.cu 's/    if \(ctx.n_pinned == 0\) atexit\(unpin_all\);\n//' context.cu "still registered with cudaHostRegister"
+mutant bn-add-branch ops/bn_add_relu_nhwc.cu 's/r \+= rt_ld\(b\.e\[v\]\) \* kb \+ hb;/r += rt_ld(b.e[v]);/' \
+  ops/bn_add_relu_nhwc.cu "FAIL .*projection"
 mutant retire-last ops/batchnorm_nhwc_vec.cu 's/== gridDim.y - 1\);/== gridDim.y);/' ops/batchnorm_nhwc_vec.cu \
   "FAIL .*retire"
 mutant retire-reset ops/batchnorm_nhwc_vec.cu 's/(vec_tile_totals<V>\(part, c, \[&\]\(int ch, double a, double b\) \{\n        finish_channel_stats[^\n]*\n    \}\);\n)    if \(threadIdx.x == 0 && threadIdx.y == 0\) counters\[blockIdx.x\] = 0;\n/$1/' \

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The GPU cost model against the emulator's count (part of `make test`): each example net
 # (FP32, NCHW), the ResNet example in BF16 channels-last with the default kernels (batch
-# norm's sums retired in their pass), with --no-bn-retire and with the old batch-norm and
+# norm's sums retired in their pass, a block's closing bns applied inside its add: both
+# branches of a projection block, bn_add_relu_nhwc_kernel), with --no-bn-retire, with
+# --no-bn-add (each bn applied by its own kernel, then the add) and with the old batch-norm and
 # pooling kernels (TRAINC_CUDA_BN=old TRAINC_CUDA_POOL=old, the code the H100 measured), and ResNet-50 at batch 2 on 32x32 inputs in BF16 channels-last, each built
 # through the emulator's traffic build (make emu-traffic) and run for one profiled step
 # (TRAINC_CUDA_PROFILE_STEP=1, EMU_TRAFFIC=FILE): `trainc show --gpu-cost` must name every
@@ -10,7 +12,7 @@
 # backward reads dy only where the ReLU passed it: at most the predicted bytes). Then the comparison
 # itself must catch a difference: one kernel's predicted bytes changed by 16 fails it.
 # A mutant of the code fails it too: channel_tiles.cuh's MIN_ROWS_PER_BLOCK 256 -> 128 (twice
-# the row splits, so twice the partial sums) makes 10 of resnet_bf16's 142 launches differ
+# the row splits, so twice the partial sums) makes 10 of resnet_bf16's launches differ
 # (e.g. vec_grads_retire_kernel of stem_bn: predicted read=49924 write=1284, counted
 # read=50436 write=1796), as does any kernel that reads or writes a tensor the model does not
 # list, or skips one it does.
@@ -59,6 +61,7 @@ check fmnist_resnet nchw
 cp "$out/fmnist_resnet.spec" "$out/resnet_bf16.spec" && echo 'precision { compute: BF16 }' >> "$out/resnet_bf16.spec"
 check resnet_bf16 nhwc
 FLAGS=--no-bn-retire check resnet_bf16 nhwc
+FLAGS=--no-bn-add check resnet_bf16 nhwc
 check resnet_bf16 nhwc TRAINC_CUDA_BN=old TRAINC_CUDA_POOL=old TRAINC_CUDA_BIAS=old
 S=2 B=2 LR='sgd { momentum: 0.9 } lr { base: 0.01 }' spec resnet50 specs/models/resnet50.spec 'net { input_shape: [3, 32, 32] }' \
   'precision { compute: BF16 }'

@@ -1011,6 +1011,41 @@ static void run_nhwc_ops(void) {
     run_depthwise(1);
 }
 
+/* A residual block's output in one channels-last pass (bn_add_relu_nhwc.cu) against the
+ * unfused CPU ops: batch norm of each branch (its batch statistics), the add, then ReLU.
+ * proj: the shortcut is a second bn (a projection block's downsample branch), else the
+ * identity. The statistics come from the GPU's own statistics pass, as in the trainer; the
+ * output within TOL of its largest magnitude (1e-4 FP32, 1e-2 BF16/FP16: one 16-bit rounding
+ * of the output, and of the GPU's FP32 sums against the CPU's double ones). */
+static void test_bn_add_relu(int n, int c, int hw, int proj, int relu) {
+    long total = (long)n * c * hw;
+    float *xa = host_random(total, 2), *xb = host_random(total, 2);
+    for (long i = 0; i < total; i++) xa[i] += 0.5f, xb[i] -= 0.25f;   /* non-zero means */
+    round_act(xa, total), round_act(xb, total);
+    float *ga = host_random(c, 1), *ba = host_random(c, 1), *gb = host_random(c, 1), *bb = host_random(c, 1);
+    float *rm = rt_xmalloc(c * 4), *rv = rt_xmalloc(c * 4), *ma = rt_xmalloc(c * 4), *sa = rt_xmalloc(c * 4);
+    float *mb = rt_xmalloc(c * 4), *sb = rt_xmalloc(c * 4);
+    float *ya = rt_xmalloc(total * 4), *yb = rt_xmalloc(total * 4), *y = rt_xmalloc(total * 4);
+    for (int i = 0; i < c; i++) rm[i] = 0, rv[i] = 1;
+    batchnorm_forward_train(ya, ma, sa, rm, rv, xa, ga, ba, n, c, hw, 0.1f, 1e-5f, RT_ACT_NONE);
+    if (proj) batchnorm_forward_train(yb, mb, sb, rm, rv, xb, gb, bb, n, c, hw, 0.1f, 1e-5f, RT_ACT_NONE);
+    else memcpy(yb, xb, total * 4);
+    for (long i = 0; i < total; i++) y[i] = ya[i] + yb[i];
+    if (relu) relu_forward(y, y, total);
+    void *gxa = act_from(nhwc_of(xa, n, c, hw), total), *gxb = act_from(nhwc_of(xb, n, c, hw), total);
+    void *gy = act_zero(total);
+    float *gga = dev_from(ga, c), *gba = dev_from(ba, c), *ggb = dev_from(gb, c), *gbb = dev_from(bb, c);
+    float *gma = dev_zero(c), *gsa = dev_zero(c), *gmb = dev_zero(c), *gsb = dev_zero(c);
+    float *rm0 = dev_zero(c), *rv0 = dev_zero(c);
+    cuda_batchnorm_stats_train_nhwc_retire(gma, gsa, rm0, rv0, gxa, n, c, hw, 0.1f, 1e-5f, 0);
+    if (proj) cuda_batchnorm_stats_train_nhwc_retire(gmb, gsb, rm0, rv0, gxb, n, c, hw, 0.1f, 1e-5f, 0);
+    cuda_bn_add_relu_nhwc(gy, gxa, gga, gba, gma, gsa, gxb, proj ? ggb : NULL, gbb, gmb, gsb, (long)n * hw, c, relu);
+    char what[128];
+    snprintf(what, sizeof what, "bn%s + add%s nhwc [%d,%d,%d]", proj ? " + bn (projection)" : "", relu ? " + relu" : "",
+             n, c, hw);
+    compare_act(what, gy, nhwc_of(y, n, c, hw), total, TOL);
+}
+
 /* Batch norm and max pooling, in both layouts from `layout` (0: NCHW too, 1: NHWC only): the
  * shapes pick every path of the kernels: channels-last (batchnorm_nhwc_vec.cu,
  * maxpool2d_nhwc_vec.cu) vectors of 4 (batch norm) or 8 (16-bit max pool) channels when they
@@ -1039,6 +1074,14 @@ static void run_norm_pool_ops(int layout) {
     test_batchnorm(4, 520, 9, 2);
     test_batchnorm(3, 37, 41, 2);
     test_batchnorm(32, 8, 1000, 2);
+    /* A block's closing bn(s) + add + ReLU in one pass: both branches (projection) and the
+     * identity shortcut; channel vectors (64), one channel a thread (37), a partial vector
+     * tail (12 in 16-bit: no 8-channel vector), without the ReLU. */
+    test_bn_add_relu(4, 64, 49, 1, 1);
+    test_bn_add_relu(4, 64, 49, 0, 1);
+    test_bn_add_relu(3, 37, 41, 1, 1);
+    test_bn_add_relu(5, 12, 9, 1, 0);
+    test_bn_add_relu(2, 256, 16, 1, 1);
     for (int nhwc = layout; nhwc < 2; nhwc++) {
         test_pool("2x2 stride 2", (rt_pool_shape){ .n = 3, .c = 5, .h = 14, .w = 14, .kh = 2, .kw = 2, .sh = 2,
                                                     .sw = 2 }, nhwc);

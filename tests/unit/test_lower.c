@@ -54,7 +54,7 @@ static int op_named(const ir_net *net, const char *name) {
 }
 
 static void check_schedule(const sema_result *res, build_backend backend) {
-    build_options opt = { backend, 1, 0, 0 };
+    build_options opt = { backend, 1, 0, 0, 0 };
     schedule s;
     CHECK(lower(&s, res, &opt, 0, "t.spec") == 0);
     const ir_net *net = &s.net;
@@ -105,12 +105,53 @@ static void check_bias_rule(const char *dir) {
                "solver { epochs: 1 sgd { momentum: 0.9 } lr { base: 0.1 } }\n",
                &doc, &res) == 0);
     for (int b = 0; b < 2; b++) {
-        build_options opt = { b ? BACKEND_CUDA : BACKEND_CPU, 1, 0, 0 };
+        build_options opt = { b ? BACKEND_CUDA : BACKEND_CPU, 1, 0, 0, 0 };
         schedule s;
         CHECK(lower(&s, &res, &opt, 0, "nobias.spec") == 0);
         int relu_ops = 0;
         for (int i = 0; i < s.net.n_ops; i++) relu_ops += s.net.ops[i].kind == IR_RELU;
         CHECK(relu_ops == (b ? 2 : 0));   /* CPU: both fused (conv and linear apply it) */
+        schedule_free(&s);
+    }
+    sema_result_free(&res);
+    spec_doc_free(&doc);
+}
+
+/* CUDA channels-last: a block's closing bn(s) run inside the add (ir_op.bn_in_add, add_bns):
+ * both branches of a projection block (b2, b3), the main branch of an identity block (b4);
+ * not with --no-bn-add, --no-fuse, NCHW or on the CPU. */
+static void check_bn_add(const char *dir) {
+    spec_doc doc;
+    sema_result res;
+    CHECK(load(dir, "proj.spec",
+               "net {\n  input_shape: [3, 8, 8]\n  classes: 4\n"
+               "  conv { name: \"c1\" out: 8 kernel: 3 pad: 1 }\n  relu { name: \"r1\" }\n"
+               "  conv { name: \"c2\" out: 16 kernel: 3 pad: 1 stride: 2 bias: false }\n  bn { name: \"b2\" }\n"
+               "  conv { name: \"c3\" inputs: [\"r1\"] out: 16 kernel: 1 stride: 2 bias: false }\n"
+               "  bn { name: \"b3\" }\n"
+               "  add { name: \"sum\" inputs: [\"b2\", \"b3\"] }\n  relu { name: \"r2\" }\n"
+               "  conv { name: \"c4\" out: 16 kernel: 3 pad: 1 bias: false }\n  bn { name: \"b4\" }\n"
+               "  add { name: \"sum2\" inputs: [\"b4\", \"r2\"] }\n  relu { name: \"r3\" }\n"
+               "  gap { name: \"g\" }\n  linear { name: \"fc\" out: 4 }\n}\n"
+               "precision { compute: BF16 }\n"
+               "data { train { source: \"synthetic\" samples: 8 batch_per_rank: 2 } }\n"
+               "solver { epochs: 1 sgd { momentum: 0.9 } lr { base: 0.1 } }\n",
+               &doc, &res) == 0);
+    /* backend, fuse, nhwc, no_bn_add: only the first fuses */
+    static const build_options opts[] = { { BACKEND_CUDA, 1, 1, 0, 0 }, { BACKEND_CUDA, 1, 1, 0, 1 },
+                                          { BACKEND_CUDA, 0, 1, 0, 0 }, { BACKEND_CUDA, 1, 0, 0, 0 } };
+    for (int v = 0; v < 4; v++) {
+        schedule s;
+        CHECK(lower(&s, &res, &opts[v], 0, "proj.spec") == 0);
+        const ir_net *net = &s.net;
+        int sum = op_named(net, "sum"), sum2 = op_named(net, "sum2"), b2 = op_named(net, "b2"), b3 = op_named(net, "b3"),
+            b4 = op_named(net, "b4");
+        CHECK(sum >= 0 && sum2 >= 0 && b2 >= 0 && b3 >= 0 && b4 >= 0);
+        if (sum < 0 || sum2 < 0 || b2 < 0 || b3 < 0 || b4 < 0) { schedule_free(&s); continue; }
+        int on = v == 0;
+        CHECK(net->ops[sum].add_bns == (on ? 2 : 0) && net->ops[sum2].add_bns == (on ? 1 : 0));
+        CHECK(net->ops[b2].bn_in_add == on && net->ops[b3].bn_in_add == on && net->ops[b4].bn_in_add == on);
+        if (opts[v].fuse) CHECK(net->ops[sum].act && net->ops[sum2].act);   /* the ReLU goes with the add */
         schedule_free(&s);
     }
     sema_result_free(&res);
@@ -127,6 +168,7 @@ int main(void) {
     sema_result_free(&res);
     spec_doc_free(&doc);
     check_bias_rule(tmpdir);
+    check_bn_add(tmpdir);
     char cmd[64];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     if (system(cmd)) {}
