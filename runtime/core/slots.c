@@ -5,7 +5,7 @@
 
 #include "rt_slots.h"
 
-static long env_count(const char *name) {
+long rt_env_count(const char *name) {
     const char *v = getenv(name);
     if (!v) return 0;
     char *end;
@@ -16,7 +16,7 @@ static long env_count(const char *name) {
 long rt_local_ranks(void) {
     static const char *const vars[] = { "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE" };
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
-        if (env_count(vars[i])) return env_count(vars[i]);
+        if (rt_env_count(vars[i])) return rt_env_count(vars[i]);
     return 1;
 }
 

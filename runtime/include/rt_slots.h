@@ -16,6 +16,9 @@ int rt_slots(void);
 int rt_slot_slices(void);
 /* The threads worth starting for R slots of work: min(R, OpenMP threads), at least 1. */
 int rt_slot_threads(void);
+/* A positive integer environment value (a launcher's or OpenMP's, not TRAINC_*, which
+ * rt_env.h reads), else 0; OMP_NUM_THREADS may be a list: its first. */
+long rt_env_count(const char *name);
 /* Ranks on this node as the launchers tell them (Open MPI, MPICH/Hydra, Slurm); 1 if none. */
 long rt_local_ranks(void);
 

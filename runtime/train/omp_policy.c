@@ -32,15 +32,6 @@
 #include "rt_slots.h"
 #include "rt_trainer.h"
 
-/* A positive integer environment value, else 0 (OMP_NUM_THREADS may be a list: its first). */
-static long env_count(const char *name) {
-    const char *v = getenv(name);
-    if (!v) return 0;
-    char *end;
-    long n = strtol(v, &end, 10);
-    return n > 0 && end != v ? n : 0;
-}
-
 /* The CPUs this process may run on: the union of libgomp's places where it made them (it has
  * then bound this thread to the first), else this thread's affinity. 0 if unknown. */
 static int process_cpus(cpu_set_t *set) {
@@ -86,7 +77,7 @@ void rt_trainer_choose_omp_policy(char **argv) {
     int changed = 0;
     if (!getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT")) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
-        long cores = have_cpus ? CPU_COUNT(&cpus) : n > 0 ? n : 1, threads = env_count("OMP_NUM_THREADS");
+        long cores = have_cpus ? CPU_COUNT(&cpus) : n > 0 ? n : 1, threads = rt_env_count("OMP_NUM_THREADS");
         if (!threads) threads = cores;
         if (rt_local_ranks() * threads > cores) setenv("OMP_WAIT_POLICY", "passive", 1);
         else setenv("GOMP_SPINCOUNT", "10000", 1);
