@@ -1,5 +1,5 @@
 /* Caffe's solvers' forms against float64 references of Caffe's update rules: RMSProp,
- * AdaGrad and AdaDelta (rt_adaptive_step, and through the dispatcher) below. Adam
+ * AdaGrad and AdaDelta (rt_rmsprop_step, rt_adaptive_step, and the dispatcher) below. Adam
  * (rt_adamw_config.caffe_form, adam_solver.cpp): the gradient gets local_decay·w added, the
  * moments are of that, and the update is local_rate·sqrt(1 − β2^t)/(1 − β1^t)·m/(sqrt(v) + δ).
  * SGD and Nesterov (rt_sgd_config.lr_in_velocity), written from sgd_solver.cpp /
@@ -142,7 +142,7 @@ static void test_adam_first_step_by_hand(void) {
     CHECK(fabs(pt - p) > 1e-3);
 }
 
-/* RMSProp, AdaGrad and AdaDelta (rt_adaptive_step) against rmsprop_solver.cpp,
+/* RMSProp (rt_rmsprop_step's torch form), AdaGrad and AdaDelta (rt_adaptive_step) against rmsprop_solver.cpp,
  * adagrad_solver.cpp and adadelta_solver.cpp in float64: the gradient with local_decay·w
  * added, the history updated, the update local_rate times the solver's ratio. */
 static void ref_adaptive(rt_optim_kind kind, double *w, double *h, double *h2, const double *g, long n, double rate,
@@ -172,6 +172,9 @@ static void run_adaptive_vs_ref(rt_optim_kind kind, long n, float wd, float scal
     double rho = kind == RT_OPTIM_ADADELTA ? 0.95 : 0.98, delta = kind == RT_OPTIM_ADADELTA ? 1e-6 : 1e-8;
     rt_adaptive_config c = { .decay = kind == RT_OPTIM_ADAGRAD ? 0 : rho, .eps = delta };
     rt_optim_config oc = { .kind = kind, .adaptive = c };
+    /* Caffe's RMSProp is rmsprop's torch form without momentum (rt_rmsprop_step) */
+    rt_rmsprop_config rc = { .alpha = rho, .eps = delta, .momentum = 0.0f, .tf = false };
+    if (kind == RT_OPTIM_RMSPROP) oc = (rt_optim_config){ .kind = kind, .rmsprop = rc };
     for (int s = 0; s < 8; s++) {
         for (long i = 0; i < n; i++) {
             g[i] = (float)uniform() * scale;
@@ -180,6 +183,7 @@ static void run_adaptive_vs_ref(rt_optim_kind kind, long n, float wd, float scal
         float lr = (kind == RT_OPTIM_ADADELTA ? 1.0f : 0.01f) / (float)(1 + s);
         rt_optim_args a = { .lr = lr, .weight_decay = wd, .grad_scale = 1.0f / scale, .step = s };
         if (s % 2) rt_optim_step(p, state, g, n, false, &oc, &a);   /* the dispatcher on odd steps */
+        else if (kind == RT_OPTIM_RMSPROP) rt_rmsprop_step(p, state, NULL, g, n, &rc, &a);
         else rt_adaptive_step(kind, p, state, kind == RT_OPTIM_ADADELTA ? state + n : NULL, g, n, &c, &a);
         ref_adaptive(kind, rp, rv, ra, rg, n, lr, wd, rho, delta);
     }
