@@ -1,3 +1,4 @@
+#include <stdlib.h>
 /* conv2d on a 1-channel input (the direct AVX-512 kernel of runtime/cpu/conv2d_c1.c, reached
  * through conv2d.c's dispatch): forward, and backward's dweight and dbias with din NULL,
  * against a direct double-precision convolution; reruns bit-identical; a backward that wants
@@ -128,6 +129,8 @@ static void run_case(c1_case *cc) {
 
 int main(void) {
     gc_seed(3);
+    /* this tests the 1-channel kernel itself: make test-cpu-paths may switch it off elsewhere */
+    setenv("TRAINC_CONV_C1", "on", 1);
     if (!__builtin_cpu_supports("avx512f")) {
         printf("test_conv_c1: skipped (no AVX-512F on this CPU; conv2d keeps im2col)\n");
         return 0;
