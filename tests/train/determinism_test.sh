@@ -2,9 +2,9 @@
 # Run-to-run determinism of a CPU trainer: tests/mpi/specs/dp_conv.spec (a conv net without
 # batch norm, random crops with zero padding, Winograd 3x3 convolutions) trained six times
 # with one and with two OpenMP threads must end with one params_hash. On the AMX Xeon its
-# trainer once gave other parameters in about one run of four, sometimes a NaN loss, which
-# made the MPI equivalence tests fail there (bench/RESULTS.md, "Nondeterministic Winograd
-# backward").
+# trainer once gave other parameters in about one run of four, sometimes a NaN loss (GCC's
+# vectorized bias-gradient plane sums in the Winograd backward), which made the MPI
+# equivalence tests fail there (bench/RESULTS.md, "Nondeterministic Winograd backward").
 set -eu
 source tests/lib.sh
 need_trainc

@@ -4,7 +4,9 @@
  * step). The lanes are combined in a fixed order, so results stay reproducible. */
 #ifndef RT_CONV2D_BIAS_GRAD_H
 #define RT_CONV2D_BIAS_GRAD_H
+#include <string.h>
 #include "rt_real.h"
+#include "vec16.h"
 
 enum { BIAS_LANES = 16 };
 
@@ -14,19 +16,28 @@ static inline real_t bias_lanes_total(const real_t acc[BIAS_LANES]) {
     return t;
 }
 
-/* Sum of d[i] where mask is NULL or mask[i] > 0, i < n. */
+/* Sum of d[i] where mask is NULL or mask[i] > 0, i < n: lane l of a 16-lane vector adds the
+ * values at l of every whole chunk, the tail goes to lane i % 16, then the lanes in order.
+ * Written with vectors rather than left to GCC's vectorizer, whose code for the scalar form,
+ * inlined into conv2d_winograd_backward, made a trainer nondeterministic on an AMX Xeon
+ * (bench/RESULTS.md, "Nondeterministic Winograd backward"). */
 static inline real_t masked_plane_sum(const real_t *d, const real_t *mask, long n) {
-    real_t acc[BIAS_LANES] = { 0 };
+    const rvec zero = { 0 };
+    rvec acc = zero;
     long i = 0;
-    if (mask) {
-        for (; i + BIAS_LANES <= n; i += BIAS_LANES)
-            for (int l = 0; l < BIAS_LANES; l++) acc[l] += mask[i + l] > 0 ? d[i + l] : 0;
-        for (; i < n; i++) acc[i % BIAS_LANES] += mask[i] > 0 ? d[i] : 0;
-    } else {
-        for (; i + BIAS_LANES <= n; i += BIAS_LANES)
-            for (int l = 0; l < BIAS_LANES; l++) acc[l] += d[i + l];
-        for (; i < n; i++) acc[i % BIAS_LANES] += d[i];
+    for (; i + BIAS_LANES <= n; i += BIAS_LANES) {
+        rvec v;
+        memcpy(&v, d + i, sizeof v);
+        if (mask) {
+            rvec m;
+            memcpy(&m, mask + i, sizeof m);
+            v = (rvec)((rsel)v & (m > zero));
+        }
+        acc += v;
     }
-    return bias_lanes_total(acc);
+    real_t lanes[BIAS_LANES];
+    memcpy(lanes, &acc, sizeof lanes);
+    for (; i < n; i++) lanes[i % BIAS_LANES] += !mask || mask[i] > 0 ? d[i] : 0;
+    return bias_lanes_total(lanes);
 }
 #endif

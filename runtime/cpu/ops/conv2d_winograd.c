@@ -373,13 +373,6 @@ void RT_FN(conv2d_winograd_forward)(real_t *out, const real_t *in, const real_t 
     }
 }
 
-/* Built without GCC's loop vectorizer: with it (GCC 12, -O3 -march=native on the AMX Xeon),
- * tests/mpi/specs/dp_conv.spec's trainer ended with other parameters from one run to the
- * next, sometimes with a NaN loss, although the one loop it vectorizes here (the buffered
- * input-gradient add) never ran in those runs; without it, and in a build without
- * -march=native, every run gives the same bits (bench/RESULTS.md, "Nondeterministic
- * Winograd backward"). train/determinism_test.sh holds it. */
-__attribute__((optimize("no-tree-loop-vectorize")))
 void RT_FN(conv2d_winograd_backward)(real_t *din, real_t *dweight, real_t *dbias,
                                      const real_t *dout, const real_t *act_out, const real_t *in,
                                      const real_t *weight, real_t *work, const rt_conv_shape *s,
