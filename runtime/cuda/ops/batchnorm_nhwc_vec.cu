@@ -125,12 +125,13 @@ vec_apply_kernel(T *__restrict__ out, const T *__restrict__ in, const float *gam
         });
 }
 
-/* Sums of dy and dy·xhat per channel. */
+/* Sums of dy and dy·xhat per channel: this block's partials into `part` (the two kernels below
+ * share it; the retiring one then adds them up). */
 template <typename T, int V>
-__global__ void __launch_bounds__(VEC_THREADS)
-vec_partial_grads_kernel(double *part, const T *__restrict__ dout, const T *__restrict__ relu_out,
-                         const T *__restrict__ in, const float *save_mean, const float *save_inv_std, long rows,
-                         long per, int c) {
+__device__ __forceinline__ void vec_grad_partials(double *part, const T *__restrict__ dout,
+                                                  const T *__restrict__ relu_out, const T *__restrict__ in,
+                                                  const float *save_mean, const float *save_inv_std, long rows,
+                                                  long per, int c) {
     int q = blockIdx.x * blockDim.x + threadIdx.x;
     double s_dy[V] = {}, s_dy_xhat[V] = {};
     if (q < c / V) {
@@ -150,6 +151,15 @@ vec_partial_grads_kernel(double *part, const T *__restrict__ dout, const T *__re
             });
     }
     vec_tile_sums<V>(s_dy, s_dy_xhat, part, c);
+}
+
+/* Sums of dy and dy·xhat per channel. */
+template <typename T, int V>
+__global__ void __launch_bounds__(VEC_THREADS)
+vec_partial_grads_kernel(double *part, const T *__restrict__ dout, const T *__restrict__ relu_out,
+                         const T *__restrict__ in, const float *save_mean, const float *save_inv_std, long rows,
+                         long per, int c) {
+    vec_grad_partials<T, V>(part, dout, relu_out, in, save_mean, save_inv_std, rows, per, c);
 }
 
 /* din = gamma·inv_std/m · (m·dy - sum dy - xhat · sum dy·xhat), as in batchnorm.cu. */
@@ -245,25 +255,7 @@ __global__ void __launch_bounds__(VEC_THREADS)
 vec_grads_retire_kernel(double *part, unsigned *counters, double *totals, float *dgamma, float *dbeta,
                         const T *__restrict__ dout, const T *__restrict__ relu_out, const T *__restrict__ in,
                         const float *save_mean, const float *save_inv_std, long rows, long per, int c) {
-    int q = blockIdx.x * blockDim.x + threadIdx.x;
-    double s_dy[V] = {}, s_dy_xhat[V] = {};
-    if (q < c / V) {
-        float mean[V], inv_std[V];
-#pragma unroll
-        for (int j = 0; j < V; j++) mean[j] = save_mean[q * V + j], inv_std[j] = save_inv_std[q * V + j];
-        vec_grad_in<T, V> g[VEC_GRAD_ROWS_IN_FLIGHT];
-        vec_rows<VEC_GRAD_ROWS_IN_FLIGHT>(
-            rows, per, [&](int u, long r) { vec_grad_load(g[u], dout, relu_out, in, r * c + q * V); },
-            [&](int u, long r) {
-#pragma unroll
-                for (int j = 0; j < V; j++) {
-                    float dy = vec_dy(g[u].dy, g[u].relu, relu_out != NULL, j);
-                    s_dy[j] += dy;
-                    s_dy_xhat[j] += dy * (rt_ld(g[u].x.e[j]) - mean[j]) * inv_std[j];
-                }
-            });
-    }
-    vec_tile_sums<V>(s_dy, s_dy_xhat, part, c);
+    vec_grad_partials<T, V>(part, dout, relu_out, in, save_mean, save_inv_std, rows, per, c);
     if (!vec_tile_retires(counters)) return;
     vec_tile_totals<V>(part, c, [&](int ch, double a, double b) { store_channel_totals(totals, dgamma, dbeta, ch, a, b); });
     if (threadIdx.x == 0 && threadIdx.y == 0) counters[blockIdx.x] = 0;
