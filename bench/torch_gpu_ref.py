@@ -3,9 +3,14 @@
 synthetic data on the GPU, AMP (bf16 or fp16 autocast, GradScaler for fp16), channels_last,
 SGD momentum; eager and torch.compile, printing one JSON line per mode and the best.
 
+With --ready-file R --go-file G (tests/gpu/device_check.sh), each mode compiles and warms up,
+touches R, and waits for G before it times its steps: the compilation (CPU) overlaps the
+caller's build, and the timing runs on a machine the caller keeps otherwise quiet.
+
 usage: torch_gpu_ref.py MODEL PRECISION [--batch 256] [--steps 30] [--warmup 10] [--modes eager,compile]
+                        [--ready-file R --go-file G [--go-timeout 900]]
 """
-import argparse, json, sys, time
+import argparse, json, os, sys, time
 
 def main():
     ap = argparse.ArgumentParser()
@@ -15,7 +20,12 @@ def main():
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--modes", default="eager,compile")
+    ap.add_argument("--ready-file")
+    ap.add_argument("--go-file")
+    ap.add_argument("--go-timeout", type=float, default=900)
     a = ap.parse_args()
+    if bool(a.ready_file) != bool(a.go_file):
+        sys.exit("error: --ready-file and --go-file go together")
     import torch, torchvision
     if not torch.cuda.is_available():
         sys.exit("error: torch sees no CUDA device; bench-gpu needs a GPU")
@@ -46,6 +56,13 @@ def main():
             for _ in range(a.warmup):
                 step()
             torch.cuda.synchronize()
+            if a.go_file:
+                open(a.ready_file, "a").close()
+                deadline = time.monotonic() + a.go_timeout
+                while not os.path.exists(a.go_file):
+                    if time.monotonic() > deadline:
+                        sys.exit(f"error: no go ({a.go_file}) within {a.go_timeout:.0f} s of being ready")
+                    time.sleep(0.1)
             t0 = time.perf_counter()
             for _ in range(a.steps):
                 step()

@@ -106,6 +106,16 @@ test-gpu-build: cuda $(GPU_TEST_BIN)
 test-gpu: test-gpu-build
 	@BUILD=$(BUILD) GPU_TEST_BIN=$(GPU_TEST_BIN) bash tests/gpu/run_gpu_tests.sh
 
+# ---- The lent GPU's one prepared command: `make device-check` (tests/gpu/device_check.sh) ----
+# Builds and runs test_ops_gpu, the ResNet-50/ConvNeXt-Tiny benchmark against torch.compile,
+# the old/new kernel A/B, one step's profile against `show --gpu-cost`, and the single-GPU
+# test-gpu steps, within DEVICE_CHECK_BUDGET seconds (default 450) with the build included.
+# No prerequisites: the GPU machine has none of the Debian packages until the script sources
+# tests/gpu/device_prep.sh.
+.PHONY: device-check
+device-check:
+	@BUILD=$(BUILD) CUDA_ARCHS="$(if $(filter command line,$(origin CUDA_ARCHS)),$(CUDA_ARCHS),90)" bash tests/gpu/device_check.sh
+
 # ---- GPU benchmark: `make bench-gpu` (needs a GPU; fails loudly without one) ---------------
 .PHONY: bench-gpu
 bench-gpu: cuda
