@@ -19,7 +19,7 @@ static const char *wname(const emitter *e) { return e->s->opt.nhwc ? "wnhwc" : "
  * over the weights' channels-last copy. Its parameters are NCHW's [out][C*H*W] = [K][C][R][S],
  * and the conv's weight gradient comes back in that order, so checkpoints are NCHW's. */
 static int linear_as_conv(const emitter *e, const ir_op *op, int *c, int *h, int *w) {
-    return e->s->opt.nhwc && op->kind == IR_LINEAR && ir_nhwc_positions(e->net, op->in[0], c, h, w);
+    return e->s->opt.nhwc && ir_nhwc_linear_as_conv(e->net, op, c, h, w);
 }
 static int runs_conv(const emitter *e, const ir_op *op) {
     int c, h, w;

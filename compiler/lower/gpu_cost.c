@@ -8,6 +8,7 @@
  * counts, kernel by kernel. What has no model yet is reported (out->modeled = 0), never
  * guessed. */
 #include "gpu_cost.h"
+#include "ir_nhwc.h"   /* ir_nhwc_linear_as_conv */
 #include "rt_devmem.h"   /* RT_DEVMEM_MAX_SPLITS: the partial sums' split cap */
 
 #include <stdlib.h>
@@ -77,7 +78,7 @@ static void add(walk *w, const char *name, int op, int bwd, gpu_class cls, doubl
     *k = (gpu_kernel){ "", op, bwd, cls, rd, wr, flops, bn_sized };
     /* a generated kernel (emit_cuda_kernels.c) is named after its layer: fused_<ident>_<what> */
     if (op >= 0 && op < w->net->n_ops && (!strcmp(name, "bias") || !strcmp(name, "apply") ||
-                                          !strcmp(name, "add_forward") || !strcmp(name, "add_backward")))
+                                          !strcmp(name, "add_forward") || !strcmp(name, "add_backward") || !strcmp(name, "mask")))
         snprintf(k->name, sizeof k->name, "%s_%s_kernel", w->net->ops[op].ident,
                  !strcmp(name, "add_forward") ? "forward" : !strcmp(name, "add_backward") ? "backward" : name);
     else snprintf(k->name, sizeof k->name, "%s", name);
@@ -146,6 +147,31 @@ static int vec_tiles_of(int c) {
     return (cv + lx - 1) / lx;
 }
 
+/* Input rows (or columns) of length n that some window of k at stride st, padded by pad, covers
+ * for `out` outputs: what a pooling forward reads (windows past the padding, or strides longer
+ * than the window, leave some unread). */
+static long covered(int n, int k, int st, int pad, int out) {
+    long count = 0, reach = 0;   /* windows are ordered: count each row once */
+    for (int o = 0; o < out; o++) {
+        long lo = (long)o * st - pad, hi = lo + k;
+        if (lo < reach) lo = reach;
+        if (lo < 0) lo = 0;
+        if (hi > n) hi = n;
+        if (hi > lo) count += hi - lo, reach = hi;
+    }
+    return count;
+}
+
+/* Dropout (emit_cuda_kernels.c gen_dropout): the generated mask kernel reads the tensor and the
+ * step's seed word, and writes its result. With p = 0 it is a device copy or nothing, as the
+ * memory plan places the two tensors: not modeled. */
+static void dropout_pass(walk *w, int i, int bwd) {
+    const ir_op *op = &w->net->ops[i];
+    double y = out_bytes(w, i);
+    if (op->p > 0) add(w, "mask", i, bwd, GK_KERNEL, y + 8, y, 0, 0);
+    else unmodeled(w, i, bwd ? "the backward (p = 0: a copy or nothing)" : "the forward (p = 0: a copy or nothing)");
+}
+
 /* MACs of a conv or linear over the batch (the forward's; each gradient does as many). */
 static double macs(const walk *w, const ir_op *op) {
     if (op->kind == IR_LINEAR) return (double)w->net->batch * op->c * ((double)op->in_c * op->in_h * op->in_w);
@@ -153,7 +179,8 @@ static double macs(const walk *w, const ir_op *op) {
 }
 
 static int runs_conv(const walk *w, const ir_op *op) {
-    return op->kind == IR_CONV || (w->nhwc && op->in_h * op->in_w > 1);
+    int c, h, wd;
+    return op->kind == IR_CONV || (w->nhwc && ir_nhwc_linear_as_conv(w->net, op, &c, &h, &wd));
 }
 
 static void forward(walk *w, int i) {
@@ -213,8 +240,15 @@ static void forward(walk *w, int i) {
         add(w, w->nhwc ? "gap_forward_nhwc_kernel" : "gap_forward_kernel", i, 0, GK_KERNEL, x, y, 0, 0);
         break;
     case IR_RELU: add(w, "relu_forward_kernel", i, 0, GK_KERNEL, x, y, 0, 0); break;
+    case IR_AVGPOOL: {   /* avgpool2d.cu / avgpool2d_nhwc.cu: the inputs some window covers */
+        double rd = (double)net->batch * op->c * covered(op->in_h, op->kh, op->sh, op->ph, op->h) *
+                    covered(op->in_w, op->kw, op->sw, op->pw, op->w) * w->eb;
+        add(w, w->nhwc ? "avgpool_forward_nhwc_kernel" : "avgpool_forward_kernel", i, 0, GK_KERNEL, rd, y, 0, 0);
+        break;
+    }
+    case IR_DROPOUT: dropout_pass(w, i, 0); break;
     case IR_FLATTEN: case IR_OP_COUNT: break;
-    case IR_LN: case IR_GELU: case IR_AVGPOOL: case IR_DROPOUT: case IR_LRN: case IR_CONCAT: case IR_LAYER_SCALE:
+    case IR_LN: case IR_GELU: case IR_LRN: case IR_CONCAT: case IR_LAYER_SCALE:
     case IR_STOCHASTIC_DEPTH: case IR_ACTIVATION: case IR_MUL: case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE:
         unmodeled(w, i, "the forward");
         break;
@@ -314,8 +348,16 @@ static void backward(walk *w, int j) {
         if (din_add) { unmodeled(w, j, "the backward"); break; }
         add(w, "relu_backward_kernel", j, 1, GK_KERNEL, 2 * dy, x, 0, 0);
         break;
+    case IR_AVGPOOL:   /* every output's gradient, gathered per input (zero where no window is) */
+        if (din_add) { unmodeled(w, j, "the backward"); break; }
+        add(w, w->nhwc ? "avgpool_backward_nhwc_kernel" : "avgpool_backward_kernel", j, 1, GK_KERNEL, dy, x, 0, 0);
+        break;
+    case IR_DROPOUT:
+        if (din_add) { unmodeled(w, j, "the backward"); break; }
+        if (din) dropout_pass(w, j, 1);
+        break;
     case IR_FLATTEN: case IR_OP_COUNT: break;
-    case IR_LN: case IR_GELU: case IR_AVGPOOL: case IR_DROPOUT: case IR_LRN: case IR_CONCAT: case IR_LAYER_SCALE:
+    case IR_LN: case IR_GELU: case IR_LRN: case IR_CONCAT: case IR_LAYER_SCALE:
     case IR_STOCHASTIC_DEPTH: case IR_ACTIVATION: case IR_MUL: case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE:
         unmodeled(w, j, "the backward");
         break;

@@ -23,3 +23,11 @@ int ir_nhwc_positions(const ir_net *net, int v, int *c, int *h, int *w) {
         v = net->ops[v - 1].in[0];
     }
 }
+
+/* A linear reading a channels-last tensor with positions (its own input's, or seen through
+ * flatten and the other layout-passing ops): the CUDA backend runs it as the conv whose kernel
+ * covers the whole [c, h, w] input. The emitter (emit_cuda.c) and the cost model (gpu_cost.c)
+ * both ask here, so they cannot disagree. */
+int ir_nhwc_linear_as_conv(const ir_net *net, const ir_op *op, int *c, int *h, int *w) {
+    return op->kind == IR_LINEAR && ir_nhwc_positions(net, op->in[0], c, h, w);
+}

@@ -14,5 +14,7 @@ int ir_nhwc_passes_layout(ir_op_kind k);
  * through flatten and elementwise ops: *c, *h, *w get that tensor's per-image shape, whose
  * [H][W][C] order the data follows (the spec's flatten order is C,H,W). 0 otherwise. */
 int ir_nhwc_positions(const ir_net *net, int v, int *c, int *h, int *w);
+/* Whether a linear runs as a conv over a channels-last input with positions (its c, h, w). */
+int ir_nhwc_linear_as_conv(const ir_net *net, const ir_op *op, int *c, int *h, int *w);
 
 #endif

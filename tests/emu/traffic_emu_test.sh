@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The GPU cost model against the emulator's count (part of `make test`): each example net
-# (FP32, NCHW), the ResNet example in BF16 channels-last with the default kernels (batch
+# (FP32, NCHW), average pooling and dropout (tests/emu/traffic/pools_dropout.spec, FP32 NCHW and
+# BF16 channels-last), the ResNet example in BF16 channels-last with the default kernels (batch
 # norm's sums retired in their pass, a block's closing bns applied inside its add: both
 # branches of a projection block, bn_add_relu_nhwc_kernel), with --no-bn-retire, with
 # --no-bn-add (each bn applied by its own kernel, then the add) and with the old batch-norm and
@@ -54,6 +55,10 @@ check() {  # tag, layout, environment... (FLAGS: more build flags, given to show
 }
 
 for n in fmnist_lenet fmnist_mlp; do spec "$n" "specs/examples/$n.spec" "" ""; check "$n" nchw; done
+LR='sgd { momentum: 0.9 } lr { base: 0.01 }' spec pools_dropout tests/emu/traffic/pools_dropout.spec "" ""
+check pools_dropout nchw
+LR='sgd { momentum: 0.9 } lr { base: 0.01 }' spec pools_dropout_bf16 tests/emu/traffic/pools_dropout.spec "" 'precision { compute: BF16 }'
+check pools_dropout_bf16 nhwc
 LR='lr { schedule { one_cycle { max_lr: 0.01 pct_start: 0.5 } } }' \
   spec fmnist_resnet specs/examples/fmnist_resnet.spec 'net { input_shape: [1, 8, 8] }' ''
 sed -i 's/data { train {/data { train { augment { random_crop { size: 8 padding: 1 } }/' "$out/fmnist_resnet.spec"
