@@ -9,7 +9,9 @@
  * guessed. */
 #include "gpu_cost.h"
 #include "ir_nhwc.h"   /* ir_nhwc_linear_as_conv */
+#include "rt_depthwise_plan.h"   /* which grouped convs our depthwise kernels take, their slices */
 #include "rt_devmem.h"   /* RT_DEVMEM_MAX_SPLITS: the partial sums' split cap */
+#include "rt_env.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -78,7 +80,8 @@ static void add(walk *w, const char *name, int op, int bwd, gpu_class cls, doubl
     *k = (gpu_kernel){ "", op, bwd, cls, rd, wr, flops, bn_sized };
     /* a generated kernel (emit_cuda_kernels.c) is named after its layer: fused_<ident>_<what> */
     if (op >= 0 && op < w->net->n_ops && (!strcmp(name, "bias") || !strcmp(name, "apply") ||
-                                          !strcmp(name, "add_forward") || !strcmp(name, "add_backward") || !strcmp(name, "mask")))
+                                          !strcmp(name, "add_forward") || !strcmp(name, "add_backward") || !strcmp(name, "mask") ||
+                                          !strcmp(name, "forward")))
         snprintf(k->name, sizeof k->name, "%s_%s_kernel", w->net->ops[op].ident,
                  !strcmp(name, "add_forward") ? "forward" : !strcmp(name, "add_backward") ? "backward" : name);
     else snprintf(k->name, sizeof k->name, "%s", name);
@@ -178,9 +181,89 @@ static double macs(const walk *w, const ir_op *op) {
     return (double)w->net->batch * op->c * op->h * op->w * ((double)op->in_c / op->groups) * op->kh * op->kw;
 }
 
+/* The runtime's shape of a conv op (the generated rt_conv_shape), at the step's batch. */
+static rt_conv_shape conv_shape_of(const walk *w, const ir_op *op) {
+    rt_conv_shape s = { .n = w->net->batch, .c = op->in_c, .h = op->in_h, .w = op->in_w, .oc = op->c, .kh = op->kh,
+                        .kw = op->kw, .sh = op->sh, .sw = op->sw, .ph = op->ph, .pw = op->pw, .dh = op->dh,
+                        .dw = op->dw, .groups = op->groups, .oh = op->h, .ow = op->w };
+    return s;
+}
+
+/* A grouped conv our depthwise kernels take (conv2d_depthwise.cu, by rt_depthwise_plan.h's
+ * geometry, unless TRAINC_CUDA_DEPTHWISE=cudnn); else cuDNN's grouped conv. */
+static int own_depthwise(const walk *w, const ir_op *op) {
+    rt_conv_shape s = conv_shape_of(w, op);
+    return op->kind == IR_CONV && op->groups > 1 && !rt_env_is(RT_ENV_TRAINC_CUDA_DEPTHWISE, "cudnn") && rt_dw_fits(&s);
+}
+
+/* The depthwise weight gradient's partial-sum slices, as the trainer plans them within its
+ * workspace cap (TRAINC_CUDNN_WORKSPACE_MB, read here as the trainer reads it). */
+static int depthwise_slices(const walk *w, const ir_op *op) {
+    rt_conv_shape s = conv_shape_of(w, op);
+    size_t cap = ((size_t)rt_env_long(RT_ENV_TRAINC_CUDNN_WORKSPACE_MB) << 20) & ~(size_t)255;
+    return rt_dw_slices(&s, w->nhwc, cap);
+}
+
+/* Taps of a depthwise kernel row (k taps, padding pad) that meet the input (in long) for some
+ * output (out of them, stride 1): the direct kernel reads no others. All of them unless the
+ * input is smaller than the kernel. */
+static long dw_taps(int k, int pad, int in, int out) {
+    long lo = pad - (out - 1), hi = pad + in - 1;
+    if (lo < 0) lo = 0;
+    if (hi > k - 1) hi = k - 1;
+    return hi >= lo ? hi - lo + 1 : 0;
+}
+
+/* Bytes of activation-type weights the direct kernel reads: forward, or the input gradient
+ * (the same kernel over dy, padding k-1-p, input and output swapped). It skips the kernel rows
+ * that meet no input row, but reads every tap of a row it keeps (its strip of outputs along
+ * a row needs them). */
+static double dw_weight_bytes(const walk *w, const ir_op *op, int dgrad) {
+    long th = dgrad ? dw_taps(op->kh, op->kh - 1 - op->ph, op->h, op->in_h) : dw_taps(op->kh, op->ph, op->in_h, op->h);
+    return (double)op->c * th * op->kw * w->eb;
+}
+
 static int runs_conv(const walk *w, const ir_op *op) {
     int c, h, wd;
     return op->kind == IR_CONV || (w->nhwc && ir_nhwc_linear_as_conv(w->net, op, &c, &h, &wd));
+}
+
+/* Per-channel ops over rows of channels (channels-last, or one position a sample): layer
+ * norm, layer scale and bias reduce their gradients in channel tiles into partial sums, which
+ * one launch adds up (channel_tiles.cuh, batchnorm_sums.cu). */
+static int rows_layout(const walk *w, const ir_op *op) { return w->nhwc || (long)op->h * op->w == 1; }
+static void partial_sums(walk *w, const char *kernel, int j, double rd, int vectors) {
+    const ir_op *op = &w->net->ops[j];
+    int sp = splits_of((long)w->net->batch * op->h * op->w);
+    add(w, kernel, j, 1, GK_KERNEL, rd, 16.0 * op->c * sp, 0, 0);
+    add(w, w->old ? "bn_sum_partials_kernel" : "bn_sum_partials_warp_kernel", j, 1, GK_KERNEL, 16.0 * op->c * sp,
+        16.0 * op->c + 4.0 * vectors * op->c, 0, 0);
+}
+
+/* Layer norm over the channels of each position (layernorm.cu): the forward saves each
+ * position's mean and 1/std (8 bytes); the backward reads them back with x and dy. */
+static void layernorm_pass(walk *w, int i, int bwd, int din) {
+    const ir_op *op = &w->net->ops[i];
+    double x = act(w, op->in[0]), y = out_bytes(w, i), c4 = 4.0 * op->c;
+    double stats = 8.0 * w->net->batch * op->h * op->w;
+    int rows = rows_layout(w, op);
+    if (!bwd) {
+        add(w, rows ? "ln_rows_forward_kernel" : "ln_forward_kernel", i, 0, GK_KERNEL, x + 2 * c4, y + stats, 0, 0);
+        return;
+    }
+    if (rows) partial_sums(w, "ln_rows_partial_kernel", i, y + x + stats, 2);
+    else add(w, "ln_param_grad_kernel", i, 1, GK_KERNEL, y + x + stats, 2 * c4, 0, 0);
+    if (din) add(w, rows ? "ln_rows_input_grad_kernel" : "ln_input_grad_kernel", i, 1, GK_KERNEL, y + x + c4 + stats, x, 0, 0);
+}
+
+/* Layer scale (layer_scale.cu; the forward generated, emit_cuda_kernels.c): the gradient of
+ * gamma from dy and x, then din = dy * gamma. */
+static void layer_scale_grads(walk *w, int j, int din) {
+    const ir_op *op = &w->net->ops[j];
+    double x = act(w, op->in[0]), dy = out_bytes(w, j), c4 = 4.0 * op->c;
+    if (rows_layout(w, op)) partial_sums(w, "layer_scale_rows_partial_kernel", j, dy + x, 1);
+    else add(w, "layer_scale_dgamma_kernel", j, 1, GK_KERNEL, dy + x, c4, 0, 0);
+    if (din) add(w, "layer_scale_kernel", j, 1, GK_KERNEL, dy + c4, x, 0, 0);
 }
 
 static void forward(walk *w, int i) {
@@ -190,10 +273,11 @@ static void forward(walk *w, int i) {
     switch (op->kind) {
     case IR_CONV: case IR_LINEAR: {
         double wb = (double)op->w_count * w->eb;
-        /* grouped convs: the runtime's own depthwise kernels (conv2d_depthwise.cu) or cuDNN's
-         * grouped ones, chosen at run time by geometry */
-        if (op->kind == IR_CONV && op->groups > 1) { unmodeled(w, i, "the grouped (depthwise) forward"); break; }
-        if (runs_conv(w, op)) add(w, "cudnnConvolutionForward", i, 0, GK_CONV_FWD, x + wb, y, 2 * macs(w, op), 0);
+        /* depthwise: our direct kernel reads the input and the activation-type weights once */
+        if (own_depthwise(w, op))
+            add(w, w->nhwc ? "dw_nhwc_direct_kernel" : "dw_nchw_direct_kernel", i, 0, GK_KERNEL, x + dw_weight_bytes(w, op, 0), y,
+                2 * macs(w, op), 0);
+        else if (runs_conv(w, op)) add(w, "cudnnConvolutionForward", i, 0, GK_CONV_FWD, x + wb, y, 2 * macs(w, op), 0);
         else add(w, "cublasLtMatmul", i, 0, GK_GEMM, x + wb, y, 2 * macs(w, op), 0);
         if (op->b_off >= 0) add(w, "bias", i, 0, GK_KERNEL, y + c4, y, 0, 0);
         break;
@@ -247,9 +331,14 @@ static void forward(walk *w, int i) {
         break;
     }
     case IR_DROPOUT: dropout_pass(w, i, 0); break;
+    case IR_LN: layernorm_pass(w, i, 0, 0); break;
+    case IR_GELU: add(w, "gelu_forward_kernel", i, 0, GK_KERNEL, x, y, 0, 0); break;
+    case IR_LAYER_SCALE: add(w, "forward", i, 0, GK_KERNEL, x + c4, y, 0, 0); break;
+    case IR_STOCHASTIC_DEPTH:   /* drop_path.cu: the step's seed word (8 bytes), each sample kept or not */
+        add(w, "drop_path_kernel", i, 0, GK_KERNEL, x + 8, y, 0, 0);
+        break;
     case IR_FLATTEN: case IR_OP_COUNT: break;
-    case IR_LN: case IR_GELU: case IR_LRN: case IR_CONCAT: case IR_LAYER_SCALE:
-    case IR_STOCHASTIC_DEPTH: case IR_ACTIVATION: case IR_MUL: case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE:
+    case IR_LRN: case IR_CONCAT: case IR_ACTIVATION: case IR_MUL: case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE:
         unmodeled(w, i, "the forward");
         break;
     }
@@ -281,7 +370,6 @@ static void backward(walk *w, int j) {
     switch (op->kind) {
     case IR_CONV: case IR_LINEAR: {
         double wb = (double)op->w_count * w->eb, f = 2 * macs(w, op);
-        if (op->kind == IR_CONV && op->groups > 1) { unmodeled(w, j, "the grouped (depthwise) backward"); break; }
         /* the bias gradient (bias.cu): with a fused ReLU, dy masked in place on the way */
         if (op->b_off >= 0) {
             double mask = op->act ? dy : 0;
@@ -295,7 +383,17 @@ static void backward(walk *w, int j) {
                     mask + c4, 0, 0);
             }
         }
-        if (runs_conv(w, op)) {
+        if (own_depthwise(w, op)) {
+            /* per-block partial sums of the weight gradient (FP32) in the workspace, added up
+             * over the slices into the FP32 gradient; then the input gradient, the direct kernel
+             * over dy (added to the gradient already there where another reader put one) */
+            double part = (double)depthwise_slices(w, op) * 4.0 * op->w_count;
+            add(w, w->nhwc ? "dw_nhwc_wgrad_kernel" : "dw_nchw_wgrad_kernel", j, 1, GK_KERNEL, x + dy, part, f, 0);
+            add(w, "dw_sum_slices_kernel", j, 1, GK_KERNEL, part, 4.0 * op->w_count, 0, 0);
+            if (din)
+                add(w, w->nhwc ? "dw_nhwc_direct_kernel" : "dw_nchw_direct_kernel", j, 1, GK_KERNEL,
+                    dy + dw_weight_bytes(w, op, 1) + (din_add ? x : 0), x, f, 0);
+        } else if (runs_conv(w, op)) {
             /* channels-last: cuDNN writes the 16-bit KRSC gradient, which one kernel turns into
              * FP32 KCRS; NCHW 16-bit: into the workspace, then widened (rt_cuda_from_act);
              * FP32: straight into the gradient */
@@ -356,9 +454,24 @@ static void backward(walk *w, int j) {
         if (din_add) { unmodeled(w, j, "the backward"); break; }
         if (din) dropout_pass(w, j, 1);
         break;
+    case IR_LN:
+        if (din_add) { unmodeled(w, j, "the backward"); break; }
+        layernorm_pass(w, j, 1, din);
+        break;
+    case IR_GELU:
+        if (din_add) { unmodeled(w, j, "the backward"); break; }
+        add(w, "gelu_backward_kernel", j, 1, GK_KERNEL, dy + x, x, 0, 0);
+        break;
+    case IR_LAYER_SCALE:
+        if (din_add) { unmodeled(w, j, "the backward"); break; }
+        layer_scale_grads(w, j, din);
+        break;
+    case IR_STOCHASTIC_DEPTH:
+        if (din_add) { unmodeled(w, j, "the backward"); break; }
+        if (din) add(w, "drop_path_kernel", j, 1, GK_KERNEL, dy + 8, x, 0, 0);
+        break;
     case IR_FLATTEN: case IR_OP_COUNT: break;
-    case IR_LN: case IR_GELU: case IR_LRN: case IR_CONCAT: case IR_LAYER_SCALE:
-    case IR_STOCHASTIC_DEPTH: case IR_ACTIVATION: case IR_MUL: case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE:
+    case IR_LRN: case IR_CONCAT: case IR_ACTIVATION: case IR_MUL: case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE:
         unmodeled(w, j, "the backward");
         break;
     }

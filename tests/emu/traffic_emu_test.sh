@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GPU cost model against the emulator's count (part of `make test`): each example net
 # (FP32, NCHW), average pooling and dropout (tests/emu/traffic/pools_dropout.spec, FP32 NCHW and
-# BF16 channels-last), the ResNet example in BF16 channels-last with the default kernels (batch
+# BF16 channels-last), ConvNeXt's ops (tests/emu/traffic/convnext_mini.spec: FP32 NCHW, BF16
+# channels-last, and that with TRAINC_CUDA_DEPTHWISE=cudnn), the ResNet example in BF16 channels-last with the default kernels (batch
 # norm's sums retired in their pass, a block's closing bns applied inside its add: both
 # branches of a projection block, bn_add_relu_nhwc_kernel), with --no-bn-retire, with
 # --no-bn-add (each bn applied by its own kernel, then the add) and with the old batch-norm and
@@ -44,7 +45,8 @@ check() {  # tag, layout, environment... (FLAGS: more build flags, given to show
     echo "FAIL: $run did not run:"; tail -5 "$out/$run.log"; status=1; return
   fi
   local old= bound=(); case "$*" in *TRAINC_CUDA_BN=old*) old=--old-kernels bound=(--at-most nhwc_partial_grads_kernel,nhwc_input_grad_kernel) ;; esac
-  if ! "$BUILD/trainc" show --gpu-cost --layout "$layout" $old ${FLAGS:-} "$out/$tag.spec" > "$out/$run.model" 2> "$out/$run.model.err"; then
+  local show_env=(); case "$*" in *TRAINC_CUDA_DEPTHWISE=*) show_env=("$@") ;; esac   # the model reads that switch too
+  if ! env "${show_env[@]}" "$BUILD/trainc" show --gpu-cost --layout "$layout" $old ${FLAGS:-} "$out/$tag.spec" > "$out/$run.model" 2> "$out/$run.model.err"; then
     echo "FAIL: trainc show --gpu-cost $run:"; cat "$out/$run.model.err"; status=1; return
   fi
   if "$PY" tests/emu/traffic_compare.py "${bound[@]}" "$out/$run.model" "$out/$run.traffic" > "$out/$run.compare"; then
@@ -59,6 +61,11 @@ LR='sgd { momentum: 0.9 } lr { base: 0.01 }' spec pools_dropout tests/emu/traffi
 check pools_dropout nchw
 LR='sgd { momentum: 0.9 } lr { base: 0.01 }' spec pools_dropout_bf16 tests/emu/traffic/pools_dropout.spec "" 'precision { compute: BF16 }'
 check pools_dropout_bf16 nhwc
+LR='sgd { momentum: 0.9 } lr { base: 0.01 }' spec convnext_mini tests/emu/traffic/convnext_mini.spec "" ""
+check convnext_mini nchw
+LR='sgd { momentum: 0.9 } lr { base: 0.01 }' spec convnext_mini_bf16 tests/emu/traffic/convnext_mini.spec "" 'precision { compute: BF16 }'
+check convnext_mini_bf16 nhwc
+check convnext_mini_bf16 nhwc TRAINC_CUDA_DEPTHWISE=cudnn
 LR='lr { schedule { one_cycle { max_lr: 0.01 pct_start: 0.5 } } }' \
   spec fmnist_resnet specs/examples/fmnist_resnet.spec 'net { input_shape: [1, 8, 8] }' ''
 sed -i 's/data { train {/data { train { augment { random_crop { size: 8 padding: 1 } }/' "$out/fmnist_resnet.spec"

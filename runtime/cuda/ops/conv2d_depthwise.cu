@@ -27,20 +27,21 @@
  * a tensor, 161 GFLOP for the three passes, a floor near 2.7 ms a step (cuDNN: 108 ms NCHW,
  * 593 ms NHWC). A/B on a GPU: TRAINC_CUDA_DEPTHWISE=cudnn bench/gpu_kernel_profile.sh ... */
 #include "conv2d_depthwise.cuh"
+#include "rt_depthwise_plan.h"
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define DW_NCHW_STRIP 8   /* outputs of one row per thread, NCHW direct kernel */
 #define DW_NHWC_STRIP 2   /* outputs of one row per thread, channels-last direct kernel */
-#define DW_WGRAD_STRIP 8  /* outputs of one row per thread, NCHW weight gradient */
-#define DW_VEC 8          /* channels per thread, channels-last, where C is a multiple */
-#define DW_PART_TAPS 3    /* taps of a row per thread, channels-last weight gradient */
+#define DW_WGRAD_STRIP RT_DW_WGRAD_STRIP   /* the plan's constants: rt_depthwise_plan.h */
+#define DW_VEC RT_DW_VEC
+#define DW_PART_TAPS RT_DW_PART_TAPS
+static_assert(RT_DW_THREADS == RT_THREADS, "rt_depthwise_plan.h plans for blocks of RT_THREADS");
 /* Blocks resident per SM that the main kernels are compiled for: ptxas then plans for 64
  * registers a thread (tests/cuda/kernel_budget_test.sh's budget) instead of choosing a lower
  * target and spilling, and an SM holds 1024 of their threads. */
 #define DW_MIN_BLOCKS 4
-#define DW_TARGET_BLOCKS 1024   /* weight-gradient blocks to aim for (132 SMs, several each) */
 
 /* The direct kernel's geometry: out is oh x ow, in is ih x iw, out[y][x] reads
  * in[y + r - ph][x + s - pw]; flip: the taps are read mirrored (the input gradient). */
@@ -335,12 +336,7 @@ dw_weight_nhwc_kernel(T *dst, const T *src, int c, int kk) {
 int cuda_conv2d_depthwise_takes(const rt_conv_shape *s) {
     static int cudnn = -1;
     if (cudnn < 0) cudnn = rt_env_is(RT_ENV_TRAINC_CUDA_DEPTHWISE, "cudnn");
-    int k = s->kh;
-    /* by geometry alone, so that the training and the evaluation schedules' convs (other
-     * batch, other resolution) agree on the layout of the channels-last weights they share */
-    int takes = !cudnn && s->groups == s->c && s->oc == s->c && s->sh == 1 && s->sw == 1 && s->dh == 1 &&
-                s->dw == 1 && s->kw == k && (k == 3 || k == 5 || k == 7) && s->ph < k && s->pw < k && s->ph >= 0 &&
-                s->pw >= 0;
+    int takes = !cudnn && rt_dw_fits(s);
     long most = (long)s->n * s->c * (s->h > s->oh ? s->h : s->oh) * (s->w > s->ow ? s->w : s->ow);
     if (takes && most > INT_MAX)
         rt_die_hint("set TRAINC_CUDA_DEPTHWISE=cudnn, or a smaller batch_per_rank",
@@ -349,49 +345,17 @@ int cuda_conv2d_depthwise_takes(const rt_conv_shape *s) {
     return takes;
 }
 
-/* Channels per thread in channels-last kernels: 16-byte vectors where C allows. */
-static int vec_of(const rt_conv_shape *s) { return s->c % DW_VEC == 0 ? DW_VEC : 1; }
-
-/* Parts a kernel row's taps are split into, channels-last weight gradient. */
-static int parts_of(const rt_conv_shape *s) {
-    int t = DW_PART_TAPS < s->kw ? DW_PART_TAPS : s->kw;
-    return (s->kw + t - 1) / t;
-}
-
-/* Channel vectors a channels-last weight-gradient block takes: the tile that leaves the
- * fewest threads idle, counting both the threads beyond the last whole lane of jobs
- * (cvt * K * parts a lane) and the channels the last tile lacks; the largest such tile. */
-static int nhwc_wgrad_cvt(const rt_conv_shape *s) {
-    int cvecs = s->c / vec_of(s), per_cv = s->kh * parts_of(s), best = 1;
-    double best_use = 0;
-    for (int cvt = 1; cvt <= cvecs && cvt * per_cv <= RT_THREADS; cvt++) {
-        int tiles = (cvecs + cvt - 1) / cvt, used = RT_THREADS / (cvt * per_cv) * cvt * per_cv;
-        double use = (double)used / RT_THREADS * cvecs / ((double)tiles * cvt);
-        if (use >= best_use) best_use = use, best = cvt;
-    }
-    return best;
-}
+static int vec_of(const rt_conv_shape *s) { return rt_dw_vec(s); }
+static int nhwc_wgrad_cvt(const rt_conv_shape *s) { return rt_dw_nhwc_cvt(s); }
 
 size_t cuda_conv2d_depthwise_workspace(const rt_conv_shape *s, int nhwc, size_t cap, int *slices) {
-    long per_slice = (long)s->c * s->kh * s->kw * (long)sizeof(float), tiles, work;
-    if (nhwc) {
-        int cvt = nhwc_wgrad_cvt(s), lanes = RT_THREADS / (cvt * s->kh * parts_of(s));
-        tiles = (s->c / vec_of(s) + cvt - 1) / cvt;
-        work = (long)s->n * s->oh * s->ow / (lanes * 16);   /* at least 16 pixels a thread */
-    } else {
-        tiles = s->c;
-        work = (long)s->n * s->oh * ((s->ow + DW_WGRAD_STRIP - 1) / DW_WGRAD_STRIP) / (RT_THREADS / s->kh * 4);
-    }
-    long want = (DW_TARGET_BLOCKS + tiles - 1) / tiles, fit = (long)(cap / (size_t)per_slice);
-    if (want > work) want = work;
-    if (want > fit) want = fit;
-    if (want < 1) want = 1;
+    long per_slice = rt_dw_slice_bytes(s);
     if ((size_t)per_slice > cap)
         rt_die_hint("raise TRAINC_CUDNN_WORKSPACE_MB, or set TRAINC_CUDA_DEPTHWISE=cudnn",
                     "conv2d: a depthwise conv's weight gradient needs %ld bytes of workspace, above the cap of %zu",
                     per_slice, cap);
-    *slices = (int)want;
-    return (size_t)want * (size_t)per_slice;
+    *slices = rt_dw_slices(s, nhwc, cap);
+    return (size_t)*slices * (size_t)per_slice;
 }
 
 void cuda_conv2d_depthwise_weight_nhwc(void *dst, const void *src, const rt_conv_shape *s) {
