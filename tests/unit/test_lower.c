@@ -54,7 +54,7 @@ static int op_named(const ir_net *net, const char *name) {
 }
 
 static void check_schedule(const sema_result *res, build_backend backend) {
-    build_options opt = { backend, 1, 0, 0, 0 };
+    build_options opt = { backend, 1, 0, 0, 0, 0 };
     schedule s;
     CHECK(lower(&s, res, &opt, 0, "t.spec") == 0);
     const ir_net *net = &s.net;
@@ -105,7 +105,7 @@ static void check_bias_rule(const char *dir) {
                "solver { epochs: 1 sgd { momentum: 0.9 } lr { base: 0.1 } }\n",
                &doc, &res) == 0);
     for (int b = 0; b < 2; b++) {
-        build_options opt = { b ? BACKEND_CUDA : BACKEND_CPU, 1, 0, 0, 0 };
+        build_options opt = { b ? BACKEND_CUDA : BACKEND_CPU, 1, 0, 0, 0, 0 };
         schedule s;
         CHECK(lower(&s, &res, &opt, 0, "nobias.spec") == 0);
         int relu_ops = 0;
