@@ -232,8 +232,8 @@ void cuda_batchnorm_backward_nhwc_bits(void *din /*or NULL*/, float *dgamma, flo
 void cuda_bn_add_relu_nhwc(void *out, const void *xa, const float *ga, const float *ba, const float *ma,
                            const float *sa, const void *xb, const float *gb, const float *bb, const float *mb,
                            const float *sb, long rows, int c, int relu);
-/* The same, writing also the ReLU's bitmask: bit i of bits[i / 8] set where out[i] > 0 (all
- * set without the ReLU). bits holds (rows * c + 7) / 8 bytes (lower.c ir_op.relu_mask). */
+/* The same, writing also the ReLU's bitmask: bit i of bits[i / 8] set where out[i] > 0 (the
+ * stored value). bits holds (rows * c + 7) / 8 bytes (lower.c ir_op.relu_mask). */
 void cuda_bn_add_relu_bits_nhwc(void *out, uint8_t *bits, const void *xa, const float *ga, const float *ba,
                                 const float *ma, const float *sa, const void *xb, const float *gb, const float *bb,
                                 const float *mb, const float *sb, long rows, int c, int relu);
