@@ -5,7 +5,8 @@
 # bandwidth and peak, cuDNN and cuBLASLt at compiler/lower/gpu_rates.def's measured rate),
 # one line per precision and device; then the model's figure for the code the H100 measured
 # (BF16 channels-last with the old batch-norm and pooling kernels, TRAINC_CUDA_BN=old
-# TRAINC_CUDA_POOL=old, each bn applied apart from the add: --no-bn-add) beside the 72.9 ms per 256 images it took (bench/RESULTS.md), and the
+# TRAINC_CUDA_POOL=old, each bn applied apart from the add and no ReLU bitmasks: --no-bn-add
+# --no-relu-mask) beside the 72.9 ms per 256 images it took (bench/RESULTS.md), and the
 # anchors. Figures go in bench/RESULTS.md.
 set -u
 BUILD=${BUILD:-build}
@@ -20,7 +21,7 @@ for p in BF16 FP16; do
     tail -n 1 "$out/resnet50_${p}_$d.txt"
   done
 done
-"$BUILD/trainc" show --gpu-cost --layout nhwc --device h100 --old-kernels --no-bn-add --label "resnet50 (the measured code: old BN and pooling kernels)" \
+"$BUILD/trainc" show --gpu-cost --layout nhwc --device h100 --old-kernels --no-bn-add --no-relu-mask --label "resnet50 (the measured code: old BN and pooling kernels)" \
   "$out/resnet50_BF16.spec" > "$out/resnet50_BF16_h100_old.txt" || status=1
 echo "$(tail -n 1 "$out/resnet50_BF16_h100_old.txt"); measured on the H100: 72.9 ms (3,510 img/s), 68.0 ms of it kernel time"
 grep '^# totals' "$out/resnet50_BF16_h100.txt" | sed 's/^# totals/resnet50 BF16 nhwc h100 totals/'
@@ -30,6 +31,9 @@ tail -n 1 "$out/resnet50_BF16_h100_noretire.txt"
 "$BUILD/trainc" show --gpu-cost --layout nhwc --device h100 --no-bn-add --label "resnet50 (--no-bn-add: each bn applied apart, then the add)" \
   "$out/resnet50_BF16.spec" > "$out/resnet50_BF16_h100_nobnadd.txt" || status=1
 tail -n 1 "$out/resnet50_BF16_h100_nobnadd.txt"
+"$BUILD/trainc" show --gpu-cost --layout nhwc --device h100 --no-relu-mask --label "resnet50 (--no-relu-mask: ReLU outputs read back; the add's and each bn's backward apart)" \
+  "$out/resnet50_BF16.spec" > "$out/resnet50_BF16_h100_nomask.txt" || status=1
+tail -n 1 "$out/resnet50_BF16_h100_nomask.txt"
 # AlexNet (avgpool and dropout modeled; the linear after flatten + dropout runs as a conv
 # channels-last): the device work of a step, beside the step the H100 measured (18,703 img/s
 # BF16 NCHW over 30 steps, nvidia-smi's GPU busy 20% over the whole process, start-up included)

@@ -17,13 +17,13 @@ static const char *precision_name(cuda_precision p) {
 }
 
 int show_gpu_cost(FILE *out, const char *path, const sema_result *res, const char *device, int nhwc, int old_kernels,
-                  int no_bn_retire, int no_bn_add, const char *label) {
+                  int no_bn_retire, int no_bn_add, int no_relu_mask, const char *label) {
     const gpu_device *dev = gpu_device_named(device);
     if (!dev) {
         fprintf(stderr, "trainc: error: unknown device '%s' for --gpu-cost\n  hint: h100, h200 or a100\n", device);
         return 1;
     }
-    build_options opt = { BACKEND_CUDA, 1, nhwc, no_bn_retire, no_bn_add };
+    build_options opt = { BACKEND_CUDA, 1, nhwc, no_bn_retire, no_bn_add, no_relu_mask };
     schedule s;
     if (lower(&s, res, &opt, 0, path) != 0) {
         schedule_free(&s);
@@ -34,11 +34,12 @@ int show_gpu_cost(FILE *out, const char *path, const sema_result *res, const cha
     const ir_net *net = &s.net;
     int half = s.precision == CUDA_BF16 || s.precision == CUDA_FP16;
     fprintf(out, "# %s: the CUDA training step (forward, loss, backward) as lowered, %s %s, batch %d, on %s "
-                 "(%.2f TB/s, %.0f TFLOP/s dense 16-bit, %.1f us per launch)%s%s\n",
+                 "(%.2f TB/s, %.0f TFLOP/s dense 16-bit, %.1f us per launch)%s%s%s\n",
             path, precision_name(s.precision), nhwc ? "nhwc" : "nchw", net->batch, dev->name, dev->bandwidth / 1e12,
             dev->peak16 / 1e12, dev->launch_s * 1e6,
             old_kernels ? ", the old batch-norm kernels" : nhwc && no_bn_retire ? ", batch norm's sums launched apart" : "",
-            nhwc && no_bn_add ? ", batch norm applied apart from the add" : "");
+            nhwc && no_bn_add ? ", batch norm applied apart from the add" : "",
+            nhwc && no_relu_mask ? ", no ReLU bitmasks (the add's and each bn's backward apart)" : "");
     fprintf(out, "# %-4s %-28s %-4s %-36s %-10s %14s %14s %10s %10s\n", "op", "layer", "pass", "kernel or call", "class",
             "read bytes", "write bytes", "GFLOP", "us");
     double total_s = 0, bytes = 0, kernel_bytes = 0, flops = 0, lib_s = 0;

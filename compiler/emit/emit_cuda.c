@@ -122,15 +122,51 @@ static void bn_add_forward(emitter *e, int j) {
     char xa[128], xb[128];
     ir_value_name(net, a->in[0], xa, sizeof xa);
     ir_value_name(net, b ? b->in[0] : vb, xb, sizeof xb);
-    fprintf(out, "    /* bn \"%s\"%s%s%s + add%s in one pass (--no-bn-add: apart) */\n", a->name, b ? " and bn \"" : "",
-            b ? b->name : "", b ? "\"" : "", op->act ? " + relu" : "");
-    fprintf(out, "    cuda_bn_add_relu_nhwc(%s_out, %s, %s_weight, %s_bias, %s_saved, %s_saved + %d,\n", op->ident, xa,
-            a->ident, a->ident, a->ident, a->ident, a->c);
+    int bits = ir_has_mask(net, j);
+    fprintf(out, "    /* bn \"%s\"%s%s%s + add%s in one pass (--no-bn-add: apart)%s */\n", a->name, b ? " and bn \"" : "",
+            b ? b->name : "", b ? "\"" : "", op->act ? " + relu" : "",
+            bits ? ", and the ReLU's bitmask (--no-relu-mask: none)" : "");
+    if (bits)
+        fprintf(out, "    cuda_bn_add_relu_bits_nhwc(%s_out, %s_bits, %s, %s_weight, %s_bias, %s_saved, %s_saved + %d,\n",
+                op->ident, op->ident, xa, a->ident, a->ident, a->ident, a->ident, a->c);
+    else
+        fprintf(out, "    cuda_bn_add_relu_nhwc(%s_out, %s, %s_weight, %s_bias, %s_saved, %s_saved + %d,\n", op->ident, xa,
+                a->ident, a->ident, a->ident, a->ident, a->c);
     if (b)
         fprintf(out, "                          %s, %s_weight, %s_bias, %s_saved, %s_saved + %d,\n", xb, b->ident,
                 b->ident, b->ident, b->ident, b->c);
     else fprintf(out, "                          %s, NULL, NULL, NULL, NULL,\n", xb);
     fprintf(out, "                          BATCH * %ldL, %d, %d);\n", ir_hw(op), op->c, op->act);
+}
+
+/* The backward of add op j with its bns (ir_op.add_bwd_fused, lower.c): dReLU from the bits,
+ * the add's gradient and each bn's backward in two passes; bn a's input gradient, and bn b's
+ * (a projection) or the identity shortcut's gradient, written or added by its route. */
+static void bn_add_backward(emitter *e, int j) {
+    const ir_net *net = e->net;
+    const ir_op *op = &net->ops[j];
+    FILE *out = e->out;
+    int first = op->in[0] > 0 && net->ops[op->in[0] - 1].bn_in_add ? 0 : 1;
+    int va = op->in[first], vb = op->in[!first];
+    const ir_op *a = &net->ops[va - 1], *b = vb > 0 && net->ops[vb - 1].bn_in_add ? &net->ops[vb - 1] : NULL;
+    char xa[128], xb[128], da[128], db[128], bits[128];
+    ir_value_name(net, a->in[0], xa, sizeof xa);
+    ir_din_target(net, va - 1, 0, da, sizeof da);
+    if (b) ir_value_name(net, b->in[0], xb, sizeof xb), ir_din_target(net, vb - 1, 0, db, sizeof db);
+    else ir_din_target(net, j, !first, db, sizeof db);
+    snprintf(bits, sizeof bits, "%s_bits", op->ident);
+    fprintf(out, "    /* dReLU (bits) + add + backward of bn \"%s\"%s%s%s in two passes (--no-relu-mask: apart) */\n",
+            a->name, b ? " and bn \"" : "", b ? b->name : "", b ? "\"" : ", the shortcut's gradient beside");
+    fprintf(out, "    cuda_bn_add_relu_backward_nhwc(%s_dout, %s,\n", op->ident, ir_has_mask(net, j) ? bits : "NULL");
+    fprintf(out, "                                   %s, %s_dweight, %s_dbias, %s, %s_weight, %s_saved, %s_saved + %d,\n", da,
+            a->ident, a->ident, xa, a->ident, a->ident, a->ident, a->c);
+    if (b)
+        fprintf(out, "                                   %s, %s_dweight, %s_dbias, %s, %s_weight, %s_saved, %s_saved + %d,\n",
+                db, b->ident, b->ident, xb, b->ident, b->ident, b->ident, b->c);
+    else
+        fprintf(out, "                                   %s, NULL, NULL, NULL, NULL, NULL, NULL,\n", db);
+    fprintf(out, "                                   %d, BATCH * %ldL, %d);\n",
+            !b && ir_route(net, j, !first) == GRAD_ADD, ir_hw(op), op->c);
 }
 
 static void forward_op(emitter *e, int i) {
@@ -171,8 +207,9 @@ static void forward_op(emitter *e, int i) {
                 sfx(e), op->bn_retire ? "_retire" : "", id, id, op->c, id, id, in, op->c, ir_hw(op), c_float(op->momentum), c_float(op->eps),
                 net->sync_bn, id, id, op->c, id, id, op->c, c_float(op->eps));
         if (!op->bn_in_add)
-            fprintf(out, "    fused_%s_apply(%s_out, %s, %s_weight, %s_bias, %s_saved, %s_saved + %d);\n", id, id, in, id,
-                    id, id, id, op->c);
+            fprintf(out, "    fused_%s_apply(%s_out, %s, %s_weight, %s_bias, %s_saved, %s_saved + %d%s%s%s);\n", id, id, in, id,
+                    id, id, id, op->c, ir_has_mask(net, i) ? ", " : "", ir_has_mask(net, i) ? id : "",
+                    ir_has_mask(net, i) ? "_bits" : "");
         else fprintf(out, "    /* applied inside add \"%s\" (cuda_bn_add_relu_nhwc) */\n", bn_add_of(net, i));
         break;
     case IR_LN:
@@ -276,6 +313,15 @@ static void backward_op(emitter *e, int j) {
                     din, id, id, o, mask, in, id, id, id, op->c, op->c, ir_hw(op));
             break;
         }
+        if (op->bn_bwd_in_add) {
+            fprintf(out, "    /* in the backward of add \"%s\" (cuda_bn_add_relu_backward_nhwc) */\n", bn_add_of(net, j));
+            break;
+        }
+        if (ir_has_mask(net, j)) {   /* the ReLU's bits, not its output (--no-relu-mask: the output) */
+            fprintf(out, "    cuda_batchnorm_backward_nhwc_bits(%s, %s_dweight, %s_dbias, %s, %s_bits, %s, %s_weight, %s_saved, %s_saved + %d, BATCH, %d, %ld);\n",
+                    din, id, id, o, id, in, id, id, id, op->c, op->c, ir_hw(op));
+            break;
+        }
         fprintf(out, "    cuda_batchnorm_backward%s%s(%s, %s_dweight, %s_dbias, %s, %s, %s, %s_weight, %s_saved, %s_saved + %d, BATCH, %d, %ld, %d);\n",
                 sfx(e), op->bn_retire ? "_retire" : "", din, id, id, o, mask, in, id, id, id, op->c, op->c, ir_hw(op), net->sync_bn);
         break;
@@ -319,6 +365,10 @@ static void backward_op(emitter *e, int j) {
                 din, o, (long)op->c * ir_hw(op), c_float(op->p), op->salt);
         break;
     case IR_ADD:
+        if (op->add_bwd_fused) {
+            bn_add_backward(e, j);
+            break;
+        }
         /* dout (masked by a fused ReLU) to every input, assigned or added by its route, in
          * one generated kernel */
         fprintf(out, "    fused_%s_backward(%s", id, o);

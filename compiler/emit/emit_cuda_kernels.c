@@ -167,9 +167,56 @@ static void gen_bias(kgen *g, int i) {
     kernel(g, &k);
 }
 
+/* A bn apply + ReLU that also writes the ReLU's bitmask (lower.c ir_op.relu_mask): each thread
+ * takes the 8 elements of one mask byte (C % 8 == 0), so no two threads write one byte. The
+ * bit is the stored value's sign, as the unfused backward reads it from the output. */
+static void gen_bn_apply_bits(kgen *g, int i) {
+    const ir_op *op = &g->net->ops[i];
+    char name[160];
+    const char *params = "ACT *out, const ACT *in, const float *gamma, const float *beta, const float *mean, "
+                         "const float *inv_std, uint8_t *bits";
+    snprintf(name, sizeof name, "%s_apply", op->ident);
+    declare(g, name, params);
+    if (!g->out) return;
+    long bytes = total_of(g->net, op) / 8;
+    fprintf(g->out,
+            "/* batch norm \"%s\" apply: (x - mean)·inv_std·gamma + beta, then ReLU, [%d,%d,%d,%d], and the ReLU's\n"
+            " * bitmask: bit j of bits[q] set where element 8q + j passed */\n"
+            "__global__ void __launch_bounds__(RT_THREADS) %s_kernel(act_t *out, const act_t *in, const float *gamma,\n"
+            "        const float *beta, const float *mean, const float *inv_std, uint8_t *bits) {\n"
+            "    for (long q = blockIdx.x * (long)blockDim.x + threadIdx.x; q < %ldL; q += (long)gridDim.x * blockDim.x) {\n"
+            "        float a[8], r8[8];\n"
+            "        rt_load4(in, 2 * q, a);\n"
+            "        rt_load4(in, 2 * q + 1, a + 4);\n"
+            "        unsigned m = 0;\n"
+            "        #pragma unroll\n"
+            "        for (int j = 0; j < 8; j++) {\n"
+            "            const int c = (int)((8 * q + j) %% %d);\n"
+            "            const float scale = gamma[c] * inv_std[c];\n"
+            "            float r = a[j] * scale + (beta[c] - mean[c] * scale);\n"
+            "            r = r > 0.0f ? r : 0.0f;\n"
+            "            m |= (rt_ld(rt_st<act_t>(r)) > 0.0f ? 1u : 0u) << j;\n"
+            "            r8[j] = r;\n"
+            "        }\n"
+            "        rt_store4(out, 2 * q, r8);\n"
+            "        rt_store4(out, 2 * q + 1, r8 + 4);\n"
+            "        bits[q] = (uint8_t)m;\n"
+            "    }\n}\n\n"
+            "extern \"C\" void fused_%s(void *out, const void *in, const float *gamma, const float *beta, const float *mean,\n"
+            "        const float *inv_std, uint8_t *bits) {\n"
+            "    %s_kernel<<<rt_blocks(%ldL), RT_THREADS, 0, rt_stream()>>>((act_t *)out, (const act_t *)in, gamma, beta, mean,\n"
+            "        inv_std, bits);\n"
+            "    rt_cuda_launched(__FILE__, __LINE__);\n}\n\n",
+            op->name, g->net->batch, op->c, op->h, op->w, name, bytes, op->c, name, name, bytes);
+}
+
 static void gen_bn_apply(kgen *g, int i) {
     const ir_op *op = &g->net->ops[i];
     int relu = op->act;
+    if (ir_has_mask(g->net, i)) {
+        gen_bn_apply_bits(g, i);
+        return;
+    }
     char name[160], body[512], what[256], ch[64];
     snprintf(name, sizeof name, "%s_apply", op->ident);
     snprintf(body, sizeof body,

@@ -101,6 +101,10 @@ static void emit_layout(emitter *e) {
             fprintf(out, "#define %s_saved ((%s *)(arena + %ld))\n", op->ident,
                     op->kind == IR_MAXPOOL ? "int32_t" : "float", ts->offset);
             break;
+        case T_MASK:   /* a ReLU bitmask: bit i of byte i/8 where the ReLU passed element i */
+            fprintf(out, "#define %s_bits ((uint8_t *)(arena + %ld))  /* %ld bytes */\n", op->ident, ts->offset,
+                    ts->bytes);
+            break;
         case T_SCRATCH:
             fprintf(out, "#define scratch_%d ((%s *)(arena + %ld))  /* for \"%s\" */\n", t, act, ts->offset,
                     op->name);

@@ -97,6 +97,10 @@ static void unmodeled(walk *w, int op, const char *what) {
 }
 
 static double act(const walk *w, int value) { return (double)ir_value_elems(w->net, value) * w->eb; }
+/* Op i's ReLU bitmask (ir_op.relu_mask): one bit an element, whole bytes; 0 without one. */
+static double mask_bytes(const walk *w, int i) {
+    return ir_has_mask(w->net, i) ? (double)((ir_value_elems(w->net, i + 1) + 7) / 8) : 0;
+}
 static double out_bytes(const walk *w, int op) { return act(w, op + 1); }
 static long rows_of(const walk *w, const ir_op *op) { return (long)w->net->batch * op->h * op->w; }
 
@@ -296,7 +300,8 @@ static void forward(walk *w, int i) {
             add(w, bk.stats, i, 0, GK_KERNEL, x + c4, 16.0 * op->c * sp, 3.0 * x / w->eb, 1);
             add(w, bk.finish, i, 0, GK_KERNEL, 16.0 * op->c * sp + 2 * c4, 4 * c4, 0, 0);
         }
-        if (!op->bn_in_add) add(w, "apply", i, 0, GK_KERNEL, x + 4 * c4, y, 2.0 * x / w->eb, 1);
+        /* the generated apply; with a ReLU bitmask, one bit an element more (ir_op.relu_mask) */
+        if (!op->bn_in_add) add(w, "apply", i, 0, GK_KERNEL, x + 4 * c4, y + mask_bytes(w, i), 2.0 * x / w->eb, 1);
         break;
     }
     case IR_ADD: {
@@ -307,7 +312,8 @@ static void forward(walk *w, int i) {
                 if (in && in->bn_in_add) rd += act(w, in->in[0]) + 4 * c4, f += 2.0 * y / w->eb;
                 else rd += act(w, op->in[k]);
             }
-            add(w, "bn_add_relu_nhwc_kernel", i, 0, GK_KERNEL, rd, y, f + (op->act ? 2.0 : 1.0) * y / w->eb, 1);
+            add(w, ir_has_mask(net, i) ? "bn_add_relu_bits_nhwc_kernel" : "bn_add_relu_nhwc_kernel", i, 0, GK_KERNEL, rd,
+                y + mask_bytes(w, i), f + (op->act ? 2.0 : 1.0) * y / w->eb, 1);
             break;
         }
         double rd = 0;
@@ -355,6 +361,36 @@ static void loss(walk *w) {
     /* logits and labels (int32) in; the logits' gradient and each sample's loss (double) out */
     add(w, "xent_rows_kernel", -1, 0, GK_KERNEL, logits + 4 * n, logits + 8 * n, 0, 0);
     add(w, "xent_mean_kernel", -1, 0, GK_KERNEL, 8 * n, 8, 0, 0);
+}
+
+/* bn_add_relu_backward_nhwc.cu for add j (ir_op.add_bwd_fused): the sums' pass reads dz, the
+ * bits and each bn's input, and per bn its mean and inv_std, leaves and (in each tile's last
+ * block) reads back its partials, and writes its totals, dgamma and dbeta, with one retire
+ * counter per tile; the gradients' pass reads the same tensors and per bn gamma, mean,
+ * inv_std and the totals, and writes each bn's input gradient, or the identity shortcut's
+ * gradient (read too where it is added to). */
+static void bn_add_backward(walk *w, int j) {
+    const ir_net *net = w->net;
+    const ir_op *op = &net->ops[j];
+    double dz = out_bytes(w, j), c4 = 4.0 * op->c, tensors = dz + mask_bytes(w, j);
+    double counters = 4.0 * vec_tiles_of(op->c), sums = 16.0 * op->c * splits_of(rows_of(w, op));
+    double rd1 = counters, wr1 = counters, rd2 = 0, wr2 = 0, flops = 0;
+    for (int k = 0; k < op->n_in; k++) {
+        int v = op->in[k];
+        ir_grad_route r = ir_route(net, j, k);
+        if (v > 0 && net->ops[v - 1].bn_bwd_in_add) {   /* a bn: its input x, its input's gradient */
+            double x = act(w, net->ops[v - 1].in[0]);
+            tensors += x;
+            rd1 += 2 * c4 + sums, wr1 += sums + 16.0 * op->c + 2 * c4;
+            rd2 += 7 * c4, wr2 += x;
+            flops += 10.0 * x / w->eb;
+        } else if (r == GRAD_WRITE || r == GRAD_ADD) {   /* the identity shortcut's gradient */
+            wr2 += act(w, v);
+            if (r == GRAD_ADD) rd2 += act(w, v);
+        }
+    }
+    add(w, "bn_add_bwd_sums_kernel", j, 1, GK_KERNEL, tensors + rd1, wr1, 0.4 * flops, 1);
+    add(w, "bn_add_bwd_dx_kernel", j, 1, GK_KERNEL, tensors + rd2, wr2, 0.6 * flops, 1);
 }
 
 static void backward(walk *w, int j) {
@@ -408,11 +444,15 @@ static void backward(walk *w, int j) {
         break;
     }
     case IR_BN: {
+        if (op->bn_bwd_in_add) break;   /* in its add's backward (bn_add_backward) */
         if (op->bn_frozen || din_add) { unmodeled(w, j, "the backward"); break; }
         bn_kernels bk = bn_kernels_of(w, op);
         int sp = bk.splits;
-        double tensors = dy + (op->act ? dy : 0) + x;   /* dy, the ReLU's output (its mask), x */
-        if (op->bn_retire && !w->old) {
+        /* dy, the ReLU's output or its bits, x */
+        double tensors = dy + (ir_has_mask(net, j) ? mask_bytes(w, j) : op->act ? dy : 0) + x;
+        if (ir_has_mask(net, j))   /* the bits go through the vectorized kernels alone */
+            bk.input_grad = "vec_input_grad_kernel";
+        if (op->bn_retire && (!w->old || ir_has_mask(net, j))) {
             double counters = 4.0 * vec_tiles_of(op->c);
             add(w, "vec_grads_retire_kernel", j, 1, GK_KERNEL, tensors + 2 * c4 + 16.0 * op->c * sp + counters,
                 16.0 * op->c * sp + 16.0 * op->c + 2 * c4 + counters, 4.0 * x / w->eb, 1);
@@ -424,6 +464,10 @@ static void backward(walk *w, int j) {
         break;
     }
     case IR_ADD: {
+        if (op->add_bwd_fused) {
+            bn_add_backward(w, j);
+            break;
+        }
         double rd = dy + (op->act ? dy : 0), wr = 0;
         for (int k = 0; k < op->n_in; k++) {
             ir_grad_route r = ir_route(net, j, k);

@@ -97,6 +97,15 @@ typedef struct {
      * but its apply does not, and its output is never written. On the add: add_bns, how many of
      * its two inputs are such bns (2: a projection block's main and downsample branches). */
     int bn_in_add, add_bns;
+    /* CUDA channels-last, 16-bit (lower.c choose_relu_mask; --no-relu-mask: off): relu_mask on a
+     * bn with a fused ReLU, or on an add with bns applied inside it (add_bns): its forward also
+     * writes a ReLU bitmask (bit i of byte i/8 set where the ReLU passed element i; the tensor
+     * mask_of in the plan), and the backward reads those bits instead of the ReLU's output.
+     * add_bwd_fused on such an add: its backward is dReLU (the bits) + the add's gradient + each
+     * applied bn's backward in two passes (bn_add_relu_backward_nhwc.cu): one for the per-channel
+     * sums (retired, dgamma, dbeta), one for each bn's input gradient and the shortcut's
+     * gradient; those bns then have no backward of their own (bn_bwd_in_add). */
+    int relu_mask, add_bwd_fused, bn_bwd_in_add;
     /* CPU: a residual block's closing bn + add (+ relu) in one op (ir_build.c). On the add:
      * bn_in is the value of a bn that runs inside it, act(bn(in) + other input), or 0; that
      * bn, the op right before the add, has into_add set and no stored output. mask_in_bn
@@ -119,7 +128,7 @@ typedef enum {
     GRAD_SHARED,     /* an add's input whose gradient buffer is the add's output gradient: nothing */
 } ir_grad_route;
 
-typedef enum { T_ACT, T_GRAD, T_SAVED, T_SCRATCH } ir_tensor_kind;
+typedef enum { T_ACT, T_GRAD, T_SAVED, T_SCRATCH, T_MASK } ir_tensor_kind;   /* T_MASK: a ReLU bitmask */
 
 typedef struct {
     ir_tensor_kind kind;
@@ -162,6 +171,8 @@ typedef struct {
     int n_tensors;
     ir_tensor *tensors;
     int *act_of, *grad_of, *saved_of;   /* per value / op: tensor index, -1 if none */
+    int *mask_of;              /* per op: its ReLU bitmask's tensor (ir_op.relu_mask; none in a
+                                * forward-only plan), -1 if none */
     int *alias;                /* per value: the value whose buffer it shares (flatten) */
     int *scratch_of;           /* per (op, input slot): scratch tensor for GRAD_SCRATCH, or -1 */
     ir_grad_route *route;      /* per (op, input slot): how backward delivers that gradient */
@@ -179,6 +190,11 @@ typedef struct {
 
 
 long ir_value_elems(const ir_net *net, int value);   /* per batch */
+/* Whether op i writes a ReLU bitmask in this plan (a planned mask tensor: not in a forward-only
+ * plan, whose forward runs in evaluation alone). */
+static inline int ir_has_mask(const ir_net *net, int i) { return net->mask_of && net->mask_of[i] >= 0; }
+/* Plans memory again after lowering changed what the backward reads (lower.c: ReLU bitmasks). */
+void ir_replan(ir_net *net);
 /* Lays parameters out contiguously in reverse schedule order (the order backward finishes
  * their gradients, so gradient buckets are contiguous) and BN buffers in schedule order. */
 void ir_layout_params(ir_net *net);
@@ -191,7 +207,8 @@ void ir_plan(ir_net *net);
 void ir_plan_forward_only(ir_net *net);
 /* The most channels of one op whose CUDA backward adds per-channel sums through the
  * partial-sums scratch (batchnorm_sums.cuh: batch norm, layer norm, layer scale, a conv's or
- * linear's bias), for the device memory plan (rt_devmem_op_scratch); 0 if none. */
+ * linear's bias; twice an add's channels where its fused backward sums two bns), for the
+ * device memory plan (rt_devmem_op_scratch); 0 if none. */
 long ir_partial_sum_channels(const ir_net *net);
 /* Groups the parameter tensors, in layout order, into buckets of at most bucket_mb MiB
  * (a tensor larger than the cap gets a bucket of its own). */

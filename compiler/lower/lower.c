@@ -109,6 +109,45 @@ static void choose_bn_add(ir_net *net) {
     }
 }
 
+/* CUDA channels-last (lower.h no_relu_mask: off): a ReLU fused into a bn or into an add that
+ * applies its bns writes a bitmask beside its output (1 bit an element: 1/16 of a BF16 tensor),
+ * and the backward reads the bits instead of the whole ReLU output (MLPerf's ReLU bitmask).
+ * The mask's bytes are whole per 8 elements, which C % 8 == 0 keeps inside one row of
+ * channels. The bits go through the retiring batch-norm kernels (ir_op.bn_retire). A block's
+ * closing add with its bns (add_bns) also takes their backward (add_bwd_fused): dReLU, the
+ * add's gradient and every bn's backward in two passes over dz, the bits and each bn's input
+ * (bn_add_relu_backward_nhwc.cu) instead of the add's pass (dz and the ReLU output in, one
+ * gradient per branch out) and two per bn. It writes each bn input's gradient (its first
+ * writer: GRAD_WRITE) and the identity shortcut's (written or added, as the plan routes it;
+ * a conv's dgrad later adds into it with beta = 1). Returns whether anything changed. */
+static int bn_bwd_fits(const ir_net *net, int v) {
+    const ir_op *bn = &net->ops[v - 1];
+    return bn->bn_retire && bn->in[0] > 0 && ir_route(net, v - 1, 0) == GRAD_WRITE;
+}
+
+static int choose_relu_mask(ir_net *net) {
+    int changed = 0;
+    for (int i = 0; i < net->n_ops; i++) {
+        ir_op *op = &net->ops[i];
+        if (op->c % 8) continue;
+        if (op->kind == IR_BN && op->act && !op->bn_in_add && op->bn_retire) op->relu_mask = changed = 1;
+        if (op->kind != IR_ADD || !op->add_bns) continue;
+        int fits = 1;
+        for (int k = 0; k < op->n_in; k++) {
+            int v = op->in[k];
+            if (v > 0 && net->ops[v - 1].bn_in_add) fits &= bn_bwd_fits(net, v);
+            else fits &= ir_route(net, i, k) == GRAD_WRITE || ir_route(net, i, k) == GRAD_ADD ||
+                         ir_route(net, i, k) == GRAD_NONE;
+        }
+        if (!fits) continue;
+        op->add_bwd_fused = changed = 1;
+        op->relu_mask = op->act;
+        for (int k = 0; k < op->n_in; k++)
+            if (op->in[k] > 0 && net->ops[op->in[k] - 1].bn_in_add) net->ops[op->in[k] - 1].bn_bwd_in_add = 1;
+    }
+    return changed;
+}
+
 static cuda_precision precision_of(const run_config *run) {
     switch (run->compute) {
     case RUN_TF32: return CUDA_TF32;
@@ -153,6 +192,8 @@ int lower(schedule *s, const sema_result *res, const build_options *opt, int bat
     if (!cuda) choose_conv_algos(&s->net);   /* cuDNN times its own at start-up */
     if (cuda && opt->nhwc && !opt->no_bn_retire) choose_bn_retire(&s->net, run->sync_bn);
     if (cuda && opt->nhwc && opt->fuse && !opt->no_bn_add) choose_bn_add(&s->net);
+    /* the masks are tensors of the plan, and the fused backward writes gradients earlier */
+    if (cuda && opt->nhwc && opt->fuse && !opt->no_relu_mask && choose_relu_mask(&s->net)) ir_replan(&s->net);
     ir_plan_buckets(&s->net, s->bucket_mb);
     s->net.sync_bn = run->sync_bn;
     return 0;

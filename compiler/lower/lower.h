@@ -14,6 +14,8 @@ typedef struct {
     int nhwc;   /* CUDA: channels-last activations (--layout nhwc) */
     int no_bn_retire;   /* CUDA channels-last: batch norm's sums in launches of their own (--no-bn-retire) */
     int no_bn_add;      /* CUDA channels-last: a block's closing bn apply, add and ReLU in passes of their own (--no-bn-add) */
+    int no_relu_mask;   /* CUDA channels-last: no ReLU bitmasks; the backward reads ReLU outputs, and a block's
+                         * closing add and its bns have backward passes of their own (--no-relu-mask) */
 } build_options;
 
 /* precision.compute as the CUDA runtime names it (rt_cuda_math in rt_cuda.h). */

@@ -27,8 +27,11 @@ long ir_value_elems(const ir_net *net, int value) {
     return (long)net->batch * op->c * op->h * op->w;
 }
 
-/* Backward needs the op's own output (a fused ReLU masks with it too). */
-static int backward_reads_output(const ir_op *op) { return ir_ops[op->kind].backward_reads_output || op->act; }
+/* Backward needs the op's own output (a fused ReLU masks with it too, unless it reads its
+ * bitmask instead). */
+static int backward_reads_output(const ir_op *op) {
+    return ir_ops[op->kind].backward_reads_output || (op->act && !op->relu_mask);
+}
 
 static long saved_bytes(const ir_net *net, const ir_op *op) {
     switch (op->kind) {
@@ -185,7 +188,8 @@ static int mask_fits_bn(const ir_net *net, int j) {
 
 void ir_plan(ir_net *net) {
     int L = net->n_ops, values = L + 1;
-    net->tensors = xcalloc((size_t)(4 * L + 4), sizeof *net->tensors);
+    net->tensors = xcalloc((size_t)(5 * L + 4), sizeof *net->tensors);
+    net->mask_of = xcalloc((size_t)L, sizeof(int));
     net->act_of = xcalloc((size_t)values, sizeof(int));
     net->grad_of = xcalloc((size_t)values, sizeof(int));
     net->saved_of = xcalloc((size_t)L, sizeof(int));
@@ -195,6 +199,7 @@ void ir_plan(ir_net *net) {
     if (net->act_bytes == 0) net->act_bytes = (int)sizeof(float);
     for (int s = 0; s < L * IR_MAX_INPUTS; s++) net->scratch_of[s] = -1;
     for (int v = 0; v < values; v++) net->alias[v] = v, net->act_of[v] = net->grad_of[v] = -1;
+    for (int i = 0; i < L; i++) net->mask_of[i] = -1;
     for (int i = 0; i < L; i++)
         if (net->ops[i].kind == IR_FLATTEN) net->alias[i + 1] = net->alias[net->ops[i].in[0]];
 
@@ -215,6 +220,11 @@ void ir_plan(ir_net *net) {
         int written = op->into_add ? FWD(i + 1) : FWD(i);
         net->saved_of[i] = sb ? add_tensor(net, T_SAVED, i, sb, FWD(i), net->forward_only ? written : BWD(i)) : -1;
     }
+    /* ReLU bitmasks (lower.c): written by the op's forward, read by its backward; one bit an
+     * element. The evaluation's forward-only plan has none (its forward writes none). */
+    for (int i = 0; i < L && !net->forward_only; i++)
+        if (net->ops[i].relu_mask)
+            net->mask_of[i] = add_tensor(net, T_MASK, i, (ir_value_elems(net, i + 1) + 7) / 8, FWD(i), BWD(i));
     /* The logits outlive the step: the trainer reads them after it for the training top-1
      * (rt_model.logits). Ending their life at the loss let backward tensors overwrite them. */
     net->tensors[net->act_of[last_value]].last = net->forward_only ? loss_step : BWD(0);
@@ -260,6 +270,16 @@ void ir_plan(ir_net *net) {
         }
     }
     free(grad_written);
+    /* An add whose backward runs its bns' (add_bwd_fused) writes their inputs' gradients at
+     * its own backward step, before theirs. */
+    for (int j = 0; j < L && !net->forward_only; j++) {
+        if (!net->ops[j].add_bwd_fused) continue;
+        for (int k = 0; k < net->ops[j].n_in; k++) {
+            int v = net->ops[j].in[k];
+            if (v > 0 && net->ops[v - 1].bn_bwd_in_add && net->ops[v - 1].in[0] > 0)
+                extend(&net->tensors[net->grad_of[net->alias[net->ops[v - 1].in[0]]]], BWD(j));
+        }
+    }
     int *taken = net->share_add_grads ? share_add_gradients(net) : NULL;
     for (int j = 0; j < L && !net->forward_only; j++)
         if (net->ops[j].bn_in && net->ops[j].act && mask_fits_bn(net, j)) {
@@ -293,8 +313,20 @@ void ir_layout_params(ir_net *net) {
     net->n_buffers = b;
 }
 
+static void plan_free(ir_net *net) {
+    free(net->tensors), free(net->act_of), free(net->grad_of), free(net->saved_of), free(net->mask_of);
+    free(net->alias), free(net->scratch_of), free(net->route);
+    net->tensors = NULL, net->mask_of = NULL;
+    net->n_tensors = 0;
+}
+
+void ir_replan(ir_net *net) {
+    plan_free(net);
+    ir_plan(net);
+}
+
 static const char *tensor_kind_name(ir_tensor_kind k) {
-    static const char *const names[] = { "act", "grad", "saved", "scratch" };
+    static const char *const names[] = { "act", "grad", "saved", "scratch", "mask" };
     return names[k];
 }
 
@@ -313,9 +345,7 @@ void ir_print_plan(FILE *out, const ir_net *net) {
 }
 
 void ir_plan_forward_only(ir_net *net) {
-    free(net->tensors), free(net->act_of), free(net->grad_of), free(net->saved_of);
-    free(net->alias), free(net->scratch_of), free(net->route);
-    net->n_tensors = 0;
+    plan_free(net);
     net->forward_only = 1;
     net->share_add_grads = 0;
     ir_plan(net);
@@ -328,6 +358,8 @@ long ir_partial_sum_channels(const ir_net *net) {
         int sums = op->kind == IR_BN || op->kind == IR_LN || op->kind == IR_LAYER_SCALE ||
                    ((op->kind == IR_CONV || op->kind == IR_LINEAR) && op->b_off >= 0);
         if (sums && op->c > most) most = op->c;
+        /* a projection block's fused backward (add_bwd_fused) sums both bns in one pass */
+        if (op->add_bwd_fused && op->add_bns == 2 && 2L * op->c > most) most = 2L * op->c;
     }
     return most;
 }
@@ -338,6 +370,7 @@ void ir_net_free(ir_net *net) {
     free(net->act_of);
     free(net->grad_of);
     free(net->saved_of);
+    free(net->mask_of);
     free(net->alias);
     free(net->scratch_of);
     free(net->route);

@@ -220,6 +220,11 @@ void cuda_batchnorm_backward_nhwc_retire(void *din /*or NULL*/, float *dgamma, f
                                          const void *dout, const void *relu_out, const void *in,
                                          const float *gamma, const float *save_mean,
                                          const float *save_inv_std, int n, int c, int hw, int sync);
+/* The retiring backward of a bn whose fused ReLU left a bitmask (lower.c ir_op.relu_mask): its
+ * bits (bit i of relu_bits[i / 8]: the ReLU passed element i) instead of its output. No sync. */
+void cuda_batchnorm_backward_nhwc_bits(void *din /*or NULL*/, float *dgamma, float *dbeta, const void *dout,
+                                       const uint8_t *relu_bits, const void *in, const float *gamma,
+                                       const float *save_mean, const float *save_inv_std, int n, int c, int hw);
 
 /* A residual block's closing batch norm(s), add and ReLU in one channels-last pass that writes
  * only out (bn_add_relu_nhwc.cu): out = act(bn_a(xa) + bn_b(xb)) with mean / inv_std from the
@@ -227,6 +232,20 @@ void cuda_batchnorm_backward_nhwc_retire(void *din /*or NULL*/, float *dgamma, f
 void cuda_bn_add_relu_nhwc(void *out, const void *xa, const float *ga, const float *ba, const float *ma,
                            const float *sa, const void *xb, const float *gb, const float *bb, const float *mb,
                            const float *sb, long rows, int c, int relu);
+/* The same, writing also the ReLU's bitmask: bit i of bits[i / 8] set where out[i] > 0 (the
+ * stored value). bits holds (rows * c + 7) / 8 bytes (lower.c ir_op.relu_mask). */
+void cuda_bn_add_relu_bits_nhwc(void *out, uint8_t *bits, const void *xa, const float *ga, const float *ba,
+                                const float *ma, const float *sa, const void *xb, const float *gb, const float *bb,
+                                const float *mb, const float *sb, long rows, int c, int relu);
+/* Its backward in two passes (bn_add_relu_backward_nhwc.cu; lower.c ir_op.add_bwd_fused): from
+ * dz (the block output's gradient) and relu_bits (NULL: no ReLU), bn a's dgamma, dbeta and
+ * input gradient dxa; xb != NULL (a projection): bn b's likewise (dxb); xb == NULL (the
+ * identity shortcut): dxb gets the shortcut's gradient, written or added (short_add), or
+ * nothing when NULL. Batch statistics of this rank (no sync BN). */
+void cuda_bn_add_relu_backward_nhwc(const void *dz, const uint8_t *relu_bits, void *dxa, float *dga, float *dba,
+                                    const void *xa, const float *ga, const float *ma, const float *sa, void *dxb,
+                                    float *dgb, float *dbb, const void *xb, const float *gb, const float *mb,
+                                    const float *sb, int short_add, long rows, int c);
 
 /* ---- Layer norm over C per (n, pixel) --------------------------------------------------- */
 void cuda_layernorm_forward(void *out, float *save_mean, float *save_rstd, const void *in,

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Shows the emulator catching broken CUDA code: each mutant is a copy of one runtime file
 # with one deliberate mistake, compiled by emu-nvcc and linked ahead of libtrainrt_cuda into
-# tests/gpu/test_ops_gpu, which must then fail. Not part of `make test` (fourteen relinks and
+# tests/gpu/test_ops_gpu, which must then fail. Not part of `make test` (eighteen relinks and
 # runs, several minutes); run after `make emu`:  bash tests/emu/mutants.sh
 #   index:    relu.cu writes out[i + 1] (ASan: heap-buffer-overflow, with the line)
 #   barrier:  cuda_common.cuh's block_sum without its second __syncthreads (thread 0 reads
@@ -11,7 +11,7 @@
 #             read: a race the results alone do not show in the emulator's sequential order)
 #   barrier-nhwc: channel_tiles.cuh's tile sums (the channels-last bias gradient of bias.cu;
 #             batch norm's old kernels) without their __syncthreads
-#   barrier-bn-vec: batchnorm_nhwc_vec.cu's tile sums (the channels-last batch norm) without
+#   barrier-bn-vec: bn_vec_tiles.cuh's tile sums (the channels-last batch norm) without
 #             their __syncthreads
 #   layout:   conv2d.cu describes the KCRS weights as KRSC (filter format NHWC)
 #   legacy-find: conv2d.cu searches forward algorithms with the legacy Find call, which
@@ -26,6 +26,13 @@
 #             starts off, and its statistics are finished by no block or too early)
 #   bn-add-branch: bn_add_relu_nhwc.cu adds a projection block's downsample branch without
 #             normalizing it (the second bn dropped: test_ops_gpu's projection checks fail)
+#   relu-bit: bn_add_relu_nhwc.cu's bitmask variant drops the last bit of each byte (the
+#             exact bits check and the fused backward's gradients fail)
+#   bwd-branch: bn_add_relu_backward_nhwc.cu's sums pass leaves the projection's second bn out
+#             of its dgamma sums (test_ops_gpu's projection backward checks fail)
+#   bwd-bits: bn_add_relu_backward_nhwc.cu ignores the ReLU bits (every dz passes)
+#   bwd-barrier: its sums pass writes the second bn's tile sums without the barrier after the
+#             first's (the shared-memory race check)
 # MUTANTS="name ..." runs only those.
 set -u
 BUILD=${BUILD:-build}
@@ -56,7 +63,7 @@ mutant barrier cuda_common.cuh 's/(warp_part\[warp\] = v;\n)    __syncthreads\(\
 mutant barrier-reuse cuda_common.cuh 's/    __syncthreads\(\);   \/\* warp_part may still be read[^\n]*\n//' optim.cu "shared-memory race"
 mutant barrier-nhwc ops/channel_tiles.cuh 's/(sb\[threadIdx.y\]\[threadIdx.x\] = b;\n)    __syncthreads\(\);\n/$1/' ops/bias.cu \
   "shared-memory race"
-mutant barrier-bn-vec ops/batchnorm_nhwc_vec.cu 's/(lane_sums\[mine \+ 2 \* j \+ 1\] = b\[j\];\n)    __syncthreads\(\);\n/$1/' \
+mutant barrier-bn-vec ops/bn_vec_tiles.cuh 's/(lane_sums\[mine \+ 2 \* j \+ 1\] = b\[j\];\n)    __syncthreads\(\);\n/$1/' \
   ops/batchnorm_nhwc_vec.cu "shared-memory race"
 mutant layout ops/conv2d.cu 's/cudnnSetFilter4dDescriptor\(c->w, dt, f,/cudnnSetFilter4dDescriptor(c->w, dt, CUDNN_TENSOR_NHWC,/' \
   ops/conv2d.cu "FAIL .*conv"
@@ -69,6 +76,14 @@ mutant pin-cap context.cu 's/(void rt_cuda_pin_host\(void \*p, size_t bytes\) \{
 mutant unpin context.cu 's/    if \(ctx.n_pinned == 0\) atexit\(unpin_all\);\n//' context.cu "still registered with cudaHostRegister"
 mutant bn-add-branch ops/bn_add_relu_nhwc.cu 's/r \+= rt_ld\(b\.e\[v\]\) \* kb \+ hb;/r += rt_ld(b.e[v]);/' \
   ops/bn_add_relu_nhwc.cu "FAIL .*projection"
+mutant relu-bit ops/bn_add_relu_nhwc.cu 's/bits\[q\] = \(uint8_t\)m;/bits[q] = (uint8_t)(m & 0x7fu);/' \
+  ops/bn_add_relu_nhwc.cu "FAIL .*bits"
+mutant bwd-branch ops/bn_add_relu_backward_nhwc.cu 's/if \(PROJ\) s_b\[j\] \+= dy \*/if (0) s_b[j] += dy */' \
+  ops/bn_add_relu_backward_nhwc.cu "FAIL .*projection.*backward"
+mutant bwd-bits ops/bn_add_relu_backward_nhwc.cu 's/g.bits = bits \? relu_bits_at<V>\(bits, at\) :/g.bits = bits ? (1u << V) - 1u :/' \
+  ops/bn_add_relu_backward_nhwc.cu "FAIL .*relu .*backward"
+mutant bwd-barrier ops/bn_add_relu_backward_nhwc.cu 's/        __syncthreads\(\);   \/\* the tile sums[^\n]*\n//' \
+  ops/bn_add_relu_backward_nhwc.cu "shared-memory race"
 mutant retire-last ops/batchnorm_nhwc_vec.cu 's/== gridDim.y - 1\);/== gridDim.y);/' ops/batchnorm_nhwc_vec.cu \
   "FAIL .*retire"
 mutant retire-reset ops/batchnorm_nhwc_vec.cu 's/(vec_tile_totals<V>\(part, c, \[&\]\(int ch, double a, double b\) \{\n        finish_channel_stats[^\n]*\n    \}\);\n)    if \(threadIdx.x == 0 && threadIdx.y == 0\) counters\[blockIdx.x\] = 0;\n/$1/' \

@@ -4,9 +4,12 @@
 # BF16 channels-last), ConvNeXt's ops (tests/emu/traffic/convnext_mini.spec: FP32 NCHW, BF16
 # channels-last, and that with TRAINC_CUDA_DEPTHWISE=cudnn), the ResNet example in BF16 channels-last with the default kernels (batch
 # norm's sums retired in their pass, a block's closing bns applied inside its add: both
-# branches of a projection block, bn_add_relu_nhwc_kernel), with --no-bn-retire, with
-# --no-bn-add (each bn applied by its own kernel, then the add) and with the old batch-norm and
-# pooling kernels (TRAINC_CUDA_BN=old TRAINC_CUDA_POOL=old, the code the H100 measured), and ResNet-50 at batch 2 on 32x32 inputs in BF16 channels-last, each built
+# branches of a projection block, bn_add_relu_bits_nhwc_kernel, with ReLU bitmasks and the
+# block output's backward in two passes, bn_add_bwd_sums_kernel and bn_add_bwd_dx_kernel), with
+# --no-bn-retire, with --no-bn-add (each bn applied by its own kernel, then the add), with
+# --no-relu-mask (the backward reads ReLU outputs; the add's and each bn's backward apart) and
+# so with the old batch-norm and pooling kernels (TRAINC_CUDA_BN=old TRAINC_CUDA_POOL=old, the
+# code the H100 measured), and ResNet-50 at batch 2 on 32x32 inputs in BF16 channels-last, each built
 # through the emulator's traffic build (make emu-traffic) and run for one profiled step
 # (TRAINC_CUDA_PROFILE_STEP=1, EMU_TRAFFIC=FILE): `trainc show --gpu-cost` must name every
 # kernel and library call of that step in launch order with exactly the bytes read and
@@ -74,7 +77,8 @@ cp "$out/fmnist_resnet.spec" "$out/resnet_bf16.spec" && echo 'precision { comput
 check resnet_bf16 nhwc
 FLAGS=--no-bn-retire check resnet_bf16 nhwc
 FLAGS=--no-bn-add check resnet_bf16 nhwc
-check resnet_bf16 nhwc TRAINC_CUDA_BN=old TRAINC_CUDA_POOL=old TRAINC_CUDA_BIAS=old
+FLAGS=--no-relu-mask check resnet_bf16 nhwc
+FLAGS=--no-relu-mask check resnet_bf16 nhwc TRAINC_CUDA_BN=old TRAINC_CUDA_POOL=old TRAINC_CUDA_BIAS=old
 S=2 B=2 LR='sgd { momentum: 0.9 } lr { base: 0.01 }' spec resnet50 specs/models/resnet50.spec 'net { input_shape: [3, 32, 32] }' \
   'precision { compute: BF16 }'
 check resnet50 nhwc

@@ -320,6 +320,18 @@ static void test_batchnorm_frozen(int n, int c, int hw) {
     compare("batchnorm frozen +relu backward dbeta", gdb, dbt, c, TOL);
 }
 
+/* The ReLU bitmask of a device tensor's values (bit i of byte i/8 where element i > 0), as
+ * host bytes: what the bitmask kernels must write, and what the bits backward is handed. */
+static uint8_t *bits_of(const void *dev, long n) {
+    float *f = dev_zero(n), *h = rt_xmalloc((size_t)(n ? n : 1) * sizeof(float));
+    rt_cuda_from_act(f, dev, n);
+    rt_cuda_copy_d2h(h, f, (size_t)n * sizeof(float));
+    uint8_t *b = calloc((size_t)(n + 7) / 8 + 1, 1);
+    for (long i = 0; i < n; i++) b[i / 8] |= (uint8_t)((h[i] > 0) << (i % 8));
+    rt_cuda_free(f), free(h);
+    return b;
+}
+
 static void test_batchnorm(int n, int c, int hw, int nhwc) {
     long total = (long)n * c * hw;
     float *x = host_random(total, 2), *g = host_random(c, 1), *b = host_random(c, 1), *dy = host_act(total, 1);
@@ -362,6 +374,16 @@ static void test_batchnorm(int n, int c, int hw, int nhwc) {
     CHECK_NAMED(compare_act, "+relu backward dinput", gdx, in_layout(dx, n, c, hw, nhwc), total, TOL);
     CHECK_NAMED(compare, "+relu backward dgamma", gdg, dg, c, TOL);
     CHECK_NAMED(compare, "+relu backward dbeta", gdb, dbt, c, TOL);
+    if (nhwc == 2) {   /* the same from the ReLU's bitmask (its output's signs) instead of its output */
+        uint8_t *hb = bits_of(gy, total), *gbits = rt_cuda_malloc((size_t)(total + 7) / 8, "test bits");
+        rt_cuda_copy_h2d(gbits, hb, (size_t)(total + 7) / 8);
+        rt_cuda_memset0(gdx, (size_t)total * rt_cuda_act_bytes());
+        cuda_batchnorm_backward_nhwc_bits(gdx, gdg, gdb, gdy, gbits, gx, gg, gmean, gistd, n, c, hw);
+        CHECK_NAMED(compare_act, "+relu bits backward dinput", gdx, in_layout(dx, n, c, hw, nhwc), total, TOL);
+        CHECK_NAMED(compare, "+relu bits backward dgamma", gdg, dg, c, TOL);
+        CHECK_NAMED(compare, "+relu bits backward dbeta", gdb, dbt, c, TOL);
+        free(hb), rt_cuda_free(gbits);
+    }
     batchnorm_backward(dx, dg, dbt, dy, x, g, b, mean, istd, n, c, hw, RT_ACT_NONE);
     backward(gdx, gdg, gdb, gdy, NULL, gx, gg, gmean, gistd, n, c, hw, 1);
     CHECK_NAMED(compare_act, "backward dinput", gdx, in_layout(dx, n, c, hw, nhwc), total, TOL);
@@ -1046,6 +1068,85 @@ static void test_bn_add_relu(int n, int c, int hw, int proj, int relu) {
     compare_act(what, gy, nhwc_of(y, n, c, hw), total, TOL);
 }
 
+/* A residual block's output with its ReLU bitmask, and its backward in two passes
+ * (bn_add_relu_backward_nhwc.cu), against the unfused CPU ops: batch norm of each branch, the
+ * add, ReLU; then the ReLU's backward, the add's (the same gradient to both branches) and
+ * batchnorm_backward per bn. The forward's output within TOL, its bits exactly those of its
+ * own output; the CPU backward masks with that output too (a value next to 0 may round to
+ * either side of it in 16 bits), so dgamma, dbeta and each input gradient are within TOL of
+ * their largest magnitude (1e-4 FP32, 1e-2 BF16/FP16: one 16-bit rounding of each gradient,
+ * FP32 sums against the CPU's). proj: both branches are bns; else the identity shortcut's
+ * gradient, written or added to what it held (short_add). */
+static void test_bn_add_relu_backward(int n, int c, int hw, int proj, int relu, int short_add) {
+    long total = (long)n * c * hw, rows = (long)n * hw;
+    float *xa = host_random(total, 2), *xb = host_random(total, 2), *dz = host_act(total, 1);
+    for (long i = 0; i < total; i++) xa[i] += 0.5f, xb[i] -= 0.25f;
+    round_act(xa, total), round_act(xb, total);
+    float *ga = host_random(c, 1), *ba = host_random(c, 1), *gb = host_random(c, 1), *bb = host_random(c, 1);
+    float *prior = host_act(total, 1);   /* the shortcut's gradient so far (short_add) */
+    float *rm = rt_xmalloc(c * 4), *rv = rt_xmalloc(c * 4), *ma = rt_xmalloc(c * 4), *sa = rt_xmalloc(c * 4);
+    float *mb = rt_xmalloc(c * 4), *sb = rt_xmalloc(c * 4);
+    float *ya = rt_xmalloc(total * 4), *yb = rt_xmalloc(total * 4), *y = rt_xmalloc(total * 4);
+    for (int i = 0; i < c; i++) rm[i] = 0, rv[i] = 1;
+    batchnorm_forward_train(ya, ma, sa, rm, rv, xa, ga, ba, n, c, hw, 0.1f, 1e-5f, RT_ACT_NONE);
+    if (proj) batchnorm_forward_train(yb, mb, sb, rm, rv, xb, gb, bb, n, c, hw, 0.1f, 1e-5f, RT_ACT_NONE);
+    else memcpy(yb, xb, total * 4);
+    for (long i = 0; i < total; i++) y[i] = ya[i] + yb[i];
+    if (relu) relu_forward(y, y, total);
+    void *gxa = act_from(nhwc_of(xa, n, c, hw), total), *gxb = act_from(nhwc_of(xb, n, c, hw), total);
+    void *gz = act_zero(total), *gdz = act_from(nhwc_of(dz, n, c, hw), total);
+    void *gdxa = act_zero(total), *gdxb = act_from(nhwc_of(prior, n, c, hw), total);
+    uint8_t *gbits = rt_cuda_malloc((size_t)(total + 7) / 8, "test bits");
+    float *gga = dev_from(ga, c), *gba = dev_from(ba, c), *ggb = dev_from(gb, c), *gbb = dev_from(bb, c);
+    float *gma = dev_zero(c), *gsa = dev_zero(c), *gmb = dev_zero(c), *gsb = dev_zero(c);
+    float *gdga = dev_zero(c), *gdba = dev_zero(c), *gdgb = dev_zero(c), *gdbb = dev_zero(c);
+    float *rm0 = dev_zero(c), *rv0 = dev_zero(c);
+    cuda_batchnorm_stats_train_nhwc_retire(gma, gsa, rm0, rv0, gxa, n, c, hw, 0.1f, 1e-5f, 0);
+    if (proj) cuda_batchnorm_stats_train_nhwc_retire(gmb, gsb, rm0, rv0, gxb, n, c, hw, 0.1f, 1e-5f, 0);
+    cuda_bn_add_relu_bits_nhwc(gz, gbits, gxa, gga, gba, gma, gsa, gxb, proj ? ggb : NULL, gbb, gmb, gsb, rows, c, relu);
+    char what[160], tag[96];
+    snprintf(tag, sizeof tag, "bn%s + add%s [%d,%d,%d]", proj ? " + bn (projection)" : "", relu ? " + relu" : "", n, c, hw);
+    snprintf(what, sizeof what, "%s with bits", tag);
+    compare_act(what, gz, nhwc_of(y, n, c, hw), total, TOL);
+    /* the bits: exactly the stored output's signs */
+    uint8_t *want = bits_of(gz, total), *got = rt_xmalloc((size_t)(total + 7) / 8);
+    rt_cuda_copy_d2h(got, gbits, (size_t)(total + 7) / 8);
+    long bad = 0;
+    for (long i = 0; i < total; i++) bad += ((got[i / 8] >> (i % 8)) & 1) != ((want[i / 8] >> (i % 8)) & 1);
+    checks++;
+    if (bad) failures++, fprintf(stderr, "FAIL %s %s bits: %ld of %ld differ from the output's signs\n", mode, tag, bad, total);
+    else printf("ok   %-5s %-44s exact\n", mode, "relu bits");
+    /* the CPU backward, masked by the GPU's output (in NCHW order) */
+    float *gzh = rt_xmalloc(total * 4), *dy = rt_xmalloc(total * 4), *f = dev_zero(total);
+    rt_cuda_from_act(f, gz, total);
+    rt_cuda_copy_d2h(gzh, f, (size_t)total * 4);
+    for (int b = 0; b < n; b++)
+        for (int ch = 0; ch < c; ch++)
+            for (long p = 0; p < hw; p++) {
+                long at = ((long)b * c + ch) * hw + p, nh = ((long)b * hw + p) * c + ch;
+                dy[at] = !relu || gzh[nh] > 0 ? dz[at] : 0.0f;
+            }
+    float *dxa = rt_xmalloc(total * 4), *dxb = rt_xmalloc(total * 4), *dga = rt_xmalloc(c * 4), *dba = rt_xmalloc(c * 4);
+    float *dgb = rt_xmalloc(c * 4), *dbb = rt_xmalloc(c * 4);
+    batchnorm_backward(dxa, dga, dba, dy, xa, ga, ba, ma, sa, n, c, hw, RT_ACT_NONE);
+    if (proj) batchnorm_backward(dxb, dgb, dbb, dy, xb, gb, bb, mb, sb, n, c, hw, RT_ACT_NONE);
+    else
+        for (long i = 0; i < total; i++) dxb[i] = short_add ? prior[i] + dy[i] : dy[i];
+    cuda_bn_add_relu_backward_nhwc(gdz, relu ? gbits : NULL, gdxa, gdga, gdba, gxa, gga, gma, gsa, gdxb,
+                                   proj ? gdgb : NULL, proj ? gdbb : NULL, proj ? gxb : NULL, ggb, gmb, gsb, short_add,
+                                   rows, c);
+    snprintf(what, sizeof what, "%s backward dxa", tag), compare_act(what, gdxa, nhwc_of(dxa, n, c, hw), total, TOL);
+    snprintf(what, sizeof what, "%s backward dgamma a", tag), compare(what, gdga, dga, c, TOL);
+    snprintf(what, sizeof what, "%s backward dbeta a", tag), compare(what, gdba, dba, c, TOL);
+    snprintf(what, sizeof what, "%s backward %s", tag, proj ? "dxb" : short_add ? "shortcut (added)" : "shortcut");
+    compare_act(what, gdxb, nhwc_of(dxb, n, c, hw), total, TOL);
+    if (proj) {
+        snprintf(what, sizeof what, "%s backward dgamma b", tag), compare(what, gdgb, dgb, c, TOL);
+        snprintf(what, sizeof what, "%s backward dbeta b", tag), compare(what, gdbb, dbb, c, TOL);
+    }
+    free(want), free(got), free(gzh), free(dy), rt_cuda_free(f);
+}
+
 /* Batch norm and max pooling, in both layouts from `layout` (0: NCHW too, 1: NHWC only): the
  * shapes pick every path of the kernels: channels-last (batchnorm_nhwc_vec.cu,
  * maxpool2d_nhwc_vec.cu) vectors of 4 (batch norm) or 8 (16-bit max pool) channels when they
@@ -1082,6 +1183,16 @@ static void run_norm_pool_ops(int layout) {
     test_bn_add_relu(3, 37, 41, 1, 1);
     test_bn_add_relu(5, 12, 9, 1, 0);
     test_bn_add_relu(2, 256, 16, 1, 1);
+    /* ... with the ReLU's bitmask, and the backward in two passes: projection and identity
+     * (its gradient written, and added), the same channel paths, twice in a row (the retire
+     * counters left at zero), without the ReLU (no bits). */
+    test_bn_add_relu_backward(4, 64, 49, 1, 1, 0);
+    test_bn_add_relu_backward(4, 64, 49, 0, 1, 0);
+    test_bn_add_relu_backward(4, 64, 49, 0, 1, 1);
+    test_bn_add_relu_backward(3, 37, 41, 1, 1, 0);
+    test_bn_add_relu_backward(5, 12, 9, 1, 0, 0);
+    test_bn_add_relu_backward(2, 256, 16, 1, 1, 0);
+    test_bn_add_relu_backward(8, 64, 100, 0, 1, 0);
     for (int nhwc = layout; nhwc < 2; nhwc++) {
         test_pool("2x2 stride 2", (rt_pool_shape){ .n = 3, .c = 5, .h = 14, .w = 14, .kh = 2, .kw = 2, .sh = 2,
                                                     .sw = 2 }, nhwc);

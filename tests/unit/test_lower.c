@@ -54,7 +54,7 @@ static int op_named(const ir_net *net, const char *name) {
 }
 
 static void check_schedule(const sema_result *res, build_backend backend) {
-    build_options opt = { backend, 1, 0, 0, 0 };
+    build_options opt = { backend, 1, 0, 0, 0, 0 };
     schedule s;
     CHECK(lower(&s, res, &opt, 0, "t.spec") == 0);
     const ir_net *net = &s.net;
@@ -105,7 +105,7 @@ static void check_bias_rule(const char *dir) {
                "solver { epochs: 1 sgd { momentum: 0.9 } lr { base: 0.1 } }\n",
                &doc, &res) == 0);
     for (int b = 0; b < 2; b++) {
-        build_options opt = { b ? BACKEND_CUDA : BACKEND_CPU, 1, 0, 0, 0 };
+        build_options opt = { b ? BACKEND_CUDA : BACKEND_CPU, 1, 0, 0, 0, 0 };
         schedule s;
         CHECK(lower(&s, &res, &opt, 0, "nobias.spec") == 0);
         int relu_ops = 0;
@@ -137,10 +137,13 @@ static void check_bn_add(const char *dir) {
                "data { train { source: \"synthetic\" samples: 8 batch_per_rank: 2 } }\n"
                "solver { epochs: 1 sgd { momentum: 0.9 } lr { base: 0.1 } }\n",
                &doc, &res) == 0);
-    /* backend, fuse, nhwc, no_bn_add: only the first fuses */
-    static const build_options opts[] = { { BACKEND_CUDA, 1, 1, 0, 0 }, { BACKEND_CUDA, 1, 1, 0, 1 },
-                                          { BACKEND_CUDA, 0, 1, 0, 0 }, { BACKEND_CUDA, 1, 0, 0, 0 } };
-    for (int v = 0; v < 4; v++) {
+    /* backend, fuse, nhwc, no_bn_retire, no_bn_add, no_relu_mask: the first and the last
+     * fuse; only the first also takes the bns' backward into the add's two passes, with the
+     * adds' ReLU bitmasks planned (ir_op.add_bwd_fused, relu_mask) */
+    static const build_options opts[] = { { BACKEND_CUDA, 1, 1, 0, 0, 0 }, { BACKEND_CUDA, 1, 1, 0, 1, 0 },
+                                          { BACKEND_CUDA, 0, 1, 0, 0, 0 }, { BACKEND_CUDA, 1, 0, 0, 0, 0 },
+                                          { BACKEND_CUDA, 1, 1, 0, 0, 1 } };
+    for (int v = 0; v < 5; v++) {
         schedule s;
         CHECK(lower(&s, &res, &opts[v], 0, "proj.spec") == 0);
         const ir_net *net = &s.net;
@@ -148,9 +151,14 @@ static void check_bn_add(const char *dir) {
             b4 = op_named(net, "b4");
         CHECK(sum >= 0 && sum2 >= 0 && b2 >= 0 && b3 >= 0 && b4 >= 0);
         if (sum < 0 || sum2 < 0 || b2 < 0 || b3 < 0 || b4 < 0) { schedule_free(&s); continue; }
-        int on = v == 0;
+        int on = v == 0 || v == 4, bwd = v == 0;
         CHECK(net->ops[sum].add_bns == (on ? 2 : 0) && net->ops[sum2].add_bns == (on ? 1 : 0));
         CHECK(net->ops[b2].bn_in_add == on && net->ops[b3].bn_in_add == on && net->ops[b4].bn_in_add == on);
+        CHECK(net->ops[sum].add_bwd_fused == bwd && net->ops[sum2].add_bwd_fused == bwd);
+        CHECK(net->ops[b2].bn_bwd_in_add == bwd && net->ops[b3].bn_bwd_in_add == bwd && net->ops[b4].bn_bwd_in_add == bwd);
+        CHECK(ir_has_mask(net, sum) == bwd && ir_has_mask(net, sum2) == bwd);
+        if (bwd)   /* a bit an element, in the arena */
+            CHECK(net->tensors[net->mask_of[sum]].bytes >= (ir_value_elems(net, sum + 1) + 7) / 8);
         if (opts[v].fuse) CHECK(net->ops[sum].act && net->ops[sum2].act);   /* the ReLU goes with the add */
         schedule_free(&s);
     }

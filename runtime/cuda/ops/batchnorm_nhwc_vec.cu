@@ -7,72 +7,7 @@
  * partial sums in the same layout for batchnorm_sums.cu. Passes over the tensor: statistics
  * 1 read; apply 1 read + 1 write; backward 3 reads (dy, the ReLU output, x) for the sums and
  * 3 reads + 1 write for the input gradient. TRAINC_CUDA_BN=old runs batchnorm_nhwc.cu's. */
-#include "batchnorm_sums.cuh"
-#include "channel_tiles.cuh"
-
-#define VEC_THREADS 256
-/* Rows whose loads a thread has in flight: 4 of one tensor for the statistics and the apply,
- * 2 of three tensors for the backward (within 64 registers). */
-#define VEC_ROWS_IN_FLIGHT 4
-#define VEC_GRAD_ROWS_IN_FLIGHT 2
-#define VEC_CHANNELS 4   /* a thread's channels when they divide C */
-
-/* The launch shape: vec (V = VEC_CHANNELS, else 1), grid (channel tiles, row splits). */
-struct vec_tiles {
-    int vec;
-    dim3 grid, block;
-    long per;   /* rows per block */
-};
-
-static vec_tiles vec_tiles_of(long rows, int c, int vec) {
-    int v = vec ? VEC_CHANNELS : 1;
-    int cv = c / v, lx = 1;
-    while (lx < cv && lx < 32) lx *= 2;
-    nhwc_split sp = nhwc_split_of(rows);   /* the old kernels' splits: the partials' room stays as planned */
-    return { vec, dim3((cv + lx - 1) / lx, sp.splits), dim3(lx, VEC_THREADS / lx), sp.per };
-}
-
-/* Whether V = VEC_CHANNELS suits c channels and the tensors' addresses. */
-static int vec_suits(int c, const void *a, const void *b = NULL, const void *d = NULL, const void *e = NULL) {
-    return c % VEC_CHANNELS == 0 && vec_aligned(a, b, d, e);
-}
-
-/* For this thread's rows r of block y's range, in order: load(u, r) for U rows, then use(u, r)
- * for them, so U rows' loads are in flight together; u indexes the caller's register arrays
- * (a constant once unrolled). */
-template <int U, typename Load, typename Use>
-__device__ __forceinline__ void vec_rows(long rows, long per, Load load, Use use) {
-    long r = (long)blockIdx.y * per + threadIdx.y, end = min(rows, (long)blockIdx.y * per + per), step = blockDim.y;
-    for (; r + (U - 1) * step < end; r += U * step) {
-#pragma unroll
-        for (int u = 0; u < U; u++) load(u, r + u * step);
-#pragma unroll
-        for (int u = 0; u < U; u++) use(u, r + u * step);
-    }
-    for (; r < end; r += step) {
-        load(0, r);
-        use(0, r);
-    }
-}
-
-/* The block's two sums per channel over its row lanes, in lane order, to part[2 * (ch *
- * splits + s) + k]: each thread puts its 2V sums in shared memory, then each of the block's
- * 2 * lx * V values is added up by one thread. */
-template <int V>
-__device__ static inline void vec_tile_sums(const double a[V], const double b[V], double *part, int c) {
-    __shared__ double lane_sums[VEC_THREADS * 2 * V];
-    int width = blockDim.x * V * 2, mine = threadIdx.y * width + threadIdx.x * V * 2;
-#pragma unroll
-    for (int j = 0; j < V; j++) lane_sums[mine + 2 * j] = a[j], lane_sums[mine + 2 * j + 1] = b[j];
-    __syncthreads();
-    for (int o = threadIdx.y * blockDim.x + threadIdx.x; o < width; o += VEC_THREADS) {
-        int ch = blockIdx.x * blockDim.x * V + o / 2;
-        if (ch >= c) continue;
-        double t = 0;
-        for (int y = 0; y < (int)blockDim.y; y++) t += lane_sums[y * width + o];
-        part[2 * ((long)ch * gridDim.y + blockIdx.y) + (o & 1)] = t;
-    }
-}
+#include "bn_vec_tiles.cuh"
 
 /* Sums of d and d^2 per channel, d = x - shift[ch] (the running mean, as in batchnorm.cu). */
 template <typename T, int V>
@@ -129,7 +64,8 @@ vec_apply_kernel(T *__restrict__ out, const T *__restrict__ in, const float *gam
  * share it; the retiring one then adds them up). */
 template <typename T, int V>
 __device__ __forceinline__ void vec_grad_partials(double *part, const T *__restrict__ dout,
-                                                  const T *__restrict__ relu_out, const T *__restrict__ in,
+                                                  const T *__restrict__ relu_out, const uint8_t *__restrict__ relu_bits,
+                                                  const T *__restrict__ in,
                                                   const float *save_mean, const float *save_inv_std, long rows,
                                                   long per, int c) {
     int q = blockIdx.x * blockDim.x + threadIdx.x;
@@ -140,11 +76,11 @@ __device__ __forceinline__ void vec_grad_partials(double *part, const T *__restr
         for (int j = 0; j < V; j++) mean[j] = save_mean[q * V + j], inv_std[j] = save_inv_std[q * V + j];
         vec_grad_in<T, V> g[VEC_GRAD_ROWS_IN_FLIGHT];
         vec_rows<VEC_GRAD_ROWS_IN_FLIGHT>(
-            rows, per, [&](int u, long r) { vec_grad_load(g[u], dout, relu_out, in, r * c + q * V); },
+            rows, per, [&](int u, long r) { vec_grad_load(g[u], dout, relu_out, in, r * c + q * V, relu_bits); },
             [&](int u, long r) {
 #pragma unroll
                 for (int j = 0; j < V; j++) {
-                    float dy = vec_dy(g[u].dy, g[u].relu, relu_out != NULL, j);
+                    float dy = vec_dy(g[u], relu_out != NULL, relu_bits != NULL, j);
                     s_dy[j] += dy;
                     s_dy_xhat[j] += dy * (rt_ld(g[u].x.e[j]) - mean[j]) * inv_std[j];
                 }
@@ -159,14 +95,14 @@ __global__ void __launch_bounds__(VEC_THREADS)
 vec_partial_grads_kernel(double *part, const T *__restrict__ dout, const T *__restrict__ relu_out,
                          const T *__restrict__ in, const float *save_mean, const float *save_inv_std, long rows,
                          long per, int c) {
-    vec_grad_partials<T, V>(part, dout, relu_out, in, save_mean, save_inv_std, rows, per, c);
+    vec_grad_partials<T, V>(part, dout, relu_out, NULL, in, save_mean, save_inv_std, rows, per, c);
 }
 
 /* din = gamma·inv_std/m · (m·dy - sum dy - xhat · sum dy·xhat), as in batchnorm.cu. */
 template <typename T, int V>
 __global__ void __launch_bounds__(VEC_THREADS)
 vec_input_grad_kernel(T *__restrict__ din, const T *__restrict__ dout, const T *__restrict__ relu_out,
-                      const T *__restrict__ in, const float *gamma, const double *totals, long m,
+                      const uint8_t *__restrict__ relu_bits, const T *__restrict__ in, const float *gamma, const double *totals, long m,
                       const float *save_mean, const float *save_inv_std, long rows, long per, int c) {
     int q = blockIdx.x * blockDim.x + threadIdx.x;
     if (q >= c / V) return;
@@ -179,13 +115,13 @@ vec_input_grad_kernel(T *__restrict__ din, const T *__restrict__ dout, const T *
     }
     vec_grad_in<T, V> g[VEC_GRAD_ROWS_IN_FLIGHT];
     vec_rows<VEC_GRAD_ROWS_IN_FLIGHT>(
-        rows, per, [&](int u, long r) { vec_grad_load(g[u], dout, relu_out, in, r * c + q * V); },
+        rows, per, [&](int u, long r) { vec_grad_load(g[u], dout, relu_out, in, r * c + q * V, relu_bits); },
         [&](int u, long r) {
             act_vec<T, V> d;
 #pragma unroll
             for (int j = 0; j < V; j++) {
                 float xhat = (rt_ld(g[u].x.e[j]) - mean[j]) * inv_std[j];
-                d.e[j] = rt_st<T>(k[j] * ((float)m * vec_dy(g[u].dy, g[u].relu, relu_out != NULL, j) - a[j] -
+                d.e[j] = rt_st<T>(k[j] * ((float)m * vec_dy(g[u], relu_out != NULL, relu_bits != NULL, j) - a[j] -
                                           xhat * b[j]));
             }
             vec_store<T, V>(din + r * c + q * V, d);
@@ -198,27 +134,6 @@ vec_input_grad_kernel(T *__restrict__ din, const T *__restrict__ dout, const T *
  * other block's partials, as CUDA's threadFenceReduction sample) adds the tile's partials up
  * in split order and finishes the statistics (forward) or the totals, dgamma and dbeta
  * (backward), and puts the counter back to zero for the next launch or graph replay. */
-__device__ static inline bool vec_tile_retires(unsigned *counters) {
-    __threadfence();   /* this thread's partial sums visible to the tile's last block */
-    __syncthreads();   /* every thread's, before the block counts itself done */
-    /* (the flag through the barrier, not a __shared__ word: the kernels' static shared memory
-     * stays within the 16 KiB budget) */
-    return __syncthreads_or(threadIdx.x == 0 && threadIdx.y == 0 &&
-                            atomicAdd(&counters[blockIdx.x], 1u) == gridDim.y - 1);
-}
-
-/* In the tile's last block: each of the tile's channels' two sums over the splits, in order. */
-template <int V, typename F> __device__ static inline void vec_tile_totals(const double *part, int c, F f) {
-    int width = blockDim.x * V, splits = gridDim.y;
-    for (int o = threadIdx.y * blockDim.x + threadIdx.x; o < width; o += VEC_THREADS) {
-        int ch = blockIdx.x * width + o;
-        if (ch >= c) continue;
-        double a = 0, b = 0;
-        for (int s = 0; s < splits; s++) a += part[2 * ((long)ch * splits + s)], b += part[2 * ((long)ch * splits + s) + 1];
-        f(ch, a, b);
-    }
-}
-
 template <typename T, int V>
 __global__ void __launch_bounds__(VEC_THREADS)
 vec_stats_retire_kernel(double *part, unsigned *counters, float *save_mean, float *save_inv_std, float *running_mean,
@@ -253,9 +168,10 @@ vec_stats_retire_kernel(double *part, unsigned *counters, float *save_mean, floa
 template <typename T, int V>
 __global__ void __launch_bounds__(VEC_THREADS)
 vec_grads_retire_kernel(double *part, unsigned *counters, double *totals, float *dgamma, float *dbeta,
-                        const T *__restrict__ dout, const T *__restrict__ relu_out, const T *__restrict__ in,
-                        const float *save_mean, const float *save_inv_std, long rows, long per, int c) {
-    vec_grad_partials<T, V>(part, dout, relu_out, in, save_mean, save_inv_std, rows, per, c);
+                        const T *__restrict__ dout, const T *__restrict__ relu_out,
+                        const uint8_t *__restrict__ relu_bits, const T *__restrict__ in, const float *save_mean,
+                        const float *save_inv_std, long rows, long per, int c) {
+    vec_grad_partials<T, V>(part, dout, relu_out, relu_bits, in, save_mean, save_inv_std, rows, per, c);
     if (!vec_tile_retires(counters)) return;
     vec_tile_totals<V>(part, c, [&](int ch, double a, double b) { store_channel_totals(totals, dgamma, dbeta, ch, a, b); });
     if (threadIdx.x == 0 && threadIdx.y == 0) counters[blockIdx.x] = 0;
@@ -291,13 +207,37 @@ void cuda_batchnorm_backward_nhwc_retire(void *din, float *dgamma, float *dbeta,
     unsigned *counters = bn_retire_counters((int)t.grid.x);
     RT_ACT_DISPATCH(ACT_VEC_DISPATCH(t.vec, VEC_CHANNELS, vec_grads_retire_kernel<T, V><<<t.grid, t.block, 0, rt_stream()>>>(
                                                 part, counters, totals, dgamma, dbeta, (const T *)dout,
-                                                (const T *)relu_out, (const T *)in, save_mean, save_inv_std, rows,
-                                                t.per, c)));
+                                                (const T *)relu_out, (const uint8_t *)NULL, (const T *)in, save_mean,
+                                                save_inv_std, rows, t.per, c)));
     CUDA_LAUNCHED();
     if (!din) return;
     RT_ACT_DISPATCH(ACT_VEC_DISPATCH(t.vec, VEC_CHANNELS, vec_input_grad_kernel<T, V><<<t.grid, t.block, 0, rt_stream()>>>(
-                                                (T *)din, (const T *)dout, (const T *)relu_out, (const T *)in, gamma,
-                                                totals, rows, save_mean, save_inv_std, rows, t.per, c)));
+                                                (T *)din, (const T *)dout, (const T *)relu_out, (const uint8_t *)NULL,
+                                                (const T *)in, gamma, totals, rows, save_mean, save_inv_std, rows,
+                                                t.per, c)));
+    CUDA_LAUNCHED();
+}
+
+/* The retiring backward of a bn whose ReLU left a bitmask (lower.c ir_op.relu_mask): the bits
+ * stand in for the ReLU's output, 1/16 of its bytes in BF16/FP16. No old-kernel variant
+ * (TRAINC_CUDA_BN=old: the old kernels read the ReLU's output; build with --no-relu-mask for
+ * them) and no sync BN (lower.c chooses the bits only where the sums retire). */
+void cuda_batchnorm_backward_nhwc_bits(void *din, float *dgamma, float *dbeta, const void *dout, const uint8_t *relu_bits,
+                                       const void *in, const float *gamma, const float *save_mean,
+                                       const float *save_inv_std, int n, int c, int hw) {
+    long rows = (long)n * hw;
+    vec_tiles t = vec_tiles_of(rows, c, vec_suits(c, din, dout, in));
+    double *part = bn_partials((int)t.grid.y, c), *totals = bn_channel_totals(c);
+    unsigned *counters = bn_retire_counters((int)t.grid.x);
+    RT_ACT_DISPATCH(ACT_VEC_DISPATCH(t.vec, VEC_CHANNELS, vec_grads_retire_kernel<T, V><<<t.grid, t.block, 0, rt_stream()>>>(
+                                                part, counters, totals, dgamma, dbeta, (const T *)dout,
+                                                (const T *)NULL, relu_bits, (const T *)in, save_mean, save_inv_std,
+                                                rows, t.per, c)));
+    CUDA_LAUNCHED();
+    if (!din) return;
+    RT_ACT_DISPATCH(ACT_VEC_DISPATCH(t.vec, VEC_CHANNELS, vec_input_grad_kernel<T, V><<<t.grid, t.block, 0, rt_stream()>>>(
+                                                (T *)din, (const T *)dout, (const T *)NULL, relu_bits, (const T *)in,
+                                                gamma, totals, rows, save_mean, save_inv_std, rows, t.per, c)));
     CUDA_LAUNCHED();
 }
 
@@ -345,7 +285,8 @@ void cuda_batchnorm_backward_nhwc(void *din, float *dgamma, float *dbeta, const 
     const double *totals = bn_finish_grads(dgamma, dbeta, part, (int)t.grid.y, c, &m, sync);
     if (!din) return;
     RT_ACT_DISPATCH(ACT_VEC_DISPATCH(t.vec, VEC_CHANNELS, vec_input_grad_kernel<T, V><<<t.grid, t.block, 0, rt_stream()>>>(
-                                                (T *)din, (const T *)dout, (const T *)relu_out, (const T *)in, gamma,
-                                                totals, m, save_mean, save_inv_std, rows, t.per, c)));
+                                                (T *)din, (const T *)dout, (const T *)relu_out, (const uint8_t *)NULL,
+                                                (const T *)in, gamma, totals, m, save_mean, save_inv_std, rows, t.per,
+                                                c)));
     CUDA_LAUNCHED();
 }

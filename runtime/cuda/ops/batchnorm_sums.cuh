@@ -74,15 +74,31 @@ __device__ __forceinline__ float vec_dy(const act_vec<T, V> &dy, const act_vec<T
     return has_relu && !(rt_ld(relu.e[j]) > 0.0f) ? 0.0f : rt_ld(dy.e[j]);
 }
 
-/* The backward's three input vectors at element index `at` (relu_out: none when NULL). */
+/* V bits of a ReLU bitmask (bit i of byte i/8: the ReLU passed element i) from element index
+ * `at`, a multiple of V, V dividing 8: they sit in one byte. */
+template <int V> __device__ __forceinline__ unsigned relu_bits_at(const uint8_t *bits, long at) {
+    return ((unsigned)bits[at >> 3] >> (at & 7)) & ((1u << V) - 1u);
+}
+
+/* The backward's input vectors at element index `at`: dy, the ReLU's output (relu_out: none
+ * when NULL) or its bits (relu_bits, instead: none when NULL), x. */
 template <typename T, int V> struct vec_grad_in {
     act_vec<T, V> dy, relu, x;
+    unsigned bits;
 };
 template <typename T, int V>
 __device__ __forceinline__ void vec_grad_load(vec_grad_in<T, V> &g, const T *dout, const T *relu_out, const T *in,
-                                              long at) {
+                                              long at, const uint8_t *relu_bits = NULL) {
     g.dy = vec_load<T, V>(dout + at);
     if (relu_out) g.relu = vec_load<T, V>(relu_out + at);
+    if (relu_bits) g.bits = relu_bits_at<V>(relu_bits, at);
     g.x = vec_load<T, V>(in + at);
+}
+
+/* vec_dy with the ReLU's bits where has_bits (relu unread), else its output where has_relu. */
+template <typename T, int V>
+__device__ __forceinline__ float vec_dy(const vec_grad_in<T, V> &g, int has_relu, int has_bits, int j) {
+    if (has_bits) return (g.bits >> j) & 1u ? rt_ld(g.dy.e[j]) : 0.0f;
+    return vec_dy(g.dy, g.relu, has_relu, j);
 }
 #endif
