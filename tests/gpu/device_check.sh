@@ -10,8 +10,9 @@
 #     benchmark trainers built side by side (ResNet-50 BF16/FP16 channels-last, ConvNeXt-Tiny
 #     BF16 NCHW and channels-last, AlexNet BF16 NCHW) while test_ops_gpu (every CUDA op against the CPU) runs;
 #  3. PyTorch's peers timed one at a time on a quiet machine, then ours: 30 --benchmark steps
-#     each (AlexNet 300: at 30 its start-up hid the step), and the A/B of the kernels the H100 measured (TRAINC_CUDA_BN=old
-#     TRAINC_CUDA_POOL=old, the same binary) against today's;
+#     each (AlexNet 300: at 30 its start-up hid the step), and the A/Bs: the kernels the H100
+#     measured (TRAINC_CUDA_BN=old TRAINC_CUDA_POOL=old, the same binary) against today's, and
+#     ResNet-50 built without each fusion (abflags: --no-relu-mask, --no-bn-add) against the default;
 #  4. one ResNet-50 BF16 channels-last step under Nsight Compute, compared op by op with
 #     `trainc show --gpu-cost` (bench/gpu_profile_vs_model.py);
 #  5. the rest of make test-gpu's single-GPU steps, as far as the budget goes (each step
@@ -77,6 +78,13 @@ for cfg in $ours; do
     > "$w/${m}_${p}_$l.build.log" 2>&1 &
   builds+=($!)
 done
+# the fusions' A/B: ResNet-50 BF16 channels-last built without each (the flags of trainc build)
+abflags="--no-relu-mask --no-bn-add"
+for f in $abflags; do
+  timeout "$(limit 200)" "$BUILD/trainc" build "$w/resnet50_bf16.spec" --backend cuda --layout nhwc $f \
+    -o "$w/resnet50_bf16_nhwc$f" > "$w/resnet50_bf16_nhwc$f.build.log" 2>&1 &
+  builds+=($!)
+done
 if timeout "$(limit 90)" "${gpu_bin:?}" > "$w/test_ops_gpu.log" 2>&1; then
   stamp "test_ops_gpu: passed ($(tail -n 1 "$w/test_ops_gpu.log"))"
 else
@@ -128,6 +136,11 @@ new=$(bench ab_new "$w/resnet50_bf16_nhwc")
 old=$(bench ab_old "$w/resnet50_bf16_nhwc" TRAINC_CUDA_BN=old TRAINC_CUDA_POOL=old)
 { echo; echo "A/B, the same ResNet-50 BF16 channels-last binary: today's kernels $new img/s, the kernels the H100 measured (TRAINC_CUDA_BN=old TRAINC_CUDA_POOL=old) $old img/s: $(ratio "$new" "$old")"; } >> "$report"
 stamp "A/B: new $new, old $old img/s"
+for f in $abflags; do
+  without=$(bench "ab$f" "$w/resnet50_bf16_nhwc$f")
+  echo "A/B, ResNet-50 BF16 channels-last built $f: $without img/s against $new with the fusion: $(ratio "$new" "$without")" >> "$report"
+  stamp "A/B $f: $without img/s (with: $new)"
+done
 
 # ---- 4. one step's kernel profile against the model -----------------------------------------
 ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
