@@ -5,7 +5,9 @@ BUILD      ?= build
 CC         ?= cc
 # compiler/ and its stage folders (front, check, lower, emit, cmd; see README's code map)
 COMPILER_DIRS := compiler $(patsubst %/,%,$(sort $(dir $(wildcard compiler/*/))))
-CFLAGS_COMMON := -std=c11 -D_GNU_SOURCE -fno-math-errno -Wall -Wextra -Wno-unused-parameter -g -fopenmp \
+# -Werror=switch: the switches over op kinds list every kind without default:, so a new op
+# that one of them lacks fails the build there (README, "Adding an op touches").
+CFLAGS_COMMON := -std=c11 -D_GNU_SOURCE -fno-math-errno -Wall -Wextra -Werror=switch -Wno-unused-parameter -g -fopenmp \
                  -Iruntime/include $(addprefix -I,$(COMPILER_DIRS)) -I$(BUILD)/gen
 CFLAGS     ?= -O3
 # The runtime is built for the CPU it is built on (AVX-512 where present): set RT_ARCH= for

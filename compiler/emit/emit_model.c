@@ -240,10 +240,8 @@ static int emit_tables(emitter *e) {
     int n = 0;
     for (int i = net->n_ops - 1; i >= 0; i--) {   /* offset order */
         const ir_op *op = &net->ops[i];
-        /* rt_param_tensor.no_decay: weights decay, biases and layer scales are RT_PARAM_BIAS,
-         * a norm's weight and bias RT_PARAM_NORM (exempt_norm exempts only these). */
-        int kind = op->kind == IR_BN || op->kind == IR_LN ? 2 : op->kind == IR_LAYER_SCALE ? 1 : 0;
-        int bias_kind = kind ? kind : 1;
+        /* rt_param_tensor.no_decay: the op table's classes (ir.h IR_OPS) */
+        int kind = ir_ops[op->kind].weight_class, bias_kind = ir_ops[op->kind].bias_class;
         if (op->w_off >= 0)
             fprintf(out, "    { \"%s.weight\", %ld, %ld, %d%s },\n", op->name, op->w_off, op->w_count, kind,
                     tensor_mults(op, 0)), n++;

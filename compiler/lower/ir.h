@@ -9,35 +9,43 @@
 #include "net.h"
 
 /* Every op kind: enum suffix, name (the spec's layer keyword; "activation" stands for the
- * family relu6, sigmoid, silu, hardswish, hardsigmoid, one op with act_fn) and what its backward reads
- * besides its output gradient: its input activation (in[0]) and its own output. Switches
+ * family relu6, sigmoid, silu, hardswish, hardsigmoid, one op with act_fn), what its backward reads
+ * besides its output gradient: its input activation (in[0]) and its own output; whether its
+ * backward reduces per-channel partial sums (the plan sizes their scratch: ir_partial_sum_channels);
+ * and its weight's and bias's parameter class (rt_param_tensor.no_decay: decay, or exempt as
+ * a bias or as a norm's parameter under the solver's exemptions). Switches
  * over op kinds list every kind (no default:), so -Wswitch names each place a new op must
  * fill; the count sentinel and the static assertion in plan.c keep ir_ops complete. */
 #define IR_OPS(X)                                  \
-    /*  kind              name          in  out */ \
-    X(CONV,             "conv",             1, 0) \
-    X(LINEAR,           "linear",           1, 0) \
-    X(BN,               "bn",               1, 0) \
-    X(LN,               "ln",               1, 0) \
-    X(RELU,             "relu",             0, 1) \
-    X(GELU,             "gelu",             1, 0) \
-    X(ACTIVATION,       "activation",       1, 0) \
-    X(MAXPOOL,          "maxpool",          0, 0) \
-    X(AVGPOOL,          "avgpool",          0, 0) \
-    X(GAP,              "gap",              0, 0) \
-    X(DROPOUT,          "dropout",          0, 0) \
-    X(LRN,              "lrn",              1, 1) \
-    X(ADD,              "add",              0, 0) \
-    X(CONCAT,           "concat",           0, 0) \
-    X(MUL,              "mul",              1, 0) /* and in[1] (plan.c) */ \
-    X(CHANNEL_SHUFFLE,  "channel_shuffle",  0, 0) \
-    X(CHANNEL_SLICE,    "channel_slice",    0, 0) \
-    X(FLATTEN,          "flatten",          0, 0) \
-    X(LAYER_SCALE,      "layer_scale",      1, 0) \
-    X(STOCHASTIC_DEPTH, "stochastic_depth", 0, 0)
+    /*  kind              name                in out sums              weight's class      bias's class */ \
+    X(CONV,             "conv",             1, 0, IR_SUMS_IF_BIAS, IR_DECAY,          IR_NO_DECAY_BIAS) \
+    X(LINEAR,           "linear",           1, 0, IR_SUMS_IF_BIAS, IR_DECAY,          IR_NO_DECAY_BIAS) \
+    X(BN,               "bn",               1, 0, IR_SUMS,         IR_NO_DECAY_NORM,  IR_NO_DECAY_NORM) \
+    X(LN,               "ln",               1, 0, IR_SUMS,         IR_NO_DECAY_NORM,  IR_NO_DECAY_NORM) \
+    X(RELU,             "relu",             0, 1, IR_NO_SUMS,      IR_DECAY,          IR_NO_DECAY_BIAS) \
+    X(GELU,             "gelu",             1, 0, IR_NO_SUMS,      IR_DECAY,          IR_NO_DECAY_BIAS) \
+    X(ACTIVATION,       "activation",       1, 0, IR_NO_SUMS,      IR_DECAY,          IR_NO_DECAY_BIAS) \
+    X(MAXPOOL,          "maxpool",          0, 0, IR_NO_SUMS,      IR_DECAY,          IR_NO_DECAY_BIAS) \
+    X(AVGPOOL,          "avgpool",          0, 0, IR_NO_SUMS,      IR_DECAY,          IR_NO_DECAY_BIAS) \
+    X(GAP,              "gap",              0, 0, IR_NO_SUMS,      IR_DECAY,          IR_NO_DECAY_BIAS) \
+    X(DROPOUT,          "dropout",          0, 0, IR_NO_SUMS,      IR_DECAY,          IR_NO_DECAY_BIAS) \
+    X(LRN,              "lrn",              1, 1, IR_NO_SUMS,      IR_DECAY,          IR_NO_DECAY_BIAS) \
+    X(ADD,              "add",              0, 0, IR_NO_SUMS,      IR_DECAY,          IR_NO_DECAY_BIAS) \
+    X(CONCAT,           "concat",           0, 0, IR_NO_SUMS,      IR_DECAY,          IR_NO_DECAY_BIAS) \
+    X(MUL,              "mul",              1, 0, IR_NO_SUMS,      IR_DECAY,          IR_NO_DECAY_BIAS) /* and in[1] (plan.c) */ \
+    X(CHANNEL_SHUFFLE,  "channel_shuffle",  0, 0, IR_NO_SUMS,      IR_DECAY,          IR_NO_DECAY_BIAS) \
+    X(CHANNEL_SLICE,    "channel_slice",    0, 0, IR_NO_SUMS,      IR_DECAY,          IR_NO_DECAY_BIAS) \
+    X(FLATTEN,          "flatten",          0, 0, IR_NO_SUMS,      IR_DECAY,          IR_NO_DECAY_BIAS) \
+    X(LAYER_SCALE,      "layer_scale",      1, 0, IR_SUMS,         IR_NO_DECAY_BIAS,  IR_NO_DECAY_BIAS) \
+    X(STOCHASTIC_DEPTH, "stochastic_depth", 0, 0, IR_NO_SUMS,      IR_DECAY,          IR_NO_DECAY_BIAS)
+
+/* Per-channel partial sums in the backward: none, always, or when the op has a bias. */
+enum { IR_NO_SUMS, IR_SUMS, IR_SUMS_IF_BIAS };
+/* A parameter's class: the values of rt_param_tensor.no_decay (rt_trainer.h RT_PARAM_*). */
+enum { IR_DECAY = 0, IR_NO_DECAY_BIAS = 1, IR_NO_DECAY_NORM = 2 };
 
 typedef enum {
-#define IR_ENUM(kind, name, in, out) IR_##kind,
+#define IR_ENUM(kind, name, in, out, sums, wclass, bclass) IR_##kind,
     IR_OPS(IR_ENUM)
 #undef IR_ENUM
     IR_OP_COUNT
@@ -46,6 +54,8 @@ typedef enum {
 typedef struct {
     const char *name;
     int backward_reads_input, backward_reads_output;
+    int sums;                       /* IR_NO_SUMS, IR_SUMS, IR_SUMS_IF_BIAS */
+    int weight_class, bias_class;   /* IR_DECAY, IR_NO_DECAY_BIAS, IR_NO_DECAY_NORM */
 } ir_op_info;
 extern const ir_op_info ir_ops[];
 

@@ -6,7 +6,7 @@
 #include <string.h>
 
 const ir_op_info ir_ops[] = {
-#define IR_INFO(kind, name, in, out) { name, in, out },
+#define IR_INFO(kind, name, in, out, sums, wclass, bclass) { name, in, out, sums, wclass, bclass },
     IR_OPS(IR_INFO)
 #undef IR_INFO
 };
@@ -355,8 +355,7 @@ long ir_partial_sum_channels(const ir_net *net) {
     long most = 0;
     for (int i = 0; i < net->n_ops; i++) {
         const ir_op *op = &net->ops[i];
-        int sums = op->kind == IR_BN || op->kind == IR_LN || op->kind == IR_LAYER_SCALE ||
-                   ((op->kind == IR_CONV || op->kind == IR_LINEAR) && op->b_off >= 0);
+        int sums = ir_ops[op->kind].sums == IR_SUMS || (ir_ops[op->kind].sums == IR_SUMS_IF_BIAS && op->b_off >= 0);
         if (sums && op->c > most) most = op->c;
         /* a projection block's fused backward (add_bwd_fused) sums both bns in one pass */
         if (op->add_bwd_fused && op->add_bns == 2 && 2L * op->c > most) most = 2L * op->c;
