@@ -52,6 +52,7 @@ typedef struct {
     double ra_magnitude_std;
     bool ra_increasing;
     bool policy_bilinear;     /* policy_interpolation: BILINEAR */
+    int auto_augment;         /* 0 off, else 1 + rt_auto_policy (IMAGENET, CIFAR10, SVHN) */
     int64_t repeats;          /* 1 = off */
 } run_augment;
 

@@ -98,6 +98,8 @@ static int read_augment(run_augment *a, diag_ctx *diag, const ast_node *train, c
     a->ra_num_bins = sv_int(ra, SM_RAND_AUGMENT, "num_magnitude_bins");
     a->ra_magnitude_std = sv_float(ra, SM_RAND_AUGMENT, "magnitude_std");
     a->ra_increasing = sv_bool(ra, SM_RAND_AUGMENT, "increasing");
+    static const char *const auto_sets[] = { "NONE", "IMAGENET", "CIFAR10", "SVHN" };
+    a->auto_augment = SV_ENUM(aug, SM_AUGMENT, "auto_augment", auto_sets);
     static const char *const interpolations[] = { "NEAREST", "BILINEAR" };
     a->policy_bilinear = SV_ENUM(aug, SM_AUGMENT, "policy_interpolation", interpolations) == 1;
     a->repeats = sv_int(train, SM_TRAIN, "repeated_augment");

@@ -23,7 +23,9 @@ void show_recipe(FILE *out, const run_config *r) {
             a->ra_magnitude_std, a->ra_increasing ? " increasing" : "");
     else if (a->rand_augment)
         ADD(", RandAugment %ld ops at %ld/%ld", (long)a->ra_num_ops, (long)a->ra_magnitude, (long)a->ra_num_bins);
-    if ((a->trivial_augment || a->rand_augment) && a->policy_bilinear) ADD(" (bilinear)");
+    if (a->auto_augment)
+        ADD(", AutoAugment %s policy", a->auto_augment == 2 ? "CIFAR10" : a->auto_augment == 3 ? "SVHN" : "ImageNet");
+    if ((a->trivial_augment || a->rand_augment || a->auto_augment) && a->policy_bilinear) ADD(" (bilinear)");
     if (a->repeats > 1) ADD(", repeated x%ld", (long)a->repeats);
     if (r->loss_kind == RUN_LOSS_BCE) ADD(", loss BCE%s", r->bce_target_threshold > 0 ? " (thresholded)" : "");
 #undef ADD

@@ -124,7 +124,7 @@ static void emit_images(FILE *f, const run_config *run) {
  * specs' generated code stays as it was. */
 static void emit_augment(FILE *f, const run_augment *a) {
     if (!(a->mixup_alpha > 0 || a->cutmix_alpha > 0 || a->erase_p > 0 || a->repeats > 1 || a->trivial_augment ||
-          a->rand_augment))
+          a->rand_augment || a->auto_augment))
         return;
     fprintf(f, "    .augment = { .mixup_alpha = %s, .cutmix_alpha = %s, .mix_prob = %s, .mix_switch_prob = %s,\n",
             c_float(a->mixup_alpha), c_float(a->cutmix_alpha), c_float(a->mix_prob), c_float(a->mix_switch_prob));
@@ -136,9 +136,12 @@ static void emit_augment(FILE *f, const run_augment *a) {
     const int timm = a->rand_augment && (a->ra_magnitude_std > 0 || a->ra_increasing);
     fprintf(f, "                 .policy = %s, .num_ops = %ld, .magnitude = %ld, .num_bins = %ld, .bilinear = %d",
             a->trivial_augment ? "RT_POLICY_TRIVIAL_AUGMENT" : timm ? "RT_POLICY_TIMM_RAND_AUGMENT"
-            : a->rand_augment ? "RT_POLICY_RAND_AUGMENT" : "RT_POLICY_NONE",
+            : a->rand_augment ? "RT_POLICY_RAND_AUGMENT" : a->auto_augment ? "RT_POLICY_AUTO_AUGMENT" : "RT_POLICY_NONE",
             (long)(a->rand_augment ? a->ra_num_ops : 1), (long)(a->rand_augment ? a->ra_magnitude : 0),
             (long)(a->rand_augment ? a->ra_num_bins : 31), a->policy_bilinear);
+    if (a->auto_augment)   /* AutoAugment only: other specs' generated code stays as it was */
+        fprintf(f, ",\n                 .auto_policy = %s",
+                a->auto_augment == 2 ? "RT_AUTO_CIFAR10" : a->auto_augment == 3 ? "RT_AUTO_SVHN" : "RT_AUTO_IMAGENET");
     if (timm)   /* timm's variant only: other specs' generated code stays as it was */
         fprintf(f, ",\n                 .magnitude_std = %s, .increasing = %d", c_float(a->ra_magnitude_std),
                 a->ra_increasing);

@@ -167,6 +167,9 @@ void augment_op_apply(augment_op op, double mag, int bilinear, uint8_t *img, uin
     case AUG_EQUALIZE:
         for (int ch = 0; ch < c; ch++) augment_equalize_channel(img + ch * plane, plane);
         return;
+    case AUG_INVERT:
+        for (size_t i = 0; i < n; i++) img[i] = (uint8_t)(255 - img[i]);
+        return;
     case AUG_OP_COUNT: return;
     }
 }

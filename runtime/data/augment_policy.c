@@ -1,4 +1,5 @@
-/* TrivialAugmentWide and RandAugment (torchvision 0.14 autoaugment.py): the op list, the
+/* TrivialAugmentWide and RandAugment (torchvision 0.14 autoaugment.py; AutoAugment's sub-policies
+ * are augment_auto.c): the op list, the
  * magnitude bins (torch.linspace's float32 formula; its SIMD path rounds a few bins one ulp
  * apart, by CPU, never across an integer, which translate and posterize truncate to) and
  * the draws: TrivialAugment picks one op, one bin and a sign per sample; RandAugment num_ops
@@ -18,7 +19,9 @@ static float linspace_at(float start, float end, int steps, int i) {
 
 /* Ops whose magnitude takes a random sign, and ops without a magnitude. */
 static int signed_op(augment_op op) { return op >= AUG_SHEAR_X && op <= AUG_SHARPNESS; }
-static int scalar_op(augment_op op) { return op == AUG_IDENTITY || op == AUG_AUTOCONTRAST || op == AUG_EQUALIZE; }
+static int scalar_op(augment_op op) {
+    return op == AUG_IDENTITY || op == AUG_AUTOCONTRAST || op == AUG_EQUALIZE || op == AUG_INVERT;
+}
 
 double augment_policy_magnitude(int policy, augment_op op, int bin, int bins, int h, int w) {
     const int wide = policy == RT_POLICY_TRIVIAL_AUGMENT;
@@ -32,7 +35,7 @@ double augment_policy_magnitude(int policy, augment_op op, int bin, int bins, in
     case AUG_POSTERIZE:   /* 8 - round(i / ((bins - 1) / 6 or 4)), in float32, half to even */
         return 8 - (int)nearbyintf((float)bin / (float)((bins - 1) / (wide ? 6.0 : 4.0)));
     case AUG_SOLARIZE: return linspace_at(255.0f, 0.0f, bins, bin);
-    case AUG_IDENTITY: case AUG_AUTOCONTRAST: case AUG_EQUALIZE: case AUG_OP_COUNT: return 0;
+    case AUG_IDENTITY: case AUG_AUTOCONTRAST: case AUG_EQUALIZE: case AUG_INVERT: case AUG_OP_COUNT: return 0;
     }
     return 0;
 }
@@ -48,9 +51,14 @@ void augment_policy_apply(const rt_loader *l, uint8_t *img, uint64_t aug_key, lo
     rt_rng r;
     rt_rng_init(&r, rt_hash_u64(aug_key, (uint64_t)pos, 3), RT_STREAM_AUGMENT);
     uint8_t *scratch = rt_xmalloc((size_t)c * h * w);
+    if (a->policy == RT_POLICY_AUTO_AUGMENT) {
+        augment_auto_apply(a->auto_policy, a->bilinear, img, scratch, c, h, w, &r, NULL);
+        free(scratch);
+        return;
+    }
     int ops = a->policy == RT_POLICY_TRIVIAL_AUGMENT ? 1 : a->num_ops;
     for (int k = 0; k < ops; k++) {
-        augment_op op = (augment_op)rt_rng_below(&r, AUG_OP_COUNT);
+        augment_op op = (augment_op)rt_rng_below(&r, AUG_WIDE_OPS);
         double mag = 0;
         if (!scalar_op(op)) {
             int bin = a->policy == RT_POLICY_TRIVIAL_AUGMENT ? (int)rt_rng_below(&r, (uint32_t)a->num_bins) : a->magnitude;

@@ -31,6 +31,7 @@ int loader_fill_samples(const rt_loader *l, const uint32_t *perm, int64_t epoch,
 
 /* Modern-recipe augmentation (augment_erase.c, augment_mix.c, sampler_repeat.c). */
 #include "rt_rng.h"
+#include <stdio.h>   /* augment_auto_apply's trace */
 double augment_uniform(rt_rng *r);   /* [0, 1), 53 bits */
 double augment_beta(rt_rng *r, double alpha);
 /* Draws whether random erasing hits an h x w sample and where: box = { top, left, height,
@@ -50,13 +51,19 @@ void augment_mix_batch(const rt_loader *l, const uint32_t *perm, int64_t epoch, 
 typedef enum {
     AUG_IDENTITY, AUG_SHEAR_X, AUG_SHEAR_Y, AUG_TRANSLATE_X, AUG_TRANSLATE_Y, AUG_ROTATE, AUG_BRIGHTNESS,
     AUG_COLOR, AUG_CONTRAST, AUG_SHARPNESS, AUG_POSTERIZE, AUG_SOLARIZE, AUG_AUTOCONTRAST, AUG_EQUALIZE,
+    AUG_INVERT,   /* AutoAugment's only: TrivialAugmentWide and RandAugment draw from the ops before it */
     AUG_OP_COUNT
 } augment_op;
+#define AUG_WIDE_OPS AUG_INVERT   /* TrivialAugmentWide's and RandAugment's op count */
 /* Applies op at magnitude mag to the 8-bit c x h x w img in place (geometric ops by nearest
  * neighbour, or bilinear); scratch holds c*h*w bytes. */
 void augment_op_apply(augment_op op, double mag, int bilinear, uint8_t *img, uint8_t *scratch, int c, int h, int w);
 /* torchvision's magnitude of op in bin `bin` of `bins` (policy: RT_POLICY_*), unsigned. */
 double augment_policy_magnitude(int policy, augment_op op, int bin, int bins, int h, int w);
+/* AutoAugment (augment_auto.c): one of the policy set's 25 sub-policies per sample, each of its
+ * two ops applied with its probability; trace (or NULL) gets one line per op applied. */
+void augment_auto_apply(int policy_set, int bilinear, uint8_t *img, uint8_t *scratch, int c, int h, int w,
+                        rt_rng *r, FILE *trace);
 /* The configured policy on the 8-bit sample at epoch position pos. */
 void augment_policy_apply(const rt_loader *l, uint8_t *img, uint64_t aug_key, long pos);
 /* timm's RandAugment (augment_timm.c: draws and level-to-argument; augment_timm_ops.c: the

@@ -93,9 +93,12 @@ typedef struct {
                                           0 timm's random choice of bilinear and bicubic) */
     float magnitude_std;               /* timm's RandAugment: magnitude noise; > 100 uniform in [0, magnitude] */
     int increasing;                    /* timm's RandAugment: the *Increasing op set */
+    int auto_policy;                   /* AutoAugment's policy set: rt_auto_policy */
 } rt_augment_config;
 enum rt_augment_policy { RT_POLICY_NONE = 0, RT_POLICY_TRIVIAL_AUGMENT, RT_POLICY_RAND_AUGMENT,
-                         RT_POLICY_TIMM_RAND_AUGMENT };
+                         RT_POLICY_TIMM_RAND_AUGMENT, RT_POLICY_AUTO_AUGMENT };
+/* AutoAugment's policy sets (torchvision's AutoAugmentPolicy). */
+enum rt_auto_policy { RT_AUTO_IMAGENET = 0, RT_AUTO_CIFAR10, RT_AUTO_SVHN };
 
 /* With mixup or cutmix on, a batch's labels are 3 x batch_per_rank int32s: the labels, then
  * each sample's partner label (the sample before it in the global batch), then the weight w

@@ -11,9 +11,12 @@
  *   augment_dump op OP MAGNITUDE BILINEAR C H W IN OUT   augment_op OP on the 8-bit image IN
  *   augment_dump table POLICY BINS H W                   each op's magnitude per bin, one op a line
  *   augment_dump timm OP INC LEVEL NEG BICUBIC F0,F1,F2 C H W IN OUT   timm's op OP at LEVEL (fill F)
+ *   augment_dump auto SET KEY BILINEAR C H W IN OUT   AutoAugment (SET: rt_auto_policy) on IN with the
+ *       stream of KEY: "policy ID" and one "op K OP MAGNITUDE" line per op applied, the image to OUT
  * THREADS > 0 turns the prefetch thread on (and is the decode thread count of a JPEG tree);
- * AUGMENT_POLICY=1|2|3 turns TrivialAugment (nearest), RandAugment (2 ops at bin 9 of 31,
- * bilinear) or timm's RandAugment (rand-m7-mstd0.5-inc1, random bilinear/bicubic) on in the loader. */
+ * AUGMENT_POLICY=1|2|3|4 turns TrivialAugment (nearest), RandAugment (2 ops at bin 9 of 31,
+ * bilinear), timm's RandAugment (rand-m7-mstd0.5-inc1, random bilinear/bicubic) or AutoAugment's
+ * ImageNet policy (nearest) on in the loader. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,6 +177,23 @@ static int timm_cmd(char **a) {
     return 0;
 }
 
+static int auto_cmd(char **a) {
+    int set = atoi(a[0]), bilinear = atoi(a[2]), c = atoi(a[3]), h = atoi(a[4]), w = atoi(a[5]);
+    size_t n = (size_t)c * h * w;
+    uint8_t *img = malloc(n), *scratch = malloc(n);
+    FILE *in = fopen(a[6], "rb");
+    if (!in || fread(img, 1, n, in) != n) return 1;
+    fclose(in);
+    rt_rng r;
+    rt_rng_init(&r, strtoull(a[1], NULL, 10), RT_STREAM_AUGMENT);
+    augment_auto_apply(set, bilinear, img, scratch, c, h, w, &r, stdout);
+    FILE *out = fopen(a[7], "wb");
+    if (!out || fwrite(img, 1, n, out) != n) return 1;
+    fclose(out);
+    free(img), free(scratch);
+    return 0;
+}
+
 static int table_cmd(char **a) {
     int policy = atoi(a[0]), bins = atoi(a[1]), h = atoi(a[2]), w = atoi(a[3]);
     for (int op = 0; op < AUG_OP_COUNT; op++) {
@@ -186,6 +206,7 @@ static int table_cmd(char **a) {
 int main(int argc, char **argv) {
     if (argc >= 10 && !strcmp(argv[1], "op")) return op_cmd(argv + 2);
     if (argc >= 6 && !strcmp(argv[1], "table")) return table_cmd(argv + 2);
+    if (argc >= 10 && !strcmp(argv[1], "auto")) return auto_cmd(argv + 2);
     if (argc >= 13 && !strcmp(argv[1], "timm")) return timm_cmd(argv + 2);
     if (argc >= 9 && !strcmp(argv[1], "loss")) return loss_cmd(argv + 2);
     if (argc >= 10 && !strcmp(argv[1], "erase")) return erase_cmd(argv + 2);

@@ -1,7 +1,10 @@
-# TrivialAugmentWide and RandAugment against torchvision 0.14 (tensor semantics): every op at
-# magnitudes across its bins and both signs, on a Fashion-MNIST image (1 channel) and an RGB
-# image, compared with torchvision.transforms.autoaugment._apply_op; the magnitude tables; the
-# loader's determinism with a policy on. Run by tests/augment/augment_test.sh.
+# TrivialAugmentWide, RandAugment and AutoAugment against torchvision 0.14 (tensor semantics):
+# every op at magnitudes across its bins and both signs, on a Fashion-MNIST image (1 channel)
+# and an RGB image, compared with torchvision.transforms.autoaugment._apply_op; the magnitude
+# tables; AutoAugment's three policy sets draw by draw (the sub-policy, the ops it applies, their
+# magnitudes and the image, against torchvision's own tables and ops, and how often each entry
+# applies against its probability); the loader's determinism with a policy on. Run by
+# tests/augment/augment_test.sh.
 # usage: policy_test.py AUGMENT_DUMP IDX_DIR WORKDIR JPEG_TREE
 import gzip
 import os
@@ -11,7 +14,7 @@ import sys
 import numpy as np
 import torch
 from torchvision.transforms import InterpolationMode
-from torchvision.transforms.autoaugment import RandAugment, TrivialAugmentWide, _apply_op
+from torchvision.transforms.autoaugment import AutoAugment, AutoAugmentPolicy, RandAugment, TrivialAugmentWide, _apply_op
 
 tool, idx_dir, work, tree = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 failures = []
@@ -84,6 +87,66 @@ for img, label in [(fm, "1x28x28"), (rgb, "3x30x40")]:
                   f"{op}{' bilinear' if bilinear else ''} on {label}",
                   f"at most {100 * worst[0]:.2f}% of pixels differ, largest difference {worst[1]} ({worst_what})")
 
+# ---- Invert (AutoAugment's only op beyond the 14): op 14
+for img, label in [(fm, "1x28x28"), (rgb, "3x30x40")]:
+    c, h, w = img.shape
+    img.tofile(f"{work}/op_in.bin")
+    run("op", 14, "0", 0, c, h, w, f"{work}/op_in.bin", f"{work}/op_out.bin")
+    ours = np.fromfile(f"{work}/op_out.bin", np.uint8).reshape(c, h, w)
+    ref = _apply_op(torch.from_numpy(img.copy()), "Invert", 0.0, InterpolationMode.NEAREST, None).numpy()
+    check(np.array_equal(ours, ref), f"Invert on {label}")
+
+# ---- AutoAugment, draw by draw: our trace names the sub-policy and each op it applied with its
+# magnitude; each must be torchvision's entry of that sub-policy at its bin of 10 (a signed op
+# either sign), and the image torchvision's ops applied in turn; over the draws every
+# sub-policy is chosen and each entry applies about as often as its probability says.
+OP_NAMES = OPS + ["Invert"]
+for set_id, tv_policy in enumerate([AutoAugmentPolicy.IMAGENET, AutoAugmentPolicy.CIFAR10, AutoAugmentPolicy.SVHN]):
+    aa = AutoAugment(tv_policy)
+    c, h, w = rgb.shape
+    space = aa._augmentation_space(10, (h, w))
+    rgb.tofile(f"{work}/aa_in.bin")
+    bad, worst, worst_colour, chosen, applied, draws = [], 0.0, (0.0, 0), [0] * 25, {}, 400
+    for key in range(draws):
+        lines = run("auto", set_id, 1000 + key, 0, c, h, w, f"{work}/aa_in.bin", f"{work}/aa_out.bin").splitlines()
+        pid = int(lines[0].split()[1])
+        chosen[pid] += 1
+        ref = torch.from_numpy(rgb.copy())
+        for line in lines[1:]:
+            _, k, op, mag = line.split()
+            k, name, mag = int(k), OP_NAMES[int(op)], float(mag)
+            want, p, bin_ = aa.policies[pid][k]
+            applied[(pid, k)] = applied.get((pid, k), 0) + 1
+            mags, signed = space[want]
+            tv_mag = float(mags[bin_]) if bin_ is not None else 0.0
+            if name != want or not (np.float32(abs(mag)) == np.float32(abs(tv_mag)) or
+                                    abs(int(np.float32(abs(mag)).view(np.int32)) - int(np.float32(abs(tv_mag)).view(np.int32))) <= 1) \
+                    or (mag < 0 and not signed):
+                bad.append(f"draw {key}: sub-policy {pid} entry {k}: ours {name} {mag:g}, torchvision {want} {tv_mag:g}")
+            ref = _apply_op(ref, want, mag, InterpolationMode.NEAREST, None)
+        ours = np.fromfile(f"{work}/aa_out.bin", np.uint8).reshape(c, h, w)
+        diff = np.abs(ours.astype(int) - ref.numpy().astype(int))
+        if any(OP_NAMES[int(l.split()[2])] in GEOMETRIC for l in lines[1:]):
+            worst = max(worst, float((diff > 0).mean()))
+        else:
+            worst_colour = max(worst_colour, (float((diff > 0).mean()), int(diff.max())))
+    check(not bad, f"AutoAugment {tv_policy.value}: each op applied is torchvision's entry at its bin", "; ".join(bad[:2]))
+    # nearest warps: ties. Shear 0.2 (bin 6) puts a fifth of the samples exactly on a half pixel,
+    # where torch's float32 bmm and ours may round apart; colour ops: float32 sums, one level
+    check(worst <= 0.02 and worst_colour[0] <= 0.01 and worst_colour[1] <= 1,
+          f"AutoAugment {tv_policy.value}: images equal torchvision's ops in turn",
+          f"with a warp at most {100 * worst:.2f}% of pixels differ in a draw; without, {100 * worst_colour[0]:.2f}% "
+          f"by at most {worst_colour[1]}")
+    check(min(chosen) > 0, f"AutoAugment {tv_policy.value}: all 25 sub-policies drawn", f"least drawn {min(chosen)} of {draws}")
+    expect = sum(chosen[pid] * aa.policies[pid][k][1] for pid in range(25) for k in range(2))
+    got = sum(applied.values())
+    never = [(pid, k) for (pid, k) in applied if aa.policies[pid][k][1] == 0.0]
+    always = [(pid, k) for pid in range(25) for k in range(2) if aa.policies[pid][k][1] == 1.0 and chosen[pid] and
+              applied.get((pid, k), 0) != chosen[pid]]
+    check(abs(got - expect) <= 0.1 * expect and not never and not always,
+          f"AutoAugment {tv_policy.value}: entries apply as often as their probabilities",
+          f"{got} applied, {expect:.0f} expected; probability-0 entries applied {never[:2]}, probability-1 skipped {always[:2]}")
+
 # ---- the loader with a policy: the same bytes at any world size, thread count and resume
 B, STEPS = 16, 3
 
@@ -96,7 +159,7 @@ def loader(world, threads, epoch0, epochs, policy, name):
 
 
 plain = loader(1, 0, 0, 1, 0, "pol-plain")
-for policy, name in [(1, "TrivialAugmentWide"), (2, "RandAugment")]:
+for policy, name in [(1, "TrivialAugmentWide"), (2, "RandAugment"), (4, "AutoAugment")]:
     full = loader(1, 0, 0, 2, policy, f"pol{policy}")
     changed = (np.abs(full[:STEPS] - plain).max(axis=2) > 0).mean()
     check(changed > 0.5, f"{name} changes most samples", f"{100 * changed:.0f}% changed")
