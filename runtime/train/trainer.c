@@ -192,7 +192,7 @@ static void resume(trainer *t, const char *path) {
  * rank 0 (share_start_state hands them to every rank). A resumed run restores its own. */
 static void start_from_weights(trainer *t) {
     if (t->args.init_from && !t->run.init)
-        rt_die_status(2, "add init { } to the spec for a .safetensors state_dict (torchvision's keys), or "
+        rt_die_status(2, "add init { } to the spec for a state_dict (torchvision's keys; .safetensors, .pth or .pt), or "
                          "init { spec: \"...\" } naming the spec that wrote a trainc checkpoint",
                       "--init-from needs a trainer built from a spec with an init block");
     if (!t->run.init || t->args.resume || t->rank != 0) return;
