@@ -24,8 +24,13 @@ FUZZ_JPEG_OBJS := $(addprefix $(BUILD)/fuzz/obj/runtime/data/,jpeg_decode.o png_
 $(FUZZ_JPEG_BIN): tests/fuzz/fuzz_jpeg.c $(FUZZ_JPEG_OBJS) $(FUZZ_LIB) $(RT_HDRS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_JPEG_OBJS) $(FUZZ_LIB) -o $@ -lturbojpeg -ljpeg -lpng -lz -lm
-fuzz: $(FUZZ_CKPT_BIN) $(FUZZ_IDX_BIN) $(FUZZ_JPEG_BIN)
-TEST_EXTRA_DEPS += $(FUZZ_CKPT_BIN) $(FUZZ_IDX_BIN) $(FUZZ_JPEG_BIN)
+# The torch.save reader (--init-from FILE.pth): the zip and the pickle machine.
+FUZZ_PT_BIN := $(BUILD)/fuzz/fuzz_pt
+$(FUZZ_PT_BIN): tests/fuzz/fuzz_pt.c tests/fuzz/fuzz_input_file.h $(FUZZ_LIB) $(RT_HDRS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_LIB) -o $@ -lz -lm
+fuzz: $(FUZZ_CKPT_BIN) $(FUZZ_IDX_BIN) $(FUZZ_JPEG_BIN) $(FUZZ_PT_BIN)
+TEST_EXTRA_DEPS += $(FUZZ_CKPT_BIN) $(FUZZ_IDX_BIN) $(FUZZ_JPEG_BIN) $(FUZZ_PT_BIN)
 
 FUZZ_SECONDS ?= 600
 fuzz-long: fuzz fuzz-caffe

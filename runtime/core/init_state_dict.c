@@ -1,4 +1,5 @@
-/* The spec's init block from a PyTorch state_dict in a .safetensors file (rt_init.h): every
+/* The spec's init block from a PyTorch state_dict in a .safetensors file or a torch.save
+ * .pth/.pt file (rt_torch_pt.h reads it into the same table) (rt_init.h): every
  * tensor of the net that is not fresh is looked up by its key (torchvision's; trainc's layer
  * name as the fallback), its shape checked (trailing 1s aside: a Linear's [out, in] is a
  * 1x1 conv's [out, in, 1, 1]), and copied. Keys the net does not use (num_batches_tracked, a
@@ -10,6 +11,7 @@
 #include "rt_core.h"
 #include "rt_init.h"
 #include "rt_safetensors.h"
+#include "rt_torch_pt.h"
 
 static void shape_text(char *buf, size_t cap, const long *shape, int ndim) {
     int n = snprintf(buf, cap, "[");
@@ -33,7 +35,8 @@ long rt_init_apply_state_dict(const rt_init_config *cfg, const char *path, float
                               float *buffers, long n_buffers) {
     rt_safetensors st;
     rt_err err;
-    if (rt_safetensors_open(&st, path, &err) != RT_OK)
+    rt_status opened = rt_torch_pt_sniff(path) ? rt_torch_pt_open(&st, path, &err) : rt_safetensors_open(&st, path, &err);
+    if (opened != RT_OK)
         rt_die_hint(err.hint, "init: %s", err.msg);
     long copied = 0;
     for (int i = 0; i < cfg->n_named; i++) {

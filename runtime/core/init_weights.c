@@ -8,6 +8,7 @@
 #include "rt_checkpoint.h"
 #include "rt_core.h"
 #include "rt_safetensors.h"
+#include "rt_torch_pt.h"
 
 /* Loads params (and buffers) of the layout with this index; RT_E_MISMATCH if the sizes
  * are another layout's. */
@@ -28,7 +29,7 @@ long rt_init_apply(const rt_init_config *cfg, const char *path, float *params, l
                     "init: no checkpoint %s%s%s to start from", *cfg->source_spec ? "of '" : "(a .safetensors state_dict)",
                     cfg->source_spec, *cfg->source_spec ? "'" : "");
     /* a state_dict; without init.spec nothing else (rt_safetensors_open says what the file is not) */
-    if (rt_safetensors_sniff(path) || !*cfg->source_hash)
+    if (rt_safetensors_sniff(path) || rt_torch_pt_sniff(path) || !*cfg->source_hash)
         return rt_init_apply_state_dict(cfg, path, params, n_params, buffers, n_buffers);
     rt_ckpt_header h;
     rt_err err;

@@ -19,8 +19,11 @@ int rt_slot_threads(void);
 /* A positive integer environment value (a launcher's or OpenMP's, not TRAINC_*, which
  * rt_env.h reads), else 0; OMP_NUM_THREADS may be a list: its first. */
 long rt_env_count(const char *name);
-/* Ranks on this node as the launchers tell them (Open MPI, MPICH/Hydra, Slurm); 1 if none. */
+/* Ranks on this node as the launchers tell them (Open MPI, MPICH/Hydra, Slurm's srun); 1 if
+ * none. Under srun and mpirun the same ranks per node give the same slots, so the same bits. */
 long rt_local_ranks(void);
+/* Tasks on node `node` (0-based) in Slurm's "2(x3),1" tasks-per-node form; 0 if malformed. */
+long rt_slurm_node_tasks(const char *list, long node);
 
 /* First item of slot k when n items are cut into r slots. */
 static inline int rt_slot_begin(int n, int k, int r) { return (int)((long)n * k / r); }

@@ -192,7 +192,7 @@ static void resume(trainer *t, const char *path) {
  * rank 0 (share_start_state hands them to every rank). A resumed run restores its own. */
 static void start_from_weights(trainer *t) {
     if (t->args.init_from && !t->run.init)
-        rt_die_status(2, "add init { } to the spec for a .safetensors state_dict (torchvision's keys), or "
+        rt_die_status(2, "add init { } to the spec for a state_dict (torchvision's keys; .safetensors, .pth or .pt), or "
                          "init { spec: \"...\" } naming the spec that wrote a trainc checkpoint",
                       "--init-from needs a trainer built from a spec with an init block");
     if (!t->run.init || t->args.resume || t->rank != 0) return;
@@ -491,7 +491,6 @@ static int train(trainer *t) {
     if (m->device) m->device->drop_staged(&t->ctx);   /* the seek hands the loader's slots out anew */
     rt_loader_seek(&t->train, t->step / t->steps_per_epoch, t->step % t->steps_per_epoch);
     t->have_next = 0;
-    rt_install_stop_signals();
     while (t->step < t->total_steps) {
         double step_t0 = rt_time_s();
         t->interval_loss += train_one_step(t, &t->interval_correct);
@@ -614,6 +613,10 @@ int rt_trainer_main(const rt_model *m, const rt_run_config *run, int argc, char 
                     "the spec asks for %d ranks but this process runs alone", t.run.ranks);
     rt_comm_handshake(t.comm, m->spec_hash, t.run.ranks);
     rt_comm_set_hang_timeout(t.comm, t.run.hang_timeout_s);
+    /* From here on a SIGTERM is a stop, not an end: Slurm's time-limit warning may come while
+     * a requeued job still loads its data, and the run then stops after its first step with a
+     * checkpoint instead of dying without one (the benchmark has no stop: it just ends). */
+    if (!t.args.benchmark_steps) rt_install_stop_signals();
     trainer_load_data(&t);
     trainer_make_loader(&t, &t.train, &t.train_set, 1);
     trainer_make_loader(&t, &t.val, &t.val_set, 0);

@@ -13,7 +13,7 @@ root=$PWD
 seconds=${FUZZ_SECONDS:-600}
 work=$root/$BUILD/fuzz/long
 rm -rf "$work" && mkdir -p "$work/artifacts" "$work/cwd"
-read -r -a targets <<< "${FUZZ_TARGETS:-spec caffe ckpt idx jpeg}"
+read -r -a targets <<< "${FUZZ_TARGETS:-spec caffe ckpt idx jpeg pt}"
 per=$((seconds / ${#targets[@]}))
 fail=0
 for t in "${targets[@]}"; do
@@ -27,6 +27,7 @@ for t in "${targets[@]}"; do
     spec)  bash tests/fuzz/make_corpus.sh "$work/$t/seeds" > /dev/null || exit 1; seeds=("$work/$t/seeds") ;;
     caffe) bash tests/fuzz/make_caffe_seeds.sh "$work/$t/seeds" || exit 1; seeds=("$work/$t/seeds") ;;
     jpeg)  max_len=2048 ;;   # small JPEGs are 400-1000 bytes
+    pt)    max_len=2048 ;;   # torch.save pads its records to 64 bytes: a small state_dict is ~1.2 KB
   esac
   opts=(-timeout=25 -rss_limit_mb=2048 -malloc_limit_mb=2048 -max_len="$max_len"
         -artifact_prefix="$work/artifacts/$t-")

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The checkpoint reader, the IDX reader and the image decoder fuzzed from their kept corpora
-# (tests/fuzz/corpus/{ckpt,idx,jpeg}, every input replayed first) after their regression
+# The checkpoint reader, the IDX reader, the image decoder and the torch.save reader fuzzed from
+# their kept corpora (tests/fuzz/corpus/{ckpt,idx,jpeg,pt}, every input replayed first) after their regression
 # inputs (tests/fuzz/regressions_<target>/), a fixed number of runs each from a fixed seed
 # (FUZZ_TARGET_RUNS, FUZZ_SEED): deterministic (tests/fuzz/fuzz_lib.sh). Fails on any crash,
 # leak, timeout or sanitizer report. The spec front end and the Caffe importer have
@@ -13,7 +13,7 @@ work=$root/$BUILD/fuzz/targets
 rm -rf "$work" && mkdir -p "$work"
 . "$root/tests/fuzz/fuzz_lib.sh"
 fail=0
-for t in ckpt idx jpeg; do
+for t in ckpt idx jpeg pt; do
   fuzz=$root/$BUILD/fuzz/fuzz_$t
   [ -x "$fuzz" ] || { echo "missing $fuzz (run make fuzz)" >&2; exit 1; }
   echo "== $t: $(ls "tests/fuzz/corpus/$t" | wc -l) kept inputs"

@@ -1,8 +1,34 @@
-/* Core utilities: rt_err/rt_fail, arena alignment, aligned alloc, durations, stop signals. */
+/* Core utilities: rt_err/rt_fail, arena alignment, aligned alloc, durations, stop signals,
+ * the ranks per node a launcher states (Slurm's task lists). */
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include "rt_core.h"
+#include "rt_slots.h"
 #include "testlib.h"
+
+/* srun -n 2 states no SLURM_NTASKS_PER_NODE: the step's task list must still give 2 ranks
+ * here, as mpirun's OMPI_COMM_WORLD_LOCAL_SIZE does (the slots, so the sums, follow it). */
+static void local_ranks(void) {
+    CHECK(rt_slurm_node_tasks("2", 0) == 2);
+    CHECK(rt_slurm_node_tasks("2(x3),1", 0) == 2 && rt_slurm_node_tasks("2(x3),1", 2) == 2);
+    CHECK(rt_slurm_node_tasks("2(x3),1", 3) == 1 && rt_slurm_node_tasks("2(x3),1", 4) == 0);
+    CHECK(rt_slurm_node_tasks("4,3(x2)", 1) == 3 && rt_slurm_node_tasks("4,3(x2)", 2) == 3);
+    CHECK(rt_slurm_node_tasks("2(3)", 0) == 0 && rt_slurm_node_tasks("x", 0) == 0);
+    CHECK(rt_slurm_node_tasks("2;1", 1) == 0 && rt_slurm_node_tasks("", 0) == 0);
+    static const char *const vars[] = { "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_STEP_TASKS_PER_NODE",
+                                        "SLURM_NODEID", "SLURM_NTASKS_PER_NODE" };
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) unsetenv(vars[i]);
+    CHECK(rt_local_ranks() == 1);
+    setenv("SLURM_NTASKS_PER_NODE", "3", 1);
+    CHECK(rt_local_ranks() == 3);
+    setenv("SLURM_STEP_TASKS_PER_NODE", "4,2", 1);
+    setenv("SLURM_NODEID", "1", 1);
+    CHECK(rt_local_ranks() == 2);
+    setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "5", 1);
+    CHECK(rt_local_ranks() == 5);
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) unsetenv(vars[i]);
+}
 
 int main(void) {
     rt_err e;
@@ -45,5 +71,6 @@ int main(void) {
     raise(SIGINT);
     CHECK(rt_stop_requested() == SIGINT);
     signal(SIGINT, SIG_DFL);
+    local_ranks();
     return test_finish("test_core_misc");
 }
