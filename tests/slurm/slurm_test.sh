@@ -4,7 +4,7 @@
 # their own (nothing under /etc), all stopped at the end. Then, with tests/slurm/specs'
 # LeNet (the example fmnist_lenet on 2560 images):
 #  - `srun -n 2 --mpi=pmix` trains to mpirun -np 2's params_hash;
-#  - launch/slurm.sbatch, which README shows verbatim, trains to the same params_hash;
+#  - templates/slurm.sbatch, which README shows verbatim, trains to the same params_hash;
 #  - the same script under a time limit whose warning signal is due (--time=1
 #    --signal=TERM@60): the ranks stop with a checkpoint and exit 143, the script requeues the
 #    job, and the requeued job resumes from that checkpoint to the same params_hash.
@@ -16,7 +16,7 @@ need_trainc
 for prog in munged mungekey slurmctld slurmd srun sbatch scontrol squeue sinfo scancel mpirun; do
   command -v "$prog" > /dev/null || die "missing $prog (make deps-check installs munge, slurmctld, slurmd, slurm-client, openmpi-bin)"
 done
-"$PY" - README.md launch/slurm.sbatch <<'PY' || die "README does not show launch/slurm.sbatch as it is"
+"$PY" - README.md templates/slurm.sbatch <<'PY' || die "README does not show templates/slurm.sbatch as it is"
 import sys
 readme, script = open(sys.argv[1]).read(), open(sys.argv[2]).read()
 sys.exit(0 if "```bash\n" + script + "```\n" in readme else 1)
@@ -141,10 +141,10 @@ wait_job() {  # job id, seconds: until it has ended (requeues included)
 }
 plain_job() {
   local id state
-  id=$(sbatch --parsable -o "$dir/sbatch.log" launch/slurm.sbatch "$dir/lenet" "$dir/sbatch")
+  id=$(sbatch --parsable -o "$dir/sbatch.log" templates/slurm.sbatch "$dir/lenet" "$dir/sbatch")
   state=$(wait_job "$id" 120)
   got=$(params_hash "$dir/sbatch" 2>/dev/null || echo none)
-  echo "sbatch launch/slurm.sbatch: job $id $state, params_hash $got"
+  echo "sbatch templates/slurm.sbatch: job $id $state, params_hash $got"
   [ "$state" = COMPLETED ] || { cat "$dir/sbatch.log"; fail "README's batch script did not complete"; }
   [ "$got" = "$want" ] || fail "README's batch script reached params_hash $got, mpirun $want"
 }
@@ -167,7 +167,7 @@ time_limit_job() {  # out dir: submitted $lead s before the next check; sets id 
   now=$(date +%s); check=$(next_check)
   while [ $((check - now)) -lt $lead ]; do check=$((check + 30)); done
   sleep $((check - now - lead))
-  id=$(sbatch --parsable --time=1 --signal=TERM@60 -o "$1.log" launch/slurm.sbatch "$dir/lenet" "$1")
+  id=$(sbatch --parsable --time=1 --signal=TERM@60 -o "$1.log" templates/slurm.sbatch "$dir/lenet" "$1")
   state=$(wait_job "$id" 150)
   stop=$(grep -o 'stopped by signal 15 at step [0-9]*' "$1.log" | head -n 1 || true)
   resumed=$(grep -o 'resumed at step [0-9]*' "$1.log" | head -n 1 || true)
