@@ -20,7 +20,7 @@
 #   labels:   softmax_xent.cu without its label range check (risk 10)
 #   pin-cap:  context.cu page-locks at most 8 buffers, as it once did (risk 8)
 #   unpin:    context.cu never unregisters its page-locked buffers (the emulator's exit check)
-#   retire-last: batchnorm_nhwc_vec.cu's retiring kernels: no block sees itself last (the
+#   retire-last: bn_vec_tiles.cuh (the retiring kernels): no block sees itself last (the
 #             statistics are never finished: test_ops_gpu's retire checks fail)
 #   retire-reset: the last block leaves its tile's counter as it is (the next launch's count
 #             starts off, and its statistics are finished by no block or too early)
@@ -84,7 +84,7 @@ mutant bwd-bits ops/bn_add_relu_backward_nhwc.cu 's/g.bits = bits \? relu_bits_a
   ops/bn_add_relu_backward_nhwc.cu "FAIL .*relu .*backward"
 mutant bwd-barrier ops/bn_add_relu_backward_nhwc.cu 's/        __syncthreads\(\);   \/\* the tile sums[^\n]*\n//' \
   ops/bn_add_relu_backward_nhwc.cu "shared-memory race"
-mutant retire-last ops/batchnorm_nhwc_vec.cu 's/== gridDim.y - 1\);/== gridDim.y);/' ops/batchnorm_nhwc_vec.cu \
+mutant retire-last ops/bn_vec_tiles.cuh 's/== gridDim.y - 1\);/== gridDim.y);/' ops/batchnorm_nhwc_vec.cu \
   "FAIL .*retire"
 mutant retire-reset ops/batchnorm_nhwc_vec.cu 's/(vec_tile_totals<V>\(part, c, \[&\]\(int ch, double a, double b\) \{\n        finish_channel_stats[^\n]*\n    \}\);\n)    if \(threadIdx.x == 0 && threadIdx.y == 0\) counters\[blockIdx.x\] = 0;\n/$1/' \
   ops/batchnorm_nhwc_vec.cu "FAIL .*retire"

@@ -62,7 +62,7 @@ vec_apply_kernel(T *__restrict__ out, const T *__restrict__ in, const float *gam
 
 /* Sums of dy and dy·xhat per channel: this block's partials into `part` (the two kernels below
  * share it; the retiring one then adds them up). */
-template <typename T, int V>
+template <typename T, int V, bool BITS>
 __device__ __forceinline__ void vec_grad_partials(double *part, const T *__restrict__ dout,
                                                   const T *__restrict__ relu_out, const uint8_t *__restrict__ relu_bits,
                                                   const T *__restrict__ in,
@@ -76,11 +76,14 @@ __device__ __forceinline__ void vec_grad_partials(double *part, const T *__restr
         for (int j = 0; j < V; j++) mean[j] = save_mean[q * V + j], inv_std[j] = save_inv_std[q * V + j];
         vec_grad_in<T, V> g[VEC_GRAD_ROWS_IN_FLIGHT];
         vec_rows<VEC_GRAD_ROWS_IN_FLIGHT>(
-            rows, per, [&](int u, long r) { vec_grad_load(g[u], dout, relu_out, in, r * c + q * V, relu_bits); },
+            rows, per,
+            [&](int u, long r) {
+                vec_grad_load(g[u], dout, BITS ? NULL : relu_out, in, r * c + q * V, BITS ? relu_bits : NULL);
+            },
             [&](int u, long r) {
 #pragma unroll
                 for (int j = 0; j < V; j++) {
-                    float dy = vec_dy(g[u], relu_out != NULL, relu_bits != NULL, j);
+                    float dy = vec_dy(g[u], !BITS && relu_out != NULL, BITS, j);
                     s_dy[j] += dy;
                     s_dy_xhat[j] += dy * (rt_ld(g[u].x.e[j]) - mean[j]) * inv_std[j];
                 }
@@ -95,11 +98,12 @@ __global__ void __launch_bounds__(VEC_THREADS)
 vec_partial_grads_kernel(double *part, const T *__restrict__ dout, const T *__restrict__ relu_out,
                          const T *__restrict__ in, const float *save_mean, const float *save_inv_std, long rows,
                          long per, int c) {
-    vec_grad_partials<T, V>(part, dout, relu_out, NULL, in, save_mean, save_inv_std, rows, per, c);
+    vec_grad_partials<T, V, false>(part, dout, relu_out, NULL, in, save_mean, save_inv_std, rows, per, c);
 }
 
-/* din = gamma·inv_std/m · (m·dy - sum dy - xhat · sum dy·xhat), as in batchnorm.cu. */
-template <typename T, int V>
+/* din = gamma·inv_std/m · (m·dy - sum dy - xhat · sum dy·xhat), as in batchnorm.cu. BITS: the
+ * ReLU's bitmask instead of its output (a compile-time choice: the register budget). */
+template <typename T, int V, bool BITS>
 __global__ void __launch_bounds__(VEC_THREADS)
 vec_input_grad_kernel(T *__restrict__ din, const T *__restrict__ dout, const T *__restrict__ relu_out,
                       const uint8_t *__restrict__ relu_bits, const T *__restrict__ in, const float *gamma, const double *totals, long m,
@@ -115,13 +119,16 @@ vec_input_grad_kernel(T *__restrict__ din, const T *__restrict__ dout, const T *
     }
     vec_grad_in<T, V> g[VEC_GRAD_ROWS_IN_FLIGHT];
     vec_rows<VEC_GRAD_ROWS_IN_FLIGHT>(
-        rows, per, [&](int u, long r) { vec_grad_load(g[u], dout, relu_out, in, r * c + q * V, relu_bits); },
+        rows, per,
+        [&](int u, long r) {
+            vec_grad_load(g[u], dout, BITS ? NULL : relu_out, in, r * c + q * V, BITS ? relu_bits : NULL);
+        },
         [&](int u, long r) {
             act_vec<T, V> d;
 #pragma unroll
             for (int j = 0; j < V; j++) {
                 float xhat = (rt_ld(g[u].x.e[j]) - mean[j]) * inv_std[j];
-                d.e[j] = rt_st<T>(k[j] * ((float)m * vec_dy(g[u], relu_out != NULL, relu_bits != NULL, j) - a[j] -
+                d.e[j] = rt_st<T>(k[j] * ((float)m * vec_dy(g[u], !BITS && relu_out != NULL, BITS, j) - a[j] -
                                           xhat * b[j]));
             }
             vec_store<T, V>(din + r * c + q * V, d);
@@ -165,13 +172,13 @@ vec_stats_retire_kernel(double *part, unsigned *counters, float *save_mean, floa
     if (threadIdx.x == 0 && threadIdx.y == 0) counters[blockIdx.x] = 0;
 }
 
-template <typename T, int V>
+template <typename T, int V, bool BITS>
 __global__ void __launch_bounds__(VEC_THREADS)
 vec_grads_retire_kernel(double *part, unsigned *counters, double *totals, float *dgamma, float *dbeta,
                         const T *__restrict__ dout, const T *__restrict__ relu_out,
                         const uint8_t *__restrict__ relu_bits, const T *__restrict__ in, const float *save_mean,
                         const float *save_inv_std, long rows, long per, int c) {
-    vec_grad_partials<T, V>(part, dout, relu_out, relu_bits, in, save_mean, save_inv_std, rows, per, c);
+    vec_grad_partials<T, V, BITS>(part, dout, relu_out, relu_bits, in, save_mean, save_inv_std, rows, per, c);
     if (!vec_tile_retires(counters)) return;
     vec_tile_totals<V>(part, c, [&](int ch, double a, double b) { store_channel_totals(totals, dgamma, dbeta, ch, a, b); });
     if (threadIdx.x == 0 && threadIdx.y == 0) counters[blockIdx.x] = 0;
@@ -205,13 +212,13 @@ void cuda_batchnorm_backward_nhwc_retire(void *din, float *dgamma, float *dbeta,
     vec_tiles t = vec_tiles_of(rows, c, vec_suits(c, din, dout, relu_out, in));
     double *part = bn_partials((int)t.grid.y, c), *totals = bn_channel_totals(c);
     unsigned *counters = bn_retire_counters((int)t.grid.x);
-    RT_ACT_DISPATCH(ACT_VEC_DISPATCH(t.vec, VEC_CHANNELS, vec_grads_retire_kernel<T, V><<<t.grid, t.block, 0, rt_stream()>>>(
+    RT_ACT_DISPATCH(ACT_VEC_DISPATCH(t.vec, VEC_CHANNELS, vec_grads_retire_kernel<T, V, false><<<t.grid, t.block, 0, rt_stream()>>>(
                                                 part, counters, totals, dgamma, dbeta, (const T *)dout,
                                                 (const T *)relu_out, (const uint8_t *)NULL, (const T *)in, save_mean,
                                                 save_inv_std, rows, t.per, c)));
     CUDA_LAUNCHED();
     if (!din) return;
-    RT_ACT_DISPATCH(ACT_VEC_DISPATCH(t.vec, VEC_CHANNELS, vec_input_grad_kernel<T, V><<<t.grid, t.block, 0, rt_stream()>>>(
+    RT_ACT_DISPATCH(ACT_VEC_DISPATCH(t.vec, VEC_CHANNELS, vec_input_grad_kernel<T, V, false><<<t.grid, t.block, 0, rt_stream()>>>(
                                                 (T *)din, (const T *)dout, (const T *)relu_out, (const uint8_t *)NULL,
                                                 (const T *)in, gamma, totals, rows, save_mean, save_inv_std, rows,
                                                 t.per, c)));
@@ -229,13 +236,13 @@ void cuda_batchnorm_backward_nhwc_bits(void *din, float *dgamma, float *dbeta, c
     vec_tiles t = vec_tiles_of(rows, c, vec_suits(c, din, dout, in));
     double *part = bn_partials((int)t.grid.y, c), *totals = bn_channel_totals(c);
     unsigned *counters = bn_retire_counters((int)t.grid.x);
-    RT_ACT_DISPATCH(ACT_VEC_DISPATCH(t.vec, VEC_CHANNELS, vec_grads_retire_kernel<T, V><<<t.grid, t.block, 0, rt_stream()>>>(
+    RT_ACT_DISPATCH(ACT_VEC_DISPATCH(t.vec, VEC_CHANNELS, vec_grads_retire_kernel<T, V, true><<<t.grid, t.block, 0, rt_stream()>>>(
                                                 part, counters, totals, dgamma, dbeta, (const T *)dout,
                                                 (const T *)NULL, relu_bits, (const T *)in, save_mean, save_inv_std,
                                                 rows, t.per, c)));
     CUDA_LAUNCHED();
     if (!din) return;
-    RT_ACT_DISPATCH(ACT_VEC_DISPATCH(t.vec, VEC_CHANNELS, vec_input_grad_kernel<T, V><<<t.grid, t.block, 0, rt_stream()>>>(
+    RT_ACT_DISPATCH(ACT_VEC_DISPATCH(t.vec, VEC_CHANNELS, vec_input_grad_kernel<T, V, true><<<t.grid, t.block, 0, rt_stream()>>>(
                                                 (T *)din, (const T *)dout, (const T *)NULL, relu_bits, (const T *)in,
                                                 gamma, totals, rows, save_mean, save_inv_std, rows, t.per, c)));
     CUDA_LAUNCHED();
@@ -284,7 +291,7 @@ void cuda_batchnorm_backward_nhwc(void *din, float *dgamma, float *dbeta, const 
     if (!din) sync = 0;   /* dgamma and dbeta are this rank's share: only din needs every rank's sums */
     const double *totals = bn_finish_grads(dgamma, dbeta, part, (int)t.grid.y, c, &m, sync);
     if (!din) return;
-    RT_ACT_DISPATCH(ACT_VEC_DISPATCH(t.vec, VEC_CHANNELS, vec_input_grad_kernel<T, V><<<t.grid, t.block, 0, rt_stream()>>>(
+    RT_ACT_DISPATCH(ACT_VEC_DISPATCH(t.vec, VEC_CHANNELS, vec_input_grad_kernel<T, V, false><<<t.grid, t.block, 0, rt_stream()>>>(
                                                 (T *)din, (const T *)dout, (const T *)relu_out, (const uint8_t *)NULL,
                                                 (const T *)in, gamma, totals, m, save_mean, save_inv_std, rows, t.per,
                                                 c)));

@@ -32,6 +32,11 @@ __device__ __forceinline__ void bwd_load(bwd_rows<T, V> &g, const T *dz, const u
 
 __device__ __forceinline__ float bwd_dy(float dz, unsigned bits, int j) { return (bits >> j) & 1u ? dz : 0.0f; }
 
+/* Rows whose loads a thread has in flight: two as batchnorm_nhwc_vec.cu's backward, one for a
+ * projection (two bns' accumulators or constants, and three tensors a row, within 64
+ * registers). */
+#define BWD_ROWS_IN_FLIGHT(PROJ) ((PROJ) ? 1 : VEC_GRAD_ROWS_IN_FLIGHT)
+
 template <typename T, int V, bool PROJ>
 __global__ void __launch_bounds__(VEC_THREADS)
 bn_add_bwd_sums_kernel(double *part_a, double *part_b, unsigned *counters, double *totals_a, double *totals_b,
@@ -47,8 +52,8 @@ bn_add_bwd_sums_kernel(double *part_a, double *part_b, unsigned *counters, doubl
             mean_a[j] = ma[q * V + j], istd_a[j] = sa[q * V + j];
             if (PROJ) mean_b[j] = mb[q * V + j], istd_b[j] = sb[q * V + j];
         }
-        bwd_rows<T, V> g[VEC_GRAD_ROWS_IN_FLIGHT];
-        vec_rows<VEC_GRAD_ROWS_IN_FLIGHT>(
+        bwd_rows<T, V> g[BWD_ROWS_IN_FLIGHT(PROJ)];
+        vec_rows<BWD_ROWS_IN_FLIGHT(PROJ)>(
             rows, per, [&](int u, long r) { bwd_load<T, V, PROJ>(g[u], dz, bits, xa, xb, r * c + q * V); },
             [&](int u, long r) {
 #pragma unroll
@@ -105,8 +110,8 @@ bn_add_bwd_dx_kernel(T *__restrict__ dxa, T *__restrict__ dxb, T *__restrict__ d
     bn_grad_consts<V> ka, kb;
     bn_grad_consts_load<V>(ka, ga, ma, sa, totals_a, rows, q);
     if (PROJ) bn_grad_consts_load<V>(kb, gb, mb, sb, totals_b, rows, q);
-    bwd_rows<T, V> g[VEC_GRAD_ROWS_IN_FLIGHT];
-    vec_rows<VEC_GRAD_ROWS_IN_FLIGHT>(
+    bwd_rows<T, V> g[BWD_ROWS_IN_FLIGHT(PROJ)];
+    vec_rows<BWD_ROWS_IN_FLIGHT(PROJ)>(
         rows, per, [&](int u, long r) { bwd_load<T, V, PROJ>(g[u], dz, bits, xa, xb, r * c + q * V); },
         [&](int u, long r) {
             long at = r * c + q * V;
@@ -130,7 +135,10 @@ void cuda_bn_add_relu_backward_nhwc(const void *dz, const uint8_t *relu_bits, vo
                                     float *dgb, float *dbb, const void *xb, const float *gb, const float *mb,
                                     const float *sb, int short_add, long rows, int c) {
     int proj = xb != NULL;
-    vec_tiles t = vec_tiles_of(rows, c, c % VEC_CHANNELS == 0 && vec_aligned(dz, dxa, xa, xb) && vec_aligned(dxb));
+    /* FP32 (test_ops_gpu's; a channels-last trainer is 16-bit): a projection one channel a
+     * thread, its two bns' state within 64 registers (W below) */
+    int fp32_proj = proj && rt_cuda_act_bytes() == 4;
+    vec_tiles t = vec_tiles_of(rows, c, vec_suits(c, dz, dxa, xa, xb) && vec_aligned(dxb) && !fp32_proj);
     /* each bn's partials and totals in the first and second half of room for 2c channels
      * (ir_partial_sum_channels plans it) */
     double *part = bn_partials((int)t.grid.y, proj ? 2 * c : c), *totals = bn_channel_totals(proj ? 2 * c : c);
@@ -138,11 +146,12 @@ void cuda_bn_add_relu_backward_nhwc(const void *dz, const uint8_t *relu_bits, vo
     unsigned *counters = bn_retire_counters((int)t.grid.x);
 #define BWD_LAUNCH(P)                                                                                                    \
     RT_ACT_DISPATCH(ACT_VEC_DISPATCH(t.vec, VEC_CHANNELS, {                                                              \
-        bn_add_bwd_sums_kernel<T, V, P><<<t.grid, t.block, 0, rt_stream()>>>(                                            \
+        constexpr int W = P && sizeof(T) == 4 ? 1 : V;                                                                   \
+        bn_add_bwd_sums_kernel<T, W, P><<<t.grid, t.block, 0, rt_stream()>>>(                                            \
             part, part_b, counters, totals, totals_b, dga, dba, dgb, dbb, (const T *)dz, relu_bits, (const T *)xa,       \
             (const T *)xb, ma, sa, mb, sb, rows, t.per, c);                                                              \
         CUDA_LAUNCHED();                                                                                                 \
-        bn_add_bwd_dx_kernel<T, V, P><<<t.grid, t.block, 0, rt_stream()>>>(                                              \
+        bn_add_bwd_dx_kernel<T, W, P><<<t.grid, t.block, 0, rt_stream()>>>(                                              \
             (T *)dxa, P ? (T *)dxb : (T *)NULL, P ? (T *)NULL : (T *)dxb, short_add, (const T *)dz, relu_bits,           \
             (const T *)xa, (const T *)xb, ga, ma, sa, totals, gb, mb, sb, totals_b, rows, t.per, c);                     \
         CUDA_LAUNCHED();                                                                                                 \

@@ -30,8 +30,9 @@ static vec_tiles vec_tiles_of(long rows, int c, int vec) {
     return { vec, dim3((cv + lx - 1) / lx, sp.splits), dim3(lx, VEC_THREADS / lx), sp.per };
 }
 
-/* Whether V = VEC_CHANNELS suits c channels and the tensors' addresses. */
-static int vec_suits(int c, const void *a, const void *b = NULL, const void *d = NULL, const void *e = NULL) {
+/* Whether V = VEC_CHANNELS suits c channels and the tensors' addresses (inline: not every file that
+ * includes this header calls it, and nvcc -Werror refuses an unused static function). */
+static inline int vec_suits(int c, const void *a, const void *b = NULL, const void *d = NULL, const void *e = NULL) {
     return c % VEC_CHANNELS == 0 && vec_aligned(a, b, d, e);
 }
 

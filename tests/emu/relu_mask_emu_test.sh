@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# ReLU bitmasks and the block output's two-pass backward (lower.c choose_relu_mask) in whole
+# trainers under the emulator: the ResNet example (identity and projection blocks) in BF16
+# --layout nhwc, built by default and with --no-relu-mask (the ReLU outputs read back, the
+# add's and each bn's backward apart), 4 steps each. The two do the same arithmetic in the
+# same order (the bits are the stored outputs' signs, the sums the retiring kernels' own), so
+# the losses and the final parameters must be equal, bit for bit. The default build's plan
+# holds a mask tensor per ReLU'd bn and block add, and its device memory after the start-up
+# check stays within the plan (a projection block's backward sums both bns: partials for
+# twice its channels, ir_partial_sum_channels). A wrong bit or a dropped branch changes the
+# parameters (tests/emu/mutants.sh shows the kernels' mutants failing test_ops_gpu).
+set -u
+. tests/emu/emu_prelude.sh
+emu_prelude test-emu-relu-mask
+status=0
+printf 'extends: "%s/specs/examples/fmnist_resnet.spec"\nnet { input_shape: [1, 8, 8] }\n%s\n%s\n%s\n' "$(pwd)" \
+  'data { train { source: "synthetic" samples: 16 batch_per_rank: 4 augment { random_crop { size: 8 padding: 1 } } } val { source: "synthetic" batch_per_rank: 4 } val_samples: 4 }' \
+  'solver { epochs: 1 log_every: 1 lr { schedule { one_cycle { max_lr: 0.01 pct_start: 0.5 } } } }' \
+  'precision { compute: BF16 }' > "$out/resnet.spec"
+
+run() {  # tag, build flags...
+  local tag=$1; shift
+  "$BUILD/trainc" build "$out/resnet.spec" -o "$out/$tag" --backend cuda --layout nhwc "$@" > "$out/$tag.build" 2>&1 ||
+    { fail "$tag: trainc build $*"; tail -20 "$out/$tag.build"; return 1; }
+  "$out/$tag" --out "$out/$tag.run" > "$out/$tag.log" 2>&1 || { fail "$tag: the run"; tail -20 "$out/$tag.log"; return 1; }
+}
+
+if run bits && run nomask --no-relu-mask; then
+  masks=$(grep -c '^mask ' "$out/bits.src/plan.txt"); none=$(grep -c '^mask ' "$out/nomask.src/plan.txt")
+  [ "$masks" -ge 10 ] && [ "$none" = 0 ] && echo "plan: $masks ReLU bitmasks (none with --no-relu-mask)" ||
+    fail "plan: $masks mask tensors by default, $none with --no-relu-mask"
+  grep -q 'cuda_bn_add_relu_backward_nhwc' "$out/bits.src/model.c" && ! grep -q 'cuda_bn_add_relu_backward_nhwc' "$out/nomask.src/model.c" ||
+    fail "model.c: the two-pass block backward is not (only) in the default build"
+  "$PY" - "$out/bits.run" "$out/nomask.run" <<'PY' || fail "the default build and --no-relu-mask differ"
+import array, glob, json, struct, sys
+def losses(d):
+    return [json.loads(l)["loss"] for l in open(d + "/metrics.jsonl") if '"loss"' in l]
+def params(d):
+    path = sorted(glob.glob(d + "/checkpoints/ckpt-*.bin"))[-1]
+    raw = open(path, "rb").read()
+    n, off = struct.unpack_from("<I", raw, 12)[0], 112
+    for _ in range(n):
+        ln = struct.unpack_from("<I", raw, off)[0]; off += 4
+        name = raw[off:off + ln].decode(); off += ln
+        size = struct.unpack_from("<Q", raw, off)[0]; off += 12
+        if name == "params": return raw[off:off + size]
+        off += size
+    sys.exit(f"{path}: no params section")
+la, lb = losses(sys.argv[1]), losses(sys.argv[2])
+pa, pb = params(sys.argv[1]), params(sys.argv[2])
+fa, fb = array.array("f", pa), array.array("f", pb)
+diff = [i for i in range(min(len(fa), len(fb))) if fa[i] != fb[i]]
+print(f"bitmask vs --no-relu-mask: {len(la)} losses ({la[-1] if la else None} vs {lb[-1] if lb else None}), "
+      f"{len(fa)} parameters, {len(diff)} differ" + (f" (first at {diff[0]}: {fa[diff[0]]:.9g} vs {fb[diff[0]]:.9g})" if diff else ""))
+sys.exit(0 if la and la == lb and len(fa) == len(fb) and not diff else 1)
+PY
+  emu_within_plan "ResNet example BF16 nhwc with bitmasks, device memory" "$out/bits.log" "$out/resnet.spec" "--layout nhwc" ||
+    status=1
+fi
+exit $status
