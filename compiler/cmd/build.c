@@ -16,6 +16,7 @@
 #include "init_match.h"
 #include "rt_env.h"
 #include "sema.h"
+#include "sema_value.h"
 
 #ifndef TRAINC_HOME
 #define TRAINC_HOME "."
@@ -164,14 +165,22 @@ static int append_init_config(char **run_c, const char *spec_path, const sema_re
     return both ? 0 : 1;
 }
 
-/* BIN.src/link_libs.txt: libraries only some trainers link (an LMDB reader's), added to the
- * link line by build_link_libs; absent when there are none. */
-static int write_link_libs(const char *emit_dir, const run_config *run) {
+/* BIN.src/link_libs.txt: libraries only some trainers link (an LMDB reader's; protobuf-c for
+ * the caffemodel reader of an init block without init.spec, init_match.c), added to the link
+ * line by build_link_libs; absent when there are none. */
+static int write_link_libs(const char *emit_dir, const run_config *run, const ast_node *root) {
     char path[4200];
     snprintf(path, sizeof path, "%s/link_libs.txt", emit_dir);
-    if (run->train.source != RUN_DATA_LMDB) return remove(path) == 0 || errno == ENOENT ? 0 : 1;
+    const char *libs = run->train.source == RUN_DATA_LMDB ? "-llmdb -lprotobuf-c\n" : NULL;
+#ifdef TRAINC_WITH_LMDB
+    const ast_node *init = sv_msg(root, SM_SPEC, "init");
+    if (!libs && init && !sv_get(init, SM_INIT, "spec")) libs = "-lprotobuf-c\n";
+#else
+    (void)root;
+#endif
+    if (!libs) return remove(path) == 0 || errno == ENOENT ? 0 : 1;
     FILE *f = fopen(path, "w");
-    int ok = f && fputs("-llmdb -lprotobuf-c\n", f) >= 0;
+    int ok = f && fputs(libs, f) >= 0;
     if (f && fclose(f) != 0) ok = 0;
     if (!ok) fprintf(stderr, "trainc: error: cannot write %s: %s\n", path, strerror(errno));
     return ok ? 0 : 1;
@@ -226,7 +235,7 @@ int build_emit_opts(const char *spec_path, const char *emit_dir, int quiet, cons
                            res.run.name && *res.run.name ? res.run.name : "model", TRAINC_VERSION_STRING, run_c,
                            res.has_eval_net };
         rc = write_sources(emit_dir, &sched, res.has_eval_net ? &eval_sched : NULL, &info);
-        if (rc == 0) rc = write_link_libs(emit_dir, &res.run);
+        if (rc == 0) rc = write_link_libs(emit_dir, &res.run, res.root);
         const ir_net *net = &sched.net;
         if (rc == 0 && !quiet)
             printf("trainc: wrote %s/%s (%d ops, %ld params, arena %.1f MiB planned vs %.1f MiB naive)\n", emit_dir,

@@ -40,9 +40,8 @@ rt_status rt_lmdb_probe(const char *path, long *n, int *c, int *h, int *w, rt_er
 #else
 #include <lmdb.h>
 
-/* The Datum message's generated code, compiled here so that it goes where the reader goes
- * (only trainers that read an LMDB link libprotobuf-c). */
-#include "caffe_datum.pb-c.c"
+/* The Datum message's generated code is caffe_proto.c's (shared with the caffemodel reader). */
+#include "caffe_datum.pb-c.h"
 
 #define LMDB_HINT "point the spec's path (or --data) at the folder Caffe's convert_imageset wrote (the one with data.mdb)"
 
