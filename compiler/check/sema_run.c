@@ -55,12 +55,17 @@ static int check_crop(diag_ctx *diag, const ast_node *msg, schema_msg_id id, con
 static int read_source(run_data_split *d, diag_ctx *diag, const ast_node *msg, schema_msg_id id) {
     static const char *const names[] = { "fashion-mnist", "synthetic", "idx", "imagenet-folder", "lmdb" };
     d->source_name = sv_str(msg, id, "source");
+    d->list = !strcmp(d->source_name, "image-list");   /* Caffe's ImageData: an image source read from a list */
+    if (d->list) {
+        d->source = RUN_DATA_IMAGE_FOLDER;
+        return 0;
+    }
     for (int k = 0; k < (int)(sizeof names / sizeof names[0]); k++)
         if (!strcmp(d->source_name, names[k])) {
             d->source = (run_data_source)k;
             return 0;
         }
-    diag_error(diag, sv_loc(msg, id, "source"), "use fashion-mnist, synthetic, idx, imagenet-folder or lmdb",
+    diag_error(diag, sv_loc(msg, id, "source"), "use fashion-mnist, synthetic, idx, imagenet-folder, image-list or lmdb",
                "unknown data source \"%s\"", d->source_name);
     return 1;
 }
@@ -75,6 +80,34 @@ static int read_interpolation(run_data_split *d, diag_ctx *diag, const ast_node 
         return 1;
     }
     return 0;
+}
+
+/* root_folder (image-list only), resize_to and bgr (image sources only) of train or val. */
+static int read_image_fields(run_data_split *d, diag_ctx *diag, const ast_node *msg, schema_msg_id id) {
+    int errors = 0;
+    d->root_folder = sv_str(msg, id, "root_folder");
+    d->bgr = sv_bool(msg, id, "bgr");
+    d->resize_to[0] = d->resize_to[1] = 0;
+    if (sv_has(msg, id, "resize_to")) sv_pair(msg, id, "resize_to", d->resize_to);
+    if (sv_has(msg, id, "root_folder") && !d->list) {
+        diag_error(diag, sv_loc(msg, id, "root_folder"), "root_folder is for source \"image-list\"; remove it",
+                   "source \"%s\" has no list of paths to prefix", d->source_name);
+        errors++;
+    }
+    static const char *const image_only[] = { "resize_to", "bgr" };
+    for (int k = 0; k < 2; k++)
+        if (sv_has(msg, id, image_only[k]) && d->source != RUN_DATA_IMAGE_FOLDER) {
+            diag_error(diag, sv_loc(msg, id, image_only[k]), "it is for image sources (imagenet-folder, image-list); "
+                       "remove it", "source \"%s\" has no %s", d->source_name,
+                       k ? "decoded colour channels to reorder" : "resize before the crop");
+            errors++;
+        }
+    if (d->resize_to[0] && sv_has(msg, id, "resize")) {
+        diag_error(diag, sv_loc(msg, id, "resize_to"), "give one of resize (the shorter side) and resize_to (both sides)",
+                   "both resize and resize_to");
+        errors++;
+    }
+    return errors;
 }
 
 /* The modern-recipe augmentations (runtime/data/augment_*.c); defaults from schema.def even
@@ -143,6 +176,7 @@ static int read_train(run_config *run, diag_ctx *diag, const ast_node *train, co
         errors++;
     }
     errors += read_interpolation(d, diag, train, SM_TRAIN);
+    errors += read_image_fields(d, diag, train, SM_TRAIN);
     d->batch_per_rank = sv_int(train, SM_TRAIN, "batch_per_rank");
     d->samples = sv_int(train, SM_TRAIN, "samples");
     const ast_node *aug = sv_msg(train, SM_TRAIN, "augment");
@@ -184,6 +218,7 @@ static int read_val(run_config *run, diag_ctx *diag, const ast_node *val, const 
     d->resize = sv_int(val, SM_VAL, "resize");
     d->center_crop = sv_int(val, SM_VAL, "center_crop");
     errors += read_interpolation(d, diag, val, SM_VAL);
+    if (val) errors += read_image_fields(d, diag, val, SM_VAL);
     const ast_node *norm = sv_msg(val, SM_VAL, "normalize");
     read_normalize(d, norm);
     errors += check_normalize(diag, norm, net);

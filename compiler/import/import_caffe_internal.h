@@ -49,6 +49,8 @@ typedef struct ic_data {
     int c, h, w;
     double scale, mean[4];              /* transform_param */
     int n_mean, mirror;
+    const char *root;                   /* ImageData: root_folder ("" = none) */
+    int64_t new_h, new_w;               /* ImageData: new_height/new_width (0 = the images' own) */
 } ic_data;
 
 typedef struct ic_ctx {

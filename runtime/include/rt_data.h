@@ -71,6 +71,11 @@ void rt_dataset_free(rt_dataset *ds);
  * uses. classes > 0 must equal the class count. */
 rt_status rt_dataset_open_images(rt_dataset *ds, const char *path, const rt_dataset *train,
                                  int out_h, int out_w, int classes, rt_err *err);
+/* Caffe's ImageData source: LIST of "path label" lines, each path prefixed by root_folder (as
+ * Caffe concatenates them), decoded on demand like an image folder into 3 x out_h x out_w
+ * samples; labels 0..classes-1 (classes > 0), a bad line named by file and line. */
+rt_status rt_dataset_open_image_list(rt_dataset *ds, const char *list, const char *root_folder, int out_h, int out_w,
+                                     int classes, rt_err *err);
 /* Class k's name (an image dataset's folder name), or NULL. */
 const char *rt_dataset_class_name(const rt_dataset *ds, int k);
 

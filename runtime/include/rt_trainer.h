@@ -133,6 +133,9 @@ typedef struct {
     /* Image sources (rt_data_open_run): the spec's val path, each split's crop/resize/flip
      * (out_h/out_w: the net's input), decode threads (0: default) and the failure cap. */
     const char *val_path;
+    /* Caffe's ImageData lists (source "image-list"): each split's root_folder, the prefix of
+     * its listed paths; NULL: that split is a folder or a pack */
+    const char *train_root, *val_root;
     rt_image_transform train_image, val_image;
     int decode_threads;
     long max_decode_failures;
