@@ -53,7 +53,7 @@ static int check_crop(diag_ctx *diag, const ast_node *msg, schema_msg_id id, con
 }
 
 static int read_source(run_data_split *d, diag_ctx *diag, const ast_node *msg, schema_msg_id id) {
-    static const char *const names[] = { "fashion-mnist", "synthetic", "idx", "imagenet-folder", "lmdb" };
+    static const char *const names[] = { "fashion-mnist", "synthetic", "idx", "imagenet-folder", "lmdb", "hdf5" };
     d->source_name = sv_str(msg, id, "source");
     d->list = !strcmp(d->source_name, "image-list");   /* Caffe's ImageData: an image source read from a list */
     if (d->list) {
@@ -65,7 +65,7 @@ static int read_source(run_data_split *d, diag_ctx *diag, const ast_node *msg, s
             d->source = (run_data_source)k;
             return 0;
         }
-    diag_error(diag, sv_loc(msg, id, "source"), "use fashion-mnist, synthetic, idx, imagenet-folder, image-list or lmdb",
+    diag_error(diag, sv_loc(msg, id, "source"), "use fashion-mnist, synthetic, idx, imagenet-folder, image-list, lmdb or hdf5",
                "unknown data source \"%s\"", d->source_name);
     return 1;
 }
@@ -232,15 +232,37 @@ static int read_val(run_config *run, diag_ctx *diag, const ast_node *val, const 
     return errors;
 }
 
-/* Caffe's LMDBs: the training and the test database are two of them, at two paths. */
-static int check_lmdb_pair(const run_config *run, diag_ctx *diag, const ast_node *train, const ast_node *val) {
-    int train_lmdb = train && run->train.source == RUN_DATA_LMDB, val_lmdb = val && run->val.source == RUN_DATA_LMDB;
-    if (!train || train_lmdb == val_lmdb) return 0;
-    diag_error(diag, train_lmdb ? sv_loc(train, SM_TRAIN, "source") : sv_loc(val, SM_VAL, "source"),
-               "give both data.train and data.val { source: \"lmdb\" path: \"...\" } (Caffe's TRAIN and TEST databases)",
-               "an LMDB %s set needs an LMDB %s set", train_lmdb ? "training" : "validation",
-               train_lmdb ? "validation" : "training");
+/* Caffe's LMDBs and HDF5 lists: the training and the test set are two of them, at two paths. */
+static int check_caffe_pair(const run_config *run, diag_ctx *diag, const ast_node *train, const ast_node *val,
+                            run_data_source kind, const char *name, const char *what) {
+    int train_k = train && run->train.source == kind, val_k = val && run->val.source == kind;
+    if (!train || train_k == val_k) return 0;
+    char hint[256];
+    snprintf(hint, sizeof hint, "give both data.train and data.val { source: \"%s\" path: \"...\" } (Caffe's TRAIN and "
+             "TEST %s)", name, what);
+    diag_error(diag, train_k ? sv_loc(train, SM_TRAIN, "source") : sv_loc(val, SM_VAL, "source"), hint,
+               "an %s %s set needs an %s %s set", kind == RUN_DATA_LMDB ? "LMDB" : "HDF5", train_k ? "training" : "validation",
+               kind == RUN_DATA_LMDB ? "LMDB" : "HDF5", train_k ? "validation" : "training");
     return 1;
+}
+
+static int check_lmdb_pair(const run_config *run, diag_ctx *diag, const ast_node *train, const ast_node *val) {
+    return check_caffe_pair(run, diag, train, val, RUN_DATA_LMDB, "lmdb", "databases") +
+           check_caffe_pair(run, diag, train, val, RUN_DATA_HDF5, "hdf5", "lists");
+}
+
+/* HDF5 samples are floats handed to the net as they are (Caffe's HDF5Data has no transform). */
+static int check_hdf5_plain(diag_ctx *diag, const run_data_split *d, const ast_node *msg, schema_msg_id id) {
+    if (!msg || d->source != RUN_DATA_HDF5) return 0;
+    static const char *const fields[] = { "augment", "normalize", "resize", "center_crop" };
+    for (int k = 0; k < 4; k++) {
+        if (!schema_find(id, fields[k]) || !sv_has(msg, id, fields[k])) continue;
+        diag_error(diag, sv_loc(msg, id, fields[k]), "remove it: write the samples as the net should read them",
+                   "%s: HDF5 samples are floats handed to the net as they are (Caffe's HDF5Data has no transform)",
+                   fields[k]);
+        return 1;
+    }
+    return 0;
 }
 
 /* data.train_samples, or its schema default for the source: a size, or train.samples. */
@@ -541,6 +563,8 @@ int sema_build_run(run_config *run, diag_ctx *diag, const ast_node *root, const 
     if (train) errors += read_train(run, diag, train, net);
     errors += read_val(run, diag, sv_msg(data, SM_DATA, "val"), net);
     errors += check_lmdb_pair(run, diag, train, sv_msg(data, SM_DATA, "val"));
+    errors += check_hdf5_plain(diag, &run->train, train, SM_TRAIN) +
+              check_hdf5_plain(diag, &run->val, sv_msg(data, SM_DATA, "val"), SM_VAL);
     run->val_samples = sv_int(data, SM_DATA, "val_samples");
     run->decode_threads = sv_int(data, SM_DATA, "decode_threads");
     run->max_decode_failures = sv_int(data, SM_DATA, "max_decode_failures");

@@ -165,22 +165,27 @@ static int append_init_config(char **run_c, const char *spec_path, const sema_re
     return both ? 0 : 1;
 }
 
-/* BIN.src/link_libs.txt: libraries only some trainers link (an LMDB reader's; protobuf-c for
+/* BIN.src/link_libs.txt: libraries only some trainers link (an LMDB reader's, libhdf5; protobuf-c for
  * the caffemodel reader of an init block without init.spec, init_match.c), added to the link
  * line by build_link_libs; absent when there are none. */
 static int write_link_libs(const char *emit_dir, const run_config *run, const ast_node *root) {
-    char path[4200];
+    char path[4200], libs[512] = "";
     snprintf(path, sizeof path, "%s/link_libs.txt", emit_dir);
-    const char *libs = run->train.source == RUN_DATA_LMDB ? "-llmdb -lprotobuf-c\n" : NULL;
+    int protobuf = run->train.source == RUN_DATA_LMDB;
+    if (run->train.source == RUN_DATA_LMDB) strcat(libs, " -llmdb");
+#ifdef TRAINC_HDF5_LIBS
+    if (run->train.source == RUN_DATA_HDF5) strcat(libs, " " TRAINC_HDF5_LIBS);
+#endif
 #ifdef TRAINC_WITH_LMDB
     const ast_node *init = sv_msg(root, SM_SPEC, "init");
-    if (!libs && init && !sv_get(init, SM_INIT, "spec")) libs = "-lprotobuf-c\n";
+    if (init && !sv_get(init, SM_INIT, "spec")) protobuf = 1;
 #else
     (void)root;
 #endif
-    if (!libs) return remove(path) == 0 || errno == ENOENT ? 0 : 1;
+    if (protobuf) strcat(libs, " -lprotobuf-c");
+    if (!libs[0]) return remove(path) == 0 || errno == ENOENT ? 0 : 1;
     FILE *f = fopen(path, "w");
-    int ok = f && fputs(libs, f) >= 0;
+    int ok = f && fprintf(f, "%s\n", libs + 1) >= 0;
     if (f && fclose(f) != 0) ok = 0;
     if (!ok) fprintf(stderr, "trainc: error: cannot write %s: %s\n", path, strerror(errno));
     return ok ? 0 : 1;
@@ -215,6 +220,11 @@ int build_emit_opts(const char *spec_path, const char *emit_dir, int quiet, cons
     memset(&eval_sched, 0, sizeof eval_sched);
     char *run_c = NULL;
     if (rc == 0 && opt->backend != BACKEND_CUDA) rc = cpu_precision_check(spec_path, &res.run);
+    if (rc == 0 && opt->backend == BACKEND_CUDA && res.run.train.source == RUN_DATA_HDF5) {   /* float samples */
+        fprintf(stderr, "%s: error: the CUDA backend takes image bytes, and HDF5 samples are floats\n"
+                        "  hint: build with --backend cpu, or write the samples as images (an LMDB)\n", spec_path);
+        rc = 1;
+    }
     if (rc == 0) {
         char err[512];
         run_c = emit_run_config(&res.run, err, sizeof err);

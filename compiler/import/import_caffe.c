@@ -68,6 +68,9 @@ static void summarize_data(FILE *f, const char *phase, const ic_data *d, const c
     if (strcmp(d->type, "DummyData") == 0)
         fprintf(f, "  data %s: DummyData \"%s\" -> data.%s, synthetic, batch %lld\n", phase, d->name, split,
                 (long long)d->batch);
+    else if (strcmp(d->type, "HDF5Data") == 0)
+        fprintf(f, "  data %s: HDF5Data \"%s\" -> data.%s, hdf5 %s (%ld samples of %dx%dx%d), batch %lld\n", phase,
+                d->name, split, d->source, d->records, d->c, d->h, d->w, (long long)d->batch);
     else if (strcmp(d->type, "ImageData") == 0)
         fprintf(f, "  data %s: ImageData \"%s\" -> data.%s, image-list %s (%ld images%s%s), %dx%dx%d, batch %lld%s%s\n",
                 phase, d->name, split, d->source, d->records, d->root[0] ? " under " : "", d->root, d->c, d->h, d->w,

@@ -3,8 +3,9 @@
  * set size come from the database itself (its first record and its record count); the
  * TRAIN-phase layer gives data.train, the TEST-phase one data.val. ImageData becomes the
  * image-list source (its list, root_folder, new_height/new_width as resize_to, crop_size as
- * random_crop or center_crop, in Caffe's B, G, R channel order); DummyData the synthetic
- * source. The data layers trainc has no reader for say what to do instead. */
+ * random_crop or center_crop, in Caffe's B, G, R channel order); HDF5Data the hdf5 source
+ * (its list of .h5 files, whose shape and sample count are read from them); DummyData the
+ * synthetic source. The data layers trainc has no reader for say what to do instead. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -213,6 +214,52 @@ static int read_image_data(ic_ctx *ic, const ast_node *L, const char *name, ic_d
     return 0;
 }
 
+/* rt_hdf5_probe where trainc links libhdf5 (WITH_HDF5=1, mk/hdf5.mk); otherwise a refusal. */
+static rt_status hdf5_probe(const char *list, long *n, int *c, int *h, int *w, rt_err *err) {
+#ifdef TRAINC_WITH_HDF5
+    return rt_hdf5_probe(list, n, c, h, w, err);
+#else
+    (void)n, (void)c, (void)h, (void)w;
+    snprintf(err->msg, sizeof err->msg, "this trainc was built without libhdf5 and cannot read %.300s", list);
+    snprintf(err->hint, sizeof err->hint, "build trainc with libhdf5-dev installed (WITH_HDF5=1)");
+    return RT_E_ARG;
+#endif
+}
+
+/* HDF5Data: hdf5_data_param's list of .h5 files (relative to where Caffe runs, else beside
+ * the prototxt), batch and shuffle; the samples' shape and count come from the files. Caffe
+ * applies no transform_param to it. */
+static int read_hdf5_data(ic_ctx *ic, const ast_node *L, const char *name, ic_data *d) {
+    const ast_node *p = NULL;
+    if (ic_msg(ic, L, "hdf5_data_param", &p) < 0) return -1;
+    if (!p) return ic_error(ic, L, NULL, "HDF5Data layer \"%s\" needs hdf5_data_param { source batch_size }", name);
+    int shuffle = 0;
+    if (ic_only_fields(ic, p, "hdf5_data_param", KNOWN("source", "batch_size", "shuffle")) < 0 ||
+        ic_word(ic, p, "source", &d->source) < 0 || ic_int(ic, p, "batch_size", &d->batch) < 0 ||
+        ic_bool(ic, p, "shuffle", &shuffle) < 0)
+        return -1;
+    if (ic_get(L, "transform_param"))
+        return ic_error(ic, ic_get(L, "transform_param"), "remove transform_param (Caffe refuses it here too)",
+                        "HDF5Data layer \"%s\": HDF5 samples go to the net as they are", name);
+    if (!d->source) return ic_error(ic, p, NULL, "HDF5Data layer \"%s\" needs hdf5_data_param source", name);
+    if (d->batch < 1) return ic_error(ic, p, NULL, "HDF5Data layer \"%s\" needs batch_size >= 1", name);
+    FILE *f = NULL;
+    const char *found = caffe_relative(ic, d->source, &f);
+    if (f) fclose(f);
+    rt_err err;
+    if (!found || hdf5_probe(found, &d->records, &d->c, &d->h, &d->w, &err) != RT_OK) {
+        if (!found) snprintf(err.msg, sizeof err.msg, "cannot read the list %.300s", d->source), err.hint[0] = 0;
+        return ic_error(ic, ic_get(p, "source"), err.hint[0] ? err.hint : "run the import where Caffe would run (its "
+                        "paths are relative to that folder); the input shape and the set's size are read from the files",
+                        "HDF5Data layer \"%s\": %s", name, err.msg);
+    }
+    d->source = found;
+    if (!shuffle)
+        ic_note(ic, ic_get(p, "shuffle") ? ic_get(p, "shuffle") : p, "layer \"%s\": shuffle false reads the files in "
+                "order; trainc shuffles the samples every epoch from the run's seed", name);
+    return 0;
+}
+
 /* DummyData: its first shape (or num/channels/height/width) is [N, C, H, W]. */
 static int read_dummy(ic_ctx *ic, const ast_node *L, const char *name, ic_data *d) {
     const ast_node *p = NULL, *shape = NULL;
@@ -247,10 +294,6 @@ static int read_dummy(ic_ctx *ic, const ast_node *L, const char *name, ic_data *
 /* Data layers trainc reads nothing for: what to do instead. */
 static int refuse(ic_ctx *ic, const ast_node *L, const char *type, const char *name) {
     const ast_node *at = ic_get(L, "type");
-    if (strcmp(type, "HDF5Data") == 0)
-        return ic_error(ic, at, "write the samples into an LMDB of Datum records (convert_imageset, or Caffe's Python "
-                        "io.array_to_datum) and read it with a Data layer (backend: LMDB)",
-                        "HDF5Data layer \"%s\": trainc has no HDF5 reader", name);
     if (strcmp(type, "MemoryData") == 0)
         return ic_error(ic, at, "write the samples into an LMDB and read it with a Data layer (backend: LMDB)",
                         "MemoryData layer \"%s\" takes arrays from the program that runs Caffe; a trainer reads "
@@ -265,10 +308,11 @@ static int refuse(ic_ctx *ic, const ast_node *L, const char *type, const char *n
 }
 
 int ic_data_layer(ic_ctx *ic, const ast_node *L, const char *type, const char *name, int train) {
-    int image = strcmp(type, "ImageData") == 0;
-    if (strcmp(type, "Data") != 0 && strcmp(type, "DummyData") != 0 && !image) return refuse(ic, L, type, name);
+    int image = strcmp(type, "ImageData") == 0, hdf5 = strcmp(type, "HDF5Data") == 0;
+    if (strcmp(type, "Data") != 0 && strcmp(type, "DummyData") != 0 && !image && !hdf5) return refuse(ic, L, type, name);
     if (ic_only_fields(ic, L, "the data layer", KNOWN("name", "type", "top", "include", "exclude", "transform_param",
-                                                      "data_param", "dummy_data_param", "image_data_param")) < 0)
+                                                      "data_param", "dummy_data_param", "image_data_param",
+                                                      "hdf5_data_param")) < 0)
         return -1;
     ic_data d = { .layer = L, .name = name, .type = type, .set = 1 };
     if (read_transform(ic, L, name, &d) < 0) return -1;
@@ -276,13 +320,15 @@ int ic_data_layer(ic_ctx *ic, const ast_node *L, const char *type, const char *n
         if (read_data_param(ic, L, name, &d) < 0 || probe_lmdb(ic, L, name, &d) < 0) return -1;
     } else if (image) {
         if (read_image_data(ic, L, name, &d) < 0) return -1;
+    } else if (hdf5) {
+        if (read_hdf5_data(ic, L, name, &d) < 0) return -1;
     } else if (read_dummy(ic, L, name, &d) < 0) {
         return -1;
     }
     const ic_data *other = train ? &ic->val_data : &ic->train_data;
-    if (other->set && (strcmp(other->type, "ImageData") == 0) != image)
+    if (other->set && ((strcmp(other->type, "ImageData") == 0) != image || (strcmp(other->type, "HDF5Data") == 0) != hdf5))
         return ic_error(ic, ic_get(L, "type"), "read both phases from the same kind of source (ImageData lists, or "
-                        "databases)", "%s layer \"%s\" beside the %s layer \"%s\": trainc reads its training and test "
+                        "databases, or HDF5 lists)", "%s layer \"%s\" beside the %s layer \"%s\": trainc reads its training and test "
                         "images the same way", type, name, other->type, other->name);
     if (d.n_mean > 1 && d.n_mean != d.c)
         return ic_error(ic, ic_get(ic_get(L, "transform_param")->a, "mean_value"), NULL, "%s layer \"%s\": %d mean_value "
@@ -312,9 +358,10 @@ int ic_data_layer(ic_ctx *ic, const ast_node *L, const char *type, const char *n
 
 /* One split of the data block. */
 static void print_split(FILE *out, const char *split, const ic_data *d) {
-    int image = strcmp(d->type, "ImageData") == 0, train = !strcmp(split, "train");
-    fprintf(out, "  %s { source: \"%s\"", split, strcmp(d->type, "DummyData") == 0 ? "synthetic" : image ? "image-list" : "lmdb");
-    if (strcmp(d->type, "Data") == 0 || image) fprintf(out, " path: \"%s\"", d->source);
+    int image = strcmp(d->type, "ImageData") == 0, train = !strcmp(split, "train"), hdf5 = !strcmp(d->type, "HDF5Data");
+    fprintf(out, "  %s { source: \"%s\"", split, strcmp(d->type, "DummyData") == 0 ? "synthetic" : image ? "image-list"
+            : hdf5 ? "hdf5" : "lmdb");
+    if (strcmp(d->type, "Data") == 0 || image || hdf5) fprintf(out, " path: \"%s\"", d->source);
     else if (train) fprintf(out, " samples: %lld", (long long)d->records);
     if (image && d->root[0]) fprintf(out, " root_folder: \"%s\"", d->root);
     fprintf(out, " batch_per_rank: %lld", (long long)d->batch);
@@ -351,10 +398,12 @@ int ic_print_data(ic_ctx *ic, FILE *out) {
     fprintf(out, "\n# Caffe's data layers: \"%s\" (TRAIN) and %s%s%s%s\n", t->name, v->set ? "\"" : "no TEST-phase one",
             v->set ? v->name : "", v->set ? "\" (TEST)" : "",
             strcmp(t->type, "Data") == 0 ? "; the trainer's --data replaces the training database's path."
-            : image ? "; the trainer's --data replaces the training list's path." : ".");
+            : image || !strcmp(t->type, "HDF5Data") ? "; the trainer's --data replaces the training list's path." : ".");
     fputs("data {\n", out);
     if (strcmp(t->type, "Data") == 0) fprintf(out, "  train_samples: %ld   # the records in %s\n", t->records, t->source);
     if (image) fprintf(out, "  train_samples: %ld   # the images %s lists\n", t->records, t->source);
+    if (!strcmp(t->type, "HDF5Data"))
+        fprintf(out, "  train_samples: %ld   # the samples of the files %s lists\n", t->records, t->source);
     print_split(out, "train", t);
     if (v->set) print_split(out, "val", v);
     fputs("}\n", out);

@@ -34,6 +34,7 @@ typedef struct {
     long n;              /* samples */
     int c, h, w;         /* of a sample as the loader hands it out */
     uint8_t *images;     /* [n, c, h, w]; NULL for an encoded (image) dataset */
+    float *values;       /* [n, c, h, w] floats (HDF5), handed to the net as they are; NULL otherwise */
     int32_t *labels;     /* [n], each in [0, classes) */
     int classes;
     struct rt_image_set *encoded;   /* JPEG files or packed shards, decoded by the loader */
@@ -60,6 +61,14 @@ rt_status rt_lmdb_probe(const char *path, long *n, int *c, int *h, int *w, rt_er
 /* A Caffe mean_file (a binaryproto BlobProto, as compute_image_mean writes it): its [c, h, w]
  * and the mean of each channel's plane. */
 rt_status rt_caffe_mean_file(const char *path, int *c, int *h, int *w, double channel_mean[4], rt_err *err);
+/* Caffe's HDF5Data source (runtime/data/hdf5_data.c, libhdf5): LIST names .h5 files (one
+ * path a line, relative to where the trainer runs, as Caffe reads them), each with a float
+ * dataset "data" [N, C, H, W] (or [N, D]: [D, 1, 1]) and "label" [N] or [N, 1] of class
+ * indices, concatenated in list order into memory. A file, dataset or label that does not fit
+ * is named (file, dataset, row). Built without libhdf5 (WITH_HDF5=0) it fails saying so. */
+rt_status rt_dataset_load_hdf5(rt_dataset *ds, const char *list, int classes, rt_err *err);
+/* The samples and the [C, H, W] of a list's files, for `trainc import caffe`. */
+rt_status rt_hdf5_probe(const char *list, long *n, int *c, int *h, int *w, rt_err *err);
 /* A learnable stand-in: each class is a bright blob at its own place plus noise. */
 void rt_dataset_synthetic(rt_dataset *ds, long n, int c, int h, int w, int classes,
                           uint64_t seed);

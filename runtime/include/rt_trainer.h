@@ -94,7 +94,9 @@ typedef struct {
 
 /* RT_DATA_IMAGES: JPEG folders (train/<class>/ of .JPEG files) or `trainc pack` shards. */
 /* RT_DATA_LMDB: Caffe's LMDB of Datum records (runtime/data/lmdb_datum.c), train at data_path and val at val_path. */
-typedef enum { RT_DATA_FASHION_MNIST = 0, RT_DATA_IDX, RT_DATA_SYNTHETIC, RT_DATA_IMAGES, RT_DATA_LMDB } rt_data_source;
+/* RT_DATA_HDF5: Caffe's HDF5Data (runtime/data/hdf5_data.c), lists of .h5 files at data_path and val_path. */
+typedef enum { RT_DATA_FASHION_MNIST = 0, RT_DATA_IDX, RT_DATA_SYNTHETIC, RT_DATA_IMAGES, RT_DATA_LMDB,
+               RT_DATA_HDF5 } rt_data_source;
 
 typedef struct {
     int epochs;             /* with lr.iterations, the epochs the run touches */
@@ -144,6 +146,8 @@ typedef struct {
     /* RT_DATA_LMDB: rt_dataset_load_lmdb, set by the generated code of specs that read an
      * LMDB, so that only their trainers link liblmdb and libprotobuf-c */
     rt_status (*load_lmdb)(rt_dataset *ds, const char *path, int classes, rt_err *err);
+    /* RT_DATA_HDF5: rt_dataset_load_hdf5, set only for specs that read HDF5 (libhdf5 likewise) */
+    rt_status (*load_hdf5)(rt_dataset *ds, const char *list, int classes, rt_err *err);
 } rt_run_config;
 
 /* A model whose tensors live on a device (the CUDA backend). The trainer's host arrays
