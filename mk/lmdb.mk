@@ -7,7 +7,7 @@
 # as a GPU machine set up by tests/gpu/device_prep.sh) builds them without these: the readers
 # then refuse with a message, and the importer leaves data.train_samples to the user.
 WITH_LMDB ?= 1
-CAFFE_PB_SRCS := runtime/data/lmdb_datum runtime/data/caffe_proto runtime/data/caffemodel
+CAFFE_PB_SRCS := runtime/data/lmdb_datum runtime/data/caffe_proto runtime/data/caffemodel runtime/data/caffe_datum
 CAFFE_PB_RT_OBJS := $(foreach s,$(CAFFE_PB_SRCS),$(BUILD)/obj/$(s).o $(BUILD)/asan/$(s).o)
 CAFFE_PB_C_OBJS := $(foreach s,$(CAFFE_PB_SRCS),$(BUILD)/cobj/$(s).o)
 CAFFE_PB_COMPILER := $(BUILD)/cobj/compiler/import/import_caffe_data.o $(BUILD)/cobj/compiler/emit/init_match.o \

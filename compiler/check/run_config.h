@@ -23,9 +23,10 @@ extern const char *const run_loss_kind_names[RUN_LOSS_BCE + 1];
 extern const char *const run_lr_scaling_names[RT_LR_SCALE_SQRT + 1];
 extern const char *const run_warmup_kind_names[RT_WARMUP_CONSTANT + 1];
 /* Where samples come from; RUN_DATA_IMAGE_FOLDER is JPEG folders or packed shards. */
-/* RUN_DATA_HDF5: Caffe's HDF5Data, a list of .h5 files of float samples. */
+/* RUN_DATA_HDF5: Caffe's HDF5Data, a list of .h5 files of float samples. RUN_DATA_LEVELDB:
+ * Caffe's LevelDB of Datum records, read as an LMDB is (the runtime's RT_DATA_LMDB). */
 typedef enum { RUN_DATA_FASHION_MNIST = 0, RUN_DATA_SYNTHETIC, RUN_DATA_IDX, RUN_DATA_IMAGE_FOLDER, RUN_DATA_LMDB,
-               RUN_DATA_HDF5 } run_data_source;
+               RUN_DATA_HDF5, RUN_DATA_LEVELDB } run_data_source;
 
 typedef struct {
     run_data_source source;

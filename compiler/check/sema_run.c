@@ -53,7 +53,8 @@ static int check_crop(diag_ctx *diag, const ast_node *msg, schema_msg_id id, con
 }
 
 static int read_source(run_data_split *d, diag_ctx *diag, const ast_node *msg, schema_msg_id id) {
-    static const char *const names[] = { "fashion-mnist", "synthetic", "idx", "imagenet-folder", "lmdb", "hdf5" };
+    static const char *const names[] = { "fashion-mnist", "synthetic", "idx", "imagenet-folder", "lmdb", "hdf5",
+                                         "leveldb" };
     d->source_name = sv_str(msg, id, "source");
     d->list = !strcmp(d->source_name, "image-list");   /* Caffe's ImageData: an image source read from a list */
     if (d->list) {
@@ -65,7 +66,7 @@ static int read_source(run_data_split *d, diag_ctx *diag, const ast_node *msg, s
             d->source = (run_data_source)k;
             return 0;
         }
-    diag_error(diag, sv_loc(msg, id, "source"), "use fashion-mnist, synthetic, idx, imagenet-folder, image-list, lmdb or hdf5",
+    diag_error(diag, sv_loc(msg, id, "source"), "use fashion-mnist, synthetic, idx, imagenet-folder, image-list, lmdb, leveldb or hdf5",
                "unknown data source \"%s\"", d->source_name);
     return 1;
 }
@@ -240,14 +241,17 @@ static int check_caffe_pair(const run_config *run, diag_ctx *diag, const ast_nod
     char hint[256];
     snprintf(hint, sizeof hint, "give both data.train and data.val { source: \"%s\" path: \"...\" } (Caffe's TRAIN and "
              "TEST %s)", name, what);
+    const char *title = kind == RUN_DATA_LMDB ? "LMDB" : kind == RUN_DATA_LEVELDB ? "LevelDB" : "HDF5";
     diag_error(diag, train_k ? sv_loc(train, SM_TRAIN, "source") : sv_loc(val, SM_VAL, "source"), hint,
-               "an %s %s set needs an %s %s set", kind == RUN_DATA_LMDB ? "LMDB" : "HDF5", train_k ? "training" : "validation",
-               kind == RUN_DATA_LMDB ? "LMDB" : "HDF5", train_k ? "validation" : "training");
+               "a%s %s %s set needs a%s %s %s set", kind == RUN_DATA_LMDB ? "n" : "", title,
+               train_k ? "training" : "validation", kind == RUN_DATA_LMDB ? "n" : "", title,
+               train_k ? "validation" : "training");
     return 1;
 }
 
 static int check_lmdb_pair(const run_config *run, diag_ctx *diag, const ast_node *train, const ast_node *val) {
     return check_caffe_pair(run, diag, train, val, RUN_DATA_LMDB, "lmdb", "databases") +
+           check_caffe_pair(run, diag, train, val, RUN_DATA_LEVELDB, "leveldb", "databases") +
            check_caffe_pair(run, diag, train, val, RUN_DATA_HDF5, "hdf5", "lists");
 }
 

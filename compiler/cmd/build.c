@@ -173,6 +173,7 @@ static int write_link_libs(const char *emit_dir, const run_config *run, const as
     snprintf(path, sizeof path, "%s/link_libs.txt", emit_dir);
     int protobuf = run->train.source == RUN_DATA_LMDB;
     if (run->train.source == RUN_DATA_LMDB) strcat(libs, " -llmdb");
+    if (run->train.source == RUN_DATA_LEVELDB) strcat(libs, " -lleveldb"), protobuf = 1;
 #ifdef TRAINC_HDF5_LIBS
     if (run->train.source == RUN_DATA_HDF5) strcat(libs, " " TRAINC_HDF5_LIBS);
 #endif

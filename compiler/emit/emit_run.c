@@ -163,7 +163,7 @@ char *emit_run_config(const run_config *run, char *err, size_t err_cap) {
     static const char *const sources[] = { [RUN_DATA_FASHION_MNIST] = "RT_DATA_FASHION_MNIST",
                                            [RUN_DATA_SYNTHETIC] = "RT_DATA_SYNTHETIC", [RUN_DATA_IDX] = "RT_DATA_IDX",
                                            [RUN_DATA_IMAGE_FOLDER] = "RT_DATA_IMAGES", [RUN_DATA_LMDB] = "RT_DATA_LMDB",
-                                           [RUN_DATA_HDF5] = "RT_DATA_HDF5" };
+                                           [RUN_DATA_HDF5] = "RT_DATA_HDF5", [RUN_DATA_LEVELDB] = "RT_DATA_LMDB" };
     const char *source = sources[run->train.source];
     (void)err, (void)err_cap;
     char *buf = NULL;
@@ -187,6 +187,8 @@ char *emit_run_config(const run_config *run, char *err, size_t err_cap) {
     fprintf(f, "    .source = %s, .data_path = \"%s\",\n", source, run->train.path);
     if (run->train.source == RUN_DATA_LMDB)   /* the reader, and so liblmdb, only where it is used */
         fprintf(f, "    .val_path = \"%s\", .load_lmdb = rt_dataset_load_lmdb,\n", run->val.path);
+    if (run->train.source == RUN_DATA_LEVELDB)   /* a Caffe database as an LMDB is, through libleveldb */
+        fprintf(f, "    .val_path = \"%s\", .load_lmdb = rt_dataset_load_leveldb,\n", run->val.path);
     if (run->train.source == RUN_DATA_HDF5)   /* the reader, and so libhdf5, only where it is used */
         fprintf(f, "    .val_path = \"%s\", .load_hdf5 = rt_dataset_load_hdf5,\n", run->val.path);
     if (run->loader_slots != 3) fprintf(f, "    .loader_slots = %ld,\n", (long)run->loader_slots);

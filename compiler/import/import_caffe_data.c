@@ -1,7 +1,8 @@
-/* Caffe importer: the data layers. A Data layer over an LMDB becomes the data block (source
- * "lmdb", its path, batch and transform_param) and the net's input, whose shape and training
- * set size come from the database itself (its first record and its record count); the
- * TRAIN-phase layer gives data.train, the TEST-phase one data.val. ImageData becomes the
+/* Caffe importer: the data layers. A Data layer over an LMDB or a LevelDB becomes the data
+ * block (source "lmdb" or "leveldb", its path, batch and transform_param) and the net's
+ * input, whose shape and training set size come from the database itself (its first record
+ * and its record count); the TRAIN-phase layer gives data.train, the TEST-phase one
+ * data.val. ImageData becomes the
  * image-list source (its list, root_folder, new_height/new_width as resize_to, crop_size as
  * random_crop or center_crop, in Caffe's B, G, R channel order); HDF5Data the hdf5 source
  * (its list of .h5 files, whose shape and sample count are read from them); DummyData the
@@ -100,19 +101,33 @@ static int read_data_param(ic_ctx *ic, const ast_node *L, const char *name, ic_d
                                                   "force_encoded_color")) < 0 ||
         ic_word(ic, p, "source", &d->source) < 0 || ic_int(ic, p, "batch_size", &d->batch) < 0)
         return -1;
-    const char *backend = "LEVELDB";
+    const char *backend = "LEVELDB";   /* Caffe's default */
     if (ic_word(ic, p, "backend", &backend) < 0) return -1;
-    if (strcmp(backend, "LMDB") != 0)
-        return ic_error(ic, ic_get(p, "backend") ? ic_get(p, "backend") : p,
-                        "convert the database to LMDB (Caffe's convert_imageset -backend lmdb writes one from the "
-                        "same images) and set backend: LMDB",
-                        "Data layer \"%s\": backend %s (Caffe's default when none is given); trainc reads LMDB", name,
-                        backend);
+    if (strcmp(backend, "LMDB") != 0 && strcmp(backend, "LEVELDB") != 0)
+        return ic_error(ic, ic_get(p, "backend"), "set backend: LMDB or LEVELDB",
+                        "Data layer \"%s\": backend %s; Caffe's databases are LMDB or LEVELDB", name, backend);
+    d->leveldb = strcmp(backend, "LEVELDB") == 0;
     if (!d->source) return ic_error(ic, p, NULL, "Data layer \"%s\" needs data_param source", name);
     if (d->batch < 1) return ic_error(ic, p, NULL, "Data layer \"%s\" needs batch_size >= 1", name);
     if (ic_get(p, "rand_skip"))
         ic_note(ic, ic_get(p, "rand_skip"), "layer \"%s\": rand_skip: trainc shuffles the whole set every epoch", name);
     return 0;
+}
+
+/* rt_lmdb_probe or rt_leveldb_probe, as this trainc was built (mk/lmdb.mk, mk/leveldb.mk). */
+static rt_status probe_db(int leveldb, const char *path, long *n, int *c, int *h, int *w, rt_err *err) {
+#ifdef TRAINC_WITH_LEVELDB
+    if (leveldb) return rt_leveldb_probe(path, n, c, h, w, err);
+#else
+    if (leveldb) {
+        (void)n, (void)c, (void)h, (void)w;
+        snprintf(err->msg, sizeof err->msg, "this trainc was built without libleveldb and cannot read %.300s", path);
+        snprintf(err->hint, sizeof err->hint, "build trainc with libleveldb-dev installed (WITH_LEVELDB=1), or convert "
+                 "the database to LMDB (convert_imageset -backend lmdb) and set backend: LMDB");
+        return RT_E_ARG;
+    }
+#endif
+    return rt_lmdb_probe(path, n, c, h, w, err);
 }
 
 /* The database's shape and record count; a relative source is Caffe's, relative to where
@@ -121,7 +136,7 @@ static int probe_lmdb(ic_ctx *ic, const ast_node *L, const char *name, ic_data *
 #ifdef TRAINC_WITH_LMDB
     rt_err err;
     int c = 0, h = 0, w = 0;
-    if (rt_lmdb_probe(d->source, &d->records, &c, &h, &w, &err) == RT_OK) {
+    if (probe_db(d->leveldb, d->source, &d->records, &c, &h, &w, &err) == RT_OK) {
         d->c = c, d->h = h, d->w = w;
         return 0;
     }
@@ -130,7 +145,7 @@ static int probe_lmdb(ic_ctx *ic, const ast_node *L, const char *name, ic_data *
         char beside[4096];
         snprintf(beside, sizeof beside, "%.*s/%s", (int)(slash - ic->opt->net_path), ic->opt->net_path, d->source);
         rt_err err2;
-        if (rt_lmdb_probe(beside, &d->records, &c, &h, &w, &err2) == RT_OK) {
+        if (probe_db(d->leveldb, beside, &d->records, &c, &h, &w, &err2) == RT_OK) {
             d->c = c, d->h = h, d->w = w;
             d->source = ast_arena_strdup(ic->arena, beside);
             return 0;
@@ -330,6 +345,11 @@ int ic_data_layer(ic_ctx *ic, const ast_node *L, const char *type, const char *n
         return ic_error(ic, ic_get(L, "type"), "read both phases from the same kind of source (ImageData lists, or "
                         "databases, or HDF5 lists)", "%s layer \"%s\" beside the %s layer \"%s\": trainc reads its training and test "
                         "images the same way", type, name, other->type, other->name);
+    if (other->set && !strcmp(type, "Data") && !strcmp(other->type, "Data") && other->leveldb != d.leveldb)
+        return ic_error(ic, ic_get(L, "type"), "convert one database so that both phases have the same backend",
+                        "Data layer \"%s\" reads a%s beside the %s of \"%s\": trainc reads its training and test "
+                        "databases the same way", name, d.leveldb ? " LevelDB" : "n LMDB",
+                        other->leveldb ? "LevelDB" : "LMDB", other->name);
     if (d.n_mean > 1 && d.n_mean != d.c)
         return ic_error(ic, ic_get(ic_get(L, "transform_param")->a, "mean_value"), NULL, "%s layer \"%s\": %d mean_value "
                         "entries for %d channels (one, or one per channel)", type, name, d.n_mean, d.c);
@@ -360,7 +380,7 @@ int ic_data_layer(ic_ctx *ic, const ast_node *L, const char *type, const char *n
 static void print_split(FILE *out, const char *split, const ic_data *d) {
     int image = strcmp(d->type, "ImageData") == 0, train = !strcmp(split, "train"), hdf5 = !strcmp(d->type, "HDF5Data");
     fprintf(out, "  %s { source: \"%s\"", split, strcmp(d->type, "DummyData") == 0 ? "synthetic" : image ? "image-list"
-            : hdf5 ? "hdf5" : "lmdb");
+            : hdf5 ? "hdf5" : d->leveldb ? "leveldb" : "lmdb");
     if (strcmp(d->type, "Data") == 0 || image || hdf5) fprintf(out, " path: \"%s\"", d->source);
     else if (train) fprintf(out, " samples: %lld", (long long)d->records);
     if (image && d->root[0]) fprintf(out, " root_folder: \"%s\"", d->root);

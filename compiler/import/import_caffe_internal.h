@@ -51,6 +51,7 @@ typedef struct ic_data {
     int n_mean, mirror;
     const char *root;                   /* ImageData: root_folder ("" = none) */
     int64_t new_h, new_w;               /* ImageData: new_height/new_width (0 = the images' own) */
+    int leveldb;                        /* Data: backend LEVELDB (Caffe's default) rather than LMDB */
 } ic_data;
 
 typedef struct ic_ctx {

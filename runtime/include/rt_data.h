@@ -58,6 +58,18 @@ rt_status rt_dataset_load_lmdb(rt_dataset *ds, const char *path, int classes, rt
 /* The record count of an LMDB of Datum records and its first record's [c, h, w] (for
  * `trainc import caffe`, which takes the input shape and training-set size from them). */
 rt_status rt_lmdb_probe(const char *path, long *n, int *c, int *h, int *w, rt_err *err);
+/* Caffe's LevelDB databases of Datum records (runtime/data/leveldb_datum.c, libleveldb's C
+ * API): the same records as an LMDB's, in key order, read the same way. Built without
+ * libleveldb (WITH_LEVELDB=0) both fail saying so. */
+rt_status rt_dataset_load_leveldb(rt_dataset *ds, const char *path, int classes, rt_err *err);
+rt_status rt_leveldb_probe(const char *path, long *n, int *c, int *h, int *w, rt_err *err);
+/* One Datum record (its key and bytes) into ds at index i, shared by the LMDB and LevelDB
+ * readers: the first record sets the shape the others must have, ds->images is allocated for
+ * ds->n records at record 0; a record that is not a raw-pixel Datum of that shape, or whose
+ * label is outside 0..classes-1, is named by position and key. */
+typedef struct { const void *data; size_t size; } rt_datum_bytes;
+rt_status rt_datum_take(rt_dataset *ds, const char *path, long i, const rt_datum_bytes *key, const rt_datum_bytes *val,
+                        int classes, rt_err *err);
 /* A Caffe mean_file (a binaryproto BlobProto, as compute_image_mean writes it): its [c, h, w]
  * and the mean of each channel's plane. */
 rt_status rt_caffe_mean_file(const char *path, int *c, int *h, int *w, double channel_mean[4], rt_err *err);

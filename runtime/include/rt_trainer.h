@@ -145,6 +145,7 @@ typedef struct {
     rt_augment_config augment;   /* mixup/cutmix, random erasing, repeated augmentation */
     /* RT_DATA_LMDB: rt_dataset_load_lmdb, set by the generated code of specs that read an
      * LMDB, so that only their trainers link liblmdb and libprotobuf-c */
+    /* (or rt_dataset_load_leveldb for a LevelDB: the same records, read the same way) */
     rt_status (*load_lmdb)(rt_dataset *ds, const char *path, int classes, rt_err *err);
     /* RT_DATA_HDF5: rt_dataset_load_hdf5, set only for specs that read HDF5 (libhdf5 likewise) */
     rt_status (*load_hdf5)(rt_dataset *ds, const char *list, int classes, rt_err *err);
