@@ -23,6 +23,7 @@ typedef struct ic_layer {
     src_loc loc;                        /* the Caffe layer it came from */
     const char *caffe_type;             /* its Caffe type, for the summary */
     const char *folded;                 /* the name of a Scale folded into it, or NULL */
+    int unread_ok;                      /* a Slice's part: left out when no layer reads it */
 } ic_layer;
 
 /* A Caffe blob: which trainc layer wrote it last, and its shape [C, H, W]. */
