@@ -13,6 +13,7 @@
 
 #include "caffe_names.h"
 #include "rt_caffemodel.h"
+#include "rt_init.h"
 
 int export_write_caffemodel(const char *path, const char *net_name, const ir_net *net, const ast_node *root,
                             const float *params, const float *buffers, int *n_layers, char *err, size_t cap) {
@@ -40,7 +41,7 @@ int export_write_caffemodel(const char *path, const char *net_name, const ir_net
         for (int j = 0; j < k; j++) {
             const caffe_tensor *c = &ct[j];
             rt_caffe_layer *L = main;
-            if (op->kind == IR_BN && c->kind != 1 /* RT_CAFFE_BN_STAT */) {
+            if (op->kind == IR_BN && c->kind != RT_CAFFE_BN_STAT) {
                 if (!affine) affine = &layers[n++], affine->name = scale_names[i], affine->type = "Scale";
                 L = affine;
             }
