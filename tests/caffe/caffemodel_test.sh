@@ -9,7 +9,9 @@
 # protobuf reads that file back and every blob equals the one written (the statistics
 # divided by the factor, which is then 1), and `--format safetensors` of the same checkpoint
 # holds the same values under trainc's names. A trainer started from the exported file
-# exports the same bytes again (the round trip). init.fresh leaves out a layer the file lacks;
+# exports the same bytes again (the round trip). A bn without caffe_scale takes gamma and beta
+# from the Scale that reads the BatchNorm's output, or from NVCaffe's five-blob BatchNorm, and
+# is written as a Scale named NAME_scale, which reads back. init.fresh leaves out a layer the file lacks;
 # a missing layer, another shape, a missing bias blob and a file that is no caffemodel are one
 # message each, exit 1.
 set -u
@@ -45,6 +47,9 @@ bn = [("conv1", "Convolution", "data", "conv1", [r.normal(0, .3, (4, 3, 3, 3))])
       ("conv1_relu", "ReLU", "conv1", "conv1", []),
       ("fc", "InnerProduct", "conv1", "fc", [r.normal(0, .1, (10, 144)), r.normal(0, .1, 10)])]
 cm.write(out + "/bn.caffemodel", bn, "BNNet")
+# NVCaffe's BatchNorm with scale_bias: gamma and beta as its 4th and 5th blobs, no Scale layer
+bn5 = [bn[0], ("bn_conv1", "BatchNorm", "conv1", "conv1", bn[1][4] + bn[2][4]), bn[4]]
+cm.write(out + "/bn5.caffemodel", bn5, "BNNet")
 open(out + "/not.caffemodel", "wb").write(b"\x0a\x05LeNet\xff\xff\xff")
 PY
 
@@ -64,6 +69,11 @@ SPEC
 wrap lenet_t lenet 'init { freeze: ["conv1", "conv2", "ip1", "ip2"] }'
 wrap bn_t bn_net 'init { freeze: ["conv1", "bn_conv1", "fc"] }'
 wrap lenet_fresh lenet 'init { fresh: ["ip2"] }'
+# a bn without caffe_scale (a spec written for trainc): the Scale after the BatchNorm is found
+# by its bottom, and written as bn_conv1_scale
+sed 's/ caffe_scale: "scale_conv1"//' "$dir/bn_net.spec" >"$dir/bn_own.spec"
+grep -q caffe_scale "$dir/bn_own.spec" && die "bn_own.spec still names caffe_scale"
+wrap bn_own_t bn_own 'init { freeze: ["conv1", "bn_conv1", "fc"] }'
 grep -q "lprotobuf-c" "$dir/lenet_t.src/link_libs.txt" || fail "an init block without init.spec links protobuf-c"
 
 # in: from Caffe's files; out: trainc export --format caffemodel and --format safetensors
@@ -118,6 +128,30 @@ PY
 run_export bn_t "$dir/bn.out.caffemodel" bn2
 cmp -s "$dir/bn.out.caffemodel" "$dir/bn2.out.caffemodel" && echo "round trip: the exported caffemodel exports to the same bytes" \
   || fail "round trip: $dir/bn2.out.caffemodel differs from $dir/bn.out.caffemodel"
+
+# without caffe_scale: in from the Scale that reads the BatchNorm's top, and from NVCaffe's
+# five-blob BatchNorm; out as bn_conv1_scale, which reads back by that name
+run_export bn_own_t "$dir/bn.caffemodel" own
+run_export bn_own_t "$dir/bn5.caffemodel" own5
+run_export bn_own_t "$dir/own.out.caffemodel" own2
+"$PY" - "$dir" <<'PY' || fail "a bn without caffe_scale: gamma and beta"
+import sys
+import numpy as np
+import caffemodel as cm
+out = sys.argv[1]
+_, src = cm.read(f"{out}/bn.caffemodel")
+want = [x.astype(np.float32) for x in src["scale_conv1"][1]]
+bad = 0
+for tag in ("own", "own5", "own2"):
+    _, got = cm.read(f"{out}/{tag}.out.caffemodel")
+    if "bn_conv1_scale" not in got or "scale_conv1" in got:
+        print(f"{tag}: layers {sorted(got)}"); bad += 1; continue
+    if not all(np.array_equal(w, g) for w, g in zip(want, got["bn_conv1_scale"][1])):
+        print(f"{tag}: gamma/beta differ from the source's Scale"); bad += 1
+print("without caffe_scale: gamma and beta from the Scale after the BatchNorm, from NVCaffe's 5 blobs, and back "
+      "from bn_conv1_scale")
+sys.exit(bad > 0)
+PY
 
 # init.fresh: a layer the caffemodel lacks starts anew
 "$dir/lenet_fresh" --init-from "$dir/lenet_no_ip2.caffemodel" --out "$dir/fresh.run" >"$dir/fresh.log" 2>&1 \
