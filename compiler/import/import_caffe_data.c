@@ -114,6 +114,7 @@ static int read_data_param(ic_ctx *ic, const ast_node *L, const char *name, ic_d
     return 0;
 }
 
+#ifdef TRAINC_WITH_LMDB
 /* rt_lmdb_probe or rt_leveldb_probe, as this trainc was built (mk/lmdb.mk, mk/leveldb.mk). */
 static rt_status probe_db(int leveldb, const char *path, long *n, int *c, int *h, int *w, rt_err *err) {
 #ifdef TRAINC_WITH_LEVELDB
@@ -129,6 +130,7 @@ static rt_status probe_db(int leveldb, const char *path, long *n, int *c, int *h
 #endif
     return rt_lmdb_probe(path, n, c, h, w, err);
 }
+#endif
 
 /* The database's shape and record count; a relative source is Caffe's, relative to where
  * Caffe runs, so it is looked up there (the current folder), then beside the prototxt. */
