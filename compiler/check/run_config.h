@@ -23,7 +23,10 @@ extern const char *const run_loss_kind_names[RUN_LOSS_BCE + 1];
 extern const char *const run_lr_scaling_names[RT_LR_SCALE_SQRT + 1];
 extern const char *const run_warmup_kind_names[RT_WARMUP_CONSTANT + 1];
 /* Where samples come from; RUN_DATA_IMAGE_FOLDER is JPEG folders or packed shards. */
-typedef enum { RUN_DATA_FASHION_MNIST = 0, RUN_DATA_SYNTHETIC, RUN_DATA_IDX, RUN_DATA_IMAGE_FOLDER, RUN_DATA_LMDB } run_data_source;
+/* RUN_DATA_HDF5: Caffe's HDF5Data, a list of .h5 files of float samples. RUN_DATA_LEVELDB:
+ * Caffe's LevelDB of Datum records, read as an LMDB is (the runtime's RT_DATA_LMDB). */
+typedef enum { RUN_DATA_FASHION_MNIST = 0, RUN_DATA_SYNTHETIC, RUN_DATA_IDX, RUN_DATA_IMAGE_FOLDER, RUN_DATA_LMDB,
+               RUN_DATA_HDF5, RUN_DATA_LEVELDB } run_data_source;
 
 typedef struct {
     run_data_source source;
@@ -40,6 +43,10 @@ typedef struct {
     int64_t resize;           /* val: before center_crop; train (image sources): before random_crop; 0 = off */
     int64_t center_crop;      /* val only; 0 = off */
     bool bicubic;             /* interpolation: BICUBIC (image sources); false = bilinear */
+    bool list;                /* source "image-list": Caffe's ImageData list (source is RUN_DATA_IMAGE_FOLDER) */
+    const char *root_folder;  /* image-list: the prefix of every listed path ("" = none) */
+    int64_t resize_to[2];     /* image sources: resize to exactly [H, W] first; 0 = off */
+    bool bgr;                 /* image sources: planes B, G, R (Caffe's order) */
 } run_data_split;
 
 /* data.train.augment's modern-recipe part and data.train.repeated_augment (train only). */

@@ -53,14 +53,20 @@ static int check_crop(diag_ctx *diag, const ast_node *msg, schema_msg_id id, con
 }
 
 static int read_source(run_data_split *d, diag_ctx *diag, const ast_node *msg, schema_msg_id id) {
-    static const char *const names[] = { "fashion-mnist", "synthetic", "idx", "imagenet-folder", "lmdb" };
+    static const char *const names[] = { "fashion-mnist", "synthetic", "idx", "imagenet-folder", "lmdb", "hdf5",
+                                         "leveldb" };
     d->source_name = sv_str(msg, id, "source");
+    d->list = !strcmp(d->source_name, "image-list");   /* Caffe's ImageData: an image source read from a list */
+    if (d->list) {
+        d->source = RUN_DATA_IMAGE_FOLDER;
+        return 0;
+    }
     for (int k = 0; k < (int)(sizeof names / sizeof names[0]); k++)
         if (!strcmp(d->source_name, names[k])) {
             d->source = (run_data_source)k;
             return 0;
         }
-    diag_error(diag, sv_loc(msg, id, "source"), "use fashion-mnist, synthetic, idx, imagenet-folder or lmdb",
+    diag_error(diag, sv_loc(msg, id, "source"), "use fashion-mnist, synthetic, idx, imagenet-folder, image-list, lmdb, leveldb or hdf5",
                "unknown data source \"%s\"", d->source_name);
     return 1;
 }
@@ -75,6 +81,34 @@ static int read_interpolation(run_data_split *d, diag_ctx *diag, const ast_node 
         return 1;
     }
     return 0;
+}
+
+/* root_folder (image-list only), resize_to and bgr (image sources only) of train or val. */
+static int read_image_fields(run_data_split *d, diag_ctx *diag, const ast_node *msg, schema_msg_id id) {
+    int errors = 0;
+    d->root_folder = sv_str(msg, id, "root_folder");
+    d->bgr = sv_bool(msg, id, "bgr");
+    d->resize_to[0] = d->resize_to[1] = 0;
+    if (sv_has(msg, id, "resize_to")) sv_pair(msg, id, "resize_to", d->resize_to);
+    if (sv_has(msg, id, "root_folder") && !d->list) {
+        diag_error(diag, sv_loc(msg, id, "root_folder"), "root_folder is for source \"image-list\"; remove it",
+                   "source \"%s\" has no list of paths to prefix", d->source_name);
+        errors++;
+    }
+    static const char *const image_only[] = { "resize_to", "bgr" };
+    for (int k = 0; k < 2; k++)
+        if (sv_has(msg, id, image_only[k]) && d->source != RUN_DATA_IMAGE_FOLDER) {
+            diag_error(diag, sv_loc(msg, id, image_only[k]), "it is for image sources (imagenet-folder, image-list); "
+                       "remove it", "source \"%s\" has no %s", d->source_name,
+                       k ? "decoded colour channels to reorder" : "resize before the crop");
+            errors++;
+        }
+    if (d->resize_to[0] && sv_has(msg, id, "resize")) {
+        diag_error(diag, sv_loc(msg, id, "resize_to"), "give one of resize (the shorter side) and resize_to (both sides)",
+                   "both resize and resize_to");
+        errors++;
+    }
+    return errors;
 }
 
 /* The modern-recipe augmentations (runtime/data/augment_*.c); defaults from schema.def even
@@ -145,6 +179,7 @@ static int read_train(run_config *run, diag_ctx *diag, const ast_node *train, co
         errors++;
     }
     errors += read_interpolation(d, diag, train, SM_TRAIN);
+    errors += read_image_fields(d, diag, train, SM_TRAIN);
     d->batch_per_rank = sv_int(train, SM_TRAIN, "batch_per_rank");
     d->samples = sv_int(train, SM_TRAIN, "samples");
     const ast_node *aug = sv_msg(train, SM_TRAIN, "augment");
@@ -186,6 +221,7 @@ static int read_val(run_config *run, diag_ctx *diag, const ast_node *val, const 
     d->resize = sv_int(val, SM_VAL, "resize");
     d->center_crop = sv_int(val, SM_VAL, "center_crop");
     errors += read_interpolation(d, diag, val, SM_VAL);
+    if (val) errors += read_image_fields(d, diag, val, SM_VAL);
     const ast_node *norm = sv_msg(val, SM_VAL, "normalize");
     read_normalize(d, norm);
     errors += check_normalize(diag, norm, net);
@@ -199,15 +235,40 @@ static int read_val(run_config *run, diag_ctx *diag, const ast_node *val, const 
     return errors;
 }
 
-/* Caffe's LMDBs: the training and the test database are two of them, at two paths. */
-static int check_lmdb_pair(const run_config *run, diag_ctx *diag, const ast_node *train, const ast_node *val) {
-    int train_lmdb = train && run->train.source == RUN_DATA_LMDB, val_lmdb = val && run->val.source == RUN_DATA_LMDB;
-    if (!train || train_lmdb == val_lmdb) return 0;
-    diag_error(diag, train_lmdb ? sv_loc(train, SM_TRAIN, "source") : sv_loc(val, SM_VAL, "source"),
-               "give both data.train and data.val { source: \"lmdb\" path: \"...\" } (Caffe's TRAIN and TEST databases)",
-               "an LMDB %s set needs an LMDB %s set", train_lmdb ? "training" : "validation",
-               train_lmdb ? "validation" : "training");
+/* Caffe's LMDBs and HDF5 lists: the training and the test set are two of them, at two paths. */
+static int check_caffe_pair(const run_config *run, diag_ctx *diag, const ast_node *train, const ast_node *val,
+                            run_data_source kind, const char *name, const char *what) {
+    int train_k = train && run->train.source == kind, val_k = val && run->val.source == kind;
+    if (!train || train_k == val_k) return 0;
+    char hint[256];
+    snprintf(hint, sizeof hint, "give both data.train and data.val { source: \"%s\" path: \"...\" } (Caffe's TRAIN and "
+             "TEST %s)", name, what);
+    const char *title = kind == RUN_DATA_LMDB ? "LMDB" : kind == RUN_DATA_LEVELDB ? "LevelDB" : "HDF5";
+    diag_error(diag, train_k ? sv_loc(train, SM_TRAIN, "source") : sv_loc(val, SM_VAL, "source"), hint,
+               "a%s %s %s set needs a%s %s %s set", kind == RUN_DATA_LMDB ? "n" : "", title,
+               train_k ? "training" : "validation", kind == RUN_DATA_LMDB ? "n" : "", title,
+               train_k ? "validation" : "training");
     return 1;
+}
+
+static int check_lmdb_pair(const run_config *run, diag_ctx *diag, const ast_node *train, const ast_node *val) {
+    return check_caffe_pair(run, diag, train, val, RUN_DATA_LMDB, "lmdb", "databases") +
+           check_caffe_pair(run, diag, train, val, RUN_DATA_LEVELDB, "leveldb", "databases") +
+           check_caffe_pair(run, diag, train, val, RUN_DATA_HDF5, "hdf5", "lists");
+}
+
+/* HDF5 samples are floats handed to the net as they are (Caffe's HDF5Data has no transform). */
+static int check_hdf5_plain(diag_ctx *diag, const run_data_split *d, const ast_node *msg, schema_msg_id id) {
+    if (!msg || d->source != RUN_DATA_HDF5) return 0;
+    static const char *const fields[] = { "augment", "normalize", "resize", "center_crop" };
+    for (int k = 0; k < 4; k++) {
+        if (!schema_find(id, fields[k]) || !sv_has(msg, id, fields[k])) continue;
+        diag_error(diag, sv_loc(msg, id, fields[k]), "remove it: write the samples as the net should read them",
+                   "%s: HDF5 samples are floats handed to the net as they are (Caffe's HDF5Data has no transform)",
+                   fields[k]);
+        return 1;
+    }
+    return 0;
 }
 
 /* data.train_samples, or its schema default for the source: a size, or train.samples. */
@@ -508,6 +569,8 @@ int sema_build_run(run_config *run, diag_ctx *diag, const ast_node *root, const 
     if (train) errors += read_train(run, diag, train, net);
     errors += read_val(run, diag, sv_msg(data, SM_DATA, "val"), net);
     errors += check_lmdb_pair(run, diag, train, sv_msg(data, SM_DATA, "val"));
+    errors += check_hdf5_plain(diag, &run->train, train, SM_TRAIN) +
+              check_hdf5_plain(diag, &run->val, sv_msg(data, SM_DATA, "val"), SM_VAL);
     run->val_samples = sv_int(data, SM_DATA, "val_samples");
     run->decode_threads = sv_int(data, SM_DATA, "decode_threads");
     run->max_decode_failures = sv_int(data, SM_DATA, "max_decode_failures");

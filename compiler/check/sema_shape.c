@@ -235,6 +235,11 @@ static int infer_kind(calc *c, net_desc *net, int i, const ast_node *msg, schema
                        L->name);
             c->failed = 1;
         }
+        if (!L->norm.affine && sv_has(msg, SM_BN, "caffe_scale")) {   /* no gamma and beta for a Scale to hold */
+            diag_error(c->diag, sv_loc(msg, SM_BN, "caffe_scale"), "remove caffe_scale, or set affine: true",
+                       "caffe_scale on bn '%s' with affine: false (no gamma and beta to keep in a Scale layer)", L->name);
+            c->failed = 1;
+        }
         L->params = L->norm.affine ? mul(c, 2, L->in.c) : 0;
         return c->failed;
     case NET_LN:

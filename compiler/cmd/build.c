@@ -16,6 +16,7 @@
 #include "init_match.h"
 #include "rt_env.h"
 #include "sema.h"
+#include "sema_value.h"
 
 #ifndef TRAINC_HOME
 #define TRAINC_HOME "."
@@ -164,14 +165,28 @@ static int append_init_config(char **run_c, const char *spec_path, const sema_re
     return both ? 0 : 1;
 }
 
-/* BIN.src/link_libs.txt: libraries only some trainers link (an LMDB reader's), added to the
- * link line by build_link_libs; absent when there are none. */
-static int write_link_libs(const char *emit_dir, const run_config *run) {
-    char path[4200];
+/* BIN.src/link_libs.txt: libraries only some trainers link (an LMDB reader's, libhdf5; protobuf-c for
+ * the caffemodel reader of an init block without init.spec, init_match.c), added to the link
+ * line by build_link_libs; absent when there are none. */
+static int write_link_libs(const char *emit_dir, const run_config *run, const ast_node *root) {
+    char path[4200], libs[512] = "";
     snprintf(path, sizeof path, "%s/link_libs.txt", emit_dir);
-    if (run->train.source != RUN_DATA_LMDB) return remove(path) == 0 || errno == ENOENT ? 0 : 1;
+    int protobuf = run->train.source == RUN_DATA_LMDB;
+    if (run->train.source == RUN_DATA_LMDB) strcat(libs, " -llmdb");
+    if (run->train.source == RUN_DATA_LEVELDB) strcat(libs, " -lleveldb"), protobuf = 1;
+#ifdef TRAINC_HDF5_LIBS
+    if (run->train.source == RUN_DATA_HDF5) strcat(libs, " " TRAINC_HDF5_LIBS);
+#endif
+#ifdef TRAINC_WITH_LMDB
+    const ast_node *init = sv_msg(root, SM_SPEC, "init");
+    if (init && !sv_get(init, SM_INIT, "spec")) protobuf = 1;
+#else
+    (void)root;
+#endif
+    if (protobuf) strcat(libs, " -lprotobuf-c");
+    if (!libs[0]) return remove(path) == 0 || errno == ENOENT ? 0 : 1;
     FILE *f = fopen(path, "w");
-    int ok = f && fputs("-llmdb -lprotobuf-c\n", f) >= 0;
+    int ok = f && fprintf(f, "%s\n", libs + 1) >= 0;
     if (f && fclose(f) != 0) ok = 0;
     if (!ok) fprintf(stderr, "trainc: error: cannot write %s: %s\n", path, strerror(errno));
     return ok ? 0 : 1;
@@ -206,6 +221,11 @@ int build_emit_opts(const char *spec_path, const char *emit_dir, int quiet, cons
     memset(&eval_sched, 0, sizeof eval_sched);
     char *run_c = NULL;
     if (rc == 0 && opt->backend != BACKEND_CUDA) rc = cpu_precision_check(spec_path, &res.run);
+    if (rc == 0 && opt->backend == BACKEND_CUDA && res.run.train.source == RUN_DATA_HDF5) {   /* float samples */
+        fprintf(stderr, "%s: error: the CUDA backend takes image bytes, and HDF5 samples are floats\n"
+                        "  hint: build with --backend cpu, or write the samples as images (an LMDB)\n", spec_path);
+        rc = 1;
+    }
     if (rc == 0) {
         char err[512];
         run_c = emit_run_config(&res.run, err, sizeof err);
@@ -226,7 +246,7 @@ int build_emit_opts(const char *spec_path, const char *emit_dir, int quiet, cons
                            res.run.name && *res.run.name ? res.run.name : "model", TRAINC_VERSION_STRING, run_c,
                            res.has_eval_net };
         rc = write_sources(emit_dir, &sched, res.has_eval_net ? &eval_sched : NULL, &info);
-        if (rc == 0) rc = write_link_libs(emit_dir, &res.run);
+        if (rc == 0) rc = write_link_libs(emit_dir, &res.run, res.root);
         const ir_net *net = &sched.net;
         if (rc == 0 && !quiet)
             printf("trainc: wrote %s/%s (%d ops, %ld params, arena %.1f MiB planned vs %.1f MiB naive)\n", emit_dir,

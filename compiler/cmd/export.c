@@ -1,4 +1,4 @@
-/* trainc export CKPT --spec SPEC [--format torch|safetensors] -o FILE [--backend cpu|cuda] [--ema]:
+/* trainc export CKPT --spec SPEC [--format torch|safetensors|onnx|caffemodel] -o FILE [--backend cpu|cuda] [--ema]:
  * a checkpoint's weights and batch-norm statistics as a safetensors file, one tensor per
  * state_dict key. The spec says each tensor's name, shape and offset: it is lowered as
  * `trainc build` lowers it (CPU and CUDA lay parameters out differently; the checkpoint's
@@ -8,7 +8,8 @@
  * ConvNeXt's block names mapped to torchvision's features.S.I.block.K / classifier.K, its
  * 1x1 convolutions written as the Linear layers torchvision has there. Batch norm adds
  * running_mean, running_var and num_batches_tracked (int64, a scalar: the checkpoint's
- * step, one training forward per step). --format safetensors keeps trainc's layer names. */
+ * step, one training forward per step). --format safetensors keeps trainc's layer names;
+ * --format caffemodel writes Caffe's weight file (export_caffemodel.c). */
 #include "export.h"
 
 #include <stdio.h>
@@ -22,7 +23,7 @@
 
 typedef struct {
     const char *ckpt, *spec, *out;
-    int torch, onnx, ema, backend;   /* backend: -1 either (by the checkpoint's sizes) */
+    int torch, onnx, caffemodel, ema, backend;   /* backend: -1 either (by the checkpoint's sizes) */
     int pt;                    /* -o FILE.pt / .pth: torch.save's zip of pickles, not safetensors */
 } export_args;
 
@@ -56,7 +57,8 @@ static int parse(export_args *a, int argc, char **argv) {
                 if (!strcmp(v, "torch")) a->torch = 1;
                 else if (!strcmp(v, "safetensors")) a->torch = 0;
                 else if (!strcmp(v, "onnx")) a->onnx = 1;
-                else return usage("unknown format '%s' (torch, safetensors or onnx)", v);
+                else if (!strcmp(v, "caffemodel")) a->caffemodel = 1;
+                else return usage("unknown format '%s' (torch, safetensors, onnx or caffemodel)", v);
             } else if (!strcmp(v, "cpu")) a->backend = BACKEND_CPU;
             else if (!strcmp(v, "cuda")) a->backend = BACKEND_CUDA;
             else return usage("unknown backend '%s' (cpu or cuda)", v);
@@ -68,6 +70,7 @@ static int parse(export_args *a, int argc, char **argv) {
     size_t n = strlen(a->out);
     a->pt = (n > 3 && !strcmp(a->out + n - 3, ".pt")) || (n > 4 && !strcmp(a->out + n - 4, ".pth"));
     if (a->onnx && a->pt) return usage("'%s': an ONNX model goes to FILE.onnx", a->out);
+    if (a->caffemodel && a->pt) return usage("'%s': Caffe's weights go to FILE.caffemodel", a->out);
     return 0;
 }
 
@@ -170,6 +173,25 @@ int export_main(int argc, char **argv) {
         else
             printf("%s: ONNX graph of %d ops (opset 13), step %lld%s -> %s\n", a.ckpt, s.net.n_ops, (long long)step,
                    a.ema ? ", EMA weights" : "", a.out), rc = 0;
+        free(params), free(buffers);
+        schedule_free(&s);
+        goto done;
+    }
+    if (a.caffemodel) {
+        char errbuf[512];
+        int n_layers = 0;
+        const char *name = NULL;
+        for (int i = 0; res.root && i < res.root->n_kids; i++)   /* the spec's name, Caffe's net name */
+            if (res.root->kids[i]->kind == AST_FIELD && !strcmp(res.root->kids[i]->text, "name") &&
+                res.root->kids[i]->a && res.root->kids[i]->a->kind == AST_STRING)
+                name = res.root->kids[i]->a->text;
+        if (export_write_caffemodel(a.out, name ? name : "trainc", &s.net, res.root, params, buffers, &n_layers, errbuf,
+                                    sizeof errbuf))
+            fail("export the weights as safetensors (--format torch) instead, or choose a writable -o path", "%s%s",
+                 errbuf, "");
+        else
+            printf("%s: %d Caffe layers, step %lld, %s trainer's layout%s -> %s\n", a.ckpt, n_layers, (long long)step,
+                   layout == BACKEND_CUDA ? "the CUDA" : "the CPU", a.ema ? ", EMA weights" : "", a.out), rc = 0;
         free(params), free(buffers);
         schedule_free(&s);
         goto done;

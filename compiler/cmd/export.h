@@ -27,7 +27,11 @@ int export_write_torch_pt(const char *path, const export_tensor *ts, int n, char
 /* The inference graph as ONNX (opset 13; export_onnx.c): 0, or 1 with the reason in err. */
 int export_write_onnx(const char *path, const ir_net *net, const float *params, const float *buffers,
                       const char *model_name, const char *doc, char *err, size_t cap);
-/* `trainc export CKPT --spec SPEC [--format torch|safetensors] -o FILE [--backend B] [--ema]` */
+/* The net's weights as a Caffe .caffemodel (export_caffemodel.c): 0, or 1 with the reason in
+ * err; *n_layers: the Caffe layers written. */
+int export_write_caffemodel(const char *path, const char *net_name, const ir_net *net, const ast_node *root,
+                            const float *params, const float *buffers, int *n_layers, char *err, size_t cap);
+/* `trainc export CKPT --spec SPEC [--format torch|safetensors|onnx|caffemodel] -o FILE [--backend B] [--ema]` */
 int export_main(int argc, char **argv);
 
 #endif

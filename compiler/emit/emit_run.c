@@ -100,24 +100,38 @@ static void emit_floats(FILE *f, const char *name, const double *v, int n, doubl
  * code stays as it was. */
 static const char *filter_init(const run_data_split *d) { return d->bicubic ? ", .filter = RT_IMG_BICUBIC" : ""; }
 
+/* A split's resize_to and bgr, only when set (other specs' generated code stays as it was). */
+static const char *caffe_image_init(const run_data_split *d, char *buf, size_t cap) {
+    int n = snprintf(buf, cap, "%s", "");
+    if (d->resize_to[0]) n += snprintf(buf + n, cap - (size_t)n, ", .resize_h = %ld, .resize_w = %ld", (long)d->resize_to[0],
+                                       (long)d->resize_to[1]);
+    if (d->bgr) snprintf(buf + n, cap - (size_t)n, ", .bgr = 1");
+    return buf;
+}
+
 /* The image transforms of an image source, as rt_image_transform initializers. */
 static void emit_images(FILE *f, const run_config *run) {
     const run_data_split *t = &run->train, *v = &run->val;
+    char te[128], ve[128];
+    caffe_image_init(t, te, sizeof te), caffe_image_init(v, ve, sizeof ve);
     fprintf(f, "    .val_path = \"%s\", .decode_threads = %ld, .max_decode_failures = %ld,\n", v->path,
             (long)run->decode_threads, (long)run->max_decode_failures);
+    if (t->list || v->list)   /* Caffe's ImageData lists: the prefix of their paths */
+        fprintf(f, "    .train_root = %s%s%s, .val_root = %s%s%s,\n", t->list ? "\"" : "", t->list ? t->root_folder : "NULL",
+                t->list ? "\"" : "", v->list ? "\"" : "", v->list ? v->root_folder : "NULL", v->list ? "\"" : "");
     if (t->rrc_size)
         fprintf(f, "    .train_image = { .mode = RT_IMG_RRC, .out_h = %ld, .out_w = %ld, .scale = { %s, %s },"
-                   " .ratio = { %s, %s }, .flip = %d%s },\n", (long)t->rrc_size, (long)t->rrc_size,
+                   " .ratio = { %s, %s }, .flip = %d%s%s },\n", (long)t->rrc_size, (long)t->rrc_size,
                 c_float(t->rrc_scale[0]), c_float(t->rrc_scale[1]), c_float(t->rrc_ratio[0]), c_float(t->rrc_ratio[1]),
-                t->flip, filter_init(t));
+                t->flip, filter_init(t), te);
     else if (t->crop_size)
         fprintf(f, "    .train_image = { .mode = RT_IMG_RANDOM_CROP, .out_h = %ld, .out_w = %ld, .resize = %ld, .pad = %ld,"
-                   " .flip = %d%s },\n", (long)t->crop_size, (long)t->crop_size, (long)t->resize, (long)t->crop_padding,
-                t->flip, filter_init(t));
+                   " .flip = %d%s%s },\n", (long)t->crop_size, (long)t->crop_size, (long)t->resize, (long)t->crop_padding,
+                t->flip, filter_init(t), te);
     else   /* no crop given: the center, at the input size */
-        fprintf(f, "    .train_image = { .mode = RT_IMG_CENTER, .resize = %ld, .flip = %d%s },\n", (long)t->resize, t->flip,
-                filter_init(t));
-    fprintf(f, "    .val_image = { .mode = RT_IMG_CENTER, .resize = %ld%s },\n", (long)v->resize, filter_init(v));
+        fprintf(f, "    .train_image = { .mode = RT_IMG_CENTER, .resize = %ld, .flip = %d%s%s },\n", (long)t->resize, t->flip,
+                filter_init(t), te);
+    fprintf(f, "    .val_image = { .mode = RT_IMG_CENTER, .resize = %ld%s%s },\n", (long)v->resize, filter_init(v), ve);
 }
 
 /* The modern-recipe augmentations (rt_augment_config), only when one is on: other
@@ -151,7 +165,8 @@ static void emit_augment(FILE *f, const run_augment *a) {
 char *emit_run_config(const run_config *run, char *err, size_t err_cap) {
     static const char *const sources[] = { [RUN_DATA_FASHION_MNIST] = "RT_DATA_FASHION_MNIST",
                                            [RUN_DATA_SYNTHETIC] = "RT_DATA_SYNTHETIC", [RUN_DATA_IDX] = "RT_DATA_IDX",
-                                           [RUN_DATA_IMAGE_FOLDER] = "RT_DATA_IMAGES", [RUN_DATA_LMDB] = "RT_DATA_LMDB" };
+                                           [RUN_DATA_IMAGE_FOLDER] = "RT_DATA_IMAGES", [RUN_DATA_LMDB] = "RT_DATA_LMDB",
+                                           [RUN_DATA_HDF5] = "RT_DATA_HDF5", [RUN_DATA_LEVELDB] = "RT_DATA_LMDB" };
     const char *source = sources[run->train.source];
     (void)err, (void)err_cap;
     char *buf = NULL;
@@ -175,6 +190,10 @@ char *emit_run_config(const run_config *run, char *err, size_t err_cap) {
     fprintf(f, "    .source = %s, .data_path = \"%s\",\n", source, run->train.path);
     if (run->train.source == RUN_DATA_LMDB)   /* the reader, and so liblmdb, only where it is used */
         fprintf(f, "    .val_path = \"%s\", .load_lmdb = rt_dataset_load_lmdb,\n", run->val.path);
+    if (run->train.source == RUN_DATA_LEVELDB)   /* a Caffe database as an LMDB is, through libleveldb */
+        fprintf(f, "    .val_path = \"%s\", .load_lmdb = rt_dataset_load_leveldb,\n", run->val.path);
+    if (run->train.source == RUN_DATA_HDF5)   /* the reader, and so libhdf5, only where it is used */
+        fprintf(f, "    .val_path = \"%s\", .load_hdf5 = rt_dataset_load_hdf5,\n", run->val.path);
     if (run->loader_slots != 3) fprintf(f, "    .loader_slots = %ld,\n", (long)run->loader_slots);
     fprintf(f, "    .train_samples = %ld, .val_samples = %ld,\n", (long)run->train_samples,
             (long)(run->val_samples ? run->val_samples : 10000));

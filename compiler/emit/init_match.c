@@ -9,6 +9,7 @@
 
 #include "lower.h"
 #include "sema_value.h"
+#include "caffe_names.h"
 #include "torch_names.h"
 
 #define INIT_MAX_DEPTH 8   /* a spec that initializes from itself, directly or not */
@@ -163,22 +164,27 @@ static void emit_copies(FILE *f, const ast_node *init, const ir_net *dest, const
 }
 
 /* Every tensor of the net outside init.fresh under its state_dict key, for a .safetensors
- * source (init_state_dict.c); BN statistics unless bn_stats is false. */
-static int emit_named(FILE *f, const ast_node *init, const ir_net *dest) {
+ * source (init_state_dict.c), and the Caffe layer and blob that hold it, for a .caffemodel
+ * (caffemodel.c); BN statistics unless bn_stats is false. */
+static int emit_named(FILE *f, const ast_node *init, const ir_net *dest, const ast_node *root) {
     bool bn_stats = sv_bool(init, SM_INIT, "bn_stats");
     int n = 0;
     for (int i = dest->n_ops - 1; i >= 0; i--) {
         const ir_op *op = &dest->ops[i];
         if (init_lists(init, "fresh", op->name)) continue;
         torch_tensor tv[TORCH_MAX_PER_OP], own[TORCH_MAX_PER_OP];
+        caffe_tensor ct[TORCH_MAX_PER_OP];
         int k = torch_tensors_of_op(op, 1, tv);
         torch_tensors_of_op(op, 0, own);
+        int nc = caffe_tensors_of_op(op, op->kind == IR_BN ? caffe_scale_of(root, op->name) : NULL, ct);
         for (int j = 0; j < k; j++) {
             if (tv[j].kind == TORCH_BATCHES || (tv[j].kind == TORCH_BUFFER && !bn_stats)) continue;
-            fprintf(f, "            { \"%s\", \"%s\", %ld, %ld, %d, %d, { %ld, %ld, %ld, %ld } },\n", tv[j].key,
-                    strcmp(tv[j].key, own[j].key) ? own[j].key : "", tv[j].offset, tv[j].count,
+            /* caffe_tensors_of_op keeps torch_tensors_of_op's order; only num_batches_tracked (last) is left out */
+            const caffe_tensor *c = j < nc ? &ct[j] : NULL;
+            fprintf(f, "            { \"%s\", \"%s\", %ld, %ld, %d, %d, { %ld, %ld, %ld, %ld }, \"%s\", %d, %d },\n",
+                    tv[j].key, strcmp(tv[j].key, own[j].key) ? own[j].key : "", tv[j].offset, tv[j].count,
                     tv[j].kind == TORCH_BUFFER, tv[j].ndim, tv[j].shape[0], tv[j].shape[1], tv[j].shape[2],
-                    tv[j].shape[3]);
+                    tv[j].shape[3], c ? c->layer : "", c ? c->blob : 0, c ? c->kind : 0);
             n++;
         }
     }
@@ -197,7 +203,7 @@ static int emit_frozen(FILE *f, const ast_node *init, const ir_net *dest) {
 }
 
 /* The config of an init block without init.spec: the checkpoint is a state_dict. */
-static void emit_state_dict_config(FILE *f, const ast_node *init, const ir_net *dest) {
+static void emit_state_dict_config(FILE *f, const ast_node *init, const ir_net *dest, const ast_node *root) {
     const ast_node *fresh = sv_get(init, SM_INIT, "fresh");
     fprintf(f, "    /* init: a PyTorch state_dict (.safetensors), matched by torchvision's keys */\n");
     fprintf(f, "    .init = &(const rt_init_config){\n        .checkpoint = \"%s\", .source_spec = \"\", .source_hash = \"\",\n"
@@ -206,8 +212,12 @@ static void emit_state_dict_config(FILE *f, const ast_node *init, const ir_net *
     int n = emit_frozen(f, init, dest);
     fprintf(f, "            { 0, 0 }\n        },\n        .n_frozen = %d, .n_fresh = %d,\n", n, fresh ? fresh->n_kids : 0);
     fprintf(f, "        .named = (const rt_init_named[]){\n");
-    n = emit_named(f, init, dest);
-    fprintf(f, "            { \"\", \"\", 0, 0, 0, 0, { 0, 0, 0, 0 } }\n        },\n        .n_named = %d,\n    },\n", n);
+    n = emit_named(f, init, dest, root);
+    fprintf(f, "            { \"\", \"\", 0, 0, 0, 0, { 0, 0, 0, 0 }, \"\", 0, 0 }\n        },\n        .n_named = %d,\n", n);
+#ifdef TRAINC_WITH_LMDB   /* the caffemodel reader needs protobuf-c: linked by this trainer alone (build.c) */
+    fprintf(f, "        .apply_caffemodel = rt_init_apply_caffemodel,\n");
+#endif
+    fprintf(f, "    },\n");
 }
 
 char *init_emit_config(const sema_result *res, const ir_net *dest, int cuda, char *err, size_t cap) {
@@ -232,7 +242,7 @@ char *init_emit_config(const sema_result *res, const ir_net *dest, int cuda, cha
                                "the device); build with --backend cpu or drop init.freeze");
             return NULL;
         }
-        emit_state_dict_config(f, init, dest);
+        emit_state_dict_config(f, init, dest, res->root);
         fclose(f);
         return text;
     }
@@ -268,8 +278,8 @@ char *init_emit_config(const sema_result *res, const ir_net *dest, int cuda, cha
         fprintf(f, "            { 0, 0 }\n        },\n        .n_frozen = %d, .n_fresh = %d,\n", n,
                 fresh ? fresh->n_kids : 0);
         fprintf(f, "        .named = (const rt_init_named[]){\n");
-        n = emit_named(f, init, dest);
-        fprintf(f, "            { \"\", \"\", 0, 0, 0, 0, { 0, 0, 0, 0 } }\n        },\n        .n_named = %d,\n    },\n", n);
+        n = emit_named(f, init, dest, res->root);
+        fprintf(f, "            { \"\", \"\", 0, 0, 0, 0, { 0, 0, 0, 0 }, \"\", 0, 0 }\n        },\n        .n_named = %d,\n    },\n", n);
         fclose(f);
     }
     schedule_free(&lowered[0]);

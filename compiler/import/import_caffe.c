@@ -68,9 +68,16 @@ static void summarize_data(FILE *f, const char *phase, const ic_data *d, const c
     if (strcmp(d->type, "DummyData") == 0)
         fprintf(f, "  data %s: DummyData \"%s\" -> data.%s, synthetic, batch %lld\n", phase, d->name, split,
                 (long long)d->batch);
+    else if (strcmp(d->type, "HDF5Data") == 0)
+        fprintf(f, "  data %s: HDF5Data \"%s\" -> data.%s, hdf5 %s (%ld samples of %dx%dx%d), batch %lld\n", phase,
+                d->name, split, d->source, d->records, d->c, d->h, d->w, (long long)d->batch);
+    else if (strcmp(d->type, "ImageData") == 0)
+        fprintf(f, "  data %s: ImageData \"%s\" -> data.%s, image-list %s (%ld images%s%s), %dx%dx%d, batch %lld%s%s\n",
+                phase, d->name, split, d->source, d->records, d->root[0] ? " under " : "", d->root, d->c, d->h, d->w,
+                (long long)d->batch, d->scale != 1 || d->n_mean ? ", normalize" : "", d->mirror ? ", flip" : "");
     else
-        fprintf(f, "  data %s: Data \"%s\" -> data.%s, lmdb %s (%ld records of %dx%dx%d), batch %lld%s%s\n", phase,
-                d->name, split, d->source, d->records, d->c, d->h, d->w, (long long)d->batch,
+        fprintf(f, "  data %s: Data \"%s\" -> data.%s, %s %s (%ld records of %dx%dx%d), batch %lld%s%s\n", phase,
+                d->name, split, d->leveldb ? "leveldb" : "lmdb", d->source, d->records, d->c, d->h, d->w, (long long)d->batch,
                 d->scale != 1 || d->n_mean ? ", normalize" : "", d->mirror ? ", flip" : "");
 }
 
@@ -96,6 +103,29 @@ static void print_summary(FILE *f, const ic_ctx *ic, const char *spec_path) {
     fprintf(f, "  notes at the top of the spec: %d, of them approximations: %d\n", ic->n_notes, ic->n_approximations);
 }
 
+/* A Slice's part that no layer reads (Caffe lets it end in a Silence layer or the net's
+ * outputs) is left out with a note: trainc refuses unused layers. */
+static void drop_unread_slices(ic_ctx *ic) {
+    int kept = 0;
+    for (int i = 0; i < ic->n_layers; i++) {
+        ic_layer *t = &ic->layers[i];
+        int read = !t->unread_ok || i + 1 == ic->n_layers;
+        for (int j = i + 1; !read && j < ic->n_layers; j++) {
+            const ic_layer *u = &ic->layers[j];
+            if (u->n_inputs == 0 && j == i + 1) read = 1;   /* reads the previous layer */
+            for (int k = 0; !read && k < u->n_inputs; k++) read = strcmp(u->inputs[k], t->name) == 0;
+        }
+        if (!read) {
+            ast_node at = { .loc = t->loc };
+            ic_note(ic, &at, "layer \"%s\": no layer reads this part of the Slice (Caffe's Silence or a net output); "
+                    "left out", t->name);
+            continue;
+        }
+        ic->layers[kept++] = *t;
+    }
+    ic->n_layers = kept;
+}
+
 int import_caffe_text(FILE *out, FILE *err, const import_caffe_options *opt, const char *net_text,
                       size_t net_len, const char *solver_text, size_t solver_len) {
     diag_ctx diag;
@@ -108,6 +138,7 @@ int import_caffe_text(FILE *out, FILE *err, const import_caffe_options *opt, con
     if (opt->solver_path) solver = load_prototxt(&ic, opt->solver_path, solver_text, solver_len);
     if (!net || (opt->solver_path && !solver)) bad = -1;
     if (!bad) bad = ic_import_net(&ic, net);
+    if (!bad) drop_unread_slices(&ic);
     char *solver_spec = NULL;
     size_t solver_spec_len = 0;
     if (!bad && solver) {

@@ -1,7 +1,11 @@
-/* Caffe importer: the data layers. A Data layer over an LMDB becomes the data block (source
- * "lmdb", its path, batch and transform_param) and the net's input, whose shape and training
- * set size come from the database itself (its first record and its record count); the
- * TRAIN-phase layer gives data.train, the TEST-phase one data.val. DummyData becomes the
+/* Caffe importer: the data layers. A Data layer over an LMDB or a LevelDB becomes the data
+ * block (source "lmdb" or "leveldb", its path, batch and transform_param) and the net's
+ * input, whose shape and training set size come from the database itself (its first record
+ * and its record count); the TRAIN-phase layer gives data.train, the TEST-phase one
+ * data.val. ImageData becomes the
+ * image-list source (its list, root_folder, new_height/new_width as resize_to, crop_size as
+ * random_crop or center_crop, in Caffe's B, G, R channel order); HDF5Data the hdf5 source
+ * (its list of .h5 files, whose shape and sample count are read from them); DummyData the
  * synthetic source. The data layers trainc has no reader for say what to do instead. */
 #include <stdlib.h>
 #include <string.h>
@@ -69,7 +73,12 @@ static int read_transform(ic_ctx *ic, const ast_node *L, const char *name, ic_da
         return -1;
     if (d->scale <= 0) return ic_error(ic, ic_get(tp, "scale"), NULL, "transform_param scale must be > 0");
     if (ic_get(tp, "mean_file") && read_mean_file(ic, tp, name, d) < 0) return -1;
-    if (ic_get(tp, "force_color") || ic_get(tp, "force_gray"))
+    if (!strcmp(d->type, "ImageData") && ic_get(tp, "force_color") && !ic_get(tp, "force_gray"))
+        ;   /* trainc decodes colour images anyway */
+    else if (ic_get(tp, "force_gray"))
+        return ic_error(ic, ic_get(tp, "force_gray"), "leave force_gray out and give the net 3 input channels",
+                        "%s layer \"%s\": force_gray; trainc's image sources decode colour images", d->type, name);
+    else if (ic_get(tp, "force_color"))
         return ic_error(ic, ic_get(tp, "force_color") ? ic_get(tp, "force_color") : ic_get(tp, "force_gray"),
                         "write the database with the channels the net reads", "%s layer \"%s\": force_color / "
                         "force_gray re-decode encoded images; trainc reads raw Datum pixels", d->type, name);
@@ -92,14 +101,12 @@ static int read_data_param(ic_ctx *ic, const ast_node *L, const char *name, ic_d
                                                   "force_encoded_color")) < 0 ||
         ic_word(ic, p, "source", &d->source) < 0 || ic_int(ic, p, "batch_size", &d->batch) < 0)
         return -1;
-    const char *backend = "LEVELDB";
+    const char *backend = "LEVELDB";   /* Caffe's default */
     if (ic_word(ic, p, "backend", &backend) < 0) return -1;
-    if (strcmp(backend, "LMDB") != 0)
-        return ic_error(ic, ic_get(p, "backend") ? ic_get(p, "backend") : p,
-                        "convert the database to LMDB (Caffe's convert_imageset -backend lmdb writes one from the "
-                        "same images) and set backend: LMDB",
-                        "Data layer \"%s\": backend %s (Caffe's default when none is given); trainc reads LMDB", name,
-                        backend);
+    if (strcmp(backend, "LMDB") != 0 && strcmp(backend, "LEVELDB") != 0)
+        return ic_error(ic, ic_get(p, "backend"), "set backend: LMDB or LEVELDB",
+                        "Data layer \"%s\": backend %s; Caffe's databases are LMDB or LEVELDB", name, backend);
+    d->leveldb = strcmp(backend, "LEVELDB") == 0;
     if (!d->source) return ic_error(ic, p, NULL, "Data layer \"%s\" needs data_param source", name);
     if (d->batch < 1) return ic_error(ic, p, NULL, "Data layer \"%s\" needs batch_size >= 1", name);
     if (ic_get(p, "rand_skip"))
@@ -107,13 +114,31 @@ static int read_data_param(ic_ctx *ic, const ast_node *L, const char *name, ic_d
     return 0;
 }
 
+#ifdef TRAINC_WITH_LMDB
+/* rt_lmdb_probe or rt_leveldb_probe, as this trainc was built (mk/lmdb.mk, mk/leveldb.mk). */
+static rt_status probe_db(int leveldb, const char *path, long *n, int *c, int *h, int *w, rt_err *err) {
+#ifdef TRAINC_WITH_LEVELDB
+    if (leveldb) return rt_leveldb_probe(path, n, c, h, w, err);
+#else
+    if (leveldb) {
+        (void)n, (void)c, (void)h, (void)w;
+        snprintf(err->msg, sizeof err->msg, "this trainc was built without libleveldb and cannot read %.300s", path);
+        snprintf(err->hint, sizeof err->hint, "build trainc with libleveldb-dev installed (WITH_LEVELDB=1), or convert "
+                 "the database to LMDB (convert_imageset -backend lmdb) and set backend: LMDB");
+        return RT_E_ARG;
+    }
+#endif
+    return rt_lmdb_probe(path, n, c, h, w, err);
+}
+#endif
+
 /* The database's shape and record count; a relative source is Caffe's, relative to where
  * Caffe runs, so it is looked up there (the current folder), then beside the prototxt. */
 static int probe_lmdb(ic_ctx *ic, const ast_node *L, const char *name, ic_data *d) {
 #ifdef TRAINC_WITH_LMDB
     rt_err err;
     int c = 0, h = 0, w = 0;
-    if (rt_lmdb_probe(d->source, &d->records, &c, &h, &w, &err) == RT_OK) {
+    if (probe_db(d->leveldb, d->source, &d->records, &c, &h, &w, &err) == RT_OK) {
         d->c = c, d->h = h, d->w = w;
         return 0;
     }
@@ -122,7 +147,7 @@ static int probe_lmdb(ic_ctx *ic, const ast_node *L, const char *name, ic_data *
         char beside[4096];
         snprintf(beside, sizeof beside, "%.*s/%s", (int)(slash - ic->opt->net_path), ic->opt->net_path, d->source);
         rt_err err2;
-        if (rt_lmdb_probe(beside, &d->records, &c, &h, &w, &err2) == RT_OK) {
+        if (probe_db(d->leveldb, beside, &d->records, &c, &h, &w, &err2) == RT_OK) {
             d->c = c, d->h = h, d->w = w;
             d->source = ast_arena_strdup(ic->arena, beside);
             return 0;
@@ -137,6 +162,119 @@ static int probe_lmdb(ic_ctx *ic, const ast_node *L, const char *name, ic_data *
                     "Data layer \"%s\": this trainc was built without liblmdb and cannot read the database for the "
                     "input shape", name);
 #endif
+}
+
+/* A file Caffe names relative to where it runs: there (the current folder), else beside the
+ * prototxt; the path found, or NULL. */
+static const char *caffe_relative(ic_ctx *ic, const char *path, FILE **f) {
+    *f = fopen(path, "r");
+    if (*f) return path;
+    const char *slash = strrchr(ic->opt->net_path, '/');
+    if (path[0] == '/' || !slash) return NULL;
+    char beside[4096];
+    snprintf(beside, sizeof beside, "%.*s/%s", (int)(slash - ic->opt->net_path), ic->opt->net_path, path);
+    *f = fopen(beside, "r");
+    return *f ? ast_arena_strdup(ic->arena, beside) : NULL;
+}
+
+/* ImageData: image_data_param's list (its lines are the set's size), batch, root_folder,
+ * new_height/new_width; colour only (is_color), the list shuffled as trainc shuffles. */
+static int read_image_data(ic_ctx *ic, const ast_node *L, const char *name, ic_data *d) {
+    const ast_node *p = NULL;
+    if (ic_msg(ic, L, "image_data_param", &p) < 0) return -1;
+    if (!p) return ic_error(ic, L, NULL, "ImageData layer \"%s\" needs image_data_param { source batch_size }", name);
+    int is_color = 1, shuffle = 0;
+    d->root = "";
+    if (ic_only_fields(ic, p, "image_data_param", KNOWN("source", "batch_size", "rand_skip", "shuffle", "new_height",
+                                                        "new_width", "is_color", "root_folder")) < 0 ||
+        ic_word(ic, p, "source", &d->source) < 0 || ic_int(ic, p, "batch_size", &d->batch) < 0 ||
+        ic_bool(ic, p, "is_color", &is_color) < 0 || ic_bool(ic, p, "shuffle", &shuffle) < 0 ||
+        ic_int(ic, p, "new_height", &d->new_h) < 0 || ic_int(ic, p, "new_width", &d->new_w) < 0 ||
+        ic_word(ic, p, "root_folder", &d->root) < 0)
+        return -1;
+    if (!d->source) return ic_error(ic, p, NULL, "ImageData layer \"%s\" needs image_data_param source", name);
+    if (d->batch < 1) return ic_error(ic, p, NULL, "ImageData layer \"%s\" needs batch_size >= 1", name);
+    if (!is_color)
+        return ic_error(ic, ic_get(p, "is_color"), "leave is_color out and give the net 3 input channels (or write the "
+                        "gray images into an LMDB with convert_imageset --gray and read it with a Data layer)",
+                        "ImageData layer \"%s\": is_color: false; trainc's image sources decode colour images", name);
+    if ((d->new_h > 0) != (d->new_w > 0) || d->new_h < 0 || d->new_w < 0)
+        return ic_error(ic, ic_get(p, d->new_h > 0 ? "new_height" : "new_width"), "give both new_height and new_width",
+                        "ImageData layer \"%s\": new_height and new_width resize together (as Caffe requires)", name);
+    if (!d->new_h && !d->crop)
+        return ic_error(ic, L, "give new_height/new_width or transform_param crop_size: the net's input size",
+                        "ImageData layer \"%s\": the images' own size is the input; trainc needs it in the spec", name);
+    FILE *f = NULL;
+    const char *found = caffe_relative(ic, d->source, &f);
+    if (!found)
+        return ic_error(ic, ic_get(p, "source"), "run the import where Caffe would run (its paths are relative to that "
+                        "folder), or give the list's path; the training-set size is its line count",
+                        "ImageData layer \"%s\": cannot read the image list %s", name, d->source);
+    d->source = found;
+    char line[8192];
+    d->records = 0;
+    while (fgets(line, sizeof line, f))
+        if (line[strspn(line, " \t\r\n")]) d->records++;
+    fclose(f);
+    if (d->records == 0) return ic_error(ic, ic_get(p, "source"), NULL, "ImageData layer \"%s\": %s lists no images", name, d->source);
+    d->c = 3;
+    d->h = (int)(d->crop ? d->crop : d->new_h), d->w = (int)(d->crop ? d->crop : d->new_w);
+    if (d->crop && d->new_h && (d->crop > d->new_h || d->crop > d->new_w))
+        return ic_error(ic, ic_get(ic_get(L, "transform_param")->a, "crop_size"), NULL, "ImageData layer \"%s\": "
+                        "crop_size %lld is larger than new_height x new_width %lldx%lld", name, (long long)d->crop,
+                        (long long)d->new_h, (long long)d->new_w);
+    if (!shuffle)
+        ic_note(ic, ic_get(p, "shuffle") ? ic_get(p, "shuffle") : p, "layer \"%s\": shuffle false reads the list in "
+                "order; trainc shuffles it every epoch from the run's seed", name);
+    if (ic_get(p, "rand_skip"))
+        ic_note(ic, ic_get(p, "rand_skip"), "layer \"%s\": rand_skip: trainc shuffles the whole set every epoch", name);
+    return 0;
+}
+
+/* rt_hdf5_probe where trainc links libhdf5 (WITH_HDF5=1, mk/hdf5.mk); otherwise a refusal. */
+static rt_status hdf5_probe(const char *list, long *n, int *c, int *h, int *w, rt_err *err) {
+#ifdef TRAINC_WITH_HDF5
+    return rt_hdf5_probe(list, n, c, h, w, err);
+#else
+    (void)n, (void)c, (void)h, (void)w;
+    snprintf(err->msg, sizeof err->msg, "this trainc was built without libhdf5 and cannot read %.300s", list);
+    snprintf(err->hint, sizeof err->hint, "build trainc with libhdf5-dev installed (WITH_HDF5=1)");
+    return RT_E_ARG;
+#endif
+}
+
+/* HDF5Data: hdf5_data_param's list of .h5 files (relative to where Caffe runs, else beside
+ * the prototxt), batch and shuffle; the samples' shape and count come from the files. Caffe
+ * applies no transform_param to it. */
+static int read_hdf5_data(ic_ctx *ic, const ast_node *L, const char *name, ic_data *d) {
+    const ast_node *p = NULL;
+    if (ic_msg(ic, L, "hdf5_data_param", &p) < 0) return -1;
+    if (!p) return ic_error(ic, L, NULL, "HDF5Data layer \"%s\" needs hdf5_data_param { source batch_size }", name);
+    int shuffle = 0;
+    if (ic_only_fields(ic, p, "hdf5_data_param", KNOWN("source", "batch_size", "shuffle")) < 0 ||
+        ic_word(ic, p, "source", &d->source) < 0 || ic_int(ic, p, "batch_size", &d->batch) < 0 ||
+        ic_bool(ic, p, "shuffle", &shuffle) < 0)
+        return -1;
+    if (ic_get(L, "transform_param"))
+        return ic_error(ic, ic_get(L, "transform_param"), "remove transform_param (Caffe refuses it here too)",
+                        "HDF5Data layer \"%s\": HDF5 samples go to the net as they are", name);
+    if (!d->source) return ic_error(ic, p, NULL, "HDF5Data layer \"%s\" needs hdf5_data_param source", name);
+    if (d->batch < 1) return ic_error(ic, p, NULL, "HDF5Data layer \"%s\" needs batch_size >= 1", name);
+    FILE *f = NULL;
+    const char *found = caffe_relative(ic, d->source, &f);
+    if (f) fclose(f);
+    rt_err err;
+    if (!found || hdf5_probe(found, &d->records, &d->c, &d->h, &d->w, &err) != RT_OK) {
+        if (!found) snprintf(err.msg, sizeof err.msg, "cannot read the list %.300s", d->source), err.hint[0] = 0;
+        return ic_error(ic, ic_get(p, "source"), err.hint[0] ? err.hint : "run the import where Caffe would run (its "
+                        "paths are relative to that folder); the input shape and the set's size are read from the files",
+                        "HDF5Data layer \"%s\": %s", name, err.msg);
+    }
+    d->source = found;
+    if (!shuffle)
+        ic_note(ic, ic_get(p, "shuffle") ? ic_get(p, "shuffle") : p, "layer \"%s\": shuffle false reads the files in "
+                "order; trainc shuffles the samples every epoch from the run's seed", name);
+    return 0;
 }
 
 /* DummyData: its first shape (or num/channels/height/width) is [N, C, H, W]. */
@@ -173,15 +311,6 @@ static int read_dummy(ic_ctx *ic, const ast_node *L, const char *name, ic_data *
 /* Data layers trainc reads nothing for: what to do instead. */
 static int refuse(ic_ctx *ic, const ast_node *L, const char *type, const char *name) {
     const ast_node *at = ic_get(L, "type");
-    if (strcmp(type, "ImageData") == 0)
-        return ic_error(ic, at, "write the listed images into an LMDB with Caffe's convert_imageset (it reads the "
-                        "same 'path label' list) and read it with a Data layer (backend: LMDB); or give trainc the "
-                        "images as folders (source \"imagenet-folder\")",
-                        "ImageData layer \"%s\" reads a list of image files; trainc has no reader for such a list", name);
-    if (strcmp(type, "HDF5Data") == 0)
-        return ic_error(ic, at, "write the samples into an LMDB of Datum records (convert_imageset, or Caffe's Python "
-                        "io.array_to_datum) and read it with a Data layer (backend: LMDB)",
-                        "HDF5Data layer \"%s\": trainc has no HDF5 reader", name);
     if (strcmp(type, "MemoryData") == 0)
         return ic_error(ic, at, "write the samples into an LMDB and read it with a Data layer (backend: LMDB)",
                         "MemoryData layer \"%s\" takes arrays from the program that runs Caffe; a trainer reads "
@@ -196,21 +325,37 @@ static int refuse(ic_ctx *ic, const ast_node *L, const char *type, const char *n
 }
 
 int ic_data_layer(ic_ctx *ic, const ast_node *L, const char *type, const char *name, int train) {
-    if (strcmp(type, "Data") != 0 && strcmp(type, "DummyData") != 0) return refuse(ic, L, type, name);
+    int image = strcmp(type, "ImageData") == 0, hdf5 = strcmp(type, "HDF5Data") == 0;
+    if (strcmp(type, "Data") != 0 && strcmp(type, "DummyData") != 0 && !image && !hdf5) return refuse(ic, L, type, name);
     if (ic_only_fields(ic, L, "the data layer", KNOWN("name", "type", "top", "include", "exclude", "transform_param",
-                                                      "data_param", "dummy_data_param")) < 0)
+                                                      "data_param", "dummy_data_param", "image_data_param",
+                                                      "hdf5_data_param")) < 0)
         return -1;
     ic_data d = { .layer = L, .name = name, .type = type, .set = 1 };
     if (read_transform(ic, L, name, &d) < 0) return -1;
     if (strcmp(type, "Data") == 0) {
         if (read_data_param(ic, L, name, &d) < 0 || probe_lmdb(ic, L, name, &d) < 0) return -1;
+    } else if (image) {
+        if (read_image_data(ic, L, name, &d) < 0) return -1;
+    } else if (hdf5) {
+        if (read_hdf5_data(ic, L, name, &d) < 0) return -1;
     } else if (read_dummy(ic, L, name, &d) < 0) {
         return -1;
     }
+    const ic_data *other = train ? &ic->val_data : &ic->train_data;
+    if (other->set && ((strcmp(other->type, "ImageData") == 0) != image || (strcmp(other->type, "HDF5Data") == 0) != hdf5))
+        return ic_error(ic, ic_get(L, "type"), "read both phases from the same kind of source (ImageData lists, or "
+                        "databases, or HDF5 lists)", "%s layer \"%s\" beside the %s layer \"%s\": trainc reads its training and test "
+                        "images the same way", type, name, other->type, other->name);
+    if (other->set && !strcmp(type, "Data") && !strcmp(other->type, "Data") && other->leveldb != d.leveldb)
+        return ic_error(ic, ic_get(L, "type"), "convert one database so that both phases have the same backend",
+                        "Data layer \"%s\" reads a%s beside the %s of \"%s\": trainc reads its training and test "
+                        "databases the same way", name, d.leveldb ? " LevelDB" : "n LMDB",
+                        other->leveldb ? "LevelDB" : "LMDB", other->name);
     if (d.n_mean > 1 && d.n_mean != d.c)
         return ic_error(ic, ic_get(ic_get(L, "transform_param")->a, "mean_value"), NULL, "%s layer \"%s\": %d mean_value "
                         "entries for %d channels (one, or one per channel)", type, name, d.n_mean, d.c);
-    if (d.crop && (d.crop != d.h || d.crop != d.w))
+    if (!image && d.crop && (d.crop != d.h || d.crop != d.w))
         return ic_error(ic, ic_get(ic_get(L, "transform_param")->a, "crop_size"), "write the database at the crop size "
                         "(convert_imageset --resize_height/--resize_width), or leave crop_size out",
                         "%s layer \"%s\": crop_size %lld of %dx%d images; trainc crops only image sources",
@@ -235,11 +380,26 @@ int ic_data_layer(ic_ctx *ic, const ast_node *L, const char *type, const char *n
 
 /* One split of the data block. */
 static void print_split(FILE *out, const char *split, const ic_data *d) {
-    fprintf(out, "  %s { source: \"%s\"", split, strcmp(d->type, "DummyData") == 0 ? "synthetic" : "lmdb");
-    if (strcmp(d->type, "Data") == 0) fprintf(out, " path: \"%s\"", d->source);
-    else if (!strcmp(split, "train")) fprintf(out, " samples: %lld", (long long)d->records);
+    int image = strcmp(d->type, "ImageData") == 0, train = !strcmp(split, "train"), hdf5 = !strcmp(d->type, "HDF5Data");
+    fprintf(out, "  %s { source: \"%s\"", split, strcmp(d->type, "DummyData") == 0 ? "synthetic" : image ? "image-list"
+            : hdf5 ? "hdf5" : d->leveldb ? "leveldb" : "lmdb");
+    if (strcmp(d->type, "Data") == 0 || image || hdf5) fprintf(out, " path: \"%s\"", d->source);
+    else if (train) fprintf(out, " samples: %lld", (long long)d->records);
+    if (image && d->root[0]) fprintf(out, " root_folder: \"%s\"", d->root);
     fprintf(out, " batch_per_rank: %lld", (long long)d->batch);
-    if (d->mirror) fputs(" augment { flip: true }", out);
+    if (image) {   /* Caffe: resize, then a random crop (TRAIN) or the center (TEST); OpenCV's B, G, R */
+        if (d->new_h) fprintf(out, " resize_to: [%lld, %lld]", (long long)d->new_h, (long long)d->new_w);
+        fputs(" bgr: true", out);
+        if (d->crop && !train) fprintf(out, " center_crop: %lld", (long long)d->crop);
+    }
+    if (image && train && (d->crop || d->mirror)) {
+        fputs(" augment {", out);
+        if (d->crop) fprintf(out, " random_crop { size: %lld }", (long long)d->crop);
+        if (d->mirror) fputs(" flip: true", out);
+        fputs(" }", out);
+    } else if (d->mirror) {
+        fputs(" augment { flip: true }", out);
+    }
     if (d->n_mean || d->scale != 1) {   /* (x - mean_value) * scale, Caffe's order of channels */
         fputs(" normalize { mean_value: [", out);
         for (int i = 0; i < d->c; i++) fprintf(out, "%s%s", i ? ", " : "", ic_num(d->n_mean ? d->mean[d->n_mean > 1 ? i : 0] : 0));
@@ -256,11 +416,16 @@ int ic_print_data(ic_ctx *ic, FILE *out) {
         fprintf(out, "data {\n  train { batch_per_rank: %lld }\n}\n", (long long)ic->batch);
         return 0;
     }
+    int image = strcmp(t->type, "ImageData") == 0;
     fprintf(out, "\n# Caffe's data layers: \"%s\" (TRAIN) and %s%s%s%s\n", t->name, v->set ? "\"" : "no TEST-phase one",
             v->set ? v->name : "", v->set ? "\" (TEST)" : "",
-            strcmp(t->type, "Data") == 0 ? "; the trainer's --data replaces the training database's path." : ".");
+            strcmp(t->type, "Data") == 0 ? "; the trainer's --data replaces the training database's path."
+            : image || !strcmp(t->type, "HDF5Data") ? "; the trainer's --data replaces the training list's path." : ".");
     fputs("data {\n", out);
     if (strcmp(t->type, "Data") == 0) fprintf(out, "  train_samples: %ld   # the records in %s\n", t->records, t->source);
+    if (image) fprintf(out, "  train_samples: %ld   # the images %s lists\n", t->records, t->source);
+    if (!strcmp(t->type, "HDF5Data"))
+        fprintf(out, "  train_samples: %ld   # the samples of the files %s lists\n", t->records, t->source);
     print_split(out, "train", t);
     if (v->set) print_split(out, "val", v);
     fputs("}\n", out);

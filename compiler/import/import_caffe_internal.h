@@ -23,6 +23,7 @@ typedef struct ic_layer {
     src_loc loc;                        /* the Caffe layer it came from */
     const char *caffe_type;             /* its Caffe type, for the summary */
     const char *folded;                 /* the name of a Scale folded into it, or NULL */
+    int unread_ok;                      /* a Slice's part: left out when no layer reads it */
 } ic_layer;
 
 /* A Caffe blob: which trainc layer wrote it last, and its shape [C, H, W]. */
@@ -49,6 +50,9 @@ typedef struct ic_data {
     int c, h, w;
     double scale, mean[4];              /* transform_param */
     int n_mean, mirror;
+    const char *root;                   /* ImageData: root_folder ("" = none) */
+    int64_t new_h, new_w;               /* ImageData: new_height/new_width (0 = the images' own) */
+    int leveldb;                        /* Data: backend LEVELDB (Caffe's default) rather than LMDB */
 } ic_data;
 
 typedef struct ic_ctx {

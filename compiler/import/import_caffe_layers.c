@@ -281,6 +281,43 @@ static int tr_flatten(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob *o) {
     return 0;
 }
 
+static int tr_sigmoid(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob *o) {
+    (void)o;
+    if (io->param && ic_only_fields(ic, io->param, "sigmoid_param", KNOWN("engine")) < 0) return -1;
+    t->type = "sigmoid";
+    return 0;
+}
+
+/* Reshape to [N, C*H*W] (or [N, C*H*W, 1, 1]), dims 0 (copy) and -1 (infer) as Caffe reads
+ * them: trainc's flatten. Other shapes have no trainc layer. */
+static int tr_reshape(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob *o) {
+    const ast_node *shape = NULL;
+    int64_t axis = 0, num_axes = -1, dims[8] = { 0 };
+    int n = 0;
+    if (!io->param || ic_only_fields(ic, io->param, "reshape_param", KNOWN("shape", "axis", "num_axes")) < 0 ||
+        ic_msg(ic, io->param, "shape", &shape) < 0 || ic_int(ic, io->param, "axis", &axis) < 0 ||
+        ic_int(ic, io->param, "num_axes", &num_axes) < 0)
+        return io->param ? -1 : ic_error(ic, io->layer, NULL, "Reshape layer \"%s\" needs reshape_param { shape }", io->name);
+    for (int i = 0; shape && i < shape->n_kids && n < 8; i++)
+        if (shape->kids[i]->kind == AST_FIELD && !strcmp(shape->kids[i]->text, "dim")) {
+            const ast_node *v = shape->kids[i]->a;   /* -1 parses as unary minus on 1 */
+            int neg = v->kind == AST_UNARY && v->op == '-' && v->a && v->a->kind == AST_INT;
+            if (v->kind != AST_INT && !neg) return ic_error(ic, v, NULL, "'dim' must be an integer");
+            dims[n++] = neg ? -v->a->ival : v->ival;
+        }
+    int64_t size = o->c * o->h * o->w;
+    int flat = axis == 0 && num_axes == -1 && (n == 2 || n == 4) && (dims[0] == 0 || dims[0] == -1) &&
+               (dims[1] == -1 || dims[1] == size || (dims[1] == 0 && o->h * o->w == 1)) &&
+               (n == 2 || ((dims[2] == 1 || (dims[2] == 0 && o->h == 1)) && (dims[3] == 1 || (dims[3] == 0 && o->w == 1))));
+    if (!flat)
+        return ic_error(ic, shape ? shape : io->param, "reshape to [0, -1] (a flatten), or write the net's shapes as "
+                        "trainc layers", "Reshape layer \"%s\": only [N, C*H*W] (a flatten) has a trainc equivalent; "
+                        "the input is %lldx%lldx%lld", io->name, (long long)o->c, (long long)o->h, (long long)o->w);
+    t->type = "flatten";
+    o->c = size, o->h = o->w = 1;
+    return 0;
+}
+
 typedef int (*translate_fn)(ic_ctx *, const layer_io *, ic_layer *, ic_blob *);
 static const struct {
     const char *caffe_type, *param;
@@ -297,6 +334,8 @@ static const struct {
     { "Eltwise", "eltwise_param", tr_eltwise },
     { "Concat", "concat_param", tr_concat },
     { "Flatten", "flatten_param", tr_flatten },
+    { "Sigmoid", "sigmoid_param", tr_sigmoid },
+    { "Reshape", "reshape_param", tr_reshape },
 };
 
 /* Layer types that read data themselves: trainc's data block replaces them. */
@@ -311,7 +350,7 @@ int ic_is_data_layer(const char *type) {
 
 static const char *const supported_list =
     "supported: Input, Convolution, InnerProduct, Pooling, ReLU, Dropout, LRN, BatchNorm (+ Scale), Scale, Eltwise, "
-    "Concat, Flatten, SoftmaxWithLoss, Accuracy";
+    "Concat, Flatten, Sigmoid, Reshape (a flatten), Slice (channels), SoftmaxWithLoss, Accuracy";
 
 /* Resolves the bottoms of a layer to blobs. */
 static int read_io(ic_ctx *ic, const ast_node *L, layer_io *io) {
@@ -336,6 +375,69 @@ static int read_io(ic_ctx *ic, const ast_node *L, layer_io *io) {
     return 0;
 }
 
+/* Slice along the channels (axis 1): one channel_slice per top, named LAYER/TOP, at
+ * slice_point or in equal parts. */
+static int import_slice(ic_ctx *ic, const ast_node *L, const char *name) {
+    const ast_node *p = NULL;
+    int64_t axis = 1, slice_dim = 1, points[IC_MAX_INPUTS];
+    int n_points = 0, n_tops = 0;
+    const char *tops[IC_MAX_INPUTS];
+    ic_blob *in = NULL;
+    if (ic_only_fields(ic, L, "the layer", KNOWN("name", "type", "bottom", "top", "include", "exclude", "phase",
+                                                  "propagate_down", "slice_param")) < 0 ||
+        ic_msg(ic, L, "slice_param", &p) < 0 || ic_propagate_down(ic, L, name, IC_MAX_INPUTS) < 0)
+        return -1;
+    if (p && (ic_only_fields(ic, p, "slice_param", KNOWN("axis", "slice_dim", "slice_point")) < 0 ||
+              ic_int(ic, p, "axis", &axis) < 0 || ic_int(ic, p, "slice_dim", &slice_dim) < 0))
+        return -1;
+    if (axis != 1 || slice_dim != 1)
+        return ic_error(ic, p, "slice the channels (axis 1)", "Slice layer \"%s\": only the channel axis has a trainc "
+                        "equivalent (channel_slice)", name);
+    for (int i = 0; i < L->n_kids; i++) {
+        const ast_node *f = L->kids[i];
+        if (f->kind != AST_FIELD) continue;
+        if (!strcmp(f->text, "bottom")) {
+            if (f->a->kind != AST_STRING) return ic_error(ic, f->a, NULL, "'bottom' must be a string");
+            if (in) return ic_error(ic, f, NULL, "Slice layer \"%s\" has more than one bottom", name);
+            if (!(in = ic_blob_find(ic, f->a->text))) return ic_missing_blob(ic, f->a, name, f->a->text);
+        } else if (!strcmp(f->text, "top")) {
+            if (f->a->kind != AST_STRING) return ic_error(ic, f->a, NULL, "'top' must be a string");
+            if (n_tops == IC_MAX_INPUTS) return ic_error(ic, f, NULL, "Slice layer \"%s\" has too many tops", name);
+            tops[n_tops++] = f->a->text;
+        }
+    }
+    for (int i = 0; p && i < p->n_kids; i++)
+        if (p->kids[i]->kind == AST_FIELD && !strcmp(p->kids[i]->text, "slice_point")) {
+            if (p->kids[i]->a->kind != AST_INT) return ic_error(ic, p->kids[i]->a, NULL, "'slice_point' must be an integer");
+            if (n_points < IC_MAX_INPUTS) points[n_points++] = p->kids[i]->a->ival;
+        }
+    if (!in || n_tops < 1) return ic_error(ic, L, NULL, "Slice layer \"%s\" needs a bottom and tops", name);
+    int64_t c = in->c, start = 0;
+    if (n_points && n_points != n_tops - 1)
+        return ic_error(ic, p, "give one slice_point fewer than tops", "Slice layer \"%s\": %d slice_point for %d tops",
+                        name, n_points, n_tops);
+    if (!n_points && c % n_tops)
+        return ic_error(ic, L, "give slice_point values", "Slice layer \"%s\": %lld channels do not split into %d "
+                        "equal parts", name, (long long)c, n_tops);
+    for (int j = 0; j < n_tops; j++) {
+        int64_t end = n_points ? (j < n_points ? points[j] : c) : c / n_tops * (j + 1);
+        if (end <= start || end > c)
+            return ic_error(ic, p, "give increasing slice points inside the channels", "Slice layer \"%s\": part %d is "
+                            "channels [%lld, %lld) of %lld", name, j, (long long)start, (long long)end, (long long)c);
+        size_t len = strlen(name) + strlen(tops[j]) + 2;
+        char *tname = ast_arena_alloc(ic->arena, len);
+        snprintf(tname, len, "%s/%s", name, tops[j]);
+        ic_layer *t = ic_layer_add(ic, "channel_slice", tname, L);
+        if (!t) return -1;
+        t->inputs[t->n_inputs++] = in->producer;
+        ic_append(t->args, sizeof t->args, " start: %lld end: %lld", (long long)start, (long long)end);
+        t->unread_ok = 1;
+        if (!ic_blob_set(ic, tops[j], t->name, end - start, in->h, in->w)) return -1;
+        start = end;
+    }
+    return 0;
+}
+
 int ic_import_layer(ic_ctx *ic, const ast_node *L, const ast_node *next, int *consumed) {
     layer_io io = { .layer = L };
     *consumed = 0;
@@ -350,6 +452,7 @@ int ic_import_layer(ic_ctx *ic, const ast_node *L, const ast_node *next, int *co
     if (strcmp(io.type, "Python") == 0)
         return ic_error(ic, ic_get(L, "type"), "write the layer's computation as trainc layers, or leave it out",
                         "Python layer \"%s\" runs arbitrary Python code; trainc compiles only its own layers", io.name);
+    if (strcmp(io.type, "Slice") == 0) return import_slice(ic, L, io.name);
     int k = -1;
     for (int i = 0; i < (int)(sizeof translations / sizeof translations[0]); i++)
         if (strcmp(io.type, translations[i].caffe_type) == 0) k = i;

@@ -252,6 +252,9 @@ int ic_translate_batch_norm(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob
     if (global) ic_append(t->args, sizeof t->args, " use_global_stats: true");
     if (!fold && !scale_bias) ic_append(t->args, sizeof t->args, " affine: false");
     if (gamma_init != 1) ic_append(t->args, sizeof t->args, " gamma_init: %s", ic_num(gamma_init));
+    const char *sname = NULL;   /* the Scale's name: where a caffemodel keeps gamma and beta */
+    if (fold && ic_word(ic, next, "name", &sname) == 1 && sname)
+        ic_append(t->args, sizeof t->args, " caffe_scale: \"%s\"", sname);
     *consumed = fold;
     return 0;
 }

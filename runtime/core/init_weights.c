@@ -2,6 +2,7 @@
  * the layout it was written in, copy the matched tensors. */
 #include "rt_init.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +22,20 @@ static rt_status load_layout(const rt_init_config *cfg, const char *path, int la
     return rt_ckpt_load(path, cfg->source_hash, NULL, NULL, secs, cfg->src_buffers[layout] > 0 ? 2 : 1, err);
 }
 
+/* A .caffemodel: by its name, or by its first bytes, a NetParameter's name (field 1), V1 layers
+ * (field 2) or layers (field 100), in a file that is neither a checkpoint nor safetensors. */
+static int caffemodel_sniff(const char *path) {
+    size_t n = strlen(path);
+    if (n > 11 && !strcmp(path + n - 11, ".caffemodel")) return 1;
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    unsigned char b[8] = { 0 };
+    size_t got = fread(b, 1, sizeof b, f);
+    fclose(f);
+    if (got < 2 || !memcmp(b, "TRAINCKP", 8) || rt_safetensors_sniff(path)) return 0;
+    return b[0] == 0x0a || b[0] == 0x12 || (b[0] == 0xa2 && b[1] == 0x06);
+}
+
 long rt_init_apply(const rt_init_config *cfg, const char *path, float *params, long n_params,
                    float *buffers, long n_buffers) {
     if (!path || !*path) path = cfg->checkpoint;
@@ -28,6 +43,14 @@ long rt_init_apply(const rt_init_config *cfg, const char *path, float *params, l
         rt_die_hint("set init.checkpoint in the spec, or pass --init-from FILE",
                     "init: no checkpoint %s%s%s to start from", *cfg->source_spec ? "of '" : "(a .safetensors state_dict)",
                     cfg->source_spec, *cfg->source_spec ? "'" : "");
+    if (caffemodel_sniff(path)) {
+        if (!cfg->apply_caffemodel)
+            rt_die_hint(*cfg->source_spec ? "drop init.spec: a caffemodel's layers are matched by this net's names"
+                                          : "rebuild trainc and the runtime with protobuf-c (WITH_LMDB=1), then the trainer",
+                        "init: %s is a Caffe caffemodel, which this trainer cannot read%s", path,
+                        *cfg->source_spec ? " (its init block names init.spec, whose checkpoints it reads)" : "");
+        return cfg->apply_caffemodel(cfg, path, params, n_params, buffers, n_buffers);
+    }
     /* a state_dict; without init.spec nothing else (rt_safetensors_open says what the file is not) */
     if (rt_safetensors_sniff(path) || rt_torch_pt_sniff(path) || !*cfg->source_hash)
         return rt_init_apply_state_dict(cfg, path, params, n_params, buffers, n_buffers);

@@ -121,6 +121,7 @@ void rt_dataset_free(rt_dataset *ds) {
     if (ds->encoded) image_set_free(ds->encoded);
     free(ds->encoded);
     free(ds->images);
+    free(ds->values);
     free(ds->labels);
     memset(ds, 0, sizeof *ds);
 }

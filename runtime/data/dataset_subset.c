@@ -25,6 +25,7 @@ static void dataset_keep_subset(rt_dataset *ds, long n) {
         }
         ds->labels[kept] = ds->labels[j];
         if (ds->images) memmove(ds->images + (size_t)kept * sample, ds->images + (size_t)j * sample, sample);
+        if (ds->values) memmove(ds->values + (size_t)kept * sample, ds->values + (size_t)j * sample, sample * sizeof(float));
         if (s && s->paths) s->paths[kept] = s->paths[j];
         if (s && s->packed) s->shard[kept] = s->shard[j], s->offset[kept] = s->offset[j], s->length[kept] = s->length[j];
         kept++;

@@ -12,6 +12,8 @@ void image_set_where(const struct rt_image_set *s, long i, char *out, size_t cap
     if (s->packed)
         snprintf(out, cap, "%s/%s at offset %llu", s->root, s->shard_names[s->shard[i]],
                  (unsigned long long)s->offset[i]);
+    else if (!s->root[0])   /* an ImageData list's whole paths */
+        snprintf(out, cap, "%s", s->paths[i]);
     else
         snprintf(out, cap, "%s/%s", s->root, s->paths[i]);
 }

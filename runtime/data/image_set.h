@@ -30,7 +30,7 @@ typedef struct {
 #define RT_PACK_INDEX_MAGIC "trainc-pack-index"
 
 struct rt_image_set {
-    char *root;          /* the folder, or the directory holding the shards */
+    char *root;          /* the folder, or the directory holding the shards ("": paths are whole) */
     int packed;
     long n;
     char **paths;        /* folder: [n] paths relative to root */
@@ -59,6 +59,10 @@ rt_status image_folder_open(struct rt_image_set *s, int32_t **labels, const char
                             const struct rt_image_set *known_classes, rt_err *err);
 rt_status image_shards_open(struct rt_image_set *s, int32_t **labels, const char *index_path,
                             const struct rt_image_set *known_classes, rt_err *err);
+/* Caffe's ImageData list (image_list.c): "path label" lines, paths prefixed by root_folder;
+ * labels below classes (> 0), whose names are "0".."classes-1". */
+rt_status image_list_open(struct rt_image_set *s, int32_t **labels, const char *list, const char *root_folder,
+                          int classes, rt_err *err);
 /* The label of class `name` in set c, or -1. */
 int image_set_class(const struct rt_image_set *c, const char *name);
 

@@ -54,6 +54,7 @@ void rt_image_plan(const rt_image_transform *t, int src_w, int src_h, uint64_t s
     } else {
         long rw, rh;
         resized_size(t->resize, src_w, src_h, &rw, &rh);
+        if (t->resize_h > 0 && t->resize_w > 0) rw = t->resize_w, rh = t->resize_h;   /* Caffe's warp */
         long top, left;
         if (t->mode == RT_IMG_CENTER) {   /* CenterCrop: int(round((size - crop) / 2)) */
             top = (long)nearbyint((rh - t->out_h) / 2.0);

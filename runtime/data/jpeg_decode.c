@@ -174,7 +174,7 @@ static int png_sample(rt_jpeg *j, const uint8_t *buf, size_t len, const rt_image
     return 0;
 }
 
-int rt_jpeg_sample(rt_jpeg *j, const uint8_t *buf, size_t len, const rt_image_transform *t,
+static int sample_rgb(rt_jpeg *j, const uint8_t *buf, size_t len, const rt_image_transform *t,
                    uint64_t sample_seed, uint8_t *chw, char *why, size_t why_cap) {
     const char *kind = rt_image_sniff(buf, len);
     if (kind && !strcmp(kind, "PNG")) return png_sample(j, buf, len, t, sample_seed, chw, why, why_cap);
@@ -211,5 +211,18 @@ int rt_jpeg_sample(rt_jpeg *j, const uint8_t *buf, size_t len, const rt_image_tr
     win.x0 -= x0, win.x1 -= x0, win.y0 -= y0, win.y1 -= y0;
     uint8_t *tmp = grow(&j->tmp, &j->tmp_cap, rt_image_resample_tmp_bytes(rh, t->out_w));
     rt_image_resample(chw, t->out_h, t->out_w, rgb, rw, rh, &win, tmp);
+    return 0;
+}
+
+int rt_jpeg_sample(rt_jpeg *j, const uint8_t *buf, size_t len, const rt_image_transform *t,
+                   uint64_t sample_seed, uint8_t *chw, char *why, size_t why_cap) {
+    if (sample_rgb(j, buf, len, t, sample_seed, chw, why, why_cap)) return -1;
+    if (t->bgr) {   /* Caffe decodes with OpenCV: blue first */
+        size_t plane = (size_t)t->out_h * t->out_w;
+        for (size_t q = 0; q < plane; q++) {
+            uint8_t r = chw[q];
+            chw[q] = chw[2 * plane + q], chw[2 * plane + q] = r;
+        }
+    }
     return 0;
 }

@@ -40,69 +40,10 @@ rt_status rt_lmdb_probe(const char *path, long *n, int *c, int *h, int *w, rt_er
 #else
 #include <lmdb.h>
 
-/* The Datum message's generated code, compiled here so that it goes where the reader goes
- * (only trainers that read an LMDB link libprotobuf-c). */
-#include "caffe_datum.pb-c.c"
+/* The Datum message's generated code is caffe_proto.c's (shared with the caffemodel reader). */
+#include "caffe_datum.pb-c.h"
 
 #define LMDB_HINT "point the spec's path (or --data) at the folder Caffe's convert_imageset wrote (the one with data.mdb)"
-
-/* The key as text for messages: printable bytes kept, others as \xNN, cut at 40. */
-static const char *key_text(const MDB_val *k, char *buf, size_t cap) {
-    size_t o = 0;
-    const unsigned char *p = k->mv_data;
-    for (size_t i = 0; i < k->mv_size && o + 5 < cap && i < 40; i++)
-        o += (size_t)snprintf(buf + o, cap - o, p[i] >= 32 && p[i] < 127 ? "%c" : "\\x%02x", p[i]);
-    buf[o] = 0;
-    return buf;
-}
-
-/* One record into ds at index i; the first sets the shape the others must have. */
-static rt_status take_record(rt_dataset *ds, const char *path, long i, const MDB_val *key, const MDB_val *val,
-                             int classes, rt_err *err) {
-    char kb[200];
-    Caffe__Datum *d = caffe__datum__unpack(NULL, val->mv_size, val->mv_data);
-    if (!d)
-        return rt_fail(err, RT_E_FORMAT, "the database holds something else than Caffe Datum records; rewrite it with "
-                       "Caffe's convert_imageset", "%s: record %ld (key \"%s\", %zu bytes) is not a Caffe Datum", path,
-                       i, key_text(key, kb, sizeof kb), val->mv_size);
-    rt_status st = RT_OK;
-    long c = d->channels, h = d->height, w = d->width;
-    if (d->encoded)
-        st = rt_fail(err, RT_E_FORMAT, "write the database with raw pixels (convert_imageset without --encoded)",
-                     "%s: record %ld (key \"%s\") holds an encoded image; this trainer reads raw Datum pixels", path, i,
-                     key_text(key, kb, sizeof kb));
-    else if (d->n_float_data > 0)
-        st = rt_fail(err, RT_E_FORMAT, "write the images as bytes (Datum.data), as convert_imageset does",
-                     "%s: record %ld (key \"%s\") holds float_data; this trainer reads byte images", path, i,
-                     key_text(key, kb, sizeof kb));
-    else if (c < 1 || h < 1 || w < 1 || c > RT_MAX_CHANNELS || (size_t)d->data.len != (size_t)(c * h * w))
-        st = rt_fail(err, RT_E_FORMAT, "the record is damaged; rewrite the database",
-                     "%s: record %ld (key \"%s\") has %zu data bytes for channels %ld, height %ld, width %ld "
-                     "(1 to %d channels, channels x height x width bytes)", path, i, key_text(key, kb, sizeof kb),
-                     (size_t)d->data.len, c, h, w, RT_MAX_CHANNELS);
-    else if (i > 0 && (c != ds->c || h != ds->h || w != ds->w))
-        st = rt_fail(err, RT_E_MISMATCH, "give every image the same size (convert_imageset --resize_height/--resize_width)",
-                     "%s: record %ld (key \"%s\") is %ldx%ldx%ld, record 0 was %dx%dx%d", path, i,
-                     key_text(key, kb, sizeof kb), c, h, w, ds->c, ds->h, ds->w);
-    else if (d->label < 0 || (classes > 0 && d->label >= classes))
-        st = rt_fail(err, RT_E_RANGE, "the labels do not match the model's number of classes; check the spec's class "
-                     "count or the database", "%s: record %ld (key \"%s\") has label %d, outside 0..%d", path, i,
-                     key_text(key, kb, sizeof kb), d->label, classes - 1);
-    if (!st) {
-        if (i == 0) {
-            ds->c = (int)c, ds->h = (int)h, ds->w = (int)w;
-            ds->images = malloc((size_t)ds->n * (size_t)(c * h * w));
-            if (!ds->images) st = rt_fail(err, RT_E_IO, "use a machine with more memory, or a smaller database",
-                                          "%s: %ld images of %ldx%ldx%ld do not fit in memory", path, ds->n, c, h, w);
-        }
-        if (!st) {
-            memcpy(ds->images + (size_t)i * (size_t)(c * h * w), d->data.data, d->data.len);
-            ds->labels[i] = d->label;
-        }
-    }
-    caffe__datum__free_unpacked(d, NULL);
-    return st;
-}
 
 static rt_status lmdb_fail(rt_err *err, const char *path, const char *what, int rc) {
     return rt_fail(err, rc == ENOENT ? RT_E_NOT_FOUND : RT_E_IO, LMDB_HINT, "cannot %s the LMDB database %s: %s", what,
@@ -163,7 +104,8 @@ rt_status rt_lmdb_probe(const char *path, long *n, int *c, int *h, int *w, rt_er
     rt_dataset one = { .n = 1 };
     int32_t label = 0;
     one.labels = &label;
-    if (!st) st = take_record(&one, path, 0, &key, &val, 0, err);
+    if (!st) st = rt_datum_take(&one, path, 0, &(rt_datum_bytes){ key.mv_data, key.mv_size },
+                                &(rt_datum_bytes){ val.mv_data, val.mv_size }, 0, err);
     if (!st) *n = (long)v.ms.ms_entries, *c = one.c, *h = one.h, *w = one.w;
     free(one.images);
     if (cur) mdb_cursor_close(cur);
@@ -239,7 +181,8 @@ rt_status rt_dataset_load_lmdb(rt_dataset *ds, const char *path, int classes, rt
                          "while it was read", path, ds->n);
             break;
         }
-        st = take_record(ds, path, i, &key, &val, classes, err);
+        st = rt_datum_take(ds, path, i, &(rt_datum_bytes){ key.mv_data, key.mv_size },
+                           &(rt_datum_bytes){ val.mv_data, val.mv_size }, classes, err);
     }
     if (!st && rc != MDB_NOTFOUND) st = lmdb_fail(err, path, "read", rc);
     if (!st && i != ds->n)

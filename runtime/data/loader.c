@@ -22,7 +22,12 @@ static rt_status check_config(const rt_dataset *ds, const rt_loader_config *c, r
         return rt_fail(err, RT_E_ARG, "choose a global batch that is a multiple of the rank count",
                        "data loader: global batch %d cannot be split evenly over %d ranks",
                        c->global_batch, c->world);
-    if (ds->c > RT_MAX_CHANNELS)
+    if (ds->values && (c->raw_u8 || c->crop_pad || c->flip || c->augment.policy || c->augment.erase_p > 0 ||
+                       RT_TARGET_WORDS(c->augment) > 1))
+        return rt_fail(err, RT_E_ARG, "train HDF5 data with the CPU backend and without augmentation (Caffe's HDF5Data "
+                       "has no transform either)", "data loader: HDF5 samples are floats handed to the net as they are; "
+                       "this trainer %s", c->raw_u8 ? "takes bytes" : "augments them");
+    if (ds->c > RT_MAX_CHANNELS && !ds->values)
         return rt_fail(err, RT_E_ARG, NULL, "data loader: %d channels (at most %d)", ds->c,
                        RT_MAX_CHANNELS);
     if (c->crop_pad < 0 || c->crop_pad > 255)
@@ -62,7 +67,7 @@ rt_status rt_loader_init(rt_loader *l, const rt_dataset *ds, const rt_loader_con
     l->steps_per_epoch = cfg->train ? ds->n / cfg->global_batch
                                     : (ds->n + cfg->global_batch - 1) / cfg->global_batch;
     l->perm_epoch = -1;
-    rt_normalize_lut(cfg->mean, cfg->std, ds->c, l->lut);
+    rt_normalize_lut(cfg->mean, cfg->std, ds->c < RT_MAX_CHANNELS ? ds->c : RT_MAX_CHANNELS, l->lut);
     l->sample_bytes = (size_t)ds->c * ds->h * ds->w * (cfg->raw_u8 ? 1 : sizeof(float));
     l->slots = cfg->slots ? cfg->slots : RT_LOADER_DEFAULT_SLOTS;
     for (int s = 0; s < l->slots; s++) {
@@ -116,6 +121,7 @@ static void policy_sample(const rt_loader *l, const uint8_t *src, void *dst, uin
 enum { PREFETCH_AHEAD = 4 };
 
 static void prefetch_sample(const rt_dataset *ds, const uint32_t *perm, long pos, size_t sample) {
+    if (!ds->images) return;
     const uint8_t *src = ds->images + (size_t)(perm ? (long)perm[pos] : pos) * sample;
     for (size_t b = 0; b < sample; b += 64) __builtin_prefetch(src + b);
     __builtin_prefetch(src + sample - 1);
@@ -134,7 +140,9 @@ int loader_fill_samples(const rt_loader *l, const uint32_t *perm, int64_t epoch,
         uint64_t bits = rt_hash_u64(aug_key, (uint64_t)pos, 0);
         void *dst = out + (size_t)(j - lo) * l->sample_bytes;
         if (j + PREFETCH_AHEAD < hi) prefetch_sample(ds, perm, first + j + PREFETCH_AHEAD, sample);
-        if (l->cfg.train && l->cfg.augment.policy)   /* the policy works on bytes, before normalization */
+        if (ds->values)   /* HDF5: the floats as they are (check_config refused any augmentation) */
+            memcpy(dst, ds->values + (size_t)idx * sample, sample * sizeof(float));
+        else if (l->cfg.train && l->cfg.augment.policy)   /* the policy works on bytes, before normalization */
             policy_sample(l, ds->images + (size_t)idx * sample, dst, bits, aug_key, pos);
         else if (l->cfg.raw_u8)
             augment_sample_u8(l, ds->images + (size_t)idx * sample, dst, bits, l->cfg.train);

@@ -13,8 +13,13 @@ void rt_data_open_images(const rt_run_config *run, const char *data_dir, int in_
     snprintf(vpath, sizeof vpath, "%s%s", data_dir ? data_dir : run->val_path, data_dir ? "/val" : "");
     if (in_c != 3)
         rt_die_hint("set net.input_shape to [3, H, W]", "image data is RGB, but the net takes %d channels", in_c);
-    rt_dataset_open_images(train, tpath, NULL, in_h, in_w, classes, NULL);
-    rt_dataset_open_images(val, vpath, train, in_h, in_w, classes, NULL);
+    /* ImageData lists: --data replaces the training list, as it does an LMDB */
+    if (run->train_root) snprintf(tpath, sizeof tpath, "%s", data_dir ? data_dir : run->data_path);
+    if (run->val_root) snprintf(vpath, sizeof vpath, "%s", run->val_path);
+    if (run->train_root) rt_dataset_open_image_list(train, tpath, run->train_root, in_h, in_w, classes, NULL);
+    else rt_dataset_open_images(train, tpath, NULL, in_h, in_w, classes, NULL);
+    if (run->val_root) rt_dataset_open_image_list(val, vpath, run->val_root, in_h, in_w, classes, NULL);
+    else rt_dataset_open_images(val, vpath, train, in_h, in_w, classes, NULL);
 }
 
 void rt_data_image_loader_config(const rt_run_config *run, int train, int decode_threads, int in_h, int in_w,

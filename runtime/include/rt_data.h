@@ -34,6 +34,7 @@ typedef struct {
     long n;              /* samples */
     int c, h, w;         /* of a sample as the loader hands it out */
     uint8_t *images;     /* [n, c, h, w]; NULL for an encoded (image) dataset */
+    float *values;       /* [n, c, h, w] floats (HDF5), handed to the net as they are; NULL otherwise */
     int32_t *labels;     /* [n], each in [0, classes) */
     int classes;
     struct rt_image_set *encoded;   /* JPEG files or packed shards, decoded by the loader */
@@ -57,9 +58,29 @@ rt_status rt_dataset_load_lmdb(rt_dataset *ds, const char *path, int classes, rt
 /* The record count of an LMDB of Datum records and its first record's [c, h, w] (for
  * `trainc import caffe`, which takes the input shape and training-set size from them). */
 rt_status rt_lmdb_probe(const char *path, long *n, int *c, int *h, int *w, rt_err *err);
+/* Caffe's LevelDB databases of Datum records (runtime/data/leveldb_datum.c, libleveldb's C
+ * API): the same records as an LMDB's, in key order, read the same way. Built without
+ * libleveldb (WITH_LEVELDB=0) both fail saying so. */
+rt_status rt_dataset_load_leveldb(rt_dataset *ds, const char *path, int classes, rt_err *err);
+rt_status rt_leveldb_probe(const char *path, long *n, int *c, int *h, int *w, rt_err *err);
+/* One Datum record (its key and bytes) into ds at index i, shared by the LMDB and LevelDB
+ * readers: the first record sets the shape the others must have, ds->images is allocated for
+ * ds->n records at record 0; a record that is not a raw-pixel Datum of that shape, or whose
+ * label is outside 0..classes-1, is named by position and key. */
+typedef struct { const void *data; size_t size; } rt_datum_bytes;
+rt_status rt_datum_take(rt_dataset *ds, const char *path, long i, const rt_datum_bytes *key, const rt_datum_bytes *val,
+                        int classes, rt_err *err);
 /* A Caffe mean_file (a binaryproto BlobProto, as compute_image_mean writes it): its [c, h, w]
  * and the mean of each channel's plane. */
 rt_status rt_caffe_mean_file(const char *path, int *c, int *h, int *w, double channel_mean[4], rt_err *err);
+/* Caffe's HDF5Data source (runtime/data/hdf5_data.c, libhdf5): LIST names .h5 files (one
+ * path a line, relative to where the trainer runs, as Caffe reads them), each with a float
+ * dataset "data" [N, C, H, W] (or [N, D]: [D, 1, 1]) and "label" [N] or [N, 1] of class
+ * indices, concatenated in list order into memory. A file, dataset or label that does not fit
+ * is named (file, dataset, row). Built without libhdf5 (WITH_HDF5=0) it fails saying so. */
+rt_status rt_dataset_load_hdf5(rt_dataset *ds, const char *list, int classes, rt_err *err);
+/* The samples and the [C, H, W] of a list's files, for `trainc import caffe`. */
+rt_status rt_hdf5_probe(const char *list, long *n, int *c, int *h, int *w, rt_err *err);
 /* A learnable stand-in: each class is a bright blob at its own place plus noise. */
 void rt_dataset_synthetic(rt_dataset *ds, long n, int c, int h, int w, int classes,
                           uint64_t seed);
@@ -71,6 +92,11 @@ void rt_dataset_free(rt_dataset *ds);
  * uses. classes > 0 must equal the class count. */
 rt_status rt_dataset_open_images(rt_dataset *ds, const char *path, const rt_dataset *train,
                                  int out_h, int out_w, int classes, rt_err *err);
+/* Caffe's ImageData source: LIST of "path label" lines, each path prefixed by root_folder (as
+ * Caffe concatenates them), decoded on demand like an image folder into 3 x out_h x out_w
+ * samples; labels 0..classes-1 (classes > 0), a bad line named by file and line. */
+rt_status rt_dataset_open_image_list(rt_dataset *ds, const char *list, const char *root_folder, int out_h, int out_w,
+                                     int classes, rt_err *err);
 /* Class k's name (an image dataset's folder name), or NULL. */
 const char *rt_dataset_class_name(const rt_dataset *ds, int k);
 

@@ -39,6 +39,9 @@ typedef struct {
     int resize;                 /* RT_IMG_CENTER / RT_IMG_RANDOM_CROP */
     int pad;                    /* RT_IMG_RANDOM_CROP: zero padding around the resized image */
     int flip;                   /* random horizontal flip, p = 0.5 */
+    int resize_h, resize_w;     /* > 0: first resize to exactly this, the aspect not kept (Caffe's
+                                 * ImageData new_height/new_width), instead of `resize` */
+    int bgr;                    /* planes B, G, R (Caffe's OpenCV order) instead of R, G, B */
 } rt_image_transform;
 
 /* The source window (in source pixels; may be fractional after a resize) and the flip. */
@@ -91,7 +94,8 @@ int rt_png_decode(const uint8_t *buf, size_t len, uint8_t **rgb, size_t *cap, in
                   char *why, size_t why_cap);
 
 /* The whole sample: header, window, the smallest DCT scale that keeps the window at least
- * the output size, decode, resample, flip. chw receives 3 x out_h x out_w bytes. PNG
+ * the output size, decode, resample, flip (and with t->bgr the planes in B, G, R order).
+ * chw receives 3 x out_h x out_w bytes. PNG
  * content (a PNG in an image folder, whatever its name) is decoded whole, then windowed
  * the same way, as trainc pack would convert it. Returns 0, or -1 with the reason in why
  * (not a JPEG or PNG, truncated, corrupt). */

@@ -28,7 +28,18 @@ typedef struct {
     int buffer;               /* 0: params, 1: BN running statistics */
     int ndim;
     long shape[4];
+    /* in a .caffemodel (rt_caffemodel.h): the Caffe layer and which of its blobs */
+    const char *caffe_layer;
+    int caffe_blob;
+    int caffe_kind;           /* rt_caffe_kind */
 } rt_init_named;
+
+typedef enum {
+    RT_CAFFE_PLAIN = 0,       /* the blob as it is */
+    RT_CAFFE_BN_STAT,         /* BatchNorm's mean or variance: divided by its third blob */
+    RT_CAFFE_BN_AFFINE,       /* a bn's gamma (blob 0) or beta (1): the Scale layer that reads the
+                               * BatchNorm's top, or NVCaffe's BatchNorm's blobs 3 and 4 */
+} rt_caffe_kind;
 
 typedef struct rt_init_config {
     const char *checkpoint;   /* init.checkpoint, "" if not given (then --init-from is needed) */
@@ -43,6 +54,11 @@ typedef struct rt_init_config {
      * export`'s), by key, with shape checks; source_hash "" (no init.spec): only that. */
     int n_named;
     const rt_init_named *named;
+    /* rt_init_apply_caffemodel where the trainer links protobuf-c (an init block without
+     * init.spec, in a build WITH_LMDB=1), so that only those trainers link it; NULL: a
+     * .caffemodel is refused with a message */
+    long (*apply_caffemodel)(const struct rt_init_config *cfg, const char *path, float *params, long n_params,
+                             float *buffers, long n_buffers);
 } rt_init_config;
 
 /* Loads the checkpoint (path, or cfg->checkpoint when path is NULL), checks that the source
@@ -54,6 +70,15 @@ long rt_init_apply(const rt_init_config *cfg, const char *path, float *params, l
 /* The state_dict path of rt_init_apply. */
 long rt_init_apply_state_dict(const rt_init_config *cfg, const char *path, float *params, long n_params,
                               float *buffers, long n_buffers);
+/* The init block from a .caffemodel (runtime/data/caffemodel.c): every tensor of cfg->named from the Caffe
+ * layer and blob it names, shapes checked (leading and trailing 1s aside: V1's
+ * [1, 1, out, in] inner product is [out, in]); BatchNorm's mean and variance divided by its
+ * third blob (Caffe's moving-average scale factor), a bn's gamma and beta from the Scale layer
+ * after it (or NVCaffe's BatchNorm's fourth and fifth blobs). Dies with one message naming
+ * the file, the layer and the blob on a mismatch. Returns the number of values copied. */
+long rt_init_apply_caffemodel(const rt_init_config *cfg, const char *path, float *params, long n_params,
+                              float *buffers, long n_buffers);
+
 /* Whether the parameter tensor at this offset is frozen. */
 int rt_init_is_frozen(const rt_init_config *cfg, long offset);
 /* Zeroes the frozen tensors' gradients, so clipping and norms ignore them as torch does for

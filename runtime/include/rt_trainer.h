@@ -94,7 +94,9 @@ typedef struct {
 
 /* RT_DATA_IMAGES: JPEG folders (train/<class>/ of .JPEG files) or `trainc pack` shards. */
 /* RT_DATA_LMDB: Caffe's LMDB of Datum records (runtime/data/lmdb_datum.c), train at data_path and val at val_path. */
-typedef enum { RT_DATA_FASHION_MNIST = 0, RT_DATA_IDX, RT_DATA_SYNTHETIC, RT_DATA_IMAGES, RT_DATA_LMDB } rt_data_source;
+/* RT_DATA_HDF5: Caffe's HDF5Data (runtime/data/hdf5_data.c), lists of .h5 files at data_path and val_path. */
+typedef enum { RT_DATA_FASHION_MNIST = 0, RT_DATA_IDX, RT_DATA_SYNTHETIC, RT_DATA_IMAGES, RT_DATA_LMDB,
+               RT_DATA_HDF5 } rt_data_source;
 
 typedef struct {
     int epochs;             /* with lr.iterations, the epochs the run touches */
@@ -133,6 +135,9 @@ typedef struct {
     /* Image sources (rt_data_open_run): the spec's val path, each split's crop/resize/flip
      * (out_h/out_w: the net's input), decode threads (0: default) and the failure cap. */
     const char *val_path;
+    /* Caffe's ImageData lists (source "image-list"): each split's root_folder, the prefix of
+     * its listed paths; NULL: that split is a folder or a pack */
+    const char *train_root, *val_root;
     rt_image_transform train_image, val_image;
     int decode_threads;
     long max_decode_failures;
@@ -140,7 +145,10 @@ typedef struct {
     rt_augment_config augment;   /* mixup/cutmix, random erasing, repeated augmentation */
     /* RT_DATA_LMDB: rt_dataset_load_lmdb, set by the generated code of specs that read an
      * LMDB, so that only their trainers link liblmdb and libprotobuf-c */
+    /* (or rt_dataset_load_leveldb for a LevelDB: the same records, read the same way) */
     rt_status (*load_lmdb)(rt_dataset *ds, const char *path, int classes, rt_err *err);
+    /* RT_DATA_HDF5: rt_dataset_load_hdf5, set only for specs that read HDF5 (libhdf5 likewise) */
+    rt_status (*load_hdf5)(rt_dataset *ds, const char *list, int classes, rt_err *err);
 } rt_run_config;
 
 /* A model whose tensors live on a device (the CUDA backend). The trainer's host arrays

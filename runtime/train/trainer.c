@@ -51,6 +51,11 @@ void trainer_load_data(trainer *t) {
         if (!run->load_lmdb) rt_die("this trainer was generated without its LMDB reader; rebuild it with trainc build");
         if (run->load_lmdb(&t->train_set, dir, m->classes, &err) || run->load_lmdb(&t->val_set, run->val_path, m->classes, &err))
             rt_die_err(&err);
+    } else if (run->source == RT_DATA_HDF5) {   /* --data replaces the training list */
+        rt_err err;
+        if (!run->load_hdf5) rt_die("this trainer was generated without its HDF5 reader; rebuild it with trainc build");
+        if (run->load_hdf5(&t->train_set, dir, m->classes, &err) || run->load_hdf5(&t->val_set, run->val_path, m->classes, &err))
+            rt_die_err(&err);
     } else {
         rt_dataset_load_idx(&t->train_set, dir, "train", m->classes, NULL);
         rt_dataset_load_idx(&t->val_set, dir, "t10k", m->classes, NULL);

@@ -96,6 +96,11 @@ def count(net):
             dims = getall(get(get(layer, "dummy_data_param"), "shape"), "dim")
             shapes[top] = tuple(dims[1:])
             continue
+        if kind == "ImageData":   # 3 channels at crop_size, else new_height x new_width
+            crop = get(get(layer, "transform_param"), "crop_size") if get(layer, "transform_param") else None
+            p = get(layer, "image_data_param")
+            shapes[top] = (3, crop, crop) if crop else (3, get(p, "new_height"), get(p, "new_width"))
+            continue
         if kind in ("SoftmaxWithLoss", "Accuracy"):
             continue
         c, h, w = shapes[bottoms[0]]
@@ -130,7 +135,17 @@ def count(net):
             total += 2 * c if get(p, "scale_bias", "false") == "true" else 0
         elif kind == "Concat":
             c = sum(shapes[b][0] for b in bottoms)
-        elif kind not in ("ReLU", "Dropout", "LRN", "Eltwise"):
+        elif kind == "Slice":   # channels at slice_point, or equal parts; one shape per top
+            tops = getall(layer, "top")
+            p = get(layer, "slice_param", [])
+            points = [int(x) for x in getall(p, "slice_point")] if p else []
+            ends = points + [c] if points else [c // len(tops) * (k + 1) for k in range(len(tops))]
+            for t, a, b in zip(tops, [0] + ends[:-1], ends):
+                shapes[t] = (b - a, h, w)
+            continue
+        elif kind == "Reshape":   # [0, -1]: everything per sample in one axis
+            c, h, w = c * h * w, 1, 1
+        elif kind not in ("ReLU", "Dropout", "LRN", "Eltwise", "Sigmoid"):
             sys.exit("caffe_params.py: layer type %s is not counted here" % kind)
         shapes[top] = (c, h, w)
     return total

@@ -5,12 +5,14 @@ LMDB per split, keys "%08d" of the item's index, each value a serialized caffe.D
 Google's protobuf (python3-protobuf) from a descriptor of Caffe's field numbers, so the bytes
 come from a protobuf implementation independent of the protobuf-c reader under test.
 
-Usage: write_mnist_lmdb.py IDX_DIR OUT_DIR [--bad | --small N]
+Usage: write_mnist_lmdb.py IDX_DIR OUT_DIR [--bad | --small N] [--leveldb]
   writes OUT_DIR/mnist_train_lmdb (train-*) and OUT_DIR/mnist_test_lmdb (t10k-*);
   --bad: OUT_DIR/bad_lmdb instead, 100 test images with record 57 cut short (not a Datum);
   --small N: the first N images of each split only, and OUT_DIR/mean.binaryproto, the training
   images' per-pixel mean as Caffe's compute_image_mean writes it (a BlobProto), whose overall
-  average it prints."""
+  average it prints;
+  --leveldb: LevelDB databases (Caffe's default backend, through python3-plyvel) instead, named
+  *_leveldb, with the same keys and records."""
 import gzip
 import os
 import struct
@@ -71,19 +73,30 @@ def read_idx(path):
     return dims, raw[4 + 4 * nd:]
 
 
-def write(idx_dir, split, out, limit=None, cut=None):
+def write(idx_dir, split, out, limit=None, cut=None, leveldb=False):
     Datum = datum_class()
     (n, h, w), pixels = read_idx(f"{idx_dir}/{split}-images-idx3-ubyte.gz")
     _, labels = read_idx(f"{idx_dir}/{split}-labels-idx1-ubyte.gz")
     n = min(n, limit or n)
+    records = []
+    for i in range(n):
+        d = Datum(channels=1, height=h, width=w, data=pixels[i * h * w:(i + 1) * h * w], label=labels[i])
+        value = d.SerializeToString()
+        if i == cut:
+            value = value[:40]   # a Datum cut inside its pixel bytes
+        records.append((b"%08d" % i, value))
+    if leveldb:
+        import plyvel
+        db = plyvel.DB(out, create_if_missing=True, error_if_exists=True)
+        with db.write_batch() as batch:
+            for k, v in records:
+                batch.put(k, v)
+        db.close()
+        return n
     env = lmdb.open(out, map_size=1 << 30)
     with env.begin(write=True) as txn:
-        for i in range(n):
-            d = Datum(channels=1, height=h, width=w, data=pixels[i * h * w:(i + 1) * h * w], label=labels[i])
-            value = d.SerializeToString()
-            if i == cut:
-                value = value[:40]   # a Datum cut inside its pixel bytes
-            txn.put(b"%08d" % i, value)
+        for k, v in records:
+            txn.put(k, v)
     env.close()
     return n
 
@@ -91,15 +104,17 @@ def write(idx_dir, split, out, limit=None, cut=None):
 def main():
     idx_dir, out_dir = sys.argv[1], sys.argv[2]
     os.makedirs(out_dir, exist_ok=True)
+    ldb = "--leveldb" in sys.argv
+    kind = "leveldb" if ldb else "lmdb"
     if "--bad" in sys.argv:
-        write(idx_dir, "t10k", f"{out_dir}/bad_lmdb", limit=100, cut=57)
+        write(idx_dir, "t10k", f"{out_dir}/bad_{kind}", limit=100, cut=57, leveldb=ldb)
         return
     limit = int(sys.argv[sys.argv.index("--small") + 1]) if "--small" in sys.argv else None
-    a = write(idx_dir, "train", f"{out_dir}/mnist_train_lmdb", limit=limit)
-    b = write(idx_dir, "t10k", f"{out_dir}/mnist_test_lmdb", limit=limit)
-    if limit:
+    a = write(idx_dir, "train", f"{out_dir}/mnist_train_{kind}", limit=limit, leveldb=ldb)
+    b = write(idx_dir, "t10k", f"{out_dir}/mnist_test_{kind}", limit=limit, leveldb=ldb)
+    if limit and not ldb:
         print("mean.binaryproto average %.9g" % write_mean(idx_dir, f"{out_dir}/mean.binaryproto", limit))
-    print(f"wrote {out_dir}/mnist_train_lmdb ({a} Datum records) and {out_dir}/mnist_test_lmdb ({b})")
+    print(f"wrote {out_dir}/mnist_train_{kind} ({a} Datum records) and {out_dir}/mnist_test_{kind} ({b})")
 
 
 if __name__ == "__main__":

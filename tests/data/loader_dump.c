@@ -7,7 +7,9 @@
  * RAW 1: bytes (CHW; HWC with LOADER_NHWC=1); 0: floats x/255. The labels go to OUT.labels (int32).
  * LOADER_FILTER=bicubic resamples with Pillow's bicubic filter instead of bilinear.
  * WORLD "mpi": one rank per process under mpirun (OMPI_COMM_WORLD_RANK / _SIZE); each writes
- * only its own slices, to OUT.rankR and OUT.rankR.labels. */
+ * only its own slices, to OUT.rankR and OUT.rankR.labels.
+ * Caffe's ImageData: LOADER_LIST_ROOT=DIR/ reads TRAIN and VAL as "path label" lists under that
+ * root_folder; LOADER_RESIZE_TO=HxW resizes to exactly that first; LOADER_BGR=1 orders B, G, R. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,10 +31,18 @@ int main(int argc, char **argv) {
     int threads = atoi(argv[9]), epochs = atoi(argv[10]), steps = atoi(argv[11]);
     int batch = atoi(argv[12]), raw = atoi(argv[14]);
     uint64_t seed = strtoull(argv[13], NULL, 10);
+    if (getenv("LOADER_RESIZE_TO")) sscanf(getenv("LOADER_RESIZE_TO"), "%dx%d", &t.resize_h, &t.resize_w);
+    t.bgr = getenv("LOADER_BGR") ? atoi(getenv("LOADER_BGR")) : 0;
+    const char *list_root = getenv("LOADER_LIST_ROOT");
     rt_dataset train, val;
-    rt_dataset_open_images(&train, train_path, NULL, t.out_h, t.out_w, 0, NULL);
     int eval = strcmp(val_path, "-") != 0;
-    if (eval) rt_dataset_open_images(&val, val_path, &train, t.out_h, t.out_w, 0, NULL);
+    if (list_root) {
+        rt_dataset_open_image_list(&train, train_path, list_root, t.out_h, t.out_w, 0, NULL);
+        if (eval) rt_dataset_open_image_list(&val, val_path, list_root, t.out_h, t.out_w, train.classes, NULL);
+    } else {
+        rt_dataset_open_images(&train, train_path, NULL, t.out_h, t.out_w, 0, NULL);
+        if (eval) rt_dataset_open_images(&val, val_path, &train, t.out_h, t.out_w, 0, NULL);
+    }
     const rt_dataset *ds = eval ? &val : &train;
     rt_loader *l = calloc((size_t)world, sizeof *l);
     int r_lo = mpi ? my_rank : 0, r_hi = mpi ? my_rank + 1 : world;

@@ -38,8 +38,10 @@ install)
   command -v mpicc >/dev/null 2>&1 || export WITH_MPI=0
   # nor liblmdb and protobuf-c (Caffe's LMDBs): build without the LMDB reader (mk/lmdb.mk)
   command -v protoc-c >/dev/null 2>&1 || export WITH_LMDB=0 WITH_ONNX=0
+  # nor libhdf5 (Caffe's HDF5Data): build without the HDF5 reader (mk/hdf5.mk)
+  pkg-config --exists hdf5 >/dev/null 2>&1 || export WITH_HDF5=0
   mkdir -p build && touch build/.deps-ok   # the packages are here, not in dpkg's database
-  echo "device_prep: build dependencies under $root; FMNIST_DIR=$FMNIST_DIR; WITH_MPI=${WITH_MPI:-1}; WITH_LMDB=${WITH_LMDB:-1}"
+  echo "device_prep: build dependencies under $root; FMNIST_DIR=$FMNIST_DIR; WITH_MPI=${WITH_MPI:-1}; WITH_LMDB=${WITH_LMDB:-1}; WITH_HDF5=${WITH_HDF5:-1}"
   ;;
 *) echo "usage: tests/gpu/device_prep.sh fetch|install [DIR]" >&2; exit 2 ;;
 esac

@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# Caffe's ImageData layer as the image-list source. Pillow writes 64 small JPEG and PNG images
+# of two colour classes at assorted sizes and Caffe's "path label" lists (paths under a
+# root_folder); tests/caffe/image_data.prototxt (ImageData with new_height/new_width, crop_size,
+# mirror, mean_value, scale, shuffle) imports to source "image-list" with resize_to, bgr,
+# random_crop / center_crop and the lists' line count as train_samples, and trains above 90%
+# top-1. The source keeps the promises of the other image sources: the same global batch of 16
+# on 1 and 2 ranks trains to the same per-step losses, a run stopped after epoch 1 and resumed
+# ends at the params_hash of the one that never stopped. A sample's pixels (resize_to, the
+# center crop, B, G, R) equal Pillow's bilinear resize of the same PNG (sampled at the crop's
+# points, as tests/data/loader_reference.py does). A label outside the classes is
+# named by list and line, a missing image by its path, each exit 1.
+set -u
+source tests/lib.sh
+need_trainc
+[ -x "$BUILD/tests/data-tools/loader_dump" ] || die "missing $BUILD/tests/data-tools/loader_dump (make data-tools)"
+dir=$BUILD/test-caffe/image_data
+fresh_dir "$dir"
+export OMP_NUM_THREADS=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+"$PY" - "$dir" <<'PY' || die "writing the images"
+import os, sys
+import numpy as np
+from PIL import Image
+out = sys.argv[1]
+r = np.random.default_rng(3)
+sizes = [(14, 10), (12, 12), (9, 16), (20, 13)]
+for split, n in (("train", 48), ("val", 16)):
+    lines = []
+    for i in range(n):
+        label = i % 2
+        h, w = sizes[i % 4]
+        base = np.array([200, 40, 40] if label == 0 else [40, 60, 210], np.float64)
+        px = np.clip(base + r.normal(0, 30, (h, w, 3)), 0, 255).astype(np.uint8)
+        sub = f"{split}/c{label}"
+        os.makedirs(f"{out}/img/{sub}", exist_ok=True)
+        name = f"{sub}/{i:03d}.{'png' if i % 3 else 'jpg'}"
+        Image.fromarray(px).save(f"{out}/img/{name}")
+        lines.append(f"{name} {label}")
+    open(f"{out}/{split}.txt", "w").write("\n".join(lines) + "\n")
+PY
+sed "s|ROOT|$dir/img/|; s|TRAIN_LIST|$dir/train.txt|; s|VAL_LIST|$dir/val.txt|" tests/caffe/image_data.prototxt >"$dir/net.prototxt"
+"$TRAINC" import caffe "$dir/net.prototxt" -o "$dir/net.spec" >"$dir/import.txt" 2>&1 || { cat "$dir/import.txt"; die "import"; }
+for want in 'source: "image-list"' "root_folder: \"$dir/img/\"" 'resize_to: [12, 12]' 'bgr: true' \
+            'random_crop { size: 10 }' 'center_crop: 10' 'train_samples: 48' 'mean_value: [104, 117, 123]'; do
+  grep -qF "$want" "$dir/net.spec" || fail "imported spec lacks '$want'"
+done
+grep -q "ImageData \"data\" -> data.train, image-list" "$dir/import.txt" || fail "the summary names the ImageData mapping"
+
+spec() {  # name, batch_per_rank, ranks, epochs
+  cat >"$dir/$1.spec" <<SPEC
+extends: "net.spec"
+data { train { batch_per_rank: $2 } val { batch_per_rank: 8 } decode_threads: 2 max_decode_failures: 0 }
+solver { epochs: $4 log_every: 1 sgd { momentum: 0.9 lr_in_velocity: true } lr { base: 0.02 } }
+parallel { ranks: $3 }
+SPEC
+  "$TRAINC" build "$dir/$1.spec" -o "$dir/$1" >/dev/null 2>"$dir/$1.err" || { cat "$dir/$1.err"; die "build $1"; }
+}
+losses() { "$PY" -c 'import json,sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r["event"] == "train": print(r["step"], repr(r["loss"]))' "$1"; }
+summary() { "$PY" -c 'import json,sys; print([json.loads(l) for l in open(sys.argv[1]) if "\"summary\"" in l][-1][sys.argv[2]])' "$1" "$2"; }
+spec r1 16 1 4
+spec r2 8 2 4
+"$dir/r1" --out "$dir/r1.run" >"$dir/r1.log" 2>&1 || { fail "1 rank:"; tail -3 "$dir/r1.log"; }
+top1=$(summary "$dir/r1.run/metrics.jsonl" top1 2>/dev/null || echo 0)
+"$PY" -c "import sys; sys.exit(float('$top1') < 0.9)" && echo "trains from the lists: top-1 $top1" || fail "top-1 $top1 < 0.9"
+if command -v mpirun >/dev/null; then
+  mpirun --oversubscribe --bind-to none -np 2 "$dir/r2" --out "$dir/r2.run" >"$dir/r2.log" 2>&1 || { fail "2 ranks:"; tail -3 "$dir/r2.log"; }
+  losses "$dir/r1.run/metrics.jsonl" >"$dir/l1"; losses "$dir/r2.run/metrics.jsonl" >"$dir/l2"
+  r=$("$PY" - "$dir/l1" "$dir/l2" <<'PY'
+import sys
+a = [tuple(l.split()) for l in open(sys.argv[1])]
+b = [tuple(l.split()) for l in open(sys.argv[2])]
+if len(a) < 10 or [s for s, _ in a] != [s for s, _ in b]:
+    sys.exit(f"steps differ: {len(a)} vs {len(b)}")
+worst = max(abs(float(x) - float(y)) / abs(float(x)) for (_, x), (_, y) in zip(a, b))
+print(f"{len(a)} steps, largest relative loss difference {worst:.2g}")
+sys.exit(worst > 1e-5)
+PY
+  ) && echo "1 vs 2 ranks: $r" || fail "1 vs 2 ranks: $r"
+else
+  echo "SKIP: 1 vs 2 ranks (no mpirun)"
+fi
+"$dir/r1" --out "$dir/first.run" --epochs 2 >"$dir/first.log" 2>&1 || { fail "the first epochs:"; tail -3 "$dir/first.log"; }
+ckpt=$(ls "$dir/first.run/checkpoints/"ckpt-*.bin 2>/dev/null | tail -1)
+[ -n "$ckpt" ] && "$dir/r1" --out "$dir/rest.run" --resume "$ckpt" >"$dir/rest.log" 2>&1 || { fail "resume from ${ckpt:-no checkpoint}:"; tail -3 "$dir/rest.log"; }
+a=$(summary "$dir/r1.run/metrics.jsonl" params_hash 2>/dev/null); b=$(summary "$dir/rest.run/metrics.jsonl" params_hash 2>/dev/null)
+[ -n "$a" ] && [ "$a" = "$b" ] && echo "stopped after epoch 2 and resumed: params $b, as the run that never stopped" \
+  || fail "resume: params ${b:-none}, the straight run ${a:-none}"
+
+# pixels: a validation sample (resize_to 12x12, center crop 10, B, G, R) against Pillow
+LOADER_LIST_ROOT=$dir/img/ LOADER_RESIZE_TO=12x12 LOADER_BGR=1 "$BUILD/tests/data-tools/loader_dump" "$dir/val.txt" "$dir/val.txt" center 10 10 0 0 1 1 1 1 16 1 1 "$dir/dump" \
+  >/dev/null 2>"$dir/dump.err" || { fail "loader_dump:"; cat "$dir/dump.err"; }
+"$PY" - "$dir" <<'PY' || fail "samples differ from Pillow's resize"
+import sys
+import numpy as np
+from PIL import Image
+out = sys.argv[1]
+got = np.fromfile(f"{out}/dump", np.uint8).reshape(16, 3, 10, 10)
+lines = open(f"{out}/val.txt").read().split("\n")
+checked = 0
+for i, line in enumerate(lines[:16]):
+    name = line.split()[0]
+    if not name.endswith(".png"):
+        continue   # JPEG decoders may differ by a level; PNG is exact
+    im = Image.open(f"{out}/img/{name}").convert("RGB")
+    W, H = im.size   # resize to 12x12, then the center 10x10: those points of the image (loader_reference.py)
+    im = im.resize((10, 10), Image.BILINEAR, box=(W / 12, H / 12, 11 * W / 12, 11 * H / 12))
+    want = np.asarray(im).transpose(2, 0, 1)[::-1]   # B, G, R planes
+    if not np.array_equal(got[i], want):
+        print(f"{name}: largest difference {np.abs(got[i].astype(int) - want).max()}"); sys.exit(1)
+    checked += 1
+print(f"{checked} PNG samples equal Pillow's bilinear resize to 12x12 and center crop, in B, G, R order")
+PY
+
+# a bad line and a missing image: named, exit 1
+printf '%s 0\n%s 7\n' "$(head -1 "$dir/train.txt" | cut -d' ' -f1)" "$(sed -n 2p "$dir/train.txt" | cut -d' ' -f1)" >"$dir/bad.txt"
+"$dir/r1" --data "$dir/bad.txt" --out "$dir/bad.run" >"$dir/bad.log" 2>&1 && fail "a label outside the classes was accepted"
+grep -qF "bad.txt:2: label 7 is outside 0..1" "$dir/bad.log" || { fail "bad label message"; cat "$dir/bad.log"; }
+sed '5s|^[^ ]*|train/c0/gone.png|' "$dir/train.txt" >"$dir/gone.txt"
+"$dir/r1" --data "$dir/gone.txt" --out "$dir/gone.run" >"$dir/gone.log" 2>&1 && fail "a missing image was accepted (max_decode_failures 0)"
+grep -qF "$dir/img/train/c0/gone.png" "$dir/gone.log" || { fail "missing image message"; cat "$dir/gone.log"; }
+
+[ $failures -gt 0 ] && { echo "$failures failure(s)"; exit 1; }
+echo "image-list source (Caffe's ImageData): imported, trained, the same batches on 1 and 2 ranks, exact resume"
