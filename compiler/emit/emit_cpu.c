@@ -62,28 +62,6 @@ static void state(emitter *e) {
 /* The rt_act constant of an op's fused activation. */
 static const char *act_const(const ir_op *op) { return op->act ? "RT_ACT_RELU" : "RT_ACT_NONE"; }
 
-/* The max pooling that op i, a conv, hands its output to as one op (conv2d_relu_maxpool in
- * rt_ops.h), or -1: a conv of the net's data with the 1-channel kernel's geometry (one input
- * channel, stride 1, no dilation, 3x3 or 5x5, "same" padding) and a fused ReLU, whose output
- * only the next op reads: a 2x2 stride-2 unpadded max pooling whose windows lie inside it. The
- * runtime decides whether the kernel runs (AVX-512), and else calls the two ops. */
-static int pooled_by(const ir_net *net, int i) {
-    const ir_op *c = &net->ops[i], *p = i + 1 < net->n_ops ? &net->ops[i + 1] : NULL;
-    if (c->kind != IR_CONV || !c->act || c->in[0] != 0 || c->in_c != 1 || c->groups != 1 ||
-        c->sh != 1 || c->sw != 1 || c->dh != 1 || c->dw != 1 || c->kh != c->kw ||
-        (c->kh != 3 && c->kh != 5) || c->h != c->in_h + 2 * c->ph - c->kh + 1 ||
-        c->w != c->in_w + 2 * c->pw - c->kw + 1)
-        return -1;
-    if (!p || p->kind != IR_MAXPOOL || p->n_in != 1 || p->in[0] != i + 1 || p->kh != 2 ||
-        p->kw != 2 || p->sh != 2 || p->sw != 2 || p->ph != 0 || p->pw != 0 ||
-        2 * p->h > c->h || 2 * p->w > c->w)
-        return -1;
-    for (int k = 0; k < net->n_ops; k++)
-        for (int m = 0; m < net->ops[k].n_in; m++)
-            if (net->ops[k].in[m] == i + 1 && k != i + 1) return -1;
-    return i + 1;
-}
-
 static void forward_begin(emitter *e) {
     fprintf(e->out, "static void forward(rt_model_ctx *ctx, const float *x) {\n"
                     "    float *P = ctx->params, *S = ctx->buffers;\n"
@@ -121,14 +99,14 @@ static void forward_op(emitter *e, int i) {
     const char *in = ir_value_name(net, op->in[0], a, sizeof a);
     const char *id = op->ident;
     long n = ir_out_elems(net, op);
-    if (i > 0 && pooled_by(net, i - 1) == i) {
-        fprintf(out, "    /* in \"%s\"'s call above */\n", net->ops[i - 1].name);
+    if (op->pooled_in >= 0) {   /* lower.c choose_conv_pool */
+        fprintf(out, "    /* in \"%s\"'s call above */\n", net->ops[op->pooled_in].name);
         return;
     }
     switch (op->kind) {
     case IR_CONV:
-        if (pooled_by(net, i) >= 0) {
-            const char *pool = net->ops[i + 1].ident;
+        if (op->pools_into >= 0) {
+            const char *pool = net->ops[op->pools_into].ident;
             fprintf(out, "    /* with the next layer's pooling: each image's output pooled while in cache */\n"
                          "    conv2d_relu_maxpool_forward(%s_out, %s_saved, %s_out, %s, %s_weight, %s%s, work,\n"
                          "                                &%s_shape, &%s_shape);\n",
@@ -251,14 +229,14 @@ static void backward_op(emitter *e, int j) {
     const char *din = ir_din_target(net, j, 0, d, sizeof d);
     snprintf(o, sizeof o, "%s_dout", id);
     long n = ir_out_elems(net, op);
-    if (j > 0 && pooled_by(net, j - 1) == j) {
-        fprintf(out, "    /* in \"%s\"'s call below */\n", net->ops[j - 1].name);
+    if (op->pooled_in >= 0) {   /* lower.c choose_conv_pool */
+        fprintf(out, "    /* in \"%s\"'s call below */\n", net->ops[op->pooled_in].name);
         return;
     }
     switch (op->kind) {
     case IR_CONV:
-        if (pooled_by(net, j) >= 0) {
-            const char *pool = net->ops[j + 1].ident;
+        if (op->pools_into >= 0) {
+            const char *pool = net->ops[op->pools_into].ident;
             fprintf(out, "    /* with the next layer's pooling: its gradient expanded per image while in cache */\n"
                          "    conv2d_relu_maxpool_backward(%s_dweight, %s%s, %s_dout, %s_out, %s_saved, %s, %s_out, %s,\n"
                          "                                 %s_weight, work, &%s_shape, &%s_shape);\n",

@@ -99,6 +99,11 @@ typedef struct {
      * index would not do: fusion gives each backend its own op list). */
     int salt;
     ir_conv_algo conv_algo;    /* conv on the CPU: im2col + GEMM or Winograd (lower.c) */
+    /* CPU (lower.c choose_conv_pool): on a conv, the index of the max pooling its call also
+     * computes (conv2d_relu_maxpool: each image's output pooled while in cache; the runtime
+     * takes its AVX-512 kernel where the CPU has it, else the two ops one after the other), or
+     * -1; on that pooling, pooled_in = the conv's index (it emits nothing of its own), else -1. */
+    int pools_into, pooled_in;
     /* bn on CUDA channels-last: the per-channel sums finished by each channel tile's last
      * block (a retire counter) instead of launches of their own (lower.c) */
     int bn_retire;

@@ -70,6 +70,31 @@ static void choose_conv_algos(ir_net *net) {
     }
 }
 
+/* The CPU's conv + ReLU + max pooling in one call (conv2d_relu_maxpool in rt_ops.h): a conv of
+ * the net's data with the 1-channel kernel's geometry (one input channel, stride 1, no
+ * dilation, 3x3 or 5x5, "same" padding) and a fused ReLU, whose output only the next op reads:
+ * a 2x2 stride-2 unpadded max pooling whose windows lie inside it. */
+static void choose_conv_pool(ir_net *net) {
+    for (int i = 0; i < net->n_ops; i++) net->ops[i].pools_into = net->ops[i].pooled_in = -1;
+    for (int i = 0; i + 1 < net->n_ops; i++) {
+        ir_op *c = &net->ops[i], *p = &net->ops[i + 1];
+        if (c->kind != IR_CONV || !c->act || c->in[0] != 0 || c->in_c != 1 || c->groups != 1 || c->sh != 1 ||
+            c->sw != 1 || c->dh != 1 || c->dw != 1 || c->kh != c->kw || (c->kh != 3 && c->kh != 5) ||
+            c->h != c->in_h + 2 * c->ph - c->kh + 1 || c->w != c->in_w + 2 * c->pw - c->kw + 1)
+            continue;
+        if (p->kind != IR_MAXPOOL || p->n_in != 1 || p->in[0] != i + 1 || p->kh != 2 || p->kw != 2 || p->sh != 2 ||
+            p->sw != 2 || p->ph != 0 || p->pw != 0 || 2 * p->h > c->h || 2 * p->w > c->w)
+            continue;
+        int other_reader = 0;
+        for (int k = 0; k < net->n_ops; k++)
+            for (int m = 0; m < net->ops[k].n_in; m++)
+                if (net->ops[k].in[m] == i + 1 && k != i + 1) other_reader = 1;
+        if (other_reader) continue;
+        c->pools_into = i + 1;
+        p->pooled_in = i;
+    }
+}
+
 /* CUDA channels-last batch norm in training: the statistics' and the gradient sums' partials
  * finished by the last block of each channel tile (batchnorm_nhwc_vec.cu), which saves the
  * sums' launches (two of five per layer and step). Not with sync BN, whose sums are
@@ -190,6 +215,8 @@ int lower(schedule *s, const sema_result *res, const build_options *opt, int bat
     s->net.input_float = s->net.mixed_targets || run->augment.erase_p > 0;
     if (cuda && opt->nhwc && check_nhwc(s, spec_path)) return 1;
     if (!cuda) choose_conv_algos(&s->net);   /* cuDNN times its own at start-up */
+    if (!cuda) choose_conv_pool(&s->net);
+    else for (int i = 0; i < s->net.n_ops; i++) s->net.ops[i].pools_into = s->net.ops[i].pooled_in = -1;
     if (cuda && opt->nhwc && !opt->no_bn_retire) choose_bn_retire(&s->net, run->sync_bn);
     if (cuda && opt->nhwc && opt->fuse && !opt->no_bn_add) choose_bn_add(&s->net);
     /* the masks are tensors of the plan, and the fused backward writes gradients earlier */
