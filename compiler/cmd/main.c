@@ -29,6 +29,8 @@ static const char usage_text[] =
     "                          ... with the arena, parameters and buckets `build` emits\n"
     "                          for that backend (\"trainer\"; default cpu)\n"
     "  show --buckets SPEC     the gradient all-reduce buckets of the compiled trainer\n"
+    "  show --schedule [--backend cpu|cuda] [--layout nchw|nhwc] [--no-bn-retire] [--no-bn-add]\n"
+    "        [--no-relu-mask] SPEC\n"
     "  show --gpu-cost [--device h100|h200|a100] [--layout nchw|nhwc] [--old-kernels]\n"
     "        [--no-bn-retire] [--no-bn-add] [--no-relu-mask] SPEC\n"
     "                          the CUDA step's kernels and library calls: bytes, FLOPs,\n"
@@ -135,7 +137,7 @@ static int parse_backend_option(int argc, char **argv, int *i, build_options *op
 }
 
 static int cmd_show(int argc, char **argv) {
-    int json = 0, buckets = 0, gpu_cost = 0, old_kernels = 0;
+    int json = 0, buckets = 0, gpu_cost = 0, old_kernels = 0, sched = 0;
     const char *lr_plot = NULL, *device = "h100", *label = NULL;
     build_options opt = { BACKEND_CPU, 1, 0, 0, 0, 0 };
     double gib = 0;
@@ -151,6 +153,7 @@ static int cmd_show(int argc, char **argv) {
             if (parse_backend_option(argc, argv, &i, &opt)) return 2;
         }
         else if (strcmp(argv[i], "--gpu-cost") == 0) gpu_cost = 1;
+        else if (strcmp(argv[i], "--schedule") == 0) sched = 1;
         else if (strcmp(argv[i], "--old-kernels") == 0) old_kernels = 1;
         else if (strcmp(argv[i], "--no-bn-retire") == 0) opt.no_bn_retire = 1;
         else if (strcmp(argv[i], "--no-bn-add") == 0) opt.no_bn_add = 1;
@@ -192,10 +195,21 @@ static int cmd_show(int argc, char **argv) {
         spec_doc_free(&doc);
         return usage_error("--no-relu-mask is for --layout nhwc (the only layout with ReLU bitmasks)%s", "");
     }
+    else if (!bad && sched && opt.nhwc && opt.backend != BACKEND_CUDA) {
+        sema_result_free(&res);
+        spec_doc_free(&doc);
+        return usage_error("--layout nhwc needs --backend cuda%s", "");
+    }
+    else if (!bad && sched && (opt.no_bn_retire || opt.no_bn_add || opt.no_relu_mask) && !(opt.backend == BACKEND_CUDA && opt.nhwc)) {
+        sema_result_free(&res);
+        spec_doc_free(&doc);
+        return usage_error("--no-bn-retire, --no-bn-add and --no-relu-mask are for --backend cuda --layout nhwc%s", "");
+    }
+    else if (!bad && sched) bad = show_schedule(stdout, path, &res, &opt);
     else if (!bad && !gpu_cost && (opt.no_bn_retire || opt.no_bn_add || opt.no_relu_mask)) {
         sema_result_free(&res);
         spec_doc_free(&doc);
-        return usage_error("--no-bn-retire, --no-bn-add and --no-relu-mask go with show --gpu-cost (or build)%s", "");
+        return usage_error("--no-bn-retire, --no-bn-add and --no-relu-mask go with show --gpu-cost or --schedule (or build)%s", "");
     }
     else if (!bad && gpu_cost) bad = show_gpu_cost(stdout, path, &res, device, opt.nhwc, old_kernels, opt.no_bn_retire, opt.no_bn_add, opt.no_relu_mask, label);
     else if (!bad && gib > 0) bad = show_device_memory(stdout, path, &res, gib, opt.nhwc);

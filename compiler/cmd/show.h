@@ -18,6 +18,9 @@ void show_json_trainer(FILE *out, const char *path, const sema_result *res, cons
  * the descriptive fields apart; returns how many training differences (0 = the same run). */
 int diff_results(FILE *out, const sema_result *a, const sema_result *b, int full_layers);
 
+/* `show --schedule`: the lowered schedule op by op with every choice lower() made for the
+ * backend and layout (show_schedule.c); 0, or 1 for a spec without a trainer. */
+int show_schedule(FILE *out, const char *path, const sema_result *res, const build_options *opt);
 /* `show --device-memory GiB`: the largest per-rank batch whose planned device memory fits
  * (show_devmem.c); 0 on success, 1 for a spec without a trainer. */
 int show_device_memory(FILE *out, const char *path, const sema_result *res, double gib, int nhwc);
