@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# `trainc show --schedule` says what `trainc build` emits, choice by choice (both read one
+# lowering, lower.h): the CPU LeNet's conv + ReLU + max pooling call and each conv's algorithm
+# against the generated model.c; the ResNet example in BF16 channels-last: the bns finished by
+# their retire counter, applied inside their add, writing ReLU bitmasks, and the adds' two-pass
+# backward against the generated calls and plan.txt's mask tensors, with and without
+# --no-relu-mask and --no-bn-add. Then the usage errors, and a spec without a trainer.
+set -u
+source "$(dirname "$0")/../lib.sh"
+need_trainc
+out=$BUILD/test-lower/show-schedule
+fresh_dir "$out"
+status=0
+count() { grep -c -- "$1" "$2" || true; }   # lines of FILE matching
+expect() {   # what, got, want
+  if [ "$2" != "$3" ]; then echo "FAIL: $1: show --schedule says $2, build emitted $3"; status=1; fi
+}
+
+# CPU LeNet
+"$TRAINC" show --schedule specs/examples/fmnist_lenet.spec > "$out/lenet.txt" || die "show --schedule failed on the LeNet"
+"$TRAINC" build specs/examples/fmnist_lenet.spec --emit-only --emit-dir "$out/lenet.src" -o "$out/lenet" > /dev/null ||
+  die "build --emit-only failed on the LeNet"
+expect "LeNet: convs with their max pooling in the call" "$(count 'max pooling "' "$out/lenet.txt")" \
+  "$(count 'conv2d_relu_maxpool_forward(' "$out/lenet.src/model.c")"
+expect "LeNet: poolings computed in a conv's call" "$(count "computed in \"" "$out/lenet.txt")" \
+  "$(count "'s call above" "$out/lenet.src/model.c")"
+expect "LeNet: Winograd F(2x2,5x5) convs" "$(count 'Winograd F(2x2,5x5)' "$out/lenet.txt")" \
+  "$(count '\.algo = RT_CONV_WINOGRAD }' "$out/lenet.src/model.c")"
+expect "LeNet: im2col convs" "$(count 'im2col + GEMM' "$out/lenet.txt")" \
+  "$(grep 'rt_conv_shape' "$out/lenet.src/model.c" | grep -vc '\.algo = ' || true)"
+
+# CUDA ResNet example, BF16 channels-last, with each fusion and without
+printf 'extends: "%s/specs/examples/fmnist_resnet.spec"\nprecision { compute: BF16 }\n' "$(pwd)" > "$out/resnet_bf16.spec"
+for flags in "" --no-relu-mask --no-bn-add; do
+  tag=resnet${flags:+$flags}
+  "$TRAINC" show --schedule --backend cuda --layout nhwc $flags "$out/resnet_bf16.spec" > "$out/$tag.txt" ||
+    die "show --schedule $flags failed on the ResNet example"
+  "$TRAINC" build "$out/resnet_bf16.spec" --backend cuda --layout nhwc $flags --emit-only --emit-dir "$out/$tag.src" \
+    -o "$out/$tag" > /dev/null || die "build $flags --emit-only failed on the ResNet example"
+  m=$out/$tag.src/model.c
+  expect "$tag: bns with retired sums" "$(count 'finished by each channel tile' "$out/$tag.txt")" \
+    "$(count 'cuda_batchnorm_stats_train_nhwc_retire(' "$m")"
+  expect "$tag: adds applying bns" "$(count "bns\? applied in this pass" "$out/$tag.txt")" \
+    "$(count 'cuda_bn_add_relu\(_bits\)\?_nhwc(' "$m")"
+  expect "$tag: ops writing ReLU bitmasks" "$(count 'writes a ReLU bitmask' "$out/$tag.txt")" \
+    "$(awk '$1 == "mask"' "$out/$tag.src/plan.txt" | wc -l)"
+  expect "$tag: adds with the two-pass backward" "$(count 'in two passes' "$out/$tag.txt")" \
+    "$(count 'cuda_bn_add_relu_backward_nhwc(' "$m")"
+done
+[ "$(count 'writes a ReLU bitmask' "$out/resnet.txt")" -gt 0 ] || { echo "FAIL: the default build chose no ReLU bitmasks"; status=1; }
+[ "$(count 'writes a ReLU bitmask' "$out/resnet--no-relu-mask.txt")" = 0 ] ||
+  { echo "FAIL: --no-relu-mask still shows ReLU bitmasks"; status=1; }
+
+# usage errors and a spec without a trainer
+"$TRAINC" show --schedule --layout nhwc specs/examples/fmnist_lenet.spec > /dev/null 2> "$out/e1" && status=1
+grep -q "needs --backend cuda" "$out/e1" || { echo "FAIL: --layout nhwc without cuda: $(cat "$out/e1")"; status=1; }
+"$TRAINC" show --schedule --no-bn-add specs/examples/fmnist_lenet.spec > /dev/null 2> "$out/e2" && status=1
+grep -q "are for --backend cuda --layout nhwc" "$out/e2" || { echo "FAIL: --no-bn-add on the CPU: $(cat "$out/e2")"; status=1; }
+printf 'net { input_shape: [1, 4, 4] classes: 2 flatten { } linear { out: 2 } }\n' > "$out/netonly.spec"
+"$TRAINC" show --schedule "$out/netonly.spec" > /dev/null 2> "$out/e3"; rc=$?
+[ $rc = 1 ] && grep -q "no data or solver" "$out/e3" || { echo "FAIL: a spec without a trainer: rc $rc, $(cat "$out/e3")"; status=1; }
+[ $status = 0 ] && echo "show --schedule matches build: LeNet (CPU) and the ResNet example (CUDA channels-last, 3 builds)"
+exit $status
