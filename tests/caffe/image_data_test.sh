@@ -56,39 +56,14 @@ parallel { ranks: $3 }
 SPEC
   "$TRAINC" build "$dir/$1.spec" -o "$dir/$1" >/dev/null 2>"$dir/$1.err" || { cat "$dir/$1.err"; die "build $1"; }
 }
-losses() { "$PY" -c 'import json,sys
-for l in open(sys.argv[1]):
-    r = json.loads(l)
-    if r["event"] == "train": print(r["step"], repr(r["loss"]))' "$1"; }
-summary() { "$PY" -c 'import json,sys; print([json.loads(l) for l in open(sys.argv[1]) if "\"summary\"" in l][-1][sys.argv[2]])' "$1" "$2"; }
+source tests/caffe/source_promises.sh
 spec r1 16 1 4
 spec r2 8 2 4
 "$dir/r1" --out "$dir/r1.run" >"$dir/r1.log" 2>&1 || { fail "1 rank:"; tail -3 "$dir/r1.log"; }
-top1=$(summary "$dir/r1.run/metrics.jsonl" top1 2>/dev/null || echo 0)
+top1=$(summary_of "$dir/r1.run/metrics.jsonl" top1 2>/dev/null || echo 0)
 "$PY" -c "import sys; sys.exit(float('$top1') < 0.9)" && echo "trains from the lists: top-1 $top1" || fail "top-1 $top1 < 0.9"
-if command -v mpirun >/dev/null; then
-  mpirun --oversubscribe --bind-to none -np 2 "$dir/r2" --out "$dir/r2.run" >"$dir/r2.log" 2>&1 || { fail "2 ranks:"; tail -3 "$dir/r2.log"; }
-  losses "$dir/r1.run/metrics.jsonl" >"$dir/l1"; losses "$dir/r2.run/metrics.jsonl" >"$dir/l2"
-  r=$("$PY" - "$dir/l1" "$dir/l2" <<'PY'
-import sys
-a = [tuple(l.split()) for l in open(sys.argv[1])]
-b = [tuple(l.split()) for l in open(sys.argv[2])]
-if len(a) < 10 or [s for s, _ in a] != [s for s, _ in b]:
-    sys.exit(f"steps differ: {len(a)} vs {len(b)}")
-worst = max(abs(float(x) - float(y)) / abs(float(x)) for (_, x), (_, y) in zip(a, b))
-print(f"{len(a)} steps, largest relative loss difference {worst:.2g}")
-sys.exit(worst > 1e-5)
-PY
-  ) && echo "1 vs 2 ranks: $r" || fail "1 vs 2 ranks: $r"
-else
-  echo "SKIP: 1 vs 2 ranks (no mpirun)"
-fi
-"$dir/r1" --out "$dir/first.run" --epochs 2 >"$dir/first.log" 2>&1 || { fail "the first epochs:"; tail -3 "$dir/first.log"; }
-ckpt=$(ls "$dir/first.run/checkpoints/"ckpt-*.bin 2>/dev/null | tail -1)
-[ -n "$ckpt" ] && "$dir/r1" --out "$dir/rest.run" --resume "$ckpt" >"$dir/rest.log" 2>&1 || { fail "resume from ${ckpt:-no checkpoint}:"; tail -3 "$dir/rest.log"; }
-a=$(summary "$dir/r1.run/metrics.jsonl" params_hash 2>/dev/null); b=$(summary "$dir/rest.run/metrics.jsonl" params_hash 2>/dev/null)
-[ -n "$a" ] && [ "$a" = "$b" ] && echo "stopped after epoch 2 and resumed: params $b, as the run that never stopped" \
-  || fail "resume: params ${b:-none}, the straight run ${a:-none}"
+same_on_two_ranks "$dir" 10
+exact_resume "$dir" 2
 
 # pixels: a validation sample (resize_to 12x12, center crop 10, B, G, R) against Pillow
 LOADER_LIST_ROOT=$dir/img/ LOADER_RESIZE_TO=12x12 LOADER_BGR=1 "$BUILD/tests/data-tools/loader_dump" "$dir/val.txt" "$dir/val.txt" center 10 10 0 0 1 1 1 1 16 1 1 "$dir/dump" \

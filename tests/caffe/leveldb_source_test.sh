@@ -33,43 +33,18 @@ parallel { ranks: $3 }
 SPEC
   "$TRAINC" build "$dir/$1.spec" -o "$dir/$1" >/dev/null 2>"$dir/$1.err" || { cat "$dir/$1.err"; die "build $1"; }
 }
-losses() { "$PY" -c 'import json,sys
-for l in open(sys.argv[1]):
-    r = json.loads(l)
-    if r["event"] == "train": print(r["step"], repr(r["loss"]))' "$1"; }
-hash_of() { "$PY" -c 'import json,sys; print([json.loads(l) for l in open(sys.argv[1]) if "\"summary\"" in l][-1]["params_hash"])' "$1"; }
+source tests/caffe/source_promises.sh
 spec r1 32 1 leveldb
 spec r2 16 2 leveldb
 spec m1 32 1 lmdb
 grep -q "lleveldb" "$dir/r1.src/link_libs.txt" || fail "a LevelDB trainer links libleveldb"
 "$dir/r1" --out "$dir/r1.run" >"$dir/r1.log" 2>&1 || { fail "1 rank:"; tail -3 "$dir/r1.log"; }
 "$dir/m1" --out "$dir/m1.run" >"$dir/m1.log" 2>&1 || { fail "from the LMDBs:"; tail -3 "$dir/m1.log"; }
-a=$(hash_of "$dir/r1.run/metrics.jsonl" 2>/dev/null); b=$(hash_of "$dir/m1.run/metrics.jsonl" 2>/dev/null)
+a=$(summary_of "$dir/r1.run/metrics.jsonl" params_hash 2>/dev/null); b=$(summary_of "$dir/m1.run/metrics.jsonl" params_hash 2>/dev/null)
 [ -n "$a" ] && [ "$a" = "$b" ] && echo "from the LevelDBs: params $a, as from the LMDBs of the same records" \
   || fail "LevelDB run params ${a:-none}, LMDB run ${b:-none}"
-if command -v mpirun >/dev/null; then
-  mpirun --oversubscribe --bind-to none -np 2 "$dir/r2" --out "$dir/r2.run" >"$dir/r2.log" 2>&1 || { fail "2 ranks:"; tail -3 "$dir/r2.log"; }
-  losses "$dir/r1.run/metrics.jsonl" >"$dir/l1"; losses "$dir/r2.run/metrics.jsonl" >"$dir/l2"
-  r=$("$PY" - "$dir/l1" "$dir/l2" <<'PY'
-import sys
-a = [tuple(l.split()) for l in open(sys.argv[1])]
-b = [tuple(l.split()) for l in open(sys.argv[2])]
-if len(a) < 30 or [s for s, _ in a] != [s for s, _ in b]:
-    sys.exit(f"steps differ: {len(a)} vs {len(b)}")
-worst = max(abs(float(x) - float(y)) / abs(float(x)) for (_, x), (_, y) in zip(a, b))
-print(f"{len(a)} steps, largest relative loss difference {worst:.2g}")
-sys.exit(worst > 1e-5)
-PY
-  ) && echo "1 vs 2 ranks: $r" || fail "1 vs 2 ranks: $r"
-else
-  echo "SKIP: 1 vs 2 ranks (no mpirun)"
-fi
-"$dir/r1" --out "$dir/first.run" --epochs 1 >"$dir/first.log" 2>&1 || { fail "the first epoch:"; tail -3 "$dir/first.log"; }
-ckpt=$(ls "$dir/first.run/checkpoints/"ckpt-*.bin 2>/dev/null | tail -1)
-[ -n "$ckpt" ] && "$dir/r1" --out "$dir/rest.run" --resume "$ckpt" >"$dir/rest.log" 2>&1 || { fail "resume from ${ckpt:-no checkpoint}:"; tail -3 "$dir/rest.log"; }
-a=$(hash_of "$dir/r1.run/metrics.jsonl" 2>/dev/null); b=$(hash_of "$dir/rest.run/metrics.jsonl" 2>/dev/null)
-[ -n "$a" ] && [ "$a" = "$b" ] && echo "stopped after epoch 1 and resumed: params $b, as the run that never stopped" \
-  || fail "resume: params ${b:-none}, the straight run ${a:-none}"
+same_on_two_ranks "$dir" 30
+exact_resume "$dir" 1
 rc=0; "$dir/r1" --data "$dir/bad_leveldb" --out "$dir/bad.run" >"$dir/bad.log" 2>&1 || rc=$?
 grep -qF "$dir/bad_leveldb: record 57 (key \"00000057\", 40 bytes) is not a Caffe Datum" "$dir/bad.log" && [ $rc != 0 ] \
   || { fail "the damaged record (exit $rc):"; cat "$dir/bad.log"; }

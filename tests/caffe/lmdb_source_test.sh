@@ -36,40 +36,15 @@ parallel { ranks: $3 }
 SPEC
   "$TRAINC" build "$1" -o "${1%.spec}" >/dev/null 2>"$1.err" || { fail "build $1:"; cat "$1.err"; }
 }
-losses() { "$PY" -c 'import json,sys
-for l in open(sys.argv[1]):
-    r = json.loads(l)
-    if r["event"] == "train": print(r["step"], repr(r["loss"]))' "$1"; }
-hash_of() { "$PY" -c 'import json,sys; print([json.loads(l) for l in open(sys.argv[1]) if "\"summary\"" in l][-1]["params_hash"])' "$1"; }
+source tests/caffe/source_promises.sh
 
 spec "$tmp/r1.spec" 32 1 2
 spec "$tmp/r2.spec" 16 2 2
 "$tmp/r1" --out "$tmp/r1.run" >"$tmp/r1.log" 2>&1 || { fail "1 rank:"; tail -3 "$tmp/r1.log"; }
-if command -v mpirun >/dev/null; then
-  mpirun --oversubscribe --bind-to none -np 2 "$tmp/r2" --out "$tmp/r2.run" >"$tmp/r2.log" 2>&1 || { fail "2 ranks:"; tail -3 "$tmp/r2.log"; }
-  losses "$tmp/r1.run/metrics.jsonl" >"$tmp/l1"; losses "$tmp/r2.run/metrics.jsonl" >"$tmp/l2"
-  r=$("$PY" - "$tmp/l1" "$tmp/l2" <<'PY'
-import sys
-a = [tuple(l.split()) for l in open(sys.argv[1])]
-b = [tuple(l.split()) for l in open(sys.argv[2])]
-if len(a) < 30 or [s for s, _ in a] != [s for s, _ in b]:
-    sys.exit(f"steps differ: {len(a)} vs {len(b)}")
-worst = max(abs(float(x) - float(y)) / abs(float(x)) for (_, x), (_, y) in zip(a, b))
-print(f"{len(a)} steps, largest relative loss difference {worst:.2g}")
-sys.exit(worst > 1e-5)
-PY
-  ) && echo "1 vs 2 ranks: $r" || fail "1 vs 2 ranks: $r"
-else
-  echo "SKIP: 1 vs 2 ranks (no mpirun)"
-fi
+same_on_two_ranks "$tmp" 30
 
 # resume: 1 epoch, then the rest from its checkpoint, against the 2 epochs of r1 straight
-"$tmp/r1" --out "$tmp/first.run" --epochs 1 >"$tmp/first.log" 2>&1 || { fail "the first epoch:"; tail -3 "$tmp/first.log"; }
-ckpt=$(ls "$tmp/first.run/checkpoints/"ckpt-*.bin 2>/dev/null | tail -1)
-[ -n "$ckpt" ] && "$tmp/r1" --out "$tmp/rest.run" --resume "$ckpt" >"$tmp/rest.log" 2>&1 || { fail "resume from ${ckpt:-no checkpoint}:"; tail -3 "$tmp/rest.log"; }
-a=$(hash_of "$tmp/r1.run/metrics.jsonl" 2>/dev/null); b=$(hash_of "$tmp/rest.run/metrics.jsonl" 2>/dev/null)
-[ -n "$a" ] && [ "$a" = "$b" ] && echo "stopped after epoch 1 and resumed: params $b, as the run that never stopped" \
-  || fail "resume: params ${b:-none}, the straight run ${a:-none}"
+exact_resume "$tmp" 1
 
 [ $failures -gt 0 ] && { echo "$failures failure(s)"; exit 1; }
 echo "lmdb source: the same batches on 1 and 2 ranks, exact resume"
