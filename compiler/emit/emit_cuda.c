@@ -110,15 +110,25 @@ static const char *bn_add_of(const ir_net *net, int i) {
     return "?";
 }
 
+/* The bns an add applies (ir_op.add_bns): a, the first input that is such a bn, and b, the
+ * other input's bn in a projection block or NULL; vb is that other input's value and b_slot
+ * its place among the add's inputs. */
+static const ir_op *bn_add_operands(const ir_net *net, const ir_op *op, const ir_op **b, int *vb, int *b_slot) {
+    int first = op->in[0] > 0 && net->ops[op->in[0] - 1].bn_in_add ? 0 : 1;
+    *b_slot = !first;
+    *vb = op->in[!first];
+    *b = *vb > 0 && net->ops[*vb - 1].bn_in_add ? &net->ops[*vb - 1] : NULL;
+    return &net->ops[op->in[first] - 1];
+}
+
 /* Add op j with the bn(s) it applies (ir_op.add_bns, lower.c): act(bn_a(xa) + bn_b(xb) or xb)
  * in one channels-last pass; a is a bn, b the other input (a bn too in a projection block). */
 static void bn_add_forward(emitter *e, int j) {
     const ir_net *net = e->net;
     const ir_op *op = &net->ops[j];
     FILE *out = e->out;
-    int first = op->in[0] > 0 && net->ops[op->in[0] - 1].bn_in_add ? 0 : 1;
-    int va = op->in[first], vb = op->in[!first];
-    const ir_op *a = &net->ops[va - 1], *b = vb > 0 && net->ops[vb - 1].bn_in_add ? &net->ops[vb - 1] : NULL;
+    int vb, b_slot;
+    const ir_op *b, *a = bn_add_operands(net, op, &b, &vb, &b_slot);
     char xa[128], xb[128];
     ir_value_name(net, a->in[0], xa, sizeof xa);
     ir_value_name(net, b ? b->in[0] : vb, xb, sizeof xb);
@@ -146,14 +156,13 @@ static void bn_add_backward(emitter *e, int j) {
     const ir_net *net = e->net;
     const ir_op *op = &net->ops[j];
     FILE *out = e->out;
-    int first = op->in[0] > 0 && net->ops[op->in[0] - 1].bn_in_add ? 0 : 1;
-    int va = op->in[first], vb = op->in[!first];
-    const ir_op *a = &net->ops[va - 1], *b = vb > 0 && net->ops[vb - 1].bn_in_add ? &net->ops[vb - 1] : NULL;
+    int vb, b_slot;
+    const ir_op *b, *a = bn_add_operands(net, op, &b, &vb, &b_slot);
     char xa[128], xb[128], da[128], db[128], bits[128];
     ir_value_name(net, a->in[0], xa, sizeof xa);
-    ir_din_target(net, va - 1, 0, da, sizeof da);
+    ir_din_target(net, (int)(a - net->ops), 0, da, sizeof da);
     if (b) ir_value_name(net, b->in[0], xb, sizeof xb), ir_din_target(net, vb - 1, 0, db, sizeof db);
-    else ir_din_target(net, j, !first, db, sizeof db);
+    else ir_din_target(net, j, b_slot, db, sizeof db);
     snprintf(bits, sizeof bits, "%s_bits", op->ident);
     fprintf(out, "    /* dReLU (bits) + add + backward of bn \"%s\"%s%s%s in two passes (--no-relu-mask: apart) */\n",
             a->name, b ? " and bn \"" : "", b ? b->name : "", b ? "\"" : ", the shortcut's gradient beside");
@@ -166,7 +175,7 @@ static void bn_add_backward(emitter *e, int j) {
     else
         fprintf(out, "                                   %s, NULL, NULL, NULL, NULL, NULL, NULL,\n", db);
     fprintf(out, "                                   %d, BATCH * %ldL, %d);\n",
-            !b && ir_route(net, j, !first) == GRAD_ADD, ir_hw(op), op->c);
+            !b && ir_route(net, j, b_slot) == GRAD_ADD, ir_hw(op), op->c);
 }
 
 static void forward_op(emitter *e, int i) {
