@@ -192,8 +192,10 @@ static void forward_op(emitter *e, int i) {
             fprintf(out, "    cuda_conv2d_forward(%s_conv, %s_out, %s, %s_%s);\n", id, id, in, id, wname(e));
         else
             fprintf(out, "    cuda_linear_forward(%s_gemm, %s_out, %s, %s_wact);\n", id, id, in, id);
-        /* the bias (and a fused ReLU) in place */
-        if (op->b_off >= 0) fprintf(out, "    fused_%s_bias(%s_out, %s_out, %s_bias);\n", id, id, id, id);
+        /* the bias (and a fused ReLU) in place, or by the activation that reads it (lower.c choose_bias_act) */
+        if (op->b_off >= 0 && op->bias_act >= 0)
+            fprintf(out, "    /* the bias: added by \"%s\"'s kernel */\n", net->ops[op->bias_act].name);
+        else if (op->b_off >= 0) fprintf(out, "    fused_%s_bias(%s_out, %s_out, %s_bias);\n", id, id, id, id);
         break;
     case IR_BN:
         /* Caffe's use_global_stats: the running statistics in training too; the evaluation's
@@ -227,8 +229,16 @@ static void forward_op(emitter *e, int i) {
                 c_float(op->eps));
         break;
     case IR_RELU: fprintf(out, "    cuda_relu_forward(%s_out, %s, %ld);\n", id, in, n); break;
-    case IR_GELU: fprintf(out, "    cuda_gelu_forward(%s_out, %s, %ld);\n", id, in, n); break;
-    case IR_ACTIVATION:
+    case IR_GELU: case IR_ACTIVATION:
+        if (op->act_bias_of >= 0) {   /* the producer's bias, then the activation: one pass */
+            fprintf(out, "    cuda_bias_act_forward(%s_out, %s, %s_bias, %s, %s);\n", id, in, net->ops[op->act_bias_of].ident,
+                    nchw_args(e, op, rows, sizeof rows), op->kind == IR_GELU ? "RT_BIAS_ACT_GELU" : ir_activation_const(op));
+            break;
+        }
+        if (op->kind == IR_GELU) {
+            fprintf(out, "    cuda_gelu_forward(%s_out, %s, %ld);\n", id, in, n);
+            break;
+        }
         fprintf(out, "    cuda_activation_forward(%s_out, %s, %ld, %s);\n", id, in, n, ir_activation_const(op));
         break;
     case IR_MAXPOOL:
@@ -339,8 +349,17 @@ static void backward_op(emitter *e, int j) {
                 din, id, id, o, in, id, id, id, (long)net->batch * ir_hw(op), nchw_args(e, op, rows, sizeof rows));
         break;
     case IR_RELU: fprintf(out, "    cuda_relu_backward(%s, %s, %s_out, %ld);\n", din, o, id, n); break;
-    case IR_GELU: fprintf(out, "    cuda_gelu_backward(%s, %s, %s, %ld);\n", din, o, in, n); break;
-    case IR_ACTIVATION:
+    case IR_GELU: case IR_ACTIVATION:
+        if (op->act_bias_of >= 0) {   /* act'(x + b), x the producer's output without its bias */
+            fprintf(out, "    cuda_bias_act_backward(%s, %s, %s, %s_bias, %s, %s);\n", din, o, in,
+                    net->ops[op->act_bias_of].ident, nchw_args(e, op, rows, sizeof rows),
+                    op->kind == IR_GELU ? "RT_BIAS_ACT_GELU" : ir_activation_const(op));
+            break;
+        }
+        if (op->kind == IR_GELU) {
+            fprintf(out, "    cuda_gelu_backward(%s, %s, %s, %ld);\n", din, o, in, n);
+            break;
+        }
         fprintf(out, "    cuda_activation_backward(%s, %s, %s, %ld, %s);\n", din, o, in, n, ir_activation_const(op));
         break;
     case IR_MAXPOOL:

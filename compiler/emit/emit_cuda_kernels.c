@@ -349,7 +349,7 @@ static void generate(kgen *g) {
     for (int i = 0; i < net->n_ops; i++) {
         const ir_op *op = &net->ops[i];
         switch (op->kind) {
-        case IR_CONV: case IR_LINEAR: if (op->b_off >= 0) gen_bias(g, i); break;
+        case IR_CONV: case IR_LINEAR: if (op->b_off >= 0 && op->bias_act < 0) gen_bias(g, i); break;
         case IR_BN:
             if (!net->ops[i].bn_in_add) gen_bn_apply(g, i);   /* else applied by cuda_bn_add_relu_nhwc */
             break;

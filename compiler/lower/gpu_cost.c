@@ -283,7 +283,7 @@ static void forward(walk *w, int i) {
                 2 * macs(w, op), 0);
         else if (runs_conv(w, op)) add(w, "cudnnConvolutionForward", i, 0, GK_CONV_FWD, x + wb, y, 2 * macs(w, op), 0);
         else add(w, "cublasLtMatmul", i, 0, GK_GEMM, x + wb, y, 2 * macs(w, op), 0);
-        if (op->b_off >= 0) add(w, "bias", i, 0, GK_KERNEL, y + c4, y, 0, 0);
+        if (op->b_off >= 0 && op->bias_act < 0) add(w, "bias", i, 0, GK_KERNEL, y + c4, y, 0, 0);   /* else the activation adds it */
         break;
     }
     case IR_BN: {
@@ -338,13 +338,16 @@ static void forward(walk *w, int i) {
     }
     case IR_DROPOUT: dropout_pass(w, i, 0); break;
     case IR_LN: layernorm_pass(w, i, 0, 0); break;
-    case IR_GELU: add(w, "gelu_forward_kernel", i, 0, GK_KERNEL, x, y, 0, 0); break;
+    case IR_GELU: case IR_ACTIVATION:   /* bias_act.cu with the producer's bias (4 bytes a channel), or alone */
+        if (op->act_bias_of >= 0) add(w, "bias_act_forward_kernel", i, 0, GK_KERNEL, x + c4, y, 0, 0);
+        else add(w, op->kind == IR_GELU ? "gelu_forward_kernel" : "activation_forward_kernel", i, 0, GK_KERNEL, x, y, 0, 0);
+        break;
     case IR_LAYER_SCALE: add(w, "forward", i, 0, GK_KERNEL, x + c4, y, 0, 0); break;
     case IR_STOCHASTIC_DEPTH:   /* drop_path.cu: the step's seed word (8 bytes), each sample kept or not */
         add(w, "drop_path_kernel", i, 0, GK_KERNEL, x + 8, y, 0, 0);
         break;
     case IR_FLATTEN: case IR_OP_COUNT: break;
-    case IR_LRN: case IR_CONCAT: case IR_ACTIVATION: case IR_MUL: case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE:
+    case IR_LRN: case IR_CONCAT: case IR_MUL: case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE:
         unmodeled(w, i, "the forward");
         break;
     }
@@ -502,9 +505,10 @@ static void backward(walk *w, int j) {
         if (din_add) { unmodeled(w, j, "the backward"); break; }
         layernorm_pass(w, j, 1, din);
         break;
-    case IR_GELU:
+    case IR_GELU: case IR_ACTIVATION:
         if (din_add) { unmodeled(w, j, "the backward"); break; }
-        add(w, "gelu_backward_kernel", j, 1, GK_KERNEL, dy + x, x, 0, 0);
+        if (op->act_bias_of >= 0) add(w, "bias_act_backward_kernel", j, 1, GK_KERNEL, dy + x + c4, x, 0, 0);
+        else add(w, op->kind == IR_GELU ? "gelu_backward_kernel" : "activation_backward_kernel", j, 1, GK_KERNEL, dy + x, x, 0, 0);
         break;
     case IR_LAYER_SCALE:
         if (din_add) { unmodeled(w, j, "the backward"); break; }
@@ -515,7 +519,7 @@ static void backward(walk *w, int j) {
         if (din) add(w, "drop_path_kernel", j, 1, GK_KERNEL, dy + 8, x, 0, 0);
         break;
     case IR_FLATTEN: case IR_OP_COUNT: break;
-    case IR_LRN: case IR_CONCAT: case IR_ACTIVATION: case IR_MUL: case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE:
+    case IR_LRN: case IR_CONCAT: case IR_MUL: case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE:
         unmodeled(w, j, "the backward");
         break;
     }

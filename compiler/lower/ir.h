@@ -104,6 +104,11 @@ typedef struct {
      * takes its AVX-512 kernel where the CPU has it, else the two ops one after the other), or
      * -1; on that pooling, pooled_in = the conv's index (it emits nothing of its own), else -1. */
     int pools_into, pooled_in;
+    /* CUDA (lower.c choose_bias_act): on a conv or linear with a bias and no ReLU, the index of
+     * the GELU or activation op, its output's only reader, whose kernel adds the bias
+     * (bias_act.cu: act(x + b) in one pass; the conv's output is kept without it), or -1; on
+     * that activation, act_bias_of = the conv's or linear's index, else -1. */
+    int bias_act, act_bias_of;
     /* bn on CUDA channels-last: the per-channel sums finished by each channel tile's last
      * block (a retire counter) instead of launches of their own (lower.c) */
     int bn_retire;

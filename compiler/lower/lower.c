@@ -75,7 +75,6 @@ static void choose_conv_algos(ir_net *net) {
  * dilation, 3x3 or 5x5, "same" padding) and a fused ReLU, whose output only the next op reads:
  * a 2x2 stride-2 unpadded max pooling whose windows lie inside it. */
 static void choose_conv_pool(ir_net *net) {
-    for (int i = 0; i < net->n_ops; i++) net->ops[i].pools_into = net->ops[i].pooled_in = -1;
     for (int i = 0; i + 1 < net->n_ops; i++) {
         ir_op *c = &net->ops[i], *p = &net->ops[i + 1];
         if (c->kind != IR_CONV || !c->act || c->in[0] != 0 || c->in_c != 1 || c->groups != 1 || c->sh != 1 ||
@@ -92,6 +91,25 @@ static void choose_conv_pool(ir_net *net) {
         if (other_reader) continue;
         c->pools_into = i + 1;
         p->pooled_in = i;
+    }
+}
+
+/* CUDA: a conv's or linear's bias added by the GELU or activation right after it, in one
+ * pass (bias_act.cu), where that activation is the only reader of the output and no ReLU is
+ * fused into the bias. */
+static void choose_bias_act(ir_net *net) {
+    for (int i = 0; i < net->n_ops; i++) {
+        ir_op *a = &net->ops[i];
+        if ((a->kind != IR_GELU && a->kind != IR_ACTIVATION) || a->n_in != 1 || a->in[0] <= 0) continue;
+        int v = a->in[0];
+        ir_op *p = &net->ops[v - 1];
+        if ((p->kind != IR_CONV && p->kind != IR_LINEAR) || p->b_off < 0 || p->act || p->bias_act >= 0) continue;
+        int readers = 0;
+        for (int k = 0; k < net->n_ops; k++)
+            for (int m = 0; m < net->ops[k].n_in; m++) readers += net->ops[k].in[m] == v;
+        if (readers != 1) continue;
+        p->bias_act = i;
+        a->act_bias_of = v - 1;
     }
 }
 
@@ -215,8 +233,12 @@ int lower(schedule *s, const sema_result *res, const build_options *opt, int bat
     s->net.input_float = s->net.mixed_targets || run->augment.erase_p > 0;
     if (cuda && opt->nhwc && check_nhwc(s, spec_path)) return 1;
     if (!cuda) choose_conv_algos(&s->net);   /* cuDNN times its own at start-up */
+    for (int i = 0; i < s->net.n_ops; i++) {
+        ir_op *op = &s->net.ops[i];
+        op->pools_into = op->pooled_in = op->bias_act = op->act_bias_of = -1;
+    }
     if (!cuda) choose_conv_pool(&s->net);
-    else for (int i = 0; i < s->net.n_ops; i++) s->net.ops[i].pools_into = s->net.ops[i].pooled_in = -1;
+    if (cuda && opt->fuse) choose_bias_act(&s->net);
     if (cuda && opt->nhwc && !opt->no_bn_retire) choose_bn_retire(&s->net, run->sync_bn);
     if (cuda && opt->nhwc && opt->fuse && !opt->no_bn_add) choose_bn_add(&s->net);
     /* the masks are tensors of the plan, and the fused backward writes gradients earlier */

@@ -266,6 +266,13 @@ void cuda_gelu_forward(void *out, const void *in, long n);
 void cuda_gelu_backward(void *din, const void *dout, const void *in, long n);
 void cuda_activation_forward(void *out, const void *in, long n, rt_activation fn);
 void cuda_activation_backward(void *din, const void *dout, const void *in, long n, rt_activation fn);
+/* A conv's or linear's bias and its activation in one pass: out = act(in + bias[c]), in kept
+ * without the bias; din = dout * act'(in + bias[c]). fn: an rt_activation, or RT_BIAS_ACT_GELU.
+ * Channel of element i: (i / hw) % c (channels-last rows: hw = 1). */
+#define RT_BIAS_ACT_GELU (-1)
+void cuda_bias_act_forward(void *out, const void *in, const float *bias, int n, int c, long hw, int fn);
+void cuda_bias_act_backward(void *din, const void *dout, const void *in, const float *bias, int n, int c, long hw,
+                            int fn);
 /* The channel ops of rt_ops.h. A gate (mul) channels-last: nhwc = 1, x [N,HW,C], g [N,C];
  * shuffle and slice take channels-last tensors as n = N*H*W rows, hw = 1. */
 void cuda_channel_mul_forward(void *out, const void *x, const void *g, int n, int c, long hw, int nhwc);

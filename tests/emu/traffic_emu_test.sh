@@ -2,7 +2,8 @@
 # The GPU cost model against the emulator's count (part of `make test`): each example net
 # (FP32, NCHW), average pooling and dropout (tests/emu/traffic/pools_dropout.spec, FP32 NCHW and
 # BF16 channels-last), ConvNeXt's ops (tests/emu/traffic/convnext_mini.spec: FP32 NCHW, BF16
-# channels-last, and that with TRAINC_CUDA_DEPTHWISE=cudnn), the ResNet example in BF16 channels-last with the default kernels (batch
+# channels-last, and that with TRAINC_CUDA_DEPTHWISE=cudnn), GELU and the activation family with
+# and without their producer's bias (tests/emu/traffic/activations.spec), the ResNet example in BF16 channels-last with the default kernels (batch
 # norm's sums retired in their pass, a block's closing bns applied inside its add: both
 # branches of a projection block, bn_add_relu_bits_nhwc_kernel, with ReLU bitmasks and the
 # block output's backward in two passes, bn_add_bwd_sums_kernel and bn_add_bwd_dx_kernel), with
@@ -69,6 +70,10 @@ check convnext_mini nchw
 LR='sgd { momentum: 0.9 } lr { base: 0.01 }' spec convnext_mini_bf16 tests/emu/traffic/convnext_mini.spec "" 'precision { compute: BF16 }'
 check convnext_mini_bf16 nhwc
 check convnext_mini_bf16 nhwc TRAINC_CUDA_DEPTHWISE=cudnn
+LR='sgd { momentum: 0.9 } lr { base: 0.01 }' spec activations tests/emu/traffic/activations.spec "" ""
+check activations nchw
+LR='sgd { momentum: 0.9 } lr { base: 0.01 }' spec activations_bf16 tests/emu/traffic/activations.spec "" 'precision { compute: BF16 }'
+check activations_bf16 nhwc
 LR='lr { schedule { one_cycle { max_lr: 0.01 pct_start: 0.5 } } }' \
   spec fmnist_resnet specs/examples/fmnist_resnet.spec 'net { input_shape: [1, 8, 8] }' ''
 sed -i 's/data { train {/data { train { augment { random_crop { size: 8 padding: 1 } }/' "$out/fmnist_resnet.spec"

@@ -1,24 +1,18 @@
-/* GELU, exact erf form (torch's default): x·Phi(x), and its derivative Phi(x) + x·phi(x). */
-#include "../cuda_common.cuh"
-
-#define INV_SQRT2 0.70710678118654752440f
-#define INV_SQRT_2PI 0.39894228040143267794f
+/* GELU, exact erf form (torch's default): x·Phi(x), and its derivative Phi(x) + x·phi(x)
+ * (act_fns.cuh). */
+#include "act_fns.cuh"
 
 template <typename T> __global__ void __launch_bounds__(RT_THREADS)
 gelu_forward_kernel(T *out, const T *in, long n) {
     GRID_STRIDE(i, n) {
-        float x = rt_ld(in[i]);
-        out[i] = rt_st<T>(0.5f * x * (1.0f + erff(x * INV_SQRT2)));
+        out[i] = rt_st<T>(gelu_value(rt_ld(in[i])));
     }
 }
 
 template <typename T> __global__ void __launch_bounds__(RT_THREADS)
 gelu_backward_kernel(T *din, const T *dout, const T *in, long n) {
     GRID_STRIDE(i, n) {
-        float x = rt_ld(in[i]);
-        float cdf = 0.5f * (1.0f + erff(x * INV_SQRT2));
-        float pdf = INV_SQRT_2PI * expf(-0.5f * x * x);
-        din[i] = rt_st<T>(rt_ld(dout[i]) * (cdf + x * pdf));
+        din[i] = rt_st<T>(rt_ld(dout[i]) * gelu_slope(rt_ld(in[i])));
     }
 }
 
