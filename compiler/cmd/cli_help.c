@@ -22,7 +22,7 @@ static const command_help helps[] = {
       "       trainc show --buckets SPEC\n"
       "       trainc show --device-memory GiB SPEC\n"
       "       trainc show --gpu-cost [--device h100|h200|a100] [--layout nchw|nhwc] [--old-kernels]\n"
-      "                              [--no-bn-retire] [--no-bn-add] SPEC\n"
+      "                              [--no-bn-retire] [--no-bn-add] [--no-conv-genstats] SPEC\n"
       "\n"
       "Without options: the per-layer table (name, type, output shape, params, MACs,\n"
       "activation bytes), totals, and the run summary (global batch, steps, peak LR, LR key\n"
@@ -36,7 +36,9 @@ static const command_help helps[] = {
       "                         call with its bytes, FLOPs and modeled time on --device\n"
       "                         (default h100), totals and one summary line; --old-kernels\n"
       "                         models the batch-norm kernels TRAINC_CUDA_BN=old selects,\n"
-      "                         --no-bn-retire and --no-bn-add the builds of those names\n"
+      "                         --no-bn-retire, --no-bn-add and --no-conv-genstats the\n"
+      "                         builds of those names; each conv's fused engine (or why\n"
+      "                         none) is listed first\n"
       "\n"
       "exit status: 0 shown, 1 invalid spec, 2 usage error\n" },
     { "print",
@@ -57,7 +59,7 @@ static const command_help helps[] = {
     { "build",
       "usage: trainc build SPEC -o BIN [--emit-dir DIR] [--emit-only] [--backend cpu|cuda]\n"
       "                    [--no-fuse] [--layout nchw|nhwc] [--no-bn-retire]\n"
-      "                    [--no-bn-add]\n"
+      "                    [--no-bn-add] [--no-conv-genstats]\n"
       "\n"
       "Generates the trainer specialized for SPEC (BIN.src/model.c, plan.txt, buckets.txt)\n"
       "and compiles it against the runtime into BIN; run 'BIN --help' for its options.\n"
@@ -74,6 +76,10 @@ static const command_help helps[] = {
       "  --no-bn-add            cuda nhwc: a residual block's closing batch norms (both\n"
       "                         branches of a projection block) applied in passes of their\n"
       "                         own, then the add and ReLU; by default one pass does all\n"
+      "  --no-conv-genstats     cuda nhwc FP16: batch norm's statistics in a pass of their\n"
+      "                         own; by default a conv feeding a batch norm writes them from\n"
+      "                         its epilogue (cuDNN's ConvBNfprop engine, where it takes the\n"
+      "                         shape; the trainer falls back and says why where it does not)\n"
       "\n"
       "exit status: 0 built, 1 invalid spec or build failure, 2 usage error\n" },
     { "schema",

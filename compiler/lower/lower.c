@@ -153,6 +153,7 @@ int lower(schedule *s, const sema_result *res, const build_options *opt, int bat
     if (!cuda) choose_conv_algos(&s->net);   /* cuDNN times its own at start-up */
     if (cuda && opt->nhwc && !opt->no_bn_retire) choose_bn_retire(&s->net, run->sync_bn);
     if (cuda && opt->nhwc && opt->fuse && !opt->no_bn_add) choose_bn_add(&s->net);
+    if (cuda && opt->nhwc && opt->fuse) choose_conv_bn(s, run->sync_bn);
     ir_plan_buckets(&s->net, s->bucket_mb);
     s->net.sync_bn = run->sync_bn;
     return 0;
