@@ -41,6 +41,14 @@ struct tensor_info {
     int64_t dims[4], strides[4], uid;
 };
 
+/* The graph's two operations, once the graph is finalized (an execution plan keeps a copy:
+ * its graph's descriptors may be destroyed after it is finalized). */
+struct conv_stats {
+    const struct desc *fwd, *stats, *cv;
+    tensor_info x, w, y, sum, sq;
+    int64_t pad[2], stride[2], dil[2];
+};
+
 struct desc {
     cudnnBackendDescriptorType_t type;
     bool finalized = false;
@@ -50,6 +58,7 @@ struct desc {
     bool pattern_ok = false;            /* OPERATIONGRAPH: the emulated engine takes it */
     desc *graph = nullptr;              /* ENGINECFG, EXECUTION_PLAN: the graph it runs */
     cudnnHandle_t handle = nullptr;     /* OPERATIONGRAPH, EXECUTION_PLAN */
+    conv_stats run{};                   /* EXECUTION_PLAN: what it computes */
 };
 
 const size_t PLAN_WORKSPACE = 1024;
@@ -145,13 +154,6 @@ cudnnStatus_t finalize_tensor(desc *d) {
     d->t.uid = one<int64_t>(d, CUDNN_ATTR_TENSOR_UNIQUE_ID);
     return CUDNN_STATUS_SUCCESS;
 }
-
-/* The graph's two operations, once the graph is finalized. */
-struct conv_stats {
-    const desc *fwd, *stats, *cv;
-    tensor_info x, w, y, sum, sq;
-    int64_t pad[2], stride[2], dil[2];
-};
 
 bool pick(const desc *g, conv_stats *p) {
     std::vector<desc *> ops = many<desc *>(g, CUDNN_ATTR_OPERATIONGRAPH_OPS);
@@ -262,7 +264,8 @@ cudnnStatus_t finalize(desc *d) {
         desc *cfg = sub(d, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
         if (!cfg || !cfg->graph || !need({ CUDNN_ATTR_EXECUTION_PLAN_HANDLE })) return CUDNN_STATUS_BAD_PARAM;
         if (!cfg->graph->pattern_ok) return CUDNN_STATUS_NOT_SUPPORTED;
-        d->graph = cfg->graph;
+        if (!pick(cfg->graph, &d->run)) return CUDNN_STATUS_NOT_SUPPORTED;
+        d->run.fwd = d->run.stats = d->run.cv = nullptr;   /* the plan outlives them */
         d->handle = one<cudnnHandle_t>(d, CUDNN_ATTR_EXECUTION_PLAN_HANDLE);
         return CUDNN_STATUS_SUCCESS;
     }
@@ -361,8 +364,7 @@ cudnnStatus_t cudnnBackendExecute(cudnnHandle_t h, cudnnBackendDescriptor_t plan
     if (!plan || !pack || !plan->finalized || !pack->finalized || plan->type != CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR ||
         pack->type != CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR)
         return CUDNN_STATUS_BAD_PARAM;
-    conv_stats p;
-    if (!pick(plan->graph, &p)) return CUDNN_STATUS_NOT_SUPPORTED;
+    const conv_stats &p = plan->run;
     const void *x = pointer_of(pack, p.x.uid), *w = pointer_of(pack, p.w.uid);
     void *y = pointer_of(pack, p.y.uid), *sum = pointer_of(pack, p.sum.uid), *sq = pointer_of(pack, p.sq.uid);
     void *ws = has(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE) ? one<void *>(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE) : nullptr;

@@ -3,7 +3,8 @@
 # (FP32, NCHW), the ResNet example in BF16 channels-last with the default kernels (batch
 # norm's sums retired in their pass, a block's closing bns applied inside its add: both
 # branches of a projection block, bn_add_relu_nhwc_kernel), with --no-bn-retire, with
-# --no-bn-add (each bn applied by its own kernel, then the add) and with the old batch-norm and
+# --no-bn-add (each bn applied by its own kernel, then the add), the same in FP16 (cuDNN's conv +
+# genstats graph for every conv feeding a bn, and with --no-conv-genstats), and with the old batch-norm and
 # pooling kernels (TRAINC_CUDA_BN=old TRAINC_CUDA_POOL=old, the code the H100 measured), and ResNet-50 at batch 2 on 32x32 inputs in BF16 channels-last, each built
 # through the emulator's traffic build (make emu-traffic) and run for one profiled step
 # (TRAINC_CUDA_PROFILE_STEP=1, EMU_TRAFFIC=FILE): `trainc show --gpu-cost` must name every
@@ -63,6 +64,15 @@ check resnet_bf16 nhwc
 FLAGS=--no-bn-retire check resnet_bf16 nhwc
 FLAGS=--no-bn-add check resnet_bf16 nhwc
 check resnet_bf16 nhwc TRAINC_CUDA_BN=old TRAINC_CUDA_POOL=old TRAINC_CUDA_BIAS=old
+# FP16: each conv that feeds a bn (all but the 1-channel stem) runs cuDNN's conv + genstats
+# graph (cudnnBackendExecute: the conv's operands and the two FP32 sums per channel) and its bn
+# only finalizes them (bn_finalize_sums_kernel); --no-conv-genstats: the statistics' pass
+sed 's/compute: BF16/compute: FP16/' "$out/resnet_bf16.spec" > "$out/resnet_fp16.spec"
+check resnet_fp16 nhwc
+if [ -f "$out/resnet_fp16.traffic" ] && ! grep -q cudnnBackendExecute "$out/resnet_fp16.traffic"; then
+  echo "FAIL: resnet_fp16 ran no fused conv + genstats graph (cudnnBackendExecute)"; status=1
+fi
+FLAGS=--no-conv-genstats check resnet_fp16 nhwc
 S=2 B=2 LR='sgd { momentum: 0.9 } lr { base: 0.01 }' spec resnet50 specs/models/resnet50.spec 'net { input_shape: [3, 32, 32] }' \
   'precision { compute: BF16 }'
 check resnet50 nhwc

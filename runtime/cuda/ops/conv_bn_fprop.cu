@@ -27,6 +27,10 @@ struct rt_cuda_conv_bn {
     rt_cuda_conv *conv;
     cudnnBackendDescriptor_t plan;   /* NULL: unfused */
     size_t ws;                       /* the plan's workspace */
+    /* the graph's descriptors and the plan's engine configuration, kept while the plan lives
+     * (the documentation does not promise a plan outlives them) */
+    cudnnBackendDescriptor_t keep[24];
+    int n_keep;
     char why[200];                   /* why unfused */
 };
 
@@ -192,11 +196,19 @@ static void build(rt_cuda_conv_bn *f, size_t cap) {
                 if (plan) cudnnBackendDestroyDescriptor(plan);
             }
         }
-        destroy_all(cfg, MAX_CFG);
-        if (heur) cudnnBackendDestroyDescriptor(heur);
+        if (f->plan) {
+            for (int i = 0; i < MAX_CFG; i++) f->keep[f->n_keep++] = cfg[i];
+            f->keep[f->n_keep++] = heur;
+        } else {
+            destroy_all(cfg, MAX_CFG);
+            if (heur) cudnnBackendDestroyDescriptor(heur);
+        }
     }
-    destroy_all(d, N_DESC);   /* a finalized plan keeps what it needs */
-    if (f->plan) return;
+    if (f->plan) {
+        for (int i = 0; i < N_DESC; i++) f->keep[f->n_keep++] = d[i];
+        return;
+    }
+    destroy_all(d, N_DESC);
     if (e->step) snprintf(f->why, sizeof f->why, "cuDNN refused the graph at %s (%s)", e->step, st_name(e->st));
     else if (!f->why[0])
         snprintf(f->why, sizeof f->why, "cuDNN finalizes no plan for conv -> genstats (%d engine configurations "
