@@ -234,8 +234,10 @@ static void loss(walk *w) {
         return;
     }
     double logits = act(w, net->n_ops), n = net->batch;
-    /* logits and labels (int32) in; the logits' gradient and each sample's loss (double) out */
-    add(w, "xent_rows_kernel", -1, 0, GK_KERNEL, logits + 4 * n, logits + 8 * n, 0, 0);
+    /* logits and labels (int32) in, and with loss scaling (FP16) the scale (a float); the
+     * logits' gradient and each sample's loss (double) out */
+    double scale = w->s->loss_scale != LOSS_SCALE_NONE ? 4 : 0;
+    add(w, "xent_rows_kernel", -1, 0, GK_KERNEL, logits + 4 * n + scale, logits + 8 * n, 0, 0);
     add(w, "xent_mean_kernel", -1, 0, GK_KERNEL, 8 * n, 8, 0, 0);
 }
 
