@@ -150,7 +150,9 @@ static void build(rt_cuda_conv_bn *f, size_t cap) {
         cudnnHandle_t handle = rt_cudnn();
         cudnnBackendDescriptor_t ops[2] = { d[FWD], d[STATS] };
         G("graph create", cudnnBackendCreateDescriptor(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, &d[GRAPH]));
-        G("graph handle", cudnnBackendSetAttribute(d[GRAPH], CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle));
+        /* (cuDNN 9 deprecates the graph's and the plan's handle attributes, which 8 needs:
+         * set, and a refusal of them ignored) */
+        (void)cudnnBackendSetAttribute(d[GRAPH], CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
         G("graph ops", cudnnBackendSetAttribute(d[GRAPH], CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 2, ops));
         G("graph finalize", cudnnBackendFinalize(d[GRAPH]));
     }
@@ -180,7 +182,7 @@ static void build(rt_cuda_conv_bn *f, size_t cap) {
             offered++;
             st = cudnnBackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &plan);
             if (st == CUDNN_STATUS_SUCCESS)
-                st = cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
+                (void)cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
             if (st == CUDNN_STATUS_SUCCESS)
                 st = cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cfg[i]);
             if (st == CUDNN_STATUS_SUCCESS) st = cudnnBackendFinalize(plan);
