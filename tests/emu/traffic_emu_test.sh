@@ -73,6 +73,20 @@ if [ -f "$out/resnet_fp16.traffic" ] && ! grep -q cudnnBackendExecute "$out/resn
   echo "FAIL: resnet_fp16 ran no fused conv + genstats graph (cudnnBackendExecute)"; status=1
 fi
 FLAGS=--no-conv-genstats check resnet_fp16 nhwc
+# The fused trainer trains as the unfused one: the first step's loss (the same forward, the
+# statistics from the epilogue's sums) equal to 4 digits, the next three within 3% (batch 4
+# of 8x8 images: the statistics' last bits, FP32 sums against double, compound).
+if [ -f "$out/resnet_fp16.log" ] && [ -f "$out/resnet_fp16.no-conv-genstats.log" ]; then
+  if ! "$PY" - "$out/resnet_fp16.log" "$out/resnet_fp16.no-conv-genstats.log" <<'PYEOF'
+import re, sys
+loss = [[float(m) for m in re.findall(r"step \d+/\d+\s+loss ([0-9.]+)", open(f).read())] for f in sys.argv[1:]]
+a, b = loss
+ok = len(a) == len(b) == 4 and a[0] == b[0] and all(abs(x - y) <= 0.03 * abs(y) for x, y in zip(a, b))
+print(("" if ok else "FAIL: ") + "resnet_fp16 losses fused %s, unfused %s" % (a, b))
+sys.exit(0 if ok else 1)
+PYEOF
+  then status=1; fi
+fi
 S=2 B=2 LR='sgd { momentum: 0.9 } lr { base: 0.01 }' spec resnet50 specs/models/resnet50.spec 'net { input_shape: [3, 32, 32] }' \
   'precision { compute: BF16 }'
 check resnet50 nhwc
