@@ -165,6 +165,19 @@ rt_cuda_conv_bn *rt_cuda_conv_bn_create(rt_cuda_conv *conv);
 size_t rt_cuda_conv_bn_select(rt_cuda_conv_bn *f, size_t workspace_cap);
 /* 1 when the fused graph runs; else *why (when not NULL) says why not. */
 int rt_cuda_conv_bn_fused(const rt_cuda_conv_bn *f, const char **why);
+/* The same graph with the previous bn's apply + ReLU as the conv's prologue (MLPerf's
+ * scale-bias-ReLU-conv-genstats): the conv reads relu(x·scale + bias) of the previous bn's raw
+ * input x, which is never written when fused. Not yet chosen by lowering (the weight gradient
+ * and the bn's backward read the normalized input: they need ConvBNwgrad's recompute and a
+ * ReLU bitmask first); tests/gpu/test_ops_gpu checks it. */
+rt_cuda_conv_bn *rt_cuda_conv_bn_create_sbr(rt_cuda_conv *conv);
+/* scale_bias: [2][c] in the activation type, from cuda_bn_scale_bias. Unfused (or not
+ * training) the prologue writes `normalized`, which the conv then reads. */
+void cuda_conv_bn_forward_sbr(const rt_cuda_conv_bn *f, void *out, const void *in, void *normalized, const void *weight,
+                              const void *scale_bias, int training);
+/* The prologue's per-channel scale = gamma·inv_std and bias = beta - mean·scale. */
+void cuda_bn_scale_bias(void *scale_bias, const float *gamma, const float *beta, const float *mean,
+                        const float *inv_std, int c);
 /* The conv (training: with the sums, fused or not; else the conv alone). */
 void cuda_conv_bn_forward(const rt_cuda_conv_bn *f, void *out, const void *in, const void *weight, int training);
 /* The bn's training statistics of out (the conv's output, n*hw rows of c channels): from the

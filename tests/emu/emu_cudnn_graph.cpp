@@ -9,7 +9,12 @@
  *     beta·Y); OPERATION_GEN_STATS: mode SUM_SQSUM, math precision, X, SUM, SQSUM
  *     (per-channel sums of X and of X², [1,C,1,1]);
  *   OPERATIONGRAPH: handle and operations, whose tensors connect by unique id.
- * One engine is emulated, ConvBNfprop's conv + genstats pattern, with the support surface
+ *   POINTWISE: mode (MUL, ADD, RELU_FWD emulated) and math precision; OPERATION_POINTWISE:
+ *     the descriptor, X, B (the binary modes), Y; tensors may be virtual (IS_VIRTUAL).
+ * One engine is emulated, ConvBNfprop's conv + genstats pattern, optionally with its
+ * scale-bias-ReLU prologue (X = relu(raw·scale + bias): MUL, ADD, RELU_FWD into virtual
+ * tensors, FP16 per-channel [1,C,1,1] scale and bias, the ReLU'd value rounded to FP16 as the
+ * tensor cores read it), with the support surface
  * the documentation gives its specialized pre-compiled engine: a convolution forward whose Y
  * only a genstats reads, FP16 X, W, Y, FP32 sums, compute FP32, cross-correlation, NHWC
  * packed X and Y, KRSC packed W, C and K multiples of 8, 1x1 or 3x3 filters, dilation 1,
@@ -39,6 +44,7 @@ struct attr {
 struct tensor_info {
     cudnnDataType_t dt;
     int64_t dims[4], strides[4], uid;
+    bool virt;   /* an intermediate the engine keeps to itself */
 };
 
 /* The graph's two operations, once the graph is finalized (an execution plan keeps a copy:
@@ -47,6 +53,11 @@ struct conv_stats {
     const struct desc *fwd, *stats, *cv;
     tensor_info x, w, y, sum, sq;
     int64_t pad[2], stride[2], dil[2];
+    /* the scale-bias-ReLU prologue: x = relu(raw·scale + bias), when sbr */
+    bool sbr;
+    tensor_info raw, scale, bias;
+    const struct desc *pw[3];   /* its operations, in graph order of finding */
+    int n_pw;
 };
 
 struct desc {
@@ -99,6 +110,11 @@ double scalar(const desc *d, int name) {
 /* The documented type of each attribute the emulator knows; another attribute is refused. */
 bool attr_type(cudnnBackendDescriptorType_t dt, int name, cudnnBackendAttributeType_t *t) {
     switch (name) {
+    case CUDNN_ATTR_POINTWISE_MODE: *t = CUDNN_TYPE_POINTWISE_MODE; return true;
+    case CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR: case CUDNN_ATTR_OPERATION_POINTWISE_XDESC:
+    case CUDNN_ATTR_OPERATION_POINTWISE_BDESC: case CUDNN_ATTR_OPERATION_POINTWISE_YDESC:
+        *t = CUDNN_TYPE_BACKEND_DESCRIPTOR; return true;
+    case CUDNN_ATTR_POINTWISE_MATH_PREC:
     case CUDNN_ATTR_TENSOR_DATA_TYPE: case CUDNN_ATTR_CONVOLUTION_COMP_TYPE: case CUDNN_ATTR_OPERATION_GENSTATS_MATH_PREC:
         *t = CUDNN_TYPE_DATA_TYPE; return true;
     case CUDNN_ATTR_TENSOR_DIMENSIONS: case CUDNN_ATTR_TENSOR_STRIDES: case CUDNN_ATTR_TENSOR_UNIQUE_ID:
@@ -147,7 +163,7 @@ cudnnStatus_t finalize_tensor(desc *d) {
     if (dims.size() != 4 || st.size() != 4) return CUDNN_STATUS_NOT_SUPPORTED;   /* 4-D only emulated */
     for (int i = 0; i < 4; i++)
         if (dims[i] <= 0 || st[i] <= 0) return CUDNN_STATUS_BAD_PARAM;
-    if (has(d, CUDNN_ATTR_TENSOR_IS_VIRTUAL) && one<bool>(d, CUDNN_ATTR_TENSOR_IS_VIRTUAL)) return CUDNN_STATUS_NOT_SUPPORTED;
+    d->t.virt = has(d, CUDNN_ATTR_TENSOR_IS_VIRTUAL) && one<bool>(d, CUDNN_ATTR_TENSOR_IS_VIRTUAL);
     d->t.dt = one<cudnnDataType_t>(d, CUDNN_ATTR_TENSOR_DATA_TYPE);
     if (!dt_bytes(d->t.dt)) return CUDNN_STATUS_NOT_SUPPORTED;
     for (int i = 0; i < 4; i++) d->t.dims[i] = dims[(size_t)i], d->t.strides[i] = st[(size_t)i];
@@ -155,12 +171,48 @@ cudnnStatus_t finalize_tensor(desc *d) {
     return CUDNN_STATUS_SUCCESS;
 }
 
+/* A pointwise operation's mode, and its X, B (or nullptr) and Y tensors. */
+cudnnPointwiseMode_t pw_mode(const desc *op) {
+    return one<cudnnPointwiseMode_t>(sub(op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_BACKEND_POINTWISE_DESCRIPTOR),
+                                     CUDNN_ATTR_POINTWISE_MODE);
+}
+const tensor_info *pw_t(const desc *op, int name) {
+    const desc *t = sub(op, name, CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+    return t ? &t->t : nullptr;
+}
+
+/* The prologue of the ConvBNfprop pattern: the conv's X is relu(add(mul(raw, scale), bias)),
+ * three pointwise operations chained by unique id (in any order in the graph). */
+bool prologue(conv_stats *p) {
+    if (p->n_pw != 3) return false;
+    const desc *mul = nullptr, *add = nullptr, *relu = nullptr;
+    for (int i = 0; i < 3; i++) {
+        cudnnPointwiseMode_t m = pw_mode(p->pw[i]);
+        if (m == CUDNN_POINTWISE_MUL && !mul) mul = p->pw[i];
+        else if (m == CUDNN_POINTWISE_ADD && !add) add = p->pw[i];
+        else if (m == CUDNN_POINTWISE_RELU_FWD && !relu) relu = p->pw[i];
+        else return false;
+    }
+    if (!mul || !add || !relu) return false;
+    const tensor_info *relu_y = pw_t(relu, CUDNN_ATTR_OPERATION_POINTWISE_YDESC), *relu_x = pw_t(relu, CUDNN_ATTR_OPERATION_POINTWISE_XDESC);
+    const tensor_info *add_y = pw_t(add, CUDNN_ATTR_OPERATION_POINTWISE_YDESC), *add_x = pw_t(add, CUDNN_ATTR_OPERATION_POINTWISE_XDESC);
+    const tensor_info *mul_y = pw_t(mul, CUDNN_ATTR_OPERATION_POINTWISE_YDESC), *mul_x = pw_t(mul, CUDNN_ATTR_OPERATION_POINTWISE_XDESC);
+    const tensor_info *scale = pw_t(mul, CUDNN_ATTR_OPERATION_POINTWISE_BDESC), *bias = pw_t(add, CUDNN_ATTR_OPERATION_POINTWISE_BDESC);
+    if (!relu_y || !relu_x || !add_y || !add_x || !mul_y || !mul_x || !scale || !bias) return false;
+    if (relu_y->uid != p->x.uid || relu_x->uid != add_y->uid || add_x->uid != mul_y->uid) return false;
+    if (!relu_y->virt || !add_y->virt || !mul_y->virt || mul_x->virt || scale->virt || bias->virt) return false;
+    p->sbr = true, p->raw = *mul_x, p->scale = *scale, p->bias = *bias;
+    return true;
+}
+
 bool pick(const desc *g, conv_stats *p) {
     std::vector<desc *> ops = many<desc *>(g, CUDNN_ATTR_OPERATIONGRAPH_OPS);
     p->fwd = p->stats = nullptr;
+    p->sbr = false, p->n_pw = 0;
     for (desc *o : ops) {
         if (o->type == CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR && !p->fwd) p->fwd = o;
         else if (o->type == CUDNN_BACKEND_OPERATION_GEN_STATS_DESCRIPTOR && !p->stats) p->stats = o;
+        else if (o->type == CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR && p->n_pw < 3) p->pw[p->n_pw++] = o;
         else return false;   /* another operation: no emulated engine takes it */
     }
     if (!p->fwd || !p->stats) return false;
@@ -170,6 +222,7 @@ bool pick(const desc *g, conv_stats *p) {
     p->y = sub(p->fwd, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, CUDNN_BACKEND_TENSOR_DESCRIPTOR)->t;
     p->sum = sub(p->stats, CUDNN_ATTR_OPERATION_GENSTATS_SUMDESC, CUDNN_BACKEND_TENSOR_DESCRIPTOR)->t;
     p->sq = sub(p->stats, CUDNN_ATTR_OPERATION_GENSTATS_SQSUMDESC, CUDNN_BACKEND_TENSOR_DESCRIPTOR)->t;
+    if (p->n_pw && !prologue(p)) return false;
     std::vector<int64_t> pre = many<int64_t>(p->cv, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS);
     std::vector<int64_t> st = many<int64_t>(p->cv, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES);
     std::vector<int64_t> dl = many<int64_t>(p->cv, CUDNN_ATTR_CONVOLUTION_DILATIONS);
@@ -183,6 +236,15 @@ bool engine_takes(const desc *g) {
     if (!pick(g, &p)) return false;
     const desc *genstats_x = sub(p.stats, CUDNN_ATTR_OPERATION_GENSTATS_XDESC, CUDNN_BACKEND_TENSOR_DESCRIPTOR);
     if (genstats_x->t.uid != p.y.uid) return false;   /* the genstats must read the conv's output */
+    if (p.sbr) {   /* FP16 input, FP16 per-channel scale and bias, FP16 into the MMA */
+        if (p.raw.dt != CUDNN_DATA_HALF || p.scale.dt != CUDNN_DATA_HALF || p.bias.dt != CUDNN_DATA_HALF) return false;
+        if (!nhwc_packed(p.raw) || memcmp(p.raw.dims, p.x.dims, sizeof p.x.dims)) return false;
+        for (const tensor_info *t : { &p.scale, &p.bias })
+            if (t->dims[0] != 1 || t->dims[1] != p.x.dims[1] || t->dims[2] != 1 || t->dims[3] != 1) return false;
+    } else if (p.x.virt) {
+        return false;
+    }
+    if (p.y.virt || p.sum.virt || p.sq.virt || p.w.virt) return false;
     if (p.x.dt != CUDNN_DATA_HALF || p.w.dt != CUDNN_DATA_HALF || p.y.dt != CUDNN_DATA_HALF) return false;
     if (p.sum.dt != CUDNN_DATA_FLOAT || p.sq.dt != CUDNN_DATA_FLOAT) return false;
     if (one<cudnnDataType_t>(p.cv, CUDNN_ATTR_CONVOLUTION_COMP_TYPE) != CUDNN_DATA_FLOAT) return false;
@@ -254,6 +316,20 @@ cudnnStatus_t finalize(desc *d) {
             return CUDNN_STATUS_BAD_PARAM;
         return CUDNN_STATUS_SUCCESS;
     case CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR: return finalize_graph(d);
+    case CUDNN_BACKEND_POINTWISE_DESCRIPTOR:
+        return need({ CUDNN_ATTR_POINTWISE_MODE, CUDNN_ATTR_POINTWISE_MATH_PREC }) ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_BAD_PARAM;
+    case CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR: {
+        const desc *pw = sub(d, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
+        if (!pw || !sub(d, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_BACKEND_TENSOR_DESCRIPTOR) ||
+            !sub(d, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_BACKEND_TENSOR_DESCRIPTOR))
+            return CUDNN_STATUS_BAD_PARAM;
+        cudnnPointwiseMode_t m = one<cudnnPointwiseMode_t>(pw, CUDNN_ATTR_POINTWISE_MODE);
+        bool binary = m == CUDNN_POINTWISE_ADD || m == CUDNN_POINTWISE_MUL;
+        if (binary != (sub(d, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_BACKEND_TENSOR_DESCRIPTOR) != nullptr))
+            return CUDNN_STATUS_BAD_PARAM;
+        if (!binary && m != CUDNN_POINTWISE_RELU_FWD) return CUDNN_STATUS_NOT_SUPPORTED;   /* not emulated */
+        return CUDNN_STATUS_SUCCESS;
+    }
     case CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR:
         if (!sub(d, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR) ||
             !need({ CUDNN_ATTR_ENGINEHEUR_MODE }))
@@ -266,6 +342,7 @@ cudnnStatus_t finalize(desc *d) {
         if (!cfg->graph->pattern_ok) return CUDNN_STATUS_NOT_SUPPORTED;
         if (!pick(cfg->graph, &d->run)) return CUDNN_STATUS_NOT_SUPPORTED;
         d->run.fwd = d->run.stats = d->run.cv = nullptr;   /* the plan outlives them */
+        d->run.n_pw = 0;
         d->handle = one<cudnnHandle_t>(d, CUDNN_ATTR_EXECUTION_PLAN_HANDLE);
         return CUDNN_STATUS_SUCCESS;
     }
@@ -365,12 +442,14 @@ cudnnStatus_t cudnnBackendExecute(cudnnHandle_t h, cudnnBackendDescriptor_t plan
         pack->type != CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR)
         return CUDNN_STATUS_BAD_PARAM;
     const conv_stats &p = plan->run;
-    const void *x = pointer_of(pack, p.x.uid), *w = pointer_of(pack, p.w.uid);
+    const void *x = pointer_of(pack, p.sbr ? p.raw.uid : p.x.uid), *w = pointer_of(pack, p.w.uid);
     void *y = pointer_of(pack, p.y.uid), *sum = pointer_of(pack, p.sum.uid), *sq = pointer_of(pack, p.sq.uid);
+    const void *scale = p.sbr ? pointer_of(pack, p.scale.uid) : nullptr, *bias = p.sbr ? pointer_of(pack, p.bias.uid) : nullptr;
     void *ws = has(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE) ? one<void *>(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE) : nullptr;
-    if (!x || !w || !y || !sum || !sq || !ws) return CUDNN_STATUS_BAD_PARAM;
+    if (!x || !w || !y || !sum || !sq || !ws || (p.sbr && (!scale || !bias))) return CUDNN_STATUS_BAD_PARAM;
     const char *what = "cudnnBackendExecute";
     emu::check_device(x, (size_t)span(p.x) * 2, what);
+    if (p.sbr) emu::check_device(scale, (size_t)span(p.scale) * 2, what), emu::check_device(bias, (size_t)span(p.bias) * 2, what);
     emu::check_device(w, (size_t)span(p.w) * 2, what);
     emu::check_device(y, (size_t)span(p.y) * 2, what);
     emu::check_device(sum, (size_t)span(p.sum) * 4, what);
@@ -381,14 +460,30 @@ cudnnStatus_t cudnnBackendExecute(cudnnHandle_t h, cudnnBackendDescriptor_t plan
         emu::cudnn_digest += 0x5bd1e9955bd1e995ull;   /* a fused conv: ranks must run alike */
         emu::traffic_touch(x, (size_t)span(g.x) * 2, false);
         emu::traffic_touch(w, (size_t)span(g.w) * 2, false);
+        if (g.sbr) emu::traffic_touch(scale, (size_t)span(g.scale) * 2, false), emu::traffic_touch(bias, (size_t)span(g.bias) * 2, false);
         emu::traffic_touch(y, (size_t)span(g.y) * 2, true);
         emu::traffic_touch(sum, (size_t)span(g.sum) * 4, true);
         emu::traffic_touch(sq, (size_t)span(g.sq) * 4, true);
         float nan = NAN;
         for (size_t i = 0; i + 4 <= PLAN_WORKSPACE; i += 4) memcpy((char *)ws + i, &nan, 4);
-        const __half *X = (const __half *)x, *W = (const __half *)w;
+        const __half *W = (const __half *)w;
         __half *Y = (__half *)y;
         int64_t n = g.x.dims[0], c = g.x.dims[1], ih = g.x.dims[2], iw = g.x.dims[3];
+        /* the conv's input: x, or the prologue's relu(raw·scale + bias) in FP32, rounded to
+         * FP16 as the tensor cores read it */
+        std::vector<__half> xin((size_t)span(g.x));
+        const __half *R = (const __half *)x;
+        for (int64_t b = 0; b < n; b++)
+            for (int64_t ch = 0; ch < c; ch++)
+                for (int64_t i = 0; i < ih; i++)
+                    for (int64_t j = 0; j < iw; j++) {
+                        int64_t o = at(g.x, b, ch, i, j);
+                        if (!g.sbr) { xin[(size_t)o] = R[at(g.x, b, ch, i, j)]; continue; }
+                        float v = __half2float(R[at(g.raw, b, ch, i, j)]) * __half2float(((const __half *)scale)[at(g.scale, 0, ch, 0, 0)]) +
+                                  __half2float(((const __half *)bias)[at(g.bias, 0, ch, 0, 0)]);
+                        xin[(size_t)o] = __float2half(v > 0 ? v : 0.0f);
+                    }
+        const __half *X = xin.data();
         int64_t k = g.w.dims[0], r = g.w.dims[2], s = g.w.dims[3], oh = g.y.dims[2], ow = g.y.dims[3];
         std::vector<double> tot((size_t)k, 0.0), tot2((size_t)k, 0.0);
         for (int64_t b = 0; b < n; b++)

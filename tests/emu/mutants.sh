@@ -28,6 +28,8 @@
 #             dropped, overwritten by the sum of squares: test_ops_gpu's conv + bn checks fail)
 #   genstats-node: conv_bn_fprop.cu's graph without its genstats node (a plain conv, which
 #             the engine does not take: the fused checks find the unfused path)
+#   sbr-bias: conv_bn_fprop.cu hands the prologue's scale as its bias too (the bias dropped:
+#             test_ops_gpu's scale-bias-relu + conv checks fail)
 #   bn-add-branch: bn_add_relu_nhwc.cu adds a projection block's downsample branch without
 #             normalizing it (the second bn dropped: test_ops_gpu's projection checks fail)
 # MUTANTS="name ..." runs only those.
@@ -79,6 +81,8 @@ mutant retire-reset ops/batchnorm_nhwc_vec.cu 's/(vec_tile_totals<V>\(part, c, \
   ops/batchnorm_nhwc_vec.cu "FAIL .*retire"
 mutant genstats-sum ops/conv_bn_fprop.cu 's/out, sums, sums \+ s->oc \}/out, sums, sums }/' ops/conv_bn_fprop.cu \
   "FAIL .*conv + bn statistics"
-mutant genstats-node ops/conv_bn_fprop.cu 's/ops\[2\] = \{ d\[FWD\], d\[STATS\] \}/ops[2] = { d[FWD], d[FWD] }/' \
+mutant genstats-node ops/conv_bn_fprop.cu 's/ops\[5\] = \{ d\[FWD\], d\[STATS\],/ops[5] = { d[FWD], d[FWD],/' \
   ops/conv_bn_fprop.cu "FAIL .*conv + bn statistics"
+mutant sbr-bias ops/conv_bn_fprop.cu 's/scale_bias \? \(char \*\)scale_bias \+ 2 \* \(size_t\)s->c : NULL/scale_bias/' \
+  ops/conv_bn_fprop.cu "FAIL .*scale-bias-relu"
 exit $status

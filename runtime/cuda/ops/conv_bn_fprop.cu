@@ -21,15 +21,18 @@ void *rt_cuda_conv_workspace_of(const rt_cuda_conv *c, size_t *bytes);
 size_t rt_cuda_conv_add_workspace(rt_cuda_conv *c, size_t bytes);
 
 /* The graph's tensors by unique id (the variant pack's order). */
-enum { UID_X = 1, UID_W, UID_Y, UID_SUM, UID_SQSUM, N_UIDS = 5 };
+enum { UID_X = 1, UID_W, UID_Y, UID_SUM, UID_SQSUM, UID_SCALE, UID_BIAS, N_UIDS = 7 };
+/* The prologue's intermediates (virtual: never in memory): x·scale, + bias, ReLU. */
+enum { UID_T_MUL = 101, UID_T_ADD, UID_T_RELU };
 
 struct rt_cuda_conv_bn {
     rt_cuda_conv *conv;
+    int sbr;                         /* the prologue: relu(x·scale + bias) of the previous bn */
     cudnnBackendDescriptor_t plan;   /* NULL: unfused */
     size_t ws;                       /* the plan's workspace */
     /* the graph's descriptors and the plan's engine configuration, kept while the plan lives
      * (the documentation does not promise a plan outlives them) */
-    cudnnBackendDescriptor_t keep[24];
+    cudnnBackendDescriptor_t keep[40];   /* the graph's (N_DESC), the configurations (8), the heuristics */
     int n_keep;
     char why[200];                   /* why unfused */
 };
@@ -48,7 +51,7 @@ typedef struct {
     } while (0)
 
 static cudnnBackendDescriptor_t tensor(graph_err *e, int64_t uid, cudnnDataType_t dt, const int64_t dims[4],
-                                       const int64_t strides[4]) {
+                                       const int64_t strides[4], bool is_virtual = false) {
     cudnnBackendDescriptor_t t = NULL;
     int64_t align = 16;
     G("tensor create", cudnnBackendCreateDescriptor(CUDNN_BACKEND_TENSOR_DESCRIPTOR, &t));
@@ -58,6 +61,8 @@ static cudnnBackendDescriptor_t tensor(graph_err *e, int64_t uid, cudnnDataType_
     G("tensor strides", cudnnBackendSetAttribute(t, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, strides));
     G("tensor uid", cudnnBackendSetAttribute(t, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid));
     G("tensor alignment", cudnnBackendSetAttribute(t, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &align));
+    if (is_virtual)
+        G("tensor virtual", cudnnBackendSetAttribute(t, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &is_virtual));
     G("tensor finalize", cudnnBackendFinalize(t));
     return t;
 }
@@ -97,7 +102,8 @@ static void build(rt_cuda_conv_bn *f, size_t cap) {
         snprintf(f->why, sizeof f->why, "%s", dev);
         return;
     }
-    enum { X, W, Y, SUM, SQ, CONV, FWD, STATS, GRAPH, HEUR, N_DESC };
+    enum { X, W, Y, SUM, SQ, CONV, FWD, STATS, GRAPH, HEUR, SCALE, BIAS, T_MUL, T_ADD, T_RELU, PW_MUL, PW_ADD, PW_RELU,
+           OP_MUL, OP_ADD, OP_RELU, N_DESC };
     cudnnBackendDescriptor_t d[N_DESC] = { 0 };
     graph_err err = { CUDNN_STATUS_SUCCESS, NULL }, *e = &err;
     int64_t n = s->n, c = s->c, h = s->h, w = s->w, k = s->oc, r = s->kh, q = s->kw, oh = s->oh, ow = s->ow;
@@ -110,6 +116,31 @@ static void build(rt_cuda_conv_bn *f, size_t cap) {
     d[Y] = tensor(e, UID_Y, CUDNN_DATA_HALF, yd, ys);
     d[SUM] = tensor(e, UID_SUM, CUDNN_DATA_FLOAT, sd, ss);
     d[SQ] = tensor(e, UID_SQSUM, CUDNN_DATA_FLOAT, sd, ss);
+    if (f->sbr) {   /* x -> x·scale -> + bias -> ReLU -> the conv's input (FP32 intermediates) */
+        int64_t cd[4] = { 1, c, 1, 1 }, cs[4] = { c, 1, c, c };
+        d[SCALE] = tensor(e, UID_SCALE, CUDNN_DATA_HALF, cd, cs);
+        d[BIAS] = tensor(e, UID_BIAS, CUDNN_DATA_HALF, cd, cs);
+        d[T_MUL] = tensor(e, UID_T_MUL, CUDNN_DATA_FLOAT, xd, xs, true);
+        d[T_ADD] = tensor(e, UID_T_ADD, CUDNN_DATA_FLOAT, xd, xs, true);
+        d[T_RELU] = tensor(e, UID_T_RELU, CUDNN_DATA_HALF, xd, xs, true);
+        static const cudnnPointwiseMode_t modes[3] = { CUDNN_POINTWISE_MUL, CUDNN_POINTWISE_ADD, CUDNN_POINTWISE_RELU_FWD };
+        int in[3] = { X, T_MUL, T_ADD }, b[3] = { SCALE, BIAS, -1 }, out[3] = { T_MUL, T_ADD, T_RELU };
+        for (int i = 0; i < 3 && !e->step; i++) {
+            cudnnDataType_t prec = CUDNN_DATA_FLOAT;
+            cudnnBackendDescriptor_t *pw = &d[PW_MUL + i], *op = &d[OP_MUL + i];
+            G("pointwise create", cudnnBackendCreateDescriptor(CUDNN_BACKEND_POINTWISE_DESCRIPTOR, pw));
+            G("pointwise mode", cudnnBackendSetAttribute(*pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &modes[i]));
+            G("pointwise precision", cudnnBackendSetAttribute(*pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &prec));
+            G("pointwise finalize", cudnnBackendFinalize(*pw));
+            G("pointwise op create", cudnnBackendCreateDescriptor(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, op));
+            G("pointwise op desc", cudnnBackendSetAttribute(*op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, pw));
+            G("pointwise op x", cudnnBackendSetAttribute(*op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &d[in[i]]));
+            if (b[i] >= 0)
+                G("pointwise op b", cudnnBackendSetAttribute(*op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &d[b[i]]));
+            G("pointwise op y", cudnnBackendSetAttribute(*op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &d[out[i]]));
+            G("pointwise op finalize", cudnnBackendFinalize(*op));
+        }
+    }
     if (!e->step) {
         int64_t dims = 2, pad[2] = { s->ph, s->pw }, stride[2] = { s->sh, s->sw }, dil[2] = { s->dh, s->dw };
         cudnnDataType_t acc = CUDNN_DATA_FLOAT;
@@ -127,7 +158,8 @@ static void build(rt_cuda_conv_bn *f, size_t cap) {
     if (!e->step) {
         float alpha = 1.0f, beta = 0.0f;
         G("conv op create", cudnnBackendCreateDescriptor(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, &d[FWD]));
-        G("conv op x", cudnnBackendSetAttribute(d[FWD], CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &d[X]));
+        G("conv op x", cudnnBackendSetAttribute(d[FWD], CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+                                                &d[f->sbr ? T_RELU : X]));
         G("conv op w", cudnnBackendSetAttribute(d[FWD], CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &d[W]));
         G("conv op y", cudnnBackendSetAttribute(d[FWD], CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &d[Y]));
         G("conv op desc", cudnnBackendSetAttribute(d[FWD], CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &d[CONV]));
@@ -148,12 +180,13 @@ static void build(rt_cuda_conv_bn *f, size_t cap) {
     }
     if (!e->step) {
         cudnnHandle_t handle = rt_cudnn();
-        cudnnBackendDescriptor_t ops[2] = { d[FWD], d[STATS] };
+        cudnnBackendDescriptor_t ops[5] = { d[FWD], d[STATS], d[OP_MUL], d[OP_ADD], d[OP_RELU] };
+        int64_t n_ops = f->sbr ? 5 : 2;
         G("graph create", cudnnBackendCreateDescriptor(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, &d[GRAPH]));
         /* (cuDNN 9 deprecates the graph's and the plan's handle attributes, which 8 needs:
          * set, and a refusal of them ignored) */
         (void)cudnnBackendSetAttribute(d[GRAPH], CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
-        G("graph ops", cudnnBackendSetAttribute(d[GRAPH], CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 2, ops));
+        G("graph ops", cudnnBackendSetAttribute(d[GRAPH], CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, n_ops, ops));
         G("graph finalize", cudnnBackendFinalize(d[GRAPH]));
     }
     int offered = 0;
@@ -206,6 +239,7 @@ static void build(rt_cuda_conv_bn *f, size_t cap) {
             if (heur) cudnnBackendDestroyDescriptor(heur);
         }
     }
+    static_assert(N_DESC + 8 + 1 <= (int)(sizeof f->keep / sizeof f->keep[0]), "room for every kept descriptor");
     if (f->plan) {
         for (int i = 0; i < N_DESC; i++) f->keep[f->n_keep++] = d[i];
         return;
@@ -221,6 +255,12 @@ static void build(rt_cuda_conv_bn *f, size_t cap) {
 rt_cuda_conv_bn *rt_cuda_conv_bn_create(rt_cuda_conv *conv) {
     rt_cuda_conv_bn *f = (rt_cuda_conv_bn *)rt_xcalloc(1, sizeof *f);
     f->conv = conv;
+    return f;
+}
+
+rt_cuda_conv_bn *rt_cuda_conv_bn_create_sbr(rt_cuda_conv *conv) {
+    rt_cuda_conv_bn *f = rt_cuda_conv_bn_create(conv);
+    f->sbr = 1;
     return f;
 }
 
@@ -254,23 +294,76 @@ int rt_cuda_conv_bn_fused(const rt_cuda_conv_bn *f, const char **why) {
 /* The sums' room: [0, c) the sums, [c, 2c) the sums of squares, in FP32. */
 static float *sums_of(int c) { return (float *)bn_channel_totals(c); }
 
+/* The conv's input from the previous bn's raw input: relu(x·scale + bias), per channel, in
+ * the activation type (the unfused prologue). */
+template <typename T> __global__ void __launch_bounds__(RT_THREADS)
+sbr_apply_kernel(T *out, const T *in, const T *scale_bias, long total, int c) {
+    GRID_STRIDE(i, total) {
+        int ch = (int)(i % c);
+        float v = rt_ld(in[i]) * rt_ld(scale_bias[ch]) + rt_ld(scale_bias[c + ch]);
+        out[i] = rt_st<T>(v > 0.0f ? v : 0.0f);
+    }
+}
+
+/* scale = gamma·inv_std and bias = beta - mean·scale, per channel, as the prologue reads them. */
+template <typename T> __global__ void __launch_bounds__(RT_THREADS)
+bn_scale_bias_kernel(T *sb, const float *gamma, const float *beta, const float *mean, const float *inv_std, int c) {
+    int ch = blockIdx.x * blockDim.x + threadIdx.x;
+    if (ch >= c) return;
+    float k = gamma[ch] * inv_std[ch];
+    sb[ch] = rt_st<T>(k);
+    sb[c + ch] = rt_st<T>(beta[ch] - mean[ch] * k);
+}
+
+void cuda_bn_scale_bias(void *scale_bias, const float *gamma, const float *beta, const float *mean,
+                        const float *inv_std, int c) {
+    RT_ACT_DISPATCH(bn_scale_bias_kernel<T><<<(c + RT_THREADS - 1) / RT_THREADS, RT_THREADS, 0, rt_stream()>>>(
+        (T *)scale_bias, gamma, beta, mean, inv_std, c));
+    CUDA_LAUNCHED();
+}
+
+static void execute(const rt_cuda_conv_bn *f, void *out, const void *in, const void *weight, const void *scale_bias);
+
+void cuda_conv_bn_forward_sbr(const rt_cuda_conv_bn *f, void *out, const void *in, void *normalized, const void *weight,
+                              const void *scale_bias, int training) {
+    if (!f->sbr) rt_die("conv_bn: internal: a prologue asked of a plan created without it");
+    if (training && f->plan) {
+        execute(f, out, in, weight, scale_bias);
+        return;
+    }
+    int nhwc, dw;
+    const rt_conv_shape *s = rt_cuda_conv_shape_of(f->conv, &nhwc, &dw);
+    long total = (long)s->n * s->c * s->h * s->w;
+    RT_ACT_DISPATCH(sbr_apply_kernel<T><<<rt_blocks(total), RT_THREADS, 0, rt_stream()>>>(
+        (T *)normalized, (const T *)in, (const T *)scale_bias, total, s->c));
+    CUDA_LAUNCHED();
+    cuda_conv2d_forward(f->conv, out, normalized, weight);
+}
+
 void cuda_conv_bn_forward(const rt_cuda_conv_bn *f, void *out, const void *in, const void *weight, int training) {
+    if (f->sbr) rt_die("conv_bn: internal: a plan with a prologue run without its scale and bias");
     if (!training || !f->plan) {
         cuda_conv2d_forward(f->conv, out, in, weight);
         return;
     }
+    execute(f, out, in, weight, NULL);
+}
+
+static void execute(const rt_cuda_conv_bn *f, void *out, const void *in, const void *weight, const void *scale_bias) {
     int nhwc, dw;
     const rt_conv_shape *s = rt_cuda_conv_shape_of(f->conv, &nhwc, &dw);
     float *sums = sums_of(s->oc);
     size_t ws_bytes;
     void *ws = rt_cuda_conv_workspace_of(f->conv, &ws_bytes);
     if (f->ws > ws_bytes) rt_die("conv_bn: internal: the fused plan needs %zu bytes of workspace, %zu are set", f->ws, ws_bytes);
-    int64_t uids[N_UIDS] = { UID_X, UID_W, UID_Y, UID_SUM, UID_SQSUM };
-    void *ptrs[N_UIDS] = { (void *)in, (void *)weight, out, sums, sums + s->oc };
+    int64_t uids[N_UIDS] = { UID_X, UID_W, UID_Y, UID_SUM, UID_SQSUM, UID_SCALE, UID_BIAS };
+    void *ptrs[N_UIDS] = { (void *)in, (void *)weight, out, sums, sums + s->oc, (void *)scale_bias,
+                           scale_bias ? (char *)scale_bias + 2 * (size_t)s->c : NULL };
+    int64_t n_uids = f->sbr ? 7 : 5;
     cudnnBackendDescriptor_t pack = NULL;
     CUDNN_CHECK(cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack));
-    CUDNN_CHECK(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, N_UIDS, uids));
-    CUDNN_CHECK(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, N_UIDS, ptrs));
+    CUDNN_CHECK(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, n_uids, uids));
+    CUDNN_CHECK(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, n_uids, ptrs));
     CUDNN_CHECK(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws));
     CUDNN_CHECK(cudnnBackendFinalize(pack));
     CUDNN_CHECK(cudnnBackendExecute(rt_cudnn(), f->plan, pack));
