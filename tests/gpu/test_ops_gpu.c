@@ -8,7 +8,10 @@
  * page-locked buffers; the channels-last (NHWC) variants against the CPU op on transposed
  * tensors; depthwise convs on the runtime's own kernels in both layouts (each check names the
  * engine that ran, [depthwise], or [cudnn] under TRAINC_CUDA_DEPTHWISE=cudnn, and fails if a
- * depthwise case ran on the other). Needs a GPU: `make test-gpu` runs it (tests/emu/ runs it on the emulator). On failure it prints the first values and the largest difference. */
+ * depthwise case ran on the other); cuDNN's fused conv + batch-norm statistics graphs (with and
+ * without the scale-bias-ReLU prologue) against the unfused CPU ops, fused in FP16 where the
+ * engine takes the shape and unfused in BF16 or where it does not (each check names which
+ * ran, and fails if the other did). Needs a GPU: `make test-gpu` runs it (tests/emu/ runs it on the emulator). On failure it prints the first values and the largest difference. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
