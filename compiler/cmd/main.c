@@ -186,6 +186,11 @@ static int cmd_show(int argc, char **argv) {
         spec_doc_free(&doc);
         return usage_error("--no-bn-add is for --layout nhwc (the only layout whose adds apply batch norm)%s", "");
     }
+    else if (!bad && gpu_cost && opt.no_conv_genstats && !opt.nhwc) {
+        sema_result_free(&res);
+        spec_doc_free(&doc);
+        return usage_error("--no-conv-genstats is for --layout nhwc (the only layout with cuDNN's fused conv engines)%s", "");
+    }
     else if (!bad && !gpu_cost && (opt.no_bn_retire || opt.no_bn_add || opt.no_conv_genstats)) {
         sema_result_free(&res);
         spec_doc_free(&doc);

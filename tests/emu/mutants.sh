@@ -79,10 +79,10 @@ mutant retire-last ops/batchnorm_nhwc_vec.cu 's/== gridDim.y - 1\);/== gridDim.y
   "FAIL .*retire"
 mutant retire-reset ops/batchnorm_nhwc_vec.cu 's/(vec_tile_totals<V>\(part, c, \[&\]\(int ch, double a, double b\) \{\n        finish_channel_stats[^\n]*\n    \}\);\n)    if \(threadIdx.x == 0 && threadIdx.y == 0\) counters\[blockIdx.x\] = 0;\n/$1/' \
   ops/batchnorm_nhwc_vec.cu "FAIL .*retire"
-mutant genstats-sum ops/conv_bn_fprop.cu 's/out, sums, sums \+ s->oc \}/out, sums, sums }/' ops/conv_bn_fprop.cu \
+mutant genstats-sum ops/conv_bn_fprop.cu 's/out, sums, sums \+ s->oc,/out, sums, sums,/' ops/conv_bn_fprop.cu \
   "FAIL .*conv + bn statistics"
 mutant genstats-node ops/conv_bn_fprop.cu 's/ops\[5\] = \{ d\[FWD\], d\[STATS\],/ops[5] = { d[FWD], d[FWD],/' \
   ops/conv_bn_fprop.cu "FAIL .*conv + bn statistics"
-mutant sbr-bias ops/conv_bn_fprop.cu 's/scale_bias \? \(char \*\)scale_bias \+ 2 \* \(size_t\)s->c : NULL/scale_bias/' \
+mutant sbr-bias ops/conv_bn_fprop.cu 's/scale_bias \? \(char \*\)scale_bias \+ 2 \* \(size_t\)s->c : NULL/(void *)scale_bias/' \
   ops/conv_bn_fprop.cu "FAIL .*scale-bias-relu"
 exit $status

@@ -45,4 +45,6 @@ for v in FP16 BF16 off; do
 done
 "$TRAINC" build "$out/ex_FP16.spec" -o "$out/x" --backend cuda --emit-only --no-conv-genstats > "$out/refuse.log" 2>&1
 [ $? = 2 ] && grep -q -- '--no-conv-genstats is for --backend cuda --layout nhwc' "$out/refuse.log" || fail "--no-conv-genstats off nhwc not refused"
+"$TRAINC" show --gpu-cost --no-conv-genstats "$out/ex_FP16.spec" > "$out/refuse2.log" 2>&1
+[ $? = 2 ] && grep -q -- '--no-conv-genstats is for --layout nhwc' "$out/refuse2.log" || fail "show --no-conv-genstats off nhwc not refused"
 exit $status
