@@ -6,7 +6,8 @@
 # one line per precision and device; then the model's figure for the code the H100 measured
 # (BF16 channels-last with the old batch-norm and pooling kernels, TRAINC_CUDA_BN=old
 # TRAINC_CUDA_POOL=old, each bn applied apart from the add and no ReLU bitmasks: --no-bn-add
-# --no-relu-mask) beside the 72.9 ms per 256 images it took (bench/RESULTS.md), and the
+# --no-relu-mask) beside the 72.9 ms per 256 images it took (bench/RESULTS.md), FP16 without
+# cuDNN's conv + genstats engine (--no-conv-genstats), AlexNet and ConvNeXt-Tiny, and the
 # anchors. Figures go in bench/RESULTS.md.
 set -u
 BUILD=${BUILD:-build}
@@ -31,6 +32,9 @@ tail -n 1 "$out/resnet50_BF16_h100_noretire.txt"
 "$BUILD/trainc" show --gpu-cost --layout nhwc --device h100 --no-bn-add --label "resnet50 (--no-bn-add: each bn applied apart, then the add)" \
   "$out/resnet50_BF16.spec" > "$out/resnet50_BF16_h100_nobnadd.txt" || status=1
 tail -n 1 "$out/resnet50_BF16_h100_nobnadd.txt"
+"$BUILD/trainc" show --gpu-cost --layout nhwc --device h100 --no-conv-genstats --label "resnet50 (--no-conv-genstats: bn statistics in their own pass)" \
+  "$out/resnet50_FP16.spec" > "$out/resnet50_FP16_h100_nogenstats.txt" || status=1
+tail -n 1 "$out/resnet50_FP16_h100_nogenstats.txt"
 "$BUILD/trainc" show --gpu-cost --layout nhwc --device h100 --no-relu-mask --label "resnet50 (--no-relu-mask: ReLU outputs read back; the add's and each bn's backward apart)" \
   "$out/resnet50_BF16.spec" > "$out/resnet50_BF16_h100_nomask.txt" || status=1
 tail -n 1 "$out/resnet50_BF16_h100_nomask.txt"

@@ -30,8 +30,8 @@ $(EMU_DIR)/lib/%.o: tests/emu/%.cpp tests/emu/emu_cuda.h tests/emu/emu_internal.
 
 # The library references are plain loops over every product: optimized, without sanitizers
 # (the operands' bounds are checked against the device allocations before each call).
-$(EMU_DIR)/lib/emu_cudnn.o $(EMU_DIR)/lib/emu_cublaslt.o: EMU_SAN :=
-$(EMU_DIR)/lib/emu_cudnn.o $(EMU_DIR)/lib/emu_cublaslt.o: EMU_CXXFLAGS += -O2
+$(EMU_DIR)/lib/emu_cudnn.o $(EMU_DIR)/lib/emu_cudnn_graph.o $(EMU_DIR)/lib/emu_cublaslt.o: EMU_SAN :=
+$(EMU_DIR)/lib/emu_cudnn.o $(EMU_DIR)/lib/emu_cudnn_graph.o $(EMU_DIR)/lib/emu_cublaslt.o: EMU_CXXFLAGS += -O2
 
 $(EMU_LIB): $(EMU_LIB_SRCS:tests/emu/%.cpp=$(EMU_DIR)/lib/%.o)
 	@rm -f $@; ar rcs $@ $^

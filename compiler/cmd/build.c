@@ -145,7 +145,7 @@ static int run_command(char *const argv[]) {
 }
 
 int build_emit(const char *spec_path, const char *emit_dir, int quiet) {
-    build_options opt = { BACKEND_CPU, 1, 0, 0, 0, 0 };
+    build_options opt = { .backend = BACKEND_CPU, .fuse = 1 };
     return build_emit_opts(spec_path, emit_dir, quiet, &opt);
 }
 
@@ -263,7 +263,7 @@ int build_emit_opts(const char *spec_path, const char *emit_dir, int quiet, cons
 }
 
 int build_binary(const char *spec_path, const char *out_bin, const char *emit_dir_opt) {
-    build_options opt = { BACKEND_CPU, 1, 0, 0, 0, 0 };
+    build_options opt = { .backend = BACKEND_CPU, .fuse = 1 };
     return build_binary_opts(spec_path, out_bin, emit_dir_opt, &opt);
 }
 

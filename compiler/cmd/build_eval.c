@@ -33,6 +33,7 @@ int build_eval_lower(schedule *eval, const sema_result *res, const build_options
     at_eval.net = res->eval_net;
     if (lower(eval, &at_eval, opt, 0, spec_path) != 0) return 1;
     ir_plan_forward_only(&eval->net);   /* it runs no backward: its arena holds the forward's tensors */
+    if (opt->backend == BACKEND_CUDA) choose_conv_bn(eval, 0);   /* forward only: no fused statistics */
     if (opt->backend == BACKEND_CUDA) prefix_idents(&eval->net, train);
     char line[160];
     snprintf(line, sizeof line, "    .eval_h = %lld, .eval_w = %lld, .eval_arena_bytes = %ld,\n", (long long)run->eval_h,

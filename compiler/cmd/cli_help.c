@@ -22,9 +22,10 @@ static const command_help helps[] = {
       "       trainc show --buckets SPEC\n"
       "       trainc show --device-memory GiB SPEC\n"
       "       trainc show --schedule [--backend cpu|cuda] [--layout nchw|nhwc] [--no-bn-retire]\n"
-      "                              [--no-bn-add] [--no-relu-mask] SPEC\n"
+      "                              [--no-bn-add] [--no-relu-mask] [--no-conv-genstats] SPEC\n"
       "       trainc show --gpu-cost [--device h100|h200|a100] [--layout nchw|nhwc] [--old-kernels]\n"
-      "                              [--no-bn-retire] [--no-bn-add] [--no-relu-mask] SPEC\n"
+      "                              [--no-bn-retire] [--no-bn-add] [--no-relu-mask] [--no-conv-genstats]\n"
+      "                              SPEC\n"
       "\n"
       "Without options: the per-layer table (name, type, output shape, params, MACs,\n"
       "activation bytes), totals, and the run summary (global batch, steps, peak LR, LR key\n"
@@ -41,8 +42,9 @@ static const command_help helps[] = {
       "                         call with its bytes, FLOPs and modeled time on --device\n"
       "                         (default h100), totals and one summary line; --old-kernels\n"
       "                         models the batch-norm kernels TRAINC_CUDA_BN=old selects,\n"
-      "                         --no-bn-retire, --no-bn-add and --no-relu-mask the builds\n"
-      "                         of those names\n"
+      "                         --no-bn-retire, --no-bn-add, --no-relu-mask and\n"
+      "                         --no-conv-genstats the builds of those names; each conv's\n"
+      "                         fused engine (or why none) is listed first\n"
       "\n"
       "exit status: 0 shown, 1 invalid spec, 2 usage error\n" },
     { "print",
@@ -63,7 +65,7 @@ static const command_help helps[] = {
     { "build",
       "usage: trainc build SPEC -o BIN [--emit-dir DIR] [--emit-only] [--backend cpu|cuda]\n"
       "                    [--no-fuse] [--layout nchw|nhwc] [--no-bn-retire]\n"
-      "                    [--no-bn-add] [--no-relu-mask]\n"
+      "                    [--no-bn-add] [--no-relu-mask] [--no-conv-genstats]\n"
       "\n"
       "Generates the trainer specialized for SPEC (BIN.src/model.c, plan.txt, buckets.txt)\n"
       "and compiles it against the runtime into BIN; run 'BIN --help' for its options.\n"
@@ -84,6 +86,10 @@ static const command_help helps[] = {
       "                         output), and a residual block's add and closing batch norms\n"
       "                         with backward passes of their own; by default two passes do\n"
       "                         dReLU, the add's gradient and both batch norms' backward\n"
+      "  --no-conv-genstats     cuda nhwc FP16: batch norm's statistics in a pass of their\n"
+      "                         own; by default a conv feeding a batch norm writes them from\n"
+      "                         its epilogue (cuDNN's ConvBNfprop engine, where it takes the\n"
+      "                         shape; the trainer falls back and says why where it does not)\n"
       "\n"
       "exit status: 0 built, 1 invalid spec or build failure, 2 usage error\n" },
     { "schema",

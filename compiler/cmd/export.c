@@ -137,7 +137,7 @@ int export_main(int argc, char **argv) {
     int found = 0, layout = BACKEND_CPU;
     for (int b = BACKEND_CPU; b <= BACKEND_CUDA && !found; b++) {
         if (a.backend >= 0 && a.backend != b) continue;
-        build_options opt = { (build_backend)b, 1, 0, 0, 0, 0 };
+        build_options opt = { .backend = (build_backend)b, .fuse = 1 };
         memset(&s, 0, sizeof s);
         if (lower(&s, &res, &opt, 0, a.spec)) {
             schedule_free(&s);

@@ -30,9 +30,9 @@ static const char usage_text[] =
     "                          for that backend (\"trainer\"; default cpu)\n"
     "  show --buckets SPEC     the gradient all-reduce buckets of the compiled trainer\n"
     "  show --schedule [--backend cpu|cuda] [--layout nchw|nhwc] [--no-bn-retire] [--no-bn-add]\n"
-    "        [--no-relu-mask] SPEC\n"
+    "        [--no-relu-mask] [--no-conv-genstats] SPEC\n"
     "  show --gpu-cost [--device h100|h200|a100] [--layout nchw|nhwc] [--old-kernels]\n"
-    "        [--no-bn-retire] [--no-bn-add] [--no-relu-mask] SPEC\n"
+    "        [--no-bn-retire] [--no-bn-add] [--no-relu-mask] [--no-conv-genstats] SPEC\n"
     "                          the CUDA step's kernels and library calls: bytes, FLOPs,\n"
     "                          launches and modeled time at the device's bandwidth and peak\n"
     "  show --device-memory GiB [--layout nchw|nhwc] SPEC\n"
@@ -50,7 +50,7 @@ static const char usage_text[] =
     "                          formulas, LR at landmarks, layers by stage (--layers: each);\n"
     "                          exit 0 same run, 1 different, 2 trouble (like diff(1))\n"
     "  build SPEC -o BIN [--emit-dir DIR] [--backend cpu|cuda] [--no-fuse] [--layout nchw|nhwc]\n"
-    "        [--no-bn-retire] [--no-bn-add] [--no-relu-mask]\n"
+    "        [--no-bn-retire] [--no-bn-add] [--no-relu-mask] [--no-conv-genstats]\n"
     "                          generate the specialized trainer and compile it; cuda\n"
     "                          needs 'make cuda' first; --no-fuse (cuda) runs one kernel\n"
     "                          per op instead of the fused ones; --layout nhwc (cuda, BF16\n"
@@ -61,6 +61,8 @@ static const char usage_text[] =
     "                          --no-relu-mask (cuda nhwc) reads ReLU outputs in the\n"
     "                          backward instead of bitmasks, and gives a block's add and\n"
     "                          closing batch norms backward passes of their own\n"
+    "                          --no-conv-genstats (cuda nhwc FP16) computes batch norm's\n"
+    "                          statistics in a pass of their own, not in cuDNN's conv\n"
     "  build SPEC --emit-only --emit-dir DIR [...]\n"
     "                          the generated sources only, not compiled\n"
     "  schema --markdown       the field reference of the spec language\n"
@@ -114,7 +116,7 @@ static int cmd_check(int argc, char **argv) {
 
 /* The bucket plan of the CPU trainer, from the same lowering `build` uses. */
 static int show_buckets(FILE *out, const char *path, const sema_result *res) {
-    build_options cpu = { BACKEND_CPU, 1, 0, 0, 0, 0 };
+    build_options cpu = { .backend = BACKEND_CPU, .fuse = 1 };
     schedule s;
     int rc = lower(&s, res, &cpu, 0, path);   /* sema applied the schema's bucket_mb default */
     if (rc == 0) ir_print_buckets(out, &s.net, s.bucket_mb);
@@ -139,7 +141,7 @@ static int parse_backend_option(int argc, char **argv, int *i, build_options *op
 static int cmd_show(int argc, char **argv) {
     int json = 0, buckets = 0, gpu_cost = 0, old_kernels = 0, sched = 0;
     const char *lr_plot = NULL, *device = "h100", *label = NULL;
-    build_options opt = { BACKEND_CPU, 1, 0, 0, 0, 0 };
+    build_options opt = { .backend = BACKEND_CPU, .fuse = 1 };
     double gib = 0;
     const char *path = NULL;
     for (int i = 0; i < argc; i++) {
@@ -158,6 +160,7 @@ static int cmd_show(int argc, char **argv) {
         else if (strcmp(argv[i], "--no-bn-retire") == 0) opt.no_bn_retire = 1;
         else if (strcmp(argv[i], "--no-bn-add") == 0) opt.no_bn_add = 1;
         else if (strcmp(argv[i], "--no-relu-mask") == 0) opt.no_relu_mask = 1;
+        else if (strcmp(argv[i], "--no-conv-genstats") == 0) opt.no_conv_genstats = 1;
         else if (strcmp(argv[i], "--device") == 0 || strcmp(argv[i], "--label") == 0) {
             if (i + 1 >= argc) return usage_error("option '%s' needs a value", argv[i]);
             if (strcmp(argv[i], "--device") == 0) device = argv[++i];
@@ -195,23 +198,31 @@ static int cmd_show(int argc, char **argv) {
         spec_doc_free(&doc);
         return usage_error("--no-relu-mask is for --layout nhwc (the only layout with ReLU bitmasks)%s", "");
     }
+    else if (!bad && gpu_cost && opt.no_conv_genstats && !opt.nhwc) {
+        sema_result_free(&res);
+        spec_doc_free(&doc);
+        return usage_error("--no-conv-genstats is for --layout nhwc (the only layout with cuDNN's fused conv engines)%s", "");
+    }
     else if (!bad && sched && opt.nhwc && opt.backend != BACKEND_CUDA) {
         sema_result_free(&res);
         spec_doc_free(&doc);
         return usage_error("--layout nhwc needs --backend cuda%s", "");
     }
-    else if (!bad && sched && (opt.no_bn_retire || opt.no_bn_add || opt.no_relu_mask) && !(opt.backend == BACKEND_CUDA && opt.nhwc)) {
+    else if (!bad && sched && (opt.no_bn_retire || opt.no_bn_add || opt.no_relu_mask || opt.no_conv_genstats) &&
+             !(opt.backend == BACKEND_CUDA && opt.nhwc)) {
         sema_result_free(&res);
         spec_doc_free(&doc);
-        return usage_error("--no-bn-retire, --no-bn-add and --no-relu-mask are for --backend cuda --layout nhwc%s", "");
+        return usage_error("--no-bn-retire, --no-bn-add, --no-relu-mask and --no-conv-genstats are for --backend cuda "
+                           "--layout nhwc%s", "");
     }
     else if (!bad && sched) bad = show_schedule(stdout, path, &res, &opt);
-    else if (!bad && !gpu_cost && (opt.no_bn_retire || opt.no_bn_add || opt.no_relu_mask)) {
+    else if (!bad && !gpu_cost && (opt.no_bn_retire || opt.no_bn_add || opt.no_relu_mask || opt.no_conv_genstats)) {
         sema_result_free(&res);
         spec_doc_free(&doc);
-        return usage_error("--no-bn-retire, --no-bn-add and --no-relu-mask go with show --gpu-cost or --schedule (or build)%s", "");
+        return usage_error("--no-bn-retire, --no-bn-add, --no-relu-mask and --no-conv-genstats go with show --gpu-cost or "
+                           "--schedule (or build)%s", "");
     }
-    else if (!bad && gpu_cost) bad = show_gpu_cost(stdout, path, &res, device, opt.nhwc, old_kernels, opt.no_bn_retire, opt.no_bn_add, opt.no_relu_mask, label);
+    else if (!bad && gpu_cost) bad = show_gpu_cost(stdout, path, &res, device, &opt, old_kernels, label);
     else if (!bad && gib > 0) bad = show_device_memory(stdout, path, &res, gib, opt.nhwc);
     else if (!bad && buckets) bad = show_buckets(stdout, path, &res);
     else if (!bad) {
@@ -256,7 +267,7 @@ static int cmd_diff(int argc, char **argv) {
 static int cmd_build(int argc, char **argv) {
     const char *spec = NULL, *out = NULL, *emit_dir = NULL;
     int emit_only = 0;
-    build_options opt = { BACKEND_CPU, 1, 0, 0, 0, 0 };
+    build_options opt = { .backend = BACKEND_CPU, .fuse = 1 };
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) out = argv[++i];
         else if (strcmp(argv[i], "--emit-dir") == 0 && i + 1 < argc) emit_dir = argv[++i];
@@ -266,6 +277,7 @@ static int cmd_build(int argc, char **argv) {
         else if (strcmp(argv[i], "--no-bn-retire") == 0) opt.no_bn_retire = 1;
         else if (strcmp(argv[i], "--no-bn-add") == 0) opt.no_bn_add = 1;
         else if (strcmp(argv[i], "--no-relu-mask") == 0) opt.no_relu_mask = 1;
+        else if (strcmp(argv[i], "--no-conv-genstats") == 0) opt.no_conv_genstats = 1;
         else if (strcmp(argv[i], "--emit-only") == 0) emit_only = 1;
         else if (argv[i][0] == '-') return usage_error("unknown or incomplete option '%s' for build", argv[i]);
         else if (spec) return usage_error("build takes one SPEC (extra '%s')", argv[i]);
@@ -279,6 +291,9 @@ static int cmd_build(int argc, char **argv) {
     if (opt.no_relu_mask && !(opt.backend == BACKEND_CUDA && opt.nhwc && opt.fuse))
         return usage_error("--no-relu-mask is for --backend cuda --layout nhwc with fused kernels (the only build that "
                            "writes ReLU bitmasks)%s", "");
+    if (opt.no_conv_genstats && !(opt.backend == BACKEND_CUDA && opt.nhwc && opt.fuse))
+        return usage_error("--no-conv-genstats is for --backend cuda --layout nhwc with fused kernels (the only build "
+                           "that runs cuDNN's fused conv engines)%s", "");
     if (spec && emit_only && (emit_dir || out)) {   /* the sources only: no compiler, no CUDA toolchain */
         if (opt.nhwc && opt.backend != BACKEND_CUDA) return usage_error("--layout nhwc needs --backend cuda%s", "");
         char default_dir[4200];

@@ -63,7 +63,7 @@ static double ring_s(double bytes, int p, const project_system *s) {
 
 static int allreduce(step_model *m, const sema_result *res, const project_system *s, int ranks, const char *spec) {
     schedule lowered;   /* the CUDA trainer's buckets, as `build --backend cuda` plans them */
-    build_options cuda = { BACKEND_CUDA, 1, 0, 0, 0, 0 };
+    build_options cuda = { .backend = BACKEND_CUDA, .fuse = 1 };
     if (lower(&lowered, res, &cuda, 0, spec) != 0) return 1;
     const ir_net net = lowered.net;
     double backward = (m->flop_s + m->mem_s) * 2.0 / 3.0, done = 0, end = 0, total_params = 0;

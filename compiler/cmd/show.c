@@ -102,7 +102,7 @@ typedef struct { int ok; long peak, naive; } show_plan;
 static show_plan plan_memory(const sema_result *res) {
     show_plan p = {0, 0, 0};
     if (!res->run.has_run || res->run.train.batch_per_rank < 1) return p;
-    build_options cpu = { BACKEND_CPU, 1, 0, 0, 0, 0 };
+    build_options cpu = { .backend = BACKEND_CPU, .fuse = 1 };
     schedule s;
     if (lower(&s, res, &cpu, 0, "") == 0) p = (show_plan){1, s.net.arena_bytes, s.net.arena_naive_bytes};
     schedule_free(&s);

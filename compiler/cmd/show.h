@@ -29,8 +29,8 @@ int show_device_memory(FILE *out, const char *path, const sema_result *res, doub
  * modeled time on device (h100, h200, a100), then totals and a summary line starting with
  * label (or path) (show_gpu_cost.c); 0, or 1 for an unknown device, a spec without a CUDA
  * trainer, or a schedule with ops the model lacks (named on stderr). */
-int show_gpu_cost(FILE *out, const char *path, const sema_result *res, const char *device, int nhwc, int old_kernels,
-                  int no_bn_retire, int no_bn_add, int no_relu_mask, const char *label);
+int show_gpu_cost(FILE *out, const char *path, const sema_result *res, const char *device, const build_options *opt,
+                  int old_kernels, const char *label);
 
 /* The spec's reference block (published result), after the run; nothing without one
  * (show_reference.c). The JSON form is a "reference" member, null without one. */

@@ -87,7 +87,7 @@ int show_device_memory(FILE *out, const char *path, const sema_result *res, doub
                         "  hint: a model spec is planned through a run spec that extends it\n", path);
         return 1;
     }
-    devmem_ctx d = { res, { BACKEND_CUDA, 1, nhwc, 0, 0, 0 }, r->compute == RUN_BF16 || r->compute == RUN_FP16 ? 2 : 4, 0, 0 };
+    devmem_ctx d = { res, { .backend = BACKEND_CUDA, .fuse = 1, .nhwc = nhwc }, r->compute == RUN_BF16 || r->compute == RUN_FP16 ? 2 : 4, 0, 0 };
     schedule at1;   /* the net at batch 1: reports (once) a net that cannot be compiled */
     if (lower(&at1, res, &d.opt, 1, path) != 0) {
         schedule_free(&at1);

@@ -12,18 +12,32 @@
 #include "gpu_cost.h"
 #include "lower.h"
 
+/* Each conv that feeds a training batch norm: the fused engine it runs (fuse_conv_bn.c), or
+ * why it runs unfused. */
+static void show_conv_engines(FILE *out, const ir_net *net) {
+    for (int i = 0; i < net->n_ops; i++) {
+        const ir_op *op = &net->ops[i];
+        if (op->conv_bn)
+            fprintf(out, "# conv \"%s\": %s (the next bn's sums in its epilogue)\n", op->name, ir_conv_bn_name(op->conv_bn));
+        else if (op->conv_bn_why)
+            fprintf(out, "# conv \"%s\": unfused: %s\n", op->name, op->conv_bn_why);
+    }
+}
+
 static const char *precision_name(cuda_precision p) {
     return p == CUDA_BF16 ? "BF16" : p == CUDA_FP16 ? "FP16" : p == CUDA_TF32 ? "TF32" : "FP32";
 }
 
-int show_gpu_cost(FILE *out, const char *path, const sema_result *res, const char *device, int nhwc, int old_kernels,
-                  int no_bn_retire, int no_bn_add, int no_relu_mask, const char *label) {
+int show_gpu_cost(FILE *out, const char *path, const sema_result *res, const char *device, const build_options *how,
+                  int old_kernels, const char *label) {
+    int nhwc = how->nhwc, no_bn_retire = how->no_bn_retire, no_bn_add = how->no_bn_add, no_relu_mask = how->no_relu_mask;
     const gpu_device *dev = gpu_device_named(device);
     if (!dev) {
         fprintf(stderr, "trainc: error: unknown device '%s' for --gpu-cost\n  hint: h100, h200 or a100\n", device);
         return 1;
     }
-    build_options opt = { BACKEND_CUDA, 1, nhwc, no_bn_retire, no_bn_add, no_relu_mask };
+    build_options opt = *how;
+    opt.backend = BACKEND_CUDA, opt.fuse = 1;
     schedule s;
     if (lower(&s, res, &opt, 0, path) != 0) {
         schedule_free(&s);
@@ -49,6 +63,7 @@ int show_gpu_cost(FILE *out, const char *path, const sema_result *res, const cha
         masks += ir_has_mask(net, i);
         bwd2 += op->add_bwd_fused;
     }
+    show_conv_engines(out, net);
     if (nhwc)
         fprintf(out, "# lowered: %d batch norms retire their sums, %d applied inside their add, %d ReLU bitmasks, "
                      "%d block outputs' backward in two passes\n", retire, bn_add, masks, bwd2);

@@ -81,14 +81,24 @@ static void cuda_op(const schedule *s, const ir_op *op, choices *c) {
                              .dw = op->dw, .groups = op->groups, .oh = op->h, .ow = op->w };
         if (op->groups > 1 && rt_dw_fits(&sh) && !rt_env_is(RT_ENV_TRAINC_CUDA_DEPTHWISE, "cudnn"))
             say(c, "depthwise: our direct kernels (conv2d_depthwise.cu)%s", "");
+        else if (op->conv_bn)
+            say(c, "cuDNN graph %s: the next bn's sums from its epilogue (unfused, saying why, where cuDNN refuses "
+                   "it at start-up)", ir_conv_bn_name(op->conv_bn));
         else say(c, "cuDNN (algorithms searched at start-up)%s", "");
+        if (!op->conv_bn && op->conv_bn_why) say(c, "no fused conv + statistics: %s", op->conv_bn_why);
+        if (op->bias_act >= 0) say(c, "its bias added by \"%s\"'s kernel", net->ops[op->bias_act].name);
         break;
     }
     case IR_LINEAR:
         if (s->opt.nhwc && ir_nhwc_linear_as_conv(net, op, &ch, &h, &w)) say(c, "runs as a cuDNN conv over the channels-last positions%s", "");
         else say(c, "cuBLASLt%s", "");
+        if (op->bias_act >= 0) say(c, "its bias added by \"%s\"'s kernel", net->ops[op->bias_act].name);
+        break;
+    case IR_GELU: case IR_ACTIVATION:
+        if (op->act_bias_of >= 0) say(c, "adds \"%s\"'s bias in the same pass (bias_act.cu)", net->ops[op->act_bias_of].name);
         break;
     case IR_BN:
+        if (op->bn_sums_in_conv) say(c, "statistics summed in the conv's epilogue, only finalized here%s", "");
         if (op->bn_retire) say(c, "statistics and gradient sums finished by each channel tile's last block%s", "");
         if (op->bn_in_add) say(c, "applied inside the add that reads it (its output never written)%s", "");
         if (op->relu_mask) say(c, "writes a ReLU bitmask; the backward reads the bits%s", "");

@@ -93,6 +93,7 @@ static void state(emitter *e) {
     for (int i = 0; i < net->n_ops; i++) {
         const ir_op *op = &net->ops[i];
         if (runs_conv(e, op)) fprintf(out, "static rt_cuda_conv *%s_conv;\n", op->ident);
+        if (op->conv_bn) fprintf(out, "static rt_cuda_conv_bn *%s_fused;   /* %s */\n", op->ident, ir_conv_bn_name(op->conv_bn));
         else if (op->kind == IR_LINEAR) fprintf(out, "static rt_cuda_linear *%s_gemm;\n", op->ident);
     }
     fputc('\n', out);
@@ -188,7 +189,9 @@ static void forward_op(emitter *e, int i) {
     long n = ir_out_elems(net, op);
     switch (op->kind) {
     case IR_CONV: case IR_LINEAR:
-        if (runs_conv(e, op))
+        if (op->conv_bn)   /* the next bn's sums from the epilogue (lower: fuse_conv_bn.c) */
+            fprintf(out, "    cuda_conv_bn_forward(%s_fused, %s_out, %s, %s_%s, ctx->training);\n", id, id, in, id, wname(e));
+        else if (runs_conv(e, op))
             fprintf(out, "    cuda_conv2d_forward(%s_conv, %s_out, %s, %s_%s);\n", id, id, in, id, wname(e));
         else
             fprintf(out, "    cuda_linear_forward(%s_gemm, %s_out, %s, %s_wact);\n", id, id, in, id);
@@ -209,7 +212,16 @@ static void forward_op(emitter *e, int i) {
             else fprintf(out, "    /* applied inside add \"%s\" (cuda_bn_add_relu_nhwc) */\n", bn_add_of(net, i));
             break;
         }
-        fprintf(out,
+        if (op->bn_sums_in_conv)   /* its conv wrote the sums (or, refused, runs the pass here) */
+            fprintf(out,
+                    "    if (ctx->training)\n"
+                    "        cuda_conv_bn_stats(%s_fused, %s_saved, %s_saved + %d, %s_running_mean, %s_running_var, %s,\n"
+                    "                           BATCH, %d, %ld, %s, %s, %d);\n"
+                    "    else\n"
+                    "        cuda_batchnorm_stats_eval(%s_saved, %s_saved + %d, %s_running_mean, %s_running_var, %d, %s);\n",
+                    net->ops[op->in[0] - 1].ident, id, id, op->c, id, id, in, op->c, ir_hw(op), c_float(op->momentum),
+                    c_float(op->eps), op->bn_retire, id, id, op->c, id, id, op->c, c_float(op->eps));
+        else fprintf(out,
                 "    if (ctx->training)\n"
                 "        cuda_batchnorm_stats_train%s%s(%s_saved, %s_saved + %d, %s_running_mean, %s_running_var, %s,\n"
                 "                                   BATCH, %d, %ld, %s, %s, %d);\n"
@@ -430,6 +442,7 @@ static void emit_plans(emitter *e, const char *create, const char *find) {
         const ir_op *op = &net->ops[i];
         if (runs_conv(e, op))
             fprintf(out, "    %s_conv = rt_cuda_conv_create%s(&%s_shape);\n", op->ident, sfx(e), op->ident);
+        if (op->conv_bn) fprintf(out, "    %s_fused = rt_cuda_conv_bn_create(%s_conv);\n", op->ident, op->ident);
         else if (op->kind == IR_LINEAR)
             fprintf(out, "    %s_gemm = rt_cuda_linear_create(BATCH, %d, %d);\n", op->ident,
                     op->in_c * op->in_h * op->in_w, op->c);
@@ -458,6 +471,8 @@ static void emit_plans(emitter *e, const char *create, const char *find) {
         else
             fprintf(out, "%s_dout, %s, %s_dweight)) > work)\n", id, ir_din_target(net, i, 0, d, sizeof d), id);
         fprintf(out, "        work = w;\n");
+        if (op->conv_bn)   /* the fused graph's plan, its workspace joined to the conv's */
+            fprintf(out, "    if ((w = rt_cuda_conv_bn_select(%s_fused, cap)) > work)\n        work = w;\n", id);
     }
     fprintf(out, "    return work;\n}\n\n");
 }

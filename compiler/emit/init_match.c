@@ -255,7 +255,7 @@ char *init_emit_config(const sema_result *res, const ir_net *dest, int cuda, cha
     /* The source's parameter layout as each backend's build lays it out (CUDA aligns them). */
     schedule lowered[2];
     memset(lowered, 0, sizeof lowered);
-    build_options on_cpu = { BACKEND_CPU, 1, 0, 0, 0, 0 }, on_cuda = { BACKEND_CUDA, 1, 0, 0, 0, 0 };
+    build_options on_cpu = { .backend = BACKEND_CPU, .fuse = 1 }, on_cuda = { .backend = BACKEND_CUDA, .fuse = 1 };
     int bad = lower(&lowered[0], &src.res, &on_cpu, 0, src.path) || lower(&lowered[1], &src.res, &on_cuda, 0, src.path);
     ir_net layouts[2] = { lowered[0].net, lowered[1].net };
     char *text = NULL;

@@ -281,6 +281,9 @@ static void forward(walk *w, int i) {
         if (own_depthwise(w, op))
             add(w, w->nhwc ? "dw_nhwc_direct_kernel" : "dw_nchw_direct_kernel", i, 0, GK_KERNEL, x + dw_weight_bytes(w, op, 0), y,
                 2 * macs(w, op), 0);
+        /* conv + genstats (fuse_conv_bn.c): the conv's operands and the next bn's two FP32 sums
+         * per channel (gpu_rates.def: never measured, so the unfused conv's rate) */
+        else if (op->conv_bn) add(w, "cudnnBackendExecute", i, 0, GK_CONV_FWD, x + wb, y + 2 * c4, 2 * macs(w, op), 0);
         else if (runs_conv(w, op)) add(w, "cudnnConvolutionForward", i, 0, GK_CONV_FWD, x + wb, y, 2 * macs(w, op), 0);
         else add(w, "cublasLtMatmul", i, 0, GK_GEMM, x + wb, y, 2 * macs(w, op), 0);
         if (op->b_off >= 0 && op->bias_act < 0) add(w, "bias", i, 0, GK_KERNEL, y + c4, y, 0, 0);   /* else the activation adds it */
@@ -292,7 +295,9 @@ static void forward(walk *w, int i) {
          * (save mean, inv std) and update the running ones; then the generated apply */
         bn_kernels bk = bn_kernels_of(w, op);
         int sp = bk.splits;
-        if (op->bn_retire && !w->old) {   /* the tiles' last blocks finish: one launch */
+        if (op->bn_sums_in_conv) {   /* its conv wrote the sums: they and the running stats in, four vectors out */
+            add(w, "bn_finalize_sums_kernel", i, 0, GK_KERNEL, 4 * c4, 4 * c4, 0, 0);
+        } else if (op->bn_retire && !w->old) {   /* the tiles' last blocks finish: one launch */
             double counters = 4.0 * vec_tiles_of(op->c);
             add(w, "vec_stats_retire_kernel", i, 0, GK_KERNEL, x + 2 * c4 + 16.0 * op->c * sp + counters,
                 16.0 * op->c * sp + 4 * c4 + counters, 3.0 * x / w->eb, 1);
@@ -361,8 +366,10 @@ static void loss(walk *w) {
         return;
     }
     double logits = act(w, net->n_ops), n = net->batch;
-    /* logits and labels (int32) in; the logits' gradient and each sample's loss (double) out */
-    add(w, "xent_rows_kernel", -1, 0, GK_KERNEL, logits + 4 * n, logits + 8 * n, 0, 0);
+    /* logits and labels (int32) in, and with loss scaling (FP16) the scale (a float); the
+     * logits' gradient and each sample's loss (double) out */
+    double scale = w->s->loss_scale != LOSS_SCALE_NONE ? 4 : 0;
+    add(w, "xent_rows_kernel", -1, 0, GK_KERNEL, logits + 4 * n + scale, logits + 8 * n, 0, 0);
     add(w, "xent_mean_kernel", -1, 0, GK_KERNEL, 8 * n, 8, 0, 0);
 }
 

@@ -61,6 +61,10 @@ extern const ir_op_info ir_ops[];
 
 /* The CPU conv's algorithm (rt_conv_algo), chosen by lowering. */
 typedef enum { IR_CONV_IM2COL = 0, IR_CONV_WINOGRAD, IR_CONV_WINOGRAD_F4 } ir_conv_algo;
+/* cuDNN's fused conv engines (fuse_conv_bn.c): none, or conv + genstats (the per-channel sum
+ * and sum of squares of the output written by the conv's epilogue: ConvBNfprop's pattern
+ * without its prologue). */
+typedef enum { IR_CONV_BN_NONE = 0, IR_CONV_BN_GENSTATS } ir_conv_bn;
 
 #define IR_MAX_INPUTS 8
 
@@ -126,6 +130,13 @@ typedef struct {
      * sums (retired, dgamma, dbeta), one for each bn's input gradient and the shortcut's
      * gradient; those bns then have no backward of their own (bn_bwd_in_add). */
     int relu_mask, add_bwd_fused, bn_bwd_in_add;
+    /* CUDA channels-last FP16: cuDNN's fused conv engine for a conv whose one reader is a
+     * training bn (fuse_conv_bn.c decides). On the conv: conv_bn, the engine (IR_CONV_BN_*), or
+     * 0 with conv_bn_why saying why not (NULL where the conv feeds no such bn). On the bn:
+     * bn_sums_in_conv, its statistics' sums come from that conv's epilogue (its own pass only
+     * finalizes them). */
+    int conv_bn, bn_sums_in_conv;
+    const char *conv_bn_why;
     /* CPU: a residual block's closing bn + add (+ relu) in one op (ir_build.c). On the add:
      * bn_in is the value of a bn that runs inside it, act(bn(in) + other input), or 0; that
      * bn, the op right before the add, has into_add set and no stored output. mask_in_bn

@@ -16,6 +16,7 @@ typedef struct {
     int no_bn_add;      /* CUDA channels-last: a block's closing bn apply, add and ReLU in passes of their own (--no-bn-add) */
     int no_relu_mask;   /* CUDA channels-last: no ReLU bitmasks; the backward reads ReLU outputs, and a block's
                          * closing add and its bns have backward passes of their own (--no-relu-mask) */
+    int no_conv_genstats;   /* CUDA channels-last FP16: no cuDNN conv + genstats engine (--no-conv-genstats) */
 } build_options;
 
 /* precision.compute as the CUDA runtime names it (rt_cuda_math in rt_cuda.h). */
@@ -35,6 +36,11 @@ typedef struct {
  * for a spec without one). Returns 0, or 1 after printing one error that names spec_path. */
 int lower(schedule *s, const sema_result *res, const build_options *opt, int batch, const char *spec_path);
 void schedule_free(schedule *s);
+/* CUDA channels-last: which convs run cuDNN's fused conv + batch-norm-statistics engine
+ * (fuse_conv_bn.c; sets ir_op.conv_bn, conv_bn_why, bn_sums_in_conv). */
+void choose_conv_bn(schedule *s, int sync_bn);
+/* The engine's name for show (IR_CONV_BN_*). */
+const char *ir_conv_bn_name(int engine);
 /* Errors for the ops and options the CUDA backend lacks (cuda_refusals.c); returns their count. */
 int cuda_refuse_unsupported(const ir_net *net, const char *spec_path, int nhwc);
 

@@ -151,6 +151,42 @@ void cuda_conv2d_forward(const rt_cuda_conv *c, void *out, const void *in, const
 void cuda_conv2d_backward(const rt_cuda_conv *c, void *din /*or NULL*/, float *dweight,
                           const void *dout, const void *in, const void *weight);
 
+/* ---- Conv + batch-norm statistics (conv_bn_fprop.cu: cuDNN's ConvBNfprop engine) -------
+ * A channels-last FP16 conv whose output only a training batch norm reads (lowering decides:
+ * compiler/lower/fuse_conv_bn.c) writes that bn's per-channel sum and sum of squares from its
+ * epilogue, through cuDNN's graph API (conv forward -> genstats). Where cuDNN (or the device,
+ * or the precision) refuses the graph, the conv and the statistics run unfused and the
+ * trainer says why, once. Create after the conv, select after the conv's select (the graph's
+ * workspace joins the conv's). */
+typedef struct rt_cuda_conv_bn rt_cuda_conv_bn;
+rt_cuda_conv_bn *rt_cuda_conv_bn_create(rt_cuda_conv *conv);
+/* Builds and finalizes the graph's plan (or records why not); returns the conv's workspace
+ * with the graph's. */
+size_t rt_cuda_conv_bn_select(rt_cuda_conv_bn *f, size_t workspace_cap);
+/* 1 when the fused graph runs; else *why (when not NULL) says why not. */
+int rt_cuda_conv_bn_fused(const rt_cuda_conv_bn *f, const char **why);
+/* The same graph with the previous bn's apply + ReLU as the conv's prologue (MLPerf's
+ * scale-bias-ReLU-conv-genstats): the conv reads relu(x·scale + bias) of the previous bn's raw
+ * input x, which is never written when fused. Not yet chosen by lowering (the weight gradient
+ * and the bn's backward read the normalized input: they need ConvBNwgrad's recompute and a
+ * ReLU bitmask first); tests/gpu/test_ops_gpu checks it. */
+rt_cuda_conv_bn *rt_cuda_conv_bn_create_sbr(rt_cuda_conv *conv);
+/* scale_bias: [2][c] in the activation type, from cuda_bn_scale_bias. Unfused (or not
+ * training) the prologue writes `normalized`, which the conv then reads. */
+void cuda_conv_bn_forward_sbr(const rt_cuda_conv_bn *f, void *out, const void *in, void *normalized, const void *weight,
+                              const void *scale_bias, int training);
+/* The prologue's per-channel scale = gamma·inv_std and bias = beta - mean·scale. */
+void cuda_bn_scale_bias(void *scale_bias, const float *gamma, const float *beta, const float *mean,
+                        const float *inv_std, int c);
+/* The conv (training: with the sums, fused or not; else the conv alone). */
+void cuda_conv_bn_forward(const rt_cuda_conv_bn *f, void *out, const void *in, const void *weight, int training);
+/* The bn's training statistics of out (the conv's output, n*hw rows of c channels): from the
+ * fused sums (a finalize launch), or unfused, a statistics pass over out (retire: the
+ * retiring one). Same results as cuda_batchnorm_stats_train_nhwc up to summation order. */
+void cuda_conv_bn_stats(const rt_cuda_conv_bn *f, float *save_mean, float *save_inv_std, float *running_mean,
+                        float *running_var, const void *out, int n, int c, int hw, float momentum, float eps,
+                        int retire);
+
 /* ---- Linear (cuBLASLt): out[N,O] = in[N,I] · W[O,I]^T, bias added by a fused kernel -----
  * weight: the compute copy (activation type); dweight: FP32 (cuBLASLt writes it directly). */
 typedef struct rt_cuda_linear rt_cuda_linear;

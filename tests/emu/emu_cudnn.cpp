@@ -201,6 +201,7 @@ static cudnnStatus_t run(cudnnHandle_t h, int which, int algo, const void *alpha
 }
 
 uint64_t emu::cudnn_digest;
+cudaStream_t emu::cudnn_stream(cudnnContext *h) { return h->stream; }
 
 /* What a search reports: every algorithm under both math types, the workspace one first on
  * even MPI ranks and last on odd ones (two GPUs whose timings rank the algorithms

@@ -35,6 +35,8 @@ inline double tf32(double v) {
  * algorithm, TF32 or not): the emulated NCCL compares it between ranks at every collective,
  * so ranks that run different cuDNN algorithms (and so compute differently) are stopped. */
 extern uint64_t cudnn_digest;
+/* The stream a cuDNN handle runs its work on (emu_cudnn.cpp; the graph API's calls use it). */
+cudaStream_t cudnn_stream(struct cudnnContext *h);
 /* This process's MPI rank from the launcher's environment (0 without one). */
 int launcher_rank(void);
 /* A library allocating device memory of its own (cuDNN's legacy algorithm search): memory no

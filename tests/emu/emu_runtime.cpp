@@ -303,6 +303,10 @@ cudaError_t cudaGetDeviceCount(int *count) {
     return *count ? cudaSuccess : err(cudaErrorNoDevice);
 }
 cudaError_t cudaSetDevice(int device) { return device == 0 ? cudaSuccess : err(cudaErrorInvalidDevice); }
+cudaError_t cudaGetDevice(int *device) {   /* one emulated device: the one cudaSetDevice accepts */
+    *device = 0;
+    return cudaSuccess;
+}
 cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device) {
     memset(prop, 0, sizeof *prop);
     snprintf(prop->name, sizeof prop->name, "CUDA emulator (tests/emu, schedule %d)", schedule());

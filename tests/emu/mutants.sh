@@ -24,6 +24,12 @@
 #             statistics are never finished: test_ops_gpu's retire checks fail)
 #   retire-reset: the last block leaves its tile's counter as it is (the next launch's count
 #             starts off, and its statistics are finished by no block or too early)
+#   genstats-sum: conv_bn_fprop.cu hands cuDNN one buffer for both statistics (the sum
+#             dropped, overwritten by the sum of squares: test_ops_gpu's conv + bn checks fail)
+#   genstats-node: conv_bn_fprop.cu's graph without its genstats node (a plain conv, which
+#             the engine does not take: the fused checks find the unfused path)
+#   sbr-bias: conv_bn_fprop.cu hands the prologue's scale as its bias too (the bias dropped:
+#             test_ops_gpu's scale-bias-relu + conv checks fail)
 #   bn-add-branch: bn_add_relu_nhwc.cu adds a projection block's downsample branch without
 #             normalizing it (the second bn dropped: test_ops_gpu's projection checks fail)
 #   relu-bit: bn_add_relu_nhwc.cu's bitmask variant drops the last bit of each byte (the
@@ -88,4 +94,10 @@ mutant retire-last ops/bn_vec_tiles.cuh 's/== gridDim.y - 1\);/== gridDim.y);/' 
   "FAIL .*retire"
 mutant retire-reset ops/batchnorm_nhwc_vec.cu 's/(vec_tile_totals<V>\(part, c, \[&\]\(int ch, double a, double b\) \{\n        finish_channel_stats[^\n]*\n    \}\);\n)    if \(threadIdx.x == 0 && threadIdx.y == 0\) counters\[blockIdx.x\] = 0;\n/$1/' \
   ops/batchnorm_nhwc_vec.cu "FAIL .*retire"
+mutant genstats-sum ops/conv_bn_fprop.cu 's/out, sums, sums \+ s->oc,/out, sums, sums,/' ops/conv_bn_fprop.cu \
+  "FAIL .*conv + bn statistics"
+mutant genstats-node ops/conv_bn_fprop.cu 's/ops\[5\] = \{ d\[FWD\], d\[STATS\],/ops[5] = { d[FWD], d[FWD],/' \
+  ops/conv_bn_fprop.cu "FAIL .*conv + bn statistics"
+mutant sbr-bias ops/conv_bn_fprop.cu 's/scale_bias \? \(char \*\)scale_bias \+ 2 \* \(size_t\)s->c : NULL/(void *)scale_bias/' \
+  ops/conv_bn_fprop.cu "FAIL .*scale-bias-relu"
 exit $status

@@ -10,7 +10,9 @@
 # --no-bn-retire, with --no-bn-add (each bn applied by its own kernel, then the add), with
 # --no-relu-mask (the backward reads ReLU outputs; the add's and each bn's backward apart) and
 # so with the old batch-norm and pooling kernels (TRAINC_CUDA_BN=old TRAINC_CUDA_POOL=old, the
-# code the H100 measured), and ResNet-50 at batch 2 on 32x32 inputs in BF16 channels-last, each built
+# code the H100 measured), the same in FP16 (cuDNN's conv + genstats graph for every conv
+# feeding a bn, and with --no-conv-genstats), and ResNet-50 at batch 2 on 32x32 inputs in BF16
+# channels-last, each built
 # through the emulator's traffic build (make emu-traffic) and run for one profiled step
 # (TRAINC_CUDA_PROFILE_STEP=1, EMU_TRAFFIC=FILE): `trainc show --gpu-cost` must name every
 # kernel and library call of that step in launch order with exactly the bytes read and
@@ -84,6 +86,29 @@ FLAGS=--no-bn-retire check resnet_bf16 nhwc
 FLAGS=--no-bn-add check resnet_bf16 nhwc
 FLAGS=--no-relu-mask check resnet_bf16 nhwc
 FLAGS=--no-relu-mask check resnet_bf16 nhwc TRAINC_CUDA_BN=old TRAINC_CUDA_POOL=old TRAINC_CUDA_BIAS=old
+# FP16: each conv that feeds a bn (all but the 1-channel stem) runs cuDNN's conv + genstats
+# graph (cudnnBackendExecute: the conv's operands and the two FP32 sums per channel) and its bn
+# only finalizes them (bn_finalize_sums_kernel); --no-conv-genstats: the statistics' pass
+sed 's/compute: BF16/compute: FP16/' "$out/resnet_bf16.spec" > "$out/resnet_fp16.spec"
+check resnet_fp16 nhwc
+if [ -f "$out/resnet_fp16.traffic" ] && ! grep -q cudnnBackendExecute "$out/resnet_fp16.traffic"; then
+  echo "FAIL: resnet_fp16 ran no fused conv + genstats graph (cudnnBackendExecute)"; status=1
+fi
+FLAGS=--no-conv-genstats check resnet_fp16 nhwc
+# The fused trainer trains as the unfused one: the first step's loss (the same forward, the
+# statistics from the epilogue's sums) equal to 4 digits, the next three within 3% (batch 4
+# of 8x8 images: the statistics' last bits, FP32 sums against double, compound).
+if [ -f "$out/resnet_fp16.log" ] && [ -f "$out/resnet_fp16.no-conv-genstats.log" ]; then
+  if ! "$PY" - "$out/resnet_fp16.log" "$out/resnet_fp16.no-conv-genstats.log" <<'PYEOF'
+import re, sys
+loss = [[float(m) for m in re.findall(r"step \d+/\d+\s+loss ([0-9.]+)", open(f).read())] for f in sys.argv[1:]]
+a, b = loss
+ok = len(a) == len(b) == 4 and a[0] == b[0] and all(abs(x - y) <= 0.03 * abs(y) for x, y in zip(a, b))
+print(("" if ok else "FAIL: ") + "resnet_fp16 losses fused %s, unfused %s" % (a, b))
+sys.exit(0 if ok else 1)
+PYEOF
+  then status=1; fi
+fi
 S=2 B=2 LR='sgd { momentum: 0.9 } lr { base: 0.01 }' spec resnet50 specs/models/resnet50.spec 'net { input_shape: [3, 32, 32] }' \
   'precision { compute: BF16 }'
 check resnet50 nhwc

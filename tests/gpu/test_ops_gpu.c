@@ -8,7 +8,10 @@
  * page-locked buffers; the channels-last (NHWC) variants against the CPU op on transposed
  * tensors; depthwise convs on the runtime's own kernels in both layouts (each check names the
  * engine that ran, [depthwise], or [cudnn] under TRAINC_CUDA_DEPTHWISE=cudnn, and fails if a
- * depthwise case ran on the other). Needs a GPU: `make test-gpu` runs it (tests/emu/ runs it on the emulator). On failure it prints the first values and the largest difference. */
+ * depthwise case ran on the other); cuDNN's fused conv + batch-norm statistics graphs (with and
+ * without the scale-bias-ReLU prologue) against the unfused CPU ops, fused in FP16 where the
+ * engine takes the shape and unfused in BF16 or where it does not (each check names which
+ * ran, and fails if the other did). Needs a GPU: `make test-gpu` runs it (tests/emu/ runs it on the emulator). On failure it prints the first values and the largest difference. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1015,6 +1018,164 @@ static void run_nhwc_lrn_concat(void) {
     test_channel_ops(3, 12, 37, 1);
 }
 
+/* A channels-last conv whose output feeds a training batch norm (conv_bn_fprop.cu): the conv
+ * and the bn's statistics (saved mean and inverse std, running mean and variance) against the
+ * unfused CPU ops, conv2d_forward then batchnorm_forward_train on the conv's output rounded to
+ * the activation type (what the GPU stores and its statistics read). want_fused: whether
+ * cuDNN's conv + genstats graph must run (FP16, C and K multiples of 8, 1x1 / 3x3), else the
+ * unfused conv and statistics pass, with the reason set; the check names which ran. */
+static void test_conv_bn(const char *name, rt_conv_shape s, int want_fused) {
+    s.oh = rt_conv_out_dim(s.h, s.kh, s.sh, s.ph, s.dh);
+    s.ow = rt_conv_out_dim(s.w, s.kw, s.sw, s.pw, s.dw);
+    long hw = (long)s.h * s.w, ohw = (long)s.oh * s.ow;
+    long nin = s.n * s.c * hw, nout = s.n * s.oc * ohw, nw = (long)s.oc * s.c * s.kh * s.kw;
+    float *x = host_act(nin, 1), *w = host_act(nw, 0.3f), *y = rt_xmalloc(nout * sizeof(float));
+    for (long i = 0; i < nin; i++) x[i] = fabsf(x[i]);   /* a ReLU'd input: the conv's output has a mean */
+    float *work = rt_xmalloc((size_t)conv2d_workspace_elems(&s) * sizeof(float));
+    conv2d_forward(y, x, w, NULL, work, &s);
+    round_act(y, nout);
+    float *g = host_random(s.oc, 1), *b = host_random(s.oc, 1), *yb = rt_xmalloc(nout * sizeof(float));
+    float *rm = host_random(s.oc, 0.1f), *rv = host_random(s.oc, 0.1f), *mean = rt_xmalloc(s.oc * 4), *istd = rt_xmalloc(s.oc * 4);
+    for (int i = 0; i < s.oc; i++) rv[i] += 1.0f;
+    float *rm0 = dev_from(rm, s.oc), *rv0 = dev_from(rv, s.oc);
+    batchnorm_forward_train(yb, mean, istd, rm, rv, y, g, b, s.n, s.oc, (int)ohw, 0.1f, 1e-5f, RT_ACT_NONE);
+    rt_cuda_conv *c = rt_cuda_conv_create_nhwc(&s);
+    rt_cuda_conv_bn *f = rt_cuda_conv_bn_create(c);
+    size_t cap = rt_cuda_workspace_cap(), bound = rt_cuda_conv_workspace_bound(cap);
+    void *dwork = rt_cuda_malloc(bound, "conv workspace");
+    rt_cuda_conv_set_workspace(dwork, bound);
+    void *gx = act_from(nhwc_of(x, s.n, s.c, hw), nin), *gw = act_from(w, nw), *gwn = act_zero(nw), *gy = act_zero(nout);
+    rt_cuda_conv_weight_nhwc(c, gwn, gw);
+    size_t ws = rt_cuda_conv_select(c, cap, gy, gx, gwn, NULL, NULL, NULL);
+    size_t wf = rt_cuda_conv_bn_select(f, cap);
+    rt_cuda_conv_set_workspace(dwork, wf > ws ? wf : ws);
+    float *gmean = dev_zero(s.oc), *gistd = dev_zero(s.oc);
+    cuda_conv_bn_forward(f, gy, gx, gwn, 1);
+    cuda_conv_bn_stats(f, gmean, gistd, rm0, rv0, gy, s.n, s.oc, (int)ohw, 0.1f, 1e-5f, 1);
+    const char *why;
+    int fused = rt_cuda_conv_bn_fused(f, &why);
+    char what[200];
+    snprintf(what, sizeof what, "conv + bn statistics nhwc %s [%s]", name, fused ? "fused" : "unfused");
+    if (fused != want_fused) {
+        failures++;
+        fprintf(stderr, "FAIL %s %s: expected %s%s%s\n", mode, what, want_fused ? "the fused graph" : "the unfused path",
+                why ? ": " : "", why ? why : "");
+    }
+    char item[260];
+#define CONV_BN_CHECK(label, ...) (snprintf(item, sizeof item, "%s %s", what, label), compare(item, __VA_ARGS__))
+    snprintf(item, sizeof item, "%s forward", what);
+    compare_act(item, gy, nhwc_of(y, s.n, s.oc, ohw), nout, TOL);
+    CONV_BN_CHECK("saved mean", gmean, mean, s.oc, TOL);
+    CONV_BN_CHECK("saved inv_std", gistd, istd, s.oc, TOL);
+    CONV_BN_CHECK("running mean", rm0, rm, s.oc, TOL);
+    CONV_BN_CHECK("running var", rv0, rv, s.oc, TOL);
+#undef CONV_BN_CHECK
+    /* evaluation (training 0): the conv alone, the statistics untouched */
+    rt_cuda_memset0(gy, (size_t)nout * rt_cuda_act_bytes());
+    cuda_conv_bn_forward(f, gy, gx, gwn, 0);
+    snprintf(item, sizeof item, "%s forward (evaluation)", what);
+    compare_act(item, gy, nhwc_of(y, s.n, s.oc, ohw), nout, TOL);
+    rt_cuda_free(dwork), rt_cuda_free(gx), rt_cuda_free(gw), rt_cuda_free(gwn), rt_cuda_free(gy), rt_cuda_free(gmean),
+        rt_cuda_free(gistd), rt_cuda_free(rm0), rt_cuda_free(rv0);
+    free(x), free(w), free(y), free(yb), free(work), free(g), free(b), free(rm), free(rv), free(mean), free(istd);
+}
+
+/* The scale-bias-ReLU prologue (rt_cuda_conv_bn_create_sbr): the conv reads the previous bn's
+ * relu(gamma·(x - mean)·inv_std + beta) of its raw input x, against the unfused CPU ops (the bn
+ * applied, its output rounded to the activation type, the conv, the next bn's statistics).
+ * Unfused (BF16, or a refused shape) the prologue's output is written to `normalized` and
+ * checked too; fused it is never written. The prologue's scale and bias are 16-bit, so the
+ * conv's input differs from the CPU's by their rounding: within TOL. */
+static void test_conv_bn_sbr(const char *name, rt_conv_shape s, int want_fused) {
+    s.oh = rt_conv_out_dim(s.h, s.kh, s.sh, s.ph, s.dh);
+    s.ow = rt_conv_out_dim(s.w, s.kw, s.sw, s.pw, s.dw);
+    long hw = (long)s.h * s.w, ohw = (long)s.oh * s.ow;
+    long nin = s.n * s.c * hw, nout = s.n * s.oc * ohw, nw = (long)s.oc * s.c * s.kh * s.kw;
+    float *x = host_act(nin, 2), *w = host_act(nw, 0.3f), *xn = rt_xmalloc(nin * sizeof(float));
+    float *g0 = host_random(s.c, 1), *b0 = host_random(s.c, 1), *m0 = host_random(s.c, 0.5f), *s0 = host_random(s.c, 0.5f);
+    for (int i = 0; i < s.c; i++) s0[i] = 1.0f + fabsf(s0[i]);   /* an inverse std */
+    for (int b = 0; b < s.n; b++)
+        for (int ch = 0; ch < s.c; ch++)
+            for (long p = 0; p < hw; p++) {
+                long i = ((long)b * s.c + ch) * hw + p;
+                float v = g0[ch] * (x[i] - m0[ch]) * s0[ch] + b0[ch];
+                xn[i] = v > 0 ? v : 0;
+            }
+    round_act(xn, nin);
+    float *y = rt_xmalloc(nout * sizeof(float)), *work = rt_xmalloc((size_t)conv2d_workspace_elems(&s) * sizeof(float));
+    conv2d_forward(y, xn, w, NULL, work, &s);
+    round_act(y, nout);
+    float *g = host_random(s.oc, 1), *b = host_random(s.oc, 1), *yb = rt_xmalloc(nout * sizeof(float));
+    float *rm = host_random(s.oc, 0.1f), *rv = host_random(s.oc, 0.1f), *mean = rt_xmalloc(s.oc * 4), *istd = rt_xmalloc(s.oc * 4);
+    for (int i = 0; i < s.oc; i++) rv[i] += 1.0f;
+    float *rm0 = dev_from(rm, s.oc), *rv0 = dev_from(rv, s.oc);
+    batchnorm_forward_train(yb, mean, istd, rm, rv, y, g, b, s.n, s.oc, (int)ohw, 0.1f, 1e-5f, RT_ACT_NONE);
+    rt_cuda_conv *c = rt_cuda_conv_create_nhwc(&s);
+    rt_cuda_conv_bn *f = rt_cuda_conv_bn_create_sbr(c);
+    size_t cap = rt_cuda_workspace_cap(), bound = rt_cuda_conv_workspace_bound(cap);
+    void *dwork = rt_cuda_malloc(bound, "conv workspace");
+    rt_cuda_conv_set_workspace(dwork, bound);
+    void *gx = act_from(nhwc_of(x, s.n, s.c, hw), nin), *gw = act_from(w, nw), *gwn = act_zero(nw), *gy = act_zero(nout);
+    void *gxn = act_zero(nin), *gsb = act_zero(2L * s.c);
+    float *gg0 = dev_from(g0, s.c), *gb0 = dev_from(b0, s.c), *gm0 = dev_from(m0, s.c), *gs0 = dev_from(s0, s.c);
+    rt_cuda_conv_weight_nhwc(c, gwn, gw);
+    size_t ws = rt_cuda_conv_select(c, cap, gy, gx, gwn, NULL, NULL, NULL);
+    size_t wf = rt_cuda_conv_bn_select(f, cap);
+    rt_cuda_conv_set_workspace(dwork, wf > ws ? wf : ws);
+    float *gmean = dev_zero(s.oc), *gistd = dev_zero(s.oc);
+    cuda_bn_scale_bias(gsb, gg0, gb0, gm0, gs0, s.c);
+    cuda_conv_bn_forward_sbr(f, gy, gx, gxn, gwn, gsb, 1);
+    cuda_conv_bn_stats(f, gmean, gistd, rm0, rv0, gy, s.n, s.oc, (int)ohw, 0.1f, 1e-5f, 1);
+    const char *why;
+    int fused = rt_cuda_conv_bn_fused(f, &why);
+    char what[200], item[260];
+    snprintf(what, sizeof what, "scale-bias-relu + conv + bn statistics nhwc %s [%s]", name, fused ? "fused" : "unfused");
+    if (fused != want_fused) {
+        failures++;
+        fprintf(stderr, "FAIL %s %s: expected %s%s%s\n", mode, what, want_fused ? "the fused graph" : "the unfused path",
+                why ? ": " : "", why ? why : "");
+    }
+    snprintf(item, sizeof item, "%s forward", what);
+    compare_act(item, gy, nhwc_of(y, s.n, s.oc, ohw), nout, TOL);
+    snprintf(item, sizeof item, "%s saved mean", what);
+    compare(item, gmean, mean, s.oc, TOL);
+    snprintf(item, sizeof item, "%s saved inv_std", what);
+    compare(item, gistd, istd, s.oc, TOL);
+    if (!fused) {
+        snprintf(item, sizeof item, "%s the prologue's output", what);
+        compare_act(item, gxn, nhwc_of(xn, s.n, s.c, hw), nin, TOL);
+    }
+    rt_cuda_free(dwork), rt_cuda_free(gx), rt_cuda_free(gw), rt_cuda_free(gwn), rt_cuda_free(gy), rt_cuda_free(gxn),
+        rt_cuda_free(gsb), rt_cuda_free(gg0), rt_cuda_free(gb0), rt_cuda_free(gm0), rt_cuda_free(gs0), rt_cuda_free(gmean),
+        rt_cuda_free(gistd), rt_cuda_free(rm0), rt_cuda_free(rv0);
+    free(x), free(w), free(xn), free(y), free(work), free(g0), free(b0), free(m0), free(s0), free(g), free(b), free(yb),
+        free(rm), free(rv), free(mean), free(istd);
+}
+
+/* The conv + statistics shapes: ResNet's 1x1 and 3x3 (stride 1 and 2) where the engine takes
+ * them in FP16; 12 input channels (not a multiple of 8), which cuDNN's engine refuses, and
+ * BF16 throughout (FP16-only engine): the unfused path, with the same results. */
+static void run_conv_bn(void) {
+    int fp16 = rt_cuda_math_mode() == RT_CUDA_FP16;
+    test_conv_bn("1x1 16->32", (rt_conv_shape){ .n = 3, .c = 16, .h = 7, .w = 9, .oc = 32, .kh = 1, .kw = 1, .sh = 1,
+                                                .sw = 1, .ph = 0, .pw = 0, .dh = 1, .dw = 1, .groups = 1 }, fp16);
+    test_conv_bn("3x3 pad 1 8->16", (rt_conv_shape){ .n = 2, .c = 8, .h = 10, .w = 8, .oc = 16, .kh = 3, .kw = 3,
+                                                     .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1 }, fp16);
+    test_conv_bn("3x3 stride 2 pad 1 16->24", (rt_conv_shape){ .n = 2, .c = 16, .h = 11, .w = 11, .oc = 24, .kh = 3,
+                                                               .kw = 3, .sh = 2, .sw = 2, .ph = 1, .pw = 1, .dh = 1,
+                                                               .dw = 1, .groups = 1 }, fp16);
+    test_conv_bn("3x3 pad 1 12->16 (channels not a multiple of 8)",
+                 (rt_conv_shape){ .n = 2, .c = 12, .h = 6, .w = 6, .oc = 16, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1,
+                                  .pw = 1, .dh = 1, .dw = 1, .groups = 1 }, 0);
+    test_conv_bn_sbr("3x3 pad 1 16->16", (rt_conv_shape){ .n = 2, .c = 16, .h = 7, .w = 9, .oc = 16, .kh = 3, .kw = 3,
+                                                          .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1 }, fp16);
+    test_conv_bn_sbr("1x1 stride 2 16->32", (rt_conv_shape){ .n = 2, .c = 16, .h = 8, .w = 8, .oc = 32, .kh = 1, .kw = 1,
+                                                             .sh = 2, .sw = 2, .ph = 0, .pw = 0, .dh = 1, .dw = 1, .groups = 1 }, fp16);
+    test_conv_bn_sbr("1x1 12->16 (channels not a multiple of 8)",
+                     (rt_conv_shape){ .n = 2, .c = 12, .h = 5, .w = 5, .oc = 16, .kh = 1, .kw = 1, .sh = 1, .sw = 1, .ph = 0,
+                                      .pw = 0, .dh = 1, .dw = 1, .groups = 1 }, 0);
+}
+
 static void run_nhwc_ops(void) {
     if (rt_cuda_act_bytes() == 4) return;   /* channels-last convs are 16-bit only */
     test_conv("3x3 pad 1", (rt_conv_shape){ .n = 4, .c = 8, .h = 13, .w = 11, .oc = 16, .kh = 3, .kw = 3, .sh = 1,
@@ -1031,6 +1192,7 @@ static void run_nhwc_ops(void) {
                                                                             .kh = 3, .kw = 5, .sh = 1, .sw = 1,
                                                                             .dh = 1, .dw = 1, .groups = 1 }, 1);
     run_depthwise(1);
+    run_conv_bn();
 }
 
 /* A residual block's output in one channels-last pass (bn_add_relu_nhwc.cu) against the

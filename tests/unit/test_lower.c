@@ -54,7 +54,7 @@ static int op_named(const ir_net *net, const char *name) {
 }
 
 static void check_schedule(const sema_result *res, build_backend backend) {
-    build_options opt = { backend, 1, 0, 0, 0, 0 };
+    build_options opt = { .backend = backend, .fuse = 1 };
     schedule s;
     CHECK(lower(&s, res, &opt, 0, "t.spec") == 0);
     const ir_net *net = &s.net;
@@ -105,7 +105,7 @@ static void check_bias_rule(const char *dir) {
                "solver { epochs: 1 sgd { momentum: 0.9 } lr { base: 0.1 } }\n",
                &doc, &res) == 0);
     for (int b = 0; b < 2; b++) {
-        build_options opt = { b ? BACKEND_CUDA : BACKEND_CPU, 1, 0, 0, 0, 0 };
+        build_options opt = { .backend = b ? BACKEND_CUDA : BACKEND_CPU, .fuse = 1 };
         schedule s;
         CHECK(lower(&s, &res, &opt, 0, "nobias.spec") == 0);
         int relu_ops = 0;
@@ -141,7 +141,7 @@ static void check_bn_add(const char *dir) {
      * fuse; only the first also takes the bns' backward into the add's two passes, with the
      * adds' ReLU bitmasks planned (ir_op.add_bwd_fused, relu_mask) */
     static const build_options opts[] = { { BACKEND_CUDA, 1, 1, 0, 0, 0 }, { BACKEND_CUDA, 1, 1, 0, 1, 0 },
-                                          { BACKEND_CUDA, 0, 1, 0, 0, 0 }, { BACKEND_CUDA, 1, 0, 0, 0, 0 },
+                                          { BACKEND_CUDA, 0, 1, 0, 0, 0 }, { .backend = BACKEND_CUDA, .fuse = 1 },
                                           { BACKEND_CUDA, 1, 1, 0, 0, 1 } };
     for (int v = 0; v < 5; v++) {
         schedule s;

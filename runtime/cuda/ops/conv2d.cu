@@ -35,6 +35,7 @@ struct rt_cuda_conv {
     /* The math type each algorithm was timed with: cuDNN picks tensor-core kernels by algorithm
      * and math type together, so each call sets its own (as PyTorch does). */
     cudnnMathType_t fwd_math, bwd_data_math, bwd_filter_math;
+    size_t fused_bytes;  /* a fused graph's workspace for this conv (conv_bn_fprop.cu), 0 if none */
 };
 
 /* Every conv created, so that select can reuse the choice of an equal shape. */
@@ -199,7 +200,24 @@ static size_t conv_workspace(const rt_cuda_conv *c) {
  * end lies (cuDNN's output and rt_cuda_from_act want aligned pointers). */
 static size_t selected_bytes(const rt_cuda_conv *c) {
     if (c->depthwise) return (c->dw_bytes + 255) & ~(size_t)255;
-    return ((conv_workspace(c) + 255) & ~(size_t)255) + c->dw_scratch;
+    size_t own = conv_workspace(c);
+    if (c->fused_bytes > own) own = c->fused_bytes;
+    return ((own + 255) & ~(size_t)255) + c->dw_scratch;
+}
+
+/* For the fused graphs of conv_bn_fprop.cu: the conv's shape and descriptors' facts, its
+ * share of the shared workspace, and the graph's own need added to what it selects. */
+const rt_conv_shape *rt_cuda_conv_shape_of(const rt_cuda_conv *c, int *nhwc, int *depthwise) {
+    *nhwc = c->nhwc, *depthwise = c->depthwise;
+    return &c->s;
+}
+void *rt_cuda_conv_workspace_of(const rt_cuda_conv *c, size_t *bytes) {
+    *bytes = workspace_bytes - c->dw_scratch;
+    return workspace;
+}
+size_t rt_cuda_conv_add_workspace(rt_cuda_conv *c, size_t bytes) {
+    if (bytes > c->fused_bytes) c->fused_bytes = bytes;
+    return selected_bytes(c);
 }
 
 size_t rt_cuda_conv_workspace_bound(size_t cap) {

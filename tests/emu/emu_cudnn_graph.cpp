@@ -1,0 +1,518 @@
+/* Reference cuDNN graph (backend) API for the CUDA emulator: the descriptors the runtime
+ * builds (runtime/cuda/ops/conv_bn_fprop.cu), written from cuDNN's graph-API documentation,
+ * not from our CPU ops. Every descriptor keeps the attributes it is given (type and count
+ * checked against the attribute's documented type) and is checked when finalized:
+ *   TENSOR: data type, dimensions and strides (N,C,H,W order, any strides), unique id,
+ *     byte alignment; CONVOLUTION: compute type, mode, 2 spatial dimensions, pre and post
+ *     paddings, strides, dilations;
+ *   OPERATION_CONVOLUTION_FORWARD: X, W, Y, the convolution, alpha, beta (Y = alpha·conv +
+ *     beta·Y); OPERATION_GEN_STATS: mode SUM_SQSUM, math precision, X, SUM, SQSUM
+ *     (per-channel sums of X and of X², [1,C,1,1]);
+ *   OPERATIONGRAPH: handle and operations, whose tensors connect by unique id.
+ *   POINTWISE: mode (MUL, ADD, RELU_FWD emulated) and math precision; OPERATION_POINTWISE:
+ *     the descriptor, X, B (the binary modes), Y; tensors may be virtual (IS_VIRTUAL).
+ * One engine is emulated, ConvBNfprop's conv + genstats pattern, optionally with its
+ * scale-bias-ReLU prologue (X = relu(raw·scale + bias): MUL, ADD, RELU_FWD into virtual
+ * tensors, FP16 per-channel [1,C,1,1] scale and bias, the ReLU'd value rounded to FP16 as the
+ * tensor cores read it), with the support surface
+ * the documentation gives its specialized pre-compiled engine: a convolution forward whose Y
+ * only a genstats reads, FP16 X, W, Y, FP32 sums, compute FP32, cross-correlation, NHWC
+ * packed X and Y, KRSC packed W, C and K multiples of 8, 1x1 or 3x3 filters, dilation 1,
+ * alpha 1 and beta 0. The heuristics (any mode) offer that one engine configuration for such
+ * a graph and none otherwise; an execution plan reports 1 KiB of workspace, which each
+ * execution overwrites with NaN. Execution runs on the handle's stream: the convolution in
+ * double from the FP16 operands, Y stored in FP16, then the sums of the stored Y (the values
+ * every reader of Y sees) accumulated in double and stored in FP32. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <map>
+#include <vector>
+#include <cudnn.h>
+#include "emu_internal.h"
+
+using emu::fail;
+
+namespace {
+
+struct attr {
+    cudnnBackendAttributeType_t type;
+    int64_t count;
+    std::vector<unsigned char> bytes;
+};
+
+struct tensor_info {
+    cudnnDataType_t dt;
+    int64_t dims[4], strides[4], uid;
+    bool virt;   /* an intermediate the engine keeps to itself */
+};
+
+/* The graph's two operations, once the graph is finalized (an execution plan keeps a copy:
+ * its graph's descriptors may be destroyed after it is finalized). */
+struct conv_stats {
+    const struct desc *fwd, *stats, *cv;
+    tensor_info x, w, y, sum, sq;
+    int64_t pad[2], stride[2], dil[2];
+    /* the scale-bias-ReLU prologue: x = relu(raw·scale + bias), when sbr */
+    bool sbr;
+    tensor_info raw, scale, bias;
+    const struct desc *pw[3];   /* its operations, in graph order of finding */
+    int n_pw;
+};
+
+struct desc {
+    cudnnBackendDescriptorType_t type;
+    bool finalized = false;
+    std::map<int, attr> attrs;
+    /* what finalize derived */
+    tensor_info t{};                    /* TENSOR */
+    bool pattern_ok = false;            /* OPERATIONGRAPH: the emulated engine takes it */
+    desc *graph = nullptr;              /* ENGINECFG, EXECUTION_PLAN: the graph it runs */
+    cudnnHandle_t handle = nullptr;     /* OPERATIONGRAPH, EXECUTION_PLAN */
+    conv_stats run{};                   /* EXECUTION_PLAN: what it computes */
+};
+
+const size_t PLAN_WORKSPACE = 1024;
+
+size_t type_bytes(cudnnBackendAttributeType_t t) {
+    switch (t) {
+    case CUDNN_TYPE_HANDLE: case CUDNN_TYPE_VOID_PTR: case CUDNN_TYPE_BACKEND_DESCRIPTOR: return sizeof(void *);
+    case CUDNN_TYPE_INT64: case CUDNN_TYPE_DOUBLE: return 8;
+    case CUDNN_TYPE_BOOLEAN: return sizeof(bool);
+    case CUDNN_TYPE_CHAR: return 1;
+    default: return 4;   /* FLOAT, INT32 and the enumerations */
+    }
+}
+
+bool has(const desc *d, int name) { return d->attrs.count(name) != 0; }
+template <typename T> T one(const desc *d, int name) {
+    T v;
+    memcpy(&v, d->attrs.at(name).bytes.data(), sizeof v);
+    return v;
+}
+template <typename T> std::vector<T> many(const desc *d, int name) {
+    const attr &a = d->attrs.at(name);
+    std::vector<T> v((size_t)a.count);
+    memcpy(v.data(), a.bytes.data(), sizeof(T) * v.size());
+    return v;
+}
+desc *sub(const desc *d, int name, cudnnBackendDescriptorType_t want) {
+    if (!has(d, name)) return nullptr;
+    desc *s = one<desc *>(d, name);
+    return s && s->type == want && s->finalized ? s : nullptr;
+}
+double scalar(const desc *d, int name) {
+    const attr &a = d->attrs.at(name);
+    if (a.type == CUDNN_TYPE_DOUBLE) return one<double>(d, name);
+    return one<float>(d, name);
+}
+
+/* The documented type of each attribute the emulator knows; another attribute is refused. */
+bool attr_type(cudnnBackendDescriptorType_t dt, int name, cudnnBackendAttributeType_t *t) {
+    switch (name) {
+    case CUDNN_ATTR_POINTWISE_MODE: *t = CUDNN_TYPE_POINTWISE_MODE; return true;
+    case CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR: case CUDNN_ATTR_OPERATION_POINTWISE_XDESC:
+    case CUDNN_ATTR_OPERATION_POINTWISE_BDESC: case CUDNN_ATTR_OPERATION_POINTWISE_YDESC:
+        *t = CUDNN_TYPE_BACKEND_DESCRIPTOR; return true;
+    case CUDNN_ATTR_POINTWISE_MATH_PREC:
+    case CUDNN_ATTR_TENSOR_DATA_TYPE: case CUDNN_ATTR_CONVOLUTION_COMP_TYPE: case CUDNN_ATTR_OPERATION_GENSTATS_MATH_PREC:
+        *t = CUDNN_TYPE_DATA_TYPE; return true;
+    case CUDNN_ATTR_TENSOR_DIMENSIONS: case CUDNN_ATTR_TENSOR_STRIDES: case CUDNN_ATTR_TENSOR_UNIQUE_ID:
+    case CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT: case CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS: case CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS:
+    case CUDNN_ATTR_CONVOLUTION_POST_PADDINGS: case CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES:
+    case CUDNN_ATTR_CONVOLUTION_DILATIONS: case CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS:
+        *t = CUDNN_TYPE_INT64; return true;
+    case CUDNN_ATTR_TENSOR_IS_VIRTUAL: *t = CUDNN_TYPE_BOOLEAN; return true;
+    case CUDNN_ATTR_CONVOLUTION_CONV_MODE: *t = CUDNN_TYPE_CONVOLUTION_MODE; return true;
+    case CUDNN_ATTR_OPERATION_GENSTATS_MODE: *t = CUDNN_TYPE_GENSTATS_MODE; return true;
+    case CUDNN_ATTR_ENGINEHEUR_MODE: *t = CUDNN_TYPE_HEUR_MODE; return true;
+    case CUDNN_ATTR_OPERATIONGRAPH_HANDLE: case CUDNN_ATTR_EXECUTION_PLAN_HANDLE: *t = CUDNN_TYPE_HANDLE; return true;
+    case CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS: case CUDNN_ATTR_VARIANT_PACK_WORKSPACE: *t = CUDNN_TYPE_VOID_PTR; return true;
+    case CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA: case CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA:
+        *t = CUDNN_TYPE_FLOAT; return true;   /* or DOUBLE: set_attribute takes either */
+    case CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X: case CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W:
+    case CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y: case CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC:
+    case CUDNN_ATTR_OPERATION_GENSTATS_XDESC: case CUDNN_ATTR_OPERATION_GENSTATS_SUMDESC:
+    case CUDNN_ATTR_OPERATION_GENSTATS_SQSUMDESC: case CUDNN_ATTR_OPERATIONGRAPH_OPS:
+    case CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH: case CUDNN_ATTR_ENGINEHEUR_RESULTS:
+    case CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG:
+        *t = CUDNN_TYPE_BACKEND_DESCRIPTOR; return true;
+    case CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE: *t = CUDNN_TYPE_INT64; return true;
+    default: (void)dt; return false;
+    }
+}
+
+size_t dt_bytes(cudnnDataType_t t) { return t == CUDNN_DATA_FLOAT ? 4 : t == CUDNN_DATA_HALF ? 2 : 0; }
+
+/* The last address + 1 a tensor spans, in elements. */
+int64_t span(const tensor_info &t) {
+    int64_t s = 1;
+    for (int i = 0; i < 4; i++) s += (t.dims[i] - 1) * t.strides[i];
+    return s;
+}
+bool nhwc_packed(const tensor_info &t) {
+    const int64_t *d = t.dims, *s = t.strides;
+    return s[1] == 1 && s[3] == d[1] && s[2] == d[3] * d[1] && s[0] == d[2] * d[3] * d[1];
+}
+
+cudnnStatus_t finalize_tensor(desc *d) {
+    for (int a : { CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_ATTR_TENSOR_STRIDES,
+                   CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT })
+        if (!has(d, a)) return CUDNN_STATUS_BAD_PARAM;
+    std::vector<int64_t> dims = many<int64_t>(d, CUDNN_ATTR_TENSOR_DIMENSIONS), st = many<int64_t>(d, CUDNN_ATTR_TENSOR_STRIDES);
+    if (dims.size() != 4 || st.size() != 4) return CUDNN_STATUS_NOT_SUPPORTED;   /* 4-D only emulated */
+    for (int i = 0; i < 4; i++)
+        if (dims[i] <= 0 || st[i] <= 0) return CUDNN_STATUS_BAD_PARAM;
+    d->t.virt = has(d, CUDNN_ATTR_TENSOR_IS_VIRTUAL) && one<bool>(d, CUDNN_ATTR_TENSOR_IS_VIRTUAL);
+    d->t.dt = one<cudnnDataType_t>(d, CUDNN_ATTR_TENSOR_DATA_TYPE);
+    if (!dt_bytes(d->t.dt)) return CUDNN_STATUS_NOT_SUPPORTED;
+    for (int i = 0; i < 4; i++) d->t.dims[i] = dims[(size_t)i], d->t.strides[i] = st[(size_t)i];
+    d->t.uid = one<int64_t>(d, CUDNN_ATTR_TENSOR_UNIQUE_ID);
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* A pointwise operation's mode, and its X, B (or nullptr) and Y tensors. */
+cudnnPointwiseMode_t pw_mode(const desc *op) {
+    return one<cudnnPointwiseMode_t>(sub(op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_BACKEND_POINTWISE_DESCRIPTOR),
+                                     CUDNN_ATTR_POINTWISE_MODE);
+}
+const tensor_info *pw_t(const desc *op, int name) {
+    const desc *t = sub(op, name, CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+    return t ? &t->t : nullptr;
+}
+
+/* The prologue of the ConvBNfprop pattern: the conv's X is relu(add(mul(raw, scale), bias)),
+ * three pointwise operations chained by unique id (in any order in the graph). */
+bool prologue(conv_stats *p) {
+    if (p->n_pw != 3) return false;
+    const desc *mul = nullptr, *add = nullptr, *relu = nullptr;
+    for (int i = 0; i < 3; i++) {
+        cudnnPointwiseMode_t m = pw_mode(p->pw[i]);
+        if (m == CUDNN_POINTWISE_MUL && !mul) mul = p->pw[i];
+        else if (m == CUDNN_POINTWISE_ADD && !add) add = p->pw[i];
+        else if (m == CUDNN_POINTWISE_RELU_FWD && !relu) relu = p->pw[i];
+        else return false;
+    }
+    if (!mul || !add || !relu) return false;
+    const tensor_info *relu_y = pw_t(relu, CUDNN_ATTR_OPERATION_POINTWISE_YDESC), *relu_x = pw_t(relu, CUDNN_ATTR_OPERATION_POINTWISE_XDESC);
+    const tensor_info *add_y = pw_t(add, CUDNN_ATTR_OPERATION_POINTWISE_YDESC), *add_x = pw_t(add, CUDNN_ATTR_OPERATION_POINTWISE_XDESC);
+    const tensor_info *mul_y = pw_t(mul, CUDNN_ATTR_OPERATION_POINTWISE_YDESC), *mul_x = pw_t(mul, CUDNN_ATTR_OPERATION_POINTWISE_XDESC);
+    const tensor_info *scale = pw_t(mul, CUDNN_ATTR_OPERATION_POINTWISE_BDESC), *bias = pw_t(add, CUDNN_ATTR_OPERATION_POINTWISE_BDESC);
+    if (!relu_y || !relu_x || !add_y || !add_x || !mul_y || !mul_x || !scale || !bias) return false;
+    if (relu_y->uid != p->x.uid || relu_x->uid != add_y->uid || add_x->uid != mul_y->uid) return false;
+    if (!relu_y->virt || !add_y->virt || !mul_y->virt || mul_x->virt || scale->virt || bias->virt) return false;
+    p->sbr = true, p->raw = *mul_x, p->scale = *scale, p->bias = *bias;
+    return true;
+}
+
+bool pick(const desc *g, conv_stats *p) {
+    std::vector<desc *> ops = many<desc *>(g, CUDNN_ATTR_OPERATIONGRAPH_OPS);
+    p->fwd = p->stats = nullptr;
+    p->sbr = false, p->n_pw = 0;
+    for (desc *o : ops) {
+        if (o->type == CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR && !p->fwd) p->fwd = o;
+        else if (o->type == CUDNN_BACKEND_OPERATION_GEN_STATS_DESCRIPTOR && !p->stats) p->stats = o;
+        else if (o->type == CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR && p->n_pw < 3) p->pw[p->n_pw++] = o;
+        else return false;   /* another operation: no emulated engine takes it */
+    }
+    if (!p->fwd || !p->stats) return false;
+    p->cv = sub(p->fwd, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
+    p->x = sub(p->fwd, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, CUDNN_BACKEND_TENSOR_DESCRIPTOR)->t;
+    p->w = sub(p->fwd, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, CUDNN_BACKEND_TENSOR_DESCRIPTOR)->t;
+    p->y = sub(p->fwd, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, CUDNN_BACKEND_TENSOR_DESCRIPTOR)->t;
+    p->sum = sub(p->stats, CUDNN_ATTR_OPERATION_GENSTATS_SUMDESC, CUDNN_BACKEND_TENSOR_DESCRIPTOR)->t;
+    p->sq = sub(p->stats, CUDNN_ATTR_OPERATION_GENSTATS_SQSUMDESC, CUDNN_BACKEND_TENSOR_DESCRIPTOR)->t;
+    if (p->n_pw && !prologue(p)) return false;
+    std::vector<int64_t> pre = many<int64_t>(p->cv, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS);
+    std::vector<int64_t> st = many<int64_t>(p->cv, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES);
+    std::vector<int64_t> dl = many<int64_t>(p->cv, CUDNN_ATTR_CONVOLUTION_DILATIONS);
+    for (int i = 0; i < 2; i++) p->pad[i] = pre[(size_t)i], p->stride[i] = st[(size_t)i], p->dil[i] = dl[(size_t)i];
+    return true;
+}
+
+/* Whether the emulated ConvBNfprop engine takes the finalized graph g. */
+bool engine_takes(const desc *g) {
+    conv_stats p;
+    if (!pick(g, &p)) return false;
+    const desc *genstats_x = sub(p.stats, CUDNN_ATTR_OPERATION_GENSTATS_XDESC, CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+    if (genstats_x->t.uid != p.y.uid) return false;   /* the genstats must read the conv's output */
+    if (p.sbr) {   /* FP16 input, FP16 per-channel scale and bias, FP16 into the MMA */
+        if (p.raw.dt != CUDNN_DATA_HALF || p.scale.dt != CUDNN_DATA_HALF || p.bias.dt != CUDNN_DATA_HALF) return false;
+        if (!nhwc_packed(p.raw) || memcmp(p.raw.dims, p.x.dims, sizeof p.x.dims)) return false;
+        for (const tensor_info *t : { &p.scale, &p.bias })
+            if (t->dims[0] != 1 || t->dims[1] != p.x.dims[1] || t->dims[2] != 1 || t->dims[3] != 1) return false;
+    } else if (p.x.virt) {
+        return false;
+    }
+    if (p.y.virt || p.sum.virt || p.sq.virt || p.w.virt) return false;
+    if (p.x.dt != CUDNN_DATA_HALF || p.w.dt != CUDNN_DATA_HALF || p.y.dt != CUDNN_DATA_HALF) return false;
+    if (p.sum.dt != CUDNN_DATA_FLOAT || p.sq.dt != CUDNN_DATA_FLOAT) return false;
+    if (one<cudnnDataType_t>(p.cv, CUDNN_ATTR_CONVOLUTION_COMP_TYPE) != CUDNN_DATA_FLOAT) return false;
+    if (one<cudnnConvolutionMode_t>(p.cv, CUDNN_ATTR_CONVOLUTION_CONV_MODE) != CUDNN_CROSS_CORRELATION) return false;
+    if (one<cudnnGenStatsMode_t>(p.stats, CUDNN_ATTR_OPERATION_GENSTATS_MODE) != CUDNN_GENSTATS_SUM_SQSUM) return false;
+    if (!nhwc_packed(p.x) || !nhwc_packed(p.y) || !nhwc_packed(p.w)) return false;   /* KRSC is W's NHWC */
+    int64_t c = p.x.dims[1], k = p.w.dims[0], r = p.w.dims[2], s = p.w.dims[3];
+    if (c % 8 || k % 8 || r != s || (r != 1 && r != 3)) return false;
+    if (p.dil[0] != 1 || p.dil[1] != 1) return false;
+    if (scalar(p.fwd, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA) != 1.0 ||
+        scalar(p.fwd, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA) != 0.0)
+        return false;
+    for (const tensor_info *t : { &p.sum, &p.sq })
+        if (t->dims[0] != 1 || t->dims[1] != k || t->dims[2] != 1 || t->dims[3] != 1) return false;
+    return true;
+}
+
+/* The graph's tensors checked against each other, as finalizing a graph does. */
+cudnnStatus_t finalize_graph(desc *g) {
+    if (!has(g, CUDNN_ATTR_OPERATIONGRAPH_HANDLE) || !has(g, CUDNN_ATTR_OPERATIONGRAPH_OPS)) return CUDNN_STATUS_BAD_PARAM;
+    g->handle = one<cudnnHandle_t>(g, CUDNN_ATTR_OPERATIONGRAPH_HANDLE);
+    for (desc *o : many<desc *>(g, CUDNN_ATTR_OPERATIONGRAPH_OPS))
+        if (!o || !o->finalized) return CUDNN_STATUS_BAD_PARAM;
+    conv_stats p;
+    if (pick(g, &p)) {   /* the conv's shapes agree (cuDNN's rule for any conv) */
+        int64_t oh = 1 + (p.x.dims[2] + 2 * p.pad[0] - ((p.w.dims[2] - 1) * p.dil[0] + 1)) / p.stride[0];
+        int64_t ow = 1 + (p.x.dims[3] + 2 * p.pad[1] - ((p.w.dims[3] - 1) * p.dil[1] + 1)) / p.stride[1];
+        if (p.x.dims[1] != p.w.dims[1] || p.y.dims[1] != p.w.dims[0] || p.y.dims[0] != p.x.dims[0] || p.y.dims[2] != oh ||
+            p.y.dims[3] != ow)
+            return CUDNN_STATUS_BAD_PARAM;
+    }
+    g->pattern_ok = engine_takes(g);
+    return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t finalize(desc *d) {
+    auto need = [&](std::initializer_list<int> names) {
+        for (int a : names)
+            if (!has(d, a)) return false;
+        return true;
+    };
+    switch (d->type) {
+    case CUDNN_BACKEND_TENSOR_DESCRIPTOR: return finalize_tensor(d);
+    case CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR:
+        if (!need({ CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS,
+                    CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS,
+                    CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_ATTR_CONVOLUTION_DILATIONS }))
+            return CUDNN_STATUS_BAD_PARAM;
+        if (one<int64_t>(d, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS) != 2) return CUDNN_STATUS_NOT_SUPPORTED;
+        for (int a : { CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS,
+                       CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_ATTR_CONVOLUTION_DILATIONS })
+            if (d->attrs.at(a).count != 2) return CUDNN_STATUS_BAD_PARAM;
+        if (many<int64_t>(d, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS) != many<int64_t>(d, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS))
+            return CUDNN_STATUS_NOT_SUPPORTED;   /* asymmetric padding: not emulated */
+        return CUDNN_STATUS_SUCCESS;
+    case CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR:
+        if (!sub(d, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, CUDNN_BACKEND_TENSOR_DESCRIPTOR) ||
+            !sub(d, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, CUDNN_BACKEND_TENSOR_DESCRIPTOR) ||
+            !sub(d, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, CUDNN_BACKEND_TENSOR_DESCRIPTOR) ||
+            !sub(d, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR) ||
+            !need({ CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA }))
+            return CUDNN_STATUS_BAD_PARAM;
+        return CUDNN_STATUS_SUCCESS;
+    case CUDNN_BACKEND_OPERATION_GEN_STATS_DESCRIPTOR:
+        if (!sub(d, CUDNN_ATTR_OPERATION_GENSTATS_XDESC, CUDNN_BACKEND_TENSOR_DESCRIPTOR) ||
+            !sub(d, CUDNN_ATTR_OPERATION_GENSTATS_SUMDESC, CUDNN_BACKEND_TENSOR_DESCRIPTOR) ||
+            !sub(d, CUDNN_ATTR_OPERATION_GENSTATS_SQSUMDESC, CUDNN_BACKEND_TENSOR_DESCRIPTOR) ||
+            !need({ CUDNN_ATTR_OPERATION_GENSTATS_MODE, CUDNN_ATTR_OPERATION_GENSTATS_MATH_PREC }))
+            return CUDNN_STATUS_BAD_PARAM;
+        return CUDNN_STATUS_SUCCESS;
+    case CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR: return finalize_graph(d);
+    case CUDNN_BACKEND_POINTWISE_DESCRIPTOR:
+        return need({ CUDNN_ATTR_POINTWISE_MODE, CUDNN_ATTR_POINTWISE_MATH_PREC }) ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_BAD_PARAM;
+    case CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR: {
+        const desc *pw = sub(d, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
+        if (!pw || !sub(d, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_BACKEND_TENSOR_DESCRIPTOR) ||
+            !sub(d, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_BACKEND_TENSOR_DESCRIPTOR))
+            return CUDNN_STATUS_BAD_PARAM;
+        cudnnPointwiseMode_t m = one<cudnnPointwiseMode_t>(pw, CUDNN_ATTR_POINTWISE_MODE);
+        bool binary = m == CUDNN_POINTWISE_ADD || m == CUDNN_POINTWISE_MUL;
+        if (binary != (sub(d, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_BACKEND_TENSOR_DESCRIPTOR) != nullptr))
+            return CUDNN_STATUS_BAD_PARAM;
+        if (!binary && m != CUDNN_POINTWISE_RELU_FWD) return CUDNN_STATUS_NOT_SUPPORTED;   /* not emulated */
+        return CUDNN_STATUS_SUCCESS;
+    }
+    case CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR:
+        if (!sub(d, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR) ||
+            !need({ CUDNN_ATTR_ENGINEHEUR_MODE }))
+            return CUDNN_STATUS_BAD_PARAM;
+        d->graph = sub(d, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+        return CUDNN_STATUS_SUCCESS;
+    case CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR: {
+        desc *cfg = sub(d, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+        if (!cfg || !cfg->graph || !need({ CUDNN_ATTR_EXECUTION_PLAN_HANDLE })) return CUDNN_STATUS_BAD_PARAM;
+        if (!cfg->graph->pattern_ok) return CUDNN_STATUS_NOT_SUPPORTED;
+        if (!pick(cfg->graph, &d->run)) return CUDNN_STATUS_NOT_SUPPORTED;
+        d->run.fwd = d->run.stats = d->run.cv = nullptr;   /* the plan outlives them */
+        d->run.n_pw = 0;
+        d->handle = one<cudnnHandle_t>(d, CUDNN_ATTR_EXECUTION_PLAN_HANDLE);
+        return CUDNN_STATUS_SUCCESS;
+    }
+    case CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR:
+        if (!need({ CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS }) ||
+            d->attrs.at(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS).count != d->attrs.at(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS).count)
+            return CUDNN_STATUS_BAD_PARAM;
+        return CUDNN_STATUS_SUCCESS;
+    case CUDNN_BACKEND_ENGINECFG_DESCRIPTOR: return d->graph ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_BAD_PARAM;
+    default: return CUDNN_STATUS_NOT_SUPPORTED;
+    }
+}
+
+/* The pointer of tensor uid in a variant pack, or NULL. */
+void *pointer_of(const desc *pack, int64_t uid) {
+    std::vector<int64_t> uids = many<int64_t>(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS);
+    std::vector<void *> ptrs = many<void *>(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS);
+    for (size_t i = 0; i < uids.size(); i++)
+        if (uids[i] == uid) return ptrs[i];
+    return nullptr;
+}
+
+inline int64_t at(const tensor_info &t, int64_t a, int64_t b, int64_t c, int64_t d) {
+    return a * t.strides[0] + b * t.strides[1] + c * t.strides[2] + d * t.strides[3];
+}
+
+}   // namespace
+
+extern "C" {
+
+cudnnStatus_t cudnnBackendCreateDescriptor(cudnnBackendDescriptorType_t type, cudnnBackendDescriptor_t *d) {
+    if (!d) return CUDNN_STATUS_BAD_PARAM;
+    desc *n = new desc;
+    n->type = type;
+    *d = n;
+    return CUDNN_STATUS_SUCCESS;
+}
+cudnnStatus_t cudnnBackendDestroyDescriptor(cudnnBackendDescriptor_t d) {
+    delete (desc *)d;
+    return CUDNN_STATUS_SUCCESS;
+}
+cudnnStatus_t cudnnBackendInitialize(cudnnBackendDescriptor_t) { return CUDNN_STATUS_SUCCESS; }
+cudnnStatus_t cudnnBackendSetAttribute(cudnnBackendDescriptor_t dp, cudnnBackendAttributeName_t name,
+                                       cudnnBackendAttributeType_t type, int64_t count, const void *elems) {
+    desc *d = (desc *)dp;
+    cudnnBackendAttributeType_t want;
+    if (!d || d->finalized || count <= 0 || !elems) return CUDNN_STATUS_BAD_PARAM;
+    if (!attr_type(d->type, name, &want)) return CUDNN_STATUS_NOT_SUPPORTED;
+    bool scalar_either = want == CUDNN_TYPE_FLOAT && (type == CUDNN_TYPE_FLOAT || type == CUDNN_TYPE_DOUBLE);
+    if (type != want && !scalar_either) return CUDNN_STATUS_BAD_PARAM;
+    attr a{ type, count, std::vector<unsigned char>(type_bytes(type) * (size_t)count) };
+    memcpy(a.bytes.data(), elems, a.bytes.size());
+    d->attrs[name] = a;
+    return CUDNN_STATUS_SUCCESS;
+}
+cudnnStatus_t cudnnBackendFinalize(cudnnBackendDescriptor_t dp) {
+    desc *d = (desc *)dp;
+    if (!d || d->finalized) return CUDNN_STATUS_BAD_PARAM;
+    cudnnStatus_t st = finalize(d);
+    d->finalized = st == CUDNN_STATUS_SUCCESS;
+    return st;
+}
+cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t const dp, cudnnBackendAttributeName_t name,
+                                       cudnnBackendAttributeType_t type, int64_t requested, int64_t *count, void *elems) {
+    desc *d = (desc *)dp;
+    if (!d || !d->finalized) return CUDNN_STATUS_BAD_PARAM;
+    if (d->type == CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR && name == CUDNN_ATTR_ENGINEHEUR_RESULTS) {
+        if (type != CUDNN_TYPE_BACKEND_DESCRIPTOR) return CUDNN_STATUS_BAD_PARAM;
+        int64_t n = d->graph->pattern_ok ? 1 : 0;   /* the one emulated engine, where it takes the graph */
+        if (count) *count = n;
+        desc **out = (desc **)elems;
+        for (int64_t i = 0; i < n && i < requested; i++) {
+            if (!out[i] || out[i]->type != CUDNN_BACKEND_ENGINECFG_DESCRIPTOR) return CUDNN_STATUS_BAD_PARAM;
+            out[i]->graph = d->graph;
+            out[i]->finalized = true;
+        }
+        return CUDNN_STATUS_SUCCESS;
+    }
+    if (d->type == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR && name == CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE) {
+        if (type != CUDNN_TYPE_INT64 || requested < 1) return CUDNN_STATUS_BAD_PARAM;
+        *(int64_t *)elems = (int64_t)PLAN_WORKSPACE;
+        if (count) *count = 1;
+        return CUDNN_STATUS_SUCCESS;
+    }
+    if (!has(d, name)) return CUDNN_STATUS_NOT_SUPPORTED;
+    const attr &a = d->attrs.at(name);
+    if (a.type != type) return CUDNN_STATUS_BAD_PARAM;
+    int64_t n = a.count < requested ? a.count : requested;
+    if (count) *count = a.count;
+    if (elems) memcpy(elems, a.bytes.data(), type_bytes(type) * (size_t)n);
+    return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnBackendExecute(cudnnHandle_t h, cudnnBackendDescriptor_t planp, cudnnBackendDescriptor_t packp) {
+    const desc *plan = (const desc *)planp, *pack = (const desc *)packp;
+    if (!plan || !pack || !plan->finalized || !pack->finalized || plan->type != CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR ||
+        pack->type != CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR)
+        return CUDNN_STATUS_BAD_PARAM;
+    const conv_stats &p = plan->run;
+    const void *x = pointer_of(pack, p.sbr ? p.raw.uid : p.x.uid), *w = pointer_of(pack, p.w.uid);
+    void *y = pointer_of(pack, p.y.uid), *sum = pointer_of(pack, p.sum.uid), *sq = pointer_of(pack, p.sq.uid);
+    const void *scale = p.sbr ? pointer_of(pack, p.scale.uid) : nullptr, *bias = p.sbr ? pointer_of(pack, p.bias.uid) : nullptr;
+    void *ws = has(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE) ? one<void *>(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE) : nullptr;
+    if (!x || !w || !y || !sum || !sq || !ws || (p.sbr && (!scale || !bias))) return CUDNN_STATUS_BAD_PARAM;
+    const char *what = "cudnnBackendExecute";
+    emu::check_device(x, (size_t)span(p.x) * 2, what);
+    if (p.sbr) emu::check_device(scale, (size_t)span(p.scale) * 2, what), emu::check_device(bias, (size_t)span(p.bias) * 2, what);
+    emu::check_device(w, (size_t)span(p.w) * 2, what);
+    emu::check_device(y, (size_t)span(p.y) * 2, what);
+    emu::check_device(sum, (size_t)span(p.sum) * 4, what);
+    emu::check_device(sq, (size_t)span(p.sq) * 4, what);
+    emu::check_device(ws, PLAN_WORKSPACE, what);
+    conv_stats g = p;
+    emu::enqueue(emu::cudnn_stream(h), what, [=]() {
+        emu::cudnn_digest += 0x5bd1e9955bd1e995ull;   /* a fused conv: ranks must run alike */
+        emu::traffic_touch(x, (size_t)span(g.x) * 2, false);
+        emu::traffic_touch(w, (size_t)span(g.w) * 2, false);
+        if (g.sbr) emu::traffic_touch(scale, (size_t)span(g.scale) * 2, false), emu::traffic_touch(bias, (size_t)span(g.bias) * 2, false);
+        emu::traffic_touch(y, (size_t)span(g.y) * 2, true);
+        emu::traffic_touch(sum, (size_t)span(g.sum) * 4, true);
+        emu::traffic_touch(sq, (size_t)span(g.sq) * 4, true);
+        float nan = NAN;
+        for (size_t i = 0; i + 4 <= PLAN_WORKSPACE; i += 4) memcpy((char *)ws + i, &nan, 4);
+        const __half *W = (const __half *)w;
+        __half *Y = (__half *)y;
+        int64_t n = g.x.dims[0], c = g.x.dims[1], ih = g.x.dims[2], iw = g.x.dims[3];
+        /* the conv's input: x, or the prologue's relu(raw·scale + bias) in FP32, rounded to
+         * FP16 as the tensor cores read it */
+        std::vector<__half> xin((size_t)span(g.x));
+        const __half *R = (const __half *)x;
+        for (int64_t b = 0; b < n; b++)
+            for (int64_t ch = 0; ch < c; ch++)
+                for (int64_t i = 0; i < ih; i++)
+                    for (int64_t j = 0; j < iw; j++) {
+                        int64_t o = at(g.x, b, ch, i, j);
+                        if (!g.sbr) { xin[(size_t)o] = R[at(g.x, b, ch, i, j)]; continue; }
+                        float v = __half2float(R[at(g.raw, b, ch, i, j)]) * __half2float(((const __half *)scale)[at(g.scale, 0, ch, 0, 0)]) +
+                                  __half2float(((const __half *)bias)[at(g.bias, 0, ch, 0, 0)]);
+                        xin[(size_t)o] = __float2half(v > 0 ? v : 0.0f);
+                    }
+        const __half *X = xin.data();
+        int64_t k = g.w.dims[0], r = g.w.dims[2], s = g.w.dims[3], oh = g.y.dims[2], ow = g.y.dims[3];
+        std::vector<double> tot((size_t)k, 0.0), tot2((size_t)k, 0.0);
+        for (int64_t b = 0; b < n; b++)
+            for (int64_t kk = 0; kk < k; kk++)
+                for (int64_t i = 0; i < oh; i++)
+                    for (int64_t j = 0; j < ow; j++) {
+                        double acc = 0;
+                        for (int64_t u = 0; u < r; u++) {
+                            int64_t hi = i * g.stride[0] - g.pad[0] + u * g.dil[0];
+                            if (hi < 0 || hi >= ih) continue;
+                            for (int64_t v = 0; v < s; v++) {
+                                int64_t wi = j * g.stride[1] - g.pad[1] + v * g.dil[1];
+                                if (wi < 0 || wi >= iw) continue;
+                                for (int64_t ch = 0; ch < c; ch++)
+                                    acc += (double)__half2float(X[at(g.x, b, ch, hi, wi)]) *
+                                           (double)__half2float(W[at(g.w, kk, ch, u, v)]);
+                            }
+                        }
+                        __half out = __float2half((float)acc);
+                        Y[at(g.y, b, kk, i, j)] = out;
+                        double stored = __half2float(out);
+                        tot[(size_t)kk] += stored, tot2[(size_t)kk] += stored * stored;
+                    }
+        for (int64_t kk = 0; kk < k; kk++) {
+            ((float *)sum)[at(g.sum, 0, kk, 0, 0)] = (float)tot[(size_t)kk];
+            ((float *)sq)[at(g.sq, 0, kk, 0, 0)] = (float)tot2[(size_t)kk];
+        }
+    });
+    return CUDNN_STATUS_SUCCESS;
+}
+
+}   // extern "C"
