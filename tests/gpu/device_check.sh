@@ -12,7 +12,8 @@
 #  3. PyTorch's peers timed one at a time on a quiet machine, then ours: 30 --benchmark steps
 #     each (AlexNet 300: at 30 its start-up hid the step), and the A/Bs: the kernels the H100
 #     measured (TRAINC_CUDA_BN=old TRAINC_CUDA_POOL=old, the same binary) against today's, and
-#     ResNet-50 built without each fusion (abflags: --no-relu-mask, --no-bn-add) against the default;
+#     ResNet-50 built without each fusion (abflags: BF16 --no-relu-mask and --no-bn-add, FP16
+#     --no-conv-genstats) against the default;
 #  4. one ResNet-50 BF16 channels-last step under Nsight Compute, compared op by op with
 #     `trainc show --gpu-cost` (bench/gpu_profile_vs_model.py);
 #  5. the rest of make test-gpu's single-GPU steps, as far as the budget goes (each step
@@ -78,11 +79,12 @@ for cfg in $ours; do
     > "$w/${m}_${p}_$l.build.log" 2>&1 &
   builds+=($!)
 done
-# the fusions' A/B: ResNet-50 BF16 channels-last built without each (the flags of trainc build)
-abflags="--no-relu-mask --no-bn-add"
-for f in $abflags; do
-  timeout "$(limit 200)" "$BUILD/trainc" build "$w/resnet50_bf16.spec" --backend cuda --layout nhwc $f \
-    -o "$w/resnet50_bf16_nhwc$f" > "$w/resnet50_bf16_nhwc$f.build.log" 2>&1 &
+# the fusions' A/B: ResNet-50 channels-last built without each (precision:flag of trainc build)
+abflags="bf16:--no-relu-mask bf16:--no-bn-add fp16:--no-conv-genstats"
+for ab in $abflags; do
+  IFS=: read -r p f <<< "$ab"
+  timeout "$(limit 200)" "$BUILD/trainc" build "$w/resnet50_$p.spec" --backend cuda --layout nhwc $f \
+    -o "$w/resnet50_${p}_nhwc$f" > "$w/resnet50_${p}_nhwc$f.build.log" 2>&1 &
   builds+=($!)
 done
 if timeout "$(limit 90)" "${gpu_bin:?}" > "$w/test_ops_gpu.log" 2>&1; then
@@ -136,10 +138,13 @@ new=$(bench ab_new "$w/resnet50_bf16_nhwc")
 old=$(bench ab_old "$w/resnet50_bf16_nhwc" TRAINC_CUDA_BN=old TRAINC_CUDA_POOL=old)
 { echo; echo "A/B, the same ResNet-50 BF16 channels-last binary: today's kernels $new img/s, the kernels the H100 measured (TRAINC_CUDA_BN=old TRAINC_CUDA_POOL=old) $old img/s: $(ratio "$new" "$old")"; } >> "$report"
 stamp "A/B: new $new, old $old img/s"
-for f in $abflags; do
-  without=$(bench "ab$f" "$w/resnet50_bf16_nhwc$f")
-  echo "A/B, ResNet-50 BF16 channels-last built $f: $without img/s against $new with the fusion: $(ratio "$new" "$without")" >> "$report"
-  stamp "A/B $f: $without img/s (with: $new)"
+fp16_with=$(grep '| resnet50 | FP16 | nhwc |' "$report" | cut -d'|' -f5 | tr -d ' ')
+for ab in $abflags; do
+  IFS=: read -r p f <<< "$ab"
+  with=$new; [ "$p" = fp16 ] && with=$fp16_with
+  without=$(bench "ab_$p$f" "$w/resnet50_${p}_nhwc$f")
+  echo "A/B, ResNet-50 ${p^^} channels-last built $f: $without img/s against $with with the fusion: $(ratio "$with" "$without")" >> "$report"
+  stamp "A/B ${p^^} $f: $without img/s (with: $with)"
 done
 
 # ---- 4. one step's kernel profile against the model -----------------------------------------
