@@ -4,7 +4,9 @@
 # against the generated model.c; the ResNet example in BF16 channels-last: the bns finished by
 # their retire counter, applied inside their add, writing ReLU bitmasks, and the adds' two-pass
 # backward against the generated calls and plan.txt's mask tensors, with and without
-# --no-relu-mask and --no-bn-add. Then the usage errors, and a spec without a trainer.
+# --no-relu-mask and --no-bn-add; the bias + activation fusion on CUDA (a producer read twice
+# keeps its bias pass) against the generated calls. Then the usage errors, and a spec without a
+# trainer.
 set -u
 source "$(dirname "$0")/../lib.sh"
 need_trainc
@@ -51,6 +53,40 @@ done
 [ "$(count 'writes a ReLU bitmask' "$out/resnet--no-relu-mask.txt")" = 0 ] ||
   { echo "FAIL: --no-relu-mask still shows ReLU bitmasks"; status=1; }
 
+# the bias + activation fusion (CUDA): a conv's or linear's bias added by the GELU or activation
+# that alone reads it, and the generated code calls the fused kernel exactly there
+cat > "$out/act.spec" <<'SPEC'
+net {
+  input_shape: [3, 8, 8]
+  classes: 10
+  conv { name: "c1" out: 8 kernel: 3 pad: 1 }
+  gelu { name: "g1" }
+  conv { name: "c2" out: 8 kernel: 3 pad: 1 }
+  silu { name: "s2" }
+  add { name: "a2" inputs: ["s2", "c2"] }
+  gap { name: "pool" }
+  flatten { name: "flat" }
+  linear { name: "fc1" out: 16 }
+  hardswish { name: "hs" }
+  linear { name: "fc2" out: 10 }
+}
+data { train { source: "synthetic" samples: 16 batch_per_rank: 4 } }
+solver { epochs: 1 sgd { momentum: 0.9 } lr { base: 0.01 } }
+SPEC
+"$TRAINC" show --schedule --backend cuda "$out/act.spec" > "$out/act.txt" || die "show --schedule failed on the activations net"
+"$TRAINC" build "$out/act.spec" --backend cuda --emit-only --emit-dir "$out/act.src" -o "$out/act" > /dev/null ||
+  die "build --emit-only failed on the activations net"
+grep -q 'c1 .*its bias added by "g1"' "$out/act.txt" && grep -q 'fc1 .*its bias added by "hs"' "$out/act.txt" ||
+  { echo "FAIL: the conv's and the linear's bias are not shown as added by their activation:"; cat "$out/act.txt"; status=1; }
+grep -q 'c2 .*its bias added' "$out/act.txt" &&
+  { echo "FAIL: c2, which a second layer reads, is shown with its bias in the activation"; status=1; }
+expect "activations adding their producer's bias" "$(count 'in the same pass (bias_act.cu)' "$out/act.txt")" \
+  "$(count 'cuda_bias_act_forward(' "$out/act.src/model.c")"
+expect "their backward" "$(count 'in the same pass (bias_act.cu)' "$out/act.txt")" \
+  "$(count 'cuda_bias_act_backward(' "$out/act.src/model.c")"
+"$TRAINC" show --schedule --backend cpu "$out/act.spec" | grep -q 'bias_act' &&
+  { echo "FAIL: the CPU schedule shows the CUDA bias + activation fusion"; status=1; }
+
 # usage errors and a spec without a trainer
 "$TRAINC" show --schedule --layout nhwc specs/examples/fmnist_lenet.spec > /dev/null 2> "$out/e1" && status=1
 grep -q "needs --backend cuda" "$out/e1" || { echo "FAIL: --layout nhwc without cuda: $(cat "$out/e1")"; status=1; }
@@ -59,5 +95,5 @@ grep -q "are for --backend cuda --layout nhwc" "$out/e2" || { echo "FAIL: --no-b
 printf 'net { input_shape: [1, 4, 4] classes: 2 flatten { } linear { out: 2 } }\n' > "$out/netonly.spec"
 "$TRAINC" show --schedule "$out/netonly.spec" > /dev/null 2> "$out/e3"; rc=$?
 [ $rc = 1 ] && grep -q "no data or solver" "$out/e3" || { echo "FAIL: a spec without a trainer: rc $rc, $(cat "$out/e3")"; status=1; }
-[ $status = 0 ] && echo "show --schedule matches build: LeNet (CPU) and the ResNet example (CUDA channels-last, 3 builds)"
+[ $status = 0 ] && echo "show --schedule matches build: LeNet (CPU), the ResNet example (CUDA channels-last, 3 builds), bias + activation (CUDA)"
 exit $status
