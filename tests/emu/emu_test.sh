@@ -34,15 +34,18 @@ fi
 grep -i "warning" "$out/make.log" && fail "warnings while building the emulated CUDA backend"
 
 # 0. The cuDNN calls under cuDNN 9's deprecation warnings (the legacy convolution API is
-# deprecated; the move is to the graph API): counted, printed, and not more than today's.
+# deprecated; the move is to the graph API): counted, printed, and not more than today's: 31
+# in conv2d.cu's legacy API, 2 in conv_bn_fprop.cu, the graph's and the plan's handle
+# attributes, which cuDNN 8 requires and 9 still accepts (the device-property descriptor
+# replaces them there; until a lent GPU shows 9 runs the graph without them, both are set).
 dep=0
 for f in $(grep -l "cudnn" runtime/cuda/*.cu runtime/cuda/*/*.cu); do
   EMU_CXXFLAGS=-DCUDNN_WARN_DEPRECATED tests/emu/emu-nvcc -Iruntime/include -DRT_HAVE_NCCL=1 -c "$f" \
     -o "$out/dep.o" > "$out/dep.log" 2>&1 || { fail "$f does not compile with CUDNN_WARN_DEPRECATED:"; tail "$out/dep.log"; }
   dep=$((dep + $(grep -c "warning: .*deprecated" "$out/dep.log")))
 done
-echo "cuDNN deprecation warnings (CUDNN_WARN_DEPRECATED): $dep (legacy convolution API; budget 31)"
-[ "$dep" -le 31 ] || fail "more uses of deprecated cuDNN API than the budget"
+echo "cuDNN deprecation warnings (CUDNN_WARN_DEPRECATED): $dep (legacy convolution API and graph handles; budget 33)"
+[ "$dep" -le 33 ] || fail "more uses of deprecated cuDNN API than the budget"
 
 # 1. The emulator catches what it is for (tests/emu/emu_selftest.sh).
 bash tests/emu/emu_selftest.sh "$out/self" || fail "emulator self-test"
