@@ -16,7 +16,7 @@ trainc = sys.argv[1]
 want = {
     "alexnet": (61100840, 0.71), "resnet18": (11689512, 1.81), "resnet50": (25557032, 4.09),
     "resnet101": (44549160, 7.80), "resnet152": (60192808, 11.51),
-    "convnext_tiny": (28589128, 4.46), "vgg16": (138357544, 15.47),
+    "convnext_tiny": (28589128, 4.46), "convnext_small": (50223688, 8.68), "vgg16": (138357544, 15.47),
 }
 bad = 0
 for model, (params, gmacs) in want.items():

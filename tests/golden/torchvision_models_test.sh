@@ -25,6 +25,8 @@ models = {
     "efficientnet_b0": torchvision.models.efficientnet_b0,
     "regnet_y_400mf": torchvision.models.regnet_y_400mf,
     "shufflenet_v2_x1_0": torchvision.models.shufflenet_v2_x1_0,
+    "resnext50_32x4d": torchvision.models.resnext50_32x4d,
+    "wide_resnet50_2": torchvision.models.wide_resnet50_2,
 }
 bad = 0
 for name, ctor in models.items():
