@@ -27,6 +27,7 @@ models = {
     "shufflenet_v2_x1_0": torchvision.models.shufflenet_v2_x1_0,
     "resnext50_32x4d": torchvision.models.resnext50_32x4d,
     "wide_resnet50_2": torchvision.models.wide_resnet50_2,
+    "vgg16_bn": torchvision.models.vgg16_bn,
 }
 bad = 0
 for name, ctor in models.items():
