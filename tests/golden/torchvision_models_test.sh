@@ -28,6 +28,7 @@ models = {
     "resnext50_32x4d": torchvision.models.resnext50_32x4d,
     "wide_resnet50_2": torchvision.models.wide_resnet50_2,
     "vgg16_bn": torchvision.models.vgg16_bn,
+    "squeezenet1_0": torchvision.models.squeezenet1_0,
 }
 bad = 0
 for name, ctor in models.items():
