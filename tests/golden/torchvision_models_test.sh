@@ -29,6 +29,7 @@ models = {
     "wide_resnet50_2": torchvision.models.wide_resnet50_2,
     "vgg16_bn": torchvision.models.vgg16_bn,
     "squeezenet1_0": torchvision.models.squeezenet1_0,
+    "mnasnet1_0": torchvision.models.mnasnet1_0,
 }
 bad = 0
 for name, ctor in models.items():
