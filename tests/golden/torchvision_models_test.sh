@@ -30,6 +30,7 @@ models = {
     "vgg16_bn": torchvision.models.vgg16_bn,
     "squeezenet1_0": torchvision.models.squeezenet1_0,
     "mnasnet1_0": torchvision.models.mnasnet1_0,
+    "densenet121": torchvision.models.densenet121,
 }
 bad = 0
 for name, ctor in models.items():
