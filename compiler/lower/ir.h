@@ -31,7 +31,9 @@
     X(CONCAT,           "concat",           0, 0) \
     X(MUL,              "mul",              1, 0) /* and in[1] (plan.c) */ \
     X(CHANNEL_SHUFFLE,  "channel_shuffle",  0, 0) \
-    X(CHANNEL_SLICE,    "channel_slice",    0, 0) \
+    X(CHANNEL_SLICE,    "channel_slice",    0, 0) /* and select_token (tokens) */ \
+    X(LEARNED,          "learned",          0, 0) \
+    X(ATTENTION,        "attention",        1, 0) \
     X(FLATTEN,          "flatten",          0, 0) \
     X(LAYER_SCALE,      "layer_scale",      1, 0) \
     X(STOCHASTIC_DEPTH, "stochastic_depth", 0, 0)
@@ -70,6 +72,12 @@ typedef struct {
     int ch_start;              /* channel_slice: first channel taken (groups: channel_shuffle's) */
     int mul_gate;              /* mul: in[1] is a [C,1,1] gate broadcast over positions (else
                                 * the same shape as in[0]) */
+    /* concat and channel_slice along the tokens of [C, T, 1] sequences (concat axis TOKENS,
+     * select_token) rather than the channels: the same runtime ops on rows of tokens */
+    int tokens;
+    int heads;                 /* attention: heads; its parameters are laid out as torch's
+                                * in_proj_weight [3C, C] then out_proj.weight [C, C] (w_off),
+                                * in_proj_bias [3C] then out_proj.bias [C] (b_off) */
     int act_fn;                /* activation: which one (rt_activation: relu6, sigmoid, silu,
                                 * hardswish, hardsigmoid; the spec keyword is the layer's) */
     int lrn_size, lrn_within;  /* lrn_within: Caffe's region WITHIN_CHANNEL (spatial window) */

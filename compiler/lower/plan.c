@@ -36,8 +36,13 @@ static long saved_bytes(const ir_net *net, const ir_op *op) {
     case IR_LN: return 2L * net->batch * op->h * op->w * (long)sizeof(float);
     case IR_MAXPOOL: return (long)net->batch * op->c * op->h * op->w * (long)sizeof(int32_t);
     case IR_LRN: return (long)net->batch * op->c * op->h * op->w * (long)sizeof(float);
+    /* attention: per image the projected queries, keys and values [T, 3C], the heads' outputs
+     * before the out-projection [T, C] and each row's log-sum-exp [heads, T] (FP32), from which
+     * the backward recomputes the attention weights block by block */
+    case IR_ATTENTION: return (long)net->batch * ((long)op->h * op->c * 4 + (long)op->heads * op->h) * (long)sizeof(float);
     case IR_CONV: case IR_LINEAR: case IR_RELU: case IR_GELU: case IR_ACTIVATION: case IR_AVGPOOL: case IR_GAP: case IR_DROPOUT:
     case IR_ADD: case IR_CONCAT: case IR_MUL: case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE: case IR_FLATTEN: case IR_LAYER_SCALE: case IR_STOCHASTIC_DEPTH: case IR_OP_COUNT:
+    case IR_LEARNED:
         return 0;   /* backward needs nothing beyond activations */
     }
     return 0;

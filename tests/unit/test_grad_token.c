@@ -1,0 +1,128 @@
+/* The token ops: attention (multi-head self-attention, blocked on the CPU) against a direct
+ * reference that holds the whole softmax matrix (torch's nn.MultiheadAttention written out),
+ * with one block of tokens and with several, a partial one among them; its input, weight and
+ * bias gradients against central differences in double; the float build against the double
+ * build; and the learned tensor's forward and gradient. */
+#include <math.h>
+#include <string.h>
+#include "gradcheck.h"
+#include "rt_ops.h"
+
+/* ---------- attention ---------- */
+typedef struct { double *x, *w, *b, *out, *saved, *r; int n, c, t, heads; } attn_ctx;
+
+static double attn_loss(void *p) {
+    attn_ctx *a = p;
+    attention_forward_f64(a->out, a->saved, a->x, a->w, a->b, a->n, a->c, a->t, a->heads);
+    return gc_dot(a->out, a->r, (long)a->n * a->c * a->t);
+}
+
+/* out[i, :, r] = W_o concat_h(softmax(Q_h K_h^T / sqrt(dh)) V_h)[r] + b_o, x as [N, C, T]. */
+static void attn_reference(double *out, const double *x, const double *w, const double *b, int n, int c, int t,
+                           int heads) {
+    int dh = c / heads;
+    double *qkv = gc_alloc((long)t * 3 * c), *o = gc_alloc((long)t * c), *p = gc_alloc(t);
+    for (int i = 0; i < n; i++) {
+        for (int r = 0; r < t; r++)
+            for (int j = 0; j < 3 * c; j++) {
+                double s = b[j];
+                for (int d = 0; d < c; d++) s += x[((long)i * c + d) * t + r] * w[(long)j * c + d];
+                qkv[(long)r * 3 * c + j] = s;
+            }
+        for (int h = 0; h < heads; h++)
+            for (int r = 0; r < t; r++) {
+                double mx = -INFINITY, sum = 0;
+                for (int k = 0; k < t; k++) {
+                    double s = 0;
+                    for (int d = 0; d < dh; d++) s += qkv[(long)r * 3 * c + h * dh + d] * qkv[(long)k * 3 * c + c + h * dh + d];
+                    p[k] = s / sqrt((double)dh);
+                    mx = fmax(mx, p[k]);
+                }
+                for (int k = 0; k < t; k++) sum += p[k] = exp(p[k] - mx);
+                for (int d = 0; d < dh; d++) {
+                    double s = 0;
+                    for (int k = 0; k < t; k++) s += p[k] / sum * qkv[(long)k * 3 * c + 2 * c + h * dh + d];
+                    o[(long)r * c + h * dh + d] = s;
+                }
+            }
+        for (int ch = 0; ch < c; ch++)
+            for (int r = 0; r < t; r++) {
+                double s = b[3 * c + ch];
+                for (int j = 0; j < c; j++) s += w[3L * c * c + (long)ch * c + j] * o[(long)r * c + j];
+                out[((long)i * c + ch) * t + r] = s;
+            }
+    }
+    free(qkv); free(o); free(p);
+}
+
+static void test_attention(const char *name, int n, int c, int t, int heads) {
+    long nx = (long)n * c * t, nw = 4L * c * c, nb = 4L * c, ns = attention_saved_elems(n, c, t, heads);
+    attn_ctx a = { gc_rand(nx, -1, 1), gc_rand(nw, -0.5, 0.5), gc_rand(nb, -0.2, 0.2), gc_alloc(nx), gc_alloc(ns),
+                   gc_rand(nx, -1, 1), n, c, t, heads };
+    char what[96];
+    attn_loss(&a);
+    double *ref = gc_alloc(nx);
+    attn_reference(ref, a.x, a.w, a.b, n, c, t, heads);
+    snprintf(what, sizeof what, "%s forward vs whole-matrix reference", name);
+    gc_compare(what, a.out, ref, nx, 1e-12);
+    double *dx = gc_alloc(nx), *dw = gc_alloc(nw), *db = gc_alloc(nb);
+    attention_backward_f64(dx, dw, db, a.r, a.x, a.w, a.saved, n, c, t, heads);
+    snprintf(what, sizeof what, "%s dx", name);
+    gc_check(what, a.x, nx, dx, attn_loss, &a);
+    snprintf(what, sizeof what, "%s dweight", name);
+    gc_check(what, a.w, nw, dw, attn_loss, &a);
+    snprintf(what, sizeof what, "%s dbias", name);
+    gc_check(what, a.b, nb, db, attn_loss, &a);
+    /* dx NULL: the parameter gradients alone, the same */
+    double *dw2 = gc_alloc(nw), *db2 = gc_alloc(nb);
+    attn_loss(&a);
+    attention_backward_f64(NULL, dw2, db2, a.r, a.x, a.w, a.saved, n, c, t, heads);
+    snprintf(what, sizeof what, "%s dweight without dx", name);
+    gc_compare(what, dw2, dw, nw, 0);
+
+    float *fx = gc_to_f32(a.x, nx), *fw = gc_to_f32(a.w, nw), *fb = gc_to_f32(a.b, nb), *fr = gc_to_f32(a.r, nx);
+    float *fo = malloc(sizeof(float) * nx), *fs = malloc(sizeof(float) * ns), *fdx = malloc(sizeof(float) * nx);
+    float *fdw = malloc(sizeof(float) * nw), *fdb = malloc(sizeof(float) * nb);
+    attention_forward(fo, fs, fx, fw, fb, n, c, t, heads);
+    attention_backward(fdx, fdw, fdb, fr, fx, fw, fs, n, c, t, heads);
+    snprintf(what, sizeof what, "%s float forward", name);
+    gc_compare_f32(what, fo, ref, nx);
+    snprintf(what, sizeof what, "%s float dx", name);
+    gc_compare_f32(what, fdx, dx, nx);
+    snprintf(what, sizeof what, "%s float dweight", name);
+    gc_compare_f32(what, fdw, dw, nw);
+    snprintf(what, sizeof what, "%s float dbias", name);
+    gc_compare_f32(what, fdb, db, nb);
+    free(fx); free(fw); free(fb); free(fr); free(fo); free(fs); free(fdx); free(fdw); free(fdb);
+    free(a.x); free(a.w); free(a.b); free(a.out); free(a.saved); free(a.r); free(ref); free(dx); free(dw); free(db);
+    free(dw2); free(db2);
+}
+
+/* ---------- learned ---------- */
+typedef struct { double *w, *out, *r; int n; long count; } learned_ctx;
+
+static double learned_loss(void *p) {
+    learned_ctx *l = p;
+    learned_forward_f64(l->out, l->w, l->n, l->count);
+    return gc_dot(l->out, l->r, l->n * l->count);
+}
+
+static void test_learned(int n, long count) {
+    learned_ctx l = { gc_rand(count, -1, 1), gc_alloc(n * count), gc_rand(n * count, -1, 1), n, count };
+    learned_loss(&l);
+    double *ref = gc_alloc(n * count), *dw = gc_alloc(count);
+    for (long k = 0; k < n * count; k++) ref[k] = l.w[k % count];
+    gc_compare("learned forward: every image the tensor", l.out, ref, n * count, 0);
+    learned_backward_f64(dw, l.r, n, count);
+    gc_check("learned dweight", l.w, count, dw, learned_loss, &l);
+    free(l.w); free(l.out); free(l.r); free(ref); free(dw);
+}
+
+int main(void) {
+    gc_seed(16);
+    test_attention("attention one block", 2, 8, 5, 2);
+    test_attention("attention blocks", 2, 8, 2 * RT_ATTN_BLOCK + 7, 2);   /* three query and key blocks, the last partial */
+    test_attention("attention one head", 1, 6, RT_ATTN_BLOCK + 1, 1);
+    test_learned(3, 40);
+    return test_finish("test_grad_token");
+}
