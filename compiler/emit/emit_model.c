@@ -32,8 +32,10 @@ void emit_concat(emitter *e, int j, int backward, const char *ptr_type, const ch
     fprintf(e->out, " };\n        static const int channels[] = {");
     for (int k = 0; k < op->n_in; k++) {
         int v = ir_root(net, op->in[k]);
-        /* along tokens: each input's tokens */
-        fprintf(e->out, "%s%d", k ? ", " : " ", v ? op->tokens ? net->ops[v - 1].h : net->ops[v - 1].c : net->in_c);
+        /* along tokens: each input's tokens, as the view it reads has them (a tokens layer's
+         * [C, H*W, 1], not its root's [C, H, W]) */
+        if (op->tokens) fprintf(e->out, "%s%d", k ? ", " : " ", op->in[k] ? net->ops[op->in[k] - 1].h : net->in_h);
+        else fprintf(e->out, "%s%d", k ? ", " : " ", v ? net->ops[v - 1].c : net->in_c);
     }
     /* channels-last (CUDA --layout nhwc): [N*H*W rows, C, 1 position], a row per position;
      * along tokens: [N*C rows, T, 1], a row of tokens per channel */

@@ -121,7 +121,7 @@ static void test_learned(int n, long count) {
 int main(void) {
     gc_seed(16);
     test_attention("attention one block", 2, 8, 5, 2);
-    test_attention("attention blocks", 2, 8, 2 * RT_ATTN_BLOCK + 7, 2);   /* three query and key blocks, the last partial */
+    test_attention("attention blocks", 1, 8, RT_ATTN_BLOCK + 7, 2);   /* two query and key blocks, the second partial */
     test_attention("attention one head", 1, 6, RT_ATTN_BLOCK + 1, 1);
     test_learned(3, 40);
     return test_finish("test_grad_token");
