@@ -39,7 +39,7 @@ attn_core_forward(float *o, float *lse, const float *qkv, long total, int c, int
             float s = 0;
             for (int d = 0; d < dh; d++) s += q[d] * kk[d];
             s *= scale;
-            float mx = s > m ? s : m, corr = __expf(m - mx), p = __expf(s - mx);
+            float mx = s > m ? s : m, corr = expf(m - mx), p = expf(s - mx);
             l = l * corr + p;
             for (int d = 0; d < dh; d++) acc[d] = acc[d] * corr + p * v[d];
             m = mx;
@@ -109,7 +109,7 @@ attn_core_dq(float *dqkv, const float *qkv, const float *o, const float *dO, con
         for (int d = 0; d < dh; d++) acc[d] = 0;
         for (int k = 0; k < t; k++) {
             const float *kk = base + k * c3 + c + h * dh, *v = kk + c;
-            float p = __expf(scale * row_dot(q, kk, dh) - l), ds = p * (row_dot(dor, v, dh) - dd);
+            float p = expf(scale * row_dot(q, kk, dh) - l), ds = p * (row_dot(dor, v, dh) - dd);
             for (int d = 0; d < dh; d++) acc[d] += ds * kk[d];
         }
         float *dq = dqkv + (i * t + r) * c3 + h * dh;
@@ -130,7 +130,7 @@ attn_core_dkv(float *dqkv, const float *qkv, const float *o, const float *dO, co
         for (int r = 0; r < t; r++) {
             const float *q = base + r * c3 + h * dh, *dor = dO + (i * t + r) * c + h * dh;
             float dd = row_dot(dor, o + (i * t + r) * c + h * dh, dh);
-            float p = __expf(scale * row_dot(q, kk, dh) - lse[(i * heads + h) * t + r]);
+            float p = expf(scale * row_dot(q, kk, dh) - lse[(i * heads + h) * t + r]);
             float ds = p * (row_dot(dor, v, dh) - dd);
             for (int d = 0; d < dh; d++) dk[d] += ds * q[d], dv[d] += p * dor[d];
         }
