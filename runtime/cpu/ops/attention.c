@@ -15,6 +15,9 @@
 #include "rt_real.h"
 
 #define BLK RT_ATTN_BLOCK
+/* Below this many multiply-adds in the core, one thread: a parallel region costs more (on a
+ * loaded machine a barrier can wait a whole time slice for a descheduled thread). */
+#define PARALLEL_MIN_MACS (1L << 18)
 
 static real_t *scratch(long elems) {   /* the backward's dO and dQKV; the trainer calls from one thread */
     static real_t *buf;
@@ -42,7 +45,7 @@ void RT_FN(attention_forward)(real_t *out /*N,C,T*/, real_t *saved, const real_t
             for (long j = 0; j < c3; j++) q[r * c3 + j] += b[j];
     }
     long tasks = (long)n * heads * qblocks;
-    #pragma omp parallel
+    #pragma omp parallel if ((long)n * t * t * c > PARALLEL_MIN_MACS)
     {
         real_t *s = malloc(sizeof(real_t) * (BLK * BLK + BLK * (size_t)dh + 2 * BLK));
         if (!s) rt_die("attention: out of memory for a tile");
@@ -136,7 +139,7 @@ void RT_FN(attention_backward)(real_t *dx /*N,C,T or NULL*/, real_t *dw, real_t 
     }
     memset(dqkv, 0, sizeof(real_t) * (size_t)(n * per));
     long tasks = (long)n * heads;
-    #pragma omp parallel
+    #pragma omp parallel if ((long)n * t * t * c > PARALLEL_MIN_MACS)
     {
         real_t *s = malloc(sizeof(real_t) * (2 * BLK * BLK + (size_t)t));
         if (!s) rt_die("attention: out of memory for a tile");
