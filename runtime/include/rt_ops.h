@@ -125,6 +125,8 @@ static inline int rt_conv_out_dim(int in, int k, int stride, int pad, int dilati
 
 /* attention (below): the tile side of its blocked core, and the values its forward saves. */
 #define RT_ATTN_BLOCK 64
+/* The widest head the CUDA kernels take (attention.cu; trainc refuses wider ones for CUDA). */
+#define RT_ATTN_CUDA_MAX_HEAD 64
 static inline long attention_saved_elems(int n, int c, int t, int heads) {
     return (long)n * ((long)t * c * 4 + (long)heads * t);
 }

@@ -8,7 +8,9 @@
  * batch and the tokens, in double. */
 #include "../cuda_common.cuh"
 
-#define MAX_DH 128   /* a head's width, held in registers by the core's threads */
+#define MAX_DH RT_ATTN_CUDA_MAX_HEAD   /* a head's width (ViT-B/L/S, DeiT, Swin: 32 or 64) */
+#define CORE_THREADS 64   /* the forward's and dQ's blocks: 64 x 64 floats, 16 KiB (the budget) */
+#define KV_THREADS 32     /* dK and dV's blocks: two rows of accumulators a thread, 16 KiB */
 
 /* qkv[i, r, j] = sum_d x[i, d, r] W_in[j, d] + b_in[j] */
 template <typename T> __global__ void __launch_bounds__(RT_THREADS)
@@ -26,14 +28,16 @@ attn_in_proj(float *qkv, const T *x, const float *w, const float *b, long total,
 }
 
 /* One (image, head, query row): o and the row's log-sum-exp. */
-__global__ void __launch_bounds__(RT_THREADS)
+__global__ void __launch_bounds__(CORE_THREADS, 16)   /* at most 64 registers (the budget) */
 attn_core_forward(float *o, float *lse, const float *qkv, long total, int c, int t, int heads, float scale) {
+    __shared__ float acc[CORE_THREADS][MAX_DH];   /* row threadIdx.x: this thread's own */
+    int me = threadIdx.x;
     GRID_STRIDE(e, total) {
         int dh = c / heads, r = (int)(e % t), h = (int)(e / t % heads);
         long i = e / ((long)t * heads), c3 = 3L * c;
         const float *base = qkv + i * t * c3, *q = base + r * c3 + h * dh;
-        float acc[MAX_DH], m = -INFINITY, l = 0;
-        for (int d = 0; d < dh; d++) acc[d] = 0;
+        float m = -INFINITY, l = 0;
+        for (int d = 0; d < dh; d++) acc[me][d] = 0;
         for (int k = 0; k < t; k++) {
             const float *kk = base + k * c3 + c + h * dh, *v = kk + c;
             float s = 0;
@@ -41,11 +45,11 @@ attn_core_forward(float *o, float *lse, const float *qkv, long total, int c, int
             s *= scale;
             float mx = s > m ? s : m, corr = expf(m - mx), p = expf(s - mx);
             l = l * corr + p;
-            for (int d = 0; d < dh; d++) acc[d] = acc[d] * corr + p * v[d];
+            for (int d = 0; d < dh; d++) acc[me][d] = acc[me][d] * corr + p * v[d];
             m = mx;
         }
         float *op = o + (i * t + r) * c + h * dh;
-        for (int d = 0; d < dh; d++) op[d] = acc[d] / l;
+        for (int d = 0; d < dh; d++) op[d] = acc[me][d] / l;
         lse[e] = m + logf(l);   /* e is (i * heads + h) * t + r */
     }
 }
@@ -97,45 +101,48 @@ __device__ static float row_dot(const float *a, const float *b, int dh) {
 }
 
 /* One (image, head, query row r): dQ_r = scale sum_k P_rk (dP_rk - D_r) K_k. */
-__global__ void __launch_bounds__(RT_THREADS)
+__global__ void __launch_bounds__(CORE_THREADS, 16)   /* at most 64 registers (the budget) */
 attn_core_dq(float *dqkv, const float *qkv, const float *o, const float *dO, const float *lse, long total, int c,
              int t, int heads, float scale) {
+    __shared__ float acc[CORE_THREADS][MAX_DH];
+    int me = threadIdx.x;
     GRID_STRIDE(e, total) {
         int dh = c / heads, r = (int)(e % t), h = (int)(e / t % heads);
         long i = e / ((long)t * heads), c3 = 3L * c;
         const float *base = qkv + i * t * c3, *q = base + r * c3 + h * dh;
         const float *dor = dO + (i * t + r) * c + h * dh;
-        float dd = row_dot(dor, o + (i * t + r) * c + h * dh, dh), l = lse[e], acc[MAX_DH];
-        for (int d = 0; d < dh; d++) acc[d] = 0;
+        float dd = row_dot(dor, o + (i * t + r) * c + h * dh, dh), l = lse[e];
+        for (int d = 0; d < dh; d++) acc[me][d] = 0;
         for (int k = 0; k < t; k++) {
             const float *kk = base + k * c3 + c + h * dh, *v = kk + c;
             float p = expf(scale * row_dot(q, kk, dh) - l), ds = p * (row_dot(dor, v, dh) - dd);
-            for (int d = 0; d < dh; d++) acc[d] += ds * kk[d];
+            for (int d = 0; d < dh; d++) acc[me][d] += ds * kk[d];
         }
         float *dq = dqkv + (i * t + r) * c3 + h * dh;
-        for (int d = 0; d < dh; d++) dq[d] = scale * acc[d];
+        for (int d = 0; d < dh; d++) dq[d] = scale * acc[me][d];
     }
 }
 
 /* One (image, head, key row k): dK_k = scale sum_r P_rk (dP_rk - D_r) Q_r, dV_k = sum_r P_rk dO_r. */
-__global__ void __launch_bounds__(RT_THREADS)
+__global__ void __launch_bounds__(KV_THREADS, 32)   /* at most 64 registers */
 attn_core_dkv(float *dqkv, const float *qkv, const float *o, const float *dO, const float *lse, long total, int c,
               int t, int heads, float scale) {
+    __shared__ float dk[KV_THREADS][MAX_DH], dv[KV_THREADS][MAX_DH];
+    int me = threadIdx.x;
     GRID_STRIDE(e, total) {
         int dh = c / heads, k = (int)(e % t), h = (int)(e / t % heads);
         long i = e / ((long)t * heads), c3 = 3L * c;
         const float *base = qkv + i * t * c3, *kk = base + k * c3 + c + h * dh, *v = kk + c;
-        float dk[MAX_DH], dv[MAX_DH];
-        for (int d = 0; d < dh; d++) dk[d] = dv[d] = 0;
+        for (int d = 0; d < dh; d++) dk[me][d] = dv[me][d] = 0;
         for (int r = 0; r < t; r++) {
             const float *q = base + r * c3 + h * dh, *dor = dO + (i * t + r) * c + h * dh;
             float dd = row_dot(dor, o + (i * t + r) * c + h * dh, dh);
             float p = expf(scale * row_dot(q, kk, dh) - lse[(i * heads + h) * t + r]);
             float ds = p * (row_dot(dor, v, dh) - dd);
-            for (int d = 0; d < dh; d++) dk[d] += ds * q[d], dv[d] += p * dor[d];
+            for (int d = 0; d < dh; d++) dk[me][d] += ds * q[d], dv[me][d] += p * dor[d];
         }
         float *g = dqkv + (i * t + k) * c3 + c + h * dh;
-        for (int d = 0; d < dh; d++) g[d] = scale * dk[d], g[c + d] = dv[d];
+        for (int d = 0; d < dh; d++) g[d] = scale * dk[me][d], g[c + d] = dv[me][d];
     }
 }
 
@@ -167,6 +174,11 @@ attn_dx(T *dx, const float *dqkv, const float *w, long total, int c, int t) {
     }
 }
 
+static unsigned core_blocks(long rows, int threads) {
+    long b = (rows + threads - 1) / threads;
+    return (unsigned)(b < 65535 * 32 ? b : 65535 * 32);   /* the grid-stride loop takes the rest */
+}
+
 static void check_heads(int c, int heads) {
     if (c / heads > MAX_DH)
         rt_die_hint("use more heads, or the CPU backend", "attention: heads of %d channels; the CUDA kernels take at most %d",
@@ -182,7 +194,7 @@ void cuda_attention_forward(void *out, float *saved, const void *x, const float 
     RT_ACT_DISPATCH(attn_in_proj<T><<<rt_blocks(nq), RT_THREADS, 0, rt_stream()>>>(qkv, (const T *)x, w, b, nq, c, t));
     CUDA_LAUNCHED();
     long rows = (long)n * heads * t;
-    attn_core_forward<<<rt_blocks(rows), RT_THREADS, 0, rt_stream()>>>(o, lse, qkv, rows, c, t, heads, scale);
+    attn_core_forward<<<core_blocks(rows, CORE_THREADS), CORE_THREADS, 0, rt_stream()>>>(o, lse, qkv, rows, c, t, heads, scale);
     CUDA_LAUNCHED();
     long ny = (long)n * c * t;
     RT_ACT_DISPATCH(attn_out_proj<T><<<rt_blocks(ny), RT_THREADS, 0, rt_stream()>>>((T *)out, o, w + c3 * c, b + c3, ny,
@@ -207,9 +219,9 @@ void cuda_attention_backward(void *dx, float *dw, float *db, const void *dout, c
                                                                                  o, n, c, t));
     CUDA_LAUNCHED();
     long rows = (long)n * heads * t;
-    attn_core_dq<<<rt_blocks(rows), RT_THREADS, 0, rt_stream()>>>(dqkv, qkv, o, dO, lse, rows, c, t, heads, scale);
+    attn_core_dq<<<core_blocks(rows, CORE_THREADS), CORE_THREADS, 0, rt_stream()>>>(dqkv, qkv, o, dO, lse, rows, c, t, heads, scale);
     CUDA_LAUNCHED();
-    attn_core_dkv<<<rt_blocks(rows), RT_THREADS, 0, rt_stream()>>>(dqkv, qkv, o, dO, lse, rows, c, t, heads, scale);
+    attn_core_dkv<<<core_blocks(rows, KV_THREADS), KV_THREADS, 0, rt_stream()>>>(dqkv, qkv, o, dO, lse, rows, c, t, heads, scale);
     CUDA_LAUNCHED();
     RT_ACT_DISPATCH(attn_dw_in<T><<<rt_blocks(c3 * (c + 1)), RT_THREADS, 0, rt_stream()>>>(dw, db, dqkv, (const T *)x, n,
                                                                                           c, t));
