@@ -336,8 +336,8 @@ static void backward_op(emitter *e, int j) {
     case IR_MUL: case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE: emit_channel_op(e, j, 1, "cuda_"); break;
     case IR_LEARNED: fprintf(out, "    cuda_learned_backward(%s_dweight, %s, BATCH, %ld);\n", id, o, n / net->batch); break;
     case IR_ATTENTION:
-        fprintf(out, "    cuda_attention_backward(%s, %s_dweight, %s_dbias, %s, %s, %s_weight, %s_saved, BATCH, %d, %d, %d);\n",
-                din, id, id, o, in, id, id, op->c, op->h, op->heads);
+        fprintf(out, "    cuda_attention_backward(%s, %s_dweight, %s_dbias, %s, %s, %s_weight, %s_saved, %s_work, BATCH, %d, %d, %d);\n",
+                din, id, id, o, in, id, id, id, op->c, op->h, op->heads);
         break;
     case IR_FLATTEN: case IR_OP_COUNT: break;   /* no backward: the walker skips views */
     }

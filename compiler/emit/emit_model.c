@@ -108,6 +108,10 @@ static void emit_layout(emitter *e) {
                     op->kind == IR_MAXPOOL ? "int32_t" : "float", ts->offset);
             break;
         case T_SCRATCH:
+            if (net->work_of && net->work_of[ts->op] == t) {   /* an op's backward workspace, FP32 */
+                fprintf(out, "#define %s_work ((float *)(arena + %ld))\n", op->ident, ts->offset);
+                break;
+            }
             fprintf(out, "#define scratch_%d ((%s *)(arena + %ld))  /* for \"%s\" */\n", t, act, ts->offset,
                     op->name);
             break;

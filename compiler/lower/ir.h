@@ -172,6 +172,7 @@ typedef struct {
     int *act_of, *grad_of, *saved_of;   /* per value / op: tensor index, -1 if none */
     int *alias;                /* per value: the value whose buffer it shares (flatten) */
     int *scratch_of;           /* per (op, input slot): scratch tensor for GRAD_SCRATCH, or -1 */
+    int *work_of;              /* per op: its backward's workspace (a T_SCRATCH tensor; attention), or -1 */
     ir_grad_route *route;      /* per (op, input slot): how backward delivers that gradient */
     int share_add_grads;       /* set before ir_plan (CPU schedule): adds hand their gradient
                                 * buffer on (GRAD_SHARED) */

@@ -190,10 +190,11 @@ static int mask_fits_bn(const ir_net *net, int j) {
 
 void ir_plan(ir_net *net) {
     int L = net->n_ops, values = L + 1;
-    net->tensors = xcalloc((size_t)(4 * L + 4), sizeof *net->tensors);
+    net->tensors = xcalloc((size_t)(5 * L + 4), sizeof *net->tensors);   /* work: one an op at most */
     net->act_of = xcalloc((size_t)values, sizeof(int));
     net->grad_of = xcalloc((size_t)values, sizeof(int));
     net->saved_of = xcalloc((size_t)L, sizeof(int));
+    net->work_of = xcalloc((size_t)L, sizeof(int));
     net->alias = xcalloc((size_t)values, sizeof(int));
     net->scratch_of = xcalloc((size_t)L * IR_MAX_INPUTS, sizeof(int));
     net->route = xcalloc((size_t)L * IR_MAX_INPUTS, sizeof *net->route);
@@ -219,6 +220,12 @@ void ir_plan(ir_net *net) {
         long sb = saved_bytes(net, op);   /* written by the forward (the add's, into_add), so planned in both */
         int written = op->into_add ? FWD(i + 1) : FWD(i);
         net->saved_of[i] = sb ? add_tensor(net, T_SAVED, i, sb, FWD(i), net->forward_only ? written : BWD(i)) : -1;
+        /* attention's backward: the gradients of its queries, keys, values and heads' outputs,
+         * [N, T, 4C] FP32, live for that step alone */
+        net->work_of[i] = op->kind == IR_ATTENTION && !net->forward_only
+                              ? add_tensor(net, T_SCRATCH, i, (long)net->batch * op->h * op->c * 4 * (long)sizeof(float),
+                                           BWD(i), BWD(i))
+                              : -1;
     }
     /* The logits outlive the step: the trainer reads them after it for the training top-1
      * (rt_model.logits). Ending their life at the loss let backward tensors overwrite them. */
@@ -318,7 +325,7 @@ void ir_print_plan(FILE *out, const ir_net *net) {
 }
 
 void ir_plan_forward_only(ir_net *net) {
-    free(net->tensors), free(net->act_of), free(net->grad_of), free(net->saved_of);
+    free(net->tensors), free(net->act_of), free(net->grad_of), free(net->saved_of), free(net->work_of);
     free(net->alias), free(net->scratch_of), free(net->route);
     net->n_tensors = 0;
     net->forward_only = 1;
@@ -343,6 +350,7 @@ void ir_net_free(ir_net *net) {
     free(net->act_of);
     free(net->grad_of);
     free(net->saved_of);
+    free(net->work_of);
     free(net->alias);
     free(net->scratch_of);
     free(net->route);

@@ -264,7 +264,7 @@ void cuda_learned_backward(float *dw, const void *dout, int n, long count);
 void cuda_attention_forward(void *out, float *saved, const void *x, const float *w, const float *b, int n, int c, int t,
                             int heads);
 void cuda_attention_backward(void *dx /*or NULL*/, float *dw, float *db, const void *dout, const void *x, const float *w,
-                             const float *saved, int n, int c, int t, int heads);
+                             const float *saved, float *work /*attention_work_elems*/, int n, int c, int t, int heads);
 void cuda_add_forward(void *out, const void *a, const void *b, long n);
 void cuda_tensor_accumulate(void *dst, const void *src, long n);
 void cuda_dropout_forward(void *out, const void *in, long n, float p, const uint64_t *step_seed,

@@ -130,6 +130,7 @@ static inline int rt_conv_out_dim(int in, int k, int stride, int pad, int dilati
 static inline long attention_saved_elems(int n, int c, int t, int heads) {
     return (long)n * ((long)t * c * 4 + (long)heads * t);
 }
+static inline long attention_work_elems(int n, int c, int t) { return (long)n * t * c * 4; }
 
 /* Prototypes, declared once per precision: RT_OPS_R is the element type, RT_OPS_FN the name. */
 #define RT_OPS_PROTOTYPES
@@ -320,12 +321,13 @@ void RT_OPS_FN(learned_backward)(RT_OPS_R *dw, const RT_OPS_R *dout, int n, long
  * out_proj.bias [C]; heads divides c. The forward writes `saved`, attention_saved_elems values
  * ([N, T, 3C] queries/keys/values, [N, T, C] the heads' outputs, [N, heads, T] log-sum-exp),
  * which the backward reads; it never holds the T x T weights whole, only tiles of
- * RT_ATTN_BLOCK x RT_ATTN_BLOCK (attention.c). dx may be NULL. */
+ * RT_ATTN_BLOCK x RT_ATTN_BLOCK (attention.c). The backward's work is scratch of
+ * attention_work_elems values (its dQKV and dO; the plan's workspace). dx may be NULL. */
 void RT_OPS_FN(attention_forward)(RT_OPS_R *out /*N,C,T*/, RT_OPS_R *saved, const RT_OPS_R *x /*N,C,T*/,
                                   const RT_OPS_R *w, const RT_OPS_R *b, int n, int c, int t, int heads);
 void RT_OPS_FN(attention_backward)(RT_OPS_R *dx /*or NULL*/, RT_OPS_R *dw, RT_OPS_R *db, const RT_OPS_R *dout,
-                                   const RT_OPS_R *x, const RT_OPS_R *w, const RT_OPS_R *saved, int n, int c,
-                                   int t, int heads);
+                                   const RT_OPS_R *x, const RT_OPS_R *w, const RT_OPS_R *saved, RT_OPS_R *work,
+                                   int n, int c, int t, int heads);
 
 /* ---- pooling ---- */
 /* argmax is the index inside the input H*W plane; padding never wins. */

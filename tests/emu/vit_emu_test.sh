@@ -3,7 +3,8 @@
 # on 81 patch tokens and a class token (conv patches, tokens, learned class token and position
 # embedding, concat along tokens, ln, attention, 1x1-conv MLP with GELU, select_token), 4 steps
 # on synthetic data against the CPU trainer (tests/gpu/compare_runs.py): FP32 within 1e-4
-# relative, BF16 within 5e-2 (as emu_test.sh); --layout nhwc is refused with its reason.
+# relative, BF16 within 5e-2 (as emu_test.sh), device memory within the start-up check's plan;
+# --layout nhwc is refused with its reason.
 # test_ops_gpu checks attention and learned against the CPU ops one by one.
 set -u
 . tests/emu/emu_prelude.sh
@@ -59,7 +60,11 @@ compare() {  # what, run tag, reference run tag, tolerance
 }
 
 run cpu vit || exit 1
-run fp32 vit --backend cuda && compare "ViT FP32 vs CPU (1e-4)" fp32 cpu 1e-4
+if run fp32 vit --backend cuda; then
+  compare "ViT FP32 vs CPU (1e-4)" fp32 cpu 1e-4
+  # attention's backward works in a planned workspace: nothing allocated beyond the plan
+  emu_within_plan "ViT FP32 device memory" "$out/fp32.log" "$out/vit.spec" || status=1
+fi
 run bf16 vit_bf16 --backend cuda && compare "ViT BF16 vs CPU FP32 (5e-2)" bf16 cpu 5e-2
 if "$BUILD/trainc" build "$out/vit_bf16.spec" -o "$out/nhwc" --backend cuda --layout nhwc > "$out/nhwc.build" 2>&1; then
   fail "--layout nhwc built a net with token layers"

@@ -679,13 +679,15 @@ static void test_attention(int n, int c, int t, int heads) {
     long nx = (long)n * c * t, nw = 4L * c * c, nb = 4L * c, ns = attention_saved_elems(n, c, t, heads);
     float *x = host_act(nx, 1), *w = host_random(nw, 0.3f), *b = host_random(nb, 0.2f), *dy = host_act(nx, 1);
     float *y = rt_xmalloc(nx * 4), *sv = rt_xmalloc(ns * 4), *dx = rt_xmalloc(nx * 4), *dw = rt_xmalloc(nw * 4);
-    float *db = rt_xmalloc(nb * 4);
+    long nk = attention_work_elems(n, c, t);
+    float *db = rt_xmalloc(nb * 4), *wk = rt_xmalloc(nk * 4);
     attention_forward(y, sv, x, w, b, n, c, t, heads);
-    attention_backward(dx, dw, db, dy, x, w, sv, n, c, t, heads);
+    attention_backward(dx, dw, db, dy, x, w, sv, wk, n, c, t, heads);
     void *gx = act_from(x, nx), *gdy = act_from(dy, nx), *gy = act_zero(nx), *gdx = act_zero(nx);
     float *gw = dev_from(w, nw), *gb = dev_from(b, nb), *gs = dev_zero(ns), *gdw = dev_zero(nw), *gdb = dev_zero(nb);
+    float *gk = dev_zero(nk);
     cuda_attention_forward(gy, gs, gx, gw, gb, n, c, t, heads);
-    cuda_attention_backward(gdx, gdw, gdb, gdy, gx, gw, gs, n, c, t, heads);
+    cuda_attention_backward(gdx, gdw, gdb, gdy, gx, gw, gs, gk, n, c, t, heads);
     char op[64];
     snprintf(op, sizeof op, "attention %d tokens %d heads", t, heads);
     compare_weighted(op, gy, y, nx, gdx, dx, nx, gdw, dw, nw);
@@ -694,8 +696,8 @@ static void test_attention(int n, int c, int t, int heads) {
     snprintf(op, sizeof op, "attention %d tokens log-sum-exp", t);
     compare(op, gs + ns - (long)n * heads * t, sv + ns - (long)n * heads * t, (long)n * heads * t, TOL);
     rt_cuda_free(gx), rt_cuda_free(gdy), rt_cuda_free(gy), rt_cuda_free(gdx), rt_cuda_free(gw), rt_cuda_free(gb);
-    rt_cuda_free(gs), rt_cuda_free(gdw), rt_cuda_free(gdb);
-    free(x), free(w), free(b), free(dy), free(y), free(sv), free(dx), free(dw), free(db);
+    rt_cuda_free(gs), rt_cuda_free(gdw), rt_cuda_free(gdb), rt_cuda_free(gk);
+    free(x), free(w), free(b), free(dy), free(y), free(sv), free(dx), free(dw), free(db), free(wk);
 }
 
 static void test_learned(int n, long count) {

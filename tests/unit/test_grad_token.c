@@ -65,8 +65,9 @@ static void test_attention(const char *name, int n, int c, int t, int heads) {
     attn_reference(ref, a.x, a.w, a.b, n, c, t, heads);
     snprintf(what, sizeof what, "%s forward vs whole-matrix reference", name);
     gc_compare(what, a.out, ref, nx, 1e-12);
-    double *dx = gc_alloc(nx), *dw = gc_alloc(nw), *db = gc_alloc(nb);
-    attention_backward_f64(dx, dw, db, a.r, a.x, a.w, a.saved, n, c, t, heads);
+    long nk = attention_work_elems(n, c, t);
+    double *dx = gc_alloc(nx), *dw = gc_alloc(nw), *db = gc_alloc(nb), *work = gc_alloc(nk);
+    attention_backward_f64(dx, dw, db, a.r, a.x, a.w, a.saved, work, n, c, t, heads);
     snprintf(what, sizeof what, "%s dx", name);
     gc_check(what, a.x, nx, dx, attn_loss, &a);
     snprintf(what, sizeof what, "%s dweight", name);
@@ -76,15 +77,15 @@ static void test_attention(const char *name, int n, int c, int t, int heads) {
     /* dx NULL: the parameter gradients alone, the same */
     double *dw2 = gc_alloc(nw), *db2 = gc_alloc(nb);
     attn_loss(&a);
-    attention_backward_f64(NULL, dw2, db2, a.r, a.x, a.w, a.saved, n, c, t, heads);
+    attention_backward_f64(NULL, dw2, db2, a.r, a.x, a.w, a.saved, work, n, c, t, heads);
     snprintf(what, sizeof what, "%s dweight without dx", name);
     gc_compare(what, dw2, dw, nw, 0);
 
     float *fx = gc_to_f32(a.x, nx), *fw = gc_to_f32(a.w, nw), *fb = gc_to_f32(a.b, nb), *fr = gc_to_f32(a.r, nx);
     float *fo = malloc(sizeof(float) * nx), *fs = malloc(sizeof(float) * ns), *fdx = malloc(sizeof(float) * nx);
-    float *fdw = malloc(sizeof(float) * nw), *fdb = malloc(sizeof(float) * nb);
+    float *fdw = malloc(sizeof(float) * nw), *fdb = malloc(sizeof(float) * nb), *fk = malloc(sizeof(float) * nk);
     attention_forward(fo, fs, fx, fw, fb, n, c, t, heads);
-    attention_backward(fdx, fdw, fdb, fr, fx, fw, fs, n, c, t, heads);
+    attention_backward(fdx, fdw, fdb, fr, fx, fw, fs, fk, n, c, t, heads);
     snprintf(what, sizeof what, "%s float forward", name);
     gc_compare_f32(what, fo, ref, nx);
     snprintf(what, sizeof what, "%s float dx", name);
@@ -93,9 +94,9 @@ static void test_attention(const char *name, int n, int c, int t, int heads) {
     gc_compare_f32(what, fdw, dw, nw);
     snprintf(what, sizeof what, "%s float dbias", name);
     gc_compare_f32(what, fdb, db, nb);
-    free(fx); free(fw); free(fb); free(fr); free(fo); free(fs); free(fdx); free(fdw); free(fdb);
+    free(fx); free(fw); free(fb); free(fr); free(fo); free(fs); free(fdx); free(fdw); free(fdb); free(fk);
     free(a.x); free(a.w); free(a.b); free(a.out); free(a.saved); free(a.r); free(ref); free(dx); free(dw); free(db);
-    free(dw2); free(db2);
+    free(dw2); free(db2); free(work);
 }
 
 /* ---------- learned ---------- */

@@ -19,18 +19,6 @@
  * loaded machine a barrier can wait a whole time slice for a descheduled thread). */
 #define PARALLEL_MIN_MACS (1L << 18)
 
-static real_t *scratch(long elems) {   /* the backward's dO and dQKV; the trainer calls from one thread */
-    static real_t *buf;
-    static long cap;
-    if (elems > cap) {
-        free(buf);
-        buf = malloc(sizeof(real_t) * (size_t)elems);
-        if (!buf) rt_die("attention: out of memory for %ld values of gradient scratch", elems);
-        cap = elems;
-    }
-    return buf;
-}
-
 void RT_FN(attention_forward)(real_t *out /*N,C,T*/, real_t *saved, const real_t *x /*N,C,T*/, const real_t *w,
                               const real_t *b, int n, int c, int t, int heads) {
     long c3 = 3L * c, per = (long)t * c3;
@@ -120,15 +108,15 @@ static void head_backward(real_t *dqkv, const real_t *qkv, const real_t *o, cons
 }
 
 void RT_FN(attention_backward)(real_t *dx /*N,C,T or NULL*/, real_t *dw, real_t *db, const real_t *dout,
-                               const real_t *x, const real_t *w, const real_t *saved, int n, int c, int t,
-                               int heads) {
+                               const real_t *x, const real_t *w, const real_t *saved, real_t *work, int n, int c,
+                               int t, int heads) {
     long c3 = 3L * c, per = (long)t * c3;
     int dh = c / heads;
     const real_t *qkv = saved, *o = saved + (long)n * per, *lse = o + (long)n * t * c;
     const real_t *wo = w + c3 * c;
     real_t *dwo = dw + c3 * c, *dbo = db + c3;
     real_t scale = (real_t)(1.0 / sqrt((double)dh));
-    real_t *dqkv = scratch((long)n * (per + (long)t * c)), *dO = dqkv + (long)n * per;
+    real_t *dqkv = work, *dO = dqkv + (long)n * per;
     memset(dbo, 0, sizeof(real_t) * (size_t)c);
     for (int i = 0; i < n; i++) {   /* the out-projection: dW_out, db_out, dO = dout^T W_out */
         const real_t *dy = dout + (long)i * c * t;

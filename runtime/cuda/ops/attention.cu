@@ -11,6 +11,8 @@
 #define MAX_DH RT_ATTN_CUDA_MAX_HEAD   /* a head's width (ViT-B/L/S, DeiT, Swin: 32 or 64) */
 #define CORE_THREADS 64   /* the forward's and dQ's blocks: 64 x 64 floats, 16 KiB (the budget) */
 #define KV_THREADS 32     /* dK and dV's blocks: two rows of accumulators a thread, 16 KiB */
+/* The core kernels' second launch bound (16 blocks of 64, 32 of 32) holds them to 64 registers,
+ * the budget (tests/cuda/kernel_budget_test.sh). */
 
 /* qkv[i, r, j] = sum_d x[i, d, r] W_in[j, d] + b_in[j] */
 template <typename T> __global__ void __launch_bounds__(RT_THREADS)
@@ -28,7 +30,7 @@ attn_in_proj(float *qkv, const T *x, const float *w, const float *b, long total,
 }
 
 /* One (image, head, query row): o and the row's log-sum-exp. */
-__global__ void __launch_bounds__(CORE_THREADS, 16)   /* at most 64 registers (the budget) */
+__global__ void __launch_bounds__(CORE_THREADS, 16)
 attn_core_forward(float *o, float *lse, const float *qkv, long total, int c, int t, int heads, float scale) {
     __shared__ float acc[CORE_THREADS][MAX_DH];   /* row threadIdx.x: this thread's own */
     int me = threadIdx.x;
@@ -101,7 +103,7 @@ __device__ static float row_dot(const float *a, const float *b, int dh) {
 }
 
 /* One (image, head, query row r): dQ_r = scale sum_k P_rk (dP_rk - D_r) K_k. */
-__global__ void __launch_bounds__(CORE_THREADS, 16)   /* at most 64 registers (the budget) */
+__global__ void __launch_bounds__(CORE_THREADS, 16)
 attn_core_dq(float *dqkv, const float *qkv, const float *o, const float *dO, const float *lse, long total, int c,
              int t, int heads, float scale) {
     __shared__ float acc[CORE_THREADS][MAX_DH];
@@ -124,7 +126,7 @@ attn_core_dq(float *dqkv, const float *qkv, const float *o, const float *dO, con
 }
 
 /* One (image, head, key row k): dK_k = scale sum_r P_rk (dP_rk - D_r) Q_r, dV_k = sum_r P_rk dO_r. */
-__global__ void __launch_bounds__(KV_THREADS, 32)   /* at most 64 registers */
+__global__ void __launch_bounds__(KV_THREADS, 32)
 attn_core_dkv(float *dqkv, const float *qkv, const float *o, const float *dO, const float *lse, long total, int c,
               int t, int heads, float scale) {
     __shared__ float dk[KV_THREADS][MAX_DH], dv[KV_THREADS][MAX_DH];
@@ -203,13 +205,12 @@ void cuda_attention_forward(void *out, float *saved, const void *x, const float 
 }
 
 void cuda_attention_backward(void *dx, float *dw, float *db, const void *dout, const void *x, const float *w,
-                             const float *saved, int n, int c, int t, int heads) {
-    static rt_cuda_scratch scratch;
+                             const float *saved, float *work, int n, int c, int t, int heads) {
     check_heads(c, heads);
     long c3 = 3L * c, nq = (long)n * t * c3, no = (long)n * t * c;
     const float *qkv = saved, *o = saved + nq, *lse = o + no;
     float scale = (float)(1.0 / sqrt((double)(c / heads)));
-    float *dqkv = (float *)rt_cuda_scratch_get(&scratch, sizeof(float) * (size_t)(nq + no), "attention's gradients");
+    float *dqkv = work;   /* attention_work_elems: dQKV, then dO */
     float *dO = dqkv + nq;
     RT_ACT_DISPATCH(attn_dout_proj<T><<<rt_blocks(no), RT_THREADS, 0, rt_stream()>>>(dO, (const T *)dout, w + c3 * c,
                                                                                     no, c, t));
