@@ -45,6 +45,7 @@
     X(LEARNED, "learned")                  \
     X(SELECT_TOKEN, "select_token")        \
     X(ATTENTION, "attention")              \
+    X(SPACE_TO_DEPTH, "space_to_depth")    \
     X(LAYER_SCALE, "layer_scale")          \
     X(STOCHASTIC_DEPTH, "stochastic_depth") \
     X(SOFTMAX_CE, "softmax_ce")
@@ -108,7 +109,7 @@ typedef struct {
  * per-token linear), stored channel-major. */
 typedef struct {
     int64_t heads;            /* attention: heads, dividing C */
-    int64_t index;            /* select_token: the token taken */
+    int64_t index;            /* select_token: the token taken; space_to_depth: the block */
     net_filler filler;        /* learned: its initial values (default zeros) */
 } net_token_attr;
 

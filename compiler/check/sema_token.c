@@ -114,6 +114,20 @@ int sema_infer_token_op(diag_ctx *diag, const net_desc *net, net_layer *L, const
         L->out = (net_shape){L->in.c, 1, 1};
         return 0;
     case NET_ATTENTION: return infer_attention(diag, net, L, msg);
+    case NET_SPACE_TO_DEPTH: {
+        int64_t b = L->token.index = sv_int(msg, SM_SPACE_TO_DEPTH, "block");
+        if (L->in.h % b || L->in.w % b) {
+            char hint[160];
+            snprintf(hint, sizeof hint, "the input is %lldx%lld; pad or crop it to a multiple of %lld first",
+                     (long long)L->in.h, (long long)L->in.w, (long long)b);
+            diag_error(diag, sv_loc(msg, SM_SPACE_TO_DEPTH, "block"), hint,
+                       "space_to_depth layer '%s': block %lld does not divide the input's height and width", L->name,
+                       (long long)b);
+            return 1;
+        }
+        L->out = (net_shape){L->in.c * b * b, L->in.h / b, L->in.w / b};
+        return 0;
+    }
     case NET_CONCAT: return infer_concat(diag, net, L);
     default:
         return 1;

@@ -319,6 +319,7 @@ static int emit_op(onnx_builder *b, const ir_net *net, const ir_op *op, int v, c
     }
     case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE: break;   /* not written yet (select_token too) */
     case IR_LEARNED: break;   /* not written yet: an initializer, expanded over the batch */
+    case IR_SPACE_TO_DEPTH: break;   /* ONNX's SpaceToDepth orders the channels (dh*b + dw)*C + c, not Swin's */
     case IR_ATTENTION:   /* the standard domain has no self-attention op before opset 23 */
         snprintf(err, cap, "layer '%s' (attention): the ONNX opsets this export writes have no multi-head "
                  "attention op (the standard one arrived in opset 23): export the weights with --format torch instead",

@@ -230,7 +230,7 @@ static void emit_init(emitter *e) {
         case IR_RELU: case IR_GELU: case IR_ACTIVATION: case IR_MAXPOOL: case IR_AVGPOOL: case IR_GAP: case IR_DROPOUT:
         case IR_LRN:
         case IR_ADD: case IR_CONCAT: case IR_MUL: case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE: case IR_FLATTEN:
-        case IR_STOCHASTIC_DEPTH: case IR_OP_COUNT:
+        case IR_STOCHASTIC_DEPTH: case IR_SPACE_TO_DEPTH: case IR_OP_COUNT:
             break;   /* no parameters */
         }
     }

@@ -12,7 +12,7 @@ int cuda_refuse_unsupported(const ir_net *net, const char *spec_path, int nhwc) 
         const char *what = NULL;
         if (op->kind == IR_BN && op->bn_frozen && nhwc) what = "bn use_global_stats: true with --layout nhwc";
         /* token sequences are [C, T, 1] channel-major; channels-last would make them token-major */
-        if (nhwc && (op->kind == IR_ATTENTION || op->kind == IR_LEARNED || op->tokens ||
+        if (nhwc && (op->kind == IR_ATTENTION || op->kind == IR_LEARNED || op->tokens || op->kind == IR_SPACE_TO_DEPTH ||
                      (op->kind == IR_FLATTEN && op->h > 1)))
             what = "a token layer (tokens, learned, select_token, attention, concat along tokens) with --layout nhwc";
         if (op->kind == IR_ATTENTION && op->c / op->heads > RT_ATTN_CUDA_MAX_HEAD)

@@ -216,7 +216,7 @@ static void forward(walk *w, int i) {
     case IR_FLATTEN: case IR_OP_COUNT: break;
     case IR_LN: case IR_GELU: case IR_AVGPOOL: case IR_DROPOUT: case IR_LRN: case IR_CONCAT: case IR_LAYER_SCALE:
     case IR_STOCHASTIC_DEPTH: case IR_ACTIVATION: case IR_MUL: case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE:
-    case IR_LEARNED: case IR_ATTENTION:
+    case IR_LEARNED: case IR_ATTENTION: case IR_SPACE_TO_DEPTH:
         unmodeled(w, i, "the forward");
         break;
     }
@@ -318,7 +318,7 @@ static void backward(walk *w, int j) {
     case IR_FLATTEN: case IR_OP_COUNT: break;
     case IR_LN: case IR_GELU: case IR_AVGPOOL: case IR_DROPOUT: case IR_LRN: case IR_CONCAT: case IR_LAYER_SCALE:
     case IR_STOCHASTIC_DEPTH: case IR_ACTIVATION: case IR_MUL: case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE:
-    case IR_LEARNED: case IR_ATTENTION:
+    case IR_LEARNED: case IR_ATTENTION: case IR_SPACE_TO_DEPTH:
         unmodeled(w, j, "the backward");
         break;
     }

@@ -34,6 +34,7 @@
     X(CHANNEL_SLICE,    "channel_slice",    0, 0) /* and select_token (tokens) */ \
     X(LEARNED,          "learned",          0, 0) \
     X(ATTENTION,        "attention",        1, 0) \
+    X(SPACE_TO_DEPTH,   "space_to_depth",   0, 0) \
     X(FLATTEN,          "flatten",          0, 0) \
     X(LAYER_SCALE,      "layer_scale",      1, 0) \
     X(STOCHASTIC_DEPTH, "stochastic_depth", 0, 0)

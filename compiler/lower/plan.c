@@ -42,7 +42,7 @@ static long saved_bytes(const ir_net *net, const ir_op *op) {
     case IR_ATTENTION: return (long)net->batch * ((long)op->h * op->c * 4 + (long)op->heads * op->h) * (long)sizeof(float);
     case IR_CONV: case IR_LINEAR: case IR_RELU: case IR_GELU: case IR_ACTIVATION: case IR_AVGPOOL: case IR_GAP: case IR_DROPOUT:
     case IR_ADD: case IR_CONCAT: case IR_MUL: case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE: case IR_FLATTEN: case IR_LAYER_SCALE: case IR_STOCHASTIC_DEPTH: case IR_OP_COUNT:
-    case IR_LEARNED:
+    case IR_LEARNED: case IR_SPACE_TO_DEPTH:
         return 0;   /* backward needs nothing beyond activations */
     }
     return 0;

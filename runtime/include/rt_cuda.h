@@ -259,6 +259,8 @@ void cuda_channel_slice_backward(void *din, const void *dout, long n, int c, lon
 /* The token ops of rt_ops.h: a learned tensor (w FP32, the same for each image; dw the sum over
  * them) and multi-head self-attention (attention.cu: w, b, dw, db and saved FP32, x, out and
  * their gradients in the activation type; heads of at most 128 channels). */
+void cuda_space_to_depth_forward(void *out, const void *in, int n, int c, int h, int w, int block);
+void cuda_space_to_depth_backward(void *din, const void *dout, int n, int c, int h, int w, int block);
 void cuda_learned_forward(void *out, const float *w, int n, long count);
 void cuda_learned_backward(float *dw, const void *dout, int n, long count);
 void cuda_attention_forward(void *out, float *saved, const void *x, const float *w, const float *b, int n, int c, int t,

@@ -329,6 +329,12 @@ void RT_OPS_FN(attention_backward)(RT_OPS_R *dx /*or NULL*/, RT_OPS_R *dw, RT_OP
                                    const RT_OPS_R *x, const RT_OPS_R *w, const RT_OPS_R *saved, RT_OPS_R *work,
                                    int n, int c, int t, int heads);
 
+/* Space-to-depth (Swin's patch merging; space_to_depth.c): [N, C, H, W] to [N, C*b*b, H/b, W/b],
+ * output channel (dh + b*dw)*C + c from input channel c at offset (dh, dw) of each b x b patch
+ * (torchvision's PatchMerging order); block divides h and w. The backward is the inverse. */
+void RT_OPS_FN(space_to_depth_forward)(RT_OPS_R *out, const RT_OPS_R *in, int n, int c, int h, int w, int block);
+void RT_OPS_FN(space_to_depth_backward)(RT_OPS_R *din, const RT_OPS_R *dout, int n, int c, int h, int w, int block);
+
 /* ---- pooling ---- */
 /* argmax is the index inside the input H*W plane; padding never wins. */
 void RT_OPS_FN(maxpool2d_forward)(RT_OPS_R *out /*N,C,OH,OW*/, int32_t *argmax /*N,C,OH,OW*/,

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The token layers in a whole CUDA trainer, under the emulator (tests/emu/): a two-block ViT
-# on 81 patch tokens and a class token (conv patches, tokens, learned class token and position
-# embedding, concat along tokens, ln, attention, 1x1-conv MLP with GELU, select_token), 4 steps
+# on 81 patch tokens and a class token (a 1x1 conv and space_to_depth make the patches; tokens,
+# learned class token and position embedding, concat along tokens, ln, attention, 1x1-conv MLP with GELU, select_token), 4 steps
 # on synthetic data against the CPU trainer (tests/gpu/compare_runs.py): FP32 within 1e-4
 # relative, BF16 within 5e-2 (as emu_test.sh), device memory within the start-up check's plan;
 # --layout nhwc is refused with its reason.
@@ -27,7 +27,8 @@ block encoder(dim) {
 net {
   input_shape: [3, 18, 18]
   classes: 10
-  conv { name: "conv_proj" out: 16 kernel: 2 stride: 2 }
+  conv { name: "conv_proj" out: 4 kernel: 1 }
+  space_to_depth { name: "merge" block: 2 }
   tokens { name: "patches" }
   learned { name: "class_token" shape: [16, 1, 1] }
   concat { name: "cat" axis: TOKENS inputs: ["class_token", "patches"] }

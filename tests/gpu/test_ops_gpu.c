@@ -700,6 +700,20 @@ static void test_attention(int n, int c, int t, int heads) {
     free(x), free(w), free(b), free(dy), free(y), free(sv), free(dx), free(dw), free(db), free(wk);
 }
 
+static void test_space_to_depth(int n, int c, int h, int w, int b) {
+    long total = (long)n * c * h * w;
+    float *x = host_act(total, 1), *dy = host_act(total, 1), *y = rt_xmalloc(total * 4), *dx = rt_xmalloc(total * 4);
+    space_to_depth_forward(y, x, n, c, h, w, b);
+    space_to_depth_backward(dx, dy, n, c, h, w, b);
+    void *gx = act_from(x, total), *gdy = act_from(dy, total), *gy = act_zero(total), *gdx = act_zero(total);
+    cuda_space_to_depth_forward(gy, gx, n, c, h, w, b);
+    cuda_space_to_depth_backward(gdx, gdy, n, c, h, w, b);
+    compare_act("space_to_depth forward", gy, y, total, 0);   /* a permutation: exact */
+    compare_act("space_to_depth backward", gdx, dx, total, 0);
+    rt_cuda_free(gx), rt_cuda_free(gdy), rt_cuda_free(gy), rt_cuda_free(gdx);
+    free(x), free(dy), free(y), free(dx);
+}
+
 static void test_learned(int n, long count) {
     float *w = host_random(count, 1), *dy = host_act(n * count, 1), *y = rt_xmalloc(n * count * 4), *dw = rt_xmalloc(count * 4);
     round_act(w, count);   /* the device stores the copies in the activation type */
@@ -1195,6 +1209,7 @@ static void run_ops(void) {
     test_attention(2, 16, RT_ATTN_BLOCK + 9, 2);
     test_attention(3, 12, 7, 3);
     test_learned(3, 16 * 5);
+    test_space_to_depth(2, 5, 6, 8, 2);
     test_softmax_xent(64, 10, 0.1f, 0);
     test_softmax_xent(8, 1000, 0.0f, 0);
     test_softmax_xent(64, 10, 0.1f, 256.0f);

@@ -2,7 +2,8 @@
  * reference that holds the whole softmax matrix (torch's nn.MultiheadAttention written out),
  * with one block of tokens and with several, a partial one among them; its input, weight and
  * bias gradients against central differences in double; the float build against the double
- * build; and the learned tensor's forward and gradient. */
+ * build; the learned tensor's forward and gradient; space_to_depth against torchvision's
+ * PatchMerging order and its gradient. */
 #include <math.h>
 #include <string.h>
 #include "gradcheck.h"
@@ -119,11 +120,49 @@ static void test_learned(int n, long count) {
     free(l.w); free(l.out); free(l.r); free(ref); free(dw);
 }
 
+/* ---------- space_to_depth ---------- */
+typedef struct { double *in, *out, *r; int n, c, h, w, b; } s2d_ctx;
+
+static double s2d_loss(void *p) {
+    s2d_ctx *q = p;
+    space_to_depth_forward_f64(q->out, q->in, q->n, q->c, q->h, q->w, q->b);
+    return gc_dot(q->out, q->r, (long)q->n * q->c * q->h * q->w);
+}
+
+/* torchvision's PatchMerging (block 2): cat(x[0::2, 0::2], x[1::2, 0::2], x[0::2, 1::2],
+ * x[1::2, 1::2]) along channels; a larger block continues the pattern, rows fastest. */
+static void test_space_to_depth(int n, int c, int h, int w, int b) {
+    long total = (long)n * c * h * w;
+    s2d_ctx q = { gc_rand(total, -1, 1), gc_alloc(total), gc_rand(total, -1, 1), n, c, h, w, b };
+    s2d_loss(&q);
+    double *ref = gc_alloc(total), *din = gc_alloc(total);
+    int oh = h / b, ow = w / b;
+    static const int torch_order[4][2] = { { 0, 0 }, { 1, 0 }, { 0, 1 }, { 1, 1 } };   /* (dh, dw) of x0..x3 */
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < b * b; k++)
+            for (int ch = 0; ch < c; ch++)
+                for (int y = 0; y < oh; y++)
+                    for (int x = 0; x < ow; x++) {
+                        int dh = b == 2 ? torch_order[k][0] : k % b, dw = b == 2 ? torch_order[k][1] : k / b;
+                        ref[(((long)i * b * b * c + (long)k * c + ch) * oh + y) * ow + x] =
+                            q.in[(((long)i * c + ch) * h + b * y + dh) * w + b * x + dw];
+                    }
+    char what[96];
+    snprintf(what, sizeof what, "space_to_depth b%d forward vs PatchMerging", b);
+    gc_compare(what, q.out, ref, total, 0);
+    space_to_depth_backward_f64(din, q.r, n, c, h, w, b);
+    snprintf(what, sizeof what, "space_to_depth b%d dinput", b);
+    gc_check(what, q.in, total, din, s2d_loss, &q);
+    free(q.in); free(q.out); free(q.r); free(ref); free(din);
+}
+
 int main(void) {
     gc_seed(16);
     test_attention("attention one block", 2, 8, 5, 2);
     test_attention("attention blocks", 1, 8, RT_ATTN_BLOCK + 7, 2);   /* two query and key blocks, the second partial */
     test_attention("attention one head", 1, 6, RT_ATTN_BLOCK + 1, 1);
     test_learned(3, 40);
+    test_space_to_depth(2, 3, 4, 6, 2);
+    test_space_to_depth(1, 2, 6, 3, 3);
     return test_finish("test_grad_token");
 }
