@@ -109,6 +109,7 @@ typedef struct {
  * per-token linear), stored channel-major. */
 typedef struct {
     int64_t heads;            /* attention: heads, dividing C */
+    int64_t window, shift;    /* attention: Swin's window (0: global over tokens) and cyclic shift */
     int64_t index;            /* select_token: the token taken; space_to_depth: the block */
     net_filler filler;        /* learned: its initial values (default zeros) */
 } net_token_attr;

@@ -36,10 +36,46 @@ static int checked_mul(diag_ctx *diag, const net_layer *L, int64_t a, int64_t b,
     return 1;
 }
 
+/* Swin's windowed attention over [C, H, W]: per window of N = window^2 positions the global
+ * attention's products, plus a (2 window - 1)^2 x heads relative-position bias table. */
+static int infer_window(diag_ctx *diag, net_layer *L, const ast_node *msg) {
+    int64_t w = L->token.window, c = L->in.c, hw = L->in.h * L->in.w;
+    L->token.shift = sv_int(msg, SM_ATTENTION, "shift");
+    if (L->in.h % w || L->in.w % w) {
+        char hint[160];
+        snprintf(hint, sizeof hint, "the input is %lldx%lld; torchvision pads it to a multiple of the window, "
+                 "which trainc does not", (long long)L->in.h, (long long)L->in.w);
+        diag_error(diag, sv_loc(msg, SM_ATTENTION, "window"), hint,
+                   "attention layer '%s': window %lld does not divide the input's height and width", L->name,
+                   (long long)w);
+        return 1;
+    }
+    if (L->token.shift >= w) {
+        diag_error(diag, sv_loc(msg, SM_ATTENTION, "shift"), "torchvision shifts by window / 2",
+                   "attention layer '%s': shift %lld is not below the window %lld", L->name,
+                   (long long)L->token.shift, (long long)w);
+        return 1;
+    }
+    int64_t cc, proj, quad, table = (2 * w - 1) * (2 * w - 1);
+    if (checked_mul(diag, L, c, c, &cc) || checked_mul(diag, L, cc, 4, &L->params) ||
+        checked_mul(diag, L, L->params, hw, &proj) || checked_mul(diag, L, hw, w * w * 2 * c, &quad))
+        return 1;
+    L->params += 4 * c + table * L->token.heads;
+    L->macs = proj + quad;
+    return 0;
+}
+
 static int infer_attention(diag_ctx *diag, const net_desc *net, net_layer *L, const ast_node *msg) {
-    if (need_tokens(diag, net, L, 0)) return 1;
-    int64_t c = L->in.c, t = L->in.h;
     L->token.heads = sv_int(msg, SM_ATTENTION, "heads");
+    L->token.window = sv_int(msg, SM_ATTENTION, "window");
+    if (L->token.window == 0 && sv_has(msg, SM_ATTENTION, "shift")) {
+        diag_error(diag, sv_loc(msg, SM_ATTENTION, "shift"), "give a window, or remove shift",
+                   "attention layer '%s': a shift without a window", L->name);
+        return 1;
+    }
+    if (L->in.c % L->token.heads == 0 && L->token.window > 0) return infer_window(diag, L, msg);
+    if (L->token.window == 0 && need_tokens(diag, net, L, 0)) return 1;
+    int64_t c = L->in.c, t = L->in.h;
     if (c % L->token.heads) {
         diag_error(diag, sv_loc(msg, SM_ATTENTION, "heads"), "heads must divide the channels",
                    "attention layer '%s': %lld channels do not split into %lld heads", L->name, (long long)c,

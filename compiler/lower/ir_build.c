@@ -130,6 +130,7 @@ static void lower_attrs(ir_op *op, const net_layer *l) {
         break;
     case NET_ATTENTION:
         op->heads = (int)l->token.heads;
+        op->window = (int)l->token.window, op->shift = (int)l->token.shift;
         op->fan_in = (long)l->in.c;
         op->w_count = 4 * (long)l->in.c * l->in.c;
         op->b_count = 4 * (long)l->in.c;

@@ -2,7 +2,8 @@
 # specs/models/vit_b_16.spec (torchvision's ViT-B/16, every width and all 12 layers) trains on
 # the CPU at a small image size: 32x32 (4 patches and the class token) on synthetic data,
 # 3 AdamW steps with the recipe's gradient clipping. Its zeroed head (torchvision's init) makes
-# the first loss exactly ln(10); every loss must be finite, and the evaluation must run.
+# the first loss exactly ln(10); every loss must be finite, and the evaluation must run. And
+# trainc build refuses Swin-T (its windowed attention has no runtime op yet).
 set -u
 source tests/lib.sh
 need_trainc
@@ -32,3 +33,18 @@ assert evals and math.isfinite(evals[-1]["loss"]), "no finite evaluation"
 print("ViT-B/16 at 32x32: %d params, losses %s, eval loss %.4f" % (start["params"],
       " ".join("%.5f" % r["loss"] for r in train), evals[-1]["loss"]))
 PY
+# Swin-T's windowed attention is counted (specs/models/swin_t.spec) but has no runtime op:
+# trainc build refuses it, naming the layer, on both backends.
+cat > "$out/swin.spec" <<SPEC
+extends: "$PWD/specs/models/swin_t.spec"
+data { train { source: "synthetic" samples: 4 batch_per_rank: 2 } }
+solver { epochs: 1 adamw { } lr { base: 0.001 } }
+SPEC
+for backend in cpu cuda; do
+  if "$TRAINC" build "$out/swin.spec" -o "$out/swin" --backend $backend > "$out/swin.$backend.log" 2>&1; then
+    die "trainc build --backend $backend built Swin-T's windowed attention"
+  fi
+  grep -q 'layer "features.1.0.attn": windowed attention (window 7) has no runtime op yet' "$out/swin.$backend.log" ||
+    { cat "$out/swin.$backend.log"; die "Swin-T --backend $backend: not the windowed-attention refusal"; }
+done
+echo "Swin-T: trainc build refuses its windowed attention (cpu, cuda)"
