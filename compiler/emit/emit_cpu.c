@@ -222,6 +222,11 @@ static void forward_op(emitter *e, int i) {
         break;
     case IR_LEARNED: fprintf(out, "    learned_forward(%s_out, %s_weight, BATCH, %ld);\n", id, id, n / net->batch); break;
     case IR_ATTENTION:
+        if (op->window) {   /* Swin's shifted windows */
+            fprintf(out, "    window_attention_forward(%s_out, %s_saved, %s, %s_weight, %s_bias, BATCH, %d, %d, %d, %d, %d, %d);\n",
+                    id, id, in, id, id, op->c, op->h, op->w, op->heads, op->window, op->shift);
+            break;
+        }
         fprintf(out, "    attention_forward(%s_out, %s_saved, %s, %s_weight, %s_bias, BATCH, %d, %d, %d);\n", id, id, in, id,
                 id, op->c, op->h, op->heads);
         break;
@@ -370,6 +375,12 @@ static void backward_op(emitter *e, int j) {
         break;
     case IR_LEARNED: fprintf(out, "    learned_backward(%s_dweight, %s, BATCH, %ld);\n", id, o, n / net->batch); break;
     case IR_ATTENTION:
+        if (op->window) {
+            fprintf(out, "    window_attention_backward(%s, %s_dweight, %s_dbias, %s, %s, %s_weight, %s_saved, %s_work, BATCH, %d, %d,\n"
+                         "                              %d, %d, %d, %d);\n",
+                    din, id, id, o, in, id, id, id, op->c, op->h, op->w, op->heads, op->window, op->shift);
+            break;
+        }
         fprintf(out, "    attention_backward(%s, %s_dweight, %s_dbias, %s, %s, %s_weight, %s_saved, %s_work, BATCH, %d, %d, %d);\n",
                 din, id, id, o, in, id, id, id, op->c, op->h, op->heads);
         break;

@@ -221,6 +221,11 @@ static void emit_init(emitter *e) {
         case IR_LEARNED: emit_init_params(out, op); break;   /* its filler: zeros unless given */
         case IR_ATTENTION: {   /* torch's MultiheadAttention._reset_parameters */
             long c = op->c, cc = (long)op->c * op->c;
+            if (op->window) {   /* torchvision's Swin: trunc_normal_(std 0.02), cut at +-2 (100 std: nothing), zero biases */
+                fprintf(out, "    rt_init_normal(%s_weight, %ld, 0.0f, 0.02f, &r);   /* qkv, proj, relative_position_bias_table */\n"
+                             "    rt_init_const(%s_bias, %ld, 0.0f);\n", id, op->w_count, id, 4 * c);
+                break;
+            }
             fprintf(out, "    rt_init_uniform(%s_weight, %ld, %s, %s, &r);   /* in_proj_weight: xavier_uniform_ */\n"
                          "    rt_init_kaiming_uniform(%s_weight + %ld, %ld, %ld, 2.2360679774997898, &r);   /* out_proj: Linear's default */\n"
                          "    rt_init_const(%s_bias, %ld, 0.0f);   /* in_proj_bias and out_proj.bias: zeros */\n",

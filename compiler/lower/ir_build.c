@@ -134,6 +134,8 @@ static void lower_attrs(ir_op *op, const net_layer *l) {
         op->fan_in = (long)l->in.c;
         op->w_count = 4 * (long)l->in.c * l->in.c;
         op->b_count = 4 * (long)l->in.c;
+        if (op->window)   /* Swin: the relative-position bias table after the two weights */
+            op->w_count += (long)(2 * op->window - 1) * (2 * op->window - 1) * op->heads;
         break;
     case NET_RELU6: op->act_fn = RT_ACTIVATION_RELU6; break;
     case NET_SIGMOID: op->act_fn = RT_ACTIVATION_SIGMOID; break;

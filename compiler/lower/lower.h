@@ -35,8 +35,8 @@ int lower(schedule *s, const sema_result *res, const build_options *opt, int bat
 void schedule_free(schedule *s);
 /* Errors for the ops and options the CUDA backend lacks (cuda_refusals.c); returns their count. */
 int cuda_refuse_unsupported(const ir_net *net, const char *spec_path, int nhwc);
-/* What no backend's runtime runs yet (runtime_refusals.c), refused by trainc build, not by
- * check or show, which count it: each such layer named with what to do. Returns the count. */
-int refuse_unbuilt(const ir_net *net, const char *spec_path);
+/* What a backend's runtime does not run yet (runtime_refusals.c: Swin's windowed attention on
+ * CUDA), refused by trainc build, not by check or show: each layer named with what to do. */
+int refuse_unbuilt(const ir_net *net, const char *spec_path, int cuda);
 
 #endif

@@ -39,7 +39,10 @@ static long saved_bytes(const ir_net *net, const ir_op *op) {
     /* attention: per image the projected queries, keys and values [T, 3C], the heads' outputs
      * before the out-projection [T, C] and each row's log-sum-exp [heads, T] (FP32), from which
      * the backward recomputes the attention weights block by block */
-    case IR_ATTENTION: return (long)net->batch * ((long)op->h * op->c * 4 + (long)op->heads * op->h) * (long)sizeof(float);
+    case IR_ATTENTION: {   /* T = H*W: a token sequence has W 1, Swin's windowed attention a map */
+        long t = (long)op->h * op->w;
+        return (long)net->batch * (t * op->c * 4 + (long)op->heads * t) * (long)sizeof(float);
+    }
     case IR_CONV: case IR_LINEAR: case IR_RELU: case IR_GELU: case IR_ACTIVATION: case IR_AVGPOOL: case IR_GAP: case IR_DROPOUT:
     case IR_ADD: case IR_CONCAT: case IR_MUL: case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE: case IR_FLATTEN: case IR_LAYER_SCALE: case IR_STOCHASTIC_DEPTH: case IR_OP_COUNT:
     case IR_LEARNED: case IR_SPACE_TO_DEPTH:
@@ -221,9 +224,12 @@ void ir_plan(ir_net *net) {
         int written = op->into_add ? FWD(i + 1) : FWD(i);
         net->saved_of[i] = sb ? add_tensor(net, T_SAVED, i, sb, FWD(i), net->forward_only ? written : BWD(i)) : -1;
         /* attention's backward: the gradients of its queries, keys, values and heads' outputs,
-         * [N, T, 4C] FP32, live for that step alone */
+         * [N, T, 4C] FP32 (windowed: and its windows' score gradients), live for that step alone */
         net->work_of[i] = op->kind == IR_ATTENTION && !net->forward_only
-                              ? add_tensor(net, T_SCRATCH, i, (long)net->batch * op->h * op->c * 4 * (long)sizeof(float),
+                              ? add_tensor(net, T_SCRATCH, i,
+                                           (long)net->batch * op->h * op->w *
+                                               ((long)op->c * 4 + (long)op->heads * op->window * op->window) *
+                                               (long)sizeof(float),
                                            BWD(i), BWD(i))
                               : -1;
     }

@@ -131,6 +131,11 @@ static inline long attention_saved_elems(int n, int c, int t, int heads) {
     return (long)n * ((long)t * c * 4 + (long)heads * t);
 }
 static inline long attention_work_elems(int n, int c, int t) { return (long)n * t * c * 4; }
+/* window_attention: its backward's work, attention's at T = H*W and the score gradients of
+ * every window and head ([N, H*W / window^2, heads, window^2, window^2]). */
+static inline long window_attention_work_elems(int n, int c, int h, int w, int heads, int window) {
+    return (long)n * h * w * ((long)c * 4 + (long)heads * window * window);
+}
 
 /* Prototypes, declared once per precision: RT_OPS_R is the element type, RT_OPS_FN the name. */
 #define RT_OPS_PROTOTYPES
@@ -328,6 +333,18 @@ void RT_OPS_FN(attention_forward)(RT_OPS_R *out /*N,C,T*/, RT_OPS_R *saved, cons
 void RT_OPS_FN(attention_backward)(RT_OPS_R *dx /*or NULL*/, RT_OPS_R *dw, RT_OPS_R *db, const RT_OPS_R *dout,
                                    const RT_OPS_R *x, const RT_OPS_R *w, const RT_OPS_R *saved, RT_OPS_R *work,
                                    int n, int c, int t, int heads);
+
+/* Swin's shifted-window attention (torchvision's ShiftedWindowAttention, no padding: window
+ * divides h and w; window_attention.c) over [N, C, H, W]: w holds qkv.weight [3C, C],
+ * proj.weight [C, C], relative_position_bias_table [(2 window - 1)^2, heads]; b qkv.bias [3C],
+ * proj.bias [C]. saved: attention_saved_elems at T = H*W; work: window_attention_work_elems. */
+void RT_OPS_FN(window_attention_forward)(RT_OPS_R *out, RT_OPS_R *saved, const RT_OPS_R *x, const RT_OPS_R *w,
+                                         const RT_OPS_R *b, int n, int c, int h, int wd, int heads, int window,
+                                         int shift);
+void RT_OPS_FN(window_attention_backward)(RT_OPS_R *dx /*or NULL*/, RT_OPS_R *dw, RT_OPS_R *db,
+                                          const RT_OPS_R *dout, const RT_OPS_R *x, const RT_OPS_R *w,
+                                          const RT_OPS_R *saved, RT_OPS_R *work, int n, int c, int h, int wd,
+                                          int heads, int window, int shift);
 
 /* Space-to-depth (Swin's patch merging; space_to_depth.c): [N, C, H, W] to [N, C*b*b, H/b, W/b],
  * output channel (dh + b*dw)*C + c from input channel c at offset (dh, dw) of each b x b patch

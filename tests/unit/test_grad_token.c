@@ -156,6 +156,97 @@ static void test_space_to_depth(int n, int c, int h, int w, int b) {
     free(q.in); free(q.out); free(q.r); free(ref); free(din);
 }
 
+/* ---------- window_attention (Swin) ---------- */
+typedef struct { double *x, *w, *b, *out, *saved, *r; int n, c, h, wd, heads, win, shift; } win_ctx;
+
+static double win_loss(void *p) {
+    win_ctx *a = p;
+    window_attention_forward_f64(a->out, a->saved, a->x, a->w, a->b, a->n, a->c, a->h, a->wd, a->heads, a->win, a->shift);
+    return gc_dot(a->out, a->r, (long)a->n * a->c * a->h * a->wd);
+}
+
+/* torchvision's shifted_window_attention written out on one image at a time: roll the map by
+ * -shift, partition into windows, q/sqrt(dh) k^T + the table's bias (+ -100 between regions
+ * labelled by the slices (0, -window), (-window, -shift), (-shift, None) of the rolled map),
+ * softmax, times v, proj, and roll back. */
+static void win_reference(double *out, const double *x, const double *w, const double *b, int n, int c, int h,
+                          int wd, int heads, int win, int shift) {
+    int dh = c / heads, nt = win * win, side = 2 * win - 1;
+    long t = (long)h * wd;
+    const double *wo = w + 3L * c * c, *table = w + 4L * c * c;
+    double *qkv = gc_alloc(t * 3 * c), *o = gc_alloc(t * c), *p = gc_alloc(nt);
+    for (int i = 0; i < n; i++) {
+        for (long pos = 0; pos < t; pos++)
+            for (int j = 0; j < 3 * c; j++) {
+                double v = b[j];
+                for (int d = 0; d < c; d++) v += w[(long)j * c + d] * x[((long)i * c + d) * t + pos];
+                qkv[pos * 3 * c + j] = v;
+            }
+        for (int wy = 0; wy < h / win; wy++)
+            for (int wx = 0; wx < wd / win; wx++)
+                for (int hh = 0; hh < heads; hh++)
+                    for (int a = 0; a < nt; a++) {
+                        int ya = wy * win + a / win, xa = wx * win + a % win;   /* in the rolled map */
+                        long pa = (long)((ya + shift) % h) * wd + (xa + shift) % wd;
+                        int la = 3 * (ya < h - win ? 0 : ya < h - shift ? 1 : 2) + (xa < wd - win ? 0 : xa < wd - shift ? 1 : 2);
+                        double mx = -INFINITY, sum = 0;
+                        for (int bb = 0; bb < nt; bb++) {
+                            int yb = wy * win + bb / win, xb = wx * win + bb % win;
+                            long pb = (long)((yb + shift) % h) * wd + (xb + shift) % wd;
+                            int lb = 3 * (yb < h - win ? 0 : yb < h - shift ? 1 : 2) + (xb < wd - win ? 0 : xb < wd - shift ? 1 : 2);
+                            double sc = 0;
+                            for (int e = 0; e < dh; e++) sc += qkv[pa * 3 * c + hh * dh + e] / sqrt((double)dh) * qkv[pb * 3 * c + c + hh * dh + e];
+                            int rel = (a / win - bb / win + win - 1) * side + (a % win - bb % win + win - 1);
+                            sc += table[rel * heads + hh] + (shift && la != lb ? -100.0 : 0.0);
+                            p[bb] = sc;
+                            mx = fmax(mx, sc);
+                        }
+                        for (int bb = 0; bb < nt; bb++) sum += p[bb] = exp(p[bb] - mx);
+                        for (int e = 0; e < dh; e++) {
+                            double v = 0;
+                            for (int bb = 0; bb < nt; bb++) {
+                                int yb = wy * win + bb / win, xb = wx * win + bb % win;
+                                long pb = (long)((yb + shift) % h) * wd + (xb + shift) % wd;
+                                v += p[bb] / sum * qkv[pb * 3 * c + 2 * c + hh * dh + e];
+                            }
+                            o[pa * c + hh * dh + e] = v;
+                        }
+                    }
+        for (int ch = 0; ch < c; ch++)
+            for (long pos = 0; pos < t; pos++) {
+                double v = b[3 * c + ch];
+                for (int j = 0; j < c; j++) v += wo[(long)ch * c + j] * o[pos * c + j];
+                out[((long)i * c + ch) * t + pos] = v;
+            }
+    }
+    free(qkv); free(o); free(p);
+}
+
+static void test_window_attention(const char *name, int n, int c, int h, int wd, int heads, int win, int shift) {
+    long nx = (long)n * c * h * wd, entries = (long)(2 * win - 1) * (2 * win - 1) * heads, nw = 4L * c * c + entries;
+    long nb = 4L * c, ns = attention_saved_elems(n, c, h * wd, heads), nk = window_attention_work_elems(n, c, h, wd, heads, win);
+    win_ctx a = { gc_rand(nx, -1, 1), gc_rand(nw, -0.5, 0.5), gc_rand(nb, -0.2, 0.2), gc_alloc(nx), gc_alloc(ns),
+                  gc_rand(nx, -1, 1), n, c, h, wd, heads, win, shift };
+    char what[96];
+    win_loss(&a);
+    double *ref = gc_alloc(nx);
+    win_reference(ref, a.x, a.w, a.b, n, c, h, wd, heads, win, shift);
+    snprintf(what, sizeof what, "%s forward vs torchvision's algorithm", name);
+    gc_compare(what, a.out, ref, nx, 1e-12);
+    double *dx = gc_alloc(nx), *dw = gc_alloc(nw), *db = gc_alloc(nb), *work = gc_alloc(nk);
+    window_attention_backward_f64(dx, dw, db, a.r, a.x, a.w, a.saved, work, n, c, h, wd, heads, win, shift);
+    snprintf(what, sizeof what, "%s dx", name);
+    gc_check(what, a.x, nx, dx, win_loss, &a);
+    snprintf(what, sizeof what, "%s dweight (bias table included)", name);
+    gc_check(what, a.w, nw, dw, win_loss, &a);
+    snprintf(what, sizeof what, "%s dbias table alone", name);
+    gc_check(what, a.w + 4L * c * c, entries, dw + 4L * c * c, win_loss, &a);
+    snprintf(what, sizeof what, "%s dbias", name);
+    gc_check(what, a.b, nb, db, win_loss, &a);
+    free(a.x); free(a.w); free(a.b); free(a.out); free(a.saved); free(a.r); free(ref); free(dx); free(dw); free(db);
+    free(work);
+}
+
 int main(void) {
     gc_seed(16);
     test_attention("attention one block", 2, 8, 5, 2);
@@ -164,5 +255,7 @@ int main(void) {
     test_learned(3, 40);
     test_space_to_depth(2, 3, 4, 6, 2);
     test_space_to_depth(1, 2, 6, 3, 3);
+    test_window_attention("window attention", 2, 4, 6, 6, 2, 3, 0);
+    test_window_attention("shifted window attention", 1, 4, 6, 9, 2, 3, 1);
     return test_finish("test_grad_token");
 }
