@@ -41,6 +41,11 @@
     X(MUL, "mul")                          \
     X(CHANNEL_SHUFFLE, "channel_shuffle")  \
     X(CHANNEL_SLICE, "channel_slice")      \
+    X(TOKENS, "tokens")                    \
+    X(LEARNED, "learned")                  \
+    X(SELECT_TOKEN, "select_token")        \
+    X(ATTENTION, "attention")              \
+    X(SPACE_TO_DEPTH, "space_to_depth")    \
     X(LAYER_SCALE, "layer_scale")          \
     X(STOCHASTIC_DEPTH, "stochastic_depth") \
     X(SOFTMAX_CE, "softmax_ce")
@@ -97,7 +102,17 @@ typedef struct { double init; } net_scale_attr;                   /* layer_scale
 typedef struct {
     int64_t groups, start;    /* channel_shuffle: groups; channel_slice: first channel */
     bool gate;                /* mul: the second input is [C,1,1], broadcast over positions */
+    bool tokens;              /* concat: along the tokens (H of [C, T, 1]), not the channels */
 } net_channel_attr;
+/* The token layers (sema_token.c). A sequence of T tokens of C features is the shape [C, T, 1]:
+ * the channels are each token's features, as conv, ln and add see them (a 1x1 conv is the
+ * per-token linear), stored channel-major. */
+typedef struct {
+    int64_t heads;            /* attention: heads, dividing C */
+    int64_t window, shift;    /* attention: Swin's window (0: global over tokens) and cyclic shift */
+    int64_t index;            /* select_token: the token taken; space_to_depth: the block */
+    net_filler filler;        /* learned: its initial values (default zeros) */
+} net_token_attr;
 
 typedef struct net_layer {
     net_kind kind;
@@ -117,6 +132,7 @@ typedef struct net_layer {
         net_lrn_attr lrn;
         net_scale_attr scale;
         net_channel_attr channel;
+        net_token_attr token;
     };
     int64_t params;           /* learnable parameters (weights + bias + affine) */
     int64_t macs;             /* forward multiply-accumulates per image (conv and linear only) */

@@ -55,3 +55,7 @@ int sema_read_fillers(diag_ctx *diag, const ast_node *layer, schema_msg_id id, b
     }
     return 0;
 }
+
+int sema_read_filler(diag_ctx *diag, const ast_node *layer, schema_msg_id id, const char *field, net_filler *out) {
+    return read_filler(diag, layer, id, field, out);
+}

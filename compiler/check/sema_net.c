@@ -130,6 +130,16 @@ static int resolve_inputs(diag_ctx *diag, net_desc *net, const name_map *names, 
     net_layer *L = &net->layers[i];
     const ast_node *one = sv_get(msg, sm, "input"), *many = sv_get(msg, sm, "inputs");
     int multi = L->kind == NET_ADD || L->kind == NET_CONCAT || L->kind == NET_MUL;
+    if (L->kind == NET_LEARNED) {   /* a tensor of parameters: it reads nothing */
+        if (one || many) {
+            diag_error(diag, (one ? one : many)->loc, "remove input / inputs",
+                       "learned layer '%s' reads no input", L->name);
+            return 1;
+        }
+        L->n_inputs = 0;
+        L->inputs[0] = NET_INPUT_DATA;
+        return 0;
+    }
     if (!one && !many) {
         if (multi) {
             diag_error(diag, L->loc, L->kind == NET_MUL ? "e.g. inputs: [\"features\", \"gate\"]"

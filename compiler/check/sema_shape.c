@@ -278,7 +278,12 @@ static int infer_kind(calc *c, net_desc *net, int i, const ast_node *msg, schema
     case NET_GAP: L->out = (net_shape){L->in.c, 1, 1}; return 0;
     case NET_MAXPOOL: case NET_AVGPOOL: return infer_pool(c, L, msg, sm);
     case NET_ADAPTIVE_AVGPOOL: return infer_adaptive(c, L, msg);
-    case NET_ADD: case NET_CONCAT: return infer_merge(c, net, L);
+    case NET_CONCAT:
+        if (!strcmp(sv_str(msg, SM_CONCAT, "axis"), "TOKENS")) return sema_infer_token_op(c->diag, net, L, msg);
+        return infer_merge(c, net, L);
+    case NET_ADD: return infer_merge(c, net, L);
+    case NET_TOKENS: case NET_LEARNED: case NET_SELECT_TOKEN: case NET_ATTENTION: case NET_SPACE_TO_DEPTH:
+        return sema_infer_token_op(c->diag, net, L, msg);
     case NET_MUL: case NET_CHANNEL_SHUFFLE: case NET_CHANNEL_SLICE:
         return sema_infer_channel_op(c->diag, net, L, msg);
     case NET_SOFTMAX_CE:

@@ -275,10 +275,16 @@ static int emit_op(onnx_builder *b, const ir_net *net, const ir_op *op, int v, c
     case IR_CONCAT: {
         const char *ins[IR_MAX_INPUTS];
         for (int i = 0; i < op->n_in; i++) ins[i] = value_name(net, op->in[i]);
-        attr_int(b, node(b, "Concat", op->name, op->n_in, ins, op->name), "axis", 1);
+        /* along tokens: our [N, C, T, 1] sequences join on their T axis */
+        attr_int(b, node(b, "Concat", op->name, op->n_in, ins, op->name), "axis", op->tokens ? 2 : 1);
         return 0;
     }
     case IR_FLATTEN:
+        if (op->h > 1) {   /* tokens: [C, H, W] as [C, H*W, 1], a Reshape with a shape tensor */
+            snprintf(err, cap, "layer '%s' (tokens) has no ONNX form yet: export the weights with --format torch instead",
+                     op->name);
+            return 1;
+        }
         attr_int(b, node(b, "Flatten", op->name, 1, &in0, op->name), "axis", 1);
         b->rank[v] = 2;
         return 0;
@@ -311,7 +317,14 @@ static int emit_op(onnx_builder *b, const ir_net *net, const ir_op *op, int v, c
         node(b, "Mul", op->name, 2, ins, op->name);
         return 0;
     }
-    case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE: break;   /* not written yet */
+    case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE: break;   /* not written yet (select_token too) */
+    case IR_LEARNED: break;   /* not written yet: an initializer, expanded over the batch */
+    case IR_SPACE_TO_DEPTH: break;   /* ONNX's SpaceToDepth orders the channels (dh*b + dw)*C + c, not Swin's */
+    case IR_ATTENTION:   /* the standard domain has no self-attention op before opset 23 */
+        snprintf(err, cap, "layer '%s' (attention): the ONNX opsets this export writes have no multi-head "
+                 "attention op (the standard one arrived in opset 23): export the weights with --format torch instead",
+                 op->name);
+        return 1;
     case IR_OP_COUNT: break;
     }
     snprintf(err, cap, "op '%s' has no ONNX form yet: export the weights with --format torch instead", op->name);

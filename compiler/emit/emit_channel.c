@@ -44,6 +44,15 @@ void emit_channel_op(emitter *e, int j, int backward, const char *prefix) {
                     ir_din_target(net, j, 0, da, sizeof da), id, rows_of(e, op, op->c, rows, sizeof rows), op->groups);
         return;
     case IR_CHANNEL_SLICE:
+        if (op->tokens) {   /* select_token: rows of T tokens, one per (image, channel) */
+            snprintf(rows, sizeof rows, "BATCH * %d, %d, 1", op->c, op->in_h);
+            if (!backward)
+                fprintf(out, "    %schannel_slice_forward(%s_out, %s, %s, %d, 1);\n", prefix, id, in, rows, op->ch_start);
+            else
+                fprintf(out, "    %schannel_slice_backward(%s, %s_dout, %s, %d, 1);\n", prefix,
+                        ir_din_target(net, j, 0, da, sizeof da), id, rows, op->ch_start);
+            return;
+        }
         if (!backward)
             fprintf(out, "    %schannel_slice_forward(%s_out, %s, %s, %d, %d);\n", prefix, id, in,
                     rows_of(e, op, op->in_c, rows, sizeof rows), op->ch_start, op->c);

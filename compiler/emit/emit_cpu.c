@@ -194,6 +194,20 @@ static void forward_op(emitter *e, int i) {
         break;
     case IR_CONCAT: emit_concat(e, i, 0, "const float *", "concat_forward"); break;
     case IR_MUL: case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE: emit_channel_op(e, i, 0, ""); break;
+    case IR_SPACE_TO_DEPTH:
+        fprintf(out, "    space_to_depth_forward(%s_out, %s, BATCH, %d, %d, %d, %d);\n", id, in, op->in_c, op->in_h, op->in_w,
+                op->groups);
+        break;
+    case IR_LEARNED: fprintf(out, "    learned_forward(%s_out, %s_weight, BATCH, %ld);\n", id, id, n / net->batch); break;
+    case IR_ATTENTION:
+        if (op->window) {   /* Swin's shifted windows */
+            fprintf(out, "    window_attention_forward(%s_out, %s_saved, %s, %s_weight, %s_bias, BATCH, %d, %d, %d, %d, %d, %d);\n",
+                    id, id, in, id, id, op->c, op->h, op->w, op->heads, op->window, op->shift);
+            break;
+        }
+        fprintf(out, "    attention_forward(%s_out, %s_saved, %s, %s_weight, %s_bias, BATCH, %d, %d, %d);\n", id, id, in, id,
+                id, op->c, op->h, op->heads);
+        break;
     case IR_LAYER_SCALE:
         fprintf(out, "    layer_scale_forward(%s_out, %s, %s_weight, BATCH, %d, %ld);\n", id, in, id, op->c, ir_hw(op));
         break;
@@ -333,6 +347,21 @@ static void backward_op(emitter *e, int j) {
         break;
     case IR_CONCAT: emit_concat(e, j, 1, "float *", "concat_backward"); break;
     case IR_MUL: case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE: emit_channel_op(e, j, 1, ""); break;
+    case IR_SPACE_TO_DEPTH:
+        fprintf(out, "    space_to_depth_backward(%s, %s, BATCH, %d, %d, %d, %d);\n", din, o, op->in_c, op->in_h, op->in_w,
+                op->groups);
+        break;
+    case IR_LEARNED: fprintf(out, "    learned_backward(%s_dweight, %s, BATCH, %ld);\n", id, o, n / net->batch); break;
+    case IR_ATTENTION:
+        if (op->window) {
+            fprintf(out, "    window_attention_backward(%s, %s_dweight, %s_dbias, %s, %s, %s_weight, %s_saved, %s_work, BATCH, %d, %d,\n"
+                         "                              %d, %d, %d, %d);\n",
+                    din, id, id, o, in, id, id, id, op->c, op->h, op->w, op->heads, op->window, op->shift);
+            break;
+        }
+        fprintf(out, "    attention_backward(%s, %s_dweight, %s_dbias, %s, %s, %s_weight, %s_saved, %s_work, BATCH, %d, %d, %d);\n",
+                din, id, id, o, in, id, id, id, op->c, op->h, op->heads);
+        break;
     case IR_FLATTEN: case IR_OP_COUNT: break;   /* no backward: the walker skips views */
     }
 }

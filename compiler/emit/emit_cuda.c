@@ -287,6 +287,15 @@ static void forward_op(emitter *e, int i) {
         break;
     case IR_CONCAT: emit_concat(e, i, 0, "const void *", "cuda_concat_forward"); break;
     case IR_MUL: case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE: emit_channel_op(e, i, 0, "cuda_"); break;
+    case IR_SPACE_TO_DEPTH:
+        fprintf(out, "    cuda_space_to_depth_forward(%s_out, %s, BATCH, %d, %d, %d, %d);\n", id, in, op->in_c, op->in_h,
+                op->in_w, op->groups);
+        break;
+    case IR_LEARNED: fprintf(out, "    cuda_learned_forward(%s_out, %s_weight, BATCH, %ld);\n", id, id, n / net->batch); break;
+    case IR_ATTENTION:   /* the runtime's own kernels (attention.cu) */
+        fprintf(out, "    cuda_attention_forward(%s_out, %s_saved, %s, %s_weight, %s_bias, BATCH, %d, %d, %d);\n", id, id, in,
+                id, id, op->c, op->h, op->heads);
+        break;
     case IR_LAYER_SCALE: fprintf(out, "    fused_%s_forward(%s_out, %s, %s_weight);\n", id, id, in, id); break;
     case IR_STOCHASTIC_DEPTH:
         fprintf(out, "    cuda_drop_path_forward(%s_out, %s, BATCH, %ld, %s, rt_dev.seed, %d, ctx->first_sample, "
@@ -419,6 +428,15 @@ static void backward_op(emitter *e, int j) {
         break;
     case IR_CONCAT: emit_concat(e, j, 1, "void *", "cuda_concat_backward"); break;
     case IR_MUL: case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE: emit_channel_op(e, j, 1, "cuda_"); break;
+    case IR_SPACE_TO_DEPTH:
+        fprintf(out, "    cuda_space_to_depth_backward(%s, %s, BATCH, %d, %d, %d, %d);\n", din, o, op->in_c, op->in_h,
+                op->in_w, op->groups);
+        break;
+    case IR_LEARNED: fprintf(out, "    cuda_learned_backward(%s_dweight, %s, BATCH, %ld);\n", id, o, n / net->batch); break;
+    case IR_ATTENTION:
+        fprintf(out, "    cuda_attention_backward(%s, %s_dweight, %s_dbias, %s, %s, %s_weight, %s_saved, %s_work, BATCH, %d, %d, %d);\n",
+                din, id, id, o, in, id, id, id, op->c, op->h, op->heads);
+        break;
     case IR_FLATTEN: case IR_OP_COUNT: break;   /* no backward: the walker skips views */
     }
 }

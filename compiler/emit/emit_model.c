@@ -2,6 +2,7 @@
  * same for every backend; the backend's table spells the calls. Output is deterministic
  * and meant to be read. */
 #include "emit.h"
+#include <math.h>
 #include "emit_init.h"
 #include "emit_names.h"
 #include "template.h"
@@ -31,11 +32,16 @@ void emit_concat(emitter *e, int j, int backward, const char *ptr_type, const ch
     fprintf(e->out, " };\n        static const int channels[] = {");
     for (int k = 0; k < op->n_in; k++) {
         int v = ir_root(net, op->in[k]);
-        fprintf(e->out, "%s%d", k ? ", " : " ", v ? net->ops[v - 1].c : net->in_c);
+        /* along tokens: each input's tokens, as the view it reads has them (a tokens layer's
+         * [C, H*W, 1], not its root's [C, H, W]) */
+        if (op->tokens) fprintf(e->out, "%s%d", k ? ", " : " ", op->in[k] ? net->ops[op->in[k] - 1].h : net->in_h);
+        else fprintf(e->out, "%s%d", k ? ", " : " ", v ? net->ops[v - 1].c : net->in_c);
     }
-    /* channels-last (CUDA --layout nhwc): [N*H*W rows, C, 1 position], a row per position */
+    /* channels-last (CUDA --layout nhwc): [N*H*W rows, C, 1 position], a row per position;
+     * along tokens: [N*C rows, T, 1], a row of tokens per channel */
     char rows[64];
-    if (e->s->opt.nhwc) snprintf(rows, sizeof rows, "BATCH * %ldL, 1", ir_hw(op));
+    if (op->tokens) snprintf(rows, sizeof rows, "BATCH * %d, 1", op->c);
+    else if (e->s->opt.nhwc) snprintf(rows, sizeof rows, "BATCH * %ldL, 1", ir_hw(op));
     else snprintf(rows, sizeof rows, "BATCH, %ld", ir_hw(op));
     if (backward) fprintf(e->out, " };\n        %s(dins, %s_dout, channels, %d, %s);\n    }\n", fn, op->ident, op->n_in, rows);
     else fprintf(e->out, " };\n        %s(%s_out, ins, channels, %d, %s);\n    }\n", fn, op->ident, op->n_in, rows);
@@ -106,6 +112,10 @@ static void emit_layout(emitter *e) {
                     ts->bytes);
             break;
         case T_SCRATCH:
+            if (net->work_of && net->work_of[ts->op] == t) {   /* an op's backward workspace, FP32 */
+                fprintf(out, "#define %s_work ((float *)(arena + %ld))\n", op->ident, ts->offset);
+                break;
+            }
             fprintf(out, "#define scratch_%d ((%s *)(arena + %ld))  /* for \"%s\" */\n", t, act, ts->offset,
                     op->name);
             break;
@@ -167,7 +177,7 @@ static void emit_backward(emitter *e, int j) {
     FILE *out = e->out;
     if (op->kind != IR_FLATTEN &&
         (ir_route(net, j, 0) != GRAD_NONE || op->w_off >= 0 || op->kind == IR_ADD || op->kind == IR_CONCAT ||
-         op->kind == IR_MUL)) {
+         op->kind == IR_MUL)) {   /* a learned tensor reads no input but has a gradient */
         emit_op_comment(e, op, "backward of");
         e->be->backward_op(e, j);
         for (int k = 0; k < op->n_in; k++) {
@@ -212,10 +222,24 @@ static void emit_init(emitter *e) {
         case IR_LAYER_SCALE:
             fprintf(out, "    rt_init_const(%s_weight, %d, %s);\n", id, op->c, c_float(op->init));
             break;
+        case IR_LEARNED: emit_init_params(out, op); break;   /* its filler: zeros unless given */
+        case IR_ATTENTION: {   /* torch's MultiheadAttention._reset_parameters */
+            long c = op->c, cc = (long)op->c * op->c;
+            if (op->window) {   /* torchvision's Swin: trunc_normal_(std 0.02), cut at +-2 (100 std: nothing), zero biases */
+                fprintf(out, "    rt_init_normal(%s_weight, %ld, 0.0f, 0.02f, &r);   /* qkv, proj, relative_position_bias_table */\n"
+                             "    rt_init_const(%s_bias, %ld, 0.0f);\n", id, op->w_count, id, 4 * c);
+                break;
+            }
+            fprintf(out, "    rt_init_uniform(%s_weight, %ld, %s, %s, &r);   /* in_proj_weight: xavier_uniform_ */\n"
+                         "    rt_init_kaiming_uniform(%s_weight + %ld, %ld, %ld, 2.2360679774997898, &r);   /* out_proj: Linear's default */\n"
+                         "    rt_init_const(%s_bias, %ld, 0.0f);   /* in_proj_bias and out_proj.bias: zeros */\n",
+                    id, 3 * cc, c_float(-sqrt(6.0 / (4.0 * c))), c_float(sqrt(6.0 / (4.0 * c))), id, 3 * cc, cc, c, id, 4 * c);
+            break;
+        }
         case IR_RELU: case IR_GELU: case IR_ACTIVATION: case IR_MAXPOOL: case IR_AVGPOOL: case IR_GAP: case IR_DROPOUT:
         case IR_LRN:
         case IR_ADD: case IR_CONCAT: case IR_MUL: case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE: case IR_FLATTEN:
-        case IR_STOCHASTIC_DEPTH: case IR_OP_COUNT:
+        case IR_STOCHASTIC_DEPTH: case IR_SPACE_TO_DEPTH: case IR_OP_COUNT:
             break;   /* no parameters */
         }
     }

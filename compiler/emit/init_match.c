@@ -73,6 +73,12 @@ static void describe(char *buf, size_t cap, const net_layer *L) {
         snprintf(buf, cap, "linear %lld -> %lld%s", (long long)L->linear.in, (long long)L->linear.out,
                  L->linear.bias ? ", bias" : "");
         break;
+    case NET_LEARNED:   /* a position embedding holds one vector a token: the shape must agree */
+        snprintf(buf, cap, "learned [%lld, %lld, %lld]", (long long)L->out.c, (long long)L->out.h, (long long)L->out.w);
+        break;
+    case NET_ATTENTION:
+        snprintf(buf, cap, "attention over %lld channels, %lld heads", (long long)L->out.c, (long long)L->token.heads);
+        break;
     default: snprintf(buf, cap, "%s over %lld channels", net_kind_name(L->kind), (long long)L->out.c); break;
     }
 }

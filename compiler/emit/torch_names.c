@@ -38,6 +38,41 @@ int torch_tensors_of_op(const ir_op *op, int torchvision, torch_tensor out[TORCH
     if (torchvision) torchvision_layer(op->name, base, sizeof base, &linear);
     else snprintf(base, sizeof base, "%s", op->name);
     memset(out, 0, sizeof(torch_tensor) * TORCH_MAX_PER_OP);
+    if (op->kind == IR_ATTENTION && op->window) {   /* torchvision's ShiftedWindowAttention */
+        long c = op->c, cc = c * c, entries = (long)(2 * op->window - 1) * (2 * op->window - 1);
+        static const char *const keys[] = { "qkv.weight", "proj.weight", "relative_position_bias_table", "qkv.bias",
+                                            "proj.bias" };
+        long offs[] = { op->w_off, op->w_off + 3 * cc, op->w_off + 4 * cc, op->b_off, op->b_off + 3 * c };
+        long rows[] = { 3 * c, c, entries, 3 * c, c }, cols[] = { c, c, op->heads, 0, 0 };
+        for (int k = 0; k < 5; k++) {
+            torch_tensor *t = &out[n++];
+            snprintf(t->key, sizeof t->key, "%s.%s", base, keys[k]);
+            t->offset = offs[k], t->ndim = cols[k] ? 2 : 1, t->shape[0] = rows[k], t->shape[1] = cols[k];
+            t->count = cols[k] ? rows[k] * cols[k] : rows[k];
+        }
+        return n;
+    }
+    if (op->kind == IR_ATTENTION) {   /* torch's nn.MultiheadAttention: four tensors in our two ranges */
+        long c = op->c, cc = c * c;
+        static const char *const keys[] = { "in_proj_weight", "out_proj.weight", "in_proj_bias", "out_proj.bias" };
+        long offs[] = { op->w_off, op->w_off + 3 * cc, op->b_off, op->b_off + 3 * c };
+        long rows[] = { 3 * c, c, 3 * c, c };
+        for (int k = 0; k < 4; k++) {
+            torch_tensor *t = &out[n++];
+            snprintf(t->key, sizeof t->key, "%s.%s", base, keys[k]);
+            t->offset = offs[k], t->ndim = k < 2 ? 2 : 1, t->shape[0] = rows[k], t->shape[1] = c;
+            t->count = k < 2 ? rows[k] * c : rows[k];
+        }
+        return n;
+    }
+    if (op->kind == IR_LEARNED) {   /* a parameter of the model, our [C, H, W] (torchvision's ViT holds
+                                     * its position embedding token-major, [1, T, C]) */
+        torch_tensor *t = &out[n++];
+        snprintf(t->key, sizeof t->key, "%s", base);
+        t->offset = op->w_off, t->count = op->w_count, t->ndim = 3;
+        t->shape[0] = op->c, t->shape[1] = op->h, t->shape[2] = op->w;
+        return n;
+    }
     if (op->w_off >= 0) {
         torch_tensor *t = &out[n++];
         t->offset = op->w_off, t->count = op->w_count;

@@ -353,6 +353,7 @@ static void forward(walk *w, int i) {
         break;
     case IR_FLATTEN: case IR_OP_COUNT: break;
     case IR_LRN: case IR_CONCAT: case IR_MUL: case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE:
+    case IR_LEARNED: case IR_ATTENTION: case IR_SPACE_TO_DEPTH:
         unmodeled(w, i, "the forward");
         break;
     }
@@ -527,6 +528,7 @@ static void backward(walk *w, int j) {
         break;
     case IR_FLATTEN: case IR_OP_COUNT: break;
     case IR_LRN: case IR_CONCAT: case IR_MUL: case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE:
+    case IR_LEARNED: case IR_ATTENTION: case IR_SPACE_TO_DEPTH:
         unmodeled(w, j, "the backward");
         break;
     }

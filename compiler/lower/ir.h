@@ -34,7 +34,10 @@
     X(CONCAT,           "concat",           0, 0, IR_NO_SUMS,      IR_DECAY,          IR_NO_DECAY_BIAS) \
     X(MUL,              "mul",              1, 0, IR_NO_SUMS,      IR_DECAY,          IR_NO_DECAY_BIAS) /* and in[1] (plan.c) */ \
     X(CHANNEL_SHUFFLE,  "channel_shuffle",  0, 0, IR_NO_SUMS,      IR_DECAY,          IR_NO_DECAY_BIAS) \
-    X(CHANNEL_SLICE,    "channel_slice",    0, 0, IR_NO_SUMS,      IR_DECAY,          IR_NO_DECAY_BIAS) \
+    X(CHANNEL_SLICE,    "channel_slice",    0, 0, IR_NO_SUMS,      IR_DECAY,          IR_NO_DECAY_BIAS) /* and select_token (tokens) */ \
+    X(LEARNED,          "learned",          0, 0, IR_NO_SUMS,      IR_DECAY,          IR_NO_DECAY_BIAS) \
+    X(ATTENTION,        "attention",        1, 0, IR_NO_SUMS,      IR_DECAY,          IR_NO_DECAY_BIAS) \
+    X(SPACE_TO_DEPTH,   "space_to_depth",   0, 0, IR_NO_SUMS,      IR_DECAY,          IR_NO_DECAY_BIAS) \
     X(FLATTEN,          "flatten",          0, 0, IR_NO_SUMS,      IR_DECAY,          IR_NO_DECAY_BIAS) \
     X(LAYER_SCALE,      "layer_scale",      1, 0, IR_SUMS,         IR_NO_DECAY_BIAS,  IR_NO_DECAY_BIAS) \
     X(STOCHASTIC_DEPTH, "stochastic_depth", 0, 0, IR_NO_SUMS,      IR_DECAY,          IR_NO_DECAY_BIAS)
@@ -84,6 +87,13 @@ typedef struct {
     int ch_start;              /* channel_slice: first channel taken (groups: channel_shuffle's) */
     int mul_gate;              /* mul: in[1] is a [C,1,1] gate broadcast over positions (else
                                 * the same shape as in[0]) */
+    /* concat and channel_slice along the tokens of [C, T, 1] sequences (concat axis TOKENS,
+     * select_token) rather than the channels: the same runtime ops on rows of tokens */
+    int tokens;
+    int window, shift;         /* attention: Swin's window and cyclic shift (0: global; not built yet) */
+    int heads;                 /* attention: heads; its parameters are laid out as torch's
+                                * in_proj_weight [3C, C] then out_proj.weight [C, C] (w_off),
+                                * in_proj_bias [3C] then out_proj.bias [C] (b_off) */
     int act_fn;                /* activation: which one (rt_activation: relu6, sigmoid, silu,
                                 * hardswish, hardsigmoid; the spec keyword is the layer's) */
     int lrn_size, lrn_within;  /* lrn_within: Caffe's region WITHIN_CHANNEL (spatial window) */
@@ -206,6 +216,7 @@ typedef struct {
                                 * forward-only plan), -1 if none */
     int *alias;                /* per value: the value whose buffer it shares (flatten) */
     int *scratch_of;           /* per (op, input slot): scratch tensor for GRAD_SCRATCH, or -1 */
+    int *work_of;              /* per op: its backward's workspace (a T_SCRATCH tensor; attention), or -1 */
     ir_grad_route *route;      /* per (op, input slot): how backward delivers that gradient */
     int share_add_grads;       /* set before ir_plan (CPU schedule): adds hand their gradient
                                 * buffer on (GRAD_SHARED) */

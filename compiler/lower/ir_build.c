@@ -52,7 +52,11 @@ static ir_op_kind lower_kind(net_kind k) {
     case NET_CONCAT: return IR_CONCAT;
     case NET_MUL: return IR_MUL;
     case NET_CHANNEL_SHUFFLE: return IR_CHANNEL_SHUFFLE;
-    case NET_CHANNEL_SLICE: return IR_CHANNEL_SLICE;
+    case NET_CHANNEL_SLICE: case NET_SELECT_TOKEN: return IR_CHANNEL_SLICE;
+    case NET_TOKENS: return IR_FLATTEN;   /* a view, as flatten: [C, H*W, 1] is [C, H, W]'s memory */
+    case NET_LEARNED: return IR_LEARNED;
+    case NET_ATTENTION: return IR_ATTENTION;
+    case NET_SPACE_TO_DEPTH: return IR_SPACE_TO_DEPTH;
     case NET_LAYER_SCALE: return IR_LAYER_SCALE;
     case NET_STOCHASTIC_DEPTH: return IR_STOCHASTIC_DEPTH;
     case NET_SOFTMAX_CE: case NET_KIND_COUNT: return IR_OP_COUNT;   /* the loss is not an op */
@@ -119,12 +123,28 @@ static void lower_attrs(ir_op *op, const net_layer *l) {
     case NET_MUL: op->mul_gate = l->channel.gate; break;
     case NET_CHANNEL_SHUFFLE: op->groups = (int)l->channel.groups; break;
     case NET_CHANNEL_SLICE: op->ch_start = (int)l->channel.start; break;
+    case NET_SELECT_TOKEN: op->ch_start = (int)l->token.index, op->tokens = 1; break;
+    case NET_LEARNED:
+        op->w_count = (long)(l->out.c * l->out.h * l->out.w);
+        op->wfill = l->token.filler;
+        break;
+    case NET_ATTENTION:
+        op->heads = (int)l->token.heads;
+        op->window = (int)l->token.window, op->shift = (int)l->token.shift;
+        op->fan_in = (long)l->in.c;
+        op->w_count = 4 * (long)l->in.c * l->in.c;
+        op->b_count = 4 * (long)l->in.c;
+        if (op->window)   /* Swin: the relative-position bias table after the two weights */
+            op->w_count += (long)(2 * op->window - 1) * (2 * op->window - 1) * op->heads;
+        break;
     case NET_RELU6: op->act_fn = RT_ACTIVATION_RELU6; break;
     case NET_SIGMOID: op->act_fn = RT_ACTIVATION_SIGMOID; break;
     case NET_SILU: op->act_fn = RT_ACTIVATION_SILU; break;
     case NET_HARDSWISH: op->act_fn = RT_ACTIVATION_HARDSWISH; break;
     case NET_HARDSIGMOID: op->act_fn = RT_ACTIVATION_HARDSIGMOID; break;
-    case NET_RELU: case NET_GELU: case NET_FLATTEN: case NET_GAP: case NET_ADD: case NET_CONCAT:
+    case NET_CONCAT: op->tokens = l->channel.tokens; break;
+    case NET_SPACE_TO_DEPTH: op->groups = (int)l->token.index; break;   /* the block */
+    case NET_RELU: case NET_GELU: case NET_FLATTEN: case NET_GAP: case NET_ADD: case NET_TOKENS:
     case NET_SOFTMAX_CE: case NET_KIND_COUNT:
         break;   /* no attributes */
     }
@@ -155,6 +175,7 @@ static int fusable_relu(const ir_net *net, const net_desc *nd, int l, int in_val
     case IR_BN: case IR_ADD: return 1;
     case IR_LN: case IR_RELU: case IR_GELU: case IR_ACTIVATION: case IR_MAXPOOL: case IR_AVGPOOL: case IR_GAP:
     case IR_DROPOUT: case IR_LRN: case IR_CONCAT: case IR_MUL: case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE: case IR_FLATTEN: case IR_LAYER_SCALE: case IR_STOCHASTIC_DEPTH: case IR_OP_COUNT:
+    case IR_LEARNED: case IR_ATTENTION: case IR_SPACE_TO_DEPTH:
         return 0;
     }
     return 0;

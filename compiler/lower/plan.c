@@ -39,8 +39,16 @@ static long saved_bytes(const ir_net *net, const ir_op *op) {
     case IR_LN: return 2L * net->batch * op->h * op->w * (long)sizeof(float);
     case IR_MAXPOOL: return (long)net->batch * op->c * op->h * op->w * (long)sizeof(int32_t);
     case IR_LRN: return (long)net->batch * op->c * op->h * op->w * (long)sizeof(float);
+    /* attention: per image the projected queries, keys and values [T, 3C], the heads' outputs
+     * before the out-projection [T, C] and each row's log-sum-exp [heads, T] (FP32), from which
+     * the backward recomputes the attention weights block by block */
+    case IR_ATTENTION: {   /* T = H*W: a token sequence has W 1, Swin's windowed attention a map */
+        long t = (long)op->h * op->w;
+        return (long)net->batch * (t * op->c * 4 + (long)op->heads * t) * (long)sizeof(float);
+    }
     case IR_CONV: case IR_LINEAR: case IR_RELU: case IR_GELU: case IR_ACTIVATION: case IR_AVGPOOL: case IR_GAP: case IR_DROPOUT:
     case IR_ADD: case IR_CONCAT: case IR_MUL: case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE: case IR_FLATTEN: case IR_LAYER_SCALE: case IR_STOCHASTIC_DEPTH: case IR_OP_COUNT:
+    case IR_LEARNED: case IR_SPACE_TO_DEPTH:
         return 0;   /* backward needs nothing beyond activations */
     }
     return 0;
@@ -188,11 +196,13 @@ static int mask_fits_bn(const ir_net *net, int j) {
 
 void ir_plan(ir_net *net) {
     int L = net->n_ops, values = L + 1;
-    net->tensors = xcalloc((size_t)(5 * L + 4), sizeof *net->tensors);
+    /* per op at most: act, grad, saved, scratch, mask and work tensors */
+    net->tensors = xcalloc((size_t)(6 * L + 4), sizeof *net->tensors);
     net->mask_of = xcalloc((size_t)L, sizeof(int));
     net->act_of = xcalloc((size_t)values, sizeof(int));
     net->grad_of = xcalloc((size_t)values, sizeof(int));
     net->saved_of = xcalloc((size_t)L, sizeof(int));
+    net->work_of = xcalloc((size_t)L, sizeof(int));
     net->alias = xcalloc((size_t)values, sizeof(int));
     net->scratch_of = xcalloc((size_t)L * IR_MAX_INPUTS, sizeof(int));
     net->route = xcalloc((size_t)L * IR_MAX_INPUTS, sizeof *net->route);
@@ -219,6 +229,15 @@ void ir_plan(ir_net *net) {
         long sb = saved_bytes(net, op);   /* written by the forward (the add's, into_add), so planned in both */
         int written = op->into_add ? FWD(i + 1) : FWD(i);
         net->saved_of[i] = sb ? add_tensor(net, T_SAVED, i, sb, FWD(i), net->forward_only ? written : BWD(i)) : -1;
+        /* attention's backward: the gradients of its queries, keys, values and heads' outputs,
+         * [N, T, 4C] FP32 (windowed: and its windows' score gradients), live for that step alone */
+        net->work_of[i] = op->kind == IR_ATTENTION && !net->forward_only
+                              ? add_tensor(net, T_SCRATCH, i,
+                                           (long)net->batch * op->h * op->w *
+                                               ((long)op->c * 4 + (long)op->heads * op->window * op->window) *
+                                               (long)sizeof(float),
+                                           BWD(i), BWD(i))
+                              : -1;
     }
     /* ReLU bitmasks (lower.c): written by the op's forward, read by its backward; one bit an
      * element. The evaluation's forward-only plan has none (its forward writes none). */
@@ -315,8 +334,8 @@ void ir_layout_params(ir_net *net) {
 
 static void plan_free(ir_net *net) {
     free(net->tensors), free(net->act_of), free(net->grad_of), free(net->saved_of), free(net->mask_of);
-    free(net->alias), free(net->scratch_of), free(net->route);
-    net->tensors = NULL, net->mask_of = NULL;
+    free(net->work_of), free(net->alias), free(net->scratch_of), free(net->route);
+    net->tensors = NULL, net->mask_of = NULL, net->work_of = NULL;
     net->n_tensors = 0;
 }
 
@@ -370,6 +389,7 @@ void ir_net_free(ir_net *net) {
     free(net->grad_of);
     free(net->saved_of);
     free(net->mask_of);
+    free(net->work_of);
     free(net->alias);
     free(net->scratch_of);
     free(net->route);

@@ -123,6 +123,20 @@ static inline int rt_conv_out_dim(int in, int k, int stride, int pad, int dilati
     return (in + 2 * pad - dilation * (k - 1) - 1) / stride + 1;
 }
 
+/* attention (below): the tile side of its blocked core, and the values its forward saves. */
+#define RT_ATTN_BLOCK 64
+/* The widest head the CUDA kernels take (attention.cu; trainc refuses wider ones for CUDA). */
+#define RT_ATTN_CUDA_MAX_HEAD 64
+static inline long attention_saved_elems(int n, int c, int t, int heads) {
+    return (long)n * ((long)t * c * 4 + (long)heads * t);
+}
+static inline long attention_work_elems(int n, int c, int t) { return (long)n * t * c * 4; }
+/* window_attention: its backward's work, attention's at T = H*W and the score gradients of
+ * every window and head ([N, H*W / window^2, heads, window^2, window^2]). */
+static inline long window_attention_work_elems(int n, int c, int h, int w, int heads, int window) {
+    return (long)n * h * w * ((long)c * 4 + (long)heads * window * window);
+}
+
 /* Prototypes, declared once per precision: RT_OPS_R is the element type, RT_OPS_FN the name. */
 #define RT_OPS_PROTOTYPES
 #define RT_OPS_R float
@@ -301,6 +315,42 @@ void RT_OPS_FN(channel_slice_forward)(RT_OPS_R *out, const RT_OPS_R *in, int n, 
                                       int count);
 void RT_OPS_FN(channel_slice_backward)(RT_OPS_R *din, const RT_OPS_R *dout, int n, int c, long hw, int start,
                                        int count);
+
+/* ---- token ops (ViT): a sequence of T tokens of C features is [N, C, T], channel-major ---- */
+/* A learned tensor of count values, the same for each of the n images; backward: dw = the sum
+ * over images of dout. */
+void RT_OPS_FN(learned_forward)(RT_OPS_R *out, const RT_OPS_R *w, int n, long count);
+void RT_OPS_FN(learned_backward)(RT_OPS_R *dw, const RT_OPS_R *dout, int n, long count);
+/* Multi-head self-attention as torch's nn.MultiheadAttention (batch_first, no dropout, no mask):
+ * w holds in_proj_weight [3C, C] then out_proj.weight [C, C], b in_proj_bias [3C] then
+ * out_proj.bias [C]; heads divides c. The forward writes `saved`, attention_saved_elems values
+ * ([N, T, 3C] queries/keys/values, [N, T, C] the heads' outputs, [N, heads, T] log-sum-exp),
+ * which the backward reads; it never holds the T x T weights whole, only tiles of
+ * RT_ATTN_BLOCK x RT_ATTN_BLOCK (attention.c). The backward's work is scratch of
+ * attention_work_elems values (its dQKV and dO; the plan's workspace). dx may be NULL. */
+void RT_OPS_FN(attention_forward)(RT_OPS_R *out /*N,C,T*/, RT_OPS_R *saved, const RT_OPS_R *x /*N,C,T*/,
+                                  const RT_OPS_R *w, const RT_OPS_R *b, int n, int c, int t, int heads);
+void RT_OPS_FN(attention_backward)(RT_OPS_R *dx /*or NULL*/, RT_OPS_R *dw, RT_OPS_R *db, const RT_OPS_R *dout,
+                                   const RT_OPS_R *x, const RT_OPS_R *w, const RT_OPS_R *saved, RT_OPS_R *work,
+                                   int n, int c, int t, int heads);
+
+/* Swin's shifted-window attention (torchvision's ShiftedWindowAttention, no padding: window
+ * divides h and w; window_attention.c) over [N, C, H, W]: w holds qkv.weight [3C, C],
+ * proj.weight [C, C], relative_position_bias_table [(2 window - 1)^2, heads]; b qkv.bias [3C],
+ * proj.bias [C]. saved: attention_saved_elems at T = H*W; work: window_attention_work_elems. */
+void RT_OPS_FN(window_attention_forward)(RT_OPS_R *out, RT_OPS_R *saved, const RT_OPS_R *x, const RT_OPS_R *w,
+                                         const RT_OPS_R *b, int n, int c, int h, int wd, int heads, int window,
+                                         int shift);
+void RT_OPS_FN(window_attention_backward)(RT_OPS_R *dx /*or NULL*/, RT_OPS_R *dw, RT_OPS_R *db,
+                                          const RT_OPS_R *dout, const RT_OPS_R *x, const RT_OPS_R *w,
+                                          const RT_OPS_R *saved, RT_OPS_R *work, int n, int c, int h, int wd,
+                                          int heads, int window, int shift);
+
+/* Space-to-depth (Swin's patch merging; space_to_depth.c): [N, C, H, W] to [N, C*b*b, H/b, W/b],
+ * output channel (dh + b*dw)*C + c from input channel c at offset (dh, dw) of each b x b patch
+ * (torchvision's PatchMerging order); block divides h and w. The backward is the inverse. */
+void RT_OPS_FN(space_to_depth_forward)(RT_OPS_R *out, const RT_OPS_R *in, int n, int c, int h, int w, int block);
+void RT_OPS_FN(space_to_depth_backward)(RT_OPS_R *din, const RT_OPS_R *dout, int n, int c, int h, int w, int block);
 
 /* ---- pooling ---- */
 /* argmax is the index inside the input H*W plane; padding never wins. */

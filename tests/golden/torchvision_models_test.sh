@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # The model specs of the newer torchvision families against torchvision itself (Debian's
 # python3-torchvision, its models built here, no weights): for each spec, every Conv2d,
-# Linear and BatchNorm2d module of the torchvision model must be a layer of the same name in
-# `trainc show --json` with the same parameters (and, for conv and linear, the same MACs,
-# counted by hooks on a 224x224 forward: OC*OH*OW*(C/groups)*KH*KW and in*out), and the
-# totals must be equal: parameters and conv/linear MACs to the unit.
+# Linear, BatchNorm2d, LayerNorm and MultiheadAttention module of the torchvision model must
+# be a layer of the same name in `trainc show --json` with the same parameters (and, for conv,
+# linear and attention, the same MACs, counted by hooks on a 224x224 forward:
+# OC*OH*OW*(C/groups)*KH*KW, in*out per token, and attention's 4*E*E*L + 2*L*L*E, its in- and
+# out-projections and its two L x L products, as torchvision's published GFLOPS count them;
+# Swin's ShiftedWindowAttention 4*C*C*HW + 2*HW*N*C over windows of N positions), and the
+# totals must be equal: parameters (class token, position embedding and relative-position
+# bias tables included) and MACs to the unit. An attention module's out_proj (qkv and proj)
+# is part of its layer.
 set -u
 source tests/lib.sh
 cd "$(dirname "$0")/../.."
@@ -31,7 +36,11 @@ models = {
     "squeezenet1_0": torchvision.models.squeezenet1_0,
     "mnasnet1_0": torchvision.models.mnasnet1_0,
     "densenet121": torchvision.models.densenet121,
+    "vit_b_16": torchvision.models.vit_b_16,
+    "swin_t": torchvision.models.swin_t,
 }
+from torchvision.models.swin_transformer import ShiftedWindowAttention
+ATTN = (torch.nn.MultiheadAttention, ShiftedWindowAttention)
 bad = 0
 for name, ctor in models.items():
     spec = "specs/models/%s.spec" % name
@@ -48,19 +57,27 @@ for name, ctor in models.items():
         if isinstance(mod, torch.nn.Conv2d):
             oc, oh, ow = out.shape[1], out.shape[2], out.shape[3]
             macs[key] = oc * oh * ow * (mod.in_channels // mod.groups) * mod.kernel_size[0] * mod.kernel_size[1]
-        else:
-            macs[key] = mod.in_features * mod.out_features
-    mods = {}
+        elif isinstance(mod, torch.nn.MultiheadAttention):   # out: (output [1, L, E], weights); batch_first
+            seq, e = out[0].shape[1], mod.embed_dim
+            macs[key] = 4 * e * e * seq + 2 * seq * seq * e
+        elif isinstance(mod, ShiftedWindowAttention):   # out [1, H, W, C]; windows of N positions (no padding at 224)
+            hw, e, n = out.shape[1] * out.shape[2], out.shape[3], mod.window_size[0] * mod.window_size[1]
+            macs[key] = 4 * e * e * hw + 2 * hw * n * e
+        else:   # per token (one row for a classifier's [1, in] input)
+            macs[key] = mod.in_features * mod.out_features * (out.numel() // mod.out_features)
+    mods, mha = {}, []
     for key, mod in model.named_modules():
-        if isinstance(mod, (torch.nn.Conv2d, torch.nn.Linear, torch.nn.BatchNorm2d)):
+        if any(key.startswith(m + ".") for m in mha): continue   # out_proj, qkv, proj: the attention layer's
+        if isinstance(mod, ATTN): mha.append(key)
+        if isinstance(mod, (torch.nn.Conv2d, torch.nn.Linear, torch.nn.BatchNorm2d, torch.nn.LayerNorm) + ATTN):
             mods[key] = mod
-            if not isinstance(mod, torch.nn.BatchNorm2d):
+            if not isinstance(mod, (torch.nn.BatchNorm2d, torch.nn.LayerNorm)):
                 mod.register_forward_hook(lambda m, i, o, key=key: hook(m, i, o, key))
     with torch.no_grad():
         model(torch.zeros(1, 3, 224, 224))
     problems = []
     for key, mod in mods.items():
-        p = sum(t.numel() for t in mod.parameters(recurse=False))
+        p = sum(t.numel() for t in mod.parameters(recurse=isinstance(mod, ATTN)))
         l = ours.get(key)
         if l is None:
             problems.append("torchvision's %s (%s) is no layer of the spec" % (key, type(mod).__name__))

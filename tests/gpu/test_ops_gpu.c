@@ -698,6 +698,62 @@ static void test_channel_ops(int n, int c, long hw, int nhwc) {
 }
 
 /* loss_scale > 0: the gradient comes back multiplied by it (FP16 training). */
+/* The token ops (ViT): attention (the CPU's blocked core vs the device's row-per-thread one,
+ * over more tokens than one CPU block) and a learned tensor. */
+static void test_attention(int n, int c, int t, int heads) {
+    long nx = (long)n * c * t, nw = 4L * c * c, nb = 4L * c, ns = attention_saved_elems(n, c, t, heads);
+    float *x = host_act(nx, 1), *w = host_random(nw, 0.3f), *b = host_random(nb, 0.2f), *dy = host_act(nx, 1);
+    float *y = rt_xmalloc(nx * 4), *sv = rt_xmalloc(ns * 4), *dx = rt_xmalloc(nx * 4), *dw = rt_xmalloc(nw * 4);
+    long nk = attention_work_elems(n, c, t);
+    float *db = rt_xmalloc(nb * 4), *wk = rt_xmalloc(nk * 4);
+    attention_forward(y, sv, x, w, b, n, c, t, heads);
+    attention_backward(dx, dw, db, dy, x, w, sv, wk, n, c, t, heads);
+    void *gx = act_from(x, nx), *gdy = act_from(dy, nx), *gy = act_zero(nx), *gdx = act_zero(nx);
+    float *gw = dev_from(w, nw), *gb = dev_from(b, nb), *gs = dev_zero(ns), *gdw = dev_zero(nw), *gdb = dev_zero(nb);
+    float *gk = dev_zero(nk);
+    cuda_attention_forward(gy, gs, gx, gw, gb, n, c, t, heads);
+    cuda_attention_backward(gdx, gdw, gdb, gdy, gx, gw, gs, gk, n, c, t, heads);
+    char op[64];
+    snprintf(op, sizeof op, "attention %d tokens %d heads", t, heads);
+    compare_weighted(op, gy, y, nx, gdx, dx, nx, gdw, dw, nw);
+    snprintf(op, sizeof op, "attention %d tokens dbias", t);
+    compare(op, gdb, db, nb, TOL);
+    snprintf(op, sizeof op, "attention %d tokens log-sum-exp", t);
+    compare(op, gs + ns - (long)n * heads * t, sv + ns - (long)n * heads * t, (long)n * heads * t, TOL);
+    rt_cuda_free(gx), rt_cuda_free(gdy), rt_cuda_free(gy), rt_cuda_free(gdx), rt_cuda_free(gw), rt_cuda_free(gb);
+    rt_cuda_free(gs), rt_cuda_free(gdw), rt_cuda_free(gdb), rt_cuda_free(gk);
+    free(x), free(w), free(b), free(dy), free(y), free(sv), free(dx), free(dw), free(db), free(wk);
+}
+
+static void test_space_to_depth(int n, int c, int h, int w, int b) {
+    long total = (long)n * c * h * w;
+    float *x = host_act(total, 1), *dy = host_act(total, 1), *y = rt_xmalloc(total * 4), *dx = rt_xmalloc(total * 4);
+    space_to_depth_forward(y, x, n, c, h, w, b);
+    space_to_depth_backward(dx, dy, n, c, h, w, b);
+    void *gx = act_from(x, total), *gdy = act_from(dy, total), *gy = act_zero(total), *gdx = act_zero(total);
+    cuda_space_to_depth_forward(gy, gx, n, c, h, w, b);
+    cuda_space_to_depth_backward(gdx, gdy, n, c, h, w, b);
+    compare_act("space_to_depth forward", gy, y, total, 0);   /* a permutation: exact */
+    compare_act("space_to_depth backward", gdx, dx, total, 0);
+    rt_cuda_free(gx), rt_cuda_free(gdy), rt_cuda_free(gy), rt_cuda_free(gdx);
+    free(x), free(dy), free(y), free(dx);
+}
+
+static void test_learned(int n, long count) {
+    float *w = host_random(count, 1), *dy = host_act(n * count, 1), *y = rt_xmalloc(n * count * 4), *dw = rt_xmalloc(count * 4);
+    round_act(w, count);   /* the device stores the copies in the activation type */
+    learned_forward(y, w, n, count);
+    learned_backward(dw, dy, n, count);
+    void *gy = act_zero(n * count), *gdy = act_from(dy, n * count);
+    float *gw = dev_from(w, count), *gdw = dev_zero(count);
+    cuda_learned_forward(gy, gw, n, count);
+    cuda_learned_backward(gdw, gdy, n, count);
+    compare_act("learned forward", gy, y, n * count, exact_tol());
+    compare("learned dweight", gdw, dw, count, TOL);
+    rt_cuda_free(gy), rt_cuda_free(gdy), rt_cuda_free(gw), rt_cuda_free(gdw);
+    free(w), free(dy), free(y), free(dw);
+}
+
 static void test_softmax_xent(int n, int k, float smoothing, float loss_scale) {
     float *z = host_act((long)n * k, 4), *dz = rt_xmalloc((size_t)n * k * 4);
     int32_t *y = rt_xmalloc((size_t)n * 4);
@@ -1423,6 +1479,10 @@ static void run_ops(void) {
     test_lrn_within(2, 3, 7, 9, 0);
     test_concat(4, 9, 0);
     run_nhwc_lrn_concat();
+    test_attention(2, 16, RT_ATTN_BLOCK + 9, 2);
+    test_attention(3, 12, 7, 3);
+    test_learned(3, 16 * 5);
+    test_space_to_depth(2, 5, 6, 8, 2);
     test_softmax_xent(64, 10, 0.1f, 0);
     test_softmax_xent(8, 1000, 0.0f, 0);
     test_softmax_xent(64, 10, 0.1f, 256.0f);

@@ -64,8 +64,28 @@ static inline void gc_init_torch_default(double *w, long nw, double *b, long nb,
     rt_free_aligned(fw);
     if (fb) rt_free_aligned(fb);
 }
+/* The fillers (the token layers' and the spec's weight_filler ones): the float draws, widened. */
+#define GC_WIDEN(call, w, n)                                          \
+    do {                                                              \
+        float *f_ = rt_alloc_aligned((size_t)(n) * 4);                \
+        call;                                                         \
+        for (long i_ = 0; i_ < (n); i_++) (w)[i_] = f_[i_];           \
+        rt_free_aligned(f_);                                          \
+    } while (0)
+static inline void gc_init_uniform(double *w, long n, float lo, float hi, rt_rng *r) {
+    GC_WIDEN(rt_init_uniform(f_, n, lo, hi, r), w, n);
+}
+static inline void gc_init_normal(double *w, long n, float mean, float std, rt_rng *r) {
+    GC_WIDEN(rt_init_normal(f_, n, mean, std, r), w, n);
+}
+static inline void gc_init_kaiming_uniform(double *w, long n, long fan, double a, rt_rng *r) {
+    GC_WIDEN(rt_init_kaiming_uniform(f_, n, fan, a, r), w, n);
+}
 #define rt_init_const gc_init_const
 #define rt_init_torch_default gc_init_torch_default
+#define rt_init_uniform gc_init_uniform
+#define rt_init_normal gc_init_normal
+#define rt_init_kaiming_uniform gc_init_kaiming_uniform
 
 /* The real headers are in, with float; from here on the model's `float` is double. */
 #define float double
