@@ -25,6 +25,7 @@
 #include "rt_optim.h"
 #include "rt_rng.h"
 #include <cuda_runtime_api.h>   /* cudaHostRegister: is a buffer page-locked */
+#include "ir.h"   /* IR_OPS: the compiler's op kinds, each of which needs a case here */
 
 static double TOL = 1e-4;          /* of the current precision: 1e-4 FP32, 1e-2 BF16/FP16 */
 static const char *mode = "fp32";  /* the current precision, in every check's name */
@@ -480,6 +481,33 @@ static void test_elementwise(long n) {
 
 /* relu6, sigmoid, silu, hardswish, hardsigmoid vs the CPU op, on inputs over [-8, 8]: both
  * saturations and every kink's neighbourhood. */
+/* A conv's bias and its activation in one pass (bias_act.cu) against the CPU's bias add
+ * followed by the activation (GELU and the family), NCHW planes and channels-last rows: out
+ * = act(x + b), din = dout * act'(x + b) from the x without its bias. */
+static void test_bias_act(int n, int c, int hw, int nhwc) {
+    static const char *const names[] = { "relu6", "sigmoid", "silu", "hardswish", "hardsigmoid" };
+    long total = (long)n * c * hw;
+    float *x = host_act(total, 3), *b = host_random(c, 1), *dy = host_act(total, 1);
+    float *xb = rt_xmalloc(total * 4), *y = rt_xmalloc(total * 4), *dx = rt_xmalloc(total * 4);
+    for (long i = 0; i < total; i++) xb[i] = x[i] + b[(i / hw) % c];
+    void *gx = act_from(in_layout(x, n, c, hw, nhwc), total), *gdy = act_from(in_layout(dy, n, c, hw, nhwc), total);
+    void *gy = act_zero(total), *gdx = act_zero(total);
+    float *gb = dev_from(b, c);
+    int rn = nhwc ? n * hw : n, rhw = nhwc ? 1 : hw;
+    for (int fn = RT_BIAS_ACT_GELU; fn < RT_ACTIVATION_COUNT; fn++) {
+        char what[96];
+        const char *name = fn < 0 ? "gelu" : names[fn];
+        if (fn < 0) gelu_forward(y, xb, total), gelu_backward(dx, dy, xb, total);
+        else activation_forward(y, xb, total, (rt_activation)fn), activation_backward(dx, dy, xb, total, (rt_activation)fn);
+        cuda_bias_act_forward(gy, gx, gb, rn, c, rhw, fn);
+        snprintf(what, sizeof what, "bias + %s%s forward", name, nhwc ? " nhwc" : "");
+        compare_act(what, gy, in_layout(y, n, c, hw, nhwc), total, TOL);
+        cuda_bias_act_backward(gdx, gdy, gx, gb, rn, c, rhw, fn);
+        snprintf(what, sizeof what, "bias + %s%s backward", name, nhwc ? " nhwc" : "");
+        compare_act(what, gdx, in_layout(dx, n, c, hw, nhwc), total, TOL);
+    }
+}
+
 static void test_activation(long n) {
     static const char *const names[] = { "relu6", "sigmoid", "silu", "hardswish", "hardsigmoid" };
     float *x = host_act(n, 8), *dy = host_act(n, 1), *y = rt_xmalloc(n * 4), *dx = rt_xmalloc(n * 4);
@@ -1469,6 +1497,9 @@ static void run_ops(void) {
     test_layernorm(16, 64, 1, 0);
     test_elementwise(16 * 1000);
     test_activation(16 * 1000 + 3);
+    test_bias_act(4, 12, 49, 0);
+    test_bias_act(4, 24, 9, 1);
+    test_bias_act(3, 5, 1, 0);   /* a linear's: one position */
     test_channel_ops(3, 12, 37, 0);
     test_channel_ops(2, 9, 300, 0);   /* planes of several blocks' worth of positions */
     test_layer_scale(4, 24, 49, 0);
@@ -1522,6 +1553,52 @@ static void run_ops(void) {
 /* `test_ops_gpu old-kernels`: only the ops whose previous kernels TRAINC_CUDA_BN=old,
  * TRAINC_CUDA_POOL=old and TRAINC_CUDA_BIAS=old select (batch norm, channels-last max
  * pooling, NCHW bias gradients): tests/emu/old_kernels_emu_test.sh runs them so. */
+/* Every op kind of the compiler's op table (compiler/lower/ir.h IR_OPS) and the cases below
+ * that check its CUDA forward and backward against the CPU op, in the three precisions. A kind
+ * with no entry fails the run: a new op cannot land without its case here (and its gradient
+ * check, tests/unit/test_grad_*.c). */
+static const char *const op_cases[IR_OP_COUNT] = {
+    [IR_CONV] = "test_conv (cuDNN, depthwise, linear as conv), test_conv_bn",
+    [IR_LINEAR] = "test_linear",
+    [IR_BN] = "test_batchnorm, test_batchnorm_frozen, test_bn_add_relu, test_bn_add_relu_backward",
+    [IR_LN] = "test_layernorm",
+    [IR_RELU] = "test_elementwise, test_bias",
+    [IR_GELU] = "test_elementwise, test_bias_act",
+    [IR_ACTIVATION] = "test_activation, test_bias_act",
+    [IR_MAXPOOL] = "test_pool",
+    [IR_AVGPOOL] = "test_pool",
+    [IR_GAP] = "test_gap",
+    [IR_DROPOUT] = "test_elementwise (dropout)",
+    [IR_LRN] = "test_lrn, test_lrn_within",
+    [IR_ADD] = "test_elementwise, test_bn_add_relu",
+    [IR_CONCAT] = "test_concat",
+    [IR_MUL] = "test_channel_ops",
+    [IR_CHANNEL_SHUFFLE] = "test_channel_ops",
+    [IR_CHANNEL_SLICE] = "test_channel_ops",
+    [IR_LEARNED] = "test_learned",
+    [IR_ATTENTION] = "test_attention",
+    [IR_SPACE_TO_DEPTH] = "test_space_to_depth",
+    [IR_FLATTEN] = "none needed: a view of its input, no kernel",
+    [IR_LAYER_SCALE] = "test_layer_scale",
+    [IR_STOCHASTIC_DEPTH] = "test_elementwise (drop_path)",
+};
+
+/* Each op kind's case, or a failure naming the kinds without one. */
+static void check_op_cases(void) {
+    static const char *const names[] = {
+#define OP_NAME(kind, name, ...) name,
+        IR_OPS(OP_NAME)
+#undef OP_NAME
+    };
+    int missing = 0;
+    for (int k = 0; k < IR_OP_COUNT; k++)
+        if (!op_cases[k]) {
+            printf("FAIL op \"%s\" has no case in test_ops_gpu (add one and list it in op_cases)\n", names[k]);
+            missing++, failures++;
+        }
+    printf("%s every op kind of the op table has a case here (%d kinds)\n", missing ? "FAIL" : "ok  ", IR_OP_COUNT);
+}
+
 int main(int argc, char **argv) {
     int old_kernel_ops = argc > 1 && strcmp(argv[1], "old-kernels") == 0;
     if (argc > 1 && !old_kernel_ops) {
@@ -1531,6 +1608,7 @@ int main(int argc, char **argv) {
     }
     rt_cuda_init(rt_cuda_device_from_env(), RT_CUDA_FP32);
     printf("device: %s\n", rt_cuda_device_name());
+    check_op_cases();
     static const struct { rt_cuda_math math; const char *name; double tol; } modes[] = {
         { RT_CUDA_FP32, "fp32", 1e-4 }, { RT_CUDA_BF16, "bf16", 1e-2 }, { RT_CUDA_FP16, "fp16", 1e-2 },
     };
