@@ -36,6 +36,7 @@ models = {
     "squeezenet1_0": torchvision.models.squeezenet1_0,
     "mnasnet1_0": torchvision.models.mnasnet1_0,
     "densenet121": torchvision.models.densenet121,
+    "googlenet": lambda: torchvision.models.googlenet(aux_logits=False, init_weights=True),
     "vit_b_16": torchvision.models.vit_b_16,
     "swin_t": torchvision.models.swin_t,
 }
