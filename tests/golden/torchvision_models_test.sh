@@ -3,7 +3,8 @@
 # python3-torchvision, its models built here, no weights): for each spec, every Conv2d,
 # Linear, BatchNorm2d, LayerNorm and MultiheadAttention module of the torchvision model must
 # be a layer of the same name in `trainc show --json` with the same parameters (and, for conv,
-# linear and attention, the same MACs, counted by hooks on a 224x224 forward:
+# linear and attention, the same MACs, counted by hooks on a forward at the spec's input size,
+# 224x224 or Inception v3's 299x299:
 # OC*OH*OW*(C/groups)*KH*KW, in*out per token, and attention's 4*E*E*L + 2*L*L*E, its in- and
 # out-projections and its two L x L products, as torchvision's published GFLOPS count them;
 # Swin's ShiftedWindowAttention 4*C*C*HW + 2*HW*N*C over windows of N positions), and the
@@ -37,6 +38,7 @@ models = {
     "mnasnet1_0": torchvision.models.mnasnet1_0,
     "densenet121": torchvision.models.densenet121,
     "googlenet": lambda: torchvision.models.googlenet(aux_logits=False, init_weights=True),
+    "inception_v3": lambda: torchvision.models.inception_v3(aux_logits=False, init_weights=True),
     "vit_b_16": torchvision.models.vit_b_16,
     "swin_t": torchvision.models.swin_t,
 }
@@ -75,7 +77,8 @@ for name, ctor in models.items():
             if not isinstance(mod, (torch.nn.BatchNorm2d, torch.nn.LayerNorm)):
                 mod.register_forward_hook(lambda m, i, o, key=key: hook(m, i, o, key))
     with torch.no_grad():
-        model(torch.zeros(1, 3, 224, 224))
+        side = 299 if name == "inception_v3" else 224   # the spec's input_shape
+        model(torch.zeros(1, 3, side, side))
     problems = []
     for key, mod in mods.items():
         p = sum(t.numel() for t in mod.parameters(recurse=isinstance(mod, ATTN)))
