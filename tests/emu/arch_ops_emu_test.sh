@@ -49,27 +49,15 @@ sed 's/sgd { momentum: 0.9 }/rmsprop { form: TF alpha: 0.9 eps: 0.001 momentum: 
   "$out/arch.spec" > "$out/arch_rms.spec"
 grep -q "rmsprop" "$out/arch_rms.spec" || { echo "FAIL: no rmsprop in $out/arch_rms.spec"; exit 1; }
 
-run() {  # tag spec [trainc flags...]: builds and runs $out/TAG (CPU unless --backend cuda)
-  local tag=$1 spec=$2; shift 2
-  "$BUILD/trainc" build "$out/$spec.spec" -o "$out/$tag" "$@" > "$out/$tag.build" 2>&1 ||
-    { fail "$tag: trainc build $*"; tail -20 "$out/$tag.build"; return 1; }
-  EMU_SCHEDULE=1 "$out/$tag" --out "$out/$tag.run" > "$out/$tag.log" 2>&1 || { fail "$tag: the run"; tail -25 "$out/$tag.log"; return 1; }
-}
-compare() {  # what, run tag, reference run tag, tolerance
-  local r
-  r=$("$PY" tests/gpu/compare_runs.py "$out/$2.run/metrics.jsonl" "$out/$3.run/metrics.jsonl" "$4" 2>&1) &&
-    echo "$1: $(echo "$r" | head -1)" || { fail "$1:"; echo "$r"; }
-}
-
-run cpu arch || exit 1
-if run fp32 arch --backend cuda; then
-  compare "SE/shuffle net FP32 NCHW vs CPU (1e-4)" fp32 cpu 1e-4
+emu_run cpu arch || exit 1
+if emu_run fp32 arch --backend cuda; then
+  emu_compare "SE/shuffle net FP32 NCHW vs CPU (1e-4)" fp32 cpu 1e-4
   emu_within_plan "SE/shuffle net FP32 device memory" "$out/fp32.log" "$out/arch.spec" || status=1
 fi
-run bf16 arch_bf16 --backend cuda && compare "SE/shuffle net BF16 NCHW vs CPU FP32 (5e-2)" bf16 cpu 5e-2
-run bf16_nhwc arch_bf16 --backend cuda --layout nhwc &&
-  compare "SE/shuffle net BF16 --layout nhwc vs CPU FP32 (5e-2)" bf16_nhwc cpu 5e-2
-run cpu_rms arch_rms && run fp32_rms arch_rms --backend cuda &&
-  compare "SE/shuffle net, RMSprop TF form, FP32 NCHW vs CPU (1e-4)" fp32_rms cpu_rms 1e-4
+emu_run bf16 arch_bf16 --backend cuda && emu_compare "SE/shuffle net BF16 NCHW vs CPU FP32 (5e-2)" bf16 cpu 5e-2
+emu_run bf16_nhwc arch_bf16 --backend cuda --layout nhwc &&
+  emu_compare "SE/shuffle net BF16 --layout nhwc vs CPU FP32 (5e-2)" bf16_nhwc cpu 5e-2
+emu_run cpu_rms arch_rms && emu_run fp32_rms arch_rms --backend cuda &&
+  emu_compare "SE/shuffle net, RMSprop TF form, FP32 NCHW vs CPU (1e-4)" fp32_rms cpu_rms 1e-4
 [ $status = 0 ] && echo "activations, channel ops and RMSprop in emulated CUDA trainers: ok"
 exit $status

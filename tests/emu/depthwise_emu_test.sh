@@ -41,27 +41,15 @@ solver { epochs: 1 sgd { momentum: 0.9 } lr { base: 0.1 } log_every: 1 }
 SPEC
 sed 's/^solver/precision { compute: BF16 }\nsolver/' "$out/dw.spec" > "$out/dw_bf16.spec"
 
-run() {  # tag spec [trainc flags...]: builds and runs $out/TAG (CPU unless --backend cuda)
-  local tag=$1 spec=$2; shift 2
-  "$BUILD/trainc" build "$out/$spec.spec" -o "$out/$tag" "$@" > "$out/$tag.build" 2>&1 ||
-    { fail "$tag: trainc build $*"; tail -20 "$out/$tag.build"; return 1; }
-  EMU_SCHEDULE=1 "$out/$tag" --out "$out/$tag.run" > "$out/$tag.log" 2>&1 || { fail "$tag: the run"; tail -25 "$out/$tag.log"; return 1; }
-}
-compare() {  # what, run tag, reference run tag, tolerance
-  local r
-  r=$("$PY" tests/gpu/compare_runs.py "$out/$2.run/metrics.jsonl" "$out/$3.run/metrics.jsonl" "$4" 2>&1) &&
-    echo "$1: $(echo "$r" | head -1)" || { fail "$1:"; echo "$r"; }
-}
-
-run cpu dw || exit 1
-if run fp32 dw --backend cuda; then
-  compare "depthwise net FP32 NCHW vs CPU (1e-4)" fp32 cpu 1e-4
+emu_run cpu dw || exit 1
+if emu_run fp32 dw --backend cuda; then
+  emu_compare "depthwise net FP32 NCHW vs CPU (1e-4)" fp32 cpu 1e-4
   emu_within_plan "depthwise net FP32 device memory" "$out/fp32.log" "$out/dw.spec" || status=1
 fi
-run bf16 dw_bf16 --backend cuda && compare "depthwise net BF16 NCHW vs CPU FP32 (5e-2)" bf16 cpu 5e-2
-if run bf16_nhwc dw_bf16 --backend cuda --layout nhwc; then
-  compare "depthwise net BF16 --layout nhwc vs CPU FP32 (5e-2)" bf16_nhwc cpu 5e-2
-  [ -d "$out/bf16.run" ] && compare "depthwise net BF16 --layout nhwc vs NCHW (1e-5)" bf16_nhwc bf16 1e-5
+emu_run bf16 dw_bf16 --backend cuda && emu_compare "depthwise net BF16 NCHW vs CPU FP32 (5e-2)" bf16 cpu 5e-2
+if emu_run bf16_nhwc dw_bf16 --backend cuda --layout nhwc; then
+  emu_compare "depthwise net BF16 --layout nhwc vs CPU FP32 (5e-2)" bf16_nhwc cpu 5e-2
+  [ -d "$out/bf16.run" ] && emu_compare "depthwise net BF16 --layout nhwc vs NCHW (1e-5)" bf16_nhwc bf16 1e-5
   emu_within_plan "depthwise net BF16 nhwc device memory" "$out/bf16_nhwc.log" "$out/dw_bf16.spec" "--layout nhwc" ||
     status=1
 fi

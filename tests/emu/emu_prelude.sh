@@ -5,7 +5,9 @@
 # is allocated at its cap (default 1 GiB) and the emulator writes every byte of a new
 # allocation: 16 MiB keeps that quick, as in emu_test.sh. EMU_ALLOC_REPORT=1: each trainer
 # prints the device memory it allocated after its start-up memory check, which
-# `emu_within_plan WHAT LOG SPEC` compares with the plan the check counted.
+# `emu_within_plan WHAT LOG SPEC` compares with the plan the check counted. `emu_run TAG SPEC
+# [flags]` builds $out/SPEC.spec into $out/TAG and runs it (CPU unless --backend cuda);
+# `emu_compare WHAT TAG REF TOL` holds TAG's losses to REF's (tests/gpu/compare_runs.py).
 source tests/lib.sh
 emu_prelude() {
   out=$BUILD/$1
@@ -39,4 +41,16 @@ emu_within_plan() {  # what, trainer log, spec [show's layout option, e.g. "--la
   shown=$("$BUILD/trainc" show --device-memory 16 ${4:-} "$3" | sed -n 's/^  spec batch .* needs \([0-9.]*\) MiB.*/\1/p')
   [ "$shown" = "$plan" ] ||
     { echo "FAIL: $1: the trainer counted $plan MiB, trainc show --device-memory says ${shown:-nothing}${shown:+ MiB}"; return 1; }
+}
+
+emu_run() {  # tag spec [trainc flags...]: builds and runs $out/TAG (CPU unless --backend cuda)
+  local tag=$1 spec=$2; shift 2
+  "$BUILD/trainc" build "$out/$spec.spec" -o "$out/$tag" "$@" > "$out/$tag.build" 2>&1 ||
+    { fail "$tag: trainc build $*"; tail -20 "$out/$tag.build"; return 1; }
+  EMU_SCHEDULE=1 "$out/$tag" --out "$out/$tag.run" > "$out/$tag.log" 2>&1 || { fail "$tag: the run"; tail -25 "$out/$tag.log"; return 1; }
+}
+emu_compare() {  # what, run tag, reference run tag, tolerance
+  local r
+  r=$("$PY" tests/gpu/compare_runs.py "$out/$2.run/metrics.jsonl" "$out/$3.run/metrics.jsonl" "$4" 2>&1) &&
+    echo "$1: $(echo "$r" | head -1)" || { fail "$1:"; echo "$r"; }
 }

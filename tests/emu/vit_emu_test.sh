@@ -48,25 +48,13 @@ solver { epochs: 1 adamw { weight_decay: 0.05 } lr { base: 0.001 } log_every: 1 
 SPEC
 sed 's/^solver/precision { compute: BF16 }\nsolver/' "$out/vit.spec" > "$out/vit_bf16.spec"
 
-run() {  # tag spec [trainc flags...]: builds and runs $out/TAG (CPU unless --backend cuda)
-  local tag=$1 spec=$2; shift 2
-  "$BUILD/trainc" build "$out/$spec.spec" -o "$out/$tag" "$@" > "$out/$tag.build" 2>&1 ||
-    { fail "$tag: trainc build $*"; tail -20 "$out/$tag.build"; return 1; }
-  EMU_SCHEDULE=1 "$out/$tag" --out "$out/$tag.run" > "$out/$tag.log" 2>&1 || { fail "$tag: the run"; tail -25 "$out/$tag.log"; return 1; }
-}
-compare() {  # what, run tag, reference run tag, tolerance
-  local r
-  r=$("$PY" tests/gpu/compare_runs.py "$out/$2.run/metrics.jsonl" "$out/$3.run/metrics.jsonl" "$4" 2>&1) &&
-    echo "$1: $(echo "$r" | head -1)" || { fail "$1:"; echo "$r"; }
-}
-
-run cpu vit || exit 1
-if run fp32 vit --backend cuda; then
-  compare "ViT FP32 vs CPU (1e-4)" fp32 cpu 1e-4
+emu_run cpu vit || exit 1
+if emu_run fp32 vit --backend cuda; then
+  emu_compare "ViT FP32 vs CPU (1e-4)" fp32 cpu 1e-4
   # attention's backward works in a planned workspace: nothing allocated beyond the plan
   emu_within_plan "ViT FP32 device memory" "$out/fp32.log" "$out/vit.spec" || status=1
 fi
-run bf16 vit_bf16 --backend cuda && compare "ViT BF16 vs CPU FP32 (5e-2)" bf16 cpu 5e-2
+emu_run bf16 vit_bf16 --backend cuda && emu_compare "ViT BF16 vs CPU FP32 (5e-2)" bf16 cpu 5e-2
 if "$BUILD/trainc" build "$out/vit_bf16.spec" -o "$out/nhwc" --backend cuda --layout nhwc > "$out/nhwc.build" 2>&1; then
   fail "--layout nhwc built a net with token layers"
 else
