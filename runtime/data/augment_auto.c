@@ -64,9 +64,6 @@ static const auto_entry svhn[25][2] = {
 };
 #undef E
 
-/* Ops whose magnitude takes a random sign (torchvision's `signed`): the geometric and colour ops. */
-static int signed_op(augment_op op) { return op >= AUG_SHEAR_X && op <= AUG_SHARPNESS; }
-
 void augment_auto_apply(int policy_set, int bilinear, uint8_t *img, uint8_t *scratch, int c, int h, int w,
                         rt_rng *r, FILE *trace) {
     const auto_entry(*set)[2] = policy_set == RT_AUTO_CIFAR10 ? cifar10 : policy_set == RT_AUTO_SVHN ? svhn : imagenet;
@@ -78,7 +75,7 @@ void augment_auto_apply(int policy_set, int bilinear, uint8_t *img, uint8_t *scr
         const auto_entry *e = &set[id][k];
         if (!(draw[k] <= e->p)) continue;
         double mag = e->bin == NO_BIN ? 0 : augment_policy_magnitude(RT_POLICY_AUTO_AUGMENT, e->op, e->bin, AUTO_BINS, h, w);
-        if (signed_op(e->op) && negate[k]) mag = -mag;
+        if (augment_signed_op(e->op) && negate[k]) mag = -mag;
         if (trace) fprintf(trace, "op %d %d %.17g\n", k, (int)e->op, mag);
         augment_op_apply(e->op, mag, bilinear, img, scratch, c, h, w);
     }

@@ -17,8 +17,9 @@ static float linspace_at(float start, float end, int steps, int i) {
     return i < steps / 2 ? start + step * (float)i : end - step * (float)(steps - i - 1);
 }
 
-/* Ops whose magnitude takes a random sign, and ops without a magnitude. */
-static int signed_op(augment_op op) { return op >= AUG_SHEAR_X && op <= AUG_SHARPNESS; }
+int augment_signed_op(augment_op op) { return op >= AUG_SHEAR_X && op <= AUG_SHARPNESS; }
+
+/* Ops without a magnitude. */
 static int scalar_op(augment_op op) {
     return op == AUG_IDENTITY || op == AUG_AUTOCONTRAST || op == AUG_EQUALIZE || op == AUG_INVERT;
 }
@@ -64,7 +65,7 @@ void augment_policy_apply(const rt_loader *l, uint8_t *img, uint64_t aug_key, lo
             int bin = a->policy == RT_POLICY_TRIVIAL_AUGMENT ? (int)rt_rng_below(&r, (uint32_t)a->num_bins) : a->magnitude;
             mag = augment_policy_magnitude(a->policy, op, bin, a->num_bins, h, w);
         }
-        if (signed_op(op) && rt_rng_below(&r, 2)) mag = -mag;
+        if (augment_signed_op(op) && rt_rng_below(&r, 2)) mag = -mag;
         augment_op_apply(op, mag, a->bilinear, img, scratch, c, h, w);
     }
     free(scratch);

@@ -60,6 +60,8 @@ typedef enum {
 void augment_op_apply(augment_op op, double mag, int bilinear, uint8_t *img, uint8_t *scratch, int c, int h, int w);
 /* torchvision's magnitude of op in bin `bin` of `bins` (policy: RT_POLICY_*), unsigned. */
 double augment_policy_magnitude(int policy, augment_op op, int bin, int bins, int h, int w);
+/* Ops whose magnitude takes a random sign (torchvision's `signed`): geometric and colour. */
+int augment_signed_op(augment_op op);
 /* AutoAugment (augment_auto.c): one of the policy set's 25 sub-policies per sample, each of its
  * two ops applied with its probability; trace (or NULL) gets one line per op applied. */
 void augment_auto_apply(int policy_set, int bilinear, uint8_t *img, uint8_t *scratch, int c, int h, int w,
