@@ -4,7 +4,7 @@
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 
-$(BUILD)/tests/%: tests/unit/%.c tests/unit/testlib.h $(RT_LIB_ASAN) $(RT_LIB_F64) $(TRAINC_LIB_ASAN) $(RT_HDRS)
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/testlib.h tests/op_cases.def $(RT_LIB_ASAN) $(RT_LIB_F64) $(TRAINC_LIB_ASAN) $(RT_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) $(SAN_FLAGS) -Itests/unit $< -o $@ \
 	  $(TRAINC_LIB_ASAN) $(RT_LIB_ASAN) $(RT_LIB_F64) $(LDLIBS) $(SAN_LDLIBS)

@@ -1557,30 +1557,12 @@ static void run_ops(void) {
  * that check its CUDA forward and backward against the CPU op, in the three precisions. A kind
  * with no entry fails the run: a new op cannot land without its case here (and its gradient
  * check, tests/unit/test_grad_*.c). */
+/* Each op kind's kernel tests here: the third column of the op-case table, which every
+ * backend runs (tests/op_cases.def). */
 static const char *const op_cases[IR_OP_COUNT] = {
-    [IR_CONV] = "test_conv (cuDNN, depthwise, linear as conv), test_conv_bn",
-    [IR_LINEAR] = "test_linear",
-    [IR_BN] = "test_batchnorm, test_batchnorm_frozen, test_bn_add_relu, test_bn_add_relu_backward",
-    [IR_LN] = "test_layernorm",
-    [IR_RELU] = "test_elementwise, test_bias",
-    [IR_GELU] = "test_elementwise, test_bias_act",
-    [IR_ACTIVATION] = "test_activation, test_bias_act",
-    [IR_MAXPOOL] = "test_pool",
-    [IR_AVGPOOL] = "test_pool",
-    [IR_GAP] = "test_gap",
-    [IR_DROPOUT] = "test_elementwise (dropout)",
-    [IR_LRN] = "test_lrn, test_lrn_within",
-    [IR_ADD] = "test_elementwise, test_bn_add_relu",
-    [IR_CONCAT] = "test_concat",
-    [IR_MUL] = "test_channel_ops",
-    [IR_CHANNEL_SHUFFLE] = "test_channel_ops",
-    [IR_CHANNEL_SLICE] = "test_channel_ops",
-    [IR_LEARNED] = "test_learned",
-    [IR_ATTENTION] = "test_attention",
-    [IR_SPACE_TO_DEPTH] = "test_space_to_depth",
-    [IR_FLATTEN] = "none needed: a view of its input, no kernel",
-    [IR_LAYER_SCALE] = "test_layer_scale",
-    [IR_STOCHASTIC_DEPTH] = "test_elementwise (drop_path)",
+#define OP_CASE(kind, nets, cuda) [IR_##kind] = cuda,
+#include "../op_cases.def"
+#undef OP_CASE
 };
 
 /* Each op kind's case, or a failure naming the kinds without one. */
@@ -1593,7 +1575,7 @@ static void check_op_cases(void) {
     int missing = 0;
     for (int k = 0; k < IR_OP_COUNT; k++)
         if (!op_cases[k]) {
-            printf("FAIL op \"%s\" has no case in test_ops_gpu (add one and list it in op_cases)\n", names[k]);
+            printf("FAIL op \"%s\" has no case in test_ops_gpu (add one and its row in tests/op_cases.def)\n", names[k]);
             missing++, failures++;
         }
     printf("%s every op kind of the op table has a case here (%d kinds)\n", missing ? "FAIL" : "ok  ", IR_OP_COUNT);
