@@ -161,6 +161,7 @@ static int cmd_show(int argc, char **argv) {
         else if (strcmp(argv[i], "--no-bn-add") == 0) opt.no_bn_add = 1;
         else if (strcmp(argv[i], "--no-relu-mask") == 0) opt.no_relu_mask = 1;
         else if (strcmp(argv[i], "--no-conv-genstats") == 0) opt.no_conv_genstats = 1;
+        else if (strcmp(argv[i], "--no-residual-tail") == 0) opt.no_residual_tail = 1;
         else if (strcmp(argv[i], "--device") == 0 || strcmp(argv[i], "--label") == 0) {
             if (i + 1 >= argc) return usage_error("option '%s' needs a value", argv[i]);
             if (strcmp(argv[i], "--device") == 0) device = argv[++i];
@@ -215,7 +216,17 @@ static int cmd_show(int argc, char **argv) {
         return usage_error("--no-bn-retire, --no-bn-add, --no-relu-mask and --no-conv-genstats are for --backend cuda "
                            "--layout nhwc%s", "");
     }
+    else if (!bad && sched && opt.no_residual_tail && opt.backend != BACKEND_CUDA) {
+        sema_result_free(&res);
+        spec_doc_free(&doc);
+        return usage_error("--no-residual-tail is for --backend cuda (the only backend with residual tail kernels)%s", "");
+    }
     else if (!bad && sched) bad = show_schedule(stdout, path, &res, &opt);
+    else if (!bad && !gpu_cost && opt.no_residual_tail) {
+        sema_result_free(&res);
+        spec_doc_free(&doc);
+        return usage_error("--no-residual-tail goes with show --gpu-cost or --schedule (or build)%s", "");
+    }
     else if (!bad && !gpu_cost && (opt.no_bn_retire || opt.no_bn_add || opt.no_relu_mask || opt.no_conv_genstats)) {
         sema_result_free(&res);
         spec_doc_free(&doc);
@@ -278,6 +289,7 @@ static int cmd_build(int argc, char **argv) {
         else if (strcmp(argv[i], "--no-bn-add") == 0) opt.no_bn_add = 1;
         else if (strcmp(argv[i], "--no-relu-mask") == 0) opt.no_relu_mask = 1;
         else if (strcmp(argv[i], "--no-conv-genstats") == 0) opt.no_conv_genstats = 1;
+        else if (strcmp(argv[i], "--no-residual-tail") == 0) opt.no_residual_tail = 1;
         else if (strcmp(argv[i], "--emit-only") == 0) emit_only = 1;
         else if (argv[i][0] == '-') return usage_error("unknown or incomplete option '%s' for build", argv[i]);
         else if (spec) return usage_error("build takes one SPEC (extra '%s')", argv[i]);
@@ -294,6 +306,9 @@ static int cmd_build(int argc, char **argv) {
     if (opt.no_conv_genstats && !(opt.backend == BACKEND_CUDA && opt.nhwc && opt.fuse))
         return usage_error("--no-conv-genstats is for --backend cuda --layout nhwc with fused kernels (the only build "
                            "that runs cuDNN's fused conv engines)%s", "");
+    if (opt.no_residual_tail && !(opt.backend == BACKEND_CUDA && opt.fuse))
+        return usage_error("--no-residual-tail is for --backend cuda with fused kernels (the only build with residual "
+                           "tail kernels)%s", "");
     if (spec && emit_only && (emit_dir || out)) {   /* the sources only: no compiler, no CUDA toolchain */
         if (opt.nhwc && opt.backend != BACKEND_CUDA) return usage_error("--layout nhwc needs --backend cuda%s", "");
         char default_dir[4200];

@@ -109,10 +109,18 @@ static void cuda_op(const schedule *s, const ir_op *op, choices *c) {
         else if (op->add_bns == 1) say(c, "the bn applied in this pass (bn + add%s)", op->act ? " + ReLU" : "");
         if (op->relu_mask) say(c, "writes a ReLU bitmask%s", "");
         if (op->add_bwd_fused) say(c, "backward: dReLU + the add's gradient + the bns' backward in two passes%s", "");
+        if (op->tail_conv >= 0)
+            say(c, "residual tail: \"%s\"'s bias, the layer scale, drop path and this add in one pass each way "
+                   "(residual_tail.cu)", net->ops[op->tail_conv].name);
+        break;
+    case IR_LAYER_SCALE: case IR_STOCHASTIC_DEPTH:
+        if (op->in_tail >= 0) say(c, "inside residual tail \"%s\" (its output never written)", net->ops[op->in_tail].name);
         break;
     default:
         break;
     }
+    if ((op->kind == IR_CONV || op->kind == IR_LINEAR) && op->in_tail >= 0)
+        say(c, "its bias added, and its gradient summed, by residual tail \"%s\"", net->ops[op->in_tail].name);
     if (op->act && op->kind != IR_ADD && op->kind != IR_BN && s->opt.fuse) say(c, "ReLU in the bias kernel%s", "");
 }
 

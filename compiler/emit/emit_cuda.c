@@ -179,6 +179,41 @@ static void bn_add_backward(emitter *e, int j) {
             !b && ir_route(net, j, b_slot) == GRAD_ADD, ir_hw(op), op->c);
 }
 
+/* The drop path of residual tail add a (ir_op.tail_conv), or NULL. */
+static const ir_op *tail_drop_path(const ir_net *net, const ir_op *a) {
+    const ir_op *t = &net->ops[a->in[residual_tail_slot(net, a)] - 1];
+    return t->kind == IR_STOCHASTIC_DEPTH ? t : NULL;
+}
+
+/* A residual tail (lower: fuse_residual_tail.c), forward or backward, at its add i: the conv's
+ * output without its bias, the shortcut, the bias, the layer scale's gamma and the drop path. */
+static void residual_tail(emitter *e, int i, int bwd) {
+    const ir_net *net = e->net;
+    const ir_op *a = &net->ops[i], *p = &net->ops[a->tail_conv], *dp = tail_drop_path(net, a);
+    int k = residual_tail_slot(net, a), ls = dp ? dp->in[0] - 1 : a->in[k] - 1;
+    FILE *out = e->out;
+    char x[128], r[128], rows[64], dx[128], dr[128];
+    ir_value_name(net, a->tail_conv + 1, x, sizeof x);
+    ir_value_name(net, a->in[1 - k], r, sizeof r);
+    fprintf(out, "    /* \"%s\"'s bias, layer scale \"%s\"%s%s%s and this add in one pass */\n", p->name, net->ops[ls].name,
+            dp ? ", drop path \"" : "", dp ? dp->name : "", dp ? "\"" : "");
+    if (!bwd) {
+        fprintf(out, "    cuda_residual_tail_forward(%s_out, %s, %s, %s_bias, %s_weight, %s, %ldL, %s, rt_dev.seed, %d,\n"
+                     "                               ctx->first_sample, ctx->training);\n",
+                a->ident, x, r, p->ident, net->ops[ls].ident, nchw_args(e, a, rows, sizeof rows),
+                (long)a->c * ir_hw(a), dp ? c_float(dp->p) : "0.0f", dp ? dp->salt : 0);
+        return;
+    }
+    ir_din_target(net, ls, 0, dx, sizeof dx);
+    int rr = ir_route(net, i, 1 - k);
+    if (rr == GRAD_NONE) snprintf(dr, sizeof dr, "NULL");
+    else ir_din_target(net, i, 1 - k, dr, sizeof dr);
+    fprintf(out, "    cuda_residual_tail_backward(%s, %s, %d, %s_dbias, %s_dweight, %s_dout, %s, %s_bias, %s_weight,\n"
+                 "                                %s, %ldL, %s, rt_dev.seed, %d, ctx->first_sample);\n",
+            dx, dr, rr == GRAD_ADD, p->ident, net->ops[ls].ident, a->ident, x, p->ident, net->ops[ls].ident,
+            nchw_args(e, a, rows, sizeof rows), (long)a->c * ir_hw(a), dp ? c_float(dp->p) : "0.0f", dp ? dp->salt : 0);
+}
+
 static void forward_op(emitter *e, int i) {
     const ir_net *net = e->net;
     const ir_op *op = &net->ops[i];
@@ -198,6 +233,8 @@ static void forward_op(emitter *e, int i) {
         /* the bias (and a fused ReLU) in place, or by the activation that reads it (lower.c choose_bias_act) */
         if (op->b_off >= 0 && op->bias_act >= 0)
             fprintf(out, "    /* the bias: added by \"%s\"'s kernel */\n", net->ops[op->bias_act].name);
+        else if (op->b_off >= 0 && op->in_tail >= 0)
+            fprintf(out, "    /* the bias: added by residual tail \"%s\"'s kernel */\n", net->ops[op->in_tail].name);
         else if (op->b_off >= 0) fprintf(out, "    fused_%s_bias(%s_out, %s_out, %s_bias);\n", id, id, id, id);
         break;
     case IR_BN:
@@ -281,6 +318,10 @@ static void forward_op(emitter *e, int i) {
             bn_add_forward(e, i);
             break;
         }
+        if (op->tail_conv >= 0) {
+            residual_tail(e, i, 0);
+            break;
+        }
         fprintf(out, "    fused_%s_forward(%s_out", id, id);
         for (int k = 0; k < op->n_in; k++) fprintf(out, ", %s", ir_value_name(net, op->in[k], b, sizeof b));
         fprintf(out, ");\n");
@@ -296,8 +337,15 @@ static void forward_op(emitter *e, int i) {
         fprintf(out, "    cuda_attention_forward(%s_out, %s_saved, %s, %s_weight, %s_bias, BATCH, %d, %d, %d);\n", id, id, in,
                 id, id, op->c, op->h, op->heads);
         break;
-    case IR_LAYER_SCALE: fprintf(out, "    fused_%s_forward(%s_out, %s, %s_weight);\n", id, id, in, id); break;
-    case IR_STOCHASTIC_DEPTH:
+    case IR_LAYER_SCALE: case IR_STOCHASTIC_DEPTH:
+        if (op->in_tail >= 0) {
+            fprintf(out, "    /* in residual tail \"%s\"'s kernel: no output written */\n", net->ops[op->in_tail].name);
+            break;
+        }
+        if (op->kind == IR_LAYER_SCALE) {
+            fprintf(out, "    fused_%s_forward(%s_out, %s, %s_weight);\n", id, id, in, id);
+            break;
+        }
         fprintf(out, "    cuda_drop_path_forward(%s_out, %s, BATCH, %ld, %s, rt_dev.seed, %d, ctx->first_sample, "
                 "ctx->training);\n", id, in, (long)op->c * ir_hw(op), c_float(op->p), op->salt);
         break;
@@ -338,7 +386,9 @@ static void backward_op(emitter *e, int j) {
     switch (op->kind) {
     case IR_CONV: case IR_LINEAR:
         /* the bias gradient; with a fused ReLU, dout is masked in place first */
-        if (op->b_off >= 0)
+        if (op->b_off >= 0 && op->in_tail >= 0)
+            fprintf(out, "    /* the bias gradient: summed by residual tail \"%s\"'s kernel */\n", net->ops[op->in_tail].name);
+        else if (op->b_off >= 0)
             fprintf(out, "    cuda_bias_backward(%s_dbias, %s, %s, %s, %s);\n", id, op->act ? o : "NULL", o, mask,
                     nchw_args(e, op, rows, sizeof rows));
         if (runs_conv(e, op))
@@ -405,17 +455,26 @@ static void backward_op(emitter *e, int j) {
         fprintf(out, "    cuda_lrn_backward(%s, %s, %s, %s_out, %s_saved, %s, %d, %s, %s);\n", din, o, in, id, id,
                 nchw_args(e, op, rows, sizeof rows), op->lrn_size, c_float(op->lrn_alpha), c_float(op->lrn_beta));
         break;
-    case IR_LAYER_SCALE:
+    case IR_LAYER_SCALE: case IR_STOCHASTIC_DEPTH:
+        if (op->in_tail >= 0) {
+            fprintf(out, "    /* in residual tail \"%s\"'s backward */\n", net->ops[op->in_tail].name);
+            break;
+        }
+        if (op->kind == IR_STOCHASTIC_DEPTH) {
+            fprintf(out, "    cuda_drop_path_backward(%s, %s, BATCH, %ld, %s, rt_dev.seed, %d, ctx->first_sample, 1);\n",
+                    din, o, (long)op->c * ir_hw(op), c_float(op->p), op->salt);
+            break;
+        }
         fprintf(out, "    cuda_layer_scale_backward(%s, %s_dweight, %s, %s, %s_weight, %s);\n", din, id, o, in, id,
                 nchw_args(e, op, rows, sizeof rows));
-        break;
-    case IR_STOCHASTIC_DEPTH:
-        fprintf(out, "    cuda_drop_path_backward(%s, %s, BATCH, %ld, %s, rt_dev.seed, %d, ctx->first_sample, 1);\n",
-                din, o, (long)op->c * ir_hw(op), c_float(op->p), op->salt);
         break;
     case IR_ADD:
         if (op->add_bwd_fused) {
             bn_add_backward(e, j);
+            break;
+        }
+        if (op->tail_conv >= 0) {
+            residual_tail(e, j, 1);
             break;
         }
         /* dout (masked by a fused ReLU) to every input, assigned or added by its route, in

@@ -349,12 +349,18 @@ static void generate(kgen *g) {
     for (int i = 0; i < net->n_ops; i++) {
         const ir_op *op = &net->ops[i];
         switch (op->kind) {
-        case IR_CONV: case IR_LINEAR: if (op->b_off >= 0 && op->bias_act < 0) gen_bias(g, i); break;
+        case IR_CONV: case IR_LINEAR:   /* else the activation's or the residual tail's kernel adds the bias */
+            if (op->b_off >= 0 && op->bias_act < 0 && op->in_tail < 0) gen_bias(g, i);
+            break;
         case IR_BN:
             if (!net->ops[i].bn_in_add) gen_bn_apply(g, i);   /* else applied by cuda_bn_add_relu_nhwc */
             break;
-        case IR_ADD: gen_add(g, i); break;
-        case IR_LAYER_SCALE: gen_layer_scale(g, i); break;
+        case IR_ADD:   /* a residual tail's: residual_tail.cu */
+            if (op->tail_conv < 0) gen_add(g, i);
+            break;
+        case IR_LAYER_SCALE:
+            if (op->in_tail < 0) gen_layer_scale(g, i);
+            break;
         case IR_DROPOUT:
             if (!net->forward_only) gen_dropout(g, i);   /* else the identity: the forward's copy */
             break;

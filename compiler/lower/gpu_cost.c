@@ -236,6 +236,12 @@ static int runs_conv(const walk *w, const ir_op *op) {
  * norm, layer scale and bias reduce their gradients in channel tiles into partial sums, which
  * one launch adds up (channel_tiles.cuh, batchnorm_sums.cu). */
 static int rows_layout(const walk *w, const ir_op *op) { return w->nhwc || (long)op->h * op->w == 1; }
+/* The step's seed word a residual tail's kernel reads (8 bytes) when its drop path drops any. */
+static double tail_seed(const ir_net *net, const ir_op *a) {
+    const ir_op *t = &net->ops[a->in[residual_tail_slot(net, a)] - 1];
+    return t->kind == IR_STOCHASTIC_DEPTH && t->p > 0 ? 8 : 0;
+}
+
 static void partial_sums(walk *w, const char *kernel, int j, double rd, int vectors) {
     const ir_op *op = &w->net->ops[j];
     int sp = splits_of((long)w->net->batch * op->h * op->w);
@@ -286,7 +292,8 @@ static void forward(walk *w, int i) {
         else if (op->conv_bn) add(w, "cudnnBackendExecute", i, 0, GK_CONV_FWD, x + wb, y + 2 * c4, 2 * macs(w, op), 0);
         else if (runs_conv(w, op)) add(w, "cudnnConvolutionForward", i, 0, GK_CONV_FWD, x + wb, y, 2 * macs(w, op), 0);
         else add(w, "cublasLtMatmul", i, 0, GK_GEMM, x + wb, y, 2 * macs(w, op), 0);
-        if (op->b_off >= 0 && op->bias_act < 0) add(w, "bias", i, 0, GK_KERNEL, y + c4, y, 0, 0);   /* else the activation adds it */
+        /* else the activation or the residual tail adds it */
+        if (op->b_off >= 0 && op->bias_act < 0 && op->in_tail < 0) add(w, "bias", i, 0, GK_KERNEL, y + c4, y, 0, 0);
         break;
     }
     case IR_BN: {
@@ -321,6 +328,10 @@ static void forward(walk *w, int i) {
                 y + mask_bytes(w, i), f + (op->act ? 2.0 : 1.0) * y / w->eb, 1);
             break;
         }
+        if (op->tail_conv >= 0) {   /* residual_tail.cu: the conv's output, the shortcut, bias, gamma */
+            add(w, "residual_tail_forward_kernel", i, 0, GK_KERNEL, 2 * y + 2 * c4 + tail_seed(net, op), y, 0, 0);
+            break;
+        }
         double rd = 0;
         for (int k = 0; k < op->n_in; k++) rd += act(w, op->in[k]);
         add(w, "add_forward", i, 0, GK_KERNEL, rd, y, 0, 1);
@@ -347,9 +358,11 @@ static void forward(walk *w, int i) {
         if (op->act_bias_of >= 0) add(w, "bias_act_forward_kernel", i, 0, GK_KERNEL, x + c4, y, 0, 0);
         else add(w, op->kind == IR_GELU ? "gelu_forward_kernel" : "activation_forward_kernel", i, 0, GK_KERNEL, x, y, 0, 0);
         break;
-    case IR_LAYER_SCALE: add(w, "forward", i, 0, GK_KERNEL, x + c4, y, 0, 0); break;
+    case IR_LAYER_SCALE:
+        if (op->in_tail < 0) add(w, "forward", i, 0, GK_KERNEL, x + c4, y, 0, 0);
+        break;
     case IR_STOCHASTIC_DEPTH:   /* drop_path.cu: the step's seed word (8 bytes), each sample kept or not */
-        add(w, "drop_path_kernel", i, 0, GK_KERNEL, x + 8, y, 0, 0);
+        if (op->in_tail < 0) add(w, "drop_path_kernel", i, 0, GK_KERNEL, x + 8, y, 0, 0);
         break;
     case IR_FLATTEN: case IR_OP_COUNT: break;
     case IR_LRN: case IR_CONCAT: case IR_MUL: case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE:
@@ -404,6 +417,27 @@ static void bn_add_backward(walk *w, int j) {
     add(w, "bn_add_bwd_dx_kernel", j, 1, GK_KERNEL, tensors + rd2, wr2, 0.6 * flops, 1);
 }
 
+/* A residual tail's backward (residual_tail.cu), one kernel: the add's output gradient and the
+ * conv's output, bias and gamma in; the conv's output gradient and the shortcut's (read too
+ * where it adds) out; the two parameter gradients as NCHW planes' sums, or channels-last
+ * partials and their sum. */
+static void residual_tail_backward(walk *w, int j) {
+    const ir_net *net = w->net;
+    const ir_op *op = &net->ops[j];
+    double dy = out_bytes(w, j), c4 = 4.0 * op->c;
+    int k = residual_tail_slot(net, op);
+    ir_grad_route r = ir_route(net, j, 1 - k);
+    double rd = 2 * dy + 2 * c4 + tail_seed(net, op) + (r == GRAD_ADD ? dy : 0), wr = dy + (r != GRAD_NONE ? dy : 0);
+    if (rows_layout(w, op)) {
+        int sp = splits_of((long)net->batch * op->h * op->w);
+        add(w, "residual_tail_rows_kernel", j, 1, GK_KERNEL, rd, wr + 16.0 * op->c * sp, 0, 0);
+        add(w, w->old ? "bn_sum_partials_kernel" : "bn_sum_partials_warp_kernel", j, 1, GK_KERNEL, 16.0 * op->c * sp,
+            16.0 * op->c + 2 * c4, 0, 0);
+    } else {
+        add(w, "residual_tail_backward_kernel", j, 1, GK_KERNEL, rd, wr + 2 * c4, 0, 0);
+    }
+}
+
 static void backward(walk *w, int j) {
     const ir_net *net = w->net;
     const ir_op *op = &net->ops[j];
@@ -417,8 +451,9 @@ static void backward(walk *w, int j) {
     switch (op->kind) {
     case IR_CONV: case IR_LINEAR: {
         double wb = (double)op->w_count * w->eb, f = 2 * macs(w, op);
-        /* the bias gradient (bias.cu): with a fused ReLU, dy masked in place on the way */
-        if (op->b_off >= 0) {
+        /* the bias gradient (bias.cu): with a fused ReLU, dy masked in place on the way; a
+         * residual tail's kernel sums it */
+        if (op->b_off >= 0 && op->in_tail < 0) {
             double mask = op->act ? dy : 0;
             if (w->nhwc || op->h * op->w == 1) {   /* rows of channels: partial sums, then their sum */
                 int sp = splits_of((long)net->batch * op->h * op->w);
@@ -479,6 +514,10 @@ static void backward(walk *w, int j) {
             bn_add_backward(w, j);
             break;
         }
+        if (op->tail_conv >= 0) {
+            residual_tail_backward(w, j);
+            break;
+        }
         double rd = dy + (op->act ? dy : 0), wr = 0;
         for (int k = 0; k < op->n_in; k++) {
             ir_grad_route r = ir_route(net, j, k);
@@ -519,10 +558,12 @@ static void backward(walk *w, int j) {
         else add(w, op->kind == IR_GELU ? "gelu_backward_kernel" : "activation_backward_kernel", j, 1, GK_KERNEL, dy + x, x, 0, 0);
         break;
     case IR_LAYER_SCALE:
+        if (op->in_tail >= 0) break;   /* in its residual tail's backward */
         if (din_add) { unmodeled(w, j, "the backward"); break; }
         layer_scale_grads(w, j, din);
         break;
     case IR_STOCHASTIC_DEPTH:
+        if (op->in_tail >= 0) break;
         if (din_add) { unmodeled(w, j, "the backward"); break; }
         if (din) add(w, "drop_path_kernel", j, 1, GK_KERNEL, dy + 8, x, 0, 0);
         break;

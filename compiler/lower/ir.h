@@ -123,6 +123,11 @@ typedef struct {
      * (bias_act.cu: act(x + b) in one pass; the conv's output is kept without it), or -1; on
      * that activation, act_bias_of = the conv's or linear's index, else -1. */
     int bias_act, act_bias_of;
+    /* CUDA (fuse_residual_tail.c): a residual block's tail, conv/linear (bias) -> layer_scale
+     * [-> stochastic_depth] -> add, in one pass each way (residual_tail.cu). On the add: tail_conv
+     * = the conv's index, else -1; on the conv, layer scale and drop path: in_tail = the add's
+     * index (the conv adds no bias, the others emit no kernel), else -1. */
+    int tail_conv, in_tail;
     /* bn on CUDA channels-last: the per-channel sums finished by each channel tile's last
      * block (a retire counter) instead of launches of their own (lower.c) */
     int bn_retire;

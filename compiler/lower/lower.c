@@ -235,13 +235,14 @@ int lower(schedule *s, const sema_result *res, const build_options *opt, int bat
     if (!cuda) choose_conv_algos(&s->net);   /* cuDNN times its own at start-up */
     for (int i = 0; i < s->net.n_ops; i++) {
         ir_op *op = &s->net.ops[i];
-        op->pools_into = op->pooled_in = op->bias_act = op->act_bias_of = -1;
+        op->pools_into = op->pooled_in = op->bias_act = op->act_bias_of = op->tail_conv = op->in_tail = -1;
     }
     if (!cuda) choose_conv_pool(&s->net);
     if (cuda && opt->fuse) choose_bias_act(&s->net);
     if (cuda && opt->nhwc && !opt->no_bn_retire) choose_bn_retire(&s->net, run->sync_bn);
     if (cuda && opt->nhwc && opt->fuse && !opt->no_bn_add) choose_bn_add(&s->net);
     if (cuda && opt->nhwc && opt->fuse) choose_conv_bn(s, run->sync_bn);
+    if (cuda && opt->fuse && !opt->no_residual_tail) choose_residual_tail(&s->net);
     /* the masks are tensors of the plan, and the fused backward writes gradients earlier */
     if (cuda && opt->nhwc && opt->fuse && !opt->no_relu_mask && choose_relu_mask(&s->net)) ir_replan(&s->net);
     ir_plan_buckets(&s->net, s->bucket_mb);

@@ -17,6 +17,7 @@ typedef struct {
     int no_relu_mask;   /* CUDA channels-last: no ReLU bitmasks; the backward reads ReLU outputs, and a block's
                          * closing add and its bns have backward passes of their own (--no-relu-mask) */
     int no_conv_genstats;   /* CUDA channels-last FP16: no cuDNN conv + genstats engine (--no-conv-genstats) */
+    int no_residual_tail;   /* CUDA: a residual tail's bias, layer scale, drop path and add apart (--no-residual-tail) */
 } build_options;
 
 /* precision.compute as the CUDA runtime names it (rt_cuda_math in rt_cuda.h). */
@@ -39,6 +40,11 @@ void schedule_free(schedule *s);
 /* CUDA channels-last: which convs run cuDNN's fused conv + batch-norm-statistics engine
  * (fuse_conv_bn.c; sets ir_op.conv_bn, conv_bn_why, bn_sums_in_conv). */
 void choose_conv_bn(schedule *s, int sync_bn);
+/* CUDA: which residual tails (conv bias, layer scale, drop path, add) run as one kernel each
+ * way (fuse_residual_tail.c; sets ir_op.tail_conv and in_tail), and the input slot of such
+ * an add that the chain feeds. */
+void choose_residual_tail(ir_net *net);
+int residual_tail_slot(const ir_net *net, const ir_op *a);
 /* The engine's name for show (IR_CONV_BN_*). */
 const char *ir_conv_bn_name(int engine);
 /* Errors for the ops and options the CUDA backend lacks (cuda_refusals.c); returns their count. */

@@ -342,6 +342,16 @@ void cuda_drop_path_backward(void *din, const void *dout, int n, long per_sample
 void cuda_layer_scale_forward(void *out, const void *in, const float *gamma, int n, int c, int hw);
 void cuda_layer_scale_backward(void *din, float *dgamma, const void *dout, const void *in,
                                const float *gamma, int n, int c, int hw);
+/* A residual block's tail (residual_tail.cu): out = res + s·gamma·(conv + bias), s the drop
+ * path's per-sample scale (p = 0: none); the backward writes the conv's output gradient, the
+ * shortcut's (added when dres_add; dres NULL: none) and dbias, dgamma, from the add's. n, c, hw
+ * as the bias ops take them (channels-last: n = rows, hw = 1); per_sample = C·H·W. */
+void cuda_residual_tail_forward(void *out, const void *conv, const void *res, const float *bias, const float *gamma,
+                                int n, int c, long hw, long per_sample, float p, const uint64_t *step_seed, uint64_t salt,
+                                long first_sample, int train);
+void cuda_residual_tail_backward(void *dconv, void *dres, int dres_add, float *dbias, float *dgamma, const void *dout,
+                                 const void *conv, const float *bias, const float *gamma, int n, int c, long hw,
+                                 long per_sample, float p, const uint64_t *step_seed, uint64_t salt, long first_sample);
 
 /* ---- Pooling ----------------------------------------------------------------------------- */
 void cuda_maxpool2d_forward(void *out, int32_t *argmax, const void *in, const rt_pool_shape *s);

@@ -28,6 +28,10 @@
 #             dropped, overwritten by the sum of squares: test_ops_gpu's conv + bn checks fail)
 #   genstats-node: conv_bn_fprop.cu's graph without its genstats node (a plain conv, which
 #             the engine does not take: the fused checks find the unfused path)
+#   tail-drop: residual_tail.cu's backward without the drop path's scale (dconv and dgamma
+#             as if every sample were kept: test_ops_gpu's residual tail checks fail)
+#   tail-shortcut: residual_tail.cu's backward writes the shortcut's gradient where the
+#             route says add (the other reader's gradient dropped)
 #   sbr-bias: conv_bn_fprop.cu hands the prologue's scale as its bias too (the bias dropped:
 #             test_ops_gpu's scale-bias-relu + conv checks fail)
 #   bn-add-branch: bn_add_relu_nhwc.cu adds a projection block's downsample branch without
@@ -98,6 +102,10 @@ mutant genstats-sum ops/conv_bn_fprop.cu 's/out, sums, sums \+ s->oc,/out, sums,
   "FAIL .*conv + bn statistics"
 mutant genstats-node ops/conv_bn_fprop.cu 's/ops\[5\] = \{ d\[FWD\], d\[STATS\],/ops[5] = { d[FWD], d[FWD],/' \
   ops/conv_bn_fprop.cu "FAIL .*conv + bn statistics"
+mutant tail-drop ops/residual_tail.cu 's/float gs = g \* d.scale\(i\);/float gs = g;/' ops/residual_tail.cu \
+  "FAIL .*residual tail.*dconv"
+mutant tail-shortcut ops/residual_tail.cu 's/dres_add \? rt_ld\(dres\[i\]\) \+ g : g/g/' ops/residual_tail.cu \
+  "FAIL .*residual tail.*dshortcut"
 mutant sbr-bias ops/conv_bn_fprop.cu 's/scale_bias \? \(char \*\)scale_bias \+ 2 \* \(size_t\)s->c : NULL/(void *)scale_bias/' \
   ops/conv_bn_fprop.cu "FAIL .*scale-bias-relu"
 exit $status

@@ -13,7 +13,8 @@
 #     each (AlexNet 300: at 30 its start-up hid the step), and the A/Bs: the kernels the H100
 #     measured (TRAINC_CUDA_BN=old TRAINC_CUDA_POOL=old, the same binary) against today's, and
 #     ResNet-50 built without each fusion (abflags: BF16 --no-relu-mask and --no-bn-add, FP16
-#     --no-conv-genstats) against the default;
+#     --no-conv-genstats) and ConvNeXt-Tiny without its residual tails (--no-residual-tail)
+#     against the default;
 #  4. one ResNet-50 BF16 channels-last step under Nsight Compute, compared op by op with
 #     `trainc show --gpu-cost` (bench/gpu_profile_vs_model.py);
 #  5. the rest of make test-gpu's single-GPU steps, as far as the budget goes (each step
@@ -79,12 +80,12 @@ for cfg in $ours; do
     > "$w/${m}_${p}_$l.build.log" 2>&1 &
   builds+=($!)
 done
-# the fusions' A/B: ResNet-50 channels-last built without each (precision:flag of trainc build)
-abflags="bf16:--no-relu-mask bf16:--no-bn-add fp16:--no-conv-genstats"
+# the fusions' A/B: channels-last built without each (model:precision:flag of trainc build)
+abflags="resnet50:bf16:--no-relu-mask resnet50:bf16:--no-bn-add resnet50:fp16:--no-conv-genstats convnext_tiny:bf16:--no-residual-tail"
 for ab in $abflags; do
-  IFS=: read -r p f <<< "$ab"
-  timeout "$(limit 200)" "$BUILD/trainc" build "$w/resnet50_$p.spec" --backend cuda --layout nhwc $f \
-    -o "$w/resnet50_${p}_nhwc$f" > "$w/resnet50_${p}_nhwc$f.build.log" 2>&1 &
+  IFS=: read -r m p f <<< "$ab"
+  timeout "$(limit 200)" "$BUILD/trainc" build "$w/${m}_$p.spec" --backend cuda --layout nhwc $f \
+    -o "$w/${m}_${p}_nhwc$f" > "$w/${m}_${p}_nhwc$f.build.log" 2>&1 &
   builds+=($!)
 done
 if timeout "$(limit 90)" "${gpu_bin:?}" > "$w/test_ops_gpu.log" 2>&1; then
@@ -138,13 +139,12 @@ new=$(bench ab_new "$w/resnet50_bf16_nhwc")
 old=$(bench ab_old "$w/resnet50_bf16_nhwc" TRAINC_CUDA_BN=old TRAINC_CUDA_POOL=old)
 { echo; echo "A/B, the same ResNet-50 BF16 channels-last binary: today's kernels $new img/s, the kernels the H100 measured (TRAINC_CUDA_BN=old TRAINC_CUDA_POOL=old) $old img/s: $(ratio "$new" "$old")"; } >> "$report"
 stamp "A/B: new $new, old $old img/s"
-fp16_with=$(grep '| resnet50 | FP16 | nhwc |' "$report" | cut -d'|' -f5 | tr -d ' ')
 for ab in $abflags; do
-  IFS=: read -r p f <<< "$ab"
-  with=$new; [ "$p" = fp16 ] && with=$fp16_with
-  without=$(bench "ab_$p$f" "$w/resnet50_${p}_nhwc$f")
-  echo "A/B, ResNet-50 ${p^^} channels-last built $f: $without img/s against $with with the fusion: $(ratio "$with" "$without")" >> "$report"
-  stamp "A/B ${p^^} $f: $without img/s (with: $with)"
+  IFS=: read -r m p f <<< "$ab"
+  with=$new; [ "$m:$p" = resnet50:bf16 ] || with=$(grep "| $m | ${p^^} | nhwc |" "$report" | cut -d'|' -f5 | tr -d ' ')
+  without=$(bench "ab_$m$p$f" "$w/${m}_${p}_nhwc$f")
+  echo "A/B, $m ${p^^} channels-last built $f: $without img/s against $with with the fusion: $(ratio "$with" "$without")" >> "$report"
+  stamp "A/B $m ${p^^} $f: $without img/s (with: $with)"
 done
 
 # ---- 4. one step's kernel profile against the model -----------------------------------------

@@ -543,6 +543,51 @@ static void test_layer_scale(int n, int c, int hw, int nhwc) {
     compare(nhwc ? "layer_scale nhwc dgamma" : "layer_scale dgamma", gdg, dg, c, TOL);
 }
 
+/* A residual tail in one pass each way (residual_tail.cu) against the CPU ops it replaces:
+ * the conv's bias, layer scale, drop path (p = 0: none) and add, then their backward from the
+ * add's output gradient; the shortcut's gradient written, or added to one already there. */
+static void test_residual_tail(int n, int c, int hw, int nhwc, float p, int dres_add) {
+    long total = (long)n * c * hw, per = (long)c * hw, first = 3L * n;
+    float *conv = host_act(total, 1), *res = host_act(total, 1), *dy = host_act(total, 1), *dres0 = host_act(total, 1);
+    float *b = host_random(c, 1), *g = host_random(c, 1);
+    float *x = rt_xmalloc(total * 4), *y1 = rt_xmalloc(total * 4), *y2 = rt_xmalloc(total * 4), *out = rt_xmalloc(total * 4);
+    float *d2 = rt_xmalloc(total * 4), *dx = rt_xmalloc(total * 4), *dres = rt_xmalloc(total * 4);
+    float *dg = rt_xmalloc(c * 4), *db = rt_xmalloc(c * 4);
+    uint64_t step_seed = rt_hash_u64(11, RT_STREAM_DROPOUT, 4), salt = 9, seed = rt_hash_u64(step_seed, salt, 0);
+    uint64_t *gseed = rt_cuda_malloc(sizeof step_seed, "step seed");
+    rt_cuda_copy_h2d(gseed, &step_seed, sizeof step_seed);
+    for (long i = 0; i < total; i++) x[i] = conv[i] + b[(i / hw) % c];
+    layer_scale_forward(y1, x, g, n, c, hw);
+    drop_path_forward(y2, y1, n, per, p, seed, first, 1);
+    add_forward(out, y2, res, total);
+    drop_path_backward(d2, dy, n, per, p, seed, first, 1);
+    layer_scale_backward(dx, dg, d2, x, g, n, c, hw);
+    double *dbs = calloc((size_t)c, sizeof(double));
+    for (long i = 0; i < total; i++) dbs[(i / hw) % c] += dx[i];
+    for (int k = 0; k < c; k++) db[k] = (float)dbs[k];
+    for (long i = 0; i < total; i++) dres[i] = dres_add ? dres0[i] + dy[i] : dy[i];
+    void *gconv = act_from(in_layout(conv, n, c, hw, nhwc), total), *gres = act_from(in_layout(res, n, c, hw, nhwc), total);
+    void *gdy = act_from(in_layout(dy, n, c, hw, nhwc), total), *gdres = act_from(in_layout(dres0, n, c, hw, nhwc), total);
+    void *gout = act_zero(total), *gdx = act_zero(total);
+    float *gb = dev_from(b, c), *gg = dev_from(g, c), *gdb = dev_zero(c), *gdg = dev_zero(c);
+    int rn = nhwc ? n * hw : n, rhw = nhwc ? 1 : hw;
+    cuda_residual_tail_forward(gout, gconv, gres, gb, gg, rn, c, rhw, per, p, gseed, salt, first, 1);
+    cuda_residual_tail_backward(gdx, gdres, dres_add, gdb, gdg, gdy, gconv, gb, gg, rn, c, rhw, per, p, gseed, salt, first);
+    char what[96];
+    const char *tag = nhwc ? " nhwc" : "";
+    snprintf(what, sizeof what, "residual tail%s p=%.1f forward", tag, p);
+    compare_act(what, gout, in_layout(out, n, c, hw, nhwc), total, TOL);
+    snprintf(what, sizeof what, "residual tail%s p=%.1f dconv", tag, p);
+    compare_act(what, gdx, in_layout(dx, n, c, hw, nhwc), total, TOL);
+    snprintf(what, sizeof what, "residual tail%s p=%.1f dshortcut%s", tag, p, dres_add ? " (added)" : "");
+    compare_act(what, gdres, in_layout(dres, n, c, hw, nhwc), total, TOL);
+    snprintf(what, sizeof what, "residual tail%s p=%.1f dgamma", tag, p);
+    compare(what, gdg, dg, c, TOL);
+    snprintf(what, sizeof what, "residual tail%s p=%.1f dbias", tag, p);
+    compare(what, gdb, db, c, TOL);
+    free(dbs);
+}
+
 /* Max and average pooling in the layout under test (nhwc: transposed tensors, the argmax not
  * compared there). */
 /* s.oh, s.ow: 0 for floor mode, else the (ceil-mode) output size to use. */
@@ -1504,6 +1549,9 @@ static void run_ops(void) {
     test_channel_ops(2, 9, 300, 0);   /* planes of several blocks' worth of positions */
     test_layer_scale(4, 24, 49, 0);
     test_layer_scale(4, 24, 49, 1);
+    test_residual_tail(4, 24, 49, 0, 0.4f, 0);
+    test_residual_tail(4, 24, 49, 1, 0.4f, 1);
+    test_residual_tail(8, 40, 9, 1, 0.0f, 0);
     for (int nhwc = 0; nhwc < 2; nhwc++) test_gap(8, 16, 49, nhwc);
     run_norm_pool_ops(0);
     test_lrn(2, 16, 36, 5, 0);

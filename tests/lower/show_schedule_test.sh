@@ -5,7 +5,8 @@
 # their retire counter, applied inside their add, writing ReLU bitmasks, and the adds' two-pass
 # backward against the generated calls and plan.txt's mask tensors, with and without
 # --no-relu-mask and --no-bn-add; the bias + activation fusion on CUDA (a producer read twice
-# keeps its bias pass) against the generated calls. Then the usage errors, and a spec without a
+# keeps its bias pass) against the generated calls; ConvNeXt-Tiny's residual tails in both layouts
+# and with --no-residual-tail against the generated calls. Then the usage errors, and a spec without a
 # trainer.
 set -u
 source "$(dirname "$0")/../lib.sh"
@@ -87,6 +88,27 @@ expect "their backward" "$(count 'in the same pass (bias_act.cu)' "$out/act.txt"
 "$TRAINC" show --schedule --backend cpu "$out/act.spec" | grep -q 'bias_act' &&
   { echo "FAIL: the CPU schedule shows the CUDA bias + activation fusion"; status=1; }
 
+# ConvNeXt-Tiny's residual tails (CUDA, both layouts): each block's pwconv2 bias, layer scale,
+# drop path and add in one kernel each way, and none with --no-residual-tail
+printf 'extends: "%s/bench/specs/gpu_convnext_tiny.spec"\nprecision { compute: BF16 }\n' "$(pwd)" > "$out/cnx.spec"
+for v in "nchw" "nhwc" "nhwc --no-residual-tail"; do
+  tag=cnx_${v// /}
+  "$TRAINC" show --schedule --backend cuda --layout $v "$out/cnx.spec" > "$out/$tag.txt" || die "show --schedule $v failed on ConvNeXt-Tiny"
+  "$TRAINC" build "$out/cnx.spec" --backend cuda --layout $v --emit-only --emit-dir "$out/$tag.src" -o "$out/$tag" > /dev/null ||
+    die "build --emit-only $v failed on ConvNeXt-Tiny"
+  expect "$tag: residual tails" "$(count 'residual tail: "' "$out/$tag.txt")" \
+    "$(count 'cuda_residual_tail_forward(' "$out/$tag.src/model.c")"
+  expect "$tag: their backward" "$(count 'residual tail: "' "$out/$tag.txt")" \
+    "$(count 'cuda_residual_tail_backward(' "$out/$tag.src/model.c")"
+  expect "$tag: layer scales and drop paths inside them" "$(count 'inside residual tail' "$out/$tag.txt")" \
+    "$(count 'in residual tail .*kernel: no output written' "$out/$tag.src/model.c")"
+done
+[ "$(count 'residual tail: "' "$out/cnx_nhwc.txt")" = 18 ] || { echo "FAIL: ConvNeXt-Tiny: not its 18 blocks' tails fused"; status=1; }
+[ "$(count 'residual tail' "$out/cnx_nhwc--no-residual-tail.txt")" = 0 ] ||
+  { echo "FAIL: --no-residual-tail still shows residual tails"; status=1; }
+"$TRAINC" show --schedule --no-residual-tail "$out/cnx.spec" > /dev/null 2> "$out/e4" && status=1
+grep -q "is for --backend cuda" "$out/e4" || { echo "FAIL: --no-residual-tail on the CPU: $(cat "$out/e4")"; status=1; }
+
 # usage errors and a spec without a trainer
 "$TRAINC" show --schedule --layout nhwc specs/examples/fmnist_lenet.spec > /dev/null 2> "$out/e1" && status=1
 grep -q "needs --backend cuda" "$out/e1" || { echo "FAIL: --layout nhwc without cuda: $(cat "$out/e1")"; status=1; }
@@ -95,5 +117,5 @@ grep -q "are for --backend cuda --layout nhwc" "$out/e2" || { echo "FAIL: --no-b
 printf 'net { input_shape: [1, 4, 4] classes: 2 flatten { } linear { out: 2 } }\n' > "$out/netonly.spec"
 "$TRAINC" show --schedule "$out/netonly.spec" > /dev/null 2> "$out/e3"; rc=$?
 [ $rc = 1 ] && grep -q "no data or solver" "$out/e3" || { echo "FAIL: a spec without a trainer: rc $rc, $(cat "$out/e3")"; status=1; }
-[ $status = 0 ] && echo "show --schedule matches build: LeNet (CPU), the ResNet example (CUDA channels-last, 3 builds), bias + activation (CUDA)"
+[ $status = 0 ] && echo "show --schedule matches build: LeNet (CPU), the ResNet example (CUDA channels-last, 3 builds), bias + activation (CUDA), ConvNeXt-Tiny's residual tails (CUDA, 3 builds)"
 exit $status

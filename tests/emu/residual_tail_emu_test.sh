@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# A residual block's tail in one kernel each way (lower: fuse_residual_tail.c; residual_tail.cu)
+# in whole trainers under the emulator: ConvNeXt's structure at 32x32 (tests/emu/traffic/
+# convnext_mini.spec, one block a stage, drop path raised to 0.6 so that samples are dropped,
+# layer scale's init to 0.5),
+# 4 steps, FP32 NCHW and BF16 channels-last. The fused build trains as the CPU trainer (1e-4
+# relative in FP32, 5e-2 in BF16, as the other emulated trainers) and as --no-residual-tail
+# (the bias, layer scale, drop path and add apart): 1e-5 in FP32 (the same arithmetic; only a
+# multiply-add's rounding may differ), 1e-2 in BF16 (the fused kernels keep the chain in
+# FP32, the unfused round each op's output to BF16); the fused build calls the tail kernels
+# and the other does not; device memory within the start-up check's plan. test_ops_gpu checks the kernels against the CPU
+# ops one by one (and tests/emu/mutants.sh's tail-drop and tail-shortcut show it failing).
+set -u
+. tests/emu/emu_prelude.sh
+emu_prelude test-emu-residual-tail
+status=0
+# layer scale at 0.5, not ConvNeXt's 1e-6, so that the branch the tail computes moves the loss
+sed 's/init: 1e-6/init: 0.5/' specs/models/convnext_tiny.spec > "$out/convnext_tiny_ls.spec"
+sed "s|\.\./\.\./\.\./specs/models/convnext_tiny.spec|$(pwd)/$out/convnext_tiny_ls.spec|" tests/emu/traffic/convnext_mini.spec \
+  > "$out/convnext_mini.spec"
+grep -q 'init: 0.5' "$out/convnext_tiny_ls.spec" && grep -q convnext_tiny_ls "$out/convnext_mini.spec" ||
+  { echo "FAIL: could not derive the test's ConvNeXt spec"; exit 1; }
+printf 'extends: "%s/%s/convnext_mini.spec"\nvars { drop_path: 0.6 }\n%s\n%s\n' "$(pwd)" "$out" \
+  'data { train { source: "synthetic" samples: 16 batch_per_rank: 4 } val { source: "synthetic" batch_per_rank: 4 } val_samples: 4 }' \
+  'solver { epochs: 1 log_every: 1 sgd { momentum: 0.9 } lr { base: 0.01 } }' > "$out/convnext.spec"
+sed 's/^solver/precision { compute: BF16 }\nsolver/' "$out/convnext.spec" > "$out/convnext_bf16.spec"
+
+emu_run cpu convnext || status=1
+# tag, spec, layout, tolerance against the CPU, tolerance against --no-residual-tail
+for cfg in "fp32 convnext nchw 1e-4 1e-5" "bf16 convnext_bf16 nhwc 5e-2 1e-2"; do
+  read -r tag spec layout tol_cpu tol_apart <<< "$cfg"
+  emu_run "tail_$tag" "$spec" --backend cuda --layout "$layout" || { status=1; continue; }
+  emu_compare "fused tail ($tag $layout) against the CPU" "tail_$tag" cpu "$tol_cpu"
+  n=$(grep -c 'cuda_residual_tail_forward' "$out/tail_$tag.src/model.c")
+  [ "$n" = 4 ] && echo "$tag $layout: 4 blocks' tails fused" || fail "$tag $layout: $n fused tails in model.c, not 4"
+  emu_within_plan "fused tail ($tag $layout) device memory" "$out/tail_$tag.log" "$out/$spec.spec" "--layout $layout" ||
+    status=1
+  emu_run "apart_$tag" "$spec" --backend cuda --layout "$layout" --no-residual-tail || { status=1; continue; }
+  grep -q 'cuda_residual_tail' "$out/apart_$tag.src/model.c" && fail "$tag --no-residual-tail: model.c still calls the tail kernels"
+  emu_compare "fused tail against --no-residual-tail ($tag $layout)" "tail_$tag" "apart_$tag" "$tol_apart"
+done
+[ $status = 0 ] && echo "residual tails in emulated CUDA trainers: ok"
+exit $status
