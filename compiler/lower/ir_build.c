@@ -221,12 +221,21 @@ int ir_build(ir_net *net, const net_desc *nd, int batch, double label_smoothing,
     net->in_c = (int)nd->input.c, net->in_h = (int)nd->input.h, net->in_w = (int)nd->input.w;
     net->classes = (int)nd->classes;
     net->label_smoothing = label_smoothing;
+    double main_weight = 1.0;
     for (int l = 0; l < nd->n_layers; l++) {
         const net_layer *src = &nd->layers[l];
         int first_in = src->n_inputs ? src->inputs[0] : NET_INPUT_DATA;
         int in_value = first_in == NET_INPUT_DATA ? 0 : value_of[first_in];
-        if (src->kind == NET_SOFTMAX_CE) {   /* the loss is emitted after the last op */
+        if (src->kind == NET_SOFTMAX_CE) {   /* a loss head: emitted after the last op, not an op */
             value_of[l] = in_value;
+            if (l == nd->n_layers - 1) main_weight = src->loss.weight;   /* the main head (sema_net.c) */
+            else {
+                if (net->n_heads + 1 >= NET_MAX_HEADS) return -1;
+                net->heads[++net->n_heads].value = in_value;   /* [0] is the main's, set below */
+                net->heads[net->n_heads].weight = src->loss.weight;
+                net->heads[net->n_heads].name = src->name;
+                net->heads[net->n_heads].loc = src->loc;
+            }
             continue;
         }
         if (fusable_relu(net, nd, l, in_value, readers, how)) {
@@ -256,6 +265,11 @@ int ir_build(ir_net *net, const net_desc *nd, int batch, double label_smoothing,
     }
     free(value_of);
     free(readers);
+    net->n_heads++;
+    net->heads[0].value = net->n_ops;
+    net->heads[0].weight = main_weight;
+    net->heads[0].name = nd->loss_layer >= 0 ? nd->layers[nd->loss_layer].name : "the loss";
+    net->heads[0].loc = nd->loss_layer >= 0 ? nd->layers[nd->loss_layer].loc : (src_loc){ 0 };
     if (how->fuse_bn_add) fuse_bn_into_adds(net);
     ir_layout_params(net);
     net->share_add_grads = how->share_add_grads;
