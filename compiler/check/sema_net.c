@@ -267,6 +267,15 @@ static int check_heads(diag_ctx *diag, net_desc *net, const ast_node *net_msg) {
         return 1;
     }
     const net_layer *L = &net->layers[last_op];
+    const net_layer *M = net->loss_layer >= 0 ? &net->layers[net->loss_layer] : NULL;
+    if (M && M->inputs[0] != last_op) {
+        char hint[240];
+        snprintf(hint, sizeof hint, "the last layer is the main head and reads the last layer that is no loss "
+                 "('%.64s'): put the auxiliary heads' layers before the main head's", L->name);
+        diag_error(diag, M->loc, hint, "softmax_ce layer '%s' (the main head) reads '%s', not the net's last "
+                   "layer", M->name, M->inputs[0] >= 0 ? net->layers[M->inputs[0]].name : "data");
+        return 1;
+    }
     int64_t size = net_shape_size(L->out);
     if (!sv_has(net_msg, SM_NET, "classes")) net->classes = size;
     else if ((net->classes = sv_int(net_msg, SM_NET, "classes")) != size) {
@@ -282,19 +291,10 @@ static int check_heads(diag_ctx *diag, net_desc *net, const ast_node *net_msg) {
     for (int i = 0; i < net->n_layers && !diag_should_stop(diag); i++) {
         const net_layer *H = &net->layers[i];
         if (H->kind != NET_SOFTMAX_CE) continue;
-        int main_head = i == net->loss_layer, in = H->inputs[0];
+        int in = H->inputs[0];
         if (++heads > NET_MAX_HEADS) {
             diag_error(diag, H->loc, NULL, "softmax_ce layer '%s': more than %d loss heads", H->name, NET_MAX_HEADS);
             return errors + 1;
-        }
-        if (main_head && in != last_op) {
-            char hint[240];
-            snprintf(hint, sizeof hint, "the last layer is the main head and reads the last layer that is no loss "
-                     "('%.64s'): put the auxiliary heads' layers before the main head's", L->name);
-            diag_error(diag, H->loc, hint, "softmax_ce layer '%s' (the main head) reads '%s', not the net's last "
-                       "layer", H->name, in >= 0 ? net->layers[in].name : "data");
-            errors++;
-            continue;
         }
         if (in < 0) {
             diag_error(diag, H->loc, "give it input: the layer of class scores it reads",
