@@ -3,7 +3,7 @@
 # no layer reads, is no unused layer (the loss reads it), while the same branch without its
 # head is reported unused; the step computes each head's loss once, weighted in the sum and
 # in its gradient's scale (loss += w * softmax_xent_forward(..., w / BATCH)), the main head's
-# first. tests/golden/errors/loss_head_*.spec hold the rules' diagnostics,
+# first; `show --schedule` lists the heads. tests/golden/errors/loss_head_*.spec hold the rules' diagnostics,
 # tests/gradcheck/gradcheck_aux.spec the gradient, tests/emu/loss_heads_emu_test.sh CUDA.
 set -u
 source tests/lib.sh
@@ -39,5 +39,9 @@ grep -q '^    double loss = softmax_xent_forward(fc_dout, fc_out, y, BATCH, CLAS
 grep -q '^    loss += 0.25f \* softmax_xent_forward(aux_fc_dout, aux_fc_out, y, BATCH, CLASSES, 0.0f, 0.25f / BATCH);$' "$src" ||
   fail "the auxiliary head's loss: $(grep -m1 'loss +=' "$src")"
 [ "$(grep -c 'softmax_xent_forward(' "$src")" = 2 ] || fail "expected two loss calls in the step"
+# show --schedule lists the heads after the ops, the main one first
+"$TRAINC" show --schedule "$tmp/heads.spec" > "$tmp/schedule" 2>"$tmp/err" || fail "show --schedule: $(head -3 "$tmp/err")"
+grep -A1 '^loss the loss  *main head  *on "fc", loss_weight 1; top-1 and evaluation read it$' "$tmp/schedule" |
+  grep -q '^loss aux.loss  *auxiliary head  *on "aux.fc", loss_weight 0.25$' || fail "show --schedule: $(grep '^loss' "$tmp/schedule")"
 [ $status = 0 ] && echo "loss heads: an auxiliary head is no unused layer; the step weighs each head in the loss and its gradient"
 exit $status
