@@ -150,11 +150,23 @@ static void lower_attrs(ir_op *op, const net_layer *l) {
     }
 }
 
-/* Whether layer l's output is the logits: only flatten views and the loss follow it. */
+/* Whether layer l's output is the logits: only flatten views and the loss follow it, or
+ * (an auxiliary head's) its one reader is a loss head, directly or through such views. */
 static int produces_logits(const net_desc *nd, int l) {
-    for (int k = l + 1; k < nd->n_layers; k++)
-        if (nd->layers[k].kind != NET_FLATTEN && nd->layers[k].kind != NET_SOFTMAX_CE) return 0;
-    return 1;
+    int last = 1;
+    for (int k = l + 1; k < nd->n_layers && last; k++)
+        if (nd->layers[k].kind != NET_FLATTEN && nd->layers[k].kind != NET_SOFTMAX_CE) last = 0;
+    if (last) return 1;
+    for (int v = l;;) {
+        int reader = -1, n = 0;
+        for (int k = v + 1; k < nd->n_layers; k++)
+            for (int i = 0; i < nd->layers[k].n_inputs; i++)
+                if (nd->layers[k].inputs[i] == v) reader = k, n++;
+        if (n != 1) return 0;
+        if (nd->layers[reader].kind == NET_SOFTMAX_CE) return 1;
+        if (nd->layers[reader].kind != NET_FLATTEN && nd->layers[reader].kind != NET_TOKENS) return 0;
+        v = reader;
+    }
 }
 
 /* A relu can run inside the op that produces its input when that op is a conv, linear, batch
