@@ -63,7 +63,7 @@ void cuda_loss_batch_mean(double *loss, const double *row_loss, int n) {
     CUDA_LAUNCHED();
 }
 
-__global__ void loss_add_kernel(double *total, const double *head, double weight, int first) {
+__global__ void __launch_bounds__(1) loss_add_kernel(double *total, const double *head, double weight, int first) {
     *total = (first ? 0 : *total) + weight * *head;
 }
 
