@@ -61,6 +61,7 @@ const char *net_kind_name(net_kind kind);     /* "conv", ... */
 
 #define NET_INPUT_DATA (-1)   /* input index meaning the network input */
 #define NET_MAX_INPUTS 16     /* add/concat fan-in limit */
+#define NET_MAX_HEADS 8       /* softmax_ce layers: the main loss head and auxiliary ones */
 
 typedef struct { int64_t c, h, w; } net_shape;   /* per image, NCHW without N */
 
@@ -114,6 +115,8 @@ typedef struct {
     net_filler filler;        /* learned: its initial values (default zeros) */
 } net_token_attr;
 
+typedef struct { double weight; } net_loss_attr;          /* softmax_ce: loss_weight */
+
 typedef struct net_layer {
     net_kind kind;
     const char *name;         /* unique; lives in the spec's arena */
@@ -133,6 +136,7 @@ typedef struct net_layer {
         net_scale_attr scale;
         net_channel_attr channel;
         net_token_attr token;
+        net_loss_attr loss;
     };
     int64_t params;           /* learnable parameters (weights + bias + affine) */
     int64_t macs;             /* forward multiply-accumulates per image (conv and linear only) */
@@ -144,7 +148,9 @@ typedef struct net_desc {
     int64_t classes;          /* net.classes, or the last layer's output size if not given */
     int n_layers;
     net_layer *layers;        /* malloc'd, schedule order */
-    int loss_layer;           /* index of an explicit softmax_ce, or -1 (implicit after last) */
+    int loss_layer;           /* index of the main head's explicit softmax_ce (the last layer), or -1
+                               * (the loss is implicit after the last layer); any other softmax_ce
+                               * is an auxiliary head */
     int64_t params, macs, act_bytes;   /* totals */
 } net_desc;
 

@@ -244,27 +244,90 @@ static int collect_layers(net_desc *net, diag_ctx *diag, const ast_node *net_msg
     return errors;
 }
 
-static int check_classes(diag_ctx *diag, net_desc *net, const ast_node *net_msg) {
-    int last = net->loss_layer >= 0 ? net->loss_layer - 1 : net->n_layers - 1;
-    if (last < 0) return 0;
-    const net_layer *L = &net->layers[last];
+/* How many layers read layer l's output. */
+static int readers_of(const net_desc *net, int l) {
+    int n = 0;
+    for (int i = 0; i < net->n_layers; i++)
+        for (int k = 0; k < net->layers[i].n_inputs; k++) n += net->layers[i].inputs[k] == l;
+    return n;
+}
+
+/* The loss heads (softmax_ce layers; README "Loss heads"): the last layer is the main head
+ * (or, when it is no softmax_ce, an implicit one after it), which must read the last layer
+ * that is not a loss, as top-1, evaluation and the exports read the net's output there. Every
+ * head reads net.classes values (the main head's input sets classes when the spec does not)
+ * from a layer that no other layer reads, itself or through the flatten and tokens views
+ * between: its gradient is the loss's alone, which the plan writes before backward. */
+static int check_heads(diag_ctx *diag, net_desc *net, const ast_node *net_msg) {
+    int last_op = net->n_layers - 1;
+    while (last_op >= 0 && net->layers[last_op].kind == NET_SOFTMAX_CE) last_op--;
+    if (last_op < 0) {
+        diag_error(diag, net->layers[0].loc, "add the layers that compute the class scores before the loss",
+                   "the net has only loss layers");
+        return 1;
+    }
+    const net_layer *L = &net->layers[last_op];
+    const net_layer *M = net->loss_layer >= 0 ? &net->layers[net->loss_layer] : NULL;
+    if (M && M->inputs[0] != last_op) {
+        char hint[240];
+        snprintf(hint, sizeof hint, "the last layer is the main head and reads the last layer that is no loss "
+                 "('%.64s'): put the auxiliary heads' layers before the main head's", L->name);
+        diag_error(diag, M->loc, hint, "softmax_ce layer '%s' (the main head) reads '%s', not the net's last "
+                   "layer", M->name, M->inputs[0] >= 0 ? net->layers[M->inputs[0]].name : "data");
+        return 1;
+    }
     int64_t size = net_shape_size(L->out);
-    if (!sv_has(net_msg, SM_NET, "classes")) { net->classes = size; return 0; }
-    net->classes = sv_int(net_msg, SM_NET, "classes");
-    if (size == net->classes) return 0;
-    char hint[160];
-    snprintf(hint, sizeof hint, "the last layer's output size must equal net.classes (%lld)",
-             (long long)net->classes);
-    diag_error(diag, L->loc, hint, "last layer '%s' outputs %lld values but net.classes is %lld",
-               L->name, (long long)size, (long long)net->classes);
-    diag_note(diag, sv_loc(net_msg, SM_NET, "classes"), "classes given here");
-    return 1;
+    if (!sv_has(net_msg, SM_NET, "classes")) net->classes = size;
+    else if ((net->classes = sv_int(net_msg, SM_NET, "classes")) != size) {
+        char hint[160];
+        snprintf(hint, sizeof hint, "the last layer's output size must equal net.classes (%lld)",
+                 (long long)net->classes);
+        diag_error(diag, L->loc, hint, "last layer '%s' outputs %lld values but net.classes is %lld",
+                   L->name, (long long)size, (long long)net->classes);
+        diag_note(diag, sv_loc(net_msg, SM_NET, "classes"), "classes given here");
+        return 1;
+    }
+    int errors = 0, heads = 0;
+    for (int i = 0; i < net->n_layers && !diag_should_stop(diag); i++) {
+        const net_layer *H = &net->layers[i];
+        if (H->kind != NET_SOFTMAX_CE) continue;
+        int in = H->inputs[0];
+        if (++heads > NET_MAX_HEADS) {
+            diag_error(diag, H->loc, NULL, "softmax_ce layer '%s': more than %d loss heads", H->name, NET_MAX_HEADS);
+            return errors + 1;
+        }
+        if (in < 0) {
+            diag_error(diag, H->loc, "give it input: the layer of class scores it reads",
+                       "softmax_ce layer '%s' reads the network input; a loss reads class scores", H->name);
+            errors++;
+            continue;
+        }
+        if (net_shape_size(net->layers[in].out) != net->classes) {
+            char hint[160];
+            snprintf(hint, sizeof hint, "a loss head reads net.classes (%lld) class scores", (long long)net->classes);
+            diag_error(diag, H->loc, hint, "softmax_ce layer '%s' reads '%s', which outputs %lld values",
+                       H->name, net->layers[in].name, (long long)net_shape_size(net->layers[in].out));
+            errors++;
+            continue;
+        }
+        int l = in;
+        while (l >= 0 && readers_of(net, l) == 1 &&
+               (net->layers[l].kind == NET_FLATTEN || net->layers[l].kind == NET_TOKENS))
+            l = net->layers[l].inputs[0];
+        if (l >= 0 && readers_of(net, l) == 1) continue;
+        diag_error(diag, H->loc, "give each head a layer of its own (a linear, say) that nothing else reads",
+                   "softmax_ce layer '%s' reads '%s', which %s: a head's class scores must go to its loss alone",
+                   H->name, l >= 0 ? net->layers[l].name : "data",
+                   l >= 0 ? "other layers read too" : "is the network input");
+        errors++;
+    }
+    return errors;
 }
 
 /* A layer whose output nothing reads is a mistake (a branch left out of a concat, a name
  * misspelled in an `inputs` list): its MACs and parameters would count in `show` and its
  * weights would train on no gradient. The net's output (the last layer, or the loss's input)
- * and an explicit loss are read by the loss. */
+ * and every loss head (softmax_ce, main or auxiliary) are read by the loss. */
 static int check_unused(diag_ctx *diag, const net_desc *net) {
     char *read = calloc((size_t)net->n_layers + 1, 1);
     if (!read) return 0;
@@ -273,7 +336,7 @@ static int check_unused(diag_ctx *diag, const net_desc *net) {
             if (net->layers[i].inputs[k] >= 0) read[net->layers[i].inputs[k]] = 1;
     int out = net->loss_layer >= 0 ? net->loss_layer : net->n_layers - 1, errors = 0;
     for (int i = 0; i < net->n_layers && !diag_should_stop(diag); i++) {
-        if (read[i] || i == out) continue;
+        if (read[i] || i == out || net->layers[i].kind == NET_SOFTMAX_CE) continue;   /* a head ends a path */
         const net_layer *L = &net->layers[i];
         char hint[240];
         snprintf(hint, sizeof hint, "only the net's last layer ('%.64s') may go unread: read '%.64s' "
@@ -324,7 +387,7 @@ int sema_build_net_at(net_desc *net, diag_ctx *diag, const ast_node *net_msg, co
         }
     }
     if (!errors && net->n_layers > 0) errors += check_unused(diag, net);
-    if (!errors && net->n_layers > 0) errors += check_classes(diag, net, net_msg);
+    if (!errors && net->n_layers > 0) errors += check_heads(diag, net, net_msg);
     free(ok);
     free(msgs);
     map_free(&names);

@@ -286,14 +286,9 @@ static int infer_kind(calc *c, net_desc *net, int i, const ast_node *msg, schema
         return sema_infer_token_op(c->diag, net, L, msg);
     case NET_MUL: case NET_CHANNEL_SHUFFLE: case NET_CHANNEL_SLICE:
         return sema_infer_channel_op(c->diag, net, L, msg);
-    case NET_SOFTMAX_CE:
-        if (i != net->n_layers - 1) {
-            diag_error(c->diag, L->loc, "move it to the end, or leave it out: the loss is "
-                       "implicit after the last layer", "softmax_ce layer '%s' must be the last layer",
-                       L->name);
-            return 1;
-        }
-        net->loss_layer = i;
+    case NET_SOFTMAX_CE:   /* the last layer is the main head, any other an auxiliary one (sema_net.c) */
+        L->loss.weight = sv_float(msg, SM_SOFTMAX_CE, "loss_weight");
+        if (i == net->n_layers - 1) net->loss_layer = i;
         return 0;
     case NET_KIND_COUNT: break;
     }
@@ -303,6 +298,14 @@ static int infer_kind(calc *c, net_desc *net, int i, const ast_node *msg, schema
 int sema_infer_layer(diag_ctx *diag, net_desc *net, int i, const ast_node *msg, schema_msg_id sm) {
     net_layer *L = &net->layers[i];
     calc c = {diag, L, 0};
+    for (int k = 0; k < L->n_inputs; k++) {   /* a loss's output is a number for the trainer, no tensor */
+        const net_layer *from = L->inputs[k] >= 0 ? &net->layers[L->inputs[k]] : NULL;
+        if (!from || from->kind != NET_SOFTMAX_CE) continue;
+        diag_error(diag, L->loc, "name the layer it reads with input: (after an auxiliary head, the previous "
+                   "layer is that loss)", "layer '%s' reads softmax_ce '%s', a loss: no layer may read a loss",
+                   L->name, from->name);
+        return 1;
+    }
     L->in = input_shape(net, L->inputs[0]);
     if (infer_kind(&c, net, i, msg, sm)) return 1;
     if (L->out.c <= 0 || L->out.h <= 0 || L->out.w <= 0) {

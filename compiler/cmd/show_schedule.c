@@ -144,6 +144,11 @@ int show_schedule(FILE *out, const char *path, const sema_result *res, const bui
         else cpu_op(net, op, &c);
         fprintf(out, "%-4d %-28s %-16s %s\n", i, op->name, ir_ops[op->kind].name, c.n ? c.text : "-");
     }
+    for (int h = 0; net->n_heads > 1 && h < net->n_heads; h++) {   /* the loss step's heads, in order */
+        int v = net->alias[net->heads[h].value];
+        fprintf(out, "loss %-28s %-16s on \"%s\", loss_weight %g%s\n", net->heads[h].name, h ? "auxiliary head" : "main head",
+                v ? net->ops[v - 1].name : "data", net->heads[h].weight, h ? "" : "; top-1 and evaluation read it");
+    }
     schedule_free(&s);
     return 0;
 }

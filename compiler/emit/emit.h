@@ -38,10 +38,13 @@ struct emit_backend {
     void (*forward_begin)(emitter *e);
     void (*forward_op)(emitter *e, int i);
     void (*step_begin)(emitter *e);                /* the step's head and its forward call */
-    /* the loss of the logits, fused with their gradient into dlogits: the softmax
+    /* the loss of head `head`'s logits (ir_net.heads: 0 the main, which starts the step's
+     * loss; later ones add to it), fused with their gradient into dlogits: the softmax
      * cross-entropy of labels, or (dense_target) the loss of dense targets; args: what the
-     * walk passes after the logits and targets, up to the 1 / BATCH scale */
-    void (*loss)(emitter *e, int dense_target, const char *dlogits, const char *logits, const char *args);
+     * walk passes after the logits and targets, up to the gradient's scale; weight: the head's
+     * loss_weight, scaling both its loss in the sum and its gradient (dscale: "W / BATCH") */
+    void (*loss)(emitter *e, int head, int dense_target, const char *dlogits, const char *logits, const char *args,
+                 double weight);
     void (*backward_op)(emitter *e, int j);
     void (*step_end)(emitter *e);                  /* after backward: the rest of the step */
     void (*init_end)(emitter *e);

@@ -227,10 +227,18 @@ static void step_begin(emitter *e) {
                     "    forward(ctx, x);\n");
 }
 
-/* The loss, returned to the trainer; y: the batch's targets (rt_data.h). */
-static void loss(emitter *e, int dense_target, const char *dlogits, const char *logits, const char *args) {
-    fprintf(e->out, "    double loss = %s(%s, %s, y, %s, 1.0f / BATCH);\n",
-            dense_target ? "target_loss_forward" : "softmax_xent_forward", dlogits, logits, args);
+/* The loss, returned to the trainer; y: the batch's targets (rt_data.h). A head's weight
+ * scales its gradient (dscale) and its term of the sum; weight 1 reads as it always has. */
+static void loss(emitter *e, int head, int dense_target, const char *dlogits, const char *logits, const char *args,
+                 double weight) {
+    const char *fn = dense_target ? "target_loss_forward" : "softmax_xent_forward";
+    if (weight == 1.0) {
+        fprintf(e->out, "    %s %s(%s, %s, y, %s, 1.0f / BATCH);\n", head ? "loss +=" : "double loss =", fn, dlogits,
+                logits, args);
+        return;
+    }
+    fprintf(e->out, "    %s %s * %s(%s, %s, y, %s, %s / BATCH);\n", head ? "loss +=" : "double loss =",
+            c_float(weight), fn, dlogits, logits, args, c_float(weight));
 }
 
 static void backward_op(emitter *e, int j) {

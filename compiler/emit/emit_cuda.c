@@ -363,12 +363,20 @@ static void step_begin(emitter *e) {
                     "    forward(ctx);\n");
 }
 
-/* The loss into rt_dev.loss on the device, its gradient times the optimizer's loss scale. */
-static void loss(emitter *e, int dense_target, const char *dlogits, const char *logits, const char *args) {
+/* The loss into rt_dev.loss on the device, its gradient times the optimizer's loss scale and
+ * the head's weight. A main head of weight 1 writes rt_dev.loss itself; any other head writes
+ * its own mean into rt_dev.loss[1], which cuda_loss_add weighs into rt_dev.loss[0] (the main
+ * head first, so that the sum starts there). */
+static void loss(emitter *e, int head, int dense_target, const char *dlogits, const char *logits, const char *args,
+                 double weight) {
     const char *fn = dense_target ? "cuda_target_loss" : "cuda_softmax_xent";
-    fprintf(e->out, "    %s(rt_dev.loss, %s, %s, rt_dev.y, %s, 1.0f / BATCH,\n"
+    int own = head > 0 || weight != 1.0;
+    char scale[48];
+    snprintf(scale, sizeof scale, "%s / BATCH", weight == 1.0 ? "1.0f" : c_float(weight));
+    fprintf(e->out, "    %s(%s, %s, %s, rt_dev.y, %s, %s,\n"
                     "    %*srt_cuda_optim_loss_scale(rt_dev.optim));\n",
-            fn, dlogits, logits, args, (int)strlen(fn) + 1, "");
+            fn, own ? "rt_dev.loss + 1" : "rt_dev.loss", dlogits, logits, args, scale, (int)strlen(fn) + 1, "");
+    if (own) fprintf(e->out, "    cuda_loss_add(rt_dev.loss, rt_dev.loss + 1, %s, %d);\n", c_float(weight), head == 0);
 }
 
 static void backward_op(emitter *e, int j) {

@@ -147,26 +147,38 @@ static void emit_forward(emitter *e) {
 }
 
 /* The loss between forward and backward, fused with its gradient: which, and its arguments,
- * the same for every backend; the backend spells the call. */
-static void emit_loss(emitter *e, const char *dlogits, const char *logits) {
+ * the same for every backend and every head (ir_net.heads); the backend spells the call. */
+static void emit_loss(emitter *e) {
     const ir_net *net = e->net;
     const char *scaled = e->s->loss_scale ? " (times the loss scale)" : "";
     char args[160];
-    if (!net->loss_bce && !net->mixed_targets) {
+    int dense = net->loss_bce || net->mixed_targets;
+    if (!dense) {
         fprintf(e->out, "    /* softmax cross-entropy, label smoothing %g, fused with its gradient%s */\n",
                 net->label_smoothing, scaled);
         snprintf(args, sizeof args, "BATCH, CLASSES, %s", c_float(net->label_smoothing));
-        e->be->loss(e, 0, dlogits, logits, args);
-        return;
+    } else {   /* the targets: labels, and with mixing their partner labels and weights (rt_data.h) */
+        fprintf(e->out, "    /* %s against the label-smoothed (%g)%s one-hot target,\n"
+                        "     * fused with its gradient%s */\n",
+                net->loss_bce ? "sigmoid binary cross-entropy per class" : "softmax cross-entropy", net->label_smoothing,
+                net->mixed_targets ? ", mixed" : "", scaled);
+        snprintf(args, sizeof args, "%d, BATCH, CLASSES, %d, %s, %s", net->mixed_targets, net->loss_bce,
+                 c_float(net->label_smoothing), c_float(net->bce_threshold));
     }
-    /* the targets: labels, and with mixing their partner labels and weights (rt_data.h) */
-    fprintf(e->out, "    /* %s against the label-smoothed (%g)%s one-hot target,\n"
-                    "     * fused with its gradient%s */\n",
-            net->loss_bce ? "sigmoid binary cross-entropy per class" : "softmax cross-entropy", net->label_smoothing,
-            net->mixed_targets ? ", mixed" : "", scaled);
-    snprintf(args, sizeof args, "%d, BATCH, CLASSES, %d, %s, %s", net->mixed_targets, net->loss_bce,
-             c_float(net->label_smoothing), c_float(net->bce_threshold));
-    e->be->loss(e, 1, dlogits, logits, args);
+    int heads = net->n_heads > 0 ? net->n_heads : 1;
+    for (int h = 0; h < heads; h++) {
+        int v = ir_root(net, net->n_heads > 0 ? net->heads[h].value : net->n_ops);
+        double weight = net->n_heads > 0 ? net->heads[h].weight : 1.0;
+        char dlogits[128], logits[128];
+        if (h > 0)
+            fprintf(e->out, "    /* auxiliary head \"%s\" at %s:%d, loss_weight %g: the same loss of its logits,\n"
+                            "     * added to the step's times its weight, its gradient scaled alike */\n",
+                    net->heads[h].name, src_path(net->heads[h].loc), net->heads[h].loc.line, weight);
+        else if (heads > 1)
+            fprintf(e->out, "    /* the main head, loss_weight %g: top-1 and evaluation read its logits */\n", weight);
+        e->be->loss(e, h, dense, ir_grad_name(net, v, dlogits, sizeof dlogits), ir_value_name(net, v, logits, sizeof logits),
+                    args, weight);
+    }
 }
 
 /* Backward of op j: the backend's call, then the scratch gradients it wrote added where
@@ -347,10 +359,8 @@ void emit_model(FILE *out, const schedule *s, const emit_info *info) {
     emit_layout(&e);
     e.be->state(&e);
     emit_forward(&e);
-    char dlogits[128], logits[128];
-    int last = ir_root(e.net, e.net->n_ops);
     e.be->step_begin(&e);
-    emit_loss(&e, ir_grad_name(e.net, last, dlogits, sizeof dlogits), ir_value_name(e.net, last, logits, sizeof logits));
+    emit_loss(&e);
     for (int j = e.net->n_ops - 1; j >= 0; j--) emit_backward(&e, j);
     e.be->step_end(&e);
     emit_init(&e);

@@ -174,7 +174,9 @@ static int read_input_layer(ic_ctx *ic, const ast_node *L) {
     return ic_blob_set(ic, top, "data", dims[1], dims[2], dims[3]) ? 0 : -1;
 }
 
-/* SoftmaxWithLoss: trainc's softmax_ce, the last layer. */
+/* SoftmaxWithLoss: trainc's softmax_ce. Several are loss heads (GoogLeNet's auxiliary
+ * classifiers): each reads its bottom and keeps its loss_weight; the last one, which must end
+ * the net (ic_import_net), is the main head. */
 static int read_loss(ic_ctx *ic, const ast_node *L) {
     if (ic_only_fields(ic, L, "the loss layer",
                        (const char *const[]){ "name", "type", "bottom", "top", "include", "exclude", "loss_weight",
@@ -194,21 +196,24 @@ static int read_loss(ic_ctx *ic, const ast_node *L) {
     }
     double weight = 1;
     if (ic_float(ic, L, "loss_weight", &weight) < 0) return -1;
-    if (weight != 1) return ic_error(ic, ic_get(L, "loss_weight"), "remove loss_weight", "a loss_weight other than 1 has no trainc equivalent");
-    if (ic->have_loss) return ic_error(ic, L, "keep one loss layer", "a second loss layer: trainc nets have one loss");
+    if (!(weight > 0))
+        return ic_error(ic, ic_get(L, "loss_weight"), "remove the layer (a loss Caffe only reports) or give it a weight > 0",
+                        "loss_weight %s: a trainc loss head has a positive weight", ic_num(weight));
     const char *name = NULL, *bottom = NULL;
     if (ic_word(ic, L, "name", &name) < 0 || ic_word(ic, L, "bottom", &bottom) < 0) return -1;
     ic_blob *b = bottom ? ic_blob_find(ic, bottom) : NULL;
     if (!b) return ic_error(ic, L, NULL, "the loss layer reads no known blob");
-    if (ic->n_layers == 0 || strcmp(b->producer, ic->layers[ic->n_layers - 1].name) != 0)
-        return ic_error(ic, L, "move the loss layer after the layer that computes its bottom",
-                        "the loss must read the output of the last layer");
+    if (ic->have_loss && b->c != ic->classes)
+        return ic_error(ic, L, "give every loss head the same classes", "the loss reads %lld class scores, an earlier "
+                        "loss %lld", (long long)b->c, (long long)ic->classes);
     if (b->h != 1 || b->w != 1)
         return ic_error(ic, L, "put an InnerProduct layer or global pooling before the loss",
                         "the loss reads a [%lld, %lld, %lld] blob; trainc's loss reads class scores",
                         (long long)b->c, (long long)b->h, (long long)b->w);
     ic_layer *t = ic_layer_add(ic, "softmax_ce", name ? name : "loss", L);
     if (!t) return -1;
+    t->inputs[t->n_inputs++] = b->producer;
+    if (weight != 1) ic_append(t->args, sizeof t->args, " loss_weight: %s", ic_num(weight));
     ic->have_loss = 1;
     ic->classes = b->c;
     return 0;
@@ -244,8 +249,6 @@ static int import_one(ic_ctx *ic, const ast_node *L, const ast_node *next, int *
         ic_note(ic, L, "layer \"%s\" (%s) left out: the trainer reports validation top-1 itself", name, type);
         return 0;
     }
-    if (ic->have_loss)
-        return ic_error(ic, L, "move the loss layer to the end", "layer \"%s\" after the loss layer", name);
     if (type && strcmp(type, "SoftmaxWithLoss") == 0) return read_loss(ic, L);
     return ic_import_layer(ic, L, next, consumed);
 }
@@ -382,5 +385,12 @@ int ic_import_net(ic_ctx *ic, const ast_node *root) {
                         "the net has no Input layer");
     if (!ic->have_loss)
         return ic_error(ic, root, "end the net with a SoftmaxWithLoss layer", "the net has no SoftmaxWithLoss layer");
+    if (strcmp(ic->layers[ic->n_layers - 1].type, "softmax_ce") != 0) {   /* the last loss, the main head, ends the net */
+        int i = ic->n_layers - 1;
+        while (strcmp(ic->layers[i].type, "softmax_ce") != 0) i--;
+        ast_node at = { .loc = ic->layers[i + 1].loc };
+        return ic_error(ic, &at, "move the main loss layer to the end (the last SoftmaxWithLoss is the main head)",
+                        "layer \"%s\" after the last loss layer", ic->layers[i + 1].name);
+    }
     return 0;
 }

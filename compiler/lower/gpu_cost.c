@@ -381,10 +381,16 @@ static void loss(walk *w) {
     }
     double logits = act(w, net->n_ops), n = net->batch;
     /* logits and labels (int32) in, and with loss scaling (FP16) the scale (a float); the
-     * logits' gradient and each sample's loss (double) out */
+     * logits' gradient and each sample's loss (double) out; every loss head the same (all
+     * read net.classes values), each but a main head of weight 1 weighed into the step's
+     * loss by loss_add_kernel (emit_cuda.c) */
     double scale = w->s->loss_scale != LOSS_SCALE_NONE ? 4 : 0;
-    add(w, "xent_rows_kernel", -1, 0, GK_KERNEL, logits + 4 * n + scale, logits + 8 * n, 0, 0);
-    add(w, "xent_mean_kernel", -1, 0, GK_KERNEL, 8 * n, 8, 0, 0);
+    for (int h = 0; h < (net->n_heads ? net->n_heads : 1); h++) {
+        add(w, "xent_rows_kernel", -1, 0, GK_KERNEL, logits + 4 * n + scale, logits + 8 * n, 0, 0);
+        add(w, "xent_mean_kernel", -1, 0, GK_KERNEL, 8 * n, 8, 0, 0);
+        if (h > 0 || (net->n_heads && net->heads[0].weight != 1.0))
+            add(w, "loss_add_kernel", -1, 0, GK_KERNEL, 16, 8, 0, 0);
+    }
 }
 
 /* bn_add_relu_backward_nhwc.cu for add j (ir_op.add_bwd_fused): the sums' pass reads dz, the

@@ -233,10 +233,24 @@ typedef struct {
     int n_buckets;
     ir_bucket *buckets;
     int sync_bn;               /* batch norm statistics all-reduced over ranks */
+    /* The loss heads (softmax_ce layers): heads[0] the main one, on the last op's output (value
+     * n_ops), then the auxiliary ones in spec order. value: the logits the head reads (a view's
+     * value; the plan and the emitters take its root); weight: its loss_weight. Each head's
+     * loss runs at the loss step, after the forward, and writes its logits' gradient scaled
+     * by its weight; the training loss is the weighted sum, top-1 and evaluation the main's. */
+    int n_heads;
+    struct { int value; double weight; const char *name; src_loc loc; } heads[NET_MAX_HEADS];
 } ir_net;
 
 
 long ir_value_elems(const ir_net *net, int value);   /* per batch */
+/* Whether value v (a root: no view) holds the logits of a loss head, whose gradient the loss
+ * writes at the loss step, before any backward op. */
+static inline int ir_is_head_value(const ir_net *net, int v) {
+    for (int h = 0; h < net->n_heads; h++)
+        if (net->alias ? net->alias[net->heads[h].value] == v : net->heads[h].value == v) return 1;
+    return 0;
+}
 /* Whether op i writes a ReLU bitmask in this plan (a planned mask tensor: not in a forward-only
  * plan, whose forward runs in evaluation alone). */
 static inline int ir_has_mask(const ir_net *net, int i) { return net->mask_of && net->mask_of[i] >= 0; }

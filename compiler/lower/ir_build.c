@@ -150,11 +150,23 @@ static void lower_attrs(ir_op *op, const net_layer *l) {
     }
 }
 
-/* Whether layer l's output is the logits: only flatten views and the loss follow it. */
+/* Whether layer l's output is the logits: only flatten views and the loss follow it, or
+ * (an auxiliary head's) its one reader is a loss head, directly or through such views. */
 static int produces_logits(const net_desc *nd, int l) {
-    for (int k = l + 1; k < nd->n_layers; k++)
-        if (nd->layers[k].kind != NET_FLATTEN && nd->layers[k].kind != NET_SOFTMAX_CE) return 0;
-    return 1;
+    int last = 1;
+    for (int k = l + 1; k < nd->n_layers && last; k++)
+        if (nd->layers[k].kind != NET_FLATTEN && nd->layers[k].kind != NET_SOFTMAX_CE) last = 0;
+    if (last) return 1;
+    for (int v = l;;) {
+        int reader = -1, n = 0;
+        for (int k = v + 1; k < nd->n_layers; k++)
+            for (int i = 0; i < nd->layers[k].n_inputs; i++)
+                if (nd->layers[k].inputs[i] == v) reader = k, n++;
+        if (n != 1) return 0;
+        if (nd->layers[reader].kind == NET_SOFTMAX_CE) return 1;
+        if (nd->layers[reader].kind != NET_FLATTEN && nd->layers[reader].kind != NET_TOKENS) return 0;
+        v = reader;
+    }
 }
 
 /* A relu can run inside the op that produces its input when that op is a conv, linear, batch
@@ -221,12 +233,21 @@ int ir_build(ir_net *net, const net_desc *nd, int batch, double label_smoothing,
     net->in_c = (int)nd->input.c, net->in_h = (int)nd->input.h, net->in_w = (int)nd->input.w;
     net->classes = (int)nd->classes;
     net->label_smoothing = label_smoothing;
+    double main_weight = 1.0;
     for (int l = 0; l < nd->n_layers; l++) {
         const net_layer *src = &nd->layers[l];
         int first_in = src->n_inputs ? src->inputs[0] : NET_INPUT_DATA;
         int in_value = first_in == NET_INPUT_DATA ? 0 : value_of[first_in];
-        if (src->kind == NET_SOFTMAX_CE) {   /* the loss is emitted after the last op */
+        if (src->kind == NET_SOFTMAX_CE) {   /* a loss head: emitted after the last op, not an op */
             value_of[l] = in_value;
+            if (l == nd->n_layers - 1) main_weight = src->loss.weight;   /* the main head (sema_net.c) */
+            else {
+                if (net->n_heads + 1 >= NET_MAX_HEADS) return -1;
+                net->heads[++net->n_heads].value = in_value;   /* [0] is the main's, set below */
+                net->heads[net->n_heads].weight = src->loss.weight;
+                net->heads[net->n_heads].name = src->name;
+                net->heads[net->n_heads].loc = src->loc;
+            }
             continue;
         }
         if (fusable_relu(net, nd, l, in_value, readers, how)) {
@@ -256,6 +277,11 @@ int ir_build(ir_net *net, const net_desc *nd, int batch, double label_smoothing,
     }
     free(value_of);
     free(readers);
+    net->n_heads++;
+    net->heads[0].value = net->n_ops;
+    net->heads[0].weight = main_weight;
+    net->heads[0].name = nd->loss_layer >= 0 ? nd->layers[nd->loss_layer].name : "the loss";
+    net->heads[0].loc = nd->loss_layer >= 0 ? nd->layers[nd->loss_layer].loc : (src_loc){ 0 };
     if (how->fuse_bn_add) fuse_bn_into_adds(net);
     ir_layout_params(net);
     net->share_add_grads = how->share_add_grads;

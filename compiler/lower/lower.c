@@ -41,7 +41,8 @@ static int check_nhwc(const schedule *s, const char *spec_path) {
             return 1;
         }
     }
-    int logits = net->n_ops;
+    for (int hd = 0; hd < (net->n_heads ? net->n_heads : 1); hd++) {   /* every loss head's logits */
+    int logits = net->n_heads ? net->heads[hd].value : net->n_ops;
     if (logits > 0 && net->ops[logits - 1].h * net->ops[logits - 1].w == 1 && ir_nhwc_positions(net, logits, &c, &h, &w)) {
         const ir_op *op = &net->ops[logits - 1];
         fprintf(stderr, "%s:%d: layer \"%s\" (%s): --layout nhwc cannot hand the loss a flattened tensor with positions "
@@ -49,6 +50,7 @@ static int check_nhwc(const schedule *s, const char *spec_path) {
                         "  hint: end the net with a linear or a global pooling, or build without --layout nhwc\n",
                 src_path(op), op->loc.line, op->name, ir_ops[op->kind].name, c, h, w);
         return 1;
+    }
     }
     return 0;
 }

@@ -163,7 +163,7 @@ static int *share_add_gradients(ir_net *net) {
         memset(handed_down, 0, sizeof *handed_down * ((size_t)L + 1));
         for (int p = a; p; p = taken[p]) handed_down[p] = 1;
         for (int k = 0; k < op->n_in; k++) {
-            int v = net->alias[op->in[k]], ok = v != 0 && v != last && !taken[v] &&
+            int v = net->alias[op->in[k]], ok = v != 0 && v != last && !ir_is_head_value(net, v) && !taken[v] &&
                                                 !consumed_after(net, v, j);
             for (int x = 1; ok && x <= L; x++)
                 if (root[x] == r && !handed_down[x]) ok = may_share(net, x, via[x], v, j);
@@ -247,6 +247,9 @@ void ir_plan(ir_net *net) {
     /* The logits outlive the step: the trainer reads them after it for the training top-1
      * (rt_model.logits). Ending their life at the loss let backward tensors overwrite them. */
     net->tensors[net->act_of[last_value]].last = net->forward_only ? loss_step : BWD(0);
+    /* An auxiliary head's logits live until its loss reads them (the main's, above, longer). */
+    for (int h = 1; h < net->n_heads && !net->forward_only; h++)
+        extend(&net->tensors[net->act_of[net->alias[net->heads[h].value]]], loss_step);
     /* Gradients: written first by the last consumer's backward (or the loss), read last by
      * the producer's backward. */
     for (int i = 0; i < L && !net->forward_only; i++) {
@@ -254,9 +257,11 @@ void ir_plan(ir_net *net) {
         int t = add_tensor(net, T_GRAD, i, ir_value_elems(net, i + 1) * (long)net->act_bytes, BWD(i), BWD(i));
         net->grad_of[i + 1] = t;
     }
+    for (int h = 0; h < net->n_heads && !net->forward_only; h++)   /* each head's loss writes its gradient */
+        extend(&net->tensors[net->grad_of[net->alias[net->heads[h].value]]], loss_step);
     if (!net->forward_only) extend(&net->tensors[net->grad_of[last_value]], loss_step);
     /* Consumers extend what they read, and each input's gradient gets its route: the first
-     * consumer in backward order writes it (the loss writes the logits' gradient first),
+     * consumer in backward order writes it (the loss heads write their logits' gradients first),
      * later ones add. An add adds straight from dout; a conv adds its input gradient in place
      * (rt_conv_shape.din_add: the CPU op, or cuDNN with beta = 1); any other op writes a
      * scratch tensor, live for one backward step, that is then accumulated. */
@@ -278,7 +283,7 @@ void ir_plan(ir_net *net) {
                 extend(act, BWD(j));   /* never a fused bn; mul reads both its inputs */
             extend(&net->tensors[net->grad_of[v]], BWD(j));
             ir_grad_route *route = &net->route[j * IR_MAX_INPUTS + k];
-            if (!grad_written[v] && v != last_value) *route = GRAD_WRITE;
+            if (!grad_written[v] && v != last_value && !ir_is_head_value(net, v)) *route = GRAD_WRITE;
             else if (op->kind == IR_ADD || op->kind == IR_CONV) *route = GRAD_ADD;
             else {
                 *route = GRAD_SCRATCH;

@@ -204,7 +204,8 @@ static void upload(rt_model_ctx *ctx, const rt_run_config *run, const float *opt
     if (sixteen_bit()) host.logits = (float *)rt_cuda_malloc(sizeof(float) * logits_count(), "the logits for the host");
     rt_dev.y = (int32_t *)rt_cuda_malloc(sizeof(int32_t) * host.target_words * model.batch, "the labels");
     rt_dev.seed = (uint64_t *)rt_cuda_malloc(sizeof(uint64_t), "the mask seed");
-    rt_dev.loss = (double *)rt_cuda_malloc(sizeof(double), "the loss");
+    /* [0] the step's loss; [1] one head's mean on its way into it (cuda_loss_add) */
+    rt_dev.loss = (double *)rt_cuda_malloc(2 * sizeof(double), "the loss");
     host.work = rt_cuda_malloc(bound, "the cuDNN workspace");
     rt_cuda_conv_set_workspace(host.work, bound);
     rt_cuda_copy_h2d(rt_dev.P, ctx->params, sizeof(float) * n_params);

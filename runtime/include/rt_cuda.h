@@ -409,6 +409,11 @@ void cuda_softmax_xent(double *loss, void *dlogits, const void *logits, const in
  * `mixed` 3n words (labels, partner labels, weights as float bits). Same outputs as above. */
 void cuda_target_loss(double *loss, void *dlogits, const void *logits, const int32_t *targets, int mixed, int n,
                       int k, int bce, float smoothing, float bce_threshold, float dscale, const float *loss_scale);
+/* Several loss heads (auxiliary classifiers): each head's batch mean goes to a double of its
+ * own, which this adds, times the head's weight, into the step's loss on the device:
+ * *total = (first ? 0 : *total) + weight * *head. The dscale a head's loss call gets carries
+ * the same weight, so its gradient is scaled alike. */
+void cuda_loss_add(double *total, const double *head, double weight, int first);
 
 /* ---- Optimizer: one multi-tensor kernel over all parameters ------------------------------
  * Same semantics as rt_optim_step per tensor with the trainer's rules: weight decay per

@@ -66,7 +66,7 @@ typedef struct {
     void *x;                   /* the batch normalized, as the first layer reads it (act_t) */
     int32_t *y;                /* the labels (with mixup/cutmix: labels, partners, weights) */
     uint64_t *seed;            /* the step's mask seed (dropout, drop-path) */
-    double *loss;
+    double *loss;              /* [0] the step's loss, [1] a loss head's mean (cuda_loss_add) */
     rt_cuda_optim *optim;
 } rt_cuda_dev;
 extern rt_cuda_dev rt_dev;

@@ -41,10 +41,12 @@ one() {   # spec: build it as written, then the small variant, and run it
       > "$dir/$name.full.log" 2>&1 || { echo "trainc build $spec (--backend $backend) failed:"; cat "$dir/$name.full.log"; exit 1; }
   fi
   rm -rf "$dir/$name.full" "$dir/$name.full.src"   # large; built is what counts
-  size=32; head=fc; vars=""
+  size=32; head=fc; vars=""; aux=""
   case $name in
     bvlc_alexnet) size=227; head=fc8 ;;   # Caffe imports keep Caffe's names
-    bvlc_googlenet) size=224; head=loss3/classifier ;;   # pool5 is 7x7: the full input
+    bvlc_googlenet) size=224; head=loss3/classifier   # pool5 is 7x7: the full input
+      # the auxiliary loss heads read 10 classes too
+      aux='linear { name: "loss1/classifier" out: 10 } linear { name: "loss2/classifier" out: 10 }' ;;
     he_resnet50_caffe) size=224; head=fc1000 ;;
     *alexnet*|*vgg*) size=224; head=classifier.6 ;;   # adaptive pooling to 6x6 / 7x7 needs 224
     *convnext*) head=head.fc ;;
@@ -53,7 +55,7 @@ one() {   # spec: build it as written, then the small variant, and run it
   cat > "$dir/$name.small.spec" <<SPEC
 extends: "$here/$spec"
 $vars
-net { input_shape: [3, $size, $size] classes: 10 linear { name: "$head" out: 10 } }
+net { input_shape: [3, $size, $size] classes: 10 linear { name: "$head" out: 10 } $aux }
 data {
   train_samples: 20   # the tree's sizes: a spec's ImageNet counts are refused on it
   val_samples: 10

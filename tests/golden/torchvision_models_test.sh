@@ -4,7 +4,9 @@
 # Linear, BatchNorm2d, LayerNorm and MultiheadAttention module of the torchvision model must
 # be a layer of the same name in `trainc show --json` with the same parameters (and, for conv,
 # linear and attention, the same MACs, counted by hooks on a forward at the spec's input size,
-# 224x224 or Inception v3's 299x299:
+# 224x224 or Inception v3's 299x299; GoogLeNet and Inception v3 with their auxiliary heads,
+# aux_logits=True, forward in training mode, and without them, the specs' vars { aux_logits:
+# false }:
 # OC*OH*OW*(C/groups)*KH*KW, in*out per token, and attention's 4*E*E*L + 2*L*L*E, its in- and
 # out-projections and its two L x L products, as torchvision's published GFLOPS count them;
 # Swin's ShiftedWindowAttention 4*C*C*HW + 2*HW*N*C over windows of N positions), and the
@@ -37,8 +39,12 @@ models = {
     "squeezenet1_0": torchvision.models.squeezenet1_0,
     "mnasnet1_0": torchvision.models.mnasnet1_0,
     "densenet121": torchvision.models.densenet121,
-    "googlenet": lambda: torchvision.models.googlenet(aux_logits=False, init_weights=True),
-    "inception_v3": lambda: torchvision.models.inception_v3(aux_logits=False, init_weights=True),
+    # with their auxiliary heads (the specs' softmax_ce loss heads), which run in training only
+    "googlenet": lambda: torchvision.models.googlenet(aux_logits=True, init_weights=True),
+    "inception_v3": lambda: torchvision.models.inception_v3(aux_logits=True, init_weights=True),
+    # and without them: the specs' vars { aux_logits: false }
+    "googlenet/noaux": lambda: torchvision.models.googlenet(aux_logits=False, init_weights=True),
+    "inception_v3/noaux": lambda: torchvision.models.inception_v3(aux_logits=False, init_weights=True),
     "vit_b_16": torchvision.models.vit_b_16,
     "swin_t": torchvision.models.swin_t,
 }
@@ -46,8 +52,15 @@ from torchvision.models.swin_transformer import ShiftedWindowAttention
 ATTN = (torch.nn.MultiheadAttention, ShiftedWindowAttention)
 bad = 0
 for name, ctor in models.items():
-    spec = "specs/models/%s.spec" % name
+    spec = "specs/models/%s.spec" % name.split("/")[0]
+    if name.endswith("/noaux"):   # a run spec's override of the model's variable
+        import os, tempfile
+        fd, spec = tempfile.mkstemp(suffix=".spec")
+        os.write(fd, ('extends: "%s/specs/models/%s.spec"\nvars { aux_logits: false }\n'
+                      % (os.getcwd(), name.split("/")[0])).encode())
+        os.close(fd)
     r = subprocess.run([trainc, "show", "--json", spec], capture_output=True, text=True)
+    if name.endswith("/noaux"): os.unlink(spec)
     if r.returncode != 0:
         print("FAIL %s: trainc show --json exit %d\n%s" % (name, r.returncode, r.stderr[:2000]))
         bad += 1
@@ -55,6 +68,10 @@ for name, ctor in models.items():
     j = json.loads(r.stdout)
     ours = {l["name"]: l for l in j["layers"]}
     model = ctor().eval()
+    if name in ("googlenet", "inception_v3"):   # training mode runs the aux heads; BN stays eval for a batch of 1
+        model.train()
+        for m in model.modules():
+            if isinstance(m, torch.nn.BatchNorm2d): m.eval()
     macs = {}
     def hook(mod, inp, out, key=None):
         if isinstance(mod, torch.nn.Conv2d):
@@ -77,7 +94,7 @@ for name, ctor in models.items():
             if not isinstance(mod, (torch.nn.BatchNorm2d, torch.nn.LayerNorm)):
                 mod.register_forward_hook(lambda m, i, o, key=key: hook(m, i, o, key))
     with torch.no_grad():
-        side = 299 if name == "inception_v3" else 224   # the spec's input_shape
+        side = 299 if name.startswith("inception_v3") else 224   # the spec's input_shape
         model(torch.zeros(1, 3, side, side))
     problems = []
     for key, mod in mods.items():

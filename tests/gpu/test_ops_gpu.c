@@ -845,6 +845,32 @@ static void test_softmax_xent(int n, int k, float smoothing, float loss_scale) {
     compare_act(loss_scale > 0 ? "softmax_xent dlogits x loss scale" : "softmax_xent dlogits", gdz, dz, (long)n * k, TOL);
 }
 
+/* Loss heads (emit_cuda.c): a main head of weight w0 and an auxiliary one of weight w1, each
+ * mean into loss[1] and weighed into loss[0] by cuda_loss_add (the first call starts the sum),
+ * against w0 * main + w1 * aux of the CPU op; the aux head's gradient is scaled by w1. */
+static void test_loss_heads(int n, int k, float w0, float w1) {
+    float *z0 = host_act((long)n * k, 4), *z1 = host_act((long)n * k, 4), *dz1 = rt_xmalloc((size_t)n * k * 4);
+    int32_t *y = rt_xmalloc((size_t)n * 4);
+    for (int i = 0; i < n; i++) y[i] = (int32_t)rt_rng_below(&rng, (uint32_t)k);
+    double want = w0 * softmax_xent_forward(NULL, z0, y, n, k, 0.1f, 1.0f / n) +
+                  w1 * softmax_xent_forward(dz1, z1, y, n, k, 0.1f, w1 / n);
+    void *gz0 = act_from(z0, (long)n * k), *gz1 = act_from(z1, (long)n * k), *gdz = act_zero((long)n * k);
+    int32_t *gy = rt_cuda_malloc((size_t)n * 4, "labels");
+    rt_cuda_copy_h2d(gy, y, (size_t)n * 4);
+    double *gloss = rt_cuda_malloc(2 * sizeof(double), "loss"), got;
+    cuda_softmax_xent(gloss + 1, NULL, gz0, gy, n, k, 0.1f, w0 / n, NULL);
+    cuda_loss_add(gloss, gloss + 1, w0, 1);
+    cuda_softmax_xent(gloss + 1, gdz, gz1, gy, n, k, 0.1f, w1 / n, NULL);
+    cuda_loss_add(gloss, gloss + 1, w1, 0);
+    rt_cuda_copy_d2h(&got, gloss, sizeof got);
+    float wf = (float)want, gf = (float)got;
+    float *ggf = dev_from(&gf, 1);
+    compare("loss heads: weighted sum", ggf, &wf, 1, TOL);
+    compare_act("loss heads: aux dlogits x weight", gdz, dz1, (long)n * k, TOL);
+    rt_cuda_free(gz0), rt_cuda_free(gz1), rt_cuda_free(gdz), rt_cuda_free(gy), rt_cuda_free(gloss), rt_cuda_free(ggf);
+    free(z0), free(z1), free(dz1), free(y);
+}
+
 /* The loss against dense targets (softmax CE or BCE, mixed or not) vs the CPU op. */
 static void test_target_loss(int n, int k, int mixed, int bce, float smoothing, float threshold, float loss_scale) {
     float *z = host_act((long)n * k, 4), *dz = rt_xmalloc((size_t)n * k * 4);
@@ -1565,6 +1591,7 @@ static void run_ops(void) {
     test_softmax_xent(64, 10, 0.1f, 0);
     test_softmax_xent(8, 1000, 0.0f, 0);
     test_softmax_xent(64, 10, 0.1f, 256.0f);
+    test_loss_heads(16, 10, 0.5f, 0.3f);
     test_target_loss(64, 10, 1, 0, 0.1f, 0, 0);
     test_target_loss(8, 1000, 1, 0, 0.0f, 0, 0);
     test_target_loss(64, 10, 0, 1, 0.1f, 0, 0);

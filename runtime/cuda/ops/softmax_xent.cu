@@ -63,6 +63,16 @@ void cuda_loss_batch_mean(double *loss, const double *row_loss, int n) {
     CUDA_LAUNCHED();
 }
 
+__global__ void __launch_bounds__(1) loss_add_kernel(double *total, const double *head, double weight, int first) {
+    *total = (first ? 0 : *total) + weight * *head;
+}
+
+/* A loss head's weighted mean into the step's loss (several heads, rt_cuda.h). */
+void cuda_loss_add(double *total, const double *head, double weight, int first) {
+    loss_add_kernel<<<1, 1, 0, rt_stream()>>>(total, head, weight, first);
+    CUDA_LAUNCHED();
+}
+
 /* Per-sample losses, sized by the first (uncaptured) step. */
 static rt_cuda_scratch row_losses;
 
