@@ -214,6 +214,35 @@ static int read_loss(ic_ctx *ic, const ast_node *L) {
     return 0;
 }
 
+/* A Softmax layer: its probabilities only feed reports (Accuracy, Silence, or nothing), as in
+ * nets that compute top-1 on them; then it is left out (the argmax of the logits is the same).
+ * A Softmax that feeds a computation has no trainc layer (trainc's loss holds the softmax). */
+static int reporting_softmax(ic_ctx *ic, const ast_node *L, const char *name) {
+    const char *top = NULL;
+    if (ic_only_fields(ic, L, "the Softmax layer", KNOWN("name", "type", "bottom", "top", "include", "exclude",
+                                                          "softmax_param", "propagate_down")) < 0 ||
+        ic_word(ic, L, "top", &top) < 0)
+        return -1;
+    for (int i = ic->cur + 1; top && i < ic->root->n_kids; i++) {
+        const ast_node *f = ic->root->kids[i];
+        if (strcmp(f->text, "layer") != 0 || f->a->kind != AST_MESSAGE) continue;
+        const ast_node *R = f->a;
+        const char *rtype = "?", *rname = "?";
+        ic_word(ic, R, "type", &rtype), ic_word(ic, R, "name", &rname);
+        int reads = 0;
+        for (int k = 0; k < R->n_kids; k++)
+            if (!strcmp(R->kids[k]->text, "bottom") && R->kids[k]->a->kind == AST_STRING && !strcmp(R->kids[k]->a->text, top))
+                reads = 1;
+        if (!reads || !strcmp(rtype, "Accuracy") || !strcmp(rtype, "Silence")) continue;
+        return ic_error(ic, ic_get(L, "type"), "read the logits with SoftmaxWithLoss (it applies the softmax), and keep "
+                        "a Softmax only for reports (Accuracy)", "Softmax layer \"%s\": its probabilities feed layer "
+                        "\"%s\" (%s); trainc has the softmax only inside its loss", name, rname, rtype);
+    }
+    ic_note(ic, L, "layer \"%s\" (Softmax) left out: its probabilities only feed reports, and the trainer reports "
+            "top-1 itself (the same argmax as the logits')", name);
+    return 0;
+}
+
 static int import_one(ic_ctx *ic, const ast_node *L, const ast_node *next, int *consumed) {
     const char *type = NULL, *name = "?";
     *consumed = 0;
@@ -244,6 +273,7 @@ static int import_one(ic_ctx *ic, const ast_node *L, const ast_node *next, int *
         ic_note(ic, L, "layer \"%s\" (%s) left out: the trainer reports validation top-1 itself", name, type);
         return 0;
     }
+    if (type && strcmp(type, "Softmax") == 0) return reporting_softmax(ic, L, name);
     if (ic->have_loss)
         return ic_error(ic, L, "move the loss layer to the end", "layer \"%s\" after the loss layer", name);
     if (type && strcmp(type, "SoftmaxWithLoss") == 0) return read_loss(ic, L);
@@ -350,6 +380,7 @@ int ic_import_net(ic_ctx *ic, const ast_node *root) {
         const ast_node *next = j < root->n_kids && root->kids[j]->a->kind == AST_MESSAGE ? root->kids[j]->a : NULL;
         int consumed = 0;
         ic->n_caffe_layers++;
+        ic->root = root, ic->cur = i;
         /* stop at the first error: later layers would only repeat it through missing blobs */
         bad = import_one(ic, f->a, next, &consumed);
         if (consumed) i = j;
@@ -364,7 +395,9 @@ int ic_import_net(ic_ctx *ic, const ast_node *root) {
         if (v->c != t->c || v->h != t->h || v->w != t->w)
             return ic_error(ic, ic->val_layer, "give both phases images of one size", "the TEST-phase data are %dx%dx%d "
                             "images, the TRAIN-phase data %dx%dx%d", v->c, v->h, v->w, t->c, t->h, t->w);
-        int same = t->scale == v->scale && t->n_mean == v->n_mean && strcmp(t->type, v->type) == 0;
+        int same = t->scale == v->scale && t->n_mean == v->n_mean && strcmp(t->type, v->type) == 0 &&
+                   !t->mean_file == !v->mean_file && (!t->mean_file || strcmp(t->mean_file, v->mean_file) == 0) &&
+                   t->db_h == v->db_h && t->db_w == v->db_w;
         for (int i = 0; same && i < t->n_mean; i++) same = t->mean[i] == v->mean[i];
         if (!same)
             return ic_error(ic, ic_get(ic->val_layer, "transform_param") ? ic_get(ic->val_layer, "transform_param") : ic->val_layer,

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# The public Caffe model zoos' classification training nets through `trainc import caffe` as
+# they are (no --approximate): the rate of nets that import, with their solver where one names
+# them, and the failures' reasons tallied. A bench, not a test: the zoos are not in the tree
+# (their licenses), so it reads Caffe checkouts or git directories given on the command line:
+#   bash bench/caffe_zoo_import.sh [ZOO ...]     (default: the mirrors under /work/.mirror)
+# ZOO is a checkout or a git dir (its HEAD is exported). Each zoo is copied under
+# build/caffe_zoo/NAME, which is where the imports run (Caffe's paths are relative to its root);
+# the databases the nets read are the user's, so bench/caffe_zoo.py stands in small ones at the
+# size Caffe's scripts write (see there). Which nets count: bench/caffe_zoo.py list.
+# Output: one line a net (ok / FAIL and the first error), the per-zoo and overall rates, the
+# solvers' rate, and the reasons tallied (names and numbers blanked).
+set -u
+cd "$(dirname "$0")/.."
+TRAINC=${TRAINC:-$PWD/build/trainc}
+PY=/usr/bin/python3
+[ -x "$TRAINC" ] || { echo "missing $TRAINC (make trainc)" >&2; exit 1; }
+if [ $# = 0 ]; then
+  set --
+  for r in BVLC+caffe NVIDIA+caffe intel+caffe KaimingHe+deep-residual-networks lim0606+caffe-googlenet-bn \
+           yihui-he+resnet-cifar10-caffe; do
+    for g in /work/.mirror/$r/repo/.git /work/.mirror/$r/repo; do [ -e "$g/HEAD" ] && { set -- "$@" "$g"; break; }; done
+  done
+fi
+out=build/caffe_zoo
+mkdir -p "$out"
+log=$out/results.txt
+: >"$log"
+for zoo in "$@"; do
+  case $zoo in */repo|*/repo/.git) name=$(echo "$zoo" | sed -E 's|.*/([^/]+)/repo(/\.git)?$|\1|') ;; *) name=$(basename "$zoo") ;; esac
+  root=$out/$name
+  rm -rf "$root" && mkdir -p "$root"
+  if [ -f "$zoo/HEAD" ]; then
+    git --git-dir="$zoo" archive HEAD | tar -x -C "$root" --wildcards '*.prototxt' '*.txt' 2>/dev/null || true
+  else
+    (cd "$zoo" && find . -name '*.prototxt' -print0 | cpio -0pdm --quiet "$OLDPWD/$root")
+  fi
+  "$PY" bench/caffe_zoo.py list "$root" >"$root.list"
+  while read -r kind net rest; do
+    if [ "$kind" = skip ]; then echo "$name skip $net $rest" >>"$log"; continue; fi
+    net=$("$PY" bench/caffe_zoo.py standin "$root" "$net")
+    solver=${rest%% *}
+    (cd "$root" && "$TRAINC" import caffe "$net" ${solver:+"$solver"} -o "$PWD/../$name.out.spec") \
+      >/dev/null 2>"$root.err"
+    rc=$?
+    if [ $rc = 0 ]; then
+      echo "$name ok $net ${solver:-(no solver)}" >>"$log"
+    else
+      why=$(grep -m1 'error:' "$root.err" | sed -E 's/^.*error: //')
+      echo "$name FAIL $net ${solver:-(no solver)} :: $why" >>"$log"
+    fi
+    # every solver that names the net, each with it
+    for s in $rest; do
+      (cd "$root" && "$TRAINC" import caffe "$net" "$s" -o "$PWD/../$name.out.spec") >/dev/null 2>"$root.err" \
+        && echo "$name solver-ok $s" >>"$log" \
+        || echo "$name solver-FAIL $s :: $(grep -m1 'error:' "$root.err" | sed -E 's/^.*error: //')" >>"$log"
+    done
+  done <"$root.list"
+done
+grep -E ' (ok|FAIL) ' "$log"
+echo
+for zoo in $(awk '{print $1}' "$log" | sort -u); do
+  ok=$(grep -c "^$zoo ok " "$log"); bad=$(grep -c "^$zoo FAIL " "$log"); sk=$(grep -c "^$zoo skip " "$log")
+  echo "$zoo: $ok of $((ok + bad)) classification training nets import ($sk other nets skipped)"
+done
+ok=$(grep -c ' ok ' "$log"); bad=$(grep -c ' FAIL ' "$log")
+sok=$(grep -c ' solver-ok ' "$log"); sbad=$(grep -c ' solver-FAIL ' "$log")
+echo "all: $ok of $((ok + bad)) nets ($(( ok * 100 / (ok + bad > 0 ? ok + bad : 1) ))%), without --approximate"
+echo "solvers: $sok of $((sok + sbad)) import with their net"
+echo
+echo "reasons (first error of each failing net, names and numbers blanked):"
+grep ' FAIL ' "$log" | sed -E 's/.* :: //; s/"[^"]*"/"_"/g; s/[0-9]+(\.[0-9]+)?/N/g' | sort | uniq -c | sort -rn
+echo
+echo "solver reasons:"
+grep ' solver-FAIL ' "$log" | sed -E 's/.* :: //; s/"[^"]*"/"_"/g; s/[0-9]+(\.[0-9]+)?/N/g' | sort | uniq -c | sort -rn
+echo
+echo "skipped (not classification training nets):"
+grep ' skip ' "$log" | sed -E 's/^[^ ]+ skip [^ ]+ //; s/\(.*//' | sort | uniq -c | sort -rn
