@@ -50,21 +50,22 @@ static void trainer_caffe_transform(trainer *t, const char *dir) {
                         "data in '%s' has images of %dx%dx%d but the spec's net takes %dx%dx%d%s", where[k], d->c, d->h,
                         d->w, m->in_c, m->in_h, m->in_w, run->db_crop ? " crops of them" : "");
     }
+    if (run->mean_file) {
+        rt_err err;
+        int c, h, w;
+        if (!run->load_mean) rt_die("this trainer was generated without its mean file reader; rebuild it with trainc build");
+        if (run->load_mean(run->mean_file, &c, &h, &w, &t->mean_image, &err)) rt_die_err(&err);
+        if (c != t->train_set.c || h != t->train_set.h || w != t->train_set.w)
+            rt_die_hint("compute the mean image of this database (Caffe's compute_image_mean)",
+                        "the mean file %s is a %dx%dx%d image, the database's images %dx%dx%d", run->mean_file, c, h, w,
+                        t->train_set.c, t->train_set.h, t->train_set.w);
+        size_t plane = (size_t)h * w;   /* in the units the loader's table gives: (v/255 - mean) / std */
+        for (size_t i = 0; i < (size_t)c * plane; i++) t->mean_image[i] /= 255.0f * (run->std[i / plane] != 0.0f ? run->std[i / plane] : 1.0f);
+    }
     if (t->val_set.h != t->train_set.h || t->val_set.w != t->train_set.w)
         rt_die_hint("write both databases at one size (convert_imageset --resize_height/--resize_width)",
                     "the training images are %dx%d and the validation images %dx%d; Caffe's mean image and crop take one size",
                     t->train_set.h, t->train_set.w, t->val_set.h, t->val_set.w);
-    if (!run->mean_file) return;
-    rt_err err;
-    int c, h, w;
-    if (!run->load_mean) rt_die("this trainer was generated without its mean file reader; rebuild it with trainc build");
-    if (run->load_mean(run->mean_file, &c, &h, &w, &t->mean_image, &err)) rt_die_err(&err);
-    if (c != t->train_set.c || h != t->train_set.h || w != t->train_set.w)
-        rt_die_hint("compute the mean image of this database (Caffe's compute_image_mean)",
-                    "the mean file %s is a %dx%dx%d image, the database's images %dx%dx%d", run->mean_file, c, h, w,
-                    t->train_set.c, t->train_set.h, t->train_set.w);
-    size_t plane = (size_t)h * w;   /* in the units the loader's table gives: (v/255 - mean) / std */
-    for (size_t i = 0; i < (size_t)c * plane; i++) t->mean_image[i] /= 255.0f * (run->std[i / plane] != 0.0f ? run->std[i / plane] : 1.0f);
 }
 
 void trainer_load_data(trainer *t) {
