@@ -182,11 +182,16 @@ def datum(c, h, w, label):
 
 
 def shape_for(source):
+    """The stored size a database at this path has in Caffe's own scripts: a size the path
+    names (ilsvrc12_320x320_train_lmdb), MNIST's, CIFAR's, or create_imagenet.sh's 256x256."""
     s = source.lower()
+    m = re.search(r"(\d{2,4})x(\d{2,4})", s)
     if "mnist" in s:
         return (1, 28, 28)
     if "cifar" in s:
         return (3, 32, 32)
+    if m:
+        return (3, int(m.group(1)), int(m.group(2)))
     return (3, 256, 256)
 
 
@@ -267,6 +272,10 @@ def standin(root, net):
                 write_mean(inside(root, mean), shape)
         elif t == "ImageData":
             p = get(L, "image_data_param", [])
+            mean = get(tp, "mean_file")
+            h, w = int(get(p, "new_height", "256")), int(get(p, "new_width", "256"))
+            if mean and inside(root, mean) and not os.path.exists(inside(root, mean)):
+                write_mean(inside(root, mean), (3, h or 256, w or 256))
             src = get(p, "source")
             if src and inside(root, src) and not os.path.exists(inside(root, src)):
                 os.makedirs(os.path.dirname(inside(root, src)), exist_ok=True)

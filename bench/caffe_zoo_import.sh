@@ -8,8 +8,9 @@
 # build/caffe_zoo/NAME, which is where the imports run (Caffe's paths are relative to its root);
 # the databases the nets read are the user's, so bench/caffe_zoo.py stands in small ones at the
 # size Caffe's scripts write (see there). Which nets count: bench/caffe_zoo.py list.
-# Output: one line a net (ok / FAIL and the first error), the per-zoo and overall rates, the
-# solvers' rate, and the reasons tallied (names and numbers blanked).
+# Output: one line a net (ok / FAIL and the first error) and a solver (with its net), the per-zoo
+# and overall rates (the nets alone, the nets with the first solver that names them, every
+# solver with its net), and the reasons tallied (names and numbers blanked).
 set -u
 cd "$(dirname "$0")/.."
 TRAINC=${TRAINC:-$PWD/build/trainc}
@@ -39,25 +40,25 @@ for zoo in "$@"; do
   while read -r kind net rest; do
     if [ "$kind" = skip ]; then echo "$name skip $net $rest" >>"$log"; continue; fi
     net=$("$PY" bench/caffe_zoo.py standin "$root" "$net")
-    solver=${rest%% *}
-    (cd "$root" && "$TRAINC" import caffe "$net" ${solver:+"$solver"} -o "$PWD/../$name.out.spec") \
-      >/dev/null 2>"$root.err"
-    rc=$?
-    if [ $rc = 0 ]; then
-      echo "$name ok $net ${solver:-(no solver)}" >>"$log"
+    # the net alone, then each solver that names it, with it
+    (cd "$root" && "$TRAINC" import caffe "$net" -o "$PWD/../$name.out.spec") >/dev/null 2>"$root.err"
+    if [ $? = 0 ]; then
+      echo "$name ok $net" >>"$log"
     else
-      why=$(grep -m1 'error:' "$root.err" | sed -E 's/^.*error: //')
-      echo "$name FAIL $net ${solver:-(no solver)} :: $why" >>"$log"
+      echo "$name FAIL $net :: $(grep -m1 'error:' "$root.err" | sed -E 's/^.*error: //')" >>"$log"
     fi
-    # every solver that names the net, each with it
+    first=1
     for s in $rest; do
-      (cd "$root" && "$TRAINC" import caffe "$net" "$s" -o "$PWD/../$name.out.spec") >/dev/null 2>"$root.err" \
-        && echo "$name solver-ok $s" >>"$log" \
-        || echo "$name solver-FAIL $s :: $(grep -m1 'error:' "$root.err" | sed -E 's/^.*error: //')" >>"$log"
+      if (cd "$root" && "$TRAINC" import caffe "$net" "$s" -o "$PWD/../$name.out.spec") >/dev/null 2>"$root.err"; then
+        echo "$name solver-ok $s $first" >>"$log"
+      else
+        echo "$name solver-FAIL $s $first :: $(grep -m1 'error:' "$root.err" | sed -E 's/^.*error: //')" >>"$log"
+      fi
+      first=0
     done
   done <"$root.list"
 done
-grep -E ' (ok|FAIL) ' "$log"
+grep -E ' (ok|FAIL|solver-ok|solver-FAIL) ' "$log"
 echo
 for zoo in $(awk '{print $1}' "$log" | sort -u); do
   ok=$(grep -c "^$zoo ok " "$log"); bad=$(grep -c "^$zoo FAIL " "$log"); sk=$(grep -c "^$zoo skip " "$log")
@@ -65,8 +66,11 @@ for zoo in $(awk '{print $1}' "$log" | sort -u); do
 done
 ok=$(grep -c ' ok ' "$log"); bad=$(grep -c ' FAIL ' "$log")
 sok=$(grep -c ' solver-ok ' "$log"); sbad=$(grep -c ' solver-FAIL ' "$log")
-echo "all: $ok of $((ok + bad)) nets ($(( ok * 100 / (ok + bad > 0 ? ok + bad : 1) ))%), without --approximate"
-echo "solvers: $sok of $((sok + sbad)) import with their net"
+fok=$(grep -c ' solver-ok .* 1$' "$log"); fbad=$(grep -c ' solver-FAIL [^ ]* 1 ::' "$log")
+pct() { echo $(( $1 * 100 / ($2 > 0 ? $2 : 1) )); }
+echo "nets: $ok of $((ok + bad)) classification training nets import as they are, without --approximate ($(pct $ok $((ok + bad)))%)"
+echo "nets with their solver (the first that names them): $fok of $((fok + fbad)) ($(pct $fok $((fok + fbad)))%)"
+echo "solvers: $sok of $((sok + sbad)) import with their net ($(pct $sok $((sok + sbad)))%)"
 echo
 echo "reasons (first error of each failing net, names and numbers blanked):"
 grep ' FAIL ' "$log" | sed -E 's/.* :: //; s/"[^"]*"/"_"/g; s/[0-9]+(\.[0-9]+)?/N/g' | sort | uniq -c | sort -rn

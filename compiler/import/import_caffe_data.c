@@ -73,11 +73,36 @@ static int read_transform(ic_ctx *ic, const ast_node *L, const char *name, ic_da
     if (ic_msg(ic, L, "transform_param", &tp) < 0) return -1;
     if (!tp) return 0;
     if (ic_only_fields(ic, tp, "transform_param",
-                       KNOWN("scale", "mirror", "crop_size", "mean_file", "mean_value", "force_color", "force_gray")) < 0 ||
+                       KNOWN("scale", "mirror", "crop_size", "mean_file", "mean_value", "force_color", "force_gray",
+                             "img_rand_resize_lower", "img_rand_resize_upper", "rand_resize_ratio_lower",
+                             "rand_resize_ratio_upper", "vertical_stretch_lower", "vertical_stretch_upper",
+                             "horizontal_stretch_lower", "horizontal_stretch_upper", "interpolation_algo_down",
+                             "interpolation_algo_up", "allow_upscale", "use_gpu_transform", "random_seed", "display",
+                             "forward_packing")) < 0 ||
         ic_float(ic, tp, "scale", &d->scale) < 0 || ic_bool(ic, tp, "mirror", &d->mirror) < 0 ||
         ic_int(ic, tp, "crop_size", &d->crop) < 0)
         return -1;
     if (d->scale <= 0) return ic_error(ic, ic_get(tp, "scale"), NULL, "transform_param scale must be > 0");
+    /* NVCaffe's resize augmentation of stored images: off at its defaults (0, and 1 for the stretches) */
+    static const char *const resize[] = { "img_rand_resize_lower", "img_rand_resize_upper", "rand_resize_ratio_lower",
+                                          "rand_resize_ratio_upper", "vertical_stretch_lower", "vertical_stretch_upper",
+                                          "horizontal_stretch_lower", "horizontal_stretch_upper", NULL };
+    for (const char *const *f = resize; *f; f++) {
+        double v = strstr(*f, "stretch") ? 1 : 0, off = v;
+        if (ic_float(ic, tp, *f, &v) < 0) return -1;
+        if (v != off)
+            return ic_error(ic, ic_get(tp, *f), "remove the img_rand_resize / rand_resize_ratio fields (Caffe's plain "
+                            "random crop), or read the images as files (ImageData) and write augment { "
+                            "random_resized_crop } by hand", "%s layer \"%s\": NVCaffe's %s resizes each stored image "
+                            "at random before the crop; trainc crops a database's records as they are stored", d->type,
+                            name, *f);
+    }
+    static const char *const how[] = { "interpolation_algo_down", "interpolation_algo_up", "allow_upscale",
+                                       "use_gpu_transform", "random_seed", "display", "forward_packing", NULL };
+    for (const char *const *f = how; *f; f++)   /* how NVCaffe resizes (off here), computes or logs */
+        if (ic_get(tp, *f))
+            ic_note(ic, ic_get(tp, *f), "layer \"%s\": transform_param %s: how NVCaffe computes its transform; no "
+                    "effect on what trainc reads", name, *f);
     if (ic_get(tp, "mean_file") && read_mean_file(ic, tp, name, d) < 0) return -1;
     if (!strcmp(d->type, "ImageData") && ic_get(tp, "force_color") && !ic_get(tp, "force_gray"))
         ;   /* trainc decodes colour images anyway */
@@ -380,7 +405,9 @@ int ic_data_layer(ic_ctx *ic, const ast_node *L, const char *type, const char *n
                         "(Caffe's compute_image_mean)", "%s layer \"%s\": the mean file %s is a %dx%dx%d image, the "
                         "database's images %dx%dx%d (Caffe refuses them too)", type, name, d.mean_file, d.mean_c,
                         d.mean_h, d.mean_w, d.c, d.h, d.w);
-    if (!image && d.crop && strcmp(type, "Data") == 0) {   /* Caffe's window: random in TRAIN, the center in TEST */
+    if (!image && d.crop == d.h && d.crop == d.w) {   /* the whole image: no window */
+        d.crop = 0;
+    } else if (!image && d.crop && strcmp(type, "Data") == 0) {   /* Caffe's window: random in TRAIN, the center in TEST */
         if (d.crop > d.h || d.crop > d.w)
             return ic_error(ic, ic_get(ic_get(L, "transform_param")->a, "crop_size"), NULL, "%s layer \"%s\": crop_size "
                             "%lld is larger than the database's %dx%d images", type, name, (long long)d.crop, d.h, d.w);

@@ -128,6 +128,10 @@ sed 's|    scale: 0.00390625|    scale: 0.00390625\n    crop_size: 24|' bvlc_mni
   >"$tmp/caffe_root/examples/mnist/crop.prototxt"
 sed 's|    scale: 0.00390625|    scale: 0.00390625\n    crop_size: 30|' bvlc_mnist/lenet_train_test.prototxt \
   >"$tmp/caffe_root/examples/mnist/crop_large.prototxt"
+sed 's|    scale: 0.00390625|    scale: 0.00390625\n    crop_size: 28|' bvlc_mnist/lenet_train_test.prototxt \
+  >"$tmp/caffe_root/examples/mnist/crop_whole.prototxt"
+sed 's|    batch_size: 64|    batch_size: 64\n    cache: true\n    shuffle: true\n    threads: 4|' bvlc_mnist/lenet_train_test.prototxt \
+  >"$tmp/caffe_root/examples/mnist/nvcaffe_cache.prototxt"
 (
   cd "$tmp/caffe_root" || exit 1
   "$TRAINC" import caffe examples/mnist/lenet_train_test.prototxt -o lmdb.spec >summary 2>err || { cat err; exit 1; }
@@ -145,6 +149,14 @@ sed 's|    scale: 0.00390625|    scale: 0.00390625\n    crop_size: 30|' bvlc_mni
     grep -q 'center_crop: 24' crop.spec && grep -q '(50 records of 1x28x28), batch 64, random crop 24' summary ||
     { echo "crop_size 24 of 28x28:"; sed -n '/^net/,$p' crop.spec; cat summary; exit 1; }
   "$TRAINC" check crop.spec >/dev/null || exit 1
+  # crop_size at the stored size is the whole image; Caffe reads a database in key order, NVCaffe's
+  # cache + shuffle reorders it every epoch as trainc does (no note then), its threads are notes
+  "$TRAINC" import caffe examples/mnist/crop_whole.prototxt -o whole.spec >/dev/null 2>err &&
+    grep -q '^  input_shape: \[1, 28, 28\]$' whole.spec && ! grep -q 'random_crop\|center_crop' whole.spec &&
+    grep -q 'Caffe reads the database in key order' whole.spec || { echo "crop_size 28 of 28x28:"; cat err; cat whole.spec; exit 1; }
+  "$TRAINC" import caffe examples/mnist/nvcaffe_cache.prototxt -o cache.spec >/dev/null 2>err &&
+    ! grep -q 'key order' cache.spec && grep -q 'threads: how NVCaffe reads in parallel' cache.spec ||
+    { echo "NVCaffe's cache + shuffle:"; cat err; head -8 cache.spec; exit 1; }
   rc=0; "$TRAINC" import caffe examples/mnist/crop_large.prototxt -o large.spec 2>err || rc=$?
   [ $rc = 1 ] && grep -q 'crop_size 30 is larger than the database.s 28x28 images' err || { echo "crop 30 of 28: exit $rc"; cat err; exit 1; }
 ) >"$tmp/lmdb.log" 2>&1 || fail "Data layers over LMDBs: $(cat "$tmp/lmdb.log")"
