@@ -32,7 +32,10 @@ for zoo in "$@"; do
   root=$out/$name
   rm -rf "$root" && mkdir -p "$root"
   if [ -f "$zoo/HEAD" ]; then
-    git --git-dir="$zoo" archive HEAD | tar -x -C "$root" --wildcards '*.prototxt' '*.txt' 2>/dev/null || true
+    # file by file: a mirror may lack some blobs (its largest files), which stops git archive
+    git --git-dir="$zoo" ls-tree -r --name-only HEAD | grep -E '\.(prototxt|txt)$' | while read -r f; do
+      mkdir -p "$root/$(dirname "$f")" && git --git-dir="$zoo" show "HEAD:$f" >"$root/$f" 2>/dev/null || rm -f "$root/$f"
+    done
   else
     (cd "$zoo" && find . -name '*.prototxt' -print0 | cpio -0pdm --quiet "$OLDPWD/$root")
   fi

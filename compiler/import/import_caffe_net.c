@@ -355,7 +355,7 @@ int ic_import_net(ic_ctx *ic, const ast_node *root) {
                                                                    "default_backward_type", "default_forward_math",
                                                                    "default_backward_math", "global_grad_scale",
                                                                    "global_grad_scale_adaptive", "eltwise_mem_sharing",
-                                                                   NULL }) < 0 ||
+                                                                   "bn_stats_batch_size", NULL }) < 0 ||
         read_precision(ic, root) < 0)
         return -1;
     if (ic_word(ic, root, "name", &ic->net_name) < 0) return -1;
@@ -415,5 +415,16 @@ int ic_import_net(ic_ctx *ic, const ast_node *root) {
                         "the net has no Input layer");
     if (!ic->have_loss)
         return ic_error(ic, root, "end the net with a SoftmaxWithLoss layer", "the net has no SoftmaxWithLoss layer");
+    /* Intel Caffe's BatchNorm statistics over sub-batches of this size (0: the whole batch) */
+    int64_t bn_stats = 0;
+    if (ic_int(ic, root, "bn_stats_batch_size", &bn_stats) < 0) return -1;
+    if (bn_stats > 0 && bn_stats != ic->batch)
+        return ic_error(ic, ic_get(root, "bn_stats_batch_size"), "remove bn_stats_batch_size, or make it the TRAIN batch",
+                        "bn_stats_batch_size %lld: Intel Caffe's BatchNorm takes its statistics over sub-batches of %lld "
+                        "of the %lld a rank computes; trainc's bn over the rank's whole batch", (long long)bn_stats,
+                        (long long)bn_stats, (long long)ic->batch);
+    if (bn_stats > 0)
+        ic_note(ic, ic_get(root, "bn_stats_batch_size"), "bn_stats_batch_size %lld: the TRAIN batch, over which trainc's "
+                "bn takes its statistics too", (long long)bn_stats);
     return 0;
 }
