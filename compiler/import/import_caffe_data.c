@@ -78,7 +78,7 @@ static int read_transform(ic_ctx *ic, const ast_node *L, const char *name, ic_da
                              "rand_resize_ratio_upper", "vertical_stretch_lower", "vertical_stretch_upper",
                              "horizontal_stretch_lower", "horizontal_stretch_upper", "interpolation_algo_down",
                              "interpolation_algo_up", "allow_upscale", "use_gpu_transform", "random_seed", "display",
-                             "forward_packing")) < 0 ||
+                             "forward_packing", "random_aspect_ratio_param", "random_resize_param")) < 0 ||
         ic_float(ic, tp, "scale", &d->scale) < 0 || ic_bool(ic, tp, "mirror", &d->mirror) < 0 ||
         ic_int(ic, tp, "crop_size", &d->crop) < 0)
         return -1;
@@ -97,6 +97,13 @@ static int read_transform(ic_ctx *ic, const ast_node *L, const char *name, ic_da
                             "at random before the crop; trainc crops a database's records as they are stored", d->type,
                             name, *f);
     }
+    static const char *const intel[] = { "random_aspect_ratio_param", "random_resize_param", NULL };
+    for (const char *const *f = intel; *f; f++)   /* Intel Caffe's Inception-style crops of stored images */
+        if (ic_get(tp, *f))
+            return ic_error(ic, ic_get(tp, *f), "remove it (Caffe's plain random crop), or read the images as files "
+                            "(ImageData) and write augment { random_resized_crop } by hand", "%s layer \"%s\": Intel "
+                            "Caffe's %s crops a random area and aspect ratio of each stored image and resizes it; trainc "
+                            "crops a database's records as they are stored", d->type, name, *f);
     static const char *const how[] = { "interpolation_algo_down", "interpolation_algo_up", "allow_upscale",
                                        "use_gpu_transform", "random_seed", "display", "forward_packing", NULL };
     for (const char *const *f = how; *f; f++)   /* how NVCaffe resizes (off here), computes or logs */
