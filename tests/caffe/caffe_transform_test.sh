@@ -6,7 +6,8 @@
 # test records equals numpy's forward of Caffe's TEST transform: the center window at
 # ((28 - 24) / 2, (28 - 24) / 2), the mean image subtracted at the pixels' stored places, then
 # the scale. It trains (the random windows: tests/unit/test_data_loader's check_caffe_window);
-# a mean image of another size is refused by the import, and by the trainer through --data.
+# a mean image of another size is refused by the import, and by the trainer through --data; --predict
+# (image files) is refused with a mean image.
 set -u
 source tests/lib.sh
 need_trainc
@@ -74,6 +75,9 @@ ref = float(open(out + "/numpy_loss.txt").read())
 print("loss over the 50 center-cropped, mean-subtracted test records: trainer %.7f, numpy %.7f" % (ev["loss"], ref))
 sys.exit(abs(ev["loss"] - ref) > 1e-5 * abs(ref))
 PY
+rc=0; (cd "$dir" && ./still --predict still.run/no.ckpt some.png) >"$dir/predict.log" 2>&1 || rc=$?
+[ $rc = 2 ] && grep -q "predict decodes image files, and this spec subtracts Caffe's mean image" "$dir/predict.log" ||
+  { fail "--predict with a mean image: exit $rc"; cat "$dir/predict.log"; }
 (cd "$dir" && ./train --out train.run) >"$dir/train.log" 2>&1 || { fail "training:"; tail -3 "$dir/train.log"; }
 "$PY" - "$dir" <<'PY' || fail "training from the random windows did not lower the loss"
 import json, sys
