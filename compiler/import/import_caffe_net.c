@@ -336,6 +336,25 @@ static int read_precision(ic_ctx *ic, const ast_node *root) {
     return 0;
 }
 
+/* Intel Caffe's multinode: model-parallel layer ranges (trainc is data parallel only) and the
+ * layer types whose gradients MLSL compresses for the all-reduce (lossy: trainc all-reduces
+ * the FP32 gradients as they are, so that is an approximation). */
+static int read_multinode(ic_ctx *ic, const ast_node *root) {
+    const ast_node *mn = NULL;
+    if (ic_msg(ic, root, "multinode", &mn) < 0) return -1;
+    if (!mn) return 0;
+    if (ic_only_fields(ic, mn, "multinode", KNOWN("model_parallel", "compress_layer_type_list")) < 0) return -1;
+    if (ic_get(mn, "model_parallel"))
+        return ic_error(ic, ic_get(mn, "model_parallel"), "remove model_parallel: trainc splits the batch over its "
+                        "ranks (parallel { ranks })", "Intel Caffe's multinode model_parallel splits layers over "
+                        "nodes; trainc trains data parallel only");
+    if (ic_get(mn, "compress_layer_type_list") &&
+        ic_approximate(ic, ic_get(mn, "compress_layer_type_list"), "Intel Caffe's multinode compress_layer_type_list "
+                       "compresses those layers' gradients for the all-reduce (lossy); trainc all-reduces them exactly") < 0)
+        return -1;
+    return 0;
+}
+
 int ic_import_net(ic_ctx *ic, const ast_node *root) {
     const char *sf = solver_field(root);
     if (sf) {
@@ -355,7 +374,8 @@ int ic_import_net(ic_ctx *ic, const ast_node *root) {
                                                                    "default_backward_type", "default_forward_math",
                                                                    "default_backward_math", "global_grad_scale",
                                                                    "global_grad_scale_adaptive", "eltwise_mem_sharing",
-                                                                   "bn_stats_batch_size", NULL }) < 0 ||
+                                                                   "bn_stats_batch_size", "multinode", NULL }) < 0 ||
+        read_multinode(ic, root) < 0 ||
         read_precision(ic, root) < 0)
         return -1;
     if (ic_word(ic, root, "name", &ic->net_name) < 0) return -1;
