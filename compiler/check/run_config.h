@@ -39,6 +39,7 @@ typedef struct {
     int64_t rrc_size;                          /* random_resized_crop; 0 = off */
     double rrc_scale[2], rrc_ratio[2];
     int n_mean, n_std;        /* normalize; 0 = off */
+    const char *mean_file;    /* normalize.mean_file (Caffe's mean image; lmdb and leveldb); NULL = none */
     double mean[16], std[16];
     int64_t resize;           /* val: before center_crop; train (image sources): before random_crop; 0 = off */
     int64_t center_crop;      /* val only; 0 = off */

@@ -12,6 +12,11 @@
  * (x/255 - mv/255) / (1 / (255 s)). */
 static void read_normalize(run_data_split *d, const ast_node *norm) {
     const ast_node *mv = sv_get(norm, SM_NORMALIZE, "mean_value");
+    d->mean_file = sv_has(norm, SM_NORMALIZE, "mean_file") ? sv_str(norm, SM_NORMALIZE, "mean_file") : NULL;
+    if (d->mean_file && sv_has(norm, SM_NORMALIZE, "scale")) {   /* the mean image itself is the trainer's */
+        d->std[d->n_std++] = 1.0 / (255.0 * sv_float(norm, SM_NORMALIZE, "scale"));
+        return;
+    }
     if (mv && sv_has(norm, SM_NORMALIZE, "scale")) {
         double scale = sv_float(norm, SM_NORMALIZE, "scale");
         for (int i = 0; i < mv->n_kids && i < 16; i++) {
@@ -37,6 +42,26 @@ static int check_normalize(diag_ctx *diag, const ast_node *norm, const net_desc 
                "normalize has %d values but the input has %lld channels", bad->n_kids,
                (long long)net->input.c);
     return 1;
+}
+
+/* normalize.mean_file: Caffe's mean image, for its databases (the image sources resize and
+ * crop before they normalize, which a stored-size mean image cannot follow); one image for
+ * both splits, as the trainer subtracts the training split's from both. */
+static int check_mean_file(diag_ctx *diag, const run_data_split *d, const ast_node *norm, const run_data_split *train) {
+    if (!d->mean_file && !(train && train->mean_file && norm)) return 0;
+    if (d->mean_file && d->source != RUN_DATA_LMDB && d->source != RUN_DATA_LEVELDB) {
+        diag_error(diag, sv_loc(norm, SM_NORMALIZE, "mean_file"), "give per-channel mean_value instead",
+                   "mean_file is for sources lmdb and leveldb (a mean image of the stored size); source \"%s\"",
+                   d->source_name);
+        return 1;
+    }
+    if (train && (!d->mean_file || !train->mean_file || strcmp(d->mean_file, train->mean_file) != 0)) {
+        diag_error(diag, norm ? norm->loc : (src_loc){ 0 }, "give data.val the training split's mean_file (or no normalize)",
+                   "data.val's normalize differs from data.train's mean_file; the trainer subtracts one mean image "
+                   "from both");
+        return 1;
+    }
+    return 0;
 }
 
 /* A crop must produce exactly the net's input size (data.val's: for sources other than images,
@@ -202,6 +227,7 @@ static int read_train(run_config *run, diag_ctx *diag, const ast_node *train, co
     const ast_node *norm = sv_msg(train, SM_TRAIN, "normalize");
     read_normalize(d, norm);
     errors += check_normalize(diag, norm, net);
+    errors += check_mean_file(diag, d, norm, NULL);
     return errors;
 }
 
@@ -225,6 +251,7 @@ static int read_val(run_config *run, diag_ctx *diag, const ast_node *val, const 
     const ast_node *norm = sv_msg(val, SM_VAL, "normalize");
     read_normalize(d, norm);
     errors += check_normalize(diag, norm, net);
+    errors += check_mean_file(diag, d, norm, &run->train);
     /* A crop other than the input size sets the evaluation resolution (sema_eval.c checks the
      * net there); only image sources can be read at another size. */
     if (d->center_crop && (d->center_crop != net->input.h || d->center_crop != net->input.w)) {

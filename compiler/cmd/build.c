@@ -174,6 +174,8 @@ static int write_link_libs(const char *emit_dir, const run_config *run, const as
     int protobuf = run->train.source == RUN_DATA_LMDB;
     if (run->train.source == RUN_DATA_LMDB) strcat(libs, " -llmdb");
     if (run->train.source == RUN_DATA_LEVELDB) strcat(libs, " -lleveldb"), protobuf = 1;
+    /* the mean image's reader (rt_caffe_mean_image) lies beside the LMDB reader */
+    if (run->train.source == RUN_DATA_LEVELDB && run->train.mean_file) strcat(libs, " -llmdb");
 #ifdef TRAINC_HDF5_LIBS
     if (run->train.source == RUN_DATA_HDF5) strcat(libs, " " TRAINC_HDF5_LIBS);
 #endif

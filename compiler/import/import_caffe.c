@@ -76,8 +76,10 @@ static void summarize_data(FILE *f, const char *phase, const ic_data *d, const c
                 phase, d->name, split, d->source, d->records, d->root[0] ? " under " : "", d->root, d->c, d->h, d->w,
                 (long long)d->batch, d->scale != 1 || d->n_mean ? ", normalize" : "", d->mirror ? ", flip" : "");
     else
-        fprintf(f, "  data %s: Data \"%s\" -> data.%s, %s %s (%ld records of %dx%dx%d), batch %lld%s%s\n", phase,
-                d->name, split, d->leveldb ? "leveldb" : "lmdb", d->source, d->records, d->c, d->h, d->w, (long long)d->batch,
+        fprintf(f, "  data %s: Data \"%s\" -> data.%s, %s %s (%ld records of %dx%dx%d), batch %lld%s%s%s%s%s%s\n", phase,
+                d->name, split, d->leveldb ? "leveldb" : "lmdb", d->source, d->records, d->c, d->db_h ? d->db_h : d->h,
+                d->db_w ? d->db_w : d->w, (long long)d->batch, d->db_h ? (strcmp(split, "train") ? ", center crop " : ", random crop ")
+                : "", d->db_h ? ic_num((double)d->crop) : "", d->mean_file ? ", mean image " : "", d->mean_file ? d->mean_file : "",
                 d->scale != 1 || d->n_mean ? ", normalize" : "", d->mirror ? ", flip" : "");
 }
 

@@ -37,6 +37,7 @@ static int read_mean_file(ic_ctx *ic, const ast_node *tp, const char *name, ic_d
     int c = 0, h = 0, w = 0;
     double m[4] = { 0 };
     rt_err err;
+    const char *found = path;
     if (mean_file_of(path, &c, &h, &w, m, &err) != RT_OK) {
         char beside[4096];   /* relative to Caffe's folder, else beside the prototxt */
         const char *slash = strrchr(ic->opt->net_path, '/');
@@ -44,6 +45,11 @@ static int read_mean_file(ic_ctx *ic, const ast_node *tp, const char *name, ic_d
         snprintf(beside, sizeof beside, "%.*s/%s", (int)(slash - ic->opt->net_path), ic->opt->net_path, path);
         if (mean_file_of(beside, &c, &h, &w, m, &err) != RT_OK)
             return ic_error(ic, at, err.hint, "%s layer \"%s\": %s", d->type, name, err.msg);
+        found = ast_arena_strdup(ic->arena, beside);
+    }
+    if (strcmp(d->type, "Data") == 0) {   /* a database's raw images: the trainer subtracts the image itself */
+        d->mean_file = found, d->mean_c = c, d->mean_h = h, d->mean_w = w;
+        return 0;
     }
     char values[256] = "";
     for (int i = 0; i < c; i++) ic_append(values, sizeof values, "%smean_value: %s", i ? " " : "", ic_num(m[i]));
@@ -67,11 +73,43 @@ static int read_transform(ic_ctx *ic, const ast_node *L, const char *name, ic_da
     if (ic_msg(ic, L, "transform_param", &tp) < 0) return -1;
     if (!tp) return 0;
     if (ic_only_fields(ic, tp, "transform_param",
-                       KNOWN("scale", "mirror", "crop_size", "mean_file", "mean_value", "force_color", "force_gray")) < 0 ||
+                       KNOWN("scale", "mirror", "crop_size", "mean_file", "mean_value", "force_color", "force_gray",
+                             "img_rand_resize_lower", "img_rand_resize_upper", "rand_resize_ratio_lower",
+                             "rand_resize_ratio_upper", "vertical_stretch_lower", "vertical_stretch_upper",
+                             "horizontal_stretch_lower", "horizontal_stretch_upper", "interpolation_algo_down",
+                             "interpolation_algo_up", "allow_upscale", "use_gpu_transform", "random_seed", "display",
+                             "forward_packing", "random_aspect_ratio_param", "random_resize_param")) < 0 ||
         ic_float(ic, tp, "scale", &d->scale) < 0 || ic_bool(ic, tp, "mirror", &d->mirror) < 0 ||
         ic_int(ic, tp, "crop_size", &d->crop) < 0)
         return -1;
     if (d->scale <= 0) return ic_error(ic, ic_get(tp, "scale"), NULL, "transform_param scale must be > 0");
+    /* NVCaffe's resize augmentation of stored images: off at its defaults (0, and 1 for the stretches) */
+    static const char *const resize[] = { "img_rand_resize_lower", "img_rand_resize_upper", "rand_resize_ratio_lower",
+                                          "rand_resize_ratio_upper", "vertical_stretch_lower", "vertical_stretch_upper",
+                                          "horizontal_stretch_lower", "horizontal_stretch_upper", NULL };
+    for (const char *const *f = resize; *f; f++) {
+        double v = strstr(*f, "stretch") ? 1 : 0, off = v;
+        if (ic_float(ic, tp, *f, &v) < 0) return -1;
+        if (v != off)
+            return ic_error(ic, ic_get(tp, *f), "remove the img_rand_resize / rand_resize_ratio fields (Caffe's plain "
+                            "random crop), or read the images as files (ImageData) and write augment { "
+                            "random_resized_crop } by hand", "%s layer \"%s\": NVCaffe's %s resizes each stored image "
+                            "at random before the crop; trainc crops a database's records as they are stored", d->type,
+                            name, *f);
+    }
+    static const char *const intel[] = { "random_aspect_ratio_param", "random_resize_param", NULL };
+    for (const char *const *f = intel; *f; f++)   /* Intel Caffe's Inception-style crops of stored images */
+        if (ic_get(tp, *f))
+            return ic_error(ic, ic_get(tp, *f), "remove it (Caffe's plain random crop), or read the images as files "
+                            "(ImageData) and write augment { random_resized_crop } by hand", "%s layer \"%s\": Intel "
+                            "Caffe's %s crops a random area and aspect ratio of each stored image and resizes it; trainc "
+                            "crops a database's records as they are stored", d->type, name, *f);
+    static const char *const how[] = { "interpolation_algo_down", "interpolation_algo_up", "allow_upscale",
+                                       "use_gpu_transform", "random_seed", "display", "forward_packing", NULL };
+    for (const char *const *f = how; *f; f++)   /* how NVCaffe resizes (off here), computes or logs */
+        if (ic_get(tp, *f))
+            ic_note(ic, ic_get(tp, *f), "layer \"%s\": transform_param %s: how NVCaffe computes its transform; no "
+                    "effect on what trainc reads", name, *f);
     if (ic_get(tp, "mean_file") && read_mean_file(ic, tp, name, d) < 0) return -1;
     if (!strcmp(d->type, "ImageData") && ic_get(tp, "force_color") && !ic_get(tp, "force_gray"))
         ;   /* trainc decodes colour images anyway */
@@ -98,7 +136,8 @@ static int read_data_param(ic_ctx *ic, const ast_node *L, const char *name, ic_d
     if (ic_msg(ic, L, "data_param", &p) < 0) return -1;
     if (!p) return ic_error(ic, L, NULL, "Data layer \"%s\" needs data_param { source batch_size backend }", name);
     if (ic_only_fields(ic, p, "data_param", KNOWN("source", "batch_size", "backend", "rand_skip", "prefetch",
-                                                  "force_encoded_color")) < 0 ||
+                                                  "force_encoded_color", "cache", "shuffle", "precache", "threads",
+                                                  "parser_threads")) < 0 ||
         ic_word(ic, p, "source", &d->source) < 0 || ic_int(ic, p, "batch_size", &d->batch) < 0)
         return -1;
     const char *backend = "LEVELDB";   /* Caffe's default */
@@ -111,6 +150,16 @@ static int read_data_param(ic_ctx *ic, const ast_node *L, const char *name, ic_d
     if (d->batch < 1) return ic_error(ic, p, NULL, "Data layer \"%s\" needs batch_size >= 1", name);
     if (ic_get(p, "rand_skip"))
         ic_note(ic, ic_get(p, "rand_skip"), "layer \"%s\": rand_skip: trainc shuffles the whole set every epoch", name);
+    /* NVCaffe's reader: cache holds the records in memory (as trainc does), shuffle (with cache)
+     * reorders them every epoch (as trainc does, from its seed); the threads are its own plan */
+    int cache = 0, shuffle = 0;
+    if (ic_bool(ic, p, "cache", &cache) < 0 || ic_bool(ic, p, "shuffle", &shuffle) < 0) return -1;
+    d->shuffled = cache && shuffle;
+    static const char *const threads[] = { "threads", "parser_threads", "precache", NULL };
+    for (const char *const *f = threads; *f; f++)
+        if (ic_get(p, *f))
+            ic_note(ic, ic_get(p, *f), "layer \"%s\": %s: how NVCaffe reads in parallel; trainc's loader plans its own",
+                    name, *f);
     return 0;
 }
 
@@ -335,6 +384,9 @@ int ic_data_layer(ic_ctx *ic, const ast_node *L, const char *type, const char *n
     if (read_transform(ic, L, name, &d) < 0) return -1;
     if (strcmp(type, "Data") == 0) {
         if (read_data_param(ic, L, name, &d) < 0 || probe_lmdb(ic, L, name, &d) < 0) return -1;
+        if (train && !d.shuffled)
+            ic_note(ic, ic_get(L, "data_param"), "layer \"%s\": Caffe reads the database in key order (convert_imageset "
+                    "--shuffle writes it shuffled once); trainc shuffles the whole set every epoch from the run's seed", name);
     } else if (image) {
         if (read_image_data(ic, L, name, &d) < 0) return -1;
     } else if (hdf5) {
@@ -355,11 +407,24 @@ int ic_data_layer(ic_ctx *ic, const ast_node *L, const char *type, const char *n
     if (d.n_mean > 1 && d.n_mean != d.c)
         return ic_error(ic, ic_get(ic_get(L, "transform_param")->a, "mean_value"), NULL, "%s layer \"%s\": %d mean_value "
                         "entries for %d channels (one, or one per channel)", type, name, d.n_mean, d.c);
-    if (!image && d.crop && (d.crop != d.h || d.crop != d.w))
-        return ic_error(ic, ic_get(ic_get(L, "transform_param")->a, "crop_size"), "write the database at the crop size "
-                        "(convert_imageset --resize_height/--resize_width), or leave crop_size out",
-                        "%s layer \"%s\": crop_size %lld of %dx%d images; trainc crops only image sources",
+    if (d.mean_file && (d.mean_c != d.c || d.mean_h != d.h || d.mean_w != d.w))
+        return ic_error(ic, ic_get(ic_get(L, "transform_param")->a, "mean_file"), "compute the mean of this database "
+                        "(Caffe's compute_image_mean)", "%s layer \"%s\": the mean file %s is a %dx%dx%d image, the "
+                        "database's images %dx%dx%d (Caffe refuses them too)", type, name, d.mean_file, d.mean_c,
+                        d.mean_h, d.mean_w, d.c, d.h, d.w);
+    if (!image && d.crop == d.h && d.crop == d.w) {   /* the whole image: no window */
+        d.crop = 0;
+    } else if (!image && d.crop && strcmp(type, "Data") == 0) {   /* Caffe's window: random in TRAIN, the center in TEST */
+        if (d.crop > d.h || d.crop > d.w)
+            return ic_error(ic, ic_get(ic_get(L, "transform_param")->a, "crop_size"), NULL, "%s layer \"%s\": crop_size "
+                            "%lld is larger than the database's %dx%d images", type, name, (long long)d.crop, d.h, d.w);
+        d.db_h = d.h, d.db_w = d.w;
+        d.h = d.w = (int)d.crop;
+    } else if (!image && d.crop && (d.crop != d.h || d.crop != d.w)) {
+        return ic_error(ic, ic_get(ic_get(L, "transform_param")->a, "crop_size"), "leave crop_size out",
+                        "%s layer \"%s\": crop_size %lld of %dx%d samples; Caffe crops only images",
                         type, name, (long long)d.crop, d.h, d.w);
+    }
     if (d.mirror && !train)
         return ic_error(ic, ic_get(ic_get(L, "transform_param")->a, "mirror"), "remove mirror from the TEST-phase layer",
                         "%s layer \"%s\": Caffe mirrors test images at random; trainc evaluates them as they are",
@@ -392,7 +457,8 @@ static void print_split(FILE *out, const char *split, const ic_data *d) {
         fputs(" bgr: true", out);
         if (d->crop && !train) fprintf(out, " center_crop: %lld", (long long)d->crop);
     }
-    if (image && train && (d->crop || d->mirror)) {
+    if (!image && d->db_h && !train) fprintf(out, " center_crop: %lld", (long long)d->crop);
+    if ((image || d->db_h) && train && (d->crop || d->mirror)) {
         fputs(" augment {", out);
         if (d->crop) fprintf(out, " random_crop { size: %lld }", (long long)d->crop);
         if (d->mirror) fputs(" flip: true", out);
@@ -400,7 +466,9 @@ static void print_split(FILE *out, const char *split, const ic_data *d) {
     } else if (d->mirror) {
         fputs(" augment { flip: true }", out);
     }
-    if (d->n_mean || d->scale != 1) {   /* (x - mean_value) * scale, Caffe's order of channels */
+    if (d->mean_file) {   /* (x - the mean image at the pixel's stored place) * scale */
+        fprintf(out, " normalize { mean_file: \"%s\" scale: %s }", d->mean_file, ic_num(d->scale));
+    } else if (d->n_mean || d->scale != 1) {   /* (x - mean_value) * scale, Caffe's order of channels */
         fputs(" normalize { mean_value: [", out);
         for (int i = 0; i < d->c; i++) fprintf(out, "%s%s", i ? ", " : "", ic_num(d->n_mean ? d->mean[d->n_mean > 1 ? i : 0] : 0));
         fprintf(out, "] scale: %s }", ic_num(d->scale));

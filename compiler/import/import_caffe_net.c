@@ -219,6 +219,35 @@ static int read_loss(ic_ctx *ic, const ast_node *L) {
     return 0;
 }
 
+/* A Softmax layer: its probabilities only feed reports (Accuracy, Silence, or nothing), as in
+ * nets that compute top-1 on them; then it is left out (the argmax of the logits is the same).
+ * A Softmax that feeds a computation has no trainc layer (trainc's loss holds the softmax). */
+static int reporting_softmax(ic_ctx *ic, const ast_node *L, const char *name) {
+    const char *top = NULL;
+    if (ic_only_fields(ic, L, "the Softmax layer", KNOWN("name", "type", "bottom", "top", "include", "exclude",
+                                                          "softmax_param", "propagate_down")) < 0 ||
+        ic_word(ic, L, "top", &top) < 0)
+        return -1;
+    for (int i = ic->cur + 1; top && i < ic->root->n_kids; i++) {
+        const ast_node *f = ic->root->kids[i];
+        if (strcmp(f->text, "layer") != 0 || f->a->kind != AST_MESSAGE) continue;
+        const ast_node *R = f->a;
+        const char *rtype = "?", *rname = "?";
+        ic_word(ic, R, "type", &rtype), ic_word(ic, R, "name", &rname);
+        int reads = 0;
+        for (int k = 0; k < R->n_kids; k++)
+            if (!strcmp(R->kids[k]->text, "bottom") && R->kids[k]->a->kind == AST_STRING && !strcmp(R->kids[k]->a->text, top))
+                reads = 1;
+        if (!reads || !strcmp(rtype, "Accuracy") || !strcmp(rtype, "Silence")) continue;
+        return ic_error(ic, ic_get(L, "type"), "read the logits with SoftmaxWithLoss (it applies the softmax), and keep "
+                        "a Softmax only for reports (Accuracy)", "Softmax layer \"%s\": its probabilities feed layer "
+                        "\"%s\" (%s); trainc has the softmax only inside its loss", name, rname, rtype);
+    }
+    ic_note(ic, L, "layer \"%s\" (Softmax) left out: its probabilities only feed reports, and the trainer reports "
+            "top-1 itself (the same argmax as the logits')", name);
+    return 0;
+}
+
 static int import_one(ic_ctx *ic, const ast_node *L, const ast_node *next, int *consumed) {
     const char *type = NULL, *name = "?";
     *consumed = 0;
@@ -249,6 +278,7 @@ static int import_one(ic_ctx *ic, const ast_node *L, const ast_node *next, int *
         ic_note(ic, L, "layer \"%s\" (%s) left out: the trainer reports validation top-1 itself", name, type);
         return 0;
     }
+    if (type && strcmp(type, "Softmax") == 0) return reporting_softmax(ic, L, name);
     if (type && strcmp(type, "SoftmaxWithLoss") == 0) return read_loss(ic, L);
     return ic_import_layer(ic, L, next, consumed);
 }
@@ -309,6 +339,25 @@ static int read_precision(ic_ctx *ic, const ast_node *root) {
     return 0;
 }
 
+/* Intel Caffe's multinode: model-parallel layer ranges (trainc is data parallel only) and the
+ * layer types whose gradients MLSL compresses for the all-reduce (lossy: trainc all-reduces
+ * the FP32 gradients as they are, so that is an approximation). */
+static int read_multinode(ic_ctx *ic, const ast_node *root) {
+    const ast_node *mn = NULL;
+    if (ic_msg(ic, root, "multinode", &mn) < 0) return -1;
+    if (!mn) return 0;
+    if (ic_only_fields(ic, mn, "multinode", KNOWN("model_parallel", "compress_layer_type_list")) < 0) return -1;
+    if (ic_get(mn, "model_parallel"))
+        return ic_error(ic, ic_get(mn, "model_parallel"), "remove model_parallel: trainc splits the batch over its "
+                        "ranks (parallel { ranks })", "Intel Caffe's multinode model_parallel splits layers over "
+                        "nodes; trainc trains data parallel only");
+    if (ic_get(mn, "compress_layer_type_list") &&
+        ic_approximate(ic, ic_get(mn, "compress_layer_type_list"), "Intel Caffe's multinode compress_layer_type_list "
+                       "compresses those layers' gradients for the all-reduce (lossy); trainc all-reduces them exactly") < 0)
+        return -1;
+    return 0;
+}
+
 int ic_import_net(ic_ctx *ic, const ast_node *root) {
     const char *sf = solver_field(root);
     if (sf) {
@@ -328,7 +377,8 @@ int ic_import_net(ic_ctx *ic, const ast_node *root) {
                                                                    "default_backward_type", "default_forward_math",
                                                                    "default_backward_math", "global_grad_scale",
                                                                    "global_grad_scale_adaptive", "eltwise_mem_sharing",
-                                                                   NULL }) < 0 ||
+                                                                   "bn_stats_batch_size", "multinode", NULL }) < 0 ||
+        read_multinode(ic, root) < 0 ||
         read_precision(ic, root) < 0)
         return -1;
     if (ic_word(ic, root, "name", &ic->net_name) < 0) return -1;
@@ -353,6 +403,7 @@ int ic_import_net(ic_ctx *ic, const ast_node *root) {
         const ast_node *next = j < root->n_kids && root->kids[j]->a->kind == AST_MESSAGE ? root->kids[j]->a : NULL;
         int consumed = 0;
         ic->n_caffe_layers++;
+        ic->root = root, ic->cur = i;
         /* stop at the first error: later layers would only repeat it through missing blobs */
         bad = import_one(ic, f->a, next, &consumed);
         if (consumed) i = j;
@@ -367,7 +418,9 @@ int ic_import_net(ic_ctx *ic, const ast_node *root) {
         if (v->c != t->c || v->h != t->h || v->w != t->w)
             return ic_error(ic, ic->val_layer, "give both phases images of one size", "the TEST-phase data are %dx%dx%d "
                             "images, the TRAIN-phase data %dx%dx%d", v->c, v->h, v->w, t->c, t->h, t->w);
-        int same = t->scale == v->scale && t->n_mean == v->n_mean && strcmp(t->type, v->type) == 0;
+        int same = t->scale == v->scale && t->n_mean == v->n_mean && strcmp(t->type, v->type) == 0 &&
+                   !t->mean_file == !v->mean_file && (!t->mean_file || strcmp(t->mean_file, v->mean_file) == 0) &&
+                   t->db_h == v->db_h && t->db_w == v->db_w;
         for (int i = 0; same && i < t->n_mean; i++) same = t->mean[i] == v->mean[i];
         if (!same)
             return ic_error(ic, ic_get(ic->val_layer, "transform_param") ? ic_get(ic->val_layer, "transform_param") : ic->val_layer,
@@ -392,5 +445,16 @@ int ic_import_net(ic_ctx *ic, const ast_node *root) {
         return ic_error(ic, &at, "move the main loss layer to the end (the last SoftmaxWithLoss is the main head)",
                         "layer \"%s\" after the last loss layer", ic->layers[i + 1].name);
     }
+    /* Intel Caffe's BatchNorm statistics over sub-batches of this size (0: the whole batch) */
+    int64_t bn_stats = 0;
+    if (ic_int(ic, root, "bn_stats_batch_size", &bn_stats) < 0) return -1;
+    if (bn_stats > 0 && bn_stats != ic->batch)
+        return ic_error(ic, ic_get(root, "bn_stats_batch_size"), "remove bn_stats_batch_size, or make it the TRAIN batch",
+                        "bn_stats_batch_size %lld: Intel Caffe's BatchNorm takes its statistics over sub-batches of %lld "
+                        "of the %lld a rank computes; trainc's bn over the rank's whole batch", (long long)bn_stats,
+                        (long long)bn_stats, (long long)ic->batch);
+    if (bn_stats > 0)
+        ic_note(ic, ic_get(root, "bn_stats_batch_size"), "bn_stats_batch_size %lld: the TRAIN batch, over which trainc's "
+                "bn takes its statistics too", (long long)bn_stats);
     return 0;
 }

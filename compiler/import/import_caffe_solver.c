@@ -21,6 +21,14 @@ static int print_schedule(ic_ctx *ic, FILE *out, const ast_node *s, const ast_no
         ic_float(ic, s, "power", &power) < 0 || ic_int(ic, s, "stepsize", &stepsize) < 0 ||
         ic_int(ic, s, "max_iter", &max_iter) < 0)
         return -1;
+    /* NVCaffe's min_lr: poly decays to it ((base_lr - min_lr) (1 - iter/max_iter)^power + min_lr,
+     * trainc's end_lr), and every policy's LR is floored at it */
+    double min_lr = 0, base_lr = 0;
+    if (ic_float(ic, s, "min_lr", &min_lr) < 0 || ic_float(ic, s, "base_lr", &base_lr) < 0) return -1;
+    if (min_lr < 0) return ic_error(ic, ic_get(s, "min_lr"), NULL, "min_lr must be >= 0 (NVCaffe checks it too)");
+    if (min_lr > 0 && strcmp(policy, "poly") != 0 && !(strcmp(policy, "fixed") == 0 && base_lr >= min_lr))
+        return ic_error(ic, ic_get(s, "min_lr"), "remove min_lr, or use lr_policy \"poly\" (which decays to it)",
+                        "min_lr %g floors the \"%s\" policy's LR; trainc's %s schedule has no floor", min_lr, policy, policy);
     if (strcmp(policy, "fixed") == 0) return 0;
     if (strcmp(policy, "step") == 0) {
         if (stepsize < 1) return ic_error(ic, at_policy, "set stepsize", "lr_policy \"step\" needs stepsize >= 1");
@@ -45,7 +53,9 @@ static int print_schedule(ic_ctx *ic, FILE *out, const ast_node *s, const ast_no
     }
     if (strcmp(policy, "poly") == 0) {
         /* Caffe: base_lr (1 - iter/max_iter)^power, to 0 at max_iter = trainc's whole run */
-        fprintf(out, " schedule { polynomial { power: %s end_lr: 0 } }", ic_num(power));
+        if (min_lr > base_lr)
+            return ic_error(ic, ic_get(s, "min_lr"), NULL, "min_lr %g above base_lr %g (NVCaffe refuses it too)", min_lr, base_lr);
+        fprintf(out, " schedule { polynomial { power: %s end_lr: %s } }", ic_num(power), ic_num(min_lr));
         return 0;
     }
     if (strcmp(policy, "exp") == 0)
@@ -128,6 +138,55 @@ static int print_optimizer(ic_ctx *ic, FILE *out, const ast_node *s) {
                     "solver type %s has no trainc equivalent", type);
 }
 
+/* The forks' solver fields (NVCaffe's LARC, rampup, momentum and decay policies; Intel Caffe's
+ * warmup and LARS), each read from their sgd_solver.cpp: honoured where trainc's schedule and
+ * optimizers say the same, refused naming the rule where they cannot. */
+static int forks(ic_ctx *ic, const ast_node *s) {
+    int larc = 0, local_lr_auto = 0;
+    int64_t rampup = 0, warmup = 0;
+    const char *mpolicy = "fixed", *dpolicy = "fixed", *larc_policy = "scale";
+    double eta = 0.001;
+    if (ic_bool(ic, s, "larc", &larc) < 0 || ic_bool(ic, s, "local_lr_auto", &local_lr_auto) < 0 ||
+        ic_int(ic, s, "rampup_interval", &rampup) < 0 || ic_int(ic, s, "warmup_iter", &warmup) < 0 ||
+        ic_word(ic, s, "momentum_policy", &mpolicy) < 0 || ic_word(ic, s, "weight_decay_policy", &dpolicy) < 0 ||
+        ic_word(ic, s, "larc_policy", &larc_policy) < 0 || ic_float(ic, s, "larc_eta", &eta) < 0)
+        return -1;
+    if (larc)
+        return ic_error(ic, ic_get(s, "larc"), "remove larc (plain SGD), or write solver { lars { eta: ... } } by hand "
+                        "for trainc's LARS", "NVCaffe's LARC (larc_policy \"%s\", larc_eta %g) sets each blob's rate to "
+                        "%s(1 - momentum) * larc_eta * |w| / |dw|%s in place of its lr_mult; trainc's lars scales the LR by "
+                        "eta * |w| / (|dw| + weight_decay * |w|), without the (1 - momentum) factor%s", larc_policy, eta,
+                        strcmp(larc_policy, "clip") == 0 ? "min(lr, " : "lr * ", strcmp(larc_policy, "clip") == 0 ? ")" : "",
+                        strcmp(larc_policy, "clip") == 0 ? " or the clip at the LR" : "");
+    if (local_lr_auto)
+        return ic_error(ic, ic_get(s, "local_lr_auto"), "remove local_lr_auto, or write solver { lars { ... } } by hand",
+                        "Intel Caffe's local_lr_auto (its LARS: local_gw_ratio * |w| / (|dw| + weight_decay * |w|), "
+                        "applied from the warmup's end) has no exact trainc equivalent");
+    if (rampup > 0)
+        return ic_error(ic, ic_get(s, "rampup_interval"), "remove rampup_interval, or write lr { warmup { iterations: N "
+                        "start_factor: F } } by hand (a linear ramp)", "NVCaffe's rampup_interval %lld ramps the LR as "
+                        "rampup_lr + (base_lr - rampup_lr) * (iter / rampup_interval)^2 (a quadratic ramp); trainc's "
+                        "warmup is linear or constant", (long long)rampup);
+    if (warmup > 0)
+        return ic_error(ic, ic_get(s, "warmup_iter"), "remove warmup_iter, or write lr { warmup { iterations: N "
+                        "start_factor: F } } by hand", "Intel Caffe's warmup_iter %lld ramps the LR linearly from "
+                        "warmup_start_lr and scales the momentum by lr_t / lr_t-1 meanwhile (PyTorch's SGD form during the "
+                        "warmup, Caffe's after it); trainc's sgd keeps one form for the whole run", (long long)warmup);
+    const char *history = "FLOAT";   /* NVCaffe's type of the solver's history (the velocity) */
+    if (ic_word(ic, s, "solver_data_type", &history) < 0) return -1;
+    if (strcmp(history, "FLOAT") != 0 &&
+        ic_approximate(ic, ic_get(s, "solver_data_type"), "solver_data_type %s keeps NVCaffe's velocity in that type; "
+                       "trainc keeps optimizer state in FP32", history) < 0)
+        return -1;
+    if (strcmp(mpolicy, "fixed") != 0)
+        return ic_error(ic, ic_get(s, "momentum_policy"), "use momentum_policy \"fixed\"", "NVCaffe's momentum_policy "
+                        "\"%s\" changes the momentum during training; trainc's momentum is constant", mpolicy);
+    if (strcmp(dpolicy, "fixed") != 0)
+        return ic_error(ic, ic_get(s, "weight_decay_policy"), "use weight_decay_policy \"fixed\"", "NVCaffe's "
+                        "weight_decay_policy \"%s\" changes the decay during training; trainc's is constant", dpolicy);
+    return 0;
+}
+
 int ic_import_solver(ic_ctx *ic, FILE *out, const ast_node *s) {
     const ast_node *layer = ic_get(s, "layer") ? ic_get(s, "layer") : ic_get(s, "layers");
     if (layer)
@@ -142,7 +201,13 @@ int ic_import_solver(ic_ctx *ic, FILE *out, const ast_node *s) {
                                               "stepvalue", "clip_gradients", "snapshot", "snapshot_prefix",
                                               "snapshot_diff", "snapshot_format", "snapshot_after_train",
                                               "solver_mode", "device_id", "random_seed", "type", "solver_type",
-                                              "momentum2", "delta", "rms_decay", "debug_info", "test_state", NULL }) < 0)
+                                              "momentum2", "delta", "rms_decay", "debug_info", "test_state",
+                                              "min_lr", "larc", "larc_policy", "larc_eta", "larc_turbo",
+                                              "rampup_interval", "rampup_lr", "warmup_iter", "warmup_start_lr",
+                                              "momentum_policy", "max_momentum", "momentum_power",
+                                              "weight_decay_policy", "local_lr_auto", "local_gw_ratio",
+                                              "solver_data_type", NULL }) < 0 ||
+        forks(ic, s) < 0)
         return -1;
     double base_lr = 0, clip = -1;
     int64_t max_iter = 0, test_interval = 0, display = 0, snapshot = 0, iter_size = 1, seed = -1;

@@ -1,5 +1,6 @@
-/* Caffe's files, with the messages of its caffe.proto: a mean_file (a BlobProto, averaged per
- * channel for `trainc import caffe`), and LMDB databases of Datum records (a Data layer's `backend: LMDB` source, as Caffe's
+/* Caffe's files, with the messages of its caffe.proto: a mean_file (a BlobProto: its per-channel
+ * averages for `trainc import caffe`, its whole mean image for the trainer), and LMDB databases of
+ * Datum records (a Data layer's `backend: LMDB` source, as Caffe's
  * convert_imageset and convert_mnist_data write them) read into a dataset in memory: the
  * records in key order, each a raw [channels][height][width] byte image and a label,
  * decoded with the Datum message of Caffe's caffe.proto (runtime/data/caffe_datum.proto,
@@ -30,6 +31,12 @@ rt_status rt_caffe_mean_file(const char *path, int *c, int *h, int *w, double ch
     (void)channel_mean;
     return rt_fail(err, RT_E_ARG, "rebuild with libprotobuf-c-dev and protobuf-c-compiler (WITH_LMDB=1)",
                    "cannot read the mean file %s: built without protobuf-c (WITH_LMDB=0)", path);
+}
+
+rt_status rt_caffe_mean_image(const char *path, int *c, int *h, int *w, float **image, rt_err *err) {
+    *image = NULL;
+    double m[4];
+    return rt_caffe_mean_file(path, c, h, w, m, err);
 }
 
 rt_status rt_lmdb_probe(const char *path, long *n, int *c, int *h, int *w, rt_err *err) {
@@ -113,7 +120,9 @@ rt_status rt_lmdb_probe(const char *path, long *n, int *c, int *h, int *w, rt_er
     return st;
 }
 
-rt_status rt_caffe_mean_file(const char *path, int *c, int *h, int *w, double channel_mean[4], rt_err *err) {
+/* Reads the BlobProto at path: its [C, H, W] and, when image is not NULL, its values (malloc'd),
+ * else their per-channel averages. */
+static rt_status read_mean(const char *path, int *c, int *h, int *w, double channel_mean[4], float **image, rt_err *err) {
     *c = *h = *w = 0;
     const char *hint = "give the mean image Caffe's compute_image_mean wrote (a BlobProto, .binaryproto)";
     FILE *f = fopen(path, "rb");
@@ -149,7 +158,12 @@ rt_status rt_caffe_mean_file(const char *path, int *c, int *h, int *w, double ch
     if (dims[1] < 1 || dims[1] > 4 || plane < 1 || b->n_data != (size_t)(dims[1] * plane))
         st = rt_fail(err, RT_E_FORMAT, hint, "the mean file %s holds %zu values for a %ldx%ldx%ld mean image", path,
                      b->n_data, dims[1], dims[2], dims[3]);
-    for (long ch = 0; !st && ch < dims[1]; ch++) {
+    if (!st && image) {
+        *image = malloc((size_t)b->n_data * sizeof **image);
+        if (!*image) st = rt_fail(err, RT_E_IO, NULL, "the mean file %s does not fit in memory", path);
+        for (size_t i = 0; !st && i < b->n_data; i++) (*image)[i] = b->data[i];
+    }
+    for (long ch = 0; !st && !image && ch < dims[1]; ch++) {
         double sum = 0;
         for (long i = 0; i < plane; i++) sum += b->data[ch * plane + i];
         channel_mean[ch] = sum / (double)plane;
@@ -157,6 +171,15 @@ rt_status rt_caffe_mean_file(const char *path, int *c, int *h, int *w, double ch
     if (!st) *c = (int)dims[1], *h = (int)dims[2], *w = (int)dims[3];
     caffe__blob_proto__free_unpacked(b, NULL);
     return st;
+}
+
+rt_status rt_caffe_mean_file(const char *path, int *c, int *h, int *w, double channel_mean[4], rt_err *err) {
+    return read_mean(path, c, h, w, channel_mean, NULL, err);
+}
+
+rt_status rt_caffe_mean_image(const char *path, int *c, int *h, int *w, float **image, rt_err *err) {
+    *image = NULL;
+    return read_mean(path, c, h, w, NULL, image, err);
 }
 
 rt_status rt_dataset_load_lmdb(rt_dataset *ds, const char *path, int classes, rt_err *err) {

@@ -30,6 +30,21 @@ static rt_status check_config(const rt_dataset *ds, const rt_loader_config *c, r
     if (ds->c > RT_MAX_CHANNELS && !ds->values)
         return rt_fail(err, RT_E_ARG, NULL, "data loader: %d channels (at most %d)", ds->c,
                        RT_MAX_CHANNELS);
+    if (c->window_h || c->window_w || c->mean_image) {   /* Caffe's crop_size and mean_file on raw images */
+        int wh = c->window_h ? c->window_h : ds->h, ww = c->window_w ? c->window_w : ds->w;
+        if (ds->values || ds->encoded || !ds->images)
+            return rt_fail(err, RT_E_ARG, NULL, "data loader: a crop window or mean image is for databases of raw images");
+        if (wh < 1 || ww < 1 || wh > ds->h || ww > ds->w)
+            return rt_fail(err, RT_E_ARG, "crop at most the stored size (Caffe's crop_size)",
+                           "data loader: a %dx%d crop window of %dx%d images", wh, ww, ds->h, ds->w);
+        if (c->crop_pad || c->augment.policy || c->augment.erase_p > 0 || RT_TARGET_WORDS(c->augment) > 1)
+            return rt_fail(err, RT_E_ARG, "keep Caffe's transform alone (crop_size, mirror, mean, scale)",
+                           "data loader: a crop window or mean image with padding, a policy, erasing or mixing");
+        if (c->mean_image && c->raw_u8)
+            return rt_fail(err, RT_E_ARG, "train with the CPU backend, or give per-channel mean_value instead",
+                           "data loader: a mean image (Caffe's mean_file) needs float batches, and this trainer "
+                           "takes bytes (it normalizes per channel on the device)");
+    }
     if (c->crop_pad < 0 || c->crop_pad > 255)
         return rt_fail(err, RT_E_ARG, NULL, "data loader: crop padding %d out of 0..255", c->crop_pad);
     if (c->train && ds->n < c->global_batch)
@@ -68,7 +83,7 @@ rt_status rt_loader_init(rt_loader *l, const rt_dataset *ds, const rt_loader_con
                                     : (ds->n + cfg->global_batch - 1) / cfg->global_batch;
     l->perm_epoch = -1;
     rt_normalize_lut(cfg->mean, cfg->std, ds->c < RT_MAX_CHANNELS ? ds->c : RT_MAX_CHANNELS, l->lut);
-    l->sample_bytes = (size_t)ds->c * ds->h * ds->w * (cfg->raw_u8 ? 1 : sizeof(float));
+    l->sample_bytes = (size_t)ds->c * loader_out_h(l) * loader_out_w(l) * (cfg->raw_u8 ? 1 : sizeof(float));
     l->slots = cfg->slots ? cfg->slots : RT_LOADER_DEFAULT_SLOTS;
     for (int s = 0; s < l->slots; s++) {
         l->slot_x[s] = rt_alloc_pages((size_t)l->batch_per_rank * l->sample_bytes);   /* may be page-locked */
@@ -142,6 +157,8 @@ int loader_fill_samples(const rt_loader *l, const uint32_t *perm, int64_t epoch,
         if (j + PREFETCH_AHEAD < hi) prefetch_sample(ds, perm, first + j + PREFETCH_AHEAD, sample);
         if (ds->values)   /* HDF5: the floats as they are (check_config refused any augmentation) */
             memcpy(dst, ds->values + (size_t)idx * sample, sample * sizeof(float));
+        else if (l->cfg.window_h || l->cfg.mean_image)   /* Caffe's crop_size / mean_file */
+            augment_window_sample(l, ds->images + (size_t)idx * sample, dst, bits, l->cfg.train);
         else if (l->cfg.train && l->cfg.augment.policy)   /* the policy works on bytes, before normalization */
             policy_sample(l, ds->images + (size_t)idx * sample, dst, bits, aug_key, pos);
         else if (l->cfg.raw_u8)
@@ -170,7 +187,7 @@ int loader_fill(const rt_loader *l, const uint32_t *perm, int64_t epoch, int64_t
     if (l->cfg.nhwc && (!ds->encoded || !l->cfg.raw_u8) && ds->c > 1) {
         uint8_t *scratch = rt_xmalloc(l->sample_bytes);
         for (long j = lo; j < hi; j++)
-            to_channels_last(out + (size_t)(j - lo) * l->sample_bytes, scratch, ds->c, (size_t)ds->h * ds->w,
+            to_channels_last(out + (size_t)(j - lo) * l->sample_bytes, scratch, ds->c, (size_t)loader_out_h(l) * loader_out_w(l),
                              l->cfg.raw_u8 ? 1 : sizeof(float));
         free(scratch);
     }

@@ -16,6 +16,12 @@ int loader_fill(const rt_loader *l, const uint32_t *perm, int64_t epoch, int64_t
 void augment_sample(const rt_loader *l, const uint8_t *src, float *dst, uint64_t bits, int augment);
 /* The same crop and flip, to bytes: no normalization (raw_u8). */
 void augment_sample_u8(const rt_loader *l, const uint8_t *src, uint8_t *dst, uint64_t bits, int augment);
+/* Caffe's window crop and mean image (augment_window.c): the cfg.window_h x window_w window
+ * of the stored sample, random (augment) or central, to floats, or to bytes when raw_u8. */
+void augment_window_sample(const rt_loader *l, const uint8_t *src, void *dst, uint64_t bits, int augment);
+/* A sample's height and width as the loader hands it out: the window's, or the dataset's. */
+static inline int loader_out_h(const rt_loader *l) { return l->cfg.window_h ? l->cfg.window_h : l->ds->h; }
+static inline int loader_out_w(const rt_loader *l) { return l->cfg.window_w ? l->cfg.window_w : l->ds->w; }
 /* Decode threads for an encoded dataset (image_fill.c). image_pool_fill writes samples
  * [lo, hi) of the global batch starting at epoch position `first` (rows from x, y) and returns
  * how many of them failed to decode and were replaced. */

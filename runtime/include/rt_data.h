@@ -73,6 +73,8 @@ rt_status rt_datum_take(rt_dataset *ds, const char *path, long i, const rt_datum
 /* A Caffe mean_file (a binaryproto BlobProto, as compute_image_mean writes it): its [c, h, w]
  * and the mean of each channel's plane. */
 rt_status rt_caffe_mean_file(const char *path, int *c, int *h, int *w, double channel_mean[4], rt_err *err);
+/* The same file's whole mean image: *image is c x h x w floats (malloc'd; free it). */
+rt_status rt_caffe_mean_image(const char *path, int *c, int *h, int *w, float **image, rt_err *err);
 /* Caffe's HDF5Data source (runtime/data/hdf5_data.c, libhdf5): LIST names .h5 files (one
  * path a line, relative to where the trainer runs, as Caffe reads them), each with a float
  * dataset "data" [N, C, H, W] (or [N, D]: [D, 1, 1]) and "label" [N] or [N, 1] of class
@@ -139,6 +141,14 @@ typedef struct {
     uint64_t seed;
     int crop_pad;       /* random crop: zero-pad by this much, crop back to h x w (0 = off) */
     int flip;           /* random horizontal flip, p = 0.5 */
+    /* Caffe's crop_size on a database of larger images (augment_window.c): each sample is the
+     * window_h x window_w window of the stored ds->h x ds->w image at a random offset (train:
+     * from (seed, epoch, position)) or at the center (eval); 0 = the whole image. */
+    int window_h, window_w;
+    /* Caffe's mean_file: NULL, or ds->c x ds->h x ds->w floats in normalized units (the mean
+     * image divided by 255 * std), subtracted at each pixel's place in the stored image, before
+     * the window is cut, as Caffe's DataTransformer does. Float batches of raw images only. */
+    const float *mean_image;
     float mean[RT_MAX_CHANNELS], std[RT_MAX_CHANNELS];   /* out = (x/255 - mean) / std */
     int prefetch;       /* 1: prepare the next batch on a background thread */
     int raw_u8;         /* 1: batches are the cropped and flipped bytes (uint8), not normalized

@@ -126,6 +126,15 @@ typedef struct {
      * samples in the data: an evenly spaced subset is used; fewer: refused at start-up. */
     long spec_train_samples, spec_val_samples;
     int crop_pad, flip;
+    /* Caffe's Data layer transform (RT_DATA_LMDB): db_crop, its crop_size (a random window in
+     * training, the center in evaluation, of the stored images; 0 = none), and mean_file, the
+     * path of its mean image (a BlobProto of the stored size; NULL = none), subtracted before
+     * the crop and the scale (std) */
+    int db_crop;
+    const char *mean_file;
+    /* rt_caffe_mean_image, set by the generated code of specs with a mean_file (so that only
+     * their trainers link protobuf-c's reader) */
+    rt_status (*load_mean)(const char *path, int *c, int *h, int *w, float **image, rt_err *err);
     float mean[4], std[4];
     /* precision.compute for the CPU ops (rt_gemm_set_compute, set at start-up): FP32, or BF16
      * products with FP32 accumulation; 0 (FP32) unless the spec says BF16. Device models

@@ -35,6 +35,39 @@ static void read_scaler(trainer *t) {
     t->scaler = (trainer_scaler_state){ st[0], st[1], st[2] };
 }
 
+/* Caffe's crop_size and mean_file on its databases: both sets are stored at one size, at least
+ * the net's input (the crop), and the mean image is that size too. */
+static void trainer_caffe_transform(trainer *t, const char *dir) {
+    const rt_model *m = t->m;
+    const rt_run_config *run = &t->run;
+    const rt_dataset *sets[2] = { &t->train_set, &t->val_set };
+    const char *where[2] = { dir, run->val_path };
+    for (int k = 0; k < 2; k++) {
+        const rt_dataset *d = sets[k];
+        int ok = d->c == m->in_c && (run->db_crop ? d->h >= m->in_h && d->w >= m->in_w : d->h == m->in_h && d->w == m->in_w);
+        if (!ok)
+            rt_die_hint("point --data at a database of the spec's input shape, or at least its crop size",
+                        "data in '%s' has images of %dx%dx%d but the spec's net takes %dx%dx%d%s", where[k], d->c, d->h,
+                        d->w, m->in_c, m->in_h, m->in_w, run->db_crop ? " crops of them" : "");
+    }
+    if (run->mean_file) {
+        rt_err err;
+        int c, h, w;
+        if (!run->load_mean) rt_die("this trainer was generated without its mean file reader; rebuild it with trainc build");
+        if (run->load_mean(run->mean_file, &c, &h, &w, &t->mean_image, &err)) rt_die_err(&err);
+        if (c != t->train_set.c || h != t->train_set.h || w != t->train_set.w)
+            rt_die_hint("compute the mean image of this database (Caffe's compute_image_mean)",
+                        "the mean file %s is a %dx%dx%d image, the database's images %dx%dx%d", run->mean_file, c, h, w,
+                        t->train_set.c, t->train_set.h, t->train_set.w);
+        size_t plane = (size_t)h * w;   /* in the units the loader's table gives: (v/255 - mean) / std */
+        for (size_t i = 0; i < (size_t)c * plane; i++) t->mean_image[i] /= 255.0f * (run->std[i / plane] != 0.0f ? run->std[i / plane] : 1.0f);
+    }
+    if (t->val_set.h != t->train_set.h || t->val_set.w != t->train_set.w)
+        rt_die_hint("write both databases at one size (convert_imageset --resize_height/--resize_width)",
+                    "the training images are %dx%d and the validation images %dx%d; Caffe's mean image and crop take one size",
+                    t->train_set.h, t->train_set.w, t->val_set.h, t->val_set.w);
+}
+
 void trainer_load_data(trainer *t) {
     const rt_model *m = t->m;
     const rt_run_config *run = &t->run;
@@ -63,6 +96,10 @@ void trainer_load_data(trainer *t) {
     rt_data_honour_sample_counts(run, dir, &t->train_set, &t->val_set, t->rank == 0);
     if (run->eval_h) t->val_set.h = run->eval_h, t->val_set.w = run->eval_w;   /* read at the eval resolution */
     const rt_dataset *d = &t->train_set;
+    if (run->source == RT_DATA_LMDB && (run->db_crop || run->mean_file)) {
+        trainer_caffe_transform(t, dir);
+        return;
+    }
     if (d->c != m->in_c || d->h != m->in_h || d->w != m->in_w)
         rt_die_hint("point --data at a dataset of the spec's input shape, or change net.input_shape",
                     "data in '%s' has images of %dx%dx%d but the spec's net takes %dx%dx%d", dir,
@@ -79,6 +116,8 @@ void trainer_make_loader(trainer *t, rt_loader *l, const rt_dataset *ds, int tra
     cfg.seed = t->run.seed;
     cfg.crop_pad = train ? t->run.crop_pad : 0;
     cfg.flip = train ? t->run.flip : 0;
+    if (t->run.db_crop) cfg.window_h = cfg.window_w = t->run.db_crop;   /* random in training, else the center */
+    cfg.mean_image = t->mean_image;
     cfg.raw_u8 = t->m->input_u8;   /* a device model normalizes on the device */
     if (train) cfg.augment = t->run.augment;   /* mixup/cutmix, erasing, repeats: training only */
     cfg.nhwc = t->m->input_nhwc;

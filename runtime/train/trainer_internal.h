@@ -43,6 +43,7 @@ typedef struct {
     rt_run_config run;
     rt_trainer_args args;
     rt_dataset train_set, val_set;
+    float *mean_image;        /* run.mean_file in normalized units, for both loaders; NULL: none */
     rt_loader train, val;
     rt_model_ctx ctx;
     rt_comm *comm;            /* NULL: a world of 1 */

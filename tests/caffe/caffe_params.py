@@ -145,7 +145,7 @@ def count(net):
             continue
         elif kind == "Reshape":   # [0, -1]: everything per sample in one axis
             c, h, w = c * h * w, 1, 1
-        elif kind not in ("ReLU", "Dropout", "LRN", "Eltwise", "Sigmoid"):
+        elif kind not in ("ReLU", "Dropout", "LRN", "Eltwise", "Sigmoid", "Softmax"):
             sys.exit("caffe_params.py: layer type %s is not counted here" % kind)
         shapes[top] = (c, h, w)
     return total

@@ -316,6 +316,104 @@ static void check_channels_last(void) {
     }
 }
 
+/* Caffe's crop_size and mean_file (augment_window.c): every training sample is a K x K window
+ * of its stored 8 x 8 image at one of the (8-K+1)^2 offsets, mirrored or not, each value the
+ * table's minus the mean image at the pixel's stored place; every offset and both mirrors occur;
+ * evaluation takes the center ((8-K)/2, Caffe's rounding); 1 and 2 ranks give the same global
+ * batch; the raw-bytes loader gives the same windows; a window larger than the images, and a mean
+ * image with raw bytes, are refused. */
+static void check_caffe_window(void) {
+    enum { K = 5, SK = C * K * K };
+    static float x[B * SK], x2[B * SK], mean[C * H * W];
+    static uint8_t xb[B * SK];
+    static int32_t y[B], y2[B];
+    for (int i = 0; i < C * H * W; i++) mean[i] = (float)((i * 37) % 101) / 50.0f - 1.0f;
+    rt_loader_config cfg;
+    rt_loader l;
+    config(&cfg, 0, 1, 1, 0);
+    cfg.crop_pad = 0;
+    cfg.window_h = cfg.window_w = K;
+    cfg.mean_image = mean;
+    CHECK(rt_loader_init(&l, &ds, &cfg, NULL) == RT_OK);
+    CHECK(rt_loader_sample_bytes(&l) == SK * sizeof(float));
+    uint32_t *perm = malloc(N * 4);
+    int seen[2][H - K + 1][W - K + 1];
+    memset(seen, 0, sizeof seen);
+    for (int step = 0; step < 8; step++) {
+        rt_shuffle_permutation(perm, N, cfg.seed, 0);
+        CHECK(rt_loader_batch_at(&l, 0, step, x, y) == B);
+        for (int i = 0; i < B; i++) {
+            long idx = perm[step * B + i];
+            const uint8_t *src = ds.images + (size_t)idx * S;
+            CHECK(y[i] == ds.labels[idx]);
+            int match = 0;
+            for (int f = 0; f < 2 && !match; f++)
+                for (int y0 = 0; y0 <= H - K && !match; y0++)
+                    for (int x0 = 0; x0 <= W - K && !match; x0++) {
+                        int ok = 1;
+                        for (int c = 0; c < C && ok; c++)
+                            for (int yy = 0; yy < K && ok; yy++)
+                                for (int xx = 0; xx < K && ok; xx++) {
+                                    int at = (c * H + y0 + yy) * W + x0 + (f ? K - 1 - xx : xx);
+                                    float want = ((float)src[at] / 255.0f - cfg.mean[c]) / cfg.std[c] - mean[at];
+                                    ok = fabsf(x[(size_t)i * SK + (c * K + yy) * K + xx] - want) < 1e-5f;
+                                }
+                        if (ok) match = 1, seen[f][y0][x0]++;
+                    }
+            CHECK(match);
+        }
+    }
+    int all = 1;
+    for (int f = 0; f < 2; f++)
+        for (int a = 0; a <= H - K; a++)
+            for (int b = 0; b <= W - K; b++) all &= seen[f][a][b] > 0;
+    CHECK(all);   /* 512 samples over 32 (offset, mirror) pairs */
+    /* the same global batch from 2 ranks */
+    for (int r = 0; r < 2; r++) {
+        rt_loader lr;
+        rt_loader_config c2 = cfg;
+        c2.rank = r, c2.world = 2;
+        CHECK(rt_loader_init(&lr, &ds, &c2, NULL) == RT_OK);
+        CHECK(rt_loader_batch_at(&lr, 3, 5, x2 + (size_t)r * (B / 2) * SK, y2 + r * (B / 2)) == B / 2);
+        rt_loader_free(&lr);
+    }
+    CHECK(rt_loader_batch_at(&l, 3, 5, x, y) == B && !memcmp(x, x2, sizeof x) && !memcmp(y, y2, sizeof y));
+    rt_loader_free(&l);
+    /* evaluation: the center window, no mirror */
+    cfg.train = 0;
+    CHECK(rt_loader_init(&l, &ds, &cfg, NULL) == RT_OK);
+    CHECK(rt_loader_batch_at(&l, 0, 1, x, y) == B);
+    int center = 1;
+    for (int i = 0; i < B; i++)
+        for (int c = 0; c < C; c++)
+            for (int yy = 0; yy < K; yy++)
+                for (int xx = 0; xx < K; xx++) {
+                    int at = (c * H + (H - K) / 2 + yy) * W + (W - K) / 2 + xx;
+                    float want = ((float)ds.images[(size_t)(B + i) * S + at] / 255.0f - cfg.mean[c]) / cfg.std[c] - mean[at];
+                    center &= fabsf(x[(size_t)i * SK + (c * K + yy) * K + xx] - want) < 1e-5f;
+                }
+    CHECK(center && y[0] == ds.labels[B]);
+    rt_loader_free(&l);
+    /* bytes: the same windows, without the mean (refused with one) */
+    cfg.train = 1, cfg.mean_image = NULL, cfg.raw_u8 = 1;
+    CHECK(rt_loader_init(&l, &ds, &cfg, NULL) == RT_OK);
+    CHECK(rt_loader_batch_at(&l, 2, 1, xb, y) == B);
+    rt_loader_free(&l);
+    cfg.raw_u8 = 0;
+    CHECK(rt_loader_init(&l, &ds, &cfg, NULL) == RT_OK);
+    CHECK(rt_loader_batch_at(&l, 2, 1, x, y2) == B);
+    rt_loader_free(&l);
+    int bytes_same = !memcmp(y, y2, sizeof y);
+    for (int i = 0; i < B * SK; i++) bytes_same &= fabsf(x[i] - ((float)xb[i] / 255.0f - cfg.mean[(i % SK) / (K * K)]) / cfg.std[(i % SK) / (K * K)]) < 1e-6f;
+    CHECK(bytes_same);
+    rt_err e;
+    cfg.mean_image = mean, cfg.raw_u8 = 1;
+    CHECK(rt_loader_init(&l, &ds, &cfg, &e) == RT_E_ARG && strstr(e.msg, "mean image"));
+    cfg.mean_image = NULL, cfg.raw_u8 = 0, cfg.window_h = cfg.window_w = H + 1;
+    CHECK(rt_loader_init(&l, &ds, &cfg, &e) == RT_E_ARG && strstr(e.msg, "crop window"));
+    free(perm);
+}
+
 int main(void) {
     rt_dataset_synthetic(&ds, N, C, H, W, 10, 77);
     check_channels_last();
@@ -325,6 +423,7 @@ int main(void) {
     check_augment_semantics();
     check_views_and_raw_bytes();
     check_errors();
+    check_caffe_window();
     check_throughput();
     rt_dataset_free(&ds);
     return test_finish("test_data_loader");
