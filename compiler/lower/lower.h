@@ -41,6 +41,12 @@ void schedule_free(schedule *s);
 void choose_conv_bn(schedule *s, int sync_bn);
 /* The engine's name for show (IR_CONV_BN_*). */
 const char *ir_conv_bn_name(int engine);
+/* The CPU conv algorithms (ir_conv_algo): the runtime's constant (rt_conv_algo) for the
+ * emitter, and what it is in words for show; ir_conv_host_rule: for one that needs something
+ * of the host, the condition under which it runs (NULL for the others). */
+const char *ir_conv_algo_const(ir_conv_algo a);
+const char *ir_conv_algo_text(const ir_op *op, ir_conv_algo a);
+const char *ir_conv_host_rule(ir_conv_algo a);
 /* Errors for the ops and options the CUDA backend lacks (cuda_refusals.c); returns their count. */
 int cuda_refuse_unsupported(const ir_net *net, const char *spec_path, int nhwc);
 /* What a backend's runtime does not run yet (runtime_refusals.c: Swin's windowed attention on

@@ -26,10 +26,50 @@ expect "LeNet: convs with their max pooling in the call" "$(count 'max pooling "
   "$(count 'conv2d_relu_maxpool_forward(' "$out/lenet.src/model.c")"
 expect "LeNet: poolings computed in a conv's call" "$(count "computed in \"" "$out/lenet.txt")" \
   "$(count "'s call above" "$out/lenet.src/model.c")"
-expect "LeNet: Winograd F(2x2,5x5) convs" "$(count 'Winograd F(2x2,5x5)' "$out/lenet.txt")" \
-  "$(count '\.algo = RT_CONV_WINOGRAD }' "$out/lenet.src/model.c")"
-expect "LeNet: im2col convs" "$(count 'im2col + GEMM' "$out/lenet.txt")" \
-  "$(grep 'rt_conv_shape' "$out/lenet.src/model.c" | grep -vc '\.algo = ' || true)"
+
+# CPU convs' algorithms, decided by lower (rt_conv_choice.h): each conv's chain as show says it
+# ("A where <host rule>, else B ...") against the .algo/.alt/.fallback its shape was emitted
+# with, for the LeNet, the ResNet example in FP32 and in BF16 (oneDNN first, its fallbacks)
+conv_chains() {   # show.txt model.c what
+  "$PY" - "$@" <<'PY'
+import re, sys
+show, model, what = sys.argv[1:]
+texts = [("Winograd F(4x4,3x3)", "RT_CONV_WINOGRAD_F4"), ("Winograd F(2x2,", "RT_CONV_WINOGRAD"),
+         ("Winograd F(7x7,2x2)", "RT_CONV_STRIDED_WINOGRAD"), ("one GEMM per tap", "RT_CONV_STRIDED"),
+         ("oneDNN's BF16", "RT_CONV_DNNL_BF16"), ("the 1-channel AVX-512", "RT_CONV_C1"), ("im2col", "RT_CONV_IM2COL")]
+def const(seg):
+    for t, c in texts:
+        if seg.startswith(t): return c
+    sys.exit(f"FAIL: {what}: show --schedule names no known algorithm in {seg!r}")
+shown = []
+for line in open(show):
+    f = line.split(None, 3)
+    if len(f) == 4 and f[2] == "conv":
+        shown.append([const(s) for s in f[3].split("; ")[0].split(", else ")])
+emitted = []
+for m in re.finditer(r"rt_conv_shape \w+_shape = \{([^}]*)\}", open(model).read()):
+    fields = dict(re.findall(r"\.(algo|alt|fallback) = (\w+)", m.group(1)))
+    chain = [fields.get(k) for k in ("algo", "alt", "fallback") if k in fields] or ["RT_CONV_IM2COL"]
+    emitted.append([c for i, c in enumerate(chain) if i == 0 or c != chain[i - 1]])
+if shown != emitted:
+    sys.exit(f"FAIL: {what}: show --schedule's conv algorithms {shown} != emitted {emitted}")
+print(f"{what}: {len(shown)} convs, {sum(len(c) > 1 for c in shown)} with a host rule")
+PY
+}
+conv_chains "$out/lenet.txt" "$out/lenet.src/model.c" LeNet || status=1
+grep -q 'conv1 .*1-channel AVX-512 kernel (conv2d_c1.c) where the CPU has AVX-512F' "$out/lenet.txt" ||
+  { echo "FAIL: the LeNet's conv1 is not shown with the 1-channel kernel's host rule"; status=1; }
+printf 'extends: "%s/specs/examples/fmnist_resnet.spec"\nprecision { compute: BF16 }\n' "$(pwd)" > "$out/resnet_cpu_bf16.spec"
+for spec in specs/examples/fmnist_resnet.spec "$out/resnet_cpu_bf16.spec"; do
+  tag=cpu_$(basename "$spec" .spec)
+  "$TRAINC" show --schedule "$spec" > "$out/$tag.txt" || die "show --schedule failed on $spec"
+  "$TRAINC" build "$spec" --emit-only --emit-dir "$out/$tag.src" -o "$out/$tag" > /dev/null || die "build --emit-only failed on $spec"
+  conv_chains "$out/$tag.txt" "$out/$tag.src/model.c" "$tag" || status=1
+done
+grep -q 'oneDNN.s BF16 convolution where .*, else Winograd F(2x2,3x3)' "$out/cpu_resnet_cpu_bf16.txt" ||
+  { echo "FAIL: the BF16 ResNet shows no oneDNN convs falling back to Winograd F(2x2,3x3)"; status=1; }
+grep -q 'Winograd F(4x4,3x3)' "$out/cpu_resnet_cpu_bf16.txt" &&
+  { echo "FAIL: the BF16 ResNet shows Winograd F(4x4,3x3), which BF16 products must not run"; status=1; }
 
 # CUDA ResNet example, BF16 channels-last, with each fusion and without
 printf 'extends: "%s/specs/examples/fmnist_resnet.spec"\nprecision { compute: BF16 }\n' "$(pwd)" > "$out/resnet_bf16.spec"
