@@ -161,6 +161,7 @@ static int cmd_show(int argc, char **argv) {
         else if (strcmp(argv[i], "--no-bn-add") == 0) opt.no_bn_add = 1;
         else if (strcmp(argv[i], "--no-relu-mask") == 0) opt.no_relu_mask = 1;
         else if (strcmp(argv[i], "--no-conv-genstats") == 0) opt.no_conv_genstats = 1;
+        else if (strcmp(argv[i], "--no-bn-pool") == 0) opt.no_bn_pool = 1;
         else if (strcmp(argv[i], "--device") == 0 || strcmp(argv[i], "--label") == 0) {
             if (i + 1 >= argc) return usage_error("option '%s' needs a value", argv[i]);
             if (strcmp(argv[i], "--device") == 0) device = argv[++i];
@@ -203,24 +204,30 @@ static int cmd_show(int argc, char **argv) {
         spec_doc_free(&doc);
         return usage_error("--no-conv-genstats is for --layout nhwc (the only layout with cuDNN's fused conv engines)%s", "");
     }
+    else if (!bad && gpu_cost && opt.no_bn_pool && !opt.nhwc) {
+        sema_result_free(&res);
+        spec_doc_free(&doc);
+        return usage_error("--no-bn-pool is for --layout nhwc (the only layout whose max pooling applies batch norm)%s", "");
+    }
     else if (!bad && sched && opt.nhwc && opt.backend != BACKEND_CUDA) {
         sema_result_free(&res);
         spec_doc_free(&doc);
         return usage_error("--layout nhwc needs --backend cuda%s", "");
     }
-    else if (!bad && sched && (opt.no_bn_retire || opt.no_bn_add || opt.no_relu_mask || opt.no_conv_genstats) &&
+    else if (!bad && sched && (opt.no_bn_retire || opt.no_bn_add || opt.no_relu_mask || opt.no_conv_genstats || opt.no_bn_pool) &&
              !(opt.backend == BACKEND_CUDA && opt.nhwc)) {
         sema_result_free(&res);
         spec_doc_free(&doc);
-        return usage_error("--no-bn-retire, --no-bn-add, --no-relu-mask and --no-conv-genstats are for --backend cuda "
-                           "--layout nhwc%s", "");
+        return usage_error("--no-bn-retire, --no-bn-add, --no-relu-mask, --no-conv-genstats and --no-bn-pool are for "
+                           "--backend cuda --layout nhwc%s", "");
     }
     else if (!bad && sched) bad = show_schedule(stdout, path, &res, &opt);
-    else if (!bad && !gpu_cost && (opt.no_bn_retire || opt.no_bn_add || opt.no_relu_mask || opt.no_conv_genstats)) {
+    else if (!bad && !gpu_cost &&
+             (opt.no_bn_retire || opt.no_bn_add || opt.no_relu_mask || opt.no_conv_genstats || opt.no_bn_pool)) {
         sema_result_free(&res);
         spec_doc_free(&doc);
-        return usage_error("--no-bn-retire, --no-bn-add, --no-relu-mask and --no-conv-genstats go with show --gpu-cost or "
-                           "--schedule (or build)%s", "");
+        return usage_error("--no-bn-retire, --no-bn-add, --no-relu-mask, --no-conv-genstats and --no-bn-pool go with show "
+                           "--gpu-cost or --schedule (or build)%s", "");
     }
     else if (!bad && gpu_cost) bad = show_gpu_cost(stdout, path, &res, device, &opt, old_kernels, label);
     else if (!bad && gib > 0) bad = show_device_memory(stdout, path, &res, gib, opt.nhwc);
@@ -278,6 +285,7 @@ static int cmd_build(int argc, char **argv) {
         else if (strcmp(argv[i], "--no-bn-add") == 0) opt.no_bn_add = 1;
         else if (strcmp(argv[i], "--no-relu-mask") == 0) opt.no_relu_mask = 1;
         else if (strcmp(argv[i], "--no-conv-genstats") == 0) opt.no_conv_genstats = 1;
+        else if (strcmp(argv[i], "--no-bn-pool") == 0) opt.no_bn_pool = 1;
         else if (strcmp(argv[i], "--emit-only") == 0) emit_only = 1;
         else if (argv[i][0] == '-') return usage_error("unknown or incomplete option '%s' for build", argv[i]);
         else if (spec) return usage_error("build takes one SPEC (extra '%s')", argv[i]);
@@ -294,6 +302,9 @@ static int cmd_build(int argc, char **argv) {
     if (opt.no_conv_genstats && !(opt.backend == BACKEND_CUDA && opt.nhwc && opt.fuse))
         return usage_error("--no-conv-genstats is for --backend cuda --layout nhwc with fused kernels (the only build "
                            "that runs cuDNN's fused conv engines)%s", "");
+    if (opt.no_bn_pool && !(opt.backend == BACKEND_CUDA && opt.nhwc && opt.fuse))
+        return usage_error("--no-bn-pool is for --backend cuda --layout nhwc with fused kernels (the only build that "
+                           "applies batch norm inside the max pooling)%s", "");
     if (spec && emit_only && (emit_dir || out)) {   /* the sources only: no compiler, no CUDA toolchain */
         if (opt.nhwc && opt.backend != BACKEND_CUDA) return usage_error("--layout nhwc needs --backend cuda%s", "");
         char default_dir[4200];

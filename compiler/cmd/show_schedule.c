@@ -100,6 +100,8 @@ static void cuda_op(const schedule *s, const ir_op *op, choices *c) {
         if (op->bn_sums_in_conv) say(c, "statistics summed in the conv's epilogue, only finalized here%s", "");
         if (op->bn_retire) say(c, "statistics and gradient sums finished by each channel tile's last block%s", "");
         if (op->bn_in_add) say(c, "applied inside the add that reads it (its output never written)%s", "");
+        if (op->bn_in_pool)
+            say(c, "applied with its ReLU inside max pooling \"%s\" (its output never written)", s->net.ops[op - s->net.ops + 1].name);
         if (op->relu_mask) say(c, "writes a ReLU bitmask; the backward reads the bits%s", "");
         if (op->bn_bwd_in_add) say(c, "backward inside the add's two-pass backward%s", "");
         break;
@@ -108,6 +110,11 @@ static void cuda_op(const schedule *s, const ir_op *op, choices *c) {
         else if (op->add_bns == 1) say(c, "the bn applied in this pass (bn + add%s)", op->act ? " + ReLU" : "");
         if (op->relu_mask) say(c, "writes a ReLU bitmask%s", "");
         if (op->add_bwd_fused) say(c, "backward: dReLU + the add's gradient + the bns' backward in two passes%s", "");
+        break;
+    case IR_MAXPOOL:
+        if (op->pool_bn >= 0)
+            say(c, "applies bn \"%s\" and its ReLU in the same pass (bn_relu_maxpool_nhwc.cu: out, argmax and the bn's bits)",
+                net->ops[op->pool_bn].name);
         break;
     default:
         break;

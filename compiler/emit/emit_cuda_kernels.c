@@ -351,7 +351,8 @@ static void generate(kgen *g) {
         switch (op->kind) {
         case IR_CONV: case IR_LINEAR: if (op->b_off >= 0 && op->bias_act < 0) gen_bias(g, i); break;
         case IR_BN:
-            if (!net->ops[i].bn_in_add) gen_bn_apply(g, i);   /* else applied by cuda_bn_add_relu_nhwc */
+            /* else applied by cuda_bn_add_relu_nhwc or cuda_bn_relu_maxpool_forward_nhwc */
+            if (!net->ops[i].bn_in_add && !net->ops[i].bn_in_pool) gen_bn_apply(g, i);
             break;
         case IR_ADD: gen_add(g, i); break;
         case IR_LAYER_SCALE: gen_layer_scale(g, i); break;

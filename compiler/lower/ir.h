@@ -146,6 +146,13 @@ typedef struct {
      * sums (retired, dgamma, dbeta), one for each bn's input gradient and the shortcut's
      * gradient; those bns then have no backward of their own (bn_bwd_in_add). */
     int relu_mask, add_bwd_fused, bn_bwd_in_add;
+    /* CUDA channels-last (lower.c choose_bn_pool; --no-bn-pool: off): a bn with a fused ReLU and
+     * a bitmask whose one reader is a 3x3 stride-2 pad-1 max pooling (the ResNet stem): on the
+     * bn, bn_in_pool, its apply runs inside the pooling's kernel and its output is never
+     * written (no tensor: the pooling reads the bn's input); on that pooling, pool_bn = the bn's
+     * index (bn_relu_maxpool_nhwc.cu writes the pooled output, argmax and the bn's bits), else
+     * -1. The backward is the unfused one (the pooling's argmax, the bn's bits and input). */
+    int bn_in_pool, pool_bn;
     /* CUDA channels-last FP16: cuDNN's fused conv engine for a conv whose one reader is a
      * training bn (fuse_conv_bn.c decides). On the conv: conv_bn, the engine (IR_CONV_BN_*), or
      * 0 with conv_bn_why saying why not (NULL where the conv feeds no such bn). On the bn:

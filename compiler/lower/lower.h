@@ -17,6 +17,7 @@ typedef struct {
     int no_relu_mask;   /* CUDA channels-last: no ReLU bitmasks; the backward reads ReLU outputs, and a block's
                          * closing add and its bns have backward passes of their own (--no-relu-mask) */
     int no_conv_genstats;   /* CUDA channels-last FP16: no cuDNN conv + genstats engine (--no-conv-genstats) */
+    int no_bn_pool;         /* CUDA channels-last: a bn + ReLU and the max pooling after it in passes of their own (--no-bn-pool) */
 } build_options;
 
 /* precision.compute as the CUDA runtime names it (rt_cuda_math in rt_cuda.h). */

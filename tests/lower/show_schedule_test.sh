@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # `trainc show --schedule` says what `trainc build` emits, choice by choice (both read one
-# lowering, lower.h): the CPU LeNet's conv + ReLU + max pooling call and each conv's algorithm
-# against the generated model.c; the ResNet example in BF16 channels-last: the bns finished by
+# lowering, lower.h): the CPU LeNet's conv + ReLU + max pooling call, and each CPU conv's
+# algorithm with its host rule (LeNet, the ResNet example in FP32 and BF16) against the
+# .algo/.alt/.fallback of its emitted shape; the ResNet example in BF16 channels-last: the bns finished by
 # their retire counter, applied inside their add, writing ReLU bitmasks, and the adds' two-pass
 # backward against the generated calls and plan.txt's mask tensors, with and without
 # --no-relu-mask and --no-bn-add; the bias + activation fusion on CUDA (a producer read twice
-# keeps its bias pass) against the generated calls. Then the usage errors, and a spec without a
-# trainer.
+# keeps its bias pass) against the generated calls; ResNet-50's stem bn + ReLU + max pooling in
+# one pass, with and without --no-bn-pool. Then the usage errors, and a spec without a trainer.
 set -u
 source "$(dirname "$0")/../lib.sh"
 need_trainc
@@ -127,6 +128,22 @@ expect "their backward" "$(count 'in the same pass (bias_act.cu)' "$out/act.txt"
 "$TRAINC" show --schedule --backend cpu "$out/act.spec" | grep -q 'bias_act' &&
   { echo "FAIL: the CPU schedule shows the CUDA bias + activation fusion"; status=1; }
 
+# the stem's bn + ReLU + max pooling in one pass (CUDA channels-last, lower.c choose_bn_pool):
+# ResNet-50 in BF16, by default and with --no-bn-pool, against the generated calls
+printf 'extends: "%s/bench/specs/gpu_resnet50.spec"\nprecision { compute: BF16 }\n' "$(pwd)" > "$out/r50_bf16.spec"
+for flags in "" --no-bn-pool; do
+  tag=r50${flags:+$flags}
+  "$TRAINC" show --schedule --backend cuda --layout nhwc $flags "$out/r50_bf16.spec" > "$out/$tag.txt" ||
+    die "show --schedule $flags failed on ResNet-50"
+  "$TRAINC" build "$out/r50_bf16.spec" --backend cuda --layout nhwc $flags --emit-only --emit-dir "$out/$tag.src" \
+    -o "$out/$tag" > /dev/null || die "build $flags --emit-only failed on ResNet-50"
+  expect "$tag: poolings applying their bn" "$(count 'applies bn "' "$out/$tag.txt")" \
+    "$(count 'cuda_bn_relu_maxpool_forward_nhwc(' "$out/$tag.src/model.c")"
+  expect "$tag: bns applied inside their pooling" "$(count 'inside max pooling "' "$out/$tag.txt")" \
+    "$(count 'applied inside max pooling' "$out/$tag.src/model.c")"
+done
+[ "$(count 'applies bn "' "$out/r50.txt")" = 1 ] || { echo "FAIL: ResNet-50's stem pooling does not apply its bn"; status=1; }
+
 # usage errors and a spec without a trainer
 "$TRAINC" show --schedule --layout nhwc specs/examples/fmnist_lenet.spec > /dev/null 2> "$out/e1" && status=1
 grep -q "needs --backend cuda" "$out/e1" || { echo "FAIL: --layout nhwc without cuda: $(cat "$out/e1")"; status=1; }
@@ -135,5 +152,5 @@ grep -q "are for --backend cuda --layout nhwc" "$out/e2" || { echo "FAIL: --no-b
 printf 'net { input_shape: [1, 4, 4] classes: 2 flatten { } linear { out: 2 } }\n' > "$out/netonly.spec"
 "$TRAINC" show --schedule "$out/netonly.spec" > /dev/null 2> "$out/e3"; rc=$?
 [ $rc = 1 ] && grep -q "no data or solver" "$out/e3" || { echo "FAIL: a spec without a trainer: rc $rc, $(cat "$out/e3")"; status=1; }
-[ $status = 0 ] && echo "show --schedule matches build: LeNet (CPU), the ResNet example (CUDA channels-last, 3 builds), bias + activation (CUDA)"
+[ $status = 0 ] && echo "show --schedule matches build: LeNet and the ResNet example (CPU conv algorithms), the ResNet example (CUDA channels-last, 3 builds), ResNet-50's stem (2 builds), bias + activation (CUDA)"
 exit $status
