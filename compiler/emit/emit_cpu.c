@@ -35,9 +35,12 @@ static void conv_algo_fields(const ir_op *op, char *buf, size_t cap) {
 static void state(emitter *e) {
     const ir_net *net = e->net;
     FILE *out = e->out;
-    fprintf(out, "/* Each conv's algorithm, decided by the compiler (.algo; `trainc show --schedule` says it in\n"
-                 "   words); .alt and .fallback: what runs where this CPU lacks what .algo needs\n"
-                 "   (runtime/include/rt_conv_choice.h's rule). */\n");
+    int convs = 0;
+    for (int i = 0; i < net->n_ops; i++) convs += net->ops[i].kind == IR_CONV;
+    if (convs)
+        fprintf(out, "/* Each conv's algorithm, decided by the compiler (.algo; `trainc show --schedule` says it in\n"
+                     "   words); .alt and .fallback: what runs where this CPU lacks what .algo needs\n"
+                     "   (runtime/include/rt_conv_choice.h's rule). */\n");
     for (int i = 0; i < net->n_ops; i++) {
         const ir_op *op = &net->ops[i];
         if (op->kind == IR_CONV) {

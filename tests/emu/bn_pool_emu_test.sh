@@ -6,8 +6,10 @@
 # two do the same arithmetic in the same order (the fused kernel's bn values, their rounding,
 # the window's first maximum and the bits are the unfused kernels'), so the losses and the
 # final parameters must be equal, bit for bit; the default build's plan has no tensor for the
-# bn's output and its model.c calls the fused kernel where --no-bn-pool's calls the two. A
-# kernel that drops the bn's shift or the ReLU changes the parameters and fails this test.
+# bn's output and its model.c calls the fused kernel where --no-bn-pool's calls the two. The
+# kernel's own values are checked against the CPU ops by test_ops_gpu (whose mutants.sh
+# bn-pool-shift and bn-pool-bits fail it); here any value it computes otherwise than the
+# unfused kernels shows as differing parameters.
 set -u
 . tests/emu/emu_prelude.sh
 emu_prelude test-emu-bn-pool
