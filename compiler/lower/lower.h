@@ -42,6 +42,9 @@ void schedule_free(schedule *s);
 void choose_conv_bn(schedule *s, int sync_bn);
 /* The engine's name for show (IR_CONV_BN_*). */
 const char *ir_conv_bn_name(int engine);
+/* CPU: each conv's algorithm (ir_op.conv_algo, conv_alt, conv_fallback; choose_conv_algo.c),
+ * from its shape and whether the spec computes in BF16. */
+void choose_conv_algos(ir_net *net, int bf16);
 /* The CPU conv algorithms (ir_conv_algo): the runtime's constant (rt_conv_algo) for the
  * emitter, and what it is in words for show; ir_conv_host_rule: for one that needs something
  * of the host, the condition under which it runs (NULL for the others). */
