@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "rt_core.h"
+#include "rt_conv_choice.h"
 #include "rt_ops.h"
 
 typedef struct {
@@ -49,7 +50,7 @@ static rt_conv_shape shape_of(const conv_case *cc) {
                         .din_add = cc->din_add, .algo = cc->algo, .act = cc->act };
     s.oh = rt_conv_out_dim(s.h, s.kh, s.sh, s.ph, 1);
     s.ow = rt_conv_out_dim(s.w, s.kw, s.sw, s.pw, 1);
-    return s;
+    return rt_conv_chosen(s, 0);   /* as the compiler records it for an FP32 trainer */
 }
 
 static float *filled(long n, unsigned seed) {

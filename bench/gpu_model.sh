@@ -35,6 +35,9 @@ tail -n 1 "$out/resnet50_BF16_h100_nobnadd.txt"
 "$BUILD/trainc" show --gpu-cost --layout nhwc --device h100 --no-conv-genstats --label "resnet50 (--no-conv-genstats: bn statistics in their own pass)" \
   "$out/resnet50_FP16.spec" > "$out/resnet50_FP16_h100_nogenstats.txt" || status=1
 tail -n 1 "$out/resnet50_FP16_h100_nogenstats.txt"
+"$BUILD/trainc" show --gpu-cost --layout nhwc --device h100 --no-bn-pool --label "resnet50 (--no-bn-pool: the stem's bn + ReLU and max pooling in two passes)" \
+  "$out/resnet50_BF16.spec" > "$out/resnet50_BF16_h100_nobnpool.txt" || status=1
+tail -n 1 "$out/resnet50_BF16_h100_nobnpool.txt"
 "$BUILD/trainc" show --gpu-cost --layout nhwc --device h100 --no-relu-mask --label "resnet50 (--no-relu-mask: ReLU outputs read back; the add's and each bn's backward apart)" \
   "$out/resnet50_BF16.spec" > "$out/resnet50_BF16_h100_nomask.txt" || status=1
 tail -n 1 "$out/resnet50_BF16_h100_nomask.txt"

@@ -161,6 +161,7 @@ static int cmd_show(int argc, char **argv) {
         else if (strcmp(argv[i], "--no-bn-add") == 0) opt.no_bn_add = 1;
         else if (strcmp(argv[i], "--no-relu-mask") == 0) opt.no_relu_mask = 1;
         else if (strcmp(argv[i], "--no-conv-genstats") == 0) opt.no_conv_genstats = 1;
+        else if (strcmp(argv[i], "--no-bn-pool") == 0) opt.no_bn_pool = 1;
         else if (strcmp(argv[i], "--no-residual-tail") == 0) opt.no_residual_tail = 1;
         else if (strcmp(argv[i], "--device") == 0 || strcmp(argv[i], "--label") == 0) {
             if (i + 1 >= argc) return usage_error("option '%s' needs a value", argv[i]);
@@ -204,17 +205,22 @@ static int cmd_show(int argc, char **argv) {
         spec_doc_free(&doc);
         return usage_error("--no-conv-genstats is for --layout nhwc (the only layout with cuDNN's fused conv engines)%s", "");
     }
+    else if (!bad && gpu_cost && opt.no_bn_pool && !opt.nhwc) {
+        sema_result_free(&res);
+        spec_doc_free(&doc);
+        return usage_error("--no-bn-pool is for --layout nhwc (the only layout whose max pooling applies batch norm)%s", "");
+    }
     else if (!bad && sched && opt.nhwc && opt.backend != BACKEND_CUDA) {
         sema_result_free(&res);
         spec_doc_free(&doc);
         return usage_error("--layout nhwc needs --backend cuda%s", "");
     }
-    else if (!bad && sched && (opt.no_bn_retire || opt.no_bn_add || opt.no_relu_mask || opt.no_conv_genstats) &&
+    else if (!bad && sched && (opt.no_bn_retire || opt.no_bn_add || opt.no_relu_mask || opt.no_conv_genstats || opt.no_bn_pool) &&
              !(opt.backend == BACKEND_CUDA && opt.nhwc)) {
         sema_result_free(&res);
         spec_doc_free(&doc);
-        return usage_error("--no-bn-retire, --no-bn-add, --no-relu-mask and --no-conv-genstats are for --backend cuda "
-                           "--layout nhwc%s", "");
+        return usage_error("--no-bn-retire, --no-bn-add, --no-relu-mask, --no-conv-genstats and --no-bn-pool are for "
+                           "--backend cuda --layout nhwc%s", "");
     }
     else if (!bad && sched && opt.no_residual_tail && opt.backend != BACKEND_CUDA) {
         sema_result_free(&res);
@@ -227,11 +233,12 @@ static int cmd_show(int argc, char **argv) {
         spec_doc_free(&doc);
         return usage_error("--no-residual-tail goes with show --gpu-cost or --schedule (or build)%s", "");
     }
-    else if (!bad && !gpu_cost && (opt.no_bn_retire || opt.no_bn_add || opt.no_relu_mask || opt.no_conv_genstats)) {
+    else if (!bad && !gpu_cost &&
+             (opt.no_bn_retire || opt.no_bn_add || opt.no_relu_mask || opt.no_conv_genstats || opt.no_bn_pool)) {
         sema_result_free(&res);
         spec_doc_free(&doc);
-        return usage_error("--no-bn-retire, --no-bn-add, --no-relu-mask and --no-conv-genstats go with show --gpu-cost or "
-                           "--schedule (or build)%s", "");
+        return usage_error("--no-bn-retire, --no-bn-add, --no-relu-mask, --no-conv-genstats and --no-bn-pool go with show "
+                           "--gpu-cost or --schedule (or build)%s", "");
     }
     else if (!bad && gpu_cost) bad = show_gpu_cost(stdout, path, &res, device, &opt, old_kernels, label);
     else if (!bad && gib > 0) bad = show_device_memory(stdout, path, &res, gib, opt.nhwc);
@@ -289,6 +296,7 @@ static int cmd_build(int argc, char **argv) {
         else if (strcmp(argv[i], "--no-bn-add") == 0) opt.no_bn_add = 1;
         else if (strcmp(argv[i], "--no-relu-mask") == 0) opt.no_relu_mask = 1;
         else if (strcmp(argv[i], "--no-conv-genstats") == 0) opt.no_conv_genstats = 1;
+        else if (strcmp(argv[i], "--no-bn-pool") == 0) opt.no_bn_pool = 1;
         else if (strcmp(argv[i], "--no-residual-tail") == 0) opt.no_residual_tail = 1;
         else if (strcmp(argv[i], "--emit-only") == 0) emit_only = 1;
         else if (argv[i][0] == '-') return usage_error("unknown or incomplete option '%s' for build", argv[i]);
@@ -306,6 +314,9 @@ static int cmd_build(int argc, char **argv) {
     if (opt.no_conv_genstats && !(opt.backend == BACKEND_CUDA && opt.nhwc && opt.fuse))
         return usage_error("--no-conv-genstats is for --backend cuda --layout nhwc with fused kernels (the only build "
                            "that runs cuDNN's fused conv engines)%s", "");
+    if (opt.no_bn_pool && !(opt.backend == BACKEND_CUDA && opt.nhwc && opt.fuse))
+        return usage_error("--no-bn-pool is for --backend cuda --layout nhwc with fused kernels (the only build that "
+                           "applies batch norm inside the max pooling)%s", "");
     if (opt.no_residual_tail && !(opt.backend == BACKEND_CUDA && opt.fuse))
         return usage_error("--no-residual-tail is for --backend cuda with fused kernels (the only build with residual "
                            "tail kernels)%s", "");

@@ -55,18 +55,20 @@ int show_gpu_cost(FILE *out, const char *path, const sema_result *res, const cha
             nhwc && no_bn_add ? ", batch norm applied apart from the add" : "",
             nhwc && no_relu_mask ? ", no ReLU bitmasks (the add's and each bn's backward apart)" : "");
     /* the fusions lower() decided (lower.c), which the kernels below carry out */
-    int retire = 0, bn_add = 0, masks = 0, bwd2 = 0;
+    int retire = 0, bn_add = 0, masks = 0, bwd2 = 0, bn_pool = 0;
     for (int i = 0; i < net->n_ops; i++) {
         const ir_op *op = &net->ops[i];
         retire += op->kind == IR_BN && op->bn_retire;
         bn_add += op->bn_in_add;
         masks += ir_has_mask(net, i);
         bwd2 += op->add_bwd_fused;
+        bn_pool += op->bn_in_pool;
     }
     show_conv_engines(out, net);
     if (nhwc)
-        fprintf(out, "# lowered: %d batch norms retire their sums, %d applied inside their add, %d ReLU bitmasks, "
-                     "%d block outputs' backward in two passes\n", retire, bn_add, masks, bwd2);
+        fprintf(out, "# lowered: %d batch norms retire their sums, %d applied inside their add, %d inside their max "
+                     "pooling, %d ReLU bitmasks, %d block outputs' backward in two passes\n", retire, bn_add, bn_pool, masks,
+                bwd2);
     fprintf(out, "# %-4s %-28s %-4s %-36s %-10s %14s %14s %10s %10s\n", "op", "layer", "pass", "kernel or call", "class",
             "read bytes", "write bytes", "GFLOP", "us");
     double total_s = 0, bytes = 0, kernel_bytes = 0, flops = 0, lib_s = 0;

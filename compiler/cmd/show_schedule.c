@@ -1,9 +1,9 @@
 /* `trainc show --schedule`: the lowered schedule, op by op, with every choice lower() made for
  * it on the chosen backend and layout (fusions, algorithms, engines), read from the same
- * lowering `build` emits; nothing here decides. What the runtime still picks by the machine it
- * runs on is said as such: cuDNN's algorithm search at start-up, AVX-512 or not for the CPU's
- * fused conv + pooling, and the CPU conv's special kernels (one input channel, oneDNN BF16,
- * stride 2), which runtime/cpu/ops/conv2d.c still chooses by shape, CPU and precision. */
+ * lowering `build` emits; nothing here decides. What depends on the machine that runs the
+ * trainer is said as such: cuDNN's algorithm search at start-up, and the CPU conv kernels
+ * that need AVX-512F or oneDNN's BF16 convolutions, with the rule lowering recorded for them
+ * (rt_conv_choice.h: the condition, and what runs where it fails). */
 #include "show.h"
 
 #include "ir_nhwc.h"
@@ -15,7 +15,7 @@
 
 /* A growing "; "-separated list of one op's choices. */
 typedef struct {
-    char text[512];
+    char text[1024];
     size_t n;
 } choices;
 
@@ -28,27 +28,26 @@ static void say(choices *c, const char *fmt, const char *a) {
     c->n += (size_t)w < sizeof c->text - c->n ? (size_t)w : sizeof c->text - 1 - c->n;
 }
 
-static const char *cpu_conv_algo(const ir_op *op) {
-    switch (op->conv_algo) {
-    case IR_CONV_WINOGRAD_F4: return "Winograd F(4x4,3x3)";
-    case IR_CONV_WINOGRAD: return op->kh == 5 ? "Winograd F(2x2,5x5)" : "Winograd F(2x2,3x3)";
-    case IR_CONV_IM2COL: break;
-    }
-    return "im2col + GEMM";
+/* The CPU conv's algorithm and, where it needs something of the host, the recorded rule:
+ * "A where <condition>, else B (where <condition>, else C)". */
+static void cpu_conv_algo(const ir_op *op, choices *c) {
+    char text[480];
+    const char *rule = ir_conv_host_rule(op->conv_algo), *rule2 = ir_conv_host_rule(op->conv_alt);
+    int n = snprintf(text, sizeof text, "%s", ir_conv_algo_text(op, op->conv_algo));
+    if (rule && n < (int)sizeof text) n += snprintf(text + n, sizeof text - n, " %s, else %s", rule, ir_conv_algo_text(op, op->conv_alt));
+    if (rule && rule2 && op->conv_alt != op->conv_algo && n < (int)sizeof text)
+        snprintf(text + n, sizeof text - n, " %s, else %s", rule2, ir_conv_algo_text(op, op->conv_fallback));
+    say(c, "%s", text);
 }
 
 static void cpu_op(const ir_net *net, const ir_op *op, choices *c) {
     switch (op->kind) {
     case IR_CONV:
-        say(c, "%s", cpu_conv_algo(op));
-        /* not yet decided here: runtime/cpu/ops/conv2d.c still picks among its special
-         * kernels by shape, CPU and precision before the algorithm lowered */
-        say(c, "(the runtime may take its one-channel, oneDNN BF16 or stride-2 kernels instead, by shape and CPU%s)",
-            "");
+        cpu_conv_algo(op, c);
         if (op->act) say(c, "ReLU in the conv's pass%s", "");
         if (op->pools_into >= 0)
-            say(c, "max pooling \"%s\" in the same call (one image at a time in cache; AVX-512 kernel where the CPU "
-                   "has it, else the two ops)", net->ops[op->pools_into].name);
+            say(c, "max pooling \"%s\" in the same call (one image at a time in cache, where the 1-channel kernel "
+                   "runs; else the two ops)", net->ops[op->pools_into].name);
         break;
     case IR_LINEAR:
         if (op->act) say(c, "ReLU in the linear's pass%s", "");
@@ -101,6 +100,8 @@ static void cuda_op(const schedule *s, const ir_op *op, choices *c) {
         if (op->bn_sums_in_conv) say(c, "statistics summed in the conv's epilogue, only finalized here%s", "");
         if (op->bn_retire) say(c, "statistics and gradient sums finished by each channel tile's last block%s", "");
         if (op->bn_in_add) say(c, "applied inside the add that reads it (its output never written)%s", "");
+        if (op->bn_in_pool)
+            say(c, "applied with its ReLU inside max pooling \"%s\" (its output never written)", s->net.ops[op - s->net.ops + 1].name);
         if (op->relu_mask) say(c, "writes a ReLU bitmask; the backward reads the bits%s", "");
         if (op->bn_bwd_in_add) say(c, "backward inside the add's two-pass backward%s", "");
         break;
@@ -115,6 +116,11 @@ static void cuda_op(const schedule *s, const ir_op *op, choices *c) {
         break;
     case IR_LAYER_SCALE: case IR_STOCHASTIC_DEPTH:
         if (op->in_tail >= 0) say(c, "inside residual tail \"%s\" (its output never written)", net->ops[op->in_tail].name);
+        break;
+    case IR_MAXPOOL:
+        if (op->pool_bn >= 0)
+            say(c, "applies bn \"%s\" and its ReLU in the same pass (bn_relu_maxpool_nhwc.cu: out, argmax and the bn's bits)",
+                net->ops[op->pool_bn].name);
         break;
     default:
         break;

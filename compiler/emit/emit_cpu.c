@@ -21,36 +21,32 @@ static void layout_head(emitter *e) {
 
 static void param_extra(emitter *e, const ir_op *op) { (void)e, (void)op; }
 
-/* The rt_conv_algo constant of the algorithm lowering chose (lower.c), or NULL: im2col. */
-static const char *conv_algo_name(const ir_op *op) {
-    switch (op->conv_algo) {
-    case IR_CONV_WINOGRAD_F4: return "RT_CONV_WINOGRAD_F4";
-    case IR_CONV_WINOGRAD: return "RT_CONV_WINOGRAD";
-    case IR_CONV_IM2COL: break;
-    }
-    return NULL;
+/* A conv shape's algorithm record (lower.c choose_conv_algos, rt_conv_choice.h): the
+ * algorithm, and where the host may not take it, what runs instead (.alt, then .fallback). */
+static void conv_algo_fields(const ir_op *op, char *buf, size_t cap) {
+    buf[0] = 0;
+    if (ir_conv_host_rule(op->conv_algo))
+        snprintf(buf, cap, ", .algo = %s, .alt = %s, .fallback = %s", ir_conv_algo_const(op->conv_algo),
+                 ir_conv_algo_const(op->conv_alt), ir_conv_algo_const(op->conv_fallback));
+    else if (op->conv_algo != IR_CONV_IM2COL)
+        snprintf(buf, cap, ", .algo = %s", ir_conv_algo_const(op->conv_algo));
 }
 
 static void state(emitter *e) {
     const ir_net *net = e->net;
     FILE *out = e->out;
-    int k3 = 0, k5 = 0;
-    for (int i = 0; i < net->n_ops; i++)
-        if (net->ops[i].kind == IR_CONV && conv_algo_name(&net->ops[i])) {
-            if (net->ops[i].kh == 3) k3 = 1; else k5 = 1;
-        }
-    if (k3)
-        fprintf(out, "/* .algo = RT_CONV_WINOGRAD_F4: 3x3 stride-1 pad-1 convolutions run as Winograd F(4x4,3x3),\n"
-                     "   up to 4x fewer multiply-adds than im2col + GEMM. */\n");
-    if (k5)
-        fprintf(out, "/* .algo = RT_CONV_WINOGRAD: 5x5 stride-1 pad-2 convolutions run as Winograd F(2x2,5x5),\n"
-                     "   up to 2.8x fewer multiply-adds than im2col + GEMM. */\n");
+    int convs = 0;
+    for (int i = 0; i < net->n_ops; i++) convs += net->ops[i].kind == IR_CONV;
+    if (convs)
+        fprintf(out, "/* Each conv's algorithm, decided by the compiler (.algo; `trainc show --schedule` says it in\n"
+                     "   words); .alt and .fallback: what runs where this CPU lacks what .algo needs\n"
+                     "   (runtime/include/rt_conv_choice.h's rule). */\n");
     for (int i = 0; i < net->n_ops; i++) {
         const ir_op *op = &net->ops[i];
         if (op->kind == IR_CONV) {
-            char extra[96];
-            snprintf(extra, sizeof extra, "%s%s%s", op->act ? ", .act = RT_ACT_RELU" : "",
-                     conv_algo_name(op) ? ", .algo = " : "", conv_algo_name(op) ? conv_algo_name(op) : "");
+            char algo[160], extra[192];
+            conv_algo_fields(op, algo, sizeof algo);
+            snprintf(extra, sizeof extra, "%s%s", op->act ? ", .act = RT_ACT_RELU" : "", algo);
             emit_conv_shape(e, i, extra);
         }
         if (op->kind == IR_MAXPOOL || op->kind == IR_AVGPOOL) emit_pool_shape(e, op);

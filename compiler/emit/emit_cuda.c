@@ -243,7 +243,10 @@ static void forward_op(emitter *e, int i) {
         if (op->bn_frozen || net->forward_only) {
             fprintf(out, "    cuda_batchnorm_stats_eval(%s_saved, %s_saved + %d, %s_running_mean, %s_running_var, %d, %s);\n",
                     id, id, op->c, id, id, op->c, c_float(op->eps));
-            if (!op->bn_in_add)
+            if (op->bn_in_pool)
+                fprintf(out, "    /* applied inside max pooling \"%s\" (cuda_bn_relu_maxpool_forward_nhwc) */\n",
+                        net->ops[i + 1].name);
+            else if (!op->bn_in_add)
                 fprintf(out, "    fused_%s_apply(%s_out, %s, %s_weight, %s_bias, %s_saved, %s_saved + %d);\n", id, id, in,
                         id, id, id, id, op->c);
             else fprintf(out, "    /* applied inside add \"%s\" (cuda_bn_add_relu_nhwc) */\n", bn_add_of(net, i));
@@ -266,7 +269,10 @@ static void forward_op(emitter *e, int i) {
                 "        cuda_batchnorm_stats_eval(%s_saved, %s_saved + %d, %s_running_mean, %s_running_var, %d, %s);\n",
                 sfx(e), op->bn_retire ? "_retire" : "", id, id, op->c, id, id, in, op->c, ir_hw(op), c_float(op->momentum), c_float(op->eps),
                 net->sync_bn, id, id, op->c, id, id, op->c, c_float(op->eps));
-        if (!op->bn_in_add)
+        if (op->bn_in_pool)   /* lower.c choose_bn_pool */
+            fprintf(out, "    /* applied inside max pooling \"%s\" (cuda_bn_relu_maxpool_forward_nhwc) */\n",
+                    net->ops[i + 1].name);
+        else if (!op->bn_in_add)
             fprintf(out, "    fused_%s_apply(%s_out, %s, %s_weight, %s_bias, %s_saved, %s_saved + %d%s%s%s);\n", id, id, in, id,
                     id, id, id, op->c, ir_has_mask(net, i) ? ", " : "", ir_has_mask(net, i) ? id : "",
                     ir_has_mask(net, i) ? "_bits" : "");
@@ -291,6 +297,17 @@ static void forward_op(emitter *e, int i) {
         fprintf(out, "    cuda_activation_forward(%s_out, %s, %ld, %s);\n", id, in, n, ir_activation_const(op));
         break;
     case IR_MAXPOOL:
+        if (op->pool_bn >= 0) {   /* the bn before it, its ReLU and this pooling in one pass (lower.c choose_bn_pool) */
+            const ir_op *bn = &net->ops[op->pool_bn];
+            char x[128], bits[160];
+            snprintf(bits, sizeof bits, "%s%s", ir_has_mask(net, op->pool_bn) ? bn->ident : "NULL",
+                     ir_has_mask(net, op->pool_bn) ? "_bits" : "");
+            fprintf(out, "    cuda_bn_relu_maxpool_forward_nhwc(%s_out, %s_saved, %s, %s, %s_weight, %s_bias, %s_saved,\n"
+                         "                                      %s_saved + %d, &%s_shape);\n",
+                    id, id, bits, ir_value_name(net, bn->in[0], x, sizeof x), bn->ident, bn->ident, bn->ident, bn->ident,
+                    bn->c, id);
+            break;
+        }
         fprintf(out, "    cuda_maxpool2d_forward%s(%s_out, %s_saved, %s, &%s_shape);\n", sfx(e), id, id, in, id);
         break;
     case IR_AVGPOOL: fprintf(out, "    cuda_avgpool2d_forward%s(%s_out, %s, &%s_shape);\n", sfx(e), id, in, id); break;

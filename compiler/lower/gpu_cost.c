@@ -313,7 +313,8 @@ static void forward(walk *w, int i) {
             add(w, bk.finish, i, 0, GK_KERNEL, 16.0 * op->c * sp + 2 * c4, 4 * c4, 0, 0);
         }
         /* the generated apply; with a ReLU bitmask, one bit an element more (ir_op.relu_mask) */
-        if (!op->bn_in_add) add(w, "apply", i, 0, GK_KERNEL, x + 4 * c4, y + mask_bytes(w, i), 2.0 * x / w->eb, 1);
+        if (!op->bn_in_add && !op->bn_in_pool)   /* else applied by the add's or the pooling's kernel */
+            add(w, "apply", i, 0, GK_KERNEL, x + 4 * c4, y + mask_bytes(w, i), 2.0 * x / w->eb, 1);
         break;
     }
     case IR_ADD: {
@@ -338,6 +339,11 @@ static void forward(walk *w, int i) {
         break;
     }
     case IR_MAXPOOL:
+        if (op->pool_bn >= 0) {   /* bn_relu_maxpool_nhwc.cu: the bn's input and 4 vectors in; out, argmax, the bn's bits */
+            add(w, "bn_relu_maxpool_nhwc_kernel", i, 0, GK_KERNEL, x + 4 * c4, y + 4.0 * (y / w->eb) + mask_bytes(w, op->pool_bn),
+                2.0 * x / w->eb, 1);
+            break;
+        }
         /* the output and each output's argmax (int32); TRAINC_CUDA_POOL=old: maxpool2d.cu's */
         add(w, !w->nhwc ? "maxpool_forward_kernel" : w->old ? "maxpool_forward_nhwc_kernel" : "maxpool_forward_nhwc_vec_kernel", i, 0, GK_KERNEL, x,
             y + 4.0 * (y / w->eb), 0, 0);

@@ -62,8 +62,11 @@ typedef struct {
 } ir_op_info;
 extern const ir_op_info ir_ops[];
 
-/* The CPU conv's algorithm (rt_conv_algo), chosen by lowering. */
-typedef enum { IR_CONV_IM2COL = 0, IR_CONV_WINOGRAD, IR_CONV_WINOGRAD_F4 } ir_conv_algo;
+/* The CPU conv's algorithm (rt_conv_algo's values; rt_conv_choice.h), chosen by lowering. */
+typedef enum {
+    IR_CONV_IM2COL = 0, IR_CONV_WINOGRAD, IR_CONV_WINOGRAD_F4, IR_CONV_STRIDED, IR_CONV_STRIDED_WINOGRAD,
+    IR_CONV_DNNL_BF16, IR_CONV_C1
+} ir_conv_algo;
 /* cuDNN's fused conv engines (fuse_conv_bn.c): none, or conv + genstats (the per-channel sum
  * and sum of squares of the output written by the conv's epilogue: ConvBNfprop's pattern
  * without its prologue). */
@@ -112,7 +115,10 @@ typedef struct {
      * index in the spec's net, so every backend, fused or not, draws the same mask (an op's
      * index would not do: fusion gives each backend its own op list). */
     int salt;
-    ir_conv_algo conv_algo;    /* conv on the CPU: im2col + GEMM or Winograd (lower.c) */
+    /* conv on the CPU (lower.c choose_conv_algos, rt_conv_choice.h): the algorithm, and where
+     * it needs something the host may lack (AVX-512F, oneDNN's BF16 convolutions), what runs
+     * instead (conv_alt, then conv_fallback); all three equal where nothing depends on the host */
+    ir_conv_algo conv_algo, conv_alt, conv_fallback;
     /* CPU (lower.c choose_conv_pool): on a conv, the index of the max pooling its call also
      * computes (conv2d_relu_maxpool: each image's output pooled while in cache; the runtime
      * takes its AVX-512 kernel where the CPU has it, else the two ops one after the other), or
@@ -145,6 +151,13 @@ typedef struct {
      * sums (retired, dgamma, dbeta), one for each bn's input gradient and the shortcut's
      * gradient; those bns then have no backward of their own (bn_bwd_in_add). */
     int relu_mask, add_bwd_fused, bn_bwd_in_add;
+    /* CUDA channels-last (lower.c choose_bn_pool; --no-bn-pool: off): a bn with a fused ReLU and
+     * a bitmask whose one reader is a 3x3 stride-2 pad-1 max pooling (the ResNet stem): on the
+     * bn, bn_in_pool, its apply runs inside the pooling's kernel and its output is never
+     * written (no tensor: the pooling reads the bn's input); on that pooling, pool_bn = the bn's
+     * index (bn_relu_maxpool_nhwc.cu writes the pooled output, argmax and the bn's bits), else
+     * -1. The backward is the unfused one (the pooling's argmax, the bn's bits and input). */
+    int bn_in_pool, pool_bn;
     /* CUDA channels-last FP16: cuDNN's fused conv engine for a conv whose one reader is a
      * training bn (fuse_conv_bn.c decides). On the conv: conv_bn, the engine (IR_CONV_BN_*), or
      * 0 with conv_bn_why saying why not (NULL where the conv feeds no such bn). On the bn:

@@ -4,7 +4,7 @@
 #include "lower.h"
 #include "ir_build.h"
 #include "ir_nhwc.h"
-#include "rt_ops.h"   /* rt_conv_winograd_fits: the runtime's own shape predicate */
+#include "rt_ops.h"
 
 #include <string.h>
 
@@ -53,23 +53,6 @@ static int check_nhwc(const schedule *s, const char *spec_path) {
     }
     }
     return 0;
-}
-
-/* The CPU convs' algorithm: Winograd for the shapes the runtime's Winograd path computes,
- * when there are enough input channels for its transformed-domain GEMMs to pay off (a
- * 1-channel stem is a 9- or 25-deep im2col GEMM): F(4x4,3x3) for 3x3 kernels (0.56-0.73x the
- * GEMM work of F(2x2,3x3) on 28x28, 14x14 and 7x7 maps; bench/RESULTS.md has the measurement),
- * F(2x2,5x5) for 5x5 ones; im2col + GEMM otherwise. */
-static void choose_conv_algos(ir_net *net) {
-    for (int i = 0; i < net->n_ops; i++) {
-        ir_op *op = &net->ops[i];
-        if (op->kind != IR_CONV) continue;
-        rt_conv_shape s = { .c = op->in_c, .h = op->in_h, .w = op->in_w, .oc = op->c,
-                            .kh = op->kh, .kw = op->kw, .sh = op->sh, .sw = op->sw, .ph = op->ph,
-                            .pw = op->pw, .dh = op->dh, .dw = op->dw, .groups = op->groups,
-                            .oh = op->h, .ow = op->w };
-        if (rt_conv_winograd_fits(&s) && op->in_c >= 8) op->conv_algo = op->kh == 3 ? IR_CONV_WINOGRAD_F4 : IR_CONV_WINOGRAD;
-    }
 }
 
 /* The CPU's conv + ReLU + max pooling in one call (conv2d_relu_maxpool in rt_ops.h): a conv of
@@ -193,6 +176,34 @@ static int choose_relu_mask(ir_net *net) {
     return changed;
 }
 
+/* CUDA channels-last: a bn with a fused ReLU writing its bitmask (relu_mask), whose output only
+ * a 3x3 stride-2 pad-1 max pooling reads (ResNet's stem: bn1 -> relu -> maxpool), is applied
+ * inside the pooling's kernel (bn_relu_maxpool_nhwc.cu), which reads the bn's input once and
+ * writes the pooled output, its argmax and the bn's bits: the normalized tensor, four times the
+ * pooled one, is neither written nor read back. The backward is unchanged (the pooling's from
+ * its argmax, the bn's from its bits and input), which is why the bits are required. Even
+ * input extents (each input position in exactly one window's share of the bits) and C % 8 == 0
+ * (a mask byte a thread), as cuda_bn_relu_maxpool_fits checks again. */
+static int choose_bn_pool(ir_net *net) {
+    int changed = 0;
+    for (int i = 0; i < net->n_ops; i++) net->ops[i].bn_in_pool = 0, net->ops[i].pool_bn = -1;
+    for (int i = 0; i + 1 < net->n_ops; i++) {
+        ir_op *bn = &net->ops[i], *p = &net->ops[i + 1];
+        if (bn->kind != IR_BN || !bn->act || !bn->relu_mask || bn->bn_in_add || bn->c % 8) continue;
+        if (p->kind != IR_MAXPOOL || p->n_in != 1 || p->in[0] != i + 1 || p->kh != 3 || p->kw != 3 || p->sh != 2 ||
+            p->sw != 2 || p->ph != 1 || p->pw != 1 || bn->h % 2 || bn->w % 2 || p->h != bn->h / 2 || p->w != bn->w / 2)
+            continue;
+        int readers = 0;
+        for (int k = 0; k < net->n_ops; k++)
+            for (int m = 0; m < net->ops[k].n_in; m++) readers += net->ops[k].in[m] == i + 1;
+        if (readers != 1 || i + 1 == net->n_ops) continue;
+        bn->bn_in_pool = 1;
+        p->pool_bn = i;
+        changed = 1;
+    }
+    return changed;
+}
+
 static cuda_precision precision_of(const run_config *run) {
     switch (run->compute) {
     case RUN_TF32: return CUDA_TF32;
@@ -234,10 +245,10 @@ int lower(schedule *s, const sema_result *res, const build_options *opt, int bat
     s->net.mixed_targets = run->augment.mixup_alpha > 0 || run->augment.cutmix_alpha > 0;
     s->net.input_float = s->net.mixed_targets || run->augment.erase_p > 0;
     if (cuda && opt->nhwc && check_nhwc(s, spec_path)) return 1;
-    if (!cuda) choose_conv_algos(&s->net);   /* cuDNN times its own at start-up */
+    if (!cuda) choose_conv_algos(&s->net, run->compute == RUN_BF16);   /* cuDNN times its own at start-up */
     for (int i = 0; i < s->net.n_ops; i++) {
         ir_op *op = &s->net.ops[i];
-        op->pools_into = op->pooled_in = op->bias_act = op->act_bias_of = op->tail_conv = op->in_tail = -1;
+        op->pools_into = op->pooled_in = op->bias_act = op->act_bias_of = op->pool_bn = op->tail_conv = op->in_tail = -1;
     }
     if (!cuda) choose_conv_pool(&s->net);
     if (cuda && opt->fuse) choose_bias_act(&s->net);
@@ -246,7 +257,10 @@ int lower(schedule *s, const sema_result *res, const build_options *opt, int bat
     if (cuda && opt->nhwc && opt->fuse) choose_conv_bn(s, run->sync_bn);
     if (cuda && opt->fuse && !opt->no_residual_tail) choose_residual_tail(&s->net);
     /* the masks are tensors of the plan, and the fused backward writes gradients earlier */
-    if (cuda && opt->nhwc && opt->fuse && !opt->no_relu_mask && choose_relu_mask(&s->net)) ir_replan(&s->net);
+    if (cuda && opt->nhwc && opt->fuse && !opt->no_relu_mask && choose_relu_mask(&s->net)) {
+        if (!opt->no_bn_pool) choose_bn_pool(&s->net);   /* needs the bits; its bn then has no output tensor */
+        ir_replan(&s->net);
+    }
     ir_plan_buckets(&s->net, s->bucket_mb);
     s->net.sync_bn = run->sync_bn;
     return 0;

@@ -17,6 +17,7 @@ typedef struct {
     int no_relu_mask;   /* CUDA channels-last: no ReLU bitmasks; the backward reads ReLU outputs, and a block's
                          * closing add and its bns have backward passes of their own (--no-relu-mask) */
     int no_conv_genstats;   /* CUDA channels-last FP16: no cuDNN conv + genstats engine (--no-conv-genstats) */
+    int no_bn_pool;         /* CUDA channels-last: a bn + ReLU and the max pooling after it in passes of their own (--no-bn-pool) */
     int no_residual_tail;   /* CUDA: a residual tail's bias, layer scale, drop path and add apart (--no-residual-tail) */
 } build_options;
 
@@ -47,6 +48,15 @@ void choose_residual_tail(ir_net *net);
 int residual_tail_slot(const ir_net *net, const ir_op *a);
 /* The engine's name for show (IR_CONV_BN_*). */
 const char *ir_conv_bn_name(int engine);
+/* CPU: each conv's algorithm (ir_op.conv_algo, conv_alt, conv_fallback; choose_conv_algo.c),
+ * from its shape and whether the spec computes in BF16. */
+void choose_conv_algos(ir_net *net, int bf16);
+/* The CPU conv algorithms (ir_conv_algo): the runtime's constant (rt_conv_algo) for the
+ * emitter, and what it is in words for show; ir_conv_host_rule: for one that needs something
+ * of the host, the condition under which it runs (NULL for the others). */
+const char *ir_conv_algo_const(ir_conv_algo a);
+const char *ir_conv_algo_text(const ir_op *op, ir_conv_algo a);
+const char *ir_conv_host_rule(ir_conv_algo a);
 /* Errors for the ops and options the CUDA backend lacks (cuda_refusals.c); returns their count. */
 int cuda_refuse_unsupported(const ir_net *net, const char *spec_path, int nhwc);
 /* What a backend's runtime does not run yet (runtime_refusals.c: Swin's windowed attention on

@@ -221,7 +221,7 @@ void ir_plan(ir_net *net) {
     for (int i = 0; i < L; i++) {
         const ir_op *op = &net->ops[i];
         if (op->kind == IR_FLATTEN) continue;
-        if (!op->into_add) {   /* a bn computed by the add after it has no output tensor */
+        if (!op->into_add && !op->bn_in_pool) {   /* a bn computed by the add or the pooling after it has no output tensor */
             int t = add_tensor(net, T_ACT, i, ir_value_elems(net, i + 1) * (long)net->act_bytes, FWD(i), FWD(i));
             net->act_of[i + 1] = t;
             if (backward_reads_output(op) && !net->forward_only) extend(&net->tensors[t], BWD(i));

@@ -47,9 +47,10 @@
 #define fc1_dout ((float *)(arena + 21135360))
 #define fc2_dout ((float *)(arena + 21397504))
 
-/* .algo = RT_CONV_WINOGRAD: 5x5 stride-1 pad-2 convolutions run as Winograd F(2x2,5x5),
-   up to 2.8x fewer multiply-adds than im2col + GEMM. */
-static const rt_conv_shape conv1_shape = { .n = BATCH, .c = 1, .h = 28, .w = 28, .oc = 32, .kh = 5, .kw = 5, .sh = 1, .sw = 1, .ph = 2, .pw = 2, .dh = 1, .dw = 1, .groups = 1, .oh = 28, .ow = 28, .act = RT_ACT_RELU };
+/* Each conv's algorithm, decided by the compiler (.algo; `trainc show --schedule` says it in
+   words); .alt and .fallback: what runs where this CPU lacks what .algo needs
+   (runtime/include/rt_conv_choice.h's rule). */
+static const rt_conv_shape conv1_shape = { .n = BATCH, .c = 1, .h = 28, .w = 28, .oc = 32, .kh = 5, .kw = 5, .sh = 1, .sw = 1, .ph = 2, .pw = 2, .dh = 1, .dw = 1, .groups = 1, .oh = 28, .ow = 28, .act = RT_ACT_RELU, .algo = RT_CONV_C1, .alt = RT_CONV_IM2COL, .fallback = RT_CONV_IM2COL };
 static const rt_pool_shape pool1_shape = { .n = BATCH, .c = 32, .h = 28, .w = 28, .kh = 2, .kw = 2, .sh = 2, .sw = 2, .ph = 0, .pw = 0, .oh = 14, .ow = 14 };
 static const rt_conv_shape conv2_shape = { .n = BATCH, .c = 32, .h = 14, .w = 14, .oc = 64, .kh = 5, .kw = 5, .sh = 1, .sw = 1, .ph = 2, .pw = 2, .dh = 1, .dw = 1, .groups = 1, .oh = 14, .ow = 14, .act = RT_ACT_RELU, .algo = RT_CONV_WINOGRAD };
 static const rt_pool_shape pool2_shape = { .n = BATCH, .c = 64, .h = 14, .w = 14, .kh = 2, .kw = 2, .sh = 2, .sw = 2, .ph = 0, .pw = 0, .oh = 7, .ow = 7 };

@@ -226,19 +226,20 @@
 #define pool_dout ((float *)(arena + 215220224))
 #define fc_dout ((float *)(arena + 215285760))
 
-/* .algo = RT_CONV_WINOGRAD_F4: 3x3 stride-1 pad-1 convolutions run as Winograd F(4x4,3x3),
-   up to 4x fewer multiply-adds than im2col + GEMM. */
-static const rt_conv_shape stem_shape = { .n = BATCH, .c = 1, .h = 28, .w = 28, .oc = 32, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 28, .ow = 28 };
+/* Each conv's algorithm, decided by the compiler (.algo; `trainc show --schedule` says it in
+   words); .alt and .fallback: what runs where this CPU lacks what .algo needs
+   (runtime/include/rt_conv_choice.h's rule). */
+static const rt_conv_shape stem_shape = { .n = BATCH, .c = 1, .h = 28, .w = 28, .oc = 32, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 28, .ow = 28, .algo = RT_CONV_C1, .alt = RT_CONV_IM2COL, .fallback = RT_CONV_IM2COL };
 static const rt_conv_shape layer1_0_conv1_shape = { .n = BATCH, .c = 32, .h = 28, .w = 28, .oc = 32, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 28, .ow = 28, .algo = RT_CONV_WINOGRAD_F4, .din_add = 1 };
 static const rt_conv_shape layer1_0_conv2_shape = { .n = BATCH, .c = 32, .h = 28, .w = 28, .oc = 32, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 28, .ow = 28, .algo = RT_CONV_WINOGRAD_F4 };
 static const rt_conv_shape layer1_1_conv1_shape = { .n = BATCH, .c = 32, .h = 28, .w = 28, .oc = 32, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 28, .ow = 28, .algo = RT_CONV_WINOGRAD_F4, .din_add = 1 };
 static const rt_conv_shape layer1_1_conv2_shape = { .n = BATCH, .c = 32, .h = 28, .w = 28, .oc = 32, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 28, .ow = 28, .algo = RT_CONV_WINOGRAD_F4 };
-static const rt_conv_shape layer2_0_conv1_shape = { .n = BATCH, .c = 32, .h = 28, .w = 28, .oc = 64, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 14, .ow = 14, .din_add = 1 };
+static const rt_conv_shape layer2_0_conv1_shape = { .n = BATCH, .c = 32, .h = 28, .w = 28, .oc = 64, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 14, .ow = 14, .algo = RT_CONV_STRIDED_WINOGRAD, .alt = RT_CONV_STRIDED, .fallback = RT_CONV_STRIDED, .din_add = 1 };
 static const rt_conv_shape layer2_0_conv2_shape = { .n = BATCH, .c = 64, .h = 14, .w = 14, .oc = 64, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 14, .ow = 14, .algo = RT_CONV_WINOGRAD_F4 };
 static const rt_conv_shape layer2_0_down_shape = { .n = BATCH, .c = 32, .h = 28, .w = 28, .oc = 64, .kh = 1, .kw = 1, .sh = 2, .sw = 2, .ph = 0, .pw = 0, .dh = 1, .dw = 1, .groups = 1, .oh = 14, .ow = 14 };
 static const rt_conv_shape layer2_1_conv1_shape = { .n = BATCH, .c = 64, .h = 14, .w = 14, .oc = 64, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 14, .ow = 14, .algo = RT_CONV_WINOGRAD_F4, .din_add = 1 };
 static const rt_conv_shape layer2_1_conv2_shape = { .n = BATCH, .c = 64, .h = 14, .w = 14, .oc = 64, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 14, .ow = 14, .algo = RT_CONV_WINOGRAD_F4 };
-static const rt_conv_shape layer3_0_conv1_shape = { .n = BATCH, .c = 64, .h = 14, .w = 14, .oc = 128, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 7, .ow = 7, .din_add = 1 };
+static const rt_conv_shape layer3_0_conv1_shape = { .n = BATCH, .c = 64, .h = 14, .w = 14, .oc = 128, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 7, .ow = 7, .algo = RT_CONV_STRIDED_WINOGRAD, .alt = RT_CONV_STRIDED, .fallback = RT_CONV_STRIDED, .din_add = 1 };
 static const rt_conv_shape layer3_0_conv2_shape = { .n = BATCH, .c = 128, .h = 7, .w = 7, .oc = 128, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 7, .ow = 7, .algo = RT_CONV_WINOGRAD_F4 };
 static const rt_conv_shape layer3_0_down_shape = { .n = BATCH, .c = 64, .h = 14, .w = 14, .oc = 128, .kh = 1, .kw = 1, .sh = 2, .sw = 2, .ph = 0, .pw = 0, .dh = 1, .dw = 1, .groups = 1, .oh = 7, .ow = 7 };
 static const rt_conv_shape layer3_1_conv1_shape = { .n = BATCH, .c = 128, .h = 7, .w = 7, .oc = 128, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .oh = 7, .ow = 7, .algo = RT_CONV_WINOGRAD_F4, .din_add = 1 };

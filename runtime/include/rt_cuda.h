@@ -365,6 +365,15 @@ void cuda_global_avgpool_backward(void *din, const void *dout, int n, int c, int
 void cuda_maxpool2d_forward_nhwc(void *out, int32_t *argmax, const void *in, const rt_pool_shape *s);
 void cuda_maxpool2d_backward_nhwc(void *din, const void *dout, const int32_t *argmax,
                                   const rt_pool_shape *s);
+/* A bn's apply + ReLU and the 3x3 stride-2 pad-1 max pooling that alone reads them, in one
+ * channels-last pass (bn_relu_maxpool_nhwc.cu; lower.c ir_op.bn_in_pool): from the bn's input
+ * and statistics, the pooled output and argmax as cuda_maxpool2d_forward_nhwc's, and the ReLU's
+ * bitmask over the bn's output as its bits apply writes it (bits NULL: none). s: the pooling's
+ * shape; cuda_bn_relu_maxpool_fits says which it takes (even extents, C % 8 == 0). */
+int cuda_bn_relu_maxpool_fits(const rt_pool_shape *s);
+void cuda_bn_relu_maxpool_forward_nhwc(void *out, int32_t *argmax, uint8_t *bits, const void *in, const float *gamma,
+                                       const float *beta, const float *mean, const float *inv_std,
+                                       const rt_pool_shape *s);
 void cuda_global_avgpool_forward_nhwc(void *out, const void *in, int n, int c, int hw);
 void cuda_global_avgpool_backward_nhwc(void *din, const void *dout, int n, int c, int hw);
 void cuda_avgpool2d_forward_nhwc(void *out, const void *in, const rt_pool_shape *s);

@@ -84,8 +84,16 @@ typedef enum {
 /* How conv2d computes: im2col + GEMM (any shape), or Winograd on the shapes that
  * rt_conv_winograd_fits(): RT_CONV_WINOGRAD is F(2x2,3x3) on 3x3 and F(2x2,5x5) on 5x5
  * kernels, RT_CONV_WINOGRAD_F4 is F(4x4,3x3) (3x3 only); 2.25x, 2.8x and 4x fewer
- * multiply-adds than im2col, less the tiles' overhang at the edges. The compiler picks. */
-typedef enum { RT_CONV_IM2COL = 0, RT_CONV_WINOGRAD = 1, RT_CONV_WINOGRAD_F4 = 2 } rt_conv_algo;
+ * multiply-adds than im2col, less the tiles' overhang at the edges. The strided ones:
+ * RT_CONV_STRIDED one GEMM per tap on the polyphase planes (conv2d_strided.h),
+ * RT_CONV_STRIDED_WINOGRAD 3x3/2 by Winograd on those planes (conv2d_strided_winograd.h). The
+ * ones that need something of the host (rt_conv_choice.h says what, and what runs instead):
+ * RT_CONV_DNNL_BF16 oneDNN's BF16 primitives (rt_conv_bf16.h), RT_CONV_C1 the 1-channel
+ * AVX-512 kernel (rt_conv_c1.h). The compiler picks (rt_conv_choose); conv2d only follows. */
+typedef enum {
+    RT_CONV_IM2COL = 0, RT_CONV_WINOGRAD = 1, RT_CONV_WINOGRAD_F4 = 2, RT_CONV_STRIDED = 3,
+    RT_CONV_STRIDED_WINOGRAD = 4, RT_CONV_DNNL_BF16 = 5, RT_CONV_C1 = 6
+} rt_conv_algo;
 
 /* conv2d sizes; oh/ow must equal rt_conv_out_dim() of the rest (the compiler sets them). */
 typedef struct {
@@ -99,6 +107,9 @@ typedef struct {
     rt_conv_algo algo;     /* RT_CONV_WINOGRAD(_F4) only where rt_conv_winograd_fits() */
     int din_add;           /* backward adds its input gradient into din (a gradient other
                             * consumers of the input wrote first) instead of writing it */
+    /* What runs where the host does not take `algo` (rt_conv_choice.h's rule): alt, and
+     * where it does not take alt either, fallback (host-independent). 0 (im2col) unless set. */
+    rt_conv_algo alt, fallback;
 } rt_conv_shape;
 
 /* Shapes the Winograd path computes: square 3x3 or 5x5 kernels, stride 1, "same" padding,

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "gradcheck.h"
 #include "rt_gemm.h"
+#include "rt_conv_choice.h"
 #include "rt_ops.h"
 
 /* got against want (n 4-byte values), bit for bit; what = case name + which output. */
@@ -29,6 +30,7 @@ static int untouched(const float *buf, long n) {
 
 static void test_case(const char *name, rt_conv_shape cs, rt_pool_shape ps, int fused, const char *mode) {
     cs.oh = cs.h + 2 * cs.ph - cs.kh + 1, cs.ow = cs.w + 2 * cs.pw - cs.kw + 1;
+    cs = rt_conv_chosen(cs, rt_gemm_compute() == RT_COMPUTE_BF16);   /* as the compiler records it */
     ps.n = cs.n, ps.c = cs.oc, ps.h = cs.oh, ps.w = cs.ow;
     ps.oh = (ps.h - ps.kh) / ps.sh + 1, ps.ow = (ps.w - ps.kw) / ps.sw + 1;
     long in_n = (long)cs.n * cs.h * cs.w, w_n = (long)cs.oc * cs.kh * cs.kw;
@@ -71,11 +73,11 @@ static void test_case(const char *name, rt_conv_shape cs, rt_pool_shape ps, int 
 static void all_cases(const char *mode) {
     rt_pool_shape p2 = { .kh = 2, .kw = 2, .sh = 2, .sw = 2 }, p3 = { .kh = 3, .kw = 3, .sh = 2, .sw = 2 };
     /*                                        n  c  h   w   oc kh kw sh sw ph pw dh dw g  oh ow act */
-    test_case("lenet conv1+pool1", (rt_conv_shape){ 6, 1, 28, 28, 32, 5, 5, 1, 1, 2, 2, 1, 1, 1, 0, 0, RT_ACT_RELU, RT_CONV_IM2COL, 0 }, p2, 1, mode);
-    test_case("3x3 p1 on 15x13, 5 oc", (rt_conv_shape){ 3, 1, 15, 13, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, RT_ACT_RELU, RT_CONV_IM2COL, 0 }, p2, 1, mode);
-    test_case("5x5 p2 on 9x37, 13 oc", (rt_conv_shape){ 2, 1, 9, 37, 13, 5, 5, 1, 1, 2, 2, 1, 1, 1, 0, 0, RT_ACT_RELU, RT_CONV_IM2COL, 0 }, p2, 1, mode);
-    test_case("3x3 p1 on 2x3, 9 oc", (rt_conv_shape){ 5, 1, 2, 3, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, RT_ACT_RELU, RT_CONV_IM2COL, 0 }, p2, 1, mode);
-    test_case("3x3/2 pooling: two ops", (rt_conv_shape){ 2, 1, 12, 12, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, RT_ACT_RELU, RT_CONV_IM2COL, 0 }, p3, 0, mode);
+    test_case("lenet conv1+pool1", (rt_conv_shape){ 6, 1, 28, 28, 32, 5, 5, 1, 1, 2, 2, 1, 1, 1, 0, 0, RT_ACT_RELU, RT_CONV_IM2COL, 0, 0, 0 }, p2, 1, mode);
+    test_case("3x3 p1 on 15x13, 5 oc", (rt_conv_shape){ 3, 1, 15, 13, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, RT_ACT_RELU, RT_CONV_IM2COL, 0, 0, 0 }, p2, 1, mode);
+    test_case("5x5 p2 on 9x37, 13 oc", (rt_conv_shape){ 2, 1, 9, 37, 13, 5, 5, 1, 1, 2, 2, 1, 1, 1, 0, 0, RT_ACT_RELU, RT_CONV_IM2COL, 0, 0, 0 }, p2, 1, mode);
+    test_case("3x3 p1 on 2x3, 9 oc", (rt_conv_shape){ 5, 1, 2, 3, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, RT_ACT_RELU, RT_CONV_IM2COL, 0, 0, 0 }, p2, 1, mode);
+    test_case("3x3/2 pooling: two ops", (rt_conv_shape){ 2, 1, 12, 12, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, RT_ACT_RELU, RT_CONV_IM2COL, 0, 0, 0 }, p3, 0, mode);
 }
 
 int main(void) {

@@ -34,6 +34,10 @@
 #             route says add (the other reader's gradient dropped)
 #   sbr-bias: conv_bn_fprop.cu hands the prologue's scale as its bias too (the bias dropped:
 #             test_ops_gpu's scale-bias-relu + conv checks fail)
+#   bn-pool-shift: bn_relu_maxpool_nhwc.cu applies the bn without its shift (beta - mean·scale:
+#             test_ops_gpu's bn + relu + maxpool checks fail)
+#   bn-pool-bits: bn_relu_maxpool_nhwc.cu drops the last bit of each mask byte (the bits check
+#             fails)
 #   bn-add-branch: bn_add_relu_nhwc.cu adds a projection block's downsample branch without
 #             normalizing it (the second bn dropped: test_ops_gpu's projection checks fail)
 #   relu-bit: bn_add_relu_nhwc.cu's bitmask variant drops the last bit of each byte (the
@@ -108,4 +112,8 @@ mutant tail-shortcut ops/residual_tail.cu 's/dres_add \? rt_ld\(dres\[i\]\) \+ g
   "FAIL .*residual tail.*dshortcut"
 mutant sbr-bias ops/conv_bn_fprop.cu 's/scale_bias \? \(char \*\)scale_bias \+ 2 \* \(size_t\)s->c : NULL/(void *)scale_bias/' \
   ops/conv_bn_fprop.cu "FAIL .*scale-bias-relu"
+mutant bn-pool-shift ops/bn_relu_maxpool_nhwc.cu 's/float r = rt_ld\(v\.e\[j\]\) \* scale\[j\] \+ shift\[j\];/float r = rt_ld(v.e[j]) * scale[j];/' \
+  ops/bn_relu_maxpool_nhwc.cu "FAIL .*bn + relu + maxpool"
+mutant bn-pool-bits ops/bn_relu_maxpool_nhwc.cu 's/bits\[\(img \+ me\) \* cv \+ q\] = \(uint8_t\)m;/bits[(img + me) * cv + q] = (uint8_t)(m \& 0x7fu);/' \
+  ops/bn_relu_maxpool_nhwc.cu "FAIL .*bn + relu + maxpool.*bits"
 exit $status

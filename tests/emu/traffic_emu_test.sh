@@ -12,7 +12,8 @@
 # so with the old batch-norm and pooling kernels (TRAINC_CUDA_BN=old TRAINC_CUDA_POOL=old, the
 # code the H100 measured), the same in FP16 (cuDNN's conv + genstats graph for every conv
 # feeding a bn, and with --no-conv-genstats), and ResNet-50 at batch 2 on 32x32 inputs in BF16
-# channels-last, each built
+# channels-last (its stem's bn + ReLU + max pooling in one pass, bn_relu_maxpool_nhwc_kernel;
+# --no-bn-pool runs the two kernels the other checks count), each built
 # through the emulator's traffic build (make emu-traffic) and run for one profiled step
 # (TRAINC_CUDA_PROFILE_STEP=1, EMU_TRAFFIC=FILE): `trainc show --gpu-cost` must name every
 # kernel and library call of that step in launch order with exactly the bytes read and

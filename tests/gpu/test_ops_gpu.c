@@ -1464,6 +1464,87 @@ static void test_bn_add_relu_backward(int n, int c, int hw, int proj, int relu, 
     free(want), free(got), free(gzh), free(dy), rt_cuda_free(f);
 }
 
+/* The ResNet stem's bn -> ReLU -> 3x3 stride-2 pad-1 max pooling in one channels-last pass
+ * (bn_relu_maxpool_nhwc.cu) against the unfused CPU ops: batch norm (its batch statistics,
+ * with the ReLU) then max pooling: the pooled output within TOL of its largest magnitude
+ * (1e-4 FP32, 1e-2 BF16/FP16: the 16-bit rounding of the bn's output, and the GPU's FP32 sums
+ * against the CPU's); each argmax a position of its window whose bn + ReLU value, recomputed
+ * from the GPU's statistics and rounded as stored, is exactly the pooled value; and the bits
+ * those recomputed values' signs (a value within 1e-3 of 0 may round to either side on another
+ * GPU's FMA contraction, so those are not counted). */
+static void test_bn_relu_maxpool(int n, int c, int h, int w) {
+    rt_pool_shape ps = { .n = n, .c = c, .h = h, .w = w, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .ph = 1, .pw = 1 };
+    ps.oh = rt_conv_out_dim(h, 3, 2, 1, 1), ps.ow = rt_conv_out_dim(w, 3, 2, 1, 1);
+    long hw = (long)h * w, ohw = (long)ps.oh * ps.ow, total = (long)n * c * hw, pooled = (long)n * c * ohw;
+    char what[160], tag[96];
+    snprintf(tag, sizeof tag, "bn + relu + maxpool nhwc [%d,%d,%d,%d]", n, c, h, w);
+    if (!cuda_bn_relu_maxpool_fits(&ps)) {
+        checks++, failures++;
+        fprintf(stderr, "FAIL %s %s: the fused kernel refuses the stem's shape\n", mode, tag);
+        return;
+    }
+    float *x = host_random(total, 2);
+    for (long i = 0; i < total; i++) x[i] += 0.3f;   /* a non-zero mean */
+    round_act(x, total);
+    float *g = host_random(c, 1), *b = host_random(c, 1);
+    float *rm = rt_xmalloc(c * 4), *rv = rt_xmalloc(c * 4), *m = rt_xmalloc(c * 4), *is = rt_xmalloc(c * 4);
+    float *y = rt_xmalloc(total * 4), *p = rt_xmalloc(pooled * 4);
+    int32_t *am = rt_xmalloc(pooled * 4);
+    for (int i = 0; i < c; i++) rm[i] = 0, rv[i] = 1;
+    batchnorm_forward_train(y, m, is, rm, rv, x, g, b, n, c, (int)hw, 0.1f, 1e-5f, RT_ACT_RELU);
+    maxpool2d_forward(p, am, y, &ps);
+    float *xh = nhwc_of(x, n, c, hw);
+    void *gx = act_from(xh, total), *gp = act_zero(pooled);
+    int32_t *gam = rt_cuda_malloc(pooled * 4, "argmax");
+    uint8_t *gbits = rt_cuda_malloc((size_t)(total + 7) / 8, "test bits");
+    float *gg = dev_from(g, c), *gb = dev_from(b, c), *gm = dev_zero(c), *gs = dev_zero(c);
+    float *rm0 = dev_zero(c), *rv0 = dev_zero(c);
+    cuda_batchnorm_stats_train_nhwc_retire(gm, gs, rm0, rv0, gx, n, c, (int)hw, 0.1f, 1e-5f, 0);
+    cuda_bn_relu_maxpool_forward_nhwc(gp, gam, gbits, gx, gg, gb, gm, gs, &ps);
+    snprintf(what, sizeof what, "%s forward", tag);
+    compare_act(what, gp, nhwc_of(p, n, c, ohw), pooled, TOL);
+    /* the bn + ReLU values as the unfused apply stores them, from the GPU's statistics */
+    float *hm = rt_xmalloc(c * 4), *hs = rt_xmalloc(c * 4), *v = rt_xmalloc(total * 4), *gph = rt_xmalloc(pooled * 4);
+    rt_cuda_copy_d2h(hm, gm, (size_t)c * 4), rt_cuda_copy_d2h(hs, gs, (size_t)c * 4);
+    for (long i = 0; i < total; i++) {
+        int ch = (int)(i % c);
+        float k = g[ch] * hs[ch], r = xh[i] * k + (b[ch] - hm[ch] * k);
+        v[i] = r > 0.0f ? r : 0.0f;
+    }
+    round_act(v, total);
+    float *f = dev_zero(pooled);
+    rt_cuda_from_act(f, gp, pooled);
+    rt_cuda_copy_d2h(gph, f, (size_t)pooled * 4);
+    int32_t *amh = rt_xmalloc(pooled * 4);
+    rt_cuda_copy_d2h(amh, gam, (size_t)pooled * 4);
+    long bad = 0;
+    for (long o = 0; o < pooled; o++) {   /* [n][oh][ow][c] */
+        int ch = (int)(o % c);
+        long pos = o / c;
+        int ox = (int)(pos % ps.ow), oy = (int)(pos / ps.ow % ps.oh), img = (int)(pos / ohw);
+        int a = amh[o], iy = a / w, ix = a % w;
+        if (a < 0 || a >= hw || iy < 2 * oy - 1 || iy > 2 * oy + 1 || ix < 2 * ox - 1 || ix > 2 * ox + 1 ||
+            v[((long)img * hw + a) * c + ch] != gph[o])
+            bad++;
+    }
+    checks++;
+    if (bad) failures++, fprintf(stderr, "FAIL %s %s argmax: %ld of %ld not their window's max\n", mode, tag, bad, pooled);
+    else printf("ok   %-5s %-44s exact\n", mode, "bn + relu + maxpool argmax");
+    uint8_t *got = rt_xmalloc((size_t)(total + 7) / 8);
+    rt_cuda_copy_d2h(got, gbits, (size_t)(total + 7) / 8);
+    bad = 0;
+    for (long i = 0; i < total; i++) {
+        int ch = (int)(i % c);
+        float k = g[ch] * hs[ch], r = xh[i] * k + (b[ch] - hm[ch] * k);
+        if (fabsf(r) > 1e-3f) bad += ((got[i / 8] >> (i % 8)) & 1) != (v[i] > 0);
+    }
+    checks++;
+    if (bad) failures++, fprintf(stderr, "FAIL %s %s bits: %ld of %ld differ from the bn + ReLU signs\n", mode, tag, bad, total);
+    else printf("ok   %-5s %-44s exact\n", mode, "bn + relu + maxpool bits");
+    free(x), free(g), free(b), free(rm), free(rv), free(m), free(is), free(y), free(p), free(am), free(xh), free(hm);
+    free(hs), free(v), free(gph), free(amh), free(got), rt_cuda_free(f);
+}
+
 /* Batch norm and max pooling, in both layouts from `layout` (0: NCHW too, 1: NHWC only): the
  * shapes pick every path of the kernels: channels-last (batchnorm_nhwc_vec.cu,
  * maxpool2d_nhwc_vec.cu) vectors of 4 (batch norm) or 8 (16-bit max pool) channels when they
@@ -1510,6 +1591,11 @@ static void run_norm_pool_ops(int layout) {
     test_bn_add_relu_backward(5, 12, 9, 1, 0, 0);
     test_bn_add_relu_backward(2, 256, 16, 1, 1, 0);
     test_bn_add_relu_backward(8, 64, 100, 0, 1, 0);
+    /* the stem's bn + ReLU + max pooling in one pass: 8-channel vectors (one mask byte a
+     * thread), several vectors a position, non-square planes, the smallest even plane */
+    test_bn_relu_maxpool(2, 64, 16, 16);
+    test_bn_relu_maxpool(3, 8, 10, 14);
+    test_bn_relu_maxpool(2, 24, 2, 2);
     for (int nhwc = layout; nhwc < 2; nhwc++) {
         test_pool("2x2 stride 2", (rt_pool_shape){ .n = 3, .c = 5, .h = 14, .w = 14, .kh = 2, .kw = 2, .sh = 2,
                                                     .sw = 2 }, nhwc);

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # `trainc show --schedule` says what `trainc build` emits, choice by choice (both read one
-# lowering, lower.h): the CPU LeNet's conv + ReLU + max pooling call and each conv's algorithm
-# against the generated model.c; the ResNet example in BF16 channels-last: the bns finished by
+# lowering, lower.h): the CPU LeNet's conv + ReLU + max pooling call, and each CPU conv's
+# algorithm with its host rule (LeNet, the ResNet example in FP32 and BF16) against the
+# .algo/.alt/.fallback of its emitted shape; the ResNet example in BF16 channels-last: the bns finished by
 # their retire counter, applied inside their add, writing ReLU bitmasks, and the adds' two-pass
 # backward against the generated calls and plan.txt's mask tensors, with and without
 # --no-relu-mask and --no-bn-add; the bias + activation fusion on CUDA (a producer read twice
-# keeps its bias pass) against the generated calls; ConvNeXt-Tiny's residual tails in both layouts
-# and with --no-residual-tail against the generated calls. Then the usage errors, and a spec without a
-# trainer.
+# keeps its bias pass) against the generated calls; ResNet-50's stem bn + ReLU + max pooling in
+# one pass, with and without --no-bn-pool; ConvNeXt-Tiny's residual tails in both layouts and
+# with --no-residual-tail against the generated calls. Then the usage errors, and a spec without
+# a trainer.
 set -u
 source "$(dirname "$0")/../lib.sh"
 need_trainc
@@ -27,10 +29,50 @@ expect "LeNet: convs with their max pooling in the call" "$(count 'max pooling "
   "$(count 'conv2d_relu_maxpool_forward(' "$out/lenet.src/model.c")"
 expect "LeNet: poolings computed in a conv's call" "$(count "computed in \"" "$out/lenet.txt")" \
   "$(count "'s call above" "$out/lenet.src/model.c")"
-expect "LeNet: Winograd F(2x2,5x5) convs" "$(count 'Winograd F(2x2,5x5)' "$out/lenet.txt")" \
-  "$(count '\.algo = RT_CONV_WINOGRAD }' "$out/lenet.src/model.c")"
-expect "LeNet: im2col convs" "$(count 'im2col + GEMM' "$out/lenet.txt")" \
-  "$(grep 'rt_conv_shape' "$out/lenet.src/model.c" | grep -vc '\.algo = ' || true)"
+
+# CPU convs' algorithms, decided by lower (rt_conv_choice.h): each conv's chain as show says it
+# ("A where <host rule>, else B ...") against the .algo/.alt/.fallback its shape was emitted
+# with, for the LeNet, the ResNet example in FP32 and in BF16 (oneDNN first, its fallbacks)
+conv_chains() {   # show.txt model.c what
+  "$PY" - "$@" <<'PY'
+import re, sys
+show, model, what = sys.argv[1:]
+texts = [("Winograd F(4x4,3x3)", "RT_CONV_WINOGRAD_F4"), ("Winograd F(2x2,", "RT_CONV_WINOGRAD"),
+         ("Winograd F(7x7,2x2)", "RT_CONV_STRIDED_WINOGRAD"), ("one GEMM per tap", "RT_CONV_STRIDED"),
+         ("oneDNN's BF16", "RT_CONV_DNNL_BF16"), ("the 1-channel AVX-512", "RT_CONV_C1"), ("im2col", "RT_CONV_IM2COL")]
+def const(seg):
+    for t, c in texts:
+        if seg.startswith(t): return c
+    sys.exit(f"FAIL: {what}: show --schedule names no known algorithm in {seg!r}")
+shown = []
+for line in open(show):
+    f = line.split(None, 3)
+    if len(f) == 4 and f[2] == "conv":
+        shown.append([const(s) for s in f[3].split("; ")[0].split(", else ")])
+emitted = []
+for m in re.finditer(r"rt_conv_shape \w+_shape = \{([^}]*)\}", open(model).read()):
+    fields = dict(re.findall(r"\.(algo|alt|fallback) = (\w+)", m.group(1)))
+    chain = [fields.get(k) for k in ("algo", "alt", "fallback") if k in fields] or ["RT_CONV_IM2COL"]
+    emitted.append([c for i, c in enumerate(chain) if i == 0 or c != chain[i - 1]])
+if shown != emitted:
+    sys.exit(f"FAIL: {what}: show --schedule's conv algorithms {shown} != emitted {emitted}")
+print(f"{what}: {len(shown)} convs, {sum(len(c) > 1 for c in shown)} with a host rule")
+PY
+}
+conv_chains "$out/lenet.txt" "$out/lenet.src/model.c" LeNet || status=1
+grep -q 'conv1 .*1-channel AVX-512 kernel (conv2d_c1.c) where the CPU has AVX-512F' "$out/lenet.txt" ||
+  { echo "FAIL: the LeNet's conv1 is not shown with the 1-channel kernel's host rule"; status=1; }
+printf 'extends: "%s/specs/examples/fmnist_resnet.spec"\nprecision { compute: BF16 }\n' "$(pwd)" > "$out/resnet_cpu_bf16.spec"
+for spec in specs/examples/fmnist_resnet.spec "$out/resnet_cpu_bf16.spec"; do
+  tag=cpu_$(basename "$spec" .spec)
+  "$TRAINC" show --schedule "$spec" > "$out/$tag.txt" || die "show --schedule failed on $spec"
+  "$TRAINC" build "$spec" --emit-only --emit-dir "$out/$tag.src" -o "$out/$tag" > /dev/null || die "build --emit-only failed on $spec"
+  conv_chains "$out/$tag.txt" "$out/$tag.src/model.c" "$tag" || status=1
+done
+grep -q 'oneDNN.s BF16 convolution where .*, else Winograd F(2x2,3x3)' "$out/cpu_resnet_cpu_bf16.txt" ||
+  { echo "FAIL: the BF16 ResNet shows no oneDNN convs falling back to Winograd F(2x2,3x3)"; status=1; }
+grep -q 'Winograd F(4x4,3x3)' "$out/cpu_resnet_cpu_bf16.txt" &&
+  { echo "FAIL: the BF16 ResNet shows Winograd F(4x4,3x3), which BF16 products must not run"; status=1; }
 
 # CUDA ResNet example, BF16 channels-last, with each fusion and without
 printf 'extends: "%s/specs/examples/fmnist_resnet.spec"\nprecision { compute: BF16 }\n' "$(pwd)" > "$out/resnet_bf16.spec"
@@ -88,6 +130,22 @@ expect "their backward" "$(count 'in the same pass (bias_act.cu)' "$out/act.txt"
 "$TRAINC" show --schedule --backend cpu "$out/act.spec" | grep -q 'bias_act' &&
   { echo "FAIL: the CPU schedule shows the CUDA bias + activation fusion"; status=1; }
 
+# the stem's bn + ReLU + max pooling in one pass (CUDA channels-last, lower.c choose_bn_pool):
+# ResNet-50 in BF16, by default and with --no-bn-pool, against the generated calls
+printf 'extends: "%s/bench/specs/gpu_resnet50.spec"\nprecision { compute: BF16 }\n' "$(pwd)" > "$out/r50_bf16.spec"
+for flags in "" --no-bn-pool; do
+  tag=r50${flags:+$flags}
+  "$TRAINC" show --schedule --backend cuda --layout nhwc $flags "$out/r50_bf16.spec" > "$out/$tag.txt" ||
+    die "show --schedule $flags failed on ResNet-50"
+  "$TRAINC" build "$out/r50_bf16.spec" --backend cuda --layout nhwc $flags --emit-only --emit-dir "$out/$tag.src" \
+    -o "$out/$tag" > /dev/null || die "build $flags --emit-only failed on ResNet-50"
+  expect "$tag: poolings applying their bn" "$(count 'applies bn "' "$out/$tag.txt")" \
+    "$(count 'cuda_bn_relu_maxpool_forward_nhwc(' "$out/$tag.src/model.c")"
+  expect "$tag: bns applied inside their pooling" "$(count 'inside max pooling "' "$out/$tag.txt")" \
+    "$(count 'applied inside max pooling' "$out/$tag.src/model.c")"
+done
+[ "$(count 'applies bn "' "$out/r50.txt")" = 1 ] || { echo "FAIL: ResNet-50's stem pooling does not apply its bn"; status=1; }
+
 # ConvNeXt-Tiny's residual tails (CUDA, both layouts): each block's pwconv2 bias, layer scale,
 # drop path and add in one kernel each way, and none with --no-residual-tail
 printf 'extends: "%s/bench/specs/gpu_convnext_tiny.spec"\nprecision { compute: BF16 }\n' "$(pwd)" > "$out/cnx.spec"
@@ -117,5 +175,5 @@ grep -q "are for --backend cuda --layout nhwc" "$out/e2" || { echo "FAIL: --no-b
 printf 'net { input_shape: [1, 4, 4] classes: 2 flatten { } linear { out: 2 } }\n' > "$out/netonly.spec"
 "$TRAINC" show --schedule "$out/netonly.spec" > /dev/null 2> "$out/e3"; rc=$?
 [ $rc = 1 ] && grep -q "no data or solver" "$out/e3" || { echo "FAIL: a spec without a trainer: rc $rc, $(cat "$out/e3")"; status=1; }
-[ $status = 0 ] && echo "show --schedule matches build: LeNet (CPU), the ResNet example (CUDA channels-last, 3 builds), bias + activation (CUDA), ConvNeXt-Tiny's residual tails (CUDA, 3 builds)"
+[ $status = 0 ] && echo "show --schedule matches build: LeNet and the ResNet example (CPU conv algorithms), the ResNet example (CUDA channels-last, 3 builds), ResNet-50's stem (2 builds), bias + activation (CUDA), ConvNeXt-Tiny's residual tails (CUDA, 3 builds)"
 exit $status

@@ -8,6 +8,7 @@
 #include "gradcheck.h"
 #include "rt_conv_c1.h"
 #include "rt_gemm.h"
+#include "rt_conv_choice.h"
 #include "rt_ops.h"
 
 static int bf16_mode;   /* compute BF16: compare with bf16_compare */
@@ -71,7 +72,9 @@ static void run_case(c1_case *cc) {
     rt_conv_shape *s = &cc->s;
     s->oh = rt_conv_out_dim(s->h, s->kh, s->sh, s->ph, s->dh);
     s->ow = rt_conv_out_dim(s->w, s->kw, s->sw, s->pw, s->dw);
-    if (!conv2d_c1_fits(s)) {
+    s->algo = RT_CONV_IM2COL;
+    rt_conv_choose(s, bf16_mode);   /* as the compiler records it: RT_CONV_C1 first */
+    if (s->algo != RT_CONV_C1 || !conv2d_c1_fits(s)) {
         fprintf(stderr, "FAIL %s: the 1-channel kernel does not take the shape\n", cc->name);
         test_failures++;
         return;
@@ -137,13 +140,13 @@ int main(void) {
     }
     /*                                     n  c  h  w  oc kh kw sh sw ph pw dh dw g oh ow act */
     c1_case cases[] = {
-        { "lenet conv1 5x5 p2 +relu",    { 5, 1, 28, 28, 32, 5, 5, 1, 1, 2, 2, 1, 1, 1, 0, 0, RT_ACT_RELU, RT_CONV_IM2COL, 0 }, 1 },
-        { "stem 3x3 p1",                 { 4, 1, 28, 28, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0 }, 0 },
-        { "5x5 p2 wide row 37, 13 oc",   { 3, 1, 9, 37, 13, 5, 5, 1, 1, 2, 2, 1, 1, 1, 0, 0, RT_ACT_RELU, RT_CONV_IM2COL, 0 }, 1 },
-        { "5x5 valid, 5 oc",             { 2, 1, 11, 6, 5, 5, 5, 1, 1, 0, 0, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0 }, 1 },
-        { "3x3 pad 1x0, 1 image",        { 1, 1, 7, 17, 9, 3, 3, 1, 1, 1, 0, 1, 1, 1, 0, 0, RT_ACT_RELU, RT_CONV_IM2COL, 0 }, 1 },
-        { "3x3 p1 on a 1-pixel image",   { 3, 1, 1, 1, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0 }, 1 },
-        { "5x5 p2, 33-pixel rows, 16 oc",{ 2, 1, 5, 33, 16, 5, 5, 1, 1, 2, 2, 1, 1, 1, 0, 0, RT_ACT_RELU, RT_CONV_IM2COL, 0 }, 0 },
+        { "lenet conv1 5x5 p2 +relu",    { 5, 1, 28, 28, 32, 5, 5, 1, 1, 2, 2, 1, 1, 1, 0, 0, RT_ACT_RELU, RT_CONV_IM2COL, 0, 0, 0 }, 1 },
+        { "stem 3x3 p1",                 { 4, 1, 28, 28, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0, 0, 0 }, 0 },
+        { "5x5 p2 wide row 37, 13 oc",   { 3, 1, 9, 37, 13, 5, 5, 1, 1, 2, 2, 1, 1, 1, 0, 0, RT_ACT_RELU, RT_CONV_IM2COL, 0, 0, 0 }, 1 },
+        { "5x5 valid, 5 oc",             { 2, 1, 11, 6, 5, 5, 5, 1, 1, 0, 0, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0, 0, 0 }, 1 },
+        { "3x3 pad 1x0, 1 image",        { 1, 1, 7, 17, 9, 3, 3, 1, 1, 1, 0, 1, 1, 1, 0, 0, RT_ACT_RELU, RT_CONV_IM2COL, 0, 0, 0 }, 1 },
+        { "3x3 p1 on a 1-pixel image",   { 3, 1, 1, 1, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0, 0, 0 }, 1 },
+        { "5x5 p2, 33-pixel rows, 16 oc",{ 2, 1, 5, 33, 16, 5, 5, 1, 1, 2, 2, 1, 1, 1, 0, 0, RT_ACT_RELU, RT_CONV_IM2COL, 0, 0, 0 }, 0 },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
     char why[256];

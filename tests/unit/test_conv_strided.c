@@ -6,6 +6,7 @@
  * (test_grad_conv.c checks the same paths' small strided shapes by central differences.) */
 #include <string.h>
 #include "gradcheck.h"
+#include "rt_conv_choice.h"
 #include "rt_ops.h"
 #include "../../runtime/cpu/ops/conv2d_strided.h"            /* conv2d_strided_fits */
 #include "../../runtime/cpu/ops/conv2d_strided_winograd.h"   /* ..._winograd_fits */
@@ -73,6 +74,7 @@ static void backward_ref(double *dx, double *dw, double *db, const double *dy, c
 static void check_shape(const char *name, rt_conv_shape s) {
     s.oh = rt_conv_out_dim(s.h, s.kh, s.sh, s.ph, s.dh);
     s.ow = rt_conv_out_dim(s.w, s.kw, s.sw, s.pw, s.dw);
+    s = rt_conv_chosen(s, 0);   /* as the compiler records it (rt_conv_choice.h) */
     int winograd = conv2d_strided_winograd_fits(&s);
     if (!conv2d_strided_fits(&s) && !winograd) {   /* the shapes below are chosen to take them */
         fprintf(stderr, "FAIL %s: conv2d_strided_fits() refuses it\n", name);
@@ -141,35 +143,35 @@ int main(void) {
     struct { const char *name; rt_conv_shape s; } cases[] = {
         /*                               n   c   h   w  oc kh kw sh sw ph pw dh dw g  oh ow */
         { "resnet-like 3x3/2 +relu",   { 6, 16, 14, 14, 12, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0, 0,
-                                         RT_ACT_RELU, RT_CONV_IM2COL, 0 } },
+                                         RT_ACT_RELU, RT_CONV_IM2COL, 0, 0, 0 } },
         { "3x3/2 odd 15x13 din_add",   { 5, 17, 15, 13, 4, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0, 0,
-                                         RT_ACT_NONE, RT_CONV_IM2COL, 1 } },
+                                         RT_ACT_NONE, RT_CONV_IM2COL, 1, 0, 0 } },
         { "7x7/2 p3",                  { 3, 16, 17, 18, 5, 7, 7, 2, 2, 3, 3, 1, 1, 1, 0, 0,
-                                         RT_ACT_NONE, RT_CONV_IM2COL, 0 } },
+                                         RT_ACT_NONE, RT_CONV_IM2COL, 0, 0, 0 } },
         { "3x2 s3x2 dilated +relu",    { 4, 16, 16, 19, 5, 3, 2, 3, 2, 1, 0, 2, 1, 1, 0, 0,
-                                         RT_ACT_RELU, RT_CONV_IM2COL, 1 } },
+                                         RT_ACT_RELU, RT_CONV_IM2COL, 1, 0, 0 } },
         { "3x3/2 pad 0, one image",    { 1, 16, 9, 10, 3, 3, 3, 2, 2, 0, 0, 1, 1, 1, 0, 0,
-                                         RT_ACT_NONE, RT_CONV_IM2COL, 0 } },
+                                         RT_ACT_NONE, RT_CONV_IM2COL, 0, 0, 0 } },
         { "2x2 s4 (rows skipped)",     { 3, 16, 11, 9, 3, 2, 2, 4, 4, 0, 0, 1, 1, 1, 0, 0,
-                                         RT_ACT_NONE, RT_CONV_IM2COL, 0 } },
+                                         RT_ACT_NONE, RT_CONV_IM2COL, 0, 0, 0 } },
         { "3x3/2 28x28 32->24 +relu",  { 9, 32, 28, 28, 24, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0, 0,
-                                         RT_ACT_RELU, RT_CONV_IM2COL, 1 } },
+                                         RT_ACT_RELU, RT_CONV_IM2COL, 1, 0, 0 } },
         /* partial tiles (13x20 outputs on 2x3 tiles), channels padded to 16s */
         { "3x3/2 26x39 18->40",        { 4, 18, 26, 39, 40, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0, 0,
-                                         RT_ACT_NONE, RT_CONV_IM2COL, 0 } },
+                                         RT_ACT_NONE, RT_CONV_IM2COL, 0, 0, 0 } },
         { "3x3/2 odd 29x27 18->40",    { 4, 18, 29, 27, 40, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0, 0,
-                                         RT_ACT_NONE, RT_CONV_IM2COL, 0 } },
+                                         RT_ACT_NONE, RT_CONV_IM2COL, 0, 0, 0 } },
         /* planes too small for the 7x7 tiles (the ResNet on 8x8 inputs): polyphase */
         { "3x3/2 4x4 32->64",          { 4, 32, 4, 4, 64, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0, 0,
-                                         RT_ACT_NONE, RT_CONV_IM2COL, 1 } },
+                                         RT_ACT_NONE, RT_CONV_IM2COL, 1, 0, 0 } },
         { "3x3/2 8x8 16->32 +relu",    { 4, 16, 8, 8, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0, 0,
-                                         RT_ACT_RELU, RT_CONV_IM2COL, 0 } },
+                                         RT_ACT_RELU, RT_CONV_IM2COL, 0, 0, 0 } },
         /* 16 tiles an image, 82 Ki values of V and M: 12 images a chunk (CHUNK_VALUES 1 Mi),
          * so two chunks (the second's split must see zeros outside the image again) */
         { "3x3/2 56x56 16->16 two chunks", { 14, 16, 56, 56, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0, 0,
-                                         RT_ACT_RELU, RT_CONV_IM2COL, 1 } },
+                                         RT_ACT_RELU, RT_CONV_IM2COL, 1, 0, 0 } },
         { "3x3/2 pad 2 +relu",         { 3, 16, 7, 8, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 0, 0,
-                                         RT_ACT_RELU, RT_CONV_IM2COL, 0 } },
+                                         RT_ACT_RELU, RT_CONV_IM2COL, 0, 0, 0 } },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check_shape(cases[i].name, cases[i].s);

@@ -11,6 +11,7 @@
 #include "rt_conv_bf16.h"
 #include "rt_env.h"
 #include "rt_gemm.h"
+#include "rt_conv_choice.h"
 #include "rt_ops.h"
 #include "../../runtime/cpu/ops/conv2d_strided_winograd.h"   /* ..._winograd_fits */
 
@@ -86,8 +87,11 @@ typedef struct { const char *name; rt_conv_shape s; int bias; } conv_case;
 typedef struct { float *out, *din, *dw, *db; } conv_run;
 
 /* act_out: the double forward's output, so that every run masks with the same ReLU. */
-static conv_run run_conv_f32(const rt_conv_shape *s, const float *in, const float *w, const float *bias,
+static conv_run run_conv_f32(const rt_conv_shape *asked, const float *in, const float *w, const float *bias,
                              const float *dout, const float *act_out, const float *din_init) {
+    /* the shape as the compiler records it under the compute precision now set */
+    rt_conv_shape chosen = rt_conv_chosen(*asked, rt_gemm_compute() == RT_COMPUTE_BF16);
+    const rt_conv_shape *s = &chosen;
     long in_n = (long)s->n * s->c * s->h * s->w, out_n = (long)s->n * s->oc * s->oh * s->ow;
     long w_n = (long)s->oc * (s->c / s->groups) * s->kh * s->kw, work_n = conv2d_workspace_elems(s);
     conv_run r = { malloc(sizeof(float) * out_n), malloc(sizeof(float) * in_n), malloc(sizeof(float) * w_n),
@@ -198,22 +202,22 @@ int main(void) {
     }
     test_gemm();
     conv_case cases[] = {
-        { "im2col 3x3 stride 2 relu", { 2, 6, 9, 9, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0, 0, RT_ACT_RELU, RT_CONV_IM2COL, 0 }, 0 },
-        { "pointwise 1x1", { 2, 16, 5, 5, 12, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0 }, 0 },
-        { "winograd F2 3x3", { 2, 8, 10, 10, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_WINOGRAD, 0 }, 0 },
-        { "winograd F2 5x5", { 2, 6, 12, 12, 8, 5, 5, 1, 1, 2, 2, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_WINOGRAD, 0 }, 0 },
-        { "winograd F4 3x3 relu", { 3, 16, 14, 14, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, RT_ACT_RELU, RT_CONV_WINOGRAD_F4, 0 }, 0 },
+        { "im2col 3x3 stride 2 relu", { 2, 6, 9, 9, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0, 0, RT_ACT_RELU, RT_CONV_IM2COL, 0, 0, 0 }, 0 },
+        { "pointwise 1x1", { 2, 16, 5, 5, 12, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0, 0, 0 }, 0 },
+        { "winograd F2 3x3", { 2, 8, 10, 10, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_WINOGRAD, 0, 0, 0 }, 0 },
+        { "winograd F2 5x5", { 2, 6, 12, 12, 8, 5, 5, 1, 1, 2, 2, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_WINOGRAD, 0, 0, 0 }, 0 },
+        { "winograd F4 3x3 relu", { 3, 16, 14, 14, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, RT_ACT_RELU, RT_CONV_WINOGRAD_F4, 0, 0, 0 }, 0 },
         /* the example nets' kinds of shapes, channels in whole blocks of 16 (the fast layouts) */
-        { "lenet 5x5 from 1 channel, bias relu", { 4, 1, 12, 12, 32, 5, 5, 1, 1, 2, 2, 1, 1, 1, 0, 0, RT_ACT_RELU, RT_CONV_WINOGRAD, 0 }, 1 },
-        { "resnet 3x3 32->32 relu din_add", { 3, 32, 9, 9, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, RT_ACT_RELU, RT_CONV_WINOGRAD_F4, 1 }, 0 },
-        { "resnet 3x3 stride 2 32->64 bias", { 2, 32, 10, 10, 64, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0 }, 1 },
-        { "resnet 1x1 stride 2 16->32", { 2, 16, 9, 9, 32, 1, 1, 2, 2, 0, 0, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0 }, 0 },
+        { "lenet 5x5 from 1 channel, bias relu", { 4, 1, 12, 12, 32, 5, 5, 1, 1, 2, 2, 1, 1, 1, 0, 0, RT_ACT_RELU, RT_CONV_WINOGRAD, 0, 0, 0 }, 1 },
+        { "resnet 3x3 32->32 relu din_add", { 3, 32, 9, 9, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, RT_ACT_RELU, RT_CONV_WINOGRAD_F4, 1, 0, 0 }, 0 },
+        { "resnet 3x3 stride 2 32->64 bias", { 2, 32, 10, 10, 64, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0, 0, 0 }, 1 },
+        { "resnet 1x1 stride 2 16->32", { 2, 16, 9, 9, 32, 1, 1, 2, 2, 0, 0, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0, 0, 0 }, 0 },
         /* oneDNN sees the sampled pixels only; the input gradient lands on what is there */
-        { "1x1 stride 2 16->32 bias relu din_add", { 3, 16, 8, 10, 32, 1, 1, 2, 2, 0, 0, 1, 1, 1, 0, 0, RT_ACT_RELU, RT_CONV_IM2COL, 1 }, 1 },
-        { "1x1 stride 3x2 16->16", { 2, 16, 11, 7, 16, 1, 1, 3, 2, 0, 0, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0 }, 0 },
+        { "1x1 stride 2 16->32 bias relu din_add", { 3, 16, 8, 10, 32, 1, 1, 2, 2, 0, 0, 1, 1, 1, 0, 0, RT_ACT_RELU, RT_CONV_IM2COL, 1, 0, 0 }, 1 },
+        { "1x1 stride 3x2 16->16", { 2, 16, 11, 7, 16, 1, 1, 3, 2, 0, 0, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0, 0, 0 }, 0 },
         /* grouped and dilated: im2col + BF16 GEMM */
-        { "grouped 3x3 groups 2", { 2, 8, 7, 7, 12, 3, 3, 1, 1, 1, 1, 1, 1, 2, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0 }, 0 },
-        { "dilated 3x3", { 2, 6, 9, 9, 8, 3, 3, 1, 1, 2, 2, 2, 2, 1, 0, 0, RT_ACT_RELU, RT_CONV_IM2COL, 0 }, 0 },
+        { "grouped 3x3 groups 2", { 2, 8, 7, 7, 12, 3, 3, 1, 1, 1, 1, 1, 1, 2, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0, 0, 0 }, 0 },
+        { "dilated 3x3", { 2, 6, 9, 9, 8, 3, 3, 1, 1, 2, 2, 2, 2, 1, 0, 0, RT_ACT_RELU, RT_CONV_IM2COL, 0, 0, 0 }, 0 },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) test_conv(&cases[i]);
     setenv("TRAINC_CONV_BF16", "gemm", 1);   /* the same cases on im2col + BF16 GEMM */

@@ -4,6 +4,7 @@
 #include <string.h>
 #include "gradcheck.h"
 #include "rt_gemm.h"
+#include "rt_conv_choice.h"
 #include "rt_ops.h"
 #include "../../runtime/cpu/ops/conv2d_strided_winograd.h"   /* ..._winograd_fits */
 
@@ -48,6 +49,7 @@ static void run_case(conv_case *cc) {
     rt_conv_shape *s = &cc->s;
     s->oh = rt_conv_out_dim(s->h, s->kh, s->sh, s->ph, s->dh);
     s->ow = rt_conv_out_dim(s->w, s->kw, s->sw, s->pw, s->dw);
+    *s = rt_conv_chosen(*s, 0);   /* as the compiler records it (rt_conv_choice.h) */
     long in_n = (long)s->n * s->c * s->h * s->w, out_n = (long)s->n * s->oc * s->oh * s->ow;
     long w_n = (long)s->oc * (s->c / s->groups) * s->kh * s->kw;
     long work_n = conv2d_workspace_elems_f64(s);
@@ -153,6 +155,7 @@ static void test_gemm(void) {
 static void test_winograd_vs_im2col(rt_conv_shape s, rt_conv_algo algo) {
     rt_conv_shape w = s;
     w.algo = algo;
+    s = rt_conv_chosen(s, 0), w = rt_conv_chosen(w, 0);   /* as the compiler records them */
     long in_n = (long)s.n * s.c * s.h * s.w, out_n = (long)s.n * s.oc * s.oh * s.ow;
     long w_n = (long)s.oc * s.c * s.kh * s.kw;
     double *x = gc_rand(in_n, -1, 1), *k = gc_rand(w_n, -1, 1), *b = gc_rand(s.oc, -1, 1);
@@ -217,75 +220,75 @@ int main(void) {
     test_gemm();
     /*                                  n  c  h  w oc kh kw sh sw ph pw dh dw  g oh ow act   bias */
     conv_case cases[] = {
-        { "3x3 s1 p1",          { 2, 3, 7, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0 }, 1 },
-        { "3x3 s2 p1",          { 2, 4, 9, 8, 5, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0 }, 0 },
-        { "3x3 dilation 2",     { 1, 3, 9, 9, 2, 3, 3, 1, 1, 2, 2, 2, 2, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0 }, 1 },
-        { "3x2 groups 2",       { 2, 4, 6, 7, 6, 3, 2, 1, 2, 1, 0, 1, 1, 2, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0 }, 1 },
-        { "depthwise 3x3",      { 2, 4, 7, 7, 4, 3, 3, 1, 1, 1, 1, 1, 1, 4, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0 }, 1 },
-        { "depthwise x2 s2",    { 1, 3, 8, 8, 6, 3, 3, 2, 2, 1, 1, 1, 1, 3, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0 }, 0 },
-        { "7x7 s2 p3 stem",     { 1, 3, 11, 10, 4, 7, 7, 2, 2, 3, 3, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0 }, 0 },
-        { "5x5 valid",          { 3, 2, 8, 8, 3, 5, 5, 1, 1, 0, 0, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0 }, 1 },
-        { "1x1 pointwise",      { 2, 5, 4, 5, 3, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0 }, 1 },
-        { "1x1 groups 2",       { 2, 4, 3, 3, 6, 1, 1, 1, 1, 0, 0, 1, 1, 2, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0 }, 0 },
-        { "1x1 s2 downsample",  { 2, 4, 6, 5, 3, 1, 1, 2, 2, 0, 0, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0 }, 1 },
+        { "3x3 s1 p1",          { 2, 3, 7, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0, 0, 0 }, 1 },
+        { "3x3 s2 p1",          { 2, 4, 9, 8, 5, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0, 0, 0 }, 0 },
+        { "3x3 dilation 2",     { 1, 3, 9, 9, 2, 3, 3, 1, 1, 2, 2, 2, 2, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0, 0, 0 }, 1 },
+        { "3x2 groups 2",       { 2, 4, 6, 7, 6, 3, 2, 1, 2, 1, 0, 1, 1, 2, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0, 0, 0 }, 1 },
+        { "depthwise 3x3",      { 2, 4, 7, 7, 4, 3, 3, 1, 1, 1, 1, 1, 1, 4, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0, 0, 0 }, 1 },
+        { "depthwise x2 s2",    { 1, 3, 8, 8, 6, 3, 3, 2, 2, 1, 1, 1, 1, 3, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0, 0, 0 }, 0 },
+        { "7x7 s2 p3 stem",     { 1, 3, 11, 10, 4, 7, 7, 2, 2, 3, 3, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0, 0, 0 }, 0 },
+        { "5x5 valid",          { 3, 2, 8, 8, 3, 5, 5, 1, 1, 0, 0, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0, 0, 0 }, 1 },
+        { "1x1 pointwise",      { 2, 5, 4, 5, 3, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0, 0, 0 }, 1 },
+        { "1x1 groups 2",       { 2, 4, 3, 3, 6, 1, 1, 1, 1, 0, 0, 1, 1, 2, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0, 0, 0 }, 0 },
+        { "1x1 s2 downsample",  { 2, 4, 6, 5, 3, 1, 1, 2, 2, 0, 0, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0, 0, 0 }, 1 },
         /* strides past 2: a padding past the stride, a kernel smaller than the stride, a
          * plane smaller than the kernel */
-        { "3x3 s3 p2",          { 2, 3, 10, 11, 4, 3, 3, 3, 3, 2, 2, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0 }, 1 },
-        { "2x2 s3 p0",          { 1, 2, 8, 7, 3, 2, 2, 3, 3, 0, 0, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0 }, 0 },
-        { "3x3 s2 p1 2x1 image",{ 2, 2, 2, 1, 3, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0 }, 1 },
+        { "3x3 s3 p2",          { 2, 3, 10, 11, 4, 3, 3, 3, 3, 2, 2, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0, 0, 0 }, 1 },
+        { "2x2 s3 p0",          { 1, 2, 8, 7, 3, 2, 2, 3, 3, 0, 0, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0, 0, 0 }, 0 },
+        { "3x3 s2 p1 2x1 image",{ 2, 2, 2, 1, 3, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0, 0, 0 }, 1 },
         /* 3x3/2 pad 1 on 16 channels or more: Winograd F(7x7,2x2) on the phase planes
          * (conv2d_strided_winograd.c); partial tiles (13x20 outputs), channels padded to 16s */
-        { "3x3 s2 p1 phases",   { 1, 16, 26, 40, 5, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0 }, 1 },
+        { "3x3 s2 p1 phases",   { 1, 16, 26, 40, 5, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0, 0, 0 }, 1 },
         { "3x3 s2 p1 phases 14x13 +relu",
-                                { 2, 18, 14, 13, 17, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0, 0, RT_ACT_RELU, RT_CONV_IM2COL, 0 }, 1 },
-        { "asym s/p/d",         { 2, 2, 9, 7, 2, 2, 3, 2, 1, 0, 2, 1, 2, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0 }, 1 },
+                                { 2, 18, 14, 13, 17, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0, 0, RT_ACT_RELU, RT_CONV_IM2COL, 0, 0, 0 }, 1 },
+        { "asym s/p/d",         { 2, 2, 9, 7, 2, 2, 3, 2, 1, 0, 2, 1, 2, 1, 0, 0, RT_ACT_NONE, RT_CONV_IM2COL, 0, 0, 0 }, 1 },
         /* fused ReLU (last field): masked dout, per-thread dbias */
-        { "5x5 p2 +relu",       { 3, 2, 8, 8, 4, 5, 5, 1, 1, 2, 2, 1, 1, 1, 0, 0, RT_ACT_RELU, RT_CONV_IM2COL, 0 }, 1 },
-        { "3x3 s2 groups +relu",{ 2, 4, 7, 7, 6, 3, 3, 2, 2, 1, 1, 1, 1, 2, 0, 0, RT_ACT_RELU, RT_CONV_IM2COL, 0 }, 0 },
-        { "1x1 +relu",          { 2, 5, 4, 5, 3, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0, 0, RT_ACT_RELU, RT_CONV_IM2COL, 0 }, 1 },
+        { "5x5 p2 +relu",       { 3, 2, 8, 8, 4, 5, 5, 1, 1, 2, 2, 1, 1, 1, 0, 0, RT_ACT_RELU, RT_CONV_IM2COL, 0, 0, 0 }, 1 },
+        { "3x3 s2 groups +relu",{ 2, 4, 7, 7, 6, 3, 3, 2, 2, 1, 1, 1, 1, 2, 0, 0, RT_ACT_RELU, RT_CONV_IM2COL, 0, 0, 0 }, 0 },
+        { "1x1 +relu",          { 2, 5, 4, 5, 3, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0, 0, RT_ACT_RELU, RT_CONV_IM2COL, 0, 0, 0 }, 1 },
         /* Winograd F(2x2,3x3) (last field): even and odd extents (partial edge tiles) */
         { "winograd 6x8",       { 2, 3, 6, 8, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, RT_ACT_NONE,
-                                  RT_CONV_WINOGRAD, 0 }, 1 },
+                                  RT_CONV_WINOGRAD, 0, 0, 0 }, 1 },
         { "winograd 7x5 +relu", { 3, 4, 7, 5, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, RT_ACT_RELU,
-                                  RT_CONV_WINOGRAD, 0 }, 1 },
+                                  RT_CONV_WINOGRAD, 0, 0, 0 }, 1 },
         { "winograd 1x1 image", { 2, 2, 1, 1, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, RT_ACT_NONE,
-                                  RT_CONV_WINOGRAD, 0 }, 0 },
+                                  RT_CONV_WINOGRAD, 0, 0, 0 }, 0 },
         /* Winograd F(4x4,3x3): extents 1..3 past a multiple of 4, a row wider than the
          * shuffles' 7 tiles (scalar path) */
         { "winograd4 6x8",      { 2, 3, 6, 8, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, RT_ACT_NONE,
-                                  RT_CONV_WINOGRAD_F4, 0 }, 1 },
+                                  RT_CONV_WINOGRAD_F4, 0, 0, 0 }, 1 },
         { "winograd4 7x5 +relu",{ 3, 4, 7, 5, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, RT_ACT_RELU,
-                                  RT_CONV_WINOGRAD_F4, 0 }, 1 },
+                                  RT_CONV_WINOGRAD_F4, 0, 0, 0 }, 1 },
         { "winograd4 5x33",     { 1, 2, 5, 33, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, RT_ACT_RELU,
-                                  RT_CONV_WINOGRAD_F4, 0 }, 0 },
+                                  RT_CONV_WINOGRAD_F4, 0, 0, 0 }, 0 },
         { "winograd4 1x1 image",{ 2, 2, 1, 1, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, RT_ACT_NONE,
-                                  RT_CONV_WINOGRAD_F4, 0 }, 0 },
+                                  RT_CONV_WINOGRAD_F4, 0, 0, 0 }, 0 },
         /* Winograd F(2x2,5x5): odd extents, a row wider than the shuffles' 14 tiles (scalar
          * path), an image smaller than the kernel */
         { "winograd5 6x7",      { 2, 3, 6, 7, 4, 5, 5, 1, 1, 2, 2, 1, 1, 1, 0, 0, RT_ACT_NONE,
-                                  RT_CONV_WINOGRAD, 0 }, 1 },
+                                  RT_CONV_WINOGRAD, 0, 0, 0 }, 1 },
         { "winograd5 5x9 +relu",{ 3, 4, 5, 9, 5, 5, 5, 1, 1, 2, 2, 1, 1, 1, 0, 0, RT_ACT_RELU,
-                                  RT_CONV_WINOGRAD, 0 }, 1 },
+                                  RT_CONV_WINOGRAD, 0, 0, 0 }, 1 },
         { "winograd5 4x31",     { 1, 2, 4, 31, 3, 5, 5, 1, 1, 2, 2, 1, 1, 1, 0, 0, RT_ACT_RELU,
-                                  RT_CONV_WINOGRAD, 0 }, 0 },
+                                  RT_CONV_WINOGRAD, 0, 0, 0 }, 0 },
         { "winograd5 2x3 image",{ 2, 2, 2, 3, 3, 5, 5, 1, 1, 2, 2, 1, 1, 1, 0, 0, RT_ACT_NONE,
-                                  RT_CONV_WINOGRAD, 0 }, 0 },
+                                  RT_CONV_WINOGRAD, 0, 0, 0 }, 0 },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
     /* Batches large enough for several blocks of images and all threads, bias and a fused
      * ReLU; planes one 16-tile chunk wide (15x15), two chunks (9x35), and two tile rows per
      * vector (14x14, 7x7, odd tile-row counts). */
     /*                      n   c   h   w  oc kh kw sh sw ph pw dh dw g  oh  ow */
-    rt_conv_shape wide  = { 8, 24, 15, 15, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 15, 15, RT_ACT_RELU, 0, 0 };
-    rt_conv_shape wider = { 3, 20,  9, 35, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1,  9, 35, RT_ACT_RELU, 0, 0 };
-    rt_conv_shape pair  = { 9, 64, 14, 14, 48, 3, 3, 1, 1, 1, 1, 1, 1, 1, 14, 14, RT_ACT_RELU, 0, 0 };
-    rt_conv_shape small = { 40, 32, 7, 7, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1,  7,  7, RT_ACT_NONE, 0, 0 };
-    rt_conv_shape full  = { 6, 16, 28, 28, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 28, 28, RT_ACT_RELU, 0, 0 };
+    rt_conv_shape wide  = { 8, 24, 15, 15, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 15, 15, RT_ACT_RELU, 0, 0, 0, 0 };
+    rt_conv_shape wider = { 3, 20,  9, 35, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1,  9, 35, RT_ACT_RELU, 0, 0, 0, 0 };
+    rt_conv_shape pair  = { 9, 64, 14, 14, 48, 3, 3, 1, 1, 1, 1, 1, 1, 1, 14, 14, RT_ACT_RELU, 0, 0, 0, 0 };
+    rt_conv_shape small = { 40, 32, 7, 7, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1,  7,  7, RT_ACT_NONE, 0, 0, 0, 0 };
+    rt_conv_shape full  = { 6, 16, 28, 28, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 28, 28, RT_ACT_RELU, 0, 0, 0, 0 };
     /* channels in sixteens on narrow planes: the 6x6 tiles run 16 channels per vector
      * (conv2d_winograd.c channel_lanes), the 7x7 input gradient too */
-    rt_conv_shape lanes28 = { 2, 16, 28, 28, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 28, 28, RT_ACT_RELU, 0, 0 };
-    rt_conv_shape lanes7 = { 11, 32, 7, 7, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 7, 7, RT_ACT_NONE, 0, 0 };
-    rt_conv_shape lanes9 = { 4, 16, 9, 6, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 9, 6, RT_ACT_RELU, 0, 0 };
+    rt_conv_shape lanes28 = { 2, 16, 28, 28, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 28, 28, RT_ACT_RELU, 0, 0, 0, 0 };
+    rt_conv_shape lanes7 = { 11, 32, 7, 7, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 7, 7, RT_ACT_NONE, 0, 0, 0, 0 };
+    rt_conv_shape lanes9 = { 4, 16, 9, 6, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 9, 6, RT_ACT_RELU, 0, 0, 0, 0 };
     rt_conv_algo algos[] = { RT_CONV_WINOGRAD, RT_CONV_WINOGRAD_F4, 0 };
     test_winograd_vs_im2col(lanes28, RT_CONV_WINOGRAD_F4);
     test_winograd_vs_im2col(lanes7, RT_CONV_WINOGRAD_F4);
@@ -300,13 +303,13 @@ int main(void) {
     /* F(2x2,5x5) on the same kinds of planes: one vector's worth of tiles per row (LeNet's
      * 14x14, 28x28), a wide row on the scalar path (9x35), several blocks */
     rt_conv_shape five[] = {
-        { 9, 32, 14, 14, 24, 5, 5, 1, 1, 2, 2, 1, 1, 1, 14, 14, RT_ACT_RELU, 0, 0 },
-        { 4, 16, 28, 28, 8, 5, 5, 1, 1, 2, 2, 1, 1, 1, 28, 28, RT_ACT_RELU, 0, 0 },
-        { 3, 20, 9, 35, 12, 5, 5, 1, 1, 2, 2, 1, 1, 1, 9, 35, RT_ACT_NONE, 0, 0 },
-        { 40, 24, 7, 7, 16, 5, 5, 1, 1, 2, 2, 1, 1, 1, 7, 7, RT_ACT_NONE, 0, 0 },
+        { 9, 32, 14, 14, 24, 5, 5, 1, 1, 2, 2, 1, 1, 1, 14, 14, RT_ACT_RELU, 0, 0, 0, 0 },
+        { 4, 16, 28, 28, 8, 5, 5, 1, 1, 2, 2, 1, 1, 1, 28, 28, RT_ACT_RELU, 0, 0, 0, 0 },
+        { 3, 20, 9, 35, 12, 5, 5, 1, 1, 2, 2, 1, 1, 1, 9, 35, RT_ACT_NONE, 0, 0, 0, 0 },
+        { 40, 24, 7, 7, 16, 5, 5, 1, 1, 2, 2, 1, 1, 1, 7, 7, RT_ACT_NONE, 0, 0, 0, 0 },
         /* 16 channels per vector (as LeNet's 32 -> 64 on 14x14) */
-        { 3, 32, 14, 14, 16, 5, 5, 1, 1, 2, 2, 1, 1, 1, 14, 14, RT_ACT_RELU, 0, 0 },
-        { 7, 16, 7, 5, 32, 5, 5, 1, 1, 2, 2, 1, 1, 1, 7, 5, RT_ACT_NONE, 0, 0 },
+        { 3, 32, 14, 14, 16, 5, 5, 1, 1, 2, 2, 1, 1, 1, 14, 14, RT_ACT_RELU, 0, 0, 0, 0 },
+        { 7, 16, 7, 5, 32, 5, 5, 1, 1, 2, 2, 1, 1, 1, 7, 5, RT_ACT_NONE, 0, 0, 0, 0 },
     };
     for (size_t i = 0; i < sizeof five / sizeof five[0]; i++)
         test_winograd_vs_im2col(five[i], RT_CONV_WINOGRAD);

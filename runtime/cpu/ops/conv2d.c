@@ -1,4 +1,5 @@
-/* 2-D convolution (stride, padding, dilation, groups), forward and backward, as im2col + GEMM
+/* 2-D convolution (stride, padding, dilation, groups), forward and backward: the algorithm the
+ * compiler recorded in the shape (rt_conv_choice.h), and the generic one, im2col + GEMM
  * per image and group, with an optional fused ReLU. Images run in parallel on OpenMP threads,
  * each with its own slice of the workspace and a single-threaded GEMM (see rt_gemm.h for why). */
 #include <omp.h>
@@ -17,6 +18,7 @@
 #include "conv2d_winograd.h"
 #include "rt_conv_bf16.h"   /* compute BF16 (float build): oneDNN's BF16 convolutions */
 #include "rt_conv_c1.h"     /* 1-channel inputs (float build): a direct AVX-512 kernel */
+#include "rt_conv_choice.h"
 
 static long col_elems(const rt_conv_shape *s) {   /* im2col matrix of one image and group */
     return is_pointwise(s) ? 0 : (long)(s->c / s->groups) * s->kh * s->kw * s->oh * s->ow;
@@ -58,57 +60,47 @@ static conv_slice slice_of(real_t *work, int t, const rt_conv_shape *s) {
     return sl;
 }
 
-/* The algorithm a shape runs with under the current compute precision. With BF16 products,
- * Winograd F(4x4,3x3) and F(2x2,5x5) lose too much: their transforms amplify the inputs'
- * BF16 rounding (tests/unit/test_grad_bf16.c measured 8% and 5.5% of the output's range,
- * against under 2% for F(2x2,3x3) and im2col), so they run as F(2x2,3x3) and im2col. */
-static rt_conv_shape effective_shape(const rt_conv_shape *s) {
-    rt_conv_shape e = *s;
+/* The algorithm that runs: the compiler's record (rt_conv_choice.h), the first of algo, alt
+ * and fallback whose host rule this CPU and this call meet. Nothing is chosen here by shape or
+ * precision. din: the call computes an input gradient (RT_CONV_C1 computes none). */
+static int host_takes(rt_conv_algo a, const rt_conv_shape *s, int din) {
+    switch (a) {
 #ifndef RT_REAL_DOUBLE
-    if (rt_gemm_compute() == RT_COMPUTE_BF16 && e.algo != RT_CONV_IM2COL)
-        e.algo = e.kh == 3 ? RT_CONV_WINOGRAD : RT_CONV_IM2COL;
+    case RT_CONV_C1: return !din && conv2d_c1_fits(s);
+    case RT_CONV_DNNL_BF16: return conv2d_dnnl_bf16_fits(s);
+#else
+    case RT_CONV_C1: case RT_CONV_DNNL_BF16: return 0;   /* float kernels */
 #endif
+    case RT_CONV_STRIDED_WINOGRAD: return !rt_env_is(RT_ENV_TRAINC_CONV_STRIDED_WINOGRAD, "off");
+    default: return 1;
+    }
+}
+static rt_conv_shape running(const rt_conv_shape *s, int din) {
+    rt_conv_shape e = *s;
+    e.algo = host_takes(s->algo, s, din) ? s->algo : host_takes(s->alt, s, din) ? s->alt : s->fallback;
     return e;
 }
 
-static int use_winograd(const rt_conv_shape *s) {
-    return (s->algo == RT_CONV_WINOGRAD || s->algo == RT_CONV_WINOGRAD_F4) &&
-           rt_conv_winograd_fits(s);
-}
-
-/* 3x3/2 by Winograd on the phase planes, except under BF16 products (its 8x8 transforms would
- * amplify their rounding like F(4x4,3x3)'s, see effective_shape) and with
- * TRAINC_CONV_STRIDED_WINOGRAD=off (the polyphase GEMMs instead, for A/B runs). */
-static int use_strided_winograd(const rt_conv_shape *s) {
+static long workspace_of(const rt_conv_shape *s) {
+    switch (s->algo) {
 #ifndef RT_REAL_DOUBLE
-    if (rt_gemm_compute() == RT_COMPUTE_BF16) return 0;
+    case RT_CONV_C1: return conv2d_c1_workspace_elems(s);
+    case RT_CONV_DNNL_BF16: return conv2d_dnnl_bf16_workspace_elems(s);
 #endif
-    return conv2d_strided_winograd_fits(s) && !rt_env_is(RT_ENV_TRAINC_CONV_STRIDED_WINOGRAD, "off");
-}
-
-static long other_workspace_elems(const rt_conv_shape *shape) {
-#ifndef RT_REAL_DOUBLE
-    if (conv2d_dnnl_bf16_fits(shape)) return conv2d_dnnl_bf16_workspace_elems(shape);
-#endif
-    rt_conv_shape e = effective_shape(shape);
-    const rt_conv_shape *s = &e;
-    if (use_winograd(s)) return RT_FN(conv2d_winograd_workspace_elems)(s);
-    if (use_strided_winograd(s)) return RT_FN(conv2d_strided_winograd_workspace_elems)(s);
-    if (conv2d_strided_fits(s)) return RT_FN(conv2d_strided_workspace_elems)(s);
-    return (long)rt_slot_slices() * slice_elems(s);
-}
-
-/* Sized for the thread count at the first call (the trainer fixes it at start-up). A
- * 1-channel shape's backward with an input gradient runs the other paths: room for both. */
-long RT_FN(conv2d_workspace_elems)(const rt_conv_shape *shape) {
-    long other = other_workspace_elems(shape);
-#ifndef RT_REAL_DOUBLE
-    if (conv2d_c1_fits(shape)) {
-        long c1 = conv2d_c1_workspace_elems(shape);
-        return c1 > other ? c1 : other;
+    case RT_CONV_WINOGRAD: case RT_CONV_WINOGRAD_F4: return RT_FN(conv2d_winograd_workspace_elems)(s);
+    case RT_CONV_STRIDED_WINOGRAD: return RT_FN(conv2d_strided_winograd_workspace_elems)(s);
+    case RT_CONV_STRIDED: return RT_FN(conv2d_strided_workspace_elems)(s);
+    default: return (long)rt_slot_slices() * slice_elems(s);
     }
-#endif
-    return other;
+}
+
+/* Sized for the thread count at the first call (the trainer fixes it at start-up): room for
+ * what the forward and a backward with an input gradient run (RT_CONV_C1 takes only the
+ * first; the second then runs the next algorithm of the record). */
+long RT_FN(conv2d_workspace_elems)(const rt_conv_shape *shape) {
+    rt_conv_shape f = running(shape, 0), b = running(shape, 1);
+    long wf = workspace_of(&f), wb = workspace_of(&b);
+    return wf > wb ? wf : wb;
 }
 
 static void forward_im2col(real_t *out, const real_t *in, const real_t *weight, const real_t *bias,
@@ -230,17 +222,19 @@ void RT_FN(conv2d_forward)(real_t *out /*N,OC,OH,OW*/, const real_t *in /*N,C,H,
                            const real_t *bias /*OC or NULL*/, real_t *work,
                            const rt_conv_shape *shape) {
     double t0 = rt_op_stats_clock();
-    rt_conv_shape e = effective_shape(shape);
+    rt_conv_shape e = running(shape, 0);
+    switch (e.algo) {
 #ifndef RT_REAL_DOUBLE
-    if (conv2d_c1_fits(shape)) conv2d_c1_forward(out, in, weight, bias, work, shape);
-    else if (conv2d_dnnl_bf16_fits(shape)) conv2d_dnnl_bf16_forward(out, in, weight, bias, work, shape);
-    else
+    case RT_CONV_C1: conv2d_c1_forward(out, in, weight, bias, work, &e); break;
+    case RT_CONV_DNNL_BF16: conv2d_dnnl_bf16_forward(out, in, weight, bias, work, &e); break;
 #endif
-    if (use_winograd(&e)) RT_FN(conv2d_winograd_forward)(out, in, weight, bias, work, &e);
-    else if (use_strided_winograd(&e))
-        RT_FN(conv2d_strided_winograd_forward)(out, in, weight, bias, work, &e);
-    else if (conv2d_strided_fits(&e)) RT_FN(conv2d_strided_forward)(out, in, weight, bias, work, &e);
-    else forward_im2col(out, in, weight, bias, work, &e);
+    case RT_CONV_WINOGRAD: case RT_CONV_WINOGRAD_F4:
+        RT_FN(conv2d_winograd_forward)(out, in, weight, bias, work, &e);
+        break;
+    case RT_CONV_STRIDED_WINOGRAD: RT_FN(conv2d_strided_winograd_forward)(out, in, weight, bias, work, &e); break;
+    case RT_CONV_STRIDED: RT_FN(conv2d_strided_forward)(out, in, weight, bias, work, &e); break;
+    default: forward_im2col(out, in, weight, bias, work, &e); break;
+    }
     if (t0) rt_op_stats_add(RT_OP_CONV_FWD, conv_flops(&e), rt_time_s() - t0);
 }
 
@@ -249,30 +243,36 @@ void RT_FN(conv2d_backward)(real_t *din /*N,C,H,W or NULL*/, real_t *dweight /*O
                             const real_t *act_out /*N,OC,OH,OW or NULL*/, const real_t *in,
                             const real_t *weight, real_t *work, const rt_conv_shape *shape) {
     double t0 = rt_op_stats_clock(), data_s = 0;
-    rt_conv_shape e = effective_shape(shape);
+    rt_conv_shape e = running(shape, din != NULL);
     int threads;
+    switch (e.algo) {
 #ifndef RT_REAL_DOUBLE
-    if (!din && conv2d_c1_fits(shape)) {
+    case RT_CONV_C1:
         threads = 1;
-        conv2d_c1_backward_weights(dweight, dbias, dout, act_out, in, work, shape);
-    } else if (conv2d_dnnl_bf16_fits(shape)) {
+        conv2d_c1_backward_weights(dweight, dbias, dout, act_out, in, work, &e);
+        break;
+    case RT_CONV_DNNL_BF16:
         threads = 1;   /* data_s is already the threads' mean */
-        conv2d_dnnl_bf16_backward(din, dweight, dbias, dout, act_out, in, weight, work, shape, &data_s);
-    } else
+        conv2d_dnnl_bf16_backward(din, dweight, dbias, dout, act_out, in, weight, work, &e, &data_s);
+        break;
 #endif
-    if (use_winograd(&e)) {
+    case RT_CONV_WINOGRAD: case RT_CONV_WINOGRAD_F4:
         threads = omp_get_max_threads();
         RT_FN(conv2d_winograd_backward)(din, dweight, dbias, dout, act_out, in, weight, work, &e,
                                         t0 != 0, &data_s);
-    } else if (use_strided_winograd(&e)) {
+        break;
+    case RT_CONV_STRIDED_WINOGRAD:
         threads = RT_FN(conv2d_strided_winograd_backward)(din, dweight, dbias, dout, act_out, in,
                                                           weight, work, &e, t0 != 0, &data_s);
-    } else if (conv2d_strided_fits(&e)) {
+        break;
+    case RT_CONV_STRIDED:
         threads = RT_FN(conv2d_strided_backward)(din, dweight, dbias, dout, act_out, in, weight,
                                                  work, &e, t0 != 0, &data_s);
-    } else {
+        break;
+    default:
         threads = image_threads(&e);
         backward_im2col(din, dweight, dbias, dout, act_out, in, weight, work, &e, t0 != 0, &data_s);
+        break;
     }
     if (t0) rt_op_stats_conv_backward(conv_flops(&e), din != NULL, t0, data_s / threads);
 }

@@ -6,12 +6,16 @@
 #include "rt_real.h"
 
 #ifndef RT_REAL_DOUBLE   /* the double build (gradient checks) runs the two ops */
-/* Whether the fused path takes the shapes: the 1-channel kernel's conv (its input gradient
- * not wanted), a ReLU, and 2x2 stride-2 unpadded windows inside the conv's output. */
+/* Whether the fused path runs: the compiler recorded the 1-channel kernel for the conv
+ * (rt_conv_choice.h; its input gradient never wanted) and this host takes it (else the
+ * record's next algorithm runs, and the two ops with it), with a ReLU and 2x2 stride-2
+ * unpadded windows inside the conv's output (lower.c choose_conv_pool fused the pair on
+ * those shapes; checked again as the kernel's precondition). */
 static int fused_fits(const rt_conv_shape *cs, const rt_pool_shape *ps) {
     return cs->act == RT_ACT_RELU && ps->kh == 2 && ps->kw == 2 && ps->sh == 2 && ps->sw == 2 &&
            ps->ph == 0 && ps->pw == 0 && ps->n == cs->n && ps->c == cs->oc && ps->h == cs->oh &&
-           ps->w == cs->ow && 2 * ps->oh <= ps->h && 2 * ps->ow <= ps->w && conv2d_c1_fits(cs);
+           ps->w == cs->ow && 2 * ps->oh <= ps->h && 2 * ps->ow <= ps->w && cs->algo == RT_CONV_C1 &&
+           conv2d_c1_fits(cs);
 }
 
 /* 2 x the direct convolution's multiply-adds (as conv2d.c counts them for --benchmark). */

@@ -4,24 +4,11 @@
  * precision like the other ops. */
 #ifndef RT_CONV2D_STRIDED_WINOGRAD_H
 #define RT_CONV2D_STRIDED_WINOGRAD_H
+#include "rt_conv_choice.h"
 #include "rt_ops.h"
 #include "rt_real.h"
 
-enum { WS2_LANES = 16 };   /* channels per vector in the tile transforms */
-
-/* The shapes it takes: 3x3, stride 2, pad 1, no dilation, one group, 16 channels or more
- * (fewer leave most of the stacked GEMMs' K to padding), c * oc up to 128 * 128 (the
- * transformed kernels and their gradient take 256 c * oc values each), and outputs that the
- * 7x7 tiles cover with little overhang: 64 positions a tile on 4c stacked channels come to at
- * most 6c multiply-adds per output, against 9c direct (14x14 and 7x7: 5.2c; 8x8 would take
- * 16c, and smaller planes, where most of a tile is padding, also round the most: the ResNet
- * on 8x8 inputs of tests/emu/emu_test.sh left the GPU run's loss by 9e-4 in 4 steps). */
-static inline int conv2d_strided_winograd_fits(const rt_conv_shape *s) {
-    long tiles = (long)((s->oh + 6) / 7) * ((s->ow + 6) / 7);
-    return s->kh == 3 && s->kw == 3 && s->sh == 2 && s->sw == 2 && s->ph == 1 && s->pw == 1 &&
-           s->dh == 1 && s->dw == 1 && s->groups == 1 && s->c >= 16 &&
-           (long)s->c * s->oc <= 128L * 128 && 256 * tiles <= 6L * s->oh * s->ow;
-}
+/* conv2d_strided_winograd_fits, the shapes it takes: rt_conv_choice.h. */
 
 long RT_FN(conv2d_strided_winograd_workspace_elems)(const rt_conv_shape *s);
 void RT_FN(conv2d_strided_winograd_forward)(real_t *out, const real_t *in, const real_t *weight,

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# The stem's bn + ReLU + max pooling in one pass (lower.c choose_bn_pool, bn_relu_maxpool_nhwc.cu)
+# in whole trainers under the emulator: a ResNet-style stem (conv, bn, ReLU, 3x3 stride-2 pad-1
+# max pooling) and a block after it, BF16 --layout nhwc, built by default and with --no-bn-pool
+# (the generated bn apply writes the bn's output, the pooling reads it back), 4 steps each. The
+# two do the same arithmetic in the same order (the fused kernel's bn values, their rounding,
+# the window's first maximum and the bits are the unfused kernels'), so the losses and the
+# final parameters must be equal, bit for bit; the default build's plan has no tensor for the
+# bn's output and its model.c calls the fused kernel where --no-bn-pool's calls the two. The
+# kernel's own values are checked against the CPU ops by test_ops_gpu (whose mutants.sh
+# bn-pool-shift and bn-pool-bits fail it); here any value it computes otherwise than the
+# unfused kernels shows as differing parameters.
+set -u
+. tests/emu/emu_prelude.sh
+emu_prelude test-emu-bn-pool
+status=0
+cat > "$out/stem.spec" <<'SPEC'
+net {
+  input_shape: [3, 12, 12]
+  classes: 10
+  conv { name: "stem" out: 16 kernel: 3 pad: 1 bias: false }
+  bn { name: "stem_bn" }
+  relu { name: "stem_relu" }
+  maxpool { name: "pool1" kernel: 3 stride: 2 pad: 1 }
+  conv { name: "c1" out: 16 kernel: 3 pad: 1 bias: false }
+  bn { name: "c1_bn" }
+  relu { name: "c1_relu" }
+  gap { name: "pool" }
+  linear { name: "fc" out: 10 }
+}
+data { train { source: "synthetic" samples: 16 batch_per_rank: 4 } val { source: "synthetic" batch_per_rank: 4 } val_samples: 4 }
+solver { epochs: 1 log_every: 1 sgd { momentum: 0.9 } lr { base: 0.05 } }
+precision { compute: BF16 }
+SPEC
+
+run() {  # tag, build flags...
+  local tag=$1; shift
+  "$BUILD/trainc" build "$out/stem.spec" -o "$out/$tag" --backend cuda --layout nhwc "$@" > "$out/$tag.build" 2>&1 ||
+    { fail "$tag: trainc build $*"; tail -20 "$out/$tag.build"; return 1; }
+  "$out/$tag" --out "$out/$tag.run" > "$out/$tag.log" 2>&1 || { fail "$tag: the run"; tail -20 "$out/$tag.log"; return 1; }
+}
+
+if run fused && run apart --no-bn-pool; then
+  grep -q 'cuda_bn_relu_maxpool_forward_nhwc(' "$out/fused.src/model.c" &&
+    ! grep -q 'cuda_bn_relu_maxpool_forward_nhwc(' "$out/apart.src/model.c" &&
+    grep -q 'fused_stem_bn_apply(' "$out/apart.src/model.c" && ! grep -q 'fused_stem_bn_apply(' "$out/fused.src/model.c" ||
+    fail "model.c: the fused stem kernel is not (only) in the default build"
+  acts() { awk '$1 == "act" || $1 == "T_ACT"' "$1" | wc -l; }
+  [ "$(acts "$out/fused.src/plan.txt")" -lt "$(acts "$out/apart.src/plan.txt")" ] ||
+    fail "plan: the default build still plans the bn's output ($(acts "$out/fused.src/plan.txt") activation tensors, --no-bn-pool $(acts "$out/apart.src/plan.txt"))"
+  "$PY" - "$out/fused.run" "$out/apart.run" <<'PY' || fail "the default build and --no-bn-pool differ"
+import array, glob, json, struct, sys
+def losses(d):
+    return [json.loads(l)["loss"] for l in open(d + "/metrics.jsonl") if '"loss"' in l]
+def params(d):
+    path = sorted(glob.glob(d + "/checkpoints/ckpt-*.bin"))[-1]
+    raw = open(path, "rb").read()
+    n, off = struct.unpack_from("<I", raw, 12)[0], 112
+    for _ in range(n):
+        ln = struct.unpack_from("<I", raw, off)[0]; off += 4
+        name = raw[off:off + ln].decode(); off += ln
+        size = struct.unpack_from("<Q", raw, off)[0]; off += 12
+        if name == "params": return raw[off:off + size]
+        off += size
+    sys.exit(f"{path}: no params section")
+la, lb = losses(sys.argv[1]), losses(sys.argv[2])
+fa, fb = array.array("f", params(sys.argv[1])), array.array("f", params(sys.argv[2]))
+diff = [i for i in range(min(len(fa), len(fb))) if fa[i] != fb[i]]
+print(f"bn + relu + maxpool fused vs --no-bn-pool: {len(la)} losses ({la[-1] if la else None} vs {lb[-1] if lb else None}), "
+      f"{len(fa)} parameters, {len(diff)} differ" + (f" (first at {diff[0]}: {fa[diff[0]]:.9g} vs {fb[diff[0]]:.9g})" if diff else ""))
+sys.exit(0 if la and la == lb and len(fa) == len(fb) and not diff else 1)
+PY
+  emu_within_plan "stem BF16 nhwc with bn + relu + maxpool fused, device memory" "$out/fused.log" "$out/stem.spec" "--layout nhwc" ||
+    status=1
+fi
+exit $status
