@@ -292,7 +292,12 @@ static void forward_op(emitter *e, int i) {
                 op->in_w, op->groups);
         break;
     case IR_LEARNED: fprintf(out, "    cuda_learned_forward(%s_out, %s_weight, BATCH, %ld);\n", id, id, n / net->batch); break;
-    case IR_ATTENTION:   /* the runtime's own kernels (attention.cu) */
+    case IR_ATTENTION:   /* the runtime's own kernels (attention.cu, window_attention.cu) */
+        if (op->window) {   /* Swin's shifted windows */
+            fprintf(out, "    cuda_window_attention_forward(%s_out, %s_saved, %s, %s_weight, %s_bias, BATCH, %d, %d, %d, %d, %d, "
+                    "%d);\n", id, id, in, id, id, op->c, op->h, op->w, op->heads, op->window, op->shift);
+            break;
+        }
         fprintf(out, "    cuda_attention_forward(%s_out, %s_saved, %s, %s_weight, %s_bias, BATCH, %d, %d, %d);\n", id, id, in,
                 id, id, op->c, op->h, op->heads);
         break;
@@ -434,6 +439,12 @@ static void backward_op(emitter *e, int j) {
         break;
     case IR_LEARNED: fprintf(out, "    cuda_learned_backward(%s_dweight, %s, BATCH, %ld);\n", id, o, n / net->batch); break;
     case IR_ATTENTION:
+        if (op->window) {
+            fprintf(out, "    cuda_window_attention_backward(%s, %s_dweight, %s_dbias, %s, %s, %s_weight, %s_saved, %s_work, "
+                    "BATCH, %d, %d, %d, %d, %d, %d);\n", din, id, id, o, in, id, id, id, op->c, op->h, op->w, op->heads,
+                    op->window, op->shift);
+            break;
+        }
         fprintf(out, "    cuda_attention_backward(%s, %s_dweight, %s_dbias, %s, %s, %s_weight, %s_saved, %s_work, BATCH, %d, %d, %d);\n",
                 din, id, id, o, in, id, id, id, op->c, op->h, op->heads);
         break;

@@ -90,7 +90,7 @@ typedef struct {
     /* concat and channel_slice along the tokens of [C, T, 1] sequences (concat axis TOKENS,
      * select_token) rather than the channels: the same runtime ops on rows of tokens */
     int tokens;
-    int window, shift;         /* attention: Swin's window and cyclic shift (0: global; not built yet) */
+    int window, shift;         /* attention: Swin's window and cyclic shift (0: global) */
     int heads;                 /* attention: heads; its parameters are laid out as torch's
                                 * in_proj_weight [3C, C] then out_proj.weight [C, C] (w_off),
                                 * in_proj_bias [3C] then out_proj.bias [C] (b_off) */

@@ -43,8 +43,5 @@ void choose_conv_bn(schedule *s, int sync_bn);
 const char *ir_conv_bn_name(int engine);
 /* Errors for the ops and options the CUDA backend lacks (cuda_refusals.c); returns their count. */
 int cuda_refuse_unsupported(const ir_net *net, const char *spec_path, int nhwc);
-/* What a backend's runtime does not run yet (runtime_refusals.c: Swin's windowed attention on
- * CUDA), refused by trainc build, not by check or show: each layer named with what to do. */
-int refuse_unbuilt(const ir_net *net, const char *spec_path, int cuda);
 
 #endif

@@ -320,7 +320,7 @@ void cuda_channel_slice_forward(void *out, const void *in, long n, int c, long h
 void cuda_channel_slice_backward(void *din, const void *dout, long n, int c, long hw, int start, int count);
 /* The token ops of rt_ops.h: a learned tensor (w FP32, the same for each image; dw the sum over
  * them) and multi-head self-attention (attention.cu: w, b, dw, db and saved FP32, x, out and
- * their gradients in the activation type; heads of at most 128 channels). */
+ * their gradients in the activation type; heads of at most RT_ATTN_CUDA_MAX_HEAD channels). */
 void cuda_space_to_depth_forward(void *out, const void *in, int n, int c, int h, int w, int block);
 void cuda_space_to_depth_backward(void *din, const void *dout, int n, int c, int h, int w, int block);
 void cuda_learned_forward(void *out, const float *w, int n, long count);
@@ -329,6 +329,13 @@ void cuda_attention_forward(void *out, float *saved, const void *x, const float 
                             int heads);
 void cuda_attention_backward(void *dx /*or NULL*/, float *dw, float *db, const void *dout, const void *x, const float *w,
                              const float *saved, float *work /*attention_work_elems*/, int n, int c, int t, int heads);
+/* Swin's shifted-window attention (window_attention.cu; rt_ops.h's window_attention_forward):
+ * w, b, dw, db, saved and work FP32, x, out and their gradients in the activation type. */
+void cuda_window_attention_forward(void *out, float *saved, const void *x, const float *w, const float *b, int n,
+                                   int c, int h, int wd, int heads, int window, int shift);
+void cuda_window_attention_backward(void *dx /*or NULL*/, float *dw, float *db, const void *dout, const void *x,
+                                    const float *w, const float *saved, float *work /*window_attention_work_elems*/,
+                                    int n, int c, int h, int wd, int heads, int window, int shift);
 void cuda_add_forward(void *out, const void *a, const void *b, long n);
 void cuda_tensor_accumulate(void *dst, const void *src, long n);
 void cuda_dropout_forward(void *out, const void *in, long n, float p, const uint64_t *step_seed,

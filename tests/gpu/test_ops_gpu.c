@@ -753,6 +753,36 @@ static void test_attention(int n, int c, int t, int heads) {
     free(x), free(w), free(b), free(dy), free(y), free(sv), free(dx), free(dw), free(db), free(wk);
 }
 
+/* Swin's windowed attention (window_attention.c vs window_attention.cu): shifted (the mask
+ * between regions of the rolled map) and not, the bias table's gradient beside the others. */
+static void test_window_attention(int n, int c, int h, int wd, int heads, int win, int shift) {
+    long t = (long)h * wd, nx = (long)n * c * t, ntab = (long)(2 * win - 1) * (2 * win - 1) * heads;
+    long nw = 4L * c * c + ntab, nb = 4L * c, ns = attention_saved_elems(n, c, (int)t, heads);
+    long nk = window_attention_work_elems(n, c, h, wd, heads, win);
+    float *x = host_act(nx, 1), *w = host_random(nw, 0.3f), *b = host_random(nb, 0.2f), *dy = host_act(nx, 1);
+    float *y = rt_xmalloc(nx * 4), *sv = rt_xmalloc(ns * 4), *dx = rt_xmalloc(nx * 4), *dw = rt_xmalloc(nw * 4);
+    float *db = rt_xmalloc(nb * 4), *wk = rt_xmalloc(nk * 4);
+    window_attention_forward(y, sv, x, w, b, n, c, h, wd, heads, win, shift);
+    window_attention_backward(dx, dw, db, dy, x, w, sv, wk, n, c, h, wd, heads, win, shift);
+    void *gx = act_from(x, nx), *gdy = act_from(dy, nx), *gy = act_zero(nx), *gdx = act_zero(nx);
+    float *gw = dev_from(w, nw), *gb = dev_from(b, nb), *gs = dev_zero(ns), *gdw = dev_zero(nw), *gdb = dev_zero(nb);
+    float *gk = dev_zero(nk);
+    cuda_window_attention_forward(gy, gs, gx, gw, gb, n, c, h, wd, heads, win, shift);
+    cuda_window_attention_backward(gdx, gdw, gdb, gdy, gx, gw, gs, gk, n, c, h, wd, heads, win, shift);
+    char op[80];
+    snprintf(op, sizeof op, "window attention %dx%d window %d shift %d", h, wd, win, shift);
+    compare_weighted(op, gy, y, nx, gdx, dx, nx, gdw, dw, 4L * c * c);
+    snprintf(op, sizeof op, "window attention shift %d bias table gradient", shift);
+    compare(op, gdw + 4L * c * c, dw + 4L * c * c, ntab, TOL);
+    snprintf(op, sizeof op, "window attention shift %d dbias", shift);
+    compare(op, gdb, db, nb, TOL);
+    snprintf(op, sizeof op, "window attention shift %d log-sum-exp", shift);
+    compare(op, gs + ns - (long)n * heads * t, sv + ns - (long)n * heads * t, (long)n * heads * t, TOL);
+    rt_cuda_free(gx), rt_cuda_free(gdy), rt_cuda_free(gy), rt_cuda_free(gdx), rt_cuda_free(gw), rt_cuda_free(gb);
+    rt_cuda_free(gs), rt_cuda_free(gdw), rt_cuda_free(gdb), rt_cuda_free(gk);
+    free(x), free(w), free(b), free(dy), free(y), free(sv), free(dx), free(dw), free(db), free(wk);
+}
+
 static void test_space_to_depth(int n, int c, int h, int w, int b) {
     long total = (long)n * c * h * w;
     float *x = host_act(total, 1), *dy = host_act(total, 1), *y = rt_xmalloc(total * 4), *dx = rt_xmalloc(total * 4);
@@ -1512,6 +1542,8 @@ static void run_ops(void) {
     run_nhwc_lrn_concat();
     test_attention(2, 16, RT_ATTN_BLOCK + 9, 2);
     test_attention(3, 12, 7, 3);
+    test_window_attention(2, 12, 6, 9, 3, 3, 1);
+    test_window_attention(1, 8, 4, 4, 2, 2, 0);
     test_learned(3, 16 * 5);
     test_space_to_depth(2, 5, 6, 8, 2);
     test_softmax_xent(64, 10, 0.1f, 0);
@@ -1576,7 +1608,7 @@ static const char *const op_cases[IR_OP_COUNT] = {
     [IR_CHANNEL_SHUFFLE] = "test_channel_ops",
     [IR_CHANNEL_SLICE] = "test_channel_ops",
     [IR_LEARNED] = "test_learned",
-    [IR_ATTENTION] = "test_attention",
+    [IR_ATTENTION] = "test_attention, test_window_attention",
     [IR_SPACE_TO_DEPTH] = "test_space_to_depth",
     [IR_FLATTEN] = "none needed: a view of its input, no kernel",
     [IR_LAYER_SCALE] = "test_layer_scale",
