@@ -110,6 +110,13 @@ static void cuda_op(const schedule *s, const ir_op *op, choices *c) {
         if (op->relu_mask) say(c, "writes a ReLU bitmask%s", "");
         if (op->add_bwd_fused) say(c, "backward: dReLU + the add's gradient + the bns' backward in two passes%s", "");
         break;
+    case IR_ATTENTION:
+        if (op->attn_sdpa)
+            say(c, "core on cuDNN's fused SDPA (graph API), projections our kernels (attention_sdpa.cu; a direction "
+                   "cuDNN refuses at start-up runs our kernels, saying why)%s", "");
+        else say(c, "our kernels (%s)", op->window ? "window_attention.cu" : "attention.cu");
+        if (op->attn_sdpa_why) say(c, "no cuDNN fused attention: %s", op->attn_sdpa_why);
+        break;
     default:
         break;
     }

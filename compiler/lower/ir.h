@@ -147,6 +147,10 @@ typedef struct {
      * finalizes them). */
     int conv_bn, bn_sums_in_conv;
     const char *conv_bn_why;
+    /* attention: its core on cuDNN's fused scaled-dot-product attention (choose_attention.c),
+     * or 0 with attn_sdpa_why saying why not (CUDA only) */
+    int attn_sdpa;
+    const char *attn_sdpa_why;
     /* CPU: a residual block's closing bn + add (+ relu) in one op (ir_build.c). On the add:
      * bn_in is the value of a bn that runs inside it, act(bn(in) + other input), or 0; that
      * bn, the op right before the add, has into_add set and no stored output. mask_in_bn

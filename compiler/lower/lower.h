@@ -17,6 +17,7 @@ typedef struct {
     int no_relu_mask;   /* CUDA channels-last: no ReLU bitmasks; the backward reads ReLU outputs, and a block's
                          * closing add and its bns have backward passes of their own (--no-relu-mask) */
     int no_conv_genstats;   /* CUDA channels-last FP16: no cuDNN conv + genstats engine (--no-conv-genstats) */
+    int no_cudnn_attention; /* CUDA BF16/FP16: attention's core on the runtime's kernels, not cuDNN's SDPA (--no-cudnn-attention) */
 } build_options;
 
 /* precision.compute as the CUDA runtime names it (rt_cuda_math in rt_cuda.h). */
@@ -39,6 +40,10 @@ void schedule_free(schedule *s);
 /* CUDA channels-last: which convs run cuDNN's fused conv + batch-norm-statistics engine
  * (fuse_conv_bn.c; sets ir_op.conv_bn, conv_bn_why, bn_sums_in_conv). */
 void choose_conv_bn(schedule *s, int sync_bn);
+/* CUDA: which attention layers run cuDNN's fused scaled-dot-product attention
+ * (choose_attention.c; sets ir_op.attn_sdpa, attn_sdpa_why); returns how many (their saved
+ * values and work grow: plan again). */
+int choose_attention(schedule *s);
 /* The engine's name for show (IR_CONV_BN_*). */
 const char *ir_conv_bn_name(int engine);
 /* Errors for the ops and options the CUDA backend lacks (cuda_refusals.c); returns their count. */

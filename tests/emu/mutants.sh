@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Shows the emulator catching broken CUDA code: each mutant is a copy of one runtime file
 # with one deliberate mistake, compiled by emu-nvcc and linked ahead of libtrainrt_cuda into
-# tests/gpu/test_ops_gpu, which must then fail. Not part of `make test` (eighteen relinks and
+# tests/gpu/test_ops_gpu, which must then fail. Not part of `make test` (23 relinks and
 # runs, several minutes); run after `make emu`:  bash tests/emu/mutants.sh
 #   index:    relu.cu writes out[i + 1] (ASan: heap-buffer-overflow, with the line)
 #   barrier:  cuda_common.cuh's block_sum without its second __syncthreads (thread 0 reads
@@ -30,6 +30,9 @@
 #             the engine does not take: the fused checks find the unfused path)
 #   sbr-bias: conv_bn_fprop.cu hands the prologue's scale as its bias too (the bias dropped:
 #             test_ops_gpu's scale-bias-relu + conv checks fail)
+#   sdpa-scale: attention_sdpa.cu hands cuDNN's fused attention a scale of 1, not 1/sqrt(head)
+#             (the dropped scale: test_ops_gpu's fused attention checks fail in BF16 and FP16)
+#   sdpa-key: attention_sdpa.cu's backward writes dK over dQ (dQ lost)
 #   bn-add-branch: bn_add_relu_nhwc.cu adds a projection block's downsample branch without
 #             normalizing it (the second bn dropped: test_ops_gpu's projection checks fail)
 #   relu-bit: bn_add_relu_nhwc.cu's bitmask variant drops the last bit of each byte (the
@@ -100,4 +103,8 @@ mutant genstats-node ops/conv_bn_fprop.cu 's/ops\[5\] = \{ d\[FWD\], d\[STATS\],
   ops/conv_bn_fprop.cu "FAIL .*conv + bn statistics"
 mutant sbr-bias ops/conv_bn_fprop.cu 's/scale_bias \? \(char \*\)scale_bias \+ 2 \* \(size_t\)s->c : NULL/(void *)scale_bias/' \
   ops/conv_bn_fprop.cu "FAIL .*scale-bias-relu"
+mutant sdpa-scale ops/attention_sdpa.cu 's/a->scale = \(float\)\(1\.0 \/ sqrt\(\(double\)\(c \/ heads\)\)\);/a->scale = 1.0f;/' \
+  ops/attention_sdpa.cu "FAIL .*attention sdpa"
+mutant sdpa-key ops/attention_sdpa.cu 's/do16, dq16, dq16 \+ c \* e,/do16, dq16, dq16,/' ops/attention_sdpa.cu \
+  "FAIL .*attention sdpa"
 exit $status

@@ -223,16 +223,33 @@ void attn_launch_in_backward(void *dx, float *dw, float *db, const float *dqkv, 
     }
 }
 
+/* The cores (attention_proj.cuh): attention_sdpa.cu's path where cuDNN refuses. */
+void attn_launch_core_forward(float *o, float *lse, const float *qkv, int n, int c, int t, int heads) {
+    check_heads(c, heads);
+    long rows = (long)n * heads * t;
+    float scale = (float)(1.0 / sqrt((double)(c / heads)));
+    attn_core_forward<<<core_blocks(rows, CORE_THREADS), CORE_THREADS, 0, rt_stream()>>>(o, lse, qkv, rows, c, t, heads, scale);
+    CUDA_LAUNCHED();
+}
+
+void attn_launch_core_backward(float *dqkv, const float *qkv, const float *o, const float *dO, const float *lse, int n,
+                               int c, int t, int heads) {
+    check_heads(c, heads);
+    long rows = (long)n * heads * t;
+    float scale = (float)(1.0 / sqrt((double)(c / heads)));
+    attn_core_dq<<<core_blocks(rows, CORE_THREADS), CORE_THREADS, 0, rt_stream()>>>(dqkv, qkv, o, dO, lse, rows, c, t, heads, scale);
+    CUDA_LAUNCHED();
+    attn_core_dkv<<<core_blocks(rows, KV_THREADS), KV_THREADS, 0, rt_stream()>>>(dqkv, qkv, o, dO, lse, rows, c, t, heads, scale);
+    CUDA_LAUNCHED();
+}
+
 void cuda_attention_forward(void *out, float *saved, const void *x, const float *w, const float *b, int n, int c, int t,
                             int heads) {
     check_heads(c, heads);
     long c3 = 3L * c, nq = (long)n * t * c3;
     float *qkv = saved, *o = saved + nq, *lse = o + (long)n * t * c;
-    float scale = (float)(1.0 / sqrt((double)(c / heads)));
     attn_launch_in_proj(qkv, x, w, b, n, c, t);
-    long rows = (long)n * heads * t;
-    attn_core_forward<<<core_blocks(rows, CORE_THREADS), CORE_THREADS, 0, rt_stream()>>>(o, lse, qkv, rows, c, t, heads, scale);
-    CUDA_LAUNCHED();
+    attn_launch_core_forward(o, lse, qkv, n, c, t, heads);
     attn_launch_out_proj(out, o, w + c3 * c, b + c3, n, c, t);
 }
 
@@ -241,14 +258,9 @@ void cuda_attention_backward(void *dx, float *dw, float *db, const void *dout, c
     check_heads(c, heads);
     long c3 = 3L * c, nq = (long)n * t * c3, no = (long)n * t * c;
     const float *qkv = saved, *o = saved + nq, *lse = o + no;
-    float scale = (float)(1.0 / sqrt((double)(c / heads)));
     float *dqkv = work;   /* attention_work_elems: dQKV, then dO */
     float *dO = dqkv + nq;
     attn_launch_out_backward(dO, dw + c3 * c, db + c3, dout, o, w + c3 * c, n, c, t);
-    long rows = (long)n * heads * t;
-    attn_core_dq<<<core_blocks(rows, CORE_THREADS), CORE_THREADS, 0, rt_stream()>>>(dqkv, qkv, o, dO, lse, rows, c, t, heads, scale);
-    CUDA_LAUNCHED();
-    attn_core_dkv<<<core_blocks(rows, KV_THREADS), KV_THREADS, 0, rt_stream()>>>(dqkv, qkv, o, dO, lse, rows, c, t, heads, scale);
-    CUDA_LAUNCHED();
+    attn_launch_core_backward(dqkv, qkv, o, dO, lse, n, c, t, heads);
     attn_launch_in_backward(dx, dw, db, dqkv, x, w, n, c, t);
 }

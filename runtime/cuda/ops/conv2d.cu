@@ -215,6 +215,11 @@ void *rt_cuda_conv_workspace_of(const rt_cuda_conv *c, size_t *bytes) {
     *bytes = workspace_bytes - c->dw_scratch;
     return workspace;
 }
+/* The whole shared workspace, for the graphs that are not a conv's (attention_sdpa.cu). */
+void *rt_cuda_shared_workspace(size_t *bytes) {
+    *bytes = workspace_bytes;
+    return workspace;
+}
 size_t rt_cuda_conv_add_workspace(rt_cuda_conv *c, size_t bytes) {
     if (bytes > c->fused_bytes) c->fused_bytes = bytes;
     return selected_bytes(c);
