@@ -17,6 +17,8 @@
 #include "../cuda_libs.cuh"
 #include "attention_proj.cuh"
 
+void rt_cuda_workspace_need(size_t bytes);   /* conv2d.cu: kept when the ranks agree on rank 0's conv algorithms */
+
 /* The graph's tensors by unique id (the variant packs' order). */
 enum { UID_Q = 1, UID_K, UID_V, UID_O, UID_STATS, UID_SCALE, UID_DO, UID_DQ, UID_DK, UID_DV, N_UIDS = 10 };
 
@@ -244,7 +246,9 @@ size_t rt_cuda_sdpa_select(rt_cuda_sdpa *a, int training) {
         }
     }
     size_t f = a->fwd.plan ? a->fwd.ws : 0, b = a->bwd.plan ? a->bwd.ws : 0;
-    return f > b ? f : b;
+    size_t need = ((f > b ? f : b) + 255) & ~(size_t)255;   /* the shared workspace is set in 256-byte steps */
+    rt_cuda_workspace_need(need);
+    return need;
 }
 
 int rt_cuda_sdpa_fused(const rt_cuda_sdpa *a, int backward, const char **why) {
@@ -258,8 +262,7 @@ static void execute(const rt_cuda_sdpa *a, const sdpa_plan *p, void *const ptrs[
     size_t ws_bytes;
     void *ws = rt_cuda_shared_workspace(&ws_bytes);
     if (p->ws > ws_bytes)
-        rt_die_hint("build with --no-cudnn-attention", "attention: cuDNN's fused plan needs %zu bytes of workspace, "
-                    "%zu are set (on several ranks, rank 0's conv algorithms sized it)", p->ws, ws_bytes);
+        rt_die("report this: attention: cuDNN's fused plan needs %zu bytes of workspace, %zu are set", p->ws, ws_bytes);
     cudnnBackendDescriptor_t pack = NULL;
     CUDNN_CHECK(cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack));
     CUDNN_CHECK(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, n_uids, uids));
