@@ -24,14 +24,15 @@ EMU_TEST_BIN := $(EMU_DIR)/test_ops_gpu
 .PHONY: emu test-emu
 emu: $(EMU_LIB) $(EMU_RT_LIB) $(EMU_TEST_BIN) $(EMU_DIR)/cuda.env trainc runtime
 
-$(EMU_DIR)/lib/%.o: tests/emu/%.cpp tests/emu/emu_cuda.h tests/emu/emu_internal.h
+$(EMU_DIR)/lib/%.o: tests/emu/%.cpp tests/emu/emu_cuda.h tests/emu/emu_internal.h tests/emu/emu_sdpa.h
 	@mkdir -p $(dir $@)
 	$(CXX) $(EMU_CXXFLAGS) -c $< -o $@
 
 # The library references are plain loops over every product: optimized, without sanitizers
 # (the operands' bounds are checked against the device allocations before each call).
-$(EMU_DIR)/lib/emu_cudnn.o $(EMU_DIR)/lib/emu_cudnn_graph.o $(EMU_DIR)/lib/emu_cublaslt.o: EMU_SAN :=
-$(EMU_DIR)/lib/emu_cudnn.o $(EMU_DIR)/lib/emu_cudnn_graph.o $(EMU_DIR)/lib/emu_cublaslt.o: EMU_CXXFLAGS += -O2
+EMU_LIB_REFS := $(addprefix $(EMU_DIR)/lib/,emu_cudnn.o emu_cudnn_graph.o emu_cudnn_sdpa.o emu_cublaslt.o)
+$(EMU_LIB_REFS): EMU_SAN :=
+$(EMU_LIB_REFS): EMU_CXXFLAGS += -O2
 
 $(EMU_LIB): $(EMU_LIB_SRCS:tests/emu/%.cpp=$(EMU_DIR)/lib/%.o)
 	@rm -f $@; ar rcs $@ $^
@@ -78,7 +79,7 @@ EMUT_CXXFLAGS = -std=c++20 -O2 -g -Wall -Wextra -Wno-unused-parameter -I$(EMU_CU
 .PHONY: emu-traffic
 emu-traffic: $(EMUT_LIB) $(EMUT_RT_LIB) $(EMUT_DIR)/cuda.env trainc runtime
 
-$(EMUT_DIR)/lib/%.o: tests/emu/%.cpp tests/emu/emu_cuda.h tests/emu/emu_internal.h
+$(EMUT_DIR)/lib/%.o: tests/emu/%.cpp tests/emu/emu_cuda.h tests/emu/emu_internal.h tests/emu/emu_sdpa.h
 	@mkdir -p $(dir $@)
 	$(CXX) $(EMUT_CXXFLAGS) -c $< -o $@
 

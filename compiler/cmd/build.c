@@ -236,7 +236,6 @@ int build_emit_opts(const char *spec_path, const char *emit_dir, int quiet, cons
             rc = 1;
         } else {
             rc = lower(&sched, &res, opt, 0, spec_path);
-            if (rc == 0 && refuse_unbuilt(&sched.net, spec_path, opt->backend == BACKEND_CUDA)) rc = 1;
             if (rc == 0) rc = append_init_config(&run_c, spec_path, &res, &sched.net, opt->backend == BACKEND_CUDA);
             if (rc == 0 && res.has_eval_net)
                 rc = build_eval_lower(&eval_sched, &res, opt, spec_path, &sched.net, &run_c);

@@ -30,9 +30,10 @@ static const char usage_text[] =
     "                          for that backend (\"trainer\"; default cpu)\n"
     "  show --buckets SPEC     the gradient all-reduce buckets of the compiled trainer\n"
     "  show --schedule [--backend cpu|cuda] [--layout nchw|nhwc] [--no-bn-retire] [--no-bn-add]\n"
-    "        [--no-relu-mask] [--no-conv-genstats] SPEC\n"
+    "        [--no-relu-mask] [--no-conv-genstats] [--no-cudnn-attention] SPEC\n"
     "  show --gpu-cost [--device h100|h200|a100] [--layout nchw|nhwc] [--old-kernels]\n"
-    "        [--no-bn-retire] [--no-bn-add] [--no-relu-mask] [--no-conv-genstats] SPEC\n"
+    "        [--no-bn-retire] [--no-bn-add] [--no-relu-mask] [--no-conv-genstats]\n"
+    "        [--no-cudnn-attention] SPEC\n"
     "                          the CUDA step's kernels and library calls: bytes, FLOPs,\n"
     "                          launches and modeled time at the device's bandwidth and peak\n"
     "  show --device-memory GiB [--layout nchw|nhwc] SPEC\n"
@@ -51,6 +52,7 @@ static const char usage_text[] =
     "                          exit 0 same run, 1 different, 2 trouble (like diff(1))\n"
     "  build SPEC -o BIN [--emit-dir DIR] [--backend cpu|cuda] [--no-fuse] [--layout nchw|nhwc]\n"
     "        [--no-bn-retire] [--no-bn-add] [--no-relu-mask] [--no-conv-genstats]\n"
+    "        [--no-cudnn-attention]\n"
     "                          generate the specialized trainer and compile it; cuda\n"
     "                          needs 'make cuda' first; --no-fuse (cuda) runs one kernel\n"
     "                          per op instead of the fused ones; --layout nhwc (cuda, BF16\n"
@@ -62,7 +64,9 @@ static const char usage_text[] =
     "                          backward instead of bitmasks, and gives a block's add and\n"
     "                          closing batch norms backward passes of their own\n"
     "                          --no-conv-genstats (cuda nhwc FP16) computes batch norm's\n"
-    "                          statistics in a pass of their own, not in cuDNN's conv\n"
+    "                          statistics in a pass of their own, not in cuDNN's conv;\n"
+    "                          --no-cudnn-attention (cuda BF16/FP16) runs attention's core\n"
+    "                          on our kernels, not cuDNN's fused SDPA\n"
     "  build SPEC --emit-only --emit-dir DIR [...]\n"
     "                          the generated sources only, not compiled\n"
     "  schema --markdown       the field reference of the spec language\n"
@@ -163,6 +167,7 @@ static int cmd_show(int argc, char **argv) {
         else if (strcmp(argv[i], "--no-conv-genstats") == 0) opt.no_conv_genstats = 1;
         else if (strcmp(argv[i], "--no-bn-pool") == 0) opt.no_bn_pool = 1;
         else if (strcmp(argv[i], "--no-residual-tail") == 0) opt.no_residual_tail = 1;
+        else if (strcmp(argv[i], "--no-cudnn-attention") == 0) opt.no_cudnn_attention = 1;
         else if (strcmp(argv[i], "--device") == 0 || strcmp(argv[i], "--label") == 0) {
             if (i + 1 >= argc) return usage_error("option '%s' needs a value", argv[i]);
             if (strcmp(argv[i], "--device") == 0) device = argv[++i];
@@ -222,16 +227,21 @@ static int cmd_show(int argc, char **argv) {
         return usage_error("--no-bn-retire, --no-bn-add, --no-relu-mask, --no-conv-genstats and --no-bn-pool are for "
                            "--backend cuda --layout nhwc%s", "");
     }
+    else if (!bad && sched && opt.no_cudnn_attention && opt.backend != BACKEND_CUDA) {
+        sema_result_free(&res);
+        spec_doc_free(&doc);
+        return usage_error("--no-cudnn-attention is for --backend cuda%s", "");
+    }
     else if (!bad && sched && opt.no_residual_tail && opt.backend != BACKEND_CUDA) {
         sema_result_free(&res);
         spec_doc_free(&doc);
         return usage_error("--no-residual-tail is for --backend cuda (the only backend with residual tail kernels)%s", "");
     }
     else if (!bad && sched) bad = show_schedule(stdout, path, &res, &opt);
-    else if (!bad && !gpu_cost && opt.no_residual_tail) {
+    else if (!bad && !gpu_cost && (opt.no_residual_tail || opt.no_cudnn_attention)) {
         sema_result_free(&res);
         spec_doc_free(&doc);
-        return usage_error("--no-residual-tail goes with show --gpu-cost or --schedule (or build)%s", "");
+        return usage_error("--no-residual-tail and --no-cudnn-attention go with show --gpu-cost or --schedule (or build)%s", "");
     }
     else if (!bad && !gpu_cost &&
              (opt.no_bn_retire || opt.no_bn_add || opt.no_relu_mask || opt.no_conv_genstats || opt.no_bn_pool)) {
@@ -298,6 +308,7 @@ static int cmd_build(int argc, char **argv) {
         else if (strcmp(argv[i], "--no-conv-genstats") == 0) opt.no_conv_genstats = 1;
         else if (strcmp(argv[i], "--no-bn-pool") == 0) opt.no_bn_pool = 1;
         else if (strcmp(argv[i], "--no-residual-tail") == 0) opt.no_residual_tail = 1;
+        else if (strcmp(argv[i], "--no-cudnn-attention") == 0) opt.no_cudnn_attention = 1;
         else if (strcmp(argv[i], "--emit-only") == 0) emit_only = 1;
         else if (argv[i][0] == '-') return usage_error("unknown or incomplete option '%s' for build", argv[i]);
         else if (spec) return usage_error("build takes one SPEC (extra '%s')", argv[i]);
@@ -320,6 +331,9 @@ static int cmd_build(int argc, char **argv) {
     if (opt.no_residual_tail && !(opt.backend == BACKEND_CUDA && opt.fuse))
         return usage_error("--no-residual-tail is for --backend cuda with fused kernels (the only build with residual "
                            "tail kernels)%s", "");
+    if (opt.no_cudnn_attention && opt.backend != BACKEND_CUDA)
+        return usage_error("--no-cudnn-attention is for --backend cuda (the only backend with cuDNN's fused "
+                           "attention)%s", "");
     if (spec && emit_only && (emit_dir || out)) {   /* the sources only: no compiler, no CUDA toolchain */
         if (opt.nhwc && opt.backend != BACKEND_CUDA) return usage_error("--layout nhwc needs --backend cuda%s", "");
         char default_dir[4200];

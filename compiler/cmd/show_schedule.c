@@ -122,6 +122,13 @@ static void cuda_op(const schedule *s, const ir_op *op, choices *c) {
             say(c, "applies bn \"%s\" and its ReLU in the same pass (bn_relu_maxpool_nhwc.cu: out, argmax and the bn's bits)",
                 net->ops[op->pool_bn].name);
         break;
+    case IR_ATTENTION:
+        if (op->attn_sdpa)
+            say(c, "core on cuDNN's fused SDPA (graph API), projections our kernels (attention_sdpa.cu; a direction "
+                   "cuDNN refuses at start-up runs our kernels, saying why)%s", "");
+        else say(c, "our kernels (%s)", op->window ? "window_attention.cu" : "attention.cu");
+        if (op->attn_sdpa_why) say(c, "no cuDNN fused attention: %s", op->attn_sdpa_why);
+        break;
     default:
         break;
     }

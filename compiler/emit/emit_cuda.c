@@ -94,6 +94,7 @@ static void state(emitter *e) {
         const ir_op *op = &net->ops[i];
         if (runs_conv(e, op)) fprintf(out, "static rt_cuda_conv *%s_conv;\n", op->ident);
         if (op->conv_bn) fprintf(out, "static rt_cuda_conv_bn *%s_fused;   /* %s */\n", op->ident, ir_conv_bn_name(op->conv_bn));
+        if (op->attn_sdpa) fprintf(out, "static rt_cuda_sdpa *%s_sdpa;   /* cuDNN's fused attention */\n", op->ident);
         else if (op->kind == IR_LINEAR) fprintf(out, "static rt_cuda_linear *%s_gemm;\n", op->ident);
     }
     fputc('\n', out);
@@ -350,7 +351,17 @@ static void forward_op(emitter *e, int i) {
                 op->in_w, op->groups);
         break;
     case IR_LEARNED: fprintf(out, "    cuda_learned_forward(%s_out, %s_weight, BATCH, %ld);\n", id, id, n / net->batch); break;
-    case IR_ATTENTION:   /* the runtime's own kernels (attention.cu) */
+    case IR_ATTENTION:   /* the runtime's own kernels (attention.cu, window_attention.cu), or cuDNN's SDPA */
+        if (op->attn_sdpa) {   /* lower: choose_attention.c */
+            fprintf(out, "    cuda_attention_sdpa_forward(%s_sdpa, %s_out, %s_saved, %s, %s_weight, %s_bias);\n", id, id, id, in,
+                    id, id);
+            break;
+        }
+        if (op->window) {   /* Swin's shifted windows */
+            fprintf(out, "    cuda_window_attention_forward(%s_out, %s_saved, %s, %s_weight, %s_bias, BATCH, %d, %d, %d, %d, %d, "
+                    "%d);\n", id, id, in, id, id, op->c, op->h, op->w, op->heads, op->window, op->shift);
+            break;
+        }
         fprintf(out, "    cuda_attention_forward(%s_out, %s_saved, %s, %s_weight, %s_bias, BATCH, %d, %d, %d);\n", id, id, in,
                 id, id, op->c, op->h, op->heads);
         break;
@@ -518,6 +529,17 @@ static void backward_op(emitter *e, int j) {
         break;
     case IR_LEARNED: fprintf(out, "    cuda_learned_backward(%s_dweight, %s, BATCH, %ld);\n", id, o, n / net->batch); break;
     case IR_ATTENTION:
+        if (op->attn_sdpa) {
+            fprintf(out, "    cuda_attention_sdpa_backward(%s_sdpa, %s, %s_dweight, %s_dbias, %s, %s, %s_weight, %s_saved, "
+                    "%s_work);\n", id, din, id, id, o, in, id, id, id);
+            break;
+        }
+        if (op->window) {
+            fprintf(out, "    cuda_window_attention_backward(%s, %s_dweight, %s_dbias, %s, %s, %s_weight, %s_saved, %s_work, "
+                    "BATCH, %d, %d, %d, %d, %d, %d);\n", din, id, id, o, in, id, id, id, op->c, op->h, op->w, op->heads,
+                    op->window, op->shift);
+            break;
+        }
         fprintf(out, "    cuda_attention_backward(%s, %s_dweight, %s_dbias, %s, %s, %s_weight, %s_saved, %s_work, BATCH, %d, %d, %d);\n",
                 din, id, id, o, in, id, id, id, op->c, op->h, op->heads);
         break;
@@ -545,6 +567,8 @@ static void emit_plans(emitter *e, const char *create, const char *find) {
         if (runs_conv(e, op))
             fprintf(out, "    %s_conv = rt_cuda_conv_create%s(&%s_shape);\n", op->ident, sfx(e), op->ident);
         if (op->conv_bn) fprintf(out, "    %s_fused = rt_cuda_conv_bn_create(%s_conv);\n", op->ident, op->ident);
+        else if (op->attn_sdpa)
+            fprintf(out, "    %s_sdpa = rt_cuda_sdpa_create(BATCH, %d, %d, %d);\n", op->ident, op->c, op->h * op->w, op->heads);
         else if (op->kind == IR_LINEAR)
             fprintf(out, "    %s_gemm = rt_cuda_linear_create(BATCH, %d, %d);\n", op->ident,
                     op->in_c * op->in_h * op->in_w, op->c);
@@ -563,6 +587,8 @@ static void emit_plans(emitter *e, const char *create, const char *find) {
                  "    (void)w, (void)cap;\n", find);
     for (int i = 0; i < net->n_ops; i++) {
         const ir_op *op = &net->ops[i];
+        if (op->attn_sdpa)   /* cuDNN's fused attention: its plans, within the workspace the convs' search set */
+            fprintf(out, "    if ((w = rt_cuda_sdpa_select(%s_sdpa, %d)) > work)\n        work = w;\n", op->ident, !fwd_only);
         if (!runs_conv(e, op)) continue;
         char a[128], d[128];
         const char *in = ir_value_name(net, op->in[0], a, sizeof a);

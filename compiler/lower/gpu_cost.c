@@ -276,6 +276,52 @@ static void layer_scale_grads(walk *w, int j, int din) {
     if (din) add(w, "layer_scale_kernel", j, 1, GK_KERNEL, dy + c4, x, 0, 0);
 }
 
+/* Attention (attention.cu, window_attention.cu, attention_sdpa.cu): the projections one output
+ * a thread over FP32 weights, the core's FP32 projections qkv [N, T, 3C], heads' outputs o
+ * [N, T, C] and log-sum-exp [N, heads, T]; windowed, its bias table and (backward) the score
+ * gradients of every window; on cuDNN's SDPA, the 16-bit copies cast_kernel makes and the
+ * library call that reads and writes them. FLOPs: 2 per multiply-add, the core's from the
+ * pairs of tokens it scores. */
+static void attention_pass(walk *w, int i, int bwd, int din) {
+    const ir_op *op = &w->net->ops[i];
+    double n = w->net->batch, c = op->c, t = (double)op->h * op->w, heads = op->heads, eb = w->eb;
+    double x = n * c * t * eb, qkv = n * t * 3 * c * 4, o = n * t * c * 4, lse = n * heads * t * 4;
+    double w_in = 3 * c * c * 4 + 3 * c * 4, w_out = c * c * 4 + c * 4;
+    double keys = op->window ? (double)op->window * op->window : t;   /* the tokens a query scores */
+    double table = op->window ? (2.0 * op->window - 1) * (2.0 * op->window - 1) * heads * 4 : 0;
+    double scores = n * t * heads * keys * 4;   /* windowed: every window's score gradients */
+    double core = 2 * n * t * keys * c;   /* one product of a query with its keys (or of P with V) */
+    if (!bwd) {
+        add(w, "attn_in_proj", i, 0, GK_KERNEL, x + w_in, qkv, 2 * n * t * 3 * c * c, 0);
+        if (op->attn_sdpa) {
+            add(w, "cast_kernel", i, 0, GK_KERNEL, qkv, qkv / 4 * eb, 0, 0);
+            add(w, "cudnnBackendExecute", i, 0, GK_GEMM, qkv / 4 * eb, o / 4 * eb + lse, 2 * core, 0);
+            add(w, "cast_kernel", i, 0, GK_KERNEL, o / 4 * eb, o, 0, 0);
+        } else {
+            add(w, op->window ? "win_core_forward" : "attn_core_forward", i, 0, GK_KERNEL, qkv + table, o + lse, 2 * core, 0);
+        }
+        add(w, "attn_out_proj", i, 0, GK_KERNEL, o + w_out, x, 2 * n * t * c * c, 0);
+        return;
+    }
+    add(w, "attn_dout_proj", i, 1, GK_KERNEL, x + c * c * 4, o, 2 * n * t * c * c, 0);
+    add(w, "attn_dw_out", i, 1, GK_KERNEL, x + o, w_out, 2 * n * t * c * c, 0);
+    if (op->attn_sdpa) {
+        add(w, "cast_kernel", i, 1, GK_KERNEL, o, o / 4 * eb, 0, 0);
+        add(w, "cudnnBackendExecute", i, 1, GK_GEMM, (qkv + 2 * o) / 4 * eb + lse, qkv / 4 * eb, 5 * core, 0);
+        add(w, "cast_kernel", i, 1, GK_KERNEL, qkv / 4 * eb, qkv, 0, 0);
+    } else if (op->window) {
+        add(w, "win_core_dq", i, 1, GK_KERNEL, qkv + 2 * o + lse + table, o + scores, 3 * core, 0);
+        /* dK, dV: Q and K (not V: the score gradients are read), dO */
+        add(w, "win_core_dkv", i, 1, GK_KERNEL, qkv * 2 / 3 + o + lse + table + scores, 2 * o, 3 * core, 0);
+        add(w, "win_dtable", i, 1, GK_KERNEL, scores, table, 0, 0);
+    } else {
+        add(w, "attn_core_dq", i, 1, GK_KERNEL, qkv + 2 * o + lse, o, 3 * core, 0);
+        add(w, "attn_core_dkv", i, 1, GK_KERNEL, qkv + 2 * o + lse, 2 * o, 4 * core, 0);
+    }
+    add(w, "attn_dw_in", i, 1, GK_KERNEL, qkv + x, w_in, 2 * n * t * 3 * c * c, 0);
+    if (din) add(w, "attn_dx", i, 1, GK_KERNEL, qkv + 3 * c * c * 4, x, 2 * n * t * 3 * c * c, 0);
+}
+
 static void forward(walk *w, int i) {
     const ir_net *net = w->net;
     const ir_op *op = &net->ops[i];
@@ -371,8 +417,9 @@ static void forward(walk *w, int i) {
         if (op->in_tail < 0) add(w, "drop_path_kernel", i, 0, GK_KERNEL, x + 8, y, 0, 0);
         break;
     case IR_FLATTEN: case IR_OP_COUNT: break;
+    case IR_ATTENTION: attention_pass(w, i, 0, 0); break;
     case IR_LRN: case IR_CONCAT: case IR_MUL: case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE:
-    case IR_LEARNED: case IR_ATTENTION: case IR_SPACE_TO_DEPTH:
+    case IR_LEARNED: case IR_SPACE_TO_DEPTH:
         unmodeled(w, i, "the forward");
         break;
     }
@@ -580,8 +627,12 @@ static void backward(walk *w, int j) {
         if (din) add(w, "drop_path_kernel", j, 1, GK_KERNEL, dy + 8, x, 0, 0);
         break;
     case IR_FLATTEN: case IR_OP_COUNT: break;
+    case IR_ATTENTION:
+        if (din_add) { unmodeled(w, j, "the backward"); break; }
+        attention_pass(w, j, 1, din);
+        break;
     case IR_LRN: case IR_CONCAT: case IR_MUL: case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE:
-    case IR_LEARNED: case IR_ATTENTION: case IR_SPACE_TO_DEPTH:
+    case IR_LEARNED: case IR_SPACE_TO_DEPTH:
         unmodeled(w, j, "the backward");
         break;
     }

@@ -93,7 +93,7 @@ typedef struct {
     /* concat and channel_slice along the tokens of [C, T, 1] sequences (concat axis TOKENS,
      * select_token) rather than the channels: the same runtime ops on rows of tokens */
     int tokens;
-    int window, shift;         /* attention: Swin's window and cyclic shift (0: global; not built yet) */
+    int window, shift;         /* attention: Swin's window and cyclic shift (0: global) */
     int heads;                 /* attention: heads; its parameters are laid out as torch's
                                 * in_proj_weight [3C, C] then out_proj.weight [C, C] (w_off),
                                 * in_proj_bias [3C] then out_proj.bias [C] (b_off) */
@@ -165,6 +165,10 @@ typedef struct {
      * finalizes them). */
     int conv_bn, bn_sums_in_conv;
     const char *conv_bn_why;
+    /* attention: its core on cuDNN's fused scaled-dot-product attention (choose_attention.c),
+     * or 0 with attn_sdpa_why saying why not (CUDA only) */
+    int attn_sdpa;
+    const char *attn_sdpa_why;
     /* CPU: a residual block's closing bn + add (+ relu) in one op (ir_build.c). On the add:
      * bn_in is the value of a bn that runs inside it, act(bn(in) + other input), or 0; that
      * bn, the op right before the add, has into_add set and no stored output. mask_in_bn

@@ -256,6 +256,7 @@ int lower(schedule *s, const sema_result *res, const build_options *opt, int bat
     if (cuda && opt->nhwc && opt->fuse && !opt->no_bn_add) choose_bn_add(&s->net);
     if (cuda && opt->nhwc && opt->fuse) choose_conv_bn(s, run->sync_bn);
     if (cuda && opt->fuse && !opt->no_residual_tail) choose_residual_tail(&s->net);
+    if (cuda && choose_attention(s)) ir_replan(&s->net);   /* its 16-bit copies are tensors of the plan */
     /* the masks are tensors of the plan, and the fused backward writes gradients earlier */
     if (cuda && opt->nhwc && opt->fuse && !opt->no_relu_mask && choose_relu_mask(&s->net)) {
         if (!opt->no_bn_pool) choose_bn_pool(&s->net);   /* needs the bits; its bn then has no output tensor */

@@ -19,6 +19,7 @@ typedef struct {
     int no_conv_genstats;   /* CUDA channels-last FP16: no cuDNN conv + genstats engine (--no-conv-genstats) */
     int no_bn_pool;         /* CUDA channels-last: a bn + ReLU and the max pooling after it in passes of their own (--no-bn-pool) */
     int no_residual_tail;   /* CUDA: a residual tail's bias, layer scale, drop path and add apart (--no-residual-tail) */
+    int no_cudnn_attention; /* CUDA BF16/FP16: attention's core on the runtime's kernels, not cuDNN's SDPA (--no-cudnn-attention) */
 } build_options;
 
 /* precision.compute as the CUDA runtime names it (rt_cuda_math in rt_cuda.h). */
@@ -46,6 +47,10 @@ void choose_conv_bn(schedule *s, int sync_bn);
  * an add that the chain feeds. */
 void choose_residual_tail(ir_net *net);
 int residual_tail_slot(const ir_net *net, const ir_op *a);
+/* CUDA: which attention layers run cuDNN's fused scaled-dot-product attention
+ * (choose_attention.c; sets ir_op.attn_sdpa, attn_sdpa_why); returns how many (their saved
+ * values and work grow: plan again). */
+int choose_attention(schedule *s);
 /* The engine's name for show (IR_CONV_BN_*). */
 const char *ir_conv_bn_name(int engine);
 /* CPU: each conv's algorithm (ir_op.conv_algo, conv_alt, conv_fallback; choose_conv_algo.c),
@@ -59,8 +64,5 @@ const char *ir_conv_algo_text(const ir_op *op, ir_conv_algo a);
 const char *ir_conv_host_rule(ir_conv_algo a);
 /* Errors for the ops and options the CUDA backend lacks (cuda_refusals.c); returns their count. */
 int cuda_refuse_unsupported(const ir_net *net, const char *spec_path, int nhwc);
-/* What a backend's runtime does not run yet (runtime_refusals.c: Swin's windowed attention on
- * CUDA), refused by trainc build, not by check or show: each layer named with what to do. */
-int refuse_unbuilt(const ir_net *net, const char *spec_path, int cuda);
 
 #endif

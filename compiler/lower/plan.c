@@ -1,6 +1,7 @@
 /* Autodiff schedule and static memory plan: which tensors the forward pass, the loss and
  * the reverse-order backward pass need, how long each lives, and where it sits in one arena. */
 #include "ir.h"
+#include "rt_ops.h"   /* attention_sdpa_extra_elems */
 
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +45,8 @@ static long saved_bytes(const ir_net *net, const ir_op *op) {
      * the backward recomputes the attention weights block by block */
     case IR_ATTENTION: {   /* T = H*W: a token sequence has W 1, Swin's windowed attention a map */
         long t = (long)op->h * op->w;
-        return (long)net->batch * (t * op->c * 4 + (long)op->heads * t) * (long)sizeof(float);
+        return ((long)net->batch * (t * op->c * 4 + (long)op->heads * t) +
+                (op->attn_sdpa ? attention_sdpa_extra_elems(net->batch, op->c, (int)t) : 0)) * (long)sizeof(float);
     }
     case IR_CONV: case IR_LINEAR: case IR_RELU: case IR_GELU: case IR_ACTIVATION: case IR_AVGPOOL: case IR_GAP: case IR_DROPOUT:
     case IR_ADD: case IR_CONCAT: case IR_MUL: case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE: case IR_FLATTEN: case IR_LAYER_SCALE: case IR_STOCHASTIC_DEPTH: case IR_OP_COUNT:
@@ -230,11 +232,13 @@ void ir_plan(ir_net *net) {
         int written = op->into_add ? FWD(i + 1) : FWD(i);
         net->saved_of[i] = sb ? add_tensor(net, T_SAVED, i, sb, FWD(i), net->forward_only ? written : BWD(i)) : -1;
         /* attention's backward: the gradients of its queries, keys, values and heads' outputs,
-         * [N, T, 4C] FP32 (windowed: and its windows' score gradients), live for that step alone */
+         * [N, T, 4C] FP32 (windowed: and its windows' score gradients; cuDNN's: 16-bit copies),
+         * live for that step alone */
         net->work_of[i] = op->kind == IR_ATTENTION && !net->forward_only
                               ? add_tensor(net, T_SCRATCH, i,
-                                           (long)net->batch * op->h * op->w *
-                                               ((long)op->c * 4 + (long)op->heads * op->window * op->window) *
+                                           ((long)net->batch * op->h * op->w *
+                                                ((long)op->c * 4 + (long)op->heads * op->window * op->window) +
+                                            (op->attn_sdpa ? attention_sdpa_extra_elems(net->batch, op->c, op->h * op->w) : 0)) *
                                                (long)sizeof(float),
                                            BWD(i), BWD(i))
                               : -1;

@@ -145,6 +145,8 @@ size_t rt_cuda_conv_agree(rt_comm *comm);
 /* The shared workspace: set at the bound before the search, and again at what the choice
  * needs (rt_cuda_conv_select's or rt_cuda_conv_agree's largest) when it shrinks after it. */
 void rt_cuda_conv_set_workspace(void *work, size_t bytes);
+/* The shared workspace as set, for the graphs that are not a conv's (attention_sdpa.cu). */
+void *rt_cuda_shared_workspace(size_t *bytes);
 /* weight: the compute copy (activation type); dweight: FP32. */
 void cuda_conv2d_forward(const rt_cuda_conv *c, void *out, const void *in, const void *weight);
 /* din is overwritten, or added to when the shape says din_add. */
@@ -320,7 +322,7 @@ void cuda_channel_slice_forward(void *out, const void *in, long n, int c, long h
 void cuda_channel_slice_backward(void *din, const void *dout, long n, int c, long hw, int start, int count);
 /* The token ops of rt_ops.h: a learned tensor (w FP32, the same for each image; dw the sum over
  * them) and multi-head self-attention (attention.cu: w, b, dw, db and saved FP32, x, out and
- * their gradients in the activation type; heads of at most 128 channels). */
+ * their gradients in the activation type; heads of at most RT_ATTN_CUDA_MAX_HEAD channels). */
 void cuda_space_to_depth_forward(void *out, const void *in, int n, int c, int h, int w, int block);
 void cuda_space_to_depth_backward(void *din, const void *dout, int n, int c, int h, int w, int block);
 void cuda_learned_forward(void *out, const float *w, int n, long count);
@@ -329,6 +331,30 @@ void cuda_attention_forward(void *out, float *saved, const void *x, const float 
                             int heads);
 void cuda_attention_backward(void *dx /*or NULL*/, float *dw, float *db, const void *dout, const void *x, const float *w,
                              const float *saved, float *work /*attention_work_elems*/, int n, int c, int t, int heads);
+/* ---- Attention's core on cuDNN's fused scaled-dot-product attention (attention_sdpa.cu) --
+ * Lowering chooses it (compiler/lower/choose_attention.c: BF16/FP16, a global attention whose
+ * heads are a multiple of 8 channels, at most 128; trainc build --no-cudnn-attention turns it
+ * off); the projections stay the runtime's own. saved holds attention_saved_elems +
+ * attention_sdpa_extra_elems values, work attention_work_elems + attention_sdpa_extra_elems.
+ * Where cuDNN, the device or the precision refuses a direction at start-up, it runs on
+ * attention.cu's kernels and the trainer says why, once. Select after the shared workspace is
+ * set (find_algorithms): returns the workspace the plans need. */
+typedef struct rt_cuda_sdpa rt_cuda_sdpa;
+rt_cuda_sdpa *rt_cuda_sdpa_create(int n, int c, int t, int heads);
+size_t rt_cuda_sdpa_select(rt_cuda_sdpa *a, int training);
+/* 1 when that direction runs fused; else *why (when not NULL) says why not. */
+int rt_cuda_sdpa_fused(const rt_cuda_sdpa *a, int backward, const char **why);
+void cuda_attention_sdpa_forward(const rt_cuda_sdpa *a, void *out, float *saved, const void *x, const float *w,
+                                 const float *b);
+void cuda_attention_sdpa_backward(const rt_cuda_sdpa *a, void *dx /*or NULL*/, float *dw, float *db, const void *dout,
+                                  const void *x, const float *w, const float *saved, float *work);
+/* Swin's shifted-window attention (window_attention.cu; rt_ops.h's window_attention_forward):
+ * w, b, dw, db, saved and work FP32, x, out and their gradients in the activation type. */
+void cuda_window_attention_forward(void *out, float *saved, const void *x, const float *w, const float *b, int n,
+                                   int c, int h, int wd, int heads, int window, int shift);
+void cuda_window_attention_backward(void *dx /*or NULL*/, float *dw, float *db, const void *dout, const void *x,
+                                    const float *w, const float *saved, float *work /*window_attention_work_elems*/,
+                                    int n, int c, int h, int wd, int heads, int window, int shift);
 void cuda_add_forward(void *out, const void *a, const void *b, long n);
 void cuda_tensor_accumulate(void *dst, const void *src, long n);
 void cuda_dropout_forward(void *out, const void *in, long n, float p, const uint64_t *step_seed,

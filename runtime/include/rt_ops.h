@@ -142,6 +142,10 @@ static inline long attention_saved_elems(int n, int c, int t, int heads) {
     return (long)n * ((long)t * c * 4 + (long)heads * t);
 }
 static inline long attention_work_elems(int n, int c, int t) { return (long)n * t * c * 4; }
+/* cuDNN's fused attention (rt_cuda.h rt_cuda_sdpa): the 16-bit copies it adds to attention's
+ * saved values (Q, K, V, O) and to its work (dO, dQ, dK, dV), n*t*4c 2-byte values each, after
+ * room to start them 256-byte aligned. */
+static inline long attention_sdpa_extra_elems(int n, int c, int t) { return 64 + (long)n * t * c * 2; }
 /* window_attention: its backward's work, attention's at T = H*W and the score gradients of
  * every window and head ([N, H*W / window^2, heads, window^2, window^2]). */
 static inline long window_attention_work_elems(int n, int c, int h, int w, int heads, int window) {

@@ -124,8 +124,11 @@ if "$BUILD/trainc" build "$out/syncbn.spec" -o "$out/syncbn" --backend cuda > "$
 else
   fail "trainc build --backend cuda failed for sync_bn:"; tail -20 "$out/syncbn.log"
 fi
-# The benchmark nets (ResNet-50, AlexNet, ConvNeXt-Tiny at batch 256): emitted and compiled only.
-for spec in bench/specs/gpu_*.spec; do
+# The benchmark nets (ResNet-50, AlexNet, ConvNeXt-Tiny at batch 256) and Swin-T in BF16 (its
+# windowed attention: window_attention.cu): emitted and compiled only.
+printf 'extends: "%s/specs/models/swin_t.spec"\ndata { train { source: "synthetic" samples: 2 batch_per_rank: 1 } }\n%s\n' \
+  "$(pwd)" 'solver { epochs: 1 adamw { } lr { base: 0.001 } } precision { compute: BF16 }' > "$out/swin_t.spec"
+for spec in bench/specs/gpu_*.spec "$out/swin_t.spec"; do
   name=$(basename "$spec" .spec)
   "$BUILD/trainc" build "$spec" -o "$out/$name" --backend cuda > "$out/$name.log" 2>&1 ||
     { fail "trainc build --backend cuda failed for $spec:"; tail -20 "$out/$name.log"; continue; }

@@ -22,7 +22,11 @@
  * a graph and none otherwise; an execution plan reports 1 KiB of workspace, which each
  * execution overwrites with NaN. Execution runs on the handle's stream: the convolution in
  * double from the FP16 operands, Y stored in FP16, then the sums of the stored Y (the values
- * every reader of Y sees) accumulated in double and stored in FP32. */
+ * every reader of Y sees) accumulated in double and stored in FP32.
+ * A second engine runs the fused attention operations, OPERATION_SDPA_FWD (Q, K, V, O, STATS,
+ * SCALE) and OPERATION_SDPA_BWD (those and dO -> dQ, dK, dV), each alone in its graph, on the
+ * reference and support surface of emu_cudnn_sdpa.cpp; tensors there may be BF16 and the scale
+ * a by-value (IS_BY_VALUE) FP32 tensor whose variant-pack pointer is a host address. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -30,6 +34,7 @@
 #include <vector>
 #include <cudnn.h>
 #include "emu_internal.h"
+#include "emu_sdpa.h"
 
 using emu::fail;
 
@@ -45,6 +50,7 @@ struct tensor_info {
     cudnnDataType_t dt;
     int64_t dims[4], strides[4], uid;
     bool virt;   /* an intermediate the engine keeps to itself */
+    bool by_value;   /* a host value in the variant pack (the SDPA scale) */
 };
 
 /* The graph's two operations, once the graph is finalized (an execution plan keeps a copy:
@@ -70,6 +76,10 @@ struct desc {
     desc *graph = nullptr;              /* ENGINECFG, EXECUTION_PLAN: the graph it runs */
     cudnnHandle_t handle = nullptr;     /* OPERATIONGRAPH, EXECUTION_PLAN */
     conv_stats run{};                   /* EXECUTION_PLAN: what it computes */
+    /* SDPA: an operation's tensors (finalized op), the graph's (pattern_ok), a plan's */
+    bool is_sdpa = false, sdpa_bwd = false;
+    emu::sdpa_tensor sdpa[emu::SDPA_N]{};
+    size_t ws = 0;                      /* EXECUTION_PLAN: the workspace it reports */
 };
 
 const size_t PLAN_WORKSPACE = 1024;
@@ -122,7 +132,16 @@ bool attr_type(cudnnBackendDescriptorType_t dt, int name, cudnnBackendAttributeT
     case CUDNN_ATTR_CONVOLUTION_POST_PADDINGS: case CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES:
     case CUDNN_ATTR_CONVOLUTION_DILATIONS: case CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS:
         *t = CUDNN_TYPE_INT64; return true;
-    case CUDNN_ATTR_TENSOR_IS_VIRTUAL: *t = CUDNN_TYPE_BOOLEAN; return true;
+    case CUDNN_ATTR_TENSOR_IS_VIRTUAL: case CUDNN_ATTR_TENSOR_IS_BY_VALUE: *t = CUDNN_TYPE_BOOLEAN; return true;
+    case CUDNN_ATTR_OPERATION_SDPA_FWD_QDESC: case CUDNN_ATTR_OPERATION_SDPA_FWD_KDESC:
+    case CUDNN_ATTR_OPERATION_SDPA_FWD_VDESC: case CUDNN_ATTR_OPERATION_SDPA_FWD_ODESC:
+    case CUDNN_ATTR_OPERATION_SDPA_FWD_STATSDESC: case CUDNN_ATTR_OPERATION_SDPA_FWD_SCALEDESC:
+    case CUDNN_ATTR_OPERATION_SDPA_BWD_QDESC: case CUDNN_ATTR_OPERATION_SDPA_BWD_KDESC:
+    case CUDNN_ATTR_OPERATION_SDPA_BWD_VDESC: case CUDNN_ATTR_OPERATION_SDPA_BWD_ODESC:
+    case CUDNN_ATTR_OPERATION_SDPA_BWD_STATSDESC: case CUDNN_ATTR_OPERATION_SDPA_BWD_SCALEDESC:
+    case CUDNN_ATTR_OPERATION_SDPA_BWD_DODDESC: case CUDNN_ATTR_OPERATION_SDPA_BWD_DQDESC:
+    case CUDNN_ATTR_OPERATION_SDPA_BWD_DKDESC: case CUDNN_ATTR_OPERATION_SDPA_BWD_DVDESC:
+        *t = CUDNN_TYPE_BACKEND_DESCRIPTOR; return true;
     case CUDNN_ATTR_CONVOLUTION_CONV_MODE: *t = CUDNN_TYPE_CONVOLUTION_MODE; return true;
     case CUDNN_ATTR_OPERATION_GENSTATS_MODE: *t = CUDNN_TYPE_GENSTATS_MODE; return true;
     case CUDNN_ATTR_ENGINEHEUR_MODE: *t = CUDNN_TYPE_HEUR_MODE; return true;
@@ -142,7 +161,9 @@ bool attr_type(cudnnBackendDescriptorType_t dt, int name, cudnnBackendAttributeT
     }
 }
 
-size_t dt_bytes(cudnnDataType_t t) { return t == CUDNN_DATA_FLOAT ? 4 : t == CUDNN_DATA_HALF ? 2 : 0; }
+size_t dt_bytes(cudnnDataType_t t) {
+    return t == CUDNN_DATA_FLOAT ? 4 : t == CUDNN_DATA_HALF || t == CUDNN_DATA_BFLOAT16 ? 2 : 0;
+}
 
 /* The last address + 1 a tensor spans, in elements. */
 int64_t span(const tensor_info &t) {
@@ -164,6 +185,7 @@ cudnnStatus_t finalize_tensor(desc *d) {
     for (int i = 0; i < 4; i++)
         if (dims[i] <= 0 || st[i] <= 0) return CUDNN_STATUS_BAD_PARAM;
     d->t.virt = has(d, CUDNN_ATTR_TENSOR_IS_VIRTUAL) && one<bool>(d, CUDNN_ATTR_TENSOR_IS_VIRTUAL);
+    d->t.by_value = has(d, CUDNN_ATTR_TENSOR_IS_BY_VALUE) && one<bool>(d, CUDNN_ATTR_TENSOR_IS_BY_VALUE);
     d->t.dt = one<cudnnDataType_t>(d, CUDNN_ATTR_TENSOR_DATA_TYPE);
     if (!dt_bytes(d->t.dt)) return CUDNN_STATUS_NOT_SUPPORTED;
     for (int i = 0; i < 4; i++) d->t.dims[i] = dims[(size_t)i], d->t.strides[i] = st[(size_t)i];
@@ -276,7 +298,45 @@ cudnnStatus_t finalize_graph(desc *g) {
             p.y.dims[3] != ow)
             return CUDNN_STATUS_BAD_PARAM;
     }
+    std::vector<desc *> ops = many<desc *>(g, CUDNN_ATTR_OPERATIONGRAPH_OPS);
+    if (ops.size() == 1 && ops[0]->is_sdpa) {   /* the fused attention engine: its operation alone */
+        g->is_sdpa = true, g->sdpa_bwd = ops[0]->sdpa_bwd;
+        memcpy(g->sdpa, ops[0]->sdpa, sizeof g->sdpa);
+        g->pattern_ok = emu::sdpa_refusal(g->sdpa_bwd, g->sdpa) == nullptr;
+        return CUDNN_STATUS_SUCCESS;
+    }
+    for (desc *o : ops)
+        if (o->is_sdpa) return CUDNN_STATUS_NOT_SUPPORTED;   /* SDPA with other operations: not emulated */
     g->pattern_ok = engine_takes(g);
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* An SDPA operation's tensors, by the attribute each is set with (Q, K, V, O required; the
+ * backward's dO, dQ, dK, dV too). */
+cudnnStatus_t finalize_sdpa(desc *d, bool bwd) {
+    static const int fwd_names[emu::SDPA_N] = { CUDNN_ATTR_OPERATION_SDPA_FWD_QDESC, CUDNN_ATTR_OPERATION_SDPA_FWD_KDESC,
+        CUDNN_ATTR_OPERATION_SDPA_FWD_VDESC, CUDNN_ATTR_OPERATION_SDPA_FWD_ODESC, CUDNN_ATTR_OPERATION_SDPA_FWD_STATSDESC,
+        CUDNN_ATTR_OPERATION_SDPA_FWD_SCALEDESC, -1, -1, -1, -1 };
+    static const int bwd_names[emu::SDPA_N] = { CUDNN_ATTR_OPERATION_SDPA_BWD_QDESC, CUDNN_ATTR_OPERATION_SDPA_BWD_KDESC,
+        CUDNN_ATTR_OPERATION_SDPA_BWD_VDESC, CUDNN_ATTR_OPERATION_SDPA_BWD_ODESC, CUDNN_ATTR_OPERATION_SDPA_BWD_STATSDESC,
+        CUDNN_ATTR_OPERATION_SDPA_BWD_SCALEDESC, CUDNN_ATTR_OPERATION_SDPA_BWD_DODDESC, CUDNN_ATTR_OPERATION_SDPA_BWD_DQDESC,
+        CUDNN_ATTR_OPERATION_SDPA_BWD_DKDESC, CUDNN_ATTR_OPERATION_SDPA_BWD_DVDESC };
+    const int *names = bwd ? bwd_names : fwd_names;
+    for (int i = 0; i < emu::SDPA_N; i++) {
+        emu::sdpa_tensor &t = d->sdpa[i];
+        t.set = false;
+        if (names[i] < 0 || !has(d, names[i])) continue;
+        const desc *td = sub(d, names[i], CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+        if (!td) return CUDNN_STATUS_BAD_PARAM;
+        t.set = true, t.dt = td->t.dt, t.uid = td->t.uid, t.virt = td->t.virt, t.by_value = td->t.by_value;
+        memcpy(t.dims, td->t.dims, sizeof t.dims), memcpy(t.strides, td->t.strides, sizeof t.strides);
+    }
+    for (int i : { emu::SDPA_Q, emu::SDPA_K, emu::SDPA_V, emu::SDPA_O })
+        if (!d->sdpa[i].set) return CUDNN_STATUS_BAD_PARAM;
+    if (bwd)
+        for (int i : { emu::SDPA_DO, emu::SDPA_DQ, emu::SDPA_DK, emu::SDPA_DV })
+            if (!d->sdpa[i].set) return CUDNN_STATUS_BAD_PARAM;
+    d->is_sdpa = true, d->sdpa_bwd = bwd;
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -316,6 +376,8 @@ cudnnStatus_t finalize(desc *d) {
             return CUDNN_STATUS_BAD_PARAM;
         return CUDNN_STATUS_SUCCESS;
     case CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR: return finalize_graph(d);
+    case CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR: return finalize_sdpa(d, false);
+    case CUDNN_BACKEND_OPERATION_SDPA_BWD_DESCRIPTOR: return finalize_sdpa(d, true);
     case CUDNN_BACKEND_POINTWISE_DESCRIPTOR:
         return need({ CUDNN_ATTR_POINTWISE_MODE, CUDNN_ATTR_POINTWISE_MATH_PREC }) ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_BAD_PARAM;
     case CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR: {
@@ -340,6 +402,14 @@ cudnnStatus_t finalize(desc *d) {
         desc *cfg = sub(d, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
         if (!cfg || !cfg->graph || !need({ CUDNN_ATTR_EXECUTION_PLAN_HANDLE })) return CUDNN_STATUS_BAD_PARAM;
         if (!cfg->graph->pattern_ok) return CUDNN_STATUS_NOT_SUPPORTED;
+        d->handle = one<cudnnHandle_t>(d, CUDNN_ATTR_EXECUTION_PLAN_HANDLE);
+        if (cfg->graph->is_sdpa) {
+            d->is_sdpa = true, d->sdpa_bwd = cfg->graph->sdpa_bwd;
+            memcpy(d->sdpa, cfg->graph->sdpa, sizeof d->sdpa);
+            d->ws = emu::sdpa_workspace(d->sdpa_bwd, d->sdpa);
+            return CUDNN_STATUS_SUCCESS;
+        }
+        d->ws = PLAN_WORKSPACE;
         if (!pick(cfg->graph, &d->run)) return CUDNN_STATUS_NOT_SUPPORTED;
         d->run.fwd = d->run.stats = d->run.cv = nullptr;   /* the plan outlives them */
         d->run.n_pw = 0;
@@ -367,6 +437,49 @@ void *pointer_of(const desc *pack, int64_t uid) {
 
 inline int64_t at(const tensor_info &t, int64_t a, int64_t b, int64_t c, int64_t d) {
     return a * t.strides[0] + b * t.strides[1] + c * t.strides[2] + d * t.strides[3];
+}
+
+/* A fused attention plan's execution: every operand inside one device allocation (the scale a
+ * host value), the workspace overwritten with NaN, then the reference on the handle's stream. */
+cudnnStatus_t execute_sdpa(cudnnHandle_t h, const desc *plan, const desc *pack) {
+    const char *what = "cudnnBackendExecute (SDPA)";
+    void *ptr[emu::SDPA_N] = {};
+    bool bwd = plan->sdpa_bwd;
+    for (int i = 0; i < emu::SDPA_N; i++) {
+        const emu::sdpa_tensor &t = plan->sdpa[i];
+        if (!t.set) continue;
+        ptr[i] = pointer_of(pack, t.uid);
+        if (!ptr[i]) return CUDNN_STATUS_BAD_PARAM;
+        if (!t.by_value) emu::check_device(ptr[i], emu::sdpa_bytes(t), what);
+    }
+    void *ws = has(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE) ? one<void *>(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE) : nullptr;
+    size_t ws_bytes = plan->ws;
+    if (ws_bytes) {
+        if (!ws) return CUDNN_STATUS_BAD_PARAM;
+        emu::check_device(ws, ws_bytes, what);
+    }
+    emu::sdpa_tensor t[emu::SDPA_N];
+    memcpy(t, plan->sdpa, sizeof t);
+    float scale = *(const float *)ptr[emu::SDPA_SCALE];   /* by value: read when the call is made */
+    emu::enqueue(emu::cudnn_stream(h), what, [=]() {
+        emu::cudnn_digest += bwd ? 0x9e3779b97f4a7c15ull : 0xc2b2ae3d27d4eb4full;   /* ranks must run alike */
+        static const int outs_fwd[] = { emu::SDPA_O, emu::SDPA_STATS }, outs_bwd[] = { emu::SDPA_DQ, emu::SDPA_DK, emu::SDPA_DV };
+        for (int i = 0; i < emu::SDPA_N; i++) {
+            if (!t[i].set || t[i].by_value) continue;
+            bool out = false;
+            for (int o : outs_fwd) out |= !bwd && o == i;
+            for (int o : outs_bwd) out |= bwd && o == i;
+            emu::traffic_touch(ptr[i], emu::sdpa_bytes(t[i]), out);
+        }
+        float nan = NAN;
+        for (size_t i = 0; i + 4 <= ws_bytes; i += 4) memcpy((char *)ws + i, &nan, 4);
+        void *p[emu::SDPA_N];
+        memcpy(p, ptr, sizeof p);
+        float s = scale;
+        p[emu::SDPA_SCALE] = &s;
+        emu::sdpa_run(bwd, t, p);
+    });
+    return CUDNN_STATUS_SUCCESS;
 }
 
 }   // namespace
@@ -423,7 +536,7 @@ cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t const dp, cudnnB
     }
     if (d->type == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR && name == CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE) {
         if (type != CUDNN_TYPE_INT64 || requested < 1) return CUDNN_STATUS_BAD_PARAM;
-        *(int64_t *)elems = (int64_t)PLAN_WORKSPACE;
+        *(int64_t *)elems = (int64_t)d->ws;
         if (count) *count = 1;
         return CUDNN_STATUS_SUCCESS;
     }
@@ -441,6 +554,7 @@ cudnnStatus_t cudnnBackendExecute(cudnnHandle_t h, cudnnBackendDescriptor_t plan
     if (!plan || !pack || !plan->finalized || !pack->finalized || plan->type != CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR ||
         pack->type != CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR)
         return CUDNN_STATUS_BAD_PARAM;
+    if (plan->is_sdpa) return execute_sdpa(h, plan, pack);
     const conv_stats &p = plan->run;
     const void *x = pointer_of(pack, p.sbr ? p.raw.uid : p.x.uid), *w = pointer_of(pack, p.w.uid);
     void *y = pointer_of(pack, p.y.uid), *sum = pointer_of(pack, p.sum.uid), *sq = pointer_of(pack, p.sq.uid);

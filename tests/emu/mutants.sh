@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Shows the emulator catching broken CUDA code: each mutant is a copy of one runtime file
 # with one deliberate mistake, compiled by emu-nvcc and linked ahead of libtrainrt_cuda into
-# tests/gpu/test_ops_gpu, which must then fail. Not part of `make test` (eighteen relinks and
+# tests/gpu/test_ops_gpu, which must then fail. Not part of `make test` (24 relinks and
 # runs, several minutes); run after `make emu`:  bash tests/emu/mutants.sh
 #   index:    relu.cu writes out[i + 1] (ASan: heap-buffer-overflow, with the line)
 #   barrier:  cuda_common.cuh's block_sum without its second __syncthreads (thread 0 reads
@@ -38,6 +38,11 @@
 #             test_ops_gpu's bn + relu + maxpool checks fail)
 #   bn-pool-bits: bn_relu_maxpool_nhwc.cu drops the last bit of each mask byte (the bits check
 #             fails)
+#   sdpa-scale: attention_sdpa.cu hands cuDNN's fused attention a scale of 1, not 1/sqrt(head)
+#             (the dropped scale: test_ops_gpu's fused attention checks fail in BF16 and FP16)
+#   sdpa-key: attention_sdpa.cu's backward writes dK over dQ (dQ lost)
+#   window-mask: window_attention.cu without the -100 between regions of the rolled map (the
+#             shifted windows' mask dropped: test_ops_gpu's shift-1 window checks fail)
 #   bn-add-branch: bn_add_relu_nhwc.cu adds a projection block's downsample branch without
 #             normalizing it (the second bn dropped: test_ops_gpu's projection checks fail)
 #   relu-bit: bn_add_relu_nhwc.cu's bitmask variant drops the last bit of each byte (the
@@ -116,4 +121,10 @@ mutant bn-pool-shift ops/bn_relu_maxpool_nhwc.cu 's/float r = rt_ld\(v\.e\[j\]\)
   ops/bn_relu_maxpool_nhwc.cu "FAIL .*bn + relu + maxpool"
 mutant bn-pool-bits ops/bn_relu_maxpool_nhwc.cu 's/bits\[\(img \+ me\) \* cv \+ q\] = \(uint8_t\)m;/bits[(img + me) * cv + q] = (uint8_t)(m \& 0x7fu);/' \
   ops/bn_relu_maxpool_nhwc.cu "FAIL .*bn + relu + maxpool.*bits"
+mutant sdpa-scale ops/attention_sdpa.cu 's/a->scale = \(float\)\(1\.0 \/ sqrt\(\(double\)\(c \/ heads\)\)\);/a->scale = 1.0f;/' \
+  ops/attention_sdpa.cu "FAIL .*attention sdpa"
+mutant sdpa-key ops/attention_sdpa.cu 's/do16, dq16, dq16 \+ c \* e,/do16, dq16, dq16,/' ops/attention_sdpa.cu \
+  "FAIL .*attention sdpa"
+mutant window-mask ops/window_attention.cu 's/\(g\.shift && ri != rj \? -100\.0f : 0\.0f\)/0.0f/' \
+  ops/window_attention.cu "FAIL .*window attention 6x9 window 3 shift 1"
 exit $status

@@ -3,7 +3,9 @@
 # (FP32, NCHW), average pooling and dropout (tests/emu/traffic/pools_dropout.spec, FP32 NCHW and
 # BF16 channels-last), ConvNeXt's ops (tests/emu/traffic/convnext_mini.spec: FP32 NCHW, BF16
 # channels-last, and that with TRAINC_CUDA_DEPTHWISE=cudnn), GELU and the activation family with
-# and without their producer's bias (tests/emu/traffic/activations.spec), the ResNet example in BF16 channels-last with the default kernels (batch
+# and without their producer's bias (tests/emu/traffic/activations.spec), Swin's windowed and a
+# global attention (tests/emu/traffic/attention.spec: FP32, BF16 on cuDNN's fused SDPA and with
+# --no-cudnn-attention), the ResNet example in BF16 channels-last with the default kernels (batch
 # norm's sums retired in their pass, a block's closing bns applied inside its add: both
 # branches of a projection block, bn_add_relu_bits_nhwc_kernel, with ReLU bitmasks and the
 # block output's backward in two passes, bn_add_bwd_sums_kernel and bn_add_bwd_dx_kernel), with
@@ -78,6 +80,13 @@ LR='sgd { momentum: 0.9 } lr { base: 0.01 }' spec activations tests/emu/traffic/
 check activations nchw
 LR='sgd { momentum: 0.9 } lr { base: 0.01 }' spec activations_bf16 tests/emu/traffic/activations.spec "" 'precision { compute: BF16 }'
 check activations_bf16 nhwc
+# attention: our kernels (FP32), cuDNN's fused SDPA for the global one (BF16), and BF16 with
+# --no-cudnn-attention
+LR='adamw { } lr { base: 0.001 }' spec attention tests/emu/traffic/attention.spec "" ""
+check attention nchw
+LR='adamw { } lr { base: 0.001 }' spec attention_bf16 tests/emu/traffic/attention.spec "" 'precision { compute: BF16 }'
+check attention_bf16 nchw
+FLAGS=--no-cudnn-attention check attention_bf16 nchw
 LR='lr { schedule { one_cycle { max_lr: 0.01 pct_start: 0.5 } } }' \
   spec fmnist_resnet specs/examples/fmnist_resnet.spec 'net { input_shape: [1, 8, 8] }' ''
 sed -i 's/data { train {/data { train { augment { random_crop { size: 8 padding: 1 } }/' "$out/fmnist_resnet.spec"

@@ -798,6 +798,90 @@ static void test_attention(int n, int c, int t, int heads) {
     free(x), free(w), free(b), free(dy), free(y), free(sv), free(dx), free(dw), free(db), free(wk);
 }
 
+/* Swin's windowed attention (window_attention.c vs window_attention.cu): shifted (the mask
+ * between regions of the rolled map) and not, the bias table's gradient beside the others. */
+static void test_window_attention(int n, int c, int h, int wd, int heads, int win, int shift) {
+    long t = (long)h * wd, nx = (long)n * c * t, ntab = (long)(2 * win - 1) * (2 * win - 1) * heads;
+    long nw = 4L * c * c + ntab, nb = 4L * c, ns = attention_saved_elems(n, c, (int)t, heads);
+    long nk = window_attention_work_elems(n, c, h, wd, heads, win);
+    float *x = host_act(nx, 1), *w = host_random(nw, 0.3f), *b = host_random(nb, 0.2f), *dy = host_act(nx, 1);
+    float *y = rt_xmalloc(nx * 4), *sv = rt_xmalloc(ns * 4), *dx = rt_xmalloc(nx * 4), *dw = rt_xmalloc(nw * 4);
+    float *db = rt_xmalloc(nb * 4), *wk = rt_xmalloc(nk * 4);
+    window_attention_forward(y, sv, x, w, b, n, c, h, wd, heads, win, shift);
+    window_attention_backward(dx, dw, db, dy, x, w, sv, wk, n, c, h, wd, heads, win, shift);
+    void *gx = act_from(x, nx), *gdy = act_from(dy, nx), *gy = act_zero(nx), *gdx = act_zero(nx);
+    float *gw = dev_from(w, nw), *gb = dev_from(b, nb), *gs = dev_zero(ns), *gdw = dev_zero(nw), *gdb = dev_zero(nb);
+    float *gk = dev_zero(nk);
+    cuda_window_attention_forward(gy, gs, gx, gw, gb, n, c, h, wd, heads, win, shift);
+    cuda_window_attention_backward(gdx, gdw, gdb, gdy, gx, gw, gs, gk, n, c, h, wd, heads, win, shift);
+    char op[80];
+    snprintf(op, sizeof op, "window attention %dx%d window %d shift %d", h, wd, win, shift);
+    compare_weighted(op, gy, y, nx, gdx, dx, nx, gdw, dw, 4L * c * c);
+    snprintf(op, sizeof op, "window attention shift %d bias table gradient", shift);
+    compare(op, gdw + 4L * c * c, dw + 4L * c * c, ntab, TOL);
+    snprintf(op, sizeof op, "window attention shift %d dbias", shift);
+    compare(op, gdb, db, nb, TOL);
+    snprintf(op, sizeof op, "window attention shift %d log-sum-exp", shift);
+    compare(op, gs + ns - (long)n * heads * t, sv + ns - (long)n * heads * t, (long)n * heads * t, TOL);
+    rt_cuda_free(gx), rt_cuda_free(gdy), rt_cuda_free(gy), rt_cuda_free(gdx), rt_cuda_free(gw), rt_cuda_free(gb);
+    rt_cuda_free(gs), rt_cuda_free(gdw), rt_cuda_free(gdb), rt_cuda_free(gk);
+    free(x), free(w), free(b), free(dy), free(y), free(sv), free(dx), free(dw), free(db), free(wk);
+}
+
+/* cuDNN's fused attention (attention_sdpa.cu, under the emulator the reference of cuDNN's SDPA
+ * operations) against the CPU op: where the precision and the heads allow it (BF16, FP16; heads
+ * a multiple of 8 channels) both directions must be fused, and agree with the FP32 CPU op
+ * within 1e-2 of the largest value in BF16 and 2e-3 in FP16 (Q, K, V, P, O, dO and dQKV are
+ * rounded to 16 bits on the way: about 4e-3 and 7e-4 under the emulator); elsewhere (FP32, heads of 12) it must refuse, saying why,
+ * and its fallback on the runtime's kernels agree within the precision's TOL. */
+static void test_attention_sdpa(int n, int c, int t, int heads) {
+    long nx = (long)n * c * t, nw = 4L * c * c, nb = 4L * c;
+    long ns = attention_saved_elems(n, c, t, heads), nk = attention_work_elems(n, c, t);
+    long ns_dev = ns + attention_sdpa_extra_elems(n, c, t), nk_dev = nk + attention_sdpa_extra_elems(n, c, t);
+    float *x = host_act(nx, 1), *w = host_random(nw, 0.3f), *b = host_random(nb, 0.2f), *dy = host_act(nx, 1);
+    float *y = rt_xmalloc(nx * 4), *sv = rt_xmalloc(ns * 4), *dx = rt_xmalloc(nx * 4), *dw = rt_xmalloc(nw * 4);
+    float *db = rt_xmalloc(nb * 4), *wk = rt_xmalloc(nk * 4);
+    attention_forward(y, sv, x, w, b, n, c, t, heads);
+    attention_backward(dx, dw, db, dy, x, w, sv, wk, n, c, t, heads);
+    size_t old_bytes, ws_bytes = 1 << 20;
+    void *old = rt_cuda_shared_workspace(&old_bytes), *ws = rt_cuda_malloc(ws_bytes, "the SDPA test's workspace");
+    rt_cuda_conv_set_workspace(ws, ws_bytes);
+    rt_cuda_sdpa *a = rt_cuda_sdpa_create(n, c, t, heads);
+    rt_cuda_sdpa_select(a, 1);
+    const char *why = NULL;
+    int fwd = rt_cuda_sdpa_fused(a, 0, &why), bwd = rt_cuda_sdpa_fused(a, 1, NULL);
+    int want = rt_cuda_act_bytes() == 2 && (c / heads) % 8 == 0;
+    char op[96];
+    snprintf(op, sizeof op, "attention sdpa %d tokens %d heads of %d", t, heads, c / heads);
+    checks++;
+    if (fwd != want || bwd != want) {
+        failures++;
+        fprintf(stderr, "FAIL %s %s: forward %s, backward %s, want both %s (%s)\n", mode, op, fwd ? "fused" : "ours",
+                bwd ? "fused" : "ours", want ? "fused" : "on our kernels", why ? why : "no reason given");
+    } else {
+        printf("ok   %-5s %-44s %s\n", mode, op, want ? "fused both ways" : why);
+    }
+    void *gx = act_from(x, nx), *gdy = act_from(dy, nx), *gy = act_zero(nx), *gdx = act_zero(nx);
+    float *gw = dev_from(w, nw), *gb = dev_from(b, nb), *gs = dev_zero(ns_dev), *gdw = dev_zero(nw), *gdb = dev_zero(nb);
+    float *gk = dev_zero(nk_dev);
+    cuda_attention_sdpa_forward(a, gy, gs, gx, gw, gb);
+    cuda_attention_sdpa_backward(a, gdx, gdw, gdb, gdy, gx, gw, gs, gk);
+    double tol_was = TOL;
+    if (want) TOL = strcmp(mode, "bf16") == 0 ? 1e-2 : 2e-3;
+    compare_weighted(op, gy, y, nx, gdx, dx, nx, gdw, dw, nw);
+    snprintf(op, sizeof op, "attention sdpa %d tokens dbias", t);
+    compare(op, gdb, db, nb, TOL);
+    snprintf(op, sizeof op, "attention sdpa %d tokens log-sum-exp", t);
+    compare(op, gs + ns - (long)n * heads * t, sv + ns - (long)n * heads * t, (long)n * heads * t, TOL);
+    TOL = tol_was;
+    rt_cuda_sync();
+    rt_cuda_conv_set_workspace(old, old_bytes);
+    rt_cuda_free(ws);
+    rt_cuda_free(gx), rt_cuda_free(gdy), rt_cuda_free(gy), rt_cuda_free(gdx), rt_cuda_free(gw), rt_cuda_free(gb);
+    rt_cuda_free(gs), rt_cuda_free(gdw), rt_cuda_free(gdb), rt_cuda_free(gk);
+    free(x), free(w), free(b), free(dy), free(y), free(sv), free(dx), free(dw), free(db), free(wk);
+}
+
 static void test_space_to_depth(int n, int c, int h, int w, int b) {
     long total = (long)n * c * h * w;
     float *x = host_act(total, 1), *dy = host_act(total, 1), *y = rt_xmalloc(total * 4), *dx = rt_xmalloc(total * 4);
@@ -1672,6 +1756,10 @@ static void run_ops(void) {
     run_nhwc_lrn_concat();
     test_attention(2, 16, RT_ATTN_BLOCK + 9, 2);
     test_attention(3, 12, 7, 3);
+    test_window_attention(2, 12, 6, 9, 3, 3, 1);
+    test_attention_sdpa(2, 32, 13, 2);
+    test_attention_sdpa(1, 24, 5, 2);
+    test_window_attention(1, 8, 4, 4, 2, 2, 0);
     test_learned(3, 16 * 5);
     test_space_to_depth(2, 5, 6, 8, 2);
     test_softmax_xent(64, 10, 0.1f, 0);

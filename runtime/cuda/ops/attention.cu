@@ -7,6 +7,7 @@
  * Sums run in a fixed order (no atomics): the parameter gradients one value a thread over the
  * batch and the tokens, in double. */
 #include "../cuda_common.cuh"
+#include "attention_proj.cuh"
 
 #define MAX_DH RT_ATTN_CUDA_MAX_HEAD   /* a head's width (ViT-B/L/S, DeiT, Swin: 32 or 64) */
 #define CORE_THREADS 64   /* the forward's and dQ's blocks: 64 x 64 floats, 16 KiB (the budget) */
@@ -187,43 +188,31 @@ static void check_heads(int c, int heads) {
                     c / heads, MAX_DH);
 }
 
-void cuda_attention_forward(void *out, float *saved, const void *x, const float *w, const float *b, int n, int c, int t,
-                            int heads) {
-    check_heads(c, heads);
-    long c3 = 3L * c, nq = (long)n * t * c3;
-    float *qkv = saved, *o = saved + nq, *lse = o + (long)n * t * c;
-    float scale = (float)(1.0 / sqrt((double)(c / heads)));
+/* The projections around a core (attention_proj.cuh), shared with window_attention.cu. */
+void attn_launch_in_proj(float *qkv, const void *x, const float *w, const float *b, int n, int c, int t) {
+    long nq = (long)n * t * 3 * c;
     RT_ACT_DISPATCH(attn_in_proj<T><<<rt_blocks(nq), RT_THREADS, 0, rt_stream()>>>(qkv, (const T *)x, w, b, nq, c, t));
-    CUDA_LAUNCHED();
-    long rows = (long)n * heads * t;
-    attn_core_forward<<<core_blocks(rows, CORE_THREADS), CORE_THREADS, 0, rt_stream()>>>(o, lse, qkv, rows, c, t, heads, scale);
-    CUDA_LAUNCHED();
-    long ny = (long)n * c * t;
-    RT_ACT_DISPATCH(attn_out_proj<T><<<rt_blocks(ny), RT_THREADS, 0, rt_stream()>>>((T *)out, o, w + c3 * c, b + c3, ny,
-                                                                                   c, t));
     CUDA_LAUNCHED();
 }
 
-void cuda_attention_backward(void *dx, float *dw, float *db, const void *dout, const void *x, const float *w,
-                             const float *saved, float *work, int n, int c, int t, int heads) {
-    check_heads(c, heads);
-    long c3 = 3L * c, nq = (long)n * t * c3, no = (long)n * t * c;
-    const float *qkv = saved, *o = saved + nq, *lse = o + no;
-    float scale = (float)(1.0 / sqrt((double)(c / heads)));
-    float *dqkv = work;   /* attention_work_elems: dQKV, then dO */
-    float *dO = dqkv + nq;
-    RT_ACT_DISPATCH(attn_dout_proj<T><<<rt_blocks(no), RT_THREADS, 0, rt_stream()>>>(dO, (const T *)dout, w + c3 * c,
-                                                                                    no, c, t));
+void attn_launch_out_proj(void *out, const float *o, const float *wo, const float *bo, int n, int c, int t) {
+    long ny = (long)n * c * t;
+    RT_ACT_DISPATCH(attn_out_proj<T><<<rt_blocks(ny), RT_THREADS, 0, rt_stream()>>>((T *)out, o, wo, bo, ny, c, t));
     CUDA_LAUNCHED();
-    long cw = (long)c * (c + 1);
-    RT_ACT_DISPATCH(attn_dw_out<T><<<rt_blocks(cw), RT_THREADS, 0, rt_stream()>>>(dw + c3 * c, db + c3, (const T *)dout,
-                                                                                 o, n, c, t));
+}
+
+void attn_launch_out_backward(float *dO, float *dwo, float *dbo, const void *dout, const float *o, const float *wo,
+                              int n, int c, int t) {
+    long no = (long)n * t * c, cw = (long)c * (c + 1);
+    RT_ACT_DISPATCH(attn_dout_proj<T><<<rt_blocks(no), RT_THREADS, 0, rt_stream()>>>(dO, (const T *)dout, wo, no, c, t));
     CUDA_LAUNCHED();
-    long rows = (long)n * heads * t;
-    attn_core_dq<<<core_blocks(rows, CORE_THREADS), CORE_THREADS, 0, rt_stream()>>>(dqkv, qkv, o, dO, lse, rows, c, t, heads, scale);
+    RT_ACT_DISPATCH(attn_dw_out<T><<<rt_blocks(cw), RT_THREADS, 0, rt_stream()>>>(dwo, dbo, (const T *)dout, o, n, c, t));
     CUDA_LAUNCHED();
-    attn_core_dkv<<<core_blocks(rows, KV_THREADS), KV_THREADS, 0, rt_stream()>>>(dqkv, qkv, o, dO, lse, rows, c, t, heads, scale);
-    CUDA_LAUNCHED();
+}
+
+void attn_launch_in_backward(void *dx, float *dw, float *db, const float *dqkv, const void *x, const float *w, int n,
+                             int c, int t) {
+    long c3 = 3L * c;
     RT_ACT_DISPATCH(attn_dw_in<T><<<rt_blocks(c3 * (c + 1)), RT_THREADS, 0, rt_stream()>>>(dw, db, dqkv, (const T *)x, n,
                                                                                           c, t));
     CUDA_LAUNCHED();
@@ -232,4 +221,46 @@ void cuda_attention_backward(void *dx, float *dw, float *db, const void *dout, c
         RT_ACT_DISPATCH(attn_dx<T><<<rt_blocks(nx), RT_THREADS, 0, rt_stream()>>>((T *)dx, dqkv, w, nx, c, t));
         CUDA_LAUNCHED();
     }
+}
+
+/* The cores (attention_proj.cuh): attention_sdpa.cu's path where cuDNN refuses. */
+void attn_launch_core_forward(float *o, float *lse, const float *qkv, int n, int c, int t, int heads) {
+    check_heads(c, heads);
+    long rows = (long)n * heads * t;
+    float scale = (float)(1.0 / sqrt((double)(c / heads)));
+    attn_core_forward<<<core_blocks(rows, CORE_THREADS), CORE_THREADS, 0, rt_stream()>>>(o, lse, qkv, rows, c, t, heads, scale);
+    CUDA_LAUNCHED();
+}
+
+void attn_launch_core_backward(float *dqkv, const float *qkv, const float *o, const float *dO, const float *lse, int n,
+                               int c, int t, int heads) {
+    check_heads(c, heads);
+    long rows = (long)n * heads * t;
+    float scale = (float)(1.0 / sqrt((double)(c / heads)));
+    attn_core_dq<<<core_blocks(rows, CORE_THREADS), CORE_THREADS, 0, rt_stream()>>>(dqkv, qkv, o, dO, lse, rows, c, t, heads, scale);
+    CUDA_LAUNCHED();
+    attn_core_dkv<<<core_blocks(rows, KV_THREADS), KV_THREADS, 0, rt_stream()>>>(dqkv, qkv, o, dO, lse, rows, c, t, heads, scale);
+    CUDA_LAUNCHED();
+}
+
+void cuda_attention_forward(void *out, float *saved, const void *x, const float *w, const float *b, int n, int c, int t,
+                            int heads) {
+    check_heads(c, heads);
+    long c3 = 3L * c, nq = (long)n * t * c3;
+    float *qkv = saved, *o = saved + nq, *lse = o + (long)n * t * c;
+    attn_launch_in_proj(qkv, x, w, b, n, c, t);
+    attn_launch_core_forward(o, lse, qkv, n, c, t, heads);
+    attn_launch_out_proj(out, o, w + c3 * c, b + c3, n, c, t);
+}
+
+void cuda_attention_backward(void *dx, float *dw, float *db, const void *dout, const void *x, const float *w,
+                             const float *saved, float *work, int n, int c, int t, int heads) {
+    check_heads(c, heads);
+    long c3 = 3L * c, nq = (long)n * t * c3, no = (long)n * t * c;
+    const float *qkv = saved, *o = saved + nq, *lse = o + no;
+    float *dqkv = work;   /* attention_work_elems: dQKV, then dO */
+    float *dO = dqkv + nq;
+    attn_launch_out_backward(dO, dw + c3 * c, db + c3, dout, o, w + c3 * c, n, c, t);
+    attn_launch_core_backward(dqkv, qkv, o, dO, lse, n, c, t, heads);
+    attn_launch_in_backward(dx, dw, db, dqkv, x, w, n, c, t);
 }

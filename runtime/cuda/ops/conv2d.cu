@@ -215,6 +215,16 @@ void *rt_cuda_conv_workspace_of(const rt_cuda_conv *c, size_t *bytes) {
     *bytes = workspace_bytes - c->dw_scratch;
     return workspace;
 }
+/* The whole shared workspace, for the graphs that are not a conv's (attention_sdpa.cu), and
+ * what those need of it: agreeing on rank 0's conv algorithms never shrinks it below that. */
+static size_t graphs_need;
+void *rt_cuda_shared_workspace(size_t *bytes) {
+    *bytes = workspace_bytes;
+    return workspace;
+}
+void rt_cuda_workspace_need(size_t bytes) {
+    if (bytes > graphs_need) graphs_need = bytes;
+}
 size_t rt_cuda_conv_add_workspace(rt_cuda_conv *c, size_t bytes) {
     if (bytes > c->fused_bytes) c->fused_bytes = bytes;
     return selected_bytes(c);
@@ -307,7 +317,7 @@ size_t rt_cuda_conv_agree(rt_comm *comm) {
         if (w > work) work = w;
     }
     free(choice);
-    return work;
+    return work > graphs_need ? work : graphs_need;
 }
 
 void rt_cuda_conv_set_workspace(void *work, size_t bytes) {
