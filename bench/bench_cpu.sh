@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make bench-cpu`: training throughput of our compiled trainers vs PyTorch on the CPU, for
-# the example nets, in FP32 and BF16, in one run. Same net (parameter counts are checked to
-# match), batch, loss, optimizer and thread count; every run warms up 3 steps in-process.
+# the example nets (LeNet, MLP, ResNet, the small ViT), in FP32 and BF16, in one run. Same net
+# (parameter counts are checked to match), batch, loss, optimizer and thread count; every run
+# warms up 3 steps in-process.
 # Peer: a current PyTorch 2.x from PyPI (bench/torch2_env.sh installs it under $BUILD/bench),
 # its best of eager / channels-last / torch.compile (one run each picks it), with BF16 as CPU
 # autocast; then ours and that configuration alternate REPS times and the medians are
@@ -22,10 +23,10 @@ PRECISIONS=${PRECISIONS:-FP32 BF16}
 TORCH2_MODES=${TORCH2_MODES:-eager channels_last compile}
 PY=/usr/bin/python3   # Debian's python3-torch lives there, not in a pyenv python
 nets=("$@")
-[ ${#nets[@]} -gt 0 ] || nets=(fmnist_lenet fmnist_mlp fmnist_resnet)
+[ ${#nets[@]} -gt 0 ] || nets=(fmnist_lenet fmnist_mlp fmnist_resnet fmnist_vit)
 # Timed steps per repetition: a few seconds per side on a 2-core machine.
 steps_for() { [ -n "${STEPS:-}" ] && { echo "$STEPS"; return; }
-  case $1 in fmnist_mlp) echo 300 ;; fmnist_resnet) echo 5 ;; *) echo 20 ;; esac; }
+  case $1 in fmnist_mlp) echo 300 ;; fmnist_resnet) echo 5 ;; fmnist_vit) echo 10 ;; *) echo 20 ;; esac; }
 
 "$PY" -c 'import torch' 2>/dev/null || {
   echo "error: PyTorch not found for $PY" >&2

@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
-# `make bench-gpu`: training throughput (img/s, synthetic data, batch 256) of ResNet-50, AlexNet
-# and ConvNeXt-Tiny, our CUDA trainer vs PyTorch on the same GPU in the same run (AMP,
-# channels_last, the faster of eager and torch.compile). Prints one RESULTS.md row per model
-# and precision with the ratio as N.NN×, plus the GPU busy fraction of our trainer (sampled
-# with nvidia-smi), and our img/s without CUDA graphs (--no-graph) beside it, each net built
-# NCHW and, where it allows, channels-last (--layout nhwc; the faster is the row's figure,
-# both are in the last column); then the time for the Fashion-MNIST example to reach 92%
-# (bench/time_to_acc.sh). Needs a GPU: without one it fails, loudly. A trainer that fails to
-# build or run is a "failed" row and the script ends non-zero.
-# Environment: BUILD, MODELS (default "resnet50 alexnet convnext_tiny"), PRECISIONS
-# (default "bf16 fp16"), STEPS (our --benchmark steps, default 30), PYTHON (default python3).
+# `make bench-gpu`: training throughput (img/s, synthetic data, batch 256) of ResNet-50,
+# AlexNet, ConvNeXt-Tiny, ViT-B/16 and EfficientNet-B0, our CUDA trainer vs PyTorch on the same
+# GPU in the same run (AMP, channels_last, the faster of eager and torch.compile). Prints one
+# RESULTS.md row per model and precision with the ratio as N.NN×, plus the GPU busy fraction of
+# our trainer (sampled with nvidia-smi), and our img/s without CUDA graphs (--no-graph) beside
+# it, each net built NCHW and, where it allows, channels-last (--layout nhwc; the faster is the
+# row's figure, both are in the last column; ViT-B/16's token layers refuse nhwc, so its rows
+# are NCHW); then the time for the Fashion-MNIST example to reach 92% (bench/time_to_acc.sh).
+# Needs a GPU: without one it fails, loudly. A trainer that fails to build or run is a
+# "failed" row and the script ends non-zero.
+# Environment: BUILD, MODELS (default "resnet50 alexnet convnext_tiny vit_b_16
+# efficientnet_b0"), PRECISIONS (default "bf16 fp16"), STEPS (our --benchmark steps, default
+# 30), PYTHON (default python3).
 set -u
 BUILD=${BUILD:-build}
-MODELS=${MODELS:-resnet50 alexnet convnext_tiny}
+MODELS=${MODELS:-resnet50 alexnet convnext_tiny vit_b_16 efficientnet_b0}
 PRECISIONS=${PRECISIONS:-bf16 fp16}
 STEPS=${STEPS:-30}
 PYTHON=${PYTHON:-python3}

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # PyTorch reference for `make bench-cpu`: the same nets as specs/examples/ (fmnist_lenet,
-# fmnist_mlp, fmnist_resnet), the same batch, loss (label smoothing) and optimizer, timed
+# fmnist_mlp, fmnist_resnet, fmnist_vit), the same batch, loss (label smoothing) and optimizer, timed
 # over STEPS training steps on real Fashion-MNIST batches held in memory (pre-normalized, no
 # augmentation: any difference in data handling favors torch). --mode picks eager (NCHW),
 # channels_last (NHWC tensors, oneDNN's preferred layout) or compile (torch.compile, 2.x);
@@ -57,11 +57,49 @@ def resnet():
     return nn.Sequential(*layers)
 
 
-# Per net: the model, and the spec's optimizer settings (solver.sgd) and label smoothing.
+class EncoderLayer(nn.Module):
+    # torchvision's EncoderBlock: pre-norm self-attention and MLP, each with a residual add
+    def __init__(self, hidden, heads, mlp):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(hidden, eps=1e-6)
+        self.self_attention = nn.MultiheadAttention(hidden, heads, batch_first=True)
+        self.ln_2 = nn.LayerNorm(hidden, eps=1e-6)
+        self.mlp = nn.Sequential(nn.Linear(hidden, mlp), nn.GELU(), nn.Linear(mlp, hidden))
+
+    def forward(self, x):
+        y = self.ln_1(x)
+        x = x + self.self_attention(y, y, y, need_weights=False)[0]
+        return x + self.mlp(self.ln_2(x))
+
+
+class ViT(nn.Module):
+    # specs/examples/fmnist_vit.spec: 4x4 patches of 28x28x1 to 64 features, class token,
+    # position embedding, 4 encoder layers (4 heads, MLP 128), final norm, head on the class token.
+    def __init__(self, image=28, patch=4, hidden=64, layers=4, heads=4, mlp=128, classes=10):
+        super().__init__()
+        self.conv_proj = nn.Conv2d(1, hidden, patch, patch)
+        self.class_token = nn.Parameter(torch.zeros(1, 1, hidden))
+        self.pos_embedding = nn.Parameter(torch.randn(1, (image // patch) ** 2 + 1, hidden) * 0.02)
+        self.layers = nn.Sequential(*[EncoderLayer(hidden, heads, mlp) for _ in range(layers)])
+        self.ln = nn.LayerNorm(hidden, eps=1e-6)
+        self.head = nn.Linear(hidden, classes)
+
+    def forward(self, x):
+        x = self.conv_proj(x).flatten(2).transpose(1, 2)   # [N, T, C]
+        x = torch.cat([self.class_token.expand(x.shape[0], -1, -1), x], dim=1) + self.pos_embedding
+        return self.head(self.ln(self.layers(x))[:, 0])
+
+
+def sgd(**kw):
+    return lambda params: torch.optim.SGD(params, lr=0.05, **kw)
+
+
+# Per net: the model, the spec's optimizer (solver.sgd / solver.adamw settings) and label smoothing.
 NETS = {
-    "fmnist_lenet": (lenet, dict(momentum=0.9, nesterov=True, weight_decay=5e-4), 0.1),
-    "fmnist_mlp": (mlp, dict(momentum=0.9), 0.0),
-    "fmnist_resnet": (resnet, dict(momentum=0.9, nesterov=True, weight_decay=5e-4), 0.1),
+    "fmnist_lenet": (lenet, sgd(momentum=0.9, nesterov=True, weight_decay=5e-4), 0.1),
+    "fmnist_mlp": (mlp, sgd(momentum=0.9), 0.0),
+    "fmnist_resnet": (resnet, sgd(momentum=0.9, nesterov=True, weight_decay=5e-4), 0.1),
+    "fmnist_vit": (ViT, lambda params: torch.optim.AdamW(params, lr=0.002, weight_decay=0.05), 0.1),
 }
 
 
@@ -85,7 +123,7 @@ def main():
     ap.add_argument("--bf16", action="store_true", help="autocast to bfloat16 (CPU)")
     ap.add_argument("--params", action="store_true", help="print the parameter count and exit")
     a = ap.parse_args()
-    make, sgd, smoothing = NETS[a.net]
+    make, optimizer, smoothing = NETS[a.net]
     torch.manual_seed(0)
     torch.set_num_threads(a.threads)
     model = make()
@@ -97,7 +135,7 @@ def main():
     n_batches = len(images) // a.batch
     x_all = ((images[:n_batches * a.batch].float() / 255 - 0.2860) / 0.3530).unsqueeze(1)
     y_all = labels[:n_batches * a.batch]
-    opt = torch.optim.SGD(model.parameters(), lr=0.05, **sgd)
+    opt = optimizer(model.parameters())
     loss_fn = nn.CrossEntropyLoss(label_smoothing=smoothing)
     model.train()
     if a.mode == "channels_last":

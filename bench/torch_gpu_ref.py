@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """PyTorch reference for `make bench-gpu`: training throughput of a torchvision model on
 synthetic data on the GPU, AMP (bf16 or fp16 autocast, GradScaler for fp16), channels_last,
-SGD momentum; eager and torch.compile, printing one JSON line per mode and the best.
+SGD momentum; eager and torch.compile, printing one JSON line per mode and the best. The
+models are torchvision's constructors as bench/specs/gpu_MODEL.spec builds them (ResNet-50,
+AlexNet, ConvNeXt-Tiny, ViT-B/16, EfficientNet-B0; 1000 classes, 224x224).
 
 With --ready-file R --go-file G (tests/gpu/device_check.sh), each mode compiles and warms up,
 touches R, and waits for G before it times its steps: the compilation (CPU) overlaps the
@@ -14,7 +16,7 @@ import argparse, json, os, sys, time
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("model", choices=["resnet50", "alexnet", "convnext_tiny"])
+    ap.add_argument("model", choices=["resnet50", "alexnet", "convnext_tiny", "vit_b_16", "efficientnet_b0"])
     ap.add_argument("precision", choices=["bf16", "fp16", "fp32", "tf32"])
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--steps", type=int, default=30)

@@ -23,6 +23,7 @@ py="$PY"   # Debian's python3-torch and python3-torchvision live in the system i
 OMP_NUM_THREADS=1 "$py" - "$TRAINC" <<'PY'
 import json, subprocess, sys
 import torch, torchvision
+from torchvision.models.vision_transformer import VisionTransformer
 
 trainc = sys.argv[1]
 torch.set_num_threads(1)
@@ -47,6 +48,12 @@ models = {
     "inception_v3/noaux": lambda: torchvision.models.inception_v3(aux_logits=False, init_weights=True),
     "vit_b_16": torchvision.models.vit_b_16,
     "swin_t": torchvision.models.swin_t,
+    # ViT-S/16 and DeiT-Tiny/Small: torchvision has no constructor for them; its
+    # VisionTransformer class at their widths (DeiT: timm's ViT with patch 16, depth 12,
+    # mlp_ratio 4, qkv bias, the same modules)
+    "vit_s_16": lambda: VisionTransformer(224, 16, 12, 6, 384, 1536),
+    "deit_small_16": lambda: VisionTransformer(224, 16, 12, 6, 384, 1536),
+    "deit_tiny_16": lambda: VisionTransformer(224, 16, 12, 3, 192, 768),
 }
 from torchvision.models.swin_transformer import ShiftedWindowAttention
 ATTN = (torch.nn.MultiheadAttention, ShiftedWindowAttention)
