@@ -20,17 +20,7 @@ for spec in specs/examples/*.spec specs/published/*.spec "$out/resnet_bf16.spec"
   built=$spec
   variants="cpu cuda"
   [ "$name" = resnet_bf16 ] && variants="cuda cuda-nhwc"
-  # Swin's windowed attention has no CUDA op yet: its CUDA build must be refused with that
-  # message (drop it from this list once the op lands); an FP16 spec among them is compared
-  # on the CPU in FP32 instead.
-  if [ "$name" = torchvision_swin_t ]; then
-    if "$BUILD/trainc" build "$spec" --backend cuda --emit-only --emit-dir "$out/$name.cuda" > "$out/$name.cuda.log" 2>&1 ||
-       ! grep -q "windowed attention (window 7) has no CUDA op yet" "$out/$name.cuda.log"; then
-      echo "FAIL: $spec: the CUDA build was not refused for its windowed attention:"; cat "$out/$name.cuda.log"; status=1
-    fi
-    printf 'extends: "%s/%s"\nprecision { compute: FP32 loss_scale: NONE }\n' "$(pwd)" "$spec" > "$out/$name.fp32.spec"
-    spec=$out/$name.fp32.spec built=$spec variants=cpu
-  elif "$BUILD/trainc" print "$spec" | grep -q "compute: FP16"; then
+  if "$BUILD/trainc" print "$spec" | grep -q "compute: FP16"; then
     variants=cuda
     if "$BUILD/trainc" build "$spec" --backend cpu --emit-only --emit-dir "$out/$name.cpu" > "$out/$name.cpu.log" 2>&1 ||
        ! grep -q "FP16 } is not implemented by the CPU backend" "$out/$name.cpu.log"; then
