@@ -398,7 +398,7 @@ int ic_data_layer(ic_ctx *ic, const ast_node *L, const char *type, const char *n
                     "--shuffle writes it shuffled once); trainc shuffles the whole set every epoch from the run's seed", name);
     } else if (image) {
         if (read_image_data(ic, L, name, &d) < 0 || (d.mean_file && image_mean_size(ic, L, name, &d) < 0)) return -1;
-        if (d.new_h)   /* how the two resize: Caffe with OpenCV, trainc with Pillow's filter */
+        if (d.new_h && !ic->resize_noted++)   /* how the two resize: Caffe with OpenCV, trainc with Pillow's filter */
             ic_note(ic, ic_get(ic_get(L, "image_data_param")->a, "new_height"), "layer \"%s\": new_height/new_width: "
                     "trainc resizes with Pillow's bilinear filter, Caffe with cv::resize (INTER_LINEAR): the same "
                     "where an image already has that size; enlarging, pixels may differ by 1 (rounding); shrinking, "

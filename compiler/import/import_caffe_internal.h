@@ -83,6 +83,7 @@ typedef struct ic_ctx {
     ic_test_top test_tops[IC_MAX_TEST_TOPS];
     int n_test_tops;
     ic_data train_data, val_data;       /* data layers, or train_data.set 0 with an Input layer */
+    int resize_noted;                   /* the note on ImageData's resize is in the spec once */
     const ast_node *val_layer;          /* the TEST-phase data layer, read once the net is known */
     char precision[128];                /* NVCaffe's net-level precision as a precision block, or "" */
     const ast_node *root;               /* the net, and the index of the layer being read in it */
