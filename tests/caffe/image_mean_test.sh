@@ -11,7 +11,8 @@
 # - TEST: the evaluation loss over 16 random images equals numpy's forward of Caffe's center
 #   crop at ((12 - 8) / 2, (11 - 8) / 2) = (2, 1) (integer division, as Caffe's).
 # A mean image of another size is refused by the import, and mean_file on an image list
-# without resize_to by the check.
+# without resize_to by the check. On random images (whose crops differ) the source keeps the
+# other sources' promises: the same per-step losses on 1 and 2 ranks, an exact resume.
 set -u
 source "$(dirname "$0")/../lib.sh"
 need_trainc
@@ -45,6 +46,9 @@ for i in range(16):
     xs.append(((px - mean)[:, 2:2 + K, 1:1 + K] * S).ravel())
     vl.append(i % 2)
 open(f"{out}/data/train.txt", "w").write("\n".join(train) + "\n")
+for i in range(16):   # for the promises: images whose crops differ
+    save(f"r{i}.png", r.integers(0, 256, (C, H, W)).astype(np.float64))
+open(f"{out}/data/train_rand.txt", "w").write("".join(f"r{i}.png {i % 2}\n" for i in range(16)))
 open(f"{out}/data/val.txt", "w").write("\n".join(val) + "\n")
 blob = cm.M["BlobProto"](num=1, channels=C, height=H, width=W, data=mean.ravel().tolist())
 open(f"{out}/data/mean.binaryproto", "wb").write(blob.SerializeToString())
@@ -100,5 +104,24 @@ bad = len(train) != 3 or any(abs(l - ref_t) > 1e-5 * abs(ref_t) for l in train) 
 sys.exit(bad)
 PY
 
+# the promises of the other sources, on images whose crops differ (data/train_rand.txt): the same
+# global batch of 16 on 1 and 2 ranks, the same per-step losses; stopped after epoch 2 and
+# resumed, the same params as the run that never stopped
+for r in 1 2; do
+  cat >"$dir/r$r.spec" <<SPEC
+extends: "net.spec"
+data { train { path: "data/train_rand.txt" batch_per_rank: $((16 / r)) } decode_threads: 2 }
+solver { epochs: 6 log_every: 1 sgd { momentum: 0.9 lr_in_velocity: true } lr { base: 0.01 } }
+parallel { ranks: $r }
+SPEC
+  "$TRAINC" build "$dir/r$r.spec" -o "$dir/r$r" >/dev/null 2>"$dir/r$r.err" || { cat "$dir/r$r.err"; die "build r$r"; }
+done
+source tests/caffe/source_promises.sh
+cd "$dir"   # the lists' paths are relative, as Caffe's
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+./r1 --out r1.run >r1.log 2>&1 || { fail "1 rank:"; tail -3 r1.log; }
+same_on_two_ranks . 6
+exact_resume . 2
+
 [ $failures -gt 0 ] && { echo "$failures failure(s)"; exit 1; }
-echo "Caffe's ImageData mean_file: imported exactly; TRAIN crops and mirrors and the TEST center crop equal numpy's"
+echo "Caffe's ImageData mean_file: imported exactly; TRAIN crops and mirrors and the TEST center crop equal numpy's; 1 vs 2 ranks, resume"
