@@ -2,7 +2,8 @@
  * batch; each sample is read, decoded, cropped, resized and flipped (rt_jpeg_sample) with
  * randomness from (seed, epoch, position in the epoch) alone, so the thread count and the
  * rank count never change a pixel. A sample that cannot be used is named on stderr and
- * replaced by the next one in dataset order that decodes (same crop randomness). */
+ * replaced by the next one in dataset order that decodes (same crop randomness). Caffe's
+ * mean_file on an image list is subtracted at the sample's place in the resized image. */
 #include <pthread.h>
 #include <stdio.h>
 #include <unistd.h>
