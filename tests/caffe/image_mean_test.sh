@@ -10,7 +10,8 @@
 #   pixels, or not mirrored with the image, does not give it.
 # - TEST: the evaluation loss over 16 random images equals numpy's forward of Caffe's center
 #   crop at ((12 - 8) / 2, (11 - 8) / 2) = (2, 1) (integer division, as Caffe's).
-# A mean image of another size is refused by the import, and mean_file on an image list
+# Without new_height/new_width the images are read at the mean's size (a note). A mean image of
+# another size is refused by the import and by the trainer, and mean_file on an image list
 # without resize_to by the check. On random images (whose crops differ) the source keeps the
 # other sources' promises: the same per-step losses on 1 and 2 ranks, an exact resume.
 set -u
@@ -78,6 +79,11 @@ grep -q "cv::resize" "$dir/net.spec" || fail "the spec's notes say how the resiz
 rc=0; (cd "$dir" && "$TRAINC" import caffe small.prototxt -o small.spec) >"$dir/small.txt" 2>&1 || rc=$?
 [ $rc = 1 ] && grep -q 'the mean file data/small_mean.binaryproto is a 3x10x10 image, the resized images 3x12x11' \
   "$dir/small.txt" || { fail "a 10x10 mean image for 12x11 images: exit $rc"; cat "$dir/small.txt"; }
+# without new_height/new_width: the images are read at the mean's size (Caffe refuses others)
+sed 's/ new_height: 12 new_width: 11//' tests/caffe/image_mean.prototxt >"$dir/own.prototxt"
+(cd "$dir" && "$TRAINC" import caffe own.prototxt -o own.spec) >"$dir/own.txt" 2>&1 || { cat "$dir/own.txt"; fail "import without new_height"; }
+grep -qF 'resize_to: [12, 11]' "$dir/own.spec" && grep -q "no new_height/new_width; the images are read at the mean image's 12x11" \
+  "$dir/own.spec" || fail "without new_height, the spec reads the images at the mean's size, with a note"
 sed '/resize_to/s/ resize_to: \[12, 11\]//g' "$dir/net.spec" >"$dir/noresize.spec"
 rc=0; "$TRAINC" check "$dir/noresize.spec" >"$dir/noresize.txt" 2>&1 || rc=$?
 [ $rc = 1 ] && grep -q "mean_file on an image list needs every image resized to one size (resize_to)" "$dir/noresize.txt" \
@@ -103,6 +109,17 @@ print("TEST (center crop): trainer %.7f, numpy %.7f" % (ev["loss"], ref_v))
 bad = len(train) != 3 or any(abs(l - ref_t) > 1e-5 * abs(ref_t) for l in train) or abs(ev["loss"] - ref_v) > 1e-5 * abs(ref_v)
 sys.exit(bad)
 PY
+
+# the trainer checks the mean image against resize_to
+cat >"$dir/wide.spec" <<'SPEC'
+extends: "net.spec"
+data { train { resize_to: [12, 12] } val { resize_to: [12, 12] } }
+solver { epochs: 1 sgd { momentum: 0 } lr { base: 0.01 } }
+SPEC
+"$TRAINC" build "$dir/wide.spec" -o "$dir/wide" >/dev/null 2>"$dir/wide.err" || { cat "$dir/wide.err"; die "build wide"; }
+rc=0; (cd "$dir" && ./wide --out wide.run) >"$dir/wide.log" 2>&1 || rc=$?
+[ $rc = 1 ] && grep -q "the mean file data/mean.binaryproto is a 3x12x11 image, and data.train resizes the images to 3x12x12" \
+  "$dir/wide.log" || { fail "a 12x11 mean image for images resized to 12x12: exit $rc"; tail -3 "$dir/wide.log"; }
 
 # the promises of the other sources, on images whose crops differ (data/train_rand.txt): the same
 # global batch of 16 on 1 and 2 ranks, the same per-step losses; stopped after epoch 2 and
