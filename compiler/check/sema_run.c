@@ -44,15 +44,24 @@ static int check_normalize(diag_ctx *diag, const ast_node *norm, const net_desc 
     return 1;
 }
 
-/* normalize.mean_file: Caffe's mean image, for its databases (the image sources resize and
- * crop before they normalize, which a stored-size mean image cannot follow); one image for
- * both splits, as the trainer subtracts the training split's from both. */
+/* normalize.mean_file: Caffe's mean image, for its databases (of the stored size) and its
+ * ImageData lists (of the size resize_to gives every image, the crop then taken of both; other
+ * image sources resize each image to its own size, which one mean image cannot follow); one
+ * image for both splits, as the trainer subtracts the training split's from both. */
 static int check_mean_file(diag_ctx *diag, const run_data_split *d, const ast_node *norm, const run_data_split *train) {
     if (!d->mean_file && !(train && train->mean_file && norm)) return 0;
-    if (d->mean_file && d->source != RUN_DATA_LMDB && d->source != RUN_DATA_LEVELDB) {
+    if (d->mean_file && d->source != RUN_DATA_LMDB && d->source != RUN_DATA_LEVELDB &&
+        !(d->source == RUN_DATA_IMAGE_FOLDER && d->list)) {
         diag_error(diag, sv_loc(norm, SM_NORMALIZE, "mean_file"), "give per-channel mean_value instead",
-                   "mean_file is for sources lmdb and leveldb (a mean image of the stored size); source \"%s\"",
+                   "mean_file is for sources lmdb, leveldb and image-list (a mean image of one size); source \"%s\"",
                    d->source_name);
+        return 1;
+    }
+    if (d->mean_file && d->list && (!d->resize_to[0] || d->rrc_size || d->resize)) {
+        diag_error(diag, sv_loc(norm, SM_NORMALIZE, "mean_file"), "give resize_to: the mean image's size (Caffe's "
+                   "new_height/new_width), and random_crop or center_crop",
+                   "mean_file on an image list needs every image resized to one size (resize_to)%s",
+                   d->rrc_size ? ", not a random-resized crop" : d->resize ? ", not resize (the shorter side)" : "");
         return 1;
     }
     if (train && (!d->mean_file || !train->mean_file || strcmp(d->mean_file, train->mean_file) != 0)) {

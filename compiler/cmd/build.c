@@ -176,6 +176,7 @@ static int write_link_libs(const char *emit_dir, const run_config *run, const as
     if (run->train.source == RUN_DATA_LEVELDB) strcat(libs, " -lleveldb"), protobuf = 1;
     /* the mean image's reader (rt_caffe_mean_image) lies beside the LMDB reader */
     if (run->train.source == RUN_DATA_LEVELDB && run->train.mean_file) strcat(libs, " -llmdb");
+    if (run->train.source == RUN_DATA_IMAGE_FOLDER && run->train.mean_file) strcat(libs, " -llmdb"), protobuf = 1;
 #ifdef TRAINC_HDF5_LIBS
     if (run->train.source == RUN_DATA_HDF5) strcat(libs, " " TRAINC_HDF5_LIBS);
 #endif

@@ -201,8 +201,8 @@ static const command_help helps[] = {
       "  -o SPEC                the spec to write\n"
       "  --approximate          replace Caffe settings that only change how training starts\n"
       "                         or proceeds (Scale fillers and multipliers folded into bn,\n"
-      "                         a mean_file's per-pixel mean, fillers trainc lacks) by\n"
-      "                         trainc's behaviour, with a note for each at the top of SPEC\n"
+      "                         fillers trainc lacks) by trainc's behaviour, with a note\n"
+      "                         for each at the top of SPEC\n"
       "\n"
       "exit status: 0 written, 1 the input cannot be imported or SPEC cannot be written,\n"
       "2 usage error\n" },

@@ -206,6 +206,8 @@ char *emit_run_config(const run_config *run, char *err, size_t err_cap) {
         int64_t crop = run->train.crop_size && !run->train.crop_padding ? run->train.crop_size : run->val.center_crop;
         if (crop) fprintf(f, ".db_crop = %ld, ", (long)crop);
         if (run->train.mean_file) fprintf(f, ".mean_file = \"%s\", .load_mean = rt_caffe_mean_image, ", run->train.mean_file);
+    } else if (run->train.mean_file) {   /* Caffe's ImageData: the mean image of the resized images */
+        fprintf(f, ".mean_file = \"%s\", .load_mean = rt_caffe_mean_image, ", run->train.mean_file);
     }
     double zero = 0, one = 1;
     emit_floats(f, "mean", run->train.n_mean ? run->train.mean : &zero, run->train.n_mean ? run->train.n_mean : 1, 0);

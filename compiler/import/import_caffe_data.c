@@ -13,9 +13,9 @@
 #include "import_caffe_internal.h"
 #include "rt_data.h"
 
-/* mean_file: Caffe subtracts the mean image pixel by pixel, trainc one mean per channel; the
- * file's per-channel averages are close (a mean image of natural photographs is nearly flat),
- * so --approximate takes them, and the error without it gives them as mean_value lines. */
+/* mean_file: Caffe subtracts the mean image pixel by pixel, and so does trainc on Data and
+ * ImageData layers (normalize.mean_file: the stored image, or the image resized to new_height x
+ * new_width). */
 /* rt_caffe_mean_file where trainc links the reader (WITH_LMDB=1, mk/lmdb.mk); otherwise (and
  * in the fuzzer) a refusal that says so. */
 static rt_status mean_file_of(const char *path, int *c, int *h, int *w, double m[4], rt_err *err) {
@@ -47,26 +47,35 @@ static int read_mean_file(ic_ctx *ic, const ast_node *tp, const char *name, ic_d
             return ic_error(ic, at, err.hint, "%s layer \"%s\": %s", d->type, name, err.msg);
         found = ast_arena_strdup(ic->arena, beside);
     }
-    if (strcmp(d->type, "Data") == 0) {   /* a database's raw images: the trainer subtracts the image itself */
-        d->mean_file = found, d->mean_c = c, d->mean_h = h, d->mean_w = w;
-        return 0;
-    }
-    char values[256] = "";
-    for (int i = 0; i < c; i++) ic_append(values, sizeof values, "%smean_value: %s", i ? " " : "", ic_num(m[i]));
-    char hint[512];
-    snprintf(hint, sizeof hint, "write its per-channel averages instead, %s, or import with --approximate to use them "
-             "(noted in the spec)", values);
-    if (ic_approximate_hint(ic, at, hint, "%s layer \"%s\": mean_file %s subtracts a %dx%dx%d mean image pixel by pixel; "
-                            "trainc subtracts one mean per channel (its averages: %s)", d->type, name, path, c, h, w,
-                            values) < 0)
-        return -1;
-    d->n_mean = c;
-    memcpy(d->mean, m, sizeof m);
+    (void)m;   /* the trainer subtracts the image itself: a database's stored image, or ImageData's resized one */
+    d->mean_file = found, d->mean_c = c, d->mean_h = h, d->mean_w = w;
     return 0;
 }
 
-/* transform_param: scale, mean_value (one per channel, or one for all), mirror, crop_size;
- * mean_file (a per-pixel mean image) has no trainc equivalent. */
+/* ImageData's mean_file: Caffe subtracts it from the image resized to new_height x new_width (or
+ * the image as decoded), so that size must be the mean's; without new_height the spec resizes to
+ * the mean's size, which changes only images Caffe would refuse. */
+static int image_mean_size(ic_ctx *ic, const ast_node *L, const char *name, ic_data *d) {
+    const ast_node *at = ic_get(ic_get(L, "transform_param")->a, "mean_file");
+    if (!d->new_h) {
+        d->new_h = d->mean_h, d->new_w = d->mean_w;
+        ic_note(ic, at, "layer \"%s\": no new_height/new_width; the images are read at the mean image's %dx%d "
+                "(resize_to), where Caffe refuses images of another size", name, d->mean_h, d->mean_w);
+    }
+    if (d->mean_c != 3 || d->mean_h != d->new_h || d->mean_w != d->new_w)
+        return ic_error(ic, at, "compute the mean of the resized images (Caffe's compute_image_mean), or set new_height "
+                        "and new_width to its size", "ImageData layer \"%s\": the mean file %s is a %dx%dx%d image, the "
+                        "resized images 3x%lldx%lld (Caffe refuses them too)", name, d->mean_file, d->mean_c, d->mean_h,
+                        d->mean_w, (long long)d->new_h, (long long)d->new_w);
+    if (d->crop > d->new_h || d->crop > d->new_w)
+        return ic_error(ic, ic_get(ic_get(L, "transform_param")->a, "crop_size"), NULL, "ImageData layer \"%s\": "
+                        "crop_size %lld is larger than the mean image's %dx%d", name, (long long)d->crop, d->mean_h,
+                        d->mean_w);
+    return 0;
+}
+
+/* transform_param: scale, mean_value (one per channel, or one for all), mirror, crop_size,
+ * mean_file (a per-pixel mean image). */
 static int read_transform(ic_ctx *ic, const ast_node *L, const char *name, ic_data *d) {
     const ast_node *tp = NULL;
     d->scale = 1;
@@ -388,7 +397,13 @@ int ic_data_layer(ic_ctx *ic, const ast_node *L, const char *type, const char *n
             ic_note(ic, ic_get(L, "data_param"), "layer \"%s\": Caffe reads the database in key order (convert_imageset "
                     "--shuffle writes it shuffled once); trainc shuffles the whole set every epoch from the run's seed", name);
     } else if (image) {
-        if (read_image_data(ic, L, name, &d) < 0) return -1;
+        if (read_image_data(ic, L, name, &d) < 0 || (d.mean_file && image_mean_size(ic, L, name, &d) < 0)) return -1;
+        if (d.new_h && !ic->resize_noted++)   /* how the two resize: Caffe with OpenCV, trainc with Pillow's filter */
+            ic_note(ic, ic_get(ic_get(L, "image_data_param")->a, "new_height"), "layer \"%s\": new_height/new_width: "
+                    "trainc resizes with Pillow's bilinear filter, Caffe with cv::resize (INTER_LINEAR): the same "
+                    "where an image already has that size; enlarging, pixels may differ by 1 (rounding); shrinking, "
+                    "Pillow's filter averages every covered pixel (and a large JPEG is decoded at a reduced DCT scale "
+                    "first) where cv::resize interpolates the nearest two", name);
     } else if (hdf5) {
         if (read_hdf5_data(ic, L, name, &d) < 0) return -1;
     } else if (read_dummy(ic, L, name, &d) < 0) {
@@ -407,7 +422,7 @@ int ic_data_layer(ic_ctx *ic, const ast_node *L, const char *type, const char *n
     if (d.n_mean > 1 && d.n_mean != d.c)
         return ic_error(ic, ic_get(ic_get(L, "transform_param")->a, "mean_value"), NULL, "%s layer \"%s\": %d mean_value "
                         "entries for %d channels (one, or one per channel)", type, name, d.n_mean, d.c);
-    if (d.mean_file && (d.mean_c != d.c || d.mean_h != d.h || d.mean_w != d.w))
+    if (d.mean_file && !image && (d.mean_c != d.c || d.mean_h != d.h || d.mean_w != d.w))
         return ic_error(ic, ic_get(ic_get(L, "transform_param")->a, "mean_file"), "compute the mean of this database "
                         "(Caffe's compute_image_mean)", "%s layer \"%s\": the mean file %s is a %dx%dx%d image, the "
                         "database's images %dx%dx%d (Caffe refuses them too)", type, name, d.mean_file, d.mean_c,

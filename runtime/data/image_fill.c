@@ -2,7 +2,8 @@
  * batch; each sample is read, decoded, cropped, resized and flipped (rt_jpeg_sample) with
  * randomness from (seed, epoch, position in the epoch) alone, so the thread count and the
  * rank count never change a pixel. A sample that cannot be used is named on stderr and
- * replaced by the next one in dataset order that decodes (same crop randomness). */
+ * replaced by the next one in dataset order that decodes (same crop randomness). Caffe's
+ * mean_file on an image list is subtracted at the sample's place in the resized image. */
 #include <pthread.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -39,6 +40,19 @@ struct image_pool {
     unsigned char *reported;   /* [n]: this file was named on stderr already */
 };
 
+/* Caffe's ImageData with a mean_file: the mean image is of the resized image, subtracted at
+ * each pixel's place there before the crop and the mirror (data_transformer.cpp): the sample's
+ * (y, x) came from the resized image's (top + y, left + x'), x' = W - 1 - x when mirrored. */
+static void subtract_mean(const rt_loader *l, const rt_image_window *place, float *out) {
+    const int H = l->ds->h, W = l->ds->w, MH = l->cfg.mean_h, MW = l->cfg.mean_w;
+    for (int c = 0; c < 3; c++)
+        for (int y = 0; y < H; y++) {
+            const float *m = l->cfg.mean_image + ((size_t)c * MH + (size_t)(place->top + y)) * MW + place->left;
+            float *d = out + ((size_t)c * H + y) * W;
+            for (int x = 0; x < W; x++) d[x] -= m[place->flip ? W - 1 - x : x];
+        }
+}
+
 static void fill_one(struct image_pool *p, worker_state *w, long j) {
     const rt_loader *l = p->l;
     const rt_dataset *ds = l->ds;
@@ -49,12 +63,20 @@ static void fill_one(struct image_pool *p, worker_state *w, long j) {
     size_t plane = (size_t)ds->h * ds->w;
     unsigned char *dst = p->x + (size_t)(j - p->lo) * l->sample_bytes;
     uint8_t *chw = l->cfg.raw_u8 && !l->cfg.nhwc ? dst : w->chw;
+    rt_image_window place = { 0 };
     for (int attempt = 0;; attempt++) {
         long i = (idx + attempt) % ds->n;
         char why[512], where[4096];
         size_t len;
         if (!image_set_read(ds->encoded, i, &w->buf, &w->cap, &len, why, sizeof why) &&
-            !rt_jpeg_sample(w->jpeg, w->buf, len, &t, seed, chw, why, sizeof why)) {
+            !rt_jpeg_sample_placed(w->jpeg, w->buf, len, &t, seed, chw, &place, why, sizeof why)) {
+            if (l->cfg.mean_image && (place.rh != l->cfg.mean_h || place.rw != l->cfg.mean_w)) {
+                image_set_where(ds->encoded, i, where, sizeof where);
+                rt_die_hint("give the images the mean's size (resize_to, Caffe's new_height/new_width), or compute "
+                            "the mean of these images (Caffe's compute_image_mean)", "data: %s is %ldx%ld (after "
+                            "resize_to), and the mean image (mean_file) %dx%d; Caffe refuses them too", where,
+                            place.rh, place.rw, l->cfg.mean_h, l->cfg.mean_w);
+            }
             p->y[j - p->lo] = ds->labels[i];
             break;
         }
@@ -79,6 +101,7 @@ static void fill_one(struct image_pool *p, worker_state *w, long j) {
         float *out = (float *)dst;
         for (int c = 0; c < 3; c++)
             for (size_t q = 0; q < plane; q++) out[c * plane + q] = l->lut[c][chw[c * plane + q]];
+        if (l->cfg.mean_image) subtract_mean(l, &place, out);
     }
 }
 

@@ -23,7 +23,7 @@ static void rrc_window(const rt_image_transform *t, int width, int height, rt_rn
         if (0 < w && w <= width && 0 < h && h <= height) {
             long i = rt_rng_below(r, (uint32_t)(height - h + 1));
             long j = rt_rng_below(r, (uint32_t)(width - w + 1));
-            *win = (rt_image_window){ j, i, j + w, i + h, 0, 1, 0, t->filter };
+            *win = (rt_image_window){ j, i, j + w, i + h, 0, 1, 0, t->filter, 0, 0, 0, 0 };
             return;
         }
     }
@@ -33,7 +33,7 @@ static void rrc_window(const rt_image_transform *t, int width, int height, rt_rn
     if (in_ratio < lo) h = (long)nearbyint(w / lo);
     else if (in_ratio > hi) w = (long)nearbyint(h * hi);
     long i = (height - h) / 2, j = (width - w) / 2;
-    *win = (rt_image_window){ j, i, j + w, i + h, 0, 1, 0, t->filter };
+    *win = (rt_image_window){ j, i, j + w, i + h, 0, 1, 0, t->filter, 0, 0, 0, 0 };
 }
 
 /* torchvision Resize(int) on a PIL image: the shorter side becomes `resize`, the longer
@@ -56,7 +56,9 @@ void rt_image_plan(const rt_image_transform *t, int src_w, int src_h, uint64_t s
         resized_size(t->resize, src_w, src_h, &rw, &rh);
         if (t->resize_h > 0 && t->resize_w > 0) rw = t->resize_w, rh = t->resize_h;   /* Caffe's warp */
         long top, left;
-        if (t->mode == RT_IMG_CENTER) {   /* CenterCrop: int(round((size - crop) / 2)) */
+        if (t->mode == RT_IMG_CENTER && t->resize_h > 0 && t->resize_w > 0) {   /* Caffe: (size - crop) / 2 */
+            top = (rh - t->out_h) / 2, left = (rw - t->out_w) / 2;
+        } else if (t->mode == RT_IMG_CENTER) {   /* CenterCrop: int(round((size - crop) / 2)) */
             top = (long)nearbyint((rh - t->out_h) / 2.0);
             left = (long)nearbyint((rw - t->out_w) / 2.0);
         } else {   /* Caffe: a random offset inside the resized image, zero-padded by pad */
@@ -67,7 +69,7 @@ void rt_image_plan(const rt_image_transform *t, int src_w, int src_h, uint64_t s
         /* The window in source pixels: resizing then cropping samples the same points. */
         double sx = (double)src_w / rw, sy = (double)src_h / rh;
         *win = (rt_image_window){ left * sx, top * sy, (left + t->out_w) * sx, (top + t->out_h) * sy, 0, 0,
-                                  t->mode == RT_IMG_RANDOM_CROP && t->pad > 0, t->filter };
+                                  t->mode == RT_IMG_RANDOM_CROP && t->pad > 0, t->filter, top, left, rw, rh };
     }
     win->flip = t->flip && (rt_rng_u64(&r) >> 63);
 }

@@ -164,20 +164,21 @@ static int ceil_at_most(double v, int hi) { int i = (int)ceil(v); return i > hi 
 
 /* A PNG sample: the whole image decoded, then the same window and resampler as a JPEG's. */
 static int png_sample(rt_jpeg *j, const uint8_t *buf, size_t len, const rt_image_transform *t,
-                      uint64_t sample_seed, uint8_t *chw, char *why, size_t why_cap) {
+                      uint64_t sample_seed, uint8_t *chw, rt_image_window *win, char *why, size_t why_cap) {
     int W, H;
     if (rt_png_decode(buf, len, &j->pix, &j->pix_cap, &W, &H, why, why_cap)) return -1;
-    rt_image_window win;
-    rt_image_plan(t, W, H, sample_seed, &win);
+    rt_image_plan(t, W, H, sample_seed, win);
     uint8_t *tmp = grow(&j->tmp, &j->tmp_cap, rt_image_resample_tmp_bytes(H, t->out_w));
-    rt_image_resample(chw, t->out_h, t->out_w, j->pix, W, H, &win, tmp);
+    rt_image_resample(chw, t->out_h, t->out_w, j->pix, W, H, win, tmp);
     return 0;
 }
 
+/* win receives the sample's window (in the decoder's coordinates: DCT-scaled, region-relative),
+ * its flip and its place in the resized image. */
 static int sample_rgb(rt_jpeg *j, const uint8_t *buf, size_t len, const rt_image_transform *t,
-                   uint64_t sample_seed, uint8_t *chw, char *why, size_t why_cap) {
+                   uint64_t sample_seed, uint8_t *chw, rt_image_window *winp, char *why, size_t why_cap) {
     const char *kind = rt_image_sniff(buf, len);
-    if (kind && !strcmp(kind, "PNG")) return png_sample(j, buf, len, t, sample_seed, chw, why, why_cap);
+    if (kind && !strcmp(kind, "PNG")) return png_sample(j, buf, len, t, sample_seed, chw, winp, why, why_cap);
     int W, H;
     if (rt_jpeg_header(j, buf, len, &W, &H, NULL, why, why_cap)) return -1;
     if (!has_end_marker(buf, len)) {
@@ -211,12 +212,19 @@ static int sample_rgb(rt_jpeg *j, const uint8_t *buf, size_t len, const rt_image
     win.x0 -= x0, win.x1 -= x0, win.y0 -= y0, win.y1 -= y0;
     uint8_t *tmp = grow(&j->tmp, &j->tmp_cap, rt_image_resample_tmp_bytes(rh, t->out_w));
     rt_image_resample(chw, t->out_h, t->out_w, rgb, rw, rh, &win, tmp);
+    *winp = win;
     return 0;
 }
 
 int rt_jpeg_sample(rt_jpeg *j, const uint8_t *buf, size_t len, const rt_image_transform *t,
                    uint64_t sample_seed, uint8_t *chw, char *why, size_t why_cap) {
-    if (sample_rgb(j, buf, len, t, sample_seed, chw, why, why_cap)) return -1;
+    rt_image_window place;
+    return rt_jpeg_sample_placed(j, buf, len, t, sample_seed, chw, &place, why, why_cap);
+}
+
+int rt_jpeg_sample_placed(rt_jpeg *j, const uint8_t *buf, size_t len, const rt_image_transform *t,
+                          uint64_t sample_seed, uint8_t *chw, rt_image_window *place, char *why, size_t why_cap) {
+    if (sample_rgb(j, buf, len, t, sample_seed, chw, place, why, why_cap)) return -1;
     if (t->bgr) {   /* Caffe decodes with OpenCV: blue first */
         size_t plane = (size_t)t->out_h * t->out_w;
         for (size_t q = 0; q < plane; q++) {

@@ -30,7 +30,17 @@ static rt_status check_config(const rt_dataset *ds, const rt_loader_config *c, r
     if (ds->c > RT_MAX_CHANNELS && !ds->values)
         return rt_fail(err, RT_E_ARG, NULL, "data loader: %d channels (at most %d)", ds->c,
                        RT_MAX_CHANNELS);
-    if (c->window_h || c->window_w || c->mean_image) {   /* Caffe's crop_size and mean_file on raw images */
+    if (c->mean_image && ds->encoded) {   /* Caffe's ImageData: the mean image of the resized images */
+        if (c->raw_u8)
+            return rt_fail(err, RT_E_ARG, "train with the CPU backend, or give per-channel mean_value instead",
+                           "data loader: a mean image (Caffe's mean_file) needs float batches, and this trainer "
+                           "takes bytes (it normalizes per channel on the device)");
+        if (c->image.mode == RT_IMG_RRC || c->image.pad || c->augment.policy || c->augment.erase_p > 0 ||
+            RT_TARGET_WORDS(c->augment) > 1 || c->mean_h < 1 || c->mean_w < 1)
+            return rt_fail(err, RT_E_ARG, "keep Caffe's transform alone (resize_to, random_crop or center_crop, flip, "
+                           "mean_file, scale)", "data loader: a mean image with a random-resized crop, padding, a "
+                           "policy, erasing or mixing");
+    } else if (c->window_h || c->window_w || c->mean_image) {   /* Caffe's crop_size and mean_file on raw images */
         int wh = c->window_h ? c->window_h : ds->h, ww = c->window_w ? c->window_w : ds->w;
         if (ds->values || ds->encoded || !ds->images)
             return rt_fail(err, RT_E_ARG, NULL, "data loader: a crop window or mean image is for databases of raw images");

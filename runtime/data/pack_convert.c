@@ -23,7 +23,7 @@ static uint8_t *shrink(const uint8_t *rgb, int w, int h, int max_side, int *nw, 
     *nw = (int)(w * f + 0.5), *nh = (int)(h * f + 0.5);
     if (*nw < 1) *nw = 1;
     if (*nh < 1) *nh = 1;
-    rt_image_window win = { 0, 0, w, h, 0, 1, 0, RT_IMG_BILINEAR };
+    rt_image_window win = { 0, 0, w, h, 0, 1, 0, RT_IMG_BILINEAR, 0, 0, w, h };
     uint8_t *tmp = rt_xmalloc(rt_image_resample_tmp_bytes(h, *nw));
     uint8_t *chw = rt_xmalloc((size_t)3 * *nw * *nh), *hwc = rt_xmalloc((size_t)3 * *nw * *nh);
     rt_image_resample(chw, *nh, *nw, rgb, w, h, &win, tmp);

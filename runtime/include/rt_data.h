@@ -147,8 +147,10 @@ typedef struct {
     int window_h, window_w;
     /* Caffe's mean_file: NULL, or ds->c x ds->h x ds->w floats in normalized units (the mean
      * image divided by 255 * std), subtracted at each pixel's place in the stored image, before
-     * the window is cut, as Caffe's DataTransformer does. Float batches of raw images only. */
+     * the window is cut, as Caffe's DataTransformer does. Float batches of raw images, or of an
+     * image list (Caffe's ImageData: mean_h x mean_w, the resized image's size, image_fill.c). */
     const float *mean_image;
+    int mean_h, mean_w;   /* the mean image's size (a database's: ds->h x ds->w) */
     float mean[RT_MAX_CHANNELS], std[RT_MAX_CHANNELS];   /* out = (x/255 - mean) / std */
     int prefetch;       /* 1: prepare the next batch on a background thread */
     int raw_u8;         /* 1: batches are the cropped and flipped bytes (uint8), not normalized

@@ -52,6 +52,9 @@ typedef struct {
                               then resizes: RRC); 0: anywhere in the image (it resizes, then crops) */
     int zero_outside;      /* output pixels whose centre falls outside the image are 0 (padding) */
     rt_image_filter filter;   /* the transform's, for the resampler */
+    /* Resize-then-crop modes: the crop's top-left corner in the resized rw x rh image (where
+     * Caffe's mean_file is subtracted); RRC: 0 */
+    long top, left, rw, rh;
 } rt_image_window;
 
 /* The window and flip of one sample of a src_w x src_h image, from sample_seed alone.
@@ -101,5 +104,10 @@ int rt_png_decode(const uint8_t *buf, size_t len, uint8_t **rgb, size_t *cap, in
  * (not a JPEG or PNG, truncated, corrupt). */
 int rt_jpeg_sample(rt_jpeg *j, const uint8_t *buf, size_t len, const rt_image_transform *t,
                    uint64_t sample_seed, uint8_t *chw, char *why, size_t why_cap);
+/* The same sample, and where it lies (place: its top/left/rw/rh and flip; the window's source
+ * coordinates are the decoder's own): Caffe's mean_file is subtracted at the resized image's
+ * pixel (top + y, left + x) of the sample's (y, x) before the mirror. */
+int rt_jpeg_sample_placed(rt_jpeg *j, const uint8_t *buf, size_t len, const rt_image_transform *t,
+                          uint64_t sample_seed, uint8_t *chw, rt_image_window *place, char *why, size_t why_cap);
 
 #endif

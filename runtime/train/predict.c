@@ -143,10 +143,10 @@ int trainer_run_predict(trainer *t) {
     if (t->world > 1)
         rt_die_status(2, "run --predict as one process, without mpirun", "--predict runs on one rank, not %d",
                       t->world);
-    if (t->run.mean_file)   /* Caffe's mean image is of the database's stored records, not of a file's pixels */
-        rt_die_status(2, "evaluate the database with --eval CKPT, or give the spec per-channel mean_value",
+    if (t->run.mean_file)   /* Caffe's mean image is of the data's stored or resized images, not of any file's */
+        rt_die_status(2, "evaluate the data with --eval CKPT, or give the spec per-channel mean_value",
                       "--predict decodes image files, and this spec subtracts Caffe's mean image (%s) from its "
-                      "database's records", t->run.mean_file);
+                      "data's images, stored or resized to one size", t->run.mean_file);
     int h = t->run.eval_h ? t->run.eval_h : m->in_h, w = t->run.eval_w ? t->run.eval_w : m->in_w;
     rt_image_transform tf = { .out_h = h, .out_w = w, .mode = RT_IMG_CENTER, .resize = h > w ? h : w };
     if (t->run.source == RT_DATA_IMAGES) {   /* the val split's own resize, filter and crop */

@@ -25,6 +25,8 @@
 #include "trainer_args.h"
 #include "trainer_internal.h"
 
+static int m_in(const trainer *t, int k) { return k ? t->m->in_w : t->m->in_h; }
+
 static int has_scaler(const trainer *t) { return t->m->device && t->m->device->loss_scaler; }
 
 /* The loss scaler's state from the device (a small synchronous copy), for logs and checkpoints. */
@@ -33,6 +35,38 @@ static void read_scaler(trainer *t) {
     double st[3];
     t->m->device->loss_scaler(&t->ctx, st, 0);
     t->scaler = (trainer_scaler_state){ st[0], st[1], st[2] };
+}
+
+/* run.mean_file, in the units the loader's table gives ((v/255 - mean) / std): the mean image
+ * divided by 255 * std. */
+static void load_mean_image(trainer *t) {
+    const rt_run_config *run = &t->run;
+    rt_err err;
+    int c, h, w;
+    if (!run->load_mean) rt_die("this trainer was generated without its mean file reader; rebuild it with trainc build");
+    if (run->load_mean(run->mean_file, &c, &h, &w, &t->mean_image, &err)) rt_die_err(&err);
+    t->mean_c = c, t->mean_h = h, t->mean_w = w;
+    size_t plane = (size_t)h * w;
+    for (size_t i = 0; i < (size_t)c * plane; i++) t->mean_image[i] /= 255.0f * (run->std[i / plane] != 0.0f ? run->std[i / plane] : 1.0f);
+}
+
+/* Caffe's ImageData with a mean_file: the mean image is of the resized images (resize_to), the
+ * crop taken of both; images of another size are refused as they come (image_fill.c). */
+static void trainer_image_mean(trainer *t) {
+    const rt_run_config *run = &t->run;
+    load_mean_image(t);
+    const rt_image_transform *im[2] = { &run->train_image, &run->val_image };
+    for (int k = 0; k < 2; k++) {
+        int bad = t->mean_c != 3 || (im[k]->resize_h > 0 && (im[k]->resize_h != t->mean_h || im[k]->resize_w != t->mean_w));
+        if (bad)
+            rt_die_hint("compute the mean image of the resized images (Caffe's compute_image_mean), or resize them to "
+                        "its size (resize_to)", "the mean file %s is a %dx%dx%d image, and data.%s resizes the images "
+                        "to 3x%dx%d", run->mean_file, t->mean_c, t->mean_h, t->mean_w, k ? "val" : "train",
+                        im[k]->resize_h, im[k]->resize_w);
+        if (t->mean_h < m_in(t, 0) || t->mean_w < m_in(t, 1))
+            rt_die_hint("compute the mean image of the resized images", "the mean file %s is a %dx%dx%d image, smaller "
+                        "than the net's %dx%d input", run->mean_file, t->mean_c, t->mean_h, t->mean_w, m_in(t, 0), m_in(t, 1));
+    }
 }
 
 /* Caffe's crop_size and mean_file on its databases: both sets are stored at one size, at least
@@ -51,16 +85,11 @@ static void trainer_caffe_transform(trainer *t, const char *dir) {
                         d->w, m->in_c, m->in_h, m->in_w, run->db_crop ? " crops of them" : "");
     }
     if (run->mean_file) {
-        rt_err err;
-        int c, h, w;
-        if (!run->load_mean) rt_die("this trainer was generated without its mean file reader; rebuild it with trainc build");
-        if (run->load_mean(run->mean_file, &c, &h, &w, &t->mean_image, &err)) rt_die_err(&err);
-        if (c != t->train_set.c || h != t->train_set.h || w != t->train_set.w)
+        load_mean_image(t);
+        if (t->mean_c != t->train_set.c || t->mean_h != t->train_set.h || t->mean_w != t->train_set.w)
             rt_die_hint("compute the mean image of this database (Caffe's compute_image_mean)",
-                        "the mean file %s is a %dx%dx%d image, the database's images %dx%dx%d", run->mean_file, c, h, w,
-                        t->train_set.c, t->train_set.h, t->train_set.w);
-        size_t plane = (size_t)h * w;   /* in the units the loader's table gives: (v/255 - mean) / std */
-        for (size_t i = 0; i < (size_t)c * plane; i++) t->mean_image[i] /= 255.0f * (run->std[i / plane] != 0.0f ? run->std[i / plane] : 1.0f);
+                        "the mean file %s is a %dx%dx%d image, the database's images %dx%dx%d", run->mean_file,
+                        t->mean_c, t->mean_h, t->mean_w, t->train_set.c, t->train_set.h, t->train_set.w);
     }
     if (t->val_set.h != t->train_set.h || t->val_set.w != t->train_set.w)
         rt_die_hint("write both databases at one size (convert_imageset --resize_height/--resize_width)",
@@ -96,6 +125,7 @@ void trainer_load_data(trainer *t) {
     rt_data_honour_sample_counts(run, dir, &t->train_set, &t->val_set, t->rank == 0);
     if (run->eval_h) t->val_set.h = run->eval_h, t->val_set.w = run->eval_w;   /* read at the eval resolution */
     const rt_dataset *d = &t->train_set;
+    if (run->source == RT_DATA_IMAGES && run->mean_file) trainer_image_mean(t);
     if (run->source == RT_DATA_LMDB && (run->db_crop || run->mean_file)) {
         trainer_caffe_transform(t, dir);
         return;
@@ -118,6 +148,7 @@ void trainer_make_loader(trainer *t, rt_loader *l, const rt_dataset *ds, int tra
     cfg.flip = train ? t->run.flip : 0;
     if (t->run.db_crop) cfg.window_h = cfg.window_w = t->run.db_crop;   /* random in training, else the center */
     cfg.mean_image = t->mean_image;
+    cfg.mean_h = t->mean_h, cfg.mean_w = t->mean_w;
     cfg.raw_u8 = t->m->input_u8;   /* a device model normalizes on the device */
     if (train) cfg.augment = t->run.augment;   /* mixup/cutmix, erasing, repeats: training only */
     cfg.nhwc = t->m->input_nhwc;

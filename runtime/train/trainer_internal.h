@@ -44,6 +44,7 @@ typedef struct {
     rt_trainer_args args;
     rt_dataset train_set, val_set;
     float *mean_image;        /* run.mean_file in normalized units, for both loaders; NULL: none */
+    int mean_c, mean_h, mean_w;   /* its size */
     rt_loader train, val;
     rt_model_ctx ctx;
     rt_comm *comm;            /* NULL: a world of 1 */
