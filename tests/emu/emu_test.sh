@@ -35,7 +35,7 @@ grep -i "warning" "$out/make.log" && fail "warnings while building the emulated 
 
 # 0. The cuDNN calls under cuDNN 9's deprecation warnings (the legacy convolution API is
 # deprecated; the move is to the graph API): counted, printed, and not more than today's: 31
-# in conv2d.cu's legacy API, 2 in conv_bn_fprop.cu, the graph's and the plan's handle
+# in conv2d.cu's legacy API, 2 in cudnn_graph.cu (shared by the fused graphs), the graph's and the plan's handle
 # attributes, which cuDNN 8 requires and 9 still accepts (the device-property descriptor
 # replaces them there; until a lent GPU shows 9 runs the graph without them, both are set).
 dep=0

@@ -16,6 +16,7 @@
 #include <string.h>
 #include "../cuda_libs.cuh"
 #include "attention_proj.cuh"
+#include "cudnn_graph.cuh"
 
 void rt_cuda_workspace_need(size_t bytes);   /* conv2d.cu: kept when the ranks agree on rank 0's conv algorithms */
 
@@ -36,36 +37,10 @@ struct rt_cuda_sdpa {
     sdpa_plan fwd, bwd;
 };
 
-typedef struct {
-    cudnnStatus_t st;
-    const char *step;
-} graph_err;
-#define G(step_, call)                                                              \
-    do {                                                                            \
-        cudnnStatus_t st_ = (call);                                                 \
-        if (st_ != CUDNN_STATUS_SUCCESS && !e->step) e->st = st_, e->step = (step_); \
-    } while (0)
-
+/* (a tensor of the graph: cudnn_graph.cuh's, none of them virtual) */
 static cudnnBackendDescriptor_t tensor(graph_err *e, int64_t uid, cudnnDataType_t dt, const int64_t dims[4],
                                        const int64_t strides[4], bool by_value = false) {
-    cudnnBackendDescriptor_t t = NULL;
-    int64_t align = 16;
-    G("tensor create", cudnnBackendCreateDescriptor(CUDNN_BACKEND_TENSOR_DESCRIPTOR, &t));
-    if (e->step) return t;
-    G("tensor data type", cudnnBackendSetAttribute(t, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &dt));
-    G("tensor dims", cudnnBackendSetAttribute(t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, dims));
-    G("tensor strides", cudnnBackendSetAttribute(t, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, strides));
-    G("tensor uid", cudnnBackendSetAttribute(t, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid));
-    G("tensor alignment", cudnnBackendSetAttribute(t, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &align));
-    if (by_value)
-        G("tensor by value", cudnnBackendSetAttribute(t, CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, 1, &by_value));
-    G("tensor finalize", cudnnBackendFinalize(t));
-    return t;
-}
-
-static void destroy_all(cudnnBackendDescriptor_t *d, int n) {
-    for (int i = 0; i < n; i++)
-        if (d[i]) cudnnBackendDestroyDescriptor(d[i]);
+    return graph_tensor(e, uid, dt, dims, strides, false, by_value);
 }
 
 /* The graph of one SDPA operation op (its descriptors in d[0..n_d)), and its plan: the first
@@ -74,74 +49,16 @@ static void destroy_all(cudnnBackendDescriptor_t *d, int n) {
 static void plan_graph(sdpa_plan *p, graph_err *e, cudnnBackendDescriptor_t *d, int n_d, int op, const char *what,
                        size_t cap) {
     cudnnBackendDescriptor_t graph = NULL;
-    if (!e->step) {
-        cudnnHandle_t handle = rt_cudnn();
-        G("graph create", cudnnBackendCreateDescriptor(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, &graph));
-        /* (deprecated in cuDNN 9, needed by 8: set, a refusal ignored; as conv_bn_fprop.cu) */
-        (void)cudnnBackendSetAttribute(graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
-        G("graph ops", cudnnBackendSetAttribute(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &d[op]));
-        G("graph finalize", cudnnBackendFinalize(graph));
-    }
-    int offered = 0;
-    cudnnStatus_t last = CUDNN_STATUS_SUCCESS;
-    static const cudnnBackendHeurMode_t modes[] = { CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK };
-    for (int m = 0; m < 2 && !e->step && !p->plan; m++) {
-        enum { MAX_CFG = 8 };
-        cudnnBackendDescriptor_t heur = NULL, cfg[MAX_CFG] = { 0 };
-        int64_t got = 0;
-        cudnnBackendHeurMode_t mode = modes[m];
-        cudnnStatus_t st = cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, &heur);
-        if (st == CUDNN_STATUS_SUCCESS)
-            st = cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &graph);
-        if (st == CUDNN_STATUS_SUCCESS) st = cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode);
-        if (st == CUDNN_STATUS_SUCCESS) st = cudnnBackendFinalize(heur);
-        for (int i = 0; i < MAX_CFG && st == CUDNN_STATUS_SUCCESS; i++)
-            st = cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, &cfg[i]);
-        if (st == CUDNN_STATUS_SUCCESS)
-            st = cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, MAX_CFG, &got, cfg);
-        if (st != CUDNN_STATUS_SUCCESS) last = st, got = 0;
-        for (int i = 0; i < got && i < MAX_CFG && !p->plan; i++) {
-            cudnnBackendDescriptor_t plan = NULL;
-            cudnnHandle_t handle = rt_cudnn();
-            int64_t ws = 0, one = 0;
-            offered++;
-            st = cudnnBackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &plan);
-            if (st == CUDNN_STATUS_SUCCESS)
-                (void)cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
-            if (st == CUDNN_STATUS_SUCCESS)
-                st = cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cfg[i]);
-            if (st == CUDNN_STATUS_SUCCESS) st = cudnnBackendFinalize(plan);
-            if (st == CUDNN_STATUS_SUCCESS)
-                st = cudnnBackendGetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &one, &ws);
-            if (st == CUDNN_STATUS_SUCCESS && (size_t)ws <= cap) p->plan = plan, p->ws = (size_t)ws;
-            else {
-                if (st == CUDNN_STATUS_SUCCESS)
-                    snprintf(p->why, sizeof p->why, "the %s plan needs %lld bytes of workspace, over the %zu the run has "
-                             "(TRAINC_CUDNN_WORKSPACE_MB; a net without convs has none)", what, (long long)ws, cap);
-                else last = st;
-                if (plan) cudnnBackendDestroyDescriptor(plan);
-            }
-        }
-        if (p->plan) {
-            for (int i = 0; i < MAX_CFG; i++) p->keep[p->n_keep++] = cfg[i];
-            p->keep[p->n_keep++] = heur;
-        } else {
-            destroy_all(cfg, MAX_CFG);
-            if (heur) cudnnBackendDestroyDescriptor(heur);
-        }
-    }
+    p->plan = graph_plan(e, &graph, &d[op], 1, cap, &p->ws, p->keep, &p->n_keep, p->why, sizeof p->why, what,
+                         "TRAINC_CUDNN_WORKSPACE_MB; a net without convs has none");
     if (p->plan) {
         for (int i = 0; i < n_d; i++) p->keep[p->n_keep++] = d[i];
         p->keep[p->n_keep++] = graph;
         return;
     }
-    destroy_all(d, n_d);
+    graph_destroy_all(d, n_d);
     if (graph) cudnnBackendDestroyDescriptor(graph);
     if (e->step) snprintf(p->why, sizeof p->why, "cuDNN refused the %s graph at %s (%s)", what, e->step, cudnnGetErrorString(e->st));
-    else if (!p->why[0])
-        snprintf(p->why, sizeof p->why, "cuDNN finalizes no plan for %s (%d engine configurations offered%s%s)", what,
-                 offered, last != CUDNN_STATUS_SUCCESS ? ", last: " : "",
-                 last != CUDNN_STATUS_SUCCESS ? cudnnGetErrorString(last) : "");
 }
 
 /* Why this run cannot use the fused engines at all, or NULL. */

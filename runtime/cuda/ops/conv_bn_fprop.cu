@@ -14,6 +14,7 @@
 #include <string.h>
 #include "../cuda_libs.cuh"
 #include "batchnorm_sums.cuh"
+#include "cudnn_graph.cuh"
 
 /* conv2d.cu's hooks for the fused graphs */
 const rt_conv_shape *rt_cuda_conv_shape_of(const rt_cuda_conv *c, int *nhwc, int *depthwise);
@@ -40,39 +41,12 @@ struct rt_cuda_conv_bn {
 static const char *st_name(cudnnStatus_t st) { return cudnnGetErrorString(st); }
 
 /* A finalized backend descriptor or NULL; on failure *why says which step and status. */
-typedef struct {
-    cudnnStatus_t st;
-    const char *step;
-} graph_err;
-#define G(step_, call)                                    \
-    do {                                                  \
-        cudnnStatus_t st_ = (call);                       \
-        if (st_ != CUDNN_STATUS_SUCCESS && !e->step) e->st = st_, e->step = (step_); \
-    } while (0)
-
+/* (a tensor of the graph: cudnn_graph.cuh's, none passed by value) */
 static cudnnBackendDescriptor_t tensor(graph_err *e, int64_t uid, cudnnDataType_t dt, const int64_t dims[4],
                                        const int64_t strides[4], bool is_virtual = false) {
-    cudnnBackendDescriptor_t t = NULL;
-    int64_t align = 16;
-    G("tensor create", cudnnBackendCreateDescriptor(CUDNN_BACKEND_TENSOR_DESCRIPTOR, &t));
-    if (e->step) return t;
-    G("tensor data type", cudnnBackendSetAttribute(t, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &dt));
-    G("tensor dims", cudnnBackendSetAttribute(t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, dims));
-    G("tensor strides", cudnnBackendSetAttribute(t, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, strides));
-    G("tensor uid", cudnnBackendSetAttribute(t, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid));
-    G("tensor alignment", cudnnBackendSetAttribute(t, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &align));
-    if (is_virtual)
-        G("tensor virtual", cudnnBackendSetAttribute(t, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &is_virtual));
-    G("tensor finalize", cudnnBackendFinalize(t));
-    return t;
+    return graph_tensor(e, uid, dt, dims, strides, is_virtual, false);
 }
 
-static void destroy_all(cudnnBackendDescriptor_t *d, int n) {
-    for (int i = 0; i < n; i++)
-        if (d[i]) cudnnBackendDestroyDescriptor(d[i]);
-}
-
-/* Why the device cannot run the engine, or NULL. */
 static const char *device_refusal(void) {
     int dev = 0;
     cudaDeviceProp p;
@@ -178,78 +152,16 @@ static void build(rt_cuda_conv_bn *f, size_t cap) {
         G("genstats sqsum", cudnnBackendSetAttribute(d[STATS], CUDNN_ATTR_OPERATION_GENSTATS_SQSUMDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &d[SQ]));
         G("genstats finalize", cudnnBackendFinalize(d[STATS]));
     }
-    if (!e->step) {
-        cudnnHandle_t handle = rt_cudnn();
-        cudnnBackendDescriptor_t ops[5] = { d[FWD], d[STATS], d[OP_MUL], d[OP_ADD], d[OP_RELU] };
-        int64_t n_ops = f->sbr ? 5 : 2;
-        G("graph create", cudnnBackendCreateDescriptor(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, &d[GRAPH]));
-        /* (cuDNN 9 deprecates the graph's and the plan's handle attributes, which 8 needs:
-         * set, and a refusal of them ignored) */
-        (void)cudnnBackendSetAttribute(d[GRAPH], CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
-        G("graph ops", cudnnBackendSetAttribute(d[GRAPH], CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, n_ops, ops));
-        G("graph finalize", cudnnBackendFinalize(d[GRAPH]));
-    }
-    int offered = 0;
-    cudnnStatus_t last = CUDNN_STATUS_SUCCESS;
-    static const cudnnBackendHeurMode_t modes[] = { CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK };
-    for (int m = 0; m < 2 && !e->step && !f->plan; m++) {
-        enum { MAX_CFG = 8 };
-        cudnnBackendDescriptor_t heur = NULL, cfg[MAX_CFG] = { 0 };
-        int64_t got = 0;
-        cudnnBackendHeurMode_t mode = modes[m];
-        cudnnStatus_t st = cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, &heur);
-        if (st == CUDNN_STATUS_SUCCESS)
-            st = cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &d[GRAPH]);
-        if (st == CUDNN_STATUS_SUCCESS)
-            st = cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode);
-        if (st == CUDNN_STATUS_SUCCESS) st = cudnnBackendFinalize(heur);
-        for (int i = 0; i < MAX_CFG && st == CUDNN_STATUS_SUCCESS; i++)
-            st = cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, &cfg[i]);
-        if (st == CUDNN_STATUS_SUCCESS)
-            st = cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, MAX_CFG, &got, cfg);
-        if (st != CUDNN_STATUS_SUCCESS) last = st, got = 0;
-        for (int i = 0; i < got && i < MAX_CFG && !f->plan; i++) {
-            cudnnBackendDescriptor_t plan = NULL;
-            cudnnHandle_t handle = rt_cudnn();
-            int64_t ws = 0;
-            offered++;
-            st = cudnnBackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &plan);
-            if (st == CUDNN_STATUS_SUCCESS)
-                (void)cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
-            if (st == CUDNN_STATUS_SUCCESS)
-                st = cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cfg[i]);
-            if (st == CUDNN_STATUS_SUCCESS) st = cudnnBackendFinalize(plan);
-            int64_t one = 0;
-            if (st == CUDNN_STATUS_SUCCESS)
-                st = cudnnBackendGetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &one, &ws);
-            if (st == CUDNN_STATUS_SUCCESS && (size_t)ws <= cap) f->plan = plan, f->ws = (size_t)ws;
-            else {
-                if (st == CUDNN_STATUS_SUCCESS)
-                    snprintf(f->why, sizeof f->why, "the plan needs %lld bytes of workspace, over the %zu-byte cap "
-                             "(TRAINC_CUDNN_WORKSPACE_MB)", (long long)ws, cap);
-                else last = st;
-                if (plan) cudnnBackendDestroyDescriptor(plan);
-            }
-        }
-        if (f->plan) {
-            for (int i = 0; i < MAX_CFG; i++) f->keep[f->n_keep++] = cfg[i];
-            f->keep[f->n_keep++] = heur;
-        } else {
-            destroy_all(cfg, MAX_CFG);
-            if (heur) cudnnBackendDestroyDescriptor(heur);
-        }
-    }
+    cudnnBackendDescriptor_t ops[5] = { d[FWD], d[STATS], d[OP_MUL], d[OP_ADD], d[OP_RELU] };
+    f->plan = graph_plan(e, &d[GRAPH], ops, f->sbr ? 5 : 2, cap, &f->ws, f->keep, &f->n_keep, f->why, sizeof f->why,
+                         "conv -> genstats", "TRAINC_CUDNN_WORKSPACE_MB");
     static_assert(N_DESC + 8 + 1 <= (int)(sizeof f->keep / sizeof f->keep[0]), "room for every kept descriptor");
     if (f->plan) {
         for (int i = 0; i < N_DESC; i++) f->keep[f->n_keep++] = d[i];
         return;
     }
-    destroy_all(d, N_DESC);
+    graph_destroy_all(d, N_DESC);
     if (e->step) snprintf(f->why, sizeof f->why, "cuDNN refused the graph at %s (%s)", e->step, st_name(e->st));
-    else if (!f->why[0])
-        snprintf(f->why, sizeof f->why, "cuDNN finalizes no plan for conv -> genstats (%d engine configurations "
-                 "offered%s%s)", offered, last != CUDNN_STATUS_SUCCESS ? ", last: " : "",
-                 last != CUDNN_STATUS_SUCCESS ? st_name(last) : "");
 }
 
 rt_cuda_conv_bn *rt_cuda_conv_bn_create(rt_cuda_conv *conv) {
