@@ -218,6 +218,9 @@
 #define scratch_103 ((float *)(arena + 6656000))  /* for "encoder.layers.encoder_layer_0.ln_2" */
 #define scratch_104 ((float *)(arena + 0))  /* for "encoder.layers.encoder_layer_0.ln_1" */
 
+/* Each conv's algorithm, decided by the compiler (.algo; `trainc show --schedule` says it in
+   words); .alt and .fallback: what runs where this CPU lacks what .algo needs
+   (runtime/include/rt_conv_choice.h's rule). */
 static const rt_conv_shape conv_proj_shape = { .n = BATCH, .c = 1, .h = 28, .w = 28, .oc = 64, .kh = 4, .kw = 4, .sh = 4, .sw = 4, .ph = 0, .pw = 0, .dh = 1, .dw = 1, .groups = 1, .oh = 7, .ow = 7 };
 static const rt_conv_shape encoder_layers_encoder_layer_0_mlp_0_shape = { .n = BATCH, .c = 64, .h = 50, .w = 1, .oc = 128, .kh = 1, .kw = 1, .sh = 1, .sw = 1, .ph = 0, .pw = 0, .dh = 1, .dw = 1, .groups = 1, .oh = 50, .ow = 1 };
 static const rt_conv_shape encoder_layers_encoder_layer_0_mlp_3_shape = { .n = BATCH, .c = 128, .h = 50, .w = 1, .oc = 64, .kh = 1, .kw = 1, .sh = 1, .sw = 1, .ph = 0, .pw = 0, .dh = 1, .dw = 1, .groups = 1, .oh = 50, .ow = 1 };

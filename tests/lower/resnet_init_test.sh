@@ -119,6 +119,9 @@ published = {
     "rsb_resnet50_a3": ("FAN_OUT", 16, 1, 1), "torchvision_resnet50_v1": ("FAN_OUT", 0, 0, 0),
     "torchvision_resnet50_v2": ("FAN_OUT", 0, 0, 0), "nvidia_dle_resnet50_8xa100": ("FAN_IN", 0, 0, 0),
     "mmpretrain_resnet50_8xb32": ("FAN_OUT", 16, 0, 0), "goyal_resnet50_256gpu": ("TORCH", 16, 0, 0),
+    # bicubic train crop and test resize: DeiT's --train-interpolation, torchvision's Swin-T
+    # command (--interpolation bicubic), the TF EfficientNet-B0 weights' transforms
+    "deit_small": ("TORCH", 0, 1, 1), "torchvision_swin_t": ("TORCH", 0, 1, 1), "tf_efficientnet_b0": ("TORCH", 0, 1, 1),
 }
 import glob, os
 for path in sorted(glob.glob(f"{out}/pub_*.txt")):
