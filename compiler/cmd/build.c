@@ -229,6 +229,13 @@ int build_emit_opts(const char *spec_path, const char *emit_dir, int quiet, cons
                         "  hint: build with --backend cpu, or write the samples as images (an LMDB)\n", spec_path);
         rc = 1;
     }
+    if (rc == 0 && opt->backend == BACKEND_CUDA && res.run.train.mean_file) {   /* a per-pixel mean */
+        fprintf(stderr, "%s: error: normalize.mean_file: the CUDA backend normalizes each channel on the device and "
+                        "cannot subtract Caffe's mean image (%s)\n"
+                        "  hint: build with --backend cpu, or give the image's per-channel means (mean_value)\n",
+                spec_path, res.run.train.mean_file);
+        rc = 1;
+    }
     if (rc == 0) {
         char err[512];
         run_c = emit_run_config(&res.run, err, sizeof err);
