@@ -48,28 +48,7 @@ if run fused && run apart --no-bn-pool; then
   acts() { awk '$1 == "act" || $1 == "T_ACT"' "$1" | wc -l; }
   [ "$(acts "$out/fused.src/plan.txt")" -lt "$(acts "$out/apart.src/plan.txt")" ] ||
     fail "plan: the default build still plans the bn's output ($(acts "$out/fused.src/plan.txt") activation tensors, --no-bn-pool $(acts "$out/apart.src/plan.txt"))"
-  "$PY" - "$out/fused.run" "$out/apart.run" <<'PY' || fail "the default build and --no-bn-pool differ"
-import array, glob, json, struct, sys
-def losses(d):
-    return [json.loads(l)["loss"] for l in open(d + "/metrics.jsonl") if '"loss"' in l]
-def params(d):
-    path = sorted(glob.glob(d + "/checkpoints/ckpt-*.bin"))[-1]
-    raw = open(path, "rb").read()
-    n, off = struct.unpack_from("<I", raw, 12)[0], 112
-    for _ in range(n):
-        ln = struct.unpack_from("<I", raw, off)[0]; off += 4
-        name = raw[off:off + ln].decode(); off += ln
-        size = struct.unpack_from("<Q", raw, off)[0]; off += 12
-        if name == "params": return raw[off:off + size]
-        off += size
-    sys.exit(f"{path}: no params section")
-la, lb = losses(sys.argv[1]), losses(sys.argv[2])
-fa, fb = array.array("f", params(sys.argv[1])), array.array("f", params(sys.argv[2]))
-diff = [i for i in range(min(len(fa), len(fb))) if fa[i] != fb[i]]
-print(f"bn + relu + maxpool fused vs --no-bn-pool: {len(la)} losses ({la[-1] if la else None} vs {lb[-1] if lb else None}), "
-      f"{len(fa)} parameters, {len(diff)} differ" + (f" (first at {diff[0]}: {fa[diff[0]]:.9g} vs {fb[diff[0]]:.9g})" if diff else ""))
-sys.exit(0 if la and la == lb and len(fa) == len(fb) and not diff else 1)
-PY
+  "$PY" tests/emu/same_run.py "bn + relu + maxpool fused vs --no-bn-pool" "$out/fused.run" "$out/apart.run" || fail "the default build and --no-bn-pool differ"
   emu_within_plan "stem BF16 nhwc with bn + relu + maxpool fused, device memory" "$out/fused.log" "$out/stem.spec" "--layout nhwc" ||
     status=1
 fi

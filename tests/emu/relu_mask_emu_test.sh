@@ -32,29 +32,7 @@ if run bits && run nomask --no-relu-mask; then
     fail "plan: $masks mask tensors by default, $none with --no-relu-mask"
   grep -q 'cuda_bn_add_relu_backward_nhwc' "$out/bits.src/model.c" && ! grep -q 'cuda_bn_add_relu_backward_nhwc' "$out/nomask.src/model.c" ||
     fail "model.c: the two-pass block backward is not (only) in the default build"
-  "$PY" - "$out/bits.run" "$out/nomask.run" <<'PY' || fail "the default build and --no-relu-mask differ"
-import array, glob, json, struct, sys
-def losses(d):
-    return [json.loads(l)["loss"] for l in open(d + "/metrics.jsonl") if '"loss"' in l]
-def params(d):
-    path = sorted(glob.glob(d + "/checkpoints/ckpt-*.bin"))[-1]
-    raw = open(path, "rb").read()
-    n, off = struct.unpack_from("<I", raw, 12)[0], 112
-    for _ in range(n):
-        ln = struct.unpack_from("<I", raw, off)[0]; off += 4
-        name = raw[off:off + ln].decode(); off += ln
-        size = struct.unpack_from("<Q", raw, off)[0]; off += 12
-        if name == "params": return raw[off:off + size]
-        off += size
-    sys.exit(f"{path}: no params section")
-la, lb = losses(sys.argv[1]), losses(sys.argv[2])
-pa, pb = params(sys.argv[1]), params(sys.argv[2])
-fa, fb = array.array("f", pa), array.array("f", pb)
-diff = [i for i in range(min(len(fa), len(fb))) if fa[i] != fb[i]]
-print(f"bitmask vs --no-relu-mask: {len(la)} losses ({la[-1] if la else None} vs {lb[-1] if lb else None}), "
-      f"{len(fa)} parameters, {len(diff)} differ" + (f" (first at {diff[0]}: {fa[diff[0]]:.9g} vs {fb[diff[0]]:.9g})" if diff else ""))
-sys.exit(0 if la and la == lb and len(fa) == len(fb) and not diff else 1)
-PY
+  "$PY" tests/emu/same_run.py "bitmask vs --no-relu-mask" "$out/bits.run" "$out/nomask.run" || fail "the default build and --no-relu-mask differ"
   emu_within_plan "ResNet example BF16 nhwc with bitmasks, device memory" "$out/bits.log" "$out/resnet.spec" "--layout nhwc" ||
     status=1
 fi
