@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "build_eval.h"
+#include "output_file.h"
 #include "emit.h"
 #include "emit_run.h"
 #include "init_match.h"
@@ -43,16 +44,15 @@ static void runtime_build_dir(const char *home, char *out, size_t cap) {
 }
 
 static int write_file(const char *path, void (*fill)(FILE *, const void *), const void *arg) {
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        fprintf(stderr, "trainc: error: cannot write '%s': %s\n", tmp, strerror(errno));
+    output_file out;
+    char err[512];
+    if (output_open(&out, path, 0, err, sizeof err)) {
+        fprintf(stderr, "trainc: error: %s\n", err);
         return -1;
     }
-    fill(f, arg);
-    if (fclose(f) != 0 || rename(tmp, path) != 0) {
-        fprintf(stderr, "trainc: error: cannot write '%s': %s\n", path, strerror(errno));
+    fill(out.f, arg);
+    if (output_commit(&out, err, sizeof err)) {
+        fprintf(stderr, "trainc: error: %s\n", err);
         return -1;
     }
     return 0;

@@ -167,11 +167,12 @@ int export_main(int argc, char **argv) {
         char errbuf[512], doc[256];
         snprintf(doc, sizeof doc, "trainc export of %s, step %lld, spec hash %s%s", a.ckpt, (long long)step, res.hash,
                  a.ema ? ", EMA weights" : "");
-        if (export_write_onnx(a.out, &s.net, params, buffers, "trainc", doc, errbuf,
-                              sizeof errbuf))
+        int n_written = 0;
+        if (export_write_onnx(a.out, &s.net, params, buffers, "trainc", doc, &n_written, errbuf, sizeof errbuf))
             fail("export the net as safetensors (--format torch) instead", "%s%s", errbuf, "");
         else
-            printf("%s: ONNX graph of %d ops (opset 13), step %lld%s -> %s\n", a.ckpt, s.net.n_ops, (long long)step,
+            printf("%s: ONNX graph of %d ops (opset 13%s), step %lld%s -> %s\n", a.ckpt, n_written,
+                   n_written < s.net.n_ops ? ", auxiliary heads' branches left out" : "", (long long)step,
                    a.ema ? ", EMA weights" : "", a.out), rc = 0;
         free(params), free(buffers);
         schedule_free(&s);

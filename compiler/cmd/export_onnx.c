@@ -8,6 +8,7 @@
  * "input" [batch, C, H, W] (NCHW floats, normalized as the validation split is), the output
  * "logits" [batch, classes]. What ONNX cannot say (a within-channel LRN) is refused. */
 #include "export.h"
+#include "output_file.h"
 
 #include <stdio.h>
 
@@ -358,13 +359,26 @@ static Onnx__ValueInfoProto *value_info(onnx_builder *b, const char *name, int r
 }
 
 int export_write_onnx(const char *path, const ir_net *net, const float *params, const float *buffers,
-                      const char *model_name, const char *doc, char *err, size_t cap) {
+                      const char *model_name, const char *doc, int *n_written, char *err, size_t cap) {
+    /* Only the ops the main head's logits (the last op) depend on: an auxiliary head's branch
+     * feeds its training loss alone, and inference has no use for it. */
+    char *live = calloc((size_t)net->n_ops, 1);
+    live[net->n_ops - 1] = 1;
+    for (int i = net->n_ops - 1; i >= 0; i--)
+        for (int k = 0; live[i] && k < net->ops[i].n_in; k++)
+            if (net->ops[i].in[k] > 0) live[net->ops[i].in[k] - 1] = 1;
+    *n_written = 0;
     onnx_builder b;
     memset(&b, 0, sizeof b);
     b.rank = alloc(&b, (size_t)(net->n_ops + 1) * sizeof(int));
     b.rank[0] = 4;
     int bad = 0;
-    for (int i = 0; i < net->n_ops && !bad; i++) bad = emit_op(&b, net, &net->ops[i], i + 1, params, buffers, err, cap);
+    for (int i = 0; i < net->n_ops && !bad; i++)
+        if (live[i]) {
+            bad = emit_op(&b, net, &net->ops[i], i + 1, params, buffers, err, cap);
+            ++*n_written;
+        }
+    free(live);
     if (!bad && b.rank[net->n_ops] != 2) {
         const char *last = net->ops[net->n_ops - 1].name;   /* logits with spatial dims of 1 */
         attr_int(&b, node(&b, "Flatten", "logits", 1, &last, "logits"), "axis", 1);
@@ -391,13 +405,7 @@ int export_write_onnx(const char *path, const ir_net *net, const float *params, 
         size_t len = onnx__model_proto__get_packed_size(&m);
         uint8_t *buf = malloc(len);
         onnx__model_proto__pack(&m, buf);
-        FILE *f = fopen(path, "wb");
-        if (!f || fwrite(buf, 1, len, f) != len || fclose(f) != 0) {
-            snprintf(err, cap, "cannot write '%s': %s", path, strerror(errno));
-            if (f) remove(path);
-        } else {
-            rc = 0;
-        }
+        rc = output_write_all(path, buf, len, err, cap);
         free(buf);
     }
     for (int i = 0; i < b.n_owned; i++) free(b.owned[i]);
@@ -406,8 +414,8 @@ int export_write_onnx(const char *path, const ir_net *net, const float *params, 
 }
 #else
 int export_write_onnx(const char *path, const ir_net *net, const float *params, const float *buffers,
-                      const char *model_name, const char *doc, char *err, size_t cap) {
-    (void)path, (void)net, (void)params, (void)buffers, (void)model_name, (void)doc;
+                      const char *model_name, const char *doc, int *n_written, char *err, size_t cap) {
+    (void)path, (void)net, (void)params, (void)buffers, (void)model_name, (void)doc, (void)n_written;
     snprintf(err, cap, "this trainc was built without ONNX support (WITH_ONNX=0: no protobuf-c)");
     return 1;
 }

@@ -7,6 +7,7 @@
  * Tensors are written in the order given; the reader (safetensors.torch.load_file, or the
  * format's few lines in tests/interop/) looks them up by name. */
 #include "export.h"
+#include "output_file.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -64,12 +65,12 @@ int export_write_safetensors(const char *path, const export_tensor *ts, int n, c
     fputc('}', h);
     while ((ftell(h) % 8) != 0) fputc(' ', h);   /* the data then starts 8-byte aligned */
     fclose(h);
-    FILE *f = fopen(path, "wb");
-    if (!f) {
-        snprintf(err, cap, "cannot write '%s': %s", path, strerror(errno));
+    output_file out;
+    if (output_open(&out, path, OUTPUT_BINARY | OUTPUT_DURABLE, err, cap)) {
         free(header);
         return 1;
     }
+    FILE *f = out.f;
     unsigned char le[8];
     for (int k = 0; k < 8; k++) le[k] = (unsigned char)((uint64_t)len >> (8 * k));
     int ok = fwrite(le, 1, 8, f) == 8 && fwrite(header, 1, len, f) == len;
@@ -78,11 +79,10 @@ int export_write_safetensors(const char *path, const export_tensor *ts, int n, c
         ok = fwrite(ts[i].data, 1, bytes, f) == bytes;
     }
     free(header);
-    if (fclose(f) != 0) ok = 0;
     if (!ok) {
-        snprintf(err, cap, "writing '%s' failed: %s", path, strerror(errno));
-        remove(path);
+        snprintf(err, cap, "writing '%s' failed: %s (any existing '%s' is unchanged)", out.tmp, strerror(errno), path);
+        output_abandon(&out);
         return 1;
     }
-    return 0;
+    return output_commit(&out, err, cap);
 }

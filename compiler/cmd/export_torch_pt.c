@@ -6,6 +6,7 @@
  * storage a persistent id ("storage", torch.FloatStorage or LongStorage, "<k>", "cpu", numel)
  * that torch.load resolves to archive/data/<k>. Only these pickle opcodes are written. */
 #include "export.h"
+#include "output_file.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -114,14 +115,7 @@ int export_write_torch_pt(const char *path, const export_tensor *ts, int n, char
         snprintf(err, cap, "the state_dict is %zu bytes in %d tensors, beyond a plain ZIP; write .safetensors", z.n, n);
         rc = 1;
     } else {
-        FILE *f = fopen(path, "wb");
-        int ok = f && fwrite(z.b, 1, z.n, f) == z.n;
-        if (f && fclose(f) != 0) ok = 0;
-        if (!ok) {
-            snprintf(err, cap, "cannot write '%s': %s", path, strerror(errno));
-            if (f) remove(path);
-            rc = 1;
-        }
+        rc = output_write_all(path, z.b, z.n, err, cap);
     }
     free(pk.b), free(z.b), free(es);
     return rc;

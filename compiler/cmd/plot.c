@@ -2,6 +2,7 @@
  * steps or epochs, the published top-1 as a line) and `trainc show --lr-plot FILE.svg SPEC`
  * (a spec's LR schedule before any run). Plain SVG through svg_chart.c. */
 #include "plot.h"
+#include "output_file.h"
 
 #include <errno.h>
 #include <libgen.h>
@@ -91,21 +92,19 @@ static int read_metrics(run_metrics *r, const char *path) {
     return 1;
 }
 
-/* Writes through a temporary file, so a failed plot leaves an existing FILE as it was. */
-static FILE *open_output(const char *path, char *tmp, size_t cap) {
-    snprintf(tmp, cap, "%s.tmp.%d", path, (int)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) fprintf(stderr, "trainc: error: cannot write '%s': %s\n", tmp, strerror(errno));
-    return f;
+/* Through a temporary (output_file.h), so a failed plot leaves an existing FILE as it was. */
+static FILE *open_output(const char *path, output_file *o) {
+    char err[512];
+    if (!output_open(o, path, 0, err, sizeof err)) return o->f;
+    fprintf(stderr, "trainc: error: %s\n", err);
+    return NULL;
 }
 
-static int close_output(FILE *f, const char *tmp, const char *path) {
-    if (fclose(f) != 0 || rename(tmp, path) != 0) {
-        fprintf(stderr, "trainc: error: cannot write '%s': %s\n", path, strerror(errno));
-        unlink(tmp);
-        return 1;
-    }
-    return 0;
+static int close_output(output_file *o) {
+    char err[512];
+    if (!output_commit(o, err, sizeof err)) return 0;
+    fprintf(stderr, "trainc: error: %s\n", err);
+    return 1;
 }
 
 static void range_of(const double *v, int n, double *lo, double *hi) {
@@ -131,8 +130,8 @@ int plot_metrics(const char *out_path, const char *const *paths, int n_paths, bo
                             "  hint: plot against steps (leave out --epochs)\n", paths[i]);
             bad = 1;
         }
-    char tmp[4200];
-    FILE *f = bad ? NULL : open_output(out_path, tmp, sizeof tmp);
+    output_file out;
+    FILE *f = bad ? NULL : open_output(out_path, &out);
     if (f) {
         if (by_epoch) to_epochs(runs, n_paths);
         double x0 = 0, x1 = -INFINITY, l0 = INFINITY, l1 = -INFINITY, t0 = 0, t1 = -INFINITY, r0 = 0, r1 = -INFINITY;
@@ -173,7 +172,7 @@ int plot_metrics(const char *out_path, const char *const *paths, int n_paths, bo
         }
         svg_legend(f, 650, 60, names, colors, n_paths < 16 ? n_paths : 16);
         svg_close(f);
-        bad = close_output(f, tmp, out_path);
+        bad = close_output(&out);
     } else {
         bad = 1;
     }
@@ -217,14 +216,14 @@ int plot_lr_schedule(const char *out_path, const sema_result *res) {
              r->name[0] ? r->name : "the spec", rt_lr_kind_name(r->lr.kind), (long long)r->total_steps,
              (long long)r->steps_per_epoch, r->peak_lr);
     svg_panel p = { x0, x1, y0, y1, 70, 40, 640, 280, title, "epoch" };
-    char tmp[4200];
-    FILE *f = open_output(out_path, tmp, sizeof tmp);
+    output_file out;
+    FILE *f = open_output(out_path, &out);
     if (!f) return 1;
     svg_open(f, 760, 370);
     svg_axes(f, &p);
     svg_polyline(f, &p, x, y, n, svg_color(0), 2, false);
     svg_close(f);
-    return close_output(f, tmp, out_path);
+    return close_output(&out);
 }
 
 /* trainc plot METRICS.jsonl [MORE.jsonl...] -o FILE.svg [--epochs] [--reference SPEC | --top1 X] */

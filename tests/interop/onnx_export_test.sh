@@ -44,6 +44,28 @@ check() {
 check ops_mix tests/gpu/specs/ops_mix.spec 3 "$dir/img16" 0,0,0 1,1,1
 check lenet specs/examples/fmnist_lenet.spec 5 "$dir/img28" 0.2860 0.3530
 check convnext tests/interop/specs/convnext_small.spec 1 "$dir/img32" 0.485,0.456,0.406 0.229,0.224,0.225
+# Auxiliary loss heads are training-only: the graph holds the main head's ops and none of theirs.
+check aux tests/interop/specs/aux_heads_small.spec 2 "$dir/img16" 0,0,0 1,1,1
+$py - "$dir/aux.onnx" <<'PY'
+import sys, onnx
+g = onnx.load(sys.argv[1]).graph
+layers = set(n.name.split("/")[0] for n in g.node) | set(t.name.split("/")[0].split(".")[0] for t in g.initializer)
+aux = sorted(n for n in layers if n.startswith("aux"))
+assert not aux and {"c3", "fc"} <= layers, ("auxiliary layers in the export", aux, sorted(layers))
+print("ok aux: %d nodes, %d initializers, none of the auxiliary heads'" % (len(g.node), len(g.initializer)))
+PY
+
+# A write that fails part-way (here the file-size limit: 1 block) leaves an existing file as it
+# was and no temporary behind it: exports go through FILE.tmp.<pid> and a rename.
+printf 'an earlier export\n' > "$dir/keep.onnx"
+if (trap '' XFSZ; ulimit -f 1; exec "$TRAINC" export "$(ls "$dir/run-convnext/checkpoints"/ckpt-*.bin | tail -1)" \
+      --spec "$dir/convnext.spec" --format onnx -o "$dir/keep.onnx") > /dev/null 2> "$dir/keep.err"; then
+  echo "FAIL keep: a 1-block file-size limit did not stop the export" >&2; exit 1
+fi
+grep -q "is unchanged" "$dir/keep.err" || { echo "FAIL keep: no 'is unchanged' in:" >&2; cat "$dir/keep.err" >&2; exit 1; }
+[ "$(cat "$dir/keep.onnx")" = "an earlier export" ] || { echo "FAIL keep: the existing file was changed" >&2; exit 1; }
+! ls "$dir"/keep.onnx.tmp.* > /dev/null 2>&1 || { echo "FAIL keep: a temporary was left" >&2; exit 1; }
+echo "ok keep: $(grep -m1 'error:' "$dir/keep.err")"
 
 fails() {   # fails NAME EXPECTED-TEXT COMMAND...
   local name=$1 want=$2; shift 2
