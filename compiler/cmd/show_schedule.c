@@ -155,6 +155,7 @@ int show_schedule(FILE *out, const char *path, const sema_result *res, const bui
         choices c = { "", 0 };
         if (cuda) cuda_op(&s, op, &c);
         else cpu_op(net, op, &c);
+        if (op->train_only) say(&c, "training only (an auxiliary head's branch: evaluation skips it)%s", "");
         fprintf(out, "%-4d %-28s %-16s %s\n", i, op->name, ir_ops[op->kind].name, c.n ? c.text : "-");
     }
     for (int h = 0; net->n_heads > 1 && h < net->n_heads; h++) {   /* the loss step's heads, in order */

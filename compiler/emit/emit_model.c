@@ -124,6 +124,26 @@ static void emit_layout(emitter *e) {
     fputc('\n', out);
 }
 
+/* The backend's forward of op i, one level deeper (inside a block). */
+static void forward_op_indented(emitter *e, int i) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *saved = e->out, *mem = open_memstream(&text, &len);
+    if (!mem) {   /* no memory for the buffer: the same code, unindented */
+        e->be->forward_op(e, i);
+        return;
+    }
+    e->out = mem;
+    e->be->forward_op(e, i);
+    fclose(mem);
+    e->out = saved;
+    for (char *line = text, *end; line && *line; line = end ? end + 1 : NULL) {
+        end = strchr(line, '\n');
+        fprintf(e->out, "%s%.*s\n", *line && *line != '\n' ? "    " : "", end ? (int)(end - line) : (int)strlen(line), line);
+    }
+    free(text);
+}
+
 static void emit_forward(emitter *e) {
     e->be->forward_begin(e);
     for (int i = 0; i < e->net->n_ops; i++) {
@@ -134,7 +154,18 @@ static void emit_forward(emitter *e) {
                     src_path(op->loc), op->loc.line, ir_value_name(e->net, op->in[0], a, sizeof a));
             continue;
         }
+        if (op->train_only && e->net->forward_only) {
+            fprintf(e->out, "    /* layer \"%s\" at %s:%d: feeds an auxiliary loss head only, not run in evaluation */\n",
+                    op->name, src_path(op->loc), op->loc.line);
+            continue;
+        }
         emit_op_comment(e, op, "layer");
+        if (op->train_only) {   /* the evaluation's logits do not depend on it */
+            fprintf(e->out, "    if (ctx->training) {  /* an auxiliary head's branch: training only */\n");
+            forward_op_indented(e, i);
+            fprintf(e->out, "    }\n");
+            continue;
+        }
         if (e->net->forward_only && (op->kind == IR_DROPOUT || op->kind == IR_STOCHASTIC_DEPTH)) {
             char a[128];   /* the evaluation's forward: the identity, a copy into the op's own tensor */
             fprintf(e->out, "    %s(%s_out, %s, sizeof(%s) * %ldL);  /* the identity in evaluation */\n", e->be->copy_fn,

@@ -175,6 +175,9 @@ typedef struct {
      * (set by the plan where no other reader of the add's gradient runs first): the add's
      * ReLU mask is applied by that bn's backward, not by a pass of its own. */
     int bn_in, into_add, mask_in_bn;
+    /* Training only: the op feeds auxiliary loss heads alone, never the main head's logits
+     * (ir_build.c). The evaluation forward skips it; the training step runs it. */
+    int train_only;
     const char *act_name;      /* the fused relu layer's name and place, for comments */
     src_loc act_loc;
 } ir_op;

@@ -217,6 +217,17 @@ static void fuse_bn_into_adds(ir_net *net) {
     }
 }
 
+/* Marks the ops whose outputs reach auxiliary loss heads only: walking back from the main
+ * head's logits (the last op), every op it depends on runs in evaluation; the rest (GoogLeNet's
+ * and Inception's side classifiers) feed a training loss alone. */
+static void mark_train_only(ir_net *net) {
+    for (int i = 0; i < net->n_ops; i++) net->ops[i].train_only = 1;
+    net->ops[net->n_ops - 1].train_only = 0;
+    for (int i = net->n_ops - 1; i >= 0; i--)
+        for (int k = 0; !net->ops[i].train_only && k < net->ops[i].n_in; k++)
+            if (net->ops[i].in[k] > 0) net->ops[net->ops[i].in[k] - 1].train_only = 0;
+}
+
 int ir_build(ir_net *net, const net_desc *nd, int batch, double label_smoothing, const ir_lowering *how) {
     memset(net, 0, sizeof *net);
     net->align_bytes = how->align_bytes;
@@ -282,6 +293,7 @@ int ir_build(ir_net *net, const net_desc *nd, int batch, double label_smoothing,
     net->heads[0].weight = main_weight;
     net->heads[0].name = nd->loss_layer >= 0 ? nd->layers[nd->loss_layer].name : "the loss";
     net->heads[0].loc = nd->loss_layer >= 0 ? nd->layers[nd->loss_layer].loc : (src_loc){ 0 };
+    mark_train_only(net);
     if (how->fuse_bn_add) fuse_bn_into_adds(net);
     ir_layout_params(net);
     net->share_add_grads = how->share_add_grads;
