@@ -5,7 +5,8 @@
 # colour JPEG, PNG and CMYK JPEG images that only their gray level tells apart
 # (write_gray_images.py). A validation sample equals OpenCV's (Debian's python3-opencv):
 # cv2.imread(IMREAD_GRAYSCALE), cv2.resize INTER_LINEAR to 12x12, the center 10x10, bit for bit;
-# a spec whose gray does not match the net's channels is refused at check time, naming gray.
+# --predict reads files as one gray plane too; a spec whose gray does not match the net's channels,
+# or OPENCV_LINEAR with a random-resized crop, is refused at check time.
 set -u
 source "$(dirname "$0")/../lib.sh"
 need_trainc
@@ -31,6 +32,12 @@ SPEC
 source tests/caffe/source_promises.sh
 top1=$(summary_of "$dir/r1.run/metrics.jsonl" top1 2>/dev/null || echo 0)
 "$PY" -c "import sys; sys.exit(float('$top1') < 0.9)" && echo "trains on gray images: top-1 $top1" || fail "top-1 $top1 < 0.9"
+
+# --predict decodes files as the training data was: one gray plane
+ck=$(ls -d "$dir"/r1.run/checkpoints/* 2>/dev/null | tail -1)
+"$dir/r1" --predict "$ck" --top-k 1 "$dir"/img/val/c0/000.png "$dir"/img/val/c1/001.jpg >"$dir/predict.txt" 2>&1 \
+  && grep -q "c0/000.png: 0 " "$dir/predict.txt" && grep -q "c1/001.jpg: 1 " "$dir/predict.txt" \
+  || { fail "--predict on gray images"; cat "$dir/predict.txt"; }
 
 # pixels: the validation samples against OpenCV
 LOADER_LIST_ROOT=$dir/img/ LOADER_RESIZE_TO=12x12 LOADER_GRAY=1 LOADER_FILTER=opencv "$BUILD/tests/data-tools/loader_dump" \
@@ -59,5 +66,10 @@ sed 's/ gray: true//g' "$dir/net.spec" >"$dir/nogray.spec"
 rc=0; "$TRAINC" check "$dir/nogray.spec" >"$dir/nogray.txt" 2>&1 || rc=$?
 [ $rc = 1 ] && grep -q "image sources decode RGB (3 channels), but net.input_shape has 1" "$dir/nogray.txt" \
   && grep -q "set gray: true" "$dir/nogray.txt" || { fail "a 1-channel net on colour images: exit $rc"; cat "$dir/nogray.txt"; }
+# OpenCV's filter resizes whole images, not a random-resized crop
+sed 's/random_crop { size: 10 }/random_resized_crop { size: 10 }/; s/ resize_to: \[12, 12\]//' "$dir/net.spec" >"$dir/rrc.spec"
+rc=0; "$TRAINC" check "$dir/rrc.spec" >"$dir/rrc.txt" 2>&1 || rc=$?
+[ $rc = 1 ] && grep -q "interpolation OPENCV_LINEAR resizes whole images" "$dir/rrc.txt" \
+  || { fail "OPENCV_LINEAR with random_resized_crop: exit $rc"; cat "$dir/rrc.txt"; }
 [ $failures -gt 0 ] && { echo "$failures failure(s)"; exit 1; }
 echo "gray ImageData (is_color: false): imported, trained, samples equal OpenCV's, mismatches refused"
