@@ -3,7 +3,7 @@
 # image-list source with gray: true (net.input_shape [1, 10, 10], one mean_value), resize_to
 # with OpenCV's filter, random_crop / center_crop and mirror, and trains above 90% top-1 on
 # colour JPEG, PNG and CMYK JPEG images that only their gray level tells apart
-# (write_gray_images.py). A validation sample equals OpenCV's (Debian's python3-opencv):
+# (write_gray_images.py); a 1-channel mean_file of 128 trains as mean_value 128 does. A validation sample equals OpenCV's (Debian's python3-opencv):
 # cv2.imread(IMREAD_GRAYSCALE), cv2.resize INTER_LINEAR to 12x12, the center 10x10, bit for bit;
 # --predict reads files as one gray plane too; a spec whose gray does not match the net's channels,
 # or OPENCV_LINEAR with a random-resized crop, is refused at check time.
@@ -32,6 +32,22 @@ SPEC
 source tests/caffe/source_promises.sh
 top1=$(summary_of "$dir/r1.run/metrics.jsonl" top1 2>/dev/null || echo 0)
 "$PY" -c "import sys; sys.exit(float('$top1') < 0.9)" && echo "trains on gray images: top-1 $top1" || fail "top-1 $top1 < 0.9"
+
+# mean_file on gray images: a 1x12x12 mean image of 128 everywhere is mean_value 128, subtracted at
+# each pixel's place before the crop and the mirror: the same per-step losses
+PYTHONPATH=tests/caffe "$PY" -c "
+import caffemodel as cm
+open('$dir/mean.binaryproto', 'wb').write(cm.M['BlobProto'](num=1, channels=1, height=12, width=12, data=[128.0] * 144).SerializeToString())" \
+  || die "writing the mean image"
+sed "s|mean_value: 128|mean_file: \"$dir/mean.binaryproto\"|" "$dir/net.prototxt" >"$dir/mean.prototxt"
+"$TRAINC" import caffe "$dir/mean.prototxt" -o "$dir/mean.net.spec" >"$dir/mean_import.txt" 2>&1 || { fail "import with a gray mean_file"; cat "$dir/mean_import.txt"; }
+sed 's/net.spec/mean.net.spec/' "$dir/run.spec" >"$dir/mean.spec"
+if "$TRAINC" build "$dir/mean.spec" -o "$dir/m1" >"$dir/mean_build.txt" 2>&1 && "$dir/m1" --out "$dir/m1.run" >"$dir/m1.log" 2>&1; then
+  r=$("$PY" tests/gpu/compare_runs.py "$dir/m1.run/metrics.jsonl" "$dir/r1.run/metrics.jsonl" 1e-5 2>&1) \
+    && echo "gray mean_file (all 128) vs mean_value 128: $(echo "$r" | head -1)" || { fail "gray mean_file:"; echo "$r"; }
+else
+  fail "the gray mean_file run"; tail -3 "$dir/mean_build.txt" "$dir/m1.log"
+fi
 
 # --predict decodes files as the training data was: one gray plane
 ck=$(ls -d "$dir"/r1.run/checkpoints/* 2>/dev/null | tail -1)
