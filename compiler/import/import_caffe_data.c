@@ -397,10 +397,10 @@ int ic_data_layer(ic_ctx *ic, const ast_node *L, const char *type, const char *n
                     "--shuffle writes it shuffled once); trainc shuffles the whole set every epoch from the run's seed", name);
     } else if (image) {
         if (read_image_data(ic, L, name, &d) < 0 || (d.mean_file && image_mean_size(ic, L, name, &d) < 0)) return -1;
-        if (!ic->resize_noted++)   /* decoded and resized as Caffe's OpenCV does, but for EXIF orientation */
+        if (!ic->resize_noted++)   /* decoded and resized as Caffe's OpenCV (3.1 and later) does */
             ic_note(ic, ic_get(L, "image_data_param"), "layer \"%s\": the images are decoded as cv::imread and resized "
-                    "as cv::resize (INTER_LINEAR) do, bit for bit (interpolation: OPENCV_LINEAR%s); OpenCV 3.1 and "
-                    "later also turn a JPEG by its EXIF orientation tag, which trainc (as OpenCV 2.4) does not", name,
+                    "as cv::resize (INTER_LINEAR) do, bit for bit (interpolation: OPENCV_LINEAR%s), turned upright by "
+                    "their EXIF orientation tag as OpenCV 3.1 and later turn them (OpenCV 2.4 did not)", name,
                     d.gray ? ", gray: cv::imread's IMREAD_GRAYSCALE" : "");
     } else if (hdf5) {
         if (read_hdf5_data(ic, L, name, &d) < 0) return -1;

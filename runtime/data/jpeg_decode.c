@@ -26,6 +26,7 @@ void rt_jpeg_free(rt_jpeg *j) {
     free(j->pix);
     free(j->tmp);
     free(j->aux);
+    free(j->turn);
     free(j);
 }
 

@@ -16,6 +16,8 @@ struct rt_jpeg {
     size_t tmp_cap;
     uint8_t *aux;   /* jpeg_opencv.c: a gray image as RGB, and its three resampled planes */
     size_t aux_cap;
+    uint8_t *turn;   /* jpeg_opencv.c: the image turned by its EXIF orientation */
+    size_t turn_cap;
 };
 
 /* *buf, grown to at least need bytes (its contents not kept). */

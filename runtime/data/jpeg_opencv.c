@@ -1,5 +1,6 @@
 /* A sample as Caffe makes it with OpenCV: the image decoded whole, at full size, as cv::imread
- * does (colour, or one gray channel: IMREAD_GRAYSCALE, Caffe's is_color: false), then resized
+ * does (colour, or one gray channel: IMREAD_GRAYSCALE, Caffe's is_color: false; turned upright by
+ * its EXIF orientation, as OpenCV 3.1 and later do), then resized
  * with cv::resize INTER_LINEAR (image_cv_resize.c) to the mode's size (resize_to: Caffe's
  * new_height x new_width) and cropped at whole pixels, and mirrored. A gray image under one of
  * Pillow's filters goes through the same resampler as colour ones, each plane alike. */
@@ -12,12 +13,19 @@ int jpeg_sample_opencv(rt_jpeg *j, const uint8_t *buf, size_t len, const rt_imag
     const char *kind = rt_image_sniff(buf, len);
     const int cn = t->gray ? 1 : 3;
     const uint8_t *px;
-    int W, H;
+    int W, H, orientation = 1;
     if (kind && !strcmp(kind, "PNG")) {
-        if (rt_png_decode_opencv(buf, len, t->gray, &j->pix, &j->pix_cap, &W, &H, why, why_cap)) return -1;
+        if (rt_png_decode_opencv(buf, len, t->gray, &j->pix, &j->pix_cap, &W, &H, &orientation, why, why_cap)) return -1;
         px = j->pix;
     } else if (rt_jpeg_decode_opencv(j, buf, len, t->gray, &px, &W, &H, why, why_cap)) {
         return -1;
+    } else {
+        orientation = rt_jpeg_exif_orientation(buf, len);
+    }
+    if (orientation != 1) {   /* cv::imread turns the image upright by its EXIF tag */
+        uint8_t *upright = jpeg_grow(&j->turn, &j->turn_cap, (size_t)W * H * cn);
+        rt_image_orient(upright, px, W, H, cn, orientation, &W, &H);
+        px = upright;
     }
     rt_image_plan(t, W, H, sample_seed, win);
     if (t->filter == RT_IMG_CV_LINEAR) {

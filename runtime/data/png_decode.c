@@ -59,9 +59,9 @@ static void png_on_warning(png_structp png, png_const_charp msg) { (void)png, (v
  * or 3 channels, the same libpng transforms asked for: 16 bits stripped to 8, alpha stripped
  * (not composited), a palette expanded, low-bit gray expanded, gray to RGB or RGB to gray with
  * png_set_rgb_to_gray(1, 0.299, 0.587), interlacing handled; no gamma correction. RGB order
- * (OpenCV asks for BGR; the caller swaps). */
+ * (OpenCV asks for BGR; the caller swaps). The eXIf chunk's orientation is the caller's to apply. */
 int rt_png_decode_opencv(const uint8_t *buf, size_t len, int gray, uint8_t **px, size_t *cap, int *w, int *h,
-                         char *why, size_t why_cap) {
+                         int *orientation, char *why, size_t why_cap) {
     png_src src = { buf, len, "" };
     png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &src, png_on_error, png_on_warning);
     png_infop info = png ? png_create_info_struct(png) : NULL;
@@ -100,8 +100,11 @@ int rt_png_decode_opencv(const uint8_t *buf, size_t len, int gray, uint8_t **px,
     rows = rt_xmalloc((size_t)height * sizeof *rows);
     for (png_uint_32 y = 0; y < height; y++) rows[y] = *px + y * stride;
     png_read_image(png, rows);
-    png_read_end(png, NULL);
+    png_read_end(png, info);   /* an eXIf chunk may come after the pixels */
     free(rows);
+    png_uint_32 exif_len = 0;
+    png_bytep exif = NULL;
+    *orientation = png_get_eXIf_1(png, info, &exif_len, &exif) ? rt_exif_orientation_tiff(exif, exif_len) : 1;
     png_destroy_read_struct(&png, &info, NULL);
     *w = (int)width, *h = (int)height;
     return 0;

@@ -114,9 +114,18 @@ void rt_image_cv_linear(uint8_t *chw, int out_h, int out_w, const uint8_t *src, 
 int rt_jpeg_decode_opencv(rt_jpeg *j, const uint8_t *buf, size_t len, int gray, const uint8_t **px, int *w,
                           int *h, char *why, size_t why_cap);
 /* A PNG decoded as OpenCV's cv::imread does (alpha stripped, no gamma; gray through libpng's
- * rgb_to_gray with 0.299 / 0.587), RGB or gray, into *px (grown, *cap bytes). 0 or -1. */
+ * rgb_to_gray with 0.299 / 0.587), RGB or gray, into *px (grown, *cap bytes); *orientation: its
+ * eXIf chunk's orientation tag (1: none). 0 or -1. */
 int rt_png_decode_opencv(const uint8_t *buf, size_t len, int gray, uint8_t **px, size_t *cap, int *w, int *h,
-                         char *why, size_t why_cap);
+                         int *orientation, char *why, size_t why_cap);
+
+/* EXIF orientation (image_exif.c), 1..8, 1 where there is none or it is unreadable: of a TIFF
+ * block (an eXIf chunk), of a JPEG's APP1 Exif segment. */
+int rt_exif_orientation_tiff(const uint8_t *tiff, size_t len);
+int rt_jpeg_exif_orientation(const uint8_t *buf, size_t len);
+/* src (h rows of w pixels of cn bytes) turned upright by orientation as cv::imread does, into
+ * dst (w * h * cn bytes), *ow x *oh; returns 0 for orientation 1 (dst not written). */
+int rt_image_orient(uint8_t *dst, const uint8_t *src, int w, int h, int cn, int orientation, int *ow, int *oh);
 
 /* The whole sample: header, window, the smallest DCT scale that keeps the window at least
  * the output size, decode, resample, flip (and with t->bgr the planes in B, G, R order).

@@ -6,7 +6,8 @@
  *                                                      -> "x0 y0 x1 y1 flip clamp k" (CHW bytes)
  *   image_dump cvresize W H CN RW RH IN OUT            OpenCV's linear resize of IN (H x W x CN
  *                                                      bytes) to RH x RW, written as CN planes
- *   image_dump cvdecode GRAY FILE OUT                  -> "W H" (HWC bytes, as cv::imread)
+ *   image_dump cvdecode GRAY FILE OUT                  -> "W H" (HWC bytes, as cv::imread, EXIF
+ *                                                      orientation applied)
  *   image_dump caffe crop|center OH OW RH RW GRAY FLIP SEED FILE OUT [pillow]
  *                                                      Caffe's ImageData sample (resize to RH x RW
  *                                                      with OpenCV's filter, or Pillow's)
@@ -100,14 +101,22 @@ int main(int argc, char **argv) {
         size_t png_cap = 0;
         const uint8_t *px;
         const char *kind = rt_image_sniff(buf, len);
-        int rc = kind && !strcmp(kind, "PNG") ? rt_png_decode_opencv(buf, len, gray, &png_px, &png_cap, &w, &h, why, sizeof why)
-                                              : rt_jpeg_decode_opencv(j, buf, len, gray, &px, &w, &h, why, sizeof why);
+        int orientation = 1;
+        int rc = kind && !strcmp(kind, "PNG")
+                     ? rt_png_decode_opencv(buf, len, gray, &png_px, &png_cap, &w, &h, &orientation, why, sizeof why)
+                     : rt_jpeg_decode_opencv(j, buf, len, gray, &px, &w, &h, why, sizeof why);
         if (rc) {
             printf("error %s\n", why);
             return 2;
         }
-        spill(argv[4], png_px ? png_px : px, (size_t)w * h * (gray ? 1 : 3));
+        if (!png_px) orientation = rt_jpeg_exif_orientation(buf, len);
+        const int cn = gray ? 1 : 3;
+        uint8_t *upright = rt_xmalloc((size_t)w * h * cn);
+        if (rt_image_orient(upright, png_px ? png_px : px, w, h, cn, orientation, &w, &h)) px = upright;
+        else px = png_px ? png_px : px;
+        spill(argv[4], px, (size_t)w * h * cn);
         printf("%d %d\n", w, h);
+        free(upright);
         free(png_px);
         free(buf);
     } else if ((argc == 12 || (argc == 13 && !strcmp(argv[12], "pillow"))) && !strcmp(argv[1], "caffe")) {

@@ -4,10 +4,12 @@
    up, down, mixed, 2x (OpenCV's INTER_AREA switch), 1-pixel edges;
 2. rt_jpeg_decode_opencv / rt_png_decode_opencv against cv2.imread(IMREAD_GRAYSCALE) and
    (IMREAD_COLOR), on 4:2:0, 4:4:4, gray and CMYK JPEGs and RGB, RGBA, palette, gray, 16-bit
-   and gAMA-tagged PNGs;
+   and gAMA-tagged PNGs, and the EXIF orientations 2..8 (JPEG, both byte orders; PNG eXIf)
+   turned upright as cv::imread turns them;
 3. whole samples (resize to new_height x new_width, crop at the printed offset, mirror; gray and
    colour, JPEG and PNG) against imread + resize + slicing;
-and the mutant: the same samples through Pillow's bilinear filter must differ from cv2.
+and the mutant: the same samples through Pillow's bilinear filter must differ from cv2 (gray ones
+under Pillow's filter equal Pillow's own resize of the gray decode).
 Usage: opencv_reference.py IMAGE_DUMP WORKDIR"""
 import io, os, struct, subprocess, sys, zlib
 import numpy as np
@@ -81,6 +83,18 @@ save("gray.png", Image.fromarray(rgb[..., 1]), "PNG")
 save("gray16.png", Image.fromarray((rgb[..., 2].astype(np.int32) * 257).astype(np.uint16)), "PNG")
 files["gamma.png"] = os.path.join(work, "gamma.png")
 open(files["gamma.png"], "wb").write(png_with_gamma(rgb))
+# EXIF orientations 2..8 (cv::imread turns the image upright), little- and big-endian TIFF
+def exif(orientation, big=False):
+    if not big:
+        e = Image.Exif()
+        e[0x0112] = orientation
+        return e.tobytes()
+    tiff = b"MM\0\x2a\0\0\0\x08" + struct.pack(">HHHIHH", 1, 0x0112, 3, 1, orientation, 0) + b"\0\0\0\0"
+    return b"Exif\0\0" + tiff
+for o in range(2, 9):
+    save(f"exif{o}.jpg", Image.fromarray(rgb), "JPEG", quality=90, exif=exif(o))
+save("exif8_mm.jpg", Image.fromarray(rgb), "JPEG", quality=90, exif=exif(8, big=True))
+save("exif6.png", Image.fromarray(rgb), "PNG", exif=exif(6))
 for name, path in files.items():
     for gray in (1, 0):
         w, h = map(int, run("cvdecode", gray, path, raw_out))
@@ -104,7 +118,8 @@ def caffe_reference(path, gray, rh, rw, oh, ow, top, left, flip):
 mutant_differs = samples = 0
 cases = [("q85_420.jpg", "crop", 56, 56, 64, 80), ("q90_444.jpg", "center", 40, 40, 48, 48),
          ("gray.jpg", "crop", 100, 120, 110, 130), ("rgba.png", "crop", 30, 30, 36, 40),
-         ("cmyk.jpg", "center", 20, 24, 30, 35), ("progressive.jpg", "crop", 90, 90, 150, 200)]
+         ("cmyk.jpg", "center", 20, 24, 30, 35), ("progressive.jpg", "crop", 90, 90, 150, 200),
+         ("exif6.jpg", "crop", 40, 30, 80, 60), ("exif6.png", "center", 30, 30, 40, 50)]
 for name, mode, oh, ow, rh, rw in cases:
     for gray in (0, 1):
         for seed in (1, 2, 3):
@@ -117,6 +132,12 @@ for name, mode, oh, ow, rh, rw in cases:
             run("caffe", mode, oh, ow, rh, rw, gray, 1, seed, files[name], out, "pillow")
             mutant = np.fromfile(out, np.uint8).reshape(got.shape)
             mutant_differs += int((mutant != want).any())
+            if gray:   # a gray image under Pillow's filter: Pillow's resize of the gray decode, at the crop's box
+                im = Image.fromarray(cv2.imread(files[name], cv2.IMREAD_GRAYSCALE))
+                W, H = im.size
+                box = (left * W / rw, top * H / rh, (left + ow) * W / rw, (top + oh) * H / rh)
+                pil = np.asarray(im.resize((ow, oh), Image.BILINEAR, box=box))
+                check(f"gray sample {name} under Pillow's filter", mutant[0], pil[:, ::-1] if flip else pil)
 print(f"samples: {samples} against imread + resize + crop + mirror; the Pillow-filter mutant differs in "
       f"{mutant_differs} of them")
 if mutant_differs < samples // 2:
