@@ -121,11 +121,16 @@ static int read_transform(ic_ctx *ic, const ast_node *L, const char *name, ic_da
             ic_note(ic, ic_get(tp, *f), "layer \"%s\": transform_param %s: how NVCaffe computes its transform; no "
                     "effect on what trainc reads", name, *f);
     if (ic_get(tp, "mean_file") && read_mean_file(ic, tp, name, d) < 0) return -1;
-    if (!strcmp(d->type, "ImageData") && ic_get(tp, "force_color") && !ic_get(tp, "force_gray"))
-        ;   /* trainc decodes colour images anyway */
+    if (!strcmp(d->type, "ImageData") && (ic_get(tp, "force_color") || ic_get(tp, "force_gray")))
+        /* Caffe's DataTransformer applies them to encoded Datum records only; ImageData reads its
+         * files with image_data_param's is_color */
+        ic_note(ic, ic_get(tp, ic_get(tp, "force_gray") ? "force_gray" : "force_color"), "layer \"%s\": transform_param "
+                "%s has no effect on ImageData (Caffe applies it to encoded Datum records); is_color chooses colour or "
+                "gray", name, ic_get(tp, "force_gray") ? "force_gray" : "force_color");
     else if (ic_get(tp, "force_gray"))
-        return ic_error(ic, ic_get(tp, "force_gray"), "leave force_gray out and give the net 3 input channels",
-                        "%s layer \"%s\": force_gray; trainc's image sources decode colour images", d->type, name);
+        return ic_error(ic, ic_get(tp, "force_gray"), "write the database with the channels the net reads (convert_imageset "
+                        "--gray writes gray records)", "%s layer \"%s\": force_gray re-decodes encoded images to gray; "
+                        "trainc reads raw Datum pixels", d->type, name);
     else if (ic_get(tp, "force_color"))
         return ic_error(ic, ic_get(tp, "force_color") ? ic_get(tp, "force_color") : ic_get(tp, "force_gray"),
                         "write the database with the channels the net reads", "%s layer \"%s\": force_color / "
