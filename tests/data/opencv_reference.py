@@ -104,11 +104,14 @@ for name, path in files.items():
 print(f"decode: {2 * len(files)} cases against cv2.imread")
 
 # 3. whole samples, and the mutant
-def caffe_reference(path, gray, rh, rw, oh, ow, top, left, flip):
+def caffe_reference(path, gray, rh, rw, oh, ow, top, left, flip, mode):
     img = cv2.imread(path, cv2.IMREAD_GRAYSCALE if gray else cv2.IMREAD_COLOR)
-    img = cv2.resize(img, (rw, rh), interpolation=cv2.INTER_LINEAR)   # Caffe's ReadImageToCVMat
+    if rh:   # Caffe's ReadImageToCVMat with new_height x new_width; else the image as decoded
+        img = cv2.resize(img, (rw, rh), interpolation=cv2.INTER_LINEAR)
     if img.ndim == 2:
         img = img[..., None]
+    if mode == "center" and (top, left) != ((img.shape[0] - oh) // 2, (img.shape[1] - ow) // 2):
+        return None   # Caffe's TEST crop: h_off = (height - crop_h) / 2 in integers
     img = img[top:top + oh, left:left + ow]
     if flip:
         img = img[:, ::-1]
@@ -119,20 +122,25 @@ mutant_differs = samples = 0
 cases = [("q85_420.jpg", "crop", 56, 56, 64, 80), ("q90_444.jpg", "center", 40, 40, 48, 48),
          ("gray.jpg", "crop", 100, 120, 110, 130), ("rgba.png", "crop", 30, 30, 36, 40),
          ("cmyk.jpg", "center", 20, 24, 30, 35), ("progressive.jpg", "crop", 90, 90, 150, 200),
-         ("exif6.jpg", "crop", 40, 30, 80, 60), ("exif6.png", "center", 30, 30, 40, 50)]
+         ("exif6.jpg", "crop", 40, 30, 80, 60), ("exif6.png", "center", 30, 30, 40, 50),
+         ("q85_420.jpg", "center", 40, 40, 0, 0), ("gray.png", "crop", 50, 50, 0, 0)]   # 0: no resize
 for name, mode, oh, ow, rh, rw in cases:
     for gray in (0, 1):
         for seed in (1, 2, 3):
             out = os.path.join(work, "sample.raw")
             top, left, flip = map(int, run("caffe", mode, oh, ow, rh, rw, gray, 1, seed, files[name], out))
             got = np.fromfile(out, np.uint8).reshape(1 if gray else 3, oh, ow)
-            want = caffe_reference(files[name], gray, rh, rw, oh, ow, top, left, flip)
+            want = caffe_reference(files[name], gray, rh, rw, oh, ow, top, left, flip, mode)
+            if want is None:
+                failures += 1
+                print(f"FAIL: sample {name} {mode}: the center crop at ({top}, {left}), not Caffe's integer halves")
+                continue
             check(f"sample {name} {mode} {oh}x{ow} of {rh}x{rw} gray={gray} seed {seed}", got, want)
             samples += 1
             run("caffe", mode, oh, ow, rh, rw, gray, 1, seed, files[name], out, "pillow")
             mutant = np.fromfile(out, np.uint8).reshape(got.shape)
             mutant_differs += int((mutant != want).any())
-            if gray:   # a gray image under Pillow's filter: Pillow's resize of the gray decode, at the crop's box
+            if gray and rh:   # a gray image under Pillow's filter: Pillow's resize of the gray decode, at the crop's box
                 im = Image.fromarray(cv2.imread(files[name], cv2.IMREAD_GRAYSCALE))
                 W, H = im.size
                 box = (left * W / rw, top * H / rh, (left + ow) * W / rw, (top + oh) * H / rh)
