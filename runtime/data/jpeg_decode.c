@@ -10,7 +10,6 @@
 #include "rt_core.h"
 #include "rt_image.h"
 
-
 rt_jpeg *rt_jpeg_new(void) {
     rt_jpeg *j = rt_xcalloc(1, sizeof *j);
     j->tj = tjInitDecompress();
