@@ -14,7 +14,7 @@ LEXER_L        := $(firstword $(wildcard compiler/lexer.l compiler/*/lexer.l))
 COMPILER_SHARED_SRCS := $(wildcard runtime/core/sha256.c runtime/core/schedule*.c runtime/core/error.c runtime/core/devmem.c \
                           runtime/data/pack*.c runtime/data/image_set.c runtime/data/image_folder.c \
                           runtime/data/image_shards.c runtime/data/image_resample.c runtime/data/image_window.c \
-                          runtime/data/jpeg_decode.c runtime/data/jpeg_region.c runtime/data/png_decode.c runtime/data/idx.c runtime/data/dataset.c runtime/core/regular_file.c runtime/core/alloc.c runtime/core/rng.c runtime/core/env.c \
+                          runtime/data/jpeg_decode.c runtime/data/jpeg_region.c runtime/data/jpeg_opencv.c runtime/data/image_cv_resize.c runtime/data/image_exif.c runtime/data/png_decode.c runtime/data/idx.c runtime/data/dataset.c runtime/core/regular_file.c runtime/core/alloc.c runtime/core/rng.c runtime/core/env.c \
                           runtime/core/checkpoint_load.c runtime/core/checkpoint_format.c)
 GEN_SRCS       := $(BUILD)/gen/parser.c $(BUILD)/gen/lexer.c $(BUILD)/gen/templates.c
 # trainc export --format onnx: onnx.proto as Debian's python3-onnx ships it, compiled by

@@ -6,7 +6,7 @@ DEB_PACKAGES := make gcc g++ flex bison libopenblas-dev zlib1g-dev libopenmpi-de
                 libdnnl2 libdnnl-dev python3 python3-torchvision python3-pil python3-numpy procps librsvg2-bin \
                 liblmdb-dev libprotobuf-c-dev protobuf-c-compiler python3-lmdb python3-protobuf \
                 python3-onnx munge slurmctld slurmd slurm-client libhdf5-dev python3-h5py libleveldb-dev \
-                python3-plyvel
+                python3-plyvel python3-opencv
 DEPS_STAMP   := $(BUILD)/.deps-ok
 
 .PHONY: deps-check

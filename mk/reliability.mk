@@ -20,7 +20,7 @@ $(FUZZ_IDX_BIN): tests/fuzz/fuzz_idx.c tests/fuzz/fuzz_input_file.h $(FUZZ_IDX_O
 # The image decoder (JPEG, and PNG under any name) as the loader and `trainc pack` call it; libjpeg-turbo and libpng are the
 # system's (not instrumented), our window, scale and resample code around them is.
 FUZZ_JPEG_BIN  := $(BUILD)/fuzz/fuzz_jpeg
-FUZZ_JPEG_OBJS := $(addprefix $(BUILD)/fuzz/obj/runtime/data/,jpeg_decode.o png_decode.o jpeg_region.o image_window.o image_resample.o)
+FUZZ_JPEG_OBJS := $(addprefix $(BUILD)/fuzz/obj/runtime/data/,jpeg_decode.o png_decode.o jpeg_region.o jpeg_opencv.o image_cv_resize.o image_exif.o image_window.o image_resample.o)
 $(FUZZ_JPEG_BIN): tests/fuzz/fuzz_jpeg.c $(FUZZ_JPEG_OBJS) $(FUZZ_LIB) $(RT_HDRS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_JPEG_OBJS) $(FUZZ_LIB) -o $@ -lturbojpeg -ljpeg -lpng -lz -lm

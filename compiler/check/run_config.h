@@ -44,10 +44,12 @@ typedef struct {
     int64_t resize;           /* val: before center_crop; train (image sources): before random_crop; 0 = off */
     int64_t center_crop;      /* val only; 0 = off */
     bool bicubic;             /* interpolation: BICUBIC (image sources); false = bilinear */
+    bool cv_linear;           /* interpolation: OPENCV_LINEAR (image sources: cv::resize, Caffe's) */
     bool list;                /* source "image-list": Caffe's ImageData list (source is RUN_DATA_IMAGE_FOLDER) */
     const char *root_folder;  /* image-list: the prefix of every listed path ("" = none) */
     int64_t resize_to[2];     /* image sources: resize to exactly [H, W] first; 0 = off */
     bool bgr;                 /* image sources: planes B, G, R (Caffe's order) */
+    bool gray;                /* image sources: one gray plane, decoded as cv::imread(IMREAD_GRAYSCALE) */
 } run_data_split;
 
 /* data.train.augment's modern-recipe part and data.train.repeated_augment (train only). */

@@ -107,9 +107,10 @@ static int read_source(run_data_split *d, diag_ctx *diag, const ast_node *msg, s
 
 /* train.interpolation or val.interpolation: only image sources are resampled. */
 static int read_interpolation(run_data_split *d, diag_ctx *diag, const ast_node *msg, schema_msg_id id) {
-    static const char *const filters[] = { "BILINEAR", "BICUBIC" };
-    d->bicubic = SV_ENUM(msg, id, "interpolation", filters) == 1;
-    if (d->bicubic && d->source != RUN_DATA_IMAGE_FOLDER) {
+    static const char *const filters[] = { "BILINEAR", "BICUBIC", "OPENCV_LINEAR" };
+    int filter = SV_ENUM(msg, id, "interpolation", filters);
+    d->bicubic = filter == 1, d->cv_linear = filter == 2;
+    if (filter && d->source != RUN_DATA_IMAGE_FOLDER) {
         diag_error(diag, sv_loc(msg, id, "interpolation"), "interpolation is for image sources (imagenet-folder); remove it",
                    "source \"%s\" is not resampled, so it has no interpolation", d->source_name);
         return 1;
@@ -117,11 +118,26 @@ static int read_interpolation(run_data_split *d, diag_ctx *diag, const ast_node 
     return 0;
 }
 
-/* root_folder (image-list only), resize_to and bgr (image sources only) of train or val. */
+/* Image sources decode RGB (3 channels) or, with gray, one channel: the net's input. */
+static int check_image_channels(diag_ctx *diag, const run_data_split *d, const ast_node *msg, schema_msg_id id,
+                                const net_desc *net) {
+    if (d->source != RUN_DATA_IMAGE_FOLDER || net->input.c == (d->gray ? 1 : 3)) return 0;
+    if (d->gray)
+        diag_error(diag, sv_loc(msg, id, "gray"), "set net.input_shape to [1, H, W], or remove gray",
+                   "gray images have one channel, but net.input_shape has %lld", (long long)net->input.c);
+    else
+        diag_error(diag, sv_loc(msg, id, "source"), net->input.c == 1 ? "set gray: true (one gray channel, as "
+                   "Caffe's is_color: false), or net.input_shape to [3, H, W]" : "set net.input_shape to [3, H, W]",
+                   "image sources decode RGB (3 channels), but net.input_shape has %lld", (long long)net->input.c);
+    return 1;
+}
+
+/* root_folder (image-list only), resize_to, bgr and gray (image sources only) of train or val. */
 static int read_image_fields(run_data_split *d, diag_ctx *diag, const ast_node *msg, schema_msg_id id) {
     int errors = 0;
     d->root_folder = sv_str(msg, id, "root_folder");
     d->bgr = sv_bool(msg, id, "bgr");
+    d->gray = sv_bool(msg, id, "gray");
     d->resize_to[0] = d->resize_to[1] = 0;
     if (sv_has(msg, id, "resize_to")) sv_pair(msg, id, "resize_to", d->resize_to);
     if (sv_has(msg, id, "root_folder") && !d->list) {
@@ -129,14 +145,20 @@ static int read_image_fields(run_data_split *d, diag_ctx *diag, const ast_node *
                    "source \"%s\" has no list of paths to prefix", d->source_name);
         errors++;
     }
-    static const char *const image_only[] = { "resize_to", "bgr" };
-    for (int k = 0; k < 2; k++)
+    static const char *const image_only[] = { "resize_to", "bgr", "gray" };
+    static const char *const what[] = { "resize before the crop", "decoded colour channels to reorder",
+                                        "images to decode to gray" };
+    for (int k = 0; k < 3; k++)
         if (sv_has(msg, id, image_only[k]) && d->source != RUN_DATA_IMAGE_FOLDER) {
             diag_error(diag, sv_loc(msg, id, image_only[k]), "it is for image sources (imagenet-folder, image-list); "
-                       "remove it", "source \"%s\" has no %s", d->source_name,
-                       k ? "decoded colour channels to reorder" : "resize before the crop");
+                       "remove it", "source \"%s\" has no %s", d->source_name, what[k]);
             errors++;
         }
+    if (d->gray && d->bgr) {
+        diag_error(diag, sv_loc(msg, id, "bgr"), "remove bgr: a gray image has one channel",
+                   "both gray and bgr");
+        errors++;
+    }
     if (d->resize_to[0] && sv_has(msg, id, "resize")) {
         diag_error(diag, sv_loc(msg, id, "resize_to"), "give one of resize (the shorter side) and resize_to (both sides)",
                    "both resize and resize_to");
@@ -232,6 +254,14 @@ static int read_train(run_config *run, diag_ctx *diag, const ast_node *train, co
         d->rrc_size = sv_int(rrc, SM_RANDOM_RESIZED_CROP, "size");
         errors += check_crop(diag, rrc, SM_RANDOM_RESIZED_CROP, "size", net);
     }
+    if (d->cv_linear && d->rrc_size) {
+        diag_error(diag, sv_loc(train, SM_TRAIN, "interpolation"), "use resize_to (or resize) and random_crop with "
+                   "OPENCV_LINEAR, or BILINEAR / BICUBIC with random_resized_crop",
+                   "interpolation OPENCV_LINEAR resizes whole images (Caffe's new_height/new_width), not a "
+                   "random-resized crop");
+        errors++;
+    }
+    errors += check_image_channels(diag, d, train, SM_TRAIN, net);
     errors += read_augment(&run->augment, diag, train, aug);
     const ast_node *norm = sv_msg(train, SM_TRAIN, "normalize");
     read_normalize(d, norm);
@@ -257,6 +287,7 @@ static int read_val(run_config *run, diag_ctx *diag, const ast_node *val, const 
     d->center_crop = sv_int(val, SM_VAL, "center_crop");
     errors += read_interpolation(d, diag, val, SM_VAL);
     if (val) errors += read_image_fields(d, diag, val, SM_VAL);
+    if (val) errors += check_image_channels(diag, d, val, SM_VAL, net);
     const ast_node *norm = sv_msg(val, SM_VAL, "normalize");
     read_normalize(d, norm);
     errors += check_normalize(diag, norm, net);

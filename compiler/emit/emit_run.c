@@ -96,16 +96,19 @@ static void emit_floats(FILE *f, const char *name, const double *v, int n, doubl
     fprintf(f, " }");
 }
 
-/* The filter member of a split's transform, only when bicubic: bilinear specs' generated
+/* The filter member of a split's transform, only when not bilinear: bilinear specs' generated
  * code stays as it was. */
-static const char *filter_init(const run_data_split *d) { return d->bicubic ? ", .filter = RT_IMG_BICUBIC" : ""; }
+static const char *filter_init(const run_data_split *d) {
+    return d->bicubic ? ", .filter = RT_IMG_BICUBIC" : d->cv_linear ? ", .filter = RT_IMG_CV_LINEAR" : "";
+}
 
-/* A split's resize_to and bgr, only when set (other specs' generated code stays as it was). */
+/* A split's resize_to, bgr and gray, only when set (other specs' generated code stays as it was). */
 static const char *caffe_image_init(const run_data_split *d, char *buf, size_t cap) {
     int n = snprintf(buf, cap, "%s", "");
     if (d->resize_to[0]) n += snprintf(buf + n, cap - (size_t)n, ", .resize_h = %ld, .resize_w = %ld", (long)d->resize_to[0],
                                        (long)d->resize_to[1]);
-    if (d->bgr) snprintf(buf + n, cap - (size_t)n, ", .bgr = 1");
+    if (d->bgr) n += snprintf(buf + n, cap - (size_t)n, ", .bgr = 1");
+    if (d->gray) snprintf(buf + n, cap - (size_t)n, ", .gray = 1");
     return buf;
 }
 

@@ -72,9 +72,9 @@ static void summarize_data(FILE *f, const char *phase, const ic_data *d, const c
         fprintf(f, "  data %s: HDF5Data \"%s\" -> data.%s, hdf5 %s (%ld samples of %dx%dx%d), batch %lld\n", phase,
                 d->name, split, d->source, d->records, d->c, d->h, d->w, (long long)d->batch);
     else if (strcmp(d->type, "ImageData") == 0)
-        fprintf(f, "  data %s: ImageData \"%s\" -> data.%s, image-list %s (%ld images%s%s), %dx%dx%d, batch %lld%s%s%s%s%s\n",
+        fprintf(f, "  data %s: ImageData \"%s\" -> data.%s, image-list %s (%ld images%s%s), %dx%dx%d%s, batch %lld%s%s%s%s%s\n",
                 phase, d->name, split, d->source, d->records, d->root[0] ? " under " : "", d->root, d->c, d->h, d->w,
-                (long long)d->batch, d->new_h ? ", resized (Pillow's bilinear, not cv::resize: see the notes)" : "",
+                d->gray ? " gray" : "", (long long)d->batch, d->new_h ? ", resized as cv::resize (OPENCV_LINEAR)" : "",
                 d->mean_file ? ", mean image " : "", d->mean_file ? d->mean_file : "",
                 d->scale != 1 || d->n_mean ? ", normalize" : "", d->mirror ? ", flip" : "");
     else

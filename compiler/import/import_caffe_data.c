@@ -3,8 +3,9 @@
  * input, whose shape and training set size come from the database itself (its first record
  * and its record count); the TRAIN-phase layer gives data.train, the TEST-phase one
  * data.val. ImageData becomes the
- * image-list source (its list, root_folder, new_height/new_width as resize_to, crop_size as
- * random_crop or center_crop, in Caffe's B, G, R channel order); HDF5Data the hdf5 source
+ * image-list source (its list, root_folder, new_height/new_width as resize_to with OpenCV's
+ * linear filter, crop_size as random_crop or center_crop, in Caffe's B, G, R channel order, or
+ * one gray channel for is_color: false); HDF5Data the hdf5 source
  * (its list of .h5 files, whose shape and sample count are read from them); DummyData the
  * synthetic source. The data layers trainc has no reader for say what to do instead. */
 #include <stdlib.h>
@@ -62,11 +63,11 @@ static int image_mean_size(ic_ctx *ic, const ast_node *L, const char *name, ic_d
         ic_note(ic, at, "layer \"%s\": no new_height/new_width; the images are read at the mean image's %dx%d "
                 "(resize_to), where Caffe refuses images of another size", name, d->mean_h, d->mean_w);
     }
-    if (d->mean_c != 3 || d->mean_h != d->new_h || d->mean_w != d->new_w)
+    if (d->mean_c != d->c || d->mean_h != d->new_h || d->mean_w != d->new_w)
         return ic_error(ic, at, "compute the mean of the resized images (Caffe's compute_image_mean), or set new_height "
                         "and new_width to its size", "ImageData layer \"%s\": the mean file %s is a %dx%dx%d image, the "
-                        "resized images 3x%lldx%lld (Caffe refuses them too)", name, d->mean_file, d->mean_c, d->mean_h,
-                        d->mean_w, (long long)d->new_h, (long long)d->new_w);
+                        "resized images %dx%lldx%lld (Caffe refuses them too)", name, d->mean_file, d->mean_c, d->mean_h,
+                        d->mean_w, d->c, (long long)d->new_h, (long long)d->new_w);
     if (d->crop > d->new_h || d->crop > d->new_w)
         return ic_error(ic, ic_get(ic_get(L, "transform_param")->a, "crop_size"), NULL, "ImageData layer \"%s\": "
                         "crop_size %lld is larger than the mean image's %dx%d", name, (long long)d->crop, d->mean_h,
@@ -120,11 +121,16 @@ static int read_transform(ic_ctx *ic, const ast_node *L, const char *name, ic_da
             ic_note(ic, ic_get(tp, *f), "layer \"%s\": transform_param %s: how NVCaffe computes its transform; no "
                     "effect on what trainc reads", name, *f);
     if (ic_get(tp, "mean_file") && read_mean_file(ic, tp, name, d) < 0) return -1;
-    if (!strcmp(d->type, "ImageData") && ic_get(tp, "force_color") && !ic_get(tp, "force_gray"))
-        ;   /* trainc decodes colour images anyway */
+    if (!strcmp(d->type, "ImageData") && (ic_get(tp, "force_color") || ic_get(tp, "force_gray")))
+        /* Caffe's DataTransformer applies them to encoded Datum records only; ImageData reads its
+         * files with image_data_param's is_color */
+        ic_note(ic, ic_get(tp, ic_get(tp, "force_gray") ? "force_gray" : "force_color"), "layer \"%s\": transform_param "
+                "%s has no effect on ImageData (Caffe applies it to encoded Datum records); is_color chooses colour or "
+                "gray", name, ic_get(tp, "force_gray") ? "force_gray" : "force_color");
     else if (ic_get(tp, "force_gray"))
-        return ic_error(ic, ic_get(tp, "force_gray"), "leave force_gray out and give the net 3 input channels",
-                        "%s layer \"%s\": force_gray; trainc's image sources decode colour images", d->type, name);
+        return ic_error(ic, ic_get(tp, "force_gray"), "write the database with the channels the net reads (convert_imageset "
+                        "--gray writes gray records)", "%s layer \"%s\": force_gray re-decodes encoded images to gray; "
+                        "trainc reads raw Datum pixels", d->type, name);
     else if (ic_get(tp, "force_color"))
         return ic_error(ic, ic_get(tp, "force_color") ? ic_get(tp, "force_color") : ic_get(tp, "force_gray"),
                         "write the database with the channels the net reads", "%s layer \"%s\": force_color / "
@@ -236,7 +242,8 @@ static const char *caffe_relative(ic_ctx *ic, const char *path, FILE **f) {
 }
 
 /* ImageData: image_data_param's list (its lines are the set's size), batch, root_folder,
- * new_height/new_width; colour only (is_color), the list shuffled as trainc shuffles. */
+ * new_height/new_width, is_color (false: one gray channel, decoded as cv::imread's
+ * IMREAD_GRAYSCALE), the list shuffled as trainc shuffles. */
 static int read_image_data(ic_ctx *ic, const ast_node *L, const char *name, ic_data *d) {
     const ast_node *p = NULL;
     if (ic_msg(ic, L, "image_data_param", &p) < 0) return -1;
@@ -252,10 +259,7 @@ static int read_image_data(ic_ctx *ic, const ast_node *L, const char *name, ic_d
         return -1;
     if (!d->source) return ic_error(ic, p, NULL, "ImageData layer \"%s\" needs image_data_param source", name);
     if (d->batch < 1) return ic_error(ic, p, NULL, "ImageData layer \"%s\" needs batch_size >= 1", name);
-    if (!is_color)
-        return ic_error(ic, ic_get(p, "is_color"), "leave is_color out and give the net 3 input channels (or write the "
-                        "gray images into an LMDB with convert_imageset --gray and read it with a Data layer)",
-                        "ImageData layer \"%s\": is_color: false; trainc's image sources decode colour images", name);
+    d->gray = !is_color;
     if ((d->new_h > 0) != (d->new_w > 0) || d->new_h < 0 || d->new_w < 0)
         return ic_error(ic, ic_get(p, d->new_h > 0 ? "new_height" : "new_width"), "give both new_height and new_width",
                         "ImageData layer \"%s\": new_height and new_width resize together (as Caffe requires)", name);
@@ -275,7 +279,7 @@ static int read_image_data(ic_ctx *ic, const ast_node *L, const char *name, ic_d
         if (line[strspn(line, " \t\r\n")]) d->records++;
     fclose(f);
     if (d->records == 0) return ic_error(ic, ic_get(p, "source"), NULL, "ImageData layer \"%s\": %s lists no images", name, d->source);
-    d->c = 3;
+    d->c = d->gray ? 1 : 3;
     d->h = (int)(d->crop ? d->crop : d->new_h), d->w = (int)(d->crop ? d->crop : d->new_w);
     if (d->crop && d->new_h && (d->crop > d->new_h || d->crop > d->new_w))
         return ic_error(ic, ic_get(ic_get(L, "transform_param")->a, "crop_size"), NULL, "ImageData layer \"%s\": "
@@ -398,12 +402,11 @@ int ic_data_layer(ic_ctx *ic, const ast_node *L, const char *type, const char *n
                     "--shuffle writes it shuffled once); trainc shuffles the whole set every epoch from the run's seed", name);
     } else if (image) {
         if (read_image_data(ic, L, name, &d) < 0 || (d.mean_file && image_mean_size(ic, L, name, &d) < 0)) return -1;
-        if (d.new_h && !ic->resize_noted++)   /* how the two resize: Caffe with OpenCV, trainc with Pillow's filter */
-            ic_note(ic, ic_get(ic_get(L, "image_data_param")->a, "new_height"), "layer \"%s\": new_height/new_width: "
-                    "trainc resizes with Pillow's bilinear filter, Caffe with cv::resize (INTER_LINEAR): the same "
-                    "where an image already has that size; enlarging, pixels may differ by 1 (rounding); shrinking, "
-                    "Pillow's filter averages every covered pixel (and a large JPEG is decoded at a reduced DCT scale "
-                    "first) where cv::resize interpolates the nearest two", name);
+        if (!ic->resize_noted++)   /* decoded and resized as Caffe's OpenCV (3.1 and later) does */
+            ic_note(ic, ic_get(L, "image_data_param"), "layer \"%s\": the images are decoded as cv::imread and resized "
+                    "as cv::resize (INTER_LINEAR) do, bit for bit (interpolation: OPENCV_LINEAR%s), turned upright by "
+                    "their EXIF orientation tag as OpenCV 3.1 and later turn them (OpenCV 2.4 did not)", name,
+                    d.gray ? ", gray: cv::imread's IMREAD_GRAYSCALE" : "");
     } else if (hdf5) {
         if (read_hdf5_data(ic, L, name, &d) < 0) return -1;
     } else if (read_dummy(ic, L, name, &d) < 0) {
@@ -469,7 +472,8 @@ static void print_split(FILE *out, const char *split, const ic_data *d) {
     fprintf(out, " batch_per_rank: %lld", (long long)d->batch);
     if (image) {   /* Caffe: resize, then a random crop (TRAIN) or the center (TEST); OpenCV's B, G, R */
         if (d->new_h) fprintf(out, " resize_to: [%lld, %lld]", (long long)d->new_h, (long long)d->new_w);
-        fputs(" bgr: true", out);
+        fputs(" interpolation: OPENCV_LINEAR", out);
+        fputs(d->gray ? " gray: true" : " bgr: true", out);
         if (d->crop && !train) fprintf(out, " center_crop: %lld", (long long)d->crop);
     }
     if (!image && d->db_h && !train) fprintf(out, " center_crop: %lld", (long long)d->crop);

@@ -52,6 +52,7 @@ typedef struct ic_data {
     int n_mean, mirror;
     const char *root;                   /* ImageData: root_folder ("" = none) */
     int64_t new_h, new_w;               /* ImageData: new_height/new_width (0 = the images' own) */
+    int gray;                           /* ImageData: is_color: false (one channel, cv::imread's gray) */
     int leveldb;                        /* Data: backend LEVELDB (Caffe's default) rather than LMDB */
     const char *mean_file;              /* Data, ImageData: transform_param mean_file, exact (the path found), or NULL */
     int mean_c, mean_h, mean_w;         /* its image's shape, checked against the database's (ImageData: the resized images) */
@@ -83,7 +84,7 @@ typedef struct ic_ctx {
     ic_test_top test_tops[IC_MAX_TEST_TOPS];
     int n_test_tops;
     ic_data train_data, val_data;       /* data layers, or train_data.set 0 with an Input layer */
-    int resize_noted;                   /* the note on ImageData's resize is in the spec once */
+    int resize_noted;                   /* the note on ImageData's decoding is in the spec once */
     const ast_node *val_layer;          /* the TEST-phase data layer, read once the net is known */
     char precision[128];                /* NVCaffe's net-level precision as a precision block, or "" */
     const ast_node *root;               /* the net, and the index of the layer being read in it */

@@ -44,8 +44,8 @@ struct image_pool {
  * each pixel's place there before the crop and the mirror (data_transformer.cpp): the sample's
  * (y, x) came from the resized image's (top + y, left + x'), x' = W - 1 - x when mirrored. */
 static void subtract_mean(const rt_loader *l, const rt_image_window *place, float *out) {
-    const int H = l->ds->h, W = l->ds->w, MH = l->cfg.mean_h, MW = l->cfg.mean_w;
-    for (int c = 0; c < 3; c++)
+    const int C = l->ds->c, H = l->ds->h, W = l->ds->w, MH = l->cfg.mean_h, MW = l->cfg.mean_w;
+    for (int c = 0; c < C; c++)
         for (int y = 0; y < H; y++) {
             const float *m = l->cfg.mean_image + ((size_t)c * MH + (size_t)(place->top + y)) * MW + place->left;
             float *d = out + ((size_t)c * H + y) * W;
@@ -96,10 +96,10 @@ static void fill_one(struct image_pool *p, worker_state *w, long j) {
     augment_policy_apply(l, chw, p->aug_key, pos);   /* TrivialAugment/RandAugment, when on (training only) */
     if (l->cfg.nhwc && l->cfg.raw_u8) {   /* channels-last bytes, pixel by pixel */
         for (size_t q = 0; q < plane; q++)
-            for (int c = 0; c < 3; c++) dst[3 * q + c] = chw[c * plane + q];
+            for (int c = 0; c < ds->c; c++) dst[(size_t)ds->c * q + c] = chw[c * plane + q];
     } else if (!l->cfg.raw_u8) {   /* floats [c][hw]: loader_fill makes them channels-last after erasing and mixing */
         float *out = (float *)dst;
-        for (int c = 0; c < 3; c++)
+        for (int c = 0; c < ds->c; c++)
             for (size_t q = 0; q < plane; q++) out[c * plane + q] = l->lut[c][chw[c * plane + q]];
         if (l->cfg.mean_image) subtract_mean(l, &place, out);
     }

@@ -56,7 +56,8 @@ void rt_image_plan(const rt_image_transform *t, int src_w, int src_h, uint64_t s
         resized_size(t->resize, src_w, src_h, &rw, &rh);
         if (t->resize_h > 0 && t->resize_w > 0) rw = t->resize_w, rh = t->resize_h;   /* Caffe's warp */
         long top, left;
-        if (t->mode == RT_IMG_CENTER && t->resize_h > 0 && t->resize_w > 0) {   /* Caffe: (size - crop) / 2 */
+        const int caffe = (t->resize_h > 0 && t->resize_w > 0) || t->filter == RT_IMG_CV_LINEAR;
+        if (t->mode == RT_IMG_CENTER && caffe) {   /* Caffe: (size - crop) / 2 */
             top = (rh - t->out_h) / 2, left = (rw - t->out_w) / 2;
         } else if (t->mode == RT_IMG_CENTER) {   /* CenterCrop: int(round((size - crop) / 2)) */
             top = (long)nearbyint((rh - t->out_h) / 2.0);

@@ -1,22 +1,14 @@
 /* JPEG decoding with libjpeg-turbo's TurboJPEG API, one decoder per thread: RGB output for
- * every colour space JPEG files use (CMYK/YCCK converted as Pillow does), DCT-domain scaling
- * by k/8, and the whole sample path (window, scale, decode, resample). */
+ * every colour space JPEG files use (CMYK/YCCK converted as Pillow does, or as OpenCV does for
+ * Caffe's images, gray too), DCT-domain scaling by k/8, and the whole sample path (window,
+ * scale, decode, resample). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <turbojpeg.h>
-#include "jpeg_region.h"
+#include "jpeg_internal.h"
 #include "rt_core.h"
 #include "rt_image.h"
-
-struct rt_jpeg {
-    tjhandle tj;
-    jpeg_region *region;   /* the sample path's partial decoder */
-    uint8_t *pix;   /* decoded pixels (RGB, or CMYK before conversion) */
-    size_t pix_cap;
-    uint8_t *tmp;   /* the resampler's intermediate rows */
-    size_t tmp_cap;
-};
 
 rt_jpeg *rt_jpeg_new(void) {
     rt_jpeg *j = rt_xcalloc(1, sizeof *j);
@@ -32,10 +24,12 @@ void rt_jpeg_free(rt_jpeg *j) {
     jpeg_region_free(j->region);
     free(j->pix);
     free(j->tmp);
+    free(j->aux);
+    free(j->turn);
     free(j);
 }
 
-static void *grow(uint8_t **buf, size_t *cap, size_t need) {
+void *jpeg_grow(uint8_t **buf, size_t *cap, size_t need) {
     if (need > *cap) {
         free(*buf);
         *buf = rt_xmalloc(need);
@@ -125,7 +119,7 @@ int rt_jpeg_decode(rt_jpeg *j, const uint8_t *buf, size_t len, int num8, const u
     int sw = TJSCALED(W, sf), sh = TJSCALED(H, sf);
     int cmyk = cs == TJCS_CMYK || cs == TJCS_YCCK;
     size_t px = (size_t)sw * sh;
-    uint8_t *out = grow(&j->pix, &j->pix_cap, px * (cmyk ? 7 : 3));   /* CMYK + its RGB after it */
+    uint8_t *out = jpeg_grow(&j->pix, &j->pix_cap, px * (cmyk ? 7 : 3));   /* CMYK + its RGB after it */
     uint8_t *dec = cmyk ? out + px * 3 : out;
     if (tjDecompress2(j->tj, buf, (unsigned long)len, dec, sw, 0, sh, cmyk ? TJPF_CMYK : TJPF_RGB, 0) != 0) {
         const char *msg = tjGetErrorStr2(j->tj);
@@ -137,6 +131,37 @@ int rt_jpeg_decode(rt_jpeg *j, const uint8_t *buf, size_t len, int num8, const u
     *rgb = out;
     *w = sw;
     *h = sh;
+    return 0;
+}
+
+/* OpenCV's CMYK conversions (modules/imgcodecs/src/utils.cpp, icvCvt_CMYK2BGR_8u_C4C3R and
+ * icvCvt_CMYK2Gray_8u_C4C1R): each ink becomes k - ((255 - ink) * k >> 8); gray is then
+ * (0.299 R + 0.587 G + 0.114 B) in 14-bit fixed point, rounded. */
+static void cmyk_to_opencv(uint8_t *out, const uint8_t *cmyk, size_t pixels, int gray) {
+    for (size_t i = 0; i < pixels; i++) {
+        int k = cmyk[4 * i + 3], v[3];
+        for (int c = 0; c < 3; c++) v[c] = k - ((255 - cmyk[4 * i + c]) * k >> 8);
+        if (gray) out[i] = (uint8_t)((v[2] * 1868 + v[1] * 9617 + v[0] * 4899 + (1 << 13)) >> 14);
+        else out[3 * i] = (uint8_t)v[0], out[3 * i + 1] = (uint8_t)v[1], out[3 * i + 2] = (uint8_t)v[2];
+    }
+}
+
+int rt_jpeg_decode_opencv(rt_jpeg *j, const uint8_t *buf, size_t len, int gray, const uint8_t **px, int *w,
+                          int *h, char *why, size_t why_cap) {
+    int W, H, cs;
+    if (read_header(j, buf, len, &W, &H, &cs, why, why_cap)) return -1;
+    const int cmyk = cs == TJCS_CMYK || cs == TJCS_YCCK, cn = gray ? 1 : 3;
+    size_t n = (size_t)W * H;
+    uint8_t *out = jpeg_grow(&j->pix, &j->pix_cap, n * (cmyk ? cn + 4 : cn));
+    uint8_t *dec = cmyk ? out + n * cn : out;
+    /* libjpeg's own grayscale output: a YCbCr image's Y plane, an RGB one's Y computed */
+    int pf = cmyk ? TJPF_CMYK : gray ? TJPF_GRAY : TJPF_RGB;
+    if (tjDecompress2(j->tj, buf, (unsigned long)len, dec, W, 0, H, pf, 0) != 0) {
+        const char *msg = tjGetErrorStr2(j->tj);
+        if (tjGetErrorCode(j->tj) != TJERR_WARNING || strstr(msg, "Premature end")) return fail(j, buf, len, "", why, why_cap);
+    }
+    if (cmyk) cmyk_to_opencv(out, dec, n, gray);
+    *px = out, *w = W, *h = H;
     return 0;
 }
 
@@ -168,7 +193,7 @@ static int png_sample(rt_jpeg *j, const uint8_t *buf, size_t len, const rt_image
     int W, H;
     if (rt_png_decode(buf, len, &j->pix, &j->pix_cap, &W, &H, why, why_cap)) return -1;
     rt_image_plan(t, W, H, sample_seed, win);
-    uint8_t *tmp = grow(&j->tmp, &j->tmp_cap, rt_image_resample_tmp_bytes(H, t->out_w));
+    uint8_t *tmp = jpeg_grow(&j->tmp, &j->tmp_cap, rt_image_resample_tmp_bytes(H, t->out_w));
     rt_image_resample(chw, t->out_h, t->out_w, j->pix, W, H, win, tmp);
     return 0;
 }
@@ -210,7 +235,7 @@ static int sample_rgb(rt_jpeg *j, const uint8_t *buf, size_t len, const rt_image
         x0 = 0, y0 = 0, rw = sw, rh = sh;
     }
     win.x0 -= x0, win.x1 -= x0, win.y0 -= y0, win.y1 -= y0;
-    uint8_t *tmp = grow(&j->tmp, &j->tmp_cap, rt_image_resample_tmp_bytes(rh, t->out_w));
+    uint8_t *tmp = jpeg_grow(&j->tmp, &j->tmp_cap, rt_image_resample_tmp_bytes(rh, t->out_w));
     rt_image_resample(chw, t->out_h, t->out_w, rgb, rw, rh, &win, tmp);
     *winp = win;
     return 0;
@@ -224,8 +249,12 @@ int rt_jpeg_sample(rt_jpeg *j, const uint8_t *buf, size_t len, const rt_image_tr
 
 int rt_jpeg_sample_placed(rt_jpeg *j, const uint8_t *buf, size_t len, const rt_image_transform *t,
                           uint64_t sample_seed, uint8_t *chw, rt_image_window *place, char *why, size_t why_cap) {
-    if (sample_rgb(j, buf, len, t, sample_seed, chw, place, why, why_cap)) return -1;
-    if (t->bgr) {   /* Caffe decodes with OpenCV: blue first */
+    if (t->gray || t->filter == RT_IMG_CV_LINEAR) {
+        if (jpeg_sample_opencv(j, buf, len, t, sample_seed, chw, place, why, why_cap)) return -1;
+    } else if (sample_rgb(j, buf, len, t, sample_seed, chw, place, why, why_cap)) {
+        return -1;
+    }
+    if (t->bgr && !t->gray) {   /* Caffe decodes with OpenCV: blue first */
         size_t plane = (size_t)t->out_h * t->out_w;
         for (size_t q = 0; q < plane; q++) {
             uint8_t r = chw[q];

@@ -25,10 +25,13 @@ typedef enum {
     RT_IMG_RANDOM_CROP,    /* shorter side to `resize` (0: keep), then a random out_h x out_w (Caffe) */
 } rt_image_mode;
 
-/* The resampling filter, both Pillow's (the rest of a sample is the same either way). */
+/* The resampling filter: Pillow's two, or OpenCV's (the rest of a sample is the same). */
 typedef enum {
     RT_IMG_BILINEAR = 0,   /* triangle, support 1 (torchvision's default) */
     RT_IMG_BICUBIC,        /* Keys cubic a = -0.5, support 2 (timm's ResNets) */
+    RT_IMG_CV_LINEAR,      /* cv::resize INTER_LINEAR, bit-exact (Caffe's ImageData): the image decoded
+                            * whole at full size as cv::imread does, resized to the mode's size,
+                            * cropped at whole pixels; not for RT_IMG_RRC */
 } rt_image_filter;
 
 typedef struct {
@@ -42,6 +45,8 @@ typedef struct {
     int resize_h, resize_w;     /* > 0: first resize to exactly this, the aspect not kept (Caffe's
                                  * ImageData new_height/new_width), instead of `resize` */
     int bgr;                    /* planes B, G, R (Caffe's OpenCV order) instead of R, G, B */
+    int gray;                   /* one plane: the image decoded as cv::imread(IMREAD_GRAYSCALE) does
+                                 * (Caffe's is_color: false), whole, at full size */
 } rt_image_transform;
 
 /* The source window (in source pixels; may be fractional after a resize) and the flip. */
@@ -96,9 +101,36 @@ int rt_jpeg_header(rt_jpeg *j, const uint8_t *buf, size_t len, int *w, int *h,
 int rt_png_decode(const uint8_t *buf, size_t len, uint8_t **rgb, size_t *cap, int *w, int *h,
                   char *why, size_t why_cap);
 
+/* OpenCV's cv::resize(INTER_LINEAR) of an 8-bit image (src: src_h rows of src_w pixels of cn
+ * bytes, cn 1 or 3) to win->rw x win->rh, bit-exact, of which the out_h x out_w crop at
+ * (win->top, win->left) is written as cn planes (mirrored if win->flip; pixels outside the
+ * resized image are 0). */
+void rt_image_cv_linear(uint8_t *chw, int out_h, int out_w, const uint8_t *src, int cn, int src_w, int src_h,
+                        const rt_image_window *win);
+
+/* A JPEG decoded as OpenCV's cv::imread does: libjpeg's RGB output (gray: its grayscale output,
+ * a YCbCr image's Y plane), CMYK/YCCK converted by OpenCV's formulas; full size, HWC, 3 or 1
+ * bytes a pixel; *px owned by j. 0, or -1 with the reason in why. */
+int rt_jpeg_decode_opencv(rt_jpeg *j, const uint8_t *buf, size_t len, int gray, const uint8_t **px, int *w,
+                          int *h, char *why, size_t why_cap);
+/* A PNG decoded as OpenCV's cv::imread does (alpha stripped, no gamma; gray through libpng's
+ * rgb_to_gray with 0.299 / 0.587), RGB or gray, into *px (grown, *cap bytes); *orientation: its
+ * eXIf chunk's orientation tag (1: none). 0 or -1. */
+int rt_png_decode_opencv(const uint8_t *buf, size_t len, int gray, uint8_t **px, size_t *cap, int *w, int *h,
+                         int *orientation, char *why, size_t why_cap);
+
+/* EXIF orientation (image_exif.c), 1..8, 1 where there is none or it is unreadable: of a TIFF
+ * block (an eXIf chunk), of a JPEG's APP1 Exif segment. */
+int rt_exif_orientation_tiff(const uint8_t *tiff, size_t len);
+int rt_jpeg_exif_orientation(const uint8_t *buf, size_t len);
+/* src (h rows of w pixels of cn bytes) turned upright by orientation as cv::imread does, into
+ * dst (w * h * cn bytes), *ow x *oh; returns 0 for orientation 1 (dst not written). */
+int rt_image_orient(uint8_t *dst, const uint8_t *src, int w, int h, int cn, int orientation, int *ow, int *oh);
+
 /* The whole sample: header, window, the smallest DCT scale that keeps the window at least
  * the output size, decode, resample, flip (and with t->bgr the planes in B, G, R order).
- * chw receives 3 x out_h x out_w bytes. PNG
+ * chw receives 3 (t->gray: 1) x out_h x out_w bytes; with t->gray or the filter RT_IMG_CV_LINEAR
+ * the image is decoded whole as OpenCV does (jpeg_opencv.c). PNG
  * content (a PNG in an image folder, whatever its name) is decoded whole, then windowed
  * the same way, as trainc pack would convert it. Returns 0, or -1 with the reason in why
  * (not a JPEG or PNG, truncated, corrupt). */

@@ -87,15 +87,19 @@ static uint8_t *read_file(const char *path, size_t *len, char *why, size_t cap) 
 }
 
 /* One sample in the model's input form at slot i of x: bytes (a device model normalizes
- * them) or normalized floats; channels-last where the plan is. chw: 3 x h x w bytes. */
-static void put_sample(const trainer *t, void *x, int i, const uint8_t *chw, int h, int w, float lut[][256]) {
+ * them) or normalized floats; channels-last where the plan is. chw: 3 x h x w bytes (gray: the
+ * one plane the image source decoded, as its training data was). */
+static void put_sample(const trainer *t, void *x, int i, const uint8_t *chw, int h, int w, float lut[][256],
+                       int gray) {
     const rt_model *m = t->m;
     int c = m->in_c;
     long plane = (long)h * w, n = plane * c;
     for (int ch = 0; ch < c; ch++)
         for (long p = 0; p < plane; p++) {
             uint8_t v;
-            if (c == 1)   /* Pillow's convert("L"): ITU-R 601-2 luma, fixed point */
+            if (c == 1 && gray)
+                v = chw[p];
+            else if (c == 1)   /* Pillow's convert("L"): ITU-R 601-2 luma, fixed point */
                 v = (uint8_t)((chw[p] * 19595u + chw[plane + p] * 38470u + chw[2 * plane + p] * 7471u + 0x8000u) >> 16);
             else
                 v = chw[ch * plane + p];
@@ -203,7 +207,7 @@ int trainer_run_predict(trainer *t) {
             }
             if (buf && !image) snprintf(why, sizeof why, "not a JPEG or PNG image (%s)", kind ? kind : "unknown content");
             if (image && rt_jpeg_sample(dec, buf, len, &tf, 0, chw, why, sizeof why) == 0) {
-                put_sample(t, x, filled, chw, h, w, lut);
+                put_sample(t, x, filled, chw, h, w, lut, tf.gray);
                 batch_paths[filled++] = files.paths[i];
             } else {
                 fprintf(stderr, "error: --predict: %s: %s\n", files.paths[i], why);

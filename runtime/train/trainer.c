@@ -57,12 +57,12 @@ static void trainer_image_mean(trainer *t) {
     load_mean_image(t);
     const rt_image_transform *im[2] = { &run->train_image, &run->val_image };
     for (int k = 0; k < 2; k++) {
-        int bad = t->mean_c != 3 || (im[k]->resize_h > 0 && (im[k]->resize_h != t->mean_h || im[k]->resize_w != t->mean_w));
+        int bad = t->mean_c != (im[k]->gray ? 1 : 3) || (im[k]->resize_h > 0 && (im[k]->resize_h != t->mean_h || im[k]->resize_w != t->mean_w));
         if (bad)
             rt_die_hint("compute the mean image of the resized images (Caffe's compute_image_mean), or resize them to "
                         "its size (resize_to)", "the mean file %s is a %dx%dx%d image, and data.%s resizes the images "
-                        "to 3x%dx%d", run->mean_file, t->mean_c, t->mean_h, t->mean_w, k ? "val" : "train",
-                        im[k]->resize_h, im[k]->resize_w);
+                        "to %dx%dx%d", run->mean_file, t->mean_c, t->mean_h, t->mean_w, k ? "val" : "train",
+                        im[k]->gray ? 1 : 3, im[k]->resize_h, im[k]->resize_w);
         if (t->mean_h < m_in(t, 0) || t->mean_w < m_in(t, 1))
             rt_die_hint("compute the mean image of the resized images", "the mean file %s is a %dx%dx%d image, smaller "
                         "than the net's %dx%d input", run->mean_file, t->mean_c, t->mean_h, t->mean_w, m_in(t, 0), m_in(t, 1));

@@ -96,10 +96,11 @@ def count(net):
             dims = getall(get(get(layer, "dummy_data_param"), "shape"), "dim")
             shapes[top] = tuple(dims[1:])
             continue
-        if kind == "ImageData":   # 3 channels at crop_size, else new_height x new_width
+        if kind == "ImageData":   # 3 channels (is_color: false: 1) at crop_size, else new_height x new_width
             crop = get(get(layer, "transform_param"), "crop_size") if get(layer, "transform_param") else None
             p = get(layer, "image_data_param")
-            shapes[top] = (3, crop, crop) if crop else (3, get(p, "new_height"), get(p, "new_width"))
+            c = 1 if get(p, "is_color") in (False, "false") else 3
+            shapes[top] = (c, crop, crop) if crop else (c, get(p, "new_height"), get(p, "new_width"))
             continue
         if kind in ("SoftmaxWithLoss", "Accuracy"):
             continue

@@ -7,8 +7,9 @@
 # top-1. The source keeps the promises of the other image sources: the same global batch of 16
 # on 1 and 2 ranks trains to the same per-step losses, a run stopped after epoch 1 and resumed
 # ends at the params_hash of the one that never stopped. A sample's pixels (resize_to, the
-# center crop, B, G, R) equal Pillow's bilinear resize of the same PNG (sampled at the crop's
-# points, as tests/data/loader_reference.py does). A label outside the classes is
+# center crop, B, G, R) equal OpenCV's (Debian's python3-opencv): cv2.imread, cv2.resize with
+# INTER_LINEAR, the center crop, as Caffe's ImageData makes them, JPEG and PNG alike, bit for
+# bit (tests/data/opencv_reference_test.sh checks more sizes and decodes). A label outside the classes is
 # named by list and line, a missing image by its path, each exit 1.
 set -u
 source tests/lib.sh
@@ -41,7 +42,7 @@ for split, n in (("train", 48), ("val", 16)):
 PY
 sed "s|ROOT|$dir/img/|; s|TRAIN_LIST|$dir/train.txt|; s|VAL_LIST|$dir/val.txt|" tests/caffe/image_data.prototxt >"$dir/net.prototxt"
 "$TRAINC" import caffe "$dir/net.prototxt" -o "$dir/net.spec" >"$dir/import.txt" 2>&1 || { cat "$dir/import.txt"; die "import"; }
-for want in 'source: "image-list"' "root_folder: \"$dir/img/\"" 'resize_to: [12, 12]' 'bgr: true' \
+for want in 'source: "image-list"' "root_folder: \"$dir/img/\"" 'resize_to: [12, 12]' 'bgr: true' 'interpolation: OPENCV_LINEAR' \
             'random_crop { size: 10 }' 'center_crop: 10' 'train_samples: 48' 'mean_value: [104, 117, 123]'; do
   grep -qF "$want" "$dir/net.spec" || fail "imported spec lacks '$want'"
 done
@@ -65,29 +66,23 @@ top1=$(summary_of "$dir/r1.run/metrics.jsonl" top1 2>/dev/null || echo 0)
 same_on_two_ranks "$dir" 10
 exact_resume "$dir" 2
 
-# pixels: a validation sample (resize_to 12x12, center crop 10, B, G, R) against Pillow
-LOADER_LIST_ROOT=$dir/img/ LOADER_RESIZE_TO=12x12 LOADER_BGR=1 "$BUILD/tests/data-tools/loader_dump" "$dir/val.txt" "$dir/val.txt" center 10 10 0 0 1 1 1 1 16 1 1 "$dir/dump" \
+# pixels: a validation sample (resize_to 12x12, center crop 10, B, G, R) against OpenCV
+LOADER_LIST_ROOT=$dir/img/ LOADER_RESIZE_TO=12x12 LOADER_BGR=1 LOADER_FILTER=opencv "$BUILD/tests/data-tools/loader_dump" "$dir/val.txt" "$dir/val.txt" center 10 10 0 0 1 1 1 1 16 1 1 "$dir/dump" \
   >/dev/null 2>"$dir/dump.err" || { fail "loader_dump:"; cat "$dir/dump.err"; }
-"$PY" - "$dir" <<'PY' || fail "samples differ from Pillow's resize"
+"$PY" - "$dir" <<'PY' || fail "samples differ from OpenCV's"
 import sys
 import numpy as np
-from PIL import Image
+import cv2
 out = sys.argv[1]
 got = np.fromfile(f"{out}/dump", np.uint8).reshape(16, 3, 10, 10)
 lines = open(f"{out}/val.txt").read().split("\n")
-checked = 0
-for i, line in enumerate(lines[:16]):
+for i, line in enumerate(lines[:16]):   # Caffe's ReadImageToCVMat, then its TEST crop: the center
     name = line.split()[0]
-    if not name.endswith(".png"):
-        continue   # JPEG decoders may differ by a level; PNG is exact
-    im = Image.open(f"{out}/img/{name}").convert("RGB")
-    W, H = im.size   # resize to 12x12, then the center 10x10: those points of the image (loader_reference.py)
-    im = im.resize((10, 10), Image.BILINEAR, box=(W / 12, H / 12, 11 * W / 12, 11 * H / 12))
-    want = np.asarray(im).transpose(2, 0, 1)[::-1]   # B, G, R planes
+    im = cv2.resize(cv2.imread(f"{out}/img/{name}", cv2.IMREAD_COLOR), (12, 12), interpolation=cv2.INTER_LINEAR)
+    want = im[1:11, 1:11].transpose(2, 0, 1)   # B, G, R planes
     if not np.array_equal(got[i], want):
         print(f"{name}: largest difference {np.abs(got[i].astype(int) - want).max()}"); sys.exit(1)
-    checked += 1
-print(f"{checked} PNG samples equal Pillow's bilinear resize to 12x12 and center crop, in B, G, R order")
+print("16 samples (JPEG and PNG) equal OpenCV's imread, resize to 12x12 (INTER_LINEAR) and center crop, B, G, R")
 PY
 
 # a bad line and a missing image: named, exit 1

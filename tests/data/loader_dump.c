@@ -5,11 +5,13 @@
  *   loader_dump TRAIN VAL|- rrc|center|crop OH OW RESIZE FLIP WORLD THREADS EPOCHS STEPS BATCH SEED RAW OUT
  * VAL "-": batches of TRAIN in training mode (shuffled); else batches of VAL in eval mode.
  * RAW 1: bytes (CHW; HWC with LOADER_NHWC=1); 0: floats x/255. The labels go to OUT.labels (int32).
- * LOADER_FILTER=bicubic resamples with Pillow's bicubic filter instead of bilinear.
+ * LOADER_FILTER=bicubic resamples with Pillow's bicubic filter instead of bilinear, =opencv with
+ * OpenCV's linear resize (Caffe's).
  * WORLD "mpi": one rank per process under mpirun (OMPI_COMM_WORLD_RANK / _SIZE); each writes
  * only its own slices, to OUT.rankR and OUT.rankR.labels.
  * Caffe's ImageData: LOADER_LIST_ROOT=DIR/ reads TRAIN and VAL as "path label" lists under that
- * root_folder; LOADER_RESIZE_TO=HxW resizes to exactly that first; LOADER_BGR=1 orders B, G, R. */
+ * root_folder; LOADER_RESIZE_TO=HxW resizes to exactly that first; LOADER_BGR=1 orders B, G, R;
+ * LOADER_GRAY=1 decodes one gray channel (is_color: false). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +27,8 @@ int main(int argc, char **argv) {
                              .flip = atoi(argv[7]), .scale = { 0.08f, 1.0f }, .ratio = { 0.75f, 4.0f / 3.0f } };
     t.mode = !strcmp(argv[3], "rrc") ? RT_IMG_RRC : !strcmp(argv[3], "center") ? RT_IMG_CENTER : RT_IMG_RANDOM_CROP;
     if (getenv("LOADER_FILTER") && !strcmp(getenv("LOADER_FILTER"), "bicubic")) t.filter = RT_IMG_BICUBIC;
+    if (getenv("LOADER_FILTER") && !strcmp(getenv("LOADER_FILTER"), "opencv")) t.filter = RT_IMG_CV_LINEAR;
+    t.gray = getenv("LOADER_GRAY") ? atoi(getenv("LOADER_GRAY")) : 0;
     int mpi = !strcmp(argv[8], "mpi");
     int world = mpi ? atoi(getenv("OMPI_COMM_WORLD_SIZE") ? getenv("OMPI_COMM_WORLD_SIZE") : "1") : atoi(argv[8]);
     int my_rank = mpi ? atoi(getenv("OMPI_COMM_WORLD_RANK") ? getenv("OMPI_COMM_WORLD_RANK") : "0") : -1;
@@ -43,6 +47,7 @@ int main(int argc, char **argv) {
         rt_dataset_open_images(&train, train_path, NULL, t.out_h, t.out_w, 0, NULL);
         if (eval) rt_dataset_open_images(&val, val_path, &train, t.out_h, t.out_w, 0, NULL);
     }
+    if (t.gray) train.c = val.c = 1;   /* as rt_data_open_images sets it */
     const rt_dataset *ds = eval ? &val : &train;
     rt_loader *l = calloc((size_t)world, sizeof *l);
     int r_lo = mpi ? my_rank : 0, r_hi = mpi ? my_rank + 1 : world;

@@ -2,7 +2,8 @@
  * crop window, DCT scale, partial decode, resample, flip) and as `trainc pack` calls it
  * (rt_jpeg_decode): damaged or hostile JPEG bytes must be refused with a reason or decoded
  * whole, never crash, leak or read out of bounds. The first 4 bytes pick the transform (mode,
- * flip, output size, resize/pad, crop seed) and the pack path's scale; the rest is the file. */
+ * flip, output size, resize/pad, crop seed, Caffe's OpenCV path: gray and/or OpenCV's resize to
+ * resize_to) and the pack path's scale; the rest is the file. */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -33,7 +34,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         .ratio = { 3 / 4.f, 4 / 3.f },
         .resize = data[3] % 64,
         .pad = data[3] >> 6,
+        .gray = data[0] >> 6 & 1,
+        .filter = data[0] >> 7 ? RT_IMG_CV_LINEAR : RT_IMG_BILINEAR,
     };
+    if (t.filter == RT_IMG_CV_LINEAR && t.resize) t.resize_h = t.resize, t.resize_w = 1 + data[1] % 64;
     uint8_t *chw = malloc((size_t)3 * t.out_h * t.out_w);
     rt_jpeg_sample(j, buf, len, &t, data[2], chw, why, sizeof why);
     free(chw);
