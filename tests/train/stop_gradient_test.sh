@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # stop_gradient in training (Caffe's propagate_down: false): tests/gradcheck/gradcheck_views.spec
 # trained one epoch at two learning rates from the same initialization, on the CPU and (where
-# the CUDA headers are) on the CUDA backend under the emulator. d1 and dbn reach the loss only
+# the CUDA headers are) on the CUDA backend under the emulator, NCHW and channels-last in BF16
+# (tests/train/specs/stop_gradient_nhwc.spec: the same stops, no reshape with positions). d1 and dbn reach the loss only
 # through a stop, so their parameters must end exactly as they started: bit-equal in the two
 # runs; every other layer's must differ between them (they train). The gradient itself is
 # checked in double by tests/gradcheck/model_gradcheck_test.sh.
@@ -40,10 +41,10 @@ sys.exit(1 if bad or missing else 0)
 PY
 }
 
-run_pair() {  # tag [trainc build flags]
-  local tag=$1; shift
+run_pair() {  # tag spec [trainc build flags]
+  local tag=$1 spec=$2; shift 2
   for lr in 0.1 0.05; do
-    sed "s/lr { base: 0.1 }/lr { base: $lr }/" tests/gradcheck/gradcheck_views.spec > "$dir/$tag.$lr.spec"
+    sed "s/lr { base: 0.1 }/lr { base: $lr }/" "$spec" > "$dir/$tag.$lr.spec"
     "$TRAINC" build "$dir/$tag.$lr.spec" -o "$dir/$tag.$lr" "$@" > "$dir/$tag.$lr.build" 2>&1 ||
       { tail -5 "$dir/$tag.$lr.build"; fail "$tag: trainc build"; return; }
     "$dir/$tag.$lr" --out "$dir/$tag.$lr.run" > "$dir/$tag.$lr.log" 2>&1 || { tail -5 "$dir/$tag.$lr.log"; fail "$tag: the run"; return; }
@@ -52,13 +53,14 @@ run_pair() {  # tag [trainc build flags]
   r=$(compare "$dir/$tag.0.1.run" "$dir/$tag.0.05.run" "$dir/$tag.0.1.src/model.c") && echo "$tag: $r" || fail "$tag: $r"
 }
 
-run_pair cpu
+run_pair cpu tests/gradcheck/gradcheck_views.spec
 if [ -f /usr/local/cuda/include/cuda_runtime.h ] || [ -f "${CUDA_HOME:-/nonexistent}/include/cuda_runtime.h" ]; then
   cpu_status=$status
   source tests/emu/emu_prelude.sh   # (lib.sh again: keep the CPU's status)
   status=$cpu_status
   emu_prelude test-emu-stop-gradient
-  run_pair cuda --backend cuda
+  run_pair cuda tests/gradcheck/gradcheck_views.spec --backend cuda
+  run_pair cuda-nhwc tests/train/specs/stop_gradient_nhwc.spec --backend cuda --layout nhwc
 else
   echo "SKIP (cuda): the CUDA headers are not installed"
 fi
