@@ -303,8 +303,7 @@ static int check_heads(diag_ctx *diag, net_desc *net, const ast_node *net_msg) {
         diag_note(diag, sv_loc(net_msg, SM_NET, "classes"), "classes given here");
         return 1;
     }
-    int errors = 0, heads = 0;
-    if (!M && stopped_head(diag, net, last_op, L)) return 1;
+    int errors = !M && stopped_head(diag, net, last_op, L), heads = 0;
     for (int i = 0; i < net->n_layers && !diag_should_stop(diag); i++) {
         const net_layer *H = &net->layers[i];
         if (H->kind != NET_SOFTMAX_CE) continue;
