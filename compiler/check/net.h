@@ -30,6 +30,8 @@
     X(HARDSWISH, "hardswish")              \
     X(HARDSIGMOID, "hardsigmoid")          \
     X(FLATTEN, "flatten")                  \
+    X(RESHAPE, "reshape")                  \
+    X(STOP_GRADIENT, "stop_gradient")      \
     X(GAP, "gap")                          \
     X(MAXPOOL, "maxpool")                  \
     X(AVGPOOL, "avgpool")                  \

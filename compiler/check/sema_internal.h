@@ -20,6 +20,9 @@ int sema_infer_channel_op(diag_ctx *diag, const net_desc *net, net_layer *L, con
  * with their parameters and MACs. */
 int sema_infer_token_op(diag_ctx *diag, const net_desc *net, net_layer *L, const ast_node *msg);
 
+/* reshape and stop_gradient (sema_view.c): their output shape, checked. */
+int sema_infer_view_op(diag_ctx *diag, net_layer *L, const ast_node *msg);
+
 /* C*H*W*4 with overflow checks; reports at loc naming `what`. bytes may be NULL. */
 int sema_shape_bytes(diag_ctx *diag, src_loc loc, const char *what, net_shape s, int64_t *bytes);
 

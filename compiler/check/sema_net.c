@@ -252,12 +252,28 @@ static int readers_of(const net_desc *net, int l) {
     return n;
 }
 
+/* A loss head whose class scores come through a stop_gradient (directly or through views
+ * after it) would send its gradient nowhere: an error at the head H. */
+static int stopped_head(diag_ctx *diag, const net_desc *net, int l, const net_layer *H) {
+    while (l >= 0 && (net->layers[l].kind == NET_FLATTEN || net->layers[l].kind == NET_TOKENS ||
+                      net->layers[l].kind == NET_RESHAPE))
+        l = net->layers[l].inputs[0];
+    if (l < 0 || net->layers[l].kind != NET_STOP_GRADIENT) return 0;
+    if (H->kind == NET_SOFTMAX_CE)
+        diag_error(diag, H->loc, "stop the gradient on a branch, not before a loss", "loss head '%s' reads its class "
+                   "scores through stop_gradient '%s': its loss would train nothing", H->name, net->layers[l].name);
+    else
+        diag_error(diag, H->loc, "stop the gradient on a branch, not before a loss", "the loss reads the net's last "
+                   "layer '%s' through stop_gradient '%s': it would train nothing", H->name, net->layers[l].name);
+    return 1;
+}
+
 /* The loss heads (softmax_ce layers; README "Loss heads"): the last layer is the main head
  * (or, when it is no softmax_ce, an implicit one after it), which must read the last layer
  * that is not a loss, as top-1, evaluation and the exports read the net's output there. Every
  * head reads net.classes values (the main head's input sets classes when the spec does not)
- * from a layer that no other layer reads, itself or through the flatten and tokens views
- * between: its gradient is the loss's alone, which the plan writes before backward. */
+ * from a layer that no other layer reads, itself or through the flatten, tokens and reshape
+ * views between, and none through a stop_gradient: its gradient is the loss's alone, which the plan writes before backward. */
 static int check_heads(diag_ctx *diag, net_desc *net, const ast_node *net_msg) {
     int last_op = net->n_layers - 1;
     while (last_op >= 0 && net->layers[last_op].kind == NET_SOFTMAX_CE) last_op--;
@@ -287,10 +303,14 @@ static int check_heads(diag_ctx *diag, net_desc *net, const ast_node *net_msg) {
         diag_note(diag, sv_loc(net_msg, SM_NET, "classes"), "classes given here");
         return 1;
     }
-    int errors = 0, heads = 0;
+    int errors = !M && stopped_head(diag, net, last_op, L), heads = 0;
     for (int i = 0; i < net->n_layers && !diag_should_stop(diag); i++) {
         const net_layer *H = &net->layers[i];
         if (H->kind != NET_SOFTMAX_CE) continue;
+        if (stopped_head(diag, net, H->inputs[0], H)) {
+            errors++;
+            continue;
+        }
         int in = H->inputs[0];
         if (++heads > NET_MAX_HEADS) {
             diag_error(diag, H->loc, NULL, "softmax_ce layer '%s': more than %d loss heads", H->name, NET_MAX_HEADS);
@@ -312,7 +332,8 @@ static int check_heads(diag_ctx *diag, net_desc *net, const ast_node *net_msg) {
         }
         int l = in;
         while (l >= 0 && readers_of(net, l) == 1 &&
-               (net->layers[l].kind == NET_FLATTEN || net->layers[l].kind == NET_TOKENS))
+               (net->layers[l].kind == NET_FLATTEN || net->layers[l].kind == NET_TOKENS ||
+                net->layers[l].kind == NET_RESHAPE))
             l = net->layers[l].inputs[0];
         if (l >= 0 && readers_of(net, l) == 1) continue;
         diag_error(diag, H->loc, "give each head a layer of its own (a linear, say) that nothing else reads",

@@ -275,6 +275,7 @@ static int infer_kind(calc *c, net_desc *net, int i, const ast_node *msg, schema
     case NET_FLATTEN:
         L->out = (net_shape){mul(c, mul(c, L->in.c, L->in.h), L->in.w), 1, 1};
         return c->failed;
+    case NET_RESHAPE: case NET_STOP_GRADIENT: return sema_infer_view_op(c->diag, L, msg);
     case NET_GAP: L->out = (net_shape){L->in.c, 1, 1}; return 0;
     case NET_MAXPOOL: case NET_AVGPOOL: return infer_pool(c, L, msg, sm);
     case NET_ADAPTIVE_AVGPOOL: return infer_adaptive(c, L, msg);

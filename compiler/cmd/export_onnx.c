@@ -280,10 +280,13 @@ static int emit_op(onnx_builder *b, const ir_net *net, const ir_op *op, int v, c
         attr_int(b, node(b, "Concat", op->name, op->n_in, ins, op->name), "axis", op->tokens ? 2 : 1);
         return 0;
     }
+    case IR_STOP_GRADIENT:   /* the identity in a forward graph */
+        node(b, "Identity", op->name, 1, &in0, op->name);
+        return 0;
     case IR_FLATTEN:
-        if (op->h > 1) {   /* tokens: [C, H, W] as [C, H*W, 1], a Reshape with a shape tensor */
-            snprintf(err, cap, "layer '%s' (tokens) has no ONNX form yet: export the weights with --format torch instead",
-                     op->name);
+        if (op->h * op->w > 1) {   /* tokens, or a reshape with positions: a Reshape with a shape tensor */
+            snprintf(err, cap, "layer '%s' (tokens or reshape to [%d, %d, %d]) has no ONNX form yet: export the "
+                     "weights with --format torch instead", op->name, op->c, op->h, op->w);
             return 1;
         }
         attr_int(b, node(b, "Flatten", op->name, 1, &in0, op->name), "axis", 1);

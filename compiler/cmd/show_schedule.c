@@ -156,6 +156,10 @@ int show_schedule(FILE *out, const char *path, const sema_result *res, const bui
         if (cuda) cuda_op(&s, op, &c);
         else cpu_op(net, op, &c);
         if (op->train_only) say(&c, "training only (an auxiliary head's branch: evaluation skips it)%s", "");
+        if (net->dead && net->dead[i] && op->kind != IR_FLATTEN)   /* plan.c mark_dead */
+            say(&c, "%s", op->w_off >= 0 || op->b_off >= 0 ? "no backward: every path to the loss is stopped, its gradients zero"
+                                                           : "no backward: every path to the loss is stopped");
+        if (op->kind == IR_STOP_GRADIENT) say(&c, "%s", "a copy; sends no gradient back");
         fprintf(out, "%-4d %-28s %-16s %s\n", i, op->name, ir_ops[op->kind].name, c.n ? c.text : "-");
     }
     for (int h = 0; net->n_heads > 1 && h < net->n_heads; h++) {   /* the loss step's heads, in order */

@@ -30,6 +30,8 @@ struct emit_backend {
     const char *accumulate_fn;     /* adds a scratch gradient into a gradient */
     const char *bucket_ready;      /* the hand-over call up to its bucket argument */
     const char *copy_fn;           /* copies (dst, src, bytes) of arena memory */
+    /* zeroes a parameter gradient: printf format of (ident, "_dweight" or "_dbias", floats) */
+    const char *zero_fmt;
     const char *main_template;     /* templates/ file of the run configuration and main */
     void (*banner)(emitter *e);
     void (*layout_head)(emitter *e);               /* sizes and types before the macros */

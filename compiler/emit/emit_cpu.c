@@ -211,6 +211,7 @@ static void forward_op(emitter *e, int i) {
         fprintf(out, "    drop_path_forward(%s_out, %s, BATCH, %ld, %s, rt_hash_u64(ctx->step_seed, %d, 0), "
                 "ctx->first_sample, ctx->training);\n", id, in, (long)op->c * ir_hw(op), c_float(op->p), op->salt);
         break;
+    case IR_STOP_GRADIENT: fprintf(out, "    stop_gradient_forward(%s_out, %s, %ld);\n", id, in, n); break;
     case IR_FLATTEN: case IR_OP_COUNT: break;   /* a view (the walker says so); not an op */
     }
 }
@@ -366,7 +367,7 @@ static void backward_op(emitter *e, int j) {
         fprintf(out, "    attention_backward(%s, %s_dweight, %s_dbias, %s, %s, %s_weight, %s_saved, %s_work, BATCH, %d, %d, %d);\n",
                 din, id, id, o, in, id, id, id, op->c, op->h, op->heads);
         break;
-    case IR_FLATTEN: case IR_OP_COUNT: break;   /* no backward: the walker skips views */
+    case IR_FLATTEN: case IR_STOP_GRADIENT: case IR_OP_COUNT: break;   /* no backward: views, and the stop */
     }
 }
 
@@ -419,6 +420,7 @@ const emit_backend emit_cpu_backend = {
     .act_type = "float",
     .accumulate_fn = "tensor_accumulate",
     .copy_fn = "memcpy",
+    .zero_fmt = "    memset(%s%s, 0, sizeof(float) * %ldL);\n",
     .bucket_ready = "rt_grad_bucket_ready(ctx->comm, ",
     .main_template = "model_main.c.in",
     .banner = banner, .layout_head = layout_head, .param_extra = param_extra, .state = state,

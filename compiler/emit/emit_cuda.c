@@ -377,6 +377,9 @@ static void forward_op(emitter *e, int i) {
         fprintf(out, "    cuda_drop_path_forward(%s_out, %s, BATCH, %ld, %s, rt_dev.seed, %d, ctx->first_sample, "
                 "ctx->training);\n", id, in, (long)op->c * ir_hw(op), c_float(op->p), op->salt);
         break;
+    case IR_STOP_GRADIENT:   /* the identity into its own tensor; no backward */
+        fprintf(out, "    rt_cuda_copy_d2d(%s_out, %s, sizeof(act_t) * %ldL);\n", id, in, n);
+        break;
     case IR_FLATTEN: case IR_OP_COUNT: break;   /* a view (the walker says so); not an op */
     }
 }
@@ -543,7 +546,7 @@ static void backward_op(emitter *e, int j) {
         fprintf(out, "    cuda_attention_backward(%s, %s_dweight, %s_dbias, %s, %s, %s_weight, %s_saved, %s_work, BATCH, %d, %d, %d);\n",
                 din, id, id, o, in, id, id, id, op->c, op->h, op->heads);
         break;
-    case IR_FLATTEN: case IR_OP_COUNT: break;   /* no backward: the walker skips views */
+    case IR_FLATTEN: case IR_STOP_GRADIENT: case IR_OP_COUNT: break;   /* no backward: views, and the stop */
     }
 }
 
@@ -668,6 +671,7 @@ const emit_backend emit_cuda_backend = {
     .act_type = "act_t",
     .accumulate_fn = "cuda_tensor_accumulate",
     .copy_fn = "rt_cuda_copy_d2d",
+    .zero_fmt = "    rt_cuda_memset0(%s%s, sizeof(float) * %ldL);\n",
     .bucket_ready = "rt_cuda_grad_bucket_ready(",
     .main_template = "cuda_model_main.c.in",
     .banner = banner, .layout_head = layout_head, .param_extra = param_extra, .state = state,

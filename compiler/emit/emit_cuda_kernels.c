@@ -367,8 +367,9 @@ static void generate(kgen *g) {
             break;
         case IR_LN: case IR_RELU: case IR_GELU: case IR_ACTIVATION: case IR_MAXPOOL: case IR_AVGPOOL: case IR_GAP: case IR_LRN:
         case IR_CONCAT: case IR_MUL: case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE: case IR_FLATTEN:
-        case IR_STOCHASTIC_DEPTH: case IR_LEARNED: case IR_ATTENTION: case IR_SPACE_TO_DEPTH: case IR_OP_COUNT:
-            break;   /* libtrainrt_cuda's own kernels */
+        case IR_STOCHASTIC_DEPTH: case IR_LEARNED: case IR_ATTENTION: case IR_SPACE_TO_DEPTH: case IR_STOP_GRADIENT:
+        case IR_OP_COUNT:
+            break;   /* libtrainrt_cuda's own kernels (stop_gradient: a copy) */
         }
     }
 }

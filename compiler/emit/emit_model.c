@@ -31,11 +31,11 @@ void emit_concat(emitter *e, int j, int backward, const char *ptr_type, const ch
                 backward ? ir_din_target(net, j, k, buf, sizeof buf) : ir_value_name(net, op->in[k], buf, sizeof buf));
     fprintf(e->out, " };\n        static const int channels[] = {");
     for (int k = 0; k < op->n_in; k++) {
-        int v = ir_root(net, op->in[k]);
-        /* along tokens: each input's tokens, as the view it reads has them (a tokens layer's
-         * [C, H*W, 1], not its root's [C, H, W]) */
-        if (op->tokens) fprintf(e->out, "%s%d", k ? ", " : " ", op->in[k] ? net->ops[op->in[k] - 1].h : net->in_h);
-        else fprintf(e->out, "%s%d", k ? ", " : " ", v ? net->ops[v - 1].c : net->in_c);
+        /* each input's channels or tokens as the view it reads has them (a flatten's [C*H*W, 1, 1],
+         * a tokens layer's [C, H*W, 1]), not its root's [C, H, W] */
+        const ir_op *in = op->in[k] ? &net->ops[op->in[k] - 1] : NULL;
+        if (op->tokens) fprintf(e->out, "%s%d", k ? ", " : " ", in ? in->h : net->in_h);
+        else fprintf(e->out, "%s%d", k ? ", " : " ", in ? in->c : net->in_c);
     }
     /* channels-last (CUDA --layout nhwc): [N*H*W rows, C, 1 position], a row per position;
      * along tokens: [N*C rows, T, 1], a row of tokens per channel */
@@ -218,7 +218,14 @@ static void emit_backward(emitter *e, int j) {
     const ir_net *net = e->net;
     const ir_op *op = &net->ops[j];
     FILE *out = e->out;
-    if (op->kind != IR_FLATTEN &&
+    if (op->kind != IR_FLATTEN && net->dead && net->dead[j]) {   /* plan.c mark_dead */
+        if (op->w_off >= 0 || op->b_off >= 0)
+            fprintf(out, "    /* layer \"%s\" (%s): no gradient reaches it (every path to the loss passes a\n"
+                         "     * stop_gradient): its backward does not run, its parameters' gradients are zero */\n",
+                    op->name, ir_op_name(op));
+        if (op->w_off >= 0) fprintf(out, e->be->zero_fmt, op->ident, "_dweight", op->w_count);
+        if (op->b_off >= 0) fprintf(out, e->be->zero_fmt, op->ident, "_dbias", op->b_count);
+    } else if (op->kind != IR_FLATTEN && op->kind != IR_STOP_GRADIENT &&
         (ir_route(net, j, 0) != GRAD_NONE || op->w_off >= 0 || op->kind == IR_ADD || op->kind == IR_CONCAT ||
          op->kind == IR_MUL)) {   /* a learned tensor reads no input but has a gradient */
         emit_op_comment(e, op, "backward of");
@@ -282,7 +289,7 @@ static void emit_init(emitter *e) {
         case IR_RELU: case IR_GELU: case IR_ACTIVATION: case IR_MAXPOOL: case IR_AVGPOOL: case IR_GAP: case IR_DROPOUT:
         case IR_LRN:
         case IR_ADD: case IR_CONCAT: case IR_MUL: case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE: case IR_FLATTEN:
-        case IR_STOCHASTIC_DEPTH: case IR_SPACE_TO_DEPTH: case IR_OP_COUNT:
+        case IR_STOCHASTIC_DEPTH: case IR_SPACE_TO_DEPTH: case IR_STOP_GRADIENT: case IR_OP_COUNT:
             break;   /* no parameters */
         }
     }

@@ -31,6 +31,8 @@ typedef struct ic_blob {
     const char *name;
     const char *producer;               /* "data" for the net input */
     int64_t c, h, w;
+    int axes;                           /* Caffe's axes, N included: 4 (an image), 2 after InnerProduct or
+                                         * Flatten ([N, C]), what a Reshape made; [C, H, W] pads with 1s */
 } ic_blob;
 
 /* A blob only a layer outside the training net writes (a TEST-phase data layer, say). */
@@ -145,14 +147,20 @@ int ic_translate_batch_norm(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob
 int ic_import_net(ic_ctx *ic, const ast_node *root);
 ic_blob *ic_blob_find(ic_ctx *ic, const char *name);
 /* A layer's propagate_down: one per bottom; true passes; false is accepted where no gradient
- * goes anyway (bottoms from first_plain on, such as a loss's labels, and the net's input). */
-int ic_propagate_down(ic_ctx *ic, const ast_node *L, const char *name, int first_plain);
+ * goes anyway (bottoms from first_plain on, such as a loss's labels, and the net's input);
+ * elsewhere it sets stop[bottom] (the caller reads that bottom through a stop_gradient), or
+ * where stop is NULL (a loss's scores) it is refused. */
+int ic_propagate_down(ic_ctx *ic, const ast_node *L, const char *name, int first_plain, int *stop);
+/* The trainc layer a layer reads for bottom blob b: its producer, or with stop set a
+ * stop_gradient named LAYER/stop_BLOB added before it (Caffe's propagate_down: false). */
+const char *ic_bottom_input(ic_ctx *ic, const ast_node *L, const char *layer, const ic_blob *b, int stop);
 /* 1 for Caffe's data layer types (Data, ImageData, HDF5Data, ...). */
 int ic_is_data_layer(const char *type);
 /* The layer outside the training net that writes blob, or NULL. */
 const ic_test_top *ic_test_top_find(const ic_ctx *ic, const char *blob);
 /* An error for a layer reading blob `name` (at `at`), which no training layer writes. */
 int ic_missing_blob(ic_ctx *ic, const ast_node *at, const char *layer, const char *name);
+/* Sets blob `name` (4 axes; callers change ->axes where Caffe's shape has other axes). */
 ic_blob *ic_blob_set(ic_ctx *ic, const char *name, const char *producer, int64_t c, int64_t h, int64_t w);
 ic_layer *ic_layer_add(ic_ctx *ic, const char *type, const char *name, const ast_node *at);
 /* Translates one Caffe layer; `next` is the layer after it (for BatchNorm + Scale), and

@@ -29,6 +29,18 @@ static void pair_arg(char *args, size_t cap, const char *field, int64_t h, int64
     else ic_append(args, cap, " %s: [%lld, %lld]", field, (long long)h, (long long)w);
 }
 
+/* Convolution, Pooling and LRN work on images: a blob that a Reshape gave 3 axes ([N, C, L])
+ * or more than 4 would be convolved over 1 or 3 spatial axes by Caffe (pooled and normalized
+ * not at all), which trainc's [C, H, W] layers do not do. */
+static int need_image(ic_ctx *ic, const layer_io *io) {
+    const ic_blob *b = io->in[0];
+    if (b->axes == 4 || b->axes == 2) return 0;
+    return ic_error(ic, io->layer, "reshape the blob to [N, C, H, W] (4 axes) before it",
+                    "%s layer \"%s\" reads blob \"%s\" of %d axes (a Reshape's): Caffe's layer would work on %d "
+                    "spatial %s, trainc's on images [N, C, H, W]", io->type, io->name, b->name, b->axes,
+                    b->axes - 2, b->axes == 3 ? "axis" : "axes");
+}
+
 static int64_t conv_out(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d) {
     return (in + 2 * p - (d * (k - 1) + 1)) / s + 1;
 }
@@ -36,6 +48,7 @@ static int64_t conv_out(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d) 
 static int tr_convolution(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob *o) {
     const ast_node *p = io->param;
     if (!p) return ic_error(ic, io->layer, NULL, "Convolution layer \"%s\" needs convolution_param", io->name);
+    if (need_image(ic, io) < 0) return -1;
     if (ic_only_fields(ic, p, "convolution_param",
                        KNOWN("num_output", "bias_term", "pad", "kernel_size", "stride", "dilation", "group",
                              "kernel_h", "kernel_w", "stride_h", "stride_w", "pad_h", "pad_w", "weight_filler",
@@ -96,7 +109,7 @@ static int tr_inner_product(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob
     if (ic_map_fillers(ic, io, bias, t->args, sizeof t->args) < 0 ||
         ic_map_param_mults(ic, io, bias, t->args, sizeof t->args) < 0)
         return -1;
-    o->c = out, o->h = 1, o->w = 1;
+    o->c = out, o->h = 1, o->w = 1, o->axes = 2;
     return 0;
 }
 
@@ -111,6 +124,7 @@ static int64_t pool_out_caffe(int64_t in, int64_t k, int64_t s, int64_t p) {
 static int tr_pooling(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob *o) {
     const ast_node *p = io->param;
     if (!p) return ic_error(ic, io->layer, NULL, "Pooling layer \"%s\" needs pooling_param", io->name);
+    if (need_image(ic, io) < 0) return -1;
     if (ic_only_fields(ic, p, "pooling_param",
                        KNOWN("pool", "pad", "pad_h", "pad_w", "kernel_size", "kernel_h", "kernel_w", "stride",
                              "stride_h", "stride_w", "global_pooling", "engine", "round_mode")) < 0)
@@ -202,6 +216,7 @@ static int tr_lrn(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob *o) {
     int64_t size = 5;
     double alpha = 1, beta = 0.75, k = 1;   /* Caffe's defaults (alpha 1, unlike torch) */
     const char *region = "ACROSS_CHANNELS";
+    if (need_image(ic, io) < 0) return -1;
     if (io->param) {
         if (ic_only_fields(ic, io->param, "lrn_param", KNOWN("local_size", "alpha", "beta", "k", "norm_region", "engine")) < 0 ||
             ic_int(ic, io->param, "local_size", &size) < 0 || ic_float(ic, io->param, "alpha", &alpha) < 0 ||
@@ -277,7 +292,7 @@ static int tr_flatten(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob *o) {
     if (axis != 1 || (end != -1 && end != 3))
         return ic_error(ic, io->param, NULL, "Flatten layer \"%s\": only axis 1 to the end has a trainc equivalent", io->name);
     t->type = "flatten";
-    o->c = o->c * o->h * o->w, o->h = o->w = 1;
+    o->c = o->c * o->h * o->w, o->h = o->w = 1, o->axes = 2;
     return 0;
 }
 
@@ -288,33 +303,89 @@ static int tr_sigmoid(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob *o) {
     return 0;
 }
 
-/* Reshape to [N, C*H*W] (or [N, C*H*W, 1, 1]), dims 0 (copy) and -1 (infer) as Caffe reads
- * them: trainc's flatten. Other shapes have no trainc layer. */
+/* "[8, 4, 6, 6]": a Caffe shape for messages (into one of 4 rotating buffers). */
+static const char *shape_text(const int64_t *d, int n) {
+    static char bufs[4][160];
+    static int next;
+    char *buf = bufs[next++ % 4];
+    buf[0] = 0;
+    for (int i = 0; i < n; i++) ic_append(buf, 160, "%s%lld", i ? ", " : "[", (long long)d[i]);
+    ic_append(buf, 160, "%s", n ? "]" : "[]");
+    return buf;
+}
+
+/* Caffe's Reshape (reshape_layer.cpp): the axes [axis, axis + num_axes) of the input (all from
+ * axis by default, a negative axis counting from the end) replaced by `shape`'s dims, where 0
+ * copies the input's dim at that place and one -1 takes what the others leave. trainc keeps
+ * the batch first and up to 3 axes per image: a result [N, C, H, W] (fewer axes padded with
+ * 1s) is a reshape of each image's values, a view; one that moves values across images or
+ * keeps more than 3 axes per image is refused, saying which dims. */
 static int tr_reshape(ic_ctx *ic, const layer_io *io, ic_layer *t, ic_blob *o) {
     const ast_node *shape = NULL;
-    int64_t axis = 0, num_axes = -1, dims[8] = { 0 };
+    int64_t axis = 0, num_axes = -1, dims[8];
     int n = 0;
     if (!io->param || ic_only_fields(ic, io->param, "reshape_param", KNOWN("shape", "axis", "num_axes")) < 0 ||
         ic_msg(ic, io->param, "shape", &shape) < 0 || ic_int(ic, io->param, "axis", &axis) < 0 ||
         ic_int(ic, io->param, "num_axes", &num_axes) < 0)
         return io->param ? -1 : ic_error(ic, io->layer, NULL, "Reshape layer \"%s\" needs reshape_param { shape }", io->name);
-    for (int i = 0; shape && i < shape->n_kids && n < 8; i++)
+    for (int i = 0; shape && i < shape->n_kids; i++)
         if (shape->kids[i]->kind == AST_FIELD && !strcmp(shape->kids[i]->text, "dim")) {
             const ast_node *v = shape->kids[i]->a;   /* -1 parses as unary minus on 1 */
             int neg = v->kind == AST_UNARY && v->op == '-' && v->a && v->a->kind == AST_INT;
             if (v->kind != AST_INT && !neg) return ic_error(ic, v, NULL, "'dim' must be an integer");
+            if (n == 8) return ic_error(ic, v, NULL, "Reshape layer \"%s\": more than 8 dims", io->name);
             dims[n++] = neg ? -v->a->ival : v->ival;
+            if (dims[n - 1] < -1) return ic_error(ic, v, NULL, "Reshape layer \"%s\": dim %lld (Caffe takes -1, 0 or a "
+                                                  "size)", io->name, (long long)dims[n - 1]);
         }
-    int64_t size = o->c * o->h * o->w;
-    int flat = axis == 0 && num_axes == -1 && (n == 2 || n == 4) && (dims[0] == 0 || dims[0] == -1) &&
-               (dims[1] == -1 || dims[1] == size || (dims[1] == 0 && o->h * o->w == 1)) &&
-               (n == 2 || ((dims[2] == 1 || (dims[2] == 0 && o->h == 1)) && (dims[3] == 1 || (dims[3] == 0 && o->w == 1))));
-    if (!flat)
-        return ic_error(ic, shape ? shape : io->param, "reshape to [0, -1] (a flatten), or write the net's shapes as "
-                        "trainc layers", "Reshape layer \"%s\": only [N, C*H*W] (a flatten) has a trainc equivalent; "
-                        "the input is %lldx%lldx%lld", io->name, (long long)o->c, (long long)o->h, (long long)o->w);
-    t->type = "flatten";
-    o->c = size, o->h = o->w = 1;
+    const ic_blob *in = io->in[0];
+    int in_axes = in->axes;
+    int64_t bottom[4] = { ic->batch, in->c, in->h, in->w }, total = ic->batch * in->c * in->h * in->w;
+    const ast_node *at = shape ? shape : io->param;
+    int64_t start = axis >= 0 ? axis : in_axes + axis + 1;
+    if (start < 0 || start > in_axes)
+        return ic_error(ic, ic_get(io->param, "axis"), NULL, "Reshape layer \"%s\": axis %lld is outside the %d axes of "
+                        "its input %s", io->name, (long long)axis, in_axes, shape_text(bottom, in_axes));
+    int64_t end = num_axes == -1 ? in_axes : start + num_axes;
+    if (num_axes < -1 || end > in_axes)
+        return ic_error(ic, ic_get(io->param, "num_axes"), NULL, "Reshape layer \"%s\": num_axes %lld from axis %lld "
+                        "runs past the %d axes of its input %s", io->name, (long long)num_axes, (long long)start,
+                        in_axes, shape_text(bottom, in_axes));
+    int64_t top[16], known = 1;
+    int m = 0, infer = -1;
+    for (int i = 0; i < start; i++) top[m++] = bottom[i];
+    for (int i = 0; i < n; i++, m++) {
+        if (dims[i] == 0 && start + i >= in_axes)
+            return ic_error(ic, at, NULL, "Reshape layer \"%s\": dim %d is 0 (copy), but its input %s has no axis %lld",
+                            io->name, i, shape_text(bottom, in_axes), (long long)(start + i));
+        if (dims[i] == -1 && infer >= 0)
+            return ic_error(ic, at, NULL, "Reshape layer \"%s\": more than one dim is -1", io->name);
+        if (dims[i] == -1) infer = m;
+        top[m] = dims[i] == 0 ? bottom[start + i] : dims[i];
+    }
+    for (int i = (int)end; i < in_axes; i++) top[m++] = bottom[i];
+    for (int i = 0; i < m; i++) known *= i == infer ? 1 : top[i];
+    if (infer >= 0 && known > 0 && total % known == 0) top[infer] = total / known, known = total;
+    if (known != total)
+        return ic_error(ic, at, NULL, "Reshape layer \"%s\": the output %s does not hold the %lld values of its input %s",
+                        io->name, shape_text(top, m), (long long)total, shape_text(bottom, in_axes));
+    if (m < 1 || top[0] != ic->batch)
+        return ic_error(ic, at, "keep the batch as the first axis (dim: 0 or dim: -1 there), or write the net's shapes "
+                        "as trainc layers", "Reshape layer \"%s\": its output %s mixes the images of the batch (input %s, "
+                        "batch %lld); trainc reshapes each image's values, keeping the batch first", io->name,
+                        shape_text(top, m), shape_text(bottom, in_axes), (long long)ic->batch);
+    for (int i = 4; i < m; i++)
+        if (top[i] != 1)
+            return ic_error(ic, at, "merge the image's axes into at most 3 (C, H, W)", "Reshape layer \"%s\": its output "
+                            "%s has %d axes per image; trainc's tensors have at most 3 ([C, H, W])", io->name,
+                            shape_text(top, m), m - 1);
+    o->c = m > 1 ? top[1] : 1, o->h = m > 2 ? top[2] : 1, o->w = m > 3 ? top[3] : 1, o->axes = m;
+    if (o->h == 1 && o->w == 1) {   /* [N, C*H*W]: trainc's flatten */
+        t->type = "flatten";
+        return 0;
+    }
+    t->type = "reshape";
+    ic_append(t->args, sizeof t->args, " shape: [%lld, %lld, %lld]", (long long)o->c, (long long)o->h, (long long)o->w);
     return 0;
 }
 
@@ -350,7 +421,7 @@ int ic_is_data_layer(const char *type) {
 
 static const char *const supported_list =
     "supported: Input, Convolution, InnerProduct, Pooling, ReLU, Dropout, LRN, BatchNorm (+ Scale), Scale, Eltwise, "
-    "Concat, Flatten, Sigmoid, Reshape (a flatten), Slice (channels), SoftmaxWithLoss, Accuracy";
+    "Concat, Flatten, Sigmoid, Reshape (the batch kept), Slice (channels), SoftmaxWithLoss, Accuracy";
 
 /* Resolves the bottoms of a layer to blobs. */
 static int read_io(ic_ctx *ic, const ast_node *L, layer_io *io) {
@@ -383,9 +454,10 @@ static int import_slice(ic_ctx *ic, const ast_node *L, const char *name) {
     int n_points = 0, n_tops = 0;
     const char *tops[IC_MAX_INPUTS];
     ic_blob *in = NULL;
+    int stop[IC_MAX_INPUTS] = { 0 };
     if (ic_only_fields(ic, L, "the layer", KNOWN("name", "type", "bottom", "top", "include", "exclude", "phase",
                                                   "propagate_down", "slice_param")) < 0 ||
-        ic_msg(ic, L, "slice_param", &p) < 0 || ic_propagate_down(ic, L, name, IC_MAX_INPUTS) < 0)
+        ic_msg(ic, L, "slice_param", &p) < 0 || ic_propagate_down(ic, L, name, IC_MAX_INPUTS, stop) < 0)
         return -1;
     if (p && (ic_only_fields(ic, p, "slice_param", KNOWN("axis", "slice_dim", "slice_point")) < 0 ||
               ic_int(ic, p, "axis", &axis) < 0 || ic_int(ic, p, "slice_dim", &slice_dim) < 0))
@@ -412,6 +484,8 @@ static int import_slice(ic_ctx *ic, const ast_node *L, const char *name) {
             if (n_points < IC_MAX_INPUTS) points[n_points++] = p->kids[i]->a->ival;
         }
     if (!in || n_tops < 1) return ic_error(ic, L, NULL, "Slice layer \"%s\" needs a bottom and tops", name);
+    const char *source = ic_bottom_input(ic, L, name, in, stop[0]);
+    if (!source) return -1;
     int64_t c = in->c, start = 0;
     if (n_points && n_points != n_tops - 1)
         return ic_error(ic, p, "give one slice_point fewer than tops", "Slice layer \"%s\": %d slice_point for %d tops",
@@ -429,10 +503,12 @@ static int import_slice(ic_ctx *ic, const ast_node *L, const char *name) {
         snprintf(tname, len, "%s/%s", name, tops[j]);
         ic_layer *t = ic_layer_add(ic, "channel_slice", tname, L);
         if (!t) return -1;
-        t->inputs[t->n_inputs++] = in->producer;
+        t->inputs[t->n_inputs++] = source;
         ic_append(t->args, sizeof t->args, " start: %lld end: %lld", (long long)start, (long long)end);
         t->unread_ok = 1;
-        if (!ic_blob_set(ic, tops[j], t->name, end - start, in->h, in->w)) return -1;
+        ic_blob *part = ic_blob_set(ic, tops[j], t->name, end - start, in->h, in->w);
+        if (!part) return -1;
+        part->axes = in->axes;
         start = end;
     }
     return 0;
@@ -461,23 +537,31 @@ int ic_import_layer(ic_ctx *ic, const ast_node *L, const ast_node *next, int *co
                        KNOWN("name", "type", "bottom", "top", "param", "include", "exclude", "phase", "propagate_down",
                              translations[k].param)) < 0)
         return -1;
+    int stop[IC_MAX_INPUTS] = { 0 };
+    const char *inputs[IC_MAX_INPUTS];
     if (ic_msg(ic, L, translations[k].param, &io.param) < 0 || read_io(ic, L, &io) < 0 ||
-        ic_propagate_down(ic, L, io.name, IC_MAX_INPUTS) < 0)
+        ic_propagate_down(ic, L, io.name, IC_MAX_INPUTS, stop) < 0)
         return -1;
+    for (int i = 0; i < io.n_in; i++)   /* the stops go before the layer */
+        if (!(inputs[i] = ic_bottom_input(ic, L, io.name, io.in[i], stop[i]))) return -1;
     ic_layer *t = ic_layer_add(ic, NULL, io.name, L);
     if (!t) return -1;
-    for (int i = 0; i < io.n_in; i++) t->inputs[t->n_inputs++] = io.in[i]->producer;
+    for (int i = 0; i < io.n_in; i++) t->inputs[t->n_inputs++] = inputs[i];
     ic_blob o = *io.in[0];
     int rc = translations[k].fn ? translations[k].fn(ic, &io, t, &o) : ic_translate_batch_norm(ic, &io, t, &o, next, consumed);
     if (rc < 0) return -1;
     if (o.h < 1 || o.w < 1)
         return ic_error(ic, L, NULL, "layer \"%s\": the output would be %lldx%lld; check kernel, stride and pad",
                         io.name, (long long)o.h, (long long)o.w);
-    if (!ic_blob_set(ic, io.top, t->name, o.c, o.h, o.w)) return -1;
+    ic_blob *top = ic_blob_set(ic, io.top, t->name, o.c, o.h, o.w);
+    if (!top) return -1;
+    top->axes = o.axes;
     /* BatchNorm + Scale: the Scale may write a blob of its own */
     const ast_node *scale_top = *consumed ? ic_get(next, "top") : NULL;
-    if (scale_top && scale_top->a->kind == AST_STRING && !ic_blob_set(ic, scale_top->a->text, t->name, o.c, o.h, o.w))
-        return -1;
+    if (scale_top && scale_top->a->kind == AST_STRING) {
+        if (!(top = ic_blob_set(ic, scale_top->a->text, t->name, o.c, o.h, o.w))) return -1;
+        top->axes = o.axes;
+    }
     if (*consumed) {
         ic->n_caffe_layers++;
         ic_word(ic, next, "name", &t->folded);

@@ -23,7 +23,7 @@ ic_blob *ic_blob_set(ic_ctx *ic, const char *name, const char *producer, int64_t
         b = &ic->blobs[ic->n_blobs++];
         b->name = name;
     }
-    b->producer = producer, b->c = c, b->h = h, b->w = w;
+    b->producer = producer, b->c = c, b->h = h, b->w = w, b->axes = 4;
     return b;
 }
 
@@ -103,7 +103,7 @@ const ic_test_top *ic_test_top_find(const ic_ctx *ic, const char *blob) {
     return NULL;
 }
 
-int ic_propagate_down(ic_ctx *ic, const ast_node *L, const char *name, int first_plain) {
+int ic_propagate_down(ic_ctx *ic, const ast_node *L, const char *name, int first_plain, int *stop) {
     int n = ast_count_fields(L, "propagate_down"), bottoms = ast_count_fields(L, "bottom");
     if (!n) return 0;
     if (n != bottoms)
@@ -125,11 +125,30 @@ int ic_propagate_down(ic_ctx *ic, const ast_node *L, const char *name, int first
         /* false where no gradient goes anyway: a loss's labels, the net's input */
         const ic_blob *blob = idx < b && bottom_names[idx] ? ic_blob_find(ic, bottom_names[idx]) : NULL;
         if (down || idx >= first_plain || (blob && strcmp(blob->producer, "data") == 0)) continue;
-        return ic_error(ic, f, "remove it (trainc passes every gradient back), or freeze the layers before it with "
-                        "lr_mult: 0", "layer \"%s\": propagate_down: false on bottom \"%s\" stops the gradient into the "
-                        "layers before it; trainc has no such stop", name, idx < b && bottom_names[idx] ? bottom_names[idx] : "?");
+        if (stop && idx < IC_MAX_INPUTS) {   /* a stop_gradient before the layer (ic_bottom_input) */
+            stop[idx] = 1;
+            continue;
+        }
+        return ic_error(ic, f, "remove the layer if it only reports, or remove propagate_down to train through it",
+                        "loss layer \"%s\": propagate_down: false on its scores \"%s\" makes a loss that trains "
+                        "nothing; a trainc loss head trains the layers before it", name,
+                        idx < b && bottom_names[idx] ? bottom_names[idx] : "?");
     }
     return 0;
+}
+
+const char *ic_bottom_input(ic_ctx *ic, const ast_node *L, const char *layer, const ic_blob *b, int stop) {
+    if (!stop) return b->producer;
+    size_t len = strlen(layer) + strlen(b->name) + 7;
+    char *name = ast_arena_alloc(ic->arena, len);
+    snprintf(name, len, "%s/stop_%s", layer, b->name);
+    for (int i = 0; i < ic->n_layers; i++)   /* one stop per layer and blob (a blob read twice) */
+        if (!strcmp(ic->layers[i].name, name)) return name;
+    ic_layer *t = ic_layer_add(ic, "stop_gradient", name, L);
+    if (!t) return NULL;
+    t->inputs[t->n_inputs++] = b->producer;
+    t->caffe_type = "propagate_down: false";
+    return name;
 }
 
 int ic_missing_blob(ic_ctx *ic, const ast_node *at, const char *layer, const char *name) {
@@ -183,7 +202,7 @@ static int read_loss(ic_ctx *ic, const ast_node *L) {
                                               "loss_param", "softmax_param", "propagate_down", NULL }) < 0)
         return -1;
     const char *lname = "loss";
-    if (ic_word(ic, L, "name", &lname) < 0 || ic_propagate_down(ic, L, lname, 1) < 0) return -1;   /* labels: no gradient */
+    if (ic_word(ic, L, "name", &lname) < 0 || ic_propagate_down(ic, L, lname, 1, NULL) < 0) return -1;   /* labels: no gradient */
     const ast_node *lp = NULL;
     if (ic_msg(ic, L, "loss_param", &lp) < 0) return -1;
     if (lp) {

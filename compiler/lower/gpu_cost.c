@@ -419,7 +419,7 @@ static void forward(walk *w, int i) {
     case IR_FLATTEN: case IR_OP_COUNT: break;
     case IR_ATTENTION: attention_pass(w, i, 0, 0); break;
     case IR_LRN: case IR_CONCAT: case IR_MUL: case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE:
-    case IR_LEARNED: case IR_SPACE_TO_DEPTH:
+    case IR_LEARNED: case IR_SPACE_TO_DEPTH: case IR_STOP_GRADIENT:
         unmodeled(w, i, "the forward");
         break;
     }
@@ -500,7 +500,7 @@ static void residual_tail_backward(walk *w, int j) {
 static void backward(walk *w, int j) {
     const ir_net *net = w->net;
     const ir_op *op = &net->ops[j];
-    if (op->kind == IR_FLATTEN) return;
+    if (op->kind == IR_FLATTEN || op->kind == IR_STOP_GRADIENT || (net->dead && net->dead[j])) return;
     if (!(ir_route(net, j, 0) != GRAD_NONE || op->w_off >= 0 || op->kind == IR_ADD || op->kind == IR_CONCAT)) return;
     for (int k = 0; k < op->n_in; k++)
         if (ir_route(net, j, k) == GRAD_SCRATCH) unmodeled(w, j, "a scratch gradient's accumulation");
@@ -626,7 +626,7 @@ static void backward(walk *w, int j) {
         if (din_add) { unmodeled(w, j, "the backward"); break; }
         if (din) add(w, "drop_path_kernel", j, 1, GK_KERNEL, dy + 8, x, 0, 0);
         break;
-    case IR_FLATTEN: case IR_OP_COUNT: break;
+    case IR_FLATTEN: case IR_STOP_GRADIENT: case IR_OP_COUNT: break;
     case IR_ATTENTION:
         if (din_add) { unmodeled(w, j, "the backward"); break; }
         attention_pass(w, j, 1, din);

@@ -38,7 +38,8 @@
     X(LEARNED,          "learned",          0, 0, IR_NO_SUMS,      IR_DECAY,          IR_NO_DECAY_BIAS) \
     X(ATTENTION,        "attention",        1, 0, IR_NO_SUMS,      IR_DECAY,          IR_NO_DECAY_BIAS) \
     X(SPACE_TO_DEPTH,   "space_to_depth",   0, 0, IR_NO_SUMS,      IR_DECAY,          IR_NO_DECAY_BIAS) \
-    X(FLATTEN,          "flatten",          0, 0, IR_NO_SUMS,      IR_DECAY,          IR_NO_DECAY_BIAS) \
+    X(FLATTEN,          "flatten",          0, 0, IR_NO_SUMS,      IR_DECAY,          IR_NO_DECAY_BIAS) /* and tokens, reshape: views */ \
+    X(STOP_GRADIENT,    "stop_gradient",    0, 0, IR_NO_SUMS,      IR_DECAY,          IR_NO_DECAY_BIAS) /* a copy; no backward */ \
     X(LAYER_SCALE,      "layer_scale",      1, 0, IR_SUMS,         IR_NO_DECAY_BIAS,  IR_NO_DECAY_BIAS) \
     X(STOCHASTIC_DEPTH, "stochastic_depth", 0, 0, IR_NO_SUMS,      IR_DECAY,          IR_NO_DECAY_BIAS)
 
@@ -240,6 +241,10 @@ typedef struct {
     int *mask_of;              /* per op: its ReLU bitmask's tensor (ir_op.relu_mask; none in a
                                 * forward-only plan), -1 if none */
     int *alias;                /* per value: the value whose buffer it shares (flatten) */
+    /* per op: no backward runs, since no reader sends its output a gradient (each path to a
+     * loss passes a stop_gradient: Caffe's layers that need no backward); an op with
+     * parameters zeroes their gradients instead. NULL in a forward-only plan. */
+    int *dead;
     int *scratch_of;           /* per (op, input slot): scratch tensor for GRAD_SCRATCH, or -1 */
     int *work_of;              /* per op: its backward's workspace (a T_SCRATCH tensor; attention), or -1 */
     ir_grad_route *route;      /* per (op, input slot): how backward delivers that gradient */

@@ -54,6 +54,8 @@ static ir_op_kind lower_kind(net_kind k) {
     case NET_CHANNEL_SHUFFLE: return IR_CHANNEL_SHUFFLE;
     case NET_CHANNEL_SLICE: case NET_SELECT_TOKEN: return IR_CHANNEL_SLICE;
     case NET_TOKENS: return IR_FLATTEN;   /* a view, as flatten: [C, H*W, 1] is [C, H, W]'s memory */
+    case NET_RESHAPE: return IR_FLATTEN;  /* a view too: any [C', H', W'] of C*H*W values, in NCHW order */
+    case NET_STOP_GRADIENT: return IR_STOP_GRADIENT;
     case NET_LEARNED: return IR_LEARNED;
     case NET_ATTENTION: return IR_ATTENTION;
     case NET_SPACE_TO_DEPTH: return IR_SPACE_TO_DEPTH;
@@ -145,7 +147,7 @@ static void lower_attrs(ir_op *op, const net_layer *l) {
     case NET_CONCAT: op->tokens = l->channel.tokens; break;
     case NET_SPACE_TO_DEPTH: op->groups = (int)l->token.index; break;   /* the block */
     case NET_RELU: case NET_GELU: case NET_FLATTEN: case NET_GAP: case NET_ADD: case NET_TOKENS:
-    case NET_SOFTMAX_CE: case NET_KIND_COUNT:
+    case NET_RESHAPE: case NET_STOP_GRADIENT: case NET_SOFTMAX_CE: case NET_KIND_COUNT:
         break;   /* no attributes */
     }
 }
@@ -155,7 +157,8 @@ static void lower_attrs(ir_op *op, const net_layer *l) {
 static int produces_logits(const net_desc *nd, int l) {
     int last = 1;
     for (int k = l + 1; k < nd->n_layers && last; k++)
-        if (nd->layers[k].kind != NET_FLATTEN && nd->layers[k].kind != NET_SOFTMAX_CE) last = 0;
+        if (nd->layers[k].kind != NET_FLATTEN && nd->layers[k].kind != NET_RESHAPE && nd->layers[k].kind != NET_SOFTMAX_CE)
+            last = 0;
     if (last) return 1;
     for (int v = l;;) {
         int reader = -1, n = 0;
@@ -164,7 +167,9 @@ static int produces_logits(const net_desc *nd, int l) {
                 if (nd->layers[k].inputs[i] == v) reader = k, n++;
         if (n != 1) return 0;
         if (nd->layers[reader].kind == NET_SOFTMAX_CE) return 1;
-        if (nd->layers[reader].kind != NET_FLATTEN && nd->layers[reader].kind != NET_TOKENS) return 0;
+        if (nd->layers[reader].kind != NET_FLATTEN && nd->layers[reader].kind != NET_TOKENS &&
+            nd->layers[reader].kind != NET_RESHAPE)
+            return 0;
         v = reader;
     }
 }
@@ -187,7 +192,7 @@ static int fusable_relu(const ir_net *net, const net_desc *nd, int l, int in_val
     case IR_BN: case IR_ADD: return 1;
     case IR_LN: case IR_RELU: case IR_GELU: case IR_ACTIVATION: case IR_MAXPOOL: case IR_AVGPOOL: case IR_GAP:
     case IR_DROPOUT: case IR_LRN: case IR_CONCAT: case IR_MUL: case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE: case IR_FLATTEN: case IR_LAYER_SCALE: case IR_STOCHASTIC_DEPTH: case IR_OP_COUNT:
-    case IR_LEARNED: case IR_ATTENTION: case IR_SPACE_TO_DEPTH:
+    case IR_LEARNED: case IR_ATTENTION: case IR_SPACE_TO_DEPTH: case IR_STOP_GRADIENT:
         return 0;
     }
     return 0;

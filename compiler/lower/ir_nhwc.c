@@ -3,7 +3,9 @@
 
 int ir_nhwc_passes_layout(ir_op_kind k) {
     switch (k) {
-    case IR_FLATTEN: case IR_RELU: case IR_GELU: case IR_ACTIVATION: case IR_DROPOUT: case IR_STOCHASTIC_DEPTH: return 1;
+    case IR_FLATTEN: case IR_RELU: case IR_GELU: case IR_ACTIVATION: case IR_DROPOUT: case IR_STOCHASTIC_DEPTH:
+    case IR_STOP_GRADIENT:
+        return 1;
     case IR_CONV: case IR_LINEAR: case IR_BN: case IR_LN: case IR_MAXPOOL: case IR_AVGPOOL: case IR_GAP: case IR_LRN:
     case IR_ADD: case IR_CONCAT: case IR_MUL: case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE: case IR_LAYER_SCALE: case IR_OP_COUNT:
     case IR_LEARNED: case IR_ATTENTION: case IR_SPACE_TO_DEPTH:

@@ -50,7 +50,7 @@ static long saved_bytes(const ir_net *net, const ir_op *op) {
     }
     case IR_CONV: case IR_LINEAR: case IR_RELU: case IR_GELU: case IR_ACTIVATION: case IR_AVGPOOL: case IR_GAP: case IR_DROPOUT:
     case IR_ADD: case IR_CONCAT: case IR_MUL: case IR_CHANNEL_SHUFFLE: case IR_CHANNEL_SLICE: case IR_FLATTEN: case IR_LAYER_SCALE: case IR_STOCHASTIC_DEPTH: case IR_OP_COUNT:
-    case IR_LEARNED: case IR_SPACE_TO_DEPTH:
+    case IR_LEARNED: case IR_SPACE_TO_DEPTH: case IR_STOP_GRADIENT:
         return 0;   /* backward needs nothing beyond activations */
     }
     return 0;
@@ -159,14 +159,14 @@ static int *share_add_gradients(ir_net *net) {
     for (int j = L - 1; j >= 0; j--) {
         const ir_op *op = &net->ops[j];
         int a = j + 1;
-        if (op->kind != IR_ADD) continue;
+        if (op->kind != IR_ADD || net->dead[j]) continue;
         int r = taken[a] ? root[a] : a;
         /* a and the adds above it hand the buffer down to this add's inputs */
         memset(handed_down, 0, sizeof *handed_down * ((size_t)L + 1));
         for (int p = a; p; p = taken[p]) handed_down[p] = 1;
         for (int k = 0; k < op->n_in; k++) {
-            int v = net->alias[op->in[k]], ok = v != 0 && v != last && !ir_is_head_value(net, v) && !taken[v] &&
-                                                !consumed_after(net, v, j);
+            int v = net->alias[op->in[k]], ok = v != 0 && ir_route(net, j, k) != GRAD_NONE && v != last &&
+                                                !ir_is_head_value(net, v) && !taken[v] && !consumed_after(net, v, j);
             for (int x = 1; ok && x <= L; x++)
                 if (root[x] == r && !handed_down[x]) ok = may_share(net, x, via[x], v, j);
             if (!ok) continue;
@@ -196,6 +196,25 @@ static int mask_fits_bn(const ir_net *net, int j) {
     return 1;
 }
 
+/* Which ops run no backward (ir_net.dead): walking back from the loss heads, a value is fed
+ * when a live reader sends it a gradient; a stop_gradient sends none, and an op whose output
+ * is never fed is dead and sends none either. Views pass their readers' gradients to their
+ * root. */
+static void mark_dead(ir_net *net) {
+    int L = net->n_ops;
+    char *fed = xcalloc((size_t)L + 1, 1);
+    fed[net->alias[L]] = 1;
+    for (int h = 0; h < net->n_heads; h++) fed[net->alias[net->heads[h].value]] = 1;
+    for (int j = L - 1; j >= 0; j--) {
+        const ir_op *op = &net->ops[j];
+        if (op->kind == IR_FLATTEN) continue;
+        net->dead[j] = !fed[j + 1];
+        if (net->dead[j] || op->kind == IR_STOP_GRADIENT) continue;
+        for (int k = 0; k < op->n_in; k++) fed[net->alias[op->in[k]]] = 1;
+    }
+    free(fed);
+}
+
 void ir_plan(ir_net *net) {
     int L = net->n_ops, values = L + 1;
     /* per op at most: act, grad, saved, scratch, mask and work tensors */
@@ -214,6 +233,8 @@ void ir_plan(ir_net *net) {
     for (int i = 0; i < L; i++) net->mask_of[i] = -1;
     for (int i = 0; i < L; i++)
         if (net->ops[i].kind == IR_FLATTEN) net->alias[i + 1] = net->alias[net->ops[i].in[0]];
+    net->dead = net->forward_only ? NULL : xcalloc((size_t)L, sizeof(int));
+    if (net->dead) mark_dead(net);
 
     const int loss_step = L;
     #define FWD(i) (i)
@@ -226,7 +247,7 @@ void ir_plan(ir_net *net) {
         if (!op->into_add && !op->bn_in_pool) {   /* a bn computed by the add or the pooling after it has no output tensor */
             int t = add_tensor(net, T_ACT, i, ir_value_elems(net, i + 1) * (long)net->act_bytes, FWD(i), FWD(i));
             net->act_of[i + 1] = t;
-            if (backward_reads_output(op) && !net->forward_only) extend(&net->tensors[t], BWD(i));
+            if (backward_reads_output(op) && !net->forward_only && !net->dead[i]) extend(&net->tensors[t], BWD(i));
         }
         long sb = saved_bytes(net, op);   /* written by the forward (the add's, into_add), so planned in both */
         int written = op->into_add ? FWD(i + 1) : FWD(i);
@@ -257,7 +278,7 @@ void ir_plan(ir_net *net) {
     /* Gradients: written first by the last consumer's backward (or the loss), read last by
      * the producer's backward. */
     for (int i = 0; i < L && !net->forward_only; i++) {
-        if (net->ops[i].kind == IR_FLATTEN) continue;
+        if (net->ops[i].kind == IR_FLATTEN || net->ops[i].kind == IR_STOP_GRADIENT) continue;   /* no reader writes it */
         int t = add_tensor(net, T_GRAD, i, ir_value_elems(net, i + 1) * (long)net->act_bytes, BWD(i), BWD(i));
         net->grad_of[i + 1] = t;
     }
@@ -282,9 +303,11 @@ void ir_plan(ir_net *net) {
             int read = net->act_of[v] >= 0 ? v : net->alias[net->ops[v - 1].in[0]];
             if (read) extend(&net->tensors[net->act_of[read]], FWD(j));
             ir_tensor *act = net->act_of[v] >= 0 ? &net->tensors[net->act_of[v]] : NULL;
-            if (net->forward_only) continue;   /* no backward: no gradient, no route */
+            /* no backward (the plan's, a stop's or a dead op's): no gradient, no route */
+            if (net->forward_only || op->kind == IR_STOP_GRADIENT || net->dead[j]) continue;
             if (ir_ops[op->kind].backward_reads_input && (k == 0 || op->kind == IR_MUL))
                 extend(act, BWD(j));   /* never a fused bn; mul reads both its inputs */
+            if (net->ops[v - 1].kind == IR_STOP_GRADIENT) continue;   /* GRAD_NONE: it passes none back */
             extend(&net->tensors[net->grad_of[v]], BWD(j));
             ir_grad_route *route = &net->route[j * IR_MAX_INPUTS + k];
             if (!grad_written[v] && v != last_value && !ir_is_head_value(net, v)) *route = GRAD_WRITE;
@@ -343,8 +366,8 @@ void ir_layout_params(ir_net *net) {
 
 static void plan_free(ir_net *net) {
     free(net->tensors), free(net->act_of), free(net->grad_of), free(net->saved_of), free(net->mask_of);
-    free(net->work_of), free(net->alias), free(net->scratch_of), free(net->route);
-    net->tensors = NULL, net->mask_of = NULL, net->work_of = NULL;
+    free(net->work_of), free(net->alias), free(net->scratch_of), free(net->route), free(net->dead);
+    net->tensors = NULL, net->mask_of = NULL, net->work_of = NULL, net->dead = NULL;
     net->n_tensors = 0;
 }
 
@@ -402,6 +425,7 @@ void ir_net_free(ir_net *net) {
     free(net->alias);
     free(net->scratch_of);
     free(net->route);
+    free(net->dead);
     free(net->buckets);
     memset(net, 0, sizeof *net);
 }

@@ -332,6 +332,9 @@ void RT_OPS_FN(channel_slice_backward)(RT_OPS_R *din, const RT_OPS_R *dout, int 
                                        int count);
 
 /* ---- token ops (ViT): a sequence of T tokens of C features is [N, C, T], channel-major ---- */
+/* stop_gradient: out = in (n values); no backward (its readers' gradients stop there). */
+void RT_OPS_FN(stop_gradient_forward)(RT_OPS_R *out, const RT_OPS_R *in, long n);
+
 /* A learned tensor of count values, the same for each of the n images; backward: dw = the sum
  * over images of dout. */
 void RT_OPS_FN(learned_forward)(RT_OPS_R *out, const RT_OPS_R *w, int n, long count);

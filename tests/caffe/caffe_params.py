@@ -82,7 +82,7 @@ def in_train(layer):
 
 
 def count(net):
-    shapes, total = {}, 0
+    shapes, total, batch = {}, 0, 1   # shapes: each blob's dims after the batch, as Caffe has them
     for layer in getall(net, "layer"):
         if not in_train(layer):
             continue
@@ -90,7 +90,7 @@ def count(net):
         bottoms, top = getall(layer, "bottom"), get(layer, "top")
         if kind == "Input":
             dims = getall(get(get(layer, "input_param"), "shape"), "dim")
-            shapes[top] = tuple(dims[1:])
+            shapes[top], batch = tuple(dims[1:]), dims[0]
             continue
         if kind == "DummyData":   # its first shape is the data top's
             dims = getall(get(get(layer, "dummy_data_param"), "shape"), "dim")
@@ -104,7 +104,7 @@ def count(net):
             continue
         if kind in ("SoftmaxWithLoss", "Accuracy"):
             continue
-        c, h, w = shapes[bottoms[0]]
+        c, h, w = (shapes[bottoms[0]] + (1, 1, 1))[:3]
         if kind == "Convolution":
             p = get(layer, "convolution_param")
             out, group = get(p, "num_output"), get(p, "group", 1)
@@ -116,8 +116,9 @@ def count(net):
         elif kind == "InnerProduct":
             p = get(layer, "inner_product_param")
             out = get(p, "num_output")
-            total += out * c * h * w + (out if get(p, "bias_term", "true") == "true" else 0)
-            c, h, w = out, 1, 1
+            total += out * math.prod(shapes[bottoms[0]]) + (out if get(p, "bias_term", "true") == "true" else 0)
+            shapes[top] = (out,)
+            continue
         elif kind == "Pooling":
             p = get(layer, "pooling_param")
             if get(p, "global_pooling", "false") == "true":
@@ -144,8 +145,18 @@ def count(net):
             for t, a, b in zip(tops, [0] + ends[:-1], ends):
                 shapes[t] = (b - a, h, w)
             continue
-        elif kind == "Reshape":   # [0, -1]: everything per sample in one axis
-            c, h, w = c * h * w, 1, 1
+        elif kind == "Reshape":   # axes [axis, axis + num_axes) replaced by the dims: 0 copies, -1 infers
+            p = get(layer, "reshape_param")
+            bottom = (batch,) + shapes[bottoms[0]]
+            axis, num = get(p, "axis", 0), get(p, "num_axes", -1)
+            start = axis if axis >= 0 else len(bottom) + axis + 1
+            end = len(bottom) if num == -1 else start + num
+            dims = [bottom[start + i] if d == 0 else d for i, d in enumerate(getall(get(p, "shape"), "dim"))]
+            out = list(bottom[:start]) + dims + list(bottom[end:])
+            if -1 in out:
+                out[out.index(-1)] = math.prod(bottom) // -math.prod(out)
+            shapes[top] = tuple(out[1:])
+            continue
         elif kind not in ("ReLU", "Dropout", "LRN", "Eltwise", "Sigmoid", "Softmax"):
             sys.exit("caffe_params.py: layer type %s is not counted here" % kind)
         shapes[top] = (c, h, w)

@@ -164,6 +164,11 @@ SPEC
 expect_error "--layout nhwc with a per-feature op after a flatten of positions" \
   'flat_bn.spec:7: layer "bn" (bn): --layout nhwc does not support this op on a flattened tensor with positions (4x8x8' \
   "$BUILD/trainc" build "$out/flat_bn.spec" -o "$out/x" --backend cuda --layout nhwc
+sed -e 's/flat_bn/reshape_nhwc/' -e 's/  flatten { name: "f" }/  reshape { name: "f" shape: [2, 16, 8] }/' \
+  -e 's/  bn { name: "bn" }/  conv { name: "c2" out: 4 kernel: 3 pad: 1 }/' "$out/flat_bn.spec" > "$out/reshape_nhwc.spec"
+expect_error "--layout nhwc with a reshape to a shape with positions (a transpose channels-last)" \
+  'layer "f": a reshape to a shape with positions (stored channels-last it is a transpose, not a view) with --layout nhwc is not implemented' \
+  "$BUILD/trainc" build "$out/reshape_nhwc.spec" -o "$out/x" --backend cuda --layout nhwc
 expect_error "--layout nhwc on the CPU" "needs --backend cuda" \
   "$BUILD/trainc" build specs/examples/fmnist_resnet.spec -o "$out/x" --layout nhwc
 TRAINC_CUDA_ENV=$out/missing.env expect_error "CUDA runtime not built" "make cuda" \

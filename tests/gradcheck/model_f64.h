@@ -6,6 +6,7 @@
 #ifndef MODEL_F64_H
 #define MODEL_F64_H
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include "rt_ops.h"
 #include "rt_rng.h"
@@ -45,11 +46,34 @@ typedef struct {
 /* The network input's gradient: the generated code passes NULL as the first layer's dinput
  * (nobody needs it); the check supplies this buffer instead so d(loss)/d(input) is tested. */
 static double *gc_dx;
-static inline double *gc_din(double *din) { return din ? din : gc_dx; }
+static const void *gc_x;   /* the network input: a NULL dinput of a layer reading anything else is a stop's */
+static inline double *gc_din(double *din, const void *in) { return din ? din : in == gc_x ? gc_dx : NULL; }
 #undef conv2d_backward
 #undef linear_backward
-#define conv2d_backward(din, ...) conv2d_backward_f64(gc_din(din), __VA_ARGS__)
-#define linear_backward(din, ...) linear_backward_f64(gc_din(din), __VA_ARGS__)
+#define conv2d_backward(din, dw, db, dout, out, in, ...) \
+    conv2d_backward_f64(gc_din(din, in), dw, db, dout, out, in, __VA_ARGS__)
+#define linear_backward(din, dw, db, dout, in, ...) linear_backward_f64(gc_din(din, in), dw, db, dout, in, __VA_ARGS__)
+
+/* stop_gradient: no gradient flows back through it, which is the derivative of the loss with
+ * the stop's output held at its value. The check's central differences do exactly that: the
+ * unperturbed step records each stop's output (gc_stops_frozen 0), every perturbed one
+ * replays it (1), so the layers before a stop move the loss only through their other paths. */
+#define GC_MAX_STOPS 16
+static int gc_stops_frozen, gc_n_stops;
+static struct { double *out, *kept; long n; } gc_stops[GC_MAX_STOPS];
+static inline void gc_stop_forward(double *out, const double *in, long n) {
+    int k = 0;
+    while (k < gc_n_stops && gc_stops[k].out != out) k++;
+    if (k == gc_n_stops) {
+        if (gc_stops_frozen || k == GC_MAX_STOPS) abort();   /* a stop the recording step did not run */
+        gc_stops[k].out = out, gc_stops[k].n = n, gc_stops[k].kept = malloc(sizeof(double) * (size_t)n);
+        gc_n_stops++;
+    }
+    if (!gc_stops_frozen) memcpy(gc_stops[k].kept, in, sizeof(double) * (size_t)n);
+    memcpy(out, gc_stops[k].kept, sizeof(double) * (size_t)n);
+}
+#undef stop_gradient_forward
+#define stop_gradient_forward gc_stop_forward
 
 /* Initializers: the real float ones, widened, so the check starts from the trainer's init. */
 static inline void gc_init_const(double *w, long n, double v) {

@@ -27,7 +27,9 @@ if grep -E 'arena \+ [0-9]+\)' "$dir/model_f64.c"; then
 fi
 grep -q 'arena + 2 \* ' "$dir/model_f64.c" || { echo "no arena offsets found in model.c" >&2; exit 1; }
 
-cc -std=c11 -D_GNU_SOURCE -g -O1 -fopenmp -fsanitize=address,undefined -fno-omit-frame-pointer \
+# "# gradcheck zero: T ..." in a spec: tensors whose every path is stopped (a zero gradient)
+zero=$(sed -n 's/^# gradcheck zero: *//p' "$1")
+cc -std=c11 -D_GNU_SOURCE -g -O1 -fopenmp -fsanitize=address,undefined -fno-omit-frame-pointer -DGC_ZERO_OK="\"$zero\"" \
   -fno-sanitize-recover=undefined -Wall -Wno-unused-function -Wno-unused-parameter -Werror=incompatible-pointer-types \
   -Iruntime/include -Itests/gradcheck -I"$dir" -include model_f64.h \
   -DMODEL_C="\"$PWD/$dir/model_f64.c\"" tests/gradcheck/model_gradcheck.c -o "$dir/model_gradcheck" \
