@@ -1,10 +1,14 @@
 /* Conv + batch-norm statistics through cuDNN's graph (backend) API (rt_cuda.h rt_cuda_conv_bn):
  * an operation graph of a convolution forward (X, W -> Y, FP32 accumulation) and a genstats
- * node (Y -> per-channel SUM and SQSUM, FP32), which cuDNN runs with its ConvBNfprop engines
- * (FP16 data, NHWC packed, KRSC weights, channels a multiple of 8, 1x1 / 3x3 kernels,
- * compute capability 8.0 or higher but 8.9): the batch norm that reads Y then only finalizes
- * the sums, one small launch, instead of a pass over Y. Tensors are described as cuDNN's
- * graph API wants them: dimensions in N,C,H,W order and NHWC strides. The plan is finalized
+ * node (Y -> per-channel SUM and SQSUM, FP32), X, W and Y in the activation type. cuDNN runs it
+ * in FP16 with its ConvBNfprop engines (NHWC packed, KRSC weights, channels a multiple of 8,
+ * 1x1 / 3x3 kernels, compute capability 8.0 or higher but 8.9) and in BF16 with its generic
+ * runtime-fusion engine (support surface 70: a GenStats node in the epilogue, BF16 input, FP32
+ * compute, NHWC packed; compiled at start-up; compiler/lower/fuse_conv_bn.c has the sources;
+ * its scale-bias-ReLU prologue is FP16 only there, so BF16 takes no prologue here): the
+ * batch norm that reads Y then only finalizes the sums, one small launch, instead of a pass
+ * over Y. Tensors are described as cuDNN's graph API wants them: dimensions in N,C,H,W order
+ * and NHWC strides. The plan is finalized
  * once at start-up (rt_cuda_conv_bn_select); where nothing accepts the graph the conv runs
  * unfused (cuda_conv2d_forward) and the statistics take their own pass (batchnorm_nhwc_vec.cu),
  * and the first refusal of each kind is printed. The sums live in the batch-norm channel-sums
@@ -47,11 +51,15 @@ static cudnnBackendDescriptor_t tensor(graph_err *e, int64_t uid, cudnnDataType_
     return graph_tensor(e, uid, dt, dims, strides, is_virtual, false);
 }
 
-static const char *device_refusal(void) {
+/* The documented compute capabilities: ConvBNfprop's (FP16), 8.0 or higher but 8.9; the
+ * runtime-fusion engine's (BF16) start at 7.0 and cuDNN judges the rest. */
+static const char *device_refusal(cudnnDataType_t dt) {
     int dev = 0;
     cudaDeviceProp p;
     if (cudaGetDevice(&dev) != cudaSuccess || cudaGetDeviceProperties(&p, dev) != cudaSuccess)
         return "the device's compute capability is unknown";
+    if (dt == CUDNN_DATA_BFLOAT16)
+        return p.major < 7 ? "compute capability below 7.0 (cuDNN's runtime-fusion engines need 7.0 or higher)" : NULL;
     if (p.major < 8) return "compute capability below 8.0 (cuDNN's ConvBNfprop engines need 8.0 or higher)";
     if (p.major == 8 && p.minor == 9) return "compute capability 8.9 (cuDNN has no ConvBNfprop engine for it)";
     return NULL;
@@ -62,12 +70,18 @@ static const char *device_refusal(void) {
 static void build(rt_cuda_conv_bn *f, size_t cap) {
     int nhwc, depthwise;
     const rt_conv_shape *s = rt_cuda_conv_shape_of(f->conv, &nhwc, &depthwise);
-    const char *dev = device_refusal();
-    if (rt_cuda_act_type() != RT_ACT_F16) {
-        snprintf(f->why, sizeof f->why, "%s activations: cuDNN's ConvBNfprop engines take FP16 only",
-                 rt_cuda_act_type() == RT_ACT_BF16 ? "BF16" : "FP32");
+    /* the activation type: FP16 (ConvBNfprop) or BF16 (runtime fusion) */
+    if (rt_cuda_act_type() != RT_ACT_F16 && rt_cuda_act_type() != RT_ACT_BF16) {
+        snprintf(f->why, sizeof f->why, "FP32 activations: cuDNN's conv + genstats engines take FP16 or BF16");
         return;
     }
+    cudnnDataType_t dt = rt_cuda_act_type() == RT_ACT_BF16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_HALF;
+    if (f->sbr && dt == CUDNN_DATA_BFLOAT16) {
+        snprintf(f->why, sizeof f->why, "BF16: no cuDNN engine documents a scale-bias-ReLU prologue with genstats "
+                                        "(runtime fusion's surface 70 takes it in FP16 only; 80 and 90 have no genstats)");
+        return;
+    }
+    const char *dev = device_refusal(dt);
     if (!nhwc || depthwise || s->groups != 1) {
         snprintf(f->why, sizeof f->why, "not a channels-last dense conv");
         return;
@@ -85,9 +99,9 @@ static void build(rt_cuda_conv_bn *f, size_t cap) {
     int64_t wd[4] = { k, c, r, q }, ws[4] = { r * q * c, 1, q * c, c };
     int64_t yd[4] = { n, k, oh, ow }, ys[4] = { oh * ow * k, 1, ow * k, k };
     int64_t sd[4] = { 1, k, 1, 1 }, ss[4] = { k, 1, k, k };
-    d[X] = tensor(e, UID_X, CUDNN_DATA_HALF, xd, xs);
-    d[W] = tensor(e, UID_W, CUDNN_DATA_HALF, wd, ws);
-    d[Y] = tensor(e, UID_Y, CUDNN_DATA_HALF, yd, ys);
+    d[X] = tensor(e, UID_X, dt, xd, xs);
+    d[W] = tensor(e, UID_W, dt, wd, ws);
+    d[Y] = tensor(e, UID_Y, dt, yd, ys);
     d[SUM] = tensor(e, UID_SUM, CUDNN_DATA_FLOAT, sd, ss);
     d[SQ] = tensor(e, UID_SQSUM, CUDNN_DATA_FLOAT, sd, ss);
     if (f->sbr) {   /* x -> x·scale -> + bias -> ReLU -> the conv's input (FP32 intermediates) */
