@@ -8,9 +8,10 @@
  *  - FP16: the ConvBNfprop specialized engines: FP16 data only, NHWC packed, KRSC weights,
  *    1x1 and 3x3 kernels, compute capability 8.0 or higher but 8.9;
  *  - BF16: the generic runtime-fusion engine's support surface 70 (compute capability 7.0 to
- *    9.0), whose epilogue may hold a GenStats node and whose convolution takes BF16 input
- *    with FP32 compute: NHWC packed, no grouped convs, any kernel size. (Its surfaces 80 and
- *    90 allow one reduction only, so no sum and sum of squares together.)
+ *    9.0), whose epilogue may hold a GenStats node (reading FP16 or FP32: the conv's output
+ *    kept in FP32 for it, an identity node rounds it to BF16) and whose convolution takes
+ *    BF16 input with FP32 compute: NHWC packed, no grouped convs, any kernel size. (Its
+ *    surfaces 80 and 90 allow one reduction only, so no sum and sum of squares together.)
  * Both here: input and output channels a multiple of 8 (the 16-byte vectors the tensors are
  * described with), no groups, no bias. cuDNN itself may still refuse a graph (the device's
  * compute capability, a missing runtime compiler): runtime/cuda/ops/conv_bn_fprop.cu then

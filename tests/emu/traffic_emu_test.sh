@@ -109,8 +109,10 @@ check resnet_fp16 nhwc
 FLAGS=--no-conv-genstats check resnet_fp16 nhwc
 FLAGS=--no-conv-genstats check resnet_bf16 nhwc
 # The fused trainer trains as the unfused one: the first step's loss (the same forward, the
-# statistics from the epilogue's sums) equal to 4 digits, the next three within 3% (batch 4
-# of 8x8 images: the statistics' last bits, FP32 sums against double, compound).
+# statistics from the epilogue's sums) equal to 4 digits in FP16, within one BF16 rounding
+# (2e-3 relative) in BF16, whose graph sums the conv's output before it is rounded to BF16
+# (the unfused pass sums the rounded values); the next three within 3% (batch 4 of 8x8
+# images: the statistics' last bits, FP32 sums against double, compound).
 for p in fp16 bf16; do
   if [ -f "$out/resnet_$p.traffic" ] && ! grep -q cudnnBackendExecute "$out/resnet_$p.traffic"; then
     echo "FAIL: resnet_$p ran no fused conv + genstats graph (cudnnBackendExecute)"; status=1
@@ -120,7 +122,8 @@ for p in fp16 bf16; do
 import re, sys
 loss = [[float(m) for m in re.findall(r"step \d+/\d+\s+loss ([0-9.]+)", open(f).read())] for f in sys.argv[2:]]
 a, b = loss
-ok = len(a) == len(b) == 4 and a[0] == b[0] and all(abs(x - y) <= 0.03 * abs(y) for x, y in zip(a, b))
+first = 0.0 if sys.argv[1] == "fp16" else 2e-3
+ok = len(a) == len(b) == 4 and abs(a[0] - b[0]) <= first * abs(b[0]) and all(abs(x - y) <= 0.03 * abs(y) for x, y in zip(a, b))
 print(("" if ok else "FAIL: ") + "resnet_%s losses fused %s, unfused %s" % (sys.argv[1], a, b))
 sys.exit(0 if ok else 1)
 PYEOF

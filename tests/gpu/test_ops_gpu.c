@@ -1260,7 +1260,8 @@ static void run_nhwc_lrn_concat(void) {
 /* A channels-last conv whose output feeds a training batch norm (conv_bn_fprop.cu): the conv
  * and the bn's statistics (saved mean and inverse std, running mean and variance) against the
  * unfused CPU ops, conv2d_forward then batchnorm_forward_train on the conv's output rounded to
- * the activation type (what the GPU stores and its statistics read). want_fused: whether
+ * the activation type (what the GPU stores and its statistics read; BF16's runtime-fusion graph
+ * sums the unrounded FP32 output, within TOL of that). want_fused: whether
  * cuDNN's conv + genstats graph must run (FP16 on ConvBNfprop: C and K multiples of 8, 1x1 /
  * 3x3; BF16 on the runtime-fusion engine: any kernel), else the unfused conv and statistics
  * pass, with the reason set; the check names which ran. */
