@@ -11,8 +11,7 @@
 # bn + add + ReLU run in one pass that keeps bn(x) in FP32, where NCHW rounds it to BF16 before
 # the add, which moves BF16 losses by about 4e-3, and a conv's epilogue sums its bn's
 # statistics from its FP32 output, where the statistics' pass sums the BF16 one, about 7e-3;
-# the default build
-# is held to the CPU's 5e-2 like NCHW).
+# the default build is held to the CPU's 5e-2 like NCHW).
 # test_data_loader checks the channels-last floats after mixing too.
 set -u
 . tests/emu/emu_prelude.sh
