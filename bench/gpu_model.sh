@@ -5,10 +5,11 @@
 # bandwidth and peak, cuDNN and cuBLASLt at compiler/lower/gpu_rates.def's measured rate),
 # one line per precision and device; then the model's figure for the code the H100 measured
 # (BF16 channels-last with the old batch-norm and pooling kernels, TRAINC_CUDA_BN=old
-# TRAINC_CUDA_POOL=old, each bn applied apart from the add and no ReLU bitmasks: --no-bn-add
-# --no-relu-mask) beside the 72.9 ms per 256 images it took (bench/RESULTS.md), FP16 without
-# cuDNN's conv + genstats engine (--no-conv-genstats), AlexNet and ConvNeXt-Tiny, and the
-# anchors. Figures go in bench/RESULTS.md.
+# TRAINC_CUDA_POOL=old, each bn applied apart from the add, no ReLU bitmasks and no conv +
+# genstats: --no-bn-add --no-relu-mask --no-conv-genstats) beside the 72.9 ms per 256 images it
+# took (bench/RESULTS.md), BF16 and FP16 without cuDNN's conv + genstats engines
+# (--no-conv-genstats), AlexNet and ConvNeXt-Tiny, and the anchors. Figures go in
+# bench/RESULTS.md.
 set -u
 BUILD=${BUILD:-build}
 out=$BUILD/bench-gpu-model
@@ -22,7 +23,7 @@ for p in BF16 FP16; do
     tail -n 1 "$out/resnet50_${p}_$d.txt"
   done
 done
-"$BUILD/trainc" show --gpu-cost --layout nhwc --device h100 --old-kernels --no-bn-add --no-relu-mask --label "resnet50 (the measured code: old BN and pooling kernels)" \
+"$BUILD/trainc" show --gpu-cost --layout nhwc --device h100 --old-kernels --no-bn-add --no-relu-mask --no-conv-genstats --label "resnet50 (the measured code: old BN and pooling kernels)" \
   "$out/resnet50_BF16.spec" > "$out/resnet50_BF16_h100_old.txt" || status=1
 echo "$(tail -n 1 "$out/resnet50_BF16_h100_old.txt"); measured on the H100: 72.9 ms (3,510 img/s), 68.0 ms of it kernel time"
 grep '^# totals' "$out/resnet50_BF16_h100.txt" | sed 's/^# totals/resnet50 BF16 nhwc h100 totals/'
@@ -32,9 +33,11 @@ tail -n 1 "$out/resnet50_BF16_h100_noretire.txt"
 "$BUILD/trainc" show --gpu-cost --layout nhwc --device h100 --no-bn-add --label "resnet50 (--no-bn-add: each bn applied apart, then the add)" \
   "$out/resnet50_BF16.spec" > "$out/resnet50_BF16_h100_nobnadd.txt" || status=1
 tail -n 1 "$out/resnet50_BF16_h100_nobnadd.txt"
-"$BUILD/trainc" show --gpu-cost --layout nhwc --device h100 --no-conv-genstats --label "resnet50 (--no-conv-genstats: bn statistics in their own pass)" \
-  "$out/resnet50_FP16.spec" > "$out/resnet50_FP16_h100_nogenstats.txt" || status=1
-tail -n 1 "$out/resnet50_FP16_h100_nogenstats.txt"
+for p in BF16 FP16; do
+  "$BUILD/trainc" show --gpu-cost --layout nhwc --device h100 --no-conv-genstats --label "resnet50 (--no-conv-genstats: bn statistics in their own pass)" \
+    "$out/resnet50_$p.spec" > "$out/resnet50_${p}_h100_nogenstats.txt" || status=1
+  tail -n 1 "$out/resnet50_${p}_h100_nogenstats.txt"
+done
 "$BUILD/trainc" show --gpu-cost --layout nhwc --device h100 --no-bn-pool --label "resnet50 (--no-bn-pool: the stem's bn + ReLU and max pooling in two passes)" \
   "$out/resnet50_BF16.spec" > "$out/resnet50_BF16_h100_nobnpool.txt" || status=1
 tail -n 1 "$out/resnet50_BF16_h100_nobnpool.txt"

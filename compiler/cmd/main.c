@@ -63,7 +63,7 @@ static const char usage_text[] =
     "                          --no-relu-mask (cuda nhwc) reads ReLU outputs in the\n"
     "                          backward instead of bitmasks, and gives a block's add and\n"
     "                          closing batch norms backward passes of their own\n"
-    "                          --no-conv-genstats (cuda nhwc FP16) computes batch norm's\n"
+    "                          --no-conv-genstats (cuda nhwc BF16/FP16) computes batch norm's\n"
     "                          statistics in a pass of their own, not in cuDNN's conv;\n"
     "                          --no-cudnn-attention (cuda BF16/FP16) runs attention's core\n"
     "                          on our kernels, not cuDNN's fused SDPA\n"

@@ -98,7 +98,9 @@ static void cuda_op(const schedule *s, const ir_op *op, choices *c) {
         break;
     case IR_BN:
         if (op->bn_sums_in_conv) say(c, "statistics summed in the conv's epilogue, only finalized here%s", "");
-        if (op->bn_retire) say(c, "statistics and gradient sums finished by each channel tile's last block%s", "");
+        if (op->bn_retire && op->bn_sums_in_conv)   /* and its statistics where cuDNN refuses the conv at start-up */
+            say(c, "gradient sums finished by each channel tile's last block%s", "");
+        else if (op->bn_retire) say(c, "statistics and gradient sums finished by each channel tile's last block%s", "");
         if (op->bn_in_add) say(c, "applied inside the add that reads it (its output never written)%s", "");
         if (op->bn_in_pool)
             say(c, "applied with its ReLU inside max pooling \"%s\" (its output never written)", s->net.ops[op - s->net.ops + 1].name);

@@ -1,13 +1,21 @@
-/* Which convs run cuDNN's fused conv + batch-norm-statistics engine (lower.h choose_conv_bn):
+/* Which convs run cuDNN's fused conv + batch-norm-statistics graph (lower.h choose_conv_bn):
  * the rule, in one place. MLPerf's ResNet-50 has every conv that feeds a batch norm write the
  * per-channel sum and sum of squares of its output from its epilogue ("genstats"), so the
  * bn's statistics need no pass over the conv's output of their own; its pass only finalizes
  * the sums (mean, inverse std, running statistics). cuDNN offers that fusion as a graph (conv
- * forward -> genstats) that only its ConvBNfprop engines run, and those take FP16 data only,
- * NHWC packed, KRSC weights, input and output channels a multiple of 8, 1x1 and 3x3 kernels,
- * no groups, and compute capability 8.0 or higher (the last one the runtime checks, and
- * cuDNN itself may still refuse a graph: runtime/cuda/ops/conv_bn_fprop.cu then runs the
- * unfused conv and statistics and says why, once). */
+ * forward -> genstats) that two of its engines run, per its graph-API documentation
+ * (bench/RESULTS.md, "cuDNN's engines for conv + statistics in BF16", quotes the lines):
+ *  - FP16: the ConvBNfprop specialized engines: FP16 data only, NHWC packed, KRSC weights,
+ *    1x1 and 3x3 kernels, compute capability 8.0 or higher but 8.9;
+ *  - BF16: the generic runtime-fusion engine's support surface 70 (compute capability 7.0 to
+ *    9.0), whose epilogue may hold a GenStats node (reading FP16 or FP32: the conv's output
+ *    kept in FP32 for it, an identity node rounds it to BF16) and whose convolution takes
+ *    BF16 input with FP32 compute: NHWC packed, no grouped convs, any kernel size. (Its
+ *    surfaces 80 and 90 allow one reduction only, so no sum and sum of squares together.)
+ * Both here: input and output channels a multiple of 8 (the 16-byte vectors the tensors are
+ * described with), no groups, no bias. cuDNN itself may still refuse a graph (the device's
+ * compute capability, a missing runtime compiler): runtime/cuda/ops/conv_bn_fprop.cu then
+ * runs the unfused conv and statistics and says why, once. */
 #include "lower.h"
 
 /* The one op reading value v, or -1 when none or several do. */
@@ -25,13 +33,14 @@ static int only_reader(const ir_net *net, int v) {
 /* Why conv op i (whose one reader is a training bn) cannot take the engine, or NULL. */
 static const char *refusal(const schedule *s, const ir_op *op, int sync_bn) {
     if (s->opt.no_conv_genstats) return "--no-conv-genstats";
-    if (s->precision != CUDA_FP16)
-        return s->precision == CUDA_BF16 ? "BF16: cuDNN's ConvBNfprop engines take FP16 data only"
-                                         : "not FP16: cuDNN's ConvBNfprop engines take FP16 data only";
+    if (s->precision != CUDA_FP16 && s->precision != CUDA_BF16)
+        return "not BF16 or FP16: cuDNN's conv + genstats engines take 16-bit data";
     if (sync_bn) return "sync BN: the sums are all-reduced between the statistics' passes";
-    if (op->groups != 1) return "a grouped conv (the engine takes groups = 1)";
-    if (!((op->kh == 1 && op->kw == 1) || (op->kh == 3 && op->kw == 3))) return "the engine takes 1x1 and 3x3 kernels only";
-    if (op->dh != 1 || op->dw != 1) return "a dilated conv (the engine takes dilation 1)";
+    if (op->groups != 1) return "a grouped conv (the engines take groups = 1)";
+    if (s->precision == CUDA_FP16) {   /* ConvBNfprop's own limits; the runtime-fusion engine has none of these */
+        if (!((op->kh == 1 && op->kw == 1) || (op->kh == 3 && op->kw == 3))) return "the engine takes 1x1 and 3x3 kernels only";
+        if (op->dh != 1 || op->dw != 1) return "a dilated conv (the engine takes dilation 1)";
+    }
     if (op->in_c % 8 || op->c % 8) return "channels not a multiple of 8 (the engine's 16-byte vectors)";
     if (op->b_off >= 0) return "a conv with a bias (the graph has no bias node)";
     return NULL;
@@ -52,11 +61,13 @@ void choose_conv_bn(schedule *s, int sync_bn) {
         if (r < 0 || net->ops[r].kind != IR_BN || net->ops[r].bn_frozen || net->ops[r].in[0] != i + 1) continue;
         op->conv_bn_why = refusal(s, op, sync_bn);
         if (op->conv_bn_why) continue;
-        op->conv_bn = IR_CONV_BN_GENSTATS;
+        op->conv_bn = s->precision == CUDA_BF16 ? IR_CONV_BN_GENSTATS_RT : IR_CONV_BN_GENSTATS;
         net->ops[r].bn_sums_in_conv = 1;
     }
 }
 
 const char *ir_conv_bn_name(int engine) {
-    return engine == IR_CONV_BN_GENSTATS ? "ConvBNfprop conv+genstats" : "unfused";
+    return engine == IR_CONV_BN_GENSTATS ? "ConvBNfprop conv+genstats"
+           : engine == IR_CONV_BN_GENSTATS_RT ? "runtime-fusion conv+genstats"
+                                              : "unfused";
 }

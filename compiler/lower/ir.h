@@ -70,8 +70,9 @@ typedef enum {
 } ir_conv_algo;
 /* cuDNN's fused conv engines (fuse_conv_bn.c): none, or conv + genstats (the per-channel sum
  * and sum of squares of the output written by the conv's epilogue: ConvBNfprop's pattern
- * without its prologue). */
-typedef enum { IR_CONV_BN_NONE = 0, IR_CONV_BN_GENSTATS } ir_conv_bn;
+ * without its prologue), the one graph that ConvBNfprop runs in FP16 and the generic
+ * runtime-fusion engine (support surface 70) in BF16. */
+typedef enum { IR_CONV_BN_NONE = 0, IR_CONV_BN_GENSTATS, IR_CONV_BN_GENSTATS_RT } ir_conv_bn;
 
 #define IR_MAX_INPUTS 8
 
@@ -159,7 +160,7 @@ typedef struct {
      * index (bn_relu_maxpool_nhwc.cu writes the pooled output, argmax and the bn's bits), else
      * -1. The backward is the unfused one (the pooling's argmax, the bn's bits and input). */
     int bn_in_pool, pool_bn;
-    /* CUDA channels-last FP16: cuDNN's fused conv engine for a conv whose one reader is a
+    /* CUDA channels-last BF16/FP16: cuDNN's fused conv engine for a conv whose one reader is a
      * training bn (fuse_conv_bn.c decides). On the conv: conv_bn, the engine (IR_CONV_BN_*), or
      * 0 with conv_bn_why saying why not (NULL where the conv feeds no such bn). On the bn:
      * bn_sums_in_conv, its statistics' sums come from that conv's epilogue (its own pass only

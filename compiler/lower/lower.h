@@ -16,7 +16,7 @@ typedef struct {
     int no_bn_add;      /* CUDA channels-last: a block's closing bn apply, add and ReLU in passes of their own (--no-bn-add) */
     int no_relu_mask;   /* CUDA channels-last: no ReLU bitmasks; the backward reads ReLU outputs, and a block's
                          * closing add and its bns have backward passes of their own (--no-relu-mask) */
-    int no_conv_genstats;   /* CUDA channels-last FP16: no cuDNN conv + genstats engine (--no-conv-genstats) */
+    int no_conv_genstats;   /* CUDA channels-last BF16/FP16: no cuDNN conv + genstats engine (--no-conv-genstats) */
     int no_bn_pool;         /* CUDA channels-last: a bn + ReLU and the max pooling after it in passes of their own (--no-bn-pool) */
     int no_residual_tail;   /* CUDA: a residual tail's bias, layer scale, drop path and add apart (--no-residual-tail) */
     int no_cudnn_attention; /* CUDA BF16/FP16: attention's core on the runtime's kernels, not cuDNN's SDPA (--no-cudnn-attention) */

@@ -9,20 +9,29 @@
  *     beta·Y); OPERATION_GEN_STATS: mode SUM_SQSUM, math precision, X, SUM, SQSUM
  *     (per-channel sums of X and of X², [1,C,1,1]);
  *   OPERATIONGRAPH: handle and operations, whose tensors connect by unique id.
- *   POINTWISE: mode (MUL, ADD, RELU_FWD emulated) and math precision; OPERATION_POINTWISE:
+ *   POINTWISE: mode (MUL, ADD, RELU_FWD, IDENTITY emulated) and math precision; OPERATION_POINTWISE:
  *     the descriptor, X, B (the binary modes), Y; tensors may be virtual (IS_VIRTUAL).
- * One engine is emulated, ConvBNfprop's conv + genstats pattern, optionally with its
- * scale-bias-ReLU prologue (X = relu(raw·scale + bias): MUL, ADD, RELU_FWD into virtual
- * tensors, FP16 per-channel [1,C,1,1] scale and bias, the ReLU'd value rounded to FP16 as the
- * tensor cores read it), with the support surface
- * the documentation gives its specialized pre-compiled engine: a convolution forward whose Y
- * only a genstats reads, FP16 X, W, Y, FP32 sums, compute FP32, cross-correlation, NHWC
- * packed X and Y, KRSC packed W, C and K multiples of 8, 1x1 or 3x3 filters, dilation 1,
- * alpha 1 and beta 0. The heuristics (any mode) offer that one engine configuration for such
- * a graph and none otherwise; an execution plan reports 1 KiB of workspace, which each
- * execution overwrites with NaN. Execution runs on the handle's stream: the convolution in
- * double from the FP16 operands, Y stored in FP16, then the sums of the stored Y (the values
- * every reader of Y sees) accumulated in double and stored in FP32.
+ * Two engines run the conv + genstats graph, each on the support surface its documentation
+ * gives (bench/RESULTS.md, "cuDNN's engines for conv + statistics in BF16", quotes it):
+ *  - ConvBNfprop (specialized, pre-compiled), optionally with its scale-bias-ReLU prologue
+ *    (X = relu(raw·scale + bias): MUL, ADD, RELU_FWD into virtual tensors, FP16 per-channel
+ *    [1,C,1,1] scale and bias, the ReLU'd value rounded to FP16 as the tensor cores read it):
+ *    FP16 X, W, Y, C and K multiples of 8, 1x1 or 3x3 filters, dilation 1;
+ *  - the generic runtime-fusion engine's support surface 70 (a GenStats node in the
+ *    epilogue, whose input must be FP16 or FP32): 16-bit X and W (BF16 is what the runtime
+ *    builds), the conv's output a virtual FP32 tensor that the genstats reads and a
+ *    CUDNN_POINTWISE_IDENTITY (FP32 math) rounds into the 16-bit Y in memory, no prologue (its
+ *    prologue is FP16 only), any filter size and dilation, C and K even (its 32-bit alignment
+ *    of every tensor); the sums are of the conv's FP32 output;
+ * and for both: a convolution forward whose output only the genstats (and the identity) read,
+ * FP32 sums, compute FP32, cross-correlation, NHWC packed X and Y, KRSC packed W, alpha 1 and
+ * beta 0. The heuristics
+ * (any mode) offer the one engine configuration that takes such a graph and none otherwise;
+ * an execution plan reports 1 KiB of workspace, which each execution overwrites with NaN.
+ * Execution runs on the handle's stream: the convolution in double from the 16-bit operands,
+ * Y stored in the data type, then the sums (ConvBNfprop: of the stored Y, the values every
+ * reader of Y sees; runtime fusion: of the FP32 output) accumulated in double and stored in
+ * FP32.
  * A second engine runs the fused attention operations, OPERATION_SDPA_FWD (Q, K, V, O, STATS,
  * SCALE) and OPERATION_SDPA_BWD (those and dO -> dQ, dK, dV), each alone in its graph, on the
  * reference and support surface of emu_cudnn_sdpa.cpp; tensors there may be BF16 and the scale
@@ -64,6 +73,11 @@ struct conv_stats {
     tensor_info raw, scale, bias;
     const struct desc *pw[3];   /* its operations, in graph order of finding */
     int n_pw;
+    /* the runtime-fusion epilogue's identity: y (the conv's output, virtual FP32) rounded into
+     * out, the 16-bit tensor in memory, when cast; else out is y */
+    bool cast;
+    tensor_info out;
+    cudnnDataType_t cast_prec;
 };
 
 struct desc {
@@ -230,10 +244,13 @@ bool prologue(conv_stats *p) {
 bool pick(const desc *g, conv_stats *p) {
     std::vector<desc *> ops = many<desc *>(g, CUDNN_ATTR_OPERATIONGRAPH_OPS);
     p->fwd = p->stats = nullptr;
-    p->sbr = false, p->n_pw = 0;
+    p->sbr = false, p->n_pw = 0, p->cast = false;
+    const desc *cast = nullptr;
     for (desc *o : ops) {
         if (o->type == CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR && !p->fwd) p->fwd = o;
         else if (o->type == CUDNN_BACKEND_OPERATION_GEN_STATS_DESCRIPTOR && !p->stats) p->stats = o;
+        else if (o->type == CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR && pw_mode(o) == CUDNN_POINTWISE_IDENTITY && !cast)
+            cast = o;
         else if (o->type == CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR && p->n_pw < 3) p->pw[p->n_pw++] = o;
         else return false;   /* another operation: no emulated engine takes it */
     }
@@ -245,6 +262,14 @@ bool pick(const desc *g, conv_stats *p) {
     p->sum = sub(p->stats, CUDNN_ATTR_OPERATION_GENSTATS_SUMDESC, CUDNN_BACKEND_TENSOR_DESCRIPTOR)->t;
     p->sq = sub(p->stats, CUDNN_ATTR_OPERATION_GENSTATS_SQSUMDESC, CUDNN_BACKEND_TENSOR_DESCRIPTOR)->t;
     if (p->n_pw && !prologue(p)) return false;
+    p->out = p->y;
+    if (cast) {   /* the identity must read the conv's output */
+        const tensor_info *cx = pw_t(cast, CUDNN_ATTR_OPERATION_POINTWISE_XDESC), *cy = pw_t(cast, CUDNN_ATTR_OPERATION_POINTWISE_YDESC);
+        if (!cx || !cy || cx->uid != p->y.uid) return false;
+        p->cast = true, p->out = *cy;
+        p->cast_prec = one<cudnnDataType_t>(sub(cast, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_BACKEND_POINTWISE_DESCRIPTOR),
+                                            CUDNN_ATTR_POINTWISE_MATH_PREC);
+    }
     std::vector<int64_t> pre = many<int64_t>(p->cv, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS);
     std::vector<int64_t> st = many<int64_t>(p->cv, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES);
     std::vector<int64_t> dl = many<int64_t>(p->cv, CUDNN_ATTR_CONVOLUTION_DILATIONS);
@@ -266,16 +291,30 @@ bool engine_takes(const desc *g) {
     } else if (p.x.virt) {
         return false;
     }
-    if (p.y.virt || p.sum.virt || p.sq.virt || p.w.virt) return false;
-    if (p.x.dt != CUDNN_DATA_HALF || p.w.dt != CUDNN_DATA_HALF || p.y.dt != CUDNN_DATA_HALF) return false;
+    if (p.out.virt || p.sum.virt || p.sq.virt || p.w.virt) return false;
+    cudnnDataType_t dt = p.x.dt;
+    if (p.cast) {   /* runtime fusion (surface 70): 16-bit data, the conv's FP32 output virtual, no prologue */
+        if ((dt != CUDNN_DATA_HALF && dt != CUDNN_DATA_BFLOAT16) || p.sbr) return false;
+        if (!p.y.virt || p.y.dt != CUDNN_DATA_FLOAT || p.cast_prec != CUDNN_DATA_FLOAT) return false;
+        if (memcmp(p.out.dims, p.y.dims, sizeof p.y.dims) || !nhwc_packed(p.out)) return false;
+    } else if (p.y.virt || p.y.dt != dt) {
+        return false;
+    }
+    /* ConvBNfprop: FP16 only; GenStats in runtime fusion reads FP16 or FP32 (so BF16 needs the cast) */
+    if (!p.cast && dt != CUDNN_DATA_HALF) return false;
+    if (p.w.dt != dt || p.out.dt != dt) return false;
     if (p.sum.dt != CUDNN_DATA_FLOAT || p.sq.dt != CUDNN_DATA_FLOAT) return false;
     if (one<cudnnDataType_t>(p.cv, CUDNN_ATTR_CONVOLUTION_COMP_TYPE) != CUDNN_DATA_FLOAT) return false;
     if (one<cudnnConvolutionMode_t>(p.cv, CUDNN_ATTR_CONVOLUTION_CONV_MODE) != CUDNN_CROSS_CORRELATION) return false;
     if (one<cudnnGenStatsMode_t>(p.stats, CUDNN_ATTR_OPERATION_GENSTATS_MODE) != CUDNN_GENSTATS_SUM_SQSUM) return false;
     if (!nhwc_packed(p.x) || !nhwc_packed(p.y) || !nhwc_packed(p.w)) return false;   /* KRSC is W's NHWC */
     int64_t c = p.x.dims[1], k = p.w.dims[0], r = p.w.dims[2], s = p.w.dims[3];
-    if (c % 8 || k % 8 || r != s || (r != 1 && r != 3)) return false;
-    if (p.dil[0] != 1 || p.dil[1] != 1) return false;
+    if (!p.cast) {   /* ConvBNfprop's limits */
+        if (c % 8 || k % 8 || r != s || (r != 1 && r != 3)) return false;
+        if (p.dil[0] != 1 || p.dil[1] != 1) return false;
+    } else if (c % 2 || k % 2) {   /* runtime fusion: 32-bit aligned rows of 16-bit channels */
+        return false;
+    }
     if (scalar(p.fwd, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA) != 1.0 ||
         scalar(p.fwd, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA) != 0.0)
         return false;
@@ -389,7 +428,7 @@ cudnnStatus_t finalize(desc *d) {
         bool binary = m == CUDNN_POINTWISE_ADD || m == CUDNN_POINTWISE_MUL;
         if (binary != (sub(d, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_BACKEND_TENSOR_DESCRIPTOR) != nullptr))
             return CUDNN_STATUS_BAD_PARAM;
-        if (!binary && m != CUDNN_POINTWISE_RELU_FWD) return CUDNN_STATUS_NOT_SUPPORTED;   /* not emulated */
+        if (!binary && m != CUDNN_POINTWISE_RELU_FWD && m != CUDNN_POINTWISE_IDENTITY) return CUDNN_STATUS_NOT_SUPPORTED;   /* not emulated */
         return CUDNN_STATUS_SUCCESS;
     }
     case CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR:
@@ -557,15 +596,16 @@ cudnnStatus_t cudnnBackendExecute(cudnnHandle_t h, cudnnBackendDescriptor_t plan
     if (plan->is_sdpa) return execute_sdpa(h, plan, pack);
     const conv_stats &p = plan->run;
     const void *x = pointer_of(pack, p.sbr ? p.raw.uid : p.x.uid), *w = pointer_of(pack, p.w.uid);
-    void *y = pointer_of(pack, p.y.uid), *sum = pointer_of(pack, p.sum.uid), *sq = pointer_of(pack, p.sq.uid);
+    void *y = pointer_of(pack, p.out.uid), *sum = pointer_of(pack, p.sum.uid), *sq = pointer_of(pack, p.sq.uid);
     const void *scale = p.sbr ? pointer_of(pack, p.scale.uid) : nullptr, *bias = p.sbr ? pointer_of(pack, p.bias.uid) : nullptr;
     void *ws = has(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE) ? one<void *>(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE) : nullptr;
     if (!x || !w || !y || !sum || !sq || !ws || (p.sbr && (!scale || !bias))) return CUDNN_STATUS_BAD_PARAM;
     const char *what = "cudnnBackendExecute";
+    const bool bf = p.x.dt == CUDNN_DATA_BFLOAT16;
     emu::check_device(x, (size_t)span(p.x) * 2, what);
     if (p.sbr) emu::check_device(scale, (size_t)span(p.scale) * 2, what), emu::check_device(bias, (size_t)span(p.bias) * 2, what);
     emu::check_device(w, (size_t)span(p.w) * 2, what);
-    emu::check_device(y, (size_t)span(p.y) * 2, what);
+    emu::check_device(y, (size_t)span(p.out) * 2, what);
     emu::check_device(sum, (size_t)span(p.sum) * 4, what);
     emu::check_device(sq, (size_t)span(p.sq) * 4, what);
     emu::check_device(ws, PLAN_WORKSPACE, what);
@@ -575,29 +615,34 @@ cudnnStatus_t cudnnBackendExecute(cudnnHandle_t h, cudnnBackendDescriptor_t plan
         emu::traffic_touch(x, (size_t)span(g.x) * 2, false);
         emu::traffic_touch(w, (size_t)span(g.w) * 2, false);
         if (g.sbr) emu::traffic_touch(scale, (size_t)span(g.scale) * 2, false), emu::traffic_touch(bias, (size_t)span(g.bias) * 2, false);
-        emu::traffic_touch(y, (size_t)span(g.y) * 2, true);
+        emu::traffic_touch(y, (size_t)span(g.out) * 2, true);
         emu::traffic_touch(sum, (size_t)span(g.sum) * 4, true);
         emu::traffic_touch(sq, (size_t)span(g.sq) * 4, true);
         float nan = NAN;
         for (size_t i = 0; i + 4 <= PLAN_WORKSPACE; i += 4) memcpy((char *)ws + i, &nan, 4);
-        const __half *W = (const __half *)w;
-        __half *Y = (__half *)y;
+        /* a 16-bit element of the graph's data type, and one stored rounded to it */
+        auto ld = [bf](const void *base, int64_t i) {
+            return bf ? __bfloat162float(((const __nv_bfloat16 *)base)[i]) : __half2float(((const __half *)base)[i]);
+        };
+        auto st = [bf](void *base, int64_t i, float v) {
+            if (bf) ((__nv_bfloat16 *)base)[i] = __float2bfloat16(v);
+            else ((__half *)base)[i] = __float2half(v);
+        };
         int64_t n = g.x.dims[0], c = g.x.dims[1], ih = g.x.dims[2], iw = g.x.dims[3];
         /* the conv's input: x, or the prologue's relu(raw·scale + bias) in FP32, rounded to
-         * FP16 as the tensor cores read it */
-        std::vector<__half> xin((size_t)span(g.x));
-        const __half *R = (const __half *)x;
+         * FP16 as the tensor cores read it (the prologue is FP16 only) */
+        std::vector<float> X((size_t)span(g.x));
         for (int64_t b = 0; b < n; b++)
             for (int64_t ch = 0; ch < c; ch++)
                 for (int64_t i = 0; i < ih; i++)
                     for (int64_t j = 0; j < iw; j++) {
                         int64_t o = at(g.x, b, ch, i, j);
-                        if (!g.sbr) { xin[(size_t)o] = R[at(g.x, b, ch, i, j)]; continue; }
-                        float v = __half2float(R[at(g.raw, b, ch, i, j)]) * __half2float(((const __half *)scale)[at(g.scale, 0, ch, 0, 0)]) +
+                        if (!g.sbr) { X[(size_t)o] = ld(x, o); continue; }
+                        float v = __half2float(((const __half *)x)[at(g.raw, b, ch, i, j)]) *
+                                      __half2float(((const __half *)scale)[at(g.scale, 0, ch, 0, 0)]) +
                                   __half2float(((const __half *)bias)[at(g.bias, 0, ch, 0, 0)]);
-                        xin[(size_t)o] = __float2half(v > 0 ? v : 0.0f);
+                        X[(size_t)o] = __half2float(__float2half(v > 0 ? v : 0.0f));
                     }
-        const __half *X = xin.data();
         int64_t k = g.w.dims[0], r = g.w.dims[2], s = g.w.dims[3], oh = g.y.dims[2], ow = g.y.dims[3];
         std::vector<double> tot((size_t)k, 0.0), tot2((size_t)k, 0.0);
         for (int64_t b = 0; b < n; b++)
@@ -612,13 +657,14 @@ cudnnStatus_t cudnnBackendExecute(cudnnHandle_t h, cudnnBackendDescriptor_t plan
                                 int64_t wi = j * g.stride[1] - g.pad[1] + v * g.dil[1];
                                 if (wi < 0 || wi >= iw) continue;
                                 for (int64_t ch = 0; ch < c; ch++)
-                                    acc += (double)__half2float(X[at(g.x, b, ch, hi, wi)]) *
-                                           (double)__half2float(W[at(g.w, kk, ch, u, v)]);
+                                    acc += (double)X[(size_t)at(g.x, b, ch, hi, wi)] * (double)ld(w, at(g.w, kk, ch, u, v));
                             }
                         }
-                        __half out = __float2half((float)acc);
-                        Y[at(g.y, b, kk, i, j)] = out;
-                        double stored = __half2float(out);
+                        /* ConvBNfprop: the sums of the stored Y; runtime fusion: of the
+                         * conv's FP32 output, which the identity then rounds into Y */
+                        int64_t o = at(g.out, b, kk, i, j);
+                        st(y, o, (float)acc);
+                        double stored = g.cast ? (double)(float)acc : (double)ld(y, o);
                         tot[(size_t)kk] += stored, tot2[(size_t)kk] += stored * stored;
                     }
         for (int64_t kk = 0; kk < k; kk++) {

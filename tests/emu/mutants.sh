@@ -28,6 +28,12 @@
 #             dropped, overwritten by the sum of squares: test_ops_gpu's conv + bn checks fail)
 #   genstats-node: conv_bn_fprop.cu's graph without its genstats node (a plain conv, which
 #             the engine does not take: the fused checks find the unfused path)
+#   genstats-bf16: conv_bn_fprop.cu describes BF16 activations as FP16 (the runtime-fusion
+#             engine's emulation takes the graph and reads BF16 bits as FP16: test_ops_gpu's
+#             BF16 conv + bn checks fail)
+#   genstats-cast: conv_bn_fprop.cu's BF16 graph without the FP32 conv output and its
+#             identity (the genstats reads BF16, which no engine documents: the fused checks
+#             find the unfused path)
 #   tail-drop: residual_tail.cu's backward without the drop path's scale (dconv and dgamma
 #             as if every sample were kept: test_ops_gpu's residual tail checks fail)
 #   tail-shortcut: residual_tail.cu's backward writes the shortcut's gradient where the
@@ -111,6 +117,10 @@ mutant genstats-sum ops/conv_bn_fprop.cu 's/out, sums, sums \+ s->oc,/out, sums,
   "FAIL .*conv + bn statistics"
 mutant genstats-node ops/conv_bn_fprop.cu 's/ops\[5\] = \{ d\[FWD\], d\[STATS\],/ops[5] = { d[FWD], d[FWD],/' \
   ops/conv_bn_fprop.cu "FAIL .*conv + bn statistics"
+mutant genstats-bf16 ops/conv_bn_fprop.cu 's/RT_ACT_BF16 \? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_HALF/RT_ACT_BF16 ? CUDNN_DATA_HALF : CUDNN_DATA_HALF/' \
+  ops/conv_bn_fprop.cu "FAIL bf16 conv + bn statistics"
+mutant genstats-cast ops/conv_bn_fprop.cu 's/const bool cast = dt == CUDNN_DATA_BFLOAT16;/const bool cast = false;/' \
+  ops/conv_bn_fprop.cu "FAIL bf16 conv + bn statistics"
 mutant tail-drop ops/residual_tail.cu 's/float gs = g \* d.scale\(i\);/float gs = g;/' ops/residual_tail.cu \
   "FAIL .*residual tail.*dconv"
 mutant tail-shortcut ops/residual_tail.cu 's/dres_add \? rt_ld\(dres\[i\]\) \+ g : g/g/' ops/residual_tail.cu \

@@ -1260,9 +1260,11 @@ static void run_nhwc_lrn_concat(void) {
 /* A channels-last conv whose output feeds a training batch norm (conv_bn_fprop.cu): the conv
  * and the bn's statistics (saved mean and inverse std, running mean and variance) against the
  * unfused CPU ops, conv2d_forward then batchnorm_forward_train on the conv's output rounded to
- * the activation type (what the GPU stores and its statistics read). want_fused: whether
- * cuDNN's conv + genstats graph must run (FP16, C and K multiples of 8, 1x1 / 3x3), else the
- * unfused conv and statistics pass, with the reason set; the check names which ran. */
+ * the activation type (what the GPU stores and its statistics read; BF16's runtime-fusion graph
+ * sums the unrounded FP32 output, within TOL of that). want_fused: whether
+ * cuDNN's conv + genstats graph must run (FP16 on ConvBNfprop: C and K multiples of 8, 1x1 /
+ * 3x3; BF16 on the runtime-fusion engine: any kernel), else the unfused conv and statistics
+ * pass, with the reason set; the check names which ran. */
 static void test_conv_bn(const char *name, rt_conv_shape s, int want_fused) {
     s.oh = rt_conv_out_dim(s.h, s.kh, s.sh, s.ph, s.dh);
     s.ow = rt_conv_out_dim(s.w, s.kw, s.sw, s.pw, s.dw);
@@ -1391,21 +1393,26 @@ static void test_conv_bn_sbr(const char *name, rt_conv_shape s, int want_fused) 
         free(rm), free(rv), free(mean), free(istd);
 }
 
-/* The conv + statistics shapes: ResNet's 1x1 and 3x3 (stride 1 and 2) where the engine takes
- * them in FP16; 12 input channels (not a multiple of 8), which cuDNN's engine refuses, and
- * BF16 throughout (FP16-only engine): the unfused path, with the same results. */
+/* The conv + statistics shapes: ResNet's 1x1 and 3x3 (stride 1 and 2), which ConvBNfprop
+ * takes in FP16 and the runtime-fusion engine in BF16; a 5x5 kernel, which only the latter
+ * takes; 12 input channels (not a multiple of 8), which ConvBNfprop refuses (the unfused path,
+ * with the same results) and the runtime-fusion engine takes (its tensors need 32-bit
+ * alignment only; lowering asks it for multiples of 8). The scale-bias-ReLU prologue fuses in
+ * FP16 only (BF16: no engine documents it with genstats). */
 static void run_conv_bn(void) {
-    int fp16 = rt_cuda_math_mode() == RT_CUDA_FP16;
+    int fp16 = rt_cuda_math_mode() == RT_CUDA_FP16, bf16 = rt_cuda_math_mode() == RT_CUDA_BF16, half = fp16 || bf16;
     test_conv_bn("1x1 16->32", (rt_conv_shape){ .n = 3, .c = 16, .h = 7, .w = 9, .oc = 32, .kh = 1, .kw = 1, .sh = 1,
-                                                .sw = 1, .ph = 0, .pw = 0, .dh = 1, .dw = 1, .groups = 1 }, fp16);
+                                                .sw = 1, .ph = 0, .pw = 0, .dh = 1, .dw = 1, .groups = 1 }, half);
     test_conv_bn("3x3 pad 1 8->16", (rt_conv_shape){ .n = 2, .c = 8, .h = 10, .w = 8, .oc = 16, .kh = 3, .kw = 3,
-                                                     .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1 }, fp16);
+                                                     .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1 }, half);
     test_conv_bn("3x3 stride 2 pad 1 16->24", (rt_conv_shape){ .n = 2, .c = 16, .h = 11, .w = 11, .oc = 24, .kh = 3,
                                                                .kw = 3, .sh = 2, .sw = 2, .ph = 1, .pw = 1, .dh = 1,
-                                                               .dw = 1, .groups = 1 }, fp16);
+                                                               .dw = 1, .groups = 1 }, half);
+    test_conv_bn("5x5 pad 2 8->16", (rt_conv_shape){ .n = 2, .c = 8, .h = 7, .w = 6, .oc = 16, .kh = 5, .kw = 5,
+                                                     .sh = 1, .sw = 1, .ph = 2, .pw = 2, .dh = 1, .dw = 1, .groups = 1 }, bf16);
     test_conv_bn("3x3 pad 1 12->16 (channels not a multiple of 8)",
                  (rt_conv_shape){ .n = 2, .c = 12, .h = 6, .w = 6, .oc = 16, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1,
-                                  .pw = 1, .dh = 1, .dw = 1, .groups = 1 }, 0);
+                                  .pw = 1, .dh = 1, .dw = 1, .groups = 1 }, bf16);
     test_conv_bn_sbr("3x3 pad 1 16->16", (rt_conv_shape){ .n = 2, .c = 16, .h = 7, .w = 9, .oc = 16, .kh = 3, .kw = 3,
                                                           .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1 }, fp16);
     test_conv_bn_sbr("1x1 stride 2 16->32", (rt_conv_shape){ .n = 2, .c = 16, .h = 8, .w = 8, .oc = 32, .kh = 1, .kw = 1,

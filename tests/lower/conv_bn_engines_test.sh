@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Lowering's choice of cuDNN's fused conv + batch-norm-statistics engine (compiler/lower/
 # fuse_conv_bn.c), as `trainc show --gpu-cost` lists it and `build --emit-only` spells it:
-# ResNet-50 in FP16 channels-last fuses every conv that feeds a bn but the 7x7 stem (1x1 and
-# 3x3 only), the FP16 ResNet example all but its 1-channel stem; BF16 fuses none (the engine
-# is FP16 only) and names why; --no-conv-genstats fuses none; the generated trainer calls the
-# fused conv and finalize exactly where the listing says. Refused: --no-conv-genstats off nhwc.
+# ResNet-50 in FP16 channels-last fuses every conv that feeds a bn but the 7x7 stem on
+# ConvBNfprop (1x1 and 3x3 only), in BF16 the same 52 on the runtime-fusion engine (the stem
+# refused for its 3 channels), the ResNet example all but its 1-channel stem in both;
+# --no-conv-genstats fuses none; the generated trainer calls the fused conv and finalize
+# exactly where the listing says. Refused: --no-conv-genstats off nhwc.
 set -u
 source "$(dirname "$0")/../lib.sh"
 need_trainc
@@ -23,24 +24,28 @@ grep -q '^# conv "conv1": unfused: the engine takes 1x1 and 3x3 kernels only' "$
 calls=$(count ' cudnnBackendExecute ' "$out/r50_FP16.txt"); fin=$(count ' bn_finalize_sums_kernel ' "$out/r50_FP16.txt")
 [ "$calls" = 52 ] && [ "$fin" = 52 ] || fail "resnet50 FP16: $calls fused calls and $fin finalizes costed, expected 52 each"
 "$TRAINC" show --gpu-cost --layout nhwc "$out/r50_BF16.spec" > "$out/r50_BF16.txt" 2>&1 || fail "show --gpu-cost resnet50 BF16"
-[ "$(count 'ConvBNfprop conv+genstats (' "$out/r50_BF16.txt")" = 0 ] || fail "resnet50 BF16 fuses a conv (the engine is FP16 only)"
-[ "$(count 'unfused: BF16: cuDNN' "$out/r50_BF16.txt")" = 53 ] || fail "resnet50 BF16: the refusal is not named for each conv"
+bf=$(count 'runtime-fusion conv+genstats (' "$out/r50_BF16.txt")
+[ "$bf" = 52 ] && [ "$(count 'ConvBNfprop' "$out/r50_BF16.txt")" = 0 ] ||
+  fail "resnet50 BF16: $bf convs on the runtime-fusion engine, expected 52 (and none on FP16's ConvBNfprop)"
+grep -q '^# conv "conv1": unfused: channels not a multiple of 8' "$out/r50_BF16.txt" || fail "resnet50 BF16: the stem's refusal is not named"
+[ "$(count ' cudnnBackendExecute ' "$out/r50_BF16.txt")" = 52 ] && [ "$(count ' bn_finalize_sums_kernel ' "$out/r50_BF16.txt")" = 52 ] ||
+  fail "resnet50 BF16: the fused calls and finalizes are not costed 52 times each"
 "$TRAINC" show --gpu-cost --layout nhwc --no-conv-genstats "$out/r50_FP16.spec" > "$out/r50_off.txt" 2>&1 || fail "show --no-conv-genstats"
 [ "$(count 'unfused: --no-conv-genstats' "$out/r50_off.txt")" = 53 ] && [ "$(count cudnnBackendExecute "$out/r50_off.txt")" = 0 ] ||
   fail "--no-conv-genstats still fuses"
-echo "resnet50 (32x32) FP16 nhwc: $fused of 53 convs fused, BF16 and --no-conv-genstats none"
+echo "resnet50 (32x32) nhwc: $fused of 53 convs fused in FP16 (ConvBNfprop), $bf in BF16 (runtime fusion), none with --no-conv-genstats"
 
-# The trainer as emitted: FP16 calls the fused conv and finalize, BF16 and the flag do not.
+# The trainer as emitted: FP16 and BF16 call the fused conv and finalize, the flag does not.
 for v in FP16 BF16 off; do
   spec=$out/ex_${v/off/FP16}.spec flag=; [ $v = off ] && flag=--no-conv-genstats
   "$TRAINC" build "$spec" -o "$out/ex_$v" --backend cuda --layout nhwc --emit-only $flag > "$out/ex_$v.log" 2>&1 ||
     { fail "build --emit-only $v"; continue; }
   "$TRAINC" show --gpu-cost --layout nhwc $flag "$spec" > "$out/ex_$v.txt" 2>&1
-  listed=$(count 'ConvBNfprop conv+genstats (' "$out/ex_$v.txt")
+  listed=$(count ' conv+genstats (' "$out/ex_$v.txt")
   emitted=$(count 'cuda_conv_bn_forward(' "$out/ex_$v.src/model.c"); stats=$(count 'cuda_conv_bn_stats(' "$out/ex_$v.src/model.c")
   [ "$listed" = "$emitted" ] && [ "$listed" = "$stats" ] || fail "example $v: show lists $listed fused convs, model.c calls $emitted / $stats"
-  [ $v = FP16 ] && { [ "$listed" -gt 0 ] || fail "example FP16 fuses no conv"; grep -q 'unfused: channels not a multiple of 8' "$out/ex_FP16.txt" || fail "example FP16: the 1-channel stem's refusal"; }
-  [ $v != FP16 ] && [ "$listed" != 0 ] && fail "example $v fuses"
+  [ $v != off ] && { [ "$listed" -gt 0 ] || fail "example $v fuses no conv"; grep -q 'unfused: channels not a multiple of 8' "$out/ex_$v.txt" || fail "example $v: the 1-channel stem's refusal"; }
+  [ $v = off ] && [ "$listed" != 0 ] && fail "example $v fuses"
   echo "fmnist_resnet $v: $listed convs fused, $emitted fused calls in model.c"
 done
 "$TRAINC" build "$out/ex_FP16.spec" -o "$out/x" --backend cuda --emit-only --no-conv-genstats > "$out/refuse.log" 2>&1

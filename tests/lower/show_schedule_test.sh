@@ -83,8 +83,10 @@ for flags in "" --no-relu-mask --no-bn-add; do
   "$TRAINC" build "$out/resnet_bf16.spec" --backend cuda --layout nhwc $flags --emit-only --emit-dir "$out/$tag.src" \
     -o "$out/$tag" > /dev/null || die "build $flags --emit-only failed on the ResNet example"
   m=$out/$tag.src/model.c
-  expect "$tag: bns with retired sums" "$(count 'finished by each channel tile' "$out/$tag.txt")" \
+  expect "$tag: bns with retired statistics" "$(count 'statistics and gradient sums finished by each channel tile' "$out/$tag.txt")" \
     "$(count 'cuda_batchnorm_stats_train_nhwc_retire(' "$m")"
+  expect "$tag: bns summed in the conv's epilogue" "$(count "statistics summed in the conv's epilogue" "$out/$tag.txt")" \
+    "$(count 'cuda_conv_bn_stats(' "$m")"
   expect "$tag: adds applying bns" "$(count "bns\? applied in this pass" "$out/$tag.txt")" \
     "$(count 'cuda_bn_add_relu\(_bits\)\?_nhwc(' "$m")"
   expect "$tag: ops writing ReLU bitmasks" "$(count 'writes a ReLU bitmask' "$out/$tag.txt")" \

@@ -1,15 +1,21 @@
 /* Conv + batch-norm statistics through cuDNN's graph (backend) API (rt_cuda.h rt_cuda_conv_bn):
  * an operation graph of a convolution forward (X, W -> Y, FP32 accumulation) and a genstats
- * node (Y -> per-channel SUM and SQSUM, FP32), which cuDNN runs with its ConvBNfprop engines
- * (FP16 data, NHWC packed, KRSC weights, channels a multiple of 8, 1x1 / 3x3 kernels,
- * compute capability 8.0 or higher but 8.9): the batch norm that reads Y then only finalizes
- * the sums, one small launch, instead of a pass over Y. Tensors are described as cuDNN's
- * graph API wants them: dimensions in N,C,H,W order and NHWC strides. The plan is finalized
- * once at start-up (rt_cuda_conv_bn_select); where nothing accepts the graph the conv runs
- * unfused (cuda_conv2d_forward) and the statistics take their own pass (batchnorm_nhwc_vec.cu),
- * and the first refusal of each kind is printed. The sums live in the batch-norm channel-sums
- * scratch (batchnorm_sums.cu), which only the backward uses otherwise: the conv writes them and
- * the bn's finalize, the next launch on the stream, reads them. */
+ * node (Y -> per-channel SUM and SQSUM, FP32), X, W and Y in the activation type. cuDNN runs it
+ * in FP16 with its ConvBNfprop engines (NHWC packed, KRSC weights, channels a multiple of 8,
+ * 1x1 / 3x3 kernels, compute capability 8.0 or higher but 8.9) and in BF16 with its generic
+ * runtime-fusion engine (support surface 70: a GenStats node in the epilogue, BF16 input, FP32
+ * compute, NHWC packed; compiled at start-up; compiler/lower/fuse_conv_bn.c has the sources).
+ * There GenStats reads FP16 or FP32 only, so in BF16 the conv's output is a virtual FP32
+ * tensor that the genstats reads and an identity node rounds to the BF16 Y in memory (the
+ * sums are of the unrounded output); its scale-bias-ReLU prologue is FP16 only, so BF16 takes
+ * no prologue here. The batch norm that reads Y then only finalizes the sums, one small
+ * launch, instead of a pass over Y. Tensors are described as cuDNN's graph API wants them:
+ * dimensions in N,C,H,W order and NHWC strides. The plan is finalized once at start-up
+ * (rt_cuda_conv_bn_select); where nothing accepts the graph the conv runs unfused
+ * (cuda_conv2d_forward) and the statistics take their own pass (batchnorm_nhwc_vec.cu), and the
+ * first refusal of each kind is printed. The sums live in the batch-norm channel-sums scratch
+ * (batchnorm_sums.cu), which only the backward uses otherwise: the conv writes them and the
+ * bn's finalize, the next launch on the stream, reads them. */
 #include <stdlib.h>
 #include <string.h>
 #include "../cuda_libs.cuh"
@@ -25,6 +31,8 @@ size_t rt_cuda_conv_add_workspace(rt_cuda_conv *c, size_t bytes);
 enum { UID_X = 1, UID_W, UID_Y, UID_SUM, UID_SQSUM, UID_SCALE, UID_BIAS, N_UIDS = 7 };
 /* The prologue's intermediates (virtual: never in memory): x·scale, + bias, ReLU. */
 enum { UID_T_MUL = 101, UID_T_ADD, UID_T_RELU };
+/* BF16's conv output in FP32 (virtual), which the genstats reads and the identity rounds into Y */
+enum { UID_T_Y = 111 };
 
 struct rt_cuda_conv_bn {
     rt_cuda_conv *conv;
@@ -47,11 +55,15 @@ static cudnnBackendDescriptor_t tensor(graph_err *e, int64_t uid, cudnnDataType_
     return graph_tensor(e, uid, dt, dims, strides, is_virtual, false);
 }
 
-static const char *device_refusal(void) {
+/* The documented compute capabilities: ConvBNfprop's (FP16), 8.0 or higher but 8.9; the
+ * runtime-fusion engine's (BF16) start at 7.0 and cuDNN judges the rest. */
+static const char *device_refusal(cudnnDataType_t dt) {
     int dev = 0;
     cudaDeviceProp p;
     if (cudaGetDevice(&dev) != cudaSuccess || cudaGetDeviceProperties(&p, dev) != cudaSuccess)
         return "the device's compute capability is unknown";
+    if (dt == CUDNN_DATA_BFLOAT16)
+        return p.major < 7 ? "compute capability below 7.0 (cuDNN's runtime-fusion engines need 7.0 or higher)" : NULL;
     if (p.major < 8) return "compute capability below 8.0 (cuDNN's ConvBNfprop engines need 8.0 or higher)";
     if (p.major == 8 && p.minor == 9) return "compute capability 8.9 (cuDNN has no ConvBNfprop engine for it)";
     return NULL;
@@ -62,12 +74,18 @@ static const char *device_refusal(void) {
 static void build(rt_cuda_conv_bn *f, size_t cap) {
     int nhwc, depthwise;
     const rt_conv_shape *s = rt_cuda_conv_shape_of(f->conv, &nhwc, &depthwise);
-    const char *dev = device_refusal();
-    if (rt_cuda_act_type() != RT_ACT_F16) {
-        snprintf(f->why, sizeof f->why, "%s activations: cuDNN's ConvBNfprop engines take FP16 only",
-                 rt_cuda_act_type() == RT_ACT_BF16 ? "BF16" : "FP32");
+    /* the activation type: FP16 (ConvBNfprop) or BF16 (runtime fusion) */
+    if (rt_cuda_act_type() != RT_ACT_F16 && rt_cuda_act_type() != RT_ACT_BF16) {
+        snprintf(f->why, sizeof f->why, "FP32 activations: cuDNN's conv + genstats engines take FP16 or BF16");
         return;
     }
+    cudnnDataType_t dt = rt_cuda_act_type() == RT_ACT_BF16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_HALF;
+    if (f->sbr && dt == CUDNN_DATA_BFLOAT16) {
+        snprintf(f->why, sizeof f->why, "BF16: no cuDNN engine documents a scale-bias-ReLU prologue with genstats "
+                                        "(runtime fusion's surface 70 takes it in FP16 only; 80 and 90 have no genstats)");
+        return;
+    }
+    const char *dev = device_refusal(dt);
     if (!nhwc || depthwise || s->groups != 1) {
         snprintf(f->why, sizeof f->why, "not a channels-last dense conv");
         return;
@@ -77,7 +95,7 @@ static void build(rt_cuda_conv_bn *f, size_t cap) {
         return;
     }
     enum { X, W, Y, SUM, SQ, CONV, FWD, STATS, GRAPH, HEUR, SCALE, BIAS, T_MUL, T_ADD, T_RELU, PW_MUL, PW_ADD, PW_RELU,
-           OP_MUL, OP_ADD, OP_RELU, N_DESC };
+           OP_MUL, OP_ADD, OP_RELU, T_Y, PW_CAST, OP_CAST, N_DESC };
     cudnnBackendDescriptor_t d[N_DESC] = { 0 };
     graph_err err = { CUDNN_STATUS_SUCCESS, NULL }, *e = &err;
     int64_t n = s->n, c = s->c, h = s->h, w = s->w, k = s->oc, r = s->kh, q = s->kw, oh = s->oh, ow = s->ow;
@@ -85,11 +103,27 @@ static void build(rt_cuda_conv_bn *f, size_t cap) {
     int64_t wd[4] = { k, c, r, q }, ws[4] = { r * q * c, 1, q * c, c };
     int64_t yd[4] = { n, k, oh, ow }, ys[4] = { oh * ow * k, 1, ow * k, k };
     int64_t sd[4] = { 1, k, 1, 1 }, ss[4] = { k, 1, k, k };
-    d[X] = tensor(e, UID_X, CUDNN_DATA_HALF, xd, xs);
-    d[W] = tensor(e, UID_W, CUDNN_DATA_HALF, wd, ws);
-    d[Y] = tensor(e, UID_Y, CUDNN_DATA_HALF, yd, ys);
+    d[X] = tensor(e, UID_X, dt, xd, xs);
+    d[W] = tensor(e, UID_W, dt, wd, ws);
+    d[Y] = tensor(e, UID_Y, dt, yd, ys);
     d[SUM] = tensor(e, UID_SUM, CUDNN_DATA_FLOAT, sd, ss);
     d[SQ] = tensor(e, UID_SQSUM, CUDNN_DATA_FLOAT, sd, ss);
+    const bool cast = dt == CUDNN_DATA_BFLOAT16;   /* conv -> FP32 (virtual) -> genstats, and -> identity -> Y */
+    if (cast && !e->step) {
+        cudnnPointwiseMode_t mode = CUDNN_POINTWISE_IDENTITY;
+        cudnnDataType_t prec = CUDNN_DATA_FLOAT;
+        d[T_Y] = tensor(e, UID_T_Y, CUDNN_DATA_FLOAT, yd, ys, true);
+        G("cast create", cudnnBackendCreateDescriptor(CUDNN_BACKEND_POINTWISE_DESCRIPTOR, &d[PW_CAST]));
+        G("cast mode", cudnnBackendSetAttribute(d[PW_CAST], CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode));
+        G("cast precision", cudnnBackendSetAttribute(d[PW_CAST], CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &prec));
+        G("cast finalize", cudnnBackendFinalize(d[PW_CAST]));
+        G("cast op create", cudnnBackendCreateDescriptor(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, &d[OP_CAST]));
+        G("cast op desc", cudnnBackendSetAttribute(d[OP_CAST], CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &d[PW_CAST]));
+        G("cast op x", cudnnBackendSetAttribute(d[OP_CAST], CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &d[T_Y]));
+        G("cast op y", cudnnBackendSetAttribute(d[OP_CAST], CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &d[Y]));
+        G("cast op finalize", cudnnBackendFinalize(d[OP_CAST]));
+    }
+    const int conv_y = cast ? T_Y : Y;   /* the conv's output, which the genstats reads */
     if (f->sbr) {   /* x -> x·scale -> + bias -> ReLU -> the conv's input (FP32 intermediates) */
         int64_t cd[4] = { 1, c, 1, 1 }, cs[4] = { c, 1, c, c };
         d[SCALE] = tensor(e, UID_SCALE, CUDNN_DATA_HALF, cd, cs);
@@ -135,7 +169,7 @@ static void build(rt_cuda_conv_bn *f, size_t cap) {
         G("conv op x", cudnnBackendSetAttribute(d[FWD], CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
                                                 &d[f->sbr ? T_RELU : X]));
         G("conv op w", cudnnBackendSetAttribute(d[FWD], CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &d[W]));
-        G("conv op y", cudnnBackendSetAttribute(d[FWD], CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &d[Y]));
+        G("conv op y", cudnnBackendSetAttribute(d[FWD], CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &d[conv_y]));
         G("conv op desc", cudnnBackendSetAttribute(d[FWD], CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &d[CONV]));
         G("conv op alpha", cudnnBackendSetAttribute(d[FWD], CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha));
         G("conv op beta", cudnnBackendSetAttribute(d[FWD], CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT, 1, &beta));
@@ -147,13 +181,15 @@ static void build(rt_cuda_conv_bn *f, size_t cap) {
         G("genstats create", cudnnBackendCreateDescriptor(CUDNN_BACKEND_OPERATION_GEN_STATS_DESCRIPTOR, &d[STATS]));
         G("genstats mode", cudnnBackendSetAttribute(d[STATS], CUDNN_ATTR_OPERATION_GENSTATS_MODE, CUDNN_TYPE_GENSTATS_MODE, 1, &mode));
         G("genstats precision", cudnnBackendSetAttribute(d[STATS], CUDNN_ATTR_OPERATION_GENSTATS_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &prec));
-        G("genstats x", cudnnBackendSetAttribute(d[STATS], CUDNN_ATTR_OPERATION_GENSTATS_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &d[Y]));
+        G("genstats x", cudnnBackendSetAttribute(d[STATS], CUDNN_ATTR_OPERATION_GENSTATS_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &d[conv_y]));
         G("genstats sum", cudnnBackendSetAttribute(d[STATS], CUDNN_ATTR_OPERATION_GENSTATS_SUMDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &d[SUM]));
         G("genstats sqsum", cudnnBackendSetAttribute(d[STATS], CUDNN_ATTR_OPERATION_GENSTATS_SQSUMDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &d[SQ]));
         G("genstats finalize", cudnnBackendFinalize(d[STATS]));
     }
     cudnnBackendDescriptor_t ops[5] = { d[FWD], d[STATS], d[OP_MUL], d[OP_ADD], d[OP_RELU] };
-    f->plan = graph_plan(e, &d[GRAPH], ops, f->sbr ? 5 : 2, cap, &f->ws, f->keep, &f->n_keep, f->why, sizeof f->why,
+    int n_ops = f->sbr ? 5 : 2;
+    if (cast) ops[n_ops++] = d[OP_CAST];   /* (BF16 takes no prologue: room for it) */
+    f->plan = graph_plan(e, &d[GRAPH], ops, n_ops, cap, &f->ws, f->keep, &f->n_keep, f->why, sizeof f->why,
                          "conv -> genstats", "TRAINC_CUDNN_WORKSPACE_MB");
     static_assert(N_DESC + 8 + 1 <= (int)(sizeof f->keep / sizeof f->keep[0]), "room for every kept descriptor");
     if (f->plan) {
