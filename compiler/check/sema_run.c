@@ -617,7 +617,7 @@ static int check_caffe_forks_sgd(const run_config *run, diag_ctx *diag, const as
         errors++;
     }
     if (run->nesterov) {
-        diag_error(diag, sv_loc(sgd, SM_SGD, field), "remove nesterov, or %s", field,
+        diag_error(diag, sv_loc(sgd, SM_SGD, field), "remove nesterov, or the rule",
                    "sgd.%s with nesterov: the Caffe forks' Nesterov solvers have no such rule", field);
         errors++;
     }
