@@ -86,6 +86,7 @@ typedef struct run_config {
     bool lr_in_velocity;          /* sgd: Caffe's form, the LR inside the velocity */
     rt_larc_policy larc;          /* sgd.larc: NVCaffe's LARC (RT_LARC_NONE without) */
     double larc_eta;
+    bool larc_intel;              /* sgd.larc.form INTEL: Intel Caffe's local_lr_auto */
     bool warmup_momentum_correction;   /* sgd: Intel Caffe's momentum correction in warmup */
     bool adam_caffe_form;         /* adamw: Caffe's Adam (L2 decay, eps on the uncorrected sqrt(v)) */
     double adaptive_decay, adaptive_eps;   /* adadelta rho (adagrad: 0); their eps */

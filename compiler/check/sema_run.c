@@ -358,6 +358,8 @@ static void read_optimizer(run_config *run, const ast_node *solver) {
             static const char *const policies[] = { "SCALE", "CLIP" };
             run->larc = SV_ENUM(larc, SM_LARC, "policy", policies) == 1 ? RT_LARC_CLIP : RT_LARC_SCALE;
             run->larc_eta = sv_float(larc, SM_LARC, "eta");
+            static const char *const forms[] = { "NVCAFFE", "INTEL" };
+            run->larc_intel = SV_ENUM(larc, SM_LARC, "form", forms) == 1;
         }
         run->warmup_momentum_correction = sv_bool(m, SM_SGD, "warmup_momentum_correction");
         read_decay(run, m, SM_SGD);
@@ -619,11 +621,6 @@ static int check_caffe_forks_sgd(const run_config *run, diag_ctx *diag, const as
     if (run->nesterov) {
         diag_error(diag, sv_loc(sgd, SM_SGD, field), "remove nesterov, or the rule",
                    "sgd.%s with nesterov: the Caffe forks' Nesterov solvers have no such rule", field);
-        errors++;
-    }
-    if (run->larc != RT_LARC_NONE && run->warmup_momentum_correction) {
-        diag_error(diag, sv_loc(sgd, SM_SGD, "warmup_momentum_correction"), "keep one of them",
-                   "sgd.larc (NVCaffe's) and warmup_momentum_correction (Intel Caffe's) come from two forks; no solver has both");
         errors++;
     }
     if (run->warmup_momentum_correction && run->momentum == 0) {

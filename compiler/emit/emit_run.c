@@ -69,6 +69,8 @@ static void emit_optim(FILE *f, const run_config *run) {
         if (run->larc != RT_LARC_NONE)
             fprintf(f, ", .larc = %s, .larc_eta = %s", run->larc == RT_LARC_CLIP ? "RT_LARC_CLIP" : "RT_LARC_SCALE",
                     c_float(run->larc_eta));
+        if (run->larc != RT_LARC_NONE && run->larc_intel)
+            fprintf(f, ", .larc_intel = true, .larc_weight_decay = %s", c_float(run->weight_decay));
         if (run->warmup_momentum_correction) fprintf(f, ", .warmup_momentum_correction = true");
         fprintf(f, " } },\n");
         break;

@@ -8,6 +8,7 @@
 /* The forks' rules a solver uses (forks(), below), for the optimizer and the LR. */
 typedef struct {
     int larc;                 /* NVCaffe's LARC in its SGD: 1 scale, 2 clip */
+    int larc_intel;           /* Intel Caffe's local_lr_auto instead (scale) */
     double larc_eta;
     int64_t warmup;           /* Intel Caffe's warmup_iter or NVCaffe's rampup_interval */
     double warmup_start;      /* warmup_start_lr / rampup_lr */
@@ -104,7 +105,9 @@ static int print_optimizer(ic_ctx *ic, FILE *out, const ast_node *s, const fork_
         int caffe_form = (momentum > 0 || fr->larc) && schema_find(SM_SGD, "lr_in_velocity");
         fprintf(out, "  sgd { momentum: %s%s weight_decay: %s%s", ic_num(momentum),
                 strcmp(type, "SGD") == 0 ? "" : " nesterov: true", ic_num(decay), caffe_form ? " lr_in_velocity: true" : "");
-        if (fr->larc) fprintf(out, " larc { policy: %s eta: %s }", fr->larc == 2 ? "CLIP" : "SCALE", ic_num(fr->larc_eta));
+        if (fr->larc)
+            fprintf(out, " larc { policy: %s eta: %s%s }", fr->larc == 2 ? "CLIP" : "SCALE", ic_num(fr->larc_eta),
+                    fr->larc_intel ? " form: INTEL" : "");
         if (fr->correction) fputs(" warmup_momentum_correction: true", out);
         fputs(" }\n", out);
         return 0;
@@ -191,12 +194,22 @@ static int forks(ic_ctx *ic, const ast_node *s, fork_rules *fr) {
     } else if (larc) {
         ic_note(ic, ic_get(s, "larc"), "larc: NVCaffe's %s solver does not read it (only its SGD applies LARC)", type);
     }
-    if (local_lr_auto)
-        return ic_error(ic, ic_get(s, "local_lr_auto"), "remove local_lr_auto, or write solver { lars { ... } } by hand",
-                        "Intel Caffe's local_lr_auto (its LARS: local_gw_ratio * |w| / (|dw| + weight_decay * |w|) "
-                        "in place of each blob's lr_mult, with the solver's weight_decay whatever the blob's "
-                        "decay_mult) has no exact trainc equivalent: trainc's lars multiplies lr_mult and uses the "
-                        "blob's decay");
+    if (local_lr_auto && larc)
+        return ic_error(ic, ic_get(s, "local_lr_auto"), "keep one of them", "local_lr_auto (Intel Caffe's LARS) and "
+                        "larc (NVCaffe's LARC) come from two forks; neither reads the other's");
+    if (local_lr_auto && plain_sgd) {
+        /* Intel Caffe's GetLocalRate: local_gw_ratio * w_norm / (wgrad_norm + weight_decay * w_norm)
+         * in place of a non-zero lr_mult, the gradient before Regularize (its SGD only) */
+        double gw = 0.001;
+        if (ic_float(ic, s, "local_gw_ratio", &gw) < 0) return -1;
+        if (gw <= 0) return ic_error(ic, ic_get(s, "local_gw_ratio"), NULL, "local_gw_ratio must be > 0");
+        fr->larc = 1, fr->larc_eta = gw, fr->larc_intel = 1;
+        snprintf(fr->summary, sizeof fr->summary, ", Intel Caffe's local_lr_auto (local_gw_ratio %s) as sgd.larc "
+                 "(form INTEL)", ic_num(gw));
+    } else if (local_lr_auto) {
+        ic_note(ic, ic_get(s, "local_lr_auto"), "local_lr_auto: Intel Caffe's %s solver does not read it (only its SGD "
+                "applies its LARS)", type);
+    }
     if (rampup > 0 && warmup > 0)
         return ic_error(ic, ic_get(s, "warmup_iter"), "keep one of them", "rampup_interval (NVCaffe's) and "
                         "warmup_iter (Intel Caffe's) come from two forks; neither reads the other's");
@@ -223,6 +236,9 @@ static int forks(ic_ctx *ic, const ast_node *s, fork_rules *fr) {
                             "lr_t / lr_t-1, which divides by warmup_start_lr 0 at the first iterations (NaN)");
         if (warmup_start < 0) return ic_error(ic, ic_get(s, "warmup_start_lr"), NULL, "warmup_start_lr must be >= 0");
         fr->warmup = warmup, fr->warmup_start = warmup_start;
+        if (!plain_sgd && momentum > 0)
+            ic_note(ic, ic_get(s, "warmup_iter"), "warmup_iter: Intel Caffe's %s solver warms the LR up but does not "
+                    "correct its momentum (only its SGD solver does)", type);
         snprintf(fr->summary + strlen(fr->summary), sizeof fr->summary - strlen(fr->summary),
                  ", Intel Caffe's warmup_iter %lld from warmup_start_lr %s as lr.warmup (replaces_schedule)%s",
                  (long long)warmup, ic_num(warmup_start), fr->correction ? " and sgd.warmup_momentum_correction" : "");

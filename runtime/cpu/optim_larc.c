@@ -1,6 +1,7 @@
 /* NVCaffe's LARC (its sgd_solver.cpp, SGDSolver::GetLocalRate): a per-tensor rate from the
  * norms of the weights and of the gradient, which takes the place of the tensor's lr_mult
- * ("scale": lr·rate) or caps the LR ("clip": min(lr, rate)). */
+ * ("scale": lr·rate) or caps the LR ("clip": min(lr, rate)); or Intel Caffe's local_lr_auto
+ * (its LARS, in its sgd_solver.cpp's GetLocalRate), another rate in the same place. */
 #include <math.h>
 #include "rt_optim.h"
 
@@ -11,6 +12,9 @@
 float rt_larc_rate(const rt_sgd_config *cfg, double sum_sq_param, double sum_sq_grad, float grad_scale) {
     float w_norm = (float)sqrt(sum_sq_param), g_norm = (float)(sqrt(sum_sq_grad) * fabs((double)grad_scale));
     if (!(w_norm > 0.0f) || !(g_norm > 0.0f)) return 1.0f;
+    /* Intel Caffe (local_lr_auto): rate = gw_ratio * w_norm / (wgrad_norm + weight_decay * w_norm),
+     * the gradient taken before Regularize (its SGD moves Regularize after GetLocalRate) */
+    if (cfg->larc_intel) return cfg->larc_eta * w_norm / (g_norm + cfg->larc_weight_decay * w_norm);
     return (1.0f - cfg->momentum) * cfg->larc_eta * w_norm / g_norm;
 }
 

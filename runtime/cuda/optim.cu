@@ -112,11 +112,12 @@ chunk_norms_kernel(double *sq_g, double *sq_p, const chunk_info *chunks, const t
  * min(1, max/(norm + 1e-6)), left out when the norm is not finite; then timm Lamb's own
  * 1/max(1, norm/lamb_max)), the loss scaler's verdict on this step and, for LARS, every
  * tensor's trust ratio (rt_lars_trust_ratio), for NVCaffe's LARC (larc_momentum >= 0) its
- * rate (rt_larc_rate). */
+ * rate (rt_larc_rate; Intel Caffe's when larc_intel_wd >= 0). */
 __global__ void __launch_bounds__(FINALIZE_THREADS)
 finalize_kernel(float *scale, float *trust, const double *sq_g, const double *sq_p,
                 const tensor_info *tensors, int n_tensors, int n_chunks, double clip,
-                double lamb_max, float eta, float eps, float grad_div, scaler_state *sc, float larc_momentum) {
+                double lamb_max, float eta, float eps, float grad_div, scaler_state *sc, float larc_momentum,
+                float larc_intel_wd) {
     float s = grad_div;
     if (sc && sc->mode) s /= sc->scale;   /* read by every thread before thread 0 updates it */
     double acc = 0;
@@ -150,9 +151,10 @@ finalize_kernel(float *scale, float *trust, const double *sq_g, const double *sq
         for (int c = ti.first_chunk; c < ti.first_chunk + ti.n_chunks; c++) pp += sq_p[c], gg += sq_g[c];
         double pn = sqrt(pp), gn = sqrt(gg) * fabs((double)s);
         float r = 1.0f;
-        if (larc_momentum >= 0.0f) {   /* NVCaffe's float expression, exempt tensors included */
+        if (larc_momentum >= 0.0f) {   /* the forks' float expressions, exempt tensors included */
             float wn = (float)pn, gnf = (float)gn;
-            if (wn > 0.0f && gnf > 0.0f) r = (1.0f - larc_momentum) * eta * wn / gnf;
+            if (wn > 0.0f && gnf > 0.0f)
+                r = larc_intel_wd >= 0.0f ? eta * wn / (gnf + larc_intel_wd * wn) : (1.0f - larc_momentum) * eta * wn / gnf;
         } else if (!ti.exempt && pn > 0 && gn > 0) {
             r = (float)(eta * pn / (gn + ti.weight_decay * pn + eps));
         }
@@ -460,7 +462,8 @@ void rt_cuda_optim_launch(rt_cuda_optim *o, float *params, void *params_act, flo
         finalize_kernel<<<1, FINALIZE_THREADS, 0, rt_stream()>>>(o->scale, lars || larc ? o->trust : NULL, o->sq_g,
                                                      o->sq_p, o->tensors, o->n_tensors, o->n_chunks, o->clip, lamb_max,
                                                      eta, lars ? o->cfg.lars.eps : 0.0f, o->grad_div, sc,
-                                                     larc ? o->cfg.sgd.momentum : -1.0f);
+                                                     larc ? o->cfg.sgd.momentum : -1.0f,
+                                                     larc && o->cfg.sgd.larc_intel ? o->cfg.sgd.larc_weight_decay : -1.0f);
         CUDA_LAUNCHED();
     }
     float *st = o->per ? state : NULL;

@@ -52,6 +52,12 @@ typedef struct {
      * leaves lr_mult out; lr_mult 0 stays frozen), exempt tensors included. */
     rt_larc_policy larc;
     float larc_eta;
+    /* Intel Caffe's local_lr_auto (its LARS, the same file's GetLocalRate) in place of
+     * NVCaffe's rate: rate = eta·‖p‖/(‖g·s‖ + larc_weight_decay·‖p‖), larc_weight_decay the
+     * solver's weight decay whatever the tensor's decay_mult or exemption (1 when either norm
+     * is 0); lr_mult replaced as above. */
+    bool larc_intel;
+    float larc_weight_decay;
     /* Intel Caffe's warmup (sgd_solver.cpp, SGDSolver::ComputeUpdateValue), with
      * lr_in_velocity: during the warmup the momentum is multiplied by lr_t/lr_t−1. The caller
      * passes that ratio as rt_optim_args.momentum_scale (rt_lr_warmup_ratio). */

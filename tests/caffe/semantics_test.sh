@@ -107,14 +107,15 @@ SPEC
     r=$("$PY" tests/gpu/compare_runs.py "$tmp/$o.emu.run/metrics.jsonl" "$tmp/$o.cpu.run/metrics.jsonl" 1e-4 2>&1) \
       && echo "$o, CUDA (emulated) vs CPU: $(echo "$r" | head -1)" || { fail "$o, CUDA (emulated) vs CPU:"; echo "$r"; }
   done
-  # The Caffe forks' SGD: NVCaffe's LARC (both policies) and Intel Caffe's warmup with its
-  # momentum correction; each run also ends elsewhere than Caffe's plain SGD (all.cpu.run)
+  # The Caffe forks' SGD: NVCaffe's LARC (both policies), Intel Caffe's LARS (local_lr_auto)
+  # and its warmup with the momentum correction; each run ends elsewhere than Caffe's plain SGD (all.cpu.run)
   # did, so the rule reached the trainer's step
   plain=$("$PY" -c 'import json,sys; print([json.loads(l) for l in open(sys.argv[1]) if "\"summary\"" in l][-1]["params_hash"])' \
     "$tmp/all.cpu.run/metrics.jsonl")
   for rule in "larc { policy: CLIP eta: 0.02 }|" "larc { policy: SCALE eta: 0.5 }|" \
+              "larc { eta: 0.5 form: INTEL } warmup_momentum_correction: true|warmup { iterations: 4 start_lr: 0.005 replaces_schedule: true } " \
               "warmup_momentum_correction: true|warmup { iterations: 4 start_lr: 0.005 replaces_schedule: true } "; do
-    o=$(echo "${rule%%|*}" | tr -dc 'a-zA-Z' | cut -c1-16)
+    o=$(echo "${rule%%|*}" | tr -dc 'a-zA-Z' | cut -c1-24)
     sed -e "s/lr_in_velocity: true }/lr_in_velocity: true ${rule%%|*} }/" -e "s/lr { base: 0.05 /lr { base: 0.05 ${rule#*|}/" \
       "$tmp/all.spec" >"$tmp/$o.spec"
     "$TRAINC" build "$tmp/$o.spec" -o "$tmp/$o.cpu" >"$tmp/$o.cpu.log" 2>&1 && "$tmp/$o.cpu" --out "$tmp/$o.cpu.run" >>"$tmp/$o.cpu.log" 2>&1 \

@@ -6,6 +6,9 @@
  *   h = momentum·h + local_rate·(g + local_decay·w), w −= h. Through rt_optim_apply_mults and
  *   rt_optim_step, as the trainer calls them, with lr_mult 2 / decay_mult 0 biases, a frozen
  *   blob and a zero blob.
+ * - Intel Caffe's local_lr_auto (its LARS, GetLocalRate): rate = local_gw_ratio·‖w‖/(‖g‖ +
+ *   weight_decay·‖w‖), the solver's weight_decay whatever the blob's decay_mult, in place of a
+ *   non-zero lr_mult, local_rate = rate·lr; the gradient taken before Regularize.
  * - Intel Caffe's warmup (same file, GetWarmUpLR, GetLearningRate, ComputeUpdateValue): below
  *   warmup_iter the LR is (iter·base_lr + (warmup_iter − iter)·warmup_start_lr)/warmup_iter
  *   and the momentum is multiplied by rate/prev_rate; from warmup_iter on the policy on the
@@ -32,15 +35,17 @@ static double uniform(void) {   /* xorshift64 in [-1, 1) */
 enum { BLOBS = 4 };
 static const float lr_mults[BLOBS] = { 1, 2, 0, 1 }, decay_mults[BLOBS] = { 1, 0, 1, 1 };
 
-/* one blob's update in float64; one_minus_m: the (1 − momentum) factor (1 for the mutant) */
+/* one blob's update in float64: NVCaffe's rate, or Intel's (solver_wd: the solver's weight
+ * decay); mutant: NVCaffe's without (1 − momentum), Intel's with the blob's decay */
 static void ref_larc(double *w, double *h, const double *g, long n, double lr, double lr_mult, double wd,
-                     double mom, double eta, int clip, int drop_factor) {
+                     double mom, double eta, int clip, int intel, double solver_wd, int mutant) {
     double local_lr = lr_mult;
     if (lr_mult > 0) {
         double ww = 0, gg = 0;
         for (long i = 0; i < n; i++) ww += w[i] * w[i], gg += g[i] * g[i];
         double rate = 1;
-        if (ww > 0 && gg > 0) rate = (drop_factor ? 1 : 1 - mom) * eta * sqrt(ww) / sqrt(gg);
+        if (ww > 0 && gg > 0 && intel) rate = eta * sqrt(ww) / (sqrt(gg) + (mutant ? wd : solver_wd) * sqrt(ww));
+        else if (ww > 0 && gg > 0) rate = (mutant ? 1 : 1 - mom) * eta * sqrt(ww) / sqrt(gg);
         local_lr = rate;
     }
     double local_rate = clip ? fmin(lr, local_lr) : lr * local_lr;
@@ -51,10 +56,11 @@ static void ref_larc(double *w, double *h, const double *g, long n, double lr, d
 }
 
 /* Worst relative difference over every blob after `steps` steps with a changing LR. */
-static double larc_run(long n, rt_larc_policy policy, float scale, int drop_factor) {
+static double larc_run(long n, rt_larc_policy policy, float scale, int intel, int mutant) {
     const float mom = 0.9f, eta = 0.02f, wd = 5e-4f;
     rt_optim_config c = { .kind = RT_OPTIM_SGD,
-                          .sgd = { .momentum = mom, .lr_in_velocity = true, .larc = policy, .larc_eta = eta } };
+                          .sgd = { .momentum = mom, .lr_in_velocity = true, .larc = policy, .larc_eta = eta,
+                                   .larc_intel = intel, .larc_weight_decay = wd } };
     float *p[BLOBS], *v[BLOBS], *g = malloc(n * sizeof *g);
     double *rp[BLOBS], *rv[BLOBS], *rg = malloc(n * sizeof *rg);
     for (int b = 0; b < BLOBS; b++) {
@@ -77,7 +83,7 @@ static double larc_run(long n, rt_larc_policy policy, float scale, int drop_fact
             else
                 CHECK(lr_mults[b] == 0);
             ref_larc(rp[b], rv[b], rg, n, lr, lr_mults[b], (double)wd * decay_mults[b], mom, eta,
-                     policy == RT_LARC_CLIP, drop_factor);
+                     policy == RT_LARC_CLIP, intel, wd, mutant);
         }
     }
     double worst = 0;
@@ -95,15 +101,16 @@ static double larc_run(long n, rt_larc_policy policy, float scale, int drop_fact
 static void test_larc(void) {
     const long sizes[] = { 1, 1000, 100003 };   /* 100003 takes the parallel path */
     for (int k = 0; k < 3; k++)
-        for (int clip = 0; clip < 2; clip++) {
-            rt_larc_policy pol = clip ? RT_LARC_CLIP : RT_LARC_SCALE;
-            double e = larc_run(sizes[k], pol, 1.0f, 0), es = larc_run(sizes[k], pol, 1024.0f, 0);
+        for (int form = 0; form < 3; form++) {   /* NVCaffe's scale, clip; Intel's (scale) */
+            rt_larc_policy pol = form == 1 ? RT_LARC_CLIP : RT_LARC_SCALE;
+            int intel = form == 2;
+            double e = larc_run(sizes[k], pol, 1.0f, intel, 0), es = larc_run(sizes[k], pol, 1024.0f, intel, 0);
             if (e > 1e-5 || es > 1e-5)
-                fprintf(stderr, "larc %s n=%ld: max rel diff %.3g (grad scale 1), %.3g (1024)\n", clip ? "clip" : "scale",
-                        sizes[k], e, es);
+                fprintf(stderr, "larc form %d n=%ld: max rel diff %.3g (grad scale 1), %.3g (1024)\n", form, sizes[k], e, es);
             CHECK(e <= 1e-5 && es <= 1e-5);
-            /* the same comparison rejects the rule without (1 − momentum) (trainc's lars has none) */
-            if (sizes[k] > 1) CHECK(larc_run(sizes[k], pol, 1.0f, 1) > 1e-3);
+            /* the same comparison rejects the rule without (1 − momentum) (trainc's lars has
+             * none), and Intel's with the blob's decay (trainc's lars takes that one) */
+            if (sizes[k] > 1) CHECK(larc_run(sizes[k], pol, 1.0f, intel, 1) > 1e-3);
         }
 }
 
