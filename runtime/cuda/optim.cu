@@ -480,7 +480,7 @@ void rt_cuda_optim_launch(rt_cuda_optim *o, float *params, void *params_act, flo
 }
 
 void rt_cuda_optim_step(rt_cuda_optim *o, float *params, void *params_act, float *state, const float *grads,
-                        double lr, double momentum_scale, long step) {
-    rt_cuda_optim_set_step(o, lr, momentum_scale, step);
+                        double lr, long step) {
+    rt_cuda_optim_set_step(o, lr, 1.0, step);
     rt_cuda_optim_launch(o, params, params_act, state, grads);
 }

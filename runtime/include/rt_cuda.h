@@ -486,9 +486,9 @@ void rt_cuda_optim_scaler_set(rt_cuda_optim *o, const double state_host[3]);
 void rt_cuda_optim_set_step(rt_cuda_optim *o, double lr, double momentum_scale, long step);
 void rt_cuda_optim_launch(rt_cuda_optim *o, float *params, void *params_act, float *state,
                           const float *grads);
-/* Both, for a caller that does not capture. */
+/* Both, for a caller that does not capture (momentum_scale 1). */
 void rt_cuda_optim_step(rt_cuda_optim *o, float *params, void *params_act, float *state,
-                        const float *grads, double lr, double momentum_scale, long step);
+                        const float *grads, double lr, long step);
 
 /* ---- CUDA graphs ---------------------------------------------------------------------------
  * rt_cuda_graph_run(&g, fn, arg) runs fn(arg), which only enqueues work on the stream: the
