@@ -661,6 +661,12 @@ int sema_build_run(run_config *run, diag_ctx *diag, const ast_node *root, const 
     if (!train || !solver || errors) return errors;
     if (read_train_samples(run, diag, data, train) || derive_steps(run, diag, train)) return errors + 1;
     errors += read_lr(run, diag, solver);
+    if (!errors && run->warmup_momentum_correction && run->warmup_steps == 0) {
+        diag_error(diag, sv_loc(sgd, SM_SGD, "warmup_momentum_correction"),
+                   "add lr { warmup { ... } }, or remove warmup_momentum_correction",
+                   "sgd.warmup_momentum_correction corrects the momentum during the LR's warmup, and there is none");
+        errors++;
+    }
     if (!errors && run->warmup_momentum_correction && rt_lr_at(&run->lr, 0) <= 0) {
         /* Intel Caffe divides by the previous step's LR: from 0 its momentum is NaN */
         diag_error(diag, sv_loc(sgd, SM_SGD, "warmup_momentum_correction"),

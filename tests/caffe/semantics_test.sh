@@ -112,7 +112,7 @@ SPEC
   # did, so the rule reached the trainer's step
   plain=$("$PY" -c 'import json,sys; print([json.loads(l) for l in open(sys.argv[1]) if "\"summary\"" in l][-1]["params_hash"])' \
     "$tmp/all.cpu.run/metrics.jsonl")
-  for rule in "larc { policy: CLIP eta: 0.02 }|" "larc { policy: SCALE eta: 0.5 }|" \
+  for rule in "larc { policy: CLIP eta: 0.02 }|" \
               "larc { eta: 0.5 form: INTEL } warmup_momentum_correction: true|warmup { iterations: 4 start_lr: 0.005 replaces_schedule: true } " \
               "warmup_momentum_correction: true|warmup { iterations: 4 start_lr: 0.005 replaces_schedule: true } "; do
     o=$(echo "${rule%%|*}" | tr -dc 'a-zA-Z' | cut -c1-24)
