@@ -1094,7 +1094,7 @@ static void test_optim_unsynced(const char *name, rt_optim_config cfg) {
     rt_cuda_graph *graph = NULL;
     for (long step = 0; step < STEPS; step++) {
         double lr = 0.1 / (step + 1);
-        rt_optim_args a = { (float)lr, 1e-2f, 1.0f, step };
+        rt_optim_args a = { (float)lr, 1e-2f, 1.0f, step, 1.0f };
         rt_optim_step(p, st, g[step], np, 0, &cfg, &a);
         rt_cuda_copy_d2d(unsynced.g, g_dev[step], sizeof(float) * (size_t)np);
         rt_cuda_optim_set_step(unsynced.o, lr, 1.0, step);
@@ -1142,7 +1142,7 @@ static void test_loss_scaler(const char *name, rt_optim_config cfg) {
      * optimizer's step 0 */
     for (long i = 0; i < np; i++) scaled[i] = g[i] * 512.0f;
     rt_cuda_copy_h2d(gg, scaled, (size_t)np * 4);
-    rt_optim_args a = { 0.1f, 0.0f, 0.5f, 0 };
+    rt_optim_args a = { 0.1f, 0.0f, 0.5f, 0, 1.0f };
     rt_optim_step(p, st, g, np, 0, &cfg, &a);
     rt_cuda_optim_step(o, gp, NULL, gst, gg, 0.1, 1);
     snprintf(what, sizeof what, "loss scaler (%s): clean step unscales, and is the first step", name);
