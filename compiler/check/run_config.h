@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "rt_optim.h"      /* rt_larc_policy */
 #include "rt_schedule.h"
 
 typedef enum { RUN_OPT_SGD = 0, RUN_OPT_LARS, RUN_OPT_ADAMW, RUN_OPT_LAMB, RUN_OPT_RMSPROP, RUN_OPT_ADAGRAD,
@@ -21,7 +22,7 @@ extern const char *const run_compute_names[RUN_BF16 + 1];
 extern const char *const run_loss_scale_names[RUN_LOSS_SCALE_DYNAMIC + 1];
 extern const char *const run_loss_kind_names[RUN_LOSS_BCE + 1];
 extern const char *const run_lr_scaling_names[RT_LR_SCALE_SQRT + 1];
-extern const char *const run_warmup_kind_names[RT_WARMUP_CONSTANT + 1];
+extern const char *const run_warmup_kind_names[RT_WARMUP_QUADRATIC + 1];
 /* Where samples come from; RUN_DATA_IMAGE_FOLDER is JPEG folders or packed shards. */
 /* RUN_DATA_HDF5: Caffe's HDF5Data, a list of .h5 files of float samples. RUN_DATA_LEVELDB:
  * Caffe's LevelDB of Datum records, read as an LMDB is (the runtime's RT_DATA_LMDB). */
@@ -85,6 +86,10 @@ typedef struct run_config {
     double momentum, dampening, weight_decay, eta, beta1, beta2, adam_eps;
     bool nesterov, exempt_bn_bias;
     bool lr_in_velocity;          /* sgd: Caffe's form, the LR inside the velocity */
+    rt_larc_policy larc;          /* sgd.larc: NVCaffe's LARC (RT_LARC_NONE without) */
+    double larc_eta;
+    bool larc_intel;              /* sgd.larc.form INTEL: Intel Caffe's local_lr_auto */
+    bool warmup_momentum_correction;   /* sgd: Intel Caffe's momentum correction in warmup */
     bool adam_caffe_form;         /* adamw: Caffe's Adam (L2 decay, eps on the uncorrected sqrt(v)) */
     double adaptive_decay, adaptive_eps;   /* adadelta rho (adagrad: 0); their eps */
     bool exempt_norm;         /* no decay on norm weights and biases only */

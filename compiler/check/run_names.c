@@ -12,8 +12,8 @@ const char *const run_loss_scale_names[RUN_LOSS_SCALE_DYNAMIC + 1] = {
 const char *const run_lr_scaling_names[RT_LR_SCALE_SQRT + 1] = {
     [RT_LR_SCALE_NONE] = "NONE", [RT_LR_SCALE_LINEAR] = "LINEAR", [RT_LR_SCALE_SQRT] = "SQRT",
 };
-const char *const run_warmup_kind_names[RT_WARMUP_CONSTANT + 1] = {
-    [RT_WARMUP_LINEAR] = "LINEAR", [RT_WARMUP_CONSTANT] = "CONSTANT",
+const char *const run_warmup_kind_names[RT_WARMUP_QUADRATIC + 1] = {
+    [RT_WARMUP_LINEAR] = "LINEAR", [RT_WARMUP_CONSTANT] = "CONSTANT", [RT_WARMUP_QUADRATIC] = "QUADRATIC",
 };
 const char *const run_loss_kind_names[RUN_LOSS_BCE + 1] = {
     [RUN_LOSS_SOFTMAX_CE] = "SOFTMAX_CE", [RUN_LOSS_BCE] = "BCE",

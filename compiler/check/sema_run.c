@@ -384,6 +384,15 @@ static void read_optimizer(run_config *run, const ast_node *solver) {
         run->nesterov = sv_bool(m, SM_SGD, "nesterov");
         run->dampening = sv_float(m, SM_SGD, "dampening");
         run->lr_in_velocity = sv_bool(m, SM_SGD, "lr_in_velocity");
+        const ast_node *larc = sv_msg(m, SM_SGD, "larc");
+        if (larc) {
+            static const char *const policies[] = { "SCALE", "CLIP" };
+            run->larc = SV_ENUM(larc, SM_LARC, "policy", policies) == 1 ? RT_LARC_CLIP : RT_LARC_SCALE;
+            run->larc_eta = sv_float(larc, SM_LARC, "eta");
+            static const char *const forms[] = { "NVCAFFE", "INTEL" };
+            run->larc_intel = SV_ENUM(larc, SM_LARC, "form", forms) == 1;
+        }
+        run->warmup_momentum_correction = sv_bool(m, SM_SGD, "warmup_momentum_correction");
         read_decay(run, m, SM_SGD);
     } else if ((m = sv_msg(solver, SM_SOLVER, "lars"))) {
         run->optimizer = RUN_OPT_LARS;
@@ -445,7 +454,13 @@ static int read_warmup(rt_lr_config *lr, diag_ctx *diag, const ast_node *w) {
     lr->warmup.kind = (rt_warmup_kind)SV_ENUM(w, SM_WARMUP, "kind", run_warmup_kind_names);
     lr->warmup.start = RT_WARMUP_FROM_FACTOR;
     lr->warmup.start_factor = sv_float(w, SM_WARMUP, "start_factor");
-    if (lr->warmup.kind == RT_WARMUP_CONSTANT && !sv_has(w, SM_WARMUP, "start_factor")) {
+    if (sv_has(w, SM_WARMUP, "start_lr")) {
+        lr->warmup.start = RT_WARMUP_FROM_LR;
+        lr->warmup.start_lr = sv_float(w, SM_WARMUP, "start_lr");
+    }
+    lr->warmup.replaces_schedule = sv_bool(w, SM_WARMUP, "replaces_schedule");
+    if (lr->warmup.kind == RT_WARMUP_CONSTANT && !sv_has(w, SM_WARMUP, "start_factor") &&
+        !sv_has(w, SM_WARMUP, "start_lr")) {
         diag_error(diag, sv_loc(w, SM_WARMUP, "kind"), "e.g. start_factor: 0.25",
                    "warmup kind CONSTANT needs an explicit start_factor");
         return 1;
@@ -623,6 +638,30 @@ static int derive_steps(run_config *run, diag_ctx *diag, const ast_node *train) 
     return 0;
 }
 
+/* NVCaffe's LARC and Intel Caffe's momentum correction exist in Caffe's form of plain SGD only
+ * (their Nesterov solvers have neither). */
+static int check_caffe_forks_sgd(const run_config *run, diag_ctx *diag, const ast_node *sgd) {
+    int errors = 0;
+    const char *field = run->larc != RT_LARC_NONE ? "larc" : run->warmup_momentum_correction ? "warmup_momentum_correction" : NULL;
+    if (!field) return 0;
+    if (!run->lr_in_velocity) {
+        diag_error(diag, sv_loc(sgd, SM_SGD, field), "add lr_in_velocity: true (Caffe's form)",
+                   "sgd.%s is the Caffe forks' rule for Caffe's SGD, whose LR is inside the velocity", field);
+        errors++;
+    }
+    if (run->nesterov) {
+        diag_error(diag, sv_loc(sgd, SM_SGD, field), "remove nesterov, or the rule",
+                   "sgd.%s with nesterov: the Caffe forks' Nesterov solvers have no such rule", field);
+        errors++;
+    }
+    if (run->warmup_momentum_correction && run->momentum == 0) {
+        diag_error(diag, sv_loc(sgd, SM_SGD, "warmup_momentum_correction"), "remove warmup_momentum_correction, or set momentum",
+                   "sgd.warmup_momentum_correction corrects a momentum of 0");
+        errors++;
+    }
+    return errors;
+}
+
 int sema_build_run(run_config *run, diag_ctx *diag, const ast_node *root, const net_desc *net) {
     memset(run, 0, sizeof *run);
     run->name = sv_str(root, SM_SPEC, "name");
@@ -649,9 +688,23 @@ int sema_build_run(run_config *run, diag_ctx *diag, const ast_node *root, const 
                    "sgd.lr_in_velocity (Caffe's form) has no dampening");
         errors++;
     }
+    errors += check_caffe_forks_sgd(run, diag, sgd);
     if (!train || !solver || errors) return errors;
     if (read_train_samples(run, diag, data, train) || derive_steps(run, diag, train)) return errors + 1;
     errors += read_lr(run, diag, solver);
+    if (!errors && run->warmup_momentum_correction && run->warmup_steps == 0) {
+        diag_error(diag, sv_loc(sgd, SM_SGD, "warmup_momentum_correction"),
+                   "add lr { warmup { ... } }, or remove warmup_momentum_correction",
+                   "sgd.warmup_momentum_correction corrects the momentum during the LR's warmup, and there is none");
+        errors++;
+    }
+    if (!errors && run->warmup_momentum_correction && rt_lr_at(&run->lr, 0) <= 0) {
+        /* Intel Caffe divides by the previous step's LR: from 0 its momentum is NaN */
+        diag_error(diag, sv_loc(sgd, SM_SGD, "warmup_momentum_correction"),
+                   "start the warmup above 0 (start_lr or start_factor), or remove warmup_momentum_correction",
+                   "sgd.warmup_momentum_correction divides by the previous step's LR, which is 0 at the warmup's start");
+        errors++;
+    }
     read_ema(run, solver);
     run->has_run = errors == 0;
     return errors;

@@ -11,16 +11,23 @@ static void emit_lr(FILE *f, const rt_lr_config *lr) {
                                          "RT_LR_LINEAR", "RT_LR_ONE_CYCLE", "RT_LR_INV", "RT_LR_SIGMOID" };
     _Static_assert(sizeof kinds / sizeof kinds[0] == RT_LR_KIND_COUNT, "one name per rt_lr_kind");
     static const char *const scalings[] = { "RT_LR_SCALE_NONE", "RT_LR_SCALE_LINEAR", "RT_LR_SCALE_SQRT" };
+    /* the Caffe forks' warmup fields, written only when used */
+    char forks[128] = "";
+    if (lr->warmup.start == RT_WARMUP_FROM_LR)
+        snprintf(forks, sizeof forks, ", .start_lr = %.17g", lr->warmup.start_lr);
+    if (lr->warmup.replaces_schedule) strncat(forks, ", .replaces_schedule = true", sizeof forks - strlen(forks) - 1);
     fprintf(f, "    .lr = {\n        .base = %.17g, .per_batch = %.17g, .scaling = %s, .global_batch = %.17g,\n"
                "        .steps_per_epoch = %ld, .epochs = %d, .stepping = %s,\n"
-               "        .warmup = { .length = %.17g, .unit = %s, .kind = %s, .start = %s, .start_factor = %.17g },\n"
+               "        .warmup = { .length = %.17g, .unit = %s, .kind = %s, .start = %s, .start_factor = %.17g%s },\n"
                "        .kind = %s,\n",
             lr->base, lr->per_batch, scalings[lr->scaling], lr->global_batch, lr->steps_per_epoch, lr->epochs,
             lr->stepping == RT_LR_PER_EPOCH ? "RT_LR_PER_EPOCH" : "RT_LR_PER_ITERATION", lr->warmup.length,
             lr->warmup.unit == RT_LR_UNIT_ITERATIONS ? "RT_LR_UNIT_ITERATIONS" : "RT_LR_UNIT_EPOCHS",
-            lr->warmup.kind == RT_WARMUP_CONSTANT ? "RT_WARMUP_CONSTANT" : "RT_WARMUP_LINEAR",
-            lr->warmup.start == RT_WARMUP_FROM_BASE ? "RT_WARMUP_FROM_BASE" : "RT_WARMUP_FROM_FACTOR",
-            lr->warmup.start_factor, kinds[lr->kind]);
+            lr->warmup.kind == RT_WARMUP_CONSTANT ? "RT_WARMUP_CONSTANT"
+            : lr->warmup.kind == RT_WARMUP_QUADRATIC ? "RT_WARMUP_QUADRATIC" : "RT_WARMUP_LINEAR",
+            lr->warmup.start == RT_WARMUP_FROM_BASE ? "RT_WARMUP_FROM_BASE"
+            : lr->warmup.start == RT_WARMUP_FROM_LR ? "RT_WARMUP_FROM_LR" : "RT_WARMUP_FROM_FACTOR",
+            lr->warmup.start_factor, forks, kinds[lr->kind]);
     /* Written only when used, so trainers of epoch-based specs read as before. */
     if (lr->iterations) fprintf(f, "        .iterations = %ld,\n", lr->iterations);
     if (lr->milestone_unit == RT_LR_UNIT_ITERATIONS) fprintf(f, "        .milestone_unit = RT_LR_UNIT_ITERATIONS,\n");
@@ -56,9 +63,16 @@ static void emit_lr(FILE *f, const rt_lr_config *lr) {
 static void emit_optim(FILE *f, const run_config *run) {
     switch (run->optimizer) {
     case RUN_OPT_SGD:
-        fprintf(f, "    .optim = { .kind = RT_OPTIM_SGD, .sgd = { .momentum = %s, .dampening = %s, .nesterov = %s%s } },\n",
+        fprintf(f, "    .optim = { .kind = RT_OPTIM_SGD, .sgd = { .momentum = %s, .dampening = %s, .nesterov = %s%s",
                 c_float(run->momentum), c_float(run->dampening), run->nesterov ? "true" : "false",
                 run->lr_in_velocity ? ", .lr_in_velocity = true" : "");
+        if (run->larc != RT_LARC_NONE)
+            fprintf(f, ", .larc = %s, .larc_eta = %s", run->larc == RT_LARC_CLIP ? "RT_LARC_CLIP" : "RT_LARC_SCALE",
+                    c_float(run->larc_eta));
+        if (run->larc != RT_LARC_NONE && run->larc_intel)
+            fprintf(f, ", .larc_intel = true, .larc_weight_decay = %s", c_float(run->weight_decay));
+        if (run->warmup_momentum_correction) fprintf(f, ", .warmup_momentum_correction = true");
+        fprintf(f, " } },\n");
         break;
     case RUN_OPT_LARS:
         fprintf(f, "    .optim = { .kind = RT_OPTIM_LARS, .lars = { .momentum = %s, .eta = %s, .eps = 0.0f, .nesterov = %s } },\n",

@@ -5,6 +5,18 @@
 #include "import_caffe_internal.h"
 #include "schema.h"
 
+/* The forks' rules a solver uses (forks(), below), for the optimizer and the LR. */
+typedef struct {
+    int larc;                 /* NVCaffe's LARC in its SGD: 1 scale, 2 clip */
+    int larc_intel;           /* Intel Caffe's local_lr_auto instead (scale) */
+    double larc_eta;
+    int64_t warmup;           /* Intel Caffe's warmup_iter or NVCaffe's rampup_interval */
+    double warmup_start;      /* warmup_start_lr / rampup_lr */
+    int quadratic;            /* NVCaffe's rampup (quadratic), not Intel's warmup (linear) */
+    int correction;           /* Intel Caffe's momentum correction (its SGD with momentum) */
+    char summary[256];        /* what the import summary says of them */
+} fork_rules;
+
 /* A trainc field this translation needs; an error naming it when the schema lacks it. */
 static int need_field(ic_ctx *ic, const ast_node *at, schema_msg_id msg, const char *field, const char *caffe) {
     if (schema_find(msg, field)) return 0;
@@ -77,7 +89,7 @@ static int print_schedule(ic_ctx *ic, FILE *out, const ast_node *s, const ast_no
                     "unknown lr_policy \"%s\"", policy);
 }
 
-static int print_optimizer(ic_ctx *ic, FILE *out, const ast_node *s) {
+static int print_optimizer(ic_ctx *ic, FILE *out, const ast_node *s, const fork_rules *fr) {
     const char *type = "SGD", *reg = "L2";
     double momentum = 0, decay = 0, momentum2 = 0.999, delta = 1e-8;
     if (ic_word(ic, s, "type", &type) < 0 || ic_word(ic, s, "solver_type", &type) < 0 ||
@@ -88,10 +100,16 @@ static int print_optimizer(ic_ctx *ic, FILE *out, const ast_node *s) {
     if (strcmp(reg, "L2") != 0)
         return ic_error(ic, ic_get(s, "regularization_type"), "use L2", "regularization_type %s has no trainc equivalent", reg);
     if (strcmp(type, "SGD") == 0 || strcmp(type, "Nesterov") == 0 || strcmp(type, "NESTEROV") == 0) {
-        /* Caffe's form whenever there is a velocity: exact under any LR policy */
-        int caffe_form = momentum > 0 && schema_find(SM_SGD, "lr_in_velocity");
-        fprintf(out, "  sgd { momentum: %s%s weight_decay: %s%s }\n", ic_num(momentum),
+        /* Caffe's form whenever there is a velocity: exact under any LR policy (and always
+         * with LARC, which needs it) */
+        int caffe_form = (momentum > 0 || fr->larc) && schema_find(SM_SGD, "lr_in_velocity");
+        fprintf(out, "  sgd { momentum: %s%s weight_decay: %s%s", ic_num(momentum),
                 strcmp(type, "SGD") == 0 ? "" : " nesterov: true", ic_num(decay), caffe_form ? " lr_in_velocity: true" : "");
+        if (fr->larc)
+            fprintf(out, " larc { policy: %s eta: %s%s }", fr->larc == 2 ? "CLIP" : "SCALE", ic_num(fr->larc_eta),
+                    fr->larc_intel ? " form: INTEL" : "");
+        if (fr->correction) fputs(" warmup_momentum_correction: true", out);
+        fputs(" }\n", out);
         return 0;
     }
     if (strcmp(type, "Adam") == 0 || strcmp(type, "ADAM") == 0) {
@@ -141,37 +159,90 @@ static int print_optimizer(ic_ctx *ic, FILE *out, const ast_node *s) {
 /* The forks' solver fields (NVCaffe's LARC, rampup, momentum and decay policies; Intel Caffe's
  * warmup and LARS), each read from their sgd_solver.cpp: honoured where trainc's schedule and
  * optimizers say the same, refused naming the rule where they cannot. */
-static int forks(ic_ctx *ic, const ast_node *s) {
-    int larc = 0, local_lr_auto = 0;
+
+static int forks(ic_ctx *ic, const ast_node *s, fork_rules *fr) {
+    int larc = 0, local_lr_auto = 0, turbo = 0;
     int64_t rampup = 0, warmup = 0;
-    const char *mpolicy = "fixed", *dpolicy = "fixed", *larc_policy = "scale";
-    double eta = 0.001;
+    const char *mpolicy = "fixed", *dpolicy = "fixed", *larc_policy = "scale", *type = "SGD";
+    double eta = 0.001, momentum = 0, warmup_start = 0, rampup_lr = 0, min_lr = 0;
     if (ic_bool(ic, s, "larc", &larc) < 0 || ic_bool(ic, s, "local_lr_auto", &local_lr_auto) < 0 ||
+        ic_bool(ic, s, "larc_turbo", &turbo) < 0 ||
         ic_int(ic, s, "rampup_interval", &rampup) < 0 || ic_int(ic, s, "warmup_iter", &warmup) < 0 ||
         ic_word(ic, s, "momentum_policy", &mpolicy) < 0 || ic_word(ic, s, "weight_decay_policy", &dpolicy) < 0 ||
-        ic_word(ic, s, "larc_policy", &larc_policy) < 0 || ic_float(ic, s, "larc_eta", &eta) < 0)
+        ic_word(ic, s, "larc_policy", &larc_policy) < 0 || ic_float(ic, s, "larc_eta", &eta) < 0 ||
+        ic_word(ic, s, "type", &type) < 0 || ic_word(ic, s, "solver_type", &type) < 0 ||
+        ic_float(ic, s, "momentum", &momentum) < 0 || ic_float(ic, s, "warmup_start_lr", &warmup_start) < 0 ||
+        ic_float(ic, s, "rampup_lr", &rampup_lr) < 0 || ic_float(ic, s, "min_lr", &min_lr) < 0)
         return -1;
-    if (larc)
-        return ic_error(ic, ic_get(s, "larc"), "remove larc (plain SGD), or write solver { lars { eta: ... } } by hand "
-                        "for trainc's LARS", "NVCaffe's LARC (larc_policy \"%s\", larc_eta %g) sets each blob's rate to "
-                        "%s(1 - momentum) * larc_eta * |w| / |dw|%s in place of its lr_mult; trainc's lars scales the LR by "
-                        "eta * |w| / (|dw| + weight_decay * |w|), without the (1 - momentum) factor%s", larc_policy, eta,
-                        strcmp(larc_policy, "clip") == 0 ? "min(lr, " : "lr * ", strcmp(larc_policy, "clip") == 0 ? ")" : "",
-                        strcmp(larc_policy, "clip") == 0 ? " or the clip at the LR" : "");
-    if (local_lr_auto)
-        return ic_error(ic, ic_get(s, "local_lr_auto"), "remove local_lr_auto, or write solver { lars { ... } } by hand",
-                        "Intel Caffe's local_lr_auto (its LARS: local_gw_ratio * |w| / (|dw| + weight_decay * |w|), "
-                        "applied from the warmup's end) has no exact trainc equivalent");
-    if (rampup > 0)
-        return ic_error(ic, ic_get(s, "rampup_interval"), "remove rampup_interval, or write lr { warmup { iterations: N "
-                        "start_factor: F } } by hand (a linear ramp)", "NVCaffe's rampup_interval %lld ramps the LR as "
-                        "rampup_lr + (base_lr - rampup_lr) * (iter / rampup_interval)^2 (a quadratic ramp); trainc's "
-                        "warmup is linear or constant", (long long)rampup);
-    if (warmup > 0)
-        return ic_error(ic, ic_get(s, "warmup_iter"), "remove warmup_iter, or write lr { warmup { iterations: N "
-                        "start_factor: F } } by hand", "Intel Caffe's warmup_iter %lld ramps the LR linearly from "
-                        "warmup_start_lr and scales the momentum by lr_t / lr_t-1 meanwhile (PyTorch's SGD form during the "
-                        "warmup, Caffe's after it); trainc's sgd keeps one form for the whole run", (long long)warmup);
+    memset(fr, 0, sizeof *fr);
+    /* only the SGD solvers' ComputeUpdateValue has these rules; the forks' Nesterov, Adam,
+     * RMSProp, AdaGrad and AdaDelta solvers take lr_mult as it is and the momentum uncorrected */
+    int plain_sgd = strcmp(type, "SGD") == 0;
+    if (larc && strcmp(larc_policy, "scale") != 0 && strcmp(larc_policy, "clip") != 0)
+        return ic_error(ic, ic_get(s, "larc_policy"), "use \"scale\" or \"clip\"",
+                        "unknown larc_policy \"%s\" (NVCaffe stops with 'Unknown larc policy')", larc_policy);
+    if (larc && turbo && plain_sgd)
+        return ic_error(ic, ic_get(s, "larc_turbo"), "remove larc_turbo (NVCaffe's LARC without it is sgd.larc)",
+                        "NVCaffe's larc_turbo lowers each blob's LARC rate by 0.9 x a running average of the "
+                        "gradient's cosine with the velocity (its own 'TODO' beta of 0.95); trainc has no such rule");
+    if (larc && eta <= 0) return ic_error(ic, ic_get(s, "larc_eta"), NULL, "larc_eta must be > 0");
+    if (larc && plain_sgd) {
+        fr->larc = strcmp(larc_policy, "clip") == 0 ? 2 : 1;
+        fr->larc_eta = eta;
+        snprintf(fr->summary, sizeof fr->summary, ", NVCaffe's LARC (larc_policy \"%s\", larc_eta %s) as sgd.larc",
+                 larc_policy, ic_num(eta));
+    } else if (larc) {
+        ic_note(ic, ic_get(s, "larc"), "larc: NVCaffe's %s solver does not read it (only its SGD applies LARC)", type);
+    }
+    if (local_lr_auto && larc)
+        return ic_error(ic, ic_get(s, "local_lr_auto"), "keep one of them", "local_lr_auto (Intel Caffe's LARS) and "
+                        "larc (NVCaffe's LARC) come from two forks; neither reads the other's");
+    if (local_lr_auto && plain_sgd) {
+        /* Intel Caffe's GetLocalRate: local_gw_ratio * w_norm / (wgrad_norm + weight_decay * w_norm)
+         * in place of a non-zero lr_mult, the gradient before Regularize (its SGD only) */
+        double gw = 0.001;
+        if (ic_float(ic, s, "local_gw_ratio", &gw) < 0) return -1;
+        if (gw <= 0) return ic_error(ic, ic_get(s, "local_gw_ratio"), NULL, "local_gw_ratio must be > 0");
+        fr->larc = 1, fr->larc_eta = gw, fr->larc_intel = 1;
+        snprintf(fr->summary, sizeof fr->summary, ", Intel Caffe's local_lr_auto (local_gw_ratio %s) as sgd.larc "
+                 "(form INTEL)", ic_num(gw));
+    } else if (local_lr_auto) {
+        ic_note(ic, ic_get(s, "local_lr_auto"), "local_lr_auto: Intel Caffe's %s solver does not read it (only its SGD "
+                "applies its LARS)", type);
+    }
+    if (rampup > 0 && warmup > 0)
+        return ic_error(ic, ic_get(s, "warmup_iter"), "keep one of them", "rampup_interval (NVCaffe's) and "
+                        "warmup_iter (Intel Caffe's) come from two forks; neither reads the other's");
+    if (rampup > 0) {
+        /* NVCaffe's GetLearningRate: rampup_lr + (base_lr - rampup_lr) (iter / rampup_interval)^2,
+         * then the policy from iteration rampup_interval on; every rate floored at min_lr */
+        if (min_lr > rampup_lr)
+            return ic_error(ic, ic_get(s, "min_lr"), "remove min_lr, or set rampup_lr >= min_lr",
+                            "min_lr %g floors NVCaffe's rampup, which starts at rampup_lr %g; trainc's warmup has "
+                            "no floor", min_lr, rampup_lr);
+        fr->warmup = rampup, fr->warmup_start = rampup_lr, fr->quadratic = 1;
+        snprintf(fr->summary + strlen(fr->summary), sizeof fr->summary - strlen(fr->summary),
+                 ", NVCaffe's rampup_interval %lld from rampup_lr %s as lr.warmup (QUADRATIC, replaces_schedule)",
+                 (long long)rampup, ic_num(rampup_lr));
+    }
+    if (warmup > 0) {
+        /* Intel Caffe's GetLearningRate: (iter base_lr + (warmup_iter - iter) warmup_start_lr) /
+         * warmup_iter below warmup_iter, then the policy on the same clock; its SGD's
+         * ComputeUpdateValue multiplies the momentum by rate / prev_rate meanwhile */
+        fr->correction = plain_sgd && momentum > 0;
+        if (fr->correction && warmup_start <= 0)
+            return ic_error(ic, ic_get(s, "warmup_start_lr") ? ic_get(s, "warmup_start_lr") : ic_get(s, "warmup_iter"),
+                            "set warmup_start_lr > 0", "Intel Caffe's warmup multiplies the momentum by "
+                            "lr_t / lr_t-1, which divides by warmup_start_lr 0 at the first iterations (NaN)");
+        if (warmup_start < 0) return ic_error(ic, ic_get(s, "warmup_start_lr"), NULL, "warmup_start_lr must be >= 0");
+        fr->warmup = warmup, fr->warmup_start = warmup_start;
+        if (!plain_sgd && momentum > 0)
+            ic_note(ic, ic_get(s, "warmup_iter"), "warmup_iter: Intel Caffe's %s solver warms the LR up but does not "
+                    "correct its momentum (only its SGD solver does)", type);
+        snprintf(fr->summary + strlen(fr->summary), sizeof fr->summary - strlen(fr->summary),
+                 ", Intel Caffe's warmup_iter %lld from warmup_start_lr %s as lr.warmup (replaces_schedule)%s",
+                 (long long)warmup, ic_num(warmup_start), fr->correction ? " and sgd.warmup_momentum_correction" : "");
+    }
     const char *history = "FLOAT";   /* NVCaffe's type of the solver's history (the velocity) */
     if (ic_word(ic, s, "solver_data_type", &history) < 0) return -1;
     if (strcmp(history, "FLOAT") != 0 &&
@@ -188,6 +259,7 @@ static int forks(ic_ctx *ic, const ast_node *s) {
 }
 
 int ic_import_solver(ic_ctx *ic, FILE *out, const ast_node *s) {
+    fork_rules fr;
     const ast_node *layer = ic_get(s, "layer") ? ic_get(s, "layer") : ic_get(s, "layers");
     if (layer)
         return ic_error(ic, layer, "give the net first and the solver second: trainc import caffe NET.prototxt "
@@ -207,7 +279,7 @@ int ic_import_solver(ic_ctx *ic, FILE *out, const ast_node *s) {
                                               "momentum_policy", "max_momentum", "momentum_power",
                                               "weight_decay_policy", "local_lr_auto", "local_gw_ratio",
                                               "solver_data_type", NULL }) < 0 ||
-        forks(ic, s) < 0)
+        forks(ic, s, &fr) < 0)
         return -1;
     double base_lr = 0, clip = -1;
     int64_t max_iter = 0, test_interval = 0, display = 0, snapshot = 0, iter_size = 1, seed = -1;
@@ -238,16 +310,19 @@ int ic_import_solver(ic_ctx *ic, FILE *out, const ast_node *s) {
     if (seed >= 0) fprintf(out, "seed: %lld\n", (long long)seed);
     fputs("\nsolver {\n", out);
     fprintf(out, "  iterations: %lld\n", (long long)max_iter);
-    if (print_optimizer(ic, out, s) < 0) return -1;
+    if (print_optimizer(ic, out, s, &fr) < 0) return -1;
     fprintf(out, "  lr { base: %s", ic_num(base_lr));
+    if (fr.warmup > 0)   /* the forks' warmup: it replaces the policy's LR, which keeps Caffe's clock */
+        fprintf(out, " warmup { iterations: %lld%s start_lr: %s replaces_schedule: true }", (long long)fr.warmup,
+                fr.quadratic ? " kind: QUADRATIC" : "", ic_num(fr.warmup_start));
     if (print_schedule(ic, out, s, ic_get(s, "lr_policy") ? ic_get(s, "lr_policy") : s) < 0) return -1;
     fputs(" }\n", out);
-    char line[256];
+    char line[512];
     int adam = strcmp(type, "Adam") == 0 || strcmp(type, "ADAM") == 0;
-    snprintf(line, sizeof line, "%s%s, base_lr %s, lr_policy %s, %lld iterations%s", type,
-             sgd && momentum > 0 && schema_find(SM_SGD, "lr_in_velocity") ? " in Caffe's form (sgd.lr_in_velocity)"
+    snprintf(line, sizeof line, "%s%s, base_lr %s, lr_policy %s, %lld iterations%s%s", type,
+             sgd && (momentum > 0 || fr.larc) && schema_find(SM_SGD, "lr_in_velocity") ? " in Caffe's form (sgd.lr_in_velocity)"
              : adam && schema_find(SM_ADAMW, "caffe_form") ? " in Caffe's form (adamw.caffe_form)" : "",
-             ic_num(base_lr), policy, (long long)max_iter, test_interval > 0 ? ", tested every test_interval" : "");
+             ic_num(base_lr), policy, (long long)max_iter, fr.summary, test_interval > 0 ? ", tested every test_interval" : "");
     ic->solver_summary = ast_arena_strdup(ic->arena, line);
     if (clip > 0) fprintf(out, "  clip_grad_norm: %s\n", ic_num(clip));
     if (display > 0) fprintf(out, "  log_every: %lld\n", (long long)display);

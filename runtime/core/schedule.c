@@ -80,9 +80,25 @@ long rt_lr_warmup_steps(const rt_lr_config *cfg) {
 static double warmup_factor(const rt_lr_config *cfg, double t, double w) {
     if (w <= 0 || t >= w) return 1.0;
     double s = cfg->warmup.start == RT_WARMUP_FROM_BASE ? 1.0 / rt_lr_scale_factor(cfg)
+             : cfg->warmup.start == RT_WARMUP_FROM_LR   ? cfg->warmup.start_lr / rt_lr_peak(cfg)
                                                         : cfg->warmup.start_factor;
     if (cfg->warmup.kind == RT_WARMUP_CONSTANT) return s;
-    return s + (1.0 - s) * t / w;
+    double a = t / w;
+    return s + (1.0 - s) * (cfg->warmup.kind == RT_WARMUP_QUADRATIC ? a * a : a);
+}
+
+/* The Caffe forks' warmup LR at t < w, in their order of operations where start_lr is given:
+ * Intel Caffe's GetWarmUpLR (cur_iter·base_lr + (warmup_iter − cur_iter)·warmup_start_lr) /
+ * warmup_iter, NVCaffe's rampup_lr + (base_lr − rampup_lr)·alpha·alpha, alpha = iter/interval. */
+static double forks_warmup_lr(const rt_lr_config *cfg, double peak, double t, double w) {
+    double s = cfg->warmup.start_lr;
+    if (cfg->warmup.start != RT_WARMUP_FROM_LR || cfg->warmup.kind == RT_WARMUP_CONSTANT)
+        return peak * warmup_factor(cfg, t, w);
+    if (cfg->warmup.kind == RT_WARMUP_QUADRATIC) {
+        double a = t / w;
+        return s + (peak - s) * a * a;
+    }
+    return (t * peak + (w - t) * s) / w;
 }
 
 /* torch OneCycleLR._schedule_phases without three_phase; u is ticks since warmup end. */
@@ -136,5 +152,13 @@ double rt_lr_at(const rt_lr_config *cfg, long step) {
     double t = step_to_tick(cfg, step);
     double w = rt_lr_warmup_epochs(cfg) * ticks_per_epoch(cfg);
     double peak = rt_lr_peak(cfg);
+    if (cfg->warmup.replaces_schedule)
+        return w > 0 && t < w ? forks_warmup_lr(cfg, peak, t, w) : schedule_lr(cfg, peak, t, 0.0);
     return warmup_factor(cfg, t, w) * schedule_lr(cfg, peak, t, w);
+}
+
+double rt_lr_warmup_ratio(const rt_lr_config *cfg, long step) {
+    if (step >= rt_lr_warmup_steps(cfg)) return 1.0;
+    float now = (float)rt_lr_at(cfg, step), before = (float)rt_lr_at(cfg, step > 0 ? step - 1 : 0);
+    return (double)(now / before);
 }

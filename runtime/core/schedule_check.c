@@ -43,17 +43,23 @@ static rt_status check_warmup(const rt_lr_config *cfg, rt_err *err) {
         return rt_fail(err, RT_E_ARG, "one_cycle rises from max_lr/div_factor on its own; set "
                        "pct_start for the rise and drop the warmup block",
                        "lr: warmup cannot be combined with a one_cycle schedule");
-    RANGE(rt_lr_warmup_epochs(cfg) < rt_lr_total_epochs(cfg),
+    RANGE((unsigned)w->kind <= RT_WARMUP_QUADRATIC, "lr.warmup: unknown kind %d", (int)w->kind);
+    /* the forks' warmup replaces the schedule and may last the whole run (Intel Caffe's
+     * benchmark solvers stop inside it) */
+    RANGE(w->replaces_schedule || rt_lr_warmup_epochs(cfg) < rt_lr_total_epochs(cfg),
           "lr.warmup: %g epochs of warmup leaves nothing of the %g-epoch run",
           rt_lr_warmup_epochs(cfg), rt_lr_total_epochs(cfg));
     if (w->start == RT_WARMUP_FROM_FACTOR)
         RANGE(isfinite(w->start_factor) && w->start_factor >= 0 && w->start_factor <= 1,
               "lr.warmup: start_factor must be in [0, 1], got %g", w->start_factor);
+    if (w->start == RT_WARMUP_FROM_LR)
+        RANGE(non_negative(w->start_lr), "lr.warmup: start_lr must be >= 0, got %g", w->start_lr);
     return RT_OK;
 }
 
 /* A drop inside warmup would make the peak unreachable and break continuity at warmup end. */
 static rt_status check_milestone(const rt_lr_config *cfg, double value, rt_err *err) {
+    if (cfg->warmup.replaces_schedule) return RT_OK;   /* the drop then applies from the warmup's end */
     double epoch = rt_lr_milestone_epochs(cfg, value);
     RANGE(epoch > rt_lr_warmup_epochs(cfg),
           "lr.schedule: a drop at epoch %g falls inside the %g-epoch warmup",

@@ -61,6 +61,13 @@ static void sgd_caffe(float *p, float *buf, const float *g, long n, float lr, fl
 void rt_sgd_step(float *param, float *momentum_buf, const float *grad, long n,
                  const rt_sgd_config *cfg, const rt_optim_args *a) {
     float lr = a->lr, wd = a->weight_decay, s = a->grad_scale, mom = cfg->momentum;
+    if (cfg->larc != RT_LARC_NONE) {   /* NVCaffe's LARC: this tensor's LR from its norms */
+        double pp, gg;
+        rt_sum_squares_pair(&pp, &gg, param, grad, n);
+        lr = rt_larc_lr(cfg, lr, rt_larc_rate(cfg, pp, gg, s));
+    }
+    /* Intel Caffe's warmup: momentum = momentum * (rate / prev_rate), in float */
+    if (cfg->warmup_momentum_correction && a->momentum_scale != 0.0f && mom != 0.0f) mom *= a->momentum_scale;
     if (mom == 0.0f)
         sgd_plain(param, grad, n, lr, wd, s);
     else if (cfg->lr_in_velocity)

@@ -273,9 +273,9 @@ static void optimizer_device(void *arg) {
 }
 
 /* The step's scalars go to the device word the captured graph reads, ahead of it in stream order. */
-static void optimizer_step(rt_model_ctx *ctx, double lr, long step) {
+static void optimizer_step(rt_model_ctx *ctx, double lr, double momentum_scale, long step) {
     (void)ctx;
-    rt_cuda_optim_set_step(rt_dev.optim, lr, step);
+    rt_cuda_optim_set_step(rt_dev.optim, lr, momentum_scale, step);
     rt_cuda_graph_run(&host.optim_graph, optimizer_device, NULL);
 }
 

@@ -34,6 +34,7 @@ typedef struct {
 typedef struct {
     int kind, first_step, nesterov, per;
     int lr_in_velocity;    /* SGD in Caffe's form */
+    int larc;              /* SGD with NVCaffe's LARC: rt_larc_policy; the rate is trust[] */
     int caffe_adam;        /* Adam in Caffe's form: L2 decay, eps on the uncorrected sqrt(v) */
     float decay, one_decay;   /* AdaDelta (rt_adaptive_config) */
     float lr, momentum, dampening;
@@ -110,11 +111,13 @@ chunk_norms_kernel(double *sq_g, double *sq_p, const chunk_info *chunks, const t
 /* One block: the gradient scale (1/world, 1/loss scale, and torch's clipping coefficient
  * min(1, max/(norm + 1e-6)), left out when the norm is not finite; then timm Lamb's own
  * 1/max(1, norm/lamb_max)), the loss scaler's verdict on this step and, for LARS, every
- * tensor's trust ratio (rt_lars_trust_ratio). */
+ * tensor's trust ratio (rt_lars_trust_ratio), for NVCaffe's LARC (larc_momentum >= 0) its
+ * rate (rt_larc_rate; Intel Caffe's when larc_intel_wd >= 0). */
 __global__ void __launch_bounds__(FINALIZE_THREADS)
 finalize_kernel(float *scale, float *trust, const double *sq_g, const double *sq_p,
                 const tensor_info *tensors, int n_tensors, int n_chunks, double clip,
-                double lamb_max, float eta, float eps, float grad_div, scaler_state *sc) {
+                double lamb_max, float eta, float eps, float grad_div, scaler_state *sc, float larc_momentum,
+                float larc_intel_wd) {
     float s = grad_div;
     if (sc && sc->mode) s /= sc->scale;   /* read by every thread before thread 0 updates it */
     double acc = 0;
@@ -148,7 +151,13 @@ finalize_kernel(float *scale, float *trust, const double *sq_g, const double *sq
         for (int c = ti.first_chunk; c < ti.first_chunk + ti.n_chunks; c++) pp += sq_p[c], gg += sq_g[c];
         double pn = sqrt(pp), gn = sqrt(gg) * fabs((double)s);
         float r = 1.0f;
-        if (!ti.exempt && pn > 0 && gn > 0) r = (float)(eta * pn / (gn + ti.weight_decay * pn + eps));
+        if (larc_momentum >= 0.0f) {   /* the forks' float expressions, exempt tensors included */
+            float wn = (float)pn, gnf = (float)gn;
+            if (wn > 0.0f && gnf > 0.0f)
+                r = larc_intel_wd >= 0.0f ? eta * wn / (gnf + larc_intel_wd * wn) : (1.0f - larc_momentum) * eta * wn / gnf;
+        } else if (!ti.exempt && pn > 0 && gn > 0) {
+            r = (float)(eta * pn / (gn + ti.weight_decay * pn + eps));
+        }
         trust[t] = r;
     }
 }
@@ -246,6 +255,8 @@ update_kernel(float *params, T *params_act, float *state, const float *grads,
         float p = params[e], g = grads[e] * s;
         if (a.kind == RT_OPTIM_SGD) {
             float d = g + wd * p;
+            if (a.larc)   /* NVCaffe's local rate, in place of lr·lr_mult */
+                lr = a.larc == RT_LARC_CLIP ? fminf(a.lr, trust[ch.tensor]) : a.lr * trust[ch.tensor];
             if (mom == 0.0f) {
                 p -= lr * d;
             } else if (a.lr_in_velocity) {   /* Caffe's form: v from 0, the LR inside it */
@@ -386,7 +397,7 @@ void rt_cuda_optim_scaler_set(rt_cuda_optim *o, const double state_host[3]) {
     rt_cuda_sync();
 }
 
-void rt_cuda_optim_set_step(rt_cuda_optim *o, double lr, long step) {
+void rt_cuda_optim_set_step(rt_cuda_optim *o, double lr, double momentum_scale, long step) {
     update_args a = {};
     a.kind = (int)o->cfg.kind;
     a.per = o->per;
@@ -396,6 +407,10 @@ void rt_cuda_optim_set_step(rt_cuda_optim *o, double lr, long step) {
     if (o->cfg.kind == RT_OPTIM_SGD) {
         a.momentum = o->cfg.sgd.momentum, a.dampening = o->cfg.sgd.dampening, a.nesterov = o->cfg.sgd.nesterov;
         a.lr_in_velocity = o->cfg.sgd.lr_in_velocity;
+        a.larc = (int)o->cfg.sgd.larc;
+        /* Intel Caffe's warmup: momentum * (rate / prev_rate), in float (rt_sgd_step) */
+        if (o->cfg.sgd.warmup_momentum_correction && momentum_scale != 0.0 && a.momentum != 0.0f)
+            a.momentum *= (float)momentum_scale;
     } else if (o->cfg.kind == RT_OPTIM_LARS) {
         a.momentum = o->cfg.lars.momentum, a.nesterov = o->cfg.lars.nesterov;
     } else if (o->cfg.kind == RT_OPTIM_RMSPROP) {
@@ -436,16 +451,19 @@ void rt_cuda_optim_set_step(rt_cuda_optim *o, double lr, long step) {
 void rt_cuda_optim_launch(rt_cuda_optim *o, float *params, void *params_act, float *state, const float *grads) {
     if (o->n_chunks == 0) return;
     int lars = o->cfg.kind == RT_OPTIM_LARS, lamb = o->cfg.kind == RT_OPTIM_LAMB;
+    int larc = o->cfg.kind == RT_OPTIM_SGD && o->cfg.sgd.larc != RT_LARC_NONE;
+    float eta = lars ? o->cfg.lars.eta : larc ? o->cfg.sgd.larc_eta : 0.0f;
     double lamb_max = lamb ? o->cfg.lamb.max_grad_norm : 0.0;
     scaler_state *sc = o->scaler_mode ? o->scaler : NULL;
-    if (o->clip > 0 || lars || sc || lamb_max > 0) {
-        chunk_norms_kernel<<<o->n_chunks, OPT_THREADS, 0, rt_stream()>>>(o->sq_g, lars ? o->sq_p : NULL, o->chunks,
-                                                                        o->tensors, grads, params);
+    if (o->clip > 0 || lars || larc || sc || lamb_max > 0) {
+        chunk_norms_kernel<<<o->n_chunks, OPT_THREADS, 0, rt_stream()>>>(o->sq_g, lars || larc ? o->sq_p : NULL,
+                                                                        o->chunks, o->tensors, grads, params);
         CUDA_LAUNCHED();
-        finalize_kernel<<<1, FINALIZE_THREADS, 0, rt_stream()>>>(o->scale, lars ? o->trust : NULL, o->sq_g, o->sq_p,
-                                                     o->tensors, o->n_tensors, o->n_chunks, o->clip, lamb_max,
-                                                     lars ? o->cfg.lars.eta : 0.0f, lars ? o->cfg.lars.eps : 0.0f,
-                                                     o->grad_div, sc);
+        finalize_kernel<<<1, FINALIZE_THREADS, 0, rt_stream()>>>(o->scale, lars || larc ? o->trust : NULL, o->sq_g,
+                                                     o->sq_p, o->tensors, o->n_tensors, o->n_chunks, o->clip, lamb_max,
+                                                     eta, lars ? o->cfg.lars.eps : 0.0f, o->grad_div, sc,
+                                                     larc ? o->cfg.sgd.momentum : -1.0f,
+                                                     larc && o->cfg.sgd.larc_intel ? o->cfg.sgd.larc_weight_decay : -1.0f);
         CUDA_LAUNCHED();
     }
     float *st = o->per ? state : NULL;
@@ -463,6 +481,6 @@ void rt_cuda_optim_launch(rt_cuda_optim *o, float *params, void *params_act, flo
 
 void rt_cuda_optim_step(rt_cuda_optim *o, float *params, void *params_act, float *state, const float *grads,
                         double lr, long step) {
-    rt_cuda_optim_set_step(o, lr, step);
+    rt_cuda_optim_set_step(o, lr, 1.0, step);
     rt_cuda_optim_launch(o, params, params_act, state, grads);
 }

@@ -477,15 +477,16 @@ void rt_cuda_optim_scaler_get(const rt_cuda_optim *o, double state_host[3]);
 void rt_cuda_optim_scaler_set(rt_cuda_optim *o, const double state_host[3]);
 /* A step in two halves, so that the launch can be captured in a CUDA graph: set_step (never
  * captured) enqueues a write of the step's scalars (LR, bias corrections) to device memory,
- * frozen at the call, so nothing needs a synchronize between steps; launch runs the kernels
+ * frozen at the call, so nothing needs a synchronize between steps (momentum_scale:
+ * rt_optim_args.momentum_scale); launch runs the kernels
  * that read them. params_act (or NULL) receives the updated parameters in
  * the activation type: the compute copy conv and linear read.
  * state: the host layout (rt_optim.h): a tensor at parameter offset o keeps its
  * rt_optim_state_per_param planes of count floats at state + planes·o. */
-void rt_cuda_optim_set_step(rt_cuda_optim *o, double lr, long step);
+void rt_cuda_optim_set_step(rt_cuda_optim *o, double lr, double momentum_scale, long step);
 void rt_cuda_optim_launch(rt_cuda_optim *o, float *params, void *params_act, float *state,
                           const float *grads);
-/* Both, for a caller that does not capture. */
+/* Both, for a caller that does not capture (momentum_scale 1). */
 void rt_cuda_optim_step(rt_cuda_optim *o, float *params, void *params_act, float *state,
                         const float *grads, double lr, long step);
 

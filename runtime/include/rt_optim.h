@@ -29,6 +29,8 @@
  * Determinism: updates are elementwise; the norms (LARS, clipping) sum in a fixed order
  * that depends on n only, never on the thread count, so a run is bit-for-bit repeatable. */
 
+typedef enum { RT_LARC_NONE = 0, RT_LARC_SCALE, RT_LARC_CLIP } rt_larc_policy;
+
 typedef enum { RT_OPTIM_SGD = 0, RT_OPTIM_LARS, RT_OPTIM_ADAMW, RT_OPTIM_LAMB, RT_OPTIM_RMSPROP, RT_OPTIM_ADAGRAD,
                RT_OPTIM_ADADELTA, RT_OPTIM_KIND_COUNT } rt_optim_kind;
 
@@ -42,6 +44,24 @@ typedef struct {
      * v = momentum·v + lr·d (v starts at 0); p −= nesterov ? (1 + momentum)·v − momentum·v_before : v.
      * Equal to torch's while lr is constant; dampening must be 0. */
     bool lr_in_velocity;
+    /* NVCaffe's LARC (sgd_solver.cpp, SGDSolver::GetLocalRate and ComputeUpdateValue; the GPU
+     * path, where the weight decay is fused into the update after the rate is taken), with
+     * lr_in_velocity: per tensor rate = (1 − momentum)·eta·‖p‖/‖g·s‖ in float, in that order
+     * (1 when either norm is 0), the gradient's norm before weight decay; the tensor's LR is
+     * lr·rate (SCALE) or min(lr, rate) (CLIP), in place of lr·lr_mult (rt_optim_apply_mults
+     * leaves lr_mult out; lr_mult 0 stays frozen), exempt tensors included. */
+    rt_larc_policy larc;
+    float larc_eta;
+    /* Intel Caffe's local_lr_auto (its LARS, the same file's GetLocalRate) in place of
+     * NVCaffe's rate: rate = eta·‖p‖/(‖g·s‖ + larc_weight_decay·‖p‖), larc_weight_decay the
+     * solver's weight decay whatever the tensor's decay_mult or exemption (1 when either norm
+     * is 0); lr_mult replaced as above. */
+    bool larc_intel;
+    float larc_weight_decay;
+    /* Intel Caffe's warmup (sgd_solver.cpp, SGDSolver::ComputeUpdateValue), with
+     * lr_in_velocity: during the warmup the momentum is multiplied by lr_t/lr_t−1. The caller
+     * passes that ratio as rt_optim_args.momentum_scale (rt_lr_warmup_ratio). */
+    bool warmup_momentum_correction;
 } rt_sgd_config;
 
 /* LARS (You, Gitman, Ginsburg 2017; the MLPerf ResNet form):
@@ -121,6 +141,8 @@ typedef struct {
     float weight_decay;       /* this tensor's; 0 where the spec exempts it (BN, bias) */
     float grad_scale;         /* folded into g first: 1/loss_scale × clip coefficient; 1 = none */
     long step;                /* 0-based global step (SGD's first buffer, AdamW's t = step + 1) */
+    float momentum_scale;     /* SGD: multiplies the momentum this step (Intel Caffe's warmup
+                                 correction, rt_sgd_config.warmup_momentum_correction); 0 = 1 */
 } rt_optim_args;
 
 /* momentum_buf[n] may be NULL when cfg->momentum == 0. */
@@ -175,10 +197,15 @@ void rt_optim_step(float *param, float *state, const float *grad, long n, bool e
 
 /* Caffe's lr_mult / decay_mult of one tensor (optim_mult.c): multiplies a->lr by lr_mult and
  * a->weight_decay by decay_mult, so SGD, LARS (trust ratio included) and AdamW all see the
- * tensor's own LR and decay, as Caffe's local_rate and local_decay. Returns false when
+ * tensor's own LR and decay, as Caffe's local_rate and local_decay. NVCaffe's LARC replaces
+ * a non-zero lr_mult by its rate: with sgd.larc the LR is left as it is. Returns false when
  * lr_mult is 0 (Caffe's frozen blob): the caller skips the update, which would change
  * nothing but the optimizer state. */
-bool rt_optim_apply_mults(rt_optim_args *a, float lr_mult, float decay_mult);
+bool rt_optim_apply_mults(const rt_optim_config *cfg, rt_optim_args *a, float lr_mult, float decay_mult);
+/* NVCaffe's LARC rate of a tensor (rt_sgd_config.larc) from its sums of squares; and the
+ * tensor's LR from the step's: lr·rate (SCALE) or min(lr, rate) (CLIP). */
+float rt_larc_rate(const rt_sgd_config *cfg, double sum_sq_param, double sum_sq_grad, float grad_scale);
+float rt_larc_lr(const rt_sgd_config *cfg, float lr, float rate);
 
 /* ---- Norms and clipping -----------------------------------------------------------------
  * Sums of squares accumulate in double, in an order fixed by n alone. */

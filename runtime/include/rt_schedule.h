@@ -21,8 +21,19 @@
  * W = warmup ticks, T = total ticks (epochs × ticks per epoch), D = T − W.
  *
  * Warmup (t < W): LINEAR factor = s + (1 − s)·t/W (torch LinearLR), CONSTANT factor = s
- * (torch ConstantLR), s = start_factor, or base/peak = 1/k when start is RT_WARMUP_FROM_BASE
- * (Goyal et al.: "start from η and reach kη after 5 epochs"). For t ≥ W the factor is 1.
+ * (torch ConstantLR), QUADRATIC factor = s + (1 − s)·(t/W)² (NVCaffe's rampup_interval),
+ * s = start_factor, or base/peak = 1/k when start is RT_WARMUP_FROM_BASE (Goyal et al.:
+ * "start from η and reach kη after 5 epochs"), or start_lr/peak when start is
+ * RT_WARMUP_FROM_LR. For t ≥ W the factor is 1.
+ *
+ * The Caffe forks' warmup (replaces_schedule; Intel Caffe's warmup_iter, NVCaffe's
+ * rampup_interval, both in SGDSolver::GetLearningRate of their sgd_solver.cpp) is not a
+ * factor: while t < W the warmup's LR replaces the schedule's, and from W on the schedule is
+ * the one without warmup, on the clock from step 0 (Caffe's poly at iteration W is
+ * base·(1 − W/max_iter)^power, so the LR steps down at the warmup's end; a drop inside the
+ * warmup applies from its end; the warmup may outlast the run). With RT_WARMUP_FROM_LR the
+ * warmup LR is the forks' own expression: LINEAR (t·peak + (W − t)·start_lr)/W (Intel's
+ * GetWarmUpLR), QUADRATIC start_lr + (peak − start_lr)·(t/W)² (NVCaffe's rampup).
  *
  * How warmup composes with the schedule — the convention, chosen so that published recipes
  * are written with the numbers their papers print:
@@ -80,9 +91,9 @@ typedef enum {
 
 typedef enum { RT_LR_PER_ITERATION = 0, RT_LR_PER_EPOCH } rt_lr_stepping;
 typedef enum { RT_LR_UNIT_EPOCHS = 0, RT_LR_UNIT_ITERATIONS } rt_lr_unit;
-typedef enum { RT_WARMUP_LINEAR = 0, RT_WARMUP_CONSTANT } rt_warmup_kind;
-/* Where warmup starts: start_factor × peak, or the unscaled base LR (Goyal et al.). */
-typedef enum { RT_WARMUP_FROM_FACTOR = 0, RT_WARMUP_FROM_BASE } rt_warmup_start;
+typedef enum { RT_WARMUP_LINEAR = 0, RT_WARMUP_CONSTANT, RT_WARMUP_QUADRATIC } rt_warmup_kind;
+/* Where warmup starts: start_factor × peak, the unscaled base LR (Goyal et al.), or start_lr. */
+typedef enum { RT_WARMUP_FROM_FACTOR = 0, RT_WARMUP_FROM_BASE, RT_WARMUP_FROM_LR } rt_warmup_start;
 typedef enum { RT_ANNEAL_COS = 0, RT_ANNEAL_LINEAR } rt_anneal;
 
 #define RT_LR_MAX_MILESTONES 16
@@ -93,6 +104,8 @@ typedef struct {
     rt_warmup_kind kind;
     rt_warmup_start start;
     double start_factor;      /* with RT_WARMUP_FROM_FACTOR, in [0, 1] */
+    double start_lr;          /* with RT_WARMUP_FROM_LR: the LR of step 0 (not batch-scaled), >= 0 */
+    bool replaces_schedule;   /* the Caffe forks' form (above) */
 } rt_warmup_config;
 
 /* Parameters of each schedule kind; lengths in epochs, or in iterations where
@@ -165,6 +178,10 @@ double rt_lr_total_epochs(const rt_lr_config *cfg);
 double rt_lr_milestone_epochs(const rt_lr_config *cfg, double value);
 /* First step with the full (post-warmup) LR; 0 without warmup. */
 long rt_lr_warmup_steps(const rt_lr_config *cfg);
+/* Intel Caffe's momentum correction (sgd_solver.cpp, SGDSolver::ComputeUpdateValue): while
+ * `step` is inside the warmup, lr(step)/lr(step − 1) with lr(−1) = lr(0), each LR rounded to
+ * float first as Caffe's Dtype rates are; 1 from the warmup's end on. */
+double rt_lr_warmup_ratio(const rt_lr_config *cfg, long step);
 double rt_lr_warmup_epochs(const rt_lr_config *cfg);
 /* First step at which the schedule's clock has reached `epoch` (per epoch: an epoch start). */
 long rt_lr_step_of_epoch(const rt_lr_config *cfg, double epoch);

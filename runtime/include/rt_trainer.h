@@ -169,7 +169,7 @@ typedef struct {
 typedef struct rt_device_hooks {
     void (*upload)(rt_model_ctx *ctx, const rt_run_config *run, const float *opt_state, long n_state);
     void (*download)(rt_model_ctx *ctx, float *opt_state, long n_state);
-    void (*optimizer_step)(rt_model_ctx *ctx, double lr, long step);
+    void (*optimizer_step)(rt_model_ctx *ctx, double lr, double momentum_scale, long step);
     /* Rank 0's batch-norm running statistics to every rank, on the device. */
     void (*broadcast_buffers)(rt_model_ctx *ctx);
     /* Loss scaling (FP16), or NULL: reads (set = 0) or restores (set = 1) the scaler's state

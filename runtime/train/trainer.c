@@ -379,12 +379,19 @@ void trainer_evaluate_ema(trainer *t, double *loss, double *top1, double *top5) 
     if (dev) dev->load_weights(&t->ctx, params, buffers);
 }
 
+/* Intel Caffe's momentum correction during the warmup (sgd.warmup_momentum_correction): the
+ * momentum times lr_t/lr_t-1 this step; 1 otherwise. */
+static double optimizer_momentum_scale(const trainer *t) {
+    if (t->run.optim.kind != RT_OPTIM_SGD || !t->run.optim.sgd.warmup_momentum_correction) return 1.0;
+    return rt_lr_warmup_ratio(&t->run.lr, t->step);
+}
+
 /* The gradients hold the sum over ranks of per-rank means; 1/world makes them the mean
  * over the global batch (exact for a power-of-two world). */
 static void optimizer_step(trainer *t, double lr) {
     const rt_model *m = t->m;
     if (m->device) {   /* the device kernel applies the same update (and divides by the world size) */
-        m->device->optimizer_step(&t->ctx, lr, t->step);
+        m->device->optimizer_step(&t->ctx, lr, optimizer_momentum_scale(t), t->step);
         return;
     }
     float grad_scale = 1.0f / (float)t->world;
@@ -398,12 +405,13 @@ static void optimizer_step(trainer *t, double lr) {
         grad_scale *= rt_lamb_clip_coef(sqrt(rt_sum_squares(t->ctx.grads, m->n_params)) * grad_scale,
                                         t->run.optim.lamb.max_grad_norm);
     int per = rt_optim_state_per_param(&t->run.optim);
+    float momentum_scale = (float)optimizer_momentum_scale(t);
     for (int i = 0; i < m->n_tensors; i++) {
         const rt_param_tensor *p = &m->tensors[i];
         if (rt_init_is_frozen(t->run.init, p->offset)) continue;
         int exempt = rt_param_exempt(&t->run, p);
-        rt_optim_args a = { (float)lr, exempt ? 0.0f : t->run.weight_decay, grad_scale, t->step };
-        if (!rt_optim_apply_mults(&a, rt_param_lr_mult(p), rt_param_decay_mult(p))) continue;
+        rt_optim_args a = { (float)lr, exempt ? 0.0f : t->run.weight_decay, grad_scale, t->step, momentum_scale };
+        if (!rt_optim_apply_mults(&t->run.optim, &a, rt_param_lr_mult(p), rt_param_decay_mult(p))) continue;
         rt_optim_step(t->ctx.params + p->offset, t->opt_state + per * p->offset,
                       t->ctx.grads + p->offset, p->count, exempt, &t->run.optim, &a);
     }

@@ -107,6 +107,27 @@ SPEC
     r=$("$PY" tests/gpu/compare_runs.py "$tmp/$o.emu.run/metrics.jsonl" "$tmp/$o.cpu.run/metrics.jsonl" 1e-4 2>&1) \
       && echo "$o, CUDA (emulated) vs CPU: $(echo "$r" | head -1)" || { fail "$o, CUDA (emulated) vs CPU:"; echo "$r"; }
   done
+  # The Caffe forks' SGD: NVCaffe's LARC (both policies), Intel Caffe's LARS (local_lr_auto)
+  # and its warmup with the momentum correction; each run ends elsewhere than Caffe's plain SGD (all.cpu.run)
+  # did, so the rule reached the trainer's step
+  plain=$("$PY" -c 'import json,sys; print([json.loads(l) for l in open(sys.argv[1]) if "\"summary\"" in l][-1]["params_hash"])' \
+    "$tmp/all.cpu.run/metrics.jsonl")
+  for rule in "larc { policy: CLIP eta: 0.02 }|" \
+              "larc { eta: 0.5 form: INTEL } warmup_momentum_correction: true|warmup { iterations: 4 start_lr: 0.005 replaces_schedule: true } " \
+              "warmup_momentum_correction: true|warmup { iterations: 4 start_lr: 0.005 replaces_schedule: true } "; do
+    o=$(echo "${rule%%|*}" | tr -dc 'a-zA-Z' | cut -c1-24)
+    sed -e "s/lr_in_velocity: true }/lr_in_velocity: true ${rule%%|*} }/" -e "s/lr { base: 0.05 /lr { base: 0.05 ${rule#*|}/" \
+      "$tmp/all.spec" >"$tmp/$o.spec"
+    "$TRAINC" build "$tmp/$o.spec" -o "$tmp/$o.cpu" >"$tmp/$o.cpu.log" 2>&1 && "$tmp/$o.cpu" --out "$tmp/$o.cpu.run" >>"$tmp/$o.cpu.log" 2>&1 \
+      || { fail "the CPU trainer ($o):"; tail -5 "$tmp/$o.cpu.log"; continue; }
+    TRAINC_CUDA_ENV=$root/$BUILD/emu/cuda.env "$TRAINC" build "$tmp/$o.spec" -o "$tmp/$o.emu" --backend cuda >"$tmp/$o.emu.log" 2>&1 &&
+      "$tmp/$o.emu" --out "$tmp/$o.emu.run" >>"$tmp/$o.emu.log" 2>&1 || { fail "the emulated CUDA trainer ($o):"; tail -5 "$tmp/$o.emu.log"; continue; }
+    r=$("$PY" tests/gpu/compare_runs.py "$tmp/$o.emu.run/metrics.jsonl" "$tmp/$o.cpu.run/metrics.jsonl" 1e-4 2>&1) \
+      && echo "${rule%%|*}, CUDA (emulated) vs CPU: $(echo "$r" | head -1)" || { fail "${rule%%|*}, CUDA (emulated) vs CPU:"; echo "$r"; }
+    h=$("$PY" -c 'import json,sys; print([json.loads(l) for l in open(sys.argv[1]) if "\"summary\"" in l][-1]["params_hash"])' \
+      "$tmp/$o.cpu.run/metrics.jsonl")
+    [ -n "$h" ] && [ "$h" != "$plain" ] || fail "${rule%%|*}: the CPU run ends at Caffe's plain SGD's params ($plain)"
+  done
   # what the CUDA backend does not run is refused at build, naming the layer
   printf 'extends: "%s"\nprecision { compute: BF16 }\n' "$tmp/all.spec" >"$tmp/nhwc.spec"
   if TRAINC_CUDA_ENV=$root/$BUILD/emu/cuda.env "$TRAINC" build "$tmp/nhwc.spec" -o "$tmp/x" --backend cuda --layout nhwc 2>"$tmp/err"; then

@@ -1045,12 +1045,15 @@ static void test_optim(const char *name, rt_optim_config cfg, double clip) {
         if (cfg.kind == RT_OPTIM_LAMB)   /* timm's own global clipping, as the CPU trainer folds it */
             scale *= rt_lamb_clip_coef(sqrt(rt_sum_squares(g, np)) * scale, cfg.lamb.max_grad_norm);
         double lr = 0.1 / (step + 1);
+        /* a momentum scale (Intel Caffe's warmup correction) that only sgd.warmup_momentum_correction reads */
+        double mscale = 1.0 + 0.25 * (double)step;
         for (int t = 0; t < T; t++) {
-            rt_optim_args a = { (float)lr, exempt[t] ? 0.0f : 1e-2f, scale, step };
-            if (!rt_optim_apply_mults(&a, lr_mult[t], decay_mult[t])) continue;
+            rt_optim_args a = { (float)lr, exempt[t] ? 0.0f : 1e-2f, scale, step, (float)mscale };
+            if (!rt_optim_apply_mults(&cfg, &a, lr_mult[t], decay_mult[t])) continue;
             rt_optim_step(p + offsets[t], st + per * offsets[t], g + offsets[t], counts[t], exempt[t], &cfg, &a);
         }
-        rt_cuda_optim_step(o, gp, gpa, gst, gg, lr, step);
+        rt_cuda_optim_set_step(o, lr, mscale, step);
+        rt_cuda_optim_launch(o, gp, gpa, gst, gg);
         rt_cuda_sync();   /* g is freed next */
         free(g);
     }
@@ -1091,10 +1094,10 @@ static void test_optim_unsynced(const char *name, rt_optim_config cfg) {
     rt_cuda_graph *graph = NULL;
     for (long step = 0; step < STEPS; step++) {
         double lr = 0.1 / (step + 1);
-        rt_optim_args a = { (float)lr, 1e-2f, 1.0f, step };
+        rt_optim_args a = { (float)lr, 1e-2f, 1.0f, step, 1.0f };
         rt_optim_step(p, st, g[step], np, 0, &cfg, &a);
         rt_cuda_copy_d2d(unsynced.g, g_dev[step], sizeof(float) * (size_t)np);
-        rt_cuda_optim_set_step(unsynced.o, lr, step);
+        rt_cuda_optim_set_step(unsynced.o, lr, 1.0, step);
         rt_cuda_graph_run(&graph, unsynced_step, NULL);
     }
     char what[128];
@@ -1139,7 +1142,7 @@ static void test_loss_scaler(const char *name, rt_optim_config cfg) {
      * optimizer's step 0 */
     for (long i = 0; i < np; i++) scaled[i] = g[i] * 512.0f;
     rt_cuda_copy_h2d(gg, scaled, (size_t)np * 4);
-    rt_optim_args a = { 0.1f, 0.0f, 0.5f, 0 };
+    rt_optim_args a = { 0.1f, 0.0f, 0.5f, 0, 1.0f };
     rt_optim_step(p, st, g, np, 0, &cfg, &a);
     rt_cuda_optim_step(o, gp, NULL, gst, gg, 0.1, 1);
     snprintf(what, sizeof what, "loss scaler (%s): clean step unscales, and is the first step", name);
@@ -1788,6 +1791,14 @@ static void run_ops(void) {
     test_optim("sgd no momentum", sgd_nomom, 0);
     test_optim("sgd nesterov, clipped at 1", sgd, 1.0);
     test_optim("lars", lars, 0);
+    /* the Caffe forks' SGD: NVCaffe's LARC (clip; scale, clipped at 1), Intel Caffe's LARS and warmup correction */
+    rt_optim_config larc = { .kind = RT_OPTIM_SGD, .sgd = { .momentum = 0.9f, .lr_in_velocity = true, .larc = RT_LARC_CLIP,
+                                                             .larc_eta = 0.02f } };
+    test_optim("sgd, NVCaffe's LARC (clip)", larc, 0);
+    larc.sgd.larc = RT_LARC_SCALE;
+    test_optim("sgd, NVCaffe's LARC (scale), clipped at 1", larc, 1.0);
+    larc.sgd.larc_intel = true, larc.sgd.larc_weight_decay = 1e-2f, larc.sgd.warmup_momentum_correction = true;
+    test_optim("sgd, Intel Caffe's LARS, warmup momentum correction", larc, 0);
     test_optim("adamw", adamw, 0);
     rt_optim_config lamb = { .kind = RT_OPTIM_LAMB, .lamb = { .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-6,
                                                              .max_grad_norm = 1.0 } };

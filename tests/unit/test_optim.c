@@ -189,7 +189,7 @@ static void test_caffe_mults(void) {
     for (int step = 0; step < 2; step++)
         for (int blob = 0; blob < 2; blob++) {
             rt_optim_args a = { .lr = (float)lr, .weight_decay = (float)wd, .grad_scale = 1.0f, .step = step };
-            CHECK(rt_optim_apply_mults(&a, (float)lr_mult[blob], (float)decay_mult[blob]));
+            CHECK(rt_optim_apply_mults(&c, &a, (float)lr_mult[blob], (float)decay_mult[blob]));
             rt_optim_step(&p[blob], &buf[blob], &g[step][blob], 1, false, &c, &a);
             v[blob] = 0.9 * v[blob] + lr * lr_mult[blob] * (g[step][blob] + wd * decay_mult[blob] * pr[blob]);
             pr[blob] -= v[blob];
@@ -198,12 +198,12 @@ static void test_caffe_mults(void) {
     CHECK_NEAR(p[1], pr[1], 1e-6);
     CHECK_NEAR(pr[1], -2.0105, 1e-9);   /* worked out: v = -0.005, then 0.0155 */
     rt_optim_args a = { .lr = 0.1f, .weight_decay = 0.1f, .grad_scale = 1.0f };
-    CHECK(!rt_optim_apply_mults(&a, 0.0f, 1.0f) && a.lr == 0.0f);
+    CHECK(!rt_optim_apply_mults(&c, &a, 0.0f, 1.0f) && a.lr == 0.0f);
     /* AdamW: lr_mult scales the step and the decoupled decay, decay_mult the decay only */
     rt_optim_config ad = { .kind = RT_OPTIM_ADAMW, .adamw = { .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8 } };
     float q = 2.0f, st[2] = {0}, gq = 0.5f;
     rt_optim_args b = { .lr = 0.01f, .weight_decay = 0.1f, .grad_scale = 1.0f, .step = 0 };
-    CHECK(rt_optim_apply_mults(&b, 3.0f, 0.5f));
+    CHECK(rt_optim_apply_mults(&ad, &b, 3.0f, 0.5f));
     rt_optim_step(&q, st, &gq, 1, false, &ad, &b);
     /* first AdamW step: p·(1 − lr·wd) − lr·g/(|g| + eps) */
     CHECK_NEAR(q, 2.0 * (1 - 0.03 * 0.05) - 0.03 * 0.5 / (0.5 + 1e-8), 1e-6);

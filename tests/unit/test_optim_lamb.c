@@ -68,7 +68,7 @@ static void run_case(const char *what, double wd, double max_norm, bool trust_cl
         /* the trainer's way: one global coefficient folded into grad_scale */
         float scale = rt_lamb_clip_coef(sqrt(rt_sum_squares(G, np)), max_norm);
         for (int t = 0; t < T; t++) {
-            rt_optim_args a = { (float)lr, (float)wd, scale, step };
+            rt_optim_args a = { (float)lr, (float)wd, scale, step, 1.0f };
             rt_optim_step(P + off[t], S + 2 * off[t], G + off[t], counts[t], exempt[t], &cfg, &a);
         }
     }
@@ -104,7 +104,7 @@ int main(void) {
     /* the trust ratio on a single tensor: p = 3 everywhere, first step, wd 0 → u = ±1/(1+eps) */
     float p[4] = { 3, 3, 3, 3 }, m[4] = { 0 }, v[4] = { 0 }, g[4] = { 1, -1, 1, -1 };
     rt_lamb_config c = { .beta1 = 0.9, .beta2 = 0.999, .eps = 0, .max_grad_norm = 0 };
-    rt_optim_args a = { 0.5f, 1e-9f, 1.0f, 0 };
+    rt_optim_args a = { 0.5f, 1e-9f, 1.0f, 0, 1.0f };
     float trust = rt_lamb_step(p, m, v, g, 4, &c, &a);
     CHECK(fabsf(trust - 3.0f) < 1e-5f);           /* ‖p‖ = 6, ‖u‖ = 2 */
     CHECK(fabsf(p[0] - (3.0f - 0.5f * 3.0f)) < 1e-5f && fabsf(p[1] - 4.5f) < 1e-5f);
