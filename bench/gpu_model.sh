@@ -7,7 +7,8 @@
 # (BF16 channels-last with the old batch-norm and pooling kernels, TRAINC_CUDA_BN=old
 # TRAINC_CUDA_POOL=old, each bn applied apart from the add and no ReLU bitmasks: --no-bn-add
 # --no-relu-mask) beside the 72.9 ms per 256 images it took (bench/RESULTS.md), FP16 without
-# cuDNN's conv + genstats engine (--no-conv-genstats), AlexNet and ConvNeXt-Tiny, and the
+# cuDNN's conv + genstats engine (--no-conv-genstats) and without its scale-bias-ReLU prologue
+# (--no-conv-sbr), AlexNet and ConvNeXt-Tiny, and the
 # anchors. Figures go in bench/RESULTS.md.
 set -u
 BUILD=${BUILD:-build}
@@ -35,6 +36,9 @@ tail -n 1 "$out/resnet50_BF16_h100_nobnadd.txt"
 "$BUILD/trainc" show --gpu-cost --layout nhwc --device h100 --no-conv-genstats --label "resnet50 (--no-conv-genstats: bn statistics in their own pass)" \
   "$out/resnet50_FP16.spec" > "$out/resnet50_FP16_h100_nogenstats.txt" || status=1
 tail -n 1 "$out/resnet50_FP16_h100_nogenstats.txt"
+"$BUILD/trainc" show --gpu-cost --layout nhwc --device h100 --no-conv-sbr --label "resnet50 (--no-conv-sbr: the inner bns applied in their own pass)" \
+  "$out/resnet50_FP16.spec" > "$out/resnet50_FP16_h100_nosbr.txt" || status=1
+tail -n 1 "$out/resnet50_FP16_h100_nosbr.txt"
 "$BUILD/trainc" show --gpu-cost --layout nhwc --device h100 --no-bn-pool --label "resnet50 (--no-bn-pool: the stem's bn + ReLU and max pooling in two passes)" \
   "$out/resnet50_BF16.spec" > "$out/resnet50_BF16_h100_nobnpool.txt" || status=1
 tail -n 1 "$out/resnet50_BF16_h100_nobnpool.txt"

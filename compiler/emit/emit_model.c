@@ -106,6 +106,9 @@ static void emit_layout(emitter *e) {
         case T_SAVED:
             fprintf(out, "#define %s_saved ((%s *)(arena + %ld))\n", op->ident,
                     op->kind == IR_MAXPOOL ? "int32_t" : "float", ts->offset);
+            if (op->bn_in_conv)   /* after mean and inv std: the next conv's prologue's scale and bias */
+                fprintf(out, "#define %s_scale_bias ((%s *)(arena + %ld))  /* [2][%d] */\n", op->ident, act,
+                        ts->offset + 2L * op->c * (long)sizeof(float), op->c);
             break;
         case T_MASK:   /* a ReLU bitmask: bit i of byte i/8 where the ReLU passed element i */
             fprintf(out, "#define %s_bits ((uint8_t *)(arena + %ld))  /* %ld bytes */\n", op->ident, ts->offset,

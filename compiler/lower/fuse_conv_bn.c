@@ -10,6 +10,14 @@
  * unfused conv and statistics and says why, once). */
 #include "lower.h"
 
+/* The prologue (IR_CONV_BN_SBR): a conv taking the engine whose input is a training bn with a
+ * fused ReLU that this conv alone reads (a bottleneck's conv2 and conv3, MLPerf's structure)
+ * reads that bn's input instead and applies the bn's scale, bias and ReLU inside itself; the
+ * bn's pass only finalizes its statistics into that scale and bias. The graph is the same
+ * engine's (FP16, the limits above), so the conv's own refusals cover it; the bn must retire
+ * its sums (its backward recomputes the ReLU's condition in the retiring kernels) and have
+ * channels a multiple of 8 (the conv's input channels: checked above). */
+
 /* The one op reading value v, or -1 when none or several do. */
 static int only_reader(const ir_net *net, int v) {
     int who = -1;
@@ -37,14 +45,36 @@ static const char *refusal(const schedule *s, const ir_op *op, int sync_bn) {
     return NULL;
 }
 
-void choose_conv_bn(schedule *s, int sync_bn) {
+/* The training bn with a fused ReLU that conv op i alone reads, or NULL. */
+static ir_op *relu_bn_into(ir_net *net, int i) {
+    int v = net->ops[i].in[0];
+    if (v <= 0 || v == net->n_ops) return NULL;
+    ir_op *bn = &net->ops[v - 1];
+    if (bn->kind != IR_BN || bn->bn_frozen || !bn->act || bn->bn_in_add || only_reader(net, v) != i) return NULL;
+    return bn;
+}
+
+static void choose_sbr(schedule *s) {
+    ir_net *net = &s->net;
+    for (int i = 0; i < net->n_ops; i++) {
+        ir_op *op = &net->ops[i], *bn;
+        if (op->conv_bn != IR_CONV_BN_GENSTATS || !(bn = relu_bn_into(net, i))) continue;
+        if (s->opt.no_conv_sbr) op->sbr_why = "--no-conv-sbr";
+        else if (!bn->bn_retire) op->sbr_why = "the bn's sums do not retire (--no-bn-retire)";
+        if (op->sbr_why) continue;
+        op->conv_bn = IR_CONV_BN_SBR;
+        bn->bn_in_conv = 1;
+    }
+}
+
+int choose_conv_bn(schedule *s, int sync_bn) {
     ir_net *net = &s->net;
     for (int i = 0; i < net->n_ops; i++) {
         ir_op *op = &net->ops[i];
-        op->conv_bn = IR_CONV_BN_NONE, op->conv_bn_why = NULL;
-        if (op->kind == IR_BN) op->bn_sums_in_conv = 0;
+        op->conv_bn = IR_CONV_BN_NONE, op->conv_bn_why = op->sbr_why = NULL;
+        if (op->kind == IR_BN) op->bn_sums_in_conv = op->bn_in_conv = 0;
     }
-    if (net->forward_only) return;   /* an evaluation schedule: batch norm reads running statistics */
+    if (net->forward_only) return 0;   /* an evaluation schedule: batch norm reads running statistics */
     for (int i = 0; i < net->n_ops; i++) {
         ir_op *op = &net->ops[i];
         if (op->kind != IR_CONV || op->act) continue;
@@ -55,8 +85,14 @@ void choose_conv_bn(schedule *s, int sync_bn) {
         op->conv_bn = IR_CONV_BN_GENSTATS;
         net->ops[r].bn_sums_in_conv = 1;
     }
+    choose_sbr(s);
+    for (int i = 0; i < net->n_ops; i++)
+        if (net->ops[i].bn_in_conv) return 1;
+    return 0;
 }
 
 const char *ir_conv_bn_name(int engine) {
-    return engine == IR_CONV_BN_GENSTATS ? "ConvBNfprop conv+genstats" : "unfused";
+    return engine == IR_CONV_BN_GENSTATS ? "ConvBNfprop conv+genstats"
+         : engine == IR_CONV_BN_SBR     ? "ConvBNfprop scale+bias+ReLU+conv+genstats"
+                                        : "unfused";
 }

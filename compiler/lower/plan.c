@@ -36,7 +36,9 @@ static int backward_reads_output(const ir_op *op) {
 
 static long saved_bytes(const ir_net *net, const ir_op *op) {
     switch (op->kind) {
-    case IR_BN: return 2L * op->c * (long)sizeof(float);
+    /* mean and inv std (FP32); applied inside its conv, then that conv's prologue's scale and bias
+     * (activation type, fuse_conv_bn.c) */
+    case IR_BN: return 2L * op->c * (long)sizeof(float) + (op->bn_in_conv ? 2L * op->c * net->act_bytes : 0);
     case IR_LN: return 2L * net->batch * op->h * op->w * (long)sizeof(float);
     case IR_MAXPOOL: return (long)net->batch * op->c * op->h * op->w * (long)sizeof(int32_t);
     case IR_LRN: return (long)net->batch * op->c * op->h * op->w * (long)sizeof(float);

@@ -106,6 +106,14 @@ if [ -f "$out/resnet_fp16.traffic" ] && ! grep -q cudnnBackendExecute "$out/resn
   echo "FAIL: resnet_fp16 ran no fused conv + genstats graph (cudnnBackendExecute)"; status=1
 fi
 FLAGS=--no-conv-genstats check resnet_fp16 nhwc
+# and the inner bns (bn + ReLU before a conv) applied in that conv's prologue: their pass
+# finalizes the scale and bias (finalize_scale_bias_kernel), the conv's weight gradient reads
+# the prologue's output recomputed (scale_bias_relu_kernel), and the bn's backward recomputes
+# the ReLU from its input; --no-conv-sbr: the bn applied by its own kernel, with bits
+if [ -f "$out/resnet_fp16.traffic" ] && ! grep -q finalize_scale_bias_kernel "$out/resnet_fp16.traffic"; then
+  echo "FAIL: resnet_fp16 applied no bn in a conv's prologue (finalize_scale_bias_kernel)"; status=1
+fi
+FLAGS=--no-conv-sbr check resnet_fp16 nhwc
 # The fused trainer trains as the unfused one: the first step's loss (the same forward, the
 # statistics from the epilogue's sums) equal to 4 digits, the next three within 3% (batch 4
 # of 8x8 images: the statistics' last bits, FP32 sums against double, compound).

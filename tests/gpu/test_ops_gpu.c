@@ -336,6 +336,38 @@ static uint8_t *bits_of(const void *dev, long n) {
     return b;
 }
 
+/* A bn applied inside the next conv's prologue (fuse_conv_bn.c ir_op.bn_in_conv), channels-last:
+ * the prologue's scale and bias from the statistics, its output relu(x·scale + bias) as the
+ * weight gradient's recompute writes it (against the CPU's bn + ReLU: the 16-bit scale and
+ * bias's rounding, within TOL), and the backward that recomputes the ReLU's condition from x,
+ * scale and bias (against the CPU's bn backward masked by that recomputed output's signs, as the
+ * bits test takes the GPU's rounded output's). x, dy and the statistics as test_batchnorm's. */
+static void test_batchnorm_sbr(const float *x, const float *dy, const float *g, const float *b, const float *mean,
+                               const float *istd, const float *r, const void *gx, const void *gdy, const float *gg,
+                               const float *gb, const float *gmean, const float *gistd, int n, int c, int hw) {
+    long total = (long)n * c * hw;
+    void *gsb = act_zero(2L * c), *gr = act_zero(total), *gdx = act_zero(total);
+    float *gdg = dev_zero(c), *gdb = dev_zero(c);
+    cuda_bn_scale_bias(gsb, gg, gb, gmean, gistd, c);
+    cuda_bn_scale_bias_relu(gr, gx, gsb, (long)n * hw, c);
+    compare_act("batchnorm nhwc scale-bias-relu (a conv's prologue, recomputed)", gr, nhwc_of(r, n, c, hw), total, TOL);
+    float *f = dev_zero(total), *hr = rt_xmalloc(total * 4), *rn = rt_xmalloc(total * 4), *dm = rt_xmalloc(total * 4);
+    float *dx = rt_xmalloc(total * 4), *dg = rt_xmalloc(c * 4), *dbt = rt_xmalloc(c * 4);
+    rt_cuda_from_act(f, gr, total);
+    rt_cuda_copy_d2h(hr, f, (size_t)total * sizeof(float));
+    for (int i = 0; i < n; i++)   /* back to NCHW for the CPU ops */
+        for (int ch = 0; ch < c; ch++)
+            for (long p = 0; p < hw; p++) rn[((long)i * c + ch) * hw + p] = hr[((long)i * hw + p) * c + ch];
+    relu_backward(dm, dy, rn, total);
+    batchnorm_backward(dx, dg, dbt, dm, x, g, b, mean, istd, n, c, hw, RT_ACT_NONE);
+    cuda_batchnorm_backward_nhwc_sbr(gdx, gdg, gdb, gdy, gsb, gx, gg, gmean, gistd, n, c, hw);
+    compare_act("batchnorm nhwc +relu recomputed from scale and bias backward dinput", gdx, nhwc_of(dx, n, c, hw), total, TOL);
+    compare("batchnorm nhwc +relu recomputed from scale and bias backward dgamma", gdg, dg, c, TOL);
+    compare("batchnorm nhwc +relu recomputed from scale and bias backward dbeta", gdb, dbt, c, TOL);
+    rt_cuda_free(gsb), rt_cuda_free(gr), rt_cuda_free(gdx), rt_cuda_free(gdg), rt_cuda_free(gdb), rt_cuda_free(f);
+    free(hr), free(rn), free(dm), free(dx), free(dg), free(dbt);
+}
+
 static void test_batchnorm(int n, int c, int hw, int nhwc) {
     long total = (long)n * c * hw;
     float *x = host_random(total, 2), *g = host_random(c, 1), *b = host_random(c, 1), *dy = host_act(total, 1);
@@ -387,6 +419,7 @@ static void test_batchnorm(int n, int c, int hw, int nhwc) {
         CHECK_NAMED(compare, "+relu bits backward dgamma", gdg, dg, c, TOL);
         CHECK_NAMED(compare, "+relu bits backward dbeta", gdb, dbt, c, TOL);
         free(hb), rt_cuda_free(gbits);
+        if (rt_cuda_act_bytes() == 2) test_batchnorm_sbr(x, dy, g, b, mean, istd, r, gx, gdy, gg, gb, gmean, gistd, n, c, hw);
     }
     batchnorm_backward(dx, dg, dbt, dy, x, g, b, mean, istd, n, c, hw, RT_ACT_NONE);
     backward(gdx, gdg, gdb, gdy, NULL, gx, gg, gmean, gistd, n, c, hw, 1);
@@ -1276,7 +1309,7 @@ static void test_conv_bn(const char *name, rt_conv_shape s, int want_fused) {
     float *g = host_random(s.oc, 1), *b = host_random(s.oc, 1), *yb = rt_xmalloc(nout * sizeof(float));
     float *rm = host_random(s.oc, 0.1f), *rv = host_random(s.oc, 0.1f), *mean = rt_xmalloc(s.oc * 4), *istd = rt_xmalloc(s.oc * 4);
     for (int i = 0; i < s.oc; i++) rv[i] += 1.0f;
-    float *rm0 = dev_from(rm, s.oc), *rv0 = dev_from(rv, s.oc);
+    float *rm0 = dev_from(rm, s.oc), *rv0 = dev_from(rv, s.oc), *rm1 = dev_from(rm, s.oc), *rv1 = dev_from(rv, s.oc);
     batchnorm_forward_train(yb, mean, istd, rm, rv, y, g, b, s.n, s.oc, (int)ohw, 0.1f, 1e-5f, RT_ACT_NONE);
     rt_cuda_conv *c = rt_cuda_conv_create_nhwc(&s);
     rt_cuda_conv_bn *f = rt_cuda_conv_bn_create(c);
@@ -1308,6 +1341,20 @@ static void test_conv_bn(const char *name, rt_conv_shape s, int want_fused) {
     CONV_BN_CHECK("saved inv_std", gistd, istd, s.oc, TOL);
     CONV_BN_CHECK("running mean", rm0, rm, s.oc, TOL);
     CONV_BN_CHECK("running var", rv0, rv, s.oc, TOL);
+    /* the same statistics finalized into the next conv's prologue's scale and bias, one launch
+     * where the sums were fused (conv_bn_sbr.cu: a bn applied inside that conv) */
+    float *gg = dev_from(g, s.oc), *gb = dev_from(b, s.oc), *sb = rt_xmalloc(2 * s.oc * sizeof(float));
+    void *gsb = act_zero(2L * s.oc);
+    for (int i = 0; i < s.oc; i++) sb[i] = g[i] * istd[i], sb[s.oc + i] = b[i] - mean[i] * sb[i];
+    cuda_conv_bn_forward(f, gy, gx, gwn, 1);
+    cuda_conv_bn_stats_scale_bias(f, gmean, gistd, rm1, rv1, gsb, gg, gb, gy, s.n, s.oc, (int)ohw, 0.1f, 1e-5f);
+    CONV_BN_CHECK("finalized with scale and bias: saved mean", gmean, mean, s.oc, TOL);
+    CONV_BN_CHECK("finalized with scale and bias: saved inv_std", gistd, istd, s.oc, TOL);
+    CONV_BN_CHECK("finalized with scale and bias: running mean", rm1, rm, s.oc, TOL);
+    CONV_BN_CHECK("finalized with scale and bias: running var", rv1, rv, s.oc, TOL);
+    snprintf(item, sizeof item, "%s finalized: the prologue's scale and bias", what);
+    compare_act(item, gsb, sb, 2L * s.oc, TOL);
+    rt_cuda_free(gg), rt_cuda_free(gb), rt_cuda_free(gsb), rt_cuda_free(rm1), rt_cuda_free(rv1), free(sb);
 #undef CONV_BN_CHECK
     /* evaluation (training 0): the conv alone, the statistics untouched */
     rt_cuda_memset0(gy, (size_t)nout * rt_cuda_act_bytes());
