@@ -94,6 +94,9 @@ static void state(emitter *e) {
         const ir_op *op = &net->ops[i];
         if (runs_conv(e, op)) fprintf(out, "static rt_cuda_conv *%s_conv;\n", op->ident);
         if (op->conv_bn) fprintf(out, "static rt_cuda_conv_bn *%s_fused;   /* %s */\n", op->ident, ir_conv_bn_name(op->conv_bn));
+        if (op->conv_bn == IR_CONV_BN_SBR)
+            fprintf(out, "static rt_cuda_conv_bn_wgrad *%s_wgrad;   /* ConvBNwgrad: the prologue recomputed in the weight gradient */\n",
+                    op->ident);
         if (op->attn_sdpa) fprintf(out, "static rt_cuda_sdpa *%s_sdpa;   /* cuDNN's fused attention */\n", op->ident);
         else if (op->kind == IR_LINEAR) fprintf(out, "static rt_cuda_linear *%s_gemm;\n", op->ident);
     }
@@ -451,11 +454,10 @@ static void backward_op(emitter *e, int j) {
         if (op->conv_bn == IR_CONV_BN_SBR) {   /* its input, never written by the fused forward */
             const ir_op *bn = &net->ops[op->in[0] - 1];
             char x[128];
-            fprintf(out, "    /* the weight gradient's input: bn \"%s\" + ReLU recomputed from its input */\n", bn->name);
-            fprintf(out, "    cuda_bn_scale_bias_relu(%s, %s, %s_scale_bias, BATCH * %ldL, %d);\n", in,
-                    ir_value_name(net, bn->in[0], x, sizeof x), bn->ident, ir_hw(bn), bn->c);
-        }
-        if (runs_conv(e, op))
+            fprintf(out, "    /* the weight gradient recomputes bn \"%s\" + ReLU from its input (ConvBNwgrad) */\n", bn->name);
+            fprintf(out, "    cuda_conv_bn_backward_sbr(%s_wgrad, %s, %s_dweight, %s, %s, %s, %s_%s, %s_scale_bias);\n", id, din,
+                    id, o, ir_value_name(net, bn->in[0], x, sizeof x), in, id, wname(e), bn->ident);
+        } else if (runs_conv(e, op))
             fprintf(out, "    cuda_conv2d_backward(%s_conv, %s, %s_dweight, %s, %s, %s_%s);\n", id, din, id, o, in, id,
                     wname(e));
         else
@@ -602,6 +604,8 @@ static void emit_plans(emitter *e, const char *create, const char *find) {
         if (op->conv_bn)
             fprintf(out, "    %s_fused = rt_cuda_conv_bn_create%s(%s_conv);\n", op->ident,
                     op->conv_bn == IR_CONV_BN_SBR ? "_sbr" : "", op->ident);
+        if (op->conv_bn == IR_CONV_BN_SBR)
+            fprintf(out, "    %s_wgrad = rt_cuda_conv_bn_wgrad_create(%s_conv);\n", op->ident, op->ident);
         else if (op->attn_sdpa)
             fprintf(out, "    %s_sdpa = rt_cuda_sdpa_create(BATCH, %d, %d, %d);\n", op->ident, op->c, op->h * op->w, op->heads);
         else if (op->kind == IR_LINEAR)
@@ -636,6 +640,8 @@ static void emit_plans(emitter *e, const char *create, const char *find) {
         fprintf(out, "        work = w;\n");
         if (op->conv_bn)   /* the fused graph's plan, its workspace joined to the conv's */
             fprintf(out, "    if ((w = rt_cuda_conv_bn_select(%s_fused, cap)) > work)\n        work = w;\n", id);
+        if (op->conv_bn == IR_CONV_BN_SBR)   /* its weight gradient's graph, the same way */
+            fprintf(out, "    if ((w = rt_cuda_conv_bn_wgrad_select(%s_wgrad, cap)) > work)\n        work = w;\n", id);
     }
     fprintf(out, "    return work;\n}\n\n");
 }

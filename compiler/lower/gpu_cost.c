@@ -550,15 +550,15 @@ static void backward(walk *w, int j) {
                 add(w, w->nhwc ? "dw_nhwc_direct_kernel" : "dw_nchw_direct_kernel", j, 1, GK_KERNEL,
                     dy + dw_weight_bytes(w, op, 1) + (din_add ? x : 0), x, f, 0);
         } else if (runs_conv(w, op)) {
-            /* the scale-bias-ReLU prologue's output, which the forward never wrote, recomputed
-             * from the previous bn's input for the weight gradient (conv_bn_sbr.cu) */
-            if (op->conv_bn == IR_CONV_BN_SBR)
-                add(w, "scale_bias_relu_kernel", j, 1, GK_KERNEL, act(w, net->ops[op->in[0] - 1].in[0]) + 2.0 * op->in_c * w->eb,
-                    x, 2.0 * x / w->eb, 1);
             /* channels-last: cuDNN writes the 16-bit KRSC gradient, which one kernel turns into
              * FP32 KCRS; NCHW 16-bit: into the workspace, then widened (rt_cuda_from_act);
-             * FP32: straight into the gradient */
-            add(w, "cudnnConvolutionBackwardFilter", j, 1, GK_CONV_WGRAD, x + dy, wb, f, 0);
+             * FP32: straight into the gradient. With the previous bn's prologue (ConvBNwgrad,
+             * conv_bn_wgrad.cu; gpu_rates.def: never measured, so the unfused wgrad's rate): that
+             * bn's input (the same size as its output) and its scale and bias instead. */
+            if (op->conv_bn == IR_CONV_BN_SBR)
+                add(w, "cudnnBackendExecute", j, 1, GK_CONV_WGRAD, act(w, net->ops[op->in[0] - 1].in[0]) + dy + 2.0 * op->in_c * w->eb,
+                    wb, f, 0);
+            else add(w, "cudnnConvolutionBackwardFilter", j, 1, GK_CONV_WGRAD, x + dy, wb, f, 0);
             if (w->nhwc) add(w, "krsc_to_kcrs_kernel", j, 1, GK_KERNEL, wb, 4.0 * op->w_count, 0, 0);
             else if (w->eb == 2) add(w, "cast_kernel", j, 1, GK_KERNEL, wb, 4.0 * op->w_count, 0, 0);
             if (din) add(w, "cudnnConvolutionBackwardData", j, 1, GK_CONV_DGRAD, dy + wb + (din_add ? x : 0), x, f, 0);

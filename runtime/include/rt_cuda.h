@@ -190,8 +190,21 @@ void cuda_conv_bn_stats_scale_bias(const rt_cuda_conv_bn *f /*or NULL*/, float *
                                    float *running_mean, float *running_var, void *scale_bias, const float *gamma,
                                    const float *beta, const void *out, int n, int c, int hw, float momentum, float eps);
 /* out = relu(in·scale + bias) over rows of c channels: the prologue's values, for the conv's
- * weight gradient (conv_bn_sbr.cu). */
+ * weight gradient where its fused graph is refused (conv_bn_sbr.cu). */
 void cuda_bn_scale_bias_relu(void *out, const void *in, const void *scale_bias, long rows, int c);
+/* The backward of a conv with that prologue (conv_bn_wgrad.cu): cuDNN's ConvBNwgrad graph
+ * recomputes relu(in·scale + bias) inside the weight gradient, then the data gradient as
+ * cuda_conv2d_backward's; where cuDNN refuses the graph (said once, with why), the prologue's
+ * output is recomputed into `normalized` and the conv's own backward reads it. Create after
+ * the conv, select after the conv's select (its workspace joins the conv's). */
+typedef struct rt_cuda_conv_bn_wgrad rt_cuda_conv_bn_wgrad;
+rt_cuda_conv_bn_wgrad *rt_cuda_conv_bn_wgrad_create(rt_cuda_conv *conv);
+size_t rt_cuda_conv_bn_wgrad_select(rt_cuda_conv_bn_wgrad *f, size_t workspace_cap);
+int rt_cuda_conv_bn_wgrad_fused(const rt_cuda_conv_bn_wgrad *f, const char **why);
+/* in: the previous bn's input (the conv's forward input before its prologue); scale_bias as
+ * cuda_conv_bn_forward_sbr's; din as cuda_conv2d_backward's. */
+void cuda_conv_bn_backward_sbr(const rt_cuda_conv_bn_wgrad *f, void *din /*or NULL*/, float *dweight, const void *dout,
+                               const void *in, void *normalized, const void *weight, const void *scale_bias);
 /* The bn's training statistics of out (the conv's output, n*hw rows of c channels): from the
  * fused sums (a finalize launch), or unfused, a statistics pass over out (retire: the
  * retiring one). Same results as cuda_batchnorm_stats_train_nhwc up to summation order. */

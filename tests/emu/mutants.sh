@@ -40,6 +40,8 @@
 #             shift dropped (the finalized scale-and-bias check fails)
 #   sbr-bwd-relu: batchnorm_nhwc_vec.cu's backward of a bn applied in a conv's prologue passes
 #             every dy, the ReLU's recomputed condition dropped (its backward checks fail)
+#   sbr-wgrad-bias: conv_bn_wgrad.cu hands ConvBNwgrad's prologue the scale as its bias too (the
+#             fused weight gradient's checks fail)
 #   bn-pool-shift: bn_relu_maxpool_nhwc.cu applies the bn without its shift (beta - mean·scale:
 #             test_ops_gpu's bn + relu + maxpool checks fail)
 #   bn-pool-bits: bn_relu_maxpool_nhwc.cu drops the last bit of each mask byte (the bits check
@@ -129,6 +131,8 @@ mutant sbr-finalize ops/conv_bn_sbr.cu 's/rt_st<T>\(beta\[ch\] - st\.x \* scale\
   "FAIL .*finalized: the prologue's scale and bias"
 mutant sbr-bwd-relu ops/batchnorm_nhwc_vec.cu 's/\(rt_ld\(g\.x\.e\[j\]\) \* s\[j\] \+ b\[j\] > 0\.0f \? 1u : 0u\)/1u/' \
   ops/batchnorm_nhwc_vec.cu "FAIL .*recomputed from scale and bias backward"
+mutant sbr-wgrad-bias ops/conv_bn_wgrad.cu 's/\(void \*\)scale_bias, \(char \*\)scale_bias \+ 2 \* \(size_t\)s->c,/(void *)scale_bias, (void *)scale_bias,/' \
+  ops/conv_bn_wgrad.cu "FAIL .*weight gradient.*fused.*dweight"
 mutant bn-pool-shift ops/bn_relu_maxpool_nhwc.cu 's/float r = rt_ld\(v\.e\[j\]\) \* scale\[j\] \+ shift\[j\];/float r = rt_ld(v.e[j]) * scale[j];/' \
   ops/bn_relu_maxpool_nhwc.cu "FAIL .*bn + relu + maxpool"
 mutant bn-pool-bits ops/bn_relu_maxpool_nhwc.cu 's/bits\[\(img \+ me\) \* cv \+ q\] = \(uint8_t\)m;/bits[(img + me) * cv + q] = (uint8_t)(m \& 0x7fu);/' \

@@ -1368,7 +1368,8 @@ static void test_conv_bn(const char *name, rt_conv_shape s, int want_fused) {
 
 /* The scale-bias-ReLU prologue (rt_cuda_conv_bn_create_sbr): the conv reads the previous bn's
  * relu(gamma·(x - mean)·inv_std + beta) of its raw input x, against the unfused CPU ops (the bn
- * applied, its output rounded to the activation type, the conv, the next bn's statistics).
+ * applied, its output rounded to the activation type, the conv, the next bn's statistics), and
+ * its backward (rt_cuda_conv_bn_wgrad: ConvBNwgrad) against the CPU conv's.
  * Unfused (BF16, or a refused shape) the prologue's output is written to `normalized` and
  * checked too; fused it is never written. The prologue's scale and bias are 16-bit, so the
  * conv's input differs from the CPU's by their rounding: within TOL. */
@@ -1404,10 +1405,15 @@ static void test_conv_bn_sbr(const char *name, rt_conv_shape s, int want_fused) 
     void *gx = act_from(nhwc_of(x, s.n, s.c, hw), nin), *gw = act_from(w, nw), *gwn = act_zero(nw), *gy = act_zero(nout);
     void *gxn = act_zero(nin), *gsb = act_zero(2L * s.c);
     float *gg0 = dev_from(g0, s.c), *gb0 = dev_from(b0, s.c), *gm0 = dev_from(m0, s.c), *gs0 = dev_from(s0, s.c);
+    float *dy = host_act(nout, 1), *dx = rt_xmalloc(nin * sizeof(float)), *dw = rt_xmalloc(nw * sizeof(float));
+    void *gdy = act_from(nhwc_of(dy, s.n, s.oc, ohw), nout), *gdx = act_zero(nin);
+    float *gdw = dev_zero(nw);
     rt_cuda_conv_weight_nhwc(c, gwn, gw);
-    size_t ws = rt_cuda_conv_select(c, cap, gy, gx, gwn, NULL, NULL, NULL);
-    size_t wf = rt_cuda_conv_bn_select(f, cap);
-    rt_cuda_conv_set_workspace(dwork, wf > ws ? wf : ws);
+    rt_cuda_conv_bn_wgrad *fw = rt_cuda_conv_bn_wgrad_create(c);
+    size_t ws = rt_cuda_conv_select(c, cap, gy, gx, gwn, gdy, gdx, gdw);
+    size_t wf = rt_cuda_conv_bn_select(f, cap), wg = rt_cuda_conv_bn_wgrad_select(fw, cap);
+    if (wf > ws) ws = wf;
+    rt_cuda_conv_set_workspace(dwork, wg > ws ? wg : ws);
     float *gmean = dev_zero(s.oc), *gistd = dev_zero(s.oc);
     cuda_bn_scale_bias(gsb, gg0, gb0, gm0, gs0, s.c);
     cuda_conv_bn_forward_sbr(f, gy, gx, gxn, gwn, gsb, 1);
@@ -1431,6 +1437,24 @@ static void test_conv_bn_sbr(const char *name, rt_conv_shape s, int want_fused) 
         snprintf(item, sizeof item, "%s the prologue's output", what);
         compare_act(item, gxn, nhwc_of(xn, s.n, s.c, hw), nin, TOL);
     }
+    /* the backward (conv_bn_wgrad.cu): the weight gradient with the prologue recomputed inside
+     * cuDNN's ConvBNwgrad graph (or, refused, into `normalized` first), and the data gradient,
+     * against the CPU conv's backward on the bn's rounded output */
+    conv2d_backward(dx, dw, NULL, dy, NULL, xn, w, work, &s);
+    rt_cuda_memset0(gxn, (size_t)nin * rt_cuda_act_bytes());
+    cuda_conv_bn_backward_sbr(fw, gdx, gdw, gdy, gx, gxn, gwn, gsb);
+    int wfused = rt_cuda_conv_bn_wgrad_fused(fw, &why);
+    snprintf(what, sizeof what, "scale-bias-relu + conv weight gradient nhwc %s [%s]", name, wfused ? "fused" : "unfused");
+    if (wfused != want_fused) {
+        failures++;
+        fprintf(stderr, "FAIL %s %s: expected %s%s%s\n", mode, what, want_fused ? "the fused graph" : "the unfused path",
+                why ? ": " : "", why ? why : "");
+    }
+    snprintf(item, sizeof item, "%s dweight", what);
+    compare(item, gdw, dw, nw, TOL);
+    snprintf(item, sizeof item, "%s dinput", what);
+    compare_act(item, gdx, nhwc_of(dx, s.n, s.c, hw), nin, TOL);
+    rt_cuda_free(gdy), rt_cuda_free(gdx), rt_cuda_free(gdw), free(dy), free(dx), free(dw);
     rt_cuda_free(dwork), rt_cuda_free(gx), rt_cuda_free(gw), rt_cuda_free(gwn), rt_cuda_free(gy), rt_cuda_free(gxn),
         rt_cuda_free(gsb), rt_cuda_free(gg0), rt_cuda_free(gb0), rt_cuda_free(gm0), rt_cuda_free(gs0), rt_cuda_free(gmean),
         rt_cuda_free(gistd), rt_cuda_free(rm0), rt_cuda_free(rv0);
