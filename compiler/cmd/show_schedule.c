@@ -94,8 +94,8 @@ static void cuda_op(const schedule *s, const ir_op *op, choices *c) {
         if (!op->conv_bn && op->conv_bn_why) say(c, "no fused conv + statistics: %s", op->conv_bn_why);
         if (op->sbr_why) say(c, "no previous bn's scale-bias-ReLU in its prologue: %s", op->sbr_why);
         if (op->conv_bn == IR_CONV_BN_SBR)
-            say(c, "backward: the weight gradient reads bn \"%s\"'s output recomputed from its input, scale and bias",
-                net->ops[op->in[0] - 1].name);
+            say(c, "backward: cuDNN graph ConvBNwgrad recomputes bn \"%s\"'s output from its input, scale and bias "
+                   "inside the weight gradient (unfused, saying why, where cuDNN refuses it)", net->ops[op->in[0] - 1].name);
         if (op->bias_act >= 0) say(c, "its bias added by \"%s\"'s kernel", net->ops[op->bias_act].name);
         break;
     }

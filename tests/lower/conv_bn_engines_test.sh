@@ -7,7 +7,8 @@
 # fused conv and finalize exactly where the listing says. Of those, a conv whose input is a bn +
 # ReLU that it alone reads (a bottleneck's conv2 and conv3: 32 in ResNet-50, each basic block's
 # conv2 in the example) applies that bn in its prologue (scale+bias+ReLU+conv+genstats), its bn
-# finalizing into the scale and bias; --no-conv-sbr keeps them all conv+genstats and names why.
+# finalizing into the scale and bias, and its weight gradient recomputes the prologue inside
+# itself (ConvBNwgrad); --no-conv-sbr keeps them all conv+genstats and names why.
 # Refused: --no-conv-genstats and --no-conv-sbr off nhwc.
 set -u
 source "$(dirname "$0")/../lib.sh"
@@ -27,10 +28,10 @@ fused=$((plain + sbr))
 [ "$sbr" = 32 ] || fail "resnet50 FP16: $sbr convs with the bn's prologue, expected 32 (each bottleneck's conv2 and conv3)"
 grep -q '^# conv "conv1": unfused: the engine takes 1x1 and 3x3 kernels only' "$out/r50_FP16.txt" ||
   fail "resnet50 FP16: the stem's refusal is not named"
-calls=$(count ' cudnnBackendExecute ' "$out/r50_FP16.txt"); fin=$(count ' bn_finalize_sums_kernel ' "$out/r50_FP16.txt")
-fin_sb=$(count ' finalize_scale_bias_kernel ' "$out/r50_FP16.txt"); recompute=$(count ' scale_bias_relu_kernel ' "$out/r50_FP16.txt")
-[ "$calls" = 52 ] && [ "$fin" = 20 ] && [ "$fin_sb" = 32 ] && [ "$recompute" = 32 ] ||
-  fail "resnet50 FP16: $calls fused calls, $fin + $fin_sb finalizes and $recompute recomputes costed, expected 52, 20 + 32, 32"
+calls=$(count ' fwd  *cudnnBackendExecute ' "$out/r50_FP16.txt"); fin=$(count ' bn_finalize_sums_kernel ' "$out/r50_FP16.txt")
+fin_sb=$(count ' finalize_scale_bias_kernel ' "$out/r50_FP16.txt"); wgrad=$(count ' bwd  *cudnnBackendExecute  *conv-wgrad ' "$out/r50_FP16.txt")
+[ "$calls" = 52 ] && [ "$fin" = 20 ] && [ "$fin_sb" = 32 ] && [ "$wgrad" = 32 ] ||
+  fail "resnet50 FP16: $calls fused forward calls, $fin + $fin_sb finalizes and $wgrad fused weight gradients costed, expected 52, 20 + 32, 32"
 "$TRAINC" show --gpu-cost --layout nhwc --no-conv-sbr "$out/r50_FP16.spec" > "$out/r50_nosbr.txt" 2>&1 || fail "show --no-conv-sbr"
 [ "$(count 'ConvBNfprop conv+genstats (' "$out/r50_nosbr.txt")" = 52 ] && [ "$(count 'no prologue: --no-conv-sbr' "$out/r50_nosbr.txt")" = 32 ] &&
   [ "$(count 'scale_bias' "$out/r50_nosbr.txt")" = 0 ] || fail "--no-conv-sbr still applies a bn in a conv's prologue"
@@ -52,8 +53,10 @@ for v in FP16 BF16 off nosbr; do
   listed=$(count 'ConvBNfprop .*conv+genstats (' "$out/ex_$v.txt"); sbr=$(count 'ConvBNfprop scale+bias+ReLU' "$out/ex_$v.txt")
   emitted=$(count '^ *cuda_conv_bn_forward' "$out/ex_$v.src/model.c"); stats=$(count '^ *cuda_conv_bn_stats' "$out/ex_$v.src/model.c")
   pro=$(count 'cuda_conv_bn_forward_sbr(' "$out/ex_$v.src/model.c"); bwd=$(count 'cuda_batchnorm_backward_nhwc_sbr(' "$out/ex_$v.src/model.c")
+  wg=$(count 'cuda_conv_bn_backward_sbr(' "$out/ex_$v.src/model.c")
   [ "$listed" = "$emitted" ] && [ "$listed" = "$stats" ] || fail "example $v: show lists $listed fused convs, model.c calls $emitted / $stats"
-  [ "$sbr" = "$pro" ] && [ "$sbr" = "$bwd" ] || fail "example $v: show lists $sbr prologues, model.c calls $pro, and $bwd recomputing bn backwards"
+  [ "$sbr" = "$pro" ] && [ "$sbr" = "$bwd" ] && [ "$sbr" = "$wg" ] ||
+    fail "example $v: show lists $sbr prologues, model.c calls $pro, $wg fused weight gradients and $bwd recomputing bn backwards"
   [ $v = FP16 ] && { [ "$listed" -gt 0 ] || fail "example FP16 fuses no conv"; grep -q 'unfused: channels not a multiple of 8' "$out/ex_FP16.txt" || fail "example FP16: the 1-channel stem's refusal"; }
   [ $v = FP16 ] && [ "$sbr" != 6 ] && fail "example FP16: $sbr prologues, expected 6 (each basic block's conv2)"
   [ $v != FP16 ] && [ "$sbr" != 0 ] && fail "example $v applies a bn in a conv's prologue"

@@ -160,8 +160,8 @@ for flags in "" --no-conv-sbr; do
     -o "$out/$tag" > /dev/null || die "build $flags --emit-only failed on ResNet-50 FP16"
   expect "$tag: convs applying the previous bn in their prologue" "$(count "input and applies its scale, bias and ReLU" "$out/$tag.txt")" \
     "$(count '^ *cuda_conv_bn_forward_sbr(' "$out/$tag.src/model.c")"
-  expect "$tag: their weight gradient's recomputed input" "$(count 'backward: the weight gradient reads bn' "$out/$tag.txt")" \
-    "$(count '^ *cuda_bn_scale_bias_relu(' "$out/$tag.src/model.c")"
+  expect "$tag: their weight gradient recomputing the prologue" "$(count 'backward: cuDNN graph ConvBNwgrad' "$out/$tag.txt")" \
+    "$(count '^ *cuda_conv_bn_backward_sbr(' "$out/$tag.src/model.c")"
   expect "$tag: bns applied in the next conv's prologue" "$(count "applied with its ReLU in the next conv's prologue" "$out/$tag.txt")" \
     "$(count '^ *cuda_conv_bn_stats_scale_bias(' "$out/$tag.src/model.c")"
   expect "$tag: their backward" "$(count "applied with its ReLU in the next conv's prologue" "$out/$tag.txt")" \
