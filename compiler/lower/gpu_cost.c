@@ -580,7 +580,7 @@ static void backward(walk *w, int j) {
         if (op->bn_in_conv) bk.input_grad = "vec_input_grad_kernel";
         if (ir_has_mask(net, j))   /* the bits go through the vectorized kernels alone */
             bk.input_grad = "vec_input_grad_kernel";
-        if (op->bn_retire && (!w->old || ir_has_mask(net, j))) {
+        if (op->bn_retire && (!w->old || ir_has_mask(net, j) || op->bn_in_conv)) {   /* (no old kernels for those) */
             double counters = 4.0 * vec_tiles_of(op->c);
             add(w, "vec_grads_retire_kernel", j, 1, GK_KERNEL, tensors + 2 * c4 + 16.0 * op->c * sp + counters,
                 16.0 * op->c * sp + 16.0 * op->c + 2 * c4 + counters, 4.0 * x / w->eb, 1);

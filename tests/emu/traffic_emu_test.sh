@@ -13,7 +13,8 @@
 # --no-relu-mask (the backward reads ReLU outputs; the add's and each bn's backward apart) and
 # so with the old batch-norm and pooling kernels (TRAINC_CUDA_BN=old TRAINC_CUDA_POOL=old, the
 # code the H100 measured), the same in FP16 (cuDNN's conv + genstats graph for every conv
-# feeding a bn, and with --no-conv-genstats), and ResNet-50 at batch 2 on 32x32 inputs in BF16
+# feeding a bn, each basic block's conv2 with bn1 + ReLU in its prologue and ConvBNwgrad in its
+# backward; with --no-conv-genstats, and with --no-conv-sbr), and ResNet-50 at batch 2 on 32x32 inputs in BF16
 # channels-last (its stem's bn + ReLU + max pooling in one pass, bn_relu_maxpool_nhwc_kernel;
 # --no-bn-pool runs the two kernels the other checks count), each built
 # through the emulator's traffic build (make emu-traffic) and run for one profiled step
@@ -114,16 +115,18 @@ if [ -f "$out/resnet_fp16.traffic" ] && ! grep -q finalize_scale_bias_kernel "$o
   echo "FAIL: resnet_fp16 applied no bn in a conv's prologue (finalize_scale_bias_kernel)"; status=1
 fi
 FLAGS=--no-conv-sbr check resnet_fp16 nhwc
-# The fused trainer trains as the unfused one: the first step's loss (the same forward, the
-# statistics from the epilogue's sums) equal to 4 digits, the next three within 3% (batch 4
-# of 8x8 images: the statistics' last bits, FP32 sums against double, compound).
-if [ -f "$out/resnet_fp16.log" ] && [ -f "$out/resnet_fp16.no-conv-genstats.log" ]; then
-  if ! "$PY" - "$out/resnet_fp16.log" "$out/resnet_fp16.no-conv-genstats.log" <<'PYEOF'
+# The genstats trainer (--no-conv-sbr: no prologue, the same forward arithmetic) trains as the
+# unfused one: the first step's loss (the statistics from the epilogue's sums) equal to 4
+# digits, the next three within 3% (batch 4 of 8x8 images: the statistics' last bits, FP32
+# sums against double, compound). The prologue's own comparison (its FP16 scale and bias
+# change the forward's last bits): tests/emu/conv_sbr_emu_test.sh.
+if [ -f "$out/resnet_fp16.no-conv-sbr.log" ] && [ -f "$out/resnet_fp16.no-conv-genstats.log" ]; then
+  if ! "$PY" - "$out/resnet_fp16.no-conv-sbr.log" "$out/resnet_fp16.no-conv-genstats.log" <<'PYEOF'
 import re, sys
 loss = [[float(m) for m in re.findall(r"step \d+/\d+\s+loss ([0-9.]+)", open(f).read())] for f in sys.argv[1:]]
 a, b = loss
 ok = len(a) == len(b) == 4 and a[0] == b[0] and all(abs(x - y) <= 0.03 * abs(y) for x, y in zip(a, b))
-print(("" if ok else "FAIL: ") + "resnet_fp16 losses fused %s, unfused %s" % (a, b))
+print(("" if ok else "FAIL: ") + "resnet_fp16 losses with conv + genstats %s, unfused %s" % (a, b))
 sys.exit(0 if ok else 1)
 PYEOF
   then status=1; fi
