@@ -1,22 +1,15 @@
-/* Which convs run cuDNN's fused conv + batch-norm-statistics engine (lower.h choose_conv_bn):
- * the rule, in one place. MLPerf's ResNet-50 has every conv that feeds a batch norm write the
- * per-channel sum and sum of squares of its output from its epilogue ("genstats"), so the
- * bn's statistics need no pass over the conv's output of their own; its pass only finalizes
- * the sums (mean, inverse std, running statistics). cuDNN offers that fusion as a graph (conv
- * forward -> genstats) that only its ConvBNfprop engines run, and those take FP16 data only,
- * NHWC packed, KRSC weights, input and output channels a multiple of 8, 1x1 and 3x3 kernels,
- * no groups, and compute capability 8.0 or higher (the last one the runtime checks, and
- * cuDNN itself may still refuse a graph: runtime/cuda/ops/conv_bn_fprop.cu then runs the
- * unfused conv and statistics and says why, once). */
+/* Which convs run cuDNN's fused conv + batch-norm-statistics engine, and which of them apply the
+ * previous bn in their prologue (lower.h choose_conv_bn): the rule, in one place. MLPerf's
+ * ResNet-50 has every conv that feeds a batch norm write the per-channel sum and sum of
+ * squares of its output from its epilogue ("genstats"), so the bn's statistics need no pass
+ * over the conv's output of their own; its pass only finalizes the sums (mean, inverse std,
+ * running statistics). cuDNN offers that fusion as a graph (conv forward -> genstats) that
+ * only its ConvBNfprop engines run, and those take FP16 data only, NHWC packed, KRSC weights,
+ * input and output channels a multiple of 8, 1x1 and 3x3 kernels, no groups, and compute
+ * capability 8.0 or higher (the last one the runtime checks, and cuDNN itself may still refuse
+ * a graph: runtime/cuda/ops/conv_bn_fprop.cu then runs the unfused conv and statistics and
+ * says why, once). */
 #include "lower.h"
-
-/* The prologue (IR_CONV_BN_SBR): a conv taking the engine whose input is a training bn with a
- * fused ReLU that this conv alone reads (a bottleneck's conv2 and conv3, MLPerf's structure)
- * reads that bn's input instead and applies the bn's scale, bias and ReLU inside itself; the
- * bn's pass only finalizes its statistics into that scale and bias. The graph is the same
- * engine's (FP16, the limits above), so the conv's own refusals cover it; the bn must retire
- * its sums (its backward recomputes the ReLU's condition in the retiring kernels) and have
- * channels a multiple of 8 (the conv's input channels: checked above). */
 
 /* The one op reading value v, or -1 when none or several do. */
 static int only_reader(const ir_net *net, int v) {
@@ -54,6 +47,13 @@ static ir_op *relu_bn_into(ir_net *net, int i) {
     return bn;
 }
 
+/* The prologue (IR_CONV_BN_SBR): a conv taking the engine whose input is a training bn with a
+ * fused ReLU that this conv alone reads (a bottleneck's conv2 and conv3, MLPerf's structure)
+ * reads that bn's input instead and applies the bn's scale, bias and ReLU inside itself; the
+ * bn's pass only finalizes its statistics into that scale and bias. The graph is the same
+ * engine's (FP16, refusal()'s limits), so the conv's own refusals cover it; the bn must retire
+ * its sums (its backward recomputes the ReLU's condition in the retiring kernels) and have
+ * channels a multiple of 8 (the conv's input channels: checked by refusal()). */
 static void choose_sbr(schedule *s) {
     ir_net *net = &s->net;
     for (int i = 0; i < net->n_ops; i++) {
