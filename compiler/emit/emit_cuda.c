@@ -455,8 +455,8 @@ static void backward_op(emitter *e, int j) {
             const ir_op *bn = &net->ops[op->in[0] - 1];
             char x[128];
             fprintf(out, "    /* the weight gradient recomputes bn \"%s\" + ReLU from its input (ConvBNwgrad) */\n", bn->name);
-            fprintf(out, "    cuda_conv_bn_backward_sbr(%s_wgrad, %s, %s_dweight, %s, %s, %s, %s_%s, %s_scale_bias);\n", id, din,
-                    id, o, ir_value_name(net, bn->in[0], x, sizeof x), in, id, wname(e), bn->ident);
+            fprintf(out, "    cuda_conv_bn_backward_sbr(%s_wgrad, %s, %s_dweight, %s, %s, %s_work, %s_%s, %s_scale_bias);\n", id,
+                    din, id, o, ir_value_name(net, bn->in[0], x, sizeof x), id, id, wname(e), bn->ident);
         } else if (runs_conv(e, op))
             fprintf(out, "    cuda_conv2d_backward(%s_conv, %s, %s_dweight, %s, %s, %s_%s);\n", id, din, id, o, in, id,
                     wname(e));

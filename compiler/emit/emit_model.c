@@ -115,8 +115,10 @@ static void emit_layout(emitter *e) {
                     ts->bytes);
             break;
         case T_SCRATCH:
-            if (net->work_of && net->work_of[ts->op] == t) {   /* an op's backward workspace, FP32 */
-                fprintf(out, "#define %s_work ((float *)(arena + %ld))\n", op->ident, ts->offset);
+            if (net->work_of && net->work_of[ts->op] == t) {   /* an op's backward workspace: FP32, or a
+                                                                  * prologue's recomputed output */
+                fprintf(out, "#define %s_work ((%s *)(arena + %ld))\n", op->ident,
+                        op->kind == IR_CONV ? act : "float", ts->offset);
                 break;
             }
             fprintf(out, "#define scratch_%d ((%s *)(arena + %ld))  /* for \"%s\" */\n", t, act, ts->offset,

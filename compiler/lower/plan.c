@@ -31,7 +31,8 @@ long ir_value_elems(const ir_net *net, int value) {
 /* Backward needs the op's own output (a fused ReLU masks with it too, unless it reads its
  * bitmask instead). */
 static int backward_reads_output(const ir_op *op) {
-    return ir_ops[op->kind].backward_reads_output || (op->act && !op->relu_mask);
+    /* (a bn applied in the next conv's prologue recomputes its ReLU from its input) */
+    return ir_ops[op->kind].backward_reads_output || (op->act && !op->relu_mask && !op->bn_in_conv);
 }
 
 static long saved_bytes(const ir_net *net, const ir_op *op) {
@@ -244,6 +245,13 @@ void ir_plan(ir_net *net) {
                                                (long)sizeof(float),
                                            BWD(i), BWD(i))
                               : -1;
+        /* a conv with the previous bn in its prologue (fuse_conv_bn.c): where cuDNN refuses its
+         * weight gradient's graph, the prologue's output is recomputed here for the unfused one
+         * (the bn's output tensor lives only as far as this conv's forward, which writes it
+         * only where cuDNN refuses the forward's graph) */
+        if (op->conv_bn == IR_CONV_BN_SBR && !net->forward_only)
+            net->work_of[i] = add_tensor(net, T_SCRATCH, i, ir_value_elems(net, op->in[0]) * (long)net->act_bytes, BWD(i),
+                                         BWD(i));
     }
     /* ReLU bitmasks (lower.c): written by the op's forward, read by its backward; one bit an
      * element. The evaluation's forward-only plan has none (its forward writes none). */
@@ -285,7 +293,9 @@ void ir_plan(ir_net *net) {
             if (read) extend(&net->tensors[net->act_of[read]], FWD(j));
             ir_tensor *act = net->act_of[v] >= 0 ? &net->tensors[net->act_of[v]] : NULL;
             if (net->forward_only) continue;   /* no backward: no gradient, no route */
-            if (ir_ops[op->kind].backward_reads_input && (k == 0 || op->kind == IR_MUL))
+            if (op->conv_bn == IR_CONV_BN_SBR && k == 0)   /* its backward reads the bn's input, not its output */
+                extend(&net->tensors[net->act_of[net->alias[net->ops[v - 1].in[0]]]], BWD(j));
+            else if (ir_ops[op->kind].backward_reads_input && (k == 0 || op->kind == IR_MUL))
                 extend(act, BWD(j));   /* never a fused bn; mul reads both its inputs */
             extend(&net->tensors[net->grad_of[v]], BWD(j));
             ir_grad_route *route = &net->route[j * IR_MAX_INPUTS + k];
