@@ -8,8 +8,8 @@
 # TRAINC_CUDA_POOL=old, each bn applied apart from the add, no ReLU bitmasks and no conv +
 # genstats: --no-bn-add --no-relu-mask --no-conv-genstats) beside the 72.9 ms per 256 images it
 # took (bench/RESULTS.md), BF16 and FP16 without cuDNN's conv + genstats engines
-# (--no-conv-genstats), AlexNet and ConvNeXt-Tiny, and the anchors. Figures go in
-# bench/RESULTS.md.
+# (--no-conv-genstats), FP16 without its scale-bias-ReLU prologue (--no-conv-sbr), AlexNet and
+# ConvNeXt-Tiny, and the anchors. Figures go in bench/RESULTS.md.
 set -u
 BUILD=${BUILD:-build}
 out=$BUILD/bench-gpu-model
@@ -38,6 +38,9 @@ for p in BF16 FP16; do
     "$out/resnet50_$p.spec" > "$out/resnet50_${p}_h100_nogenstats.txt" || status=1
   tail -n 1 "$out/resnet50_${p}_h100_nogenstats.txt"
 done
+"$BUILD/trainc" show --gpu-cost --layout nhwc --device h100 --no-conv-sbr --label "resnet50 (--no-conv-sbr: the inner bns applied in their own pass)" \
+  "$out/resnet50_FP16.spec" > "$out/resnet50_FP16_h100_nosbr.txt" || status=1
+tail -n 1 "$out/resnet50_FP16_h100_nosbr.txt"
 "$BUILD/trainc" show --gpu-cost --layout nhwc --device h100 --no-bn-pool --label "resnet50 (--no-bn-pool: the stem's bn + ReLU and max pooling in two passes)" \
   "$out/resnet50_BF16.spec" > "$out/resnet50_BF16_h100_nobnpool.txt" || status=1
 tail -n 1 "$out/resnet50_BF16_h100_nobnpool.txt"

@@ -17,10 +17,14 @@
 static void show_conv_engines(FILE *out, const ir_net *net) {
     for (int i = 0; i < net->n_ops; i++) {
         const ir_op *op = &net->ops[i];
-        if (op->conv_bn)
+        if (op->conv_bn == IR_CONV_BN_SBR)
+            fprintf(out, "# conv \"%s\": %s (bn \"%s\" applied in its prologue, the next bn's sums in its epilogue)\n",
+                    op->name, ir_conv_bn_name(op->conv_bn), net->ops[op->in[0] - 1].name);
+        else if (op->conv_bn)
             fprintf(out, "# conv \"%s\": %s (the next bn's sums in its epilogue)\n", op->name, ir_conv_bn_name(op->conv_bn));
         else if (op->conv_bn_why)
             fprintf(out, "# conv \"%s\": unfused: %s\n", op->name, op->conv_bn_why);
+        if (op->sbr_why) fprintf(out, "# conv \"%s\": no prologue: %s\n", op->name, op->sbr_why);
     }
 }
 
@@ -55,7 +59,7 @@ int show_gpu_cost(FILE *out, const char *path, const sema_result *res, const cha
             nhwc && no_bn_add ? ", batch norm applied apart from the add" : "",
             nhwc && no_relu_mask ? ", no ReLU bitmasks (the add's and each bn's backward apart)" : "");
     /* the fusions lower() decided (lower.c), which the kernels below carry out */
-    int retire = 0, bn_add = 0, masks = 0, bwd2 = 0, bn_pool = 0;
+    int retire = 0, bn_add = 0, masks = 0, bwd2 = 0, bn_pool = 0, bn_conv = 0;
     for (int i = 0; i < net->n_ops; i++) {
         const ir_op *op = &net->ops[i];
         retire += op->kind == IR_BN && op->bn_retire;
@@ -63,12 +67,13 @@ int show_gpu_cost(FILE *out, const char *path, const sema_result *res, const cha
         masks += ir_has_mask(net, i);
         bwd2 += op->add_bwd_fused;
         bn_pool += op->bn_in_pool;
+        bn_conv += op->bn_in_conv;
     }
     show_conv_engines(out, net);
     if (nhwc)
         fprintf(out, "# lowered: %d batch norms retire their sums, %d applied inside their add, %d inside their max "
-                     "pooling, %d ReLU bitmasks, %d block outputs' backward in two passes\n", retire, bn_add, bn_pool, masks,
-                bwd2);
+                     "pooling, %d inside the next conv's prologue, %d ReLU bitmasks, %d block outputs' backward in two "
+                     "passes\n", retire, bn_add, bn_pool, bn_conv, masks, bwd2);
     fprintf(out, "# %-4s %-28s %-4s %-36s %-10s %14s %14s %10s %10s\n", "op", "layer", "pass", "kernel or call", "class",
             "read bytes", "write bytes", "GFLOP", "us");
     double total_s = 0, bytes = 0, kernel_bytes = 0, flops = 0, lib_s = 0;

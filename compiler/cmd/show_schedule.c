@@ -80,11 +80,22 @@ static void cuda_op(const schedule *s, const ir_op *op, choices *c) {
                              .dw = op->dw, .groups = op->groups, .oh = op->h, .ow = op->w };
         if (op->groups > 1 && rt_dw_fits(&sh) && !rt_env_is(RT_ENV_TRAINC_CUDA_DEPTHWISE, "cudnn"))
             say(c, "depthwise: our direct kernels (conv2d_depthwise.cu)%s", "");
+        else if (op->conv_bn == IR_CONV_BN_SBR) {
+            char text[400];
+            snprintf(text, sizeof text, "cuDNN graph %s: reads bn \"%s\"'s input and applies its scale, bias and ReLU "
+                     "in its prologue, the next bn's sums from its epilogue (unfused, saying why, where cuDNN refuses it "
+                     "at start-up)", ir_conv_bn_name(op->conv_bn), net->ops[op->in[0] - 1].name);
+            say(c, "%s", text);
+        }
         else if (op->conv_bn)
             say(c, "cuDNN graph %s: the next bn's sums from its epilogue (unfused, saying why, where cuDNN refuses "
                    "it at start-up)", ir_conv_bn_name(op->conv_bn));
         else say(c, "cuDNN (algorithms searched at start-up)%s", "");
         if (!op->conv_bn && op->conv_bn_why) say(c, "no fused conv + statistics: %s", op->conv_bn_why);
+        if (op->sbr_why) say(c, "no previous bn's scale-bias-ReLU in its prologue: %s", op->sbr_why);
+        if (op->conv_bn == IR_CONV_BN_SBR)
+            say(c, "backward: cuDNN graph ConvBNwgrad recomputes bn \"%s\"'s output from its input, scale and bias "
+                   "inside the weight gradient (unfused, saying why, where cuDNN refuses it)", net->ops[op->in[0] - 1].name);
         if (op->bias_act >= 0) say(c, "its bias added by \"%s\"'s kernel", net->ops[op->bias_act].name);
         break;
     }
@@ -102,6 +113,10 @@ static void cuda_op(const schedule *s, const ir_op *op, choices *c) {
             say(c, "gradient sums finished by each channel tile's last block%s", "");
         else if (op->bn_retire) say(c, "statistics and gradient sums finished by each channel tile's last block%s", "");
         if (op->bn_in_add) say(c, "applied inside the add that reads it (its output never written)%s", "");
+        if (op->bn_in_conv)
+            say(c, "finalized into a per-channel scale and bias, applied with its ReLU in the next conv's prologue "
+                   "(its output never written, save where cuDNN refuses the graph); the backward recomputes the "
+                   "ReLU from its input%s", "");
         if (op->bn_in_pool)
             say(c, "applied with its ReLU inside max pooling \"%s\" (its output never written)", s->net.ops[op - s->net.ops + 1].name);
         if (op->relu_mask) say(c, "writes a ReLU bitmask; the backward reads the bits%s", "");

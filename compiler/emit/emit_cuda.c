@@ -94,6 +94,9 @@ static void state(emitter *e) {
         const ir_op *op = &net->ops[i];
         if (runs_conv(e, op)) fprintf(out, "static rt_cuda_conv *%s_conv;\n", op->ident);
         if (op->conv_bn) fprintf(out, "static rt_cuda_conv_bn *%s_fused;   /* %s */\n", op->ident, ir_conv_bn_name(op->conv_bn));
+        if (op->conv_bn == IR_CONV_BN_SBR)
+            fprintf(out, "static rt_cuda_conv_bn_wgrad *%s_wgrad;   /* ConvBNwgrad: the prologue recomputed in the weight gradient */\n",
+                    op->ident);
         if (op->attn_sdpa) fprintf(out, "static rt_cuda_sdpa *%s_sdpa;   /* cuDNN's fused attention */\n", op->ident);
         else if (op->kind == IR_LINEAR) fprintf(out, "static rt_cuda_linear *%s_gemm;\n", op->ident);
     }
@@ -104,7 +107,7 @@ static void forward_begin(emitter *e) {
     fprintf(e->out, "static void forward(rt_model_ctx *ctx) {\n    RT_CUDA_DEVICE_LOCALS;\n");
 }
 
-/* The add that applies bn op i (ir_op.bn_in_add): its one reader. */
+/* The op that applies bn op i (ir_op.bn_in_add: an add; bn_in_conv: a conv): its one reader. */
 static const char *bn_add_of(const ir_net *net, int i) {
     for (int j = i + 1; j < net->n_ops; j++)
         for (int k = 0; k < net->ops[j].n_in; k++)
@@ -225,7 +228,12 @@ static void forward_op(emitter *e, int i) {
     long n = ir_out_elems(net, op);
     switch (op->kind) {
     case IR_CONV: case IR_LINEAR:
-        if (op->conv_bn)   /* the next bn's sums from the epilogue (lower: fuse_conv_bn.c) */
+        if (op->conv_bn == IR_CONV_BN_SBR) {   /* the previous bn's scale, bias and ReLU in the prologue too */
+            const ir_op *bn = &net->ops[op->in[0] - 1];
+            fprintf(out, "    /* bn \"%s\" + ReLU in the prologue: reads its input (--no-conv-sbr: apart) */\n", bn->name);
+            fprintf(out, "    cuda_conv_bn_forward_sbr(%s_fused, %s_out, %s, %s, %s_%s, %s_scale_bias, ctx->training);\n", id,
+                    id, ir_value_name(net, bn->in[0], b, sizeof b), in, id, wname(e), bn->ident);
+        } else if (op->conv_bn)   /* the next bn's sums from the epilogue (lower: fuse_conv_bn.c) */
             fprintf(out, "    cuda_conv_bn_forward(%s_fused, %s_out, %s, %s_%s, ctx->training);\n", id, id, in, id, wname(e));
         else if (runs_conv(e, op))
             fprintf(out, "    cuda_conv2d_forward(%s_conv, %s_out, %s, %s_%s);\n", id, id, in, id, wname(e));
@@ -251,6 +259,22 @@ static void forward_op(emitter *e, int i) {
                 fprintf(out, "    fused_%s_apply(%s_out, %s, %s_weight, %s_bias, %s_saved, %s_saved + %d);\n", id, id, in,
                         id, id, id, id, op->c);
             else fprintf(out, "    /* applied inside add \"%s\" (cuda_bn_add_relu_nhwc) */\n", bn_add_of(net, i));
+            break;
+        }
+        if (op->bn_in_conv) {   /* the statistics into the next conv's prologue's scale and bias (fuse_conv_bn.c) */
+            fprintf(out,
+                    "    if (ctx->training)\n"
+                    "        cuda_conv_bn_stats_scale_bias(%s%s, %s_saved, %s_saved + %d, %s_running_mean, %s_running_var,\n"
+                    "                                      %s_scale_bias, %s_weight, %s_bias, %s, BATCH, %d, %ld, %s, %s);\n"
+                    "    else {\n"
+                    "        cuda_batchnorm_stats_eval(%s_saved, %s_saved + %d, %s_running_mean, %s_running_var, %d, %s);\n"
+                    "        cuda_bn_scale_bias(%s_scale_bias, %s_weight, %s_bias, %s_saved, %s_saved + %d, %d);\n"
+                    "    }\n",
+                    op->bn_sums_in_conv ? net->ops[op->in[0] - 1].ident : "NULL", op->bn_sums_in_conv ? "_fused" : "", id,
+                    id, op->c, id, id, id, id, id, in, op->c, ir_hw(op), c_float(op->momentum), c_float(op->eps), id, id,
+                    op->c, id, id, op->c, c_float(op->eps), id, id, id, id, id, op->c, op->c);
+            fprintf(out, "    /* applied with its ReLU in conv \"%s\"'s prologue (cuda_conv_bn_forward_sbr) */\n",
+                    bn_add_of(net, i));
             break;
         }
         if (op->bn_sums_in_conv)   /* its conv wrote the sums (or, refused, runs the pass here) */
@@ -430,7 +454,13 @@ static void backward_op(emitter *e, int j) {
         else if (op->b_off >= 0)
             fprintf(out, "    cuda_bias_backward(%s_dbias, %s, %s, %s, %s);\n", id, op->act ? o : "NULL", o, mask,
                     nchw_args(e, op, rows, sizeof rows));
-        if (runs_conv(e, op))
+        if (op->conv_bn == IR_CONV_BN_SBR) {   /* its input, never written by the fused forward */
+            const ir_op *bn = &net->ops[op->in[0] - 1];
+            char x[128];
+            fprintf(out, "    /* the weight gradient recomputes bn \"%s\" + ReLU from its input (ConvBNwgrad) */\n", bn->name);
+            fprintf(out, "    cuda_conv_bn_backward_sbr(%s_wgrad, %s, %s_dweight, %s, %s, %s_work, %s_%s, %s_scale_bias);\n", id,
+                    din, id, o, ir_value_name(net, bn->in[0], x, sizeof x), id, id, wname(e), bn->ident);
+        } else if (runs_conv(e, op))
             fprintf(out, "    cuda_conv2d_backward(%s_conv, %s, %s_dweight, %s, %s, %s_%s);\n", id, din, id, o, in, id,
                     wname(e));
         else
@@ -444,6 +474,11 @@ static void backward_op(emitter *e, int j) {
         }
         if (op->bn_bwd_in_add) {
             fprintf(out, "    /* in the backward of add \"%s\" (cuda_bn_add_relu_backward_nhwc) */\n", bn_add_of(net, j));
+            break;
+        }
+        if (op->bn_in_conv) {   /* applied in the next conv's prologue: the ReLU recomputed from x, scale and bias */
+            fprintf(out, "    cuda_batchnorm_backward_nhwc_sbr(%s, %s_dweight, %s_dbias, %s, %s_scale_bias, %s, %s_weight, %s_saved, %s_saved + %d, BATCH, %d, %ld);\n",
+                    din, id, id, o, id, in, id, id, id, op->c, op->c, ir_hw(op));
             break;
         }
         if (ir_has_mask(net, j)) {   /* the ReLU's bits, not its output (--no-relu-mask: the output) */
@@ -569,7 +604,11 @@ static void emit_plans(emitter *e, const char *create, const char *find) {
         const ir_op *op = &net->ops[i];
         if (runs_conv(e, op))
             fprintf(out, "    %s_conv = rt_cuda_conv_create%s(&%s_shape);\n", op->ident, sfx(e), op->ident);
-        if (op->conv_bn) fprintf(out, "    %s_fused = rt_cuda_conv_bn_create(%s_conv);\n", op->ident, op->ident);
+        if (op->conv_bn)
+            fprintf(out, "    %s_fused = rt_cuda_conv_bn_create%s(%s_conv);\n", op->ident,
+                    op->conv_bn == IR_CONV_BN_SBR ? "_sbr" : "", op->ident);
+        if (op->conv_bn == IR_CONV_BN_SBR)
+            fprintf(out, "    %s_wgrad = rt_cuda_conv_bn_wgrad_create(%s_conv);\n", op->ident, op->ident);
         else if (op->attn_sdpa)
             fprintf(out, "    %s_sdpa = rt_cuda_sdpa_create(BATCH, %d, %d, %d);\n", op->ident, op->c, op->h * op->w, op->heads);
         else if (op->kind == IR_LINEAR)
@@ -604,6 +643,8 @@ static void emit_plans(emitter *e, const char *create, const char *find) {
         fprintf(out, "        work = w;\n");
         if (op->conv_bn)   /* the fused graph's plan, its workspace joined to the conv's */
             fprintf(out, "    if ((w = rt_cuda_conv_bn_select(%s_fused, cap)) > work)\n        work = w;\n", id);
+        if (op->conv_bn == IR_CONV_BN_SBR)   /* its weight gradient's graph, the same way */
+            fprintf(out, "    if ((w = rt_cuda_conv_bn_wgrad_select(%s_wgrad, cap)) > work)\n        work = w;\n", id);
     }
     fprintf(out, "    return work;\n}\n\n");
 }

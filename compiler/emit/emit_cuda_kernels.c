@@ -353,8 +353,8 @@ static void generate(kgen *g) {
             if (op->b_off >= 0 && op->bias_act < 0 && op->in_tail < 0) gen_bias(g, i);
             break;
         case IR_BN:
-            /* else applied by cuda_bn_add_relu_nhwc or cuda_bn_relu_maxpool_forward_nhwc */
-            if (!net->ops[i].bn_in_add && !net->ops[i].bn_in_pool) gen_bn_apply(g, i);
+            /* else applied by cuda_bn_add_relu_nhwc, cuda_bn_relu_maxpool_forward_nhwc or the next conv's prologue */
+            if (!net->ops[i].bn_in_add && !net->ops[i].bn_in_pool && !net->ops[i].bn_in_conv) gen_bn_apply(g, i);
             break;
         case IR_ADD:   /* a residual tail's: residual_tail.cu */
             if (op->tail_conv < 0) gen_add(g, i);

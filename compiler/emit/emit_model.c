@@ -106,14 +106,19 @@ static void emit_layout(emitter *e) {
         case T_SAVED:
             fprintf(out, "#define %s_saved ((%s *)(arena + %ld))\n", op->ident,
                     op->kind == IR_MAXPOOL ? "int32_t" : "float", ts->offset);
+            if (op->bn_in_conv)   /* after mean and inv std: the next conv's prologue's scale and bias */
+                fprintf(out, "#define %s_scale_bias ((%s *)(arena + %ld))  /* [2][%d] */\n", op->ident, act,
+                        ts->offset + 2L * op->c * (long)sizeof(float), op->c);
             break;
         case T_MASK:   /* a ReLU bitmask: bit i of byte i/8 where the ReLU passed element i */
             fprintf(out, "#define %s_bits ((uint8_t *)(arena + %ld))  /* %ld bytes */\n", op->ident, ts->offset,
                     ts->bytes);
             break;
         case T_SCRATCH:
-            if (net->work_of && net->work_of[ts->op] == t) {   /* an op's backward workspace, FP32 */
-                fprintf(out, "#define %s_work ((float *)(arena + %ld))\n", op->ident, ts->offset);
+            if (net->work_of && net->work_of[ts->op] == t) {   /* an op's backward workspace: FP32, or a
+                                                                  * prologue's recomputed output */
+                fprintf(out, "#define %s_work ((%s *)(arena + %ld))\n", op->ident,
+                        op->kind == IR_CONV ? act : "float", ts->offset);
                 break;
             }
             fprintf(out, "#define scratch_%d ((%s *)(arena + %ld))  /* for \"%s\" */\n", t, act, ts->offset,

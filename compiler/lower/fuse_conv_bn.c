@@ -1,17 +1,20 @@
-/* Which convs run cuDNN's fused conv + batch-norm-statistics graph (lower.h choose_conv_bn):
- * the rule, in one place. MLPerf's ResNet-50 has every conv that feeds a batch norm write the
- * per-channel sum and sum of squares of its output from its epilogue ("genstats"), so the
- * bn's statistics need no pass over the conv's output of their own; its pass only finalizes
- * the sums (mean, inverse std, running statistics). cuDNN offers that fusion as a graph (conv
- * forward -> genstats) that two of its engines run, per its graph-API documentation
- * (bench/RESULTS.md, "cuDNN's engines for conv + statistics in BF16", quotes the lines):
+/* Which convs run cuDNN's fused conv + batch-norm-statistics graph, and which of them apply the
+ * previous bn in their prologue (lower.h choose_conv_bn): the rule, in one place. MLPerf's
+ * ResNet-50 has every conv that feeds a batch norm write the per-channel sum and sum of squares
+ * of its output from its epilogue ("genstats"), so the bn's statistics need no pass over the
+ * conv's output of their own; its pass only finalizes the sums (mean, inverse std, running
+ * statistics). cuDNN offers that fusion as a graph (conv forward -> genstats) that two of its
+ * engines run, per its graph-API documentation (bench/RESULTS.md, "cuDNN's engines for conv +
+ * statistics in BF16", quotes the lines):
  *  - FP16: the ConvBNfprop specialized engines: FP16 data only, NHWC packed, KRSC weights,
- *    1x1 and 3x3 kernels, compute capability 8.0 or higher but 8.9;
+ *    1x1 and 3x3 kernels, compute capability 8.0 or higher but 8.9; they also take the
+ *    previous bn's scale-bias-ReLU as a prologue (choose_sbr);
  *  - BF16: the generic runtime-fusion engine's support surface 70 (compute capability 7.0 to
  *    9.0), whose epilogue may hold a GenStats node (reading FP16 or FP32: the conv's output
  *    kept in FP32 for it, an identity node rounds it to BF16) and whose convolution takes
  *    BF16 input with FP32 compute: NHWC packed, no grouped convs, any kernel size. (Its
- *    surfaces 80 and 90 allow one reduction only, so no sum and sum of squares together.)
+ *    surfaces 80 and 90 allow one reduction only, so no sum and sum of squares together; its
+ *    prologue is FP16 only, so BF16 takes no scale-bias-ReLU prologue.)
  * Both here: input and output channels a multiple of 8 (the 16-byte vectors the tensors are
  * described with), no groups, no bias. cuDNN itself may still refuse a graph (the device's
  * compute capability, a missing runtime compiler): runtime/cuda/ops/conv_bn_fprop.cu then
@@ -46,14 +49,43 @@ static const char *refusal(const schedule *s, const ir_op *op, int sync_bn) {
     return NULL;
 }
 
-void choose_conv_bn(schedule *s, int sync_bn) {
+/* The training bn with a fused ReLU that conv op i alone reads, or NULL. */
+static ir_op *relu_bn_into(ir_net *net, int i) {
+    int v = net->ops[i].in[0];
+    if (v <= 0 || v == net->n_ops) return NULL;
+    ir_op *bn = &net->ops[v - 1];
+    if (bn->kind != IR_BN || bn->bn_frozen || !bn->act || bn->bn_in_add || only_reader(net, v) != i) return NULL;
+    return bn;
+}
+
+/* The prologue (IR_CONV_BN_SBR): a conv taking the engine whose input is a training bn with a
+ * fused ReLU that this conv alone reads (a bottleneck's conv2 and conv3, MLPerf's structure)
+ * reads that bn's input instead and applies the bn's scale, bias and ReLU inside itself; the
+ * bn's pass only finalizes its statistics into that scale and bias. The graph is the same
+ * engine's (FP16, refusal()'s limits), so the conv's own refusals cover it; the bn must retire
+ * its sums (its backward recomputes the ReLU's condition in the retiring kernels) and have
+ * channels a multiple of 8 (the conv's input channels: checked by refusal()). */
+static void choose_sbr(schedule *s) {
+    ir_net *net = &s->net;
+    for (int i = 0; i < net->n_ops; i++) {
+        ir_op *op = &net->ops[i], *bn;
+        if (op->conv_bn != IR_CONV_BN_GENSTATS || !(bn = relu_bn_into(net, i))) continue;
+        if (s->opt.no_conv_sbr) op->sbr_why = "--no-conv-sbr";
+        else if (!bn->bn_retire) op->sbr_why = "the bn's sums do not retire (--no-bn-retire)";
+        if (op->sbr_why) continue;
+        op->conv_bn = IR_CONV_BN_SBR;
+        bn->bn_in_conv = 1;
+    }
+}
+
+int choose_conv_bn(schedule *s, int sync_bn) {
     ir_net *net = &s->net;
     for (int i = 0; i < net->n_ops; i++) {
         ir_op *op = &net->ops[i];
-        op->conv_bn = IR_CONV_BN_NONE, op->conv_bn_why = NULL;
-        if (op->kind == IR_BN) op->bn_sums_in_conv = 0;
+        op->conv_bn = IR_CONV_BN_NONE, op->conv_bn_why = op->sbr_why = NULL;
+        if (op->kind == IR_BN) op->bn_sums_in_conv = op->bn_in_conv = 0;
     }
-    if (net->forward_only) return;   /* an evaluation schedule: batch norm reads running statistics */
+    if (net->forward_only) return 0;   /* an evaluation schedule: batch norm reads running statistics */
     for (int i = 0; i < net->n_ops; i++) {
         ir_op *op = &net->ops[i];
         if (op->kind != IR_CONV || op->act) continue;
@@ -64,10 +96,15 @@ void choose_conv_bn(schedule *s, int sync_bn) {
         op->conv_bn = s->precision == CUDA_BF16 ? IR_CONV_BN_GENSTATS_RT : IR_CONV_BN_GENSTATS;
         net->ops[r].bn_sums_in_conv = 1;
     }
+    choose_sbr(s);
+    for (int i = 0; i < net->n_ops; i++)
+        if (net->ops[i].bn_in_conv) return 1;
+    return 0;
 }
 
 const char *ir_conv_bn_name(int engine) {
     return engine == IR_CONV_BN_GENSTATS ? "ConvBNfprop conv+genstats"
            : engine == IR_CONV_BN_GENSTATS_RT ? "runtime-fusion conv+genstats"
+           : engine == IR_CONV_BN_SBR         ? "ConvBNfprop scale+bias+ReLU+conv+genstats"
                                               : "unfused";
 }

@@ -335,6 +335,11 @@ static void forward(walk *w, int i) {
                 2 * macs(w, op), 0);
         /* conv + genstats (fuse_conv_bn.c): the conv's operands and the next bn's two FP32 sums
          * per channel (gpu_rates.def: never measured, so the unfused conv's rate) */
+        /* with the previous bn's scale-bias-ReLU prologue: that bn's input instead of its output
+         * (the same size) and its scale and bias, in the activation type */
+        else if (op->conv_bn == IR_CONV_BN_SBR)
+            add(w, "cudnnBackendExecute", i, 0, GK_CONV_FWD, act(w, net->ops[op->in[0] - 1].in[0]) + wb + 2.0 * op->in_c * w->eb,
+                y + 2 * c4, 2 * macs(w, op), 0);
         else if (op->conv_bn) add(w, "cudnnBackendExecute", i, 0, GK_CONV_FWD, x + wb, y + 2 * c4, 2 * macs(w, op), 0);
         else if (runs_conv(w, op)) add(w, "cudnnConvolutionForward", i, 0, GK_CONV_FWD, x + wb, y, 2 * macs(w, op), 0);
         else add(w, "cublasLtMatmul", i, 0, GK_GEMM, x + wb, y, 2 * macs(w, op), 0);
@@ -348,6 +353,11 @@ static void forward(walk *w, int i) {
          * (save mean, inv std) and update the running ones; then the generated apply */
         bn_kernels bk = bn_kernels_of(w, op);
         int sp = bk.splits;
+        double sb = 2.0 * op->c * w->eb;   /* a prologue's scale and bias (bn_in_conv) */
+        if (op->bn_in_conv && op->bn_sums_in_conv) {   /* conv_bn_sbr.cu: finalize + scale and bias in one launch */
+            add(w, "finalize_scale_bias_kernel", i, 0, GK_KERNEL, 6 * c4, 4 * c4 + sb, 0, 0);
+            break;
+        }
         if (op->bn_sums_in_conv) {   /* its conv wrote the sums: they and the running stats in, four vectors out */
             add(w, "bn_finalize_sums_kernel", i, 0, GK_KERNEL, 4 * c4, 4 * c4, 0, 0);
         } else if (op->bn_retire && !w->old) {   /* the tiles' last blocks finish: one launch */
@@ -357,6 +367,11 @@ static void forward(walk *w, int i) {
         } else {
             add(w, bk.stats, i, 0, GK_KERNEL, x + c4, 16.0 * op->c * sp, 3.0 * x / w->eb, 1);
             add(w, bk.finish, i, 0, GK_KERNEL, 16.0 * op->c * sp + 2 * c4, 4 * c4, 0, 0);
+        }
+        /* applied in the next conv's prologue: its scale and bias from gamma, beta, mean, inv std */
+        if (op->bn_in_conv) {
+            add(w, "bn_scale_bias_kernel", i, 0, GK_KERNEL, 4 * c4, sb, 0, 0);
+            break;
         }
         /* the generated apply; with a ReLU bitmask, one bit an element more (ir_op.relu_mask) */
         if (!op->bn_in_add && !op->bn_in_pool)   /* else applied by the add's or the pooling's kernel */
@@ -537,8 +552,13 @@ static void backward(walk *w, int j) {
         } else if (runs_conv(w, op)) {
             /* channels-last: cuDNN writes the 16-bit KRSC gradient, which one kernel turns into
              * FP32 KCRS; NCHW 16-bit: into the workspace, then widened (rt_cuda_from_act);
-             * FP32: straight into the gradient */
-            add(w, "cudnnConvolutionBackwardFilter", j, 1, GK_CONV_WGRAD, x + dy, wb, f, 0);
+             * FP32: straight into the gradient. With the previous bn's prologue (ConvBNwgrad,
+             * conv_bn_wgrad.cu; gpu_rates.def: never measured, so the unfused wgrad's rate): that
+             * bn's input (the same size as its output) and its scale and bias instead. */
+            if (op->conv_bn == IR_CONV_BN_SBR)
+                add(w, "cudnnBackendExecute", j, 1, GK_CONV_WGRAD, act(w, net->ops[op->in[0] - 1].in[0]) + dy + 2.0 * op->in_c * w->eb,
+                    wb, f, 0);
+            else add(w, "cudnnConvolutionBackwardFilter", j, 1, GK_CONV_WGRAD, x + dy, wb, f, 0);
             if (w->nhwc) add(w, "krsc_to_kcrs_kernel", j, 1, GK_KERNEL, wb, 4.0 * op->w_count, 0, 0);
             else if (w->eb == 2) add(w, "cast_kernel", j, 1, GK_KERNEL, wb, 4.0 * op->w_count, 0, 0);
             if (din) add(w, "cudnnConvolutionBackwardData", j, 1, GK_CONV_DGRAD, dy + wb + (din_add ? x : 0), x, f, 0);
@@ -553,11 +573,14 @@ static void backward(walk *w, int j) {
         if (op->bn_frozen || din_add) { unmodeled(w, j, "the backward"); break; }
         bn_kernels bk = bn_kernels_of(w, op);
         int sp = bk.splits;
-        /* dy, the ReLU's output or its bits, x */
-        double tensors = dy + (ir_has_mask(net, j) ? mask_bytes(w, j) : op->act ? dy : 0) + x;
+        /* dy, the ReLU's output or its bits, x; applied in a conv's prologue (bn_in_conv): the
+         * ReLU recomputed from x and the prologue's scale and bias */
+        double sb = op->bn_in_conv ? 2.0 * op->c * w->eb : 0;
+        double tensors = dy + (ir_has_mask(net, j) ? mask_bytes(w, j) : op->act && !op->bn_in_conv ? dy : 0) + x + sb;
+        if (op->bn_in_conv) bk.input_grad = "vec_input_grad_kernel";
         if (ir_has_mask(net, j))   /* the bits go through the vectorized kernels alone */
             bk.input_grad = "vec_input_grad_kernel";
-        if (op->bn_retire && (!w->old || ir_has_mask(net, j))) {
+        if (op->bn_retire && (!w->old || ir_has_mask(net, j) || op->bn_in_conv)) {   /* (no old kernels for those) */
             double counters = 4.0 * vec_tiles_of(op->c);
             add(w, "vec_grads_retire_kernel", j, 1, GK_KERNEL, tensors + 2 * c4 + 16.0 * op->c * sp + counters,
                 16.0 * op->c * sp + 16.0 * op->c + 2 * c4 + counters, 4.0 * x / w->eb, 1);

@@ -68,11 +68,13 @@ typedef enum {
     IR_CONV_IM2COL = 0, IR_CONV_WINOGRAD, IR_CONV_WINOGRAD_F4, IR_CONV_STRIDED, IR_CONV_STRIDED_WINOGRAD,
     IR_CONV_DNNL_BF16, IR_CONV_C1
 } ir_conv_algo;
-/* cuDNN's fused conv engines (fuse_conv_bn.c): none, or conv + genstats (the per-channel sum
+/* cuDNN's fused conv engines (fuse_conv_bn.c): none, conv + genstats (the per-channel sum
  * and sum of squares of the output written by the conv's epilogue: ConvBNfprop's pattern
- * without its prologue), the one graph that ConvBNfprop runs in FP16 and the generic
- * runtime-fusion engine (support surface 70) in BF16. */
-typedef enum { IR_CONV_BN_NONE = 0, IR_CONV_BN_GENSTATS, IR_CONV_BN_GENSTATS_RT } ir_conv_bn;
+  * without its prologue), the one graph that ConvBNfprop runs in FP16 and the generic
+  * runtime-fusion engine (support surface 70) in BF16, or scale-bias-ReLU + conv + genstats
+  * (ConvBNfprop's full form, FP16: the conv reads the previous bn's raw input and applies that
+  * bn's scale, bias and ReLU in its prologue). */
+typedef enum { IR_CONV_BN_NONE = 0, IR_CONV_BN_GENSTATS, IR_CONV_BN_GENSTATS_RT, IR_CONV_BN_SBR } ir_conv_bn;
 
 #define IR_MAX_INPUTS 8
 
@@ -167,6 +169,17 @@ typedef struct {
      * finalizes them). */
     int conv_bn, bn_sums_in_conv;
     const char *conv_bn_why;
+    /* CUDA channels-last FP16 (fuse_conv_bn.c; --no-conv-sbr: off): a training bn with a fused
+     * ReLU whose one reader is a conv running IR_CONV_BN_SBR. On the bn: bn_in_conv, its pass
+     * finalizes the statistics into the per-channel scale and bias (in the activation type,
+     * after the statistics in its saved tensor) and applies nothing: the conv's prologue
+     * computes relu(x·scale + bias) of the bn's input, so its output is written only where
+     * cuDNN refuses the graph (and recomputed for the conv's weight gradient); no bitmask, the
+     * bn's backward recomputes the ReLU's condition from its input, scale and bias. On the
+     * conv: sbr_why says why a conv that reads such a bn's output runs without the prologue
+     * (NULL when it runs it or reads no such bn). */
+    int bn_in_conv;
+    const char *sbr_why;
     /* attention: its core on cuDNN's fused scaled-dot-product attention (choose_attention.c),
      * or 0 with attn_sdpa_why saying why not (CUDA only) */
     int attn_sdpa;

@@ -158,7 +158,8 @@ static int choose_relu_mask(ir_net *net) {
     for (int i = 0; i < net->n_ops; i++) {
         ir_op *op = &net->ops[i];
         if (op->c % 8) continue;
-        if (op->kind == IR_BN && op->act && !op->bn_in_add && op->bn_retire) op->relu_mask = changed = 1;
+        /* (a bn applied inside its conv writes no ReLU output: its backward recomputes the condition) */
+        if (op->kind == IR_BN && op->act && !op->bn_in_add && !op->bn_in_conv && op->bn_retire) op->relu_mask = changed = 1;
         if (op->kind != IR_ADD || !op->add_bns) continue;
         int fits = 1;
         for (int k = 0; k < op->n_in; k++) {
@@ -254,7 +255,8 @@ int lower(schedule *s, const sema_result *res, const build_options *opt, int bat
     if (cuda && opt->fuse) choose_bias_act(&s->net);
     if (cuda && opt->nhwc && !opt->no_bn_retire) choose_bn_retire(&s->net, run->sync_bn);
     if (cuda && opt->nhwc && opt->fuse && !opt->no_bn_add) choose_bn_add(&s->net);
-    if (cuda && opt->nhwc && opt->fuse) choose_conv_bn(s, run->sync_bn);
+    /* a bn applied inside its conv keeps its scale and bias in its saved tensor */
+    if (cuda && opt->nhwc && opt->fuse && choose_conv_bn(s, run->sync_bn)) ir_replan(&s->net);
     if (cuda && opt->fuse && !opt->no_residual_tail) choose_residual_tail(&s->net);
     if (cuda && choose_attention(s)) ir_replan(&s->net);   /* its 16-bit copies are tensors of the plan */
     /* the masks are tensors of the plan, and the fused backward writes gradients earlier */

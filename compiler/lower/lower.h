@@ -17,6 +17,8 @@ typedef struct {
     int no_relu_mask;   /* CUDA channels-last: no ReLU bitmasks; the backward reads ReLU outputs, and a block's
                          * closing add and its bns have backward passes of their own (--no-relu-mask) */
     int no_conv_genstats;   /* CUDA channels-last BF16/FP16: no cuDNN conv + genstats engine (--no-conv-genstats) */
+    int no_conv_sbr;        /* CUDA channels-last FP16: no previous bn's scale-bias-ReLU in a conv's prologue;
+                             * the bn applies itself (--no-conv-sbr) */
     int no_bn_pool;         /* CUDA channels-last: a bn + ReLU and the max pooling after it in passes of their own (--no-bn-pool) */
     int no_residual_tail;   /* CUDA: a residual tail's bias, layer scale, drop path and add apart (--no-residual-tail) */
     int no_cudnn_attention; /* CUDA BF16/FP16: attention's core on the runtime's kernels, not cuDNN's SDPA (--no-cudnn-attention) */
@@ -39,9 +41,11 @@ typedef struct {
  * for a spec without one). Returns 0, or 1 after printing one error that names spec_path. */
 int lower(schedule *s, const sema_result *res, const build_options *opt, int batch, const char *spec_path);
 void schedule_free(schedule *s);
-/* CUDA channels-last: which convs run cuDNN's fused conv + batch-norm-statistics engine
- * (fuse_conv_bn.c; sets ir_op.conv_bn, conv_bn_why, bn_sums_in_conv). */
-void choose_conv_bn(schedule *s, int sync_bn);
+/* CUDA channels-last: which convs run cuDNN's fused conv + batch-norm-statistics engine, and
+ * which of them apply the previous bn in their prologue (fuse_conv_bn.c; sets ir_op.conv_bn,
+ * conv_bn_why, sbr_why, bn_sums_in_conv, bn_in_conv). Returns whether any bn applies inside
+ * a conv (its saved tensor grows: plan again). */
+int choose_conv_bn(schedule *s, int sync_bn);
 /* CUDA: which residual tails (conv bias, layer scale, drop path, add) run as one kernel each
  * way (fuse_residual_tail.c; sets ir_op.tail_conv and in_tail), and the input slot of such
  * an add that the chain feeds. */

@@ -31,12 +31,15 @@ long ir_value_elems(const ir_net *net, int value) {
 /* Backward needs the op's own output (a fused ReLU masks with it too, unless it reads its
  * bitmask instead). */
 static int backward_reads_output(const ir_op *op) {
-    return ir_ops[op->kind].backward_reads_output || (op->act && !op->relu_mask);
+    /* (a bn applied in the next conv's prologue recomputes its ReLU from its input) */
+    return ir_ops[op->kind].backward_reads_output || (op->act && !op->relu_mask && !op->bn_in_conv);
 }
 
 static long saved_bytes(const ir_net *net, const ir_op *op) {
     switch (op->kind) {
-    case IR_BN: return 2L * op->c * (long)sizeof(float);
+    /* mean and inv std (FP32); applied inside its conv, then that conv's prologue's scale and bias
+     * (activation type, fuse_conv_bn.c) */
+    case IR_BN: return 2L * op->c * (long)sizeof(float) + (op->bn_in_conv ? 2L * op->c * net->act_bytes : 0);
     case IR_LN: return 2L * net->batch * op->h * op->w * (long)sizeof(float);
     case IR_MAXPOOL: return (long)net->batch * op->c * op->h * op->w * (long)sizeof(int32_t);
     case IR_LRN: return (long)net->batch * op->c * op->h * op->w * (long)sizeof(float);
@@ -263,6 +266,13 @@ void ir_plan(ir_net *net) {
                                                (long)sizeof(float),
                                            BWD(i), BWD(i))
                               : -1;
+        /* a conv with the previous bn in its prologue (fuse_conv_bn.c): where cuDNN refuses its
+         * weight gradient's graph, the prologue's output is recomputed here for the unfused one
+         * (the bn's output tensor lives only as far as this conv's forward, which writes it
+         * only where cuDNN refuses the forward's graph) */
+        if (op->conv_bn == IR_CONV_BN_SBR && !net->forward_only)
+            net->work_of[i] = add_tensor(net, T_SCRATCH, i, ir_value_elems(net, op->in[0]) * (long)net->act_bytes, BWD(i),
+                                         BWD(i));
     }
     /* ReLU bitmasks (lower.c): written by the op's forward, read by its backward; one bit an
      * element. The evaluation's forward-only plan has none (its forward writes none). */
@@ -305,7 +315,9 @@ void ir_plan(ir_net *net) {
             ir_tensor *act = net->act_of[v] >= 0 ? &net->tensors[net->act_of[v]] : NULL;
             /* no backward (the plan's, a stop's or a dead op's): no gradient, no route */
             if (net->forward_only || op->kind == IR_STOP_GRADIENT || net->dead[j]) continue;
-            if (ir_ops[op->kind].backward_reads_input && (k == 0 || op->kind == IR_MUL))
+            if (op->conv_bn == IR_CONV_BN_SBR && k == 0)   /* its backward reads the bn's input, not its output */
+                extend(&net->tensors[net->act_of[net->alias[net->ops[v - 1].in[0]]]], BWD(j));
+            else if (ir_ops[op->kind].backward_reads_input && (k == 0 || op->kind == IR_MUL))
                 extend(act, BWD(j));   /* never a fused bn; mul reads both its inputs */
             if (net->ops[v - 1].kind == IR_STOP_GRADIENT) continue;   /* GRAD_NONE: it passes none back */
             extend(&net->tensors[net->grad_of[v]], BWD(j));

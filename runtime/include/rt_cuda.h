@@ -169,9 +169,9 @@ size_t rt_cuda_conv_bn_select(rt_cuda_conv_bn *f, size_t workspace_cap);
 int rt_cuda_conv_bn_fused(const rt_cuda_conv_bn *f, const char **why);
 /* The same graph with the previous bn's apply + ReLU as the conv's prologue (MLPerf's
  * scale-bias-ReLU-conv-genstats): the conv reads relu(x·scale + bias) of the previous bn's raw
- * input x, which is never written when fused. Not yet chosen by lowering (the weight gradient
- * and the bn's backward read the normalized input: they need ConvBNwgrad's recompute and a
- * ReLU bitmask first); tests/gpu/test_ops_gpu checks it. */
+ * input x, which is never written when fused (lowering decides: fuse_conv_bn.c
+ * IR_CONV_BN_SBR; the weight gradient reads it recomputed, cuda_bn_scale_bias_relu, and the
+ * bn's backward recomputes the ReLU, cuda_batchnorm_backward_nhwc_sbr). */
 rt_cuda_conv_bn *rt_cuda_conv_bn_create_sbr(rt_cuda_conv *conv);
 /* scale_bias: [2][c] in the activation type, from cuda_bn_scale_bias. Unfused (or not
  * training) the prologue writes `normalized`, which the conv then reads. */
@@ -182,6 +182,29 @@ void cuda_bn_scale_bias(void *scale_bias, const float *gamma, const float *beta,
                         const float *inv_std, int c);
 /* The conv (training: with the sums, fused or not; else the conv alone). */
 void cuda_conv_bn_forward(const rt_cuda_conv_bn *f, void *out, const void *in, const void *weight, int training);
+/* A bn applied inside the next conv's prologue (conv_bn_sbr.cu): its training statistics of out
+ * (as cuda_conv_bn_stats, retiring; f: the conv that summed out, or NULL where none did) and
+ * the prologue's scale and bias ([2][c], activation type) from them, one launch where f's
+ * sums were fused. */
+void cuda_conv_bn_stats_scale_bias(const rt_cuda_conv_bn *f /*or NULL*/, float *save_mean, float *save_inv_std,
+                                   float *running_mean, float *running_var, void *scale_bias, const float *gamma,
+                                   const float *beta, const void *out, int n, int c, int hw, float momentum, float eps);
+/* out = relu(in·scale + bias) over rows of c channels: the prologue's values, for the conv's
+ * weight gradient where its fused graph is refused (conv_bn_sbr.cu). */
+void cuda_bn_scale_bias_relu(void *out, const void *in, const void *scale_bias, long rows, int c);
+/* The backward of a conv with that prologue (conv_bn_wgrad.cu): cuDNN's ConvBNwgrad graph
+ * recomputes relu(in·scale + bias) inside the weight gradient, then the data gradient as
+ * cuda_conv2d_backward's; where cuDNN refuses the graph (said once, with why), the prologue's
+ * output is recomputed into `normalized` and the conv's own backward reads it. Create after
+ * the conv, select after the conv's select (its workspace joins the conv's). */
+typedef struct rt_cuda_conv_bn_wgrad rt_cuda_conv_bn_wgrad;
+rt_cuda_conv_bn_wgrad *rt_cuda_conv_bn_wgrad_create(rt_cuda_conv *conv);
+size_t rt_cuda_conv_bn_wgrad_select(rt_cuda_conv_bn_wgrad *f, size_t workspace_cap);
+int rt_cuda_conv_bn_wgrad_fused(const rt_cuda_conv_bn_wgrad *f, const char **why);
+/* in: the previous bn's input (the conv's forward input before its prologue); scale_bias as
+ * cuda_conv_bn_forward_sbr's; din as cuda_conv2d_backward's. */
+void cuda_conv_bn_backward_sbr(const rt_cuda_conv_bn_wgrad *f, void *din /*or NULL*/, float *dweight, const void *dout,
+                               const void *in, void *normalized, const void *weight, const void *scale_bias);
 /* The bn's training statistics of out (the conv's output, n*hw rows of c channels): from the
  * fused sums (a finalize launch), or unfused, a statistics pass over out (retire: the
  * retiring one). Same results as cuda_batchnorm_stats_train_nhwc up to summation order. */
@@ -263,6 +286,12 @@ void cuda_batchnorm_backward_nhwc_retire(void *din /*or NULL*/, float *dgamma, f
 void cuda_batchnorm_backward_nhwc_bits(void *din /*or NULL*/, float *dgamma, float *dbeta, const void *dout,
                                        const uint8_t *relu_bits, const void *in, const float *gamma,
                                        const float *save_mean, const float *save_inv_std, int n, int c, int hw);
+/* The retiring backward of a bn applied inside the next conv's prologue (ir_op.bn_in_conv): the
+ * ReLU's condition recomputed from in and that prologue's scale and bias (in·scale + bias > 0,
+ * cuda_conv_bn_stats_scale_bias's [2][c]), so neither its output nor bits are read. No sync. */
+void cuda_batchnorm_backward_nhwc_sbr(void *din /*or NULL*/, float *dgamma, float *dbeta, const void *dout,
+                                      const void *scale_bias, const void *in, const float *gamma,
+                                      const float *save_mean, const float *save_inv_std, int n, int c, int hw);
 
 /* A residual block's closing batch norm(s), add and ReLU in one channels-last pass that writes
  * only out (bn_add_relu_nhwc.cu): out = act(bn_a(xa) + bn_b(xb)) with mean / inv_std from the

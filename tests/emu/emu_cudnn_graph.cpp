@@ -11,6 +11,7 @@
  *   OPERATIONGRAPH: handle and operations, whose tensors connect by unique id.
  *   POINTWISE: mode (MUL, ADD, RELU_FWD, IDENTITY emulated) and math precision; OPERATION_POINTWISE:
  *     the descriptor, X, B (the binary modes), Y; tensors may be virtual (IS_VIRTUAL).
+ *   OPERATION_CONVOLUTION_BACKWARD_FILTER: X, DY, DW, the convolution, alpha, beta.
  * Two engines run the conv + genstats graph, each on the support surface its documentation
  * gives (bench/RESULTS.md, "cuDNN's engines for conv + statistics in BF16", quotes it):
  *  - ConvBNfprop (specialized, pre-compiled), optionally with its scale-bias-ReLU prologue
@@ -31,7 +32,9 @@
  * Execution runs on the handle's stream: the convolution in double from the 16-bit operands,
  * Y stored in the data type, then the sums (ConvBNfprop: of the stored Y, the values every
  * reader of Y sees; runtime fusion: of the FP32 output) accumulated in double and stored in
- * FP32.
+ * FP32. ConvBNwgrad's pattern is emulated too (wgrad_takes): the same prologue into a
+ * convolution backward filter, DW in FP16 from the products summed in double
+ * (cudnn-frontend's scale-bias-relu-wgrad sample).
  * A second engine runs the fused attention operations, OPERATION_SDPA_FWD (Q, K, V, O, STATS,
  * SCALE) and OPERATION_SDPA_BWD (those and dO -> dQ, dK, dV), each alone in its graph, on the
  * reference and support surface of emu_cudnn_sdpa.cpp; tensors there may be BF16 and the scale
@@ -67,6 +70,10 @@ struct tensor_info {
 struct conv_stats {
     const struct desc *fwd, *stats, *cv;
     tensor_info x, w, y, sum, sq;
+    /* ConvBNwgrad instead: a convolution backward filter (bwd) whose X is the prologue's output;
+     * then x, w, y are its X, DW, DY (w written, y read) and there are no sums */
+    const struct desc *bwd;
+    bool wgrad;
     int64_t pad[2], stride[2], dil[2];
     /* the scale-bias-ReLU prologue: x = relu(raw·scale + bias), when sbr */
     bool sbr;
@@ -162,7 +169,11 @@ bool attr_type(cudnnBackendDescriptorType_t dt, int name, cudnnBackendAttributeT
     case CUDNN_ATTR_OPERATIONGRAPH_HANDLE: case CUDNN_ATTR_EXECUTION_PLAN_HANDLE: *t = CUDNN_TYPE_HANDLE; return true;
     case CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS: case CUDNN_ATTR_VARIANT_PACK_WORKSPACE: *t = CUDNN_TYPE_VOID_PTR; return true;
     case CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA: case CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA:
+    case CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA: case CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA:
         *t = CUDNN_TYPE_FLOAT; return true;   /* or DOUBLE: set_attribute takes either */
+    case CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X: case CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY:
+    case CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW: case CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC:
+        *t = CUDNN_TYPE_BACKEND_DESCRIPTOR; return true;
     case CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X: case CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W:
     case CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y: case CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC:
     case CUDNN_ATTR_OPERATION_GENSTATS_XDESC: case CUDNN_ATTR_OPERATION_GENSTATS_SUMDESC:
@@ -243,24 +254,34 @@ bool prologue(conv_stats *p) {
 
 bool pick(const desc *g, conv_stats *p) {
     std::vector<desc *> ops = many<desc *>(g, CUDNN_ATTR_OPERATIONGRAPH_OPS);
-    p->fwd = p->stats = nullptr;
-    p->sbr = false, p->n_pw = 0, p->cast = false;
+    p->fwd = p->stats = p->bwd = nullptr;
+    p->sbr = p->wgrad = false, p->n_pw = 0, p->cast = false;
     const desc *cast = nullptr;
     for (desc *o : ops) {
         if (o->type == CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR && !p->fwd) p->fwd = o;
         else if (o->type == CUDNN_BACKEND_OPERATION_GEN_STATS_DESCRIPTOR && !p->stats) p->stats = o;
+        else if (o->type == CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR && !p->bwd) p->bwd = o;
         else if (o->type == CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR && pw_mode(o) == CUDNN_POINTWISE_IDENTITY && !cast)
             cast = o;
         else if (o->type == CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR && p->n_pw < 3) p->pw[p->n_pw++] = o;
         else return false;   /* another operation: no emulated engine takes it */
     }
-    if (!p->fwd || !p->stats) return false;
-    p->cv = sub(p->fwd, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
-    p->x = sub(p->fwd, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, CUDNN_BACKEND_TENSOR_DESCRIPTOR)->t;
-    p->w = sub(p->fwd, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, CUDNN_BACKEND_TENSOR_DESCRIPTOR)->t;
-    p->y = sub(p->fwd, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, CUDNN_BACKEND_TENSOR_DESCRIPTOR)->t;
-    p->sum = sub(p->stats, CUDNN_ATTR_OPERATION_GENSTATS_SUMDESC, CUDNN_BACKEND_TENSOR_DESCRIPTOR)->t;
-    p->sq = sub(p->stats, CUDNN_ATTR_OPERATION_GENSTATS_SQSUMDESC, CUDNN_BACKEND_TENSOR_DESCRIPTOR)->t;
+    if (p->bwd) {   /* ConvBNwgrad: the weight gradient alone (with its prologue, checked below) */
+        if (p->fwd || p->stats || cast) return false;
+        p->wgrad = true;
+        p->cv = sub(p->bwd, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC, CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
+        p->x = sub(p->bwd, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X, CUDNN_BACKEND_TENSOR_DESCRIPTOR)->t;
+        p->w = sub(p->bwd, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW, CUDNN_BACKEND_TENSOR_DESCRIPTOR)->t;
+        p->y = sub(p->bwd, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY, CUDNN_BACKEND_TENSOR_DESCRIPTOR)->t;
+    } else {
+        if (!p->fwd || !p->stats) return false;
+        p->cv = sub(p->fwd, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
+        p->x = sub(p->fwd, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, CUDNN_BACKEND_TENSOR_DESCRIPTOR)->t;
+        p->w = sub(p->fwd, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, CUDNN_BACKEND_TENSOR_DESCRIPTOR)->t;
+        p->y = sub(p->fwd, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, CUDNN_BACKEND_TENSOR_DESCRIPTOR)->t;
+        p->sum = sub(p->stats, CUDNN_ATTR_OPERATION_GENSTATS_SUMDESC, CUDNN_BACKEND_TENSOR_DESCRIPTOR)->t;
+        p->sq = sub(p->stats, CUDNN_ATTR_OPERATION_GENSTATS_SQSUMDESC, CUDNN_BACKEND_TENSOR_DESCRIPTOR)->t;
+    }
     if (p->n_pw && !prologue(p)) return false;
     p->out = p->y;
     if (cast) {   /* the identity must read the conv's output */
@@ -277,10 +298,32 @@ bool pick(const desc *g, conv_stats *p) {
     return true;
 }
 
-/* Whether the emulated ConvBNfprop engine takes the finalized graph g. */
+/* The ConvBNwgrad engine's support surface (the documentation's specialized pre-compiled
+ * engine, as ConvBNfprop's): the prologue required, FP16 X (the bn's input), scale, bias, DY
+ * and DW, FP32 compute, cross-correlation, NHWC packed X and DY, KRSC packed DW, C and K
+ * multiples of 8, 1x1 or 3x3 filters, dilation 1, alpha 1, beta 0 (DW overwritten). */
+bool wgrad_takes(const conv_stats &p) {
+    if (!p.sbr || !p.x.virt || p.w.virt || p.y.virt) return false;
+    if (p.raw.dt != CUDNN_DATA_HALF || p.scale.dt != CUDNN_DATA_HALF || p.bias.dt != CUDNN_DATA_HALF) return false;
+    if (p.x.dt != CUDNN_DATA_HALF || p.w.dt != CUDNN_DATA_HALF || p.y.dt != CUDNN_DATA_HALF) return false;
+    if (!nhwc_packed(p.raw) || memcmp(p.raw.dims, p.x.dims, sizeof p.x.dims)) return false;
+    for (const tensor_info *t : { &p.scale, &p.bias })
+        if (t->dims[0] != 1 || t->dims[1] != p.x.dims[1] || t->dims[2] != 1 || t->dims[3] != 1) return false;
+    if (one<cudnnDataType_t>(p.cv, CUDNN_ATTR_CONVOLUTION_COMP_TYPE) != CUDNN_DATA_FLOAT) return false;
+    if (one<cudnnConvolutionMode_t>(p.cv, CUDNN_ATTR_CONVOLUTION_CONV_MODE) != CUDNN_CROSS_CORRELATION) return false;
+    if (!nhwc_packed(p.y) || !nhwc_packed(p.w)) return false;
+    int64_t c = p.x.dims[1], k = p.w.dims[0], r = p.w.dims[2], s = p.w.dims[3];
+    if (c % 8 || k % 8 || r != s || (r != 1 && r != 3)) return false;
+    if (p.dil[0] != 1 || p.dil[1] != 1) return false;
+    return scalar(p.bwd, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA) == 1.0 &&
+           scalar(p.bwd, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA) == 0.0;
+}
+
+/* Whether the emulated ConvBNfprop (or ConvBNwgrad) engine takes the finalized graph g. */
 bool engine_takes(const desc *g) {
     conv_stats p;
     if (!pick(g, &p)) return false;
+    if (p.wgrad) return wgrad_takes(p);
     const desc *genstats_x = sub(p.stats, CUDNN_ATTR_OPERATION_GENSTATS_XDESC, CUDNN_BACKEND_TENSOR_DESCRIPTOR);
     if (genstats_x->t.uid != p.y.uid) return false;   /* the genstats must read the conv's output */
     if (p.sbr) {   /* FP16 input, FP16 per-channel scale and bias, FP16 into the MMA */
@@ -407,6 +450,14 @@ cudnnStatus_t finalize(desc *d) {
             !need({ CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA }))
             return CUDNN_STATUS_BAD_PARAM;
         return CUDNN_STATUS_SUCCESS;
+    case CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR:
+        if (!sub(d, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X, CUDNN_BACKEND_TENSOR_DESCRIPTOR) ||
+            !sub(d, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY, CUDNN_BACKEND_TENSOR_DESCRIPTOR) ||
+            !sub(d, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW, CUDNN_BACKEND_TENSOR_DESCRIPTOR) ||
+            !sub(d, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC, CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR) ||
+            !need({ CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA }))
+            return CUDNN_STATUS_BAD_PARAM;
+        return CUDNN_STATUS_SUCCESS;
     case CUDNN_BACKEND_OPERATION_GEN_STATS_DESCRIPTOR:
         if (!sub(d, CUDNN_ATTR_OPERATION_GENSTATS_XDESC, CUDNN_BACKEND_TENSOR_DESCRIPTOR) ||
             !sub(d, CUDNN_ATTR_OPERATION_GENSTATS_SUMDESC, CUDNN_BACKEND_TENSOR_DESCRIPTOR) ||
@@ -450,7 +501,7 @@ cudnnStatus_t finalize(desc *d) {
         }
         d->ws = PLAN_WORKSPACE;
         if (!pick(cfg->graph, &d->run)) return CUDNN_STATUS_NOT_SUPPORTED;
-        d->run.fwd = d->run.stats = d->run.cv = nullptr;   /* the plan outlives them */
+        d->run.fwd = d->run.stats = d->run.cv = d->run.bwd = nullptr;   /* the plan outlives them */
         d->run.n_pw = 0;
         d->handle = one<cudnnHandle_t>(d, CUDNN_ATTR_EXECUTION_PLAN_HANDLE);
         return CUDNN_STATUS_SUCCESS;
@@ -517,6 +568,74 @@ cudnnStatus_t execute_sdpa(cudnnHandle_t h, const desc *plan, const desc *pack) 
         float s = scale;
         p[emu::SDPA_SCALE] = &s;
         emu::sdpa_run(bwd, t, p);
+    });
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* The prologue's output, relu(raw·scale + bias) in FP32 rounded to FP16 as the tensor cores
+ * read it, in x's layout. */
+std::vector<__half> prologue_out(const conv_stats &g, const void *raw, const void *scale, const void *bias) {
+    std::vector<__half> xin((size_t)span(g.x));
+    const __half *R = (const __half *)raw, *S = (const __half *)scale, *B = (const __half *)bias;
+    for (int64_t b = 0; b < g.x.dims[0]; b++)
+        for (int64_t ch = 0; ch < g.x.dims[1]; ch++)
+            for (int64_t i = 0; i < g.x.dims[2]; i++)
+                for (int64_t j = 0; j < g.x.dims[3]; j++) {
+                    float v = __half2float(R[at(g.raw, b, ch, i, j)]) * __half2float(S[at(g.scale, 0, ch, 0, 0)]) +
+                              __half2float(B[at(g.bias, 0, ch, 0, 0)]);
+                    xin[(size_t)at(g.x, b, ch, i, j)] = __float2half(v > 0 ? v : 0.0f);
+                }
+    return xin;
+}
+
+/* ConvBNwgrad's execution: DW[k][c][u][v] = sum over images and output positions of DY times the
+ * prologue's output at the tap, in double, stored in FP16 (beta 0: overwritten); the workspace
+ * overwritten with NaN. */
+cudnnStatus_t execute_wgrad(cudnnHandle_t h, const desc *plan, const desc *pack) {
+    const conv_stats &p = plan->run;
+    const void *x = pointer_of(pack, p.raw.uid), *scale = pointer_of(pack, p.scale.uid), *bias = pointer_of(pack, p.bias.uid);
+    const void *dy = pointer_of(pack, p.y.uid);
+    void *dw = pointer_of(pack, p.w.uid);
+    void *ws = has(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE) ? one<void *>(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE) : nullptr;
+    if (!x || !scale || !bias || !dy || !dw || !ws) return CUDNN_STATUS_BAD_PARAM;
+    const char *what = "cudnnBackendExecute (ConvBNwgrad)";
+    emu::check_device(x, (size_t)span(p.raw) * 2, what);
+    emu::check_device(scale, (size_t)span(p.scale) * 2, what), emu::check_device(bias, (size_t)span(p.bias) * 2, what);
+    emu::check_device(dy, (size_t)span(p.y) * 2, what);
+    emu::check_device(dw, (size_t)span(p.w) * 2, what);
+    emu::check_device(ws, PLAN_WORKSPACE, what);
+    conv_stats g = p;
+    emu::enqueue(emu::cudnn_stream(h), what, [=]() {
+        emu::cudnn_digest += 0x27d4eb2f165667c5ull;   /* a fused wgrad: ranks must run alike */
+        emu::traffic_touch(x, (size_t)span(g.raw) * 2, false);
+        emu::traffic_touch(scale, (size_t)span(g.scale) * 2, false), emu::traffic_touch(bias, (size_t)span(g.bias) * 2, false);
+        emu::traffic_touch(dy, (size_t)span(g.y) * 2, false);
+        emu::traffic_touch(dw, (size_t)span(g.w) * 2, true);
+        float nan = NAN;
+        for (size_t i = 0; i + 4 <= PLAN_WORKSPACE; i += 4) memcpy((char *)ws + i, &nan, 4);
+        std::vector<__half> xin = prologue_out(g, x, scale, bias);
+        const __half *X = xin.data(), *DY = (const __half *)dy;
+        __half *DW = (__half *)dw;
+        int64_t n = g.x.dims[0], c = g.x.dims[1], ih = g.x.dims[2], iw = g.x.dims[3];
+        int64_t k = g.w.dims[0], r = g.w.dims[2], s = g.w.dims[3], oh = g.y.dims[2], ow = g.y.dims[3];
+        for (int64_t kk = 0; kk < k; kk++)
+            for (int64_t ch = 0; ch < c; ch++)
+                for (int64_t u = 0; u < r; u++)
+                    for (int64_t v = 0; v < s; v++) {
+                        double acc = 0;
+                        for (int64_t b = 0; b < n; b++)
+                            for (int64_t i = 0; i < oh; i++) {
+                                int64_t hi = i * g.stride[0] - g.pad[0] + u * g.dil[0];
+                                if (hi < 0 || hi >= ih) continue;
+                                for (int64_t j = 0; j < ow; j++) {
+                                    int64_t wi = j * g.stride[1] - g.pad[1] + v * g.dil[1];
+                                    if (wi < 0 || wi >= iw) continue;
+                                    acc += (double)__half2float(DY[at(g.y, b, kk, i, j)]) *
+                                           (double)__half2float(X[at(g.x, b, ch, hi, wi)]);
+                                }
+                            }
+                        DW[at(g.w, kk, ch, u, v)] = __float2half((float)acc);
+                    }
     });
     return CUDNN_STATUS_SUCCESS;
 }
@@ -594,6 +713,7 @@ cudnnStatus_t cudnnBackendExecute(cudnnHandle_t h, cudnnBackendDescriptor_t plan
         pack->type != CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR)
         return CUDNN_STATUS_BAD_PARAM;
     if (plan->is_sdpa) return execute_sdpa(h, plan, pack);
+    if (plan->run.wgrad) return execute_wgrad(h, plan, pack);
     const conv_stats &p = plan->run;
     const void *x = pointer_of(pack, p.sbr ? p.raw.uid : p.x.uid), *w = pointer_of(pack, p.w.uid);
     void *y = pointer_of(pack, p.out.uid), *sum = pointer_of(pack, p.sum.uid), *sq = pointer_of(pack, p.sq.uid);
@@ -629,20 +749,15 @@ cudnnStatus_t cudnnBackendExecute(cudnnHandle_t h, cudnnBackendDescriptor_t plan
             else ((__half *)base)[i] = __float2half(v);
         };
         int64_t n = g.x.dims[0], c = g.x.dims[1], ih = g.x.dims[2], iw = g.x.dims[3];
-        /* the conv's input: x, or the prologue's relu(raw·scale + bias) in FP32, rounded to
-         * FP16 as the tensor cores read it (the prologue is FP16 only) */
+        /* the conv's input: x, or the prologue's relu(raw·scale + bias), rounded to FP16 as the
+         * tensor cores read it (the prologue is FP16 only) */
         std::vector<float> X((size_t)span(g.x));
-        for (int64_t b = 0; b < n; b++)
-            for (int64_t ch = 0; ch < c; ch++)
-                for (int64_t i = 0; i < ih; i++)
-                    for (int64_t j = 0; j < iw; j++) {
-                        int64_t o = at(g.x, b, ch, i, j);
-                        if (!g.sbr) { X[(size_t)o] = ld(x, o); continue; }
-                        float v = __half2float(((const __half *)x)[at(g.raw, b, ch, i, j)]) *
-                                      __half2float(((const __half *)scale)[at(g.scale, 0, ch, 0, 0)]) +
-                                  __half2float(((const __half *)bias)[at(g.bias, 0, ch, 0, 0)]);
-                        X[(size_t)o] = __half2float(__float2half(v > 0 ? v : 0.0f));
-                    }
+        if (g.sbr) {
+            std::vector<__half> xin = prologue_out(g, x, scale, bias);
+            for (size_t i = 0; i < X.size(); i++) X[i] = __half2float(xin[i]);
+        } else {
+            for (size_t i = 0; i < X.size(); i++) X[i] = ld(x, (int64_t)i);
+        }
         int64_t k = g.w.dims[0], r = g.w.dims[2], s = g.w.dims[3], oh = g.y.dims[2], ow = g.y.dims[3];
         std::vector<double> tot((size_t)k, 0.0), tot2((size_t)k, 0.0);
         for (int64_t b = 0; b < n; b++)

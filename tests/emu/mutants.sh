@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Shows the emulator catching broken CUDA code: each mutant is a copy of one runtime file
 # with one deliberate mistake, compiled by emu-nvcc and linked ahead of libtrainrt_cuda into
-# tests/gpu/test_ops_gpu, which must then fail. Not part of `make test` (24 relinks and
+# tests/gpu/test_ops_gpu, which must then fail. Not part of `make test` (32 relinks and
 # runs, several minutes); run after `make emu`:  bash tests/emu/mutants.sh
 #   index:    relu.cu writes out[i + 1] (ASan: heap-buffer-overflow, with the line)
 #   barrier:  cuda_common.cuh's block_sum without its second __syncthreads (thread 0 reads
@@ -40,6 +40,14 @@
 #             route says add (the other reader's gradient dropped)
 #   sbr-bias: conv_bn_fprop.cu hands the prologue's scale as its bias too (the bias dropped:
 #             test_ops_gpu's scale-bias-relu + conv checks fail)
+#   sbr-relu: conv_bn_sbr.cu's recompute of the prologue's output (the weight gradient's
+#             input) without its ReLU (test_ops_gpu's recomputed scale-bias-relu check fails)
+#   sbr-finalize: conv_bn_sbr.cu's finalize writes the prologue's bias as beta, the mean's
+#             shift dropped (the finalized scale-and-bias check fails)
+#   sbr-bwd-relu: batchnorm_nhwc_vec.cu's backward of a bn applied in a conv's prologue passes
+#             every dy, the ReLU's recomputed condition dropped (its backward checks fail)
+#   sbr-wgrad-bias: conv_bn_wgrad.cu hands ConvBNwgrad's prologue the scale as its bias too (the
+#             fused weight gradient's checks fail)
 #   bn-pool-shift: bn_relu_maxpool_nhwc.cu applies the bn without its shift (beta - mean·scale:
 #             test_ops_gpu's bn + relu + maxpool checks fail)
 #   bn-pool-bits: bn_relu_maxpool_nhwc.cu drops the last bit of each mask byte (the bits check
@@ -127,6 +135,14 @@ mutant tail-shortcut ops/residual_tail.cu 's/dres_add \? rt_ld\(dres\[i\]\) \+ g
   "FAIL .*residual tail.*dshortcut"
 mutant sbr-bias ops/conv_bn_fprop.cu 's/scale_bias \? \(char \*\)scale_bias \+ 2 \* \(size_t\)s->c : NULL/(void *)scale_bias/' \
   ops/conv_bn_fprop.cu "FAIL .*scale-bias-relu"
+mutant sbr-relu ops/conv_bn_sbr.cu 's/out\[i\] = rt_st<T>\(v > 0\.0f \? v : 0\.0f\);/out[i] = rt_st<T>(v);/' ops/conv_bn_sbr.cu \
+  "FAIL .*scale-bias-relu (a conv's prologue, recomputed)"
+mutant sbr-finalize ops/conv_bn_sbr.cu 's/rt_st<T>\(beta\[ch\] - st\.x \* scale\)/rt_st<T>(beta[ch])/' ops/conv_bn_sbr.cu \
+  "FAIL .*finalized: the prologue's scale and bias"
+mutant sbr-bwd-relu ops/batchnorm_nhwc_vec.cu 's/\(rt_ld\(g\.x\.e\[j\]\) \* s\[j\] \+ b\[j\] > 0\.0f \? 1u : 0u\)/1u/' \
+  ops/batchnorm_nhwc_vec.cu "FAIL .*recomputed from scale and bias backward"
+mutant sbr-wgrad-bias ops/conv_bn_wgrad.cu 's/\(void \*\)scale_bias, \(char \*\)scale_bias \+ 2 \* \(size_t\)s->c,/(void *)scale_bias, (void *)scale_bias,/' \
+  ops/conv_bn_wgrad.cu "FAIL .*weight gradient.*fused.*dweight"
 mutant bn-pool-shift ops/bn_relu_maxpool_nhwc.cu 's/float r = rt_ld\(v\.e\[j\]\) \* scale\[j\] \+ shift\[j\];/float r = rt_ld(v.e[j]) * scale[j];/' \
   ops/bn_relu_maxpool_nhwc.cu "FAIL .*bn + relu + maxpool"
 mutant bn-pool-bits ops/bn_relu_maxpool_nhwc.cu 's/bits\[\(img \+ me\) \* cv \+ q\] = \(uint8_t\)m;/bits[(img + me) * cv + q] = (uint8_t)(m \& 0x7fu);/' \

@@ -14,11 +14,12 @@
 # --no-relu-mask (the backward reads ReLU outputs; the add's and each bn's backward apart),
 # with --no-conv-genstats (every bn's sums retired in their own pass), and with the last two
 # and the old batch-norm and pooling kernels (TRAINC_CUDA_BN=old TRAINC_CUDA_POOL=old, the
-# code the H100 measured), the same in FP16 (ConvBNfprop's conv + genstats graph, and with
-# --no-conv-genstats; fused and unfused trainers' losses compared in both precisions), and
-# ResNet-50 at batch 2 on 32x32 inputs in BF16 channels-last (its stem's bn + ReLU + max
-# pooling in one pass, bn_relu_maxpool_nhwc_kernel; --no-bn-pool runs the two kernels the
-# other checks count), each built
+# code the H100 measured), the same in FP16 (ConvBNfprop's conv + genstats graph for every conv
+# feeding a bn, each basic block's conv2 with bn1 + ReLU in its prologue and ConvBNwgrad in its
+# backward; with --no-conv-genstats, and with --no-conv-sbr; fused and unfused trainers' losses
+# compared in both precisions), and ResNet-50 at batch 2 on 32x32 inputs in BF16 channels-last
+# (its stem's bn + ReLU + max pooling in one pass, bn_relu_maxpool_nhwc_kernel; --no-bn-pool
+# runs the two kernels the other checks count), each built
 # through the emulator's traffic build (make emu-traffic) and run for one profiled step
 # (TRAINC_CUDA_PROFILE_STEP=1, EMU_TRAFFIC=FILE): `trainc show --gpu-cost` must name every
 # kernel and library call of that step in launch order with exactly the bytes read and
@@ -108,23 +109,35 @@ sed 's/compute: BF16/compute: FP16/' "$out/resnet_bf16.spec" > "$out/resnet_fp16
 check resnet_fp16 nhwc
 FLAGS=--no-conv-genstats check resnet_fp16 nhwc
 FLAGS=--no-conv-genstats check resnet_bf16 nhwc
-# The fused trainer trains as the unfused one: the first step's loss (the same forward, the
-# statistics from the epilogue's sums) equal to 4 digits in FP16, within one BF16 rounding
-# (2e-3 relative) in BF16, whose graph sums the conv's output before it is rounded to BF16
-# (the unfused pass sums the rounded values); the next three within 3% (batch 4 of 8x8
-# images: the statistics' last bits, FP32 sums against double, compound).
+# FP16 also applies the inner bns (bn + ReLU before a conv) in that conv's prologue: their pass
+# finalizes the scale and bias (finalize_scale_bias_kernel), the conv's weight gradient reads
+# the prologue's output recomputed (scale_bias_relu_kernel), and the bn's backward recomputes
+# the ReLU from its input; --no-conv-sbr: the bn applied by its own kernel, with bits
+if [ -f "$out/resnet_fp16.traffic" ] && ! grep -q finalize_scale_bias_kernel "$out/resnet_fp16.traffic"; then
+  echo "FAIL: resnet_fp16 applied no bn in a conv's prologue (finalize_scale_bias_kernel)"; status=1
+fi
+FLAGS=--no-conv-sbr check resnet_fp16 nhwc
+# The genstats trainer trains as the unfused one: the first step's loss (the same forward, the
+# statistics from the epilogue's sums) equal to 4 digits in FP16 (compared with --no-conv-sbr:
+# the prologue's FP16 scale and bias change the forward's last bits; its own comparison is
+# tests/emu/conv_sbr_emu_test.sh), within one BF16 rounding (2e-3 relative) in BF16, whose
+# graph sums the conv's output before it is rounded to BF16 (the unfused pass sums the rounded
+# values); the next three within 3% (batch 4 of 8x8 images: the statistics' last bits, FP32
+# sums against double, compound).
 for p in fp16 bf16; do
   if [ -f "$out/resnet_$p.traffic" ] && ! grep -q cudnnBackendExecute "$out/resnet_$p.traffic"; then
     echo "FAIL: resnet_$p ran no fused conv + genstats graph (cudnnBackendExecute)"; status=1
   fi
-  [ -f "$out/resnet_$p.log" ] && [ -f "$out/resnet_$p.no-conv-genstats.log" ] || continue
-  if ! "$PY" - "$p" "$out/resnet_$p.log" "$out/resnet_$p.no-conv-genstats.log" <<'PYEOF'
+  fused=$out/resnet_$p.log
+  [ $p = fp16 ] && fused=$out/resnet_$p.no-conv-sbr.log
+  [ -f "$fused" ] && [ -f "$out/resnet_$p.no-conv-genstats.log" ] || continue
+  if ! "$PY" - "$p" "$fused" "$out/resnet_$p.no-conv-genstats.log" <<'PYEOF'
 import re, sys
 loss = [[float(m) for m in re.findall(r"step \d+/\d+\s+loss ([0-9.]+)", open(f).read())] for f in sys.argv[2:]]
 a, b = loss
 first = 0.0 if sys.argv[1] == "fp16" else 2e-3
 ok = len(a) == len(b) == 4 and abs(a[0] - b[0]) <= first * abs(b[0]) and all(abs(x - y) <= 0.03 * abs(y) for x, y in zip(a, b))
-print(("" if ok else "FAIL: ") + "resnet_%s losses fused %s, unfused %s" % (sys.argv[1], a, b))
+print(("" if ok else "FAIL: ") + "resnet_%s losses with conv + genstats %s, unfused %s" % (sys.argv[1], a, b))
 sys.exit(0 if ok else 1)
 PYEOF
   then status=1; fi

@@ -336,6 +336,38 @@ static uint8_t *bits_of(const void *dev, long n) {
     return b;
 }
 
+/* A bn applied inside the next conv's prologue (fuse_conv_bn.c ir_op.bn_in_conv), channels-last:
+ * the prologue's scale and bias from the statistics, its output relu(x·scale + bias) as the
+ * weight gradient's recompute writes it (against the CPU's bn + ReLU: the 16-bit scale and
+ * bias's rounding, within TOL), and the backward that recomputes the ReLU's condition from x,
+ * scale and bias (against the CPU's bn backward masked by that recomputed output's signs, as the
+ * bits test takes the GPU's rounded output's). x, dy and the statistics as test_batchnorm's. */
+static void test_batchnorm_sbr(const float *x, const float *dy, const float *g, const float *b, const float *mean,
+                               const float *istd, const float *r, const void *gx, const void *gdy, const float *gg,
+                               const float *gb, const float *gmean, const float *gistd, int n, int c, int hw) {
+    long total = (long)n * c * hw;
+    void *gsb = act_zero(2L * c), *gr = act_zero(total), *gdx = act_zero(total);
+    float *gdg = dev_zero(c), *gdb = dev_zero(c);
+    cuda_bn_scale_bias(gsb, gg, gb, gmean, gistd, c);
+    cuda_bn_scale_bias_relu(gr, gx, gsb, (long)n * hw, c);
+    compare_act("batchnorm nhwc scale-bias-relu (a conv's prologue, recomputed)", gr, nhwc_of(r, n, c, hw), total, TOL);
+    float *f = dev_zero(total), *hr = rt_xmalloc(total * 4), *rn = rt_xmalloc(total * 4), *dm = rt_xmalloc(total * 4);
+    float *dx = rt_xmalloc(total * 4), *dg = rt_xmalloc(c * 4), *dbt = rt_xmalloc(c * 4);
+    rt_cuda_from_act(f, gr, total);
+    rt_cuda_copy_d2h(hr, f, (size_t)total * sizeof(float));
+    for (int i = 0; i < n; i++)   /* back to NCHW for the CPU ops */
+        for (int ch = 0; ch < c; ch++)
+            for (long p = 0; p < hw; p++) rn[((long)i * c + ch) * hw + p] = hr[((long)i * hw + p) * c + ch];
+    relu_backward(dm, dy, rn, total);
+    batchnorm_backward(dx, dg, dbt, dm, x, g, b, mean, istd, n, c, hw, RT_ACT_NONE);
+    cuda_batchnorm_backward_nhwc_sbr(gdx, gdg, gdb, gdy, gsb, gx, gg, gmean, gistd, n, c, hw);
+    compare_act("batchnorm nhwc +relu recomputed from scale and bias backward dinput", gdx, nhwc_of(dx, n, c, hw), total, TOL);
+    compare("batchnorm nhwc +relu recomputed from scale and bias backward dgamma", gdg, dg, c, TOL);
+    compare("batchnorm nhwc +relu recomputed from scale and bias backward dbeta", gdb, dbt, c, TOL);
+    rt_cuda_free(gsb), rt_cuda_free(gr), rt_cuda_free(gdx), rt_cuda_free(gdg), rt_cuda_free(gdb), rt_cuda_free(f);
+    free(hr), free(rn), free(dm), free(dx), free(dg), free(dbt);
+}
+
 static void test_batchnorm(int n, int c, int hw, int nhwc) {
     long total = (long)n * c * hw;
     float *x = host_random(total, 2), *g = host_random(c, 1), *b = host_random(c, 1), *dy = host_act(total, 1);
@@ -387,6 +419,7 @@ static void test_batchnorm(int n, int c, int hw, int nhwc) {
         CHECK_NAMED(compare, "+relu bits backward dgamma", gdg, dg, c, TOL);
         CHECK_NAMED(compare, "+relu bits backward dbeta", gdb, dbt, c, TOL);
         free(hb), rt_cuda_free(gbits);
+        if (rt_cuda_act_bytes() == 2) test_batchnorm_sbr(x, dy, g, b, mean, istd, r, gx, gdy, gg, gb, gmean, gistd, n, c, hw);
     }
     batchnorm_backward(dx, dg, dbt, dy, x, g, b, mean, istd, n, c, hw, RT_ACT_NONE);
     backward(gdx, gdg, gdb, gdy, NULL, gx, gg, gmean, gistd, n, c, hw, 1);
@@ -1281,7 +1314,7 @@ static void test_conv_bn(const char *name, rt_conv_shape s, int want_fused) {
     float *g = host_random(s.oc, 1), *b = host_random(s.oc, 1), *yb = rt_xmalloc(nout * sizeof(float));
     float *rm = host_random(s.oc, 0.1f), *rv = host_random(s.oc, 0.1f), *mean = rt_xmalloc(s.oc * 4), *istd = rt_xmalloc(s.oc * 4);
     for (int i = 0; i < s.oc; i++) rv[i] += 1.0f;
-    float *rm0 = dev_from(rm, s.oc), *rv0 = dev_from(rv, s.oc);
+    float *rm0 = dev_from(rm, s.oc), *rv0 = dev_from(rv, s.oc), *rm1 = dev_from(rm, s.oc), *rv1 = dev_from(rv, s.oc);
     batchnorm_forward_train(yb, mean, istd, rm, rv, y, g, b, s.n, s.oc, (int)ohw, 0.1f, 1e-5f, RT_ACT_NONE);
     rt_cuda_conv *c = rt_cuda_conv_create_nhwc(&s);
     rt_cuda_conv_bn *f = rt_cuda_conv_bn_create(c);
@@ -1313,6 +1346,20 @@ static void test_conv_bn(const char *name, rt_conv_shape s, int want_fused) {
     CONV_BN_CHECK("saved inv_std", gistd, istd, s.oc, TOL);
     CONV_BN_CHECK("running mean", rm0, rm, s.oc, TOL);
     CONV_BN_CHECK("running var", rv0, rv, s.oc, TOL);
+    /* the same statistics finalized into the next conv's prologue's scale and bias, one launch
+     * where the sums were fused (conv_bn_sbr.cu: a bn applied inside that conv) */
+    float *gg = dev_from(g, s.oc), *gb = dev_from(b, s.oc), *sb = rt_xmalloc(2 * s.oc * sizeof(float));
+    void *gsb = act_zero(2L * s.oc);
+    for (int i = 0; i < s.oc; i++) sb[i] = g[i] * istd[i], sb[s.oc + i] = b[i] - mean[i] * sb[i];
+    cuda_conv_bn_forward(f, gy, gx, gwn, 1);
+    cuda_conv_bn_stats_scale_bias(f, gmean, gistd, rm1, rv1, gsb, gg, gb, gy, s.n, s.oc, (int)ohw, 0.1f, 1e-5f);
+    CONV_BN_CHECK("finalized with scale and bias: saved mean", gmean, mean, s.oc, TOL);
+    CONV_BN_CHECK("finalized with scale and bias: saved inv_std", gistd, istd, s.oc, TOL);
+    CONV_BN_CHECK("finalized with scale and bias: running mean", rm1, rm, s.oc, TOL);
+    CONV_BN_CHECK("finalized with scale and bias: running var", rv1, rv, s.oc, TOL);
+    snprintf(item, sizeof item, "%s finalized: the prologue's scale and bias", what);
+    compare_act(item, gsb, sb, 2L * s.oc, TOL);
+    rt_cuda_free(gg), rt_cuda_free(gb), rt_cuda_free(gsb), rt_cuda_free(rm1), rt_cuda_free(rv1), free(sb);
 #undef CONV_BN_CHECK
     /* evaluation (training 0): the conv alone, the statistics untouched */
     rt_cuda_memset0(gy, (size_t)nout * rt_cuda_act_bytes());
@@ -1326,7 +1373,8 @@ static void test_conv_bn(const char *name, rt_conv_shape s, int want_fused) {
 
 /* The scale-bias-ReLU prologue (rt_cuda_conv_bn_create_sbr): the conv reads the previous bn's
  * relu(gamma·(x - mean)·inv_std + beta) of its raw input x, against the unfused CPU ops (the bn
- * applied, its output rounded to the activation type, the conv, the next bn's statistics).
+ * applied, its output rounded to the activation type, the conv, the next bn's statistics), and
+ * its backward (rt_cuda_conv_bn_wgrad: ConvBNwgrad) against the CPU conv's.
  * Unfused (BF16, or a refused shape) the prologue's output is written to `normalized` and
  * checked too; fused it is never written. The prologue's scale and bias are 16-bit, so the
  * conv's input differs from the CPU's by their rounding: within TOL. */
@@ -1362,10 +1410,15 @@ static void test_conv_bn_sbr(const char *name, rt_conv_shape s, int want_fused) 
     void *gx = act_from(nhwc_of(x, s.n, s.c, hw), nin), *gw = act_from(w, nw), *gwn = act_zero(nw), *gy = act_zero(nout);
     void *gxn = act_zero(nin), *gsb = act_zero(2L * s.c);
     float *gg0 = dev_from(g0, s.c), *gb0 = dev_from(b0, s.c), *gm0 = dev_from(m0, s.c), *gs0 = dev_from(s0, s.c);
+    float *dy = host_act(nout, 1), *dx = rt_xmalloc(nin * sizeof(float)), *dw = rt_xmalloc(nw * sizeof(float));
+    void *gdy = act_from(nhwc_of(dy, s.n, s.oc, ohw), nout), *gdx = act_zero(nin);
+    float *gdw = dev_zero(nw);
     rt_cuda_conv_weight_nhwc(c, gwn, gw);
-    size_t ws = rt_cuda_conv_select(c, cap, gy, gx, gwn, NULL, NULL, NULL);
-    size_t wf = rt_cuda_conv_bn_select(f, cap);
-    rt_cuda_conv_set_workspace(dwork, wf > ws ? wf : ws);
+    rt_cuda_conv_bn_wgrad *fw = rt_cuda_conv_bn_wgrad_create(c);
+    size_t ws = rt_cuda_conv_select(c, cap, gy, gx, gwn, gdy, gdx, gdw);
+    size_t wf = rt_cuda_conv_bn_select(f, cap), wg = rt_cuda_conv_bn_wgrad_select(fw, cap);
+    if (wf > ws) ws = wf;
+    rt_cuda_conv_set_workspace(dwork, wg > ws ? wg : ws);
     float *gmean = dev_zero(s.oc), *gistd = dev_zero(s.oc);
     cuda_bn_scale_bias(gsb, gg0, gb0, gm0, gs0, s.c);
     cuda_conv_bn_forward_sbr(f, gy, gx, gxn, gwn, gsb, 1);
@@ -1389,6 +1442,24 @@ static void test_conv_bn_sbr(const char *name, rt_conv_shape s, int want_fused) 
         snprintf(item, sizeof item, "%s the prologue's output", what);
         compare_act(item, gxn, nhwc_of(xn, s.n, s.c, hw), nin, TOL);
     }
+    /* the backward (conv_bn_wgrad.cu): the weight gradient with the prologue recomputed inside
+     * cuDNN's ConvBNwgrad graph (or, refused, into `normalized` first), and the data gradient,
+     * against the CPU conv's backward on the bn's rounded output */
+    conv2d_backward(dx, dw, NULL, dy, NULL, xn, w, work, &s);
+    rt_cuda_memset0(gxn, (size_t)nin * rt_cuda_act_bytes());
+    cuda_conv_bn_backward_sbr(fw, gdx, gdw, gdy, gx, gxn, gwn, gsb);
+    int wfused = rt_cuda_conv_bn_wgrad_fused(fw, &why);
+    snprintf(what, sizeof what, "scale-bias-relu + conv weight gradient nhwc %s [%s]", name, wfused ? "fused" : "unfused");
+    if (wfused != want_fused) {
+        failures++;
+        fprintf(stderr, "FAIL %s %s: expected %s%s%s\n", mode, what, want_fused ? "the fused graph" : "the unfused path",
+                why ? ": " : "", why ? why : "");
+    }
+    snprintf(item, sizeof item, "%s dweight", what);
+    compare(item, gdw, dw, nw, TOL);
+    snprintf(item, sizeof item, "%s dinput", what);
+    compare_act(item, gdx, nhwc_of(dx, s.n, s.c, hw), nin, TOL);
+    rt_cuda_free(gdy), rt_cuda_free(gdx), rt_cuda_free(gdw), free(dy), free(dx), free(dw);
     rt_cuda_free(dwork), rt_cuda_free(gx), rt_cuda_free(gw), rt_cuda_free(gwn), rt_cuda_free(gy), rt_cuda_free(gxn),
         rt_cuda_free(gsb), rt_cuda_free(gg0), rt_cuda_free(gb0), rt_cuda_free(gm0), rt_cuda_free(gs0), rt_cuda_free(gmean),
         rt_cuda_free(gistd), rt_cuda_free(rm0), rt_cuda_free(rv0);

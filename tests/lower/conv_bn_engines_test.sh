@@ -5,7 +5,12 @@
 # ConvBNfprop (1x1 and 3x3 only), in BF16 the same 52 on the runtime-fusion engine (the stem
 # refused for its 3 channels), the ResNet example all but its 1-channel stem in both;
 # --no-conv-genstats fuses none; the generated trainer calls the fused conv and finalize
-# exactly where the listing says. Refused: --no-conv-genstats off nhwc.
+# exactly where the listing says. Of those, in FP16, a conv whose input is a bn + ReLU that it
+# alone reads (a bottleneck's conv2 and conv3: 32 in ResNet-50, each basic block's conv2 in the
+# example) applies that bn in its prologue (scale+bias+ReLU+conv+genstats), its bn finalizing
+# into the scale and bias, and its weight gradient recomputes the prologue inside itself
+# (ConvBNwgrad); --no-conv-sbr keeps them all conv+genstats and names why; BF16 takes no
+# prologue. Refused: --no-conv-genstats and --no-conv-sbr off nhwc.
 set -u
 source "$(dirname "$0")/../lib.sh"
 need_trainc
@@ -17,12 +22,20 @@ for p in FP16 BF16; do
 done
 count() { grep -c "$1" "$2" || true; }
 "$TRAINC" show --gpu-cost --layout nhwc "$out/r50_FP16.spec" > "$out/r50_FP16.txt" 2>&1 || fail "show --gpu-cost resnet50 FP16"
-fused=$(count 'ConvBNfprop conv+genstats (' "$out/r50_FP16.txt")
+plain=$(count 'ConvBNfprop conv+genstats (' "$out/r50_FP16.txt")
+sbr=$(count 'ConvBNfprop scale+bias+ReLU+conv+genstats (' "$out/r50_FP16.txt")
+fused=$((plain + sbr))
 [ "$fused" = 52 ] || fail "resnet50 FP16: $fused convs fused, expected 52 (53 convs less the 7x7 stem)"
+[ "$sbr" = 32 ] || fail "resnet50 FP16: $sbr convs with the bn's prologue, expected 32 (each bottleneck's conv2 and conv3)"
 grep -q '^# conv "conv1": unfused: the engine takes 1x1 and 3x3 kernels only' "$out/r50_FP16.txt" ||
   fail "resnet50 FP16: the stem's refusal is not named"
-calls=$(count ' cudnnBackendExecute ' "$out/r50_FP16.txt"); fin=$(count ' bn_finalize_sums_kernel ' "$out/r50_FP16.txt")
-[ "$calls" = 52 ] && [ "$fin" = 52 ] || fail "resnet50 FP16: $calls fused calls and $fin finalizes costed, expected 52 each"
+calls=$(count ' fwd  *cudnnBackendExecute ' "$out/r50_FP16.txt"); fin=$(count ' bn_finalize_sums_kernel ' "$out/r50_FP16.txt")
+fin_sb=$(count ' finalize_scale_bias_kernel ' "$out/r50_FP16.txt"); wgrad=$(count ' bwd  *cudnnBackendExecute  *conv-wgrad ' "$out/r50_FP16.txt")
+[ "$calls" = 52 ] && [ "$fin" = 20 ] && [ "$fin_sb" = 32 ] && [ "$wgrad" = 32 ] ||
+  fail "resnet50 FP16: $calls fused forward calls, $fin + $fin_sb finalizes and $wgrad fused weight gradients costed, expected 52, 20 + 32, 32"
+"$TRAINC" show --gpu-cost --layout nhwc --no-conv-sbr "$out/r50_FP16.spec" > "$out/r50_nosbr.txt" 2>&1 || fail "show --no-conv-sbr"
+[ "$(count 'ConvBNfprop conv+genstats (' "$out/r50_nosbr.txt")" = 52 ] && [ "$(count 'no prologue: --no-conv-sbr' "$out/r50_nosbr.txt")" = 32 ] &&
+  [ "$(count 'scale_bias' "$out/r50_nosbr.txt")" = 0 ] || fail "--no-conv-sbr still applies a bn in a conv's prologue"
 "$TRAINC" show --gpu-cost --layout nhwc "$out/r50_BF16.spec" > "$out/r50_BF16.txt" 2>&1 || fail "show --gpu-cost resnet50 BF16"
 bf=$(count 'runtime-fusion conv+genstats (' "$out/r50_BF16.txt")
 [ "$bf" = 52 ] && [ "$(count 'ConvBNfprop' "$out/r50_BF16.txt")" = 0 ] ||
@@ -33,23 +46,39 @@ grep -q '^# conv "conv1": unfused: channels not a multiple of 8' "$out/r50_BF16.
 "$TRAINC" show --gpu-cost --layout nhwc --no-conv-genstats "$out/r50_FP16.spec" > "$out/r50_off.txt" 2>&1 || fail "show --no-conv-genstats"
 [ "$(count 'unfused: --no-conv-genstats' "$out/r50_off.txt")" = 53 ] && [ "$(count cudnnBackendExecute "$out/r50_off.txt")" = 0 ] ||
   fail "--no-conv-genstats still fuses"
-echo "resnet50 (32x32) nhwc: $fused of 53 convs fused in FP16 (ConvBNfprop), $bf in BF16 (runtime fusion), none with --no-conv-genstats"
+echo "resnet50 (32x32) nhwc: $fused of 53 convs fused in FP16 (ConvBNfprop; $sbr with the previous bn in the prologue, none with --no-conv-sbr), $bf in BF16 (runtime fusion), none with --no-conv-genstats"
 
-# The trainer as emitted: FP16 and BF16 call the fused conv and finalize, the flag does not.
-for v in FP16 BF16 off; do
-  spec=$out/ex_${v/off/FP16}.spec flag=; [ $v = off ] && flag=--no-conv-genstats
+# The trainer as emitted: FP16 and BF16 call the fused conv and finalize, --no-conv-genstats
+# does not; FP16's prologue convs call the prologue's forward, weight gradient and bn backward.
+for v in FP16 BF16 off nosbr; do
+  spec=$out/ex_FP16.spec flag=
+  case $v in BF16) spec=$out/ex_BF16.spec ;; off) flag=--no-conv-genstats ;; nosbr) flag=--no-conv-sbr ;; esac
   "$TRAINC" build "$spec" -o "$out/ex_$v" --backend cuda --layout nhwc --emit-only $flag > "$out/ex_$v.log" 2>&1 ||
     { fail "build --emit-only $v"; continue; }
   "$TRAINC" show --gpu-cost --layout nhwc $flag "$spec" > "$out/ex_$v.txt" 2>&1
-  listed=$(count ' conv+genstats (' "$out/ex_$v.txt")
-  emitted=$(count 'cuda_conv_bn_forward(' "$out/ex_$v.src/model.c"); stats=$(count 'cuda_conv_bn_stats(' "$out/ex_$v.src/model.c")
+  listed=$(count ' conv+genstats (' "$out/ex_$v.txt"); sbr=$(count 'ConvBNfprop scale+bias+ReLU' "$out/ex_$v.txt")
+  emitted=$(count '^ *cuda_conv_bn_forward' "$out/ex_$v.src/model.c"); stats=$(count '^ *cuda_conv_bn_stats' "$out/ex_$v.src/model.c")
+  pro=$(count 'cuda_conv_bn_forward_sbr(' "$out/ex_$v.src/model.c"); bwd=$(count 'cuda_batchnorm_backward_nhwc_sbr(' "$out/ex_$v.src/model.c")
+  wg=$(count 'cuda_conv_bn_backward_sbr(' "$out/ex_$v.src/model.c")
   [ "$listed" = "$emitted" ] && [ "$listed" = "$stats" ] || fail "example $v: show lists $listed fused convs, model.c calls $emitted / $stats"
-  [ $v != off ] && { [ "$listed" -gt 0 ] || fail "example $v fuses no conv"; grep -q 'unfused: channels not a multiple of 8' "$out/ex_$v.txt" || fail "example $v: the 1-channel stem's refusal"; }
-  [ $v = off ] && [ "$listed" != 0 ] && fail "example $v fuses"
-  echo "fmnist_resnet $v: $listed convs fused, $emitted fused calls in model.c"
+  [ "$sbr" = "$pro" ] && [ "$sbr" = "$bwd" ] && [ "$sbr" = "$wg" ] ||
+    fail "example $v: show lists $sbr prologues, model.c calls $pro, $wg fused weight gradients and $bwd recomputing bn backwards"
+  if [ $v = off ]; then
+    [ "$listed" = 0 ] || fail "example $v fuses"
+  else
+    [ "$listed" -gt 0 ] || fail "example $v fuses no conv"
+    grep -q 'unfused: channels not a multiple of 8' "$out/ex_$v.txt" || fail "example $v: the 1-channel stem's refusal"
+  fi
+  [ $v = FP16 ] && [ "$sbr" != 6 ] && fail "example FP16: $sbr prologues, expected 6 (each basic block's conv2)"
+  [ $v != FP16 ] && [ "$sbr" != 0 ] && fail "example $v applies a bn in a conv's prologue"
+  echo "fmnist_resnet $v: $listed convs fused ($sbr with the previous bn in the prologue), $emitted fused calls in model.c"
 done
 "$TRAINC" build "$out/ex_FP16.spec" -o "$out/x" --backend cuda --emit-only --no-conv-genstats > "$out/refuse.log" 2>&1
 [ $? = 2 ] && grep -q -- '--no-conv-genstats is for --backend cuda --layout nhwc' "$out/refuse.log" || fail "--no-conv-genstats off nhwc not refused"
 "$TRAINC" show --gpu-cost --no-conv-genstats "$out/ex_FP16.spec" > "$out/refuse2.log" 2>&1
 [ $? = 2 ] && grep -q -- '--no-conv-genstats is for --layout nhwc' "$out/refuse2.log" || fail "show --no-conv-genstats off nhwc not refused"
+"$TRAINC" build "$out/ex_FP16.spec" -o "$out/x" --backend cuda --emit-only --no-conv-sbr > "$out/refuse3.log" 2>&1
+[ $? = 2 ] && grep -q -- '--no-conv-sbr is for --backend cuda --layout nhwc' "$out/refuse3.log" || fail "--no-conv-sbr off nhwc not refused"
+"$TRAINC" show --gpu-cost --no-conv-sbr "$out/ex_FP16.spec" > "$out/refuse4.log" 2>&1
+[ $? = 2 ] && grep -q -- '--no-conv-sbr is for --layout nhwc' "$out/refuse4.log" || fail "show --no-conv-sbr off nhwc not refused"
 exit $status

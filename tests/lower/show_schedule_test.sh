@@ -7,7 +7,8 @@
 # backward against the generated calls and plan.txt's mask tensors, with and without
 # --no-relu-mask and --no-bn-add; the bias + activation fusion on CUDA (a producer read twice
 # keeps its bias pass) against the generated calls; ResNet-50's stem bn + ReLU + max pooling in
-# one pass, with and without --no-bn-pool; ConvNeXt-Tiny's residual tails in both layouts and
+# one pass, with and without --no-bn-pool; ResNet-50 FP16's bns in the next conv's prologue, with
+# and without --no-conv-sbr; ConvNeXt-Tiny's residual tails in both layouts and
 # with --no-residual-tail against the generated calls. Then the usage errors, and a spec without
 # a trainer.
 set -u
@@ -148,6 +149,31 @@ for flags in "" --no-bn-pool; do
 done
 [ "$(count 'applies bn "' "$out/r50.txt")" = 1 ] || { echo "FAIL: ResNet-50's stem pooling does not apply its bn"; status=1; }
 
+# ResNet-50 in FP16 (CUDA channels-last): each bottleneck's conv2 and conv3 read the previous bn's
+# input and apply it in their prologue (fuse_conv_bn.c IR_CONV_BN_SBR), that bn finalized into
+# the scale and bias and its backward recomputing the ReLU; none with --no-conv-sbr, which
+# names why for each; against the generated calls
+printf 'extends: "%s/bench/specs/gpu_resnet50.spec"\nprecision { compute: FP16 }\n' "$(pwd)" > "$out/r50_fp16.spec"
+for flags in "" --no-conv-sbr; do
+  tag=r50fp16${flags:+$flags}
+  "$TRAINC" show --schedule --backend cuda --layout nhwc $flags "$out/r50_fp16.spec" > "$out/$tag.txt" ||
+    die "show --schedule $flags failed on ResNet-50 FP16"
+  "$TRAINC" build "$out/r50_fp16.spec" --backend cuda --layout nhwc $flags --emit-only --emit-dir "$out/$tag.src" \
+    -o "$out/$tag" > /dev/null || die "build $flags --emit-only failed on ResNet-50 FP16"
+  expect "$tag: convs applying the previous bn in their prologue" "$(count "input and applies its scale, bias and ReLU" "$out/$tag.txt")" \
+    "$(count '^ *cuda_conv_bn_forward_sbr(' "$out/$tag.src/model.c")"
+  expect "$tag: their weight gradient recomputing the prologue" "$(count 'backward: cuDNN graph ConvBNwgrad' "$out/$tag.txt")" \
+    "$(count '^ *cuda_conv_bn_backward_sbr(' "$out/$tag.src/model.c")"
+  expect "$tag: bns applied in the next conv's prologue" "$(count "applied with its ReLU in the next conv's prologue" "$out/$tag.txt")" \
+    "$(count '^ *cuda_conv_bn_stats_scale_bias(' "$out/$tag.src/model.c")"
+  expect "$tag: their backward" "$(count "applied with its ReLU in the next conv's prologue" "$out/$tag.txt")" \
+    "$(count '^ *cuda_batchnorm_backward_nhwc_sbr(' "$out/$tag.src/model.c")"
+done
+[ "$(count "applied with its ReLU in the next conv's prologue" "$out/r50fp16.txt")" = 32 ] ||
+  { echo "FAIL: ResNet-50 FP16: not its 32 inner bns applied in the next conv's prologue"; status=1; }
+[ "$(count "prologue: --no-conv-sbr" "$out/r50fp16--no-conv-sbr.txt")" = 32 ] ||
+  { echo "FAIL: --no-conv-sbr: the 32 convs do not name why they run without the prologue"; status=1; }
+
 # ConvNeXt-Tiny's residual tails (CUDA, both layouts): each block's pwconv2 bias, layer scale,
 # drop path and add in one kernel each way, and none with --no-residual-tail
 printf 'extends: "%s/bench/specs/gpu_convnext_tiny.spec"\nprecision { compute: BF16 }\n' "$(pwd)" > "$out/cnx.spec"
@@ -177,5 +203,5 @@ grep -q "are for --backend cuda --layout nhwc" "$out/e2" || { echo "FAIL: --no-b
 printf 'net { input_shape: [1, 4, 4] classes: 2 flatten { } linear { out: 2 } }\n' > "$out/netonly.spec"
 "$TRAINC" show --schedule "$out/netonly.spec" > /dev/null 2> "$out/e3"; rc=$?
 [ $rc = 1 ] && grep -q "no data or solver" "$out/e3" || { echo "FAIL: a spec without a trainer: rc $rc, $(cat "$out/e3")"; status=1; }
-[ $status = 0 ] && echo "show --schedule matches build: LeNet and the ResNet example (CPU conv algorithms), the ResNet example (CUDA channels-last, 3 builds), ResNet-50's stem (2 builds), bias + activation (CUDA), ConvNeXt-Tiny's residual tails (CUDA, 3 builds)"
+[ $status = 0 ] && echo "show --schedule matches build: LeNet and the ResNet example (CPU conv algorithms), the ResNet example (CUDA channels-last, 3 builds), ResNet-50's stem (2 builds), ResNet-50 FP16's prologues (2 builds), bias + activation (CUDA), ConvNeXt-Tiny's residual tails (CUDA, 3 builds)"
 exit $status

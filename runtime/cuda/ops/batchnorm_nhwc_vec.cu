@@ -60,30 +60,59 @@ vec_apply_kernel(T *__restrict__ out, const T *__restrict__ in, const float *gam
         });
 }
 
+/* Where the backward's ReLU condition comes from (a compile-time choice: the register budget):
+ * the ReLU's output (or no ReLU where it is NULL), its bitmask, or recomputed from x and the
+ * per-channel scale and bias a conv's prologue applied (conv_bn_fprop.cu's scale-bias-ReLU,
+ * fuse_conv_bn.c ir_op.bn_in_conv): x·scale + bias > 0, in FP32 from the activation-type
+ * scale and bias, as the prologue computes it. */
+enum { RELU_OUT = 0, RELU_BITS = 1, RELU_SB = 2 };
+
+/* This thread's V channels' prologue scale and bias ([2][c] in the activation type). */
+template <typename T, int V, int RELU>
+__device__ __forceinline__ void vec_sb_load(float s[V], float b[V], const T *scale_bias, int q, int c) {
+#pragma unroll
+    for (int j = 0; j < V; j++) s[j] = RELU == RELU_SB ? rt_ld(scale_bias[q * V + j]) : 0.0f,
+                                b[j] = RELU == RELU_SB ? rt_ld(scale_bias[c + q * V + j]) : 0.0f;
+}
+
+/* The loaded rows' ReLU bits, recomputed from x where RELU_SB. */
+template <typename T, int V, int RELU>
+__device__ __forceinline__ void vec_sb_bits(vec_grad_in<T, V> &g, const float s[V], const float b[V]) {
+    if (RELU != RELU_SB) return;
+    g.bits = 0;
+#pragma unroll
+    for (int j = 0; j < V; j++) g.bits |= (rt_ld(g.x.e[j]) * s[j] + b[j] > 0.0f ? 1u : 0u) << j;
+}
+
 /* Sums of dy and dy·xhat per channel: this block's partials into `part` (the two kernels below
- * share it; the retiring one then adds them up). */
-template <typename T, int V, bool BITS>
+ * share it; the retiring one then adds them up). relu_aux: the bits (RELU_BITS) or the scale
+ * and bias (RELU_SB). */
+template <typename T, int V, int RELU>
 __device__ __forceinline__ void vec_grad_partials(double *part, const T *__restrict__ dout,
-                                                  const T *__restrict__ relu_out, const uint8_t *__restrict__ relu_bits,
+                                                  const T *__restrict__ relu_out, const void *__restrict__ relu_aux,
                                                   const T *__restrict__ in,
                                                   const float *save_mean, const float *save_inv_std, long rows,
                                                   long per, int c) {
     int q = blockIdx.x * blockDim.x + threadIdx.x;
     double s_dy[V] = {}, s_dy_xhat[V] = {};
+    const bool bits = RELU != RELU_OUT;
     if (q < c / V) {
-        float mean[V], inv_std[V];
+        float mean[V], inv_std[V], sc[V], bi[V];
 #pragma unroll
         for (int j = 0; j < V; j++) mean[j] = save_mean[q * V + j], inv_std[j] = save_inv_std[q * V + j];
+        vec_sb_load<T, V, RELU>(sc, bi, (const T *)relu_aux, q, c);
         vec_grad_in<T, V> g[VEC_GRAD_ROWS_IN_FLIGHT];
         vec_rows<VEC_GRAD_ROWS_IN_FLIGHT>(
             rows, per,
             [&](int u, long r) {
-                vec_grad_load(g[u], dout, BITS ? NULL : relu_out, in, r * c + q * V, BITS ? relu_bits : NULL);
+                vec_grad_load(g[u], dout, bits ? NULL : relu_out, in, r * c + q * V,
+                              RELU == RELU_BITS ? (const uint8_t *)relu_aux : NULL);
             },
             [&](int u, long r) {
+                vec_sb_bits<T, V, RELU>(g[u], sc, bi);
 #pragma unroll
                 for (int j = 0; j < V; j++) {
-                    float dy = vec_dy(g[u], !BITS && relu_out != NULL, BITS, j);
+                    float dy = vec_dy(g[u], !bits && relu_out != NULL, bits, j);
                     s_dy[j] += dy;
                     s_dy_xhat[j] += dy * (rt_ld(g[u].x.e[j]) - mean[j]) * inv_std[j];
                 }
@@ -98,37 +127,41 @@ __global__ void __launch_bounds__(VEC_THREADS)
 vec_partial_grads_kernel(double *part, const T *__restrict__ dout, const T *__restrict__ relu_out,
                          const T *__restrict__ in, const float *save_mean, const float *save_inv_std, long rows,
                          long per, int c) {
-    vec_grad_partials<T, V, false>(part, dout, relu_out, NULL, in, save_mean, save_inv_std, rows, per, c);
+    vec_grad_partials<T, V, RELU_OUT>(part, dout, relu_out, NULL, in, save_mean, save_inv_std, rows, per, c);
 }
 
-/* din = gamma·inv_std/m · (m·dy - sum dy - xhat · sum dy·xhat), as in batchnorm.cu. BITS: the
- * ReLU's bitmask instead of its output (a compile-time choice: the register budget). */
-template <typename T, int V, bool BITS>
+/* din = gamma·inv_std/m · (m·dy - sum dy - xhat · sum dy·xhat), as in batchnorm.cu; RELU and
+ * relu_aux as vec_grad_partials's. */
+template <typename T, int V, int RELU>
 __global__ void __launch_bounds__(VEC_THREADS)
 vec_input_grad_kernel(T *__restrict__ din, const T *__restrict__ dout, const T *__restrict__ relu_out,
-                      const uint8_t *__restrict__ relu_bits, const T *__restrict__ in, const float *gamma, const double *totals, long m,
+                      const void *__restrict__ relu_aux, const T *__restrict__ in, const float *gamma, const double *totals, long m,
                       const float *save_mean, const float *save_inv_std, long rows, long per, int c) {
     int q = blockIdx.x * blockDim.x + threadIdx.x;
     if (q >= c / V) return;
-    float mean[V], inv_std[V], k[V], a[V], b[V];
+    const bool bits = RELU != RELU_OUT;
+    float mean[V], inv_std[V], k[V], a[V], b[V], sc[V], bi[V];
 #pragma unroll
     for (int j = 0; j < V; j++) {
         int ch = q * V + j;
         mean[j] = save_mean[ch], inv_std[j] = save_inv_std[ch];
         k[j] = gamma[ch] * inv_std[j] / m, a[j] = (float)totals[2 * ch], b[j] = (float)totals[2 * ch + 1];
     }
+    vec_sb_load<T, V, RELU>(sc, bi, (const T *)relu_aux, q, c);
     vec_grad_in<T, V> g[VEC_GRAD_ROWS_IN_FLIGHT];
     vec_rows<VEC_GRAD_ROWS_IN_FLIGHT>(
         rows, per,
         [&](int u, long r) {
-            vec_grad_load(g[u], dout, BITS ? NULL : relu_out, in, r * c + q * V, BITS ? relu_bits : NULL);
+            vec_grad_load(g[u], dout, bits ? NULL : relu_out, in, r * c + q * V,
+                          RELU == RELU_BITS ? (const uint8_t *)relu_aux : NULL);
         },
         [&](int u, long r) {
             act_vec<T, V> d;
+            vec_sb_bits<T, V, RELU>(g[u], sc, bi);
 #pragma unroll
             for (int j = 0; j < V; j++) {
                 float xhat = (rt_ld(g[u].x.e[j]) - mean[j]) * inv_std[j];
-                d.e[j] = rt_st<T>(k[j] * ((float)m * vec_dy(g[u], !BITS && relu_out != NULL, BITS, j) - a[j] -
+                d.e[j] = rt_st<T>(k[j] * ((float)m * vec_dy(g[u], !bits && relu_out != NULL, bits, j) - a[j] -
                                           xhat * b[j]));
             }
             vec_store<T, V>(din + r * c + q * V, d);
@@ -172,13 +205,13 @@ vec_stats_retire_kernel(double *part, unsigned *counters, float *save_mean, floa
     if (threadIdx.x == 0 && threadIdx.y == 0) counters[blockIdx.x] = 0;
 }
 
-template <typename T, int V, bool BITS>
+template <typename T, int V, int RELU>
 __global__ void __launch_bounds__(VEC_THREADS)
 vec_grads_retire_kernel(double *part, unsigned *counters, double *totals, float *dgamma, float *dbeta,
                         const T *__restrict__ dout, const T *__restrict__ relu_out,
-                        const uint8_t *__restrict__ relu_bits, const T *__restrict__ in, const float *save_mean,
+                        const void *__restrict__ relu_aux, const T *__restrict__ in, const float *save_mean,
                         const float *save_inv_std, long rows, long per, int c) {
-    vec_grad_partials<T, V, BITS>(part, dout, relu_out, relu_bits, in, save_mean, save_inv_std, rows, per, c);
+    vec_grad_partials<T, V, RELU>(part, dout, relu_out, relu_aux, in, save_mean, save_inv_std, rows, per, c);
     if (!vec_tile_retires(counters)) return;
     vec_tile_totals<V>(part, c, [&](int ch, double a, double b) { store_channel_totals(totals, dgamma, dbeta, ch, a, b); });
     if (threadIdx.x == 0 && threadIdx.y == 0) counters[blockIdx.x] = 0;
@@ -212,14 +245,14 @@ void cuda_batchnorm_backward_nhwc_retire(void *din, float *dgamma, float *dbeta,
     vec_tiles t = vec_tiles_of(rows, c, vec_suits(c, din, dout, relu_out, in));
     double *part = bn_partials((int)t.grid.y, c), *totals = bn_channel_totals(c);
     unsigned *counters = bn_retire_counters((int)t.grid.x);
-    RT_ACT_DISPATCH(ACT_VEC_DISPATCH(t.vec, VEC_CHANNELS, vec_grads_retire_kernel<T, V, false><<<t.grid, t.block, 0, rt_stream()>>>(
+    RT_ACT_DISPATCH(ACT_VEC_DISPATCH(t.vec, VEC_CHANNELS, vec_grads_retire_kernel<T, V, RELU_OUT><<<t.grid, t.block, 0, rt_stream()>>>(
                                                 part, counters, totals, dgamma, dbeta, (const T *)dout,
-                                                (const T *)relu_out, (const uint8_t *)NULL, (const T *)in, save_mean,
+                                                (const T *)relu_out, (const void *)NULL, (const T *)in, save_mean,
                                                 save_inv_std, rows, t.per, c)));
     CUDA_LAUNCHED();
     if (!din) return;
-    RT_ACT_DISPATCH(ACT_VEC_DISPATCH(t.vec, VEC_CHANNELS, vec_input_grad_kernel<T, V, false><<<t.grid, t.block, 0, rt_stream()>>>(
-                                                (T *)din, (const T *)dout, (const T *)relu_out, (const uint8_t *)NULL,
+    RT_ACT_DISPATCH(ACT_VEC_DISPATCH(t.vec, VEC_CHANNELS, vec_input_grad_kernel<T, V, RELU_OUT><<<t.grid, t.block, 0, rt_stream()>>>(
+                                                (T *)din, (const T *)dout, (const T *)relu_out, (const void *)NULL,
                                                 (const T *)in, gamma, totals, rows, save_mean, save_inv_std, rows,
                                                 t.per, c)));
     CUDA_LAUNCHED();
@@ -236,14 +269,36 @@ void cuda_batchnorm_backward_nhwc_bits(void *din, float *dgamma, float *dbeta, c
     vec_tiles t = vec_tiles_of(rows, c, vec_suits(c, din, dout, in));
     double *part = bn_partials((int)t.grid.y, c), *totals = bn_channel_totals(c);
     unsigned *counters = bn_retire_counters((int)t.grid.x);
-    RT_ACT_DISPATCH(ACT_VEC_DISPATCH(t.vec, VEC_CHANNELS, vec_grads_retire_kernel<T, V, true><<<t.grid, t.block, 0, rt_stream()>>>(
+    RT_ACT_DISPATCH(ACT_VEC_DISPATCH(t.vec, VEC_CHANNELS, vec_grads_retire_kernel<T, V, RELU_BITS><<<t.grid, t.block, 0, rt_stream()>>>(
                                                 part, counters, totals, dgamma, dbeta, (const T *)dout,
-                                                (const T *)NULL, relu_bits, (const T *)in, save_mean, save_inv_std,
+                                                (const T *)NULL, (const void *)relu_bits, (const T *)in, save_mean, save_inv_std,
                                                 rows, t.per, c)));
     CUDA_LAUNCHED();
     if (!din) return;
-    RT_ACT_DISPATCH(ACT_VEC_DISPATCH(t.vec, VEC_CHANNELS, vec_input_grad_kernel<T, V, true><<<t.grid, t.block, 0, rt_stream()>>>(
-                                                (T *)din, (const T *)dout, (const T *)NULL, relu_bits, (const T *)in,
+    RT_ACT_DISPATCH(ACT_VEC_DISPATCH(t.vec, VEC_CHANNELS, vec_input_grad_kernel<T, V, RELU_BITS><<<t.grid, t.block, 0, rt_stream()>>>(
+                                                (T *)din, (const T *)dout, (const T *)NULL, (const void *)relu_bits, (const T *)in,
+                                                gamma, totals, rows, save_mean, save_inv_std, rows, t.per, c)));
+    CUDA_LAUNCHED();
+}
+
+/* The retiring backward of a bn applied inside the next conv's prologue (ir_op.bn_in_conv): no
+ * ReLU output and no bits were written; the ReLU's condition is recomputed from x and the
+ * prologue's scale and bias ([2][c], activation type), so dy and x are all it reads. */
+void cuda_batchnorm_backward_nhwc_sbr(void *din, float *dgamma, float *dbeta, const void *dout, const void *scale_bias,
+                                      const void *in, const float *gamma, const float *save_mean,
+                                      const float *save_inv_std, int n, int c, int hw) {
+    long rows = (long)n * hw;
+    vec_tiles t = vec_tiles_of(rows, c, vec_suits(c, din, dout, in));
+    double *part = bn_partials((int)t.grid.y, c), *totals = bn_channel_totals(c);
+    unsigned *counters = bn_retire_counters((int)t.grid.x);
+    RT_ACT_DISPATCH(ACT_VEC_DISPATCH(t.vec, VEC_CHANNELS, vec_grads_retire_kernel<T, V, RELU_SB><<<t.grid, t.block, 0, rt_stream()>>>(
+                                                part, counters, totals, dgamma, dbeta, (const T *)dout,
+                                                (const T *)NULL, scale_bias, (const T *)in, save_mean, save_inv_std,
+                                                rows, t.per, c)));
+    CUDA_LAUNCHED();
+    if (!din) return;
+    RT_ACT_DISPATCH(ACT_VEC_DISPATCH(t.vec, VEC_CHANNELS, vec_input_grad_kernel<T, V, RELU_SB><<<t.grid, t.block, 0, rt_stream()>>>(
+                                                (T *)din, (const T *)dout, (const T *)NULL, scale_bias, (const T *)in,
                                                 gamma, totals, rows, save_mean, save_inv_std, rows, t.per, c)));
     CUDA_LAUNCHED();
 }
@@ -291,8 +346,8 @@ void cuda_batchnorm_backward_nhwc(void *din, float *dgamma, float *dbeta, const 
     if (!din) sync = 0;   /* dgamma and dbeta are this rank's share: only din needs every rank's sums */
     const double *totals = bn_finish_grads(dgamma, dbeta, part, (int)t.grid.y, c, &m, sync);
     if (!din) return;
-    RT_ACT_DISPATCH(ACT_VEC_DISPATCH(t.vec, VEC_CHANNELS, vec_input_grad_kernel<T, V, false><<<t.grid, t.block, 0, rt_stream()>>>(
-                                                (T *)din, (const T *)dout, (const T *)relu_out, (const uint8_t *)NULL,
+    RT_ACT_DISPATCH(ACT_VEC_DISPATCH(t.vec, VEC_CHANNELS, vec_input_grad_kernel<T, V, RELU_OUT><<<t.grid, t.block, 0, rt_stream()>>>(
+                                                (T *)din, (const T *)dout, (const T *)relu_out, (const void *)NULL,
                                                 (const T *)in, gamma, totals, m, save_mean, save_inv_std, rows, t.per,
                                                 c)));
     CUDA_LAUNCHED();

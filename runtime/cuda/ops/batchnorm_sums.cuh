@@ -41,8 +41,9 @@ double *bn_channel_totals(int c);
 unsigned *bn_retire_counters(int tiles);
 
 /* Channel ch's batch statistics from the sums of d = x - running_mean over m values (the
- * running mean read before it is updated), and torch's running-stat update. */
-__device__ static inline void finish_channel_stats(float *save_mean, float *save_inv_std, float *running_mean,
+ * running mean read before it is updated), and torch's running-stat update. Returns the saved
+ * {mean, inv_std} too, for a caller that derives more from them without reading them back. */
+__device__ static inline float2 finish_channel_stats(float *save_mean, float *save_inv_std, float *running_mean,
                                                    float *running_var, int ch, double sum, double sq, long m,
                                                    float momentum, float eps) {
     double shifted = sum / m, mean = running_mean[ch] + shifted, var = sq / m - shifted * shifted;
@@ -52,6 +53,7 @@ __device__ static inline void finish_channel_stats(float *save_mean, float *save
     double unbiased = m > 1 ? var * m / (m - 1) : var;
     running_mean[ch] = (float)((1 - momentum) * running_mean[ch] + momentum * mean);
     running_var[ch] = (float)((1 - momentum) * running_var[ch] + momentum * unbiased);
+    return make_float2((float)mean, (float)(1.0 / sqrt(var + eps)));
 }
 
 /* Channel ch's totals [c][2], and as floats dgamma = the second and dbeta = the first (each

@@ -338,6 +338,25 @@ void cuda_conv2d_forward(const rt_cuda_conv *c, void *out, const void *in, const
                                         workspace_bytes - c->dw_scratch, &zero, c->y, out));
 }
 
+/* For conv_bn_wgrad.cu's fused weight gradient (a graph that writes the 16-bit KRSC gradient
+ * where cudnnConvolutionBackwardFilter would): that buffer at the workspace's top (NULL where
+ * the layer has none), its conversion into the FP32 KCRS gradient, and the data gradient
+ * alone, as cuda_conv2d_backward runs them. */
+void *rt_cuda_conv_dw_scratch(const rt_cuda_conv *c) {
+    return c->dw_scratch ? (void *)((char *)workspace + workspace_bytes - c->dw_scratch) : NULL;
+}
+void cuda_conv2d_dweight_from_krsc(const rt_cuda_conv *c, float *dweight, const void *dw) {
+    long nw = weight_elems(&c->s);
+    RT_ACT_DISPATCH(krsc_to_kcrs_kernel<T><<<rt_blocks(nw), RT_THREADS, 0, rt_stream()>>>(
+        dweight, (const T *)dw, nw, c->s.c / c->s.groups, c->s.kh * c->s.kw));
+    CUDA_LAUNCHED();
+}
+static void backward_data(const rt_cuda_conv *c, void *din, const void *dout, const void *weight);
+void cuda_conv2d_backward_data(const rt_cuda_conv *c, void *din, const void *dout, const void *weight) {
+    if (c->forward_only || c->depthwise || !c->nhwc) rt_die("conv2d: internal: a data gradient alone of a layer without one");
+    backward_data(c, din, dout, weight);
+}
+
 void cuda_conv2d_backward(const rt_cuda_conv *c, void *din, float *dweight, const void *dout, const void *in,
                           const void *weight) {
     const float one = 1.0f, zero = 0.0f;
@@ -357,14 +376,14 @@ void cuda_conv2d_backward(const rt_cuda_conv *c, void *din, float *dweight, cons
     CUDNN_CHECK(cudnnConvolutionBackwardFilter(rt_cudnn(), &one, c->x, in, c->y, dout, c->conv, c->bwd_filter,
                                                workspace, ws, &zero, c->w, dw));
     long nw = weight_elems(&c->s);
-    if (c->nhwc) {
-        RT_ACT_DISPATCH(krsc_to_kcrs_kernel<T><<<rt_blocks(nw), RT_THREADS, 0, rt_stream()>>>(
-            dweight, (const T *)dw, nw, c->s.c / c->s.groups, c->s.kh * c->s.kw));
-        CUDA_LAUNCHED();
-    } else if (c->dw_scratch) {
-        rt_cuda_from_act(dweight, dw, nw);
-    }
-    if (!din) return;
+    if (c->nhwc) cuda_conv2d_dweight_from_krsc(c, dweight, dw);
+    else if (c->dw_scratch) rt_cuda_from_act(dweight, dw, nw);
+    if (din) backward_data(c, din, dout, weight);
+}
+
+static void backward_data(const rt_cuda_conv *c, void *din, const void *dout, const void *weight) {
+    const float one = 1.0f, zero = 0.0f;
+    size_t ws = workspace_bytes - c->dw_scratch;
     if (c->no_din) rt_die("conv2d: backward asked for din of a layer selected without it");
     /* din_add: din already holds another consumer's gradient; cuDNN adds to it (beta = 1),
      * which saves a scratch tensor and an accumulate kernel's pass over both. */
