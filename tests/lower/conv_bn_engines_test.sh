@@ -56,7 +56,7 @@ for v in FP16 BF16 off nosbr; do
   "$TRAINC" build "$spec" -o "$out/ex_$v" --backend cuda --layout nhwc --emit-only $flag > "$out/ex_$v.log" 2>&1 ||
     { fail "build --emit-only $v"; continue; }
   "$TRAINC" show --gpu-cost --layout nhwc $flag "$spec" > "$out/ex_$v.txt" 2>&1
-  listed=$(count ' conv+genstats (' "$out/ex_$v.txt"); sbr=$(count 'ConvBNfprop scale+bias+ReLU' "$out/ex_$v.txt")
+  listed=$(count 'conv+genstats (' "$out/ex_$v.txt"); sbr=$(count 'ConvBNfprop scale+bias+ReLU' "$out/ex_$v.txt")
   emitted=$(count '^ *cuda_conv_bn_forward' "$out/ex_$v.src/model.c"); stats=$(count '^ *cuda_conv_bn_stats' "$out/ex_$v.src/model.c")
   pro=$(count 'cuda_conv_bn_forward_sbr(' "$out/ex_$v.src/model.c"); bwd=$(count 'cuda_batchnorm_backward_nhwc_sbr(' "$out/ex_$v.src/model.c")
   wg=$(count 'cuda_conv_bn_backward_sbr(' "$out/ex_$v.src/model.c")
