@@ -119,6 +119,57 @@ static void show_memory(FILE *out, const run_config *r, show_plan p) {
             p.naive / 1048576.0, p.naive, (long long)r->train.batch_per_rank);
 }
 
+/* The optimizer and the settings that change its update, in the spec's terms: the forms that
+ * differ from torch's (Caffe's, TF's, the forks' LARC) named, so two runs' lines tell them apart. */
+static void optimizer_text(char *buf, size_t cap, const run_config *r) {
+    char a[32], b[32], c[32], d[32];
+    int n = snprintf(buf, cap, "%s", optimizer_names[r->optimizer]);
+#define ADD(...) (n += snprintf(buf + n, n < (int)cap ? cap - (size_t)n : 0, __VA_ARGS__))
+    show_format_float(d, sizeof d, r->weight_decay);
+    switch (r->optimizer) {
+    case RUN_OPT_SGD:
+        show_format_float(a, sizeof a, r->momentum);
+        ADD(", momentum %s%s", a, r->nesterov ? " (Nesterov)" : "");
+        if (r->dampening != 0) show_format_float(b, sizeof b, r->dampening), ADD(", dampening %s", b);
+        ADD(", weight decay %s", d);
+        if (r->lr_in_velocity) ADD(", Caffe's form (the LR inside the velocity)");
+        if (r->larc != RT_LARC_NONE) {
+            show_format_float(b, sizeof b, r->larc_eta);
+            if (r->larc_intel) ADD(", Intel Caffe's local LR (local_gw_ratio %s)", b);
+            else ADD(", NVCaffe's LARC (%s, eta %s)", r->larc == RT_LARC_CLIP ? "clip" : "scale", b);
+        }
+        if (r->warmup_momentum_correction) ADD(", Intel Caffe's warmup momentum correction");
+        break;
+    case RUN_OPT_LARS:
+        show_format_float(a, sizeof a, r->momentum), show_format_float(b, sizeof b, r->eta);
+        ADD(", momentum %s, trust coefficient %s, weight decay %s", a, b, d);
+        break;
+    case RUN_OPT_ADAMW:
+    case RUN_OPT_LAMB:
+        show_format_float(a, sizeof a, r->beta1), show_format_float(b, sizeof b, r->beta2);
+        show_format_float(c, sizeof c, r->adam_eps);
+        ADD(", betas (%s, %s), eps %s, weight decay %s", a, b, c, d);
+        if (r->optimizer == RUN_OPT_ADAMW && r->adam_caffe_form) ADD(", Caffe's form (L2 decay in the gradient)");
+        if (r->optimizer == RUN_OPT_LAMB) {
+            show_format_float(a, sizeof a, r->lamb_max_grad_norm);
+            ADD(", gradient norm clipped at %s%s", a, r->lamb_trust_clip ? ", trust ratio clipped at 1" : "");
+        }
+        break;
+    case RUN_OPT_RMSPROP:
+        show_format_float(a, sizeof a, r->rms_alpha), show_format_float(b, sizeof b, r->rms_eps);
+        show_format_float(c, sizeof c, r->momentum);
+        ADD(", alpha %s, eps %s, momentum %s, weight decay %s%s", a, b, c, d, r->rms_tf ? ", TF's form" : "");
+        break;
+    case RUN_OPT_ADAGRAD:
+    case RUN_OPT_ADADELTA:
+        show_format_float(b, sizeof b, r->adaptive_eps);
+        if (r->optimizer == RUN_OPT_ADADELTA) show_format_float(a, sizeof a, r->adaptive_decay), ADD(", rho %s", a);
+        ADD(", eps %s, weight decay %s", b, d);
+        break;
+    }
+#undef ADD
+}
+
 static void show_run(FILE *out, const run_config *r, show_plan plan) {
     if (!r->has_run) {
         fputs("\nrun: (no data.train or no solver: nothing to summarize)\n", out);
@@ -160,9 +211,11 @@ static void show_run(FILE *out, const run_config *r, show_plan plan) {
     fprintf(out, "  schedule          %s%s, updated per %s\n", rt_lr_kind_name(r->lr.kind), span,
             r->lr.stepping == RT_LR_PER_ITERATION ? "step" : "epoch");
     show_lr_points(out, &r->lr);
+    char opt[512];
+    optimizer_text(opt, sizeof opt, r);
     show_format_float(v, sizeof v, r->label_smoothing);
-    fprintf(out, "  optimizer         %s, label smoothing %s%s\n", optimizer_names[r->optimizer], v,
-            r->exempt_norm ? ", no weight decay on norms" : "");
+    fprintf(out, "  optimizer         %s, label smoothing %s%s\n", opt, v,
+            r->exempt_norm ? ", no weight decay on norms" : r->exempt_bn_bias ? ", no weight decay on norm parameters and biases" : "");
     show_ema(out, r);
     if (r->eval_h)
         fprintf(out, "  eval resolution   %lldx%lld (data.val's crop; the net trains at net.input_shape)\n",
