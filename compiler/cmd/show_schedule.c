@@ -118,7 +118,9 @@ static void cuda_op(const schedule *s, const ir_op *op, choices *c) {
                    "(its output never written, save where cuDNN refuses the graph); the backward recomputes the "
                    "ReLU from its input%s", "");
         if (op->bn_in_pool)
-            say(c, "applied with its ReLU inside max pooling \"%s\" (its output never written)", s->net.ops[op - s->net.ops + 1].name);
+            say(c, "applied with its ReLU inside max pooling \"%s\" (its output never written); its backward "
+                   "gathers dy from the pooling's gradient and byte argmax in both passes (the pooling has no "
+                   "backward launch, the bn's output gradient is never written)", s->net.ops[op - s->net.ops + 1].name);
         if (op->relu_mask) say(c, "writes a ReLU bitmask; the backward reads the bits%s", "");
         if (op->bn_bwd_in_add) say(c, "backward inside the add's two-pass backward%s", "");
         break;
@@ -136,7 +138,8 @@ static void cuda_op(const schedule *s, const ir_op *op, choices *c) {
         break;
     case IR_MAXPOOL:
         if (op->pool_bn >= 0)
-            say(c, "applies bn \"%s\" and its ReLU in the same pass (bn_relu_maxpool_nhwc.cu: out, argmax and the bn's bits)",
+            say(c, "applies bn \"%s\" and its ReLU in the same pass (bn_relu_maxpool_nhwc.cu: out, a byte argmax (the "
+                   "window offset) and the bn's bits); backward: inside the bn's",
                 net->ops[op->pool_bn].name);
         break;
     case IR_ATTENTION:

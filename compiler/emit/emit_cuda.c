@@ -481,6 +481,12 @@ static void backward_op(emitter *e, int j) {
                     din, id, id, o, id, in, id, id, id, op->c, op->c, ir_hw(op));
             break;
         }
+        if (op->bn_in_pool) {   /* the max pooling's backward gathered in both passes (lower.c choose_bn_pool) */
+            const char *p = net->ops[j + 1].ident;
+            fprintf(out, "    cuda_batchnorm_backward_nhwc_pool(%s, %s_dweight, %s_dbias, %s_dout, %s_saved, %s_bits, %s, %s_weight, %s_saved, %s_saved + %d, &%s_shape);\n",
+                    din, id, id, p, p, id, in, id, id, id, op->c, p);
+            break;
+        }
         if (ir_has_mask(net, j)) {   /* the ReLU's bits, not its output (--no-relu-mask: the output) */
             fprintf(out, "    cuda_batchnorm_backward_nhwc_bits(%s, %s_dweight, %s_dbias, %s, %s_bits, %s, %s_weight, %s_saved, %s_saved + %d, BATCH, %d, %ld);\n",
                     din, id, id, o, id, in, id, id, id, op->c, op->c, ir_hw(op));

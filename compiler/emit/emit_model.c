@@ -105,7 +105,7 @@ static void emit_layout(emitter *e) {
             break;
         case T_SAVED:
             fprintf(out, "#define %s_saved ((%s *)(arena + %ld))\n", op->ident,
-                    op->kind == IR_MAXPOOL ? "int32_t" : "float", ts->offset);
+                    op->kind != IR_MAXPOOL ? "float" : op->pool_bn >= 0 ? "uint8_t" : "int32_t", ts->offset);
             if (op->bn_in_conv)   /* after mean and inv std: the next conv's prologue's scale and bias */
                 fprintf(out, "#define %s_scale_bias ((%s *)(arena + %ld))  /* [2][%d] */\n", op->ident, act,
                         ts->offset + 2L * op->c * (long)sizeof(float), op->c);

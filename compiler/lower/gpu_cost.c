@@ -400,8 +400,8 @@ static void forward(walk *w, int i) {
         break;
     }
     case IR_MAXPOOL:
-        if (op->pool_bn >= 0) {   /* bn_relu_maxpool_nhwc.cu: the bn's input and 4 vectors in; out, argmax, the bn's bits */
-            add(w, "bn_relu_maxpool_nhwc_kernel", i, 0, GK_KERNEL, x + 4 * c4, y + 4.0 * (y / w->eb) + mask_bytes(w, op->pool_bn),
+        if (op->pool_bn >= 0) {   /* bn_relu_maxpool_nhwc.cu: the bn's input and 4 vectors in; out, the byte argmax, the bn's bits */
+            add(w, "bn_relu_maxpool_nhwc_kernel", i, 0, GK_KERNEL, x + 4 * c4, y + y / w->eb + mask_bytes(w, op->pool_bn),
                 2.0 * x / w->eb, 1);
             break;
         }
@@ -577,6 +577,10 @@ static void backward(walk *w, int j) {
          * ReLU recomputed from x and the prologue's scale and bias */
         double sb = op->bn_in_conv ? 2.0 * op->c * w->eb : 0;
         double tensors = dy + (ir_has_mask(net, j) ? mask_bytes(w, j) : op->act && !op->bn_in_conv ? dy : 0) + x + sb;
+        /* applied inside the max pooling after it (bn_in_pool): each pass gathers dy from the
+         * pooling's gradient and byte argmax (every pooled element wins somewhere, so both are
+         * read whole) instead of reading the bn's output gradient */
+        if (op->bn_in_pool) tensors += out_bytes(w, j + 1) + out_bytes(w, j + 1) / w->eb - dy;
         if (op->bn_in_conv) bk.input_grad = "vec_input_grad_kernel";
         if (ir_has_mask(net, j))   /* the bits go through the vectorized kernels alone */
             bk.input_grad = "vec_input_grad_kernel";

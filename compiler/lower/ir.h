@@ -159,8 +159,10 @@ typedef struct {
      * a bitmask whose one reader is a 3x3 stride-2 pad-1 max pooling (the ResNet stem): on the
      * bn, bn_in_pool, its apply runs inside the pooling's kernel and its output is never
      * written (no tensor: the pooling reads the bn's input); on that pooling, pool_bn = the bn's
-     * index (bn_relu_maxpool_nhwc.cu writes the pooled output, argmax and the bn's bits), else
-     * -1. The backward is the unfused one (the pooling's argmax, the bn's bits and input). */
+     * index (bn_relu_maxpool_nhwc.cu writes the pooled output, a byte argmax and the bn's bits),
+     * else -1. The pooling then has no backward of its own: the bn's two passes gather dy from
+     * its output gradient and argmax (cuda_batchnorm_backward_nhwc_pool), and the bn's output
+     * has no gradient tensor (plan.c). */
     int bn_in_pool, pool_bn;
     /* CUDA channels-last BF16/FP16: cuDNN's fused conv engine for a conv whose one reader is a
      * training bn (fuse_conv_bn.c decides). On the conv: conv_bn, the engine (IR_CONV_BN_*), or

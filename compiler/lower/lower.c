@@ -180,9 +180,11 @@ static int choose_relu_mask(ir_net *net) {
 /* CUDA channels-last: a bn with a fused ReLU writing its bitmask (relu_mask), whose output only
  * a 3x3 stride-2 pad-1 max pooling reads (ResNet's stem: bn1 -> relu -> maxpool), is applied
  * inside the pooling's kernel (bn_relu_maxpool_nhwc.cu), which reads the bn's input once and
- * writes the pooled output, its argmax and the bn's bits: the normalized tensor, four times the
- * pooled one, is neither written nor read back. The backward is unchanged (the pooling's from
- * its argmax, the bn's from its bits and input), which is why the bits are required. Even
+ * writes the pooled output, its argmax (the window offset, a byte) and the bn's bits: the
+ * normalized tensor, four times the pooled one, is neither written nor read back. The
+ * backward is the bn's (from its bits and input) with the pooling's folded in: both passes
+ * gather dy from the pooled gradient and the argmax, so the bn's output gradient is neither
+ * written nor read either (batchnorm_nhwc_vec.cu cuda_batchnorm_backward_nhwc_pool). Even
  * input extents (each input position in exactly one window's share of the bits) and C % 8 == 0
  * (a mask byte a thread), as cuda_bn_relu_maxpool_fits checks again. */
 static int choose_bn_pool(ir_net *net) {

@@ -35,13 +35,22 @@ static int backward_reads_output(const ir_op *op) {
     return ir_ops[op->kind].backward_reads_output || (op->act && !op->relu_mask && !op->bn_in_conv);
 }
 
+/* A max pooling with the bn before it applied inside (lower.c choose_bn_pool; pool_bn is set
+ * only after ir_build's first plan, so the bn's flag is asked too): its argmax is a byte an
+ * element, and its backward is that bn's. */
+static int pool_folded(const ir_net *net, const ir_op *op) {
+    return op->kind == IR_MAXPOOL && op->pool_bn >= 0 && net->ops[op->pool_bn].bn_in_pool;
+}
+
 static long saved_bytes(const ir_net *net, const ir_op *op) {
     switch (op->kind) {
     /* mean and inv std (FP32); applied inside its conv, then that conv's prologue's scale and bias
      * (activation type, fuse_conv_bn.c) */
     case IR_BN: return 2L * op->c * (long)sizeof(float) + (op->bn_in_conv ? 2L * op->c * net->act_bytes : 0);
     case IR_LN: return 2L * net->batch * op->h * op->w * (long)sizeof(float);
-    case IR_MAXPOOL: return (long)net->batch * op->c * op->h * op->w * (long)sizeof(int32_t);
+    /* the argmax: int32 positions; with the bn before it applied inside (pool_bn), the window
+     * offsets, a byte each, that only that bn's backward reads (lower.c choose_bn_pool) */
+    case IR_MAXPOOL: return (long)net->batch * op->c * op->h * op->w * (pool_folded(net, op) ? 1L : (long)sizeof(int32_t));
     case IR_LRN: return (long)net->batch * op->c * op->h * op->w * (long)sizeof(float);
     /* attention: per image the projected queries, keys and values [T, 3C], the heads' outputs
      * before the out-projection [T, C] and each row's log-sum-exp [heads, T] (FP32), from which
@@ -289,6 +298,7 @@ void ir_plan(ir_net *net) {
      * the producer's backward. */
     for (int i = 0; i < L && !net->forward_only; i++) {
         if (net->ops[i].kind == IR_FLATTEN || net->ops[i].kind == IR_STOP_GRADIENT) continue;   /* no reader writes it */
+        if (net->ops[i].bn_in_pool) continue;   /* its backward gathers dy from the pooling's gradient */
         int t = add_tensor(net, T_GRAD, i, ir_value_elems(net, i + 1) * (long)net->act_bytes, BWD(i), BWD(i));
         net->grad_of[i + 1] = t;
     }
@@ -320,6 +330,11 @@ void ir_plan(ir_net *net) {
             else if (ir_ops[op->kind].backward_reads_input && (k == 0 || op->kind == IR_MUL))
                 extend(act, BWD(j));   /* never a fused bn; mul reads both its inputs */
             if (net->ops[v - 1].kind == IR_STOP_GRADIENT) continue;   /* GRAD_NONE: it passes none back */
+            if (pool_folded(net, op)) {   /* no backward: the bn's reads this pooling's gradient and argmax */
+                extend(&net->tensors[net->grad_of[j + 1]], BWD(v - 1));
+                extend(&net->tensors[net->saved_of[j]], BWD(v - 1));
+                continue;
+            }
             extend(&net->tensors[net->grad_of[v]], BWD(j));
             ir_grad_route *route = &net->route[j * IR_MAX_INPUTS + k];
             if (!grad_written[v] && v != last_value && !ir_is_head_value(net, v)) *route = GRAD_WRITE;

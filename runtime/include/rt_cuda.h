@@ -422,11 +422,18 @@ void cuda_maxpool2d_backward_nhwc(void *din, const void *dout, const int32_t *ar
                                   const rt_pool_shape *s);
 /* A bn's apply + ReLU and the 3x3 stride-2 pad-1 max pooling that alone reads them, in one
  * channels-last pass (bn_relu_maxpool_nhwc.cu; lower.c ir_op.bn_in_pool): from the bn's input
- * and statistics, the pooled output and argmax as cuda_maxpool2d_forward_nhwc's, and the ReLU's
+ * and statistics, the pooled output as cuda_maxpool2d_forward_nhwc's, its argmax as each
+ * winner's window offset ki * 3 + kj (a byte an element), and the ReLU's
  * bitmask over the bn's output as its bits apply writes it (bits NULL: none). s: the pooling's
  * shape; cuda_bn_relu_maxpool_fits says which it takes (even extents, C % 8 == 0). */
 int cuda_bn_relu_maxpool_fits(const rt_pool_shape *s);
-void cuda_bn_relu_maxpool_forward_nhwc(void *out, int32_t *argmax, uint8_t *bits, const void *in, const float *gamma,
+/* Its backward: the pooling's folded into the bn's two retiring passes (batchnorm_nhwc_vec.cu),
+ * each gathering the bn's output gradient from pool_dout and the byte argmax itself. */
+void cuda_batchnorm_backward_nhwc_pool(void *din /*or NULL*/, float *dgamma, float *dbeta, const void *pool_dout,
+                                       const uint8_t *argmax, const uint8_t *relu_bits, const void *in,
+                                       const float *gamma, const float *save_mean, const float *save_inv_std,
+                                       const rt_pool_shape *s);
+void cuda_bn_relu_maxpool_forward_nhwc(void *out, uint8_t *argmax, uint8_t *bits, const void *in, const float *gamma,
                                        const float *beta, const float *mean, const float *inv_std,
                                        const rt_pool_shape *s);
 void cuda_global_avgpool_forward_nhwc(void *out, const void *in, int n, int c, int hw);

@@ -2,11 +2,15 @@
 # The stem's bn + ReLU + max pooling in one pass (lower.c choose_bn_pool, bn_relu_maxpool_nhwc.cu)
 # in whole trainers under the emulator: a ResNet-style stem (conv, bn, ReLU, 3x3 stride-2 pad-1
 # max pooling) and a block after it, BF16 --layout nhwc, built by default and with --no-bn-pool
-# (the generated bn apply writes the bn's output, the pooling reads it back), 4 steps each. The
-# two do the same arithmetic in the same order (the fused kernel's bn values, their rounding,
-# the window's first maximum and the bits are the unfused kernels'), so the losses and the
-# final parameters must be equal, bit for bit; the default build's plan has no tensor for the
-# bn's output and its model.c calls the fused kernel where --no-bn-pool's calls the two. The
+# (the generated bn apply writes the bn's output, the pooling reads it back; the pooling's
+# backward writes the bn's output gradient, the bn's reads it), 4 steps each. The two do the
+# same arithmetic in the same order (the fused kernel's bn values, their rounding, the
+# window's first maximum and the bits are the unfused kernels'; the bn's backward gathers dy
+# from the pooled gradient and the byte argmax in the pooling backward's order and rounds it
+# as that stores it), so the losses and the final parameters must be equal, bit for bit; the
+# default build's plan has no tensor for the bn's output nor its gradient, and its model.c
+# calls the fused forward and the fused backward (cuda_batchnorm_backward_nhwc_pool, no
+# pooling backward) where --no-bn-pool's calls the two each way. The
 # kernel's own values are checked against the CPU ops by test_ops_gpu (whose mutants.sh
 # bn-pool-shift and bn-pool-bits fail it); here any value it computes otherwise than the
 # unfused kernels shows as differing parameters.
@@ -45,6 +49,14 @@ if run fused && run apart --no-bn-pool; then
     ! grep -q 'cuda_bn_relu_maxpool_forward_nhwc(' "$out/apart.src/model.c" &&
     grep -q 'fused_stem_bn_apply(' "$out/apart.src/model.c" && ! grep -q 'fused_stem_bn_apply(' "$out/fused.src/model.c" ||
     fail "model.c: the fused stem kernel is not (only) in the default build"
+  grep -q 'cuda_batchnorm_backward_nhwc_pool(' "$out/fused.src/model.c" &&
+    ! grep -q 'cuda_maxpool2d_backward_nhwc(' "$out/fused.src/model.c" &&
+    grep -q 'cuda_maxpool2d_backward_nhwc(' "$out/apart.src/model.c" &&
+    ! grep -q 'cuda_batchnorm_backward_nhwc_pool(' "$out/apart.src/model.c" ||
+    fail "model.c: the stem's backward is not folded (only) in the default build"
+  grads() { awk '$1 == "grad" || $1 == "T_GRAD"' "$1" | wc -l; }
+  [ "$(grads "$out/fused.src/plan.txt")" -lt "$(grads "$out/apart.src/plan.txt")" ] ||
+    fail "plan: the default build still plans the bn's output gradient ($(grads "$out/fused.src/plan.txt") gradient tensors, --no-bn-pool $(grads "$out/apart.src/plan.txt"))"
   acts() { awk '$1 == "act" || $1 == "T_ACT"' "$1" | wc -l; }
   [ "$(acts "$out/fused.src/plan.txt")" -lt "$(acts "$out/apart.src/plan.txt")" ] ||
     fail "plan: the default build still plans the bn's output ($(acts "$out/fused.src/plan.txt") activation tensors, --no-bn-pool $(acts "$out/apart.src/plan.txt"))"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Shows the emulator catching broken CUDA code: each mutant is a copy of one runtime file
 # with one deliberate mistake, compiled by emu-nvcc and linked ahead of libtrainrt_cuda into
-# tests/gpu/test_ops_gpu, which must then fail. Not part of `make test` (32 relinks and
+# tests/gpu/test_ops_gpu, which must then fail. Not part of `make test` (35 relinks and
 # runs, several minutes); run after `make emu`:  bash tests/emu/mutants.sh
 #   index:    relu.cu writes out[i + 1] (ASan: heap-buffer-overflow, with the line)
 #   barrier:  cuda_common.cuh's block_sum without its second __syncthreads (thread 0 reads
@@ -52,6 +52,10 @@
 #             test_ops_gpu's bn + relu + maxpool checks fail)
 #   bn-pool-bits: bn_relu_maxpool_nhwc.cu drops the last bit of each mask byte (the bits check
 #             fails)
+#   bn-pool-gather: batchnorm_nhwc_vec.cu's stem backward (the pooling's gather folded into
+#             the bn's passes) takes only the first window row of an input position that two
+#             windows overlap (the other's gradient dropped: test_ops_gpu's fused stem backward
+#             checks fail)
 #   sdpa-scale: attention_sdpa.cu hands cuDNN's fused attention a scale of 1, not 1/sqrt(head)
 #             (the dropped scale: test_ops_gpu's fused attention checks fail in BF16 and FP16)
 #   sdpa-key: attention_sdpa.cu's backward writes dK over dQ (dQ lost)
@@ -147,6 +151,8 @@ mutant bn-pool-shift ops/bn_relu_maxpool_nhwc.cu 's/float r = rt_ld\(v\.e\[j\]\)
   ops/bn_relu_maxpool_nhwc.cu "FAIL .*bn + relu + maxpool"
 mutant bn-pool-bits ops/bn_relu_maxpool_nhwc.cu 's/bits\[\(img \+ me\) \* cv \+ q\] = \(uint8_t\)m;/bits[(img + me) * cv + q] = (uint8_t)(m \& 0x7fu);/' \
   ops/bn_relu_maxpool_nhwc.cu "FAIL .*bn + relu + maxpool.*bits"
+mutant bn-pool-gather ops/batchnorm_nhwc_vec.cu 's/for \(int oy = y0; oy <= y1; oy\+\+\)/for (int oy = y0; oy <= y0; oy++)/' \
+  ops/batchnorm_nhwc_vec.cu "FAIL .*bn + relu + maxpool.*backward"
 mutant sdpa-scale ops/attention_sdpa.cu 's/a->scale = \(float\)\(1\.0 \/ sqrt\(\(double\)\(c \/ heads\)\)\);/a->scale = 1.0f;/' \
   ops/attention_sdpa.cu "FAIL .*attention sdpa"
 mutant sdpa-key ops/attention_sdpa.cu 's/do16, dq16, dq16 \+ c \* e,/do16, dq16, dq16,/' ops/attention_sdpa.cu \

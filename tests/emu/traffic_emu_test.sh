@@ -18,8 +18,9 @@
 # feeding a bn, each basic block's conv2 with bn1 + ReLU in its prologue and ConvBNwgrad in its
 # backward; with --no-conv-genstats, and with --no-conv-sbr; fused and unfused trainers' losses
 # compared in both precisions), and ResNet-50 at batch 2 on 32x32 inputs in BF16 channels-last
-# (its stem's bn + ReLU + max pooling in one pass, bn_relu_maxpool_nhwc_kernel; --no-bn-pool
-# runs the two kernels the other checks count), each built
+# (its stem's bn + ReLU + max pooling in one pass, bn_relu_maxpool_nhwc_kernel, and the
+# pooling's backward gathered inside bn1's two backward passes; --no-bn-pool runs the two
+# kernels each way that the other checks count), each built
 # through the emulator's traffic build (make emu-traffic) and run for one profiled step
 # (TRAINC_CUDA_PROFILE_STEP=1, EMU_TRAFFIC=FILE): `trainc show --gpu-cost` must name every
 # kernel and library call of that step in launch order with exactly the bytes read and

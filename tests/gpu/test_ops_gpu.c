@@ -1629,6 +1629,59 @@ static void test_bn_add_relu_backward(int n, int c, int hw, int proj, int relu, 
     free(want), free(got), free(gzh), free(dy), rt_cuda_free(f);
 }
 
+/* That stem's backward with the pooling's folded into the bn's passes
+ * (cuda_batchnorm_backward_nhwc_pool, reading the fused forward's byte argmax and bits), for a
+ * random pooled gradient: against the CPU's max pooling backward (from the argmax of the
+ * values the GPU stored, v: NHWC, rounded), ReLU backward and bn backward within TOL; and bit
+ * for bit against the GPU's unfused path (the bn's apply, the int32 max pooling forward and
+ * backward, then the bits backward), whose gradient it gathers and rounds the same way. */
+static void test_bn_maxpool_backward(const char *tag, const rt_pool_shape *ps, const float *x, const float *v,
+                                     const float *g, const float *b, const float *m, const float *is, void *gx,
+                                     const uint8_t *gam, const uint8_t *gbits, float *gg, float *gb, float *gm,
+                                     float *gs) {
+    int n = ps->n, c = ps->c;
+    long hw = (long)ps->h * ps->w, ohw = (long)ps->oh * ps->ow, total = (long)n * c * hw, pooled = (long)n * c * ohw;
+    char what[200];
+    float *dp = host_act(pooled, 1), *vn = rt_xmalloc(total * 4), *p2 = rt_xmalloc(pooled * 4);
+    float *dyf = rt_xmalloc(total * 4), *dx = rt_xmalloc(total * 4), *dg = rt_xmalloc(c * 4), *dbt = rt_xmalloc(c * 4);
+    int32_t *am2 = rt_xmalloc(pooled * 4);
+    for (int i = 0; i < n; i++)   /* v back to [n][c][hw] for the CPU ops */
+        for (int ch = 0; ch < c; ch++)
+            for (long q = 0; q < hw; q++) vn[((long)i * c + ch) * hw + q] = v[((long)i * hw + q) * c + ch];
+    maxpool2d_forward(p2, am2, vn, ps);
+    maxpool2d_backward(dyf, dp, am2, ps);
+    round_act(dyf, total);   /* the unfused pooling stores its gradient in the activation type */
+    for (long i = 0; i < total; i++) dyf[i] = vn[i] > 0.0f ? dyf[i] : 0.0f;
+    batchnorm_backward(dx, dg, dbt, dyf, x, g, b, m, is, n, c, (int)hw, RT_ACT_NONE);
+    float *dph = nhwc_of(dp, n, c, ohw);
+    void *gdp = act_from(dph, pooled), *gdx = act_zero(total), *gdx2 = act_zero(total);
+    float *gdg = dev_zero(c), *gdb = dev_zero(c), *gdg2 = dev_zero(c), *gdb2 = dev_zero(c);
+    cuda_batchnorm_backward_nhwc_pool(gdx, gdg, gdb, gdp, gam, gbits, gx, gg, gm, gs, ps);
+    snprintf(what, sizeof what, "%s backward dinput", tag), compare_act(what, gdx, nhwc_of(dx, n, c, hw), total, TOL);
+    snprintf(what, sizeof what, "%s backward dgamma", tag), compare(what, gdg, dg, c, TOL);
+    snprintf(what, sizeof what, "%s backward dbeta", tag), compare(what, gdb, dbt, c, TOL);
+    /* the unfused GPU path */
+    void *gy = act_zero(total), *gpo = act_zero(pooled), *gdy = act_zero(total);
+    int32_t *gam32 = rt_cuda_malloc(pooled * 4, "argmax");
+    cuda_batchnorm_apply_nhwc(gy, gx, gg, gb, gm, gs, n, c, (int)hw, 1);
+    cuda_maxpool2d_forward_nhwc(gpo, gam32, gy, ps);
+    cuda_maxpool2d_backward_nhwc(gdy, gdp, gam32, ps);
+    cuda_batchnorm_backward_nhwc_bits(gdx2, gdg2, gdb2, gdy, gbits, gx, gg, gm, gs, n, c, (int)hw);
+    size_t ab = (size_t)rt_cuda_act_bytes();
+    unsigned char *h1 = rt_xmalloc(total * ab), *h2 = rt_xmalloc(total * ab);
+    float *s1 = rt_xmalloc(4 * c * 4);
+    rt_cuda_copy_d2h(h1, gdx, total * ab), rt_cuda_copy_d2h(h2, gdx2, total * ab);
+    rt_cuda_copy_d2h(s1, gdg, c * 4), rt_cuda_copy_d2h(s1 + c, gdg2, c * 4);
+    rt_cuda_copy_d2h(s1 + 2 * c, gdb, c * 4), rt_cuda_copy_d2h(s1 + 3 * c, gdb2, c * 4);
+    checks++;
+    if (memcmp(h1, h2, total * ab) || memcmp(s1, s1 + c, c * 4) || memcmp(s1 + 2 * c, s1 + 3 * c, c * 4))
+        failures++, fprintf(stderr, "FAIL %s %s backward: not bit-identical to the unfused kernels'\n", mode, tag);
+    else printf("ok   %-5s %-44s exact\n", mode, "bn + maxpool backward = unfused");
+    free(dp), free(vn), free(p2), free(dyf), free(dx), free(dg), free(dbt), free(am2), free(dph), free(h1), free(h2), free(s1);
+    rt_cuda_free(gdp), rt_cuda_free(gdx), rt_cuda_free(gdx2), rt_cuda_free(gdg), rt_cuda_free(gdb), rt_cuda_free(gdg2);
+    rt_cuda_free(gdb2), rt_cuda_free(gy), rt_cuda_free(gpo), rt_cuda_free(gdy), rt_cuda_free(gam32);
+}
+
 /* The ResNet stem's bn -> ReLU -> 3x3 stride-2 pad-1 max pooling in one channels-last pass
  * (bn_relu_maxpool_nhwc.cu) against the unfused CPU ops: batch norm (its batch statistics,
  * with the ReLU) then max pooling: the pooled output within TOL of its largest magnitude
@@ -1660,7 +1713,7 @@ static void test_bn_relu_maxpool(int n, int c, int h, int w) {
     maxpool2d_forward(p, am, y, &ps);
     float *xh = nhwc_of(x, n, c, hw);
     void *gx = act_from(xh, total), *gp = act_zero(pooled);
-    int32_t *gam = rt_cuda_malloc(pooled * 4, "argmax");
+    uint8_t *gam = rt_cuda_malloc(pooled, "argmax");
     uint8_t *gbits = rt_cuda_malloc((size_t)(total + 7) / 8, "test bits");
     float *gg = dev_from(g, c), *gb = dev_from(b, c), *gm = dev_zero(c), *gs = dev_zero(c);
     float *rm0 = dev_zero(c), *rv0 = dev_zero(c);
@@ -1680,16 +1733,15 @@ static void test_bn_relu_maxpool(int n, int c, int h, int w) {
     float *f = dev_zero(pooled);
     rt_cuda_from_act(f, gp, pooled);
     rt_cuda_copy_d2h(gph, f, (size_t)pooled * 4);
-    int32_t *amh = rt_xmalloc(pooled * 4);
-    rt_cuda_copy_d2h(amh, gam, (size_t)pooled * 4);
+    uint8_t *amh = rt_xmalloc(pooled);
+    rt_cuda_copy_d2h(amh, gam, (size_t)pooled);
     long bad = 0;
     for (long o = 0; o < pooled; o++) {   /* [n][oh][ow][c] */
         int ch = (int)(o % c);
         long pos = o / c;
         int ox = (int)(pos % ps.ow), oy = (int)(pos / ps.ow % ps.oh), img = (int)(pos / ohw);
-        int a = amh[o], iy = a / w, ix = a % w;
-        if (a < 0 || a >= hw || iy < 2 * oy - 1 || iy > 2 * oy + 1 || ix < 2 * ox - 1 || ix > 2 * ox + 1 ||
-            v[((long)img * hw + a) * c + ch] != gph[o])
+        int k = amh[o], iy = 2 * oy - 1 + k / 3, ix = 2 * ox - 1 + k % 3, a = iy * w + ix;   /* window offset */
+        if (k > 8 || iy < 0 || iy >= h || ix < 0 || ix >= w || v[((long)img * hw + a) * c + ch] != gph[o])
             bad++;
     }
     checks++;
@@ -1706,6 +1758,7 @@ static void test_bn_relu_maxpool(int n, int c, int h, int w) {
     checks++;
     if (bad) failures++, fprintf(stderr, "FAIL %s %s bits: %ld of %ld differ from the bn + ReLU signs\n", mode, tag, bad, total);
     else printf("ok   %-5s %-44s exact\n", mode, "bn + relu + maxpool bits");
+    test_bn_maxpool_backward(tag, &ps, x, v, g, b, m, is, gx, gam, gbits, gg, gb, gm, gs);
     free(x), free(g), free(b), free(rm), free(rv), free(m), free(is), free(y), free(p), free(am), free(xh), free(hm);
     free(hs), free(v), free(gph), free(amh), free(got), rt_cuda_free(f);
 }

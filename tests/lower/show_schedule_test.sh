@@ -146,6 +146,8 @@ for flags in "" --no-bn-pool; do
     "$(count 'cuda_bn_relu_maxpool_forward_nhwc(' "$out/$tag.src/model.c")"
   expect "$tag: bns applied inside their pooling" "$(count 'inside max pooling "' "$out/$tag.txt")" \
     "$(count 'applied inside max pooling' "$out/$tag.src/model.c")"
+  expect "$tag: bns with the pooling's backward in theirs" "$(count 'gathers dy from the pooling' "$out/$tag.txt")" \
+    "$(count 'cuda_batchnorm_backward_nhwc_pool(' "$out/$tag.src/model.c")"
 done
 [ "$(count 'applies bn "' "$out/r50.txt")" = 1 ] || { echo "FAIL: ResNet-50's stem pooling does not apply its bn"; status=1; }
 

@@ -8,6 +8,7 @@
  * 1 read; apply 1 read + 1 write; backward 3 reads (dy, the ReLU output, x) for the sums and
  * 3 reads + 1 write for the input gradient. TRAINC_CUDA_BN=old runs batchnorm_nhwc.cu's. */
 #include "bn_vec_tiles.cuh"
+#include "pool_window.cuh"
 
 /* Sums of d and d^2 per channel, d = x - shift[ch] (the running mean, as in batchnorm.cu). */
 template <typename T, int V>
@@ -65,7 +66,63 @@ vec_apply_kernel(T *__restrict__ out, const T *__restrict__ in, const float *gam
  * per-channel scale and bias a conv's prologue applied (conv_bn_fprop.cu's scale-bias-ReLU,
  * fuse_conv_bn.c ir_op.bn_in_conv): x·scale + bias > 0, in FP32 from the activation-type
  * scale and bias, as the prologue computes it. */
-enum { RELU_OUT = 0, RELU_BITS = 1, RELU_SB = 2 };
+enum { RELU_OUT = 0, RELU_BITS = 1, RELU_SB = 2, RELU_POOL = 3 };
+
+/* RELU_POOL: the bits, and dy gathered from the max pooling after the bn (the stem's bn1 ->
+ * ReLU -> maxpool, lower.c choose_bn_pool): its output gradient and the argmax the fused
+ * forward wrote (bn_relu_maxpool_nhwc.cu: the winner's window offset ki * kw + kj, a byte an
+ * element); the other modes leave it empty. */
+struct bn_pool_in {
+    const uint8_t *argmax;
+    rt_pool_shape s;
+};
+
+/* Row r's (position (n, iy, ix)) V channels of the bn's output gradient, as the unfused
+ * pooling backward computes and stores it (maxpool2d_nhwc_vec.cu): the sum, in the order of
+ * the windows, of the gradients of the outputs whose window's winner it is, rounded to T. */
+template <typename T, int V>
+__device__ __forceinline__ act_vec<T, V> vec_pool_dy(const T *__restrict__ pdy, const bn_pool_in &p, long r, int q) {
+    const rt_pool_shape &s = p.s;
+    int hw = s.h * s.w, n = (int)(r / hw), at = (int)(r - (long)n * hw), iy = at / s.w, ix = at - iy * s.w;
+    int y0, y1, x0, x1;
+    pool_window_range(iy, s.kh, s.sh, s.ph, s.oh, &y0, &y1);
+    pool_window_range(ix, s.kw, s.sw, s.pw, s.ow, &x0, &x1);
+    long base = (long)n * s.oh * s.ow * s.c + q * V;   /* output (n, 0, 0, vector q) */
+    float acc[V] = {};
+    for (int oy = y0; oy <= y1; oy++)
+        for (int ox = x0; ox <= x1; ox++) {
+            long o = base + ((long)oy * s.ow + ox) * s.c;
+            unsigned me = (unsigned)((iy - (oy * s.sh - s.ph)) * s.kw + ix - (ox * s.sw - s.pw));
+            act_vec<uint8_t, V> won = vec_load<uint8_t, V>(p.argmax + o);
+            int any = 0;
+#pragma unroll
+            for (int j = 0; j < V; j++) any |= won.e[j] == me;
+            if (!any) continue;
+            act_vec<T, V> dy = vec_load<T, V>(pdy + o);
+#pragma unroll
+            for (int j = 0; j < V; j++)
+                if (won.e[j] == me) acc[j] += rt_ld(dy.e[j]);
+        }
+    act_vec<T, V> d;
+#pragma unroll
+    for (int j = 0; j < V; j++) d.e[j] = rt_st<T>(acc[j]);
+    return d;
+}
+
+/* vec_grad_load, with dy gathered from the pooling where RELU_POOL (dout: its output gradient). */
+template <typename T, int V, int RELU>
+__device__ __forceinline__ void vec_grad_load_mode(vec_grad_in<T, V> &g, const T *dout, const T *relu_out,
+                                                   const void *relu_aux, const T *in, long r, int q, int c,
+                                                   const bn_pool_in &pool) {
+    if (RELU == RELU_POOL) {
+        g.dy = vec_pool_dy<T, V>(dout, pool, r, q);
+        g.bits = relu_bits_at<V>((const uint8_t *)relu_aux, r * c + q * V);
+        g.x = vec_load<T, V>(in + r * c + q * V);
+        return;
+    }
+    vec_grad_load(g, dout, RELU != RELU_OUT ? NULL : relu_out, in, r * c + q * V,
+                  RELU == RELU_BITS ? (const uint8_t *)relu_aux : NULL);
+}
 
 /* This thread's V channels' prologue scale and bias ([2][c] in the activation type). */
 template <typename T, int V, int RELU>
@@ -92,7 +149,7 @@ __device__ __forceinline__ void vec_grad_partials(double *part, const T *__restr
                                                   const T *__restrict__ relu_out, const void *__restrict__ relu_aux,
                                                   const T *__restrict__ in,
                                                   const float *save_mean, const float *save_inv_std, long rows,
-                                                  long per, int c) {
+                                                  long per, int c, const bn_pool_in &pool) {
     int q = blockIdx.x * blockDim.x + threadIdx.x;
     double s_dy[V] = {}, s_dy_xhat[V] = {};
     const bool bits = RELU != RELU_OUT;
@@ -104,10 +161,7 @@ __device__ __forceinline__ void vec_grad_partials(double *part, const T *__restr
         vec_grad_in<T, V> g[VEC_GRAD_ROWS_IN_FLIGHT];
         vec_rows<VEC_GRAD_ROWS_IN_FLIGHT>(
             rows, per,
-            [&](int u, long r) {
-                vec_grad_load(g[u], dout, bits ? NULL : relu_out, in, r * c + q * V,
-                              RELU == RELU_BITS ? (const uint8_t *)relu_aux : NULL);
-            },
+            [&](int u, long r) { vec_grad_load_mode<T, V, RELU>(g[u], dout, relu_out, relu_aux, in, r, q, c, pool); },
             [&](int u, long r) {
                 vec_sb_bits<T, V, RELU>(g[u], sc, bi);
 #pragma unroll
@@ -127,7 +181,8 @@ __global__ void __launch_bounds__(VEC_THREADS)
 vec_partial_grads_kernel(double *part, const T *__restrict__ dout, const T *__restrict__ relu_out,
                          const T *__restrict__ in, const float *save_mean, const float *save_inv_std, long rows,
                          long per, int c) {
-    vec_grad_partials<T, V, RELU_OUT>(part, dout, relu_out, NULL, in, save_mean, save_inv_std, rows, per, c);
+    vec_grad_partials<T, V, RELU_OUT>(part, dout, relu_out, NULL, in, save_mean, save_inv_std, rows, per, c,
+                                      bn_pool_in());
 }
 
 /* din = gamma·inv_std/m · (m·dy - sum dy - xhat · sum dy·xhat), as in batchnorm.cu; RELU and
@@ -136,7 +191,8 @@ template <typename T, int V, int RELU>
 __global__ void __launch_bounds__(VEC_THREADS)
 vec_input_grad_kernel(T *__restrict__ din, const T *__restrict__ dout, const T *__restrict__ relu_out,
                       const void *__restrict__ relu_aux, const T *__restrict__ in, const float *gamma, const double *totals, long m,
-                      const float *save_mean, const float *save_inv_std, long rows, long per, int c) {
+                      const float *save_mean, const float *save_inv_std, long rows, long per, int c,
+                      bn_pool_in pool) {
     int q = blockIdx.x * blockDim.x + threadIdx.x;
     if (q >= c / V) return;
     const bool bits = RELU != RELU_OUT;
@@ -151,10 +207,7 @@ vec_input_grad_kernel(T *__restrict__ din, const T *__restrict__ dout, const T *
     vec_grad_in<T, V> g[VEC_GRAD_ROWS_IN_FLIGHT];
     vec_rows<VEC_GRAD_ROWS_IN_FLIGHT>(
         rows, per,
-        [&](int u, long r) {
-            vec_grad_load(g[u], dout, bits ? NULL : relu_out, in, r * c + q * V,
-                          RELU == RELU_BITS ? (const uint8_t *)relu_aux : NULL);
-        },
+        [&](int u, long r) { vec_grad_load_mode<T, V, RELU>(g[u], dout, relu_out, relu_aux, in, r, q, c, pool); },
         [&](int u, long r) {
             act_vec<T, V> d;
             vec_sb_bits<T, V, RELU>(g[u], sc, bi);
@@ -210,8 +263,8 @@ __global__ void __launch_bounds__(VEC_THREADS)
 vec_grads_retire_kernel(double *part, unsigned *counters, double *totals, float *dgamma, float *dbeta,
                         const T *__restrict__ dout, const T *__restrict__ relu_out,
                         const void *__restrict__ relu_aux, const T *__restrict__ in, const float *save_mean,
-                        const float *save_inv_std, long rows, long per, int c) {
-    vec_grad_partials<T, V, RELU>(part, dout, relu_out, relu_aux, in, save_mean, save_inv_std, rows, per, c);
+                        const float *save_inv_std, long rows, long per, int c, bn_pool_in pool) {
+    vec_grad_partials<T, V, RELU>(part, dout, relu_out, relu_aux, in, save_mean, save_inv_std, rows, per, c, pool);
     if (!vec_tile_retires(counters)) return;
     vec_tile_totals<V>(part, c, [&](int ch, double a, double b) { store_channel_totals(totals, dgamma, dbeta, ch, a, b); });
     if (threadIdx.x == 0 && threadIdx.y == 0) counters[blockIdx.x] = 0;
@@ -248,13 +301,13 @@ void cuda_batchnorm_backward_nhwc_retire(void *din, float *dgamma, float *dbeta,
     RT_ACT_DISPATCH(ACT_VEC_DISPATCH(t.vec, VEC_CHANNELS, vec_grads_retire_kernel<T, V, RELU_OUT><<<t.grid, t.block, 0, rt_stream()>>>(
                                                 part, counters, totals, dgamma, dbeta, (const T *)dout,
                                                 (const T *)relu_out, (const void *)NULL, (const T *)in, save_mean,
-                                                save_inv_std, rows, t.per, c)));
+                                                save_inv_std, rows, t.per, c, bn_pool_in())));
     CUDA_LAUNCHED();
     if (!din) return;
     RT_ACT_DISPATCH(ACT_VEC_DISPATCH(t.vec, VEC_CHANNELS, vec_input_grad_kernel<T, V, RELU_OUT><<<t.grid, t.block, 0, rt_stream()>>>(
                                                 (T *)din, (const T *)dout, (const T *)relu_out, (const void *)NULL,
                                                 (const T *)in, gamma, totals, rows, save_mean, save_inv_std, rows,
-                                                t.per, c)));
+                                                t.per, c, bn_pool_in())));
     CUDA_LAUNCHED();
 }
 
@@ -272,12 +325,12 @@ void cuda_batchnorm_backward_nhwc_bits(void *din, float *dgamma, float *dbeta, c
     RT_ACT_DISPATCH(ACT_VEC_DISPATCH(t.vec, VEC_CHANNELS, vec_grads_retire_kernel<T, V, RELU_BITS><<<t.grid, t.block, 0, rt_stream()>>>(
                                                 part, counters, totals, dgamma, dbeta, (const T *)dout,
                                                 (const T *)NULL, (const void *)relu_bits, (const T *)in, save_mean, save_inv_std,
-                                                rows, t.per, c)));
+                                                rows, t.per, c, bn_pool_in())));
     CUDA_LAUNCHED();
     if (!din) return;
     RT_ACT_DISPATCH(ACT_VEC_DISPATCH(t.vec, VEC_CHANNELS, vec_input_grad_kernel<T, V, RELU_BITS><<<t.grid, t.block, 0, rt_stream()>>>(
                                                 (T *)din, (const T *)dout, (const T *)NULL, (const void *)relu_bits, (const T *)in,
-                                                gamma, totals, rows, save_mean, save_inv_std, rows, t.per, c)));
+                                                gamma, totals, rows, save_mean, save_inv_std, rows, t.per, c, bn_pool_in())));
     CUDA_LAUNCHED();
 }
 
@@ -294,12 +347,43 @@ void cuda_batchnorm_backward_nhwc_sbr(void *din, float *dgamma, float *dbeta, co
     RT_ACT_DISPATCH(ACT_VEC_DISPATCH(t.vec, VEC_CHANNELS, vec_grads_retire_kernel<T, V, RELU_SB><<<t.grid, t.block, 0, rt_stream()>>>(
                                                 part, counters, totals, dgamma, dbeta, (const T *)dout,
                                                 (const T *)NULL, scale_bias, (const T *)in, save_mean, save_inv_std,
-                                                rows, t.per, c)));
+                                                rows, t.per, c, bn_pool_in())));
     CUDA_LAUNCHED();
     if (!din) return;
     RT_ACT_DISPATCH(ACT_VEC_DISPATCH(t.vec, VEC_CHANNELS, vec_input_grad_kernel<T, V, RELU_SB><<<t.grid, t.block, 0, rt_stream()>>>(
                                                 (T *)din, (const T *)dout, (const T *)NULL, scale_bias, (const T *)in,
-                                                gamma, totals, rows, save_mean, save_inv_std, rows, t.per, c)));
+                                                gamma, totals, rows, save_mean, save_inv_std, rows, t.per, c, bn_pool_in())));
+    CUDA_LAUNCHED();
+}
+
+/* The retiring backward of a bn applied inside the max pooling after it (ir_op.bn_in_pool,
+ * bn_relu_maxpool_nhwc.cu): both passes gather dy from the pooling's output gradient and the
+ * forward's byte argmax (vec_pool_dy, the unfused pooling backward's sum and rounding), so the
+ * bn's output gradient is never written nor read, and the pooling has no backward launch. */
+void cuda_batchnorm_backward_nhwc_pool(void *din, float *dgamma, float *dbeta, const void *pool_dout,
+                                       const uint8_t *argmax, const uint8_t *relu_bits, const void *in,
+                                       const float *gamma, const float *save_mean, const float *save_inv_std,
+                                       const rt_pool_shape *s) {
+    long rows = (long)s->n * s->h * s->w;
+    int c = s->c;
+    if (!cuda_bn_relu_maxpool_fits(s))
+        rt_die("bn + maxpool backward: internal: a pooling the fused kernels do not take (%dx%d stride %d pad %d on "
+               "%dx%dx%d): lower.c choose_bn_pool decides only where it fits",
+               s->kh, s->kw, s->sh, s->ph, s->h, s->w, c);
+    vec_tiles t = vec_tiles_of(rows, c, vec_suits(c, din, pool_dout, in, argmax));
+    double *part = bn_partials((int)t.grid.y, c), *totals = bn_channel_totals(c);
+    unsigned *counters = bn_retire_counters((int)t.grid.x);
+    bn_pool_in pool = { argmax, *s };
+    RT_ACT_DISPATCH(ACT_VEC_DISPATCH(t.vec, VEC_CHANNELS, vec_grads_retire_kernel<T, V, RELU_POOL><<<t.grid, t.block, 0, rt_stream()>>>(
+                                                part, counters, totals, dgamma, dbeta, (const T *)pool_dout,
+                                                (const T *)NULL, (const void *)relu_bits, (const T *)in, save_mean,
+                                                save_inv_std, rows, t.per, c, pool)));
+    CUDA_LAUNCHED();
+    if (!din) return;
+    RT_ACT_DISPATCH(ACT_VEC_DISPATCH(t.vec, VEC_CHANNELS, vec_input_grad_kernel<T, V, RELU_POOL><<<t.grid, t.block, 0, rt_stream()>>>(
+                                                (T *)din, (const T *)pool_dout, (const T *)NULL, (const void *)relu_bits,
+                                                (const T *)in, gamma, totals, rows, save_mean, save_inv_std, rows, t.per,
+                                                c, pool)));
     CUDA_LAUNCHED();
 }
 
@@ -349,6 +433,6 @@ void cuda_batchnorm_backward_nhwc(void *din, float *dgamma, float *dbeta, const 
     RT_ACT_DISPATCH(ACT_VEC_DISPATCH(t.vec, VEC_CHANNELS, vec_input_grad_kernel<T, V, RELU_OUT><<<t.grid, t.block, 0, rt_stream()>>>(
                                                 (T *)din, (const T *)dout, (const T *)relu_out, (const void *)NULL,
                                                 (const T *)in, gamma, totals, m, save_mean, save_inv_std, rows, t.per,
-                                                c)));
+                                                c, bn_pool_in())));
     CUDA_LAUNCHED();
 }

@@ -2,10 +2,12 @@
  * in one channels-last pass (the ResNet stem's bn1 -> relu -> maxpool; lower.c choose_bn_pool):
  * the bn's input x is read once, and only the pooled output, its argmax and the ReLU's bitmask
  * are written. The normalized, ReLU'd tensor (four times the pooled one) is neither written nor
- * read back. The backward is the unfused one: the pooling's (argmax) and the bn's (its input
- * and the ReLU's bits), so those are the unfused kernels' formats exactly:
- *   out, argmax  as maxpool2d_nhwc_vec.cu: each window's max of the stored (rounded) bn + ReLU
- *                values, the first of equal maxima winning, its position iy * w + ix;
+ * read back. Its backward is the bn's with the pooling's gather folded in
+(batchnorm_nhwc_vec.cu cuda_batchnorm_backward_nhwc_pool), the only reader of the argmax:
+ *   out          as maxpool2d_nhwc_vec.cu: each window's max of the stored (rounded) bn + ReLU
+ *                values, the first of equal maxima winning;
+ *   argmax       the winner's offset in its window, ki * 3 + kj (0..8), one byte an element
+ *                (a quarter of the unfused pooling's int32 position iy * w + ix);
  *   bits         as the generated bn apply (emit_cuda_kernels.c gen_bn_apply_bits): bit j of
  *                bits[q] set where element 8q + j's stored value is above 0.
  * Each thread takes 8 neighbouring channels of one output position (C % 8 == 0; one 16-byte
@@ -18,7 +20,7 @@
 enum { BRP_V = 8 };   /* channels a thread: one mask byte */
 
 template <typename T> __global__ void __launch_bounds__(RT_THREADS)
-bn_relu_maxpool_nhwc_kernel(T *__restrict__ out, int32_t *__restrict__ argmax, uint8_t *__restrict__ bits,
+bn_relu_maxpool_nhwc_kernel(T *__restrict__ out, uint8_t *__restrict__ argmax, uint8_t *__restrict__ bits,
                             const T *__restrict__ in, const float *gamma, const float *beta, const float *mean,
                             const float *inv_std, rt_pool_shape s, int total) {
     int cv = s.c / BRP_V;
@@ -49,17 +51,17 @@ bn_relu_maxpool_nhwc_kernel(T *__restrict__ out, int32_t *__restrict__ argmax, u
                     float r = rt_ld(v.e[j]) * scale[j] + shift[j];
                     float f = rt_ld(rt_st<T>(r > 0.0f ? r : 0.0f));   /* the value the unfused apply stores */
                     m |= (f > 0.0f ? 1u : 0u) << j;
-                    if (best[j] < 0 || f > best_v[j]) best_v[j] = f, best[j] = me;
+                    if (best[j] < 0 || f > best_v[j]) best_v[j] = f, best[j] = ki * 3 + kj;
                 }
                 if (bits && iy >> 1 == oy && ix >> 1 == ox) bits[(img + me) * cv + q] = (uint8_t)m;
             }
         }
         act_vec<T, BRP_V> y;
-        act_vec<int32_t, BRP_V> won;
+        act_vec<uint8_t, BRP_V> won;
 #pragma unroll
-        for (int j = 0; j < BRP_V; j++) y.e[j] = rt_st<T>(best_v[j]), won.e[j] = best[j];
+        for (int j = 0; j < BRP_V; j++) y.e[j] = rt_st<T>(best_v[j]), won.e[j] = (uint8_t)best[j];
         vec_store<T, BRP_V>(out + (long)t * BRP_V, y);
-        vec_store<int32_t, BRP_V>(argmax + (long)t * BRP_V, won);
+        vec_store<uint8_t, BRP_V>(argmax + (long)t * BRP_V, won);
     }
 }
 
@@ -72,7 +74,7 @@ int cuda_bn_relu_maxpool_fits(const rt_pool_shape *s) {
            (long)s->n * s->h * s->w * s->c <= INT_MAX / 2;
 }
 
-void cuda_bn_relu_maxpool_forward_nhwc(void *out, int32_t *argmax, uint8_t *bits, const void *in, const float *gamma,
+void cuda_bn_relu_maxpool_forward_nhwc(void *out, uint8_t *argmax, uint8_t *bits, const void *in, const float *gamma,
                                        const float *beta, const float *mean, const float *inv_std,
                                        const rt_pool_shape *s) {
     if (!cuda_bn_relu_maxpool_fits(s) || !vec_aligned(out, argmax, in))
