@@ -34,7 +34,10 @@
  * reader of Y sees; runtime fusion: of the FP32 output) accumulated in double and stored in
  * FP32. ConvBNwgrad's pattern is emulated too (wgrad_takes): the same prologue into a
  * convolution backward filter, DW in FP16 from the products summed in double
- * (cudnn-frontend's scale-bias-relu-wgrad sample).
+ * (cudnn-frontend's scale-bias-relu-wgrad sample). DgradDreluBNBwdWeight too (a graph with a
+ * CONVOLUTION_BACKWARD_DATA, the SUB, MUL, MUL, ADD chain recomputing the bn's output, a
+ * RELU_BWD and a BN_BWD_WEIGHTS): its support surface and reference in emu_cudnn_dgrad.inc and
+ * emu_cudnn_dgrad_exec.inc, included below.
  * A second engine runs the fused attention operations, OPERATION_SDPA_FWD (Q, K, V, O, STATS,
  * SCALE) and OPERATION_SDPA_BWD (those and dO -> dQ, dK, dV), each alone in its graph, on the
  * reference and support surface of emu_cudnn_sdpa.cpp; tensors there may be BF16 and the scale
