@@ -238,10 +238,10 @@ void cuda_conv_bn_dgrad(const rt_cuda_conv_bn_dgrad *f, void *din, float *dgamma
  * channels: dy already the ReLU's gradient (the graph's output), dgamma and dbeta its sums. The
  * FP16 operands are loaded as their 16-bit patterns (a scalar load, which the emulator's traffic
  * build instruments; a by-value __half struct copy it does not see). */
-__global__ void bn_dx_kernel(__half *din, const unsigned short *dy, const unsigned short *x, const float *gamma,
+__global__ void __launch_bounds__(RT_THREADS) bn_dx_kernel(__half *din, const unsigned short *dy, const unsigned short *x, const float *gamma,
                              const float *dgamma, const float *dbeta, const float *mean, const float *inv_std, long total,
                              int c, float inv_m) {
-    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < total; i += (long)gridDim.x * blockDim.x) {
+    GRID_STRIDE(i, total) {
         int ch = (int)(i % c);
         float is = inv_std[ch], xh = (__half2float(__ushort_as_half(x[i])) - mean[ch]) * is;
         float g = __half2float(__ushort_as_half(dy[i])) - dbeta[ch] * inv_m - xh * dgamma[ch] * inv_m;
@@ -258,9 +258,7 @@ void cuda_batchnorm_backward_nhwc_dgrad(const rt_cuda_conv_bn_dgrad *f, void *di
     }
     if (!din) return;   /* the sums are the graph's */
     long total = (long)n * hw * c;
-    int block = 256;
-    long blocks = (total + block - 1) / block;
-    bn_dx_kernel<<<(unsigned)(blocks < 65535 ? blocks : 65535), block, 0, rt_stream()>>>(
+    bn_dx_kernel<<<rt_blocks(total), RT_THREADS, 0, rt_stream()>>>(
         (__half *)din, (const unsigned short *)dout, (const unsigned short *)in, gamma, dgamma, dbeta, save_mean, save_inv_std, total, c,
         1.0f / ((float)n * hw));
     CUDA_LAUNCHED();
