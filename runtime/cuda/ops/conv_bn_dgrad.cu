@@ -6,8 +6,8 @@
  * output recomputed from its input, ((X - mean)·inv_std)·gamma + beta (SUB, MUL, MUL, ADD in
  * FP32) -> the bn's output gradient (FP16, written) -> BN_BWD_WEIGHTS with X, mean, inv_std,
  * gamma -> dgamma = sum dy·xhat and dbeta = sum dy per channel (FP32, written to the bn's
- * parameter gradients) and the three equivalent-scale coefficients (FP32, a scratch: the dx
- * pass here computes from dgamma and dbeta itself). So the bn's backward needs only its dx pass
+ * parameter gradients) and the three equivalent-scale coefficients (FP32, into batch norm's
+ * channel-totals scratch, unread: the dx pass here computes from dgamma and dbeta itself). So the bn's backward needs only its dx pass
  * (cuda_batchnorm_backward_nhwc_dgrad): the pass over dy and x for the sums is gone, and the
  * ReLU's condition is applied once, inside the convolution's epilogue. Where cuDNN (or the
  * device, or the precision) refuses the graph, the conv's own data gradient runs and the bn's
@@ -15,6 +15,7 @@
  * scale and bias); the first refusal of each kind is printed. */
 #include <string.h>
 #include "../cuda_libs.cuh"
+#include "batchnorm_sums.cuh"
 #include "cudnn_graph.cuh"
 
 /* conv2d.cu's hooks for the fused graphs */
@@ -33,7 +34,6 @@ struct rt_cuda_conv_bn_dgrad {
     rt_cuda_conv *conv;
     cudnnBackendDescriptor_t plan;   /* NULL: unfused */
     size_t ws;
-    float *eq;                       /* [3][c]: the graph's equivalent-scale outputs, unread */
     cudnnBackendDescriptor_t keep[48];
     int n_keep;
     char why[200];
@@ -168,7 +168,6 @@ static void build(rt_cuda_conv_bn_dgrad *f, size_t cap) {
     static_assert(N_DESC + 8 + 1 <= (int)(sizeof f->keep / sizeof f->keep[0]), "room for every kept descriptor");
     if (f->plan) {
         for (int i = 0; i < N_DESC; i++) f->keep[f->n_keep++] = d[i];
-        f->eq = (float *)rt_cuda_malloc(3 * (size_t)c * sizeof(float), "the dgrad graph's equivalent scales");
         return;
     }
     graph_destroy_all(d, N_DESC);
@@ -222,8 +221,11 @@ void cuda_conv_bn_dgrad(const rt_cuda_conv_bn_dgrad *f, void *din, float *dgamma
     if (f->ws > ws_bytes) rt_die("conv_bn: internal: the fused dgrad needs %zu bytes of workspace, %zu are set", f->ws, ws_bytes);
     int64_t uids[N_UIDS] = { UID_DY, UID_W, UID_X, UID_MEAN, UID_INVSTD, UID_GAMMA, UID_BETA, UID_DX, UID_DGAMMA, UID_DBETA,
                              UID_EQ_DY, UID_EQ_X, UID_EQ_BIAS };
+    /* the three equivalent-scale outputs ([3][c] FP32, unread) go to batch norm's channel-totals
+     * scratch ([c][2] doubles), which no other work uses across this call */
+    float *eq = (float *)bn_channel_totals(s->c);
     void *ptrs[N_UIDS] = { (void *)dout, (void *)weight, (void *)in, (void *)save_mean, (void *)save_inv_std, (void *)gamma,
-                           (void *)beta, din, dgamma, dbeta, f->eq, f->eq + s->c, f->eq + 2 * (size_t)s->c };
+                           (void *)beta, din, dgamma, dbeta, eq, eq + s->c, eq + 2 * (size_t)s->c };
     cudnnBackendDescriptor_t pack = NULL;
     CUDNN_CHECK(cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack));
     CUDNN_CHECK(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, N_UIDS, uids));
