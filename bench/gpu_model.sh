@@ -41,6 +41,9 @@ done
 "$BUILD/trainc" show --gpu-cost --layout nhwc --device h100 --no-conv-sbr --label "resnet50 (--no-conv-sbr: the inner bns applied in their own pass)" \
   "$out/resnet50_FP16.spec" > "$out/resnet50_FP16_h100_nosbr.txt" || status=1
 tail -n 1 "$out/resnet50_FP16_h100_nosbr.txt"
+"$BUILD/trainc" show --gpu-cost --layout nhwc --device h100 --no-conv-dgrad-fuse --label "resnet50 (--no-conv-dgrad-fuse: the inner bns' backward sums in their own pass)" \
+  "$out/resnet50_FP16.spec" > "$out/resnet50_FP16_h100_nodgrad.txt" || status=1
+tail -n 1 "$out/resnet50_FP16_h100_nodgrad.txt"
 "$BUILD/trainc" show --gpu-cost --layout nhwc --device h100 --no-bn-pool --label "resnet50 (--no-bn-pool: the stem's bn + ReLU and max pooling in two passes)" \
   "$out/resnet50_BF16.spec" > "$out/resnet50_BF16_h100_nobnpool.txt" || status=1
 tail -n 1 "$out/resnet50_BF16_h100_nobnpool.txt"

@@ -24,7 +24,8 @@ EMU_TEST_BIN := $(EMU_DIR)/test_ops_gpu
 .PHONY: emu test-emu
 emu: $(EMU_LIB) $(EMU_RT_LIB) $(EMU_TEST_BIN) $(EMU_DIR)/cuda.env trainc runtime
 
-$(EMU_DIR)/lib/%.o: tests/emu/%.cpp tests/emu/emu_cuda.h tests/emu/emu_internal.h tests/emu/emu_sdpa.h
+$(EMU_DIR)/lib/%.o: tests/emu/%.cpp tests/emu/emu_cuda.h tests/emu/emu_internal.h tests/emu/emu_sdpa.h \
+                     $(wildcard tests/emu/*.inc)
 	@mkdir -p $(dir $@)
 	$(CXX) $(EMU_CXXFLAGS) -c $< -o $@
 
@@ -79,7 +80,8 @@ EMUT_CXXFLAGS = -std=c++20 -O2 -g -Wall -Wextra -Wno-unused-parameter -I$(EMU_CU
 .PHONY: emu-traffic
 emu-traffic: $(EMUT_LIB) $(EMUT_RT_LIB) $(EMUT_DIR)/cuda.env trainc runtime
 
-$(EMUT_DIR)/lib/%.o: tests/emu/%.cpp tests/emu/emu_cuda.h tests/emu/emu_internal.h tests/emu/emu_sdpa.h
+$(EMUT_DIR)/lib/%.o: tests/emu/%.cpp tests/emu/emu_cuda.h tests/emu/emu_internal.h tests/emu/emu_sdpa.h \
+                      $(wildcard tests/emu/*.inc)
 	@mkdir -p $(dir $@)
 	$(CXX) $(EMUT_CXXFLAGS) -c $< -o $@
 

@@ -30,10 +30,11 @@ static const char usage_text[] =
     "                          for that backend (\"trainer\"; default cpu)\n"
     "  show --buckets SPEC     the gradient all-reduce buckets of the compiled trainer\n"
     "  show --schedule [--backend cpu|cuda] [--layout nchw|nhwc] [--no-bn-retire] [--no-bn-add]\n"
-    "        [--no-relu-mask] [--no-conv-genstats] [--no-conv-sbr] [--no-cudnn-attention] SPEC\n"
+    "        [--no-relu-mask] [--no-conv-genstats] [--no-conv-sbr] [--no-conv-dgrad-fuse]\n"
+    "        [--no-cudnn-attention] SPEC\n"
     "  show --gpu-cost [--device h100|h200|a100] [--layout nchw|nhwc] [--old-kernels]\n"
     "        [--no-bn-retire] [--no-bn-add] [--no-relu-mask] [--no-conv-genstats]\n"
-    "        [--no-conv-sbr] [--no-cudnn-attention] SPEC\n"
+    "        [--no-conv-sbr] [--no-conv-dgrad-fuse] [--no-cudnn-attention] SPEC\n"
     "                          the CUDA step's kernels and library calls: bytes, FLOPs,\n"
     "                          launches and modeled time at the device's bandwidth and peak\n"
     "  show --device-memory GiB [--layout nchw|nhwc] SPEC\n"
@@ -52,7 +53,7 @@ static const char usage_text[] =
     "                          exit 0 same run, 1 different, 2 trouble (like diff(1))\n"
     "  build SPEC -o BIN [--emit-dir DIR] [--backend cpu|cuda] [--no-fuse] [--layout nchw|nhwc]\n"
     "        [--no-bn-retire] [--no-bn-add] [--no-relu-mask] [--no-conv-genstats]\n"
-    "        [--no-conv-sbr] [--no-cudnn-attention]\n"
+    "        [--no-conv-sbr] [--no-conv-dgrad-fuse] [--no-cudnn-attention]\n"
     "                          generate the specialized trainer and compile it; cuda\n"
     "                          needs 'make cuda' first; --no-fuse (cuda) runs one kernel\n"
     "                          per op instead of the fused ones; --layout nhwc (cuda, BF16\n"
@@ -67,6 +68,8 @@ static const char usage_text[] =
     "                          statistics in a pass of their own, not in cuDNN's conv;\n"
     "                          --no-conv-sbr (cuda nhwc FP16) applies a batch norm + ReLU\n"
     "                          before a conv in its own pass, not in the conv's prologue;\n"
+    "                          --no-conv-dgrad-fuse (cuda nhwc FP16) sums that batch norm's\n"
+    "                          backward in its own pass, not in the conv's data gradient;\n"
     "                          --no-cudnn-attention (cuda BF16/FP16) runs attention's core\n"
     "                          on our kernels, not cuDNN's fused SDPA\n"
     "  build SPEC --emit-only --emit-dir DIR [...]\n"
@@ -168,6 +171,7 @@ static int cmd_show(int argc, char **argv) {
         else if (strcmp(argv[i], "--no-relu-mask") == 0) opt.no_relu_mask = 1;
         else if (strcmp(argv[i], "--no-conv-genstats") == 0) opt.no_conv_genstats = 1;
         else if (strcmp(argv[i], "--no-conv-sbr") == 0) opt.no_conv_sbr = 1;
+        else if (strcmp(argv[i], "--no-conv-dgrad-fuse") == 0) opt.no_conv_dgrad_fuse = 1;
         else if (strcmp(argv[i], "--no-bn-pool") == 0) opt.no_bn_pool = 1;
         else if (strcmp(argv[i], "--no-residual-tail") == 0) opt.no_residual_tail = 1;
         else if (strcmp(argv[i], "--no-cudnn-attention") == 0) opt.no_cudnn_attention = 1;
@@ -218,6 +222,11 @@ static int cmd_show(int argc, char **argv) {
         spec_doc_free(&doc);
         return usage_error("--no-conv-sbr is for --layout nhwc (the only layout with cuDNN's fused conv engines)%s", "");
     }
+    else if (!bad && gpu_cost && opt.no_conv_dgrad_fuse && !opt.nhwc) {
+        sema_result_free(&res);
+        spec_doc_free(&doc);
+        return usage_error("--no-conv-dgrad-fuse is for --layout nhwc (the only layout with cuDNN's fused conv engines)%s", "");
+    }
     else if (!bad && gpu_cost && opt.no_bn_pool && !opt.nhwc) {
         sema_result_free(&res);
         spec_doc_free(&doc);
@@ -229,10 +238,10 @@ static int cmd_show(int argc, char **argv) {
         return usage_error("--layout nhwc needs --backend cuda%s", "");
     }
     else if (!bad && sched && (opt.no_bn_retire || opt.no_bn_add || opt.no_relu_mask || opt.no_conv_genstats || opt.no_conv_sbr ||
-                        opt.no_bn_pool) && !(opt.backend == BACKEND_CUDA && opt.nhwc)) {
+                        opt.no_conv_dgrad_fuse || opt.no_bn_pool) && !(opt.backend == BACKEND_CUDA && opt.nhwc)) {
         sema_result_free(&res);
         spec_doc_free(&doc);
-        return usage_error("--no-bn-retire, --no-bn-add, --no-relu-mask, --no-conv-genstats, --no-conv-sbr and --no-bn-pool are for "
+        return usage_error("--no-bn-retire, --no-bn-add, --no-relu-mask, --no-conv-genstats, --no-conv-sbr, --no-conv-dgrad-fuse and --no-bn-pool are for "
                            "--backend cuda --layout nhwc%s", "");
     }
     else if (!bad && sched && opt.no_cudnn_attention && opt.backend != BACKEND_CUDA) {
@@ -253,10 +262,10 @@ static int cmd_show(int argc, char **argv) {
     }
     else if (!bad && !gpu_cost &&
              (opt.no_bn_retire || opt.no_bn_add || opt.no_relu_mask || opt.no_conv_genstats || opt.no_conv_sbr ||
-              opt.no_bn_pool)) {
+              opt.no_conv_dgrad_fuse || opt.no_bn_pool)) {
         sema_result_free(&res);
         spec_doc_free(&doc);
-        return usage_error("--no-bn-retire, --no-bn-add, --no-relu-mask, --no-conv-genstats, --no-conv-sbr and --no-bn-pool go with show "
+        return usage_error("--no-bn-retire, --no-bn-add, --no-relu-mask, --no-conv-genstats, --no-conv-sbr, --no-conv-dgrad-fuse and --no-bn-pool go with show "
                            "--gpu-cost or --schedule (or build)%s", "");
     }
     else if (!bad && gpu_cost) bad = show_gpu_cost(stdout, path, &res, device, &opt, old_kernels, label);
@@ -316,6 +325,7 @@ static int cmd_build(int argc, char **argv) {
         else if (strcmp(argv[i], "--no-relu-mask") == 0) opt.no_relu_mask = 1;
         else if (strcmp(argv[i], "--no-conv-genstats") == 0) opt.no_conv_genstats = 1;
         else if (strcmp(argv[i], "--no-conv-sbr") == 0) opt.no_conv_sbr = 1;
+        else if (strcmp(argv[i], "--no-conv-dgrad-fuse") == 0) opt.no_conv_dgrad_fuse = 1;
         else if (strcmp(argv[i], "--no-bn-pool") == 0) opt.no_bn_pool = 1;
         else if (strcmp(argv[i], "--no-residual-tail") == 0) opt.no_residual_tail = 1;
         else if (strcmp(argv[i], "--no-cudnn-attention") == 0) opt.no_cudnn_attention = 1;
@@ -337,6 +347,9 @@ static int cmd_build(int argc, char **argv) {
                            "that runs cuDNN's fused conv engines)%s", "");
     if (opt.no_conv_sbr && !(opt.backend == BACKEND_CUDA && opt.nhwc && opt.fuse))
         return usage_error("--no-conv-sbr is for --backend cuda --layout nhwc with fused kernels (the only build "
+                           "that runs cuDNN's fused conv engines)%s", "");
+    if (opt.no_conv_dgrad_fuse && !(opt.backend == BACKEND_CUDA && opt.nhwc && opt.fuse))
+        return usage_error("--no-conv-dgrad-fuse is for --backend cuda --layout nhwc with fused kernels (the only build "
                            "that runs cuDNN's fused conv engines)%s", "");
     if (opt.no_bn_pool && !(opt.backend == BACKEND_CUDA && opt.nhwc && opt.fuse))
         return usage_error("--no-bn-pool is for --backend cuda --layout nhwc with fused kernels (the only build that "

@@ -25,6 +25,10 @@ static void show_conv_engines(FILE *out, const ir_net *net) {
         else if (op->conv_bn_why)
             fprintf(out, "# conv \"%s\": unfused: %s\n", op->name, op->conv_bn_why);
         if (op->sbr_why) fprintf(out, "# conv \"%s\": no prologue: %s\n", op->name, op->sbr_why);
+        if (op->dgrad_bn)
+            fprintf(out, "# conv \"%s\": data gradient on DgradDreluBNBwdWeight (bn \"%s\"'s dReLU and backward sums in its "
+                         "epilogue)\n", op->name, net->ops[op->in[0] - 1].name);
+        if (op->dgrad_why) fprintf(out, "# conv \"%s\": no fused data gradient: %s\n", op->name, op->dgrad_why);
     }
 }
 

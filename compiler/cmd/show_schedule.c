@@ -96,6 +96,11 @@ static void cuda_op(const schedule *s, const ir_op *op, choices *c) {
         if (op->conv_bn == IR_CONV_BN_SBR)
             say(c, "backward: cuDNN graph ConvBNwgrad recomputes bn \"%s\"'s output from its input, scale and bias "
                    "inside the weight gradient (unfused, saying why, where cuDNN refuses it)", net->ops[op->in[0] - 1].name);
+        if (op->dgrad_bn)
+            say(c, "backward: cuDNN graph DgradDreluBNBwdWeight: the data gradient through bn \"%s\"'s ReLU (recomputed "
+                   "from its input and statistics) with that bn's backward sums from its epilogue (unfused, saying why, "
+                   "where cuDNN refuses it)", net->ops[op->in[0] - 1].name);
+        if (op->dgrad_why) say(c, "no fused data gradient with the previous bn's backward sums: %s", op->dgrad_why);
         if (op->bias_act >= 0) say(c, "its bias added by \"%s\"'s kernel", net->ops[op->bias_act].name);
         break;
     }
@@ -117,6 +122,9 @@ static void cuda_op(const schedule *s, const ir_op *op, choices *c) {
             say(c, "finalized into a per-channel scale and bias, applied with its ReLU in the next conv's prologue "
                    "(its output never written, save where cuDNN refuses the graph); the backward recomputes the "
                    "ReLU from its input%s", "");
+        if (op->bn_dgrad_in_conv)
+            say(c, "backward: its ReLU and gradient sums in the next conv's data gradient; its own pass only the "
+                   "input gradient%s", "");
         if (op->bn_in_pool)
             say(c, "applied with its ReLU inside max pooling \"%s\" (its output never written); its backward "
                    "gathers dy from the pooling's gradient and byte argmax in both passes (the pooling has no "

@@ -97,6 +97,9 @@ static void state(emitter *e) {
         if (op->conv_bn == IR_CONV_BN_SBR)
             fprintf(out, "static rt_cuda_conv_bn_wgrad *%s_wgrad;   /* ConvBNwgrad: the prologue recomputed in the weight gradient */\n",
                     op->ident);
+        if (op->dgrad_bn)
+            fprintf(out, "static rt_cuda_conv_bn_dgrad *%s_dgrad;   /* DgradDreluBNBwdWeight: the bn's backward sums in the data gradient */\n",
+                    op->ident);
         if (op->attn_sdpa) fprintf(out, "static rt_cuda_sdpa *%s_sdpa;   /* cuDNN's fused attention */\n", op->ident);
         else if (op->kind == IR_LINEAR) fprintf(out, "static rt_cuda_linear *%s_gemm;\n", op->ident);
     }
@@ -459,7 +462,13 @@ static void backward_op(emitter *e, int j) {
             char x[128];
             fprintf(out, "    /* the weight gradient recomputes bn \"%s\" + ReLU from its input (ConvBNwgrad) */\n", bn->name);
             fprintf(out, "    cuda_conv_bn_backward_sbr(%s_wgrad, %s, %s_dweight, %s, %s, %s_work, %s_%s, %s_scale_bias);\n", id,
-                    din, id, o, ir_value_name(net, bn->in[0], x, sizeof x), id, id, wname(e), bn->ident);
+                    op->dgrad_bn ? "NULL" : din, id, o, ir_value_name(net, bn->in[0], x, sizeof x), id, id, wname(e),
+                    bn->ident);
+            if (op->dgrad_bn) {   /* the data gradient through bn's ReLU, with bn's backward sums (--no-conv-dgrad-fuse: apart) */
+                fprintf(out, "    /* the data gradient through bn \"%s\"'s ReLU and its backward sums (DgradDreluBNBwdWeight) */\n", bn->name);
+                fprintf(out, "    cuda_conv_bn_dgrad(%s_dgrad, %s, %s_dweight, %s_dbias, %s, %s_%s, %s, %s_weight, %s_bias, %s_saved, %s_saved + %d);\n",
+                        id, din, bn->ident, bn->ident, o, id, wname(e), x, bn->ident, bn->ident, bn->ident, bn->ident, bn->c);
+            }
         } else if (runs_conv(e, op))
             fprintf(out, "    cuda_conv2d_backward(%s_conv, %s, %s_dweight, %s, %s, %s_%s);\n", id, din, id, o, in, id,
                     wname(e));
@@ -474,6 +483,13 @@ static void backward_op(emitter *e, int j) {
         }
         if (op->bn_bwd_in_add) {
             fprintf(out, "    /* in the backward of add \"%s\" (cuda_bn_add_relu_backward_nhwc) */\n", bn_add_of(net, j));
+            break;
+        }
+        if (op->bn_dgrad_in_conv) {   /* the sums (and the ReLU) in the next conv's data gradient: the dx pass */
+            int r = j + 1;
+            while (r < net->n_ops && !(net->ops[r].dgrad_bn && net->ops[r].in[0] == j + 1)) r++;
+            fprintf(out, "    cuda_batchnorm_backward_nhwc_dgrad(%s_dgrad, %s, %s_dweight, %s_dbias, %s, %s_scale_bias, %s, %s_weight, %s_saved, %s_saved + %d, BATCH, %d, %ld);\n",
+                    net->ops[r].ident, din, id, id, o, id, in, id, id, id, op->c, op->c, ir_hw(op));
             break;
         }
         if (op->bn_in_conv) {   /* applied in the next conv's prologue: the ReLU recomputed from x, scale and bias */
@@ -613,6 +629,8 @@ static void emit_plans(emitter *e, const char *create, const char *find) {
         if (op->conv_bn)
             fprintf(out, "    %s_fused = rt_cuda_conv_bn_create%s(%s_conv);\n", op->ident,
                     op->conv_bn == IR_CONV_BN_SBR ? "_sbr" : "", op->ident);
+        if (op->dgrad_bn)
+            fprintf(out, "    %s_dgrad = rt_cuda_conv_bn_dgrad_create(%s_conv);\n", op->ident, op->ident);
         if (op->conv_bn == IR_CONV_BN_SBR)
             fprintf(out, "    %s_wgrad = rt_cuda_conv_bn_wgrad_create(%s_conv);\n", op->ident, op->ident);
         else if (op->attn_sdpa)
@@ -651,6 +669,8 @@ static void emit_plans(emitter *e, const char *create, const char *find) {
             fprintf(out, "    if ((w = rt_cuda_conv_bn_select(%s_fused, cap)) > work)\n        work = w;\n", id);
         if (op->conv_bn == IR_CONV_BN_SBR)   /* its weight gradient's graph, the same way */
             fprintf(out, "    if ((w = rt_cuda_conv_bn_wgrad_select(%s_wgrad, cap)) > work)\n        work = w;\n", id);
+        if (op->dgrad_bn)   /* its data gradient's graph, the same way */
+            fprintf(out, "    if ((w = rt_cuda_conv_bn_dgrad_select(%s_dgrad, cap)) > work)\n        work = w;\n", id);
     }
     fprintf(out, "    return work;\n}\n\n");
 }

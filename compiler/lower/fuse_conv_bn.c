@@ -58,6 +58,22 @@ static ir_op *relu_bn_into(ir_net *net, int i) {
     return bn;
 }
 
+/* The data gradient of a prologue conv (dgrad_bn): cuDNN's DgradDreluBNBwdWeight graph (cuDNN 9.8
+ * or later, FP16 data, FP32 statistics; cudnn-frontend's samples/cpp/convolution/dgrads.cpp)
+ * computes the conv's data gradient, passes it through the bn's ReLU (the bn's output recomputed
+ * from its input and statistics in FP32, as MLPerf's backward does) and writes the bn's backward
+ * sums from its epilogue, so the bn's backward has no pass over dy and x for them. Its limits are
+ * ConvBNfprop's (FP16, NHWC, 1x1 and 3x3, channels a multiple of 8: refusal() covered them for
+ * the conv), and the bn's gradient must be the conv's alone (only_reader: relu_bn_into). The
+ * runtime falls back per layer where cuDNN refuses (conv_bn_dgrad.cu). */
+static void choose_dgrad(schedule *s, ir_op *op, ir_op *bn) {
+    if (s->opt.no_conv_dgrad_fuse) op->dgrad_why = "--no-conv-dgrad-fuse";
+    else if (op->dh != 1 || op->dw != 1) op->dgrad_why = "a dilated conv (the engine takes dilation 1)";
+    if (op->dgrad_why) return;
+    op->dgrad_bn = 1;
+    bn->bn_dgrad_in_conv = 1;
+}
+
 /* The prologue (IR_CONV_BN_SBR): a conv taking the engine whose input is a training bn with a
  * fused ReLU that this conv alone reads (a bottleneck's conv2 and conv3, MLPerf's structure)
  * reads that bn's input instead and applies the bn's scale, bias and ReLU inside itself; the
@@ -75,6 +91,7 @@ static void choose_sbr(schedule *s) {
         if (op->sbr_why) continue;
         op->conv_bn = IR_CONV_BN_SBR;
         bn->bn_in_conv = 1;
+        choose_dgrad(s, op, bn);
     }
 }
 
@@ -82,8 +99,9 @@ int choose_conv_bn(schedule *s, int sync_bn) {
     ir_net *net = &s->net;
     for (int i = 0; i < net->n_ops; i++) {
         ir_op *op = &net->ops[i];
-        op->conv_bn = IR_CONV_BN_NONE, op->conv_bn_why = op->sbr_why = NULL;
-        if (op->kind == IR_BN) op->bn_sums_in_conv = op->bn_in_conv = 0;
+        op->conv_bn = IR_CONV_BN_NONE, op->conv_bn_why = op->sbr_why = op->dgrad_why = NULL;
+        op->dgrad_bn = 0;
+        if (op->kind == IR_BN) op->bn_sums_in_conv = op->bn_in_conv = op->bn_dgrad_in_conv = 0;
     }
     if (net->forward_only) return 0;   /* an evaluation schedule: batch norm reads running statistics */
     for (int i = 0; i < net->n_ops; i++) {

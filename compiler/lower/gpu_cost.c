@@ -561,7 +561,13 @@ static void backward(walk *w, int j) {
             else add(w, "cudnnConvolutionBackwardFilter", j, 1, GK_CONV_WGRAD, x + dy, wb, f, 0);
             if (w->nhwc) add(w, "krsc_to_kcrs_kernel", j, 1, GK_KERNEL, wb, 4.0 * op->w_count, 0, 0);
             else if (w->eb == 2) add(w, "cast_kernel", j, 1, GK_KERNEL, wb, 4.0 * op->w_count, 0, 0);
-            if (din) add(w, "cudnnConvolutionBackwardData", j, 1, GK_CONV_DGRAD, dy + wb + (din_add ? x : 0), x, f, 0);
+            /* DgradDreluBNBwdWeight (conv_bn_dgrad.cu; gpu_rates.def: never measured, so the
+             * unfused dgrad's rate): the bn's input for the ReLU's recompute, its four FP32
+             * per-channel operands in, its five FP32 per-channel outputs */
+            if (op->dgrad_bn)
+                add(w, "cudnnBackendExecute", j, 1, GK_CONV_DGRAD, dy + wb + act(w, net->ops[op->in[0] - 1].in[0]) + 16.0 * op->in_c,
+                    x + 20.0 * op->in_c, f, 0);
+            else if (din) add(w, "cudnnConvolutionBackwardData", j, 1, GK_CONV_DGRAD, dy + wb + (din_add ? x : 0), x, f, 0);
         } else {
             add(w, "cublasLtMatmul", j, 1, GK_GEMM, dy + x, 4.0 * op->w_count, f, 0);
             if (din) add(w, "cublasLtMatmul", j, 1, GK_GEMM, wb + dy + (din_add ? x : 0), x, f, 0);
@@ -571,6 +577,10 @@ static void backward(walk *w, int j) {
     case IR_BN: {
         if (op->bn_bwd_in_add) break;   /* in its add's backward (bn_add_backward) */
         if (op->bn_frozen || din_add) { unmodeled(w, j, "the backward"); break; }
+        if (op->bn_dgrad_in_conv) {   /* the sums came from the conv's data gradient: dx alone (conv_bn_dgrad.cu) */
+            if (din) add(w, "bn_dx_kernel", j, 1, GK_KERNEL, dy + x + 5 * c4, x, 6.0 * x / w->eb, 1);
+            break;
+        }
         bn_kernels bk = bn_kernels_of(w, op);
         int sp = bk.splits;
         /* dy, the ReLU's output or its bits, x; applied in a conv's prologue (bn_in_conv): the

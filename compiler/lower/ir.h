@@ -182,6 +182,14 @@ typedef struct {
      * (NULL when it runs it or reads no such bn). */
     int bn_in_conv;
     const char *sbr_why;
+    /* CUDA channels-last FP16 (fuse_conv_bn.c; --no-conv-dgrad-fuse: off): a conv running
+     * IR_CONV_BN_SBR whose data gradient runs cuDNN's DgradDreluBNBwdWeight graph: dgrad_bn on
+     * the conv, its data gradient passed through the bn's ReLU (recomputed from the bn's input
+     * and statistics) and the bn's backward sums (dgamma, dbeta) from its epilogue;
+     * bn_dgrad_in_conv on the bn, whose backward is then its input gradient's pass alone.
+     * dgrad_why says why such a conv does not (NULL when it does or runs no prologue). */
+    int dgrad_bn, bn_dgrad_in_conv;
+    const char *dgrad_why;
     /* attention: its core on cuDNN's fused scaled-dot-product attention (choose_attention.c),
      * or 0 with attn_sdpa_why saying why not (CUDA only) */
     int attn_sdpa;

@@ -19,6 +19,8 @@ typedef struct {
     int no_conv_genstats;   /* CUDA channels-last BF16/FP16: no cuDNN conv + genstats engine (--no-conv-genstats) */
     int no_conv_sbr;        /* CUDA channels-last FP16: no previous bn's scale-bias-ReLU in a conv's prologue;
                              * the bn applies itself (--no-conv-sbr) */
+    int no_conv_dgrad_fuse; /* CUDA channels-last FP16: a prologue conv's data gradient without the previous bn's
+                             * dReLU and backward sums in its epilogue (--no-conv-dgrad-fuse) */
     int no_bn_pool;         /* CUDA channels-last: a bn + ReLU and the max pooling after it in passes of their own (--no-bn-pool) */
     int no_residual_tail;   /* CUDA: a residual tail's bias, layer scale, drop path and add apart (--no-residual-tail) */
     int no_cudnn_attention; /* CUDA BF16/FP16: attention's core on the runtime's kernels, not cuDNN's SDPA (--no-cudnn-attention) */

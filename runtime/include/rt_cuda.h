@@ -205,6 +205,23 @@ int rt_cuda_conv_bn_wgrad_fused(const rt_cuda_conv_bn_wgrad *f, const char **why
  * cuda_conv_bn_forward_sbr's; din as cuda_conv2d_backward's. */
 void cuda_conv_bn_backward_sbr(const rt_cuda_conv_bn_wgrad *f, void *din /*or NULL*/, float *dweight, const void *dout,
                                const void *in, void *normalized, const void *weight, const void *scale_bias);
+/* The data gradient of such a conv with the bn's backward sums (conv_bn_dgrad.cu): cuDNN's
+ * DgradDreluBNBwdWeight graph writes din = the bn's output gradient (the conv's data gradient
+ * through the ReLU, whose condition it recomputes from in, save_mean, save_inv_std, gamma, beta)
+ * and the bn's dgamma = sum din·xhat, dbeta = sum din; refused (said once, with why): the conv's
+ * own data gradient into din, and the bn's backward sums it. Create and select as the wgrad's. */
+typedef struct rt_cuda_conv_bn_dgrad rt_cuda_conv_bn_dgrad;
+rt_cuda_conv_bn_dgrad *rt_cuda_conv_bn_dgrad_create(rt_cuda_conv *conv);
+size_t rt_cuda_conv_bn_dgrad_select(rt_cuda_conv_bn_dgrad *f, size_t workspace_cap);
+int rt_cuda_conv_bn_dgrad_fused(const rt_cuda_conv_bn_dgrad *f, const char **why);
+void cuda_conv_bn_dgrad(const rt_cuda_conv_bn_dgrad *f, void *din, float *dgamma, float *dbeta, const void *dout,
+                        const void *weight, const void *in, const float *gamma, const float *beta, const float *save_mean,
+                        const float *save_inv_std);
+/* That bn's backward: with f fused, only its dx pass (dout: the graph's din, already through
+ * the ReLU; dgamma and dbeta: the graph's sums); else cuda_batchnorm_backward_nhwc_sbr's. */
+void cuda_batchnorm_backward_nhwc_dgrad(const rt_cuda_conv_bn_dgrad *f, void *din /*or NULL*/, float *dgamma, float *dbeta,
+                                        const void *dout, const void *scale_bias, const void *in, const float *gamma,
+                                        const float *save_mean, const float *save_inv_std, int n, int c, int hw);
 /* The bn's training statistics of out (the conv's output, n*hw rows of c channels): from the
  * fused sums (a finalize launch), or unfused, a statistics pass over out (retire: the
  * retiring one). Same results as cuda_batchnorm_stats_train_nhwc up to summation order. */

@@ -277,6 +277,8 @@ static cudnnStatus_t find_ex(cudnnHandle_t h, const conv_geom &g, int which, con
 
 extern "C" {
 
+/* The library's version: the headers' (the emulator implements what they declare). */
+size_t cudnnGetVersion(void) { return CUDNN_VERSION; }
 const char *cudnnGetErrorString(cudnnStatus_t st) {
     switch (st) {
     case CUDNN_STATUS_SUCCESS: return "CUDNN_STATUS_SUCCESS";

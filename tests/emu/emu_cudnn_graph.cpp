@@ -34,7 +34,10 @@
  * reader of Y sees; runtime fusion: of the FP32 output) accumulated in double and stored in
  * FP32. ConvBNwgrad's pattern is emulated too (wgrad_takes): the same prologue into a
  * convolution backward filter, DW in FP16 from the products summed in double
- * (cudnn-frontend's scale-bias-relu-wgrad sample).
+ * (cudnn-frontend's scale-bias-relu-wgrad sample). DgradDreluBNBwdWeight too (a graph with a
+ * CONVOLUTION_BACKWARD_DATA, the SUB, MUL, MUL, ADD chain recomputing the bn's output, a
+ * RELU_BWD and a BN_BWD_WEIGHTS): its support surface and reference in emu_cudnn_dgrad.inc and
+ * emu_cudnn_dgrad_exec.inc, included below.
  * A second engine runs the fused attention operations, OPERATION_SDPA_FWD (Q, K, V, O, STATS,
  * SCALE) and OPERATION_SDPA_BWD (those and dO -> dQ, dK, dV), each alone in its graph, on the
  * reference and support surface of emu_cudnn_sdpa.cpp; tensors there may be BF16 and the scale
@@ -87,6 +90,14 @@ struct conv_stats {
     cudnnDataType_t cast_prec;
 };
 
+/* The DgradDreluBNBwdWeight graph's tensors (pick_dgrad): the conv's DY and W into the virtual
+ * data gradient; the bn's input X, mean, inv_std, gamma (scale), beta (bias); DX the ReLU's
+ * gradient, written; the five per-channel outputs of BN_BWD_WEIGHTS. */
+struct dgrad_bn {
+    tensor_info dy, w, grad, x, mean, inv_std, gamma, beta, dx, dgamma, dbeta, eq_dy, eq_x, eq_bias;
+    int64_t pad[2], stride[2], dil[2];
+};
+
 struct desc {
     cudnnBackendDescriptorType_t type;
     bool finalized = false;
@@ -101,6 +112,9 @@ struct desc {
     bool is_sdpa = false, sdpa_bwd = false;
     emu::sdpa_tensor sdpa[emu::SDPA_N]{};
     size_t ws = 0;                      /* EXECUTION_PLAN: the workspace it reports */
+    /* DgradDreluBNBwdWeight (emu_dgrad_graph): the graph's (is_dgrad, pattern_ok), a plan's */
+    bool is_dgrad = false;
+    dgrad_bn dg{};
 };
 
 const size_t PLAN_WORKSPACE = 1024;
@@ -145,7 +159,7 @@ bool attr_type(cudnnBackendDescriptorType_t dt, int name, cudnnBackendAttributeT
     case CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR: case CUDNN_ATTR_OPERATION_POINTWISE_XDESC:
     case CUDNN_ATTR_OPERATION_POINTWISE_BDESC: case CUDNN_ATTR_OPERATION_POINTWISE_YDESC:
         *t = CUDNN_TYPE_BACKEND_DESCRIPTOR; return true;
-    case CUDNN_ATTR_POINTWISE_MATH_PREC:
+    case CUDNN_ATTR_POINTWISE_MATH_PREC: case CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_MATH_PREC:
     case CUDNN_ATTR_TENSOR_DATA_TYPE: case CUDNN_ATTR_CONVOLUTION_COMP_TYPE: case CUDNN_ATTR_OPERATION_GENSTATS_MATH_PREC:
         *t = CUDNN_TYPE_DATA_TYPE; return true;
     case CUDNN_ATTR_TENSOR_DIMENSIONS: case CUDNN_ATTR_TENSOR_STRIDES: case CUDNN_ATTR_TENSOR_UNIQUE_ID:
@@ -170,7 +184,16 @@ bool attr_type(cudnnBackendDescriptorType_t dt, int name, cudnnBackendAttributeT
     case CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS: case CUDNN_ATTR_VARIANT_PACK_WORKSPACE: *t = CUDNN_TYPE_VOID_PTR; return true;
     case CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA: case CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA:
     case CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA: case CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA:
+    case CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA: case CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA:
         *t = CUDNN_TYPE_FLOAT; return true;   /* or DOUBLE: set_attribute takes either */
+    case CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX: case CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W:
+    case CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY: case CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC:
+    case CUDNN_ATTR_OPERATION_POINTWISE_DXDESC: case CUDNN_ATTR_OPERATION_POINTWISE_DYDESC:
+    case CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_X_DESC: case CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_DY_DESC:
+    case CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_MEAN_DESC: case CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_INVSTD_DESC:
+    case CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_BN_SCALE_DESC: case CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_DBN_SCALE_DESC:
+    case CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_DBN_BIAS_DESC: case CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_EQ_DY_SCALE_DESC:
+    case CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_EQ_X_SCALE_DESC: case CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_EQ_BIAS:
     case CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X: case CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY:
     case CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW: case CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC:
         *t = CUDNN_TYPE_BACKEND_DESCRIPTOR; return true;
@@ -366,6 +389,8 @@ bool engine_takes(const desc *g) {
     return true;
 }
 
+#include "emu_cudnn_dgrad.inc"
+
 /* The graph's tensors checked against each other, as finalizing a graph does. */
 cudnnStatus_t finalize_graph(desc *g) {
     if (!has(g, CUDNN_ATTR_OPERATIONGRAPH_HANDLE) || !has(g, CUDNN_ATTR_OPERATIONGRAPH_OPS)) return CUDNN_STATUS_BAD_PARAM;
@@ -389,6 +414,12 @@ cudnnStatus_t finalize_graph(desc *g) {
     }
     for (desc *o : ops)
         if (o->is_sdpa) return CUDNN_STATUS_NOT_SUPPORTED;   /* SDPA with other operations: not emulated */
+    for (desc *o : ops)
+        if (o->type == CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR) {   /* DgradDreluBNBwdWeight */
+            g->is_dgrad = true;
+            g->pattern_ok = pick_dgrad(g, &g->dg) && dgrad_takes(g->dg);
+            return CUDNN_STATUS_SUCCESS;
+        }
     g->pattern_ok = engine_takes(g);
     return CUDNN_STATUS_SUCCESS;
 }
@@ -458,6 +489,22 @@ cudnnStatus_t finalize(desc *d) {
             !need({ CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA }))
             return CUDNN_STATUS_BAD_PARAM;
         return CUDNN_STATUS_SUCCESS;
+    case CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR:
+        if (!sub(d, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, CUDNN_BACKEND_TENSOR_DESCRIPTOR) ||
+            !sub(d, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, CUDNN_BACKEND_TENSOR_DESCRIPTOR) ||
+            !sub(d, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, CUDNN_BACKEND_TENSOR_DESCRIPTOR) ||
+            !sub(d, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC, CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR) ||
+            !need({ CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA }))
+            return CUDNN_STATUS_BAD_PARAM;
+        return CUDNN_STATUS_SUCCESS;
+    case CUDNN_BACKEND_OPERATION_BN_BWD_WEIGHTS_DESCRIPTOR:
+        for (int a : { CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_X_DESC, CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_DY_DESC,
+                       CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_MEAN_DESC, CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_INVSTD_DESC,
+                       CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_BN_SCALE_DESC, CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_DBN_SCALE_DESC,
+                       CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_DBN_BIAS_DESC, CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_EQ_DY_SCALE_DESC,
+                       CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_EQ_X_SCALE_DESC, CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_EQ_BIAS })
+            if (!sub(d, a, CUDNN_BACKEND_TENSOR_DESCRIPTOR)) return CUDNN_STATUS_BAD_PARAM;
+        return need({ CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_MATH_PREC }) ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_BAD_PARAM;
     case CUDNN_BACKEND_OPERATION_GEN_STATS_DESCRIPTOR:
         if (!sub(d, CUDNN_ATTR_OPERATION_GENSTATS_XDESC, CUDNN_BACKEND_TENSOR_DESCRIPTOR) ||
             !sub(d, CUDNN_ATTR_OPERATION_GENSTATS_SUMDESC, CUDNN_BACKEND_TENSOR_DESCRIPTOR) ||
@@ -472,11 +519,15 @@ cudnnStatus_t finalize(desc *d) {
         return need({ CUDNN_ATTR_POINTWISE_MODE, CUDNN_ATTR_POINTWISE_MATH_PREC }) ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_BAD_PARAM;
     case CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR: {
         const desc *pw = sub(d, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
-        if (!pw || !sub(d, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_BACKEND_TENSOR_DESCRIPTOR) ||
-            !sub(d, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_BACKEND_TENSOR_DESCRIPTOR))
-            return CUDNN_STATUS_BAD_PARAM;
+        if (!pw || !sub(d, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_BACKEND_TENSOR_DESCRIPTOR)) return CUDNN_STATUS_BAD_PARAM;
         cudnnPointwiseMode_t m = one<cudnnPointwiseMode_t>(pw, CUDNN_ATTR_POINTWISE_MODE);
-        bool binary = m == CUDNN_POINTWISE_ADD || m == CUDNN_POINTWISE_MUL;
+        if (m == CUDNN_POINTWISE_RELU_BWD)   /* the backward ports: DY (gradient), X (forward value) -> DX */
+            return sub(d, CUDNN_ATTR_OPERATION_POINTWISE_DYDESC, CUDNN_BACKEND_TENSOR_DESCRIPTOR) &&
+                           sub(d, CUDNN_ATTR_OPERATION_POINTWISE_DXDESC, CUDNN_BACKEND_TENSOR_DESCRIPTOR) &&
+                           !sub(d, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_BACKEND_TENSOR_DESCRIPTOR)
+                       ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_BAD_PARAM;
+        if (!sub(d, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_BACKEND_TENSOR_DESCRIPTOR)) return CUDNN_STATUS_BAD_PARAM;
+        bool binary = m == CUDNN_POINTWISE_ADD || m == CUDNN_POINTWISE_MUL || m == CUDNN_POINTWISE_SUB;
         if (binary != (sub(d, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_BACKEND_TENSOR_DESCRIPTOR) != nullptr))
             return CUDNN_STATUS_BAD_PARAM;
         if (!binary && m != CUDNN_POINTWISE_RELU_FWD && m != CUDNN_POINTWISE_IDENTITY) return CUDNN_STATUS_NOT_SUPPORTED;   /* not emulated */
@@ -500,6 +551,10 @@ cudnnStatus_t finalize(desc *d) {
             return CUDNN_STATUS_SUCCESS;
         }
         d->ws = PLAN_WORKSPACE;
+        if (cfg->graph->is_dgrad) {
+            d->is_dgrad = true, d->dg = cfg->graph->dg;
+            return CUDNN_STATUS_SUCCESS;
+        }
         if (!pick(cfg->graph, &d->run)) return CUDNN_STATUS_NOT_SUPPORTED;
         d->run.fwd = d->run.stats = d->run.cv = d->run.bwd = nullptr;   /* the plan outlives them */
         d->run.n_pw = 0;
@@ -640,6 +695,8 @@ cudnnStatus_t execute_wgrad(cudnnHandle_t h, const desc *plan, const desc *pack)
     return CUDNN_STATUS_SUCCESS;
 }
 
+#include "emu_cudnn_dgrad_exec.inc"
+
 }   // namespace
 
 extern "C" {
@@ -714,6 +771,7 @@ cudnnStatus_t cudnnBackendExecute(cudnnHandle_t h, cudnnBackendDescriptor_t plan
         return CUDNN_STATUS_BAD_PARAM;
     if (plan->is_sdpa) return execute_sdpa(h, plan, pack);
     if (plan->run.wgrad) return execute_wgrad(h, plan, pack);
+    if (plan->is_dgrad) return execute_dgrad(h, plan, pack);
     const conv_stats &p = plan->run;
     const void *x = pointer_of(pack, p.sbr ? p.raw.uid : p.x.uid), *w = pointer_of(pack, p.w.uid);
     void *y = pointer_of(pack, p.out.uid), *sum = pointer_of(pack, p.sum.uid), *sq = pointer_of(pack, p.sq.uid);

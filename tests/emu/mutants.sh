@@ -70,6 +70,11 @@
 #   bwd-bits: bn_add_relu_backward_nhwc.cu ignores the ReLU bits (every dz passes)
 #   bwd-barrier: its sums pass writes the second bn's tile sums without the barrier after the
 #             first's (the shared-memory race check)
+#   dgrad-relu: conv_bn_dgrad.cu hands DgradDreluBNBwdWeight gamma as the bn's beta (the
+#             ReLU's condition recomputed wrong in the data gradient's epilogue: test_ops_gpu's
+#             fused data gradient checks fail)
+#   dgrad-dx: conv_bn_dgrad.cu's dx pass drops the dgamma term (the bn's input gradient
+#             check after the fused data gradient fails)
 # MUTANTS="name ..." runs only those.
 set -u
 BUILD=${BUILD:-build}
@@ -147,6 +152,10 @@ mutant sbr-bwd-relu ops/batchnorm_nhwc_vec.cu 's/\(rt_ld\(g\.x\.e\[j\]\) \* s\[j
   ops/batchnorm_nhwc_vec.cu "FAIL .*recomputed from scale and bias backward"
 mutant sbr-wgrad-bias ops/conv_bn_wgrad.cu 's/\(void \*\)scale_bias, \(char \*\)scale_bias \+ 2 \* \(size_t\)s->c,/(void *)scale_bias, (void *)scale_bias,/' \
   ops/conv_bn_wgrad.cu "FAIL .*weight gradient.*fused.*dweight"
+mutant dgrad-relu ops/conv_bn_dgrad.cu 's/\(void \*\)beta, din, dgamma/(void *)gamma, din, dgamma/' ops/conv_bn_dgrad.cu \
+  "FAIL .*data gradient + dReLU.*fused.*output gradient"
+mutant dgrad-dx ops/conv_bn_dgrad.cu 's/ - xh \* dgamma\[ch\] \* inv_m;/;/' ops/conv_bn_dgrad.cu \
+  "FAIL .*data gradient + dReLU.*fused.*bn dinput"
 mutant bn-pool-shift ops/bn_relu_maxpool_nhwc.cu 's/float r = rt_ld\(v\.e\[j\]\) \* scale\[j\] \+ shift\[j\];/float r = rt_ld(v.e[j]) * scale[j];/' \
   ops/bn_relu_maxpool_nhwc.cu "FAIL .*bn + relu + maxpool"
 mutant bn-pool-bits ops/bn_relu_maxpool_nhwc.cu 's/bits\[\(img \+ me\) \* cv \+ q\] = \(uint8_t\)m;/bits[(img + me) * cv + q] = (uint8_t)(m \& 0x7fu);/' \

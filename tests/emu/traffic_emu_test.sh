@@ -16,7 +16,8 @@
 # and the old batch-norm and pooling kernels (TRAINC_CUDA_BN=old TRAINC_CUDA_POOL=old, the
 # code the H100 measured), the same in FP16 (ConvBNfprop's conv + genstats graph for every conv
 # feeding a bn, each basic block's conv2 with bn1 + ReLU in its prologue and ConvBNwgrad in its
-# backward; with --no-conv-genstats, and with --no-conv-sbr; fused and unfused trainers' losses
+# backward, DgradDreluBNBwdWeight in its data gradient; with --no-conv-genstats, with
+# --no-conv-sbr and with --no-conv-dgrad-fuse; fused and unfused trainers' losses
 # compared in both precisions), and ResNet-50 at batch 2 on 32x32 inputs in BF16 channels-last
 # (its stem's bn + ReLU + max pooling in one pass, bn_relu_maxpool_nhwc_kernel, and the
 # pooling's backward gathered inside bn1's two backward passes; --no-bn-pool runs the two
@@ -118,6 +119,14 @@ if [ -f "$out/resnet_fp16.traffic" ] && ! grep -q finalize_scale_bias_kernel "$o
   echo "FAIL: resnet_fp16 applied no bn in a conv's prologue (finalize_scale_bias_kernel)"; status=1
 fi
 FLAGS=--no-conv-sbr check resnet_fp16 nhwc
+# ... and their conv's data gradient runs DgradDreluBNBwdWeight (cudnnBackendExecute: dy, the
+# weights, the bn's input and four FP32 vectors in; the bn's output gradient and five FP32
+# vectors out), the bn's backward its dx pass alone (bn_dx_kernel); --no-conv-dgrad-fuse: the
+# conv's own data gradient and the bn's recomputing backward (its sums' pass)
+if [ -f "$out/resnet_fp16.traffic" ] && ! grep -q bn_dx_kernel "$out/resnet_fp16.traffic"; then
+  echo "FAIL: resnet_fp16 ran no bn backward after a fused data gradient (bn_dx_kernel)"; status=1
+fi
+FLAGS=--no-conv-dgrad-fuse check resnet_fp16 nhwc
 # The genstats trainer trains as the unfused one: the first step's loss (the same forward, the
 # statistics from the epilogue's sums) equal to 4 digits in FP16 (compared with --no-conv-sbr:
 # the prologue's FP16 scale and bias change the forward's last bits; its own comparison is

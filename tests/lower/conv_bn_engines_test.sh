@@ -27,6 +27,10 @@ sbr=$(count 'ConvBNfprop scale+bias+ReLU+conv+genstats (' "$out/r50_FP16.txt")
 fused=$((plain + sbr))
 [ "$fused" = 52 ] || fail "resnet50 FP16: $fused convs fused, expected 52 (53 convs less the 7x7 stem)"
 [ "$sbr" = 32 ] || fail "resnet50 FP16: $sbr convs with the bn's prologue, expected 32 (each bottleneck's conv2 and conv3)"
+dg=$(count 'data gradient on DgradDreluBNBwdWeight' "$out/r50_FP16.txt"); dgc=$(count ' bwd  *cudnnBackendExecute  *conv-dgrad ' "$out/r50_FP16.txt")
+dx=$(count ' bn_dx_kernel ' "$out/r50_FP16.txt")
+[ "$dg" = 32 ] && [ "$dgc" = 32 ] && [ "$dx" = 32 ] ||
+  fail "resnet50 FP16: $dg convs listed with DgradDreluBNBwdWeight, $dgc costed, $dx bn dx passes; expected 32 each"
 grep -q '^# conv "conv1": unfused: the engine takes 1x1 and 3x3 kernels only' "$out/r50_FP16.txt" ||
   fail "resnet50 FP16: the stem's refusal is not named"
 calls=$(count ' fwd  *cudnnBackendExecute ' "$out/r50_FP16.txt"); fin=$(count ' bn_finalize_sums_kernel ' "$out/r50_FP16.txt")
@@ -58,7 +62,12 @@ for v in FP16 BF16 off nosbr; do
   "$TRAINC" show --gpu-cost --layout nhwc $flag "$spec" > "$out/ex_$v.txt" 2>&1
   listed=$(count 'conv+genstats (' "$out/ex_$v.txt"); sbr=$(count 'ConvBNfprop scale+bias+ReLU' "$out/ex_$v.txt")
   emitted=$(count '^ *cuda_conv_bn_forward' "$out/ex_$v.src/model.c"); stats=$(count '^ *cuda_conv_bn_stats' "$out/ex_$v.src/model.c")
-  pro=$(count 'cuda_conv_bn_forward_sbr(' "$out/ex_$v.src/model.c"); bwd=$(count 'cuda_batchnorm_backward_nhwc_sbr(' "$out/ex_$v.src/model.c")
+  pro=$(count 'cuda_conv_bn_forward_sbr(' "$out/ex_$v.src/model.c")
+  bwd=$(count 'cuda_batchnorm_backward_nhwc_\(sbr\|dgrad\)(' "$out/ex_$v.src/model.c")
+  dgr=$(count '^ *cuda_conv_bn_dgrad(' "$out/ex_$v.src/model.c"); dgs=$(count 'data gradient on DgradDreluBNBwdWeight' "$out/ex_$v.txt")
+  want=0; [ $v = FP16 ] && want=$sbr
+  [ "$dgr" = "$dgs" ] && [ "$dgr" = "$want" ] ||
+    fail "example $v: show lists $dgs fused data gradients, model.c calls $dgr (the FP16 build: one per prologue, $sbr)"
   wg=$(count 'cuda_conv_bn_backward_sbr(' "$out/ex_$v.src/model.c")
   [ "$listed" = "$emitted" ] && [ "$listed" = "$stats" ] || fail "example $v: show lists $listed fused convs, model.c calls $emitted / $stats"
   [ "$sbr" = "$pro" ] && [ "$sbr" = "$bwd" ] && [ "$sbr" = "$wg" ] ||
@@ -81,4 +90,10 @@ done
 [ $? = 2 ] && grep -q -- '--no-conv-sbr is for --backend cuda --layout nhwc' "$out/refuse3.log" || fail "--no-conv-sbr off nhwc not refused"
 "$TRAINC" show --gpu-cost --no-conv-sbr "$out/ex_FP16.spec" > "$out/refuse4.log" 2>&1
 [ $? = 2 ] && grep -q -- '--no-conv-sbr is for --layout nhwc' "$out/refuse4.log" || fail "show --no-conv-sbr off nhwc not refused"
+# --no-conv-dgrad-fuse: the prologue stays, its data gradient and the bn's sums apart
+"$TRAINC" show --gpu-cost --layout nhwc --no-conv-dgrad-fuse "$out/r50_FP16.spec" > "$out/r50_nodg.txt" 2>&1 || fail "show --no-conv-dgrad-fuse"
+[ "$(count 'no fused data gradient: --no-conv-dgrad-fuse' "$out/r50_nodg.txt")" = 32 ] && [ "$(count ' bn_dx_kernel ' "$out/r50_nodg.txt")" = 0 ] &&
+  [ "$(count 'ConvBNfprop scale+bias+ReLU+conv+genstats (' "$out/r50_nodg.txt")" = 32 ] || fail "--no-conv-dgrad-fuse still fuses the data gradient"
+"$TRAINC" build "$out/ex_FP16.spec" -o "$out/x" --backend cuda --emit-only --no-conv-dgrad-fuse > "$out/refuse5.log" 2>&1
+[ $? = 2 ] && grep -q -- '--no-conv-dgrad-fuse is for --backend cuda --layout nhwc' "$out/refuse5.log" || fail "--no-conv-dgrad-fuse off nhwc not refused"
 exit $status

@@ -154,9 +154,11 @@ done
 # ResNet-50 in FP16 (CUDA channels-last): each bottleneck's conv2 and conv3 read the previous bn's
 # input and apply it in their prologue (fuse_conv_bn.c IR_CONV_BN_SBR), that bn finalized into
 # the scale and bias and its backward recomputing the ReLU; none with --no-conv-sbr, which
-# names why for each; against the generated calls
+# names why for each; against the generated calls. Their data gradient runs
+# DgradDreluBNBwdWeight (the bn's ReLU and backward sums in its epilogue, the bn's backward its
+# dx pass alone), none with --no-conv-dgrad-fuse
 printf 'extends: "%s/bench/specs/gpu_resnet50.spec"\nprecision { compute: FP16 }\n' "$(pwd)" > "$out/r50_fp16.spec"
-for flags in "" --no-conv-sbr; do
+for flags in "" --no-conv-sbr --no-conv-dgrad-fuse; do
   tag=r50fp16${flags:+$flags}
   "$TRAINC" show --schedule --backend cuda --layout nhwc $flags "$out/r50_fp16.spec" > "$out/$tag.txt" ||
     die "show --schedule $flags failed on ResNet-50 FP16"
@@ -169,12 +171,21 @@ for flags in "" --no-conv-sbr; do
   expect "$tag: bns applied in the next conv's prologue" "$(count "applied with its ReLU in the next conv's prologue" "$out/$tag.txt")" \
     "$(count '^ *cuda_conv_bn_stats_scale_bias(' "$out/$tag.src/model.c")"
   expect "$tag: their backward" "$(count "applied with its ReLU in the next conv's prologue" "$out/$tag.txt")" \
-    "$(count '^ *cuda_batchnorm_backward_nhwc_sbr(' "$out/$tag.src/model.c")"
+    "$(count '^ *cuda_batchnorm_backward_nhwc_\(sbr\|dgrad\)(' "$out/$tag.src/model.c")"
+  expect "$tag: the fused data gradients" "$(count 'backward: cuDNN graph DgradDreluBNBwdWeight' "$out/$tag.txt")" \
+    "$(count '^ *cuda_conv_bn_dgrad(' "$out/$tag.src/model.c")"
+  expect "$tag: bns whose backward is the dx pass alone" "$(count "gradient sums in the next conv's data gradient" "$out/$tag.txt")" \
+    "$(count '^ *cuda_batchnorm_backward_nhwc_dgrad(' "$out/$tag.src/model.c")"
 done
 [ "$(count "applied with its ReLU in the next conv's prologue" "$out/r50fp16.txt")" = 32 ] ||
   { echo "FAIL: ResNet-50 FP16: not its 32 inner bns applied in the next conv's prologue"; status=1; }
 [ "$(count "prologue: --no-conv-sbr" "$out/r50fp16--no-conv-sbr.txt")" = 32 ] ||
   { echo "FAIL: --no-conv-sbr: the 32 convs do not name why they run without the prologue"; status=1; }
+[ "$(count "backward: cuDNN graph DgradDreluBNBwdWeight" "$out/r50fp16.txt")" = 32 ] ||
+  { echo "FAIL: ResNet-50 FP16: not its 32 prologue convs' data gradients on DgradDreluBNBwdWeight"; status=1; }
+[ "$(count "backward sums: --no-conv-dgrad-fuse" "$out/r50fp16--no-conv-dgrad-fuse.txt")" = 32 ] &&
+  [ "$(count "DgradDreluBNBwdWeight" "$out/r50fp16--no-conv-dgrad-fuse.txt")" = 0 ] ||
+  { echo "FAIL: --no-conv-dgrad-fuse: the 32 convs do not name why their data gradient runs apart"; status=1; }
 
 # ConvNeXt-Tiny's residual tails (CUDA, both layouts): each block's pwconv2 bias, layer scale,
 # drop path and add in one kernel each way, and none with --no-residual-tail
@@ -205,5 +216,5 @@ grep -q "are for --backend cuda --layout nhwc" "$out/e2" || { echo "FAIL: --no-b
 printf 'net { input_shape: [1, 4, 4] classes: 2 flatten { } linear { out: 2 } }\n' > "$out/netonly.spec"
 "$TRAINC" show --schedule "$out/netonly.spec" > /dev/null 2> "$out/e3"; rc=$?
 [ $rc = 1 ] && grep -q "no data or solver" "$out/e3" || { echo "FAIL: a spec without a trainer: rc $rc, $(cat "$out/e3")"; status=1; }
-[ $status = 0 ] && echo "show --schedule matches build: LeNet and the ResNet example (CPU conv algorithms), the ResNet example (CUDA channels-last, 3 builds), ResNet-50's stem (2 builds), ResNet-50 FP16's prologues (2 builds), bias + activation (CUDA), ConvNeXt-Tiny's residual tails (CUDA, 3 builds)"
+[ $status = 0 ] && echo "show --schedule matches build: LeNet and the ResNet example (CPU conv algorithms), the ResNet example (CUDA channels-last, 3 builds), ResNet-50's stem (2 builds), ResNet-50 FP16's prologues (3 builds), bias + activation (CUDA), ConvNeXt-Tiny's residual tails (CUDA, 3 builds)"
 exit $status
