@@ -55,29 +55,6 @@ static const char *device_refusal(void) {
     return NULL;
 }
 
-/* One pointwise operation: mode, FP32 math; y = x op b (b < 0: none). RELU_BWD takes the
- * gradient as DY, the forward's value as X and writes DX (the frontend's backward ports). */
-static void pointwise(graph_err *e, cudnnBackendDescriptor_t *pw, cudnnBackendDescriptor_t *op, cudnnPointwiseMode_t mode,
-                      cudnnBackendDescriptor_t x, cudnnBackendDescriptor_t b, cudnnBackendDescriptor_t y) {
-    cudnnDataType_t prec = CUDNN_DATA_FLOAT;
-    bool bwd = mode == CUDNN_POINTWISE_RELU_BWD;
-    G("pointwise create", cudnnBackendCreateDescriptor(CUDNN_BACKEND_POINTWISE_DESCRIPTOR, pw));
-    G("pointwise mode", cudnnBackendSetAttribute(*pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode));
-    G("pointwise precision", cudnnBackendSetAttribute(*pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &prec));
-    G("pointwise finalize", cudnnBackendFinalize(*pw));
-    G("pointwise op create", cudnnBackendCreateDescriptor(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, op));
-    G("pointwise op desc", cudnnBackendSetAttribute(*op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, pw));
-    if (bwd) {   /* x: the gradient, b: the forward's value */
-        G("pointwise op dy", cudnnBackendSetAttribute(*op, CUDNN_ATTR_OPERATION_POINTWISE_DYDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x));
-        G("pointwise op x", cudnnBackendSetAttribute(*op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &b));
-        G("pointwise op dx", cudnnBackendSetAttribute(*op, CUDNN_ATTR_OPERATION_POINTWISE_DXDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y));
-    } else {
-        G("pointwise op x", cudnnBackendSetAttribute(*op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x));
-        G("pointwise op b", cudnnBackendSetAttribute(*op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &b));
-        G("pointwise op y", cudnnBackendSetAttribute(*op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y));
-    }
-    G("pointwise op finalize", cudnnBackendFinalize(*op));
-}
 
 /* The graph (the sample's, node for node) and its plan within cap. */
 static void build(rt_cuda_conv_bn_dgrad *f, size_t cap) {
@@ -119,20 +96,9 @@ static void build(rt_cuda_conv_bn_dgrad *f, size_t cap) {
     d[T_NORM] = tensor(e, UID_T_NORM, CUDNN_DATA_FLOAT, xd, xs, true);
     d[T_SCALE] = tensor(e, UID_T_SCALE, CUDNN_DATA_FLOAT, xd, xs, true);
     d[T_BN] = tensor(e, UID_T_BN, CUDNN_DATA_FLOAT, xd, xs, true);
+    graph_conv(e, &d[CONV], s);
     if (!e->step) {
-        int64_t dims = 2, pad[2] = { s->ph, s->pw }, stride[2] = { s->sh, s->sw }, dil[2] = { s->dh, s->dw };
-        cudnnDataType_t acc = CUDNN_DATA_FLOAT;
-        cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
         float alpha = 1.0f, beta = 0.0f;
-        G("conv create", cudnnBackendCreateDescriptor(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR, &d[CONV]));
-        G("conv comp type", cudnnBackendSetAttribute(d[CONV], CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &acc));
-        G("conv mode", cudnnBackendSetAttribute(d[CONV], CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode));
-        G("conv dims", cudnnBackendSetAttribute(d[CONV], CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &dims));
-        G("conv pre paddings", cudnnBackendSetAttribute(d[CONV], CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, 2, pad));
-        G("conv post paddings", cudnnBackendSetAttribute(d[CONV], CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, 2, pad));
-        G("conv strides", cudnnBackendSetAttribute(d[CONV], CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, 2, stride));
-        G("conv dilations", cudnnBackendSetAttribute(d[CONV], CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, 2, dil));
-        G("conv finalize", cudnnBackendFinalize(d[CONV]));
         G("dgrad op create", cudnnBackendCreateDescriptor(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR, &d[DGRAD]));
         G("dgrad op dx", cudnnBackendSetAttribute(d[DGRAD], CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &d[T_DGRAD]));
         G("dgrad op w", cudnnBackendSetAttribute(d[DGRAD], CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &d[W]));
@@ -142,11 +108,11 @@ static void build(rt_cuda_conv_bn_dgrad *f, size_t cap) {
         G("dgrad op beta", cudnnBackendSetAttribute(d[DGRAD], CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA, CUDNN_TYPE_FLOAT, 1, &beta));
         G("dgrad op finalize", cudnnBackendFinalize(d[DGRAD]));
     }
-    if (!e->step) pointwise(e, &d[PW0], &d[OP0], CUDNN_POINTWISE_SUB, d[X], d[MEAN], d[T_SUB]);
-    if (!e->step) pointwise(e, &d[PW0 + 1], &d[OP0 + 1], CUDNN_POINTWISE_MUL, d[T_SUB], d[INVSTD], d[T_NORM]);
-    if (!e->step) pointwise(e, &d[PW0 + 2], &d[OP0 + 2], CUDNN_POINTWISE_MUL, d[T_NORM], d[GAMMA], d[T_SCALE]);
-    if (!e->step) pointwise(e, &d[PW0 + 3], &d[OP0 + 3], CUDNN_POINTWISE_ADD, d[T_SCALE], d[BETA], d[T_BN]);
-    if (!e->step) pointwise(e, &d[PW0 + 4], &d[OP0 + 4], CUDNN_POINTWISE_RELU_BWD, d[T_DGRAD], d[T_BN], d[DX]);
+    graph_pointwise(e, &d[PW0], &d[OP0], CUDNN_POINTWISE_SUB, d[X], d[MEAN], d[T_SUB]);
+    graph_pointwise(e, &d[PW0 + 1], &d[OP0 + 1], CUDNN_POINTWISE_MUL, d[T_SUB], d[INVSTD], d[T_NORM]);
+    graph_pointwise(e, &d[PW0 + 2], &d[OP0 + 2], CUDNN_POINTWISE_MUL, d[T_NORM], d[GAMMA], d[T_SCALE]);
+    graph_pointwise(e, &d[PW0 + 3], &d[OP0 + 3], CUDNN_POINTWISE_ADD, d[T_SCALE], d[BETA], d[T_BN]);
+    graph_pointwise(e, &d[PW0 + 4], &d[OP0 + 4], CUDNN_POINTWISE_RELU_BWD, d[T_DGRAD], d[T_BN], d[DX]);
     if (!e->step) {
         cudnnDataType_t prec = CUDNN_DATA_FLOAT;
         static const cudnnBackendAttributeName_t names[10] = {
@@ -180,24 +146,10 @@ rt_cuda_conv_bn_dgrad *rt_cuda_conv_bn_dgrad_create(rt_cuda_conv *conv) {
     return f;
 }
 
-/* Each distinct reason once per process: a net's convs of one shape refuse alike. */
-static void say_once(const rt_cuda_conv_bn_dgrad *f) {
-    enum { MAX_SAID = 16 };
-    static char said[MAX_SAID][200];
-    static int n_said;
-    for (int i = 0; i < n_said; i++)
-        if (!strcmp(said[i], f->why)) return;
-    if (n_said < MAX_SAID) snprintf(said[n_said++], sizeof said[0], "%s", f->why);
-    int nhwc, dw;
-    const rt_conv_shape *s = rt_cuda_conv_shape_of(f->conv, &nhwc, &dw);
-    rt_warn("data gradient + dReLU + bn backward sums unfused (a %dx%d conv, %d->%d channels, and any other refused alike): %s",
-            s->kh, s->kw, s->c, s->oc, f->why);
-}
-
 size_t rt_cuda_conv_bn_dgrad_select(rt_cuda_conv_bn_dgrad *f, size_t cap) {
     if (!f->plan && !f->why[0]) {
         build(f, cap & ~(size_t)255);
-        if (!f->plan) say_once(f);
+        if (!f->plan) graph_warn_once("data gradient + dReLU + bn backward sums", f->conv, f->why);
     }
     return rt_cuda_conv_add_workspace(f->conv, f->plan ? f->ws : 0);
 }

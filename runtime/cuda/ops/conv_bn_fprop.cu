@@ -133,36 +133,10 @@ static void build(rt_cuda_conv_bn *f, size_t cap) {
         d[T_RELU] = tensor(e, UID_T_RELU, CUDNN_DATA_HALF, xd, xs, true);
         static const cudnnPointwiseMode_t modes[3] = { CUDNN_POINTWISE_MUL, CUDNN_POINTWISE_ADD, CUDNN_POINTWISE_RELU_FWD };
         int in[3] = { X, T_MUL, T_ADD }, b[3] = { SCALE, BIAS, -1 }, out[3] = { T_MUL, T_ADD, T_RELU };
-        for (int i = 0; i < 3 && !e->step; i++) {
-            cudnnDataType_t prec = CUDNN_DATA_FLOAT;
-            cudnnBackendDescriptor_t *pw = &d[PW_MUL + i], *op = &d[OP_MUL + i];
-            G("pointwise create", cudnnBackendCreateDescriptor(CUDNN_BACKEND_POINTWISE_DESCRIPTOR, pw));
-            G("pointwise mode", cudnnBackendSetAttribute(*pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &modes[i]));
-            G("pointwise precision", cudnnBackendSetAttribute(*pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &prec));
-            G("pointwise finalize", cudnnBackendFinalize(*pw));
-            G("pointwise op create", cudnnBackendCreateDescriptor(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, op));
-            G("pointwise op desc", cudnnBackendSetAttribute(*op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, pw));
-            G("pointwise op x", cudnnBackendSetAttribute(*op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &d[in[i]]));
-            if (b[i] >= 0)
-                G("pointwise op b", cudnnBackendSetAttribute(*op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &d[b[i]]));
-            G("pointwise op y", cudnnBackendSetAttribute(*op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &d[out[i]]));
-            G("pointwise op finalize", cudnnBackendFinalize(*op));
-        }
+        for (int i = 0; i < 3; i++)
+            graph_pointwise(e, &d[PW_MUL + i], &d[OP_MUL + i], modes[i], d[in[i]], b[i] >= 0 ? d[b[i]] : NULL, d[out[i]]);
     }
-    if (!e->step) {
-        int64_t dims = 2, pad[2] = { s->ph, s->pw }, stride[2] = { s->sh, s->sw }, dil[2] = { s->dh, s->dw };
-        cudnnDataType_t acc = CUDNN_DATA_FLOAT;
-        cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
-        G("conv create", cudnnBackendCreateDescriptor(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR, &d[CONV]));
-        G("conv comp type", cudnnBackendSetAttribute(d[CONV], CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &acc));
-        G("conv mode", cudnnBackendSetAttribute(d[CONV], CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode));
-        G("conv dims", cudnnBackendSetAttribute(d[CONV], CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &dims));
-        G("conv pre paddings", cudnnBackendSetAttribute(d[CONV], CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, 2, pad));
-        G("conv post paddings", cudnnBackendSetAttribute(d[CONV], CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, 2, pad));
-        G("conv strides", cudnnBackendSetAttribute(d[CONV], CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, 2, stride));
-        G("conv dilations", cudnnBackendSetAttribute(d[CONV], CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, 2, dil));
-        G("conv finalize", cudnnBackendFinalize(d[CONV]));
-    }
+    graph_conv(e, &d[CONV], s);
     if (!e->step) {
         float alpha = 1.0f, beta = 0.0f;
         G("conv op create", cudnnBackendCreateDescriptor(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, &d[FWD]));
@@ -212,24 +186,10 @@ rt_cuda_conv_bn *rt_cuda_conv_bn_create_sbr(rt_cuda_conv *conv) {
     return f;
 }
 
-/* Each distinct reason once per process: a net's convs of one shape refuse alike. */
-static void say_once(const rt_cuda_conv_bn *f) {
-    enum { MAX_SAID = 16 };
-    static char said[MAX_SAID][200];
-    static int n_said;
-    for (int i = 0; i < n_said; i++)
-        if (!strcmp(said[i], f->why)) return;
-    if (n_said < MAX_SAID) snprintf(said[n_said++], sizeof said[0], "%s", f->why);
-    int nhwc, dw;
-    const rt_conv_shape *s = rt_cuda_conv_shape_of(f->conv, &nhwc, &dw);
-    rt_warn("conv + batch-norm statistics unfused (a %dx%d conv, %d->%d channels, and any other refused alike): %s",
-            s->kh, s->kw, s->c, s->oc, f->why);
-}
-
 size_t rt_cuda_conv_bn_select(rt_cuda_conv_bn *f, size_t cap) {
     if (!f->plan && !f->why[0]) {
         build(f, cap & ~(size_t)255);
-        if (!f->plan) say_once(f);
+        if (!f->plan) graph_warn_once("conv + batch-norm statistics", f->conv, f->why);
     }
     return rt_cuda_conv_add_workspace(f->conv, f->plan ? f->ws : 0);
 }

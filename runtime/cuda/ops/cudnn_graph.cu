@@ -1,6 +1,8 @@
-/* The cuDNN graph (backend) API steps that conv_bn_fprop.cu and attention_sdpa.cu share
- * (cudnn_graph.cuh): tensor descriptors, and an operation graph's plan within a workspace cap. */
+/* The cuDNN graph (backend) API steps that the fused conv graphs and attention_sdpa.cu share
+ * (cudnn_graph.cuh): tensor, pointwise and convolution descriptors, an operation graph's plan
+ * within a workspace cap, and the once-per-reason warning of a refused graph. */
 #include <stdio.h>
+#include <string.h>
 #include "cudnn_graph.cuh"
 
 cudnnBackendDescriptor_t graph_tensor(graph_err *e, int64_t uid, cudnnDataType_t dt, const int64_t dims[4],
@@ -20,6 +22,60 @@ cudnnBackendDescriptor_t graph_tensor(graph_err *e, int64_t uid, cudnnDataType_t
         G("tensor by value", cudnnBackendSetAttribute(t, CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, 1, &by_value));
     G("tensor finalize", cudnnBackendFinalize(t));
     return t;
+}
+
+void graph_pointwise(graph_err *e, cudnnBackendDescriptor_t *pw, cudnnBackendDescriptor_t *op, cudnnPointwiseMode_t mode,
+                     cudnnBackendDescriptor_t x, cudnnBackendDescriptor_t b, cudnnBackendDescriptor_t y) {
+    if (e->step) return;
+    cudnnDataType_t prec = CUDNN_DATA_FLOAT;
+    G("pointwise create", cudnnBackendCreateDescriptor(CUDNN_BACKEND_POINTWISE_DESCRIPTOR, pw));
+    G("pointwise mode", cudnnBackendSetAttribute(*pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode));
+    G("pointwise precision", cudnnBackendSetAttribute(*pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &prec));
+    G("pointwise finalize", cudnnBackendFinalize(*pw));
+    G("pointwise op create", cudnnBackendCreateDescriptor(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, op));
+    G("pointwise op desc", cudnnBackendSetAttribute(*op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, pw));
+    if (mode == CUDNN_POINTWISE_RELU_BWD) {   /* x: the gradient, b: the forward's value */
+        G("pointwise op dy", cudnnBackendSetAttribute(*op, CUDNN_ATTR_OPERATION_POINTWISE_DYDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x));
+        G("pointwise op x", cudnnBackendSetAttribute(*op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &b));
+        G("pointwise op dx", cudnnBackendSetAttribute(*op, CUDNN_ATTR_OPERATION_POINTWISE_DXDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y));
+    } else {
+        G("pointwise op x", cudnnBackendSetAttribute(*op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x));
+        if (b)
+            G("pointwise op b", cudnnBackendSetAttribute(*op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &b));
+        G("pointwise op y", cudnnBackendSetAttribute(*op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y));
+    }
+    G("pointwise op finalize", cudnnBackendFinalize(*op));
+}
+
+void graph_conv(graph_err *e, cudnnBackendDescriptor_t *conv, const rt_conv_shape *s) {
+    if (e->step) return;
+    int64_t dims = 2, pad[2] = { s->ph, s->pw }, stride[2] = { s->sh, s->sw }, dil[2] = { s->dh, s->dw };
+    cudnnDataType_t acc = CUDNN_DATA_FLOAT;
+    cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+    G("conv create", cudnnBackendCreateDescriptor(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR, conv));
+    G("conv comp type", cudnnBackendSetAttribute(*conv, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &acc));
+    G("conv mode", cudnnBackendSetAttribute(*conv, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode));
+    G("conv dims", cudnnBackendSetAttribute(*conv, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &dims));
+    G("conv pre paddings", cudnnBackendSetAttribute(*conv, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, 2, pad));
+    G("conv post paddings", cudnnBackendSetAttribute(*conv, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, 2, pad));
+    G("conv strides", cudnnBackendSetAttribute(*conv, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, 2, stride));
+    G("conv dilations", cudnnBackendSetAttribute(*conv, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, 2, dil));
+    G("conv finalize", cudnnBackendFinalize(*conv));
+}
+
+void graph_warn_once(const char *what, const rt_cuda_conv *conv, const char *why) {
+    enum { MAX_SAID = 32 };
+    static char said[MAX_SAID][256];
+    static int n_said;
+    char key[256];
+    snprintf(key, sizeof key, "%s: %s", what, why);
+    for (int i = 0; i < n_said; i++)
+        if (!strcmp(said[i], key)) return;
+    if (n_said < MAX_SAID) snprintf(said[n_said++], sizeof said[0], "%s", key);
+    int nhwc, dw;
+    const rt_conv_shape *s = rt_cuda_conv_shape_of(conv, &nhwc, &dw);
+    rt_warn("%s unfused (a %dx%d conv, %d->%d channels, and any other refused alike): %s", what, s->kh, s->kw, s->c, s->oc,
+            why);
 }
 
 void graph_destroy_all(cudnnBackendDescriptor_t *d, int n) {

@@ -1,7 +1,9 @@
-/* The cuDNN graph (backend) API steps that conv_bn_fprop.cu and attention_sdpa.cu share: the
- * first refusing step remembered (G), a tensor descriptor, and an operation graph with its
- * plan: the first engine configuration the heuristics offer (mode A, then the fallback list)
- * that finalizes within the workspace cap. */
+/* The cuDNN graph (backend) API steps that the fused conv graphs (conv_bn_fprop.cu,
+ * conv_bn_wgrad.cu, conv_bn_dgrad.cu) and attention_sdpa.cu share: the first refusing step
+ * remembered (G), a tensor descriptor, a pointwise operation, a convolution descriptor, an
+ * operation graph with its plan (the first engine configuration the heuristics offer, mode A
+ * then the fallback list, that finalizes within the workspace cap), and the warning of a
+ * refused graph, once per reason. */
 #ifndef RT_CUDA_CUDNN_GRAPH_CUH
 #define RT_CUDA_CUDNN_GRAPH_CUH
 #include <stddef.h>
@@ -24,6 +26,20 @@ typedef struct {
 cudnnBackendDescriptor_t graph_tensor(graph_err *e, int64_t uid, cudnnDataType_t dt, const int64_t dims[4],
                                       const int64_t strides[4], bool is_virtual, bool by_value);
 void graph_destroy_all(cudnnBackendDescriptor_t *d, int n);
+
+/* conv2d.cu's hook: the shape of a conv's descriptors (nhwc, depthwise: its layout and kind). */
+const rt_conv_shape *rt_cuda_conv_shape_of(const rt_cuda_conv *c, int *nhwc, int *depthwise);
+
+/* One pointwise operation in FP32 math: y = mode(x, b) (b NULL: a unary mode) into *pw (the
+ * mode) and *op (the operation). RELU_BWD takes the gradient as x, the forward's value as b
+ * and writes its gradient to y (the frontend's DY, X, DX ports). */
+void graph_pointwise(graph_err *e, cudnnBackendDescriptor_t *pw, cudnnBackendDescriptor_t *op, cudnnPointwiseMode_t mode,
+                     cudnnBackendDescriptor_t x, cudnnBackendDescriptor_t b, cudnnBackendDescriptor_t y);
+/* A 2-d cross-correlation with FP32 accumulation at the shape's paddings, strides and dilations. */
+void graph_conv(graph_err *e, cudnnBackendDescriptor_t *conv, const rt_conv_shape *s);
+/* Warns that `what` runs unfused for conv's shape and why, once per distinct reason and what
+ * in the process (a net's convs of one shape refuse alike). */
+void graph_warn_once(const char *what, const rt_cuda_conv *conv, const char *why);
 
 /* The operation graph of ops[0..n_ops) into *graph (NULL after a refused step), then its plan
  * (NULL if none): the first configuration that finalizes within cap bytes of workspace, its
