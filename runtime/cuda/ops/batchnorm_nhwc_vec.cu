@@ -87,11 +87,13 @@ __device__ __forceinline__ act_vec<T, V> vec_pool_dy(const T *__restrict__ pdy, 
     int y0, y1, x0, x1;
     pool_window_range(iy, s.kh, s.sh, s.ph, s.oh, &y0, &y1);
     pool_window_range(ix, s.kw, s.sw, s.pw, s.ow, &x0, &x1);
-    long base = (long)n * s.oh * s.ow * s.c + q * V;   /* output (n, 0, 0, vector q) */
+    int base = n * s.oh * s.ow * s.c + q * V;   /* output (n, 0, 0, vector q); 32 bits: cuda_bn_relu_maxpool_fits */
     float acc[V] = {};
+#pragma unroll 1
     for (int oy = y0; oy <= y1; oy++)
+#pragma unroll 1
         for (int ox = x0; ox <= x1; ox++) {
-            long o = base + ((long)oy * s.ow + ox) * s.c;
+            int o = base + (oy * s.ow + ox) * s.c;
             unsigned me = (unsigned)((iy - (oy * s.sh - s.ph)) * s.kw + ix - (ox * s.sw - s.pw));
             act_vec<uint8_t, V> won = vec_load<uint8_t, V>(p.argmax + o);
             int any = 0;
@@ -108,6 +110,17 @@ __device__ __forceinline__ act_vec<T, V> vec_pool_dy(const T *__restrict__ pdy, 
     for (int j = 0; j < V; j++) d.e[j] = rt_st<T>(acc[j]);
     return d;
 }
+
+/* Rows whose loads a thread keeps in flight: one where RELU_POOL, whose gather of up to four
+ * windows' argmax and gradient vectors per row would spill past the 64-register budget
+ * (tests/cuda/kernel_budget_test.sh) with two. */
+__host__ __device__ constexpr int grad_rows_in_flight(int relu) { return relu == RELU_POOL ? 1 : VEC_GRAD_ROWS_IN_FLIGHT; }
+/* Blocks an SM must hold: four where RELU_POOL (the gather's addressing would take the
+ * retiring kernel past 64 registers otherwise; 4 x 256 threads caps it there), else unstated
+ * (0). A member, not a call: tests/emu/emu-nvcc reads launch bounds without parentheses. */
+template <int RELU> struct grad_bounds {
+    enum { min_blocks = RELU == RELU_POOL ? 4 : 0 };
+};
 
 /* vec_grad_load, with dy gathered from the pooling where RELU_POOL (dout: its output gradient). */
 template <typename T, int V, int RELU>
@@ -158,8 +171,8 @@ __device__ __forceinline__ void vec_grad_partials(double *part, const T *__restr
 #pragma unroll
         for (int j = 0; j < V; j++) mean[j] = save_mean[q * V + j], inv_std[j] = save_inv_std[q * V + j];
         vec_sb_load<T, V, RELU>(sc, bi, (const T *)relu_aux, q, c);
-        vec_grad_in<T, V> g[VEC_GRAD_ROWS_IN_FLIGHT];
-        vec_rows<VEC_GRAD_ROWS_IN_FLIGHT>(
+        vec_grad_in<T, V> g[grad_rows_in_flight(RELU)];
+        vec_rows<grad_rows_in_flight(RELU)>(
             rows, per,
             [&](int u, long r) { vec_grad_load_mode<T, V, RELU>(g[u], dout, relu_out, relu_aux, in, r, q, c, pool); },
             [&](int u, long r) {
@@ -188,7 +201,7 @@ vec_partial_grads_kernel(double *part, const T *__restrict__ dout, const T *__re
 /* din = gamma·inv_std/m · (m·dy - sum dy - xhat · sum dy·xhat), as in batchnorm.cu; RELU and
  * relu_aux as vec_grad_partials's. */
 template <typename T, int V, int RELU>
-__global__ void __launch_bounds__(VEC_THREADS)
+__global__ void __launch_bounds__(VEC_THREADS, grad_bounds<RELU>::min_blocks)
 vec_input_grad_kernel(T *__restrict__ din, const T *__restrict__ dout, const T *__restrict__ relu_out,
                       const void *__restrict__ relu_aux, const T *__restrict__ in, const float *gamma, const double *totals, long m,
                       const float *save_mean, const float *save_inv_std, long rows, long per, int c,
@@ -204,8 +217,8 @@ vec_input_grad_kernel(T *__restrict__ din, const T *__restrict__ dout, const T *
         k[j] = gamma[ch] * inv_std[j] / m, a[j] = (float)totals[2 * ch], b[j] = (float)totals[2 * ch + 1];
     }
     vec_sb_load<T, V, RELU>(sc, bi, (const T *)relu_aux, q, c);
-    vec_grad_in<T, V> g[VEC_GRAD_ROWS_IN_FLIGHT];
-    vec_rows<VEC_GRAD_ROWS_IN_FLIGHT>(
+    vec_grad_in<T, V> g[grad_rows_in_flight(RELU)];
+    vec_rows<grad_rows_in_flight(RELU)>(
         rows, per,
         [&](int u, long r) { vec_grad_load_mode<T, V, RELU>(g[u], dout, relu_out, relu_aux, in, r, q, c, pool); },
         [&](int u, long r) {
@@ -259,7 +272,7 @@ vec_stats_retire_kernel(double *part, unsigned *counters, float *save_mean, floa
 }
 
 template <typename T, int V, int RELU>
-__global__ void __launch_bounds__(VEC_THREADS)
+__global__ void __launch_bounds__(VEC_THREADS, grad_bounds<RELU>::min_blocks)
 vec_grads_retire_kernel(double *part, unsigned *counters, double *totals, float *dgamma, float *dbeta,
                         const T *__restrict__ dout, const T *__restrict__ relu_out,
                         const void *__restrict__ relu_aux, const T *__restrict__ in, const float *save_mean,
