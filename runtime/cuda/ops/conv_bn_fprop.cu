@@ -46,8 +46,6 @@ struct rt_cuda_conv_bn {
     char why[200];                   /* why unfused */
 };
 
-static const char *st_name(cudnnStatus_t st) { return cudnnGetErrorString(st); }
-
 /* A finalized backend descriptor or NULL; on failure *why says which step and status. */
 /* (a tensor of the graph: cudnn_graph.cuh's, none passed by value) */
 static cudnnBackendDescriptor_t tensor(graph_err *e, int64_t uid, cudnnDataType_t dt, const int64_t dims[4],
@@ -166,12 +164,7 @@ static void build(rt_cuda_conv_bn *f, size_t cap) {
     f->plan = graph_plan(e, &d[GRAPH], ops, n_ops, cap, &f->ws, f->keep, &f->n_keep, f->why, sizeof f->why,
                          "conv -> genstats", "TRAINC_CUDNN_WORKSPACE_MB");
     static_assert(N_DESC + 8 + 1 <= (int)(sizeof f->keep / sizeof f->keep[0]), "room for every kept descriptor");
-    if (f->plan) {
-        for (int i = 0; i < N_DESC; i++) f->keep[f->n_keep++] = d[i];
-        return;
-    }
-    graph_destroy_all(d, N_DESC);
-    if (e->step) snprintf(f->why, sizeof f->why, "cuDNN refused the graph at %s (%s)", e->step, st_name(e->st));
+    graph_keep_or_explain(e, f->plan, d, N_DESC, f->keep, &f->n_keep, f->why, sizeof f->why);
 }
 
 rt_cuda_conv_bn *rt_cuda_conv_bn_create(rt_cuda_conv *conv) {

@@ -105,12 +105,7 @@ static void build(rt_cuda_conv_bn_wgrad *f, size_t cap) {
     f->plan = graph_plan(e, &d[GRAPH], ops, 4, cap, &f->ws, f->keep, &f->n_keep, f->why, sizeof f->why,
                          "scale-bias-ReLU -> wgrad", "TRAINC_CUDNN_WORKSPACE_MB");
     static_assert(N_DESC + 8 + 1 <= (int)(sizeof f->keep / sizeof f->keep[0]), "room for every kept descriptor");
-    if (f->plan) {
-        for (int i = 0; i < N_DESC; i++) f->keep[f->n_keep++] = d[i];
-        return;
-    }
-    graph_destroy_all(d, N_DESC);
-    if (e->step) snprintf(f->why, sizeof f->why, "cuDNN refused the graph at %s (%s)", e->step, cudnnGetErrorString(e->st));
+    graph_keep_or_explain(e, f->plan, d, N_DESC, f->keep, &f->n_keep, f->why, sizeof f->why);
 }
 
 rt_cuda_conv_bn_wgrad *rt_cuda_conv_bn_wgrad_create(rt_cuda_conv *conv) {

@@ -78,6 +78,16 @@ void graph_warn_once(const char *what, const rt_cuda_conv *conv, const char *why
             why);
 }
 
+void graph_keep_or_explain(const graph_err *e, cudnnBackendDescriptor_t plan, cudnnBackendDescriptor_t *d, int n,
+                           cudnnBackendDescriptor_t *keep, int *n_keep, char *why, size_t why_cap) {
+    if (plan) {
+        for (int i = 0; i < n; i++) keep[(*n_keep)++] = d[i];
+        return;
+    }
+    graph_destroy_all(d, n);
+    if (e->step) snprintf(why, why_cap, "cuDNN refused the graph at %s (%s)", e->step, cudnnGetErrorString(e->st));
+}
+
 void graph_destroy_all(cudnnBackendDescriptor_t *d, int n) {
     for (int i = 0; i < n; i++)
         if (d[i]) cudnnBackendDestroyDescriptor(d[i]), d[i] = NULL;

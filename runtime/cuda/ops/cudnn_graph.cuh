@@ -27,6 +27,11 @@ cudnnBackendDescriptor_t graph_tensor(graph_err *e, int64_t uid, cudnnDataType_t
                                       const int64_t strides[4], bool is_virtual, bool by_value);
 void graph_destroy_all(cudnnBackendDescriptor_t *d, int n);
 
+/* After graph_plan: with a plan, the graph's n descriptors d join keep[*n_keep] (the plan may
+ * not outlive them); without, they are destroyed and a step cuDNN refused is named in why. */
+void graph_keep_or_explain(const graph_err *e, cudnnBackendDescriptor_t plan, cudnnBackendDescriptor_t *d, int n,
+                           cudnnBackendDescriptor_t *keep, int *n_keep, char *why, size_t why_cap);
+
 /* conv2d.cu's hook: the shape of a conv's descriptors (nhwc, depthwise: its layout and kind). */
 const rt_conv_shape *rt_cuda_conv_shape_of(const rt_cuda_conv *c, int *nhwc, int *depthwise);
 
