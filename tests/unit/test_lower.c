@@ -140,9 +140,13 @@ static void check_bn_add(const char *dir) {
     /* backend, fuse, nhwc, no_bn_retire, no_bn_add, no_relu_mask: the first and the last
      * fuse; only the first also takes the bns' backward into the add's two passes, with the
      * adds' ReLU bitmasks planned (ir_op.add_bwd_fused, relu_mask) */
-    static const build_options opts[] = { { BACKEND_CUDA, 1, 1, 0, 0, 0 }, { BACKEND_CUDA, 1, 1, 0, 1, 0 },
-                                          { BACKEND_CUDA, 0, 1, 0, 0, 0 }, { .backend = BACKEND_CUDA, .fuse = 1 },
-                                          { BACKEND_CUDA, 1, 1, 0, 0, 1 } };
+    static const build_options opts[] = {
+        { .backend = BACKEND_CUDA, .fuse = 1, .nhwc = 1 },
+        { .backend = BACKEND_CUDA, .fuse = 1, .nhwc = 1, .no_bn_add = 1 },
+        { .backend = BACKEND_CUDA, .fuse = 0, .nhwc = 1 },
+        { .backend = BACKEND_CUDA, .fuse = 1 },
+        { .backend = BACKEND_CUDA, .fuse = 1, .nhwc = 1, .no_relu_mask = 1 },
+    };
     for (int v = 0; v < 5; v++) {
         schedule s;
         CHECK(lower(&s, &res, &opts[v], 0, "proj.spec") == 0);

@@ -5,8 +5,10 @@
 #include "testlib.h"
 
 int main(void) {
-    const rt_param_tensor conv_w = { "conv1.weight", 0, 9, 0 }, conv_b = { "conv1.bias", 9, 1, RT_PARAM_BIAS },
-                          bn_w = { "bn1.weight", 10, 1, RT_PARAM_NORM }, bn_b = { "bn1.bias", 11, 1, RT_PARAM_NORM };
+    const rt_param_tensor conv_w = { .name = "conv1.weight", .offset = 0, .count = 9 },
+                          conv_b = { .name = "conv1.bias", .offset = 9, .count = 1, .no_decay = RT_PARAM_BIAS },
+                          bn_w = { .name = "bn1.weight", .offset = 10, .count = 1, .no_decay = RT_PARAM_NORM },
+                          bn_b = { .name = "bn1.bias", .offset = 11, .count = 1, .no_decay = RT_PARAM_NORM };
     const rt_param_tensor *all[4] = { &conv_w, &conv_b, &bn_w, &bn_b };
     static const int want[4][4] = {      /* [none, exempt_bn_bias, exempt_norm, both][tensor] */
         { 0, 0, 0, 0 }, { 0, 1, 1, 1 }, { 0, 0, 1, 1 }, { 0, 1, 1, 1 } };
