@@ -74,6 +74,16 @@ static void choose_dgrad(schedule *s, ir_op *op, ir_op *bn) {
     bn->bn_dgrad_in_conv = 1;
 }
 
+/* In BF16 the same conv's data gradient stays unfused, and says why: cuDNN documents no BF16
+ * graph that passes it through the bn's ReLU recomputed from the bn's input and writes both of
+ * the bn's backward sums (bench/RESULTS.md, "BF16's data gradient + dReLU + the bn's backward
+ * sums", quotes the lines): DgradDreluBNBwdWeight takes FP16 data only; the runtime-fusion
+ * engine's surface 80 has no data-gradient fusions, its surface 90 one reduction per graph
+ * (and no strided data gradients), and its surface 70 requires the data gradient to be the
+ * first operand of every epilogue operation, which a recompute from the bn's input is not. */
+#define BF16_DGRAD_WHY "BF16: cuDNN documents no such graph (DgradDreluBNBwdWeight takes FP16; runtime fusion: no " \
+                       "ReLU recompute from the bn's input on surface 70, one reduction on 90)"
+
 /* The prologue (IR_CONV_BN_SBR): a conv taking the engine whose input is a training bn with a
  * fused ReLU that this conv alone reads (a bottleneck's conv2 and conv3, MLPerf's structure)
  * reads that bn's input instead and applies the bn's scale, bias and ReLU inside itself; the
@@ -85,6 +95,7 @@ static void choose_sbr(schedule *s) {
     ir_net *net = &s->net;
     for (int i = 0; i < net->n_ops; i++) {
         ir_op *op = &net->ops[i], *bn;
+        if (op->conv_bn == IR_CONV_BN_GENSTATS_RT && relu_bn_into(net, i)) op->dgrad_why = BF16_DGRAD_WHY;
         if (op->conv_bn != IR_CONV_BN_GENSTATS || !(bn = relu_bn_into(net, i))) continue;
         if (s->opt.no_conv_sbr) op->sbr_why = "--no-conv-sbr";
         else if (!bn->bn_retire) op->sbr_why = "the bn's sums do not retire (--no-bn-retire)";

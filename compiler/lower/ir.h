@@ -187,7 +187,8 @@ typedef struct {
      * the conv, its data gradient passed through the bn's ReLU (recomputed from the bn's input
      * and statistics) and the bn's backward sums (dgamma, dbeta) from its epilogue;
      * bn_dgrad_in_conv on the bn, whose backward is then its input gradient's pass alone.
-     * dgrad_why says why such a conv does not (NULL when it does or runs no prologue). */
+     * dgrad_why says why such a conv does not (NULL when it does or runs no prologue; in BF16,
+     * set on each runtime-fusion conv reading a bn + ReLU it alone reads: no engine documents it). */
     int dgrad_bn, bn_dgrad_in_conv;
     const char *dgrad_why;
     /* attention: its core on cuDNN's fused scaled-dot-product attention (choose_attention.c),

@@ -10,7 +10,8 @@
 # example) applies that bn in its prologue (scale+bias+ReLU+conv+genstats), its bn finalizing
 # into the scale and bias, and its weight gradient recomputes the prologue inside itself
 # (ConvBNwgrad); --no-conv-sbr keeps them all conv+genstats and names why; BF16 takes no
-# prologue. Refused: --no-conv-genstats and --no-conv-sbr off nhwc.
+# prologue, and its 32 say why their data gradient runs apart from the bn's backward sums (no
+# cuDNN graph documents it in BF16). Refused: --no-conv-genstats and --no-conv-sbr off nhwc.
 set -u
 source "$(dirname "$0")/../lib.sh"
 need_trainc
@@ -47,6 +48,10 @@ bf=$(count 'runtime-fusion conv+genstats (' "$out/r50_BF16.txt")
 grep -q '^# conv "conv1": unfused: channels not a multiple of 8' "$out/r50_BF16.txt" || fail "resnet50 BF16: the stem's refusal is not named"
 [ "$(count ' cudnnBackendExecute ' "$out/r50_BF16.txt")" = 52 ] && [ "$(count ' bn_finalize_sums_kernel ' "$out/r50_BF16.txt")" = 52 ] ||
   fail "resnet50 BF16: the fused calls and finalizes are not costed 52 times each"
+# BF16 has no documented data gradient + dReLU + bn sums graph: the same 32 convs say so
+bdg=$(count 'no fused data gradient: BF16: cuDNN documents no such graph' "$out/r50_BF16.txt")
+[ "$bdg" = 32 ] && [ "$(count 'no fused data gradient' "$out/r50_FP16.txt")" = 0 ] ||
+  fail "resnet50 BF16: $bdg convs say why their data gradient runs apart, expected 32 (and none in FP16, which fuses them)"
 "$TRAINC" show --gpu-cost --layout nhwc --no-conv-genstats "$out/r50_FP16.spec" > "$out/r50_off.txt" 2>&1 || fail "show --no-conv-genstats"
 [ "$(count 'unfused: --no-conv-genstats' "$out/r50_off.txt")" = 53 ] && [ "$(count cudnnBackendExecute "$out/r50_off.txt")" = 0 ] ||
   fail "--no-conv-genstats still fuses"
