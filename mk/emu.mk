@@ -71,7 +71,7 @@ test-emu: emu
 #
 #   make emu-traffic  # build/emu-traffic/: libcudaemu.a, libtrainrt_cuda.a, cuda.env
 EMUT_DIR     := $(BUILD)/emu-traffic
-EMUT_SAN     := -fsanitize=thread --param=tsan-instrument-func-entry-exit=0
+EMUT_SAN     := --emu-traffic
 EMUT_LIB     := $(EMUT_DIR)/libcudaemu.a
 EMUT_RT_LIB  := $(EMUT_DIR)/libtrainrt_cuda.a
 EMUT_RT_OBJS := $(RT_CUDA_SRCS:%.cu=$(EMUT_DIR)/obj/%.o)
