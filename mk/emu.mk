@@ -64,8 +64,9 @@ test-emu: emu
 	@BUILD=$(BUILD) bash tests/emu/emu_test.sh
 
 # The traffic build (tests/emu/emu_traffic.cpp): the same emulator without ASan, the CUDA
-# sources instrumented with GCC's ThreadSanitizer (without its runtime), whose calls on every
-# load and store tests/emu/traffic/hooks.cpp counts. A trainer built with
+# sources compiled by clang++ with LLVM's ThreadSanitizer instrumentation (without its runtime;
+# tests/emu/emu-nvcc --emu-traffic), whose calls on every load, store and memcpy
+# tests/emu/traffic/hooks.cpp counts (tests/emu/traffic_forms_emu_test.sh checks the forms). A trainer built with
 # TRAINC_CUDA_ENV=build/emu-traffic/cuda.env and run with EMU_TRAFFIC=FILE writes each kernel's
 # and library call's device bytes read and written, and its geometry, to FILE.
 #
@@ -90,7 +91,7 @@ $(EMUT_LIB): $(EMU_LIB_SRCS:tests/emu/%.cpp=$(EMUT_DIR)/lib/%.o) $(EMUT_DIR)/lib
 
 $(EMUT_DIR)/obj/%.o: %.cu $(RT_CUDA_HDRS) tests/emu/emu_cuda.h $(EMU_NVCC)
 	@mkdir -p $(dir $@)
-	EMU_CXXFLAGS="$(EMUT_SAN)" $(EMU_NVCC) -Iruntime/include -DRT_HAVE_NCCL=1 -c $< -o $@
+	$(EMU_NVCC) $(EMUT_SAN) -Iruntime/include -DRT_HAVE_NCCL=1 -c $< -o $@
 
 $(EMUT_RT_LIB): $(EMUT_RT_OBJS)
 	@rm -f $@; ar rcs $@ $^

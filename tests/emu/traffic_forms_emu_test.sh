@@ -9,7 +9,9 @@
 # must equal those it states. Then the same kernels compiled with GCC's ThreadSanitizer
 # instrumentation (the traffic build before clang's: it misses an aggregate read straight into a
 # call's argument or written from its result, `__half2float(p[i])`, `p[i] = __float2half(v)`)
-# must fail the comparison: the check catches a form the counting misses.
+# must fail the comparison: the check catches a form the counting misses. Last, an access of a
+# size LLVM's instrumentation skips (a 6-byte integer) must stop the traffic build's compile
+# (tests/emu/traffic/ir_check.py) rather than go uncounted.
 set -u
 source "$(dirname "$0")/../lib.sh"
 out=$BUILD/test-emu-traffic-forms
@@ -58,5 +60,16 @@ if [ $rc = 1 ]; then
 else
   [ $rc = 0 ] && echo "FAIL: the self-test passed GCC's instrumentation, which misses __half2float(p[i])"
   status=1
+fi
+cat > "$out/odd_size.cu" <<'EOF'
+typedef _BitInt(48) i48;
+__global__ void odd_size(const i48 *in, i48 *out) { out[threadIdx.x] = in[threadIdx.x] + 1; }
+EOF
+if tests/emu/emu-nvcc --emu-traffic -c "$out/odd_size.cu" -o "$out/odd_size.o" > "$out/odd_size.log" 2>&1; then
+  echo "FAIL: the traffic build compiled a 6-byte access it cannot count"; status=1
+elif grep -q "odd_size.*: a memory access of a size the traffic build cannot count" "$out/odd_size.log"; then
+  echo "a 6-byte access: refused at compile time ($(grep -m1 -o 'load i48[^,]*' "$out/odd_size.log"))"
+else
+  echo "FAIL: the 6-byte access's compile failed for another reason:"; tail -5 "$out/odd_size.log"; status=1
 fi
 exit $status

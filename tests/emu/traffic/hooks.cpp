@@ -7,7 +7,7 @@
  * allocation it falls in. The instrumentation keeps both the read and the write of a
  * read-modify-write (-tsan-instrument-read-before-write), so in-place updates count both. A
  * form of access the instrumentation emits and this file lacks fails the link, not the count.
- * tests/emu/traffic/forms_selftest.sh checks each form's count. Kept out of libcudaemu.a of the
+ * tests/emu/traffic_forms_emu_test.sh checks each form's count. Kept out of libcudaemu.a of the
  * ASan build. */
 #include <stddef.h>
 #include <stdint.h>
