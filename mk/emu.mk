@@ -89,7 +89,7 @@ $(EMUT_DIR)/lib/%.o: tests/emu/%.cpp tests/emu/emu_cuda.h tests/emu/emu_internal
 $(EMUT_LIB): $(EMU_LIB_SRCS:tests/emu/%.cpp=$(EMUT_DIR)/lib/%.o) $(EMUT_DIR)/lib/traffic/hooks.o
 	@rm -f $@; ar rcs $@ $^
 
-$(EMUT_DIR)/obj/%.o: %.cu $(RT_CUDA_HDRS) tests/emu/emu_cuda.h $(EMU_NVCC)
+$(EMUT_DIR)/obj/%.o: %.cu $(RT_CUDA_HDRS) tests/emu/emu_cuda.h $(EMU_NVCC) tests/emu/traffic/ir_check.py
 	@mkdir -p $(dir $@)
 	$(EMU_NVCC) $(EMUT_SAN) -Iruntime/include -DRT_HAVE_NCCL=1 -c $< -o $@
 
