@@ -64,14 +64,15 @@ test-emu: emu
 	@BUILD=$(BUILD) bash tests/emu/emu_test.sh
 
 # The traffic build (tests/emu/emu_traffic.cpp): the same emulator without ASan, the CUDA
-# sources instrumented with GCC's ThreadSanitizer (without its runtime), whose calls on every
-# load and store tests/emu/traffic/hooks.cpp counts. A trainer built with
+# sources compiled by clang++ with LLVM's ThreadSanitizer instrumentation (without its runtime;
+# tests/emu/emu-nvcc --emu-traffic), whose calls on every load, store and memcpy
+# tests/emu/traffic/hooks.cpp counts (tests/emu/traffic_forms_emu_test.sh checks the forms). A trainer built with
 # TRAINC_CUDA_ENV=build/emu-traffic/cuda.env and run with EMU_TRAFFIC=FILE writes each kernel's
 # and library call's device bytes read and written, and its geometry, to FILE.
 #
 #   make emu-traffic  # build/emu-traffic/: libcudaemu.a, libtrainrt_cuda.a, cuda.env
 EMUT_DIR     := $(BUILD)/emu-traffic
-EMUT_SAN     := -fsanitize=thread --param=tsan-instrument-func-entry-exit=0
+EMUT_SAN     := --emu-traffic
 EMUT_LIB     := $(EMUT_DIR)/libcudaemu.a
 EMUT_RT_LIB  := $(EMUT_DIR)/libtrainrt_cuda.a
 EMUT_RT_OBJS := $(RT_CUDA_SRCS:%.cu=$(EMUT_DIR)/obj/%.o)
@@ -88,9 +89,9 @@ $(EMUT_DIR)/lib/%.o: tests/emu/%.cpp tests/emu/emu_cuda.h tests/emu/emu_internal
 $(EMUT_LIB): $(EMU_LIB_SRCS:tests/emu/%.cpp=$(EMUT_DIR)/lib/%.o) $(EMUT_DIR)/lib/traffic/hooks.o
 	@rm -f $@; ar rcs $@ $^
 
-$(EMUT_DIR)/obj/%.o: %.cu $(RT_CUDA_HDRS) tests/emu/emu_cuda.h $(EMU_NVCC)
+$(EMUT_DIR)/obj/%.o: %.cu $(RT_CUDA_HDRS) tests/emu/emu_cuda.h $(EMU_NVCC) tests/emu/traffic/ir_check.py
 	@mkdir -p $(dir $@)
-	EMU_CXXFLAGS="$(EMUT_SAN)" $(EMU_NVCC) -Iruntime/include -DRT_HAVE_NCCL=1 -c $< -o $@
+	$(EMU_NVCC) $(EMUT_SAN) -Iruntime/include -DRT_HAVE_NCCL=1 -c $< -o $@
 
 $(EMUT_RT_LIB): $(EMUT_RT_OBJS)
 	@rm -f $@; ar rcs $@ $^
