@@ -184,9 +184,7 @@ void cuda_conv_bn_dgrad(const rt_cuda_conv_bn_dgrad *f, void *din, float *dgamma
 }
 
 /* dx = gamma·inv_std·(dy - dbeta/m - xhat·dgamma/m), xhat = (x - mean)·inv_std, over rows of c
- * channels: dy already the ReLU's gradient (the graph's output), dgamma and dbeta its sums. The
- * FP16 operands are loaded as their 16-bit patterns (a scalar load, which the emulator's traffic
- * build instruments; a by-value __half struct copy it does not see). */
+ * channels: dy already the ReLU's gradient (the graph's output), dgamma and dbeta its sums. */
 __global__ void __launch_bounds__(RT_THREADS) bn_dx_kernel(__half *din, const unsigned short *dy, const unsigned short *x, const float *gamma,
                              const float *dgamma, const float *dbeta, const float *mean, const float *inv_std, long total,
                              int c, float inv_m) {
