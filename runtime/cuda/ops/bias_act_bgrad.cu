@@ -77,7 +77,8 @@ void cuda_bias_act_backward_bgrad(void *din, float *dbias, const void *dout, con
         cuda_bias_backward(dbias, NULL, din, NULL, n, c, hw);
         return;
     }
-    /* the vector width bias.cu would take for the sums over din, so they add in its order */
+    /* bias.cu's vector width for the sums over din (it asks din alone; the arena aligns all
+     * three), so they add in its order */
     int vec = hw % BGRAD_VEC == 0 && vec_aligned(din, dout, in);
     RT_ACT_DISPATCH(ACT_VEC_DISPATCH(vec, BGRAD_VEC, bias_act_bgrad_planes_kernel<T, V><<<c, RT_CHANNEL_THREADS, 0,
                                                                                    rt_stream()>>>(
