@@ -9,7 +9,8 @@
 # genstats: --no-bn-add --no-relu-mask --no-conv-genstats) beside the 72.9 ms per 256 images it
 # took (bench/RESULTS.md), BF16 and FP16 without cuDNN's conv + genstats engines
 # (--no-conv-genstats), FP16 without its scale-bias-ReLU prologue (--no-conv-sbr), AlexNet and
-# ConvNeXt-Tiny, and the anchors. Figures go in bench/RESULTS.md.
+# ConvNeXt-Tiny (and without its residual tails, --no-residual-tail, or its GELU backward's bias
+# gradient, --no-bias-act-grad), and the anchors. Figures go in bench/RESULTS.md.
 set -u
 BUILD=${BUILD:-build}
 out=$BUILD/bench-gpu-model
@@ -71,5 +72,9 @@ done
   --label "convnext_tiny (--no-residual-tail: bias, layer scale, drop path and add apart)" "$out/convnext_BF16.spec" \
   > "$out/convnext_BF16_nhwc_apart_h100.txt" || status=1
 tail -n 1 "$out/convnext_BF16_nhwc_apart_h100.txt"
+"$BUILD/trainc" show --gpu-cost --layout nhwc --device h100 --no-bias-act-grad \
+  --label "convnext_tiny (--no-bias-act-grad: the GELU's backward and pwconv1's bias gradient in two passes)" \
+  "$out/convnext_BF16.spec" > "$out/convnext_BF16_nhwc_nobgrad_h100.txt" || status=1
+tail -n 1 "$out/convnext_BF16_nhwc_nobgrad_h100.txt"
 echo "anchors (H100): MLPerf v4.0 35.7 ms per 256 images (H200: 32.1); torch.compile in our run 47.3 ms"
 exit $status

@@ -111,6 +111,8 @@ static void cuda_op(const schedule *s, const ir_op *op, choices *c) {
         break;
     case IR_GELU: case IR_ACTIVATION:
         if (op->act_bias_of >= 0) say(c, "adds \"%s\"'s bias in the same pass (bias_act.cu)", net->ops[op->act_bias_of].name);
+        if (op->act_bgrad)
+            say(c, "backward: \"%s\"'s bias gradient summed in this pass (bias_act_bgrad.cu)", net->ops[op->act_bias_of].name);
         break;
     case IR_BN:
         if (op->bn_sums_in_conv) say(c, "statistics summed in the conv's epilogue, only finalized here%s", "");

@@ -454,6 +454,8 @@ static void backward_op(emitter *e, int j) {
         /* the bias gradient; with a fused ReLU, dout is masked in place first */
         if (op->b_off >= 0 && op->in_tail >= 0)
             fprintf(out, "    /* the bias gradient: summed by residual tail \"%s\"'s kernel */\n", net->ops[op->in_tail].name);
+        else if (op->b_off >= 0 && op->bias_act >= 0 && net->ops[op->bias_act].act_bgrad)
+            fprintf(out, "    /* the bias gradient: summed by \"%s\"'s backward */\n", net->ops[op->bias_act].name);
         else if (op->b_off >= 0)
             fprintf(out, "    cuda_bias_backward(%s_dbias, %s, %s, %s, %s);\n", id, op->act ? o : "NULL", o, mask,
                     nchw_args(e, op, rows, sizeof rows));
@@ -517,6 +519,12 @@ static void backward_op(emitter *e, int j) {
         break;
     case IR_RELU: fprintf(out, "    cuda_relu_backward(%s, %s, %s_out, %ld);\n", din, o, id, n); break;
     case IR_GELU: case IR_ACTIVATION:
+        if (op->act_bias_of >= 0 && op->act_bgrad) {   /* and the producer's bias gradient (fuse_bias_act_grad.c) */
+            const char *p = net->ops[op->act_bias_of].ident;
+            fprintf(out, "    cuda_bias_act_backward_bgrad(%s, %s_dbias, %s, %s, %s_bias, %s, %s);\n", din, p, o, in, p,
+                    nchw_args(e, op, rows, sizeof rows), op->kind == IR_GELU ? "RT_BIAS_ACT_GELU" : ir_activation_const(op));
+            break;
+        }
         if (op->act_bias_of >= 0) {   /* act'(x + b), x the producer's output without its bias */
             fprintf(out, "    cuda_bias_act_backward(%s, %s, %s, %s_bias, %s, %s);\n", din, o, in,
                     net->ops[op->act_bias_of].ident, nchw_args(e, op, rows, sizeof rows),

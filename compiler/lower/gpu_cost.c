@@ -512,6 +512,14 @@ static void residual_tail_backward(walk *w, int j) {
     }
 }
 
+/* Whether conv or linear p's bias gradient is summed by its bias + activation's backward
+ * (fuse_bias_act_grad.c, bias_act_bgrad.cu), which takes the two passes where the old bias
+ * kernels run (TRAINC_CUDA_BIAS=old on NCHW planes). */
+static int bias_summed_by_act(const walk *w, const ir_op *p) {
+    if (p->b_off < 0 || p->bias_act < 0 || !w->net->ops[p->bias_act].act_bgrad) return 0;
+    return !w->old || w->nhwc || p->h * p->w == 1;
+}
+
 static void backward(walk *w, int j) {
     const ir_net *net = w->net;
     const ir_op *op = &net->ops[j];
@@ -527,7 +535,7 @@ static void backward(walk *w, int j) {
         double wb = (double)op->w_count * w->eb, f = 2 * macs(w, op);
         /* the bias gradient (bias.cu): with a fused ReLU, dy masked in place on the way; a
          * residual tail's kernel sums it */
-        if (op->b_off >= 0 && op->in_tail < 0) {
+        if (op->b_off >= 0 && op->in_tail < 0 && !bias_summed_by_act(w, op)) {
             double mask = op->act ? dy : 0;
             if (w->nhwc || op->h * op->w == 1) {   /* rows of channels: partial sums, then their sum */
                 int sp = splits_of((long)net->batch * op->h * op->w);
@@ -650,7 +658,18 @@ static void backward(walk *w, int j) {
         break;
     case IR_GELU: case IR_ACTIVATION:
         if (din_add) { unmodeled(w, j, "the backward"); break; }
-        if (op->act_bias_of >= 0) add(w, "bias_act_backward_kernel", j, 1, GK_KERNEL, dy + x + c4, x, 0, 0);
+        if (op->act_bias_of >= 0 && bias_summed_by_act(w, &net->ops[op->act_bias_of])) {
+            /* bias_act_bgrad.cu: din written once and summed as bias.cu sums it (rows of
+             * channels: partials, then their sum; NCHW planes: one block per channel) */
+            if (w->nhwc || op->h * op->w == 1) {
+                int sp = splits_of((long)net->batch * op->h * op->w);
+                add(w, "bias_act_bgrad_rows_kernel", j, 1, GK_KERNEL, dy + x + c4, x + 16.0 * op->c * sp, 0, 0);
+                add(w, w->old ? "bn_sum_partials_kernel" : "bn_sum_partials_warp_kernel", j, 1, GK_KERNEL,
+                    16.0 * op->c * sp, 16.0 * op->c + c4, 0, 0);
+            } else {
+                add(w, "bias_act_bgrad_planes_kernel", j, 1, GK_KERNEL, dy + x + c4, x + c4, 0, 0);
+            }
+        } else if (op->act_bias_of >= 0) add(w, "bias_act_backward_kernel", j, 1, GK_KERNEL, dy + x + c4, x, 0, 0);
         else add(w, op->kind == IR_GELU ? "gelu_backward_kernel" : "activation_backward_kernel", j, 1, GK_KERNEL, dy + x, x, 0, 0);
         break;
     case IR_LAYER_SCALE:

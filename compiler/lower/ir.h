@@ -133,6 +133,10 @@ typedef struct {
      * (bias_act.cu: act(x + b) in one pass; the conv's output is kept without it), or -1; on
      * that activation, act_bias_of = the conv's or linear's index, else -1. */
     int bias_act, act_bias_of;
+    /* CUDA (fuse_bias_act_grad.c; --no-bias-act-grad: off): on such an activation, its backward
+     * also sums the conv's bias gradient (bias_act_bgrad.cu: din written once and summed on the
+     * way), so the conv's backward has no bias pass; else 0. */
+    int act_bgrad;
     /* CUDA (fuse_residual_tail.c): a residual block's tail, conv/linear (bias) -> layer_scale
      * [-> stochastic_depth] -> add, in one pass each way (residual_tail.cu). On the add: tail_conv
      * = the conv's index, else -1; on the conv, layer scale and drop path: in_tail = the add's

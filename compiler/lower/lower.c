@@ -260,6 +260,7 @@ int lower(schedule *s, const sema_result *res, const build_options *opt, int bat
     /* a bn applied inside its conv keeps its scale and bias in its saved tensor */
     if (cuda && opt->nhwc && opt->fuse && choose_conv_bn(s, run->sync_bn)) ir_replan(&s->net);
     if (cuda && opt->fuse && !opt->no_residual_tail) choose_residual_tail(&s->net);
+    if (cuda && opt->fuse && !opt->no_bias_act_grad) choose_bias_act_grad(&s->net);
     if (cuda && choose_attention(s)) ir_replan(&s->net);   /* its 16-bit copies are tensors of the plan */
     /* the masks are tensors of the plan, and the fused backward writes gradients earlier */
     if (cuda && opt->nhwc && opt->fuse && !opt->no_relu_mask && choose_relu_mask(&s->net)) {

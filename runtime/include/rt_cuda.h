@@ -357,6 +357,10 @@ void cuda_activation_backward(void *din, const void *dout, const void *in, long 
 void cuda_bias_act_forward(void *out, const void *in, const float *bias, int n, int c, long hw, int fn);
 void cuda_bias_act_backward(void *din, const void *dout, const void *in, const float *bias, int n, int c, long hw,
                             int fn);
+/* That backward and the bias's gradient in one pass (bias_act_bgrad.cu): din as above, dbias =
+ * the per-channel sums of din as stored, in cuda_bias_backward's order (the same bits). */
+void cuda_bias_act_backward_bgrad(void *din, float *dbias, const void *dout, const void *in, const float *bias, int n,
+                                  int c, long hw, int fn);
 /* The channel ops of rt_ops.h. A gate (mul) channels-last: nhwc = 1, x [N,HW,C], g [N,C];
  * shuffle and slice take channels-last tensors as n = N*H*W rows, hw = 1. */
 void cuda_channel_mul_forward(void *out, const void *x, const void *g, int n, int c, long hw, int nhwc);

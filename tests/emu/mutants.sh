@@ -38,6 +38,9 @@
 #             as if every sample were kept: test_ops_gpu's residual tail checks fail)
 #   tail-shortcut: residual_tail.cu's backward writes the shortcut's gradient where the
 #             route says add (the other reader's gradient dropped)
+#   bgrad-sum: bias_act_bgrad.cu's channels-last pass sums the activation's output gradient,
+#             not the conv's (the slope dropped from the bias gradient: test_ops_gpu's bias +
+#             activation backward + dbias checks fail)
 #   sbr-bias: conv_bn_fprop.cu hands the prologue's scale as its bias too (the bias dropped:
 #             test_ops_gpu's scale-bias-relu + conv checks fail)
 #   sbr-relu: conv_bn_sbr.cu's recompute of the prologue's output (the weight gradient's
@@ -142,6 +145,8 @@ mutant tail-drop ops/residual_tail.cu 's/float gs = g \* d.scale\(i\);/float gs 
   "FAIL .*residual tail.*dconv"
 mutant tail-shortcut ops/residual_tail.cu 's/dres_add \? rt_ld\(dres\[i\]\) \+ g : g/g/' ops/residual_tail.cu \
   "FAIL .*residual tail.*dshortcut"
+mutant bgrad-sum ops/bias_act_bgrad.cu 's/acc \+= rt_ld\(d\);/acc += rt_ld(dout[i]);/' ops/bias_act_bgrad.cu \
+  "FAIL .*nhwc backward + dbias: dbias"
 mutant sbr-bias ops/conv_bn_fprop.cu 's/scale_bias \? \(char \*\)scale_bias \+ 2 \* \(size_t\)s->c : NULL/(void *)scale_bias/' \
   ops/conv_bn_fprop.cu "FAIL .*scale-bias-relu"
 mutant sbr-relu ops/conv_bn_sbr.cu 's/out\[i\] = rt_st<T>\(v > 0\.0f \? v : 0\.0f\);/out[i] = rt_st<T>(v);/' ops/conv_bn_sbr.cu \

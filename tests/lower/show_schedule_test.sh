@@ -6,7 +6,8 @@
 # their retire counter, applied inside their add, writing ReLU bitmasks, and the adds' two-pass
 # backward against the generated calls and plan.txt's mask tensors, with and without
 # --no-relu-mask and --no-bn-add; the bias + activation fusion on CUDA (a producer read twice
-# keeps its bias pass) against the generated calls; ResNet-50's stem bn + ReLU + max pooling in
+# keeps its bias pass; its backward summing the bias gradient, and apart with --no-bias-act-grad)
+# against the generated calls; ResNet-50's stem bn + ReLU + max pooling in
 # one pass, with and without --no-bn-pool; ResNet-50 FP16's bns in the next conv's prologue, with
 # and without --no-conv-sbr; ConvNeXt-Tiny's residual tails in both layouts and
 # with --no-residual-tail against the generated calls. Then the usage errors, and a spec without
@@ -128,8 +129,22 @@ grep -q 'c2 .*its bias added' "$out/act.txt" &&
   { echo "FAIL: c2, which a second layer reads, is shown with its bias in the activation"; status=1; }
 expect "activations adding their producer's bias" "$(count 'in the same pass (bias_act.cu)' "$out/act.txt")" \
   "$(count 'cuda_bias_act_forward(' "$out/act.src/model.c")"
-expect "their backward" "$(count 'in the same pass (bias_act.cu)' "$out/act.txt")" \
-  "$(count 'cuda_bias_act_backward(' "$out/act.src/model.c")"
+expect "their backward, each summing the bias gradient" "$(count 'in the same pass (bias_act.cu)' "$out/act.txt")" \
+  "$(count 'cuda_bias_act_backward_bgrad(' "$out/act.src/model.c")"
+expect "bias gradients summed in the activation's backward" "$(count 'bias gradient summed in this pass' "$out/act.txt")" \
+  "$(count 'cuda_bias_act_backward_bgrad(' "$out/act.src/model.c")"
+# --no-bias-act-grad (fuse_bias_act_grad.c off): the backward apart from the bias's sums
+"$TRAINC" show --schedule --backend cuda --no-bias-act-grad "$out/act.spec" > "$out/act_apart.txt" ||
+  die "show --schedule --no-bias-act-grad failed on the activations net"
+"$TRAINC" build "$out/act.spec" --backend cuda --no-bias-act-grad --emit-only --emit-dir "$out/act_apart.src" \
+  -o "$out/act_apart" > /dev/null || die "build --no-bias-act-grad --emit-only failed on the activations net"
+expect "--no-bias-act-grad: the backward apart" "$(count 'in the same pass (bias_act.cu)' "$out/act_apart.txt")" \
+  "$(count 'cuda_bias_act_backward(' "$out/act_apart.src/model.c")"
+[ "$(count 'bias gradient summed in this pass' "$out/act_apart.txt")" = 0 ] &&
+  [ "$(count 'cuda_bias_act_backward_bgrad(' "$out/act_apart.src/model.c")" = 0 ] ||
+  { echo "FAIL: --no-bias-act-grad still sums a bias gradient in an activation's backward"; status=1; }
+"$TRAINC" show --schedule --no-bias-act-grad "$out/act.spec" > /dev/null 2> "$out/e5" && status=1
+grep -q "is for --backend cuda" "$out/e5" || { echo "FAIL: --no-bias-act-grad on the CPU: $(cat "$out/e5")"; status=1; }
 "$TRAINC" show --schedule --backend cpu "$out/act.spec" | grep -q 'bias_act' &&
   { echo "FAIL: the CPU schedule shows the CUDA bias + activation fusion"; status=1; }
 

@@ -378,9 +378,9 @@ static void train_step_device(void *arg) {
     cuda_bias_backward(encoder_layers_encoder_layer_3_mlp_3_dbias, NULL, encoder_layers_encoder_layer_3_mlp_3_dout, NULL, BATCH, 64, 50);
     cuda_conv2d_backward(encoder_layers_encoder_layer_3_mlp_3_conv, encoder_layers_encoder_layer_3_mlp_1_dout, encoder_layers_encoder_layer_3_mlp_3_dweight, encoder_layers_encoder_layer_3_mlp_3_dout, encoder_layers_encoder_layer_3_mlp_1_out, encoder_layers_encoder_layer_3_mlp_3_wact);
     /* backward of "encoder.layers.encoder_layer_3.mlp.1" (gelu) at specs/examples/fmnist_vit.spec:19 */
-    cuda_bias_act_backward(encoder_layers_encoder_layer_3_mlp_0_dout, encoder_layers_encoder_layer_3_mlp_1_dout, encoder_layers_encoder_layer_3_mlp_0_out, encoder_layers_encoder_layer_3_mlp_0_bias, BATCH, 128, 50, RT_BIAS_ACT_GELU);
+    cuda_bias_act_backward_bgrad(encoder_layers_encoder_layer_3_mlp_0_dout, encoder_layers_encoder_layer_3_mlp_0_dbias, encoder_layers_encoder_layer_3_mlp_1_dout, encoder_layers_encoder_layer_3_mlp_0_out, encoder_layers_encoder_layer_3_mlp_0_bias, BATCH, 128, 50, RT_BIAS_ACT_GELU);
     /* backward of "encoder.layers.encoder_layer_3.mlp.0" (conv) at specs/examples/fmnist_vit.spec:17 */
-    cuda_bias_backward(encoder_layers_encoder_layer_3_mlp_0_dbias, NULL, encoder_layers_encoder_layer_3_mlp_0_dout, NULL, BATCH, 128, 50);
+    /* the bias gradient: summed by "encoder.layers.encoder_layer_3.mlp.1"'s backward */
     cuda_conv2d_backward(encoder_layers_encoder_layer_3_mlp_0_conv, encoder_layers_encoder_layer_3_ln_2_dout, encoder_layers_encoder_layer_3_mlp_0_dweight, encoder_layers_encoder_layer_3_mlp_0_dout, encoder_layers_encoder_layer_3_ln_2_out, encoder_layers_encoder_layer_3_mlp_0_wact);
     /* backward of "encoder.layers.encoder_layer_3.ln_2" (ln) at specs/examples/fmnist_vit.spec:16 */
     cuda_layernorm_backward(scratch_97, encoder_layers_encoder_layer_3_ln_2_dweight, encoder_layers_encoder_layer_3_ln_2_dbias, encoder_layers_encoder_layer_3_ln_2_dout, encoder_layers_encoder_layer_3_add_1_out, encoder_layers_encoder_layer_3_ln_2_weight, encoder_layers_encoder_layer_3_ln_2_saved, encoder_layers_encoder_layer_3_ln_2_saved + 6400, BATCH, 64, 50);
@@ -398,9 +398,9 @@ static void train_step_device(void *arg) {
     cuda_bias_backward(encoder_layers_encoder_layer_2_mlp_3_dbias, NULL, encoder_layers_encoder_layer_2_mlp_3_dout, NULL, BATCH, 64, 50);
     cuda_conv2d_backward(encoder_layers_encoder_layer_2_mlp_3_conv, encoder_layers_encoder_layer_2_mlp_1_dout, encoder_layers_encoder_layer_2_mlp_3_dweight, encoder_layers_encoder_layer_2_mlp_3_dout, encoder_layers_encoder_layer_2_mlp_1_out, encoder_layers_encoder_layer_2_mlp_3_wact);
     /* backward of "encoder.layers.encoder_layer_2.mlp.1" (gelu) at specs/examples/fmnist_vit.spec:19 */
-    cuda_bias_act_backward(encoder_layers_encoder_layer_2_mlp_0_dout, encoder_layers_encoder_layer_2_mlp_1_dout, encoder_layers_encoder_layer_2_mlp_0_out, encoder_layers_encoder_layer_2_mlp_0_bias, BATCH, 128, 50, RT_BIAS_ACT_GELU);
+    cuda_bias_act_backward_bgrad(encoder_layers_encoder_layer_2_mlp_0_dout, encoder_layers_encoder_layer_2_mlp_0_dbias, encoder_layers_encoder_layer_2_mlp_1_dout, encoder_layers_encoder_layer_2_mlp_0_out, encoder_layers_encoder_layer_2_mlp_0_bias, BATCH, 128, 50, RT_BIAS_ACT_GELU);
     /* backward of "encoder.layers.encoder_layer_2.mlp.0" (conv) at specs/examples/fmnist_vit.spec:17 */
-    cuda_bias_backward(encoder_layers_encoder_layer_2_mlp_0_dbias, NULL, encoder_layers_encoder_layer_2_mlp_0_dout, NULL, BATCH, 128, 50);
+    /* the bias gradient: summed by "encoder.layers.encoder_layer_2.mlp.1"'s backward */
     cuda_conv2d_backward(encoder_layers_encoder_layer_2_mlp_0_conv, encoder_layers_encoder_layer_2_ln_2_dout, encoder_layers_encoder_layer_2_mlp_0_dweight, encoder_layers_encoder_layer_2_mlp_0_dout, encoder_layers_encoder_layer_2_ln_2_out, encoder_layers_encoder_layer_2_mlp_0_wact);
     /* backward of "encoder.layers.encoder_layer_2.ln_2" (ln) at specs/examples/fmnist_vit.spec:16 */
     cuda_layernorm_backward(scratch_99, encoder_layers_encoder_layer_2_ln_2_dweight, encoder_layers_encoder_layer_2_ln_2_dbias, encoder_layers_encoder_layer_2_ln_2_dout, encoder_layers_encoder_layer_2_add_1_out, encoder_layers_encoder_layer_2_ln_2_weight, encoder_layers_encoder_layer_2_ln_2_saved, encoder_layers_encoder_layer_2_ln_2_saved + 6400, BATCH, 64, 50);
@@ -418,9 +418,9 @@ static void train_step_device(void *arg) {
     cuda_bias_backward(encoder_layers_encoder_layer_1_mlp_3_dbias, NULL, encoder_layers_encoder_layer_1_mlp_3_dout, NULL, BATCH, 64, 50);
     cuda_conv2d_backward(encoder_layers_encoder_layer_1_mlp_3_conv, encoder_layers_encoder_layer_1_mlp_1_dout, encoder_layers_encoder_layer_1_mlp_3_dweight, encoder_layers_encoder_layer_1_mlp_3_dout, encoder_layers_encoder_layer_1_mlp_1_out, encoder_layers_encoder_layer_1_mlp_3_wact);
     /* backward of "encoder.layers.encoder_layer_1.mlp.1" (gelu) at specs/examples/fmnist_vit.spec:19 */
-    cuda_bias_act_backward(encoder_layers_encoder_layer_1_mlp_0_dout, encoder_layers_encoder_layer_1_mlp_1_dout, encoder_layers_encoder_layer_1_mlp_0_out, encoder_layers_encoder_layer_1_mlp_0_bias, BATCH, 128, 50, RT_BIAS_ACT_GELU);
+    cuda_bias_act_backward_bgrad(encoder_layers_encoder_layer_1_mlp_0_dout, encoder_layers_encoder_layer_1_mlp_0_dbias, encoder_layers_encoder_layer_1_mlp_1_dout, encoder_layers_encoder_layer_1_mlp_0_out, encoder_layers_encoder_layer_1_mlp_0_bias, BATCH, 128, 50, RT_BIAS_ACT_GELU);
     /* backward of "encoder.layers.encoder_layer_1.mlp.0" (conv) at specs/examples/fmnist_vit.spec:17 */
-    cuda_bias_backward(encoder_layers_encoder_layer_1_mlp_0_dbias, NULL, encoder_layers_encoder_layer_1_mlp_0_dout, NULL, BATCH, 128, 50);
+    /* the bias gradient: summed by "encoder.layers.encoder_layer_1.mlp.1"'s backward */
     cuda_conv2d_backward(encoder_layers_encoder_layer_1_mlp_0_conv, encoder_layers_encoder_layer_1_ln_2_dout, encoder_layers_encoder_layer_1_mlp_0_dweight, encoder_layers_encoder_layer_1_mlp_0_dout, encoder_layers_encoder_layer_1_ln_2_out, encoder_layers_encoder_layer_1_mlp_0_wact);
     /* backward of "encoder.layers.encoder_layer_1.ln_2" (ln) at specs/examples/fmnist_vit.spec:16 */
     cuda_layernorm_backward(scratch_101, encoder_layers_encoder_layer_1_ln_2_dweight, encoder_layers_encoder_layer_1_ln_2_dbias, encoder_layers_encoder_layer_1_ln_2_dout, encoder_layers_encoder_layer_1_add_1_out, encoder_layers_encoder_layer_1_ln_2_weight, encoder_layers_encoder_layer_1_ln_2_saved, encoder_layers_encoder_layer_1_ln_2_saved + 6400, BATCH, 64, 50);
@@ -438,9 +438,9 @@ static void train_step_device(void *arg) {
     cuda_bias_backward(encoder_layers_encoder_layer_0_mlp_3_dbias, NULL, encoder_layers_encoder_layer_0_mlp_3_dout, NULL, BATCH, 64, 50);
     cuda_conv2d_backward(encoder_layers_encoder_layer_0_mlp_3_conv, encoder_layers_encoder_layer_0_mlp_1_dout, encoder_layers_encoder_layer_0_mlp_3_dweight, encoder_layers_encoder_layer_0_mlp_3_dout, encoder_layers_encoder_layer_0_mlp_1_out, encoder_layers_encoder_layer_0_mlp_3_wact);
     /* backward of "encoder.layers.encoder_layer_0.mlp.1" (gelu) at specs/examples/fmnist_vit.spec:19 */
-    cuda_bias_act_backward(encoder_layers_encoder_layer_0_mlp_0_dout, encoder_layers_encoder_layer_0_mlp_1_dout, encoder_layers_encoder_layer_0_mlp_0_out, encoder_layers_encoder_layer_0_mlp_0_bias, BATCH, 128, 50, RT_BIAS_ACT_GELU);
+    cuda_bias_act_backward_bgrad(encoder_layers_encoder_layer_0_mlp_0_dout, encoder_layers_encoder_layer_0_mlp_0_dbias, encoder_layers_encoder_layer_0_mlp_1_dout, encoder_layers_encoder_layer_0_mlp_0_out, encoder_layers_encoder_layer_0_mlp_0_bias, BATCH, 128, 50, RT_BIAS_ACT_GELU);
     /* backward of "encoder.layers.encoder_layer_0.mlp.0" (conv) at specs/examples/fmnist_vit.spec:17 */
-    cuda_bias_backward(encoder_layers_encoder_layer_0_mlp_0_dbias, NULL, encoder_layers_encoder_layer_0_mlp_0_dout, NULL, BATCH, 128, 50);
+    /* the bias gradient: summed by "encoder.layers.encoder_layer_0.mlp.1"'s backward */
     cuda_conv2d_backward(encoder_layers_encoder_layer_0_mlp_0_conv, encoder_layers_encoder_layer_0_ln_2_dout, encoder_layers_encoder_layer_0_mlp_0_dweight, encoder_layers_encoder_layer_0_mlp_0_dout, encoder_layers_encoder_layer_0_ln_2_out, encoder_layers_encoder_layer_0_mlp_0_wact);
     /* backward of "encoder.layers.encoder_layer_0.ln_2" (ln) at specs/examples/fmnist_vit.spec:16 */
     cuda_layernorm_backward(scratch_103, encoder_layers_encoder_layer_0_ln_2_dweight, encoder_layers_encoder_layer_0_ln_2_dbias, encoder_layers_encoder_layer_0_ln_2_dout, encoder_layers_encoder_layer_0_add_1_out, encoder_layers_encoder_layer_0_ln_2_weight, encoder_layers_encoder_layer_0_ln_2_saved, encoder_layers_encoder_layer_0_ln_2_saved + 6400, BATCH, 64, 50);
