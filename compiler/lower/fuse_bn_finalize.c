@@ -24,7 +24,7 @@
 static const char *refusal(const schedule *s, const ir_op *op) {
     if (s->opt.no_bn_finalize_graph) return "--no-bn-finalize-graph";
     if (s->precision != CUDA_FP16)
-        return "not FP16: cuDNN's BN finalize graph is built for the FP16 ConvBNfprop family only";
+        return "not FP16: the graph is built for the FP16 engines (whose prologue reads its FP16 scale and bias)";
     if ((long)s->net.batch * op->h * op->w <= 1)
         return "one value a channel: the spec's running variance is the biased one there, not the graph's m/(m-1)";
     return NULL;
