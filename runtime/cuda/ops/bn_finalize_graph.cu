@@ -126,9 +126,13 @@ static const char *probe(rt_cuda_bn_finalize *f) {
     static const float in[6] = { 2.0f, 4.0f, 2.0f, 0.5f, 0.0f, 1.0f };
     for (int v = 0; v < 6; v++)
         for (int ch = 0; ch < c; ch++) host[(size_t)v * c + ch] = in[v];
-    size_t eq_at = N_VEC * vb, ws_at = (eq_at + 2 * sizeof(__half) * (size_t)c + 255) & ~(size_t)255;
-    /* its own workspace: the conv's may not be allocated yet at its size */
-    char *dev = (char *)rt_cuda_malloc(ws_at + f->ws, "the BN finalize graph's probe");
+    size_t eq_at = N_VEC * vb, ws_at = (eq_at + 2 * sizeof(__half) * (size_t)c + 255) & ~(size_t)255, have = 0;
+    /* in the shared cuDNN workspace, which the algorithm search (when select runs) also
+     * overwrites and which the start-up memory check counted at its cap; where it is smaller,
+     * device memory of the probe's own, freed after it */
+    char *dev = (char *)rt_cuda_shared_workspace(&have);
+    int own = !dev || have < ws_at + f->ws;
+    if (own) dev = (char *)rt_cuda_malloc(ws_at + f->ws, "the BN finalize graph's probe");
     rt_cuda_copy_h2d(dev, host, N_VEC * vb);
     float *d = (float *)dev;
     fin_ptrs p = { d, d + c, d + 2 * c, d + 3 * c, d + 4 * c, d + 5 * c, d + 6 * c, d + 7 * c, dev + N_VEC * vb,
@@ -138,7 +142,7 @@ static const char *probe(rt_cuda_bn_finalize *f) {
     rt_cuda_copy_d2h(host, dev, N_VEC * vb);
     __half *eq = (__half *)(host + N_VEC * c);
     rt_cuda_copy_d2h(eq, dev + N_VEC * vb, 2 * sizeof(__half) * (size_t)c);
-    rt_cuda_free(dev);
+    if (own) rt_cuda_free(dev);
     const double r2 = 1.0 / sqrt(2.0);
     static const char *const names[6] = { "running mean", "running variance", "saved mean", "saved inverse std",
                                           "equivalent scale", "equivalent bias" };
