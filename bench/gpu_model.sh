@@ -8,9 +8,11 @@
 # TRAINC_CUDA_POOL=old, each bn applied apart from the add, no ReLU bitmasks and no conv +
 # genstats: --no-bn-add --no-relu-mask --no-conv-genstats) beside the 72.9 ms per 256 images it
 # took (bench/RESULTS.md), BF16 and FP16 without cuDNN's conv + genstats engines
-# (--no-conv-genstats), FP16 without its scale-bias-ReLU prologue (--no-conv-sbr), AlexNet and
-# ConvNeXt-Tiny (and without its residual tails, --no-residual-tail, or its GELU backward's bias
-# gradient, --no-bias-act-grad), and the anchors. Figures go in bench/RESULTS.md.
+# (--no-conv-genstats), FP16 without its scale-bias-ReLU prologue (--no-conv-sbr), FP16 with
+# the genstats sums finalized by our kernels, not cuDNN's BN finalize graph
+# (--no-bn-finalize-graph), AlexNet and ConvNeXt-Tiny (and without its residual tails,
+# --no-residual-tail, or its GELU backward's bias gradient, --no-bias-act-grad), and the
+# anchors. Figures go in bench/RESULTS.md.
 set -u
 BUILD=${BUILD:-build}
 out=$BUILD/bench-gpu-model
@@ -45,6 +47,9 @@ tail -n 1 "$out/resnet50_FP16_h100_nosbr.txt"
 "$BUILD/trainc" show --gpu-cost --layout nhwc --device h100 --no-conv-dgrad-fuse --label "resnet50 (--no-conv-dgrad-fuse: the inner bns' backward sums in their own pass)" \
   "$out/resnet50_FP16.spec" > "$out/resnet50_FP16_h100_nodgrad.txt" || status=1
 tail -n 1 "$out/resnet50_FP16_h100_nodgrad.txt"
+"$BUILD/trainc" show --gpu-cost --layout nhwc --device h100 --no-bn-finalize-graph --label "resnet50 (--no-bn-finalize-graph: the genstats sums finalized by our kernels)" \
+  "$out/resnet50_FP16.spec" > "$out/resnet50_FP16_h100_nobnfin.txt" || status=1
+tail -n 1 "$out/resnet50_FP16_h100_nobnfin.txt"
 "$BUILD/trainc" show --gpu-cost --layout nhwc --device h100 --no-bn-pool --label "resnet50 (--no-bn-pool: the stem's bn + ReLU and max pooling in two passes)" \
   "$out/resnet50_BF16.spec" > "$out/resnet50_BF16_h100_nobnpool.txt" || status=1
 tail -n 1 "$out/resnet50_BF16_h100_nobnpool.txt"

@@ -95,7 +95,7 @@ GPU_TEST_BIN := $(CUDA_OBJDIR)/tests/test_ops_gpu
 CUDA_LINK    := $(RT_CUDA_LIB) $(CUDNN_LIB) $(CUBLASLT_LIB) $(NCCL_LIB) $(CUDART_LIB) $(BUILD)/libtrainrt.a \
                 $(addprefix -Wl$(comma)-rpath$(comma),$(CUDA_RPATH)) $(LDLIBS) -lpthread -ldl -lrt
 
-$(GPU_TEST_BIN): tests/gpu/test_ops_gpu.c tests/op_cases.def $(RT_CUDA_LIB) $(BUILD)/libtrainrt.a runtime/include/rt_cuda.h | cuda-check
+$(GPU_TEST_BIN): tests/gpu/test_ops_gpu.c $(wildcard tests/gpu/*.inc) tests/op_cases.def $(RT_CUDA_LIB) $(BUILD)/libtrainrt.a runtime/include/rt_cuda.h | cuda-check
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) $(CUDA_INCLUDES) -O2 -Werror -c $< -o $@.o
 	$(CXX) -fopenmp $@.o $(CUDA_LINK) -o $@

@@ -47,7 +47,7 @@ $(EMU_RT_LIB): $(EMU_RT_OBJS)
 
 # (the ASan runtime by its path: mk/runtime.mk, which names it RT_LIB_ASAN, is read after
 # this file, and a prerequisite is expanded as it is read)
-$(EMU_TEST_BIN): tests/gpu/test_ops_gpu.c tests/op_cases.def $(EMU_RT_LIB) $(EMU_LIB) $(BUILD)/asan/libtrainrt.a
+$(EMU_TEST_BIN): tests/gpu/test_ops_gpu.c $(wildcard tests/gpu/*.inc) tests/op_cases.def $(EMU_RT_LIB) $(EMU_LIB) $(BUILD)/asan/libtrainrt.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -I$(EMU_CUDA_INC) -O1 $(EMU_SAN) -c $< -o $@.o
 	$(CXX) -fopenmp $@.o $(EMU_LINK) $(RT_LIB_ASAN) $(LDLIBS) $(SAN_LDLIBS) -lpthread -ldl -lrt -o $@

@@ -31,10 +31,10 @@ static const char usage_text[] =
     "  show --buckets SPEC     the gradient all-reduce buckets of the compiled trainer\n"
     "  show --schedule [--backend cpu|cuda] [--layout nchw|nhwc] [--no-bn-retire] [--no-bn-add]\n"
     "        [--no-relu-mask] [--no-conv-genstats] [--no-conv-sbr] [--no-conv-dgrad-fuse]\n"
-    "        [--no-cudnn-attention] SPEC\n"
+    "        [--no-bn-finalize-graph] [--no-cudnn-attention] SPEC\n"
     "  show --gpu-cost [--device h100|h200|a100] [--layout nchw|nhwc] [--old-kernels]\n"
     "        [--no-bn-retire] [--no-bn-add] [--no-relu-mask] [--no-conv-genstats]\n"
-    "        [--no-conv-sbr] [--no-conv-dgrad-fuse] [--no-cudnn-attention] SPEC\n"
+    "        [--no-conv-sbr] [--no-conv-dgrad-fuse] [--no-bn-finalize-graph] [--no-cudnn-attention] SPEC\n"
     "                          the CUDA step's kernels and library calls: bytes, FLOPs,\n"
     "                          launches and modeled time at the device's bandwidth and peak\n"
     "  show --device-memory GiB [--layout nchw|nhwc] SPEC\n"
@@ -53,7 +53,7 @@ static const char usage_text[] =
     "                          exit 0 same run, 1 different, 2 trouble (like diff(1))\n"
     "  build SPEC -o BIN [--emit-dir DIR] [--backend cpu|cuda] [--no-fuse] [--layout nchw|nhwc]\n"
     "        [--no-bn-retire] [--no-bn-add] [--no-relu-mask] [--no-conv-genstats]\n"
-    "        [--no-conv-sbr] [--no-conv-dgrad-fuse] [--no-cudnn-attention]\n"
+    "        [--no-conv-sbr] [--no-conv-dgrad-fuse] [--no-bn-finalize-graph] [--no-cudnn-attention]\n"
     "                          generate the specialized trainer and compile it; cuda\n"
     "                          needs 'make cuda' first; --no-fuse (cuda) runs one kernel\n"
     "                          per op instead of the fused ones; --layout nhwc (cuda, BF16\n"
@@ -70,6 +70,8 @@ static const char usage_text[] =
     "                          before a conv in its own pass, not in the conv's prologue;\n"
     "                          --no-conv-dgrad-fuse (cuda nhwc FP16) sums that batch norm's\n"
     "                          backward in its own pass, not in the conv's data gradient;\n"
+    "                          --no-bn-finalize-graph (cuda nhwc FP16) finalizes those sums\n"
+    "                          with our kernel, not cuDNN's BN finalize graph;\n"
     "                          --no-cudnn-attention (cuda BF16/FP16) runs attention's core\n"
     "                          on our kernels, not cuDNN's fused SDPA\n"
     "  build SPEC --emit-only --emit-dir DIR [...]\n"
@@ -172,6 +174,7 @@ static int cmd_show(int argc, char **argv) {
         else if (strcmp(argv[i], "--no-conv-genstats") == 0) opt.no_conv_genstats = 1;
         else if (strcmp(argv[i], "--no-conv-sbr") == 0) opt.no_conv_sbr = 1;
         else if (strcmp(argv[i], "--no-conv-dgrad-fuse") == 0) opt.no_conv_dgrad_fuse = 1;
+        else if (strcmp(argv[i], "--no-bn-finalize-graph") == 0) opt.no_bn_finalize_graph = 1;
         else if (strcmp(argv[i], "--no-bn-pool") == 0) opt.no_bn_pool = 1;
         else if (strcmp(argv[i], "--no-residual-tail") == 0) opt.no_residual_tail = 1;
         else if (strcmp(argv[i], "--no-bias-act-grad") == 0) opt.no_bias_act_grad = 1;
@@ -227,6 +230,16 @@ static int cmd_show(int argc, char **argv) {
         sema_result_free(&res);
         spec_doc_free(&doc);
         return usage_error("--no-conv-dgrad-fuse is for --layout nhwc (the only layout with cuDNN's fused conv engines)%s", "");
+    }
+    else if (!bad && (gpu_cost || sched) && opt.no_bn_finalize_graph && !(opt.nhwc && (gpu_cost || opt.backend == BACKEND_CUDA))) {
+        sema_result_free(&res);
+        spec_doc_free(&doc);
+        return usage_error("--no-bn-finalize-graph is for --backend cuda --layout nhwc (the only build with cuDNN's fused conv engines)%s", "");
+    }
+    else if (!bad && !gpu_cost && !sched && opt.no_bn_finalize_graph) {
+        sema_result_free(&res);
+        spec_doc_free(&doc);
+        return usage_error("--no-bn-finalize-graph goes with show --gpu-cost or --schedule (or build)%s", "");
     }
     else if (!bad && gpu_cost && opt.no_bn_pool && !opt.nhwc) {
         sema_result_free(&res);
@@ -332,6 +345,7 @@ static int cmd_build(int argc, char **argv) {
         else if (strcmp(argv[i], "--no-conv-genstats") == 0) opt.no_conv_genstats = 1;
         else if (strcmp(argv[i], "--no-conv-sbr") == 0) opt.no_conv_sbr = 1;
         else if (strcmp(argv[i], "--no-conv-dgrad-fuse") == 0) opt.no_conv_dgrad_fuse = 1;
+        else if (strcmp(argv[i], "--no-bn-finalize-graph") == 0) opt.no_bn_finalize_graph = 1;
         else if (strcmp(argv[i], "--no-bn-pool") == 0) opt.no_bn_pool = 1;
         else if (strcmp(argv[i], "--no-residual-tail") == 0) opt.no_residual_tail = 1;
         else if (strcmp(argv[i], "--no-bias-act-grad") == 0) opt.no_bias_act_grad = 1;
@@ -357,6 +371,9 @@ static int cmd_build(int argc, char **argv) {
                            "that runs cuDNN's fused conv engines)%s", "");
     if (opt.no_conv_dgrad_fuse && !(opt.backend == BACKEND_CUDA && opt.nhwc && opt.fuse))
         return usage_error("--no-conv-dgrad-fuse is for --backend cuda --layout nhwc with fused kernels (the only build "
+                           "that runs cuDNN's fused conv engines)%s", "");
+    if (opt.no_bn_finalize_graph && !(opt.backend == BACKEND_CUDA && opt.nhwc && opt.fuse))
+        return usage_error("--no-bn-finalize-graph is for --backend cuda --layout nhwc with fused kernels (the only build "
                            "that runs cuDNN's fused conv engines)%s", "");
     if (opt.no_bn_pool && !(opt.backend == BACKEND_CUDA && opt.nhwc && opt.fuse))
         return usage_error("--no-bn-pool is for --backend cuda --layout nhwc with fused kernels (the only build that "

@@ -74,6 +74,15 @@ int show_gpu_cost(FILE *out, const char *path, const sema_result *res, const cha
         bn_conv += op->bn_in_conv;
     }
     show_conv_engines(out, net);
+    int fin = 0, fin_not = 0;
+    const char *fin_why = NULL;
+    for (int i = 0; i < net->n_ops; i++) {   /* BN finalize (fuse_bn_finalize.c) */
+        fin += net->ops[i].bn_fin_graph;
+        if (net->ops[i].bn_fin_why && !fin_not++) fin_why = net->ops[i].bn_fin_why;
+    }
+    if (fin || fin_not)
+        fprintf(out, "# bn finalize: %d batch norms finalize their conv's sums in cuDNN's BN finalize graph, %d in our kernel%s%s\n",
+                fin, fin_not, fin_why ? ": " : "", fin_why ? fin_why : "");
     if (nhwc)
         fprintf(out, "# lowered: %d batch norms retire their sums, %d applied inside their add, %d inside their max "
                      "pooling, %d inside the next conv's prologue, %d ReLU bitmasks, %d block outputs' backward in two "

@@ -116,6 +116,10 @@ static void cuda_op(const schedule *s, const ir_op *op, choices *c) {
         break;
     case IR_BN:
         if (op->bn_sums_in_conv) say(c, "statistics summed in the conv's epilogue, only finalized here%s", "");
+        if (op->bn_fin_graph)
+            say(c, "finalized by cuDNN's BN finalize graph (mean, inv std, running statistics%s; our kernel, saying why, "
+                   "where cuDNN refuses it)", op->bn_in_conv ? ", the prologue's scale and bias" : "");
+        else if (op->bn_fin_why) say(c, "finalized by our kernel, not cuDNN's BN finalize graph: %s", op->bn_fin_why);
         if (op->bn_retire && op->bn_sums_in_conv)   /* and its statistics where cuDNN refuses the conv at start-up */
             say(c, "gradient sums finished by each channel tile's last block%s", "");
         else if (op->bn_retire) say(c, "statistics and gradient sums finished by each channel tile's last block%s", "");

@@ -94,6 +94,7 @@ static void state(emitter *e) {
         const ir_op *op = &net->ops[i];
         if (runs_conv(e, op)) fprintf(out, "static rt_cuda_conv *%s_conv;\n", op->ident);
         if (op->conv_bn) fprintf(out, "static rt_cuda_conv_bn *%s_fused;   /* %s */\n", op->ident, ir_conv_bn_name(op->conv_bn));
+        if (op->bn_fin_graph) fprintf(out, "static rt_cuda_bn_finalize *%s_bnfin;   /* cuDNN's BN finalize graph */\n", op->ident);
         if (op->conv_bn == IR_CONV_BN_SBR)
             fprintf(out, "static rt_cuda_conv_bn_wgrad *%s_wgrad;   /* ConvBNwgrad: the prologue recomputed in the weight gradient */\n",
                     op->ident);
@@ -264,6 +265,21 @@ static void forward_op(emitter *e, int i) {
             else fprintf(out, "    /* applied inside add \"%s\" (cuda_bn_add_relu_nhwc) */\n", bn_add_of(net, i));
             break;
         }
+        if (op->bn_in_conv && op->bn_fin_graph) {   /* cuDNN's BN finalize into the prologue's scale and bias */
+            fprintf(out,
+                    "    if (ctx->training)\n"
+                    "        cuda_bn_finalize_scale_bias(%s_bnfin, %s_saved, %s_saved + %d, %s_running_mean, %s_running_var,\n"
+                    "                                    %s_scale_bias, %s_weight, %s_bias, %s, BATCH, %d, %ld, %s, %s);\n"
+                    "    else {\n"
+                    "        cuda_batchnorm_stats_eval(%s_saved, %s_saved + %d, %s_running_mean, %s_running_var, %d, %s);\n"
+                    "        cuda_bn_scale_bias(%s_scale_bias, %s_weight, %s_bias, %s_saved, %s_saved + %d, %d);\n"
+                    "    }\n",
+                    id, id, id, op->c, id, id, id, id, id, in, op->c, ir_hw(op), c_float(op->momentum), c_float(op->eps),
+                    id, id, op->c, id, id, op->c, c_float(op->eps), id, id, id, id, id, op->c, op->c);
+            fprintf(out, "    /* applied with its ReLU in conv \"%s\"'s prologue (cuda_conv_bn_forward_sbr) */\n",
+                    bn_add_of(net, i));
+            break;
+        }
         if (op->bn_in_conv) {   /* the statistics into the next conv's prologue's scale and bias (fuse_conv_bn.c) */
             fprintf(out,
                     "    if (ctx->training)\n"
@@ -280,7 +296,16 @@ static void forward_op(emitter *e, int i) {
                     bn_add_of(net, i));
             break;
         }
-        if (op->bn_sums_in_conv)   /* its conv wrote the sums (or, refused, runs the pass here) */
+        if (op->bn_fin_graph)   /* cuDNN's BN finalize of the conv's sums (or, refused, our kernel or pass) */
+            fprintf(out,
+                    "    if (ctx->training)\n"
+                    "        cuda_bn_finalize_stats(%s_bnfin, %s_saved, %s_saved + %d, %s_running_mean, %s_running_var,\n"
+                    "                               %s_weight, %s_bias, %s, BATCH, %d, %ld, %s, %s, %d);\n"
+                    "    else\n"
+                    "        cuda_batchnorm_stats_eval(%s_saved, %s_saved + %d, %s_running_mean, %s_running_var, %d, %s);\n",
+                    id, id, id, op->c, id, id, id, id, in, op->c, ir_hw(op), c_float(op->momentum), c_float(op->eps),
+                    op->bn_retire, id, id, op->c, id, id, op->c, c_float(op->eps));
+        else if (op->bn_sums_in_conv)   /* its conv wrote the sums (or, refused, runs the pass here) */
             fprintf(out,
                     "    if (ctx->training)\n"
                     "        cuda_conv_bn_stats(%s_fused, %s_saved, %s_saved + %d, %s_running_mean, %s_running_var, %s,\n"
@@ -639,6 +664,9 @@ static void emit_plans(emitter *e, const char *create, const char *find) {
                     op->conv_bn == IR_CONV_BN_SBR ? "_sbr" : "", op->ident);
         if (op->dgrad_bn)
             fprintf(out, "    %s_dgrad = rt_cuda_conv_bn_dgrad_create(%s_conv);\n", op->ident, op->ident);
+        if (op->bn_fin_graph)   /* after the conv that sums its input (fuse_bn_finalize.c) */
+            fprintf(out, "    %s_bnfin = rt_cuda_bn_finalize_create(%s_fused, %s_conv);\n", op->ident,
+                    net->ops[op->in[0] - 1].ident, net->ops[op->in[0] - 1].ident);
         if (op->conv_bn == IR_CONV_BN_SBR)
             fprintf(out, "    %s_wgrad = rt_cuda_conv_bn_wgrad_create(%s_conv);\n", op->ident, op->ident);
         else if (op->attn_sdpa)
@@ -680,6 +708,9 @@ static void emit_plans(emitter *e, const char *create, const char *find) {
         if (op->dgrad_bn)   /* its data gradient's graph, the same way */
             fprintf(out, "    if ((w = rt_cuda_conv_bn_dgrad_select(%s_dgrad, cap)) > work)\n        work = w;\n", id);
     }
+    for (int i = 0; i < net->n_ops; i++)   /* the BN finalize graphs, after the convs whose workspace they share */
+        if (net->ops[i].bn_fin_graph)
+            fprintf(out, "    if ((w = rt_cuda_bn_finalize_select(%s_bnfin, cap)) > work)\n        work = w;\n", net->ops[i].ident);
     fprintf(out, "    return work;\n}\n\n");
 }
 

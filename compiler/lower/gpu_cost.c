@@ -45,7 +45,7 @@ double gpu_class_rate(gpu_class c, const char **source) {
 }
 
 const char *gpu_class_name(gpu_class c) {
-    static const char *const names[GK_CLASSES] = { "kernel", "conv-fwd", "conv-dgrad", "conv-wgrad", "gemm" };
+    static const char *const names[GK_CLASSES] = { "kernel", "conv-fwd", "conv-dgrad", "conv-wgrad", "gemm", "bn-finalize" };
     return names[c];
 }
 
@@ -354,11 +354,15 @@ static void forward(walk *w, int i) {
         bn_kernels bk = bn_kernels_of(w, op);
         int sp = bk.splits;
         double sb = 2.0 * op->c * w->eb;   /* a prologue's scale and bias (bn_in_conv) */
-        if (op->bn_in_conv && op->bn_sums_in_conv) {   /* conv_bn_sbr.cu: finalize + scale and bias in one launch */
+        if (op->bn_fin_graph) {   /* bn_finalize_graph.cu: cuDNN's BN finalize, one call (fuse_bn_finalize.c) */
+            /* the sums, gamma, beta and running stats in; mean, inv std, running stats and the
+             * equivalent scale and bias (activation type) out; then the bn's apply, if its own */
+            add(w, "cudnnBackendExecute", i, 0, GK_BN_FINALIZE, 6 * c4, 4 * c4 + sb, 0, 0);
+            if (op->bn_in_conv) break;
+        } else if (op->bn_in_conv && op->bn_sums_in_conv) {   /* conv_bn_sbr.cu: finalize + scale and bias in one launch */
             add(w, "finalize_scale_bias_kernel", i, 0, GK_KERNEL, 6 * c4, 4 * c4 + sb, 0, 0);
             break;
-        }
-        if (op->bn_sums_in_conv) {   /* its conv wrote the sums: they and the running stats in, four vectors out */
+        } else if (op->bn_sums_in_conv) {   /* its conv wrote the sums: they and the running stats in, four vectors out */
             add(w, "bn_finalize_sums_kernel", i, 0, GK_KERNEL, 4 * c4, 4 * c4, 0, 0);
         } else if (op->bn_retire && !w->old) {   /* the tiles' last blocks finish: one launch */
             double counters = 4.0 * vec_tiles_of(op->c);

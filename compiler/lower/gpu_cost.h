@@ -14,6 +14,7 @@ typedef enum {
     GK_CONV_DGRAD,   /* cuDNN convolution data gradient */
     GK_CONV_WGRAD,   /* cuDNN convolution weight gradient */
     GK_GEMM,         /* cuBLASLt matmul */
+    GK_BN_FINALIZE,  /* cuDNN's BN finalize graph (per-channel vectors only) */
     GK_CLASSES
 } gpu_class;
 

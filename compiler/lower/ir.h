@@ -195,6 +195,13 @@ typedef struct {
      * set on each runtime-fusion conv reading a bn + ReLU it alone reads: no engine documents it). */
     int dgrad_bn, bn_dgrad_in_conv;
     const char *dgrad_why;
+    /* CUDA channels-last FP16 (fuse_bn_finalize.c; --no-bn-finalize-graph: off): a bn whose
+     * sums a conv's epilogue wrote (bn_sums_in_conv) finalizes them through cuDNN's BN finalize
+     * graph (bn_fin_graph: mean, inv std, running statistics and, for bn_in_conv, the
+     * prologue's scale and bias; runtime/cuda/ops/bn_finalize_graph.cu) instead of our kernel;
+     * bn_fin_why says why not (NULL when it does or has no such sums). */
+    int bn_fin_graph;
+    const char *bn_fin_why;
     /* attention: its core on cuDNN's fused scaled-dot-product attention (choose_attention.c),
      * or 0 with attn_sdpa_why saying why not (CUDA only) */
     int attn_sdpa;

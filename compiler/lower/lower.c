@@ -259,6 +259,7 @@ int lower(schedule *s, const sema_result *res, const build_options *opt, int bat
     if (cuda && opt->nhwc && opt->fuse && !opt->no_bn_add) choose_bn_add(&s->net);
     /* a bn applied inside its conv keeps its scale and bias in its saved tensor */
     if (cuda && opt->nhwc && opt->fuse && choose_conv_bn(s, run->sync_bn)) ir_replan(&s->net);
+    if (cuda) choose_bn_finalize(s);
     if (cuda && opt->fuse && !opt->no_residual_tail) choose_residual_tail(&s->net);
     if (cuda && opt->fuse && !opt->no_bias_act_grad) choose_bias_act_grad(&s->net);
     if (cuda && choose_attention(s)) ir_replan(&s->net);   /* its 16-bit copies are tensors of the plan */

@@ -21,6 +21,8 @@ typedef struct {
                              * the bn applies itself (--no-conv-sbr) */
     int no_conv_dgrad_fuse; /* CUDA channels-last FP16: a prologue conv's data gradient without the previous bn's
                              * dReLU and backward sums in its epilogue (--no-conv-dgrad-fuse) */
+    int no_bn_finalize_graph; /* CUDA channels-last FP16: a bn's genstats sums finalized by our kernel, not cuDNN's
+                               * BN finalize graph (--no-bn-finalize-graph) */
     int no_bn_pool;         /* CUDA channels-last: a bn + ReLU and the max pooling after it in passes of their own (--no-bn-pool) */
     int no_residual_tail;   /* CUDA: a residual tail's bias, layer scale, drop path and add apart (--no-residual-tail) */
     int no_cudnn_attention; /* CUDA BF16/FP16: attention's core on the runtime's kernels, not cuDNN's SDPA (--no-cudnn-attention) */
@@ -49,6 +51,9 @@ void schedule_free(schedule *s);
  * conv_bn_why, sbr_why, bn_sums_in_conv, bn_in_conv). Returns whether any bn applies inside
  * a conv (its saved tensor grows: plan again). */
 int choose_conv_bn(schedule *s, int sync_bn);
+/* CUDA channels-last FP16: which bns finalize their genstats sums through cuDNN's BN finalize
+ * graph (fuse_bn_finalize.c; sets ir_op.bn_fin_graph, bn_fin_why). After choose_conv_bn. */
+void choose_bn_finalize(schedule *s);
 /* CUDA: which residual tails (conv bias, layer scale, drop path, add) run as one kernel each
  * way (fuse_residual_tail.c; sets ir_op.tail_conv and in_tail), and the input slot of such
  * an add that the chain feeds. */

@@ -228,6 +228,23 @@ void cuda_batchnorm_backward_nhwc_dgrad(const rt_cuda_conv_bn_dgrad *f, void *di
 void cuda_conv_bn_stats(const rt_cuda_conv_bn *f, float *save_mean, float *save_inv_std, float *running_mean,
                         float *running_var, const void *out, int n, int c, int hw, float momentum, float eps,
                         int retire);
+/* That bn's finalize through cuDNN's BN finalize graph (bn_finalize_graph.cu; lowering decides:
+ * compiler/lower/fuse_bn_finalize.c): the sums summed's epilogue wrote into the saved mean and
+ * inv std, the running statistics (in place) and, for a bn applied in the next conv's
+ * prologue, that prologue's scale_bias ([2][c], FP16). The plan is built and checked on a
+ * known input at select (after the conv's and summed's selects; its workspace joins the
+ * conv's); refused, or summed unfused, each call runs cuda_conv_bn_stats or
+ * cuda_conv_bn_stats_scale_bias instead, and the first refusal of each kind is said. */
+typedef struct rt_cuda_bn_finalize rt_cuda_bn_finalize;
+rt_cuda_bn_finalize *rt_cuda_bn_finalize_create(const rt_cuda_conv_bn *summed, rt_cuda_conv *conv);
+size_t rt_cuda_bn_finalize_select(rt_cuda_bn_finalize *f, size_t workspace_cap);
+int rt_cuda_bn_finalize_fused(const rt_cuda_bn_finalize *f, const char **why);
+void cuda_bn_finalize_stats(const rt_cuda_bn_finalize *f, float *save_mean, float *save_inv_std, float *running_mean,
+                            float *running_var, const float *gamma, const float *beta, const void *out, int n, int c,
+                            int hw, float momentum, float eps, int retire);
+void cuda_bn_finalize_scale_bias(const rt_cuda_bn_finalize *f, float *save_mean, float *save_inv_std,
+                                 float *running_mean, float *running_var, void *scale_bias, const float *gamma,
+                                 const float *beta, const void *out, int n, int c, int hw, float momentum, float eps);
 
 /* ---- Linear (cuBLASLt): out[N,O] = in[N,I] · W[O,I]^T, bias added by a fused kernel -----
  * weight: the compute copy (activation type); dweight: FP32 (cuBLASLt writes it directly). */

@@ -33,7 +33,7 @@ emu_run cpu resnet && emu_run sbr resnet_fp16 --backend cuda --layout nhwc &&
   emu_run nodgrad resnet_fp16 --backend cuda --layout nhwc --no-conv-dgrad-fuse || exit 1
 count() { grep -c "$1" "$2" || true; }
 src=$out/sbr.src/model.c
-n=$(count '^ *cuda_conv_bn_forward_sbr(' "$src"); fin=$(count '^ *cuda_conv_bn_stats_scale_bias(' "$src")
+n=$(count '^ *cuda_conv_bn_forward_sbr(' "$src"); fin=$(count '^ *cuda_\(conv_bn_stats\|bn_finalize\)_scale_bias(' "$src")
 re=$(count '^ *cuda_conv_bn_backward_sbr(' "$src"); bwd=$(count '^ *cuda_batchnorm_backward_nhwc_dgrad(' "$src")
 dg=$(count '^ *cuda_conv_bn_dgrad(' "$src")
 [ "$n$fin$re$bwd$dg" = 66666 ] && echo "fp16 nhwc: 6 bns applied in their conv's prologue (finalize, ConvBNwgrad, DgradDreluBNBwdWeight, dx pass)" ||

@@ -37,7 +37,8 @@
  * (cudnn-frontend's scale-bias-relu-wgrad sample). DgradDreluBNBwdWeight too (a graph with a
  * CONVOLUTION_BACKWARD_DATA, the SUB, MUL, MUL, ADD chain recomputing the bn's output, a
  * RELU_BWD and a BN_BWD_WEIGHTS): its support surface and reference in emu_cudnn_dgrad.inc and
- * emu_cudnn_dgrad_exec.inc, included below.
+ * emu_cudnn_dgrad_exec.inc, included below. BN finalize too (OPERATION_BN_FINALIZE_STATISTICS alone
+ * in its graph): its support surface and reference in emu_cudnn_bnfin.inc.
  * A second engine runs the fused attention operations, OPERATION_SDPA_FWD (Q, K, V, O, STATS,
  * SCALE) and OPERATION_SDPA_BWD (those and dO -> dQ, dK, dV), each alone in its graph, on the
  * reference and support surface of emu_cudnn_sdpa.cpp; tensors there may be BF16 and the scale
@@ -98,6 +99,11 @@ struct dgrad_bn {
     int64_t pad[2], stride[2], dil[2];
 };
 
+/* The BN finalize graph's tensors (emu_cudnn_bnfin.inc: its ports' order, BNF_*). */
+struct bn_fin {
+    tensor_info t[15];
+};
+
 struct desc {
     cudnnBackendDescriptorType_t type;
     bool finalized = false;
@@ -115,7 +121,15 @@ struct desc {
     /* DgradDreluBNBwdWeight (emu_dgrad_graph): the graph's (is_dgrad, pattern_ok), a plan's */
     bool is_dgrad = false;
     dgrad_bn dg{};
+    /* BN finalize (emu_cudnn_bnfin.inc): the graph's (is_bnf, pattern_ok), a plan's */
+    bool is_bnf = false;
+    bn_fin bnf{};
 };
+/* emu_cudnn_bnfin.inc, included below */
+bool bnf_attr_type(int name, cudnnBackendAttributeType_t *t);
+cudnnStatus_t finalize_bnf_op(const desc *d);
+bool pick_bnf(const desc *g, bn_fin *p);
+cudnnStatus_t execute_bnf(cudnnHandle_t h, const desc *plan, const desc *pack);
 
 const size_t PLAN_WORKSPACE = 1024;
 
@@ -205,12 +219,12 @@ bool attr_type(cudnnBackendDescriptorType_t dt, int name, cudnnBackendAttributeT
     case CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG:
         *t = CUDNN_TYPE_BACKEND_DESCRIPTOR; return true;
     case CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE: *t = CUDNN_TYPE_INT64; return true;
-    default: (void)dt; return false;
+    default: (void)dt; return bnf_attr_type(name, t);
     }
 }
 
 size_t dt_bytes(cudnnDataType_t t) {
-    return t == CUDNN_DATA_FLOAT ? 4 : t == CUDNN_DATA_HALF || t == CUDNN_DATA_BFLOAT16 ? 2 : 0;
+    return t == CUDNN_DATA_FLOAT ? 4 : t == CUDNN_DATA_HALF || t == CUDNN_DATA_BFLOAT16 ? 2 : t == CUDNN_DATA_INT64 ? 8 : 0;
 }
 
 /* The last address + 1 a tensor spans, in elements. */
@@ -415,6 +429,12 @@ cudnnStatus_t finalize_graph(desc *g) {
     for (desc *o : ops)
         if (o->is_sdpa) return CUDNN_STATUS_NOT_SUPPORTED;   /* SDPA with other operations: not emulated */
     for (desc *o : ops)
+        if (o->type == CUDNN_BACKEND_OPERATION_BN_FINALIZE_STATISTICS_DESCRIPTOR) {   /* BN finalize */
+            g->is_bnf = true;
+            g->pattern_ok = pick_bnf(g, &g->bnf);
+            return CUDNN_STATUS_SUCCESS;
+        }
+    for (desc *o : ops)
         if (o->type == CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR) {   /* DgradDreluBNBwdWeight */
             g->is_dgrad = true;
             g->pattern_ok = pick_dgrad(g, &g->dg) && dgrad_takes(g->dg);
@@ -513,6 +533,7 @@ cudnnStatus_t finalize(desc *d) {
             return CUDNN_STATUS_BAD_PARAM;
         return CUDNN_STATUS_SUCCESS;
     case CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR: return finalize_graph(d);
+    case CUDNN_BACKEND_OPERATION_BN_FINALIZE_STATISTICS_DESCRIPTOR: return finalize_bnf_op(d);
     case CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR: return finalize_sdpa(d, false);
     case CUDNN_BACKEND_OPERATION_SDPA_BWD_DESCRIPTOR: return finalize_sdpa(d, true);
     case CUDNN_BACKEND_POINTWISE_DESCRIPTOR:
@@ -548,6 +569,10 @@ cudnnStatus_t finalize(desc *d) {
             d->is_sdpa = true, d->sdpa_bwd = cfg->graph->sdpa_bwd;
             memcpy(d->sdpa, cfg->graph->sdpa, sizeof d->sdpa);
             d->ws = emu::sdpa_workspace(d->sdpa_bwd, d->sdpa);
+            return CUDNN_STATUS_SUCCESS;
+        }
+        if (cfg->graph->is_bnf) {   /* no workspace */
+            d->is_bnf = true, d->bnf = cfg->graph->bnf, d->ws = 0;
             return CUDNN_STATUS_SUCCESS;
         }
         d->ws = PLAN_WORKSPACE;
@@ -696,6 +721,7 @@ cudnnStatus_t execute_wgrad(cudnnHandle_t h, const desc *plan, const desc *pack)
 }
 
 #include "emu_cudnn_dgrad_exec.inc"
+#include "emu_cudnn_bnfin.inc"
 
 }   // namespace
 
@@ -772,6 +798,7 @@ cudnnStatus_t cudnnBackendExecute(cudnnHandle_t h, cudnnBackendDescriptor_t plan
     if (plan->is_sdpa) return execute_sdpa(h, plan, pack);
     if (plan->run.wgrad) return execute_wgrad(h, plan, pack);
     if (plan->is_dgrad) return execute_dgrad(h, plan, pack);
+    if (plan->is_bnf) return execute_bnf(h, plan, pack);
     const conv_stats &p = plan->run;
     const void *x = pointer_of(pack, p.sbr ? p.raw.uid : p.x.uid), *w = pointer_of(pack, p.w.uid);
     void *y = pointer_of(pack, p.out.uid), *sum = pointer_of(pack, p.sum.uid), *sq = pointer_of(pack, p.sq.uid);

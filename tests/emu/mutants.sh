@@ -59,6 +59,11 @@
 #             the bn's passes) takes only the first window row of an input position that two
 #             windows overlap (the other's gradient dropped: test_ops_gpu's fused stem backward
 #             checks fail)
+#   bnfin-sqsum: bn_finalize_graph.cu hands cuDNN's BN finalize the sums as the sums of squares
+#             too (the variance from the wrong statistic: test_ops_gpu's bn finalize checks fail)
+#   bnfin-momentum: bn_finalize_graph.cu hands the graph epsilon as its exponential average
+#             factor (the momentum dropped: its start-up probe finds the running mean off the
+#             spec's and the layer keeps our kernel, which test_ops_gpu's FP16 check refuses)
 #   sdpa-scale: attention_sdpa.cu hands cuDNN's fused attention a scale of 1, not 1/sqrt(head)
 #             (the dropped scale: test_ops_gpu's fused attention checks fail in BF16 and FP16)
 #   sdpa-key: attention_sdpa.cu's backward writes dK over dQ (dQ lost)
@@ -167,6 +172,10 @@ mutant bn-pool-bits ops/bn_relu_maxpool_nhwc.cu 's/bits\[\(img \+ me\) \* cv \+ 
   ops/bn_relu_maxpool_nhwc.cu "FAIL .*bn + relu + maxpool.*bits"
 mutant bn-pool-gather ops/batchnorm_nhwc_vec.cu 's/for \(int oy = y0; oy <= y1; oy\+\+\)/for (int oy = y0; oy <= y0; oy++)/' \
   ops/batchnorm_nhwc_vec.cu "FAIL .*bn + relu + maxpool.*backward"
+mutant bnfin-sqsum ops/bn_finalize_graph.cu 's/fin_ptrs p = \{ sums, sums \+ c, gamma,/fin_ptrs p = { sums, sums, gamma,/' \
+  ops/bn_finalize_graph.cu "FAIL .*bn finalize \[cuDNN's graph\]"
+mutant bnfin-momentum ops/bn_finalize_graph.cu 's/&eps, &momentum, &count/&eps, &eps, &count/' ops/bn_finalize_graph.cu \
+  "FAIL .*bn finalize .*expected cuDNN's BN finalize graph: cuDNN's BN finalize gives running mean"
 mutant sdpa-scale ops/attention_sdpa.cu 's/a->scale = \(float\)\(1\.0 \/ sqrt\(\(double\)\(c \/ heads\)\)\);/a->scale = 1.0f;/' \
   ops/attention_sdpa.cu "FAIL .*attention sdpa"
 mutant sdpa-key ops/attention_sdpa.cu 's/do16, dq16, dq16 \+ c \* e,/do16, dq16, dq16,/' ops/attention_sdpa.cu \

@@ -113,11 +113,21 @@ sed 's/compute: BF16/compute: FP16/' "$out/resnet_bf16.spec" > "$out/resnet_fp16
 check resnet_fp16 nhwc
 FLAGS=--no-conv-genstats check resnet_fp16 nhwc
 FLAGS=--no-conv-genstats check resnet_bf16 nhwc
+# FP16 finalizes those sums in cuDNN's BN finalize graph (cudnnBackendExecute (BN finalize):
+# the sums, gamma, beta and running statistics in; mean, inv std, running statistics and the
+# FP16 equivalent scale and bias out); --no-bn-finalize-graph: our kernels
+# (bn_finalize_sums_kernel, finalize_scale_bias_kernel)
+if [ -f "$out/resnet_fp16.traffic" ] && ! grep -q 'cudnnBackendExecute (BN finalize)' "$out/resnet_fp16.traffic"; then
+  echo "FAIL: resnet_fp16 ran no BN finalize graph (cudnnBackendExecute (BN finalize))"; status=1
+fi
+FLAGS=--no-bn-finalize-graph check resnet_fp16 nhwc
 # FP16 also applies the inner bns (bn + ReLU before a conv) in that conv's prologue: their pass
-# finalizes the scale and bias (finalize_scale_bias_kernel), the conv's weight gradient reads
-# the prologue's output recomputed (scale_bias_relu_kernel), and the bn's backward recomputes
-# the ReLU from its input; --no-conv-sbr: the bn applied by its own kernel, with bits
-if [ -f "$out/resnet_fp16.traffic" ] && ! grep -q finalize_scale_bias_kernel "$out/resnet_fp16.traffic"; then
+# finalizes the scale and bias (finalize_scale_bias_kernel without the graph), the conv's
+# weight gradient reads the prologue's output recomputed (scale_bias_relu_kernel), and the
+# bn's backward recomputes the ReLU from its input; --no-conv-sbr: the bn applied by its own
+# kernel, with bits
+if [ -f "$out/resnet_fp16.no-bn-finalize-graph.traffic" ] &&
+  ! grep -q finalize_scale_bias_kernel "$out/resnet_fp16.no-bn-finalize-graph.traffic"; then
   echo "FAIL: resnet_fp16 applied no bn in a conv's prologue (finalize_scale_bias_kernel)"; status=1
 fi
 FLAGS=--no-conv-sbr check resnet_fp16 nhwc

@@ -1343,6 +1343,8 @@ static void run_nhwc_lrn_concat(void) {
     test_channel_ops(3, 12, 37, 1);
 }
 
+#include "test_bn_finalize.inc"
+
 /* A channels-last conv whose output feeds a training batch norm (conv_bn_fprop.cu): the conv
  * and the bn's statistics (saved mean and inverse std, running mean and variance) against the
  * unfused CPU ops, conv2d_forward then batchnorm_forward_train on the conv's output rounded to
@@ -1365,6 +1367,7 @@ static void test_conv_bn(const char *name, rt_conv_shape s, int want_fused) {
     float *rm = host_random(s.oc, 0.1f), *rv = host_random(s.oc, 0.1f), *mean = rt_xmalloc(s.oc * 4), *istd = rt_xmalloc(s.oc * 4);
     for (int i = 0; i < s.oc; i++) rv[i] += 1.0f;
     float *rm0 = dev_from(rm, s.oc), *rv0 = dev_from(rv, s.oc), *rm1 = dev_from(rm, s.oc), *rv1 = dev_from(rv, s.oc);
+    float *rmf[2] = { dev_from(rm, s.oc), dev_from(rm, s.oc) }, *rvf[2] = { dev_from(rv, s.oc), dev_from(rv, s.oc) };
     batchnorm_forward_train(yb, mean, istd, rm, rv, y, g, b, s.n, s.oc, (int)ohw, 0.1f, 1e-5f, RT_ACT_NONE);
     rt_cuda_conv *c = rt_cuda_conv_create_nhwc(&s);
     rt_cuda_conv_bn *f = rt_cuda_conv_bn_create(c);
@@ -1409,6 +1412,10 @@ static void test_conv_bn(const char *name, rt_conv_shape s, int want_fused) {
     CONV_BN_CHECK("finalized with scale and bias: running var", rv1, rv, s.oc, TOL);
     snprintf(item, sizeof item, "%s finalized: the prologue's scale and bias", what);
     compare_act(item, gsb, sb, 2L * s.oc, TOL);
+    /* the same sums through cuDNN's BN finalize graph (test_bn_finalize.inc) */
+    test_bn_finalize(what, &s, f, c, dwork, bound, gx, gwn, gy, gg, gb, rmf, rvf, mean, istd, rm, rv, sb,
+                     want_fused && rt_cuda_math_mode() == RT_CUDA_FP16);
+    for (int k = 0; k < 2; k++) rt_cuda_free(rmf[k]), rt_cuda_free(rvf[k]);
     rt_cuda_free(gg), rt_cuda_free(gb), rt_cuda_free(gsb), rt_cuda_free(rm1), rt_cuda_free(rv1), free(sb);
 #undef CONV_BN_CHECK
     /* evaluation (training 0): the conv alone, the statistics untouched */

@@ -11,7 +11,9 @@
 # into the scale and bias, and its weight gradient recomputes the prologue inside itself
 # (ConvBNwgrad); --no-conv-sbr keeps them all conv+genstats and names why; BF16 takes no
 # prologue, and its 32 say why their data gradient runs apart from the bn's backward sums (no
-# cuDNN graph documents it in BF16). Refused: --no-conv-genstats and --no-conv-sbr off nhwc.
+# cuDNN graph documents it in BF16). Each bn whose sums a conv wrote finalizes them in cuDNN's
+# BN finalize graph in FP16 (fuse_bn_finalize.c; BF16 and --no-bn-finalize-graph: our kernels,
+# named why). Refused: --no-conv-genstats, --no-conv-sbr and --no-bn-finalize-graph off nhwc.
 set -u
 source "$(dirname "$0")/../lib.sh"
 need_trainc
@@ -34,10 +36,20 @@ dx=$(count ' bn_dx_kernel ' "$out/r50_FP16.txt")
   fail "resnet50 FP16: $dg convs listed with DgradDreluBNBwdWeight, $dgc costed, $dx bn dx passes; expected 32 each"
 grep -q '^# conv "conv1": unfused: the engine takes 1x1 and 3x3 kernels only' "$out/r50_FP16.txt" ||
   fail "resnet50 FP16: the stem's refusal is not named"
-calls=$(count ' fwd  *cudnnBackendExecute ' "$out/r50_FP16.txt"); fin=$(count ' bn_finalize_sums_kernel ' "$out/r50_FP16.txt")
-fin_sb=$(count ' finalize_scale_bias_kernel ' "$out/r50_FP16.txt"); wgrad=$(count ' bwd  *cudnnBackendExecute  *conv-wgrad ' "$out/r50_FP16.txt")
-[ "$calls" = 52 ] && [ "$fin" = 20 ] && [ "$fin_sb" = 32 ] && [ "$wgrad" = 32 ] ||
-  fail "resnet50 FP16: $calls fused forward calls, $fin + $fin_sb finalizes and $wgrad fused weight gradients costed, expected 52, 20 + 32, 32"
+calls=$(count ' fwd  *cudnnBackendExecute  *conv-fwd ' "$out/r50_FP16.txt"); wgrad=$(count ' bwd  *cudnnBackendExecute  *conv-wgrad ' "$out/r50_FP16.txt")
+graph=$(count ' fwd  *cudnnBackendExecute  *bn-finalize ' "$out/r50_FP16.txt")
+[ "$calls" = 52 ] && [ "$graph" = 43 ] && [ "$wgrad" = 32 ] ||
+  fail "resnet50 FP16: $calls fused forward calls, $graph BN finalize graphs and $wgrad fused weight gradients costed, expected 52, 43, 32"
+# cuDNN's BN finalize graph (fuse_bn_finalize.c) finalizes those 52 bns' sums but the last
+# stage's 9, one value a channel at batch 1 and 1x1 (the spec's running variance is the
+# biased one there); --no-bn-finalize-graph: our kernels (20 plain, 32 into a prologue's scale
+# and bias)
+"$TRAINC" show --gpu-cost --layout nhwc --no-bn-finalize-graph "$out/r50_FP16.spec" > "$out/r50_nofin.txt" 2>&1 || fail "show --no-bn-finalize-graph"
+fin=$(count ' bn_finalize_sums_kernel ' "$out/r50_nofin.txt"); fin_sb=$(count ' finalize_scale_bias_kernel ' "$out/r50_nofin.txt")
+[ "$fin" = 20 ] && [ "$fin_sb" = 32 ] && [ "$(count ' bn-finalize ' "$out/r50_nofin.txt")" = 0 ] &&
+  grep -q '^# bn finalize: 0 batch norms .*, 52 in our kernel: --no-bn-finalize-graph' "$out/r50_nofin.txt" &&
+  grep -q '^# bn finalize: 43 batch norms .*, 9 in our kernel: one value a channel' "$out/r50_FP16.txt" ||
+  fail "resnet50 FP16: the BN finalize graph's choice (43 graphs, 9 refused and named; --no-bn-finalize-graph: 20 + 32 kernels, named)"
 "$TRAINC" show --gpu-cost --layout nhwc --no-conv-sbr "$out/r50_FP16.spec" > "$out/r50_nosbr.txt" 2>&1 || fail "show --no-conv-sbr"
 [ "$(count 'ConvBNfprop conv+genstats (' "$out/r50_nosbr.txt")" = 52 ] && [ "$(count 'no prologue: --no-conv-sbr' "$out/r50_nosbr.txt")" = 32 ] &&
   [ "$(count 'scale_bias' "$out/r50_nosbr.txt")" = 0 ] || fail "--no-conv-sbr still applies a bn in a conv's prologue"
@@ -46,7 +58,8 @@ bf=$(count 'runtime-fusion conv+genstats (' "$out/r50_BF16.txt")
 [ "$bf" = 52 ] && [ "$(count 'ConvBNfprop' "$out/r50_BF16.txt")" = 0 ] ||
   fail "resnet50 BF16: $bf convs on the runtime-fusion engine, expected 52 (and none on FP16's ConvBNfprop)"
 grep -q '^# conv "conv1": unfused: channels not a multiple of 8' "$out/r50_BF16.txt" || fail "resnet50 BF16: the stem's refusal is not named"
-[ "$(count ' cudnnBackendExecute ' "$out/r50_BF16.txt")" = 52 ] && [ "$(count ' bn_finalize_sums_kernel ' "$out/r50_BF16.txt")" = 52 ] ||
+[ "$(count ' cudnnBackendExecute ' "$out/r50_BF16.txt")" = 52 ] && [ "$(count ' bn_finalize_sums_kernel ' "$out/r50_BF16.txt")" = 52 ] &&
+  grep -q '^# bn finalize: 0 batch norms .*, 52 in our kernel: not FP16' "$out/r50_BF16.txt" ||
   fail "resnet50 BF16: the fused calls and finalizes are not costed 52 times each"
 # BF16 has no documented data gradient + dReLU + bn sums graph: the same 32 convs say so
 bdg=$(count 'no fused data gradient: BF16: cuDNN documents no such graph' "$out/r50_BF16.txt")
@@ -66,7 +79,7 @@ for v in FP16 BF16 off nosbr; do
     { fail "build --emit-only $v"; continue; }
   "$TRAINC" show --gpu-cost --layout nhwc $flag "$spec" > "$out/ex_$v.txt" 2>&1
   listed=$(count 'conv+genstats (' "$out/ex_$v.txt"); sbr=$(count 'ConvBNfprop scale+bias+ReLU' "$out/ex_$v.txt")
-  emitted=$(count '^ *cuda_conv_bn_forward' "$out/ex_$v.src/model.c"); stats=$(count '^ *cuda_conv_bn_stats' "$out/ex_$v.src/model.c")
+  emitted=$(count '^ *cuda_conv_bn_forward' "$out/ex_$v.src/model.c"); stats=$(count '^ *cuda_\(conv_bn_stats\|bn_finalize_\)' "$out/ex_$v.src/model.c")
   pro=$(count 'cuda_conv_bn_forward_sbr(' "$out/ex_$v.src/model.c")
   bwd=$(count 'cuda_batchnorm_backward_nhwc_\(sbr\|dgrad\)(' "$out/ex_$v.src/model.c")
   dgr=$(count '^ *cuda_conv_bn_dgrad(' "$out/ex_$v.src/model.c"); dgs=$(count 'data gradient on DgradDreluBNBwdWeight' "$out/ex_$v.txt")
@@ -101,4 +114,8 @@ done
   [ "$(count 'ConvBNfprop scale+bias+ReLU+conv+genstats (' "$out/r50_nodg.txt")" = 32 ] || fail "--no-conv-dgrad-fuse still fuses the data gradient"
 "$TRAINC" build "$out/ex_FP16.spec" -o "$out/x" --backend cuda --emit-only --no-conv-dgrad-fuse > "$out/refuse5.log" 2>&1
 [ $? = 2 ] && grep -q -- '--no-conv-dgrad-fuse is for --backend cuda --layout nhwc' "$out/refuse5.log" || fail "--no-conv-dgrad-fuse off nhwc not refused"
+"$TRAINC" build "$out/ex_FP16.spec" -o "$out/x" --backend cuda --emit-only --no-bn-finalize-graph > "$out/refuse6.log" 2>&1
+[ $? = 2 ] && grep -q -- '--no-bn-finalize-graph is for --backend cuda --layout nhwc' "$out/refuse6.log" || fail "--no-bn-finalize-graph off nhwc not refused"
+"$TRAINC" show --gpu-cost --no-bn-finalize-graph "$out/ex_FP16.spec" > "$out/refuse7.log" 2>&1
+[ $? = 2 ] && grep -q -- '--no-bn-finalize-graph is for --backend cuda --layout nhwc' "$out/refuse7.log" || fail "show --no-bn-finalize-graph off nhwc not refused"
 exit $status

@@ -171,9 +171,10 @@ done
 # the scale and bias and its backward recomputing the ReLU; none with --no-conv-sbr, which
 # names why for each; against the generated calls. Their data gradient runs
 # DgradDreluBNBwdWeight (the bn's ReLU and backward sums in its epilogue, the bn's backward its
-# dx pass alone), none with --no-conv-dgrad-fuse
+# dx pass alone), none with --no-conv-dgrad-fuse; the 52 bns whose sums a conv wrote finalize
+# them in cuDNN's BN finalize graph (fuse_bn_finalize.c), none with --no-bn-finalize-graph
 printf 'extends: "%s/bench/specs/gpu_resnet50.spec"\nprecision { compute: FP16 }\n' "$(pwd)" > "$out/r50_fp16.spec"
-for flags in "" --no-conv-sbr --no-conv-dgrad-fuse; do
+for flags in "" --no-conv-sbr --no-conv-dgrad-fuse --no-bn-finalize-graph; do
   tag=r50fp16${flags:+$flags}
   "$TRAINC" show --schedule --backend cuda --layout nhwc $flags "$out/r50_fp16.spec" > "$out/$tag.txt" ||
     die "show --schedule $flags failed on ResNet-50 FP16"
@@ -184,7 +185,9 @@ for flags in "" --no-conv-sbr --no-conv-dgrad-fuse; do
   expect "$tag: their weight gradient recomputing the prologue" "$(count 'backward: cuDNN graph ConvBNwgrad' "$out/$tag.txt")" \
     "$(count '^ *cuda_conv_bn_backward_sbr(' "$out/$tag.src/model.c")"
   expect "$tag: bns applied in the next conv's prologue" "$(count "applied with its ReLU in the next conv's prologue" "$out/$tag.txt")" \
-    "$(count '^ *cuda_conv_bn_stats_scale_bias(' "$out/$tag.src/model.c")"
+    "$(count '^ *cuda_\(conv_bn_stats\|bn_finalize\)_scale_bias(' "$out/$tag.src/model.c")"
+  expect "$tag: bns finalized by cuDNN's BN finalize graph" "$(count "finalized by cuDNN's BN finalize graph" "$out/$tag.txt")" \
+    "$(count '^ *cuda_bn_finalize_\(stats\|scale_bias\)(' "$out/$tag.src/model.c")"
   expect "$tag: their backward" "$(count "applied with its ReLU in the next conv's prologue" "$out/$tag.txt")" \
     "$(count '^ *cuda_batchnorm_backward_nhwc_\(sbr\|dgrad\)(' "$out/$tag.src/model.c")"
   expect "$tag: the fused data gradients" "$(count 'backward: cuDNN graph DgradDreluBNBwdWeight' "$out/$tag.txt")" \
@@ -194,8 +197,12 @@ for flags in "" --no-conv-sbr --no-conv-dgrad-fuse; do
 done
 [ "$(count "applied with its ReLU in the next conv's prologue" "$out/r50fp16.txt")" = 32 ] ||
   { echo "FAIL: ResNet-50 FP16: not its 32 inner bns applied in the next conv's prologue"; status=1; }
+[ "$(count "finalized by cuDNN's BN finalize graph" "$out/r50fp16.txt")" = 52 ] ||
+  { echo "FAIL: ResNet-50 FP16: not its 52 genstats bns finalized by cuDNN's BN finalize graph"; status=1; }
 [ "$(count "prologue: --no-conv-sbr" "$out/r50fp16--no-conv-sbr.txt")" = 32 ] ||
   { echo "FAIL: --no-conv-sbr: the 32 convs do not name why they run without the prologue"; status=1; }
+[ "$(count "not cuDNN's BN finalize graph: --no-bn-finalize-graph" "$out/r50fp16--no-bn-finalize-graph.txt")" = 52 ] ||
+  { echo "FAIL: --no-bn-finalize-graph: the 52 bns do not name why they finalize in our kernel"; status=1; }
 [ "$(count "backward: cuDNN graph DgradDreluBNBwdWeight" "$out/r50fp16.txt")" = 32 ] ||
   { echo "FAIL: ResNet-50 FP16: not its 32 prologue convs' data gradients on DgradDreluBNBwdWeight"; status=1; }
 [ "$(count "backward sums: --no-conv-dgrad-fuse" "$out/r50fp16--no-conv-dgrad-fuse.txt")" = 32 ] &&
