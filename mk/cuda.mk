@@ -82,8 +82,7 @@ cuda-check:
 $(CUDA_OBJDIR)/%.o $(CUDA_OBJDIR)/%.ptxas: %.cu $(RT_CUDA_HDRS) | cuda-check
 	@mkdir -p $(dir $@)
 	@rm -f $(CUDA_OBJDIR)/$*.o $(CUDA_OBJDIR)/$*.ptxas
-	@echo "$(NVCC) $(NVCC_FLAGS) -Xptxas -v -c $< -o $(CUDA_OBJDIR)/$*.o"
-	@$(NVCC) $(NVCC_FLAGS) -Xptxas -v -c $< -o $(CUDA_OBJDIR)/$*.o > $(CUDA_OBJDIR)/$*.ptxas.tmp 2>&1 || \
+	$(NVCC) $(NVCC_FLAGS) -Xptxas -v -c $< -o $(CUDA_OBJDIR)/$*.o > $(CUDA_OBJDIR)/$*.ptxas.tmp 2>&1 || \
 	  { cat $(CUDA_OBJDIR)/$*.ptxas.tmp >&2; rm -f $(CUDA_OBJDIR)/$*.o $(CUDA_OBJDIR)/$*.ptxas.tmp; exit 1; }
 	@grep -vE '^ptxas info|^ +[0-9]+ bytes stack frame' $(CUDA_OBJDIR)/$*.ptxas.tmp >&2 || true
 	@mv $(CUDA_OBJDIR)/$*.ptxas.tmp $(CUDA_OBJDIR)/$*.ptxas
