@@ -96,8 +96,9 @@ $(RT_CUDA_LIB): $(RT_CUDA_SRCS:%.cu=$(CUDA_OBJDIR)/%.o)
 # kernels for, a subset of the library's; the compile checks in `make test` link one-arch
 # trainers against the default two-arch library, which they then build only once.
 CUDA_KERNEL_ARCHS ?= $(CUDA_ARCHS)
-CUDA_KERNEL_GENCODE := $(foreach a,$(CUDA_KERNEL_ARCHS),-gencode=arch=compute_$(a),code=sm_$(a)) \
-                -gencode=arch=compute_$(lastword $(CUDA_KERNEL_ARCHS)),code=compute_$(lastword $(CUDA_KERNEL_ARCHS))
+CUDA_KERNEL_SUBSET := $(foreach a,$(CUDA_KERNEL_ARCHS),-gencode=arch=compute_$(a),code=sm_$(a)) \
+  -gencode=arch=compute_$(lastword $(CUDA_KERNEL_ARCHS)),code=compute_$(lastword $(CUDA_KERNEL_ARCHS))
+CUDA_KERNEL_GENCODE := $(if $(filter-out $(CUDA_ARCHS),$(CUDA_KERNEL_ARCHS))$(filter-out $(CUDA_KERNEL_ARCHS),$(CUDA_ARCHS)),$(CUDA_KERNEL_SUBSET),$(CUDA_GENCODE))
 $(CUDA_ENV): cuda-env-force $(RT_CUDA_LIB) | cuda-check
 	@mkdir -p $(dir $@)
 	@$(if $(filter-out $(CUDA_ARCHS),$(CUDA_KERNEL_ARCHS)),echo "error: CUDA_KERNEL_ARCHS ($(CUDA_KERNEL_ARCHS)) must be among CUDA_ARCHS ($(CUDA_ARCHS))" >&2; exit 1)
