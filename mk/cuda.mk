@@ -39,8 +39,9 @@ CUDA_PTX_ARCH ?= $(lastword $(CUDA_ARCHS))
 CUDA_GENCODE := $(foreach a,$(CUDA_ARCHS),-gencode=arch=compute_$(a),code=sm_$(a)) \
                 -gencode=arch=compute_$(CUDA_PTX_ARCH),code=compute_$(CUDA_PTX_ARCH)
 # ptxas: a register spill or any local memory is an error (both are silent slowdowns);
-# CUDA_PTXAS_VERBOSE=1 also prints each kernel's registers, stack and shared memory, which
-# tests/cuda/kernel_budget_test.sh checks against the budget.
+# CUDA_PTXAS_VERBOSE=1 also prints each kernel's registers, stack and shared memory. (The
+# runtime's objects always keep that report beside them, OBJ.ptxas, which
+# tests/cuda/kernel_budget_test.sh checks against the budget.)
 NVCC_PTXAS   := -Xptxas -warn-spills,-warn-lmem-usage,--warning-as-error$(if $(filter 1,$(CUDA_PTXAS_VERBOSE)),$(strip ,)-v)
 CUDA_INCLUDES := -Iruntime/include $(addprefix -I,$(sort $(CUDA_HOME)/include $(CUDNN_HOME)/include))
 NVCC_WARN    := -Xcompiler -Wall,-Wextra,-Wno-unused-parameter $(if $(filter 1,$(CUDA_WERROR)),-Werror all-warnings -Xcompiler -Werror)
@@ -56,9 +57,11 @@ RT_CUDA_LIB  := $(CUDA_OBJDIR)/libtrainrt_cuda.a
 # `make test` writes its own, so a one-architecture check never replaces the real one).
 CUDA_ENV     ?= $(BUILD)/cuda.env
 
-.PHONY: cuda cuda-check cuda-env-force cuda-flags
+.PHONY: cuda cuda-check cuda-env-force cuda-flags cuda-objdir
 cuda-flags:   # the nvcc flags of the runtime, for scripts that compile a file on their own
 	@echo $(NVCC_FLAGS)
+cuda-objdir:  # where the runtime's objects and ptxas reports go for these CUDA_ARCHS
+	@echo $(CUDA_OBJDIR)
 
 cuda: cuda-check $(RT_CUDA_LIB) $(CUDA_ENV) trainc runtime
 
@@ -72,22 +75,38 @@ cuda-check:
 	@[ -n "$(CUBLASLT_LIB)" ] || { echo "error: libcublasLt.so not found under $(CUDA_HOME)" >&2; \
 	  echo "HINT: set CUDA_HOME to a full CUDA toolkit" >&2; exit 1; }
 
-$(CUDA_OBJDIR)/%.o: %.cu $(RT_CUDA_HDRS) | cuda-check
+# Each object with its ptxas report (-Xptxas -v: every kernel's registers, stack frame and
+# shared memory per architecture) in OBJ.ptxas, so that the kernel budget check reads the
+# build's own report instead of compiling every file again; the console shows the rest.
+# (Also the committed generated/<name>/cuda/kernels.cu, which only that check asks for.)
+$(CUDA_OBJDIR)/%.o $(CUDA_OBJDIR)/%.ptxas: %.cu $(RT_CUDA_HDRS) | cuda-check
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCC_FLAGS) -c $< -o $@
+	@rm -f $(CUDA_OBJDIR)/$*.o $(CUDA_OBJDIR)/$*.ptxas
+	$(NVCC) $(NVCC_FLAGS) -Xptxas -v -c $< -o $(CUDA_OBJDIR)/$*.o > $(CUDA_OBJDIR)/$*.ptxas.tmp 2>&1 || \
+	  { cat $(CUDA_OBJDIR)/$*.ptxas.tmp >&2; rm -f $(CUDA_OBJDIR)/$*.o $(CUDA_OBJDIR)/$*.ptxas.tmp; exit 1; }
+	@grep -vE '^ptxas info|^ +[0-9]+ bytes stack frame' $(CUDA_OBJDIR)/$*.ptxas.tmp >&2 || true
+	@mv $(CUDA_OBJDIR)/$*.ptxas.tmp $(CUDA_OBJDIR)/$*.ptxas
 
 $(RT_CUDA_LIB): $(RT_CUDA_SRCS:%.cu=$(CUDA_OBJDIR)/%.o)
 	@rm -f $@; ar rcs $@ $^
 
 # Read by compiler/cmd/build.c: how to compile generated kernels and link a GPU trainer.
 # Rewritten on every `make cuda` (it is cheap), so switching CUDA_ARCHS always takes effect.
+# CUDA_KERNEL_ARCHS (default CUDA_ARCHS): the architectures trainers compile their generated
+# kernels for, a subset of the library's; the compile checks in `make test` link one-arch
+# trainers against the default two-arch library, which they then build only once.
+CUDA_KERNEL_ARCHS ?= $(CUDA_ARCHS)
+CUDA_KERNEL_SUBSET := $(foreach a,$(CUDA_KERNEL_ARCHS),-gencode=arch=compute_$(a),code=sm_$(a)) \
+  -gencode=arch=compute_$(lastword $(CUDA_KERNEL_ARCHS)),code=compute_$(lastword $(CUDA_KERNEL_ARCHS))
+CUDA_KERNEL_GENCODE := $(if $(filter-out $(CUDA_ARCHS),$(CUDA_KERNEL_ARCHS))$(filter-out $(CUDA_KERNEL_ARCHS),$(CUDA_ARCHS)),$(CUDA_KERNEL_SUBSET),$(CUDA_GENCODE))
 $(CUDA_ENV): cuda-env-force $(RT_CUDA_LIB) | cuda-check
 	@mkdir -p $(dir $@)
-	@{ echo "NVCC=$(NVCC)"; echo "NVCC_FLAGS=-std=c++17 -O3 -lineinfo $(CUDA_GENCODE) $(NVCC_PTXAS) $(NVCC_WARN)"; \
+	@$(if $(filter-out $(CUDA_ARCHS),$(CUDA_KERNEL_ARCHS)),echo "error: CUDA_KERNEL_ARCHS ($(CUDA_KERNEL_ARCHS)) must be among CUDA_ARCHS ($(CUDA_ARCHS))" >&2; exit 1)
+	@{ echo "NVCC=$(NVCC)"; echo "NVCC_FLAGS=-std=c++17 -O3 -lineinfo $(CUDA_KERNEL_GENCODE) $(NVCC_PTXAS) $(NVCC_WARN)"; \
 	   echo "CUDA_INCLUDES=$(abspath runtime/include) $(sort $(CUDA_HOME)/include $(CUDNN_HOME)/include)"; \
 	   echo "CUDA_LIBS=$(abspath $(RT_CUDA_LIB)) $(CUDNN_LIB) $(CUBLASLT_LIB) $(NCCL_LIB) $(CUDART_LIB)"; \
-	   echo "CUDA_RPATH=$(CUDA_RPATH)"; echo "CUDA_ARCHS=$(CUDA_ARCHS)"; } > $@.tmp && mv $@.tmp $@
-	@echo "cuda: wrote $@ (archs $(CUDA_ARCHS); cuDNN $(CUDNN_HOME); NCCL $(if $(NCCL_LIB),$(NCCL_HOME),absent: one GPU per run))"
+	   echo "CUDA_RPATH=$(CUDA_RPATH)"; echo "CUDA_ARCHS=$(CUDA_KERNEL_ARCHS)"; } > $@.tmp && mv $@.tmp $@
+	@echo "cuda: wrote $@ (archs $(CUDA_KERNEL_ARCHS)$(if $(filter-out $(CUDA_KERNEL_ARCHS),$(CUDA_ARCHS)), of the library's $(CUDA_ARCHS)); cuDNN $(CUDNN_HOME); NCCL $(if $(NCCL_LIB),$(NCCL_HOME),absent: one GPU per run))"
 
 # ---- GPU tests: `make test-gpu` (needs a GPU; fails loudly without one) --------------------
 comma        := ,

@@ -4,7 +4,10 @@
 # sm_90 PTX (the flags of mk/cuda.mk), with ptxas spill and local-memory warnings as errors,
 # and every kernel stays within the budget: at most KERNEL_MAX_REGS registers (64 unless
 # set), no stack frame, at most 16 KiB of static shared memory. Prints the largest register
-# count per architecture. Skips, saying so, only when nvcc is absent.
+# count per architecture. The objects are the default `make cuda` build's (sm_80 + sm_90),
+# which keeps each one's ptxas report beside it (OBJ.ptxas): tests/cuda/cuda_build_test.sh
+# links against that same library, so `make test` compiles each file once. Skips, saying
+# so, only when nvcc is absent.
 set -u
 source tests/lib.sh
 out=$BUILD/test-cuda-budget
@@ -15,20 +18,21 @@ if [ -z "$nvcc" ]; then
   exit 0
 fi
 max_regs=${KERNEL_MAX_REGS:-64}
-read -r -a flags <<< "$(make -s cuda-flags CUDA_ARCHS="80 90" CUDA_PTXAS_VERBOSE=1)"
+archs="80 90"
+objdir=$(make -s cuda-objdir CUDA_ARCHS="$archs")
 srcs=(runtime/cuda/*.cu runtime/cuda/*/*.cu generated/*/cuda/kernels.cu)
-printf '%s\n' "${srcs[@]}" | nice xargs -P 2 -I{} sh -c \
-  'dir=$0 f=$1; shift; log="$dir/$(echo "$f" | tr / _).log"
-   "$@" -c "$f" -o "${log%.log}.o" > "$log" 2>&1 || echo "FAILED $f" >> "$dir/failed"' \
-  "$out" {} "$nvcc" "${flags[@]}"
-status=0
-if [ -f "$out/failed" ]; then
-  status=1
-  while read -r _ f; do echo "FAIL: $f does not compile for sm_80 + sm_90 + PTX with ptxas warnings as errors:"
-    grep -iE "error|warning" "$out/$(echo "$f" | tr / _).log" | head -10; done < "$out/failed"
-fi
+reports=()
+for f in "${srcs[@]}"; do reports+=("$objdir/${f%.cu}.ptxas"); done
+# -k: every file that compiles gets its report, so one failure does not hide the others'
+nice make -k -s CUDA_ARCHS="$archs" CUDA_WERROR=1 "${reports[@]}" > "$out/make.log" 2>&1
+status=0 built=()
+for i in "${!srcs[@]}"; do
+  if [ -f "${reports[$i]}" ]; then built+=("${reports[$i]}")
+  else status=1; echo "FAIL: ${srcs[$i]} does not compile for sm_80 + sm_90 + PTX with ptxas warnings as errors"; fi
+done
+[ $status = 0 ] || grep -iE "error|warning" "$out/make.log" | head -20
 # ptxas -v: "Compiling entry function 'K' for 'sm_X'", then its stack frame, registers, smem.
-"$PY" - "$max_regs" "$out"/*.log <<'PY' || status=1
+"$PY" - "$max_regs" "${built[@]}" <<'PY' || status=1
 import re, sys
 max_regs, bad, top, count = int(sys.argv[1]), 0, {}, {}
 for path in sys.argv[2:]:
@@ -59,5 +63,5 @@ for arch in sorted(count):
     print(f"{arch}: {count[arch]} kernels checked; most registers {top[arch][0]} ({top[arch][1]})")
 sys.exit(bad)
 PY
-[ "$(grep -h 'Used [0-9]* registers' "$out"/*.log | wc -l)" -gt 100 ] || { echo "FAIL: too few kernels found in the ptxas output"; status=1; }
+[ "$(cat /dev/null "${built[@]}" | grep -c 'Used [0-9]* registers')" -gt 100 ] || { echo "FAIL: too few kernels found in the ptxas output"; status=1; }
 exit $status

@@ -19,9 +19,10 @@ here=$PWD
 cuda_env=
 if [ -n "$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null)" ]; then
   # Its own cuda.env (tests run side by side: tests/cuda/cuda_build_test.sh's may be being
-  # rewritten); the sm_90 runtime it points to is built once, by whichever test comes first.
+  # rewritten); the default sm_80 + sm_90 runtime it points to is built once, by whichever
+  # test comes first (tests/cuda/), and the FP16 trainers' kernels are compiled for sm_90.
   cuda_env=$PWD/$dir/cuda.env
-  make -s cuda CUDA_ARCHS=90 CUDA_ENV="$cuda_env" > "$dir/make-cuda.log" 2>&1 ||
+  make -s cuda CUDA_ARCHS="80 90" CUDA_KERNEL_ARCHS=90 CUDA_ENV="$cuda_env" > "$dir/make-cuda.log" 2>&1 ||
     { echo "make cuda failed:"; tail -20 "$dir/make-cuda.log"; exit 1; }
 fi
 export BUILD dir here cuda_env
