@@ -180,14 +180,7 @@ static void execute(const rt_cuda_sdpa *a, const sdpa_plan *p, void *const ptrs[
     void *ws = rt_cuda_shared_workspace(&ws_bytes);
     if (p->ws > ws_bytes)
         rt_die("report this: attention: cuDNN's fused plan needs %zu bytes of workspace, %zu are set", p->ws, ws_bytes);
-    cudnnBackendDescriptor_t pack = NULL;
-    CUDNN_CHECK(cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack));
-    CUDNN_CHECK(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, n_uids, uids));
-    CUDNN_CHECK(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, n_uids, ptrs));
-    CUDNN_CHECK(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws));
-    CUDNN_CHECK(cudnnBackendFinalize(pack));
-    CUDNN_CHECK(cudnnBackendExecute(rt_cudnn(), p->plan, pack));
-    CUDNN_CHECK(cudnnBackendDestroyDescriptor(pack));
+    graph_execute(p->plan, n_uids, uids, ptrs, ws);
     (void)a;
 }
 

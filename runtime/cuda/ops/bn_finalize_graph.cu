@@ -103,14 +103,7 @@ static void execute(const rt_cuda_bn_finalize *f, const fin_ptrs *p, long m, flo
     void *ptrs[N_UIDS] = { (void *)p->sum, (void *)p->sqsum, (void *)p->gamma, (void *)p->beta, p->running_mean,
                            p->running_var, p->running_mean, p->running_var, p->save_mean, p->save_inv_std,
                            p->eq_scale, p->eq_bias, &eps, &momentum, &count };
-    cudnnBackendDescriptor_t pack = NULL;
-    CUDNN_CHECK(cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack));
-    CUDNN_CHECK(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, N_UIDS, uids));
-    CUDNN_CHECK(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, N_UIDS, ptrs));
-    CUDNN_CHECK(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws));
-    CUDNN_CHECK(cudnnBackendFinalize(pack));
-    CUDNN_CHECK(cudnnBackendExecute(rt_cudnn(), f->plan, pack));
-    CUDNN_CHECK(cudnnBackendDestroyDescriptor(pack));
+    graph_execute(f->plan, N_UIDS, uids, ptrs, ws);
 }
 
 /* The plan run once on a known input, every channel alike: two values 0 and 2 (m = 2, sum 2,

@@ -173,14 +173,7 @@ void cuda_conv_bn_dgrad(const rt_cuda_conv_bn_dgrad *f, void *din, float *dgamma
     float *eq = (float *)bn_channel_totals(s->c);
     void *ptrs[N_UIDS] = { (void *)dout, (void *)weight, (void *)in, (void *)save_mean, (void *)save_inv_std, (void *)gamma,
                            (void *)beta, din, dgamma, dbeta, eq, eq + s->c, eq + 2 * (size_t)s->c };
-    cudnnBackendDescriptor_t pack = NULL;
-    CUDNN_CHECK(cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack));
-    CUDNN_CHECK(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, N_UIDS, uids));
-    CUDNN_CHECK(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, N_UIDS, ptrs));
-    CUDNN_CHECK(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws));
-    CUDNN_CHECK(cudnnBackendFinalize(pack));
-    CUDNN_CHECK(cudnnBackendExecute(rt_cudnn(), f->plan, pack));
-    CUDNN_CHECK(cudnnBackendDestroyDescriptor(pack));
+    graph_execute(f->plan, N_UIDS, uids, ptrs, ws);
 }
 
 /* dx = gamma·inv_std·(dy - dbeta/m - xhat·dgamma/m), xhat = (x - mean)·inv_std, over rows of c

@@ -261,14 +261,7 @@ static void execute(const rt_cuda_conv_bn *f, void *out, const void *in, const v
     void *ptrs[N_UIDS] = { (void *)in, (void *)weight, out, sums, sums + s->oc, (void *)scale_bias,
                            scale_bias ? (char *)scale_bias + 2 * (size_t)s->c : NULL };
     int64_t n_uids = f->sbr ? 7 : 5;
-    cudnnBackendDescriptor_t pack = NULL;
-    CUDNN_CHECK(cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack));
-    CUDNN_CHECK(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, n_uids, uids));
-    CUDNN_CHECK(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, n_uids, ptrs));
-    CUDNN_CHECK(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws));
-    CUDNN_CHECK(cudnnBackendFinalize(pack));
-    CUDNN_CHECK(cudnnBackendExecute(rt_cudnn(), f->plan, pack));
-    CUDNN_CHECK(cudnnBackendDestroyDescriptor(pack));
+    graph_execute(f->plan, n_uids, uids, ptrs, ws);
 }
 
 /* Per channel: the statistics from the raw sums over m values, through batch norm's own

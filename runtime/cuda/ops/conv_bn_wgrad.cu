@@ -141,14 +141,7 @@ void cuda_conv_bn_backward_sbr(const rt_cuda_conv_bn_wgrad *f, void *din, float 
     if (f->ws > ws_bytes) rt_die("conv_bn: internal: the fused wgrad needs %zu bytes of workspace, %zu are set", f->ws, ws_bytes);
     int64_t uids[N_UIDS] = { UID_X, UID_SCALE, UID_BIAS, UID_DY, UID_DW };
     void *ptrs[N_UIDS] = { (void *)in, (void *)scale_bias, (char *)scale_bias + 2 * (size_t)s->c, (void *)dout, dw16 };
-    cudnnBackendDescriptor_t pack = NULL;
-    CUDNN_CHECK(cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack));
-    CUDNN_CHECK(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, N_UIDS, uids));
-    CUDNN_CHECK(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, N_UIDS, ptrs));
-    CUDNN_CHECK(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws));
-    CUDNN_CHECK(cudnnBackendFinalize(pack));
-    CUDNN_CHECK(cudnnBackendExecute(rt_cudnn(), f->plan, pack));
-    CUDNN_CHECK(cudnnBackendDestroyDescriptor(pack));
+    graph_execute(f->plan, N_UIDS, uids, ptrs, ws);
     cuda_conv2d_dweight_from_krsc(f->conv, dweight, dw16);
     if (din) cuda_conv2d_backward_data(f->conv, din, dout, weight);
 }

@@ -160,3 +160,14 @@ cudnnBackendDescriptor_t graph_plan(graph_err *e, cudnnBackendDescriptor_t *grap
                  last != CUDNN_STATUS_SUCCESS ? ", last: " : "", last != CUDNN_STATUS_SUCCESS ? cudnnGetErrorString(last) : "");
     return found;
 }
+
+void graph_execute(cudnnBackendDescriptor_t plan, int64_t n, const int64_t *uids, void *const *ptrs, void *workspace) {
+    cudnnBackendDescriptor_t pack = NULL;
+    CUDNN_CHECK(cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack));
+    CUDNN_CHECK(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, n, uids));
+    CUDNN_CHECK(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, n, ptrs));
+    CUDNN_CHECK(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace));
+    CUDNN_CHECK(cudnnBackendFinalize(pack));
+    CUDNN_CHECK(cudnnBackendExecute(rt_cudnn(), plan, pack));
+    CUDNN_CHECK(cudnnBackendDestroyDescriptor(pack));
+}

@@ -1,9 +1,9 @@
-/* The cuDNN graph (backend) API steps that the fused conv graphs (conv_bn_fprop.cu,
- * conv_bn_wgrad.cu, conv_bn_dgrad.cu) and attention_sdpa.cu share: the first refusing step
+/* The cuDNN graph (backend) API steps that the fused graphs (conv_bn_fprop.cu, conv_bn_wgrad.cu,
+ * conv_bn_dgrad.cu, bn_finalize_graph.cu) and attention_sdpa.cu share: the first refusing step
  * remembered (G), a tensor descriptor, a pointwise operation, a convolution descriptor, an
  * operation graph with its plan (the first engine configuration the heuristics offer, mode A
- * then the fallback list, that finalizes within the workspace cap), and the warning of a
- * refused graph, once per reason. */
+ * then the fallback list, that finalizes within the workspace cap), the warning of a refused
+ * graph, once per reason, and a plan run on its tensors. */
 #ifndef RT_CUDA_CUDNN_GRAPH_CUH
 #define RT_CUDA_CUDNN_GRAPH_CUH
 #include <stddef.h>
@@ -54,4 +54,8 @@ void graph_warn_once(const char *what, const rt_cuda_conv *conv, const char *why
 cudnnBackendDescriptor_t graph_plan(graph_err *e, cudnnBackendDescriptor_t *graph, const cudnnBackendDescriptor_t *ops,
                                     int64_t n_ops, size_t cap, size_t *ws, cudnnBackendDescriptor_t *keep, int *n_keep,
                                     char *why, size_t why_cap, const char *what, const char *cap_hint);
+
+/* Runs a finalized plan once on the stream of rt_cudnn(): graph tensor uids[i] at ptrs[i]
+ * (a by-value scalar's host address), with the plan's workspace. */
+void graph_execute(cudnnBackendDescriptor_t plan, int64_t n, const int64_t *uids, void *const *ptrs, void *workspace);
 #endif
