@@ -135,14 +135,7 @@ rt_cuda_sdpa *rt_cuda_sdpa_create(int n, int c, int t, int heads) {
 
 /* Each distinct reason once per process: a net's layers of one shape refuse alike. */
 static void say_once(const rt_cuda_sdpa *a, const char *dir, const char *why) {
-    enum { MAX_SAID = 16 };
-    static char said[MAX_SAID][220];
-    static int n_said;
-    char key[220];
-    snprintf(key, sizeof key, "%s: %s", dir, why);
-    for (int i = 0; i < n_said; i++)
-        if (!strcmp(said[i], key)) return;
-    if (n_said < MAX_SAID) snprintf(said[n_said++], sizeof said[0], "%s", key);
+    if (!graph_first_time(dir, why)) return;
     rt_warn("attention %s on the runtime's own kernels, not cuDNN's fused attention (%d tokens, %d heads of %d, and "
             "any other refused alike): %s", dir, a->t, a->heads, a->c / a->heads, why);
 }

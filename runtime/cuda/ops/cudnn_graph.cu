@@ -63,15 +63,20 @@ void graph_conv(graph_err *e, cudnnBackendDescriptor_t *conv, const rt_conv_shap
     G("conv finalize", cudnnBackendFinalize(*conv));
 }
 
-void graph_warn_once(const char *what, const rt_cuda_conv *conv, const char *why) {
-    enum { MAX_SAID = 32 };
+bool graph_first_time(const char *what, const char *why) {
+    enum { MAX_SAID = 48 };
     static char said[MAX_SAID][256];
     static int n_said;
     char key[256];
     snprintf(key, sizeof key, "%s: %s", what, why);
     for (int i = 0; i < n_said; i++)
-        if (!strcmp(said[i], key)) return;
+        if (!strcmp(said[i], key)) return false;
     if (n_said < MAX_SAID) snprintf(said[n_said++], sizeof said[0], "%s", key);
+    return true;
+}
+
+void graph_warn_once(const char *what, const rt_cuda_conv *conv, const char *why) {
+    if (!graph_first_time(what, why)) return;
     int nhwc, dw;
     const rt_conv_shape *s = rt_cuda_conv_shape_of(conv, &nhwc, &dw);
     rt_warn("%s unfused (a %dx%d conv, %d->%d channels, and any other refused alike): %s", what, s->kh, s->kw, s->c, s->oc,

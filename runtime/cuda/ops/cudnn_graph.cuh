@@ -45,6 +45,9 @@ void graph_conv(graph_err *e, cudnnBackendDescriptor_t *conv, const rt_conv_shap
 /* Warns that `what` runs unfused for conv's shape and why, once per distinct reason and what
  * in the process (a net's convs of one shape refuse alike). */
 void graph_warn_once(const char *what, const rt_cuda_conv *conv, const char *why);
+/* True the first time this (what, why) pair is asked about in the process (graph_warn_once's
+ * and attention's memory of what they have said). */
+bool graph_first_time(const char *what, const char *why);
 
 /* The operation graph of ops[0..n_ops) into *graph (NULL after a refused step), then its plan
  * (NULL if none): the first configuration that finalizes within cap bytes of workspace, its
