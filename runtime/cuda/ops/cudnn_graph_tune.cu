@@ -141,8 +141,7 @@ int graph_tune_time(const graph_err *e, cudnnBackendDescriptor_t *plans, const s
         }
         scratch = own;
     }
-    cudaStream_t stream = NULL;
-    CUDNN_CHECK(cudnnGetStream(rt_cudnn(), &stream));
+    cudaStream_t stream = rt_stream();   /* the cuDNN handle's (context.cu) */
     if (need) CUDA_CHECK(cudaMemsetAsync(scratch, 0, need, stream));
     int k = 0;
     for (int i = 0; i < e->n_operands; i++) {
@@ -168,7 +167,7 @@ int graph_tune_time(const graph_err *e, cudnnBackendDescriptor_t *plans, const s
         float t = 0;
         CUDA_CHECK(cudaEventElapsedTime(&t, start, stop));
         if (st != CUDNN_STATUS_SUCCESS) continue;
-        ms[i] = t / TIMED_RUNS;
+        ms[i] = t / (float)TIMED_RUNS;
         if (best < 0 || ms[i] < ms[best]) best = i;
     }
     CUDA_CHECK(cudaStreamSynchronize(stream));
