@@ -31,7 +31,7 @@ static const char usage_text[] =
     "  show --buckets SPEC     the gradient all-reduce buckets of the compiled trainer\n"
     "  show --schedule [--backend cpu|cuda] [--layout nchw|nhwc] [--no-bn-retire] [--no-bn-add]\n"
     "        [--no-relu-mask] [--no-conv-genstats] [--no-conv-sbr] [--no-conv-dgrad-fuse]\n"
-    "        [--no-bn-finalize-graph] [--no-cudnn-attention] SPEC\n"
+    "        [--no-bn-finalize-graph] [--no-cudnn-attention] [--no-graph-autotune] SPEC\n"
     "  show --gpu-cost [--device h100|h200|a100] [--layout nchw|nhwc] [--old-kernels]\n"
     "        [--no-bn-retire] [--no-bn-add] [--no-relu-mask] [--no-conv-genstats]\n"
     "        [--no-conv-sbr] [--no-conv-dgrad-fuse] [--no-bn-finalize-graph] [--no-cudnn-attention] SPEC\n"
@@ -54,6 +54,7 @@ static const char usage_text[] =
     "  build SPEC -o BIN [--emit-dir DIR] [--backend cpu|cuda] [--no-fuse] [--layout nchw|nhwc]\n"
     "        [--no-bn-retire] [--no-bn-add] [--no-relu-mask] [--no-conv-genstats]\n"
     "        [--no-conv-sbr] [--no-conv-dgrad-fuse] [--no-bn-finalize-graph] [--no-cudnn-attention]\n"
+    "        [--no-graph-autotune]\n"
     "                          generate the specialized trainer and compile it; cuda\n"
     "                          needs 'make cuda' first; --no-fuse (cuda) runs one kernel\n"
     "                          per op instead of the fused ones; --layout nhwc (cuda, BF16\n"
@@ -73,7 +74,10 @@ static const char usage_text[] =
     "                          --no-bn-finalize-graph (cuda nhwc FP16) finalizes those sums\n"
     "                          with our kernel, not cuDNN's BN finalize graph;\n"
     "                          --no-cudnn-attention (cuda BF16/FP16) runs attention's core\n"
-    "                          on our kernels, not cuDNN's fused SDPA\n"
+    "                          on our kernels, not cuDNN's fused SDPA;\n"
+    "                          --no-graph-autotune (cuda) gives each cuDNN graph the\n"
+    "                          heuristics' first engine, not the fastest of up to 4 timed\n"
+    "                          at start-up\n"
     "  build SPEC --emit-only --emit-dir DIR [...]\n"
     "                          the generated sources only, not compiled\n"
     "  schema --markdown       the field reference of the spec language\n"
@@ -179,6 +183,7 @@ static int cmd_show(int argc, char **argv) {
         else if (strcmp(argv[i], "--no-residual-tail") == 0) opt.no_residual_tail = 1;
         else if (strcmp(argv[i], "--no-bias-act-grad") == 0) opt.no_bias_act_grad = 1;
         else if (strcmp(argv[i], "--no-cudnn-attention") == 0) opt.no_cudnn_attention = 1;
+        else if (strcmp(argv[i], "--no-graph-autotune") == 0) opt.no_graph_autotune = 1;
         else if (strcmp(argv[i], "--device") == 0 || strcmp(argv[i], "--label") == 0) {
             if (i + 1 >= argc) return usage_error("option '%s' needs a value", argv[i]);
             if (strcmp(argv[i], "--device") == 0) device = argv[++i];
@@ -257,6 +262,12 @@ static int cmd_show(int argc, char **argv) {
         spec_doc_free(&doc);
         return usage_error("--no-bn-retire, --no-bn-add, --no-relu-mask, --no-conv-genstats, --no-conv-sbr, --no-conv-dgrad-fuse and --no-bn-pool are for "
                            "--backend cuda --layout nhwc%s", "");
+    }
+    else if (!bad && opt.no_graph_autotune && !(sched && opt.backend == BACKEND_CUDA)) {
+        sema_result_free(&res);
+        spec_doc_free(&doc);
+        return usage_error("--no-graph-autotune is for show --schedule --backend cuda (or build --backend cuda: the only "
+                           "backend with cuDNN graphs)%s", "");
     }
     else if (!bad && sched && opt.no_cudnn_attention && opt.backend != BACKEND_CUDA) {
         sema_result_free(&res);
@@ -350,6 +361,7 @@ static int cmd_build(int argc, char **argv) {
         else if (strcmp(argv[i], "--no-residual-tail") == 0) opt.no_residual_tail = 1;
         else if (strcmp(argv[i], "--no-bias-act-grad") == 0) opt.no_bias_act_grad = 1;
         else if (strcmp(argv[i], "--no-cudnn-attention") == 0) opt.no_cudnn_attention = 1;
+        else if (strcmp(argv[i], "--no-graph-autotune") == 0) opt.no_graph_autotune = 1;
         else if (strcmp(argv[i], "--emit-only") == 0) emit_only = 1;
         else if (argv[i][0] == '-') return usage_error("unknown or incomplete option '%s' for build", argv[i]);
         else if (spec) return usage_error("build takes one SPEC (extra '%s')", argv[i]);
@@ -387,6 +399,8 @@ static int cmd_build(int argc, char **argv) {
     if (opt.no_cudnn_attention && opt.backend != BACKEND_CUDA)
         return usage_error("--no-cudnn-attention is for --backend cuda (the only backend with cuDNN's fused "
                            "attention)%s", "");
+    if (opt.no_graph_autotune && opt.backend != BACKEND_CUDA)
+        return usage_error("--no-graph-autotune is for --backend cuda (the only backend with cuDNN graphs)%s", "");
     if (spec && emit_only && (emit_dir || out)) {   /* the sources only: no compiler, no CUDA toolchain */
         if (opt.nhwc && opt.backend != BACKEND_CUDA) return usage_error("--layout nhwc needs --backend cuda%s", "");
         char default_dir[4200];

@@ -196,6 +196,15 @@ int show_schedule(FILE *out, const char *path, const sema_result *res, const bui
         if (op->kind == IR_STOP_GRADIENT) say(&c, "%s", "a copy; sends no gradient back");
         fprintf(out, "%-4d %-28s %-16s %s\n", i, op->name, ir_ops[op->kind].name, c.n ? c.text : "-");
     }
+    int graphs = 0;   /* ops with a cuDNN graph (fused convs, BN finalize, fused attention) */
+    for (int i = 0; cuda && i < net->n_ops; i++)
+        graphs += net->ops[i].conv_bn || net->ops[i].dgrad_bn || net->ops[i].bn_fin_graph || net->ops[i].attn_sdpa;
+    if (graphs && s.graph_candidates)
+        fprintf(out, "cuDNN graphs: each graph's engine timed at start-up among up to %d of the heuristics' candidates "
+                     "(scratch operands; at most 2 runtime-compiled; one shape timed once), the fastest kept\n",
+                s.graph_candidates);
+    else if (graphs)
+        fprintf(out, "cuDNN graphs: each graph's engine the heuristics' first, untimed (--no-graph-autotune)\n");
     for (int h = 0; net->n_heads > 1 && h < net->n_heads; h++) {   /* the loss step's heads, in order */
         int v = net->alias[net->heads[h].value];
         fprintf(out, "loss %-28s %-16s on \"%s\", loss_weight %g%s\n", net->heads[h].name, h ? "auxiliary head" : "main head",

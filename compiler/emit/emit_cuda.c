@@ -687,6 +687,10 @@ static void emit_plans(emitter *e, const char *create, const char *find) {
                  "    RT_CUDA_DEVICE_LOCALS;\n"
                  "    size_t work = 0, w;\n"
                  "    (void)w, (void)cap;\n", find);
+    /* lower: the cuDNN graphs' engines timed among up to this many candidates (0: heuristics' first) */
+    fprintf(out, "    rt_cuda_graph_autotune(%d);   /* %s */\n", e->s->graph_candidates,
+            e->s->graph_candidates ? "each cuDNN graph's engine: the fastest of the candidates timed now"
+                                   : "each cuDNN graph's engine: the heuristics' first (--no-graph-autotune)");
     for (int i = 0; i < net->n_ops; i++) {
         const ir_op *op = &net->ops[i];
         if (op->attn_sdpa)   /* cuDNN's fused attention: its plans, within the workspace the convs' search set */

@@ -27,7 +27,12 @@ typedef struct {
     int no_residual_tail;   /* CUDA: a residual tail's bias, layer scale, drop path and add apart (--no-residual-tail) */
     int no_cudnn_attention; /* CUDA BF16/FP16: attention's core on the runtime's kernels, not cuDNN's SDPA (--no-cudnn-attention) */
     int no_bias_act_grad;   /* CUDA: a bias + activation's backward and the bias gradient in two passes (--no-bias-act-grad) */
+    int no_graph_autotune;  /* CUDA: each cuDNN graph takes the heuristics' first engine, untimed (--no-graph-autotune) */
 } build_options;
+
+/* CUDA: how many of the heuristics' engine configurations each cuDNN graph times at start-up
+ * (runtime/cuda/ops/cudnn_graph_tune.cu), the fastest kept. */
+enum { GRAPH_AUTOTUNE_CANDIDATES = 4 };
 
 /* precision.compute as the CUDA runtime names it (rt_cuda_math in rt_cuda.h). */
 typedef enum { CUDA_FP32 = 0, CUDA_TF32, CUDA_BF16, CUDA_FP16 } cuda_precision;
@@ -40,6 +45,8 @@ typedef struct {
     loss_scaling loss_scale;
     double init_scale;
     double bucket_mb;          /* the cap the buckets were planned with */
+    int graph_candidates;      /* CUDA: the cuDNN graphs' engines timed among this many at start-up (0: the
+                                * heuristics' first; --no-graph-autotune) */
 } schedule;
 
 /* Lowers res for opt at per-rank batch `batch` (<= 0: the spec's train.batch_per_rank, or 1
