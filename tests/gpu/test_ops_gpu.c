@@ -2105,6 +2105,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     rt_cuda_init(rt_cuda_device_from_env(), RT_CUDA_FP32);
+    rt_cuda_graph_autotune(4);   /* as the trainers (lower's GRAPH_AUTOTUNE_CANDIDATES): the fused checks run the timed plans */
     printf("device: %s\n", rt_cuda_device_name());
     check_op_cases();
     static const struct { rt_cuda_math math; const char *name; double tol; } modes[] = {

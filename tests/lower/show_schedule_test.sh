@@ -235,6 +235,15 @@ grep -q "is for --backend cuda" "$out/e4" || { echo "FAIL: --no-residual-tail on
 grep -q "needs --backend cuda" "$out/e1" || { echo "FAIL: --layout nhwc without cuda: $(cat "$out/e1")"; status=1; }
 "$TRAINC" show --schedule --no-bn-add specs/examples/fmnist_lenet.spec > /dev/null 2> "$out/e2" && status=1
 grep -q "are for --backend cuda --layout nhwc" "$out/e2" || { echo "FAIL: --no-bn-add on the CPU: $(cat "$out/e2")"; status=1; }
+# the cuDNN graphs' engines: timed at start-up (lower's schedule.graph_candidates) unless --no-graph-autotune
+"$TRAINC" show --schedule --backend cuda --layout nhwc "$out/resnet_bf16.spec" | grep -q '^cuDNN graphs: .*timed at start-up among up to 4' &&
+  "$TRAINC" show --schedule --backend cuda --layout nhwc --no-graph-autotune "$out/resnet_bf16.spec" |
+    grep -q "^cuDNN graphs: .*the heuristics' first, untimed" ||
+  { echo "FAIL: show --schedule does not say how the cuDNN graphs' engines are chosen"; status=1; }
+"$TRAINC" show --schedule --no-graph-autotune specs/examples/fmnist_lenet.spec > /dev/null 2> "$out/e6" && status=1
+grep -q "is for show --schedule --backend cuda" "$out/e6" || { echo "FAIL: --no-graph-autotune on the CPU: $(cat "$out/e6")"; status=1; }
+"$TRAINC" build specs/examples/fmnist_lenet.spec -o "$out/x" --no-graph-autotune > /dev/null 2> "$out/e7" && status=1
+grep -q "is for --backend cuda" "$out/e7" || { echo "FAIL: build --no-graph-autotune on the CPU: $(cat "$out/e7")"; status=1; }
 printf 'net { input_shape: [1, 4, 4] classes: 2 flatten { } linear { out: 2 } }\n' > "$out/netonly.spec"
 "$TRAINC" show --schedule "$out/netonly.spec" > /dev/null 2> "$out/e3"; rc=$?
 [ $rc = 1 ] && grep -q "no data or solver" "$out/e3" || { echo "FAIL: a spec without a trainer: rc $rc, $(cat "$out/e3")"; status=1; }
