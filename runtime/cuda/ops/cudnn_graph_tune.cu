@@ -9,10 +9,11 @@
  * outputs that alias leaves no trace, and the first training step computes what it would
  * without the timing. The scratch is the memory the trainer lends at start-up
  * (rt_cuda_graph_tune_scratch: the activation arena, which the first step writes before it
- * reads, as the plain convs' search overwrites it) and the shared cuDNN workspace, both inside
- * the start-up memory check; where they are too small, a device allocation of its own, freed
- * after, and where that does not fit either, nothing is timed and the heuristics' first
- * candidate is kept (said once).
+ * reads, as the plain convs' search overwrites it) or the shared cuDNN workspace, both inside
+ * the start-up memory check; where neither holds a graph's operands, that graph is not timed
+ * and keeps the heuristics' first candidate (said once per kind): a trainer allocates nothing
+ * its memory check did not count. Outside a trainer (test_ops_gpu: nothing lent) the timing
+ * allocates scratch of its own, freed after.
  *
  * Each candidate runs once to warm up (the first launch of a kernel module loads it), then
  * TIMED_RUNS times between two CUDA events on the cuDNN handle's stream; the fastest mean
@@ -128,21 +129,27 @@ int graph_tune_time(const graph_err *e, cudnnBackendDescriptor_t *plans, const s
         m++;
     }
     for (int i = 0; i < n; i++) ws_max = ws[i] > ws_max ? ws[i] : ws_max;
+    ws_max = (ws_max + 255) & ~(size_t)255;
     size_t shared_bytes;
-    char *shared = (char *)rt_cuda_shared_workspace(&shared_bytes);
-    if (shared && shared_bytes >= ws_max) ws_max = 0;   /* the workspace: the shared one */
-    size_t need = bytes + ws_max;
-    char *scratch = lent, *own = NULL;
-    if (need > lent_bytes) {   /* beyond what the trainer lends: memory of its own, if the device has it */
-        if (cudaMalloc((void **)&own, need + 256) != cudaSuccess) {
+    char *shared = (char *)rt_cuda_shared_workspace(&shared_bytes), *scratch = NULL, *work = NULL, *own = NULL;
+    if (!shared) shared_bytes = 0;
+    if (bytes + ws_max <= lent_bytes) scratch = lent, work = lent + bytes;                 /* all in the arena */
+    else if (bytes <= lent_bytes && ws_max <= shared_bytes) scratch = lent, work = shared;  /* the workspace apart */
+    else if (bytes + ws_max <= shared_bytes) scratch = shared, work = shared + bytes;       /* all in the workspace */
+    else if (!lent) {   /* nothing lent (outside a trainer's start-up): memory of its own, if the device has it */
+        if (cudaMalloc((void **)&own, bytes + ws_max + 256) != cudaSuccess) {
             (void)cudaGetLastError();   /* not sticky: the run goes on */
-            snprintf(why, why_cap, "its %zu bytes of scratch operands do not fit in device memory", need);
+            snprintf(why, why_cap, "its %zu bytes of scratch operands do not fit in device memory", bytes + ws_max);
             return -1;
         }
-        scratch = own;
+        scratch = own, work = own + bytes;
+    } else {   /* a trainer allocates nothing its start-up memory check did not count */
+        snprintf(why, why_cap, "its %zu bytes of scratch operands fit neither the activation arena (%zu) nor the cuDNN "
+                 "workspace (%zu)", bytes + ws_max, lent_bytes, shared_bytes);
+        return -1;
     }
     cudaStream_t stream = rt_stream();   /* the cuDNN handle's (context.cu) */
-    if (need) CUDA_CHECK(cudaMemsetAsync(scratch, 0, need, stream));
+    if (bytes) CUDA_CHECK(cudaMemsetAsync(scratch, 0, bytes, stream));
     int k = 0;
     for (int i = 0; i < e->n_operands; i++) {
         const graph_operand *o = &e->operand[i];
@@ -150,7 +157,6 @@ int graph_tune_time(const graph_err *e, cudnnBackendDescriptor_t *plans, const s
         ptrs[k] = o->by_value ? (void *)&host[k] : (void *)(scratch + at[k]);
         k++;
     }
-    void *work = ws_max ? scratch + bytes : shared;
     cudaEvent_t start, stop;
     CUDA_CHECK(cudaEventCreate(&start));
     CUDA_CHECK(cudaEventCreate(&stop));
@@ -180,7 +186,7 @@ int graph_tune_time(const graph_err *e, cudnnBackendDescriptor_t *plans, const s
 
 void graph_tune_report(const char *what, int n, int chosen, const int64_t *engines, const float *ms, int rtc_skipped,
                        const char *untimed) {
-    if (!graph_first_time("graph autotune", what)) return;
+    if (!graph_first_time(untimed ? "graph autotune, untimed" : "graph autotune", what)) return;   /* once per kind each */
     char skipped[96] = "";
     if (rtc_skipped)
         snprintf(skipped, sizeof skipped, "; %d more runtime-compiled engine%s skipped", rtc_skipped, rtc_skipped == 1 ? "" : "s");
