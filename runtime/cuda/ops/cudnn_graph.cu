@@ -228,9 +228,11 @@ cudnnBackendDescriptor_t graph_plan(graph_err *e, cudnnBackendDescriptor_t *grap
             st = cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, MAX_CFG, &got, cfg);
         if (st != CUDNN_STATUS_SUCCESS) last = st, got = 0;
         if (got > MAX_CFG) got = MAX_CFG;
-        if (m == 0 && graph_tune_candidates() > 0 && got > 0)
-            found = timed(e, cfg, (int)got, cap, ws_out, &offered, &last, why, why_cap, what, cap_hint);
-        for (int i = 0; i < got && !found; i++) {   /* the heuristics' first that fits */
+        /* (the timing finalizes every configuration until it has its candidates: where it found
+         * none, the untimed search would only finalize, and compile, the same ones again) */
+        const bool tune = m == 0 && graph_tune_candidates() > 0 && got > 0;
+        if (tune) found = timed(e, cfg, (int)got, cap, ws_out, &offered, &last, why, why_cap, what, cap_hint);
+        for (int i = 0; i < got && !found && !tune; i++) {   /* the heuristics' first that fits */
             offered++;
             found = finalize_plan(cfg[i], cap, ws_out, &last, why, why_cap, what, cap_hint);
         }
