@@ -16,7 +16,8 @@
 #     ResNet-50 built without each fusion (abflags: BF16 --no-relu-mask and --no-bn-add, BF16
 #     and FP16 --no-conv-genstats: cuDNN's runtime-fusion and ConvBNfprop engines, neither
 #     timed yet; FP16 --no-conv-sbr, --no-conv-dgrad-fuse and --no-bn-finalize-graph) and ConvNeXt-Tiny without its residual tails (--no-residual-tail)
-#     and without pwconv1's bias gradient in the GELU's backward (--no-bias-act-grad) against the default;
+#     without pwconv1's bias gradient in the GELU's backward (--no-bias-act-grad) and with the
+#     dwconv's bias in passes of its own (--no-dw-bias) against the default;
 #  4. one ResNet-50 BF16 channels-last step under Nsight Compute, compared op by op with
 #     `trainc show --gpu-cost` (bench/gpu_profile_vs_model.py);
 #  5. the rest of make test-gpu's single-GPU steps, as far as the budget goes (each step
@@ -83,7 +84,7 @@ for cfg in $ours; do
   builds+=($!)
 done
 # the fusions' A/B: channels-last built without each (model:precision:flag of trainc build)
-abflags="resnet50:bf16:--no-relu-mask resnet50:bf16:--no-bn-add resnet50:bf16:--no-conv-genstats resnet50:fp16:--no-conv-genstats resnet50:fp16:--no-conv-sbr resnet50:fp16:--no-conv-dgrad-fuse resnet50:fp16:--no-bn-finalize-graph convnext_tiny:bf16:--no-residual-tail convnext_tiny:bf16:--no-bias-act-grad"
+abflags="resnet50:bf16:--no-relu-mask resnet50:bf16:--no-bn-add resnet50:bf16:--no-conv-genstats resnet50:fp16:--no-conv-genstats resnet50:fp16:--no-conv-sbr resnet50:fp16:--no-conv-dgrad-fuse resnet50:fp16:--no-bn-finalize-graph convnext_tiny:bf16:--no-residual-tail convnext_tiny:bf16:--no-bias-act-grad convnext_tiny:bf16:--no-dw-bias"
 for ab in $abflags; do
   IFS=: read -r m p f <<< "$ab"
   timeout "$(limit 200)" "$BUILD/trainc" build "$w/${m}_$p.spec" --backend cuda --layout nhwc $f \
