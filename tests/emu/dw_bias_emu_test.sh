@@ -9,8 +9,9 @@
 # and has no dwconv bias kernel; --no-dw-bias's the reverse. The fused bias gradient is an FP32
 # sum in the kernels' order where bias.cu sums in double, and in BF16 the forward rounds once
 # where the two passes round twice, so the runs agree within rounding, not bit for bit: losses
-# within 1e-6 relative in FP32 and 2e-3 in BF16, the final parameters within 1e-5 (FP32) and
-# 1e-2 (BF16) of the largest (tests/emu/same_run.py --tol). Device memory within the start-up
+# within 1e-6 relative in FP32 and 2e-3 in BF16, the final parameters within 1e-6 (FP32) and
+# 5e-3 (BF16) of the largest (tests/emu/same_run.py --tol; measured: 7e-9 and 1.5e-8 in FP32,
+# 7e-4 and 6e-4 in BF16). Device memory within the start-up
 # check's plan. test_ops_gpu checks the kernels against the CPU and the unfused passes (and
 # tests/emu/mutants.sh's dw-bias-* mutants show it failing).
 set -u
@@ -27,7 +28,7 @@ printf 'extends: "%s/%s/convnext_mini.spec"\n%s\n%s\n' "$(pwd)" "$out" \
   'solver { epochs: 1 log_every: 1 sgd { momentum: 0.9 } lr { base: 0.01 } }' > "$out/convnext.spec"
 sed 's/^solver/precision { compute: BF16 }\nsolver/' "$out/convnext.spec" > "$out/convnext_bf16.spec"
 
-for cfg in "fp32 convnext nchw 1e-6 1e-5" "bf16 convnext_bf16 nhwc 2e-3 1e-2"; do
+for cfg in "fp32 convnext nchw 1e-6 1e-6" "bf16 convnext_bf16 nhwc 2e-3 5e-3"; do
   read -r tag spec layout ltol ptol <<< "$cfg"
   emu_run "fused_$tag" "$spec" --backend cuda --layout "$layout" || { status=1; continue; }
   emu_run "apart_$tag" "$spec" --backend cuda --layout "$layout" --no-dw-bias || { status=1; continue; }
