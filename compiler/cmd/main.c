@@ -182,6 +182,7 @@ static int cmd_show(int argc, char **argv) {
         else if (strcmp(argv[i], "--no-bn-pool") == 0) opt.no_bn_pool = 1;
         else if (strcmp(argv[i], "--no-residual-tail") == 0) opt.no_residual_tail = 1;
         else if (strcmp(argv[i], "--no-bias-act-grad") == 0) opt.no_bias_act_grad = 1;
+        else if (strcmp(argv[i], "--no-dw-bias") == 0) opt.no_dw_bias = 1;
         else if (strcmp(argv[i], "--no-cudnn-attention") == 0) opt.no_cudnn_attention = 1;
         else if (strcmp(argv[i], "--no-graph-autotune") == 0) opt.no_graph_autotune = 1;
         else if (strcmp(argv[i], "--device") == 0 || strcmp(argv[i], "--label") == 0) {
@@ -284,11 +285,16 @@ static int cmd_show(int argc, char **argv) {
         spec_doc_free(&doc);
         return usage_error("--no-bias-act-grad is for --backend cuda (the only backend with bias + activation kernels)%s", "");
     }
-    else if (!bad && sched) bad = show_schedule(stdout, path, &res, &opt);
-    else if (!bad && !gpu_cost && (opt.no_residual_tail || opt.no_cudnn_attention || opt.no_bias_act_grad)) {
+    else if (!bad && sched && opt.no_dw_bias && opt.backend != BACKEND_CUDA) {
         sema_result_free(&res);
         spec_doc_free(&doc);
-        return usage_error("--no-residual-tail, --no-bias-act-grad and --no-cudnn-attention go with show --gpu-cost or --schedule (or build)%s", "");
+        return usage_error("--no-dw-bias is for --backend cuda (the only backend with depthwise kernels that add the bias)%s", "");
+    }
+    else if (!bad && sched) bad = show_schedule(stdout, path, &res, &opt);
+    else if (!bad && !gpu_cost && (opt.no_residual_tail || opt.no_cudnn_attention || opt.no_bias_act_grad || opt.no_dw_bias)) {
+        sema_result_free(&res);
+        spec_doc_free(&doc);
+        return usage_error("--no-residual-tail, --no-bias-act-grad, --no-dw-bias and --no-cudnn-attention go with show --gpu-cost or --schedule (or build)%s", "");
     }
     else if (!bad && !gpu_cost &&
              (opt.no_bn_retire || opt.no_bn_add || opt.no_relu_mask || opt.no_conv_genstats || opt.no_conv_sbr ||
@@ -360,6 +366,7 @@ static int cmd_build(int argc, char **argv) {
         else if (strcmp(argv[i], "--no-bn-pool") == 0) opt.no_bn_pool = 1;
         else if (strcmp(argv[i], "--no-residual-tail") == 0) opt.no_residual_tail = 1;
         else if (strcmp(argv[i], "--no-bias-act-grad") == 0) opt.no_bias_act_grad = 1;
+        else if (strcmp(argv[i], "--no-dw-bias") == 0) opt.no_dw_bias = 1;
         else if (strcmp(argv[i], "--no-cudnn-attention") == 0) opt.no_cudnn_attention = 1;
         else if (strcmp(argv[i], "--no-graph-autotune") == 0) opt.no_graph_autotune = 1;
         else if (strcmp(argv[i], "--emit-only") == 0) emit_only = 1;
@@ -396,6 +403,9 @@ static int cmd_build(int argc, char **argv) {
     if (opt.no_bias_act_grad && !(opt.backend == BACKEND_CUDA && opt.fuse))
         return usage_error("--no-bias-act-grad is for --backend cuda with fused kernels (the only build with bias + "
                            "activation kernels)%s", "");
+    if (opt.no_dw_bias && !(opt.backend == BACKEND_CUDA && opt.fuse))
+        return usage_error("--no-dw-bias is for --backend cuda with fused kernels (the only build whose depthwise "
+                           "kernels add the bias)%s", "");
     if (opt.no_cudnn_attention && opt.backend != BACKEND_CUDA)
         return usage_error("--no-cudnn-attention is for --backend cuda (the only backend with cuDNN's fused "
                            "attention)%s", "");

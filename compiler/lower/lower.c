@@ -263,6 +263,7 @@ int lower(schedule *s, const sema_result *res, const build_options *opt, int bat
     if (cuda) choose_bn_finalize(s);
     if (cuda && opt->fuse && !opt->no_residual_tail) choose_residual_tail(&s->net);
     if (cuda && opt->fuse && !opt->no_bias_act_grad) choose_bias_act_grad(&s->net);
+    if (cuda && opt->fuse && !opt->no_dw_bias) choose_dw_bias(&s->net);
     if (cuda && choose_attention(s)) ir_replan(&s->net);   /* its 16-bit copies are tensors of the plan */
     /* the masks are tensors of the plan, and the fused backward writes gradients earlier */
     if (cuda && opt->nhwc && opt->fuse && !opt->no_relu_mask && choose_relu_mask(&s->net)) {

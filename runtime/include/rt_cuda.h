@@ -152,6 +152,14 @@ void cuda_conv2d_forward(const rt_cuda_conv *c, void *out, const void *in, const
 /* din is overwritten, or added to when the shape says din_add. */
 void cuda_conv2d_backward(const rt_cuda_conv *c, void *din /*or NULL*/, float *dweight,
                           const void *dout, const void *in, const void *weight);
+/* A conv that takes its bias (lower: fuse_dw_bias.c, a depthwise conv's): the forward with
+ * bias (FP32 [oc]) added, and the backward with dbias (FP32 [oc], overwritten) = dout's
+ * channel sums. Our depthwise kernels do both inside their passes (conv2d_depthwise.cu);
+ * cuDNN (TRAINC_CUDA_DEPTHWISE=cudnn) adds a bias pass each way (bias.cu). */
+void cuda_conv2d_forward_bias(const rt_cuda_conv *c, void *out, const void *in, const void *weight,
+                              const float *bias);
+void cuda_conv2d_backward_bias(const rt_cuda_conv *c, void *din /*or NULL*/, float *dweight, float *dbias,
+                               const void *dout, const void *in, const void *weight);
 
 /* ---- The cuDNN graphs' engines (cudnn_graph_tune.cu) ------------------------------------
  * How every cuDNN graph (conv_bn_fprop.cu, conv_bn_wgrad.cu, conv_bn_dgrad.cu,

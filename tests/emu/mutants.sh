@@ -88,6 +88,12 @@
 #             fused data gradient checks fail)
 #   dgrad-dx: conv_bn_dgrad.cu's dx pass drops the dgamma term (the bn's input gradient
 #             check after the fused data gradient fails)
+#   dw-bias-store: conv2d_depthwise.cu's channels-last forward stores without the bias
+#             (test_ops_gpu's nhwc depthwise + bias forward checks fail)
+#   dw-bias-lane: its NCHW weight gradient's kernel leaves the last lane out of the bias
+#             gradient's sum (test_ops_gpu's depthwise + bias dbias checks fail)
+#   dw-bias-pad: its NCHW weight gradient's kernel row 0 skips the outputs whose input row is
+#             in the padding, as the weight sums do, and so their dout (the dbias checks fail)
 # MUTANTS="name ..." runs only those.
 set -u
 BUILD=${BUILD:-build}
@@ -189,4 +195,10 @@ mutant tune-kept ops/cudnn_graph.cu 's/if \(i != best\) cudnnBackendDestroyDescr
   ops/cudnn_graph.cu "failed at .*cudnn_graph.cu:.*CUDNN_STATUS_BAD_PARAM\|heap-use-after-free"
 mutant window-mask ops/window_attention.cu 's/\(g\.shift && ri != rj \? -100\.0f : 0\.0f\)/0.0f/' \
   ops/window_attention.cu "FAIL .*window attention 6x9 window 3 shift 1"
+mutant dw-bias-store ops/conv2d_depthwise.cu 's/const float be = bias\[c0 \+ e\];/const float be = 0.0f;/' \
+  ops/conv2d_depthwise.cu "FAIL .*nhwc depthwise.* + bias \[depthwise\] forward"
+mutant dw-bias-lane ops/conv2d_depthwise.cu 's/for \(int l = 0; l < lanes; l\+\+\) sum \+= lane_sums\[l\]\[0\];/for (int l = 0; l < lanes - 1; l++) sum += lane_sums[l][0];/' \
+  ops/conv2d_depthwise.cu "FAIL .*depthwise.* + bias \[depthwise\] dbias"
+mutant dw-bias-pad ops/conv2d_depthwise.cu 's/if \(!row_in && !sums_bias\) continue;/if (!row_in) continue;/' \
+  ops/conv2d_depthwise.cu "FAIL .*depthwise.* + bias \[depthwise\] dbias"
 exit $status
