@@ -11,7 +11,7 @@
 EMU_DIR      := $(BUILD)/emu
 EMU_SAN      ?= -fsanitize=address,undefined -fno-sanitize-recover=undefined
 EMU_CUDA_INC := $(firstword $(wildcard /usr/local/cuda/include) $(CUDA_HOME)/include)
-EMU_CXXFLAGS  = -std=c++20 -O1 -g -fno-omit-frame-pointer -Wall -Wextra -Wno-unused-parameter $(EMU_SAN) \
+EMU_CXXFLAGS  = -std=c++20 -O1 -g1 -fno-omit-frame-pointer -Wall -Wextra -Wno-unused-parameter $(EMU_SAN) \
                 -I$(EMU_CUDA_INC) $(MPI_CFLAGS)
 EMU_LIB_SRCS := $(wildcard tests/emu/*.cpp)   # (tests/emu/traffic/: the traffic build's only)
 EMU_LIB      := $(EMU_DIR)/libcudaemu.a
@@ -76,7 +76,7 @@ EMUT_SAN     := --emu-traffic
 EMUT_LIB     := $(EMUT_DIR)/libcudaemu.a
 EMUT_RT_LIB  := $(EMUT_DIR)/libtrainrt_cuda.a
 EMUT_RT_OBJS := $(RT_CUDA_SRCS:%.cu=$(EMUT_DIR)/obj/%.o)
-EMUT_CXXFLAGS = -std=c++20 -O2 -g -Wall -Wextra -Wno-unused-parameter -I$(EMU_CUDA_INC) $(MPI_CFLAGS)
+EMUT_CXXFLAGS = -std=c++20 -O2 -g1 -Wall -Wextra -Wno-unused-parameter -I$(EMU_CUDA_INC) $(MPI_CFLAGS)
 
 .PHONY: emu-traffic
 emu-traffic: $(EMUT_LIB) $(EMUT_RT_LIB) $(EMUT_DIR)/cuda.env trainc runtime
@@ -86,7 +86,10 @@ $(EMUT_DIR)/lib/%.o: tests/emu/%.cpp tests/emu/emu_cuda.h tests/emu/emu_internal
 	@mkdir -p $(dir $@)
 	$(CXX) $(EMUT_CXXFLAGS) -c $< -o $@
 
-$(EMUT_LIB): $(EMU_LIB_SRCS:tests/emu/%.cpp=$(EMUT_DIR)/lib/%.o) $(EMUT_DIR)/lib/traffic/hooks.o
+# The library references are compiled alike in both builds (optimized, uninstrumented): the
+# traffic build links emu's objects rather than compiling them a second time.
+$(EMUT_LIB): $(filter-out $(EMU_LIB_REFS:$(EMU_DIR)/%=$(EMUT_DIR)/%),$(EMU_LIB_SRCS:tests/emu/%.cpp=$(EMUT_DIR)/lib/%.o)) \
+             $(EMU_LIB_REFS) $(EMUT_DIR)/lib/traffic/hooks.o
 	@rm -f $@; ar rcs $@ $^
 
 $(EMUT_DIR)/obj/%.o: %.cu $(RT_CUDA_HDRS) tests/emu/emu_cuda.h $(EMU_NVCC) tests/emu/traffic/ir_check.py

@@ -46,6 +46,9 @@ if [ ! -f /usr/local/cuda/include/cuda_runtime.h ] && [ ! -f "${CUDA_HOME:-/none
 fi
 nice make -s emu-traffic BUILD="$BUILD" > "$out/make.log" 2>&1 || { echo "FAIL: make emu-traffic"; tail -20 "$out/make.log"; exit 1; }
 export TRAINC_CUDA_ENV=$(pwd)/$BUILD/emu-traffic/cuda.env TRAINC_CUDNN_WORKSPACE_MB=16 OMP_NUM_THREADS=1
+# Many variants below differ in the host schedule alone and emit the same kernels.cu: each
+# distinct one is compiled once (tests/emu/compile_once).
+export NVCC=$(pwd)/tests/emu/compile_once COMPILE_ONCE_NVCC=$(pwd)/tests/emu/emu-nvcc COMPILE_ONCE_DIR=$(pwd)/$out/kernel-objects
 status=0
 
 spec() {  # tag, extended spec, net text, extra text -> $out/<tag>.spec (S samples at batch B: 16 at 4)
