@@ -15,15 +15,7 @@ set -u
 . tests/emu/emu_prelude.sh
 emu_prelude test-emu-bias-act-grad
 status=0
-sed 's/init: 1e-6/init: 0.5/' specs/models/convnext_tiny.spec > "$out/convnext_tiny_ls.spec"
-sed "s|\.\./\.\./\.\./specs/models/convnext_tiny.spec|$(pwd)/$out/convnext_tiny_ls.spec|" tests/emu/traffic/convnext_mini.spec \
-  > "$out/convnext_mini.spec"
-grep -q 'init: 0.5' "$out/convnext_tiny_ls.spec" && grep -q convnext_tiny_ls "$out/convnext_mini.spec" ||
-  { echo "FAIL: could not derive the test's ConvNeXt spec"; exit 1; }
-printf 'extends: "%s/%s/convnext_mini.spec"\n%s\n%s\n' "$(pwd)" "$out" \
-  'data { train { source: "synthetic" samples: 16 batch_per_rank: 4 } val { source: "synthetic" batch_per_rank: 4 } val_samples: 4 }' \
-  'solver { epochs: 1 log_every: 1 sgd { momentum: 0.9 } lr { base: 0.01 } }' > "$out/convnext.spec"
-sed 's/^solver/precision { compute: BF16 }\nsolver/' "$out/convnext.spec" > "$out/convnext_bf16.spec"
+emu_convnext_specs
 
 for cfg in "fp32 convnext nchw" "bf16 convnext_bf16 nhwc"; do
   read -r tag spec layout <<< "$cfg"

@@ -54,3 +54,18 @@ emu_compare() {  # what, run tag, reference run tag, tolerance
   r=$("$PY" tests/gpu/compare_runs.py "$out/$2.run/metrics.jsonl" "$out/$3.run/metrics.jsonl" "$4" 2>&1) &&
     echo "$1: $(echo "$r" | head -1)" || { fail "$1:"; echo "$r"; }
 }
+# `emu_convnext_specs [SPEC TEXT]`: $out/convnext.spec (FP32) and $out/convnext_bf16.spec, the
+# ConvNeXt mini net of the traffic test (tests/emu/traffic/convnext_mini.spec) with its layer
+# scale at 0.5, not ConvNeXt's 1e-6, so that the branches move the loss; SPEC TEXT (e.g. a
+# vars block) added; 4-sample batches of synthetic data, one epoch of SGD with momentum.
+emu_convnext_specs() {
+  sed 's/init: 1e-6/init: 0.5/' specs/models/convnext_tiny.spec > "$out/convnext_tiny_ls.spec"
+  sed "s|\.\./\.\./\.\./specs/models/convnext_tiny.spec|$(pwd)/$out/convnext_tiny_ls.spec|" tests/emu/traffic/convnext_mini.spec \
+    > "$out/convnext_mini.spec"
+  grep -q 'init: 0.5' "$out/convnext_tiny_ls.spec" && grep -q convnext_tiny_ls "$out/convnext_mini.spec" ||
+    { echo "FAIL: could not derive the test's ConvNeXt spec"; exit 1; }
+  printf 'extends: "%s/%s/convnext_mini.spec"\n%s\n%s\n%s\n' "$(pwd)" "$out" "${1:-}" \
+    'data { train { source: "synthetic" samples: 16 batch_per_rank: 4 } val { source: "synthetic" batch_per_rank: 4 } val_samples: 4 }' \
+    'solver { epochs: 1 log_every: 1 sgd { momentum: 0.9 } lr { base: 0.01 } }' > "$out/convnext.spec"
+  sed 's/^solver/precision { compute: BF16 }\nsolver/' "$out/convnext.spec" > "$out/convnext_bf16.spec"
+}
