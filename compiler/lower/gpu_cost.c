@@ -17,10 +17,15 @@
 #include <string.h>
 
 static const gpu_device devices[] = {
-    /* name, HBM bytes/s, dense 16-bit tensor FLOP/s, FP32 FLOP/s, launch in a graph, library scale */
-    { "h100", 3.35e12, 989e12, 67e12, 2e-6, 1.0 },        /* H100 SXM5 80 GB (NVIDIA's datasheet) */
-    { "h200", 4.8e12, 989e12, 67e12, 2e-6, 1.0 },         /* H200 SXM 141 GB: H100's compute */
-    { "a100", 2.039e12, 312e12, 19.5e12, 2e-6, 312.0 / 989.0 },   /* A100 SXM 80 GB */
+    /* name, HBM bytes/s, dense 16-bit tensor FLOP/s, FP32 FLOP/s, launch in a graph, serial
+     * round trip, library scale. The round trip is the H100 profile's (bench/RESULTS.md,
+     * 2026-11-24): its "sum of partials" and "finish statistics" kernels, one thread a channel
+     * adding 16,965 splits' partial pairs in turn over the step's 53 batch norms, took 4.1 and
+     * 3.1 ms, 0.24 and 0.18 us a split: 0.21 us. The H200 and A100 are given the same,
+     * never measured. */
+    { "h100", 3.35e12, 989e12, 67e12, 2e-6, 0.21e-6, 1.0 },        /* H100 SXM5 80 GB (NVIDIA's datasheet) */
+    { "h200", 4.8e12, 989e12, 67e12, 2e-6, 0.21e-6, 1.0 },         /* H200 SXM 141 GB: H100's compute */
+    { "a100", 2.039e12, 312e12, 19.5e12, 2e-6, 0.21e-6, 312.0 / 989.0 },   /* A100 SXM 80 GB */
 };
 
 const gpu_device *gpu_device_named(const char *name) {
@@ -53,7 +58,7 @@ double gpu_kernel_seconds(const gpu_kernel *k, const gpu_device *dev, int half) 
     double mem = (k->read + k->write) / dev->bandwidth;
     if (k->cls == GK_KERNEL) {
         double math = k->flops / dev->peak32;
-        return dev->launch_s + (mem > math ? mem : math);
+        return dev->launch_s + (mem > math ? mem : math) + k->rounds * dev->round_s;
     }
     double math = k->flops / (gpu_class_rate(k->cls, NULL) * dev->lib_scale);
     (void)half;   /* FP16 at the BF16 rate: gpu_rates.def */
@@ -77,7 +82,7 @@ static void add(walk *w, const char *name, int op, int bwd, gpu_class cls, doubl
         if (!o->k) abort();
     }
     gpu_kernel *k = &o->k[o->n++];
-    *k = (gpu_kernel){ "", op, bwd, cls, rd, wr, flops, bn_sized };
+    *k = (gpu_kernel){ "", op, bwd, cls, rd, wr, flops, bn_sized, 0 };
     /* a generated kernel (emit_cuda_kernels.c) is named after its layer: fused_<ident>_<what> */
     if (op >= 0 && op < w->net->n_ops && (!strcmp(name, "bias") || !strcmp(name, "apply") ||
                                           !strcmp(name, "add_forward") || !strcmp(name, "add_backward") || !strcmp(name, "mask") ||
@@ -148,11 +153,30 @@ static bn_kernels bn_kernels_of(const walk *w, const ir_op *op) {
 
 /* batchnorm_nhwc_vec.cu vec_tiles_of: channel tiles of up to 32 vectors of 4 channels (when 4
  * divides C; the retire counters are one per tile). */
-static int vec_tiles_of(int c) {
-    int v = c % 4 == 0 ? 4 : 1, cv = c / v, lx = 1;
+static int vec_tile_lanes(int c) {   /* a tile's threads across the channels (lx) */
+    int cv = c % 4 == 0 ? c / 4 : c, lx = 1;
     while (lx < cv && lx < 32) lx *= 2;
+    return lx;
+}
+static int vec_tiles_of(int c) {
+    int cv = c % 4 == 0 ? c / 4 : c, lx = vec_tile_lanes(c);
     return (cv + lx - 1) / lx;
 }
+
+/* The serial part of adding `splits` partial pairs per channel, in dependent round trips
+ * (gpu_kernel.rounds; the bytes are counted apart): the old kernels' thread a channel walks
+ * the splits in turn (batchnorm_sums.cu bn_sum_partials_kernel, bn_finish_stats_kernel); a
+ * warp a channel (warp_channel_sums: 32 lanes, four 16-byte loads each in flight) takes a
+ * round per 128 splits; a retiring kernel's tile's last block runs after the rest of the
+ * grid, its 8 warps taking the tile's channels in turn (bn_vec_tiles.cuh vec_tile_totals). */
+static double sums_rounds(const walk *w, int splits) { return w->old ? splits : (splits + 127) / 128; }
+static double retire_rounds(int c, int splits) {
+    int width = vec_tile_lanes(c) * (c % 4 == 0 ? 4 : 1);
+    if (width > c) width = c;
+    return (double)((width + 7) / 8) * ((splits + 127) / 128);
+}
+/* The rounds of the launch just added. */
+static void last_rounds(walk *w, double rounds) { w->out->k[w->out->n - 1].rounds = rounds; }
 
 /* Input rows (or columns) of length n that some window of k at stride st, padded by pad, covers
  * for `out` outputs: what a pooling forward reads (windows past the padding, or strides longer
@@ -248,6 +272,7 @@ static void partial_sums(walk *w, const char *kernel, int j, double rd, int vect
     add(w, kernel, j, 1, GK_KERNEL, rd, 16.0 * op->c * sp, 0, 0);
     add(w, w->old ? "bn_sum_partials_kernel" : "bn_sum_partials_warp_kernel", j, 1, GK_KERNEL, 16.0 * op->c * sp,
         16.0 * op->c + 4.0 * vectors * op->c, 0, 0);
+    last_rounds(w, sums_rounds(w, sp));
 }
 
 /* Layer norm over the channels of each position (layernorm.cu): the forward saves each
@@ -368,9 +393,11 @@ static void forward(walk *w, int i) {
             double counters = 4.0 * vec_tiles_of(op->c);
             add(w, "vec_stats_retire_kernel", i, 0, GK_KERNEL, x + 2 * c4 + 16.0 * op->c * sp + counters,
                 16.0 * op->c * sp + 4 * c4 + counters, 3.0 * x / w->eb, 1);
+            last_rounds(w, retire_rounds(op->c, sp));
         } else {
             add(w, bk.stats, i, 0, GK_KERNEL, x + c4, 16.0 * op->c * sp, 3.0 * x / w->eb, 1);
             add(w, bk.finish, i, 0, GK_KERNEL, 16.0 * op->c * sp + 2 * c4, 4 * c4, 0, 0);
+            last_rounds(w, sums_rounds(w, sp));
         }
         /* applied in the next conv's prologue: its scale and bias from gamma, beta, mean, inv std */
         if (op->bn_in_conv) {
@@ -477,6 +504,7 @@ static void bn_add_backward(walk *w, int j) {
     double dz = out_bytes(w, j), c4 = 4.0 * op->c, tensors = dz + mask_bytes(w, j);
     double counters = 4.0 * vec_tiles_of(op->c), sums = 16.0 * op->c * splits_of(rows_of(w, op));
     double rd1 = counters, wr1 = counters, rd2 = 0, wr2 = 0, flops = 0;
+    int bns = 0;
     for (int k = 0; k < op->n_in; k++) {
         int v = op->in[k];
         ir_grad_route r = ir_route(net, j, k);
@@ -484,6 +512,7 @@ static void bn_add_backward(walk *w, int j) {
             double x = act(w, net->ops[v - 1].in[0]);
             tensors += x;
             rd1 += 2 * c4 + sums, wr1 += sums + 16.0 * op->c + 2 * c4;
+            bns++;
             rd2 += 7 * c4, wr2 += x;
             flops += 10.0 * x / w->eb;
         } else if (r == GRAD_WRITE || r == GRAD_ADD) {   /* the identity shortcut's gradient */
@@ -492,6 +521,7 @@ static void bn_add_backward(walk *w, int j) {
         }
     }
     add(w, "bn_add_bwd_sums_kernel", j, 1, GK_KERNEL, tensors + rd1, wr1, 0.4 * flops, 1);
+    last_rounds(w, bns * retire_rounds(op->c, splits_of(rows_of(w, op))));   /* each bn's totals in turn */
     add(w, "bn_add_bwd_dx_kernel", j, 1, GK_KERNEL, tensors + rd2, wr2, 0.6 * flops, 1);
 }
 
@@ -511,6 +541,7 @@ static void residual_tail_backward(walk *w, int j) {
         add(w, "residual_tail_rows_kernel", j, 1, GK_KERNEL, rd, wr + 16.0 * op->c * sp, 0, 0);
         add(w, w->old ? "bn_sum_partials_kernel" : "bn_sum_partials_warp_kernel", j, 1, GK_KERNEL, 16.0 * op->c * sp,
             16.0 * op->c + 2 * c4, 0, 0);
+        last_rounds(w, sums_rounds(w, sp));
     } else {
         add(w, "residual_tail_backward_kernel", j, 1, GK_KERNEL, rd, wr + 2 * c4, 0, 0);
     }
@@ -546,6 +577,7 @@ static void backward(walk *w, int j) {
                 add(w, "bias_rows_partial_kernel", j, 1, GK_KERNEL, dy + mask, mask + 16.0 * op->c * sp, 0, 0);
                 add(w, w->old ? "bn_sum_partials_kernel" : "bn_sum_partials_warp_kernel", j, 1, GK_KERNEL,
                     16.0 * op->c * sp, 16.0 * op->c + c4, 0, 0);
+                last_rounds(w, sums_rounds(w, sp));
             } else {                               /* NCHW planes: one block per channel */
                 add(w, w->old ? "bias_backward_kernel" : "bias_backward_planes_kernel", j, 1, GK_KERNEL, dy + mask,
                     mask + c4, 0, 0);
@@ -610,9 +642,11 @@ static void backward(walk *w, int j) {
             double counters = 4.0 * vec_tiles_of(op->c);
             add(w, "vec_grads_retire_kernel", j, 1, GK_KERNEL, tensors + 2 * c4 + 16.0 * op->c * sp + counters,
                 16.0 * op->c * sp + 16.0 * op->c + 2 * c4 + counters, 4.0 * x / w->eb, 1);
+            last_rounds(w, retire_rounds(op->c, sp));
         } else {
             add(w, bk.grads, j, 1, GK_KERNEL, tensors + 2 * c4, 16.0 * op->c * sp, 4.0 * x / w->eb, 1);
             add(w, bk.sum, j, 1, GK_KERNEL, 16.0 * op->c * sp, 16.0 * op->c + 2 * c4, 0, 0);
+            last_rounds(w, sums_rounds(w, sp));
         }
         if (din) add(w, bk.input_grad, j, 1, GK_KERNEL, tensors + 7 * c4, x, 6.0 * x / w->eb, 1);
         break;
@@ -670,6 +704,7 @@ static void backward(walk *w, int j) {
                 add(w, "bias_act_bgrad_rows_kernel", j, 1, GK_KERNEL, dy + x + c4, x + 16.0 * op->c * sp, 0, 0);
                 add(w, w->old ? "bn_sum_partials_kernel" : "bn_sum_partials_warp_kernel", j, 1, GK_KERNEL,
                     16.0 * op->c * sp, 16.0 * op->c + c4, 0, 0);
+                last_rounds(w, sums_rounds(w, sp));
             } else {
                 add(w, "bias_act_bgrad_planes_kernel", j, 1, GK_KERNEL, dy + x + c4, x + c4, 0, 0);
             }

@@ -24,6 +24,9 @@
 #             statistics are never finished: test_ops_gpu's retire checks fail)
 #   retire-reset: the last block leaves its tile's counter as it is (the next launch's count
 #             starts off, and its statistics are finished by no block or too early)
+#   retire-lanes: bn_vec_tiles.cuh's last block takes threadIdx.x as a warp's lane, as a
+#             one-dimensional block would (in the tiles' 2D blocks, narrower than a warp, lanes
+#             repeat and some splits are added twice, others never: the retire checks fail)
 #   genstats-sum: conv_bn_fprop.cu hands cuDNN one buffer for both statistics (the sum
 #             dropped, overwritten by the sum of squares: test_ops_gpu's conv + bn checks fail)
 #   genstats-node: conv_bn_fprop.cu's graph without its genstats node (a plain conv, which
@@ -180,6 +183,8 @@ mutant sdpa-scale ops/attention_sdpa.cu 's/a->scale = \(float\)\(1\.0 \/ sqrt\(\
   ops/attention_sdpa.cu "FAIL .*attention sdpa"
 mutant sdpa-key ops/attention_sdpa.cu 's/do16, dq16, dq16 \+ c \* e,/do16, dq16, dq16,/' ops/attention_sdpa.cu \
   "FAIL .*attention sdpa"
+mutant retire-lanes ops/bn_vec_tiles.cuh 's/warp_channel_sums\(part, splits, ch, t & 31, &a, &b\);/warp_channel_sums(part, splits, ch, threadIdx.x & 31, &a, &b);/' \
+  ops/batchnorm_nhwc_vec.cu "FAIL .*retire"
 mutant window-mask ops/window_attention.cu 's/\(g\.shift && ri != rj \? -100\.0f : 0\.0f\)/0.0f/' \
   ops/window_attention.cu "FAIL .*window attention 6x9 window 3 shift 1"
 exit $status

@@ -56,6 +56,27 @@ __device__ static inline float2 finish_channel_stats(float *save_mean, float *sa
     return make_float2((float)mean, (float)(1.0 / sqrt(var + eps)));
 }
 
+/* Both sums of channel ch, in lane 0 of the calling warp (every lane of it calls, lane its
+ * index in the warp): lane l adds the pairs of splits l, l + 32, ... (16-byte loads,
+ * coalesced: a channel's pairs are contiguous, four in flight), then a fixed shuffle tree. The
+ * order depends on splits alone, so results repeat run to run, and the warp-per-channel
+ * kernels (batchnorm_sums.cu) and the retiring blocks (bn_vec_tiles.cuh) add alike. */
+__device__ static inline void warp_channel_sums(const double *part, int splits, int ch, int lane, double *s0,
+                                                double *s1) {
+    const double2 *p = reinterpret_cast<const double2 *>(part) + (long)ch * splits;
+    double a = 0, b = 0;
+#pragma unroll 4
+    for (int s = lane; s < splits; s += 32) {
+        double2 v = p[s];
+        a += v.x, b += v.y;
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        a += __shfl_down_sync(0xffffffffu, a, o);
+        b += __shfl_down_sync(0xffffffffu, b, o);
+    }
+    *s0 = a, *s1 = b;
+}
+
 /* Channel ch's totals [c][2], and as floats dgamma = the second and dbeta = the first (each
  * when not NULL). */
 __device__ static inline void store_channel_totals(double *totals, float *dgamma, float *dbeta, int ch, double s0,

@@ -86,15 +86,21 @@ __device__ static inline bool vec_tile_retires(unsigned *counters) {
                             atomicAdd(&counters[blockIdx.x], 1u) == gridDim.y - 1);
 }
 
-/* In the tile's last block: each of the tile's channels' two sums over the splits, in order. */
+/* In the tile's last block: each of the tile's channels' two sums over the splits, a warp a
+ * channel (warp_channel_sums: lanes across the splits, coalesced, then a shuffle tree; the
+ * same order as the warp-per-channel kernels of --no-bn-retire, so both give the same bits).
+ * A thread a channel walking every split in turn would put splits dependent round trips
+ * (512 at ResNet-50's 56x56 layers) on the step's critical path while the rest of the
+ * GPU waits: the H100 profile's "sum of partials" kernels, 75 us a call. f(ch, a, b) runs
+ * in each warp's lane 0. */
 template <int V, typename F> __device__ static inline void vec_tile_totals(const double *part, int c, F f) {
-    int width = blockDim.x * V, splits = gridDim.y;
-    for (int o = threadIdx.y * blockDim.x + threadIdx.x; o < width; o += VEC_THREADS) {
+    int width = blockDim.x * V, splits = gridDim.y, t = threadIdx.y * blockDim.x + threadIdx.x;
+    for (int o = t / 32; o < width; o += VEC_THREADS / 32) {   /* warp-uniform: the shuffles see whole warps */
         int ch = blockIdx.x * width + o;
-        if (ch >= c) continue;
-        double a = 0, b = 0;
-        for (int s = 0; s < splits; s++) a += part[2 * ((long)ch * splits + s)], b += part[2 * ((long)ch * splits + s) + 1];
-        f(ch, a, b);
+        if (ch >= c) break;
+        double a, b;
+        warp_channel_sums(part, splits, ch, t & 31, &a, &b);
+        if ((t & 31) == 0) f(ch, a, b);
     }
 }
 
