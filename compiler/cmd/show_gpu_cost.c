@@ -56,7 +56,7 @@ int show_gpu_cost(FILE *out, const char *path, const sema_result *res, const cha
     const ir_net *net = &s.net;
     int half = s.precision == CUDA_BF16 || s.precision == CUDA_FP16;
     fprintf(out, "# %s: the CUDA training step (forward, loss, backward) as lowered, %s %s, batch %d, on %s "
-                 "(%.2f TB/s, %.0f TFLOP/s dense 16-bit, %.1f us per launch, %.2f us per serial round trip)%s%s%s\n",
+                 "(%.2f TB/s, %.0f TFLOP/s dense 16-bit, %.1f us per launch, %.2f us per serial round of loads)%s%s%s\n",
             path, precision_name(s.precision), nhwc ? "nhwc" : "nchw", net->batch, dev->name, dev->bandwidth / 1e12,
             dev->peak16 / 1e12, dev->launch_s * 1e6, dev->round_s * 1e6,
             old_kernels ? ", the old batch-norm kernels" : nhwc && no_bn_retire ? ", batch norm's sums launched apart" : "",
@@ -106,7 +106,7 @@ int show_gpu_cost(FILE *out, const char *path, const sema_result *res, const cha
         if (net->ops[i].kind == IR_BN) bn_pass += (double)ir_value_elems(net, net->ops[i].in[0]) * net->act_bytes;
     double passes = bn_pass > 0 ? kernel_bytes / bn_pass : 0;
     fprintf(out, "# totals: %d launches, %.1f MB moved (%.1f MB by our kernels, %.1f MB per image), %.2f TFLOP; "
-                 "library calls %.2f ms, our kernels %.2f ms (%.2f ms of it serial round trips adding partial sums)\n",
+                 "library calls %.2f ms, our kernels %.2f ms (%.2f ms of it serial rounds adding partial sums)\n",
             c.n, bytes / 1e6, kernel_bytes / 1e6, bytes / 1e6 / net->batch, flops / 1e12, lib_s * 1e3,
             (total_s - lib_s) * 1e3, rounds_s * 1e3);
     if (bn_pass > 0)

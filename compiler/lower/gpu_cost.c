@@ -18,14 +18,16 @@
 
 static const gpu_device devices[] = {
     /* name, HBM bytes/s, dense 16-bit tensor FLOP/s, FP32 FLOP/s, launch in a graph, serial
-     * round trip, library scale. The round trip is the H100 profile's (bench/RESULTS.md,
-     * 2026-11-24): its "sum of partials" and "finish statistics" kernels, one thread a channel
-     * adding 16,965 splits' partial pairs in turn over the step's 53 batch norms, took 4.1 and
-     * 3.1 ms, 0.24 and 0.18 us a split: 0.21 us. The H200 and A100 are given the same,
-     * never measured. */
-    { "h100", 3.35e12, 989e12, 67e12, 2e-6, 0.21e-6, 1.0 },        /* H100 SXM5 80 GB (NVIDIA's datasheet) */
-    { "h200", 4.8e12, 989e12, 67e12, 2e-6, 0.21e-6, 1.0 },         /* H200 SXM 141 GB: H100's compute */
-    { "a100", 2.039e12, 312e12, 19.5e12, 2e-6, 0.21e-6, 312.0 / 989.0 },   /* A100 SXM 80 GB */
+     * round, library scale. The round is the H100 profile's (bench/RESULTS.md, 2026-11-24):
+     * its "sum of partials" and "finish statistics" kernels, one thread a channel adding
+     * 16,965 splits' partial pairs in turn over the step's 53 batch norms, took 4.1 and 3.1 ms,
+     * 0.21 us a split on average; nvcc unrolls that loop four times (its PTX: eight loads a
+     * pass, in flight together), so a round of loads in flight took 0.84 us, about a trip to
+     * DRAM (the partials left L2 while the activations streamed through it). The H200 and
+     * A100 are given the same, never measured. */
+    { "h100", 3.35e12, 989e12, 67e12, 2e-6, 0.84e-6, 1.0 },        /* H100 SXM5 80 GB (NVIDIA's datasheet) */
+    { "h200", 4.8e12, 989e12, 67e12, 2e-6, 0.84e-6, 1.0 },         /* H200 SXM 141 GB: H100's compute */
+    { "a100", 2.039e12, 312e12, 19.5e12, 2e-6, 0.84e-6, 312.0 / 989.0 },   /* A100 SXM 80 GB */
 };
 
 const gpu_device *gpu_device_named(const char *name) {
@@ -163,13 +165,14 @@ static int vec_tiles_of(int c) {
     return (cv + lx - 1) / lx;
 }
 
-/* The serial part of adding `splits` partial pairs per channel, in dependent round trips
- * (gpu_kernel.rounds; the bytes are counted apart): the old kernels' thread a channel walks
- * the splits in turn (batchnorm_sums.cu bn_sum_partials_kernel, bn_finish_stats_kernel); a
- * warp a channel (warp_channel_sums: 32 lanes, four 16-byte loads each in flight) takes a
- * round per 128 splits; a retiring kernel's tile's last block runs after the rest of the
- * grid, its 8 warps taking the tile's channels in turn (bn_vec_tiles.cuh vec_tile_totals). */
-static double sums_rounds(const walk *w, int splits) { return w->old ? splits : (splits + 127) / 128; }
+/* The serial part of adding `splits` partial pairs per channel, in rounds of loads in flight
+ * together (gpu_kernel.rounds; the bytes are counted apart): the old kernels' thread a channel
+ * walks the splits in turn, four a round (batchnorm_sums.cu bn_sum_partials_kernel,
+ * bn_finish_stats_kernel: nvcc unrolls the loop four times); a warp a channel
+ * (warp_channel_sums: 32 lanes, four 16-byte loads each) takes a round per 128 splits; a
+ * retiring kernel's tile's last block runs after the rest of the grid, its 8 warps taking the
+ * tile's channels in turn (bn_vec_tiles.cuh vec_tile_totals). */
+static double sums_rounds(const walk *w, int splits) { return w->old ? (splits + 3) / 4 : (splits + 127) / 128; }
 static double retire_rounds(int c, int splits) {
     int width = vec_tile_lanes(c) * (c % 4 == 0 ? 4 : 1);
     if (width > c) width = c;
