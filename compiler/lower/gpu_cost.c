@@ -169,14 +169,16 @@ static int vec_tiles_of(int c) {
  * together (gpu_kernel.rounds; the bytes are counted apart): the old kernels' thread a channel
  * walks the splits in turn, four a round (batchnorm_sums.cu bn_sum_partials_kernel,
  * bn_finish_stats_kernel: nvcc unrolls the loop four times); a warp a channel
- * (warp_channel_sums: 32 lanes, four 16-byte loads each) takes a round per 128 splits; a
- * retiring kernel's tile's last block runs after the rest of the grid, its 8 warps taking the
- * tile's channels in turn (bn_vec_tiles.cuh vec_tile_totals). */
+ * (warp_channel_sums: 32 lanes, four groups of 32 splits in flight) takes a round per 128
+ * splits. A retiring kernel (bn_vec_tiles.cuh vec_tile_retires) adds its sums after the rest
+ * of its grid: the last group's block adds the group's 32 splits for each of the tile's
+ * channels, its 8 warps four channels a round, then the tile's last block adds the groups'
+ * sums, a thread a channel, a group a round. */
 static double sums_rounds(const walk *w, int splits) { return w->old ? (splits + 3) / 4 : (splits + 127) / 128; }
 static double retire_rounds(int c, int splits) {
     int width = vec_tile_lanes(c) * (c % 4 == 0 ? 4 : 1);
     if (width > c) width = c;
-    return (double)((width + 7) / 8) * ((splits + 127) / 128);
+    return (double)((width + 31) / 32) + (splits + 31) / 32;
 }
 /* The rounds of the launch just added. */
 static void last_rounds(walk *w, double rounds) { w->out->k[w->out->n - 1].rounds = rounds; }

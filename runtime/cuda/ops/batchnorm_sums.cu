@@ -69,12 +69,12 @@ static double *bn_totals(int c) {
 
 double *bn_channel_totals(int c) { return bn_totals(c); }
 
-/* The retire counters: zero when allocated, and each launch's last block per tile puts its
- * counter back to zero. */
+/* The retire counters: zero when allocated, and each launch's last blocks (of each group, of
+ * each tile) put theirs back to zero. */
 static rt_cuda_scratch retire_counters;
 
 unsigned *bn_retire_counters(int tiles) {
-    size_t bytes = sizeof(unsigned) * (size_t)tiles;
+    size_t bytes = sizeof(unsigned) * (size_t)tiles * (1 + RETIRE_MAX_GROUPS);
     if (bytes > retire_counters.bytes) {
         rt_cuda_scratch_get(&retire_counters, bytes, "batch-norm retire counters");
         rt_cuda_memset0(retire_counters.p, bytes);
@@ -86,7 +86,7 @@ void cuda_reserve_partial_sums(size_t partial_bytes, long channels) {
     if (!channels) return;
     rt_cuda_scratch_get(&partials, partial_bytes, "batch-norm partial sums");
     bn_totals((int)channels);
-    bn_retire_counters((int)channels);   /* at most a tile a channel */
+    bn_retire_counters((int)((channels + 31) / 32));   /* a tile spans 32 channels or more (vec_tiles_of), or all */
 }
 
 static unsigned warp_blocks(int c) { return (unsigned)((c + SUM_WARPS - 1) / SUM_WARPS); }
