@@ -31,7 +31,7 @@ static const char usage_text[] =
     "  show --buckets SPEC     the gradient all-reduce buckets of the compiled trainer\n"
     "  show --schedule [--backend cpu|cuda] [--layout nchw|nhwc] [--no-bn-retire] [--no-bn-add]\n"
     "        [--no-relu-mask] [--no-conv-genstats] [--no-conv-sbr] [--no-conv-dgrad-fuse]\n"
-    "        [--no-bn-finalize-graph] [--no-cudnn-attention] SPEC\n"
+    "        [--no-bn-finalize-graph] [--no-cudnn-attention] [--no-graph-autotune] SPEC\n"
     "  show --gpu-cost [--device h100|h200|a100] [--layout nchw|nhwc] [--old-kernels]\n"
     "        [--no-bn-retire] [--no-bn-add] [--no-relu-mask] [--no-conv-genstats]\n"
     "        [--no-conv-sbr] [--no-conv-dgrad-fuse] [--no-bn-finalize-graph] [--no-cudnn-attention] SPEC\n"
@@ -54,6 +54,7 @@ static const char usage_text[] =
     "  build SPEC -o BIN [--emit-dir DIR] [--backend cpu|cuda] [--no-fuse] [--layout nchw|nhwc]\n"
     "        [--no-bn-retire] [--no-bn-add] [--no-relu-mask] [--no-conv-genstats]\n"
     "        [--no-conv-sbr] [--no-conv-dgrad-fuse] [--no-bn-finalize-graph] [--no-cudnn-attention]\n"
+    "        [--no-graph-autotune]\n"
     "                          generate the specialized trainer and compile it; cuda\n"
     "                          needs 'make cuda' first; --no-fuse (cuda) runs one kernel\n"
     "                          per op instead of the fused ones; --layout nhwc (cuda, BF16\n"
@@ -73,7 +74,10 @@ static const char usage_text[] =
     "                          --no-bn-finalize-graph (cuda nhwc FP16) finalizes those sums\n"
     "                          with our kernel, not cuDNN's BN finalize graph;\n"
     "                          --no-cudnn-attention (cuda BF16/FP16) runs attention's core\n"
-    "                          on our kernels, not cuDNN's fused SDPA\n"
+    "                          on our kernels, not cuDNN's fused SDPA;\n"
+    "                          --no-graph-autotune (cuda) gives each cuDNN graph the\n"
+    "                          heuristics' first engine, not the fastest of up to 4 timed\n"
+    "                          at start-up\n"
     "  build SPEC --emit-only --emit-dir DIR [...]\n"
     "                          the generated sources only, not compiled\n"
     "  schema --markdown       the field reference of the spec language\n"
@@ -178,7 +182,9 @@ static int cmd_show(int argc, char **argv) {
         else if (strcmp(argv[i], "--no-bn-pool") == 0) opt.no_bn_pool = 1;
         else if (strcmp(argv[i], "--no-residual-tail") == 0) opt.no_residual_tail = 1;
         else if (strcmp(argv[i], "--no-bias-act-grad") == 0) opt.no_bias_act_grad = 1;
+        else if (strcmp(argv[i], "--no-dw-bias") == 0) opt.no_dw_bias = 1;
         else if (strcmp(argv[i], "--no-cudnn-attention") == 0) opt.no_cudnn_attention = 1;
+        else if (strcmp(argv[i], "--no-graph-autotune") == 0) opt.no_graph_autotune = 1;
         else if (strcmp(argv[i], "--device") == 0 || strcmp(argv[i], "--label") == 0) {
             if (i + 1 >= argc) return usage_error("option '%s' needs a value", argv[i]);
             if (strcmp(argv[i], "--device") == 0) device = argv[++i];
@@ -258,6 +264,12 @@ static int cmd_show(int argc, char **argv) {
         return usage_error("--no-bn-retire, --no-bn-add, --no-relu-mask, --no-conv-genstats, --no-conv-sbr, --no-conv-dgrad-fuse and --no-bn-pool are for "
                            "--backend cuda --layout nhwc%s", "");
     }
+    else if (!bad && opt.no_graph_autotune && !(sched && opt.backend == BACKEND_CUDA)) {
+        sema_result_free(&res);
+        spec_doc_free(&doc);
+        return usage_error("--no-graph-autotune is for show --schedule --backend cuda (or build --backend cuda: the only "
+                           "backend with cuDNN graphs)%s", "");
+    }
     else if (!bad && sched && opt.no_cudnn_attention && opt.backend != BACKEND_CUDA) {
         sema_result_free(&res);
         spec_doc_free(&doc);
@@ -273,11 +285,16 @@ static int cmd_show(int argc, char **argv) {
         spec_doc_free(&doc);
         return usage_error("--no-bias-act-grad is for --backend cuda (the only backend with bias + activation kernels)%s", "");
     }
-    else if (!bad && sched) bad = show_schedule(stdout, path, &res, &opt);
-    else if (!bad && !gpu_cost && (opt.no_residual_tail || opt.no_cudnn_attention || opt.no_bias_act_grad)) {
+    else if (!bad && sched && opt.no_dw_bias && opt.backend != BACKEND_CUDA) {
         sema_result_free(&res);
         spec_doc_free(&doc);
-        return usage_error("--no-residual-tail, --no-bias-act-grad and --no-cudnn-attention go with show --gpu-cost or --schedule (or build)%s", "");
+        return usage_error("--no-dw-bias is for --backend cuda (the only backend with depthwise kernels that add the bias)%s", "");
+    }
+    else if (!bad && sched) bad = show_schedule(stdout, path, &res, &opt);
+    else if (!bad && !gpu_cost && (opt.no_residual_tail || opt.no_cudnn_attention || opt.no_bias_act_grad || opt.no_dw_bias)) {
+        sema_result_free(&res);
+        spec_doc_free(&doc);
+        return usage_error("--no-residual-tail, --no-bias-act-grad, --no-dw-bias and --no-cudnn-attention go with show --gpu-cost or --schedule (or build)%s", "");
     }
     else if (!bad && !gpu_cost &&
              (opt.no_bn_retire || opt.no_bn_add || opt.no_relu_mask || opt.no_conv_genstats || opt.no_conv_sbr ||
@@ -349,7 +366,9 @@ static int cmd_build(int argc, char **argv) {
         else if (strcmp(argv[i], "--no-bn-pool") == 0) opt.no_bn_pool = 1;
         else if (strcmp(argv[i], "--no-residual-tail") == 0) opt.no_residual_tail = 1;
         else if (strcmp(argv[i], "--no-bias-act-grad") == 0) opt.no_bias_act_grad = 1;
+        else if (strcmp(argv[i], "--no-dw-bias") == 0) opt.no_dw_bias = 1;
         else if (strcmp(argv[i], "--no-cudnn-attention") == 0) opt.no_cudnn_attention = 1;
+        else if (strcmp(argv[i], "--no-graph-autotune") == 0) opt.no_graph_autotune = 1;
         else if (strcmp(argv[i], "--emit-only") == 0) emit_only = 1;
         else if (argv[i][0] == '-') return usage_error("unknown or incomplete option '%s' for build", argv[i]);
         else if (spec) return usage_error("build takes one SPEC (extra '%s')", argv[i]);
@@ -384,9 +403,14 @@ static int cmd_build(int argc, char **argv) {
     if (opt.no_bias_act_grad && !(opt.backend == BACKEND_CUDA && opt.fuse))
         return usage_error("--no-bias-act-grad is for --backend cuda with fused kernels (the only build with bias + "
                            "activation kernels)%s", "");
+    if (opt.no_dw_bias && !(opt.backend == BACKEND_CUDA && opt.fuse))
+        return usage_error("--no-dw-bias is for --backend cuda with fused kernels (the only build whose depthwise "
+                           "kernels add the bias)%s", "");
     if (opt.no_cudnn_attention && opt.backend != BACKEND_CUDA)
         return usage_error("--no-cudnn-attention is for --backend cuda (the only backend with cuDNN's fused "
                            "attention)%s", "");
+    if (opt.no_graph_autotune && opt.backend != BACKEND_CUDA)
+        return usage_error("--no-graph-autotune is for --backend cuda (the only backend with cuDNN graphs)%s", "");
     if (spec && emit_only && (emit_dir || out)) {   /* the sources only: no compiler, no CUDA toolchain */
         if (opt.nhwc && opt.backend != BACKEND_CUDA) return usage_error("--layout nhwc needs --backend cuda%s", "");
         char default_dir[4200];

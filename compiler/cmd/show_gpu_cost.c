@@ -83,6 +83,11 @@ int show_gpu_cost(FILE *out, const char *path, const sema_result *res, const cha
     if (fin || fin_not)
         fprintf(out, "# bn finalize: %d batch norms finalize their conv's sums in cuDNN's BN finalize graph, %d in our kernel%s%s\n",
                 fin, fin_not, fin_why ? ": " : "", fin_why ? fin_why : "");
+    int dw_bias = 0;
+    for (int i = 0; i < net->n_ops; i++) dw_bias += net->ops[i].dw_bias;
+    if (dw_bias)   /* fuse_dw_bias.c; on cuDNN (TRAINC_CUDA_DEPTHWISE=cudnn) the bias passes below run */
+        fprintf(out, "# depthwise bias: %d depthwise convs take their bias (our kernels add it in their store and "
+                     "sum its gradient in the weight gradient's kernel)\n", dw_bias);
     if (nhwc)
         fprintf(out, "# lowered: %d batch norms retire their sums, %d applied inside their add, %d inside their max "
                      "pooling, %d inside the next conv's prologue, %d ReLU bitmasks, %d block outputs' backward in two "

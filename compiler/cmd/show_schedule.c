@@ -78,8 +78,8 @@ static void cuda_op(const schedule *s, const ir_op *op, choices *c) {
         rt_conv_shape sh = { .n = net->batch, .c = op->in_c, .h = op->in_h, .w = op->in_w, .oc = op->c, .kh = op->kh,
                              .kw = op->kw, .sh = op->sh, .sw = op->sw, .ph = op->ph, .pw = op->pw, .dh = op->dh,
                              .dw = op->dw, .groups = op->groups, .oh = op->h, .ow = op->w };
-        if (op->groups > 1 && rt_dw_fits(&sh) && !rt_env_is(RT_ENV_TRAINC_CUDA_DEPTHWISE, "cudnn"))
-            say(c, "depthwise: our direct kernels (conv2d_depthwise.cu)%s", "");
+        int own_dw = op->groups > 1 && rt_dw_fits(&sh) && !rt_env_is(RT_ENV_TRAINC_CUDA_DEPTHWISE, "cudnn");
+        if (own_dw) say(c, "depthwise: our direct kernels (conv2d_depthwise.cu)%s", "");
         else if (op->conv_bn == IR_CONV_BN_SBR) {
             char text[400];
             snprintf(text, sizeof text, "cuDNN graph %s: reads bn \"%s\"'s input and applies its scale, bias and ReLU "
@@ -91,6 +91,11 @@ static void cuda_op(const schedule *s, const ir_op *op, choices *c) {
             say(c, "cuDNN graph %s: the next bn's sums from its epilogue (unfused, saying why, where cuDNN refuses "
                    "it at start-up)", ir_conv_bn_name(op->conv_bn));
         else say(c, "cuDNN (algorithms searched at start-up)%s", "");
+        if (op->dw_bias && own_dw)
+            say(c, "adds its bias in the store; backward: the bias gradient summed in the weight gradient's kernel "
+                   "(fuse_dw_bias.c)%s", "");
+        else if (op->dw_bias)
+            say(c, "its bias in a pass of its own each way after cuDNN (TRAINC_CUDA_DEPTHWISE=cudnn)%s", "");
         if (!op->conv_bn && op->conv_bn_why) say(c, "no fused conv + statistics: %s", op->conv_bn_why);
         if (op->sbr_why) say(c, "no previous bn's scale-bias-ReLU in its prologue: %s", op->sbr_why);
         if (op->conv_bn == IR_CONV_BN_SBR)
@@ -196,6 +201,15 @@ int show_schedule(FILE *out, const char *path, const sema_result *res, const bui
         if (op->kind == IR_STOP_GRADIENT) say(&c, "%s", "a copy; sends no gradient back");
         fprintf(out, "%-4d %-28s %-16s %s\n", i, op->name, ir_ops[op->kind].name, c.n ? c.text : "-");
     }
+    int graphs = 0;   /* ops with a cuDNN graph (fused convs, BN finalize, fused attention) */
+    for (int i = 0; cuda && i < net->n_ops; i++)
+        graphs += net->ops[i].conv_bn || net->ops[i].dgrad_bn || net->ops[i].bn_fin_graph || net->ops[i].attn_sdpa;
+    if (graphs && s.graph_candidates)
+        fprintf(out, "cuDNN graphs: each graph's engine timed at start-up among up to %d of the heuristics' candidates "
+                     "(scratch operands; at most 2 runtime-compiled; one shape timed once), the fastest kept\n",
+                s.graph_candidates);
+    else if (graphs)
+        fprintf(out, "cuDNN graphs: each graph's engine the heuristics' first, untimed (--no-graph-autotune)\n");
     for (int h = 0; net->n_heads > 1 && h < net->n_heads; h++) {   /* the loss step's heads, in order */
         int v = net->alias[net->heads[h].value];
         fprintf(out, "loss %-28s %-16s on \"%s\", loss_weight %g%s\n", net->heads[h].name, h ? "auxiliary head" : "main head",

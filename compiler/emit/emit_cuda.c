@@ -239,6 +239,8 @@ static void forward_op(emitter *e, int i) {
                     id, ir_value_name(net, bn->in[0], b, sizeof b), in, id, wname(e), bn->ident);
         } else if (op->conv_bn)   /* the next bn's sums from the epilogue (lower: fuse_conv_bn.c) */
             fprintf(out, "    cuda_conv_bn_forward(%s_fused, %s_out, %s, %s_%s, ctx->training);\n", id, id, in, id, wname(e));
+        else if (op->dw_bias)   /* the bias in the depthwise kernels' store (fuse_dw_bias.c) */
+            fprintf(out, "    cuda_conv2d_forward_bias(%s_conv, %s_out, %s, %s_%s, %s_bias);\n", id, id, in, id, wname(e), id);
         else if (runs_conv(e, op))
             fprintf(out, "    cuda_conv2d_forward(%s_conv, %s_out, %s, %s_%s);\n", id, id, in, id, wname(e));
         else
@@ -248,6 +250,7 @@ static void forward_op(emitter *e, int i) {
             fprintf(out, "    /* the bias: added by \"%s\"'s kernel */\n", net->ops[op->bias_act].name);
         else if (op->b_off >= 0 && op->in_tail >= 0)
             fprintf(out, "    /* the bias: added by residual tail \"%s\"'s kernel */\n", net->ops[op->in_tail].name);
+        else if (op->dw_bias) fprintf(out, "    /* the bias: added by the conv's call */\n");
         else if (op->b_off >= 0) fprintf(out, "    fused_%s_bias(%s_out, %s_out, %s_bias);\n", id, id, id, id);
         break;
     case IR_BN:
@@ -481,6 +484,7 @@ static void backward_op(emitter *e, int j) {
             fprintf(out, "    /* the bias gradient: summed by residual tail \"%s\"'s kernel */\n", net->ops[op->in_tail].name);
         else if (op->b_off >= 0 && op->bias_act >= 0 && net->ops[op->bias_act].act_bgrad)
             fprintf(out, "    /* the bias gradient: summed by \"%s\"'s backward */\n", net->ops[op->bias_act].name);
+        else if (op->dw_bias) fprintf(out, "    /* the bias gradient: summed by the conv's backward */\n");
         else if (op->b_off >= 0)
             fprintf(out, "    cuda_bias_backward(%s_dbias, %s, %s, %s, %s);\n", id, op->act ? o : "NULL", o, mask,
                     nchw_args(e, op, rows, sizeof rows));
@@ -496,7 +500,10 @@ static void backward_op(emitter *e, int j) {
                 fprintf(out, "    cuda_conv_bn_dgrad(%s_dgrad, %s, %s_dweight, %s_dbias, %s, %s_%s, %s, %s_weight, %s_bias, %s_saved, %s_saved + %d);\n",
                         id, din, bn->ident, bn->ident, o, id, wname(e), x, bn->ident, bn->ident, bn->ident, bn->ident, bn->c);
             }
-        } else if (runs_conv(e, op))
+        } else if (op->dw_bias)   /* and the bias gradient, in the depthwise weight gradient's kernel */
+            fprintf(out, "    cuda_conv2d_backward_bias(%s_conv, %s, %s_dweight, %s_dbias, %s, %s, %s_%s);\n", id, din, id, id,
+                    o, in, id, wname(e));
+        else if (runs_conv(e, op))
             fprintf(out, "    cuda_conv2d_backward(%s_conv, %s, %s_dweight, %s, %s, %s_%s);\n", id, din, id, o, in, id,
                     wname(e));
         else
@@ -687,6 +694,10 @@ static void emit_plans(emitter *e, const char *create, const char *find) {
                  "    RT_CUDA_DEVICE_LOCALS;\n"
                  "    size_t work = 0, w;\n"
                  "    (void)w, (void)cap;\n", find);
+    /* lower: the cuDNN graphs' engines timed among up to this many candidates (0: heuristics' first) */
+    fprintf(out, "    rt_cuda_graph_autotune(%d);   /* %s */\n", e->s->graph_candidates,
+            e->s->graph_candidates ? "each cuDNN graph's engine: the fastest of the candidates timed now"
+                                   : "each cuDNN graph's engine: the heuristics' first (--no-graph-autotune)");
     for (int i = 0; i < net->n_ops; i++) {
         const ir_op *op = &net->ops[i];
         if (op->attn_sdpa)   /* cuDNN's fused attention: its plans, within the workspace the convs' search set */

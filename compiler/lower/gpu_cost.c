@@ -359,10 +359,11 @@ static void forward(walk *w, int i) {
     switch (op->kind) {
     case IR_CONV: case IR_LINEAR: {
         double wb = (double)op->w_count * w->eb;
-        /* depthwise: our direct kernel reads the input and the activation-type weights once */
+        /* depthwise: our direct kernel reads the input and the activation-type weights once,
+         * and the FP32 bias it adds in its store (fuse_dw_bias.c) */
         if (own_depthwise(w, op))
-            add(w, w->nhwc ? "dw_nhwc_direct_kernel" : "dw_nchw_direct_kernel", i, 0, GK_KERNEL, x + dw_weight_bytes(w, op, 0), y,
-                2 * macs(w, op), 0);
+            add(w, w->nhwc ? "dw_nhwc_direct_kernel" : "dw_nchw_direct_kernel", i, 0, GK_KERNEL,
+                x + dw_weight_bytes(w, op, 0) + (op->dw_bias ? c4 : 0), y, 2 * macs(w, op), 0);
         /* conv + genstats (fuse_conv_bn.c): the conv's operands and the next bn's two FP32 sums
          * per channel (gpu_rates.def: never measured, so the unfused conv's rate) */
         /* with the previous bn's scale-bias-ReLU prologue: that bn's input instead of its output
@@ -373,8 +374,11 @@ static void forward(walk *w, int i) {
         else if (op->conv_bn) add(w, "cudnnBackendExecute", i, 0, GK_CONV_FWD, x + wb, y + 2 * c4, 2 * macs(w, op), 0);
         else if (runs_conv(w, op)) add(w, "cudnnConvolutionForward", i, 0, GK_CONV_FWD, x + wb, y, 2 * macs(w, op), 0);
         else add(w, "cublasLtMatmul", i, 0, GK_GEMM, x + wb, y, 2 * macs(w, op), 0);
-        /* else the activation or the residual tail adds it */
-        if (op->b_off >= 0 && op->bias_act < 0 && op->in_tail < 0) add(w, "bias", i, 0, GK_KERNEL, y + c4, y, 0, 0);
+        /* else the activation, the residual tail or the depthwise kernel adds it; a conv that
+         * takes its bias but runs on cuDNN (TRAINC_CUDA_DEPTHWISE=cudnn): bias.cu's pass */
+        if (op->dw_bias && !own_depthwise(w, op)) add(w, "bias_forward_kernel", i, 0, GK_KERNEL, y + c4, y, 0, 0);
+        else if (op->b_off >= 0 && op->bias_act < 0 && op->in_tail < 0 && !op->dw_bias)
+            add(w, "bias", i, 0, GK_KERNEL, y + c4, y, 0, 0);
         break;
     }
     case IR_BN: {
@@ -574,8 +578,9 @@ static void backward(walk *w, int j) {
     case IR_CONV: case IR_LINEAR: {
         double wb = (double)op->w_count * w->eb, f = 2 * macs(w, op);
         /* the bias gradient (bias.cu): with a fused ReLU, dy masked in place on the way; a
-         * residual tail's kernel sums it */
-        if (op->b_off >= 0 && op->in_tail < 0 && !bias_summed_by_act(w, op)) {
+         * residual tail's kernel sums it, or the depthwise weight gradient's (fuse_dw_bias.c) */
+        int dw_bias = op->dw_bias && own_depthwise(w, op);
+        if (op->b_off >= 0 && op->in_tail < 0 && !bias_summed_by_act(w, op) && !dw_bias) {
             double mask = op->act ? dy : 0;
             if (w->nhwc || op->h * op->w == 1) {   /* rows of channels: partial sums, then their sum */
                 int sp = splits_of((long)net->batch * op->h * op->w);
@@ -592,9 +597,11 @@ static void backward(walk *w, int j) {
             /* per-block partial sums of the weight gradient (FP32) in the workspace, added up
              * over the slices into the FP32 gradient; then the input gradient, the direct kernel
              * over dy (added to the gradient already there where another reader put one) */
-            double part = (double)depthwise_slices(w, op) * 4.0 * op->w_count;
+            /* with the bias: one more partial per channel and slice, dy's channel sums, added
+             * up by the same launch into the bias gradient */
+            double part = (double)depthwise_slices(w, op) * 4.0 * (op->w_count + (dw_bias ? op->c : 0));
             add(w, w->nhwc ? "dw_nhwc_wgrad_kernel" : "dw_nchw_wgrad_kernel", j, 1, GK_KERNEL, x + dy, part, f, 0);
-            add(w, "dw_sum_slices_kernel", j, 1, GK_KERNEL, part, 4.0 * op->w_count, 0, 0);
+            add(w, "dw_sum_slices_kernel", j, 1, GK_KERNEL, part, 4.0 * op->w_count + (dw_bias ? c4 : 0), 0, 0);
             if (din)
                 add(w, w->nhwc ? "dw_nhwc_direct_kernel" : "dw_nchw_direct_kernel", j, 1, GK_KERNEL,
                     dy + dw_weight_bytes(w, op, 1) + (din_add ? x : 0), x, f, 0);

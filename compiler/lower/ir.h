@@ -137,6 +137,10 @@ typedef struct {
      * also sums the conv's bias gradient (bias_act_bgrad.cu: din written once and summed on the
      * way), so the conv's backward has no bias pass; else 0. */
     int act_bgrad;
+    /* CUDA (fuse_dw_bias.c; --no-dw-bias: off): on a depthwise conv with a bias, the conv's call
+     * takes the bias (cuda_conv2d_forward_bias / _backward_bias): our depthwise kernels add it
+     * in their store and sum its gradient in the weight gradient's kernel; else 0. */
+    int dw_bias;
     /* CUDA (fuse_residual_tail.c): a residual block's tail, conv/linear (bias) -> layer_scale
      * [-> stochastic_depth] -> add, in one pass each way (residual_tail.cu). On the add: tail_conv
      * = the conv's index, else -1; on the conv, layer scale and drop path: in_tail = the add's

@@ -228,6 +228,7 @@ int lower(schedule *s, const sema_result *res, const build_options *opt, int bat
                   : run->loss_scale == RUN_LOSS_SCALE_STATIC ? LOSS_SCALE_STATIC : LOSS_SCALE_NONE;
     s->init_scale = run->init_scale;
     s->bucket_mb = run->bucket_mb;
+    s->graph_candidates = cuda && !opt->no_graph_autotune ? GRAPH_AUTOTUNE_CANDIDATES : 0;
     int half = s->precision == CUDA_BF16 || s->precision == CUDA_FP16;
     /* CPU: packed parameters, 64-byte tensors, the conv and linear ops apply a relu
      * themselves, adds hand their gradient buffer on and compute a bn right before them.
@@ -262,6 +263,7 @@ int lower(schedule *s, const sema_result *res, const build_options *opt, int bat
     if (cuda) choose_bn_finalize(s);
     if (cuda && opt->fuse && !opt->no_residual_tail) choose_residual_tail(&s->net);
     if (cuda && opt->fuse && !opt->no_bias_act_grad) choose_bias_act_grad(&s->net);
+    if (cuda && opt->fuse && !opt->no_dw_bias) choose_dw_bias(&s->net);
     if (cuda && choose_attention(s)) ir_replan(&s->net);   /* its 16-bit copies are tensors of the plan */
     /* the masks are tensors of the plan, and the fused backward writes gradients earlier */
     if (cuda && opt->nhwc && opt->fuse && !opt->no_relu_mask && choose_relu_mask(&s->net)) {

@@ -27,7 +27,13 @@ typedef struct {
     int no_residual_tail;   /* CUDA: a residual tail's bias, layer scale, drop path and add apart (--no-residual-tail) */
     int no_cudnn_attention; /* CUDA BF16/FP16: attention's core on the runtime's kernels, not cuDNN's SDPA (--no-cudnn-attention) */
     int no_bias_act_grad;   /* CUDA: a bias + activation's backward and the bias gradient in two passes (--no-bias-act-grad) */
+    int no_graph_autotune;  /* CUDA: each cuDNN graph takes the heuristics' first engine, untimed (--no-graph-autotune) */
+    int no_dw_bias;         /* CUDA: a depthwise conv's bias in passes of its own (--no-dw-bias) */
 } build_options;
+
+/* CUDA: how many of the heuristics' engine configurations each cuDNN graph times at start-up
+ * (runtime/cuda/ops/cudnn_graph_tune.cu), the fastest kept. */
+enum { GRAPH_AUTOTUNE_CANDIDATES = 4 };
 
 /* precision.compute as the CUDA runtime names it (rt_cuda_math in rt_cuda.h). */
 typedef enum { CUDA_FP32 = 0, CUDA_TF32, CUDA_BF16, CUDA_FP16 } cuda_precision;
@@ -40,6 +46,8 @@ typedef struct {
     loss_scaling loss_scale;
     double init_scale;
     double bucket_mb;          /* the cap the buckets were planned with */
+    int graph_candidates;      /* CUDA: the cuDNN graphs' engines timed among this many at start-up (0: the
+                                * heuristics' first; --no-graph-autotune) */
 } schedule;
 
 /* Lowers res for opt at per-rank batch `batch` (<= 0: the spec's train.batch_per_rank, or 1
@@ -62,6 +70,9 @@ int residual_tail_slot(const ir_net *net, const ir_op *a);
 /* CUDA: which bias + activation backward passes also sum their conv's bias gradient
  * (fuse_bias_act_grad.c; sets ir_op.act_bgrad). */
 void choose_bias_act_grad(ir_net *net);
+/* CUDA: which depthwise convs add their bias and sum its gradient in their own kernels
+ * (fuse_dw_bias.c; sets ir_op.dw_bias). */
+void choose_dw_bias(ir_net *net);
 /* CUDA: which attention layers run cuDNN's fused scaled-dot-product attention
  * (choose_attention.c; sets ir_op.attn_sdpa, attn_sdpa_why); returns how many (their saved
  * values and work grow: plan again). */

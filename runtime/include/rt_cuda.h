@@ -152,6 +152,28 @@ void cuda_conv2d_forward(const rt_cuda_conv *c, void *out, const void *in, const
 /* din is overwritten, or added to when the shape says din_add. */
 void cuda_conv2d_backward(const rt_cuda_conv *c, void *din /*or NULL*/, float *dweight,
                           const void *dout, const void *in, const void *weight);
+/* A conv that takes its bias (lower: fuse_dw_bias.c, a depthwise conv's): the forward with
+ * bias (FP32 [oc]) added, and the backward with dbias (FP32 [oc], overwritten) = dout's
+ * channel sums. Our depthwise kernels do both inside their passes (conv2d_depthwise.cu);
+ * cuDNN (TRAINC_CUDA_DEPTHWISE=cudnn) adds a bias pass each way (bias.cu). */
+void cuda_conv2d_forward_bias(const rt_cuda_conv *c, void *out, const void *in, const void *weight,
+                              const float *bias);
+void cuda_conv2d_backward_bias(const rt_cuda_conv *c, void *din /*or NULL*/, float *dweight, float *dbias,
+                               const void *dout, const void *in, const void *weight);
+
+/* ---- The cuDNN graphs' engines (cudnn_graph_tune.cu) ------------------------------------
+ * How every cuDNN graph (conv_bn_fprop.cu, conv_bn_wgrad.cu, conv_bn_dgrad.cu,
+ * bn_finalize_graph.cu, attention_sdpa.cu) picks its engine configuration when its plan is
+ * finalized at start-up: candidates > 0 times up to that many of heuristics mode A's
+ * configurations on scratch operands and keeps the fastest; 0 takes the heuristics' first (the
+ * build's --no-graph-autotune; lowering decides, the generated find_algorithms says). ranks >
+ * 1: every rank takes the heuristics' first, which all ranks of one GPU model and library
+ * agree on, where their timings might not. Call before the graphs' selects. */
+void rt_cuda_graph_autotune(int candidates);
+void rt_cuda_graph_autotune_ranks(int ranks);
+/* The device memory the timing may overwrite (the activation arena at start-up, which the
+ * first step writes before it reads); NULL: none (the timing allocates its own). */
+void rt_cuda_graph_tune_scratch(void *p, size_t bytes);
 
 /* ---- Conv + batch-norm statistics (conv_bn_fprop.cu: cuDNN's ConvBNfprop engine) -------
  * A channels-last FP16 conv whose output only a training batch norm reads (lowering decides:

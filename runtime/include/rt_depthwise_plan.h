@@ -47,8 +47,12 @@ static inline int rt_dw_nhwc_cvt(const rt_conv_shape *s) {
     return best;
 }
 
-/* Bytes of one slice of the weight gradient's partial sums (C x R x S floats). */
-static inline long rt_dw_slice_bytes(const rt_conv_shape *s) { return (long)s->c * s->kh * s->kw * (long)sizeof(float); }
+/* Bytes of one slice of the weight gradient's partial sums: C x R x S floats, and C more for
+ * the bias gradient's (room kept whether or not the conv has a bias, so that the plan does
+ * not depend on it). */
+static inline long rt_dw_slice_bytes(const rt_conv_shape *s) {
+    return (long)s->c * (s->kh * s->kw + 1) * (long)sizeof(float);
+}
 
 /* The blocks each channel's weight-gradient sums are split over: about RT_DW_TARGET_BLOCKS
  * blocks, at least 16 pixels a thread, as many slices as fit in cap bytes, at least one. */

@@ -46,6 +46,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <map>
 #include <vector>
 #include <cudnn.h>
@@ -118,6 +119,7 @@ struct desc {
     bool is_sdpa = false, sdpa_bwd = false;
     emu::sdpa_tensor sdpa[emu::SDPA_N]{};
     size_t ws = 0;                      /* EXECUTION_PLAN: the workspace it reports */
+    int engine = 0;                     /* ENGINECFG, ENGINE, EXECUTION_PLAN: the emulated engine (EMU_ENGINES) */
     /* DgradDreluBNBwdWeight (emu_dgrad_graph): the graph's (is_dgrad, pattern_ok), a plan's */
     bool is_dgrad = false;
     dgrad_bn dg{};
@@ -132,6 +134,24 @@ bool pick_bnf(const desc *g, bn_fin *p);
 cudnnStatus_t execute_bnf(cudnnHandle_t h, const desc *plan, const desc *pack);
 
 const size_t PLAN_WORKSPACE = 1024;
+
+/* The emulated engine configurations the heuristics offer for a graph they take, in their
+ * order: all compute the same reference, so that the timing at start-up
+ * (runtime/cuda/ops/cudnn_graph_tune.cu) has candidates to choose among and a test can show
+ * its choice changes no result. The heuristics' first is the slow one (it sleeps before it
+ * runs: host time is what the emulator's events measure), so that the timing keeps another
+ * plan than the first; the second and fourth are marked runtime-compiled, the fifth too (a
+ * third, which the timing skips), and the third needs more workspace than any cap. Each needs
+ * its extra workspace over the graph's own, and checks it has it. */
+struct emu_engine {
+    int64_t id;          /* CUDNN_ATTR_ENGINE_GLOBAL_INDEX */
+    bool compiled;       /* CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION */
+    size_t extra_ws;     /* workspace over the graph's own */
+    int sleep_us;        /* before it runs */
+};
+const emu_engine EMU_ENGINES[] = { { 40, false, 0, 3000 }, { 41, true, 256, 0 }, { 42, false, (size_t)1 << 40, 0 },
+                                   { 43, true, 512, 0 }, { 44, true, 768, 0 } };
+const int N_EMU_ENGINES = (int)(sizeof EMU_ENGINES / sizeof EMU_ENGINES[0]);
 
 size_t type_bytes(cudnnBackendAttributeType_t t) {
     switch (t) {
@@ -565,17 +585,19 @@ cudnnStatus_t finalize(desc *d) {
         if (!cfg || !cfg->graph || !need({ CUDNN_ATTR_EXECUTION_PLAN_HANDLE })) return CUDNN_STATUS_BAD_PARAM;
         if (!cfg->graph->pattern_ok) return CUDNN_STATUS_NOT_SUPPORTED;
         d->handle = one<cudnnHandle_t>(d, CUDNN_ATTR_EXECUTION_PLAN_HANDLE);
+        d->engine = cfg->engine;
+        const size_t extra = EMU_ENGINES[d->engine].extra_ws;
         if (cfg->graph->is_sdpa) {
             d->is_sdpa = true, d->sdpa_bwd = cfg->graph->sdpa_bwd;
             memcpy(d->sdpa, cfg->graph->sdpa, sizeof d->sdpa);
-            d->ws = emu::sdpa_workspace(d->sdpa_bwd, d->sdpa);
+            d->ws = emu::sdpa_workspace(d->sdpa_bwd, d->sdpa) + extra;
             return CUDNN_STATUS_SUCCESS;
         }
-        if (cfg->graph->is_bnf) {   /* no workspace */
-            d->is_bnf = true, d->bnf = cfg->graph->bnf, d->ws = 0;
+        if (cfg->graph->is_bnf) {   /* no workspace of its own */
+            d->is_bnf = true, d->bnf = cfg->graph->bnf, d->ws = extra;
             return CUDNN_STATUS_SUCCESS;
         }
-        d->ws = PLAN_WORKSPACE;
+        d->ws = PLAN_WORKSPACE + extra;
         if (cfg->graph->is_dgrad) {
             d->is_dgrad = true, d->dg = cfg->graph->dg;
             return CUDNN_STATUS_SUCCESS;
@@ -592,6 +614,7 @@ cudnnStatus_t finalize(desc *d) {
             return CUDNN_STATUS_BAD_PARAM;
         return CUDNN_STATUS_SUCCESS;
     case CUDNN_BACKEND_ENGINECFG_DESCRIPTOR: return d->graph ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_BAD_PARAM;
+    case CUDNN_BACKEND_ENGINE_DESCRIPTOR: return CUDNN_STATUS_NOT_SUPPORTED;   /* only from a configuration */
     default: return CUDNN_STATUS_NOT_SUPPORTED;
     }
 }
@@ -631,7 +654,9 @@ cudnnStatus_t execute_sdpa(cudnnHandle_t h, const desc *plan, const desc *pack) 
     emu::sdpa_tensor t[emu::SDPA_N];
     memcpy(t, plan->sdpa, sizeof t);
     float scale = *(const float *)ptr[emu::SDPA_SCALE];   /* by value: read when the call is made */
+    const int sleep_us = EMU_ENGINES[plan->engine].sleep_us;
     emu::enqueue(emu::cudnn_stream(h), what, [=]() {
+        if (sleep_us) usleep(sleep_us);
         emu::cudnn_digest += bwd ? 0x9e3779b97f4a7c15ull : 0xc2b2ae3d27d4eb4full;   /* ranks must run alike */
         static const int outs_fwd[] = { emu::SDPA_O, emu::SDPA_STATS }, outs_bwd[] = { emu::SDPA_DQ, emu::SDPA_DK, emu::SDPA_DV };
         for (int i = 0; i < emu::SDPA_N; i++) {
@@ -683,16 +708,19 @@ cudnnStatus_t execute_wgrad(cudnnHandle_t h, const desc *plan, const desc *pack)
     emu::check_device(scale, (size_t)span(p.scale) * 2, what), emu::check_device(bias, (size_t)span(p.bias) * 2, what);
     emu::check_device(dy, (size_t)span(p.y) * 2, what);
     emu::check_device(dw, (size_t)span(p.w) * 2, what);
-    emu::check_device(ws, PLAN_WORKSPACE, what);
+    emu::check_device(ws, plan->ws, what);
     conv_stats g = p;
+    const int sleep_us = EMU_ENGINES[plan->engine].sleep_us;
+    const size_t ws_bytes = plan->ws;
     emu::enqueue(emu::cudnn_stream(h), what, [=]() {
+        if (sleep_us) usleep(sleep_us);
         emu::cudnn_digest += 0x27d4eb2f165667c5ull;   /* a fused wgrad: ranks must run alike */
         emu::traffic_touch(x, (size_t)span(g.raw) * 2, false);
         emu::traffic_touch(scale, (size_t)span(g.scale) * 2, false), emu::traffic_touch(bias, (size_t)span(g.bias) * 2, false);
         emu::traffic_touch(dy, (size_t)span(g.y) * 2, false);
         emu::traffic_touch(dw, (size_t)span(g.w) * 2, true);
         float nan = NAN;
-        for (size_t i = 0; i + 4 <= PLAN_WORKSPACE; i += 4) memcpy((char *)ws + i, &nan, 4);
+        for (size_t i = 0; i + 4 <= ws_bytes; i += 4) memcpy((char *)ws + i, &nan, 4);
         std::vector<__half> xin = prologue_out(g, x, scale, bias);
         const __half *X = xin.data(), *DY = (const __half *)dy;
         __half *DW = (__half *)dw;
@@ -765,14 +793,36 @@ cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t const dp, cudnnB
     if (!d || !d->finalized) return CUDNN_STATUS_BAD_PARAM;
     if (d->type == CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR && name == CUDNN_ATTR_ENGINEHEUR_RESULTS) {
         if (type != CUDNN_TYPE_BACKEND_DESCRIPTOR) return CUDNN_STATUS_BAD_PARAM;
-        int64_t n = d->graph->pattern_ok ? 1 : 0;   /* the one emulated engine, where it takes the graph */
+        int64_t n = d->graph->pattern_ok ? N_EMU_ENGINES : 0;   /* the emulated engines, where they take the graph */
         if (count) *count = n;
         desc **out = (desc **)elems;
         for (int64_t i = 0; i < n && i < requested; i++) {
             if (!out[i] || out[i]->type != CUDNN_BACKEND_ENGINECFG_DESCRIPTOR) return CUDNN_STATUS_BAD_PARAM;
             out[i]->graph = d->graph;
+            out[i]->engine = (int)i;
             out[i]->finalized = true;
         }
+        return CUDNN_STATUS_SUCCESS;
+    }
+    if (d->type == CUDNN_BACKEND_ENGINECFG_DESCRIPTOR && name == CUDNN_ATTR_ENGINECFG_ENGINE) {   /* its engine */
+        desc **out = (desc **)elems;
+        if (type != CUDNN_TYPE_BACKEND_DESCRIPTOR || requested < 1 || !out[0] || out[0]->type != CUDNN_BACKEND_ENGINE_DESCRIPTOR)
+            return CUDNN_STATUS_BAD_PARAM;
+        out[0]->graph = d->graph, out[0]->engine = d->engine, out[0]->finalized = true;
+        if (count) *count = 1;
+        return CUDNN_STATUS_SUCCESS;
+    }
+    if (d->type == CUDNN_BACKEND_ENGINE_DESCRIPTOR && name == CUDNN_ATTR_ENGINE_GLOBAL_INDEX) {
+        if (type != CUDNN_TYPE_INT64 || requested < 1) return CUDNN_STATUS_BAD_PARAM;
+        *(int64_t *)elems = EMU_ENGINES[d->engine].id;
+        if (count) *count = 1;
+        return CUDNN_STATUS_SUCCESS;
+    }
+    if (d->type == CUDNN_BACKEND_ENGINE_DESCRIPTOR && name == CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE) {
+        if (type != CUDNN_TYPE_BEHAVIOR_NOTE) return CUDNN_STATUS_BAD_PARAM;
+        int64_t n = EMU_ENGINES[d->engine].compiled ? 1 : 0;
+        if (n && requested >= 1) *(cudnnBackendBehaviorNote_t *)elems = CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION;
+        if (count) *count = n;
         return CUDNN_STATUS_SUCCESS;
     }
     if (d->type == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR && name == CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE) {
@@ -813,9 +863,12 @@ cudnnStatus_t cudnnBackendExecute(cudnnHandle_t h, cudnnBackendDescriptor_t plan
     emu::check_device(y, (size_t)span(p.out) * 2, what);
     emu::check_device(sum, (size_t)span(p.sum) * 4, what);
     emu::check_device(sq, (size_t)span(p.sq) * 4, what);
-    emu::check_device(ws, PLAN_WORKSPACE, what);
+    emu::check_device(ws, plan->ws, what);
     conv_stats g = p;
+    const int sleep_us = EMU_ENGINES[plan->engine].sleep_us;
+    const size_t ws_bytes = plan->ws;
     emu::enqueue(emu::cudnn_stream(h), what, [=]() {
+        if (sleep_us) usleep(sleep_us);
         emu::cudnn_digest += 0x5bd1e9955bd1e995ull;   /* a fused conv: ranks must run alike */
         emu::traffic_touch(x, (size_t)span(g.x) * 2, false);
         emu::traffic_touch(w, (size_t)span(g.w) * 2, false);
@@ -824,7 +877,7 @@ cudnnStatus_t cudnnBackendExecute(cudnnHandle_t h, cudnnBackendDescriptor_t plan
         emu::traffic_touch(sum, (size_t)span(g.sum) * 4, true);
         emu::traffic_touch(sq, (size_t)span(g.sq) * 4, true);
         float nan = NAN;
-        for (size_t i = 0; i + 4 <= PLAN_WORKSPACE; i += 4) memcpy((char *)ws + i, &nan, 4);
+        for (size_t i = 0; i + 4 <= ws_bytes; i += 4) memcpy((char *)ws + i, &nan, 4);
         /* a 16-bit element of the graph's data type, and one stored rounded to it */
         auto ld = [bf](const void *base, int64_t i) {
             return bf ? __bfloat162float(((const __nv_bfloat16 *)base)[i]) : __half2float(((const __half *)base)[i]);

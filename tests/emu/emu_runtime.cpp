@@ -57,6 +57,8 @@ struct CUstream_st {
 struct CUevent_st {
     emu::lane *l = nullptr;
     unsigned long pos = 0;
+    bool timing = true;                           /* not cudaEventDisableTiming */
+    std::shared_ptr<double> at = std::make_shared<double>(-1.0);   /* host seconds when the stream reached it */
     emu::graph_def *g = nullptr;   /* recorded inside this capture */
     int tag = 0;
     unsigned long gpos = 0;
@@ -334,6 +336,7 @@ cudaError_t cudaStreamDestroy(cudaStream_t s) {
 }
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned int flags) {
     *e = new CUevent_st;
+    (*e)->timing = !(flags & cudaEventDisableTiming);
     return cudaSuccess;
 }
 cudaError_t cudaEventCreate(cudaEvent_t *e) { return cudaEventCreateWithFlags(e, 0); }
@@ -514,7 +517,25 @@ cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t stream) {
         e->g = s->capture, e->tag = s->tag, e->gpos = s->capture->count[(size_t)s->tag], e->l = nullptr;
         return cudaSuccess;
     }
+    if (e->timing) {   /* the host time when the stream's work before it has run (what the timing measures) */
+        std::shared_ptr<double> at = e->at = std::make_shared<double>(-1.0);
+        op o;
+        o.what = "cudaEventRecord";
+        o.fn = [at]() {
+            struct timespec t;
+            clock_gettime(CLOCK_MONOTONIC, &t);
+            *at = (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+        };
+        push(s, std::move(o));
+    }
     e->g = nullptr, e->l = &s->l, e->pos = s->l.issued;
+    return cudaSuccess;
+}
+cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end) {
+    if (!start->timing || !end->timing) return err(cudaErrorInvalidResourceHandle);
+    if (start->g || end->g) return refuse_in_capture("cudaEventElapsedTime on an event recorded in a capture");
+    if (*start->at < 0 || *end->at < 0) return err(cudaErrorNotReady);
+    *ms = (float)((*end->at - *start->at) * 1e3);
     return cudaSuccess;
 }
 cudaError_t cudaEventSynchronize(cudaEvent_t e) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Shows the emulator catching broken CUDA code: each mutant is a copy of one runtime file
 # with one deliberate mistake, compiled by emu-nvcc and linked ahead of libtrainrt_cuda into
-# tests/gpu/test_ops_gpu, which must then fail. Not part of `make test` (35 relinks and
+# tests/gpu/test_ops_gpu, which must then fail. Not part of `make test` (46 relinks and
 # runs, several minutes); run after `make emu`:  bash tests/emu/mutants.sh
 #   index:    relu.cu writes out[i + 1] (ASan: heap-buffer-overflow, with the line)
 #   barrier:  cuda_common.cuh's block_sum without its second __syncthreads (thread 0 reads
@@ -69,6 +69,11 @@
 #   bnfin-momentum: bn_finalize_graph.cu hands the graph epsilon as its exponential average
 #             factor (the momentum dropped: its start-up probe finds the running mean off the
 #             spec's and the layer keeps our kernel, which test_ops_gpu's FP16 check refuses)
+#   tune-kept: cudnn_graph.cu's timing at start-up keeps the heuristics' first plan's
+#             descriptor and destroys the others, the fastest among them, which it still
+#             hands back (the fused checks run a destroyed plan: the emulated cuDNN refuses it,
+#             or ASan sees the use after free; the emulated heuristics' first is the slow
+#             engine, so the fastest is another)
 #   sdpa-scale: attention_sdpa.cu hands cuDNN's fused attention a scale of 1, not 1/sqrt(head)
 #             (the dropped scale: test_ops_gpu's fused attention checks fail in BF16 and FP16)
 #   sdpa-key: attention_sdpa.cu's backward writes dK over dQ (dQ lost)
@@ -88,6 +93,12 @@
 #             fused data gradient checks fail)
 #   dgrad-dx: conv_bn_dgrad.cu's dx pass drops the dgamma term (the bn's input gradient
 #             check after the fused data gradient fails)
+#   dw-bias-store: conv2d_depthwise.cu's channels-last forward stores without the bias
+#             (test_ops_gpu's nhwc depthwise + bias forward checks fail)
+#   dw-bias-lane: its NCHW weight gradient's kernel leaves the last lane out of the bias
+#             gradient's sum (test_ops_gpu's depthwise + bias dbias checks fail)
+#   dw-bias-pad: its NCHW weight gradient's kernel row 0 skips the outputs whose input row is
+#             in the padding, as the weight sums do, and so their dout (the dbias checks fail)
 # MUTANTS="name ..." runs only those.
 set -u
 BUILD=${BUILD:-build}
@@ -189,6 +200,14 @@ mutant retire-lanes ops/bn_vec_tiles.cuh 's/lane = t & 31;/lane = threadIdx.x & 
   ops/batchnorm_nhwc_vec.cu "FAIL .*retire"
 mutant retire-group-reset ops/bn_vec_tiles.cuh 's/    if \(threadIdx.x == 0 && threadIdx.y == 0\) \*group_count = 0;\n//' \
   ops/batchnorm_nhwc_vec.cu "FAIL .*retire"
+mutant tune-kept ops/cudnn_graph.cu 's/if \(i != best\) cudnnBackendDestroyDescriptor\(plan\[i\]\);/if (i != 0) cudnnBackendDestroyDescriptor(plan[i]);/' \
+  ops/cudnn_graph.cu "failed at .*cudnn_graph.cu:.*CUDNN_STATUS_BAD_PARAM\|heap-use-after-free"
 mutant window-mask ops/window_attention.cu 's/\(g\.shift && ri != rj \? -100\.0f : 0\.0f\)/0.0f/' \
   ops/window_attention.cu "FAIL .*window attention 6x9 window 3 shift 1"
+mutant dw-bias-store ops/conv2d_depthwise.cu 's/const float be = bias\[c0 \+ e\];/const float be = 0.0f;/' \
+  ops/conv2d_depthwise.cu "FAIL .*nhwc depthwise.* + bias \[depthwise\] forward"
+mutant dw-bias-lane ops/conv2d_depthwise.cu 's/for \(int l = 0; l < lanes; l\+\+\) sum \+= lane_sums\[l\]\[0\];/for (int l = 0; l < lanes - 1; l++) sum += lane_sums[l][0];/' \
+  ops/conv2d_depthwise.cu "FAIL .*depthwise.* + bias \[depthwise\] dbias"
+mutant dw-bias-pad ops/conv2d_depthwise.cu 's/if \(!row_in && !sums_bias\) continue;/if (!row_in) continue;/' \
+  ops/conv2d_depthwise.cu "FAIL .*depthwise.* + bias \[depthwise\] dbias"
 exit $status

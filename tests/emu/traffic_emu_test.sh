@@ -2,8 +2,10 @@
 # The GPU cost model against the emulator's count (part of `make test`): each example net
 # (FP32, NCHW), average pooling and dropout (tests/emu/traffic/pools_dropout.spec, FP32 NCHW and
 # BF16 channels-last), ConvNeXt's ops (tests/emu/traffic/convnext_mini.spec: FP32 NCHW, BF16
-# channels-last, that with TRAINC_CUDA_DEPTHWISE=cudnn, and with --no-bias-act-grad: pwconv1's
-# bias gradient summed apart from the GELU's backward), GELU and the activation family with
+# channels-last, each dwconv's bias added in the depthwise kernel's store and its gradient
+# summed in the weight gradient's kernel, that with TRAINC_CUDA_DEPTHWISE=cudnn (cuDNN, then
+# bias.cu's passes), with --no-bias-act-grad: pwconv1's bias gradient summed apart from the
+# GELU's backward, and with --no-dw-bias: the dwconv's bias in passes of its own), GELU and the activation family with
 # and without their producer's bias (tests/emu/traffic/activations.spec), Swin's windowed and a
 # global attention (tests/emu/traffic/attention.spec: FP32, BF16 on cuDNN's fused SDPA and with
 # --no-cudnn-attention), the ResNet example in BF16 channels-last with the default kernels
@@ -84,6 +86,7 @@ check convnext_mini_bf16 nhwc
 check convnext_mini_bf16 nhwc TRAINC_CUDA_DEPTHWISE=cudnn
 FLAGS=--no-residual-tail check convnext_mini_bf16 nhwc
 FLAGS=--no-bias-act-grad check convnext_mini_bf16 nhwc
+FLAGS=--no-dw-bias check convnext_mini_bf16 nhwc
 LR='sgd { momentum: 0.9 } lr { base: 0.01 }' spec activations tests/emu/traffic/activations.spec "" ""
 check activations nchw
 LR='sgd { momentum: 0.9 } lr { base: 0.01 }' spec activations_bf16 tests/emu/traffic/activations.spec "" 'precision { compute: BF16 }'

@@ -15,8 +15,12 @@
 #     --no-conv-genstats) against today's, and
 #     ResNet-50 built without each fusion (abflags: BF16 --no-relu-mask and --no-bn-add, BF16
 #     and FP16 --no-conv-genstats: cuDNN's runtime-fusion and ConvBNfprop engines, neither
-#     timed yet; FP16 --no-conv-sbr, --no-conv-dgrad-fuse and --no-bn-finalize-graph) and ConvNeXt-Tiny without its residual tails (--no-residual-tail)
-#     and without pwconv1's bias gradient in the GELU's backward (--no-bias-act-grad) against the default;
+#     timed yet; FP16 --no-conv-sbr, --no-conv-dgrad-fuse and --no-bn-finalize-graph; BF16 and
+#     FP16 --no-graph-autotune: the cuDNN graphs' engines untimed, the heuristics' first, with
+#     each run's wall time, start-up included, beside it, which shows the timing's start-up
+#     cost) and ConvNeXt-Tiny without its residual tails (--no-residual-tail),
+#     without pwconv1's bias gradient in the GELU's backward (--no-bias-act-grad) and with the
+#     dwconv's bias in passes of its own (--no-dw-bias) against the default;
 #  4. one ResNet-50 BF16 channels-last step under Nsight Compute, compared op by op with
 #     `trainc show --gpu-cost` (bench/gpu_profile_vs_model.py);
 #  5. the rest of make test-gpu's single-GPU steps, as far as the budget goes (each step
@@ -83,7 +87,7 @@ for cfg in $ours; do
   builds+=($!)
 done
 # the fusions' A/B: channels-last built without each (model:precision:flag of trainc build)
-abflags="resnet50:bf16:--no-relu-mask resnet50:bf16:--no-bn-add resnet50:bf16:--no-conv-genstats resnet50:fp16:--no-conv-genstats resnet50:fp16:--no-conv-sbr resnet50:fp16:--no-conv-dgrad-fuse resnet50:fp16:--no-bn-finalize-graph convnext_tiny:bf16:--no-residual-tail convnext_tiny:bf16:--no-bias-act-grad"
+abflags="resnet50:bf16:--no-relu-mask resnet50:bf16:--no-bn-add resnet50:bf16:--no-conv-genstats resnet50:fp16:--no-conv-genstats resnet50:fp16:--no-conv-sbr resnet50:fp16:--no-conv-dgrad-fuse resnet50:fp16:--no-bn-finalize-graph resnet50:bf16:--no-graph-autotune resnet50:fp16:--no-graph-autotune convnext_tiny:bf16:--no-residual-tail convnext_tiny:bf16:--no-bias-act-grad convnext_tiny:bf16:--no-dw-bias"
 for ab in $abflags; do
   IFS=: read -r m p f <<< "$ab"
   timeout "$(limit 200)" "$BUILD/trainc" build "$w/${m}_$p.spec" --backend cuda --layout nhwc $f \
@@ -118,7 +122,9 @@ bench() {  # tag binary env... -> img/s
   local tag=$1 bin=$2; shift 2
   [ -x "$bin" ] || { echo nobuild; return; }
   local steps=$STEPS; case $tag in alexnet*) steps=$((STEPS * 10));; esac   # its steps are ~14 ms: time the step, not start-up
+  local t=$SECONDS
   env "$@" timeout "$(limit 90)" "$bin" --benchmark "$steps" --out "$w/$tag.run" > "$w/$tag.log" 2>&1
+  echo $((SECONDS - t)) > "$w/$tag.wall"   # start-up included (the graphs' engine timing among it)
   sed -n 's/^benchmark: .* \([0-9.]*\) images\/s$/\1/p' "$w/$tag.log" | tail -n 1 | grep . || echo failed
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a+0 > 0 && b+0 > 0) printf "%.2f×", a / b; else print "n/a" }'; }
@@ -146,7 +152,11 @@ for ab in $abflags; do
   IFS=: read -r m p f <<< "$ab"
   with=$new; [ "$m:$p" = resnet50:bf16 ] || with=$(grep "| $m | ${p^^} | nhwc |" "$report" | cut -d'|' -f5 | tr -d ' ')
   without=$(bench "ab_$m$p$f" "$w/${m}_${p}_nhwc$f")
-  echo "A/B, $m ${p^^} channels-last built $f: $without img/s against $with with the fusion: $(ratio "$with" "$without")" >> "$report"
+  walls=""   # the start-up's share: the whole run's wall time with and without
+  wtag=${m}_${p}_nhwc; [ "$m:$p" = resnet50:bf16 ] && wtag=ab_new   # the run "with" came from
+  [ "$f" = --no-graph-autotune ] &&
+    walls=" (wall time, start-up included: $(cat "$w/ab_$m$p$f.wall" 2>/dev/null || echo ?) s untimed, $(cat "$w/$wtag.wall" 2>/dev/null || echo ?) s timed)"
+  echo "A/B, $m ${p^^} channels-last built $f: $without img/s against $with with the fusion: $(ratio "$with" "$without")$walls" >> "$report"
   stamp "A/B $m ${p^^} $f: $without img/s (with: $with)"
 done
 

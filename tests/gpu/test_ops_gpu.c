@@ -6,8 +6,8 @@
  * the loss scaler skipping a step whose gradients overflow and keeping its scale within
  * [2^-24, 2^24]; steps enqueued without a synchronize; labels outside [0, k); more than 8
  * page-locked buffers; the channels-last (NHWC) variants against the CPU op on transposed
- * tensors; depthwise convs on the runtime's own kernels in both layouts (each check names the
- * engine that ran, [depthwise], or [cudnn] under TRAINC_CUDA_DEPTHWISE=cudnn, and fails if a
+ * tensors; depthwise convs on the runtime's own kernels in both layouts, also with their bias
+ * in the kernels (fuse_dw_bias.c) (each check names the engine that ran, [depthwise], or [cudnn] under TRAINC_CUDA_DEPTHWISE=cudnn, and fails if a
  * depthwise case ran on the other); cuDNN's fused conv + batch-norm statistics graphs (with and
  * without the scale-bias-ReLU prologue) against the unfused CPU ops, fused in FP16 where the
  * engine takes the shape and unfused in BF16 or where it does not (each check names which
@@ -229,6 +229,72 @@ static void test_conv(const char *name, rt_conv_shape s, int nhwc) {
     rt_cuda_free(dwork), rt_cuda_free(gx), rt_cuda_free(gw), rt_cuda_free(gdy), rt_cuda_free(gy), rt_cuda_free(gdx),
         rt_cuda_free(gdw);
     free(x), free(w), free(dy), free(y), free(dx), free(dw), free(work);
+}
+
+/* A depthwise conv that takes its bias (lower: fuse_dw_bias.c): cuda_conv2d_forward_bias and
+ * cuda_conv2d_backward_bias against the CPU conv with its bias (forward, dinput, dweight and
+ * dbias; our kernels sum dbias in FP32 in their own order, bias.cu in double: within TOL),
+ * and against the GPU's unfused path (the conv, then bias.cu's pass): dinput and dweight bit
+ * for bit, the forward bit for bit in FP32 (in 16-bit it rounds once where the two passes
+ * round twice: within TOL). Under TRAINC_CUDA_DEPTHWISE=cudnn the same calls run cuDNN and
+ * bias.cu's passes. */
+static void test_conv_bias(const char *name, rt_conv_shape s, int nhwc) {
+    s.oh = rt_conv_out_dim(s.h, s.kh, s.sh, s.ph, s.dh);
+    s.ow = rt_conv_out_dim(s.w, s.kw, s.sw, s.pw, s.dw);
+    long hw = (long)s.h * s.w, ohw = (long)s.oh * s.ow;
+    long nin = s.n * s.c * hw, nout = s.n * s.oc * ohw, nw = (long)s.oc * (s.c / s.groups) * s.kh * s.kw;
+    float *x = host_act(nin, 1), *w = host_act(nw, 0.3f), *b = host_random(s.oc, 1), *dy = host_act(nout, 1);
+    float *y = rt_xmalloc(nout * sizeof(float)), *dx = rt_xmalloc(nin * sizeof(float)), *dw = rt_xmalloc(nw * sizeof(float));
+    float *db = rt_xmalloc(s.oc * sizeof(float));
+    float *work = rt_xmalloc((size_t)conv2d_workspace_elems(&s) * sizeof(float));
+    conv2d_forward(y, x, w, b, work, &s);
+    conv2d_backward(dx, dw, db, dy, NULL, x, w, work, &s);
+    rt_cuda_conv *c = (nhwc ? rt_cuda_conv_create_nhwc : rt_cuda_conv_create)(&s);
+    const char *engine = rt_cuda_conv_engine(c);
+    size_t cap = rt_cuda_workspace_cap(), bound = rt_cuda_conv_workspace_bound(cap);
+    void *dwork = rt_cuda_malloc(bound, "conv workspace");
+    rt_cuda_conv_set_workspace(dwork, bound);
+    void *gx = act_from(in_layout(x, s.n, s.c, hw, nhwc), nin), *gw = act_from(w, nw);
+    void *gdy = act_from(in_layout(dy, s.n, s.oc, ohw, nhwc), nout);
+    void *gy = act_zero(nout), *gdx = act_zero(nin), *gwn = gw, *gy2 = act_zero(nout), *gdx2 = act_zero(nin);
+    float *gdw = dev_zero(nw), *gdw2 = dev_zero(nw), *gb = dev_from(b, s.oc), *gdb = dev_zero(s.oc);
+    if (nhwc) {
+        gwn = act_zero(nw);
+        rt_cuda_conv_weight_nhwc(c, gwn, gw);
+    }
+    rt_cuda_conv_set_workspace(dwork, rt_cuda_conv_select(c, cap, gy, gx, gwn, gdy, gdx, gdw));
+    cuda_conv2d_forward_bias(c, gy, gx, gwn, gb);
+    cuda_conv2d_backward_bias(c, gdx, gdw, gdb, gdy, gx, gwn);
+    char what[160];
+    snprintf(what, sizeof what, "conv2d%s %s + bias [%s]", nhwc ? " nhwc" : "", name, engine);
+    compare_weighted(what, gy, in_layout(y, s.n, s.oc, ohw, nhwc), nout, gdx, in_layout(dx, s.n, s.c, hw, nhwc), nin,
+                     gdw, dw, nw);
+    snprintf(what, sizeof what, "conv2d%s %s + bias [%s] dbias", nhwc ? " nhwc" : "", name, engine);
+    compare(what, gdb, db, s.oc, TOL);
+    /* the unfused path: the conv, then bias.cu's pass; the backward without the bias */
+    cuda_conv2d_forward(c, gy2, gx, gwn);
+    cuda_bias_forward(gy2, gy2, gb, nhwc ? (int)(s.n * ohw) : s.n, s.oc, nhwc ? 1 : ohw);
+    cuda_conv2d_backward(c, gdx2, gdw2, gdy, gx, gwn);
+    size_t ab = (size_t)rt_cuda_act_bytes();
+    unsigned char *h1 = rt_xmalloc(nin * ab), *h2 = rt_xmalloc(nin * ab);
+    float *f = rt_xmalloc(2 * nw * sizeof(float)), *y2 = rt_xmalloc(nout * sizeof(float)), *gy2f = dev_zero(nout);
+    rt_cuda_copy_d2h(h1, gdx, nin * ab), rt_cuda_copy_d2h(h2, gdx2, nin * ab);
+    rt_cuda_copy_d2h(f, gdw, nw * sizeof(float)), rt_cuda_copy_d2h(f + nw, gdw2, nw * sizeof(float));
+    checks++;
+    snprintf(what, sizeof what, "conv2d%s %s + bias [%s] dinput, dweight = unfused", nhwc ? " nhwc" : "", name, engine);
+    if (memcmp(h1, h2, nin * ab) || memcmp(f, f + nw, nw * sizeof(float)))
+        failures++, fprintf(stderr, "FAIL %s %s: not bit-identical to the backward without the bias\n", mode, what);
+    else printf("ok   %-5s %-44s exact\n", mode, what);
+    rt_cuda_from_act(gy2f, gy2, nout);
+    rt_cuda_copy_d2h(y2, gy2f, nout * sizeof(float));
+    snprintf(what, sizeof what, "conv2d%s %s + bias [%s] = conv, bias pass", nhwc ? " nhwc" : "", name, engine);
+    compare_act(what, gy, y2, nout, exact_tol());
+    if (gwn != gw) rt_cuda_free(gwn);
+    rt_cuda_free(dwork), rt_cuda_free(gx), rt_cuda_free(gw), rt_cuda_free(gdy), rt_cuda_free(gy), rt_cuda_free(gdx);
+    rt_cuda_free(gy2), rt_cuda_free(gdx2), rt_cuda_free(gdw), rt_cuda_free(gdw2), rt_cuda_free(gb), rt_cuda_free(gdb);
+    rt_cuda_free(gy2f);
+    free(x), free(w), free(b), free(dy), free(y), free(dx), free(dw), free(db), free(work), free(h1), free(h2), free(f);
+    free(y2);
 }
 
 /* A device tensor `off` elements into its allocation: the trainers' operands are 256-byte
@@ -1365,11 +1431,15 @@ static void run_depthwise(int nhwc) {
         { "depthwise 7x7 c12 10x16", 2, 12, 10, 16, 7, 3 }, /* NCHW rows of 8k: 16-byte row loads */
         { "depthwise 5x5 c8 7x24", 2, 8, 7, 24, 5, 2 },
     };
-    for (size_t i = 0; i < sizeof dws / sizeof dws[0]; i++)
-        test_conv(dws[i].name, (rt_conv_shape){ .n = dws[i].n, .c = dws[i].c, .h = dws[i].h, .w = dws[i].w,
-                                                 .oc = dws[i].c, .kh = dws[i].k, .kw = dws[i].k, .sh = 1, .sw = 1,
-                                                 .ph = dws[i].pad, .pw = dws[i].pad, .dh = 1, .dw = 1,
-                                                 .groups = dws[i].c }, nhwc);
+    for (size_t i = 0; i < sizeof dws / sizeof dws[0]; i++) {
+        rt_conv_shape s = { .n = dws[i].n, .c = dws[i].c, .h = dws[i].h, .w = dws[i].w, .oc = dws[i].c,
+                            .kh = dws[i].k, .kw = dws[i].k, .sh = 1, .sw = 1, .ph = dws[i].pad, .pw = dws[i].pad,
+                            .dh = 1, .dw = 1, .groups = dws[i].c };
+        test_conv(dws[i].name, s, nhwc);
+        /* with the bias in the kernels: 7x7 (kernel row 0 in the padding for the first rows),
+         * channels not a multiple of 8, several slices, NCHW's 16-byte rows, and 3x3 pad 2 */
+        if (i == 0 || i == 4 || i == 6 || i == 7 || i == 8) test_conv_bias(dws[i].name, s, nhwc);
+    }
 }
 
 /* Channels-last LRN (across: 16 channels, and 13 with an even window that runs past both
@@ -2152,6 +2222,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     rt_cuda_init(rt_cuda_device_from_env(), RT_CUDA_FP32);
+    rt_cuda_graph_autotune(4);   /* as the trainers (lower's GRAPH_AUTOTUNE_CANDIDATES): the fused checks run the timed plans */
     printf("device: %s\n", rt_cuda_device_name());
     check_op_cases();
     static const struct { rt_cuda_math math; const char *name; double tol; } modes[] = {

@@ -10,7 +10,8 @@
 # against the generated calls; ResNet-50's stem bn + ReLU + max pooling in
 # one pass, with and without --no-bn-pool; ResNet-50 FP16's bns in the next conv's prologue, with
 # and without --no-conv-sbr; ConvNeXt-Tiny's residual tails in both layouts and
-# with --no-residual-tail against the generated calls. Then the usage errors, and a spec without
+# with --no-residual-tail, and its depthwise convs' bias in their kernels (none with
+# --no-dw-bias) against the generated calls. Then the usage errors, and a spec without
 # a trainer.
 set -u
 source "$(dirname "$0")/../lib.sh"
@@ -212,7 +213,7 @@ done
 # ConvNeXt-Tiny's residual tails (CUDA, both layouts): each block's pwconv2 bias, layer scale,
 # drop path and add in one kernel each way, and none with --no-residual-tail
 printf 'extends: "%s/bench/specs/gpu_convnext_tiny.spec"\nprecision { compute: BF16 }\n' "$(pwd)" > "$out/cnx.spec"
-for v in "nchw" "nhwc" "nhwc --no-residual-tail"; do
+for v in "nchw" "nhwc" "nhwc --no-residual-tail" "nhwc --no-dw-bias"; do
   tag=cnx_${v// /}
   "$TRAINC" show --schedule --backend cuda --layout $v "$out/cnx.spec" > "$out/$tag.txt" || die "show --schedule $v failed on ConvNeXt-Tiny"
   "$TRAINC" build "$out/cnx.spec" --backend cuda --layout $v --emit-only --emit-dir "$out/$tag.src" -o "$out/$tag" > /dev/null ||
@@ -223,7 +224,20 @@ for v in "nchw" "nhwc" "nhwc --no-residual-tail"; do
     "$(count 'cuda_residual_tail_backward(' "$out/$tag.src/model.c")"
   expect "$tag: layer scales and drop paths inside them" "$(count 'inside residual tail' "$out/$tag.txt")" \
     "$(count 'in residual tail .*kernel: no output written' "$out/$tag.src/model.c")"
+  expect "$tag: depthwise convs adding their bias" "$(count 'adds its bias in the store' "$out/$tag.txt")" \
+    "$(count 'cuda_conv2d_forward_bias(' "$out/$tag.src/model.c")"
+  expect "$tag: their bias gradient in the weight gradient's kernel" "$(count 'adds its bias in the store' "$out/$tag.txt")" \
+    "$(count 'cuda_conv2d_backward_bias(' "$out/$tag.src/model.c")"
 done
+# the dwconvs' bias in the depthwise kernels (fuse_dw_bias.c): all 18, none with --no-dw-bias
+[ "$(count 'adds its bias in the store' "$out/cnx_nhwc.txt")" = 18 ] && [ "$(count 'adds its bias in the store' "$out/cnx_nchw.txt")" = 18 ] &&
+  [ "$(count 'adds its bias in the store' "$out/cnx_nhwc--no-dw-bias.txt")" = 0 ] &&
+  [ "$(count 'fused_stages_[0-9]_[0-9]_dwconv_bias(' "$out/cnx_nhwc--no-dw-bias.src/model.c")" = 18 ] ||
+  { echo "FAIL: ConvNeXt-Tiny: not its 18 dwconvs' bias in the kernels by default, or not apart with --no-dw-bias"; status=1; }
+"$TRAINC" show --schedule --no-dw-bias "$out/cnx.spec" > /dev/null 2> "$out/e6" && status=1
+grep -q "is for --backend cuda" "$out/e6" || { echo "FAIL: --no-dw-bias on the CPU: $(cat "$out/e6")"; status=1; }
+"$TRAINC" build "$out/cnx.spec" --no-dw-bias --emit-only --emit-dir "$out/cnx_cpu.src" -o "$out/cnx_cpu" > /dev/null 2> "$out/e7" && status=1
+grep -q "is for --backend cuda" "$out/e7" || { echo "FAIL: build --no-dw-bias on the CPU: $(cat "$out/e7")"; status=1; }
 [ "$(count 'residual tail: "' "$out/cnx_nhwc.txt")" = 18 ] || { echo "FAIL: ConvNeXt-Tiny: not its 18 blocks' tails fused"; status=1; }
 [ "$(count 'residual tail' "$out/cnx_nhwc--no-residual-tail.txt")" = 0 ] ||
   { echo "FAIL: --no-residual-tail still shows residual tails"; status=1; }
@@ -235,8 +249,17 @@ grep -q "is for --backend cuda" "$out/e4" || { echo "FAIL: --no-residual-tail on
 grep -q "needs --backend cuda" "$out/e1" || { echo "FAIL: --layout nhwc without cuda: $(cat "$out/e1")"; status=1; }
 "$TRAINC" show --schedule --no-bn-add specs/examples/fmnist_lenet.spec > /dev/null 2> "$out/e2" && status=1
 grep -q "are for --backend cuda --layout nhwc" "$out/e2" || { echo "FAIL: --no-bn-add on the CPU: $(cat "$out/e2")"; status=1; }
+# the cuDNN graphs' engines: timed at start-up (lower's schedule.graph_candidates) unless --no-graph-autotune
+"$TRAINC" show --schedule --backend cuda --layout nhwc "$out/resnet_bf16.spec" | grep -q '^cuDNN graphs: .*timed at start-up among up to 4' &&
+  "$TRAINC" show --schedule --backend cuda --layout nhwc --no-graph-autotune "$out/resnet_bf16.spec" |
+    grep -q "^cuDNN graphs: .*the heuristics' first, untimed" ||
+  { echo "FAIL: show --schedule does not say how the cuDNN graphs' engines are chosen"; status=1; }
+"$TRAINC" show --schedule --no-graph-autotune specs/examples/fmnist_lenet.spec > /dev/null 2> "$out/e6" && status=1
+grep -q "is for show --schedule --backend cuda" "$out/e6" || { echo "FAIL: --no-graph-autotune on the CPU: $(cat "$out/e6")"; status=1; }
+"$TRAINC" build specs/examples/fmnist_lenet.spec -o "$out/x" --no-graph-autotune > /dev/null 2> "$out/e7" && status=1
+grep -q "is for --backend cuda" "$out/e7" || { echo "FAIL: build --no-graph-autotune on the CPU: $(cat "$out/e7")"; status=1; }
 printf 'net { input_shape: [1, 4, 4] classes: 2 flatten { } linear { out: 2 } }\n' > "$out/netonly.spec"
 "$TRAINC" show --schedule "$out/netonly.spec" > /dev/null 2> "$out/e3"; rc=$?
 [ $rc = 1 ] && grep -q "no data or solver" "$out/e3" || { echo "FAIL: a spec without a trainer: rc $rc, $(cat "$out/e3")"; status=1; }
-[ $status = 0 ] && echo "show --schedule matches build: LeNet and the ResNet example (CPU conv algorithms), the ResNet example (CUDA channels-last, 3 builds), ResNet-50's stem (2 builds), ResNet-50 FP16's prologues (3 builds), bias + activation (CUDA), ConvNeXt-Tiny's residual tails (CUDA, 3 builds)"
+[ $status = 0 ] && echo "show --schedule matches build: LeNet and the ResNet example (CPU conv algorithms), the ResNet example (CUDA channels-last, 3 builds), ResNet-50's stem (2 builds), ResNet-50 FP16's prologues (3 builds), bias + activation (CUDA), ConvNeXt-Tiny's residual tails and depthwise bias (CUDA, 4 builds)"
 exit $status

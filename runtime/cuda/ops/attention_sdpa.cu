@@ -82,7 +82,7 @@ static void build(rt_cuda_sdpa *a, int bwd, size_t cap) {
     enum { Q, K, V, O, STATS, SCALE, DO, DQ, DK, DV, OP, N_DESC };
     sdpa_plan *p = bwd ? &a->bwd : &a->fwd;
     cudnnBackendDescriptor_t d[N_DESC] = { 0 };
-    graph_err err = { CUDNN_STATUS_SUCCESS, NULL }, *e = &err;
+    graph_err err = {}, *e = &err;   /* (no refusal yet) */
     cudnnDataType_t dt = rt_cuda_act_type() == RT_ACT_BF16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_HALF;
     int64_t n = a->n, h = a->heads, t = a->t, c = a->c, dh = c / h;
     /* [N, heads, T, head] over the [N, T, 3C] projections (Q, K, V) and [N, T, C] heads' outputs */

@@ -53,7 +53,7 @@ static void build(rt_cuda_bn_finalize *f, size_t cap) {
     enum { SUM, SQ, GAMMA, BETA, PREV_M, PREV_V, NEXT_M, NEXT_V, SAVED_M, SAVED_IS, EQ_S, EQ_B, EPS, FACTOR, COUNT, OP,
            GRAPH, N_DESC };
     cudnnBackendDescriptor_t d[N_DESC] = { 0 };
-    graph_err err = { CUDNN_STATUS_SUCCESS, NULL }, *e = &err;
+    graph_err err = {}, *e = &err;   /* (no refusal yet) */
     int64_t c = f->c, vd[4] = { 1, c, 1, 1 }, vs[4] = { c, 1, c, c }, sd[4] = { 1, 1, 1, 1 }, ss[4] = { 1, 1, 1, 1 };
     static const int vec_uid[12] = { UID_SUM, UID_SQSUM, UID_GAMMA, UID_BETA, UID_PREV_MEAN, UID_PREV_VAR, UID_NEXT_MEAN,
                                      UID_NEXT_VAR, UID_SAVED_MEAN, UID_SAVED_INV_STD, UID_EQ_SCALE, UID_EQ_BIAS };

@@ -330,12 +330,33 @@ void cuda_conv2d_forward(const rt_cuda_conv *c, void *out, const void *in, const
     /* an algorithm nobody chose (cuDNN's 0) would run untimed, and differ from rank 0's */
     if (!c->selected) rt_die("conv2d: internal: a layer runs before its algorithm search (rt_cuda_conv_select)");
     if (c->depthwise) {
-        cuda_conv2d_depthwise_forward(out, in, weight, &c->s, c->nhwc);
+        cuda_conv2d_depthwise_forward(out, in, weight, NULL, &c->s, c->nhwc);
         return;
     }
     CUDNN_CHECK(cudnnSetConvolutionMathType(c->conv, c->fwd_math));
     CUDNN_CHECK(cudnnConvolutionForward(rt_cudnn(), &one, c->x, in, c->w, weight, c->conv, c->fwd, workspace,
                                         workspace_bytes - c->dw_scratch, &zero, c->y, out));
+}
+
+/* The bias's rows as bias.cu takes them: NCHW planes, or channels-last rows of channels. */
+static void bias_rows(const rt_cuda_conv *c, int *n, long *hw) {
+    long ohw = (long)c->s.oh * c->s.ow;
+    if (c->nhwc) *n = (int)(c->s.n * ohw), *hw = 1;
+    else *n = c->s.n, *hw = ohw;
+}
+
+void cuda_conv2d_forward_bias(const rt_cuda_conv *c, void *out, const void *in, const void *weight,
+                              const float *bias) {
+    if (!c->selected) rt_die("conv2d: internal: a layer runs before its algorithm search (rt_cuda_conv_select)");
+    if (c->depthwise) {   /* added before the store rounds: no pass of its own */
+        cuda_conv2d_depthwise_forward(out, in, weight, bias, &c->s, c->nhwc);
+        return;
+    }
+    int n;
+    long hw;
+    cuda_conv2d_forward(c, out, in, weight);   /* cuDNN (TRAINC_CUDA_DEPTHWISE=cudnn): then a bias pass */
+    bias_rows(c, &n, &hw);
+    cuda_bias_forward(out, out, bias, n, c->s.oc, hw);
 }
 
 /* For conv_bn_wgrad.cu's fused weight gradient (a graph that writes the 16-bit KRSC gradient
@@ -359,6 +380,11 @@ void cuda_conv2d_backward_data(const rt_cuda_conv *c, void *din, const void *dou
 
 void cuda_conv2d_backward(const rt_cuda_conv *c, void *din, float *dweight, const void *dout, const void *in,
                           const void *weight) {
+    cuda_conv2d_backward_bias(c, din, dweight, NULL, dout, in, weight);
+}
+
+void cuda_conv2d_backward_bias(const rt_cuda_conv *c, void *din, float *dweight, float *dbias, const void *dout,
+                               const void *in, const void *weight) {
     const float one = 1.0f, zero = 0.0f;
     if (c->forward_only) rt_die("conv2d: backward of a layer selected for its forward only");
     if (c->depthwise) {
@@ -366,9 +392,15 @@ void cuda_conv2d_backward(const rt_cuda_conv *c, void *din, float *dweight, cons
         if (c->dw_bytes > workspace_bytes)
             rt_die("conv2d: internal: a depthwise backward needs %zu bytes of workspace, %zu are set", c->dw_bytes,
                    workspace_bytes);
-        cuda_conv2d_depthwise_backward(din, dweight, dout, in, weight, &c->s, c->nhwc, (float *)workspace,
+        cuda_conv2d_depthwise_backward(din, dweight, dbias, dout, in, weight, &c->s, c->nhwc, (float *)workspace,
                                        c->dw_slices);
         return;
+    }
+    if (dbias) {
+        int n;
+        long hw;
+        bias_rows(c, &n, &hw);
+        cuda_bias_backward(dbias, NULL, dout, NULL, n, c->s.oc, hw);
     }
     size_t ws = workspace_bytes - c->dw_scratch;
     void *dw = c->dw_scratch ? (void *)((char *)workspace + ws) : (void *)dweight;

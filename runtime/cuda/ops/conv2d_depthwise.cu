@@ -15,6 +15,12 @@
  *   partial sums (a fixed-order reduction over its threads) to the conv workspace; a second
  *   kernel adds each weight's partials over the slices in slice order. No atomics: the same
  *   inputs give the same bits every run.
+ * - The conv's bias (lower: fuse_dw_bias.c; --no-dw-bias: a pass of its own each way): the
+ *   forward adds it to the FP32 sums before the one rounding of the store; the weight
+ *   gradient's kernel also sums dout per channel (the threads of kernel row 0, which read
+ *   every output's dout) into one more partial per channel and slice, added up by the same
+ *   slice-summing launch. FP32 sums in a fixed order: deterministic, within FP32 rounding of
+ *   bias.cu's double sums (not their bits).
  * Every thread stays within 64 registers without local memory (tests/cuda/kernel_budget_test.sh).
  * No shared-memory input tiles yet: the next step if a profile shows the direct kernels bound
  * by L1 load instructions.
@@ -126,7 +132,7 @@ __device__ __forceinline__ void dw_nchw_row(float v[DW_NCHW_STRIP + K - 1], cons
 /* NCHW: one thread per strip of DW_NCHW_STRIP outputs of one row of one (n, c) plane.
  * weight [C][K][K]. ALIGNED: see dw_nchw_row. */
 template <typename T, int K, bool ALIGNED> __global__ void __launch_bounds__(RT_THREADS, DW_MIN_BLOCKS)
-dw_nchw_direct_kernel(T *out, const T *in, const T *weight, dw_geom g) {
+dw_nchw_direct_kernel(T *out, const T *in, const T *weight, const float *bias, dw_geom g) {
     const int strips = (g.ow + DW_NCHW_STRIP - 1) / DW_NCHW_STRIP;
     const int total = g.n * g.c * g.oh * strips;
     DW_GRID_STRIDE(i, total) {
@@ -152,6 +158,11 @@ dw_nchw_direct_kernel(T *out, const T *in, const T *weight, dw_geom g) {
                 for (int j = 0; j < DW_NCHW_STRIP; j++)
                     if (q - j >= 0 && q - j < K) acc[j] += v[q] * w[q - j];
         }
+        if (bias) {   /* the conv's bias, before the store's one rounding */
+            const float b = bias[plane % g.c];
+#pragma unroll
+            for (int j = 0; j < DW_NCHW_STRIP; j++) acc[j] += b;
+        }
         T *dst = out + ((long)plane * g.oh + y) * g.ow;
 #pragma unroll
         for (int j = 0; j < DW_NCHW_STRIP; j++)
@@ -164,7 +175,7 @@ dw_nchw_direct_kernel(T *out, const T *in, const T *weight, dw_geom g) {
  * Tap by tap (loops, not unrolled): the tap's weights, then the strip's inputs under it
  * (re-read from L1 for the next tap), which keeps a thread within 64 registers. */
 template <typename T, int K, int V> __global__ void __launch_bounds__(RT_THREADS, DW_MIN_BLOCKS)
-dw_nhwc_direct_kernel(T *out, const T *in, const T *weight, dw_geom g) {
+dw_nhwc_direct_kernel(T *out, const T *in, const T *weight, const float *bias, dw_geom g) {
     const int cvecs = g.c / V, strips = (g.ow + DW_NHWC_STRIP - 1) / DW_NHWC_STRIP;
     const int total = g.n * g.oh * strips * cvecs;
     DW_GRID_STRIDE(i, total) {
@@ -194,6 +205,14 @@ dw_nhwc_direct_kernel(T *out, const T *in, const T *weight, dw_geom g) {
                 }
             }
         }
+        if (bias) {   /* the conv's bias, before the store's one rounding */
+#pragma unroll
+            for (int e = 0; e < V; e++) {
+                const float be = bias[c0 + e];
+#pragma unroll
+                for (int j = 0; j < DW_NHWC_STRIP; j++) acc[j][e] += be;
+            }
+        }
         T *dst = out + (((long)b * g.oh + y) * g.ow + x0) * g.c + c0;
 #pragma unroll
         for (int j = 0; j < DW_NHWC_STRIP; j++) {
@@ -214,25 +233,28 @@ dw_nhwc_direct_kernel(T *out, const T *in, const T *weight, dw_geom g) {
  * summing the row's K taps (a warp's threads share the kernel row, so they read neighbouring
  * strips of the same input row); the lanes' sums are then added in lane order into
  * partial[slice][c][K*K]. ALIGNED (output rows a multiple of 8 too): 16-byte loads of the
- * output gradient's strip and of the inputs (dw_nchw_row). */
+ * output gradient's strip and of the inputs (dw_nchw_row). bpart (or NULL): the bias
+ * gradient's partials [slice][c], summed by the kernel row 0 threads, which take every strip
+ * (reading dout even where their input row lies in the padding), in lane order. */
 template <typename T, int K, bool ALIGNED> __global__ void __launch_bounds__(RT_THREADS, DW_MIN_BLOCKS)
-dw_nchw_wgrad_kernel(float *partial, const T *dout, const T *in, dw_geom g) {
+dw_nchw_wgrad_kernel(float *partial, float *bpart, const T *dout, const T *in, dw_geom g) {
     static_assert(DW_WGRAD_STRIP == DW_NCHW_STRIP, "dw_nchw_row reads the inputs under a DW_NCHW_STRIP strip");
     __shared__ float lane_sums[RT_THREADS][K];
     const int ch = blockIdx.x, strips = (g.ow + DW_WGRAD_STRIP - 1) / DW_WGRAD_STRIP;
     const int lanes = RT_THREADS / K, lane = threadIdx.x % lanes, r = threadIdx.x / lanes;
     const int items = g.n * g.oh * strips, per = (items + gridDim.y - 1) / gridDim.y;
     const int end = min(items, (int)(blockIdx.y + 1) * per);
-    float acc[K];
+    const bool sums_bias = bpart && r == 0;
+    float acc[K], bsum = 0.0f;
 #pragma unroll
     for (int s = 0; s < K; s++) acc[s] = 0.0f;
     for (int it = blockIdx.y * per + lane; r < K && it < end; it += lanes) {
         const int x0 = it % strips * DW_WGRAD_STRIP, t = it / strips;
         const int y = t % g.oh, yi = y + r - g.ph;
-        if (yi < 0 || yi >= g.ih) continue;
+        const bool row_in = yi >= 0 && yi < g.ih;
+        if (!row_in && !sums_bias) continue;
         const int plane = t / g.oh * g.c + ch;
         const T *drow = dout + ((long)plane * g.oh + y) * g.ow;
-        const T *row = in + ((long)plane * g.ih + yi) * g.iw;
         float d[DW_WGRAD_STRIP], v[DW_WGRAD_STRIP + K - 1];
         if constexpr (ALIGNED) {
             dw_load<T, DW_WGRAD_STRIP>(drow + x0, d);
@@ -240,6 +262,11 @@ dw_nchw_wgrad_kernel(float *partial, const T *dout, const T *in, dw_geom g) {
 #pragma unroll
             for (int j = 0; j < DW_WGRAD_STRIP; j++) d[j] = x0 + j < g.ow ? rt_ld(drow[x0 + j]) : 0.0f;
         }
+        if (sums_bias)
+#pragma unroll
+            for (int j = 0; j < DW_WGRAD_STRIP; j++) bsum += d[j];
+        if (!row_in) continue;
+        const T *row = in + ((long)plane * g.ih + yi) * g.iw;
         dw_nchw_row<T, K, ALIGNED>(v, row, x0, g.pw, g.iw);
 #pragma unroll
         for (int q = 0; q < DW_WGRAD_STRIP + K - 1; q++)
@@ -256,15 +283,28 @@ dw_nchw_wgrad_kernel(float *partial, const T *dout, const T *in, dw_geom g) {
         for (int l = 0; l < lanes; l++) sum += lane_sums[rr * lanes + l][ss];
         partial[((long)blockIdx.y * g.c + ch) * (K * K) + threadIdx.x] = sum;
     }
+    if (!bpart) return;
+    __syncthreads();   /* the weights' sums are read: lane_sums takes row 0's bias sums */
+    if (threadIdx.x < lanes) lane_sums[threadIdx.x][0] = bsum;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        float sum = 0.0f;
+        for (int l = 0; l < lanes; l++) sum += lane_sums[l][0];
+        bpart[(long)blockIdx.y * g.c + ch] = sum;
+    }
 }
 
 /* Channels-last weight gradient: block (channel tile, slice). A job is (channel vector of
  * the tile, kernel row, part of the row's taps): job t % jobs, with jobs = cvt * K * parts,
  * and every lanes-th pixel of the slice from t / jobs; it sums DW_PART_TAPS taps for V
  * channels (3 x 8 sums: within 64 registers). The lanes' sums are added in lane order
- * through shared memory, tap by tap, into partial[slice][c][K*K]. */
+ * through shared memory, tap by tap, into partial[slice][c][K*K]. bpart (or NULL): the bias
+ * gradient's partials [slice][c], summed by the jobs of kernel row 0's first part, which read
+ * dout at every pixel of their lane (also where their input row lies in the padding), into
+ * their own slots of lane_sums (the kernel has no registers left for 8 more sums), then
+ * added in lane order before the taps' sums take lane_sums over. */
 template <typename T, int K, int V> __global__ void __launch_bounds__(RT_THREADS, DW_MIN_BLOCKS)
-dw_nhwc_wgrad_kernel(float *partial, const T *dout, const T *in, dw_geom g, int cvt) {
+dw_nhwc_wgrad_kernel(float *partial, float *bpart, const T *dout, const T *in, dw_geom g, int cvt) {
     constexpr int TAPS = DW_PART_TAPS < K ? DW_PART_TAPS : K, PARTS = (K + TAPS - 1) / TAPS;
     __shared__ float lane_sums[RT_THREADS][V];
     const int jobs = cvt * K * PARTS, lanes = RT_THREADS / jobs, job = threadIdx.x % jobs, lane = threadIdx.x / jobs;
@@ -275,18 +315,27 @@ dw_nhwc_wgrad_kernel(float *partial, const T *dout, const T *in, dw_geom g, int 
     const int active = lane < lanes && c0 < g.c;
     const int items = g.n * g.oh * g.ow, per = (items + gridDim.y - 1) / gridDim.y;
     const int end = min(items, (int)(blockIdx.y + 1) * per);
+    const bool sums_bias = bpart && r == 0 && own == 0;
     float acc[TAPS][V];
 #pragma unroll
     for (int s = 0; s < TAPS; s++)
 #pragma unroll
         for (int e = 0; e < V; e++) acc[s][e] = 0.0f;
+    if (sums_bias)
+#pragma unroll
+        for (int e = 0; e < V; e++) lane_sums[threadIdx.x][e] = 0.0f;
 #pragma unroll 1   /* one pixel's loads in flight at a time: within 64 registers */
     for (int p = blockIdx.y * per + lane; active && p < end; p += lanes) {
         const int x = p % g.ow, t = p / g.ow, y = t % g.oh, b = t / g.oh;
         const int yi = y + r - g.ph;
-        if (yi < 0 || yi >= g.ih) continue;
+        const bool row_in = yi >= 0 && yi < g.ih;
+        if (!row_in && !sums_bias) continue;
         float d[V];
         dw_load<T, V>(dout + (long)p * g.c + c0, d);
+        if (sums_bias)
+#pragma unroll
+            for (int e = 0; e < V; e++) lane_sums[threadIdx.x][e] += d[e];
+        if (!row_in) continue;
         const T *row = in + ((long)b * g.ih + yi) * g.iw * g.c + c0;
 #pragma unroll
         for (int s = 0; s < TAPS; s++) {
@@ -297,6 +346,17 @@ dw_nhwc_wgrad_kernel(float *partial, const T *dout, const T *in, dw_geom g, int 
 #pragma unroll
             for (int e = 0; e < V; e++) acc[s][e] += v[e] * d[e];
         }
+    }
+    if (bpart) {
+        __syncthreads();
+        if (lane == 0 && active && sums_bias)
+#pragma unroll
+            for (int e = 0; e < V; e++) {
+                float sum = 0.0f;
+                for (int l = 0; l < lanes; l++) sum += lane_sums[threadIdx.x + l * jobs][e];
+                bpart[(long)blockIdx.y * g.c + c0 + e] = sum;
+            }
+        __syncthreads();   /* read: the taps' sums take lane_sums */
     }
 #pragma unroll
     for (int s = 0; s < TAPS; s++) {
@@ -315,13 +375,19 @@ dw_nhwc_wgrad_kernel(float *partial, const T *dout, const T *in, dw_geom g, int 
     }
 }
 
-/* dweight[i] = the sum of the slices' partials for weight i, in slice order. */
+/* dweight[i] = the sum of the slices' partials for weight i, in slice order; with dbias,
+ * dbias[c] likewise from the bias partials bpart[slice][c] (the same launch). */
 __global__ void __launch_bounds__(RT_THREADS)
-dw_sum_slices_kernel(float *dweight, const float *partial, int slices, long weights) {
-    GRID_STRIDE(i, weights) {
+dw_sum_slices_kernel(float *dweight, const float *partial, int slices, long weights, float *dbias,
+                     const float *bpart, int c) {
+    GRID_STRIDE(i, weights + (dbias ? c : 0)) {
+        const bool w = i < weights;
+        const float *src = w ? partial + i : bpart + (i - weights);
+        const long stride = w ? weights : c;
         float sum = 0.0f;
-        for (int k = 0; k < slices; k++) sum += partial[(long)k * weights + i];
-        dweight[i] = sum;
+        for (int k = 0; k < slices; k++) sum += src[k * stride];
+        if (w) dweight[i] = sum;
+        else dbias[i - weights] = sum;
     }
 }
 
@@ -386,66 +452,71 @@ void cuda_conv2d_depthwise_weight_nhwc(void *dst, const void *src, const rt_conv
         }                                                             \
     } while (0)
 
-static void direct(void *out, const void *in, const void *weight, dw_geom g, int k, int nhwc, int vec) {
+static void direct(void *out, const void *in, const void *weight, const float *bias, dw_geom g, int k, int nhwc,
+                   int vec) {
     long total;
     if (!nhwc) {
         total = (long)g.n * g.c * g.oh * ((g.ow + DW_NCHW_STRIP - 1) / DW_NCHW_STRIP);
         if (g.iw % 8 == 0 && g.pw == k / 2)
             RT_ACT_DISPATCH(DW_K_DISPATCH(k, dw_nchw_direct_kernel<T, K, true><<<rt_blocks(total), RT_THREADS, 0,
                                                                                  rt_stream()>>>(
-                                                 (T *)out, (const T *)in, (const T *)weight, g)));
+                                                 (T *)out, (const T *)in, (const T *)weight, bias, g)));
         else
             RT_ACT_DISPATCH(DW_K_DISPATCH(k, dw_nchw_direct_kernel<T, K, false><<<rt_blocks(total), RT_THREADS, 0,
                                                                                   rt_stream()>>>(
-                                                 (T *)out, (const T *)in, (const T *)weight, g)));
+                                                 (T *)out, (const T *)in, (const T *)weight, bias, g)));
     } else {
         total = (long)g.n * g.oh * ((g.ow + DW_NHWC_STRIP - 1) / DW_NHWC_STRIP) * (g.c / vec);
         if (vec == DW_VEC)
             DW_ACT16_DISPATCH(DW_K_DISPATCH(k, dw_nhwc_direct_kernel<T, K, DW_VEC><<<rt_blocks(total), RT_THREADS, 0,
                                                                                    rt_stream()>>>(
-                                                 (T *)out, (const T *)in, (const T *)weight, g)));
+                                                 (T *)out, (const T *)in, (const T *)weight, bias, g)));
         else
             DW_ACT16_DISPATCH(DW_K_DISPATCH(k, dw_nhwc_direct_kernel<T, K, 1><<<rt_blocks(total), RT_THREADS, 0,
                                                                               rt_stream()>>>(
-                                                 (T *)out, (const T *)in, (const T *)weight, g)));
+                                                 (T *)out, (const T *)in, (const T *)weight, bias, g)));
     }
     CUDA_LAUNCHED();
 }
 
-void cuda_conv2d_depthwise_forward(void *out, const void *in, const void *weight, const rt_conv_shape *s, int nhwc) {
+void cuda_conv2d_depthwise_forward(void *out, const void *in, const void *weight, const float *bias,
+                                   const rt_conv_shape *s, int nhwc) {
     dw_geom g = { s->n, s->c, s->h, s->w, s->oh, s->ow, s->ph, s->pw, 0, 0 };
-    direct(out, in, weight, g, s->kh, nhwc, vec_of(s));
+    direct(out, in, weight, bias, g, s->kh, nhwc, vec_of(s));
 }
 
-void cuda_conv2d_depthwise_backward(void *din, float *dweight, const void *dout, const void *in, const void *weight,
-                                    const rt_conv_shape *s, int nhwc, float *partials, int slices) {
+void cuda_conv2d_depthwise_backward(void *din, float *dweight, float *dbias, const void *dout, const void *in,
+                                    const void *weight, const rt_conv_shape *s, int nhwc, float *partials,
+                                    int slices) {
     int k = s->kh, vec = vec_of(s);
+    long weights = (long)s->c * k * k;
+    float *bpart = dbias ? partials + (long)slices * weights : NULL;   /* rt_dw_slice_bytes' room */
     dw_geom g = { s->n, s->c, s->h, s->w, s->oh, s->ow, s->ph, s->pw, 0, 0 };
     if (!nhwc) {
         dim3 grid(s->c, slices);
         if (s->w % 8 == 0 && s->ow % 8 == 0 && s->pw == k / 2)
             RT_ACT_DISPATCH(DW_K_DISPATCH(k, dw_nchw_wgrad_kernel<T, K, true><<<grid, RT_THREADS, 0, rt_stream()>>>(
-                                                 partials, (const T *)dout, (const T *)in, g)));
+                                                 partials, bpart, (const T *)dout, (const T *)in, g)));
         else
             RT_ACT_DISPATCH(DW_K_DISPATCH(k, dw_nchw_wgrad_kernel<T, K, false><<<grid, RT_THREADS, 0, rt_stream()>>>(
-                                                 partials, (const T *)dout, (const T *)in, g)));
+                                                 partials, bpart, (const T *)dout, (const T *)in, g)));
     } else {
         int cvt = nhwc_wgrad_cvt(s);
         dim3 grid((s->c / vec + cvt - 1) / cvt, slices);
         if (vec == DW_VEC)
             DW_ACT16_DISPATCH(DW_K_DISPATCH(k, dw_nhwc_wgrad_kernel<T, K, DW_VEC><<<grid, RT_THREADS, 0, rt_stream()>>>(
-                                                 partials, (const T *)dout, (const T *)in, g, cvt)));
+                                                 partials, bpart, (const T *)dout, (const T *)in, g, cvt)));
         else
             DW_ACT16_DISPATCH(DW_K_DISPATCH(k, dw_nhwc_wgrad_kernel<T, K, 1><<<grid, RT_THREADS, 0, rt_stream()>>>(
-                                                 partials, (const T *)dout, (const T *)in, g, cvt)));
+                                                 partials, bpart, (const T *)dout, (const T *)in, g, cvt)));
     }
     CUDA_LAUNCHED();
-    long weights = (long)s->c * k * k;
-    dw_sum_slices_kernel<<<rt_blocks(weights), RT_THREADS, 0, rt_stream()>>>(dweight, partials, slices, weights);
+    dw_sum_slices_kernel<<<rt_blocks(weights + (dbias ? s->c : 0)), RT_THREADS, 0, rt_stream()>>>(
+        dweight, partials, slices, weights, dbias, bpart, s->c);
     CUDA_LAUNCHED();
     if (!din) return;
     /* din[y][x] = sum_rs dout[y + ph - r][x + pw - s] w[r][s]: the direct kernel over dout with
      * padding k-1-p and the taps mirrored */
     dw_geom d = { s->n, s->c, s->oh, s->ow, s->h, s->w, k - 1 - s->ph, k - 1 - s->pw, 1, s->din_add };
-    direct(din, dout, weight, d, k, nhwc, vec);
+    direct(din, dout, weight, NULL, d, k, nhwc, vec);
 }

@@ -15,11 +15,15 @@ size_t cuda_conv2d_depthwise_workspace(const rt_conv_shape *s, int nhwc, size_t 
 /* The channels-last weight: [C][R][S] -> [R][S][C], so that neighbouring channels' taps
  * are neighbours in memory (the [K][R][S][C] copy of a depthwise conv is [C][R][S]). */
 void cuda_conv2d_depthwise_weight_nhwc(void *dst, const void *src, const rt_conv_shape *s);
-/* weight: [C][R][S] (NCHW) or [R][S][C] (nhwc), the activation type. */
-void cuda_conv2d_depthwise_forward(void *out, const void *in, const void *weight, const rt_conv_shape *s, int nhwc);
+/* weight: [C][R][S] (NCHW) or [R][S][C] (nhwc), the activation type; bias (FP32 [C], or
+ * NULL) added before the store rounds. */
+void cuda_conv2d_depthwise_forward(void *out, const void *in, const void *weight, const float *bias /*or NULL*/,
+                                   const rt_conv_shape *s, int nhwc);
 /* din (added to where s->din_add) from dout; dweight ([C][R][S] FP32, overwritten) from dout
- * and in, through partials (slices x C x R x S floats of the workspace). */
-void cuda_conv2d_depthwise_backward(void *din /*or NULL*/, float *dweight, const void *dout, const void *in,
-                                    const void *weight, const rt_conv_shape *s, int nhwc, float *partials,
-                                    int slices);
+ * and in, through partials (slices x C x R x S floats of the workspace); dbias (FP32 [C],
+ * overwritten, or NULL): dout's channel sums, from the weight gradient's kernel, through the
+ * slices x C floats after them (rt_dw_slice_bytes counts both). */
+void cuda_conv2d_depthwise_backward(void *din /*or NULL*/, float *dweight, float *dbias /*or NULL*/,
+                                    const void *dout, const void *in, const void *weight, const rt_conv_shape *s,
+                                    int nhwc, float *partials, int slices);
 #endif

@@ -77,7 +77,7 @@ static void build(rt_cuda_conv_bn_dgrad *f, size_t cap) {
     enum { DY, W, X, MEAN, INVSTD, GAMMA, BETA, DX, DGAMMA, DBETA, EQ_DY, EQ_X, EQ_BIAS, T_DGRAD, T_SUB, T_NORM, T_SCALE,
            T_BN, PW0, OP0 = PW0 + 5, CONV = OP0 + 5, DGRAD, BNW, GRAPH, N_DESC };
     cudnnBackendDescriptor_t d[N_DESC] = { 0 };
-    graph_err err = { CUDNN_STATUS_SUCCESS, NULL }, *e = &err;
+    graph_err err = {}, *e = &err;   /* (no refusal yet) */
     int64_t n = s->n, c = s->c, h = s->h, w = s->w, k = s->oc, r = s->kh, q = s->kw, oh = s->oh, ow = s->ow;
     int64_t xd[4] = { n, c, h, w }, xs[4] = { h * w * c, 1, w * c, c };
     int64_t wd[4] = { k, c, r, q }, wst[4] = { r * q * c, 1, q * c, c };

@@ -95,7 +95,7 @@ static void build(rt_cuda_conv_bn *f, size_t cap) {
     enum { X, W, Y, SUM, SQ, CONV, FWD, STATS, GRAPH, HEUR, SCALE, BIAS, T_MUL, T_ADD, T_RELU, PW_MUL, PW_ADD, PW_RELU,
            OP_MUL, OP_ADD, OP_RELU, T_Y, PW_CAST, OP_CAST, N_DESC };
     cudnnBackendDescriptor_t d[N_DESC] = { 0 };
-    graph_err err = { CUDNN_STATUS_SUCCESS, NULL }, *e = &err;
+    graph_err err = {}, *e = &err;   /* (no refusal yet) */
     int64_t n = s->n, c = s->c, h = s->h, w = s->w, k = s->oc, r = s->kh, q = s->kw, oh = s->oh, ow = s->ow;
     int64_t xd[4] = { n, c, h, w }, xs[4] = { h * w * c, 1, w * c, c };
     int64_t wd[4] = { k, c, r, q }, ws[4] = { r * q * c, 1, q * c, c };

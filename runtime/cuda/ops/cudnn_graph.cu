@@ -1,6 +1,7 @@
 /* The cuDNN graph (backend) API steps that the fused conv graphs and attention_sdpa.cu share
  * (cudnn_graph.cuh): tensor, pointwise and convolution descriptors, an operation graph's plan
- * within a workspace cap, and the once-per-reason warning of a refused graph. */
+ * within a workspace cap (the heuristics' first, or the fastest of a few timed at start-up:
+ * cudnn_graph_tune.cu), and the once-per-reason warning of a refused graph. */
 #include <stdio.h>
 #include <string.h>
 #include "cudnn_graph.cuh"
@@ -11,6 +12,15 @@ cudnnBackendDescriptor_t graph_tensor(graph_err *e, int64_t uid, cudnnDataType_t
     int64_t align = 16;
     G("tensor create", cudnnBackendCreateDescriptor(CUDNN_BACKEND_TENSOR_DESCRIPTOR, &t));
     if (e->step) return t;
+    if (e->n_operands < GRAPH_MAX_OPERANDS) {   /* the graph's shape, for the timing (cudnn_graph_tune.cu) */
+        graph_operand *o = &e->operand[e->n_operands++];
+        int64_t span = 1, size = dt == CUDNN_DATA_FLOAT || dt == CUDNN_DATA_INT32 ? 4 : dt == CUDNN_DATA_INT64 || dt == CUDNN_DATA_DOUBLE ? 8 : 2;
+        for (int i = 0; i < 4; i++) o->dims[i] = dims[i], o->strides[i] = strides[i], span += (dims[i] - 1) * strides[i];
+        o->uid = uid, o->dt = dt, o->is_virtual = is_virtual, o->by_value = by_value;
+        o->bytes = is_virtual ? 0 : span * size;
+    } else {
+        e->n_operands = GRAPH_MAX_OPERANDS + 1;   /* more than the timing knows: it stays off */
+    }
     G("tensor data type", cudnnBackendSetAttribute(t, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &dt));
     G("tensor dims", cudnnBackendSetAttribute(t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, dims));
     G("tensor strides", cudnnBackendSetAttribute(t, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, strides));
@@ -49,6 +59,10 @@ void graph_pointwise(graph_err *e, cudnnBackendDescriptor_t *pw, cudnnBackendDes
 
 void graph_conv(graph_err *e, cudnnBackendDescriptor_t *conv, const rt_conv_shape *s) {
     if (e->step) return;
+    if (e->n_convs < 2) {
+        int64_t *g = e->conv[e->n_convs++];
+        g[0] = s->ph, g[1] = s->pw, g[2] = s->sh, g[3] = s->sw, g[4] = s->dh, g[5] = s->dw;
+    }
     int64_t dims = 2, pad[2] = { s->ph, s->pw }, stride[2] = { s->sh, s->sw }, dil[2] = { s->dh, s->dw };
     cudnnDataType_t acc = CUDNN_DATA_FLOAT;
     cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
@@ -98,6 +112,89 @@ void graph_destroy_all(cudnnBackendDescriptor_t *d, int n) {
         if (d[i]) cudnnBackendDestroyDescriptor(d[i]), d[i] = NULL;
 }
 
+/* The plan of one engine configuration, or NULL: not finalized (the status in *last), or over
+ * cap (why says so). Its workspace in *ws. */
+static cudnnBackendDescriptor_t finalize_plan(cudnnBackendDescriptor_t cfg, size_t cap, size_t *ws_out, cudnnStatus_t *last,
+                                              char *why, size_t why_cap, const char *what, const char *cap_hint) {
+    cudnnBackendDescriptor_t plan = NULL;
+    cudnnHandle_t handle = rt_cudnn();
+    int64_t ws = 0, one = 0;
+    cudnnStatus_t st = cudnnBackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &plan);
+    if (st == CUDNN_STATUS_SUCCESS)
+        (void)cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
+    if (st == CUDNN_STATUS_SUCCESS)
+        st = cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cfg);
+    if (st == CUDNN_STATUS_SUCCESS) st = cudnnBackendFinalize(plan);
+    if (st == CUDNN_STATUS_SUCCESS)
+        st = cudnnBackendGetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &one, &ws);
+    if (st == CUDNN_STATUS_SUCCESS && (size_t)ws <= cap) {
+        *ws_out = (size_t)ws;
+        return plan;
+    }
+    if (st == CUDNN_STATUS_SUCCESS)
+        snprintf(why, why_cap, "the %s plan needs %lld bytes of workspace, over the %zu the run has (%s)", what,
+                 (long long)ws, cap, cap_hint);
+    else *last = st;
+    if (plan) cudnnBackendDestroyDescriptor(plan);
+    return NULL;
+}
+
+/* The timing at start-up (cudnn_graph_tune.cu): among mode A's configurations cfg[0..got), up
+ * to graph_tune_candidates() plans that finalize within cap, each timed, the fastest kept and
+ * the rest destroyed. Runtime-compiled engines compile at finalize (NVRTC, seconds each), so at
+ * most MAX_COMPILED of them are finalized for one graph, the others skipped before finalize.
+ * Graphs of one shape (a net's repeated blocks) take the first one's choice without timing
+ * again. NULL when none finalizes (the caller goes on with the heuristics' first, as untimed). */
+static cudnnBackendDescriptor_t timed(graph_err *e, cudnnBackendDescriptor_t *cfg, int got, size_t cap, size_t *ws_out,
+                                      int *offered, cudnnStatus_t *last, char *why, size_t why_cap, const char *what,
+                                      const char *cap_hint) {
+    enum { MAX_CAND = 8, MAX_COMPILED = 2 };
+    char key[1024];
+    graph_tune_key(e, what, key, sizeof key);
+    int64_t engine = -1, want = -1;
+    int at = graph_tune_recall(key, &want);
+    if (at >= 0 && at < got) {   /* this shape timed before: its choice, if the heuristics still offer it there */
+        bool rtc;
+        graph_tune_engine(cfg[at], &engine, &rtc);
+        if (engine == want) {
+            (*offered)++;
+            cudnnBackendDescriptor_t plan = finalize_plan(cfg[at], cap, ws_out, last, why, why_cap, what, cap_hint);
+            if (plan) return plan;
+        }
+    }
+    cudnnBackendDescriptor_t plan[MAX_CAND] = { 0 };
+    size_t ws[MAX_CAND];
+    int64_t engines[MAX_CAND];
+    int position[MAX_CAND], n = 0, compiled = 0, rtc_skipped = 0;
+    int k = graph_tune_candidates() < MAX_CAND ? graph_tune_candidates() : MAX_CAND;
+    for (int i = 0; i < got && n < k; i++) {
+        bool rtc;
+        graph_tune_engine(cfg[i], &engine, &rtc);
+        if (rtc && compiled >= MAX_COMPILED) {
+            rtc_skipped++;
+            continue;
+        }
+        (*offered)++;
+        plan[n] = finalize_plan(cfg[i], cap, &ws[n], last, why, why_cap, what, cap_hint);
+        if (!plan[n]) continue;
+        compiled += rtc;
+        engines[n] = engine, position[n++] = i;
+    }
+    if (!n) return NULL;
+    float ms[MAX_CAND];
+    char untimed[200] = "";
+    int best = n > 1 ? graph_tune_time(e, plan, ws, n, ms, untimed, sizeof untimed) : 0;
+    if (n == 1) ms[0] = -1.0f;
+    if (best < 0) best = 0;   /* not timed: the heuristics' first of them */
+    else if (n > 1) graph_tune_remember(key, position[best], engines[best]);
+    graph_tune_report(what, n, best, engines, ms, rtc_skipped, untimed[0] ? untimed : NULL);
+    for (int i = 0; i < n; i++)
+        if (i != best) cudnnBackendDestroyDescriptor(plan[i]);
+    *ws_out = ws[best];
+    why[0] = 0;   /* a refusal of another candidate is no reason now */
+    return plan[best];
+}
+
 cudnnBackendDescriptor_t graph_plan(graph_err *e, cudnnBackendDescriptor_t *graph, const cudnnBackendDescriptor_t *ops,
                                     int64_t n_ops, size_t cap, size_t *ws_out, cudnnBackendDescriptor_t *keep, int *n_keep,
                                     char *why, size_t why_cap, const char *what, const char *cap_hint) {
@@ -130,27 +227,14 @@ cudnnBackendDescriptor_t graph_plan(graph_err *e, cudnnBackendDescriptor_t *grap
         if (st == CUDNN_STATUS_SUCCESS)
             st = cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, MAX_CFG, &got, cfg);
         if (st != CUDNN_STATUS_SUCCESS) last = st, got = 0;
-        for (int i = 0; i < got && i < MAX_CFG && !found; i++) {
-            cudnnBackendDescriptor_t plan = NULL;
-            cudnnHandle_t handle = rt_cudnn();
-            int64_t ws = 0, one = 0;
+        if (got > MAX_CFG) got = MAX_CFG;
+        /* (the timing finalizes every configuration until it has its candidates: where it found
+         * none, the untimed search would only finalize, and compile, the same ones again) */
+        const bool tune = m == 0 && graph_tune_candidates() > 0 && got > 0;
+        if (tune) found = timed(e, cfg, (int)got, cap, ws_out, &offered, &last, why, why_cap, what, cap_hint);
+        for (int i = 0; i < got && !found && !tune; i++) {   /* the heuristics' first that fits */
             offered++;
-            st = cudnnBackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &plan);
-            if (st == CUDNN_STATUS_SUCCESS)
-                (void)cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
-            if (st == CUDNN_STATUS_SUCCESS)
-                st = cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cfg[i]);
-            if (st == CUDNN_STATUS_SUCCESS) st = cudnnBackendFinalize(plan);
-            if (st == CUDNN_STATUS_SUCCESS)
-                st = cudnnBackendGetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &one, &ws);
-            if (st == CUDNN_STATUS_SUCCESS && (size_t)ws <= cap) found = plan, *ws_out = (size_t)ws;
-            else {
-                if (st == CUDNN_STATUS_SUCCESS)
-                    snprintf(why, why_cap, "the %s plan needs %lld bytes of workspace, over the %zu the run has (%s)", what,
-                             (long long)ws, cap, cap_hint);
-                else last = st;
-                if (plan) cudnnBackendDestroyDescriptor(plan);
-            }
+            found = finalize_plan(cfg[i], cap, ws_out, &last, why, why_cap, what, cap_hint);
         }
         if (found) {
             for (int i = 0; i < MAX_CFG; i++) keep[(*n_keep)++] = cfg[i];
@@ -166,13 +250,22 @@ cudnnBackendDescriptor_t graph_plan(graph_err *e, cudnnBackendDescriptor_t *grap
     return found;
 }
 
-void graph_execute(cudnnBackendDescriptor_t plan, int64_t n, const int64_t *uids, void *const *ptrs, void *workspace) {
+cudnnStatus_t graph_execute_status(cudnnBackendDescriptor_t plan, int64_t n, const int64_t *uids, void *const *ptrs,
+                                   void *workspace) {
     cudnnBackendDescriptor_t pack = NULL;
-    CUDNN_CHECK(cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack));
-    CUDNN_CHECK(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, n, uids));
-    CUDNN_CHECK(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, n, ptrs));
-    CUDNN_CHECK(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace));
-    CUDNN_CHECK(cudnnBackendFinalize(pack));
-    CUDNN_CHECK(cudnnBackendExecute(rt_cudnn(), plan, pack));
-    CUDNN_CHECK(cudnnBackendDestroyDescriptor(pack));
+    cudnnStatus_t st = cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack);
+    if (st == CUDNN_STATUS_SUCCESS)
+        st = cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, n, uids);
+    if (st == CUDNN_STATUS_SUCCESS)
+        st = cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, n, ptrs);
+    if (st == CUDNN_STATUS_SUCCESS)
+        st = cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace);
+    if (st == CUDNN_STATUS_SUCCESS) st = cudnnBackendFinalize(pack);
+    if (st == CUDNN_STATUS_SUCCESS) st = cudnnBackendExecute(rt_cudnn(), plan, pack);
+    if (pack) cudnnBackendDestroyDescriptor(pack);
+    return st;
+}
+
+void graph_execute(cudnnBackendDescriptor_t plan, int64_t n, const int64_t *uids, void *const *ptrs, void *workspace) {
+    CUDNN_CHECK(graph_execute_status(plan, n, uids, ptrs, workspace));
 }

@@ -9,9 +9,23 @@
 #include <stddef.h>
 #include "../cuda_libs.cuh"
 
+/* A tensor of the graph as the timing at start-up needs it (cudnn_graph_tune.cu): its uid,
+ * data type, the bytes it spans in memory (0: virtual) and whether it is passed by value. */
+typedef struct {
+    int64_t uid, dims[4], strides[4], bytes;
+    cudnnDataType_t dt;
+    bool is_virtual, by_value;
+} graph_operand;
+enum { GRAPH_MAX_OPERANDS = 24 };
+
 typedef struct {
     cudnnStatus_t st;
     const char *step;   /* the first step cuDNN refused, or NULL */
+    /* what graph_tensor and graph_conv made (the graph's shape, for the timing at start-up) */
+    int n_operands;
+    graph_operand operand[GRAPH_MAX_OPERANDS];
+    int n_convs;
+    int64_t conv[2][6];   /* a conv's paddings, strides, dilations */
 } graph_err;
 
 /* Runs call and keeps the first refusal (status and step) in *e, the caller's graph_err. */
@@ -50,10 +64,13 @@ void graph_warn_once(const char *what, const rt_cuda_conv *conv, const char *why
 bool graph_first_time(const char *what, const char *why);
 
 /* The operation graph of ops[0..n_ops) into *graph (NULL after a refused step), then its plan
- * (NULL if none): the first configuration that finalizes within cap bytes of workspace, its
- * workspace in *ws, and the 8 configurations and the heuristics it came from appended to
- * keep[*n_keep] (the plan may not outlive them). Without a plan and without a refused step,
- * why says why: a plan over the cap (what and cap_hint name them), or none finalized. */
+ * (NULL if none), its workspace in *ws, and the 8 configurations and the heuristics it came
+ * from appended to keep[*n_keep] (the plan may not outlive them). The plan: with the timing at
+ * start-up on (graph_tune_candidates() > 0, cudnn_graph_tune.cu), the fastest of up to that
+ * many configurations of heuristics mode A that finalize within cap bytes of workspace, timed
+ * on scratch operands; else, or where mode A has none, the first configuration that finalizes
+ * within cap (mode A, then the fallback list). Without a plan and without a refused step, why
+ * says why: a plan over the cap (what and cap_hint name them), or none finalized. */
 cudnnBackendDescriptor_t graph_plan(graph_err *e, cudnnBackendDescriptor_t *graph, const cudnnBackendDescriptor_t *ops,
                                     int64_t n_ops, size_t cap, size_t *ws, cudnnBackendDescriptor_t *keep, int *n_keep,
                                     char *why, size_t why_cap, const char *what, const char *cap_hint);
@@ -61,4 +78,31 @@ cudnnBackendDescriptor_t graph_plan(graph_err *e, cudnnBackendDescriptor_t *grap
 /* Runs a finalized plan once on the stream of rt_cudnn(): graph tensor uids[i] at ptrs[i]
  * (a by-value scalar's host address), with the plan's workspace. */
 void graph_execute(cudnnBackendDescriptor_t plan, int64_t n, const int64_t *uids, void *const *ptrs, void *workspace);
+/* The same, returning cuDNN's status instead of dying on a refusal (the timing's). */
+cudnnStatus_t graph_execute_status(cudnnBackendDescriptor_t plan, int64_t n, const int64_t *uids, void *const *ptrs,
+                                   void *workspace);
+
+/* cudnn_graph_tune.cu: the timing of a graph's candidate plans at start-up. */
+/* How many candidates graph_plan times (0: the heuristics' first, as the build asked). */
+int graph_tune_candidates(void);
+/* A configuration's engine: its global index (-1 unknown) and whether it compiles at
+ * finalize (CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION). */
+void graph_tune_engine(cudnnBackendDescriptor_t cfg, int64_t *engine, bool *runtime_compiled);
+/* The graph's shape as a key (what, its tensors, its convs' geometry): graphs of equal key
+ * take the same choice. */
+void graph_tune_key(const graph_err *e, const char *what, char *key, size_t cap);
+/* The heuristics' position (mode A) of the configuration chosen for key before, and its
+ * engine, or -1; graph_tune_remember records one. */
+int graph_tune_recall(const char *key, int64_t *engine);
+void graph_tune_remember(const char *key, int position, int64_t engine);
+/* Times plans[0..n) (workspaces ws[i]) on scratch operands made from e's tensors, none of the
+ * run's memory: a warm-up execution, then a few timed ones each. Returns the fastest's index,
+ * its time and the first's in ms[i] (negative: not timed; a plan that fails to execute is
+ * never the fastest), or -1 when nothing could be timed (no scratch memory), in which case
+ * why says so. */
+int graph_tune_time(const graph_err *e, cudnnBackendDescriptor_t *plans, const size_t *ws, int n, float *ms, char *why,
+                    size_t why_cap);
+/* The start-up report, once per graph kind (what). */
+void graph_tune_report(const char *what, int n, int chosen, const int64_t *engines, const float *ms, int rtc_skipped,
+                       const char *untimed);
 #endif
