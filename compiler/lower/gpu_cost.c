@@ -602,6 +602,8 @@ static void backward(walk *w, int j) {
             double part = (double)depthwise_slices(w, op) * 4.0 * (op->w_count + (dw_bias ? op->c : 0));
             add(w, w->nhwc ? "dw_nhwc_wgrad_kernel" : "dw_nchw_wgrad_kernel", j, 1, GK_KERNEL, x + dy, part, f, 0);
             add(w, "dw_sum_slices_kernel", j, 1, GK_KERNEL, part, 4.0 * op->w_count + (dw_bias ? c4 : 0), 0, 0);
+            /* conv2d_depthwise.cu: 8 lanes of slices a sum, four loads each in flight */
+            last_rounds(w, (depthwise_slices(w, op) + 31) / 32);
             if (din)
                 add(w, w->nhwc ? "dw_nhwc_direct_kernel" : "dw_nchw_direct_kernel", j, 1, GK_KERNEL,
                     dy + dw_weight_bytes(w, op, 1) + (din_add ? x : 0), x, f, 0);
