@@ -154,7 +154,7 @@ static bn_kernels bn_kernels_of(const walk *w, const ir_op *op) {
 }
 
 /* batchnorm_nhwc_vec.cu vec_tiles_of: channel tiles of up to 32 vectors of 4 channels (when 4
- * divides C; the retire counters are one per tile). */
+ * divides C). */
 static int vec_tile_lanes(int c) {   /* a tile's threads across the channels (lx) */
     int cv = c % 4 == 0 ? c / 4 : c, lx = 1;
     while (lx < cv && lx < 32) lx *= 2;
@@ -180,6 +180,9 @@ static double retire_rounds(int c, int splits) {
     if (width > c) width = c;
     return (double)((width + 31) / 32) + (splits + 31) / 32;
 }
+/* A retiring launch's counters (bn_vec_tiles.cuh vec_tile_retires): a tile's, and one a group
+ * of 32 splits in each tile, each read and written once. */
+static double retire_counter_bytes(int c, int splits) { return 4.0 * vec_tiles_of(c) * (1 + (splits + 31) / 32); }
 /* The rounds of the launch just added. */
 static void last_rounds(walk *w, double rounds) { w->out->k[w->out->n - 1].rounds = rounds; }
 
@@ -399,7 +402,7 @@ static void forward(walk *w, int i) {
         } else if (op->bn_sums_in_conv) {   /* its conv wrote the sums: they and the running stats in, four vectors out */
             add(w, "bn_finalize_sums_kernel", i, 0, GK_KERNEL, 4 * c4, 4 * c4, 0, 0);
         } else if (op->bn_retire && !w->old) {   /* the tiles' last blocks finish: one launch */
-            double counters = 4.0 * vec_tiles_of(op->c);
+            double counters = retire_counter_bytes(op->c, sp);
             add(w, "vec_stats_retire_kernel", i, 0, GK_KERNEL, x + 2 * c4 + 16.0 * op->c * sp + counters,
                 16.0 * op->c * sp + 4 * c4 + counters, 3.0 * x / w->eb, 1);
             last_rounds(w, retire_rounds(op->c, sp));
@@ -502,16 +505,16 @@ static void loss(walk *w) {
 }
 
 /* bn_add_relu_backward_nhwc.cu for add j (ir_op.add_bwd_fused): the sums' pass reads dz, the
- * bits and each bn's input, and per bn its mean and inv_std, leaves and (in each tile's last
- * block) reads back its partials, and writes its totals, dgamma and dbeta, with one retire
- * counter per tile; the gradients' pass reads the same tensors and per bn gamma, mean,
+ * bits and each bn's input, and per bn its mean and inv_std, leaves and (in its groups' and
+ * tiles' last blocks) reads back its partials, and writes its totals, dgamma and dbeta, with
+ * the retire counters (retire_counter_bytes); the gradients' pass reads the same tensors and per bn gamma, mean,
  * inv_std and the totals, and writes each bn's input gradient, or the identity shortcut's
  * gradient (read too where it is added to). */
 static void bn_add_backward(walk *w, int j) {
     const ir_net *net = w->net;
     const ir_op *op = &net->ops[j];
     double dz = out_bytes(w, j), c4 = 4.0 * op->c, tensors = dz + mask_bytes(w, j);
-    double counters = 4.0 * vec_tiles_of(op->c), sums = 16.0 * op->c * splits_of(rows_of(w, op));
+    double counters = retire_counter_bytes(op->c, splits_of(rows_of(w, op))), sums = 16.0 * op->c * splits_of(rows_of(w, op));
     double rd1 = counters, wr1 = counters, rd2 = 0, wr2 = 0, flops = 0;
     int bns = 0;
     for (int k = 0; k < op->n_in; k++) {
@@ -653,7 +656,7 @@ static void backward(walk *w, int j) {
         if (ir_has_mask(net, j))   /* the bits go through the vectorized kernels alone */
             bk.input_grad = "vec_input_grad_kernel";
         if (op->bn_retire && (!w->old || ir_has_mask(net, j) || op->bn_in_conv)) {   /* (no old kernels for those) */
-            double counters = 4.0 * vec_tiles_of(op->c);
+            double counters = retire_counter_bytes(op->c, sp);
             add(w, "vec_grads_retire_kernel", j, 1, GK_KERNEL, tensors + 2 * c4 + 16.0 * op->c * sp + counters,
                 16.0 * op->c * sp + 16.0 * op->c + 2 * c4 + counters, 4.0 * x / w->eb, 1);
             last_rounds(w, retire_rounds(op->c, sp));
