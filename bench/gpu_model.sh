@@ -7,7 +7,8 @@
 # (BF16 channels-last with the old batch-norm and pooling kernels, TRAINC_CUDA_BN=old
 # TRAINC_CUDA_POOL=old, each bn applied apart from the add, no ReLU bitmasks and no conv +
 # genstats: --no-bn-add --no-relu-mask --no-conv-genstats) beside the 72.9 ms per 256 images it
-# took (bench/RESULTS.md), BF16 and FP16 without cuDNN's conv + genstats engines
+# took (bench/RESULTS.md) and its thread-per-channel sums' model against the profile (the
+# serial round trip's calibration, gpu_cost.c), BF16 and FP16 without cuDNN's conv + genstats engines
 # (--no-conv-genstats), FP16 without its scale-bias-ReLU prologue (--no-conv-sbr), FP16 with
 # the genstats sums finalized by our kernels, not cuDNN's BN finalize graph
 # (--no-bn-finalize-graph), AlexNet and ConvNeXt-Tiny (and without its residual tails,
@@ -30,6 +31,11 @@ done
 "$BUILD/trainc" show --gpu-cost --layout nhwc --device h100 --old-kernels --no-bn-add --no-relu-mask --no-conv-genstats --label "resnet50 (the measured code: old BN and pooling kernels)" \
   "$out/resnet50_BF16.spec" > "$out/resnet50_BF16_h100_old.txt" || status=1
 echo "$(tail -n 1 "$out/resnet50_BF16_h100_old.txt"); measured on the H100: 72.9 ms (3,510 img/s), 68.0 ms of it kernel time"
+# the serial round trips' calibration: the measured code's thread-per-channel sums, model against profile
+awk '!/^#/ && ($4 == "bn_sum_partials_kernel" || $4 == "bn_finish_stats_kernel") { t[$4] += $NF; n[$4]++ }
+     END { printf "resnet50 (the measured code) sums by the model: bn_sum_partials_kernel %d calls %.1f ms (H100 profile: 54 calls, 4.1 ms), bn_finish_stats_kernel %d calls %.1f ms (profile: 53 calls, 3.1 ms)\n",
+           n["bn_sum_partials_kernel"], t["bn_sum_partials_kernel"] / 1e3, n["bn_finish_stats_kernel"], t["bn_finish_stats_kernel"] / 1e3 }' \
+  "$out/resnet50_BF16_h100_old.txt"
 grep '^# totals' "$out/resnet50_BF16_h100.txt" | sed 's/^# totals/resnet50 BF16 nhwc h100 totals/'
 "$BUILD/trainc" show --gpu-cost --layout nhwc --device h100 --no-bn-retire --label "resnet50 (--no-bn-retire: the sums launched apart)" \
   "$out/resnet50_BF16.spec" > "$out/resnet50_BF16_h100_noretire.txt" || status=1

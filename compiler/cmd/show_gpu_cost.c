@@ -56,9 +56,9 @@ int show_gpu_cost(FILE *out, const char *path, const sema_result *res, const cha
     const ir_net *net = &s.net;
     int half = s.precision == CUDA_BF16 || s.precision == CUDA_FP16;
     fprintf(out, "# %s: the CUDA training step (forward, loss, backward) as lowered, %s %s, batch %d, on %s "
-                 "(%.2f TB/s, %.0f TFLOP/s dense 16-bit, %.1f us per launch)%s%s%s\n",
+                 "(%.2f TB/s, %.0f TFLOP/s dense 16-bit, %.1f us per launch, %.2f us per serial round of loads)%s%s%s\n",
             path, precision_name(s.precision), nhwc ? "nhwc" : "nchw", net->batch, dev->name, dev->bandwidth / 1e12,
-            dev->peak16 / 1e12, dev->launch_s * 1e6,
+            dev->peak16 / 1e12, dev->launch_s * 1e6, dev->round_s * 1e6,
             old_kernels ? ", the old batch-norm kernels" : nhwc && no_bn_retire ? ", batch norm's sums launched apart" : "",
             nhwc && no_bn_add ? ", batch norm applied apart from the add" : "",
             nhwc && no_relu_mask ? ", no ReLU bitmasks (the add's and each bn's backward apart)" : "");
@@ -94,14 +94,14 @@ int show_gpu_cost(FILE *out, const char *path, const sema_result *res, const cha
                      "passes\n", retire, bn_add, bn_pool, bn_conv, masks, bwd2);
     fprintf(out, "# %-4s %-28s %-4s %-36s %-10s %14s %14s %10s %10s\n", "op", "layer", "pass", "kernel or call", "class",
             "read bytes", "write bytes", "GFLOP", "us");
-    double total_s = 0, bytes = 0, kernel_bytes = 0, flops = 0, lib_s = 0;
+    double total_s = 0, bytes = 0, kernel_bytes = 0, flops = 0, lib_s = 0, rounds_s = 0;
     for (int i = 0; i < c.n; i++) {
         const gpu_kernel *k = &c.k[i];
         double t = gpu_kernel_seconds(k, dev, half);
         const char *layer = k->op < 0 ? "(loss)" : k->op >= net->n_ops ? "(logits)" : net->ops[k->op].name;
         fprintf(out, "%-6d %-28s %-4s %-36s %-10s %14.0f %14.0f %10.3f %10.1f\n", k->op, layer, k->backward ? "bwd" : "fwd",
                 k->name, gpu_class_name(k->cls), k->read, k->write, k->flops / 1e9, t * 1e6);
-        total_s += t, bytes += k->read + k->write, flops += k->flops;
+        total_s += t, bytes += k->read + k->write, flops += k->flops, rounds_s += k->rounds * dev->round_s;
         if (k->cls == GK_KERNEL) kernel_bytes += k->read + k->write;
         else lib_s += t;
     }
@@ -111,9 +111,9 @@ int show_gpu_cost(FILE *out, const char *path, const sema_result *res, const cha
         if (net->ops[i].kind == IR_BN) bn_pass += (double)ir_value_elems(net, net->ops[i].in[0]) * net->act_bytes;
     double passes = bn_pass > 0 ? kernel_bytes / bn_pass : 0;
     fprintf(out, "# totals: %d launches, %.1f MB moved (%.1f MB by our kernels, %.1f MB per image), %.2f TFLOP; "
-                 "library calls %.2f ms, our kernels %.2f ms\n",
+                 "library calls %.2f ms, our kernels %.2f ms (%.2f ms of it serial rounds adding partial sums)\n",
             c.n, bytes / 1e6, kernel_bytes / 1e6, bytes / 1e6 / net->batch, flops / 1e12, lib_s * 1e3,
-            (total_s - lib_s) * 1e3);
+            (total_s - lib_s) * 1e3, rounds_s * 1e3);
     if (bn_pass > 0)
         fprintf(out, "# one pass over the batch-norm-sized tensors: %.1f MB; our kernels move %.2f of them\n", bn_pass / 1e6,
                 passes);

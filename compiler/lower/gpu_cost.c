@@ -17,10 +17,17 @@
 #include <string.h>
 
 static const gpu_device devices[] = {
-    /* name, HBM bytes/s, dense 16-bit tensor FLOP/s, FP32 FLOP/s, launch in a graph, library scale */
-    { "h100", 3.35e12, 989e12, 67e12, 2e-6, 1.0 },        /* H100 SXM5 80 GB (NVIDIA's datasheet) */
-    { "h200", 4.8e12, 989e12, 67e12, 2e-6, 1.0 },         /* H200 SXM 141 GB: H100's compute */
-    { "a100", 2.039e12, 312e12, 19.5e12, 2e-6, 312.0 / 989.0 },   /* A100 SXM 80 GB */
+    /* name, HBM bytes/s, dense 16-bit tensor FLOP/s, FP32 FLOP/s, launch in a graph, serial
+     * round, library scale. The round is the H100 profile's (bench/RESULTS.md, 2026-11-24):
+     * its "sum of partials" and "finish statistics" kernels, one thread a channel adding
+     * 16,965 splits' partial pairs in turn over the step's 53 batch norms, took 4.1 and 3.1 ms,
+     * 0.21 us a split on average; nvcc unrolls that loop four times (its PTX: eight loads a
+     * pass, in flight together), so a round of loads in flight took 0.84 us, about a trip to
+     * DRAM (the partials left L2 while the activations streamed through it). The H200 and
+     * A100 are given the same, never measured. */
+    { "h100", 3.35e12, 989e12, 67e12, 2e-6, 0.84e-6, 1.0 },        /* H100 SXM5 80 GB (NVIDIA's datasheet) */
+    { "h200", 4.8e12, 989e12, 67e12, 2e-6, 0.84e-6, 1.0 },         /* H200 SXM 141 GB: H100's compute */
+    { "a100", 2.039e12, 312e12, 19.5e12, 2e-6, 0.84e-6, 312.0 / 989.0 },   /* A100 SXM 80 GB */
 };
 
 const gpu_device *gpu_device_named(const char *name) {
@@ -53,7 +60,7 @@ double gpu_kernel_seconds(const gpu_kernel *k, const gpu_device *dev, int half) 
     double mem = (k->read + k->write) / dev->bandwidth;
     if (k->cls == GK_KERNEL) {
         double math = k->flops / dev->peak32;
-        return dev->launch_s + (mem > math ? mem : math);
+        return dev->launch_s + (mem > math ? mem : math) + k->rounds * dev->round_s;
     }
     double math = k->flops / (gpu_class_rate(k->cls, NULL) * dev->lib_scale);
     (void)half;   /* FP16 at the BF16 rate: gpu_rates.def */
@@ -77,7 +84,7 @@ static void add(walk *w, const char *name, int op, int bwd, gpu_class cls, doubl
         if (!o->k) abort();
     }
     gpu_kernel *k = &o->k[o->n++];
-    *k = (gpu_kernel){ "", op, bwd, cls, rd, wr, flops, bn_sized };
+    *k = (gpu_kernel){ "", op, bwd, cls, rd, wr, flops, bn_sized, 0 };
     /* a generated kernel (emit_cuda_kernels.c) is named after its layer: fused_<ident>_<what> */
     if (op >= 0 && op < w->net->n_ops && (!strcmp(name, "bias") || !strcmp(name, "apply") ||
                                           !strcmp(name, "add_forward") || !strcmp(name, "add_backward") || !strcmp(name, "mask") ||
@@ -147,12 +154,37 @@ static bn_kernels bn_kernels_of(const walk *w, const ir_op *op) {
 }
 
 /* batchnorm_nhwc_vec.cu vec_tiles_of: channel tiles of up to 32 vectors of 4 channels (when 4
- * divides C; the retire counters are one per tile). */
-static int vec_tiles_of(int c) {
-    int v = c % 4 == 0 ? 4 : 1, cv = c / v, lx = 1;
+ * divides C). */
+static int vec_tile_lanes(int c) {   /* a tile's threads across the channels (lx) */
+    int cv = c % 4 == 0 ? c / 4 : c, lx = 1;
     while (lx < cv && lx < 32) lx *= 2;
+    return lx;
+}
+static int vec_tiles_of(int c) {
+    int cv = c % 4 == 0 ? c / 4 : c, lx = vec_tile_lanes(c);
     return (cv + lx - 1) / lx;
 }
+
+/* The serial part of adding `splits` partial pairs per channel, in rounds of loads in flight
+ * together (gpu_kernel.rounds; the bytes are counted apart): the old kernels' thread a channel
+ * walks the splits in turn, four a round (batchnorm_sums.cu bn_sum_partials_kernel,
+ * bn_finish_stats_kernel: nvcc unrolls the loop four times); a warp a channel
+ * (warp_channel_sums: 32 lanes, four groups of 32 splits in flight) takes a round per 128
+ * splits. A retiring kernel (bn_vec_tiles.cuh vec_tile_retires) adds its sums after the rest
+ * of its grid: the last group's block adds the group's 32 splits for each of the tile's
+ * channels, its 8 warps four channels a round, then the tile's last block adds the groups'
+ * sums, a thread a channel, a group a round. */
+static double sums_rounds(const walk *w, int splits) { return w->old ? (splits + 3) / 4 : (splits + 127) / 128; }
+static double retire_rounds(int c, int splits) {
+    int width = vec_tile_lanes(c) * (c % 4 == 0 ? 4 : 1);
+    if (width > c) width = c;
+    return (double)((width + 31) / 32) + (splits + 31) / 32;
+}
+/* A retiring launch's counters (bn_vec_tiles.cuh vec_tile_retires): a tile's, and one a group
+ * of 32 splits in each tile, each read and written once. */
+static double retire_counter_bytes(int c, int splits) { return 4.0 * vec_tiles_of(c) * (1 + (splits + 31) / 32); }
+/* The rounds of the launch just added. */
+static void last_rounds(walk *w, double rounds) { w->out->k[w->out->n - 1].rounds = rounds; }
 
 /* Input rows (or columns) of length n that some window of k at stride st, padded by pad, covers
  * for `out` outputs: what a pooling forward reads (windows past the padding, or strides longer
@@ -248,6 +280,7 @@ static void partial_sums(walk *w, const char *kernel, int j, double rd, int vect
     add(w, kernel, j, 1, GK_KERNEL, rd, 16.0 * op->c * sp, 0, 0);
     add(w, w->old ? "bn_sum_partials_kernel" : "bn_sum_partials_warp_kernel", j, 1, GK_KERNEL, 16.0 * op->c * sp,
         16.0 * op->c + 4.0 * vectors * op->c, 0, 0);
+    last_rounds(w, sums_rounds(w, sp));
 }
 
 /* Layer norm over the channels of each position (layernorm.cu): the forward saves each
@@ -369,12 +402,14 @@ static void forward(walk *w, int i) {
         } else if (op->bn_sums_in_conv) {   /* its conv wrote the sums: they and the running stats in, four vectors out */
             add(w, "bn_finalize_sums_kernel", i, 0, GK_KERNEL, 4 * c4, 4 * c4, 0, 0);
         } else if (op->bn_retire && !w->old) {   /* the tiles' last blocks finish: one launch */
-            double counters = 4.0 * vec_tiles_of(op->c);
+            double counters = retire_counter_bytes(op->c, sp);
             add(w, "vec_stats_retire_kernel", i, 0, GK_KERNEL, x + 2 * c4 + 16.0 * op->c * sp + counters,
                 16.0 * op->c * sp + 4 * c4 + counters, 3.0 * x / w->eb, 1);
+            last_rounds(w, retire_rounds(op->c, sp));
         } else {
             add(w, bk.stats, i, 0, GK_KERNEL, x + c4, 16.0 * op->c * sp, 3.0 * x / w->eb, 1);
             add(w, bk.finish, i, 0, GK_KERNEL, 16.0 * op->c * sp + 2 * c4, 4 * c4, 0, 0);
+            last_rounds(w, sums_rounds(w, sp));
         }
         /* applied in the next conv's prologue: its scale and bias from gamma, beta, mean, inv std */
         if (op->bn_in_conv) {
@@ -470,17 +505,18 @@ static void loss(walk *w) {
 }
 
 /* bn_add_relu_backward_nhwc.cu for add j (ir_op.add_bwd_fused): the sums' pass reads dz, the
- * bits and each bn's input, and per bn its mean and inv_std, leaves and (in each tile's last
- * block) reads back its partials, and writes its totals, dgamma and dbeta, with one retire
- * counter per tile; the gradients' pass reads the same tensors and per bn gamma, mean,
+ * bits and each bn's input, and per bn its mean and inv_std, leaves and (in its groups' and
+ * tiles' last blocks) reads back its partials, and writes its totals, dgamma and dbeta, with
+ * the retire counters (retire_counter_bytes); the gradients' pass reads the same tensors and per bn gamma, mean,
  * inv_std and the totals, and writes each bn's input gradient, or the identity shortcut's
  * gradient (read too where it is added to). */
 static void bn_add_backward(walk *w, int j) {
     const ir_net *net = w->net;
     const ir_op *op = &net->ops[j];
     double dz = out_bytes(w, j), c4 = 4.0 * op->c, tensors = dz + mask_bytes(w, j);
-    double counters = 4.0 * vec_tiles_of(op->c), sums = 16.0 * op->c * splits_of(rows_of(w, op));
+    double counters = retire_counter_bytes(op->c, splits_of(rows_of(w, op))), sums = 16.0 * op->c * splits_of(rows_of(w, op));
     double rd1 = counters, wr1 = counters, rd2 = 0, wr2 = 0, flops = 0;
+    int bns = 0;
     for (int k = 0; k < op->n_in; k++) {
         int v = op->in[k];
         ir_grad_route r = ir_route(net, j, k);
@@ -488,6 +524,7 @@ static void bn_add_backward(walk *w, int j) {
             double x = act(w, net->ops[v - 1].in[0]);
             tensors += x;
             rd1 += 2 * c4 + sums, wr1 += sums + 16.0 * op->c + 2 * c4;
+            bns++;
             rd2 += 7 * c4, wr2 += x;
             flops += 10.0 * x / w->eb;
         } else if (r == GRAD_WRITE || r == GRAD_ADD) {   /* the identity shortcut's gradient */
@@ -496,6 +533,7 @@ static void bn_add_backward(walk *w, int j) {
         }
     }
     add(w, "bn_add_bwd_sums_kernel", j, 1, GK_KERNEL, tensors + rd1, wr1, 0.4 * flops, 1);
+    last_rounds(w, bns * retire_rounds(op->c, splits_of(rows_of(w, op))));   /* each bn's totals in turn */
     add(w, "bn_add_bwd_dx_kernel", j, 1, GK_KERNEL, tensors + rd2, wr2, 0.6 * flops, 1);
 }
 
@@ -515,6 +553,7 @@ static void residual_tail_backward(walk *w, int j) {
         add(w, "residual_tail_rows_kernel", j, 1, GK_KERNEL, rd, wr + 16.0 * op->c * sp, 0, 0);
         add(w, w->old ? "bn_sum_partials_kernel" : "bn_sum_partials_warp_kernel", j, 1, GK_KERNEL, 16.0 * op->c * sp,
             16.0 * op->c + 2 * c4, 0, 0);
+        last_rounds(w, sums_rounds(w, sp));
     } else {
         add(w, "residual_tail_backward_kernel", j, 1, GK_KERNEL, rd, wr + 2 * c4, 0, 0);
     }
@@ -551,6 +590,7 @@ static void backward(walk *w, int j) {
                 add(w, "bias_rows_partial_kernel", j, 1, GK_KERNEL, dy + mask, mask + 16.0 * op->c * sp, 0, 0);
                 add(w, w->old ? "bn_sum_partials_kernel" : "bn_sum_partials_warp_kernel", j, 1, GK_KERNEL,
                     16.0 * op->c * sp, 16.0 * op->c + c4, 0, 0);
+                last_rounds(w, sums_rounds(w, sp));
             } else {                               /* NCHW planes: one block per channel */
                 add(w, w->old ? "bias_backward_kernel" : "bias_backward_planes_kernel", j, 1, GK_KERNEL, dy + mask,
                     mask + c4, 0, 0);
@@ -565,6 +605,8 @@ static void backward(walk *w, int j) {
             double part = (double)depthwise_slices(w, op) * 4.0 * (op->w_count + (dw_bias ? op->c : 0));
             add(w, w->nhwc ? "dw_nhwc_wgrad_kernel" : "dw_nchw_wgrad_kernel", j, 1, GK_KERNEL, x + dy, part, f, 0);
             add(w, "dw_sum_slices_kernel", j, 1, GK_KERNEL, part, 4.0 * op->w_count + (dw_bias ? c4 : 0), 0, 0);
+            /* conv2d_depthwise.cu: 8 lanes of slices a sum, four loads each in flight */
+            last_rounds(w, (depthwise_slices(w, op) + 31) / 32);
             if (din)
                 add(w, w->nhwc ? "dw_nhwc_direct_kernel" : "dw_nchw_direct_kernel", j, 1, GK_KERNEL,
                     dy + dw_weight_bytes(w, op, 1) + (din_add ? x : 0), x, f, 0);
@@ -614,12 +656,14 @@ static void backward(walk *w, int j) {
         if (ir_has_mask(net, j))   /* the bits go through the vectorized kernels alone */
             bk.input_grad = "vec_input_grad_kernel";
         if (op->bn_retire && (!w->old || ir_has_mask(net, j) || op->bn_in_conv)) {   /* (no old kernels for those) */
-            double counters = 4.0 * vec_tiles_of(op->c);
+            double counters = retire_counter_bytes(op->c, sp);
             add(w, "vec_grads_retire_kernel", j, 1, GK_KERNEL, tensors + 2 * c4 + 16.0 * op->c * sp + counters,
                 16.0 * op->c * sp + 16.0 * op->c + 2 * c4 + counters, 4.0 * x / w->eb, 1);
+            last_rounds(w, retire_rounds(op->c, sp));
         } else {
             add(w, bk.grads, j, 1, GK_KERNEL, tensors + 2 * c4, 16.0 * op->c * sp, 4.0 * x / w->eb, 1);
             add(w, bk.sum, j, 1, GK_KERNEL, 16.0 * op->c * sp, 16.0 * op->c + 2 * c4, 0, 0);
+            last_rounds(w, sums_rounds(w, sp));
         }
         if (din) add(w, bk.input_grad, j, 1, GK_KERNEL, tensors + 7 * c4, x, 6.0 * x / w->eb, 1);
         break;
@@ -677,6 +721,7 @@ static void backward(walk *w, int j) {
                 add(w, "bias_act_bgrad_rows_kernel", j, 1, GK_KERNEL, dy + x + c4, x + 16.0 * op->c * sp, 0, 0);
                 add(w, w->old ? "bn_sum_partials_kernel" : "bn_sum_partials_warp_kernel", j, 1, GK_KERNEL,
                     16.0 * op->c * sp, 16.0 * op->c + c4, 0, 0);
+                last_rounds(w, sums_rounds(w, sp));
             } else {
                 add(w, "bias_act_bgrad_planes_kernel", j, 1, GK_KERNEL, dy + x + c4, x + c4, 0, 0);
             }

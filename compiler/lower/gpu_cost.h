@@ -26,6 +26,8 @@ typedef struct {
     double read, write; /* bytes per step */
     double flops;
     int bn_sized;       /* a pass over a batch-norm-sized tensor (counted in passes) */
+    double rounds;      /* rounds of dependent loads on its critical path after its bytes:
+                         * adding the per-channel partial sums (gpu_cost.c sums_rounds) */
 } gpu_kernel;
 
 typedef struct {
@@ -40,6 +42,7 @@ typedef struct {
     double peak16;      /* dense BF16/FP16 tensor FLOP/s */
     double peak32;      /* FP32 (non-tensor) FLOP/s */
     double launch_s;    /* a kernel's fixed time inside a CUDA graph */
+    double round_s;     /* one round of a serial loop's loads in flight (gpu_kernel.rounds) */
     double lib_scale;   /* the library rates measured on an H100, scaled to this device */
 } gpu_device;
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Shows the emulator catching broken CUDA code: each mutant is a copy of one runtime file
 # with one deliberate mistake, compiled by emu-nvcc and linked ahead of libtrainrt_cuda into
-# tests/gpu/test_ops_gpu, which must then fail. Not part of `make test` (41 relinks and
+# tests/gpu/test_ops_gpu, which must then fail. Not part of `make test` (46 relinks and
 # runs, several minutes); run after `make emu`:  bash tests/emu/mutants.sh
 #   index:    relu.cu writes out[i + 1] (ASan: heap-buffer-overflow, with the line)
 #   barrier:  cuda_common.cuh's block_sum without its second __syncthreads (thread 0 reads
@@ -20,10 +20,15 @@
 #   labels:   softmax_xent.cu without its label range check (risk 10)
 #   pin-cap:  context.cu page-locks at most 8 buffers, as it once did (risk 8)
 #   unpin:    context.cu never unregisters its page-locked buffers (the emulator's exit check)
-#   retire-last: bn_vec_tiles.cuh (the retiring kernels): no block sees itself last (the
-#             statistics are never finished: test_ops_gpu's retire checks fail)
 #   retire-reset: the last block leaves its tile's counter as it is (the next launch's count
 #             starts off, and its statistics are finished by no block or too early)
+#   retire-last: bn_vec_tiles.cuh (the retiring kernels): no group's block sees itself the
+#             tile's last (the statistics are never finished: test_ops_gpu's retire checks fail)
+#   retire-lanes: bn_vec_tiles.cuh's group sums take threadIdx.x as a warp's lane, as a
+#             one-dimensional block would (in the tiles' 2D blocks, narrower than a warp, lanes
+#             repeat and some splits are added twice, others never: the retire checks fail)
+#   retire-group-reset: a group's last block leaves its group's counter as it is (the next
+#             launch's groups finish early or never: the twice-in-a-row retire checks fail)
 #   genstats-sum: conv_bn_fprop.cu hands cuDNN one buffer for both statistics (the sum
 #             dropped, overwritten by the sum of squares: test_ops_gpu's conv + bn checks fail)
 #   genstats-node: conv_bn_fprop.cu's graph without its genstats node (a plain conv, which
@@ -145,7 +150,7 @@ mutant bwd-bits ops/bn_add_relu_backward_nhwc.cu 's/g.bits = bits \? relu_bits_a
   ops/bn_add_relu_backward_nhwc.cu "FAIL .*relu .*backward"
 mutant bwd-barrier ops/bn_add_relu_backward_nhwc.cu 's/        __syncthreads\(\);   \/\* the tile sums[^\n]*\n//' \
   ops/bn_add_relu_backward_nhwc.cu "shared-memory race"
-mutant retire-last ops/bn_vec_tiles.cuh 's/== gridDim.y - 1\);/== gridDim.y);/' ops/batchnorm_nhwc_vec.cu \
+mutant retire-last ops/bn_vec_tiles.cuh 's/== \(unsigned\)groups - 1\);/== (unsigned)groups);/' ops/batchnorm_nhwc_vec.cu \
   "FAIL .*retire"
 mutant retire-reset ops/batchnorm_nhwc_vec.cu 's/(vec_tile_totals<V>\(part, c, \[&\]\(int ch, double a, double b\) \{\n        finish_channel_stats[^\n]*\n    \}\);\n)    if \(threadIdx.x == 0 && threadIdx.y == 0\) counters\[blockIdx.x\] = 0;\n/$1/' \
   ops/batchnorm_nhwc_vec.cu "FAIL .*retire"
@@ -191,6 +196,10 @@ mutant sdpa-scale ops/attention_sdpa.cu 's/a->scale = \(float\)\(1\.0 \/ sqrt\(\
   ops/attention_sdpa.cu "FAIL .*attention sdpa"
 mutant sdpa-key ops/attention_sdpa.cu 's/do16, dq16, dq16 \+ c \* e,/do16, dq16, dq16,/' ops/attention_sdpa.cu \
   "FAIL .*attention sdpa"
+mutant retire-lanes ops/bn_vec_tiles.cuh 's/lane = t & 31;/lane = threadIdx.x & 31;/' \
+  ops/batchnorm_nhwc_vec.cu "FAIL .*retire"
+mutant retire-group-reset ops/bn_vec_tiles.cuh 's/    if \(threadIdx.x == 0 && threadIdx.y == 0\) \*group_count = 0;\n//' \
+  ops/batchnorm_nhwc_vec.cu "FAIL .*retire"
 mutant tune-kept ops/cudnn_graph.cu 's/if \(i != best\) cudnnBackendDestroyDescriptor\(plan\[i\]\);/if (i != 0) cudnnBackendDestroyDescriptor(plan[i]);/' \
   ops/cudnn_graph.cu "failed at .*cudnn_graph.cu:.*CUDNN_STATUS_BAD_PARAM\|heap-use-after-free"
 mutant window-mask ops/window_attention.cu 's/\(g\.shift && ri != rj \? -100\.0f : 0\.0f\)/0.0f/' \

@@ -503,6 +503,48 @@ static void test_batchnorm(int n, int c, int hw, int nhwc) {
 #undef CHECK_NAMED
 }
 
+/* The retiring channels-last kernels (each tile's last block adds the splits' partial sums,
+ * a warp a channel) against the launches apart (the warp-per-channel kernels, --no-bn-retire):
+ * the same statistics, running statistics, parameter gradients and input gradient, bit for
+ * bit, since both add each channel's splits in one order. */
+static void test_bn_retire_same_bits(int n, int c, int hw) {
+    long total = (long)n * c * hw;
+    float *x = host_random(total, 2), *g = host_random(c, 1), *dy = host_act(total, 1);
+    float *rm = host_random(c, 0.1f), *rv = host_random(c, 0.1f), *host = rt_xmalloc((size_t)total * sizeof(float));
+    for (long i = 0; i < total; i++) x[i] += 0.5f;   /* a non-zero mean */
+    round_act(x, total);
+    for (int i = 0; i < c; i++) rv[i] += 1.0f;
+    void *gx = act_from(x, total), *gdy = act_from(dy, total), *dx[2];
+    float *gg = dev_from(g, c), *v[2][6];   /* mean, inv std, running mean, running var, dgamma, dbeta */
+    for (int k = 0; k < 2; k++) {
+        v[k][0] = dev_zero(c), v[k][1] = dev_zero(c), v[k][2] = dev_from(rm, c), v[k][3] = dev_from(rv, c);
+        v[k][4] = dev_zero(c), v[k][5] = dev_zero(c), dx[k] = act_zero(total);
+        (k ? cuda_batchnorm_stats_train_nhwc_retire : cuda_batchnorm_stats_train_nhwc)(
+            v[k][0], v[k][1], v[k][2], v[k][3], gx, n, c, hw, 0.1f, 1e-5f, 0);
+        (k ? cuda_batchnorm_backward_nhwc_retire : cuda_batchnorm_backward_nhwc)(
+            dx[k], v[k][4], v[k][5], gdy, NULL, gx, gg, v[k][0], v[k][1], n, c, hw, 0);
+    }
+    static const char *const names[6] = { "saved mean", "saved inv_std", "running mean", "running var", "dgamma", "dbeta" };
+    char what[128];
+    for (int j = 0; j < 6; j++) {
+        rt_cuda_copy_d2h(host, v[0][j], (size_t)c * sizeof(float));
+        snprintf(what, sizeof what, "bn retire %dx%dx%d %s = apart", n, c, hw, names[j]);
+        compare(what, v[1][j], host, c, 0);
+    }
+    float *f = dev_zero(total);
+    rt_cuda_from_act(f, dx[0], total);
+    rt_cuda_copy_d2h(host, f, (size_t)total * sizeof(float));
+    snprintf(what, sizeof what, "bn retire %dx%dx%d dinput = apart", n, c, hw);
+    compare_act(what, dx[1], host, total, 0);
+    rt_cuda_free(f);
+    for (int k = 0; k < 2; k++) {
+        for (int j = 0; j < 6; j++) rt_cuda_free(v[k][j]);
+        rt_cuda_free(dx[k]);
+    }
+    rt_cuda_free(gx), rt_cuda_free(gdy), rt_cuda_free(gg);
+    free(x), free(g), free(dy), free(rm), free(rv), free(host);
+}
+
 static void test_layernorm(int n, int c, int hw, int nhwc) {
     long total = (long)n * c * hw, pix = (long)n * hw;
     float *x = host_act(total, 2), *g = host_random(c, 1), *b = host_random(c, 1), *dy = host_act(total, 1);
@@ -1982,6 +2024,10 @@ static void run_norm_pool_ops(int layout) {
     test_batchnorm(4, 520, 9, 2);
     test_batchnorm(3, 37, 41, 2);
     test_batchnorm(32, 8, 1000, 2);
+    test_batchnorm(2, 136, 4200, 2);   /* 33 row splits: the retiring block's warps walk two rounds
+                                        * of lanes; two tiles, the second partial */
+    test_bn_retire_same_bits(2, 136, 4200);
+    test_bn_retire_same_bits(32, 8, 1000);   /* 125 splits, a narrow tile (2 threads wide) */
     /* A block's closing bn(s) + add + ReLU in one pass: both branches (projection) and the
      * identity shortcut; channel vectors (64), one channel a thread (37), a partial vector
      * tail (12 in 16-bit: no 8-channel vector), without the ReLU. */
@@ -2000,6 +2046,7 @@ static void run_norm_pool_ops(int layout) {
     test_bn_add_relu_backward(5, 12, 9, 1, 0, 0);
     test_bn_add_relu_backward(2, 256, 16, 1, 1, 0);
     test_bn_add_relu_backward(8, 64, 100, 0, 1, 0);
+    test_bn_add_relu_backward(2, 136, 4200, 1, 1, 0);   /* 33 row splits, a partial second tile */
     /* the stem's bn + ReLU + max pooling in one pass: 8-channel vectors (one mask byte a
      * thread), several vectors a position, non-square planes, the smallest even plane */
     test_bn_relu_maxpool(2, 64, 16, 16);

@@ -264,7 +264,7 @@ vec_stats_retire_kernel(double *part, unsigned *counters, float *save_mean, floa
             });
     }
     vec_tile_sums<V>(sum, sq, part, c);
-    if (!vec_tile_retires(counters)) return;
+    if (!vec_tile_retires<V>(counters, part, NULL, c)) return;
     vec_tile_totals<V>(part, c, [&](int ch, double a, double b) {
         finish_channel_stats(save_mean, save_inv_std, running_mean, running_var, ch, a, b, rows, momentum, eps);
     });
@@ -278,7 +278,7 @@ vec_grads_retire_kernel(double *part, unsigned *counters, double *totals, float 
                         const void *__restrict__ relu_aux, const T *__restrict__ in, const float *save_mean,
                         const float *save_inv_std, long rows, long per, int c, bn_pool_in pool) {
     vec_grad_partials<T, V, RELU>(part, dout, relu_out, relu_aux, in, save_mean, save_inv_std, rows, per, c, pool);
-    if (!vec_tile_retires(counters)) return;
+    if (!vec_tile_retires<V>(counters, part, NULL, c)) return;
     vec_tile_totals<V>(part, c, [&](int ch, double a, double b) { store_channel_totals(totals, dgamma, dbeta, ch, a, b); });
     if (threadIdx.x == 0 && threadIdx.y == 0) counters[blockIdx.x] = 0;
 }

@@ -33,24 +33,6 @@ bn_sum_partials_kernel(double *totals, float *dgamma, float *dbeta, const double
     }
 }
 
-/* Both sums of this warp's channel ch, in lane 0: lane l adds the pairs of splits l, l + 32,
- * ... (16-byte loads, coalesced: a channel's pairs are contiguous, four in flight), then a
- * fixed shuffle tree. The order depends on splits alone, so results repeat run to run. */
-__device__ static inline void warp_channel_sums(const double *part, int splits, int ch, double *s0, double *s1) {
-    const double2 *p = reinterpret_cast<const double2 *>(part) + (long)ch * splits;
-    double a = 0, b = 0;
-#pragma unroll 4
-    for (int s = threadIdx.x & 31; s < splits; s += 32) {
-        double2 v = p[s];
-        a += v.x, b += v.y;
-    }
-    for (int o = 16; o > 0; o >>= 1) {
-        a += __shfl_down_sync(0xffffffffu, a, o);
-        b += __shfl_down_sync(0xffffffffu, b, o);
-    }
-    *s0 = a, *s1 = b;
-}
-
 /* Grid: SUM_WARPS channels a block, one warp each (a warp's channel is uniform, so the early
  * return keeps whole warps for the shuffles). */
 __global__ void __launch_bounds__(RT_THREADS)
@@ -59,7 +41,7 @@ bn_finish_stats_warp_kernel(float *save_mean, float *save_inv_std, float *runnin
     int ch = blockIdx.x * SUM_WARPS + (int)threadIdx.x / 32;
     if (ch >= c) return;
     double sum, sq;
-    warp_channel_sums(part, splits, ch, &sum, &sq);
+    warp_channel_sums(part, splits, ch, threadIdx.x & 31, &sum, &sq);
     if ((threadIdx.x & 31) == 0)
         finish_channel_stats(save_mean, save_inv_std, running_mean, running_var, ch, sum, sq, m, momentum, eps);
 }
@@ -69,7 +51,7 @@ bn_sum_partials_warp_kernel(double *totals, float *dgamma, float *dbeta, const d
     int ch = blockIdx.x * SUM_WARPS + (int)threadIdx.x / 32;
     if (ch >= c) return;
     double s0, s1;
-    warp_channel_sums(part, splits, ch, &s0, &s1);
+    warp_channel_sums(part, splits, ch, threadIdx.x & 31, &s0, &s1);
     if ((threadIdx.x & 31) == 0) store_channel_totals(totals, dgamma, dbeta, ch, s0, s1);
 }
 
@@ -87,12 +69,12 @@ static double *bn_totals(int c) {
 
 double *bn_channel_totals(int c) { return bn_totals(c); }
 
-/* The retire counters: zero when allocated, and each launch's last block per tile puts its
- * counter back to zero. */
+/* The retire counters: zero when allocated, and each launch's last blocks (of each group, of
+ * each tile) put theirs back to zero. */
 static rt_cuda_scratch retire_counters;
 
 unsigned *bn_retire_counters(int tiles) {
-    size_t bytes = sizeof(unsigned) * (size_t)tiles;
+    size_t bytes = sizeof(unsigned) * (size_t)tiles * (1 + RETIRE_MAX_GROUPS);
     if (bytes > retire_counters.bytes) {
         rt_cuda_scratch_get(&retire_counters, bytes, "batch-norm retire counters");
         rt_cuda_memset0(retire_counters.p, bytes);
@@ -104,7 +86,7 @@ void cuda_reserve_partial_sums(size_t partial_bytes, long channels) {
     if (!channels) return;
     rt_cuda_scratch_get(&partials, partial_bytes, "batch-norm partial sums");
     bn_totals((int)channels);
-    bn_retire_counters((int)channels);   /* at most a tile a channel */
+    bn_retire_counters((int)((channels + 31) / 32));   /* a tile spans 32 channels or more (vec_tiles_of), or all */
 }
 
 static unsigned warp_blocks(int c) { return (unsigned)((c + SUM_WARPS - 1) / SUM_WARPS); }

@@ -6,6 +6,7 @@
 #define RT_CUDA_BATCHNORM_SUMS_CUH
 #include "../cuda_common.cuh"
 #include "act_vec.cuh"
+#include "rt_devmem.h"   /* RT_DEVMEM_MAX_SPLITS */
 
 /* TRAINC_CUDA_BN=old: the batch-norm kernels before the 16-byte channels-last and
  * warp-per-channel ones (read once), for A/B timing on a GPU. */
@@ -37,7 +38,10 @@ const double *bn_finish_grads(float *dgamma, float *dbeta, const double *part, i
 
 /* The per-channel totals {sum dy, sum dy·xhat} buffer ([c][2], on the device). */
 double *bn_channel_totals(int c);
-/* Room for one retire counter per channel tile (zeroed; each launch leaves them zero). */
+/* Room for the retire counters of `tiles` channel tiles (bn_vec_tiles.cuh vec_tile_retires):
+ * one a tile, then RETIRE_MAX_GROUPS a tile for its groups of splits (zeroed; each launch
+ * leaves them zero). */
+#define RETIRE_MAX_GROUPS ((RT_DEVMEM_MAX_SPLITS + SUM_GROUP - 1) / SUM_GROUP)
 unsigned *bn_retire_counters(int tiles);
 
 /* Channel ch's batch statistics from the sums of d = x - running_mean over m values (the
@@ -54,6 +58,38 @@ __device__ static inline float2 finish_channel_stats(float *save_mean, float *sa
     running_mean[ch] = (float)((1 - momentum) * running_mean[ch] + momentum * mean);
     running_var[ch] = (float)((1 - momentum) * running_var[ch] + momentum * unbiased);
     return make_float2((float)mean, (float)(1.0 / sqrt(var + eps)));
+}
+
+/* The order every per-channel sum of partials follows, so that each way of adding them gives
+ * the same bits: the splits in groups of SUM_GROUP, each group's pairs added by a fixed
+ * shuffle tree (split k of the group in lane k), the groups' sums then added in order. Both
+ * retiring kernels (bn_vec_tiles.cuh: each group's last block adds its group, the tile's last
+ * block the groups) and the warp-per-channel kernels (warp_channel_sums) follow it. */
+#define SUM_GROUP 32
+
+/* A pair of sums over the calling warp's lanes, in lane 0 (every lane calls). */
+__device__ static inline double2 warp_tree(double2 v) {
+    for (int o = 16; o > 0; o >>= 1) {
+        v.x += __shfl_down_sync(0xffffffffu, v.x, o);
+        v.y += __shfl_down_sync(0xffffffffu, v.y, o);
+    }
+    return v;
+}
+
+/* Both sums of channel ch, in lane 0 of the calling warp (every lane of it calls, lane its
+ * index in the warp), in SUM_GROUP's order: lane l loads split l of each group (16-byte loads,
+ * coalesced: a channel's pairs are contiguous; four groups' loads in flight). */
+__device__ static inline void warp_channel_sums(const double *part, int splits, int ch, int lane, double *s0,
+                                                double *s1) {
+    const double2 *p = reinterpret_cast<const double2 *>(part) + (long)ch * splits;
+    double a = 0, b = 0;
+#pragma unroll 4
+    for (int g = 0; g * SUM_GROUP < splits; g++) {
+        int s = g * SUM_GROUP + lane;
+        double2 v = warp_tree(s < splits ? p[s] : make_double2(0, 0));
+        a += v.x, b += v.y;
+    }
+    *s0 = a, *s1 = b;
 }
 
 /* Channel ch's totals [c][2], and as floats dgamma = the second and dbeta = the first (each

@@ -70,7 +70,7 @@ bn_add_bwd_sums_kernel(double *part_a, double *part_b, unsigned *counters, doubl
         __syncthreads();   /* the tile sums' shared memory is read until here */
         vec_tile_sums<V>(s_dy, s_b, part_b, c);
     }
-    if (!vec_tile_retires(counters)) return;
+    if (!vec_tile_retires<V>(counters, part_a, PROJ ? part_b : NULL, c)) return;
     vec_tile_totals<V>(part_a, c, [&](int ch, double a, double b) { store_channel_totals(totals_a, dga, dba, ch, a, b); });
     if (PROJ)
         vec_tile_totals<V>(part_b, c, [&](int ch, double a, double b) { store_channel_totals(totals_b, dgb, dbb, ch, a, b); });

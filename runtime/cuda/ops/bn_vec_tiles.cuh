@@ -73,27 +73,73 @@ __device__ static inline void vec_tile_sums(const double a[V], const double b[V]
     }
 }
 
-/* The retire counter (the retiring kernels, lower.c ir_op.bn_retire): each block leaves its
- * partial sums, then counts itself done on its channel tile's counter; the tile's last block
- * (the one that sees every other block's partials, as CUDA's threadFenceReduction sample) adds
- * them up and puts the counter back to zero for the next launch or graph replay. */
-__device__ static inline bool vec_tile_retires(unsigned *counters) {
-    __threadfence();   /* this thread's partial sums visible to the tile's last block */
-    __syncthreads();   /* every thread's, before the block counts itself done */
-    /* (the flag through the barrier, not a __shared__ word: the kernels' static shared memory
-     * stays within the 16 KiB budget) */
-    return __syncthreads_or(threadIdx.x == 0 && threadIdx.y == 0 &&
-                            atomicAdd(&counters[blockIdx.x], 1u) == gridDim.y - 1);
+/* The retire counters (the retiring kernels, lower.c ir_op.bn_retire), in two levels so that
+ * no one block adds a whole tile's partials after the rest of the grid is done (a tile of 128
+ * channels over 512 splits is 1 MB; a thread a channel walking them took the H100 profile's
+ * "sum of partials" kernels 75 us a call): each block leaves its partial sums and counts
+ * itself done on its group's counter; a group's last block (the one that sees every other
+ * member's partials, as CUDA's threadFenceReduction sample) adds the group's SUM_GROUP splits
+ * per channel, leaves the sums in the group's first split's place, and counts the group done
+ * on the tile's counter; the tile's last group's block (returned true) then adds the groups'
+ * sums (vec_tile_totals) and the caller puts the tile's counter back to zero for the next
+ * launch or graph replay (each group's last block puts its own back). counters: the tiles'
+ * counters, then RETIRE_MAX_GROUPS a tile (batchnorm_sums.cuh bn_retire_counters). */
+/* In a group's last block: its group's sums per channel of the tile (part: [c][splits][2]),
+ * a warp four channels at a time (their loads in flight together), into split g * SUM_GROUP. */
+template <int V> __device__ static inline void vec_group_sums(double *part, int c, int g) {
+    int width = blockDim.x * V, splits = gridDim.y, t = threadIdx.y * blockDim.x + threadIdx.x, lane = t & 31;
+    int first = blockIdx.x * width, end = min(c, first + width), s = g * SUM_GROUP + lane;
+    double2 *p = reinterpret_cast<double2 *>(part);
+    for (int ch = first + t / 32 * 4; ch < end; ch += VEC_THREADS / 32 * 4) {   /* warp-uniform */
+        double2 v[4];
+#pragma unroll
+        for (int j = 0; j < 4; j++) v[j] = s < splits && ch + j < end ? p[(long)(ch + j) * splits + s] : make_double2(0, 0);
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            double2 sum = warp_tree(v[j]);
+            if (lane == 0 && ch + j < end) p[(long)(ch + j) * splits + g * SUM_GROUP] = sum;
+        }
+    }
 }
 
-/* In the tile's last block: each of the tile's channels' two sums over the splits, in order. */
+/* After the block's partials (of one bn, or two: part_b) are written: whether this block
+ * finishes the tile, every group's sums then in place. */
+template <int V>
+__device__ static inline bool vec_tile_retires(unsigned *counters, double *part_a, double *part_b, int c) {
+    int g = blockIdx.y / SUM_GROUP, groups = (gridDim.y + SUM_GROUP - 1) / SUM_GROUP;
+    unsigned members = min(SUM_GROUP, (int)gridDim.y - g * SUM_GROUP);
+    unsigned *group_count = counters + gridDim.x + blockIdx.x * RETIRE_MAX_GROUPS + g;
+    __threadfence();   /* this thread's partial sums visible to the group's last block */
+    __syncthreads();   /* every thread's, before the block counts itself done */
+    /* (the flags through the barrier, not a __shared__ word: the kernels' static shared memory
+     * stays within the 16 KiB budget) */
+    if (!__syncthreads_or(threadIdx.x == 0 && threadIdx.y == 0 && atomicAdd(group_count, 1u) == members - 1))
+        return false;
+    vec_group_sums<V>(part_a, c, g);
+    if (part_b) vec_group_sums<V>(part_b, c, g);
+    if (threadIdx.x == 0 && threadIdx.y == 0) *group_count = 0;
+    __threadfence();   /* the group's sums visible to the tile's last block */
+    __syncthreads();
+    return __syncthreads_or(threadIdx.x == 0 && threadIdx.y == 0 &&
+                            atomicAdd(&counters[blockIdx.x], 1u) == (unsigned)groups - 1);
+}
+
+/* In the tile's last block: each of the tile's channels' two sums, its groups' sums added in
+ * order (SUM_GROUP's order: the warp-per-channel kernels of --no-bn-retire give the same
+ * bits), a thread a channel. (One group a round: unrolling the loop makes ptxas spill around
+ * f's call in some kernels, and a tile has at most 16 groups.) */
 template <int V, typename F> __device__ static inline void vec_tile_totals(const double *part, int c, F f) {
-    int width = blockDim.x * V, splits = gridDim.y;
+    int width = blockDim.x * V, splits = gridDim.y, groups = (splits + SUM_GROUP - 1) / SUM_GROUP;
+    const double2 *p = reinterpret_cast<const double2 *>(part);
     for (int o = threadIdx.y * blockDim.x + threadIdx.x; o < width; o += VEC_THREADS) {
         int ch = blockIdx.x * width + o;
         if (ch >= c) continue;
         double a = 0, b = 0;
-        for (int s = 0; s < splits; s++) a += part[2 * ((long)ch * splits + s)], b += part[2 * ((long)ch * splits + s) + 1];
+#pragma unroll 1
+        for (int g = 0; g < groups; g++) {
+            double2 v = p[(long)ch * splits + g * SUM_GROUP];
+            a += v.x, b += v.y;
+        }
         f(ch, a, b);
     }
 }

@@ -13,8 +13,8 @@
  * - Weight gradient: dw[c][r][s] = sum over n, y, x of dout[n][c][y][x] * in[n][c][y+r-ph][x+s-pw].
  *   Each block sums a slice of the pixels for its channels into registers and writes its
  *   partial sums (a fixed-order reduction over its threads) to the conv workspace; a second
- *   kernel adds each weight's partials over the slices in slice order. No atomics: the same
- *   inputs give the same bits every run.
+ *   kernel adds each weight's partials over the slices in a fixed order (dw_sum_slices_kernel).
+ *   No atomics: the same inputs give the same bits every run.
  * - The conv's bias (lower: fuse_dw_bias.c; --no-dw-bias: a pass of its own each way): the
  *   forward adds it to the FP32 sums before the one rounding of the store; the weight
  *   gradient's kernel also sums dout per channel (the threads of kernel row 0, which read
@@ -375,20 +375,34 @@ dw_nhwc_wgrad_kernel(float *partial, float *bpart, const T *dout, const T *in, d
     }
 }
 
-/* dweight[i] = the sum of the slices' partials for weight i, in slice order; with dbias,
- * dbias[c] likewise from the bias partials bpart[slice][c] (the same launch). */
-__global__ void __launch_bounds__(RT_THREADS)
+/* dweight[i] = the sum of the slices' partials for weight i; with dbias, dbias[c] likewise
+ * from the bias partials bpart[slice][c] (the same launch). A block is 32 neighbouring sums
+ * (a warp reads 32 neighbouring partials of one slice) by DW_SUM_LANES lanes of slices: lane
+ * y adds slices y, y + DW_SUM_LANES, ... in order, then lane 0 adds the lanes' sums in lane
+ * order, a fixed order. A thread a sum walking all the slices in turn (1024 at ConvNeXt-Tiny's
+ * 56x56 dwconvs) would take about as long as the H100 profile's "sum of partials" kernels
+ * (bench/RESULTS.md: 75 us for 512 splits). */
+#define DW_SUM_LANES 8
+__global__ void __launch_bounds__(32 * DW_SUM_LANES)
 dw_sum_slices_kernel(float *dweight, const float *partial, int slices, long weights, float *dbias,
                      const float *bpart, int c) {
-    GRID_STRIDE(i, weights + (dbias ? c : 0)) {
-        const bool w = i < weights;
+    __shared__ float lane_sums[DW_SUM_LANES][32];
+    long i = (long)blockIdx.x * 32 + threadIdx.x;
+    const bool in = i < weights + (dbias ? c : 0), w = i < weights;
+    float sum = 0.0f;
+    if (in) {
         const float *src = w ? partial + i : bpart + (i - weights);
         const long stride = w ? weights : c;
-        float sum = 0.0f;
-        for (int k = 0; k < slices; k++) sum += src[k * stride];
-        if (w) dweight[i] = sum;
-        else dbias[i - weights] = sum;
+#pragma unroll 4
+        for (int k = threadIdx.y; k < slices; k += DW_SUM_LANES) sum += src[k * stride];
     }
+    lane_sums[threadIdx.y][threadIdx.x] = sum;
+    __syncthreads();
+    if (!in || threadIdx.y != 0) return;
+    float total = 0.0f;
+    for (int y = 0; y < DW_SUM_LANES; y++) total += lane_sums[y][threadIdx.x];
+    if (w) dweight[i] = total;
+    else dbias[i - weights] = total;
 }
 
 /* [C][KK] -> [KK][C]. */
@@ -511,7 +525,7 @@ void cuda_conv2d_depthwise_backward(void *din, float *dweight, float *dbias, con
                                                  partials, bpart, (const T *)dout, (const T *)in, g, cvt)));
     }
     CUDA_LAUNCHED();
-    dw_sum_slices_kernel<<<rt_blocks(weights + (dbias ? s->c : 0)), RT_THREADS, 0, rt_stream()>>>(
+    dw_sum_slices_kernel<<<(unsigned)((weights + (dbias ? s->c : 0) + 31) / 32), dim3(32, DW_SUM_LANES), 0, rt_stream()>>>(
         dweight, partials, slices, weights, dbias, bpart, s->c);
     CUDA_LAUNCHED();
     if (!din) return;
