@@ -92,8 +92,9 @@ nhwc_build() {  # spec, name
   if grep -i "warning" "$out/$2.log"; then fail "warnings compiling the NHWC CUDA trainer of $1"; fi
   local src=$out/$2.src/model.c
   check_aligned "$src"
-  # every conv on the channels-last weights: alone, or inside cuDNN's conv + genstats graph
-  [ "$(grep -c 'cuda_conv2d_forward(.*_wnhwc);\|cuda_conv_bn_forward\(_sbr\)\?(.*_wnhwc, ctx->training);' "$src")" = \
+  # every conv on the channels-last weights: alone, with its bias in our depthwise kernels
+  # (fuse_dw_bias.c), or inside cuDNN's conv + genstats graph
+  [ "$(grep -c 'cuda_conv2d_forward(.*_wnhwc);\|cuda_conv2d_forward_bias(.*_wnhwc, [a-z0-9_]*_bias);\|cuda_conv_bn_forward\(_sbr\)\?(.*_wnhwc, ctx->training);' "$src")" = \
     "$(grep -c 'rt_cuda_conv_create_nhwc' "$src")" ] &&
     [ "$(grep -c 'rt_cuda_conv_create(' "$src")" = 0 ] && grep -q '\.nhwc = 1,' "$src" &&
     ! grep -q 'cuda_batchnorm_stats_train(\|cuda_maxpool2d_forward(\|cuda_global_avgpool_forward(' "$src" ||
