@@ -59,4 +59,4 @@ if $cmp "$out/model.txt" "$out/prof_missing.csv" > /dev/null 2> "$out/missing.er
 grep -q 'is not in the profile' "$out/missing.err" || die "the missing kernel was not named: $(cat "$out/missing.err")"
 if $cmp "$out/model.txt" "$out/prof_extra.csv" > /dev/null 2> "$out/extra.err"; then die "a profile with a kernel the model does not list was accepted"; fi
 grep -q 'bn_add_relu_nhwc_kernel' "$out/extra.err" || die "the unexpected kernel was not named: $(cat "$out/extra.err")"
-echo "profile vs model: $(grep -c '' "$out/cmp.txt") lines; $(grep '^step' "$out/cmp.txt" | cut -c1-90); missing and stray kernels refused"
+echo "profile vs model: $(grep -c '' "$out/cmp.txt") lines; $(grep '^step' "$out/cmp.txt" | cut -d';' -f1); missing and stray kernels refused"
