@@ -153,6 +153,16 @@ static int parse_backend_option(int argc, char **argv, int *i, build_options *op
     return 0;
 }
 
+/* The first of the CUDA-only flags that any layout takes which is set, as its refusal for
+ * another backend (a usage_error format), or NULL. */
+static const char *cuda_only_refusal(const build_options *o) {
+    if (o->no_cudnn_attention) return "--no-cudnn-attention is for --backend cuda%s";
+    if (o->no_residual_tail) return "--no-residual-tail is for --backend cuda (the only backend with residual tail kernels)%s";
+    if (o->no_bias_act_grad) return "--no-bias-act-grad is for --backend cuda (the only backend with bias + activation kernels)%s";
+    if (o->no_dw_bias) return "--no-dw-bias is for --backend cuda (the only backend with depthwise kernels that add the bias)%s";
+    return NULL;
+}
+
 static int cmd_show(int argc, char **argv) {
     int json = 0, buckets = 0, gpu_cost = 0, old_kernels = 0, sched = 0;
     const char *lr_plot = NULL, *device = "h100", *label = NULL;
@@ -206,6 +216,7 @@ static int cmd_show(int argc, char **argv) {
     spec_doc doc;
     sema_result res;
     int bad = load(&doc, &res, &diag, path);
+    const char *refusal = NULL;
     if (!bad && lr_plot) bad = plot_lr_schedule(lr_plot, &res);
     else if (!bad && gpu_cost && opt.no_bn_retire && !opt.nhwc) {
         sema_result_free(&res);
@@ -270,25 +281,10 @@ static int cmd_show(int argc, char **argv) {
         return usage_error("--no-graph-autotune is for show --schedule --backend cuda (or build --backend cuda: the only "
                            "backend with cuDNN graphs)%s", "");
     }
-    else if (!bad && sched && opt.no_cudnn_attention && opt.backend != BACKEND_CUDA) {
+    else if (!bad && sched && opt.backend != BACKEND_CUDA && (refusal = cuda_only_refusal(&opt))) {
         sema_result_free(&res);
         spec_doc_free(&doc);
-        return usage_error("--no-cudnn-attention is for --backend cuda%s", "");
-    }
-    else if (!bad && sched && opt.no_residual_tail && opt.backend != BACKEND_CUDA) {
-        sema_result_free(&res);
-        spec_doc_free(&doc);
-        return usage_error("--no-residual-tail is for --backend cuda (the only backend with residual tail kernels)%s", "");
-    }
-    else if (!bad && sched && opt.no_bias_act_grad && opt.backend != BACKEND_CUDA) {
-        sema_result_free(&res);
-        spec_doc_free(&doc);
-        return usage_error("--no-bias-act-grad is for --backend cuda (the only backend with bias + activation kernels)%s", "");
-    }
-    else if (!bad && sched && opt.no_dw_bias && opt.backend != BACKEND_CUDA) {
-        sema_result_free(&res);
-        spec_doc_free(&doc);
-        return usage_error("--no-dw-bias is for --backend cuda (the only backend with depthwise kernels that add the bias)%s", "");
+        return usage_error(refusal, "");
     }
     else if (!bad && sched) bad = show_schedule(stdout, path, &res, &opt);
     else if (!bad && !gpu_cost && (opt.no_residual_tail || opt.no_cudnn_attention || opt.no_bias_act_grad || opt.no_dw_bias)) {
