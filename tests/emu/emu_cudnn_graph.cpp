@@ -45,6 +45,7 @@
  * a by-value (IS_BY_VALUE) FP32 tensor whose variant-pack pointer is a host address. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <chrono>
@@ -161,6 +162,28 @@ const emu_engine EMU_ENGINES[] = { { 40, false, 0, { 3000, 3000 } }, { 41, true,
                                    { 44, true, 768, { 0, 0 } } };
 const int N_EMU_ENGINES = (int)(sizeof EMU_ENGINES / sizeof EMU_ENGINES[0]);
 int engine_sleep_us(int engine) { return EMU_ENGINES[engine].sleep_us[emu::launcher_rank() % 2]; }
+/* Whether this process's emulated cuDNN refuses to finalize a plan of engine id: EMU_GRAPH_REFUSE
+ * lists such ids (comma-separated), for a test to give one rank a cuDNN that cannot run what
+ * another chose (tests/emu/graph_ranks_emu_test.sh). */
+bool engine_refused(int64_t id) {
+    static std::vector<int64_t> ids;
+    static bool read = false;
+    if (!read) {
+        read = true;
+        const char *e = getenv("EMU_GRAPH_REFUSE");
+        for (const char *p = e ? e : ""; *p;) {
+            char *end;
+            long long v = strtoll(p, &end, 10);
+            if (end == p || (*end && *end != ','))
+                emu::fail("EMU_GRAPH_REFUSE='%s': not a comma-separated list of engine ids", e);
+            ids.push_back(v);
+            p = *end ? end + 1 : end;
+        }
+    }
+    for (int64_t v : ids)
+        if (v == id) return true;
+    return false;
+}
 /* A slow engine's execution, held in its scope: it takes twice the reference's time and its
  * sleep (so that the timing tells it from a fast one whatever the machine's load). */
 struct slow_engine {
@@ -613,7 +636,7 @@ cudnnStatus_t finalize(desc *d) {
     case CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR: {
         desc *cfg = sub(d, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
         if (!cfg || !cfg->graph || !need({ CUDNN_ATTR_EXECUTION_PLAN_HANDLE })) return CUDNN_STATUS_BAD_PARAM;
-        if (!cfg->graph->pattern_ok) return CUDNN_STATUS_NOT_SUPPORTED;
+        if (!cfg->graph->pattern_ok || engine_refused(EMU_ENGINES[cfg->engine].id)) return CUDNN_STATUS_NOT_SUPPORTED;
         d->handle = one<cudnnHandle_t>(d, CUDNN_ATTR_EXECUTION_PLAN_HANDLE);
         d->engine = cfg->engine;
         const size_t extra = EMU_ENGINES[d->engine].extra_ws;

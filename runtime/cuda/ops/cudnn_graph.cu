@@ -1,7 +1,8 @@
 /* The cuDNN graph (backend) API steps that the fused conv graphs and attention_sdpa.cu share
  * (cudnn_graph.cuh): tensor, pointwise and convolution descriptors, an operation graph's plan
  * within a workspace cap (the heuristics' first, or the fastest of a few timed at start-up:
- * cudnn_graph_tune.cu), and the once-per-reason warning of a refused graph. */
+ * cudnn_graph_tune.cu; with several ranks, rank 0's choice on every rank), and the
+ * once-per-reason warning of a refused graph. */
 #include <stdio.h>
 #include <string.h>
 #include "cudnn_graph.cuh"
@@ -269,12 +270,16 @@ static cudnnBackendDescriptor_t follow(cudnnBackendDescriptor_t *graph, const gr
     cudnnBackendDescriptor_t found = NULL;
     heuristics(graph, c->mode, heur, cfg, &got, last);
     if (c->position < got) graph_tune_engine(cfg[c->position], &engine, &rtc);
-    if (engine != c->engine)
+    if (engine != c->engine) {
         snprintf(why, why_cap, "this rank's cuDNN heuristics do not offer rank 0's engine %lld for %s at its place",
                  (long long)c->engine, what);
-    else if (((*offered)++, found = finalize_plan(cfg[c->position], cap, ws_out, last, why, why_cap, what, cap_hint)), !found && !why[0])
-        snprintf(why, why_cap, "this rank's cuDNN does not finalize rank 0's engine %lld for %s (%s)", (long long)c->engine,
-                 what, cudnnGetErrorString(*last));
+    } else {
+        (*offered)++;
+        found = finalize_plan(cfg[c->position], cap, ws_out, last, why, why_cap, what, cap_hint);
+        if (!found && !why[0])   /* (over the cap: finalize_plan said so) */
+            snprintf(why, why_cap, "this rank's cuDNN does not finalize rank 0's engine %lld for %s (%s)",
+                     (long long)c->engine, what, cudnnGetErrorString(*last));
+    }
     if (!found) release(heur, cfg);
     return found;
 }

@@ -69,8 +69,10 @@ bool graph_first_time(const char *what, const char *why);
  * start-up on (graph_tune_candidates() > 0, cudnn_graph_tune.cu), the fastest of up to that
  * many configurations of heuristics mode A that finalize within cap bytes of workspace, timed
  * on scratch operands; else, or where mode A has none, the first configuration that finalizes
- * within cap (mode A, then the fallback list). Without a plan and without a refused step, why
- * says why: a plan over the cap (what and cap_hint name them), or none finalized. */
+ * within cap (mode A, then the fallback list). With several ranks, rank 0 picks so and every
+ * other rank finalizes rank 0's choice (graph_agree_choice); where a rank cannot, no rank keeps
+ * a plan. Without a plan and without a refused step, why says why: a plan over the cap (what
+ * and cap_hint name them), none finalized, or the rank that cannot run rank 0's. */
 cudnnBackendDescriptor_t graph_plan(graph_err *e, cudnnBackendDescriptor_t *graph, const cudnnBackendDescriptor_t *ops,
                                     int64_t n_ops, size_t cap, size_t *ws, cudnnBackendDescriptor_t *keep, int *n_keep,
                                     char *why, size_t why_cap, const char *what, const char *cap_hint);

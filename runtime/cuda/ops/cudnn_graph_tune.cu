@@ -248,7 +248,7 @@ void graph_tune_report(const char *what, int n, int chosen, const int64_t *engin
                        const char *untimed) {
     if (!graph_first_time(untimed ? "graph autotune, untimed" : "graph autotune", what)) return;   /* once per kind each */
     char skipped[96] = "";
-    const char *ranks = graph_agree_role() == GRAPH_LEADER ? "; every rank runs rank 0's choice" : "";
+    const char *ranks = graph_agree_role() == GRAPH_LEADER ? "; rank 0 times for every rank" : "";
     if (rtc_skipped)
         snprintf(skipped, sizeof skipped, "; %d more runtime-compiled engine%s skipped", rtc_skipped, rtc_skipped == 1 ? "" : "s");
     if (untimed)
