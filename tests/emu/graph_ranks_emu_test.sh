@@ -11,8 +11,11 @@
 # every rank; rank 1 says it runs that same engine, rank 0's, and times none;
 # nothing falls back unfused; and the losses and final checkpoint are bit-identical with the
 # two-rank run of --no-graph-autotune (rank 0's heuristics' first on every rank, said by
-# nobody): the emulated engines compute alike. tests/emu/mutants.sh's rank-alone mutant (every
-# rank picks its own engines) fails this test.
+# nobody): the emulated engines compute alike. Then the same trainer where one rank's emulated
+# cuDNN refuses engines (EMU_GRAPH_REFUSE): rank 1 refusing rank 0's choice, and rank 0 with no
+# candidate at all; every rank still takes part in every graph's exchange, and every rank runs
+# those graphs unfused, saying why. tests/emu/mutants.sh's rank-alone mutant (every rank picks
+# its own engines) fails this test.
 set -u
 . tests/emu/emu_prelude.sh
 emu_prelude test-emu-graph-ranks
