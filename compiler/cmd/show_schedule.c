@@ -206,10 +206,12 @@ int show_schedule(FILE *out, const char *path, const sema_result *res, const bui
         graphs += net->ops[i].conv_bn || net->ops[i].dgrad_bn || net->ops[i].bn_fin_graph || net->ops[i].attn_sdpa;
     if (graphs && s.graph_candidates)
         fprintf(out, "cuDNN graphs: each graph's engine timed at start-up among up to %d of the heuristics' candidates "
-                     "(scratch operands; at most 2 runtime-compiled; one shape timed once), the fastest kept\n",
+                     "(scratch operands; at most 2 runtime-compiled; one shape timed once), the fastest kept; with "
+                     "several ranks rank 0 times and every rank runs rank 0's choice\n",
                 s.graph_candidates);
     else if (graphs)
-        fprintf(out, "cuDNN graphs: each graph's engine the heuristics' first, untimed (--no-graph-autotune)\n");
+        fprintf(out, "cuDNN graphs: each graph's engine the heuristics' first, untimed (--no-graph-autotune); with "
+                     "several ranks rank 0's on every rank\n");
     for (int h = 0; net->n_heads > 1 && h < net->n_heads; h++) {   /* the loss step's heads, in order */
         int v = net->alias[net->heads[h].value];
         fprintf(out, "loss %-28s %-16s on \"%s\", loss_weight %g%s\n", net->heads[h].name, h ? "auxiliary head" : "main head",

@@ -696,8 +696,8 @@ static void emit_plans(emitter *e, const char *create, const char *find) {
                  "    (void)w, (void)cap;\n", find);
     /* lower: the cuDNN graphs' engines timed among up to this many candidates (0: heuristics' first) */
     fprintf(out, "    rt_cuda_graph_autotune(%d);   /* %s */\n", e->s->graph_candidates,
-            e->s->graph_candidates ? "each cuDNN graph's engine: the fastest of the candidates timed now"
-                                   : "each cuDNN graph's engine: the heuristics' first (--no-graph-autotune)");
+            e->s->graph_candidates ? "each cuDNN graph's engine: the fastest of the candidates timed now (rank 0's)"
+                                   : "each cuDNN graph's engine: the heuristics' first (rank 0's; --no-graph-autotune)");
     for (int i = 0; i < net->n_ops; i++) {
         const ir_op *op = &net->ops[i];
         if (op->attn_sdpa)   /* cuDNN's fused attention: its plans, within the workspace the convs' search set */

@@ -216,8 +216,9 @@ static void upload(rt_model_ctx *ctx, const rt_run_config *run, const float *opt
      * It reads the weights just uploaded; parameters, BN buffers and optimizer state (a
      * resumed checkpoint's among them) are never its outputs. */
     /* The cuDNN graphs' timing (cudnn_graph_tune.cu) runs on scratch in the arena, which the
-     * first step writes before it reads, never on the run's state; one rank alone times. */
-    rt_cuda_graph_autotune_ranks(rt_comm_size(ctx->comm));
+     * first step writes before it reads, never on the run's state; rank 0 alone times, and
+     * every rank runs rank 0's choice. */
+    rt_cuda_graph_agree_begin(ctx->comm);
     rt_cuda_graph_tune_scratch(rt_dev.arena, arena_bytes);
     size_t work = cm->find_algorithms(cap);
     if (run->eval_h) {   /* the evaluation's convs: forward only, on the shared arena and input */
@@ -225,6 +226,7 @@ static void upload(rt_model_ctx *ctx, const rt_run_config *run, const float *opt
         if (eval_work > work) work = eval_work;
     }
     rt_cuda_graph_tune_scratch(NULL, 0);
+    rt_cuda_graph_agree_end();
     /* every rank runs rank 0's algorithms (their timing may differ per GPU) */
     if (rt_comm_size(ctx->comm) > 1) work = rt_cuda_conv_agree(ctx->comm);
     if (work > bound)   /* only rank 0's choice on a different GPU or library could need more */

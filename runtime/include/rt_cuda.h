@@ -166,11 +166,16 @@ void cuda_conv2d_backward_bias(const rt_cuda_conv *c, void *din /*or NULL*/, flo
  * bn_finalize_graph.cu, attention_sdpa.cu) picks its engine configuration when its plan is
  * finalized at start-up: candidates > 0 times up to that many of heuristics mode A's
  * configurations on scratch operands and keeps the fastest; 0 takes the heuristics' first (the
- * build's --no-graph-autotune; lowering decides, the generated find_algorithms says). ranks >
- * 1: every rank takes the heuristics' first, which all ranks of one GPU model and library
- * agree on, where their timings might not. Call before the graphs' selects. */
+ * build's --no-graph-autotune; lowering decides, the generated find_algorithms says). Call
+ * before the graphs' selects. */
 void rt_cuda_graph_autotune(int candidates);
-void rt_cuda_graph_autotune_ranks(int ranks);
+/* Around the graphs' selects, on every rank: with several ranks (comm), rank 0 picks each
+ * graph's engine as above and every rank runs rank 0's choice (their timings might differ,
+ * and ranks must compute alike), or, where a rank cannot finalize it, every rank runs that
+ * graph unfused; ranks that build different graphs end with one message. NULL or one rank:
+ * each picks alone. */
+void rt_cuda_graph_agree_begin(rt_comm *comm);
+void rt_cuda_graph_agree_end(void);
 /* The device memory the timing may overwrite (the activation arena at start-up, which the
  * first step writes before it reads); NULL: none (the timing allocates its own). */
 void rt_cuda_graph_tune_scratch(void *p, size_t bytes);

@@ -45,8 +45,10 @@
  * a by-value (IS_BY_VALUE) FP32 tensor whose variant-pack pointer is a host address. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <chrono>
 #include <map>
 #include <vector>
 #include <cudnn.h>
@@ -138,20 +140,71 @@ const size_t PLAN_WORKSPACE = 1024;
 /* The emulated engine configurations the heuristics offer for a graph they take, in their
  * order: all compute the same reference, so that the timing at start-up
  * (runtime/cuda/ops/cudnn_graph_tune.cu) has candidates to choose among and a test can show
- * its choice changes no result. The heuristics' first is the slow one (it sleeps before it
- * runs: host time is what the emulator's events measure), so that the timing keeps another
- * plan than the first; the second and fourth are marked runtime-compiled, the fifth too (a
- * third, which the timing skips), and the third needs more workspace than any cap. Each needs
- * its extra workspace over the graph's own, and checks it has it. */
+ * its choice changes no result. The slow ones take twice the reference's time and 3 ms more
+ * (host time is what the emulator's events measure; slow_engine, so that no machine's load
+ * turns the order around): the heuristics' first everywhere, so that the timing keeps another
+ * plan than the first, and one more that depends on the MPI rank, as two GPUs' timings may
+ * rank engines differently (emu_cudnn.cpp's algorithm search does the same): the fourth on
+ * even ranks, the second on odd ones. So rank 0 times the second (41) fastest and rank 1 would
+ * time the fourth (43): ranks that chose alone would run different engines, which the emulated
+ * NCCL stops (it compares the plans each rank holds: plan_digest). The second and fourth are
+ * marked runtime-compiled, the fifth too (a third, which the timing skips), and the third
+ * needs more workspace than any cap. Each needs its extra workspace over the graph's own, and
+ * checks it has it. */
 struct emu_engine {
     int64_t id;          /* CUDNN_ATTR_ENGINE_GLOBAL_INDEX */
     bool compiled;       /* CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION */
     size_t extra_ws;     /* workspace over the graph's own */
-    int sleep_us;        /* before it runs */
+    int sleep_us[2];     /* slow (slow_engine) by that much on even and on odd MPI ranks; 0: fast */
 };
-const emu_engine EMU_ENGINES[] = { { 40, false, 0, 3000 }, { 41, true, 256, 0 }, { 42, false, (size_t)1 << 40, 0 },
-                                   { 43, true, 512, 0 }, { 44, true, 768, 0 } };
+const emu_engine EMU_ENGINES[] = { { 40, false, 0, { 3000, 3000 } }, { 41, true, 256, { 0, 3000 } },
+                                   { 42, false, (size_t)1 << 40, { 0, 0 } }, { 43, true, 512, { 3000, 0 } },
+                                   { 44, true, 768, { 0, 0 } } };
 const int N_EMU_ENGINES = (int)(sizeof EMU_ENGINES / sizeof EMU_ENGINES[0]);
+int engine_sleep_us(int engine) { return EMU_ENGINES[engine].sleep_us[emu::launcher_rank() % 2]; }
+/* Whether this process's emulated cuDNN refuses to finalize a plan of engine id: EMU_GRAPH_REFUSE
+ * lists such ids (comma-separated), for a test to give one rank a cuDNN that cannot run what
+ * another chose (tests/emu/graph_ranks_emu_test.sh). */
+bool engine_refused(int64_t id) {
+    static std::vector<int64_t> ids;
+    static bool read = false;
+    if (!read) {
+        read = true;
+        const char *e = getenv("EMU_GRAPH_REFUSE");
+        for (const char *p = e ? e : ""; *p;) {
+            char *end;
+            long long v = strtoll(p, &end, 10);
+            if (end == p || (*end && *end != ','))
+                emu::fail("EMU_GRAPH_REFUSE='%s': not a comma-separated list of engine ids", e);
+            ids.push_back(v);
+            p = *end ? end + 1 : end;
+        }
+    }
+    for (int64_t v : ids)
+        if (v == id) return true;
+    return false;
+}
+/* A slow engine's execution, held in its scope: it takes twice the reference's time and its
+ * sleep (so that the timing tells it from a fast one whatever the machine's load). */
+struct slow_engine {
+    int sleep_us;
+    std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+    explicit slow_engine(int us) : sleep_us(us) {}
+    ~slow_engine() {
+        if (!sleep_us) return;
+        auto took = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count();
+        usleep((useconds_t)(took + sleep_us));
+    }
+};
+
+/* A finalized plan's share of emu::cudnn_digest while it lives (added at finalize, taken
+ * back at destroy): its engine and what it computes. The plans a rank holds after start-up
+ * are the ones it runs; counting executions instead would count rank 0's timing, which the
+ * other ranks never do. */
+uint64_t plan_digest(const desc *d) {
+    uint64_t kind = d->is_sdpa ? (d->sdpa_bwd ? 1 : 2) : d->is_bnf ? 3 : d->is_dgrad ? 4 : d->run.wgrad ? 5 : 6;
+    return ((uint64_t)EMU_ENGINES[d->engine].id * 8 + kind) * 0xc2b2ae3d27d4eb4full;
+}
 
 size_t type_bytes(cudnnBackendAttributeType_t t) {
     switch (t) {
@@ -583,7 +636,7 @@ cudnnStatus_t finalize(desc *d) {
     case CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR: {
         desc *cfg = sub(d, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
         if (!cfg || !cfg->graph || !need({ CUDNN_ATTR_EXECUTION_PLAN_HANDLE })) return CUDNN_STATUS_BAD_PARAM;
-        if (!cfg->graph->pattern_ok) return CUDNN_STATUS_NOT_SUPPORTED;
+        if (!cfg->graph->pattern_ok || engine_refused(EMU_ENGINES[cfg->engine].id)) return CUDNN_STATUS_NOT_SUPPORTED;
         d->handle = one<cudnnHandle_t>(d, CUDNN_ATTR_EXECUTION_PLAN_HANDLE);
         d->engine = cfg->engine;
         const size_t extra = EMU_ENGINES[d->engine].extra_ws;
@@ -654,10 +707,9 @@ cudnnStatus_t execute_sdpa(cudnnHandle_t h, const desc *plan, const desc *pack) 
     emu::sdpa_tensor t[emu::SDPA_N];
     memcpy(t, plan->sdpa, sizeof t);
     float scale = *(const float *)ptr[emu::SDPA_SCALE];   /* by value: read when the call is made */
-    const int sleep_us = EMU_ENGINES[plan->engine].sleep_us;
+    const int sleep_us = engine_sleep_us(plan->engine);
     emu::enqueue(emu::cudnn_stream(h), what, [=]() {
-        if (sleep_us) usleep(sleep_us);
-        emu::cudnn_digest += bwd ? 0x9e3779b97f4a7c15ull : 0xc2b2ae3d27d4eb4full;   /* ranks must run alike */
+        slow_engine slow(sleep_us);
         static const int outs_fwd[] = { emu::SDPA_O, emu::SDPA_STATS }, outs_bwd[] = { emu::SDPA_DQ, emu::SDPA_DK, emu::SDPA_DV };
         for (int i = 0; i < emu::SDPA_N; i++) {
             if (!t[i].set || t[i].by_value) continue;
@@ -710,11 +762,10 @@ cudnnStatus_t execute_wgrad(cudnnHandle_t h, const desc *plan, const desc *pack)
     emu::check_device(dw, (size_t)span(p.w) * 2, what);
     emu::check_device(ws, plan->ws, what);
     conv_stats g = p;
-    const int sleep_us = EMU_ENGINES[plan->engine].sleep_us;
+    const int sleep_us = engine_sleep_us(plan->engine);
     const size_t ws_bytes = plan->ws;
     emu::enqueue(emu::cudnn_stream(h), what, [=]() {
-        if (sleep_us) usleep(sleep_us);
-        emu::cudnn_digest += 0x27d4eb2f165667c5ull;   /* a fused wgrad: ranks must run alike */
+        slow_engine slow(sleep_us);
         emu::traffic_touch(x, (size_t)span(g.raw) * 2, false);
         emu::traffic_touch(scale, (size_t)span(g.scale) * 2, false), emu::traffic_touch(bias, (size_t)span(g.bias) * 2, false);
         emu::traffic_touch(dy, (size_t)span(g.y) * 2, false);
@@ -763,6 +814,8 @@ cudnnStatus_t cudnnBackendCreateDescriptor(cudnnBackendDescriptorType_t type, cu
     return CUDNN_STATUS_SUCCESS;
 }
 cudnnStatus_t cudnnBackendDestroyDescriptor(cudnnBackendDescriptor_t d) {
+    const desc *p = (const desc *)d;
+    if (p && p->type == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR && p->finalized) emu::cudnn_digest -= plan_digest(p);
     delete (desc *)d;
     return CUDNN_STATUS_SUCCESS;
 }
@@ -785,6 +838,7 @@ cudnnStatus_t cudnnBackendFinalize(cudnnBackendDescriptor_t dp) {
     if (!d || d->finalized) return CUDNN_STATUS_BAD_PARAM;
     cudnnStatus_t st = finalize(d);
     d->finalized = st == CUDNN_STATUS_SUCCESS;
+    if (d->finalized && d->type == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR) emu::cudnn_digest += plan_digest(d);   /* ranks must hold alike */
     return st;
 }
 cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t const dp, cudnnBackendAttributeName_t name,
@@ -865,11 +919,10 @@ cudnnStatus_t cudnnBackendExecute(cudnnHandle_t h, cudnnBackendDescriptor_t plan
     emu::check_device(sq, (size_t)span(p.sq) * 4, what);
     emu::check_device(ws, plan->ws, what);
     conv_stats g = p;
-    const int sleep_us = EMU_ENGINES[plan->engine].sleep_us;
+    const int sleep_us = engine_sleep_us(plan->engine);
     const size_t ws_bytes = plan->ws;
     emu::enqueue(emu::cudnn_stream(h), what, [=]() {
-        if (sleep_us) usleep(sleep_us);
-        emu::cudnn_digest += 0x5bd1e9955bd1e995ull;   /* a fused conv: ranks must run alike */
+        slow_engine slow(sleep_us);
         emu::traffic_touch(x, (size_t)span(g.x) * 2, false);
         emu::traffic_touch(w, (size_t)span(g.w) * 2, false);
         if (g.sbr) emu::traffic_touch(scale, (size_t)span(g.scale) * 2, false), emu::traffic_touch(bias, (size_t)span(g.bias) * 2, false);

@@ -4,7 +4,8 @@
  * Before each one the ranks compare what they are about to do (call number, kind, type,
  * count, root) and stop with both sides' calls when they differ: a rank that issues its
  * calls in another order, or with another size, would hang or corrupt a real run. They also
- * compare the cuDNN algorithms each has run (emu::cudnn_digest). */
+ * compare the cuDNN convolution algorithms each has run and the cuDNN graph plans (engines)
+ * each holds (emu::cudnn_digest). */
 #define OMPI_SKIP_MPICXX 1
 #include <mpi.h>
 #include <stdio.h>
@@ -51,8 +52,8 @@ void agree(ncclComm *c, const signature &mine, const std::vector<signature> &all
     for (int r = 0; r < c->size; r++) {
         const signature &o = all[(size_t)r];
         if (o.cudnn != mine.cudnn)
-            fail("ranks %d and %d ran different cuDNN convolution algorithms before NCCL call #%ld (digests %016llx and "
-                 "%016llx): every rank must run rank 0's choice", c->rank, r, mine.call, (unsigned long long)mine.cudnn,
+            fail("ranks %d and %d ran different cuDNN convolution algorithms or hold different cuDNN graph engines before "
+                 "NCCL call #%ld (digests %016llx and %016llx): every rank must run rank 0's choice", c->rank, r, mine.call, (unsigned long long)mine.cudnn,
                  (unsigned long long)o.cudnn);
         if (memcmp(&o, &mine, sizeof o) != 0)
             fail("NCCL calls differ between ranks: rank %d's call #%ld is %s(type %d, count %ld, root %d), rank %d's "

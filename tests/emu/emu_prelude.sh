@@ -17,7 +17,8 @@ emu_prelude() {
     exit 0
   fi
   export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 OMP_NUM_THREADS=1
-  export TRAINC_CUDA_ENV=$(pwd)/$BUILD/emu/cuda.env TRAINC_CUDNN_WORKSPACE_MB=16 EMU_ALLOC_REPORT=1
+  # (EMU_MUTANT_CUDA_ENV: tests/emu/mutants.sh's trainer mutants, a toolchain with one runtime file mutated)
+  export TRAINC_CUDA_ENV=${EMU_MUTANT_CUDA_ENV:-$(pwd)/$BUILD/emu/cuda.env} TRAINC_CUDNN_WORKSPACE_MB=16 EMU_ALLOC_REPORT=1
   nice make -s emu BUILD="$BUILD" > "$out/make.log" 2>&1 || { echo "FAIL: make emu"; tail -20 "$out/make.log"; exit 1; }
 }
 

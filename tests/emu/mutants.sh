@@ -101,6 +101,12 @@
 #             gradient's sum (test_ops_gpu's depthwise + bias dbias checks fail)
 #   dw-bias-pad: its NCHW weight gradient's kernel row 0 skips the outputs whose input row is
 #             in the padding, as the weight sums do, and so their dout (the dbias checks fail)
+#   rank-alone: cudnn_graph_tune.cu makes every rank of several a leader, so each times and
+#             keeps its own cuDNN graph engines (a trainer mutant: tests/emu/graph_ranks_emu_test.sh
+#             fails; the emulated engines time differently on odd ranks, and the emulated NCCL
+#             stops ranks that hold different engines)
+# A trainer mutant (trainer_mutant) is linked into the trainers an emulator test builds
+# (EMU_MUTANT_CUDA_ENV, tests/emu/emu_prelude.sh), and that test must fail.
 # MUTANTS="name ..." runs only those.
 set -u
 BUILD=${BUILD:-build}
@@ -124,6 +130,23 @@ mutant() {  # name, file (under runtime/cuda), perl substitution, compiled file,
     echo "caught mutant $name (exit $rc): $(grep -m1 "$want" "$d/log" | cut -c1-160)"
   else
     echo "FAIL: mutant $name was not caught (exit $rc):"; tail -5 "$d/log"; status=1
+  fi
+}
+trainer_mutant() {  # name, file (under runtime/cuda), perl substitution, compiled file, emulator test, expected text
+  local name=$1 file=$2 subst=$3 unit=$4 test=$5 want=$6 d=$tmp/$1
+  case " ${MUTANTS:-$name} " in *" $name "*) ;; *) return ;; esac
+  mkdir -p "$d/cuda/ops" && cp runtime/cuda/*.cu runtime/cuda/*.cuh "$d/cuda/" && cp runtime/cuda/ops/* "$d/cuda/ops/"
+  perl -0pi -e "$subst" "$d/cuda/$file"
+  if cmp -s "$d/cuda/$file" "runtime/cuda/$file"; then echo "FAIL: mutant $name did not change $file"; status=1; return; fi
+  EMU_CXXFLAGS="$san" tests/emu/emu-nvcc -Iruntime/include -DRT_HAVE_NCCL=1 -c "$d/cuda/$unit" -o "$d/mutant.o" ||
+    { echo "FAIL: building mutant $name"; status=1; return; }
+  sed "s|^CUDA_LIBS=|CUDA_LIBS=$(pwd)/$d/mutant.o |" "$BUILD/emu/cuda.env" > "$d/cuda.env"
+  (EMU_MUTANT_CUDA_ENV=$(pwd)/$d/cuda.env BUILD=$BUILD exec bash "tests/emu/$test") > "$d/log" 2>&1
+  local rc=$?
+  if [ $rc -ne 0 ] && grep -q "$want" "$d/log"; then
+    echo "caught mutant $name ($test exit $rc): $(grep -m1 "$want" "$d/log" | cut -c1-160)"
+  else
+    echo "FAIL: mutant $name was not caught by $test (exit $rc):"; tail -5 "$d/log"; status=1
   fi
 }
 mutant index ops/relu.cu 's/out\[i\] = rt_st<T>\(x > 0/out[i + 1] = rt_st<T>(x > 0/' ops/relu.cu "heap-buffer-overflow"
@@ -214,4 +237,7 @@ mutant dw-bias-lane ops/conv2d_depthwise.cu 's/for \(int l = 0; l < lanes; l\+\+
   ops/conv2d_depthwise.cu "FAIL .*depthwise.* + bias \[depthwise\] dbias"
 mutant dw-bias-pad ops/conv2d_depthwise.cu 's/if \(!row_in && !sums_bias\) continue;/if (!row_in) continue;/' \
   ops/conv2d_depthwise.cu "FAIL .*depthwise.* + bias \[depthwise\] dbias"
+trainer_mutant rank-alone ops/cudnn_graph_tune.cu \
+  's/return rt_comm_rank\(agreeing\) == 0 \? GRAPH_LEADER : GRAPH_FOLLOWER;/return GRAPH_LEADER;/' ops/cudnn_graph_tune.cu \
+  graph_ranks_emu_test.sh "hold different cuDNN graph engines"
 exit $status

@@ -152,7 +152,7 @@ static size_t find_algorithms(size_t cap) {
     RT_CUDA_DEVICE_LOCALS;
     size_t work = 0, w;
     (void)w, (void)cap;
-    rt_cuda_graph_autotune(4);   /* each cuDNN graph's engine: the fastest of the candidates timed now */
+    rt_cuda_graph_autotune(4);   /* each cuDNN graph's engine: the fastest of the candidates timed now (rank 0's) */
     if ((w = rt_cuda_conv_select(conv1_conv, cap, conv1_out, x, conv1_wact, conv1_dout, NULL, conv1_dweight)) > work)
         work = w;
     if ((w = rt_cuda_conv_select(conv2_conv, cap, conv2_out, pool1_out, conv2_wact, conv2_dout, pool1_dout, conv2_dweight)) > work)

@@ -99,7 +99,7 @@ static size_t find_algorithms(size_t cap) {
     RT_CUDA_DEVICE_LOCALS;
     size_t work = 0, w;
     (void)w, (void)cap;
-    rt_cuda_graph_autotune(4);   /* each cuDNN graph's engine: the fastest of the candidates timed now */
+    rt_cuda_graph_autotune(4);   /* each cuDNN graph's engine: the fastest of the candidates timed now (rank 0's) */
     return work;
 }
 

@@ -673,7 +673,7 @@ static size_t find_algorithms(size_t cap) {
     RT_CUDA_DEVICE_LOCALS;
     size_t work = 0, w;
     (void)w, (void)cap;
-    rt_cuda_graph_autotune(4);   /* each cuDNN graph's engine: the fastest of the candidates timed now */
+    rt_cuda_graph_autotune(4);   /* each cuDNN graph's engine: the fastest of the candidates timed now (rank 0's) */
     if ((w = rt_cuda_conv_select(stem_conv, cap, stem_out, x, stem_wact, stem_dout, NULL, stem_dweight)) > work)
         work = w;
     if ((w = rt_cuda_conv_select(layer1_0_conv1_conv, cap, layer1_0_conv1_out, stem_bn_out, layer1_0_conv1_wact, layer1_0_conv1_dout, stem_bn_dout, layer1_0_conv1_dweight)) > work)

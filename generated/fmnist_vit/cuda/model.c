@@ -552,7 +552,7 @@ static size_t find_algorithms(size_t cap) {
     RT_CUDA_DEVICE_LOCALS;
     size_t work = 0, w;
     (void)w, (void)cap;
-    rt_cuda_graph_autotune(4);   /* each cuDNN graph's engine: the fastest of the candidates timed now */
+    rt_cuda_graph_autotune(4);   /* each cuDNN graph's engine: the fastest of the candidates timed now (rank 0's) */
     if ((w = rt_cuda_conv_select(conv_proj_conv, cap, conv_proj_out, x, conv_proj_wact, conv_proj_dout, NULL, conv_proj_dweight)) > work)
         work = w;
     if ((w = rt_cuda_conv_select(encoder_layers_encoder_layer_0_mlp_0_conv, cap, encoder_layers_encoder_layer_0_mlp_0_out, encoder_layers_encoder_layer_0_ln_2_out, encoder_layers_encoder_layer_0_mlp_0_wact, encoder_layers_encoder_layer_0_mlp_0_dout, encoder_layers_encoder_layer_0_ln_2_dout, encoder_layers_encoder_layer_0_mlp_0_dweight)) > work)

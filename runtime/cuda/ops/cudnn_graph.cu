@@ -1,7 +1,8 @@
 /* The cuDNN graph (backend) API steps that the fused conv graphs and attention_sdpa.cu share
  * (cudnn_graph.cuh): tensor, pointwise and convolution descriptors, an operation graph's plan
  * within a workspace cap (the heuristics' first, or the fastest of a few timed at start-up:
- * cudnn_graph_tune.cu), and the once-per-reason warning of a refused graph. */
+ * cudnn_graph_tune.cu; with several ranks, rank 0's choice on every rank), and the
+ * once-per-reason warning of a refused graph. */
 #include <stdio.h>
 #include <string.h>
 #include "cudnn_graph.cuh"
@@ -144,13 +145,12 @@ static cudnnBackendDescriptor_t finalize_plan(cudnnBackendDescriptor_t cfg, size
  * the rest destroyed. Runtime-compiled engines compile at finalize (NVRTC, seconds each), so at
  * most MAX_COMPILED of them are finalized for one graph, the others skipped before finalize.
  * Graphs of one shape (a net's repeated blocks) take the first one's choice without timing
- * again. NULL when none finalizes (the caller goes on with the heuristics' first, as untimed). */
-static cudnnBackendDescriptor_t timed(graph_err *e, cudnnBackendDescriptor_t *cfg, int got, size_t cap, size_t *ws_out,
-                                      int *offered, cudnnStatus_t *last, char *why, size_t why_cap, const char *what,
-                                      const char *cap_hint) {
+ * again. NULL when none finalizes (the caller goes on with the heuristics' first, as untimed).
+ * The kept one's position in cfg, and how it was come to, in *c. */
+static cudnnBackendDescriptor_t timed(graph_err *e, const char *key, cudnnBackendDescriptor_t *cfg, int got, size_t cap,
+                                      size_t *ws_out, graph_choice *c, int *offered, cudnnStatus_t *last, char *why,
+                                      size_t why_cap, const char *what, const char *cap_hint) {
     enum { MAX_CAND = 8, MAX_COMPILED = 2 };
-    char key[1024];
-    graph_tune_key(e, what, key, sizeof key);
     int64_t engine = -1, want = -1;
     int at = graph_tune_recall(key, &want);
     if (at >= 0 && at < got) {   /* this shape timed before: its choice, if the heuristics still offer it there */
@@ -159,7 +159,10 @@ static cudnnBackendDescriptor_t timed(graph_err *e, cudnnBackendDescriptor_t *cf
         if (engine == want) {
             (*offered)++;
             cudnnBackendDescriptor_t plan = finalize_plan(cfg[at], cap, ws_out, last, why, why_cap, what, cap_hint);
-            if (plan) return plan;
+            if (plan) {
+                c->position = at;
+                return plan;
+            }
         }
     }
     cudnnBackendDescriptor_t plan[MAX_CAND] = { 0 };
@@ -185,6 +188,7 @@ static cudnnBackendDescriptor_t timed(graph_err *e, cudnnBackendDescriptor_t *cf
     char untimed[200] = "";
     int best = n > 1 ? graph_tune_time(e, plan, ws, n, ms, untimed, sizeof untimed) : 0;
     if (n == 1) ms[0] = -1.0f;
+    c->candidates = n, c->timed = n > 1 && best >= 0;
     if (best < 0) best = 0;   /* not timed: the heuristics' first of them */
     else if (n > 1) graph_tune_remember(key, position[best], engines[best]);
     graph_tune_report(what, n, best, engines, ms, rtc_skipped, untimed[0] ? untimed : NULL);
@@ -192,13 +196,98 @@ static cudnnBackendDescriptor_t timed(graph_err *e, cudnnBackendDescriptor_t *cf
         if (i != best) cudnnBackendDestroyDescriptor(plan[i]);
     *ws_out = ws[best];
     why[0] = 0;   /* a refusal of another candidate is no reason now */
+    c->position = position[best];
     return plan[best];
+}
+
+/* The heuristics of mode m for graph: *heur and its configurations cfg[0..*got) (MAX_CFG of
+ * them created); a refusal's status in *last and none. */
+enum { MAX_CFG = 8 };
+static void heuristics(cudnnBackendDescriptor_t *graph, int m, cudnnBackendDescriptor_t *heur, cudnnBackendDescriptor_t *cfg,
+                       int *got, cudnnStatus_t *last) {
+    static const cudnnBackendHeurMode_t modes[] = { CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK };
+    cudnnBackendHeurMode_t mode = modes[m];
+    int64_t n = 0;
+    *heur = NULL;
+    for (int i = 0; i < MAX_CFG; i++) cfg[i] = NULL;
+    cudnnStatus_t st = cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, heur);
+    if (st == CUDNN_STATUS_SUCCESS)
+        st = cudnnBackendSetAttribute(*heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, graph);
+    if (st == CUDNN_STATUS_SUCCESS) st = cudnnBackendSetAttribute(*heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode);
+    if (st == CUDNN_STATUS_SUCCESS) st = cudnnBackendFinalize(*heur);
+    for (int i = 0; i < MAX_CFG && st == CUDNN_STATUS_SUCCESS; i++)
+        st = cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, &cfg[i]);
+    if (st == CUDNN_STATUS_SUCCESS)
+        st = cudnnBackendGetAttribute(*heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, MAX_CFG, &n, cfg);
+    if (st != CUDNN_STATUS_SUCCESS) *last = st, n = 0;
+    *got = n > MAX_CFG ? MAX_CFG : (int)n;
+}
+
+static void release(cudnnBackendDescriptor_t *heur, cudnnBackendDescriptor_t *cfg) {
+    graph_destroy_all(cfg, MAX_CFG);
+    if (*heur) cudnnBackendDestroyDescriptor(*heur), *heur = NULL;
+}
+
+/* The plan one rank picks alone (and rank 0 for every rank): the timed or the heuristics'
+ * first, mode A then the fallback list; what it is in *c; its heuristics in *heur and cfg. */
+static cudnnBackendDescriptor_t pick(graph_err *e, cudnnBackendDescriptor_t *graph, const char *key, size_t cap,
+                                     size_t *ws_out, cudnnBackendDescriptor_t *heur, cudnnBackendDescriptor_t *cfg,
+                                     graph_choice *c, int *offered, cudnnStatus_t *last, char *why, size_t why_cap,
+                                     const char *what, const char *cap_hint) {
+    cudnnBackendDescriptor_t found = NULL;
+    for (int m = 0; m < 2 && !found; m++) {
+        int got = 0;
+        heuristics(graph, m, heur, cfg, &got, last);
+        /* (the timing finalizes every configuration until it has its candidates: where it found
+         * none, the untimed search would only finalize, and compile, the same ones again) */
+        const bool tune = m == 0 && graph_tune_candidates() > 0 && got > 0;
+        if (tune) found = timed(e, key, cfg, got, cap, ws_out, c, offered, last, why, why_cap, what, cap_hint);
+        for (int i = 0; i < got && !found && !tune; i++) {   /* the heuristics' first that fits */
+            (*offered)++;
+            found = finalize_plan(cfg[i], cap, ws_out, last, why, why_cap, what, cap_hint);
+            c->position = i;
+        }
+        if (found) {
+            bool rtc;
+            c->mode = m;
+            graph_tune_engine(cfg[c->position], &c->engine, &rtc);
+        } else {
+            release(heur, cfg);
+        }
+    }
+    return found;
+}
+
+/* Another rank's plan: rank 0's choice c, if this rank's heuristics offer rank 0's engine at
+ * rank 0's position and it finalizes within cap; NULL otherwise (why says which). */
+static cudnnBackendDescriptor_t follow(cudnnBackendDescriptor_t *graph, const graph_choice *c, size_t cap, size_t *ws_out,
+                                       cudnnBackendDescriptor_t *heur, cudnnBackendDescriptor_t *cfg, int *offered,
+                                       cudnnStatus_t *last, char *why, size_t why_cap, const char *what,
+                                       const char *cap_hint) {
+    int got = 0;
+    int64_t engine = -1;
+    bool rtc;
+    cudnnBackendDescriptor_t found = NULL;
+    heuristics(graph, c->mode, heur, cfg, &got, last);
+    if (c->position < got) graph_tune_engine(cfg[c->position], &engine, &rtc);
+    if (engine != c->engine) {
+        snprintf(why, why_cap, "this rank's cuDNN heuristics do not offer rank 0's engine %lld for %s at its place",
+                 (long long)c->engine, what);
+    } else {
+        (*offered)++;
+        found = finalize_plan(cfg[c->position], cap, ws_out, last, why, why_cap, what, cap_hint);
+        if (!found && !why[0])   /* (over the cap: finalize_plan said so) */
+            snprintf(why, why_cap, "this rank's cuDNN does not finalize rank 0's engine %lld for %s (%s)",
+                     (long long)c->engine, what, cudnnGetErrorString(*last));
+    }
+    if (!found) release(heur, cfg);
+    return found;
 }
 
 cudnnBackendDescriptor_t graph_plan(graph_err *e, cudnnBackendDescriptor_t *graph, const cudnnBackendDescriptor_t *ops,
                                     int64_t n_ops, size_t cap, size_t *ws_out, cudnnBackendDescriptor_t *keep, int *n_keep,
                                     char *why, size_t why_cap, const char *what, const char *cap_hint) {
-    cudnnBackendDescriptor_t found = NULL;
+    cudnnBackendDescriptor_t found = NULL, heur = NULL, cfg[MAX_CFG] = { 0 };
     *graph = NULL;
     if (!e->step) {
         cudnnHandle_t handle = rt_cudnn();
@@ -211,38 +300,37 @@ cudnnBackendDescriptor_t graph_plan(graph_err *e, cudnnBackendDescriptor_t *grap
     }
     int offered = 0;
     cudnnStatus_t last = CUDNN_STATUS_SUCCESS;
-    static const cudnnBackendHeurMode_t modes[] = { CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK };
-    for (int m = 0; m < 2 && !e->step && !found; m++) {
-        enum { MAX_CFG = 8 };
-        cudnnBackendDescriptor_t heur = NULL, cfg[MAX_CFG] = { 0 };
-        int64_t got = 0;
-        cudnnBackendHeurMode_t mode = modes[m];
-        cudnnStatus_t st = cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, &heur);
-        if (st == CUDNN_STATUS_SUCCESS)
-            st = cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, graph);
-        if (st == CUDNN_STATUS_SUCCESS) st = cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode);
-        if (st == CUDNN_STATUS_SUCCESS) st = cudnnBackendFinalize(heur);
-        for (int i = 0; i < MAX_CFG && st == CUDNN_STATUS_SUCCESS; i++)
-            st = cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, &cfg[i]);
-        if (st == CUDNN_STATUS_SUCCESS)
-            st = cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, MAX_CFG, &got, cfg);
-        if (st != CUDNN_STATUS_SUCCESS) last = st, got = 0;
-        if (got > MAX_CFG) got = MAX_CFG;
-        /* (the timing finalizes every configuration until it has its candidates: where it found
-         * none, the untimed search would only finalize, and compile, the same ones again) */
-        const bool tune = m == 0 && graph_tune_candidates() > 0 && got > 0;
-        if (tune) found = timed(e, cfg, (int)got, cap, ws_out, &offered, &last, why, why_cap, what, cap_hint);
-        for (int i = 0; i < got && !found && !tune; i++) {   /* the heuristics' first that fits */
-            offered++;
-            found = finalize_plan(cfg[i], cap, ws_out, &last, why, why_cap, what, cap_hint);
+    char key[1024];
+    graph_tune_key(e, what, key, sizeof key);
+    graph_choice c;
+    memset(&c, 0, sizeof c);
+    c.mode = -1, c.refused = e->step != NULL;
+    const int role = graph_agree_role();
+    if (role != GRAPH_FOLLOWER && !e->step)
+        found = pick(e, graph, key, cap, ws_out, &heur, cfg, &c, &offered, &last, why, why_cap, what, cap_hint);
+    if (role != GRAPH_ALONE) {   /* every rank, whatever it built: the same collectives in the same order */
+        graph_agree_choice(&c, what, key);
+        if (role == GRAPH_FOLLOWER && c.mode >= 0 && !e->step)
+            found = follow(graph, &c, cap, ws_out, &heur, cfg, &offered, &last, why, why_cap, what, cap_hint);
+        else if (role == GRAPH_FOLLOWER && c.mode < 0 && !e->step)
+            snprintf(why, why_cap, "rank 0 has no plan for %s (its warning says why), and ranks must compute alike", what);
+        int who = 0;
+        const bool mine = c.mode < 0 || found;
+        if (!graph_agree_all(mine, &who)) {   /* someone cannot: every rank runs it unfused */
+            if (found) cudnnBackendDestroyDescriptor(found), release(&heur, cfg);
+            found = NULL;
+            size_t at = mine ? 0 : strlen(why);
+            if (mine)
+                snprintf(why, why_cap, "rank %d cannot run rank 0's engine %lld for %s (its warning says why), and ranks "
+                         "must compute alike: every rank runs it unfused", who, (long long)c.engine, what);
+            else if (at)
+                snprintf(why + at, why_cap - at, "; ranks must compute alike: every rank runs it unfused");
         }
-        if (found) {
-            for (int i = 0; i < MAX_CFG; i++) keep[(*n_keep)++] = cfg[i];
-            keep[(*n_keep)++] = heur;
-        } else {
-            graph_destroy_all(cfg, MAX_CFG);
-            if (heur) cudnnBackendDestroyDescriptor(heur);
-        }
+        if (found && role == GRAPH_FOLLOWER) graph_tune_report_followed(what, &c);
+    }
+    if (found) {
+        for (int i = 0; i < MAX_CFG; i++) keep[(*n_keep)++] = cfg[i];
+        keep[(*n_keep)++] = heur;
     }
     if (!found && !e->step && !why[0])
         snprintf(why, why_cap, "cuDNN finalizes no plan for %s (%d engine configurations offered%s%s)", what, offered,

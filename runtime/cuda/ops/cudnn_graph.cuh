@@ -69,8 +69,10 @@ bool graph_first_time(const char *what, const char *why);
  * start-up on (graph_tune_candidates() > 0, cudnn_graph_tune.cu), the fastest of up to that
  * many configurations of heuristics mode A that finalize within cap bytes of workspace, timed
  * on scratch operands; else, or where mode A has none, the first configuration that finalizes
- * within cap (mode A, then the fallback list). Without a plan and without a refused step, why
- * says why: a plan over the cap (what and cap_hint name them), or none finalized. */
+ * within cap (mode A, then the fallback list). With several ranks, rank 0 picks so and every
+ * other rank finalizes rank 0's choice (graph_agree_choice); where a rank cannot, no rank keeps
+ * a plan. Without a plan and without a refused step, why says why: a plan over the cap (what
+ * and cap_hint name them), none finalized, or the rank that cannot run rank 0's. */
 cudnnBackendDescriptor_t graph_plan(graph_err *e, cudnnBackendDescriptor_t *graph, const cudnnBackendDescriptor_t *ops,
                                     int64_t n_ops, size_t cap, size_t *ws, cudnnBackendDescriptor_t *keep, int *n_keep,
                                     char *why, size_t why_cap, const char *what, const char *cap_hint);
@@ -82,9 +84,42 @@ void graph_execute(cudnnBackendDescriptor_t plan, int64_t n, const int64_t *uids
 cudnnStatus_t graph_execute_status(cudnnBackendDescriptor_t plan, int64_t n, const int64_t *uids, void *const *ptrs,
                                    void *workspace);
 
-/* cudnn_graph_tune.cu: the timing of a graph's candidate plans at start-up. */
+/* cudnn_graph_tune.cu: the timing of a graph's candidate plans at start-up, and the ranks'
+ * agreement on rank 0's choice. */
 /* How many candidates graph_plan times (0: the heuristics' first, as the build asked). */
 int graph_tune_candidates(void);
+
+/* What rank 0 chose for one graph, as every rank receives it: the graph's number among the
+ * start-up's graphs and its shape (graph_tune_key, hashed), so that a rank building another
+ * graph there is caught; the plan's heuristics mode (0: A, 1: the fallback list; -1: none,
+ * the graph runs unfused), its position in that mode's list and its engine's global index; and
+ * how rank 0 came to it (candidates: how many it finalized for the timing, 0 none; timed: it
+ * timed them), for the other ranks' report. kind: GRAPH_AGREE_GRAPH or GRAPH_AGREE_END (the
+ * end of the start-up's graphs, so that a rank with fewer graphs is caught too). */
+enum { GRAPH_AGREE_GRAPH = 1, GRAPH_AGREE_END = 2 };
+typedef struct {
+    int32_t kind, seq;
+    uint64_t key;
+    int32_t mode, position;
+    int64_t engine;
+    int32_t candidates, timed;
+    int32_t refused;   /* cuDNN refused a step of the graph (its shape, so its key, may be cut short) */
+} graph_choice;
+/* Who picks the graphs' plans: GRAPH_ALONE (one rank), GRAPH_LEADER (rank 0 of several, which
+ * picks as one rank would) or GRAPH_FOLLOWER (another rank, which finalizes rank 0's choice
+ * and never times). */
+enum { GRAPH_FOLLOWER = -1, GRAPH_ALONE = 0, GRAPH_LEADER = 1 };
+int graph_agree_role(void);
+/* Several ranks, once per graph_plan, on every rank (a refused graph, and none offered,
+ * included): rank 0's choice c (its own in; every rank's out), for the graph of key and what.
+ * Every rank checks that it is at the same graph as rank 0; where one is not, every rank ends
+ * with one message (rt_comm_die_all): ranks that build different graphs cannot run alike. */
+void graph_agree_choice(graph_choice *c, const char *what, const char *key);
+/* Then, on every rank: whether every rank holds rank 0's choice (ok: this rank does); false
+ * gives the lowest rank that does not in *who. */
+bool graph_agree_all(bool ok, int *who);
+/* A follower's report of rank 0's choice, once per graph kind (what). */
+void graph_tune_report_followed(const char *what, const graph_choice *c);
 /* A configuration's engine: its global index (-1 unknown) and whether it compiles at
  * finalize (CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION). */
 void graph_tune_engine(cudnnBackendDescriptor_t cfg, int64_t *engine, bool *runtime_compiled);

@@ -19,8 +19,19 @@
  * TIMED_RUNS times between two CUDA events on the cuDNN handle's stream; the fastest mean
  * wins. A candidate that fails to execute is never chosen. The choice of a shape is remembered
  * (by graph_tune_key) for the process, so a net's repeated blocks finalize one plan each, not
- * the candidates again. Several ranks take the heuristics' first (rt_cuda.h
- * rt_cuda_graph_autotune_ranks): their timings might differ, and ranks must compute alike. */
+ * the candidates again.
+ *
+ * Several ranks must compute alike, and their timings might differ (another GPU's clocks,
+ * noise), so rank 0 alone picks, as the plain convs' algorithms (conv2d.cu
+ * rt_cuda_conv_agree): between rt_cuda_graph_agree_begin and _end (model_host.cu, around the
+ * selects), every graph_plan on every rank, refused graphs included, takes part in one
+ * broadcast of rank 0's choice and one minimum of whether each rank could finalize it, in the
+ * order the compiled step builds its graphs. The other ranks time nothing: they finalize the
+ * configuration at rank 0's position in their heuristics' list, if it is rank 0's engine. Where
+ * a rank cannot, every rank runs that graph unfused (the caller's fallback, named): ranks
+ * compute alike, and no rank waits in a collective the others skipped. A rank at another graph
+ * than rank 0's (its number or shape), or with more or fewer graphs, ends every rank with one
+ * message. */
 #include <stdio.h>
 #include <string.h>
 #include "../cuda_libs.cuh"
@@ -29,20 +40,69 @@
 enum { TIMED_RUNS = 3, MAX_MEMO = 256 };
 
 static int candidates;   /* 0: the heuristics' first (the build's --no-graph-autotune) */
-static int ranks = 1;
+static rt_comm *agreeing;   /* between rt_cuda_graph_agree_begin and _end, with several ranks */
+static int agreed;          /* graphs agreed on so far */
 static char *lent;       /* rt_cuda_graph_tune_scratch's memory */
 static size_t lent_bytes;
 
 void rt_cuda_graph_tune_scratch(void *p, size_t bytes) { lent = (char *)p, lent_bytes = p ? bytes : 0; }
 
 void rt_cuda_graph_autotune(int k) { candidates = k > 0 ? k : 0; }
-void rt_cuda_graph_autotune_ranks(int n) { ranks = n; }
 
-int graph_tune_candidates(void) {
-    if (candidates > 0 && ranks > 1 && graph_first_time("graph autotune", "ranks"))
-        rt_warn("cuDNN graphs: %d ranks: each graph takes the heuristics' first engine configuration, untimed "
-                "(ranks must compute alike; their timings might differ)", ranks);
-    return ranks > 1 ? 0 : candidates;
+int graph_tune_candidates(void) { return candidates; }
+
+void rt_cuda_graph_agree_begin(rt_comm *comm) {
+    agreeing = rt_comm_size(comm) > 1 ? comm : NULL;
+    agreed = 0;
+}
+
+int graph_agree_role(void) {
+    if (!agreeing) return GRAPH_ALONE;
+    return rt_comm_rank(agreeing) == 0 ? GRAPH_LEADER : GRAPH_FOLLOWER;
+}
+
+static uint64_t hash_key(const char *what, const char *key) {   /* FNV-1a over what and the shape */
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (const char *s = key[0] ? key : what; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+    return h;
+}
+
+static void agree(graph_choice *c, const char *what) {
+    graph_choice mine = *c;
+    rt_comm_bcast(agreeing, c, sizeof *c, "rank 0's cuDNN graph engines");
+    bool shape = c->key == mine.key || c->refused || mine.refused;
+    double same = c->kind == mine.kind && c->seq == mine.seq && shape ? 1.0 : 0.0;
+    rt_comm_min(agreeing, &same, 1, "the ranks' cuDNN graphs");
+    if (same == 0.0) {   /* rank 0 prints: its own graph is the one it can name */
+        if (mine.kind == GRAPH_AGREE_END)
+            rt_comm_die_all(agreeing, "run every rank with the same trainer on the same GPU model and cuDNN version",
+                            "cuDNN graphs: another rank builds more or fewer cuDNN graphs at start-up than rank 0's %d, "
+                            "so the ranks cannot agree on their engines", mine.seq);
+        rt_comm_die_all(agreeing, "run every rank with the same trainer on the same GPU model and cuDNN version",
+                        "cuDNN graphs: another rank builds a different graph, or none, where rank 0 builds its cuDNN "
+                        "graph #%d (%s) at start-up, so the ranks cannot agree on its engine", mine.seq + 1, what);
+    }
+}
+
+void graph_agree_choice(graph_choice *c, const char *what, const char *key) {
+    c->kind = GRAPH_AGREE_GRAPH, c->seq = agreed++, c->key = hash_key(what, key);
+    agree(c, what);
+}
+
+bool graph_agree_all(bool ok, int *who) {
+    double v = ok ? 1e9 : (double)rt_comm_rank(agreeing);   /* the lowest rank that cannot */
+    rt_comm_min(agreeing, &v, 1, "whether every rank runs rank 0's cuDNN graph engine");
+    *who = (int)v;
+    return v >= 1e9;
+}
+
+void rt_cuda_graph_agree_end(void) {
+    if (!agreeing) return;
+    graph_choice c;
+    memset(&c, 0, sizeof c);
+    c.kind = GRAPH_AGREE_END, c.seq = agreed, c.mode = -1;
+    agree(&c, "the end of the start-up's graphs");
+    agreeing = NULL;
 }
 
 void graph_tune_engine(cudnnBackendDescriptor_t cfg, int64_t *engine, bool *runtime_compiled) {
@@ -188,16 +248,27 @@ void graph_tune_report(const char *what, int n, int chosen, const int64_t *engin
                        const char *untimed) {
     if (!graph_first_time(untimed ? "graph autotune, untimed" : "graph autotune", what)) return;   /* once per kind each */
     char skipped[96] = "";
+    const char *ranks = graph_agree_role() == GRAPH_LEADER ? "; rank 0 times for every rank" : "";
     if (rtc_skipped)
         snprintf(skipped, sizeof skipped, "; %d more runtime-compiled engine%s skipped", rtc_skipped, rtc_skipped == 1 ? "" : "s");
     if (untimed)
-        rt_warn("cuDNN graph %s: not timed (%s): engine %lld, the heuristics' first of %d candidate%s%s", what, untimed,
-                (long long)engines[chosen], n, n == 1 ? "" : "s", skipped);
+        rt_warn("cuDNN graph %s: not timed (%s): engine %lld, the heuristics' first of %d candidate%s%s%s", what, untimed,
+                (long long)engines[chosen], n, n == 1 ? "" : "s", skipped, ranks);
     else if (n == 1)
-        rt_warn("cuDNN graph %s: engine %lld, the only candidate that finalized within the workspace%s", what,
-                (long long)engines[0], skipped);
+        rt_warn("cuDNN graph %s: engine %lld, the only candidate that finalized within the workspace%s%s", what,
+                (long long)engines[0], skipped, ranks);
     else
         rt_warn("cuDNN graph %s: engine %lld timed fastest of %d candidates at start-up (%.3f ms; the heuristics' "
-                "first, engine %lld: %.3f ms)%s; other shapes of this kind are timed alike, unreported",
-                what, (long long)engines[chosen], n, ms[chosen], (long long)engines[0], ms[0], skipped);
+                "first, engine %lld: %.3f ms)%s; other shapes of this kind are timed alike, unreported%s",
+                what, (long long)engines[chosen], n, ms[chosen], (long long)engines[0], ms[0], skipped, ranks);
+}
+
+void graph_tune_report_followed(const char *what, const graph_choice *c) {
+    if (!c->candidates || !graph_first_time("graph autotune, rank 0's", what)) return;   /* as rank 0 reports */
+    char how[96];
+    if (c->candidates == 1) snprintf(how, sizeof how, "its only candidate within the workspace");
+    else if (c->timed) snprintf(how, sizeof how, "timed there fastest of %d candidates at start-up", c->candidates);
+    else snprintf(how, sizeof how, "the heuristics' first of %d candidates there, not timed", c->candidates);
+    rt_warn("cuDNN graph %s: engine %lld, rank 0's choice (%s), which every rank runs; other shapes of this kind "
+            "alike, unreported", what, (long long)c->engine, how);
 }
