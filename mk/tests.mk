@@ -21,12 +21,15 @@ test:
 	@BUILD=$(BUILD) TEST_JOBS=$(TEST_JOBS) bash tests/run_all.sh
 
 # The last run's per-test seconds (without waits for another test's build) as the schedule
-# tests/run_all.sh reads: longest first. Run after a `make test` on the 2-core machine.
+# tests/run_all.sh reads: longest first. Run after a `make test` on the 2-core machine. The
+# "wait" marks (a test that mostly waits: run_all.sh runs one beside the others) carry over
+# from the run; mark a new one by hand, when its CPU seconds (run_all.sh prints them) are
+# well under its wall seconds.
 .PHONY: test-durations
 test-durations:
 	@test -s $(BUILD)/test-logs/durations.txt || { echo "error: no $(BUILD)/test-logs/durations.txt: run make test first" >&2; exit 1; }
-	@{ echo "# seconds per test in one make test run (tests/run_all.sh schedules the longest first);"; \
-	   echo "# rewritten by make test-durations"; \
+	@{ echo "# seconds per test in one make test run (tests/run_all.sh schedules the longest first;"; \
+	   echo "# \"wait\": one that mostly waits, run beside the others); rewritten by make test-durations"; \
 	   sort -k2,2nr -k1,1 $(BUILD)/test-logs/durations.txt; } > tests/durations.txt
 	@echo "wrote tests/durations.txt ($$(grep -vc '^#' tests/durations.txt) tests)"
 
