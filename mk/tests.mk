@@ -9,9 +9,21 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/testlib.h tests/op_cases.def $(RT_LI
 	$(CC) $(CFLAGS_COMMON) $(SAN_FLAGS) -Itests/unit $< -o $@ \
 	  $(TRAINC_LIB_ASAN) $(RT_LIB_ASAN) $(RT_LIB_F64) $(LDLIBS) $(SAN_LDLIBS)
 
+# The libraries tests would otherwise build through make at their start are built here, at
+# one job per core beside the rest, so that no test waits on another's build (the make lock
+# of tests/run_all.sh) and each test's time is its own work: the CUDA emulator and its traffic
+# build where the CUDA headers are (the emulated tests' condition), and the CUDA runtime for
+# sm_80 + sm_90 (the compile checks' CUDA_ARCHS) with test_ops_gpu where nvcc and cuDNN are
+# (without them the compile checks skip, or fail and say why). The checks for warnings read
+# each object's messages, kept beside it (OBJ.ptxas: mk/cuda.mk; OBJ.msg: mk/emu.mk).
+TEST_PREBUILD := $(if $(wildcard /usr/local/cuda/include/cuda_runtime.h $(CUDA_HOME)/include/cuda_runtime.h),emu emu-traffic)
+ifeq ($(strip $(CUDA_ARCHS)),80 90)
+TEST_PREBUILD += $(if $(and $(shell command -v $(NVCC) 2>/dev/null),$(CUDNN_LIB),$(CUBLASLT_LIB)),$(RT_CUDA_LIB) $(GPU_TEST_BIN))
+endif
+
 .PHONY: test-build
 TEST_EXTRA_DEPS += $(RT_LIB_PINNED)
-test-build: all $(UNIT_BINS) $(TEST_EXTRA_DEPS)
+test-build: all $(UNIT_BINS) $(TEST_EXTRA_DEPS) $(TEST_PREBUILD)
 
 # The build first, one job per core (CI calls plain `make test`), then the tests, which
 # tests/run_all.sh also runs one per core.
