@@ -24,10 +24,16 @@ EMU_TEST_BIN := $(EMU_DIR)/test_ops_gpu
 .PHONY: emu test-emu
 emu: $(EMU_LIB) $(EMU_RT_LIB) $(EMU_TEST_BIN) $(EMU_DIR)/cuda.env trainc runtime
 
+# Each object and binary keeps its compiler's messages beside it (OBJ.msg, also shown on the
+# console), so that tests/emu/emu_test.sh finds a warning whichever make built it (make test
+# builds the emulator before the tests: mk/tests.mk). emu_msg CMD runs CMD that way. (The
+# objects depend on this file: one built by an older recipe has no OBJ.msg.)
+emu_msg = { $(1); } > $@.msg 2>&1; st=$$?; cat $@.msg >&2; [ $$st = 0 ] || { rm -f $@; exit $$st; }
+
 $(EMU_DIR)/lib/%.o: tests/emu/%.cpp tests/emu/emu_cuda.h tests/emu/emu_internal.h tests/emu/emu_sdpa.h \
-                     $(wildcard tests/emu/*.inc)
+                     $(wildcard tests/emu/*.inc) mk/emu.mk
 	@mkdir -p $(dir $@)
-	$(CXX) $(EMU_CXXFLAGS) -c $< -o $@
+	$(call emu_msg,$(CXX) $(EMU_CXXFLAGS) -c $< -o $@)
 
 # The library references are plain loops over every product: optimized, without sanitizers
 # (the operands' bounds are checked against the device allocations before each call).
@@ -38,9 +44,9 @@ $(EMU_LIB_REFS): EMU_CXXFLAGS += -O2
 $(EMU_LIB): $(EMU_LIB_SRCS:tests/emu/%.cpp=$(EMU_DIR)/lib/%.o)
 	@rm -f $@; ar rcs $@ $^
 
-$(EMU_DIR)/obj/%.o: %.cu $(RT_CUDA_HDRS) tests/emu/emu_cuda.h $(EMU_NVCC)
+$(EMU_DIR)/obj/%.o: %.cu $(RT_CUDA_HDRS) tests/emu/emu_cuda.h $(EMU_NVCC) mk/emu.mk
 	@mkdir -p $(dir $@)
-	EMU_CXXFLAGS="$(EMU_SAN)" $(EMU_NVCC) -Iruntime/include -DRT_HAVE_NCCL=1 -c $< -o $@
+	$(call emu_msg,EMU_CXXFLAGS="$(EMU_SAN)" $(EMU_NVCC) -Iruntime/include -DRT_HAVE_NCCL=1 -c $< -o $@)
 
 $(EMU_RT_LIB): $(EMU_RT_OBJS)
 	@rm -f $@; ar rcs $@ $^
@@ -49,8 +55,8 @@ $(EMU_RT_LIB): $(EMU_RT_OBJS)
 # this file, and a prerequisite is expanded as it is read)
 $(EMU_TEST_BIN): tests/gpu/test_ops_gpu.c $(wildcard tests/gpu/*.inc) tests/op_cases.def $(EMU_RT_LIB) $(EMU_LIB) $(BUILD)/asan/libtrainrt.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_COMMON) -I$(EMU_CUDA_INC) -O1 $(EMU_SAN) -c $< -o $@.o
-	$(CXX) -fopenmp $@.o $(EMU_LINK) $(RT_LIB_ASAN) $(LDLIBS) $(SAN_LDLIBS) -lpthread -ldl -lrt -o $@
+	$(call emu_msg,$(CC) $(CFLAGS_COMMON) -I$(EMU_CUDA_INC) -O1 $(EMU_SAN) -c $< -o $@.o && \
+	  $(CXX) -fopenmp $@.o $(EMU_LINK) $(RT_LIB_ASAN) $(LDLIBS) $(SAN_LDLIBS) -lpthread -ldl -lrt -o $@)
 
 # The toolchain trainc uses for `--backend cuda` under emulation (compiler/cmd/build_cuda.c).
 $(EMU_DIR)/cuda.env: $(EMU_RT_LIB) $(EMU_LIB) mk/emu.mk

@@ -31,7 +31,12 @@ status=0
 if ! nice make -s emu BUILD="$BUILD" > "$out/make.log" 2>&1; then
   fail "building the emulated CUDA backend failed:"; tail -30 "$out/make.log"; exit 1
 fi
+# The build's messages: this make's, and every object's as its compiler left them beside it
+# (OBJ.msg, mk/emu.mk), since make test builds the emulator before this test runs.
 grep -i "warning" "$out/make.log" && fail "warnings while building the emulated CUDA backend"
+msgs=$(find "$BUILD/emu/lib" "$BUILD/emu/obj" "$BUILD/emu/test_ops_gpu.msg" -name '*.msg' 2>/dev/null)
+[ -n "$msgs" ] || fail "no compiler messages (OBJ.msg) beside the emulator's objects in $BUILD/emu"
+grep -i "warning" $msgs && fail "warnings while building the emulated CUDA backend (above: $BUILD/emu/**/*.msg)"
 
 # 0. The cuDNN calls under cuDNN 9's deprecation warnings (the legacy convolution API is
 # deprecated; the move is to the graph API): counted, printed, and not more than today's: 31
