@@ -16,7 +16,9 @@ void choose_ln_bias(ir_net *net) {
         if (net->dead && net->dead[i]) continue;
         int v = ln->in[0];
         ir_op *p = &net->ops[v - 1];
-        if (p->kind != IR_CONV || p->b_off < 0) continue;
+        /* a depthwise conv's bias is its own kernels' (fuse_dw_bias.c; --no-dw-bias keeps it in
+         * passes of its own, the A/B that flag is for) */
+        if (p->kind != IR_CONV || p->b_off < 0 || p->groups > 1) continue;
         /* a fused ReLU, an activation, a residual tail, a fused cuDNN graph or the depthwise
          * kernels: the bias is theirs */
         if (p->act || p->bias_act >= 0 || p->in_tail >= 0 || p->conv_bn || p->dw_bias || p->ln_bias >= 0) continue;

@@ -99,6 +99,11 @@
 #             gradient's sum (test_ops_gpu's depthwise + bias dbias checks fail)
 #   dw-bias-pad: its NCHW weight gradient's kernel row 0 skips the outputs whose input row is
 #             in the padding, as the weight sums do, and so their dout (the dbias checks fail)
+#   ln-bias-warp: layernorm.cu's input gradient with its conv's bias gradient leaves the
+#             block's last warp out of the channel sums (test_ops_gpu's nhwc layernorm + conv
+#             bias dbias checks fail)
+#   ln-bias-round: layernorm.cu reads x + bias unrounded, not as the bias pass stores it
+#             (16-bit: test_ops_gpu's layernorm + conv bias "= apart" bit-for-bit checks fail)
 # MUTANTS="name ..." runs only those.
 set -u
 BUILD=${BUILD:-build}
@@ -210,4 +215,8 @@ mutant dw-bias-lane ops/conv2d_depthwise.cu 's/for \(int l = 0; l < lanes; l\+\+
   ops/conv2d_depthwise.cu "FAIL .*depthwise.* + bias \[depthwise\] dbias"
 mutant dw-bias-pad ops/conv2d_depthwise.cu 's/if \(!row_in && !sums_bias\) continue;/if (!row_in) continue;/' \
   ops/conv2d_depthwise.cu "FAIL .*depthwise.* + bias \[depthwise\] dbias"
+mutant ln-bias-warp ops/layernorm.cu 's/for \(int k = 0; k < LN_BGRAD_WARPS; k\+\+\) t \+= acc/for (int k = 0; k < LN_BGRAD_WARPS - 1; k++) t += acc/' \
+  ops/layernorm.cu "FAIL .*layernorm + conv bias nhwc .* dbias"
+mutant ln-bias-round ops/layernorm.cu 's/return xb \? rt_ld\(rt_st<T>\(rt_ld\(x\[i\]\) \+ xb\[ch\]\)\)/return xb ? rt_ld(x[i]) + xb[ch]/' \
+  ops/layernorm.cu "FAIL bf16 layernorm + conv bias .* = apart"
 exit $status
