@@ -382,7 +382,7 @@ void cuda_layernorm_backward(void *din, float *dgamma, float *dbeta, const void 
  * passes'. The backward also writes dxb (FP32 [c], overwritten) = din's channel sums:
  * channels-last rows (hw = 1) of at most RT_LN_BGRAD_MAX_C channels in the input gradient's own
  * launch, else in bias.cu's pass over din. dxb needs din. */
-#define RT_LN_BGRAD_MAX_C 384
+#define RT_LN_BGRAD_MAX_C 256   /* 8 warps x 256 doubles: the 16 KiB static shared memory budget */
 void cuda_layernorm_forward_bias(void *out, float *save_mean, float *save_rstd, const void *in, const float *xb,
                                  const float *gamma, const float *beta, int n, int c, int hw, float eps);
 void cuda_layernorm_backward_bias(void *din, float *dgamma, float *dbeta, float *dxb, const void *dout,
