@@ -13,7 +13,8 @@
 # the genstats sums finalized by our kernels, not cuDNN's BN finalize graph
 # (--no-bn-finalize-graph), AlexNet and ConvNeXt-Tiny (and without its residual tails,
 # --no-residual-tail, or its GELU backward's bias gradient, --no-bias-act-grad, or its
-# depthwise convs' bias in their kernels, --no-dw-bias), and the
+# depthwise convs' bias in their kernels, --no-dw-bias, or its stem conv's bias in the stem's
+# layer norm, --no-ln-bias), and the
 # anchors. Figures go in bench/RESULTS.md.
 set -u
 BUILD=${BUILD:-build}
@@ -92,5 +93,9 @@ tail -n 1 "$out/convnext_BF16_nhwc_nobgrad_h100.txt"
   --label "convnext_tiny (--no-dw-bias: the dwconv's bias in a pass of its own each way)" \
   "$out/convnext_BF16.spec" > "$out/convnext_BF16_nhwc_nodwbias_h100.txt" || status=1
 tail -n 1 "$out/convnext_BF16_nhwc_nodwbias_h100.txt"
+"$BUILD/trainc" show --gpu-cost --layout nhwc --device h100 --no-ln-bias \
+  --label "convnext_tiny (--no-ln-bias: the stem conv's bias in a pass of its own each way)" \
+  "$out/convnext_BF16.spec" > "$out/convnext_BF16_nhwc_nolnbias_h100.txt" || status=1
+tail -n 1 "$out/convnext_BF16_nhwc_nolnbias_h100.txt"
 echo "anchors (H100): MLPerf v4.0 35.7 ms per 256 images (H200: 32.1); torch.compile in our run 47.3 ms"
 exit $status

@@ -160,6 +160,7 @@ static const char *cuda_only_refusal(const build_options *o) {
     if (o->no_residual_tail) return "--no-residual-tail is for --backend cuda (the only backend with residual tail kernels)%s";
     if (o->no_bias_act_grad) return "--no-bias-act-grad is for --backend cuda (the only backend with bias + activation kernels)%s";
     if (o->no_dw_bias) return "--no-dw-bias is for --backend cuda (the only backend with depthwise kernels that add the bias)%s";
+    if (o->no_ln_bias) return "--no-ln-bias is for --backend cuda (the only backend whose layer norm adds its conv's bias)%s";
     return NULL;
 }
 
@@ -193,6 +194,7 @@ static int cmd_show(int argc, char **argv) {
         else if (strcmp(argv[i], "--no-residual-tail") == 0) opt.no_residual_tail = 1;
         else if (strcmp(argv[i], "--no-bias-act-grad") == 0) opt.no_bias_act_grad = 1;
         else if (strcmp(argv[i], "--no-dw-bias") == 0) opt.no_dw_bias = 1;
+        else if (strcmp(argv[i], "--no-ln-bias") == 0) opt.no_ln_bias = 1;
         else if (strcmp(argv[i], "--no-cudnn-attention") == 0) opt.no_cudnn_attention = 1;
         else if (strcmp(argv[i], "--no-graph-autotune") == 0) opt.no_graph_autotune = 1;
         else if (strcmp(argv[i], "--device") == 0 || strcmp(argv[i], "--label") == 0) {
@@ -287,10 +289,11 @@ static int cmd_show(int argc, char **argv) {
         return usage_error(refusal, "");
     }
     else if (!bad && sched) bad = show_schedule(stdout, path, &res, &opt);
-    else if (!bad && !gpu_cost && (opt.no_residual_tail || opt.no_cudnn_attention || opt.no_bias_act_grad || opt.no_dw_bias)) {
+    else if (!bad && !gpu_cost && (opt.no_residual_tail || opt.no_cudnn_attention || opt.no_bias_act_grad || opt.no_dw_bias ||
+                                   opt.no_ln_bias)) {
         sema_result_free(&res);
         spec_doc_free(&doc);
-        return usage_error("--no-residual-tail, --no-bias-act-grad, --no-dw-bias and --no-cudnn-attention go with show --gpu-cost or --schedule (or build)%s", "");
+        return usage_error("--no-residual-tail, --no-bias-act-grad, --no-dw-bias, --no-ln-bias and --no-cudnn-attention go with show --gpu-cost or --schedule (or build)%s", "");
     }
     else if (!bad && !gpu_cost &&
              (opt.no_bn_retire || opt.no_bn_add || opt.no_relu_mask || opt.no_conv_genstats || opt.no_conv_sbr ||
@@ -363,6 +366,7 @@ static int cmd_build(int argc, char **argv) {
         else if (strcmp(argv[i], "--no-residual-tail") == 0) opt.no_residual_tail = 1;
         else if (strcmp(argv[i], "--no-bias-act-grad") == 0) opt.no_bias_act_grad = 1;
         else if (strcmp(argv[i], "--no-dw-bias") == 0) opt.no_dw_bias = 1;
+        else if (strcmp(argv[i], "--no-ln-bias") == 0) opt.no_ln_bias = 1;
         else if (strcmp(argv[i], "--no-cudnn-attention") == 0) opt.no_cudnn_attention = 1;
         else if (strcmp(argv[i], "--no-graph-autotune") == 0) opt.no_graph_autotune = 1;
         else if (strcmp(argv[i], "--emit-only") == 0) emit_only = 1;
@@ -402,6 +406,9 @@ static int cmd_build(int argc, char **argv) {
     if (opt.no_dw_bias && !(opt.backend == BACKEND_CUDA && opt.fuse))
         return usage_error("--no-dw-bias is for --backend cuda with fused kernels (the only build whose depthwise "
                            "kernels add the bias)%s", "");
+    if (opt.no_ln_bias && !(opt.backend == BACKEND_CUDA && opt.fuse))
+        return usage_error("--no-ln-bias is for --backend cuda with fused kernels (the only build whose layer norm "
+                           "adds its conv's bias)%s", "");
     if (opt.no_cudnn_attention && opt.backend != BACKEND_CUDA)
         return usage_error("--no-cudnn-attention is for --backend cuda (the only backend with cuDNN's fused "
                            "attention)%s", "");

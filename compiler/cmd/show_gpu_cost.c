@@ -88,6 +88,11 @@ int show_gpu_cost(FILE *out, const char *path, const sema_result *res, const cha
     if (dw_bias)   /* fuse_dw_bias.c; on cuDNN (TRAINC_CUDA_DEPTHWISE=cudnn) the bias passes below run */
         fprintf(out, "# depthwise bias: %d depthwise convs take their bias (our kernels add it in their store and "
                      "sum its gradient in the weight gradient's kernel)\n", dw_bias);
+    int ln_bias = 0;
+    for (int i = 0; i < net->n_ops; i++) ln_bias += net->ops[i].ln_bias >= 0;
+    if (ln_bias)   /* fuse_ln_bias.c */
+        fprintf(out, "# layer norm bias: %d conv%s bias added by the layer norm that reads its output (and its gradient "
+                     "summed by that norm's backward)\n", ln_bias, ln_bias == 1 ? "'s" : "s'");
     if (nhwc)
         fprintf(out, "# lowered: %d batch norms retire their sums, %d applied inside their add, %d inside their max "
                      "pooling, %d inside the next conv's prologue, %d ReLU bitmasks, %d block outputs' backward in two "

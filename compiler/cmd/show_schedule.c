@@ -7,6 +7,7 @@
 #include "show.h"
 
 #include "ir_nhwc.h"
+#include "rt_cuda.h"   /* RT_LN_BGRAD_MAX_C */
 #include "rt_depthwise_plan.h"
 #include "rt_env.h"
 
@@ -107,12 +108,25 @@ static void cuda_op(const schedule *s, const ir_op *op, choices *c) {
                    "where cuDNN refuses it)", net->ops[op->in[0] - 1].name);
         if (op->dgrad_why) say(c, "no fused data gradient with the previous bn's backward sums: %s", op->dgrad_why);
         if (op->bias_act >= 0) say(c, "its bias added by \"%s\"'s kernel", net->ops[op->bias_act].name);
+        if (op->ln_bias >= 0)
+            say(c, "its bias added by layer norm \"%s\" as it reads x, and its gradient summed by that norm's backward "
+                   "(fuse_ln_bias.c)", net->ops[op->ln_bias].name);
         break;
     }
     case IR_LINEAR:
         if (s->opt.nhwc && ir_nhwc_linear_as_conv(net, op, &ch, &h, &w)) say(c, "runs as a cuDNN conv over the channels-last positions%s", "");
         else say(c, "cuBLASLt%s", "");
         if (op->bias_act >= 0) say(c, "its bias added by \"%s\"'s kernel", net->ops[op->bias_act].name);
+        break;
+    case IR_LN:
+        if (op->ln_bias_of >= 0) {
+            char text[400];
+            snprintf(text, sizeof text, "adds \"%s\"'s bias as it reads x (no bias pass); backward: that bias's gradient "
+                     "summed %s (fuse_ln_bias.c)", net->ops[op->ln_bias_of].name,
+                     (s->opt.nhwc || (long)op->h * op->w == 1) && op->c <= RT_LN_BGRAD_MAX_C
+                         ? "where din is written (layernorm.cu)" : "by bias.cu's pass over din");
+            say(c, "%s", text);
+        }
         break;
     case IR_GELU: case IR_ACTIVATION:
         if (op->act_bias_of >= 0) say(c, "adds \"%s\"'s bias in the same pass (bias_act.cu)", net->ops[op->act_bias_of].name);

@@ -251,6 +251,8 @@ static void forward_op(emitter *e, int i) {
         else if (op->b_off >= 0 && op->in_tail >= 0)
             fprintf(out, "    /* the bias: added by residual tail \"%s\"'s kernel */\n", net->ops[op->in_tail].name);
         else if (op->dw_bias) fprintf(out, "    /* the bias: added by the conv's call */\n");
+        else if (op->ln_bias >= 0)
+            fprintf(out, "    /* the bias: added by layer norm \"%s\" as it reads x */\n", net->ops[op->ln_bias].name);
         else if (op->b_off >= 0) fprintf(out, "    fused_%s_bias(%s_out, %s_out, %s_bias);\n", id, id, id, id);
         break;
     case IR_BN:
@@ -335,6 +337,12 @@ static void forward_op(emitter *e, int i) {
         else fprintf(out, "    /* applied inside add \"%s\" (cuda_bn_add_relu_nhwc) */\n", bn_add_of(net, i));
         break;
     case IR_LN:
+        if (op->ln_bias_of >= 0) {   /* and the producer conv's bias, added as x is read (fuse_ln_bias.c) */
+            fprintf(out, "    cuda_layernorm_forward_bias(%s_out, %s_saved, %s_saved + %ld, %s, %s_bias, %s_weight, %s_bias, %s, %s);\n",
+                    id, id, id, (long)net->batch * ir_hw(op), in, net->ops[op->ln_bias_of].ident, id, id,
+                    nchw_args(e, op, rows, sizeof rows), c_float(op->eps));
+            break;
+        }
         fprintf(out, "    cuda_layernorm_forward(%s_out, %s_saved, %s_saved + %ld, %s, %s_weight, %s_bias, %s, %s);\n",
                 id, id, id, (long)net->batch * ir_hw(op), in, id, id, nchw_args(e, op, rows, sizeof rows),
                 c_float(op->eps));
@@ -485,6 +493,8 @@ static void backward_op(emitter *e, int j) {
         else if (op->b_off >= 0 && op->bias_act >= 0 && net->ops[op->bias_act].act_bgrad)
             fprintf(out, "    /* the bias gradient: summed by \"%s\"'s backward */\n", net->ops[op->bias_act].name);
         else if (op->dw_bias) fprintf(out, "    /* the bias gradient: summed by the conv's backward */\n");
+        else if (op->ln_bias >= 0)
+            fprintf(out, "    /* the bias gradient: summed by layer norm \"%s\"'s backward */\n", net->ops[op->ln_bias].name);
         else if (op->b_off >= 0)
             fprintf(out, "    cuda_bias_backward(%s_dbias, %s, %s, %s, %s);\n", id, op->act ? o : "NULL", o, mask,
                     nchw_args(e, op, rows, sizeof rows));
@@ -546,6 +556,12 @@ static void backward_op(emitter *e, int j) {
                 sfx(e), op->bn_retire ? "_retire" : "", din, id, id, o, mask, in, id, id, id, op->c, op->c, ir_hw(op), net->sync_bn);
         break;
     case IR_LN:
+        if (op->ln_bias_of >= 0) {   /* and the producer conv's bias gradient (fuse_ln_bias.c) */
+            const char *p = net->ops[op->ln_bias_of].ident;
+            fprintf(out, "    cuda_layernorm_backward_bias(%s, %s_dweight, %s_dbias, %s_dbias, %s, %s, %s_bias, %s_weight, %s_saved, %s_saved + %ld, %s);\n",
+                    din, id, id, p, o, in, p, id, id, id, (long)net->batch * ir_hw(op), nchw_args(e, op, rows, sizeof rows));
+            break;
+        }
         fprintf(out, "    cuda_layernorm_backward(%s, %s_dweight, %s_dbias, %s, %s, %s_weight, %s_saved, %s_saved + %ld, %s);\n",
                 din, id, id, o, in, id, id, id, (long)net->batch * ir_hw(op), nchw_args(e, op, rows, sizeof rows));
         break;

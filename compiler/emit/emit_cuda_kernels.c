@@ -349,8 +349,8 @@ static void generate(kgen *g) {
     for (int i = 0; i < net->n_ops; i++) {
         const ir_op *op = &net->ops[i];
         switch (op->kind) {
-        case IR_CONV: case IR_LINEAR:   /* else the activation's, the residual tail's or the conv's kernel adds the bias */
-            if (op->b_off >= 0 && op->bias_act < 0 && op->in_tail < 0 && !op->dw_bias) gen_bias(g, i);
+        case IR_CONV: case IR_LINEAR:   /* else the activation's, the residual tail's, the conv's or the norm's kernel adds the bias */
+            if (op->b_off >= 0 && op->bias_act < 0 && op->in_tail < 0 && !op->dw_bias && op->ln_bias < 0) gen_bias(g, i);
             break;
         case IR_BN:
             /* else applied by cuda_bn_add_relu_nhwc, cuda_bn_relu_maxpool_forward_nhwc or the next conv's prologue */

@@ -10,6 +10,7 @@
 #include "gpu_cost.h"
 #include "ir_nhwc.h"   /* ir_nhwc_linear_as_conv */
 #include "rt_depthwise_plan.h"   /* which grouped convs our depthwise kernels take, their slices */
+#include "rt_cuda.h"     /* RT_LN_BGRAD_MAX_C: the channels a layer norm sums its conv's bias gradient over */
 #include "rt_devmem.h"   /* RT_DEVMEM_MAX_SPLITS: the partial sums' split cap */
 #include "rt_env.h"
 
@@ -284,19 +285,35 @@ static void partial_sums(walk *w, const char *kernel, int j, double rd, int vect
 }
 
 /* Layer norm over the channels of each position (layernorm.cu): the forward saves each
- * position's mean and 1/std (8 bytes); the backward reads them back with x and dy. */
+ * position's mean and 1/std (8 bytes); the backward reads them back with x and dy. With its
+ * producer conv's bias (fuse_ln_bias.c) every pass reads that FP32 bias too (xb), and the
+ * backward sums its gradient: channels-last, the input gradient's launch leaves din's
+ * channel sums as partials (bias.cu's layout) that one launch adds up; NCHW (or more channels
+ * than its shared memory holds, RT_LN_BGRAD_MAX_C), bias.cu's pass over din. */
 static void layernorm_pass(walk *w, int i, int bwd, int din) {
     const ir_op *op = &w->net->ops[i];
     double x = act(w, op->in[0]), y = out_bytes(w, i), c4 = 4.0 * op->c;
     double stats = 8.0 * w->net->batch * op->h * op->w;
-    int rows = rows_layout(w, op);
+    int rows = rows_layout(w, op), cb = op->ln_bias_of >= 0;
+    double xb = cb ? c4 : 0;
     if (!bwd) {
-        add(w, rows ? "ln_rows_forward_kernel" : "ln_forward_kernel", i, 0, GK_KERNEL, x + 2 * c4, y + stats, 0, 0);
+        add(w, rows ? "ln_rows_forward_kernel" : "ln_forward_kernel", i, 0, GK_KERNEL, x + xb + 2 * c4, y + stats, 0, 0);
         return;
     }
-    if (rows) partial_sums(w, "ln_rows_partial_kernel", i, y + x + stats, 2);
-    else add(w, "ln_param_grad_kernel", i, 1, GK_KERNEL, y + x + stats, 2 * c4, 0, 0);
-    if (din) add(w, rows ? "ln_rows_input_grad_kernel" : "ln_input_grad_kernel", i, 1, GK_KERNEL, y + x + c4 + stats, x, 0, 0);
+    if (rows) partial_sums(w, "ln_rows_partial_kernel", i, y + x + xb + stats, 2);
+    else add(w, "ln_param_grad_kernel", i, 1, GK_KERNEL, y + x + xb + stats, 2 * c4, 0, 0);
+    if (!din) return;
+    if (cb && rows && op->c <= RT_LN_BGRAD_MAX_C) {
+        int sp = splits_of((long)w->net->batch * op->h * op->w);
+        add(w, "ln_rows_input_grad_bgrad_kernel", i, 1, GK_KERNEL, y + x + xb + c4 + stats, x + 16.0 * op->c * sp, 0, 0);
+        add(w, w->old ? "bn_sum_partials_kernel" : "bn_sum_partials_warp_kernel", i, 1, GK_KERNEL, 16.0 * op->c * sp,
+            16.0 * op->c + c4, 0, 0);
+        last_rounds(w, sums_rounds(w, sp));
+        return;
+    }
+    add(w, rows ? "ln_rows_input_grad_kernel" : "ln_input_grad_kernel", i, 1, GK_KERNEL, y + x + xb + c4 + stats, x, 0, 0);
+    if (cb && rows) partial_sums(w, "bias_rows_partial_kernel", i, x, 1);
+    else if (cb) add(w, w->old ? "bias_backward_kernel" : "bias_backward_planes_kernel", i, 1, GK_KERNEL, x, c4, 0, 0);
 }
 
 /* Layer scale (layer_scale.cu; the forward generated, emit_cuda_kernels.c): the gradient of
@@ -380,8 +397,8 @@ static void forward(walk *w, int i) {
         /* else the activation, the residual tail or the depthwise kernel adds it; a conv that
          * takes its bias but runs on cuDNN (TRAINC_CUDA_DEPTHWISE=cudnn): bias.cu's pass */
         if (op->dw_bias && !own_depthwise(w, op)) add(w, "bias_forward_kernel", i, 0, GK_KERNEL, y + c4, y, 0, 0);
-        else if (op->b_off >= 0 && op->bias_act < 0 && op->in_tail < 0 && !op->dw_bias)
-            add(w, "bias", i, 0, GK_KERNEL, y + c4, y, 0, 0);
+        else if (op->b_off >= 0 && op->bias_act < 0 && op->in_tail < 0 && !op->dw_bias && op->ln_bias < 0)
+            add(w, "bias", i, 0, GK_KERNEL, y + c4, y, 0, 0);   /* else the norm adds it (fuse_ln_bias.c) */
         break;
     }
     case IR_BN: {
@@ -583,7 +600,7 @@ static void backward(walk *w, int j) {
         /* the bias gradient (bias.cu): with a fused ReLU, dy masked in place on the way; a
          * residual tail's kernel sums it, or the depthwise weight gradient's (fuse_dw_bias.c) */
         int dw_bias = op->dw_bias && own_depthwise(w, op);
-        if (op->b_off >= 0 && op->in_tail < 0 && !bias_summed_by_act(w, op) && !dw_bias) {
+        if (op->b_off >= 0 && op->in_tail < 0 && !bias_summed_by_act(w, op) && !dw_bias && op->ln_bias < 0) {
             double mask = op->act ? dy : 0;
             if (w->nhwc || op->h * op->w == 1) {   /* rows of channels: partial sums, then their sum */
                 int sp = splits_of((long)net->batch * op->h * op->w);

@@ -141,6 +141,11 @@ typedef struct {
      * takes the bias (cuda_conv2d_forward_bias / _backward_bias): our depthwise kernels add it
      * in their store and sum its gradient in the weight gradient's kernel; else 0. */
     int dw_bias;
+    /* CUDA (fuse_ln_bias.c; --no-ln-bias: off): on a conv with a bias whose output only a layer
+     * norm reads (ConvNeXt's stem), that norm's index, else -1; on the norm, the conv's index,
+     * else -1. The conv writes its output without the bias; the norm's passes add it as they
+     * read x (cuda_layernorm_forward_bias), and its backward sums the bias gradient. */
+    int ln_bias, ln_bias_of;
     /* CUDA (fuse_residual_tail.c): a residual block's tail, conv/linear (bias) -> layer_scale
      * [-> stochastic_depth] -> add, in one pass each way (residual_tail.cu). On the add: tail_conv
      * = the conv's index, else -1; on the conv, layer scale and drop path: in_tail = the add's

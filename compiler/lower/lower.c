@@ -253,6 +253,7 @@ int lower(schedule *s, const sema_result *res, const build_options *opt, int bat
     for (int i = 0; i < s->net.n_ops; i++) {
         ir_op *op = &s->net.ops[i];
         op->pools_into = op->pooled_in = op->bias_act = op->act_bias_of = op->pool_bn = op->tail_conv = op->in_tail = -1;
+        op->ln_bias = op->ln_bias_of = -1;
     }
     if (!cuda) choose_conv_pool(&s->net);
     if (cuda && opt->fuse) choose_bias_act(&s->net);
@@ -264,6 +265,7 @@ int lower(schedule *s, const sema_result *res, const build_options *opt, int bat
     if (cuda && opt->fuse && !opt->no_residual_tail) choose_residual_tail(&s->net);
     if (cuda && opt->fuse && !opt->no_bias_act_grad) choose_bias_act_grad(&s->net);
     if (cuda && opt->fuse && !opt->no_dw_bias) choose_dw_bias(&s->net);
+    if (cuda && opt->fuse && !opt->no_ln_bias) choose_ln_bias(&s->net);
     if (cuda && choose_attention(s)) ir_replan(&s->net);   /* its 16-bit copies are tensors of the plan */
     /* the masks are tensors of the plan, and the fused backward writes gradients earlier */
     if (cuda && opt->nhwc && opt->fuse && !opt->no_relu_mask && choose_relu_mask(&s->net)) {

@@ -29,6 +29,7 @@ typedef struct {
     int no_bias_act_grad;   /* CUDA: a bias + activation's backward and the bias gradient in two passes (--no-bias-act-grad) */
     int no_graph_autotune;  /* CUDA: each cuDNN graph takes the heuristics' first engine, untimed (--no-graph-autotune) */
     int no_dw_bias;         /* CUDA: a depthwise conv's bias in passes of its own (--no-dw-bias) */
+    int no_ln_bias;         /* CUDA: a conv's bias in passes of its own, not in its layer norm's (--no-ln-bias) */
 } build_options;
 
 /* CUDA: how many of the heuristics' engine configurations each cuDNN graph times at start-up
@@ -73,6 +74,9 @@ void choose_bias_act_grad(ir_net *net);
 /* CUDA: which depthwise convs add their bias and sum its gradient in their own kernels
  * (fuse_dw_bias.c; sets ir_op.dw_bias). */
 void choose_dw_bias(ir_net *net);
+/* CUDA: which convs' bias the layer norm that alone reads their output adds, and whose
+ * gradient that norm's backward sums (fuse_ln_bias.c; sets ir_op.ln_bias, ln_bias_of). */
+void choose_ln_bias(ir_net *net);
 /* CUDA: which attention layers run cuDNN's fused scaled-dot-product attention
  * (choose_attention.c; sets ir_op.attn_sdpa, attn_sdpa_why); returns how many (their saved
  * values and work grow: plan again). */

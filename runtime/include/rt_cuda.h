@@ -381,6 +381,18 @@ void cuda_layernorm_forward(void *out, float *save_mean, float *save_rstd, const
 void cuda_layernorm_backward(void *din, float *dgamma, float *dbeta, const void *dout,
                              const void *in, const float *gamma, const float *save_mean,
                              const float *save_rstd, int n, int c, int hw);
+/* The norm of a conv's output that adds that conv's bias as it reads it (lower: fuse_ln_bias.c):
+ * in is the conv's output without its bias xb (FP32 [c]); every pass reads x = in + xb rounded
+ * to the activation type as bias.cu would have stored it, so the values equal the unfused
+ * passes'. The backward also writes dxb (FP32 [c], overwritten) = din's channel sums:
+ * channels-last rows (hw = 1) of at most RT_LN_BGRAD_MAX_C channels in the input gradient's own
+ * launch, else in bias.cu's pass over din. dxb needs din. */
+#define RT_LN_BGRAD_MAX_C 256   /* 8 warps x 256 doubles: the 16 KiB static shared memory budget */
+void cuda_layernorm_forward_bias(void *out, float *save_mean, float *save_rstd, const void *in, const float *xb,
+                                 const float *gamma, const float *beta, int n, int c, int hw, float eps);
+void cuda_layernorm_backward_bias(void *din, float *dgamma, float *dbeta, float *dxb, const void *dout,
+                                  const void *in, const float *xb, const float *gamma, const float *save_mean,
+                                  const float *save_rstd, int n, int c, int hw);
 
 /* ---- Elementwise -------------------------------------------------------------------------
  * Masks: the seed of a dropout / drop-path op is rt_hash_u64(*step_seed, salt, 0), derived

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Shows the emulator catching broken CUDA code: each mutant is a copy of one runtime file
 # with one deliberate mistake, compiled by emu-nvcc and linked ahead of libtrainrt_cuda into
-# tests/gpu/test_ops_gpu, which must then fail. Not part of `make test` (49 relinks and
+# tests/gpu/test_ops_gpu, which must then fail. Not part of `make test` (51 relinks and
 # runs, several minutes); run after `make emu`:  bash tests/emu/mutants.sh
 #   index:    relu.cu writes out[i + 1] (ASan: heap-buffer-overflow, with the line)
 #   barrier:  cuda_common.cuh's block_sum without its second __syncthreads (thread 0 reads
@@ -101,6 +101,11 @@
 #             gradient's sum (test_ops_gpu's depthwise + bias dbias checks fail)
 #   dw-bias-pad: its NCHW weight gradient's kernel row 0 skips the outputs whose input row is
 #             in the padding, as the weight sums do, and so their dout (the dbias checks fail)
+#   ln-bias-warp: layernorm.cu's input gradient with its conv's bias gradient leaves the
+#             block's last warp out of the channel sums (test_ops_gpu's nhwc layernorm + conv
+#             bias dbias checks fail)
+#   ln-bias-round: layernorm.cu reads x + bias unrounded, not as the bias pass stores it
+#             (16-bit: test_ops_gpu's layernorm + conv bias "= apart" bit-for-bit checks fail)
 #   rank-alone: cudnn_graph_tune.cu makes every rank of several a leader, so each times and
 #             keeps its own cuDNN graph engines (a trainer mutant: tests/emu/graph_ranks_emu_test.sh
 #             fails; the emulated engines time differently on odd ranks, and the emulated NCCL
@@ -237,6 +242,10 @@ mutant dw-bias-lane ops/conv2d_depthwise.cu 's/for \(int l = 0; l < lanes; l\+\+
   ops/conv2d_depthwise.cu "FAIL .*depthwise.* + bias \[depthwise\] dbias"
 mutant dw-bias-pad ops/conv2d_depthwise.cu 's/if \(!row_in && !sums_bias\) continue;/if (!row_in) continue;/' \
   ops/conv2d_depthwise.cu "FAIL .*depthwise.* + bias \[depthwise\] dbias"
+mutant ln-bias-warp ops/layernorm.cu 's/for \(int k = 0; k < LN_BGRAD_WARPS; k\+\+\) t \+= acc/for (int k = 0; k < LN_BGRAD_WARPS - 1; k++) t += acc/' \
+  ops/layernorm.cu "FAIL .*layernorm + conv bias nhwc .* dbias"
+mutant ln-bias-round ops/layernorm.cu 's/return xb \? rt_ld\(rt_st<T>\(rt_ld\(x\[i\]\) \+ xb\[ch\]\)\)/return xb ? rt_ld(x[i]) + xb[ch]/' \
+  ops/layernorm.cu "FAIL bf16 layernorm + conv bias .* = apart"
 trainer_mutant rank-alone ops/cudnn_graph_tune.cu \
   's/return rt_comm_rank\(agreeing\) == 0 \? GRAPH_LEADER : GRAPH_FOLLOWER;/return GRAPH_LEADER;/' ops/cudnn_graph_tune.cu \
   graph_ranks_emu_test.sh "hold different cuDNN graph engines"

@@ -5,7 +5,9 @@
 # channels-last, each dwconv's bias added in the depthwise kernel's store and its gradient
 # summed in the weight gradient's kernel, that with TRAINC_CUDA_DEPTHWISE=cudnn (cuDNN, then
 # bias.cu's passes), with --no-bias-act-grad: pwconv1's bias gradient summed apart from the
-# GELU's backward, and with --no-dw-bias: the dwconv's bias in passes of its own), GELU and the activation family with
+# GELU's backward, with --no-dw-bias: the dwconv's bias in passes of its own, and with
+# --no-ln-bias: the stem conv's bias in passes of its own, not read and summed by the stem's
+# layer norm), GELU and the activation family with
 # and without their producer's bias (tests/emu/traffic/activations.spec), Swin's windowed and a
 # global attention (tests/emu/traffic/attention.spec: FP32, BF16 on cuDNN's fused SDPA and with
 # --no-cudnn-attention), the ResNet example in BF16 channels-last with the default kernels
@@ -90,6 +92,7 @@ check convnext_mini_bf16 nhwc TRAINC_CUDA_DEPTHWISE=cudnn
 FLAGS=--no-residual-tail check convnext_mini_bf16 nhwc
 FLAGS=--no-bias-act-grad check convnext_mini_bf16 nhwc
 FLAGS=--no-dw-bias check convnext_mini_bf16 nhwc
+FLAGS=--no-ln-bias check convnext_mini_bf16 nhwc
 LR='sgd { momentum: 0.9 } lr { base: 0.01 }' spec activations tests/emu/traffic/activations.spec "" ""
 check activations nchw
 LR='sgd { momentum: 0.9 } lr { base: 0.01 }' spec activations_bf16 tests/emu/traffic/activations.spec "" 'precision { compute: BF16 }'

@@ -20,7 +20,8 @@
 #     each run's wall time, start-up included, beside it, which shows the timing's start-up
 #     cost) and ConvNeXt-Tiny without its residual tails (--no-residual-tail),
 #     without pwconv1's bias gradient in the GELU's backward (--no-bias-act-grad) and with the
-#     dwconv's bias in passes of its own (--no-dw-bias) against the default;
+#     dwconv's bias in passes of its own (--no-dw-bias) and the stem conv's bias in passes of
+#     its own, not in the stem's layer norm (--no-ln-bias), against the default;
 #  4. one ResNet-50 BF16 channels-last step under Nsight Compute, compared op by op with
 #     `trainc show --gpu-cost` (bench/gpu_profile_vs_model.py);
 #  5. the rest of make test-gpu's single-GPU steps, as far as the budget goes (each step
@@ -87,7 +88,7 @@ for cfg in $ours; do
   builds+=($!)
 done
 # the fusions' A/B: channels-last built without each (model:precision:flag of trainc build)
-abflags="resnet50:bf16:--no-relu-mask resnet50:bf16:--no-bn-add resnet50:bf16:--no-conv-genstats resnet50:fp16:--no-conv-genstats resnet50:fp16:--no-conv-sbr resnet50:fp16:--no-conv-dgrad-fuse resnet50:fp16:--no-bn-finalize-graph resnet50:bf16:--no-graph-autotune resnet50:fp16:--no-graph-autotune convnext_tiny:bf16:--no-residual-tail convnext_tiny:bf16:--no-bias-act-grad convnext_tiny:bf16:--no-dw-bias"
+abflags="resnet50:bf16:--no-relu-mask resnet50:bf16:--no-bn-add resnet50:bf16:--no-conv-genstats resnet50:fp16:--no-conv-genstats resnet50:fp16:--no-conv-sbr resnet50:fp16:--no-conv-dgrad-fuse resnet50:fp16:--no-bn-finalize-graph resnet50:bf16:--no-graph-autotune resnet50:fp16:--no-graph-autotune convnext_tiny:bf16:--no-residual-tail convnext_tiny:bf16:--no-bias-act-grad convnext_tiny:bf16:--no-dw-bias convnext_tiny:bf16:--no-ln-bias"
 for ab in $abflags; do
   IFS=: read -r m p f <<< "$ab"
   timeout "$(limit 200)" "$BUILD/trainc" build "$w/${m}_$p.spec" --backend cuda --layout nhwc $f \

@@ -565,6 +565,8 @@ static void test_layernorm(int n, int c, int hw, int nhwc) {
     compare(nhwc ? "layernorm nhwc dbeta" : "layernorm dbeta", gdb, db, c, TOL);
 }
 
+#include "test_ln_bias.inc"
+
 static void test_elementwise(long n) {
     float *x = host_act(n, 3), *x2 = host_act(n, 3), *dy = host_act(n, 1);
     float *y = rt_xmalloc(n * 4), *dx = rt_xmalloc(n * 4);
@@ -2108,6 +2110,12 @@ static void run_ops(void) {
     test_layernorm(4, 24, 49, 0);
     test_layernorm(4, 24, 49, 1);
     test_layernorm(16, 64, 1, 0);
+    /* with the producer conv's bias (fuse_ln_bias.c): NCHW planes; channels-last rows over
+     * 3 row splits with 40 channels (a lane with two, a lane with one); more channels than
+     * RT_LN_BGRAD_MAX_C (bias.cu's sums) */
+    test_layernorm_bias(4, 24, 49, 0);
+    test_layernorm_bias(4, 40, 150, 1);
+    test_layernorm_bias(2, RT_LN_BGRAD_MAX_C + 8, 9, 1);
     test_elementwise(16 * 1000);
     test_activation(16 * 1000 + 3);
     test_bias_act(4, 12, 49, 0);

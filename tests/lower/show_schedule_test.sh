@@ -11,7 +11,8 @@
 # one pass, with and without --no-bn-pool; ResNet-50 FP16's bns in the next conv's prologue, with
 # and without --no-conv-sbr; ConvNeXt-Tiny's residual tails in both layouts and
 # with --no-residual-tail, and its depthwise convs' bias in their kernels (none with
-# --no-dw-bias) against the generated calls. Then the usage errors, and a spec without
+# --no-dw-bias), and its stem conv's bias in the stem's layer norm (none with --no-ln-bias)
+# against the generated calls. Then the usage errors, and a spec without
 # a trainer.
 set -u
 source "$(dirname "$0")/../lib.sh"
@@ -213,7 +214,7 @@ done
 # ConvNeXt-Tiny's residual tails (CUDA, both layouts): each block's pwconv2 bias, layer scale,
 # drop path and add in one kernel each way, and none with --no-residual-tail
 printf 'extends: "%s/bench/specs/gpu_convnext_tiny.spec"\nprecision { compute: BF16 }\n' "$(pwd)" > "$out/cnx.spec"
-for v in "nchw" "nhwc" "nhwc --no-residual-tail" "nhwc --no-dw-bias"; do
+for v in "nchw" "nhwc" "nhwc --no-residual-tail" "nhwc --no-dw-bias" "nhwc --no-ln-bias"; do
   tag=cnx_${v// /}
   "$TRAINC" show --schedule --backend cuda --layout $v "$out/cnx.spec" > "$out/$tag.txt" || die "show --schedule $v failed on ConvNeXt-Tiny"
   "$TRAINC" build "$out/cnx.spec" --backend cuda --layout $v --emit-only --emit-dir "$out/$tag.src" -o "$out/$tag" > /dev/null ||
@@ -228,7 +229,23 @@ for v in "nchw" "nhwc" "nhwc --no-residual-tail" "nhwc --no-dw-bias"; do
     "$(count 'cuda_conv2d_forward_bias(' "$out/$tag.src/model.c")"
   expect "$tag: their bias gradient in the weight gradient's kernel" "$(count 'adds its bias in the store' "$out/$tag.txt")" \
     "$(count 'cuda_conv2d_backward_bias(' "$out/$tag.src/model.c")"
+  expect "$tag: layer norms adding their conv's bias" "$(count 'bias as it reads x (no bias pass)' "$out/$tag.txt")" \
+    "$(count 'cuda_layernorm_forward_bias(' "$out/$tag.src/model.c")"
+  expect "$tag: their backward summing its gradient" "$(count 'bias as it reads x (no bias pass)' "$out/$tag.txt")" \
+    "$(count 'cuda_layernorm_backward_bias(' "$out/$tag.src/model.c")"
 done
+# the stem conv's bias in its layer norm (fuse_ln_bias.c): the stem alone (the downsample
+# convs' output has two readers), both layouts; none with --no-ln-bias
+[ "$(count 'bias as it reads x (no bias pass)' "$out/cnx_nhwc.txt")" = 1 ] &&
+  [ "$(count 'bias as it reads x (no bias pass)' "$out/cnx_nchw.txt")" = 1 ] &&
+  grep -q '^0 .*stem.conv .*its bias added by layer norm "stem.norm"' "$out/cnx_nhwc.txt" &&
+  [ "$(count 'bias as it reads x' "$out/cnx_nhwc--no-ln-bias.txt")" = 0 ] &&
+  [ "$(count 'fused_stem_conv_bias(' "$out/cnx_nhwc--no-ln-bias.src/model.c")" = 1 ] ||
+  { echo "FAIL: ConvNeXt-Tiny: not the stem conv's bias in its layer norm by default, or not apart with --no-ln-bias"; status=1; }
+"$TRAINC" show --schedule --no-ln-bias "$out/cnx.spec" > /dev/null 2> "$out/e8" && status=1
+grep -q "is for --backend cuda" "$out/e8" || { echo "FAIL: --no-ln-bias on the CPU: $(cat "$out/e8")"; status=1; }
+"$TRAINC" build "$out/cnx.spec" --no-ln-bias --emit-only --emit-dir "$out/cnx_cpu2.src" -o "$out/cnx_cpu2" > /dev/null 2> "$out/e9" && status=1
+grep -q "is for --backend cuda" "$out/e9" || { echo "FAIL: build --no-ln-bias on the CPU: $(cat "$out/e9")"; status=1; }
 # the dwconvs' bias in the depthwise kernels (fuse_dw_bias.c): all 18, none with --no-dw-bias
 [ "$(count 'adds its bias in the store' "$out/cnx_nhwc.txt")" = 18 ] && [ "$(count 'adds its bias in the store' "$out/cnx_nchw.txt")" = 18 ] &&
   [ "$(count 'adds its bias in the store' "$out/cnx_nhwc--no-dw-bias.txt")" = 0 ] &&
@@ -261,5 +278,5 @@ grep -q "is for --backend cuda" "$out/e7" || { echo "FAIL: build --no-graph-auto
 printf 'net { input_shape: [1, 4, 4] classes: 2 flatten { } linear { out: 2 } }\n' > "$out/netonly.spec"
 "$TRAINC" show --schedule "$out/netonly.spec" > /dev/null 2> "$out/e3"; rc=$?
 [ $rc = 1 ] && grep -q "no data or solver" "$out/e3" || { echo "FAIL: a spec without a trainer: rc $rc, $(cat "$out/e3")"; status=1; }
-[ $status = 0 ] && echo "show --schedule matches build: LeNet and the ResNet example (CPU conv algorithms), the ResNet example (CUDA channels-last, 3 builds), ResNet-50's stem (2 builds), ResNet-50 FP16's prologues (3 builds), bias + activation (CUDA), ConvNeXt-Tiny's residual tails and depthwise bias (CUDA, 4 builds)"
+[ $status = 0 ] && echo "show --schedule matches build: LeNet and the ResNet example (CPU conv algorithms), the ResNet example (CUDA channels-last, 3 builds), ResNet-50's stem (2 builds), ResNet-50 FP16's prologues (3 builds), bias + activation (CUDA), ConvNeXt-Tiny's residual tails, depthwise bias and stem bias in its layer norm (CUDA, 5 builds)"
 exit $status
