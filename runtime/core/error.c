@@ -14,15 +14,23 @@ static rt_die_hook die_hook;
 
 void rt_set_die_hook(rt_die_hook hook) { die_hook = hook; }
 
+/* A message is written to stderr with one call, whole: stderr is unbuffered, so a message
+ * printed in pieces is several writes, and in a multi-rank run (mpirun and srun forward each
+ * rank's stderr as it comes) another rank's line lands between them, mid-line. */
+#define MESSAGE_MAX 4096
+
 void rt_print_error(const char *msg, const char *hint) {
+    char text[2 * MESSAGE_MAX + 64];   /* the message, its hint and the prefixes, whole */
+    int has_hint = hint && hint[0];
+    snprintf(text, sizeof text, "error: %s%s\n%s%s%s", error_prefix, msg, has_hint ? "HINT: " : "",
+             has_hint ? hint : "", has_hint ? "\n" : "");
     fflush(stdout);   /* so the error lands after any progress already printed */
-    fprintf(stderr, "error: %s%s\n", error_prefix, msg);
-    if (hint && hint[0]) fprintf(stderr, "HINT: %s\n", hint);
+    fputs(text, stderr);
     fflush(stderr);
 }
 
 RT_NORETURN static void die_v(int status, const char *hint, const char *fmt, va_list ap) {
-    char msg[2048];
+    char msg[MESSAGE_MAX];
     vsnprintf(msg, sizeof msg, fmt, ap);
     if (die_hook) die_hook(msg, hint, status);
     rt_print_error(msg, hint);
@@ -48,12 +56,13 @@ void rt_die_status(int status, const char *hint, const char *fmt, ...) {
 }
 
 void rt_warn(const char *fmt, ...) {
+    char msg[MESSAGE_MAX], text[MESSAGE_MAX + 64];   /* + "warning: " and the rank prefix */
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "warning: %s", error_prefix);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    snprintf(text, sizeof text, "warning: %s%s\n", error_prefix, msg);
+    fputs(text, stderr);
 }
 
 rt_status rt_fail(rt_err *err, rt_status code, const char *hint, const char *fmt, ...) {

@@ -1,8 +1,10 @@
-/* Core utilities: rt_err/rt_fail, arena alignment, aligned alloc, durations, stop signals,
- * the ranks per node a launcher states (Slurm's task lists). */
+/* Core utilities: rt_err/rt_fail, messages on stderr written whole, arena alignment, aligned
+ * alloc, durations, stop signals, the ranks per node a launcher states (Slurm's task lists). */
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include "rt_core.h"
 #include "rt_slots.h"
 #include "testlib.h"
@@ -30,7 +32,34 @@ static void local_ranks(void) {
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) unsetenv(vars[i]);
 }
 
+/* A warning or an error (with its hint) reaches stderr in one write: mpirun and srun forward
+ * each rank's stderr as it comes, so a message written in pieces interleaves with another
+ * rank's mid-line. With stderr on a SOCK_SEQPACKET socket each write is one packet. */
+static void whole_messages(void) {
+    int sv[2];
+    CHECK(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) == 0);
+    fflush(stderr);
+    int saved = dup(2);
+    dup2(sv[0], 2);
+    rt_set_error_prefix("rank 3: ");
+    rt_warn("x is %d", 7);
+    rt_print_error("the file is short", "write it again");
+    rt_set_error_prefix(NULL);
+    dup2(saved, 2);
+    close(saved);
+    close(sv[0]);
+    char got[2][256];
+    for (int i = 0; i < 2; i++) {
+        ssize_t n = recv(sv[1], got[i], sizeof got[i] - 1, 0);
+        got[i][n > 0 ? n : 0] = '\0';
+    }
+    close(sv[1]);
+    CHECK(strcmp(got[0], "warning: rank 3: x is 7\n") == 0);
+    CHECK(strcmp(got[1], "error: rank 3: the file is short\nHINT: write it again\n") == 0);
+}
+
 int main(void) {
+    whole_messages();
     rt_err e;
     rt_status s = rt_fail(&e, RT_E_RANGE, "use a smaller value", "value %d too big", 7);
     CHECK(s == RT_E_RANGE && e.code == RT_E_RANGE);
