@@ -174,12 +174,12 @@ static int vec_tiles_of(int c) {
  * splits. A retiring kernel (bn_vec_tiles.cuh vec_tile_retires) adds its sums after the rest
  * of its grid: the last group's block adds the group's 32 splits for each of the tile's
  * channels, its 8 warps four channels a round, then the tile's last block adds the groups'
- * sums the same way (a lane a group). */
+ * sums, a thread a channel, a group a round. */
 static double sums_rounds(const walk *w, int splits) { return w->old ? (splits + 3) / 4 : (splits + 127) / 128; }
-static double retire_rounds(int c) {
+static double retire_rounds(int c, int splits) {
     int width = vec_tile_lanes(c) * (c % 4 == 0 ? 4 : 1);
     if (width > c) width = c;
-    return 2.0 * ((width + 31) / 32);
+    return (double)((width + 31) / 32) + (splits + 31) / 32;
 }
 /* A retiring launch's counters (bn_vec_tiles.cuh vec_tile_retires): a tile's, and one a group
  * of 32 splits in each tile, each read and written once. */
@@ -422,7 +422,7 @@ static void forward(walk *w, int i) {
             double counters = retire_counter_bytes(op->c, sp);
             add(w, "vec_stats_retire_kernel", i, 0, GK_KERNEL, x + 2 * c4 + 16.0 * op->c * sp + counters,
                 16.0 * op->c * sp + 4 * c4 + counters, 3.0 * x / w->eb, 1);
-            last_rounds(w, retire_rounds(op->c));
+            last_rounds(w, retire_rounds(op->c, sp));
         } else {
             add(w, bk.stats, i, 0, GK_KERNEL, x + c4, 16.0 * op->c * sp, 3.0 * x / w->eb, 1);
             add(w, bk.finish, i, 0, GK_KERNEL, 16.0 * op->c * sp + 2 * c4, 4 * c4, 0, 0);
@@ -550,7 +550,7 @@ static void bn_add_backward(walk *w, int j) {
         }
     }
     add(w, "bn_add_bwd_sums_kernel", j, 1, GK_KERNEL, tensors + rd1, wr1, 0.4 * flops, 1);
-    last_rounds(w, bns * retire_rounds(op->c));   /* each bn's totals in turn */
+    last_rounds(w, bns * retire_rounds(op->c, splits_of(rows_of(w, op))));   /* each bn's totals in turn */
     add(w, "bn_add_bwd_dx_kernel", j, 1, GK_KERNEL, tensors + rd2, wr2, 0.6 * flops, 1);
 }
 
@@ -676,7 +676,7 @@ static void backward(walk *w, int j) {
             double counters = retire_counter_bytes(op->c, sp);
             add(w, "vec_grads_retire_kernel", j, 1, GK_KERNEL, tensors + 2 * c4 + 16.0 * op->c * sp + counters,
                 16.0 * op->c * sp + 16.0 * op->c + 2 * c4 + counters, 4.0 * x / w->eb, 1);
-            last_rounds(w, retire_rounds(op->c));
+            last_rounds(w, retire_rounds(op->c, sp));
         } else {
             add(w, bk.grads, j, 1, GK_KERNEL, tensors + 2 * c4, 16.0 * op->c * sp, 4.0 * x / w->eb, 1);
             add(w, bk.sum, j, 1, GK_KERNEL, 16.0 * op->c * sp, 16.0 * op->c + 2 * c4, 0, 0);

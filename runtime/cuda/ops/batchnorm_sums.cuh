@@ -62,12 +62,9 @@ __device__ static inline float2 finish_channel_stats(float *save_mean, float *sa
 
 /* The order every per-channel sum of partials follows, so that each way of adding them gives
  * the same bits: the splits in groups of SUM_GROUP, each group's pairs added by a fixed
- * shuffle tree (split k of the group in lane k), group g's sum then kept by lane g % 32 (added
- * in order to that lane's earlier groups' past 32 groups), and the lanes' sums added by the
- * same tree. Both retiring kernels (bn_vec_tiles.cuh: each group's last block adds its group,
- * the tile's last block the groups) and the warp-per-channel kernels (warp_channel_sums)
- * follow it. A tree over the groups, not a walk: the tile's last block then loads all its
- * groups' sums at once. */
+ * shuffle tree (split k of the group in lane k), the groups' sums then added in order. Both
+ * retiring kernels (bn_vec_tiles.cuh: each group's last block adds its group, the tile's last
+ * block the groups) and the warp-per-channel kernels (warp_channel_sums) follow it. */
 #define SUM_GROUP 32
 
 /* A pair of sums over the calling warp's lanes, in lane 0 (every lane calls). */
@@ -85,20 +82,14 @@ __device__ static inline double2 warp_tree(double2 v) {
 __device__ static inline void warp_channel_sums(const double *part, int splits, int ch, int lane, double *s0,
                                                 double *s1) {
     const double2 *p = reinterpret_cast<const double2 *>(part) + (long)ch * splits;
-    double2 mine = make_double2(0, 0);
+    double a = 0, b = 0;
 #pragma unroll 4
     for (int g = 0; g * SUM_GROUP < splits; g++) {
         int s = g * SUM_GROUP + lane;
         double2 v = warp_tree(s < splits ? p[s] : make_double2(0, 0));
-        v.x = __shfl_sync(0xffffffffu, v.x, 0);
-        v.y = __shfl_sync(0xffffffffu, v.y, 0);
-        if (lane == (g & 31)) {   /* the first group a lane keeps is taken as it is (no 0 + -0) */
-            if (g < 32) mine = v;
-            else mine.x += v.x, mine.y += v.y;
-        }
+        a += v.x, b += v.y;
     }
-    double2 t = warp_tree(mine);
-    *s0 = t.x, *s1 = t.y;
+    *s0 = a, *s1 = b;
 }
 
 /* Channel ch's totals [c][2], and as floats dgamma = the second and dbeta = the first (each

@@ -124,27 +124,23 @@ __device__ static inline bool vec_tile_retires(unsigned *counters, double *part_
                             atomicAdd(&counters[blockIdx.x], 1u) == (unsigned)groups - 1);
 }
 
-/* In the tile's last block: each of the tile's channels' two sums from its groups' sums
- * (SUM_GROUP's order: the warp-per-channel kernels of --no-bn-retire give the same bits), the
- * way vec_group_sums adds a group: a warp four channels at a time, lane g loading group g's
- * sums (a tile has at most RETIRE_MAX_GROUPS <= 32 groups), a shuffle tree, then f(ch, sum of
- * the first, sum of the second) in lane 0. So the tile's last block takes as many rounds of
- * loads as a group's last block, not one a group. */
+/* In the tile's last block: each of the tile's channels' two sums, its groups' sums added in
+ * order (SUM_GROUP's order: the warp-per-channel kernels of --no-bn-retire give the same
+ * bits), a thread a channel. (One group a round: unrolling the loop makes ptxas spill around
+ * f's call in some kernels, and a tile has at most 16 groups.) */
 template <int V, typename F> __device__ static inline void vec_tile_totals(const double *part, int c, F f) {
-    static_assert(RETIRE_MAX_GROUPS <= 32, "a group's sums a lane");
     int width = blockDim.x * V, splits = gridDim.y, groups = (splits + SUM_GROUP - 1) / SUM_GROUP;
-    int t = threadIdx.y * blockDim.x + threadIdx.x, lane = t & 31, first = blockIdx.x * width, end = min(c, first + width);
     const double2 *p = reinterpret_cast<const double2 *>(part);
-    for (int ch = first + t / 32 * 4; ch < end; ch += VEC_THREADS / 32 * 4) {   /* warp-uniform */
-        double2 v[4];
-#pragma unroll
-        for (int j = 0; j < 4; j++)
-            v[j] = lane < groups && ch + j < end ? p[(long)(ch + j) * splits + lane * SUM_GROUP] : make_double2(0, 0);
-#pragma unroll
-        for (int j = 0; j < 4; j++) {
-            double2 sum = warp_tree(v[j]);
-            if (lane == 0 && ch + j < end) f(ch + j, sum.x, sum.y);
+    for (int o = threadIdx.y * blockDim.x + threadIdx.x; o < width; o += VEC_THREADS) {
+        int ch = blockIdx.x * width + o;
+        if (ch >= c) continue;
+        double a = 0, b = 0;
+#pragma unroll 1
+        for (int g = 0; g < groups; g++) {
+            double2 v = p[(long)ch * splits + g * SUM_GROUP];
+            a += v.x, b += v.y;
         }
+        f(ch, a, b);
     }
 }
 
