@@ -102,7 +102,8 @@ char *rt_format_duration(double seconds, char *out, size_t cap);
 /* ---- Stop signals ----------------------------------------------------------------------
  * SIGTERM / SIGINT set a flag; the trainer polls rt_stop_requested() between steps,
  * checkpoints and exits. A second signal of the same kind gets the default action, so a
- * stuck run can still be killed with a second Ctrl-C. */
+ * stuck run can still be killed with a second Ctrl-C. A listener thread takes them: the
+ * calling thread and the threads it starts afterwards block SIGTERM, SIGINT and SIGHUP. */
 void rt_install_stop_signals(void);
 /* For a process a launcher started (an MPI rank): when the launcher's process ends, stop as
  * at SIGTERM, with SIGHUP as the signal (exit status 129). */

@@ -14,9 +14,19 @@ rm -rf "$dir" && mkdir -p "$dir"
 pid=$!
 # Interrupt somewhere after the third log record: an arbitrary step inside epoch 1.
 for _ in $(seq 600); do
-  [ "$(grep -c '"train"' "$dir/cut/metrics.jsonl" 2>/dev/null || true)" -ge 3 ] && break
+  records=$(grep -c '"train"' "$dir/cut/metrics.jsonl" 2>/dev/null || true)
+  [ "${records:-0}" -ge 3 ] && break   # no file yet: no records
   sleep 0.05
 done
+# Every thread of the trainer but one, the listener, blocks SIGTERM, SIGINT and SIGHUP: a
+# signal's frame written on a thread inside oneDNN's sgemm, which runs with its stack pointer in
+# a heap buffer, corrupted the heap (runtime/core/signals.c).
+takers=0
+for status_file in /proc/$pid/task/*/status; do
+  blocked=$(awk '/^SigBlk/ { print $2 }' "$status_file" 2>/dev/null || true)
+  [ -n "$blocked" ] && (( (0x$blocked & 0x4003) != 0x4003 )) && takers=$((takers + 1))
+done
+[ "$takers" -eq 1 ] || { echo "expected one thread of the trainer to take stop signals, found $takers" >&2; exit 1; }
 kill -TERM $pid
 status=0; wait $pid || status=$?
 if [ "$status" -eq 0 ]; then echo "run finished before the signal; nothing interrupted" >&2; exit 1; fi
