@@ -313,6 +313,12 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device) {
     memset(prop, 0, sizeof *prop);
     snprintf(prop->name, sizeof prop->name, "CUDA emulator (tests/emu, schedule %d)", schedule());
     prop->major = 9, prop->minor = 0;
+    /* EMU_DEVICE_CC=7.5: another GPU model, e.g. one rank of a job on mixed nodes */
+    const char *cc = getenv("EMU_DEVICE_CC");
+    if (cc && *cc && sscanf(cc, "%d.%d", &prop->major, &prop->minor) != 2) {
+        fprintf(stderr, "emulator: EMU_DEVICE_CC='%s' is not MAJOR.MINOR (e.g. 7.5)\n", cc);
+        abort();
+    }
     prop->totalGlobalMem = TOTAL_MEM;
     prop->warpSize = 32;
     prop->maxThreadsPerBlock = 1024;

@@ -14,7 +14,8 @@
 # nobody): the emulated engines compute alike. Then the same trainer where one rank's emulated
 # cuDNN refuses engines (EMU_GRAPH_REFUSE): rank 1 refusing rank 0's choice, and rank 0 with no
 # candidate at all; every rank still takes part in every graph's exchange, and every rank runs
-# those graphs unfused, saying why. tests/emu/mutants.sh's rank-alone mutant (every rank picks
+# those graphs unfused, saying why. Last, ranks on different GPU models, which build different
+# graphs, stop with one message. tests/emu/mutants.sh's rank-alone mutant (every rank picks
 # its own engines) fails this test.
 set -u
 . tests/emu/emu_prelude.sh
@@ -88,5 +89,22 @@ refused() {  # tag, rank 0's EMU_GRAPH_REFUSE, rank 1's, rank 0's expected reaso
 refused rank1-refuses "" 40,41,42,43,44 "rank 1 cannot run rank 0's engine 4[0-4] for conv -> genstats" \
   "this rank's cuDNN does not finalize rank 0's engine 4[0-4] for conv -> genstats .*every rank runs it unfused"
 refused rank0-none 40,41,42,43,44 "" "cuDNN finalizes no plan for conv -> genstats" "rank 0 has no plan for conv -> genstats"
+# Ranks that build different graphs: a job on mixed GPU models, where rank 1's device
+# (EMU_DEVICE_CC=7.5) has no ConvBNfprop engine, so it builds no conv -> genstats graph where
+# rank 0 builds one. The graph exchange must stop every rank with one message naming the graph,
+# not hang in mismatched collectives nor run with different plans.
+"${mpi_base[@]}" --output-filename "$out/mixed.ranks" -np 1 env EMU_SCHEDULE=1 "$out/tuned" --out "$out/mixed.run" : \
+  -np 1 env EMU_SCHEDULE=1 EMU_DEVICE_CC=7.5 "$out/tuned" --out "$out/mixed.run" > "$out/mixed.log" 2>&1
+mixed=$?
+if [ $mixed = 0 ] || [ $mixed = 124 ]; then
+  fail "mixed GPU models: the two-rank run ended with status $mixed, where a stop was due"
+elif ! rank_err mixed 0 | grep -q "^error: cuDNN graphs: another rank builds a different graph, or none, where rank 0 builds its cuDNN graph #1 (conv -> genstats)" ||
+     ! rank_err mixed 0 | grep -q "^HINT: run every rank with the same trainer on the same GPU model and cuDNN version"; then
+  fail "mixed GPU models: rank 0 does not name the graph the ranks differ on: $(cat "$out/mixed.ranks"/1/rank.*/stderr | grep -m2 error | cut -c1-300)"
+elif [ "$(cat "$out/mixed.ranks"/1/rank.*/stderr | grep -c '^error')" != 1 ]; then
+  fail "mixed GPU models: not one error message: $(cat "$out/mixed.ranks"/1/rank.*/stderr | grep '^error' | cut -c1-200)"
+else
+  echo "mixed GPU models: stopped (status $mixed): $(rank_err mixed 0 | grep -m1 '^error' | cut -c1-150)"
+fi
 [ $status = 0 ] && echo "cuDNN graphs' engines agreed on rank 0's with two emulated ranks: ok"
 exit $status
