@@ -374,6 +374,16 @@ void cuda_bn_add_relu_backward_nhwc(const void *dz, const uint8_t *relu_bits, vo
                                     const void *xa, const float *ga, const float *ma, const float *sa, void *dxb,
                                     float *dgb, float *dbb, const void *xb, const float *gb, const float *mb,
                                     const float *sb, int short_add, long rows, int c);
+/* The same backward for an identity block whose bn input x is a 1x1 stride-1 convolution's
+ * output (x = W h per pixel, W: cout x cin FP32, no bias), the bn's backward folded through
+ * that convolution (bn_fold_conv1x1_backward.cu): from dz and relu_bits (NULL: no ReLU), g
+ * (the shortcut's gradient, rows x cout) written, the bn's dgamma and dbeta, the conv's
+ * weight gradient dw (FP32) and its input gradient dh (rows x cin) written; neither x nor the
+ * bn's input gradient is read or written. Batch statistics of this rank (no sync BN). */
+void cuda_bn_fold_conv1x1_backward_nhwc(const void *dz, const uint8_t *relu_bits, void *g, const void *h,
+                                        const float *w, float *dw, void *dh, float *dgamma, float *dbeta,
+                                        const float *gamma, const float *mean, const float *istd, long rows, int cin,
+                                        int cout);
 
 /* ---- Layer norm over C per (n, pixel) --------------------------------------------------- */
 void cuda_layernorm_forward(void *out, float *save_mean, float *save_rstd, const void *in,

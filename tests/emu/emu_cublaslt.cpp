@@ -2,7 +2,9 @@
  * from cuBLASLt's documentation. D = alpha * op(A) * op(B) + beta * C on column-major
  * layouts (rows, cols, leading dimension), transposes from the matmul descriptor, FP32 /
  * FP16 / BF16 operands accumulated in double, FP32 or 16-bit C/D, compute 32F (exact) or
- * 32F_FAST_TF32 (inputs rounded to TF32); the default epilogue only (others are refused).
+ * 32F_FAST_TF32 (inputs rounded to TF32); the default epilogue, or BIAS (a vector of D's type
+ * and m entries added to each column, the fold's correction: bn_fold_conv1x1_backward.cu); others
+ * are refused.
  * The heuristic returns one algorithm that remembers the operand alignment it was asked to
  * assume; a matmul on operands aligned less than that fails, as a real kernel picked for
  * 256-byte alignment may fault. */
@@ -19,6 +21,7 @@ struct desc {
     cudaDataType_t scale;
     cublasOperation_t ta = CUBLAS_OP_N, tb = CUBLAS_OP_N;
     cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+    const void *bias = nullptr;
 };
 struct layout {
     cudaDataType_t type;
@@ -101,10 +104,14 @@ cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t d, cublasLtMa
         if (size != sizeof(uint32_t)) return CUBLAS_STATUS_INVALID_VALUE;
         uint32_t v;
         memcpy(&v, buf, 4);
-        if (v != CUBLASLT_EPILOGUE_DEFAULT) return CUBLAS_STATUS_NOT_SUPPORTED;
+        if (v != CUBLASLT_EPILOGUE_DEFAULT && v != CUBLASLT_EPILOGUE_BIAS) return CUBLAS_STATUS_NOT_SUPPORTED;
         x->epilogue = (cublasLtEpilogue_t)v;
         return CUBLAS_STATUS_SUCCESS;
     }
+    case CUBLASLT_MATMUL_DESC_BIAS_POINTER:
+        if (size != sizeof(void *)) return CUBLAS_STATUS_INVALID_VALUE;
+        memcpy(&x->bias, buf, sizeof(void *));
+        return CUBLAS_STATUS_SUCCESS;
     default: return CUBLAS_STATUS_NOT_SUPPORTED;
     }
 }
@@ -185,11 +192,17 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t dd, const v
     emu::check_device(D, (size_t)span(&o) * bytes_of(o.type), "cublasLtMatmul D");
     double al_ = *(const float *)alpha, be = *(const float *)beta;   /* host pointer mode */
     if (be != 0) emu::check_device(C, (size_t)span(&c) * bytes_of(c.type), "cublasLtMatmul C");
+    const void *bias = d.epilogue == CUBLASLT_EPILOGUE_BIAS ? d.bias : nullptr;
+    if (d.epilogue == CUBLASLT_EPILOGUE_BIAS) {
+        if (!bias) return CUBLAS_STATUS_INVALID_VALUE;
+        emu::check_device(bias, (size_t)m * bytes_of(o.type), "cublasLtMatmul bias");
+    }
     bool fast = d.compute == CUBLAS_COMPUTE_32F_FAST_TF32 && a.type == CUDA_R_32F;
     emu::enqueue(stream, "cublasLtMatmul", [=]() {
         emu::traffic_touch(A, (size_t)span(&a) * bytes_of(a.type), false);   /* EMU_TRAFFIC */
         emu::traffic_touch(B, (size_t)span(&b) * bytes_of(b.type), false);
         if (be != 0) emu::traffic_touch(C, (size_t)span(&c) * bytes_of(c.type), false);
+        if (bias) emu::traffic_touch(bias, (size_t)m * bytes_of(o.type), false);
         emu::traffic_touch(D, (size_t)span(&o) * bytes_of(o.type), true);
         auto rd = [fast](const void *p, cudaDataType_t t, long i) { return fast ? emu::tf32(load(p, t, i)) : load(p, t, i); };
         for (uint64_t j = 0; j < n; j++)
@@ -201,6 +214,7 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t dd, const v
                     s += rd(A, a.type, ia) * rd(B, b.type, ib);
                 }
                 double v = al_ * s + (be != 0 ? be * load(C, c.type, (long)(j * c.ld + i)) : 0);
+                if (bias) v += load(bias, o.type, (long)i);
                 store(D, o.type, (long)(j * o.ld + i), v);
             }
     });

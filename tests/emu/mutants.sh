@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Shows the emulator catching broken CUDA code: each mutant is a copy of one runtime file
 # with one deliberate mistake, compiled by emu-nvcc and linked ahead of libtrainrt_cuda into
-# tests/gpu/test_ops_gpu, which must then fail. Not part of `make test` (49 relinks and
+# tests/gpu/test_ops_gpu, which must then fail. Not part of `make test` (50 relinks and
 # runs, several minutes); run after `make emu`:  bash tests/emu/mutants.sh
 #   index:    relu.cu writes out[i + 1] (ASan: heap-buffer-overflow, with the line)
 #   barrier:  cuda_common.cuh's block_sum without its second __syncthreads (thread 0 reads
@@ -86,6 +86,8 @@
 #   bwd-branch: bn_add_relu_backward_nhwc.cu's sums pass leaves the projection's second bn out
 #             of its dgamma sums (test_ops_gpu's projection backward checks fail)
 #   bwd-bits: bn_add_relu_backward_nhwc.cu ignores the ReLU bits (every dz passes)
+#   fold-mean: bn_fold_conv1x1_backward.cu's dW without its u S^T term (the bn's mean and sum
+#             g folded through conv3 dropped: test_ops_gpu's bn fold dW checks fail)
 #   bwd-barrier: its sums pass writes the second bn's tile sums without the barrier after the
 #             first's (the shared-memory race check)
 #   dgrad-relu: conv_bn_dgrad.cu hands DgradDreluBNBwdWeight gamma as the bn's beta (the
@@ -178,6 +180,8 @@ mutant bwd-bits ops/bn_add_relu_backward_nhwc.cu 's/g.bits = bits \? relu_bits_a
   ops/bn_add_relu_backward_nhwc.cu "FAIL .*relu .*backward"
 mutant bwd-barrier ops/bn_add_relu_backward_nhwc.cu 's/        __syncthreads\(\);   \/\* the tile sums[^\n]*\n//' \
   ops/bn_add_relu_backward_nhwc.cu "shared-memory race"
+mutant fold-mean ops/bn_fold_conv1x1_backward.cu 's/dw\[at\] = a \* go\[i\] \+ uo \* S\[i\];/dw[at] = a * go[i];/' \
+  ops/bn_fold_conv1x1_backward.cu "FAIL .*bn fold.*dW"
 mutant retire-last ops/bn_vec_tiles.cuh 's/== \(unsigned\)groups - 1\);/== (unsigned)groups);/' ops/batchnorm_nhwc_vec.cu \
   "FAIL .*retire"
 mutant retire-reset ops/batchnorm_nhwc_vec.cu 's/(vec_tile_totals<V>\(part, c, \[&\]\(int ch, double a, double b\) \{\n        finish_channel_stats[^\n]*\n    \}\);\n)    if \(threadIdx.x == 0 && threadIdx.y == 0\) counters\[blockIdx.x\] = 0;\n/$1/' \

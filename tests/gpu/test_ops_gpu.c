@@ -11,7 +11,8 @@
  * depthwise case ran on the other); cuDNN's fused conv + batch-norm statistics graphs (with and
  * without the scale-bias-ReLU prologue) against the unfused CPU ops, fused in FP16 where the
  * engine takes the shape and unfused in BF16 or where it does not (each check names which
- * ran, and fails if the other did). Needs a GPU: `make test-gpu` runs it (tests/emu/ runs it on the emulator). On failure it prints the first values and the largest difference. */
+ * ran, and fails if the other did); a block output's backward with its bn folded through a 1x1
+ * conv3 (test_bn_fold.inc) against the unfused CPU ops, within stated tolerances. Needs a GPU: `make test-gpu` runs it (tests/emu/ runs it on the emulator). On failure it prints the first values and the largest difference. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1864,6 +1865,8 @@ static void test_bn_add_relu_backward(int n, int c, int hw, int proj, int relu, 
     free(want), free(got), free(gzh), free(dy), rt_cuda_free(f);
 }
 
+#include "test_bn_fold.inc"
+
 /* That stem's backward with the pooling's folded into the bn's passes
  * (cuda_batchnorm_backward_nhwc_pool, reading the fused forward's byte argmax and bits), for a
  * random pooled gradient: against the CPU's max pooling backward (from the argmax of the
@@ -2049,6 +2052,12 @@ static void run_norm_pool_ops(int layout) {
     test_bn_add_relu_backward(2, 256, 16, 1, 1, 0);
     test_bn_add_relu_backward(8, 64, 100, 0, 1, 0);
     test_bn_add_relu_backward(2, 136, 4200, 1, 1, 0);   /* 33 row splits, a partial second tile */
+    /* ... with the bn folded through a 1x1 conv3: channel vectors, one channel a thread (37
+     * outputs, 6 inputs), without the ReLU, several row splits */
+    test_bn_fold_conv1x1_backward(4, 16, 64, 49, 1);
+    test_bn_fold_conv1x1_backward(3, 6, 37, 41, 1);
+    test_bn_fold_conv1x1_backward(2, 8, 32, 9, 0);
+    test_bn_fold_conv1x1_backward(2, 16, 64, 1600, 1);
     /* the stem's bn + ReLU + max pooling in one pass: 8-channel vectors (one mask byte a
      * thread), several vectors a position, non-square planes, the smallest even plane */
     test_bn_relu_maxpool(2, 64, 16, 16);
