@@ -187,6 +187,29 @@ static void bn_add_backward(emitter *e, int j) {
             !b && ir_route(net, j, b_slot) == GRAD_ADD, ir_hw(op), op->c);
 }
 
+/* The same backward folded through bn a's 1x1 conv3 (ir_op.bn_fold, fuse_bn_fold.c): the
+ * shortcut's gradient g written, bn a's dgamma and dbeta, conv3's FP32 weight gradient (1x1:
+ * KCRS is KRSC) and its input's gradient, from dz, the bits and conv3's input h with conv3's
+ * FP32 weights; conv3's output and its gradient are not touched. */
+static void bn_fold_backward(emitter *e, int j) {
+    const ir_net *net = e->net;
+    const ir_op *op = &net->ops[j], *c = &net->ops[op->bn_fold];
+    FILE *out = e->out;
+    int vb, b_slot;
+    const ir_op *b, *a = bn_add_operands(net, op, &b, &vb, &b_slot);
+    char h[128], dh[128], g[128];
+    ir_value_name(net, c->in[0], h, sizeof h);
+    ir_din_target(net, op->bn_fold, 0, dh, sizeof dh);
+    ir_din_target(net, j, b_slot, g, sizeof g);
+    fprintf(out, "    /* dReLU (bits) + add + backward of bn \"%s\" folded through conv \"%s\" (--no-bn-fold: apart) */\n",
+            a->name, c->name);
+    fprintf(out, "    cuda_bn_fold_conv1x1_backward_nhwc(%s_dout, %s%s, %s, %s, %s_weight, %s_dweight, %s,\n", op->ident,
+            ir_has_mask(net, j) ? op->ident : "NULL", ir_has_mask(net, j) ? "_bits" : "", g, h, c->ident, c->ident, dh);
+    fprintf(out, "                                       %s_dweight, %s_dbias, %s_weight, %s_saved, %s_saved + %d,\n",
+            a->ident, a->ident, a->ident, a->ident, a->ident, a->c);
+    fprintf(out, "                                       BATCH * %ldL, %d, %d);\n", ir_hw(op), c->in_c, c->c);
+}
+
 /* The drop path of residual tail add a (ir_op.tail_conv), or NULL. */
 static const ir_op *tail_drop_path(const ir_net *net, const ir_op *a) {
     const ir_op *t = &net->ops[a->in[residual_tail_slot(net, a)] - 1];
@@ -487,6 +510,11 @@ static void backward_op(emitter *e, int j) {
     long n = ir_out_elems(net, op);
     switch (op->kind) {
     case IR_CONV: case IR_LINEAR:
+        if (op->kind == IR_CONV && op->folded_in >= 0) {   /* fuse_bn_fold.c */
+            fprintf(out, "    /* folded into the backward of add \"%s\" (cuda_bn_fold_conv1x1_backward_nhwc) */\n",
+                    net->ops[op->folded_in].name);
+            break;
+        }
         /* the bias gradient; with a fused ReLU, dout is masked in place first */
         if (op->b_off >= 0 && op->in_tail >= 0)
             fprintf(out, "    /* the bias gradient: summed by residual tail \"%s\"'s kernel */\n", net->ops[op->in_tail].name);
@@ -621,6 +649,10 @@ static void backward_op(emitter *e, int j) {
                 nchw_args(e, op, rows, sizeof rows));
         break;
     case IR_ADD:
+        if (op->bn_fold >= 0) {
+            bn_fold_backward(e, j);
+            break;
+        }
         if (op->add_bwd_fused) {
             bn_add_backward(e, j);
             break;
@@ -716,6 +748,9 @@ static void emit_plans(emitter *e, const char *create, const char *find) {
                                    : "each cuDNN graph's engine: the heuristics' first (rank 0's; --no-graph-autotune)");
     for (int i = 0; i < net->n_ops; i++) {
         const ir_op *op = &net->ops[i];
+        if (op->bn_fold >= 0 && !fwd_only)   /* its scratch, before a graph's capture could need it to grow */
+            fprintf(out, "    cuda_bn_fold_reserve(%d, %d);   /* add \"%s\"'s bn fold */\n", net->ops[op->bn_fold].in_c,
+                    net->ops[op->bn_fold].c, op->name);
         if (op->attn_sdpa)   /* cuDNN's fused attention: its plans, within the workspace the convs' search set */
             fprintf(out, "    if ((w = rt_cuda_sdpa_select(%s_sdpa, %d)) > work)\n        work = w;\n", op->ident, !fwd_only);
         if (!runs_conv(e, op)) continue;
