@@ -748,9 +748,6 @@ static void emit_plans(emitter *e, const char *create, const char *find) {
                                    : "each cuDNN graph's engine: the heuristics' first (rank 0's; --no-graph-autotune)");
     for (int i = 0; i < net->n_ops; i++) {
         const ir_op *op = &net->ops[i];
-        if (op->bn_fold >= 0 && !fwd_only)   /* its scratch, before a graph's capture could need it to grow */
-            fprintf(out, "    cuda_bn_fold_reserve(%d, %d);   /* add \"%s\"'s bn fold */\n", net->ops[op->bn_fold].in_c,
-                    net->ops[op->bn_fold].c, op->name);
         if (op->attn_sdpa)   /* cuDNN's fused attention: its plans, within the workspace the convs' search set */
             fprintf(out, "    if ((w = rt_cuda_sdpa_select(%s_sdpa, %d)) > work)\n        work = w;\n", op->ident, !fwd_only);
         if (!runs_conv(e, op)) continue;
@@ -800,16 +797,20 @@ static void init_end(emitter *e) {
 static void descriptor(emitter *e, int n_tensors) {
     const ir_net *net = e->net;
     static const char *const scaling[] = { "0", "1", "2" };
-    char offset[32], sums[32];
+    char offset[32], sums[32], fold[160];
     snprintf(offset, sizeof offset, "%ld", net->tensors[net->act_of[ir_root(net, net->n_ops)]].offset);
     snprintf(sums, sizeof sums, "%ld", ir_partial_sum_channels(net));
+    size_t fold_bytes = ir_bn_fold_scratch_bytes(net);   /* (none: the descriptor as before) */
+    fold[0] = 0;
+    if (fold_bytes)
+        snprintf(fold, sizeof fold, "    .bn_fold_bytes = %zu,   /* the largest bn fold's scratch (fuse_bn_fold.c) */\n", fold_bytes);
     template_var extra[] = {
         { "MATH", precision_enums[e->s->precision] }, { "NHWC", e->s->opt.nhwc ? "1" : "0" },
         { "PARTIAL_SUM_CHANNELS", sums },
         { "LOSS_SCALE", scaling[e->s->loss_scale] },
         { "INIT_SCALE", c_float(e->s->loss_scale ? e->s->init_scale : 0) },
         { "WEIGHTS_NHWC", e->s->opt.nhwc ? "weights_nhwc" : "NULL" }, { "LOGITS_OFFSET", offset },
-        { "INPUT_U8", net->input_float ? "0" : "1" },
+        { "INPUT_U8", net->input_float ? "0" : "1" }, { "BN_FOLD", fold },
         { "EVAL", e->info->eval_shape ? "    /* evaluation at data.val's resolution: model_eval.c's schedule */\n"
                                         "    .eval_create_plans = model_eval_create_plans,\n"
                                         "    .eval_find_algorithms = model_eval_find_algorithms, .eval_forward = model_eval_forward,\n"

@@ -13,6 +13,8 @@
  * --no-bn-fold keeps the add's two passes and conv3's data and weight gradients. */
 #include "lower.h"
 
+#include "rt_devmem.h"   /* rt_devmem_bn_fold_bytes */
+
 #include <limits.h>
 
 static int readers(const ir_net *net, int v) {
@@ -59,4 +61,15 @@ int choose_bn_fold(schedule *s) {
         any = 1;
     }
     return any;
+}
+
+size_t ir_bn_fold_scratch_bytes(const ir_net *net) {
+    size_t most = 0;
+    for (int i = 0; i < net->n_ops; i++) {
+        if (net->ops[i].bn_fold < 0) continue;
+        const ir_op *c = &net->ops[net->ops[i].bn_fold];
+        size_t b = rt_devmem_bn_fold_bytes(c->in_c, c->c, net->act_bytes, NULL);
+        if (b > most) most = b;
+    }
+    return most;
 }

@@ -82,6 +82,9 @@ void choose_ln_bias(ir_net *net);
  * stride-1 conv3 (fuse_bn_fold.c; sets ir_op.bn_fold, folded_in). After choose_relu_mask and
  * its plan; returns whether any (the conv's input gradient is written earlier: plan again). */
 int choose_bn_fold(schedule *s);
+/* The bytes of the scratch its largest fold needs (rt_devmem_bn_fold_bytes), 0 without one:
+ * the trainer sizes it at start-up and its memory check counts it. */
+size_t ir_bn_fold_scratch_bytes(const ir_net *net);
 /* CUDA: which attention layers run cuDNN's fused scaled-dot-product attention
  * (choose_attention.c; sets ir_op.attn_sdpa, attn_sdpa_why); returns how many (their saved
  * values and work grow: plan again). */

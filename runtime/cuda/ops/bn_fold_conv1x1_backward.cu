@@ -19,6 +19,7 @@
  * BF16 (tests/gpu/test_ops_gpu.c states the tolerances). */
 #include "../cuda_libs.cuh"
 #include "bn_vec_tiles.cuh"
+#include "rt_devmem.h"   /* rt_devmem_bn_fold_bytes: the scratch's pieces, as the memory check counts them */
 
 /* Per-channel sums of a [rows][c] tensor into out[c] (FP32), by the retiring tiles of
  * bn_vec_tiles.cuh. PASS: the tensor is g = dz where the ReLU's bit is set (bits NULL: no
@@ -149,31 +150,15 @@ static rt_cuda_scratch fold_scratch;
 /* 256-byte aligned pieces of one scratch buffer (cuBLASLt's algorithms assume that). */
 static size_t fold_round(size_t b) { return (b + 255) & ~(size_t)255; }
 
-/* The scratch's pieces for cin x cout: G, H, S, sum g, u, W diag(a) (16-bit), e W, M (FP32),
- * -M (16-bit), W^T u (16-bit); returns their total. */
-enum { FOLD_PIECES = 10 };
-static size_t fold_sizes(int cin, int cout, size_t sizes[FOLD_PIECES]) {
-    size_t act = rt_cuda_act_bytes();
-    size_t s[FOLD_PIECES] = { (size_t)cout * cin * 4, (size_t)cin * cin * 4, (size_t)cin * 4, (size_t)cout * 4,
-                              (size_t)cout * 4,       (size_t)cout * cin * act, (size_t)cout * cin * 4,
-                              (size_t)cin * cin * 4,  (size_t)cin * cin * act, (size_t)cin * act };
-    size_t total = 0;
-    for (int i = 0; i < FOLD_PIECES; i++) sizes[i] = s[i], total += fold_round(s[i]);
-    return total;
-}
-
-void cuda_bn_fold_reserve(int cin, int cout) {
-    size_t sizes[FOLD_PIECES];
-    rt_cuda_scratch_get(&fold_scratch, fold_sizes(cin, cout, sizes), "bn fold scratch");
-}
+void cuda_bn_fold_reserve(size_t bytes) { rt_cuda_scratch_get(&fold_scratch, bytes, "bn fold scratch"); }
 
 void cuda_bn_fold_conv1x1_backward_nhwc(const void *dz, const uint8_t *relu_bits, void *g, const void *h,
                                         const float *w, float *dw, void *dh, float *dgamma, float *dbeta,
                                         const float *gamma, const float *mean, const float *istd, long rows, int cin,
                                         int cout) {
     size_t act = rt_cuda_act_bytes();
-    size_t sizes[FOLD_PIECES];
-    size_t total = fold_sizes(cin, cout, sizes);
+    size_t sizes[RT_DEVMEM_BN_FOLD_PIECES];
+    size_t total = rt_devmem_bn_fold_bytes(cin, cout, (int)act, sizes);
     char *p = (char *)rt_cuda_scratch_get(&fold_scratch, total, "bn fold scratch");
     void *piece[sizeof sizes / sizeof *sizes];
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) piece[i] = p, p += fold_round(sizes[i]);
