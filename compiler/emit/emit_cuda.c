@@ -554,7 +554,9 @@ static void backward_op(emitter *e, int j) {
             break;
         }
         if (op->bn_bwd_in_add) {
-            fprintf(out, "    /* in the backward of add \"%s\" (cuda_bn_add_relu_backward_nhwc) */\n", bn_add_of(net, j));
+            int folded = op->in[0] > 0 && net->ops[op->in[0] - 1].folded_in >= 0;   /* fuse_bn_fold.c */
+            fprintf(out, "    /* in the backward of add \"%s\" (cuda_bn_%s_backward_nhwc) */\n", bn_add_of(net, j),
+                    folded ? "fold_conv1x1" : "add_relu");
             break;
         }
         if (op->bn_dgrad_in_conv) {   /* the sums (and the ReLU) in the next conv's data gradient: the dx pass */
