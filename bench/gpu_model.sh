@@ -8,7 +8,8 @@
 # TRAINC_CUDA_POOL=old, each bn applied apart from the add, no ReLU bitmasks and no conv +
 # genstats: --no-bn-add --no-relu-mask --no-conv-genstats) beside the 72.9 ms per 256 images it
 # took (bench/RESULTS.md) and its thread-per-channel sums' model against the profile (the
-# serial round trip's calibration, gpu_cost.c), BF16 and FP16 without cuDNN's conv + genstats engines
+# serial round trip's calibration, gpu_cost.c), BF16 without its identity blocks' bn backward
+# folded through conv3 (--no-bn-fold), BF16 and FP16 without cuDNN's conv + genstats engines
 # (--no-conv-genstats), FP16 without its scale-bias-ReLU prologue (--no-conv-sbr), FP16 with
 # the genstats sums finalized by our kernels, not cuDNN's BN finalize graph
 # (--no-bn-finalize-graph), AlexNet and ConvNeXt-Tiny (and without its residual tails,
@@ -41,6 +42,9 @@ grep '^# totals' "$out/resnet50_BF16_h100.txt" | sed 's/^# totals/resnet50 BF16 
 "$BUILD/trainc" show --gpu-cost --layout nhwc --device h100 --no-bn-retire --label "resnet50 (--no-bn-retire: the sums launched apart)" \
   "$out/resnet50_BF16.spec" > "$out/resnet50_BF16_h100_noretire.txt" || status=1
 tail -n 1 "$out/resnet50_BF16_h100_noretire.txt"
+"$BUILD/trainc" show --gpu-cost --layout nhwc --device h100 --no-bn-fold --label "resnet50 (--no-bn-fold: the identity blocks' bn backward not folded through conv3)" \
+  "$out/resnet50_BF16.spec" > "$out/resnet50_BF16_h100_nofold.txt" || status=1
+tail -n 1 "$out/resnet50_BF16_h100_nofold.txt"
 "$BUILD/trainc" show --gpu-cost --layout nhwc --device h100 --no-bn-add --label "resnet50 (--no-bn-add: each bn applied apart, then the add)" \
   "$out/resnet50_BF16.spec" > "$out/resnet50_BF16_h100_nobnadd.txt" || status=1
 tail -n 1 "$out/resnet50_BF16_h100_nobnadd.txt"

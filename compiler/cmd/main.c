@@ -172,6 +172,7 @@ static int cmd_show(int argc, char **argv) {
         else if (strcmp(argv[i], "--no-conv-dgrad-fuse") == 0) opt.no_conv_dgrad_fuse = 1;
         else if (strcmp(argv[i], "--no-bn-finalize-graph") == 0) opt.no_bn_finalize_graph = 1;
         else if (strcmp(argv[i], "--no-bn-pool") == 0) opt.no_bn_pool = 1;
+        else if (strcmp(argv[i], "--no-bn-fold") == 0) opt.no_bn_fold = 1;
         else if (strcmp(argv[i], "--no-residual-tail") == 0) opt.no_residual_tail = 1;
         else if (strcmp(argv[i], "--no-bias-act-grad") == 0) opt.no_bias_act_grad = 1;
         else if (strcmp(argv[i], "--no-dw-bias") == 0) opt.no_dw_bias = 1;
@@ -246,16 +247,22 @@ static int cmd_show(int argc, char **argv) {
         spec_doc_free(&doc);
         return usage_error("--no-bn-pool is for --layout nhwc (the only layout whose max pooling applies batch norm)%s", "");
     }
+    else if (!bad && gpu_cost && opt.no_bn_fold && !opt.nhwc) {
+        sema_result_free(&res);
+        spec_doc_free(&doc);
+        return usage_error("--no-bn-fold is for --layout nhwc (the only layout whose block output's bn backward folds "
+                           "through conv3)%s", "");
+    }
     else if (!bad && sched && opt.nhwc && opt.backend != BACKEND_CUDA) {
         sema_result_free(&res);
         spec_doc_free(&doc);
         return usage_error("--layout nhwc needs --backend cuda%s", "");
     }
     else if (!bad && sched && (opt.no_bn_retire || opt.no_bn_add || opt.no_relu_mask || opt.no_conv_genstats || opt.no_conv_sbr ||
-                        opt.no_conv_dgrad_fuse || opt.no_bn_pool) && !(opt.backend == BACKEND_CUDA && opt.nhwc)) {
+                        opt.no_conv_dgrad_fuse || opt.no_bn_pool || opt.no_bn_fold) && !(opt.backend == BACKEND_CUDA && opt.nhwc)) {
         sema_result_free(&res);
         spec_doc_free(&doc);
-        return usage_error("--no-bn-retire, --no-bn-add, --no-relu-mask, --no-conv-genstats, --no-conv-sbr, --no-conv-dgrad-fuse and --no-bn-pool are for "
+        return usage_error("--no-bn-retire, --no-bn-add, --no-relu-mask, --no-conv-genstats, --no-conv-sbr, --no-conv-dgrad-fuse, --no-bn-pool and --no-bn-fold are for "
                            "--backend cuda --layout nhwc%s", "");
     }
     else if (!bad && opt.no_graph_autotune && !(sched && opt.backend == BACKEND_CUDA)) {
@@ -278,10 +285,10 @@ static int cmd_show(int argc, char **argv) {
     }
     else if (!bad && !gpu_cost &&
              (opt.no_bn_retire || opt.no_bn_add || opt.no_relu_mask || opt.no_conv_genstats || opt.no_conv_sbr ||
-              opt.no_conv_dgrad_fuse || opt.no_bn_pool)) {
+              opt.no_conv_dgrad_fuse || opt.no_bn_pool || opt.no_bn_fold)) {
         sema_result_free(&res);
         spec_doc_free(&doc);
-        return usage_error("--no-bn-retire, --no-bn-add, --no-relu-mask, --no-conv-genstats, --no-conv-sbr, --no-conv-dgrad-fuse and --no-bn-pool go with show "
+        return usage_error("--no-bn-retire, --no-bn-add, --no-relu-mask, --no-conv-genstats, --no-conv-sbr, --no-conv-dgrad-fuse, --no-bn-pool and --no-bn-fold go with show "
                            "--gpu-cost or --schedule (or build)%s", "");
     }
     else if (!bad && gpu_cost) bad = show_gpu_cost(stdout, path, &res, device, &opt, old_kernels, label);
@@ -344,6 +351,7 @@ static int cmd_build(int argc, char **argv) {
         else if (strcmp(argv[i], "--no-conv-dgrad-fuse") == 0) opt.no_conv_dgrad_fuse = 1;
         else if (strcmp(argv[i], "--no-bn-finalize-graph") == 0) opt.no_bn_finalize_graph = 1;
         else if (strcmp(argv[i], "--no-bn-pool") == 0) opt.no_bn_pool = 1;
+        else if (strcmp(argv[i], "--no-bn-fold") == 0) opt.no_bn_fold = 1;
         else if (strcmp(argv[i], "--no-residual-tail") == 0) opt.no_residual_tail = 1;
         else if (strcmp(argv[i], "--no-bias-act-grad") == 0) opt.no_bias_act_grad = 1;
         else if (strcmp(argv[i], "--no-dw-bias") == 0) opt.no_dw_bias = 1;
@@ -375,6 +383,9 @@ static int cmd_build(int argc, char **argv) {
     if (opt.no_bn_finalize_graph && !(opt.backend == BACKEND_CUDA && opt.nhwc && opt.fuse))
         return usage_error("--no-bn-finalize-graph is for --backend cuda --layout nhwc with fused kernels (the only build "
                            "that runs cuDNN's fused conv engines)%s", "");
+    if (opt.no_bn_fold && !(opt.backend == BACKEND_CUDA && opt.nhwc && opt.fuse))
+        return usage_error("--no-bn-fold is for --backend cuda --layout nhwc with fused kernels (the only build that "
+                           "folds a block output's bn backward through conv3)%s", "");
     if (opt.no_bn_pool && !(opt.backend == BACKEND_CUDA && opt.nhwc && opt.fuse))
         return usage_error("--no-bn-pool is for --backend cuda --layout nhwc with fused kernels (the only build that "
                            "applies batch norm inside the max pooling)%s", "");

@@ -59,6 +59,7 @@ static size_t need_at(const devmem_ctx *d, int b, rt_devmem *m_out) {
     if (net->input_float) rt_devmem_float_input(&m, image, net->mixed_targets ? 3 : 1);
     if (d->opt.nhwc) rt_devmem_channels_last(&m, net->n_params, d->act_bytes);
     rt_devmem_op_scratch(&m, ir_partial_sum_channels(net), d->opt.nhwc);
+    m.fixed += ir_bn_fold_scratch_bytes(net);   /* the trainer's rt_cuda_model.bn_fold_bytes */
     schedule_free(&s);
     if (m_out) *m_out = m;
     return m.fixed + m.per_sample * (size_t)b;

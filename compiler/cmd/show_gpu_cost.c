@@ -69,7 +69,7 @@ int show_gpu_cost(FILE *out, const char *path, const sema_result *res, const cha
         retire += op->kind == IR_BN && op->bn_retire;
         bn_add += op->bn_in_add;
         masks += ir_has_mask(net, i);
-        bwd2 += op->add_bwd_fused;
+        bwd2 += op->add_bwd_fused && op->bn_fold < 0;
         bn_pool += op->bn_in_pool;
         bn_conv += op->bn_in_conv;
     }
@@ -93,6 +93,11 @@ int show_gpu_cost(FILE *out, const char *path, const sema_result *res, const cha
     if (ln_bias)   /* fuse_ln_bias.c */
         fprintf(out, "# layer norm bias: %d conv%s bias added by the layer norm that reads its output (and its gradient "
                      "summed by that norm's backward)\n", ln_bias, ln_bias == 1 ? "'s" : "s'");
+    int folds = 0;
+    for (int i = 0; i < net->n_ops; i++) folds += net->ops[i].bn_fold >= 0;
+    if (folds)   /* fuse_bn_fold.c */
+        fprintf(out, "# bn fold: %d identity block output%s backward folded through a 1x1 conv3 (no conv3 gradient "
+                     "passes; bn_fold_conv1x1_backward.cu)\n", folds, folds == 1 ? "'s" : "s'");
     if (nhwc)
         fprintf(out, "# lowered: %d batch norms retire their sums, %d applied inside their add, %d inside their max "
                      "pooling, %d inside the next conv's prologue, %d ReLU bitmasks, %d block outputs' backward in two "

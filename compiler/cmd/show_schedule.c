@@ -111,6 +111,9 @@ static void cuda_op(const schedule *s, const ir_op *op, choices *c) {
         if (op->ln_bias >= 0)
             say(c, "its bias added by layer norm \"%s\" as it reads x, and its gradient summed by that norm's backward "
                    "(fuse_ln_bias.c)", net->ops[op->ln_bias].name);
+        if (op->folded_in >= 0)
+            say(c, "backward: its weight and data gradients inside add \"%s\"'s, the bn's backward folded through it "
+                   "(no launch of its own; its output gradient never written)", net->ops[op->folded_in].name);
         break;
     }
     case IR_LINEAR:
@@ -161,7 +164,12 @@ static void cuda_op(const schedule *s, const ir_op *op, choices *c) {
         if (op->add_bns == 2) say(c, "both branches' bns applied in this pass (bn + bn + add%s)", op->act ? " + ReLU" : "");
         else if (op->add_bns == 1) say(c, "the bn applied in this pass (bn + add%s)", op->act ? " + ReLU" : "");
         if (op->relu_mask) say(c, "writes a ReLU bitmask%s", "");
-        if (op->add_bwd_fused) say(c, "backward: dReLU + the add's gradient + the bns' backward in two passes%s", "");
+        if (op->bn_fold >= 0)
+            say(c, "backward: dReLU + the add's gradient + the bn's backward folded through 1x1 conv \"%s\" "
+                   "(bn_fold_conv1x1_backward.cu: one pass writes the shortcut's gradient and its sums, cuBLASLt "
+                   "products and closed forms give dgamma, dbeta, the conv's weight and input gradients; "
+                   "fuse_bn_fold.c)", net->ops[op->bn_fold].name);
+        else if (op->add_bwd_fused) say(c, "backward: dReLU + the add's gradient + the bns' backward in two passes%s", "");
         if (op->tail_conv >= 0)
             say(c, "residual tail: \"%s\"'s bias, the layer scale, drop path and this add in one pass each way "
                    "(residual_tail.cu)", net->ops[op->tail_conv].name);

@@ -187,6 +187,29 @@ static void bn_add_backward(emitter *e, int j) {
             !b && ir_route(net, j, b_slot) == GRAD_ADD, ir_hw(op), op->c);
 }
 
+/* The same backward folded through bn a's 1x1 conv3 (ir_op.bn_fold, fuse_bn_fold.c): the
+ * shortcut's gradient g written, bn a's dgamma and dbeta, conv3's FP32 weight gradient (1x1:
+ * KCRS is KRSC) and its input's gradient, from dz, the bits and conv3's input h with conv3's
+ * FP32 weights; conv3's output and its gradient are not touched. */
+static void bn_fold_backward(emitter *e, int j) {
+    const ir_net *net = e->net;
+    const ir_op *op = &net->ops[j], *c = &net->ops[op->bn_fold];
+    FILE *out = e->out;
+    int vb, b_slot;
+    const ir_op *b, *a = bn_add_operands(net, op, &b, &vb, &b_slot);
+    char h[128], dh[128], g[128];
+    ir_value_name(net, c->in[0], h, sizeof h);
+    ir_din_target(net, op->bn_fold, 0, dh, sizeof dh);
+    ir_din_target(net, j, b_slot, g, sizeof g);
+    fprintf(out, "    /* dReLU (bits) + add + backward of bn \"%s\" folded through conv \"%s\" (--no-bn-fold: apart) */\n",
+            a->name, c->name);
+    fprintf(out, "    cuda_bn_fold_conv1x1_backward_nhwc(%s_dout, %s%s, %s, %s, %s_weight, %s_dweight, %s,\n", op->ident,
+            ir_has_mask(net, j) ? op->ident : "NULL", ir_has_mask(net, j) ? "_bits" : "", g, h, c->ident, c->ident, dh);
+    fprintf(out, "                                       %s_dweight, %s_dbias, %s_weight, %s_saved, %s_saved + %d,\n",
+            a->ident, a->ident, a->ident, a->ident, a->ident, a->c);
+    fprintf(out, "                                       BATCH * %ldL, %d, %d);\n", ir_hw(op), c->in_c, c->c);
+}
+
 /* The drop path of residual tail add a (ir_op.tail_conv), or NULL. */
 static const ir_op *tail_drop_path(const ir_net *net, const ir_op *a) {
     const ir_op *t = &net->ops[a->in[residual_tail_slot(net, a)] - 1];
@@ -487,6 +510,11 @@ static void backward_op(emitter *e, int j) {
     long n = ir_out_elems(net, op);
     switch (op->kind) {
     case IR_CONV: case IR_LINEAR:
+        if (op->kind == IR_CONV && op->folded_in >= 0) {   /* fuse_bn_fold.c */
+            fprintf(out, "    /* folded into the backward of add \"%s\" (cuda_bn_fold_conv1x1_backward_nhwc) */\n",
+                    net->ops[op->folded_in].name);
+            break;
+        }
         /* the bias gradient; with a fused ReLU, dout is masked in place first */
         if (op->b_off >= 0 && op->in_tail >= 0)
             fprintf(out, "    /* the bias gradient: summed by residual tail \"%s\"'s kernel */\n", net->ops[op->in_tail].name);
@@ -526,7 +554,9 @@ static void backward_op(emitter *e, int j) {
             break;
         }
         if (op->bn_bwd_in_add) {
-            fprintf(out, "    /* in the backward of add \"%s\" (cuda_bn_add_relu_backward_nhwc) */\n", bn_add_of(net, j));
+            int folded = op->in[0] > 0 && net->ops[op->in[0] - 1].folded_in >= 0;   /* fuse_bn_fold.c */
+            fprintf(out, "    /* in the backward of add \"%s\" (cuda_bn_%s_backward_nhwc) */\n", bn_add_of(net, j),
+                    folded ? "fold_conv1x1" : "add_relu");
             break;
         }
         if (op->bn_dgrad_in_conv) {   /* the sums (and the ReLU) in the next conv's data gradient: the dx pass */
@@ -621,6 +651,10 @@ static void backward_op(emitter *e, int j) {
                 nchw_args(e, op, rows, sizeof rows));
         break;
     case IR_ADD:
+        if (op->bn_fold >= 0) {
+            bn_fold_backward(e, j);
+            break;
+        }
         if (op->add_bwd_fused) {
             bn_add_backward(e, j);
             break;
@@ -765,16 +799,20 @@ static void init_end(emitter *e) {
 static void descriptor(emitter *e, int n_tensors) {
     const ir_net *net = e->net;
     static const char *const scaling[] = { "0", "1", "2" };
-    char offset[32], sums[32];
+    char offset[32], sums[32], fold[160];
     snprintf(offset, sizeof offset, "%ld", net->tensors[net->act_of[ir_root(net, net->n_ops)]].offset);
     snprintf(sums, sizeof sums, "%ld", ir_partial_sum_channels(net));
+    size_t fold_bytes = ir_bn_fold_scratch_bytes(net);   /* (none: the descriptor as before) */
+    fold[0] = 0;
+    if (fold_bytes)
+        snprintf(fold, sizeof fold, "    .bn_fold_bytes = %zu,   /* the largest bn fold's scratch (fuse_bn_fold.c) */\n", fold_bytes);
     template_var extra[] = {
         { "MATH", precision_enums[e->s->precision] }, { "NHWC", e->s->opt.nhwc ? "1" : "0" },
         { "PARTIAL_SUM_CHANNELS", sums },
         { "LOSS_SCALE", scaling[e->s->loss_scale] },
         { "INIT_SCALE", c_float(e->s->loss_scale ? e->s->init_scale : 0) },
         { "WEIGHTS_NHWC", e->s->opt.nhwc ? "weights_nhwc" : "NULL" }, { "LOGITS_OFFSET", offset },
-        { "INPUT_U8", net->input_float ? "0" : "1" },
+        { "INPUT_U8", net->input_float ? "0" : "1" }, { "BN_FOLD", fold },
         { "EVAL", e->info->eval_shape ? "    /* evaluation at data.val's resolution: model_eval.c's schedule */\n"
                                         "    .eval_create_plans = model_eval_create_plans,\n"
                                         "    .eval_find_algorithms = model_eval_find_algorithms, .eval_forward = model_eval_forward,\n"

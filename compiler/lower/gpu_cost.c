@@ -554,6 +554,37 @@ static void bn_add_backward(walk *w, int j) {
     add(w, "bn_add_bwd_dx_kernel", j, 1, GK_KERNEL, tensors + rd2, wr2, 0.6 * flops, 1);
 }
 
+/* bn_fold_conv1x1_backward.cu for add j folded through conv3 (ir_op.bn_fold, fuse_bn_fold.c):
+ * the pass over dz and the bits writes g and (retired) its channel sums; the pass over h its
+ * channel sums; cuBLASLt's G = h g^T and H = h h^T (h read once: the same operand twice); the
+ * per-channel kernel reads G, W and the statistics and writes dgamma, dbeta, u, dW's first
+ * terms, diag(a) W (16-bit) and diag(e) W; dW -= (e W) H (dW read as C); M = W^T (e W); the
+ * correction kernel writes -M and W^T u (16-bit); dh = (a W)^T g, then dh += -M h + W^T u (dh
+ * read as C, the bias read). */
+static void bn_fold_backward(walk *w, int j) {
+    const ir_net *net = w->net;
+    const ir_op *op = &net->ops[j], *c = &net->ops[op->bn_fold];
+    double ci = c->in_c, co = c->c, rows = (double)rows_of(w, op), eb = w->eb;
+    double h = act(w, c->in[0]), g = out_bytes(w, j);
+    int sp = splits_of(rows_of(w, op));
+    double cto = retire_counter_bytes(c->c, sp), cti = retire_counter_bytes(c->in_c, sp);
+    add(w, "fold_sums_kernel", j, 1, GK_KERNEL, g + mask_bytes(w, j) + 16.0 * co * sp + cto,
+        g + 16.0 * co * sp + 4.0 * co + cto, g / eb, 1);
+    last_rounds(w, retire_rounds(c->c, sp));
+    add(w, "fold_sums_kernel", j, 1, GK_KERNEL, h + 16.0 * ci * sp + cti, 16.0 * ci * sp + 4.0 * ci + cti, h / eb, 0);
+    last_rounds(w, retire_rounds(c->in_c, sp));
+    add(w, "cublasLtMatmul", j, 1, GK_GEMM, h + g, 4.0 * ci * co, 2.0 * rows * ci * co, 0);
+    add(w, "cublasLtMatmul", j, 1, GK_GEMM, h, 4.0 * ci * ci, 2.0 * rows * ci * ci, 0);
+    add(w, "fold_channel_kernel", j, 1, GK_KERNEL, 8.0 * ci * co + 4.0 * ci + 16.0 * co,
+        12.0 * co + (8.0 + eb) * ci * co, 6.0 * ci * co, 0);
+    add(w, "cublasLtMatmul", j, 1, GK_GEMM, 4.0 * ci * ci + 8.0 * ci * co, 4.0 * ci * co, 2.0 * ci * ci * co, 0);
+    add(w, "cublasLtMatmul", j, 1, GK_GEMM, 8.0 * ci * co, 4.0 * ci * ci, 2.0 * ci * ci * co, 0);
+    add(w, "fold_correction_kernel", j, 1, GK_KERNEL, 4.0 * ci * ci + 4.0 * ci * co + 4.0 * co, eb * ci * ci + eb * ci,
+        2.0 * ci * co, 0);
+    add(w, "cublasLtMatmul", j, 1, GK_GEMM, eb * ci * co + g, h, 2.0 * rows * ci * co, 0);
+    add(w, "cublasLtMatmul", j, 1, GK_GEMM, eb * ci * ci + 2 * h + eb * ci, h, 2.0 * rows * ci * ci, 0);
+}
+
 /* A residual tail's backward (residual_tail.cu), one kernel: the add's output gradient and the
  * conv's output, bias and gamma in; the conv's output gradient and the shortcut's (read too
  * where it adds) out; the two parameter gradients as NCHW planes' sums, or channels-last
@@ -596,6 +627,7 @@ static void backward(walk *w, int j) {
     int din_add = ir_route(net, j, 0) == GRAD_ADD;
     switch (op->kind) {
     case IR_CONV: case IR_LINEAR: {
+        if (op->kind == IR_CONV && op->folded_in >= 0) break;   /* in its add's backward (bn_fold_backward) */
         double wb = (double)op->w_count * w->eb, f = 2 * macs(w, op);
         /* the bias gradient (bias.cu): with a fused ReLU, dy masked in place on the way; a
          * residual tail's kernel sums it, or the depthwise weight gradient's (fuse_dw_bias.c) */
@@ -686,6 +718,10 @@ static void backward(walk *w, int j) {
         break;
     }
     case IR_ADD: {
+        if (op->bn_fold >= 0) {
+            bn_fold_backward(w, j);
+            break;
+        }
         if (op->add_bwd_fused) {
             bn_add_backward(w, j);
             break;

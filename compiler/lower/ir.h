@@ -168,6 +168,14 @@ typedef struct {
      * sums (retired, dgamma, dbeta), one for each bn's input gradient and the shortcut's
      * gradient; those bns then have no backward of their own (bn_bwd_in_add). */
     int relu_mask, add_bwd_fused, bn_bwd_in_add;
+    /* CUDA channels-last BF16 (fuse_bn_fold.c; --no-bn-fold: off): on an identity block's add
+     * with add_bwd_fused whose one bn reads a 1x1 stride-1 conv (conv3), bn_fold = that conv's
+     * index, else -1: the add's backward is bn_fold_conv1x1_backward.cu, which writes the
+     * shortcut's gradient, the bn's dgamma and dbeta, the conv's weight gradient and its input's
+     * gradient from dz, the bits and the conv's input, never reading or writing the conv's
+     * output or the bn's input gradient. On that conv, folded_in = the add's index (its backward
+     * emits nothing), else -1. */
+    int bn_fold, folded_in;
     /* CUDA channels-last (lower.c choose_bn_pool; --no-bn-pool: off): a bn with a fused ReLU and
      * a bitmask whose one reader is a 3x3 stride-2 pad-1 max pooling (the ResNet stem): on the
      * bn, bn_in_pool, its apply runs inside the pooling's kernel and its output is never

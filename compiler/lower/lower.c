@@ -253,7 +253,7 @@ int lower(schedule *s, const sema_result *res, const build_options *opt, int bat
     for (int i = 0; i < s->net.n_ops; i++) {
         ir_op *op = &s->net.ops[i];
         op->pools_into = op->pooled_in = op->bias_act = op->act_bias_of = op->pool_bn = op->tail_conv = op->in_tail = -1;
-        op->ln_bias = op->ln_bias_of = -1;
+        op->ln_bias = op->ln_bias_of = op->bn_fold = op->folded_in = -1;
     }
     if (!cuda) choose_conv_pool(&s->net);
     if (cuda && opt->fuse) choose_bias_act(&s->net);
@@ -271,6 +271,7 @@ int lower(schedule *s, const sema_result *res, const build_options *opt, int bat
     if (cuda && opt->nhwc && opt->fuse && !opt->no_relu_mask && choose_relu_mask(&s->net)) {
         if (!opt->no_bn_pool) choose_bn_pool(&s->net);   /* needs the bits; its bn then has no output tensor */
         ir_replan(&s->net);
+        if (!opt->no_bn_fold && choose_bn_fold(s)) ir_replan(&s->net);
     }
     ir_plan_buckets(&s->net, s->bucket_mb);
     s->net.sync_bn = run->sync_bn;

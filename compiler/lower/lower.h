@@ -30,6 +30,7 @@ typedef struct {
     int no_graph_autotune;  /* CUDA: each cuDNN graph takes the heuristics' first engine, untimed (--no-graph-autotune) */
     int no_dw_bias;         /* CUDA: a depthwise conv's bias in passes of its own (--no-dw-bias) */
     int no_ln_bias;         /* CUDA: a conv's bias in passes of its own, not in its layer norm's (--no-ln-bias) */
+    int no_bn_fold;         /* CUDA channels-last BF16: an identity block's bn backward not folded through its 1x1 conv3 (--no-bn-fold) */
 } build_options;
 
 /* CUDA: how many of the heuristics' engine configurations each cuDNN graph times at start-up
@@ -77,6 +78,13 @@ void choose_dw_bias(ir_net *net);
 /* CUDA: which convs' bias the layer norm that alone reads their output adds, and whose
  * gradient that norm's backward sums (fuse_ln_bias.c; sets ir_op.ln_bias, ln_bias_of). */
 void choose_ln_bias(ir_net *net);
+/* CUDA channels-last BF16: which identity blocks' closing bn backward folds through their 1x1
+ * stride-1 conv3 (fuse_bn_fold.c; sets ir_op.bn_fold, folded_in). After choose_relu_mask and
+ * its plan; returns whether any (the conv's input gradient is written earlier: plan again). */
+int choose_bn_fold(schedule *s);
+/* The bytes of the scratch its largest fold needs (rt_devmem_bn_fold_bytes), 0 without one:
+ * the trainer sizes it at start-up and its memory check counts it. */
+size_t ir_bn_fold_scratch_bytes(const ir_net *net);
 /* CUDA: which attention layers run cuDNN's fused scaled-dot-product attention
  * (choose_attention.c; sets ir_op.attn_sdpa, attn_sdpa_why); returns how many (their saved
  * values and work grow: plan again). */

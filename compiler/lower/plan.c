@@ -357,6 +357,9 @@ void ir_plan(ir_net *net) {
             if (v > 0 && net->ops[v - 1].bn_bwd_in_add && net->ops[v - 1].in[0] > 0)
                 extend(&net->tensors[net->grad_of[net->alias[net->ops[v - 1].in[0]]]], BWD(j));
         }
+        /* folded through conv3 (fuse_bn_fold.c): conv3's input gradient too */
+        int c = net->ops[j].bn_fold;
+        if (c >= 0) extend(&net->tensors[net->grad_of[net->alias[net->ops[c].in[0]]]], BWD(j));
     }
     int *taken = net->share_add_grads ? share_add_gradients(net) : NULL;
     for (int j = 0; j < L && !net->forward_only; j++)

@@ -185,11 +185,13 @@ static void upload(rt_model_ctx *ctx, const rt_run_config *run, const float *opt
                                    largest_image(), model.classes, bound);
     if (cm->nhwc) rt_devmem_channels_last(&mem, n_params, (int)act_bytes());   /* WN */
     rt_devmem_op_scratch(&mem, cm->partial_sum_channels, cm->nhwc);
+    mem.fixed += cm->bn_fold_bytes;
     host.target_words = RT_TARGET_WORDS(run->augment);
     if (!cm->input_u8) rt_devmem_float_input(&mem, largest_image(), host.target_words);
     rt_cuda_check_memory(model.name, mem.fixed, mem.per_sample, model.batch);
     cuda_reserve_partial_sums(rt_devmem_partials_bytes(cm->partial_sum_channels, model.batch, cm->nhwc),
                               cm->partial_sum_channels);
+    if (cm->bn_fold_bytes) cuda_bn_fold_reserve(cm->bn_fold_bytes);   /* before any graph's capture */
     rt_dev.P = (float *)rt_cuda_malloc(sizeof(float) * n_params, "parameters");
     rt_dev.G = (float *)rt_cuda_malloc(sizeof(float) * n_params, "gradients");
     rt_dev.WA = sixteen_bit() ? rt_cuda_malloc(act_bytes() * n_params, "the 16-bit weight copy") : (void *)rt_dev.P;

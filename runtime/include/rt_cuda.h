@@ -384,6 +384,9 @@ void cuda_bn_fold_conv1x1_backward_nhwc(const void *dz, const uint8_t *relu_bits
                                         const float *w, float *dw, void *dh, float *dgamma, float *dbeta,
                                         const float *gamma, const float *mean, const float *istd, long rows, int cin,
                                         int cout);
+/* Sizes its scratch (bytes: rt_devmem_bn_fold_bytes of the largest fold) before a CUDA graph's
+ * capture, which cannot grow it: the trainer calls it at start-up (model_host.cu). */
+void cuda_bn_fold_reserve(size_t bytes);
 
 /* ---- Layer norm over C per (n, pixel) --------------------------------------------------- */
 void cuda_layernorm_forward(void *out, float *save_mean, float *save_rstd, const void *in,

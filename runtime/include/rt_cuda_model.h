@@ -29,6 +29,7 @@ typedef struct rt_cuda_model {
     rt_cuda_math math;         /* BF16 and FP16: 16-bit activations (act_t) and a weight copy WA */
     int nhwc;                  /* channels-last activations (a WN weight copy for the convs) */
     long partial_sum_channels; /* the widest op with per-channel partial sums (rt_devmem_op_scratch) */
+    size_t bn_fold_bytes;      /* the largest bn fold's scratch (rt_devmem_bn_fold_bytes), 0 without one */
     int loss_scale;            /* 0 none, 1 static, 2 dynamic (precision.loss_scale) */
     float init_scale;
     /* Creates the net's cuDNN and cuBLASLt plans (descriptors, layouts); returns the cuDNN

@@ -50,4 +50,22 @@ void rt_devmem_op_scratch(rt_devmem *m, long channels, int channels_last);
  * grew op by op would keep every outgrown buffer (rt_cuda_scratch). */
 size_t rt_devmem_partials_bytes(long channels, int batch, int channels_last);
 
+/* The scratch of an identity block's bn backward folded through its 1x1 conv3, cin -> cout
+ * (bn_fold_conv1x1_backward.cu; compiler/lower/fuse_bn_fold.c): G, H, S, sum g, u, diag(a) W
+ * (16-bit), diag(e) W, M (FP32), -M and W^T u (16-bit), each on 256 bytes (cuBLASLt's
+ * algorithms assume it); sizes (or NULL) gets each piece's bytes. A trainer sizes it once at
+ * its largest fold's before the step's graph is captured (rt_cuda_model.bn_fold_bytes), and
+ * its memory check counts it. */
+enum { RT_DEVMEM_BN_FOLD_PIECES = 10 };
+static inline size_t rt_devmem_bn_fold_bytes(int cin, int cout, int act_bytes, size_t *sizes) {
+    size_t ci = (size_t)cin, co = (size_t)cout, a = (size_t)act_bytes, total = 0;
+    size_t s[RT_DEVMEM_BN_FOLD_PIECES] = { co * ci * 4, ci * ci * 4, ci * 4,      co * 4,      co * 4,
+                                           co * ci * a, co * ci * 4, ci * ci * 4, ci * ci * a, ci * a };
+    for (int i = 0; i < RT_DEVMEM_BN_FOLD_PIECES; i++) {
+        if (sizes) sizes[i] = s[i];
+        total += (s[i] + 255) & ~(size_t)255;
+    }
+    return total;
+}
+
 #endif

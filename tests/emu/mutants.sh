@@ -110,6 +110,9 @@
 #             keeps its own cuDNN graph engines (a trainer mutant: tests/emu/graph_ranks_emu_test.sh
 #             fails; the emulated engines time differently on odd ranks, and the emulated NCCL
 #             stops ranks that hold different engines)
+#   fold-mean-trainer: the fold-mean mutant in the trainers of tests/emu/bn_fold_emu_test.sh
+#             (a trainer mutant: one step's updates leave the --no-bn-fold run's by 31% of the
+#             largest, against 1.9% unmutated)
 # A trainer mutant (trainer_mutant) is linked into the trainers an emulator test builds
 # (EMU_MUTANT_CUDA_ENV, tests/emu/emu_prelude.sh), and that test must fail.
 # MUTANTS="name ..." runs only those.
@@ -249,4 +252,7 @@ mutant ln-bias-round ops/layernorm.cu 's/return xb \? rt_ld\(rt_st<T>\(rt_ld\(x\
 trainer_mutant rank-alone ops/cudnn_graph_tune.cu \
   's/return rt_comm_rank\(agreeing\) == 0 \? GRAPH_LEADER : GRAPH_FOLLOWER;/return GRAPH_LEADER;/' ops/cudnn_graph_tune.cu \
   graph_ranks_emu_test.sh "hold different cuDNN graph engines"
+trainer_mutant fold-mean-trainer ops/bn_fold_conv1x1_backward.cu \
+  's/dw\[at\] = a \* go\[i\] \+ uo \* S\[i\];/dw[at] = a * go[i];/' ops/bn_fold_conv1x1_backward.cu \
+  bn_fold_emu_test.sh "FAIL: one step: the fold.s updates"
 exit $status

@@ -26,7 +26,9 @@
 # compared in both precisions), and ResNet-50 at batch 2 on 32x32 inputs in BF16 channels-last
 # (its stem's bn + ReLU + max pooling in one pass, bn_relu_maxpool_nhwc_kernel, and the
 # pooling's backward gathered inside bn1's two backward passes; --no-bn-pool runs the two
-# kernels each way that the other checks count), each built
+# kernels each way that the other checks count; its 12 identity blocks' bn backward folded
+# through conv3), a small bottleneck ResNet (tests/emu/traffic/bottleneck_mini.spec) in BF16
+# channels-last with that fold and with --no-bn-fold, each built
 # through the emulator's traffic build (make emu-traffic) and run for one profiled step
 # (TRAINC_CUDA_PROFILE_STEP=1, EMU_TRAFFIC=FILE): `trainc show --gpu-cost` must name every
 # kernel and library call of that step in launch order with exactly the bytes read and
@@ -176,6 +178,18 @@ done
 S=2 B=2 LR='sgd { momentum: 0.9 } lr { base: 0.01 }' spec resnet50 specs/models/resnet50.spec 'net { input_shape: [3, 32, 32] }' \
   'precision { compute: BF16 }'
 check resnet50 nhwc
+# a small bottleneck ResNet in BF16 channels-last: its identity blocks' bn backward folded
+# through conv3 (fuse_bn_fold.c: fold_sums_kernel twice, six cuBLASLt products and two small
+# kernels), and with --no-bn-fold (the add's two passes and conv3's gradients)
+LR='sgd { momentum: 0.9 } lr { base: 0.01 }' spec bottleneck_bf16 tests/emu/traffic/bottleneck_mini.spec "" \
+  'precision { compute: BF16 }'
+check bottleneck_bf16 nhwc
+FLAGS=--no-bn-fold check bottleneck_bf16 nhwc
+for run in bottleneck_bf16 resnet50; do
+  if [ -f "$out/$run.traffic" ] && ! grep -q fold_sums_kernel "$out/$run.traffic"; then
+    echo "FAIL: $run folded no block output's bn backward through conv3 (fold_sums_kernel)"; status=1
+  fi
+done
 
 # The comparison catches one kernel off by 16 bytes (a partial-sum split more or less).
 if [ -f "$out/fmnist_lenet.model" ]; then

@@ -8,7 +8,8 @@
 # --no-relu-mask and --no-bn-add; the bias + activation fusion on CUDA (a producer read twice
 # keeps its bias pass; its backward summing the bias gradient, and apart with --no-bias-act-grad)
 # against the generated calls; ResNet-50's stem bn + ReLU + max pooling in
-# one pass, with and without --no-bn-pool; ResNet-50 FP16's bns in the next conv's prologue, with
+# one pass, with and without --no-bn-pool; its identity blocks' bn backward folded through conv3,
+# with and without --no-bn-fold; ResNet-50 FP16's bns in the next conv's prologue, with
 # and without --no-conv-sbr; ConvNeXt-Tiny's residual tails in both layouts and
 # with --no-residual-tail, and its depthwise convs' bias in their kernels (none with
 # --no-dw-bias), and its stem conv's bias in the stem's layer norm (none with --no-ln-bias)
@@ -162,7 +163,7 @@ cpu_refuses --no-bias-act-grad "$out/act.spec"
 # the stem's bn + ReLU + max pooling in one pass (CUDA channels-last, lower.c choose_bn_pool):
 # ResNet-50 in BF16, by default and with --no-bn-pool, against the generated calls
 printf 'extends: "%s/bench/specs/gpu_resnet50.spec"\nprecision { compute: BF16 }\n' "$(pwd)" > "$out/r50_bf16.spec"
-for flags in "" --no-bn-pool; do
+for flags in "" --no-bn-pool --no-bn-fold; do
   tag=r50${flags:+$flags}
   "$TRAINC" show --schedule --backend cuda --layout nhwc $flags "$out/r50_bf16.spec" > "$out/$tag.txt" ||
     die "show --schedule $flags failed on ResNet-50"
@@ -176,6 +177,19 @@ for flags in "" --no-bn-pool; do
     "$(count 'cuda_batchnorm_backward_nhwc_pool(' "$out/$tag.src/model.c")"
 done
 [ "$(count 'applies bn "' "$out/r50.txt")" = 1 ] || { echo "FAIL: ResNet-50's stem pooling does not apply its bn"; status=1; }
+# each identity block's output backward folded through its 1x1 conv3 (fuse_bn_fold.c), against
+# the generated calls: 12 in BF16, none with --no-bn-fold, none in FP16 (its conv3 reads bn2
+# through the prologue: h is never stored)
+for tag in r50 r50--no-bn-pool r50--no-bn-fold; do
+  expect "$tag: block outputs folded through conv3" "$(count 'folded through 1x1 conv "' "$out/$tag.txt")" \
+    "$(count '^ *cuda_bn_fold_conv1x1_backward_nhwc(' "$out/$tag.src/model.c")"
+  expect "$tag: conv3s without a backward of their own" "$(count 'the bn.s backward folded through it' "$out/$tag.txt")" \
+    "$(count 'folded into the backward of add' "$out/$tag.src/model.c")"
+done
+[ "$(count 'folded through 1x1 conv "' "$out/r50.txt")" = 12 ] ||
+  { echo "FAIL: ResNet-50 BF16: not its 12 identity blocks' bn backward folded through conv3"; status=1; }
+[ "$(count 'folded through 1x1 conv "' "$out/r50--no-bn-fold.txt")" = 0 ] ||
+  { echo "FAIL: --no-bn-fold: a block's bn backward still folded"; status=1; }
 
 # ResNet-50 in FP16 (CUDA channels-last): each bottleneck's conv2 and conv3 read the previous bn's
 # input and apply it in their prologue (fuse_conv_bn.c IR_CONV_BN_SBR), that bn finalized into
@@ -206,6 +220,8 @@ for flags in "" --no-conv-sbr --no-conv-dgrad-fuse --no-bn-finalize-graph; do
   expect "$tag: bns whose backward is the dx pass alone" "$(count "gradient sums in the next conv's data gradient" "$out/$tag.txt")" \
     "$(count '^ *cuda_batchnorm_backward_nhwc_dgrad(' "$out/$tag.src/model.c")"
 done
+[ "$(count 'folded through 1x1 conv "' "$out/r50fp16.txt")" = 0 ] ||
+  { echo "FAIL: ResNet-50 FP16: a block's bn backward folded (FP16's conv3 input is never stored)"; status=1; }
 [ "$(count "applied with its ReLU in the next conv's prologue" "$out/r50fp16.txt")" = 32 ] ||
   { echo "FAIL: ResNet-50 FP16: not its 32 inner bns applied in the next conv's prologue"; status=1; }
 [ "$(count "finalized by cuDNN's BN finalize graph" "$out/r50fp16.txt")" = 52 ] ||
@@ -280,5 +296,5 @@ grep -q "is for --backend cuda" "$out/e7" || { echo "FAIL: build --no-graph-auto
 printf 'net { input_shape: [1, 4, 4] classes: 2 flatten { } linear { out: 2 } }\n' > "$out/netonly.spec"
 "$TRAINC" show --schedule "$out/netonly.spec" > /dev/null 2> "$out/e3"; rc=$?
 [ $rc = 1 ] && grep -q "no data or solver" "$out/e3" || { echo "FAIL: a spec without a trainer: rc $rc, $(cat "$out/e3")"; status=1; }
-[ $status = 0 ] && echo "show --schedule matches build: LeNet and the ResNet example (CPU conv algorithms), the ResNet example (CUDA channels-last, 3 builds), ResNet-50's stem (2 builds), ResNet-50 FP16's prologues (3 builds), bias + activation (CUDA), ConvNeXt-Tiny's residual tails, depthwise bias and stem bias in its layer norm (CUDA, 5 builds)"
+[ $status = 0 ] && echo "show --schedule matches build: LeNet and the ResNet example (CPU conv algorithms), the ResNet example (CUDA channels-last, 3 builds), ResNet-50's stem and bn folds (3 builds), ResNet-50 FP16's prologues (3 builds), bias + activation (CUDA), ConvNeXt-Tiny's residual tails, depthwise bias and stem bias in its layer norm (CUDA, 5 builds)"
 exit $status

@@ -18,7 +18,10 @@
  * little less (the correction matrix is rounded to 16 bits), dgamma moves by up to ~1% in
  * BF16 (tests/gpu/test_ops_gpu.c states the tolerances). */
 #include "../cuda_libs.cuh"
+
+#include <string.h>
 #include "bn_vec_tiles.cuh"
+#include "rt_devmem.h"   /* rt_devmem_bn_fold_bytes: the scratch's pieces, as the memory check counts them */
 
 /* Per-channel sums of a [rows][c] tensor into out[c] (FP32), by the retiring tiles of
  * bn_vec_tiles.cuh. PASS: the tensor is g = dz where the ReLU's bit is set (bits NULL: no
@@ -101,47 +104,88 @@ fold_correction_kernel(T *mneg, T *bias, const float *m32, const float *w, const
 
 /* One column-major product D (m x n) = alpha op(A) op(B) + beta C (C = D), optionally with a
  * bias of D's type added to each row (cuBLASLt's BIAS epilogue), on the context's stream.
- * Planned per call: the fold is a design study, not yet a path the trainer plans. */
-static void fold_gemm(int ta, int tb, int m, int n, int k, cudaDataType_t ab, const void *a, int lda, const void *b,
-                      int ldb, cudaDataType_t cd, void *d, int ldd, float alpha, float beta, const void *bias) {
-    cublasComputeType_t ct = CUBLAS_COMPUTE_32F;   /* not TF32: H's and M's sums carry the correction */
+ * Planned once per shape (descriptor, layouts, the heuristics' algorithm for the operands'
+ * alignment), as linear.cu's plans are: ResNet-50's folds have 24 distinct products (six at
+ * each stage); past FOLD_PLANS of them a product is planned per call. The heuristic query is
+ * host work, no GPU work, so a plan made during a graph capture is fine. */
+enum { FOLD_PLANS = 64 };
+typedef struct {
+    int ta, tb, m, n, k, lda, ldb, ldd, bias;
+    cudaDataType_t ab, cd;
+    uint32_t align;
     cublasLtMatmulDesc_t desc;
-    CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc, ct, CUDA_R_32F));
-    cublasOperation_t opa = ta ? CUBLAS_OP_T : CUBLAS_OP_N, opb = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
-    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &opa, sizeof opa));
-    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &opb, sizeof opb));
-    if (bias) {
-        uint32_t epi = CUBLASLT_EPILOGUE_BIAS;
-        CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi));
-        CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
-    }
     cublasLtMatrixLayout_t la, lb, ld;
-    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&la, ab, ta ? k : m, ta ? m : k, lda));
-    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&lb, ab, tb ? n : k, tb ? k : n, ldb));
-    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&ld, cd, m, n, ldd));
+    cublasLtMatmulAlgo_t algo;
+} fold_plan;
+static fold_plan fold_plans[FOLD_PLANS];
+static int fold_n_plans;
+
+static void fold_plan_make(fold_plan *p) {
+    cublasComputeType_t ct = CUBLAS_COMPUTE_32F;   /* not TF32: H's and M's sums carry the correction */
+    CUBLAS_CHECK(cublasLtMatmulDescCreate(&p->desc, ct, CUDA_R_32F));
+    cublasOperation_t opa = p->ta ? CUBLAS_OP_T : CUBLAS_OP_N, opb = p->tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, &opa, sizeof opa));
+    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSB, &opb, sizeof opb));
+    if (p->bias) {
+        uint32_t epi = CUBLASLT_EPILOGUE_BIAS;
+        CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi));
+    }
+    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p->la, p->ab, p->ta ? p->k : p->m, p->ta ? p->m : p->k, p->lda));
+    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p->lb, p->ab, p->tb ? p->n : p->k, p->tb ? p->k : p->n, p->ldb));
+    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p->ld, p->cd, p->m, p->n, p->ldd));
     size_t ws_bytes;
-    void *ws = rt_cublaslt_workspace(&ws_bytes);
+    rt_cublaslt_workspace(&ws_bytes);
     cublasLtMatmulPreference_t pref;
     CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
     CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes,
                                                       sizeof ws_bytes));
-    uintptr_t bits = (uintptr_t)a | (uintptr_t)b | (uintptr_t)d | 256;
-    uint32_t al = (uint32_t)(bits & (~bits + 1));
     const cublasLtMatmulPreferenceAttributes_t aligns[] = {
         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES };
-    for (int i = 0; i < 4; i++) CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, aligns[i], &al, sizeof al));
+    for (int i = 0; i < 4; i++)
+        CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, aligns[i], &p->align, sizeof p->align));
     cublasLtMatmulHeuristicResult_t res;
     int got = 0;
-    CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(rt_cublaslt(), desc, la, lb, ld, ld, pref, 1, &res, &got));
-    if (got < 1) rt_die("cuBLASLt has no algorithm for the bn fold's %dx%dx%d product", m, n, k);
-    CUBLAS_CHECK(cublasLtMatmul(rt_cublaslt(), desc, &alpha, a, la, b, lb, &beta, d, ld, d, ld, &res.algo, ws, ws_bytes,
-                                rt_stream()));
+    CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(rt_cublaslt(), p->desc, p->la, p->lb, p->ld, p->ld, pref, 1, &res, &got));
+    if (got < 1) rt_die("cuBLASLt has no algorithm for the bn fold's %dx%dx%d product", p->m, p->n, p->k);
+    p->algo = res.algo;
     CUBLAS_CHECK(cublasLtMatmulPreferenceDestroy(pref));
-    CUBLAS_CHECK(cublasLtMatrixLayoutDestroy(la));
-    CUBLAS_CHECK(cublasLtMatrixLayoutDestroy(lb));
-    CUBLAS_CHECK(cublasLtMatrixLayoutDestroy(ld));
-    CUBLAS_CHECK(cublasLtMatmulDescDestroy(desc));
+}
+
+static void fold_plan_free(fold_plan *p) {
+    CUBLAS_CHECK(cublasLtMatrixLayoutDestroy(p->la));
+    CUBLAS_CHECK(cublasLtMatrixLayoutDestroy(p->lb));
+    CUBLAS_CHECK(cublasLtMatrixLayoutDestroy(p->ld));
+    CUBLAS_CHECK(cublasLtMatmulDescDestroy(p->desc));
+}
+
+static void fold_gemm(int ta, int tb, int m, int n, int k, cudaDataType_t ab, const void *a, int lda, const void *b,
+                      int ldb, cudaDataType_t cd, void *d, int ldd, float alpha, float beta, const void *bias) {
+    uintptr_t bits = (uintptr_t)a | (uintptr_t)b | (uintptr_t)d | (uintptr_t)bias | 256;
+    fold_plan want;
+    memset(&want, 0, sizeof want);
+    want.ta = ta, want.tb = tb, want.m = m, want.n = n, want.k = k, want.lda = lda, want.ldb = ldb, want.ldd = ldd;
+    want.bias = bias != NULL, want.ab = ab, want.cd = cd, want.align = (uint32_t)(bits & (~bits + 1));
+    fold_plan *p = NULL;
+    for (int i = 0; i < fold_n_plans && !p; i++) {
+        fold_plan *q = &fold_plans[i];
+        if (q->ta == ta && q->tb == tb && q->m == m && q->n == n && q->k == k && q->lda == lda && q->ldb == ldb &&
+            q->ldd == ldd && q->bias == want.bias && q->ab == ab && q->cd == cd && q->align == want.align)
+            p = q;
+    }
+    int once = !p && fold_n_plans == FOLD_PLANS;   /* the table is full: this call's plan alone */
+    if (!p) {
+        p = once ? &want : &fold_plans[fold_n_plans++];
+        *p = want;
+        fold_plan_make(p);
+    }
+    if (bias)   /* (the scratch's: the same pointer every call, set each call all the same) */
+        CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
+    size_t ws_bytes;
+    void *ws = rt_cublaslt_workspace(&ws_bytes);
+    CUBLAS_CHECK(cublasLtMatmul(rt_cublaslt(), p->desc, &alpha, a, p->la, b, p->lb, &beta, d, p->ld, d, p->ld, &p->algo, ws,
+                                ws_bytes, rt_stream()));
+    if (once) fold_plan_free(p);
 }
 
 static rt_cuda_scratch fold_scratch;
@@ -149,16 +193,15 @@ static rt_cuda_scratch fold_scratch;
 /* 256-byte aligned pieces of one scratch buffer (cuBLASLt's algorithms assume that). */
 static size_t fold_round(size_t b) { return (b + 255) & ~(size_t)255; }
 
+void cuda_bn_fold_reserve(size_t bytes) { rt_cuda_scratch_get(&fold_scratch, bytes, "bn fold scratch"); }
+
 void cuda_bn_fold_conv1x1_backward_nhwc(const void *dz, const uint8_t *relu_bits, void *g, const void *h,
                                         const float *w, float *dw, void *dh, float *dgamma, float *dbeta,
                                         const float *gamma, const float *mean, const float *istd, long rows, int cin,
                                         int cout) {
     size_t act = rt_cuda_act_bytes();
-    size_t sizes[] = { (size_t)cout * cin * 4, (size_t)cin * cin * 4, (size_t)cin * 4, (size_t)cout * 4,
-                       (size_t)cout * 4,       (size_t)cout * cin * act, (size_t)cout * cin * 4, (size_t)cin * cin * 4,
-                       (size_t)cin * cin * act, (size_t)cin * act };
-    size_t total = 0;
-    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) total += fold_round(sizes[i]);
+    size_t sizes[RT_DEVMEM_BN_FOLD_PIECES];
+    size_t total = rt_devmem_bn_fold_bytes(cin, cout, (int)act, sizes);
     char *p = (char *)rt_cuda_scratch_get(&fold_scratch, total, "bn fold scratch");
     void *piece[sizeof sizes / sizeof *sizes];
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) piece[i] = p, p += fold_round(sizes[i]);
