@@ -42,6 +42,14 @@ static int pool_folded(const ir_net *net, const ir_op *op) {
     return op->kind == IR_MAXPOOL && op->pool_bn >= 0 && net->ops[op->pool_bn].bn_in_pool;
 }
 
+/* A 1x1 conv whose output's bn backward is folded through it (fuse_bn_fold.c): that bn's
+ * backward, inside the add's, reads neither the conv's output nor its gradient. (The first
+ * plan, ir_build's, comes before lower sets bn_fold and folded_in: an add is never op 0.) */
+static int conv_folded(const ir_net *net, int c) {
+    int a = net->ops[c].folded_in;
+    return a > 0 && a < net->n_ops && net->ops[a].kind == IR_ADD && net->ops[a].bn_fold == c;
+}
+
 static long saved_bytes(const ir_net *net, const ir_op *op) {
     switch (op->kind) {
     /* mean and inv std (FP32); applied inside its conv, then that conv's prologue's scale and bias
@@ -327,7 +335,8 @@ void ir_plan(ir_net *net) {
             if (net->forward_only || op->kind == IR_STOP_GRADIENT || net->dead[j]) continue;
             if (op->conv_bn == IR_CONV_BN_SBR && k == 0)   /* its backward reads the bn's input, not its output */
                 extend(&net->tensors[net->act_of[net->alias[net->ops[v - 1].in[0]]]], BWD(j));
-            else if (ir_ops[op->kind].backward_reads_input && (k == 0 || op->kind == IR_MUL))
+            else if (ir_ops[op->kind].backward_reads_input && (k == 0 || op->kind == IR_MUL) &&
+                     !(op->kind == IR_BN && conv_folded(net, v - 1)))   /* a folded bn3 reads no x */
                 extend(act, BWD(j));   /* never a fused bn; mul reads both its inputs */
             if (net->ops[v - 1].kind == IR_STOP_GRADIENT) continue;   /* GRAD_NONE: it passes none back */
             if (pool_folded(net, op)) {   /* no backward: the bn's reads this pooling's gradient and argmax */
