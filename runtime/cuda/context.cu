@@ -91,6 +91,26 @@ void *rt_cublaslt_workspace(size_t *bytes) {
     return ctx.lt_work;
 }
 
+int rt_cublaslt_algo(cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b,
+                     cublasLtMatrixLayout_t d, uint32_t align, cublasLtMatmulAlgo_t *algo) {
+    size_t ws_bytes = CUBLASLT_WORKSPACE;
+    cublasLtMatmulPreference_t pref;
+    CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+    CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes,
+                                                      sizeof ws_bytes));
+    const cublasLtMatmulPreferenceAttributes_t aligns[] = {
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES };
+    for (int i = 0; i < 4; i++) CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, aligns[i], &align, sizeof align));
+    cublasLtMatmulHeuristicResult_t res;
+    int got = 0;
+    CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(ctx.lt, desc, a, b, d, d, pref, 1, &res, &got));
+    CUBLAS_CHECK(cublasLtMatmulPreferenceDestroy(pref));
+    if (got < 1) return 0;
+    *algo = res.algo;
+    return 1;
+}
+
 /* One GPU: a plain synchronize. Several: the stream is polled and NCCL asked for errors in
  * between, so a dead or hung peer ends the job (rt_cuda_nccl_check_async) rather than hanging
  * it. The pause is 20 us (far below a step, far above a poll) while the step's work drains; a

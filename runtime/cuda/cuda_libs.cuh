@@ -15,5 +15,11 @@ cudnnHandle_t rt_cudnn(void);
 cublasLtHandle_t rt_cublaslt(void);
 /* cuBLASLt's workspace: a fixed device buffer owned by the context. */
 void *rt_cublaslt_workspace(size_t *bytes);
+/* The heuristics' first algorithm for D = op(A) op(B) (C laid out as D) within the context's
+ * workspace, on operands aligned to `align` bytes (cuBLASLt assumes 256 unless told: a kernel
+ * picked for that faults or refuses on less). A host-side query that launches no GPU work.
+ * 0 if cuBLASLt offers none. */
+int rt_cublaslt_algo(cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b,
+                     cublasLtMatrixLayout_t d, uint32_t align, cublasLtMatmulAlgo_t *algo);
 
 #endif

@@ -133,23 +133,8 @@ static void fold_plan_make(fold_plan *p) {
     CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p->la, p->ab, p->ta ? p->k : p->m, p->ta ? p->m : p->k, p->lda));
     CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p->lb, p->ab, p->tb ? p->n : p->k, p->tb ? p->k : p->n, p->ldb));
     CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p->ld, p->cd, p->m, p->n, p->ldd));
-    size_t ws_bytes;
-    rt_cublaslt_workspace(&ws_bytes);
-    cublasLtMatmulPreference_t pref;
-    CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
-    CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes,
-                                                      sizeof ws_bytes));
-    const cublasLtMatmulPreferenceAttributes_t aligns[] = {
-        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES };
-    for (int i = 0; i < 4; i++)
-        CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, aligns[i], &p->align, sizeof p->align));
-    cublasLtMatmulHeuristicResult_t res;
-    int got = 0;
-    CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(rt_cublaslt(), p->desc, p->la, p->lb, p->ld, p->ld, pref, 1, &res, &got));
-    if (got < 1) rt_die("cuBLASLt has no algorithm for the bn fold's %dx%dx%d product", p->m, p->n, p->k);
-    p->algo = res.algo;
-    CUBLAS_CHECK(cublasLtMatmulPreferenceDestroy(pref));
+    if (!rt_cublaslt_algo(p->desc, p->la, p->lb, p->ld, p->align, &p->algo))
+        rt_die("cuBLASLt has no algorithm for the bn fold's %dx%dx%d product", p->m, p->n, p->k);
 }
 
 static void fold_plan_free(fold_plan *p) {

@@ -19,29 +19,12 @@ struct rt_cuda_linear {
     gemm_plan fwd, dweight, dinput;
 };
 
-/* The algorithm for operands aligned to `align` bytes (cuBLASLt assumes 256 unless told:
- * a kernel picked for that faults or refuses on less). A host-side query that launches no
- * GPU work; plan_run may call it during a graph capture (not yet run on a GPU). */
+/* The algorithm for operands aligned to `align` bytes (rt_cublaslt_algo). plan_run may
+ * call it during a graph capture: a host-side query (not yet run on a GPU). */
 static void choose_algo(gemm_plan *g, unsigned align) {
-    size_t ws_bytes;
-    rt_cublaslt_workspace(&ws_bytes);
-    cublasLtMatmulPreference_t pref;
-    CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
-    CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes,
-                                                      sizeof ws_bytes));
-    const cublasLtMatmulPreferenceAttributes_t aligns[] = {
-        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES };
-    uint32_t al = align;
-    for (int i = 0; i < 4; i++) CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, aligns[i], &al, sizeof al));
-    cublasLtMatmulHeuristicResult_t res;
-    int got = 0;
-    CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(rt_cublaslt(), g->desc, g->a, g->b, g->c, g->c, pref, 1, &res, &got));
-    CUBLAS_CHECK(cublasLtMatmulPreferenceDestroy(pref));
-    if (got < 1)
+    if (!rt_cublaslt_algo(g->desc, g->a, g->b, g->c, align, &g->algo))
         rt_die("cuBLASLt has no algorithm for a %dx%dx%d product on %u-byte aligned operands", g->m, g->n, g->k,
                align);
-    g->algo = res.algo;
     g->align = align;
 }
 
