@@ -759,6 +759,9 @@ static void emit_plans(emitter *e, const char *create, const char *find) {
         fprintf(out, "    if ((w = rt_cuda_conv_select(%s_conv, cap, %s_out, %s, %s_%s, ", id, id, in, id, wname(e));
         if (fwd_only)
             fprintf(out, "NULL, NULL, NULL)) > work)\n");
+        else if (op->folded_in >= 0)   /* fuse_bn_fold.c: no backward of its own, so only its forward is searched */
+            fprintf(out, "NULL, NULL, NULL)) > work)   /* backward folded into add \"%s\" */\n",
+                    net->ops[op->folded_in].name);
         else
             fprintf(out, "%s_dout, %s, %s_dweight)) > work)\n", id, ir_din_target(net, i, 0, d, sizeof d), id);
         fprintf(out, "        work = w;\n");

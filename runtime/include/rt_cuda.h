@@ -129,7 +129,8 @@ size_t rt_cuda_conv_workspace_bound(size_t workspace_cap);
  * cudnnFind*AlgorithmEx on the layer's own device buffers and the workspace set by
  * rt_cuda_conv_set_workspace (at least the bound), keeping those within workspace_cap bytes;
  * with dout, din and dweight NULL, the forward algorithm alone (a conv of the evaluation's
- * schedule, which has no gradients). Returns the workspace the choice needs. cuDNN allocates
+ * schedule, which has no gradients, or one whose backward is folded into its block's add:
+ * cuda_bn_fold_conv1x1_backward_nhwc). Returns the workspace the choice needs. cuDNN allocates
  * nothing of its own. The search leaves arbitrary values in out, din and (FP32) dweight, and
  * the workspace: call it where these are recomputed before they are read (activations and
  * their gradients; gradients before they are zeroed), never on parameters or optimizer

@@ -7,7 +7,8 @@
 # 3 identity blocks), BF16 channels-last, 4 steps, built by default and with --no-bn-fold.
 # The default build's model.c calls the fold once per identity block (its descriptor names the
 # largest fold's scratch, which the trainer allocates at start-up, before the step's graph is
-# captured, and its memory check counts) and runs no backward for those conv3s; --no-bn-fold's
+# captured, and its memory check counts) and runs no backward for those conv3s, whose start-up
+# algorithm search is the forward's alone; --no-bn-fold's
 # has neither; FP16 (whose conv3 reads bn2 through its prologue, h never stored) folds none.
 # The fold is not the unfused arithmetic (conv3's forward rounds x to BF16, which the
 # statistics saw and the algebra does not; dW is never rounded through a BF16 dx3), so the
@@ -60,9 +61,10 @@ if [ $status = 0 ]; then
   f=$out/fold.src/model.c a=$out/apart.src/model.c
   nf=$(grep -c '^ *cuda_bn_fold_conv1x1_backward_nhwc(' "$f") nr=$(grep -c '^ *.bn_fold_bytes = ' "$f")
   nc=$(grep -c 'folded into the backward of add' "$f")
-  [ "$nf" = 3 ] && [ "$nr" = 1 ] && [ "$nc" = 3 ] &&
-    echo "default: 3 identity blocks' bn backward folded through conv3 (their scratch sized at start-up, 3 conv3s with no backward)" ||
-    fail "default: $nf fold calls, $nr scratch sizes, $nc conv3s folded in model.c (not 3, 1, 3)"
+  ns=$(grep -c 'rt_cuda_conv_select(.*, NULL, NULL, NULL)) > work)   /\* backward folded into add' "$f")
+  [ "$nf" = 3 ] && [ "$nr" = 1 ] && [ "$nc" = 3 ] && [ "$ns" = 3 ] &&
+    echo "default: 3 identity blocks' bn backward folded through conv3 (their scratch sized at start-up, 3 conv3s with no backward, their start-up search forward only)" ||
+    fail "default: $nf fold calls, $nr scratch sizes, $nc conv3s folded, $ns forward-only searches in model.c (not 3, 1, 3, 3)"
   grep -q 'cuda_bn_fold_' "$a" && fail "--no-bn-fold: model.c still folds"
   "$PY" tests/emu/same_run.py --tol 1e-3 5e-2 --from "$out/still1.run" "one step's updates, bn fold vs --no-bn-fold (BF16 nhwc)" \
     "$out/fold1.run" "$out/apart1.run" || fail "one step: the fold's updates and --no-bn-fold's differ beyond the tolerance"
