@@ -17,13 +17,6 @@
 
 #include <limits.h>
 
-static int readers(const ir_net *net, int v) {
-    int n = 0;
-    for (int k = 0; k < net->n_ops; k++)
-        for (int m = 0; m < net->ops[k].n_in; m++) n += net->ops[k].in[m] == v;
-    return n;
-}
-
 /* conv3's index when add i folds, else -1. */
 static int fold_conv(const ir_net *net, int i) {
     const ir_op *a = &net->ops[i];
@@ -35,7 +28,7 @@ static int fold_conv(const ir_net *net, int i) {
     if (ir_route(net, i, 1 - k) != GRAD_WRITE) return -1;   /* the fold writes g: an added one would need it apart */
     const ir_op *bn = &net->ops[vb - 1];
     int vc = bn->in[0];
-    if (vc <= 0 || readers(net, vc) != 1) return -1;
+    if (vc <= 0 || ir_value_readers(net, vc) != 1) return -1;
     const ir_op *c = &net->ops[vc - 1];
     if (c->kind != IR_CONV || c->kh != 1 || c->kw != 1 || c->sh != 1 || c->sw != 1 || c->ph != 0 || c->pw != 0 ||
         c->groups != 1 || c->b_off >= 0 || c->act || c->bias_act >= 0 || c->in_tail >= 0 || c->dw_bias ||
@@ -43,7 +36,7 @@ static int fold_conv(const ir_net *net, int i) {
         return -1;
     if (c->h != c->in_h || c->w != c->in_w || c->in_c % 8 || c->c % 8) return -1;
     int vh = c->in[0];
-    if (vh <= 0 || readers(net, vh) != 1 || net->ops[vh - 1].bn_in_conv || net->act_of[net->alias[vh]] < 0) return -1;
+    if (vh <= 0 || ir_value_readers(net, vh) != 1 || net->ops[vh - 1].bn_in_conv || net->act_of[net->alias[vh]] < 0) return -1;
     if (ir_route(net, vc - 1, 0) != GRAD_WRITE) return -1;
     if ((long)net->batch * c->h * c->w > INT_MAX) return -1;   /* cuBLASLt's int extents */
     return vc - 1;

@@ -22,10 +22,7 @@ void choose_ln_bias(ir_net *net) {
         /* a fused ReLU, an activation, a residual tail, a fused cuDNN graph or the depthwise
          * kernels: the bias is theirs */
         if (p->act || p->bias_act >= 0 || p->in_tail >= 0 || p->conv_bn || p->dw_bias || p->ln_bias >= 0) continue;
-        int readers = 0;
-        for (int k = 0; k < net->n_ops; k++)
-            for (int m = 0; m < net->ops[k].n_in; m++) readers += net->ops[k].in[m] == v;
-        if (readers != 1 || v == net->n_ops) continue;
+        if (ir_value_readers(net, v) != 1 || v == net->n_ops) continue;
         /* the norm's backward writes the conv's output gradient (one added to another's it is
          * not), and sums it there */
         if (ir_route(net, i, 0) != GRAD_WRITE) continue;

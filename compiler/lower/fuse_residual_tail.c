@@ -5,15 +5,8 @@
  * parameter gradients. */
 #include "lower.h"
 
-static int readers(const ir_net *net, int v) {
-    int n = 0;
-    for (int k = 0; k < net->n_ops; k++)
-        for (int m = 0; m < net->ops[k].n_in; m++) n += net->ops[k].in[m] == v;
-    return n;
-}
-
 /* The op producing value v when that value has this one reader, else NULL. */
-static ir_op *sole(ir_net *net, int v) { return v > 0 && readers(net, v) == 1 ? &net->ops[v - 1] : NULL; }
+static ir_op *sole(ir_net *net, int v) { return v > 0 && ir_value_readers(net, v) == 1 ? &net->ops[v - 1] : NULL; }
 
 /* The conv at the head of add a's input slot k's chain, or -1. */
 static int tail_head(ir_net *net, const ir_op *a, int k) {

@@ -322,6 +322,7 @@ typedef struct {
 
 
 long ir_value_elems(const ir_net *net, int value);   /* per batch */
+int ir_value_readers(const ir_net *net, int v);      /* how many op inputs read value v */
 /* Whether value v (a root: no view) holds the logits of a loss head, whose gradient the loss
  * writes at the loss step, before any backward op. */
 static inline int ir_is_head_value(const ir_net *net, int v) {

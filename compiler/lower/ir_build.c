@@ -198,8 +198,8 @@ static int fusable_relu(const ir_net *net, const net_desc *nd, int l, int in_val
     return 0;
 }
 
-/* How many ops read value v. */
-static int value_readers(const ir_net *net, int v) {
+/* How many op inputs read value v (an op reading it twice counts twice). */
+int ir_value_readers(const ir_net *net, int v) {
     int n = 0;
     for (int i = 0; i < net->n_ops; i++)
         for (int k = 0; k < net->ops[i].n_in; k++) n += net->ops[i].in[k] == v;
@@ -215,7 +215,7 @@ static void fuse_bn_into_adds(ir_net *net) {
         ir_op *add = &net->ops[j], *bn = &net->ops[j - 1];
         int v = j;   /* the bn's value */
         if (add->kind != IR_ADD || add->n_in != 2 || bn->kind != IR_BN || bn->act || bn->bn_frozen ||
-            (add->in[0] == v) == (add->in[1] == v) || value_readers(net, v) != 1)
+            (add->in[0] == v) == (add->in[1] == v) || ir_value_readers(net, v) != 1)
             continue;
         add->bn_in = v;
         bn->into_add = 1;

@@ -89,10 +89,7 @@ static void choose_bias_act(ir_net *net) {
         int v = a->in[0];
         ir_op *p = &net->ops[v - 1];
         if ((p->kind != IR_CONV && p->kind != IR_LINEAR) || p->b_off < 0 || p->act || p->bias_act >= 0) continue;
-        int readers = 0;
-        for (int k = 0; k < net->n_ops; k++)
-            for (int m = 0; m < net->ops[k].n_in; m++) readers += net->ops[k].in[m] == v;
-        if (readers != 1) continue;
+        if (ir_value_readers(net, v) != 1) continue;
         p->bias_act = i;
         a->act_bias_of = v - 1;
     }
@@ -119,10 +116,7 @@ static int bn_into_add(const ir_net *net, int v) {
     if (v <= 0) return 0;
     const ir_op *bn = &net->ops[v - 1];
     if (bn->kind != IR_BN || bn->act) return 0;
-    int readers = 0;
-    for (int i = 0; i < net->n_ops; i++)
-        for (int k = 0; k < net->ops[i].n_in; k++) readers += net->ops[i].in[k] == v;
-    return readers == 1 && v != net->n_ops;
+    return ir_value_readers(net, v) == 1 && v != net->n_ops;
 }
 
 static void choose_bn_add(ir_net *net) {
@@ -196,10 +190,7 @@ static int choose_bn_pool(ir_net *net) {
         if (p->kind != IR_MAXPOOL || p->n_in != 1 || p->in[0] != i + 1 || p->kh != 3 || p->kw != 3 || p->sh != 2 ||
             p->sw != 2 || p->ph != 1 || p->pw != 1 || bn->h % 2 || bn->w % 2 || p->h != bn->h / 2 || p->w != bn->w / 2)
             continue;
-        int readers = 0;
-        for (int k = 0; k < net->n_ops; k++)
-            for (int m = 0; m < net->ops[k].n_in; m++) readers += net->ops[k].in[m] == i + 1;
-        if (readers != 1 || i + 1 == net->n_ops) continue;
+        if (ir_value_readers(net, i + 1) != 1 || i + 1 == net->n_ops) continue;
         bn->bn_in_pool = 1;
         p->pool_bn = i;
         changed = 1;
